@@ -1,0 +1,11 @@
+#version 450
+// Copies what a reader sees in an r32ui storage image (layout GENERAL) into its report buffer.
+#include "probe_common.h"
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, r32ui) uniform readonly uimage2D source;
+layout(set = 0, binding = 1) writeonly buffer Report { uint data[]; } report;
+
+void main() {
+    uint index = gl_GlobalInvocationID.x;
+    report.data[params.report_offset + index] = imageLoad(source, probe_texel(index)).x;
+}

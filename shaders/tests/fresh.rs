@@ -1,0 +1,69 @@
+//! Recompiles every GLSL source with `glslc` and checks that the committed SPIR-V is fresh.
+//!
+//! Without glslc the test prints why and passes, unless `ENGINE_REQUIRE_VULKAN=1` (CI), where
+//! a missing compiler is a failure.
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn committed_spirv_matches_glsl_sources() {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let required = std::env::var("ENGINE_REQUIRE_VULKAN").is_ok_and(|value| value == "1");
+    if Command::new("glslc").arg("--version").output().is_err() {
+        assert!(
+            !required,
+            "glslc not found, but ENGINE_REQUIRE_VULKAN=1 requires it"
+        );
+        println!("skipping: glslc not found, cannot check the committed SPIR-V");
+        return;
+    }
+    let out_dir = std::env::temp_dir().join(format!("shaders-fresh-{}", std::process::id()));
+    std::fs::create_dir_all(&out_dir).expect("temporary folder is writable");
+    let mut stale = Vec::new();
+    for shader in shaders::ALL {
+        let output = out_dir.join(format!("{}.spv", shader.name));
+        let status = Command::new("glslc")
+            .arg(format!("-fshader-stage={}", shader.stage.glslc_name()))
+            .args(["--target-env=vulkan1.3", "-O", "-o"])
+            .arg(&output)
+            .arg(crate_dir.join(shader.source_path))
+            .status()
+            .expect("glslc runs");
+        assert!(status.success(), "glslc failed on {}", shader.source_path);
+        let fresh = std::fs::read(&output).expect("glslc wrote its output");
+        if fresh != shader.bytes() {
+            stale.push(shader.name);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out_dir);
+    assert!(
+        stale.is_empty(),
+        "committed SPIR-V is stale for {stale:?}: run shaders/compile.sh and commit spirv/"
+    );
+}
+
+#[test]
+fn every_source_file_is_listed() {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut listed: Vec<&str> = shaders::ALL
+        .iter()
+        .map(|shader| shader.source_path)
+        .collect();
+    listed.sort_unstable();
+    let mut found: Vec<String> = std::fs::read_dir(crate_dir.join("glsl"))
+        .expect("glsl folder exists")
+        .map(|entry| {
+            format!(
+                "glsl/{}",
+                entry.expect("readable entry").file_name().to_string_lossy()
+            )
+        })
+        .filter(|name| name.ends_with(".glsl"))
+        .collect();
+    found.sort_unstable();
+    assert_eq!(
+        listed, found,
+        "every glsl/*.glsl needs an entry in shaders::ALL"
+    );
+}
