@@ -1,0 +1,140 @@
+//! The error type of the render graph crate.
+
+use std::fmt;
+
+use ash::vk;
+
+/// Everything that can go wrong while creating the device, allocating memory, compiling or
+/// running the graph.
+#[derive(Debug)]
+pub enum GraphError {
+    /// The Vulkan loader library could not be found or loaded.
+    LoaderMissing(String),
+    /// A Vulkan call failed; `call` names it.
+    Vulkan {
+        /// The failing call, e.g. `vkCreateInstance`.
+        call: &'static str,
+        /// The result it returned.
+        result: vk::Result,
+    },
+    /// No physical device meets the requirements; the string says what each candidate lacked.
+    NoSuitableDevice(String),
+    /// gpu-allocator could not satisfy an allocation.
+    Allocation(String),
+    /// Passes depend on each other in a circle; the names are the passes in the cycle.
+    Cycle(Vec<String>),
+    /// A pass refers to a resource that no pass creates and nobody imported.
+    MissingResource {
+        /// The pass that refers to it.
+        pass: String,
+        /// The resource name.
+        resource: String,
+    },
+    /// A pass reads a created resource that no pass writes.
+    ReadWithoutWriter {
+        /// The reading pass.
+        pass: String,
+        /// The resource name.
+        resource: String,
+    },
+    /// Two declarations give the same resource name.
+    DuplicateResource(String),
+    /// A pass declares an access that does not fit the resource (e.g. a vertex-buffer access
+    /// to an image) or declares two accesses to one resource.
+    InvalidAccess {
+        /// The pass.
+        pass: String,
+        /// The resource name.
+        resource: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A resource description is unusable (zero size, unknown format for the use, …).
+    InvalidDescription {
+        /// The resource name.
+        resource: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// The staging ring has no room for an upload this frame.
+    StagingFull {
+        /// Bytes requested.
+        requested: u64,
+        /// Capacity of the ring for one frame.
+        capacity: u64,
+    },
+}
+
+impl GraphError {
+    /// Wraps a failed Vulkan call.
+    pub fn vulkan(call: &'static str) -> impl FnOnce(vk::Result) -> GraphError {
+        move |result| GraphError::Vulkan { call, result }
+    }
+}
+
+impl fmt::Display for GraphError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GraphError::LoaderMissing(reason) => {
+                write!(formatter, "the Vulkan loader could not be loaded: {reason}")
+            }
+            GraphError::Vulkan { call, result } => write!(formatter, "{call} failed: {result}"),
+            GraphError::NoSuitableDevice(reason) => {
+                write!(formatter, "no suitable Vulkan device: {reason}")
+            }
+            GraphError::Allocation(reason) => write!(formatter, "GPU allocation failed: {reason}"),
+            GraphError::Cycle(passes) => {
+                write!(formatter, "the passes form a cycle: {}", passes.join(" -> "))
+            }
+            GraphError::MissingResource { pass, resource } => write!(
+                formatter,
+                "pass `{pass}` uses resource `{resource}`, which no pass creates and nobody imported"
+            ),
+            GraphError::ReadWithoutWriter { pass, resource } => write!(
+                formatter,
+                "pass `{pass}` reads resource `{resource}`, which no pass writes"
+            ),
+            GraphError::DuplicateResource(name) => {
+                write!(formatter, "resource `{name}` is declared more than once")
+            }
+            GraphError::InvalidAccess { pass, resource, reason } => {
+                write!(formatter, "pass `{pass}` cannot access `{resource}`: {reason}")
+            }
+            GraphError::InvalidDescription { resource, reason } => {
+                write!(formatter, "resource `{resource}` is invalid: {reason}")
+            }
+            GraphError::StagingFull { requested, capacity } => write!(
+                formatter,
+                "staging ring full: {requested} bytes requested, {capacity} bytes per frame"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for GraphError {}
+
+impl From<gpu_allocator::AllocationError> for GraphError {
+    fn from(error: gpu_allocator::AllocationError) -> Self {
+        GraphError::Allocation(error.to_string())
+    }
+}
+
+/// The result type of this crate.
+pub type Result<T, E = GraphError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cycle_message_names_every_pass() {
+        let message = GraphError::Cycle(vec!["a".into(), "b".into(), "a".into()]).to_string();
+        assert_eq!(message, "the passes form a cycle: a -> b -> a");
+    }
+
+    #[test]
+    fn vulkan_error_names_the_call() {
+        let error = GraphError::vulkan("vkCreateFence")(vk::Result::ERROR_DEVICE_LOST);
+        assert!(error.to_string().starts_with("vkCreateFence failed"), "{error}");
+    }
+}

@@ -1,0 +1,448 @@
+//! GPU memory through gpu-allocator: buffers, images, memory blocks shared by aliased
+//! transient resources, a staging ring for uploads and persistently mapped readback buffers.
+
+use std::sync::Arc;
+
+use ash::vk;
+use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
+use gpu_allocator::MemoryLocation;
+
+use crate::device::GpuDevice;
+use crate::error::{GraphError, Result};
+
+/// One allocation, freed when dropped. Several aliased resources can share one block.
+pub struct MemoryBlock {
+    device: Arc<GpuDevice>,
+    allocation: Option<Allocation>,
+}
+
+impl MemoryBlock {
+    /// Allocates memory for `requirements` at `location`; `linear` is true for buffers.
+    pub fn new(
+        device: &Arc<GpuDevice>,
+        name: &str,
+        requirements: vk::MemoryRequirements,
+        location: MemoryLocation,
+        linear: bool,
+    ) -> Result<MemoryBlock> {
+        let allocation = device.allocator().allocate(&AllocationCreateDesc {
+            name,
+            requirements,
+            location,
+            linear,
+            allocation_scheme: AllocationScheme::GpuAllocatorManaged,
+        })?;
+        Ok(MemoryBlock { device: Arc::clone(device), allocation: Some(allocation) })
+    }
+
+    fn allocation(&self) -> &Allocation {
+        self.allocation.as_ref().expect("a memory block holds its allocation until dropped")
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> u64 {
+        self.allocation().size()
+    }
+
+    /// The device memory and the offset of this block in it.
+    pub fn memory_and_offset(&self) -> (vk::DeviceMemory, u64) {
+        let allocation = self.allocation();
+        // SAFETY: the memory is only used to bind resources while this block keeps it alive.
+        (unsafe { allocation.memory() }, allocation.offset())
+    }
+
+    /// The mapped bytes, when the memory is host visible.
+    pub fn mapped(&self) -> Option<&[u8]> {
+        self.allocation().mapped_slice()
+    }
+
+    /// The mapped bytes for writing, when the memory is host visible.
+    pub fn mapped_mut(&mut self) -> Option<&mut [u8]> {
+        self.allocation.as_mut().and_then(|allocation| allocation.mapped_slice_mut())
+    }
+
+    /// Makes device writes visible to the host for non-coherent memory (after a fence wait).
+    pub fn invalidate(&self) -> Result<()> {
+        let allocation = self.allocation();
+        if allocation.memory_properties().contains(vk::MemoryPropertyFlags::HOST_COHERENT) {
+            return Ok(());
+        }
+        let atom = self.device.capabilities().non_coherent_atom_size;
+        let start = allocation.offset() / atom * atom;
+        let end = (allocation.offset() + allocation.size()).div_ceil(atom) * atom;
+        let (memory, _) = self.memory_and_offset();
+        let range = vk::MappedMemoryRange::default().memory(memory).offset(start).size(end - start);
+        // SAFETY: the range lies in mapped memory (rounded to the atom size, which the
+        // allocator's block alignment covers).
+        unsafe { self.device.raw().invalidate_mapped_memory_ranges(&[range]) }
+            .map_err(GraphError::vulkan("vkInvalidateMappedMemoryRanges"))
+    }
+
+    /// Makes host writes visible to the device for non-coherent memory (before a submit).
+    pub fn flush(&self) -> Result<()> {
+        let allocation = self.allocation();
+        if allocation.memory_properties().contains(vk::MemoryPropertyFlags::HOST_COHERENT) {
+            return Ok(());
+        }
+        let atom = self.device.capabilities().non_coherent_atom_size;
+        let start = allocation.offset() / atom * atom;
+        let end = (allocation.offset() + allocation.size()).div_ceil(atom) * atom;
+        let (memory, _) = self.memory_and_offset();
+        let range = vk::MappedMemoryRange::default().memory(memory).offset(start).size(end - start);
+        // SAFETY: as in `invalidate`.
+        unsafe { self.device.raw().flush_mapped_memory_ranges(&[range]) }
+            .map_err(GraphError::vulkan("vkFlushMappedMemoryRanges"))
+    }
+}
+
+impl Drop for MemoryBlock {
+    fn drop(&mut self) {
+        if let Some(allocation) = self.allocation.take() {
+            // A failed free leaks the memory; the allocator reports leaks itself.
+            let _ = self.device.allocator().free(allocation);
+        }
+    }
+}
+
+/// Where a resource's memory comes from.
+enum Backing {
+    /// Its own allocation.
+    Own(MemoryBlock),
+    /// A block shared with aliased resources whose lifetimes do not overlap.
+    Shared(Arc<MemoryBlock>),
+}
+
+impl Backing {
+    fn block(&self) -> &MemoryBlock {
+        match self {
+            Backing::Own(block) => block,
+            Backing::Shared(block) => block,
+        }
+    }
+}
+
+/// A buffer with its memory.
+pub struct GpuBuffer {
+    device: Arc<GpuDevice>,
+    buffer: vk::Buffer,
+    size: u64,
+    backing: Option<Backing>,
+}
+
+impl GpuBuffer {
+    /// Creates a buffer with its own allocation. `GpuToCpu` and `CpuToGpu` memory stays
+    /// mapped for the buffer's whole life.
+    pub fn new(
+        device: &Arc<GpuDevice>,
+        name: &str,
+        size: u64,
+        usage: vk::BufferUsageFlags,
+        location: MemoryLocation,
+    ) -> Result<GpuBuffer> {
+        let mut buffer = GpuBuffer::new_unbound(device, name, size, usage)?;
+        let block = MemoryBlock::new(device, name, buffer.requirements(), location, true)?;
+        buffer.bind(Backing::Own(block))?;
+        Ok(buffer)
+    }
+
+    /// Creates a buffer without memory; bind it with [`GpuBuffer::bind_shared`].
+    pub fn new_unbound(device: &Arc<GpuDevice>, name: &str, size: u64, usage: vk::BufferUsageFlags) -> Result<GpuBuffer> {
+        if size == 0 {
+            return Err(GraphError::InvalidDescription { resource: name.into(), reason: "buffer size is zero" });
+        }
+        let info = vk::BufferCreateInfo::default()
+            .size(size)
+            .usage(usage)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        // SAFETY: valid create info on a live device.
+        let buffer = unsafe { device.raw().create_buffer(&info, None) }.map_err(GraphError::vulkan("vkCreateBuffer"))?;
+        device.set_name(buffer, name);
+        Ok(GpuBuffer { device: Arc::clone(device), buffer, size, backing: None })
+    }
+
+    /// Memory requirements of the unbound buffer.
+    pub fn requirements(&self) -> vk::MemoryRequirements {
+        // SAFETY: the buffer is live.
+        unsafe { self.device.raw().get_buffer_memory_requirements(self.buffer) }
+    }
+
+    /// Binds the buffer at the start of a block shared with other (aliased) resources.
+    pub fn bind_shared(&mut self, block: &Arc<MemoryBlock>) -> Result<()> {
+        self.bind(Backing::Shared(Arc::clone(block)))
+    }
+
+    fn bind(&mut self, backing: Backing) -> Result<()> {
+        let (memory, offset) = backing.block().memory_and_offset();
+        // SAFETY: the buffer is unbound; the block was sized and aligned from its
+        // requirements and outlives the buffer through `backing`.
+        unsafe { self.device.raw().bind_buffer_memory(self.buffer, memory, offset) }
+            .map_err(GraphError::vulkan("vkBindBufferMemory"))?;
+        self.backing = Some(backing);
+        Ok(())
+    }
+
+    /// The Vulkan buffer.
+    pub fn raw(&self) -> vk::Buffer {
+        self.buffer
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The mapped bytes (host-visible buffers only).
+    pub fn mapped(&self) -> Option<&[u8]> {
+        let bytes = self.backing.as_ref()?.block().mapped()?;
+        bytes.get(..self.size as usize)
+    }
+
+    /// The mapped bytes for writing (own host-visible buffers only).
+    pub fn mapped_mut(&mut self) -> Option<&mut [u8]> {
+        let size = self.size as usize;
+        match self.backing.as_mut()? {
+            Backing::Own(block) => block.mapped_mut()?.get_mut(..size),
+            Backing::Shared(_) => None,
+        }
+    }
+
+    /// Flushes host writes (no-op on coherent memory).
+    pub fn flush(&self) -> Result<()> {
+        self.backing.as_ref().map_or(Ok(()), |backing| backing.block().flush())
+    }
+
+    /// Invalidates host caches before reading device writes (no-op on coherent memory).
+    pub fn invalidate(&self) -> Result<()> {
+        self.backing.as_ref().map_or(Ok(()), |backing| backing.block().invalidate())
+    }
+}
+
+impl Drop for GpuBuffer {
+    fn drop(&mut self) {
+        // SAFETY: the owner guarantees the GPU no longer uses the buffer (the graph waits for
+        // its frames' fences before dropping resources).
+        unsafe { self.device.raw().destroy_buffer(self.buffer, None) };
+    }
+}
+
+/// What an image is created with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImageInfo {
+    /// Texel format.
+    pub format: vk::Format,
+    /// Width and height in texels.
+    pub extent: vk::Extent2D,
+    /// Number of mip levels (at least 1).
+    pub mip_levels: u32,
+    /// How the image is used.
+    pub usage: vk::ImageUsageFlags,
+}
+
+/// The aspect of a format: depth for depth formats, color otherwise.
+pub fn aspect_of(format: vk::Format) -> vk::ImageAspectFlags {
+    match format {
+        vk::Format::D16_UNORM | vk::Format::D32_SFLOAT | vk::Format::X8_D24_UNORM_PACK32 => vk::ImageAspectFlags::DEPTH,
+        vk::Format::D16_UNORM_S8_UINT | vk::Format::D24_UNORM_S8_UINT | vk::Format::D32_SFLOAT_S8_UINT => {
+            vk::ImageAspectFlags::DEPTH | vk::ImageAspectFlags::STENCIL
+        }
+        vk::Format::S8_UINT => vk::ImageAspectFlags::STENCIL,
+        _ => vk::ImageAspectFlags::COLOR,
+    }
+}
+
+/// A 2D image with a view of all its mips, and its memory.
+pub struct GpuImage {
+    device: Arc<GpuDevice>,
+    image: vk::Image,
+    view: vk::ImageView,
+    info: ImageInfo,
+    backing: Option<Backing>,
+}
+
+impl GpuImage {
+    /// Creates an image with its own device-local allocation.
+    pub fn new(device: &Arc<GpuDevice>, name: &str, info: ImageInfo) -> Result<GpuImage> {
+        let mut image = GpuImage::new_unbound(device, name, info)?;
+        let block = MemoryBlock::new(device, name, image.requirements(), MemoryLocation::GpuOnly, false)?;
+        image.bind(Backing::Own(block), name)?;
+        Ok(image)
+    }
+
+    /// Creates an image without memory; bind it with [`GpuImage::bind_shared`].
+    pub fn new_unbound(device: &Arc<GpuDevice>, name: &str, info: ImageInfo) -> Result<GpuImage> {
+        if info.extent.width == 0 || info.extent.height == 0 || info.mip_levels == 0 {
+            return Err(GraphError::InvalidDescription { resource: name.into(), reason: "image extent or mip count is zero" });
+        }
+        let create = vk::ImageCreateInfo::default()
+            .image_type(vk::ImageType::TYPE_2D)
+            .format(info.format)
+            .extent(vk::Extent3D { width: info.extent.width, height: info.extent.height, depth: 1 })
+            .mip_levels(info.mip_levels)
+            .array_layers(1)
+            .samples(vk::SampleCountFlags::TYPE_1)
+            .tiling(vk::ImageTiling::OPTIMAL)
+            .usage(info.usage)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .initial_layout(vk::ImageLayout::UNDEFINED);
+        // SAFETY: valid create info on a live device.
+        let image = unsafe { device.raw().create_image(&create, None) }.map_err(GraphError::vulkan("vkCreateImage"))?;
+        device.set_name(image, name);
+        Ok(GpuImage { device: Arc::clone(device), image, view: vk::ImageView::null(), info, backing: None })
+    }
+
+    /// Memory requirements of the unbound image.
+    pub fn requirements(&self) -> vk::MemoryRequirements {
+        // SAFETY: the image is live.
+        unsafe { self.device.raw().get_image_memory_requirements(self.image) }
+    }
+
+    /// Binds the image at the start of a block shared with other (aliased) images and creates
+    /// its view.
+    pub fn bind_shared(&mut self, block: &Arc<MemoryBlock>, name: &str) -> Result<()> {
+        self.bind(Backing::Shared(Arc::clone(block)), name)
+    }
+
+    fn bind(&mut self, backing: Backing, name: &str) -> Result<()> {
+        let (memory, offset) = backing.block().memory_and_offset();
+        // SAFETY: the image is unbound; the block was sized and aligned from its requirements
+        // and outlives the image through `backing`.
+        unsafe { self.device.raw().bind_image_memory(self.image, memory, offset) }
+            .map_err(GraphError::vulkan("vkBindImageMemory"))?;
+        self.backing = Some(backing);
+        let view_info = vk::ImageViewCreateInfo::default()
+            .image(self.image)
+            .view_type(vk::ImageViewType::TYPE_2D)
+            .format(self.info.format)
+            .subresource_range(full_range(self.info.format, self.info.mip_levels));
+        // SAFETY: the image is bound to memory; the create info is valid.
+        self.view = unsafe { self.device.raw().create_image_view(&view_info, None) }
+            .map_err(GraphError::vulkan("vkCreateImageView"))?;
+        self.device.set_name(self.view, name);
+        Ok(())
+    }
+
+    /// The Vulkan image.
+    pub fn raw(&self) -> vk::Image {
+        self.image
+    }
+
+    /// A view of all mips.
+    pub fn view(&self) -> vk::ImageView {
+        self.view
+    }
+
+    /// What the image was created with.
+    pub fn info(&self) -> &ImageInfo {
+        &self.info
+    }
+}
+
+impl Drop for GpuImage {
+    fn drop(&mut self) {
+        // SAFETY: the owner guarantees the GPU no longer uses the image; destroying a null
+        // view is allowed.
+        unsafe {
+            self.device.raw().destroy_image_view(self.view, None);
+        }
+        // SAFETY: as above.
+        unsafe { self.device.raw().destroy_image(self.image, None) };
+    }
+}
+
+/// The subresource range covering every mip of a one-layer image.
+pub fn full_range(format: vk::Format, mip_levels: u32) -> vk::ImageSubresourceRange {
+    vk::ImageSubresourceRange {
+        aspect_mask: aspect_of(format),
+        base_mip_level: 0,
+        level_count: mip_levels,
+        base_array_layer: 0,
+        layer_count: 1,
+    }
+}
+
+/// A persistently mapped upload buffer split into one region per frame in flight. Data
+/// written in frame N stays untouched until that frame's fence has signalled.
+pub struct StagingRing {
+    buffer: GpuBuffer,
+    region_size: u64,
+    region: u64,
+    head: u64,
+}
+
+impl StagingRing {
+    /// Creates a ring of `frames` regions of `region_size` bytes each.
+    pub fn new(device: &Arc<GpuDevice>, region_size: u64, frames: u32) -> Result<StagingRing> {
+        let buffer = GpuBuffer::new(
+            device,
+            "staging ring",
+            region_size * u64::from(frames.max(1)),
+            vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER,
+            MemoryLocation::CpuToGpu,
+        )?;
+        Ok(StagingRing { buffer, region_size, region: 0, head: 0 })
+    }
+
+    /// Starts using the region of frame slot `slot`; its previous contents must be consumed
+    /// (the slot's fence waited for).
+    pub fn begin_frame(&mut self, slot: u32) {
+        self.region = u64::from(slot) * self.region_size;
+        self.head = 0;
+    }
+
+    /// Copies `data` into the ring and returns (buffer, offset) of the copy; `alignment` must
+    /// be a power of two.
+    pub fn push(&mut self, data: &[u8], alignment: u64) -> Result<(vk::Buffer, u64)> {
+        debug_assert!(alignment.is_power_of_two(), "staging alignment {alignment} is not a power of two");
+        let start = self.head.next_multiple_of(alignment.max(1));
+        let end = start + data.len() as u64;
+        if end > self.region_size {
+            return Err(GraphError::StagingFull { requested: data.len() as u64, capacity: self.region_size });
+        }
+        let offset = self.region + start;
+        let mapped = self.buffer.mapped_mut().ok_or(GraphError::Allocation(String::from("staging ring is not mapped")))?;
+        mapped[offset as usize..(offset as usize + data.len())].copy_from_slice(data);
+        self.head = end;
+        Ok((self.buffer.raw(), offset))
+    }
+
+    /// Bytes used in the current region.
+    pub fn used(&self) -> u64 {
+        self.head
+    }
+
+    /// Makes this frame's writes visible to the device (no-op on coherent memory).
+    pub fn flush(&self) -> Result<()> {
+        self.buffer.flush()
+    }
+}
+
+/// A persistently mapped buffer the GPU writes and the host reads after the frame's fence.
+pub struct ReadbackBuffer {
+    buffer: GpuBuffer,
+}
+
+impl ReadbackBuffer {
+    /// Creates a host-visible buffer of `size` bytes usable as a copy destination and storage
+    /// buffer.
+    pub fn new(device: &Arc<GpuDevice>, name: &str, size: u64) -> Result<ReadbackBuffer> {
+        let usage = vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::STORAGE_BUFFER;
+        Ok(ReadbackBuffer { buffer: GpuBuffer::new(device, name, size, usage, MemoryLocation::GpuToCpu)? })
+    }
+
+    /// The buffer, e.g. to import into a graph.
+    pub fn buffer(&self) -> &GpuBuffer {
+        &self.buffer
+    }
+
+    /// Reads the contents; call after the fence of the frame that wrote them.
+    pub fn read(&self) -> Result<&[u8]> {
+        self.buffer.invalidate()?;
+        self.buffer.mapped().ok_or(GraphError::Allocation(String::from("readback buffer is not mapped")))
+    }
+
+    /// Reads the contents as 32-bit words (little-endian).
+    pub fn read_u32(&self) -> Result<Vec<u32>> {
+        let bytes = self.read()?;
+        Ok(bytes.chunks_exact(4).map(|word| u32::from_le_bytes([word[0], word[1], word[2], word[3]])).collect())
+    }
+}
