@@ -1,0 +1,251 @@
+//! The application: world, resources, schedule and the frame loop.
+
+use std::time::Instant;
+
+use hecs::World;
+
+use crate::frame::FrameContext;
+use crate::jobs::JobSystem;
+use crate::resources::{Res, ResMut, Resources};
+use crate::schedule::{Schedule, ScheduleError, StageName, System};
+
+/// Frame counter and time, as systems see them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FrameTime {
+    /// Index of the frame being run, starting at 0.
+    pub frame_index: u64,
+    /// Seconds since the previous frame (the fixed step when one is set).
+    pub delta_seconds: f32,
+    /// Seconds since the first frame began (sum of the deltas).
+    pub elapsed_seconds: f64,
+}
+
+/// Which job system runs the frame.
+enum Jobs {
+    Global,
+    Owned(JobSystem),
+}
+
+/// Owns the ECS world, the typed resources, the schedule and the frame loop.
+///
+/// ```
+/// use runtime::{App, Stage, System};
+/// #[derive(Default)]
+/// struct FrameCount(u64);
+///
+/// let mut app = App::new();
+/// app.insert_resource(FrameCount::default());
+/// app.add_system(Stage::Input, System::new("count", |ctx| ctx.resource_mut::<FrameCount>().0 += 1).writes_resource::<FrameCount>());
+/// app.run_frames(3);
+/// assert_eq!(app.resource::<FrameCount>().0, 3);
+/// assert_eq!(app.frame_index(), 3);
+/// ```
+pub struct App {
+    world: World,
+    world_epoch: u64,
+    resources: Resources,
+    frame: FrameContext,
+    schedule: Schedule,
+    time: FrameTime,
+    fixed_delta: Option<f32>,
+    last_frame_start: Option<Instant>,
+    jobs: Jobs,
+}
+
+impl Default for App {
+    fn default() -> Self {
+        App::new()
+    }
+}
+
+impl App {
+    /// An app on the process-wide job system ([`JobSystem::global`]).
+    pub fn new() -> App {
+        crate::profiling::start();
+        App {
+            world: World::new(),
+            world_epoch: 0,
+            resources: Resources::new(),
+            frame: FrameContext::default(),
+            schedule: Schedule::new(),
+            time: FrameTime::default(),
+            fixed_delta: None,
+            last_frame_start: None,
+            jobs: Jobs::Global,
+        }
+    }
+
+    /// An app with its own job system of `threads`-way parallelism.
+    pub fn with_threads(threads: usize) -> App {
+        let mut app = App::new();
+        app.jobs = Jobs::Owned(JobSystem::new(threads));
+        app
+    }
+
+    /// The job system frames run on.
+    pub fn job_system(&self) -> &JobSystem {
+        match &self.jobs {
+            Jobs::Global => JobSystem::global(),
+            Jobs::Owned(pool) => pool,
+        }
+    }
+
+    /// The ECS world.
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// The ECS world, mutably (between frames).
+    pub fn world_mut(&mut self) -> &mut World {
+        &mut self.world
+    }
+
+    /// Replaces the world (a level load) and returns the old one. Bumps the world epoch, so
+    /// systems holding entity ids (the active camera) know to look them up again.
+    pub fn replace_world(&mut self, world: World) -> World {
+        self.world_epoch += 1;
+        std::mem::replace(&mut self.world, world)
+    }
+
+    /// How many times the world was replaced.
+    pub fn world_epoch(&self) -> u64 {
+        self.world_epoch
+    }
+
+    /// The typed resources.
+    pub fn resources(&self) -> &Resources {
+        &self.resources
+    }
+
+    /// The typed resources, mutably (between frames).
+    pub fn resources_mut(&mut self) -> &mut Resources {
+        &mut self.resources
+    }
+
+    /// Inserts or replaces a resource.
+    pub fn insert_resource<T: Send + Sync + 'static>(&mut self, value: T) -> &mut Self {
+        self.resources.insert(value);
+        self
+    }
+
+    /// Borrows a resource.
+    ///
+    /// # Panics
+    /// If it was never inserted.
+    pub fn resource<T: 'static>(&self) -> Res<'_, T> {
+        self.resources.get::<T>().unwrap_or_else(|| panic!("resource {} was never inserted", std::any::type_name::<T>()))
+    }
+
+    /// Borrows a resource mutably (a live settings edit, say).
+    ///
+    /// # Panics
+    /// If it was never inserted.
+    pub fn resource_mut<T: 'static>(&mut self) -> ResMut<'_, T> {
+        self.resources.get_mut::<T>().unwrap_or_else(|| panic!("resource {} was never inserted", std::any::type_name::<T>()))
+    }
+
+    /// The per-frame context. Values inserted between frames belong to the next frame.
+    pub fn frame_context(&self) -> &FrameContext {
+        &self.frame
+    }
+
+    /// The per-frame context, mutably: a host publishes its view here before `run_frame`.
+    pub fn frame_context_mut(&mut self) -> &mut FrameContext {
+        &mut self.frame
+    }
+
+    /// The schedule.
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
+    }
+
+    /// Adds a system to a stage.
+    ///
+    /// # Panics
+    /// If the stage does not exist; see [`App::try_add_system`].
+    pub fn add_system(&mut self, stage: impl Into<StageName>, system: System) -> &mut Self {
+        let stage = stage.into();
+        if let Err(error) = self.try_add_system(stage, system) {
+            panic!("cannot add system: {error}");
+        }
+        self
+    }
+
+    /// Adds a system to a stage, or says why it cannot.
+    pub fn try_add_system(&mut self, stage: impl Into<StageName>, system: System) -> Result<&mut Self, ScheduleError> {
+        for register in &system.frame_slots {
+            register(&mut self.frame);
+        }
+        self.schedule.add_system(stage, system)?;
+        Ok(self)
+    }
+
+    /// Inserts a user stage right before `anchor`.
+    pub fn add_stage_before(&mut self, anchor: impl Into<StageName>, name: &'static str) -> Result<&mut Self, ScheduleError> {
+        self.schedule.add_stage_before(anchor, name)?;
+        Ok(self)
+    }
+
+    /// Inserts a user stage right after `anchor`.
+    pub fn add_stage_after(&mut self, anchor: impl Into<StageName>, name: &'static str) -> Result<&mut Self, ScheduleError> {
+        self.schedule.add_stage_after(anchor, name)?;
+        Ok(self)
+    }
+
+    /// Uses a fixed time step (deterministic runs) or, with `None`, the measured one.
+    pub fn set_fixed_delta(&mut self, delta_seconds: Option<f32>) -> &mut Self {
+        self.fixed_delta = delta_seconds;
+        self
+    }
+
+    /// The time of the last frame run (or of the next, before any has run).
+    pub fn time(&self) -> FrameTime {
+        self.time
+    }
+
+    /// Number of frames run so far.
+    pub fn frame_index(&self) -> u64 {
+        self.time.frame_index
+    }
+
+    /// Runs one frame: every stage in order, then clears the frame context.
+    pub fn run_frame(&mut self) {
+        let now = Instant::now();
+        let measured = self.last_frame_start.map_or(0.0, |last| now.duration_since(last).as_secs_f32());
+        self.last_frame_start = Some(now);
+        let delta_seconds = self.fixed_delta.unwrap_or(measured);
+        let frame_index = self.time.frame_index;
+        let time = FrameTime { frame_index, delta_seconds, elapsed_seconds: self.time.elapsed_seconds + f64::from(delta_seconds) };
+
+        let App { world, world_epoch, resources, frame, schedule, jobs, .. } = self;
+        let pool = match jobs {
+            Jobs::Global => JobSystem::global(),
+            Jobs::Owned(pool) => pool,
+        };
+        {
+            crate::profile_zone!("frame");
+            pool.install(|| schedule.run(world, resources, frame, time, *world_epoch));
+        }
+        frame.end_frame();
+        crate::profiling::frame_mark();
+        self.time = FrameTime { frame_index: frame_index + 1, ..time };
+    }
+
+    /// Runs `count` frames headless.
+    pub fn run_frames(&mut self, count: u64) {
+        for _ in 0..count {
+            self.run_frame();
+        }
+    }
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("App")
+            .field("entities", &self.world.len())
+            .field("frame_index", &self.time.frame_index)
+            .field("schedule", &self.schedule)
+            .finish()
+    }
+}

@@ -1,0 +1,170 @@
+//! Type-erased jobs: a pointer plus the function that knows how to run it.
+//!
+//! Two shapes exist. A [`StackJob`] lives on the stack of the thread that waits for it
+//! (`join`), so it needs no allocation; a [`HeapJob`] is boxed and owns its closure
+//! (`Scope::spawn`), because the spawner does not wait for that particular job.
+
+use std::any::Any;
+use std::cell::UnsafeCell;
+use std::panic::{self, AssertUnwindSafe};
+
+use super::latch::Latch;
+use super::sleep::Sleep;
+
+/// Something a worker can run through a [`JobRef`].
+pub(crate) trait Job {
+    /// Runs the job.
+    ///
+    /// # Safety
+    /// `this` must point to a live job that has not been executed yet; it is executed once.
+    unsafe fn execute(this: *const Self);
+}
+
+/// A type-erased pointer to a job and its entry point. Copying it does not copy the job.
+#[derive(Clone, Copy)]
+pub(crate) struct JobRef {
+    pointer: *const (),
+    execute_fn: unsafe fn(*const ()),
+}
+
+// SAFETY: a JobRef is only created for jobs whose closures are `Send`, and the job it points
+// to is kept alive by its owner until the job's latch is set (see `StackJob`, `HeapJob`).
+unsafe impl Send for JobRef {}
+
+/// Two references are the same job when they point to the same data (a job's address is
+/// unique while it is pending; entry-point addresses are not, so they are not compared).
+impl PartialEq for JobRef {
+    fn eq(&self, other: &JobRef) -> bool {
+        std::ptr::eq(self.pointer, other.pointer)
+    }
+}
+
+impl Eq for JobRef {}
+
+impl JobRef {
+    /// Erases the type of `data`.
+    ///
+    /// # Safety
+    /// `data` must stay valid until the returned reference is executed, exactly once.
+    pub(crate) unsafe fn new<T: Job>(data: *const T) -> JobRef {
+        let execute_fn: unsafe fn(*const T) = <T as Job>::execute;
+        JobRef {
+            pointer: data.cast(),
+            // SAFETY: only the pointee type of the argument changes, and it is only ever
+            // called with the pointer stored beside it, which has that type.
+            execute_fn: unsafe { std::mem::transmute::<unsafe fn(*const T), unsafe fn(*const ())>(execute_fn) },
+        }
+    }
+
+    /// Runs the job.
+    ///
+    /// # Safety
+    /// The job must not have been executed before (see [`JobRef::new`]).
+    pub(crate) unsafe fn execute(self) {
+        // SAFETY: the caller promises the job is live and unexecuted.
+        unsafe { (self.execute_fn)(self.pointer) }
+    }
+}
+
+/// What a [`StackJob`] produced: nothing yet, a value, or the panic it raised.
+pub(crate) enum JobResult<R> {
+    Pending,
+    Done(R),
+    Panicked(Box<dyn Any + Send>),
+}
+
+impl<R> JobResult<R> {
+    /// Returns the value, or resumes the job's panic on this thread.
+    pub(crate) fn into_value(self) -> R {
+        match self {
+            JobResult::Done(value) => value,
+            JobResult::Panicked(payload) => panic::resume_unwind(payload),
+            JobResult::Pending => unreachable!("a job's result was read before its latch was set"),
+        }
+    }
+}
+
+/// A job that lives on the waiting thread's stack; its latch tells the owner it finished.
+pub(crate) struct StackJob<F, R> {
+    pub(crate) latch: Latch,
+    /// The pool's sleep state, told when the latch is set (the owner may be asleep).
+    sleep: *const Sleep,
+    func: UnsafeCell<Option<F>>,
+    result: UnsafeCell<JobResult<R>>,
+}
+
+impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
+    /// A job whose completion is announced on `sleep` (the owner's pool).
+    pub(crate) fn new(func: F, sleep: &Sleep) -> StackJob<F, R> {
+        StackJob { latch: Latch::new(), sleep, func: UnsafeCell::new(Some(func)), result: UnsafeCell::new(JobResult::Pending) }
+    }
+
+    /// A reference another thread may run.
+    ///
+    /// # Safety
+    /// The job must outlive the reference's execution: the owner waits on `latch` first.
+    pub(crate) unsafe fn as_job_ref(&self) -> JobRef {
+        // SAFETY: forwarded to the caller.
+        unsafe { JobRef::new(self) }
+    }
+
+    /// Runs the closure on this thread, when nobody stole the job.
+    pub(crate) fn run_inline(self) -> R {
+        let func = self.func.into_inner().expect("a job popped back by its owner still has its closure");
+        func()
+    }
+
+    /// Takes the result once the latch is set.
+    pub(crate) fn into_result(self) -> JobResult<R> {
+        debug_assert!(self.latch.probe(), "StackJob result taken before the job finished");
+        self.result.into_inner()
+    }
+}
+
+impl<F: FnOnce() -> R + Send, R: Send> Job for StackJob<F, R> {
+    unsafe fn execute(this: *const Self) {
+        // SAFETY: the caller guarantees `this` is live and executed once; the owner does not
+        // touch `func` or `result` until the latch is set below.
+        let this = unsafe { &*this };
+        // SAFETY: executed once, so nobody else takes the closure.
+        let func = unsafe { (*this.func.get()).take() }.expect("a stack job runs once");
+        let result = match panic::catch_unwind(AssertUnwindSafe(func)) {
+            Ok(value) => JobResult::Done(value),
+            Err(payload) => JobResult::Panicked(payload),
+        };
+        // SAFETY: the owner reads `result` only after the latch is set, which happens after.
+        unsafe { *this.result.get() = result };
+        // Read before the latch is set: afterwards the owner may free the job. The pool's
+        // Sleep outlives the job, because the owner waits inside that pool.
+        let sleep = this.sleep;
+        Latch::set(&this.latch);
+        // SAFETY: the registry owning `sleep` is alive while any of its jobs runs (see above).
+        unsafe { (*sleep).notify_latch_set() };
+    }
+}
+
+/// A boxed job that owns its closure; the closure handles its own panics and completion.
+pub(crate) struct HeapJob<F> {
+    func: F,
+}
+
+impl<F: FnOnce() + Send> HeapJob<F> {
+    /// Boxes `func` and returns a reference that frees the box when executed.
+    ///
+    /// # Safety
+    /// Whatever `func` borrows must outlive its execution (the scope waits for it).
+    pub(crate) unsafe fn into_job_ref(func: F) -> JobRef {
+        let boxed = Box::new(HeapJob { func });
+        // SAFETY: the box is leaked here and reclaimed exactly once in `execute`.
+        unsafe { JobRef::new(Box::into_raw(boxed)) }
+    }
+}
+
+impl<F: FnOnce() + Send> Job for HeapJob<F> {
+    unsafe fn execute(this: *const Self) {
+        // SAFETY: `this` came from `Box::into_raw` in `into_job_ref` and runs once.
+        let boxed = unsafe { Box::from_raw(this as *mut Self) };
+        let HeapJob { func } = *boxed;
+        func();
+    }
+}

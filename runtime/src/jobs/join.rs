@@ -1,0 +1,118 @@
+//! `join` and the `parallel_for` family, built on binary splitting with `join`.
+
+use std::ops::Range;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
+
+use super::job::{JobResult, StackJob};
+use super::registry::{Participant, Registry};
+
+/// Runs `a` and `b`, possibly in parallel, and returns both results. The calling thread runs
+/// `a` itself and runs other jobs while it waits for `b`. A panic in either is re-raised here
+/// once both have finished (the one from `a` first).
+pub(crate) fn join_in<A, B, RA, RB>(registry: &Arc<Registry>, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    Participant::with(registry, |participant| join_as(participant, registry, a, b))
+}
+
+fn join_as<A, B, RA, RB>(participant: Participant<'_>, registry: &Registry, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let job_b = StackJob::new(b, &registry.sleep);
+    // SAFETY: this function does not return before `job_b`'s latch is set or the job has been
+    // taken back and run inline, so the job outlives every use of the reference.
+    let job_b_ref = unsafe { job_b.as_job_ref() };
+    participant.push(job_b_ref);
+
+    let result_a = panic::catch_unwind(AssertUnwindSafe(a));
+
+    let result_b = match participant {
+        Participant::Local(local) => loop {
+            if job_b.latch.probe() {
+                break job_b.into_result();
+            }
+            match local.pop_local() {
+                // Nobody stole it: run it here without touching the latch.
+                Some(job) if job == job_b_ref => {
+                    break match panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline())) {
+                        Ok(value) => JobResult::Done(value),
+                        Err(payload) => JobResult::Panicked(payload),
+                    };
+                }
+                // An older job of an enclosing join: run it, it had to run anyway.
+                // SAFETY: popped from the deque, so it runs exactly once and is still live.
+                Some(job) => unsafe { job.execute() },
+                None => {
+                    participant.wait_until(&job_b.latch);
+                    break job_b.into_result();
+                }
+            }
+        },
+        Participant::Outside(_) => {
+            participant.wait_until(&job_b.latch);
+            job_b.into_result()
+        }
+    };
+
+    match result_a {
+        Ok(value_a) => (value_a, result_b.into_value()),
+        Err(payload) => panic::resume_unwind(payload),
+    }
+}
+
+/// Splits `range` at a multiple of `grain` from its start, so every leaf range starts at
+/// `range.start + k * grain` (callers writing 64-object bit words rely on this).
+#[inline]
+fn split_point(range: &Range<usize>, grain: usize) -> usize {
+    let chunks = range.len().div_ceil(grain);
+    range.start + (chunks / 2) * grain
+}
+
+/// Calls `body` on disjoint sub-ranges of at most `grain` items covering `range`.
+pub(crate) fn parallel_ranges_in<F>(registry: &Arc<Registry>, range: Range<usize>, grain: usize, body: &F)
+where
+    F: Fn(Range<usize>) + Sync,
+{
+    if range.len() <= grain {
+        if !range.is_empty() {
+            body(range);
+        }
+        return;
+    }
+    let mid = split_point(&range, grain);
+    join_in(
+        registry,
+        || parallel_ranges_in(registry, range.start..mid, grain, body),
+        || parallel_ranges_in(registry, mid..range.end, grain, body),
+    );
+}
+
+/// Calls `body(first_index, chunk)` on disjoint chunks of at most `grain` elements.
+pub(crate) fn parallel_chunks_in<T, F>(registry: &Arc<Registry>, first_index: usize, data: &mut [T], grain: usize, body: &F)
+where
+    T: Send,
+    F: Fn(usize, &mut [T]) + Sync,
+{
+    if data.len() <= grain {
+        if !data.is_empty() {
+            body(first_index, data);
+        }
+        return;
+    }
+    let mid = split_point(&(0..data.len()), grain);
+    let (left, right) = data.split_at_mut(mid);
+    join_in(
+        registry,
+        || parallel_chunks_in(registry, first_index, left, grain, body),
+        || parallel_chunks_in(registry, first_index + mid, right, grain, body),
+    );
+}

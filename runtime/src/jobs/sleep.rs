@@ -1,0 +1,93 @@
+//! Idle threads sleep on condition variables; pushes and latch sets wake them.
+//! `README.md` in this folder argues why no wake-up can be lost.
+
+use std::sync::atomic::{fence, AtomicUsize, Ordering};
+
+use parking_lot::{Condvar, Mutex};
+
+/// Who is going to sleep: an idle worker waits for work; a waiter (a thread blocked in
+/// `join` or `scope`) waits for its latch or for work it could help with.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Sleeper {
+    Worker,
+    Waiter,
+}
+
+/// The sleep/wake state shared by every thread of a pool.
+pub(crate) struct Sleep {
+    mutex: Mutex<()>,
+    workers_cv: Condvar,
+    waiters_cv: Condvar,
+    /// Workers between "announced I sleep" and "woke up". Read after every push.
+    sleeping_workers: AtomicUsize,
+    /// Waiters between "announced I sleep" and "woke up". Read after every push and latch set.
+    sleeping_waiters: AtomicUsize,
+}
+
+impl Sleep {
+    pub(crate) fn new() -> Sleep {
+        Sleep {
+            mutex: Mutex::new(()),
+            workers_cv: Condvar::new(),
+            waiters_cv: Condvar::new(),
+            sleeping_workers: AtomicUsize::new(0),
+            sleeping_waiters: AtomicUsize::new(0),
+        }
+    }
+
+    /// Sleeps unless `should_wake` already holds. `should_wake` runs after this thread is
+    /// counted as a sleeper and while the mutex is held, so a concurrent push or latch set
+    /// either is seen by it, or sees the count and notifies after the wait has begun.
+    pub(crate) fn sleep_unless(&self, who: Sleeper, should_wake: impl Fn() -> bool) {
+        let (counter, condvar) = match who {
+            Sleeper::Worker => (&self.sleeping_workers, &self.workers_cv),
+            Sleeper::Waiter => (&self.sleeping_waiters, &self.waiters_cv),
+        };
+        let mut guard = self.mutex.lock();
+        // SeqCst increment + fence, then read queues/latch: one half of the Dekker pair whose
+        // other half is "publish, fence, read the counter" in the notify functions (README).
+        counter.fetch_add(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        if !should_wake() {
+            condvar.wait(&mut guard);
+        }
+        counter.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// After a job was pushed: wakes one sleeping worker, and any sleeping waiter (a waiter
+    /// sleeps only when there was no work at all, so this is rare and lets it help).
+    #[inline]
+    pub(crate) fn notify_new_work(&self) {
+        fence(Ordering::SeqCst);
+        let workers = self.sleeping_workers.load(Ordering::SeqCst);
+        let waiters = self.sleeping_waiters.load(Ordering::SeqCst);
+        if workers == 0 && waiters == 0 {
+            return;
+        }
+        // Holding the mutex means each sleeper is either before its check (and will see the
+        // job) or inside `wait` (and gets this notification).
+        let _guard = self.mutex.lock();
+        if workers > 0 {
+            self.workers_cv.notify_one();
+        }
+        if waiters > 0 {
+            self.waiters_cv.notify_all();
+        }
+    }
+
+    /// After a latch was set: wakes the sleeping waiters (the owner is among them, if asleep).
+    #[inline]
+    pub(crate) fn notify_latch_set(&self) {
+        fence(Ordering::SeqCst);
+        if self.sleeping_waiters.load(Ordering::SeqCst) > 0 {
+            let _guard = self.mutex.lock();
+            self.waiters_cv.notify_all();
+        }
+    }
+
+    /// At shutdown: wakes every worker so it can see the terminate flag.
+    pub(crate) fn wake_all_workers(&self) {
+        let _guard = self.mutex.lock();
+        self.workers_cv.notify_all();
+    }
+}

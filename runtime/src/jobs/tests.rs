@@ -1,0 +1,238 @@
+//! Job system tests: volume, nesting, panics, edge ranges, small pools, concurrent callers.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use super::*;
+
+#[test]
+fn one_million_tiny_jobs_each_run_once() {
+    let pool = JobSystem::new(4);
+    let hits: Vec<AtomicUsize> = (0..1_000_000).map(|_| AtomicUsize::new(0)).collect();
+    pool.parallel_for(0..hits.len(), 1, |index| {
+        hits[index].fetch_add(1, Ordering::Relaxed);
+    });
+    assert!(hits.iter().all(|hit| hit.load(Ordering::Relaxed) == 1), "every index must run exactly once");
+}
+
+#[test]
+fn one_hundred_thousand_spawns_in_one_scope() {
+    let pool = JobSystem::new(3);
+    let counter = AtomicUsize::new(0);
+    pool.scope(|scope| {
+        for _ in 0..100_000 {
+            scope.spawn(|_| {
+                counter.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+    });
+    assert_eq!(counter.load(Ordering::Relaxed), 100_000);
+}
+
+fn nested(depth: usize, counter: &AtomicUsize) {
+    if depth == 0 {
+        counter.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    scope(|outer| {
+        outer.spawn(|_| nested(depth - 1, counter));
+        outer.spawn(|_| {
+            join(|| nested(depth - 1, counter), || parallel_for(0..3, 1, |_| nested(0, counter)));
+        });
+    });
+}
+
+#[test]
+fn nesting_eight_levels_does_not_deadlock() {
+    for threads in [1, 2, 4] {
+        let pool = JobSystem::new(threads);
+        let counter = AtomicUsize::new(0);
+        pool.install(|| nested(8, &counter));
+        // leaves(d) = 2 * leaves(d-1) + 3, leaves(0) = 1.
+        let expected = (0..8).fold(1usize, |leaves, _| 2 * leaves + 3);
+        assert_eq!(counter.load(Ordering::Relaxed), expected, "threads = {threads}");
+    }
+}
+
+#[test]
+fn panic_reaches_caller_after_siblings_finish_and_pool_is_reusable() {
+    let pool = JobSystem::new(4);
+    let finished = AtomicUsize::new(0);
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+        pool.scope(|scope| {
+            for index in 0..64 {
+                let finished = &finished;
+                scope.spawn(move |_| {
+                    if index == 7 {
+                        panic!("job 7 failed");
+                    }
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                    finished.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+        });
+    }));
+    let payload = outcome.expect_err("the job's panic must reach the caller");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"job 7 failed"));
+    assert_eq!(finished.load(Ordering::SeqCst), 63, "siblings must have finished before the panic is re-raised");
+
+    let join_outcome = panic::catch_unwind(AssertUnwindSafe(|| pool.join(|| 1, || panic!("right side"))));
+    assert!(join_outcome.is_err(), "a panic in join's second closure reaches the caller");
+    let for_outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+        pool.parallel_for(0..1000, 10, |index| assert!(index != 500, "index 500"));
+    }));
+    assert!(for_outcome.is_err(), "a panic in parallel_for reaches the caller");
+
+    let sum = AtomicUsize::new(0);
+    pool.parallel_for(0..10_000, 64, |index| {
+        sum.fetch_add(index, Ordering::Relaxed);
+    });
+    assert_eq!(sum.load(Ordering::Relaxed), (0..10_000).sum::<usize>(), "the pool must stay usable after panics");
+}
+
+#[test]
+fn empty_ranges_and_slices_call_nothing() {
+    let pool = JobSystem::new(2);
+    let calls = AtomicUsize::new(0);
+    pool.parallel_for(5..5, 16, |_| {
+        calls.fetch_add(1, Ordering::Relaxed);
+    });
+    pool.parallel_for_ranges(0..0, 16, |_| {
+        calls.fetch_add(1, Ordering::Relaxed);
+    });
+    let mut empty: [u8; 0] = [];
+    pool.parallel_for_chunks(&mut empty, 16, |_, _| {
+        calls.fetch_add(1, Ordering::Relaxed);
+    });
+    pool.scope(|_| {});
+    assert_eq!(calls.load(Ordering::Relaxed), 0);
+}
+
+#[test]
+fn grain_larger_than_range_runs_one_chunk() {
+    let pool = JobSystem::new(4);
+    let ranges = parking_lot::Mutex::new(Vec::new());
+    pool.parallel_for_ranges(3..10, 1000, |range| ranges.lock().push(range));
+    assert_eq!(*ranges.lock(), vec![3..10]);
+    let calls = AtomicUsize::new(0);
+    pool.parallel_for(0..10, 0, |_| {
+        calls.fetch_add(1, Ordering::Relaxed);
+    });
+    assert_eq!(calls.load(Ordering::Relaxed), 10, "grain 0 is treated as 1");
+}
+
+#[test]
+fn sub_ranges_start_on_grain_multiples() {
+    let pool = JobSystem::new(4);
+    let ranges = parking_lot::Mutex::new(Vec::new());
+    pool.parallel_for_ranges(64..1000, 128, |range| ranges.lock().push(range));
+    let mut ranges = ranges.into_inner();
+    ranges.sort_by_key(|range| range.start);
+    let mut expected_start = 64;
+    for range in &ranges {
+        assert_eq!(range.start, expected_start, "ranges must tile the input without gaps");
+        assert_eq!((range.start - 64) % 128, 0, "each range starts at start + k * grain");
+        assert!(range.len() <= 128);
+        expected_start = range.end;
+    }
+    assert_eq!(expected_start, 1000);
+}
+
+#[test]
+fn chunks_cover_the_slice_with_correct_indices() {
+    let pool = JobSystem::new(3);
+    let mut values = vec![0usize; 10_007];
+    pool.parallel_for_chunks(&mut values, 100, |first, chunk| {
+        for (offset, value) in chunk.iter_mut().enumerate() {
+            *value = first + offset;
+        }
+    });
+    assert!(values.iter().enumerate().all(|(index, value)| index == *value));
+}
+
+#[test]
+fn one_thread_pool_runs_everything_on_the_caller() {
+    let pool = JobSystem::new(1);
+    assert_eq!(pool.threads(), 1);
+    let caller = std::thread::current().id();
+    let foreign = AtomicUsize::new(0);
+    pool.parallel_for(0..1000, 7, |_| {
+        if std::thread::current().id() != caller {
+            foreign.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    let (left, right) = pool.join(|| 1, || 2);
+    assert_eq!((left, right), (1, 2));
+    assert_eq!(foreign.load(Ordering::Relaxed), 0, "a 1-thread pool has no workers");
+}
+
+#[test]
+fn two_outside_threads_submit_at_once() {
+    let pool = Arc::new(JobSystem::new(3));
+    let handles: Vec<_> = (0..2)
+        .map(|thread_index| {
+            let pool = Arc::clone(&pool);
+            std::thread::spawn(move || {
+                let mut results = Vec::new();
+                for round in 0..50 {
+                    let total = AtomicUsize::new(0);
+                    pool.parallel_for(0..5000, 16, |index| {
+                        total.fetch_add(index + thread_index + round, Ordering::Relaxed);
+                    });
+                    results.push(total.into_inner());
+                }
+                results
+            })
+        })
+        .collect();
+    for (thread_index, handle) in handles.into_iter().enumerate() {
+        let results = handle.join().expect("submitting thread must not panic");
+        for (round, total) in results.into_iter().enumerate() {
+            let expected: usize = (0..5000).map(|index| index + thread_index + round).sum();
+            assert_eq!(total, expected, "thread {thread_index} round {round}");
+        }
+    }
+}
+
+#[test]
+fn workers_are_named() {
+    let pool = JobSystem::new(4);
+    let names = parking_lot::Mutex::new(std::collections::BTreeSet::new());
+    // Enough slow work that the workers pick some of it up.
+    pool.parallel_for(0..256, 1, |_| {
+        std::thread::sleep(std::time::Duration::from_micros(100));
+        if let Some(name) = std::thread::current().name() {
+            names.lock().insert(name.to_string());
+        }
+    });
+    let names = names.into_inner();
+    assert!(names.iter().any(|name| name.starts_with("worker-")), "expected worker-N threads, got {names:?}");
+}
+
+#[test]
+fn idle_workers_sleep_and_wake_for_new_work() {
+    let pool = JobSystem::new(2);
+    // Let the worker go to sleep, then submit: it must still take part (no lost wake-up).
+    for _ in 0..20 {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let counter = AtomicUsize::new(0);
+        pool.parallel_for(0..64, 1, |_| {
+            counter.fetch_add(1, Ordering::Relaxed);
+        });
+        assert_eq!(counter.load(Ordering::Relaxed), 64);
+    }
+}
+
+#[test]
+fn join_returns_both_results_and_borrows() {
+    let data = vec![1u64, 2, 3, 4, 5, 6];
+    let (left, right) = join(|| data[..3].iter().sum::<u64>(), || data[3..].iter().sum::<u64>());
+    assert_eq!((left, right), (6, 15));
+}
+
+#[test]
+fn install_routes_free_functions_to_that_pool() {
+    let pool = JobSystem::new(3);
+    assert_eq!(pool.install(current_threads), 3);
+}

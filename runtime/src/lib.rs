@@ -1,0 +1,27 @@
+//! The engine runtime: a work-stealing job system, a frame scheduler of ordered stages, and
+//! the [`App`] that owns the ECS world and runs frames.
+//!
+//! - [`jobs`]: `scope`, `join`, `parallel_for` on a work-stealing pool where waiting threads
+//!   help, so nested parallelism cannot deadlock.
+//! - [`schedule`]: stages `Input`, `Transform`, `Visibility`, `Render` (and user stages), whose
+//!   systems declare their reads and writes and run in conflict-free parallel batches.
+//! - [`App`]: the hecs `World`, typed [`Resources`], the per-frame [`FrameContext`], and the
+//!   frame loop.
+//! - [`profiling`]: Tracy zones, plots and frame marks behind the `profile` feature.
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+mod app;
+mod frame;
+pub mod jobs;
+pub mod profiling;
+mod resources;
+pub mod schedule;
+
+pub use app::{App, FrameTime};
+pub use frame::FrameContext;
+pub use jobs::JobSystem;
+pub use resources::{Res, ResMut, Resources};
+pub use schedule::{Schedule, ScheduleError, Stage, StageName, System, SystemContext};
+
+pub use hecs;

@@ -1,0 +1,201 @@
+//! A system: a named function of the frame with declared reads and writes.
+
+use std::any::TypeId;
+use std::borrow::Cow;
+
+use hecs::{CommandBuffer, World};
+
+use super::access::{Access, AccessEntry, Domain};
+use crate::app::FrameTime;
+use crate::frame::FrameContext;
+use crate::resources::{Res, ResMut, Resources};
+
+type SystemFn = Box<dyn FnMut(&mut SystemContext<'_>) + Send>;
+
+/// A named piece of frame logic plus the data it declares to read and write.
+///
+/// Systems of one stage whose declarations do not conflict run at the same time. Declarations
+/// are the contract: queries on the world are checked by hecs at run time, resource and frame
+/// accesses by [`SystemContext`], and an undeclared conflicting access panics with the type's
+/// name rather than racing.
+///
+/// ```
+/// use runtime::{App, Stage, System};
+/// struct Position(f32);
+/// struct Velocity(f32);
+///
+/// let mut app = App::new();
+/// app.world_mut().spawn((Position(0.0), Velocity(2.0)));
+/// app.add_system(
+///     Stage::Transform,
+///     System::new("integrate", |ctx| {
+///         let dt = ctx.time.delta_seconds;
+///         for (position, velocity) in ctx.world.query::<(&mut Position, &Velocity)>().iter() {
+///             position.0 += velocity.0 * dt;
+///         }
+///     })
+///     .writes::<Position>()
+///     .reads::<Velocity>(),
+/// );
+/// app.set_fixed_delta(Some(0.5));
+/// app.run_frames(2);
+/// let mut query = app.world().query::<&Position>();
+/// assert_eq!(query.iter().next().unwrap().0, 2.0);
+/// ```
+pub struct System {
+    pub(crate) name: Cow<'static, str>,
+    pub(crate) access: Access,
+    pub(crate) run: SystemFn,
+    /// Structural changes recorded this stage; applied at its end in declaration order.
+    pub(crate) commands: CommandBuffer,
+    /// Registers the frame slots this system declared, when it is added to an app.
+    pub(crate) frame_slots: Vec<fn(&mut FrameContext)>,
+}
+
+impl System {
+    /// A system named `name` that runs `body` once per frame in its stage.
+    pub fn new(name: impl Into<Cow<'static, str>>, body: impl FnMut(&mut SystemContext<'_>) + Send + 'static) -> System {
+        System { name: name.into(), access: Access::default(), run: Box::new(body), commands: CommandBuffer::new(), frame_slots: Vec::new() }
+    }
+
+    /// Declares that the system reads component `T`.
+    pub fn reads<T: 'static>(mut self) -> Self {
+        self.access.reads.push(AccessEntry::of::<T>(Domain::Component));
+        self
+    }
+
+    /// Declares that the system writes component `T`.
+    pub fn writes<T: 'static>(mut self) -> Self {
+        self.access.writes.push(AccessEntry::of::<T>(Domain::Component));
+        self
+    }
+
+    /// Declares that the system reads resource `T`.
+    pub fn reads_resource<T: 'static>(mut self) -> Self {
+        self.access.reads.push(AccessEntry::of::<T>(Domain::Resource));
+        self
+    }
+
+    /// Declares that the system writes resource `T`.
+    pub fn writes_resource<T: 'static>(mut self) -> Self {
+        self.access.writes.push(AccessEntry::of::<T>(Domain::Resource));
+        self
+    }
+
+    /// Declares that the system reads the frame value `T` (see [`FrameContext`]).
+    pub fn reads_frame<T: Send + Sync + 'static>(mut self) -> Self {
+        self.access.reads.push(AccessEntry::of::<T>(Domain::Frame));
+        self.frame_slots.push(register_slot::<T>);
+        self
+    }
+
+    /// Declares that the system publishes the frame value `T` (see [`FrameContext`]).
+    pub fn writes_frame<T: Send + Sync + 'static>(mut self) -> Self {
+        self.access.writes.push(AccessEntry::of::<T>(Domain::Frame));
+        self.frame_slots.push(register_slot::<T>);
+        self
+    }
+
+    /// Makes the system conflict with every other: it runs alone in its batch.
+    pub fn exclusive(mut self) -> Self {
+        self.access.exclusive = true;
+        self
+    }
+
+    /// The system's name, as shown in profiles and messages.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+fn register_slot<T: Send + Sync + 'static>(frame: &mut FrameContext) {
+    frame.register::<T>();
+}
+
+impl std::fmt::Debug for System {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("System").field("name", &self.name).field("access", &self.access).finish()
+    }
+}
+
+/// What a running system sees: the world, resources, the frame's values, its command buffer
+/// and the frame's time.
+pub struct SystemContext<'a> {
+    /// The ECS world. Query it with the component access the system declared.
+    pub world: &'a World,
+    /// Structural changes (spawn, despawn, insert, remove), applied at the end of the stage.
+    pub commands: &'a mut CommandBuffer,
+    /// Frame counter and delta time.
+    pub time: FrameTime,
+    /// Incremented each time the world is replaced (cached entity ids may be stale).
+    pub world_epoch: u64,
+    pub(crate) resources: &'a Resources,
+    pub(crate) frame: &'a FrameContext,
+    pub(crate) access: &'a Access,
+    pub(crate) name: &'a str,
+}
+
+impl<'a> SystemContext<'a> {
+    /// The running system's name.
+    pub fn system_name(&self) -> &str {
+        self.name
+    }
+
+    /// Shared borrow of resource `T`.
+    ///
+    /// # Panics
+    /// If `T` is absent or its read was not declared.
+    pub fn resource<T: 'static>(&self) -> Res<'a, T> {
+        self.try_resource::<T>()
+            .unwrap_or_else(|| panic!("system '{}' needs resource {} but it was never inserted", self.name, std::any::type_name::<T>()))
+    }
+
+    /// Shared borrow of resource `T`, or `None` when absent.
+    pub fn try_resource<T: 'static>(&self) -> Option<Res<'a, T>> {
+        assert!(
+            self.access.allows_read(Domain::Resource, TypeId::of::<T>()),
+            "system '{}' reads resource {} without declaring it (reads_resource)",
+            self.name,
+            std::any::type_name::<T>()
+        );
+        self.resources.get::<T>()
+    }
+
+    /// Exclusive borrow of resource `T`.
+    ///
+    /// # Panics
+    /// If `T` is absent or its write was not declared.
+    pub fn resource_mut<T: 'static>(&self) -> ResMut<'a, T> {
+        assert!(
+            self.access.allows_write(Domain::Resource, TypeId::of::<T>()),
+            "system '{}' writes resource {} without declaring it (writes_resource)",
+            self.name,
+            std::any::type_name::<T>()
+        );
+        self.resources
+            .get_mut::<T>()
+            .unwrap_or_else(|| panic!("system '{}' needs resource {} but it was never inserted", self.name, std::any::type_name::<T>()))
+    }
+
+    /// The frame value `T` published this frame, if any.
+    pub fn frame_value<T: Send + Sync + 'static>(&self) -> Option<Res<'a, T>> {
+        assert!(
+            self.access.allows_read(Domain::Frame, TypeId::of::<T>()),
+            "system '{}' reads frame value {} without declaring it (reads_frame)",
+            self.name,
+            std::any::type_name::<T>()
+        );
+        self.frame.get::<T>()
+    }
+
+    /// Publishes the frame value `T` for the rest of this frame.
+    pub fn publish<T: Send + Sync + 'static>(&self, value: T) {
+        assert!(
+            self.access.allows_write(Domain::Frame, TypeId::of::<T>()),
+            "system '{}' publishes frame value {} without declaring it (writes_frame)",
+            self.name,
+            std::any::type_name::<T>()
+        );
+        self.frame.publish(value);
+    }
+}

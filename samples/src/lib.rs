@@ -1,0 +1,1 @@
+//! Runnable programs of the engine: the demo and the custom render-graph pass example.

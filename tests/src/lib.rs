@@ -1,0 +1,1 @@
+//! Integration tests that cross crates live in `tests/`.
