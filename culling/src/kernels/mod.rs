@@ -1,0 +1,239 @@
+//! Batch frustum kernels over structure-of-arrays inputs, and the one place that picks the
+//! instruction set.
+//!
+//! Three kernels give the same bits for the same input: [`Kernel::Scalar`] (the reference,
+//! one object at a time), [`Kernel::Portable`] (eight-lane arrays the compiler vectorises)
+//! and [`Kernel::Avx2`] (std::arch intrinsics, eight objects per register). Each writes one
+//! `u64` per 64 objects, so a parallel caller culls disjoint 64-object-aligned ranges into
+//! disjoint word ranges without allocating or synchronising.
+//!
+//! Selection: [`Kernel::detect`] picks AVX2 when the CPU has it, else the portable kernel;
+//! setting the environment variable `ENGINE_NO_SIMD=1` selects the scalar reference.
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+mod avx2;
+mod portable;
+mod scalar;
+
+use std::ops::{Add, AddAssign};
+use std::sync::OnceLock;
+
+use crate::bits::{words_for, VisibilityBits};
+use crate::frustum::{Frustum, PlaneLanes};
+use crate::soa::{AabbSlices, AabbSoa, SphereSlices, SphereSoa};
+
+/// Environment variable that, set to `1`, turns the SIMD kernels off.
+pub const NO_SIMD_ENV: &str = "ENGINE_NO_SIMD";
+
+/// What a cull saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CullStats {
+    /// Objects tested.
+    pub tested: usize,
+    /// Objects kept (may be visible), non-finite ones included.
+    pub visible: usize,
+    /// Objects kept only because an input (their bounds, or the view matrix) was NaN or
+    /// infinite.
+    pub non_finite: usize,
+}
+
+impl Add for CullStats {
+    type Output = CullStats;
+
+    fn add(self, other: CullStats) -> CullStats {
+        CullStats {
+            tested: self.tested + other.tested,
+            visible: self.visible + other.visible,
+            non_finite: self.non_finite + other.non_finite,
+        }
+    }
+}
+
+impl AddAssign for CullStats {
+    fn add_assign(&mut self, other: CullStats) {
+        *self = *self + other;
+    }
+}
+
+/// A frustum kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// The reference: one object at a time.
+    Scalar,
+    /// Eight-lane arrays that the compiler vectorises for any target.
+    Portable,
+    /// AVX2 intrinsics, eight objects per register. Falls back to [`Kernel::Portable`] when
+    /// the CPU lacks AVX2.
+    Avx2,
+}
+
+impl Kernel {
+    /// Every kernel, for tests and benchmarks that compare them.
+    pub const ALL: [Kernel; 3] = [Kernel::Scalar, Kernel::Portable, Kernel::Avx2];
+
+    /// The fastest kernel this CPU runs, decided once per process: AVX2 when available, else
+    /// portable; the scalar reference when `ENGINE_NO_SIMD=1`.
+    pub fn detect() -> Kernel {
+        static CHOSEN: OnceLock<Kernel> = OnceLock::new();
+        *CHOSEN.get_or_init(|| {
+            let opted_out = std::env::var(NO_SIMD_ENV).is_ok_and(|value| value.trim() == "1");
+            if opted_out {
+                Kernel::Scalar
+            } else if Kernel::Avx2.is_supported() {
+                Kernel::Avx2
+            } else {
+                Kernel::Portable
+            }
+        })
+    }
+
+    /// Whether this CPU runs the kernel natively (an unsupported one falls back to portable).
+    pub fn is_supported(self) -> bool {
+        match self {
+            Kernel::Scalar | Kernel::Portable => true,
+            Kernel::Avx2 => avx2_available(),
+        }
+    }
+
+    /// Culls spheres against `frustum`: bit `i` of `words` (LSB first) is set when sphere
+    /// `i` may be visible. Bits past `spheres.len()` in the last word are cleared.
+    ///
+    /// A sphere with a non-finite input is kept and counted; a non-finite frustum keeps and
+    /// counts every sphere.
+    ///
+    /// # Panics
+    /// When `words.len() != spheres.len().div_ceil(64)`.
+    pub fn cull_spheres(
+        self,
+        frustum: &Frustum,
+        spheres: SphereSlices<'_>,
+        words: &mut [u64],
+    ) -> CullStats {
+        let count = spheres.len();
+        check_words(count, words);
+        if !frustum.is_finite() {
+            return keep_all(count, words);
+        }
+        let planes = frustum.lanes();
+        let non_finite = match self {
+            Kernel::Scalar => scalar::spheres(planes, spheres, words),
+            Kernel::Portable => portable::spheres(planes, spheres, words),
+            Kernel::Avx2 => avx2_spheres(planes, spheres, words),
+        };
+        stats(count, non_finite, words)
+    }
+
+    /// Culls boxes (centre and half extents) against `frustum`; otherwise as
+    /// [`Kernel::cull_spheres`].
+    ///
+    /// # Panics
+    /// When `words.len() != boxes.len().div_ceil(64)`.
+    pub fn cull_aabbs(
+        self,
+        frustum: &Frustum,
+        boxes: AabbSlices<'_>,
+        words: &mut [u64],
+    ) -> CullStats {
+        let count = boxes.len();
+        check_words(count, words);
+        if !frustum.is_finite() {
+            return keep_all(count, words);
+        }
+        let planes = frustum.lanes();
+        let non_finite = match self {
+            Kernel::Scalar => scalar::aabbs(planes, boxes, words),
+            Kernel::Portable => portable::aabbs(planes, boxes, words),
+            Kernel::Avx2 => avx2_aabbs(planes, boxes, words),
+        };
+        stats(count, non_finite, words)
+    }
+}
+
+/// Culls every sphere of `spheres` with the detected kernel into `bits`, which is resized
+/// to the sphere count (no allocation within its capacity).
+pub fn cull_spheres(
+    frustum: &Frustum,
+    spheres: &SphereSoa,
+    bits: &mut VisibilityBits,
+) -> CullStats {
+    let view = spheres.slices();
+    bits.reset(view.len());
+    Kernel::detect().cull_spheres(frustum, view, bits.words_mut())
+}
+
+/// Culls every box of `boxes` with the detected kernel into `bits`, which is resized to the
+/// box count (no allocation within its capacity).
+pub fn cull_aabbs(frustum: &Frustum, boxes: &AabbSoa, bits: &mut VisibilityBits) -> CullStats {
+    let view = boxes.slices();
+    bits.reset(view.len());
+    Kernel::detect().cull_aabbs(frustum, view, bits.words_mut())
+}
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+fn avx2_available() -> bool {
+    std::arch::is_x86_feature_detected!("avx2")
+}
+
+#[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+fn avx2_available() -> bool {
+    false
+}
+
+/// The AVX2 sphere kernel where the CPU has AVX2, else the portable one.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+fn avx2_spheres(planes: &PlaneLanes, spheres: SphereSlices<'_>, words: &mut [u64]) -> usize {
+    if avx2_available() {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        unsafe { avx2::spheres(planes, spheres, words) }
+    } else {
+        portable::spheres(planes, spheres, words)
+    }
+}
+
+/// The AVX2 box kernel where the CPU has AVX2, else the portable one.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+fn avx2_aabbs(planes: &PlaneLanes, boxes: AabbSlices<'_>, words: &mut [u64]) -> usize {
+    if avx2_available() {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        unsafe { avx2::aabbs(planes, boxes, words) }
+    } else {
+        portable::aabbs(planes, boxes, words)
+    }
+}
+
+#[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+use portable::{aabbs as avx2_aabbs, spheres as avx2_spheres};
+
+fn check_words(count: usize, words: &[u64]) {
+    assert_eq!(
+        words.len(),
+        words_for(count),
+        "{count} objects need {} visibility words",
+        words_for(count)
+    );
+}
+
+/// Keeps and counts every object (the frustum is not finite).
+fn keep_all(count: usize, words: &mut [u64]) -> CullStats {
+    for (word_index, word) in words.iter_mut().enumerate() {
+        let in_word = (count - word_index * 64).min(64);
+        *word = if in_word == 64 {
+            u64::MAX
+        } else {
+            (1u64 << in_word) - 1
+        };
+    }
+    CullStats {
+        tested: count,
+        visible: count,
+        non_finite: count,
+    }
+}
+
+fn stats(count: usize, non_finite: usize, words: &[u64]) -> CullStats {
+    CullStats {
+        tested: count,
+        visible: words.iter().map(|word| word.count_ones() as usize).sum(),
+        non_finite,
+    }
+}

@@ -1,0 +1,25 @@
+//! Visibility culling: math, SIMD frustum kernels, the Visibility stage, CPU and GPU occlusion.
+//!
+//! The rule of every cull here: false-visible is allowed, false-hidden never. A box that
+//! straddles a plane is kept, and an object or a view with non-finite numbers is kept and
+//! counted, never culled.
+#![warn(missing_docs)]
+
+mod bits;
+mod frustum;
+mod kernels;
+mod lod;
+mod shadow;
+mod size;
+mod soa;
+mod view;
+
+pub use bits::{words_for, VisibilityBits, BITS_PER_WORD};
+pub use ecs::{Aabb, Sphere};
+pub use frustum::{Frustum, PlaneLanes, MAX_PLANES};
+pub use kernels::{cull_aabbs, cull_spheres, CullStats, Kernel, NO_SIMD_ENV};
+pub use lod::{is_orthographic, lod_scale, select_lod, REFERENCE_P11};
+pub use shadow::ShadowCull;
+pub use size::{is_near_enough, max_distance_sq, ScreenSizeCull};
+pub use soa::{AabbSlices, AabbSoa, SphereSlices, SphereSoa};
+pub use view::{CullParams, CullVerdict, ViewCullContext};
