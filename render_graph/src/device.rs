@@ -26,10 +26,7 @@ pub struct DeviceConfig {
 
 impl Default for DeviceConfig {
     fn default() -> Self {
-        DeviceConfig {
-            app_name: String::from("engine"),
-            validation: validation_requested_by_env(),
-        }
+        DeviceConfig { app_name: String::from("engine"), validation: validation_requested_by_env() }
     }
 }
 
@@ -98,8 +95,7 @@ impl GpuDevice {
     pub fn new(config: &DeviceConfig) -> Result<GpuDevice> {
         // SAFETY: loading the system Vulkan loader runs its initialisation; we trust the
         // installed loader, which is the documented precondition of `Entry::load`.
-        let entry = unsafe { ash::Entry::load() }
-            .map_err(|error| GraphError::LoaderMissing(error.to_string()))?;
+        let entry = unsafe { ash::Entry::load() }.map_err(|error| GraphError::LoaderMissing(error.to_string()))?;
         // SAFETY: `entry` holds a loaded loader.
         let instance_version = unsafe { entry.try_enumerate_instance_version() }
             .map_err(GraphError::vulkan("vkEnumerateInstanceVersion"))?
@@ -116,9 +112,8 @@ impl GpuDevice {
             // SAFETY: `entry` holds a loaded loader.
             let layers = unsafe { entry.enumerate_instance_layer_properties() }
                 .map_err(GraphError::vulkan("vkEnumerateInstanceLayerProperties"))?;
-            let has_layer = layers
-                .iter()
-                .any(|layer| layer.layer_name_as_c_str().is_ok_and(|name| name == VALIDATION_LAYER));
+            let has_layer =
+                layers.iter().any(|layer| layer.layer_name_as_c_str().is_ok_and(|name| name == VALIDATION_LAYER));
             if !has_layer || !debug_utils_available {
                 return Err(GraphError::NoSuitableDevice(String::from(
                     "validation was requested but VK_LAYER_KHRONOS_validation or \
@@ -129,8 +124,7 @@ impl GpuDevice {
         let validation_features = config.validation
             && instance_has_extension(&entry, Some(VALIDATION_LAYER), ash::ext::validation_features::NAME)?;
 
-        let app_name = CString::new(config.app_name.replace('\0', " "))
-            .unwrap_or_else(|_| CString::from(c"engine"));
+        let app_name = CString::new(config.app_name.replace('\0', " ")).unwrap_or_else(|_| CString::from(c"engine"));
         let app_info = vk::ApplicationInfo::default()
             .application_name(&app_name)
             .engine_name(c"engine")
@@ -144,8 +138,7 @@ impl GpuDevice {
         }
         let layers = if config.validation { vec![VALIDATION_LAYER.as_ptr()] } else { Vec::new() };
         let enabled_validation = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
-        let mut validation_info =
-            vk::ValidationFeaturesEXT::default().enabled_validation_features(&enabled_validation);
+        let mut validation_info = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enabled_validation);
         let validation = config.validation.then(|| Arc::new(ValidationLog::default()));
         let mut messenger_info = messenger_create_info(validation.as_ref());
         let mut instance_info = vk::InstanceCreateInfo::default()
@@ -159,8 +152,8 @@ impl GpuDevice {
             instance_info = instance_info.push_next(&mut messenger_info);
         }
         // SAFETY: every pointer in `instance_info` refers to locals that outlive the call.
-        let instance = unsafe { entry.create_instance(&instance_info, None) }
-            .map_err(GraphError::vulkan("vkCreateInstance"))?;
+        let instance =
+            unsafe { entry.create_instance(&instance_info, None) }.map_err(GraphError::vulkan("vkCreateInstance"))?;
 
         let (debug_instance, messenger) = if debug_utils_available {
             let debug_instance = ash::ext::debug_utils::Instance::new(&entry, &instance);
@@ -228,9 +221,7 @@ impl GpuDevice {
                 return Err(error.into());
             }
         };
-        let debug_device = debug_instance
-            .as_ref()
-            .map(|_| ash::ext::debug_utils::Device::new(&instance, &device));
+        let debug_device = debug_instance.as_ref().map(|_| ash::ext::debug_utils::Device::new(&instance, &device));
         let mut gpu = GpuDevice {
             entry,
             instance,
@@ -257,8 +248,8 @@ impl GpuDevice {
             .address_mode_w(vk::SamplerAddressMode::CLAMP_TO_EDGE)
             .max_lod(vk::LOD_CLAMP_NONE);
         // SAFETY: valid create info on a live device.
-        gpu.nearest_sampler = unsafe { gpu.device.create_sampler(&sampler_info, None) }
-            .map_err(GraphError::vulkan("vkCreateSampler"))?;
+        gpu.nearest_sampler =
+            unsafe { gpu.device.create_sampler(&sampler_info, None) }.map_err(GraphError::vulkan("vkCreateSampler"))?;
         let pool_info = vk::CommandPoolCreateInfo::default()
             .queue_family_index(gpu.queue_family)
             .flags(vk::CommandPoolCreateFlags::TRANSIENT | vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
@@ -370,8 +361,7 @@ impl GpuDevice {
             .map_err(GraphError::vulkan("vkBeginCommandBuffer"))?;
         record(command_buffer);
         // SAFETY: the buffer is in the recording state.
-        unsafe { self.device.end_command_buffer(command_buffer) }
-            .map_err(GraphError::vulkan("vkEndCommandBuffer"))?;
+        unsafe { self.device.end_command_buffer(command_buffer) }.map_err(GraphError::vulkan("vkEndCommandBuffer"))?;
         // SAFETY: valid create info on a live device.
         let fence = unsafe { self.device.create_fence(&vk::FenceCreateInfo::default(), None) }
             .map_err(GraphError::vulkan("vkCreateFence"))?;
@@ -436,9 +426,7 @@ impl Drop for GpuDevice {
 fn messenger_create_info(log: Option<&Arc<ValidationLog>>) -> vk::DebugUtilsMessengerCreateInfoEXT<'static> {
     let user_data = log.map_or(std::ptr::null_mut(), |log| Arc::as_ptr(log).cast_mut().cast::<c_void>());
     vk::DebugUtilsMessengerCreateInfoEXT::default()
-        .message_severity(
-            vk::DebugUtilsMessageSeverityFlagsEXT::WARNING | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR,
-        )
+        .message_severity(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR)
         .message_type(
             vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
                 | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
@@ -452,9 +440,7 @@ fn instance_has_extension(entry: &ash::Entry, layer: Option<&CStr>, name: &CStr)
     // SAFETY: `entry` holds a loaded loader; the layer name is NUL-terminated.
     let extensions = unsafe { entry.enumerate_instance_extension_properties(layer) }
         .map_err(GraphError::vulkan("vkEnumerateInstanceExtensionProperties"))?;
-    Ok(extensions
-        .iter()
-        .any(|extension| extension.extension_name_as_c_str().is_ok_and(|found| found == name)))
+    Ok(extensions.iter().any(|extension| extension.extension_name_as_c_str().is_ok_and(|found| found == name)))
 }
 
 /// Lower is better: discrete, integrated, virtual, CPU, other.
@@ -470,8 +456,8 @@ fn type_rank(device_type: vk::PhysicalDeviceType) -> u32 {
 
 fn pick_physical_device(instance: &ash::Instance) -> Result<Candidate> {
     // SAFETY: the instance is live.
-    let physicals = unsafe { instance.enumerate_physical_devices() }
-        .map_err(GraphError::vulkan("vkEnumeratePhysicalDevices"))?;
+    let physicals =
+        unsafe { instance.enumerate_physical_devices() }.map_err(GraphError::vulkan("vkEnumeratePhysicalDevices"))?;
     let mut rejected = Vec::new();
     let mut best: Option<Candidate> = None;
     for physical in physicals {
@@ -505,9 +491,7 @@ fn inspect_physical_device(instance: &ash::Instance, physical: vk::PhysicalDevic
     }
     let mut features12 = vk::PhysicalDeviceVulkan12Features::default();
     let mut features13 = vk::PhysicalDeviceVulkan13Features::default();
-    let mut features = vk::PhysicalDeviceFeatures2::default()
-        .push_next(&mut features12)
-        .push_next(&mut features13);
+    let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut features12).push_next(&mut features13);
     // SAFETY: the chain consists of valid structs that outlive the call.
     unsafe { instance.get_physical_device_features2(physical, &mut features) };
     let (sync2, dynamic_rendering) = (features13.synchronization2, features13.dynamic_rendering);
@@ -518,10 +502,8 @@ fn inspect_physical_device(instance: &ash::Instance, physical: vk::PhysicalDevic
     // SAFETY: as above.
     let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
     let wanted = vk::QueueFlags::GRAPHICS | vk::QueueFlags::COMPUTE;
-    let Some((family_index, family)) = families
-        .iter()
-        .enumerate()
-        .find(|(_, family)| family.queue_flags.contains(wanted) && family.queue_count > 0)
+    let Some((family_index, family)) =
+        families.iter().enumerate().find(|(_, family)| family.queue_flags.contains(wanted) && family.queue_count > 0)
     else {
         return Err(format!("{name}: no graphics+compute queue"));
     };
@@ -557,21 +539,14 @@ fn inspect_physical_device(instance: &ash::Instance, physical: vk::PhysicalDevic
 fn create_logical_device(instance: &ash::Instance, candidate: &Candidate) -> Result<ash::Device> {
     let capabilities = &candidate.capabilities;
     let priorities = [1.0_f32];
-    let queue_infos = [vk::DeviceQueueCreateInfo::default()
-        .queue_family_index(candidate.queue_family)
-        .queue_priorities(&priorities)];
+    let queue_infos =
+        [vk::DeviceQueueCreateInfo::default().queue_family_index(candidate.queue_family).queue_priorities(&priorities)];
     let mut features12 = vk::PhysicalDeviceVulkan12Features::default()
         .draw_indirect_count(capabilities.draw_indirect_count)
         .sampler_filter_minmax(capabilities.sampler_filter_minmax);
-    let mut features13 = vk::PhysicalDeviceVulkan13Features::default()
-        .synchronization2(true)
-        .dynamic_rendering(true);
-    let mut features = vk::PhysicalDeviceFeatures2::default()
-        .push_next(&mut features12)
-        .push_next(&mut features13);
-    let info = vk::DeviceCreateInfo::default()
-        .queue_create_infos(&queue_infos)
-        .push_next(&mut features);
+    let mut features13 = vk::PhysicalDeviceVulkan13Features::default().synchronization2(true).dynamic_rendering(true);
+    let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut features12).push_next(&mut features13);
+    let info = vk::DeviceCreateInfo::default().queue_create_infos(&queue_infos).push_next(&mut features);
     // SAFETY: every pointer in `info` refers to locals that outlive the call; the features
     // enabled were reported as supported.
     unsafe { instance.create_device(candidate.physical, &info, None) }.map_err(GraphError::vulkan("vkCreateDevice"))

@@ -86,14 +86,12 @@ impl fmt::Display for GraphError {
             GraphError::Cycle(passes) => {
                 write!(formatter, "the passes form a cycle: {}", passes.join(" -> "))
             }
-            GraphError::MissingResource { pass, resource } => write!(
-                formatter,
-                "pass `{pass}` uses resource `{resource}`, which no pass creates and nobody imported"
-            ),
-            GraphError::ReadWithoutWriter { pass, resource } => write!(
-                formatter,
-                "pass `{pass}` reads resource `{resource}`, which no pass writes"
-            ),
+            GraphError::MissingResource { pass, resource } => {
+                write!(formatter, "pass `{pass}` uses resource `{resource}`, which no pass creates and nobody imported")
+            }
+            GraphError::ReadWithoutWriter { pass, resource } => {
+                write!(formatter, "pass `{pass}` reads resource `{resource}`, which no pass writes")
+            }
             GraphError::DuplicateResource(name) => {
                 write!(formatter, "resource `{name}` is declared more than once")
             }
@@ -103,10 +101,9 @@ impl fmt::Display for GraphError {
             GraphError::InvalidDescription { resource, reason } => {
                 write!(formatter, "resource `{resource}` is invalid: {reason}")
             }
-            GraphError::StagingFull { requested, capacity } => write!(
-                formatter,
-                "staging ring full: {requested} bytes requested, {capacity} bytes per frame"
-            ),
+            GraphError::StagingFull { requested, capacity } => {
+                write!(formatter, "staging ring full: {requested} bytes requested, {capacity} bytes per frame")
+            }
         }
     }
 }

@@ -1,10 +1,48 @@
 //! Vulkan device, memory and a Register/Prepare/Execute render graph with automatic barriers.
+//!
+//! - [`device`]: the Vulkan loader is loaded at run time (no loader gives an error, not a
+//!   panic); the best device is chosen (discrete, integrated, virtual, CPU); Vulkan 1.3 with
+//!   synchronization2 and dynamic rendering is required; validation with synchronization
+//!   validation turns on by [`DeviceConfig::validation`] or `ENGINE_VALIDATION=1`.
+//! - [`memory`]: buffers, images, aliased memory blocks, a staging ring and readback buffers,
+//!   all through gpu-allocator.
+//! - [`RenderGraph`]: passes implement [`Pass`]; the compiler orders them, culls unused ones,
+//!   places every barrier and layout transition, aliases transient memory and keeps last
+//!   frame's versions of resources that some pass reads as history.
+//! - [`testing`]: a validated device for GPU tests that skips where there is no Vulkan.
 #![warn(missing_docs)]
 
+mod access;
+mod alias;
+mod barriers;
+mod compiler;
+mod context;
 pub mod device;
+mod dot;
 mod error;
+mod executor;
+mod graph;
 pub mod memory;
+mod pass;
+mod pipeline;
+mod registry;
+mod stats;
+pub mod testing;
 mod validation;
 
+pub use access::{Access, ShaderStage};
+pub use alias::{plan_aliasing, AliasBlock, AliasItem, AliasPlan};
+pub use barriers::{BarrierPlan, BarrierSource, PlannedBarrier, SyncState};
+pub use compiler::{compile, CompiledGraph, CompiledResource, Residency};
+pub use context::{Binding, ExecuteContext, PrepareContext, ResolvedBuffer, ResolvedImage};
+pub use device::{DeviceCapabilities, DeviceConfig, GpuDevice};
 pub use error::{GraphError, Result};
+pub use graph::{AliasReport, RenderGraph, FRAMES_IN_FLIGHT};
+pub use memory::{GpuBuffer, GpuImage, ImageInfo, ReadbackBuffer, StagingRing};
+pub use pass::Pass;
+pub use pipeline::{BindingKind, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
+pub use registry::{
+    AttachmentLoad, BufferDesc, BufferHandle, GraphDecl, ImageDesc, ImageHandle, ImageSize, Registry, ResourceKind,
+};
+pub use stats::{GraphStats, PassStats};
 pub use validation::{ValidationCounts, ValidationLog};

@@ -146,16 +146,19 @@ impl GpuBuffer {
     }
 
     /// Creates a buffer without memory; bind it with [`GpuBuffer::bind_shared`].
-    pub fn new_unbound(device: &Arc<GpuDevice>, name: &str, size: u64, usage: vk::BufferUsageFlags) -> Result<GpuBuffer> {
+    pub fn new_unbound(
+        device: &Arc<GpuDevice>,
+        name: &str,
+        size: u64,
+        usage: vk::BufferUsageFlags,
+    ) -> Result<GpuBuffer> {
         if size == 0 {
             return Err(GraphError::InvalidDescription { resource: name.into(), reason: "buffer size is zero" });
         }
-        let info = vk::BufferCreateInfo::default()
-            .size(size)
-            .usage(usage)
-            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        let info = vk::BufferCreateInfo::default().size(size).usage(usage).sharing_mode(vk::SharingMode::EXCLUSIVE);
         // SAFETY: valid create info on a live device.
-        let buffer = unsafe { device.raw().create_buffer(&info, None) }.map_err(GraphError::vulkan("vkCreateBuffer"))?;
+        let buffer =
+            unsafe { device.raw().create_buffer(&info, None) }.map_err(GraphError::vulkan("vkCreateBuffer"))?;
         device.set_name(buffer, name);
         Ok(GpuBuffer { device: Arc::clone(device), buffer, size, backing: None })
     }
@@ -271,7 +274,10 @@ impl GpuImage {
     /// Creates an image without memory; bind it with [`GpuImage::bind_shared`].
     pub fn new_unbound(device: &Arc<GpuDevice>, name: &str, info: ImageInfo) -> Result<GpuImage> {
         if info.extent.width == 0 || info.extent.height == 0 || info.mip_levels == 0 {
-            return Err(GraphError::InvalidDescription { resource: name.into(), reason: "image extent or mip count is zero" });
+            return Err(GraphError::InvalidDescription {
+                resource: name.into(),
+                reason: "image extent or mip count is zero",
+            });
         }
         let create = vk::ImageCreateInfo::default()
             .image_type(vk::ImageType::TYPE_2D)
@@ -376,7 +382,9 @@ impl StagingRing {
             device,
             "staging ring",
             region_size * u64::from(frames.max(1)),
-            vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER,
+            vk::BufferUsageFlags::TRANSFER_SRC
+                | vk::BufferUsageFlags::UNIFORM_BUFFER
+                | vk::BufferUsageFlags::STORAGE_BUFFER,
             MemoryLocation::CpuToGpu,
         )?;
         Ok(StagingRing { buffer, region_size, region: 0, head: 0 })
@@ -399,7 +407,8 @@ impl StagingRing {
             return Err(GraphError::StagingFull { requested: data.len() as u64, capacity: self.region_size });
         }
         let offset = self.region + start;
-        let mapped = self.buffer.mapped_mut().ok_or(GraphError::Allocation(String::from("staging ring is not mapped")))?;
+        let mapped =
+            self.buffer.mapped_mut().ok_or(GraphError::Allocation(String::from("staging ring is not mapped")))?;
         mapped[offset as usize..(offset as usize + data.len())].copy_from_slice(data);
         self.head = end;
         Ok((self.buffer.raw(), offset))

@@ -70,8 +70,7 @@ impl ValidationLog {
             &self.verbose
         };
         counter.fetch_add(1, Ordering::Relaxed);
-        let serious = vk::DebugUtilsMessageSeverityFlagsEXT::ERROR
-            | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING;
+        let serious = vk::DebugUtilsMessageSeverityFlagsEXT::ERROR | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING;
         if severity.intersects(serious) {
             if let Ok(mut kept) = self.messages.lock() {
                 if kept.len() < MAX_KEPT_MESSAGES {

@@ -1,0 +1,619 @@
+//! The executor: two frames in flight, each with its command pool, command buffer, fence,
+//! timestamp query pool and descriptor pools; records the compiled passes with their barrier
+//! batches, debug labels and timestamps, and submits.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use ash::vk;
+
+use crate::barriers::{BarrierSource, SyncState};
+use crate::context::{ExecuteContext, PrepareContext, Resolved, Upload};
+use crate::device::GpuDevice;
+use crate::error::{GraphError, Result};
+use crate::graph::{Compiled, EntrySource, ImportedResource, RenderGraph, FRAMES_IN_FLIGHT};
+use crate::memory::{full_range, StagingRing};
+use crate::pipeline::DescriptorArena;
+use crate::registry::AttachmentLoad;
+use crate::stats::GraphStats;
+
+/// Bytes of staging memory per frame in flight.
+const STAGING_BYTES_PER_FRAME: u64 = 4 << 20;
+
+/// Most color attachments one pass may declare.
+const MAX_COLOR_ATTACHMENTS: usize = 8;
+
+struct FrameSlot {
+    pool: vk::CommandPool,
+    command_buffer: vk::CommandBuffer,
+    fence: vk::Fence,
+    queries: vk::QueryPool,
+    query_capacity: u32,
+    descriptors: DescriptorArena,
+    /// The frame submitted from this slot whose statistics are not harvested yet.
+    submitted: Option<u64>,
+    cpu_ms: Vec<f64>,
+    barriers: Vec<u32>,
+    timestamps: Vec<u64>,
+}
+
+/// Frame slots and reusable scratch space (no heap allocation per frame in steady state).
+pub(crate) struct Executor {
+    device: Arc<GpuDevice>,
+    slots: Vec<FrameSlot>,
+    pub(crate) staging: StagingRing,
+    uploads: Vec<Upload>,
+    image_barriers: Vec<vk::ImageMemoryBarrier2<'static>>,
+    buffer_barriers: Vec<vk::BufferMemoryBarrier2<'static>>,
+    memory_barriers: Vec<vk::MemoryBarrier2<'static>>,
+    error: Option<GraphError>,
+}
+
+impl Executor {
+    pub(crate) fn new(device: &Arc<GpuDevice>) -> Result<Executor> {
+        let mut executor = Executor {
+            device: Arc::clone(device),
+            slots: Vec::with_capacity(FRAMES_IN_FLIGHT),
+            staging: StagingRing::new(device, STAGING_BYTES_PER_FRAME, FRAMES_IN_FLIGHT as u32)?,
+            uploads: Vec::new(),
+            image_barriers: Vec::new(),
+            buffer_barriers: Vec::new(),
+            memory_barriers: Vec::new(),
+            error: None,
+        };
+        let raw = device.raw();
+        for _ in 0..FRAMES_IN_FLIGHT {
+            let pool_info = vk::CommandPoolCreateInfo::default()
+                .queue_family_index(device.queue_family())
+                .flags(vk::CommandPoolCreateFlags::TRANSIENT);
+            // SAFETY: valid create info on a live device.
+            let pool = unsafe { raw.create_command_pool(&pool_info, None) }
+                .map_err(GraphError::vulkan("vkCreateCommandPool"))?;
+            // The slot joins the executor at once so that Drop frees whatever was created.
+            executor.slots.push(FrameSlot {
+                pool,
+                command_buffer: vk::CommandBuffer::null(),
+                fence: vk::Fence::null(),
+                queries: vk::QueryPool::null(),
+                query_capacity: 0,
+                descriptors: DescriptorArena::new(device),
+                submitted: None,
+                cpu_ms: Vec::new(),
+                barriers: Vec::new(),
+                timestamps: Vec::new(),
+            });
+            let slot = executor.slots.last_mut().expect("just pushed");
+            let allocate = vk::CommandBufferAllocateInfo::default()
+                .command_pool(pool)
+                .level(vk::CommandBufferLevel::PRIMARY)
+                .command_buffer_count(1);
+            // SAFETY: the pool is live and used by this slot only.
+            let buffers = unsafe { raw.allocate_command_buffers(&allocate) }
+                .map_err(GraphError::vulkan("vkAllocateCommandBuffers"))?;
+            slot.command_buffer = buffers[0];
+            let fence_info = vk::FenceCreateInfo::default().flags(vk::FenceCreateFlags::SIGNALED);
+            // SAFETY: valid create info on a live device.
+            slot.fence = unsafe { raw.create_fence(&fence_info, None) }.map_err(GraphError::vulkan("vkCreateFence"))?;
+        }
+        Ok(executor)
+    }
+
+    /// Waits for every frame in flight and harvests its statistics.
+    pub(crate) fn wait_all(&mut self, device: &GpuDevice, stats: &mut GraphStats) -> Result<()> {
+        let mut pending: Vec<usize> =
+            (0..self.slots.len()).filter(|&slot| self.slots[slot].submitted.is_some()).collect();
+        pending.sort_by_key(|&slot| self.slots[slot].submitted);
+        for slot in pending {
+            self.finish_slot(device, slot, stats)?;
+        }
+        Ok(())
+    }
+
+    fn finish_slot(&mut self, device: &GpuDevice, slot_index: usize, stats: &mut GraphStats) -> Result<()> {
+        let slot = &mut self.slots[slot_index];
+        let raw = device.raw();
+        // SAFETY: the fence belongs to this device.
+        unsafe { raw.wait_for_fences(&[slot.fence], true, u64::MAX) }.map_err(GraphError::vulkan("vkWaitForFences"))?;
+        let Some(frame_index) = slot.submitted.take() else { return Ok(()) };
+        let pass_count = slot.cpu_ms.len().min(stats.passes.len());
+        let timestamps = device.capabilities().timestamps && slot.query_capacity as usize >= pass_count * 2;
+        if timestamps && pass_count > 0 {
+            let data = &mut slot.timestamps[..pass_count * 2];
+            // SAFETY: the frame that wrote these queries has completed (fence waited); the
+            // slice holds exactly the queries written.
+            unsafe { raw.get_query_pool_results(slot.queries, 0, data, vk::QueryResultFlags::TYPE_64) }
+                .map_err(GraphError::vulkan("vkGetQueryPoolResults"))?;
+        }
+        let period_ms = f64::from(device.capabilities().timestamp_period_ns) / 1e6;
+        stats.frame_index = frame_index;
+        stats.total_gpu_ms = 0.0;
+        stats.total_cpu_record_ms = 0.0;
+        for position in 0..pass_count {
+            let entry = &mut stats.passes[position];
+            entry.cpu_record_ms = slot.cpu_ms[position];
+            entry.barriers = slot.barriers[position];
+            entry.gpu_ms = timestamps.then(|| {
+                let (start, end) = (slot.timestamps[position * 2], slot.timestamps[position * 2 + 1]);
+                end.saturating_sub(start) as f64 * period_ms
+            });
+            stats.total_gpu_ms += entry.gpu_ms.unwrap_or(0.0);
+            stats.total_cpu_record_ms += entry.cpu_record_ms;
+        }
+        Ok(())
+    }
+
+    /// Sizes the per-slot query pools and statistics for a newly compiled graph.
+    pub(crate) fn prepare_for(&mut self, device: &GpuDevice, compiled: &Compiled) -> Result<()> {
+        let pass_count = compiled.graph.order.len();
+        let needed = (pass_count * 2).max(2) as u32;
+        for slot in &mut self.slots {
+            slot.cpu_ms.clear();
+            slot.cpu_ms.resize(pass_count, 0.0);
+            slot.barriers.clear();
+            slot.barriers.resize(pass_count, 0);
+            slot.timestamps.clear();
+            slot.timestamps.resize(needed as usize, 0);
+            if device.capabilities().timestamps && slot.query_capacity < needed {
+                // SAFETY: no frame of this slot is in flight (the graph waited); destroying a
+                // null pool is allowed.
+                unsafe { device.raw().destroy_query_pool(slot.queries, None) };
+                slot.queries = vk::QueryPool::null();
+                slot.query_capacity = 0;
+                let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(needed);
+                // SAFETY: valid create info on a live device.
+                slot.queries = unsafe { device.raw().create_query_pool(&info, None) }
+                    .map_err(GraphError::vulkan("vkCreateQueryPool"))?;
+                slot.query_capacity = needed;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Executor {
+    fn drop(&mut self) {
+        let raw = self.device.raw();
+        // SAFETY: waiting is always allowed; on failure we still free what we own.
+        let _ = unsafe { raw.device_wait_idle() };
+        for slot in &self.slots {
+            // SAFETY: the device is idle; destroying null handles is allowed.
+            unsafe { raw.destroy_fence(slot.fence, None) };
+            // SAFETY: as above.
+            unsafe { raw.destroy_query_pool(slot.queries, None) };
+            // SAFETY: as above; destroying the pool frees its command buffer.
+            unsafe { raw.destroy_command_pool(slot.pool, None) };
+        }
+    }
+}
+
+fn color_clear(load: AttachmentLoad) -> (vk::AttachmentLoadOp, vk::ClearValue) {
+    match load {
+        AttachmentLoad::Load => (vk::AttachmentLoadOp::LOAD, vk::ClearValue::default()),
+        AttachmentLoad::ClearColor(color) => {
+            (vk::AttachmentLoadOp::CLEAR, vk::ClearValue { color: vk::ClearColorValue { float32: color } })
+        }
+        AttachmentLoad::ClearDepth(depth) => (
+            vk::AttachmentLoadOp::CLEAR,
+            vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth, stencil: 0 } },
+        ),
+        AttachmentLoad::DontCare => (vk::AttachmentLoadOp::DONT_CARE, vk::ClearValue::default()),
+    }
+}
+
+/// Adds one barrier to the scratch lists; skips barriers with nothing to wait for and no
+/// layout to change.
+fn push_barrier(
+    executor: &mut Executor,
+    resolved: Resolved,
+    source: SyncState,
+    dst_stages: vk::PipelineStageFlags2,
+    dst_access: vk::AccessFlags2,
+    new_layout: vk::ImageLayout,
+    aliased_buffer: bool,
+) -> bool {
+    match resolved {
+        Resolved::Image(image) => {
+            let same_layout = source.layout == new_layout && source.layout != vk::ImageLayout::UNDEFINED;
+            if source.stages.is_empty() && same_layout {
+                return false;
+            }
+            executor.image_barriers.push(
+                vk::ImageMemoryBarrier2::default()
+                    .src_stage_mask(source.stages)
+                    .src_access_mask(source.access)
+                    .dst_stage_mask(dst_stages)
+                    .dst_access_mask(dst_access)
+                    .old_layout(source.layout)
+                    .new_layout(new_layout)
+                    .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                    .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                    .image(image.image)
+                    .subresource_range(full_range(image.format, image.mip_levels)),
+            );
+            true
+        }
+        Resolved::Buffer(buffer) => {
+            if source.stages.is_empty() {
+                return false;
+            }
+            if aliased_buffer {
+                // The previous occupant is another buffer: a global barrier covers the memory.
+                executor.memory_barriers.push(
+                    vk::MemoryBarrier2::default()
+                        .src_stage_mask(source.stages)
+                        .src_access_mask(source.access)
+                        .dst_stage_mask(dst_stages)
+                        .dst_access_mask(dst_access),
+                );
+            } else {
+                executor.buffer_barriers.push(
+                    vk::BufferMemoryBarrier2::default()
+                        .src_stage_mask(source.stages)
+                        .src_access_mask(source.access)
+                        .dst_stage_mask(dst_stages)
+                        .dst_access_mask(dst_access)
+                        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                        .buffer(buffer.buffer)
+                        .offset(0)
+                        .size(vk::WHOLE_SIZE),
+                );
+            }
+            true
+        }
+        Resolved::None => false,
+    }
+}
+
+fn flush_barriers(device: &ash::Device, command_buffer: vk::CommandBuffer, executor: &mut Executor) {
+    if executor.image_barriers.is_empty() && executor.buffer_barriers.is_empty() && executor.memory_barriers.is_empty()
+    {
+        return;
+    }
+    let dependency = vk::DependencyInfo::default()
+        .memory_barriers(&executor.memory_barriers)
+        .buffer_memory_barriers(&executor.buffer_barriers)
+        .image_memory_barriers(&executor.image_barriers);
+    // SAFETY: the command buffer is recording; every barrier names a live resource.
+    unsafe { device.cmd_pipeline_barrier2(command_buffer, &dependency) };
+    executor.image_barriers.clear();
+    executor.buffer_barriers.clear();
+    executor.memory_barriers.clear();
+}
+
+/// State a history resource is in after the first frame's clear.
+fn cleared_state(is_image: bool) -> SyncState {
+    SyncState {
+        stages: vk::PipelineStageFlags2::ALL_TRANSFER,
+        access: vk::AccessFlags2::TRANSFER_WRITE,
+        layout: if is_image { vk::ImageLayout::TRANSFER_DST_OPTIMAL } else { vk::ImageLayout::UNDEFINED },
+    }
+}
+
+impl RenderGraph {
+    /// Runs one frame: compiles if the graph changed, waits for the frame slot, calls every
+    /// running pass's `prepare`, records all passes with their barriers and submits.
+    pub fn execute_frame(&mut self) -> Result<()> {
+        self.compile()?;
+        let slot_index = (self.frame_index % FRAMES_IN_FLIGHT as u64) as usize;
+        self.executor.finish_slot(&self.device, slot_index, &mut self.stats)?;
+        self.resolve();
+        let device = Arc::clone(&self.device);
+        let raw = device.raw();
+        let compiled = self.compiled.as_mut().expect("compiled above");
+        let executor = &mut self.executor;
+        {
+            let slot = &mut executor.slots[slot_index];
+            // SAFETY: the slot's fence was waited for, so its command buffer is not in use.
+            unsafe { raw.reset_command_pool(slot.pool, vk::CommandPoolResetFlags::empty()) }
+                .map_err(GraphError::vulkan("vkResetCommandPool"))?;
+            slot.descriptors.reset()?;
+        }
+        executor.staging.begin_frame(slot_index as u32);
+        executor.uploads.clear();
+        executor.error = None;
+        let output_extent = self.output_extent;
+        let frame_index = self.frame_index;
+
+        // Prepare: per-frame CPU work of every running pass.
+        for (position, &pass_index) in compiled.graph.order.iter().enumerate() {
+            let mut context = PrepareContext {
+                pass_name: &compiled.decl.passes[pass_index].name,
+                position,
+                accesses: &compiled.decl.passes[pass_index].accesses,
+                resolved: &self.resolved,
+                staging: &mut executor.staging,
+                uploads: &mut executor.uploads,
+                frame_index,
+                output_extent,
+            };
+            self.passes[pass_index].prepare(&mut context);
+        }
+
+        let command_buffer = executor.slots[slot_index].command_buffer;
+        let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: the command buffer was reset with its pool and is not in use.
+        unsafe { raw.begin_command_buffer(command_buffer, &begin) }
+            .map_err(GraphError::vulkan("vkBeginCommandBuffer"))?;
+        let timestamps = device.capabilities().timestamps;
+        let queries = executor.slots[slot_index].queries;
+        let pass_count = compiled.graph.order.len();
+        if timestamps && pass_count > 0 {
+            // SAFETY: recording; the range lies inside the pool (sized at compile).
+            unsafe { raw.cmd_reset_query_pool(command_buffer, queries, 0, (pass_count * 2) as u32) };
+        }
+
+        // The first frame after compiling gives last frame's versions defined (zero) contents.
+        if compiled.first_frame {
+            record_history_clears(raw, command_buffer, compiled, &self.resolved, executor);
+        }
+
+        let debug = device.debug_utils();
+        let mut upload_cursor = 0;
+        for (position, &pass_index) in compiled.graph.order.iter().enumerate() {
+            let decl = &compiled.decl.passes[pass_index];
+            if let Some(debug) = debug {
+                let label = vk::DebugUtilsLabelEXT::default().label_name(&compiled.labels[position]);
+                // SAFETY: recording; the label string lives in the compiled graph.
+                unsafe { debug.cmd_begin_debug_utils_label(command_buffer, &label) };
+            }
+            let mut barrier_count = 0;
+            for planned in &compiled.graph.barriers.per_pass[position] {
+                let resource = planned.resource as usize;
+                let resolved = self.resolved[resource];
+                let (source, aliased_buffer) = match planned.source {
+                    BarrierSource::Known(state) => (state, false),
+                    BarrierSource::Entry => match compiled.entry[resource] {
+                        EntrySource::SameFrame(state) => {
+                            (SyncState { layout: vk::ImageLayout::UNDEFINED, ..state }, true)
+                        }
+                        EntrySource::PreviousFrame(state) if !compiled.first_frame => {
+                            (SyncState { layout: vk::ImageLayout::UNDEFINED, ..state }, false)
+                        }
+                        EntrySource::PreviousFrame(_) => (SyncState::NONE, false),
+                        EntrySource::HistoryPrevious(_) if compiled.first_frame => {
+                            (cleared_state(matches!(resolved, Resolved::Image(_))), false)
+                        }
+                        EntrySource::HistoryPrevious(state) => (state, false),
+                        EntrySource::Imported => {
+                            let name = &compiled.decl.resources[resource].name;
+                            (self.imports.get(name.as_str()).map_or(SyncState::NONE, |import| import.state), false)
+                        }
+                    },
+                };
+                if push_barrier(
+                    executor,
+                    resolved,
+                    source,
+                    planned.dst_stages,
+                    planned.dst_access,
+                    planned.new_layout,
+                    aliased_buffer,
+                ) {
+                    barrier_count += 1;
+                }
+            }
+            flush_barriers(raw, command_buffer, executor);
+            executor.slots[slot_index].barriers[position] = barrier_count;
+            if timestamps {
+                // SAFETY: recording; the query was reset above.
+                unsafe {
+                    raw.cmd_write_timestamp2(
+                        command_buffer,
+                        vk::PipelineStageFlags2::ALL_COMMANDS,
+                        queries,
+                        (position * 2) as u32,
+                    )
+                };
+            }
+            while upload_cursor < executor.uploads.len() && executor.uploads[upload_cursor].position == position {
+                let upload = executor.uploads[upload_cursor];
+                // SAFETY: recording; the pass declared a transfer write on the target, whose
+                // barrier was just recorded; the source region lies in the staging ring.
+                unsafe { raw.cmd_copy_buffer(command_buffer, upload.source, upload.target, &[upload.region]) };
+                upload_cursor += 1;
+            }
+            let started = Instant::now();
+            let mut context = ExecuteContext {
+                device: &device,
+                command_buffer,
+                pass_name: &decl.name,
+                accesses: &decl.accesses,
+                resolved: &self.resolved,
+                descriptors: &mut executor.slots[slot_index].descriptors,
+                error: &mut executor.error,
+                frame_index,
+                output_extent,
+                bound: None,
+            };
+            let pass = &mut self.passes[pass_index];
+            pass.execute(&mut context);
+            if let Some(rendering_extent) = begin_rendering(raw, command_buffer, decl, &self.resolved) {
+                let viewport = vk::Viewport {
+                    x: 0.0,
+                    y: 0.0,
+                    width: rendering_extent.width as f32,
+                    height: rendering_extent.height as f32,
+                    min_depth: 0.0,
+                    max_depth: 1.0,
+                };
+                let scissor = vk::Rect2D { offset: vk::Offset2D::default(), extent: rendering_extent };
+                // SAFETY: recording inside the rendering scope just begun.
+                unsafe { raw.cmd_set_viewport(command_buffer, 0, &[viewport]) };
+                // SAFETY: as above.
+                unsafe { raw.cmd_set_scissor(command_buffer, 0, &[scissor]) };
+                context.bound = None;
+                pass.record_draw(&mut context);
+                // SAFETY: ends the scope begun above.
+                unsafe { raw.cmd_end_rendering(command_buffer) };
+            }
+            executor.slots[slot_index].cpu_ms[position] = started.elapsed().as_secs_f64() * 1e3;
+            if timestamps {
+                // SAFETY: recording; the query was reset above.
+                unsafe {
+                    raw.cmd_write_timestamp2(
+                        command_buffer,
+                        vk::PipelineStageFlags2::ALL_COMMANDS,
+                        queries,
+                        (position * 2 + 1) as u32,
+                    )
+                };
+            }
+            if let Some(debug) = debug {
+                // SAFETY: closes the label opened for this pass.
+                unsafe { debug.cmd_end_debug_utils_label(command_buffer) };
+            }
+        }
+
+        // Imported resources carry their state to the next frame; host-visible buffers get
+        // their writes made visible to the host.
+        for (resource, declared) in compiled.decl.resources.iter().enumerate() {
+            let Some(final_state) = compiled.graph.barriers.final_state[resource] else { continue };
+            let Some(import) = self.imports.get_mut(declared.name.as_str()) else { continue };
+            if compiled.graph.resources[resource].residency != crate::compiler::Residency::Imported {
+                continue;
+            }
+            import.state = final_state;
+            if let ImportedResource::Buffer(buffer) = &import.resource {
+                if buffer.mapped().is_some() && !final_state.access.is_empty() {
+                    push_barrier(
+                        executor,
+                        self.resolved[resource],
+                        final_state,
+                        vk::PipelineStageFlags2::HOST,
+                        vk::AccessFlags2::HOST_READ,
+                        vk::ImageLayout::UNDEFINED,
+                        false,
+                    );
+                    import.state = SyncState { access: vk::AccessFlags2::NONE, ..final_state };
+                }
+            }
+        }
+        flush_barriers(raw, command_buffer, executor);
+
+        // SAFETY: the command buffer is recording.
+        unsafe { raw.end_command_buffer(command_buffer) }.map_err(GraphError::vulkan("vkEndCommandBuffer"))?;
+        if let Some(error) = executor.error.take() {
+            return Err(error);
+        }
+        executor.staging.flush()?;
+        let slot = &mut executor.slots[slot_index];
+        let command_buffers = [command_buffer];
+        let submit = vk::SubmitInfo::default().command_buffers(&command_buffers);
+        {
+            let queue = device.queue();
+            // SAFETY: the fence is signalled and unused (waited above).
+            unsafe { raw.reset_fences(&[slot.fence]) }.map_err(GraphError::vulkan("vkResetFences"))?;
+            // SAFETY: the queue lock is held; the command buffer is executable.
+            unsafe { raw.queue_submit(*queue, &[submit], slot.fence) }.map_err(GraphError::vulkan("vkQueueSubmit"))?;
+        }
+        slot.submitted = Some(frame_index);
+        compiled.first_frame = false;
+        self.frame_index += 1;
+        Ok(())
+    }
+
+    /// Waits until every submitted frame has finished on the GPU; afterwards readback
+    /// buffers hold the last frame's results and [`RenderGraph::stats`] is up to date.
+    pub fn wait_idle(&mut self) -> Result<()> {
+        self.executor.wait_all(&self.device, &mut self.stats)
+    }
+}
+
+/// Clears last frame's versions of double-buffered resources in the first frame.
+fn record_history_clears(
+    raw: &ash::Device,
+    command_buffer: vk::CommandBuffer,
+    compiled: &Compiled,
+    resolved: &[Resolved],
+    executor: &mut Executor,
+) {
+    let to_clear = |resource: usize| {
+        matches!(compiled.entry[resource], EntrySource::HistoryPrevious(_))
+            && compiled.graph.resources[resource].lifetime.is_some()
+    };
+    for resource in (0..resolved.len()).filter(|&resource| to_clear(resource)) {
+        push_barrier(
+            executor,
+            resolved[resource],
+            SyncState::NONE,
+            vk::PipelineStageFlags2::ALL_TRANSFER,
+            vk::AccessFlags2::TRANSFER_WRITE,
+            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+            false,
+        );
+    }
+    flush_barriers(raw, command_buffer, executor);
+    for resource in (0..resolved.len()).filter(|&resource| to_clear(resource)) {
+        match resolved[resource] {
+            Resolved::Image(image) => {
+                let range = full_range(image.format, image.mip_levels);
+                let layout = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
+                if range.aspect_mask.contains(vk::ImageAspectFlags::COLOR) {
+                    let color = vk::ClearColorValue { uint32: [0; 4] };
+                    // SAFETY: recording outside rendering; the image is in TRANSFER_DST layout.
+                    unsafe { raw.cmd_clear_color_image(command_buffer, image.image, layout, &color, &[range]) };
+                } else {
+                    let depth = vk::ClearDepthStencilValue { depth: 0.0, stencil: 0 };
+                    // SAFETY: as above.
+                    unsafe { raw.cmd_clear_depth_stencil_image(command_buffer, image.image, layout, &depth, &[range]) };
+                }
+            }
+            Resolved::Buffer(buffer) => {
+                // SAFETY: recording; the buffer has TRANSFER_DST usage (added at compile).
+                unsafe { raw.cmd_fill_buffer(command_buffer, buffer.buffer, 0, vk::WHOLE_SIZE, 0) };
+            }
+            Resolved::None => {}
+        }
+    }
+}
+
+/// Begins dynamic rendering on the pass's declared attachments; returns their extent, or
+/// `None` when the pass declares no attachment.
+fn begin_rendering(
+    raw: &ash::Device,
+    command_buffer: vk::CommandBuffer,
+    decl: &crate::registry::PassDecl,
+    resolved: &[Resolved],
+) -> Option<vk::Extent2D> {
+    let mut colors = [vk::RenderingAttachmentInfo::default(); MAX_COLOR_ATTACHMENTS];
+    let mut color_count = 0;
+    let mut depth = None;
+    let mut extent = None;
+    for access in &decl.accesses {
+        let Some(load) = access.load else { continue };
+        let Resolved::Image(image) = resolved[access.resource as usize] else { continue };
+        extent.get_or_insert(image.extent);
+        let (load_op, clear) = color_clear(load);
+        let read_only = access.access == crate::access::Access::DepthRead;
+        let info = vk::RenderingAttachmentInfo::default()
+            .image_view(image.view)
+            .image_layout(access.access.image_layout())
+            .load_op(load_op)
+            .store_op(if read_only { vk::AttachmentStoreOp::NONE } else { vk::AttachmentStoreOp::STORE })
+            .clear_value(clear);
+        if access.access == crate::access::Access::ColorAttachment {
+            assert!(
+                color_count < MAX_COLOR_ATTACHMENTS,
+                "pass `{}` has more than {MAX_COLOR_ATTACHMENTS} color attachments",
+                decl.name
+            );
+            colors[color_count] = info;
+            color_count += 1;
+        } else {
+            depth = Some(info);
+        }
+    }
+    let extent = extent?;
+    let mut rendering = vk::RenderingInfo::default()
+        .render_area(vk::Rect2D { offset: vk::Offset2D::default(), extent })
+        .layer_count(1)
+        .color_attachments(&colors[..color_count]);
+    if let Some(depth) = depth.as_ref() {
+        rendering = rendering.depth_attachment(depth);
+    }
+    // SAFETY: recording outside any rendering scope; every view is live and in the layout
+    // the pass's barriers established.
+    unsafe { raw.cmd_begin_rendering(command_buffer, &rendering) };
+    Some(extent)
+}

@@ -1,0 +1,464 @@
+//! The render graph: passes, imports, compilation on change, and the physical resources of
+//! the compiled graph (with transient aliasing and double-buffered history resources).
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::sync::Arc;
+
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+
+use crate::alias::{plan_aliasing, AliasItem, AliasPlan};
+use crate::barriers::SyncState;
+use crate::compiler::{compile, CompiledGraph, Residency};
+use crate::context::{Resolved, ResolvedBuffer, ResolvedImage};
+use crate::device::GpuDevice;
+use crate::error::{GraphError, Result};
+use crate::executor::Executor;
+use crate::memory::{GpuBuffer, GpuImage, ImageInfo, MemoryBlock};
+use crate::pass::Pass;
+use crate::registry::{GraphDecl, Origin, ResourceKind};
+use crate::stats::{GraphStats, PassStats};
+
+/// Frames the CPU may record ahead of the GPU.
+pub const FRAMES_IN_FLIGHT: usize = 2;
+
+/// A resource owned outside the graph.
+#[derive(Clone)]
+pub(crate) enum ImportedResource {
+    Image(Arc<GpuImage>),
+    Buffer(Arc<GpuBuffer>),
+}
+
+pub(crate) struct Import {
+    pub(crate) resource: ImportedResource,
+    /// State left by the last frame that used it.
+    pub(crate) state: SyncState,
+}
+
+/// Where the source scope of a resource's first barrier in a frame comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EntrySource {
+    /// The previous occupant of aliased memory, earlier in the same frame.
+    SameFrame(SyncState),
+    /// The last use of the same memory in the previous frame (none in the first frame).
+    PreviousFrame(SyncState),
+    /// Last frame's version of a double-buffered resource: keeps its contents.
+    HistoryPrevious(SyncState),
+    /// An imported resource: its tracked state.
+    Imported,
+}
+
+/// Physical backing of one graph resource.
+pub(crate) enum Backing {
+    None,
+    Image(GpuImage),
+    Buffer(GpuBuffer),
+    ImagePair([GpuImage; 2]),
+    BufferPair([GpuBuffer; 2]),
+}
+
+/// The compiled graph with its physical resources.
+pub(crate) struct Compiled {
+    pub(crate) decl: GraphDecl,
+    pub(crate) graph: CompiledGraph,
+    pub(crate) backings: Vec<Backing>,
+    pub(crate) entry: Vec<EntrySource>,
+    pub(crate) labels: Vec<CString>,
+    pub(crate) alias: AliasPlan,
+    /// Resource index of each alias item.
+    pub(crate) alias_resources: Vec<u32>,
+    pub(crate) transient_bytes: u64,
+    pub(crate) first_frame: bool,
+    _blocks: Vec<Arc<MemoryBlock>>,
+}
+
+/// What aliasing achieved in the compiled graph.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AliasReport {
+    /// Bytes allocated for transient resources.
+    pub transient_bytes: u64,
+    /// Bytes saved against one allocation per transient resource.
+    pub bytes_saved: u64,
+    /// Names of resources sharing one block, for every block with more than one occupant.
+    pub shared: Vec<Vec<String>>,
+}
+
+/// A render graph of passes with the Register → Prepare → Execute lifecycle.
+///
+/// Add passes with [`RenderGraph::add_pass`], import outside resources by name, then call
+/// [`RenderGraph::execute_frame`] once per frame. The graph compiles on the first frame and
+/// again only after it changes (a pass added, the output extent or an import's kind changed).
+pub struct RenderGraph {
+    pub(crate) device: Arc<GpuDevice>,
+    pub(crate) passes: Vec<Box<dyn Pass>>,
+    pub(crate) output_extent: vk::Extent2D,
+    pub(crate) imports: HashMap<String, Import>,
+    pub(crate) dirty: bool,
+    pub(crate) compiled: Option<Compiled>,
+    pub(crate) compile_count: u64,
+    pub(crate) executor: Executor,
+    pub(crate) resolved: Vec<Resolved>,
+    pub(crate) frame_index: u64,
+    pub(crate) stats: GraphStats,
+}
+
+impl RenderGraph {
+    /// Creates an empty graph whose relative sizes refer to `output_extent`.
+    pub fn new(device: Arc<GpuDevice>, output_extent: vk::Extent2D) -> Result<RenderGraph> {
+        let executor = Executor::new(&device)?;
+        Ok(RenderGraph {
+            device,
+            passes: Vec::new(),
+            output_extent,
+            imports: HashMap::new(),
+            dirty: true,
+            compiled: None,
+            compile_count: 0,
+            executor,
+            resolved: Vec::new(),
+            frame_index: 0,
+            stats: GraphStats::default(),
+        })
+    }
+
+    /// The device the graph runs on.
+    pub fn device(&self) -> &Arc<GpuDevice> {
+        &self.device
+    }
+
+    /// Adds a pass; it runs after the passes it depends on, otherwise in the order added.
+    pub fn add_pass(&mut self, pass: impl Pass) {
+        self.passes.push(Box::new(pass));
+        self.dirty = true;
+    }
+
+    /// Changes the extent relative sizes refer to (recompiles when it differs).
+    pub fn set_output_extent(&mut self, extent: vk::Extent2D) {
+        if extent != self.output_extent {
+            self.output_extent = extent;
+            self.dirty = true;
+        }
+    }
+
+    /// The extent relative sizes refer to.
+    pub fn output_extent(&self) -> vk::Extent2D {
+        self.output_extent
+    }
+
+    fn import(&mut self, name: &str, resource: ImportedResource) {
+        let same_kind = match (self.imports.get(name).map(|import| &import.resource), &resource) {
+            (Some(ImportedResource::Image(_)), ImportedResource::Image(_)) => true,
+            (Some(ImportedResource::Buffer(_)), ImportedResource::Buffer(_)) => true,
+            _ => false,
+        };
+        if !same_kind {
+            self.dirty = true;
+        }
+        self.imports.insert(name.to_owned(), Import { resource, state: SyncState::NONE });
+    }
+
+    /// Makes an image owned outside the graph available to passes under `name`. The graph
+    /// keeps it alive and tracks its layout and pending accesses from frame to frame.
+    pub fn import_image(&mut self, name: &str, image: Arc<GpuImage>) {
+        self.import(name, ImportedResource::Image(image));
+    }
+
+    /// Makes a buffer owned outside the graph available to passes under `name`. When its
+    /// memory is host visible, the frame ends with a barrier that makes GPU writes visible to
+    /// the host once the frame's fence signals.
+    pub fn import_buffer(&mut self, name: &str, buffer: Arc<GpuBuffer>) {
+        self.import(name, ImportedResource::Buffer(buffer));
+    }
+
+    /// How many times the graph compiled.
+    pub fn compile_count(&self) -> u64 {
+        self.compile_count
+    }
+
+    /// Number of frames submitted.
+    pub fn frame_index(&self) -> u64 {
+        self.frame_index
+    }
+
+    /// Statistics of the latest completed frame.
+    pub fn stats(&self) -> &GraphStats {
+        &self.stats
+    }
+
+    /// Names of the passes that run, in order (compiles if needed).
+    pub fn execution_order(&mut self) -> Result<Vec<String>> {
+        self.compile()?;
+        let compiled = self.compiled.as_ref().expect("compile succeeded");
+        Ok(compiled.graph.order_names(&compiled.decl).into_iter().map(str::to_owned).collect())
+    }
+
+    /// Names of the passes that do not run (compiles if needed).
+    pub fn culled_passes(&mut self) -> Result<Vec<String>> {
+        self.compile()?;
+        let compiled = self.compiled.as_ref().expect("compile succeeded");
+        Ok(compiled.graph.culled_names(&compiled.decl).into_iter().map(str::to_owned).collect())
+    }
+
+    /// Barriers in the compiled plan (entry barriers included).
+    pub fn barrier_count(&mut self) -> Result<usize> {
+        self.compile()?;
+        Ok(self.compiled.as_ref().expect("compile succeeded").graph.barriers.count())
+    }
+
+    /// What transient aliasing achieved (compiles if needed).
+    pub fn alias_report(&mut self) -> Result<AliasReport> {
+        self.compile()?;
+        let compiled = self.compiled.as_ref().expect("compile succeeded");
+        let shared = compiled
+            .alias
+            .blocks
+            .iter()
+            .filter(|block| block.occupants.len() > 1)
+            .map(|block| {
+                block
+                    .occupants
+                    .iter()
+                    .map(|&item| compiled.decl.resource_name(compiled.alias_resources[item]).to_owned())
+                    .collect()
+            })
+            .collect();
+        Ok(AliasReport { transient_bytes: compiled.transient_bytes, bytes_saved: compiled.alias.bytes_saved, shared })
+    }
+
+    /// Compiles the graph if it changed since the last compilation. Waits for the GPU first
+    /// when resources must be recreated.
+    pub fn compile(&mut self) -> Result<()> {
+        if !self.dirty && self.compiled.is_some() {
+            return Ok(());
+        }
+        let mut decl = GraphDecl::default();
+        for pass in &mut self.passes {
+            let name = pass.name().to_owned();
+            decl.declare_pass(&name, |registry| pass.register(registry));
+        }
+        let imports = &self.imports;
+        let is_imported = |name: &str, kind: ResourceKind| match imports.get(name).map(|import| &import.resource) {
+            Some(ImportedResource::Image(_)) => kind == ResourceKind::Image,
+            Some(ImportedResource::Buffer(_)) => kind == ResourceKind::Buffer,
+            None => false,
+        };
+        let graph = compile(&decl, &is_imported)?;
+        // Old resources may be in use by frames in flight.
+        self.executor.wait_all(&self.device, &mut self.stats)?;
+        self.compiled = None;
+        let compiled = self.allocate(decl, graph)?;
+        self.resolved = vec![Resolved::None; compiled.decl.resource_count()];
+        self.executor.prepare_for(&self.device, &compiled)?;
+        self.stats = GraphStats {
+            transient_bytes: compiled.transient_bytes,
+            aliased_bytes_saved: compiled.alias.bytes_saved,
+            passes: compiled
+                .graph
+                .order
+                .iter()
+                .map(|&pass| PassStats { name: compiled.decl.passes[pass].name.clone(), ..PassStats::default() })
+                .collect(),
+            ..GraphStats::default()
+        };
+        self.compiled = Some(compiled);
+        for import in self.imports.values_mut() {
+            import.state = SyncState::NONE;
+        }
+        self.dirty = false;
+        self.compile_count += 1;
+        Ok(())
+    }
+
+    fn allocate(&self, decl: GraphDecl, graph: CompiledGraph) -> Result<Compiled> {
+        let device = &self.device;
+        let mut backings: Vec<Backing> = Vec::with_capacity(decl.resource_count());
+        let mut alias_items = Vec::new();
+        let mut alias_resources = Vec::new();
+        for (index, declared) in decl.resources.iter().enumerate() {
+            let compiled = &graph.resources[index];
+            let name = declared.name.as_str();
+            let backing = match (compiled.residency, declared.origin) {
+                (Residency::Transient | Residency::HistoryCurrent, Origin::CreatedImage(desc)) => {
+                    let extent =
+                        desc.size.resolve(self.output_extent).ok_or_else(|| GraphError::InvalidDescription {
+                            resource: name.to_owned(),
+                            reason: "the size resolves to zero or is not finite",
+                        })?;
+                    let info = ImageInfo {
+                        format: desc.format,
+                        extent,
+                        mip_levels: desc.mip_levels,
+                        usage: compiled.image_usage,
+                    };
+                    if compiled.residency == Residency::Transient {
+                        let image = GpuImage::new_unbound(device, name, info)?;
+                        let requirements = image.requirements();
+                        alias_items.push(alias_item(compiled.lifetime, requirements, true));
+                        alias_resources.push(index as u32);
+                        Backing::Image(image)
+                    } else {
+                        Backing::ImagePair([
+                            GpuImage::new(device, &format!("{name} [0]"), info)?,
+                            GpuImage::new(device, &format!("{name} [1]"), info)?,
+                        ])
+                    }
+                }
+                (Residency::Transient | Residency::HistoryCurrent, Origin::CreatedBuffer(desc)) => {
+                    let usage = compiled.buffer_usage;
+                    if compiled.residency == Residency::Transient {
+                        let buffer = GpuBuffer::new_unbound(device, name, desc.size, usage)?;
+                        alias_items.push(alias_item(compiled.lifetime, buffer.requirements(), false));
+                        alias_resources.push(index as u32);
+                        Backing::Buffer(buffer)
+                    } else {
+                        let location = MemoryLocation::GpuOnly;
+                        Backing::BufferPair([
+                            GpuBuffer::new(device, &format!("{name} [0]"), desc.size, usage, location)?,
+                            GpuBuffer::new(device, &format!("{name} [1]"), desc.size, usage, location)?,
+                        ])
+                    }
+                }
+                _ => Backing::None,
+            };
+            backings.push(backing);
+        }
+        let alias = plan_aliasing(&alias_items);
+        let mut blocks = Vec::with_capacity(alias.blocks.len());
+        for (block_index, block) in alias.blocks.iter().enumerate() {
+            let requirements = vk::MemoryRequirements {
+                size: block.size,
+                alignment: block.alignment,
+                memory_type_bits: block.type_bits,
+            };
+            let name = format!("transient block {block_index}");
+            let memory =
+                Arc::new(MemoryBlock::new(device, &name, requirements, MemoryLocation::GpuOnly, !block.is_image)?);
+            for &item in &block.occupants {
+                let resource = alias_resources[item] as usize;
+                match &mut backings[resource] {
+                    Backing::Image(image) => image.bind_shared(&memory, decl.resource_name(resource as u32))?,
+                    Backing::Buffer(buffer) => buffer.bind_shared(&memory)?,
+                    _ => unreachable!("alias items are unbound transient resources"),
+                }
+            }
+            blocks.push(memory);
+        }
+        let transient_bytes = alias.blocks.iter().map(|block| block.size).sum();
+        let entry = entry_sources(&decl, &graph, &alias, &alias_resources);
+        let labels = graph
+            .order
+            .iter()
+            .map(|&pass| CString::new(decl.passes[pass].name.replace('\0', " ")).unwrap_or_default())
+            .collect();
+        Ok(Compiled {
+            decl,
+            graph,
+            backings,
+            entry,
+            labels,
+            alias,
+            alias_resources,
+            transient_bytes,
+            first_frame: true,
+            _blocks: blocks,
+        })
+    }
+
+    /// Points every graph resource at its physical resource for frame `frame_index`
+    /// (double-buffered resources swap copies each frame).
+    pub(crate) fn resolve(&mut self) {
+        let Some(compiled) = &self.compiled else { return };
+        let current = (self.frame_index % 2) as usize;
+        for (index, declared) in compiled.decl.resources.iter().enumerate() {
+            let (backing_index, copy) = match declared.origin {
+                Origin::History { of } => (of as usize, 1 - current),
+                _ => (index, current),
+            };
+            self.resolved[index] = match &compiled.backings[backing_index] {
+                Backing::Image(image) => resolve_image(image),
+                Backing::ImagePair(pair) => resolve_image(&pair[copy]),
+                Backing::Buffer(buffer) => resolve_buffer(buffer),
+                Backing::BufferPair(pair) => resolve_buffer(&pair[copy]),
+                Backing::None => match self.imports.get(&declared.name).map(|import| &import.resource) {
+                    Some(ImportedResource::Image(image)) => resolve_image(image),
+                    Some(ImportedResource::Buffer(buffer)) => resolve_buffer(buffer),
+                    None => Resolved::None,
+                },
+            };
+        }
+    }
+}
+
+impl Drop for RenderGraph {
+    fn drop(&mut self) {
+        // Resources and passes (with their pipelines) must outlive the frames using them.
+        let _ = self.device.wait_idle();
+    }
+}
+
+fn resolve_image(image: &GpuImage) -> Resolved {
+    let info = image.info();
+    Resolved::Image(ResolvedImage {
+        image: image.raw(),
+        view: image.view(),
+        format: info.format,
+        extent: info.extent,
+        mip_levels: info.mip_levels,
+    })
+}
+
+fn resolve_buffer(buffer: &GpuBuffer) -> Resolved {
+    Resolved::Buffer(ResolvedBuffer { buffer: buffer.raw(), size: buffer.size() })
+}
+
+fn alias_item(lifetime: Option<(usize, usize)>, requirements: vk::MemoryRequirements, is_image: bool) -> AliasItem {
+    AliasItem {
+        lifetime: lifetime.unwrap_or((0, 0)),
+        size: requirements.size,
+        alignment: requirements.alignment,
+        type_bits: requirements.memory_type_bits,
+        is_image,
+    }
+}
+
+/// Decides where each resource's entry barrier takes its source from.
+fn entry_sources(
+    decl: &GraphDecl,
+    graph: &CompiledGraph,
+    alias: &AliasPlan,
+    alias_resources: &[u32],
+) -> Vec<EntrySource> {
+    let final_state = |resource: usize| graph.barriers.final_state[resource].unwrap_or(SyncState::NONE);
+    let mut entry: Vec<EntrySource> = (0..decl.resource_count())
+        .map(|resource| match (graph.resources[resource].residency, decl.resources[resource].origin) {
+            (Residency::Imported, _) => EntrySource::Imported,
+            (Residency::HistoryPrevious, Origin::History { of }) => {
+                EntrySource::HistoryPrevious(final_state(of as usize))
+            }
+            _ => EntrySource::PreviousFrame(SyncState::NONE),
+        })
+        .collect();
+    // A double-buffered resource's current copy was last frame's previous copy.
+    for (index, declared) in decl.resources.iter().enumerate() {
+        if let (Origin::History { of }, Residency::HistoryPrevious) =
+            (declared.origin, graph.resources[index].residency)
+        {
+            entry[of as usize] = EntrySource::PreviousFrame(final_state(index));
+        }
+    }
+    // Aliased memory: each occupant waits for the previous one; the first waits for the last
+    // occupant of the previous frame.
+    for block in &alias.blocks {
+        let occupants: Vec<usize> = block.occupants.iter().map(|&item| alias_resources[item] as usize).collect();
+        for (position, &resource) in occupants.iter().enumerate() {
+            entry[resource] = if position == 0 {
+                let last = *occupants.last().expect("a block has an occupant");
+                EntrySource::PreviousFrame(final_state(last))
+            } else {
+                EntrySource::SameFrame(final_state(occupants[position - 1]))
+            };
+        }
+    }
+    entry
+}

@@ -1,0 +1,384 @@
+//! What passes declare in `register`: named resources (created, imported or last frame's
+//! version) and how each pass accesses them.
+
+use std::collections::HashMap;
+
+use ash::vk;
+
+use crate::access::{Access, ShaderStage};
+
+/// A typed reference to an image of the graph; valid for the graph it was registered in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ImageHandle(pub(crate) u32);
+
+/// A typed reference to a buffer of the graph; valid for the graph it was registered in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BufferHandle(pub(crate) u32);
+
+/// Size of an image: fixed, or a fraction of the graph's output extent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ImageSize {
+    /// Fixed width and height in texels.
+    Absolute {
+        /// Width.
+        width: u32,
+        /// Height.
+        height: u32,
+    },
+    /// Output extent times the scale (rounded up, at least one texel).
+    Relative {
+        /// Horizontal scale.
+        scale_x: f32,
+        /// Vertical scale.
+        scale_y: f32,
+    },
+}
+
+impl ImageSize {
+    /// The size of the output itself.
+    pub const OUTPUT: ImageSize = ImageSize::Relative { scale_x: 1.0, scale_y: 1.0 };
+
+    /// Resolves the size against the output extent; `None` for zero or non-finite results.
+    pub fn resolve(self, output: vk::Extent2D) -> Option<vk::Extent2D> {
+        let extent = match self {
+            ImageSize::Absolute { width, height } => vk::Extent2D { width, height },
+            ImageSize::Relative { scale_x, scale_y } => {
+                if !(scale_x.is_finite() && scale_y.is_finite() && scale_x > 0.0 && scale_y > 0.0) {
+                    return None;
+                }
+                let scale = |size: u32, factor: f32| ((size as f64 * factor as f64).ceil() as u32).max(1);
+                vk::Extent2D { width: scale(output.width, scale_x), height: scale(output.height, scale_y) }
+            }
+        };
+        (extent.width > 0 && extent.height > 0).then_some(extent)
+    }
+}
+
+/// Description of an image the graph creates.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ImageDesc {
+    /// Texel format.
+    pub format: vk::Format,
+    /// Absolute or output-relative size.
+    pub size: ImageSize,
+    /// Mip levels (at least 1).
+    pub mip_levels: u32,
+}
+
+impl ImageDesc {
+    /// A one-mip image.
+    pub fn new(format: vk::Format, size: ImageSize) -> ImageDesc {
+        ImageDesc { format, size, mip_levels: 1 }
+    }
+
+    /// The same image with `mip_levels` mips.
+    pub fn with_mips(self, mip_levels: u32) -> ImageDesc {
+        ImageDesc { mip_levels, ..self }
+    }
+}
+
+/// Description of a buffer the graph creates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferDesc {
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// How a color or depth attachment starts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AttachmentLoad {
+    /// Keep the previous contents.
+    Load,
+    /// Clear to this color.
+    ClearColor([f32; 4]),
+    /// Clear to this depth.
+    ClearDepth(f32),
+    /// Contents are undefined at the start.
+    DontCare,
+}
+
+/// Whether a resource is an image or a buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ResourceKind {
+    /// An image.
+    Image,
+    /// A buffer.
+    Buffer,
+}
+
+/// Where a declared resource comes from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Origin {
+    /// Only referred to so far; compile fails unless it is imported.
+    Referenced,
+    /// Created by the graph from a description.
+    CreatedImage(ImageDesc),
+    /// Created by the graph from a description.
+    CreatedBuffer(BufferDesc),
+    /// Last frame's version of resource `of`.
+    History { of: u32 },
+}
+
+/// One named resource of the graph.
+#[derive(Clone, Debug)]
+pub(crate) struct ResourceDecl {
+    pub(crate) name: String,
+    pub(crate) kind: ResourceKind,
+    pub(crate) origin: Origin,
+    /// The first pass that mentioned the resource (for error messages).
+    pub(crate) first_user: usize,
+    /// Number of creations (more than one is an error).
+    pub(crate) creations: u32,
+}
+
+/// One declared access of a pass.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct AccessDecl {
+    pub(crate) resource: u32,
+    pub(crate) access: Access,
+    pub(crate) load: Option<AttachmentLoad>,
+}
+
+/// What one pass declared.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PassDecl {
+    pub(crate) name: String,
+    pub(crate) accesses: Vec<AccessDecl>,
+    pub(crate) side_effect: bool,
+    /// A problem found while registering (reported by the compiler).
+    pub(crate) invalid: Option<(u32, &'static str)>,
+}
+
+/// All declarations of a graph, input of the compiler.
+#[derive(Clone, Debug, Default)]
+pub struct GraphDecl {
+    pub(crate) passes: Vec<PassDecl>,
+    pub(crate) resources: Vec<ResourceDecl>,
+    names: HashMap<(String, bool), u32>,
+}
+
+impl GraphDecl {
+    /// Number of declared passes.
+    pub fn pass_count(&self) -> usize {
+        self.passes.len()
+    }
+
+    /// Number of declared resources.
+    pub fn resource_count(&self) -> usize {
+        self.resources.len()
+    }
+
+    /// Name of resource `index`.
+    pub fn resource_name(&self, index: u32) -> &str {
+        &self.resources[index as usize].name
+    }
+
+    /// Declares one pass: runs `register` against a registry for it.
+    pub fn declare_pass(&mut self, name: &str, register: impl FnOnce(&mut Registry<'_>)) {
+        let index = self.passes.len();
+        self.passes.push(PassDecl { name: name.to_owned(), ..PassDecl::default() });
+        let mut registry = Registry { decl: self, pass: index };
+        register(&mut registry);
+    }
+
+    fn intern(&mut self, name: &str, kind: ResourceKind, history: bool, pass: usize) -> u32 {
+        if let Some(&index) = self.names.get(&(name.to_owned(), history)) {
+            return index;
+        }
+        let index = self.resources.len() as u32;
+        let display = if history { format!("{name} (previous frame)") } else { name.to_owned() };
+        self.resources.push(ResourceDecl {
+            name: display,
+            kind,
+            origin: Origin::Referenced,
+            first_user: pass,
+            creations: 0,
+        });
+        self.names.insert((name.to_owned(), history), index);
+        index
+    }
+}
+
+/// Handed to [`crate::Pass::register`]: declares the resources a pass creates or uses and
+/// how it accesses each. Handles returned for the same name are equal across passes.
+pub struct Registry<'graph> {
+    decl: &'graph mut GraphDecl,
+    pass: usize,
+}
+
+impl Registry<'_> {
+    fn create(&mut self, name: &str, kind: ResourceKind, origin: Origin) -> u32 {
+        let index = self.decl.intern(name, kind, false, self.pass);
+        let resource = &mut self.decl.resources[index as usize];
+        resource.creations += 1;
+        if resource.kind != kind {
+            self.decl.passes[self.pass].invalid = Some((index, "the name is used for both an image and a buffer"));
+        } else if resource.creations == 1 {
+            resource.origin = origin;
+        }
+        index
+    }
+
+    /// Declares an image the graph creates (transient unless some pass reads its history).
+    pub fn create_image(&mut self, name: &str, desc: ImageDesc) -> ImageHandle {
+        ImageHandle(self.create(name, ResourceKind::Image, Origin::CreatedImage(desc)))
+    }
+
+    /// Declares a buffer the graph creates.
+    pub fn create_buffer(&mut self, name: &str, desc: BufferDesc) -> BufferHandle {
+        BufferHandle(self.create(name, ResourceKind::Buffer, Origin::CreatedBuffer(desc)))
+    }
+
+    fn refer(&mut self, name: &str, kind: ResourceKind, history: bool) -> u32 {
+        let index = self.decl.intern(name, kind, history, self.pass);
+        if self.decl.resources[index as usize].kind != kind {
+            self.decl.passes[self.pass].invalid = Some((index, "the name is used for both an image and a buffer"));
+        }
+        if history {
+            let base = self.decl.intern(name, kind, false, self.pass);
+            self.decl.resources[index as usize].origin = Origin::History { of: base };
+        }
+        index
+    }
+
+    /// Refers to an image created by another pass or imported into the graph.
+    pub fn image(&mut self, name: &str) -> ImageHandle {
+        ImageHandle(self.refer(name, ResourceKind::Image, false))
+    }
+
+    /// Refers to a buffer created by another pass or imported into the graph.
+    pub fn buffer(&mut self, name: &str) -> BufferHandle {
+        BufferHandle(self.refer(name, ResourceKind::Buffer, false))
+    }
+
+    /// Refers to last frame's version of a created image (e.g. `depth_prepass` for the
+    /// next frame's Hi-Z). The first frame sees it cleared to zero.
+    pub fn history_image(&mut self, name: &str) -> ImageHandle {
+        ImageHandle(self.refer(name, ResourceKind::Image, true))
+    }
+
+    /// Refers to last frame's version of a created buffer (zero in the first frame).
+    pub fn history_buffer(&mut self, name: &str) -> BufferHandle {
+        BufferHandle(self.refer(name, ResourceKind::Buffer, true))
+    }
+
+    fn declare(&mut self, resource: u32, access: Access, load: Option<AttachmentLoad>) {
+        let pass = &mut self.decl.passes[self.pass];
+        if pass.accesses.iter().any(|existing| existing.resource == resource) {
+            pass.invalid = Some((resource, "the pass declares two accesses to it; declare one (e.g. a read-write)"));
+            return;
+        }
+        pass.accesses.push(AccessDecl { resource, access, load });
+    }
+
+    /// Declares an access to an image.
+    pub fn access_image(&mut self, image: ImageHandle, access: Access) -> ImageHandle {
+        if access.applies_to() == crate::access::Applies::BuffersOnly {
+            self.decl.passes[self.pass].invalid = Some((image.0, "a buffer-only access on an image"));
+        }
+        self.declare(image.0, access, None);
+        image
+    }
+
+    /// Declares an access to a buffer.
+    pub fn access_buffer(&mut self, buffer: BufferHandle, access: Access) -> BufferHandle {
+        if access.applies_to() == crate::access::Applies::ImagesOnly {
+            self.decl.passes[self.pass].invalid = Some((buffer.0, "an image-only access on a buffer"));
+        }
+        self.declare(buffer.0, access, None);
+        buffer
+    }
+
+    /// The image is sampled by `stage`.
+    pub fn sample(&mut self, image: ImageHandle, stage: ShaderStage) -> ImageHandle {
+        self.access_image(image, Access::Sampled(stage))
+    }
+
+    /// The image is a storage image written (not read) by `stage`.
+    pub fn write_storage_image(&mut self, image: ImageHandle, stage: ShaderStage) -> ImageHandle {
+        self.access_image(image, Access::StorageWrite(stage))
+    }
+
+    /// The buffer is a storage buffer read by `stage`.
+    pub fn read_storage_buffer(&mut self, buffer: BufferHandle, stage: ShaderStage) -> BufferHandle {
+        self.access_buffer(buffer, Access::StorageRead(stage))
+    }
+
+    /// The buffer is a storage buffer written (not read) by `stage`.
+    pub fn write_storage_buffer(&mut self, buffer: BufferHandle, stage: ShaderStage) -> BufferHandle {
+        self.access_buffer(buffer, Access::StorageWrite(stage))
+    }
+
+    /// The image is a color attachment of this pass's rendering, which starts with `load`.
+    pub fn color_attachment(&mut self, image: ImageHandle, load: AttachmentLoad) -> ImageHandle {
+        self.declare(image.0, Access::ColorAttachment, Some(load));
+        image
+    }
+
+    /// The image is the depth attachment (tested and written), which starts with `load`.
+    pub fn depth_attachment(&mut self, image: ImageHandle, load: AttachmentLoad) -> ImageHandle {
+        self.declare(image.0, Access::DepthAttachment, Some(load));
+        image
+    }
+
+    /// The image is a read-only depth attachment (tested, not written).
+    pub fn depth_read(&mut self, image: ImageHandle) -> ImageHandle {
+        self.declare(image.0, Access::DepthRead, Some(AttachmentLoad::Load));
+        image
+    }
+
+    /// The pass must run even when nobody reads what it writes (e.g. it writes to the host).
+    pub fn side_effect(&mut self) {
+        self.decl.passes[self.pass].side_effect = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_name_gives_same_handle_across_passes() {
+        let mut decl = GraphDecl::default();
+        let mut created = None;
+        decl.declare_pass("a", |registry| {
+            created =
+                Some(registry.create_image("color", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT)));
+        });
+        let mut referred = None;
+        decl.declare_pass("b", |registry| referred = Some(registry.image("color")));
+        assert_eq!(created, referred);
+        assert_eq!(decl.resource_count(), 1);
+    }
+
+    #[test]
+    fn history_is_a_separate_resource_linked_to_its_base() {
+        let mut decl = GraphDecl::default();
+        decl.declare_pass("hiz", |registry| {
+            registry.history_image("depth_prepass");
+        });
+        assert_eq!(decl.resource_count(), 2);
+        assert_eq!(decl.resources[0].origin, Origin::History { of: 1 });
+        assert_eq!(decl.resource_name(0), "depth_prepass (previous frame)");
+    }
+
+    #[test]
+    fn two_accesses_to_one_resource_are_flagged() {
+        let mut decl = GraphDecl::default();
+        decl.declare_pass("twice", |registry| {
+            let buffer = registry.create_buffer("data", BufferDesc { size: 16 });
+            registry.read_storage_buffer(buffer, ShaderStage::Compute);
+            registry.write_storage_buffer(buffer, ShaderStage::Compute);
+        });
+        assert!(decl.passes[0].invalid.is_some());
+    }
+
+    #[test]
+    fn relative_sizes_round_up_and_reject_nonsense() {
+        let output = vk::Extent2D { width: 101, height: 51 };
+        let half = ImageSize::Relative { scale_x: 0.5, scale_y: 0.5 };
+        assert_eq!(half.resolve(output), Some(vk::Extent2D { width: 51, height: 26 }));
+        assert_eq!(ImageSize::Relative { scale_x: f32::NAN, scale_y: 1.0 }.resolve(output), None);
+        assert_eq!(ImageSize::Absolute { width: 0, height: 4 }.resolve(output), None);
+    }
+}

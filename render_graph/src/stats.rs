@@ -1,0 +1,32 @@
+//! Per-frame statistics: GPU time per pass from timestamp queries and CPU recording time.
+
+/// Timings of one pass.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PassStats {
+    /// The pass name.
+    pub name: String,
+    /// GPU time between the timestamps around the pass, in milliseconds (`None` when the
+    /// queue has no timestamps).
+    pub gpu_ms: Option<f64>,
+    /// CPU time spent in `execute` and `record_draw`, in milliseconds.
+    pub cpu_record_ms: f64,
+    /// Barriers recorded before the pass.
+    pub barriers: u32,
+}
+
+/// Statistics of the latest frame whose GPU work has completed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GraphStats {
+    /// The frame these numbers belong to.
+    pub frame_index: u64,
+    /// One entry per executed pass, in execution order.
+    pub passes: Vec<PassStats>,
+    /// Sum of the passes' GPU times, in milliseconds.
+    pub total_gpu_ms: f64,
+    /// Sum of the passes' CPU recording times, in milliseconds.
+    pub total_cpu_record_ms: f64,
+    /// Bytes of transient memory allocated (after aliasing).
+    pub transient_bytes: u64,
+    /// Bytes saved by aliasing transient resources.
+    pub aliased_bytes_saved: u64,
+}
