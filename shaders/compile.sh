@@ -6,5 +6,5 @@ cd "$(dirname "$0")"
 for source in glsl/*.glsl; do
     name=$(basename "$source" .glsl)
     stage=${name##*.}
-    glslc -fshader-stage="$stage" --target-env=vulkan1.3 -O -o "spirv/$name.spv" "$source"
+    glslc -fshader-stage="$stage" --target-env=vulkan1.2 -O -o "spirv/$name.spv" "$source"
 done

@@ -161,7 +161,8 @@ impl GpuDevice {
                 Some(_) => {
                     // SAFETY: the create info is valid; its user data (the log) is kept
                     // alive by `self.validation` until the messenger is destroyed in Drop.
-                    match unsafe { debug_instance.create_debug_utils_messenger(&messenger_info, None) } {
+                    let standalone_info = messenger_create_info(validation.as_ref());
+                    match unsafe { debug_instance.create_debug_utils_messenger(&standalone_info, None) } {
                         Ok(messenger) => messenger,
                         Err(result) => {
                             // SAFETY: nothing else was created from the instance yet.
@@ -494,10 +495,11 @@ fn inspect_physical_device(instance: &ash::Instance, physical: vk::PhysicalDevic
     let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut features12).push_next(&mut features13);
     // SAFETY: the chain consists of valid structs that outlive the call.
     unsafe { instance.get_physical_device_features2(physical, &mut features) };
+    // maintenance4 is mandatory in Vulkan 1.3; glslc's vulkan1.3 target needs it (LocalSizeId).
     let (sync2, dynamic_rendering) = (features13.synchronization2, features13.dynamic_rendering);
     let (indirect_count, minmax) = (features12.draw_indirect_count, features12.sampler_filter_minmax);
-    if sync2 == vk::FALSE || dynamic_rendering == vk::FALSE {
-        return Err(format!("{name}: synchronization2 and dynamic rendering are required"));
+    if sync2 == vk::FALSE || dynamic_rendering == vk::FALSE || features13.maintenance4 == vk::FALSE {
+        return Err(format!("{name}: synchronization2, dynamic rendering and maintenance4 are required"));
     }
     // SAFETY: as above.
     let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };

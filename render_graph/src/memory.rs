@@ -427,7 +427,7 @@ impl StagingRing {
 
 /// A persistently mapped buffer the GPU writes and the host reads after the frame's fence.
 pub struct ReadbackBuffer {
-    buffer: GpuBuffer,
+    buffer: Arc<GpuBuffer>,
 }
 
 impl ReadbackBuffer {
@@ -435,12 +435,19 @@ impl ReadbackBuffer {
     /// buffer.
     pub fn new(device: &Arc<GpuDevice>, name: &str, size: u64) -> Result<ReadbackBuffer> {
         let usage = vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::STORAGE_BUFFER;
-        Ok(ReadbackBuffer { buffer: GpuBuffer::new(device, name, size, usage, MemoryLocation::GpuToCpu)? })
+        let buffer = GpuBuffer::new(device, name, size, usage, MemoryLocation::GpuToCpu)?;
+        Ok(ReadbackBuffer { buffer: Arc::new(buffer) })
     }
 
-    /// The buffer, e.g. to import into a graph.
+    /// The buffer.
     pub fn buffer(&self) -> &GpuBuffer {
         &self.buffer
+    }
+
+    /// A shared reference to the buffer, to import into a graph
+    /// ([`crate::RenderGraph::import_buffer`]).
+    pub fn shared(&self) -> Arc<GpuBuffer> {
+        Arc::clone(&self.buffer)
     }
 
     /// Reads the contents; call after the fence of the frame that wrote them.

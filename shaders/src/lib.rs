@@ -1,7 +1,7 @@
 //! GLSL sources and their committed SPIR-V, so building needs no shader compiler.
 //!
 //! Each shader has one entry point (`main`) and lives in `glsl/<name>.<stage>.glsl`; its
-//! SPIR-V, compiled by `compile.sh` (glslc, `--target-env=vulkan1.3 -O`), is committed in
+//! SPIR-V, compiled by `compile.sh` (glslc, `--target-env=vulkan1.2 -O`), is committed in
 //! `spirv/<name>.<stage>.spv`. The test `tests/fresh.rs` recompiles every source and fails
 //! when a committed binary is stale.
 //!

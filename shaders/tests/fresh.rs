@@ -25,7 +25,7 @@ fn committed_spirv_matches_glsl_sources() {
         let output = out_dir.join(format!("{}.spv", shader.name));
         let status = Command::new("glslc")
             .arg(format!("-fshader-stage={}", shader.stage.glslc_name()))
-            .args(["--target-env=vulkan1.3", "-O", "-o"])
+            .args(["--target-env=vulkan1.2", "-O", "-o"])
             .arg(&output)
             .arg(crate_dir.join(shader.source_path))
             .status()

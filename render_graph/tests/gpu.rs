@@ -1,0 +1,399 @@
+//! GPU tests on a validated device (lavapipe in CI): each ends with zero validation messages.
+
+mod common;
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use ash::vk;
+use common::{filled, import_report, ProbeKind, ProbeOp, ProbePass, ProbePipelines, ImageRead};
+use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
+use render_graph::{
+    Access, AttachmentLoad, Binding, BindingKind, ComputePipeline, ExecuteContext, GraphError, GraphicsPipeline,
+    GraphicsPipelineDesc, ImageDesc, ImageHandle, ImageSize, Pass, ReadbackBuffer, Registry, RenderGraph, ShaderStage,
+    BufferHandle,
+};
+
+const EXTENT: vk::Extent2D = vk::Extent2D { width: 40, height: 24 };
+
+struct PatternPass {
+    pipeline: ComputePipeline,
+    target: Option<ImageHandle>,
+}
+
+impl Pass for PatternPass {
+    fn name(&self) -> &str {
+        "pattern"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        let image = registry.create_image("pattern", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
+        self.target = Some(registry.write_storage_image(image, ShaderStage::Compute));
+    }
+    fn execute(&mut self, context: &mut ExecuteContext) {
+        let target = self.target.expect("registered");
+        let extent = context.image(target).extent;
+        context.bind_compute(&self.pipeline, &[Binding::Image(target)]);
+        context.push_constants(&[extent.width, extent.height]);
+        context.dispatch(extent.width.div_ceil(8), extent.height.div_ceil(8), 1);
+    }
+}
+
+struct InvertPass {
+    pipeline: GraphicsPipeline,
+    source: Option<ImageHandle>,
+}
+
+impl Pass for InvertPass {
+    fn name(&self) -> &str {
+        "invert"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        let source = registry.image("pattern");
+        self.source = Some(registry.sample(source, ShaderStage::Fragment));
+        let color = registry.create_image("color", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
+        registry.color_attachment(color, AttachmentLoad::ClearColor([0.0, 0.0, 0.0, 0.0]));
+    }
+    fn execute(&mut self, _context: &mut ExecuteContext) {}
+    fn record_draw(&mut self, context: &mut ExecuteContext) {
+        context.bind_graphics(&self.pipeline, &[Binding::Image(self.source.expect("registered"))]);
+        context.draw(3, 1);
+    }
+}
+
+struct CopyOutPass {
+    color: Option<ImageHandle>,
+    target: Option<BufferHandle>,
+}
+
+impl Pass for CopyOutPass {
+    fn name(&self) -> &str {
+        "copy out"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        let color = registry.image("color");
+        self.color = Some(registry.access_image(color, Access::TransferRead));
+        let target = registry.buffer("readback");
+        self.target = Some(registry.access_buffer(target, Access::TransferWrite));
+    }
+    fn execute(&mut self, context: &mut ExecuteContext) {
+        let color = context.image(self.color.expect("registered"));
+        let target = context.buffer(self.target.expect("registered"));
+        let region = vk::BufferImageCopy::default()
+            .image_subresource(vk::ImageSubresourceLayers {
+                aspect_mask: vk::ImageAspectFlags::COLOR,
+                mip_level: 0,
+                base_array_layer: 0,
+                layer_count: 1,
+            })
+            .image_extent(vk::Extent3D { width: color.extent.width, height: color.extent.height, depth: 1 });
+        let layout = context.image_layout(self.color.expect("registered"));
+        // SAFETY: recording; both resources were declared with transfer accesses, so the graph
+        // placed the barriers and the image is in TRANSFER_SRC_OPTIMAL.
+        unsafe {
+            context.device().cmd_copy_image_to_buffer(context.command_buffer(), color.image, layout, target.buffer, &[region])
+        };
+    }
+}
+
+fn invert_pipeline(device: &Arc<render_graph::GpuDevice>) -> GraphicsPipeline {
+    GraphicsPipeline::new(
+        device,
+        "invert",
+        &GraphicsPipelineDesc {
+            vertex: shaders::FULLSCREEN_VERT.words(),
+            fragment: shaders::INVERT_FRAG.words(),
+            bindings: &[BindingKind::SampledImage],
+            push_constant_bytes: 0,
+            color_formats: &[vk::Format::R8G8B8A8_UNORM],
+            depth: None,
+            topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+            cull_mode: vk::CullModeFlags::NONE,
+        },
+    )
+    .expect("invert pipeline builds")
+}
+
+#[test]
+fn compute_graphics_transfer_chain_produces_the_right_pixels() {
+    let Some(device) = gpu_test_context() else { return };
+    let pattern = ComputePipeline::new(&device, "pattern", shaders::PATTERN_COMP.words(), &[BindingKind::StorageImage], 8)
+        .expect("pattern pipeline builds");
+    let readback =
+        ReadbackBuffer::new(&device, "readback", u64::from(EXTENT.width * EXTENT.height * 4)).expect("readback allocates");
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    // Declared out of order on purpose: the compiler orders by dependencies.
+    graph.add_pass(CopyOutPass { color: None, target: None });
+    graph.add_pass(InvertPass { pipeline: invert_pipeline(&device), source: None });
+    graph.add_pass(PatternPass { pipeline: pattern, target: None });
+    graph.import_buffer("readback", readback.shared());
+    for _ in 0..3 {
+        graph.execute_frame().expect("frame runs");
+    }
+    graph.wait_idle().expect("frames finish");
+    assert_eq!(graph.execution_order().expect("compiles"), ["pattern", "invert", "copy out"]);
+    assert_eq!(graph.compile_count(), 1, "an unchanged graph compiles once");
+    let pixels = readback.read().expect("readback maps");
+    for y in 0..EXTENT.height {
+        for x in 0..EXTENT.width {
+            let at = ((y * EXTENT.width + x) * 4) as usize;
+            let blue = if ((x / 8) + (y / 8)) % 2 == 0 { 255 } else { 0 };
+            let expected = [255 - (x % 256) as u8, 255 - (y % 256) as u8, 255 - blue, 255];
+            assert_eq!(&pixels[at..at + 4], &expected, "pixel ({x}, {y})");
+        }
+    }
+    let stats = graph.stats();
+    assert_eq!(stats.passes.len(), 3);
+    if device.capabilities().timestamps {
+        assert!(stats.passes.iter().all(|pass| pass.gpu_ms.is_some_and(|ms| ms >= 0.0)), "{stats:?}");
+    }
+    let dot = graph.to_dot().expect("compiles");
+    assert!(dot.starts_with("digraph") && dot.contains("invert") && dot.contains("READ_ONLY_OPTIMAL"), "{dot}");
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
+
+fn probe(name: &str, ops: Vec<ProbeOp>, pipelines: &Arc<ProbePipelines>) -> ProbePass {
+    ProbePass::new(name, ops, pipelines)
+}
+
+fn fill(resource: &str, kind: ProbeKind, seed: u32) -> ProbeOp {
+    ProbeOp::Fill { resource: resource.into(), kind, seed }
+}
+
+fn read(resource: &str, kind: ProbeKind) -> ProbeOp {
+    ProbeOp::Read { resource: resource.into(), kind, image_read: ImageRead::Storage }
+}
+
+#[test]
+fn transient_images_with_disjoint_lifetimes_share_memory_and_stay_right() {
+    let Some(device) = gpu_test_context() else { return };
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    let passes = [
+        probe("make first", vec![fill("first", ProbeKind::Image, 100)], &pipelines),
+        probe("use first", vec![read("first", ProbeKind::Image)], &pipelines),
+        probe("make second", vec![fill("second", ProbeKind::Image, 200)], &pipelines),
+        probe("use second", vec![read("second", ProbeKind::Image)], &pipelines),
+    ];
+    let mut reports = Vec::new();
+    for pass in passes {
+        if let Some(report) = import_report(&device, &mut graph, &pass) {
+            reports.push(report);
+        }
+        graph.add_pass(pass);
+    }
+    for _ in 0..3 {
+        graph.execute_frame().expect("frame runs");
+    }
+    graph.wait_idle().expect("frames finish");
+    let alias = graph.alias_report().expect("compiles");
+    assert_eq!(alias.shared, vec![vec!["first".to_owned(), "second".to_owned()]], "{alias:?}");
+    assert!(alias.bytes_saved > 0, "{alias:?}");
+    assert_eq!(graph.stats().aliased_bytes_saved, alias.bytes_saved);
+    assert_eq!(reports[0].read_u32().expect("maps"), filled(100), "reader of `first`");
+    assert_eq!(reports[1].read_u32().expect("maps"), filled(200), "reader of `second`");
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn a_pass_whose_output_nobody_reads_is_not_executed() {
+    let Some(device) = gpu_test_context() else { return };
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    let unread = probe("unread", vec![fill("scratch", ProbeKind::Buffer, 1)], &pipelines);
+    let unread_runs = Arc::clone(&unread.executed);
+    let mut kept = probe("kept", vec![fill("scratch 2", ProbeKind::Buffer, 2)], &pipelines);
+    kept.side_effect = true;
+    let kept_runs = Arc::clone(&kept.executed);
+    graph.add_pass(unread);
+    graph.add_pass(kept);
+    graph.execute_frame().expect("frame runs");
+    graph.execute_frame().expect("frame runs");
+    graph.wait_idle().expect("frames finish");
+    assert_eq!(unread_runs.load(Ordering::Relaxed), 0, "the culled pass never executes");
+    assert_eq!(kept_runs.load(Ordering::Relaxed), 2, "a pass with a side effect runs every frame");
+    assert_eq!(graph.culled_passes().expect("compiles"), ["unread"]);
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn cycles_and_missing_resources_are_clear_compile_errors() {
+    let Some(device) = gpu_test_context() else { return };
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    let mut first = probe("first", vec![fill("a", ProbeKind::Buffer, 1), read("b", ProbeKind::Buffer)], &pipelines);
+    first.side_effect = true;
+    let second = probe("second", vec![fill("b", ProbeKind::Buffer, 2), read("a", ProbeKind::Buffer)], &pipelines);
+    let reports = [import_report(&device, &mut graph, &first), import_report(&device, &mut graph, &second)];
+    graph.add_pass(first);
+    graph.add_pass(second);
+    let error = graph.execute_frame().expect_err("the passes form a cycle");
+    assert!(matches!(&error, GraphError::Cycle(names) if names.len() == 3), "{error}");
+    let message = error.to_string();
+    assert!(message.contains("first") && message.contains("second"), "{message}");
+    drop(reports);
+
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    let reader = probe("reader", vec![read("nowhere", ProbeKind::Image)], &pipelines);
+    let _report = import_report(&device, &mut graph, &reader);
+    graph.add_pass(reader);
+    let error = graph.compile().expect_err("`nowhere` is never declared");
+    assert_eq!(
+        error.to_string(),
+        "pass `reader` uses resource `nowhere`, which no pass creates and nobody imported"
+    );
+
+    struct Lonely;
+    impl Pass for Lonely {
+        fn name(&self) -> &str {
+            "lonely reader"
+        }
+        fn register(&mut self, registry: &mut Registry) {
+            let image = registry.create_image("never written", ImageDesc::new(vk::Format::R8_UNORM, ImageSize::OUTPUT));
+            registry.sample(image, ShaderStage::Compute);
+            registry.side_effect();
+        }
+        fn execute(&mut self, _context: &mut ExecuteContext) {}
+    }
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    graph.add_pass(Lonely);
+    let error = graph.compile().expect_err("nobody writes the image");
+    assert_eq!(error.to_string(), "pass `lonely reader` reads resource `never written`, which no pass writes");
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn history_reads_see_last_frame_and_zero_first() {
+    let Some(device) = gpu_test_context() else { return };
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    struct HistoryReader {
+        pipelines: Arc<ProbePipelines>,
+        previous: Option<ImageHandle>,
+        report: Option<BufferHandle>,
+    }
+    impl Pass for HistoryReader {
+        fn name(&self) -> &str {
+            "hiz"
+        }
+        fn register(&mut self, registry: &mut Registry) {
+            let previous = registry.history_image("depth_prepass");
+            self.previous = Some(registry.access_image(previous, Access::StorageRead(ShaderStage::Compute)));
+            let report = registry.buffer("report hiz");
+            self.report = Some(registry.write_storage_buffer(report, ShaderStage::Compute));
+        }
+        fn execute(&mut self, context: &mut ExecuteContext) {
+            let bindings = [Binding::Image(self.previous.expect("registered")), Binding::Buffer(self.report.expect("registered"))];
+            context.bind_compute(&self.pipelines.read_storage_image, &bindings);
+            context.push_constants(&[0, 0]);
+            context.dispatch(shaders::PROBE_ELEMENTS / shaders::PROBE_WORKGROUP, 1, 1);
+        }
+    }
+    struct Seeded(ProbePass);
+    impl Pass for Seeded {
+        fn name(&self) -> &str {
+            self.0.name()
+        }
+        fn register(&mut self, registry: &mut Registry) {
+            self.0.register(registry)
+        }
+        fn prepare(&mut self, context: &mut render_graph::PrepareContext) {
+            // A different value every frame, so the reader proves which frame it saw.
+            let seed = 1000 * (context.frame_index() as u32 + 1);
+            self.0.ops = vec![fill("depth_prepass", ProbeKind::Image, seed)];
+        }
+        fn execute(&mut self, context: &mut ExecuteContext) {
+            self.0.execute(context)
+        }
+    }
+    let report = ReadbackBuffer::new(&device, "report hiz", common::PROBE_BYTES).expect("allocates");
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    graph.import_buffer("report hiz", report.shared());
+    graph.add_pass(HistoryReader { pipelines: Arc::clone(&pipelines), previous: None, report: None });
+    graph.add_pass(Seeded(probe("depth prepass", vec![fill("depth_prepass", ProbeKind::Image, 0)], &pipelines)));
+    graph.execute_frame().expect("frame runs");
+    graph.wait_idle().expect("frame finishes");
+    assert_eq!(report.read_u32().expect("maps"), vec![0; shaders::PROBE_ELEMENTS as usize], "frame 0 sees zeros");
+    for frame in 1..4_u32 {
+        graph.execute_frame().expect("frame runs");
+        graph.wait_idle().expect("frame finishes");
+        assert_eq!(report.read_u32().expect("maps"), filled(1000 * frame), "frame {frame} sees frame {}", frame - 1);
+    }
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn uploads_through_the_staging_ring_arrive() {
+    let Some(device) = gpu_test_context() else { return };
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    struct Upload {
+        target: Option<BufferHandle>,
+    }
+    impl Pass for Upload {
+        fn name(&self) -> &str {
+            "upload"
+        }
+        fn register(&mut self, registry: &mut Registry) {
+            let buffer = registry.create_buffer("uploaded", render_graph::BufferDesc { size: common::PROBE_BYTES });
+            self.target = Some(registry.access_buffer(buffer, Access::TransferWrite));
+        }
+        fn prepare(&mut self, context: &mut render_graph::PrepareContext) {
+            let bytes: Vec<u8> = filled(77).iter().flat_map(|value| value.to_le_bytes()).collect();
+            context.upload_buffer(self.target.expect("registered"), 0, &bytes).expect("fits the ring");
+        }
+        fn execute(&mut self, _context: &mut ExecuteContext) {}
+    }
+    let reader = probe("reader", vec![read("uploaded", ProbeKind::Buffer)], &pipelines);
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    let report = import_report(&device, &mut graph, &reader).expect("the reader reports");
+    graph.add_pass(Upload { target: None });
+    graph.add_pass(reader);
+    for _ in 0..3 {
+        graph.execute_frame().expect("frame runs");
+    }
+    graph.wait_idle().expect("frames finish");
+    assert_eq!(report.read_u32().expect("maps"), filled(77));
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn synchronization_validation_is_on_and_catches_a_missing_barrier() {
+    let Some(device) = gpu_test_context() else { return };
+    /// Clears one buffer twice inside one pass: a write-after-write hazard the graph cannot
+    /// see, because barriers are placed between passes, not inside them.
+    struct DoubleWrite {
+        target: Option<BufferHandle>,
+    }
+    impl Pass for DoubleWrite {
+        fn name(&self) -> &str {
+            "double write"
+        }
+        fn register(&mut self, registry: &mut Registry) {
+            let buffer = registry.create_buffer("twice", render_graph::BufferDesc { size: common::PROBE_BYTES });
+            self.target = Some(registry.access_buffer(buffer, Access::TransferWrite));
+            registry.side_effect();
+        }
+        fn execute(&mut self, context: &mut ExecuteContext) {
+            let buffer = context.buffer(self.target.expect("registered")).buffer;
+            for value in [1, 2] {
+                // SAFETY: recording; the buffer is live and has TRANSFER_DST usage. The missing
+                // barrier between the two clears is the point of the test.
+                unsafe { context.device().cmd_fill_buffer(context.command_buffer(), buffer, 0, vk::WHOLE_SIZE, value) };
+            }
+        }
+    }
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    graph.add_pass(DoubleWrite { target: None });
+    graph.execute_frame().expect("frame runs");
+    graph.wait_idle().expect("frame finishes");
+    drop(graph);
+    let counts = device.validation_counts();
+    let messages = device.validation_messages();
+    assert!(counts.error > 0, "synchronization validation must report the hazard: {counts:?}");
+    assert!(messages.iter().any(|message| message.contains("WRITE-AFTER-WRITE")), "{messages:?}");
+}
