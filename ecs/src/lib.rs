@@ -1,4 +1,79 @@
 //! Engine components, the transform hierarchy and camera/host-view resolution.
+//!
+//! - Components, all plain data: [`Transform`], [`WorldTransform`], [`Parent`] and
+//!   [`Children`], [`Mesh`] with [`MeshHandle`] and [`MaterialHandle`], [`Visible`],
+//!   [`ShadowCaster`], [`Camera`], [`Lod`], [`SkinnedPose`], and the tags [`Culled`] and
+//!   [`Occluded`].
+//! - [`hierarchy`]: parenting that refuses loops, and the `Transform`-stage system that
+//!   writes world matrices level by level on the job system.
+//! - [`view`]: a host's view for one frame, else the held active camera, published as
+//!   [`ResolvedView`] in the [`VIEW_STAGE`] between `Transform` and `Visibility`.
+//! - [`RenderSettings`] and [`Viewport`]: resources every system reads live.
+//! - [`scene`]: helpers that build scenes for tests, samples and benchmarks.
+//!
+//! [`install`] adds all of it to an [`App`]:
+//!
+//! ```
+//! use ecs::{scene, Camera, FrameContextExt, Transform};
+//! use glam::Vec3;
+//! let mut app = runtime::App::new();
+//! ecs::install(&mut app);
+//! let camera = scene::spawn_camera(app.world_mut(), Camera::default(), Transform::from_translation(Vec3::Z));
+//! app.add_system(
+//!     runtime::Stage::Visibility,
+//!     runtime::System::new("check", move |ctx| {
+//!         let view = ctx.frame_value::<ecs::ResolvedView>().expect("a camera exists");
+//!         assert_eq!(view.camera, Some(camera));
+//!     })
+//!     .reads_frame::<ecs::ResolvedView>(),
+//! );
+//! app.run_frame();
+//! ```
 #![warn(missing_docs)]
 pub mod bounds;
 pub use bounds::{Aabb, Sphere};
+
+mod camera;
+pub mod hierarchy;
+mod lod;
+mod render;
+pub mod scene;
+mod settings;
+mod transform;
+pub mod view;
+
+pub use camera::{Camera, Projection, ProjectionKind, Viewport};
+pub use hierarchy::{hierarchy_system, Children, HierarchyError, HierarchyReport, Parent};
+pub use lod::{Lod, LodLevel};
+pub use render::{Culled, MaterialHandle, Mesh, MeshHandle, Occluded, ShadowCaster, SkinnedPose, Visible};
+pub use settings::RenderSettings;
+pub use transform::{Transform, WorldTransform};
+pub use view::{view_system, CameraSelection, FrameContextExt, HostView, ResolvedView, VIEW_STAGE};
+
+use runtime::{App, Stage};
+
+/// Adds the engine's ECS systems and resources to `app`:
+///
+/// - resources [`RenderSettings`] and [`Viewport`] (defaults, unless already inserted),
+///   [`HierarchyReport`] and [`CameraSelection`];
+/// - [`hierarchy_system`] in [`Stage::Transform`];
+/// - the stage [`VIEW_STAGE`] right after `Transform`, holding [`view_system`].
+///
+/// Calling it again on the same app does nothing.
+pub fn install(app: &mut App) {
+    if app.resources().contains::<CameraSelection>() {
+        return;
+    }
+    if !app.resources().contains::<RenderSettings>() {
+        app.insert_resource(RenderSettings::default());
+    }
+    if !app.resources().contains::<Viewport>() {
+        app.insert_resource(Viewport::default());
+    }
+    app.insert_resource(HierarchyReport::default());
+    app.insert_resource(CameraSelection::default());
+    app.add_stage_after(Stage::Transform, VIEW_STAGE)
+        .expect("install runs once per app (guarded above), so the view stage is new");
+    app.add_system(Stage::Transform, hierarchy_system());
+    app.add_system(VIEW_STAGE, view_system());
+}

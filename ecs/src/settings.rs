@@ -1,0 +1,93 @@
+//! The engine's one copy of the render settings.
+
+/// Culling and LOD knobs, as one resource.
+///
+/// Systems read it every frame through the resource map and keep no copy of their own, so a
+/// live edit (a settings screen, an editor panel) takes effect the next frame with nothing to
+/// push and nothing to drift:
+///
+/// ```
+/// use ecs::RenderSettings;
+/// let mut app = runtime::App::new();
+/// ecs::install(&mut app);
+/// app.resource_mut::<RenderSettings>().cull_max_distance = 500.0;
+/// assert_eq!(app.resource::<RenderSettings>().cull_max_distance, 500.0);
+/// ```
+///
+/// The defaults cull nothing that could cover a pixel: the distance and screen-size culls are
+/// off, frustum and occlusion culls (both conservative by construction) are on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RenderSettings {
+    /// Smallest projected size, in pixels of viewport height, an object may have and still be
+    /// drawn. At most 0 disables the screen-size cull (the default, since an object smaller
+    /// than a pixel can still cover one).
+    pub cull_min_pixels: f32,
+    /// Farthest distance from the camera, in world units, at which an object is drawn. At
+    /// most 0 (or not finite) disables the distance cull (the default).
+    pub cull_max_distance: f32,
+    /// Global level-of-detail bias: above 1 keeps finer levels further out. Default 1.
+    pub lod_bias: f32,
+    /// Whether objects outside the view frustum are culled. Default on.
+    pub frustum_culling: bool,
+    /// Whether objects hidden behind others are culled (Hi-Z occlusion). Default on.
+    pub occlusion_culling: bool,
+}
+
+impl Default for RenderSettings {
+    fn default() -> Self {
+        RenderSettings {
+            cull_min_pixels: 0.0,
+            cull_max_distance: 0.0,
+            lod_bias: 1.0,
+            frustum_culling: true,
+            occlusion_culling: true,
+        }
+    }
+}
+
+impl RenderSettings {
+    /// Whether the distance cull is on (a positive finite maximum distance).
+    pub fn distance_cull_enabled(&self) -> bool {
+        self.cull_max_distance.is_finite() && self.cull_max_distance > 0.0
+    }
+
+    /// Whether the screen-size cull is on (a positive finite minimum size).
+    pub fn screen_size_cull_enabled(&self) -> bool {
+        self.cull_min_pixels.is_finite() && self.cull_min_pixels > 0.0
+    }
+
+    /// The LOD bias to use: the configured one, or 1 when it is not a positive finite number.
+    pub fn effective_lod_bias(&self) -> f32 {
+        if self.lod_bias.is_finite() && self.lod_bias > 0.0 {
+            self.lod_bias
+        } else {
+            1.0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_disable_the_lossy_culls() {
+        let settings = RenderSettings::default();
+        assert!(!settings.distance_cull_enabled());
+        assert!(!settings.screen_size_cull_enabled());
+        assert!(settings.frustum_culling && settings.occlusion_culling);
+    }
+
+    #[test]
+    fn bad_values_disable_rather_than_cull_everything() {
+        let settings = RenderSettings {
+            cull_min_pixels: f32::NAN,
+            cull_max_distance: f32::NAN,
+            lod_bias: -3.0,
+            ..RenderSettings::default()
+        };
+        assert!(!settings.distance_cull_enabled());
+        assert!(!settings.screen_size_cull_enabled());
+        assert_eq!(settings.effective_lod_bias(), 1.0);
+    }
+}

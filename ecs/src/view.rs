@@ -1,0 +1,268 @@
+//! Where the view comes from: a host's view for this frame, else the scene's active camera,
+//! held rather than hinted. The answer is published as [`ResolvedView`] for the rest of the
+//! frame.
+//!
+//! The resolver runs in its own stage, [`VIEW_STAGE`], right after `Transform` (so a camera
+//! parented to a rig sees from where the rig puts it this frame) and before `Visibility` (so
+//! every cull, LOD pick and pass reads one answer, whatever order their systems were added
+//! in).
+//!
+//! Rules, in order:
+//! 1. A [`HostView`] published for this frame wins: a free view (no scene camera needed), or
+//!    a scene camera to look through, active or not. It lasts one frame: the frame context is
+//!    cleared when a frame ends, so the frame nobody offers one renders through the scene's
+//!    camera again with nothing to clear.
+//! 2. Otherwise the camera already held ([`CameraSelection`]) stays while it exists, is active
+//!    and has a usable pose, even if a lower-slot camera becomes active beside it.
+//! 3. Only when it is gone, deactivated or unposed, or when the world was replaced (its epoch
+//!    changed, so a stranger may hold the old id), the lowest-slot active camera is looked up
+//!    (slot: [`Camera::order`], then entity id).
+//! 4. No camera: "No active camera found for visibility" is logged once per gap and no view
+//!    is published, so nothing renders.
+
+use glam::{Mat4, Quat, Vec3};
+use hecs::{Entity, World};
+use runtime::{FrameContext, System, SystemContext};
+
+use crate::camera::{Camera, ProjectionKind, Viewport};
+use crate::transform::{Transform, WorldTransform};
+
+/// Name of the stage, inserted after `Transform` by [`install`](crate::install), in which the
+/// view is resolved.
+pub const VIEW_STAGE: &str = "View";
+
+/// A view offered by an authoring host for one frame, published in the
+/// [`FrameContext`] before the view stage (between frames with
+/// [`FrameContextExt::set_host_view`], or by an `Input`-stage system declaring
+/// `writes_frame::<HostView>()`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum HostView {
+    /// A free view: a camera for the projection, placed at `position` with `rotation`. It
+    /// needs no scene camera.
+    Free {
+        /// Projection (its `active` and `order` are ignored).
+        camera: Camera,
+        /// Eye position in world space.
+        position: Vec3,
+        /// Orientation (the view looks down its -Z, +Y up).
+        rotation: Quat,
+    },
+    /// Look through this scene camera, active or not, exactly as if it were the active one.
+    /// If it is gone or has no camera or pose, the frame falls back to the active camera.
+    Through(Entity),
+}
+
+/// The view the frame renders through, published by the view stage for the rest of the frame.
+///
+/// Everything downstream (culls, LOD, passes) reads this, so it follows the view without
+/// knowing whose it is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ResolvedView {
+    /// World to view space.
+    pub view: Mat4,
+    /// View to clip space (reversed-Z).
+    pub projection: Mat4,
+    /// `projection * view`.
+    pub view_projection: Mat4,
+    /// Eye position in world space.
+    pub position: Vec3,
+    /// Eye orientation in world space (looking down -Z).
+    pub rotation: Quat,
+    /// The scene camera rendered through; `None` for a host's free view.
+    pub camera: Option<Entity>,
+    /// Which projection family, e.g. to know whether there is a far plane.
+    pub projection_kind: ProjectionKind,
+    /// The viewport the projection was built for.
+    pub viewport: Viewport,
+}
+
+impl ResolvedView {
+    /// Builds a view from a camera's projection and a pose.
+    pub fn new(
+        camera: &Camera,
+        position: Vec3,
+        rotation: Quat,
+        viewport: Viewport,
+        entity: Option<Entity>,
+    ) -> ResolvedView {
+        let rotation = rotation.normalize();
+        let view = Mat4::from_quat(rotation.conjugate()) * Mat4::from_translation(-position);
+        let projection = camera.projection_matrix(viewport.aspect());
+        ResolvedView {
+            view,
+            projection,
+            view_projection: projection * view,
+            position,
+            rotation,
+            camera: entity,
+            projection_kind: camera.projection.kind(),
+            viewport,
+        }
+    }
+}
+
+/// Natural access to the view values of a [`FrameContext`].
+pub trait FrameContextExt {
+    /// The host's view offered for this frame, if any.
+    fn host_view(&self) -> Option<HostView>;
+    /// Offers a host view for the current frame (or, between frames, the next one).
+    fn set_host_view(&mut self, view: HostView);
+    /// The view resolved this frame, if the view stage has run and found one.
+    fn resolved_view(&self) -> Option<ResolvedView>;
+}
+
+impl FrameContextExt for FrameContext {
+    fn host_view(&self) -> Option<HostView> {
+        self.get::<HostView>().map(|view| *view)
+    }
+
+    fn set_host_view(&mut self, view: HostView) {
+        self.insert(view);
+    }
+
+    fn resolved_view(&self) -> Option<ResolvedView> {
+        self.get::<ResolvedView>().map(|view| *view)
+    }
+}
+
+/// The scene camera in use, held across frames. A resource written by the view system.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CameraSelection {
+    held: Option<Entity>,
+    epoch: u64,
+    in_gap: bool,
+    gaps_reported: u64,
+    scans: u64,
+    bad_through: Option<Entity>,
+}
+
+impl CameraSelection {
+    /// The camera held now, if any.
+    pub fn held(&self) -> Option<Entity> {
+        self.held
+    }
+
+    /// How many times "No active camera found for visibility" was logged (once per gap).
+    pub fn gaps_reported(&self) -> u64 {
+        self.gaps_reported
+    }
+
+    /// How many scans for the lowest-slot active camera ran.
+    pub fn scans(&self) -> u64 {
+        self.scans
+    }
+}
+
+/// The view system for [`VIEW_STAGE`]: applies the rules of this module and publishes
+/// [`ResolvedView`].
+///
+/// Reads `Camera`, `Transform`, `WorldTransform`, the [`Viewport`] resource and the
+/// [`HostView`] frame value; writes the [`CameraSelection`] resource and the `ResolvedView`
+/// frame value. Both resources must be present ([`install`](crate::install) inserts them).
+pub fn view_system() -> System {
+    System::new("ecs::view", |ctx: &mut SystemContext<'_>| {
+        runtime::profile_zone!("resolve view");
+        let viewport = *ctx.resource::<Viewport>();
+        let host = ctx.frame_value::<HostView>().map(|view| *view);
+        let mut selection = ctx.resource_mut::<CameraSelection>();
+        if let Some(view) = resolve(ctx.world, ctx.world_epoch, host, viewport, &mut selection) {
+            ctx.publish(view);
+        }
+    })
+    .reads::<Camera>()
+    .reads::<Transform>()
+    .reads::<WorldTransform>()
+    .reads_resource::<Viewport>()
+    .reads_frame::<HostView>()
+    .writes_resource::<CameraSelection>()
+    .writes_frame::<ResolvedView>()
+}
+
+/// The rules of this module, outside any system (the view system calls it each frame).
+pub fn resolve(
+    world: &World,
+    world_epoch: u64,
+    host: Option<HostView>,
+    viewport: Viewport,
+    selection: &mut CameraSelection,
+) -> Option<ResolvedView> {
+    if selection.epoch != world_epoch {
+        // A replaced world may hand the held id to a stranger: forget it.
+        selection.held = None;
+        selection.epoch = world_epoch;
+    }
+    match host {
+        Some(HostView::Free { camera, position, rotation }) => {
+            return Some(ResolvedView::new(&camera, position, rotation, viewport, None))
+        }
+        Some(HostView::Through(entity)) => match camera_pose(world, entity) {
+            Some((camera, position, rotation)) => {
+                selection.bad_through = None;
+                return Some(ResolvedView::new(&camera, position, rotation, viewport, Some(entity)));
+            }
+            None => {
+                if selection.bad_through != Some(entity) {
+                    log::warn!(
+                        "host view looks through {entity:?}, which is not a posed camera; using the active camera"
+                    );
+                    selection.bad_through = Some(entity);
+                }
+            }
+        },
+        None => {}
+    }
+    if let Some(held) = selection.held {
+        if !matches!(camera_pose(world, held), Some((camera, ..)) if camera.active) {
+            selection.held = None;
+        }
+    }
+    if selection.held.is_none() {
+        selection.scans += 1;
+        selection.held = lowest_slot_active_camera(world);
+    }
+    let Some(entity) = selection.held else {
+        if !selection.in_gap {
+            log::warn!("No active camera found for visibility");
+            selection.in_gap = true;
+            selection.gaps_reported += 1;
+        }
+        return None;
+    };
+    selection.in_gap = false;
+    let (camera, position, rotation) =
+        camera_pose(world, entity).expect("the held camera was checked to be posed above");
+    Some(ResolvedView::new(&camera, position, rotation, viewport, Some(entity)))
+}
+
+/// A camera entity's camera and finite pose (from `WorldTransform`, else `Transform`), or
+/// `None` when it is gone, has no `Camera` or no usable pose.
+fn camera_pose(world: &World, entity: Entity) -> Option<(Camera, Vec3, Quat)> {
+    let mut query = world.query_one::<(&Camera, Option<&WorldTransform>, Option<&Transform>)>(entity);
+    let (camera, world_transform, local) = query.get().ok()?;
+    let matrix = match (world_transform, local) {
+        (Some(world_transform), _) => world_transform.0,
+        (None, Some(local)) => local.to_matrix(),
+        (None, None) => return None,
+    };
+    if !matrix.is_finite() {
+        return None;
+    }
+    let (_, rotation, position) = matrix.to_scale_rotation_translation();
+    let rotation = rotation.normalize();
+    rotation.is_finite().then_some((*camera, position, rotation))
+}
+
+/// The active, posed camera with the lowest `(order, entity id)`.
+fn lowest_slot_active_camera(world: &World) -> Option<Entity> {
+    let mut query = world.query::<(Entity, &Camera)>();
+    query
+        .iter()
+        .filter(|(_, camera)| camera.active)
+        .map(|(entity, camera)| ((camera.order, entity.id()), entity))
+        .filter(|(_, entity)| camera_pose(world, *entity).is_some())
+        .min_by_key(|(slot, _)| *slot)
+        .map(|(_, entity)| entity)
+}
+
+#[cfg(test)]
+mod tests;
