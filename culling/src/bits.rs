@@ -34,10 +34,7 @@ pub const fn words_for(len: usize) -> usize {
 impl VisibilityBits {
     /// `len` objects, all hidden.
     pub fn new(len: usize) -> Self {
-        Self {
-            words: vec![0; words_for(len)],
-            len,
-        }
+        Self { words: vec![0; words_for(len)], len }
     }
 
     /// Number of objects.
@@ -58,11 +55,7 @@ impl VisibilityBits {
     /// When `index >= len()`.
     #[inline]
     pub fn is_visible(&self, index: usize) -> bool {
-        assert!(
-            index < self.len,
-            "object {index} is out of range of {} visibility bits",
-            self.len
-        );
+        assert!(index < self.len, "object {index} is out of range of {} visibility bits", self.len);
         self.words[index / BITS_PER_WORD] >> (index % BITS_PER_WORD) & 1 == 1
     }
 
@@ -72,11 +65,7 @@ impl VisibilityBits {
     /// When `index >= len()`.
     #[inline]
     pub fn set(&mut self, index: usize, visible: bool) {
-        assert!(
-            index < self.len,
-            "object {index} is out of range of {} visibility bits",
-            self.len
-        );
+        assert!(index < self.len, "object {index} is out of range of {} visibility bits", self.len);
         let mask = 1u64 << (index % BITS_PER_WORD);
         let word = &mut self.words[index / BITS_PER_WORD];
         if visible {
@@ -89,10 +78,7 @@ impl VisibilityBits {
     /// Number of objects that may be visible.
     #[inline]
     pub fn count_visible(&self) -> usize {
-        self.words
-            .iter()
-            .map(|word| word.count_ones() as usize)
-            .sum()
+        self.words.iter().map(|word| word.count_ones() as usize).sum()
     }
 
     /// The words, `words_for(len())` of them.
@@ -141,20 +127,17 @@ impl VisibilityBits {
 
     /// Indices of the objects that may be visible, ascending.
     pub fn iter_visible(&self) -> impl Iterator<Item = usize> + '_ {
-        self.words
-            .iter()
-            .enumerate()
-            .flat_map(|(word_index, &word)| {
-                let mut rest = word;
-                std::iter::from_fn(move || {
-                    if rest == 0 {
-                        return None;
-                    }
-                    let bit = rest.trailing_zeros() as usize;
-                    rest &= rest - 1;
-                    Some(word_index * BITS_PER_WORD + bit)
-                })
+        self.words.iter().enumerate().flat_map(|(word_index, &word)| {
+            let mut rest = word;
+            std::iter::from_fn(move || {
+                if rest == 0 {
+                    return None;
+                }
+                let bit = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                Some(word_index * BITS_PER_WORD + bit)
             })
+        })
     }
 
     fn clear_tail(&mut self) {
@@ -179,10 +162,7 @@ mod tests {
         }
         bits.set(64, false);
         assert_eq!(bits.count_visible(), 4);
-        assert_eq!(
-            bits.iter_visible().collect::<Vec<_>>(),
-            vec![0, 63, 127, 129]
-        );
+        assert_eq!(bits.iter_visible().collect::<Vec<_>>(), vec![0, 63, 127, 129]);
         assert!(!bits.is_visible(64));
     }
 
@@ -200,20 +180,12 @@ mod tests {
         bits.fill(true);
         let before = bits.words().as_ptr();
         bits.resize(100);
-        assert_eq!(
-            bits.count_visible(),
-            100,
-            "shrinking keeps the low bits only"
-        );
+        assert_eq!(bits.count_visible(), 100, "shrinking keeps the low bits only");
         bits.resize(900);
         assert_eq!(bits.count_visible(), 100, "growing adds hidden objects");
         bits.reset(1000);
         assert_eq!(bits.count_visible(), 0);
-        assert_eq!(
-            before,
-            bits.words().as_ptr(),
-            "no reallocation within capacity"
-        );
+        assert_eq!(before, bits.words().as_ptr(), "no reallocation within capacity");
         assert!(bits.capacity() >= 1000);
     }
 

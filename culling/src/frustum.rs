@@ -95,20 +95,14 @@ impl Frustum {
     /// without planes that reports `is_finite() == false`.
     pub fn from_view_projection(view_projection: Mat4) -> Frustum {
         if !view_projection.is_finite() {
-            return Frustum {
-                finite: false,
-                ..Frustum::EVERYTHING
-            };
+            return Frustum { finite: false, ..Frustum::EVERYTHING };
         }
         let row = |index: usize| view_projection.row(index).as_dvec4();
         let (r0, r1, r2, r3) = (row(0), row(1), row(2), row(3));
         // Order: left, right, bottom, top, near (r3 - r2 under reversed-Z), far (r2).
         let candidates: [DVec4; MAX_PLANES] = [r3 + r0, r3 - r0, r3 + r1, r3 - r1, r3 - r2, r2];
         let normal_length = |plane: &DVec4| plane.truncate().length();
-        let reference = candidates[..4]
-            .iter()
-            .map(normal_length)
-            .fold(0.0f64, f64::max);
+        let reference = candidates[..4].iter().map(normal_length).fold(0.0f64, f64::max);
 
         let mut frustum = Frustum::EVERYTHING;
         for candidate in candidates {
@@ -119,10 +113,7 @@ impl Frustum {
             }
             let plane = (candidate / length).as_vec4();
             if !plane.is_finite() {
-                return Frustum {
-                    finite: false,
-                    ..Frustum::EVERYTHING
-                };
+                return Frustum { finite: false, ..Frustum::EVERYTHING };
             }
             frustum.push(plane);
         }
@@ -202,10 +193,8 @@ pub(crate) fn lane_is_finite(value: f32) -> bool {
 #[inline(always)]
 pub(crate) fn sphere_lane(lanes: &PlaneLanes, center: Vec3, radius: f32) -> LaneVerdict {
     // Step 1: a lane with a non-finite input is kept and reported.
-    let finite = lane_is_finite(center.x)
-        & lane_is_finite(center.y)
-        & lane_is_finite(center.z)
-        & lane_is_finite(radius);
+    let finite =
+        lane_is_finite(center.x) & lane_is_finite(center.y) & lane_is_finite(center.z) & lane_is_finite(radius);
     // Step 2: the radius is taken by its absolute value, so a negative one cannot cull.
     let reach = radius.abs();
     let mut outside = false;
@@ -218,10 +207,7 @@ pub(crate) fn sphere_lane(lanes: &PlaneLanes, center: Vec3, radius: f32) -> Lane
         // Step 4: outside this plane when even the point nearest to it is behind it.
         outside |= distance + reach < 0.0;
     }
-    LaneVerdict {
-        visible: !outside || !finite,
-        non_finite: !finite,
-    }
+    LaneVerdict { visible: !outside || !finite, non_finite: !finite }
 }
 
 /// The reference box test (centre and half extents), one object; every batch kernel
@@ -245,15 +231,11 @@ pub(crate) fn aabb_lane(lanes: &PlaneLanes, center: Vec3, half: Vec3) -> LaneVer
             + lanes.normal_z[plane] * center.z
             + lanes.offset[plane];
         // Step 4: reach of the corner furthest along n, (|nx|*hx + |ny|*hy) + |nz|*hz.
-        let reach =
-            lanes.abs_x[plane] * half.x + lanes.abs_y[plane] * half.y + lanes.abs_z[plane] * half.z;
+        let reach = lanes.abs_x[plane] * half.x + lanes.abs_y[plane] * half.y + lanes.abs_z[plane] * half.z;
         // Step 5: outside this plane when even that corner is behind it.
         outside |= distance + reach < 0.0;
     }
-    LaneVerdict {
-        visible: !outside || !finite,
-        non_finite: !finite,
-    }
+    LaneVerdict { visible: !outside || !finite, non_finite: !finite }
 }
 
 #[cfg(test)]
@@ -272,21 +254,14 @@ mod tests {
     fn assert_unit_planes(frustum: &Frustum) {
         for plane in frustum.planes() {
             let length = plane.truncate().length();
-            assert!(
-                (length - 1.0).abs() < 1e-5,
-                "plane {plane} should have a unit normal, length {length}"
-            );
+            assert!((length - 1.0).abs() < 1e-5, "plane {plane} should have a unit normal, length {length}");
         }
     }
 
     #[test]
     fn infinite_projection_has_five_unit_planes() {
         let frustum = infinite_frustum();
-        assert_eq!(
-            frustum.planes().len(),
-            5,
-            "no far plane for an infinite projection"
-        );
+        assert_eq!(frustum.planes().len(), 5, "no far plane for an infinite projection");
         assert!(frustum.is_finite());
         assert_unit_planes(&frustum);
     }
@@ -300,10 +275,7 @@ mod tests {
         assert_unit_planes(&frustum);
         let beyond = Aabb::new(Vec3::new(-1.0, 1.0, -620.0), Vec3::new(1.0, 3.0, -600.0));
         let inside = Aabb::new(Vec3::new(-1.0, 1.0, -420.0), Vec3::new(1.0, 3.0, -400.0));
-        assert!(
-            !frustum.may_intersect_aabb(&beyond),
-            "past the far plane is culled"
-        );
+        assert!(!frustum.may_intersect_aabb(&beyond), "past the far plane is culled");
         assert!(frustum.may_intersect_aabb(&inside));
     }
 
@@ -317,22 +289,13 @@ mod tests {
         let ahead = Aabb::new(Vec3::new(9.0, 1.0, -20.0), Vec3::new(12.0, 3.0, -10.0));
         let behind = Aabb::new(Vec3::new(-1.0, 1.0, 1.0), Vec3::new(1.0, 3.0, 2.0));
         assert!(!frustum.may_intersect_aabb(&side));
-        assert!(
-            frustum.may_intersect_aabb(&ahead),
-            "straddles the right plane"
-        );
-        assert!(
-            !frustum.may_intersect_aabb(&behind),
-            "behind the near plane"
-        );
+        assert!(frustum.may_intersect_aabb(&ahead), "straddles the right plane");
+        assert!(!frustum.may_intersect_aabb(&behind), "behind the near plane");
     }
 
     #[test]
     fn box_100_km_down_the_view_is_visible() {
-        let far = Aabb::new(
-            Vec3::new(-5.0, -3.0, -100_010.0),
-            Vec3::new(5.0, 7.0, -100_000.0),
-        );
+        let far = Aabb::new(Vec3::new(-5.0, -3.0, -100_010.0), Vec3::new(5.0, 7.0, -100_000.0));
         assert!(infinite_frustum().may_intersect_aabb(&far));
         let sphere = Sphere::new(Vec3::new(0.0, 2.0, -100_000.0), 1.0);
         assert!(infinite_frustum().may_intersect_sphere(&sphere));
@@ -343,14 +306,8 @@ mod tests {
         let frustum = infinite_frustum();
         // 70° vertical, 16:9: at 10 m depth the half width is about 12.5 m.
         let half_width = 10.0 * (35f32.to_radians().tan() * 16.0 / 9.0);
-        let straddle = Aabb::new(
-            Vec3::new(half_width - 0.5, 1.0, -11.0),
-            Vec3::new(half_width + 40.0, 3.0, -9.0),
-        );
-        let outside = Aabb::new(
-            Vec3::new(half_width + 5.0, 1.0, -10.5),
-            Vec3::new(half_width + 40.0, 3.0, -9.5),
-        );
+        let straddle = Aabb::new(Vec3::new(half_width - 0.5, 1.0, -11.0), Vec3::new(half_width + 40.0, 3.0, -9.0));
+        let outside = Aabb::new(Vec3::new(half_width + 5.0, 1.0, -10.5), Vec3::new(half_width + 40.0, 3.0, -9.5));
         assert!(frustum.may_intersect_aabb(&straddle));
         assert!(!frustum.may_intersect_aabb(&outside));
     }

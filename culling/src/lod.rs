@@ -50,12 +50,7 @@ pub fn lod_scale(projection: &Mat4) -> f32 {
 /// assert_eq!(select_lod(1.0e6, 1.0, 1.0, ranges), 2, "past the last level, the last");
 /// assert_eq!(select_lod(10.5, 1.0, 2.0, ranges), 0, "a bias of 2 doubles each range");
 /// ```
-pub fn select_lod(
-    distance: f32,
-    scale: f32,
-    bias: f32,
-    max_distances: impl IntoIterator<Item = f32>,
-) -> usize {
+pub fn select_lod(distance: f32, scale: f32, bias: f32, max_distances: impl IntoIterator<Item = f32>) -> usize {
     if distance.is_nan() {
         return 0;
     }

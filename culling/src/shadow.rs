@@ -40,11 +40,7 @@ impl ShadowCull {
     /// bitsets of earlier frames, so a steady cascade count allocates nothing.
     pub fn set_views(&mut self, light_view_projections: &[Mat4]) {
         self.frusta.clear();
-        self.frusta.extend(
-            light_view_projections
-                .iter()
-                .map(|&matrix| Frustum::from_view_projection(matrix)),
-        );
+        self.frusta.extend(light_view_projections.iter().map(|&matrix| Frustum::from_view_projection(matrix)));
         let count = self.frusta.len();
         if self.bits.len() < count {
             self.bits.resize_with(count, VisibilityBits::default);
@@ -74,11 +70,7 @@ impl ShadowCull {
     /// When `view >= view_count()`.
     #[inline]
     pub fn bits(&self, view: usize) -> &VisibilityBits {
-        assert!(
-            view < self.frusta.len(),
-            "light view {view} of {}",
-            self.frusta.len()
-        );
+        assert!(view < self.frusta.len(), "light view {view} of {}", self.frusta.len());
         &self.bits[view]
     }
 
@@ -110,18 +102,13 @@ impl ShadowCull {
     /// Sizes every view's bits to `caster_count` and hands out each view's frustum and
     /// words, for callers that cull 64-caster-aligned ranges in parallel (caster range
     /// `64 * w ..` goes to words `w ..`). Statistics of such a cull are the caller's.
-    pub fn prepare_parallel(
-        &mut self,
-        caster_count: usize,
-    ) -> impl Iterator<Item = (&Frustum, &mut [u64])> {
+    pub fn prepare_parallel(&mut self, caster_count: usize) -> impl Iterator<Item = (&Frustum, &mut [u64])> {
         let views = self.frusta.len();
         for bits in &mut self.bits[..views] {
             bits.reset(caster_count);
             debug_assert_eq!(bits.words().len(), words_for(caster_count));
         }
-        self.frusta
-            .iter()
-            .zip(self.bits[..views].iter_mut().map(VisibilityBits::words_mut))
+        self.frusta.iter().zip(self.bits[..views].iter_mut().map(VisibilityBits::words_mut))
     }
 }
 
@@ -152,27 +139,15 @@ mod tests {
             casters.push(&caster(x, z));
         }
         let spot = Mat4::perspective_rh(40f32.to_radians(), 1.0, 80.0, 0.5)
-            * Mat4::look_at_rh(
-                Vec3::new(0.0, 10.0, -100.0),
-                Vec3::new(0.0, 0.0, -100.0),
-                Vec3::Z,
-            );
+            * Mat4::look_at_rh(Vec3::new(0.0, 10.0, -100.0), Vec3::new(0.0, 0.0, -100.0), Vec3::Z);
         let mut shadows = ShadowCull::default();
         let [near, far] = cascades();
         shadows.set_views(&[near, far, spot]);
         let total = shadows.cull(casters.slices());
         let visible = |view: usize| shadows.bits(view).iter_visible().collect::<Vec<_>>();
-        assert_eq!(
-            visible(0),
-            vec![0, 3],
-            "near cascade: origin and the straddler"
-        );
+        assert_eq!(visible(0), vec![0, 3], "near cascade: origin and the straddler");
         assert_eq!(visible(1), vec![0, 1, 3]);
-        assert_eq!(
-            visible(2),
-            vec![2],
-            "the spot light sees only the caster under it"
-        );
+        assert_eq!(visible(2), vec![2], "the spot light sees only the caster under it");
         assert_eq!(total.tested, 12);
         assert_eq!(shadows.stats(1).visible, 3);
     }
@@ -189,21 +164,14 @@ mod tests {
         let before = shadows.bits(1).words().as_ptr();
         shadows.set_views(&cascades());
         shadows.cull(casters.slices());
-        assert_eq!(
-            before,
-            shadows.bits(1).words().as_ptr(),
-            "no reallocation per frame"
-        );
+        assert_eq!(before, shadows.bits(1).words().as_ptr(), "no reallocation per frame");
     }
 
     #[test]
     fn parallel_ranges_match_the_whole_cull() {
         let mut casters = AabbSoa::default();
         for index in 0..200 {
-            casters.push(&caster(
-                (index as f32 - 100.0) * 0.7,
-                (index % 7) as f32 * 3.0,
-            ));
+            casters.push(&caster((index as f32 - 100.0) * 0.7, (index % 7) as f32 * 3.0));
         }
         let mut whole = ShadowCull::default();
         whole.set_views(&cascades());

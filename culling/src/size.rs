@@ -58,11 +58,7 @@ pub struct ScreenSizeCull {
 
 impl ScreenSizeCull {
     /// The cull that keeps everything.
-    pub const OFF: ScreenSizeCull = ScreenSizeCull {
-        factor_sq: f32::INFINITY,
-        orthographic: false,
-        enabled: false,
-    };
+    pub const OFF: ScreenSizeCull = ScreenSizeCull { factor_sq: f32::INFINITY, orthographic: false, enabled: false };
 
     /// The cull for a projection with `projection[1][1] == p11`, a viewport `viewport_height`
     /// pixels tall and a minimum size of `min_pixels`. Off when `min_pixels <= 0`, or when
@@ -73,11 +69,7 @@ impl ScreenSizeCull {
             return Self::OFF;
         }
         let factor = p11.abs() * viewport_height / min_pixels;
-        Self {
-            factor_sq: factor * factor,
-            orthographic,
-            enabled: true,
-        }
+        Self { factor_sq: factor * factor, orthographic, enabled: true }
     }
 
     /// Whether the cull can reject anything.
@@ -170,10 +162,7 @@ mod tests {
     #[test]
     fn distance_cull_is_squared_and_can_be_off() {
         let limit = max_distance_sq(50.0);
-        assert!(
-            is_near_enough(50.0 * 50.0, limit),
-            "the limit itself is kept"
-        );
+        assert!(is_near_enough(50.0 * 50.0, limit), "the limit itself is kept");
         assert!(!is_near_enough(50.01 * 50.01, limit));
         assert!(is_near_enough(f32::NAN, limit));
         assert!(is_near_enough(f32::MAX, max_distance_sq(-1.0)));

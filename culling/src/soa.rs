@@ -214,10 +214,7 @@ impl AabbSoa {
     /// # Panics
     /// When the arrays have different lengths.
     pub fn slices(&self) -> AabbSlices<'_> {
-        AabbSlices::new(
-            [&self.center_x, &self.center_y, &self.center_z],
-            [&self.half_x, &self.half_y, &self.half_z],
-        )
+        AabbSlices::new([&self.center_x, &self.center_y, &self.center_z], [&self.half_x, &self.half_y, &self.half_z])
     }
 
     fn arrays_mut(&mut self) -> [&mut Vec<f32>; 6] {
@@ -247,10 +244,7 @@ impl<'a> AabbSlices<'a> {
     pub fn new(center: [&'a [f32]; 3], half: [&'a [f32]; 3]) -> Self {
         let len = center[0].len();
         assert!(
-            center
-                .iter()
-                .chain(half.iter())
-                .all(|array| array.len() == len),
+            center.iter().chain(half.iter()).all(|array| array.len() == len),
             "box arrays differ in length: centre {:?}, half {:?}",
             center.map(<[f32]>::len),
             half.map(<[f32]>::len)

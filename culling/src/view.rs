@@ -23,11 +23,7 @@ pub struct CullParams {
 impl Default for CullParams {
     /// Distance and size culls off, LOD bias 1.
     fn default() -> Self {
-        Self {
-            max_distance: 0.0,
-            min_pixels: 0.0,
-            lod_bias: 1.0,
-        }
+        Self { max_distance: 0.0, min_pixels: 0.0, lod_bias: 1.0 }
     }
 }
 
@@ -80,12 +76,8 @@ impl ViewCullContext {
         // Right-handed: the camera looks down its -z, so depth is minus view-space z.
         let depth_row = -view.row(2);
         let camera_position = view.inverse().w_axis.truncate();
-        let size = ScreenSizeCull::new(
-            projection.y_axis.y,
-            viewport_height,
-            params.min_pixels,
-            is_orthographic(&projection),
-        );
+        let size =
+            ScreenSizeCull::new(projection.y_axis.y, viewport_height, params.min_pixels, is_orthographic(&projection));
         Self {
             frustum,
             camera_position,
@@ -168,17 +160,8 @@ impl ViewCullContext {
     /// The level of detail for an object whose box centre is at squared distance
     /// `distance_sq` from the camera (see [`select_lod`]).
     #[inline]
-    pub fn lod_level(
-        &self,
-        distance_sq: f32,
-        max_distances: impl IntoIterator<Item = f32>,
-    ) -> usize {
-        select_lod(
-            distance_sq.sqrt(),
-            self.lod_scale,
-            self.lod_bias,
-            max_distances,
-        )
+    pub fn lod_level(&self, distance_sq: f32, max_distances: impl IntoIterator<Item = f32>) -> usize {
+        select_lod(distance_sq.sqrt(), self.lod_scale, self.lod_bias, max_distances)
     }
 }
 
@@ -198,39 +181,21 @@ mod tests {
 
     #[test]
     fn tests_run_in_order_and_each_can_reject() {
-        let params = CullParams {
-            max_distance: 100.0,
-            min_pixels: 4.0,
-            lod_bias: 1.0,
-        };
+        let params = CullParams { max_distance: 100.0, min_pixels: 4.0, lod_bias: 1.0 };
         let view = context(&params);
         assert!((view.camera_position() - Vec3::new(0.0, 0.0, 10.0)).length() < 1e-5);
         assert!((view.depth(Vec3::ZERO) - 10.0).abs() < 1e-5);
         assert_eq!(view.classify(&cube(Vec3::ZERO, 1.0)), CullVerdict::Visible);
-        assert_eq!(
-            view.classify(&cube(Vec3::new(0.0, 0.0, 20.0), 1.0)),
-            CullVerdict::OutsideFrustum
-        );
-        assert_eq!(
-            view.classify(&cube(Vec3::new(0.0, 0.0, -200.0), 5.0)),
-            CullVerdict::TooFar
-        );
-        assert_eq!(
-            view.classify(&cube(Vec3::new(0.0, 0.0, -50.0), 0.01)),
-            CullVerdict::TooSmall
-        );
-        assert!(context(&CullParams::default())
-            .classify(&cube(Vec3::new(0.0, 0.0, -50_000.0), 0.001))
-            .is_kept());
+        assert_eq!(view.classify(&cube(Vec3::new(0.0, 0.0, 20.0), 1.0)), CullVerdict::OutsideFrustum);
+        assert_eq!(view.classify(&cube(Vec3::new(0.0, 0.0, -200.0), 5.0)), CullVerdict::TooFar);
+        assert_eq!(view.classify(&cube(Vec3::new(0.0, 0.0, -50.0), 0.01)), CullVerdict::TooSmall);
+        assert!(context(&CullParams::default()).classify(&cube(Vec3::new(0.0, 0.0, -50_000.0), 0.001)).is_kept());
     }
 
     #[test]
     fn non_finite_input_is_kept() {
         let view = context(&CullParams::default());
-        let bad = Aabb::new(
-            Vec3::new(0.0, 0.0, 20.0),
-            Vec3::new(1.0, f32::INFINITY, 21.0),
-        );
+        let bad = Aabb::new(Vec3::new(0.0, 0.0, 20.0), Vec3::new(1.0, f32::INFINITY, 21.0));
         assert_eq!(view.classify(&bad), CullVerdict::NonFinite);
         let broken = ViewCullContext::new(
             Mat4::from_cols_array(&[f32::NAN; 16]),
@@ -239,24 +204,14 @@ mod tests {
             &CullParams::default(),
         );
         assert!(!broken.is_finite());
-        assert_eq!(
-            broken.classify(&cube(Vec3::ZERO, 1.0)),
-            CullVerdict::NonFinite
-        );
+        assert_eq!(broken.classify(&cube(Vec3::ZERO, 1.0)), CullVerdict::NonFinite);
     }
 
     #[test]
     fn lod_level_uses_the_view_scale_and_bias() {
-        let params = CullParams {
-            lod_bias: 2.0,
-            ..CullParams::default()
-        };
+        let params = CullParams { lod_bias: 2.0, ..CullParams::default() };
         let view = context(&params);
-        assert_eq!(
-            view.lod_level(15.0 * 15.0, [10.0, 40.0]),
-            0,
-            "bias 2 doubles 10 m"
-        );
+        assert_eq!(view.lod_level(15.0 * 15.0, [10.0, 40.0]), 0, "bias 2 doubles 10 m");
         assert_eq!(view.lod_level(25.0 * 25.0, [10.0, 40.0]), 1);
     }
 }

@@ -55,10 +55,23 @@ unsafe fn broadcast(planes: &PlaneLanes) -> Broadcast {
     }
 }
 
-/// Lanes of `value` that are finite (`|value| <= f32::MAX`; false for NaN), as a mask.
+/// Exponent bits of an `f32`; all ones exactly for infinities and NaNs.
+const EXPONENT: i32 = 0x7f80_0000;
+
+/// Lanes where any of `values` is not finite, as a mask (all ones per such lane).
+///
+/// Same answer as the reference's `|value| <= f32::MAX` per input, in integer operations
+/// that leave the floating-point pipes to the plane tests: a value is infinite or NaN
+/// exactly when its exponent field is all ones, the largest value the masked field can take,
+/// so the unsigned maximum of the masked fields equals `EXPONENT` exactly when some input is.
 #[inline(always)]
-unsafe fn finite_mask(value: __m256, sign: __m256, largest: __m256) -> __m256 {
-    _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_andnot_ps(sign, value), largest)
+unsafe fn non_finite_mask<const N: usize>(values: [__m256; N]) -> __m256 {
+    let exponent = _mm256_set1_epi32(EXPONENT);
+    let mut largest = _mm256_setzero_si256();
+    for value in values {
+        largest = _mm256_max_epu32(largest, _mm256_and_si256(_mm256_castps_si256(value), exponent));
+    }
+    _mm256_castsi256_ps(_mm256_cmpeq_epi32(largest, exponent))
 }
 
 /// Culls spheres; same contract as the scalar reference.
@@ -66,14 +79,25 @@ unsafe fn finite_mask(value: __m256, sign: __m256, largest: __m256) -> __m256 {
 /// # Safety
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn spheres(
-    planes: &PlaneLanes,
-    input: SphereSlices<'_>,
-    words: &mut [u64],
-) -> usize {
+pub(crate) unsafe fn spheres(planes: &PlaneLanes, input: SphereSlices<'_>, words: &mut [u64]) -> usize {
+    // The usual plane counts get a fully unrolled plane loop.
+    match planes.count {
+        5 => spheres_with::<5>(planes, input, words),
+        6 => spheres_with::<6>(planes, input, words),
+        _ => spheres_with::<0>(planes, input, words),
+    }
+}
+
+/// The kernel for `FIXED` planes, or `planes.count` planes when `FIXED` is 0.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn spheres_with<const FIXED: usize>(planes: &PlaneLanes, input: SphereSlices<'_>, words: &mut [u64]) -> usize {
+    debug_assert!(FIXED == 0 || FIXED == planes.count, "{FIXED} planes expected");
+    let plane_count = if FIXED == 0 { planes.count } else { FIXED };
     let lanes = broadcast(planes);
     let sign = _mm256_set1_ps(-0.0);
-    let largest = _mm256_set1_ps(f32::MAX);
     let zero = _mm256_setzero_ps();
     let mut non_finite = 0;
     for (word_index, word) in words.iter_mut().enumerate() {
@@ -85,41 +109,27 @@ pub(crate) unsafe fn spheres(
         while index + LANES <= end {
             // SAFETY: index + 8 <= end <= len of every array (SphereSlices checks lengths).
             let (x, y, z, radius) = unsafe {
-                (
-                    load(input.x, index),
-                    load(input.y, index),
-                    load(input.z, index),
-                    load(input.radius, index),
-                )
+                (load(input.x, index), load(input.y, index), load(input.z, index), load(input.radius, index))
             };
             // Step 1: lanes with a non-finite input.
-            let finite = _mm256_and_ps(
-                _mm256_and_ps(finite_mask(x, sign, largest), finite_mask(y, sign, largest)),
-                _mm256_and_ps(
-                    finite_mask(z, sign, largest),
-                    finite_mask(radius, sign, largest),
-                ),
-            );
+            let bad_lanes = non_finite_mask([x, y, z, radius]);
             // Step 2: radius by absolute value.
             let reach = _mm256_andnot_ps(sign, radius);
             let mut outside = zero;
-            for plane in 0..planes.count {
+            for plane in 0..plane_count {
                 // Step 3: signed distance ((nx*x + ny*y) + nz*z) + d.
                 let distance = _mm256_add_ps(
                     _mm256_add_ps(
-                        _mm256_add_ps(
-                            _mm256_mul_ps(lanes.normal_x[plane], x),
-                            _mm256_mul_ps(lanes.normal_y[plane], y),
-                        ),
+                        _mm256_add_ps(_mm256_mul_ps(lanes.normal_x[plane], x), _mm256_mul_ps(lanes.normal_y[plane], y)),
                         _mm256_mul_ps(lanes.normal_z[plane], z),
                     ),
                     lanes.offset[plane],
                 );
-                // Step 4: outside when even the nearest point is behind the plane.
-                let behind = _mm256_cmp_ps::<_CMP_LT_OQ>(_mm256_add_ps(distance, reach), zero);
-                outside = _mm256_or_ps(outside, behind);
+                // Step 4: outside when even the nearest point is behind the plane, that is
+                // when distance + reach is negative: its sign bit (see `pack`).
+                outside = _mm256_or_ps(outside, _mm256_add_ps(distance, reach));
             }
-            let (group_bits, group_non_finite) = pack(outside, finite);
+            let (group_bits, group_non_finite) = pack(outside, bad_lanes);
             bits |= group_bits << (index - start);
             non_finite += group_non_finite;
             index += LANES;
@@ -136,15 +146,30 @@ pub(crate) unsafe fn spheres(
     non_finite
 }
 
-/// Culls boxes; same contract as the scalar reference.
+/// Culls aabbs; same contract as the scalar reference.
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn aabbs(planes: &PlaneLanes, input: AabbSlices<'_>, words: &mut [u64]) -> usize {
+    // The usual plane counts get a fully unrolled plane loop.
+    match planes.count {
+        5 => aabbs_with::<5>(planes, input, words),
+        6 => aabbs_with::<6>(planes, input, words),
+        _ => aabbs_with::<0>(planes, input, words),
+    }
+}
+
+/// The kernel for `FIXED` planes, or `planes.count` planes when `FIXED` is 0.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn aabbs_with<const FIXED: usize>(planes: &PlaneLanes, input: AabbSlices<'_>, words: &mut [u64]) -> usize {
+    debug_assert!(FIXED == 0 || FIXED == planes.count, "{FIXED} planes expected");
+    let plane_count = if FIXED == 0 { planes.count } else { FIXED };
     let lanes = broadcast(planes);
     let sign = _mm256_set1_ps(-0.0);
-    let largest = _mm256_set1_ps(f32::MAX);
     let zero = _mm256_setzero_ps();
     let [center_x, center_y, center_z] = input.center;
     let [half_x, half_y, half_z] = input.half;
@@ -168,30 +193,11 @@ pub(crate) unsafe fn aabbs(planes: &PlaneLanes, input: AabbSlices<'_>, words: &m
                 )
             };
             // Step 1: lanes with a non-finite input.
-            let finite = _mm256_and_ps(
-                _mm256_and_ps(
-                    _mm256_and_ps(
-                        finite_mask(cx, sign, largest),
-                        finite_mask(cy, sign, largest),
-                    ),
-                    _mm256_and_ps(
-                        finite_mask(cz, sign, largest),
-                        finite_mask(hx, sign, largest),
-                    ),
-                ),
-                _mm256_and_ps(
-                    finite_mask(hy, sign, largest),
-                    finite_mask(hz, sign, largest),
-                ),
-            );
+            let bad_lanes = non_finite_mask([cx, cy, cz, hx, hy, hz]);
             // Step 2: half extents by absolute value.
-            let (hx, hy, hz) = (
-                _mm256_andnot_ps(sign, hx),
-                _mm256_andnot_ps(sign, hy),
-                _mm256_andnot_ps(sign, hz),
-            );
+            let (hx, hy, hz) = (_mm256_andnot_ps(sign, hx), _mm256_andnot_ps(sign, hy), _mm256_andnot_ps(sign, hz));
             let mut outside = zero;
-            for plane in 0..planes.count {
+            for plane in 0..plane_count {
                 // Step 3: centre distance ((nx*cx + ny*cy) + nz*cz) + d.
                 let distance = _mm256_add_ps(
                     _mm256_add_ps(
@@ -205,17 +211,14 @@ pub(crate) unsafe fn aabbs(planes: &PlaneLanes, input: AabbSlices<'_>, words: &m
                 );
                 // Step 4: reach of the corner furthest along n, (|nx|hx + |ny|hy) + |nz|hz.
                 let reach = _mm256_add_ps(
-                    _mm256_add_ps(
-                        _mm256_mul_ps(lanes.abs_x[plane], hx),
-                        _mm256_mul_ps(lanes.abs_y[plane], hy),
-                    ),
+                    _mm256_add_ps(_mm256_mul_ps(lanes.abs_x[plane], hx), _mm256_mul_ps(lanes.abs_y[plane], hy)),
                     _mm256_mul_ps(lanes.abs_z[plane], hz),
                 );
-                // Step 5: outside when even that corner is behind the plane.
-                let behind = _mm256_cmp_ps::<_CMP_LT_OQ>(_mm256_add_ps(distance, reach), zero);
-                outside = _mm256_or_ps(outside, behind);
+                // Step 5: outside when even that corner is behind the plane, that is when
+                // distance + reach is negative: its sign bit (see `pack`).
+                outside = _mm256_or_ps(outside, _mm256_add_ps(distance, reach));
             }
-            let (group_bits, group_non_finite) = pack(outside, finite);
+            let (group_bits, group_non_finite) = pack(outside, bad_lanes);
             bits |= group_bits << (index - start);
             non_finite += group_non_finite;
             index += LANES;
@@ -233,13 +236,18 @@ pub(crate) unsafe fn aabbs(planes: &PlaneLanes, input: AabbSlices<'_>, words: &m
     non_finite
 }
 
-/// Keep-bits of eight lanes (kept unless outside, always kept when non-finite) and the
-/// number of non-finite lanes.
+/// Keep-bits of eight lanes and the number of non-finite lanes.
+///
+/// `outside` is the bitwise OR over the planes of `distance + reach`, so a lane's sign bit is
+/// set exactly when some plane's sum is negative, the reference's `< 0`: for finite inputs
+/// the sum is never NaN (products of unit normals and finite values are finite, and a sum
+/// that overflows stays infinite with its sign), and never -0 (reach is +0 or more, and
+/// round-to-nearest gives +0 for an exact zero sum). Lanes with a non-finite input are kept
+/// whatever their sign bits say.
 #[inline(always)]
-unsafe fn pack(outside: __m256, finite: __m256) -> (u64, usize) {
+unsafe fn pack(outside: __m256, non_finite: __m256) -> (u64, usize) {
     let outside_bits = _mm256_movemask_ps(outside) as u32;
-    let finite_bits = _mm256_movemask_ps(finite) as u32;
-    let keep = !(outside_bits & finite_bits) & 0xff;
-    let non_finite = (!finite_bits & 0xff).count_ones() as usize;
-    (u64::from(keep), non_finite)
+    let non_finite_bits = _mm256_movemask_ps(non_finite) as u32;
+    let keep = !(outside_bits & !non_finite_bits) & 0xff;
+    (u64::from(keep), non_finite_bits.count_ones() as usize)
 }

@@ -103,12 +103,7 @@ impl Kernel {
     ///
     /// # Panics
     /// When `words.len() != spheres.len().div_ceil(64)`.
-    pub fn cull_spheres(
-        self,
-        frustum: &Frustum,
-        spheres: SphereSlices<'_>,
-        words: &mut [u64],
-    ) -> CullStats {
+    pub fn cull_spheres(self, frustum: &Frustum, spheres: SphereSlices<'_>, words: &mut [u64]) -> CullStats {
         let count = spheres.len();
         check_words(count, words);
         if !frustum.is_finite() {
@@ -128,12 +123,7 @@ impl Kernel {
     ///
     /// # Panics
     /// When `words.len() != boxes.len().div_ceil(64)`.
-    pub fn cull_aabbs(
-        self,
-        frustum: &Frustum,
-        boxes: AabbSlices<'_>,
-        words: &mut [u64],
-    ) -> CullStats {
+    pub fn cull_aabbs(self, frustum: &Frustum, boxes: AabbSlices<'_>, words: &mut [u64]) -> CullStats {
         let count = boxes.len();
         check_words(count, words);
         if !frustum.is_finite() {
@@ -151,11 +141,7 @@ impl Kernel {
 
 /// Culls every sphere of `spheres` with the detected kernel into `bits`, which is resized
 /// to the sphere count (no allocation within its capacity).
-pub fn cull_spheres(
-    frustum: &Frustum,
-    spheres: &SphereSoa,
-    bits: &mut VisibilityBits,
-) -> CullStats {
+pub fn cull_spheres(frustum: &Frustum, spheres: &SphereSoa, bits: &mut VisibilityBits) -> CullStats {
     let view = spheres.slices();
     bits.reset(view.len());
     Kernel::detect().cull_spheres(frustum, view, bits.words_mut())
@@ -205,35 +191,21 @@ fn avx2_aabbs(planes: &PlaneLanes, boxes: AabbSlices<'_>, words: &mut [u64]) -> 
 use portable::{aabbs as avx2_aabbs, spheres as avx2_spheres};
 
 fn check_words(count: usize, words: &[u64]) {
-    assert_eq!(
-        words.len(),
-        words_for(count),
-        "{count} objects need {} visibility words",
-        words_for(count)
-    );
+    assert_eq!(words.len(), words_for(count), "{count} objects need {} visibility words", words_for(count));
 }
 
 /// Keeps and counts every object (the frustum is not finite).
 fn keep_all(count: usize, words: &mut [u64]) -> CullStats {
     for (word_index, word) in words.iter_mut().enumerate() {
         let in_word = (count - word_index * 64).min(64);
-        *word = if in_word == 64 {
-            u64::MAX
-        } else {
-            (1u64 << in_word) - 1
-        };
+        *word = if in_word == 64 { u64::MAX } else { (1u64 << in_word) - 1 };
     }
-    CullStats {
-        tested: count,
-        visible: count,
-        non_finite: count,
-    }
+    CullStats { tested: count, visible: count, non_finite: count }
 }
 
 fn stats(count: usize, non_finite: usize, words: &[u64]) -> CullStats {
-    CullStats {
-        tested: count,
-        visible: words.iter().map(|word| word.count_ones() as usize).sum(),
-        non_finite,
-    }
+    CullStats { tested: count, visible: words.iter().map(|word| word.count_ones() as usize).sum(), non_finite }
 }
+
+#[cfg(test)]
+mod tests;

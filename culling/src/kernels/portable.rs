@@ -14,9 +14,7 @@ const LANES: usize = 8;
 /// Eight consecutive values of one array, starting at `start` (which has eight left).
 #[inline(always)]
 fn group(array: &[f32], start: usize) -> [f32; LANES] {
-    array[start..start + LANES]
-        .try_into()
-        .expect("the caller leaves eight values from start")
+    array[start..start + LANES].try_into().expect("the caller leaves eight values from start")
 }
 
 /// Keep-bits of eight spheres and the number of non-finite ones.
@@ -31,21 +29,15 @@ fn sphere_group(
     // Step 1: lanes with a non-finite input.
     let mut finite = [true; LANES];
     for lane in 0..LANES {
-        finite[lane] = lane_is_finite(x[lane])
-            & lane_is_finite(y[lane])
-            & lane_is_finite(z[lane])
-            & lane_is_finite(radius[lane]);
+        finite[lane] =
+            lane_is_finite(x[lane]) & lane_is_finite(y[lane]) & lane_is_finite(z[lane]) & lane_is_finite(radius[lane]);
     }
     // Step 2: radius by absolute value.
     let reach = radius.map(f32::abs);
     let mut outside = [false; LANES];
     for plane in 0..planes.count {
-        let (normal_x, normal_y, normal_z, offset) = (
-            planes.normal_x[plane],
-            planes.normal_y[plane],
-            planes.normal_z[plane],
-            planes.offset[plane],
-        );
+        let (normal_x, normal_y, normal_z, offset) =
+            (planes.normal_x[plane], planes.normal_y[plane], planes.normal_z[plane], planes.offset[plane]);
         for lane in 0..LANES {
             // Step 3: signed distance ((nx*x + ny*y) + nz*z) + d.
             let distance = normal_x * x[lane] + normal_y * y[lane] + normal_z * z[lane] + offset;
@@ -58,11 +50,7 @@ fn sphere_group(
 
 /// Keep-bits of eight boxes and the number of non-finite ones.
 #[inline(always)]
-fn aabb_group(
-    planes: &PlaneLanes,
-    center: [[f32; LANES]; 3],
-    half: [[f32; LANES]; 3],
-) -> (u64, usize) {
+fn aabb_group(planes: &PlaneLanes, center: [[f32; LANES]; 3], half: [[f32; LANES]; 3]) -> (u64, usize) {
     let [center_x, center_y, center_z] = center;
     // Step 1: lanes with a non-finite input.
     let mut finite = [true; LANES];
@@ -78,23 +66,12 @@ fn aabb_group(
     let [half_x, half_y, half_z] = half.map(|axis| axis.map(f32::abs));
     let mut outside = [false; LANES];
     for plane in 0..planes.count {
-        let (normal_x, normal_y, normal_z, offset) = (
-            planes.normal_x[plane],
-            planes.normal_y[plane],
-            planes.normal_z[plane],
-            planes.offset[plane],
-        );
-        let (abs_x, abs_y, abs_z) = (
-            planes.abs_x[plane],
-            planes.abs_y[plane],
-            planes.abs_z[plane],
-        );
+        let (normal_x, normal_y, normal_z, offset) =
+            (planes.normal_x[plane], planes.normal_y[plane], planes.normal_z[plane], planes.offset[plane]);
+        let (abs_x, abs_y, abs_z) = (planes.abs_x[plane], planes.abs_y[plane], planes.abs_z[plane]);
         for lane in 0..LANES {
             // Step 3: centre distance ((nx*cx + ny*cy) + nz*cz) + d.
-            let distance = normal_x * center_x[lane]
-                + normal_y * center_y[lane]
-                + normal_z * center_z[lane]
-                + offset;
+            let distance = normal_x * center_x[lane] + normal_y * center_y[lane] + normal_z * center_z[lane] + offset;
             // Step 4: reach of the corner furthest along n.
             let reach = abs_x * half_x[lane] + abs_y * half_y[lane] + abs_z * half_z[lane];
             // Step 5: outside when even that corner is behind the plane.
