@@ -294,6 +294,7 @@ impl RenderGraph {
     /// Runs one frame: compiles if the graph changed, waits for the frame slot, calls every
     /// running pass's `prepare`, records all passes with their barriers and submits.
     pub fn execute_frame(&mut self) -> Result<()> {
+        runtime::profile_zone!("render graph frame");
         self.compile()?;
         let slot_index = (self.frame_index % FRAMES_IN_FLIGHT as u64) as usize;
         self.executor.finish_slot(&self.device, slot_index, &mut self.stats)?;
@@ -413,6 +414,7 @@ impl RenderGraph {
                 unsafe { raw.cmd_copy_buffer(command_buffer, upload.source, upload.target, &[upload.region]) };
                 upload_cursor += 1;
             }
+            runtime::profile_zone_dynamic!(decl.name.as_str());
             let started = Instant::now();
             let mut context = ExecuteContext {
                 device: &device,

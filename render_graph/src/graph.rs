@@ -232,6 +232,7 @@ impl RenderGraph {
         if !self.dirty && self.compiled.is_some() {
             return Ok(());
         }
+        runtime::profile_zone!("render graph compile");
         let mut decl = GraphDecl::default();
         for pass in &mut self.passes {
             let name = pass.name().to_owned();

@@ -30,6 +30,11 @@ mod stats;
 pub mod testing;
 mod validation;
 
+/// The Vulkan bindings the graph is built on, re-exported so passes use the same version.
+pub use ash;
+/// Vulkan types (`vk::Format`, `vk::Extent2D`, …).
+pub use ash::vk;
+
 pub use access::{Access, ShaderStage};
 pub use alias::{plan_aliasing, AliasBlock, AliasItem, AliasPlan};
 pub use barriers::{BarrierPlan, BarrierSource, PlannedBarrier, SyncState};

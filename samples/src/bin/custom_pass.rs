@@ -1,0 +1,189 @@
+//! How to add your own passes to the render graph — the example to copy.
+//!
+//! The program builds a three-pass graph on a headless Vulkan device and writes the result
+//! to a PNG:
+//!
+//! 1. `PatternPass` (compute): writes a gradient-and-checkerboard pattern to a storage image
+//!    it creates, named `pattern`.
+//! 2. `InvertPass` (graphics): samples `pattern` in a full-screen triangle and draws its
+//!    complement into the color attachment `color`.
+//! 3. `ReadbackPass` (transfer): copies `color` into a host-visible buffer the program
+//!    imported as `readback`.
+//!
+//! Each pass declares in `register` what it creates and how it accesses each resource; the
+//! graph orders the passes, inserts every barrier and layout transition, and allocates the
+//! images. `execute` only records the pass's own commands.
+//!
+//! Run: `cargo run -p samples --bin custom_pass [-- OUTPUT.png]` (default `custom_pass.png`
+//! in the current folder). Set `ENGINE_VALIDATION=1` to run under the validation layer.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use render_graph::device::{DeviceConfig, GpuDevice};
+use render_graph::vk;
+use render_graph::{
+    Access, AttachmentLoad, Binding, BindingKind, BufferHandle, ComputePipeline, ExecuteContext, GraphicsPipeline,
+    GraphicsPipelineDesc, ImageDesc, ImageHandle, ImageSize, Pass, ReadbackBuffer, Registry, RenderGraph, ShaderStage,
+};
+
+const WIDTH: u32 = 256;
+const HEIGHT: u32 = 192;
+
+/// A compute pass: the whole user code is `register` and `execute`.
+struct PatternPass {
+    pipeline: ComputePipeline,
+    target: Option<ImageHandle>,
+}
+
+impl Pass for PatternPass {
+    fn name(&self) -> &str {
+        "pattern"
+    }
+
+    fn register(&mut self, registry: &mut Registry) {
+        // Created by the graph, the size of the output; transient, so its memory may be shared.
+        let image = registry.create_image("pattern", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
+        self.target = Some(registry.write_storage_image(image, ShaderStage::Compute));
+    }
+
+    fn execute(&mut self, context: &mut ExecuteContext) {
+        let target = self.target.expect("register ran");
+        let extent = context.image(target).extent;
+        context.bind_compute(&self.pipeline, &[Binding::Image(target)]);
+        context.push_constants(&[extent.width, extent.height]);
+        context.dispatch(extent.width.div_ceil(8), extent.height.div_ceil(8), 1);
+    }
+}
+
+/// A graphics pass: declares a sampled input and a color attachment; the graph opens the
+/// rendering scope (clear, viewport, scissor) and calls `record_draw` inside it.
+struct InvertPass {
+    pipeline: GraphicsPipeline,
+    source: Option<ImageHandle>,
+}
+
+impl Pass for InvertPass {
+    fn name(&self) -> &str {
+        "invert"
+    }
+
+    fn register(&mut self, registry: &mut Registry) {
+        let source = registry.image("pattern");
+        self.source = Some(registry.sample(source, ShaderStage::Fragment));
+        let color = registry.create_image("color", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
+        registry.color_attachment(color, AttachmentLoad::ClearColor([0.0, 0.0, 0.0, 1.0]));
+    }
+
+    fn execute(&mut self, _context: &mut ExecuteContext) {}
+
+    fn record_draw(&mut self, context: &mut ExecuteContext) {
+        context.bind_graphics(&self.pipeline, &[Binding::Image(self.source.expect("register ran"))]);
+        context.draw(3, 1);
+    }
+}
+
+/// A transfer pass writing an imported buffer; writing an import makes it run.
+struct ReadbackPass {
+    color: Option<ImageHandle>,
+    target: Option<BufferHandle>,
+}
+
+impl Pass for ReadbackPass {
+    fn name(&self) -> &str {
+        "readback"
+    }
+
+    fn register(&mut self, registry: &mut Registry) {
+        let color = registry.image("color");
+        self.color = Some(registry.access_image(color, Access::TransferRead));
+        let target = registry.buffer("readback");
+        self.target = Some(registry.access_buffer(target, Access::TransferWrite));
+    }
+
+    fn execute(&mut self, context: &mut ExecuteContext) {
+        let color_handle = self.color.expect("register ran");
+        let color = context.image(color_handle);
+        let target = context.buffer(self.target.expect("register ran"));
+        let region = vk::BufferImageCopy::default()
+            .image_subresource(vk::ImageSubresourceLayers {
+                aspect_mask: vk::ImageAspectFlags::COLOR,
+                mip_level: 0,
+                base_array_layer: 0,
+                layer_count: 1,
+            })
+            .image_extent(vk::Extent3D { width: color.extent.width, height: color.extent.height, depth: 1 });
+        let layout = context.image_layout(color_handle);
+        // SAFETY: recording; the graph put `color` in TRANSFER_SRC_OPTIMAL and made the
+        // buffer writable by the transfer stage, as both accesses were declared.
+        unsafe {
+            context.device().cmd_copy_image_to_buffer(context.command_buffer(), color.image, layout, target.buffer, &[region])
+        };
+    }
+}
+
+fn run(output: &PathBuf) -> Result<(), Box<dyn std::error::Error>> {
+    let device = Arc::new(GpuDevice::new(&DeviceConfig { app_name: "custom_pass".into(), ..DeviceConfig::default() })?);
+    let capabilities = device.capabilities();
+    println!("device: {} ({:?})", capabilities.name, capabilities.device_type);
+    if !capabilities.missing_optional.is_empty() {
+        println!("missing optional features: {:?}", capabilities.missing_optional);
+    }
+
+    let pattern = ComputePipeline::new(&device, "pattern", shaders::PATTERN_COMP.words(), &[BindingKind::StorageImage], 8)?;
+    let invert = GraphicsPipeline::new(
+        &device,
+        "invert",
+        &GraphicsPipelineDesc {
+            vertex: shaders::FULLSCREEN_VERT.words(),
+            fragment: shaders::INVERT_FRAG.words(),
+            bindings: &[BindingKind::SampledImage],
+            push_constant_bytes: 0,
+            color_formats: &[vk::Format::R8G8B8A8_UNORM],
+            depth: None,
+            topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+            cull_mode: vk::CullModeFlags::NONE,
+        },
+    )?;
+    let readback = ReadbackBuffer::new(&device, "readback", u64::from(WIDTH * HEIGHT * 4))?;
+
+    let mut graph = RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: WIDTH, height: HEIGHT })?;
+    graph.import_buffer("readback", readback.shared());
+    graph.add_pass(PatternPass { pipeline: pattern, target: None });
+    graph.add_pass(InvertPass { pipeline: invert, source: None });
+    graph.add_pass(ReadbackPass { color: None, target: None });
+    graph.execute_frame()?;
+    graph.wait_idle()?;
+
+    for pass in &graph.stats().passes {
+        let gpu = pass.gpu_ms.map_or(String::from("n/a"), |ms| format!("{ms:.3} ms"));
+        println!("pass {:<10} gpu {gpu:>10}  record {:.3} ms  barriers {}", pass.name, pass.cpu_record_ms, pass.barriers);
+    }
+    let pixels = readback.read()?;
+    let file = std::io::BufWriter::new(std::fs::File::create(output)?);
+    let mut encoder = png::Encoder::new(file, WIDTH, HEIGHT);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.write_header()?.write_image_data(pixels)?;
+    drop(graph);
+    let counts = device.validation_counts();
+    if counts.has_problems() {
+        return Err(format!("validation reported problems: {:?}", device.validation_messages()).into());
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let output = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| String::from("custom_pass.png")));
+    match run(&output) {
+        Ok(()) => {
+            println!("wrote {}", output.display());
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("custom_pass: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
