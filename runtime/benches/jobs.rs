@@ -1,1 +1,132 @@
-fn main(){}
+//! Job system against rayon, case by case, each pair in one criterion group.
+//!
+//! Both pools get the same parallelism: ours is `JobSystem::global()` (workers plus the calling
+//! thread), rayon's is its global pool (one thread per core, the caller blocks).
+//! Run with `cargo bench -p runtime` (add `-- --quick` for a fast pass).
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use rayon::prelude::*;
+use runtime::jobs::{self, JobSystem};
+
+const ITEMS: usize = 1 << 20;
+/// Items per job for our `parallel_for` family; rayon splits adaptively on its own.
+const GRAIN: usize = 16 * 1024;
+const GRAIN_HEAVY: usize = 1024;
+
+#[inline]
+fn trivial(value: &mut f32) {
+    *value = *value * 1.0001 + 0.5;
+}
+
+/// About 100 ns of dependent floating-point work on current x86 cores.
+#[inline]
+fn about_100ns(value: &mut f32) {
+    let mut accumulator = *value;
+    for _ in 0..14 {
+        accumulator = black_box(accumulator * 0.999_97 + 0.001);
+    }
+    *value = accumulator;
+}
+
+fn parallel_for_trivial(criterion: &mut Criterion) {
+    let mut group = criterion.benchmark_group("parallel_for_1M_f32_trivial");
+    group.throughput(Throughput::Elements(ITEMS as u64));
+    let mut data = vec![1.0f32; ITEMS];
+    let pool = JobSystem::global();
+    group.bench_function(BenchmarkId::new("ours", "chunks_16k"), |bench| {
+        bench.iter(|| pool.parallel_for_chunks(&mut data, GRAIN, |_, chunk| chunk.iter_mut().for_each(trivial)))
+    });
+    group.bench_function(BenchmarkId::new("rayon", "par_iter_mut"), |bench| {
+        bench.iter(|| data.par_iter_mut().for_each(trivial))
+    });
+    group.bench_function(BenchmarkId::new("rayon", "par_chunks_mut_16k"), |bench| {
+        bench.iter(|| data.par_chunks_mut(GRAIN).for_each(|chunk| chunk.iter_mut().for_each(trivial)))
+    });
+    group.bench_function(BenchmarkId::new("serial", "one_thread"), |bench| {
+        bench.iter(|| data.iter_mut().for_each(trivial))
+    });
+    group.finish();
+}
+
+fn parallel_for_heavy(criterion: &mut Criterion) {
+    let mut group = criterion.benchmark_group("parallel_for_1M_f32_100ns");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(ITEMS as u64));
+    let mut data = vec![1.0f32; ITEMS];
+    let pool = JobSystem::global();
+    group.bench_function(BenchmarkId::new("ours", "chunks_1k"), |bench| {
+        bench.iter(|| {
+            pool.parallel_for_chunks(&mut data, GRAIN_HEAVY, |_, chunk| chunk.iter_mut().for_each(about_100ns))
+        })
+    });
+    group.bench_function(BenchmarkId::new("rayon", "par_iter_mut"), |bench| {
+        bench.iter(|| data.par_iter_mut().for_each(about_100ns))
+    });
+    group.finish();
+}
+
+fn join_tree_ours(leaves: usize) -> usize {
+    if leaves <= 1 {
+        return black_box(1);
+    }
+    let half = leaves / 2;
+    let (left, right) = jobs::join(|| join_tree_ours(half), || join_tree_ours(leaves - half));
+    left + right
+}
+
+fn join_tree_rayon(leaves: usize) -> usize {
+    if leaves <= 1 {
+        return black_box(1);
+    }
+    let half = leaves / 2;
+    let (left, right) = rayon::join(|| join_tree_rayon(half), || join_tree_rayon(leaves - half));
+    left + right
+}
+
+fn join_tree(criterion: &mut Criterion) {
+    let mut group = criterion.benchmark_group("join_tree_1M_leaves");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(ITEMS as u64));
+    let pool = JobSystem::global();
+    group.bench_function("ours", |bench| bench.iter(|| pool.install(|| assert_eq!(join_tree_ours(ITEMS), ITEMS))));
+    group.bench_function("rayon", |bench| bench.iter(|| assert_eq!(join_tree_rayon(ITEMS), ITEMS)));
+    group.finish();
+}
+
+fn scope_spawn(criterion: &mut Criterion) {
+    const JOBS: usize = 100_000;
+    let mut group = criterion.benchmark_group("scope_100k_empty_jobs");
+    group.sample_size(20);
+    group.throughput(Throughput::Elements(JOBS as u64));
+    let pool = JobSystem::global();
+    let counter = AtomicUsize::new(0);
+    group.bench_function("ours", |bench| {
+        bench.iter(|| {
+            pool.scope(|scope| {
+                for _ in 0..JOBS {
+                    scope.spawn(|_| {
+                        counter.fetch_add(1, Ordering::Relaxed);
+                    });
+                }
+            })
+        })
+    });
+    group.bench_function("rayon", |bench| {
+        bench.iter(|| {
+            rayon::scope(|scope| {
+                for _ in 0..JOBS {
+                    scope.spawn(|_| {
+                        counter.fetch_add(1, Ordering::Relaxed);
+                    });
+                }
+            })
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, parallel_for_trivial, parallel_for_heavy, join_tree, scope_spawn);
+criterion_main!(benches);

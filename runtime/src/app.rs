@@ -133,7 +133,9 @@ impl App {
     /// # Panics
     /// If it was never inserted.
     pub fn resource<T: 'static>(&self) -> Res<'_, T> {
-        self.resources.get::<T>().unwrap_or_else(|| panic!("resource {} was never inserted", std::any::type_name::<T>()))
+        self.resources
+            .get::<T>()
+            .unwrap_or_else(|| panic!("resource {} was never inserted", std::any::type_name::<T>()))
     }
 
     /// Borrows a resource mutably (a live settings edit, say).
@@ -141,7 +143,9 @@ impl App {
     /// # Panics
     /// If it was never inserted.
     pub fn resource_mut<T: 'static>(&mut self) -> ResMut<'_, T> {
-        self.resources.get_mut::<T>().unwrap_or_else(|| panic!("resource {} was never inserted", std::any::type_name::<T>()))
+        self.resources
+            .get_mut::<T>()
+            .unwrap_or_else(|| panic!("resource {} was never inserted", std::any::type_name::<T>()))
     }
 
     /// The per-frame context. Values inserted between frames belong to the next frame.
@@ -181,13 +185,21 @@ impl App {
     }
 
     /// Inserts a user stage right before `anchor`.
-    pub fn add_stage_before(&mut self, anchor: impl Into<StageName>, name: &'static str) -> Result<&mut Self, ScheduleError> {
+    pub fn add_stage_before(
+        &mut self,
+        anchor: impl Into<StageName>,
+        name: &'static str,
+    ) -> Result<&mut Self, ScheduleError> {
         self.schedule.add_stage_before(anchor, name)?;
         Ok(self)
     }
 
     /// Inserts a user stage right after `anchor`.
-    pub fn add_stage_after(&mut self, anchor: impl Into<StageName>, name: &'static str) -> Result<&mut Self, ScheduleError> {
+    pub fn add_stage_after(
+        &mut self,
+        anchor: impl Into<StageName>,
+        name: &'static str,
+    ) -> Result<&mut Self, ScheduleError> {
         self.schedule.add_stage_after(anchor, name)?;
         Ok(self)
     }
@@ -215,7 +227,11 @@ impl App {
         self.last_frame_start = Some(now);
         let delta_seconds = self.fixed_delta.unwrap_or(measured);
         let frame_index = self.time.frame_index;
-        let time = FrameTime { frame_index, delta_seconds, elapsed_seconds: self.time.elapsed_seconds + f64::from(delta_seconds) };
+        let time = FrameTime {
+            frame_index,
+            delta_seconds,
+            elapsed_seconds: self.time.elapsed_seconds + f64::from(delta_seconds),
+        };
 
         let App { world, world_epoch, resources, frame, schedule, jobs, .. } = self;
         let pool = match jobs {

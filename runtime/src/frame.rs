@@ -63,7 +63,8 @@ impl FrameContext {
     pub fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
         self.register::<T>();
         let slot = self.slots.get_mut(&TypeId::of::<T>()).expect("registered just above");
-        *slot.get_mut().as_any_mut().downcast_mut::<Option<T>>().expect("slots are stored under their own TypeId") = Some(value);
+        *slot.get_mut().as_any_mut().downcast_mut::<Option<T>>().expect("slots are stored under their own TypeId") =
+            Some(value);
     }
 
     /// Publishes the value of `T` from a running system.
@@ -84,9 +85,9 @@ impl FrameContext {
     /// If the value is being written right now (an undeclared conflicting access).
     pub fn get<T: Send + Sync + 'static>(&self) -> Option<Res<'_, T>> {
         let lock = self.slots.get(&TypeId::of::<T>())?;
-        let guard = lock
-            .try_read()
-            .unwrap_or_else(|| panic!("frame value {} is being written elsewhere: declare the access", type_name::<T>()));
+        let guard = lock.try_read().unwrap_or_else(|| {
+            panic!("frame value {} is being written elsewhere: declare the access", type_name::<T>())
+        });
         RwLockReadGuard::try_map(guard, |slot| slot.as_any().downcast_ref::<Option<T>>().and_then(Option::as_ref))
             .ok()
             .map(Res::from_guard)

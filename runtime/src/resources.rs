@@ -84,10 +84,12 @@ impl Resources {
     /// If the value is exclusively borrowed right now (an undeclared conflicting access).
     pub fn get<T: 'static>(&self) -> Option<Res<'_, T>> {
         let lock = self.values.get(&TypeId::of::<T>())?;
-        let guard = lock
-            .try_read()
-            .unwrap_or_else(|| panic!("resource {} is borrowed mutably elsewhere: declare the access on the system", type_name::<T>()));
-        Some(Res(RwLockReadGuard::map(guard, |boxed| boxed.downcast_ref::<T>().expect("resources are stored under their own TypeId"))))
+        let guard = lock.try_read().unwrap_or_else(|| {
+            panic!("resource {} is borrowed mutably elsewhere: declare the access on the system", type_name::<T>())
+        });
+        Some(Res(RwLockReadGuard::map(guard, |boxed| {
+            boxed.downcast_ref::<T>().expect("resources are stored under their own TypeId")
+        })))
     }
 
     /// Borrows the value of type `T` exclusively, or `None` when absent.
@@ -96,10 +98,12 @@ impl Resources {
     /// If the value is borrowed right now (an undeclared conflicting access).
     pub fn get_mut<T: 'static>(&self) -> Option<ResMut<'_, T>> {
         let lock = self.values.get(&TypeId::of::<T>())?;
-        let guard = lock
-            .try_write()
-            .unwrap_or_else(|| panic!("resource {} is borrowed elsewhere: declare the access on the system", type_name::<T>()));
-        Some(ResMut(RwLockWriteGuard::map(guard, |boxed| boxed.downcast_mut::<T>().expect("resources are stored under their own TypeId"))))
+        let guard = lock.try_write().unwrap_or_else(|| {
+            panic!("resource {} is borrowed elsewhere: declare the access on the system", type_name::<T>())
+        });
+        Some(ResMut(RwLockWriteGuard::map(guard, |boxed| {
+            boxed.downcast_mut::<T>().expect("resources are stored under their own TypeId")
+        })))
     }
 
     /// Direct mutable access when the caller holds the map exclusively (between frames).

@@ -96,7 +96,12 @@ pub(crate) struct StackJob<F, R> {
 impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     /// A job whose completion is announced on `sleep` (the owner's pool).
     pub(crate) fn new(func: F, sleep: &Sleep) -> StackJob<F, R> {
-        StackJob { latch: Latch::new(), sleep, func: UnsafeCell::new(Some(func)), result: UnsafeCell::new(JobResult::Pending) }
+        StackJob {
+            latch: Latch::new(),
+            sleep,
+            func: UnsafeCell::new(Some(func)),
+            result: UnsafeCell::new(JobResult::Pending),
+        }
     }
 
     /// A reference another thread may run.

@@ -97,8 +97,13 @@ where
 }
 
 /// Calls `body(first_index, chunk)` on disjoint chunks of at most `grain` elements.
-pub(crate) fn parallel_chunks_in<T, F>(registry: &Arc<Registry>, first_index: usize, data: &mut [T], grain: usize, body: &F)
-where
+pub(crate) fn parallel_chunks_in<T, F>(
+    registry: &Arc<Registry>,
+    first_index: usize,
+    data: &mut [T],
+    grain: usize,
+    body: &F,
+) where
     T: Send,
     F: Fn(usize, &mut [T]) + Sync,
 {

@@ -130,7 +130,12 @@ impl JobSystem {
 
     /// Calls `body(first_index, chunk)` on disjoint chunks of at most `grain` elements of
     /// `data`, `first_index` being the index of `chunk[0]` in `data`.
-    pub fn parallel_for_chunks<T: Send>(&self, data: &mut [T], grain: usize, body: impl Fn(usize, &mut [T]) + Sync + Send) {
+    pub fn parallel_for_chunks<T: Send>(
+        &self,
+        data: &mut [T],
+        grain: usize,
+        body: impl Fn(usize, &mut [T]) + Sync + Send,
+    ) {
         crate::profile_zone!("parallel_for_chunks");
         join::parallel_chunks_in(&self.registry, 0, data, grain.max(1), &body);
     }

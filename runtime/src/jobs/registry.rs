@@ -72,14 +72,22 @@ impl Registry {
         let registry = Arc::new(Registry {
             injector: Injector::new(),
             stealers: deques.iter().map(Worker::stealer).collect(),
-            guests: (0..GUEST_SLOTS).map(|_| GuestSlot { claimed: AtomicBool::new(false), stealer: RwLock::new(None) }).collect(),
+            guests: (0..GUEST_SLOTS)
+                .map(|_| GuestSlot { claimed: AtomicBool::new(false), stealer: RwLock::new(None) })
+                .collect(),
             sleep: Sleep::new(),
             terminate: AtomicBool::new(false),
         });
         let mut handles = Vec::with_capacity(worker_count);
         for (index, deque) in deques.into_iter().enumerate() {
-            let local = LocalThread { deque, registry: Arc::clone(&registry), slot: Slot::Worker(index), rng: Cell::new(seed(index)) };
-            let spawned = std::thread::Builder::new().name(format!("worker-{}", index + 1)).spawn(move || worker_main(local));
+            let local = LocalThread {
+                deque,
+                registry: Arc::clone(&registry),
+                slot: Slot::Worker(index),
+                rng: Cell::new(seed(index)),
+            };
+            let spawned =
+                std::thread::Builder::new().name(format!("worker-{}", index + 1)).spawn(move || worker_main(local));
             match spawned {
                 Ok(handle) => handles.push(handle),
                 Err(error) => {
@@ -110,7 +118,8 @@ impl Registry {
         !self.injector.is_empty()
             || self.stealers.iter().any(|stealer| !stealer.is_empty())
             || self.guests.iter().any(|guest| {
-                guest.claimed.load(Ordering::Acquire) && guest.stealer.read().as_ref().is_some_and(|stealer| !stealer.is_empty())
+                guest.claimed.load(Ordering::Acquire)
+                    && guest.stealer.read().as_ref().is_some_and(|stealer| !stealer.is_empty())
             })
     }
 
@@ -190,7 +199,7 @@ impl LocalThread {
     #[inline]
     fn push(&self, job: JobRef) {
         self.deque.push(job);
-        self.registry.sleep.notify_new_work();
+        self.registry.sleep.notify_local_work();
     }
 
     /// Pops the newest job of this thread's own deque.
@@ -250,7 +259,12 @@ impl<'a> Participant<'a> {
         let Some(slot_index) = registry.claim_guest_slot(deque.stealer()) else {
             return body(Participant::Outside(registry));
         };
-        let guest = LocalThread { deque, registry: Arc::clone(registry), slot: Slot::Guest(slot_index), rng: Cell::new(seed(slot_index + 7)) };
+        let guest = LocalThread {
+            deque,
+            registry: Arc::clone(registry),
+            slot: Slot::Guest(slot_index),
+            rng: Cell::new(seed(slot_index + 7)),
+        };
         struct Leave<'g> {
             guest: &'g LocalThread,
             index: usize,
@@ -286,7 +300,7 @@ impl<'a> Participant<'a> {
             Participant::Local(local) => local.push(job),
             Participant::Outside(registry) => {
                 registry.injector.push(job);
-                registry.sleep.notify_new_work();
+                registry.sleep.notify_injected_work();
             }
         }
     }
@@ -356,7 +370,9 @@ fn worker_main(local: LocalThread) {
             idle_back_off(idle_rounds);
             idle_rounds += 1;
         } else {
-            registry.sleep.sleep_unless(Sleeper::Worker, || registry.terminate.load(Ordering::SeqCst) || registry.has_work());
+            registry
+                .sleep
+                .sleep_unless(Sleeper::Worker, || registry.terminate.load(Ordering::SeqCst) || registry.has_work());
             idle_rounds = 0;
         }
     }

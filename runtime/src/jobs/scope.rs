@@ -29,8 +29,11 @@ pub struct Scope<'scope> {
     /// The first panic raised by a spawned job; re-raised when the scope ends.
     panic: Mutex<Option<Box<dyn Any + Send>>>,
     /// Invariant in `'scope`, like `std::thread::Scope`, so borrows cannot be shortened.
-    marker: PhantomData<Box<dyn FnOnce(&Scope<'scope>) + Send + Sync + 'scope>>,
+    marker: PhantomData<InvariantScope<'scope>>,
 }
+
+/// A type invariant in `'scope` that is `Send + Sync`, used only as a marker.
+type InvariantScope<'scope> = Box<dyn FnOnce(&Scope<'scope>) + Send + Sync + 'scope>;
 
 /// A pointer to the scope that a spawned job carries to another thread.
 struct ScopePtr<'scope>(*const Scope<'scope>);
@@ -86,7 +89,8 @@ pub(crate) fn run_scope<'scope, F, R>(registry: &Arc<Registry>, body: F) -> R
 where
     F: FnOnce(&Scope<'scope>) -> R,
 {
-    let scope = Scope { registry: Arc::clone(registry), jobs: CountLatch::new(), panic: Mutex::new(None), marker: PhantomData };
+    let scope =
+        Scope { registry: Arc::clone(registry), jobs: CountLatch::new(), panic: Mutex::new(None), marker: PhantomData };
     let result = Participant::with(registry, |participant| {
         let result = panic::catch_unwind(AssertUnwindSafe(|| body(&scope)));
         // The body counts as one job: finishing it may be what releases the latch.

@@ -54,16 +54,37 @@ impl Sleep {
         counter.fetch_sub(1, Ordering::SeqCst);
     }
 
-    /// After a job was pushed: wakes one sleeping worker, and any sleeping waiter (a waiter
-    /// sleeps only when there was no work at all, so this is rare and lets it help).
+    /// After a job was pushed onto the pusher's *own* deque: wakes one sleeping worker, and
+    /// any sleeping waiter (a waiter sleeps only when there was no work at all, so this is
+    /// rare and lets it help).
+    ///
+    /// No fence here: this is the hot path of every `join`. Without the fence the Dekker
+    /// argument does not hold, so a sleeper may miss this job; that costs parallelism, never
+    /// progress, because the pusher itself pops its own jobs back before it waits (README,
+    /// "Local pushes need no fence").
     #[inline]
-    pub(crate) fn notify_new_work(&self) {
+    pub(crate) fn notify_local_work(&self) {
+        let workers = self.sleeping_workers.load(Ordering::SeqCst);
+        let waiters = self.sleeping_waiters.load(Ordering::SeqCst);
+        if workers != 0 || waiters != 0 {
+            self.notify(workers, waiters);
+        }
+    }
+
+    /// After a job was pushed onto the shared injector: like `notify_local_work`, but with the
+    /// fence, since no particular thread is bound to run an injected job.
+    #[inline]
+    pub(crate) fn notify_injected_work(&self) {
         fence(Ordering::SeqCst);
         let workers = self.sleeping_workers.load(Ordering::SeqCst);
         let waiters = self.sleeping_waiters.load(Ordering::SeqCst);
-        if workers == 0 && waiters == 0 {
-            return;
+        if workers != 0 || waiters != 0 {
+            self.notify(workers, waiters);
         }
+    }
+
+    #[cold]
+    fn notify(&self, workers: usize, waiters: usize) {
         // Holding the mutex means each sleeper is either before its check (and will see the
         // job) or inside `wait` (and gets this notification).
         let _guard = self.mutex.lock();

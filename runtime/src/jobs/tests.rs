@@ -226,7 +226,7 @@ fn idle_workers_sleep_and_wake_for_new_work() {
 
 #[test]
 fn join_returns_both_results_and_borrows() {
-    let data = vec![1u64, 2, 3, 4, 5, 6];
+    let data = [1u64, 2, 3, 4, 5, 6];
     let (left, right) = join(|| data[..3].iter().sum::<u64>(), || data[3..].iter().sum::<u64>());
     assert_eq!((left, right), (6, 15));
 }

@@ -53,7 +53,8 @@ impl Access {
 
     /// Whether reading `type_id` in `domain` was declared (a write implies a read).
     pub(crate) fn allows_read(&self, domain: Domain, type_id: TypeId) -> bool {
-        self.exclusive || self.reads.iter().chain(&self.writes).any(|entry| entry.domain == domain && entry.type_id == type_id)
+        self.exclusive
+            || self.reads.iter().chain(&self.writes).any(|entry| entry.domain == domain && entry.type_id == type_id)
     }
 
     /// Whether writing `type_id` in `domain` was declared.

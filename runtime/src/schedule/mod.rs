@@ -100,7 +100,13 @@ struct StageData {
 
 impl StageData {
     fn new(name: &'static str) -> StageData {
-        StageData { name, systems: Vec::new(), declared_index: Vec::new(), batches: Vec::new(), apply_order: Vec::new() }
+        StageData {
+            name,
+            systems: Vec::new(),
+            declared_index: Vec::new(),
+            batches: Vec::new(),
+            apply_order: Vec::new(),
+        }
     }
 
     /// Adds a system and recomputes the batches (adding systems is rare: not per frame).
@@ -167,7 +173,8 @@ impl Default for Schedule {
 impl Schedule {
     /// A schedule with the four built-in stages and no systems.
     pub fn new() -> Schedule {
-        let stages = [Stage::Input, Stage::Transform, Stage::Visibility, Stage::Render].map(|stage| StageData::new(stage.name()));
+        let stages = [Stage::Input, Stage::Transform, Stage::Visibility, Stage::Render]
+            .map(|stage| StageData::new(stage.name()));
         Schedule { stages: stages.into() }
     }
 
@@ -210,11 +217,22 @@ impl Schedule {
     /// The batches of `stage`, each a list of system names that run together.
     pub fn batches(&self, stage: impl Into<StageName>) -> Result<Vec<Vec<String>>, ScheduleError> {
         let stage = &self.stages[self.position(stage.into())?];
-        Ok(stage.batches.iter().map(|range| stage.systems[range.clone()].iter().map(|system| system.name.to_string()).collect()).collect())
+        Ok(stage
+            .batches
+            .iter()
+            .map(|range| stage.systems[range.clone()].iter().map(|system| system.name.to_string()).collect())
+            .collect())
     }
 
     /// Runs every stage once, applying each stage's commands when it ends.
-    pub(crate) fn run(&mut self, world: &mut World, resources: &Resources, frame: &FrameContext, time: FrameTime, world_epoch: u64) {
+    pub(crate) fn run(
+        &mut self,
+        world: &mut World,
+        resources: &Resources,
+        frame: &FrameContext,
+        time: FrameTime,
+        world_epoch: u64,
+    ) {
         for stage in &mut self.stages {
             crate::profile_zone_dynamic!(stage.name);
             {

@@ -54,8 +54,17 @@ pub struct System {
 
 impl System {
     /// A system named `name` that runs `body` once per frame in its stage.
-    pub fn new(name: impl Into<Cow<'static, str>>, body: impl FnMut(&mut SystemContext<'_>) + Send + 'static) -> System {
-        System { name: name.into(), access: Access::default(), run: Box::new(body), commands: CommandBuffer::new(), frame_slots: Vec::new() }
+    pub fn new(
+        name: impl Into<Cow<'static, str>>,
+        body: impl FnMut(&mut SystemContext<'_>) + Send + 'static,
+    ) -> System {
+        System {
+            name: name.into(),
+            access: Access::default(),
+            run: Box::new(body),
+            commands: CommandBuffer::new(),
+            frame_slots: Vec::new(),
+        }
     }
 
     /// Declares that the system reads component `T`.
@@ -146,8 +155,9 @@ impl<'a> SystemContext<'a> {
     /// # Panics
     /// If `T` is absent or its read was not declared.
     pub fn resource<T: 'static>(&self) -> Res<'a, T> {
-        self.try_resource::<T>()
-            .unwrap_or_else(|| panic!("system '{}' needs resource {} but it was never inserted", self.name, std::any::type_name::<T>()))
+        self.try_resource::<T>().unwrap_or_else(|| {
+            panic!("system '{}' needs resource {} but it was never inserted", self.name, std::any::type_name::<T>())
+        })
     }
 
     /// Shared borrow of resource `T`, or `None` when absent.
@@ -172,9 +182,9 @@ impl<'a> SystemContext<'a> {
             self.name,
             std::any::type_name::<T>()
         );
-        self.resources
-            .get_mut::<T>()
-            .unwrap_or_else(|| panic!("system '{}' needs resource {} but it was never inserted", self.name, std::any::type_name::<T>()))
+        self.resources.get_mut::<T>().unwrap_or_else(|| {
+            panic!("system '{}' needs resource {} but it was never inserted", self.name, std::any::type_name::<T>())
+        })
     }
 
     /// The frame value `T` published this frame, if any.

@@ -1,0 +1,249 @@
+//! Scheduler tests: batching by declared access, stage order, command buffers, determinism.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use hecs::Entity;
+use parking_lot::Mutex;
+
+use crate::{jobs, App, Stage, System};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Position(f32);
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Velocity(f32);
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Health(u32);
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Dead;
+
+#[test]
+fn systems_without_conflicts_share_a_batch() {
+    let mut app = App::with_threads(2);
+    app.add_system(Stage::Transform, System::new("a", |_| {}).writes::<Position>().reads::<Velocity>());
+    app.add_system(Stage::Transform, System::new("b", |_| {}).writes::<Health>());
+    app.add_system(Stage::Transform, System::new("c", |_| {}).reads::<Position>());
+    app.add_system(Stage::Transform, System::new("d", |_| {}).reads::<Velocity>().reads::<Health>());
+    let batches = app.schedule().batches(Stage::Transform).expect("built-in stage");
+    assert_eq!(batches, vec![vec!["a", "b"], vec!["c", "d"]], "c reads what a writes, d reads what b writes");
+}
+
+#[test]
+fn exclusive_system_runs_alone() {
+    let mut app = App::with_threads(2);
+    app.add_system(Stage::Input, System::new("a", |_| {}).reads::<Position>());
+    app.add_system(Stage::Input, System::new("x", |_| {}).exclusive());
+    app.add_system(Stage::Input, System::new("b", |_| {}).reads::<Position>());
+    assert_eq!(app.schedule().batches(Stage::Input).expect("stage"), vec![vec!["a"], vec!["x"], vec!["b"]]);
+}
+
+#[test]
+fn systems_of_a_batch_run_in_parallel() {
+    // Two systems that each wait for the other to start can only finish when run together.
+    let mut app = App::with_threads(2);
+    let started = Arc::new(AtomicUsize::new(0));
+    for name in ["left", "right"] {
+        let started = Arc::clone(&started);
+        app.add_system(
+            Stage::Input,
+            System::new(name, move |_| {
+                started.fetch_add(1, Ordering::SeqCst);
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+                while started.load(Ordering::SeqCst) < 2 {
+                    assert!(std::time::Instant::now() < deadline, "the other system of the batch never started");
+                    std::thread::yield_now();
+                }
+            }),
+        );
+    }
+    app.run_frame();
+}
+
+#[test]
+fn stages_run_in_order_with_user_stages() {
+    let mut app = App::with_threads(2);
+    app.add_stage_before(Stage::Render, "PostCull").expect("Render exists");
+    app.add_stage_after(Stage::Input, "Network").expect("Input exists");
+    assert!(app.add_stage_after("Nowhere", "X").is_err(), "unknown anchor is an error");
+    assert!(app.add_stage_before(Stage::Input, "Network").is_err(), "duplicate stage is an error");
+    assert_eq!(app.schedule().stage_names(), vec!["Input", "Network", "Transform", "Visibility", "PostCull", "Render"]);
+    let order = Arc::new(Mutex::new(Vec::new()));
+    for stage in ["Render", "PostCull", "Visibility", "Transform", "Network", "Input"] {
+        let order = Arc::clone(&order);
+        app.add_system(stage, System::new(stage, move |_| order.lock().push(stage)));
+    }
+    app.run_frame();
+    assert_eq!(*order.lock(), vec!["Input", "Network", "Transform", "Visibility", "PostCull", "Render"]);
+}
+
+#[test]
+fn commands_apply_at_stage_end_in_declaration_order() {
+    let mut app = App::with_threads(4);
+    let entity = app.world_mut().spawn((Health(3),));
+    let seen_in_stage = Arc::new(AtomicUsize::new(usize::MAX));
+    app.add_system(
+        Stage::Transform,
+        System::new("insert", move |ctx| {
+            ctx.commands.insert_one(entity, Position(1.0));
+        })
+        .writes::<Position>(),
+    );
+    app.add_system(
+        Stage::Transform,
+        System::new("overwrite", move |ctx| {
+            ctx.commands.insert_one(entity, Position(2.0));
+        })
+        .writes::<Health>(),
+    );
+    let seen = Arc::clone(&seen_in_stage);
+    app.add_system(
+        Stage::Transform,
+        System::new("observe", move |ctx| {
+            seen.store(ctx.world.query::<&Position>().iter().count(), Ordering::SeqCst);
+        })
+        .reads::<Velocity>(),
+    );
+    let seen_later = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&seen_later);
+    app.add_system(
+        Stage::Visibility,
+        System::new("later", move |ctx| seen.store(ctx.world.query::<&Position>().iter().count(), Ordering::SeqCst))
+            .reads::<Position>(),
+    );
+    app.run_frame();
+    assert_eq!(seen_in_stage.load(Ordering::SeqCst), 0, "commands are not applied inside their stage");
+    assert_eq!(seen_later.load(Ordering::SeqCst), 1, "commands are applied when the stage ends");
+    assert_eq!(*app.world().get::<&Position>(entity).expect("inserted"), Position(2.0), "declaration order decides");
+}
+
+#[test]
+fn system_may_call_parallel_for_and_uses_the_apps_pool() {
+    let mut app = App::with_threads(3);
+    let threads = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&threads);
+    app.add_system(
+        Stage::Visibility,
+        System::new("parallel", move |ctx| {
+            seen.store(jobs::current_threads(), Ordering::SeqCst);
+            let mut query = ctx.world.query::<&mut Position>();
+            let mut positions: Vec<_> = query.iter().collect();
+            jobs::parallel_for_chunks(&mut positions, 64, |_, chunk| {
+                for position in chunk {
+                    position.0 += 1.0;
+                }
+            });
+        })
+        .writes::<Position>(),
+    );
+    app.world_mut().spawn_batch((0..1000).map(|index| (Position(index as f32),)));
+    app.run_frame();
+    assert_eq!(threads.load(Ordering::SeqCst), 3);
+    let sum: f32 = app.world().query::<&Position>().iter().map(|position| position.0).sum();
+    assert_eq!(sum, (0..1000).map(|index| index as f32 + 1.0).sum::<f32>());
+}
+
+#[test]
+#[should_panic(expected = "without declaring it")]
+fn undeclared_resource_access_is_a_clear_panic() {
+    let mut app = App::with_threads(1);
+    app.insert_resource(5u32);
+    app.add_system(
+        Stage::Input,
+        System::new("sneaky", |ctx| {
+            let _ = ctx.resource::<u32>();
+        }),
+    );
+    app.run_frame();
+}
+
+#[test]
+fn frame_values_are_gone_the_next_frame() {
+    #[derive(Debug, PartialEq, Clone, Copy)]
+    struct HostCursor(u32);
+    let mut app = App::with_threads(2);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&seen);
+    app.add_system(
+        Stage::Visibility,
+        System::new("read", move |ctx| record.lock().push(ctx.frame_value::<HostCursor>().map(|value| *value)))
+            .reads_frame::<HostCursor>(),
+    );
+    app.frame_context_mut().insert(HostCursor(7));
+    app.run_frames(2);
+    assert_eq!(*seen.lock(), vec![Some(HostCursor(7)), None]);
+}
+
+/// A small simulation: movement, damage, deaths through commands, a parallel system.
+fn simulation_app(threads: usize) -> App {
+    let mut app = App::with_threads(threads);
+    app.set_fixed_delta(Some(1.0 / 60.0));
+    app.world_mut().spawn_batch(
+        (0..2000u32)
+            .map(|index| (Position(index as f32), Velocity((index % 17) as f32 - 8.0), Health(100 + index % 50))),
+    );
+    app.add_system(
+        Stage::Transform,
+        System::new("move", |ctx| {
+            let dt = ctx.time.delta_seconds;
+            let mut query = ctx.world.query::<(&mut Position, &Velocity)>();
+            let mut rows: Vec<_> = query.iter().collect();
+            jobs::parallel_for_chunks(&mut rows, 128, |_, chunk| {
+                for (position, velocity) in chunk {
+                    position.0 += velocity.0 * dt;
+                }
+            });
+        })
+        .writes::<Position>()
+        .reads::<Velocity>(),
+    );
+    app.add_system(
+        Stage::Transform,
+        System::new("damage", |ctx| {
+            let frame = ctx.time.frame_index as u32;
+            for (entity, health) in ctx.world.query::<(Entity, &mut Health)>().without::<&Dead>().iter() {
+                health.0 = health.0.saturating_sub((entity.id() + frame) % 3);
+                if health.0 == 0 {
+                    ctx.commands.insert_one(entity, Dead);
+                }
+            }
+        })
+        .writes::<Health>()
+        .reads::<Dead>(),
+    );
+    app.add_system(
+        Stage::Visibility,
+        System::new("bury", |ctx| {
+            let dead: Vec<Entity> = ctx.world.query::<(Entity, &Dead)>().iter().map(|(entity, _)| entity).collect();
+            for entity in dead {
+                ctx.commands.despawn(entity);
+                ctx.commands.spawn((Position(0.0), Velocity(1.0), Health(40)));
+            }
+        })
+        .reads::<Dead>(),
+    );
+    app
+}
+
+fn snapshot(app: &App) -> Vec<(u32, u32, u32, u32)> {
+    let mut rows: Vec<_> = app
+        .world()
+        .query::<(Entity, &Position, &Velocity, &Health)>()
+        .iter()
+        .map(|(entity, position, velocity, health)| (entity.id(), position.0.to_bits(), velocity.0.to_bits(), health.0))
+        .collect();
+    rows.sort_unstable();
+    rows
+}
+
+#[test]
+fn world_after_100_frames_is_identical_with_1_and_4_threads() {
+    let mut single = simulation_app(1);
+    let mut quad = simulation_app(4);
+    single.run_frames(100);
+    quad.run_frames(100);
+    let (one, four) = (snapshot(&single), snapshot(&quad));
+    assert!(!one.is_empty());
+    assert_eq!(one.len(), four.len(), "entity counts differ");
+    assert!(one == four, "world state differs between 1 and 4 threads");
+    assert!(single.world().query::<&Dead>().iter().count() + one.len() > 0);
+}
