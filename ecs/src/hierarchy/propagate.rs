@@ -1,24 +1,36 @@
 //! The `Transform`-stage system: world = parent world × local, at any depth, level by level on
 //! the job system.
 //!
-//! Each frame the system
-//! 1. gathers every entity with a [`Transform`] (a *node*) with its parent, in world storage
-//!    order, and maps entity slots to nodes through a table indexed by entity id;
-//! 2. gives each node its depth (roots 0) by walking parent links with memoisation, cutting
-//!    any loop made by inserting [`Parent`] directly (the node that closes it becomes a root);
-//! 3. orders the nodes by depth with a stable counting sort;
+//! Each frame the propagator
+//! 1. gathers every entity with a [`Transform`] (a *node*) straight from the archetype
+//!    columns, in parallel; node `i` is row `i - start` of its archetype, and a table indexed
+//!    by entity id maps entities back to nodes;
+//! 2. links each node to its parent's node and finds its depth by walking up at most
+//!    [`HOP_LIMIT`] links, in parallel; deeper nodes, and any loop made by inserting
+//!    [`Parent`] directly, are finished by a serial memoised walk that cuts loops (the node that
+//!    closes one becomes a root);
+//! 3. orders the nodes by depth with a stable counting sort over fixed node chunks (parallel
+//!    when there are at most [`PARALLEL_LEVELS`] levels);
 //! 4. computes the world matrices level by level: every node of a level reads only its
 //!    parent's matrix from the levels before, so a level is one `parallel_for_chunks`;
-//! 5. writes the matrices into the [`WorldTransform`] columns of the world's archetypes, again
-//!    in parallel over disjoint slices.
+//! 5. writes the matrices into the [`WorldTransform`] columns, in parallel over disjoint
+//!    slices.
 //!
-//! The result is a pure function of the world, computed with the same floating-point
-//! operations whatever the thread count, so it is bit-identical on 1 or N threads. All buffers
-//! are kept between frames: a steady state allocates nothing, and structural changes (a
-//! missing `WorldTransform` inserted, an orphan's `Parent` removed) happen only on transitions.
+//! Chunk boundaries depend on the node count only, and every value is computed by the same
+//! floating-point operations whatever the thread count, so the result is bit-identical on 1 or
+//! N threads. Buffers are kept between frames: a steady state allocates nothing, and
+//! structural changes (a missing `WorldTransform` inserted, an orphan's `Parent` removed)
+//! happen only on transitions.
+//!
+//! Atomics: the id-to-node table and the sort's scatter targets are `AtomicU32`s written with
+//! `Relaxed` stores by disjoint jobs and read after the parallel loop that wrote them has
+//! returned; the job system's join orders those reads after the writes.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use glam::Mat4;
 use hecs::{Entity, World};
+use runtime::jobs::parallel_for_chunks;
 use runtime::{System, SystemContext};
 
 use super::Parent;
@@ -28,10 +40,16 @@ use crate::transform::{Transform, WorldTransform};
 const NONE: u32 = u32::MAX;
 /// Depth not computed yet.
 const DEPTH_UNKNOWN: u32 = u32::MAX;
-/// Depth being computed: the node is on the walk stack.
+/// Depth being computed: the node is on the serial walk's stack.
 const DEPTH_ON_STACK: u32 = u32::MAX - 1;
-/// Matrices per job: big enough to amortise scheduling, small enough to balance.
+/// Matrices (or nodes) per job: big enough to amortise scheduling, small enough to balance.
 const GRAIN: usize = 2048;
+/// Links the parallel depth pass follows before leaving a node to the serial pass.
+pub const HOP_LIMIT: u32 = 32;
+/// Most levels the parallel counting sort handles (its per-chunk counters are this wide).
+pub const PARALLEL_LEVELS: usize = 8;
+/// Nodes per counting-sort chunk. Fixed, so positions never depend on the thread count.
+const SORT_CHUNK: usize = 4096;
 
 /// What the hierarchy system did, as a resource (inserted by [`install`](crate::install)).
 ///
@@ -68,6 +86,56 @@ pub fn hierarchy_system() -> System {
     .writes_resource::<HierarchyReport>()
 }
 
+/// A node's inputs, copied from its archetype row.
+#[derive(Clone, Copy)]
+struct NodeInput {
+    local: Transform,
+    parent: Option<Entity>,
+    id: u32,
+}
+
+impl Default for NodeInput {
+    fn default() -> Self {
+        NodeInput { local: Transform::IDENTITY, parent: None, id: NONE }
+    }
+}
+
+/// A node's parent node (or [`NONE`] for a root) and depth.
+#[derive(Clone, Copy)]
+struct Link {
+    parent: u32,
+    depth: u32,
+}
+
+/// The nodes that are the rows of one archetype: nodes `start..start + len`.
+#[derive(Clone, Copy)]
+struct ArchetypeRun {
+    start: u32,
+    len: u32,
+    has_world: bool,
+}
+
+/// What a node's `Parent` points at this frame.
+enum ParentState {
+    /// No `Parent`: a root.
+    Root,
+    /// The parent's node.
+    Node(u32),
+    /// The parent entity no longer exists.
+    Gone,
+    /// The parent exists but has no `Transform`.
+    Unplaced,
+}
+
+/// Flags the parallel link pass raises for the serial follow-ups.
+#[derive(Default)]
+struct LinkFlags {
+    parent_gone: AtomicBool,
+    parent_unplaced: AtomicBool,
+    too_deep: AtomicBool,
+    deepest: AtomicU32,
+}
+
 /// The propagation itself, outside any system: what [`hierarchy_system`] runs each frame.
 ///
 /// It keeps its buffers between runs, so a steady state allocates nothing. Run it inside
@@ -75,36 +143,41 @@ pub fn hierarchy_system() -> System {
 ///
 /// ```
 /// use ecs::hierarchy::{HierarchyReport, Propagator};
-/// use ecs::{scene, WorldTransform};
+/// use ecs::scene;
 /// let mut world = hecs::World::new();
-/// let forest = scene::spawn_forest(&mut world, 4, &[2], scene::unit_cube_mesh());
-/// let (mut propagator, mut commands, mut report) = (Propagator::default(), hecs::CommandBuffer::new(), HierarchyReport::default());
+/// scene::spawn_forest(&mut world, 4, &[2], scene::unit_cube_mesh());
+/// let mut propagator = Propagator::default();
+/// let mut commands = hecs::CommandBuffer::new();
+/// let mut report = HierarchyReport::default();
 /// runtime::JobSystem::new(1).install(|| propagator.run(&world, &mut commands, &mut report));
 /// commands.run_on(&mut world);
 /// assert_eq!((report.nodes, report.levels), (12, 2));
 /// ```
 #[derive(Default)]
 pub struct Propagator {
-    /// Node index of each entity slot (indexed by `Entity::id`); stale entries are detected by
-    /// comparing `entities[node]`.
-    node_of_slot: Vec<u32>,
-    /// Per node, in gather order.
-    entities: Vec<Entity>,
-    locals: Vec<Transform>,
-    parent_entity: Vec<Option<Entity>>,
-    parent_node: Vec<u32>,
-    depth: Vec<u32>,
-    position_of_node: Vec<u32>,
-    /// Nodes that still lack a `WorldTransform` component.
-    missing_world: Vec<u32>,
-    /// Per position in depth order.
-    order: Vec<u32>,
-    parent_position: Vec<u32>,
+    /// Node of each entity id; stale entries are caught by comparing `inputs[node].id`.
+    node_of_id: Vec<AtomicU32>,
+    /// Per node, in archetype-row order.
+    inputs: Vec<NodeInput>,
+    links: Vec<Link>,
+    position_of_node: Vec<AtomicU32>,
+    /// Node at each position of the depth order.
+    order: Vec<AtomicU32>,
+    /// World matrix at each position of the depth order.
     worlds: Vec<Mat4>,
+    runs: Vec<ArchetypeRun>,
     /// First position of each level, plus the end.
     level_start: Vec<u32>,
+    /// Per sort chunk: its count of each level, then its next position in each level.
+    chunk_cursors: Vec<[u32; PARALLEL_LEVELS]>,
     walk: Vec<u32>,
     warned_parent_without_transform: bool,
+}
+
+impl std::fmt::Debug for Propagator {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Propagator").field("nodes", &self.inputs.len()).finish()
+    }
 }
 
 impl Propagator {
@@ -112,91 +185,148 @@ impl Propagator {
     /// with a `Transform`; structural fixes (a missing `WorldTransform`, an orphan's `Parent`)
     /// are recorded in `commands` for the caller to apply.
     pub fn run(&mut self, world: &World, commands: &mut hecs::CommandBuffer, report: &mut HierarchyReport) {
-        self.gather(world);
-        self.link_parents(world, commands, report);
-        let levels = self.compute_depths(report);
+        let count = self.gather(world);
+        let flags = self.link(world);
+        if flags.parent_gone.load(Ordering::Relaxed) {
+            Self::detach_orphans(world, commands, report);
+        }
+        let unplaced = flags.parent_unplaced.load(Ordering::Relaxed);
+        if unplaced && !self.warned_parent_without_transform {
+            log::warn!("some parents have no Transform; their children are placed as roots");
+        }
+        self.warned_parent_without_transform = unplaced;
+        let mut deepest = flags.deepest.load(Ordering::Relaxed);
+        if flags.too_deep.load(Ordering::Relaxed) {
+            deepest = deepest.max(self.finish_depths(report));
+        }
+        let levels = if count == 0 { 0 } else { deepest as usize + 1 };
         self.sort_by_depth(levels);
         self.compute_worlds();
         self.write_back(world);
-        for &node in &self.missing_world {
-            let position = self.position_of_node[node as usize] as usize;
-            commands.insert_one(self.entities[node as usize], WorldTransform(self.worlds[position]));
+        if self.runs.iter().any(|run| !run.has_world) {
+            self.insert_missing_world_transforms(world, commands);
         }
-        report.nodes = self.entities.len();
+        report.nodes = count;
         report.levels = levels;
     }
 
-    fn gather(&mut self, world: &World) {
+    /// Copies every node's inputs from the archetype columns; returns the node count.
+    fn gather(&mut self, world: &World) -> usize {
         runtime::profile_zone!("hierarchy gather");
-        self.entities.clear();
-        self.locals.clear();
-        self.parent_entity.clear();
-        self.missing_world.clear();
-        let mut query = world.query::<(Entity, &Transform, Option<&Parent>, Option<&WorldTransform>)>();
-        for (entity, local, parent, world_transform) in query.iter() {
-            let node = self.entities.len() as u32;
-            let slot = entity.id() as usize;
-            if slot >= self.node_of_slot.len() {
-                self.node_of_slot.resize((slot + 1).next_power_of_two(), NONE);
-            }
-            self.node_of_slot[slot] = node;
-            self.entities.push(entity);
-            self.locals.push(*local);
-            self.parent_entity.push(parent.map(|parent| parent.0));
-            if world_transform.is_none() {
-                self.missing_world.push(node);
-            }
+        self.runs.clear();
+        let mut total = 0usize;
+        let mut max_id = 0;
+        for archetype in world.archetypes().filter(|archetype| is_node_archetype(archetype)) {
+            self.runs.push(ArchetypeRun {
+                start: total as u32,
+                len: archetype.len(),
+                has_world: archetype.has::<WorldTransform>(),
+            });
+            total += archetype.len() as usize;
+            max_id = max_id.max(archetype.ids().iter().copied().max().unwrap_or(0));
         }
+        if self.node_of_id.len() <= max_id as usize {
+            self.node_of_id.resize_with((max_id as usize + 1).next_power_of_two(), || AtomicU32::new(NONE));
+        }
+        self.inputs.resize(total, NodeInput::default());
+        let node_of_id = &self.node_of_id;
+        for (archetype, run) in world.archetypes().filter(|archetype| is_node_archetype(archetype)).zip(&self.runs) {
+            let transforms = archetype.get::<&Transform>().expect("node archetypes have a Transform column");
+            let transforms: &[Transform] = &transforms;
+            let parents_column = archetype.get::<&Parent>();
+            let parents: Option<&[Parent]> = parents_column.as_deref();
+            let ids = archetype.ids();
+            let start = run.start as usize;
+            parallel_for_chunks(&mut self.inputs[start..start + run.len as usize], GRAIN, |first, chunk| {
+                for (offset, input) in chunk.iter_mut().enumerate() {
+                    let row = first + offset;
+                    *input = NodeInput {
+                        local: transforms[row],
+                        parent: parents.map(|parents| parents[row].0),
+                        id: ids[row],
+                    };
+                    node_of_id[ids[row] as usize].store((start + row) as u32, Ordering::Relaxed);
+                }
+            });
+        }
+        total
     }
 
-    /// The node of `entity` this frame, if it is one.
-    fn node_of(&self, entity: Entity) -> Option<u32> {
-        let node = *self.node_of_slot.get(entity.id() as usize)?;
-        (node != NONE && self.entities.get(node as usize) == Some(&entity)).then_some(node)
-    }
-
-    fn link_parents(&mut self, world: &World, commands: &mut hecs::CommandBuffer, report: &mut HierarchyReport) {
-        self.parent_node.clear();
-        let mut parent_without_transform = false;
-        for index in 0..self.entities.len() {
-            let parent_node = match self.parent_entity[index] {
-                None => NONE,
-                Some(parent) => match self.node_of(parent) {
-                    Some(node) => node,
-                    None if !world.contains(parent) => {
-                        let child = self.entities[index];
-                        log::warn!("entity {child:?} lost its parent {parent:?} (despawned); it is a root from now on");
-                        commands.remove_one::<Parent>(child);
-                        report.orphans_detached += 1;
+    /// Links nodes to parent nodes and finds the depth of every node within [`HOP_LIMIT`]
+    /// links of a root, in parallel.
+    fn link(&mut self, world: &World) -> LinkFlags {
+        runtime::profile_zone!("hierarchy link");
+        let flags = LinkFlags::default();
+        let (inputs, node_of_id) = (&self.inputs, &self.node_of_id);
+        self.links.resize(inputs.len(), Link { parent: NONE, depth: DEPTH_UNKNOWN });
+        parallel_for_chunks(&mut self.links, GRAIN, |first, chunk| {
+            let (mut gone, mut unplaced, mut too_deep, mut deepest) = (false, false, false, 0);
+            for (offset, link) in chunk.iter_mut().enumerate() {
+                link.parent = match parent_state(world, node_of_id, inputs, inputs[first + offset].parent) {
+                    ParentState::Root => NONE,
+                    ParentState::Node(parent) => parent,
+                    ParentState::Gone => {
+                        gone = true;
                         NONE
                     }
-                    None => {
-                        parent_without_transform = true;
+                    ParentState::Unplaced => {
+                        unplaced = true;
                         NONE
                     }
-                },
-            };
-            self.parent_node.push(parent_node);
-        }
-        if parent_without_transform && !self.warned_parent_without_transform {
-            log::warn!("some parents have no Transform; their children are placed as roots");
-        }
-        self.warned_parent_without_transform = parent_without_transform;
+                };
+                let mut hops = 0;
+                let mut above = link.parent;
+                while above != NONE && hops < HOP_LIMIT {
+                    hops += 1;
+                    above = match parent_state(world, node_of_id, inputs, inputs[above as usize].parent) {
+                        ParentState::Node(parent) => parent,
+                        _ => NONE,
+                    };
+                }
+                if above == NONE {
+                    link.depth = hops;
+                    deepest = deepest.max(hops);
+                } else {
+                    link.depth = DEPTH_UNKNOWN;
+                    too_deep = true;
+                }
+            }
+            for (flag, raised) in
+                [(&flags.parent_gone, gone), (&flags.parent_unplaced, unplaced), (&flags.too_deep, too_deep)]
+            {
+                if raised {
+                    flag.store(true, Ordering::Relaxed);
+                }
+            }
+            flags.deepest.fetch_max(deepest, Ordering::Relaxed);
+        });
+        flags
     }
 
-    /// Depth of every node; returns the number of levels.
-    fn compute_depths(&mut self, report: &mut HierarchyReport) -> usize {
-        runtime::profile_zone!("hierarchy depths");
-        let count = self.entities.len();
-        self.depth.clear();
-        self.depth.resize(count, DEPTH_UNKNOWN);
+    /// Removes the `Parent` of every node whose parent was despawned, logging each once (the
+    /// removal makes it a root, so the next frame does not see it again).
+    fn detach_orphans(world: &World, commands: &mut hecs::CommandBuffer, report: &mut HierarchyReport) {
+        let mut query = world.query::<(Entity, &Parent)>().with::<&Transform>();
+        for (child, parent) in query.iter() {
+            if !world.contains(parent.0) {
+                log::warn!("entity {child:?} lost its parent {:?} (despawned); it is a root from now on", parent.0);
+                commands.remove_one::<Parent>(child);
+                report.orphans_detached += 1;
+            }
+        }
+    }
+
+    /// Serial memoised depth walk for the nodes the parallel pass left; cuts loops. Returns
+    /// the deepest depth it assigned.
+    fn finish_depths(&mut self, report: &mut HierarchyReport) -> u32 {
+        runtime::profile_zone!("hierarchy deep links");
         let mut deepest = 0;
-        for start in 0..count {
-            let mut current = start as u32;
-            while self.depth[current as usize] == DEPTH_UNKNOWN {
-                self.depth[current as usize] = DEPTH_ON_STACK;
+        for start in 0..self.links.len() as u32 {
+            let mut current = start;
+            while self.links[current as usize].depth == DEPTH_UNKNOWN {
+                self.links[current as usize].depth = DEPTH_ON_STACK;
                 self.walk.push(current);
-                let parent = self.parent_node[current as usize];
+                let parent = self.links[current as usize].parent;
                 if parent == NONE {
                     break;
                 }
@@ -204,113 +334,171 @@ impl Propagator {
             }
             // Unwind from the highest ancestor reached down to `start`.
             while let Some(node) = self.walk.pop() {
-                let parent = self.parent_node[node as usize];
+                let parent = self.links[node as usize].parent;
                 let depth = if parent == NONE {
                     0
-                } else if self.depth[parent as usize] == DEPTH_ON_STACK {
+                } else if self.links[parent as usize].depth == DEPTH_ON_STACK {
                     // The parent is still being walked: the links loop. Cut the loop here.
                     log::error!(
-                        "Parent links of {:?} form a loop; it is placed as a root (use hierarchy::set_parent, which refuses loops)",
-                        self.entities[node as usize]
+                        "Parent links through entity id {} form a loop; it is placed as a root (hierarchy::set_parent refuses loops)",
+                        self.inputs[node as usize].id
                     );
-                    self.parent_node[node as usize] = NONE;
+                    self.links[node as usize].parent = NONE;
                     report.cycles_cut += 1;
                     0
                 } else {
-                    self.depth[parent as usize] + 1
+                    self.links[parent as usize].depth + 1
                 };
-                self.depth[node as usize] = depth;
+                self.links[node as usize].depth = depth;
                 deepest = deepest.max(depth);
             }
         }
-        if count == 0 {
-            0
-        } else {
-            deepest as usize + 1
-        }
+        deepest
     }
 
-    /// Stable counting sort of the nodes by depth.
+    /// Stable counting sort of the nodes by depth into `order` / `position_of_node`.
     fn sort_by_depth(&mut self, levels: usize) {
-        let count = self.entities.len();
+        runtime::profile_zone!("hierarchy sort");
+        let count = self.links.len();
+        if self.order.len() < count {
+            self.order.resize_with(count, || AtomicU32::new(NONE));
+            self.position_of_node.resize_with(count, || AtomicU32::new(NONE));
+        }
         self.level_start.clear();
         self.level_start.resize(levels + 1, 0);
-        for &depth in &self.depth {
-            self.level_start[depth as usize + 1] += 1;
+        if levels > PARALLEL_LEVELS {
+            self.sort_serially(levels);
+            return;
+        }
+        let chunks = count.div_ceil(SORT_CHUNK);
+        self.chunk_cursors.clear();
+        self.chunk_cursors.resize(chunks, [0; PARALLEL_LEVELS]);
+        let links = &self.links;
+        let chunk_nodes = |chunk: usize| chunk * SORT_CHUNK..((chunk + 1) * SORT_CHUNK).min(count);
+        parallel_for_chunks(&mut self.chunk_cursors, 1, |first, rows| {
+            for (offset, row) in rows.iter_mut().enumerate() {
+                for link in &links[chunk_nodes(first + offset)] {
+                    row[link.depth as usize] += 1;
+                }
+            }
+        });
+        // Positions: level-major, then chunk, then node order within the chunk.
+        let mut running = 0;
+        for level in 0..levels {
+            self.level_start[level] = running;
+            for row in &mut self.chunk_cursors {
+                let level_count = row[level];
+                row[level] = running;
+                running += level_count;
+            }
+        }
+        self.level_start[levels] = running;
+        let (order, position_of_node) = (&self.order, &self.position_of_node);
+        parallel_for_chunks(&mut self.chunk_cursors, 1, |first, rows| {
+            for (offset, cursor) in rows.iter_mut().enumerate() {
+                for node in chunk_nodes(first + offset) {
+                    let level = links[node].depth as usize;
+                    let position = cursor[level];
+                    cursor[level] += 1;
+                    position_of_node[node].store(position, Ordering::Relaxed);
+                    order[position as usize].store(node as u32, Ordering::Relaxed);
+                }
+            }
+        });
+    }
+
+    fn sort_serially(&mut self, levels: usize) {
+        for link in &self.links {
+            self.level_start[link.depth as usize + 1] += 1;
         }
         for level in 0..levels {
             self.level_start[level + 1] += self.level_start[level];
         }
-        self.order.clear();
-        self.order.resize(count, NONE);
-        self.position_of_node.clear();
-        self.position_of_node.resize(count, NONE);
         // `walk` doubles as the fill cursor of each level.
         self.walk.clear();
         self.walk.extend_from_slice(&self.level_start[..levels]);
-        for node in 0..count {
-            let level = self.depth[node] as usize;
-            let position = self.walk[level];
-            self.walk[level] += 1;
-            self.order[position as usize] = node as u32;
-            self.position_of_node[node] = position;
+        for (node, link) in self.links.iter().enumerate() {
+            let position = self.walk[link.depth as usize];
+            self.walk[link.depth as usize] += 1;
+            self.order[position as usize].store(node as u32, Ordering::Relaxed);
+            self.position_of_node[node].store(position, Ordering::Relaxed);
         }
         self.walk.clear();
-        self.parent_position.clear();
-        self.parent_position.extend(self.order.iter().map(|&node| {
-            let parent = self.parent_node[node as usize];
-            if parent == NONE {
-                NONE
-            } else {
-                self.position_of_node[parent as usize]
-            }
-        }));
     }
 
+    /// World matrices, level by level; each level in parallel.
     fn compute_worlds(&mut self) {
         runtime::profile_zone!("hierarchy matrices");
-        let count = self.order.len();
-        self.worlds.clear();
+        let count = self.links.len();
         self.worlds.resize(count, Mat4::IDENTITY);
-        let order = &self.order;
-        let locals = &self.locals;
-        let parent_position = &self.parent_position;
+        let (order, position_of_node, links, inputs) = (&self.order, &self.position_of_node, &self.links, &self.inputs);
         for level in self.level_start.windows(2) {
             let (start, end) = (level[0] as usize, level[1] as usize);
             let (done, rest) = self.worlds.split_at_mut(start);
             let done: &[Mat4] = done;
-            runtime::jobs::parallel_for_chunks(&mut rest[..end - start], GRAIN, |first, chunk| {
+            parallel_for_chunks(&mut rest[..end - start], GRAIN, |first, chunk| {
                 for (offset, world) in chunk.iter_mut().enumerate() {
-                    let position = start + first + offset;
-                    let local = locals[order[position] as usize].to_matrix();
-                    let parent = parent_position[position];
+                    let node = order[start + first + offset].load(Ordering::Relaxed) as usize;
+                    let local = inputs[node].local.to_matrix();
+                    let parent = links[node].parent;
                     *world = if parent == NONE {
                         local
                     } else {
-                        debug_assert!((parent as usize) < start, "a parent must sit in an earlier level");
-                        done[parent as usize] * local
+                        let parent_position = position_of_node[parent as usize].load(Ordering::Relaxed) as usize;
+                        debug_assert!(parent_position < start, "a parent must sit in an earlier level");
+                        done[parent_position] * local
                     };
                 }
             });
         }
     }
 
+    /// Copies the matrices into the `WorldTransform` columns.
     fn write_back(&self, world: &World) {
         runtime::profile_zone!("hierarchy write back");
-        for archetype in world.archetypes() {
-            if archetype.is_empty() || !archetype.has::<Transform>() {
-                continue;
-            }
+        for (archetype, run) in world.archetypes().filter(|archetype| is_node_archetype(archetype)).zip(&self.runs) {
             let Some(mut column) = archetype.get::<&mut WorldTransform>() else {
                 continue;
             };
-            let ids = archetype.ids();
-            runtime::jobs::parallel_for_chunks(&mut column, GRAIN, |first, chunk| {
+            let start = run.start as usize;
+            parallel_for_chunks(&mut column, GRAIN, |first, chunk| {
                 for (offset, world_transform) in chunk.iter_mut().enumerate() {
-                    let node = self.node_of_slot[ids[first + offset] as usize];
-                    world_transform.0 = self.worlds[self.position_of_node[node as usize] as usize];
+                    let node = start + first + offset;
+                    let position = self.position_of_node[node].load(Ordering::Relaxed) as usize;
+                    world_transform.0 = self.worlds[position];
                 }
             });
         }
+    }
+
+    /// Gives nodes spawned without a `WorldTransform` one, holding this frame's value.
+    fn insert_missing_world_transforms(&self, world: &World, commands: &mut hecs::CommandBuffer) {
+        let mut query = world.query::<Entity>().with::<&Transform>().without::<&WorldTransform>();
+        for entity in query.iter() {
+            let node = self.node_of_id[entity.id() as usize].load(Ordering::Relaxed) as usize;
+            let position = self.position_of_node[node].load(Ordering::Relaxed) as usize;
+            commands.insert_one(entity, WorldTransform(self.worlds[position]));
+        }
+    }
+}
+
+fn is_node_archetype(archetype: &hecs::Archetype) -> bool {
+    !archetype.is_empty() && archetype.has::<Transform>()
+}
+
+/// What `parent` points at: a node of this frame, a despawned entity, or one without a
+/// `Transform`. A table entry counts only if its node has the same id and the parent handle
+/// is alive (so a reused id with a newer generation is not mistaken for the parent).
+fn parent_state(world: &World, node_of_id: &[AtomicU32], inputs: &[NodeInput], parent: Option<Entity>) -> ParentState {
+    let Some(parent) = parent else {
+        return ParentState::Root;
+    };
+    if !world.contains(parent) {
+        return ParentState::Gone;
+    }
+    let node = node_of_id.get(parent.id() as usize).map_or(NONE, |node| node.load(Ordering::Relaxed));
+    match inputs.get(node as usize) {
+        Some(input) if input.id == parent.id() => ParentState::Node(node),
+        _ => ParentState::Unplaced,
     }
 }

@@ -73,13 +73,34 @@ proptest! {
 
 #[test]
 fn any_depth_is_composed() {
+    // 5: parallel depth and sort; 20: parallel depth, serial sort; 60: both serial.
+    for length in [5, 20, 60] {
+        let mut app = app();
+        let link = Transform::from_translation(Vec3::X).with_scale(Vec3::splat(1.01));
+        let links = vec![link; length];
+        let chain = scene::spawn_chain(app.world_mut(), None, &links, scene::unit_cube_mesh());
+        app.run_frame();
+        assert_eq!(app.resource::<HierarchyReport>().levels, length);
+        for (depth, &entity) in chain.iter().enumerate() {
+            let what = format!("link {depth} of {length}");
+            assert_close(world_of(app.world(), entity), brute_force(app.world(), entity), &what);
+        }
+    }
+}
+
+#[test]
+fn a_reused_id_is_not_mistaken_for_the_despawned_parent() {
     let mut app = app();
-    let link = Transform::from_translation(Vec3::X).with_scale(Vec3::splat(1.01));
-    let chain = scene::spawn_chain(app.world_mut(), None, &[link; 60], scene::unit_cube_mesh());
+    let parent = app.world_mut().spawn((Transform::from_translation(Vec3::splat(100.0)),));
+    let child = app.world_mut().spawn((Transform::from_translation(Vec3::X),));
+    set_parent(app.world_mut(), child, parent).expect("valid");
     app.run_frame();
-    assert_eq!(app.resource::<HierarchyReport>().levels, 60);
-    let last = *chain.last().expect("60 links");
-    assert_close(world_of(app.world(), last), brute_force(app.world(), last), "60th link");
+    app.world_mut().despawn(parent).expect("alive");
+    let stranger = app.world_mut().spawn((Transform::from_translation(Vec3::splat(-50.0)),));
+    assert_eq!(stranger.id(), parent.id(), "the test needs the id to be reused");
+    app.run_frame();
+    assert_eq!(world_of(app.world(), child).w_axis.truncate(), Vec3::X, "the child must not follow the stranger");
+    assert_eq!(parent_of(app.world(), child), None);
 }
 
 #[test]
