@@ -207,3 +207,23 @@ fn view_matrices_agree_with_the_pose() {
     assert!(view.view_projection.is_finite(), "a zero-size viewport must not give NaN");
     assert_eq!(view.view_projection, view.projection * view.view);
 }
+
+#[test]
+fn input_stage_system_can_publish_the_host_view() {
+    let mut app = app();
+    let active = spawn_camera_at(app.world_mut(), 0, true, 0.0);
+    let preview = spawn_camera_at(app.world_mut(), 1, false, 3.0);
+    app.add_system(
+        Stage::Input,
+        System::new("editor preview", move |ctx| {
+            // Offer a view on even frames only.
+            if ctx.time.frame_index % 2 == 0 {
+                ctx.publish(HostView::Through(preview));
+            }
+        })
+        .writes_frame::<HostView>(),
+    );
+    assert_eq!(seen_camera(&mut app), Some(preview), "frame 0 offers the preview");
+    assert_eq!(seen_camera(&mut app), Some(active), "frame 1 offers nothing");
+    assert_eq!(seen_camera(&mut app), Some(preview), "frame 2 offers it again");
+}
