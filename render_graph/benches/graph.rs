@@ -113,7 +113,9 @@ impl Pass for SyntheticPass {
 }
 
 fn passes(keep_all: bool) -> Vec<SyntheticPass> {
-    (0..PASSES).map(|index| SyntheticPass { index, keep_all, name: format!("pass {index}"), writes: Vec::new() }).collect()
+    (0..PASSES)
+        .map(|index| SyntheticPass { index, keep_all, name: format!("pass {index}"), writes: Vec::new() })
+        .collect()
 }
 
 fn no_imports(_: &str, _: ResourceKind) -> bool {
@@ -155,12 +157,17 @@ fn record_benchmark(criterion: &mut Criterion) {
             return;
         }
     };
-    let mut graph = RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: 64, height: 64 }).expect("graph creates");
+    let mut graph =
+        RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: 64, height: 64 }).expect("graph creates");
     for pass in passes(true) {
         graph.add_pass(pass);
     }
     graph.execute_frame().expect("first frame runs");
-    println!("graph: {} passes run, {} barriers", graph.execution_order().expect("compiled").len(), graph.barrier_count().expect("compiled"));
+    println!(
+        "graph: {} passes run, {} barriers",
+        graph.execution_order().expect("compiled").len(),
+        graph.barrier_count().expect("compiled")
+    );
     criterion.bench_function("execute_frame 200 passes", |bencher| {
         bencher.iter(|| graph.execute_frame().expect("frame runs"))
     });

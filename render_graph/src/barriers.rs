@@ -82,6 +82,11 @@ struct Track {
 }
 
 impl Track {
+    /// Whether the last write was already made visible to these stages and accesses.
+    fn is_visible_to(&self, stages: vk::PipelineStageFlags2, flags: vk::AccessFlags2) -> bool {
+        self.visible_stages.contains(stages) && self.visible_access.contains(flags)
+    }
+
     fn state(&self) -> SyncState {
         SyncState { stages: self.write_stages | self.read_stages, access: self.write_access, layout: self.layout }
     }
@@ -129,9 +134,7 @@ pub fn plan_barriers(decl: &GraphDecl, order: &[usize]) -> BarrierPlan {
                     track.visible_stages = stages;
                     track.visible_access = flags;
                 }
-            } else if !track.write_stages.is_empty()
-                && !(track.visible_stages.contains(stages) && track.visible_access.contains(flags))
-            {
+            } else if !track.write_stages.is_empty() && !track.is_visible_to(stages, flags) {
                 // Read after write: make the write visible to this reader once.
                 let source = SyncState { stages: track.write_stages, access: track.write_access, layout };
                 batch.push(barrier(BarrierSource::Known(source)));

@@ -159,9 +159,9 @@ impl GpuDevice {
             let debug_instance = ash::ext::debug_utils::Instance::new(&entry, &instance);
             let messenger = match &validation {
                 Some(_) => {
+                    let standalone_info = messenger_create_info(validation.as_ref());
                     // SAFETY: the create info is valid; its user data (the log) is kept
                     // alive by `self.validation` until the messenger is destroyed in Drop.
-                    let standalone_info = messenger_create_info(validation.as_ref());
                     match unsafe { debug_instance.create_debug_utils_messenger(&standalone_info, None) } {
                         Ok(messenger) => messenger,
                         Err(result) => {
@@ -373,13 +373,11 @@ impl GpuDevice {
             // SAFETY: the queue lock is held; the command buffer is executable.
             unsafe { self.device.queue_submit(*queue, &[submit], fence) }
         };
-        let waited = submitted
-            .map_err(GraphError::vulkan("vkQueueSubmit"))
+        let waited = submitted.map_err(GraphError::vulkan("vkQueueSubmit")).and_then(|()| {
             // SAFETY: the fence belongs to this device.
-            .and_then(|()| {
-                unsafe { self.device.wait_for_fences(&[fence], true, u64::MAX) }
-                    .map_err(GraphError::vulkan("vkWaitForFences"))
-            });
+            unsafe { self.device.wait_for_fences(&[fence], true, u64::MAX) }
+                .map_err(GraphError::vulkan("vkWaitForFences"))
+        });
         // SAFETY: the fence is signalled or was never submitted.
         unsafe { self.device.destroy_fence(fence, None) };
         waited

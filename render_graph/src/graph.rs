@@ -147,11 +147,11 @@ impl RenderGraph {
     }
 
     fn import(&mut self, name: &str, resource: ImportedResource) {
-        let same_kind = match (self.imports.get(name).map(|import| &import.resource), &resource) {
-            (Some(ImportedResource::Image(_)), ImportedResource::Image(_)) => true,
-            (Some(ImportedResource::Buffer(_)), ImportedResource::Buffer(_)) => true,
-            _ => false,
-        };
+        let same_kind = matches!(
+            (self.imports.get(name).map(|import| &import.resource), &resource),
+            (Some(ImportedResource::Image(_)), ImportedResource::Image(_))
+                | (Some(ImportedResource::Buffer(_)), ImportedResource::Buffer(_))
+        );
         if !same_kind {
             self.dirty = true;
         }

@@ -6,12 +6,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use ash::vk;
-use common::{filled, import_report, ProbeKind, ProbeOp, ProbePass, ProbePipelines, ImageRead};
+use common::{filled, import_report, ImageRead, ProbeKind, ProbeOp, ProbePass, ProbePipelines};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{
-    Access, AttachmentLoad, Binding, BindingKind, ComputePipeline, ExecuteContext, GraphError, GraphicsPipeline,
-    GraphicsPipelineDesc, ImageDesc, ImageHandle, ImageSize, Pass, ReadbackBuffer, Registry, RenderGraph, ShaderStage,
-    BufferHandle,
+    Access, AttachmentLoad, Binding, BindingKind, BufferHandle, ComputePipeline, ExecuteContext, GraphError,
+    GraphicsPipeline, GraphicsPipelineDesc, ImageDesc, ImageHandle, ImageSize, Pass, ReadbackBuffer, Registry,
+    RenderGraph, ShaderStage,
 };
 
 const EXTENT: vk::Extent2D = vk::Extent2D { width: 40, height: 24 };
@@ -90,7 +90,13 @@ impl Pass for CopyOutPass {
         // SAFETY: recording; both resources were declared with transfer accesses, so the graph
         // placed the barriers and the image is in TRANSFER_SRC_OPTIMAL.
         unsafe {
-            context.device().cmd_copy_image_to_buffer(context.command_buffer(), color.image, layout, target.buffer, &[region])
+            context.device().cmd_copy_image_to_buffer(
+                context.command_buffer(),
+                color.image,
+                layout,
+                target.buffer,
+                &[region],
+            )
         };
     }
 }
@@ -116,10 +122,11 @@ fn invert_pipeline(device: &Arc<render_graph::GpuDevice>) -> GraphicsPipeline {
 #[test]
 fn compute_graphics_transfer_chain_produces_the_right_pixels() {
     let Some(device) = gpu_test_context() else { return };
-    let pattern = ComputePipeline::new(&device, "pattern", shaders::PATTERN_COMP.words(), &[BindingKind::StorageImage], 8)
-        .expect("pattern pipeline builds");
-    let readback =
-        ReadbackBuffer::new(&device, "readback", u64::from(EXTENT.width * EXTENT.height * 4)).expect("readback allocates");
+    let pattern =
+        ComputePipeline::new(&device, "pattern", shaders::PATTERN_COMP.words(), &[BindingKind::StorageImage], 8)
+            .expect("pattern pipeline builds");
+    let readback = ReadbackBuffer::new(&device, "readback", u64::from(EXTENT.width * EXTENT.height * 4))
+        .expect("readback allocates");
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
     // Declared out of order on purpose: the compiler orders by dependencies.
     graph.add_pass(CopyOutPass { color: None, target: None });
@@ -241,10 +248,7 @@ fn cycles_and_missing_resources_are_clear_compile_errors() {
     let _report = import_report(&device, &mut graph, &reader);
     graph.add_pass(reader);
     let error = graph.compile().expect_err("`nowhere` is never declared");
-    assert_eq!(
-        error.to_string(),
-        "pass `reader` uses resource `nowhere`, which no pass creates and nobody imported"
-    );
+    assert_eq!(error.to_string(), "pass `reader` uses resource `nowhere`, which no pass creates and nobody imported");
 
     struct Lonely;
     impl Pass for Lonely {
@@ -286,7 +290,8 @@ fn history_reads_see_last_frame_and_zero_first() {
             self.report = Some(registry.write_storage_buffer(report, ShaderStage::Compute));
         }
         fn execute(&mut self, context: &mut ExecuteContext) {
-            let bindings = [Binding::Image(self.previous.expect("registered")), Binding::Buffer(self.report.expect("registered"))];
+            let bindings =
+                [Binding::Image(self.previous.expect("registered")), Binding::Buffer(self.report.expect("registered"))];
             context.bind_compute(&self.pipelines.read_storage_image, &bindings);
             context.push_constants(&[0, 0]);
             context.dispatch(shaders::PROBE_ELEMENTS / shaders::PROBE_WORKGROUP, 1, 1);

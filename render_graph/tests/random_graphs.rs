@@ -156,7 +156,8 @@ fn fifty_random_graphs_deliver_what_producers_wrote() {
 #[test]
 fn generated_graphs_are_varied() {
     let graphs: Vec<RandomGraph> = (0..50).map(generate).collect();
-    let updates = graphs.iter().flat_map(|graph| graph.ops.iter().flatten()).filter(|op| matches!(op, ProbeOp::Update { .. }));
+    let updates =
+        graphs.iter().flat_map(|graph| graph.ops.iter().flatten()).filter(|op| matches!(op, ProbeOp::Update { .. }));
     assert!(updates.count() > 5, "some graphs chain two writers");
     let sampled = graphs
         .iter()
@@ -164,5 +165,8 @@ fn generated_graphs_are_varied() {
         .filter(|op| matches!(op, ProbeOp::Read { kind: ProbeKind::Image, image_read: ImageRead::Sampled, .. }));
     assert!(sampled.count() > 5, "some readers sample images");
     assert!(graphs.iter().any(|graph| graph.runs.iter().any(|&runs| !runs)), "some passes are culled");
-    assert!(graphs.iter().any(|graph| graph.declaration.windows(2).any(|pair| pair[0] > pair[1])), "declaration order is shuffled");
+    assert!(
+        graphs.iter().any(|graph| graph.declaration.windows(2).any(|pair| pair[0] > pair[1])),
+        "declaration order is shuffled"
+    );
 }

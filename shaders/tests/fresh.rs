@@ -11,10 +11,7 @@ fn committed_spirv_matches_glsl_sources() {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let required = std::env::var("ENGINE_REQUIRE_VULKAN").is_ok_and(|value| value == "1");
     if Command::new("glslc").arg("--version").output().is_err() {
-        assert!(
-            !required,
-            "glslc not found, but ENGINE_REQUIRE_VULKAN=1 requires it"
-        );
+        assert!(!required, "glslc not found, but ENGINE_REQUIRE_VULKAN=1 requires it");
         println!("skipping: glslc not found, cannot check the committed SPIR-V");
         return;
     }
@@ -37,33 +34,19 @@ fn committed_spirv_matches_glsl_sources() {
         }
     }
     let _ = std::fs::remove_dir_all(&out_dir);
-    assert!(
-        stale.is_empty(),
-        "committed SPIR-V is stale for {stale:?}: run shaders/compile.sh and commit spirv/"
-    );
+    assert!(stale.is_empty(), "committed SPIR-V is stale for {stale:?}: run shaders/compile.sh and commit spirv/");
 }
 
 #[test]
 fn every_source_file_is_listed() {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut listed: Vec<&str> = shaders::ALL
-        .iter()
-        .map(|shader| shader.source_path)
-        .collect();
+    let mut listed: Vec<&str> = shaders::ALL.iter().map(|shader| shader.source_path).collect();
     listed.sort_unstable();
     let mut found: Vec<String> = std::fs::read_dir(crate_dir.join("glsl"))
         .expect("glsl folder exists")
-        .map(|entry| {
-            format!(
-                "glsl/{}",
-                entry.expect("readable entry").file_name().to_string_lossy()
-            )
-        })
+        .map(|entry| format!("glsl/{}", entry.expect("readable entry").file_name().to_string_lossy()))
         .filter(|name| name.ends_with(".glsl"))
         .collect();
     found.sort_unstable();
-    assert_eq!(
-        listed, found,
-        "every glsl/*.glsl needs an entry in shaders::ALL"
-    );
+    assert_eq!(listed, found, "every glsl/*.glsl needs an entry in shaders::ALL");
 }

@@ -47,8 +47,16 @@ impl ProbePipelines {
                 &shaders::PROBE_READ_SAMPLED_IMAGE_COMP,
                 &[SampledImage, StorageBuffer],
             ),
-            update_buffer: build("probe update buffer", &shaders::PROBE_UPDATE_BUFFER_COMP, &[StorageBuffer, StorageBuffer]),
-            update_image: build("probe update image", &shaders::PROBE_UPDATE_IMAGE_COMP, &[StorageImage, StorageBuffer]),
+            update_buffer: build(
+                "probe update buffer",
+                &shaders::PROBE_UPDATE_BUFFER_COMP,
+                &[StorageBuffer, StorageBuffer],
+            ),
+            update_image: build(
+                "probe update image",
+                &shaders::PROBE_UPDATE_IMAGE_COMP,
+                &[StorageImage, StorageBuffer],
+            ),
         }
     }
 }

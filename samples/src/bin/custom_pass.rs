@@ -118,7 +118,13 @@ impl Pass for ReadbackPass {
         // SAFETY: recording; the graph put `color` in TRANSFER_SRC_OPTIMAL and made the
         // buffer writable by the transfer stage, as both accesses were declared.
         unsafe {
-            context.device().cmd_copy_image_to_buffer(context.command_buffer(), color.image, layout, target.buffer, &[region])
+            context.device().cmd_copy_image_to_buffer(
+                context.command_buffer(),
+                color.image,
+                layout,
+                target.buffer,
+                &[region],
+            )
         };
     }
 }
@@ -131,7 +137,8 @@ fn run(output: &PathBuf) -> Result<(), Box<dyn std::error::Error>> {
         println!("missing optional features: {:?}", capabilities.missing_optional);
     }
 
-    let pattern = ComputePipeline::new(&device, "pattern", shaders::PATTERN_COMP.words(), &[BindingKind::StorageImage], 8)?;
+    let pattern =
+        ComputePipeline::new(&device, "pattern", shaders::PATTERN_COMP.words(), &[BindingKind::StorageImage], 8)?;
     let invert = GraphicsPipeline::new(
         &device,
         "invert",
@@ -158,7 +165,10 @@ fn run(output: &PathBuf) -> Result<(), Box<dyn std::error::Error>> {
 
     for pass in &graph.stats().passes {
         let gpu = pass.gpu_ms.map_or(String::from("n/a"), |ms| format!("{ms:.3} ms"));
-        println!("pass {:<10} gpu {gpu:>10}  record {:.3} ms  barriers {}", pass.name, pass.cpu_record_ms, pass.barriers);
+        println!(
+            "pass {:<10} gpu {gpu:>10}  record {:.3} ms  barriers {}",
+            pass.name, pass.cpu_record_ms, pass.barriers
+        );
     }
     let pixels = readback.read()?;
     let file = std::io::BufWriter::new(std::fs::File::create(output)?);
