@@ -7,6 +7,7 @@
 //! the cascade count.
 
 use glam::Mat4;
+use runtime::JobSystem;
 
 use crate::bits::{words_for, VisibilityBits};
 use crate::frustum::Frustum;
@@ -93,6 +94,21 @@ impl ShadowCull {
             let bits = &mut self.bits[view];
             bits.reset(casters.len());
             let stats = kernel.cull_aabbs(frustum, casters, bits.words_mut());
+            self.stats[view] = stats;
+            total += stats;
+        }
+        total
+    }
+
+    /// As [`ShadowCull::cull`], each view split over `pool` in ranges of about `grain`
+    /// casters; the same bits and statistics as the serial cull.
+    pub fn cull_parallel(&mut self, pool: &JobSystem, casters: AabbSlices<'_>, grain: usize) -> CullStats {
+        let kernel = Kernel::detect();
+        let mut total = CullStats::default();
+        for (view, frustum) in self.frusta.iter().enumerate() {
+            let bits = &mut self.bits[view];
+            bits.reset(casters.len());
+            let stats = kernel.cull_aabbs_parallel(pool, frustum, casters, bits.words_mut(), grain);
             self.stats[view] = stats;
             total += stats;
         }
@@ -189,6 +205,14 @@ mod tests {
         for index in 0..2 {
             assert_eq!(whole.bits(index), ranged.bits(index), "cascade {index}");
         }
+        let mut pooled = ShadowCull::default();
+        pooled.set_views(&cascades());
+        let stats = pooled.cull_parallel(&JobSystem::new(2), view, 64);
+        for index in 0..2 {
+            assert_eq!(whole.bits(index), pooled.bits(index), "cascade {index} on the pool");
+            assert_eq!(whole.stats(index), pooled.stats(index));
+        }
+        assert_eq!(stats.tested, 400);
     }
 
     #[test]

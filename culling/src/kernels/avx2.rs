@@ -64,6 +64,9 @@ const EXPONENT: i32 = 0x7f80_0000;
 /// that leave the floating-point pipes to the plane tests: a value is infinite or NaN
 /// exactly when its exponent field is all ones, the largest value the masked field can take,
 /// so the unsigned maximum of the masked fields equals `EXPONENT` exactly when some input is.
+///
+/// # Safety
+/// AVX2 must be available.
 #[inline(always)]
 unsafe fn non_finite_mask<const N: usize>(values: [__m256; N]) -> __m256 {
     let exponent = _mm256_set1_epi32(EXPONENT);
@@ -244,6 +247,9 @@ unsafe fn aabbs_with<const FIXED: usize>(planes: &PlaneLanes, input: AabbSlices<
 /// that overflows stays infinite with its sign), and never -0 (reach is +0 or more, and
 /// round-to-nearest gives +0 for an exact zero sum). Lanes with a non-finite input are kept
 /// whatever their sign bits say.
+///
+/// # Safety
+/// AVX must be available.
 #[inline(always)]
 unsafe fn pack(outside: __m256, non_finite: __m256) -> (u64, usize) {
     let outside_bits = _mm256_movemask_ps(outside) as u32;
