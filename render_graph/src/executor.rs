@@ -47,6 +47,8 @@ pub(crate) struct Executor {
     buffer_barriers: Vec<vk::BufferMemoryBarrier2<'static>>,
     memory_barriers: Vec<vk::MemoryBarrier2<'static>>,
     error: Option<GraphError>,
+    #[cfg(feature = "profile")]
+    profiler: crate::gpu_profiler::GpuProfiler,
 }
 
 impl Executor {
@@ -60,6 +62,8 @@ impl Executor {
             buffer_barriers: Vec::new(),
             memory_barriers: Vec::new(),
             error: None,
+            #[cfg(feature = "profile")]
+            profiler: crate::gpu_profiler::GpuProfiler::new(device),
         };
         let raw = device.raw();
         for _ in 0..FRAMES_IN_FLIGHT {
@@ -123,6 +127,8 @@ impl Executor {
             // slice holds exactly the queries written.
             unsafe { raw.get_query_pool_results(slot.queries, 0, data, vk::QueryResultFlags::TYPE_64) }
                 .map_err(GraphError::vulkan("vkGetQueryPoolResults"))?;
+            #[cfg(feature = "profile")]
+            self.profiler.upload(slot_index, &slot.timestamps[..pass_count * 2]);
         }
         let period_ms = f64::from(device.capabilities().timestamp_period_ns) / 1e6;
         stats.frame_index = frame_index;
@@ -312,6 +318,8 @@ impl RenderGraph {
         }
         executor.staging.begin_frame(slot_index as u32);
         executor.uploads.clear();
+        #[cfg(feature = "profile")]
+        executor.profiler.discard(slot_index);
         executor.error = None;
         let output_extent = self.output_extent;
         let frame_index = self.frame_index;
@@ -397,6 +405,8 @@ impl RenderGraph {
             flush_barriers(raw, command_buffer, executor);
             executor.slots[slot_index].barriers[position] = barrier_count;
             if timestamps {
+                #[cfg(feature = "profile")]
+                executor.profiler.begin_pass(slot_index, &decl.name);
                 // SAFETY: recording; the query was reset above.
                 unsafe {
                     raw.cmd_write_timestamp2(
@@ -451,6 +461,8 @@ impl RenderGraph {
             }
             executor.slots[slot_index].cpu_ms[position] = started.elapsed().as_secs_f64() * 1e3;
             if timestamps {
+                #[cfg(feature = "profile")]
+                executor.profiler.end_pass(slot_index);
                 // SAFETY: recording; the query was reset above.
                 unsafe {
                     raw.cmd_write_timestamp2(

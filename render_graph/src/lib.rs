@@ -21,6 +21,8 @@ pub mod device;
 mod dot;
 mod error;
 mod executor;
+#[cfg(feature = "profile")]
+mod gpu_profiler;
 mod graph;
 pub mod memory;
 mod pass;
