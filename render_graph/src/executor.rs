@@ -63,7 +63,7 @@ impl Executor {
             memory_barriers: Vec::new(),
             error: None,
             #[cfg(feature = "profile")]
-            profiler: crate::gpu_profiler::GpuProfiler::new(device),
+            profiler: crate::gpu_profiler::GpuProfiler::new(),
         };
         let raw = device.raw();
         for _ in 0..FRAMES_IN_FLIGHT {
@@ -319,7 +319,10 @@ impl RenderGraph {
         executor.staging.begin_frame(slot_index as u32);
         executor.uploads.clear();
         #[cfg(feature = "profile")]
-        executor.profiler.discard(slot_index);
+        {
+            executor.profiler.discard(slot_index);
+            executor.profiler.ensure_context(&device);
+        }
         executor.error = None;
         let output_extent = self.output_extent;
         let frame_index = self.frame_index;

@@ -18,14 +18,22 @@ pub(crate) struct GpuProfiler {
 }
 
 impl GpuProfiler {
-    /// Creates the Tracy GPU context when Tracy runs and the queue has timestamps.
-    pub(crate) fn new(device: &GpuDevice) -> GpuProfiler {
-        let context = Client::running().filter(|_| device.capabilities().timestamps).and_then(|client| {
+    /// A profiler without a context yet.
+    pub(crate) fn new() -> GpuProfiler {
+        GpuProfiler { context: None, spans: std::array::from_fn(|_| Vec::new()) }
+    }
+
+    /// Creates the Tracy GPU context once Tracy runs (the application may start it after the
+    /// graph exists), when the queue has timestamps.
+    pub(crate) fn ensure_context(&mut self, device: &GpuDevice) {
+        if self.context.is_some() || !device.capabilities().timestamps {
+            return;
+        }
+        self.context = Client::running().and_then(|client| {
             let timestamp = calibration_timestamp(device)?;
             let period = device.capabilities().timestamp_period_ns;
             client.new_gpu_context(Some("render graph"), GpuContextType::Vulkan, timestamp, period).ok()
         });
-        GpuProfiler { context, spans: std::array::from_fn(|_| Vec::new()) }
     }
 
     /// Drops zones of a frame that was never submitted from `slot`.

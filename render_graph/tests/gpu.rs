@@ -402,3 +402,24 @@ fn synchronization_validation_is_on_and_catches_a_missing_barrier() {
     assert!(counts.error > 0, "synchronization validation must report the hazard: {counts:?}");
     assert!(messages.iter().any(|message| message.contains("WRITE-AFTER-WRITE")), "{messages:?}");
 }
+
+/// With the `profile` feature and a running Tracy client, passes become GPU zones; the frame
+/// loop must keep working and stay valid.
+#[cfg(feature = "profile")]
+#[test]
+fn tracy_gpu_zones_follow_the_passes() {
+    let Some(device) = gpu_test_context() else { return };
+    runtime::profiling::start();
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    let mut pass = probe("zoned", vec![fill("zoned buffer", ProbeKind::Buffer, 5)], &pipelines);
+    pass.side_effect = true;
+    graph.add_pass(pass);
+    for _ in 0..4 {
+        graph.execute_frame().expect("frame runs");
+    }
+    graph.wait_idle().expect("frames finish");
+    assert_eq!(graph.stats().passes.len(), 1);
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
