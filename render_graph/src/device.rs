@@ -425,7 +425,12 @@ impl Drop for GpuDevice {
 fn messenger_create_info(log: Option<&Arc<ValidationLog>>) -> vk::DebugUtilsMessengerCreateInfoEXT<'static> {
     let user_data = log.map_or(std::ptr::null_mut(), |log| Arc::as_ptr(log).cast_mut().cast::<c_void>());
     vk::DebugUtilsMessengerCreateInfoEXT::default()
-        .message_severity(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR)
+        .message_severity(
+            vk::DebugUtilsMessageSeverityFlagsEXT::VERBOSE
+                | vk::DebugUtilsMessageSeverityFlagsEXT::INFO
+                | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING
+                | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR,
+        )
         .message_type(
             vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
                 | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION

@@ -423,3 +423,48 @@ fn tracy_gpu_zones_follow_the_passes() {
     drop(graph);
     assert_no_validation_messages(&device);
 }
+
+#[test]
+fn the_graph_recompiles_only_when_it_changes() {
+    let Some(device) = gpu_test_context() else { return };
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    let mut first = probe("first", vec![fill("some buffer", ProbeKind::Buffer, 3)], &pipelines);
+    first.side_effect = true;
+    graph.add_pass(first);
+    for _ in 0..3 {
+        graph.execute_frame().expect("frame runs");
+    }
+    assert_eq!(graph.compile_count(), 1, "unchanged graph");
+    graph.set_output_extent(EXTENT);
+    graph.execute_frame().expect("frame runs");
+    assert_eq!(graph.compile_count(), 1, "same extent is no change");
+    graph.set_output_extent(vk::Extent2D { width: 8, height: 8 });
+    graph.execute_frame().expect("frame runs");
+    assert_eq!(graph.compile_count(), 2, "a new extent recompiles");
+    let mut second = probe("second", vec![fill("other buffer", ProbeKind::Buffer, 4)], &pipelines);
+    second.side_effect = true;
+    graph.add_pass(second);
+    graph.execute_frame().expect("frame runs");
+    assert_eq!(graph.compile_count(), 3, "a new pass recompiles");
+    assert_eq!(graph.execution_order().expect("compiles"), ["first", "second"]);
+
+    struct Nonsense;
+    impl Pass for Nonsense {
+        fn name(&self) -> &str {
+            "nonsense"
+        }
+        fn register(&mut self, registry: &mut Registry) {
+            let size = ImageSize::Relative { scale_x: f32::NAN, scale_y: 1.0 };
+            let image = registry.create_image("nan sized", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, size));
+            registry.write_storage_image(image, ShaderStage::Compute);
+            registry.side_effect();
+        }
+        fn execute(&mut self, _context: &mut ExecuteContext) {}
+    }
+    graph.add_pass(Nonsense);
+    let error = graph.execute_frame().expect_err("a NaN scale is rejected");
+    assert!(matches!(&error, GraphError::InvalidDescription { resource, .. } if resource == "nan sized"), "{error}");
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
