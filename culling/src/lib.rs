@@ -23,5 +23,5 @@ pub use lod::{is_orthographic, lod_scale, select_lod, REFERENCE_P11};
 pub use parallel::DEFAULT_GRAIN;
 pub use shadow::ShadowCull;
 pub use size::{is_near_enough, max_distance_sq, ScreenSizeCull};
-pub use soa::{AabbSlices, AabbSoa, SphereSlices, SphereSoa};
+pub use soa::{AabbBlock, AabbSlices, AabbSoa, SphereSlices, SphereSoa};
 pub use view::{CullParams, CullVerdict, ViewCullContext};

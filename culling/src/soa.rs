@@ -276,6 +276,92 @@ impl<'a> AabbSlices<'a> {
     }
 }
 
+/// Up to 64 boxes in structure-of-arrays form, on the stack: what one word of a
+/// [`crate::VisibilityBits`] covers.
+///
+/// A parallel caller that computes world boxes as it culls fills one block per 64 objects
+/// and culls it into that word, with no array sized to the scene and no allocation.
+///
+/// ```
+/// use culling::{Aabb, AabbBlock, Frustum, Kernel};
+/// use glam::{Mat4, Vec3};
+/// let view = Mat4::look_at_rh(Vec3::ZERO, Vec3::NEG_Z, Vec3::Y);
+/// let frustum =
+///     Frustum::from_view_projection(Mat4::perspective_infinite_reverse_rh(1.0, 1.0, 0.1) * view);
+/// let mut block = AabbBlock::new();
+/// block.push(&Aabb::new(Vec3::new(-1.0, -1.0, -6.0), Vec3::new(1.0, 1.0, -4.0)));
+/// block.push(&Aabb::new(Vec3::new(-1.0, -1.0, 4.0), Vec3::new(1.0, 1.0, 6.0)));
+/// let mut word = [0u64];
+/// Kernel::detect().cull_aabbs(&frustum, block.slices(), &mut word);
+/// assert_eq!(word[0], 0b01);
+/// ```
+#[derive(Clone, Debug)]
+pub struct AabbBlock {
+    center: [[f32; AabbBlock::CAPACITY]; 3],
+    half: [[f32; AabbBlock::CAPACITY]; 3],
+    len: usize,
+}
+
+impl Default for AabbBlock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AabbBlock {
+    /// Boxes a block holds: one visibility word.
+    pub const CAPACITY: usize = crate::bits::BITS_PER_WORD;
+
+    /// An empty block.
+    pub const fn new() -> Self {
+        Self { center: [[0.0; Self::CAPACITY]; 3], half: [[0.0; Self::CAPACITY]; 3], len: 0 }
+    }
+
+    /// Number of boxes.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no boxes.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Removes every box.
+    #[inline]
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Appends a box.
+    ///
+    /// # Panics
+    /// When the block already holds [`AabbBlock::CAPACITY`] boxes.
+    #[inline]
+    pub fn push(&mut self, aabb: &Aabb) {
+        assert!(self.len < Self::CAPACITY, "an AabbBlock holds {} boxes", Self::CAPACITY);
+        let center = aabb.center();
+        let half = aabb.half_extent();
+        for axis in 0..3 {
+            self.center[axis][self.len] = center[axis];
+            self.half[axis][self.len] = half[axis];
+        }
+        self.len += 1;
+    }
+
+    /// A view of the boxes, for the kernels.
+    #[inline]
+    pub fn slices(&self) -> AabbSlices<'_> {
+        let len = self.len;
+        AabbSlices {
+            center: [&self.center[0][..len], &self.center[1][..len], &self.center[2][..len]],
+            half: [&self.half[0][..len], &self.half[1][..len], &self.half[2][..len]],
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,6 +380,22 @@ mod tests {
         assert_eq!(view.half[2], &[2.0, 1.0]);
         boxes.clear();
         assert!(boxes.is_empty());
+    }
+
+    #[test]
+    fn block_matches_the_growable_arrays() {
+        let mut block = AabbBlock::new();
+        let mut boxes = AabbSoa::default();
+        for index in 0..AabbBlock::CAPACITY {
+            let aabb = Aabb::new(Vec3::splat(index as f32), Vec3::splat(index as f32 + 2.0));
+            block.push(&aabb);
+            boxes.push(&aabb);
+        }
+        let (from_block, from_arrays) = (block.slices(), boxes.slices());
+        assert_eq!(from_block.center, from_arrays.center);
+        assert_eq!(from_block.half, from_arrays.half);
+        block.clear();
+        assert!(block.slices().is_empty());
     }
 
     #[test]
