@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
-use parking_lot::RwLock;
+use parking_lot::Mutex;
 
 use super::job::JobRef;
 use super::latch::Latch;
@@ -27,11 +27,14 @@ const PURE_SPIN_ROUNDS: u32 = 16;
 /// Outside threads that can take part at once; more fall back to the shared injector.
 const GUEST_SLOTS: usize = 16;
 
-/// A deque that an outside thread lends to the pool while it takes part.
+/// A deque an outside thread borrows while it takes part. Created once with the pool and
+/// reused, so taking part allocates nothing.
 struct GuestSlot {
-    /// Whether a thread owns the slot. Acquire/Release around the stealer's publication.
+    /// Whether a thread owns the slot; `Acquire`/`Release` hand the deque over.
     claimed: AtomicBool,
-    stealer: RwLock<Option<Stealer<JobRef>>>,
+    /// The owner's end, parked here while no thread owns the slot.
+    deque: Mutex<Option<Worker<JobRef>>>,
+    stealer: Stealer<JobRef>,
 }
 
 /// State shared by a pool's workers and by every thread that submits to it.
@@ -73,7 +76,14 @@ impl Registry {
             injector: Injector::new(),
             stealers: deques.iter().map(Worker::stealer).collect(),
             guests: (0..GUEST_SLOTS)
-                .map(|_| GuestSlot { claimed: AtomicBool::new(false), stealer: RwLock::new(None) })
+                .map(|_| {
+                    let deque = Worker::new_lifo();
+                    GuestSlot {
+                        claimed: AtomicBool::new(false),
+                        stealer: deque.stealer(),
+                        deque: Mutex::new(Some(deque)),
+                    }
+                })
                 .collect(),
             sleep: Sleep::new(),
             terminate: AtomicBool::new(false),
@@ -117,10 +127,7 @@ impl Registry {
     fn has_work(&self) -> bool {
         !self.injector.is_empty()
             || self.stealers.iter().any(|stealer| !stealer.is_empty())
-            || self.guests.iter().any(|guest| {
-                guest.claimed.load(Ordering::Acquire)
-                    && guest.stealer.read().as_ref().is_some_and(|stealer| !stealer.is_empty())
-            })
+            || self.guests.iter().any(|guest| !guest.stealer.is_empty())
     }
 
     /// Steals one job from the injector, a worker or a guest, skipping `skip`.
@@ -148,13 +155,11 @@ impl Registry {
                 }
             }
             for (index, guest) in self.guests.iter().enumerate() {
-                if skip == Some(Slot::Guest(index)) || !guest.claimed.load(Ordering::Acquire) {
+                if skip == Some(Slot::Guest(index)) || !guest.claimed.load(Ordering::Relaxed) {
                     continue;
                 }
-                if let Some(stealer) = guest.stealer.read().as_ref() {
-                    if let Some(job) = take(stealer.steal()) {
-                        return Some(job);
-                    }
+                if let Some(job) = take(guest.stealer.steal()) {
+                    return Some(job);
                 }
             }
             if !retry {
@@ -163,19 +168,20 @@ impl Registry {
         }
     }
 
-    /// Claims a free guest slot, publishing `stealer` in it.
-    fn claim_guest_slot(&self, stealer: Stealer<JobRef>) -> Option<usize> {
+    /// Claims a free guest slot and takes its deque out.
+    fn claim_guest_slot(&self) -> Option<(usize, Worker<JobRef>)> {
         for (index, guest) in self.guests.iter().enumerate() {
-            if guest.claimed.compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
-                *guest.stealer.write() = Some(stealer);
-                return Some(index);
+            if guest.claimed.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                let deque = guest.deque.lock().take().expect("an unclaimed guest slot holds its deque");
+                return Some((index, deque));
             }
         }
         None
     }
 
-    fn release_guest_slot(&self, index: usize) {
-        *self.guests[index].stealer.write() = None;
+    /// Parks the deque back in its slot and frees the slot.
+    fn release_guest_slot(&self, index: usize, deque: Worker<JobRef>) {
+        *self.guests[index].deque.lock() = Some(deque);
         self.guests[index].claimed.store(false, Ordering::Release);
     }
 }
@@ -255,31 +261,33 @@ impl<'a> Participant<'a> {
                 return body(Participant::Local(local));
             }
         }
-        let deque = Worker::new_lifo();
-        let Some(slot_index) = registry.claim_guest_slot(deque.stealer()) else {
+        let Some((slot_index, deque)) = registry.claim_guest_slot() else {
             return body(Participant::Outside(registry));
         };
+        /// Hands the deque back and restores the thread's previous role, also on unwind.
+        struct Leave {
+            guest: Option<LocalThread>,
+            index: usize,
+            previous: *const LocalThread,
+        }
+        impl Drop for Leave {
+            fn drop(&mut self) {
+                LOCAL_THREAD.with(|cell| cell.set(self.previous));
+                let guest = self.guest.take().expect("the guest is present until the slot is released");
+                debug_assert!(guest.deque.is_empty(), "a guest leaves the pool with jobs still queued");
+                guest.registry.release_guest_slot(self.index, guest.deque);
+            }
+        }
         let guest = LocalThread {
             deque,
             registry: Arc::clone(registry),
             slot: Slot::Guest(slot_index),
             rng: Cell::new(seed(slot_index + 7)),
         };
-        struct Leave<'g> {
-            guest: &'g LocalThread,
-            index: usize,
-            previous: *const LocalThread,
-        }
-        impl Drop for Leave<'_> {
-            fn drop(&mut self) {
-                debug_assert!(self.guest.deque.is_empty(), "a guest leaves the pool with jobs still queued");
-                LOCAL_THREAD.with(|cell| cell.set(self.previous));
-                self.guest.registry.release_guest_slot(self.index);
-            }
-        }
-        let previous = LOCAL_THREAD.with(|cell| cell.replace(&guest));
-        let _leave = Leave { guest: &guest, index: slot_index, previous };
-        body(Participant::Local(&guest))
+        let mut leave = Leave { guest: Some(guest), index: slot_index, previous: std::ptr::null() };
+        let guest = leave.guest.as_ref().expect("just stored");
+        leave.previous = LOCAL_THREAD.with(|cell| cell.replace(guest));
+        body(Participant::Local(guest))
     }
 
     /// The current thread's participant role without claiming a guest slot: for pushes made
