@@ -9,7 +9,7 @@ use ash::vk;
 
 use crate::barriers::{plan_barriers, BarrierPlan};
 use crate::error::{GraphError, Result};
-use crate::registry::{GraphDecl, Origin, ResourceKind};
+use crate::registry::{AttachmentLoad, GraphDecl, Origin, ResourceKind};
 
 /// How a resource lives in the compiled graph.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -302,7 +302,8 @@ fn kept_passes(
         for access in &decl.passes[pass_index].accesses {
             let source = match decl.resources[access.resource as usize].origin {
                 Origin::History { of } => of,
-                _ if access.access.is_read() => access.resource,
+                // A color attachment that loads its previous contents reads them.
+                _ if access.access.is_read() || access.load == Some(AttachmentLoad::Load) => access.resource,
                 _ => continue,
             };
             for &writer in &writers[source as usize] {

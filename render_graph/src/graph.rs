@@ -164,6 +164,16 @@ impl RenderGraph {
         self.import(name, ImportedResource::Image(image));
     }
 
+    /// Like [`RenderGraph::import_image`] for an image whose contents must be kept: it is in
+    /// `layout` and every earlier GPU access to it has completed (e.g. it was filled with
+    /// [`crate::GpuDevice::submit_and_wait`]). A plain import starts from undefined contents.
+    pub fn import_image_in_layout(&mut self, name: &str, image: Arc<GpuImage>, layout: vk::ImageLayout) {
+        self.import(name, ImportedResource::Image(image));
+        if let Some(import) = self.imports.get_mut(name) {
+            import.state = SyncState { layout, ..SyncState::NONE };
+        }
+    }
+
     /// Makes a buffer owned outside the graph available to passes under `name`. When its
     /// memory is host visible, the frame ends with a barrier that makes GPU writes visible to
     /// the host once the frame's fence signals.
@@ -263,8 +273,9 @@ impl RenderGraph {
             ..GraphStats::default()
         };
         self.compiled = Some(compiled);
+        // The GPU is idle (waited above): only the layouts remain.
         for import in self.imports.values_mut() {
-            import.state = SyncState::NONE;
+            import.state = SyncState { layout: import.state.layout, ..SyncState::NONE };
         }
         self.dirty = false;
         self.compile_count += 1;

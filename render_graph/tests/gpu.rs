@@ -468,3 +468,64 @@ fn the_graph_recompiles_only_when_it_changes() {
     drop(graph);
     assert_no_validation_messages(&device);
 }
+
+#[test]
+fn imported_images_keep_their_contents_when_imported_in_layout() {
+    let Some(device) = gpu_test_context() else { return };
+    let extent = vk::Extent2D { width: 8, height: 8 };
+    let usage = vk::ImageUsageFlags::TRANSFER_DST | vk::ImageUsageFlags::TRANSFER_SRC | vk::ImageUsageFlags::SAMPLED;
+    let info = render_graph::ImageInfo { format: vk::Format::R8G8B8A8_UNORM, extent, mip_levels: 1, usage };
+    let image = Arc::new(render_graph::GpuImage::new(&device, "texture", info).expect("image allocates"));
+    let range = render_graph::memory::full_range(info.format, 1);
+    device
+        .submit_and_wait(|command_buffer| {
+            let to_transfer = vk::ImageMemoryBarrier2::default()
+                .dst_stage_mask(vk::PipelineStageFlags2::ALL_TRANSFER)
+                .dst_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+                .old_layout(vk::ImageLayout::UNDEFINED)
+                .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
+                .image(image.raw())
+                .subresource_range(range);
+            let to_read = vk::ImageMemoryBarrier2::default()
+                .src_stage_mask(vk::PipelineStageFlags2::ALL_TRANSFER)
+                .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+                .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
+                .new_layout(vk::ImageLayout::READ_ONLY_OPTIMAL)
+                .image(image.raw())
+                .subresource_range(range);
+            let color = vk::ClearColorValue { float32: [1.0, 0.0, 1.0, 1.0] };
+            let raw = device.raw();
+            // SAFETY: recording a one-time command buffer; the image is live and the barriers
+            // put it in TRANSFER_DST_OPTIMAL for the clear, then READ_ONLY_OPTIMAL.
+            unsafe {
+                raw.cmd_pipeline_barrier2(
+                    command_buffer,
+                    &vk::DependencyInfo::default().image_memory_barriers(&[to_transfer]),
+                );
+                raw.cmd_clear_color_image(
+                    command_buffer,
+                    image.raw(),
+                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                    &color,
+                    &[range],
+                );
+                raw.cmd_pipeline_barrier2(
+                    command_buffer,
+                    &vk::DependencyInfo::default().image_memory_barriers(&[to_read]),
+                );
+            }
+        })
+        .expect("setup runs");
+    let readback =
+        ReadbackBuffer::new(&device, "readback", u64::from(extent.width * extent.height * 4)).expect("allocates");
+    let mut graph = RenderGraph::new(Arc::clone(&device), extent).expect("graph creates");
+    graph.import_image_in_layout("color", Arc::clone(&image), vk::ImageLayout::READ_ONLY_OPTIMAL);
+    graph.import_buffer("readback", readback.shared());
+    graph.add_pass(CopyOutPass { color: None, target: None });
+    graph.execute_frame().expect("frame runs");
+    graph.wait_idle().expect("frame finishes");
+    let pixels = readback.read().expect("maps");
+    assert!(pixels.chunks_exact(4).all(|pixel| pixel == [255, 0, 255, 255]), "{:?}", &pixels[..8]);
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
