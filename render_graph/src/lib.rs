@@ -27,6 +27,7 @@ mod graph;
 pub mod memory;
 mod pass;
 mod pipeline;
+mod recording;
 mod registry;
 mod stats;
 pub mod testing;
