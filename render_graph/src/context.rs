@@ -13,7 +13,7 @@ use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::memory::StagingRing;
 use crate::pipeline::{BindingKind, ComputePipeline, DescriptorArena, GraphicsPipeline, PipelineCore, MAX_BINDINGS};
-use crate::registry::{AccessDecl, BufferHandle, ImageHandle};
+use crate::registry::{AccessDecl, BufferHandle, GraphDecl, ImageHandle};
 
 /// An image as a pass sees it this frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,10 +84,13 @@ pub(crate) struct Upload {
     pub(crate) target: vk::Buffer,
 }
 
-fn declared(pass: &str, accesses: &[AccessDecl], resource: u32) -> Access {
+fn declared(pass: &str, accesses: &[AccessDecl], names: &GraphDecl, resource: u32) -> Access {
     match accesses.iter().find(|access| access.resource == resource) {
         Some(access) => access.access,
-        None => panic!("pass `{pass}` uses resource #{resource} without declaring an access in register"),
+        None => panic!(
+            "pass `{pass}` uses resource `{}` without declaring an access in register",
+            names.resource_name(resource)
+        ),
     }
 }
 
@@ -96,6 +99,7 @@ pub struct PrepareContext<'frame> {
     pub(crate) pass_name: &'frame str,
     pub(crate) position: usize,
     pub(crate) accesses: &'frame [AccessDecl],
+    pub(crate) names: &'frame GraphDecl,
     pub(crate) resolved: &'frame [Resolved],
     pub(crate) staging: &'frame mut StagingRing,
     pub(crate) uploads: &'frame mut Vec<Upload>,
@@ -117,7 +121,7 @@ impl PrepareContext<'_> {
     /// Copies `data` to `buffer` at `offset` through the staging ring, at the start of this
     /// pass. The pass must declare [`Access::TransferWrite`] on the buffer.
     pub fn upload_buffer(&mut self, buffer: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
-        let access = declared(self.pass_name, self.accesses, buffer.0);
+        let access = declared(self.pass_name, self.accesses, self.names, buffer.0);
         assert_eq!(
             access,
             Access::TransferWrite,
@@ -125,11 +129,11 @@ impl PrepareContext<'_> {
             self.pass_name
         );
         let Resolved::Buffer(target) = self.resolved[buffer.0 as usize] else {
-            panic!("pass `{}`: resource #{} is not a buffer", self.pass_name, buffer.0)
+            panic!("pass `{}`: `{}` is not a buffer", self.pass_name, self.names.resource_name(buffer.0))
         };
         if offset + data.len() as u64 > target.size {
             return Err(GraphError::InvalidDescription {
-                resource: format!("#{}", buffer.0),
+                resource: self.names.resource_name(buffer.0).to_owned(),
                 reason: "upload past the end of the buffer",
             });
         }
@@ -160,6 +164,7 @@ pub struct ExecuteContext<'frame> {
     pub(crate) command_buffer: vk::CommandBuffer,
     pub(crate) pass_name: &'frame str,
     pub(crate) accesses: &'frame [AccessDecl],
+    pub(crate) names: &'frame GraphDecl,
     pub(crate) resolved: &'frame [Resolved],
     pub(crate) descriptors: &'frame mut DescriptorArena,
     pub(crate) error: &'frame mut Option<GraphError>,
@@ -201,25 +206,25 @@ impl ExecuteContext<'_> {
 
     /// The image behind `handle`. Panics when the pass did not declare an access to it.
     pub fn image(&self, handle: ImageHandle) -> ResolvedImage {
-        declared(self.pass_name, self.accesses, handle.0);
+        declared(self.pass_name, self.accesses, self.names, handle.0);
         match self.resolved[handle.0 as usize] {
             Resolved::Image(image) => image,
-            _ => panic!("pass `{}`: resource #{} is not an image", self.pass_name, handle.0),
+            _ => panic!("pass `{}`: `{}` is not an image", self.pass_name, self.names.resource_name(handle.0)),
         }
     }
 
     /// The buffer behind `handle`. Panics when the pass did not declare an access to it.
     pub fn buffer(&self, handle: BufferHandle) -> ResolvedBuffer {
-        declared(self.pass_name, self.accesses, handle.0);
+        declared(self.pass_name, self.accesses, self.names, handle.0);
         match self.resolved[handle.0 as usize] {
             Resolved::Buffer(buffer) => buffer,
-            _ => panic!("pass `{}`: resource #{} is not a buffer", self.pass_name, handle.0),
+            _ => panic!("pass `{}`: `{}` is not a buffer", self.pass_name, self.names.resource_name(handle.0)),
         }
     }
 
     /// The layout an image is in during this pass.
     pub fn image_layout(&self, handle: ImageHandle) -> vk::ImageLayout {
-        declared(self.pass_name, self.accesses, handle.0).image_layout()
+        declared(self.pass_name, self.accesses, self.names, handle.0).image_layout()
     }
 
     /// Binds a compute pipeline and a descriptor set built from `bindings`.

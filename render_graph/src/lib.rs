@@ -9,6 +9,10 @@
 //! - [`RenderGraph`]: passes implement [`Pass`]; the compiler orders them, culls unused ones,
 //!   places every barrier and layout transition, aliases transient memory and keeps last
 //!   frame's versions of resources that some pass reads as history.
+//! - The executor keeps two frames in flight, measures every pass with timestamp queries
+//!   ([`GraphStats`]), labels passes for capture tools, dumps the compiled graph with
+//!   [`RenderGraph::to_dot`], and with the feature `profile` shows passes as Tracy CPU and
+//!   GPU zones.
 //! - [`testing`]: a validated device for GPU tests that skips where there is no Vulkan.
 #![warn(missing_docs)]
 

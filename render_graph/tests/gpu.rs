@@ -529,3 +529,43 @@ fn imported_images_keep_their_contents_when_imported_in_layout() {
     drop(graph);
     assert_no_validation_messages(&device);
 }
+
+#[test]
+fn using_an_undeclared_resource_panics_naming_pass_and_resource() {
+    let Some(device) = gpu_test_context() else { return };
+    struct Sneaky {
+        other: Option<BufferHandle>,
+    }
+    impl Pass for Sneaky {
+        fn name(&self) -> &str {
+            "sneaky"
+        }
+        fn register(&mut self, registry: &mut Registry) {
+            // Refers to the buffer by name but declares no access to it.
+            self.other = Some(registry.buffer("declared elsewhere"));
+            registry.side_effect();
+        }
+        fn execute(&mut self, context: &mut ExecuteContext) {
+            context.buffer(self.other.expect("registered"));
+        }
+    }
+    struct Owner;
+    impl Pass for Owner {
+        fn name(&self) -> &str {
+            "owner"
+        }
+        fn register(&mut self, registry: &mut Registry) {
+            let buffer = registry.create_buffer("declared elsewhere", render_graph::BufferDesc { size: 16 });
+            registry.access_buffer(buffer, Access::TransferWrite);
+            registry.side_effect();
+        }
+        fn execute(&mut self, _context: &mut ExecuteContext) {}
+    }
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    graph.add_pass(Owner);
+    graph.add_pass(Sneaky { other: None });
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| graph.execute_frame()));
+    let payload = outcome.expect_err("an undeclared access is programmer misuse");
+    let message = payload.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(message.contains("`sneaky`") && message.contains("`declared elsewhere`"), "{message}");
+}
