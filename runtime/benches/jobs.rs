@@ -128,5 +128,47 @@ fn scope_spawn(criterion: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, parallel_for_trivial, parallel_for_heavy, join_tree, scope_spawn);
+/// Time from submitting work to a *sleeping* pool until a worker starts it: the pool is left
+/// idle long enough for its workers to sleep before each measured submission.
+fn wake_latency(criterion: &mut Criterion) {
+    use std::time::{Duration, Instant};
+    let mut group = criterion.benchmark_group("wake_from_sleep");
+    group.sample_size(20);
+    let pool = JobSystem::global();
+    group.bench_function("ours", |bench| {
+        bench.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                std::thread::sleep(Duration::from_millis(3));
+                // The caller blocks on the channel inside the scope body, so the job can only
+                // run on a worker that had to wake up (as in rayon's case below).
+                let (sender, receiver) = std::sync::mpsc::channel();
+                let submitted = Instant::now();
+                let start = pool.scope(|scope| {
+                    scope.spawn(move |_| sender.send(Instant::now()).expect("the bench waits for this"));
+                    receiver.recv().expect("the job sends its start time")
+                });
+                total += start - submitted;
+            }
+            total
+        })
+    });
+    group.bench_function("rayon", |bench| {
+        bench.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                std::thread::sleep(Duration::from_millis(3));
+                let (sender, receiver) = std::sync::mpsc::channel();
+                let submitted = Instant::now();
+                rayon::spawn(move || sender.send(Instant::now()).expect("the bench waits for this"));
+                let start = receiver.recv().expect("the job sends its start time");
+                total += start - submitted;
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, parallel_for_trivial, parallel_for_heavy, join_tree, scope_spawn, wake_latency);
 criterion_main!(benches);

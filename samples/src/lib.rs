@@ -1,1 +1,4 @@
 //! Runnable programs of the engine: the demo and the custom render-graph pass example.
+#![warn(missing_docs)]
+
+pub mod city;

@@ -236,3 +236,40 @@ fn install_routes_free_functions_to_that_pool() {
     let pool = JobSystem::new(3);
     assert_eq!(pool.install(current_threads), 3);
 }
+
+/// Idle workers must sleep in the kernel, not spin: after a quiet spell every `worker-N`
+/// thread of the pool is in state `S` (sleeping) in `/proc`.
+#[cfg(target_os = "linux")]
+#[test]
+fn idle_workers_burn_no_core() {
+    let pool = JobSystem::new(3);
+    pool.parallel_for(0..1000, 1, |_| std::hint::black_box(()));
+    let mut states = Vec::new();
+    // Workers spin briefly before sleeping; give them ample time on a loaded machine.
+    for _ in 0..100 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        states = worker_thread_states();
+        if states.len() >= 2 && states.iter().all(|state| *state == 'S') {
+            return;
+        }
+    }
+    panic!("idle workers should be sleeping (state S), saw {states:?}");
+}
+
+#[cfg(target_os = "linux")]
+fn worker_thread_states() -> Vec<char> {
+    let mut states = Vec::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return states };
+    for task in tasks.flatten() {
+        let name = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if !name.starts_with("worker-") {
+            continue;
+        }
+        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+        // Format: "pid (comm) S ...": the state follows the closing parenthesis.
+        if let Some(state) = stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next()) {
+            states.push(state);
+        }
+    }
+    states
+}

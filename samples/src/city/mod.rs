@@ -1,0 +1,10 @@
+//! The city: a procedural scene large enough to make culling matter, and the systems that
+//! move it (traffic, walking characters that raise their arms, a camera on a flight path).
+//!
+//! Everything is deterministic for a given [`CityConfig`], so two runs see the same frames.
+
+mod motion;
+mod scene;
+
+pub use motion::{camera_path_system, install as install_motion, CameraPath, PoseAnimation, Traffic};
+pub use scene::{build_city, City, CityConfig, CityMeshes};

@@ -1,0 +1,109 @@
+//! The systems that move the city, all in the `Input` stage so the `Transform` stage sees
+//! this frame's poses: traffic, pedestrians' arms, and the camera's flight.
+
+use ecs::{SkinnedPose, Transform};
+use glam::{Quat, Vec3};
+use runtime::{Stage, System};
+
+/// A car's motion along its street: +Z or -Z at `speed` metres per second, wrapping around
+/// the city.
+#[derive(Clone, Copy, Debug)]
+pub struct Traffic {
+    /// Signed speed along Z.
+    pub speed: f32,
+    /// Length of the street; a car past its end re-enters at the start.
+    pub street_length: f32,
+}
+
+impl Traffic {
+    /// The system that drives every car with a `Traffic` component.
+    pub fn system() -> System {
+        System::new("traffic", |ctx| {
+            let delta = ctx.time.delta_seconds;
+            for (transform, traffic) in ctx.world.query::<(&mut Transform, &Traffic)>().iter() {
+                let length = traffic.street_length.max(1.0);
+                let z = (transform.translation.z + traffic.speed * delta).rem_euclid(length);
+                transform.translation.z = z;
+                transform.rotation =
+                    if traffic.speed >= 0.0 { Quat::IDENTITY } else { Quat::from_rotation_y(std::f32::consts::PI) };
+            }
+        })
+        .writes::<Transform>()
+        .reads::<Traffic>()
+    }
+}
+
+/// A pedestrian's arm-raising cycle: the posed bone box grows above and beside the bind box,
+/// which is exactly what a culler using the bind box would get wrong.
+#[derive(Clone, Copy, Debug)]
+pub struct PoseAnimation {
+    /// Phase offset, seconds.
+    pub phase: f32,
+    /// Seconds per raise-and-lower cycle.
+    pub period: f32,
+}
+
+impl PoseAnimation {
+    /// The system that poses every pedestrian with a `PoseAnimation`.
+    pub fn system() -> System {
+        System::new("pose animation", |ctx| {
+            let time = ctx.time.elapsed_seconds as f32;
+            for (pose, animation) in ctx.world.query::<(&mut SkinnedPose, &PoseAnimation)>().iter() {
+                let cycle = ((time + animation.phase) / animation.period.max(0.1)).fract();
+                let raise = (cycle * std::f32::consts::TAU).sin().max(0.0);
+                pose.origin_min = Vec3::new(-0.25, 0.0, -0.1);
+                pose.origin_max = Vec3::new(0.25 + 0.45 * raise, 1.7 + 0.55 * raise, 0.1);
+            }
+        })
+        .writes::<SkinnedPose>()
+        .reads::<PoseAnimation>()
+    }
+}
+
+/// The camera's flight: a loop around the city centre that dives to street level (where
+/// buildings hide most of the city) and climbs to a view over the rooftops.
+#[derive(Clone, Copy, Debug)]
+pub struct CameraPath {
+    /// Centre of the loop.
+    pub centre: Vec3,
+    /// Radius of the loop, metres.
+    pub radius: f32,
+    /// Lowest and highest eye height, metres.
+    pub heights: (f32, f32),
+    /// Seconds per loop.
+    pub period: f32,
+}
+
+impl CameraPath {
+    /// Where the camera is and what it looks at, `seconds` into the flight.
+    pub fn pose_at(&self, seconds: f32) -> Transform {
+        let angle = seconds / self.period.max(1.0) * std::f32::consts::TAU;
+        let climb = 0.5 - 0.5 * (angle * 2.0).cos();
+        let height = self.heights.0 + (self.heights.1 - self.heights.0) * climb;
+        let eye = self.centre + Vec3::new(angle.cos() * self.radius, height, angle.sin() * self.radius);
+        // Look ahead along the loop, tilted down more the higher the camera is.
+        let ahead = angle + 0.35;
+        let target =
+            self.centre + Vec3::new(ahead.cos() * self.radius * 0.8, height * 0.4, ahead.sin() * self.radius * 0.8);
+        ecs::scene::look_at(eye, target)
+    }
+}
+
+/// The system that moves the entity tagged with [`CameraPath`] along its path.
+pub fn camera_path_system() -> System {
+    System::new("camera path", |ctx| {
+        let seconds = ctx.time.elapsed_seconds as f32;
+        for (transform, path) in ctx.world.query::<(&mut Transform, &CameraPath)>().iter() {
+            *transform = path.pose_at(seconds);
+        }
+    })
+    .writes::<Transform>()
+    .reads::<CameraPath>()
+}
+
+/// Adds the motion systems to the `Input` stage.
+pub fn install(app: &mut runtime::App) {
+    app.add_system(Stage::Input, Traffic::system());
+    app.add_system(Stage::Input, PoseAnimation::system());
+    app.add_system(Stage::Input, camera_path_system());
+}

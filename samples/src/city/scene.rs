@@ -1,0 +1,274 @@
+//! Building the city: blocks of buildings, props, trees with LOD levels, cars with wheels
+//! (a hierarchy), skinned pedestrians and a camera.
+
+use ecs::{scene, Aabb, Camera, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, ShadowCaster, SkinnedPose, Transform};
+use glam::{Quat, Vec3};
+use hecs::{Entity, World};
+
+use super::motion::{CameraPath, PoseAnimation, Traffic};
+
+/// How big the city is. The defaults give about 45k mesh entities.
+#[derive(Clone, Copy, Debug)]
+pub struct CityConfig {
+    /// Blocks along each horizontal axis.
+    pub blocks: u32,
+    /// Side of one block, metres.
+    pub block_size: f32,
+    /// Width of the streets between blocks, metres.
+    pub street_width: f32,
+    /// Seed of the layout.
+    pub seed: u64,
+}
+
+impl Default for CityConfig {
+    fn default() -> Self {
+        CityConfig { blocks: 32, block_size: 40.0, street_width: 12.0, seed: 0x5eed_c17e }
+    }
+}
+
+impl CityConfig {
+    /// Distance between the starts of two neighbouring blocks.
+    pub fn pitch(&self) -> f32 {
+        self.block_size + self.street_width
+    }
+
+    /// Side of the whole city, metres.
+    pub fn extent(&self) -> f32 {
+        self.blocks as f32 * self.pitch()
+    }
+}
+
+/// The mesh handles the city uses, each with its local bounds. A renderer maps them to
+/// geometry; culling only needs the bounds.
+#[derive(Clone, Copy, Debug)]
+pub struct CityMeshes;
+
+impl CityMeshes {
+    /// A building: a unit-footprint box, scaled per building.
+    pub const BUILDING: MeshHandle = MeshHandle(1);
+    /// A street lamp.
+    pub const LAMP: MeshHandle = MeshHandle(2);
+    /// A bench.
+    pub const BENCH: MeshHandle = MeshHandle(3);
+    /// Tree, finest level.
+    pub const TREE_HIGH: MeshHandle = MeshHandle(4);
+    /// Tree, middle level.
+    pub const TREE_MEDIUM: MeshHandle = MeshHandle(5);
+    /// Tree, coarsest level.
+    pub const TREE_LOW: MeshHandle = MeshHandle(6);
+    /// A car body.
+    pub const CAR: MeshHandle = MeshHandle(7);
+    /// A wheel.
+    pub const WHEEL: MeshHandle = MeshHandle(8);
+    /// A pedestrian (skinned).
+    pub const PEDESTRIAN: MeshHandle = MeshHandle(9);
+    /// The ground.
+    pub const GROUND: MeshHandle = MeshHandle(10);
+}
+
+/// What [`build_city`] spawned.
+#[derive(Debug, Default)]
+pub struct City {
+    /// The scene camera.
+    pub camera: Option<Entity>,
+    /// Car bodies (each has four wheel children).
+    pub cars: Vec<Entity>,
+    /// Skinned pedestrians.
+    pub pedestrians: Vec<Entity>,
+    /// Every building (the occluders).
+    pub buildings: Vec<Entity>,
+    /// All mesh entities, the ground included.
+    pub mesh_entities: usize,
+}
+
+/// A small deterministic generator (xorshift64*): the layout must not depend on a crate's
+/// random algorithm changing between versions.
+pub(crate) struct Layout(u64);
+
+impl Layout {
+    pub(crate) fn new(seed: u64) -> Layout {
+        Layout(seed | 1)
+    }
+
+    /// Uniform in `[0, 1)`.
+    pub(crate) fn unit(&mut self) -> f32 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        ((self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40) as f32) / (1u64 << 24) as f32
+    }
+
+    pub(crate) fn range(&mut self, low: f32, high: f32) -> f32 {
+        low + (high - low) * self.unit()
+    }
+}
+
+fn mesh(handle: MeshHandle, material: u32, min: Vec3, max: Vec3) -> Mesh {
+    Mesh::new(handle, MaterialHandle(material), Aabb::new(min, max))
+}
+
+/// Spawns the city into `world`.
+pub fn build_city(world: &mut World, config: &CityConfig) -> City {
+    let mut layout = Layout::new(config.seed);
+    let mut city = City::default();
+    let pitch = config.pitch();
+    let half_block = config.block_size * 0.5;
+
+    let ground_half = config.extent() * 0.5;
+    scene::spawn_mesh(
+        world,
+        mesh(
+            CityMeshes::GROUND,
+            0,
+            Vec3::new(-ground_half, -0.1, -ground_half),
+            Vec3::new(ground_half, 0.0, ground_half),
+        ),
+        Transform::from_translation(Vec3::new(
+            ground_half - config.street_width,
+            0.0,
+            ground_half - config.street_width,
+        )),
+    );
+    city.mesh_entities += 1;
+
+    let building = mesh(CityMeshes::BUILDING, 1, Vec3::new(-0.5, 0.0, -0.5), Vec3::new(0.5, 1.0, 0.5));
+    let lamp = mesh(CityMeshes::LAMP, 2, Vec3::new(-0.15, 0.0, -0.15), Vec3::new(0.15, 4.5, 0.15));
+    let bench = mesh(CityMeshes::BENCH, 3, Vec3::new(-0.9, 0.0, -0.3), Vec3::new(0.9, 0.9, 0.3));
+    let tree = mesh(CityMeshes::TREE_HIGH, 4, Vec3::new(-2.0, 0.0, -2.0), Vec3::new(2.0, 7.0, 2.0));
+    let tree_lod = Lod {
+        levels: vec![
+            LodLevel { mesh: CityMeshes::TREE_HIGH, max_distance: 40.0 },
+            LodLevel { mesh: CityMeshes::TREE_MEDIUM, max_distance: 120.0 },
+            LodLevel { mesh: CityMeshes::TREE_LOW, max_distance: 240.0 },
+        ],
+        bias: 1.0,
+    };
+
+    let mut rigid = Vec::new();
+    for block_x in 0..config.blocks {
+        for block_z in 0..config.blocks {
+            let origin = Vec3::new(block_x as f32 * pitch, 0.0, block_z as f32 * pitch);
+            let centre = origin + Vec3::new(half_block, 0.0, half_block);
+            // Buildings: a 3x2 grid of lots, some left empty as plazas.
+            for lot in 0..6 {
+                if layout.unit() < 0.12 {
+                    continue;
+                }
+                let lot_size = Vec3::new(config.block_size / 3.0, 0.0, config.block_size / 2.0);
+                let lot_centre = origin
+                    + Vec3::new(lot_size.x * ((lot % 3) as f32 + 0.5), 0.0, lot_size.z * ((lot / 3) as f32 + 0.5));
+                let height = layout.range(8.0, 24.0) * if layout.unit() < 0.1 { 4.0 } else { 1.0 };
+                let footprint =
+                    Vec3::new(lot_size.x * layout.range(0.7, 0.95), height, lot_size.z * layout.range(0.7, 0.95));
+                let entity = world.spawn((
+                    Transform { translation: lot_centre, rotation: Quat::IDENTITY, scale: footprint },
+                    ecs::WorldTransform::from(Transform {
+                        translation: lot_centre,
+                        rotation: Quat::IDENTITY,
+                        scale: footprint,
+                    }),
+                    building,
+                    ecs::Visible(true),
+                    ShadowCaster,
+                ));
+                city.buildings.push(entity);
+            }
+            // Props along the block's edge: lamps and benches, small on screen from afar.
+            for prop in 0..20 {
+                let side = prop % 4;
+                let along = layout.range(-half_block, half_block);
+                let edge = half_block + 1.5;
+                let offset = match side {
+                    0 => Vec3::new(along, 0.0, -edge),
+                    1 => Vec3::new(along, 0.0, edge),
+                    2 => Vec3::new(-edge, 0.0, along),
+                    _ => Vec3::new(edge, 0.0, along),
+                };
+                let item = if prop % 3 == 0 { bench } else { lamp };
+                let yaw = Quat::from_rotation_y(if side < 2 { 0.0 } else { std::f32::consts::FRAC_PI_2 });
+                rigid.push((Transform::from_translation_rotation(centre + offset, yaw), item));
+            }
+            // Trees with three levels of detail.
+            for _ in 0..4 {
+                let position = centre + Vec3::new(layout.range(-half_block, half_block), 0.0, half_block + 4.0);
+                let transform = Transform::from_translation(position);
+                world.spawn((
+                    transform,
+                    ecs::WorldTransform::from(transform),
+                    tree,
+                    ecs::Visible(true),
+                    ShadowCaster,
+                    tree_lod.clone(),
+                ));
+                city.mesh_entities += 1;
+            }
+        }
+    }
+    city.mesh_entities += city.buildings.len();
+    city.mesh_entities += scene::spawn_meshes(world, rigid).len();
+
+    spawn_traffic(world, config, &mut layout, &mut city);
+    spawn_pedestrians(world, config, &mut layout, &mut city);
+
+    let centre = Vec3::new(config.extent() * 0.5, 0.0, config.extent() * 0.5);
+    let path = CameraPath { centre, radius: config.extent() * 0.3, heights: (2.0, 140.0), period: 40.0 };
+    let camera = scene::spawn_camera(world, Camera::default(), path.pose_at(0.0));
+    world.insert_one(camera, path).expect("the camera was just spawned");
+    city.camera = Some(camera);
+    city
+}
+
+/// Two cars per street segment, each a body with four wheels parented to it.
+fn spawn_traffic(world: &mut World, config: &CityConfig, layout: &mut Layout, city: &mut City) {
+    let body = mesh(CityMeshes::CAR, 5, Vec3::new(-1.0, 0.3, -2.2), Vec3::new(1.0, 1.6, 2.2));
+    let wheel = mesh(CityMeshes::WHEEL, 6, Vec3::new(-0.15, -0.35, -0.35), Vec3::new(0.15, 0.35, 0.35));
+    let wheel_offsets = [
+        Vec3::new(-1.0, 0.35, -1.4),
+        Vec3::new(1.0, 0.35, -1.4),
+        Vec3::new(-1.0, 0.35, 1.4),
+        Vec3::new(1.0, 0.35, 1.4),
+    ];
+    let pitch = config.pitch();
+    for street in 0..config.blocks {
+        for lane in 0..2 {
+            let street_centre = street as f32 * pitch - config.street_width * 0.5;
+            let along = layout.range(0.0, config.extent());
+            let position = Vec3::new(street_centre + if lane == 0 { -2.5 } else { 2.5 }, 0.0, along);
+            let car = scene::spawn_mesh(world, body, Transform::from_translation(position));
+            let speed = layout.range(6.0, 14.0) * if lane == 0 { 1.0 } else { -1.0 };
+            world
+                .insert(car, (ShadowCaster, Traffic { speed, street_length: config.extent() }))
+                .expect("the car was just spawned");
+            for offset in wheel_offsets {
+                let wheel_entity = scene::spawn_mesh(world, wheel, Transform::from_translation(offset));
+                ecs::hierarchy::set_parent(world, wheel_entity, car)
+                    .expect("a fresh wheel cannot be the car's ancestor");
+            }
+            city.cars.push(car);
+            city.mesh_entities += 5;
+        }
+    }
+}
+
+/// Pedestrians on the sidewalks, skinned: their pose box grows when they raise an arm.
+fn spawn_pedestrians(world: &mut World, config: &CityConfig, layout: &mut Layout, city: &mut City) {
+    let mut body = mesh(CityMeshes::PEDESTRIAN, 7, Vec3::new(-0.3, 0.0, -0.2), Vec3::new(0.3, 1.8, 0.2));
+    body.skin_radius = 0.12;
+    let pitch = config.pitch();
+    for block_x in 0..config.blocks {
+        for block_z in 0..config.blocks {
+            let corner = Vec3::new(block_x as f32 * pitch - 2.0, 0.0, block_z as f32 * pitch - 2.0);
+            let position = corner + Vec3::new(layout.range(0.0, config.block_size), 0.0, 0.0);
+            let pose = SkinnedPose {
+                origin_min: Vec3::new(-0.25, 0.0, -0.1),
+                origin_max: Vec3::new(0.25, 1.7, 0.1),
+                max_bone_scale: 1.0,
+            };
+            let entity = scene::spawn_mesh(world, body, Transform::from_translation(position));
+            let animation = PoseAnimation { phase: layout.range(0.0, 4.0), period: layout.range(2.0, 4.0) };
+            world.insert(entity, (pose, animation, ShadowCaster)).expect("the pedestrian was just spawned");
+            city.pedestrians.push(entity);
+            city.mesh_entities += 1;
+        }
+    }
+}
