@@ -96,6 +96,8 @@ struct StageData {
     batches: Vec<Range<usize>>,
     /// Positions in `systems` in declaration order: command buffers are applied this way.
     apply_order: Vec<usize>,
+    /// Wall time of the stage's last run, command flush included.
+    last_seconds: f64,
 }
 
 impl StageData {
@@ -106,6 +108,7 @@ impl StageData {
             declared_index: Vec::new(),
             batches: Vec::new(),
             apply_order: Vec::new(),
+            last_seconds: 0.0,
         }
     }
 
@@ -235,6 +238,7 @@ impl Schedule {
     ) {
         for stage in &mut self.stages {
             crate::profile_zone_dynamic!(stage.name);
+            let started = std::time::Instant::now();
             {
                 let inputs = FrameInputs { world, resources, frame, time, world_epoch };
                 for batch in &stage.batches {
@@ -244,7 +248,13 @@ impl Schedule {
             for &position in &stage.apply_order {
                 stage.systems[position].commands.run_on(world);
             }
+            stage.last_seconds = started.elapsed().as_secs_f64();
         }
+    }
+
+    /// Wall time each stage took in the last frame, in run order (zero before the first).
+    pub fn stage_seconds(&self) -> impl Iterator<Item = (&'static str, f64)> + '_ {
+        self.stages.iter().map(|stage| (stage.name, stage.last_seconds))
     }
 }
 

@@ -74,6 +74,9 @@ fn stages_run_in_order_with_user_stages() {
     }
     app.run_frame();
     assert_eq!(*order.lock(), vec!["Input", "Network", "Transform", "Visibility", "PostCull", "Render"]);
+    let timed: Vec<&str> = app.schedule().stage_seconds().map(|(name, _)| name).collect();
+    assert_eq!(timed, app.schedule().stage_names(), "one timing per stage, in run order");
+    assert!(app.schedule().stage_seconds().all(|(_, seconds)| seconds >= 0.0 && seconds.is_finite()));
 }
 
 #[test]
