@@ -89,8 +89,16 @@ macro_rules! shaders {
 }
 
 shaders! {
+    /// Depth prepass: writes depth only (pairs with [`GEOMETRY_VERT`]).
+    DEPTH_PREPASS_FRAG = "depth_prepass.frag", Fragment;
     /// Full-screen triangle from `gl_VertexIndex` (draw 3 vertices, no buffers).
     FULLSCREEN_VERT = "fullscreen.vert", Vertex;
+    /// Geometry pass: writes the object's flat RGBA8 colour.
+    GEOMETRY_FRAG = "geometry.frag", Fragment;
+    /// Scene vertex shader of the depth prepass and the geometry pass: object record from
+    /// `gl_InstanceIndex` (binding 0), position pulled from `mesh_vertices` (binding 1),
+    /// push constant `mat4 view_projection`; flat colour out at location 0.
+    GEOMETRY_VERT = "geometry.vert", Vertex;
     /// Writes the complement of the sampled image at binding 0 (combined image sampler).
     INVERT_FRAG = "invert.frag", Fragment;
     /// Writes a gradient-and-checkerboard pattern to the rgba8 storage image at binding 0;
