@@ -14,6 +14,7 @@ mod shadow;
 mod size;
 mod soa;
 mod view;
+mod visibility;
 
 pub use bits::{words_for, VisibilityBits, BITS_PER_WORD};
 pub use ecs::{Aabb, Sphere};
@@ -25,3 +26,6 @@ pub use shadow::ShadowCull;
 pub use size::{is_near_enough, max_distance_sq, ScreenSizeCull};
 pub use soa::{AabbBlock, AabbSlices, AabbSoa, SphereSlices, SphereSoa};
 pub use view::{CullParams, CullVerdict, ViewCullContext};
+pub use visibility::{
+    install, visibility_system, ObjectColumns, ObjectDraw, Visibility, VisibilityStats, VISIBILITY_SYSTEM,
+};

@@ -1,0 +1,252 @@
+//! The [`Visibility`] resource: what the Visibility stage decided this frame, kept across
+//! frames so that steady-state frames allocate nothing.
+
+use ecs::{Aabb, MaterialHandle, MeshHandle, ResolvedView};
+use glam::Mat4;
+use runtime::hecs::Entity;
+
+use crate::bits::VisibilityBits;
+use crate::kernels::CullStats;
+use crate::shadow::ShadowCull;
+use crate::soa::AabbSoa;
+
+/// What an object is drawn with this frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObjectDraw {
+    /// The geometry: the level of detail chosen for the view, else the mesh's own handle.
+    /// [`MeshHandle::NONE`] for an object that is not drawable.
+    pub mesh: MeshHandle,
+    /// The mesh's material, so the render path looks nothing up.
+    pub material: MaterialHandle,
+}
+
+impl ObjectDraw {
+    /// The draw of an object that is not drawable.
+    pub const NONE: ObjectDraw = ObjectDraw { mesh: MeshHandle::NONE, material: MaterialHandle::NONE };
+}
+
+/// Per-object columns, indexed by object (see the module docs for what an index means).
+///
+/// Every column has one entry per mesh entity. For a drawable object `models` and `bounds`
+/// hold this frame's world matrix and world box (the posed box for a posed skinned mesh);
+/// for an object that is not drawable they hold the identity and an empty box at the origin,
+/// and `draws` holds [`ObjectDraw::NONE`]. `entities` names every object's entity.
+#[derive(Clone, Debug, Default)]
+pub struct ObjectColumns {
+    /// World matrix of each object.
+    pub models: Vec<Mat4>,
+    /// World axis-aligned box of each object.
+    pub bounds: Vec<Aabb>,
+    /// Mesh (LOD-selected) and material of each object.
+    pub draws: Vec<ObjectDraw>,
+    /// The entity of each object.
+    pub entities: Vec<Entity>,
+}
+
+impl ObjectColumns {
+    /// Number of objects.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    /// Whether there are no objects.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.entities.is_empty()
+    }
+
+    /// Sets every column to `len` entries; entries past the old length get the values of an
+    /// undrawable object. Allocates only when the capacity is too small.
+    pub(crate) fn resize(&mut self, len: usize) {
+        self.models.resize(len, Mat4::IDENTITY);
+        self.bounds.resize(len, EMPTY_BOX);
+        self.draws.resize(len, ObjectDraw::NONE);
+        self.entities.resize(len, Entity::DANGLING);
+    }
+}
+
+/// The box written for an object that is not drawable.
+pub(crate) const EMPTY_BOX: Aabb = Aabb::new(glam::Vec3::ZERO, glam::Vec3::ZERO);
+
+/// What the Visibility stage counted this frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct VisibilityStats {
+    /// Mesh entities (objects).
+    pub objects: usize,
+    /// Objects that can be drawn at all (the length of `scene`).
+    pub drawable: usize,
+    /// Objects that may be visible (the length of `visible`).
+    pub visible: usize,
+    /// Drawable objects entirely outside a frustum plane.
+    pub frustum_rejected: usize,
+    /// Drawable objects inside the frustum but further than the maximum distance.
+    pub distance_rejected: usize,
+    /// Drawable objects that passed the distance cull but look too small.
+    pub size_rejected: usize,
+    /// Objects the occlusion cull hid (zero until an occlusion pass runs in the stage).
+    pub occluded: usize,
+    /// Drawable objects kept only because a matrix, their bounds or the view were not finite.
+    pub non_finite: usize,
+    /// `Culled` tags recorded for insertion this frame (applied when the stage ends).
+    pub tags_inserted: usize,
+    /// `Culled` tags recorded for removal this frame.
+    pub tags_removed: usize,
+    /// Seconds the system spent finding and recording this frame's tag changes (applying
+    /// them is the stage's command flush, which runs after the system).
+    pub tag_seconds: f64,
+}
+
+/// The Visibility stage's answer for the frame's view: a resource, reused across frames.
+///
+/// Written by [`visibility_system`](crate::visibility_system) in the `Visibility` stage;
+/// read by everything after it (the render path, the shadow plan, picking). It holds:
+///
+/// - [`bits`](Visibility::bits): bit `i` set when object `i` may be visible;
+/// - [`objects`](Visibility::objects): the per-object columns (world matrix, world box,
+///   draw, entity), written for every drawable mesh, not only the visible ones;
+/// - [`visible`](Visibility::visible): the visible objects' indices in storage order;
+/// - [`scene`](Visibility::scene): every drawable object, shadow casters first, and
+///   [`caster_count`](Visibility::caster_count), so `scene[..caster_count]` are the casters
+///   a shadow pass culls against its light views (see [`Visibility::cull_shadow_casters`]);
+/// - [`view`](Visibility::view): the view the frame was culled for, `None` on a frame with
+///   no camera (and then everything above is empty);
+/// - [`stats`](Visibility::stats).
+///
+/// An object index is the object's mesh's position in this frame's query order (see the
+/// [module docs](crate::visibility_system)); it is stable while no mesh entity changes
+/// archetype.
+#[derive(Clone, Debug, Default)]
+pub struct Visibility {
+    pub(crate) bits: VisibilityBits,
+    pub(crate) objects: ObjectColumns,
+    pub(crate) visible: Vec<u32>,
+    pub(crate) scene: Vec<u32>,
+    pub(crate) caster_count: usize,
+    pub(crate) view: Option<ResolvedView>,
+    pub(crate) stats: VisibilityStats,
+    /// Bit `i` set when object `i` is drawable.
+    pub(crate) drawable: Vec<u64>,
+    /// Bit `i` set when object `i` is a shadow caster (drawable or not).
+    pub(crate) casters: Vec<u64>,
+    /// Bit `i` set when object `i`'s entity carried the `Culled` tag this frame.
+    pub(crate) tagged: Vec<u64>,
+}
+
+impl Visibility {
+    /// Number of objects (mesh entities) of the frame; 0 on a frame without a view.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    /// Whether the frame had no objects (or no view).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    /// One bit per object: set when it may be visible.
+    #[inline]
+    pub fn bits(&self) -> &VisibilityBits {
+        &self.bits
+    }
+
+    /// The per-object columns.
+    #[inline]
+    pub fn objects(&self) -> &ObjectColumns {
+        &self.objects
+    }
+
+    /// Indices of the objects that may be visible, ascending.
+    #[inline]
+    pub fn visible(&self) -> &[u32] {
+        &self.visible
+    }
+
+    /// Indices of every drawable object, shadow casters first (each part ascending).
+    #[inline]
+    pub fn scene(&self) -> &[u32] {
+        &self.scene
+    }
+
+    /// How many of [`Visibility::scene`]'s first entries are shadow casters.
+    #[inline]
+    pub fn caster_count(&self) -> usize {
+        self.caster_count
+    }
+
+    /// The shadow casters: `scene()[..caster_count()]`.
+    #[inline]
+    pub fn casters(&self) -> &[u32] {
+        &self.scene[..self.caster_count]
+    }
+
+    /// The view this frame was culled for; `None` when there was no camera.
+    #[inline]
+    pub fn view(&self) -> Option<&ResolvedView> {
+        self.view.as_ref()
+    }
+
+    /// What the stage counted this frame.
+    #[inline]
+    pub fn stats(&self) -> &VisibilityStats {
+        &self.stats
+    }
+
+    /// Whether object `index` is drawable (listed in [`Visibility::scene`]).
+    ///
+    /// # Panics
+    /// When `index >= len()`.
+    pub fn is_drawable(&self, index: usize) -> bool {
+        assert!(index < self.len(), "object {index} is out of range of {} objects", self.len());
+        self.drawable[index / 64] >> (index % 64) & 1 == 1
+    }
+
+    /// Writes the world boxes of the shadow casters, in [`Visibility::casters`] order, into
+    /// `out` (cleared first; no allocation within its capacity).
+    pub fn caster_bounds_into(&self, out: &mut AabbSoa) {
+        out.clear();
+        for &index in self.casters() {
+            out.push(&self.objects.bounds[index as usize]);
+        }
+    }
+
+    /// Culls the shadow casters against each light view (world to light clip space, sun
+    /// cascades or a spot light's perspective): bit `k` of `shadows.bits(view)` is set when
+    /// caster `casters()[k]` may cast into that view. `scratch` holds the casters' boxes
+    /// and is reused across frames. Returns the statistics summed over the views.
+    ///
+    /// ```
+    /// use culling::{AabbSoa, ShadowCull, Visibility};
+    /// use glam::Mat4;
+    /// let visibility = Visibility::default();
+    /// let (mut shadows, mut scratch) = (ShadowCull::default(), AabbSoa::default());
+    /// let stats = visibility.cull_shadow_casters(&mut shadows, &[Mat4::IDENTITY], &mut scratch);
+    /// assert_eq!((stats.tested, shadows.view_count()), (0, 1));
+    /// ```
+    pub fn cull_shadow_casters(
+        &self,
+        shadows: &mut ShadowCull,
+        light_view_projections: &[Mat4],
+        scratch: &mut AabbSoa,
+    ) -> CullStats {
+        self.caster_bounds_into(scratch);
+        shadows.set_views(light_view_projections);
+        shadows.cull(scratch.slices())
+    }
+
+    /// Empties the result, keeping every capacity (a frame without a view).
+    pub(crate) fn clear(&mut self, objects: usize) {
+        self.bits.reset(0);
+        self.objects.resize(0);
+        self.visible.clear();
+        self.scene.clear();
+        self.caster_count = 0;
+        self.view = None;
+        self.stats = VisibilityStats { objects, ..VisibilityStats::default() };
+        self.drawable.clear();
+        self.casters.clear();
+        self.tagged.clear();
+    }
+}

@@ -1,0 +1,192 @@
+//! The Visibility-stage system: the cull pass on the job system, then the serial gather.
+
+use ecs::{Culled, Lod, Mesh, RenderSettings, ResolvedView, ShadowCaster, SkinnedPose, Transform, Viewport, Visible};
+use runtime::{App, Stage, System, SystemContext};
+
+use super::cull::{list_segments, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
+use super::result::{Visibility, VisibilityStats};
+use super::tags::record_tag_changes;
+use crate::bits::words_for;
+use crate::kernels::Kernel;
+use crate::lod::lod_scale;
+use crate::view::{CullParams, ViewCullContext};
+
+/// Name of the system [`visibility_system`] returns.
+pub const VISIBILITY_SYSTEM: &str = "culling::visibility";
+
+/// Adds the engine's ECS ([`ecs::install`]), the [`Visibility`] resource and
+/// [`visibility_system`] in [`Stage::Visibility`] to `app`. Calling it again does nothing.
+///
+/// ```
+/// use culling::Visibility;
+/// use ecs::{scene, Camera, Transform};
+/// use glam::Vec3;
+/// let mut app = runtime::App::new();
+/// culling::install(&mut app);
+/// scene::spawn_camera(app.world_mut(), Camera::default(), Transform::from_translation(Vec3::new(0.0, 0.0, 10.0)));
+/// scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::IDENTITY);
+/// scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::from_translation(Vec3::new(0.0, 0.0, 20.0)));
+/// app.run_frame();
+/// let visibility = app.resource::<Visibility>();
+/// assert_eq!(visibility.visible().len(), 1, "the cube behind the camera is culled");
+/// assert_eq!(visibility.scene().len(), 2, "both are drawable");
+/// ```
+pub fn install(app: &mut App) {
+    ecs::install(app);
+    if app.resources().contains::<Visibility>() {
+        return;
+    }
+    app.insert_resource(Visibility::default());
+    app.add_system(Stage::Visibility, visibility_system());
+}
+
+/// The Visibility-stage system: culls every mesh entity against the frame's
+/// [`ResolvedView`] and fills the [`Visibility`] resource (see the
+/// [module docs](crate::visibility_system) for the steps).
+///
+/// Reads `Mesh`, `Transform`, `WorldTransform`, `Visible`, `SkinnedPose`, `Lod`,
+/// `ShadowCaster`, the [`RenderSettings`] and [`Viewport`] resources and the
+/// `ResolvedView` frame value; writes the [`Visibility`] resource and the `Culled` tag
+/// (through its command buffer, applied when the stage ends, and only for entities whose
+/// state changed). Runs on the job system the app installed; its answer does not depend on
+/// the number of threads.
+///
+/// A frame without a view (no camera) gives an empty result and leaves the tags alone.
+pub fn visibility_system() -> System {
+    let mut segments: Vec<Segment> = Vec::new();
+    System::new(VISIBILITY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
+        runtime::profile_zone!("visibility");
+        let settings = *ctx.resource::<RenderSettings>();
+        let viewport = *ctx.resource::<Viewport>();
+        let view = ctx.frame_value::<ResolvedView>().map(|view| *view);
+        let mut visibility = ctx.resource_mut::<Visibility>();
+        run_visibility(ctx, &mut visibility, &mut segments, view, &settings, viewport);
+    })
+    .reads::<Mesh>()
+    .reads::<Transform>()
+    .reads::<ecs::WorldTransform>()
+    .reads::<Visible>()
+    .reads::<SkinnedPose>()
+    .reads::<Lod>()
+    .reads::<ShadowCaster>()
+    .writes::<Culled>()
+    .reads_resource::<RenderSettings>()
+    .reads_resource::<Viewport>()
+    .reads_frame::<ResolvedView>()
+    .writes_resource::<Visibility>()
+}
+
+/// One frame of the stage.
+fn run_visibility(
+    ctx: &mut SystemContext<'_>,
+    visibility: &mut Visibility,
+    segments: &mut Vec<Segment>,
+    view: Option<ResolvedView>,
+    settings: &RenderSettings,
+    viewport: Viewport,
+) {
+    let objects = list_segments(ctx.world, segments);
+    let Some(view) = view else {
+        visibility.clear(objects);
+        return;
+    };
+    let params = CullParams {
+        max_distance: settings.cull_max_distance,
+        min_pixels: settings.cull_min_pixels,
+        lod_bias: settings.effective_lod_bias(),
+    };
+    let context = ViewCullContext::new(view.view, view.projection, viewport.height as f32, &params);
+    // A non-finite view keeps everything: no cull is trusted with bad planes or a bad eye.
+    let trusted = context.is_finite();
+    let params = if trusted { params } else { CullParams { max_distance: 0.0, min_pixels: 0.0, ..params } };
+    let context = if trusted {
+        context
+    } else {
+        ViewCullContext::new(view.view, view.projection, viewport.height as f32, &params)
+    };
+
+    let words = words_for(objects);
+    visibility.objects.resize(objects);
+    visibility.bits.reset(objects);
+    for column in [&mut visibility.drawable, &mut visibility.casters, &mut visibility.tagged] {
+        column.resize(words, 0);
+    }
+    let inputs = PassInputs {
+        world: ctx.world,
+        segments,
+        view: &context,
+        kernel: Kernel::detect(),
+        frustum_culling: settings.frustum_culling && trusted,
+        lod_scale: lod_scale(&view.projection),
+        lod_bias: params.lod_bias,
+    };
+    let outputs = PassOutputs {
+        models: visibility.objects.models.as_mut_ptr(),
+        bounds: visibility.objects.bounds.as_mut_ptr(),
+        draws: visibility.objects.draws.as_mut_ptr(),
+        entities: visibility.objects.entities.as_mut_ptr(),
+        visible: visibility.bits.words_mut().as_mut_ptr(),
+        drawable: visibility.drawable.as_mut_ptr(),
+        casters: visibility.casters.as_mut_ptr(),
+        tagged: visibility.tagged.as_mut_ptr(),
+        objects,
+    };
+    let totals = PassTotals::default();
+    {
+        runtime::profile_zone!("visibility cull");
+        runtime::jobs::parallel_for_ranges(0..objects, GRAIN, |range| run_range(&inputs, &outputs, &totals, range));
+    }
+    let load = |value: &std::sync::atomic::AtomicUsize| value.load(std::sync::atomic::Ordering::Relaxed);
+    let drawable = load(&totals.drawable);
+    visibility.stats = VisibilityStats {
+        objects,
+        drawable,
+        visible: load(&totals.visible),
+        frustum_rejected: load(&totals.frustum_rejected),
+        distance_rejected: load(&totals.distance_rejected),
+        size_rejected: load(&totals.size_rejected),
+        occluded: 0,
+        non_finite: if trusted { load(&totals.non_finite) } else { drawable },
+        tags_inserted: 0,
+        tags_removed: 0,
+        tag_seconds: 0.0,
+    };
+    visibility.view = Some(view);
+
+    // Occlusion (issue 6) marks survivors occluded here, after the frustum, distance and
+    // size culls and before the gather, when `settings.occlusion_culling` is on and an
+    // occlusion resource is present: it clears their bits and counts `stats.occluded`.
+    // TODO(#6): call the CPU occlusion pass of `culling::occlusion` at this point.
+
+    gather(visibility);
+    let started = std::time::Instant::now();
+    let (inserted, removed) = record_tag_changes(visibility, ctx.commands);
+    visibility.stats.tags_inserted = inserted;
+    visibility.stats.tags_removed = removed;
+    visibility.stats.tag_seconds = started.elapsed().as_secs_f64();
+    runtime::profile_plot!("objects", objects as f64);
+    runtime::profile_plot!("visible", visibility.stats.visible as f64);
+}
+
+/// The serial gather: `visible` in storage order, then `scene` with the casters first.
+fn gather(visibility: &mut Visibility) {
+    runtime::profile_zone!("visibility gather");
+    let Visibility { bits, visible, scene, drawable, casters, caster_count, .. } = visibility;
+    visible.clear();
+    push_set_bits(visible, bits.words().iter().copied());
+    scene.clear();
+    push_set_bits(scene, drawable.iter().zip(casters.iter()).map(|(drawable, caster)| drawable & caster));
+    *caster_count = scene.len();
+    push_set_bits(scene, drawable.iter().zip(casters.iter()).map(|(drawable, caster)| drawable & !caster));
+}
+
+/// Appends the index of every set bit of `words` (word `w` covering objects `64 w ..`).
+fn push_set_bits(out: &mut Vec<u32>, words: impl Iterator<Item = u64>) {
+    for (word_index, mut word) in words.enumerate() {
+        let base = (word_index * 64) as u32;
+        while word != 0 {
+            out.push(base + word.trailing_zeros());
+            word &= word - 1;
+        }
+    }
+}
