@@ -32,6 +32,7 @@ mod tags;
 
 pub use result::{ObjectColumns, ObjectDraw, Visibility, VisibilityStats};
 pub use system::{install, visibility_system, VISIBILITY_SYSTEM};
+pub use tags::TagQueue;
 
 #[cfg(test)]
 mod tests;

@@ -5,7 +5,7 @@ use runtime::{App, Stage, System, SystemContext};
 
 use super::cull::{list_segments, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
 use super::result::{Visibility, VisibilityStats};
-use super::tags::record_tag_changes;
+use super::tags::{record_tag_changes, TagQueue, TagQueueSlot};
 use crate::bits::words_for;
 use crate::kernels::Kernel;
 use crate::lod::lod_scale;
@@ -46,21 +46,22 @@ pub fn install(app: &mut App) {
 ///
 /// Reads `Mesh`, `Transform`, `WorldTransform`, `Visible`, `SkinnedPose`, `Lod`,
 /// `ShadowCaster`, the [`RenderSettings`] and [`Viewport`] resources and the
-/// `ResolvedView` frame value; writes the [`Visibility`] resource and the `Culled` tag
-/// (through its command buffer, applied when the stage ends, and only for entities whose
-/// state changed). Runs on the job system the app installed; its answer does not depend on
+/// `ResolvedView` frame value; writes the [`Visibility`] resource, the `Culled` tag (only
+/// for entities whose state changed, applied in one batch when the stage ends) and the
+/// [`TagQueue`] of the helper entity that carries the batch (see [`TagQueue`]). Runs on the job system the app installed; its answer does not depend on
 /// the number of threads.
 ///
 /// A frame without a view (no camera) gives an empty result and leaves the tags alone.
 pub fn visibility_system() -> System {
     let mut segments: Vec<Segment> = Vec::new();
+    let mut queue = TagQueueSlot::default();
     System::new(VISIBILITY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
         runtime::profile_zone!("visibility");
         let settings = *ctx.resource::<RenderSettings>();
         let viewport = *ctx.resource::<Viewport>();
         let view = ctx.frame_value::<ResolvedView>().map(|view| *view);
         let mut visibility = ctx.resource_mut::<Visibility>();
-        run_visibility(ctx, &mut visibility, &mut segments, view, &settings, viewport);
+        run_visibility(ctx, &mut visibility, &mut segments, &mut queue, view, &settings, viewport);
     })
     .reads::<Mesh>()
     .reads::<Transform>()
@@ -70,6 +71,7 @@ pub fn visibility_system() -> System {
     .reads::<Lod>()
     .reads::<ShadowCaster>()
     .writes::<Culled>()
+    .writes::<TagQueue>()
     .reads_resource::<RenderSettings>()
     .reads_resource::<Viewport>()
     .reads_frame::<ResolvedView>()
@@ -81,6 +83,7 @@ fn run_visibility(
     ctx: &mut SystemContext<'_>,
     visibility: &mut Visibility,
     segments: &mut Vec<Segment>,
+    queue: &mut TagQueueSlot,
     view: Option<ResolvedView>,
     settings: &RenderSettings,
     viewport: Viewport,
@@ -160,7 +163,7 @@ fn run_visibility(
 
     gather(visibility);
     let started = std::time::Instant::now();
-    let (inserted, removed) = record_tag_changes(visibility, ctx.commands);
+    let (inserted, removed) = record_tag_changes(visibility, ctx.world, ctx.commands, queue);
     visibility.stats.tags_inserted = inserted;
     visibility.stats.tags_removed = removed;
     visibility.stats.tag_seconds = started.elapsed().as_secs_f64();

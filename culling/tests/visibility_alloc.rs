@@ -1,0 +1,96 @@
+//! The Visibility stage allocates nothing per frame in steady state: a counting global
+//! allocator watches whole frames after warm-up, with a still camera and with a camera that
+//! swings back and forth so `Culled` tags change every frame.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use culling::Visibility;
+use ecs::{scene, Camera, Lod, LodLevel, MeshHandle, ShadowCaster, Transform};
+use glam::Vec3;
+use runtime::App;
+
+/// Counts allocations while `COUNTING` is on.
+struct Counting;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded unchanged to the system allocator; only a counter is added.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: the caller's layout duties pass straight through.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: as for `alloc` and `dealloc`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Allocations made by `frames` frames of `app`, each after `before_frame(app, frame)`.
+fn allocations_of(app: &mut App, frames: u64, mut before_frame: impl FnMut(&mut App, u64)) -> usize {
+    ALLOCATIONS.store(0, Ordering::SeqCst);
+    COUNTING.store(true, Ordering::SeqCst);
+    for frame in 0..frames {
+        before_frame(app, frame);
+        app.run_frame();
+    }
+    COUNTING.store(false, Ordering::SeqCst);
+    ALLOCATIONS.load(Ordering::SeqCst)
+}
+
+fn aim(app: &mut App, camera: runtime::hecs::Entity, target: Vec3) {
+    *app.world_mut().get::<&mut Transform>(camera).expect("the camera has a Transform") =
+        scene::look_at(Vec3::new(0.0, 3.0, 0.0), target);
+}
+
+#[test]
+fn steady_state_frames_allocate_nothing() {
+    let mut app = App::with_threads(2);
+    culling::install(&mut app);
+    app.set_fixed_delta(Some(1.0 / 60.0));
+    let camera = scene::spawn_camera(app.world_mut(), Camera::default(), Transform::IDENTITY);
+    let meshes = scene::spawn_mesh_grid(app.world_mut(), 5000, 2.0, scene::unit_cube_mesh());
+    for (index, &entity) in meshes.iter().enumerate() {
+        if index % 4 == 0 {
+            app.world_mut().insert_one(entity, ShadowCaster).expect("the mesh is alive");
+        }
+        if index % 7 == 0 {
+            let levels = vec![
+                LodLevel { mesh: MeshHandle(1), max_distance: 20.0 },
+                LodLevel { mesh: MeshHandle(2), max_distance: 60.0 },
+            ];
+            app.world_mut().insert_one(entity, Lod { levels, bias: 1.0 }).expect("the mesh is alive");
+        }
+    }
+    let targets = [Vec3::new(50.0, 0.0, 50.0), Vec3::new(-50.0, 0.0, 50.0)];
+    // Warm-up: both aims, several times, so every buffer and archetype reaches its size.
+    for frame in 0..12 {
+        aim(&mut app, camera, targets[frame % 2]);
+        app.run_frame();
+    }
+    let still = allocations_of(&mut app, 10, |_, _| {});
+    assert_eq!(still, 0, "a still camera must not allocate");
+    assert_eq!(app.resource::<Visibility>().stats().tags_inserted, 0);
+
+    let swinging = allocations_of(&mut app, 10, |app, frame| aim(app, camera, targets[frame as usize % 2]));
+    let stats = *app.resource::<Visibility>().stats();
+    assert!(stats.tags_inserted + stats.tags_removed > 100, "the swing must change tags: {stats:?}");
+    assert_eq!(swinging, 0, "frames whose tags change must not allocate either");
+}
