@@ -351,6 +351,21 @@ impl AabbBlock {
         self.len += 1;
     }
 
+    /// Appends a box given as centre and half extents (what Arvo's transform yields), with
+    /// no round trip through corners.
+    ///
+    /// # Panics
+    /// When the block already holds [`AabbBlock::CAPACITY`] boxes.
+    #[inline]
+    pub fn push_center_half(&mut self, center: glam::Vec3, half: glam::Vec3) {
+        assert!(self.len < Self::CAPACITY, "an AabbBlock holds {} boxes", Self::CAPACITY);
+        for axis in 0..3 {
+            self.center[axis][self.len] = center[axis];
+            self.half[axis][self.len] = half[axis];
+        }
+        self.len += 1;
+    }
+
     /// A view of the boxes, for the kernels.
     #[inline]
     pub fn slices(&self) -> AabbSlices<'_> {

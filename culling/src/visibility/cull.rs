@@ -8,8 +8,8 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use ecs::{Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldTransform};
-use glam::Mat4;
+use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldTransform};
+use glam::{Mat4, Vec3};
 use runtime::hecs::{Archetype, ArchetypeColumn, World};
 
 use super::result::{ObjectDraw, EMPTY_BOX};
@@ -66,7 +66,7 @@ pub(crate) struct PassInputs<'a> {
 /// synchronisation argument, and why the pointers may be shared.
 pub(crate) struct PassOutputs {
     pub models: *mut Mat4,
-    pub bounds: *mut ecs::Aabb,
+    pub bounds: *mut Aabb,
     pub draws: *mut ObjectDraw,
     pub entities: *mut runtime::hecs::Entity,
     pub visible: *mut u64,
@@ -178,31 +178,35 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: 
             if columns.tagged {
                 tagged |= bit;
             }
-            let object = object_of(inputs, &columns, row);
+            let id = columns.archetype.ids()[row];
+            // SAFETY: every row of an archetype is a live entity, and the world is borrowed
+            // shared for the whole pass, so none can be despawned meanwhile.
+            let entity = unsafe { inputs.world.find_entity_from_id(id) };
             // SAFETY: `index` lies in this job's range, which no other job touches, and is
             // below `outputs.objects`, the length of every column.
-            unsafe { outputs.entities.add(index).write(object.entity) };
-            let Some(world_box) = object.world_box else {
+            unsafe { outputs.entities.add(index).write(entity) };
+            let Some((model, center, half, draw)) = object_of(inputs, &columns, row) else {
                 // SAFETY: as above.
                 unsafe {
                     outputs.models.add(index).write(Mat4::IDENTITY);
                     outputs.bounds.add(index).write(EMPTY_BOX);
                     outputs.draws.add(index).write(ObjectDraw::NONE);
                 }
-                block.push(&EMPTY_BOX);
+                block.push_center_half(Vec3::ZERO, Vec3::ZERO);
                 continue;
             };
             drawable |= bit;
-            if object.non_finite {
+            let world_box = Aabb { min: center - half, max: center + half };
+            if !(model.is_finite() && world_box.is_finite()) {
                 forced |= bit;
             }
             // SAFETY: as above.
             unsafe {
-                outputs.models.add(index).write(object.model);
+                outputs.models.add(index).write(model);
                 outputs.bounds.add(index).write(world_box);
-                outputs.draws.add(index).write(object.draw);
+                outputs.draws.add(index).write(draw);
             }
-            block.push(&world_box);
+            block.push_center_half(center, half);
         }
 
         // Frustum: the SIMD kernel on the word's boxes (non-finite boxes come back kept).
@@ -250,42 +254,43 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: 
     totals.add(&local);
 }
 
-/// One object's values for this frame.
-struct Object {
-    entity: runtime::hecs::Entity,
-    /// World box; `None` when the object is not drawable.
-    world_box: Option<ecs::Aabb>,
-    model: Mat4,
-    draw: ObjectDraw,
-    /// The matrix or the box is not finite (the object is kept).
-    non_finite: bool,
-}
-
-#[inline]
-fn object_of(inputs: &PassInputs<'_>, columns: &Columns<'_>, row: usize) -> Object {
-    let id = columns.archetype.ids()[row];
-    // SAFETY: every row of an archetype is a live entity, and the world is borrowed shared
-    // for the whole pass, so none can be despawned meanwhile.
-    let entity = unsafe { inputs.world.find_entity_from_id(id) };
+/// A drawable object's world matrix, world box (centre and half extents) and draw; `None`
+/// when the object is not drawable.
+#[inline(always)]
+fn object_of(inputs: &PassInputs<'_>, columns: &Columns<'_>, row: usize) -> Option<(Mat4, Vec3, Vec3, ObjectDraw)> {
     let mesh = &columns.meshes[row];
     let shown = columns.shown.as_ref().is_none_or(|shown| shown[row].0);
+    if !(shown && mesh.is_drawable()) {
+        return None;
+    }
     let model = match (&columns.world, &columns.local) {
-        (Some(world), _) => Some(world[row].0),
-        (None, Some(local)) => Some(local[row].to_matrix()),
-        (None, None) => None,
+        (Some(world), _) => world[row].0,
+        (None, Some(local)) => local[row].to_matrix(),
+        (None, None) => return None,
     };
-    let (Some(model), true, true) = (model, shown, mesh.is_drawable()) else {
-        return Object { entity, world_box: None, model: Mat4::IDENTITY, draw: ObjectDraw::NONE, non_finite: false };
+    let local = match &columns.poses {
+        Some(poses) => mesh.local_bounds(Some(&poses[row])),
+        None => mesh.bounds,
     };
-    let pose = columns.poses.as_ref().map(|poses| &poses[row]);
-    let world_box = mesh.local_bounds(pose).transformed(&model);
-    let non_finite = !(model.is_finite() && world_box.is_finite());
+    let (center, half) = arvo(&model, &local);
     let mut draw = ObjectDraw { mesh: mesh.mesh, material: mesh.material };
     if let Some(lods) = &columns.lods {
-        let distance = inputs.view.distance_sq(world_box.center()).sqrt();
+        let distance = inputs.view.distance_sq(center).sqrt();
         if let Some(level) = lods[row].select(distance, inputs.lod_scale, inputs.lod_bias) {
             draw.mesh = level;
         }
     }
-    Object { entity, world_box: Some(world_box), model, draw, non_finite }
+    Some((model, center, half, draw))
+}
+
+/// Arvo's transform of a box by an affine matrix, as centre and half extents: the same
+/// arithmetic as [`Aabb::transformed`], inlined into the pass.
+#[inline(always)]
+fn arvo(matrix: &Mat4, local: &Aabb) -> (Vec3, Vec3) {
+    let center = matrix.transform_point3(local.center());
+    let half = local.half_extent();
+    let world_half = matrix.x_axis.truncate().abs() * half.x
+        + matrix.y_axis.truncate().abs() * half.y
+        + matrix.z_axis.truncate().abs() * half.z;
+    (center, world_half)
 }
