@@ -113,9 +113,11 @@ pub struct VisibilityStats {
 ///   no camera (and then everything above is empty);
 /// - [`stats`](Visibility::stats).
 ///
-/// An object index is the object's mesh's position in this frame's query order (see the
-/// [module docs](crate::visibility_system)); it is stable while no mesh entity changes
-/// archetype.
+/// An object index is the position of the object's `Mesh` in this frame's query order
+/// (archetypes in creation order, rows in storage order). It is stable while no mesh entity
+/// changes archetype; inserting or removing any component (the `Culled` tag included) moves
+/// an entity and may renumber objects the next frame, so index a frame's columns with that
+/// frame's indices and find an entity's object through [`ObjectColumns::entities`].
 #[derive(Clone, Debug, Default)]
 pub struct Visibility {
     pub(crate) bits: VisibilityBits,

@@ -41,8 +41,15 @@ pub fn install(app: &mut App) {
 }
 
 /// The Visibility-stage system: culls every mesh entity against the frame's
-/// [`ResolvedView`] and fills the [`Visibility`] resource (see the
-/// [module docs](crate::visibility_system) for the steps).
+/// [`ResolvedView`] and fills the [`Visibility`] resource.
+///
+/// Steps: list the archetypes holding a `Mesh` and size the persistent columns to the mesh
+/// count; one parallel pass over 64-object words (skip the undrawable; world matrix from
+/// `WorldTransform` or else `Transform`; posed box for a mesh with a `SkinnedPose`; world
+/// box by Arvo's method; columns and LOD for every drawable mesh; the SIMD frustum kernel on
+/// the word's boxes, then distance and screen size on the survivors); the occlusion hook
+/// (issue 6); a serial gather of `visible` and `scene` (casters first); the `Culled` tag
+/// changes.
 ///
 /// Reads `Mesh`, `Transform`, `WorldTransform`, `Visible`, `SkinnedPose`, `Lod`,
 /// `ShadowCaster`, the [`RenderSettings`] and [`Viewport`] resources and the
