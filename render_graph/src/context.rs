@@ -204,6 +204,15 @@ impl ExecuteContext<'_> {
         self.error.is_some()
     }
 
+    /// Reports a problem the pass found while recording (e.g. an unusable extent):
+    /// [`crate::RenderGraph::execute_frame`] returns the first such error and does not
+    /// submit the frame; later helper calls of this frame do nothing.
+    pub fn fail(&mut self, error: GraphError) {
+        if self.error.is_none() {
+            *self.error = Some(error);
+        }
+    }
+
     /// The image behind `handle`. Panics when the pass did not declare an access to it.
     pub fn image(&self, handle: ImageHandle) -> ResolvedImage {
         declared(self.pass_name, self.accesses, self.names, handle.0);

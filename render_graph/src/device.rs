@@ -46,6 +46,10 @@ pub struct DeviceCapabilities {
     pub api_version: u32,
     /// `vkCmdDrawIndexedIndirectCount` is available (enabled).
     pub draw_indirect_count: bool,
+    /// Indirect draws may have `firstInstance != 0` (`drawIndirectFirstInstance`, enabled).
+    pub draw_indirect_first_instance: bool,
+    /// Indirect draws may have `drawCount > 1` (`multiDrawIndirect`, enabled).
+    pub multi_draw_indirect: bool,
     /// Sampler min/max reduction (for single-pass depth pyramids) is available (enabled).
     pub sampler_filter_minmax: bool,
     /// The queue writes timestamps; GPU pass times are measured.
@@ -498,6 +502,8 @@ fn inspect_physical_device(instance: &ash::Instance, physical: vk::PhysicalDevic
     let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut features12).push_next(&mut features13);
     // SAFETY: the chain consists of valid structs that outlive the call.
     unsafe { instance.get_physical_device_features2(physical, &mut features) };
+    let (first_instance, multi_draw) =
+        (features.features.draw_indirect_first_instance, features.features.multi_draw_indirect);
     // maintenance4 is mandatory in Vulkan 1.3; glslc's vulkan1.3 target needs it (LocalSizeId).
     let (sync2, dynamic_rendering) = (features13.synchronization2, features13.dynamic_rendering);
     let (indirect_count, minmax) = (features12.draw_indirect_count, features12.sampler_filter_minmax);
@@ -520,6 +526,12 @@ fn inspect_physical_device(instance: &ash::Instance, physical: vk::PhysicalDevic
     if minmax == vk::FALSE {
         missing_optional.push("samplerFilterMinmax");
     }
+    if first_instance == vk::FALSE {
+        missing_optional.push("drawIndirectFirstInstance");
+    }
+    if multi_draw == vk::FALSE {
+        missing_optional.push("multiDrawIndirect");
+    }
     if !timestamps {
         missing_optional.push("timestamps");
     }
@@ -532,6 +544,8 @@ fn inspect_physical_device(instance: &ash::Instance, physical: vk::PhysicalDevic
             device_type: properties.device_type,
             api_version: properties.api_version,
             draw_indirect_count: indirect_count == vk::TRUE,
+            draw_indirect_first_instance: first_instance == vk::TRUE,
+            multi_draw_indirect: multi_draw == vk::TRUE,
             sampler_filter_minmax: minmax == vk::TRUE,
             timestamps,
             timestamp_period_ns: properties.limits.timestamp_period,
@@ -550,7 +564,13 @@ fn create_logical_device(instance: &ash::Instance, candidate: &Candidate) -> Res
         .draw_indirect_count(capabilities.draw_indirect_count)
         .sampler_filter_minmax(capabilities.sampler_filter_minmax);
     let mut features13 = vk::PhysicalDeviceVulkan13Features::default().synchronization2(true).dynamic_rendering(true);
-    let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut features12).push_next(&mut features13);
+    let core_features = vk::PhysicalDeviceFeatures::default()
+        .draw_indirect_first_instance(capabilities.draw_indirect_first_instance)
+        .multi_draw_indirect(capabilities.multi_draw_indirect);
+    let mut features = vk::PhysicalDeviceFeatures2::default()
+        .features(core_features)
+        .push_next(&mut features12)
+        .push_next(&mut features13);
     let info = vk::DeviceCreateInfo::default().queue_create_infos(&queue_infos).push_next(&mut features);
     // SAFETY: every pointer in `info` refers to locals that outlive the call; the features
     // enabled were reported as supported.

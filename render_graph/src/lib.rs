@@ -13,6 +13,8 @@
 //!   ([`GraphStats`]), labels passes for capture tools, dumps the compiled graph with
 //!   [`RenderGraph::to_dot`], and with the feature `profile` shows passes as Tracy CPU and
 //!   GPU zones.
+//! - [`passes`]: the standard passes (object upload, depth prepass, geometry, readback)
+//!   over a GPU scene of object records.
 //! - [`testing`]: a validated device for GPU tests that skips where there is no Vulkan.
 #![warn(missing_docs)]
 
@@ -30,6 +32,7 @@ mod gpu_profiler;
 mod graph;
 pub mod memory;
 mod pass;
+pub mod passes;
 mod pipeline;
 mod recording;
 mod registry;

@@ -1,7 +1,5 @@
 #version 450
-// The depth prepass writes depth only; it shares the geometry vertex shader, whose flat
-// colour output is declared here so the interface matches, and ignores it.
-layout(location = 0) flat in uint in_color;
-
+// Depth prepass: depth only, no colour attachment; the fixed-function depth test and write
+// do the work (early fragment tests apply, as nothing here discards or writes depth).
 void main() {
 }

@@ -31,3 +31,19 @@ layout(std430, set = 0, binding = 1) readonly buffer MeshVertices {
 layout(push_constant) uniform CameraConstants {
     mat4 view_projection;
 } camera;
+
+// Clip position of vertex `vertex_index` of object `object_index`. Both scene vertex shaders
+// (depth prepass and geometry) call this; `precise` forbids contraction into fused
+// multiply-adds and reordering, so both compute bit-identical positions and depths (the
+// geometry pass tests GREATER_OR_EQUAL against the prepass's depth and must find its own
+// surfaces equal).
+vec4 object_clip_position(uint object_index, uint vertex_index) {
+    precise vec4 world = objects[object_index].world * vec4(positions[vertex_index].xyz, 1.0);
+    precise vec4 clip = camera.view_projection * world;
+    // glam's projections put +y up; Vulkan's framebuffer y points down. Flipping y keeps
+    // row 0 of the image at the top of the view, and makes triangles wound counter-clockwise
+    // as seen from outside the mesh front-facing under Vulkan's rule, so the pipelines cull
+    // back faces with the usual counter-clockwise front face.
+    clip.y = -clip.y;
+    return clip;
+}

@@ -89,15 +89,18 @@ macro_rules! shaders {
 }
 
 shaders! {
-    /// Depth prepass: writes depth only (pairs with [`GEOMETRY_VERT`]).
+    /// Depth prepass: writes depth only (no colour attachment).
     DEPTH_PREPASS_FRAG = "depth_prepass.frag", Fragment;
+    /// Depth prepass vertex shader: the position of [`GEOMETRY_VERT`] (same function of
+    /// `scene_common.h`, `precise`), no outputs.
+    DEPTH_PREPASS_VERT = "depth_prepass.vert", Vertex;
     /// Full-screen triangle from `gl_VertexIndex` (draw 3 vertices, no buffers).
     FULLSCREEN_VERT = "fullscreen.vert", Vertex;
     /// Geometry pass: writes the object's flat RGBA8 colour.
     GEOMETRY_FRAG = "geometry.frag", Fragment;
-    /// Scene vertex shader of the depth prepass and the geometry pass: object record from
-    /// `gl_InstanceIndex` (binding 0), position pulled from `mesh_vertices` (binding 1),
-    /// push constant `mat4 view_projection`; flat colour out at location 0.
+    /// Geometry pass vertex shader: object record from `gl_InstanceIndex` (binding 0),
+    /// position pulled from `mesh_vertices` (binding 1), push constant
+    /// `mat4 view_projection`; flat colour out at location 0.
     GEOMETRY_VERT = "geometry.vert", Vertex;
     /// Writes the complement of the sampled image at binding 0 (combined image sampler).
     INVERT_FRAG = "invert.frag", Fragment;
