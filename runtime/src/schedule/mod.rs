@@ -22,7 +22,9 @@ use crate::frame::FrameContext;
 use crate::jobs;
 use crate::resources::Resources;
 
-pub use system::{System, SystemContext};
+pub use system::{ExclusiveContext, System, SystemContext};
+
+use system::SystemBody;
 
 /// The engine's built-in stages, in the order they run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -239,10 +241,22 @@ impl Schedule {
         for stage in &mut self.stages {
             crate::profile_zone_dynamic!(stage.name);
             let started = std::time::Instant::now();
-            {
-                let inputs = FrameInputs { world, resources, frame, time, world_epoch };
-                for batch in &stage.batches {
-                    run_batch(&mut stage.systems[batch.clone()], inputs);
+            for batch in &stage.batches {
+                let systems = &mut stage.systems[batch.clone()];
+                // An exclusive-world system is alone in its batch (it conflicts with all).
+                if let [System { name, run: SystemBody::Exclusive(run), .. }] = systems {
+                    crate::profile_zone_dynamic!(name.as_ref());
+                    let mut context = ExclusiveContext {
+                        world: &mut *world,
+                        time,
+                        world_epoch,
+                        resources,
+                        frame,
+                        name: name.as_ref(),
+                    };
+                    run(&mut context);
+                } else {
+                    run_batch(systems, FrameInputs { world: &*world, resources, frame, time, world_epoch });
                 }
             }
             for &position in &stage.apply_order {
@@ -275,6 +289,9 @@ fn run_batch(systems: &mut [System], inputs: FrameInputs<'_>) {
 fn run_system(system: &mut System, inputs: FrameInputs<'_>) {
     crate::profile_zone_dynamic!(&system.name);
     let System { name, access, run, commands, .. } = system;
+    let SystemBody::Shared(run) = run else {
+        unreachable!("exclusive-world systems run alone in their batch, never through run_batch")
+    };
     let mut context = SystemContext {
         world: inputs.world,
         commands,

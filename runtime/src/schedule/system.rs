@@ -10,7 +10,12 @@ use crate::app::FrameTime;
 use crate::frame::FrameContext;
 use crate::resources::{Res, ResMut, Resources};
 
-type SystemFn = Box<dyn FnMut(&mut SystemContext<'_>) + Send>;
+/// What a system runs: on a shared world, in parallel with its batch, or alone with the
+/// world exclusively borrowed.
+pub(crate) enum SystemBody {
+    Shared(Box<dyn FnMut(&mut SystemContext<'_>) + Send>),
+    Exclusive(Box<dyn FnMut(&mut ExclusiveContext<'_>) + Send>),
+}
 
 /// A named piece of frame logic plus the data it declares to read and write.
 ///
@@ -45,7 +50,7 @@ type SystemFn = Box<dyn FnMut(&mut SystemContext<'_>) + Send>;
 pub struct System {
     pub(crate) name: Cow<'static, str>,
     pub(crate) access: Access,
-    pub(crate) run: SystemFn,
+    pub(crate) run: SystemBody,
     /// Structural changes recorded this stage; applied at its end in declaration order.
     pub(crate) commands: CommandBuffer,
     /// Registers the frame slots this system declared, when it is added to an app.
@@ -61,10 +66,49 @@ impl System {
         System {
             name: name.into(),
             access: Access::default(),
-            run: Box::new(body),
+            run: SystemBody::Shared(Box::new(body)),
             commands: CommandBuffer::new(),
             frame_slots: Vec::new(),
         }
+    }
+
+    /// A system that borrows the world exclusively (`&mut World`) and runs alone in its batch,
+    /// after every earlier system of its stage. Its structural changes take effect at once.
+    ///
+    /// Use it for batched structural work that a command buffer would make slow, such as
+    /// inserting a tag on thousands of entities with direct `World::insert_one` calls. Like
+    /// [`System::exclusive`], it conflicts with every other system.
+    ///
+    /// ```
+    /// use runtime::{App, Stage, System};
+    /// struct Marked;
+    /// let mut app = App::new();
+    /// let entity = app.world_mut().spawn((1u32,));
+    /// app.add_system(
+    ///     Stage::Visibility,
+    ///     System::new_exclusive("mark", move |ctx| {
+    ///         ctx.world.insert_one(entity, Marked).expect("alive");
+    ///     }),
+    /// );
+    /// app.run_frame();
+    /// assert!(app.world().get::<&Marked>(entity).is_ok());
+    /// ```
+    pub fn new_exclusive(
+        name: impl Into<Cow<'static, str>>,
+        body: impl FnMut(&mut ExclusiveContext<'_>) + Send + 'static,
+    ) -> System {
+        System {
+            name: name.into(),
+            access: Access { exclusive: true, ..Access::default() },
+            run: SystemBody::Exclusive(Box::new(body)),
+            commands: CommandBuffer::new(),
+            frame_slots: Vec::new(),
+        }
+    }
+
+    /// Whether the system borrows the world exclusively (see [`System::new_exclusive`]).
+    pub fn is_exclusive_world(&self) -> bool {
+        matches!(self.run, SystemBody::Exclusive(_))
     }
 
     /// Declares that the system reads component `T`.
@@ -207,5 +251,41 @@ impl<'a> SystemContext<'a> {
             std::any::type_name::<T>()
         );
         self.frame.publish(value);
+    }
+}
+
+/// What an exclusive system sees: the world borrowed mutably, plus everything a shared system
+/// sees. It runs alone, so every resource and frame value may be borrowed.
+pub struct ExclusiveContext<'a> {
+    /// The ECS world, exclusively.
+    pub world: &'a mut World,
+    /// Frame counter and delta time.
+    pub time: FrameTime,
+    /// Incremented each time the world is replaced.
+    pub world_epoch: u64,
+    pub(crate) resources: &'a Resources,
+    pub(crate) frame: &'a FrameContext,
+    pub(crate) name: &'a str,
+}
+
+impl<'a> ExclusiveContext<'a> {
+    /// The running system's name.
+    pub fn system_name(&self) -> &str {
+        self.name
+    }
+
+    /// Shared borrow of resource `T`, or `None` when absent.
+    pub fn try_resource<T: 'static>(&self) -> Option<Res<'a, T>> {
+        self.resources.get::<T>()
+    }
+
+    /// Exclusive borrow of resource `T`, or `None` when absent.
+    pub fn try_resource_mut<T: 'static>(&self) -> Option<ResMut<'a, T>> {
+        self.resources.get_mut::<T>()
+    }
+
+    /// The frame value `T` published this frame, if any.
+    pub fn frame_value<T: Send + Sync + 'static>(&self) -> Option<Res<'a, T>> {
+        self.frame.get::<T>()
     }
 }

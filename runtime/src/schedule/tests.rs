@@ -250,3 +250,29 @@ fn world_after_100_frames_is_identical_with_1_and_4_threads() {
     assert!(one == four, "world state differs between 1 and 4 threads");
     assert!(single.world().query::<&Dead>().iter().count() + one.len() > 0);
 }
+
+#[test]
+fn exclusive_world_system_runs_alone_between_batches_and_changes_the_world_at_once() {
+    let mut app = App::with_threads(4);
+    let entity = app.world_mut().spawn((Health(1),));
+    let seen_after = Arc::new(AtomicUsize::new(usize::MAX));
+    app.add_system(Stage::Visibility, System::new("before", |_| {}).reads::<Health>());
+    app.add_system(
+        Stage::Visibility,
+        System::new_exclusive("insert directly", move |ctx| {
+            ctx.world.insert_one(entity, Dead).expect("the entity is alive");
+        }),
+    );
+    let seen = Arc::clone(&seen_after);
+    app.add_system(
+        Stage::Visibility,
+        System::new("after", move |ctx| seen.store(ctx.world.query::<&Dead>().iter().count(), Ordering::SeqCst))
+            .reads::<Dead>(),
+    );
+    assert_eq!(
+        app.schedule().batches(Stage::Visibility).expect("stage"),
+        vec![vec!["before"], vec!["insert directly"], vec!["after"]]
+    );
+    app.run_frame();
+    assert_eq!(seen_after.load(Ordering::SeqCst), 1, "a later system of the same stage sees the direct insert");
+}
