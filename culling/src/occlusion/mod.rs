@@ -1,0 +1,349 @@
+//! CPU occlusion culling: a software depth raster of occluders, a reversed-Z min pyramid
+//! and the conservative test of every object that survived the frustum.
+//!
+//! Per view and frame ([`OcclusionCuller`]):
+//!
+//! 1. **Select** occluders ([`OccluderSelector`]): objects with a registered
+//!    [`OccluderMesh`] whose projected size reaches a threshold, nearest first, within a
+//!    triangle budget.
+//! 2. **Set up** each occluder on the job system: a small convex occluder entirely beyond
+//!    the near plane becomes one silhouette polygon with its exact front depth; any other
+//!    occluder becomes its front-facing triangles, clipped to the near plane.
+//! 3. **Bin** the primitives into 32x16-pixel tiles and **rasterize** the tiles in parallel
+//!    (AVX2 with a scalar twin) into a small reversed-Z buffer (default 256x128) cleared to
+//!    0, infinitely far. The raster is conservative: a primitive writes only pixels it
+//!    covers *entirely*, and writes there a value no nearer than its farthest depth in the
+//!    pixel (see `setup.rs` for the bounds).
+//! 4. **Build** the min pyramid: each texel keeps the farthest (smallest) depth of its
+//!    block.
+//! 5. **Test** each object ([`OcclusionVerdict`]): near-plane crossings and non-finite
+//!    bounds are kept; otherwise it is occluded only when its nearest depth is smaller than
+//!    the pyramid's minimum over its whole footprint.
+//!
+//! False-visible is allowed, false-hidden never: every step above leans towards keeping,
+//! and the tests compare against an exact full-resolution raster ([`reference`]).
+//!
+//! ```
+//! use culling::occlusion::{OccluderInstance, OccluderMesh, OccluderMeshes, OcclusionCuller, OcclusionVerdict};
+//! use culling::Aabb;
+//! use ecs::MeshHandle;
+//! use glam::{Mat4, Vec3};
+//! let mut meshes = OccluderMeshes::new();
+//! let wall = Aabb::new(Vec3::new(-5.0, -5.0, -11.0), Vec3::new(5.0, 5.0, -10.0));
+//! meshes.insert(MeshHandle(0), OccluderMesh::from_box(&wall).expect("a valid box"));
+//! let view_projection = Mat4::perspective_infinite_reverse_rh(1.0, 2.0, 0.1);
+//! let mut culler = OcclusionCuller::default();
+//! culler.rasterize(view_projection, &meshes, &[OccluderInstance { mesh: MeshHandle(0), world: Mat4::IDENTITY }]);
+//! let behind = Aabb::new(Vec3::new(-0.5, -0.5, -21.0), Vec3::new(0.5, 0.5, -20.0));
+//! let in_front = Aabb::new(Vec3::new(-0.5, -0.5, -6.0), Vec3::new(0.5, 0.5, -5.0));
+//! assert_eq!(culler.test_aabb(&behind), OcclusionVerdict::Occluded);
+//! assert_eq!(culler.test_aabb(&in_front), OcclusionVerdict::Visible);
+//! ```
+
+// `!(a > b)` is how these files say "unless proven": a NaN fails the comparison and so falls
+// to the safe side, which `a <= b` would not do.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
+mod occluders;
+mod pyramid;
+mod raster;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+mod raster_avx2;
+pub mod reference;
+mod setup;
+mod test;
+
+use std::fmt;
+
+use ecs::Aabb;
+use glam::{DVec2, Mat4};
+
+pub use occluders::{
+    OccluderCandidate, OccluderInstance, OccluderMesh, OccluderMeshes, OccluderSelector, MAX_HULL_FACES,
+    MAX_HULL_VERTICES,
+};
+pub use raster::{TILE_HEIGHT, TILE_WIDTH};
+pub use test::FOOTPRINT_TEXELS;
+
+use crate::soa::AabbSlices;
+use crate::Kernel;
+use pyramid::MinPyramid;
+use raster::TiledDepth;
+use setup::{InstanceSetup, Primitive};
+
+/// Default buffer width in pixels.
+pub const DEFAULT_WIDTH: usize = 256;
+/// Default buffer height in pixels.
+pub const DEFAULT_HEIGHT: usize = 128;
+/// Largest buffer side accepted.
+pub const MAX_SIDE: usize = 4096;
+/// Objects per job of the batch tests.
+pub const TEST_GRAIN: usize = 4096;
+
+/// What the occlusion test says of one object. The GPU occlusion pass uses the same three
+/// classes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum OcclusionVerdict {
+    /// Not proven hidden: drawn.
+    #[default]
+    Visible,
+    /// Every pixel of its footprint holds an occluder nearer than its nearest point.
+    Occluded,
+    /// Drawn because the test cannot judge it: it reaches the near or camera plane, or its
+    /// bounds (or the view) are not finite.
+    KeptConservatively,
+}
+
+/// Counts of one batch test.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OcclusionStats {
+    /// Objects tested.
+    pub tested: usize,
+    /// Objects found occluded.
+    pub occluded: usize,
+    /// Objects kept because they could not be judged.
+    pub kept_conservatively: usize,
+}
+
+impl OcclusionStats {
+    fn count(&mut self, verdict: OcclusionVerdict) {
+        self.tested += 1;
+        match verdict {
+            OcclusionVerdict::Visible => {}
+            OcclusionVerdict::Occluded => self.occluded += 1,
+            OcclusionVerdict::KeptConservatively => self.kept_conservatively += 1,
+        }
+    }
+}
+
+/// What a raster pass drew.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RasterStats {
+    /// Occluders given.
+    pub occluders: usize,
+    /// Occluders drawn as one convex silhouette.
+    pub silhouettes: usize,
+    /// Primitives that reached the tiles (silhouettes and front triangles).
+    pub primitives: usize,
+}
+
+/// An error a caller of the occlusion cull can cause.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OcclusionError {
+    /// The depth buffer size is unusable.
+    BadSize {
+        /// Requested width.
+        width: usize,
+        /// Requested height.
+        height: usize,
+    },
+    /// An occluder mesh is malformed.
+    BadMesh(&'static str),
+    /// A render mesh has more triangles than an occluder may.
+    TooDetailed {
+        /// Triangles of the mesh.
+        triangles: usize,
+        /// Triangles allowed.
+        budget: usize,
+    },
+}
+
+impl fmt::Display for OcclusionError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OcclusionError::BadSize { width, height } => write!(
+                formatter,
+                "occlusion buffer {width}x{height}: the width must be a positive multiple of 8 and both sides at most {MAX_SIDE}"
+            ),
+            OcclusionError::BadMesh(why) => write!(formatter, "bad occluder mesh: {why}"),
+            OcclusionError::TooDetailed { triangles, budget } => {
+                write!(formatter, "a mesh of {triangles} triangles exceeds the occluder budget of {budget}; author an occluder")
+            }
+        }
+    }
+}
+
+impl std::error::Error for OcclusionError {}
+
+/// The CPU occlusion cull of one view: its depth buffer, pyramid and scratch, kept between
+/// frames so a steady frame allocates nothing.
+#[derive(Clone, Debug)]
+pub struct OcclusionCuller {
+    depth: TiledDepth,
+    pyramid: MinPyramid,
+    kernel: Kernel,
+    view_projection: Mat4,
+    view_finite: bool,
+    instances: Vec<InstanceSetup>,
+    unit_starts: Vec<usize>,
+    primitives: Vec<Primitive>,
+}
+
+impl Default for OcclusionCuller {
+    /// A 256x128 culler with the detected kernel.
+    fn default() -> Self {
+        OcclusionCuller::new(DEFAULT_WIDTH, DEFAULT_HEIGHT).expect("the default size is valid")
+    }
+}
+
+impl OcclusionCuller {
+    /// A culler with a `width` x `height` depth buffer and the detected kernel
+    /// ([`Kernel::detect`]). Everything is visible until the first raster.
+    ///
+    /// # Errors
+    /// [`OcclusionError::BadSize`] unless `width` is a positive multiple of 8, `height` is
+    /// positive, and both are at most [`MAX_SIDE`].
+    pub fn new(width: usize, height: usize) -> Result<OcclusionCuller, OcclusionError> {
+        if width == 0 || width % raster::LANES != 0 || height == 0 || width > MAX_SIDE || height > MAX_SIDE {
+            return Err(OcclusionError::BadSize { width, height });
+        }
+        Ok(OcclusionCuller {
+            depth: TiledDepth::new(width, height),
+            pyramid: MinPyramid::new(width, height),
+            kernel: Kernel::detect(),
+            view_projection: Mat4::IDENTITY,
+            view_finite: true,
+            instances: Vec::new(),
+            unit_starts: Vec::new(),
+            primitives: Vec::new(),
+        })
+    }
+
+    /// Uses `kernel` for the tile raster (the scalar reference, or AVX2 where supported;
+    /// the portable choice runs the scalar kernel).
+    pub fn set_kernel(&mut self, kernel: Kernel) {
+        self.kernel = kernel;
+    }
+
+    /// Buffer width in pixels.
+    pub fn width(&self) -> usize {
+        self.depth.width()
+    }
+
+    /// Buffer height in pixels.
+    pub fn height(&self) -> usize {
+        self.depth.height()
+    }
+
+    /// Number of pyramid levels (the buffer included).
+    pub fn level_count(&self) -> usize {
+        self.pyramid.level_count()
+    }
+
+    /// The depth stored at pixel `(x, y)` of the buffer (0 where nothing was drawn).
+    ///
+    /// # Panics
+    /// When the pixel is outside the buffer.
+    pub fn depth(&self, x: usize, y: usize) -> f32 {
+        assert!(x < self.width() && y < self.height(), "pixel ({x}, {y}) is outside the occlusion buffer");
+        self.depth.at(x, y)
+    }
+
+    /// Rasterizes `occluders` (instances of meshes registered in `meshes`; unknown meshes
+    /// are skipped) for the view `view_projection` and rebuilds the pyramid. Runs on the
+    /// current job system ([`runtime::JobSystem::install`] picks another).
+    ///
+    /// A non-finite view draws nothing and makes every later test keep its object.
+    pub fn rasterize(
+        &mut self,
+        view_projection: Mat4,
+        meshes: &OccluderMeshes,
+        occluders: &[OccluderInstance],
+    ) -> RasterStats {
+        runtime::profile_zone!("occlusion raster");
+        self.view_projection = view_projection;
+        self.view_finite = view_projection.is_finite();
+        let size = DVec2::new(self.width() as f64, self.height() as f64);
+        let occluders = if self.view_finite { occluders } else { &[] };
+
+        // Per occluder: its transform, eye and kind, in parallel.
+        self.instances.clear();
+        self.instances.resize(occluders.len(), InstanceSetup::UNUSABLE);
+        runtime::jobs::parallel_for_chunks(&mut self.instances, 64, |first, chunk| {
+            for (offset, setup) in chunk.iter_mut().enumerate() {
+                let occluder = &occluders[first + offset];
+                *setup = match meshes.get(occluder.mesh) {
+                    Some(mesh) => InstanceSetup::new(&view_projection, &occluder.world, mesh),
+                    None => InstanceSetup::UNUSABLE,
+                };
+            }
+        });
+        // One primitive slot per triangle, or one for a whole silhouette.
+        self.unit_starts.clear();
+        let mut units = 0;
+        for (occluder, setup) in occluders.iter().zip(&self.instances) {
+            self.unit_starts.push(units);
+            units += match (setup.usable, setup.silhouette, meshes.get(occluder.mesh)) {
+                (false, _, _) | (_, _, None) => 0,
+                (true, true, Some(_)) => 1,
+                (true, false, Some(mesh)) => mesh.triangle_count(),
+            };
+        }
+        self.primitives.clear();
+        self.primitives.resize(units, Primitive::EMPTY);
+        let (instances, unit_starts) = (&self.instances, &self.unit_starts);
+        runtime::jobs::parallel_for_chunks(&mut self.primitives, 256, |first, chunk| {
+            let mut owner = unit_starts.partition_point(|&start| start <= first) - 1;
+            for (offset, slot) in chunk.iter_mut().enumerate() {
+                let unit = first + offset;
+                while owner + 1 < unit_starts.len() && unit_starts[owner + 1] <= unit {
+                    owner += 1;
+                }
+                let setup = &instances[owner];
+                let mesh = meshes.get(occluders[owner].mesh).expect("only occluders with a mesh own slots");
+                if setup.silhouette {
+                    setup::setup_silhouette(setup, mesh, size, slot);
+                } else {
+                    setup::setup_triangle(setup, mesh, unit - unit_starts[owner], size, slot);
+                }
+            }
+        });
+        self.depth.bin(&self.primitives);
+        self.depth.rasterize(&self.primitives, self.kernel);
+        self.pyramid.build(&self.depth);
+        RasterStats {
+            occluders: occluders.len(),
+            silhouettes: self.instances.iter().filter(|setup| setup.usable && setup.silhouette).count(),
+            primitives: self.primitives.iter().filter(|primitive| primitive.edge_count > 0).count(),
+        }
+    }
+
+    fn target(&self) -> test::TestTarget<'_> {
+        test::TestTarget {
+            view_projection: self.view_projection,
+            view_finite: self.view_finite,
+            size: self.depth.size(),
+            depth: &self.depth,
+            pyramid: &self.pyramid,
+        }
+    }
+
+    /// Classifies one world-space box against the last raster.
+    pub fn test_aabb(&self, aabb: &Aabb) -> OcclusionVerdict {
+        self.target().test(aabb.center(), aabb.half_extent())
+    }
+
+    /// Classifies every box of `boxes` into `verdicts`, in parallel on the current job
+    /// system, and counts the classes.
+    ///
+    /// # Panics
+    /// When `verdicts.len() != boxes.len()`.
+    pub fn classify(&self, boxes: AabbSlices<'_>, verdicts: &mut [OcclusionVerdict]) -> OcclusionStats {
+        runtime::profile_zone!("occlusion classify");
+        self.target().classify(boxes, verdicts, TEST_GRAIN)
+    }
+
+    /// Tests the boxes whose bit is set in `words` (one bit per box, as in
+    /// [`crate::VisibilityBits`]) and clears the bits of the occluded ones, in parallel on
+    /// the current job system.
+    ///
+    /// # Panics
+    /// When `words.len() != boxes.len().div_ceil(64)`.
+    pub fn cull_bits(&self, boxes: AabbSlices<'_>, words: &mut [u64]) -> OcclusionStats {
+        runtime::profile_zone!("occlusion test");
+        self.target().cull_bits(boxes, words, TEST_GRAIN)
+    }
+}
+
+#[cfg(test)]
+mod tests;

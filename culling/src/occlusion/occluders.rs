@@ -1,0 +1,352 @@
+//! Occluder meshes and the choice of which ones to rasterize this frame.
+//!
+//! An occluder is a closed, outward-wound (counter-clockwise seen from outside) low-poly
+//! solid that lies **inside** the surface of the mesh it stands for: wherever the occluder
+//! is, the rendered mesh is at least as near, so depth the occluder writes is depth the
+//! renderer really draws. Only its front faces occlude (the renderer culls back faces), so a
+//! camera inside an occluder sees through it, as it sees through the real mesh.
+//!
+//! Occluders are authored ([`OccluderMesh::from_box`] for the 12 triangles of a building's
+//! inner box) or taken from a render mesh that is already low-poly
+//! ([`OccluderMesh::from_render_mesh`]). We do not simplify render meshes automatically:
+//! edge-collapse simplification moves the surface both inwards and outwards, and an
+//! occluder that bulges out of its mesh hides what is really visible. An author (or an
+//! offline tool) that shrinks a simplified mesh until it lies inside may register it here.
+
+use ecs::{Aabb, MeshHandle};
+use glam::{Mat4, Vec3, Vec4};
+
+use super::OcclusionError;
+
+/// Most vertices of an occluder rasterized as one convex silhouette (see
+/// [`OccluderMesh::is_convex`]).
+pub const MAX_HULL_VERTICES: usize = 8;
+/// Most distinct face planes of such an occluder.
+pub const MAX_HULL_FACES: usize = 8;
+
+/// A low-poly occluder in its mesh's own space.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OccluderMesh {
+    positions: Vec<Vec3>,
+    indices: Vec<u32>,
+    /// Distinct outward face planes (`xyz` normal, `w` offset: inside when `dot <= 0`) and
+    /// three vertices on each, when the mesh is a small convex solid.
+    hull_faces: Vec<(Vec4, [u32; 3])>,
+}
+
+impl OccluderMesh {
+    /// An occluder from triangles (three indices each, counter-clockwise seen from outside).
+    ///
+    /// # Errors
+    /// [`OcclusionError::BadMesh`] when the index count is not a multiple of three, an
+    /// index is out of range, a position is not finite, or there is no triangle.
+    pub fn new(positions: Vec<Vec3>, indices: Vec<u32>) -> Result<OccluderMesh, OcclusionError> {
+        if indices.is_empty() || indices.len() % 3 != 0 {
+            return Err(OcclusionError::BadMesh("the index count must be a positive multiple of three"));
+        }
+        if indices.iter().any(|&index| index as usize >= positions.len()) {
+            return Err(OcclusionError::BadMesh("an index is out of range of the positions"));
+        }
+        if positions.iter().any(|position| !position.is_finite()) {
+            return Err(OcclusionError::BadMesh("a position is not finite"));
+        }
+        let hull_faces = convex_faces(&positions, &indices).unwrap_or_default();
+        Ok(OccluderMesh { positions, indices, hull_faces })
+    }
+
+    /// The 12 triangles of `aabb`, wound outwards: the occluder of a building, a wall or a
+    /// crate whose inner box the author knows.
+    ///
+    /// # Errors
+    /// [`OcclusionError::BadMesh`] when the box is not finite or is flat in some axis.
+    pub fn from_box(aabb: &Aabb) -> Result<OccluderMesh, OcclusionError> {
+        if !aabb.is_finite() || !(aabb.max.cmpgt(aabb.min).all()) {
+            return Err(OcclusionError::BadMesh("an occluder box must be finite with positive size"));
+        }
+        let (low, high) = (aabb.min, aabb.max);
+        let positions = (0..8)
+            .map(|corner| {
+                Vec3::new(
+                    if corner & 1 == 0 { low.x } else { high.x },
+                    if corner & 2 == 0 { low.y } else { high.y },
+                    if corner & 4 == 0 { low.z } else { high.z },
+                )
+            })
+            .collect();
+        // Two counter-clockwise triangles per face, seen from outside.
+        #[rustfmt::skip]
+        let indices = vec![
+            0, 4, 6, 0, 6, 2, // -x
+            1, 3, 7, 1, 7, 5, // +x
+            0, 1, 5, 0, 5, 4, // -y
+            2, 6, 7, 2, 7, 3, // +y
+            0, 2, 3, 0, 3, 1, // -z
+            4, 5, 7, 4, 7, 6, // +z
+        ];
+        OccluderMesh::new(positions, indices)
+    }
+
+    /// The render mesh itself as its occluder, when it has at most `max_triangles`
+    /// triangles: exact, hence conservative. A larger mesh needs an authored occluder.
+    ///
+    /// # Errors
+    /// [`OcclusionError::TooDetailed`] past the budget; otherwise as [`OccluderMesh::new`].
+    pub fn from_render_mesh(
+        positions: &[Vec3],
+        indices: &[u32],
+        max_triangles: usize,
+    ) -> Result<OccluderMesh, OcclusionError> {
+        if indices.len() / 3 > max_triangles {
+            return Err(OcclusionError::TooDetailed { triangles: indices.len() / 3, budget: max_triangles });
+        }
+        OccluderMesh::new(positions.to_vec(), indices.to_vec())
+    }
+
+    /// Vertex positions in mesh space.
+    pub fn positions(&self) -> &[Vec3] {
+        &self.positions
+    }
+
+    /// Triangle indices, three per triangle.
+    pub fn indices(&self) -> &[u32] {
+        &self.indices
+    }
+
+    /// Number of triangles.
+    pub fn triangle_count(&self) -> usize {
+        self.indices.len() / 3
+    }
+
+    /// Whether the mesh is a small convex solid (at most [`MAX_HULL_VERTICES`] vertices and
+    /// [`MAX_HULL_FACES`] face planes, every vertex behind every face). Such an occluder is
+    /// rasterized as one convex silhouette whose depth is the exact front surface, with no
+    /// crack along the edges between its triangles.
+    pub fn is_convex(&self) -> bool {
+        !self.hull_faces.is_empty()
+    }
+
+    pub(crate) fn hull_faces(&self) -> &[(Vec4, [u32; 3])] {
+        &self.hull_faces
+    }
+}
+
+/// The face planes of a small convex closed solid, or `None`.
+fn convex_faces(positions: &[Vec3], indices: &[u32]) -> Option<Vec<(Vec4, [u32; 3])>> {
+    if positions.len() > MAX_HULL_VERTICES || positions.len() < 4 {
+        return None;
+    }
+    let extent = positions.iter().fold(0.0f32, |largest, position| largest.max(position.abs().max_element()));
+    let tolerance = extent * 1.0e-5;
+    let mut faces: Vec<(Vec4, [u32; 3])> = Vec::new();
+    for triangle in indices.chunks_exact(3) {
+        let [a, b, c] = [0, 1, 2].map(|corner| positions[triangle[corner] as usize]);
+        let normal = (b - a).cross(c - a).normalize_or_zero();
+        if normal == Vec3::ZERO {
+            return None;
+        }
+        let plane = normal.extend(-normal.dot(a));
+        // Convex and outward: every vertex on or behind this face.
+        if positions.iter().any(|position| plane.dot(position.extend(1.0)) > tolerance) {
+            return None;
+        }
+        let known = faces
+            .iter()
+            .any(|(other, _)| other.truncate().dot(normal) > 1.0 - 1.0e-6 && (other.w - plane.w).abs() <= tolerance);
+        if !known {
+            faces.push((plane, [triangle[0], triangle[1], triangle[2]]));
+        }
+    }
+    // A closed solid has at least four faces; more than the limit goes the triangle way.
+    (faces.len() >= 4 && faces.len() <= MAX_HULL_FACES).then_some(faces)
+}
+
+/// The occluder of each mesh, by mesh handle: a registry resource read by the Visibility
+/// stage when occlusion culling is on.
+#[derive(Clone, Debug, Default)]
+pub struct OccluderMeshes {
+    meshes: Vec<Option<OccluderMesh>>,
+}
+
+impl OccluderMeshes {
+    /// An empty registry.
+    pub fn new() -> OccluderMeshes {
+        OccluderMeshes::default()
+    }
+
+    /// Registers (or replaces) the occluder of `mesh`. A [`MeshHandle::NONE`] is ignored.
+    pub fn insert(&mut self, mesh: MeshHandle, occluder: OccluderMesh) {
+        if !mesh.is_some() {
+            return;
+        }
+        let index = mesh.0 as usize;
+        if self.meshes.len() <= index {
+            self.meshes.resize(index + 1, None);
+        }
+        self.meshes[index] = Some(occluder);
+    }
+
+    /// Removes the occluder of `mesh`, returning it.
+    pub fn remove(&mut self, mesh: MeshHandle) -> Option<OccluderMesh> {
+        self.meshes.get_mut(mesh.0 as usize).and_then(Option::take)
+    }
+
+    /// The occluder of `mesh`, if one is registered.
+    pub fn get(&self, mesh: MeshHandle) -> Option<&OccluderMesh> {
+        self.meshes.get(mesh.0 as usize).and_then(Option::as_ref)
+    }
+
+    /// Number of registered occluders.
+    pub fn len(&self) -> usize {
+        self.meshes.iter().filter(|mesh| mesh.is_some()).count()
+    }
+
+    /// Whether no occluder is registered.
+    pub fn is_empty(&self) -> bool {
+        self.meshes.iter().all(Option::is_none)
+    }
+}
+
+/// One occluder to rasterize this frame: which occluder mesh, placed where.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OccluderInstance {
+    /// The mesh whose registered occluder is drawn.
+    pub mesh: MeshHandle,
+    /// Mesh space to world space.
+    pub world: Mat4,
+}
+
+/// A candidate occluder: an object that survived the frustum and has an occluder mesh.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OccluderCandidate {
+    /// The occluder to draw if chosen.
+    pub instance: OccluderInstance,
+    /// The object's world box (for its projected size and distance).
+    pub world_bounds: Aabb,
+}
+
+/// Chooses occluders: those whose projected size reaches a threshold, nearest first, until a
+/// triangle budget is spent. Keeps its scratch between frames (no allocation in steady
+/// state).
+#[derive(Clone, Debug)]
+pub struct OccluderSelector {
+    /// Smallest projected size (bounding-sphere diameter over view depth, in units of the
+    /// projection's vertical scale, i.e. a fraction of the viewport height) a candidate
+    /// needs. Default 0.02 (2% of the viewport height).
+    pub min_screen_size: f32,
+    /// Most occluder triangles drawn per frame. Default 16,384.
+    pub triangle_budget: usize,
+    scratch: Vec<(f32, u32)>,
+}
+
+impl Default for OccluderSelector {
+    fn default() -> Self {
+        OccluderSelector { min_screen_size: 0.02, triangle_budget: 16 * 1024, scratch: Vec::new() }
+    }
+}
+
+impl OccluderSelector {
+    /// Writes into `chosen` (cleared first) the candidates to rasterize this frame for the
+    /// view `view_projection`. A candidate whose bounds are not finite, whose mesh has no
+    /// registered occluder, or which reaches behind the camera's near side is never chosen
+    /// (choosing fewer occluders is always safe).
+    pub fn select(
+        &mut self,
+        view_projection: Mat4,
+        candidates: &[OccluderCandidate],
+        meshes: &OccluderMeshes,
+        chosen: &mut Vec<OccluderInstance>,
+    ) {
+        chosen.clear();
+        self.scratch.clear();
+        let scale = view_projection.row(1).truncate().length();
+        for (index, candidate) in candidates.iter().enumerate() {
+            let bounds = candidate.world_bounds;
+            if !bounds.is_finite() || meshes.get(candidate.instance.mesh).is_none() {
+                continue;
+            }
+            let center = view_projection * bounds.center().extend(1.0);
+            let radius = bounds.half_extent().length();
+            // Homogeneous w is the view depth for a perspective view, 1 for an orthographic one.
+            let depth = center.w;
+            if !(depth.is_finite() && depth > 0.0) {
+                continue;
+            }
+            let size = 2.0 * radius * scale / depth.max(f32::MIN_POSITIVE);
+            if size >= self.min_screen_size {
+                self.scratch.push((depth, index as u32));
+            }
+        }
+        self.scratch.sort_unstable_by(|left, right| left.0.total_cmp(&right.0).then(left.1.cmp(&right.1)));
+        let mut spent = 0usize;
+        for &(_, index) in &self.scratch {
+            let instance = candidates[index as usize].instance;
+            let triangles = meshes.get(instance.mesh).map_or(0, OccluderMesh::triangle_count);
+            if spent + triangles > self.triangle_budget {
+                continue;
+            }
+            spent += triangles;
+            chosen.push(instance);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_box_is_a_convex_occluder_with_six_faces() {
+        let occluder = OccluderMesh::from_box(&Aabb::new(Vec3::ZERO, Vec3::ONE)).expect("a unit box is valid");
+        assert_eq!(occluder.triangle_count(), 12);
+        assert!(occluder.is_convex(), "a box must be recognised as convex");
+        assert_eq!(occluder.hull_faces().len(), 6, "six distinct faces");
+        for (plane, _) in occluder.hull_faces() {
+            assert!(plane.dot(Vec3::splat(0.5).extend(1.0)) < 0.0, "the centre is inside every face");
+        }
+    }
+
+    #[test]
+    fn bad_meshes_are_errors() {
+        assert!(OccluderMesh::new(vec![Vec3::ZERO; 3], vec![0, 1]).is_err());
+        assert!(OccluderMesh::new(vec![Vec3::ZERO; 3], vec![0, 1, 3]).is_err());
+        assert!(OccluderMesh::new(vec![Vec3::NAN, Vec3::X, Vec3::Y], vec![0, 1, 2]).is_err());
+        assert!(OccluderMesh::from_box(&Aabb::new(Vec3::ZERO, Vec3::new(1.0, 0.0, 1.0))).is_err());
+        assert!(OccluderMesh::from_render_mesh(&[Vec3::ZERO; 3], &[0, 1, 2, 0, 1, 2], 1).is_err());
+    }
+
+    #[test]
+    fn an_open_or_concave_mesh_is_not_convex() {
+        let single = OccluderMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![0, 1, 2]).expect("one triangle");
+        assert!(!single.is_convex(), "one triangle is not a solid");
+        let mut inverted = OccluderMesh::from_box(&Aabb::new(Vec3::ZERO, Vec3::ONE)).expect("valid").indices;
+        inverted.chunks_exact_mut(3).for_each(|triangle| triangle.swap(1, 2));
+        let inside_out = OccluderMesh::new(
+            OccluderMesh::from_box(&Aabb::new(Vec3::ZERO, Vec3::ONE)).expect("valid").positions,
+            inverted,
+        )
+        .expect("valid indices");
+        assert!(!inside_out.is_convex(), "inward winding is not an outward convex solid");
+    }
+
+    #[test]
+    fn selection_takes_the_nearest_within_budget() {
+        let mut meshes = OccluderMeshes::new();
+        meshes.insert(MeshHandle(0), OccluderMesh::from_box(&Aabb::new(Vec3::splat(-1.0), Vec3::ONE)).expect("valid"));
+        let view = Mat4::look_at_rh(Vec3::ZERO, Vec3::NEG_Z, Vec3::Y);
+        let view_projection = Mat4::perspective_infinite_reverse_rh(1.0, 1.0, 0.1) * view;
+        let candidate = |z: f32, mesh: u32| OccluderCandidate {
+            instance: OccluderInstance {
+                mesh: MeshHandle(mesh),
+                world: Mat4::from_translation(Vec3::new(0.0, 0.0, z)),
+            },
+            world_bounds: Aabb::new(Vec3::new(-1.0, -1.0, z - 1.0), Vec3::new(1.0, 1.0, z + 1.0)),
+        };
+        let candidates =
+            [candidate(-30.0, 0), candidate(-10.0, 0), candidate(-20.0, 0), candidate(-5000.0, 0), candidate(-8.0, 7)];
+        let mut selector = OccluderSelector { triangle_budget: 24, ..OccluderSelector::default() };
+        let mut chosen = Vec::new();
+        selector.select(view_projection, &candidates, &meshes, &mut chosen);
+        let depths: Vec<f32> = chosen.iter().map(|instance| instance.world.w_axis.z).collect();
+        assert_eq!(depths, vec![-10.0, -20.0], "nearest two fit the 24-triangle budget; tiny and meshless skipped");
+    }
+}
