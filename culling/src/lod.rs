@@ -6,10 +6,11 @@
 //! do it). `scale` corrects for the field of view: level ranges are authored for a 60°
 //! vertical field of view, and a narrower one magnifies, so it holds each level further out.
 
+use ecs::ProjectionKind;
 use glam::Mat4;
 
 /// `projection[1][1]` of a 60° vertical field of view: `1 / tan(30°) = √3`.
-pub const REFERENCE_P11: f32 = 1.732_050_8;
+pub const REFERENCE_P11: f32 = ecs::Lod::REFERENCE_P11;
 
 /// Whether a projection is orthographic: its last row is `(0, 0, 0, 1)`.
 #[inline]
@@ -30,40 +31,12 @@ pub fn is_orthographic(projection: &Mat4) -> bool {
 /// assert!(lod_scale(&zoomed) < 0.5, "a zoomed view holds detail further out");
 /// ```
 pub fn lod_scale(projection: &Mat4) -> f32 {
-    let p11 = projection.y_axis.y;
-    if is_orthographic(projection) || !(p11.is_finite() && p11 > 0.0) {
-        1.0
-    } else {
-        REFERENCE_P11 / p11
-    }
+    let kind =
+        if is_orthographic(projection) { ProjectionKind::Orthographic } else { ProjectionKind::PerspectiveInfinite };
+    ecs::Lod::distance_scale(projection, kind)
 }
 
-/// The level to draw at `distance` from the camera: the first whose
-/// `distance * scale <= max_distance * bias`, else the last. Returns 0 for no levels and for
-/// a NaN distance (bad input draws the finest level rather than guessing).
-///
-/// ```
-/// use culling::select_lod;
-/// let ranges = [10.0, 40.0, 100.0];
-/// assert_eq!(select_lod(5.0, 1.0, 1.0, ranges), 0);
-/// assert_eq!(select_lod(10.5, 1.0, 1.0, ranges), 1);
-/// assert_eq!(select_lod(1.0e6, 1.0, 1.0, ranges), 2, "past the last level, the last");
-/// assert_eq!(select_lod(10.5, 1.0, 2.0, ranges), 0, "a bias of 2 doubles each range");
-/// ```
-pub fn select_lod(distance: f32, scale: f32, bias: f32, max_distances: impl IntoIterator<Item = f32>) -> usize {
-    if distance.is_nan() {
-        return 0;
-    }
-    let scaled = distance * scale;
-    let mut last = 0;
-    for (level, max_distance) in max_distances.into_iter().enumerate() {
-        if scaled <= max_distance * bias {
-            return level;
-        }
-        last = level;
-    }
-    last
-}
+pub use ecs::lod::select_level as select_lod;
 
 #[cfg(test)]
 mod tests {

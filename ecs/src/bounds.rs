@@ -37,10 +37,7 @@ impl Aabb {
     #[inline]
     pub fn from_center_half_extent(center: Vec3, half_extent: Vec3) -> Self {
         let half = half_extent.abs();
-        Self {
-            min: center - half,
-            max: center + half,
-        }
+        Self { min: center - half, max: center + half }
     }
 
     /// The smallest box holding every point, or `None` for no points.
@@ -66,10 +63,7 @@ impl Aabb {
     /// The smallest box holding both boxes.
     #[inline]
     pub fn union(&self, other: &Aabb) -> Aabb {
-        Aabb {
-            min: self.min.min(other.min),
-            max: self.max.max(other.max),
-        }
+        Aabb { min: self.min.min(other.min), max: self.max.max(other.max) }
     }
 
     /// The centre point, `(min + max) / 2`.
@@ -119,16 +113,22 @@ impl Aabb {
     /// for the cost of two matrix-vector products instead of eight. The projective row of
     /// `matrix` is ignored (world matrices are affine). A non-finite matrix gives a
     /// non-finite box, which the culls keep and report.
+    #[inline]
     pub fn transformed(&self, matrix: &Mat4) -> Aabb {
+        let (center, world_half) = self.transformed_center_half(matrix);
+        Aabb { min: center - world_half, max: center + world_half }
+    }
+
+    /// [`Aabb::transformed`] as centre and half extents, the form the culling kernels take.
+    /// Inlined across crates: the Visibility stage calls it once per object.
+    #[inline]
+    pub fn transformed_center_half(&self, matrix: &Mat4) -> (Vec3, Vec3) {
         let center = matrix.transform_point3(self.center());
         let half = self.half_extent();
         let world_half = matrix.x_axis.truncate().abs() * half.x
             + matrix.y_axis.truncate().abs() * half.y
             + matrix.z_axis.truncate().abs() * half.z;
-        Aabb {
-            min: center - world_half,
-            max: center + world_half,
-        }
+        (center, world_half)
     }
 }
 
@@ -159,10 +159,7 @@ impl Sphere {
     /// ```
     pub fn from_aabb(aabb: &Aabb) -> Sphere {
         let half = aabb.half_extent().abs();
-        Sphere {
-            center: aabb.center(),
-            radius: half.length() * (1.0 + 4.0 * f32::EPSILON),
-        }
+        Sphere { center: aabb.center(), radius: half.length() * (1.0 + 4.0 * f32::EPSILON) }
     }
 }
 
@@ -191,8 +188,7 @@ mod tests {
             Vec3::new(10.0, -4.0, 7.0),
         );
         let arvo = local.transformed(&matrix);
-        let brute = Aabb::from_points(corners(&local).map(|c| matrix.transform_point3(c)))
-            .expect("eight corners");
+        let brute = Aabb::from_points(corners(&local).map(|c| matrix.transform_point3(c))).expect("eight corners");
         assert!(
             arvo.min.abs_diff_eq(brute.min, 1e-4) && arvo.max.abs_diff_eq(brute.max, 1e-4),
             "Arvo box {arvo:?} should equal the corner box {brute:?}"
@@ -203,10 +199,7 @@ mod tests {
     fn validity_rejects_points_and_inverted_boxes_only() {
         assert!(!Aabb::new(Vec3::splat(2.0), Vec3::splat(2.0)).is_valid());
         assert!(!Aabb::new(Vec3::ONE, Vec3::ZERO).is_valid());
-        assert!(
-            Aabb::new(Vec3::ZERO, Vec3::X).is_valid(),
-            "a line is drawable"
-        );
+        assert!(Aabb::new(Vec3::ZERO, Vec3::X).is_valid(), "a line is drawable");
         let infinite = Aabb::new(Vec3::splat(f32::NEG_INFINITY), Vec3::splat(f32::INFINITY));
         assert!(infinite.is_valid() && !infinite.is_finite());
     }
@@ -224,10 +217,7 @@ mod tests {
         let aabb = Aabb::new(Vec3::new(-3.0, 0.25, 7.0), Vec3::new(1.0e3, 0.5, 9.0));
         let sphere = Sphere::from_aabb(&aabb);
         for corner in corners(&aabb) {
-            assert!(
-                corner.distance(sphere.center) <= sphere.radius,
-                "corner {corner} should lie inside {sphere:?}"
-            );
+            assert!(corner.distance(sphere.center) <= sphere.radius, "corner {corner} should lie inside {sphere:?}");
         }
     }
 

@@ -35,7 +35,7 @@ pub use bounds::{Aabb, Sphere};
 
 mod camera;
 pub mod hierarchy;
-mod lod;
+pub mod lod;
 mod render;
 pub mod scene;
 mod settings;

@@ -73,17 +73,38 @@ impl Lod {
     /// assert_eq!(lod.select(20.0, 1.0, 2.0), Some(MeshHandle(0)), "a higher bias holds finer levels");
     /// ```
     pub fn select(&self, distance: f32, scale: f32, global_bias: f32) -> Option<MeshHandle> {
-        let scaled = distance * scale;
         let bias = self.bias * global_bias;
-        if scaled.is_nan() || bias.is_nan() {
-            return self.levels.first().map(|level| level.mesh);
-        }
-        self.levels
-            .iter()
-            .find(|level| scaled <= level.max_distance * bias)
-            .or(self.levels.last())
-            .map(|level| level.mesh)
+        let level = select_level(distance, scale, bias, self.levels.iter().map(|level| level.max_distance));
+        self.levels.get(level).map(|level| level.mesh)
     }
+}
+
+/// The level to draw at `distance` from the camera: the first whose
+/// `distance * scale <= max_distance * bias`, else the last. Returns 0 for no levels and for
+/// a NaN distance, scale or bias (bad input draws the finest level rather than guessing).
+/// The one implementation of the rule: [`Lod::select`] and the culling crate use it.
+///
+/// ```
+/// use ecs::lod::select_level;
+/// let ranges = [10.0, 40.0, 100.0];
+/// assert_eq!(select_level(5.0, 1.0, 1.0, ranges), 0);
+/// assert_eq!(select_level(10.5, 1.0, 1.0, ranges), 1);
+/// assert_eq!(select_level(1.0e6, 1.0, 1.0, ranges), 2, "past the last level, the last");
+/// assert_eq!(select_level(10.5, 1.0, 2.0, ranges), 0, "a bias of 2 doubles each range");
+/// ```
+pub fn select_level(distance: f32, scale: f32, bias: f32, max_distances: impl IntoIterator<Item = f32>) -> usize {
+    let scaled = distance * scale;
+    if scaled.is_nan() || bias.is_nan() {
+        return 0;
+    }
+    let mut last = 0;
+    for (level, max_distance) in max_distances.into_iter().enumerate() {
+        if scaled <= max_distance * bias {
+            return level;
+        }
+        last = level;
+    }
+    last
 }
 
 #[cfg(test)]

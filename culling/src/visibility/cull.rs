@@ -272,7 +272,7 @@ fn object_of(inputs: &PassInputs<'_>, columns: &Columns<'_>, row: usize) -> Opti
         Some(poses) => mesh.local_bounds(Some(&poses[row])),
         None => mesh.bounds,
     };
-    let (center, half) = arvo(&model, &local);
+    let (center, half) = local.transformed_center_half(&model);
     let mut draw = ObjectDraw { mesh: mesh.mesh, material: mesh.material };
     if let Some(lods) = &columns.lods {
         let distance = inputs.view.distance_sq(center).sqrt();
@@ -283,14 +283,3 @@ fn object_of(inputs: &PassInputs<'_>, columns: &Columns<'_>, row: usize) -> Opti
     Some((model, center, half, draw))
 }
 
-/// Arvo's transform of a box by an affine matrix, as centre and half extents: the same
-/// arithmetic as [`Aabb::transformed`], inlined into the pass.
-#[inline(always)]
-fn arvo(matrix: &Mat4, local: &Aabb) -> (Vec3, Vec3) {
-    let center = matrix.transform_point3(local.center());
-    let half = local.half_extent();
-    let world_half = matrix.x_axis.truncate().abs() * half.x
-        + matrix.y_axis.truncate().abs() * half.y
-        + matrix.z_axis.truncate().abs() * half.z;
-    (center, world_half)
-}
