@@ -1,1 +1,5 @@
-//! Integration tests that cross crates live in `tests/`.
+//! Integration tests that cross crates live in `tests/`; this library holds their shared
+//! helpers.
+#![warn(missing_docs)]
+
+pub mod offscreen;
