@@ -407,8 +407,10 @@ impl StagingRing {
             return Err(GraphError::StagingFull { requested: data.len() as u64, capacity: self.region_size });
         }
         let offset = self.region + start;
-        let mapped =
-            self.buffer.mapped_mut().ok_or(GraphError::Allocation(String::from("staging ring is not mapped")))?;
+        let mapped = self
+            .buffer
+            .mapped_mut()
+            .ok_or_else(|| GraphError::Allocation(String::from("staging ring is not mapped")))?;
         mapped[offset as usize..(offset as usize + data.len())].copy_from_slice(data);
         self.head = end;
         Ok((self.buffer.raw(), offset))
@@ -453,7 +455,7 @@ impl ReadbackBuffer {
     /// Reads the contents; call after the fence of the frame that wrote them.
     pub fn read(&self) -> Result<&[u8]> {
         self.buffer.invalidate()?;
-        self.buffer.mapped().ok_or(GraphError::Allocation(String::from("readback buffer is not mapped")))
+        self.buffer.mapped().ok_or_else(|| GraphError::Allocation(String::from("readback buffer is not mapped")))
     }
 
     /// Reads the contents as 32-bit words (little-endian).
