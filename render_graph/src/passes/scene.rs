@@ -203,8 +203,7 @@ impl GpuScene {
     /// index must name an object. Draw in storage order for results that do not depend on
     /// which objects were culled.
     pub fn set_draw_list(&mut self, objects: &[u32]) -> Result<()> {
-        if let Some(&bad) = objects.iter().find(|&&object| object as usize >= self.records.len()) {
-            debug_assert!(bad as usize >= self.records.len());
+        if objects.iter().any(|&object| object as usize >= self.records.len()) {
             return Err(out_of_range("the draw list names an object past the last object"));
         }
         if objects.len() > self.capacity as usize {
