@@ -51,6 +51,7 @@ mod raster;
 mod raster_avx2;
 pub mod reference;
 mod setup;
+pub(crate) mod stage;
 mod test;
 
 use std::fmt;
@@ -341,7 +342,19 @@ impl OcclusionCuller {
     /// When `words.len() != boxes.len().div_ceil(64)`.
     pub fn cull_bits(&self, boxes: AabbSlices<'_>, words: &mut [u64]) -> OcclusionStats {
         runtime::profile_zone!("occlusion test");
-        self.target().cull_bits(boxes, words, TEST_GRAIN)
+        assert_eq!(words.len(), boxes.len().div_ceil(64), "one bit per box");
+        self.target()
+            .cull_bits(words, TEST_GRAIN, |index| (test::box_center(&boxes, index), test::box_half(&boxes, index)))
+    }
+
+    /// [`OcclusionCuller::cull_bits`] over an array of boxes.
+    ///
+    /// # Panics
+    /// When `words.len() != boxes.len().div_ceil(64)`.
+    pub fn cull_bits_aabbs(&self, boxes: &[Aabb], words: &mut [u64]) -> OcclusionStats {
+        runtime::profile_zone!("occlusion test");
+        assert_eq!(words.len(), boxes.len().div_ceil(64), "one bit per box");
+        self.target().cull_bits(words, TEST_GRAIN, |index| (boxes[index].center(), boxes[index].half_extent()))
     }
 }
 

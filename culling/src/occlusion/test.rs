@@ -116,9 +116,14 @@ impl TestTarget<'_> {
         stats.total()
     }
 
-    /// Tests the boxes whose bit is set in `words` and clears the bits of those occluded.
-    pub fn cull_bits(&self, boxes: AabbSlices<'_>, words: &mut [u64], grain: usize) -> OcclusionStats {
-        assert_eq!(words.len(), boxes.len().div_ceil(BITS_PER_WORD), "one bit per box");
+    /// Tests the boxes whose bit is set in `words` and clears the bits of those occluded;
+    /// `box_of(i)` gives box `i`'s centre and half extents.
+    pub fn cull_bits(
+        &self,
+        words: &mut [u64],
+        grain: usize,
+        box_of: impl Fn(usize) -> (Vec3, Vec3) + Sync,
+    ) -> OcclusionStats {
         let stats = SharedStats::default();
         let grain_words = grain.div_ceil(BITS_PER_WORD).max(1);
         runtime::jobs::parallel_for_chunks(words, grain_words, |first_word, chunk| {
@@ -129,8 +134,8 @@ impl TestTarget<'_> {
                 while remaining != 0 {
                     let bit = remaining.trailing_zeros() as usize;
                     remaining &= remaining - 1;
-                    let index = base + bit;
-                    let verdict = self.test(box_center(&boxes, index), box_half(&boxes, index));
+                    let (center, half) = box_of(base + bit);
+                    let verdict = self.test(center, half);
                     local.count(verdict);
                     if verdict == OcclusionVerdict::Occluded {
                         *word &= !(1u64 << bit);
@@ -143,13 +148,15 @@ impl TestTarget<'_> {
     }
 }
 
+/// Centre of box `index`.
 #[inline]
-fn box_center(boxes: &AabbSlices<'_>, index: usize) -> Vec3 {
+pub(crate) fn box_center(boxes: &AabbSlices<'_>, index: usize) -> Vec3 {
     Vec3::new(boxes.center[0][index], boxes.center[1][index], boxes.center[2][index])
 }
 
+/// Half extents of box `index`.
 #[inline]
-fn box_half(boxes: &AabbSlices<'_>, index: usize) -> Vec3 {
+pub(crate) fn box_half(boxes: &AabbSlices<'_>, index: usize) -> Vec3 {
     Vec3::new(boxes.half[0][index], boxes.half[1][index], boxes.half[2][index])
 }
 

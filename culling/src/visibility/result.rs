@@ -133,6 +133,9 @@ pub struct Visibility {
     pub(crate) casters: Vec<u64>,
     /// Bit `i` set when object `i`'s entity carried the `Culled` tag this frame.
     pub(crate) tagged: Vec<u64>,
+    /// Issue 6: bit `i` set when object `i` survived the other culls but is occluded (its
+    /// visible bit is clear); written by `crate::occlusion::stage`.
+    pub(crate) occluded: Vec<u64>,
 }
 
 impl Visibility {
@@ -250,5 +253,12 @@ impl Visibility {
         self.drawable.clear();
         self.casters.clear();
         self.tagged.clear();
+        self.occluded.clear();
+    }
+
+    /// Whether object `index` was found occluded this frame (issue 6); such an object is
+    /// not in [`visible`](Visibility::visible) and carries the `Occluded` tag, not `Culled`.
+    pub fn is_occluded(&self, index: usize) -> bool {
+        self.occluded.get(index / 64).is_some_and(|word| word >> (index % 64) & 1 == 1)
     }
 }

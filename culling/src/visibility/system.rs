@@ -1,6 +1,8 @@
 //! The Visibility-stage system: the cull pass on the job system, then the serial gather.
 
-use ecs::{Culled, Lod, Mesh, RenderSettings, ResolvedView, ShadowCaster, SkinnedPose, Transform, Viewport, Visible};
+use ecs::{
+    Culled, Lod, Mesh, Occluded, RenderSettings, ResolvedView, ShadowCaster, SkinnedPose, Transform, Viewport, Visible,
+};
 use runtime::{App, Stage, System, SystemContext};
 
 use super::cull::{list_segments, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
@@ -9,6 +11,8 @@ use super::tags::{record_tag_changes, TagQueue, TagQueueSlot};
 use crate::bits::words_for;
 use crate::kernels::Kernel;
 use crate::lod::lod_scale;
+use crate::occlusion::stage::{record_occluded_changes, OcclusionPass};
+use crate::occlusion::OccluderMeshes;
 use crate::view::{CullParams, ViewCullContext};
 
 /// Name of the system [`visibility_system`] returns.
@@ -47,8 +51,9 @@ pub fn install(app: &mut App) {
 /// count; one parallel pass over 64-object words (skip the undrawable; world matrix from
 /// `WorldTransform` or else `Transform`; posed box for a mesh with a `SkinnedPose`; world
 /// box by Arvo's method; columns and LOD for every drawable mesh; the SIMD frustum kernel on
-/// the word's boxes, then distance and screen size on the survivors); the occlusion hook
-/// (issue 6); a serial gather of `visible` and `scene` (casters first); the `Culled` tag
+/// the word's boxes, then distance and screen size on the survivors); occlusion (issue 6,
+/// see `crate::occlusion::stage`, reading the [`OccluderMeshes`] resource when present and
+/// changing the `Occluded` tag on transitions); a serial gather of `visible` and `scene` (casters first); the `Culled` tag
 /// changes.
 ///
 /// Reads `Mesh`, `Transform`, `WorldTransform`, `Visible`, `SkinnedPose`, `Lod`,
@@ -62,13 +67,14 @@ pub fn install(app: &mut App) {
 pub fn visibility_system() -> System {
     let mut segments: Vec<Segment> = Vec::new();
     let mut queue = TagQueueSlot::default();
+    let mut occlusion = OcclusionPass::default(); // issue 6
     System::new(VISIBILITY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
         runtime::profile_zone!("visibility");
         let settings = *ctx.resource::<RenderSettings>();
         let viewport = *ctx.resource::<Viewport>();
         let view = ctx.frame_value::<ResolvedView>().map(|view| *view);
         let mut visibility = ctx.resource_mut::<Visibility>();
-        run_visibility(ctx, &mut visibility, &mut segments, &mut queue, view, &settings, viewport);
+        run_visibility(ctx, &mut visibility, &mut segments, &mut queue, &mut occlusion, view, &settings, viewport);
     })
     .reads::<Mesh>()
     .reads::<Transform>()
@@ -78,19 +84,23 @@ pub fn visibility_system() -> System {
     .reads::<Lod>()
     .reads::<ShadowCaster>()
     .writes::<Culled>()
+    .writes::<Occluded>()
     .writes::<TagQueue>()
     .reads_resource::<RenderSettings>()
     .reads_resource::<Viewport>()
+    .reads_resource::<OccluderMeshes>()
     .reads_frame::<ResolvedView>()
     .writes_resource::<Visibility>()
 }
 
 /// One frame of the stage.
+#[allow(clippy::too_many_arguments)]
 fn run_visibility(
     ctx: &mut SystemContext<'_>,
     visibility: &mut Visibility,
     segments: &mut Vec<Segment>,
     queue: &mut TagQueueSlot,
+    occlusion: &mut OcclusionPass,
     view: Option<ResolvedView>,
     settings: &RenderSettings,
     viewport: Viewport,
@@ -163,14 +173,20 @@ fn run_visibility(
     };
     visibility.view = Some(view);
 
-    // Occlusion (issue 6) marks survivors occluded here, after the frustum, distance and
-    // size culls and before the gather, when `settings.occlusion_culling` is on and an
-    // occlusion resource is present: it clears their bits and counts `stats.occluded`.
-    // TODO(#6): call the CPU occlusion pass of `culling::occlusion` at this point.
+    // Occlusion (issue 6): survivors hidden behind the chosen occluders lose their bit and
+    // are counted in `stats.occluded`, when `settings.occlusion_culling` is on and an
+    // `OccluderMeshes` resource is present (see `crate::occlusion::stage`).
+    {
+        let meshes = ctx.try_resource::<OccluderMeshes>();
+        occlusion.run(visibility, meshes.as_deref(), settings.occlusion_culling && trusted);
+    }
 
     gather(visibility);
     let started = std::time::Instant::now();
     let (inserted, removed) = record_tag_changes(visibility, ctx.world, ctx.commands, queue);
+    // Issue 6: the `Occluded` tag, on transitions only (not counted in the `Culled` tag stats).
+    let segment_runs = segments.iter().map(|segment| (segment.archetype, segment.start, segment.len));
+    record_occluded_changes(occlusion, visibility, ctx.world, segment_runs, ctx.commands);
     visibility.stats.tags_inserted = inserted;
     visibility.stats.tags_removed = removed;
     visibility.stats.tag_seconds = started.elapsed().as_secs_f64();

@@ -109,7 +109,9 @@ pub(crate) fn record_tag_changes(
 /// order.
 fn for_each_change(visibility: &Visibility, mut change: impl FnMut(Entity, bool)) {
     for (word_index, &visible) in visibility.bits.words().iter().enumerate() {
-        let want = visibility.drawable[word_index] & !visible;
+        // Issue 6: an occluded object is in view, so it carries `Occluded`, not `Culled`.
+        let occluded = visibility.occluded.get(word_index).copied().unwrap_or(0);
+        let want = visibility.drawable[word_index] & !visible & !occluded;
         let mut changed = want ^ visibility.tagged[word_index];
         while changed != 0 {
             let offset = changed.trailing_zeros() as usize;

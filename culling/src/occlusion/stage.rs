@@ -1,0 +1,131 @@
+//! The occlusion step of the Visibility stage and its `Occluded` tag changes.
+//!
+//! After the frustum, distance and screen-size culls, when
+//! [`RenderSettings::occlusion_culling`](ecs::RenderSettings) is on and an
+//! [`OccluderMeshes`] resource exists, [`OcclusionPass::run`]:
+//!
+//! 1. lists the survivors whose mesh has a registered occluder as candidates and lets the
+//!    [`OccluderSelector`] choose (projected size, nearest first, triangle budget);
+//! 2. rasterizes them and builds the pyramid ([`OcclusionCuller::rasterize`]);
+//! 3. tests every survivor ([`OcclusionCuller::cull_bits_aabbs`]), clearing the visible bit
+//!    of the occluded ones, recording them in the result's occluded words and counting them
+//!    in [`VisibilityStats::occluded`](crate::VisibilityStats).
+//!
+//! An occluder cannot hide its own object: its mesh lies inside the object's box, so the
+//! box's nearest corner is at least as near as any depth the occluder writes, and the test
+//! needs strictly nearer occluders.
+//!
+//! [`record_occluded_changes`] then inserts [`Occluded`] on entities that became occluded
+//! and removes it from those that no longer are (any reason: visible again, culled, not
+//! drawable, occlusion turned off), through the stage's command buffer and only on
+//! transitions, so a still camera makes no structural change. An occluded object is not
+//! `Culled`: that tag keeps meaning "outside the view".
+
+use ecs::Occluded;
+use runtime::hecs::{CommandBuffer, World};
+
+use super::{OccluderCandidate, OccluderInstance, OccluderMeshes, OccluderSelector, OcclusionCuller};
+use crate::bits::BITS_PER_WORD;
+use crate::visibility::Visibility;
+
+/// The occlusion state of the Visibility system, kept between frames (no allocation in
+/// steady state).
+#[derive(Debug, Default)]
+pub(crate) struct OcclusionPass {
+    culler: OcclusionCuller,
+    selector: OccluderSelector,
+    candidates: Vec<OccluderCandidate>,
+    chosen: Vec<OccluderInstance>,
+    before: Vec<u64>,
+    tagged: Vec<u64>,
+}
+
+impl OcclusionPass {
+    /// Occludes survivors of `visibility` (see the module docs). With `enabled` false, no
+    /// `meshes` or no view, it only clears the occluded words.
+    pub(crate) fn run(&mut self, visibility: &mut Visibility, meshes: Option<&OccluderMeshes>, enabled: bool) {
+        runtime::profile_zone!("visibility occlusion");
+        let words = visibility.bits.words().len();
+        visibility.occluded.clear();
+        visibility.occluded.resize(words, 0);
+        let (Some(meshes), true, Some(view)) = (meshes, enabled, visibility.view) else {
+            return;
+        };
+        self.candidates.clear();
+        for index in visibility.bits.iter_visible() {
+            let mesh = visibility.objects.draws[index].mesh;
+            if meshes.get(mesh).is_some() {
+                self.candidates.push(OccluderCandidate {
+                    instance: OccluderInstance { mesh, world: visibility.objects.models[index] },
+                    world_bounds: visibility.objects.bounds[index],
+                });
+            }
+        }
+        let view_projection = view.projection * view.view;
+        self.selector.select(view_projection, &self.candidates, meshes, &mut self.chosen);
+        if self.chosen.is_empty() {
+            return;
+        }
+        self.culler.rasterize(view_projection, meshes, &self.chosen);
+        self.before.clear();
+        self.before.extend_from_slice(visibility.bits.words());
+        let stats = self.culler.cull_bits_aabbs(&visibility.objects.bounds, visibility.bits.words_mut());
+        for ((occluded, before), after) in visibility.occluded.iter_mut().zip(&self.before).zip(visibility.bits.words())
+        {
+            *occluded = before & !after;
+        }
+        visibility.stats.occluded = stats.occluded;
+        visibility.stats.visible -= stats.occluded;
+    }
+}
+
+/// Queues the [`Occluded`] tag changes of the frame (one command each; transitions are
+/// rare in steady state); returns (inserted, removed).
+///
+/// `segments` lists, in object order, each run of objects sharing an archetype as
+/// (position in `World::archetypes()`, first object, object count).
+pub(crate) fn record_occluded_changes(
+    pass: &mut OcclusionPass,
+    visibility: &Visibility,
+    world: &World,
+    segments: impl Iterator<Item = (usize, usize, usize)>,
+    commands: &mut CommandBuffer,
+) -> (usize, usize) {
+    let words = visibility.bits.words().len();
+    pass.tagged.clear();
+    pass.tagged.resize(words, 0);
+    let mut archetypes = world.archetypes().enumerate();
+    for (position, start, len) in segments {
+        let Some((_, archetype)) = archetypes.find(|(index, _)| *index == position) else {
+            break;
+        };
+        if archetype.has::<Occluded>() {
+            set_range(&mut pass.tagged, start, start + len);
+        }
+    }
+    let mut counts = (0, 0);
+    for (word_index, &tagged) in pass.tagged.iter().enumerate() {
+        let want = visibility.occluded.get(word_index).copied().unwrap_or(0);
+        let mut changed = want ^ tagged;
+        while changed != 0 {
+            let offset = changed.trailing_zeros() as usize;
+            changed &= changed - 1;
+            let entity = visibility.objects.entities[word_index * BITS_PER_WORD + offset];
+            if want >> offset & 1 == 1 {
+                commands.insert_one(entity, Occluded);
+                counts.0 += 1;
+            } else {
+                commands.remove_one::<Occluded>(entity);
+                counts.1 += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// Sets bits `start..end` of `words`.
+fn set_range(words: &mut [u64], start: usize, end: usize) {
+    for index in start..end {
+        words[index / BITS_PER_WORD] |= 1 << (index % BITS_PER_WORD);
+    }
+}
