@@ -21,6 +21,15 @@ pub fn object_color(index: u32) -> u32 {
 }
 
 /// The object whose [`object_color`] is `texel`, or `None` for the clear colour.
+///
+/// ```
+/// use tests::offscreen::{object_color, object_of, CLEAR};
+/// for index in [0, 1, 255, 256, 70_000] {
+///     let texel = object_color(index).to_le_bytes();
+///     assert_eq!(object_of(texel), Some(index), "the colour code round-trips");
+/// }
+/// assert_eq!(object_of(CLEAR), None, "the clear colour names no object");
+/// ```
 pub fn object_of(texel: [u8; 4]) -> Option<u32> {
     let code = u32::from(texel[0]) | (u32::from(texel[1]) << 8) | (u32::from(texel[2]) << 16);
     code.checked_sub(1)
