@@ -45,6 +45,7 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 mod occluders;
+mod project;
 mod pyramid;
 mod raster;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
@@ -210,8 +211,8 @@ impl OcclusionCuller {
         })
     }
 
-    /// Uses `kernel` for the tile raster (the scalar reference, or AVX2 where supported;
-    /// the portable choice runs the scalar kernel).
+    /// Uses `kernel` for the tile raster and the batch projection of occludees (the scalar
+    /// reference, or AVX2 where supported; the portable choice runs the scalar kernels).
     pub fn set_kernel(&mut self, kernel: Kernel) {
         self.kernel = kernel;
     }
@@ -311,10 +312,10 @@ impl OcclusionCuller {
 
     fn target(&self) -> test::TestTarget<'_> {
         test::TestTarget {
-            view_projection: self.view_projection,
+            rows: project::Rows::new(&self.view_projection),
             view_finite: self.view_finite,
+            kernel: self.kernel,
             size: self.depth.size(),
-            depth: &self.depth,
             pyramid: &self.pyramid,
         }
     }
@@ -343,8 +344,7 @@ impl OcclusionCuller {
     pub fn cull_bits(&self, boxes: AabbSlices<'_>, words: &mut [u64]) -> OcclusionStats {
         runtime::profile_zone!("occlusion test");
         assert_eq!(words.len(), boxes.len().div_ceil(64), "one bit per box");
-        self.target()
-            .cull_bits(words, TEST_GRAIN, |index| (test::box_center(&boxes, index), test::box_half(&boxes, index)))
+        self.target().cull_bits_soa(boxes, words, TEST_GRAIN)
     }
 
     /// [`OcclusionCuller::cull_bits`] over an array of boxes.

@@ -1,5 +1,5 @@
-//! The min depth pyramid: level 0 is the rasterized buffer, each further level halves the
-//! size (rounding up) and keeps in each texel the **smallest** value of the up-to-2x2 block
+//! The min depth pyramid: level 0 is a row-major copy of the rasterized (tiled) buffer,
+//! each further level halves the size (rounding up) and keeps in each texel the **smallest** value of the up-to-2x2 block
 //! beneath it, which in reversed-Z is the **farthest** depth of that block.
 //!
 //! A texel of level `k` covers pixels `[x << k, (x + 1) << k)` of level 0 (clipped to the
@@ -10,17 +10,17 @@
 
 use super::raster::TiledDepth;
 
-/// Levels of a reversed-Z min pyramid above the tiled level 0.
+/// A reversed-Z min pyramid: a row-major copy of the tiled level 0, and the levels above.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct MinPyramid {
-    /// Levels 1.., row-major, with their sizes.
+    /// Levels 0.., row-major, with their sizes.
     levels: Vec<(usize, usize, Vec<f32>)>,
 }
 
 impl MinPyramid {
     /// Allocates the levels for a `width` x `height` level 0.
     pub fn new(width: usize, height: usize) -> MinPyramid {
-        let mut levels = Vec::new();
+        let mut levels = vec![(width, height, vec![0.0; width * height])];
         let (mut level_width, mut level_height) = (width, height);
         while level_width > 1 || level_height > 1 {
             level_width = level_width.div_ceil(2);
@@ -32,23 +32,18 @@ impl MinPyramid {
 
     /// Number of levels, level 0 included.
     pub fn level_count(&self) -> usize {
-        self.levels.len() + 1
+        self.levels.len()
     }
 
     /// Rebuilds every level from `base`.
     pub fn build(&mut self, base: &TiledDepth) {
-        let Some(((first_width, first_height, first), rest)) = self.levels.split_first_mut() else {
+        let Some(((base_width, base_height, copy), rest)) = self.levels.split_first_mut() else {
             return;
         };
-        for y in 0..*first_height {
-            let (top, bottom) = (2 * y, (2 * y + 1).min(base.height() - 1));
-            for x in 0..*first_width {
-                let (left, right) = (2 * x, (2 * x + 1).min(base.width() - 1));
-                first[y * *first_width + x] =
-                    base.at(left, top).min(base.at(right, top)).min(base.at(left, bottom)).min(base.at(right, bottom));
-            }
+        for (y, row) in copy.chunks_exact_mut(*base_width).enumerate().take(*base_height) {
+            base.copy_row(y, row);
         }
-        let mut below: (usize, usize, &[f32]) = (*first_width, *first_height, first);
+        let mut below: (usize, usize, &[f32]) = (*base_width, *base_height, copy);
         for (width, height, texels) in rest.iter_mut() {
             let (below_width, below_height, below_texels) = below;
             for y in 0..*height {
@@ -65,15 +60,11 @@ impl MinPyramid {
         }
     }
 
-    /// Texel `(x, y)` of level `level` (0 reads `base`).
+    /// Level `level`: its width and its texels, row-major.
     #[inline]
-    pub fn at(&self, base: &TiledDepth, level: usize, x: usize, y: usize) -> f32 {
-        if level == 0 {
-            base.at(x, y)
-        } else {
-            let (width, _, texels) = &self.levels[level - 1];
-            texels[y * width + x]
-        }
+    pub fn level(&self, level: usize) -> (usize, &[f32]) {
+        let (width, _, texels) = &self.levels[level];
+        (*width, texels)
     }
 }
 
@@ -100,11 +91,11 @@ mod tests {
         let mut pyramid = MinPyramid::new(40, 23);
         pyramid.build(&base);
         assert_eq!(pyramid.level_count(), 7, "40 -> 20 -> 10 -> 5 -> 3 -> 2 -> 1");
-        for level in 1..pyramid.level_count() {
-            let (width, height, _) = pyramid.levels[level - 1];
+        for level in 0..pyramid.level_count() {
+            let (width, height, _) = pyramid.levels[level];
             for y in 0..height {
                 for x in 0..width {
-                    let texel = pyramid.at(&base, level, x, y);
+                    let texel = pyramid.level(level).1[y * width + x];
                     let mut lowest = f32::INFINITY;
                     for pixel_y in (y << level)..((y + 1) << level).min(23) {
                         for pixel_x in (x << level)..((x + 1) << level).min(40) {

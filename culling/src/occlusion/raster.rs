@@ -72,6 +72,17 @@ impl TiledDepth {
         self.depth[tile * TILE_PIXELS + (y % TILE_HEIGHT) * TILE_WIDTH + x % TILE_WIDTH]
     }
 
+    /// Copies row `y` of the buffer into `out` (`width` values).
+    pub fn copy_row(&self, y: usize, out: &mut [f32]) {
+        debug_assert!(y < self.height && out.len() == self.width, "row {y} into {} values", out.len());
+        let tile_row = (y / TILE_HEIGHT) * self.tiles_x;
+        let inside = (y % TILE_HEIGHT) * TILE_WIDTH;
+        for (tile_x, chunk) in out.chunks_mut(TILE_WIDTH).enumerate() {
+            let start = (tile_row + tile_x) * TILE_PIXELS + inside;
+            chunk.copy_from_slice(&self.depth[start..start + chunk.len()]);
+        }
+    }
+
     /// Sorts the live primitives into the tiles their rectangles touch. Bins keep their
     /// capacity between frames.
     pub fn bin(&mut self, primitives: &[Primitive]) {

@@ -32,7 +32,7 @@
 
 use glam::{DMat4, DVec2, DVec3, DVec4, Mat4};
 
-use super::occluders::OccluderMesh;
+use super::occluders::{OccluderMesh, MAX_HULL_VERTICES};
 
 /// Most edges of a primitive (a silhouette of at most eight vertices).
 pub const MAX_EDGES: usize = 8;
@@ -93,12 +93,19 @@ pub struct InstanceSetup {
     pub silhouette: bool,
     /// Whether anything is drawn (a finite, invertible transform).
     pub usable: bool,
+    /// Clip-space vertices of a convex occluder (its first `MAX_HULL_VERTICES`).
+    pub clip: [DVec4; MAX_HULL_VERTICES],
 }
 
 impl InstanceSetup {
     /// An instance that draws nothing.
-    pub const UNUSABLE: InstanceSetup =
-        InstanceSetup { clip_from_object: DMat4::ZERO, eye: DVec4::ZERO, silhouette: false, usable: false };
+    pub const UNUSABLE: InstanceSetup = InstanceSetup {
+        clip_from_object: DMat4::ZERO,
+        eye: DVec4::ZERO,
+        silhouette: false,
+        usable: false,
+        clip: [DVec4::ZERO; MAX_HULL_VERTICES],
+    };
 
     /// Prepares `mesh` placed by `world` for the view `view_projection`.
     pub fn new(view_projection: &Mat4, world: &Mat4, mesh: &OccluderMesh) -> InstanceSetup {
@@ -110,9 +117,15 @@ impl InstanceSetup {
         if !eye.is_finite() {
             return InstanceSetup::UNUSABLE;
         }
-        let silhouette = mesh.is_convex()
-            && mesh.positions().iter().all(|position| in_front(clip_from_object * position.as_dvec3().extend(1.0)));
-        InstanceSetup { clip_from_object, eye, silhouette, usable: true }
+        let mut clip = [DVec4::ZERO; MAX_HULL_VERTICES];
+        let mut silhouette = mesh.is_convex();
+        if silhouette {
+            for (slot, position) in clip.iter_mut().zip(mesh.positions()) {
+                *slot = clip_from_object * position.as_dvec3().extend(1.0);
+                silhouette &= in_front(*slot);
+            }
+        }
+        InstanceSetup { clip_from_object, eye, silhouette, usable: true, clip }
     }
 }
 
@@ -178,10 +191,10 @@ pub fn setup_silhouette(instance: &InstanceSetup, mesh: &OccluderMesh, size: DVe
     if !instance.usable || !instance.silhouette {
         return;
     }
-    let mut screen = [DVec3::ZERO; super::occluders::MAX_HULL_VERTICES];
+    let mut screen = [DVec3::ZERO; MAX_HULL_VERTICES];
     let count = mesh.positions().len();
-    for (slot, position) in screen.iter_mut().zip(mesh.positions()) {
-        *slot = to_screen(instance.clip_from_object * position.as_dvec3().extend(1.0), size);
+    for (slot, clip) in screen.iter_mut().zip(&instance.clip[..count]) {
+        *slot = to_screen(*clip, size);
     }
     let mut planes = [[DVec3::ZERO; 3]; MAX_PLANES];
     let mut plane_count = 0;
@@ -202,7 +215,7 @@ pub fn setup_silhouette(instance: &InstanceSetup, mesh: &OccluderMesh, size: DVe
     if plane_count == 0 {
         return;
     }
-    let mut hull = [DVec3::ZERO; super::occluders::MAX_HULL_VERTICES];
+    let mut hull = [DVec3::ZERO; MAX_HULL_VERTICES];
     let hull_count = convex_hull(&screen[..count], &mut hull);
     if hull_count >= 3 {
         *out = convex_primitive(&hull[..hull_count], &planes[..plane_count], size);
@@ -231,14 +244,14 @@ fn clip_near(triangle: &[DVec4; 3], out: &mut [DVec4; 4]) -> usize {
 
 /// The 2D convex hull (by pixel `x`, `y`) of `points`, counter-clockwise, into `out`;
 /// returns its vertex count. Andrew's monotone chain.
-fn convex_hull(points: &[DVec3], out: &mut [DVec3; super::occluders::MAX_HULL_VERTICES]) -> usize {
-    let mut sorted = [DVec3::ZERO; super::occluders::MAX_HULL_VERTICES];
+fn convex_hull(points: &[DVec3], out: &mut [DVec3; MAX_HULL_VERTICES]) -> usize {
+    let mut sorted = [DVec3::ZERO; MAX_HULL_VERTICES];
     sorted[..points.len()].copy_from_slice(points);
     let sorted = &mut sorted[..points.len()];
     sorted.sort_unstable_by(|left, right| left.x.total_cmp(&right.x).then(left.y.total_cmp(&right.y)));
     let turn = |o: DVec3, a: DVec3, b: DVec3| (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x);
     // Twice the points for the two chains; the hull keeps at most all of them.
-    let mut chain = [DVec3::ZERO; 2 * super::occluders::MAX_HULL_VERTICES];
+    let mut chain = [DVec3::ZERO; 2 * MAX_HULL_VERTICES];
     let mut length = 0;
     for &point in sorted.iter() {
         while length >= 2 && turn(chain[length - 2], chain[length - 1], point) <= 0.0 {

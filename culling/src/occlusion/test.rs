@@ -3,7 +3,7 @@
 //! For an axis-aligned box that survived the frustum:
 //!
 //! 1. Non-finite bounds are kept (and counted), never culled.
-//! 2. The eight corners are projected. A corner with `w` at or below a small epsilon, or at
+//! 2. The eight corners are projected (`project.rs`, AVX2 with a scalar twin). A corner with `w` at or below a small epsilon, or at
 //!    or in front of the near plane (`z >= w` in reversed-Z), means the box reaches the
 //!    camera plane: it is kept, whatever the pyramid says.
 //! 3. The footprint is the pixel rectangle of the corners' screen bounds (widened by a
@@ -11,25 +11,27 @@
 //!    The nearest depth is the largest reversed-Z value of the corners (depth is monotone
 //!    in view distance, and the nearest point of a box is one of its corners), raised by a
 //!    rounding margin.
-//! 4. The level is the finest one on which the footprint spans at most
-//!    [`FOOTPRINT_TEXELS`] texels per axis; every texel it touches is read. A pyramid texel
-//!    is at most every depth it covers, so if the object's nearest depth is smaller than all
-//!    of them, every pixel of its footprint holds an occluder nearer than any point of it.
+//! 4. The texels over the footprint are read on the finest level where it spans at most
+//!    2x2 texels, and if that does not prove it hidden, on the finest level where it spans
+//!    at most [`FOOTPRINT_TEXELS`] texels per axis. A pyramid texel is at most every depth
+//!    it covers, so if the object's nearest depth is smaller than all the texels of either
+//!    level, every pixel of its footprint holds an occluder nearer than any point of it.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use glam::{Mat4, Vec2, Vec3, Vec4};
+use glam::{Vec2, Vec3};
 
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+use super::project::project_avx2;
+use super::project::{project_scalar, Projected, Rows};
 use super::pyramid::MinPyramid;
-use super::raster::TiledDepth;
 use super::{OcclusionStats, OcclusionVerdict};
 use crate::bits::BITS_PER_WORD;
 use crate::soa::AabbSlices;
+use crate::Kernel;
 
 /// Most texels per axis the footprint may span on the level chosen for it.
 pub const FOOTPRINT_TEXELS: usize = 4;
-/// Smallest `w` of a corner that still counts as in front of the camera plane.
-const MIN_W: f32 = 1.0e-6;
 /// Footprint widening in buffer pixels, for the `f32` rounding of the projection.
 const FOOTPRINT_MARGIN: f32 = 1.0e-2;
 /// Relative raise of the nearest depth, for the same rounding.
@@ -37,10 +39,10 @@ const DEPTH_MARGIN: f32 = 4.0e-6;
 
 /// What the test reads: the view, the buffer and its pyramid.
 pub(crate) struct TestTarget<'a> {
-    pub view_projection: Mat4,
+    pub rows: Rows,
     pub view_finite: bool,
+    pub kernel: Kernel,
     pub size: Vec2,
-    pub depth: &'a TiledDepth,
     pub pyramid: &'a MinPyramid,
 }
 
@@ -48,28 +50,17 @@ impl TestTarget<'_> {
     /// Classifies the box of centre `center` and half extents `half`.
     #[inline]
     pub fn test(&self, center: Vec3, half: Vec3) -> OcclusionVerdict {
-        // Step 1: non-finite bounds (or view) are kept.
-        if !(self.view_finite && center.is_finite() && half.is_finite()) {
+        self.judge(&project_scalar(&self.rows, center.to_array(), half.to_array()))
+    }
+
+    /// Classifies a projected box (steps 1 and 2 of the module docs are in the projection).
+    #[inline]
+    pub fn judge(&self, projected: &Projected) -> OcclusionVerdict {
+        // Steps 1 and 2: non-finite bounds or view, or a corner at the camera or near plane.
+        if !(self.view_finite && projected.judgeable) {
             return OcclusionVerdict::KeptConservatively;
         }
-        let half = half.abs();
-        let matrix = &self.view_projection;
-        let middle = *matrix * center.extend(1.0);
-        let axes = [matrix.x_axis * half.x, matrix.y_axis * half.y, matrix.z_axis * half.z];
-        // Step 2: project the corners; any at or before the camera or near plane keeps it.
-        let (mut low, mut high, mut nearest) = (Vec2::splat(f32::INFINITY), Vec2::splat(f32::NEG_INFINITY), 0.0f32);
-        for corner in 0..8 {
-            let pick = |bit: usize, axis: Vec4| if corner & bit == 0 { -axis } else { axis };
-            let clip = middle + pick(1, axes[0]) + pick(2, axes[1]) + pick(4, axes[2]);
-            if !(clip.w > MIN_W && clip.z < clip.w) {
-                return OcclusionVerdict::KeptConservatively;
-            }
-            let inverse_w = 1.0 / clip.w;
-            let screen = Vec2::new(clip.x, clip.y) * inverse_w;
-            low = low.min(screen);
-            high = high.max(screen);
-            nearest = nearest.max(clip.z * inverse_w);
-        }
+        let (low, high, nearest) = (Vec2::from(projected.low), Vec2::from(projected.high), projected.nearest);
         if !(low.is_finite() && high.is_finite() && nearest.is_finite()) {
             return OcclusionVerdict::KeptConservatively;
         }
@@ -84,21 +75,95 @@ impl TestTarget<'_> {
         let (x0, y0) = (low.x.max(0.0) as usize, low.y.max(0.0) as usize);
         let (x1, y1) = (high.x.min(last.x) as usize, high.y.min(last.y) as usize);
         let nearest = nearest + nearest.abs() * DEPTH_MARGIN + f32::MIN_POSITIVE;
-        // Step 4: the finest level where the footprint spans at most FOOTPRINT_TEXELS texels.
-        let mut level = 0;
-        while (x1 >> level) - (x0 >> level) >= FOOTPRINT_TEXELS || (y1 >> level) - (y0 >> level) >= FOOTPRINT_TEXELS {
-            level += 1;
+        // Step 4: first the finest level where the footprint spans at most 2x2 texels (four
+        // reads prove most hidden objects hidden), then, if that fails, the finest level
+        // where it spans at most FOOTPRINT_TEXELS per axis.
+        let span = |level: usize| ((x1 >> level) - (x0 >> level)).max((y1 >> level) - (y0 >> level));
+        let mut fine = 0;
+        while span(fine) >= FOOTPRINT_TEXELS {
+            fine += 1;
         }
-        for y in (y0 >> level)..=(y1 >> level) {
-            for x in (x0 >> level)..=(x1 >> level) {
-                // Occluded needs every texel strictly farther... than the object's nearest
-                // point, i.e. every stored value strictly larger; anything else keeps it.
-                if !(self.pyramid.at(self.depth, level, x, y) > nearest) {
-                    return OcclusionVerdict::Visible;
-                }
-            }
+        let mut coarse = fine;
+        while span(coarse) >= 2 {
+            coarse += 1;
+        }
+        if coarse != fine && self.all_farther(coarse, [x0, y0, x1, y1], nearest) {
+            return OcclusionVerdict::Occluded;
+        }
+        if !self.all_farther(fine, [x0, y0, x1, y1], nearest) {
+            return OcclusionVerdict::Visible;
         }
         OcclusionVerdict::Occluded
+    }
+
+    /// Whether every texel of `level` over the pixel rectangle `rect` (inclusive) stores a
+    /// value strictly larger (nearer) than `nearest`; a NaN counts as not larger.
+    #[inline]
+    fn all_farther(&self, level: usize, rect: [usize; 4], nearest: f32) -> bool {
+        let (width, texels) = self.pyramid.level(level);
+        let columns = (rect[0] >> level)..=(rect[2] >> level);
+        for y in (rect[1] >> level)..=(rect[3] >> level) {
+            let row = &texels[y * width..(y + 1) * width];
+            if !row[columns.clone()].iter().all(|&texel| texel > nearest) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Projects the boxes `first .. first + 8` of `boxes` into `out`, eight at once when
+    /// the kernel is AVX2 and all eight exist, else one by one.
+    #[inline]
+    fn project_eight(&self, boxes: &AabbSlices<'_>, first: usize, out: &mut [Projected; 8]) {
+        let available = boxes.len().saturating_sub(first).min(8);
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        if available == 8 && self.kernel == Kernel::Avx2 && Kernel::Avx2.is_supported() {
+            fn lanes(array: &[f32], first: usize) -> &[f32; 8] {
+                array[first..first + 8].try_into().expect("eight boxes exist from `first`, checked above")
+            }
+            let center = boxes.center.map(|array| lanes(array, first));
+            let half = boxes.half.map(|array| lanes(array, first));
+            // SAFETY: the CPU supports AVX2, checked just above.
+            unsafe { project_avx2(&self.rows, center, half, out) };
+            return;
+        }
+        for (lane, projected) in out.iter_mut().enumerate().take(available) {
+            let index = first + lane;
+            *projected =
+                project_scalar(&self.rows, box_center(boxes, index).to_array(), box_half(boxes, index).to_array());
+        }
+    }
+
+    /// [`TestTarget::cull_bits`] for boxes in structure-of-arrays form: projects eight boxes
+    /// per step (AVX2 where chosen and supported) for every byte of a word with a set bit.
+    pub fn cull_bits_soa(&self, boxes: AabbSlices<'_>, words: &mut [u64], grain: usize) -> OcclusionStats {
+        let stats = SharedStats::default();
+        let grain_words = grain.div_ceil(BITS_PER_WORD).max(1);
+        runtime::jobs::parallel_for_chunks(words, grain_words, |first_word, chunk| {
+            let mut local = OcclusionStats::default();
+            let mut projected = [Projected::default(); 8];
+            for (offset, word) in chunk.iter_mut().enumerate() {
+                let base = (first_word + offset) * BITS_PER_WORD;
+                for byte in 0..BITS_PER_WORD / 8 {
+                    let mut remaining = (*word >> (byte * 8)) & 0xff;
+                    if remaining == 0 {
+                        continue;
+                    }
+                    self.project_eight(&boxes, base + byte * 8, &mut projected);
+                    while remaining != 0 {
+                        let lane = remaining.trailing_zeros() as usize;
+                        remaining &= remaining - 1;
+                        let verdict = self.judge(&projected[lane]);
+                        local.count(verdict);
+                        if verdict == OcclusionVerdict::Occluded {
+                            *word &= !(1u64 << (byte * 8 + lane));
+                        }
+                    }
+                }
+            }
+            stats.add(local);
+        });
+        stats.total()
     }
 
     /// Writes one verdict per box of `boxes`, in parallel on the current job system.
