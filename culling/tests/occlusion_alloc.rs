@@ -62,7 +62,7 @@ fn a_steady_frame_allocates_nothing() {
     let view_projection = Mat4::perspective_infinite_reverse_rh(1.2, 2.0, 0.1) * view;
     let mut culler = OcclusionCuller::default();
     let mut words = vec![0u64; words_for(boxes.len())];
-    let mut frame = |culler: &mut OcclusionCuller, words: &mut [u64]| {
+    let frame = |culler: &mut OcclusionCuller, words: &mut [u64]| {
         words.fill(u64::MAX);
         *words.last_mut().expect("words") = (1u64 << (boxes.len() % 64)) - 1;
         culler.rasterize(view_projection, &meshes, &occluders);
