@@ -39,7 +39,9 @@ impl OccluderMesh {
     ///
     /// # Errors
     /// [`OcclusionError::BadMesh`] when the index count is not a multiple of three, an
-    /// index is out of range, a position is not finite, or there is no triangle.
+    /// index is out of range, a position is not finite, there is no triangle, or the mesh is
+    /// closed but wound inwards (negative volume): its "front" faces would be the inside,
+    /// which a camera inside it would take for walls.
     pub fn new(positions: Vec<Vec3>, indices: Vec<u32>) -> Result<OccluderMesh, OcclusionError> {
         if indices.is_empty() || indices.len() % 3 != 0 {
             return Err(OcclusionError::BadMesh("the index count must be a positive multiple of three"));
@@ -49,6 +51,9 @@ impl OccluderMesh {
         }
         if positions.iter().any(|position| !position.is_finite()) {
             return Err(OcclusionError::BadMesh("a position is not finite"));
+        }
+        if is_closed(&indices) && signed_volume(&positions, &indices) <= 0.0 {
+            return Err(OcclusionError::BadMesh("a closed occluder must be wound outwards (positive volume)"));
         }
         let hull_faces = convex_faces(&positions, &indices).unwrap_or_default();
         Ok(OccluderMesh { positions, indices, hull_faces })
@@ -128,6 +133,28 @@ impl OccluderMesh {
     pub(crate) fn hull_faces(&self) -> &[(Vec4, [u32; 3])] {
         &self.hull_faces
     }
+}
+
+/// Whether every directed edge of `indices` is matched by the opposite edge of another
+/// triangle (a closed, consistently wound surface).
+fn is_closed(indices: &[u32]) -> bool {
+    let mut edges: Vec<(u32, u32)> = indices
+        .chunks_exact(3)
+        .flat_map(|triangle| [(triangle[0], triangle[1]), (triangle[1], triangle[2]), (triangle[2], triangle[0])])
+        .collect();
+    edges.sort_unstable();
+    edges.iter().all(|&(from, to)| edges.binary_search(&(to, from)).is_ok())
+}
+
+/// Six times the signed volume the triangles enclose (positive when wound outwards).
+fn signed_volume(positions: &[Vec3], indices: &[u32]) -> f64 {
+    indices
+        .chunks_exact(3)
+        .map(|triangle| {
+            let [a, b, c] = [0, 1, 2].map(|corner| positions[triangle[corner] as usize].as_dvec3());
+            a.dot(b.cross(c))
+        })
+        .sum()
 }
 
 /// The face planes of a small convex closed solid, or `None`.
@@ -271,7 +298,9 @@ impl OccluderSelector {
             if !(depth.is_finite() && depth > 0.0) {
                 continue;
             }
-            let size = 2.0 * radius * scale / depth.max(f32::MIN_POSITIVE);
+            // Half the NDC height is the viewport height, so this is the bounding sphere's
+            // diameter as a fraction of the viewport height.
+            let size = radius * scale / depth.max(f32::MIN_POSITIVE);
             if size >= self.min_screen_size {
                 self.scratch.push((depth, index as u32));
             }
@@ -315,7 +344,7 @@ mod tests {
     }
 
     #[test]
-    fn an_open_or_concave_mesh_is_not_convex() {
+    fn an_open_or_inward_mesh_is_not_a_convex_occluder() {
         let single = OccluderMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![0, 1, 2]).expect("one triangle");
         assert!(!single.is_convex(), "one triangle is not a solid");
         let mut inverted = OccluderMesh::from_box(&Aabb::new(Vec3::ZERO, Vec3::ONE)).expect("valid").indices;
@@ -323,9 +352,8 @@ mod tests {
         let inside_out = OccluderMesh::new(
             OccluderMesh::from_box(&Aabb::new(Vec3::ZERO, Vec3::ONE)).expect("valid").positions,
             inverted,
-        )
-        .expect("valid indices");
-        assert!(!inside_out.is_convex(), "inward winding is not an outward convex solid");
+        );
+        assert!(inside_out.is_err(), "a closed mesh wound inwards is refused");
     }
 
     #[test]

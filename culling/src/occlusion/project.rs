@@ -108,7 +108,7 @@ mod avx2 {
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
     pub(crate) unsafe fn project(rows: &Rows, center: [&[f32; 8]; 3], half: [&[f32; 8]; 3], out: &mut [Projected; 8]) {
-        // SAFETY (all loads): eight readable floats each; loadu needs no alignment.
+        // SAFETY: eight readable floats each; loadu needs no alignment.
         let center = unsafe {
             [
                 _mm256_loadu_ps(center[0].as_ptr()),
