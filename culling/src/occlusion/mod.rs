@@ -44,6 +44,7 @@
 // to the safe side, which `a <= b` would not do.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+mod inner_box;
 mod occluders;
 mod project;
 mod pyramid;

@@ -7,10 +7,11 @@
 //! camera inside an occluder sees through it, as it sees through the real mesh.
 //!
 //! Occluders are authored ([`OccluderMesh::from_box`] for the 12 triangles of a building's
-//! inner box) or taken from a render mesh that is already low-poly
-//! ([`OccluderMesh::from_render_mesh`]). We do not simplify render meshes automatically:
-//! edge-collapse simplification moves the surface both inwards and outwards, and an
-//! occluder that bulges out of its mesh hides what is really visible. An author (or an
+//! inner box), generated from a closed render mesh as the largest proportional box inside
+//! it ([`OccluderMesh::inner_box_of`]), or taken from a render mesh that is already
+//! low-poly ([`OccluderMesh::from_render_mesh`]). We do not simplify render meshes with
+//! meshopt: edge-collapse simplification moves the surface both inwards and outwards, and
+//! an occluder that bulges out of its mesh hides what is really visible. An author (or an
 //! offline tool) that shrinks a simplified mesh until it lies inside may register it here.
 
 use ecs::{Aabb, MeshHandle};
@@ -105,6 +106,21 @@ impl OccluderMesh {
             return Err(OcclusionError::TooDetailed { triangles: indices.len() / 3, budget: max_triangles });
         }
         OccluderMesh::new(positions.to_vec(), indices.to_vec())
+    }
+
+    /// A box occluder generated from a closed, outward-wound render mesh: the largest box
+    /// proportional to the mesh's bounds and centred on them that lies entirely inside the
+    /// mesh (exact inside/overlap tests, so conservative by construction).
+    ///
+    /// # Errors
+    /// [`OcclusionError::BadMesh`] when the mesh is malformed or not closed, or the centre
+    /// of its bounds lies outside it (a ring, an L): author an occluder for such a mesh.
+    pub fn inner_box_of(positions: &[Vec3], indices: &[u32]) -> Result<OccluderMesh, OcclusionError> {
+        let checked = OccluderMesh::new(positions.to_vec(), indices.to_vec())?;
+        if !is_closed(&checked.indices) {
+            return Err(OcclusionError::BadMesh("an inner box needs a closed mesh"));
+        }
+        OccluderMesh::from_box(&super::inner_box::inner_box(&checked.positions, &checked.indices)?)
     }
 
     /// Vertex positions in mesh space.

@@ -307,3 +307,41 @@ fn random_scenes_hide_objects_and_never_wrongly() {
     }
     assert!(occluded > 20, "random scenes hide a fair number of objects, got {occluded}");
 }
+
+/// A generated inner box never hides what its render mesh (drawn exactly by the reference)
+/// leaves visible.
+#[test]
+fn an_inner_box_occluder_is_conservative_against_its_render_mesh() {
+    // The render mesh: a closed, outward-wound 6 x 4 x 6 block, drawn exactly by the reference.
+    let render =
+        OccluderMesh::from_box(&Aabb::new(Vec3::new(-3.0, 0.0, -3.0), Vec3::new(3.0, 4.0, 3.0))).expect("valid");
+    let inner = OccluderMesh::inner_box_of(render.positions(), render.indices()).expect("a block has an inner box");
+    let (mut exact, mut generated) = (OccluderMeshes::new(), OccluderMeshes::new());
+    exact.insert(MeshHandle(0), render);
+    generated.insert(MeshHandle(0), inner);
+    let mut occluded = 0;
+    for seed in 1..20u64 {
+        let mut random = Random(seed * 31);
+        let instances = [OccluderInstance {
+            mesh: MeshHandle(0),
+            world: Mat4::from_translation(random.vector(-3.0, 3.0))
+                * Mat4::from_axis_angle(random.vector(-1.0, 1.0).normalize_or(Vec3::Y), random.range(0.0, 6.3)),
+        }];
+        let view_projection = perspective(random.vector(-2.0, 2.0) + Vec3::new(0.0, 0.0, 15.0), Vec3::ZERO);
+        let mut culler = OcclusionCuller::new(64, 32).expect("valid size");
+        culler.rasterize(view_projection, &generated, &instances);
+        let reference = ReferenceRaster::new(view_projection, 64, 32, SAMPLES, &exact, &instances);
+        for _ in 0..200 {
+            let object =
+                Aabb::from_center_half_extent(random.vector(-10.0, 10.0) - Vec3::Z * 8.0, random.vector(0.1, 1.0));
+            if culler.test_aabb(&object) == OcclusionVerdict::Occluded {
+                occluded += 1;
+                assert!(
+                    reference.hides(&object),
+                    "seed {seed}: {object:?} hidden by the inner box but seen past the mesh"
+                );
+            }
+        }
+    }
+    assert!(occluded > 0, "the inner box hides something");
+}
