@@ -134,9 +134,48 @@ impl TestTarget<'_> {
         }
     }
 
-    /// [`TestTarget::cull_bits`] for boxes in structure-of-arrays form: projects eight boxes
-    /// per step (AVX2 where chosen and supported) for every byte of a word with a set bit.
-    pub fn cull_bits_soa(&self, boxes: AabbSlices<'_>, words: &mut [u64], grain: usize) -> OcclusionStats {
+    /// Projects the boxes of `first .. first + 8` whose bit is set in `mask` (bit `lane`),
+    /// gathered through `box_of`, eight at once when the kernel is AVX2.
+    #[inline]
+    fn project_gathered(
+        &self,
+        first: usize,
+        mask: u64,
+        box_of: &impl Fn(usize) -> (Vec3, Vec3),
+        out: &mut [Projected; 8],
+    ) {
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        if self.kernel == Kernel::Avx2 && Kernel::Avx2.is_supported() {
+            let (mut center, mut half) = ([[0.0f32; 8]; 3], [[0.0f32; 8]; 3]);
+            for lane in (0..8).filter(|lane| mask >> lane & 1 == 1) {
+                let (box_center, box_half) = box_of(first + lane);
+                for axis in 0..3 {
+                    center[axis][lane] = box_center[axis];
+                    half[axis][lane] = box_half[axis];
+                }
+            }
+            // SAFETY: the CPU supports AVX2, checked just above.
+            unsafe {
+                project_avx2(&self.rows, [&center[0], &center[1], &center[2]], [&half[0], &half[1], &half[2]], out)
+            };
+            return;
+        }
+        for lane in (0..8).filter(|lane| mask >> lane & 1 == 1) {
+            let (center, half) = box_of(first + lane);
+            out[lane] = project_scalar(&self.rows, center.to_array(), half.to_array());
+        }
+    }
+
+    /// Tests the boxes whose bit is set in `words` and clears the bits of those occluded,
+    /// in parallel on the current job system: for every byte of a word with a set bit,
+    /// `project(first, mask, out)` projects the boxes `first .. first + 8` whose bit is set
+    /// in `mask`, then each is judged.
+    fn cull_words(
+        &self,
+        words: &mut [u64],
+        grain: usize,
+        project: impl Fn(usize, u64, &mut [Projected; 8]) + Sync,
+    ) -> OcclusionStats {
         let stats = SharedStats::default();
         let grain_words = grain.div_ceil(BITS_PER_WORD).max(1);
         runtime::jobs::parallel_for_chunks(words, grain_words, |first_word, chunk| {
@@ -145,11 +184,12 @@ impl TestTarget<'_> {
             for (offset, word) in chunk.iter_mut().enumerate() {
                 let base = (first_word + offset) * BITS_PER_WORD;
                 for byte in 0..BITS_PER_WORD / 8 {
-                    let mut remaining = (*word >> (byte * 8)) & 0xff;
-                    if remaining == 0 {
+                    let mask = (*word >> (byte * 8)) & 0xff;
+                    if mask == 0 {
                         continue;
                     }
-                    self.project_eight(&boxes, base + byte * 8, &mut projected);
+                    project(base + byte * 8, mask, &mut projected);
+                    let mut remaining = mask;
                     while remaining != 0 {
                         let lane = remaining.trailing_zeros() as usize;
                         remaining &= remaining - 1;
@@ -166,7 +206,8 @@ impl TestTarget<'_> {
         stats.total()
     }
 
-    /// Writes one verdict per box of `boxes`, in parallel on the current job system.
+    /// Writes one verdict per box of `boxes`, in parallel on the current job system, one box
+    /// at a time with the scalar projection (the reference the batch paths are checked by).
     pub fn classify(&self, boxes: AabbSlices<'_>, verdicts: &mut [OcclusionVerdict], grain: usize) -> OcclusionStats {
         assert_eq!(verdicts.len(), boxes.len(), "one verdict per box");
         let stats = SharedStats::default();
@@ -181,6 +222,12 @@ impl TestTarget<'_> {
         stats.total()
     }
 
+    /// Tests the boxes (in structure-of-arrays form) whose bit is set in `words` and clears
+    /// the bits of those occluded.
+    pub fn cull_bits_soa(&self, boxes: AabbSlices<'_>, words: &mut [u64], grain: usize) -> OcclusionStats {
+        self.cull_words(words, grain, |first, _, out| self.project_eight(&boxes, first, out))
+    }
+
     /// Tests the boxes whose bit is set in `words` and clears the bits of those occluded;
     /// `box_of(i)` gives box `i`'s centre and half extents.
     pub fn cull_bits(
@@ -189,27 +236,7 @@ impl TestTarget<'_> {
         grain: usize,
         box_of: impl Fn(usize) -> (Vec3, Vec3) + Sync,
     ) -> OcclusionStats {
-        let stats = SharedStats::default();
-        let grain_words = grain.div_ceil(BITS_PER_WORD).max(1);
-        runtime::jobs::parallel_for_chunks(words, grain_words, |first_word, chunk| {
-            let mut local = OcclusionStats::default();
-            for (offset, word) in chunk.iter_mut().enumerate() {
-                let base = (first_word + offset) * BITS_PER_WORD;
-                let mut remaining = *word;
-                while remaining != 0 {
-                    let bit = remaining.trailing_zeros() as usize;
-                    remaining &= remaining - 1;
-                    let (center, half) = box_of(base + bit);
-                    let verdict = self.test(center, half);
-                    local.count(verdict);
-                    if verdict == OcclusionVerdict::Occluded {
-                        *word &= !(1u64 << bit);
-                    }
-                }
-            }
-            stats.add(local);
-        });
-        stats.total()
+        self.cull_words(words, grain, |first, mask, out| self.project_gathered(first, mask, &box_of, out))
     }
 }
 

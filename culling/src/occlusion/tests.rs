@@ -263,6 +263,24 @@ fn bits_and_verdicts_agree() {
         assert_eq!(kept, index != 5 && *verdict != OcclusionVerdict::Occluded, "object {index}: {verdict:?}");
     }
     assert!(stats.occluded > 0, "the random scene hides something");
+
+    // The gathered path over an array of boxes agrees with the one-box test too.
+    let aabbs: Vec<Aabb> =
+        (0..1003).map(|_| Aabb::from_center_half_extent(random.vector(-20.0, 20.0), random.vector(0.1, 1.0))).collect();
+    let mut words = vec![u64::MAX; 1003usize.div_ceil(64)];
+    *words.last_mut().expect("16 words") = (1u64 << (1003 % 64)) - 1;
+    words[3] = 0x5555_5555_5555_5555;
+    let expected = words.clone();
+    let gathered = culler.cull_bits_aabbs(&aabbs, &mut words);
+    let mut occluded = 0;
+    for (index, aabb) in aabbs.iter().enumerate() {
+        let was = expected[index / 64] >> (index % 64) & 1 == 1;
+        let kept = words[index / 64] >> (index % 64) & 1 == 1;
+        let hidden = culler.test_aabb(aabb) == OcclusionVerdict::Occluded;
+        occluded += usize::from(was && hidden);
+        assert_eq!(kept, was && !hidden, "box {index}: gathered path against the one-box test");
+    }
+    assert_eq!(gathered.occluded, occluded);
 }
 
 proptest! {
