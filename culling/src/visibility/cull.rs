@@ -282,4 +282,3 @@ fn object_of(inputs: &PassInputs<'_>, columns: &Columns<'_>, row: usize) -> Opti
     }
     Some((model, center, half, draw))
 }
-
