@@ -94,8 +94,8 @@ pub struct ShadowCaster;
 
 /// Tag: outside the view this frame (frustum, distance or screen-size cull).
 ///
-/// Inserted and removed by the Visibility stage through its command buffer, and only on a
-/// change, so a still camera makes no structural change.
+/// Inserted and removed by the Visibility stage in one batch of direct world calls, and only
+/// on a change, so a still camera makes no structural change.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Culled;
 

@@ -21,7 +21,7 @@
 //!    the pyramid's minimum over its whole footprint.
 //!
 //! False-visible is allowed, false-hidden never: every step above leans towards keeping,
-//! and the tests compare against an exact full-resolution raster ([`reference`]).
+//! and the tests compare against an exact full-resolution raster ([`reference`](mod@reference)).
 //!
 //! ```
 //! use culling::occlusion::{OccluderInstance, OccluderMesh, OccluderMeshes, OcclusionCuller, OcclusionVerdict};

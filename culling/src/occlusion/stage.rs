@@ -15,14 +15,14 @@
 //! box's nearest corner is at least as near as any depth the occluder writes, and the test
 //! needs strictly nearer occluders.
 //!
-//! [`record_occluded_changes`] then inserts [`Occluded`] on entities that became occluded
-//! and removes it from those that no longer are (any reason: visible again, culled, not
-//! drawable, occlusion turned off), through the stage's command buffer and only on
-//! transitions, so a still camera makes no structural change. An occluded object is not
-//! `Culled`: that tag keeps meaning "outside the view".
+//! [`occluded_tagged`] then tells which objects carry [`Occluded`] now, so the tag changes
+//! (see `visibility/tags.rs`) insert it on entities that became occluded and remove it from
+//! those that no longer are (any reason: visible again, culled, not drawable, occlusion
+//! turned off), only on transitions, so a still camera makes no structural change. An
+//! occluded object is not `Culled`: that tag keeps meaning "outside the view".
 
 use ecs::Occluded;
-use runtime::hecs::{CommandBuffer, World};
+use runtime::hecs::World;
 
 use super::{OccluderCandidate, OccluderInstance, OccluderMeshes, OccluderSelector, OcclusionCuller};
 use crate::bits::BITS_PER_WORD;
@@ -79,19 +79,17 @@ impl OcclusionPass {
     }
 }
 
-/// Queues the [`Occluded`] tag changes of the frame (one command each; transitions are
-/// rare in steady state); returns (inserted, removed).
+/// Marks in `pass`'s tagged words the objects whose entity carries [`Occluded`] this frame
+/// and returns them (bit `i` = object `i`).
 ///
 /// `segments` lists, in object order, each run of objects sharing an archetype as
 /// (position in `World::archetypes()`, first object, object count).
-pub(crate) fn record_occluded_changes(
-    pass: &mut OcclusionPass,
-    visibility: &Visibility,
+pub(crate) fn occluded_tagged<'p>(
+    pass: &'p mut OcclusionPass,
+    words: usize,
     world: &World,
     segments: impl Iterator<Item = (usize, usize, usize)>,
-    commands: &mut CommandBuffer,
-) -> (usize, usize) {
-    let words = visibility.bits.words().len();
+) -> &'p [u64] {
     pass.tagged.clear();
     pass.tagged.resize(words, 0);
     let mut archetypes = world.archetypes().enumerate();
@@ -103,24 +101,7 @@ pub(crate) fn record_occluded_changes(
             set_range(&mut pass.tagged, start, start + len);
         }
     }
-    let mut counts = (0, 0);
-    for (word_index, &tagged) in pass.tagged.iter().enumerate() {
-        let want = visibility.occluded.get(word_index).copied().unwrap_or(0);
-        let mut changed = want ^ tagged;
-        while changed != 0 {
-            let offset = changed.trailing_zeros() as usize;
-            changed &= changed - 1;
-            let entity = visibility.objects.entities[word_index * BITS_PER_WORD + offset];
-            if want >> offset & 1 == 1 {
-                commands.insert_one(entity, Occluded);
-                counts.0 += 1;
-            } else {
-                commands.remove_one::<Occluded>(entity);
-                counts.1 += 1;
-            }
-        }
-    }
-    counts
+    &pass.tagged
 }
 
 /// Sets bits `start..end` of `words`.

@@ -32,7 +32,7 @@ mod tags;
 
 pub use result::{ObjectColumns, ObjectDraw, Visibility, VisibilityStats};
 pub use system::{install, visibility_system, VISIBILITY_SYSTEM};
-pub use tags::TagQueue;
+pub use tags::{visibility_tags_system, VISIBILITY_TAGS_SYSTEM};
 
 #[cfg(test)]
 mod tests;

@@ -88,13 +88,15 @@ pub struct VisibilityStats {
     pub occluded: usize,
     /// Drawable objects kept only because a matrix, their bounds or the view were not finite.
     pub non_finite: usize,
-    /// `Culled` tags recorded for insertion this frame (applied when the stage ends).
+    /// `Culled` and `Occluded` tags inserted this frame (applied right after the cull).
     pub tags_inserted: usize,
-    /// `Culled` tags recorded for removal this frame.
+    /// `Culled` and `Occluded` tags removed this frame.
     pub tags_removed: usize,
-    /// Seconds the system spent finding and recording this frame's tag changes (applying
-    /// them is the stage's command flush, which runs after the system).
+    /// Seconds the system spent finding and recording this frame's tag changes.
     pub tag_seconds: f64,
+    /// Seconds [`visibility_tags_system`](crate::visibility_tags_system) spent applying them
+    /// (the archetype moves).
+    pub tag_apply_seconds: f64,
 }
 
 /// The Visibility stage's answer for the frame's view: a resource, reused across frames.
@@ -133,9 +135,11 @@ pub struct Visibility {
     pub(crate) casters: Vec<u64>,
     /// Bit `i` set when object `i`'s entity carried the `Culled` tag this frame.
     pub(crate) tagged: Vec<u64>,
-    /// Issue 6: bit `i` set when object `i` survived the other culls but is occluded (its
-    /// visible bit is clear); written by `crate::occlusion::stage`.
+    /// Bit `i` set when object `i` survived the other culls but is occluded (its visible bit
+    /// is clear); written by `crate::occlusion::stage`.
     pub(crate) occluded: Vec<u64>,
+    /// The frame's tag changes, applied by `visibility_tags_system` right after the cull.
+    pub(crate) tag_changes: super::tags::TagChanges,
 }
 
 impl Visibility {

@@ -7,11 +7,11 @@ use runtime::{App, Stage, System, SystemContext};
 
 use super::cull::{list_segments, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
 use super::result::{Visibility, VisibilityStats};
-use super::tags::{record_tag_changes, TagQueue, TagQueueSlot};
+use super::tags::{record_tag_changes, visibility_tags_system};
 use crate::bits::words_for;
 use crate::kernels::Kernel;
 use crate::lod::lod_scale;
-use crate::occlusion::stage::{record_occluded_changes, OcclusionPass};
+use crate::occlusion::stage::{occluded_tagged, OcclusionPass};
 use crate::occlusion::OccluderMeshes;
 use crate::view::{CullParams, ViewCullContext};
 
@@ -42,6 +42,7 @@ pub fn install(app: &mut App) {
     }
     app.insert_resource(Visibility::default());
     app.add_system(Stage::Visibility, visibility_system());
+    app.add_system(Stage::Visibility, visibility_tags_system());
 }
 
 /// The Visibility-stage system: culls every mesh entity against the frame's
@@ -51,22 +52,19 @@ pub fn install(app: &mut App) {
 /// count; one parallel pass over 64-object words (skip the undrawable; world matrix from
 /// `WorldTransform` or else `Transform`; posed box for a mesh with a `SkinnedPose`; world
 /// box by Arvo's method; columns and LOD for every drawable mesh; the SIMD frustum kernel on
-/// the word's boxes, then distance and screen size on the survivors); occlusion (issue 6,
-/// see `crate::occlusion::stage`, reading the [`OccluderMeshes`] resource when present and
-/// changing the `Occluded` tag on transitions); a serial gather of `visible` and `scene` (casters first); the `Culled` tag
-/// changes.
+/// the word's boxes, then distance and screen size on the survivors); occlusion (see
+/// `crate::occlusion::stage`, reading the [`OccluderMeshes`] resource when present); a
+/// serial gather of `visible` and `scene` (casters first); the `Culled` and `Occluded` tag
+/// changes, recorded for [`visibility_tags_system`] to apply right after.
 ///
 /// Reads `Mesh`, `Transform`, `WorldTransform`, `Visible`, `SkinnedPose`, `Lod`,
-/// `ShadowCaster`, the [`RenderSettings`] and [`Viewport`] resources and the
-/// `ResolvedView` frame value; writes the [`Visibility`] resource, the `Culled` tag (only
-/// for entities whose state changed, applied in one batch when the stage ends) and the
-/// [`TagQueue`] of the helper entity that carries the batch (see [`TagQueue`]). Runs on the job system the app installed; its answer does not depend on
-/// the number of threads.
+/// `ShadowCaster`, the tags, the [`RenderSettings`], [`Viewport`] and [`OccluderMeshes`]
+/// resources and the `ResolvedView` frame value; writes the [`Visibility`] resource. Runs on
+/// the job system the app installed; its answer does not depend on the number of threads.
 ///
 /// A frame without a view (no camera) gives an empty result and leaves the tags alone.
 pub fn visibility_system() -> System {
     let mut segments: Vec<Segment> = Vec::new();
-    let mut queue = TagQueueSlot::default();
     let mut occlusion = OcclusionPass::default(); // issue 6
     System::new(VISIBILITY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
         runtime::profile_zone!("visibility");
@@ -74,7 +72,7 @@ pub fn visibility_system() -> System {
         let viewport = *ctx.resource::<Viewport>();
         let view = ctx.frame_value::<ResolvedView>().map(|view| *view);
         let mut visibility = ctx.resource_mut::<Visibility>();
-        run_visibility(ctx, &mut visibility, &mut segments, &mut queue, &mut occlusion, view, &settings, viewport);
+        run_visibility(ctx, &mut visibility, &mut segments, &mut occlusion, view, &settings, viewport);
     })
     .reads::<Mesh>()
     .reads::<Transform>()
@@ -83,9 +81,8 @@ pub fn visibility_system() -> System {
     .reads::<SkinnedPose>()
     .reads::<Lod>()
     .reads::<ShadowCaster>()
-    .writes::<Culled>()
-    .writes::<Occluded>()
-    .writes::<TagQueue>()
+    .reads::<Culled>()
+    .reads::<Occluded>()
     .reads_resource::<RenderSettings>()
     .reads_resource::<Viewport>()
     .reads_resource::<OccluderMeshes>()
@@ -99,7 +96,6 @@ fn run_visibility(
     ctx: &mut SystemContext<'_>,
     visibility: &mut Visibility,
     segments: &mut Vec<Segment>,
-    queue: &mut TagQueueSlot,
     occlusion: &mut OcclusionPass,
     view: Option<ResolvedView>,
     settings: &RenderSettings,
@@ -170,6 +166,7 @@ fn run_visibility(
         tags_inserted: 0,
         tags_removed: 0,
         tag_seconds: 0.0,
+        tag_apply_seconds: 0.0,
     };
     visibility.view = Some(view);
 
@@ -183,10 +180,9 @@ fn run_visibility(
 
     gather(visibility);
     let started = std::time::Instant::now();
-    let (inserted, removed) = record_tag_changes(visibility, ctx.world, ctx.commands, queue);
-    // Issue 6: the `Occluded` tag, on transitions only (not counted in the `Culled` tag stats).
     let segment_runs = segments.iter().map(|segment| (segment.archetype, segment.start, segment.len));
-    record_occluded_changes(occlusion, visibility, ctx.world, segment_runs, ctx.commands);
+    let occluded_now = occluded_tagged(occlusion, visibility.bits.words().len(), ctx.world, segment_runs);
+    let (inserted, removed) = record_tag_changes(visibility, occluded_now);
     visibility.stats.tags_inserted = inserted;
     visibility.stats.tags_removed = removed;
     visibility.stats.tag_seconds = started.elapsed().as_secs_f64();

@@ -1,151 +1,124 @@
-//! The `Culled` tag, changed only on transitions, applied in one batch of direct world
-//! calls when the Visibility stage ends.
+//! The `Culled` and `Occluded` tags, changed only on transitions and applied in one batch of
+//! direct world calls right after the cull.
 //!
-//! A drawable object the cull rejected carries [`Culled`]; every other object (visible, or
-//! not drawable at all) carries none. The pass records which objects' entities carried the
-//! tag this frame (their archetype has it), so finding the changes is one word operation per
-//! 64 objects: `want = drawable & !visible`, `changed = want ^ tagged`. Only changed
+//! A drawable object the cull rejected carries [`Culled`]; one the occlusion step hid carries
+//! [`Occluded`] instead (it is in view); every other object carries neither. The pass
+//! records which objects' entities carried each tag this frame (their archetype has it), so
+//! finding the changes is one word operation per 64 objects: `want ^ tagged`. Only changed
 //! entities are touched, so a still camera makes no structural change.
 //!
-//! **Why not one command per entity.** A system holds `&World`, so structural changes go
-//! through the stage's command buffer. A recorded `insert_one` is a type-erased bundle:
-//! applying it looks the target archetype up afresh and allocates for each entity, and a
-//! pair costs about twice a direct call (see the `visibility_tags` benchmark group). Instead
-//! the system writes the frame's changes into a [`TagQueue`] component on one helper entity
-//! of the world and queues a single command, the function [`apply_tag_queue`], which
-//! applies them with `World::insert_one` / `remove_one` (cached archetype edges, no
-//! allocation). A function item has no captures, so queuing it allocates nothing either.
-//!
-//! The helper entity holds only a [`TagQueue`]; it is spawned (reserved and filled through
-//! the command buffer) on the first frame of a world, and that frame's changes take the
-//! per-entity command path.
+//! **Why not one command per entity.** The cull runs as a shared system (`&World`), so it
+//! could only queue per-entity commands: a recorded `insert_one` is a type-erased bundle
+//! that looks its target archetype up afresh and allocates on apply, and a pair costs about
+//! twice a direct call (see the `visibility_tags` benchmark group). Instead the cull writes
+//! the changes into lists kept in the [`Visibility`] resource, and
+//! [`visibility_tags_system`], an exclusive-world system that runs right after it in the same
+//! stage, applies them with `World::insert_one` / `remove_one` (cached archetype edges, no
+//! allocation once the lists have their capacity).
 
-use ecs::Culled;
-use runtime::hecs::{CommandBuffer, Entity, World};
+use ecs::{Culled, Occluded};
+use runtime::hecs::Entity;
+use runtime::System;
 
 use super::result::Visibility;
+use crate::bits::BITS_PER_WORD;
 
-/// The `Culled` changes of the frame, waiting for the end of the Visibility stage; a
-/// component of one helper entity per world.
+/// Name of the system [`visibility_tags_system`] returns.
+pub const VISIBILITY_TAGS_SYSTEM: &str = "culling::visibility tags";
+
+/// Tag changes found by the cull, waiting for [`visibility_tags_system`]. Lists keep their
+/// capacity across frames.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TagChanges {
+    insert_culled: Vec<Entity>,
+    remove_culled: Vec<Entity>,
+    insert_occluded: Vec<Entity>,
+    remove_occluded: Vec<Entity>,
+}
+
+impl TagChanges {
+    /// (insertions, removals) of both tags.
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        (self.insert_culled.len() + self.insert_occluded.len(), self.remove_culled.len() + self.remove_occluded.len())
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.insert_culled.clear();
+        self.remove_culled.clear();
+        self.insert_occluded.clear();
+        self.remove_occluded.clear();
+    }
+}
+
+/// Finds this frame's tag changes of both tags and stores them in `visibility` for
+/// [`visibility_tags_system`]; returns (inserted, removed).
 ///
-/// Its lists keep their capacity across frames. After the stage it also tells how long
-/// the last batch took to apply ([`TagQueue::apply_seconds`]).
-#[derive(Debug, Default)]
-pub struct TagQueue {
-    insert: Vec<Entity>,
-    remove: Vec<Entity>,
-    applied: usize,
-    apply_seconds: f64,
-}
-
-impl TagQueue {
-    /// Seconds the last batch of tag changes took to apply (the archetype moves).
-    pub fn apply_seconds(&self) -> f64 {
-        self.apply_seconds
-    }
-
-    /// Number of tag changes in the last batch applied.
-    pub fn applied(&self) -> usize {
-        self.applied
-    }
-
-    /// The queue of `world`, if the Visibility stage has created one.
-    pub fn of(world: &World) -> Option<runtime::hecs::Ref<'_, TagQueue>> {
-        let mut query = world.query::<(Entity, &TagQueue)>();
-        let entity = query.iter().next().map(|(entity, _)| entity)?;
-        drop(query);
-        world.get::<&TagQueue>(entity).ok()
-    }
-}
-
-/// Where the system keeps its helper entity.
-#[derive(Debug, Default)]
-pub(crate) struct TagQueueSlot {
-    entity: Option<Entity>,
-}
-
-/// Finds this frame's tag changes and arranges for them to be applied at the end of the
-/// stage; returns (inserted, removed).
-pub(crate) fn record_tag_changes(
-    visibility: &Visibility,
-    world: &World,
-    commands: &mut CommandBuffer,
-    slot: &mut TagQueueSlot,
-) -> (usize, usize) {
+/// `occluded_tagged` has bit `i` set when object `i`'s entity carried `Occluded` this frame.
+pub(crate) fn record_tag_changes(visibility: &mut Visibility, occluded_tagged: &[u64]) -> (usize, usize) {
     runtime::profile_zone!("visibility tags");
-    let queue_entity = slot.entity.filter(|&entity| world.satisfies::<&TagQueue>(entity));
-    let Some(queue_entity) = queue_entity else {
-        // First frame of this world: create the queue, and send this frame's changes one
-        // command per entity.
-        let entity = world.reserve_entity();
-        commands.insert_one(entity, TagQueue::default());
-        slot.entity = Some(entity);
-        let mut counts = (0, 0);
-        for_each_change(visibility, |entity, insert| {
-            if insert {
-                commands.insert_one(entity, Culled);
-                counts.0 += 1;
-            } else {
-                commands.remove_one::<Culled>(entity);
-                counts.1 += 1;
-            }
+    let mut changes = std::mem::take(&mut visibility.tag_changes);
+    changes.clear();
+    for (word_index, &visible) in visibility.bits.words().iter().enumerate() {
+        let occluded = visibility.occluded.get(word_index).copied().unwrap_or(0);
+        // An occluded object is in view, so it carries `Occluded`, not `Culled`.
+        let want_culled = visibility.drawable[word_index] & !visible & !occluded;
+        push_changes(visibility, word_index, want_culled, visibility.tagged[word_index], |entity, insert| {
+            if insert { &mut changes.insert_culled } else { &mut changes.remove_culled }.push(entity);
         });
-        return counts;
-    };
-    let mut queue =
-        world.get::<&mut TagQueue>(queue_entity).expect("the queue entity was checked to hold a TagQueue just above");
-    let TagQueue { insert, remove, .. } = &mut *queue;
-    insert.clear();
-    remove.clear();
-    for_each_change(visibility, |entity, tag| if tag { insert.push(entity) } else { remove.push(entity) });
-    let counts = (insert.len(), remove.len());
-    if counts != (0, 0) {
-        commands.queue(apply_tag_queue);
+        let tagged = occluded_tagged.get(word_index).copied().unwrap_or(0);
+        push_changes(visibility, word_index, occluded, tagged, |entity, insert| {
+            if insert { &mut changes.insert_occluded } else { &mut changes.remove_occluded }.push(entity);
+        });
     }
+    let counts = changes.counts();
+    visibility.tag_changes = changes;
     counts
 }
 
-/// Calls `change(entity, insert)` for every object whose tag changes this frame, in object
-/// order.
-fn for_each_change(visibility: &Visibility, mut change: impl FnMut(Entity, bool)) {
-    for (word_index, &visible) in visibility.bits.words().iter().enumerate() {
-        // Issue 6: an occluded object is in view, so it carries `Occluded`, not `Culled`.
-        let occluded = visibility.occluded.get(word_index).copied().unwrap_or(0);
-        let want = visibility.drawable[word_index] & !visible & !occluded;
-        let mut changed = want ^ visibility.tagged[word_index];
-        while changed != 0 {
-            let offset = changed.trailing_zeros() as usize;
-            changed &= changed - 1;
-            change(visibility.objects.entities[word_index * 64 + offset], want >> offset & 1 == 1);
-        }
+/// Calls `change(entity, insert)` for each object of word `word_index` whose tag state
+/// `tagged` differs from `want`.
+fn push_changes(
+    visibility: &Visibility,
+    word_index: usize,
+    want: u64,
+    tagged: u64,
+    mut change: impl FnMut(Entity, bool),
+) {
+    let mut changed = want ^ tagged;
+    while changed != 0 {
+        let offset = changed.trailing_zeros() as usize;
+        changed &= changed - 1;
+        change(visibility.objects.entities[word_index * BITS_PER_WORD + offset], want >> offset & 1 == 1);
     }
 }
 
-/// Applies the world's [`TagQueue`] with direct world calls, keeping the lists' capacity.
-/// Run by the stage's command buffer when the Visibility stage ends.
-fn apply_tag_queue(world: &mut World) {
-    runtime::profile_zone!("visibility tag apply");
-    let started = std::time::Instant::now();
-    let queue_entity = world.query_mut::<(Entity, &TagQueue)>().into_iter().next().map(|(entity, _)| entity);
-    let Some(queue_entity) = queue_entity else {
-        return;
-    };
-    let take = |world: &mut World| {
-        let mut queue = world.get::<&mut TagQueue>(queue_entity).expect("found just above");
-        (std::mem::take(&mut queue.insert), std::mem::take(&mut queue.remove))
-    };
-    let (insert, remove) = take(world);
-    for &entity in &insert {
-        // An entity despawned since the cull has nothing to tag.
-        let _ = world.insert_one(entity, Culled);
-    }
-    for &entity in &remove {
-        // Likewise; and a tag removed by someone else is already gone.
-        let _ = world.remove_one::<Culled>(entity);
-    }
-    let mut queue = world.get::<&mut TagQueue>(queue_entity).expect("the tag moves do not touch the queue entity");
-    queue.applied = insert.len() + remove.len();
-    queue.insert = insert;
-    queue.remove = remove;
-    queue.apply_seconds = started.elapsed().as_secs_f64();
+/// The exclusive-world system that applies the tag changes the Visibility system found, with
+/// direct world calls, right after it in [`Stage::Visibility`](runtime::Stage). Installed by
+/// [`install`](crate::install); it records how long the moves took in
+/// [`VisibilityStats::tag_apply_seconds`](crate::VisibilityStats).
+pub fn visibility_tags_system() -> System {
+    System::new_exclusive(VISIBILITY_TAGS_SYSTEM, |ctx| {
+        runtime::profile_zone!("visibility tag apply");
+        let Some(mut visibility) = ctx.try_resource_mut::<Visibility>() else {
+            return;
+        };
+        let started = std::time::Instant::now();
+        let changes = &visibility.tag_changes;
+        // An entity despawned since the cull has nothing to tag, and a tag someone else
+        // removed is already gone: both results are ignored on purpose.
+        for &entity in &changes.insert_culled {
+            let _ = ctx.world.insert_one(entity, Culled);
+        }
+        for &entity in &changes.remove_culled {
+            let _ = ctx.world.remove_one::<Culled>(entity);
+        }
+        for &entity in &changes.insert_occluded {
+            let _ = ctx.world.insert_one(entity, Occluded);
+        }
+        for &entity in &changes.remove_occluded {
+            let _ = ctx.world.remove_one::<Occluded>(entity);
+        }
+        visibility.tag_changes.clear();
+        visibility.stats.tag_apply_seconds = started.elapsed().as_secs_f64();
+    })
 }

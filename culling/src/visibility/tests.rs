@@ -128,9 +128,7 @@ fn tags_change_only_on_transitions() {
     app.run_frame();
     let stats = *app.resource::<Visibility>().stats();
     assert_eq!((stats.tags_inserted, stats.tags_removed), (100, 50));
-    let queue = crate::TagQueue::of(app.world()).expect("the first frame created the tag queue");
-    assert_eq!(queue.applied(), 150, "the batch applied every change directly");
-    drop(queue);
+    assert!(stats.tag_apply_seconds > 0.0, "the tags system applied the batch");
     assert!(ahead.iter().all(|&entity| app.world().satisfies::<&Culled>(entity)));
     assert!(behind.iter().all(|&entity| !app.world().satisfies::<&Culled>(entity)));
     app.run_frame();
