@@ -15,14 +15,17 @@
 //! | `--min-pixels P` | 2 | screen-size cull threshold (0 turns it off) |
 //! | `--max-distance D` | 0 | distance cull (0 turns it off) |
 //! | `--report-every N` | 60 | frames between report lines |
+//! | `--no-occlusion` | | turn the CPU occlusion cull off |
 
 use std::process::ExitCode;
 use std::time::Instant;
 
-use culling::Visibility;
+use culling::occlusion::{OccluderMesh, OccluderMeshes};
+use culling::{Aabb, Visibility};
 use ecs::{RenderSettings, Viewport};
+use glam::Vec3;
 use runtime::App;
-use samples::city::{self, CityConfig};
+use samples::city::{self, CityConfig, CityMeshes};
 
 struct Options {
     frames: u64,
@@ -31,11 +34,19 @@ struct Options {
     min_pixels: f32,
     max_distance: f32,
     report_every: u64,
+    occlusion: bool,
 }
 
 fn parse_options() -> Result<Options, String> {
-    let mut options =
-        Options { frames: 600, blocks: 32, threads: None, min_pixels: 2.0, max_distance: 0.0, report_every: 60 };
+    let mut options = Options {
+        frames: 600,
+        blocks: 32,
+        threads: None,
+        min_pixels: 2.0,
+        max_distance: 0.0,
+        report_every: 60,
+        occlusion: true,
+    };
     let mut arguments = std::env::args().skip(1);
     while let Some(flag) = arguments.next() {
         let mut value = || arguments.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -47,6 +58,7 @@ fn parse_options() -> Result<Options, String> {
             "--min-pixels" => options.min_pixels = number(value()?)? as f32,
             "--max-distance" => options.max_distance = number(value()?)? as f32,
             "--report-every" => options.report_every = (number(value()?)? as u64).max(1),
+            "--no-occlusion" => options.occlusion = false,
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown option '{other}'")),
         }
@@ -69,7 +81,7 @@ fn main() -> ExitCode {
             if !message.is_empty() {
                 eprintln!("city: {message}");
             }
-            eprintln!("usage: city [--frames N] [--blocks N] [--threads N] [--min-pixels P] [--max-distance D] [--report-every N]");
+            eprintln!("usage: city [--frames N] [--blocks N] [--threads N] [--min-pixels P] [--max-distance D] [--report-every N] [--no-occlusion]");
             return if message.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE };
         }
     };
@@ -86,7 +98,14 @@ fn main() -> ExitCode {
         let mut settings = app.resource_mut::<RenderSettings>();
         settings.cull_min_pixels = options.min_pixels;
         settings.cull_max_distance = options.max_distance;
+        settings.occlusion_culling = options.occlusion;
     }
+    // Buildings occlude: their occluder is their own box (authored, so exact).
+    let mut occluders = OccluderMeshes::new();
+    let building_box = OccluderMesh::from_box(&Aabb::new(Vec3::new(-0.5, 0.0, -0.5), Vec3::new(0.5, 1.0, 0.5)))
+        .expect("a unit box is a valid occluder");
+    occluders.insert(CityMeshes::BUILDING, building_box);
+    app.insert_resource(occluders);
 
     let config = CityConfig { blocks: options.blocks, ..CityConfig::default() };
     let build_started = Instant::now();
@@ -107,8 +126,19 @@ fn main() -> ExitCode {
         if runtime::profiling::enabled() { "Tracy on" } else { "off (build with --features profile)" }
     );
     println!(
-        "{:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}",
-        "frame", "height", "objects", "visible", "frustum", "small", "far", "tags±", "frame ms", "xform ms", "visib ms"
+        "{:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}",
+        "frame",
+        "height",
+        "objects",
+        "visible",
+        "frustum",
+        "occluded",
+        "small",
+        "far",
+        "tags±",
+        "frame ms",
+        "xform ms",
+        "visib ms"
     );
 
     let mut frame_ms = Vec::with_capacity(options.frames as usize);
@@ -134,12 +164,13 @@ fn main() -> ExitCode {
             let recent = options.report_every as usize;
             let window = |values: &[f64]| median(&mut values[values.len().saturating_sub(recent)..].to_vec());
             println!(
-                "{:>6} {:>8.1} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9.3} {:>9.3} {:>9.3}",
+                "{:>6} {:>8.1} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9.3} {:>9.3} {:>9.3}",
                 app.frame_index(),
                 height,
                 stats.objects,
                 stats.visible,
                 stats.frustum_rejected,
+                stats.occluded,
                 stats.size_rejected,
                 stats.distance_rejected,
                 stats.tags_inserted + stats.tags_removed,

@@ -60,31 +60,33 @@ impl PoseAnimation {
     }
 }
 
-/// The camera's flight: a loop around the city centre that dives to street level (where
-/// buildings hide most of the city) and climbs to a view over the rooftops.
+/// The camera's flight: along a street through the city, looking around as it goes, diving
+/// to street level (where buildings hide most of the city) and climbing over the rooftops.
 #[derive(Clone, Copy, Debug)]
 pub struct CameraPath {
-    /// Centre of the loop.
-    pub centre: Vec3,
-    /// Radius of the loop, metres.
-    pub radius: f32,
+    /// X of the street's centre line.
+    pub street_x: f32,
+    /// Length of the street; the camera flies from z = 0 to z = `length` and back.
+    pub length: f32,
     /// Lowest and highest eye height, metres.
     pub heights: (f32, f32),
-    /// Seconds per loop.
+    /// Seconds per there-and-back flight.
     pub period: f32,
 }
 
 impl CameraPath {
     /// Where the camera is and what it looks at, `seconds` into the flight.
     pub fn pose_at(&self, seconds: f32) -> Transform {
-        let angle = seconds / self.period.max(1.0) * std::f32::consts::TAU;
-        let climb = 0.5 - 0.5 * (angle * 2.0).cos();
+        let phase = seconds / self.period.max(1.0) * std::f32::consts::TAU;
+        let along = (0.5 - 0.5 * phase.cos()) * self.length;
+        let climb = 0.5 - 0.5 * (phase * 1.5).cos();
         let height = self.heights.0 + (self.heights.1 - self.heights.0) * climb;
-        let eye = self.centre + Vec3::new(angle.cos() * self.radius, height, angle.sin() * self.radius);
-        // Look ahead along the loop, tilted down more the higher the camera is.
-        let ahead = angle + 0.35;
-        let target =
-            self.centre + Vec3::new(ahead.cos() * self.radius * 0.8, height * 0.4, ahead.sin() * self.radius * 0.8);
+        let eye = Vec3::new(self.street_x, height, along);
+        // Look ahead down the street, swinging up to 75 degrees to either side, and further
+        // down the higher the camera is.
+        let yaw = (phase * 2.5).sin() * 75f32.to_radians();
+        let heading = Vec3::new(yaw.sin(), 0.0, yaw.cos());
+        let target = eye + heading * 60.0 - Vec3::Y * (height * 0.5);
         ecs::scene::look_at(eye, target)
     }
 }

@@ -210,8 +210,8 @@ pub fn build_city(world: &mut World, config: &CityConfig) -> City {
     spawn_traffic(world, config, &mut layout, &mut city);
     spawn_pedestrians(world, config, &mut layout, &mut city);
 
-    let centre = Vec3::new(config.extent() * 0.5, 0.0, config.extent() * 0.5);
-    let path = CameraPath { centre, radius: config.extent() * 0.3, heights: (2.0, 140.0), period: 40.0 };
+    let street_x = (config.blocks / 2) as f32 * pitch - config.street_width * 0.5;
+    let path = CameraPath { street_x, length: config.extent(), heights: (1.8, 140.0), period: 40.0 };
     let camera = scene::spawn_camera(world, Camera::default(), path.pose_at(0.0));
     world.insert_one(camera, path).expect("the camera was just spawned");
     city.camera = Some(camera);
