@@ -1,40 +1,13 @@
 //! A steady frame of the occlusion cull (raster, pyramid, batch test) allocates nothing.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use culling::occlusion::{OccluderInstance, OccluderMesh, OccluderMeshes, OcclusionCuller};
 use culling::{words_for, Aabb, AabbSoa};
 use ecs::MeshHandle;
 use glam::{Mat4, Vec3};
-
-/// Counts allocations of every thread (relaxed: read after the work joined).
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards to the system allocator unchanged; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the caller's layout duties pass through unchanged.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
-        // SAFETY: `pointer` came from `alloc` above with this layout.
-        unsafe { System.dealloc(pointer, layout) }
-    }
-
-    unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: as for `dealloc` and `alloc`.
-        unsafe { System.realloc(pointer, layout, size) }
-    }
-}
+use runtime::alloc_counter::{count_allocations, CountingAllocator};
 
 #[global_allocator]
-static COUNTING: Counting = Counting;
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 #[test]
 fn a_steady_frame_allocates_nothing() {
@@ -71,12 +44,12 @@ fn a_steady_frame_allocates_nothing() {
     for _ in 0..3 {
         frame(&mut culler, &mut words);
     }
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
     let mut occluded = 0;
-    for _ in 0..3 {
-        occluded += frame(&mut culler, &mut words);
-    }
-    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
+    let ((), allocations) = count_allocations(|| {
+        for _ in 0..3 {
+            occluded += frame(&mut culler, &mut words);
+        }
+    });
     assert!(occluded > 0, "the buildings hide some boxes");
     assert_eq!(allocations, 0, "steady frames of the occlusion cull allocated {allocations} times");
 }

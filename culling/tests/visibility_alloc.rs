@@ -2,57 +2,24 @@
 //! allocator watches whole frames after warm-up, with a still camera and with a camera that
 //! swings back and forth so `Culled` tags change every frame.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
 use culling::Visibility;
 use ecs::{scene, Camera, Lod, LodLevel, MeshHandle, ShadowCaster, Transform};
 use glam::Vec3;
+use runtime::alloc_counter::{count_allocations, CountingAllocator};
 use runtime::App;
 
-/// Counts allocations while `COUNTING` is on.
-struct Counting;
-
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded unchanged to the system allocator; only a counter is added.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: the caller's layout duties pass straight through.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: as for `alloc` and `dealloc`.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 /// Allocations made by `frames` frames of `app`, each after `before_frame(app, frame)`.
 fn allocations_of(app: &mut App, frames: u64, mut before_frame: impl FnMut(&mut App, u64)) -> usize {
-    ALLOCATIONS.store(0, Ordering::SeqCst);
-    COUNTING.store(true, Ordering::SeqCst);
-    for frame in 0..frames {
-        before_frame(app, frame);
-        app.run_frame();
-    }
-    COUNTING.store(false, Ordering::SeqCst);
-    ALLOCATIONS.load(Ordering::SeqCst)
+    let ((), allocations) = count_allocations(|| {
+        for frame in 0..frames {
+            before_frame(app, frame);
+            app.run_frame();
+        }
+    });
+    allocations
 }
 
 fn aim(app: &mut App, camera: runtime::hecs::Entity, target: Vec3) {

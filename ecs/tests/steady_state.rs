@@ -1,41 +1,13 @@
 //! The ECS frame work allocates nothing once warm: hierarchy propagation and view resolution
 //! reuse their buffers.
 
-use std::alloc::{GlobalAlloc, Layout, System as SystemAllocator};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use ecs::hierarchy::{HierarchyReport, Propagator};
 use ecs::{scene, view, Camera, CameraSelection, Transform, Viewport};
 use glam::Vec3;
-
-/// Counts every allocation made by any thread.
-struct CountingAllocator;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded unchanged to the system allocator, which upholds the
-// GlobalAlloc contract; the counter has no effect on the memory handed out.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the caller's layout duties pass straight through.
-        unsafe { SystemAllocator.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
-        // SAFETY: `pointer` came from `alloc` above with this layout.
-        unsafe { SystemAllocator.dealloc(pointer, layout) }
-    }
-
-    unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the caller's duties for `realloc` pass straight through.
-        unsafe { SystemAllocator.realloc(pointer, layout, new_size) }
-    }
-}
+use runtime::alloc_counter::{count_allocations, CountingAllocator};
 
 #[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 /// Runs the ECS frame work (propagation, view resolution) `frames` times inside one scope of
 /// `pool`, so the calling thread takes part in the pool once rather than per parallel loop.
@@ -66,16 +38,6 @@ fn warm_frames_do_not_allocate() {
     let mut propagator = Propagator::default();
     let mut selection = CameraSelection::default();
     run_frames(&pool, &world, &mut propagator, &mut selection, 3);
-    // Entering the pool from outside may itself allocate (the runtime's guest deque): measure
-    // an empty scope as the baseline, so only the ECS work is counted.
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
-    run_frames(&pool, &world, &mut propagator, &mut selection, 0);
-    let baseline = ALLOCATIONS.load(Ordering::Relaxed) - before;
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
-    run_frames(&pool, &world, &mut propagator, &mut selection, 20);
-    let allocated = ALLOCATIONS.load(Ordering::Relaxed) - before;
-    assert_eq!(
-        allocated, baseline,
-        "20 warm frames of propagation and view resolution must allocate no more than an empty scope"
-    );
+    let ((), allocated) = count_allocations(|| run_frames(&pool, &world, &mut propagator, &mut selection, 20));
+    assert_eq!(allocated, 0, "20 warm frames of propagation and view resolution must not allocate");
 }

@@ -2,44 +2,12 @@
 //! renderer changes the camera, the draw list and one object each frame (driver and layer
 //! allocations are outside Rust's allocator and not counted).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use runtime::alloc_counter::{count_allocations, CountingAllocator};
 use std::sync::Arc;
 
 use render_graph::passes::{self, add_scene_passes, lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, RenderGraph};
-
-/// Counts allocations made while `COUNTING` is set.
-struct CountingAllocator;
-
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call forwards to the system allocator with the same arguments; counting
-// touches only atomics.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: forwarded unchanged; the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged; `pointer` came from `System.alloc` with `layout`.
-        unsafe { System.dealloc(pointer, layout) }
-    }
-
-    unsafe fn realloc(&self, pointer: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: forwarded unchanged; the caller upholds `GlobalAlloc::realloc`'s contract.
-        unsafe { System.realloc(pointer, layout, new_size) }
-    }
-}
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
@@ -81,12 +49,11 @@ fn changing_frames_of_the_standard_passes_allocate_nothing() {
     for frame in 0..4 {
         run_frame(frame);
     }
-    COUNTING.store(true, Ordering::SeqCst);
-    for frame in 4..20 {
-        run_frame(frame);
-    }
-    COUNTING.store(false, Ordering::SeqCst);
-    let allocations = ALLOCATIONS.load(Ordering::SeqCst);
+    let ((), allocations) = count_allocations(|| {
+        for frame in 4..20 {
+            run_frame(frame);
+        }
+    });
     graph.wait_idle().expect("wait");
     let report = lock_scene(&scene).last_upload();
     assert_eq!((report.bytes, report.regions), (passes::OBJECT_RECORD_BYTES, 1), "one moved object per frame");

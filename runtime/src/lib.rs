@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod alloc_counter;
 mod app;
 mod frame;
 pub mod jobs;

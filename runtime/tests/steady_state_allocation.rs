@@ -1,42 +1,14 @@
 //! After warm-up, `parallel_for`, `join` and a frame of the scheduler allocate nothing.
 //! (`Scope::spawn` boxes its closure by design and is not part of this promise.)
 
-use std::alloc::{GlobalAlloc, Layout, System as SystemAllocator};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use runtime::alloc_counter::{count_allocations, CountingAllocator};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use runtime::jobs::JobSystem;
 use runtime::{App, Stage, System};
 
-struct CountingAllocator;
-
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { SystemAllocator.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { SystemAllocator.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
-
-fn count_allocations(body: impl FnOnce()) -> usize {
-    ALLOCATIONS.store(0, Ordering::SeqCst);
-    COUNTING.store(true, Ordering::SeqCst);
-    body();
-    COUNTING.store(false, Ordering::SeqCst);
-    ALLOCATIONS.load(Ordering::SeqCst)
-}
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 struct Counter(u64);
 struct Position(f32);
@@ -83,7 +55,7 @@ fn warm_parallel_loops_and_frames_do_not_allocate() {
     }
     let mutex = parking_lot::Mutex::new(());
     parking_lot::Condvar::new().wait_for(&mut mutex.lock(), std::time::Duration::from_micros(50));
-    let allocations = count_allocations(|| {
+    let ((), allocations) = count_allocations(|| {
         for _ in 0..50 {
             iteration();
         }
