@@ -20,7 +20,7 @@ where
     Participant::with(registry, |participant| join_as(participant, registry, a, b))
 }
 
-fn join_as<A, B, RA, RB>(participant: Participant<'_>, registry: &Registry, a: A, b: B) -> (RA, RB)
+pub(crate) fn join_as<A, B, RA, RB>(participant: Participant<'_>, registry: &Registry, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,
@@ -41,8 +41,13 @@ where
                 break job_b.into_result();
             }
             match local.pop_local() {
-                // Nobody stole it: run it here without touching the latch.
+                // Nobody stole it: run it here without touching the latch. When `a` returned
+                // normally, a panic of `b` may unwind straight through (nothing else is
+                // pending); when `a` panicked, `b`'s panic is caught so `a`'s is the one raised.
                 Some(job) if job == job_b_ref => {
+                    if result_a.is_ok() {
+                        break JobResult::Done(job_b.run_inline());
+                    }
                     break match panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline())) {
                         Ok(value) => JobResult::Done(value),
                         Err(payload) => JobResult::Panicked(payload),

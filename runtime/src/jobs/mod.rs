@@ -188,6 +188,11 @@ where
     RA: Send,
     RB: Send,
 {
+    // Fast path, one thread-local read: a thread taking part in a pool joins in that pool.
+    // SAFETY: a non-null pointer is this thread's own local state, alive while it takes part.
+    if let Some(local) = unsafe { LocalThread::current().as_ref() } {
+        return join::join_as(registry::Participant::Local(local), local.registry(), a, b);
+    }
     with_current(|registry| join::join_in(registry, a, b))
 }
 
