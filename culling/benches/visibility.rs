@@ -87,8 +87,29 @@ fn bench_stage(c: &mut Criterion) {
             stats.visible
         );
         group.bench_function(name, |b| b.iter(|| app.run_frame()));
+        eprintln!("{name}: median wall time per stage: {}", stage_medians(&mut app, 101));
     }
     group.finish();
+}
+
+/// Median wall time of each stage over `frames` frames, formatted for the report.
+fn stage_medians(app: &mut App, frames: usize) -> String {
+    let mut samples: Vec<(&'static str, Vec<f64>)> =
+        app.schedule().stage_seconds().map(|(stage, _)| (stage, Vec::with_capacity(frames))).collect();
+    for _ in 0..frames {
+        app.run_frame();
+        for ((_, times), (_, seconds)) in samples.iter_mut().zip(app.schedule().stage_seconds()) {
+            times.push(seconds);
+        }
+    }
+    samples
+        .into_iter()
+        .map(|(stage, mut times)| {
+            times.sort_by(f64::total_cmp);
+            format!("{stage} {:.3} ms", times[times.len() / 2] * 1e3)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn bench_turning(c: &mut Criterion) {

@@ -158,6 +158,8 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: 
     let mut columns = Columns::of(inputs.world, &segment);
     let mut block = AabbBlock::new();
     let mut local = LocalTotals::default();
+    // With both off (the defaults), the per-survivor loop below has nothing to reject.
+    let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
 
     let mut word_start = range.start;
     while word_start < range.end {
@@ -197,7 +199,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: 
             };
             drawable |= bit;
             let world_box = Aabb { min: center - half, max: center + half };
-            if !(model.is_finite() && world_box.is_finite()) {
+            if !is_finite_object(&model, center, half) {
                 forced |= bit;
             }
             // SAFETY: as above.
@@ -218,7 +220,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: 
         local.frustum_rejected += (drawable & !visible).count_ones() as usize;
 
         // Distance, then screen size, on the finite survivors only.
-        let mut survivors = visible & !forced;
+        let mut survivors = if secondary_culls { visible & !forced } else { 0 };
         while survivors != 0 {
             let offset = survivors.trailing_zeros() as usize;
             survivors &= survivors - 1;
@@ -252,6 +254,16 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: 
         word_start = word_end;
     }
     totals.add(&local);
+}
+
+/// Whether an object's matrix and world box are finite, with a few vector operations instead
+/// of 22 scalar checks: a sum is finite only if every term is (infinities of opposite signs
+/// give NaN), and `x - x` is zero exactly when `x` is finite. A sum of huge finite terms that
+/// overflows reads as non-finite, which only keeps the object: the conservative side.
+#[inline(always)]
+fn is_finite_object(model: &Mat4, center: Vec3, half: Vec3) -> bool {
+    let sum = model.x_axis + model.y_axis + model.z_axis + model.w_axis + (center + half).extend(0.0);
+    (sum - sum).cmpeq(glam::Vec4::ZERO).all()
 }
 
 /// A drawable object's world matrix, world box (centre and half extents) and draw; `None`
