@@ -258,12 +258,12 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: 
 
 /// Whether an object's matrix and world box are finite, with a few vector operations instead
 /// of 22 scalar checks: a sum is finite only if every term is (infinities of opposite signs
-/// give NaN), and `x - x` is zero exactly when `x` is finite. A sum of huge finite terms that
+/// give NaN), and `x * 0` is zero exactly when `x` is finite. A sum of huge finite terms that
 /// overflows reads as non-finite, which only keeps the object: the conservative side.
 #[inline(always)]
 fn is_finite_object(model: &Mat4, center: Vec3, half: Vec3) -> bool {
     let sum = model.x_axis + model.y_axis + model.z_axis + model.w_axis + (center + half).extend(0.0);
-    (sum - sum).cmpeq(glam::Vec4::ZERO).all()
+    (sum * 0.0).cmpeq(glam::Vec4::ZERO).all()
 }
 
 /// A drawable object's world matrix, world box (centre and half extents) and draw; `None`
