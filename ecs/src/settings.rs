@@ -31,6 +31,10 @@ pub struct RenderSettings {
     pub frustum_culling: bool,
     /// Whether objects hidden behind others are culled (Hi-Z occlusion). Default on.
     pub occlusion_culling: bool,
+    /// Size of the CPU occlusion depth buffer in pixels, `[width, height]`: larger hides more
+    /// small objects and costs more raster time. The width is rounded up to a multiple of 8;
+    /// a size the culler cannot use falls back to the default (256 x 128).
+    pub occlusion_buffer: [u32; 2],
 }
 
 impl Default for RenderSettings {
@@ -41,6 +45,7 @@ impl Default for RenderSettings {
             lod_bias: 1.0,
             frustum_culling: true,
             occlusion_culling: true,
+            occlusion_buffer: [256, 128],
         }
     }
 }

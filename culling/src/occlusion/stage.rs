@@ -41,10 +41,32 @@ pub(crate) struct OcclusionPass {
 }
 
 impl OcclusionPass {
+    /// Makes the depth buffer `[width, height]` (width rounded up to a multiple of 8); keeps
+    /// the current one when the size is unchanged, and the default when the size is unusable.
+    fn resize(&mut self, [width, height]: [u32; 2]) {
+        let width = (width as usize).div_ceil(8) * 8;
+        let height = height as usize;
+        if (width, height) == (self.culler.width(), self.culler.height()) {
+            return;
+        }
+        if let Ok(culler) = OcclusionCuller::new(width, height) {
+            self.culler = culler;
+        } else if (self.culler.width(), self.culler.height()) != (super::DEFAULT_WIDTH, super::DEFAULT_HEIGHT) {
+            self.culler = OcclusionCuller::default();
+        }
+    }
+
     /// Occludes survivors of `visibility` (see the module docs). With `enabled` false, no
     /// `meshes` or no view, it only clears the occluded words.
-    pub(crate) fn run(&mut self, visibility: &mut Visibility, meshes: Option<&OccluderMeshes>, enabled: bool) {
+    pub(crate) fn run(
+        &mut self,
+        visibility: &mut Visibility,
+        meshes: Option<&OccluderMeshes>,
+        enabled: bool,
+        buffer: [u32; 2],
+    ) {
         runtime::profile_zone!("visibility occlusion");
+        self.resize(buffer);
         let words = visibility.bits.words().len();
         visibility.occluded.clear();
         visibility.occluded.resize(words, 0);
@@ -108,5 +130,25 @@ pub(crate) fn occluded_tagged<'p>(
 fn set_range(words: &mut [u64], start: usize, end: usize) {
     for index in start..end {
         words[index / BITS_PER_WORD] |= 1 << (index % BITS_PER_WORD);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffer_follows_the_settings_and_bad_sizes_fall_back_to_the_default() {
+        let mut pass = OcclusionPass::default();
+        pass.resize([512, 256]);
+        assert_eq!((pass.culler.width(), pass.culler.height()), (512, 256));
+        pass.resize([100, 50]);
+        assert_eq!((pass.culler.width(), pass.culler.height()), (104, 50), "width rounds up to a multiple of 8");
+        pass.resize([0, 0]);
+        assert_eq!(
+            (pass.culler.width(), pass.culler.height()),
+            (super::super::DEFAULT_WIDTH, super::super::DEFAULT_HEIGHT),
+            "an unusable size falls back to the default"
+        );
     }
 }

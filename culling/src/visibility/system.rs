@@ -175,7 +175,7 @@ fn run_visibility(
     // `OccluderMeshes` resource is present (see `crate::occlusion::stage`).
     {
         let meshes = ctx.try_resource::<OccluderMeshes>();
-        occlusion.run(visibility, meshes.as_deref(), settings.occlusion_culling && trusted);
+        occlusion.run(visibility, meshes.as_deref(), settings.occlusion_culling && trusted, settings.occlusion_buffer);
     }
 
     gather(visibility);
