@@ -4,7 +4,7 @@ use culling::occlusion::{OccluderInstance, OccluderMesh, OccluderMeshes, Occlusi
 use culling::{words_for, Aabb, AabbSoa};
 use ecs::MeshHandle;
 use glam::{Mat4, Vec3};
-use runtime::alloc_counter::{count_allocations, CountingAllocator};
+use runtime::alloc_counter::{count_allocations, settle_threads, CountingAllocator};
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
@@ -45,6 +45,7 @@ fn a_steady_frame_allocates_nothing() {
         frame(&mut culler, &mut words);
     }
     let mut occluded = 0;
+    settle_threads();
     let ((), allocations) = count_allocations(|| {
         for _ in 0..3 {
             occluded += frame(&mut culler, &mut words);

@@ -5,7 +5,7 @@
 use culling::Visibility;
 use ecs::{scene, Camera, Lod, LodLevel, MeshHandle, ShadowCaster, Transform};
 use glam::Vec3;
-use runtime::alloc_counter::{count_allocations, CountingAllocator};
+use runtime::alloc_counter::{count_allocations, settle_threads, CountingAllocator};
 use runtime::App;
 
 #[global_allocator]
@@ -13,6 +13,7 @@ static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 /// Allocations made by `frames` frames of `app`, each after `before_frame(app, frame)`.
 fn allocations_of(app: &mut App, frames: u64, mut before_frame: impl FnMut(&mut App, u64)) -> usize {
+    settle_threads();
     let ((), allocations) = count_allocations(|| {
         for frame in 0..frames {
             before_frame(app, frame);

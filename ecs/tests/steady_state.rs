@@ -4,7 +4,7 @@
 use ecs::hierarchy::{HierarchyReport, Propagator};
 use ecs::{scene, view, Camera, CameraSelection, Transform, Viewport};
 use glam::Vec3;
-use runtime::alloc_counter::{count_allocations, CountingAllocator};
+use runtime::alloc_counter::{count_allocations, settle_threads, CountingAllocator};
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
@@ -38,6 +38,7 @@ fn warm_frames_do_not_allocate() {
     let mut propagator = Propagator::default();
     let mut selection = CameraSelection::default();
     run_frames(&pool, &world, &mut propagator, &mut selection, 3);
+    settle_threads();
     let ((), allocated) = count_allocations(|| run_frames(&pool, &world, &mut propagator, &mut selection, 20));
     assert_eq!(allocated, 0, "20 warm frames of propagation and view resolution must not allocate");
 }

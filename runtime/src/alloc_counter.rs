@@ -77,3 +77,16 @@ pub fn count_allocations<R>(body: impl FnOnce() -> R) -> (R, usize) {
     COUNTING.store(false, Ordering::SeqCst);
     (result, ALLOCATIONS.load(Ordering::SeqCst))
 }
+
+/// Lets every thread that will run during a count allocate its one-time parking state first.
+///
+/// parking_lot allocates a thread's parking data, and may grow its global table, the first time
+/// that thread blocks. A worker that first sleeps inside [`count_allocations`] would show up
+/// as an allocation of the code under test. This sleeps long enough for idle workers to park
+/// (they spin for microseconds first) and parks the calling thread once. Call it after the
+/// warm-up frames, right before counting.
+pub fn settle_threads() {
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let mutex = parking_lot::Mutex::new(());
+    parking_lot::Condvar::new().wait_for(&mut mutex.lock(), std::time::Duration::from_micros(50));
+}

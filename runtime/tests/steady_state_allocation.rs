@@ -1,7 +1,7 @@
 //! After warm-up, `parallel_for`, `join` and a frame of the scheduler allocate nothing.
 //! (`Scope::spawn` boxes its closure by design and is not part of this promise.)
 
-use runtime::alloc_counter::{count_allocations, CountingAllocator};
+use runtime::alloc_counter::{count_allocations, settle_threads, CountingAllocator};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use runtime::jobs::JobSystem;
@@ -47,14 +47,10 @@ fn warm_parallel_loops_and_frames_do_not_allocate() {
         assert_eq!(left + right, 3);
         app.run_frame();
     };
-    // Warm-up. parking_lot allocates its per-thread data and grows its global table the
-    // first time each thread parks: make every thread (this one and the idle workers) park once.
     for _ in 0..10 {
         iteration();
-        std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    let mutex = parking_lot::Mutex::new(());
-    parking_lot::Condvar::new().wait_for(&mut mutex.lock(), std::time::Duration::from_micros(50));
+    settle_threads();
     let ((), allocations) = count_allocations(|| {
         for _ in 0..50 {
             iteration();

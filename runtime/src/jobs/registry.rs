@@ -264,6 +264,14 @@ impl<'a> Participant<'a> {
         let Some((slot_index, deque)) = registry.claim_guest_slot() else {
             return body(Participant::Outside(registry));
         };
+        // A thread's first steal registers it with crossbeam's epoch collector (a one-time
+        // allocation): do it on the thread's first visit, not inside some later frame.
+        thread_local! {
+            static REGISTERED: Cell<bool> = const { Cell::new(false) };
+        }
+        if !REGISTERED.with(|registered| registered.replace(true)) {
+            let _ = deque.stealer().steal();
+        }
         /// Hands the deque back and restores the thread's previous role, also on unwind.
         struct Leave {
             guest: Option<LocalThread>,
@@ -358,10 +366,23 @@ fn idle_back_off(round: u32) {
     }
 }
 
+/// Makes a new worker do its one-time allocations now rather than inside the first frame that
+/// needs them: crossbeam registers a thread with its epoch collector on its first steal, and
+/// parking_lot allocates a thread's parking data on its first sleep. Steady-state frames then
+/// allocate nothing (see `tests/steady_state_allocation.rs`).
+fn warm_thread_state(local: &LocalThread) {
+    // Stealing from our own, empty deque registers this thread with the epoch collector.
+    let _ = local.deque.stealer().steal();
+    // A one-nanosecond timed wait parks the thread once.
+    let mutex = parking_lot::Mutex::new(());
+    parking_lot::Condvar::new().wait_for(&mut mutex.lock(), std::time::Duration::from_nanos(1));
+}
+
 /// A worker's life: find work, run it, spin a little, sleep; exit on terminate.
 fn worker_main(local: LocalThread) {
     LOCAL_THREAD.with(|cell| cell.set(&local));
     crate::profiling::name_current_thread();
+    warm_thread_state(&local);
     let registry = Arc::clone(&local.registry);
     let mut idle_rounds = 0;
     loop {
