@@ -4,7 +4,9 @@
 //! Everything is deterministic for a given [`CityConfig`], so two runs see the same frames.
 
 mod motion;
+mod render;
 mod scene;
 
 pub use motion::{camera_path_system, install as install_motion, CameraPath, PoseAnimation, Traffic};
+pub use render::{CityRenderer, RenderCheck, RenderError};
 pub use scene::{build_city, City, CityConfig, CityMeshes};

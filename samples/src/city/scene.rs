@@ -64,6 +64,24 @@ impl CityMeshes {
     pub const PEDESTRIAN: MeshHandle = MeshHandle(9);
     /// The ground.
     pub const GROUND: MeshHandle = MeshHandle(10);
+
+    /// The local box of each of the city's meshes (the ground's depends on the city's size
+    /// and is not listed). One table, used by the scene builder and the renderer.
+    pub fn local_bounds(mesh: MeshHandle) -> Option<Aabb> {
+        let (min, max) = match mesh {
+            CityMeshes::BUILDING => (Vec3::new(-0.5, 0.0, -0.5), Vec3::new(0.5, 1.0, 0.5)),
+            CityMeshes::LAMP => (Vec3::new(-0.15, 0.0, -0.15), Vec3::new(0.15, 4.5, 0.15)),
+            CityMeshes::BENCH => (Vec3::new(-0.9, 0.0, -0.3), Vec3::new(0.9, 0.9, 0.3)),
+            CityMeshes::TREE_HIGH | CityMeshes::TREE_MEDIUM | CityMeshes::TREE_LOW => {
+                (Vec3::new(-2.0, 0.0, -2.0), Vec3::new(2.0, 7.0, 2.0))
+            }
+            CityMeshes::CAR => (Vec3::new(-1.0, 0.3, -2.2), Vec3::new(1.0, 1.6, 2.2)),
+            CityMeshes::WHEEL => (Vec3::new(-0.15, -0.35, -0.35), Vec3::new(0.15, 0.35, 0.35)),
+            CityMeshes::PEDESTRIAN => (Vec3::new(-0.3, 0.0, -0.2), Vec3::new(0.3, 1.8, 0.2)),
+            _ => return None,
+        };
+        Some(Aabb::new(min, max))
+    }
 }
 
 /// What [`build_city`] spawned.
@@ -107,6 +125,12 @@ fn mesh(handle: MeshHandle, material: u32, min: Vec3, max: Vec3) -> Mesh {
     Mesh::new(handle, MaterialHandle(material), Aabb::new(min, max))
 }
 
+/// One of the city's meshes, with its box from [`CityMeshes::local_bounds`].
+fn city_mesh(handle: MeshHandle, material: u32) -> Mesh {
+    let bounds = CityMeshes::local_bounds(handle).expect("every city mesh but the ground has a box in the table");
+    Mesh::new(handle, MaterialHandle(material), bounds)
+}
+
 /// Spawns the city into `world`.
 pub fn build_city(world: &mut World, config: &CityConfig) -> City {
     let mut layout = Layout::new(config.seed);
@@ -131,10 +155,10 @@ pub fn build_city(world: &mut World, config: &CityConfig) -> City {
     );
     city.mesh_entities += 1;
 
-    let building = mesh(CityMeshes::BUILDING, 1, Vec3::new(-0.5, 0.0, -0.5), Vec3::new(0.5, 1.0, 0.5));
-    let lamp = mesh(CityMeshes::LAMP, 2, Vec3::new(-0.15, 0.0, -0.15), Vec3::new(0.15, 4.5, 0.15));
-    let bench = mesh(CityMeshes::BENCH, 3, Vec3::new(-0.9, 0.0, -0.3), Vec3::new(0.9, 0.9, 0.3));
-    let tree = mesh(CityMeshes::TREE_HIGH, 4, Vec3::new(-2.0, 0.0, -2.0), Vec3::new(2.0, 7.0, 2.0));
+    let building = city_mesh(CityMeshes::BUILDING, 1);
+    let lamp = city_mesh(CityMeshes::LAMP, 2);
+    let bench = city_mesh(CityMeshes::BENCH, 3);
+    let tree = city_mesh(CityMeshes::TREE_HIGH, 4);
     let tree_lod = Lod {
         levels: vec![
             LodLevel { mesh: CityMeshes::TREE_HIGH, max_distance: 40.0 },
@@ -220,8 +244,8 @@ pub fn build_city(world: &mut World, config: &CityConfig) -> City {
 
 /// Two cars per street segment, each a body with four wheels parented to it.
 fn spawn_traffic(world: &mut World, config: &CityConfig, layout: &mut Layout, city: &mut City) {
-    let body = mesh(CityMeshes::CAR, 5, Vec3::new(-1.0, 0.3, -2.2), Vec3::new(1.0, 1.6, 2.2));
-    let wheel = mesh(CityMeshes::WHEEL, 6, Vec3::new(-0.15, -0.35, -0.35), Vec3::new(0.15, 0.35, 0.35));
+    let body = city_mesh(CityMeshes::CAR, 5);
+    let wheel = city_mesh(CityMeshes::WHEEL, 6);
     let wheel_offsets = [
         Vec3::new(-1.0, 0.35, -1.4),
         Vec3::new(1.0, 0.35, -1.4),
@@ -252,7 +276,7 @@ fn spawn_traffic(world: &mut World, config: &CityConfig, layout: &mut Layout, ci
 
 /// Pedestrians on the sidewalks, skinned: their pose box grows when they raise an arm.
 fn spawn_pedestrians(world: &mut World, config: &CityConfig, layout: &mut Layout, city: &mut City) {
-    let mut body = mesh(CityMeshes::PEDESTRIAN, 7, Vec3::new(-0.3, 0.0, -0.2), Vec3::new(0.3, 1.8, 0.2));
+    let mut body = city_mesh(CityMeshes::PEDESTRIAN, 7);
     body.skin_radius = 0.12;
     let pitch = config.pitch();
     for block_x in 0..config.blocks {
