@@ -60,20 +60,9 @@ impl Kernel {
         words: &mut [u64],
         grain: usize,
     ) -> CullStats {
-        let totals = SharedStats::default();
-        let grain_words = grain.div_ceil(BITS_PER_WORD).max(1);
-        let count = spheres.len();
-        assert_eq!(
-            words.len(),
-            count.div_ceil(BITS_PER_WORD),
-            "{count} objects need {} visibility words",
-            count.div_ceil(BITS_PER_WORD)
-        );
-        pool.parallel_for_chunks(words, grain_words, |first_word, chunk| {
-            let range = objects_of(first_word, chunk.len(), count);
-            totals.add(self.cull_spheres(frustum, spheres.sub(range), chunk));
-        });
-        totals.total()
+        split_words(pool, spheres.len(), words, grain, |range, chunk| {
+            self.cull_spheres(frustum, spheres.sub(range), chunk)
+        })
     }
 
     /// [`Kernel::cull_aabbs`] split over `pool`; as [`Kernel::cull_spheres_parallel`].
@@ -88,21 +77,34 @@ impl Kernel {
         words: &mut [u64],
         grain: usize,
     ) -> CullStats {
-        let totals = SharedStats::default();
-        let grain_words = grain.div_ceil(BITS_PER_WORD).max(1);
-        let count = boxes.len();
-        assert_eq!(
-            words.len(),
-            count.div_ceil(BITS_PER_WORD),
-            "{count} objects need {} visibility words",
-            count.div_ceil(BITS_PER_WORD)
-        );
-        pool.parallel_for_chunks(words, grain_words, |first_word, chunk| {
-            let range = objects_of(first_word, chunk.len(), count);
-            totals.add(self.cull_aabbs(frustum, boxes.sub(range), chunk));
-        });
-        totals.total()
+        split_words(pool, boxes.len(), words, grain, |range, chunk| self.cull_aabbs(frustum, boxes.sub(range), chunk))
     }
+}
+
+/// Runs `cull(objects, words)` over `pool` on disjoint whole-word chunks of about `grain`
+/// objects covering `count` objects, and sums the statistics.
+///
+/// # Panics
+/// When `words.len() != count.div_ceil(64)`.
+fn split_words(
+    pool: &JobSystem,
+    count: usize,
+    words: &mut [u64],
+    grain: usize,
+    cull: impl Fn(std::ops::Range<usize>, &mut [u64]) -> CullStats + Sync + Send,
+) -> CullStats {
+    assert_eq!(
+        words.len(),
+        count.div_ceil(BITS_PER_WORD),
+        "{count} objects need {} visibility words",
+        count.div_ceil(BITS_PER_WORD)
+    );
+    let totals = SharedStats::default();
+    let grain_words = grain.div_ceil(BITS_PER_WORD).max(1);
+    pool.parallel_for_chunks(words, grain_words, |first_word, chunk| {
+        totals.add(cull(objects_of(first_word, chunk.len(), count), chunk));
+    });
+    totals.total()
 }
 
 #[cfg(test)]

@@ -63,15 +63,7 @@ impl MemoryBlock {
 
     /// Makes device writes visible to the host for non-coherent memory (after a fence wait).
     pub fn invalidate(&self) -> Result<()> {
-        let allocation = self.allocation();
-        if allocation.memory_properties().contains(vk::MemoryPropertyFlags::HOST_COHERENT) {
-            return Ok(());
-        }
-        let atom = self.device.capabilities().non_coherent_atom_size;
-        let start = allocation.offset() / atom * atom;
-        let end = (allocation.offset() + allocation.size()).div_ceil(atom) * atom;
-        let (memory, _) = self.memory_and_offset();
-        let range = vk::MappedMemoryRange::default().memory(memory).offset(start).size(end - start);
+        let Some(range) = self.non_coherent_range() else { return Ok(()) };
         // SAFETY: the range lies in mapped memory (rounded to the atom size, which the
         // allocator's block alignment covers).
         unsafe { self.device.raw().invalidate_mapped_memory_ranges(&[range]) }
@@ -80,18 +72,24 @@ impl MemoryBlock {
 
     /// Makes host writes visible to the device for non-coherent memory (before a submit).
     pub fn flush(&self) -> Result<()> {
+        let Some(range) = self.non_coherent_range() else { return Ok(()) };
+        // SAFETY: as in `invalidate`.
+        unsafe { self.device.raw().flush_mapped_memory_ranges(&[range]) }
+            .map_err(GraphError::vulkan("vkFlushMappedMemoryRanges"))
+    }
+
+    /// The whole allocation as a mapped range rounded out to the non-coherent atom size, or
+    /// `None` for coherent memory, which needs no flush or invalidate.
+    fn non_coherent_range(&self) -> Option<vk::MappedMemoryRange<'static>> {
         let allocation = self.allocation();
         if allocation.memory_properties().contains(vk::MemoryPropertyFlags::HOST_COHERENT) {
-            return Ok(());
+            return None;
         }
         let atom = self.device.capabilities().non_coherent_atom_size;
         let start = allocation.offset() / atom * atom;
         let end = (allocation.offset() + allocation.size()).div_ceil(atom) * atom;
         let (memory, _) = self.memory_and_offset();
-        let range = vk::MappedMemoryRange::default().memory(memory).offset(start).size(end - start);
-        // SAFETY: as in `invalidate`.
-        unsafe { self.device.raw().flush_mapped_memory_ranges(&[range]) }
-            .map_err(GraphError::vulkan("vkFlushMappedMemoryRanges"))
+        Some(vk::MappedMemoryRange::default().memory(memory).offset(start).size(end - start))
     }
 }
 
