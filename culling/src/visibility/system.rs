@@ -188,6 +188,7 @@ fn run_visibility(
     visibility.stats.tag_seconds = started.elapsed().as_secs_f64();
     runtime::profile_plot!("objects", objects as f64);
     runtime::profile_plot!("visible", visibility.stats.visible as f64);
+    runtime::profile_plot!("occluded", visibility.stats.occluded as f64);
 }
 
 /// The serial gather: `visible` in storage order, then `scene` with the casters first.
