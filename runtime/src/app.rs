@@ -221,6 +221,11 @@ impl App {
     }
 
     /// Runs one frame: every stage in order, then clears the frame context.
+    ///
+    /// A panic in a system reaches the caller once the frame's other running systems have
+    /// finished; the frame still ends (its frame values are cleared, its index is used up),
+    /// and the app can run the next frame. The panicking stage's command buffers are applied
+    /// with the next stage that ends.
     pub fn run_frame(&mut self) {
         let now = Instant::now();
         let measured = self.last_frame_start.map_or(0.0, |last| now.duration_since(last).as_secs_f32());
@@ -238,13 +243,20 @@ impl App {
             Jobs::Global => JobSystem::global(),
             Jobs::Owned(pool) => pool,
         };
-        {
+        let outcome = {
             crate::profile_zone!("frame");
-            pool.install(|| schedule.run(world, resources, frame, time, *world_epoch));
-        }
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                pool.install(|| schedule.run(world, resources, frame, time, *world_epoch))
+            }))
+        };
+        // A frame that panicked still ends: its frame values are cleared and its index is
+        // used up, so the next frame neither sees stale values nor replays the same index.
         frame.end_frame();
         crate::profiling::frame_mark();
         self.time = FrameTime { frame_index: frame_index + 1, ..time };
+        if let Err(payload) = outcome {
+            std::panic::resume_unwind(payload);
+        }
     }
 
     /// Runs `count` frames headless.

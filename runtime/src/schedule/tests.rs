@@ -276,3 +276,35 @@ fn exclusive_world_system_runs_alone_between_batches_and_changes_the_world_at_on
     app.run_frame();
     assert_eq!(seen_after.load(Ordering::SeqCst), 1, "a later system of the same stage sees the direct insert");
 }
+
+#[test]
+fn a_panicking_system_reaches_the_caller_and_the_app_keeps_running() {
+    let mut app = App::with_threads(2);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&runs);
+    app.add_system(
+        Stage::Input,
+        System::new("counter", move |_| {
+            counted.fetch_add(1, Ordering::SeqCst);
+        }),
+    );
+    app.add_system(
+        Stage::Input,
+        System::new("fails on frame 1", |ctx| {
+            if ctx.time.frame_index == 1 {
+                panic!("system failed on purpose");
+            }
+        }),
+    );
+    app.run_frame();
+    app.frame_context_mut().insert(7u32);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| app.run_frame()));
+    assert!(app.frame_context().get::<u32>().is_none(), "the failed frame's values are cleared");
+    let payload = outcome.expect_err("the system's panic reaches the caller of run_frame");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"system failed on purpose"));
+    // The failed frame still ended; the next frames run normally on the same pool.
+    assert_eq!(app.frame_index(), 2, "the failed frame used up its index");
+    app.run_frames(3);
+    assert_eq!(runs.load(Ordering::SeqCst), 5, "the counter ran in every frame, the failed one included");
+    assert_eq!(app.frame_index(), 5);
+}
