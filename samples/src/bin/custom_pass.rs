@@ -7,8 +7,8 @@
 //!    it creates, named `pattern`.
 //! 2. `InvertPass` (graphics): samples `pattern` in a full-screen triangle and draws its
 //!    complement into the color attachment `color`.
-//! 3. `ReadbackPass` (transfer): copies `color` into a host-visible buffer the program
-//!    imported as `readback`.
+//! 3. The engine's `passes::ReadbackPass` (transfer): copies `color` into a host-visible
+//!    buffer the program imported as `readback`.
 //!
 //! Each pass declares in `register` what it creates and how it accesses each resource; the
 //! graph orders the passes, inserts every barrier and layout transition, and allocates the
@@ -22,10 +22,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use render_graph::device::{DeviceConfig, GpuDevice};
+use render_graph::passes::{self, ReadbackPass};
 use render_graph::vk;
 use render_graph::{
-    Access, AttachmentLoad, Binding, BindingKind, BufferHandle, ComputePipeline, ExecuteContext, GraphicsPipeline,
-    GraphicsPipelineDesc, ImageDesc, ImageHandle, ImageSize, Pass, ReadbackBuffer, Registry, RenderGraph, ShaderStage,
+    AttachmentLoad, Binding, BindingKind, ComputePipeline, ExecuteContext, GraphicsPipeline, GraphicsPipelineDesc,
+    ImageDesc, ImageHandle, ImageSize, Pass, Registry, RenderGraph, ShaderStage,
 };
 
 const WIDTH: u32 = 256;
@@ -84,51 +85,6 @@ impl Pass for InvertPass {
     }
 }
 
-/// A transfer pass writing an imported buffer; writing an import makes it run.
-struct ReadbackPass {
-    color: Option<ImageHandle>,
-    target: Option<BufferHandle>,
-}
-
-impl Pass for ReadbackPass {
-    fn name(&self) -> &str {
-        "readback"
-    }
-
-    fn register(&mut self, registry: &mut Registry) {
-        let color = registry.image("color");
-        self.color = Some(registry.access_image(color, Access::TransferRead));
-        let target = registry.buffer("readback");
-        self.target = Some(registry.access_buffer(target, Access::TransferWrite));
-    }
-
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        let color_handle = self.color.expect("register ran");
-        let color = context.image(color_handle);
-        let target = context.buffer(self.target.expect("register ran"));
-        let region = vk::BufferImageCopy::default()
-            .image_subresource(vk::ImageSubresourceLayers {
-                aspect_mask: vk::ImageAspectFlags::COLOR,
-                mip_level: 0,
-                base_array_layer: 0,
-                layer_count: 1,
-            })
-            .image_extent(vk::Extent3D { width: color.extent.width, height: color.extent.height, depth: 1 });
-        let layout = context.image_layout(color_handle);
-        // SAFETY: recording; the graph put `color` in TRANSFER_SRC_OPTIMAL and made the
-        // buffer writable by the transfer stage, as both accesses were declared.
-        unsafe {
-            context.device().cmd_copy_image_to_buffer(
-                context.command_buffer(),
-                color.image,
-                layout,
-                target.buffer,
-                &[region],
-            )
-        };
-    }
-}
-
 fn run(output: &PathBuf) -> Result<(), Box<dyn std::error::Error>> {
     let device = Arc::new(GpuDevice::new(&DeviceConfig { app_name: "custom_pass".into(), ..DeviceConfig::default() })?);
     let capabilities = device.capabilities();
@@ -153,13 +109,15 @@ fn run(output: &PathBuf) -> Result<(), Box<dyn std::error::Error>> {
             cull_mode: vk::CullModeFlags::NONE,
         },
     )?;
-    let readback = ReadbackBuffer::new(&device, "readback", u64::from(WIDTH * HEIGHT * 4))?;
+    let extent = vk::Extent2D { width: WIDTH, height: HEIGHT };
+    let readback = passes::image_readback_buffer(&device, "readback", extent)?;
 
-    let mut graph = RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: WIDTH, height: HEIGHT })?;
+    let mut graph = RenderGraph::new(Arc::clone(&device), extent)?;
     graph.import_buffer("readback", readback.shared());
     graph.add_pass(PatternPass { pipeline: pattern, target: None });
     graph.add_pass(InvertPass { pipeline: invert, source: None });
-    graph.add_pass(ReadbackPass { color: None, target: None });
+    // The third pass is the engine's own: writing an imported buffer makes it run.
+    graph.add_pass(ReadbackPass::with_names("color", "readback"));
     graph.execute_frame()?;
     graph.wait_idle()?;
 
