@@ -11,24 +11,11 @@ use culling::{words_for, Aabb, AabbSoa, Frustum, Kernel, Sphere, SphereSoa, DEFA
 use glam::{Mat4, Vec3};
 use runtime::JobSystem;
 
+mod support;
+use support::Random;
+
 /// Objects per benchmark.
 const OBJECTS: usize = 1_000_000;
-
-/// Deterministic xorshift numbers in [0, 1).
-struct Random(u64);
-
-impl Random {
-    fn unit(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn range(&mut self, low: f32, high: f32) -> f32 {
-        low + (high - low) * self.unit()
-    }
-}
 
 /// A camera at the origin looking down -z through a 70° infinite reversed-Z projection; a
 /// city-like spread of objects around it, about a fifth of them in view.

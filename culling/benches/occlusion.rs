@@ -20,26 +20,13 @@ use ecs::MeshHandle;
 use glam::{Mat4, Vec3};
 use runtime::JobSystem;
 
+mod support;
+use support::Random;
+
 /// Occluders (buildings).
 const BUILDINGS: usize = 1_000;
 /// Occludees.
 const OBJECTS: usize = 100_000;
-
-/// Deterministic xorshift numbers in [0, 1).
-struct Random(u64);
-
-impl Random {
-    fn unit(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn range(&mut self, low: f32, high: f32) -> f32 {
-        low + (high - low) * self.unit()
-    }
-}
 
 struct City {
     view_projection: Mat4,
