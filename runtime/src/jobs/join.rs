@@ -5,7 +5,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
 use super::job::{JobResult, StackJob};
-use super::registry::{Participant, Registry};
+use super::registry::{self, LocalThread, Registry};
 
 /// Runs `a` and `b`, possibly in parallel, and returns both results. The calling thread runs
 /// `a` itself and runs other jobs while it waits for `b`. A panic in either is re-raised here
@@ -17,54 +17,50 @@ where
     RA: Send,
     RB: Send,
 {
-    Participant::with(registry, |participant| join_as(participant, registry, a, b))
+    registry::with_local(registry, |local| join_as(local, a, b))
 }
 
-pub(crate) fn join_as<A, B, RA, RB>(participant: Participant<'_>, registry: &Registry, a: A, b: B) -> (RA, RB)
+/// `join` by a thread that already takes part in the pool through `local`.
+pub(crate) fn join_as<A, B, RA, RB>(local: &LocalThread, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,
     RA: Send,
     RB: Send,
 {
+    let registry: &Registry = local.registry();
     let job_b = StackJob::new(b, &registry.sleep);
     // SAFETY: this function does not return before `job_b`'s latch is set or the job has been
     // taken back and run inline, so the job outlives every use of the reference.
     let job_b_ref = unsafe { job_b.as_job_ref() };
-    participant.push(job_b_ref);
+    local.push(job_b_ref);
 
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
 
-    let result_b = match participant {
-        Participant::Local(local) => loop {
-            if job_b.latch.probe() {
+    let result_b = loop {
+        if job_b.latch.probe() {
+            break job_b.into_result();
+        }
+        match local.pop_local() {
+            // Nobody stole it: run it here without touching the latch. When `a` returned
+            // normally, a panic of `b` may unwind straight through (nothing else is
+            // pending); when `a` panicked, `b`'s panic is caught so `a`'s is the one raised.
+            Some(job) if job == job_b_ref => {
+                if result_a.is_ok() {
+                    break JobResult::Done(job_b.run_inline());
+                }
+                break match panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline())) {
+                    Ok(value) => JobResult::Done(value),
+                    Err(payload) => JobResult::Panicked(payload),
+                };
+            }
+            // An older job of an enclosing join: run it, it had to run anyway.
+            // SAFETY: popped from the deque, so it runs exactly once and is still live.
+            Some(job) => unsafe { job.execute() },
+            None => {
+                local.wait_until(&job_b.latch);
                 break job_b.into_result();
             }
-            match local.pop_local() {
-                // Nobody stole it: run it here without touching the latch. When `a` returned
-                // normally, a panic of `b` may unwind straight through (nothing else is
-                // pending); when `a` panicked, `b`'s panic is caught so `a`'s is the one raised.
-                Some(job) if job == job_b_ref => {
-                    if result_a.is_ok() {
-                        break JobResult::Done(job_b.run_inline());
-                    }
-                    break match panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline())) {
-                        Ok(value) => JobResult::Done(value),
-                        Err(payload) => JobResult::Panicked(payload),
-                    };
-                }
-                // An older job of an enclosing join: run it, it had to run anyway.
-                // SAFETY: popped from the deque, so it runs exactly once and is still live.
-                Some(job) => unsafe { job.execute() },
-                None => {
-                    participant.wait_until(&job_b.latch);
-                    break job_b.into_result();
-                }
-            }
-        },
-        Participant::Outside(_) => {
-            participant.wait_until(&job_b.latch);
-            job_b.into_result()
         }
     };
 

@@ -1,18 +1,18 @@
 //! Latches: one-shot flags a thread waits on while it runs other jobs.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use super::sync::{AtomicBool, AtomicUsize, Ordering};
 
 /// A one-shot flag: unset until the job it guards finishes.
 ///
 /// Setting it never wakes anybody by itself; the setter calls
-/// [`Sleep::wake_all`](super::sleep::Sleep::wake_all) afterwards when a waiter may be asleep
-/// (see `README.md`, "Waiting on a latch").
+/// [`Sleep::notify_latch_set`](super::sleep::Sleep::notify_latch_set) afterwards, which wakes
+/// a waiter that may be asleep (see `README.md`, "Why no wake-up is lost").
 pub(crate) struct Latch {
     set: AtomicBool,
 }
 
 impl Latch {
-    pub(crate) const fn new() -> Latch {
+    pub(crate) fn new() -> Latch {
         Latch { set: AtomicBool::new(false) }
     }
 
@@ -40,7 +40,7 @@ pub(crate) struct CountLatch {
 
 impl CountLatch {
     /// Starts at one: the scope body itself counts as a job until it returns.
-    pub(crate) const fn new() -> CountLatch {
+    pub(crate) fn new() -> CountLatch {
         CountLatch { pending: AtomicUsize::new(1), latch: Latch::new() }
     }
 

@@ -7,8 +7,13 @@
 //! panic is re-raised in the caller; the pool stays usable.
 //!
 //! The free functions ([`scope`], [`join`], [`parallel_for`], …) use the *current* pool: the one
-//! whose worker is calling, else the one entered by [`JobSystem::install`], else
+//! the calling thread takes part in (as a worker, or inside any `scope`/`join`/`parallel_for`
+//! body or job of that pool), else the one entered by [`JobSystem::install`], else
 //! [`JobSystem::global`].
+//!
+//! Any number of threads may call into one pool at once; a body may block on work it spawned as
+//! long as some thread of the pool is free to run it. `README.md` in this folder states these
+//! guarantees precisely and how the model checker (loom) and the stress tests prove them.
 //!
 //! ```
 //! use runtime::jobs;
@@ -22,17 +27,18 @@
 //! assert_eq!(squares[100], 10_000);
 //! ```
 
+mod barrier;
 mod job;
 mod join;
 mod latch;
 mod registry;
 mod scope;
 mod sleep;
+mod sync;
 
 use std::cell::Cell;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
-use std::thread::JoinHandle;
 
 use registry::{LocalThread, Registry};
 
@@ -45,12 +51,12 @@ pub use scope::Scope;
 /// everything on the caller.
 pub struct JobSystem {
     registry: Arc<Registry>,
-    handles: Vec<JoinHandle<()>>,
+    handles: Vec<sync::thread::JoinHandle<()>>,
 }
 
-thread_local! {
+sync::job_thread_local! {
     /// The pool entered by `install` on this (non-worker) thread, or null.
-    static INSTALLED: Cell<*const JobSystem> = const { Cell::new(std::ptr::null()) };
+    static INSTALLED: Cell<*const JobSystem> = Cell::new(std::ptr::null());
 }
 
 static GLOBAL: OnceLock<JobSystem> = OnceLock::new();
@@ -191,7 +197,7 @@ where
     // Fast path, one thread-local read: a thread taking part in a pool joins in that pool.
     // SAFETY: a non-null pointer is this thread's own local state, alive while it takes part.
     if let Some(local) = unsafe { LocalThread::current().as_ref() } {
-        return join::join_as(registry::Participant::Local(local), local.registry(), a, b);
+        return join::join_as(local, a, b);
     }
     with_current(|registry| join::join_in(registry, a, b))
 }
@@ -218,5 +224,7 @@ pub fn current_threads() -> usize {
     with_current(|registry| registry.worker_count() + 1)
 }
 
-#[cfg(test)]
+#[cfg(all(test, loom))]
+mod models;
+#[cfg(all(test, not(loom)))]
 mod tests;

@@ -1,35 +1,33 @@
 //! The pool's shared state, its worker threads, guest slots for calling threads, and the
 //! "help while waiting" loop.
 //!
-//! Every thread that submits jobs owns a LIFO deque while it does: workers for their whole
-//! life, and threads outside the pool (the main thread, say) for the duration of a top-level
-//! `scope`/`join`/`parallel_for`, through a *guest slot*. A thread that waits pops its own
-//! newest job first, so recursion depth stays that of the task tree (a thread waiting on a
-//! FIFO queue would start unrelated old jobs and could grow its stack without bound).
+//! Every thread that takes part in a pool owns a LIFO deque while it does: workers for their
+//! whole life, and threads outside the pool (the main thread, an asset loader, …) for the
+//! duration of a top-level `scope`/`join`/`parallel_for`, through a *guest slot*. A thread that
+//! waits pops its own newest job first, so its stack depth stays that of the task tree. Guest
+//! slots come in chunks and a new chunk is added when all are taken, so there is no limit on
+//! how many outside threads take part at once and no fallback path (README, "Guests").
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
-
-use crossbeam_deque::{Injector, Steal, Stealer, Worker};
-use parking_lot::Mutex;
 
 use super::job::JobRef;
 use super::latch::Latch;
 use super::sleep::{Sleep, Sleeper};
+use super::sync::{self, job_thread_local, AtomicBool, AtomicPtr, Injector, Mutex, Ordering, Steal, Stealer, Worker};
 
 /// Spin rounds a thread without work makes before it sleeps: long enough to catch the next
-/// fine-grained batch a frame issues, short enough not to burn a core between frames.
-const SPIN_ROUNDS: u32 = 64;
+/// fine-grained batch a frame issues, short enough not to burn a core between frames. The
+/// models sleep at once: spinning adds interleavings, not protocol steps.
+const SPIN_ROUNDS: u32 = if cfg!(loom) { 0 } else { 64 };
 /// Of those rounds, how many only spin before starting to yield the core.
 const PURE_SPIN_ROUNDS: u32 = 16;
-/// Outside threads that can take part at once; more fall back to the shared injector.
-const GUEST_SLOTS: usize = 16;
+/// Guest slots per chunk. The models use one, so their second outside thread needs a new chunk.
+const GUEST_CHUNK: usize = if cfg!(loom) { 1 } else { 16 };
 
-/// A deque an outside thread borrows while it takes part. Created once with the pool and
-/// reused, so taking part allocates nothing.
-struct GuestSlot {
+/// A deque an outside thread borrows while it takes part. Created with its chunk and reused,
+/// so taking part allocates nothing once a chunk exists.
+pub(crate) struct GuestSlot {
     /// Whether a thread owns the slot; `Acquire`/`Release` hand the deque over.
     claimed: AtomicBool,
     /// The owner's end, parked here while no thread owns the slot.
@@ -37,13 +35,39 @@ struct GuestSlot {
     stealer: Stealer<JobRef>,
 }
 
+impl GuestSlot {
+    fn new() -> GuestSlot {
+        let deque = Worker::new_lifo();
+        GuestSlot { claimed: AtomicBool::new(false), stealer: deque.stealer(), deque: Mutex::new(Some(deque)) }
+    }
+}
+
+/// `GUEST_CHUNK` slots and the next chunk. Chunks are only ever appended, and freed with the
+/// registry, so a `&GuestChunk` stays valid as long as the registry.
+struct GuestChunk {
+    slots: Box<[GuestSlot]>,
+    /// Null, or the next chunk (published with `Release`, read with `Acquire`).
+    next: AtomicPtr<GuestChunk>,
+}
+
+impl GuestChunk {
+    fn new() -> GuestChunk {
+        GuestChunk {
+            slots: (0..GUEST_CHUNK).map(|_| GuestSlot::new()).collect(),
+            next: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+}
+
 /// State shared by a pool's workers and by every thread that submits to it.
 pub(crate) struct Registry {
-    /// Jobs pushed by outside threads without a guest slot, and batches thieves take.
+    /// Jobs pushed by threads that do not take part in this pool (a `Scope` handle used from
+    /// an unrelated thread) and jobs a leaving guest could not run; workers take batches.
     injector: Injector<JobRef>,
     /// One stealer per worker deque, indexed by worker index.
     stealers: Vec<Stealer<JobRef>>,
-    guests: Vec<GuestSlot>,
+    /// The first chunk of guest slots; more are chained behind it on demand.
+    guests: GuestChunk,
     pub(crate) sleep: Sleep,
     terminate: AtomicBool,
 }
@@ -52,6 +76,7 @@ pub(crate) struct Registry {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Slot {
     Worker(usize),
+    /// The slot's address, used only as its identity.
     Guest(usize),
 }
 
@@ -63,28 +88,20 @@ pub(crate) struct LocalThread {
     rng: Cell<u32>,
 }
 
-thread_local! {
+job_thread_local! {
     /// The local deque of this thread, or null when it is not taking part in any pool now.
-    static LOCAL_THREAD: Cell<*const LocalThread> = const { Cell::new(std::ptr::null()) };
+    static LOCAL_THREAD: Cell<*const LocalThread> = Cell::new(std::ptr::null());
 }
 
 impl Registry {
     /// Creates the registry and starts `worker_count` threads named `worker-1`, `worker-2`, ….
-    pub(crate) fn spawn(worker_count: usize) -> std::io::Result<(Arc<Registry>, Vec<JoinHandle<()>>)> {
+    pub(crate) fn spawn(worker_count: usize) -> std::io::Result<(Arc<Registry>, Vec<sync::thread::JoinHandle<()>>)> {
+        super::barrier::init();
         let deques: Vec<Worker<JobRef>> = (0..worker_count).map(|_| Worker::new_lifo()).collect();
         let registry = Arc::new(Registry {
             injector: Injector::new(),
             stealers: deques.iter().map(Worker::stealer).collect(),
-            guests: (0..GUEST_SLOTS)
-                .map(|_| {
-                    let deque = Worker::new_lifo();
-                    GuestSlot {
-                        claimed: AtomicBool::new(false),
-                        stealer: deque.stealer(),
-                        deque: Mutex::new(Some(deque)),
-                    }
-                })
-                .collect(),
+            guests: GuestChunk::new(),
             sleep: Sleep::new(),
             terminate: AtomicBool::new(false),
         });
@@ -97,7 +114,7 @@ impl Registry {
                 rng: Cell::new(seed(index)),
             };
             let spawned =
-                std::thread::Builder::new().name(format!("worker-{}", index + 1)).spawn(move || worker_main(local));
+                sync::thread::Builder::new().name(format!("worker-{}", index + 1)).spawn(move || worker_main(local));
             match spawned {
                 Ok(handle) => handles.push(handle),
                 Err(error) => {
@@ -123,15 +140,29 @@ impl Registry {
         self.sleep.wake_all_workers();
     }
 
+    /// Every guest chunk, first to last.
+    fn guest_chunks(&self) -> impl Iterator<Item = &GuestChunk> {
+        std::iter::successors(Some(&self.guests), |chunk| {
+            // SAFETY: a non-null `next` points to a chunk that lives as long as the registry.
+            unsafe { chunk.next.load(Ordering::Acquire).as_ref() }
+        })
+    }
+
     /// Whether any queue holds a job. Used by the sleep protocol's re-check.
     fn has_work(&self) -> bool {
         !self.injector.is_empty()
             || self.stealers.iter().any(|stealer| !stealer.is_empty())
-            || self.guests.iter().any(|guest| !guest.stealer.is_empty())
+            || self.guest_chunks().any(|chunk| chunk.slots.iter().any(|guest| !guest.stealer.is_empty()))
+    }
+
+    /// Pushes a job from a thread that has no deque in this pool, and wakes a sleeper.
+    pub(crate) fn inject(&self, job: JobRef) {
+        self.injector.push(job);
+        self.sleep.notify_injected_work();
     }
 
     /// Steals one job from the injector, a worker or a guest, skipping `skip`.
-    fn steal_any(&self, start: usize, skip: Option<Slot>) -> Option<JobRef> {
+    fn steal_any(&self, start: usize, skip: Slot) -> Option<JobRef> {
         loop {
             let mut retry = false;
             let mut take = |steal: Steal<JobRef>| match steal {
@@ -148,18 +179,23 @@ impl Registry {
             let workers = self.stealers.len();
             for offset in 0..workers {
                 let victim = (start + offset) % workers;
-                if skip != Some(Slot::Worker(victim)) {
+                if skip != Slot::Worker(victim) {
                     if let Some(job) = take(self.stealers[victim].steal()) {
                         return Some(job);
                     }
                 }
             }
-            for (index, guest) in self.guests.iter().enumerate() {
-                if skip == Some(Slot::Guest(index)) || !guest.claimed.load(Ordering::Relaxed) {
-                    continue;
-                }
-                if let Some(job) = take(guest.stealer.steal()) {
-                    return Some(job);
+            for chunk in self.guest_chunks() {
+                for guest in chunk.slots.iter() {
+                    // An unclaimed slot is empty: its last owner handed leftovers to the
+                    // injector before releasing it (`release_guest_slot`).
+                    if skip == Slot::Guest(guest as *const GuestSlot as usize) || !guest.claimed.load(Ordering::Relaxed)
+                    {
+                        continue;
+                    }
+                    if let Some(job) = take(guest.stealer.steal()) {
+                        return Some(job);
+                    }
                 }
             }
             if !retry {
@@ -168,21 +204,63 @@ impl Registry {
         }
     }
 
-    /// Claims a free guest slot and takes its deque out.
-    fn claim_guest_slot(&self) -> Option<(usize, Worker<JobRef>)> {
-        for (index, guest) in self.guests.iter().enumerate() {
-            if guest.claimed.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+    /// Claims a free guest slot and takes its deque out, adding a chunk when all are taken.
+    fn claim_guest_slot(&self) -> (&GuestSlot, Worker<JobRef>) {
+        let claim = |guest: &GuestSlot| {
+            guest.claimed.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok()
+        };
+        let mut last = &self.guests;
+        for chunk in self.guest_chunks() {
+            if let Some(guest) = chunk.slots.iter().find(|guest| claim(guest)) {
                 let deque = guest.deque.lock().take().expect("an unclaimed guest slot holds its deque");
-                return Some((index, deque));
+                return (guest, deque);
+            }
+            last = chunk;
+        }
+        // Every slot is taken: append a chunk whose first slot is ours before anyone sees it.
+        let fresh = Box::into_raw(Box::new(GuestChunk::new()));
+        // SAFETY: `fresh` is a live, unpublished allocation.
+        let guest = unsafe { &(*fresh).slots[0] };
+        guest.claimed.store(true, Ordering::Relaxed);
+        loop {
+            match last.next.compare_exchange(std::ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => break,
+                // SAFETY: a non-null `next` is a chunk that lives as long as the registry.
+                Err(next) => last = unsafe { &*next },
             }
         }
-        None
+        let deque = guest.deque.lock().take().expect("a new guest slot holds its deque");
+        (guest, deque)
     }
 
-    /// Parks the deque back in its slot and frees the slot.
-    fn release_guest_slot(&self, index: usize, deque: Worker<JobRef>) {
-        *self.guests[index].deque.lock() = Some(deque);
-        self.guests[index].claimed.store(false, Ordering::Release);
+    /// Hands jobs left on the guest's deque to the injector, parks the deque and frees the slot.
+    ///
+    /// A guest's own jobs are all done when it leaves, but while it waited it may have run a
+    /// job of somebody else's scope that spawned more onto this deque. Those belong to that
+    /// scope; left here they would never run, because thieves skip unclaimed slots.
+    fn release_guest_slot(&self, guest: &GuestSlot, deque: Worker<JobRef>) {
+        let mut handed_over = false;
+        while let Some(job) = deque.pop() {
+            self.injector.push(job);
+            handed_over = true;
+        }
+        if handed_over {
+            self.sleep.notify_injected_work();
+        }
+        *guest.deque.lock() = Some(deque);
+        guest.claimed.store(false, Ordering::Release);
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let mut next = self.guests.next.load(Ordering::Acquire);
+        while !next.is_null() {
+            // SAFETY: every chained chunk came from `Box::into_raw` in `claim_guest_slot` and
+            // is freed exactly once, here, when nobody can reach the registry any more.
+            let chunk = unsafe { Box::from_raw(next) };
+            next = chunk.next.load(Ordering::Acquire);
+        }
     }
 }
 
@@ -197,13 +275,22 @@ impl LocalThread {
         LOCAL_THREAD.with(Cell::get)
     }
 
+    /// The current thread's local state if it takes part in `registry` right now.
+    #[inline]
+    pub(crate) fn current_in(registry: &Registry) -> Option<&LocalThread> {
+        // SAFETY: a non-null pointer was set by `worker_main` or by a guest in `with_local`,
+        // on this thread, to a LocalThread that outlives the pointer's use.
+        let local = unsafe { LocalThread::current().as_ref() }?;
+        std::ptr::eq(Arc::as_ptr(&local.registry), registry).then_some(local)
+    }
+
     pub(crate) fn registry(&self) -> &Arc<Registry> {
         &self.registry
     }
 
     /// Pushes onto this thread's own deque (LIFO for the owner, FIFO for thieves).
     #[inline]
-    fn push(&self, job: JobRef) {
+    pub(crate) fn push(&self, job: JobRef) {
         self.deque.push(job);
         self.registry.sleep.notify_local_work();
     }
@@ -237,105 +324,12 @@ impl LocalThread {
             }
         }
         let start = self.next_random() % self.registry.stealers.len().max(1);
-        self.registry.steal_any(start, Some(self.slot))
-    }
-}
-
-/// Who is submitting or waiting: a thread with a local deque in this pool, or (when every
-/// guest slot is taken) a thread that uses the shared injector.
-#[derive(Clone, Copy)]
-pub(crate) enum Participant<'a> {
-    Local(&'a LocalThread),
-    Outside(&'a Registry),
-}
-
-impl<'a> Participant<'a> {
-    /// Runs `body` as a participant of `registry`: the current thread's local deque when it
-    /// has one in this pool, else a guest slot claimed for the duration of `body`.
-    pub(crate) fn with<R>(registry: &Arc<Registry>, body: impl FnOnce(Participant<'_>) -> R) -> R {
-        let current = LocalThread::current();
-        // SAFETY: a non-null pointer was set by `worker_main` or by a guest below, on this
-        // thread, to a LocalThread on this thread's stack that outlives the pointer's use.
-        if let Some(local) = unsafe { current.as_ref() } {
-            if Arc::ptr_eq(&local.registry, registry) {
-                return body(Participant::Local(local));
-            }
-        }
-        let Some((slot_index, deque)) = registry.claim_guest_slot() else {
-            return body(Participant::Outside(registry));
-        };
-        // A thread's first steal registers it with crossbeam's epoch collector (a one-time
-        // allocation): do it on the thread's first visit, not inside some later frame.
-        thread_local! {
-            static REGISTERED: Cell<bool> = const { Cell::new(false) };
-        }
-        if !REGISTERED.with(|registered| registered.replace(true)) {
-            let _ = deque.stealer().steal();
-        }
-        /// Hands the deque back and restores the thread's previous role, also on unwind.
-        struct Leave {
-            guest: Option<LocalThread>,
-            index: usize,
-            previous: *const LocalThread,
-        }
-        impl Drop for Leave {
-            fn drop(&mut self) {
-                LOCAL_THREAD.with(|cell| cell.set(self.previous));
-                let guest = self.guest.take().expect("the guest is present until the slot is released");
-                debug_assert!(guest.deque.is_empty(), "a guest leaves the pool with jobs still queued");
-                guest.registry.release_guest_slot(self.index, guest.deque);
-            }
-        }
-        let guest = LocalThread {
-            deque,
-            registry: Arc::clone(registry),
-            slot: Slot::Guest(slot_index),
-            rng: Cell::new(seed(slot_index + 7)),
-        };
-        let mut leave = Leave { guest: Some(guest), index: slot_index, previous: std::ptr::null() };
-        let guest = leave.guest.as_ref().expect("just stored");
-        leave.previous = LOCAL_THREAD.with(|cell| cell.replace(guest));
-        body(Participant::Local(guest))
-    }
-
-    /// The current thread's participant role without claiming a guest slot: for pushes made
-    /// from inside a job or scope body (which already took part), or from an unrelated thread.
-    pub(crate) fn current_or_outside(registry: &'a Registry) -> Participant<'a> {
-        let current = LocalThread::current();
-        // SAFETY: as in `with`: the pointer is this thread's live LocalThread or null.
-        match unsafe { current.as_ref() } {
-            Some(local) if std::ptr::eq(Arc::as_ptr(&local.registry), registry) => Participant::Local(local),
-            _ => Participant::Outside(registry),
-        }
-    }
-
-    /// Makes `job` available to the pool.
-    #[inline]
-    pub(crate) fn push(&self, job: JobRef) {
-        match self {
-            Participant::Local(local) => local.push(job),
-            Participant::Outside(registry) => {
-                registry.injector.push(job);
-                registry.sleep.notify_injected_work();
-            }
-        }
-    }
-
-    fn registry(&self) -> &Registry {
-        match self {
-            Participant::Local(local) => &local.registry,
-            Participant::Outside(registry) => registry,
-        }
-    }
-
-    fn find_work(&self) -> Option<JobRef> {
-        match self {
-            Participant::Local(local) => local.find_work(),
-            Participant::Outside(registry) => registry.steal_any(0, None),
-        }
+        self.registry.steal_any(start, self.slot)
     }
 
     /// Runs other jobs until `latch` is set, sleeping when there is nothing to do.
+    // The models spin zero rounds, which makes `idle_rounds < SPIN_ROUNDS` constant there.
+    #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]
     pub(crate) fn wait_until(&self, latch: &Latch) {
         let mut idle_rounds = 0;
         while !latch.probe() {
@@ -348,7 +342,7 @@ impl<'a> Participant<'a> {
                 idle_back_off(idle_rounds);
                 idle_rounds += 1;
             } else {
-                let registry = self.registry();
+                let registry = &self.registry;
                 registry.sleep.sleep_unless(Sleeper::Waiter, || latch.probe() || registry.has_work());
                 idle_rounds = 0;
             }
@@ -356,13 +350,68 @@ impl<'a> Participant<'a> {
     }
 }
 
+/// Runs `body` with the current thread's local deque in `registry`: its own when it already
+/// takes part (a worker, or a guest inside an enclosing call), else a guest slot claimed for
+/// the duration of `body`. Every thread that waits therefore has a deque of its own, whatever
+/// the number of outside threads, and free functions inside `body` resolve to `registry`.
+pub(crate) fn with_local<R>(registry: &Arc<Registry>, body: impl FnOnce(&LocalThread) -> R) -> R {
+    if let Some(local) = LocalThread::current_in(registry) {
+        return body(local);
+    }
+    let (slot, deque) = registry.claim_guest_slot();
+    // A thread's first steal registers it with crossbeam's epoch collector (a one-time
+    // allocation): do it on the thread's first visit, not inside some later frame.
+    #[cfg(not(loom))]
+    {
+        job_thread_local! {
+            static REGISTERED: Cell<bool> = Cell::new(false);
+        }
+        if !REGISTERED.with(|registered| registered.replace(true)) {
+            let _ = deque.stealer().steal();
+        }
+    }
+    /// Hands the deque back and restores the thread's previous role, also on unwind.
+    struct Leave<'a> {
+        guest: Option<LocalThread>,
+        slot: &'a GuestSlot,
+        previous: *const LocalThread,
+    }
+    impl Drop for Leave<'_> {
+        fn drop(&mut self) {
+            LOCAL_THREAD.with(|cell| cell.set(self.previous));
+            let guest = self.guest.take().expect("the guest is present until the slot is released");
+            guest.registry.release_guest_slot(self.slot, guest.deque);
+        }
+    }
+    let guest = LocalThread {
+        deque,
+        registry: Arc::clone(registry),
+        slot: Slot::Guest(slot as *const GuestSlot as usize),
+        rng: Cell::new(seed(slot as *const GuestSlot as usize >> 4)),
+    };
+    let mut leave = Leave { guest: Some(guest), slot, previous: std::ptr::null() };
+    let guest = leave.guest.as_ref().expect("just stored");
+    leave.previous = LOCAL_THREAD.with(|cell| cell.replace(guest));
+    body(guest)
+}
+
+/// Makes `job` available to the pool from whichever thread is calling: onto its own deque
+/// when it takes part in `registry`, else onto the injector.
+#[inline]
+pub(crate) fn push_from_current(registry: &Registry, job: JobRef) {
+    match LocalThread::current_in(registry) {
+        Some(local) => local.push(job),
+        None => registry.inject(job),
+    }
+}
+
 fn idle_back_off(round: u32) {
     if round < PURE_SPIN_ROUNDS {
         for _ in 0..(1u32 << round.min(6)) {
-            std::hint::spin_loop();
+            sync::thread::spin_loop();
         }
     } else {
-        std::thread::yield_now();
+        sync::thread::yield_now();
     }
 }
 
@@ -370,6 +419,7 @@ fn idle_back_off(round: u32) {
 /// needs them: crossbeam registers a thread with its epoch collector on its first steal, and
 /// parking_lot allocates a thread's parking data on its first sleep. Steady-state frames then
 /// allocate nothing (see `tests/steady_state_allocation.rs`).
+#[cfg(not(loom))]
 fn warm_thread_state(local: &LocalThread) {
     // Stealing from our own, empty deque registers this thread with the epoch collector.
     let _ = local.deque.stealer().steal();
@@ -379,15 +429,17 @@ fn warm_thread_state(local: &LocalThread) {
 }
 
 /// A worker's life: find work, run it, spin a little, sleep; exit on terminate.
+#[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]
 fn worker_main(local: LocalThread) {
     LOCAL_THREAD.with(|cell| cell.set(&local));
     crate::profiling::name_current_thread();
+    #[cfg(not(loom))]
     warm_thread_state(&local);
     let registry = Arc::clone(&local.registry);
     let mut idle_rounds = 0;
     loop {
         if let Some(job) = local.find_work() {
-            // SAFETY: see `Participant::wait_until`.
+            // SAFETY: see `LocalThread::wait_until`.
             unsafe { job.execute() };
             idle_rounds = 0;
             continue;

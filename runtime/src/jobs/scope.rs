@@ -5,11 +5,10 @@ use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
-
 use super::job::HeapJob;
 use super::latch::CountLatch;
-use super::registry::{Participant, Registry};
+use super::registry::{self, Registry};
+use super::sync::Mutex;
 
 /// A set of jobs that may borrow anything outliving `'scope`; created by
 /// [`JobSystem::scope`](super::JobSystem::scope) or [`scope`](super::scope).
@@ -63,7 +62,7 @@ impl<'scope> Scope<'scope> {
         // SAFETY: the job borrows only data outliving 'scope, and the scope does not end
         // before the job has run (its count keeps the latch unset).
         let job_ref = unsafe { HeapJob::into_job_ref(job) };
-        Participant::current_or_outside(&self.registry).push(job_ref);
+        registry::push_from_current(&self.registry, job_ref);
     }
 
     fn store_panic(&self, payload: Box<dyn Any + Send>) {
@@ -91,11 +90,11 @@ where
 {
     let scope =
         Scope { registry: Arc::clone(registry), jobs: CountLatch::new(), panic: Mutex::new(None), marker: PhantomData };
-    let result = Participant::with(registry, |participant| {
+    let result = registry::with_local(registry, |local| {
         let result = panic::catch_unwind(AssertUnwindSafe(|| body(&scope)));
         // The body counts as one job: finishing it may be what releases the latch.
         scope.jobs.decrement();
-        participant.wait_until(&scope.jobs.latch);
+        local.wait_until(&scope.jobs.latch);
         result
     });
     let stored = scope.panic.lock().take();

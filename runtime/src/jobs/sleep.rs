@@ -1,9 +1,8 @@
 //! Idle threads sleep on condition variables; pushes and latch sets wake them.
 //! `README.md` in this folder argues why no wake-up can be lost.
 
-use std::sync::atomic::{fence, AtomicUsize, Ordering};
-
-use parking_lot::{Condvar, Mutex};
+use super::barrier;
+use super::sync::{fence, AtomicUsize, Condvar, Mutex, Ordering};
 
 /// Who is going to sleep: an idle worker waits for work; a waiter (a thread blocked in
 /// `join` or `scope`) waits for its latch or for work it could help with.
@@ -44,10 +43,11 @@ impl Sleep {
             Sleeper::Waiter => (&self.sleeping_waiters, &self.waiters_cv),
         };
         let mut guard = self.mutex.lock();
-        // SeqCst increment + fence, then read queues/latch: one half of the Dekker pair whose
-        // other half is "publish, fence, read the counter" in the notify functions (README).
+        // SeqCst increment + heavy barrier, then read queues/latch: one half of the Dekker pair
+        // whose other half is "publish, barrier, read the counter" in the notify functions. The
+        // heavy barrier also stands in for the light one a local push makes (README).
         counter.fetch_add(1, Ordering::SeqCst);
-        fence(Ordering::SeqCst);
+        barrier::heavy();
         if !should_wake() {
             condvar.wait(&mut guard);
         }
@@ -58,12 +58,13 @@ impl Sleep {
     /// any sleeping waiter (a waiter sleeps only when there was no work at all, so this is
     /// rare and lets it help).
     ///
-    /// No fence here: this is the hot path of every `join`. Without the fence the Dekker
-    /// argument does not hold, so a sleeper may miss this job; that costs parallelism, never
-    /// progress, because the pusher itself pops its own jobs back before it waits (README,
-    /// "Local pushes need no fence").
+    /// This is the hot path of every `join`, so its side of the Dekker pair is the *light*
+    /// barrier: a compiler fence where the sleeper's heavy barrier is a process-wide
+    /// `membarrier`, a real fence elsewhere (README, "Local pushes: an asymmetric fence").
+    /// A sleeper can therefore never miss the job, even when the pusher then blocks on it.
     #[inline]
     pub(crate) fn notify_local_work(&self) {
+        barrier::light();
         let workers = self.sleeping_workers.load(Ordering::SeqCst);
         let waiters = self.sleeping_waiters.load(Ordering::SeqCst);
         if workers != 0 || waiters != 0 {

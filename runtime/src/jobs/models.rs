@@ -1,0 +1,163 @@
+//! Model checks of the job system's protocols with loom, on the real code: every atomic,
+//! mutex, condition variable, deque and thread of `jobs` is loom's under `--cfg loom` (see
+//! `sync.rs`), so loom explores the interleavings (and weak-memory outcomes) of the actual
+//! `sleep`, `latch`, `registry`, `join` and `scope` code. A lost wake-up or a stranded job
+//! shows up as a deadlock that loom reports.
+//!
+//! ```sh
+//! RUSTFLAGS="--cfg loom" cargo test -p runtime --release --lib models --target-dir target/loom
+//! ```
+//!
+//! Each model is small (a pool of at most one worker, two outside threads) and bounded to three
+//! preemptions, which is enough to reach each of the faults these models were written against
+//! (README, "Model checking").
+
+use std::sync::Arc;
+
+use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::sync::{Condvar, Mutex};
+
+use super::latch::CountLatch;
+use super::registry::LocalThread;
+use super::JobSystem;
+
+fn check(model: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(3);
+    }
+    builder.check(model);
+}
+
+/// A one-shot event a body blocks on with loom's own mutex and condition variable, the way a
+/// game blocks on a channel or a GPU fence.
+struct Event {
+    done: Mutex<bool>,
+    condvar: Condvar,
+}
+
+impl Event {
+    fn new() -> Event {
+        Event { done: Mutex::new(false), condvar: Condvar::new() }
+    }
+    fn set(&self) {
+        *self.done.lock().unwrap() = true;
+        self.condvar.notify_all();
+    }
+    fn wait(&self) {
+        let mut done = self.done.lock().unwrap();
+        while !*done {
+            done = self.condvar.wait(done).unwrap();
+        }
+    }
+}
+
+/// Sleep/wake: a scope body blocks (not helping) on a job it spawned. The job sits on the
+/// body's own deque, so only the pool's worker can run it: if the worker went to sleep without
+/// seeing the push, both threads block forever and loom reports the deadlock.
+/// Fault 3 (a local push unseen by a sleeping worker).
+#[test]
+fn body_may_block_on_its_own_spawned_job() {
+    check(|| {
+        let pool = JobSystem::new(2);
+        let event = Event::new();
+        pool.scope(|scope| {
+            scope.spawn(|_| event.set());
+            event.wait();
+        });
+    });
+}
+
+/// Latch set/probe: the worker runs the stolen half of a `join` while the owner may be
+/// asleep waiting for its latch; the owner must wake and see the result.
+#[test]
+fn join_owner_wakes_when_its_stolen_half_finishes() {
+    check(|| {
+        let pool = JobSystem::new(2);
+        let (left, right) = pool.join(|| 1, || 2);
+        assert_eq!(left + right, 3);
+    });
+}
+
+/// Latch set/probe without the pool: two jobs of a scope finish on two threads; the latch is
+/// set exactly once, by the last one, and whoever sees it set sees both jobs' writes.
+#[test]
+fn count_latch_is_set_once_after_every_write() {
+    check(|| {
+        let latch = Arc::new(CountLatch::new());
+        let writes = Arc::new(AtomicUsize::new(0));
+        let sets = Arc::new(AtomicUsize::new(0));
+        latch.increment();
+        let thread = {
+            let (latch, writes, sets) = (Arc::clone(&latch), Arc::clone(&writes), Arc::clone(&sets));
+            loom::thread::spawn(move || {
+                writes.fetch_add(1, Ordering::Relaxed);
+                if latch.decrement() {
+                    sets.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        };
+        writes.fetch_add(1, Ordering::Relaxed);
+        if latch.decrement() {
+            sets.fetch_add(1, Ordering::Relaxed);
+        }
+        if latch.latch.probe() {
+            assert_eq!(writes.load(Ordering::Relaxed), 2, "a set latch publishes every job's writes");
+        }
+        thread.join().unwrap();
+        assert!(latch.latch.probe());
+        assert_eq!(sets.load(Ordering::Relaxed), 1, "exactly one decrement sets the latch");
+    });
+}
+
+/// Guest slot lifecycle (claim, push, steal, release): thread A runs a scope whose job spawns
+/// another; thread B runs an unrelated `join` and, while the worker holds its stolen half, may
+/// steal A's job, so the grandchild lands on B's deque. B's join then ends and B leaves: the
+/// grandchild must still run, or A's scope never returns. Fault 1.
+#[test]
+fn leaving_guest_hands_over_jobs_it_holds_for_others() {
+    check(|| {
+        let pool = Arc::new(JobSystem::new(2));
+        let ran = Arc::new(AtomicUsize::new(0));
+        let other = {
+            let pool = Arc::clone(&pool);
+            loom::thread::spawn(move || {
+                pool.join(|| (), || ());
+            })
+        };
+        pool.scope(|scope| {
+            let ran = &ran;
+            scope.spawn(move |scope| {
+                scope.spawn(move |_| {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                });
+            });
+        });
+        assert_eq!(ran.load(Ordering::Relaxed), 1);
+        other.join().unwrap();
+    });
+}
+
+/// Guest slots never run out (the models have one slot per chunk, so the second thread needs a
+/// new chunk): every outside caller takes part with a deque of its own in *this* pool, so its
+/// stack depth is bounded by its task tree and free functions inside resolve to this pool.
+/// Faults 2 (the caller past the slot count waited on the injector) and 4 (and resolved free
+/// functions to the global pool).
+#[test]
+fn every_outside_caller_gets_a_deque_in_its_pool() {
+    check(|| {
+        let pool = Arc::new(JobSystem::new(1));
+        let inside = |pool: &JobSystem| {
+            pool.scope(|scope| {
+                assert!(LocalThread::current_in(&pool.registry).is_some(), "a caller without a deque");
+                scope.spawn(|_| assert!(LocalThread::current_in(&pool.registry).is_some()));
+            });
+        };
+        let other = {
+            let pool = Arc::clone(&pool);
+            loom::thread::spawn(move || inside(&pool))
+        };
+        inside(&pool);
+        other.join().unwrap();
+    });
+}

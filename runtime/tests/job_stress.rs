@@ -1,0 +1,311 @@
+//! Stress tests of the job system under legitimate but hostile use: more outside threads than
+//! a pool has guest slots per chunk, scopes, joins and `parallel_for` mixed with nested spawns,
+//! panics while siblings borrow the stack, bodies that block on work they spawned.
+//!
+//! Each test runs its workload on a separate thread and waits for it with a watchdog, so a
+//! hang fails the test with a message instead of stalling CI. Each takes a few seconds at
+//! most on two cores in a debug build.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Barrier};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use runtime::jobs::{self, JobSystem};
+
+/// Generous: every workload here finishes in well under a tenth of this on two cores.
+const WATCHDOG: Duration = Duration::from_secs(60);
+
+/// Runs `work` on its own thread; fails the test if it has not finished within `WATCHDOG`.
+/// A panic inside `work` fails the test with that panic.
+fn with_watchdog(name: &str, work: impl FnOnce() + Send + 'static) {
+    let (done, finished) = mpsc::channel();
+    let handle = thread::Builder::new()
+        .name(name.to_string())
+        .spawn(move || {
+            let outcome = panic::catch_unwind(AssertUnwindSafe(work));
+            let _ = done.send(outcome.is_ok());
+            if let Err(payload) = outcome {
+                panic::resume_unwind(payload);
+            }
+        })
+        .expect("spawn the workload thread");
+    match finished.recv_timeout(WATCHDOG) {
+        Ok(true) => handle.join().expect("the workload finished"),
+        Ok(false) => {
+            if let Err(payload) = handle.join() {
+                panic::resume_unwind(payload);
+            }
+        }
+        Err(_) => panic!("{name}: no progress within {WATCHDOG:?}: the job system hung"),
+    }
+}
+
+/// Runs `body(thread_index)` on `count` outside threads started together.
+fn on_outside_threads(count: usize, body: impl Fn(usize) + Send + Sync + 'static) {
+    let body = Arc::new(body);
+    let start = Arc::new(Barrier::new(count));
+    let threads: Vec<_> = (0..count)
+        .map(|index| {
+            let (body, start) = (Arc::clone(&body), Arc::clone(&start));
+            thread::Builder::new()
+                .name(format!("outside-{index}"))
+                .spawn(move || {
+                    start.wait();
+                    body(index);
+                })
+                .expect("spawn an outside thread")
+        })
+        .collect();
+    for thread in threads {
+        if let Err(payload) = thread.join() {
+            panic::resume_unwind(payload);
+        }
+    }
+}
+
+/// Fault 1: two outside threads doing scopes and joins on one pool. A guest that stole a job
+/// of another thread's scope could leave with that job's child on its deque, and the scope
+/// never returned (it took about 13k joins to happen without choreography).
+#[test]
+fn outside_threads_mixing_scopes_and_joins_lose_no_job() {
+    with_watchdog("scopes_and_joins", || {
+        let pool = Arc::new(JobSystem::new(2));
+        let total = Arc::new(AtomicUsize::new(0));
+        let deadline = Instant::now() + Duration::from_millis(1500);
+        let (pool_for_threads, total_for_threads) = (Arc::clone(&pool), Arc::clone(&total));
+        on_outside_threads(2, move |index| {
+            let pool = &pool_for_threads;
+            let mut round = 0;
+            while Instant::now() < deadline {
+                round += 1;
+                if (index + round) % 2 == 0 {
+                    let count = AtomicUsize::new(0);
+                    pool.scope(|scope| {
+                        for _ in 0..4 {
+                            scope.spawn(|scope| {
+                                for _ in 0..2 {
+                                    scope.spawn(|_| {
+                                        count.fetch_add(1, Ordering::Relaxed);
+                                    });
+                                }
+                            });
+                        }
+                    });
+                    assert_eq!(count.load(Ordering::Relaxed), 8);
+                } else {
+                    for _ in 0..4 {
+                        let (a, b) = pool.join(|| 1, || 2);
+                        assert_eq!(a + b, 3);
+                    }
+                }
+                total_for_threads.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        assert!(total.load(Ordering::Relaxed) > 0);
+    });
+}
+
+/// Fault 2: more outside callers than one chunk of guest slots (16), each splitting 200k
+/// single-index jobs. Past the slot count callers used to wait on the shared FIFO queue and
+/// start its oldest jobs, so their stacks grew with the number of jobs and the process
+/// aborted with a stack overflow.
+#[test]
+fn more_outside_callers_than_guest_slots_keep_bounded_stacks() {
+    with_watchdog("many_callers", || {
+        let pool = Arc::new(JobSystem::new(2));
+        on_outside_threads(20, move |_| {
+            let hits = AtomicUsize::new(0);
+            pool.parallel_for(0..200_000, 1, |_| {
+                hits.fetch_add(1, Ordering::Relaxed);
+            });
+            assert_eq!(hits.load(Ordering::Relaxed), 200_000);
+        });
+    });
+}
+
+/// Fault 4: inside `pool.scope`, free functions resolve to `pool` for every outside caller,
+/// also past the first chunk of guest slots (they used to resolve to the global pool). All 40
+/// callers are inside their scopes at once.
+#[test]
+fn free_functions_resolve_to_the_callers_pool_for_every_caller() {
+    with_watchdog("right_pool", || {
+        let callers = 40;
+        // One more thread than the global pool, so resolving to the wrong pool shows.
+        let pool = Arc::new(JobSystem::new(JobSystem::global().threads() + 1));
+        let inside = Arc::new(Barrier::new(callers));
+        on_outside_threads(callers, move |_| {
+            let pool = &pool;
+            pool.scope(|scope| {
+                inside.wait();
+                assert_eq!(jobs::current_threads(), pool.threads(), "scope body resolved another pool");
+                scope.spawn(|_| assert_eq!(jobs::current_threads(), pool.threads()));
+                let counter = AtomicUsize::new(0);
+                jobs::parallel_for(0..1000, 10, |i| {
+                    assert_eq!(jobs::current_threads(), pool.threads());
+                    counter.fetch_add(i, Ordering::Relaxed);
+                });
+                assert_eq!(counter.into_inner(), 499_500);
+            });
+        });
+    });
+}
+
+/// Many outside threads (more than the slot count) mixing every entry point with nested
+/// spawns, on a pool smaller than the number of callers.
+#[test]
+fn many_outside_threads_mix_every_entry_point() {
+    with_watchdog("mix", || {
+        let pool = Arc::new(JobSystem::new(2));
+        let total = Arc::new(AtomicUsize::new(0));
+        let (pool_for_threads, total_for_threads) = (Arc::clone(&pool), Arc::clone(&total));
+        on_outside_threads(24, move |index| {
+            let pool = &pool_for_threads;
+            for round in 0..40 {
+                let count = AtomicUsize::new(0);
+                match (index + round) % 3 {
+                    0 => pool.scope(|scope| {
+                        for _ in 0..8 {
+                            scope.spawn(|scope| {
+                                count.fetch_add(1, Ordering::Relaxed);
+                                scope.spawn(|_| {
+                                    jobs::join(
+                                        || count.fetch_add(1, Ordering::Relaxed),
+                                        || count.fetch_add(1, Ordering::Relaxed),
+                                    );
+                                });
+                            });
+                        }
+                    }),
+                    1 => {
+                        pool.join(
+                            || {
+                                jobs::parallel_for(0..16, 1, |_| {
+                                    count.fetch_add(1, Ordering::Relaxed);
+                                })
+                            },
+                            || {
+                                jobs::scope(|scope| {
+                                    scope.spawn(|_| {
+                                        count.fetch_add(8, Ordering::Relaxed);
+                                    })
+                                })
+                            },
+                        );
+                    }
+                    _ => pool.parallel_for(0..24, 1, |_| {
+                        count.fetch_add(1, Ordering::Relaxed);
+                    }),
+                }
+                assert_eq!(count.load(Ordering::Relaxed), 24);
+                total_for_threads.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        assert_eq!(total.load(Ordering::Relaxed), 24 * 40);
+    });
+}
+
+/// Panics injected while siblings borrow stack data, from many outside threads at once: every
+/// sibling finishes (writes its slot of the borrowed array) before the panic reaches the
+/// caller, and the pool keeps working afterwards.
+#[test]
+fn panics_wait_for_siblings_borrowing_the_stack() {
+    with_watchdog("panics", || {
+        let pool = Arc::new(JobSystem::new(2));
+        let pool_for_threads = Arc::clone(&pool);
+        on_outside_threads(20, move |index| {
+            let pool = &pool_for_threads;
+            for round in 0..20 {
+                let mut written = [0u32; 16];
+                let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+                    pool.scope(|scope| {
+                        for (slot, value) in written.iter_mut().enumerate() {
+                            scope.spawn(move |_| {
+                                if slot == (index + round) % 16 {
+                                    panic!("injected");
+                                }
+                                thread::yield_now();
+                                *value = 1;
+                            });
+                        }
+                    })
+                }));
+                assert!(outcome.is_err(), "the injected panic reaches the caller");
+                assert_eq!(written.iter().sum::<u32>(), 15, "every sibling finished before the panic was raised");
+                let join_panic = panic::catch_unwind(AssertUnwindSafe(|| {
+                    pool.join(|| written[0] += 1, || panic!("right side"));
+                }));
+                assert!(join_panic.is_err());
+            }
+            let (a, b) = pool.join(|| 20, || 22);
+            assert_eq!(a + b, 42, "the pool works after the panics");
+        });
+    });
+}
+
+/// Fault 3: a body that blocks (not helping) on a job it spawned. The job sits on the body's
+/// own deque; a worker that went to sleep without seeing the push left it there for seconds or
+/// forever (about 1 in 20k–100k iterations). The delay before each spawn varies so that the
+/// worker is caught at every point of going to sleep.
+#[test]
+fn bodies_may_block_on_their_own_spawned_jobs() {
+    with_watchdog("blocking_bodies", || {
+        let pool = JobSystem::new(2);
+        let deadline = Instant::now() + Duration::from_secs(3);
+        let mut iteration = 0u64;
+        while Instant::now() < deadline {
+            iteration += 1;
+            let spin = (iteration * 7919) % 4000;
+            for _ in 0..spin {
+                std::hint::spin_loop();
+            }
+            if iteration % 64 == 0 {
+                // Let the worker reach real sleep now and then.
+                thread::sleep(Duration::from_micros(50));
+            }
+            let (send, receive) = mpsc::channel();
+            if iteration % 2 == 0 {
+                pool.scope(|scope| {
+                    scope.spawn(move |_| send.send(()).expect("the body waits"));
+                    receive
+                        .recv_timeout(Duration::from_secs(2))
+                        .unwrap_or_else(|_| panic!("iteration {iteration}: the spawned job was not picked up"));
+                });
+            } else {
+                pool.join(
+                    move || {
+                        receive
+                            .recv_timeout(Duration::from_secs(2))
+                            .unwrap_or_else(|_| panic!("iteration {iteration}: the joined job was not picked up"))
+                    },
+                    move || send.send(()).expect("the other side waits"),
+                );
+            }
+        }
+        assert!(iteration > 100, "the loop ran");
+    });
+}
+
+/// A job that blocks on work it spawned itself, inside a scope, from many outside threads at
+/// once: blocking holds a thread, and the pool must still make progress as long as some
+/// thread is free.
+#[test]
+fn nested_jobs_block_on_their_children_while_others_help() {
+    with_watchdog("nested_blocking", || {
+        let pool = Arc::new(JobSystem::new(3));
+        let pool_for_threads = Arc::clone(&pool);
+        on_outside_threads(4, move |_| {
+            let pool = &pool_for_threads;
+            for _ in 0..200 {
+                pool.scope(|scope| {
+                    scope.spawn(|scope| {
+                        let (send, receive) = mpsc::channel();
+                        scope.spawn(move |_| send.send(7u32).expect("the parent waits"));
+                        assert_eq!(receive.recv_timeout(Duration::from_secs(5)), Ok(7));
+                    });
+                });
+            }
+        });
+    });
+}
