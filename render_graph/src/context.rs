@@ -4,6 +4,7 @@
 //! Vulkan failures inside these helpers do not interrupt the pass: the first one is kept and
 //! returned by [`crate::RenderGraph::execute_frame`], and later helper calls do nothing.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use ash::vk;
@@ -171,7 +172,36 @@ pub struct ExecuteContext<'frame> {
     pub(crate) frame_index: u64,
     pub(crate) output_extent: vk::Extent2D,
     pub(crate) bound: Option<(vk::PipelineLayout, vk::ShaderStageFlags, u32)>,
+    /// Whether an index buffer was bound in this pass.
+    pub(crate) index_bound: bool,
+    /// Whether the graph's rendering scope is open (inside `record_draw`).
+    pub(crate) rendering: bool,
+    /// Per resource: last frame's version holds zeros this frame (see `history_was_reset`).
+    pub(crate) history_reset: &'frame [bool],
 }
+
+/// Any graph resource handle, for calls that accept images and buffers alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ResourceRef(pub(crate) u32);
+
+impl From<ImageHandle> for ResourceRef {
+    fn from(handle: ImageHandle) -> Self {
+        ResourceRef(handle.0)
+    }
+}
+
+impl From<BufferHandle> for ResourceRef {
+    fn from(handle: BufferHandle) -> Self {
+        ResourceRef(handle.0)
+    }
+}
+
+/// Bytes of one `VkDrawIndirectCommand`.
+pub const DRAW_INDIRECT_COMMAND_BYTES: u32 = 16;
+/// Bytes of one `VkDrawIndexedIndirectCommand`.
+pub const DRAW_INDEXED_INDIRECT_COMMAND_BYTES: u32 = 20;
+/// Bytes of one `VkDispatchIndirectCommand`.
+pub const DISPATCH_INDIRECT_COMMAND_BYTES: u32 = 12;
 
 impl ExecuteContext<'_> {
     /// The logical device, for commands the helpers do not cover.
@@ -213,7 +243,11 @@ impl ExecuteContext<'_> {
         }
     }
 
-    /// The image behind `handle`. Panics when the pass did not declare an access to it.
+    /// The image behind `handle`.
+    ///
+    /// # Panics
+    /// When the pass did not declare an access to it (the message names the pass and the
+    /// resource). The bind and draw helpers return [`GraphError::UndeclaredAccess`] instead.
     pub fn image(&self, handle: ImageHandle) -> ResolvedImage {
         declared(self.pass_name, self.accesses, self.names, handle.0);
         match self.resolved[handle.0 as usize] {
@@ -222,7 +256,10 @@ impl ExecuteContext<'_> {
         }
     }
 
-    /// The buffer behind `handle`. Panics when the pass did not declare an access to it.
+    /// The buffer behind `handle`.
+    ///
+    /// # Panics
+    /// As [`ExecuteContext::image`].
     pub fn buffer(&self, handle: BufferHandle) -> ResolvedBuffer {
         declared(self.pass_name, self.accesses, self.names, handle.0);
         match self.resolved[handle.0 as usize] {
@@ -246,18 +283,67 @@ impl ExecuteContext<'_> {
         self.bind(&pipeline.core, bindings);
     }
 
+    /// The access this pass declared on `resource`, or the error naming both.
+    fn declared_access(&self, resource: u32) -> Result<Access> {
+        self.accesses.iter().find(|access| access.resource == resource).map(|access| access.access).ok_or_else(|| {
+            GraphError::UndeclaredAccess {
+                pass: self.pass_name.to_owned(),
+                resource: self.names.resource_name(resource).to_owned(),
+            }
+        })
+    }
+
+    /// Checks one descriptor against the pipeline's binding kind and the declared access.
+    fn check_binding(&self, slot: usize, binding: Binding, kind: BindingKind) -> Result<()> {
+        let mismatch = |reason: String| GraphError::BindingMismatch { pass: self.pass_name.to_owned(), slot, reason };
+        let (resource, is_image) = match binding {
+            Binding::Image(handle) => (handle.0, true),
+            Binding::Buffer(handle) | Binding::BufferRange { buffer: handle, .. } => (handle.0, false),
+            Binding::External { .. } => {
+                return match kind {
+                    BindingKind::StorageBuffer | BindingKind::UniformBuffer => Ok(()),
+                    _ => Err(mismatch(format!("the pipeline expects {kind:?}, got an external buffer"))),
+                };
+            }
+        };
+        let access = self.declared_access(resource)?;
+        let name = self.names.resource_name(resource);
+        let resolved_is_image = matches!(self.resolved[resource as usize], Resolved::Image(_));
+        if resolved_is_image != is_image {
+            let what = if resolved_is_image { "an image" } else { "a buffer" };
+            return Err(mismatch(format!("`{name}` is {what}")));
+        }
+        match BindingKind::for_access(access, is_image) {
+            Some(expected) if expected == kind => Ok(()),
+            Some(expected) => Err(mismatch(format!(
+                "the pipeline expects {kind:?}, but `{name}` is declared as {access:?}, which binds as {expected:?}"
+            ))),
+            None => Err(mismatch(format!("`{name}` is declared as {access:?}, which is not a descriptor access"))),
+        }
+    }
+
     fn bind(&mut self, core: &PipelineCore, bindings: &[Binding]) {
         if self.error.is_some() {
             return;
         }
-        assert_eq!(
-            bindings.len(),
-            core.bindings.len(),
-            "pass `{}` binds {} descriptors to a pipeline with {}",
-            self.pass_name,
-            bindings.len(),
-            core.bindings.len()
-        );
+        if bindings.len() != core.bindings.len() {
+            self.fail(GraphError::BindingMismatch {
+                pass: self.pass_name.to_owned(),
+                slot: bindings.len().min(core.bindings.len()),
+                reason: format!(
+                    "{} descriptors given to a pipeline with {} bindings",
+                    bindings.len(),
+                    core.bindings.len()
+                ),
+            });
+            return;
+        }
+        for (slot, (&binding, &kind)) in bindings.iter().zip(&core.bindings).enumerate() {
+            if let Err(error) = self.check_binding(slot, binding, kind) {
+                self.fail(error);
+                return;
+            }
+        }
         let set = match self.descriptors.allocate(core.set_layout) {
             Ok(set) => set,
             Err(error) => {
@@ -267,11 +353,10 @@ impl ExecuteContext<'_> {
         };
         let mut buffer_infos = [vk::DescriptorBufferInfo::default(); MAX_BINDINGS];
         let mut image_infos = [vk::DescriptorImageInfo::default(); MAX_BINDINGS];
+        // Every binding was checked above: kinds, declarations and resource types agree.
         for (index, (binding, kind)) in bindings.iter().zip(&core.bindings).enumerate() {
-            let is_image = matches!(kind, BindingKind::StorageImage | BindingKind::SampledImage);
             match *binding {
                 Binding::Image(handle) => {
-                    assert!(is_image, "pass `{}`: binding {index} is a buffer slot, got an image", self.pass_name);
                     let image = self.image(handle);
                     let layout = self.image_layout(handle);
                     image_infos[index] = vk::DescriptorImageInfo {
@@ -285,18 +370,15 @@ impl ExecuteContext<'_> {
                     };
                 }
                 Binding::Buffer(handle) => {
-                    assert!(!is_image, "pass `{}`: binding {index} is an image slot, got a buffer", self.pass_name);
                     let buffer = self.buffer(handle);
                     buffer_infos[index] =
                         vk::DescriptorBufferInfo { buffer: buffer.buffer, offset: 0, range: vk::WHOLE_SIZE };
                 }
                 Binding::BufferRange { buffer, offset, size } => {
-                    assert!(!is_image, "pass `{}`: binding {index} is an image slot, got a buffer", self.pass_name);
                     let resolved = self.buffer(buffer);
                     buffer_infos[index] = vk::DescriptorBufferInfo { buffer: resolved.buffer, offset, range: size };
                 }
                 Binding::External { buffer, offset, size } => {
-                    assert!(!is_image, "pass `{}`: binding {index} is an image slot, got a buffer", self.pass_name);
                     buffer_infos[index] = vk::DescriptorBufferInfo { buffer, offset, range: size };
                 }
             }
@@ -326,25 +408,57 @@ impl ExecuteContext<'_> {
     }
 
     /// Sets the push constants of the last bound pipeline from 32-bit words.
+    ///
+    /// # Panics
+    /// As [`ExecuteContext::push_constant_bytes`].
     pub fn push_constants(&mut self, words: &[u32]) {
+        let mut bytes = [0_u8; 256];
+        assert!(
+            words.len() * 4 <= bytes.len(),
+            "pass `{}` pushes {} bytes of constants, more than any pipeline takes",
+            self.pass_name,
+            words.len() * 4
+        );
+        for (chunk, word) in bytes.chunks_exact_mut(4).zip(words) {
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        self.push_constant_bytes(&bytes[..words.len() * 4]);
+    }
+
+    /// Sets the push constants of the last bound pipeline from bytes, e.g. a `#[repr(C)]`
+    /// struct viewed as bytes (`bytemuck::bytes_of(&constants)`); the length must be a
+    /// multiple of 4 and fit the pipeline's push-constant block.
+    ///
+    /// # Panics
+    /// Before a pipeline is bound, or when the length does not fit: both name the pass.
+    pub fn push_constant_bytes(&mut self, bytes: &[u8]) {
         if self.error.is_some() {
             return;
         }
         let Some((layout, stages, capacity)) = self.bound else {
             panic!("pass `{}` pushes constants before binding a pipeline", self.pass_name)
         };
-        let mut bytes = [0_u8; 256];
-        let length = words.len() * 4;
+        let length = bytes.len();
         assert!(
-            length as u32 <= capacity,
-            "pass `{}` pushes {length} bytes, the pipeline takes {capacity}",
+            length as u32 <= capacity && length % 4 == 0,
+            "pass `{}` pushes {length} bytes, the pipeline takes {capacity} (a multiple of 4)",
             self.pass_name
         );
-        for (chunk, word) in bytes.chunks_exact_mut(4).zip(words) {
-            chunk.copy_from_slice(&word.to_le_bytes());
+        if length == 0 {
+            return;
         }
         // SAFETY: the command buffer is recording; the range lies inside the layout's range.
-        unsafe { self.device.raw().cmd_push_constants(self.command_buffer, layout, stages, 0, &bytes[..length]) };
+        unsafe { self.device.raw().cmd_push_constants(self.command_buffer, layout, stages, 0, bytes) };
+    }
+
+    /// Whether last frame's version of `resource` (its history handle or the resource's own
+    /// handle) holds zeros this frame instead of the previous frame's contents: in the first
+    /// frame, and in the first frame after a recompile that had to recreate it because its
+    /// description (format, size, mips, usage) changed. A temporal pass restarts its
+    /// accumulation when this is true. A recompile that leaves the description unchanged (a
+    /// window resize that does not change this resource's size) keeps the contents.
+    pub fn history_was_reset(&self, resource: impl Into<ResourceRef>) -> bool {
+        self.history_reset.get(resource.into().0 as usize).copied().unwrap_or(false)
     }
 
     /// Dispatches compute workgroups.
@@ -356,13 +470,295 @@ impl ExecuteContext<'_> {
         unsafe { self.device.raw().cmd_dispatch(self.command_buffer, groups_x, groups_y, groups_z) };
     }
 
-    /// Draws non-indexed vertices (inside `record_draw`).
+    /// Dispatches with the workgroup counts of the `VkDispatchIndirectCommand` at `offset` in
+    /// `arguments`, a buffer declared with [`crate::Registry::indirect_buffer`].
+    pub fn dispatch_indirect(&mut self, arguments: BufferHandle, offset: u64) {
+        let Some(buffer) = self.indirect_arguments(arguments, offset, 1, DISPATCH_INDIRECT_COMMAND_BYTES, 4) else {
+            return;
+        };
+        // SAFETY: recording with a compute pipeline bound; the command lies inside the buffer,
+        // which the graph made readable as indirect arguments (declared, checked above).
+        unsafe { self.device.raw().cmd_dispatch_indirect(self.command_buffer, buffer, offset) };
+    }
+
+    /// Draws non-indexed vertices (inside `record_draw`), from vertex 0 and instance 0.
     pub fn draw(&mut self, vertex_count: u32, instance_count: u32) {
-        if self.error.is_some() {
+        self.draw_ranges(0..vertex_count, 0..instance_count);
+    }
+
+    /// Draws the vertices and instances of the two ranges (inside `record_draw`):
+    /// `gl_VertexIndex` runs over `vertices`, `gl_InstanceIndex` over `instances`.
+    pub fn draw_ranges(&mut self, vertices: Range<u32>, instances: Range<u32>) {
+        if !self.check_drawing() {
             return;
         }
+        let (vertex_count, instance_count) = (vertices.len() as u32, instances.len() as u32);
         // SAFETY: the command buffer is recording inside a rendering scope with a graphics
         // pipeline bound.
-        unsafe { self.device.raw().cmd_draw(self.command_buffer, vertex_count, instance_count, 0, 0) };
+        unsafe {
+            self.device.raw().cmd_draw(
+                self.command_buffer,
+                vertex_count,
+                instance_count,
+                vertices.start,
+                instances.start,
+            )
+        };
+    }
+
+    /// Binds `buffer` (declared with [`crate::Registry::index_buffer`]) from `offset` as the
+    /// index buffer of later indexed draws of this pass.
+    pub fn bind_index_buffer(&mut self, buffer: BufferHandle, offset: u64, index_type: vk::IndexType) {
+        let Some(resolved) = self.declared_buffer(buffer, Access::IndexBuffer) else {
+            return;
+        };
+        if offset >= resolved.size {
+            self.fail_access(buffer.0, "the index buffer offset lies past the end of the buffer");
+            return;
+        }
+        // SAFETY: recording; the buffer was declared as an index buffer (usage and barrier
+        // come from the declaration) and the offset lies inside it.
+        unsafe { self.device.raw().cmd_bind_index_buffer(self.command_buffer, resolved.buffer, offset, index_type) };
+        self.index_bound = true;
+    }
+
+    /// Draws indexed triangles (inside `record_draw`, after [`ExecuteContext::bind_index_buffer`]):
+    /// the indices of `indices`, each plus `vertex_offset`, for the instances of `instances`.
+    pub fn draw_indexed(&mut self, indices: Range<u32>, vertex_offset: i32, instances: Range<u32>) {
+        if !self.check_drawing() || !self.check_index_buffer() {
+            return;
+        }
+        // SAFETY: recording inside a rendering scope with a graphics pipeline and an index
+        // buffer bound.
+        unsafe {
+            self.device.raw().cmd_draw_indexed(
+                self.command_buffer,
+                indices.len() as u32,
+                instances.len() as u32,
+                indices.start,
+                vertex_offset,
+                instances.start,
+            )
+        };
+    }
+
+    /// Draws `draw_count` `VkDrawIndirectCommand`s read from `arguments` (declared with
+    /// [`crate::Registry::indirect_buffer`]) from `offset`, `stride` bytes apart. Without
+    /// the device's `multiDrawIndirect` feature the graph records one draw per command.
+    /// A `firstInstance` other than 0 needs `drawIndirectFirstInstance`
+    /// ([`crate::DeviceCapabilities::draw_indirect_first_instance`]).
+    pub fn draw_indirect(&mut self, arguments: BufferHandle, offset: u64, draw_count: u32, stride: u32) {
+        self.indirect_draws(arguments, offset, draw_count, stride, false);
+    }
+
+    /// Like [`ExecuteContext::draw_indirect`] with `VkDrawIndexedIndirectCommand`s and the
+    /// bound index buffer.
+    pub fn draw_indexed_indirect(&mut self, arguments: BufferHandle, offset: u64, draw_count: u32, stride: u32) {
+        self.indirect_draws(arguments, offset, draw_count, stride, true);
+    }
+
+    /// Draws as many `VkDrawIndirectCommand`s from `arguments` as the u32 at `count_offset`
+    /// in `count` says, at most `max_draw_count` (both buffers declared with
+    /// [`crate::Registry::indirect_buffer`]).
+    ///
+    /// Without the device's `drawIndirectCount` feature
+    /// ([`crate::DeviceCapabilities::draw_indirect_count`]) the fallback draws all
+    /// `max_draw_count` commands: the producer must then give every command past the count
+    /// an `instanceCount` of 0 (which draws nothing), and the results agree on every device.
+    #[allow(clippy::too_many_arguments)]
+    pub fn draw_indirect_count(
+        &mut self,
+        arguments: BufferHandle,
+        offset: u64,
+        count: BufferHandle,
+        count_offset: u64,
+        max_draw_count: u32,
+        stride: u32,
+    ) {
+        self.indirect_count_draws(arguments, offset, count, count_offset, max_draw_count, stride, false);
+    }
+
+    /// Like [`ExecuteContext::draw_indirect_count`] with `VkDrawIndexedIndirectCommand`s and
+    /// the bound index buffer (same fallback).
+    pub fn draw_indexed_indirect_count(
+        &mut self,
+        arguments: BufferHandle,
+        offset: u64,
+        count: BufferHandle,
+        count_offset: u64,
+        max_draw_count: u32,
+        stride: u32,
+    ) {
+        self.indirect_count_draws(arguments, offset, count, count_offset, max_draw_count, stride, true);
+    }
+
+    fn fail_access(&mut self, resource: u32, reason: &'static str) {
+        let error = GraphError::InvalidAccess {
+            pass: self.pass_name.to_owned(),
+            resource: self.names.resource_name(resource).to_owned(),
+            reason,
+        };
+        self.fail(error);
+    }
+
+    /// The buffer, when the pass declared exactly `wanted` on it; otherwise fails the frame.
+    fn declared_buffer(&mut self, buffer: BufferHandle, wanted: Access) -> Option<ResolvedBuffer> {
+        if self.error.is_some() {
+            return None;
+        }
+        let access = match self.declared_access(buffer.0) {
+            Ok(access) => access,
+            Err(error) => {
+                self.fail(error);
+                return None;
+            }
+        };
+        if access != wanted {
+            let reason = match wanted {
+                Access::IndexBuffer => "an index buffer must be declared with Registry::index_buffer",
+                _ => "indirect arguments and counts must be declared with Registry::indirect_buffer",
+            };
+            self.fail_access(buffer.0, reason);
+            return None;
+        }
+        match self.resolved[buffer.0 as usize] {
+            Resolved::Buffer(resolved) => Some(resolved),
+            _ => {
+                self.fail_access(buffer.0, "it is not a buffer");
+                None
+            }
+        }
+    }
+
+    /// Checks an indirect read of `count` commands of `size` bytes, `stride` apart.
+    fn indirect_arguments(
+        &mut self,
+        arguments: BufferHandle,
+        offset: u64,
+        count: u32,
+        size: u32,
+        stride: u32,
+    ) -> Option<vk::Buffer> {
+        let resolved = self.declared_buffer(arguments, Access::IndirectArgument)?;
+        let end = offset + u64::from(stride) * u64::from(count.saturating_sub(1)) + u64::from(size);
+        if offset % 4 != 0 || (count > 1 && (stride < size || stride % 4 != 0)) {
+            self.fail_access(
+                arguments.0,
+                "indirect offsets and strides must be multiples of 4, strides at least one command",
+            );
+            return None;
+        }
+        if end > resolved.size {
+            self.fail_access(arguments.0, "the indirect commands run past the end of the buffer");
+            return None;
+        }
+        Some(resolved.buffer)
+    }
+
+    /// Draws must be recorded inside the rendering scope, after binding a pipeline.
+    fn check_drawing(&mut self) -> bool {
+        if self.error.is_some() {
+            return false;
+        }
+        if !self.rendering {
+            self.fail(GraphError::BindingMismatch {
+                pass: self.pass_name.to_owned(),
+                slot: 0,
+                reason: String::from(
+                    "draws are recorded in record_draw, inside the rendering scope of the declared attachments",
+                ),
+            });
+            return false;
+        }
+        true
+    }
+
+    fn check_index_buffer(&mut self) -> bool {
+        if !self.index_bound {
+            self.fail(GraphError::BindingMismatch {
+                pass: self.pass_name.to_owned(),
+                slot: 0,
+                reason: String::from("an indexed draw needs bind_index_buffer first"),
+            });
+        }
+        self.index_bound
+    }
+
+    fn indirect_draws(&mut self, arguments: BufferHandle, offset: u64, draw_count: u32, stride: u32, indexed: bool) {
+        if !self.check_drawing() || (indexed && !self.check_index_buffer()) || draw_count == 0 {
+            return;
+        }
+        let size = if indexed { DRAW_INDEXED_INDIRECT_COMMAND_BYTES } else { DRAW_INDIRECT_COMMAND_BYTES };
+        let Some(buffer) = self.indirect_arguments(arguments, offset, draw_count, size, stride) else { return };
+        let raw = self.device.raw();
+        let record = |offset: u64, count: u32| {
+            if indexed {
+                // SAFETY: recording in a rendering scope with a pipeline and an index buffer
+                // bound; the commands lie inside the declared indirect buffer (checked).
+                unsafe { raw.cmd_draw_indexed_indirect(self.command_buffer, buffer, offset, count, stride) };
+            } else {
+                // SAFETY: as above, without an index buffer.
+                unsafe { raw.cmd_draw_indirect(self.command_buffer, buffer, offset, count, stride) };
+            }
+        };
+        if draw_count == 1 || self.device.capabilities().multi_draw_indirect {
+            record(offset, draw_count);
+        } else {
+            for draw in 0..u64::from(draw_count) {
+                record(offset + draw * u64::from(stride), 1);
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn indirect_count_draws(
+        &mut self,
+        arguments: BufferHandle,
+        offset: u64,
+        count: BufferHandle,
+        count_offset: u64,
+        max_draw_count: u32,
+        stride: u32,
+        indexed: bool,
+    ) {
+        if !self.device.capabilities().draw_indirect_count {
+            self.indirect_draws(arguments, offset, max_draw_count, stride, indexed);
+            return;
+        }
+        if !self.check_drawing() || (indexed && !self.check_index_buffer()) || max_draw_count == 0 {
+            return;
+        }
+        let size = if indexed { DRAW_INDEXED_INDIRECT_COMMAND_BYTES } else { DRAW_INDIRECT_COMMAND_BYTES };
+        let Some(buffer) = self.indirect_arguments(arguments, offset, max_draw_count, size, stride) else { return };
+        let Some(count_buffer) = self.indirect_arguments(count, count_offset, 1, 4, 4) else { return };
+        let raw = self.device.raw();
+        if indexed {
+            // SAFETY: recording in a rendering scope with a pipeline and an index buffer bound;
+            // the feature is enabled; commands and count lie inside declared indirect buffers.
+            unsafe {
+                raw.cmd_draw_indexed_indirect_count(
+                    self.command_buffer,
+                    buffer,
+                    offset,
+                    count_buffer,
+                    count_offset,
+                    max_draw_count,
+                    stride,
+                )
+            };
+        } else {
+            // SAFETY: as above, without an index buffer.
+            unsafe {
+                raw.cmd_draw_indirect_count(
+                    self.command_buffer,
+                    buffer,
+                    offset,
+                    count_buffer,
+                    count_offset,
+                    max_draw_count,
+                    stride,
+                )
+            };
+        }
     }
 }

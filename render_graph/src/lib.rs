@@ -49,13 +49,17 @@ pub use access::{Access, ShaderStage};
 pub use alias::{plan_aliasing, AliasBlock, AliasItem, AliasPlan};
 pub use barriers::{BarrierPlan, BarrierSource, PlannedBarrier, SyncState};
 pub use compiler::{compile, CompiledGraph, CompiledResource, Residency};
-pub use context::{Binding, ExecuteContext, PrepareContext, ResolvedBuffer, ResolvedImage};
+pub use context::{
+    Binding, ExecuteContext, PrepareContext, ResolvedBuffer, ResolvedImage, ResourceRef,
+    DISPATCH_INDIRECT_COMMAND_BYTES, DRAW_INDEXED_INDIRECT_COMMAND_BYTES, DRAW_INDIRECT_COMMAND_BYTES,
+};
 pub use device::{DeviceCapabilities, DeviceConfig, GpuDevice};
 pub use error::{GraphError, Result};
 pub use graph::{AliasReport, RenderGraph, FRAMES_IN_FLIGHT};
 pub use memory::{GpuBuffer, GpuImage, ImageInfo, ReadbackBuffer, StagingRing};
 pub use pass::Pass;
 pub use pipeline::{BindingKind, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
+pub use recording::{POISON_COLOR, POISON_DEPTH, POISON_WORD};
 pub use registry::{
     AttachmentLoad, BufferDesc, BufferHandle, GraphDecl, ImageDesc, ImageHandle, ImageSize, Registry, ResourceKind,
 };
