@@ -18,6 +18,7 @@ use crate::recording::{
     begin_rendering, cleared_state, flush_barriers, is_blind_write, push_barrier, record_history_clears, record_poison,
 };
 use crate::stats::GraphStats;
+use crate::validation::RecordingScope;
 
 /// Bytes of staging memory per frame in flight.
 const STAGING_BYTES_PER_FRAME: u64 = 4 << 20;
@@ -264,6 +265,7 @@ impl RenderGraph {
         let mut upload_cursor = 0;
         for (position, &pass_index) in compiled.graph.order.iter().enumerate() {
             let decl = &compiled.decl.passes[pass_index];
+            let _recording = RecordingScope::enter(&compiled.labels[position]);
             if let Some(debug) = debug {
                 let label = vk::DebugUtilsLabelEXT::default().label_name(&compiled.labels[position]);
                 // SAFETY: recording; the label string lives in the compiled graph.

@@ -1,7 +1,9 @@
 //! The debug-utils messenger: counts validation messages by severity and keeps the text of
 //! warnings and errors so a test can print them.
 
-use std::ffi::{c_void, CStr};
+use std::cell::Cell;
+use std::ffi::{c_char, c_void, CStr};
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
@@ -107,6 +109,39 @@ impl ValidationLog {
     }
 }
 
+thread_local! {
+    /// The debug label of the pass this thread is recording, or null. Validation reports
+    /// most problems synchronously, inside the `vkCmd*` call, on the recording thread.
+    static RECORDING: Cell<*const c_char> = const { Cell::new(std::ptr::null()) };
+}
+
+/// While alive, messages reported on this thread name `label` as the recording pass.
+pub(crate) struct RecordingScope<'label> {
+    previous: *const c_char,
+    _label: PhantomData<&'label CStr>,
+}
+
+impl<'label> RecordingScope<'label> {
+    pub(crate) fn enter(label: &'label CStr) -> RecordingScope<'label> {
+        let previous = RECORDING.with(|recording| recording.replace(label.as_ptr()));
+        RecordingScope { previous, _label: PhantomData }
+    }
+}
+
+impl Drop for RecordingScope<'_> {
+    fn drop(&mut self) {
+        RECORDING.with(|recording| recording.set(self.previous));
+    }
+}
+
+/// The label of the pass recording on this thread.
+fn recording_label() -> Option<String> {
+    let pointer = RECORDING.with(Cell::get);
+    // SAFETY: a non-null pointer was set by a live `RecordingScope`, which borrows the
+    // NUL-terminated label for as long as the pointer stays set.
+    (!pointer.is_null()).then(|| unsafe { CStr::from_ptr(pointer) }.to_string_lossy().into_owned())
+}
+
 /// The messenger callback. `user_data` is a `*const ValidationLog` that the device keeps
 /// alive until the messenger is destroyed.
 ///
@@ -129,9 +164,10 @@ pub(crate) unsafe extern "system" fn messenger_callback(
         // SAFETY: `p_message` is a NUL-terminated string valid during the callback.
         unsafe { CStr::from_ptr(data.p_message) }.to_string_lossy().into_owned()
     };
-    // The innermost command-buffer label is the graph pass that was recording.
+    // The innermost command-buffer label is the graph pass that was recording; layers that
+    // do not pass labels report on the recording thread, which knows its pass.
     let pass = if data.p_cmd_buf_labels.is_null() || data.cmd_buf_label_count == 0 {
-        None
+        recording_label()
     } else {
         // SAFETY: the layer passes `cmd_buf_label_count` valid labels during the callback.
         let labels = unsafe { std::slice::from_raw_parts(data.p_cmd_buf_labels, data.cmd_buf_label_count as usize) };
@@ -161,6 +197,20 @@ mod tests {
         assert_eq!((counts.info, counts.warning, counts.error), (1, 1, 1));
         assert!(counts.has_problems());
         assert_eq!(log.messages().len(), 2, "info texts are not kept");
+    }
+
+    #[test]
+    fn recording_scopes_nest_and_end() {
+        assert_eq!(recording_label(), None);
+        {
+            let _outer = RecordingScope::enter(c"outer");
+            {
+                let _inner = RecordingScope::enter(c"inner");
+                assert_eq!(recording_label().as_deref(), Some("inner"));
+            }
+            assert_eq!(recording_label().as_deref(), Some("outer"));
+        }
+        assert_eq!(recording_label(), None);
     }
 
     #[test]
