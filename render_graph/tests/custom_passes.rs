@@ -589,3 +589,55 @@ fn draws_with_wrong_declarations_or_outside_rendering_are_errors() {
     }
     assert_no_validation_messages(&device);
 }
+
+/// Fills `user filled` with a pipeline built from SPIR-V bytes loaded at run time.
+struct UserShaderFill {
+    pipeline: render_graph::ComputePipeline,
+    target: Option<BufferHandle>,
+}
+
+impl Pass for UserShaderFill {
+    fn name(&self) -> &str {
+        "user shader"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        let target = registry.create_buffer("user filled", BufferDesc { size: PROBE_BYTES });
+        self.target = Some(registry.write_storage_buffer(target, COMPUTE));
+    }
+    fn execute(&mut self, context: &mut ExecuteContext) {
+        context.bind_compute(&self.pipeline, &[Binding::Buffer(self.target.expect("registered"))]);
+        context.push_constant_bytes(&[42, 0, 0, 0, 0, 0, 0, 0]);
+        context.dispatch(PROBE_ELEMENTS / PROBE_WORKGROUP, 1, 1);
+    }
+}
+
+#[test]
+fn a_shader_loaded_from_a_spv_file_runs_in_a_pass() {
+    let Some(device) = gpu_test_context() else { return };
+    // Any .spv file a user compiled with glslc; here one of the engine's, read as bytes.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shaders/spirv/probe_fill_buffer.comp.spv");
+    let bytes = std::fs::read(path).expect("the .spv file exists");
+    let shader = shaders::Shader::from_bytes("mine.comp", shaders::Stage::Compute, &bytes).expect("valid SPIR-V");
+    let pipeline = render_graph::ComputePipeline::new(
+        &device,
+        "user shader",
+        shader.words(),
+        &[render_graph::BindingKind::StorageBuffer],
+        8,
+    )
+    .expect("the pipeline builds");
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    graph.add_pass(UserShaderFill { pipeline, target: None });
+    let report = add_probe(
+        &device,
+        &mut graph,
+        ProbePass::new("check", vec![read("user filled", ProbeKind::Buffer)], &pipelines),
+    )
+    .expect("reads");
+    graph.execute_frame().expect("frame runs");
+    graph.wait_idle().expect("frame finishes");
+    assert_eq!(report.read_u32().expect("maps"), filled(42));
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
