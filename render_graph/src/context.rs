@@ -106,9 +106,19 @@ pub struct PrepareContext<'frame> {
     pub(crate) uploads: &'frame mut Vec<Upload>,
     pub(crate) frame_index: u64,
     pub(crate) output_extent: vk::Extent2D,
+    pub(crate) error: &'frame mut Option<GraphError>,
 }
 
 impl PrepareContext<'_> {
+    /// Reports a problem the pass found while preparing (e.g. an upload error):
+    /// [`crate::RenderGraph::execute_frame`] returns the first such error and does not
+    /// submit the frame.
+    pub fn fail(&mut self, error: GraphError) {
+        if self.error.is_none() {
+            *self.error = Some(error);
+        }
+    }
+
     /// The number of this frame (0 for the first).
     pub fn frame_index(&self) -> u64 {
         self.frame_index
@@ -120,18 +130,27 @@ impl PrepareContext<'_> {
     }
 
     /// Copies `data` to `buffer` at `offset` through the staging ring, at the start of this
-    /// pass. The pass must declare [`Access::TransferWrite`] on the buffer.
+    /// pass. The pass must declare [`Access::TransferWrite`] on the buffer; otherwise the
+    /// error names the pass and the buffer.
     pub fn upload_buffer(&mut self, buffer: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
-        let access = declared(self.pass_name, self.accesses, self.names, buffer.0);
-        assert_eq!(
-            access,
-            Access::TransferWrite,
-            "pass `{}` uploads to a buffer it declared as {access:?}",
-            self.pass_name
-        );
-        let Resolved::Buffer(target) = self.resolved[buffer.0 as usize] else {
-            panic!("pass `{}`: `{}` is not a buffer", self.pass_name, self.names.resource_name(buffer.0))
+        let resource = || self.names.resource_name(buffer.0).to_owned();
+        let Some(access) = self.accesses.iter().find(|access| access.resource == buffer.0) else {
+            return Err(GraphError::UndeclaredAccess { pass: self.pass_name.to_owned(), resource: resource() });
         };
+        let Resolved::Buffer(target) = self.resolved[buffer.0 as usize] else {
+            return Err(GraphError::InvalidAccess {
+                pass: self.pass_name.to_owned(),
+                resource: resource(),
+                reason: "uploads go to buffers",
+            });
+        };
+        if access.access != Access::TransferWrite {
+            return Err(GraphError::InvalidAccess {
+                pass: self.pass_name.to_owned(),
+                resource: resource(),
+                reason: "an upload target must be declared with Access::TransferWrite",
+            });
+        }
         if offset + data.len() as u64 > target.size {
             return Err(GraphError::InvalidDescription {
                 resource: self.names.resource_name(buffer.0).to_owned(),
@@ -243,11 +262,40 @@ impl ExecuteContext<'_> {
         }
     }
 
+    /// The image behind `handle`, or [`GraphError::UndeclaredAccess`] naming the pass and the
+    /// resource when the pass did not declare an access to it.
+    pub fn try_image(&self, handle: ImageHandle) -> Result<ResolvedImage> {
+        self.declared_access(handle.0)?;
+        match self.resolved[handle.0 as usize] {
+            Resolved::Image(image) => Ok(image),
+            _ => Err(GraphError::InvalidAccess {
+                pass: self.pass_name.to_owned(),
+                resource: self.names.resource_name(handle.0).to_owned(),
+                reason: "it is not an image",
+            }),
+        }
+    }
+
+    /// The buffer behind `handle`, or [`GraphError::UndeclaredAccess`] (see
+    /// [`ExecuteContext::try_image`]).
+    pub fn try_buffer(&self, handle: BufferHandle) -> Result<ResolvedBuffer> {
+        self.declared_access(handle.0)?;
+        match self.resolved[handle.0 as usize] {
+            Resolved::Buffer(buffer) => Ok(buffer),
+            _ => Err(GraphError::InvalidAccess {
+                pass: self.pass_name.to_owned(),
+                resource: self.names.resource_name(handle.0).to_owned(),
+                reason: "it is not a buffer",
+            }),
+        }
+    }
+
     /// The image behind `handle`.
     ///
     /// # Panics
     /// When the pass did not declare an access to it (the message names the pass and the
-    /// resource). The bind and draw helpers return [`GraphError::UndeclaredAccess`] instead.
+    /// resource). [`ExecuteContext::try_image`] and the bind and draw helpers return
+    /// [`GraphError::UndeclaredAccess`] instead.
     pub fn image(&self, handle: ImageHandle) -> ResolvedImage {
         declared(self.pass_name, self.accesses, self.names, handle.0);
         match self.resolved[handle.0 as usize] {

@@ -239,6 +239,7 @@ impl RenderGraph {
                 uploads: &mut executor.uploads,
                 frame_index,
                 output_extent,
+                error: &mut executor.error,
             };
             self.passes[pass_index].prepare(&mut context);
         }

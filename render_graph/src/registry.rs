@@ -258,12 +258,17 @@ impl Registry<'_> {
     }
 
     /// Refers to last frame's version of a created image (e.g. `depth_prepass` for the
-    /// next frame's Hi-Z). The first frame sees it cleared to zero.
+    /// next frame's Hi-Z). The first frame sees it cleared to zero, and so does the first
+    /// frame after a recompile that changed the image's description (format, size, mips,
+    /// usage); a recompile that leaves it unchanged (e.g. a resize that does not change its
+    /// size) keeps last frame's contents. [`crate::ExecuteContext::history_was_reset`] says
+    /// which.
     pub fn history_image(&mut self, name: &str) -> ImageHandle {
         ImageHandle(self.refer(name, ResourceKind::Image, true))
     }
 
-    /// Refers to last frame's version of a created buffer (zero in the first frame).
+    /// Refers to last frame's version of a created buffer (zero in the first frame and after
+    /// a recompile that changed its size or usage, as for [`Registry::history_image`]).
     pub fn history_buffer(&mut self, name: &str) -> BufferHandle {
         BufferHandle(self.refer(name, ResourceKind::Buffer, true))
     }

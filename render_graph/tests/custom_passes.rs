@@ -641,3 +641,66 @@ fn a_shader_loaded_from_a_spv_file_runs_in_a_pass() {
     drop(graph);
     assert_no_validation_messages(&device);
 }
+
+/// Uploads to a buffer it declared as a storage write, and asks for an undeclared image.
+struct WrongUpload {
+    target: Option<BufferHandle>,
+    other: Option<ImageHandle>,
+    seen: Arc<Mutex<Option<GraphError>>>,
+}
+
+impl Pass for WrongUpload {
+    fn name(&self) -> &str {
+        "wrong upload"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        let target = registry.create_buffer("upload target", BufferDesc { size: 16 });
+        self.target = Some(registry.write_storage_buffer(target, COMPUTE));
+        self.other = Some(registry.image("never declared"));
+        registry.side_effect();
+    }
+    fn prepare(&mut self, context: &mut PrepareContext) {
+        if let Err(error) = context.upload_buffer(self.target.expect("registered"), 0, &[1, 2, 3, 4]) {
+            context.fail(error);
+        }
+    }
+    fn execute(&mut self, context: &mut ExecuteContext) {
+        *self.seen.lock().expect("not poisoned") = context.try_image(self.other.expect("registered")).err();
+    }
+}
+
+#[test]
+fn uploads_and_lookups_of_undeclared_or_mismatched_resources_are_errors() {
+    let Some(device) = gpu_test_context() else { return };
+    let seen = Arc::new(Mutex::new(None));
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    let image = ImageDesc::new(vk::Format::R32_UINT, ImageSize::OUTPUT);
+    struct Maker(ImageDesc);
+    impl Pass for Maker {
+        fn name(&self) -> &str {
+            "maker"
+        }
+        fn register(&mut self, registry: &mut Registry) {
+            let image = registry.create_image("never declared", self.0);
+            registry.write_storage_image(image, COMPUTE);
+            registry.side_effect();
+        }
+        fn execute(&mut self, _context: &mut ExecuteContext) {}
+    }
+    graph.add_pass(Maker(image));
+    graph.add_pass(WrongUpload { target: None, other: None, seen: Arc::clone(&seen) });
+    let error = graph.execute_frame().expect_err("the upload is refused");
+    assert!(
+        matches!(&error, GraphError::InvalidAccess { pass, resource, reason }
+            if pass == "wrong upload" && resource == "upload target" && reason.contains("TransferWrite")),
+        "{error}"
+    );
+    let seen = seen.lock().expect("not poisoned").take();
+    assert!(
+        matches!(&seen, Some(GraphError::UndeclaredAccess { pass, resource })
+            if pass == "wrong upload" && resource == "never declared"),
+        "{seen:?}"
+    );
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
