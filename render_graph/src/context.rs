@@ -709,12 +709,9 @@ impl ExecuteContext<'_> {
             return false;
         }
         if !self.rendering {
-            self.fail(GraphError::BindingMismatch {
+            self.fail(GraphError::InvalidCommand {
                 pass: self.pass_name.to_owned(),
-                slot: 0,
-                reason: String::from(
-                    "draws are recorded in record_draw, inside the rendering scope of the declared attachments",
-                ),
+                reason: "draws are recorded in record_draw, inside the rendering scope of the declared attachments",
             });
             return false;
         }
@@ -723,10 +720,9 @@ impl ExecuteContext<'_> {
 
     fn check_index_buffer(&mut self) -> bool {
         if !self.index_bound {
-            self.fail(GraphError::BindingMismatch {
+            self.fail(GraphError::InvalidCommand {
                 pass: self.pass_name.to_owned(),
-                slot: 0,
-                reason: String::from("an indexed draw needs bind_index_buffer first"),
+                reason: "an indexed draw needs bind_index_buffer first in this pass",
             });
         }
         self.index_bound

@@ -74,6 +74,14 @@ pub enum GraphError {
         /// What is wrong.
         reason: String,
     },
+    /// A pass records a command where it cannot run (e.g. a draw outside `record_draw`, an
+    /// indexed draw before `bind_index_buffer`).
+    InvalidCommand {
+        /// The pass.
+        pass: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
     /// A readback buffer was read while the frame that writes it may still run on the GPU;
     /// call [`crate::RenderGraph::wait_idle`] first.
     ReadbackPending {
@@ -157,6 +165,7 @@ impl fmt::Display for GraphError {
             GraphError::BindingMismatch { pass, slot, reason } => {
                 write!(formatter, "pass `{pass}`, binding {slot}: {reason}")
             }
+            GraphError::InvalidCommand { pass, reason } => write!(formatter, "pass `{pass}`: {reason}"),
             GraphError::ReadbackPending { buffer, frame } => write!(
                 formatter,
                 "readback buffer `{buffer}` is read before frame {frame}, which writes it, has finished; \

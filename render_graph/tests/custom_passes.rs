@@ -534,11 +534,21 @@ fn every_draw_and_dispatch_helper_draws_exactly_its_cells() {
     assert_no_validation_messages(&device);
 }
 
-/// Draws with an index buffer it declared as an indirect buffer, and outside `record_draw`.
+/// One misuse of the draw helpers at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Misuse {
+    /// Binds as index buffer a buffer declared as indirect arguments.
+    IndexBufferDeclaredIndirect,
+    /// Draws in `execute`, outside the rendering scope.
+    DrawOutsideRendering,
+    /// Draws indexed without binding an index buffer.
+    IndexedWithoutIndexBuffer,
+}
+
 struct WrongDraws {
     pipeline: GraphicsPipeline,
     args: Option<BufferHandle>,
-    outside: bool,
+    misuse: Misuse,
 }
 
 impl Pass for WrongDraws {
@@ -553,13 +563,16 @@ impl Pass for WrongDraws {
         registry.side_effect();
     }
     fn execute(&mut self, context: &mut ExecuteContext) {
-        if self.outside {
+        if self.misuse == Misuse::DrawOutsideRendering {
             context.draw(3, 1);
         }
     }
     fn record_draw(&mut self, context: &mut ExecuteContext) {
         context.bind_graphics(&self.pipeline, &[]);
-        context.bind_index_buffer(self.args.expect("registered"), 0, vk::IndexType::UINT32);
+        context.push_constants(&[BANDS, COLUMNS]);
+        if self.misuse == Misuse::IndexBufferDeclaredIndirect {
+            context.bind_index_buffer(self.args.expect("registered"), 0, vk::IndexType::UINT32);
+        }
         context.draw_indexed(0..6, 0, 0..1);
     }
 }
@@ -567,24 +580,23 @@ impl Pass for WrongDraws {
 #[test]
 fn draws_with_wrong_declarations_or_outside_rendering_are_errors() {
     let Some(device) = gpu_test_context() else { return };
-    for outside in [false, true] {
+    for misuse in [Misuse::IndexBufferDeclaredIndirect, Misuse::DrawOutsideRendering, Misuse::IndexedWithoutIndexBuffer]
+    {
         let mut graph = RenderGraph::new(Arc::clone(&device), GRID_EXTENT).expect("graph creates");
         graph.add_pass(UploadArgs { args: None, indices: None });
-        graph.add_pass(WrongDraws { pipeline: band_pipeline(&device), args: None, outside });
+        graph.add_pass(WrongDraws { pipeline: band_pipeline(&device), args: None, misuse });
         let error = graph.execute_frame().expect_err("misuse is reported");
-        if outside {
-            assert!(
-                matches!(&error, GraphError::BindingMismatch { pass, reason, .. }
-                if pass == "wrong draws" && reason.contains("record_draw")),
-                "{error}"
-            );
-        } else {
-            assert!(
+        let expected = match misuse {
+            Misuse::IndexBufferDeclaredIndirect => {
                 matches!(&error, GraphError::InvalidAccess { pass, resource, reason }
-                if pass == "wrong draws" && resource == "draw args" && reason.contains("index_buffer")),
-                "{error}"
-            );
-        }
+                if pass == "wrong draws" && resource == "draw args" && reason.contains("index_buffer"))
+            }
+            Misuse::DrawOutsideRendering => matches!(&error, GraphError::InvalidCommand { pass, reason }
+                if pass == "wrong draws" && reason.contains("record_draw")),
+            Misuse::IndexedWithoutIndexBuffer => matches!(&error, GraphError::InvalidCommand { pass, reason }
+                if pass == "wrong draws" && reason.contains("bind_index_buffer")),
+        };
+        assert!(expected, "{misuse:?}: {error}");
         drop(graph);
     }
     assert_no_validation_messages(&device);
