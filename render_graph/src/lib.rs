@@ -29,6 +29,7 @@
 mod access;
 mod alias;
 mod barriers;
+mod commands;
 mod compiler;
 mod context;
 pub mod device;
@@ -56,11 +57,9 @@ pub use ash::vk;
 pub use access::{Access, ShaderStage};
 pub use alias::{plan_aliasing, AliasBlock, AliasItem, AliasPlan};
 pub use barriers::{BarrierPlan, BarrierSource, PlannedBarrier, SyncState};
+pub use commands::{DISPATCH_INDIRECT_COMMAND_BYTES, DRAW_INDEXED_INDIRECT_COMMAND_BYTES, DRAW_INDIRECT_COMMAND_BYTES};
 pub use compiler::{compile, CompiledGraph, CompiledResource, Residency};
-pub use context::{
-    Binding, ExecuteContext, PrepareContext, ResolvedBuffer, ResolvedImage, ResourceRef,
-    DISPATCH_INDIRECT_COMMAND_BYTES, DRAW_INDEXED_INDIRECT_COMMAND_BYTES, DRAW_INDIRECT_COMMAND_BYTES,
-};
+pub use context::{Binding, ExecuteContext, PrepareContext, ResolvedBuffer, ResolvedImage, ResourceRef};
 pub use device::{DeviceCapabilities, DeviceConfig, GpuDevice};
 pub use error::{GraphError, Result};
 pub use graph::{AliasReport, RenderGraph, FRAMES_IN_FLIGHT};
