@@ -22,11 +22,20 @@ pub struct DeviceConfig {
     /// Turn on the validation layer (with synchronization validation) and the messenger.
     /// [`DeviceConfig::default`] sets it when the environment has `ENGINE_VALIDATION=1`.
     pub validation: bool,
+    /// Optional features to leave off even where the device has them, by the names of
+    /// [`DeviceCapabilities::missing_optional`] (`"drawIndirectCount"`, `"multiDrawIndirect"`,
+    /// `"drawIndirectFirstInstance"`, `"samplerFilterMinmax"`): tests run the fallbacks of
+    /// less capable devices this way.
+    pub withheld_features: Vec<&'static str>,
 }
 
 impl Default for DeviceConfig {
     fn default() -> Self {
-        DeviceConfig { app_name: String::from("engine"), validation: validation_requested_by_env() }
+        DeviceConfig {
+            app_name: String::from("engine"),
+            validation: validation_requested_by_env(),
+            withheld_features: Vec::new(),
+        }
     }
 }
 
@@ -226,7 +235,7 @@ impl GpuDevice {
             unsafe { instance.destroy_instance(None) };
         };
 
-        let candidate = match pick_physical_device(&instance) {
+        let candidate = match pick_physical_device(&instance, &config.withheld_features) {
             Ok(candidate) => candidate,
             Err(error) => {
                 destroy_instance(&debug_instance);
@@ -500,14 +509,14 @@ fn type_rank(device_type: vk::PhysicalDeviceType) -> u32 {
     }
 }
 
-fn pick_physical_device(instance: &ash::Instance) -> Result<Candidate> {
+fn pick_physical_device(instance: &ash::Instance, withheld: &[&str]) -> Result<Candidate> {
     // SAFETY: the instance is live.
     let physicals =
         unsafe { instance.enumerate_physical_devices() }.map_err(GraphError::vulkan("vkEnumeratePhysicalDevices"))?;
     let mut rejected = Vec::new();
     let mut best: Option<Candidate> = None;
     for physical in physicals {
-        match inspect_physical_device(instance, physical) {
+        match inspect_physical_device(instance, physical, withheld) {
             Ok(candidate) => {
                 if best.as_ref().is_none_or(|best| candidate.rank < best.rank) {
                     best = Some(candidate);
@@ -525,7 +534,11 @@ fn pick_physical_device(instance: &ash::Instance) -> Result<Candidate> {
     })
 }
 
-fn inspect_physical_device(instance: &ash::Instance, physical: vk::PhysicalDevice) -> Result<Candidate, String> {
+fn inspect_physical_device(
+    instance: &ash::Instance,
+    physical: vk::PhysicalDevice,
+    withheld: &[&str],
+) -> Result<Candidate, String> {
     // SAFETY: `physical` was enumerated from this live instance.
     let properties = unsafe { instance.get_physical_device_properties(physical) };
     let name = properties
@@ -540,11 +553,13 @@ fn inspect_physical_device(instance: &ash::Instance, physical: vk::PhysicalDevic
     let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut features12).push_next(&mut features13);
     // SAFETY: the chain consists of valid structs that outlive the call.
     unsafe { instance.get_physical_device_features2(physical, &mut features) };
-    let (first_instance, multi_draw) =
-        (features.features.draw_indirect_first_instance, features.features.multi_draw_indirect);
+    let offered = |name: &str, feature: vk::Bool32| if withheld.contains(&name) { vk::FALSE } else { feature };
+    let first_instance = offered("drawIndirectFirstInstance", features.features.draw_indirect_first_instance);
+    let multi_draw = offered("multiDrawIndirect", features.features.multi_draw_indirect);
     // maintenance4 is mandatory in Vulkan 1.3; glslc's vulkan1.3 target needs it (LocalSizeId).
     let (sync2, dynamic_rendering) = (features13.synchronization2, features13.dynamic_rendering);
-    let (indirect_count, minmax) = (features12.draw_indirect_count, features12.sampler_filter_minmax);
+    let indirect_count = offered("drawIndirectCount", features12.draw_indirect_count);
+    let minmax = offered("samplerFilterMinmax", features12.sampler_filter_minmax);
     if sync2 == vk::FALSE || dynamic_rendering == vk::FALSE || features13.maintenance4 == vk::FALSE {
         return Err(format!("{name}: synchronization2, dynamic rendering and maintenance4 are required"));
     }

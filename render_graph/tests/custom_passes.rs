@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use ash::vk;
 use common::{filled, import_report, updated, ImageRead, ProbeKind, ProbeOp, ProbePass, ProbePipelines, PROBE_BYTES};
 use render_graph::passes::ReadbackPass;
-use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
+use render_graph::testing::{assert_no_validation_messages, gpu_test_context, gpu_test_context_without};
 use render_graph::{
     AttachmentLoad, Binding, BufferDesc, BufferHandle, ExecuteContext, GpuDevice, GraphError, GraphicsPipeline,
     GraphicsPipelineDesc, ImageDesc, ImageHandle, ImageSize, Pass, PrepareContext, ReadbackBuffer, Registry,
@@ -493,6 +493,21 @@ fn band_pipeline(device: &Arc<GpuDevice>) -> GraphicsPipeline {
 #[test]
 fn every_draw_and_dispatch_helper_draws_exactly_its_cells() {
     let Some(device) = gpu_test_context() else { return };
+    draw_cells(&device);
+}
+
+#[test]
+fn without_multi_draw_and_indirect_count_the_documented_fallbacks_draw() {
+    let Some(device) = gpu_test_context_without(&["multiDrawIndirect", "drawIndirectCount"]) else { return };
+    let capabilities = device.capabilities();
+    assert!(!capabilities.multi_draw_indirect && !capabilities.draw_indirect_count, "withheld");
+    draw_cells(&device);
+}
+
+/// Draws every cell with every helper on `device` and checks the image (the fallbacks of
+/// devices without `drawIndirectCount` draw up to the maximum count).
+fn draw_cells(device: &Arc<GpuDevice>) {
+    let device = Arc::clone(device);
     let pipelines = Arc::new(ProbePipelines::new(&device));
     let capabilities = device.capabilities().clone();
     assert!(capabilities.draw_indirect_first_instance, "the test's commands use firstInstance");

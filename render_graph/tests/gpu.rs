@@ -431,7 +431,11 @@ fn a_layer_forced_by_the_loader_validates_without_the_engine_switch() {
 #[ignore = "run by a_layer_forced_by_the_loader_validates_without_the_engine_switch in a child process"]
 fn forced_layer_child() {
     assert_eq!(std::env::var(FORCED_LAYER_CHILD).as_deref(), Ok("1"), "runs only as the child");
-    let config = render_graph::DeviceConfig { app_name: String::from("forced layer"), validation: false };
+    let config = render_graph::DeviceConfig {
+        app_name: String::from("forced layer"),
+        validation: false,
+        withheld_features: Vec::new(),
+    };
     let device = Arc::new(render_graph::GpuDevice::new(&config).expect("device"));
     assert!(device.validation_enabled(), "the loader forces the layer");
     let counts = device.validation_counts();
