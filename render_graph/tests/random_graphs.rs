@@ -175,6 +175,18 @@ fn generated_graphs_are_varied() {
         .filter(|op| matches!(op, ProbeOp::Read { kind: ProbeKind::Image, image_read: ImageRead::Sampled, .. }));
     assert!(sampled.count() > 5, "some readers sample images");
     assert!(graphs.iter().any(|graph| graph.runs.iter().any(|&runs| !runs)), "some passes are culled");
+    let reads_between_writers = graphs.iter().filter(|graph| {
+        graph.ops.iter().enumerate().any(|(update_rank, ops)| {
+            ops.iter().any(|op| match op {
+                ProbeOp::Update { resource, .. } => graph.ops[..update_rank]
+                    .iter()
+                    .flatten()
+                    .any(|earlier| matches!(earlier, ProbeOp::Read { resource: read, .. } if read == resource)),
+                _ => false,
+            })
+        })
+    });
+    assert!(reads_between_writers.count() > 3, "some readers see the first version while a later pass modifies it");
     assert!(
         graphs.iter().any(|graph| graph.declaration.windows(2).any(|pair| pair[0] > pair[1])),
         "declaration order is shuffled"
