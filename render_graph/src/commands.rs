@@ -23,7 +23,7 @@ pub const DISPATCH_INDIRECT_COMMAND_BYTES: u32 = 12;
 impl ExecuteContext<'_> {
     /// Dispatches compute workgroups.
     pub fn dispatch(&mut self, groups_x: u32, groups_y: u32, groups_z: u32) {
-        if self.error.is_some() {
+        if !self.check_dispatching() {
             return;
         }
         // SAFETY: the command buffer is recording with a compute pipeline bound.
@@ -33,6 +33,9 @@ impl ExecuteContext<'_> {
     /// Dispatches with the workgroup counts of the `VkDispatchIndirectCommand` at `offset` in
     /// `arguments`, a buffer declared with [`crate::Registry::indirect_buffer`].
     pub fn dispatch_indirect(&mut self, arguments: BufferHandle, offset: u64) {
+        if !self.check_dispatching() {
+            return;
+        }
         let Some(buffer) = self.indirect_arguments(arguments, offset, 1, DISPATCH_INDIRECT_COMMAND_BYTES, 4) else {
             return;
         };
@@ -213,6 +216,21 @@ impl ExecuteContext<'_> {
             return None;
         }
         Some(resolved.buffer)
+    }
+
+    /// Dispatches must be recorded in `execute`, outside the rendering scope.
+    fn check_dispatching(&mut self) -> bool {
+        if self.error.is_some() {
+            return false;
+        }
+        if self.rendering {
+            self.fail(GraphError::InvalidCommand {
+                pass: self.pass_name.to_owned(),
+                reason: "dispatches are recorded in execute, outside the rendering scope",
+            });
+            return false;
+        }
+        true
     }
 
     /// Draws must be recorded inside the rendering scope, after binding a pipeline.

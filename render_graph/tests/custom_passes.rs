@@ -558,6 +558,8 @@ enum Misuse {
     DrawOutsideRendering,
     /// Draws indexed without binding an index buffer.
     IndexedWithoutIndexBuffer,
+    /// Dispatches inside the rendering scope.
+    DispatchInRendering,
 }
 
 struct WrongDraws {
@@ -585,6 +587,9 @@ impl Pass for WrongDraws {
     fn record_draw(&mut self, context: &mut ExecuteContext) {
         context.bind_graphics(&self.pipeline, &[]);
         context.push_constants(&[BANDS, COLUMNS]);
+        if self.misuse == Misuse::DispatchInRendering {
+            context.dispatch(1, 1, 1);
+        }
         if self.misuse == Misuse::IndexBufferDeclaredIndirect {
             context.bind_index_buffer(self.args.expect("registered"), 0, vk::IndexType::UINT32);
         }
@@ -595,8 +600,13 @@ impl Pass for WrongDraws {
 #[test]
 fn draws_with_wrong_declarations_or_outside_rendering_are_errors() {
     let Some(device) = gpu_test_context() else { return };
-    for misuse in [Misuse::IndexBufferDeclaredIndirect, Misuse::DrawOutsideRendering, Misuse::IndexedWithoutIndexBuffer]
-    {
+    let misuses = [
+        Misuse::IndexBufferDeclaredIndirect,
+        Misuse::DrawOutsideRendering,
+        Misuse::IndexedWithoutIndexBuffer,
+        Misuse::DispatchInRendering,
+    ];
+    for misuse in misuses {
         let mut graph = RenderGraph::new(Arc::clone(&device), GRID_EXTENT).expect("graph creates");
         graph.add_pass(UploadArgs { args: None, indices: None });
         graph.add_pass(WrongDraws { pipeline: band_pipeline(&device), args: None, misuse });
@@ -610,6 +620,8 @@ fn draws_with_wrong_declarations_or_outside_rendering_are_errors() {
                 if pass == "wrong draws" && reason.contains("record_draw")),
             Misuse::IndexedWithoutIndexBuffer => matches!(&error, GraphError::InvalidCommand { pass, reason }
                 if pass == "wrong draws" && reason.contains("bind_index_buffer")),
+            Misuse::DispatchInRendering => matches!(&error, GraphError::InvalidCommand { pass, reason }
+                if pass == "wrong draws" && reason.contains("dispatches")),
         };
         assert!(expected, "{misuse:?}: {error}");
         drop(graph);
