@@ -150,7 +150,11 @@ fn compile_benchmark(criterion: &mut Criterion) {
 }
 
 fn record_benchmark(criterion: &mut Criterion) {
-    let device = match GpuDevice::new(&DeviceConfig { app_name: String::from("graph bench"), validation: false }) {
+    let device = match GpuDevice::new(&DeviceConfig {
+        app_name: String::from("graph bench"),
+        validation: false,
+        withheld_features: Vec::new(),
+    }) {
         Ok(device) => Arc::new(device),
         Err(error) => {
             println!("skipping execute_frame benchmark: no Vulkan device ({error})");

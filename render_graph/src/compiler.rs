@@ -1,5 +1,6 @@
-//! The graph compiler: validates declarations, orders passes by their dependencies
-//! (declaration order breaks ties), reports cycles, culls passes whose results nobody reads,
+//! The graph compiler: validates declarations, binds every read to the version of its
+//! resource written before it in declaration order, orders passes by the dependencies that
+//! follow (declaration order breaks ties), reports cycles, culls passes whose results nobody reads,
 //! and computes each resource's lifetime and usage. Barriers are planned in `barriers.rs`.
 
 use std::cmp::Reverse;
@@ -68,34 +69,20 @@ pub fn compile(decl: &GraphDecl, is_imported: &dyn Fn(&str, ResourceKind) -> boo
         }
     }
 
-    // Dependency edges: writer chains in declaration order, then every pure reader after the
-    // last writer. History reads add no edge (they read last frame's version).
+    // Dependency edges from versions in declaration order (see `bind_versions`). History
+    // reads add no edge (they read last frame's version).
+    let versions = bind_versions(decl, &writers);
     let mut successors: Vec<Vec<usize>> = vec![Vec::new(); pass_count];
     let mut predecessor_count = vec![0_usize; pass_count];
-    let mut add_edge = |from: usize, to: usize, successors: &mut Vec<Vec<usize>>| {
+    for &(from, to) in &versions.edges {
         if from != to && !successors[from].contains(&to) {
             successors[from].push(to);
             predecessor_count[to] += 1;
         }
-    };
-    for chain in &writers {
-        for pair in chain.windows(2) {
-            add_edge(pair[0], pair[1], &mut successors);
-        }
-    }
-    for (pass_index, pass) in decl.passes.iter().enumerate() {
-        for access in &pass.accesses {
-            if access.access.is_write() {
-                continue;
-            }
-            if let Some(&last) = writers[access.resource as usize].last() {
-                add_edge(last, pass_index, &mut successors);
-            }
-        }
     }
 
     let full_order = topological_order(decl, &successors, predecessor_count)?;
-    let kept = kept_passes(decl, &writers, is_imported);
+    let kept = kept_passes(decl, &writers, &versions.read_version, is_imported);
     let order: Vec<usize> = full_order.iter().copied().filter(|&pass| kept[pass]).collect();
     let culled: Vec<usize> = (0..pass_count).filter(|&pass| !kept[pass]).collect();
 
@@ -164,13 +151,19 @@ fn validate(decl: &GraphDecl, is_imported: &dyn Fn(&str, ResourceKind) -> bool) 
             });
         }
     }
-    for resource in &decl.resources {
-        if resource.creations > 1 {
-            return Err(GraphError::DuplicateResource(resource.name.clone()));
+    for (index, pass) in decl.passes.iter().enumerate() {
+        if decl.passes[..index].iter().any(|earlier| earlier.name == pass.name) {
+            return Err(GraphError::DuplicatePass(pass.name.clone()));
         }
+    }
+    for resource in &decl.resources {
         let imported = is_imported(&resource.name, resource.kind);
-        if resource.creations == 1 && imported {
-            return Err(GraphError::DuplicateResource(resource.name.clone()));
+        if resource.creations > 1 || (resource.creations == 1 && imported) {
+            return Err(GraphError::DuplicateResource {
+                resource: resource.name.clone(),
+                passes: resource.creators.iter().map(|&pass| decl.passes[pass].name.clone()).collect(),
+                imported,
+            });
         }
         if resource.origin == Origin::Referenced && !imported {
             return Err(GraphError::MissingResource {
@@ -279,11 +272,13 @@ fn find_cycle(decl: &GraphDecl, successors: &[Vec<usize>], remaining: &[usize]) 
     }
 }
 
-/// A pass runs when it has a side effect, writes an imported resource, or writes something
-/// a running pass reads (including last frame's version).
+/// A pass runs when it has a side effect, writes an imported resource, or writes a version
+/// that a running pass reads (including last frame's version, written by every writer). A
+/// read of version `v` keeps the writers of versions up to `v`.
 fn kept_passes(
     decl: &GraphDecl,
     writers: &[Vec<usize>],
+    read_version: &[Vec<Option<usize>>],
     is_imported: &dyn Fn(&str, ResourceKind) -> bool,
 ) -> Vec<bool> {
     let mut kept = vec![false; decl.passes.len()];
@@ -299,14 +294,15 @@ fn kept_passes(
         }
     }
     while let Some(pass_index) = work.pop() {
-        for access in &decl.passes[pass_index].accesses {
-            let source = match decl.resources[access.resource as usize].origin {
-                Origin::History { of } => of,
-                // A color attachment that loads its previous contents reads them.
-                _ if access.access.is_read() || access.load == Some(AttachmentLoad::Load) => access.resource,
-                _ => continue,
+        for (slot, access) in decl.passes[pass_index].accesses.iter().enumerate() {
+            let (source, last_writer) = match decl.resources[access.resource as usize].origin {
+                Origin::History { of } => (of, writers[of as usize].len()),
+                _ => match read_version[pass_index][slot] {
+                    Some(version) => (access.resource, version + 1),
+                    None => continue,
+                },
             };
-            for &writer in &writers[source as usize] {
+            for &writer in &writers[source as usize][..last_writer] {
                 if !kept[writer] {
                     kept[writer] = true;
                     work.push(writer);
@@ -315,6 +311,61 @@ fn kept_passes(
         }
     }
     kept
+}
+
+/// How declaration order binds reads to versions.
+struct Versions {
+    /// Must-run-before pairs of passes.
+    edges: Vec<(usize, usize)>,
+    /// Per pass and declared access: the index (into the resource's writers) of the write
+    /// whose result the access reads, or `None` when it reads nothing of this frame.
+    read_version: Vec<Vec<Option<usize>>>,
+}
+
+/// Binds every read to a version of its resource by declaration order: each write makes a
+/// new version, and a read sees the version written last *before* it in declaration order
+/// (a reader declared before every writer sees the first version). Then:
+/// - the writer of the version read runs before the reader (read after write);
+/// - every reader of a version runs before the write that replaces it (write after read);
+/// - writes of one resource run in declaration order (write after write).
+fn bind_versions(decl: &GraphDecl, writers: &[Vec<usize>]) -> Versions {
+    let mut edges = Vec::new();
+    let mut read_version: Vec<Vec<Option<usize>>> =
+        decl.passes.iter().map(|pass| vec![None; pass.accesses.len()]).collect();
+    // Per resource: writes seen so far and the readers of the current version.
+    let mut written = vec![0_usize; decl.resources.len()];
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); decl.resources.len()];
+    // Readers declared before the first writer read the first version.
+    for (pass_index, pass) in decl.passes.iter().enumerate() {
+        for (slot, access) in pass.accesses.iter().enumerate() {
+            let resource = access.resource as usize;
+            if matches!(decl.resources[resource].origin, Origin::History { .. }) {
+                continue;
+            }
+            let reads = access.access.is_read() || access.load == Some(AttachmentLoad::Load);
+            if reads && !writers[resource].is_empty() {
+                let version = written[resource].saturating_sub(1);
+                read_version[pass_index][slot] = Some(version);
+                edges.push((writers[resource][version], pass_index));
+                if !access.access.is_write() {
+                    readers[resource].push(pass_index);
+                }
+            }
+            if access.access.is_write() {
+                if let Some(&previous) = written[resource].checked_sub(1).and_then(|last| writers[resource].get(last)) {
+                    edges.push((previous, pass_index));
+                }
+                if written[resource] > 0 {
+                    for &reader in &readers[resource] {
+                        edges.push((reader, pass_index));
+                    }
+                    readers[resource].clear();
+                }
+                written[resource] += 1;
+            }
+        }
+    }
+    Versions { edges, read_version }
 }
 
 impl CompiledGraph {
@@ -355,6 +406,75 @@ mod tests {
         });
         let compiled = compile(&decl, &no_imports).expect("the graph is valid");
         assert_eq!(compiled.order_names(&decl), ["producer", "consumer"]);
+    }
+
+    #[test]
+    fn a_reader_sees_the_version_written_before_it_not_a_later_modification() {
+        let mut decl = GraphDecl::default();
+        decl.declare_pass("write", |registry| {
+            let data = registry.create_buffer("data", BufferDesc { size: 64 });
+            registry.write_storage_buffer(data, COMPUTE);
+        });
+        decl.declare_pass("read", |registry| {
+            let data = registry.buffer("data");
+            registry.read_storage_buffer(data, COMPUTE);
+            registry.side_effect();
+        });
+        decl.declare_pass("modify", |registry| {
+            let data = registry.buffer("data");
+            registry.read_write_storage_buffer(data, COMPUTE);
+            registry.side_effect();
+        });
+        let compiled = compile(&decl, &no_imports).expect("the graph is valid");
+        assert_eq!(compiled.order_names(&decl), ["write", "read", "modify"], "the reader must run before the modify");
+    }
+
+    #[test]
+    fn a_modification_nobody_reads_is_culled_and_readers_keep_only_earlier_versions() {
+        let mut decl = GraphDecl::default();
+        decl.declare_pass("write", |registry| {
+            let data = registry.create_buffer("data", BufferDesc { size: 64 });
+            registry.write_storage_buffer(data, COMPUTE);
+        });
+        decl.declare_pass("read", |registry| {
+            let data = registry.buffer("data");
+            registry.read_storage_buffer(data, COMPUTE);
+            registry.side_effect();
+        });
+        decl.declare_pass("modify", |registry| {
+            let data = registry.buffer("data");
+            registry.read_write_storage_buffer(data, COMPUTE);
+        });
+        let compiled = compile(&decl, &no_imports).expect("the graph is valid");
+        assert_eq!(compiled.order_names(&decl), ["write", "read"]);
+        assert_eq!(compiled.culled_names(&decl), ["modify"]);
+    }
+
+    #[test]
+    fn duplicate_pass_names_and_resources_name_the_passes() {
+        let mut decl = GraphDecl::default();
+        for _ in 0..2 {
+            decl.declare_pass("twin", |registry| registry.side_effect());
+        }
+        let error = compile(&decl, &no_imports).expect_err("names are unique");
+        assert!(matches!(&error, GraphError::DuplicatePass(name) if name == "twin"), "{error}");
+
+        let mut decl = GraphDecl::default();
+        for name in ["first", "second"] {
+            decl.declare_pass(name, |registry| {
+                let data = registry.create_buffer("data", BufferDesc { size: 4 });
+                registry.write_storage_buffer(data, COMPUTE);
+                registry.side_effect();
+            });
+        }
+        let error = compile(&decl, &no_imports).expect_err("one creator per resource");
+        assert!(
+            matches!(&error, GraphError::DuplicateResource { resource, passes, imported: false }
+                if resource == "data" && passes == &["first", "second"]),
+            "{error}"
+        );
+        let error = compile(&decl, &|name, _| name == "data").expect_err("created and imported");
+        assert!(matches!(&error, GraphError::DuplicateResource { imported: true, .. }), "{error}");
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! What passes see during Prepare and Execute: resolved resources, uploads through the
-//! staging ring, descriptor binding, push constants and dispatch/draw helpers.
+//! staging ring, descriptor binding (checked against the pipeline and the declared
+//! accesses), push constants and history resets. The draw and dispatch helpers live in
+//! `commands.rs`.
 //!
 //! Vulkan failures inside these helpers do not interrupt the pass: the first one is kept and
 //! returned by [`crate::RenderGraph::execute_frame`], and later helper calls do nothing.
@@ -105,9 +107,19 @@ pub struct PrepareContext<'frame> {
     pub(crate) uploads: &'frame mut Vec<Upload>,
     pub(crate) frame_index: u64,
     pub(crate) output_extent: vk::Extent2D,
+    pub(crate) error: &'frame mut Option<GraphError>,
 }
 
 impl PrepareContext<'_> {
+    /// Reports a problem the pass found while preparing (e.g. an upload error):
+    /// [`crate::RenderGraph::execute_frame`] returns the first such error and does not
+    /// submit the frame.
+    pub fn fail(&mut self, error: GraphError) {
+        if self.error.is_none() {
+            *self.error = Some(error);
+        }
+    }
+
     /// The number of this frame (0 for the first).
     pub fn frame_index(&self) -> u64 {
         self.frame_index
@@ -119,18 +131,27 @@ impl PrepareContext<'_> {
     }
 
     /// Copies `data` to `buffer` at `offset` through the staging ring, at the start of this
-    /// pass. The pass must declare [`Access::TransferWrite`] on the buffer.
+    /// pass. The pass must declare [`Access::TransferWrite`] on the buffer; otherwise the
+    /// error names the pass and the buffer.
     pub fn upload_buffer(&mut self, buffer: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
-        let access = declared(self.pass_name, self.accesses, self.names, buffer.0);
-        assert_eq!(
-            access,
-            Access::TransferWrite,
-            "pass `{}` uploads to a buffer it declared as {access:?}",
-            self.pass_name
-        );
-        let Resolved::Buffer(target) = self.resolved[buffer.0 as usize] else {
-            panic!("pass `{}`: `{}` is not a buffer", self.pass_name, self.names.resource_name(buffer.0))
+        let resource = || self.names.resource_name(buffer.0).to_owned();
+        let Some(access) = self.accesses.iter().find(|access| access.resource == buffer.0) else {
+            return Err(GraphError::UndeclaredAccess { pass: self.pass_name.to_owned(), resource: resource() });
         };
+        let Resolved::Buffer(target) = self.resolved[buffer.0 as usize] else {
+            return Err(GraphError::InvalidAccess {
+                pass: self.pass_name.to_owned(),
+                resource: resource(),
+                reason: "uploads go to buffers",
+            });
+        };
+        if access.access != Access::TransferWrite {
+            return Err(GraphError::InvalidAccess {
+                pass: self.pass_name.to_owned(),
+                resource: resource(),
+                reason: "an upload target must be declared with Access::TransferWrite",
+            });
+        }
         if offset + data.len() as u64 > target.size {
             return Err(GraphError::InvalidDescription {
                 resource: self.names.resource_name(buffer.0).to_owned(),
@@ -171,6 +192,28 @@ pub struct ExecuteContext<'frame> {
     pub(crate) frame_index: u64,
     pub(crate) output_extent: vk::Extent2D,
     pub(crate) bound: Option<(vk::PipelineLayout, vk::ShaderStageFlags, u32)>,
+    /// Whether an index buffer was bound in this pass.
+    pub(crate) index_bound: bool,
+    /// Whether the graph's rendering scope is open (inside `record_draw`).
+    pub(crate) rendering: bool,
+    /// Per resource: last frame's version holds zeros this frame (see `history_was_reset`).
+    pub(crate) history_reset: &'frame [bool],
+}
+
+/// Any graph resource handle, for calls that accept images and buffers alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ResourceRef(pub(crate) u32);
+
+impl From<ImageHandle> for ResourceRef {
+    fn from(handle: ImageHandle) -> Self {
+        ResourceRef(handle.0)
+    }
+}
+
+impl From<BufferHandle> for ResourceRef {
+    fn from(handle: BufferHandle) -> Self {
+        ResourceRef(handle.0)
+    }
 }
 
 impl ExecuteContext<'_> {
@@ -213,7 +256,40 @@ impl ExecuteContext<'_> {
         }
     }
 
-    /// The image behind `handle`. Panics when the pass did not declare an access to it.
+    /// The image behind `handle`, or [`GraphError::UndeclaredAccess`] naming the pass and the
+    /// resource when the pass did not declare an access to it.
+    pub fn try_image(&self, handle: ImageHandle) -> Result<ResolvedImage> {
+        self.declared_access(handle.0)?;
+        match self.resolved[handle.0 as usize] {
+            Resolved::Image(image) => Ok(image),
+            _ => Err(GraphError::InvalidAccess {
+                pass: self.pass_name.to_owned(),
+                resource: self.names.resource_name(handle.0).to_owned(),
+                reason: "it is not an image",
+            }),
+        }
+    }
+
+    /// The buffer behind `handle`, or [`GraphError::UndeclaredAccess`] (see
+    /// [`ExecuteContext::try_image`]).
+    pub fn try_buffer(&self, handle: BufferHandle) -> Result<ResolvedBuffer> {
+        self.declared_access(handle.0)?;
+        match self.resolved[handle.0 as usize] {
+            Resolved::Buffer(buffer) => Ok(buffer),
+            _ => Err(GraphError::InvalidAccess {
+                pass: self.pass_name.to_owned(),
+                resource: self.names.resource_name(handle.0).to_owned(),
+                reason: "it is not a buffer",
+            }),
+        }
+    }
+
+    /// The image behind `handle`.
+    ///
+    /// # Panics
+    /// When the pass did not declare an access to it (the message names the pass and the
+    /// resource). [`ExecuteContext::try_image`] and the bind and draw helpers return
+    /// [`GraphError::UndeclaredAccess`] instead.
     pub fn image(&self, handle: ImageHandle) -> ResolvedImage {
         declared(self.pass_name, self.accesses, self.names, handle.0);
         match self.resolved[handle.0 as usize] {
@@ -222,7 +298,10 @@ impl ExecuteContext<'_> {
         }
     }
 
-    /// The buffer behind `handle`. Panics when the pass did not declare an access to it.
+    /// The buffer behind `handle`.
+    ///
+    /// # Panics
+    /// As [`ExecuteContext::image`].
     pub fn buffer(&self, handle: BufferHandle) -> ResolvedBuffer {
         declared(self.pass_name, self.accesses, self.names, handle.0);
         match self.resolved[handle.0 as usize] {
@@ -246,18 +325,67 @@ impl ExecuteContext<'_> {
         self.bind(&pipeline.core, bindings);
     }
 
+    /// The access this pass declared on `resource`, or the error naming both.
+    pub(crate) fn declared_access(&self, resource: u32) -> Result<Access> {
+        self.accesses.iter().find(|access| access.resource == resource).map(|access| access.access).ok_or_else(|| {
+            GraphError::UndeclaredAccess {
+                pass: self.pass_name.to_owned(),
+                resource: self.names.resource_name(resource).to_owned(),
+            }
+        })
+    }
+
+    /// Checks one descriptor against the pipeline's binding kind and the declared access.
+    fn check_binding(&self, slot: usize, binding: Binding, kind: BindingKind) -> Result<()> {
+        let mismatch = |reason: String| GraphError::BindingMismatch { pass: self.pass_name.to_owned(), slot, reason };
+        let (resource, is_image) = match binding {
+            Binding::Image(handle) => (handle.0, true),
+            Binding::Buffer(handle) | Binding::BufferRange { buffer: handle, .. } => (handle.0, false),
+            Binding::External { .. } => {
+                return match kind {
+                    BindingKind::StorageBuffer | BindingKind::UniformBuffer => Ok(()),
+                    _ => Err(mismatch(format!("the pipeline expects {kind:?}, got an external buffer"))),
+                };
+            }
+        };
+        let access = self.declared_access(resource)?;
+        let name = self.names.resource_name(resource);
+        let resolved_is_image = matches!(self.resolved[resource as usize], Resolved::Image(_));
+        if resolved_is_image != is_image {
+            let what = if resolved_is_image { "an image" } else { "a buffer" };
+            return Err(mismatch(format!("`{name}` is {what}")));
+        }
+        match BindingKind::for_access(access, is_image) {
+            Some(expected) if expected == kind => Ok(()),
+            Some(expected) => Err(mismatch(format!(
+                "the pipeline expects {kind:?}, but `{name}` is declared as {access:?}, which binds as {expected:?}"
+            ))),
+            None => Err(mismatch(format!("`{name}` is declared as {access:?}, which is not a descriptor access"))),
+        }
+    }
+
     fn bind(&mut self, core: &PipelineCore, bindings: &[Binding]) {
         if self.error.is_some() {
             return;
         }
-        assert_eq!(
-            bindings.len(),
-            core.bindings.len(),
-            "pass `{}` binds {} descriptors to a pipeline with {}",
-            self.pass_name,
-            bindings.len(),
-            core.bindings.len()
-        );
+        if bindings.len() != core.bindings.len() {
+            self.fail(GraphError::BindingMismatch {
+                pass: self.pass_name.to_owned(),
+                slot: bindings.len().min(core.bindings.len()),
+                reason: format!(
+                    "{} descriptors given to a pipeline with {} bindings",
+                    bindings.len(),
+                    core.bindings.len()
+                ),
+            });
+            return;
+        }
+        for (slot, (&binding, &kind)) in bindings.iter().zip(&core.bindings).enumerate() {
+            if let Err(error) = self.check_binding(slot, binding, kind) {
+                self.fail(error);
+                return;
+            }
+        }
         let set = match self.descriptors.allocate(core.set_layout) {
             Ok(set) => set,
             Err(error) => {
@@ -267,11 +395,10 @@ impl ExecuteContext<'_> {
         };
         let mut buffer_infos = [vk::DescriptorBufferInfo::default(); MAX_BINDINGS];
         let mut image_infos = [vk::DescriptorImageInfo::default(); MAX_BINDINGS];
+        // Every binding was checked above: kinds, declarations and resource types agree.
         for (index, (binding, kind)) in bindings.iter().zip(&core.bindings).enumerate() {
-            let is_image = matches!(kind, BindingKind::StorageImage | BindingKind::SampledImage);
             match *binding {
                 Binding::Image(handle) => {
-                    assert!(is_image, "pass `{}`: binding {index} is a buffer slot, got an image", self.pass_name);
                     let image = self.image(handle);
                     let layout = self.image_layout(handle);
                     image_infos[index] = vk::DescriptorImageInfo {
@@ -285,18 +412,15 @@ impl ExecuteContext<'_> {
                     };
                 }
                 Binding::Buffer(handle) => {
-                    assert!(!is_image, "pass `{}`: binding {index} is an image slot, got a buffer", self.pass_name);
                     let buffer = self.buffer(handle);
                     buffer_infos[index] =
                         vk::DescriptorBufferInfo { buffer: buffer.buffer, offset: 0, range: vk::WHOLE_SIZE };
                 }
                 Binding::BufferRange { buffer, offset, size } => {
-                    assert!(!is_image, "pass `{}`: binding {index} is an image slot, got a buffer", self.pass_name);
                     let resolved = self.buffer(buffer);
                     buffer_infos[index] = vk::DescriptorBufferInfo { buffer: resolved.buffer, offset, range: size };
                 }
                 Binding::External { buffer, offset, size } => {
-                    assert!(!is_image, "pass `{}`: binding {index} is an image slot, got a buffer", self.pass_name);
                     buffer_infos[index] = vk::DescriptorBufferInfo { buffer, offset, range: size };
                 }
             }
@@ -326,43 +450,56 @@ impl ExecuteContext<'_> {
     }
 
     /// Sets the push constants of the last bound pipeline from 32-bit words.
+    ///
+    /// # Panics
+    /// As [`ExecuteContext::push_constant_bytes`].
     pub fn push_constants(&mut self, words: &[u32]) {
+        let mut bytes = [0_u8; 256];
+        assert!(
+            words.len() * 4 <= bytes.len(),
+            "pass `{}` pushes {} bytes of constants, more than any pipeline takes",
+            self.pass_name,
+            words.len() * 4
+        );
+        for (chunk, word) in bytes.chunks_exact_mut(4).zip(words) {
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        self.push_constant_bytes(&bytes[..words.len() * 4]);
+    }
+
+    /// Sets the push constants of the last bound pipeline from bytes, e.g. a `#[repr(C)]`
+    /// struct viewed as bytes (`bytemuck::bytes_of(&constants)`); the length must be a
+    /// multiple of 4 and fit the pipeline's push-constant block.
+    ///
+    /// # Panics
+    /// Before a pipeline is bound, or when the length does not fit: both name the pass.
+    pub fn push_constant_bytes(&mut self, bytes: &[u8]) {
         if self.error.is_some() {
             return;
         }
         let Some((layout, stages, capacity)) = self.bound else {
             panic!("pass `{}` pushes constants before binding a pipeline", self.pass_name)
         };
-        let mut bytes = [0_u8; 256];
-        let length = words.len() * 4;
+        let length = bytes.len();
         assert!(
-            length as u32 <= capacity,
-            "pass `{}` pushes {length} bytes, the pipeline takes {capacity}",
+            length as u32 <= capacity && length % 4 == 0,
+            "pass `{}` pushes {length} bytes, the pipeline takes {capacity} (a multiple of 4)",
             self.pass_name
         );
-        for (chunk, word) in bytes.chunks_exact_mut(4).zip(words) {
-            chunk.copy_from_slice(&word.to_le_bytes());
+        if length == 0 {
+            return;
         }
         // SAFETY: the command buffer is recording; the range lies inside the layout's range.
-        unsafe { self.device.raw().cmd_push_constants(self.command_buffer, layout, stages, 0, &bytes[..length]) };
+        unsafe { self.device.raw().cmd_push_constants(self.command_buffer, layout, stages, 0, bytes) };
     }
 
-    /// Dispatches compute workgroups.
-    pub fn dispatch(&mut self, groups_x: u32, groups_y: u32, groups_z: u32) {
-        if self.error.is_some() {
-            return;
-        }
-        // SAFETY: the command buffer is recording with a compute pipeline bound.
-        unsafe { self.device.raw().cmd_dispatch(self.command_buffer, groups_x, groups_y, groups_z) };
-    }
-
-    /// Draws non-indexed vertices (inside `record_draw`).
-    pub fn draw(&mut self, vertex_count: u32, instance_count: u32) {
-        if self.error.is_some() {
-            return;
-        }
-        // SAFETY: the command buffer is recording inside a rendering scope with a graphics
-        // pipeline bound.
-        unsafe { self.device.raw().cmd_draw(self.command_buffer, vertex_count, instance_count, 0, 0) };
+    /// Whether last frame's version of `resource` (its history handle or the resource's own
+    /// handle) holds zeros this frame instead of the previous frame's contents: in the first
+    /// frame, and in the first frame after a recompile that had to recreate it because its
+    /// description (format, size, mips, usage) changed. A temporal pass restarts its
+    /// accumulation when this is true. A recompile that leaves the description unchanged (a
+    /// window resize that does not change this resource's size) keeps the contents.
+    pub fn history_was_reset(&self, resource: impl Into<ResourceRef>) -> bool {
+        self.history_reset.get(resource.into().0 as usize).copied().unwrap_or(false)
     }
 }

@@ -22,17 +22,53 @@ pub struct DeviceConfig {
     /// Turn on the validation layer (with synchronization validation) and the messenger.
     /// [`DeviceConfig::default`] sets it when the environment has `ENGINE_VALIDATION=1`.
     pub validation: bool,
+    /// Optional features to leave off even where the device has them, by the names of
+    /// [`DeviceCapabilities::missing_optional`] (`"drawIndirectCount"`, `"multiDrawIndirect"`,
+    /// `"drawIndirectFirstInstance"`, `"samplerFilterMinmax"`): tests run the fallbacks of
+    /// less capable devices this way.
+    pub withheld_features: Vec<&'static str>,
 }
 
 impl Default for DeviceConfig {
     fn default() -> Self {
-        DeviceConfig { app_name: String::from("engine"), validation: validation_requested_by_env() }
+        DeviceConfig {
+            app_name: String::from("engine"),
+            validation: validation_requested_by_env(),
+            withheld_features: Vec::new(),
+        }
     }
 }
 
 /// Whether the environment asks for validation (`ENGINE_VALIDATION=1`).
 pub fn validation_requested_by_env() -> bool {
     std::env::var("ENGINE_VALIDATION").is_ok_and(|value| value == "1")
+}
+
+/// Whether the Vulkan loader is told by the environment to force the validation layer on
+/// (`VK_INSTANCE_LAYERS` naming it, or a `VK_LOADER_LAYERS_ENABLE` pattern matching it), the
+/// way RenderDoc users and CI systems turn it on. The device then validates as if
+/// [`DeviceConfig::validation`] were set: synchronization validation on, messages counted.
+pub fn validation_forced_by_env() -> bool {
+    let listed = std::env::var("VK_INSTANCE_LAYERS").is_ok_and(|layers| {
+        layers.split([':', ';']).any(|layer| layer.trim().as_bytes() == VALIDATION_LAYER.to_bytes())
+    });
+    let enabled = std::env::var("VK_LOADER_LAYERS_ENABLE").is_ok_and(|patterns| {
+        patterns.split(',').any(|pattern| layer_pattern_matches(pattern.trim(), "VK_LAYER_KHRONOS_validation"))
+    });
+    listed || enabled
+}
+
+/// The loader's layer filter syntax: `*` alone, or a name with an optional `*` at its start
+/// and/or end; matching ignores case.
+fn layer_pattern_matches(pattern: &str, layer: &str) -> bool {
+    let (pattern, layer) = (pattern.to_ascii_lowercase(), layer.to_ascii_lowercase());
+    match (pattern.strip_prefix('*'), pattern.strip_suffix('*')) {
+        _ if pattern == "*" || pattern == "~all~" => true,
+        (Some(rest), _) if rest.ends_with('*') => layer.contains(&rest[..rest.len() - 1]),
+        (Some(rest), _) => layer.ends_with(rest),
+        (None, Some(rest)) => layer.starts_with(rest),
+        (None, None) => layer == pattern,
+    }
 }
 
 /// What the chosen device offers beyond the required Vulkan 1.3 core.
@@ -77,6 +113,8 @@ pub struct GpuDevice {
     debug_device: Option<ash::ext::debug_utils::Device>,
     messenger: vk::DebugUtilsMessengerEXT,
     validation: Option<Arc<ValidationLog>>,
+    /// The validation layer is on (asked for by the config or forced by the environment).
+    validation_active: bool,
     nearest_sampler: vk::Sampler,
     immediate_pool: Mutex<vk::CommandPool>,
 }
@@ -112,7 +150,8 @@ impl GpuDevice {
             )));
         }
         let debug_utils_available = instance_has_extension(&entry, None, ash::ext::debug_utils::NAME)?;
-        if config.validation {
+        let validate = config.validation || validation_forced_by_env();
+        if validate {
             // SAFETY: `entry` holds a loaded loader.
             let layers = unsafe { entry.enumerate_instance_layer_properties() }
                 .map_err(GraphError::vulkan("vkEnumerateInstanceLayerProperties"))?;
@@ -125,8 +164,8 @@ impl GpuDevice {
                 )));
             }
         }
-        let validation_features = config.validation
-            && instance_has_extension(&entry, Some(VALIDATION_LAYER), ash::ext::validation_features::NAME)?;
+        let validation_features =
+            validate && instance_has_extension(&entry, Some(VALIDATION_LAYER), ash::ext::validation_features::NAME)?;
 
         let app_name = CString::new(config.app_name.replace('\0', " ")).unwrap_or_else(|_| CString::from(c"engine"));
         let app_info = vk::ApplicationInfo::default()
@@ -140,10 +179,13 @@ impl GpuDevice {
         if validation_features {
             extensions.push(ash::ext::validation_features::NAME.as_ptr());
         }
-        let layers = if config.validation { vec![VALIDATION_LAYER.as_ptr()] } else { Vec::new() };
+        let layers = if validate { vec![VALIDATION_LAYER.as_ptr()] } else { Vec::new() };
         let enabled_validation = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
         let mut validation_info = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enabled_validation);
-        let validation = config.validation.then(|| Arc::new(ValidationLog::default()));
+        // The messenger listens whenever it can, so a layer turned on in any way (config,
+        // environment, a capture tool) has its messages counted; loader messages are kept
+        // apart and do not count as problems.
+        let validation = debug_utils_available.then(|| Arc::new(ValidationLog::default()));
         let mut messenger_info = messenger_create_info(validation.as_ref());
         let mut instance_info = vk::InstanceCreateInfo::default()
             .application_info(&app_info)
@@ -193,7 +235,7 @@ impl GpuDevice {
             unsafe { instance.destroy_instance(None) };
         };
 
-        let candidate = match pick_physical_device(&instance) {
+        let candidate = match pick_physical_device(&instance, &config.withheld_features) {
             Ok(candidate) => candidate,
             Err(error) => {
                 destroy_instance(&debug_instance);
@@ -240,6 +282,7 @@ impl GpuDevice {
             debug_device,
             messenger,
             validation,
+            validation_active: validate,
             nearest_sampler: vk::Sampler::null(),
             immediate_pool: Mutex::new(vk::CommandPool::null()),
         };
@@ -315,17 +358,21 @@ impl GpuDevice {
         self.nearest_sampler
     }
 
-    /// Whether validation is on.
+    /// Whether the validation layer is on, by [`DeviceConfig::validation`] or forced by the
+    /// environment ([`validation_forced_by_env`]).
     pub fn validation_enabled(&self) -> bool {
-        self.validation.is_some()
+        self.validation_active
     }
 
-    /// Validation message counts so far (all zero without validation).
+    /// Validation-layer message counts so far (all zero without validation). Messages of
+    /// the loader itself (general messages such as "layer added by environment") are not
+    /// counted as warnings or errors.
     pub fn validation_counts(&self) -> ValidationCounts {
         self.validation.as_ref().map(|log| log.counts()).unwrap_or_default()
     }
 
-    /// The kept warning and error texts.
+    /// The kept warning and error texts, each naming the graph pass that was recording when
+    /// the layer reported it.
     pub fn validation_messages(&self) -> Vec<String> {
         self.validation.as_ref().map(|log| log.messages()).unwrap_or_default()
     }
@@ -462,14 +509,14 @@ fn type_rank(device_type: vk::PhysicalDeviceType) -> u32 {
     }
 }
 
-fn pick_physical_device(instance: &ash::Instance) -> Result<Candidate> {
+fn pick_physical_device(instance: &ash::Instance, withheld: &[&str]) -> Result<Candidate> {
     // SAFETY: the instance is live.
     let physicals =
         unsafe { instance.enumerate_physical_devices() }.map_err(GraphError::vulkan("vkEnumeratePhysicalDevices"))?;
     let mut rejected = Vec::new();
     let mut best: Option<Candidate> = None;
     for physical in physicals {
-        match inspect_physical_device(instance, physical) {
+        match inspect_physical_device(instance, physical, withheld) {
             Ok(candidate) => {
                 if best.as_ref().is_none_or(|best| candidate.rank < best.rank) {
                     best = Some(candidate);
@@ -487,7 +534,11 @@ fn pick_physical_device(instance: &ash::Instance) -> Result<Candidate> {
     })
 }
 
-fn inspect_physical_device(instance: &ash::Instance, physical: vk::PhysicalDevice) -> Result<Candidate, String> {
+fn inspect_physical_device(
+    instance: &ash::Instance,
+    physical: vk::PhysicalDevice,
+    withheld: &[&str],
+) -> Result<Candidate, String> {
     // SAFETY: `physical` was enumerated from this live instance.
     let properties = unsafe { instance.get_physical_device_properties(physical) };
     let name = properties
@@ -502,11 +553,13 @@ fn inspect_physical_device(instance: &ash::Instance, physical: vk::PhysicalDevic
     let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut features12).push_next(&mut features13);
     // SAFETY: the chain consists of valid structs that outlive the call.
     unsafe { instance.get_physical_device_features2(physical, &mut features) };
-    let (first_instance, multi_draw) =
-        (features.features.draw_indirect_first_instance, features.features.multi_draw_indirect);
+    let offered = |name: &str, feature: vk::Bool32| if withheld.contains(&name) { vk::FALSE } else { feature };
+    let first_instance = offered("drawIndirectFirstInstance", features.features.draw_indirect_first_instance);
+    let multi_draw = offered("multiDrawIndirect", features.features.multi_draw_indirect);
     // maintenance4 is mandatory in Vulkan 1.3; glslc's vulkan1.3 target needs it (LocalSizeId).
     let (sync2, dynamic_rendering) = (features13.synchronization2, features13.dynamic_rendering);
-    let (indirect_count, minmax) = (features12.draw_indirect_count, features12.sampler_filter_minmax);
+    let indirect_count = offered("drawIndirectCount", features12.draw_indirect_count);
+    let minmax = offered("samplerFilterMinmax", features12.sampler_filter_minmax);
     if sync2 == vk::FALSE || dynamic_rendering == vk::FALSE || features13.maintenance4 == vk::FALSE {
         return Err(format!("{name}: synchronization2, dynamic rendering and maintenance4 are required"));
     }
@@ -580,6 +633,19 @@ fn create_logical_device(instance: &ash::Instance, candidate: &Candidate) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loader_layer_patterns_match_the_validation_layer() {
+        let layer = "VK_LAYER_KHRONOS_validation";
+        for pattern in
+            ["*", "~all~", "*validation", "VK_LAYER_KHRONOS_*", "*KHRONOS*", layer, "vk_layer_khronos_validation"]
+        {
+            assert!(layer_pattern_matches(pattern, layer), "{pattern} matches");
+        }
+        for pattern in ["*profiles", "VK_LAYER_LUNARG_*", "VK_LAYER_KHRONOS_synchronization2"] {
+            assert!(!layer_pattern_matches(pattern, layer), "{pattern} does not match");
+        }
+    }
 
     #[test]
     fn discrete_beats_integrated_beats_cpu() {

@@ -37,8 +37,59 @@ pub enum GraphError {
         /// The resource name.
         resource: String,
     },
-    /// Two declarations give the same resource name.
-    DuplicateResource(String),
+    /// Two passes create a resource of the same name, or a pass creates one that is also
+    /// imported.
+    DuplicateResource {
+        /// The resource name.
+        resource: String,
+        /// The passes that create it, in declaration order.
+        passes: Vec<String>,
+        /// Whether the name is also imported into the graph.
+        imported: bool,
+    },
+    /// Two passes have the same name (names label errors, statistics and captures).
+    DuplicatePass(String),
+    /// A pass creates an image sized relative to the output extent, and that extent has a
+    /// zero width or height (e.g. a minimized window).
+    ZeroOutputExtent {
+        /// The pass that creates the image.
+        pass: String,
+        /// The image.
+        resource: String,
+    },
+    /// A pass binds or uses a resource whose access it did not declare in `register`.
+    UndeclaredAccess {
+        /// The pass.
+        pass: String,
+        /// The resource name.
+        resource: String,
+    },
+    /// A descriptor given at bind time does not fit the pipeline's binding kind or the pass's
+    /// declared access.
+    BindingMismatch {
+        /// The pass.
+        pass: String,
+        /// The binding index (position in the slice given to the bind call).
+        slot: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A pass records a command where it cannot run (e.g. a draw outside `record_draw`, an
+    /// indexed draw before `bind_index_buffer`).
+    InvalidCommand {
+        /// The pass.
+        pass: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A readback buffer was read while the frame that writes it may still run on the GPU;
+    /// call [`crate::RenderGraph::wait_idle`] first.
+    ReadbackPending {
+        /// The readback buffer.
+        buffer: String,
+        /// The frame that writes it.
+        frame: u64,
+    },
     /// A pass declares an access that does not fit the resource (e.g. a vertex-buffer access
     /// to an image) or declares two accesses to one resource.
     InvalidAccess {
@@ -92,9 +143,34 @@ impl fmt::Display for GraphError {
             GraphError::ReadWithoutWriter { pass, resource } => {
                 write!(formatter, "pass `{pass}` reads resource `{resource}`, which no pass writes")
             }
-            GraphError::DuplicateResource(name) => {
-                write!(formatter, "resource `{name}` is declared more than once")
+            GraphError::DuplicateResource { resource, passes, imported } => {
+                let creators = passes.iter().map(|pass| format!("`{pass}`")).collect::<Vec<_>>().join(", ");
+                if *imported {
+                    write!(formatter, "resource `{resource}` is imported and also created by pass {creators}")
+                } else {
+                    write!(formatter, "resource `{resource}` is created by more than one pass: {creators}")
+                }
             }
+            GraphError::DuplicatePass(name) => {
+                write!(formatter, "two passes are named `{name}`; pass names must be unique")
+            }
+            GraphError::ZeroOutputExtent { pass, resource } => write!(
+                formatter,
+                "pass `{pass}` creates `{resource}` relative to the output extent, which is zero; \
+                 give the graph a non-zero extent"
+            ),
+            GraphError::UndeclaredAccess { pass, resource } => {
+                write!(formatter, "pass `{pass}` uses resource `{resource}` without declaring an access in register")
+            }
+            GraphError::BindingMismatch { pass, slot, reason } => {
+                write!(formatter, "pass `{pass}`, binding {slot}: {reason}")
+            }
+            GraphError::InvalidCommand { pass, reason } => write!(formatter, "pass `{pass}`: {reason}"),
+            GraphError::ReadbackPending { buffer, frame } => write!(
+                formatter,
+                "readback buffer `{buffer}` is read before frame {frame}, which writes it, has finished; \
+                 call RenderGraph::wait_idle first"
+            ),
             GraphError::InvalidAccess { pass, resource, reason } => {
                 write!(formatter, "pass `{pass}` cannot access `{resource}`: {reason}")
             }
@@ -127,6 +203,16 @@ mod tests {
     fn cycle_message_names_every_pass() {
         let message = GraphError::Cycle(vec!["a".into(), "b".into(), "a".into()]).to_string();
         assert_eq!(message, "the passes form a cycle: a -> b -> a");
+    }
+
+    #[test]
+    fn duplicate_resource_names_the_passes() {
+        let error = GraphError::DuplicateResource {
+            resource: "color".into(),
+            passes: vec!["first".into(), "second".into()],
+            imported: false,
+        };
+        assert_eq!(error.to_string(), "resource `color` is created by more than one pass: `first`, `second`");
     }
 
     #[test]

@@ -12,10 +12,13 @@ use crate::context::{ExecuteContext, PrepareContext, Resolved, Upload};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::graph::{Compiled, EntrySource, ImportedResource, RenderGraph, FRAMES_IN_FLIGHT};
-use crate::memory::StagingRing;
+use crate::memory::{FrameClock, StagingRing};
 use crate::pipeline::DescriptorArena;
-use crate::recording::{begin_rendering, cleared_state, flush_barriers, push_barrier, record_history_clears};
+use crate::recording::{
+    begin_rendering, cleared_state, flush_barriers, is_blind_write, push_barrier, record_history_clears, record_poison,
+};
 use crate::stats::GraphStats;
+use crate::validation::RecordingScope;
 
 /// Bytes of staging memory per frame in flight.
 const STAGING_BYTES_PER_FRAME: u64 = 4 << 20;
@@ -37,6 +40,8 @@ struct FrameSlot {
 /// Frame slots and reusable scratch space (no heap allocation per frame in steady state).
 pub(crate) struct Executor {
     device: Arc<GpuDevice>,
+    /// Frames whose fences were waited for (readback buffers check it before reading).
+    pub(crate) clock: Arc<FrameClock>,
     slots: Vec<FrameSlot>,
     pub(crate) staging: StagingRing,
     uploads: Vec<Upload>,
@@ -52,6 +57,7 @@ impl Executor {
     pub(crate) fn new(device: &Arc<GpuDevice>) -> Result<Executor> {
         let mut executor = Executor {
             device: Arc::clone(device),
+            clock: Arc::default(),
             slots: Vec::with_capacity(FRAMES_IN_FLIGHT),
             staging: StagingRing::new(device, STAGING_BYTES_PER_FRAME, FRAMES_IN_FLIGHT as u32)?,
             uploads: Vec::new(),
@@ -116,6 +122,7 @@ impl Executor {
         // SAFETY: the fence belongs to this device.
         unsafe { raw.wait_for_fences(&[slot.fence], true, u64::MAX) }.map_err(GraphError::vulkan("vkWaitForFences"))?;
         let Some(frame_index) = slot.submitted.take() else { return Ok(()) };
+        self.clock.finish(frame_index);
         let pass_count = slot.cpu_ms.len().min(stats.passes.len());
         let timestamps = device.capabilities().timestamps && slot.query_capacity as usize >= pass_count * 2;
         if timestamps && pass_count > 0 {
@@ -232,6 +239,7 @@ impl RenderGraph {
                 uploads: &mut executor.uploads,
                 frame_index,
                 output_extent,
+                error: &mut executor.error,
             };
             self.passes[pass_index].prepare(&mut context);
         }
@@ -258,34 +266,68 @@ impl RenderGraph {
         let mut upload_cursor = 0;
         for (position, &pass_index) in compiled.graph.order.iter().enumerate() {
             let decl = &compiled.decl.passes[pass_index];
+            let _recording = RecordingScope::enter(&compiled.labels[position]);
             if let Some(debug) = debug {
                 let label = vk::DebugUtilsLabelEXT::default().label_name(&compiled.labels[position]);
                 // SAFETY: recording; the label string lives in the compiled graph.
                 unsafe { debug.cmd_begin_debug_utils_label(command_buffer, &label) };
             }
             let mut barrier_count = 0;
-            for planned in &compiled.graph.barriers.per_pass[position] {
+            let barriers = &compiled.graph.barriers.per_pass[position];
+            let entry_state = |resource: usize| -> (SyncState, bool) {
+                match compiled.entry[resource] {
+                    EntrySource::SameFrame(state) => (SyncState { layout: vk::ImageLayout::UNDEFINED, ..state }, true),
+                    EntrySource::PreviousFrame(state) if !compiled.first_frame => {
+                        (SyncState { layout: vk::ImageLayout::UNDEFINED, ..state }, false)
+                    }
+                    EntrySource::PreviousFrame(_) => (SyncState::NONE, false),
+                    EntrySource::HistoryPrevious(_) if compiled.first_frame && compiled.history_reset[resource] => {
+                        (cleared_state(matches!(self.resolved[resource], Resolved::Image(_))), false)
+                    }
+                    // Kept from the last compilation, whose frames have all finished.
+                    EntrySource::HistoryPrevious(_) if compiled.first_frame => {
+                        (SyncState { layout: compiled.kept_layouts[resource], ..SyncState::NONE }, false)
+                    }
+                    EntrySource::HistoryPrevious(state) => (state, false),
+                    EntrySource::Imported => {
+                        let name = &compiled.decl.resources[resource].name;
+                        (self.imports.get(name.as_str()).map_or(SyncState::NONE, |import| import.state), false)
+                    }
+                }
+            };
+            // Under validation, transient resources this pass only writes are first filled
+            // with poison, so a declared write the pass never performs shows in the output.
+            let poisoned = |planned: &crate::barriers::PlannedBarrier| {
+                compiled.poison && planned.source == BarrierSource::Entry && is_blind_write(compiled, decl, planned)
+            };
+            if barriers.iter().any(poisoned) {
+                for planned in barriers.iter().filter(|planned| poisoned(planned)) {
+                    let resource = planned.resource as usize;
+                    let (source, aliased_buffer) = entry_state(resource);
+                    push_barrier(
+                        executor,
+                        self.resolved[resource],
+                        source,
+                        vk::PipelineStageFlags2::ALL_TRANSFER,
+                        vk::AccessFlags2::TRANSFER_WRITE,
+                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                        aliased_buffer,
+                    );
+                }
+                flush_barriers(raw, command_buffer, executor);
+                for planned in barriers.iter().filter(|planned| poisoned(planned)) {
+                    record_poison(raw, command_buffer, self.resolved[planned.resource as usize]);
+                }
+            }
+            for planned in barriers {
                 let resource = planned.resource as usize;
                 let resolved = self.resolved[resource];
                 let (source, aliased_buffer) = match planned.source {
                     BarrierSource::Known(state) => (state, false),
-                    BarrierSource::Entry => match compiled.entry[resource] {
-                        EntrySource::SameFrame(state) => {
-                            (SyncState { layout: vk::ImageLayout::UNDEFINED, ..state }, true)
-                        }
-                        EntrySource::PreviousFrame(state) if !compiled.first_frame => {
-                            (SyncState { layout: vk::ImageLayout::UNDEFINED, ..state }, false)
-                        }
-                        EntrySource::PreviousFrame(_) => (SyncState::NONE, false),
-                        EntrySource::HistoryPrevious(_) if compiled.first_frame => {
-                            (cleared_state(matches!(resolved, Resolved::Image(_))), false)
-                        }
-                        EntrySource::HistoryPrevious(state) => (state, false),
-                        EntrySource::Imported => {
-                            let name = &compiled.decl.resources[resource].name;
-                            (self.imports.get(name.as_str()).map_or(SyncState::NONE, |import| import.state), false)
-                        }
-                    },
+                    BarrierSource::Entry if poisoned(planned) => {
+                        (cleared_state(matches!(resolved, Resolved::Image(_))), false)
+                    }
+                    BarrierSource::Entry => entry_state(resource),
                 };
                 if push_barrier(
                     executor,
@@ -335,6 +377,9 @@ impl RenderGraph {
                 frame_index,
                 output_extent,
                 bound: None,
+                index_bound: false,
+                rendering: false,
+                history_reset: if compiled.first_frame { &compiled.history_reset } else { &[] },
             };
             let pass = &mut self.passes[pass_index];
             pass.execute(&mut context);
@@ -353,6 +398,8 @@ impl RenderGraph {
                 // SAFETY: as above.
                 unsafe { raw.cmd_set_scissor(command_buffer, 0, &[scissor]) };
                 context.bound = None;
+                context.index_bound = false;
+                context.rendering = true;
                 pass.record_draw(&mut context);
                 // SAFETY: ends the scope begun above.
                 unsafe { raw.cmd_end_rendering(command_buffer) };
@@ -420,6 +467,18 @@ impl RenderGraph {
             unsafe { raw.queue_submit(*queue, &[submit], slot.fence) }.map_err(GraphError::vulkan("vkQueueSubmit"))?;
         }
         slot.submitted = Some(frame_index);
+        // Host-visible imported buffers written by this frame: readers must wait for it.
+        for (resource, declared) in compiled.decl.resources.iter().enumerate() {
+            let written = compiled.graph.barriers.final_state[resource].is_some_and(|state| !state.access.is_empty());
+            if !written || compiled.graph.resources[resource].residency != crate::compiler::Residency::Imported {
+                continue;
+            }
+            if let Some(ImportedResource::Buffer(buffer)) =
+                self.imports.get(declared.name.as_str()).map(|import| &import.resource)
+            {
+                buffer.mark_gpu_write(&executor.clock, frame_index);
+            }
+        }
         compiled.first_frame = false;
         self.frame_index += 1;
         Ok(())

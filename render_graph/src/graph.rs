@@ -17,7 +17,7 @@ use crate::error::{GraphError, Result};
 use crate::executor::Executor;
 use crate::memory::{GpuBuffer, GpuImage, ImageInfo, MemoryBlock};
 use crate::pass::Pass;
-use crate::registry::{GraphDecl, Origin, ResourceKind};
+use crate::registry::{GraphDecl, ImageSize, Origin, ResourceKind};
 use crate::stats::{GraphStats, PassStats};
 
 /// Frames the CPU may record ahead of the GPU.
@@ -70,7 +70,57 @@ pub(crate) struct Compiled {
     pub(crate) alias_resources: Vec<u32>,
     pub(crate) transient_bytes: u64,
     pub(crate) first_frame: bool,
+    /// Transient resources a pass writes blindly are filled with poison first (validation).
+    pub(crate) poison: bool,
+    /// Per resource (history and base alike): last frame's version restarts from zero in the
+    /// first frame, because its double buffer was created by this compilation.
+    pub(crate) history_reset: Vec<bool>,
+    /// Per resource: the layout a kept previous copy was left in by the last graph.
+    pub(crate) kept_layouts: Vec<vk::ImageLayout>,
     _blocks: Vec<Arc<MemoryBlock>>,
+}
+
+/// What a double-buffered resource is created from; a recompile keeps the pair (and last
+/// frame's contents) when this is unchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HistoryKey {
+    Image(ImageInfo),
+    Buffer { size: u64, usage: vk::BufferUsageFlags },
+}
+
+/// A double buffer taken from the previous compilation.
+pub(crate) struct KeptHistory {
+    key: HistoryKey,
+    backing: Backing,
+    /// Layout of the copy that holds the last frame's contents.
+    previous_layout: vk::ImageLayout,
+}
+
+impl Compiled {
+    /// Takes the double buffers out of a compiled graph whose frames have all finished,
+    /// keyed by resource name. A graph that never ran a frame has nothing worth keeping.
+    fn into_history(self) -> HashMap<String, KeptHistory> {
+        let mut kept = HashMap::new();
+        if self.first_frame {
+            return kept;
+        }
+        let Compiled { decl, graph, backings, .. } = self;
+        for (index, backing) in backings.into_iter().enumerate() {
+            let final_state = graph.barriers.final_state[index];
+            let key = match &backing {
+                Backing::ImagePair(pair) => HistoryKey::Image(*pair[0].info()),
+                Backing::BufferPair(pair) => HistoryKey::Buffer { size: pair[0].size(), usage: pair[0].usage() },
+                _ => continue,
+            };
+            let Some(state) = final_state else { continue };
+            if matches!(key, HistoryKey::Image(_)) && state.layout == vk::ImageLayout::UNDEFINED {
+                continue;
+            }
+            let name = decl.resources[index].name.clone();
+            kept.insert(name, KeptHistory { key, backing, previous_layout: state.layout });
+        }
+        kept
+    }
 }
 
 /// What aliasing achieved in the compiled graph.
@@ -127,7 +177,21 @@ impl RenderGraph {
         &self.device
     }
 
-    /// Adds a pass; it runs after the passes it depends on, otherwise in the order added.
+    /// Adds a pass. Declaration order is the order of the program:
+    ///
+    /// - every write of a resource makes a new *version*; a pass that reads it sees the
+    ///   version written last by a pass added *before* it (a reader added before every writer
+    ///   sees the first version), never a later modification;
+    /// - so a pass runs after the writer of each version it reads, writers of one resource run
+    ///   in the order added, and readers of a version run before the next write replaces it;
+    /// - passes with no dependency between them run in the order added; history reads
+    ///   ([`crate::Registry::history_image`]) see last frame's final version and add no
+    ///   dependency.
+    ///
+    /// Write `x` → read `x` → modify `x` in place runs in exactly that order, and the reader
+    /// sees the first write. Dependencies that contradict each other across resources are a
+    /// [`GraphError::Cycle`] naming the passes. Names must be unique
+    /// ([`GraphError::DuplicatePass`]).
     pub fn add_pass(&mut self, pass: impl Pass) {
         self.passes.push(Box::new(pass));
         self.dirty = true;
@@ -257,8 +321,8 @@ impl RenderGraph {
         let graph = compile(&decl, &is_imported)?;
         // Old resources may be in use by frames in flight.
         self.executor.wait_all(&self.device, &mut self.stats)?;
-        self.compiled = None;
-        let compiled = self.allocate(decl, graph)?;
+        let mut kept = self.compiled.take().map(Compiled::into_history).unwrap_or_default();
+        let compiled = self.allocate(decl, graph, &mut kept)?;
         self.resolved = vec![Resolved::None; compiled.decl.resource_count()];
         self.executor.prepare_for(&self.device, &compiled)?;
         self.stats = GraphStats {
@@ -282,8 +346,24 @@ impl RenderGraph {
         Ok(())
     }
 
-    fn allocate(&self, decl: GraphDecl, graph: CompiledGraph) -> Result<Compiled> {
+    fn allocate(
+        &self,
+        decl: GraphDecl,
+        graph: CompiledGraph,
+        kept: &mut HashMap<String, KeptHistory>,
+    ) -> Result<Compiled> {
         let device = &self.device;
+        // Per resource: whether its history restarts from zero, and the layout its kept
+        // previous copy was left in.
+        let mut history_reset = vec![false; decl.resource_count()];
+        let mut kept_layouts = vec![vk::ImageLayout::UNDEFINED; decl.resource_count()];
+        // Poison fills need transient resources to be transfer destinations.
+        let poison = device.validation_enabled();
+        let (poison_image_usage, poison_buffer_usage) = if poison {
+            (vk::ImageUsageFlags::TRANSFER_DST, vk::BufferUsageFlags::TRANSFER_DST)
+        } else {
+            (vk::ImageUsageFlags::empty(), vk::BufferUsageFlags::empty())
+        };
         let mut backings: Vec<Backing> = Vec::with_capacity(decl.resource_count());
         let mut alias_items = Vec::new();
         let mut alias_resources = Vec::new();
@@ -292,16 +372,29 @@ impl RenderGraph {
             let name = declared.name.as_str();
             let backing = match (compiled.residency, declared.origin) {
                 (Residency::Transient | Residency::HistoryCurrent, Origin::CreatedImage(desc)) => {
-                    let extent =
-                        desc.size.resolve(self.output_extent).ok_or_else(|| GraphError::InvalidDescription {
+                    let zero_output = self.output_extent.width == 0 || self.output_extent.height == 0;
+                    let extent = desc.size.resolve(self.output_extent).ok_or_else(|| match desc.size {
+                        ImageSize::Relative { .. } if zero_output => GraphError::ZeroOutputExtent {
+                            pass: declared
+                                .creators
+                                .first()
+                                .map_or_else(String::new, |&pass| decl.passes[pass].name.clone()),
+                            resource: name.to_owned(),
+                        },
+                        _ => GraphError::InvalidDescription {
                             resource: name.to_owned(),
                             reason: "the size resolves to zero or is not finite",
-                        })?;
+                        },
+                    })?;
                     let info = ImageInfo {
                         format: desc.format,
                         extent,
                         mip_levels: desc.mip_levels,
-                        usage: compiled.image_usage,
+                        usage: if compiled.residency == Residency::Transient {
+                            compiled.image_usage | poison_image_usage
+                        } else {
+                            compiled.image_usage
+                        },
                     };
                     if compiled.residency == Residency::Transient {
                         let image = GpuImage::new_unbound(device, name, info)?;
@@ -310,25 +403,46 @@ impl RenderGraph {
                         alias_resources.push(index as u32);
                         Backing::Image(image)
                     } else {
-                        Backing::ImagePair([
-                            GpuImage::new(device, &format!("{name} [0]"), info)?,
-                            GpuImage::new(device, &format!("{name} [1]"), info)?,
-                        ])
+                        let key = HistoryKey::Image(info);
+                        match kept.remove(name).filter(|history| history.key == key) {
+                            Some(history) => {
+                                kept_layouts[index] = history.previous_layout;
+                                history.backing
+                            }
+                            None => {
+                                history_reset[index] = true;
+                                Backing::ImagePair([
+                                    GpuImage::new(device, &format!("{name} [0]"), info)?,
+                                    GpuImage::new(device, &format!("{name} [1]"), info)?,
+                                ])
+                            }
+                        }
                     }
                 }
                 (Residency::Transient | Residency::HistoryCurrent, Origin::CreatedBuffer(desc)) => {
-                    let usage = compiled.buffer_usage;
+                    let usage = if compiled.residency == Residency::Transient {
+                        compiled.buffer_usage | poison_buffer_usage
+                    } else {
+                        compiled.buffer_usage
+                    };
                     if compiled.residency == Residency::Transient {
                         let buffer = GpuBuffer::new_unbound(device, name, desc.size, usage)?;
                         alias_items.push(alias_item(compiled.lifetime, buffer.requirements(), false));
                         alias_resources.push(index as u32);
                         Backing::Buffer(buffer)
                     } else {
-                        let location = MemoryLocation::GpuOnly;
-                        Backing::BufferPair([
-                            GpuBuffer::new(device, &format!("{name} [0]"), desc.size, usage, location)?,
-                            GpuBuffer::new(device, &format!("{name} [1]"), desc.size, usage, location)?,
-                        ])
+                        let key = HistoryKey::Buffer { size: desc.size, usage };
+                        match kept.remove(name).filter(|history| history.key == key) {
+                            Some(history) => history.backing,
+                            None => {
+                                history_reset[index] = true;
+                                let location = MemoryLocation::GpuOnly;
+                                Backing::BufferPair([
+                                    GpuBuffer::new(device, &format!("{name} [0]"), desc.size, usage, location)?,
+                                    GpuBuffer::new(device, &format!("{name} [1]"), desc.size, usage, location)?,
+                                ])
+                            }
+                        }
                     }
                 }
                 _ => Backing::None,
@@ -358,6 +472,13 @@ impl RenderGraph {
         }
         let transient_bytes = alias.blocks.iter().map(|block| block.size).sum();
         let entry = entry_sources(&decl, &graph, &alias, &alias_resources);
+        // Last frame's version answers for its base resource.
+        for (index, declared) in decl.resources.iter().enumerate() {
+            if let Origin::History { of } = declared.origin {
+                history_reset[index] = history_reset[of as usize];
+                kept_layouts[index] = kept_layouts[of as usize];
+            }
+        }
         let labels = graph
             .order
             .iter()
@@ -373,6 +494,9 @@ impl RenderGraph {
             alias_resources,
             transient_bytes,
             first_frame: true,
+            poison,
+            history_reset,
+            kept_layouts,
             _blocks: blocks,
         })
     }
@@ -405,7 +529,9 @@ impl RenderGraph {
 impl Drop for RenderGraph {
     fn drop(&mut self) {
         // Resources and passes (with their pipelines) must outlive the frames using them.
-        let _ = self.device.wait_idle();
+        if self.device.wait_idle().is_ok() {
+            self.executor.clock.finish_all();
+        }
     }
 }
 

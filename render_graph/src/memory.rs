@@ -1,7 +1,8 @@
 //! GPU memory through gpu-allocator: buffers, images, memory blocks shared by aliased
 //! transient resources, a staging ring for uploads and persistently mapped readback buffers.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
@@ -124,6 +125,9 @@ pub struct GpuBuffer {
     device: Arc<GpuDevice>,
     buffer: vk::Buffer,
     size: u64,
+    usage: vk::BufferUsageFlags,
+    /// The latest graph frame that writes the buffer, with the clock of its graph.
+    pending_write: Mutex<Option<(Arc<FrameClock>, u64)>>,
     backing: Option<Backing>,
 }
 
@@ -158,7 +162,14 @@ impl GpuBuffer {
         let buffer =
             unsafe { device.raw().create_buffer(&info, None) }.map_err(GraphError::vulkan("vkCreateBuffer"))?;
         device.set_name(buffer, name);
-        Ok(GpuBuffer { device: Arc::clone(device), buffer, size, backing: None })
+        Ok(GpuBuffer {
+            device: Arc::clone(device),
+            buffer,
+            size,
+            usage,
+            pending_write: Mutex::new(None),
+            backing: None,
+        })
     }
 
     /// Memory requirements of the unbound buffer.
@@ -190,6 +201,25 @@ impl GpuBuffer {
     /// Size in bytes.
     pub fn size(&self) -> u64 {
         self.size
+    }
+
+    /// Records that graph frame `frame`, counted by `clock`, writes the buffer.
+    pub(crate) fn mark_gpu_write(&self, clock: &Arc<FrameClock>, frame: u64) {
+        let mut pending = self.pending_write.lock().unwrap_or_else(|poison| poison.into_inner());
+        *pending = Some((Arc::clone(clock), frame));
+    }
+
+    /// The graph frame that writes the buffer and is not known to have finished, if any.
+    /// A frame counts as finished once its graph waited for it (`wait_idle`, a later frame
+    /// reusing its slot, a recompile, or dropping the graph).
+    pub fn pending_gpu_write(&self) -> Option<u64> {
+        let pending = self.pending_write.lock().unwrap_or_else(|poison| poison.into_inner());
+        pending.as_ref().filter(|(clock, frame)| !clock.has_finished(*frame)).map(|&(_, frame)| frame)
+    }
+
+    /// How the buffer may be used.
+    pub fn usage(&self) -> vk::BufferUsageFlags {
+        self.usage
     }
 
     /// The mapped bytes (host-visible buffers only).
@@ -425,8 +455,34 @@ impl StagingRing {
     }
 }
 
+/// Counts the frames of one graph whose fences were waited for.
+#[derive(Debug, Default)]
+pub(crate) struct FrameClock {
+    // Frames with an index below this have finished. Relaxed is enough: the value is only
+    // written after a fence wait on the same thread that submits, and a reader on another
+    // thread that sees a stale value only reports "pending" conservatively.
+    finished: AtomicU64,
+}
+
+impl FrameClock {
+    /// Frame `frame` has finished on the GPU (its fence was waited for).
+    pub(crate) fn finish(&self, frame: u64) {
+        self.finished.fetch_max(frame.saturating_add(1), Ordering::Relaxed);
+    }
+
+    /// Every frame has finished (the device is idle and no more frames come).
+    pub(crate) fn finish_all(&self) {
+        self.finished.store(u64::MAX, Ordering::Relaxed);
+    }
+
+    fn has_finished(&self, frame: u64) -> bool {
+        frame < self.finished.load(Ordering::Relaxed)
+    }
+}
+
 /// A persistently mapped buffer the GPU writes and the host reads after the frame's fence.
 pub struct ReadbackBuffer {
+    name: String,
     buffer: Arc<GpuBuffer>,
 }
 
@@ -436,7 +492,7 @@ impl ReadbackBuffer {
     pub fn new(device: &Arc<GpuDevice>, name: &str, size: u64) -> Result<ReadbackBuffer> {
         let usage = vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::STORAGE_BUFFER;
         let buffer = GpuBuffer::new(device, name, size, usage, MemoryLocation::GpuToCpu)?;
-        Ok(ReadbackBuffer { buffer: Arc::new(buffer) })
+        Ok(ReadbackBuffer { name: name.to_owned(), buffer: Arc::new(buffer) })
     }
 
     /// The buffer.
@@ -450,8 +506,14 @@ impl ReadbackBuffer {
         Arc::clone(&self.buffer)
     }
 
-    /// Reads the contents; call after the fence of the frame that wrote them.
+    /// Reads the contents written by the last graph frame that writes the buffer.
+    ///
+    /// Returns [`GraphError::ReadbackPending`] when that frame may still run on the GPU: call
+    /// [`crate::RenderGraph::wait_idle`] (or drop the graph) first.
     pub fn read(&self) -> Result<&[u8]> {
+        if let Some(frame) = self.buffer.pending_gpu_write() {
+            return Err(GraphError::ReadbackPending { buffer: self.name.clone(), frame });
+        }
         self.buffer.invalidate()?;
         self.buffer.mapped().ok_or_else(|| GraphError::Allocation(String::from("readback buffer is not mapped")))
     }

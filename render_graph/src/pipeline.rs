@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
+use crate::access::Access;
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 
@@ -23,6 +24,24 @@ pub enum BindingKind {
 }
 
 impl BindingKind {
+    /// The binding kind a declared access binds as, for an image or a buffer; `None` for
+    /// accesses that are not descriptors (attachments, transfers, indirect arguments, …).
+    /// The graph checks every bind against it, so the pipeline's kinds, the declared accesses
+    /// and the bindings cannot silently disagree.
+    pub fn for_access(access: Access, is_image: bool) -> Option<BindingKind> {
+        match (access, is_image) {
+            (Access::Sampled(_), true) => Some(BindingKind::SampledImage),
+            (Access::StorageRead(_) | Access::StorageWrite(_) | Access::StorageReadWrite(_), true) => {
+                Some(BindingKind::StorageImage)
+            }
+            (Access::StorageRead(_) | Access::StorageWrite(_) | Access::StorageReadWrite(_), false) => {
+                Some(BindingKind::StorageBuffer)
+            }
+            (Access::UniformRead(_), false) => Some(BindingKind::UniformBuffer),
+            _ => None,
+        }
+    }
+
     pub(crate) fn descriptor_type(self) -> vk::DescriptorType {
         match self {
             BindingKind::StorageBuffer => vk::DescriptorType::STORAGE_BUFFER,

@@ -3,7 +3,8 @@
 
 use ash::vk;
 
-use crate::barriers::SyncState;
+use crate::barriers::{PlannedBarrier, SyncState};
+use crate::compiler::Residency;
 use crate::context::Resolved;
 use crate::executor::Executor;
 use crate::graph::{Compiled, EntrySource};
@@ -117,7 +118,8 @@ pub(crate) fn cleared_state(is_image: bool) -> SyncState {
     }
 }
 
-/// Clears last frame's versions of double-buffered resources in the first frame.
+/// Clears last frame's versions of double-buffered resources created by this compilation, in
+/// its first frame.
 pub(crate) fn record_history_clears(
     raw: &ash::Device,
     command_buffer: vk::CommandBuffer,
@@ -128,6 +130,7 @@ pub(crate) fn record_history_clears(
     let to_clear = |resource: usize| {
         matches!(compiled.entry[resource], EntrySource::HistoryPrevious(_))
             && compiled.graph.resources[resource].lifetime.is_some()
+            && compiled.history_reset[resource]
     };
     for resource in (0..resolved.len()).filter(|&resource| to_clear(resource)) {
         push_barrier(
@@ -162,6 +165,83 @@ pub(crate) fn record_history_clears(
             }
             Resolved::None => {}
         }
+    }
+}
+
+/// The word poison fills write into buffers and integer images under validation.
+pub const POISON_WORD: u32 = 0xBAAD_F00D;
+
+/// The color poison fills write into float and normalized images (opaque magenta).
+pub const POISON_COLOR: [f32; 4] = [1.0, 0.0, 1.0, 1.0];
+
+/// The depth poison fills write into depth images.
+pub const POISON_DEPTH: f32 = 0.5;
+
+/// Whether `planned` is the first access this frame of a transient resource that the pass
+/// writes without reading or clearing it: it must overwrite everything, or the output
+/// shows whatever the memory held.
+pub(crate) fn is_blind_write(compiled: &Compiled, pass: &PassDecl, planned: &PlannedBarrier) -> bool {
+    if compiled.graph.resources[planned.resource as usize].residency != Residency::Transient {
+        return false;
+    }
+    pass.accesses.iter().any(|access| {
+        access.resource == planned.resource
+            && access.access.is_write()
+            && !access.access.is_read()
+            && matches!(access.load, None | Some(AttachmentLoad::DontCare))
+    })
+}
+
+fn is_integer_format(format: vk::Format) -> bool {
+    matches!(
+        format,
+        vk::Format::R8_UINT
+            | vk::Format::R8_SINT
+            | vk::Format::R8G8_UINT
+            | vk::Format::R8G8_SINT
+            | vk::Format::R8G8B8A8_UINT
+            | vk::Format::R8G8B8A8_SINT
+            | vk::Format::R16_UINT
+            | vk::Format::R16_SINT
+            | vk::Format::R16G16_UINT
+            | vk::Format::R16G16_SINT
+            | vk::Format::R16G16B16A16_UINT
+            | vk::Format::R16G16B16A16_SINT
+            | vk::Format::R32_UINT
+            | vk::Format::R32_SINT
+            | vk::Format::R32G32_UINT
+            | vk::Format::R32G32_SINT
+            | vk::Format::R32G32B32A32_UINT
+            | vk::Format::R32G32B32A32_SINT
+    )
+}
+
+/// Fills a resource in TRANSFER_DST layout (images) with poison.
+pub(crate) fn record_poison(raw: &ash::Device, command_buffer: vk::CommandBuffer, resolved: Resolved) {
+    match resolved {
+        Resolved::Image(image) => {
+            let range = full_range(image.format, image.mip_levels);
+            let layout = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
+            if range.aspect_mask.contains(vk::ImageAspectFlags::COLOR) {
+                let color = if is_integer_format(image.format) {
+                    vk::ClearColorValue { uint32: [POISON_WORD; 4] }
+                } else {
+                    vk::ClearColorValue { float32: POISON_COLOR }
+                };
+                // SAFETY: recording outside rendering; the image is in TRANSFER_DST layout and
+                // has TRANSFER_DST usage (added at compile under validation).
+                unsafe { raw.cmd_clear_color_image(command_buffer, image.image, layout, &color, &[range]) };
+            } else {
+                let depth = vk::ClearDepthStencilValue { depth: POISON_DEPTH, stencil: 0 };
+                // SAFETY: as above.
+                unsafe { raw.cmd_clear_depth_stencil_image(command_buffer, image.image, layout, &depth, &[range]) };
+            }
+        }
+        Resolved::Buffer(buffer) => {
+            // SAFETY: recording outside rendering; the buffer has TRANSFER_DST usage.
+            unsafe { raw.cmd_fill_buffer(command_buffer, buffer.buffer, 0, vk::WHOLE_SIZE, POISON_WORD) };
+        }
+        Resolved::None => {}
     }
 }
 

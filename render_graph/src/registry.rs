@@ -25,7 +25,8 @@ pub enum ImageSize {
         /// Height.
         height: u32,
     },
-    /// Output extent times the scale (rounded up, at least one texel).
+    /// Output extent times the scale (rounded up, at least one texel; a zero output extent
+    /// does not resolve).
     Relative {
         /// Horizontal scale.
         scale_x: f32,
@@ -43,7 +44,8 @@ impl ImageSize {
         let extent = match self {
             ImageSize::Absolute { width, height } => vk::Extent2D { width, height },
             ImageSize::Relative { scale_x, scale_y } => {
-                if !(scale_x.is_finite() && scale_y.is_finite() && scale_x > 0.0 && scale_y > 0.0) {
+                let scaled = scale_x.is_finite() && scale_y.is_finite() && scale_x > 0.0 && scale_y > 0.0;
+                if !scaled || output.width == 0 || output.height == 0 {
                     return None;
                 }
                 let scale = |size: u32, factor: f32| ((size as f64 * factor as f64).ceil() as u32).max(1);
@@ -129,6 +131,8 @@ pub(crate) struct ResourceDecl {
     pub(crate) first_user: usize,
     /// Number of creations (more than one is an error).
     pub(crate) creations: u32,
+    /// The passes that create it, in declaration order.
+    pub(crate) creators: Vec<usize>,
 }
 
 /// One declared access of a pass.
@@ -193,6 +197,7 @@ impl GraphDecl {
             origin: Origin::Referenced,
             first_user: pass,
             creations: 0,
+            creators: Vec::new(),
         });
         self.names.insert((name.to_owned(), history), index);
         index
@@ -211,6 +216,7 @@ impl Registry<'_> {
         let index = self.decl.intern(name, kind, false, self.pass);
         let resource = &mut self.decl.resources[index as usize];
         resource.creations += 1;
+        resource.creators.push(self.pass);
         if resource.kind != kind {
             self.decl.passes[self.pass].invalid = Some((index, "the name is used for both an image and a buffer"));
         } else if resource.creations == 1 {
@@ -252,12 +258,17 @@ impl Registry<'_> {
     }
 
     /// Refers to last frame's version of a created image (e.g. `depth_prepass` for the
-    /// next frame's Hi-Z). The first frame sees it cleared to zero.
+    /// next frame's Hi-Z). The first frame sees it cleared to zero, and so does the first
+    /// frame after a recompile that changed the image's description (format, size, mips,
+    /// usage); a recompile that leaves it unchanged (e.g. a resize that does not change its
+    /// size) keeps last frame's contents. [`crate::ExecuteContext::history_was_reset`] says
+    /// which.
     pub fn history_image(&mut self, name: &str) -> ImageHandle {
         ImageHandle(self.refer(name, ResourceKind::Image, true))
     }
 
-    /// Refers to last frame's version of a created buffer (zero in the first frame).
+    /// Refers to last frame's version of a created buffer (zero in the first frame and after
+    /// a recompile that changed its size or usage, as for [`Registry::history_image`]).
     pub fn history_buffer(&mut self, name: &str) -> BufferHandle {
         BufferHandle(self.refer(name, ResourceKind::Buffer, true))
     }
@@ -297,6 +308,44 @@ impl Registry<'_> {
     /// The image is a storage image written (not read) by `stage`.
     pub fn write_storage_image(&mut self, image: ImageHandle, stage: ShaderStage) -> ImageHandle {
         self.access_image(image, Access::StorageWrite(stage))
+    }
+
+    /// The image is a storage image read (not written) by `stage`.
+    pub fn read_storage_image(&mut self, image: ImageHandle, stage: ShaderStage) -> ImageHandle {
+        self.access_image(image, Access::StorageRead(stage))
+    }
+
+    /// The image is a storage image read and written in place by `stage`: it sees the
+    /// version written before this pass in declaration order and makes a new one.
+    pub fn read_write_storage_image(&mut self, image: ImageHandle, stage: ShaderStage) -> ImageHandle {
+        self.access_image(image, Access::StorageReadWrite(stage))
+    }
+
+    /// The buffer is a storage buffer read and written in place by `stage` (see
+    /// [`Registry::read_write_storage_image`]).
+    pub fn read_write_storage_buffer(&mut self, buffer: BufferHandle, stage: ShaderStage) -> BufferHandle {
+        self.access_buffer(buffer, Access::StorageReadWrite(stage))
+    }
+
+    /// The buffer is a uniform buffer read by `stage`.
+    pub fn read_uniform_buffer(&mut self, buffer: BufferHandle, stage: ShaderStage) -> BufferHandle {
+        self.access_buffer(buffer, Access::UniformRead(stage))
+    }
+
+    /// The buffer holds indirect draw or dispatch arguments (or a draw count) that this pass
+    /// consumes with [`crate::ExecuteContext::draw_indirect`] and friends.
+    pub fn indirect_buffer(&mut self, buffer: BufferHandle) -> BufferHandle {
+        self.access_buffer(buffer, Access::IndirectArgument)
+    }
+
+    /// The buffer is bound with [`crate::ExecuteContext::bind_index_buffer`].
+    pub fn index_buffer(&mut self, buffer: BufferHandle) -> BufferHandle {
+        self.access_buffer(buffer, Access::IndexBuffer)
+    }
+
+    /// The buffer is a vertex buffer.
+    pub fn vertex_buffer(&mut self, buffer: BufferHandle) -> BufferHandle {
+        self.access_buffer(buffer, Access::VertexBuffer)
     }
 
     /// The buffer is a storage buffer read by `stage`.
@@ -380,5 +429,6 @@ mod tests {
         assert_eq!(half.resolve(output), Some(vk::Extent2D { width: 51, height: 26 }));
         assert_eq!(ImageSize::Relative { scale_x: f32::NAN, scale_y: 1.0 }.resolve(output), None);
         assert_eq!(ImageSize::Absolute { width: 0, height: 4 }.resolve(output), None);
+        assert_eq!(ImageSize::OUTPUT.resolve(vk::Extent2D { width: 0, height: 0 }), None, "never 1x1 from nothing");
     }
 }

@@ -16,7 +16,17 @@ pub fn vulkan_required() -> bool {
 /// no usable Vulkan device or validation layer, unless `ENGINE_REQUIRE_VULKAN=1`, where it
 /// panics with the reason.
 pub fn gpu_test_context() -> Option<Arc<GpuDevice>> {
-    let config = DeviceConfig { app_name: String::from("render_graph tests"), validation: true };
+    gpu_test_context_without(&[])
+}
+
+/// Like [`gpu_test_context`], with the optional features `withheld` left off (see
+/// [`DeviceConfig::withheld_features`]), to test the fallbacks of less capable devices.
+pub fn gpu_test_context_without(withheld: &[&'static str]) -> Option<Arc<GpuDevice>> {
+    let config = DeviceConfig {
+        app_name: String::from("render_graph tests"),
+        validation: true,
+        withheld_features: withheld.to_vec(),
+    };
     match GpuDevice::new(&config) {
         Ok(device) => Some(Arc::new(device)),
         Err(error) if vulkan_required() => {

@@ -1,7 +1,9 @@
 //! The debug-utils messenger: counts validation messages by severity and keeps the text of
 //! warnings and errors so a test can print them.
 
-use std::ffi::{c_void, CStr};
+use std::cell::Cell;
+use std::ffi::{c_char, c_void, CStr};
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
@@ -21,6 +23,9 @@ pub struct ValidationCounts {
     pub warning: u32,
     /// Errors: invalid use of the API, including synchronization hazards.
     pub error: u32,
+    /// General messages of any severity (the loader's own, e.g. "layer added by
+    /// environment"): reported, never counted as problems.
+    pub general: u32,
 }
 
 impl ValidationCounts {
@@ -39,6 +44,7 @@ pub struct ValidationLog {
     info: AtomicU32,
     warning: AtomicU32,
     error: AtomicU32,
+    general: AtomicU32,
     messages: Mutex<Vec<String>>,
 }
 
@@ -50,6 +56,7 @@ impl ValidationLog {
             info: self.info.load(Ordering::Relaxed),
             warning: self.warning.load(Ordering::Relaxed),
             error: self.error.load(Ordering::Relaxed),
+            general: self.general.load(Ordering::Relaxed),
         }
     }
 
@@ -58,8 +65,26 @@ impl ValidationLog {
         self.messages.lock().map(|kept| kept.clone()).unwrap_or_default()
     }
 
-    /// Records one message; called by the messenger callback.
+    /// Records one validation message.
     pub fn record(&self, severity: vk::DebugUtilsMessageSeverityFlagsEXT, text: &str) {
+        self.record_message(severity, vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION, text, None);
+    }
+
+    /// Records one message of the messenger: validation and performance messages are counted
+    /// by severity (warnings and errors kept, with the pass label `pass` when a command buffer
+    /// label was active); general-only messages (the loader's) are counted apart.
+    pub fn record_message(
+        &self,
+        severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+        types: vk::DebugUtilsMessageTypeFlagsEXT,
+        text: &str,
+        pass: Option<&str>,
+    ) {
+        let layer = vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE;
+        if !types.intersects(layer) {
+            self.general.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
         let counter = if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
             &self.error
         } else if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING) {
@@ -74,11 +99,47 @@ impl ValidationLog {
         if severity.intersects(serious) {
             if let Ok(mut kept) = self.messages.lock() {
                 if kept.len() < MAX_KEPT_MESSAGES {
-                    kept.push(format!("[{severity:?}] {text}"));
+                    kept.push(match pass {
+                        Some(pass) => format!("[{severity:?}] (recording pass `{pass}`) {text}"),
+                        None => format!("[{severity:?}] {text}"),
+                    });
                 }
             }
         }
     }
+}
+
+thread_local! {
+    /// The debug label of the pass this thread is recording, or null. Validation reports
+    /// most problems synchronously, inside the `vkCmd*` call, on the recording thread.
+    static RECORDING: Cell<*const c_char> = const { Cell::new(std::ptr::null()) };
+}
+
+/// While alive, messages reported on this thread name `label` as the recording pass.
+pub(crate) struct RecordingScope<'label> {
+    previous: *const c_char,
+    _label: PhantomData<&'label CStr>,
+}
+
+impl<'label> RecordingScope<'label> {
+    pub(crate) fn enter(label: &'label CStr) -> RecordingScope<'label> {
+        let previous = RECORDING.with(|recording| recording.replace(label.as_ptr()));
+        RecordingScope { previous, _label: PhantomData }
+    }
+}
+
+impl Drop for RecordingScope<'_> {
+    fn drop(&mut self) {
+        RECORDING.with(|recording| recording.set(self.previous));
+    }
+}
+
+/// The label of the pass recording on this thread.
+fn recording_label() -> Option<String> {
+    let pointer = RECORDING.with(Cell::get);
+    // SAFETY: a non-null pointer was set by a live `RecordingScope`, which borrows the
+    // NUL-terminated label for as long as the pointer stays set.
+    (!pointer.is_null()).then(|| unsafe { CStr::from_ptr(pointer) }.to_string_lossy().into_owned())
 }
 
 /// The messenger callback. `user_data` is a `*const ValidationLog` that the device keeps
@@ -88,7 +149,7 @@ impl ValidationLog {
 /// Called by the Vulkan loader with valid callback data, and `user_data` as registered.
 pub(crate) unsafe extern "system" fn messenger_callback(
     severity: vk::DebugUtilsMessageSeverityFlagsEXT,
-    _types: vk::DebugUtilsMessageTypeFlagsEXT,
+    types: vk::DebugUtilsMessageTypeFlagsEXT,
     data: *const vk::DebugUtilsMessengerCallbackDataEXT<'_>,
     user_data: *mut c_void,
 ) -> vk::Bool32 {
@@ -96,17 +157,29 @@ pub(crate) unsafe extern "system" fn messenger_callback(
         return vk::FALSE;
     }
     // SAFETY: the loader passes a valid callback-data struct for the duration of the call.
-    let message_ptr = unsafe { (*data).p_message };
-    let text = if message_ptr.is_null() {
+    let data = unsafe { &*data };
+    let text = if data.p_message.is_null() {
         String::from("(no message)")
     } else {
         // SAFETY: `p_message` is a NUL-terminated string valid during the callback.
-        unsafe { CStr::from_ptr(message_ptr) }.to_string_lossy().into_owned()
+        unsafe { CStr::from_ptr(data.p_message) }.to_string_lossy().into_owned()
+    };
+    // The innermost command-buffer label is the graph pass that was recording; layers that
+    // do not pass labels report on the recording thread, which knows its pass.
+    let pass = if data.p_cmd_buf_labels.is_null() || data.cmd_buf_label_count == 0 {
+        recording_label()
+    } else {
+        // SAFETY: the layer passes `cmd_buf_label_count` valid labels during the callback.
+        let labels = unsafe { std::slice::from_raw_parts(data.p_cmd_buf_labels, data.cmd_buf_label_count as usize) };
+        labels.last().filter(|label| !label.p_label_name.is_null()).map(|label| {
+            // SAFETY: a non-null label name is a NUL-terminated string valid during the call.
+            unsafe { CStr::from_ptr(label.p_label_name) }.to_string_lossy().into_owned()
+        })
     };
     // SAFETY: `user_data` is the `ValidationLog` the device registered and keeps alive (in an
     // `Arc`) until after `vkDestroyDebugUtilsMessengerEXT`.
     let log = unsafe { &*user_data.cast::<ValidationLog>() };
-    log.record(severity, &text);
+    log.record_message(severity, types, &text, pass.as_deref());
     vk::FALSE
 }
 
@@ -124,5 +197,31 @@ mod tests {
         assert_eq!((counts.info, counts.warning, counts.error), (1, 1, 1));
         assert!(counts.has_problems());
         assert_eq!(log.messages().len(), 2, "info texts are not kept");
+    }
+
+    #[test]
+    fn recording_scopes_nest_and_end() {
+        assert_eq!(recording_label(), None);
+        {
+            let _outer = RecordingScope::enter(c"outer");
+            {
+                let _inner = RecordingScope::enter(c"inner");
+                assert_eq!(recording_label().as_deref(), Some("inner"));
+            }
+            assert_eq!(recording_label().as_deref(), Some("outer"));
+        }
+        assert_eq!(recording_label(), None);
+    }
+
+    #[test]
+    fn loader_messages_are_not_problems_and_kept_texts_name_the_pass() {
+        let log = ValidationLog::default();
+        let warning = vk::DebugUtilsMessageSeverityFlagsEXT::WARNING;
+        log.record_message(warning, vk::DebugUtilsMessageTypeFlagsEXT::GENERAL, "layer added by environment", None);
+        assert!(!log.counts().has_problems(), "{:?}", log.counts());
+        assert_eq!(log.counts().general, 1);
+        log.record_message(warning, vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION, "hazard", Some("blur x"));
+        assert!(log.counts().has_problems());
+        assert!(log.messages()[0].contains("`blur x`"), "{:?}", log.messages());
     }
 }

@@ -45,25 +45,123 @@ impl Stage {
 pub struct AlignedBytes<Bytes: ?Sized>(Bytes);
 
 /// One shader: its name, stage, GLSL source path and compiled SPIR-V.
+///
+/// The shaders of this crate are statics ([`ALL`]); a shader of your own, compiled by you
+/// (e.g. `glslc -fshader-stage=comp --target-env=vulkan1.2 -O -o my.comp.spv my.comp.glsl`),
+/// is made with [`Shader::from_bytes`] (a `.spv` file's bytes) or [`Shader::from_words`]:
+///
+/// ```
+/// let bytes = shaders::PATTERN_COMP.bytes().to_vec(); // e.g. std::fs::read("my.comp.spv")?
+/// let mine = shaders::Shader::from_bytes("my.comp", shaders::Stage::Compute, &bytes)?;
+/// assert_eq!(mine.words(), shaders::PATTERN_COMP.words());
+/// assert!(shaders::Shader::from_bytes("broken", shaders::Stage::Compute, &bytes[1..]).is_err());
+/// # Ok::<(), shaders::SpirvError>(())
+/// ```
 pub struct Shader {
     /// The file stem, `<name>.<stage>`, e.g. `pattern.comp`.
     pub name: &'static str,
     /// The stage it runs in.
     pub stage: Stage,
-    /// The GLSL source file, relative to the `shaders` crate folder.
+    /// The GLSL source file, relative to the `shaders` crate folder (empty for shaders made
+    /// at run time).
     pub source_path: &'static str,
-    spirv: &'static AlignedBytes<[u8]>,
+    spirv: Spirv,
 }
 
+/// Where a shader's SPIR-V lives.
+enum Spirv {
+    /// Committed in this crate.
+    Static(&'static AlignedBytes<[u8]>),
+    /// Loaded at run time (checked).
+    Owned(Vec<u32>),
+}
+
+/// Why bytes or words are not a SPIR-V module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SpirvError {
+    /// The byte length is not a multiple of 4.
+    NotWholeWords {
+        /// The length in bytes.
+        bytes: usize,
+    },
+    /// Shorter than the 5-word SPIR-V header.
+    TooShort {
+        /// The length in words.
+        words: usize,
+    },
+    /// The first word is not the SPIR-V magic number (in either byte order).
+    BadMagic {
+        /// The first word found.
+        found: u32,
+    },
+}
+
+impl std::fmt::Display for SpirvError {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpirvError::NotWholeWords { bytes } => {
+                write!(formatter, "SPIR-V is made of 32-bit words, but {bytes} bytes is not a multiple of 4")
+            }
+            SpirvError::TooShort { words } => {
+                write!(formatter, "{words} words is shorter than the 5-word SPIR-V header")
+            }
+            SpirvError::BadMagic { found } => write!(
+                formatter,
+                "the first word is {found:#010x}, not the SPIR-V magic {SPIRV_MAGIC:#010x} (is this a .spv file?)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SpirvError {}
+
 impl Shader {
-    /// The committed SPIR-V as bytes (little-endian words).
-    pub fn bytes(&self) -> &'static [u8] {
-        &self.spirv.0
+    /// A shader from the bytes of a SPIR-V module (a `.spv` file), in either byte order; the
+    /// bytes need no particular alignment. Checks the length (whole words, at least the
+    /// header) and the magic number; the driver validates the rest when a pipeline is made.
+    pub fn from_bytes(name: &'static str, stage: Stage, bytes: &[u8]) -> Result<Shader, SpirvError> {
+        if bytes.len() % 4 != 0 {
+            return Err(SpirvError::NotWholeWords { bytes: bytes.len() });
+        }
+        let mut words: Vec<u32> =
+            bytes.chunks_exact(4).map(|word| u32::from_le_bytes([word[0], word[1], word[2], word[3]])).collect();
+        if words.first() == Some(&SPIRV_MAGIC.swap_bytes()) {
+            for word in &mut words {
+                *word = word.swap_bytes();
+            }
+        }
+        Shader::from_words(name, stage, words)
     }
 
-    /// The committed SPIR-V as 32-bit words, ready for `vkCreateShaderModule`.
-    pub fn words(&self) -> &'static [u32] {
-        let bytes = self.bytes();
+    /// A shader from SPIR-V words (host byte order), checked like [`Shader::from_bytes`].
+    pub fn from_words(name: &'static str, stage: Stage, words: Vec<u32>) -> Result<Shader, SpirvError> {
+        if words.len() < 5 {
+            return Err(SpirvError::TooShort { words: words.len() });
+        }
+        if words[0] != SPIRV_MAGIC {
+            return Err(SpirvError::BadMagic { found: words[0] });
+        }
+        Ok(Shader { name, stage, source_path: "", spirv: Spirv::Owned(words) })
+    }
+
+    /// The SPIR-V as bytes (little-endian words).
+    pub fn bytes(&self) -> &[u8] {
+        match &self.spirv {
+            Spirv::Static(bytes) => &bytes.0,
+            Spirv::Owned(words) => {
+                // SAFETY: any initialized u32 memory may be viewed as bytes (alignment 1,
+                // length four times the word count); the view borrows `self`.
+                unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), words.len() * 4) }
+            }
+        }
+    }
+
+    /// The SPIR-V as 32-bit words, ready for `vkCreateShaderModule`.
+    pub fn words(&self) -> &[u32] {
+        let bytes = match &self.spirv {
+            Spirv::Static(bytes) => &bytes.0,
+            Spirv::Owned(words) => return words,
+        };
         assert_eq!(bytes.len() % 4, 0, "SPIR-V of {} is not whole words", self.name);
         // SAFETY: `AlignedBytes` is aligned to 4, so the pointer is aligned for u32; the length
         // is a multiple of 4 (asserted above), every bit pattern is a valid u32, and the data
@@ -80,7 +178,7 @@ macro_rules! shaders {
                 name: $file,
                 stage: Stage::$stage,
                 source_path: concat!("glsl/", $file, ".glsl"),
-                spirv: &AlignedBytes(*include_bytes!(concat!("../spirv/", $file, ".spv"))),
+                spirv: Spirv::Static(&AlignedBytes(*include_bytes!(concat!("../spirv/", $file, ".spv")))),
             };
         )*
         /// Every shader of the crate, for tools and the freshness test.
@@ -89,6 +187,21 @@ macro_rules! shaders {
 }
 
 shaders! {
+    /// Temporal accumulation: r32ui `target` (binding 2) = `previous` (binding 0, last
+    /// frame's target) + `current` (binding 1); workgroup 8x8.
+    ACCUMULATE_COMP = "accumulate.comp", Compute;
+    /// Draws cells without buffers: quad `gl_VertexIndex / 6` is a column, instance a band;
+    /// push constants `uint band_count, column_count`.
+    BAND_VERT = "band.vert", Vertex;
+    /// Colours a cell of [`BAND_VERT`]: red = band + 1, green = column + 1 (unorm8).
+    BAND_FRAG = "band.frag", Fragment;
+    /// One axis of a separable 3-tap box blur on r32ui images: `source` (binding 0) to
+    /// `target` (binding 1); push constant `uint axis`; workgroup 8x8.
+    BLUR_COMP = "blur.comp", Compute;
+    /// Writes a `VkDrawIndirectCommand` (binding 1) for [`BAND_VERT`] from the number of texels
+    /// of the r32ui image at binding 0 above a threshold; push constants `uint threshold,
+    /// pixels_per_band, band_count`; one invocation.
+    BRIGHT_BANDS_COMP = "bright_bands.comp", Compute;
     /// Depth prepass: writes depth only (no colour attachment).
     DEPTH_PREPASS_FRAG = "depth_prepass.frag", Fragment;
     /// Depth prepass vertex shader: the position of [`GEOMETRY_VERT`] (same function of
@@ -104,6 +217,9 @@ shaders! {
     GEOMETRY_VERT = "geometry.vert", Vertex;
     /// Writes the complement of the sampled image at binding 0 (combined image sampler).
     INVERT_FRAG = "invert.frag", Fragment;
+    /// Writes `probe_hash(x + y * width) & 0xffff` to the r32ui storage image at binding 0;
+    /// workgroup 8x8.
+    NOISE_COMP = "noise.comp", Compute;
     /// Writes a gradient-and-checkerboard pattern to the rgba8 storage image at binding 0;
     /// push constant `uvec2 extent`; workgroup 8x8.
     PATTERN_COMP = "pattern.comp", Compute;
@@ -160,6 +276,26 @@ mod tests {
                 shader.stage
             );
         }
+    }
+
+    #[test]
+    fn user_spirv_is_checked_and_accepted_in_either_byte_order() {
+        let words = PATTERN_COMP.words();
+        let big_endian: Vec<u8> = words.iter().flat_map(|word| word.to_be_bytes()).collect();
+        let shader = Shader::from_bytes("mine.comp", Stage::Compute, &big_endian).expect("valid SPIR-V");
+        assert_eq!(shader.words(), words);
+        assert_eq!(shader.bytes(), PATTERN_COMP.bytes());
+        let bytes = PATTERN_COMP.bytes();
+        assert_eq!(
+            Shader::from_bytes("odd", Stage::Compute, &bytes[..bytes.len() - 1]).err(),
+            Some(SpirvError::NotWholeWords { bytes: bytes.len() - 1 })
+        );
+        assert_eq!(
+            Shader::from_words("short", Stage::Compute, vec![SPIRV_MAGIC]).err(),
+            Some(SpirvError::TooShort { words: 1 })
+        );
+        let glsl = b"#version 450\nvoid main() {}\n\n\n\n";
+        assert!(matches!(Shader::from_bytes("text", Stage::Compute, &glsl[..20]), Err(SpirvError::BadMagic { .. })));
     }
 
     #[test]

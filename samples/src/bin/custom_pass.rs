@@ -15,7 +15,9 @@
 //! images. `execute` only records the pass's own commands.
 //!
 //! Run: `cargo run -p samples --bin custom_pass [-- OUTPUT.png]` (default `custom_pass.png`
-//! in the current folder). Set `ENGINE_VALIDATION=1` to run under the validation layer.
+//! in the current folder). Set `ENGINE_VALIDATION=1` (or force the layer through the loader,
+//! `VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation`) to run under the validation layer.
+//! `post_process.rs` continues with ping-pong chains, history and GPU-written draws.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -1,0 +1,745 @@
+//! GPU tests of what a user writing their own passes relies on: declaration-order versions,
+//! misuse reported as errors naming pass and resource, poison fills of blind writes, the
+//! draw and dispatch helpers, history across recompiles and readback safety. Each runs on a
+//! validated device and ends with zero validation messages.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use ash::vk;
+use common::{filled, import_report, updated, ImageRead, ProbeKind, ProbeOp, ProbePass, ProbePipelines, PROBE_BYTES};
+use render_graph::passes::ReadbackPass;
+use render_graph::testing::{assert_no_validation_messages, gpu_test_context, gpu_test_context_without};
+use render_graph::{
+    AttachmentLoad, Binding, BufferDesc, BufferHandle, ExecuteContext, GpuDevice, GraphError, GraphicsPipeline,
+    GraphicsPipelineDesc, ImageDesc, ImageHandle, ImageSize, Pass, PrepareContext, ReadbackBuffer, Registry,
+    RenderGraph, ShaderStage, POISON_WORD,
+};
+use shaders::{PROBE_ELEMENTS, PROBE_WIDTH, PROBE_WORKGROUP};
+
+const EXTENT: vk::Extent2D = vk::Extent2D { width: 40, height: 24 };
+const COMPUTE: ShaderStage = ShaderStage::Compute;
+
+fn fill(resource: &str, kind: ProbeKind, seed: u32) -> ProbeOp {
+    ProbeOp::Fill { resource: resource.into(), kind, seed }
+}
+
+fn read(resource: &str, kind: ProbeKind) -> ProbeOp {
+    ProbeOp::Read { resource: resource.into(), kind, image_read: ImageRead::Storage }
+}
+
+fn update(resource: &str, kind: ProbeKind, seed: u32) -> ProbeOp {
+    ProbeOp::Update { resource: resource.into(), kind, seed }
+}
+
+/// Adds `pass` with its report buffer; returns the report.
+fn add_probe(device: &Arc<GpuDevice>, graph: &mut RenderGraph, pass: ProbePass) -> Option<ReadbackBuffer> {
+    let report = import_report(device, graph, &pass);
+    graph.add_pass(pass);
+    report
+}
+
+#[test]
+fn write_read_modify_runs_in_declaration_order_and_the_reader_sees_the_write() {
+    let Some(device) = gpu_test_context() else { return };
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    for kind in [ProbeKind::Buffer, ProbeKind::Image] {
+        let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+        add_probe(&device, &mut graph, ProbePass::new("write", vec![fill("x", kind, 7)], &pipelines));
+        let reader = add_probe(&device, &mut graph, ProbePass::new("read", vec![read("x", kind)], &pipelines));
+        let modifier =
+            add_probe(&device, &mut graph, ProbePass::new("modify", vec![update("x", kind, 99)], &pipelines));
+        let after = add_probe(&device, &mut graph, ProbePass::new("read after", vec![read("x", kind)], &pipelines));
+        assert_eq!(graph.execution_order().expect("compiles"), ["write", "read", "modify", "read after"]);
+        graph.execute_frame().expect("frame runs");
+        graph.wait_idle().expect("frame finishes");
+        let written = filled(7);
+        assert_eq!(reader.expect("reads").read_u32().expect("maps"), written, "{kind:?}: the reader sees the write");
+        assert_eq!(modifier.expect("reads").read_u32().expect("maps"), written, "{kind:?}: the modify sees the write");
+        assert_eq!(after.expect("reads").read_u32().expect("maps"), updated(&written, 99), "{kind:?}: then the modify");
+        drop(graph);
+    }
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn two_passes_with_one_name_are_an_error() {
+    let Some(device) = gpu_test_context() else { return };
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    for resource in ["a", "b"] {
+        let mut pass = ProbePass::new("twin", vec![fill(resource, ProbeKind::Buffer, 1)], &pipelines);
+        pass.side_effect = true;
+        graph.add_pass(pass);
+    }
+    let error = graph.execute_frame().expect_err("names are unique");
+    assert!(matches!(&error, GraphError::DuplicatePass(name) if name == "twin"), "{error}");
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn a_zero_output_extent_is_an_error_naming_pass_and_image() {
+    let Some(device) = gpu_test_context() else { return };
+    struct Sized;
+    impl Pass for Sized {
+        fn name(&self) -> &str {
+            "sized"
+        }
+        fn register(&mut self, registry: &mut Registry) {
+            let image = registry.create_image("half", ImageDesc::new(vk::Format::R32_UINT, ImageSize::OUTPUT));
+            registry.write_storage_image(image, COMPUTE);
+            registry.side_effect();
+        }
+        fn execute(&mut self, _context: &mut ExecuteContext) {}
+    }
+    let mut graph = RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: 0, height: 0 }).expect("graph");
+    graph.add_pass(Sized);
+    let error = graph.execute_frame().expect_err("no 1x1 image out of nothing");
+    assert!(
+        matches!(&error, GraphError::ZeroOutputExtent { pass, resource } if pass == "sized" && resource == "half"),
+        "{error}"
+    );
+    graph.set_output_extent(EXTENT);
+    graph.execute_frame().expect("a real extent works");
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
+
+/// Binds `bound` (maybe undeclared) to a probe pipeline; declares `declared` as sampled.
+struct Binder {
+    pipelines: Arc<ProbePipelines>,
+    declared: Option<ImageHandle>,
+    undeclared: Option<BufferHandle>,
+    bind_undeclared: bool,
+}
+
+impl Pass for Binder {
+    fn name(&self) -> &str {
+        "binder"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        let image = registry.image("probe image");
+        self.declared = Some(registry.sample(image, COMPUTE));
+        // Named, but no access declared.
+        self.undeclared = Some(registry.buffer("report binder"));
+        registry.side_effect();
+    }
+    fn execute(&mut self, context: &mut ExecuteContext) {
+        let image = Binding::Image(self.declared.expect("registered"));
+        let report = Binding::Buffer(self.undeclared.expect("registered"));
+        if self.bind_undeclared {
+            context.bind_compute(&self.pipelines.read_sampled_image, &[image, report]);
+        } else {
+            // The storage-image pipeline for an image declared as sampled.
+            context.bind_compute(&self.pipelines.read_storage_image, &[image, report]);
+        }
+        context.push_constants(&[0, 0]);
+        context.dispatch(1, 1, 1);
+    }
+}
+
+#[test]
+fn undeclared_and_mismatched_bindings_are_errors_naming_pass_resource_and_slot() {
+    let Some(device) = gpu_test_context() else { return };
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    for bind_undeclared in [true, false] {
+        let report = ReadbackBuffer::new(&device, "report binder", PROBE_BYTES).expect("allocates");
+        let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+        graph.import_buffer("report binder", report.shared());
+        graph.add_pass(ProbePass::new("make", vec![fill("probe image", ProbeKind::Image, 3)], &pipelines));
+        graph.add_pass(Binder { pipelines: Arc::clone(&pipelines), declared: None, undeclared: None, bind_undeclared });
+        let error = graph.execute_frame().expect_err("misuse is an error, not a panic");
+        if bind_undeclared {
+            assert!(
+                matches!(&error, GraphError::UndeclaredAccess { pass, resource }
+                    if pass == "binder" && resource == "report binder"),
+                "{error}"
+            );
+        } else {
+            assert!(
+                matches!(&error, GraphError::BindingMismatch { pass, slot: 0, reason }
+                    if pass == "binder" && reason.contains("StorageImage") && reason.contains("`probe image`")),
+                "{error}"
+            );
+        }
+        drop(graph);
+    }
+    assert_no_validation_messages(&device);
+}
+
+/// Declares a write of `name` and never performs it.
+struct Lazy {
+    kind: ProbeKind,
+}
+
+impl Pass for Lazy {
+    fn name(&self) -> &str {
+        "lazy"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        match self.kind {
+            ProbeKind::Buffer => {
+                let buffer = registry.create_buffer("lazy", BufferDesc { size: PROBE_BYTES });
+                registry.write_storage_buffer(buffer, COMPUTE);
+            }
+            ProbeKind::Image => {
+                let size = ImageSize::Absolute { width: PROBE_WIDTH, height: PROBE_WIDTH };
+                let image = registry.create_image("lazy", ImageDesc::new(vk::Format::R32_UINT, size));
+                registry.write_storage_image(image, COMPUTE);
+            }
+        }
+    }
+    fn execute(&mut self, _context: &mut ExecuteContext) {}
+}
+
+#[test]
+fn a_declared_write_never_performed_shows_as_poison_under_validation() {
+    let Some(device) = gpu_test_context() else { return };
+    assert!(device.validation_enabled(), "GPU tests validate");
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    for kind in [ProbeKind::Buffer, ProbeKind::Image] {
+        let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+        // Something else lives in the memory first: without poison the reader would see it.
+        add_probe(&device, &mut graph, ProbePass::new("earlier", vec![fill("earlier", kind, 5)], &pipelines));
+        let earlier =
+            add_probe(&device, &mut graph, ProbePass::new("use earlier", vec![read("earlier", kind)], &pipelines));
+        graph.add_pass(Lazy { kind });
+        let reader = add_probe(&device, &mut graph, ProbePass::new("reader", vec![read("lazy", kind)], &pipelines));
+        for _ in 0..2 {
+            graph.execute_frame().expect("frame runs");
+        }
+        graph.wait_idle().expect("frames finish");
+        assert_eq!(earlier.expect("reads").read_u32().expect("maps"), filled(5));
+        let seen = reader.expect("reads").read_u32().expect("maps");
+        assert!(seen.iter().all(|&value| value == POISON_WORD), "{kind:?}: {:#x?}", &seen[..4]);
+        drop(graph);
+    }
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn readback_before_the_frame_finished_is_an_error() {
+    let Some(device) = gpu_test_context() else { return };
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    add_probe(&device, &mut graph, ProbePass::new("write", vec![fill("x", ProbeKind::Buffer, 11)], &pipelines));
+    let report = add_probe(&device, &mut graph, ProbePass::new("read", vec![read("x", ProbeKind::Buffer)], &pipelines))
+        .expect("reads");
+    graph.execute_frame().expect("frame runs");
+    let error = report.read().expect_err("nobody waited for the frame");
+    assert!(matches!(&error, GraphError::ReadbackPending { buffer, frame: 0 } if buffer == "report read"), "{error}");
+    graph.wait_idle().expect("frame finishes");
+    assert_eq!(report.read_u32().expect("the frame finished"), filled(11));
+    graph.execute_frame().expect("frame runs");
+    assert!(report.read().is_err(), "a new frame writes it again");
+    drop(graph);
+    assert_eq!(report.read_u32().expect("dropping the graph waits"), filled(11));
+    assert_no_validation_messages(&device);
+}
+
+/// Each frame: `counter` = last frame's `counter` (copied by the probe read shader).
+struct Carry {
+    pipelines: Arc<ProbePipelines>,
+    previous: Option<BufferHandle>,
+    counter: Option<BufferHandle>,
+    sized_previous: Option<ImageHandle>,
+    resets: Arc<Mutex<Vec<(bool, bool)>>>,
+}
+
+impl Pass for Carry {
+    fn name(&self) -> &str {
+        "carry"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        let previous = registry.history_buffer("counter");
+        self.previous = Some(registry.read_storage_buffer(previous, COMPUTE));
+        let counter = registry.create_buffer("counter", BufferDesc { size: PROBE_BYTES });
+        self.counter = Some(registry.write_storage_buffer(counter, COMPUTE));
+        let sized_previous = registry.history_image("sized");
+        self.sized_previous = Some(registry.read_storage_image(sized_previous, COMPUTE));
+    }
+    fn execute(&mut self, context: &mut ExecuteContext) {
+        let previous = self.previous.expect("registered");
+        let resets =
+            (context.history_was_reset(previous), context.history_was_reset(self.sized_previous.expect("registered")));
+        self.resets.lock().expect("not poisoned").push(resets);
+        let bindings = [Binding::Buffer(previous), Binding::Buffer(self.counter.expect("registered"))];
+        context.bind_compute(&self.pipelines.read_buffer, &bindings);
+        context.push_constants(&[0, 0]);
+        context.dispatch(PROBE_ELEMENTS / PROBE_WORKGROUP, 1, 1);
+    }
+}
+
+/// Writes the output-sized image `sized` (its first 16x16 texels).
+struct SizedWriter {
+    pipelines: Arc<ProbePipelines>,
+    target: Option<ImageHandle>,
+}
+
+impl Pass for SizedWriter {
+    fn name(&self) -> &str {
+        "sized writer"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        let image = registry.create_image("sized", ImageDesc::new(vk::Format::R32_UINT, ImageSize::OUTPUT));
+        self.target = Some(registry.write_storage_image(image, COMPUTE));
+    }
+    fn execute(&mut self, context: &mut ExecuteContext) {
+        context.bind_compute(&self.pipelines.fill_image, &[Binding::Image(self.target.expect("registered"))]);
+        context.push_constants(&[1, 0]);
+        context.dispatch(PROBE_ELEMENTS / PROBE_WORKGROUP, 1, 1);
+    }
+}
+
+#[test]
+fn history_survives_a_resize_that_keeps_its_description_and_reports_resets() {
+    let Some(device) = gpu_test_context() else { return };
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    let resets = Arc::new(Mutex::new(Vec::new()));
+    let mut graph = RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: 16, height: 16 }).expect("graph");
+    graph.add_pass(SizedWriter { pipelines: Arc::clone(&pipelines), target: None });
+    graph.add_pass(Carry {
+        pipelines: Arc::clone(&pipelines),
+        previous: None,
+        counter: None,
+        sized_previous: None,
+        resets: Arc::clone(&resets),
+    });
+    // Reports last frame's counter, then steps it: counter = hash(counter ^ 77).
+    let step = ProbePass::new("step", vec![update("counter", ProbeKind::Buffer, 77)], &pipelines);
+    let report = add_probe(&device, &mut graph, step).expect("reads");
+    let mut expected = vec![0; PROBE_ELEMENTS as usize];
+    for frame in 0..6 {
+        if frame == 3 {
+            // A window resize: the output-sized image changes, the counter does not.
+            graph.set_output_extent(vk::Extent2D { width: 32, height: 24 });
+        }
+        graph.execute_frame().expect("frame runs");
+        graph.wait_idle().expect("frame finishes");
+        assert_eq!(report.read_u32().expect("maps"), expected, "frame {frame}: last frame's counter");
+        expected = updated(&expected, 77);
+    }
+    assert_eq!(graph.compile_count(), 2);
+    let resets = resets.lock().expect("not poisoned").clone();
+    assert_eq!(
+        resets,
+        [(true, true), (false, false), (false, false), (false, true), (false, false), (false, false)],
+        "(counter, sized) reset per frame: both at first, only the resized image after the resize"
+    );
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
+
+const GRID_EXTENT: vk::Extent2D = vk::Extent2D { width: 80, height: 64 };
+const BANDS: u32 = 8;
+const COLUMNS: u32 = 10;
+
+/// Push constants of `band.vert`, as a `#[repr(C)]` struct pushed as bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct BandParams {
+    band_count: u32,
+    column_count: u32,
+}
+const _: () = assert!(std::mem::size_of::<BandParams>() == 8);
+
+impl BandParams {
+    fn bytes(&self) -> [u8; 8] {
+        let mut bytes = [0; 8];
+        bytes[..4].copy_from_slice(&self.band_count.to_le_bytes());
+        bytes[4..].copy_from_slice(&self.column_count.to_le_bytes());
+        bytes
+    }
+}
+
+/// Byte offsets in the `draw args` buffer.
+const DRAW_INDIRECT_AT: u64 = 0;
+const DRAW_INDEXED_INDIRECT_AT: u64 = 32;
+const DRAW_COUNT_AT: u64 = 52;
+const DRAW_INDEXED_COUNT_AT: u64 = 100;
+const COUNT_AT: u64 = 140;
+const INDEXED_COUNT_AT: u64 = 144;
+const DISPATCH_AT: u64 = 148;
+const ARGS_BYTES: u64 = 160;
+
+fn words_to_bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|word| word.to_le_bytes()).collect()
+}
+
+/// The indirect commands; `(band, column)` cells each one draws are listed in the test.
+fn draw_args() -> Vec<u8> {
+    let mut bytes = vec![0; ARGS_BYTES as usize];
+    let mut put = |offset: u64, words: &[u32]| {
+        bytes[offset as usize..offset as usize + words.len() * 4].copy_from_slice(&words_to_bytes(words));
+    };
+    // vertexCount, instanceCount, firstVertex (6 per column), firstInstance (band).
+    put(DRAW_INDIRECT_AT, &[6, 1, 18, 3, 6, 1, 24, 4]);
+    // indexCount, instanceCount, firstIndex, vertexOffset, firstInstance.
+    put(DRAW_INDEXED_INDIRECT_AT, &[6, 1, 0, 30, 5]);
+    // Three commands, the count says two: the third (column 0, band 2) must not show.
+    put(DRAW_COUNT_AT, &[6, 1, 36, 6, 6, 1, 42, 7, 6, 1, 0, 2]);
+    put(DRAW_INDEXED_COUNT_AT, &[6, 1, 0, 48, 0, 6, 1, 0, 54, 1]);
+    put(COUNT_AT, &[2]);
+    put(INDEXED_COUNT_AT, &[1]);
+    // Workgroups of the probe fill: 4 x 64 = 256 elements.
+    put(DISPATCH_AT, &[PROBE_ELEMENTS / PROBE_WORKGROUP, 1, 1]);
+    bytes
+}
+
+/// Uploads the indirect arguments and the index buffer.
+struct UploadArgs {
+    args: Option<BufferHandle>,
+    indices: Option<BufferHandle>,
+}
+
+impl Pass for UploadArgs {
+    fn name(&self) -> &str {
+        "upload args"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        let args = registry.create_buffer("draw args", BufferDesc { size: ARGS_BYTES });
+        self.args = Some(registry.access_buffer(args, render_graph::Access::TransferWrite));
+        let indices = registry.create_buffer("indices", BufferDesc { size: 24 });
+        self.indices = Some(registry.access_buffer(indices, render_graph::Access::TransferWrite));
+    }
+    fn prepare(&mut self, context: &mut PrepareContext) {
+        context.upload_buffer(self.args.expect("registered"), 0, &draw_args()).expect("fits");
+        context
+            .upload_buffer(self.indices.expect("registered"), 0, &words_to_bytes(&[0, 1, 2, 3, 4, 5]))
+            .expect("fits");
+    }
+    fn execute(&mut self, _context: &mut ExecuteContext) {}
+}
+
+/// Draws cells with every draw helper.
+struct Cells {
+    pipeline: GraphicsPipeline,
+    args: Option<BufferHandle>,
+    indices: Option<BufferHandle>,
+}
+
+impl Pass for Cells {
+    fn name(&self) -> &str {
+        "cells"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        let args = registry.buffer("draw args");
+        self.args = Some(registry.indirect_buffer(args));
+        let indices = registry.buffer("indices");
+        self.indices = Some(registry.index_buffer(indices));
+        let color = registry.create_image("color", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
+        registry.color_attachment(color, AttachmentLoad::ClearColor([0.0, 0.0, 0.0, 1.0]));
+    }
+    fn execute(&mut self, _context: &mut ExecuteContext) {}
+    fn record_draw(&mut self, context: &mut ExecuteContext) {
+        let (args, indices) = (self.args.expect("registered"), self.indices.expect("registered"));
+        context.bind_graphics(&self.pipeline, &[]);
+        context.push_constant_bytes(&BandParams { band_count: BANDS, column_count: COLUMNS }.bytes());
+        context.draw(6, 1);
+        context.draw_ranges(6..12, 1..2);
+        context.bind_index_buffer(indices, 0, vk::IndexType::UINT32);
+        context.draw_indexed(0..6, 12, 2..3);
+        context.draw_indirect(args, DRAW_INDIRECT_AT, 2, 16);
+        context.draw_indexed_indirect(args, DRAW_INDEXED_INDIRECT_AT, 1, 20);
+        context.draw_indirect_count(args, DRAW_COUNT_AT, args, COUNT_AT, 3, 16);
+        context.draw_indexed_indirect_count(args, DRAW_INDEXED_COUNT_AT, args, INDEXED_COUNT_AT, 2, 20);
+    }
+}
+
+/// Fills `indirect filled` with the probe fill, dispatched with GPU-side arguments.
+struct IndirectFill {
+    pipelines: Arc<ProbePipelines>,
+    args: Option<BufferHandle>,
+    target: Option<BufferHandle>,
+}
+
+impl Pass for IndirectFill {
+    fn name(&self) -> &str {
+        "indirect fill"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        let args = registry.buffer("draw args");
+        self.args = Some(registry.indirect_buffer(args));
+        let target = registry.create_buffer("indirect filled", BufferDesc { size: PROBE_BYTES });
+        self.target = Some(registry.write_storage_buffer(target, COMPUTE));
+    }
+    fn execute(&mut self, context: &mut ExecuteContext) {
+        context.bind_compute(&self.pipelines.fill_buffer, &[Binding::Buffer(self.target.expect("registered"))]);
+        context.push_constants(&[123, 0]);
+        context.dispatch_indirect(self.args.expect("registered"), DISPATCH_AT);
+    }
+}
+
+fn band_pipeline(device: &Arc<GpuDevice>) -> GraphicsPipeline {
+    GraphicsPipeline::new(
+        device,
+        "band",
+        &GraphicsPipelineDesc {
+            vertex: shaders::BAND_VERT.words(),
+            fragment: shaders::BAND_FRAG.words(),
+            bindings: &[],
+            push_constant_bytes: 8,
+            color_formats: &[vk::Format::R8G8B8A8_UNORM],
+            depth: None,
+            topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+            cull_mode: vk::CullModeFlags::NONE,
+        },
+    )
+    .expect("band pipeline builds")
+}
+
+#[test]
+fn every_draw_and_dispatch_helper_draws_exactly_its_cells() {
+    let Some(device) = gpu_test_context() else { return };
+    draw_cells(&device);
+}
+
+#[test]
+fn without_multi_draw_and_indirect_count_the_documented_fallbacks_draw() {
+    let Some(device) = gpu_test_context_without(&["multiDrawIndirect", "drawIndirectCount"]) else { return };
+    let capabilities = device.capabilities();
+    assert!(!capabilities.multi_draw_indirect && !capabilities.draw_indirect_count, "withheld");
+    draw_cells(&device);
+}
+
+/// Draws every cell with every helper on `device` and checks the image (the fallbacks of
+/// devices without `drawIndirectCount` draw up to the maximum count).
+fn draw_cells(device: &Arc<GpuDevice>) {
+    let device = Arc::clone(device);
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    let capabilities = device.capabilities().clone();
+    assert!(capabilities.draw_indirect_first_instance, "the test's commands use firstInstance");
+    let readback = render_graph::passes::image_readback_buffer(&device, "readback", GRID_EXTENT).expect("allocates");
+    let mut graph = RenderGraph::new(Arc::clone(&device), GRID_EXTENT).expect("graph creates");
+    graph.import_buffer("readback", readback.shared());
+    graph.add_pass(UploadArgs { args: None, indices: None });
+    graph.add_pass(Cells { pipeline: band_pipeline(&device), args: None, indices: None });
+    graph.add_pass(ReadbackPass::with_names("color", "readback"));
+    graph.add_pass(IndirectFill { pipelines: Arc::clone(&pipelines), args: None, target: None });
+    let filled_report = add_probe(
+        &device,
+        &mut graph,
+        ProbePass::new("read filled", vec![read("indirect filled", ProbeKind::Buffer)], &pipelines),
+    )
+    .expect("reads");
+    graph.execute_frame().expect("frame runs");
+    graph.wait_idle().expect("frame finishes");
+
+    assert_eq!(filled_report.read_u32().expect("maps"), filled(123), "dispatch_indirect ran 4 workgroups");
+    // (band, column) of every draw: draw, draw_ranges, draw_indexed, draw_indirect (2),
+    // draw_indexed_indirect, draw_indirect_count (2 of 3), draw_indexed_indirect_count (1 of 2).
+    let mut cells = vec![(0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6), (7, 7), (0, 8)];
+    if !capabilities.draw_indirect_count {
+        // The documented fallback draws up to the maximum.
+        cells.extend([(2, 0), (1, 9)]);
+    }
+    let pixels = readback.read().expect("maps");
+    let cell_width = GRID_EXTENT.width / COLUMNS;
+    let cell_height = GRID_EXTENT.height / BANDS;
+    for (index, pixel) in pixels.chunks_exact(4).enumerate() {
+        let (x, y) = (index as u32 % GRID_EXTENT.width, index as u32 / GRID_EXTENT.width);
+        let cell = (y / cell_height, x / cell_width);
+        let expected =
+            if cells.contains(&cell) { [cell.0 as u8 + 1, cell.1 as u8 + 1, 0, 255] } else { [0, 0, 0, 255] };
+        assert_eq!(pixel, expected, "pixel ({x}, {y}) in cell {cell:?}");
+    }
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
+
+/// One misuse of the draw helpers at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Misuse {
+    /// Binds as index buffer a buffer declared as indirect arguments.
+    IndexBufferDeclaredIndirect,
+    /// Draws in `execute`, outside the rendering scope.
+    DrawOutsideRendering,
+    /// Draws indexed without binding an index buffer.
+    IndexedWithoutIndexBuffer,
+    /// Dispatches inside the rendering scope.
+    DispatchInRendering,
+}
+
+struct WrongDraws {
+    pipeline: GraphicsPipeline,
+    args: Option<BufferHandle>,
+    misuse: Misuse,
+}
+
+impl Pass for WrongDraws {
+    fn name(&self) -> &str {
+        "wrong draws"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        let args = registry.buffer("draw args");
+        self.args = Some(registry.indirect_buffer(args));
+        let color = registry.create_image("color", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
+        registry.color_attachment(color, AttachmentLoad::ClearColor([0.0; 4]));
+        registry.side_effect();
+    }
+    fn execute(&mut self, context: &mut ExecuteContext) {
+        if self.misuse == Misuse::DrawOutsideRendering {
+            context.draw(3, 1);
+        }
+    }
+    fn record_draw(&mut self, context: &mut ExecuteContext) {
+        context.bind_graphics(&self.pipeline, &[]);
+        context.push_constants(&[BANDS, COLUMNS]);
+        if self.misuse == Misuse::DispatchInRendering {
+            context.dispatch(1, 1, 1);
+        }
+        if self.misuse == Misuse::IndexBufferDeclaredIndirect {
+            context.bind_index_buffer(self.args.expect("registered"), 0, vk::IndexType::UINT32);
+        }
+        context.draw_indexed(0..6, 0, 0..1);
+    }
+}
+
+#[test]
+fn draws_with_wrong_declarations_or_outside_rendering_are_errors() {
+    let Some(device) = gpu_test_context() else { return };
+    let misuses = [
+        Misuse::IndexBufferDeclaredIndirect,
+        Misuse::DrawOutsideRendering,
+        Misuse::IndexedWithoutIndexBuffer,
+        Misuse::DispatchInRendering,
+    ];
+    for misuse in misuses {
+        let mut graph = RenderGraph::new(Arc::clone(&device), GRID_EXTENT).expect("graph creates");
+        graph.add_pass(UploadArgs { args: None, indices: None });
+        graph.add_pass(WrongDraws { pipeline: band_pipeline(&device), args: None, misuse });
+        let error = graph.execute_frame().expect_err("misuse is reported");
+        let expected = match misuse {
+            Misuse::IndexBufferDeclaredIndirect => {
+                matches!(&error, GraphError::InvalidAccess { pass, resource, reason }
+                if pass == "wrong draws" && resource == "draw args" && reason.contains("index_buffer"))
+            }
+            Misuse::DrawOutsideRendering => matches!(&error, GraphError::InvalidCommand { pass, reason }
+                if pass == "wrong draws" && reason.contains("record_draw")),
+            Misuse::IndexedWithoutIndexBuffer => matches!(&error, GraphError::InvalidCommand { pass, reason }
+                if pass == "wrong draws" && reason.contains("bind_index_buffer")),
+            Misuse::DispatchInRendering => matches!(&error, GraphError::InvalidCommand { pass, reason }
+                if pass == "wrong draws" && reason.contains("dispatches")),
+        };
+        assert!(expected, "{misuse:?}: {error}");
+        drop(graph);
+    }
+    assert_no_validation_messages(&device);
+}
+
+/// Fills `user filled` with a pipeline built from SPIR-V bytes loaded at run time.
+struct UserShaderFill {
+    pipeline: render_graph::ComputePipeline,
+    target: Option<BufferHandle>,
+}
+
+impl Pass for UserShaderFill {
+    fn name(&self) -> &str {
+        "user shader"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        let target = registry.create_buffer("user filled", BufferDesc { size: PROBE_BYTES });
+        self.target = Some(registry.write_storage_buffer(target, COMPUTE));
+    }
+    fn execute(&mut self, context: &mut ExecuteContext) {
+        context.bind_compute(&self.pipeline, &[Binding::Buffer(self.target.expect("registered"))]);
+        context.push_constant_bytes(&[42, 0, 0, 0, 0, 0, 0, 0]);
+        context.dispatch(PROBE_ELEMENTS / PROBE_WORKGROUP, 1, 1);
+    }
+}
+
+#[test]
+fn a_shader_loaded_from_a_spv_file_runs_in_a_pass() {
+    let Some(device) = gpu_test_context() else { return };
+    // Any .spv file a user compiled with glslc; here one of the engine's, read as bytes.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shaders/spirv/probe_fill_buffer.comp.spv");
+    let bytes = std::fs::read(path).expect("the .spv file exists");
+    let shader = shaders::Shader::from_bytes("mine.comp", shaders::Stage::Compute, &bytes).expect("valid SPIR-V");
+    let pipeline = render_graph::ComputePipeline::new(
+        &device,
+        "user shader",
+        shader.words(),
+        &[render_graph::BindingKind::StorageBuffer],
+        8,
+    )
+    .expect("the pipeline builds");
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    graph.add_pass(UserShaderFill { pipeline, target: None });
+    let report = add_probe(
+        &device,
+        &mut graph,
+        ProbePass::new("check", vec![read("user filled", ProbeKind::Buffer)], &pipelines),
+    )
+    .expect("reads");
+    graph.execute_frame().expect("frame runs");
+    graph.wait_idle().expect("frame finishes");
+    assert_eq!(report.read_u32().expect("maps"), filled(42));
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
+
+/// Uploads to a buffer it declared as a storage write, and asks for an undeclared image.
+struct WrongUpload {
+    target: Option<BufferHandle>,
+    other: Option<ImageHandle>,
+    seen: Arc<Mutex<Option<GraphError>>>,
+}
+
+impl Pass for WrongUpload {
+    fn name(&self) -> &str {
+        "wrong upload"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        let target = registry.create_buffer("upload target", BufferDesc { size: 16 });
+        self.target = Some(registry.write_storage_buffer(target, COMPUTE));
+        self.other = Some(registry.image("never declared"));
+        registry.side_effect();
+    }
+    fn prepare(&mut self, context: &mut PrepareContext) {
+        if let Err(error) = context.upload_buffer(self.target.expect("registered"), 0, &[1, 2, 3, 4]) {
+            context.fail(error);
+        }
+    }
+    fn execute(&mut self, context: &mut ExecuteContext) {
+        *self.seen.lock().expect("not poisoned") = context.try_image(self.other.expect("registered")).err();
+    }
+}
+
+#[test]
+fn uploads_and_lookups_of_undeclared_or_mismatched_resources_are_errors() {
+    let Some(device) = gpu_test_context() else { return };
+    let seen = Arc::new(Mutex::new(None));
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    let image = ImageDesc::new(vk::Format::R32_UINT, ImageSize::OUTPUT);
+    struct Maker(ImageDesc);
+    impl Pass for Maker {
+        fn name(&self) -> &str {
+            "maker"
+        }
+        fn register(&mut self, registry: &mut Registry) {
+            let image = registry.create_image("never declared", self.0);
+            registry.write_storage_image(image, COMPUTE);
+            registry.side_effect();
+        }
+        fn execute(&mut self, _context: &mut ExecuteContext) {}
+    }
+    graph.add_pass(Maker(image));
+    graph.add_pass(WrongUpload { target: None, other: None, seen: Arc::clone(&seen) });
+    let error = graph.execute_frame().expect_err("the upload is refused");
+    assert!(
+        matches!(&error, GraphError::InvalidAccess { pass, resource, reason }
+            if pass == "wrong upload" && resource == "upload target" && reason.contains("TransferWrite")),
+        "{error}"
+    );
+    let seen = seen.lock().expect("not poisoned").take();
+    assert!(
+        matches!(&seen, Some(GraphError::UndeclaredAccess { pass, resource })
+            if pass == "wrong upload" && resource == "never declared"),
+        "{seen:?}"
+    );
+    drop(graph);
+    assert_no_validation_messages(&device);
+}

@@ -1,0 +1,34 @@
+//! The render-graph examples run as a new user runs them, with the validation layer forced by
+//! the Vulkan loader (`VK_INSTANCE_LAYERS`, the way RenderDoc users and CI systems turn it
+//! on) and the engine's own switch off: they must succeed with zero validation problems.
+
+use std::process::Command;
+
+use render_graph::testing::gpu_test_context;
+
+fn run_with_forced_layer(binary: &str, name: &str) {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let output_png = std::env::temp_dir().join(format!("{name}-{}.png", std::process::id()));
+    let output = Command::new(binary)
+        .arg(&output_png)
+        .env("VK_INSTANCE_LAYERS", "VK_LAYER_KHRONOS_validation")
+        .env_remove("ENGINE_VALIDATION")
+        .output()
+        .expect("the example starts");
+    let text = String::from_utf8_lossy(&output.stdout) + String::from_utf8_lossy(&output.stderr);
+    let _ = std::fs::remove_file(&output_png);
+    assert!(output.status.success(), "{name} failed with the layer forced by the loader:\n{text}");
+    assert!(text.contains("wrote "), "{name} finished its work:\n{text}");
+}
+
+#[test]
+fn custom_pass_succeeds_with_the_validation_layer_forced_by_the_loader() {
+    run_with_forced_layer(env!("CARGO_BIN_EXE_custom_pass"), "custom_pass");
+}
+
+#[test]
+fn post_process_succeeds_with_the_validation_layer_forced_by_the_loader() {
+    run_with_forced_layer(env!("CARGO_BIN_EXE_post_process"), "post_process");
+}
