@@ -15,10 +15,14 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod gltf_import;
 mod library;
 mod mesh;
 mod process;
 
+pub use gltf_import::{
+    load_gltf, load_gltf_bytes, BaseColor, GltfScene, ImportError, LoadTimings, SceneNode, SpawnedScene,
+};
 pub use library::{add_to_library, LibraryMesh};
 pub use mesh::{MeshData, MeshError};
 pub use process::{
