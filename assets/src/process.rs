@@ -3,7 +3,7 @@
 //! 1. vertex-cache order of the triangles (`optimize_vertex_cache`, Forsyth-style), then
 //!    vertex-fetch order of the vertices (`optimize_vertex_fetch`: vertices renumbered in
 //!    first-use order, unused ones dropped);
-//! 2. an LOD chain: each level simplified from the finest one (`simplify`, edge collapse with
+//! 2. an LOD chain: each level simplified from the one before (`simplify`, edge collapse with
 //!    quadric error) to about half the triangles of the level before, until the floor or
 //!    until simplification stops paying; each level's error is the simplifier's own measure in
 //!    mesh units, and its hand-over distance follows the screen-space-error rule (see
@@ -60,8 +60,8 @@ impl Default for ProcessOptions {
 pub struct ProcessedLevel {
     /// Triangle list into the mesh's vertices, in meshlet order.
     pub indices: Vec<u32>,
-    /// How far simplification moved the surface from the finest level, in mesh units (0 for
-    /// the finest level).
+    /// A bound on how far simplification moved the surface from the finest level, in mesh
+    /// units: the sum of the simplifier's errors along the chain (0 for the finest level).
     pub error: f32,
     /// Farthest distance (mesh units, 60° vertical field of view) at which this level draws:
     /// where the next level's error falls under [`ProcessOptions::pixel_error`] pixels. The
@@ -207,8 +207,12 @@ fn bounds_of(positions: &[[f32; 3]]) -> ([f32; 3], [f32; 3]) {
     (low.to_array(), high.to_array())
 }
 
-/// The finest level's indices, then each coarser level simplified from the finest with its
-/// error (non-decreasing along the chain).
+/// The finest level's indices, then each coarser level simplified from the level before it,
+/// with its error: the simplifier's error of that step added to the error of the level it
+/// started from. Distances add up along the chain (the triangle inequality), so the sum
+/// bounds how far the level lies from the finest one; simplifying from the previous level
+/// keeps each step's input halving, so the whole chain costs about two simplifications of
+/// the finest level.
 fn lod_chain(
     finest: &[u32],
     adapter: &VertexDataAdapter<'_>,
@@ -225,20 +229,23 @@ fn lod_chain(
         if target_triangles < options.min_triangles.max(1) {
             break;
         }
-        let mut error = 0.0_f32;
+        let mut step_error = 0.0_f32;
         let simplified = meshopt::simplify(
-            finest,
+            previous,
             adapter,
             target_triangles * 3,
             error_bound,
             SimplifyOptions::ErrorAbsolute,
-            Some(&mut error),
+            Some(&mut step_error),
         );
         let triangles = simplified.len() / 3;
         if triangles == 0 || triangles as f32 > previous_triangles as f32 * options.max_kept_fraction {
             break;
         }
-        let error = if error.is_finite() { error.max(*previous_error) } else { *previous_error };
+        if !step_error.is_finite() {
+            break;
+        }
+        let error = previous_error + step_error.max(0.0);
         let simplified = meshopt::optimize_vertex_cache(&simplified, adapter.vertex_count);
         chain.push((simplified, error));
     }

@@ -210,6 +210,14 @@ fn main() -> ExitCode {
         }
     }
 
+    {
+        let visibility = app.resource::<Visibility>();
+        let (with_lod, full) = meshes.triangles_in_view(&visibility, app.world());
+        println!(
+            "lod: the last frame's visible objects have {with_lod} triangles at their LOD levels, {full} at full detail ({:.1}x fewer)",
+            full as f64 / with_lod.max(1) as f64
+        );
+    }
     let mut status = ExitCode::SUCCESS;
     if let Some(path) = &options.png {
         let lossless = options.min_pixels <= 0.0 && options.max_distance <= 0.0;

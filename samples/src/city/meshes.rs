@@ -196,6 +196,22 @@ impl CityLibrary {
         CityLibrary { library, lods, summaries }
     }
 
+    /// Triangles of the objects `visibility` found visible: at the levels their LOD chose, and
+    /// at full detail (each object's finest level, its handle's own mesh).
+    pub fn triangles_in_view(&self, visibility: &culling::Visibility, world: &World) -> (u64, u64) {
+        let objects = visibility.objects();
+        let mut chosen = 0;
+        let mut finest = 0;
+        for &object in visibility.visible() {
+            let object = object as usize;
+            chosen += u64::from(self.library.triangle_count(objects.draws[object].mesh.0));
+            let handle =
+                world.get::<&Mesh>(objects.entities[object]).map_or(objects.draws[object].mesh, |mesh| mesh.mesh);
+            finest += u64::from(self.library.triangle_count(handle.0));
+        }
+        (chosen, finest)
+    }
+
     /// The level list of `handle`'s mesh, if it has one.
     pub fn lod(&self, handle: MeshHandle) -> Option<&Lod> {
         self.lods.get(handle.0 as usize)?.as_ref()
@@ -281,6 +297,23 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn street_level_draws_at_least_three_times_fewer_triangles_with_lod() {
+        let mut app = runtime::App::with_threads(1);
+        culling::install(&mut app);
+        app.insert_resource(ecs::Viewport { width: 1280, height: 720 });
+        let config = CityConfig { blocks: 12, ..CityConfig::default() };
+        crate::city::build_city(app.world_mut(), &config);
+        let meshes = CityLibrary::build(&config);
+        attach_lods(app.world_mut(), &meshes);
+        // Frame 1 of the flight is at street level, looking down a long street.
+        app.run_frame();
+        let visibility = app.resource::<culling::Visibility>();
+        assert!(visibility.view().is_some_and(|view| view.position.y < 5.0), "the camera starts at street level");
+        let (with_lod, full) = meshes.triangles_in_view(&visibility, app.world());
+        assert!(with_lod > 0 && with_lod * 3 <= full, "{with_lod} triangles with LOD, {full} at full detail");
     }
 
     #[test]
