@@ -60,6 +60,8 @@ fn nodes_become_entities_with_hierarchy_colours_cameras_lods_and_occluders() {
     assert_eq!(library.triangle_count(mesh.mesh.0), 12);
     let lod = world.get::<&Lod>(cube).unwrap();
     assert_eq!(lod.levels[0].mesh, mesh.mesh, "the finest level is the Mesh's mesh");
+    assert_eq!(lod.bias, 1.0);
+    assert_eq!(world.get::<&Lod>(spawned.nodes[2]).unwrap().bias, 2.0, "a node scaled 2x holds levels 2x further");
 
     assert_eq!(spawned.occluders, 1, "the closed cube gets an occluder, the open quad none");
     assert!(occluders.get(mesh.mesh).is_some());

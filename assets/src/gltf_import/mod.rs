@@ -3,7 +3,8 @@
 //! [`load_gltf`] reads and checks the file and processes every triangle primitive (one mesh
 //! each) through [`crate::process_meshes`] on the job system; [`GltfScene::spawn`] then adds
 //! the meshes to a [`MeshLibrary`] and spawns one entity per node with [`Transform`] and the
-//! engine's [`ecs::Parent`] hierarchy, meshes with their [`Lod`] levels and [`BaseColor`], and
+//! engine's [`ecs::Parent`] hierarchy, meshes with their [`Lod`] levels (biased by the node's
+//! world scale) and [`BaseColor`], and
 //! [`Camera`]s. A closed mesh gets its inner-box occluder; an open one none.
 //!
 //! Nothing in a file can make loading panic or hang: the container, every buffer, accessor
@@ -371,7 +372,18 @@ impl GltfScene {
             meshes,
             occluders: occluder_count,
         };
+        // World matrices, parents first: a level's hand-over distance is in mesh units, so an
+        // entity scaled by `s` in the world carries `bias = s`.
+        let mut worlds: Vec<glam::Mat4> = Vec::with_capacity(self.nodes.len());
         for node in &self.nodes {
+            let local = node.transform.to_matrix();
+            let world_matrix = node.parent.map_or(local, |parent| worlds[parent] * local);
+            worlds.push(world_matrix);
+            let scale = [world_matrix.x_axis, world_matrix.y_axis, world_matrix.z_axis]
+                .map(|axis| axis.truncate().length())
+                .into_iter()
+                .fold(0.0_f32, f32::max);
+            let bias = if scale.is_finite() && scale > 0.0 { scale } else { 1.0 };
             let entity = world.spawn((node.transform, WorldTransform::from(node.transform)));
             if let Some(parent) = node.parent {
                 set_parent(world, entity, spawned.nodes[parent]).expect("parents are spawned before their children");
@@ -392,7 +404,7 @@ impl GltfScene {
                 };
                 let placed = &spawned.meshes[mesh];
                 let component = Mesh::new(placed.finest(), MaterialHandle(self.materials[mesh]), placed.bounds);
-                let lod: Lod = placed.lod.clone();
+                let lod = Lod { bias, ..placed.lod.clone() };
                 world.insert(holder, (component, lod, self.colors[mesh], Visible(true))).expect("the entity exists");
                 spawned.drawables.push(holder);
             }
