@@ -12,6 +12,8 @@
 //!    normal cones (`compute_meshlet_bounds`); each level's index list is rewritten as its
 //!    meshlets one after another, so a meshlet is a contiguous index range of its level and
 //!    drawing the level draws exactly its meshlets.
+//!    Coarser levels are not cache-ordered on their own: meshlet order (meshopt optimizes each
+//!    meshlet's triangles for locality) replaces it anyway.
 
 use glam::Vec3;
 use meshopt::{SimplifyOptions, VertexDataAdapter};
@@ -246,7 +248,6 @@ fn lod_chain(
             break;
         }
         let error = previous_error + step_error.max(0.0);
-        let simplified = meshopt::optimize_vertex_cache(&simplified, adapter.vertex_count);
         chain.push((simplified, error));
     }
     chain
