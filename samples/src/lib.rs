@@ -2,3 +2,4 @@
 #![warn(missing_docs)]
 
 pub mod city;
+pub mod mesh_render;

@@ -1,5 +1,6 @@
 #version 450
-// Geometry pass: transforms one vertex of one object and passes on its flat colour.
+// Geometry pass: transforms one vertex of one object and passes on its flat colour and its
+// world-space normal.
 //
 // The object is the instance: every draw command sets firstInstance to the object's index
 // and instanceCount to 1, so gl_InstanceIndex (which includes firstInstance) names the
@@ -7,9 +8,33 @@
 // vertexOffset. The position comes from object_clip_position, as in the depth prepass.
 #include "scene_common.h"
 
+// The same `mesh_vertices` seen as bits: `w` holds the packed normal, read without any
+// float conversion.
+layout(std430, set = 0, binding = 1) readonly buffer MeshVertexBits {
+    uvec4 vertex_bits[];
+};
+
 layout(location = 0) flat out uint out_color;
+layout(location = 1) out vec3 out_normal;
+
+// Host twin: `pack_normal` in render_graph/src/passes/mesh.rs: three signed 10-bit values,
+// x in bits 0-9, y in 10-19, z in 20-29; 0 means no normal (drawn unlit).
+vec3 unpack_normal(uint bits) {
+    int packed = int(bits);
+    ivec3 fixed_point = ivec3(bitfieldExtract(packed, 0, 10), bitfieldExtract(packed, 10, 10), bitfieldExtract(packed, 20, 10));
+    return vec3(fixed_point) / 511.0;
+}
 
 void main() {
-    gl_Position = object_clip_position(uint(gl_InstanceIndex), uint(gl_VertexIndex));
-    out_color = objects[gl_InstanceIndex].color;
+    uint object_index = uint(gl_InstanceIndex);
+    gl_Position = object_clip_position(object_index, uint(gl_VertexIndex));
+    out_color = objects[object_index].color;
+    uint normal_bits = vertex_bits[gl_VertexIndex].w;
+    if (normal_bits == 0u) {
+        out_normal = vec3(0.0);
+    } else {
+        // The inverse transpose keeps normals perpendicular under non-uniform scale.
+        mat3 normal_matrix = transpose(inverse(mat3(objects[object_index].world)));
+        out_normal = normalize(normal_matrix * unpack_normal(normal_bits));
+    }
 }

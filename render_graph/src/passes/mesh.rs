@@ -1,7 +1,14 @@
-//! Meshes of the GPU scene: positions and 32-bit indices packed into two shared buffers
-//! (`mesh_vertices`, `mesh_indices`), uploaded once; the vertex shader pulls positions by
+//! Meshes of the GPU scene: vertices and 32-bit indices packed into two shared buffers
+//! (`mesh_vertices`, `mesh_indices`), uploaded once; the vertex shader pulls vertices by
 //! `gl_VertexIndex`, so there is no vertex input state.
+//!
+//! A vertex is 16 bytes: the position in `xyz` and, in the bits of `w`, the normal packed by
+//! [`pack_normal`] (0 for a mesh added without normals, which the geometry pass then draws in
+//! its flat colour). A mesh may have several levels of detail sharing its vertices: each
+//! level is a mesh id of its own (its own index range), so an `ecs::Lod` level list
+//! names them; each level may carry its [`Meshlet`]s.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use ash::vk;
@@ -10,6 +17,7 @@ use gpu_allocator::MemoryLocation;
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::memory::GpuBuffer;
+use crate::passes::meshlet::Meshlet;
 use crate::passes::records::as_bytes;
 
 /// Where one mesh lies in the shared buffers, and its local bounds.
@@ -27,12 +35,43 @@ pub struct MeshRange {
     pub bounds_max: [f32; 3],
 }
 
-/// Host-side mesh data: every mesh's positions and indices, appended into shared arrays.
+/// Host-side mesh data: every mesh's vertices and indices, appended into shared arrays.
 #[derive(Clone, Debug, Default)]
 pub struct MeshLibrary {
     positions: Vec<[f32; 4]>,
+    uvs: Vec<[f32; 2]>,
     indices: Vec<u32>,
     ranges: Vec<MeshRange>,
+    /// Per mesh id: its range in `meshlets`.
+    meshlet_ranges: Vec<Range<u32>>,
+    meshlets: Vec<Meshlet>,
+}
+
+/// The vertices of a mesh with levels of detail: positions and unit normals, one per vertex,
+/// and optional texture coordinates (kept on the host; the standard passes do not sample).
+#[derive(Clone, Copy, Debug)]
+pub struct MeshVertices<'a> {
+    /// Positions in mesh space.
+    pub positions: &'a [[f32; 3]],
+    /// Unit normals, one per position.
+    pub normals: &'a [[f32; 3]],
+    /// Texture coordinates, one per position, or empty.
+    pub uvs: &'a [[f32; 2]],
+}
+
+/// Packs a unit normal into 30 bits: three signed 10-bit fixed-point values (`x` in bits
+/// 0–9, `y` in 10–19, `z` in 20–29, each `round(c * 511)`), the top two bits zero. A unit
+/// normal never packs to 0, which marks a vertex without a normal.
+///
+/// GLSL twin: `unpack_normal` in `shaders/glsl/geometry.vert.glsl`.
+pub fn pack_normal(normal: [f32; 3]) -> u32 {
+    let mut packed = 0_u32;
+    for (axis, value) in normal.iter().enumerate() {
+        let value = if value.is_finite() { value.clamp(-1.0, 1.0) } else { 0.0 };
+        let fixed = (value * 511.0).round() as i32;
+        packed |= ((fixed as u32) & 0x3FF) << (10 * axis);
+    }
+    packed
 }
 
 /// The unit cube centred on the origin (corners at ±0.5): 8 corners, 12 triangles wound
@@ -71,38 +110,112 @@ impl MeshLibrary {
         library
     }
 
-    /// Adds a mesh and returns its id. Returns an error when it has no triangle, an index
-    /// outside `positions`, or a non-finite position.
+    /// Adds a mesh without normals (drawn in its flat colour) and returns its id. Returns an
+    /// error when it has no triangle, an index outside `positions`, or a non-finite position.
     pub fn add_mesh(&mut self, positions: &[[f32; 3]], indices: &[u32]) -> Result<u32> {
+        check_indices(positions.len(), indices)?;
+        check_positions(positions)?;
+        let vertex_offset = self.positions.len() as i32;
+        self.positions.extend(positions.iter().map(|&[x, y, z]| [x, y, z, f32::from_bits(0)]));
+        self.uvs.resize(self.positions.len(), [0.0; 2]);
+        Ok(self.push_range(vertex_offset, positions, indices, &[]))
+    }
+
+    /// Adds a lit mesh with its levels of detail: the vertices once, then one mesh id per
+    /// level (finest first), each with its triangle list and meshlets (whose `first_index` is
+    /// relative to the level). Returns the ids, consecutive. Nothing is added on an error: no
+    /// level, a level without whole triangles or with an index past the vertices, arrays of
+    /// different lengths, a non-finite position or normal, or a meshlet outside its level.
+    pub fn add_mesh_levels(
+        &mut self,
+        vertices: MeshVertices<'_>,
+        levels: &[(&[u32], &[Meshlet])],
+    ) -> Result<Range<u32>> {
         let invalid = |reason| Err(GraphError::InvalidDescription { resource: String::from("mesh"), reason });
-        if indices.is_empty() || indices.len() % 3 != 0 {
-            return invalid("a mesh needs a whole, non-zero number of triangles");
+        let count = vertices.positions.len();
+        if levels.is_empty() {
+            return invalid("a mesh needs at least one level");
         }
-        if indices.iter().any(|&index| index as usize >= positions.len()) {
-            return invalid("an index points past the mesh's vertices");
+        if vertices.normals.len() != count || !(vertices.uvs.is_empty() || vertices.uvs.len() == count) {
+            return invalid("normals and texture coordinates need one entry per position");
         }
-        if positions.iter().flatten().any(|value| !value.is_finite()) {
-            return invalid("a vertex position is not finite");
+        check_positions(vertices.positions)?;
+        if vertices.normals.iter().flatten().any(|value| !value.is_finite()) {
+            return invalid("a vertex normal is not finite");
         }
+        for (indices, meshlets) in levels {
+            check_indices(count, indices)?;
+            if meshlets.iter().any(|meshlet| {
+                u64::from(meshlet.first_index) + u64::from(meshlet.index_count) > indices.len() as u64
+                    || meshlet.index_count % 3 != 0
+            }) {
+                return invalid("a meshlet lies outside its level's indices");
+            }
+        }
+        let vertex_offset = self.positions.len() as i32;
+        self.positions.extend(
+            vertices
+                .positions
+                .iter()
+                .zip(vertices.normals)
+                .map(|(&[x, y, z], &normal)| [x, y, z, f32::from_bits(pack_normal(normal))]),
+        );
+        if vertices.uvs.is_empty() {
+            self.uvs.resize(self.positions.len(), [0.0; 2]);
+        } else {
+            self.uvs.extend_from_slice(vertices.uvs);
+        }
+        let first = self.ranges.len() as u32;
+        for (indices, meshlets) in levels {
+            self.push_range(vertex_offset, vertices.positions, indices, meshlets);
+        }
+        Ok(first..self.ranges.len() as u32)
+    }
+
+    /// Appends the range of one mesh id over vertices already appended at `vertex_offset`.
+    fn push_range(&mut self, vertex_offset: i32, positions: &[[f32; 3]], indices: &[u32], meshlets: &[Meshlet]) -> u32 {
+        // Bounds of the vertices this level uses: a coarse level may leave some out.
         let mut bounds_min = [f32::INFINITY; 3];
         let mut bounds_max = [f32::NEG_INFINITY; 3];
-        for position in positions {
+        for &index in indices {
+            let position = positions[index as usize];
             for axis in 0..3 {
                 bounds_min[axis] = bounds_min[axis].min(position[axis]);
                 bounds_max[axis] = bounds_max[axis].max(position[axis]);
             }
         }
-        let range = MeshRange {
+        self.ranges.push(MeshRange {
             first_index: self.indices.len() as u32,
             index_count: indices.len() as u32,
-            vertex_offset: self.positions.len() as i32,
+            vertex_offset,
             bounds_min,
             bounds_max,
-        };
-        self.positions.extend(positions.iter().map(|&[x, y, z]| [x, y, z, 1.0]));
+        });
         self.indices.extend_from_slice(indices);
-        self.ranges.push(range);
-        Ok(self.ranges.len() as u32 - 1)
+        let first_meshlet = self.meshlets.len() as u32;
+        self.meshlets.extend_from_slice(meshlets);
+        self.meshlet_ranges.push(first_meshlet..self.meshlets.len() as u32);
+        self.ranges.len() as u32 - 1
+    }
+
+    /// The meshlets of mesh `mesh` (empty for an unknown id or a mesh without meshlets); a
+    /// meshlet's `first_index` is relative to the mesh's [`MeshRange::first_index`].
+    pub fn meshlets(&self, mesh: u32) -> &[Meshlet] {
+        match self.meshlet_ranges.get(mesh as usize) {
+            Some(range) => &self.meshlets[range.start as usize..range.end as usize],
+            None => &[],
+        }
+    }
+
+    /// Texture coordinates of every vertex of the library (zero where a mesh has none),
+    /// indexed like the vertices (`vertex_offset + index`).
+    pub fn uvs(&self) -> &[[f32; 2]] {
+        &self.uvs
+    }
+
+    /// Number of triangles of mesh `mesh` (0 for an unknown id).
+    pub fn triangle_count(&self, mesh: u32) -> u32 {
+        self.range(mesh).map_or(0, |range| range.index_count / 3)
     }
 
     /// Adds the unit cube and returns its id.
@@ -126,7 +239,28 @@ impl MeshLibrary {
     }
 }
 
-/// The device copies of a [`MeshLibrary`]: `mesh_vertices` (vec4 positions, storage buffer)
+fn check_indices(vertex_count: usize, indices: &[u32]) -> Result<()> {
+    let invalid = |reason| Err(GraphError::InvalidDescription { resource: String::from("mesh"), reason });
+    if indices.is_empty() || indices.len() % 3 != 0 {
+        return invalid("a mesh needs a whole, non-zero number of triangles");
+    }
+    if indices.iter().any(|&index| index as usize >= vertex_count) {
+        return invalid("an index points past the mesh's vertices");
+    }
+    Ok(())
+}
+
+fn check_positions(positions: &[[f32; 3]]) -> Result<()> {
+    if positions.iter().flatten().any(|value| !value.is_finite()) {
+        return Err(GraphError::InvalidDescription {
+            resource: String::from("mesh"),
+            reason: "a vertex position is not finite",
+        });
+    }
+    Ok(())
+}
+
+/// The device copies of a [`MeshLibrary`]: `mesh_vertices` (vec4 vertices, storage buffer)
 /// and `mesh_indices` (u32 index buffer).
 pub(crate) struct MeshBuffers {
     pub(crate) vertices: Arc<GpuBuffer>,
@@ -214,6 +348,44 @@ mod tests {
         assert!(library.add_mesh(&[[0.0; 3]], &[0, 0, 1]).is_err(), "index past the vertices");
         assert!(library.add_mesh(&[[f32::NAN, 0.0, 0.0]], &[0, 0, 0]).is_err(), "NaN position");
         assert!(library.is_empty());
+    }
+
+    #[test]
+    fn levels_share_vertices_and_keep_their_meshlets() {
+        let mut library = MeshLibrary::with_unit_cube();
+        let positions = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.5, 2.0, 0.0]];
+        let normals = [[0.0, 0.0, 1.0]; 5];
+        let fine = [0, 1, 2, 0, 2, 3, 3, 2, 4];
+        let coarse = [0, 1, 2, 0, 2, 3];
+        let meshlet = Meshlet { first_index: 3, index_count: 6, vertex_count: 4, ..Meshlet::default() };
+        let vertices = MeshVertices { positions: &positions, normals: &normals, uvs: &[] };
+        let ids = library.add_mesh_levels(vertices, &[(&fine, &[meshlet]), (&coarse, &[])]).unwrap();
+        assert_eq!(ids, 1..3);
+        let (first, second) = (library.range(1).unwrap(), library.range(2).unwrap());
+        assert_eq!((first.vertex_offset, second.vertex_offset), (8, 8), "levels share the vertices");
+        assert_eq!((first.first_index, second.first_index), (36, 45));
+        assert_eq!(first.bounds_max, [1.0, 2.0, 0.0]);
+        assert_eq!(second.bounds_max, [1.0, 1.0, 0.0], "a level's bounds cover the vertices it uses");
+        assert_eq!(library.meshlets(1), &[meshlet]);
+        assert!(library.meshlets(2).is_empty() && library.meshlets(0).is_empty());
+        assert_eq!((library.triangle_count(1), library.triangle_count(2)), (3, 2));
+        assert_eq!(library.uvs().len(), 13);
+        let outside = Meshlet { first_index: 6, index_count: 6, ..meshlet };
+        assert!(library.add_mesh_levels(vertices, &[(&fine, &[outside])]).is_err(), "meshlet past its level");
+        assert!(library.add_mesh_levels(vertices, &[]).is_err(), "no level");
+        let short = MeshVertices { normals: &normals[..4], ..vertices };
+        assert!(library.add_mesh_levels(short, &[(&coarse, &[])]).is_err(), "a normal missing");
+        assert_eq!(library.len(), 3, "failed adds add nothing");
+    }
+
+    #[test]
+    fn normals_pack_into_thirty_bits_and_never_to_zero() {
+        assert_eq!(pack_normal([1.0, 0.0, 0.0]), 511);
+        assert_eq!(pack_normal([0.0, -1.0, 0.0]), (0x3FF & (-511_i32 as u32)) << 10);
+        for normal in [[0.577, 0.577, -0.577], [0.0, 0.0, -1.0], [-1.0, 0.0, 0.0]] {
+            let packed = pack_normal(normal);
+            assert!(packed != 0 && packed >> 30 == 0, "{normal:?} packs to {packed:#x}");
+        }
     }
 
     #[test]

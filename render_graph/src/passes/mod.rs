@@ -44,6 +44,7 @@ mod depth_prepass;
 mod draw;
 mod geometry;
 mod mesh;
+mod meshlet;
 mod readback;
 mod records;
 mod scene;
@@ -58,7 +59,8 @@ use crate::memory::ReadbackBuffer;
 pub use depth_prepass::DepthPrepass;
 pub use draw::DrawMode;
 pub use geometry::GeometryPass;
-pub use mesh::{MeshLibrary, MeshRange, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS};
+pub use mesh::{pack_normal, MeshLibrary, MeshRange, MeshVertices, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS};
+pub use meshlet::Meshlet;
 pub use readback::{has_four_byte_texels, image_readback_buffer, ReadbackPass, READBACK_TEXEL_BYTES};
 pub use records::{
     pack_rgba8, transform_bounds, CameraConstants, DrawCommand, ObjectRecord, DRAW_COMMAND_BYTES, IDENTITY,

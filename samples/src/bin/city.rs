@@ -5,8 +5,10 @@
 //! stages on the job system, and prints what the Visibility stage decided and how long each
 //! stage took. Every frame runs headless; the statistics are the output.
 //!
-//! When a Vulkan device exists, the last frame is also drawn with the render graph's standard
-//! passes (every object as its box) into a PNG, and drawn again with culling off: the two
+//! Every object is a real low-poly mesh generated in code and processed by meshopt (LOD
+//! chain, meshlets); every mesh entity gets its mesh's LOD chain. When a Vulkan device exists,
+//! the last frame is also drawn with the render graph's standard passes (lit meshes at the
+//! level each object's LOD chose) into a PNG, and drawn again with culling off: the two
 //! images must be identical, pixel for pixel. Without a device the demo says why once and
 //! keeps to the CPU path and its statistics.
 //!
@@ -27,16 +29,19 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use culling::occlusion::{OccluderMesh, OccluderMeshes};
-use culling::{Aabb, Visibility};
-use ecs::{RenderSettings, Viewport};
-use glam::Vec3;
+use culling::occlusion::OccluderMeshes;
+use culling::Visibility;
+use ecs::{Mesh, RenderSettings, Viewport};
 use runtime::App;
-use samples::city::{self, CityConfig, CityMeshes, CityRenderer};
+use samples::city::{self, CityConfig, CityLibrary, CityMeshes};
+use samples::mesh_render::MeshRenderer;
 
 /// Size of the view (and of the image, when one is drawn).
 const IMAGE_WIDTH: u32 = 1280;
 const IMAGE_HEIGHT: u32 = 720;
+
+/// The sky the image is cleared to.
+const SKY: [f32; 4] = [0.55, 0.70, 0.90, 1.0];
 
 struct Options {
     frames: u64,
@@ -114,16 +119,26 @@ fn main() -> ExitCode {
         settings.cull_max_distance = options.max_distance;
         settings.occlusion_culling = options.occlusion;
     }
-    // Buildings occlude: their occluder is their own box (authored, so exact).
+    // Buildings occlude: their occluder is their full-footprint base block (authored, so
+    // exact; the setbacks above it are narrower).
     let mut occluders = OccluderMeshes::new();
-    let building_box = OccluderMesh::from_box(&Aabb::new(Vec3::new(-0.5, 0.0, -0.5), Vec3::new(0.5, 1.0, 0.5)))
-        .expect("a unit box is a valid occluder");
-    occluders.insert(CityMeshes::BUILDING, building_box);
+    occluders.insert(CityMeshes::BUILDING, city::building_occluder());
     app.insert_resource(occluders);
 
     let config = CityConfig { blocks: options.blocks, ..CityConfig::default() };
     let build_started = Instant::now();
     let city = city::build_city(app.world_mut(), &config);
+    let meshes_started = Instant::now();
+    let meshes = CityLibrary::build(&config);
+    let with_lods = city::attach_lods(app.world_mut(), &meshes);
+    println!(
+        "meshes: {} generated and processed by meshopt in {:.1} ms; {with_lods} entities got their LOD chain",
+        meshes.summaries.len(),
+        meshes_started.elapsed().as_secs_f64() * 1e3
+    );
+    for (_, name, summary) in &meshes.summaries {
+        println!("  {name}: {summary}");
+    }
     println!(
         "city: {} mesh entities ({} buildings, {} cars with 4 wheels each, {} pedestrians) on {} blocks, built in {:.1} ms",
         city.mesh_entities,
@@ -195,10 +210,18 @@ fn main() -> ExitCode {
         }
     }
 
+    {
+        let visibility = app.resource::<Visibility>();
+        let (with_lod, full) = meshes.triangles_in_view(&visibility, app.world());
+        println!(
+            "lod: the last frame's visible objects have {with_lod} triangles at their LOD levels, {full} at full detail ({:.1}x fewer)",
+            full as f64 / with_lod.max(1) as f64
+        );
+    }
     let mut status = ExitCode::SUCCESS;
     if let Some(path) = &options.png {
         let lossless = options.min_pixels <= 0.0 && options.max_distance <= 0.0;
-        status = draw_last_frame(&app, city.mesh_entities, path, lossless);
+        status = draw_last_frame(&app, &meshes, path, lossless);
     }
 
     println!(
@@ -217,28 +240,40 @@ fn main() -> ExitCode {
 /// No Vulkan device is not a failure: the demo says why and the statistics stand alone. With
 /// the screen-size or distance cull on (`lossless` false) the images may differ by design,
 /// and a difference is reported, not failed.
-fn draw_last_frame(app: &App, objects: usize, path: &std::path::Path, lossless: bool) -> ExitCode {
-    let mut renderer = match CityRenderer::new(IMAGE_WIDTH, IMAGE_HEIGHT, objects as u32 + 64) {
+fn draw_last_frame(app: &App, meshes: &CityLibrary, path: &std::path::Path, lossless: bool) -> ExitCode {
+    let visibility = app.resource::<Visibility>();
+    let objects = visibility.objects().len() as u32;
+    let mut renderer = match MeshRenderer::new(IMAGE_WIDTH, IMAGE_HEIGHT, objects + 64, meshes.library.clone(), SKY) {
         Ok(renderer) => renderer,
         Err(reason) => {
             println!("render: no usable Vulkan device ({reason}); culling ran on the CPU path, no image drawn");
             return ExitCode::SUCCESS;
         }
     };
-    let visibility = app.resource::<Visibility>();
+    let colors: Vec<u32> = visibility
+        .objects()
+        .entities
+        .iter()
+        .enumerate()
+        .map(|(object, &entity)| {
+            let handle = app.world().get::<&Mesh>(entity).map_or(ecs::MeshHandle::NONE, |mesh| mesh.mesh);
+            city::city_color(handle, object)
+        })
+        .collect();
     let started = Instant::now();
-    let outcome = renderer.render_and_check(&visibility).and_then(|(pixels, check)| {
+    let outcome = renderer.render_and_check(&visibility, |object| colors[object]).and_then(|(pixels, check)| {
         renderer.write_png(path, &pixels)?;
         Ok(check)
     });
     match outcome {
         Ok(check) => {
             println!(
-                "render: {} on {}: drew {} of {} drawable objects in {:.0} ms, wrote {}; culling on vs off: {}",
+                "render: {} on {}: drew {} of {} drawable objects ({} triangles) in {:.0} ms, wrote {}; culling on vs off: {}",
                 format_args!("{IMAGE_WIDTH}x{IMAGE_HEIGHT}"),
                 renderer.device_name(),
                 check.drawn,
                 check.drawn_without_culling,
+                check.triangles,
                 started.elapsed().as_secs_f64() * 1e3,
                 path.display(),
                 match (check.differing_pixels, lossless) {

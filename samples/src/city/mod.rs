@@ -3,10 +3,13 @@
 //!
 //! Everything is deterministic for a given [`CityConfig`], so two runs see the same frames.
 
+mod meshes;
 mod motion;
 mod render;
 mod scene;
+mod shapes;
 
+pub use meshes::{attach_lods, building_occluder, city_color, CityLibrary};
 pub use motion::{camera_path_system, install as install_motion, CameraPath, PoseAnimation, Traffic};
 pub use render::{CityRenderer, RenderCheck, RenderError};
 pub use scene::{build_city, City, CityConfig, CityMeshes};

@@ -1,0 +1,415 @@
+//! glTF 2.0 scenes (.gltf with external or embedded buffers, and .glb) into the ECS.
+//!
+//! [`load_gltf`] reads and checks the file and processes every triangle primitive (one mesh
+//! each) through [`crate::process_meshes`] on the job system; [`GltfScene::spawn`] then adds
+//! the meshes to a [`MeshLibrary`] and spawns one entity per node with [`Transform`] and the
+//! engine's [`ecs::Parent`] hierarchy, meshes with their [`Lod`] levels (biased by the node's
+//! world scale) and [`BaseColor`], and
+//! [`Camera`]s. A closed mesh gets its inner-box occluder; an open one none.
+//!
+//! Nothing in a file can make loading panic or hang: the container, every buffer, accessor
+//! and index is checked before use, the node graph must be a forest, and each problem is an
+//! [`ImportError`] naming where it is.
+
+mod accessors;
+mod buffers;
+mod error;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use culling::occlusion::{OccluderMesh, OccluderMeshes};
+use ecs::hierarchy::set_parent;
+use ecs::{Camera, Lod, MaterialHandle, Mesh, Projection, Transform, Visible, WorldTransform};
+use glam::{Quat, Vec3};
+use hecs::{Entity, World};
+use render_graph::passes::MeshLibrary;
+
+pub use error::ImportError;
+
+use crate::library::{add_to_library, LibraryMesh};
+use crate::mesh::MeshData;
+use crate::process::{process_meshes, ProcessOptions, ProcessedMesh};
+
+/// The base colour of a mesh entity (linear RGBA, each in `0..=1`): its glTF material's
+/// `baseColorFactor`, white without a material.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BaseColor(pub [f32; 4]);
+
+impl BaseColor {
+    /// The colour as RGBA8 bytes (rounded).
+    pub fn to_rgba8(self) -> [u8; 4] {
+        self.0.map(|channel| (channel.clamp(0.0, 1.0) * 255.0).round() as u8)
+    }
+}
+
+/// How long each step of a load took.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LoadTimings {
+    /// Reading the file.
+    pub read: Duration,
+    /// Splitting the container and parsing and validating the JSON.
+    pub parse: Duration,
+    /// Resolving the buffers (binary chunk, data URIs, external files).
+    pub buffers: Duration,
+    /// Decoding accessors into meshes and checking the nodes.
+    pub decode: Duration,
+    /// meshopt processing of every mesh (in parallel).
+    pub process: Duration,
+}
+
+impl LoadTimings {
+    /// The whole load.
+    pub fn total(&self) -> Duration {
+        self.read + self.parse + self.buffers + self.decode + self.process
+    }
+}
+
+/// One node of the scene, parents before children.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SceneNode {
+    /// The glTF node index.
+    pub node: usize,
+    /// Its name, if any.
+    pub name: Option<String>,
+    /// Position of its parent in [`GltfScene::nodes`], `None` for a root.
+    pub parent: Option<usize>,
+    /// Its transform relative to the parent.
+    pub transform: Transform,
+    /// Its primitives, as indices into [`GltfScene::meshes`].
+    pub meshes: Vec<usize>,
+    /// Its camera, if any.
+    pub camera: Option<Camera>,
+}
+
+/// A loaded scene: processed meshes and the nodes that place them.
+#[derive(Clone, Debug)]
+pub struct GltfScene {
+    /// One processed mesh per triangle primitive.
+    pub meshes: Vec<ProcessedMesh>,
+    /// Per mesh: the base colour of its primitive's material.
+    pub colors: Vec<BaseColor>,
+    /// Per mesh: its material index (0 without one).
+    pub materials: Vec<u32>,
+    /// The nodes of the scene, parents before children.
+    pub nodes: Vec<SceneNode>,
+    /// Primitives left out because they are not triangles (each logged as a warning).
+    pub skipped_primitives: usize,
+    /// How long each step took.
+    pub timings: LoadTimings,
+}
+
+/// What [`GltfScene::spawn`] made.
+#[derive(Clone, Debug)]
+pub struct SpawnedScene {
+    /// One entity per node, in the order of [`GltfScene::nodes`].
+    pub nodes: Vec<Entity>,
+    /// Entities carrying a mesh.
+    pub drawables: Vec<Entity>,
+    /// Entities carrying a camera.
+    pub cameras: Vec<Entity>,
+    /// Where each mesh of [`GltfScene::meshes`] went in the library.
+    pub meshes: Vec<LibraryMesh>,
+    /// Meshes that got an inner-box occluder (the closed ones).
+    pub occluders: usize,
+}
+
+/// Loads a .gltf or .glb file (external buffers are found beside it) and processes its
+/// meshes with `options`.
+pub fn load_gltf(path: &Path, options: &ProcessOptions) -> Result<GltfScene, ImportError> {
+    let started = Instant::now();
+    let bytes = std::fs::read(path)
+        .map_err(|error| ImportError::Io { path: path.display().to_string(), reason: error.to_string() })?;
+    let read = started.elapsed();
+    let mut scene = load_gltf_bytes(&bytes, path.parent(), options)?;
+    scene.timings.read = read;
+    Ok(scene)
+}
+
+/// Loads a glTF document from memory; `base` is the folder external buffers are relative to
+/// (`None`: a reference to an external file is an error).
+pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptions) -> Result<GltfScene, ImportError> {
+    let mut timings = LoadTimings::default();
+    let mut step = Instant::now();
+    let mut lap = |slot: &mut Duration| {
+        *slot = step.elapsed();
+        step = Instant::now();
+    };
+    let container = buffers::split_container(bytes)?;
+    let document = parse_document(container.json)?;
+    if let Some(extension) = document.extensions_required().next() {
+        return Err(ImportError::Unsupported(format!("the file requires extension {extension}")));
+    }
+    lap(&mut timings.parse);
+    let buffers = buffers::load_buffers(&document, container.bin, base)?;
+    lap(&mut timings.buffers);
+
+    let mut sources = Vec::new();
+    let mut colors = Vec::new();
+    let mut materials = Vec::new();
+    let mut skipped_primitives = 0;
+    // Per glTF mesh: its primitives' indices into `sources`.
+    let mut mesh_primitives = Vec::with_capacity(document.meshes().len());
+    for mesh in document.meshes() {
+        let mut kept = Vec::new();
+        for primitive in mesh.primitives() {
+            if primitive.mode() != gltf::mesh::Mode::Triangles {
+                log::warn!(
+                    "mesh {} primitive {}: mode {:?} skipped, only triangles are read",
+                    mesh.index(),
+                    primitive.index(),
+                    primitive.mode()
+                );
+                skipped_primitives += 1;
+                continue;
+            }
+            let data = decode_primitive(&primitive, &buffers)?;
+            data.validate().map_err(|error| ImportError::Mesh {
+                mesh: mesh.index(),
+                primitive: primitive.index(),
+                error,
+            })?;
+            kept.push(sources.len());
+            sources.push(data);
+            let material = primitive.material();
+            colors.push(BaseColor(material.pbr_metallic_roughness().base_color_factor().map(|c| c.clamp(0.0, 1.0))));
+            materials.push(material.index().map_or(0, |index| index as u32));
+        }
+        mesh_primitives.push(kept);
+    }
+    let nodes = scene_nodes(&document, &mesh_primitives)?;
+    lap(&mut timings.decode);
+
+    let processed = process_meshes(&sources, options);
+    let mut meshes = Vec::with_capacity(processed.len());
+    for result in processed {
+        // Every source was validated above, the only way processing fails.
+        meshes.push(result.map_err(|error| ImportError::Mesh { mesh: usize::MAX, primitive: usize::MAX, error })?);
+    }
+    lap(&mut timings.process);
+    Ok(GltfScene { meshes, colors, materials, nodes, skipped_primitives, timings })
+}
+
+/// Parses and validates the JSON. gltf-json's validator indexes the accessor a primitive's
+/// `POSITION` names before checking that it exists (and panics when it does not), so that
+/// one reference is checked here first.
+fn parse_document(json: &[u8]) -> Result<gltf::Document, ImportError> {
+    let root: gltf::json::Root =
+        gltf::json::deserialize::from_slice(json).map_err(|error| ImportError::Json(error.to_string()))?;
+    for (mesh, entry) in root.meshes.iter().enumerate() {
+        for (primitive, entry) in entry.primitives.iter().enumerate() {
+            let position = entry.attributes.get(&gltf::json::validation::Checked::Valid(gltf::Semantic::Positions));
+            if position.is_some_and(|accessor| accessor.value() >= root.accessors.len()) {
+                return Err(ImportError::Json(format!(
+                    "meshes[{mesh}].primitives[{primitive}].attributes.POSITION names a missing accessor"
+                )));
+            }
+        }
+    }
+    gltf::Document::from_json(root).map_err(|error| ImportError::Json(error.to_string()))
+}
+
+fn decode_primitive(primitive: &gltf::Primitive<'_>, buffers: &[Vec<u8>]) -> Result<MeshData, ImportError> {
+    let positions = primitive.get(&gltf::Semantic::Positions).ok_or_else(|| ImportError::Mesh {
+        mesh: usize::MAX,
+        primitive: primitive.index(),
+        error: crate::MeshError::NoTriangles,
+    })?;
+    let positions = accessors::read_vec3(&positions, buffers)?;
+    let normals = match primitive.get(&gltf::Semantic::Normals) {
+        Some(accessor) => accessors::read_vec3(&accessor, buffers)?,
+        None => Vec::new(),
+    };
+    let uvs = match primitive.get(&gltf::Semantic::TexCoords(0)) {
+        Some(accessor) => accessors::read_vec2(&accessor, buffers)?,
+        None => Vec::new(),
+    };
+    let indices = match primitive.indices() {
+        Some(accessor) => accessors::read_indices(&accessor, buffers)?,
+        None => (0..positions.len() as u32).collect(),
+    };
+    Ok(MeshData { positions, normals, uvs, indices })
+}
+
+/// The nodes of the default scene (else the first; else every parentless node), parents
+/// first, after checking that the node graph is a forest.
+fn scene_nodes(document: &gltf::Document, mesh_primitives: &[Vec<usize>]) -> Result<Vec<SceneNode>, ImportError> {
+    let node_count = document.nodes().len();
+    let mut parent_of: Vec<Option<usize>> = vec![None; node_count];
+    for node in document.nodes() {
+        for child in node.children() {
+            if child.index() == node.index() {
+                return Err(ImportError::NodeGraph { node: node.index(), reason: "a node is its own child (a cycle)" });
+            }
+            if parent_of[child.index()].replace(node.index()).is_some() {
+                return Err(ImportError::NodeGraph { node: child.index(), reason: "a node has two parents" });
+            }
+        }
+    }
+    // With at most one parent each, a cycle is a walk up the parents that never ends.
+    for start in 0..node_count {
+        let mut at = start;
+        for _ in 0..=node_count {
+            match parent_of[at] {
+                Some(parent) => at = parent,
+                None => break,
+            }
+        }
+        if parent_of[at].is_some() {
+            return Err(ImportError::NodeGraph { node: start, reason: "the node hierarchy has a cycle" });
+        }
+    }
+    let roots: Vec<usize> = match document.default_scene().or_else(|| document.scenes().next()) {
+        Some(scene) => scene.nodes().map(|node| node.index()).collect(),
+        None => (0..node_count).filter(|&node| parent_of[node].is_none()).collect(),
+    };
+    let gltf_nodes: Vec<gltf::Node<'_>> = document.nodes().collect();
+    let mut out = Vec::new();
+    let mut placed = vec![false; node_count];
+    let mut stack: Vec<(usize, Option<usize>)> = roots.iter().rev().map(|&root| (root, None)).collect();
+    while let Some((index, parent)) = stack.pop() {
+        if std::mem::replace(&mut placed[index], true) {
+            return Err(ImportError::NodeGraph {
+                node: index,
+                reason: "a node is reached twice from the scene's roots",
+            });
+        }
+        let node = &gltf_nodes[index];
+        let transform = node_transform(node)?;
+        let camera = node.camera().map(|camera| camera_of(&camera)).transpose()?;
+        let meshes = node.mesh().map(|mesh| mesh_primitives[mesh.index()].clone()).unwrap_or_default();
+        let position = out.len();
+        out.push(SceneNode { node: index, name: node.name().map(String::from), parent, transform, meshes, camera });
+        for child in node.children().collect::<Vec<_>>().into_iter().rev() {
+            stack.push((child.index(), Some(position)));
+        }
+    }
+    Ok(out)
+}
+
+fn node_transform(node: &gltf::Node<'_>) -> Result<Transform, ImportError> {
+    let (translation, rotation, scale) = node.transform().decomposed();
+    let rotation = Quat::from_array(rotation);
+    let finite = translation.iter().chain(&scale).all(|value| value.is_finite()) && rotation.is_finite();
+    let length = rotation.length();
+    if !finite || length < 1.0e-6 {
+        return Err(ImportError::Transform { node: node.index() });
+    }
+    Ok(Transform { translation: Vec3::from(translation), rotation: rotation / length, scale: Vec3::from(scale) })
+}
+
+fn camera_of(camera: &gltf::Camera<'_>) -> Result<Camera, ImportError> {
+    let fail = |reason| ImportError::Camera { camera: camera.index(), reason };
+    let projection = match camera.projection() {
+        gltf::camera::Projection::Perspective(perspective) => {
+            let (fov_y_radians, near) = (perspective.yfov(), perspective.znear());
+            if !(fov_y_radians.is_finite() && fov_y_radians > 0.0 && fov_y_radians < std::f32::consts::PI) {
+                return Err(fail("the vertical field of view is not between 0 and pi"));
+            }
+            if !(near.is_finite() && near > 0.0) {
+                return Err(fail("the near plane is not a positive distance"));
+            }
+            match perspective.zfar() {
+                Some(far) if far.is_finite() && far > near => {
+                    Projection::PerspectiveReverse { fov_y_radians, near, far }
+                }
+                Some(_) => return Err(fail("the far plane is not beyond the near one")),
+                None => Projection::PerspectiveInfiniteReverse { fov_y_radians, near },
+            }
+        }
+        gltf::camera::Projection::Orthographic(orthographic) => {
+            let (height, near, far) = (orthographic.ymag() * 2.0, orthographic.znear(), orthographic.zfar());
+            if !(height.is_finite() && height > 0.0 && near.is_finite() && far.is_finite() && far > near) {
+                return Err(fail("the orthographic volume is empty or not finite"));
+            }
+            Projection::Orthographic { height, near, far }
+        }
+    };
+    Ok(Camera { projection, ..Camera::default() })
+}
+
+/// The finest level's indices with every vertex replaced by the first one at the same
+/// position, so a closed surface with split normals or UVs is closed by index too.
+fn welded_indices(mesh: &ProcessedMesh) -> Vec<u32> {
+    let mut first_at = std::collections::HashMap::with_capacity(mesh.positions.len());
+    let canonical: Vec<u32> = (0..mesh.positions.len() as u32)
+        .map(|vertex| *first_at.entry(mesh.positions[vertex as usize].map(f32::to_bits)).or_insert(vertex))
+        .collect();
+    mesh.levels[0].indices.iter().map(|&index| canonical[index as usize]).collect()
+}
+
+impl GltfScene {
+    /// Triangles of the finest levels of all meshes.
+    pub fn triangle_count(&self) -> usize {
+        self.meshes.iter().map(|mesh| mesh.levels[0].triangle_count()).sum()
+    }
+
+    /// Adds the meshes to `library` (their inner-box occluders, for closed ones, to
+    /// `occluders`, under every level's id) and spawns the nodes into `world`.
+    pub fn spawn(
+        &self,
+        world: &mut World,
+        library: &mut MeshLibrary,
+        occluders: &mut OccluderMeshes,
+    ) -> render_graph::Result<SpawnedScene> {
+        let mut meshes = Vec::with_capacity(self.meshes.len());
+        let mut occluder_count = 0;
+        for mesh in &self.meshes {
+            let placed = add_to_library(library, mesh)?;
+            let positions: Vec<Vec3> = mesh.positions.iter().map(|&position| Vec3::from(position)).collect();
+            if let Ok(occluder) = OccluderMesh::inner_box_of(&positions, &welded_indices(mesh)) {
+                for level in placed.levels.clone() {
+                    occluders.insert(ecs::MeshHandle(level), occluder.clone());
+                }
+                occluder_count += 1;
+            }
+            meshes.push(placed);
+        }
+        let mut spawned = SpawnedScene {
+            nodes: Vec::with_capacity(self.nodes.len()),
+            drawables: Vec::new(),
+            cameras: Vec::new(),
+            meshes,
+            occluders: occluder_count,
+        };
+        // World matrices, parents first: a level's hand-over distance is in mesh units, so an
+        // entity scaled by `s` in the world carries `bias = s`.
+        let mut worlds: Vec<glam::Mat4> = Vec::with_capacity(self.nodes.len());
+        for node in &self.nodes {
+            let local = node.transform.to_matrix();
+            let world_matrix = node.parent.map_or(local, |parent| worlds[parent] * local);
+            worlds.push(world_matrix);
+            let scale = [world_matrix.x_axis, world_matrix.y_axis, world_matrix.z_axis]
+                .map(|axis| axis.truncate().length())
+                .into_iter()
+                .fold(0.0_f32, f32::max);
+            let bias = if scale.is_finite() && scale > 0.0 { scale } else { 1.0 };
+            let entity = world.spawn((node.transform, WorldTransform::from(node.transform)));
+            if let Some(parent) = node.parent {
+                set_parent(world, entity, spawned.nodes[parent]).expect("parents are spawned before their children");
+            }
+            if let Some(camera) = node.camera {
+                world.insert_one(entity, camera).expect("the entity was just spawned");
+                spawned.cameras.push(entity);
+            }
+            let single = node.meshes.len() == 1;
+            for &mesh in &node.meshes {
+                // One primitive goes on the node itself; several get a child each.
+                let holder = if single {
+                    entity
+                } else {
+                    let child = world.spawn((Transform::IDENTITY, WorldTransform::from(Transform::IDENTITY)));
+                    set_parent(world, child, entity).expect("the node was just spawned");
+                    child
+                };
+                let placed = &spawned.meshes[mesh];
+                let component = Mesh::new(placed.finest(), MaterialHandle(self.materials[mesh]), placed.bounds);
+                let lod = Lod { bias, ..placed.lod.clone() };
+                world.insert(holder, (component, lod, self.colors[mesh], Visible(true))).expect("the entity exists");
+                spawned.drawables.push(holder);
+            }
+            spawned.nodes.push(entity);
+        }
+        Ok(spawned)
+    }
+}

@@ -1,0 +1,32 @@
+//! Mesh assets: indexed triangle meshes processed once at load time by meshopt (vertex cache
+//! and fetch order, an LOD chain with each level's error and hand-over distance, meshlets
+//! with bounds and normal cones), and the glTF 2.0 importer that turns a scene into entities.
+//!
+//! ```
+//! use assets::{process_mesh, MeshData, ProcessOptions};
+//! let quad = MeshData::new(
+//!     vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]],
+//!     vec![0, 1, 2, 0, 2, 3],
+//! );
+//! let mesh = process_mesh(&quad, &ProcessOptions::default())?;
+//! assert_eq!(mesh.levels[0].triangle_count(), 2);
+//! assert_eq!(mesh.levels[0].meshlets.len(), 1);
+//! # Ok::<(), assets::MeshError>(())
+//! ```
+#![warn(missing_docs)]
+
+pub mod gltf_import;
+mod library;
+mod mesh;
+mod process;
+
+pub use gltf_import::{
+    load_gltf, load_gltf_bytes, BaseColor, GltfScene, ImportError, LoadTimings, SceneNode, SpawnedScene,
+};
+pub use library::{add_to_library, LibraryMesh};
+pub use mesh::{MeshData, MeshError};
+pub use process::{
+    hand_over_distance, process_mesh, process_meshes, ProcessOptions, ProcessedLevel, ProcessedMesh,
+    MAX_MESHLET_TRIANGLES, MAX_MESHLET_VERTICES,
+};
+pub use render_graph::passes::Meshlet;

@@ -1,0 +1,219 @@
+//! Bad glTF files get a clear error, never a panic, a hang or a wrong scene: each defect of
+//! the issue in a file the test writes, then a validator-style corpus (every field of a good
+//! file removed or made wrong in turn, every truncation of a .glb).
+
+mod common;
+
+use assets::{load_gltf, load_gltf_bytes, ImportError, MeshError, ProcessOptions};
+use serde_json::{json, Value};
+
+fn load(document: &Value) -> Result<assets::GltfScene, ImportError> {
+    let data = common::buffer();
+    load_gltf_bytes(&common::glb_from(document, &data), None, &ProcessOptions::default())
+}
+
+fn good() -> Value {
+    common::document(json!({ "byteLength": 228 }))
+}
+
+#[test]
+fn a_truncated_glb_is_named() {
+    let bytes = common::glb();
+    let error = load_gltf_bytes(&bytes[..bytes.len() - 10], None, &ProcessOptions::default()).unwrap_err();
+    assert!(matches!(error, ImportError::Glb(_)), "{error}");
+    assert!(error.to_string().contains("truncated"), "{error}");
+}
+
+#[test]
+fn a_missing_external_buffer_is_named() {
+    let folder = common::scratch("missing");
+    let document = common::document(json!({ "byteLength": 228, "uri": "gone.bin" }));
+    let path = folder.join("scene.gltf");
+    std::fs::write(&path, serde_json::to_vec(&document).unwrap()).unwrap();
+    let error = load_gltf(&path, &ProcessOptions::default()).unwrap_err();
+    assert!(matches!(error, ImportError::Buffer { buffer: 0, .. }), "{error}");
+    assert!(error.to_string().contains("gone.bin") && error.to_string().contains("missing"), "{error}");
+    std::fs::remove_dir_all(&folder).unwrap();
+}
+
+#[test]
+fn an_accessor_out_of_range_is_named() {
+    let mut document = good();
+    document["accessors"][0]["count"] = json!(9);
+    let error = load(&document).unwrap_err();
+    assert!(matches!(error, ImportError::Accessor { accessor: 0, .. }), "{error}");
+    assert!(error.to_string().contains("do not fit"), "{error}");
+    let mut document = good();
+    document["bufferViews"][3]["byteLength"] = json!(100);
+    assert!(matches!(load(&document).unwrap_err(), ImportError::Accessor { accessor: 3, .. }), "view past the buffer");
+}
+
+#[test]
+fn an_index_past_the_vertices_is_named() {
+    let data = {
+        let mut data = common::buffer();
+        // The quad's last index (u16 at byte 226) points at vertex 7 of 4.
+        data[226] = 7;
+        data
+    };
+    let error = load_gltf_bytes(&common::glb_from(&good(), &data), None, &ProcessOptions::default()).unwrap_err();
+    assert_eq!(
+        error,
+        ImportError::Mesh {
+            mesh: 1,
+            primitive: 0,
+            error: MeshError::IndexOutOfRange { position: 5, index: 7, vertex_count: 4 }
+        }
+    );
+    assert_eq!(error.to_string(), "mesh 1 primitive 0: index 5 is 7, past the mesh's 4 vertices");
+}
+
+#[test]
+fn a_nan_position_is_named() {
+    let mut data = common::buffer();
+    data[4..8].copy_from_slice(&f32::NAN.to_le_bytes());
+    let error = load_gltf_bytes(&common::glb_from(&good(), &data), None, &ProcessOptions::default()).unwrap_err();
+    assert_eq!(error, ImportError::Mesh { mesh: 0, primitive: 0, error: MeshError::NonFinitePosition { vertex: 0 } });
+}
+
+#[test]
+fn a_node_cycle_is_named() {
+    let mut document = good();
+    document["nodes"][1]["children"] = json!([0]);
+    let error = load(&document).unwrap_err();
+    assert!(matches!(error, ImportError::NodeGraph { .. }), "{error}");
+    assert!(error.to_string().contains("cycle"), "{error}");
+    let mut document = good();
+    document["nodes"][2]["children"] = json!([2]);
+    assert!(load(&document).unwrap_err().to_string().contains("cycle"), "a node that is its own child");
+    let mut document = good();
+    document["nodes"][2]["children"] = json!([1]);
+    assert!(load(&document).unwrap_err().to_string().contains("two parents"));
+}
+
+#[test]
+fn a_mesh_with_zero_triangles_is_named() {
+    let mut document = good();
+    document["accessors"][3]["count"] = json!(0);
+    assert_eq!(
+        load(&document).unwrap_err(),
+        ImportError::Mesh { mesh: 1, primitive: 0, error: MeshError::NoTriangles }
+    );
+}
+
+#[test]
+fn a_two_gibibyte_claim_is_refused_without_allocating_it() {
+    let mut document = good();
+    document["buffers"][0]["byteLength"] = json!(2_147_483_648_u64);
+    let error = load(&document).unwrap_err();
+    assert!(matches!(error, ImportError::Buffer { buffer: 0, .. }), "{error}");
+    assert!(error.to_string().contains("claims 2147483648 bytes"), "{error}");
+    let mut document = good();
+    document["accessors"][1]["count"] = json!(1_073_741_824_u64);
+    assert!(matches!(load(&document).unwrap_err(), ImportError::Accessor { accessor: 1, .. }), "a huge count");
+    let mut glb = common::glb();
+    glb[8..12].copy_from_slice(&0x8000_0000_u32.to_le_bytes());
+    assert!(load_gltf_bytes(&glb, None, &ProcessOptions::default()).unwrap_err().to_string().contains("truncated"));
+}
+
+#[test]
+fn a_non_json_file_and_a_bad_camera_are_named() {
+    assert!(matches!(load_gltf_bytes(b"not a scene", None, &ProcessOptions::default()), Err(ImportError::Json(_))));
+    let mut document = good();
+    document["cameras"][0]["perspective"]["yfov"] = json!(4.0);
+    assert!(matches!(load(&document).unwrap_err(), ImportError::Camera { camera: 0, .. }));
+}
+
+/// Every path to a value of `value` (object keys and array positions).
+fn paths(value: &Value, prefix: &mut Vec<Value>, out: &mut Vec<Vec<Value>>) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map {
+                prefix.push(json!(key));
+                out.push(prefix.clone());
+                paths(child, prefix, out);
+                prefix.pop();
+            }
+        }
+        Value::Array(items) => {
+            for (index, child) in items.iter().enumerate() {
+                prefix.push(json!(index));
+                out.push(prefix.clone());
+                paths(child, prefix, out);
+                prefix.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The parent of `path`'s value and its last step.
+fn parent_of<'a>(root: &'a mut Value, path: &[Value]) -> (&'a mut Value, Value) {
+    let mut at = root;
+    for step in &path[..path.len() - 1] {
+        at = match step {
+            Value::String(key) => &mut at[key.as_str()],
+            other => &mut at[other.as_u64().unwrap() as usize],
+        };
+    }
+    (at, path[path.len() - 1].clone())
+}
+
+#[test]
+fn every_field_removed_or_wrong_in_turn_loads_or_fails_without_panic() {
+    let base = good();
+    let mut all = Vec::new();
+    paths(&base, &mut Vec::new(), &mut all);
+    assert!(all.len() > 80, "the corpus walks the whole document ({} paths)", all.len());
+    let wrong_values =
+        [json!(null), json!(-1), json!(4_294_967_295_u64), json!(1.0e30), json!("x"), json!([]), json!({}), json!(0)];
+    let mut loaded = 0;
+    let mut refused = 0;
+    for path in &all {
+        let mut variants = Vec::new();
+        let mut removed = base.clone();
+        let (parent, step) = parent_of(&mut removed, path);
+        match (parent, step) {
+            (Value::Object(map), Value::String(key)) => {
+                map.remove(&key);
+            }
+            (Value::Array(items), Value::Number(index)) => {
+                items.remove(index.as_u64().unwrap() as usize);
+            }
+            _ => unreachable!("paths step through objects by key and arrays by index"),
+        }
+        variants.push(removed);
+        for wrong in &wrong_values {
+            let mut changed = base.clone();
+            let (parent, step) = parent_of(&mut changed, path);
+            match step {
+                Value::String(key) => parent[key.as_str()] = wrong.clone(),
+                index => parent[index.as_u64().unwrap() as usize] = wrong.clone(),
+            }
+            variants.push(changed);
+        }
+        for variant in &variants {
+            match load(variant) {
+                Ok(scene) => {
+                    // A file that loads is a whole scene: every node's meshes exist.
+                    assert!(scene.nodes.iter().flat_map(|node| &node.meshes).all(|&mesh| mesh < scene.meshes.len()));
+                    loaded += 1;
+                }
+                Err(error) => {
+                    assert!(!error.to_string().is_empty());
+                    refused += 1;
+                }
+            }
+        }
+    }
+    assert!(loaded > 0 && refused > 0, "{loaded} loaded, {refused} refused");
+}
+
+#[test]
+fn every_truncation_of_a_glb_fails_without_panic() {
+    let bytes = common::glb();
+    for length in 0..bytes.len() {
+        let result = load_gltf_bytes(&bytes[..length], None, &ProcessOptions::default());
+        assert!(result.is_err(), "a .glb cut to {length} of {} bytes must not load", bytes.len());
+    }
+}

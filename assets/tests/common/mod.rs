@@ -1,0 +1,133 @@
+//! Small glTF files written by the tests: a closed red cube and an open quad (with a point
+//! primitive to skip) under one root, plus a camera; as .gltf with a data URI, .gltf with an
+//! external .bin, or .glb.
+
+#![allow(dead_code)]
+
+use serde_json::{json, Value};
+
+/// The binary buffer: cube positions and u16 indices, then quad positions and u16 indices.
+pub fn buffer() -> Vec<u8> {
+    let cube: [[f32; 3]; 8] = [
+        [-0.5, -0.5, -0.5],
+        [0.5, -0.5, -0.5],
+        [0.5, 0.5, -0.5],
+        [-0.5, 0.5, -0.5],
+        [-0.5, -0.5, 0.5],
+        [0.5, -0.5, 0.5],
+        [0.5, 0.5, 0.5],
+        [-0.5, 0.5, 0.5],
+    ];
+    let cube_indices: [u16; 36] =
+        [4, 5, 6, 4, 6, 7, 1, 0, 3, 1, 3, 2, 5, 1, 2, 5, 2, 6, 0, 4, 7, 0, 7, 3, 7, 6, 2, 7, 2, 3, 0, 1, 5, 0, 5, 4];
+    let quad: [[f32; 3]; 4] = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]];
+    let quad_indices: [u16; 6] = [0, 1, 2, 0, 2, 3];
+    let mut bytes = Vec::new();
+    bytes.extend(cube.iter().flatten().flat_map(|value| value.to_le_bytes()));
+    bytes.extend(cube_indices.iter().flat_map(|value| value.to_le_bytes()));
+    bytes.extend(quad.iter().flatten().flat_map(|value| value.to_le_bytes()));
+    bytes.extend(quad_indices.iter().flat_map(|value| value.to_le_bytes()));
+    assert_eq!(bytes.len(), 228);
+    bytes
+}
+
+/// The document; `buffer` is the buffer object (with `byteLength` and any `uri`).
+pub fn document(buffer: Value) -> Value {
+    json!({
+        "asset": { "version": "2.0" },
+        "scene": 0,
+        "scenes": [{ "nodes": [0] }],
+        "nodes": [
+            { "name": "root", "children": [1, 2, 3], "translation": [0.0, 0.0, -5.0] },
+            { "name": "cube", "mesh": 0 },
+            { "name": "quad", "mesh": 1, "scale": [2.0, 2.0, 2.0], "translation": [3.0, 0.0, 0.0] },
+            { "name": "eye", "camera": 0, "translation": [0.0, 0.0, 10.0] }
+        ],
+        "cameras": [{ "type": "perspective", "perspective": { "yfov": 0.8, "znear": 0.1 } }],
+        "materials": [{ "pbrMetallicRoughness": { "baseColorFactor": [1.0, 0.0, 0.0, 1.0] } }],
+        "meshes": [
+            { "primitives": [{ "attributes": { "POSITION": 0 }, "indices": 1, "material": 0 }] },
+            { "primitives": [
+                { "attributes": { "POSITION": 2 }, "indices": 3 },
+                { "attributes": { "POSITION": 2 }, "mode": 0 }
+            ] }
+        ],
+        "buffers": [buffer],
+        "bufferViews": [
+            { "buffer": 0, "byteOffset": 0, "byteLength": 96 },
+            { "buffer": 0, "byteOffset": 96, "byteLength": 72 },
+            { "buffer": 0, "byteOffset": 168, "byteLength": 48 },
+            { "buffer": 0, "byteOffset": 216, "byteLength": 12 }
+        ],
+        "accessors": [
+            { "bufferView": 0, "componentType": 5126, "count": 8, "type": "VEC3",
+              "min": [-0.5, -0.5, -0.5], "max": [0.5, 0.5, 0.5] },
+            { "bufferView": 1, "componentType": 5123, "count": 36, "type": "SCALAR" },
+            { "bufferView": 2, "componentType": 5126, "count": 4, "type": "VEC3",
+              "min": [0.0, 0.0, 0.0], "max": [1.0, 1.0, 0.0] },
+            { "bufferView": 3, "componentType": 5123, "count": 6, "type": "SCALAR" }
+        ]
+    })
+}
+
+/// Standard base64 with padding.
+pub fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let word = (u32::from(chunk[0]) << 16)
+            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*chunk.get(2).unwrap_or(&0));
+        for position in 0..4 {
+            if position <= chunk.len() {
+                out.push(ALPHABET[(word >> (18 - 6 * position)) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The scene as .gltf text with the buffer embedded as a data URI.
+pub fn embedded_gltf() -> Vec<u8> {
+    let data = buffer();
+    let uri = format!("data:application/octet-stream;base64,{}", base64(&data));
+    serde_json::to_vec(&document(json!({ "byteLength": data.len(), "uri": uri }))).unwrap()
+}
+
+/// The scene as .glb bytes (`document` given the buffer object without a URI).
+pub fn glb_from(document: &Value, bin: &[u8]) -> Vec<u8> {
+    let mut json = serde_json::to_vec(document).unwrap();
+    while json.len() % 4 != 0 {
+        json.push(b' ');
+    }
+    let mut bin = bin.to_vec();
+    while bin.len() % 4 != 0 {
+        bin.push(0);
+    }
+    let total = 12 + 8 + json.len() + 8 + bin.len();
+    let mut out = b"glTF".to_vec();
+    out.extend_from_slice(&2_u32.to_le_bytes());
+    out.extend_from_slice(&(total as u32).to_le_bytes());
+    out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&json);
+    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"BIN\0");
+    out.extend_from_slice(&bin);
+    out
+}
+
+/// The scene as .glb bytes.
+pub fn glb() -> Vec<u8> {
+    let data = buffer();
+    glb_from(&document(json!({ "byteLength": data.len() })), &data)
+}
+
+/// A fresh folder under the target's temporary directory for one test's files.
+pub fn scratch(test: &str) -> std::path::PathBuf {
+    let folder = std::env::temp_dir().join(format!("assets-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    folder
+}

@@ -1,0 +1,236 @@
+//! The glTF viewer: loads a .gltf or .glb scene into the ECS (meshes processed by meshopt:
+//! LOD chains and meshlets), frames it with a camera (or looks through the file's first
+//! camera), runs the engine's stages with culling on, and draws it through the standard
+//! passes into a PNG, checking the image against one drawn with culling off.
+//!
+//! Run: `cargo run --release -p samples --bin viewer -- scene.glb [--out IMAGE.png] [--size WxH]`
+//!
+//! Prints objects, triangles per LOD level drawn, and meshlets. A file with nothing to draw
+//! says so and exits 0; a bad file exits 1 with one line naming the problem. Without a
+//! Vulkan device the viewer says why, skips the image and exits 0.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use assets::{load_gltf, BaseColor, GltfScene, ProcessOptions};
+use culling::occlusion::OccluderMeshes;
+use culling::Visibility;
+use ecs::{Aabb, Camera, Viewport};
+use glam::{Mat4, Vec3};
+use render_graph::passes::{pack_rgba8, MeshLibrary};
+use runtime::App;
+use samples::mesh_render::MeshRenderer;
+
+const SKY: [f32; 4] = [0.55, 0.70, 0.90, 1.0];
+
+struct Options {
+    scene: PathBuf,
+    out: PathBuf,
+    width: u32,
+    height: u32,
+}
+
+fn parse_options() -> Result<Options, String> {
+    let mut scene = None;
+    let mut out = PathBuf::from("viewer.png");
+    let (mut width, mut height) = (1280, 720);
+    let mut arguments = std::env::args().skip(1);
+    while let Some(argument) = arguments.next() {
+        match argument.as_str() {
+            "--out" => out = PathBuf::from(arguments.next().ok_or("--out needs a path")?),
+            "--size" => {
+                let size = arguments.next().ok_or("--size needs WxH")?;
+                let parsed = size.split_once('x').and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)));
+                match parsed {
+                    Some((w, h)) if (1..=16384).contains(&w) && (1..=16384).contains(&h) => (width, height) = (w, h),
+                    _ => return Err(format!("--size: '{size}' is not WxH with sides from 1 to 16384")),
+                }
+            }
+            "--help" | "-h" => return Err(String::new()),
+            flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}'")),
+            path if scene.is_none() => scene = Some(PathBuf::from(path)),
+            extra => return Err(format!("one scene only ('{extra}' is a second)")),
+        }
+    }
+    let scene = scene.ok_or("no scene file given")?;
+    Ok(Options { scene, out, width, height })
+}
+
+fn main() -> ExitCode {
+    let options = match parse_options() {
+        Ok(options) => options,
+        Err(message) => {
+            if !message.is_empty() {
+                eprintln!("viewer: {message}");
+            }
+            eprintln!("usage: viewer SCENE.gltf|SCENE.glb [--out IMAGE.png] [--size WxH]");
+            return if message.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+        }
+    };
+    let scene = match load_gltf(&options.scene, &ProcessOptions::default()) {
+        Ok(scene) => scene,
+        Err(error) => {
+            eprintln!("viewer: {}: {error}", options.scene.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let timings = scene.timings;
+    println!(
+        "load: {} meshes, {} triangles in {:.1} ms (read {:.1}, parse {:.1}, buffers {:.1}, decode {:.1}, meshopt {:.1}){}",
+        scene.meshes.len(),
+        scene.triangle_count(),
+        timings.total().as_secs_f64() * 1e3,
+        timings.read.as_secs_f64() * 1e3,
+        timings.parse.as_secs_f64() * 1e3,
+        timings.buffers.as_secs_f64() * 1e3,
+        timings.decode.as_secs_f64() * 1e3,
+        timings.process.as_secs_f64() * 1e3,
+        match scene.skipped_primitives {
+            0 => String::new(),
+            skipped => format!("; {skipped} non-triangle primitives skipped"),
+        }
+    );
+    for (index, mesh) in scene.meshes.iter().enumerate() {
+        println!("mesh {index}: {}", mesh.summary());
+    }
+    view(&options, &scene)
+}
+
+fn view(options: &Options, scene: &GltfScene) -> ExitCode {
+    let mut app = App::new();
+    culling::install(&mut app);
+    app.insert_resource(Viewport { width: options.width, height: options.height });
+    let mut library = MeshLibrary::new();
+    let mut occluders = OccluderMeshes::new();
+    let spawned = match scene.spawn(app.world_mut(), &mut library, &mut occluders) {
+        Ok(spawned) => spawned,
+        Err(error) => {
+            eprintln!("viewer: {}: {error}", options.scene.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    if spawned.drawables.is_empty() {
+        println!("viewer: {} has nothing to draw", options.scene.display());
+        return ExitCode::SUCCESS;
+    }
+    app.insert_resource(occluders);
+    if spawned.cameras.is_empty() {
+        let eye = frame_scene(scene, options.width as f32 / options.height as f32);
+        ecs::scene::spawn_camera(app.world_mut(), Camera::default(), eye);
+        println!("camera: framing the scene's bounds");
+    } else {
+        println!("camera: the file's first camera");
+    }
+    app.run_frame();
+
+    let visibility = app.resource::<Visibility>();
+    // Which level of which mesh each library id is.
+    let mut level_of = vec![0_usize; library.len()];
+    let mut levels_drawn = Vec::new();
+    for mesh in &spawned.meshes {
+        for (level, id) in mesh.levels.clone().enumerate() {
+            level_of[id as usize] = level;
+        }
+    }
+    let mut meshlets = 0;
+    for &object in visibility.visible() {
+        let mesh = visibility.objects().draws[object as usize].mesh.0;
+        let level = level_of[mesh as usize];
+        if levels_drawn.len() <= level {
+            levels_drawn.resize(level + 1, 0_u64);
+        }
+        levels_drawn[level] += u64::from(library.triangle_count(mesh));
+        meshlets += library.meshlets(mesh).len();
+    }
+    println!(
+        "visibility: {} objects, {} visible; triangles drawn per LOD level {:?}; {} meshlets in the drawn levels",
+        visibility.objects().len(),
+        visibility.visible().len(),
+        levels_drawn,
+        meshlets
+    );
+    let colors: Vec<u32> = visibility
+        .objects()
+        .entities
+        .iter()
+        .map(|&entity| {
+            let [red, green, blue, alpha] =
+                app.world().get::<&BaseColor>(entity).map_or([255; 4], |color| color.to_rgba8());
+            pack_rgba8(red, green, blue, alpha)
+        })
+        .collect();
+    let capacity = visibility.objects().len() as u32;
+    let mut renderer = match MeshRenderer::new(options.width, options.height, capacity, library, SKY) {
+        Ok(renderer) => renderer,
+        Err(reason) => {
+            println!("render: no usable Vulkan device ({reason}); no image drawn");
+            return ExitCode::SUCCESS;
+        }
+    };
+    let outcome = renderer.render_and_check(&visibility, |object| colors[object]).and_then(|(pixels, frame)| {
+        renderer.write_png(&options.out, &pixels)?;
+        Ok(frame)
+    });
+    match outcome {
+        Ok(frame) => {
+            println!(
+                "render: {}x{} on {}: drew {} of {} objects, {} triangles, wrote {}; culling on vs off: {}",
+                options.width,
+                options.height,
+                renderer.device_name(),
+                frame.drawn,
+                frame.drawn_without_culling,
+                frame.triangles,
+                options.out.display(),
+                if frame.differing_pixels == 0 {
+                    String::from("identical images")
+                } else {
+                    format!("{} pixels differ", frame.differing_pixels)
+                }
+            );
+            let problems = renderer.validation_problems();
+            if !problems.is_empty() {
+                eprintln!("viewer: validation reported problems: {problems:?}");
+                return ExitCode::FAILURE;
+            }
+            if frame.differing_pixels == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(error) => {
+            eprintln!("viewer: render: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A camera pose that sees the whole scene: its bounds (every drawable node's mesh box in
+/// world space) seen from above and to the side, far enough for the bounding sphere to fit
+/// the default 60° vertical field of view at `aspect`.
+fn frame_scene(scene: &GltfScene, aspect: f32) -> ecs::Transform {
+    let mut worlds: Vec<Mat4> = Vec::with_capacity(scene.nodes.len());
+    let mut bounds: Option<Aabb> = None;
+    for node in &scene.nodes {
+        let local = node.transform.to_matrix();
+        let world = node.parent.map_or(local, |parent| worlds[parent] * local);
+        worlds.push(world);
+        for &mesh in &node.meshes {
+            let mesh = &scene.meshes[mesh];
+            let local_box = Aabb::new(Vec3::from(mesh.bounds_min), Vec3::from(mesh.bounds_max));
+            let world_box = local_box.transformed(&world);
+            bounds = Some(match bounds {
+                Some(all) => Aabb::new(all.min.min(world_box.min), all.max.max(world_box.max)),
+                None => world_box,
+            });
+        }
+    }
+    let bounds = bounds.unwrap_or(Aabb::new(Vec3::splat(-1.0), Vec3::splat(1.0)));
+    let center = bounds.center();
+    let radius = (bounds.max - bounds.min).length().max(1.0e-3) * 0.5;
+    let half_fov = 30f32.to_radians().min((30f32.to_radians().tan() * aspect.min(1.0)).atan());
+    let distance = radius / half_fov.sin() * 1.05;
+    let direction = Vec3::new(0.6, 0.45, 1.0).normalize();
+    ecs::scene::look_at(center + direction * distance, center)
+}

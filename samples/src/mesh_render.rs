@@ -1,0 +1,167 @@
+//! Drawing a frame's [`Visibility`] with real meshes through the render graph's standard
+//! passes (depth prepass, lit geometry, readback): object `i` is drawn with the mesh its
+//! level of detail chose (`draws[i].mesh`, an id of the renderer's [`MeshLibrary`]) at its
+//! world matrix, in a colour the caller gives.
+//!
+//! Each frame is drawn twice, with the visible list and with every drawable object, and the
+//! two images are compared pixel for pixel: culling must never hide what the camera sees.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use culling::Visibility;
+use render_graph::device::{DeviceConfig, GpuDevice};
+use render_graph::passes::{self, lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
+use render_graph::{vk, ReadbackBuffer, RenderGraph};
+
+/// What went wrong while drawing, as text for a report.
+pub type RenderError = Box<dyn std::error::Error>;
+
+/// What one checked frame drew.
+#[derive(Clone, Debug, Default)]
+pub struct MeshFrame {
+    /// Objects drawn with culling on.
+    pub drawn: usize,
+    /// Objects drawn with culling off.
+    pub drawn_without_culling: usize,
+    /// Triangles drawn with culling on.
+    pub triangles: u64,
+    /// Pixels that differ between the two images (0 is the only right answer).
+    pub differing_pixels: usize,
+}
+
+/// A headless renderer of meshes of one [`MeshLibrary`].
+pub struct MeshRenderer {
+    device: Arc<GpuDevice>,
+    graph: RenderGraph,
+    scene: SharedScene,
+    readback: ReadbackBuffer,
+    extent: vk::Extent2D,
+    all_drawable: Vec<u32>,
+}
+
+impl MeshRenderer {
+    /// A renderer of `width` x `height` pixels for up to `capacity` objects drawing meshes of
+    /// `meshes`, cleared to `clear_color`, on the best Vulkan device there is. Fails with the
+    /// reason when there is none.
+    pub fn new(
+        width: u32,
+        height: u32,
+        capacity: u32,
+        meshes: MeshLibrary,
+        clear_color: [f32; 4],
+    ) -> Result<MeshRenderer, RenderError> {
+        let device = Arc::new(GpuDevice::new(&DeviceConfig { app_name: "meshes".into(), ..DeviceConfig::default() })?);
+        let extent = vk::Extent2D { width, height };
+        let capacity = capacity.max(1);
+        let mut scene = GpuScene::new(&device, meshes, capacity)?;
+        // Single checked frames must see every record: no spreading of uploads.
+        scene.set_upload_budget(u64::from(capacity) * passes::OBJECT_RECORD_BYTES);
+        let scene = scene.into_shared();
+        let mut graph = RenderGraph::new(Arc::clone(&device), extent)?;
+        let options = ScenePassOptions { clear_color, ..ScenePassOptions::default() };
+        let readback = passes::add_scene_passes(&mut graph, &scene, &options)?
+            .ok_or("the scene passes were asked for a readback")?;
+        Ok(MeshRenderer { device, graph, scene, readback, extent, all_drawable: Vec::new() })
+    }
+
+    /// The device's name.
+    pub fn device_name(&self) -> &str {
+        &self.device.capabilities().name
+    }
+
+    /// Draws the frame's visible objects, object `i` in `color_of(i)` (RGBA8 packed), and
+    /// for the check every drawable object; returns the culled image (RGBA8, rows top first).
+    pub fn render_and_check(
+        &mut self,
+        visibility: &Visibility,
+        color_of: impl Fn(usize) -> u32,
+    ) -> Result<(Vec<u8>, MeshFrame), RenderError> {
+        let view = visibility.view().ok_or("no camera this frame: nothing to draw")?;
+        let triangles = self.upload_objects(visibility, color_of)?;
+        let view_projection = (view.projection * view.view).to_cols_array_2d();
+        self.all_drawable.clear();
+        self.all_drawable.extend(visibility.scene());
+        self.all_drawable.sort_unstable();
+        let culled = self.draw(view_projection, visibility.visible())?;
+        let all = std::mem::take(&mut self.all_drawable);
+        let reference = self.draw(view_projection, &all);
+        self.all_drawable = all;
+        let reference = reference?;
+        let differing_pixels = culled.chunks_exact(4).zip(reference.chunks_exact(4)).filter(|(a, b)| a != b).count();
+        let frame = MeshFrame {
+            drawn: visibility.visible().len(),
+            drawn_without_culling: self.all_drawable.len(),
+            triangles: visibility.visible().iter().map(|&object| triangles[object as usize]).sum(),
+            differing_pixels,
+        };
+        Ok((culled, frame))
+    }
+
+    /// Writes every object as a record; returns each object's triangle count.
+    fn upload_objects(
+        &mut self,
+        visibility: &Visibility,
+        color_of: impl Fn(usize) -> u32,
+    ) -> Result<Vec<u64>, RenderError> {
+        let objects = visibility.objects();
+        let mut scene = lock_scene(&self.scene);
+        if objects.len() as u32 > scene.capacity() {
+            return Err(
+                format!("{} objects exceed the renderer's capacity of {}", objects.len(), scene.capacity()).into()
+            );
+        }
+        let mut triangles = vec![0; objects.len()];
+        for (index, count) in triangles.iter_mut().enumerate() {
+            let draw = objects.draws[index];
+            // An object that is not drawable is in no list; its record only keeps the slot.
+            let mesh = if draw.mesh.is_some() { draw.mesh.0 } else { 0 };
+            if scene.meshes().range(mesh).is_none() {
+                return Err(format!("object {index} names mesh {mesh}, which the library lacks").into());
+            }
+            *count = u64::from(scene.meshes().triangle_count(mesh));
+            let object = ObjectDesc {
+                world: objects.models[index].to_cols_array_2d(),
+                color: color_of(index),
+                mesh,
+                material: draw.material.0,
+            };
+            if (index as u32) < scene.object_count() {
+                scene.set_object(index as u32, object)?;
+            } else {
+                scene.push_object(object)?;
+            }
+        }
+        Ok(triangles)
+    }
+
+    fn draw(&mut self, view_projection: [[f32; 4]; 4], list: &[u32]) -> Result<Vec<u8>, RenderError> {
+        {
+            let mut scene = lock_scene(&self.scene);
+            scene.set_view_projection(view_projection);
+            scene.set_draw_list(list)?;
+        }
+        self.graph.execute_frame()?;
+        self.graph.wait_idle()?;
+        Ok(self.readback.read()?.to_vec())
+    }
+
+    /// Writes `pixels` (from [`MeshRenderer::render_and_check`]) as a PNG.
+    pub fn write_png(&self, path: &Path, pixels: &[u8]) -> Result<(), RenderError> {
+        let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+        let mut encoder = png::Encoder::new(file, self.extent.width, self.extent.height);
+        encoder.set_color(png::ColorType::Rgba);
+        encoder.set_depth(png::BitDepth::Eight);
+        encoder.write_header()?.write_image_data(pixels)?;
+        Ok(())
+    }
+
+    /// Validation warnings and errors so far (validation is on with `ENGINE_VALIDATION=1`).
+    pub fn validation_problems(&self) -> Vec<String> {
+        if self.device.validation_counts().has_problems() {
+            self.device.validation_messages()
+        } else {
+            Vec::new()
+        }
+    }
+}
