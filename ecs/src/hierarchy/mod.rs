@@ -24,7 +24,7 @@ use std::fmt;
 
 use hecs::{Entity, World};
 
-pub use propagate::{hierarchy_system, HierarchyReport, Propagator};
+pub use propagate::{hierarchy_system, HierarchyReport, Propagator, HIERARCHY_SYSTEM};
 
 /// The entity this one is placed relative to. Its [`WorldTransform`](crate::WorldTransform) is
 /// the parent's world matrix times its own local [`Transform`](crate::Transform).

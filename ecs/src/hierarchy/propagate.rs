@@ -66,7 +66,13 @@ pub struct HierarchyReport {
     pub cycles_cut: u64,
 }
 
-/// The hierarchy system for [`Stage::Transform`](runtime::Stage::Transform).
+/// Name of the system [`hierarchy_system`] returns: order a `Transform`-stage system against it
+/// with [`System::before`] (a follow camera that moves a `Transform` the propagation must see
+/// this frame) or [`System::after`] (a system that reads this frame's `WorldTransform`).
+pub const HIERARCHY_SYSTEM: &str = "ecs::hierarchy";
+
+/// The hierarchy system for [`Stage::Transform`](runtime::Stage::Transform), named
+/// [`HIERARCHY_SYSTEM`].
 ///
 /// Reads `Transform` and `Parent`, writes `WorldTransform` and the [`HierarchyReport`]
 /// resource (which must be present; [`install`](crate::install) inserts it). A child whose
@@ -75,7 +81,7 @@ pub struct HierarchyReport {
 /// `Transform` places its children as roots for as long as it lacks one.
 pub fn hierarchy_system() -> System {
     let mut propagator = Propagator::default();
-    System::new("ecs::hierarchy", move |ctx: &mut SystemContext<'_>| {
+    System::new(HIERARCHY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
         runtime::profile_zone!("hierarchy");
         let mut report = ctx.resource_mut::<HierarchyReport>();
         let (world, commands) = (ctx.world, &mut *ctx.commands);

@@ -1,15 +1,41 @@
 //! The frame scheduler: ordered stages of systems, run in conflict-free parallel batches.
 //!
 //! A frame runs the stages in order (`Input`, `Transform`, `Visibility`, `Render`, plus any
-//! user stage inserted before or after one of them). Within a stage, systems are grouped into
-//! batches: a system goes into the first batch after every earlier system it conflicts with
-//! (one writes what the other reads or writes), so declaration order decides among conflicting
-//! systems and the result never depends on the number of threads. The systems of a batch run
-//! in parallel on the job system; a system may itself call `parallel_for`. Structural changes
-//! go through each system's command buffer and are applied when the stage ends, in
-//! declaration order.
+//! user stage inserted before or after one of them). Within a stage, systems run in *run
+//! order*: the order they were added, except where a system says
+//! [`before`](System::before)`(name)` or [`after`](System::after)`(name)`; such a system moves
+//! just far enough to honour it, and the others keep their order. Systems are grouped into
+//! batches: a system goes into the first batch after every earlier system (in run order) it
+//! conflicts with (one writes what the other reads or writes) or is ordered after, so the result
+//! never depends on the number of threads. The systems of a batch run in parallel on the job
+//! system; a system may itself call `parallel_for`. Structural changes go through each system's
+//! command buffer and are applied when the stage ends, in run order.
+//!
+//! # Ordering against the engine's systems
+//!
+//! A follow camera that writes its `Transform` in the `Transform` stage must run before the
+//! hierarchy propagates world matrices, or the view lags a frame behind. Added after the
+//! engine's systems, it would run after them; it says so instead:
+//!
+//! ```
+//! use runtime::{App, Stage, System};
+//! struct Pose(f32);
+//! let mut app = App::new();
+//! // Stands in for `ecs::hierarchy_system()`, named `ecs::HIERARCHY_SYSTEM`.
+//! app.add_system(Stage::Transform, System::new("ecs::hierarchy", |_| {}).reads::<Pose>());
+//! app.add_system(
+//!     Stage::Transform,
+//!     System::new("follow camera", |_| {}).writes::<Pose>().before("ecs::hierarchy"),
+//! );
+//! let batches = app.schedule().batches(Stage::Transform).unwrap();
+//! assert_eq!(batches, vec![vec!["follow camera"], vec!["ecs::hierarchy"]]);
+//! ```
+//!
+//! A loop of constraints is refused with the names of its systems
+//! ([`ScheduleError::OrderCycle`]), as is a name no system of the stage has.
 
 mod access;
+mod order;
 mod system;
 
 use std::fmt;
@@ -74,6 +100,24 @@ pub enum ScheduleError {
     UnknownStage(&'static str),
     /// A stage with this name exists already.
     DuplicateStage(&'static str),
+    /// A system orders itself against a name no system of its stage has (yet): add the
+    /// system it names first, or declare the order on that one instead.
+    UnknownSystem {
+        /// The stage.
+        stage: &'static str,
+        /// The system whose `before`/`after` names the missing one.
+        system: String,
+        /// The name not found.
+        missing: String,
+    },
+    /// `before`/`after` constraints of a stage form a loop; each system listed must run before
+    /// the next one, and the last before the first. The system being added is not added.
+    OrderCycle {
+        /// The stage.
+        stage: &'static str,
+        /// The systems of the loop.
+        systems: Vec<String>,
+    },
 }
 
 impl fmt::Display for ScheduleError {
@@ -81,6 +125,17 @@ impl fmt::Display for ScheduleError {
         match self {
             ScheduleError::UnknownStage(name) => write!(formatter, "no stage is named '{name}'"),
             ScheduleError::DuplicateStage(name) => write!(formatter, "a stage named '{name}' exists already"),
+            ScheduleError::UnknownSystem { stage, system, missing } => write!(
+                formatter,
+                "system '{system}' in stage '{stage}' is ordered against '{missing}', but no system of that stage has this name"
+            ),
+            ScheduleError::OrderCycle { stage, systems } => {
+                write!(formatter, "the before/after constraints of stage '{stage}' form a loop: ")?;
+                for system in systems {
+                    write!(formatter, "'{system}' before ")?;
+                }
+                write!(formatter, "'{}'", systems.first().map_or("", String::as_str))
+            }
         }
     }
 }
@@ -90,13 +145,13 @@ impl std::error::Error for ScheduleError {}
 /// One stage: its systems in execution order (batch by batch) and its batch ranges.
 struct StageData {
     name: &'static str,
-    /// Systems sorted by batch; within a batch, by declaration order.
+    /// Systems sorted by batch; within a batch, by run order.
     systems: Vec<System>,
     /// Declaration index of each entry of `systems`.
     declared_index: Vec<usize>,
     /// `systems[batches[k]]` is batch k.
     batches: Vec<Range<usize>>,
-    /// Positions in `systems` in declaration order: command buffers are applied this way.
+    /// Positions in `systems` in run order: command buffers are applied this way.
     apply_order: Vec<usize>,
     /// Wall time of the stage's last run, command flush included.
     last_seconds: f64,
@@ -114,33 +169,66 @@ impl StageData {
         }
     }
 
-    /// Adds a system and recomputes the batches (adding systems is rare: not per frame).
-    fn add(&mut self, system: System) {
+    /// Adds a system and recomputes the batches (adding systems is rare: not per frame). On an
+    /// ordering error the system is not added and the stage is left as it was.
+    fn add(&mut self, system: System) -> Result<(), ScheduleError> {
         let declared = self.systems.len();
         self.systems.push(system);
         self.declared_index.push(declared);
-        self.rebuild_batches();
+        if let Err(error) = self.rebuild_batches() {
+            let position = self.declared_index.iter().position(|&index| index == declared).expect("just pushed");
+            self.systems.remove(position);
+            self.declared_index.remove(position);
+            self.rebuild_batches().expect("the stage was ordered before this system was added");
+            return Err(error);
+        }
+        Ok(())
     }
 
-    fn rebuild_batches(&mut self) {
+    fn rebuild_batches(&mut self) -> Result<(), ScheduleError> {
         // Back to declaration order first.
         let mut entries: Vec<(usize, System)> = self.declared_index.drain(..).zip(self.systems.drain(..)).collect();
         entries.sort_by_key(|(declared, _)| *declared);
-        // batch(i) = 1 + max batch of an earlier conflicting system, else 0.
-        let mut batch_of = vec![0usize; entries.len()];
-        for later in 0..entries.len() {
-            for earlier in 0..later {
-                if entries[later].1.access.conflicts_with(&entries[earlier].1.access) {
-                    batch_of[later] = batch_of[later].max(batch_of[earlier] + 1);
-                }
+        let inputs: Vec<order::OrderInput<'_>> = entries
+            .iter()
+            .map(|(_, system)| order::OrderInput {
+                name: &system.name,
+                access: &system.access,
+                before: &system.before,
+                after: &system.after,
+            })
+            .collect();
+        let outcome = order::order(&inputs).map_err(|error| match error {
+            order::OrderError::Unknown { system, missing } => {
+                ScheduleError::UnknownSystem { stage: self.name, system, missing }
             }
+            order::OrderError::Cycle(systems) => ScheduleError::OrderCycle { stage: self.name, systems },
+        });
+        drop(inputs);
+        let order = match outcome {
+            Ok(order) => order,
+            Err(error) => {
+                // Put the systems back; the caller removes the one just added and rebuilds.
+                for (declared, system) in entries {
+                    self.systems.push(system);
+                    self.declared_index.push(declared);
+                }
+                return Err(error);
+            }
+        };
+        let mut run_position = vec![0usize; entries.len()];
+        for (position, &declared) in order.run_order.iter().enumerate() {
+            run_position[declared] = position;
         }
-        let mut keyed: Vec<(usize, usize, System)> =
-            entries.into_iter().zip(batch_of).map(|((declared, system), batch)| (batch, declared, system)).collect();
-        keyed.sort_by_key(|(batch, declared, _)| (*batch, *declared));
+        let mut keyed: Vec<(usize, usize, usize, System)> = entries
+            .into_iter()
+            .map(|(declared, system)| (order.batch_of[declared], run_position[declared], declared, system))
+            .collect();
+        keyed.sort_by_key(|(batch, position, _, _)| (*batch, *position));
         self.batches.clear();
         let mut current_batch = usize::MAX;
-        for (position, (batch, declared, system)) in keyed.into_iter().enumerate() {
+        let mut run_position_at = Vec::with_capacity(keyed.len());
+        for (position, (batch, run_position, declared, system)) in keyed.into_iter().enumerate() {
             if batch != current_batch {
                 self.batches.push(position..position);
                 current_batch = batch;
@@ -148,9 +236,11 @@ impl StageData {
             self.batches.last_mut().expect("pushed above").end = position + 1;
             self.systems.push(system);
             self.declared_index.push(declared);
+            run_position_at.push(run_position);
         }
         self.apply_order = (0..self.systems.len()).collect();
-        self.apply_order.sort_by_key(|&position| self.declared_index[position]);
+        self.apply_order.sort_by_key(|&position| run_position_at[position]);
+        Ok(())
     }
 }
 
@@ -207,11 +297,16 @@ impl Schedule {
         self.insert_stage(index + 1, name)
     }
 
-    /// Adds `system` to `stage`, after the systems already there.
+    /// Adds `system` to `stage`, after the systems already there unless its
+    /// [`before`](System::before)/[`after`](System::after) constraints say otherwise.
+    ///
+    /// # Errors
+    /// [`ScheduleError::UnknownStage`]; [`ScheduleError::UnknownSystem`] when a constraint names
+    /// no system of the stage; [`ScheduleError::OrderCycle`] when the constraints loop. On error
+    /// the system is not added.
     pub fn add_system(&mut self, stage: impl Into<StageName>, system: System) -> Result<(), ScheduleError> {
         let index = self.position(stage.into())?;
-        self.stages[index].add(system);
-        Ok(())
+        self.stages[index].add(system)
     }
 
     /// The stage names in run order.

@@ -55,6 +55,10 @@ pub struct System {
     pub(crate) commands: CommandBuffer,
     /// Registers the frame slots this system declared, when it is added to an app.
     pub(crate) frame_slots: Vec<fn(&mut FrameContext)>,
+    /// Names of systems of the same stage this one runs before.
+    pub(crate) before: Vec<Cow<'static, str>>,
+    /// Names of systems of the same stage this one runs after.
+    pub(crate) after: Vec<Cow<'static, str>>,
 }
 
 impl System {
@@ -69,6 +73,8 @@ impl System {
             run: SystemBody::Shared(Box::new(body)),
             commands: CommandBuffer::new(),
             frame_slots: Vec::new(),
+            before: Vec::new(),
+            after: Vec::new(),
         }
     }
 
@@ -103,6 +109,8 @@ impl System {
             run: SystemBody::Exclusive(Box::new(body)),
             commands: CommandBuffer::new(),
             frame_slots: Vec::new(),
+            before: Vec::new(),
+            after: Vec::new(),
         }
     }
 
@@ -146,6 +154,22 @@ impl System {
     pub fn writes_frame<T: Send + Sync + 'static>(mut self) -> Self {
         self.access.writes.push(AccessEntry::of::<T>(Domain::Frame));
         self.frame_slots.push(register_slot::<T>);
+        self
+    }
+
+    /// Runs the system before every system of its stage named `name`, in an earlier batch,
+    /// whatever the order they were added in. The named system must be in the stage already
+    /// when this one is added (see [`ScheduleError`](crate::ScheduleError)); the engine's
+    /// systems export their names (`ecs::HIERARCHY_SYSTEM`, `culling::VISIBILITY_SYSTEM`, …).
+    pub fn before(mut self, name: impl Into<Cow<'static, str>>) -> Self {
+        self.before.push(name.into());
+        self
+    }
+
+    /// Runs the system after every system of its stage named `name`, in a later batch.
+    /// See [`System::before`].
+    pub fn after(mut self, name: impl Into<Cow<'static, str>>) -> Self {
+        self.after.push(name.into());
         self
     }
 

@@ -308,3 +308,47 @@ fn a_panicking_system_reaches_the_caller_and_the_app_keeps_running() {
     assert_eq!(runs.load(Ordering::SeqCst), 5, "the counter ran in every frame, the failed one included");
     assert_eq!(app.frame_index(), 5);
 }
+
+#[test]
+fn a_system_added_later_runs_before_the_one_it_names() {
+    // The follow-camera case: the camera's pose must be written before propagation reads it.
+    let mut app = App::with_threads(2);
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&order);
+    app.add_system(
+        Stage::Transform,
+        System::new("propagate", move |_| log.lock().push("propagate")).reads::<Position>(),
+    );
+    let log = Arc::clone(&order);
+    app.add_system(Stage::Transform, System::new("unrelated", move |_| log.lock().push("unrelated")).reads::<Health>());
+    let log = Arc::clone(&order);
+    app.add_system(
+        Stage::Transform,
+        System::new("follow", move |_| log.lock().push("follow")).writes::<Position>().before("propagate"),
+    );
+    assert_eq!(
+        app.schedule().batches(Stage::Transform).expect("stage"),
+        vec![vec!["follow", "unrelated"], vec!["propagate"]]
+    );
+    app.run_frame();
+    let seen = order.lock().clone();
+    let position = |name| seen.iter().position(|entry| *entry == name).expect("ran");
+    assert!(position("follow") < position("propagate"), "follow ran before propagate: {seen:?}");
+}
+
+#[test]
+fn ordering_errors_name_the_systems_and_leave_the_stage_unchanged() {
+    use crate::ScheduleError;
+    let mut app = App::with_threads(1);
+    app.add_system(Stage::Input, System::new("a", |_| {}));
+    app.add_system(Stage::Input, System::new("b", |_| {}).after("a"));
+    let error = app.try_add_system(Stage::Input, System::new("c", |_| {}).after("b").before("a")).unwrap_err();
+    assert_eq!(error, ScheduleError::OrderCycle { stage: "Input", systems: vec!["a".into(), "b".into(), "c".into()] });
+    assert!(error.to_string().contains("'a' before 'b' before 'c' before 'a'"), "message: {error}");
+    let error = app.try_add_system(Stage::Input, System::new("d", |_| {}).after("typo")).unwrap_err();
+    assert!(
+        matches!(&error, ScheduleError::UnknownSystem { system, missing, .. } if system == "d" && missing == "typo")
+    );
+    assert_eq!(app.schedule().batches(Stage::Input).expect("stage"), vec![vec!["a"], vec!["b"]]);
+    app.run_frame();
+}
