@@ -165,7 +165,7 @@ pub fn view_system() -> System {
         let viewport = *ctx.resource::<Viewport>();
         let host = ctx.frame_value::<HostView>().map(|view| *view);
         let mut selection = ctx.resource_mut::<CameraSelection>();
-        if let Some(view) = resolve(ctx.world, ctx.world_epoch, host, viewport, &mut selection) {
+        if let Some(view) = resolve(ctx.world_unchecked(), ctx.world_epoch, host, viewport, &mut selection) {
             ctx.publish(view);
         }
     })

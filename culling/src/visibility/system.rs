@@ -101,7 +101,7 @@ fn run_visibility(
     settings: &RenderSettings,
     viewport: Viewport,
 ) {
-    let objects = list_segments(ctx.world, segments);
+    let objects = list_segments(ctx.world_unchecked(), segments);
     let Some(view) = view else {
         visibility.clear(objects);
         return;
@@ -128,7 +128,7 @@ fn run_visibility(
         column.resize(words, 0);
     }
     let inputs = PassInputs {
-        world: ctx.world,
+        world: ctx.world_unchecked(),
         segments,
         view: &context,
         kernel: Kernel::detect(),
@@ -181,7 +181,7 @@ fn run_visibility(
     gather(visibility);
     let started = std::time::Instant::now();
     let segment_runs = segments.iter().map(|segment| (segment.archetype, segment.start, segment.len));
-    let occluded_now = occluded_tagged(occlusion, visibility.bits.words().len(), ctx.world, segment_runs);
+    let occluded_now = occluded_tagged(occlusion, visibility.bits.words().len(), ctx.world_unchecked(), segment_runs);
     let (inserted, removed) = record_tag_changes(visibility, occluded_now);
     visibility.stats.tags_inserted = inserted;
     visibility.stats.tags_removed = removed;

@@ -84,7 +84,7 @@ pub fn hierarchy_system() -> System {
     System::new(HIERARCHY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
         runtime::profile_zone!("hierarchy");
         let mut report = ctx.resource_mut::<HierarchyReport>();
-        let (world, commands) = (ctx.world, &mut *ctx.commands);
+        let (world, commands) = (ctx.world_unchecked(), &mut *ctx.commands);
         // One scope around all the parallel loops: a thread outside the pool (the main thread
         // running a lone system) then joins the pool once per frame, not once per loop.
         runtime::jobs::scope(|_| propagator.run(world, commands, &mut report));

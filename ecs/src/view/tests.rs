@@ -240,15 +240,15 @@ fn a_follow_camera_ordered_before_the_hierarchy_is_never_a_frame_late() {
         Stage::Input,
         System::new("move target", move |ctx| {
             let x = ctx.time.frame_index as f32;
-            ctx.world.get::<&mut Transform>(target).expect("target lives").translation = Vec3::new(x, 0.0, 0.0);
+            ctx.get_mut::<Transform>(target).expect("target lives").translation = Vec3::new(x, 0.0, 0.0);
         })
         .writes::<Transform>(),
     );
     app.add_system(
         Stage::Transform,
         System::new("follow", move |ctx| {
-            let x = ctx.world.get::<&Transform>(target).expect("target lives").translation.x;
-            ctx.world.get::<&mut Transform>(camera).expect("camera lives").translation = Vec3::new(x, 0.0, 5.0);
+            let x = ctx.get::<Transform>(target).expect("target lives").translation.x;
+            ctx.get_mut::<Transform>(camera).expect("camera lives").translation = Vec3::new(x, 0.0, 5.0);
         })
         .writes::<Transform>()
         .before(crate::HIERARCHY_SYSTEM),

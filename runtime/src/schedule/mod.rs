@@ -36,6 +36,7 @@
 
 mod access;
 mod order;
+mod query;
 mod system;
 
 use std::fmt;
@@ -48,6 +49,7 @@ use crate::frame::FrameContext;
 use crate::jobs;
 use crate::resources::Resources;
 
+pub use query::QueryAccess;
 pub use system::{ExclusiveContext, System, SystemContext};
 
 use system::SystemBody;

@@ -3,9 +3,10 @@
 use std::any::TypeId;
 use std::borrow::Cow;
 
-use hecs::{CommandBuffer, World};
+use hecs::{CommandBuffer, Component, ComponentError, Entity, Query, QueryBorrow, QueryOne, World};
 
 use super::access::{Access, AccessEntry, Domain};
+use super::query::QueryAccess;
 use crate::app::FrameTime;
 use crate::frame::FrameContext;
 use crate::resources::{Res, ResMut, Resources};
@@ -35,7 +36,7 @@ pub(crate) enum SystemBody {
 ///     Stage::Transform,
 ///     System::new("integrate", |ctx| {
 ///         let dt = ctx.time.delta_seconds;
-///         for (position, velocity) in ctx.world.query::<(&mut Position, &Velocity)>().iter() {
+///         for (position, velocity) in ctx.query::<(&mut Position, &Velocity)>().iter() {
 ///             position.0 += velocity.0 * dt;
 ///         }
 ///     })
@@ -131,6 +132,54 @@ impl System {
         self
     }
 
+    /// Declares the component access of the hecs query type `Q`: a read of each `&T`, a write
+    /// of each `&mut T`, limited to the archetypes the query's `With`/`Without` filters allow.
+    ///
+    /// Two systems writing the same component conflict unless their filters rule each other
+    /// out (one requires a component the other excludes); then they share a batch. A query
+    /// made through [`SystemContext::query`] must carry the filters its access was declared
+    /// with.
+    ///
+    /// ```
+    /// use hecs::{With, Without};
+    /// use runtime::{App, Stage, System};
+    /// struct Velocity(f32);
+    /// struct Scout;
+    /// struct Enemy;
+    /// type Scouts = Without<With<&'static mut Velocity, &'static Scout>, &'static Enemy>;
+    /// type Enemies = With<&'static mut Velocity, &'static Enemy>;
+    /// let mut app = App::new();
+    /// app.add_system(
+    ///     Stage::Transform,
+    ///     System::new("scouts", |ctx| ctx.query::<Scouts>().iter().for_each(|velocity| velocity.0 *= 2.0))
+    ///         .query::<Scouts>(),
+    /// );
+    /// app.add_system(
+    ///     Stage::Transform,
+    ///     System::new("enemies", |ctx| ctx.query::<Enemies>().iter().for_each(|velocity| velocity.0 = 0.0))
+    ///         .query::<Enemies>(),
+    /// );
+    /// assert_eq!(app.schedule().batches(Stage::Transform).unwrap(), vec![vec!["scouts", "enemies"]]);
+    /// app.run_frame();
+    /// ```
+    pub fn query<Q: QueryAccess>(mut self) -> Self {
+        let mut with = Vec::new();
+        Q::required(&mut |type_id| with.push(type_id));
+        let mut without = Vec::new();
+        Q::excluded(&mut |type_id| without.push(type_id));
+        let access = &mut self.access;
+        Q::borrows(&mut |type_id, _, mutable| {
+            let entry = AccessEntry {
+                domain: Domain::Component,
+                type_id,
+                with: with.iter().copied().filter(|&required| required != type_id).collect(),
+                without: without.clone(),
+            };
+            if mutable { &mut access.writes } else { &mut access.reads }.push(entry);
+        });
+        self
+    }
+
     /// Declares that the system reads resource `T`.
     pub fn reads_resource<T: 'static>(mut self) -> Self {
         self.access.reads.push(AccessEntry::of::<T>(Domain::Resource));
@@ -197,9 +246,15 @@ impl std::fmt::Debug for System {
 
 /// What a running system sees: the world, resources, the frame's values, its command buffer
 /// and the frame's time.
+///
+/// Components are reached through checked calls — [`query`](Self::query),
+/// [`query_one`](Self::query_one), [`get`](Self::get), [`get_mut`](Self::get_mut) — which
+/// compare what they borrow with what the system declared and panic, naming the system and the
+/// component, on an undeclared access (in every build), before hecs could report a borrow
+/// clash or two systems could race. [`world_unchecked`](Self::world_unchecked) is for engine
+/// code that walks archetype columns; its accesses must still be declared.
 pub struct SystemContext<'a> {
-    /// The ECS world. Query it with the component access the system declared.
-    pub world: &'a World,
+    pub(crate) world: &'a World,
     /// Structural changes (spawn, despawn, insert, remove), applied at the end of the stage.
     pub commands: &'a mut CommandBuffer,
     /// Frame counter and delta time.
@@ -216,6 +271,65 @@ impl<'a> SystemContext<'a> {
     /// The running system's name.
     pub fn system_name(&self) -> &str {
         self.name
+    }
+
+    /// Panics unless the system declared what query `Q` borrows.
+    fn check_query<Q: QueryAccess>(&self) {
+        if let Err(undeclared) = self.access.check_query::<Q>() {
+            let (verb, declare) = if undeclared.mutable { ("writes", "writes") } else { ("reads", "reads") };
+            if undeclared.filtered {
+                panic!(
+                    "system '{}' {verb} component {} in a query without the With/Without filters its access was declared with",
+                    self.name, undeclared.name
+                );
+            }
+            panic!(
+                "system '{}' {verb} component {} without declaring it ({declare}::<{}>() or query::<Q>())",
+                self.name, undeclared.name, undeclared.name
+            );
+        }
+    }
+
+    /// A query over the world, checked against the declared access (see the type's docs).
+    ///
+    /// # Panics
+    /// If the query borrows a component the system did not declare, or declared only with
+    /// archetype filters the query does not carry (put them in the query type:
+    /// `With<&mut Velocity, &Scout>`).
+    pub fn query<Q: Query + QueryAccess>(&self) -> QueryBorrow<'a, Q> {
+        self.check_query::<Q>();
+        self.world.query::<Q>()
+    }
+
+    /// A query of one entity (`get()` on it fails when the entity is gone or does not match),
+    /// checked like [`query`](Self::query).
+    pub fn query_one<Q: Query + QueryAccess>(&self, entity: Entity) -> QueryOne<'a, Q> {
+        self.check_query::<Q>();
+        self.world.query_one::<Q>(entity)
+    }
+
+    /// Shared borrow of `entity`'s component `T`, checked like [`query`](Self::query).
+    pub fn get<T: Component>(&self, entity: Entity) -> Result<hecs::Ref<'a, T>, ComponentError> {
+        self.check_query::<&T>();
+        self.world.get::<&T>(entity)
+    }
+
+    /// Exclusive borrow of `entity`'s component `T`, checked like [`query`](Self::query).
+    pub fn get_mut<T: Component>(&self, entity: Entity) -> Result<hecs::RefMut<'a, T>, ComponentError> {
+        self.check_query::<&mut T>();
+        self.world.get::<&mut T>(entity)
+    }
+
+    /// Whether `entity` exists.
+    pub fn contains(&self, entity: Entity) -> bool {
+        self.world.contains(entity)
+    }
+
+    /// The world without access checks, for engine code that reads archetype columns
+    /// directly. Everything reached through it must still be declared: the scheduler runs
+    /// systems in parallel on the strength of the declarations.
+    pub fn world_unchecked(&self) -> &'a World {
+        self.world
     }
 
     /// Shared borrow of resource `T`.

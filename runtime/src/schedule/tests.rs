@@ -102,15 +102,15 @@ fn commands_apply_at_stage_end_in_declaration_order() {
     app.add_system(
         Stage::Transform,
         System::new("observe", move |ctx| {
-            seen.store(ctx.world.query::<&Position>().iter().count(), Ordering::SeqCst);
+            seen.store(ctx.query::<&Position>().iter().count(), Ordering::SeqCst);
         })
-        .reads::<Velocity>(),
+        .reads::<Position>(),
     );
     let seen_later = Arc::new(AtomicUsize::new(0));
     let seen = Arc::clone(&seen_later);
     app.add_system(
         Stage::Visibility,
-        System::new("later", move |ctx| seen.store(ctx.world.query::<&Position>().iter().count(), Ordering::SeqCst))
+        System::new("later", move |ctx| seen.store(ctx.query::<&Position>().iter().count(), Ordering::SeqCst))
             .reads::<Position>(),
     );
     app.run_frame();
@@ -128,7 +128,7 @@ fn system_may_call_parallel_for_and_uses_the_apps_pool() {
         Stage::Visibility,
         System::new("parallel", move |ctx| {
             seen.store(jobs::current_threads(), Ordering::SeqCst);
-            let mut query = ctx.world.query::<&mut Position>();
+            let mut query = ctx.query::<&mut Position>();
             let mut positions: Vec<_> = query.iter().collect();
             jobs::parallel_for_chunks(&mut positions, 64, |_, chunk| {
                 for position in chunk {
@@ -188,7 +188,7 @@ fn simulation_app(threads: usize) -> App {
         Stage::Transform,
         System::new("move", |ctx| {
             let dt = ctx.time.delta_seconds;
-            let mut query = ctx.world.query::<(&mut Position, &Velocity)>();
+            let mut query = ctx.query::<(&mut Position, &Velocity)>();
             let mut rows: Vec<_> = query.iter().collect();
             jobs::parallel_for_chunks(&mut rows, 128, |_, chunk| {
                 for (position, velocity) in chunk {
@@ -203,7 +203,7 @@ fn simulation_app(threads: usize) -> App {
         Stage::Transform,
         System::new("damage", |ctx| {
             let frame = ctx.time.frame_index as u32;
-            for (entity, health) in ctx.world.query::<(Entity, &mut Health)>().without::<&Dead>().iter() {
+            for (entity, health) in ctx.query::<(Entity, &mut Health)>().without::<&Dead>().iter() {
                 health.0 = health.0.saturating_sub((entity.id() + frame) % 3);
                 if health.0 == 0 {
                     ctx.commands.insert_one(entity, Dead);
@@ -216,7 +216,7 @@ fn simulation_app(threads: usize) -> App {
     app.add_system(
         Stage::Visibility,
         System::new("bury", |ctx| {
-            let dead: Vec<Entity> = ctx.world.query::<(Entity, &Dead)>().iter().map(|(entity, _)| entity).collect();
+            let dead: Vec<Entity> = ctx.query::<(Entity, &Dead)>().iter().map(|(entity, _)| entity).collect();
             for entity in dead {
                 ctx.commands.despawn(entity);
                 ctx.commands.spawn((Position(0.0), Velocity(1.0), Health(40)));
@@ -266,7 +266,7 @@ fn exclusive_world_system_runs_alone_between_batches_and_changes_the_world_at_on
     let seen = Arc::clone(&seen_after);
     app.add_system(
         Stage::Visibility,
-        System::new("after", move |ctx| seen.store(ctx.world.query::<&Dead>().iter().count(), Ordering::SeqCst))
+        System::new("after", move |ctx| seen.store(ctx.query::<&Dead>().iter().count(), Ordering::SeqCst))
             .reads::<Dead>(),
     );
     assert_eq!(
@@ -351,4 +351,109 @@ fn ordering_errors_name_the_systems_and_leave_the_stage_unchanged() {
     );
     assert_eq!(app.schedule().batches(Stage::Input).expect("stage"), vec![vec!["a"], vec!["b"]]);
     app.run_frame();
+}
+
+/// Runs one frame of `app`, returning the panic message.
+fn panic_message(app: &mut App) -> String {
+    let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| app.run_frame())).expect_err("must panic");
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|text| text.to_string()))
+        .unwrap_or_default()
+}
+
+#[test]
+fn an_undeclared_write_panics_naming_system_and_component_even_alone() {
+    let mut app = App::with_threads(1);
+    app.world_mut().spawn((Position(0.0), Velocity(1.0)));
+    app.add_system(
+        Stage::Transform,
+        System::new("sneaky writer", |ctx| {
+            for (position, velocity) in ctx.query::<(&mut Position, &Velocity)>().iter() {
+                position.0 += velocity.0;
+            }
+        })
+        .reads::<Position>()
+        .reads::<Velocity>(),
+    );
+    let message = panic_message(&mut app);
+    assert!(
+        message.contains("'sneaky writer'") && message.contains("writes component") && message.contains("Position"),
+        "message: {message}"
+    );
+}
+
+#[test]
+fn an_undeclared_writer_beside_a_reader_is_named_not_a_borrow_clash() {
+    let mut app = App::with_threads(2);
+    app.world_mut().spawn((Position(0.0), Velocity(1.0)));
+    app.add_system(
+        Stage::Transform,
+        System::new("reader", |ctx| ctx.query::<&Position>().iter().for_each(drop)).reads::<Position>(),
+    );
+    app.add_system(
+        Stage::Transform,
+        System::new("writer", |ctx| ctx.query::<&mut Position>().iter().for_each(|position| position.0 = 1.0))
+            .reads::<Velocity>(),
+    );
+    assert_eq!(app.schedule().batches(Stage::Transform).expect("stage"), vec![vec!["reader", "writer"]]);
+    for _ in 0..5 {
+        let message = panic_message(&mut app);
+        assert!(message.contains("'writer'") && message.contains("Position"), "message: {message}");
+    }
+}
+
+#[test]
+fn two_undeclared_writers_panic_every_frame_on_any_thread_count() {
+    for threads in [1, 2] {
+        let mut app = App::with_threads(threads);
+        app.world_mut().spawn_batch((0..100).map(|index| (Position(index as f32),)));
+        for name in ["first writer", "second writer"] {
+            app.add_system(
+                Stage::Transform,
+                System::new(name, |ctx| ctx.query::<&mut Position>().iter().for_each(|position| position.0 += 1.0)),
+            );
+        }
+        for frame in 0..10 {
+            let message = panic_message(&mut app);
+            assert!(
+                message.contains("writer'") && message.contains("Position"),
+                "{threads} threads, frame {frame}: {message}"
+            );
+        }
+    }
+}
+
+#[test]
+fn writers_on_provably_disjoint_archetypes_share_a_batch_and_must_query_with_their_filters() {
+    use hecs::{With, Without};
+    struct Scout;
+    struct Enemy;
+    type Scouts = Without<With<&'static mut Velocity, &'static Scout>, &'static Enemy>;
+    type Enemies = With<&'static mut Velocity, &'static Enemy>;
+    let mut app = App::with_threads(2);
+    let scout = app.world_mut().spawn((Velocity(1.0), Scout));
+    let enemy = app.world_mut().spawn((Velocity(1.0), Enemy));
+    app.add_system(
+        Stage::Transform,
+        System::new("scouts", |ctx| ctx.query::<Scouts>().iter().for_each(|velocity| velocity.0 = 2.0))
+            .query::<Scouts>(),
+    );
+    app.add_system(
+        Stage::Transform,
+        System::new("enemies", |ctx| ctx.query::<Enemies>().iter().for_each(|velocity| velocity.0 = 3.0))
+            .query::<Enemies>(),
+    );
+    assert_eq!(app.schedule().batches(Stage::Transform).expect("stage"), vec![vec!["scouts", "enemies"]]);
+    app.run_frame();
+    assert_eq!(*app.world().get::<&Velocity>(scout).expect("alive"), Velocity(2.0));
+    assert_eq!(*app.world().get::<&Velocity>(enemy).expect("alive"), Velocity(3.0));
+
+    app.add_system(
+        Stage::Input,
+        System::new("forgets the filter", |ctx| ctx.query::<&mut Velocity>().iter().for_each(drop)).query::<Enemies>(),
+    );
+    let message = panic_message(&mut app);
+    assert!(message.contains("'forgets the filter'") && message.contains("With/Without"), "message: {message}");
 }
