@@ -43,7 +43,9 @@ mod transform;
 pub mod view;
 
 pub use camera::{Camera, Projection, ProjectionKind, Viewport};
-pub use hierarchy::{hierarchy_system, Children, HierarchyError, HierarchyReport, Parent, HIERARCHY_SYSTEM};
+pub use hierarchy::{
+    hierarchy_system, Children, HierarchyCommands, HierarchyError, HierarchyReport, Parent, HIERARCHY_SYSTEM,
+};
 pub use lod::{Lod, LodLevel};
 pub use render::{Culled, MaterialHandle, Mesh, MeshHandle, Occluded, ShadowCaster, SkinnedPose, Visible};
 pub use settings::RenderSettings;

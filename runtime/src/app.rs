@@ -184,6 +184,12 @@ impl App {
         Ok(self)
     }
 
+    /// Dead despawns and inserts found while applying systems' commands, over the app's life
+    /// (see [`Commands`](crate::Commands)).
+    pub fn command_report(&self) -> crate::CommandReport {
+        self.schedule.command_report()
+    }
+
     /// Inserts a user stage right before `anchor`.
     pub fn add_stage_before(
         &mut self,

@@ -23,6 +23,9 @@ pub use app::{App, FrameTime};
 pub use frame::FrameContext;
 pub use jobs::JobSystem;
 pub use resources::{Res, ResMut, Resources};
-pub use schedule::{ExclusiveContext, Schedule, ScheduleError, Stage, StageName, System, SystemContext};
+pub use schedule::{
+    CommandReport, Commands, ExclusiveContext, QueryAccess, Schedule, ScheduleError, Stage, StageName, System,
+    SystemContext,
+};
 
 pub use hecs;

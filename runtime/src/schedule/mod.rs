@@ -35,6 +35,7 @@
 //! ([`ScheduleError::OrderCycle`]), as is a name no system of the stage has.
 
 mod access;
+mod commands;
 mod order;
 mod query;
 mod system;
@@ -49,6 +50,7 @@ use crate::frame::FrameContext;
 use crate::jobs;
 use crate::resources::Resources;
 
+pub use commands::{CommandReport, Commands};
 pub use query::QueryAccess;
 pub use system::{ExclusiveContext, System, SystemContext};
 
@@ -259,6 +261,7 @@ struct FrameInputs<'a> {
 /// Ordered stages and their systems.
 pub struct Schedule {
     stages: Vec<StageData>,
+    command_report: CommandReport,
 }
 
 impl Default for Schedule {
@@ -272,7 +275,7 @@ impl Schedule {
     pub fn new() -> Schedule {
         let stages = [Stage::Input, Stage::Transform, Stage::Visibility, Stage::Render]
             .map(|stage| StageData::new(stage.name()));
-        Schedule { stages: stages.into() }
+        Schedule { stages: stages.into(), command_report: CommandReport::default() }
     }
 
     fn position(&self, name: StageName) -> Result<usize, ScheduleError> {
@@ -335,6 +338,7 @@ impl Schedule {
         time: FrameTime,
         world_epoch: u64,
     ) {
+        let report = &mut self.command_report;
         for stage in &mut self.stages {
             crate::profile_zone_dynamic!(stage.name);
             let started = std::time::Instant::now();
@@ -357,10 +361,16 @@ impl Schedule {
                 }
             }
             for &position in &stage.apply_order {
-                stage.systems[position].commands.run_on(world);
+                let system = &mut stage.systems[position];
+                system.commands.apply(world, report, &system.name);
             }
             stage.last_seconds = started.elapsed().as_secs_f64();
         }
+    }
+
+    /// Dead despawns and inserts found while applying commands, over the schedule's life.
+    pub fn command_report(&self) -> CommandReport {
+        self.command_report
     }
 
     /// Wall time each stage took in the last frame, in run order (zero before the first).
@@ -391,7 +401,7 @@ fn run_system(system: &mut System, inputs: FrameInputs<'_>) {
     };
     let mut context = SystemContext {
         world: inputs.world,
-        commands,
+        commands: Commands { world: inputs.world, queue: commands, access, name },
         time: inputs.time,
         world_epoch: inputs.world_epoch,
         resources: inputs.resources,

@@ -3,9 +3,10 @@
 use std::any::TypeId;
 use std::borrow::Cow;
 
-use hecs::{CommandBuffer, Component, ComponentError, Entity, Query, QueryBorrow, QueryOne, World};
+use hecs::{Component, ComponentError, Entity, Query, QueryBorrow, QueryOne, World};
 
 use super::access::{Access, AccessEntry, Domain};
+use super::commands::{CommandQueue, Commands, EntityIds};
 use super::query::QueryAccess;
 use crate::app::FrameTime;
 use crate::frame::FrameContext;
@@ -53,7 +54,7 @@ pub struct System {
     pub(crate) access: Access,
     pub(crate) run: SystemBody,
     /// Structural changes recorded this stage; applied at its end in declaration order.
-    pub(crate) commands: CommandBuffer,
+    pub(crate) commands: CommandQueue,
     /// Registers the frame slots this system declared, when it is added to an app.
     pub(crate) frame_slots: Vec<fn(&mut FrameContext)>,
     /// Names of systems of the same stage this one runs before.
@@ -72,7 +73,7 @@ impl System {
             name: name.into(),
             access: Access::default(),
             run: SystemBody::Shared(Box::new(body)),
-            commands: CommandBuffer::new(),
+            commands: CommandQueue::default(),
             frame_slots: Vec::new(),
             before: Vec::new(),
             after: Vec::new(),
@@ -108,7 +109,7 @@ impl System {
             name: name.into(),
             access: Access { exclusive: true, ..Access::default() },
             run: SystemBody::Exclusive(Box::new(body)),
-            commands: CommandBuffer::new(),
+            commands: CommandQueue::default(),
             frame_slots: Vec::new(),
             before: Vec::new(),
             after: Vec::new(),
@@ -222,6 +223,14 @@ impl System {
         self
     }
 
+    /// Declares that the system spawns entities through [`Commands::spawn`], which reserves
+    /// entity ids at once. Spawning systems never share a batch, so the ids they get do not
+    /// depend on the thread count.
+    pub fn spawns(mut self) -> Self {
+        self.access.writes.push(AccessEntry::of::<EntityIds>(Domain::Resource));
+        self
+    }
+
     /// Makes the system conflict with every other: it runs alone in its batch.
     pub fn exclusive(mut self) -> Self {
         self.access.exclusive = true;
@@ -256,7 +265,7 @@ impl std::fmt::Debug for System {
 pub struct SystemContext<'a> {
     pub(crate) world: &'a World,
     /// Structural changes (spawn, despawn, insert, remove), applied at the end of the stage.
-    pub commands: &'a mut CommandBuffer,
+    pub commands: Commands<'a>,
     /// Frame counter and delta time.
     pub time: FrameTime,
     /// Incremented each time the world is replaced (cached entity ids may be stale).

@@ -222,7 +222,8 @@ fn simulation_app(threads: usize) -> App {
                 ctx.commands.spawn((Position(0.0), Velocity(1.0), Health(40)));
             }
         })
-        .reads::<Dead>(),
+        .reads::<Dead>()
+        .spawns(),
     );
     app
 }
@@ -456,4 +457,54 @@ fn writers_on_provably_disjoint_archetypes_share_a_batch_and_must_query_with_the
     );
     let message = panic_message(&mut app);
     assert!(message.contains("'forgets the filter'") && message.contains("With/Without"), "message: {message}");
+}
+
+#[test]
+fn spawned_entities_are_known_at_once_and_dead_targets_are_counted() {
+    let mut app = App::with_threads(2);
+    let victim = app.world_mut().spawn((Health(1),));
+    let spawned = Arc::new(Mutex::new(None));
+    let record = Arc::clone(&spawned);
+    app.add_system(
+        Stage::Input,
+        System::new("spawn and tag", move |ctx| {
+            if ctx.time.frame_index == 0 {
+                let entity = ctx.commands.spawn((Health(5),));
+                ctx.commands.insert_one(entity, Position(1.0));
+                *record.lock() = Some(entity);
+                ctx.commands.despawn(victim);
+                ctx.commands.despawn(victim);
+            }
+        })
+        .spawns(),
+    );
+    app.add_system(
+        Stage::Input,
+        System::new("late insert", move |ctx| {
+            if ctx.time.frame_index == 0 {
+                ctx.commands.insert_one(victim, Dead);
+            }
+        }),
+    );
+    app.run_frame();
+    let entity = spawned.lock().expect("spawned on frame 0");
+    assert_eq!(*app.world().get::<&Position>(entity).expect("the insert reached the spawned entity"), Position(1.0));
+    assert!(!app.world().contains(victim));
+    let report = app.command_report();
+    assert_eq!((report.dead_despawns, report.dead_inserts), (1, 1), "{report:?}");
+    app.run_frames(2);
+    assert_eq!(app.command_report(), report, "nothing new when nothing is misused");
+}
+
+#[test]
+fn spawning_without_declaring_it_panics_naming_the_system() {
+    let mut app = App::with_threads(1);
+    app.add_system(
+        Stage::Input,
+        System::new("undeclared spawner", |ctx| {
+            let _ = ctx.commands.spawn((Health(1),));
+        }),
+    );
+    let message = panic_message(&mut app);
+    assert!(message.contains("'undeclared spawner'") && message.contains("System::spawns"), "message: {message}");
 }
