@@ -173,8 +173,10 @@ impl Camera {
 
 /// Size of the image the view renders into, in pixels. A resource.
 ///
-/// Zero sizes are allowed (a minimised window): [`Viewport::aspect`] falls back to 1 and
-/// screen-size culls must treat a zero height as "no size threshold".
+/// A zero width or height (a minimised window) means "nothing is rendered, culling unchanged":
+/// the Visibility stage keeps its last answer and the `Culled`/`Occluded` tags as they were
+/// until the viewport has an area again. [`Viewport::aspect`] still falls back to 1, so a view
+/// resolved meanwhile has a finite projection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Viewport {
     /// Width in pixels.

@@ -50,7 +50,7 @@ pub use lod::{Lod, LodLevel};
 pub use render::{Culled, MaterialHandle, Mesh, MeshHandle, Occluded, ShadowCaster, SkinnedPose, Visible};
 pub use settings::RenderSettings;
 pub use transform::{Transform, WorldTransform};
-pub use view::{view_system, CameraSelection, FrameContextExt, HostView, ResolvedView, VIEW_STAGE};
+pub use view::{view_system, CameraSelection, FrameContextExt, HostView, NoViewReason, ResolvedView, VIEW_STAGE};
 
 use runtime::{App, Stage};
 

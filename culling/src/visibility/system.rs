@@ -7,7 +7,7 @@ use runtime::{App, Stage, System, SystemContext};
 
 use super::cull::{list_segments, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
 use super::result::{Visibility, VisibilityStats};
-use super::tags::{record_tag_changes, visibility_tags_system};
+use super::tags::{record_tag_changes, record_tags_cleared, visibility_tags_system};
 use crate::bits::words_for;
 use crate::kernels::Kernel;
 use crate::lod::lod_scale;
@@ -62,7 +62,11 @@ pub fn install(app: &mut App) {
 /// resources and the `ResolvedView` frame value; writes the [`Visibility`] resource. Runs on
 /// the job system the app installed; its answer does not depend on the number of threads.
 ///
-/// A frame without a view (no camera) gives an empty result and leaves the tags alone.
+/// A frame without a view (no camera, see `ecs::CameraSelection::no_view_reason`) gives an
+/// empty result with `view` `None` and removes every `Culled` and `Occluded` tag, so tags never
+/// describe an old view: without a view every object counts as visible. A 0x0 [`Viewport`]
+/// (a minimised window) renders nothing and changes nothing here: the last answer and the tags
+/// stay as they were until the viewport has an area again.
 pub fn visibility_system() -> System {
     let mut segments: Vec<Segment> = Vec::new();
     let mut occlusion = OcclusionPass::default(); // issue 6
@@ -101,9 +105,13 @@ fn run_visibility(
     settings: &RenderSettings,
     viewport: Viewport,
 ) {
+    if viewport.width == 0 || viewport.height == 0 {
+        return;
+    }
     let objects = list_segments(ctx.world_unchecked(), segments);
     let Some(view) = view else {
         visibility.clear(objects);
+        visibility.stats.tags_removed = record_tags_cleared(visibility, ctx.world_unchecked());
         return;
     };
     let params = CullParams {

@@ -258,3 +258,21 @@ fn a_follow_camera_ordered_before_the_hierarchy_is_never_a_frame_late() {
         assert_eq!(view.position, Vec3::new(frame_index as f32, 0.0, 5.0), "frame {frame_index}: the view lags");
     }
 }
+
+#[test]
+fn a_frame_without_a_view_says_why() {
+    let mut app = app();
+    let reason = |app: &App| app.resource::<CameraSelection>().no_view_reason();
+    assert!(frame(&mut app).is_none());
+    assert_eq!(reason(&app), Some(NoViewReason::NoCamera));
+    let camera = spawn_camera_at(app.world_mut(), 0, false, 0.0);
+    assert!(frame(&mut app).is_none());
+    assert_eq!(reason(&app), Some(NoViewReason::NoActiveCamera));
+    app.world_mut().get::<&mut Camera>(camera).expect("alive").active = true;
+    app.world_mut().get::<&mut Transform>(camera).expect("alive").translation = Vec3::new(f32::NAN, 0.0, 0.0);
+    assert!(frame(&mut app).is_none());
+    assert_eq!(reason(&app), Some(NoViewReason::CameraWithoutFinitePose(camera)));
+    app.world_mut().get::<&mut Transform>(camera).expect("alive").translation = Vec3::ZERO;
+    assert!(frame(&mut app).is_some());
+    assert_eq!(reason(&app), None);
+}
