@@ -229,7 +229,8 @@ impl App {
     /// Runs one frame: every stage in order, then clears the frame context.
     ///
     /// A panic in a system reaches the caller once the frame's other running systems have
-    /// finished; the frame still ends (its frame values are cleared, its index is used up),
+    /// finished, as a `String` payload that starts with the system's and the stage's name
+    /// (`system 'move' in stage 'Transform' panicked: …`); the frame still ends (its frame values are cleared, its index is used up),
     /// and the app can run the next frame. The panicking stage's command buffers are applied
     /// with the next stage that ends.
     pub fn run_frame(&mut self) {

@@ -2,3 +2,10 @@
 #![warn(missing_docs)]
 
 pub mod city;
+
+/// Installs a logger that prints the engine's warnings and errors on standard error
+/// (`env_logger`); `RUST_LOG` chooses more (`RUST_LOG=info`, `RUST_LOG=ecs=debug`) or less
+/// (`RUST_LOG=off`). Every sample calls it first; a second call does nothing.
+pub fn init_logging() {
+    let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).try_init();
+}

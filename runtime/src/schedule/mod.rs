@@ -251,6 +251,7 @@ impl StageData {
 /// Shared, read-only inputs of every system in a frame.
 #[derive(Clone, Copy)]
 struct FrameInputs<'a> {
+    stage: &'static str,
     world: &'a World,
     resources: &'a Resources,
     frame: &'a FrameContext,
@@ -355,9 +356,10 @@ impl Schedule {
                         frame,
                         name: name.as_ref(),
                     };
-                    run(&mut context);
+                    with_system_name(name, stage.name, || run(&mut context));
                 } else {
-                    run_batch(systems, FrameInputs { world: &*world, resources, frame, time, world_epoch });
+                    let inputs = FrameInputs { stage: stage.name, world: &*world, resources, frame, time, world_epoch };
+                    run_batch(systems, inputs);
                 }
             }
             for &position in &stage.apply_order {
@@ -409,7 +411,20 @@ fn run_system(system: &mut System, inputs: FrameInputs<'_>) {
         access,
         name,
     };
-    run(&mut context);
+    with_system_name(name, inputs.stage, || run(&mut context));
+}
+
+/// Runs `body`; a panic in it is re-raised as a `String` naming the system and the stage, then
+/// the original message. Costs nothing unless it panics.
+fn with_system_name(system: &str, stage: &str, body: impl FnOnce()) {
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("(a panic payload that is not a string)");
+        std::panic::resume_unwind(Box::new(format!("system '{system}' in stage '{stage}' panicked: {message}")));
+    }
 }
 
 impl fmt::Debug for Schedule {

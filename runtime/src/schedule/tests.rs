@@ -302,7 +302,11 @@ fn a_panicking_system_reaches_the_caller_and_the_app_keeps_running() {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| app.run_frame()));
     assert!(app.frame_context().get::<u32>().is_none(), "the failed frame's values are cleared");
     let payload = outcome.expect_err("the system's panic reaches the caller of run_frame");
-    assert_eq!(payload.downcast_ref::<&str>(), Some(&"system failed on purpose"));
+    assert_eq!(
+        payload.downcast_ref::<String>().map(String::as_str),
+        Some("system 'fails on frame 1' in stage 'Input' panicked: system failed on purpose"),
+        "the panic names the system and the stage"
+    );
     // The failed frame still ended; the next frames run normally on the same pool.
     assert_eq!(app.frame_index(), 2, "the failed frame used up its index");
     app.run_frames(3);
