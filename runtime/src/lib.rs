@@ -19,7 +19,7 @@ pub mod profiling;
 mod resources;
 pub mod schedule;
 
-pub use app::{App, FrameTime};
+pub use app::{App, FrameStats, FrameTime};
 pub use frame::FrameContext;
 pub use jobs::JobSystem;
 pub use resources::{Res, ResMut, Resources};
@@ -28,4 +28,7 @@ pub use schedule::{
     SystemContext,
 };
 
+/// The math library of the engine (`Vec3`, `Quat`, `Mat4`, …), re-exported so a game uses the
+/// same version as the engine without pinning it.
+pub use glam;
 pub use hecs;

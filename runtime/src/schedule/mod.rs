@@ -37,6 +37,7 @@
 mod access;
 mod commands;
 mod order;
+mod parallel;
 mod query;
 mod system;
 

@@ -512,3 +512,67 @@ fn spawning_without_declaring_it_panics_naming_the_system() {
     let message = panic_message(&mut app);
     assert!(message.contains("'undeclared spawner'") && message.contains("System::spawns"), "message: {message}");
 }
+
+#[test]
+fn par_for_each_visits_every_item_once_and_is_the_same_on_any_thread_count() {
+    let run = |threads: usize| {
+        let mut app = App::with_threads(threads);
+        app.world_mut().spawn_batch((0..5000u32).map(|index| (Position(index as f32), Velocity(1.5))));
+        app.world_mut().spawn_batch((0..700u32).map(|index| (Position(index as f32), Velocity(2.0), Dead)));
+        app.add_system(
+            Stage::Transform,
+            System::new("integrate", |ctx| {
+                ctx.par_for_each::<(&mut Position, &Velocity)>(256, |(position, velocity)| {
+                    position.0 = position.0 * 1.25 + velocity.0
+                })
+            })
+            .query::<(&mut Position, &Velocity)>(),
+        );
+        app.run_frames(3);
+        snapshot_positions(&app)
+    };
+    let one = run(1);
+    assert_eq!(one.len(), 5700);
+    assert_eq!(
+        one[0],
+        (0, (((0.0f32 * 1.25 + 1.5) * 1.25 + 1.5) * 1.25 + 1.5).to_bits()),
+        "three steps applied once each"
+    );
+    assert!(one == run(3), "same positions on 1 and 3 threads");
+}
+
+#[test]
+#[should_panic(expected = "'sneaky' in stage 'Transform' panicked: system 'sneaky' writes component")]
+fn par_for_each_checks_the_declared_access() {
+    let mut app = App::with_threads(2);
+    app.world_mut().spawn((Position(0.0),));
+    app.add_system(
+        Stage::Transform,
+        System::new("sneaky", |ctx| ctx.par_for_each::<&mut Position>(64, |position| position.0 = 1.0))
+            .reads::<Position>(),
+    );
+    app.run_frame();
+}
+
+#[test]
+fn frame_stats_count_every_frame() {
+    let mut app = App::with_threads(1);
+    assert_eq!(app.frame_seconds(), 0.0);
+    app.run_frames(4);
+    let stats = app.frame_stats();
+    assert_eq!(stats.frames, 4);
+    assert!(stats.last_seconds > 0.0 && stats.max_seconds >= stats.last_seconds, "{stats:?}");
+    assert!((stats.mean_seconds() * 4.0 - stats.total_seconds).abs() < 1e-12);
+    assert_eq!(app.frame_seconds(), stats.last_seconds);
+}
+
+fn snapshot_positions(app: &App) -> Vec<(u32, u32)> {
+    let mut rows: Vec<_> = app
+        .world()
+        .query::<(Entity, &Position)>()
+        .iter()
+        .map(|(entity, position)| (entity.id(), position.0.to_bits()))
+        .collect();
+    rows.sort_unstable();
+    rows
+}
