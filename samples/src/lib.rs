@@ -1,7 +1,9 @@
-//! Runnable programs of the engine: the demo and the custom render-graph pass example.
+//! Runnable programs of the engine: the demo, the render-graph pass examples and a headless
+//! example game (`tower_defence`).
 #![warn(missing_docs)]
 
 pub mod city;
+pub mod tower_defence;
 
 /// Installs a logger that prints the engine's warnings and errors on standard error
 /// (`env_logger`); `RUST_LOG` chooses more (`RUST_LOG=info`, `RUST_LOG=ecs=debug`) or less
