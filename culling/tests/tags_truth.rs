@@ -61,3 +61,21 @@ fn a_zero_viewport_renders_nothing_and_leaves_culling_unchanged() {
     app.run_frame();
     assert!(culled(&app, seen) && !culled(&app, behind), "with an area again, culling resumes from the new pose");
 }
+
+#[test]
+fn a_camera_with_its_own_zero_viewport_leaves_culling_unchanged_whatever_the_global_size() {
+    let (mut app, camera, seen, behind) = app();
+    app.run_frame();
+    app.world_mut().insert_one(camera, ecs::CameraViewport(Viewport { width: 0, height: 0 })).expect("alive");
+    app.world_mut().get::<&mut Transform>(camera).expect("alive").rotation =
+        glam::Quat::from_rotation_y(std::f32::consts::PI);
+    app.run_frame();
+    assert!(culled(&app, behind) && !culled(&app, seen), "the camera's own 0x0 size wins over the global one");
+    app.world_mut().insert_one(camera, ecs::CameraViewport(Viewport { width: 320, height: 200 })).expect("alive");
+    app.run_frame();
+    assert_eq!(
+        app.resource::<Visibility>().view().map(|view| view.viewport),
+        Some(Viewport { width: 320, height: 200 })
+    );
+    assert!(culled(&app, seen) && !culled(&app, behind), "culled with the camera's own size");
+}

@@ -42,7 +42,7 @@ mod settings;
 mod transform;
 pub mod view;
 
-pub use camera::{Camera, Projection, ProjectionKind, Viewport};
+pub use camera::{Camera, CameraViewport, Projection, ProjectionKind, Viewport};
 pub use hierarchy::{
     hierarchy_system, Children, HierarchyCommands, HierarchyError, HierarchyReport, Parent, HIERARCHY_SYSTEM,
 };

@@ -25,7 +25,7 @@ use glam::{Mat4, Quat, Vec3};
 use hecs::{Entity, World};
 use runtime::{FrameContext, System, SystemContext};
 
-use crate::camera::{Camera, ProjectionKind, Viewport};
+use crate::camera::{Camera, CameraViewport, ProjectionKind, Viewport};
 use crate::transform::{Transform, WorldTransform};
 
 /// Name of the stage, inserted after `Transform` by [`install`](crate::install), in which the
@@ -187,7 +187,7 @@ impl CameraSelection {
 /// The view system for [`VIEW_STAGE`]: applies the rules of this module and publishes
 /// [`ResolvedView`].
 ///
-/// Reads `Camera`, `Transform`, `WorldTransform`, the [`Viewport`] resource and the
+/// Reads `Camera`, [`CameraViewport`], `Transform`, `WorldTransform`, the [`Viewport`] resource and the
 /// [`HostView`] frame value; writes the [`CameraSelection`] resource and the `ResolvedView`
 /// frame value. Both resources must be present ([`install`](crate::install) inserts them).
 pub fn view_system() -> System {
@@ -201,6 +201,7 @@ pub fn view_system() -> System {
         }
     })
     .reads::<Camera>()
+    .reads::<CameraViewport>()
     .reads::<Transform>()
     .reads::<WorldTransform>()
     .reads_resource::<Viewport>()
@@ -230,6 +231,7 @@ pub fn resolve(
         Some(HostView::Through(entity)) => match camera_pose(world, entity) {
             Some((camera, position, rotation)) => {
                 selection.bad_through = None;
+                let viewport = own_viewport(world, entity).unwrap_or(viewport);
                 return Some(ResolvedView::new(&camera, position, rotation, viewport, Some(entity)));
             }
             None => {
@@ -265,7 +267,13 @@ pub fn resolve(
     selection.in_gap = false;
     let (camera, position, rotation) =
         camera_pose(world, entity).expect("the held camera was checked to be posed above");
+    let viewport = own_viewport(world, entity).unwrap_or(viewport);
     Some(ResolvedView::new(&camera, position, rotation, viewport, Some(entity)))
+}
+
+/// The camera's own [`CameraViewport`], if it has one.
+fn own_viewport(world: &World, entity: Entity) -> Option<Viewport> {
+    world.get::<&CameraViewport>(entity).ok().map(|own| own.0)
 }
 
 /// A camera entity's camera and finite pose (from `WorldTransform`, else `Transform`), or

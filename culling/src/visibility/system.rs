@@ -64,9 +64,11 @@ pub fn install(app: &mut App) {
 ///
 /// A frame without a view (no camera, see `ecs::CameraSelection::no_view_reason`) gives an
 /// empty result with `view` `None` and removes every `Culled` and `Occluded` tag, so tags never
-/// describe an old view: without a view every object counts as visible. A 0x0 [`Viewport`]
-/// (a minimised window) renders nothing and changes nothing here: the last answer and the tags
-/// stay as they were until the viewport has an area again.
+/// describe an old view: without a view every object counts as visible. A 0x0 viewport (the
+/// view's own, `ResolvedView::viewport`: a camera's `CameraViewport`, else the [`Viewport`]
+/// resource; a minimised window) renders nothing and changes nothing here: the last answer and
+/// the tags stay as they were until the viewport has an area again. The screen-size cull uses
+/// the view's own height too.
 pub fn visibility_system() -> System {
     let mut segments: Vec<Segment> = Vec::new();
     let mut occlusion = OcclusionPass::default(); // issue 6
@@ -105,6 +107,8 @@ fn run_visibility(
     settings: &RenderSettings,
     viewport: Viewport,
 ) {
+    // The view's own size (a camera's `CameraViewport`, else the global resource).
+    let viewport = view.map_or(viewport, |view| view.viewport);
     if viewport.width == 0 || viewport.height == 0 {
         return;
     }
