@@ -101,7 +101,9 @@ impl CommandQueue {
 /// systems never share a batch, so ids never depend on the thread count.
 ///
 /// Despawning an entity twice, or inserting into one that is gone, does nothing, and is
-/// counted in [`CommandReport`] ([`App::command_report`](crate::App::command_report)).
+/// counted in [`CommandReport`] ([`App::command_report`](crate::App::command_report)). The
+/// check follows `spawn`, `insert` and `despawn` commands; an entity removed by a
+/// [`queue`](Commands::queue)d closure (such as a recursive despawn) is not tracked by it.
 ///
 /// ```
 /// use runtime::{App, Stage, System};

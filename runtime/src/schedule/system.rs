@@ -22,9 +22,9 @@ pub(crate) enum SystemBody {
 /// A named piece of frame logic plus the data it declares to read and write.
 ///
 /// Systems of one stage whose declarations do not conflict run at the same time. Declarations
-/// are the contract: queries on the world are checked by hecs at run time, resource and frame
-/// accesses by [`SystemContext`], and an undeclared conflicting access panics with the type's
-/// name rather than racing.
+/// are the contract, checked by [`SystemContext`] in every build: a query, resource or frame
+/// access the system did not declare panics naming the system and the type, whether or not
+/// another system is running beside it.
 ///
 /// ```
 /// use runtime::{App, Stage, System};
