@@ -31,6 +31,10 @@
 //! assert_eq!(batches, vec![vec!["follow camera"], vec!["ecs::hierarchy"]]);
 //! ```
 //!
+//! A system may also anchor itself at either end of its stage ([`System::at_stage_start`],
+//! [`System::at_stage_end`]): it then runs before (after) every system of the stage that does
+//! not say otherwise explicitly.
+//!
 //! A loop of constraints is refused with the names of its systems
 //! ([`ScheduleError::OrderCycle`]), as is a name no system of the stage has.
 
@@ -201,6 +205,7 @@ impl StageData {
                 access: &system.access,
                 before: &system.before,
                 after: &system.after,
+                anchor: system.anchor,
             })
             .collect();
         let outcome = order::order(&inputs).map_err(|error| match error {

@@ -1,7 +1,9 @@
 //! The order of a stage's systems: declaration order, bent by `before`/`after` constraints, then
 //! cut into conflict-free batches.
 //!
-//! 1. Each `before(x)` / `after(x)` becomes an edge between two systems of the stage.
+//! 1. Each `before(x)` / `after(x)` becomes an edge between two systems of the stage. A system
+//!    anchored at the stage's start (end) gets an edge to (from) every system not anchored the
+//!    same way, unless an explicit edge already joins the two: explicit order wins.
 //! 2. The run order is a topological order of those edges. Among the systems that are free to
 //!    go next, the one with the smallest *pull* goes first: a system's pull is the smallest
 //!    declaration index of itself and of every system that must run after it. So a system
@@ -23,6 +25,19 @@ pub(crate) struct OrderInput<'a> {
     pub(crate) access: &'a Access,
     pub(crate) before: &'a [std::borrow::Cow<'static, str>],
     pub(crate) after: &'a [std::borrow::Cow<'static, str>],
+    pub(crate) anchor: Anchor,
+}
+
+/// Where a system is anchored in its stage.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Anchor {
+    /// Ordered by declaration and explicit constraints only.
+    #[default]
+    Free,
+    /// Before every system not anchored at the start.
+    Start,
+    /// After every system not anchored at the end.
+    End,
 }
 
 /// Why a stage's systems cannot be ordered.
@@ -63,6 +78,20 @@ pub(crate) fn order(systems: &[OrderInput<'_>]) -> Result<Order, OrderError> {
                 if !found {
                     return Err(OrderError::Unknown { system: system.name.to_string(), missing: name.to_string() });
                 }
+            }
+        }
+    }
+    let explicit = successors.clone();
+    let joined = |a: usize, b: usize| explicit[a].contains(&b) || explicit[b].contains(&a);
+    for (anchored, system) in systems.iter().enumerate() {
+        for (other, candidate) in systems.iter().enumerate() {
+            if other == anchored || candidate.anchor == system.anchor || joined(anchored, other) {
+                continue;
+            }
+            match system.anchor {
+                Anchor::Start => successors[anchored].push(other),
+                Anchor::End => successors[other].push(anchored),
+                Anchor::Free => {}
             }
         }
     }
@@ -159,6 +188,7 @@ mod tests {
         access: Access,
         before: Vec<Cow<'static, str>>,
         after: Vec<Cow<'static, str>>,
+        anchor: Anchor,
     }
 
     fn spec(name: &'static str, before: &[&'static str], after: &[&'static str]) -> Spec {
@@ -167,13 +197,20 @@ mod tests {
             access: Access::default(),
             before: before.iter().map(|name| Cow::Borrowed(*name)).collect(),
             after: after.iter().map(|name| Cow::Borrowed(*name)).collect(),
+            anchor: Anchor::Free,
         }
     }
 
     fn run(specs: &[Spec]) -> Result<(Vec<&'static str>, Vec<usize>), OrderError> {
         let inputs: Vec<OrderInput<'_>> = specs
             .iter()
-            .map(|spec| OrderInput { name: spec.name, access: &spec.access, before: &spec.before, after: &spec.after })
+            .map(|spec| OrderInput {
+                name: spec.name,
+                access: &spec.access,
+                before: &spec.before,
+                after: &spec.after,
+                anchor: spec.anchor,
+            })
             .collect();
         let order = order(&inputs)?;
         let names = order.run_order.iter().map(|&index| specs[index].name).collect();
@@ -205,6 +242,18 @@ mod tests {
         let error = run(&[spec("a", &["b"], &[]), spec("b", &["c"], &[]), spec("c", &["a"], &[])]).unwrap_err();
         assert_eq!(error, OrderError::Cycle(vec!["a".into(), "b".into(), "c".into()]));
         assert_eq!(run(&[spec("self", &["self"], &[])]).unwrap_err(), OrderError::Cycle(vec!["self".into()]));
+    }
+
+    #[test]
+    fn stage_anchors_order_against_everything_but_explicit_constraints_win() {
+        let mut propagate = spec("propagate", &[], &[]);
+        propagate.anchor = Anchor::End;
+        let mut input = spec("input", &[], &[]);
+        input.anchor = Anchor::Start;
+        let specs = [propagate, spec("follow", &[], &[]), spec("reads world", &[], &["propagate"]), input];
+        let (names, batches) = run(&specs).expect("no cycle");
+        assert_eq!(names, vec!["input", "follow", "propagate", "reads world"]);
+        assert_eq!(batches, vec![0, 1, 2, 3], "each waits for the one before");
     }
 
     #[test]

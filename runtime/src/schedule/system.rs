@@ -7,6 +7,7 @@ use hecs::{Component, ComponentError, Entity, Query, QueryBorrow, QueryOne, Worl
 
 use super::access::{Access, AccessEntry, Domain};
 use super::commands::{CommandQueue, Commands, EntityIds};
+use super::order::Anchor;
 use super::query::QueryAccess;
 use crate::app::FrameTime;
 use crate::frame::FrameContext;
@@ -61,6 +62,8 @@ pub struct System {
     pub(crate) before: Vec<Cow<'static, str>>,
     /// Names of systems of the same stage this one runs after.
     pub(crate) after: Vec<Cow<'static, str>>,
+    /// Anchored at the start or end of its stage, or neither.
+    pub(crate) anchor: Anchor,
 }
 
 impl System {
@@ -77,6 +80,7 @@ impl System {
             frame_slots: Vec::new(),
             before: Vec::new(),
             after: Vec::new(),
+            anchor: Anchor::Free,
         }
     }
 
@@ -113,6 +117,7 @@ impl System {
             frame_slots: Vec::new(),
             before: Vec::new(),
             after: Vec::new(),
+            anchor: Anchor::Free,
         }
     }
 
@@ -228,6 +233,22 @@ impl System {
     /// depend on the thread count.
     pub fn spawns(mut self) -> Self {
         self.access.writes.push(AccessEntry::of::<EntityIds>(Domain::Resource));
+        self
+    }
+
+    /// Runs the system before every system of its stage that is not itself anchored at the
+    /// start, whenever they were added, except those ordered against it explicitly with
+    /// [`before`](System::before)/[`after`](System::after) (explicit order wins).
+    pub fn at_stage_start(mut self) -> Self {
+        self.anchor = Anchor::Start;
+        self
+    }
+
+    /// Runs the system after every system of its stage that is not itself anchored at the end,
+    /// whenever they were added, except those ordered against it explicitly (a system that says
+    /// `after(this)` still runs after it).
+    pub fn at_stage_end(mut self) -> Self {
+        self.anchor = Anchor::End;
         self
     }
 
