@@ -171,10 +171,39 @@ impl Camera {
     }
 }
 
-/// Size of the image the view renders into, in pixels. A resource.
+/// A camera's own image size: the view through this camera is projected, culled (screen-size
+/// threshold, the 0x0 rule of [`Viewport`]) and published in
+/// [`ResolvedView::viewport`](crate::ResolvedView) with it instead of the global [`Viewport`]
+/// resource, which stays the default for cameras without one (and for a host's free view).
 ///
-/// Zero sizes are allowed (a minimised window): [`Viewport::aspect`] falls back to 1 and
-/// screen-size culls must treat a zero height as "no size threshold".
+/// ```
+/// use ecs::{scene, Camera, CameraViewport, FrameContextExt, Transform, Viewport};
+/// let mut app = runtime::App::new();
+/// ecs::install(&mut app);
+/// let camera = scene::spawn_camera(app.world_mut(), Camera::default(), Transform::IDENTITY);
+/// app.world_mut().insert_one(camera, CameraViewport(Viewport { width: 256, height: 128 })).unwrap();
+/// let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+/// let record = seen.clone();
+/// app.add_system(
+///     runtime::Stage::Visibility,
+///     runtime::System::new("look", move |ctx| {
+///         *record.lock().unwrap() = ctx.frame_value::<ecs::ResolvedView>().map(|view| view.viewport);
+///     })
+///     .reads_frame::<ecs::ResolvedView>(),
+/// );
+/// app.run_frame();
+/// assert_eq!(*seen.lock().unwrap(), Some(Viewport { width: 256, height: 128 }));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CameraViewport(pub Viewport);
+
+/// Size of the image the view renders into, in pixels. A resource: the default for every
+/// camera without a [`CameraViewport`].
+///
+/// A zero width or height (a minimised window) means "nothing is rendered, culling unchanged":
+/// the Visibility stage keeps its last answer and the `Culled`/`Occluded` tags as they were
+/// until the viewport has an area again. [`Viewport::aspect`] still falls back to 1, so a view
+/// resolved meanwhile has a finite projection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Viewport {
     /// Width in pixels.

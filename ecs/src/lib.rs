@@ -42,13 +42,15 @@ mod settings;
 mod transform;
 pub mod view;
 
-pub use camera::{Camera, Projection, ProjectionKind, Viewport};
-pub use hierarchy::{hierarchy_system, Children, HierarchyError, HierarchyReport, Parent};
+pub use camera::{Camera, CameraViewport, Projection, ProjectionKind, Viewport};
+pub use hierarchy::{
+    hierarchy_system, Children, HierarchyCommands, HierarchyError, HierarchyReport, Parent, HIERARCHY_SYSTEM,
+};
 pub use lod::{Lod, LodLevel};
 pub use render::{Culled, MaterialHandle, Mesh, MeshHandle, Occluded, ShadowCaster, SkinnedPose, Visible};
 pub use settings::RenderSettings;
 pub use transform::{Transform, WorldTransform};
-pub use view::{view_system, CameraSelection, FrameContextExt, HostView, ResolvedView, VIEW_STAGE};
+pub use view::{view_system, CameraSelection, FrameContextExt, HostView, NoViewReason, ResolvedView, VIEW_STAGE};
 
 use runtime::{App, Stage};
 

@@ -96,12 +96,19 @@ pub struct ShadowCaster;
 ///
 /// Inserted and removed by the Visibility stage in one batch of direct world calls, and only
 /// on a change, so a still camera makes no structural change.
+///
+/// **When it is true.** Systems after the Visibility stage see this frame's answer; systems
+/// before it (Input, Transform, a gameplay stage) see last frame's, one frame late. A newly
+/// spawned entity carries no tag, so it counts as visible until its first cull. A frame
+/// without a view (no camera, an inactive one, a non-finite pose) removes every tag: nothing
+/// is known to be hidden. A 0x0 viewport (minimised window) leaves the tags as they were.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Culled;
 
 /// Tag: hidden behind other geometry according to the occlusion cull.
 ///
-/// Changed only on transitions, like [`Culled`].
+/// Changed only on transitions, with the same timing as [`Culled`] (one frame late for
+/// systems before the Visibility stage, absent on new entities and in frames without a view).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Occluded;
 

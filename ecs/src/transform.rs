@@ -44,6 +44,13 @@ impl Transform {
         Transform { translation, rotation, scale: Vec3::ONE }
     }
 
+    /// The translation, rotation and scale of an affine matrix without shear (a world matrix
+    /// of the hierarchy, say).
+    pub fn from_matrix(matrix: Mat4) -> Transform {
+        let (scale, rotation, translation) = matrix.to_scale_rotation_translation();
+        Transform { translation, rotation, scale }
+    }
+
     /// The same transform with `scale`.
     pub const fn with_scale(self, scale: Vec3) -> Transform {
         Transform { scale, ..self }

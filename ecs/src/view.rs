@@ -17,14 +17,15 @@
 //! 3. Only when it is gone, deactivated or unposed, or when the world was replaced (its epoch
 //!    changed, so a stranger may hold the old id), the lowest-slot active camera is looked up
 //!    (slot: [`Camera::order`], then entity id).
-//! 4. No camera: "No active camera found for visibility" is logged once per gap and no view
-//!    is published, so nothing renders.
+//! 4. No usable camera: no view is published, so nothing renders, and the reason
+//!    ([`NoViewReason`]: no camera, none active, or an active camera without a finite pose) is
+//!    logged once per gap and kept in [`CameraSelection::no_view_reason`].
 
 use glam::{Mat4, Quat, Vec3};
 use hecs::{Entity, World};
 use runtime::{FrameContext, System, SystemContext};
 
-use crate::camera::{Camera, ProjectionKind, Viewport};
+use crate::camera::{Camera, CameraViewport, ProjectionKind, Viewport};
 use crate::transform::{Transform, WorldTransform};
 
 /// Name of the stage, inserted after `Transform` by [`install`](crate::install), in which the
@@ -125,9 +126,34 @@ impl FrameContextExt for FrameContext {
     }
 }
 
+/// Why a frame has no view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoViewReason {
+    /// No entity has a [`Camera`].
+    NoCamera,
+    /// Cameras exist, but none is active.
+    NoActiveCamera,
+    /// This active camera has no usable pose: a non-finite `WorldTransform`/`Transform` (a
+    /// followed target's NaN position, say), or neither component.
+    CameraWithoutFinitePose(Entity),
+}
+
+impl std::fmt::Display for NoViewReason {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoViewReason::NoCamera => write!(formatter, "no entity has a Camera"),
+            NoViewReason::NoActiveCamera => write!(formatter, "no camera is active"),
+            NoViewReason::CameraWithoutFinitePose(entity) => {
+                write!(formatter, "active camera {entity:?} has no finite pose (non-finite or missing transform)")
+            }
+        }
+    }
+}
+
 /// The scene camera in use, held across frames. A resource written by the view system.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CameraSelection {
+    no_view: Option<NoViewReason>,
     held: Option<Entity>,
     epoch: u64,
     in_gap: bool,
@@ -142,9 +168,14 @@ impl CameraSelection {
         self.held
     }
 
-    /// How many times "No active camera found for visibility" was logged (once per gap).
+    /// How many times a frame without a view was logged (once per gap).
     pub fn gaps_reported(&self) -> u64 {
         self.gaps_reported
+    }
+
+    /// Why the last frame had no view, or `None` when it had one (or a host view).
+    pub fn no_view_reason(&self) -> Option<NoViewReason> {
+        self.no_view
     }
 
     /// How many scans for the lowest-slot active camera ran.
@@ -156,7 +187,7 @@ impl CameraSelection {
 /// The view system for [`VIEW_STAGE`]: applies the rules of this module and publishes
 /// [`ResolvedView`].
 ///
-/// Reads `Camera`, `Transform`, `WorldTransform`, the [`Viewport`] resource and the
+/// Reads `Camera`, [`CameraViewport`], `Transform`, `WorldTransform`, the [`Viewport`] resource and the
 /// [`HostView`] frame value; writes the [`CameraSelection`] resource and the `ResolvedView`
 /// frame value. Both resources must be present ([`install`](crate::install) inserts them).
 pub fn view_system() -> System {
@@ -165,11 +196,12 @@ pub fn view_system() -> System {
         let viewport = *ctx.resource::<Viewport>();
         let host = ctx.frame_value::<HostView>().map(|view| *view);
         let mut selection = ctx.resource_mut::<CameraSelection>();
-        if let Some(view) = resolve(ctx.world, ctx.world_epoch, host, viewport, &mut selection) {
+        if let Some(view) = resolve(ctx.world_unchecked(), ctx.world_epoch, host, viewport, &mut selection) {
             ctx.publish(view);
         }
     })
     .reads::<Camera>()
+    .reads::<CameraViewport>()
     .reads::<Transform>()
     .reads::<WorldTransform>()
     .reads_resource::<Viewport>()
@@ -191,6 +223,7 @@ pub fn resolve(
         selection.held = None;
         selection.epoch = world_epoch;
     }
+    selection.no_view = None;
     match host {
         Some(HostView::Free { camera, position, rotation }) => {
             return Some(ResolvedView::new(&camera, position, rotation, viewport, None))
@@ -198,6 +231,7 @@ pub fn resolve(
         Some(HostView::Through(entity)) => match camera_pose(world, entity) {
             Some((camera, position, rotation)) => {
                 selection.bad_through = None;
+                let viewport = own_viewport(world, entity).unwrap_or(viewport);
                 return Some(ResolvedView::new(&camera, position, rotation, viewport, Some(entity)));
             }
             None => {
@@ -221,8 +255,10 @@ pub fn resolve(
         selection.held = lowest_slot_active_camera(world);
     }
     let Some(entity) = selection.held else {
+        let reason = why_no_view(world);
+        selection.no_view = Some(reason);
         if !selection.in_gap {
-            log::warn!("No active camera found for visibility");
+            log::warn!("No view this frame, nothing is rendered: {reason}");
             selection.in_gap = true;
             selection.gaps_reported += 1;
         }
@@ -231,7 +267,13 @@ pub fn resolve(
     selection.in_gap = false;
     let (camera, position, rotation) =
         camera_pose(world, entity).expect("the held camera was checked to be posed above");
+    let viewport = own_viewport(world, entity).unwrap_or(viewport);
     Some(ResolvedView::new(&camera, position, rotation, viewport, Some(entity)))
+}
+
+/// The camera's own [`CameraViewport`], if it has one.
+fn own_viewport(world: &World, entity: Entity) -> Option<Viewport> {
+    world.get::<&CameraViewport>(entity).ok().map(|own| own.0)
 }
 
 /// A camera entity's camera and finite pose (from `WorldTransform`, else `Transform`), or
@@ -250,6 +292,23 @@ fn camera_pose(world: &World, entity: Entity) -> Option<(Camera, Vec3, Quat)> {
     let (_, rotation, position) = matrix.to_scale_rotation_translation();
     let rotation = rotation.normalize();
     rotation.is_finite().then_some((*camera, position, rotation))
+}
+
+/// Why no camera qualifies (called only when none does).
+fn why_no_view(world: &World) -> NoViewReason {
+    let mut query = world.query::<(Entity, &Camera)>();
+    let mut any = false;
+    for (entity, camera) in query.iter() {
+        if camera.active {
+            return NoViewReason::CameraWithoutFinitePose(entity);
+        }
+        any = true;
+    }
+    if any {
+        NoViewReason::NoActiveCamera
+    } else {
+        NoViewReason::NoCamera
+    }
 }
 
 /// The active, posed camera with the lowest `(order, entity id)`.

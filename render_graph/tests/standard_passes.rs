@@ -181,9 +181,30 @@ fn only_changed_records_are_uploaded() {
     renderer.frame();
     let report = lock_scene(&renderer.scene).last_upload();
     assert_eq!((report.bytes, report.pending_objects), (OBJECT_RECORD_BYTES, 1), "the budget defers one record");
+    assert_eq!((report.drawn_missing, report.drawn_stale), (0, 1), "the deferred object is drawn as it was");
     renderer.frame();
     let report = lock_scene(&renderer.scene).last_upload();
     assert_eq!((report.bytes, report.pending_objects), (OBJECT_RECORD_BYTES, 0), "the deferred record follows");
+    assert_eq!((report.drawn_missing, report.drawn_stale), (0, 0), "everything drawn is current");
+    drop(renderer);
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn drawing_objects_the_budget_has_not_uploaded_yet_is_reported() {
+    let Some(device) = gpu_test_context() else { return };
+    let objects: Vec<ObjectDesc> =
+        (0..10).map(|index| cube(scale_translate(0.3, [index as f32 * 0.4 - 1.8, 0.0, 0.0]), RED)).collect();
+    let mut renderer =
+        Renderer::new(&device, new_scene(&device, &objects, camera_looking_down_negative_z([0.0, 0.0, 3.0])), None);
+    lock_scene(&renderer.scene).set_upload_budget(4 * OBJECT_RECORD_BYTES);
+    renderer.frame();
+    let report = lock_scene(&renderer.scene).last_upload();
+    assert_eq!(report.drawn_missing, 6, "six drawn objects have no record on the GPU yet: {report:?}");
+    renderer.frame();
+    renderer.frame();
+    let report = lock_scene(&renderer.scene).last_upload();
+    assert_eq!((report.drawn_missing, report.pending_objects), (0, 0), "all uploaded by the third frame");
     drop(renderer);
     assert_no_validation_messages(&device);
 }

@@ -20,6 +20,38 @@ pub struct FrameTime {
     pub elapsed_seconds: f64,
 }
 
+/// Wall-clock statistics of the frames an [`App`] ran (each frame measured from the start of
+/// `run_frame` to its end, every stage and command flush included).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FrameStats {
+    /// Frames run.
+    pub frames: u64,
+    /// Seconds the last frame took.
+    pub last_seconds: f64,
+    /// Seconds all frames took together.
+    pub total_seconds: f64,
+    /// The longest frame, in seconds.
+    pub max_seconds: f64,
+}
+
+impl FrameStats {
+    /// Mean seconds per frame (zero before the first).
+    pub fn mean_seconds(&self) -> f64 {
+        if self.frames == 0 {
+            0.0
+        } else {
+            self.total_seconds / self.frames as f64
+        }
+    }
+
+    fn record(&mut self, seconds: f64) {
+        self.frames += 1;
+        self.last_seconds = seconds;
+        self.total_seconds += seconds;
+        self.max_seconds = self.max_seconds.max(seconds);
+    }
+}
+
 /// Which job system runs the frame.
 enum Jobs {
     Global,
@@ -49,6 +81,7 @@ pub struct App {
     time: FrameTime,
     fixed_delta: Option<f32>,
     last_frame_start: Option<Instant>,
+    stats: FrameStats,
     jobs: Jobs,
 }
 
@@ -71,6 +104,7 @@ impl App {
             time: FrameTime::default(),
             fixed_delta: None,
             last_frame_start: None,
+            stats: FrameStats::default(),
             jobs: Jobs::Global,
         }
     }
@@ -184,6 +218,12 @@ impl App {
         Ok(self)
     }
 
+    /// Dead despawns and inserts found while applying systems' commands, over the app's life
+    /// (see [`Commands`](crate::Commands)).
+    pub fn command_report(&self) -> crate::CommandReport {
+        self.schedule.command_report()
+    }
+
     /// Inserts a user stage right before `anchor`.
     pub fn add_stage_before(
         &mut self,
@@ -215,6 +255,17 @@ impl App {
         self.time
     }
 
+    /// Wall-clock seconds the last frame took to run (zero before the first). Unlike
+    /// [`FrameTime::delta_seconds`], it is the engine's own cost, not the time between frames.
+    pub fn frame_seconds(&self) -> f64 {
+        self.stats.last_seconds
+    }
+
+    /// Wall-clock statistics of all frames run.
+    pub fn frame_stats(&self) -> FrameStats {
+        self.stats
+    }
+
     /// Number of frames run so far.
     pub fn frame_index(&self) -> u64 {
         self.time.frame_index
@@ -223,7 +274,8 @@ impl App {
     /// Runs one frame: every stage in order, then clears the frame context.
     ///
     /// A panic in a system reaches the caller once the frame's other running systems have
-    /// finished; the frame still ends (its frame values are cleared, its index is used up),
+    /// finished, as a `String` payload that starts with the system's and the stage's name
+    /// (`system 'move' in stage 'Transform' panicked: …`); the frame still ends (its frame values are cleared, its index is used up),
     /// and the app can run the next frame. The panicking stage's command buffers are applied
     /// with the next stage that ends.
     pub fn run_frame(&mut self) {
@@ -252,6 +304,7 @@ impl App {
         // A frame that panicked still ends: its frame values are cleared and its index is
         // used up, so the next frame neither sees stale values nor replays the same index.
         frame.end_frame();
+        self.stats.record(now.elapsed().as_secs_f64());
         crate::profiling::frame_mark();
         self.time = FrameTime { frame_index: frame_index + 1, ..time };
         if let Err(payload) = outcome {

@@ -19,10 +19,16 @@ pub mod profiling;
 mod resources;
 pub mod schedule;
 
-pub use app::{App, FrameTime};
+pub use app::{App, FrameStats, FrameTime};
 pub use frame::FrameContext;
 pub use jobs::JobSystem;
 pub use resources::{Res, ResMut, Resources};
-pub use schedule::{ExclusiveContext, Schedule, ScheduleError, Stage, StageName, System, SystemContext};
+pub use schedule::{
+    CommandReport, Commands, ExclusiveContext, QueryAccess, Schedule, ScheduleError, Stage, StageName, System,
+    SystemContext,
+};
 
+/// The math library of the engine (`Vec3`, `Quat`, `Mat4`, …), re-exported so a game uses the
+/// same version as the engine without pinning it.
+pub use glam;
 pub use hecs;

@@ -29,7 +29,7 @@ fn warm_parallel_loops_and_frames_do_not_allocate() {
         Stage::Transform,
         System::new("move", |ctx| {
             runtime::jobs::parallel_for(0..64, 8, |_| {});
-            for position in ctx.world.query::<&mut Position>().iter() {
+            for position in ctx.query::<&mut Position>().iter() {
                 position.0 += 1.0;
             }
         })

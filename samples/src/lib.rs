@@ -1,5 +1,14 @@
-//! Runnable programs of the engine: the demo and the custom render-graph pass example.
+//! Runnable programs of the engine: the demo, the render-graph pass examples and a headless
+//! example game (`tower_defence`).
 #![warn(missing_docs)]
 
 pub mod city;
 pub mod mesh_render;
+pub mod tower_defence;
+
+/// Installs a logger that prints the engine's warnings and errors on standard error
+/// (`env_logger`); `RUST_LOG` chooses more (`RUST_LOG=info`, `RUST_LOG=ecs=debug`) or less
+/// (`RUST_LOG=off`). Every sample calls it first; a second call does nothing.
+pub fn init_logging() {
+    let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).try_init();
+}

@@ -7,7 +7,7 @@ use runtime::{App, Stage, System, SystemContext};
 
 use super::cull::{list_segments, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
 use super::result::{Visibility, VisibilityStats};
-use super::tags::{record_tag_changes, visibility_tags_system};
+use super::tags::{record_tag_changes, record_tags_cleared, visibility_tags_system};
 use crate::bits::words_for;
 use crate::kernels::Kernel;
 use crate::lod::lod_scale;
@@ -62,7 +62,13 @@ pub fn install(app: &mut App) {
 /// resources and the `ResolvedView` frame value; writes the [`Visibility`] resource. Runs on
 /// the job system the app installed; its answer does not depend on the number of threads.
 ///
-/// A frame without a view (no camera) gives an empty result and leaves the tags alone.
+/// A frame without a view (no camera, see `ecs::CameraSelection::no_view_reason`) gives an
+/// empty result with `view` `None` and removes every `Culled` and `Occluded` tag, so tags never
+/// describe an old view: without a view every object counts as visible. A 0x0 viewport (the
+/// view's own, `ResolvedView::viewport`: a camera's `CameraViewport`, else the [`Viewport`]
+/// resource; a minimised window) renders nothing and changes nothing here: the last answer and
+/// the tags stay as they were until the viewport has an area again. The screen-size cull uses
+/// the view's own height too.
 pub fn visibility_system() -> System {
     let mut segments: Vec<Segment> = Vec::new();
     let mut occlusion = OcclusionPass::default(); // issue 6
@@ -101,9 +107,15 @@ fn run_visibility(
     settings: &RenderSettings,
     viewport: Viewport,
 ) {
-    let objects = list_segments(ctx.world, segments);
+    // The view's own size (a camera's `CameraViewport`, else the global resource).
+    let viewport = view.map_or(viewport, |view| view.viewport);
+    if viewport.width == 0 || viewport.height == 0 {
+        return;
+    }
+    let objects = list_segments(ctx.world_unchecked(), segments);
     let Some(view) = view else {
         visibility.clear(objects);
+        visibility.stats.tags_removed = record_tags_cleared(visibility, ctx.world_unchecked());
         return;
     };
     let params = CullParams {
@@ -128,7 +140,7 @@ fn run_visibility(
         column.resize(words, 0);
     }
     let inputs = PassInputs {
-        world: ctx.world,
+        world: ctx.world_unchecked(),
         segments,
         view: &context,
         kernel: Kernel::detect(),
@@ -181,7 +193,7 @@ fn run_visibility(
     gather(visibility);
     let started = std::time::Instant::now();
     let segment_runs = segments.iter().map(|segment| (segment.archetype, segment.start, segment.len));
-    let occluded_now = occluded_tagged(occlusion, visibility.bits.words().len(), ctx.world, segment_runs);
+    let occluded_now = occluded_tagged(occlusion, visibility.bits.words().len(), ctx.world_unchecked(), segment_runs);
     let (inserted, removed) = record_tag_changes(visibility, occluded_now);
     visibility.stats.tags_inserted = inserted;
     visibility.stats.tags_removed = removed;

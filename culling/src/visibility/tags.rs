@@ -17,7 +17,7 @@
 //! allocation once the lists have their capacity).
 
 use ecs::{Culled, Occluded};
-use runtime::hecs::Entity;
+use runtime::hecs::{Entity, World};
 use runtime::System;
 
 use super::result::Visibility;
@@ -73,6 +73,17 @@ pub(crate) fn record_tag_changes(visibility: &mut Visibility, occluded_tagged: &
     let counts = changes.counts();
     visibility.tag_changes = changes;
     counts
+}
+
+/// Records the removal of every `Culled` and `Occluded` tag in `world`, for a frame without a
+/// view: with no cull to back them, tags would describe an old view, so every object counts
+/// as visible (as before its first cull). Returns how many removals were recorded.
+pub(crate) fn record_tags_cleared(visibility: &mut Visibility, world: &World) -> usize {
+    let changes = &mut visibility.tag_changes;
+    changes.clear();
+    changes.remove_culled.extend(world.query::<Entity>().with::<&Culled>().iter());
+    changes.remove_occluded.extend(world.query::<Entity>().with::<&Occluded>().iter());
+    changes.counts().1
 }
 
 /// Calls `change(entity, insert)` for each object of word `word_index` whose tag state

@@ -18,13 +18,15 @@
 //! assert!(matches!(hierarchy::set_parent(&mut world, root, child), Err(HierarchyError::Cycle { .. })));
 //! ```
 
+mod commands;
 mod propagate;
 
 use std::fmt;
 
 use hecs::{Entity, World};
 
-pub use propagate::{hierarchy_system, HierarchyReport, Propagator};
+pub use commands::HierarchyCommands;
+pub use propagate::{hierarchy_system, HierarchyReport, Propagator, HIERARCHY_SYSTEM};
 
 /// The entity this one is placed relative to. Its [`WorldTransform`](crate::WorldTransform) is
 /// the parent's world matrix times its own local [`Transform`](crate::Transform).

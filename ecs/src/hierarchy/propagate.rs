@@ -60,13 +60,22 @@ pub struct HierarchyReport {
     pub nodes: usize,
     /// Depth levels last frame (1 for a flat scene, 0 for none).
     pub levels: usize,
-    /// Children whose parent was despawned and which were made roots (each logged once).
+    /// Children whose parent was despawned and which were made roots where they stood (their
+    /// local `Transform` set to their last world pose; each logged once), over the app's life.
     pub orphans_detached: u64,
+    /// How many of those were detached in the last frame.
+    pub orphans_this_frame: usize,
     /// Loops of `Parent` links found and cut (each frame a loop is seen, it is cut again).
     pub cycles_cut: u64,
 }
 
-/// The hierarchy system for [`Stage::Transform`](runtime::Stage::Transform).
+/// Name of the system [`hierarchy_system`] returns: order a `Transform`-stage system against it
+/// with [`System::before`] (a follow camera that moves a `Transform` the propagation must see
+/// this frame) or [`System::after`] (a system that reads this frame's `WorldTransform`).
+pub const HIERARCHY_SYSTEM: &str = "ecs::hierarchy";
+
+/// The hierarchy system for [`Stage::Transform`](runtime::Stage::Transform), named
+/// [`HIERARCHY_SYSTEM`].
 ///
 /// Reads `Transform` and `Parent`, writes `WorldTransform` and the [`HierarchyReport`]
 /// resource (which must be present; [`install`](crate::install) inserts it). A child whose
@@ -75,10 +84,11 @@ pub struct HierarchyReport {
 /// `Transform` places its children as roots for as long as it lacks one.
 pub fn hierarchy_system() -> System {
     let mut propagator = Propagator::default();
-    System::new("ecs::hierarchy", move |ctx: &mut SystemContext<'_>| {
+    System::new(HIERARCHY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
         runtime::profile_zone!("hierarchy");
         let mut report = ctx.resource_mut::<HierarchyReport>();
-        let (world, commands) = (ctx.world, &mut *ctx.commands);
+        let world = ctx.world_unchecked();
+        let commands = ctx.commands.hecs_buffer();
         // One scope around all the parallel loops: a thread outside the pool (the main thread
         // running a lone system) then joins the pool once per frame, not once per loop.
         runtime::jobs::scope(|_| propagator.run(world, commands, &mut report));
@@ -190,8 +200,9 @@ impl Propagator {
     pub fn run(&mut self, world: &World, commands: &mut hecs::CommandBuffer, report: &mut HierarchyReport) {
         let count = self.gather(world);
         let flags = self.link(world);
+        report.orphans_this_frame = 0;
         if flags.parent_gone.load(Ordering::Relaxed) {
-            Self::detach_orphans(world, commands, report);
+            self.detach_orphans(world, commands, report);
         }
         let unplaced = flags.parent_unplaced.load(Ordering::Relaxed);
         if unplaced && !self.warned_parent_without_transform {
@@ -306,16 +317,29 @@ impl Propagator {
         flags
     }
 
-    /// Removes the `Parent` of every node whose parent was despawned, logging each once (the
-    /// removal makes it a root, so the next frame does not see it again).
-    fn detach_orphans(world: &World, commands: &mut hecs::CommandBuffer, report: &mut HierarchyReport) {
-        let mut query = world.query::<(Entity, &Parent)>().with::<&Transform>();
-        for (child, parent) in query.iter() {
-            if !world.contains(parent.0) {
-                log::warn!("entity {child:?} lost its parent {:?} (despawned); it is a root from now on", parent.0);
-                commands.remove_one::<Parent>(child);
-                report.orphans_detached += 1;
+    /// Makes every node whose parent was despawned a root where it stands: its local
+    /// `Transform` becomes its last world pose (this frame's matrices use it already, so it
+    /// does not jump) and its `Parent` is removed. Each is logged once (the removal makes it a
+    /// root, so the next frame does not see it again) and counted in the report.
+    fn detach_orphans(&mut self, world: &World, commands: &mut hecs::CommandBuffer, report: &mut HierarchyReport) {
+        let mut query = world.query::<(Entity, &Parent, Option<&WorldTransform>)>().with::<&Transform>();
+        for (child, parent, last_world) in query.iter() {
+            if world.contains(parent.0) {
+                continue;
             }
+            log::warn!(
+                "entity {child:?} lost its parent {:?} (despawned); it is a root where it stands from now on",
+                parent.0
+            );
+            if let Some(pose) = last_world.filter(|last| last.is_finite()).map(|last| Transform::from_matrix(last.0)) {
+                let node = self.node_of_id[child.id() as usize].load(Ordering::Relaxed) as usize;
+                debug_assert_eq!(self.inputs[node].id, child.id(), "gathered this frame");
+                self.inputs[node].local = pose;
+                commands.insert_one(child, pose);
+            }
+            commands.remove_one::<Parent>(child);
+            report.orphans_detached += 1;
+            report.orphans_this_frame += 1;
         }
     }
 

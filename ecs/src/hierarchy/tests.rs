@@ -99,7 +99,12 @@ fn a_reused_id_is_not_mistaken_for_the_despawned_parent() {
     let stranger = app.world_mut().spawn((Transform::from_translation(Vec3::splat(-50.0)),));
     assert_eq!(stranger.id(), parent.id(), "the test needs the id to be reused");
     app.run_frame();
-    assert_eq!(world_of(app.world(), child).w_axis.truncate(), Vec3::X, "the child must not follow the stranger");
+    let stands = Vec3::new(101.0, 100.0, 100.0);
+    assert_eq!(
+        world_of(app.world(), child).w_axis.truncate(),
+        stands,
+        "the child stays where it stood, not at the stranger"
+    );
     assert_eq!(parent_of(app.world(), child), None);
 }
 
@@ -133,18 +138,27 @@ fn reparenting_moves_the_child_with_its_new_parent() {
 }
 
 #[test]
-fn despawned_parent_makes_its_child_a_root_once() {
+fn despawned_parent_makes_its_child_a_root_where_it_stands_once() {
     let mut app = app();
     let world = app.world_mut();
     let parent = world.spawn((Transform::from_translation(Vec3::splat(5.0)),));
     let child = world.spawn((Transform::from_translation(Vec3::X),));
+    let grandchild = world.spawn((Transform::from_translation(Vec3::Y),));
     set_parent(world, child, parent).expect("valid");
+    set_parent(world, grandchild, child).expect("valid");
     app.run_frame();
     app.world_mut().despawn(parent).expect("alive");
-    app.run_frames(3);
-    assert_eq!(world_of(app.world(), child).w_axis.truncate(), Vec3::X, "the orphan is placed as a root");
+    app.run_frame();
+    let stands = Vec3::new(6.0, 5.0, 5.0);
+    assert_eq!(world_of(app.world(), child).w_axis.truncate(), stands, "the orphan keeps its world pose, no jump");
+    assert_eq!(world_of(app.world(), grandchild).w_axis.truncate(), stands + Vec3::Y, "its subtree follows it");
+    assert_eq!(app.resource::<HierarchyReport>().orphans_this_frame, 1, "reported in the frame it happened");
+    app.run_frames(2);
+    assert_eq!(world_of(app.world(), child).w_axis.truncate(), stands, "and stays there");
+    assert_eq!(app.world().get::<&Transform>(child).expect("alive").translation, stands, "its local is the pose");
     assert_eq!(parent_of(app.world(), child), None, "its dangling Parent is removed");
-    assert_eq!(app.resource::<HierarchyReport>().orphans_detached, 1, "reported exactly once over three frames");
+    let report = *app.resource::<HierarchyReport>();
+    assert_eq!((report.orphans_detached, report.orphans_this_frame), (1, 0), "reported exactly once over three frames");
 }
 
 #[test]
@@ -221,4 +235,45 @@ fn results_are_identical_on_one_and_four_threads() {
     assert_eq!(single.len(), 20_000);
     let first_difference = single.iter().zip(&parallel).position(|(a, b)| a.map(f32::to_bits) != b.map(f32::to_bits));
     assert_eq!(first_difference, None, "world matrices must be bit-identical on 1 and 4 threads");
+}
+
+#[test]
+fn hierarchy_edits_through_commands_apply_in_order_at_stage_end() {
+    use runtime::{Stage, System};
+    let mut app = app();
+    let root = app.world_mut().spawn((Transform::from_translation(Vec3::X),));
+    let spawned = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = std::sync::Arc::clone(&spawned);
+    app.add_system(
+        Stage::Input,
+        System::new("edit", move |ctx| match ctx.time.frame_index {
+            0 => {
+                let child = ctx.commands.spawn((Transform::from_translation(Vec3::Y),));
+                let grandchild = ctx.commands.spawn((Transform::from_translation(Vec3::Z),));
+                ctx.commands.set_parent(child, root);
+                ctx.commands.set_parent(grandchild, child);
+                record.lock().expect("not poisoned").extend([child, grandchild]);
+            }
+            1 => {
+                let child = record.lock().expect("not poisoned")[0];
+                ctx.commands.remove_parent(child);
+            }
+            2 => ctx.commands.despawn_recursive(record.lock().expect("not poisoned")[0]),
+            _ => {}
+        })
+        .spawns(),
+    );
+    app.run_frame();
+    let (child, grandchild) = {
+        let spawned = spawned.lock().expect("not poisoned");
+        (spawned[0], spawned[1])
+    };
+    assert_eq!(children(app.world(), root), vec![child]);
+    assert_eq!(world_of(app.world(), grandchild).w_axis.truncate(), Vec3::new(1.0, 1.0, 1.0), "placed this frame");
+    app.run_frame();
+    assert_eq!(parent_of(app.world(), child), None, "remove_parent made it a root");
+    assert_eq!(world_of(app.world(), grandchild).w_axis.truncate(), Vec3::new(0.0, 1.0, 1.0));
+    app.run_frame();
+    assert!(!app.world().contains(child) && !app.world().contains(grandchild), "despawn_recursive took the subtree");
+    assert!(app.world().contains(root));
 }

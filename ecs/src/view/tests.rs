@@ -227,3 +227,52 @@ fn input_stage_system_can_publish_the_host_view() {
     assert_eq!(seen_camera(&mut app), Some(active), "frame 1 offers nothing");
     assert_eq!(seen_camera(&mut app), Some(preview), "frame 2 offers it again");
 }
+
+/// A follow camera: a target moves in `Input`, a `Transform`-stage system added after
+/// [`crate::install`] places the camera beside it, ordered before the hierarchy.
+#[test]
+fn a_follow_camera_ordered_before_the_hierarchy_is_never_a_frame_late() {
+    struct Target;
+    let mut app = app();
+    let target = app.world_mut().spawn((Target, Transform::IDENTITY));
+    let camera = spawn_camera_at(app.world_mut(), 0, true, 0.0);
+    app.add_system(
+        Stage::Input,
+        System::new("move target", move |ctx| {
+            let x = ctx.time.frame_index as f32;
+            ctx.get_mut::<Transform>(target).expect("target lives").translation = Vec3::new(x, 0.0, 0.0);
+        })
+        .writes::<Transform>(),
+    );
+    app.add_system(
+        Stage::Transform,
+        System::new("follow", move |ctx| {
+            let x = ctx.get::<Transform>(target).expect("target lives").translation.x;
+            ctx.get_mut::<Transform>(camera).expect("camera lives").translation = Vec3::new(x, 0.0, 5.0);
+        })
+        .writes::<Transform>()
+        .before(crate::HIERARCHY_SYSTEM),
+    );
+    for frame_index in 0..10 {
+        let view = frame(&mut app).expect("the camera is active");
+        assert_eq!(view.position, Vec3::new(frame_index as f32, 0.0, 5.0), "frame {frame_index}: the view lags");
+    }
+}
+
+#[test]
+fn a_frame_without_a_view_says_why() {
+    let mut app = app();
+    let reason = |app: &App| app.resource::<CameraSelection>().no_view_reason();
+    assert!(frame(&mut app).is_none());
+    assert_eq!(reason(&app), Some(NoViewReason::NoCamera));
+    let camera = spawn_camera_at(app.world_mut(), 0, false, 0.0);
+    assert!(frame(&mut app).is_none());
+    assert_eq!(reason(&app), Some(NoViewReason::NoActiveCamera));
+    app.world_mut().get::<&mut Camera>(camera).expect("alive").active = true;
+    app.world_mut().get::<&mut Transform>(camera).expect("alive").translation = Vec3::new(f32::NAN, 0.0, 0.0);
+    assert!(frame(&mut app).is_none());
+    assert_eq!(reason(&app), Some(NoViewReason::CameraWithoutFinitePose(camera)));
+    app.world_mut().get::<&mut Transform>(camera).expect("alive").translation = Vec3::ZERO;
+    assert!(frame(&mut app).is_some());
+    assert_eq!(reason(&app), None);
+}

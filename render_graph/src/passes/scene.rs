@@ -42,6 +42,14 @@ pub struct UploadReport {
     pub pending_objects: u32,
     /// Bytes of draw commands and count copied to `draw_commands` and `draw_count`.
     pub draw_bytes: u64,
+    /// Drawn objects whose record has never been uploaded (the budget deferred it): they are
+    /// **missing from the image** this frame. Non-zero means the draw list outran the upload
+    /// budget ([`GpuScene::set_upload_budget`]); counted when the standard draw-list pass runs
+    /// after the object upload pass, as [`add_scene_passes`](crate::passes::add_scene_passes) adds them.
+    pub drawn_missing: u32,
+    /// Drawn objects whose newest record is still waiting for upload: they are drawn as they
+    /// were in an earlier frame.
+    pub drawn_stale: u32,
 }
 
 /// Default bytes of object records uploaded per frame (the staging ring holds 4 MiB per
@@ -65,6 +73,8 @@ pub struct GpuScene {
     object_buffer: Arc<GpuBuffer>,
     records: Vec<ObjectRecord>,
     dirty: DirtyBits,
+    /// Objects whose record reached the GPU at least once.
+    uploaded: DirtyBits,
     draws: Vec<DrawCommand>,
     camera: CameraConstants,
     upload_budget: u64,
@@ -97,6 +107,7 @@ impl GpuScene {
             object_buffer: Arc::new(object_buffer),
             records: Vec::with_capacity(capacity as usize),
             dirty: DirtyBits::new(capacity),
+            uploaded: DirtyBits::new(capacity),
             draws: Vec::with_capacity(capacity as usize),
             camera: CameraConstants { view_projection: IDENTITY },
             upload_budget: DEFAULT_UPLOAD_BUDGET,
@@ -245,23 +256,37 @@ impl GpuScene {
         mut upload: impl FnMut(u32, &[ObjectRecord]) -> Result<()>,
     ) -> Result<UploadReport> {
         let budget_objects = (self.upload_budget / OBJECT_RECORD_BYTES) as u32;
-        let records = &self.records;
+        let (records, uploaded) = (&self.records, &mut self.uploaded);
         let (objects, regions) = self.dirty.take_runs(records.len() as u32, budget_objects, |start, end| {
-            upload(start, &records[start as usize..end as usize])
+            upload(start, &records[start as usize..end as usize])?;
+            (start..end).for_each(|index| uploaded.mark(index));
+            Ok(())
         })?;
         let report = UploadReport {
             bytes: u64::from(objects) * OBJECT_RECORD_BYTES,
             regions,
             pending_objects: self.dirty.count(),
-            draw_bytes: self.last_upload.draw_bytes,
+            ..self.last_upload
         };
         self.last_upload = report;
         Ok(report)
     }
 
-    /// Records the draw-list bytes of this frame in the report.
+    /// Records the draw-list bytes of this frame in the report, with the drawn objects whose
+    /// record is missing or stale on the GPU.
     pub(crate) fn note_draw_upload(&mut self, bytes: u64) {
+        let (mut missing, mut stale) = (0, 0);
+        for draw in &self.draws {
+            let object = draw.first_instance;
+            if !self.uploaded.is_set(object) {
+                missing += 1;
+            } else if self.dirty.is_set(object) {
+                stale += 1;
+            }
+        }
         self.last_upload.draw_bytes = bytes;
+        self.last_upload.drawn_missing = missing;
+        self.last_upload.drawn_stale = stale;
     }
 }
 
@@ -277,6 +302,10 @@ impl DirtyBits {
 
     fn mark(&mut self, index: u32) {
         self.words[index as usize / 64] |= 1 << (index % 64);
+    }
+
+    fn is_set(&self, index: u32) -> bool {
+        self.words.get(index as usize / 64).is_some_and(|word| word >> (index % 64) & 1 == 1)
     }
 
     fn count(&self) -> u32 {

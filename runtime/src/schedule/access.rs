@@ -2,6 +2,8 @@
 
 use std::any::TypeId;
 
+use super::query::{self, QueryAccess};
+
 /// Where an accessed type lives.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub(crate) enum Domain {
@@ -13,20 +15,26 @@ pub(crate) enum Domain {
     Frame,
 }
 
-/// One declared access: a type and where it lives.
-#[derive(Clone, Copy, Debug)]
+/// One declared access: a type and where it lives. A component access may be limited to
+/// archetypes that have every type of `with` and none of `without`.
+#[derive(Clone, Debug)]
 pub(crate) struct AccessEntry {
     pub(crate) domain: Domain,
     pub(crate) type_id: TypeId,
+    pub(crate) with: Vec<TypeId>,
+    pub(crate) without: Vec<TypeId>,
 }
 
 impl AccessEntry {
     pub(crate) fn of<T: 'static>(domain: Domain) -> AccessEntry {
-        AccessEntry { domain, type_id: TypeId::of::<T>() }
+        AccessEntry { domain, type_id: TypeId::of::<T>(), with: Vec::new(), without: Vec::new() }
     }
 
-    fn same_target(&self, other: &AccessEntry) -> bool {
-        self.domain == other.domain && self.type_id == other.type_id
+    /// Whether both accesses may touch the same data: same type, and archetype filters that do
+    /// not rule each other out (one requires a component the other excludes).
+    fn overlaps(&self, other: &AccessEntry) -> bool {
+        let disjoint = |a: &AccessEntry, b: &AccessEntry| a.with.iter().any(|required| b.without.contains(required));
+        self.domain == other.domain && self.type_id == other.type_id && !disjoint(self, other) && !disjoint(other, self)
     }
 }
 
@@ -46,7 +54,7 @@ impl Access {
             return true;
         }
         let writes_touch = |writes: &[AccessEntry], reads: &[AccessEntry], others: &[AccessEntry]| {
-            writes.iter().any(|write| reads.iter().chain(others).any(|entry| write.same_target(entry)))
+            writes.iter().any(|write| reads.iter().chain(others).any(|entry| write.overlaps(entry)))
         };
         writes_touch(&self.writes, &other.reads, &other.writes) || writes_touch(&other.writes, &self.reads, &[])
     }
@@ -61,6 +69,48 @@ impl Access {
     pub(crate) fn allows_write(&self, domain: Domain, type_id: TypeId) -> bool {
         self.exclusive || self.writes.iter().any(|entry| entry.domain == domain && entry.type_id == type_id)
     }
+
+    /// Checks that query `Q` touches only declared components, within the declared archetype
+    /// filters: each component it borrows needs an entry of the right kind whose `with` the
+    /// query requires and whose `without` the query excludes. Returns the first component that
+    /// fails, with whether it was a write and whether some entry for it exists (with a filter
+    /// the query does not carry).
+    pub(crate) fn check_query<Q: QueryAccess>(&self) -> Result<(), Undeclared> {
+        if self.exclusive {
+            return Ok(());
+        }
+        let mut failure = None;
+        Q::borrows(&mut |type_id, name, mutable| {
+            if failure.is_some() {
+                return;
+            }
+            let mut candidates = if mutable { &self.writes[..] } else { &self.reads[..] }
+                .iter()
+                .chain(if mutable { &[][..] } else { &self.writes[..] })
+                .filter(|entry| entry.domain == Domain::Component && entry.type_id == type_id)
+                .peekable();
+            let declared = candidates.peek().is_some();
+            let covered = candidates.any(|entry| {
+                entry.with.iter().all(|&required| query::requires::<Q>(required))
+                    && entry.without.iter().all(|&excluded| query::excludes::<Q>(excluded))
+            });
+            if !covered {
+                failure = Some(Undeclared { name, mutable, filtered: declared });
+            }
+        });
+        failure.map_or(Ok(()), Err)
+    }
+}
+
+/// A component a query borrows beyond the system's declaration.
+#[derive(Debug)]
+pub(crate) struct Undeclared {
+    /// The component's type name.
+    pub(crate) name: &'static str,
+    /// Whether the query writes it.
+    pub(crate) mutable: bool,
+    /// Whether it is declared, but only for archetypes the query is not limited to.
+    pub(crate) filtered: bool,
 }
 
 #[cfg(test)]
@@ -73,13 +123,13 @@ mod tests {
 
     #[test]
     fn readers_share_writers_conflict() {
-        let read_u32 = AccessEntry::of::<u32>(Domain::Component);
-        let write_u32 = AccessEntry::of::<u32>(Domain::Component);
-        let write_u64 = AccessEntry::of::<u64>(Domain::Component);
-        assert!(!access(&[read_u32], &[]).conflicts_with(&access(&[read_u32], &[])));
-        assert!(access(&[read_u32], &[]).conflicts_with(&access(&[], &[write_u32])));
-        assert!(access(&[], &[write_u32]).conflicts_with(&access(&[read_u32], &[])));
-        assert!(!access(&[], &[write_u64]).conflicts_with(&access(&[read_u32], &[])));
+        let u32_entry = AccessEntry::of::<u32>(Domain::Component);
+        let u64_entry = AccessEntry::of::<u64>(Domain::Component);
+        let (read_u32, write_u32) = (std::slice::from_ref(&u32_entry), std::slice::from_ref(&u32_entry));
+        assert!(!access(read_u32, &[]).conflicts_with(&access(read_u32, &[])));
+        assert!(access(read_u32, &[]).conflicts_with(&access(&[], write_u32)));
+        assert!(access(&[], write_u32).conflicts_with(&access(read_u32, &[])));
+        assert!(!access(&[], &[u64_entry]).conflicts_with(&access(read_u32, &[])));
     }
 
     #[test]
@@ -87,6 +137,21 @@ mod tests {
         let component = AccessEntry::of::<u32>(Domain::Component);
         let resource = AccessEntry::of::<u32>(Domain::Resource);
         assert!(!access(&[], &[component]).conflicts_with(&access(&[], &[resource])));
+    }
+
+    #[test]
+    fn writers_with_disjoint_filters_do_not_conflict() {
+        struct Scout;
+        struct Enemy;
+        let scouts = AccessEntry { with: vec![TypeId::of::<Scout>()], ..AccessEntry::of::<u32>(Domain::Component) };
+        let not_scouts =
+            AccessEntry { without: vec![TypeId::of::<Scout>()], ..AccessEntry::of::<u32>(Domain::Component) };
+        let enemies = AccessEntry { with: vec![TypeId::of::<Enemy>()], ..AccessEntry::of::<u32>(Domain::Component) };
+        assert!(!access(&[], std::slice::from_ref(&scouts)).conflicts_with(&access(&[], &[not_scouts])));
+        assert!(
+            access(&[], &[scouts]).conflicts_with(&access(&[], &[enemies])),
+            "an entity may be a scout and an enemy: With<Scout> and With<Enemy> overlap"
+        );
     }
 
     #[test]

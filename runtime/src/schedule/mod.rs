@@ -1,15 +1,48 @@
 //! The frame scheduler: ordered stages of systems, run in conflict-free parallel batches.
 //!
 //! A frame runs the stages in order (`Input`, `Transform`, `Visibility`, `Render`, plus any
-//! user stage inserted before or after one of them). Within a stage, systems are grouped into
-//! batches: a system goes into the first batch after every earlier system it conflicts with
-//! (one writes what the other reads or writes), so declaration order decides among conflicting
-//! systems and the result never depends on the number of threads. The systems of a batch run
-//! in parallel on the job system; a system may itself call `parallel_for`. Structural changes
-//! go through each system's command buffer and are applied when the stage ends, in
-//! declaration order.
+//! user stage inserted before or after one of them). Within a stage, systems run in *run
+//! order*: the order they were added, except where a system says
+//! [`before`](System::before)`(name)` or [`after`](System::after)`(name)`; such a system moves
+//! just far enough to honour it, and the others keep their order. Systems are grouped into
+//! batches: a system goes into the first batch after every earlier system (in run order) it
+//! conflicts with (one writes what the other reads or writes) or is ordered after, so the result
+//! never depends on the number of threads. The systems of a batch run in parallel on the job
+//! system; a system may itself call `parallel_for`. Structural changes go through each system's
+//! command buffer and are applied when the stage ends, in run order.
+//!
+//! # Ordering against the engine's systems
+//!
+//! A follow camera that writes its `Transform` in the `Transform` stage must run before the
+//! hierarchy propagates world matrices, or the view lags a frame behind. Added after the
+//! engine's systems, it would run after them; it says so instead:
+//!
+//! ```
+//! use runtime::{App, Stage, System};
+//! struct Pose(f32);
+//! let mut app = App::new();
+//! // Stands in for `ecs::hierarchy_system()`, named `ecs::HIERARCHY_SYSTEM`.
+//! app.add_system(Stage::Transform, System::new("ecs::hierarchy", |_| {}).reads::<Pose>());
+//! app.add_system(
+//!     Stage::Transform,
+//!     System::new("follow camera", |_| {}).writes::<Pose>().before("ecs::hierarchy"),
+//! );
+//! let batches = app.schedule().batches(Stage::Transform).unwrap();
+//! assert_eq!(batches, vec![vec!["follow camera"], vec!["ecs::hierarchy"]]);
+//! ```
+//!
+//! A system may also anchor itself at either end of its stage ([`System::at_stage_start`],
+//! [`System::at_stage_end`]): it then runs before (after) every system of the stage that does
+//! not say otherwise explicitly.
+//!
+//! A loop of constraints is refused with the names of its systems
+//! ([`ScheduleError::OrderCycle`]), as is a name no system of the stage has.
 
 mod access;
+mod commands;
+mod order;
+mod parallel;
+mod query;
 mod system;
 
 use std::fmt;
@@ -22,6 +55,8 @@ use crate::frame::FrameContext;
 use crate::jobs;
 use crate::resources::Resources;
 
+pub use commands::{CommandReport, Commands};
+pub use query::QueryAccess;
 pub use system::{ExclusiveContext, System, SystemContext};
 
 use system::SystemBody;
@@ -74,6 +109,24 @@ pub enum ScheduleError {
     UnknownStage(&'static str),
     /// A stage with this name exists already.
     DuplicateStage(&'static str),
+    /// A system orders itself against a name no system of its stage has (yet): add the
+    /// system it names first, or declare the order on that one instead.
+    UnknownSystem {
+        /// The stage.
+        stage: &'static str,
+        /// The system whose `before`/`after` names the missing one.
+        system: String,
+        /// The name not found.
+        missing: String,
+    },
+    /// `before`/`after` constraints of a stage form a loop; each system listed must run before
+    /// the next one, and the last before the first. The system being added is not added.
+    OrderCycle {
+        /// The stage.
+        stage: &'static str,
+        /// The systems of the loop.
+        systems: Vec<String>,
+    },
 }
 
 impl fmt::Display for ScheduleError {
@@ -81,6 +134,17 @@ impl fmt::Display for ScheduleError {
         match self {
             ScheduleError::UnknownStage(name) => write!(formatter, "no stage is named '{name}'"),
             ScheduleError::DuplicateStage(name) => write!(formatter, "a stage named '{name}' exists already"),
+            ScheduleError::UnknownSystem { stage, system, missing } => write!(
+                formatter,
+                "system '{system}' in stage '{stage}' is ordered against '{missing}', but no system of that stage has this name"
+            ),
+            ScheduleError::OrderCycle { stage, systems } => {
+                write!(formatter, "the before/after constraints of stage '{stage}' form a loop: ")?;
+                for system in systems {
+                    write!(formatter, "'{system}' before ")?;
+                }
+                write!(formatter, "'{}'", systems.first().map_or("", String::as_str))
+            }
         }
     }
 }
@@ -90,13 +154,13 @@ impl std::error::Error for ScheduleError {}
 /// One stage: its systems in execution order (batch by batch) and its batch ranges.
 struct StageData {
     name: &'static str,
-    /// Systems sorted by batch; within a batch, by declaration order.
+    /// Systems sorted by batch; within a batch, by run order.
     systems: Vec<System>,
     /// Declaration index of each entry of `systems`.
     declared_index: Vec<usize>,
     /// `systems[batches[k]]` is batch k.
     batches: Vec<Range<usize>>,
-    /// Positions in `systems` in declaration order: command buffers are applied this way.
+    /// Positions in `systems` in run order: command buffers are applied this way.
     apply_order: Vec<usize>,
     /// Wall time of the stage's last run, command flush included.
     last_seconds: f64,
@@ -114,33 +178,67 @@ impl StageData {
         }
     }
 
-    /// Adds a system and recomputes the batches (adding systems is rare: not per frame).
-    fn add(&mut self, system: System) {
+    /// Adds a system and recomputes the batches (adding systems is rare: not per frame). On an
+    /// ordering error the system is not added and the stage is left as it was.
+    fn add(&mut self, system: System) -> Result<(), ScheduleError> {
         let declared = self.systems.len();
         self.systems.push(system);
         self.declared_index.push(declared);
-        self.rebuild_batches();
+        if let Err(error) = self.rebuild_batches() {
+            let position = self.declared_index.iter().position(|&index| index == declared).expect("just pushed");
+            self.systems.remove(position);
+            self.declared_index.remove(position);
+            self.rebuild_batches().expect("the stage was ordered before this system was added");
+            return Err(error);
+        }
+        Ok(())
     }
 
-    fn rebuild_batches(&mut self) {
+    fn rebuild_batches(&mut self) -> Result<(), ScheduleError> {
         // Back to declaration order first.
         let mut entries: Vec<(usize, System)> = self.declared_index.drain(..).zip(self.systems.drain(..)).collect();
         entries.sort_by_key(|(declared, _)| *declared);
-        // batch(i) = 1 + max batch of an earlier conflicting system, else 0.
-        let mut batch_of = vec![0usize; entries.len()];
-        for later in 0..entries.len() {
-            for earlier in 0..later {
-                if entries[later].1.access.conflicts_with(&entries[earlier].1.access) {
-                    batch_of[later] = batch_of[later].max(batch_of[earlier] + 1);
-                }
+        let inputs: Vec<order::OrderInput<'_>> = entries
+            .iter()
+            .map(|(_, system)| order::OrderInput {
+                name: &system.name,
+                access: &system.access,
+                before: &system.before,
+                after: &system.after,
+                anchor: system.anchor,
+            })
+            .collect();
+        let outcome = order::order(&inputs).map_err(|error| match error {
+            order::OrderError::Unknown { system, missing } => {
+                ScheduleError::UnknownSystem { stage: self.name, system, missing }
             }
+            order::OrderError::Cycle(systems) => ScheduleError::OrderCycle { stage: self.name, systems },
+        });
+        drop(inputs);
+        let order = match outcome {
+            Ok(order) => order,
+            Err(error) => {
+                // Put the systems back; the caller removes the one just added and rebuilds.
+                for (declared, system) in entries {
+                    self.systems.push(system);
+                    self.declared_index.push(declared);
+                }
+                return Err(error);
+            }
+        };
+        let mut run_position = vec![0usize; entries.len()];
+        for (position, &declared) in order.run_order.iter().enumerate() {
+            run_position[declared] = position;
         }
-        let mut keyed: Vec<(usize, usize, System)> =
-            entries.into_iter().zip(batch_of).map(|((declared, system), batch)| (batch, declared, system)).collect();
-        keyed.sort_by_key(|(batch, declared, _)| (*batch, *declared));
+        let mut keyed: Vec<(usize, usize, usize, System)> = entries
+            .into_iter()
+            .map(|(declared, system)| (order.batch_of[declared], run_position[declared], declared, system))
+            .collect();
+        keyed.sort_by_key(|(batch, position, _, _)| (*batch, *position));
         self.batches.clear();
         let mut current_batch = usize::MAX;
-        for (position, (batch, declared, system)) in keyed.into_iter().enumerate() {
+        let mut run_position_at = Vec::with_capacity(keyed.len());
+        for (position, (batch, run_position, declared, system)) in keyed.into_iter().enumerate() {
             if batch != current_batch {
                 self.batches.push(position..position);
                 current_batch = batch;
@@ -148,15 +246,18 @@ impl StageData {
             self.batches.last_mut().expect("pushed above").end = position + 1;
             self.systems.push(system);
             self.declared_index.push(declared);
+            run_position_at.push(run_position);
         }
         self.apply_order = (0..self.systems.len()).collect();
-        self.apply_order.sort_by_key(|&position| self.declared_index[position]);
+        self.apply_order.sort_by_key(|&position| run_position_at[position]);
+        Ok(())
     }
 }
 
 /// Shared, read-only inputs of every system in a frame.
 #[derive(Clone, Copy)]
 struct FrameInputs<'a> {
+    stage: &'static str,
     world: &'a World,
     resources: &'a Resources,
     frame: &'a FrameContext,
@@ -167,6 +268,7 @@ struct FrameInputs<'a> {
 /// Ordered stages and their systems.
 pub struct Schedule {
     stages: Vec<StageData>,
+    command_report: CommandReport,
 }
 
 impl Default for Schedule {
@@ -180,7 +282,7 @@ impl Schedule {
     pub fn new() -> Schedule {
         let stages = [Stage::Input, Stage::Transform, Stage::Visibility, Stage::Render]
             .map(|stage| StageData::new(stage.name()));
-        Schedule { stages: stages.into() }
+        Schedule { stages: stages.into(), command_report: CommandReport::default() }
     }
 
     fn position(&self, name: StageName) -> Result<usize, ScheduleError> {
@@ -207,11 +309,16 @@ impl Schedule {
         self.insert_stage(index + 1, name)
     }
 
-    /// Adds `system` to `stage`, after the systems already there.
+    /// Adds `system` to `stage`, after the systems already there unless its
+    /// [`before`](System::before)/[`after`](System::after) constraints say otherwise.
+    ///
+    /// # Errors
+    /// [`ScheduleError::UnknownStage`]; [`ScheduleError::UnknownSystem`] when a constraint names
+    /// no system of the stage; [`ScheduleError::OrderCycle`] when the constraints loop. On error
+    /// the system is not added.
     pub fn add_system(&mut self, stage: impl Into<StageName>, system: System) -> Result<(), ScheduleError> {
         let index = self.position(stage.into())?;
-        self.stages[index].add(system);
-        Ok(())
+        self.stages[index].add(system)
     }
 
     /// The stage names in run order.
@@ -238,6 +345,7 @@ impl Schedule {
         time: FrameTime,
         world_epoch: u64,
     ) {
+        let report = &mut self.command_report;
         for stage in &mut self.stages {
             crate::profile_zone_dynamic!(stage.name);
             let started = std::time::Instant::now();
@@ -254,16 +362,23 @@ impl Schedule {
                         frame,
                         name: name.as_ref(),
                     };
-                    run(&mut context);
+                    with_system_name(name, stage.name, || run(&mut context));
                 } else {
-                    run_batch(systems, FrameInputs { world: &*world, resources, frame, time, world_epoch });
+                    let inputs = FrameInputs { stage: stage.name, world: &*world, resources, frame, time, world_epoch };
+                    run_batch(systems, inputs);
                 }
             }
             for &position in &stage.apply_order {
-                stage.systems[position].commands.run_on(world);
+                let system = &mut stage.systems[position];
+                system.commands.apply(world, report, &system.name);
             }
             stage.last_seconds = started.elapsed().as_secs_f64();
         }
+    }
+
+    /// Dead despawns and inserts found while applying commands, over the schedule's life.
+    pub fn command_report(&self) -> CommandReport {
+        self.command_report
     }
 
     /// Wall time each stage took in the last frame, in run order (zero before the first).
@@ -294,7 +409,7 @@ fn run_system(system: &mut System, inputs: FrameInputs<'_>) {
     };
     let mut context = SystemContext {
         world: inputs.world,
-        commands,
+        commands: Commands { world: inputs.world, queue: commands, access, name },
         time: inputs.time,
         world_epoch: inputs.world_epoch,
         resources: inputs.resources,
@@ -302,7 +417,20 @@ fn run_system(system: &mut System, inputs: FrameInputs<'_>) {
         access,
         name,
     };
-    run(&mut context);
+    with_system_name(name, inputs.stage, || run(&mut context));
+}
+
+/// Runs `body`; a panic in it is re-raised as a `String` naming the system and the stage, then
+/// the original message. Costs nothing unless it panics.
+fn with_system_name(system: &str, stage: &str, body: impl FnOnce()) {
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("(a panic payload that is not a string)");
+        std::panic::resume_unwind(Box::new(format!("system '{system}' in stage '{stage}' panicked: {message}")));
+    }
 }
 
 impl fmt::Debug for Schedule {

@@ -3,9 +3,12 @@
 use std::any::TypeId;
 use std::borrow::Cow;
 
-use hecs::{CommandBuffer, World};
+use hecs::{Component, ComponentError, Entity, Query, QueryBorrow, QueryOne, World};
 
 use super::access::{Access, AccessEntry, Domain};
+use super::commands::{CommandQueue, Commands, EntityIds};
+use super::order::Anchor;
+use super::query::QueryAccess;
 use crate::app::FrameTime;
 use crate::frame::FrameContext;
 use crate::resources::{Res, ResMut, Resources};
@@ -20,9 +23,9 @@ pub(crate) enum SystemBody {
 /// A named piece of frame logic plus the data it declares to read and write.
 ///
 /// Systems of one stage whose declarations do not conflict run at the same time. Declarations
-/// are the contract: queries on the world are checked by hecs at run time, resource and frame
-/// accesses by [`SystemContext`], and an undeclared conflicting access panics with the type's
-/// name rather than racing.
+/// are the contract, checked by [`SystemContext`] in every build: a query, resource or frame
+/// access the system did not declare panics naming the system and the type, whether or not
+/// another system is running beside it.
 ///
 /// ```
 /// use runtime::{App, Stage, System};
@@ -35,7 +38,7 @@ pub(crate) enum SystemBody {
 ///     Stage::Transform,
 ///     System::new("integrate", |ctx| {
 ///         let dt = ctx.time.delta_seconds;
-///         for (position, velocity) in ctx.world.query::<(&mut Position, &Velocity)>().iter() {
+///         for (position, velocity) in ctx.query::<(&mut Position, &Velocity)>().iter() {
 ///             position.0 += velocity.0 * dt;
 ///         }
 ///     })
@@ -52,9 +55,15 @@ pub struct System {
     pub(crate) access: Access,
     pub(crate) run: SystemBody,
     /// Structural changes recorded this stage; applied at its end in declaration order.
-    pub(crate) commands: CommandBuffer,
+    pub(crate) commands: CommandQueue,
     /// Registers the frame slots this system declared, when it is added to an app.
     pub(crate) frame_slots: Vec<fn(&mut FrameContext)>,
+    /// Names of systems of the same stage this one runs before.
+    pub(crate) before: Vec<Cow<'static, str>>,
+    /// Names of systems of the same stage this one runs after.
+    pub(crate) after: Vec<Cow<'static, str>>,
+    /// Anchored at the start or end of its stage, or neither.
+    pub(crate) anchor: Anchor,
 }
 
 impl System {
@@ -67,8 +76,11 @@ impl System {
             name: name.into(),
             access: Access::default(),
             run: SystemBody::Shared(Box::new(body)),
-            commands: CommandBuffer::new(),
+            commands: CommandQueue::default(),
             frame_slots: Vec::new(),
+            before: Vec::new(),
+            after: Vec::new(),
+            anchor: Anchor::Free,
         }
     }
 
@@ -101,8 +113,11 @@ impl System {
             name: name.into(),
             access: Access { exclusive: true, ..Access::default() },
             run: SystemBody::Exclusive(Box::new(body)),
-            commands: CommandBuffer::new(),
+            commands: CommandQueue::default(),
             frame_slots: Vec::new(),
+            before: Vec::new(),
+            after: Vec::new(),
+            anchor: Anchor::Free,
         }
     }
 
@@ -120,6 +135,54 @@ impl System {
     /// Declares that the system writes component `T`.
     pub fn writes<T: 'static>(mut self) -> Self {
         self.access.writes.push(AccessEntry::of::<T>(Domain::Component));
+        self
+    }
+
+    /// Declares the component access of the hecs query type `Q`: a read of each `&T`, a write
+    /// of each `&mut T`, limited to the archetypes the query's `With`/`Without` filters allow.
+    ///
+    /// Two systems writing the same component conflict unless their filters rule each other
+    /// out (one requires a component the other excludes); then they share a batch. A query
+    /// made through [`SystemContext::query`] must carry the filters its access was declared
+    /// with.
+    ///
+    /// ```
+    /// use hecs::{With, Without};
+    /// use runtime::{App, Stage, System};
+    /// struct Velocity(f32);
+    /// struct Scout;
+    /// struct Enemy;
+    /// type Scouts = Without<With<&'static mut Velocity, &'static Scout>, &'static Enemy>;
+    /// type Enemies = With<&'static mut Velocity, &'static Enemy>;
+    /// let mut app = App::new();
+    /// app.add_system(
+    ///     Stage::Transform,
+    ///     System::new("scouts", |ctx| ctx.query::<Scouts>().iter().for_each(|velocity| velocity.0 *= 2.0))
+    ///         .query::<Scouts>(),
+    /// );
+    /// app.add_system(
+    ///     Stage::Transform,
+    ///     System::new("enemies", |ctx| ctx.query::<Enemies>().iter().for_each(|velocity| velocity.0 = 0.0))
+    ///         .query::<Enemies>(),
+    /// );
+    /// assert_eq!(app.schedule().batches(Stage::Transform).unwrap(), vec![vec!["scouts", "enemies"]]);
+    /// app.run_frame();
+    /// ```
+    pub fn query<Q: QueryAccess>(mut self) -> Self {
+        let mut with = Vec::new();
+        Q::required(&mut |type_id| with.push(type_id));
+        let mut without = Vec::new();
+        Q::excluded(&mut |type_id| without.push(type_id));
+        let access = &mut self.access;
+        Q::borrows(&mut |type_id, _, mutable| {
+            let entry = AccessEntry {
+                domain: Domain::Component,
+                type_id,
+                with: with.iter().copied().filter(|&required| required != type_id).collect(),
+                without: without.clone(),
+            };
+            if mutable { &mut access.writes } else { &mut access.reads }.push(entry);
+        });
         self
     }
 
@@ -149,6 +212,46 @@ impl System {
         self
     }
 
+    /// Runs the system before every system of its stage named `name`, in an earlier batch,
+    /// whatever the order they were added in. The named system must be in the stage already
+    /// when this one is added (see [`ScheduleError`](crate::ScheduleError)); the engine's
+    /// systems export their names (`ecs::HIERARCHY_SYSTEM`, `culling::VISIBILITY_SYSTEM`, …).
+    pub fn before(mut self, name: impl Into<Cow<'static, str>>) -> Self {
+        self.before.push(name.into());
+        self
+    }
+
+    /// Runs the system after every system of its stage named `name`, in a later batch.
+    /// See [`System::before`].
+    pub fn after(mut self, name: impl Into<Cow<'static, str>>) -> Self {
+        self.after.push(name.into());
+        self
+    }
+
+    /// Declares that the system spawns entities through [`Commands::spawn`], which reserves
+    /// entity ids at once. Spawning systems never share a batch, so the ids they get do not
+    /// depend on the thread count.
+    pub fn spawns(mut self) -> Self {
+        self.access.writes.push(AccessEntry::of::<EntityIds>(Domain::Resource));
+        self
+    }
+
+    /// Runs the system before every system of its stage that is not itself anchored at the
+    /// start, whenever they were added, except those ordered against it explicitly with
+    /// [`before`](System::before)/[`after`](System::after) (explicit order wins).
+    pub fn at_stage_start(mut self) -> Self {
+        self.anchor = Anchor::Start;
+        self
+    }
+
+    /// Runs the system after every system of its stage that is not itself anchored at the end,
+    /// whenever they were added, except those ordered against it explicitly (a system that says
+    /// `after(this)` still runs after it).
+    pub fn at_stage_end(mut self) -> Self {
+        self.anchor = Anchor::End;
+        self
+    }
+
     /// Makes the system conflict with every other: it runs alone in its batch.
     pub fn exclusive(mut self) -> Self {
         self.access.exclusive = true;
@@ -173,11 +276,17 @@ impl std::fmt::Debug for System {
 
 /// What a running system sees: the world, resources, the frame's values, its command buffer
 /// and the frame's time.
+///
+/// Components are reached through checked calls — [`query`](Self::query),
+/// [`query_one`](Self::query_one), [`get`](Self::get), [`get_mut`](Self::get_mut) — which
+/// compare what they borrow with what the system declared and panic, naming the system and the
+/// component, on an undeclared access (in every build), before hecs could report a borrow
+/// clash or two systems could race. [`world_unchecked`](Self::world_unchecked) is for engine
+/// code that walks archetype columns; its accesses must still be declared.
 pub struct SystemContext<'a> {
-    /// The ECS world. Query it with the component access the system declared.
-    pub world: &'a World,
+    pub(crate) world: &'a World,
     /// Structural changes (spawn, despawn, insert, remove), applied at the end of the stage.
-    pub commands: &'a mut CommandBuffer,
+    pub commands: Commands<'a>,
     /// Frame counter and delta time.
     pub time: FrameTime,
     /// Incremented each time the world is replaced (cached entity ids may be stale).
@@ -192,6 +301,65 @@ impl<'a> SystemContext<'a> {
     /// The running system's name.
     pub fn system_name(&self) -> &str {
         self.name
+    }
+
+    /// Panics unless the system declared what query `Q` borrows.
+    fn check_query<Q: QueryAccess>(&self) {
+        if let Err(undeclared) = self.access.check_query::<Q>() {
+            let (verb, declare) = if undeclared.mutable { ("writes", "writes") } else { ("reads", "reads") };
+            if undeclared.filtered {
+                panic!(
+                    "system '{}' {verb} component {} in a query without the With/Without filters its access was declared with",
+                    self.name, undeclared.name
+                );
+            }
+            panic!(
+                "system '{}' {verb} component {} without declaring it ({declare}::<{}>() or query::<Q>())",
+                self.name, undeclared.name, undeclared.name
+            );
+        }
+    }
+
+    /// A query over the world, checked against the declared access (see the type's docs).
+    ///
+    /// # Panics
+    /// If the query borrows a component the system did not declare, or declared only with
+    /// archetype filters the query does not carry (put them in the query type:
+    /// `With<&mut Velocity, &Scout>`).
+    pub fn query<Q: Query + QueryAccess>(&self) -> QueryBorrow<'a, Q> {
+        self.check_query::<Q>();
+        self.world.query::<Q>()
+    }
+
+    /// A query of one entity (`get()` on it fails when the entity is gone or does not match),
+    /// checked like [`query`](Self::query).
+    pub fn query_one<Q: Query + QueryAccess>(&self, entity: Entity) -> QueryOne<'a, Q> {
+        self.check_query::<Q>();
+        self.world.query_one::<Q>(entity)
+    }
+
+    /// Shared borrow of `entity`'s component `T`, checked like [`query`](Self::query).
+    pub fn get<T: Component>(&self, entity: Entity) -> Result<hecs::Ref<'a, T>, ComponentError> {
+        self.check_query::<&T>();
+        self.world.get::<&T>(entity)
+    }
+
+    /// Exclusive borrow of `entity`'s component `T`, checked like [`query`](Self::query).
+    pub fn get_mut<T: Component>(&self, entity: Entity) -> Result<hecs::RefMut<'a, T>, ComponentError> {
+        self.check_query::<&mut T>();
+        self.world.get::<&mut T>(entity)
+    }
+
+    /// Whether `entity` exists.
+    pub fn contains(&self, entity: Entity) -> bool {
+        self.world.contains(entity)
+    }
+
+    /// The world without access checks, for engine code that reads archetype columns
+    /// directly. Everything reached through it must still be declared: the scheduler runs
+    /// systems in parallel on the strength of the declarations.
+    pub fn world_unchecked(&self) -> &'a World {
+        self.world
     }
 
     /// Shared borrow of resource `T`.

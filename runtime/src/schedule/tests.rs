@@ -102,15 +102,15 @@ fn commands_apply_at_stage_end_in_declaration_order() {
     app.add_system(
         Stage::Transform,
         System::new("observe", move |ctx| {
-            seen.store(ctx.world.query::<&Position>().iter().count(), Ordering::SeqCst);
+            seen.store(ctx.query::<&Position>().iter().count(), Ordering::SeqCst);
         })
-        .reads::<Velocity>(),
+        .reads::<Position>(),
     );
     let seen_later = Arc::new(AtomicUsize::new(0));
     let seen = Arc::clone(&seen_later);
     app.add_system(
         Stage::Visibility,
-        System::new("later", move |ctx| seen.store(ctx.world.query::<&Position>().iter().count(), Ordering::SeqCst))
+        System::new("later", move |ctx| seen.store(ctx.query::<&Position>().iter().count(), Ordering::SeqCst))
             .reads::<Position>(),
     );
     app.run_frame();
@@ -128,7 +128,7 @@ fn system_may_call_parallel_for_and_uses_the_apps_pool() {
         Stage::Visibility,
         System::new("parallel", move |ctx| {
             seen.store(jobs::current_threads(), Ordering::SeqCst);
-            let mut query = ctx.world.query::<&mut Position>();
+            let mut query = ctx.query::<&mut Position>();
             let mut positions: Vec<_> = query.iter().collect();
             jobs::parallel_for_chunks(&mut positions, 64, |_, chunk| {
                 for position in chunk {
@@ -188,7 +188,7 @@ fn simulation_app(threads: usize) -> App {
         Stage::Transform,
         System::new("move", |ctx| {
             let dt = ctx.time.delta_seconds;
-            let mut query = ctx.world.query::<(&mut Position, &Velocity)>();
+            let mut query = ctx.query::<(&mut Position, &Velocity)>();
             let mut rows: Vec<_> = query.iter().collect();
             jobs::parallel_for_chunks(&mut rows, 128, |_, chunk| {
                 for (position, velocity) in chunk {
@@ -203,7 +203,7 @@ fn simulation_app(threads: usize) -> App {
         Stage::Transform,
         System::new("damage", |ctx| {
             let frame = ctx.time.frame_index as u32;
-            for (entity, health) in ctx.world.query::<(Entity, &mut Health)>().without::<&Dead>().iter() {
+            for (entity, health) in ctx.query::<(Entity, &mut Health)>().without::<&Dead>().iter() {
                 health.0 = health.0.saturating_sub((entity.id() + frame) % 3);
                 if health.0 == 0 {
                     ctx.commands.insert_one(entity, Dead);
@@ -216,13 +216,14 @@ fn simulation_app(threads: usize) -> App {
     app.add_system(
         Stage::Visibility,
         System::new("bury", |ctx| {
-            let dead: Vec<Entity> = ctx.world.query::<(Entity, &Dead)>().iter().map(|(entity, _)| entity).collect();
+            let dead: Vec<Entity> = ctx.query::<(Entity, &Dead)>().iter().map(|(entity, _)| entity).collect();
             for entity in dead {
                 ctx.commands.despawn(entity);
                 ctx.commands.spawn((Position(0.0), Velocity(1.0), Health(40)));
             }
         })
-        .reads::<Dead>(),
+        .reads::<Dead>()
+        .spawns(),
     );
     app
 }
@@ -266,7 +267,7 @@ fn exclusive_world_system_runs_alone_between_batches_and_changes_the_world_at_on
     let seen = Arc::clone(&seen_after);
     app.add_system(
         Stage::Visibility,
-        System::new("after", move |ctx| seen.store(ctx.world.query::<&Dead>().iter().count(), Ordering::SeqCst))
+        System::new("after", move |ctx| seen.store(ctx.query::<&Dead>().iter().count(), Ordering::SeqCst))
             .reads::<Dead>(),
     );
     assert_eq!(
@@ -301,10 +302,277 @@ fn a_panicking_system_reaches_the_caller_and_the_app_keeps_running() {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| app.run_frame()));
     assert!(app.frame_context().get::<u32>().is_none(), "the failed frame's values are cleared");
     let payload = outcome.expect_err("the system's panic reaches the caller of run_frame");
-    assert_eq!(payload.downcast_ref::<&str>(), Some(&"system failed on purpose"));
+    assert_eq!(
+        payload.downcast_ref::<String>().map(String::as_str),
+        Some("system 'fails on frame 1' in stage 'Input' panicked: system failed on purpose"),
+        "the panic names the system and the stage"
+    );
     // The failed frame still ended; the next frames run normally on the same pool.
     assert_eq!(app.frame_index(), 2, "the failed frame used up its index");
     app.run_frames(3);
     assert_eq!(runs.load(Ordering::SeqCst), 5, "the counter ran in every frame, the failed one included");
     assert_eq!(app.frame_index(), 5);
+}
+
+#[test]
+fn a_system_added_later_runs_before_the_one_it_names() {
+    // The follow-camera case: the camera's pose must be written before propagation reads it.
+    let mut app = App::with_threads(2);
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&order);
+    app.add_system(
+        Stage::Transform,
+        System::new("propagate", move |_| log.lock().push("propagate")).reads::<Position>(),
+    );
+    let log = Arc::clone(&order);
+    app.add_system(Stage::Transform, System::new("unrelated", move |_| log.lock().push("unrelated")).reads::<Health>());
+    let log = Arc::clone(&order);
+    app.add_system(
+        Stage::Transform,
+        System::new("follow", move |_| log.lock().push("follow")).writes::<Position>().before("propagate"),
+    );
+    assert_eq!(
+        app.schedule().batches(Stage::Transform).expect("stage"),
+        vec![vec!["follow", "unrelated"], vec!["propagate"]]
+    );
+    app.run_frame();
+    let seen = order.lock().clone();
+    let position = |name| seen.iter().position(|entry| *entry == name).expect("ran");
+    assert!(position("follow") < position("propagate"), "follow ran before propagate: {seen:?}");
+}
+
+#[test]
+fn ordering_errors_name_the_systems_and_leave_the_stage_unchanged() {
+    use crate::ScheduleError;
+    let mut app = App::with_threads(1);
+    app.add_system(Stage::Input, System::new("a", |_| {}));
+    app.add_system(Stage::Input, System::new("b", |_| {}).after("a"));
+    let error = app.try_add_system(Stage::Input, System::new("c", |_| {}).after("b").before("a")).unwrap_err();
+    assert_eq!(error, ScheduleError::OrderCycle { stage: "Input", systems: vec!["a".into(), "b".into(), "c".into()] });
+    assert!(error.to_string().contains("'a' before 'b' before 'c' before 'a'"), "message: {error}");
+    let error = app.try_add_system(Stage::Input, System::new("d", |_| {}).after("typo")).unwrap_err();
+    assert!(
+        matches!(&error, ScheduleError::UnknownSystem { system, missing, .. } if system == "d" && missing == "typo")
+    );
+    assert_eq!(app.schedule().batches(Stage::Input).expect("stage"), vec![vec!["a"], vec!["b"]]);
+    app.run_frame();
+}
+
+/// Runs one frame of `app`, returning the panic message.
+fn panic_message(app: &mut App) -> String {
+    let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| app.run_frame())).expect_err("must panic");
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|text| text.to_string()))
+        .unwrap_or_default()
+}
+
+#[test]
+fn an_undeclared_write_panics_naming_system_and_component_even_alone() {
+    let mut app = App::with_threads(1);
+    app.world_mut().spawn((Position(0.0), Velocity(1.0)));
+    app.add_system(
+        Stage::Transform,
+        System::new("sneaky writer", |ctx| {
+            for (position, velocity) in ctx.query::<(&mut Position, &Velocity)>().iter() {
+                position.0 += velocity.0;
+            }
+        })
+        .reads::<Position>()
+        .reads::<Velocity>(),
+    );
+    let message = panic_message(&mut app);
+    assert!(
+        message.contains("'sneaky writer'") && message.contains("writes component") && message.contains("Position"),
+        "message: {message}"
+    );
+}
+
+#[test]
+fn an_undeclared_writer_beside_a_reader_is_named_not_a_borrow_clash() {
+    let mut app = App::with_threads(2);
+    app.world_mut().spawn((Position(0.0), Velocity(1.0)));
+    app.add_system(
+        Stage::Transform,
+        System::new("reader", |ctx| ctx.query::<&Position>().iter().for_each(drop)).reads::<Position>(),
+    );
+    app.add_system(
+        Stage::Transform,
+        System::new("writer", |ctx| ctx.query::<&mut Position>().iter().for_each(|position| position.0 = 1.0))
+            .reads::<Velocity>(),
+    );
+    assert_eq!(app.schedule().batches(Stage::Transform).expect("stage"), vec![vec!["reader", "writer"]]);
+    for _ in 0..5 {
+        let message = panic_message(&mut app);
+        assert!(message.contains("'writer'") && message.contains("Position"), "message: {message}");
+    }
+}
+
+#[test]
+fn two_undeclared_writers_panic_every_frame_on_any_thread_count() {
+    for threads in [1, 2] {
+        let mut app = App::with_threads(threads);
+        app.world_mut().spawn_batch((0..100).map(|index| (Position(index as f32),)));
+        for name in ["first writer", "second writer"] {
+            app.add_system(
+                Stage::Transform,
+                System::new(name, |ctx| ctx.query::<&mut Position>().iter().for_each(|position| position.0 += 1.0)),
+            );
+        }
+        for frame in 0..10 {
+            let message = panic_message(&mut app);
+            assert!(
+                message.contains("writer'") && message.contains("Position"),
+                "{threads} threads, frame {frame}: {message}"
+            );
+        }
+    }
+}
+
+#[test]
+fn writers_on_provably_disjoint_archetypes_share_a_batch_and_must_query_with_their_filters() {
+    use hecs::{With, Without};
+    struct Scout;
+    struct Enemy;
+    type Scouts = Without<With<&'static mut Velocity, &'static Scout>, &'static Enemy>;
+    type Enemies = With<&'static mut Velocity, &'static Enemy>;
+    let mut app = App::with_threads(2);
+    let scout = app.world_mut().spawn((Velocity(1.0), Scout));
+    let enemy = app.world_mut().spawn((Velocity(1.0), Enemy));
+    app.add_system(
+        Stage::Transform,
+        System::new("scouts", |ctx| ctx.query::<Scouts>().iter().for_each(|velocity| velocity.0 = 2.0))
+            .query::<Scouts>(),
+    );
+    app.add_system(
+        Stage::Transform,
+        System::new("enemies", |ctx| ctx.query::<Enemies>().iter().for_each(|velocity| velocity.0 = 3.0))
+            .query::<Enemies>(),
+    );
+    assert_eq!(app.schedule().batches(Stage::Transform).expect("stage"), vec![vec!["scouts", "enemies"]]);
+    app.run_frame();
+    assert_eq!(*app.world().get::<&Velocity>(scout).expect("alive"), Velocity(2.0));
+    assert_eq!(*app.world().get::<&Velocity>(enemy).expect("alive"), Velocity(3.0));
+
+    app.add_system(
+        Stage::Input,
+        System::new("forgets the filter", |ctx| ctx.query::<&mut Velocity>().iter().for_each(drop)).query::<Enemies>(),
+    );
+    let message = panic_message(&mut app);
+    assert!(message.contains("'forgets the filter'") && message.contains("With/Without"), "message: {message}");
+}
+
+#[test]
+fn spawned_entities_are_known_at_once_and_dead_targets_are_counted() {
+    let mut app = App::with_threads(2);
+    let victim = app.world_mut().spawn((Health(1),));
+    let spawned = Arc::new(Mutex::new(None));
+    let record = Arc::clone(&spawned);
+    app.add_system(
+        Stage::Input,
+        System::new("spawn and tag", move |ctx| {
+            if ctx.time.frame_index == 0 {
+                let entity = ctx.commands.spawn((Health(5),));
+                ctx.commands.insert_one(entity, Position(1.0));
+                *record.lock() = Some(entity);
+                ctx.commands.despawn(victim);
+                ctx.commands.despawn(victim);
+            }
+        })
+        .spawns(),
+    );
+    app.add_system(
+        Stage::Input,
+        System::new("late insert", move |ctx| {
+            if ctx.time.frame_index == 0 {
+                ctx.commands.insert_one(victim, Dead);
+            }
+        }),
+    );
+    app.run_frame();
+    let entity = spawned.lock().expect("spawned on frame 0");
+    assert_eq!(*app.world().get::<&Position>(entity).expect("the insert reached the spawned entity"), Position(1.0));
+    assert!(!app.world().contains(victim));
+    let report = app.command_report();
+    assert_eq!((report.dead_despawns, report.dead_inserts), (1, 1), "{report:?}");
+    app.run_frames(2);
+    assert_eq!(app.command_report(), report, "nothing new when nothing is misused");
+}
+
+#[test]
+fn spawning_without_declaring_it_panics_naming_the_system() {
+    let mut app = App::with_threads(1);
+    app.add_system(
+        Stage::Input,
+        System::new("undeclared spawner", |ctx| {
+            let _ = ctx.commands.spawn((Health(1),));
+        }),
+    );
+    let message = panic_message(&mut app);
+    assert!(message.contains("'undeclared spawner'") && message.contains("System::spawns"), "message: {message}");
+}
+
+#[test]
+fn par_for_each_visits_every_item_once_and_is_the_same_on_any_thread_count() {
+    let run = |threads: usize| {
+        let mut app = App::with_threads(threads);
+        app.world_mut().spawn_batch((0..5000u32).map(|index| (Position(index as f32), Velocity(1.5))));
+        app.world_mut().spawn_batch((0..700u32).map(|index| (Position(index as f32), Velocity(2.0), Dead)));
+        app.add_system(
+            Stage::Transform,
+            System::new("integrate", |ctx| {
+                ctx.par_for_each::<(&mut Position, &Velocity)>(256, |(position, velocity)| {
+                    position.0 = position.0 * 1.25 + velocity.0
+                })
+            })
+            .query::<(&mut Position, &Velocity)>(),
+        );
+        app.run_frames(3);
+        snapshot_positions(&app)
+    };
+    let one = run(1);
+    assert_eq!(one.len(), 5700);
+    assert_eq!(
+        one[0],
+        (0, (((0.0f32 * 1.25 + 1.5) * 1.25 + 1.5) * 1.25 + 1.5).to_bits()),
+        "three steps applied once each"
+    );
+    assert!(one == run(3), "same positions on 1 and 3 threads");
+}
+
+#[test]
+#[should_panic(expected = "'sneaky' in stage 'Transform' panicked: system 'sneaky' writes component")]
+fn par_for_each_checks_the_declared_access() {
+    let mut app = App::with_threads(2);
+    app.world_mut().spawn((Position(0.0),));
+    app.add_system(
+        Stage::Transform,
+        System::new("sneaky", |ctx| ctx.par_for_each::<&mut Position>(64, |position| position.0 = 1.0))
+            .reads::<Position>(),
+    );
+    app.run_frame();
+}
+
+#[test]
+fn frame_stats_count_every_frame() {
+    let mut app = App::with_threads(1);
+    assert_eq!(app.frame_seconds(), 0.0);
+    app.run_frames(4);
+    let stats = app.frame_stats();
+    assert_eq!(stats.frames, 4);
+    assert!(stats.last_seconds > 0.0 && stats.max_seconds >= stats.last_seconds, "{stats:?}");
+    assert!((stats.mean_seconds() * 4.0 - stats.total_seconds).abs() < 1e-12);
+    assert_eq!(app.frame_seconds(), stats.last_seconds);
+}
+
+fn snapshot_positions(app: &App) -> Vec<(u32, u32)> {
+    let mut rows: Vec<_> = app
+        .world()
+        .query::<(Entity, &Position)>()
+        .iter()
+        .map(|(entity, position)| (entity.id(), position.0.to_bits()))
+        .collect();
+    rows.sort_unstable();
+    rows
 }

@@ -94,6 +94,7 @@ fn median(values: &mut [f64]) -> f64 {
 }
 
 fn main() -> ExitCode {
+    samples::init_logging();
     let options = match parse_options() {
         Ok(options) => options,
         Err(message) => {

@@ -145,6 +145,7 @@ fn run(output: &PathBuf) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 fn main() -> ExitCode {
+    samples::init_logging();
     let output = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| String::from("custom_pass.png")));
     match run(&output) {
         Ok(()) => {

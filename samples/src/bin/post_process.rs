@@ -399,6 +399,7 @@ fn run(output: &PathBuf) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 fn main() -> ExitCode {
+    samples::init_logging();
     let output = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| String::from("post_process.png")));
     match run(&output) {
         Ok(()) => {

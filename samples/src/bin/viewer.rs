@@ -57,6 +57,7 @@ fn parse_options() -> Result<Options, String> {
 }
 
 fn main() -> ExitCode {
+    samples::init_logging();
     let options = match parse_options() {
         Ok(options) => options,
         Err(message) => {

@@ -20,7 +20,7 @@ impl Traffic {
     pub fn system() -> System {
         System::new("traffic", |ctx| {
             let delta = ctx.time.delta_seconds;
-            for (transform, traffic) in ctx.world.query::<(&mut Transform, &Traffic)>().iter() {
+            for (transform, traffic) in ctx.query::<(&mut Transform, &Traffic)>().iter() {
                 let length = traffic.street_length.max(1.0);
                 let z = (transform.translation.z + traffic.speed * delta).rem_euclid(length);
                 transform.translation.z = z;
@@ -48,7 +48,7 @@ impl PoseAnimation {
     pub fn system() -> System {
         System::new("pose animation", |ctx| {
             let time = ctx.time.elapsed_seconds as f32;
-            for (pose, animation) in ctx.world.query::<(&mut SkinnedPose, &PoseAnimation)>().iter() {
+            for (pose, animation) in ctx.query::<(&mut SkinnedPose, &PoseAnimation)>().iter() {
                 let cycle = ((time + animation.phase) / animation.period.max(0.1)).fract();
                 let raise = (cycle * std::f32::consts::TAU).sin().max(0.0);
                 pose.origin_min = Vec3::new(-0.25, 0.0, -0.1);
@@ -95,7 +95,7 @@ impl CameraPath {
 pub fn camera_path_system() -> System {
     System::new("camera path", |ctx| {
         let seconds = ctx.time.elapsed_seconds as f32;
-        for (transform, path) in ctx.world.query::<(&mut Transform, &CameraPath)>().iter() {
+        for (transform, path) in ctx.query::<(&mut Transform, &CameraPath)>().iter() {
             *transform = path.pose_at(seconds);
         }
     })

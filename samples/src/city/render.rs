@@ -127,6 +127,12 @@ impl CityRenderer {
             scene.set_draw_list(list)?;
         }
         self.graph.execute_frame()?;
+        let missing = lock_scene(&self.scene).last_upload().drawn_missing;
+        if missing > 0 {
+            return Err(
+                format!("{missing} drawn objects had no record on the GPU yet (raise the upload budget)").into()
+            );
+        }
         self.graph.wait_idle()?;
         Ok(self.readback.read()?.to_vec())
     }

@@ -1,0 +1,313 @@
+//! A headless tower-defence simulation: how a game is built on the runtime.
+//!
+//! Enemies walk from the west edge towards a base at the east; turrets with parented barrels
+//! shoot the nearest enemy in range; a camera follows the lead enemy. What it shows, in the
+//! order the README's "Building a game" section explains it:
+//!
+//! - a custom stage, `Gameplay`, between `Input` and `Transform`;
+//! - systems declaring their access as query types (`System::query`), checked when they query,
+//!   with `With`/`Without` filters so the scout and grunt movers share a batch;
+//! - `SystemContext::par_for_each` for the hot loops, the same result on any thread count;
+//! - the engine's `Commands`: `spawn` returning the `Entity`, hierarchy edits
+//!   (`HierarchyCommands::set_parent`, `despawn_recursive`), plain despawns whose children keep
+//!   their pose;
+//! - a follow camera in `Transform` ordered `before(ecs::HIERARCHY_SYSTEM)`, so the view is
+//!   never a frame late;
+//! - AI that skips enemies tagged `Culled` (last frame's answer: gameplay runs before
+//!   Visibility);
+//! - `runtime::glam`, `App::frame_stats`, and the reports a game should watch.
+
+use ecs::{scene, Camera, Culled, HierarchyCommands, Mesh, Transform, Visible, WorldTransform};
+use hecs::{Entity, With, Without};
+use runtime::glam::{Quat, Vec3};
+use runtime::{App, Stage, System};
+
+/// The game's own stage, between `Input` and `Transform`.
+pub const GAMEPLAY: &str = "Gameplay";
+
+/// Where enemies go: they are removed when they reach this x.
+const BASE_X: f32 = 200.0;
+/// Turret reach, in world units.
+const TURRET_RANGE: f32 = 25.0;
+
+/// An enemy: hit points left.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Enemy {
+    /// Hit points left; at zero the enemy is despawned.
+    pub health: u32,
+}
+
+/// A fast enemy (moved by its own system; the filters keep it apart from grunts).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scout;
+
+/// Units per second, along +X with some drift.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Velocity(pub Vec3);
+
+/// A turret: frames until it can fire again.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Turret {
+    /// Frames until the next shot.
+    pub cooldown: u32,
+}
+
+/// A turret's barrel, parented to the turret.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Barrel;
+
+/// The camera that follows the lead enemy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FollowCamera;
+
+/// Game state: a deterministic random stream and the score.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Game {
+    /// xorshift64 state.
+    pub random: u64,
+    /// Enemies spawned per wave frame.
+    pub spawn_per_frame: u32,
+    /// Enemies killed by turrets.
+    pub kills: u64,
+    /// Enemies that reached the base.
+    pub leaks: u64,
+}
+
+impl Game {
+    fn next(&mut self) -> u64 {
+        self.random ^= self.random << 13;
+        self.random ^= self.random >> 7;
+        self.random ^= self.random << 17;
+        self.random
+    }
+
+    fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+type ScoutMove = With<(&'static mut Transform, &'static Velocity), &'static Scout>;
+type GruntMove = Without<With<(&'static mut Transform, &'static Velocity), &'static Enemy>, &'static Scout>;
+type Thinking = Without<With<(&'static mut Velocity, &'static Transform), &'static Enemy>, &'static Culled>;
+
+/// Builds the game on an app of `threads`-way parallelism, with `spawn_per_frame` enemies
+/// spawned each frame (the 20k-enemy scene is `--spawn 80` for 250 frames).
+pub fn build(threads: usize, spawn_per_frame: u32) -> App {
+    let mut app = App::with_threads(threads);
+    app.set_fixed_delta(Some(1.0 / 60.0));
+    culling::install(&mut app);
+    app.add_stage_after(Stage::Input, GAMEPLAY).expect("Input exists and Gameplay is new");
+    app.insert_resource(Game { random: 0x9E37_79B9_7F4A_7C15, spawn_per_frame, kills: 0, leaks: 0 });
+
+    let world = app.world_mut();
+    let camera = scene::spawn_camera(world, Camera::default(), scene::look_at(Vec3::new(0.0, 30.0, 40.0), Vec3::ZERO));
+    world.insert_one(camera, FollowCamera).expect("just spawned");
+    for index in 0..16 {
+        let position = Vec3::new(12.0 * index as f32, 0.0, if index % 2 == 0 { 12.0 } else { -12.0 });
+        let turret = scene::spawn_mesh(world, scene::unit_cube_mesh(), Transform::from_translation(position));
+        world.insert_one(turret, Turret { cooldown: index % 4 }).expect("just spawned");
+        let barrel = scene::spawn_mesh(world, scene::unit_cube_mesh(), Transform::from_translation(Vec3::Y));
+        world.insert_one(barrel, Barrel).expect("just spawned");
+        ecs::hierarchy::set_parent(world, barrel, turret).expect("both alive, no loop");
+    }
+
+    app.add_system(GAMEPLAY, spawn_wave());
+    app.add_system(GAMEPLAY, think());
+    app.add_system(GAMEPLAY, move_scouts());
+    app.add_system(GAMEPLAY, move_grunts());
+    app.add_system(GAMEPLAY, turrets());
+    app.add_system(GAMEPLAY, rebuild_turrets());
+    app.add_system(Stage::Transform, follow_camera());
+    app
+}
+
+fn spawn_wave() -> System {
+    System::new("spawn wave", |ctx| {
+        let mut game = ctx.resource_mut::<Game>();
+        for _ in 0..game.spawn_per_frame {
+            let z = game.unit() * 60.0 - 30.0;
+            let scout = game.next() % 5 == 0;
+            let speed = if scout { 18.0 } else { 6.0 + game.unit() * 4.0 };
+            let transform = Transform::from_translation(Vec3::new(-20.0, 0.0, z));
+            let bundle = (transform, WorldTransform::from(transform), scene::unit_cube_mesh(), Visible(true));
+            let enemy = ctx.commands.spawn(bundle);
+            let drift = (game.unit() - 0.5) * 2.0;
+            ctx.commands.insert(enemy, (Enemy { health: 3 }, Velocity(Vec3::new(speed, 0.0, drift))));
+            if scout {
+                ctx.commands.insert_one(enemy, Scout);
+            }
+        }
+    })
+    .writes_resource::<Game>()
+    .spawns()
+}
+
+/// AI that only thinks for enemies in view last frame: steer back towards the lane centre.
+fn think() -> System {
+    System::new("think", |ctx| {
+        ctx.par_for_each::<Thinking>(512, |(velocity, transform)| {
+            velocity.0.z = (velocity.0.z - transform.translation.z * 0.01).clamp(-3.0, 3.0);
+        })
+    })
+    .query::<Thinking>()
+}
+
+fn move_scouts() -> System {
+    System::new("move scouts", |ctx| {
+        let dt = ctx.time.delta_seconds;
+        ctx.par_for_each::<ScoutMove>(512, |(transform, velocity)| transform.translation += velocity.0 * dt);
+    })
+    .query::<ScoutMove>()
+}
+
+fn move_grunts() -> System {
+    System::new("move grunts", |ctx| {
+        let dt = ctx.time.delta_seconds;
+        ctx.par_for_each::<GruntMove>(512, |(transform, velocity)| {
+            transform.translation += velocity.0 * dt;
+            transform.rotation = Quat::from_rotation_y(transform.translation.x * 0.05);
+        });
+    })
+    .query::<GruntMove>()
+}
+
+/// Turrets shoot the nearest enemy in range; dead and leaked enemies are despawned.
+fn turrets() -> System {
+    System::new("turrets", |ctx| {
+        let mut game = ctx.resource_mut::<Game>();
+        let mut turrets = ctx.query::<(&mut Turret, &Transform)>();
+        let mut enemies = ctx.query::<(Entity, &mut Enemy, &Transform)>();
+        let mut enemies: Vec<(Entity, &mut Enemy, &Transform)> = enemies.iter().collect();
+        // Storage order is not an identity: sort by entity id so the choice is stable.
+        enemies.sort_unstable_by_key(|(entity, ..)| entity.id());
+        for (turret, at) in turrets.iter() {
+            if turret.cooldown > 0 {
+                turret.cooldown -= 1;
+                continue;
+            }
+            let nearest = enemies
+                .iter_mut()
+                .filter(|(_, enemy, _)| enemy.health > 0)
+                .map(|(entity, enemy, transform)| (transform.translation.distance(at.translation), *entity, enemy))
+                .filter(|(distance, ..)| *distance <= TURRET_RANGE)
+                .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.id().cmp(&b.1.id())));
+            if let Some((_, entity, enemy)) = nearest {
+                enemy.health -= 1;
+                turret.cooldown = 3;
+                if enemy.health == 0 {
+                    ctx.commands.despawn(entity);
+                    game.kills += 1;
+                }
+            }
+        }
+        for (entity, enemy, transform) in &enemies {
+            if enemy.health > 0 && transform.translation.x >= BASE_X {
+                ctx.commands.despawn(*entity);
+                game.leaks += 1;
+            }
+        }
+    })
+    .query::<(&mut Turret, &Transform)>()
+    .query::<(Entity, &mut Enemy, &Transform)>()
+    .writes_resource::<Game>()
+}
+
+/// Every 100 frames the oldest turret is torn down, three ways in turn: its barrels moved to
+/// the next turret (a re-parent through commands) before a plain despawn; a plain despawn that
+/// leaves its barrels standing where they were, as roots; a recursive despawn.
+fn rebuild_turrets() -> System {
+    System::new("rebuild turrets", |ctx| {
+        if ctx.time.frame_index % 100 != 99 {
+            return;
+        }
+        let mut turrets: Vec<Entity> = ctx.query::<With<Entity, &Turret>>().iter().collect();
+        turrets.sort_unstable_by_key(|entity| entity.id());
+        let mut barrels: Vec<(Entity, Entity)> = ctx
+            .query::<With<(Entity, &ecs::Parent), &Barrel>>()
+            .iter()
+            .map(|(barrel, parent)| (barrel, parent.0))
+            .collect();
+        barrels.sort_unstable_by_key(|(barrel, _)| barrel.id());
+        let [oldest, next, ..] = turrets[..] else {
+            return;
+        };
+        match ctx.time.frame_index / 100 % 3 {
+            0 => {
+                for (barrel, parent) in barrels {
+                    if parent == oldest {
+                        ctx.commands.set_parent(barrel, next);
+                    }
+                }
+                ctx.commands.despawn(oldest);
+            }
+            1 => ctx.commands.despawn(oldest),
+            _ => ctx.commands.despawn_recursive(oldest),
+        }
+    })
+    .query::<With<Entity, &Turret>>()
+    .query::<With<(Entity, &ecs::Parent), &Barrel>>()
+}
+
+/// The camera hovers behind the lead enemy. It writes a `Transform` the hierarchy reads, so it
+/// runs before the hierarchy says so; otherwise the view would lag a frame.
+fn follow_camera() -> System {
+    System::new("follow camera", |ctx| {
+        let lead = ctx
+            .query::<With<&Transform, &Enemy>>()
+            .iter()
+            .map(|transform| transform.translation)
+            .max_by(|a, b| a.x.total_cmp(&b.x).then(a.z.total_cmp(&b.z)));
+        let Some(lead) = lead else {
+            return;
+        };
+        let mut cameras = ctx.query::<With<&mut Transform, &FollowCamera>>();
+        for transform in cameras.iter() {
+            *transform = scene::look_at(lead + Vec3::new(-30.0, 25.0, 0.0), lead);
+        }
+    })
+    .query::<With<&Transform, &Enemy>>()
+    .query::<With<&mut Transform, &FollowCamera>>()
+    .before(ecs::HIERARCHY_SYSTEM)
+}
+
+/// A hash of everything the simulation decides: each entity's id, pose, health and tags, in
+/// id order, plus the score. Equal on any thread count.
+pub fn world_hash(app: &App) -> u64 {
+    const PRIME: u64 = 0x0000_0100_0000_01B3;
+    let mut hash = 0xCBF2_9CE4_8422_2325u64;
+    let mut mix = |value: u64| {
+        for byte in value.to_le_bytes() {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(PRIME);
+        }
+    };
+    let world = app.world();
+    let mut rows: Vec<(u32, [u32; 7], u32, bool)> = world
+        .query::<(Entity, &Transform, Option<&Enemy>, Option<&Culled>)>()
+        .iter()
+        .map(|(entity, transform, enemy, culled)| {
+            let (t, r) = (transform.translation, transform.rotation);
+            let pose = [t.x, t.y, t.z, r.x, r.y, r.z, r.w].map(f32::to_bits);
+            (entity.id(), pose, enemy.map_or(u32::MAX, |enemy| enemy.health), culled.is_some())
+        })
+        .collect();
+    rows.sort_unstable_by_key(|row| row.0);
+    for (id, pose, health, culled) in rows {
+        mix(u64::from(id));
+        pose.iter().for_each(|bits| mix(u64::from(*bits)));
+        mix(u64::from(health));
+        mix(u64::from(culled));
+    }
+    let game = *app.resource::<Game>();
+    mix(game.kills);
+    mix(game.leaks);
+    hash
+}
+
+/// Counts of the live scene, for the summary.
+pub fn census(app: &App) -> (usize, usize, usize) {
+    let world = app.world();
+    let enemies = world.query::<&Enemy>().iter().count();
+    let culled = world.query::<With<&Enemy, &Culled>>().iter().count();
+    let meshes = world.query::<&Mesh>().iter().count();
+    (enemies, culled, meshes)
+}
