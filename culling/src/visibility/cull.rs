@@ -1,16 +1,18 @@
 //! The parallel pass of the Visibility stage: per 64-object word, the objects' columns, the
 //! SIMD frustum kernel, then the distance and screen-size culls on the survivors.
 //!
-//! Jobs take disjoint ranges of whole words (the grain is a multiple of 64 and ranges start
-//! at 0), so each writes its own objects' entries and its own words: no locks, no atomics
-//! except one statistics add per job.
+//! Jobs take disjoint ranges of whole words of storage order (the grain is a multiple of 64
+//! and ranges start at 0) and write every per-object entry through the object's persistent
+//! slot (see `slots.rs`). Slots are unique, so each job writes its own columns' entries; the
+//! bit words are slot-ordered and may be shared by two jobs, so a job ORs its bits into them
+//! atomically, one word at a time (slots mostly follow storage order, so runs are long).
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldTransform};
 use glam::{Mat4, Vec3};
-use runtime::hecs::{Archetype, ArchetypeColumn, World};
+use runtime::hecs::{ArchetypeColumn, World};
 
 use super::result::{ObjectDraw, EMPTY_BOX};
 use crate::bits::BITS_PER_WORD;
@@ -62,25 +64,37 @@ pub(crate) struct PassInputs<'a> {
 
 /// Where the pass writes: raw views of the result's columns and words.
 ///
-/// Each job writes only the entries of its own objects and words; that is the whole
-/// synchronisation argument, and why the pointers may be shared.
-pub(crate) struct PassOutputs {
+/// Each job writes only the column entries of its own objects' slots (slots are unique), and
+/// writes words only with atomic ORs; that is the whole synchronisation argument, and why the
+/// pointers may be shared. The words must be zero before the pass.
+pub(crate) struct PassOutputs<'a> {
+    /// The slot of each object in storage order.
+    pub slots: &'a [u32],
     pub models: *mut Mat4,
     pub bounds: *mut Aabb,
     pub draws: *mut ObjectDraw,
-    pub entities: *mut runtime::hecs::Entity,
-    pub visible: *mut u64,
-    pub drawable: *mut u64,
-    pub casters: *mut u64,
-    pub tagged: *mut u64,
+    /// Slot-ordered words, in this order: may be visible, drawable, shadow caster, carried
+    /// the `Culled` tag this frame, carried the `Occluded` tag this frame.
+    pub words: [&'a [AtomicU64]; WORD_KINDS],
+    /// Storage-order objects.
     pub objects: usize,
 }
 
-// SAFETY: the pointers are only dereferenced at indices of a job's own disjoint range (see
+/// Number of word columns in [`PassOutputs::words`].
+pub(crate) const WORD_KINDS: usize = 5;
+
+/// Views a word column as atomics for the pass.
+pub(crate) fn as_atomic(words: &mut [u64]) -> &[AtomicU64] {
+    // SAFETY: AtomicU64 has the size and alignment of u64 (on every target with 64-bit
+    // atomics), and the exclusive borrow guarantees no other access for the returned lifetime.
+    unsafe { std::slice::from_raw_parts(words.as_mut_ptr().cast::<AtomicU64>(), words.len()) }
+}
+
+// SAFETY: the pointers are only dereferenced at the slots of a job's own disjoint range (see
 // `run_range`), and the columns they point into outlive the parallel call that uses them.
-unsafe impl Sync for PassOutputs {}
+unsafe impl Sync for PassOutputs<'_> {}
 // SAFETY: as above; the struct is only moved into the scope of one parallel call.
-unsafe impl Send for PassOutputs {}
+unsafe impl Send for PassOutputs<'_> {}
 
 /// Statistics summed over jobs (relaxed: read only after every job joined).
 #[derive(Default)]
@@ -116,7 +130,6 @@ impl PassTotals {
 
 /// The columns of one archetype the pass reads, borrowed once per segment and job.
 struct Columns<'w> {
-    archetype: &'w Archetype,
     meshes: ArchetypeColumn<'w, Mesh>,
     world: Option<ArchetypeColumn<'w, WorldTransform>>,
     local: Option<ArchetypeColumn<'w, Transform>>,
@@ -125,6 +138,7 @@ struct Columns<'w> {
     lods: Option<ArchetypeColumn<'w, Lod>>,
     caster: bool,
     tagged: bool,
+    occluded_tag: bool,
 }
 
 impl<'w> Columns<'w> {
@@ -134,7 +148,6 @@ impl<'w> Columns<'w> {
             .nth(segment.archetype)
             .expect("segments are listed from this frame's world, which cannot change under &World");
         Columns {
-            archetype,
             meshes: archetype.get::<&Mesh>().expect("segments list only archetypes holding a Mesh"),
             world: archetype.get::<&WorldTransform>(),
             local: archetype.get::<&Transform>(),
@@ -143,12 +156,13 @@ impl<'w> Columns<'w> {
             lods: archetype.get::<&Lod>(),
             caster: archetype.has::<ShadowCaster>(),
             tagged: archetype.has::<ecs::Culled>(),
+            occluded_tag: archetype.has::<ecs::Occluded>(),
         }
     }
 }
 
 /// Culls the objects of `range` (whole words, starting on a word boundary).
-pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: &PassTotals, range: Range<usize>) {
+pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, totals: &PassTotals, range: Range<usize>) {
     debug_assert_eq!(range.start % BITS_PER_WORD, 0, "jobs start on a word boundary");
     debug_assert!(range.end <= outputs.objects, "job range {range:?} past {} objects", outputs.objects);
     let segments = inputs.segments;
@@ -165,7 +179,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: 
     while word_start < range.end {
         let word_end = (word_start + BITS_PER_WORD).min(range.end);
         block.clear();
-        let (mut drawable, mut casters, mut tagged, mut forced) = (0u64, 0u64, 0u64, 0u64);
+        let (mut drawable, mut casters, mut tagged, mut occluded_tag, mut forced) = (0u64, 0u64, 0u64, 0u64, 0u64);
         for index in word_start..word_end {
             while index >= segment.start + segment.len {
                 segment_index += 1;
@@ -180,19 +194,17 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: 
             if columns.tagged {
                 tagged |= bit;
             }
-            let id = columns.archetype.ids()[row];
-            // SAFETY: every row of an archetype is a live entity, and the world is borrowed
-            // shared for the whole pass, so none can be despawned meanwhile.
-            let entity = unsafe { inputs.world.find_entity_from_id(id) };
-            // SAFETY: `index` lies in this job's range, which no other job touches, and is
-            // below `outputs.objects`, the length of every column.
-            unsafe { outputs.entities.add(index).write(entity) };
+            if columns.occluded_tag {
+                occluded_tag |= bit;
+            }
+            let slot = outputs.slots[index] as usize;
             let Some((model, center, half, draw)) = object_of(inputs, &columns, row) else {
-                // SAFETY: as above.
+                // SAFETY: `slot` belongs to `index`, which lies in this job's range: no other
+                // job writes it, and it is below the slot count, the length of every column.
                 unsafe {
-                    outputs.models.add(index).write(Mat4::IDENTITY);
-                    outputs.bounds.add(index).write(EMPTY_BOX);
-                    outputs.draws.add(index).write(ObjectDraw::NONE);
+                    outputs.models.add(slot).write(Mat4::IDENTITY);
+                    outputs.bounds.add(slot).write(EMPTY_BOX);
+                    outputs.draws.add(slot).write(ObjectDraw::NONE);
                 }
                 block.push_center_half(Vec3::ZERO, Vec3::ZERO);
                 continue;
@@ -204,9 +216,9 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: 
             }
             // SAFETY: as above.
             unsafe {
-                outputs.models.add(index).write(model);
-                outputs.bounds.add(index).write(world_box);
-                outputs.draws.add(index).write(draw);
+                outputs.models.add(slot).write(model);
+                outputs.bounds.add(slot).write(world_box);
+                outputs.draws.add(slot).write(draw);
             }
             block.push_center_half(center, half);
         }
@@ -224,8 +236,9 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: 
         while survivors != 0 {
             let offset = survivors.trailing_zeros() as usize;
             survivors &= survivors - 1;
-            // SAFETY: written above by this job for this index.
-            let world_box = unsafe { &*outputs.bounds.add(word_start + offset) };
+            let slot = outputs.slots[word_start + offset] as usize;
+            // SAFETY: written above by this job for this object's slot.
+            let world_box = unsafe { &*outputs.bounds.add(slot) };
             let center = world_box.center();
             if !crate::size::is_near_enough(inputs.view.distance_sq(center), inputs.view.max_distance_sq()) {
                 visible &= !(1u64 << offset);
@@ -243,17 +256,40 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: 
         local.drawable += drawable.count_ones() as usize;
         local.visible += visible.count_ones() as usize;
         local.non_finite += forced.count_ones() as usize;
-        let word = word_start / BITS_PER_WORD;
-        // SAFETY: word `word` covers objects `word_start .. word_end`, all in this job's range.
-        unsafe {
-            outputs.visible.add(word).write(visible);
-            outputs.drawable.add(word).write(drawable);
-            outputs.casters.add(word).write(casters);
-            outputs.tagged.add(word).write(tagged);
-        }
+        scatter(outputs, word_start..word_end, [visible, drawable, casters, tagged, occluded_tag]);
         word_start = word_end;
     }
     totals.add(&local);
+}
+
+/// ORs the storage-order bits `masks` of objects `range` (one word's worth) into the
+/// slot-ordered words of `outputs`, one atomic OR per run of objects sharing a slot word.
+fn scatter(outputs: &PassOutputs<'_>, range: Range<usize>, masks: [u64; WORD_KINDS]) {
+    let flush = |word: usize, bits: &[u64; WORD_KINDS]| {
+        for (column, &bits) in outputs.words.iter().zip(bits) {
+            if bits != 0 {
+                column[word].fetch_or(bits, Ordering::Relaxed);
+            }
+        }
+    };
+    let mut current = usize::MAX;
+    let mut pending = [0u64; WORD_KINDS];
+    for (offset, &slot) in outputs.slots[range].iter().enumerate() {
+        let (word, bit) = (slot as usize / BITS_PER_WORD, 1u64 << (slot as usize % BITS_PER_WORD));
+        if word != current {
+            if current != usize::MAX {
+                flush(current, &pending);
+            }
+            current = word;
+            pending = [0; WORD_KINDS];
+        }
+        for (bits, mask) in pending.iter_mut().zip(masks) {
+            *bits |= (mask >> offset & 1).wrapping_neg() & bit;
+        }
+    }
+    if current != usize::MAX {
+        flush(current, &pending);
+    }
 }
 
 /// Whether an object's matrix and world box are finite, with a few vector operations instead

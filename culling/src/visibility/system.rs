@@ -5,13 +5,13 @@ use ecs::{
 };
 use runtime::{App, Stage, System, SystemContext};
 
-use super::cull::{list_segments, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
+use super::cull::{as_atomic, list_segments, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
 use super::result::{Visibility, VisibilityStats};
 use super::tags::{record_tag_changes, visibility_tags_system};
 use crate::bits::words_for;
 use crate::kernels::Kernel;
 use crate::lod::lod_scale;
-use crate::occlusion::stage::{occluded_tagged, OcclusionPass};
+use crate::occlusion::stage::OcclusionPass;
 use crate::occlusion::OccluderMeshes;
 use crate::view::{CullParams, ViewCullContext};
 
@@ -102,6 +102,7 @@ fn run_visibility(
     viewport: Viewport,
 ) {
     let objects = list_segments(ctx.world, segments);
+    visibility.slots.update(ctx.world, segments);
     let Some(view) = view else {
         visibility.clear(objects);
         return;
@@ -121,10 +122,18 @@ fn run_visibility(
         ViewCullContext::new(view.view, view.projection, viewport.height as f32, &params)
     };
 
-    let words = words_for(objects);
-    visibility.objects.resize(objects);
-    visibility.bits.reset(objects);
-    for column in [&mut visibility.drawable, &mut visibility.casters, &mut visibility.tagged] {
+    let slot_count = visibility.slots.len();
+    let words = words_for(slot_count);
+    visibility.objects.resize(slot_count);
+    visibility.objects.entities.copy_from_slice(visibility.slots.entities());
+    for &slot in visibility.slots.freed() {
+        visibility.objects.reset(slot as usize);
+    }
+    visibility.bits.reset(slot_count);
+    for column in
+        [&mut visibility.drawable, &mut visibility.casters, &mut visibility.tagged, &mut visibility.occluded_tag]
+    {
+        column.clear();
         column.resize(words, 0);
     }
     let inputs = PassInputs {
@@ -136,15 +145,19 @@ fn run_visibility(
         lod_scale: lod_scale(&view.projection),
         lod_bias: params.lod_bias,
     };
+    let Visibility { slots, objects: columns, bits, drawable, casters, tagged, occluded_tag, .. } = &mut *visibility;
     let outputs = PassOutputs {
-        models: visibility.objects.models.as_mut_ptr(),
-        bounds: visibility.objects.bounds.as_mut_ptr(),
-        draws: visibility.objects.draws.as_mut_ptr(),
-        entities: visibility.objects.entities.as_mut_ptr(),
-        visible: visibility.bits.words_mut().as_mut_ptr(),
-        drawable: visibility.drawable.as_mut_ptr(),
-        casters: visibility.casters.as_mut_ptr(),
-        tagged: visibility.tagged.as_mut_ptr(),
+        slots: slots.storage(),
+        models: columns.models.as_mut_ptr(),
+        bounds: columns.bounds.as_mut_ptr(),
+        draws: columns.draws.as_mut_ptr(),
+        words: [
+            as_atomic(bits.words_mut()),
+            as_atomic(drawable),
+            as_atomic(casters),
+            as_atomic(tagged),
+            as_atomic(occluded_tag),
+        ],
         objects,
     };
     let totals = PassTotals::default();
@@ -180,9 +193,7 @@ fn run_visibility(
 
     gather(visibility);
     let started = std::time::Instant::now();
-    let segment_runs = segments.iter().map(|segment| (segment.archetype, segment.start, segment.len));
-    let occluded_now = occluded_tagged(occlusion, visibility.bits.words().len(), ctx.world, segment_runs);
-    let (inserted, removed) = record_tag_changes(visibility, occluded_now);
+    let (inserted, removed) = record_tag_changes(visibility);
     visibility.stats.tags_inserted = inserted;
     visibility.stats.tags_removed = removed;
     visibility.stats.tag_seconds = started.elapsed().as_secs_f64();
@@ -191,7 +202,7 @@ fn run_visibility(
     runtime::profile_plot!("occluded", visibility.stats.occluded as f64);
 }
 
-/// The serial gather: `visible` in storage order, then `scene` with the casters first.
+/// The serial gather: `visible` in slot order, then `scene` with the casters first.
 fn gather(visibility: &mut Visibility) {
     runtime::profile_zone!("visibility gather");
     let Visibility { bits, visible, scene, drawable, casters, caster_count, .. } = visibility;
