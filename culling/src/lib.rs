@@ -7,6 +7,8 @@
 
 mod bits;
 mod frustum;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 mod kernels;
 mod lod;
 pub mod occlusion;
