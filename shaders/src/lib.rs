@@ -219,6 +219,12 @@ shaders! {
     /// position pulled from `mesh_vertices` (binding 1), push constant
     /// `mat4 view_projection`; flat colour out at location 0.
     GEOMETRY_VERT = "geometry.vert", Vertex;
+    /// GPU cull, early phase (`gpu_cull.h`): last frame's visible objects that pass the
+    /// frustum are appended to the draw list; workgroup 64.
+    GPU_CULL_EARLY_COMP = "gpu_cull_early.comp", Compute;
+    /// GPU cull, late phase (`gpu_cull.h`): frustum and Hi-Z occlusion of every object,
+    /// `visibility_bits` written, newly visible objects appended; workgroup 64.
+    GPU_CULL_LATE_COMP = "gpu_cull_late.comp", Compute;
     /// Hi-Z build, mip `k`: each texel of the r32f storage image at binding 1 keeps the
     /// smallest depth of every texel of mip `k - 1` (binding 0) it covers, the last texel of
     /// an odd-sized source included; workgroup 8x8.

@@ -5,6 +5,15 @@
 //! Passes find each other's resources by the stable names of [`render_graph::passes`] and
 //! [`HIZ_DEPTH`].
 
+mod cull;
+mod frame;
 mod hiz;
 
+pub use cull::{
+    visibility_bits_bytes, CullPhase, CullResetPass, CullUniforms, GpuCullPass, GpuCullSettings, SharedCullSettings,
+    CULL_FRUSTUM, CULL_GROUP, CULL_OCCLUSION, DEPTH_MARGIN, FOOTPRINT_MARGIN, VISIBILITY_BITS,
+};
+pub use frame::{
+    add_gpu_culled_scene_passes, read_visibility_words, GpuCulledScene, VisibilityReadbackPass, VISIBILITY_READBACK,
+};
 pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HIZ_DEPTH, HIZ_FORMAT, HIZ_GROUP};
