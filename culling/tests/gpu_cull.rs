@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use culling::gpu::{add_gpu_culled_scene_passes, read_visibility_words, GpuCullSettings};
+use culling::gpu::{add_gpu_culled_scene_passes, read_visibility_words, GpuCullSettings, GpuCullStats};
 use culling::{Aabb, AabbSoa, Frustum, Kernel};
 use glam::{Mat4, Vec3};
 use render_graph::passes::{lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
@@ -156,6 +156,7 @@ fn wall_scene(device: &Arc<GpuDevice>) -> SharedScene {
 struct Frame {
     image: Vec<u8>,
     bits: Vec<u64>,
+    stats: GpuCullStats,
 }
 
 struct Renderer {
@@ -163,6 +164,7 @@ struct Renderer {
     scene: SharedScene,
     color: render_graph::ReadbackBuffer,
     bits: render_graph::ReadbackBuffer,
+    stats: render_graph::ReadbackBuffer,
 }
 
 impl Renderer {
@@ -177,6 +179,7 @@ impl Renderer {
             scene,
             color: culled.color.expect("asked for colour"),
             bits: culled.bits.expect("asked for bits"),
+            stats: culled.stats,
         }
     }
 
@@ -186,7 +189,8 @@ impl Renderer {
         self.graph.wait_idle().expect("idle");
         let mut bits = Vec::new();
         read_visibility_words(&self.bits, &mut bits).expect("bits");
-        Frame { image: self.color.read().expect("colour").to_vec(), bits }
+        let stats = GpuCullStats::from_counters(self.stats.read().expect("stats"), self.graph.stats());
+        Frame { image: self.color.read().expect("colour").to_vec(), bits, stats }
     }
 }
 
@@ -202,6 +206,7 @@ fn occlusion_hides_what_is_behind_the_wall_and_never_pops() {
     let forward = wall_view(false);
     // The very first frame: no history, nothing may be missing.
     let first = culled.frame(forward);
+    assert_eq!((first.stats.early_drawn, first.stats.late_drawn), (0, 3), "no history: all drawn late");
     assert_eq!(first.image, reference.frame(forward).image, "the first frame must equal the unculled image");
     for frame_index in 1..4 {
         let frame = culled.frame(forward);
@@ -211,6 +216,12 @@ fn occlusion_hides_what_is_behind_the_wall_and_never_pops() {
         assert!(!bit(&frame, HIDDEN), "frame {frame_index}: the box wholly behind the wall is occluded");
         assert!(bit(&frame, PEEKING), "frame {frame_index}: one pixel past the wall's edge keeps the box");
         assert!(!bit(&frame, BACK_WALL) && !bit(&frame, BACK_HIDDEN), "frame {frame_index}: behind the camera");
+        let stats = frame.stats;
+        assert_eq!((stats.objects, stats.frustum_rejected, stats.occlusion_rejected), (5, 2, 1), "{stats:?}");
+        // The second frame still draws the hidden box early (it was visible on the first).
+        let drawn = if frame_index == 1 { 3 } else { 2 };
+        assert_eq!((stats.early_drawn, stats.late_drawn), (drawn, 0), "the history holds the drawn set: {stats:?}");
+        assert_eq!(stats.triangles, drawn * 12, "cubes of 12 triangles: {stats:?}");
         let peeking_pixel = &frame.image[(32 * 64 + 42) * 4..(32 * 64 + 43) * 4];
         assert_eq!(peeking_pixel, &0xff00_ff00_u32.to_le_bytes(), "column 42 shows the peeking box");
     }

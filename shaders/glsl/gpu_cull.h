@@ -60,6 +60,15 @@ struct DrawCommand {
     uint first_instance;
 };
 
+// Counters of one frame (`cull_stats`, zeroed by the reset pass), in this order.
+#define STAT_OBJECTS 0
+#define STAT_FRUSTUM_REJECTED 1
+#define STAT_EARLY_DRAWN 2
+#define STAT_OCCLUSION_REJECTED 3
+#define STAT_LATE_DRAWN 4
+#define STAT_TRIANGLES 5
+#define STAT_COUNT 8
+
 // Whether `value` is finite, as the CPU kernels test it: |value| <= FLT_MAX (NaN fails).
 bool lane_is_finite(float value) {
     return abs(value) <= 3.40282347e38;

@@ -12,6 +12,9 @@ layout(std430, set = 0, binding = 3) writeonly buffer DrawCommands {
 layout(std430, set = 0, binding = 4) buffer DrawCount {
     uint draw_count;
 };
+layout(std430, set = 0, binding = 5) buffer CullStats {
+    uint stats[STAT_COUNT];
+};
 
 void main() {
     uint object = gl_GlobalInvocationID.x;
@@ -25,4 +28,6 @@ void main() {
     }
     uint slot = atomicAdd(draw_count, 1u);
     commands[slot] = DrawCommand(record.index_count, 1u, record.first_index, record.vertex_offset, object);
+    atomicAdd(stats[STAT_EARLY_DRAWN], 1u);
+    atomicAdd(stats[STAT_TRIANGLES], record.index_count / 3u);
 }

@@ -15,8 +15,13 @@ layout(std430, set = 0, binding = 5) writeonly buffer DrawCommands {
 layout(std430, set = 0, binding = 6) buffer DrawCount {
     uint draw_count;
 };
+layout(std430, set = 0, binding = 7) buffer CullStats {
+    uint stats[STAT_COUNT];
+};
 
 shared uint words[2];
+// This workgroup's counters, added to `stats` once.
+shared uint counts[STAT_COUNT];
 
 // Whether the pyramid proves the box hidden. Conservative at every step: a corner at the
 // camera plane or at/in front of the near plane, or any non-finite number, keeps the box;
@@ -74,14 +79,21 @@ void main() {
     if (gl_LocalInvocationIndex < 2u) {
         words[gl_LocalInvocationIndex] = 0u;
     }
+    if (gl_LocalInvocationIndex < STAT_COUNT) {
+        counts[gl_LocalInvocationIndex] = 0u;
+    }
     barrier();
     uint object = gl_GlobalInvocationID.x;
     if (object < cull.object_count) {
         ObjectRecord record = objects[object];
+        atomicAdd(counts[STAT_OBJECTS], 1u);
         bool visible = record.index_count != 0u
             && ((cull.flags & CULL_FRUSTUM) == 0u || frustum_keeps(record.bounds_min, record.bounds_max));
-        if (visible && (cull.flags & CULL_OCCLUSION) != 0u && occluded(record.bounds_min, record.bounds_max)) {
+        if (!visible) {
+            atomicAdd(counts[STAT_FRUSTUM_REJECTED], 1u);
+        } else if ((cull.flags & CULL_OCCLUSION) != 0u && occluded(record.bounds_min, record.bounds_max)) {
             visible = false;
+            atomicAdd(counts[STAT_OCCLUSION_REJECTED], 1u);
         }
         if (visible) {
             atomicOr(words[gl_LocalInvocationIndex / 32u], 1u << (gl_LocalInvocationIndex % 32u));
@@ -89,11 +101,16 @@ void main() {
             if (!was_visible(object)) {
                 uint slot = atomicAdd(draw_count, 1u);
                 commands[slot] = DrawCommand(record.index_count, 1u, record.first_index, record.vertex_offset, object);
+                atomicAdd(counts[STAT_LATE_DRAWN], 1u);
+                atomicAdd(counts[STAT_TRIANGLES], record.index_count / 3u);
             }
         }
     }
     barrier();
     if (gl_LocalInvocationIndex < 2u) {
         visibility[gl_WorkGroupID.x * 2u + gl_LocalInvocationIndex] = words[gl_LocalInvocationIndex];
+    }
+    if (gl_LocalInvocationIndex < STAT_COUNT && counts[gl_LocalInvocationIndex] != 0u) {
+        atomicAdd(stats[gl_LocalInvocationIndex], counts[gl_LocalInvocationIndex]);
     }
 }

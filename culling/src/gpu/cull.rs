@@ -36,6 +36,61 @@ use crate::frustum::{Frustum, MAX_PLANES};
 /// history.
 pub const VISIBILITY_BITS: &str = "visibility_bits";
 
+/// Name of the frame's cull counters (`CullStats` in `gpu_cull.h`): [`CULL_STAT_WORDS`] u32s,
+/// zeroed by [`CullResetPass`], added to by both phases; see [`GpuCullStats`].
+pub const CULL_STATS: &str = "cull_stats";
+
+/// u32 counters in [`CULL_STATS`] (`STAT_COUNT` in `gpu_cull.h`).
+pub const CULL_STAT_WORDS: usize = 8;
+
+/// What GPU culling counted in one frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GpuCullStats {
+    /// Objects the late phase tested (`STAT_OBJECTS`).
+    pub objects: u32,
+    /// Objects outside the frustum (or without a mesh) (`STAT_FRUSTUM_REJECTED`).
+    pub frustum_rejected: u32,
+    /// Objects the early phase drew (visible last frame, in the frustum now).
+    pub early_drawn: u32,
+    /// Objects in the frustum the late phase found occluded.
+    pub occlusion_rejected: u32,
+    /// Objects the late phase drew (visible now, not drawn early).
+    pub late_drawn: u32,
+    /// Triangles of every drawn command (both phases; each is drawn by a depth prepass and
+    /// the geometry pass).
+    pub triangles: u32,
+    /// GPU milliseconds of the early cull, Hi-Z build and late cull passes (`None` where the
+    /// device has no timestamps or the frame is not known finished).
+    pub gpu_ms: [Option<f64>; 3],
+    /// Whether the GPU did the culling (false on the CPU fallback).
+    pub culled_on_device: bool,
+}
+
+impl GpuCullStats {
+    /// Decodes the counters read back from [`CULL_STATS`] (little-endian u32s) and takes the
+    /// pass times from `graph`'s last finished frame.
+    pub fn from_counters(bytes: &[u8], graph: &render_graph::GraphStats) -> GpuCullStats {
+        let word = |index: usize| {
+            bytes.get(index * 4..index * 4 + 4).map_or(0, |word| u32::from_le_bytes(word.try_into().expect("4 bytes")))
+        };
+        let gpu_ms = |name: &str| graph.passes.iter().find(|pass| pass.name == name).and_then(|pass| pass.gpu_ms);
+        GpuCullStats {
+            objects: word(0),
+            frustum_rejected: word(1),
+            early_drawn: word(2),
+            occlusion_rejected: word(3),
+            late_drawn: word(4),
+            triangles: word(5),
+            gpu_ms: [
+                gpu_ms(GpuCullPass::EARLY_NAME),
+                gpu_ms(super::hiz::HiZBuildPass::NAME),
+                gpu_ms(GpuCullPass::LATE_NAME),
+            ],
+            culled_on_device: true,
+        }
+    }
+}
+
 /// Threads per workgroup of the cull shaders (`CULL_GROUP` in `gpu_cull.h`): one 64-bit word
 /// of [`VISIBILITY_BITS`] per workgroup.
 pub const CULL_GROUP: u32 = 64;
@@ -165,14 +220,15 @@ pub fn visibility_bits_bytes(capacity: u32) -> u64 {
     u64::from(capacity.div_ceil(64)) * 8
 }
 
-/// Creates `draw_commands` (room for `capacity` commands) and `draw_count`, and zeroes the
-/// count each frame (and, with `zero_commands`, every command, for draw modes that draw up to
+/// Creates `draw_commands` (room for `capacity` commands), `draw_count` and [`CULL_STATS`],
+/// and zeroes the count and the counters each frame (and, with `zero_commands`, every command, for draw modes that draw up to
 /// the maximum without the count: unused commands then draw nothing).
 pub struct CullResetPass {
     capacity: u32,
     zero_commands: bool,
     commands: Option<BufferHandle>,
     count: Option<BufferHandle>,
+    stats: Option<BufferHandle>,
 }
 
 impl CullResetPass {
@@ -181,7 +237,7 @@ impl CullResetPass {
 
     /// A reset pass for a scene of `capacity` objects.
     pub fn new(capacity: u32, zero_commands: bool) -> CullResetPass {
-        CullResetPass { capacity, zero_commands, commands: None, count: None }
+        CullResetPass { capacity, zero_commands, commands: None, count: None, stats: None }
     }
 }
 
@@ -196,14 +252,20 @@ impl Pass for CullResetPass {
         let count = registry.create_buffer(DRAW_COUNT, BufferDesc { size: 4 });
         self.commands = Some(registry.access_buffer(commands, Access::TransferWrite));
         self.count = Some(registry.access_buffer(count, Access::TransferWrite));
+        let stats = registry.create_buffer(CULL_STATS, BufferDesc { size: CULL_STAT_WORDS as u64 * 4 });
+        self.stats = Some(registry.access_buffer(stats, Access::TransferWrite));
     }
 
     fn execute(&mut self, context: &mut ExecuteContext<'_>) {
         let count = context.buffer(self.count.expect("register ran"));
         let commands = context.buffer(self.commands.expect("register ran"));
-        // SAFETY: recording outside rendering; both buffers were declared transfer
+        let stats = context.buffer(self.stats.expect("register ran"));
+        // SAFETY: recording outside rendering; the buffers were declared transfer
         // destinations, so the graph made them writable by transfers; whole-buffer fills.
-        unsafe { context.device().cmd_fill_buffer(context.command_buffer(), count.buffer, 0, vk::WHOLE_SIZE, 0) };
+        unsafe {
+            context.device().cmd_fill_buffer(context.command_buffer(), count.buffer, 0, vk::WHOLE_SIZE, 0);
+            context.device().cmd_fill_buffer(context.command_buffer(), stats.buffer, 0, vk::WHOLE_SIZE, 0);
+        }
         if self.zero_commands {
             // SAFETY: as above.
             unsafe {
@@ -237,6 +299,7 @@ pub struct GpuCullPass {
     bits: Option<BufferHandle>,
     commands: Option<BufferHandle>,
     count: Option<BufferHandle>,
+    stats: Option<BufferHandle>,
 }
 
 impl GpuCullPass {
@@ -259,7 +322,7 @@ impl GpuCullPass {
                 device,
                 Self::EARLY_NAME,
                 shaders::GPU_CULL_EARLY_COMP.words(),
-                &[UniformBuffer, StorageBuffer, StorageBuffer, StorageBuffer, StorageBuffer],
+                &[UniformBuffer, StorageBuffer, StorageBuffer, StorageBuffer, StorageBuffer, StorageBuffer],
                 0,
             )?,
             CullPhase::Late => ComputePipeline::new(
@@ -271,6 +334,7 @@ impl GpuCullPass {
                     StorageBuffer,
                     StorageBuffer,
                     SampledImage,
+                    StorageBuffer,
                     StorageBuffer,
                     StorageBuffer,
                     StorageBuffer,
@@ -293,6 +357,7 @@ impl GpuCullPass {
             bits: None,
             commands: None,
             count: None,
+            stats: None,
         })
     }
 }
@@ -322,6 +387,8 @@ impl Pass for GpuCullPass {
         self.commands = Some(registry.read_write_storage_buffer(commands, COMPUTE));
         let count = registry.buffer(DRAW_COUNT);
         self.count = Some(registry.read_write_storage_buffer(count, COMPUTE));
+        let stats = registry.buffer(CULL_STATS);
+        self.stats = Some(registry.read_write_storage_buffer(stats, COMPUTE));
     }
 
     fn prepare(&mut self, context: &mut PrepareContext<'_>) {
@@ -347,12 +414,16 @@ impl Pass for GpuCullPass {
         let history = Binding::Buffer(self.history.expect("register ran"));
         let commands = Binding::Buffer(self.commands.expect("register ran"));
         let count = Binding::Buffer(self.count.expect("register ran"));
+        let stats = Binding::Buffer(self.stats.expect("register ran"));
         match self.phase {
-            CullPhase::Early => context.bind_compute(&self.pipeline, &[uniforms, records, history, commands, count]),
+            CullPhase::Early => {
+                context.bind_compute(&self.pipeline, &[uniforms, records, history, commands, count, stats])
+            }
             CullPhase::Late => {
                 let pyramid = Binding::Image(self.pyramid.expect("register ran"));
                 let bits = Binding::Buffer(self.bits.expect("register ran"));
-                context.bind_compute(&self.pipeline, &[uniforms, records, history, pyramid, bits, commands, count]);
+                let bindings = [uniforms, records, history, pyramid, bits, commands, count, stats];
+                context.bind_compute(&self.pipeline, &bindings);
             }
         }
         let groups = self.object_count.min(self.capacity).div_ceil(CULL_GROUP);

@@ -11,12 +11,17 @@ use render_graph::{
     vk, Access, BufferHandle, ExecuteContext, GraphError, Pass, ReadbackBuffer, Registry, RenderGraph, Result,
 };
 
-use super::cull::{visibility_bits_bytes, CullPhase, CullResetPass, GpuCullPass, SharedCullSettings, VISIBILITY_BITS};
+use super::cull::{
+    visibility_bits_bytes, CullPhase, CullResetPass, GpuCullPass, SharedCullSettings, CULL_STATS, CULL_STAT_WORDS,
+    VISIBILITY_BITS,
+};
 use super::hiz::HiZBuildPass;
 
-/// Name of the imported host-visible buffer [`VisibilityReadbackPass`] copies
-/// [`VISIBILITY_BITS`] into.
+/// Name of the imported host-visible buffer the bits are copied into.
 pub const VISIBILITY_READBACK: &str = "visibility_readback";
+
+/// Name of the imported host-visible buffer the cull counters are copied into.
+pub const CULL_STATS_READBACK: &str = "cull_stats_readback";
 
 /// What [`add_gpu_culled_scene_passes`] made.
 pub struct GpuCulledScene {
@@ -25,6 +30,9 @@ pub struct GpuCulledScene {
     /// The readback of [`VISIBILITY_BITS`], when asked for: this frame's bits once the
     /// frame has finished ([`RenderGraph::wait_idle`]).
     pub bits: Option<ReadbackBuffer>,
+    /// The readback of [`CULL_STATS`] (always): this frame's counters once the frame has
+    /// finished; decode with [`GpuCullStats::from_counters`](super::GpuCullStats).
+    pub stats: ReadbackBuffer,
     /// How the scene passes draw: [`DrawMode::IndirectCount`] where the device has it, else
     /// [`DrawMode::Indirect`] over every command (the reset pass zeroes unused ones, so the
     /// renderer must keep the host draw list as long as the object count).
@@ -76,6 +84,7 @@ pub fn add_gpu_culled_scene_passes(
     } else {
         None
     };
+    let stats = ReadbackBuffer::new(&device, CULL_STATS_READBACK, CULL_STAT_WORDS as u64 * 4)?;
     lock_scene(scene).import_into(graph);
     graph.add_pass(ObjectUploadPass::new(Arc::clone(scene)));
     graph.add_pass(CullResetPass::new(capacity, mode != DrawMode::IndirectCount));
@@ -91,32 +100,43 @@ pub fn add_gpu_culled_scene_passes(
     }
     if let Some(bits) = &bits {
         graph.import_buffer(VISIBILITY_READBACK, bits.shared());
-        graph.add_pass(VisibilityReadbackPass::new(VISIBILITY_READBACK));
+        graph.add_pass(BufferReadbackPass::new(VISIBILITY_BITS, VISIBILITY_READBACK));
     }
-    Ok(GpuCulledScene { color, bits, mode })
+    graph.import_buffer(CULL_STATS_READBACK, stats.shared());
+    graph.add_pass(BufferReadbackPass::new(CULL_STATS, CULL_STATS_READBACK));
+    Ok(GpuCulledScene { color, bits, stats, mode })
 }
 
-/// Copies [`VISIBILITY_BITS`] into an imported host-visible buffer.
-pub struct VisibilityReadbackPass {
+/// Copies a graph buffer (such as [`VISIBILITY_BITS`] or [`CULL_STATS`]) into an imported
+/// host-visible buffer.
+pub struct BufferReadbackPass {
+    name: String,
+    source_name: String,
     target_name: String,
     source: Option<BufferHandle>,
     target: Option<BufferHandle>,
 }
 
-impl VisibilityReadbackPass {
-    /// Copies the bits into the buffer imported as `target`.
-    pub fn new(target: &str) -> VisibilityReadbackPass {
-        VisibilityReadbackPass { target_name: target.to_owned(), source: None, target: None }
+impl BufferReadbackPass {
+    /// Copies `source` into the buffer imported as `target` (as much as fits).
+    pub fn new(source: &str, target: &str) -> BufferReadbackPass {
+        BufferReadbackPass {
+            name: format!("readback {source}"),
+            source_name: source.to_owned(),
+            target_name: target.to_owned(),
+            source: None,
+            target: None,
+        }
     }
 }
 
-impl Pass for VisibilityReadbackPass {
+impl Pass for BufferReadbackPass {
     fn name(&self) -> &str {
-        "visibility readback"
+        &self.name
     }
 
     fn register(&mut self, registry: &mut Registry<'_>) {
-        let source = registry.buffer(VISIBILITY_BITS);
+        let source = registry.buffer(&self.source_name);
         self.source = Some(registry.access_buffer(source, Access::TransferRead));
         let target = registry.buffer(&self.target_name);
         self.target = Some(registry.access_buffer(target, Access::TransferWrite));
@@ -132,7 +152,7 @@ impl Pass for VisibilityReadbackPass {
     }
 }
 
-/// Reads bits copied by a [`VisibilityReadbackPass`] as u64 words (bit `i` of word `i / 64`
+/// Reads bits copied by a [`BufferReadbackPass`] as u64 words (bit `i` of word `i / 64`
 /// = object `i`), the layout of [`VisibilityBits`](crate::VisibilityBits).
 pub fn read_visibility_words(buffer: &ReadbackBuffer, out: &mut Vec<u64>) -> Result<()> {
     let bytes = buffer.read()?;
