@@ -8,5 +8,5 @@ mod render;
 mod scene;
 
 pub use motion::{camera_path_system, install as install_motion, CameraPath, PoseAnimation, Traffic};
-pub use render::{CityRenderer, RenderCheck, RenderError};
+pub use render::{CityRenderer, GpuCityRenderer, RenderCheck, RenderError};
 pub use scene::{build_city, City, CityConfig, CityMeshes};
