@@ -5,6 +5,7 @@
 //! counted, never culled.
 #![warn(missing_docs)]
 
+mod backend;
 mod bits;
 mod frustum;
 #[cfg(feature = "gpu")]
@@ -19,6 +20,7 @@ mod soa;
 mod view;
 mod visibility;
 
+pub use backend::{cpu_culling_forced, CullingBackend, CullingChoice, NoGpuCulling, FORCE_CPU_CULLING_ENV};
 pub use bits::{words_for, VisibilityBits, BITS_PER_WORD};
 pub use ecs::{Aabb, Sphere};
 pub use frustum::{Frustum, PlaneLanes, MAX_PLANES};

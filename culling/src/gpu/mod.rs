@@ -26,6 +26,7 @@
 mod cull;
 mod frame;
 mod hiz;
+mod render;
 
 pub use cull::{
     visibility_bits_bytes, CullPhase, CullResetPass, CullUniforms, GpuCullPass, GpuCullSettings, GpuCullStats,
@@ -37,3 +38,7 @@ pub use frame::{
     VISIBILITY_READBACK,
 };
 pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HIZ_DEPTH, HIZ_FORMAT, HIZ_GROUP};
+pub use render::{
+    install_render, BitsReadback, ObjectStyle, RenderReport, RenderSetup, RingReadbackPass, READBACK_RING,
+    RENDER_SYSTEM,
+};

@@ -8,6 +8,7 @@ use runtime::{App, Stage, System, SystemContext};
 use super::cull::{as_atomic, list_segments, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
 use super::result::{Visibility, VisibilityStats};
 use super::tags::{record_tag_changes, visibility_tags_system};
+use crate::backend::CullingChoice;
 use crate::bits::words_for;
 use crate::kernels::Kernel;
 use crate::lod::lod_scale;
@@ -58,8 +59,9 @@ pub fn install(app: &mut App) {
 /// changes, recorded for [`visibility_tags_system`] to apply right after.
 ///
 /// Reads `Mesh`, `Transform`, `WorldTransform`, `Visible`, `SkinnedPose`, `Lod`,
-/// `ShadowCaster`, the tags, the [`RenderSettings`], [`Viewport`] and [`OccluderMeshes`]
-/// resources and the `ResolvedView` frame value; writes the [`Visibility`] resource. Runs on
+/// `ShadowCaster`, the tags, the [`RenderSettings`], [`Viewport`], [`OccluderMeshes`] and
+/// [`CullingChoice`] resources (with GPU culling chosen, frustum and occlusion are left to
+/// the GPU) and the `ResolvedView` frame value; writes the [`Visibility`] resource. Runs on
 /// the job system the app installed; its answer does not depend on the number of threads.
 ///
 /// A frame without a view (no camera) gives an empty result and leaves the tags alone.
@@ -68,7 +70,12 @@ pub fn visibility_system() -> System {
     let mut occlusion = OcclusionPass::default(); // issue 6
     System::new(VISIBILITY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
         runtime::profile_zone!("visibility");
-        let settings = *ctx.resource::<RenderSettings>();
+        let mut settings = *ctx.resource::<RenderSettings>();
+        // With GPU culling the frustum and occlusion tests run on the device.
+        if ctx.try_resource::<CullingChoice>().is_some_and(|choice| choice.on_device) {
+            settings.frustum_culling = false;
+            settings.occlusion_culling = false;
+        }
         let viewport = *ctx.resource::<Viewport>();
         let view = ctx.frame_value::<ResolvedView>().map(|view| *view);
         let mut visibility = ctx.resource_mut::<Visibility>();
@@ -86,6 +93,7 @@ pub fn visibility_system() -> System {
     .reads_resource::<RenderSettings>()
     .reads_resource::<Viewport>()
     .reads_resource::<OccluderMeshes>()
+    .reads_resource::<CullingChoice>()
     .reads_frame::<ResolvedView>()
     .writes_resource::<Visibility>()
 }

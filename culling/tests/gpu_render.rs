@@ -1,0 +1,76 @@
+//! Rendering installed as the frame's Render stage: GPU culling every frame with lagged
+//! statistics and bits, on lavapipe with validation (zero messages).
+
+use culling::gpu::{install_render, BitsReadback, RenderReport, RenderSetup};
+use culling::{CullingBackend, CullingChoice, Visibility};
+use ecs::{scene, Camera, Transform, Viewport};
+use glam::{Mat4, Vec3};
+use render_graph::passes::{MeshLibrary, ObjectDesc};
+use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
+use render_graph::vk;
+
+/// Each slot drawn as its world box (holes and undrawable objects as a zero-size box).
+fn box_style() -> culling::gpu::ObjectStyle {
+    Box::new(|slot, objects| {
+        let bounds = objects.bounds[slot];
+        let world = Mat4::from_translation(bounds.center()) * Mat4::from_scale(bounds.max - bounds.min);
+        let world =
+            if objects.draws[slot].mesh == ecs::MeshHandle::NONE { [[0.0; 4]; 4] } else { world.to_cols_array_2d() };
+        ObjectDesc { world, color: 0xff40_8020, mesh: 0, material: 0 }
+    })
+}
+
+#[test]
+fn the_render_stage_culls_on_the_gpu_every_frame_and_reports_two_frames_late() {
+    let Some(device) = gpu_test_context() else { return };
+    let mut app = runtime::App::with_threads(2);
+    let setup = RenderSetup {
+        backend: CullingBackend::Gpu,
+        device: Some(device.clone()),
+        extent: vk::Extent2D { width: 48, height: 32 },
+        capacity: 256,
+        meshes: MeshLibrary::with_unit_cube(),
+        clear_color: [0.0, 0.0, 0.0, 1.0],
+        style: box_style(),
+        bits: BitsReadback::Lagged,
+    };
+    let choice = install_render(&mut app, setup).expect("a device is there");
+    assert!(choice.on_device && choice.reason.is_none(), "{choice:?}");
+    app.insert_resource(Viewport { width: 48, height: 32 });
+    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 0.0, 10.0), Vec3::ZERO));
+    // A wall, a cube behind it, a cube beside it, and a cube behind the camera.
+    let mut wall = scene::unit_cube_mesh();
+    wall.bounds = ecs::Aabb::new(Vec3::new(-4.0, -4.0, -0.25), Vec3::new(4.0, 4.0, 0.25));
+    scene::spawn_mesh(app.world_mut(), wall, Transform::IDENTITY);
+    let hidden =
+        scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::from_translation(Vec3::NEG_Z * 5.0));
+    scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::from_translation(Vec3::new(6.0, 0.0, 0.0)));
+    scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::from_translation(Vec3::Z * 20.0));
+    for _ in 0..2 {
+        app.run_frame();
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "{:?}", report.error);
+        assert!(report.gpu.is_none(), "nothing is two frames old yet");
+    }
+    for frame in 2..6 {
+        app.run_frame();
+        let report = app.resource::<RenderReport>().clone();
+        assert!(report.error.is_none(), "{:?}", report.error);
+        let stats = report.gpu.expect("frames two old are read back");
+        assert!(stats.culled_on_device);
+        assert_eq!(stats.objects, 4, "frame {frame}: {stats:?}");
+        assert_eq!(stats.frustum_rejected, 1, "frame {frame}: the cube behind the camera: {stats:?}");
+        let visibility = app.resource::<Visibility>();
+        let slot = visibility.objects().entities.iter().position(|&entity| entity == hidden).expect("a slot");
+        assert_eq!(visibility.visible().len(), 4, "the CPU leaves frustum and occlusion to the GPU");
+        if frame >= 3 {
+            // Reported frame >= 1: the pyramid of the first frame's depth hides the cube.
+            assert_eq!(stats.occlusion_rejected, 1, "frame {frame}: {stats:?}");
+            assert_eq!(report.bits[slot / 64] >> (slot % 64) & 1, 0, "the hidden cube's bit is clear");
+        }
+        assert!(report.upload.bytes == 0 || frame == 2, "still objects upload nothing: {:?}", report.upload);
+    }
+    assert!(app.resource::<CullingChoice>().on_device);
+    drop(app);
+    assert_no_validation_messages(&device);
+}
