@@ -239,3 +239,90 @@ fn occlusion_hides_what_is_behind_the_wall_and_never_pops() {
     drop(reference);
     assert_no_validation_messages(&device);
 }
+
+/// Colour of object `object` in the id image: its index plus one (0 is the clear colour).
+fn id_color(object: u32) -> u32 {
+    (object + 1) | 0xff00_0000
+}
+
+/// A generated city block grid: tall buildings (the occluders) with small boxes between and
+/// behind them; colours are object ids.
+fn occluder_scene(device: &Arc<GpuDevice>) -> SharedScene {
+    let mut scene = GpuScene::new(device, MeshLibrary::with_unit_cube(), 4096).expect("scene");
+    let mut random = Random(0x51_7cc1_b727_220a_u64);
+    let mut objects = Vec::new();
+    for x in -4..4 {
+        for z in -4..4 {
+            let center = Vec3::new(x as f32 * 12.0, 0.0, z as f32 * 12.0);
+            let height = random.range(6.0, 30.0);
+            objects.push((center + Vec3::new(-4.0, 0.0, -4.0), center + Vec3::new(4.0, height, 4.0)));
+            for _ in 0..6 {
+                let spot = center + Vec3::new(random.range(-6.0, 6.0), 0.0, random.range(-6.0, 6.0));
+                let size = Vec3::new(random.range(0.2, 1.5), random.range(0.2, 3.0), random.range(0.2, 1.5));
+                objects.push((spot, spot + size));
+            }
+        }
+    }
+    objects.push((Vec3::new(-80.0, -1.0, -80.0), Vec3::new(80.0, 0.0, 80.0)));
+    for (index, (min, max)) in objects.into_iter().enumerate() {
+        let mut object = box_object(min, max, id_color(index as u32));
+        object.color = id_color(index as u32);
+        scene.push_object(object).expect("room");
+    }
+    scene.draw_all_objects();
+    scene.set_upload_budget(3 << 20);
+    scene.into_shared()
+}
+
+#[test]
+fn twenty_cameras_in_an_occluder_heavy_scene_hide_no_visible_object() {
+    let Some(device) = gpu_test_context() else { return };
+    let extent = vk::Extent2D { width: 64, height: 40 };
+    let options = ScenePassOptions { clear_color: [0.0, 0.0, 0.0, 0.0], ..ScenePassOptions::default() };
+    let scene = occluder_scene(&device);
+    let mut graph = RenderGraph::new(Arc::clone(&device), extent).expect("graph");
+    let settings = Arc::new(Mutex::new(GpuCullSettings::default()));
+    let culled = add_gpu_culled_scene_passes(&mut graph, &scene, &options, &settings, true).expect("passes");
+    // The reference: the standard passes drawing every object, no culling at all.
+    let reference_scene = occluder_scene(&device);
+    let mut reference_graph = RenderGraph::new(Arc::clone(&device), extent).expect("graph");
+    let reference_color = render_graph::passes::add_scene_passes(&mut reference_graph, &reference_scene, &options)
+        .expect("passes")
+        .expect("asked for a readback");
+    let projection = Mat4::perspective_infinite_reverse_rh(60f32.to_radians(), 64.0 / 40.0, 0.1);
+    let mut occlusion_rejects = 0;
+    for camera in 0..20 {
+        // A street-level walk with a turn every few cameras (cuts included).
+        let angle = camera as f32 * 0.7;
+        let eye = Vec3::new(angle.cos() * 20.0 + 6.0, 2.0 + (camera % 3) as f32, angle.sin() * 20.0 + 6.0);
+        let target = eye + Vec3::new((angle * 2.3).sin(), -0.05, (angle * 2.3).cos());
+        let view_projection = (projection * Mat4::look_at_rh(eye, target, Vec3::Y)).to_cols_array_2d();
+        for (graph, scene) in [(&mut graph, &scene), (&mut reference_graph, &reference_scene)] {
+            lock_scene(scene).set_view_projection(view_projection);
+            graph.execute_frame().expect("frame");
+            graph.wait_idle().expect("idle");
+        }
+        let image = culled.color.as_ref().expect("colour").read().expect("image").to_vec();
+        let expected = reference_color.read().expect("image").to_vec();
+        let mut bits = Vec::new();
+        read_visibility_words(culled.bits.as_ref().expect("bits"), &mut bits).expect("bits");
+        let stats = GpuCullStats::from_counters(culled.stats.read().expect("stats"), graph.stats());
+        occlusion_rejects += stats.occlusion_rejected;
+        let mut false_hidden = 0;
+        for pixel in expected.chunks_exact(4) {
+            let id = u32::from_le_bytes([pixel[0], pixel[1], pixel[2], 0]);
+            if id == 0 {
+                continue;
+            }
+            let object = (id - 1) as usize;
+            false_hidden += usize::from(bits[object / 64] >> (object % 64) & 1 == 0);
+        }
+        assert_eq!(false_hidden, 0, "camera {camera}: pixels of objects the GPU called hidden");
+        let differing = image.chunks_exact(4).zip(expected.chunks_exact(4)).filter(|(a, b)| a != b).count();
+        assert_eq!(differing, 0, "camera {camera}: culled and unculled images differ in {differing} pixels");
+    }
+    assert!(occlusion_rejects > 0, "the buildings must occlude something over 20 cameras");
+    drop(graph);
+    drop(reference_graph);
+    assert_no_validation_messages(&device);
+}
