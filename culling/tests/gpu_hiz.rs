@@ -156,3 +156,38 @@ fn the_pyramid_equals_the_cpu_reduction_at_odd_sizes() {
         pyramid_matches_the_cpu(&device, width, height);
     }
 }
+
+/// Calls `mip_barrier` on `hiz_depth` declared only for sampling: a misuse.
+struct MisusedMipBarrier {
+    pyramid: Option<ImageHandle>,
+}
+
+impl Pass for MisusedMipBarrier {
+    fn name(&self) -> &str {
+        "misused mip barrier"
+    }
+
+    fn register(&mut self, registry: &mut Registry<'_>) {
+        let pyramid = registry.image(HIZ_DEPTH);
+        self.pyramid = Some(registry.sample(pyramid, render_graph::ShaderStage::Compute));
+        registry.side_effect();
+    }
+
+    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
+        context.mip_barrier(self.pyramid.expect("register ran"), 0);
+    }
+}
+
+#[test]
+fn a_mip_barrier_on_an_image_not_declared_read_write_storage_is_an_error() {
+    let Some(device) = gpu_test_context() else { return };
+    let mut graph = RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: 8, height: 8 }).expect("graph");
+    graph.add_pass(DepthPatternPass { pipeline: pattern_pipeline(&device), seed: 3 });
+    graph.add_pass(HiZBuildPass::new(&device).expect("hi-z pass"));
+    graph.add_pass(MisusedMipBarrier { pyramid: None });
+    let error = graph.execute_frame().expect_err("the misuse fails the frame");
+    let text = error.to_string();
+    assert!(text.contains("misused mip barrier") && text.contains(HIZ_DEPTH), "the error names pass and image: {text}");
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
