@@ -41,6 +41,27 @@ pub struct CullingChoice {
     pub reason: Option<String>,
 }
 
+/// The GPU's visibility bits of an earlier frame, fed back to the Visibility stage: a
+/// resource written by the Render stage when the host asked for the bits (see
+/// `culling::gpu::BitsReadback`).
+///
+/// With it, the GPU backend keeps the (cheap, bit-identical) frustum test on the CPU, so
+/// `Culled` tags and the lists are this frame's, and takes occlusion from these bits:
+/// an object in the frustum whose GPU bit is clear is occluded, so it leaves `visible` and
+/// carries `Occluded`. **Latency:** the bits are those of frame [`GpuFeedback::frame`], three
+/// frames before the one reading them with the lagged readback (two frames in flight plus
+/// the Render stage running after Visibility), one frame with the waiting readback. Slots
+/// past the bits' length count as visible; a slot reused within that latency may carry its
+/// previous owner's answer for as long.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GpuFeedback {
+    /// The frame (count of rendered frames before it) the bits were computed in; `None`
+    /// until a frame has been read back.
+    pub frame: Option<u64>,
+    /// Bit `i` of word `i / 64` set when the GPU found slot `i` visible.
+    pub visible: Vec<u64>,
+}
+
 /// The GPU backend was required and cannot run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NoGpuCulling {

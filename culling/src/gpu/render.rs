@@ -7,6 +7,8 @@
 //! ring of [`READBACK_RING`] host regions: after frame `N` is submitted, the values of frame
 //! `N - FRAMES_IN_FLIGHT` (two frames late, whose fence the graph has waited on) are read.
 //! [`BitsReadback::Wait`] instead waits for each frame and reads its own bits (a stall).
+//! The bits also feed the [`GpuFeedback`] resource, from which the next Visibility stage
+//! takes occlusion (and the `Occluded` tags): three frames late when lagged, one when waited.
 
 use std::sync::{Arc, Mutex};
 
@@ -19,7 +21,7 @@ use runtime::{App, Stage, System};
 
 use super::cull::{visibility_bits_bytes, GpuCullSettings, GpuCullStats, CULL_STATS, CULL_STAT_WORDS, VISIBILITY_BITS};
 use super::frame::add_gpu_culled_scene_passes;
-use crate::backend::{CullingBackend, CullingChoice, NoGpuCulling};
+use crate::backend::{CullingBackend, CullingChoice, GpuFeedback, NoGpuCulling};
 use crate::visibility::{ObjectColumns, Visibility};
 
 /// Name of the system [`install_render`] adds to [`Stage::Render`].
@@ -75,8 +77,11 @@ pub struct RenderReport {
     /// backend.
     pub gpu: Option<GpuCullStats>,
     /// Visibility bits (u64 words, bit `i` = slot `i`) of the same frame as
-    /// [`RenderReport::gpu`], when asked for.
+    /// [`RenderReport::gpu`], when asked for; also fed back to the Visibility stage as the
+    /// [`GpuFeedback`] resource, for the `Occluded` tags.
     pub bits: Vec<u64>,
+    /// The frame [`RenderReport::bits`] and [`RenderReport::gpu`] come from.
+    pub bits_frame: Option<u64>,
     /// Object records written this frame.
     pub upload: UploadReport,
     /// The last rendering error, if any (the frame was then not drawn).
@@ -101,12 +106,16 @@ pub fn install_render(app: &mut App, setup: RenderSetup) -> Result<CullingChoice
     }
     app.insert_resource(choice.clone());
     app.insert_resource(RenderReport::default());
+    if choice.on_device && setup.bits != BitsReadback::None {
+        app.insert_resource(GpuFeedback::default());
+    }
     let Ok(device) = device else {
         return Ok(choice);
     };
     match RenderState::new(&device, setup, choice.on_device) {
         Ok(state) => {
-            app.add_system(Stage::Render, render_system(state));
+            let feeds_back = app.resources().contains::<GpuFeedback>();
+            app.add_system(Stage::Render, render_system(state, feeds_back));
         }
         Err(error) => {
             log::warn!("rendering is off: {error}");
@@ -196,6 +205,7 @@ impl RenderState {
             _ => frame.checked_sub(render_graph::FRAMES_IN_FLIGHT as u64),
         };
         if let (Some(read_frame), Some(stats)) = (read_frame, &self.stats) {
+            report.bits_frame = Some(read_frame);
             let region = ring_region(stats, read_frame)?;
             report.gpu = Some(GpuCullStats::from_counters(region, self.graph.stats()));
             if let Some(bits) = &self.bits {
@@ -220,15 +230,24 @@ fn ring_region(buffer: &ReadbackBuffer, frame: u64) -> render_graph::Result<&[u8
     Ok(&bytes[start..start + region as usize])
 }
 
-fn render_system(mut state: RenderState) -> System {
+fn render_system(mut state: RenderState, feeds_back: bool) -> System {
     System::new(RENDER_SYSTEM, move |ctx| {
         runtime::profile_zone!("render");
         let visibility = ctx.resource::<Visibility>();
         let mut report = ctx.resource_mut::<RenderReport>();
         report.error = state.frame(&visibility, &mut report).err().map(|error| error.to_string());
+        if feeds_back {
+            let mut feedback = ctx.resource_mut::<GpuFeedback>();
+            if report.bits_frame != feedback.frame {
+                feedback.frame = report.bits_frame;
+                feedback.visible.clear();
+                feedback.visible.extend_from_slice(&report.bits);
+            }
+        }
     })
     .reads_resource::<Visibility>()
     .writes_resource::<RenderReport>()
+    .writes_resource::<GpuFeedback>()
 }
 
 /// Copies a graph buffer into region `frame % READBACK_RING` of an imported host buffer, so

@@ -8,7 +8,7 @@ use runtime::{App, Stage, System, SystemContext};
 use super::cull::{as_atomic, list_segments, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
 use super::result::{Visibility, VisibilityStats};
 use super::tags::{record_tag_changes, visibility_tags_system};
-use crate::backend::CullingChoice;
+use crate::backend::{CullingChoice, GpuFeedback};
 use crate::bits::words_for;
 use crate::kernels::Kernel;
 use crate::lod::lod_scale;
@@ -71,15 +71,18 @@ pub fn visibility_system() -> System {
     System::new(VISIBILITY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
         runtime::profile_zone!("visibility");
         let mut settings = *ctx.resource::<RenderSettings>();
-        // With GPU culling the frustum and occlusion tests run on the device.
-        if ctx.try_resource::<CullingChoice>().is_some_and(|choice| choice.on_device) {
-            settings.frustum_culling = false;
+        // With GPU culling the frustum and occlusion tests run on the device; with the GPU's
+        // bits fed back, the frustum stays here (same bits) and occlusion comes from them.
+        let on_device = ctx.try_resource::<CullingChoice>().is_some_and(|choice| choice.on_device);
+        let feedback = on_device && ctx.try_resource::<GpuFeedback>().is_some();
+        if on_device {
+            settings.frustum_culling &= feedback;
             settings.occlusion_culling = false;
         }
         let viewport = *ctx.resource::<Viewport>();
         let view = ctx.frame_value::<ResolvedView>().map(|view| *view);
         let mut visibility = ctx.resource_mut::<Visibility>();
-        run_visibility(ctx, &mut visibility, &mut segments, &mut occlusion, view, &settings, viewport);
+        run_visibility(ctx, &mut visibility, &mut segments, &mut occlusion, view, &settings, viewport, feedback);
     })
     .reads::<Mesh>()
     .reads::<Transform>()
@@ -94,6 +97,7 @@ pub fn visibility_system() -> System {
     .reads_resource::<Viewport>()
     .reads_resource::<OccluderMeshes>()
     .reads_resource::<CullingChoice>()
+    .reads_resource::<GpuFeedback>()
     .reads_frame::<ResolvedView>()
     .writes_resource::<Visibility>()
 }
@@ -108,6 +112,7 @@ fn run_visibility(
     view: Option<ResolvedView>,
     settings: &RenderSettings,
     viewport: Viewport,
+    feedback: bool,
 ) {
     let objects = list_segments(ctx.world, segments);
     visibility.slots.update(ctx.world, segments);
@@ -198,6 +203,11 @@ fn run_visibility(
         let meshes = ctx.try_resource::<OccluderMeshes>();
         occlusion.run(visibility, meshes.as_deref(), settings.occlusion_culling && trusted, settings.occlusion_buffer);
     }
+    if feedback {
+        if let Some(feedback) = ctx.try_resource::<GpuFeedback>() {
+            apply_gpu_occlusion(visibility, &feedback.visible);
+        }
+    }
 
     gather(visibility);
     let started = std::time::Instant::now();
@@ -208,6 +218,22 @@ fn run_visibility(
     runtime::profile_plot!("objects", objects as f64);
     runtime::profile_plot!("visible", visibility.stats.visible as f64);
     runtime::profile_plot!("occluded", visibility.stats.occluded as f64);
+}
+
+/// Takes occlusion from the GPU's (earlier) bits: a survivor whose GPU bit is clear is
+/// occluded. Words past the GPU's count as visible.
+fn apply_gpu_occlusion(visibility: &mut Visibility, gpu_visible: &[u64]) {
+    let mut occluded_count = 0;
+    let Visibility { bits, occluded, .. } = visibility;
+    for (index, (word, occluded)) in bits.words_mut().iter_mut().zip(occluded.iter_mut()).enumerate() {
+        let gpu = gpu_visible.get(index).copied().unwrap_or(u64::MAX);
+        let hidden = *word & !gpu;
+        *occluded |= hidden;
+        *word &= !hidden;
+        occluded_count += hidden.count_ones() as usize;
+    }
+    visibility.stats.occluded += occluded_count;
+    visibility.stats.visible -= occluded_count;
 }
 
 /// The serial gather: `visible` in slot order, then `scene` with the casters first.
