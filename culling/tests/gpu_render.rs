@@ -86,3 +86,54 @@ fn the_render_stage_culls_on_the_gpu_every_frame_and_reports_two_frames_late() {
     drop(app);
     assert_no_validation_messages(&device);
 }
+
+#[test]
+fn a_turning_camera_uploads_only_the_records_of_moving_objects() {
+    let Some(device) = gpu_test_context() else { return };
+    let mut app = runtime::App::with_threads(2);
+    let setup = RenderSetup {
+        backend: CullingBackend::Cpu,
+        device: Some(device.clone()),
+        extent: vk::Extent2D { width: 32, height: 32 },
+        capacity: 4096,
+        meshes: MeshLibrary::with_unit_cube(),
+        clear_color: [0.0, 0.0, 0.0, 1.0],
+        style: box_style(),
+        bits: BitsReadback::None,
+    };
+    let choice = install_render(&mut app, setup).expect("the CPU backend always installs");
+    assert!(!choice.on_device);
+    app.insert_resource(Viewport { width: 32, height: 32 });
+    let camera = scene::spawn_camera(app.world_mut(), Camera::default(), Transform::IDENTITY);
+    let mut movers = Vec::new();
+    for index in 0..3000 {
+        let angle = index as f32 * 0.618_034 * std::f32::consts::TAU;
+        let radius = 20.0 + (index % 40) as f32;
+        let position = Vec3::new(angle.cos() * radius, (index % 7) as f32 - 3.0, angle.sin() * radius);
+        let entity = scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::from_translation(position));
+        if index % 150 == 0 {
+            movers.push(entity);
+        }
+    }
+    app.run_frame();
+    app.run_frame();
+    let mut tag_changes = 0;
+    for frame in 1..=36 {
+        let yaw = (frame as f32 * 10.0).to_radians();
+        *app.world_mut().get::<&mut Transform>(camera).expect("camera") =
+            scene::look_at(Vec3::ZERO, Vec3::new(yaw.sin(), 0.0, -yaw.cos()));
+        for &mover in &movers {
+            app.world_mut().get::<&mut Transform>(mover).expect("mover").translation.y += 0.25;
+        }
+        app.run_frame();
+        let stats = *app.resource::<Visibility>().stats();
+        tag_changes += stats.tags_inserted + stats.tags_removed;
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "{:?}", report.error);
+        let expected = movers.len() as u64 * render_graph::passes::OBJECT_RECORD_BYTES;
+        assert_eq!(report.upload.bytes, expected, "frame {frame}: only the movers' records are uploaded");
+    }
+    assert!(tag_changes > 3000, "the turn moves thousands of entities between archetypes: {tag_changes}");
+    drop(app);
+    assert_no_validation_messages(&device);
+}
