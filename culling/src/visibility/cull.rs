@@ -2,13 +2,14 @@
 //! SIMD frustum kernel, then the distance and screen-size culls on the survivors.
 //!
 //! Jobs take disjoint ranges of whole words of storage order (the grain is a multiple of 64
-//! and ranges start at 0) and write every per-object entry through the object's persistent
-//! slot (see `slots.rs`). Slots are unique, so each job writes its own columns' entries; the
-//! bit words are slot-ordered and may be shared by two jobs, so a job ORs its bits into them
-//! atomically, one word at a time (slots mostly follow storage order, so runs are long).
+//! and ranges start at 0) and write every per-object column entry through the object's
+//! persistent slot (see `slots.rs`): slots are unique, so each job writes its own entries.
+//! The bits are first written in storage order (each job its own words), then
+//! [`gather_slot_words`] moves them to slot order: no locks, no atomics except one
+//! statistics add per job.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldTransform};
 use glam::{Mat4, Vec3};
@@ -62,20 +63,20 @@ pub(crate) struct PassInputs<'a> {
     pub lod_bias: f32,
 }
 
-/// Where the pass writes: raw views of the result's columns and words.
+/// Where the pass writes: raw views of the result's columns and storage-order words.
 ///
-/// Each job writes only the column entries of its own objects' slots (slots are unique), and
-/// writes words only with atomic ORs; that is the whole synchronisation argument, and why the
-/// pointers may be shared. The words must be zero before the pass.
+/// Each job writes only the column entries of its own objects' slots (slots are unique) and
+/// the storage-order words of its own range; that is the whole synchronisation argument,
+/// and why the pointers may be shared.
 pub(crate) struct PassOutputs<'a> {
     /// The slot of each object in storage order.
     pub slots: &'a [u32],
     pub models: *mut Mat4,
     pub bounds: *mut Aabb,
     pub draws: *mut ObjectDraw,
-    /// Slot-ordered words, in this order: may be visible, drawable, shadow caster, carried
+    /// Storage-order words, in this order: may be visible, drawable, shadow caster, carried
     /// the `Culled` tag this frame, carried the `Occluded` tag this frame.
-    pub words: [&'a [AtomicU64]; WORD_KINDS],
+    pub words: [*mut u64; WORD_KINDS],
     /// Storage-order objects.
     pub objects: usize,
 }
@@ -83,11 +84,29 @@ pub(crate) struct PassOutputs<'a> {
 /// Number of word columns in [`PassOutputs::words`].
 pub(crate) const WORD_KINDS: usize = 5;
 
-/// Views a word column as atomics for the pass.
-pub(crate) fn as_atomic(words: &mut [u64]) -> &[AtomicU64] {
-    // SAFETY: AtomicU64 has the size and alignment of u64 (on every target with 64-bit
-    // atomics), and the exclusive borrow guarantees no other access for the returned lifetime.
-    unsafe { std::slice::from_raw_parts(words.as_mut_ptr().cast::<AtomicU64>(), words.len()) }
+/// Moves the storage-order bits `from` to the slot-ordered `to` (same kinds, same order):
+/// bit `s` of `to[k]` is bit `storage_of[s]` of `from[k]`; free slots
+/// (`storage_of[s] == u32::MAX`) get zeros. Every word of `to` is overwritten.
+pub(crate) fn gather_slot_words(storage_of: &[u32], from: &[Vec<u64>; WORD_KINDS], to: [&mut [u64]; WORD_KINDS]) {
+    runtime::profile_zone!("visibility slot bits");
+    let [visible, drawable, casters, culled_tag, occluded_tag] = to;
+    for (word_index, chunk) in storage_of.chunks(BITS_PER_WORD).enumerate() {
+        let mut words = [0u64; WORD_KINDS];
+        for (offset, &storage) in chunk.iter().enumerate() {
+            if storage == u32::MAX {
+                continue;
+            }
+            let (source_word, source_bit) = (storage as usize / BITS_PER_WORD, storage as usize % BITS_PER_WORD);
+            for (word, column) in words.iter_mut().zip(from) {
+                *word |= (column[source_word] >> source_bit & 1) << offset;
+            }
+        }
+        visible[word_index] = words[0];
+        drawable[word_index] = words[1];
+        casters[word_index] = words[2];
+        culled_tag[word_index] = words[3];
+        occluded_tag[word_index] = words[4];
+    }
 }
 
 // SAFETY: the pointers are only dereferenced at the slots of a job's own disjoint range (see
@@ -256,40 +275,15 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
         local.drawable += drawable.count_ones() as usize;
         local.visible += visible.count_ones() as usize;
         local.non_finite += forced.count_ones() as usize;
-        scatter(outputs, word_start..word_end, [visible, drawable, casters, tagged, occluded_tag]);
+        let word = word_start / BITS_PER_WORD;
+        for (column, bits) in outputs.words.iter().zip([visible, drawable, casters, tagged, occluded_tag]) {
+            // SAFETY: word `word` covers objects `word_start .. word_end`, all in this job's
+            // range, and lies below the storage word count every column was sized to.
+            unsafe { column.add(word).write(bits) };
+        }
         word_start = word_end;
     }
     totals.add(&local);
-}
-
-/// ORs the storage-order bits `masks` of objects `range` (one word's worth) into the
-/// slot-ordered words of `outputs`, one atomic OR per run of objects sharing a slot word.
-fn scatter(outputs: &PassOutputs<'_>, range: Range<usize>, masks: [u64; WORD_KINDS]) {
-    let flush = |word: usize, bits: &[u64; WORD_KINDS]| {
-        for (column, &bits) in outputs.words.iter().zip(bits) {
-            if bits != 0 {
-                column[word].fetch_or(bits, Ordering::Relaxed);
-            }
-        }
-    };
-    let mut current = usize::MAX;
-    let mut pending = [0u64; WORD_KINDS];
-    for (offset, &slot) in outputs.slots[range].iter().enumerate() {
-        let (word, bit) = (slot as usize / BITS_PER_WORD, 1u64 << (slot as usize % BITS_PER_WORD));
-        if word != current {
-            if current != usize::MAX {
-                flush(current, &pending);
-            }
-            current = word;
-            pending = [0; WORD_KINDS];
-        }
-        for (bits, mask) in pending.iter_mut().zip(masks) {
-            *bits |= (mask >> offset & 1).wrapping_neg() & bit;
-        }
-    }
-    if current != usize::MAX {
-        flush(current, &pending);
-    }
 }
 
 /// Whether an object's matrix and world box are finite, with a few vector operations instead

@@ -39,6 +39,8 @@ pub(crate) struct ObjectSlots {
     first_free_word: usize,
     /// The slot of each object in this frame's storage order.
     storage: Vec<u32>,
+    /// The storage position of each slot's object this frame; `u32::MAX` for a free slot.
+    storage_of: Vec<u32>,
     /// Slots freed by the last [`ObjectSlots::update`] that lie below the new slot count.
     freed: Vec<u32>,
 }
@@ -57,6 +59,11 @@ impl ObjectSlots {
     /// The slot of each object of this frame, in storage order (segment by segment).
     pub(crate) fn storage(&self) -> &[u32] {
         &self.storage
+    }
+
+    /// The storage position of each slot's object this frame (`u32::MAX` for a free slot).
+    pub(crate) fn storage_of(&self) -> &[u32] {
+        &self.storage_of
     }
 
     /// Slots freed by the last update that are still below [`ObjectSlots::len`]: their
@@ -94,6 +101,11 @@ impl ObjectSlots {
             }
         }
         self.free_unseen();
+        self.storage_of.clear();
+        self.storage_of.resize(self.entities.len(), u32::MAX);
+        for (position, &slot) in self.storage.iter().enumerate() {
+            self.storage_of[slot as usize] = position as u32;
+        }
     }
 
     /// Gives `entity` the lowest free slot (or a new one) and returns it.

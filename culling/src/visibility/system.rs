@@ -5,7 +5,7 @@ use ecs::{
 };
 use runtime::{App, Stage, System, SystemContext};
 
-use super::cull::{as_atomic, list_segments, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
+use super::cull::{gather_slot_words, list_segments, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
 use super::result::{Visibility, VisibilityStats};
 use super::tags::{record_tag_changes, visibility_tags_system};
 use crate::backend::{CullingChoice, GpuFeedback};
@@ -149,6 +149,10 @@ fn run_visibility(
         column.clear();
         column.resize(words, 0);
     }
+    for column in &mut visibility.storage_words {
+        column.clear();
+        column.resize(words_for(objects), 0);
+    }
     let inputs = PassInputs {
         world: ctx.world,
         segments,
@@ -158,18 +162,19 @@ fn run_visibility(
         lod_scale: lod_scale(&view.projection),
         lod_bias: params.lod_bias,
     };
-    let Visibility { slots, objects: columns, bits, drawable, casters, tagged, occluded_tag, .. } = &mut *visibility;
+    let Visibility { slots, objects: columns, storage_words, .. } = &mut *visibility;
+    let [visible_words, drawable_words, caster_words, culled_words, occluded_words] = storage_words;
     let outputs = PassOutputs {
         slots: slots.storage(),
         models: columns.models.as_mut_ptr(),
         bounds: columns.bounds.as_mut_ptr(),
         draws: columns.draws.as_mut_ptr(),
         words: [
-            as_atomic(bits.words_mut()),
-            as_atomic(drawable),
-            as_atomic(casters),
-            as_atomic(tagged),
-            as_atomic(occluded_tag),
+            visible_words.as_mut_ptr(),
+            drawable_words.as_mut_ptr(),
+            caster_words.as_mut_ptr(),
+            culled_words.as_mut_ptr(),
+            occluded_words.as_mut_ptr(),
         ],
         objects,
     };
@@ -177,6 +182,11 @@ fn run_visibility(
     {
         runtime::profile_zone!("visibility cull");
         runtime::jobs::parallel_for_ranges(0..objects, GRAIN, |range| run_range(&inputs, &outputs, &totals, range));
+    }
+    {
+        let Visibility { slots, storage_words, bits, drawable, casters, tagged, occluded_tag, .. } = &mut *visibility;
+        let to = [bits.words_mut(), &mut drawable[..], &mut casters[..], &mut tagged[..], &mut occluded_tag[..]];
+        gather_slot_words(slots.storage_of(), storage_words, to);
     }
     let load = |value: &std::sync::atomic::AtomicUsize| value.load(std::sync::atomic::Ordering::Relaxed);
     let drawable = load(&totals.drawable);
