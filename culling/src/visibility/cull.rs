@@ -4,8 +4,9 @@
 //! Jobs take disjoint ranges of whole words of storage order (the grain is a multiple of 64
 //! and ranges start at 0) and write every per-object column entry through the object's
 //! persistent slot (see `slots.rs`): slots are unique, so each job writes its own entries.
-//! The bits are first written in storage order (each job its own words), then
-//! [`gather_slot_words`] moves them to slot order: no locks, no atomics except one
+//! The answers that end up as bits are first written as one flag byte per slot (bits would
+//! need atomics: two jobs may own slots of one word), then [`pack_slot_flags`] packs them
+//! into the slot words, in parallel by word ranges: no locks, no atomics except one
 //! statistics add per job.
 
 use std::ops::Range;
@@ -63,51 +64,75 @@ pub(crate) struct PassInputs<'a> {
     pub lod_bias: f32,
 }
 
-/// Where the pass writes: raw views of the result's columns and storage-order words.
+/// Where the pass writes: raw views of the result's per-slot columns.
 ///
-/// Each job writes only the column entries of its own objects' slots (slots are unique) and
-/// the storage-order words of its own range; that is the whole synchronisation argument,
-/// and why the pointers may be shared.
+/// Each job writes only the column entries of its own objects' slots (slots are unique); that
+/// is the whole synchronisation argument, and why the pointers may be shared.
 pub(crate) struct PassOutputs<'a> {
     /// The slot of each object in storage order.
     pub slots: &'a [u32],
     pub models: *mut Mat4,
     pub bounds: *mut Aabb,
     pub draws: *mut ObjectDraw,
-    /// Storage-order words, in this order: may be visible, drawable, shadow caster, carried
-    /// the `Culled` tag this frame, carried the `Occluded` tag this frame.
-    pub words: [*mut u64; WORD_KINDS],
+    /// One byte of [`SlotFlag`] bits per slot.
+    pub flags: *mut u8,
     /// Storage-order objects.
     pub objects: usize,
 }
 
-/// Number of word columns in [`PassOutputs::words`].
+/// The bits of a slot's flag byte, in the order of the word columns [`pack_slot_flags`]
+/// writes.
+#[derive(Clone, Copy, Debug)]
+#[repr(u8)]
+pub(crate) enum SlotFlag {
+    /// May be visible.
+    Visible = 0,
+    /// Drawable.
+    Drawable = 1,
+    /// Casts shadows.
+    Caster = 2,
+    /// Carried the `Culled` tag this frame.
+    CulledTag = 3,
+    /// Carried the `Occluded` tag this frame.
+    OccludedTag = 4,
+}
+
+/// Number of word columns [`pack_slot_flags`] writes (one per [`SlotFlag`]).
 pub(crate) const WORD_KINDS: usize = 5;
 
-/// Moves the storage-order bits `from` to the slot-ordered `to` (same kinds, same order):
-/// bit `s` of `to[k]` is bit `storage_of[s]` of `from[k]`; free slots
-/// (`storage_of[s] == u32::MAX`) get zeros. Every word of `to` is overwritten.
-pub(crate) fn gather_slot_words(storage_of: &[u32], from: &[Vec<u64>; WORD_KINDS], to: [&mut [u64]; WORD_KINDS]) {
+/// Packs the per-slot flag bytes into slot-ordered words: bit `s` of `to[k]` is bit `k` of
+/// `flags[s]` (see [`SlotFlag`]). Every word of `to` is overwritten. Jobs take disjoint
+/// ranges of words, each writing only its own words and reading its own bytes in order.
+pub(crate) fn pack_slot_flags(flags: &[u8], to: [&mut [u64]; WORD_KINDS]) {
     runtime::profile_zone!("visibility slot bits");
-    let [visible, drawable, casters, culled_tag, occluded_tag] = to;
-    for (word_index, chunk) in storage_of.chunks(BITS_PER_WORD).enumerate() {
-        let mut words = [0u64; WORD_KINDS];
-        for (offset, &storage) in chunk.iter().enumerate() {
-            if storage == u32::MAX {
-                continue;
+    let words = flags.len().div_ceil(BITS_PER_WORD);
+    assert!(to.iter().all(|column| column.len() >= words), "slot words sized to the slot count");
+    let targets = WordWriters(to.map(|column| column.as_mut_ptr()));
+    runtime::jobs::parallel_for_ranges(0..words, GRAIN / BITS_PER_WORD * 4, |range| {
+        let targets = &targets;
+        for word_index in range {
+            let chunk_end = ((word_index + 1) * BITS_PER_WORD).min(flags.len());
+            let mut packed = [0u64; WORD_KINDS];
+            for (offset, &flag) in flags[word_index * BITS_PER_WORD..chunk_end].iter().enumerate() {
+                for (kind, word) in packed.iter_mut().enumerate() {
+                    *word |= u64::from(flag >> kind & 1) << offset;
+                }
             }
-            let (source_word, source_bit) = (storage as usize / BITS_PER_WORD, storage as usize % BITS_PER_WORD);
-            for (word, column) in words.iter_mut().zip(from) {
-                *word |= (column[source_word] >> source_bit & 1) << offset;
+            for (target, word) in targets.0.iter().zip(packed) {
+                // SAFETY: `word_index` lies in this job's range (no other job writes it) and
+                // below the length of every target column (asserted above).
+                unsafe { target.add(word_index).write(word) };
             }
         }
-        visible[word_index] = words[0];
-        drawable[word_index] = words[1];
-        casters[word_index] = words[2];
-        culled_tag[word_index] = words[3];
-        occluded_tag[word_index] = words[4];
-    }
+    });
 }
+
+/// The slot-ordered word columns [`pack_slot_flags`] writes, shared by its jobs.
+struct WordWriters([*mut u64; WORD_KINDS]);
+
+// SAFETY: jobs write through the pointers only at the words of their own disjoint ranges,
+// and the columns outlive the parallel call.
+unsafe impl Sync for WordWriters {}
 
 // SAFETY: the pointers are only dereferenced at the slots of a job's own disjoint range (see
 // `run_range`), and the columns they point into outlive the parallel call that uses them.
@@ -275,11 +300,17 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
         local.drawable += drawable.count_ones() as usize;
         local.visible += visible.count_ones() as usize;
         local.non_finite += forced.count_ones() as usize;
-        let word = word_start / BITS_PER_WORD;
-        for (column, bits) in outputs.words.iter().zip([visible, drawable, casters, tagged, occluded_tag]) {
-            // SAFETY: word `word` covers objects `word_start .. word_end`, all in this job's
-            // range, and lies below the storage word count every column was sized to.
-            unsafe { column.add(word).write(bits) };
+        let kinds = [
+            (visible, SlotFlag::Visible),
+            (drawable, SlotFlag::Drawable),
+            (casters, SlotFlag::Caster),
+            (tagged, SlotFlag::CulledTag),
+            (occluded_tag, SlotFlag::OccludedTag),
+        ];
+        for (offset, &slot) in outputs.slots[word_start..word_end].iter().enumerate() {
+            let flag = kinds.iter().fold(0u8, |flag, &(bits, kind)| flag | ((bits >> offset & 1) as u8) << kind as u8);
+            // SAFETY: as for the columns above: this job's object, its own slot.
+            unsafe { outputs.flags.add(slot as usize).write(flag) };
         }
         word_start = word_end;
     }

@@ -148,8 +148,9 @@ pub struct Visibility {
     pub(crate) occluded_tag: Vec<u64>,
     /// The persistent slot of every mesh entity.
     pub(crate) slots: super::slots::ObjectSlots,
-    /// The pass's bits in storage order (scratch, moved to slot order after the pass).
-    pub(crate) storage_words: [Vec<u64>; super::cull::WORD_KINDS],
+    /// The pass's answers per slot, one byte each (scratch, packed into the slot words after
+    /// the pass; see `cull::pack_slot_flags`).
+    pub(crate) slot_flags: Vec<u8>,
     /// Bit `i` set when object `i` survived the other culls but is occluded (its visible bit
     /// is clear); written by `crate::occlusion::stage`.
     pub(crate) occluded: Vec<u64>,

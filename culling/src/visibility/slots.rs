@@ -13,12 +13,16 @@
 //!   count is one past the highest slot in use.
 //!
 //! The walk also records the slot of each object in storage order, which is how the hot
-//! loops (which walk archetypes) write through the slot. Nothing allocates once the tables
-//! have their capacity.
+//! loops (which walk archetypes) write through the slot. A frame in which no mesh entity came
+//! or went is one parallel lookup over storage order (id to slot through a dense table); only
+//! frames with spawns or despawns add a serial pass. Nothing
+//! allocates once the tables have their capacity.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use runtime::hecs::{Entity, World};
 
-use super::cull::Segment;
+use super::cull::{Segment, GRAIN};
 use crate::bits::{words_for, BITS_PER_WORD};
 
 /// Marks an entity id without a slot in [`ObjectSlots::by_id`].
@@ -39,10 +43,15 @@ pub(crate) struct ObjectSlots {
     first_free_word: usize,
     /// The slot of each object in this frame's storage order.
     storage: Vec<u32>,
-    /// The storage position of each slot's object this frame; `u32::MAX` for a free slot.
-    storage_of: Vec<u32>,
     /// Slots freed by the last [`ObjectSlots::update`] that lie below the new slot count.
     freed: Vec<u32>,
+    /// Slots in use.
+    live: usize,
+}
+
+/// The entity ids of `segment`'s archetype, row by row.
+fn archetype_ids<'w>(world: &'w World, segment: &Segment) -> &'w [u32] {
+    world.archetypes().nth(segment.archetype).expect("segments are listed in archetype order from this world").ids()
 }
 
 impl ObjectSlots {
@@ -61,11 +70,6 @@ impl ObjectSlots {
         &self.storage
     }
 
-    /// The storage position of each slot's object this frame (`u32::MAX` for a free slot).
-    pub(crate) fn storage_of(&self) -> &[u32] {
-        &self.storage_of
-    }
-
     /// Slots freed by the last update that are still below [`ObjectSlots::len`]: their
     /// columns must be reset to the undrawable values.
     pub(crate) fn freed(&self) -> &[u32] {
@@ -73,39 +77,85 @@ impl ObjectSlots {
     }
 
     /// Assigns this frame's slots to the entities of `segments` (the mesh archetypes in
-    /// storage order, listed from `world`), frees the slots of entities no longer seen and
-    /// records each object's slot in storage order.
-    pub(crate) fn update(&mut self, world: &World, segments: &[Segment]) {
+    /// storage order, listed from `world`, `objects` in all), frees the slots of entities no
+    /// longer seen and records each object's slot in storage order.
+    ///
+    /// The steady state (no mesh entity spawned or despawned) is one parallel gather: each
+    /// job looks its objects up through their ids, with no hashing and no allocation. Only
+    /// when an entity is new or a slot went unseen does a serial pass assign and free slots.
+    pub(crate) fn update(&mut self, world: &World, segments: &[Segment], objects: usize) {
         runtime::profile_zone!("visibility slots");
-        self.storage.clear();
         self.freed.clear();
-        self.seen.clear();
-        self.seen.resize(self.allocated.len(), 0);
-        let mut archetypes = world.archetypes().enumerate();
-        for segment in segments {
-            let (_, archetype) = archetypes
-                .find(|(position, _)| *position == segment.archetype)
-                .expect("segments are listed in archetype order from this world");
-            for &id in archetype.ids() {
+        self.storage.clear();
+        self.storage.resize(objects, NO_SLOT);
+        let matched = self.look_up(world, segments);
+        // Matched slots are distinct (each is owned by its own entity), so `live` matches
+        // mean every slot in use was seen.
+        if matched != objects || matched != self.live {
+            self.assign_and_free(world, segments);
+        }
+    }
+
+    /// Writes the slot of every object whose entity already owns one into `storage` (the
+    /// others keep [`NO_SLOT`]), in parallel; returns how many were found.
+    fn look_up(&mut self, world: &World, segments: &[Segment]) -> usize {
+        let Self { by_id, entities, storage, .. } = self;
+        let (by_id, entities) = (&by_id[..], &entities[..]);
+        let matched = AtomicUsize::new(0);
+        runtime::jobs::parallel_for_chunks(storage, GRAIN, |first, chunk| {
+            let mut found = 0;
+            let mut segment_index = segments.partition_point(|segment| segment.start + segment.len <= first);
+            let mut segment = segments[segment_index];
+            let mut ids = archetype_ids(world, &segment);
+            let mut index = first;
+            for slot_out in chunk.iter_mut() {
+                while index >= segment.start + segment.len {
+                    segment_index += 1;
+                    segment = segments[segment_index];
+                    ids = archetype_ids(world, &segment);
+                }
+                let id = ids[index - segment.start];
                 // SAFETY: every id of an archetype's rows names a live entity, and the world
                 // is borrowed shared, so none can be despawned meanwhile.
                 let entity = unsafe { world.find_entity_from_id(id) };
-                let known = self.by_id.get(id as usize).copied().unwrap_or(NO_SLOT);
-                let slot = if known != NO_SLOT && self.entities[known as usize] == entity {
-                    known
-                } else {
-                    self.allocate(entity)
-                };
+                let known = by_id.get(id as usize).copied().unwrap_or(NO_SLOT);
+                if known != NO_SLOT && entities[known as usize] == entity {
+                    *slot_out = known;
+                    found += 1;
+                }
+                index += 1;
+            }
+            matched.fetch_add(found, Ordering::Relaxed);
+        });
+        // Relaxed: read after every job joined.
+        matched.load(Ordering::Relaxed)
+    }
+
+    /// The serial part of a frame where entities came or went: gives each object without a
+    /// slot the lowest free one (in storage order), then frees the slots nobody claimed.
+    fn assign_and_free(&mut self, world: &World, segments: &[Segment]) {
+        runtime::profile_zone!("visibility slot changes");
+        self.seen.clear();
+        self.seen.resize(self.allocated.len(), 0);
+        for &slot in &self.storage {
+            if slot != NO_SLOT {
                 self.seen[slot as usize / BITS_PER_WORD] |= 1 << (slot as usize % BITS_PER_WORD);
-                self.storage.push(slot);
+            }
+        }
+        for segment in segments {
+            let ids = archetype_ids(world, segment);
+            for row in 0..segment.len {
+                if self.storage[segment.start + row] != NO_SLOT {
+                    continue;
+                }
+                // SAFETY: as in `look_up`.
+                let entity = unsafe { world.find_entity_from_id(ids[row]) };
+                let slot = self.allocate(entity);
+                self.seen[slot as usize / BITS_PER_WORD] |= 1 << (slot as usize % BITS_PER_WORD);
+                self.storage[segment.start + row] = slot;
             }
         }
         self.free_unseen();
-        self.storage_of.clear();
-        self.storage_of.resize(self.entities.len(), u32::MAX);
-        for (position, &slot) in self.storage.iter().enumerate() {
-            self.storage_of[slot as usize] = position as u32;
-        }
     }
 
     /// Gives `entity` the lowest free slot (or a new one) and returns it.
@@ -131,6 +181,7 @@ impl ObjectSlots {
             self.entities[slot] = entity;
         }
         self.allocated[slot / BITS_PER_WORD] |= 1 << (slot % BITS_PER_WORD);
+        self.live += 1;
         let id = entity.id() as usize;
         if id >= self.by_id.len() {
             self.by_id.resize(id + 1, NO_SLOT);
@@ -147,6 +198,7 @@ impl ObjectSlots {
                 continue;
             }
             self.allocated[word_index] &= !unseen;
+            self.live -= unseen.count_ones() as usize;
             self.first_free_word = self.first_free_word.min(word_index);
             while unseen != 0 {
                 let slot = word_index * BITS_PER_WORD + unseen.trailing_zeros() as usize;
@@ -177,8 +229,8 @@ mod tests {
 
     fn update(slots: &mut ObjectSlots, world: &World) {
         let mut segments = Vec::new();
-        list_segments(world, &mut segments);
-        slots.update(world, &segments);
+        let objects = list_segments(world, &mut segments);
+        slots.update(world, &segments, objects);
     }
 
     fn slot_of(slots: &ObjectSlots, entity: Entity) -> usize {

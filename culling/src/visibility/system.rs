@@ -5,7 +5,7 @@ use ecs::{
 };
 use runtime::{App, Stage, System, SystemContext};
 
-use super::cull::{gather_slot_words, list_segments, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
+use super::cull::{list_segments, pack_slot_flags, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
 use super::result::{Visibility, VisibilityStats};
 use super::tags::{record_tag_changes, visibility_tags_system};
 use crate::backend::{CullingChoice, GpuFeedback};
@@ -115,7 +115,7 @@ fn run_visibility(
     feedback: bool,
 ) {
     let objects = list_segments(ctx.world, segments);
-    visibility.slots.update(ctx.world, segments);
+    visibility.slots.update(ctx.world, segments, objects);
     let Some(view) = view else {
         visibility.clear(objects);
         return;
@@ -149,10 +149,8 @@ fn run_visibility(
         column.clear();
         column.resize(words, 0);
     }
-    for column in &mut visibility.storage_words {
-        column.clear();
-        column.resize(words_for(objects), 0);
-    }
+    visibility.slot_flags.clear();
+    visibility.slot_flags.resize(slot_count, 0);
     let inputs = PassInputs {
         world: ctx.world,
         segments,
@@ -162,20 +160,13 @@ fn run_visibility(
         lod_scale: lod_scale(&view.projection),
         lod_bias: params.lod_bias,
     };
-    let Visibility { slots, objects: columns, storage_words, .. } = &mut *visibility;
-    let [visible_words, drawable_words, caster_words, culled_words, occluded_words] = storage_words;
+    let Visibility { slots, objects: columns, slot_flags, .. } = &mut *visibility;
     let outputs = PassOutputs {
         slots: slots.storage(),
         models: columns.models.as_mut_ptr(),
         bounds: columns.bounds.as_mut_ptr(),
         draws: columns.draws.as_mut_ptr(),
-        words: [
-            visible_words.as_mut_ptr(),
-            drawable_words.as_mut_ptr(),
-            caster_words.as_mut_ptr(),
-            culled_words.as_mut_ptr(),
-            occluded_words.as_mut_ptr(),
-        ],
+        flags: slot_flags.as_mut_ptr(),
         objects,
     };
     let totals = PassTotals::default();
@@ -184,9 +175,9 @@ fn run_visibility(
         runtime::jobs::parallel_for_ranges(0..objects, GRAIN, |range| run_range(&inputs, &outputs, &totals, range));
     }
     {
-        let Visibility { slots, storage_words, bits, drawable, casters, tagged, occluded_tag, .. } = &mut *visibility;
+        let Visibility { slot_flags, bits, drawable, casters, tagged, occluded_tag, .. } = &mut *visibility;
         let to = [bits.words_mut(), &mut drawable[..], &mut casters[..], &mut tagged[..], &mut occluded_tag[..]];
-        gather_slot_words(slots.storage_of(), storage_words, to);
+        pack_slot_flags(slot_flags, to);
     }
     let load = |value: &std::sync::atomic::AtomicUsize| value.load(std::sync::atomic::Ordering::Relaxed);
     let drawable = load(&totals.drawable);
