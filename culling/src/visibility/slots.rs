@@ -25,14 +25,15 @@ use runtime::hecs::{Entity, World};
 use super::cull::{Segment, GRAIN};
 use crate::bits::{words_for, BITS_PER_WORD};
 
-/// Marks an entity id without a slot in [`ObjectSlots::by_id`].
+/// Marks a free slot in `storage` and an entity id without a slot in [`ObjectSlots::by_id`].
 const NO_SLOT: u32 = u32::MAX;
 
 /// The slot table (see the module docs).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ObjectSlots {
-    /// Slot of each entity id (`Entity::id`), [`NO_SLOT`] when none.
-    by_id: Vec<u32>,
+    /// Indexed by entity id (`Entity::id`): the entity holding each id's slot with the slot, so that one read both finds the slot
+    /// and checks the generation; `(Entity::DANGLING, NO_SLOT)` when none.
+    by_id: Vec<(Entity, u32)>,
     /// Owner of each slot; [`Entity::DANGLING`] for a free slot.
     entities: Vec<Entity>,
     /// Bit `s` set when slot `s` is in use.
@@ -99,16 +100,15 @@ impl ObjectSlots {
     /// Writes the slot of every object whose entity already owns one into `storage` (the
     /// others keep [`NO_SLOT`]), in parallel; returns how many were found.
     fn look_up(&mut self, world: &World, segments: &[Segment]) -> usize {
-        let Self { by_id, entities, storage, .. } = self;
-        let (by_id, entities) = (&by_id[..], &entities[..]);
+        let Self { by_id, storage, .. } = self;
+        let by_id = &by_id[..];
         let matched = AtomicUsize::new(0);
         runtime::jobs::parallel_for_chunks(storage, GRAIN, |first, chunk| {
             let mut found = 0;
             let mut segment_index = segments.partition_point(|segment| segment.start + segment.len <= first);
             let mut segment = segments[segment_index];
             let mut ids = archetype_ids(world, &segment);
-            let mut index = first;
-            for slot_out in chunk.iter_mut() {
+            for (index, slot_out) in (first..).zip(chunk.iter_mut()) {
                 while index >= segment.start + segment.len {
                     segment_index += 1;
                     segment = segments[segment_index];
@@ -118,12 +118,11 @@ impl ObjectSlots {
                 // SAFETY: every id of an archetype's rows names a live entity, and the world
                 // is borrowed shared, so none can be despawned meanwhile.
                 let entity = unsafe { world.find_entity_from_id(id) };
-                let known = by_id.get(id as usize).copied().unwrap_or(NO_SLOT);
-                if known != NO_SLOT && entities[known as usize] == entity {
-                    *slot_out = known;
+                if let Some(&(owner, slot)) = by_id.get(id as usize).filter(|(owner, _)| *owner == entity) {
+                    debug_assert_ne!(owner, Entity::DANGLING, "a live entity is never the dangling one");
+                    *slot_out = slot;
                     found += 1;
                 }
-                index += 1;
             }
             matched.fetch_add(found, Ordering::Relaxed);
         });
@@ -144,12 +143,12 @@ impl ObjectSlots {
         }
         for segment in segments {
             let ids = archetype_ids(world, segment);
-            for row in 0..segment.len {
+            for (row, &id) in ids.iter().enumerate() {
                 if self.storage[segment.start + row] != NO_SLOT {
                     continue;
                 }
                 // SAFETY: as in `look_up`.
-                let entity = unsafe { world.find_entity_from_id(ids[row]) };
+                let entity = unsafe { world.find_entity_from_id(id) };
                 let slot = self.allocate(entity);
                 self.seen[slot as usize / BITS_PER_WORD] |= 1 << (slot as usize % BITS_PER_WORD);
                 self.storage[segment.start + row] = slot;
@@ -184,9 +183,9 @@ impl ObjectSlots {
         self.live += 1;
         let id = entity.id() as usize;
         if id >= self.by_id.len() {
-            self.by_id.resize(id + 1, NO_SLOT);
+            self.by_id.resize(id + 1, (Entity::DANGLING, NO_SLOT));
         }
-        self.by_id[id] = slot as u32;
+        self.by_id[id] = (entity, slot as u32);
         slot as u32
     }
 
@@ -204,8 +203,8 @@ impl ObjectSlots {
                 let slot = word_index * BITS_PER_WORD + unseen.trailing_zeros() as usize;
                 unseen &= unseen - 1;
                 let entity = std::mem::replace(&mut self.entities[slot], Entity::DANGLING);
-                if self.by_id.get(entity.id() as usize) == Some(&(slot as u32)) {
-                    self.by_id[entity.id() as usize] = NO_SLOT;
+                if self.by_id.get(entity.id() as usize) == Some(&(entity, slot as u32)) {
+                    self.by_id[entity.id() as usize] = (Entity::DANGLING, NO_SLOT);
                 }
                 self.freed.push(slot as u32);
             }
