@@ -42,17 +42,18 @@ pub struct CullingChoice {
 }
 
 /// The GPU's visibility bits of an earlier frame, fed back to the Visibility stage: a
-/// resource written by the Render stage when the host asked for the bits (see
-/// `culling::gpu::BitsReadback`).
+/// resource written at the start of each frame (Input stage, `culling::gpu::READBACK_SYSTEM`)
+/// when the host asked for the bits (see `culling::gpu::BitsReadback`).
 ///
 /// With it, the GPU backend keeps the (cheap, bit-identical) frustum test on the CPU, so
 /// `Culled` tags and the lists are this frame's, and takes occlusion from these bits:
 /// an object in the frustum whose GPU bit is clear is occluded, so it leaves `visible` and
-/// carries `Occluded`. **Latency:** the bits are those of frame [`GpuFeedback::frame`], three
-/// frames before the one reading them with the lagged readback (two frames in flight plus
-/// the Render stage running after Visibility), one frame with the waiting readback. Slots
-/// past the bits' length count as visible; a slot reused within that latency may carry its
-/// previous owner's answer for as long.
+/// carries `Occluded`. **Latency:** the bits are those of frame [`GpuFeedback::frame`]: with
+/// the lagged readback, the previous frame whenever its fence had signalled when this frame
+/// started (no stall; asked, not waited for), else the newest finished frame, never more than
+/// `FRAMES_IN_FLIGHT + 1` frames back; with the waiting readback, always the previous frame.
+/// Slots past the bits' length count as visible; a slot reused within that latency may carry
+/// its previous owner's answer for as long.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GpuFeedback {
     /// The frame (count of rendered frames before it) the bits were computed in; `None`

@@ -21,9 +21,9 @@ fn box_style() -> culling::gpu::ObjectStyle {
     })
 }
 
-#[test]
-fn the_render_stage_culls_on_the_gpu_every_frame_and_reports_two_frames_late() {
-    let Some(device) = gpu_test_context() else { return };
+/// An app rendering with GPU culling and lagged bits: a wall, a cube hidden behind it, a
+/// cube beside it and a cube behind the camera (returned in that order).
+fn wall_scene(device: &std::sync::Arc<render_graph::GpuDevice>) -> (runtime::App, [runtime::hecs::Entity; 4]) {
     let mut app = runtime::App::with_threads(2);
     let setup = RenderSetup {
         backend: CullingBackend::Gpu,
@@ -39,7 +39,6 @@ fn the_render_stage_culls_on_the_gpu_every_frame_and_reports_two_frames_late() {
     assert!(choice.on_device && choice.reason.is_none(), "{choice:?}");
     app.insert_resource(Viewport { width: 48, height: 32 });
     scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 0.0, 10.0), Vec3::ZERO));
-    // A wall, a cube behind it, a cube beside it, and a cube behind the camera.
     let mut wall = scene::unit_cube_mesh();
     wall.bounds = ecs::Aabb::new(Vec3::new(-4.0, -4.0, -0.25), Vec3::new(4.0, 4.0, 0.25));
     let wall = scene::spawn_mesh(app.world_mut(), wall, Transform::IDENTITY);
@@ -49,39 +48,66 @@ fn the_render_stage_culls_on_the_gpu_every_frame_and_reports_two_frames_late() {
     let hidden = cube_at(&mut app, Vec3::NEG_Z * 5.0);
     let beside = cube_at(&mut app, Vec3::new(6.0, 0.0, 0.0));
     let behind = cube_at(&mut app, Vec3::Z * 20.0);
-    for _ in 0..2 {
-        app.run_frame();
-        let report = app.resource::<RenderReport>();
-        assert!(report.error.is_none(), "{:?}", report.error);
-        assert!(report.gpu.is_none(), "nothing is two frames old yet");
-    }
-    for frame in 2..6 {
+    (app, [wall, hidden, beside, behind])
+}
+
+#[test]
+fn the_render_stage_culls_on_the_gpu_and_the_tags_are_one_frame_late_without_a_stall() {
+    let Some(device) = gpu_test_context() else { return };
+    let (mut app, [wall, hidden, beside, behind]) = wall_scene(&device);
+    app.run_frame();
+    assert!(app.resource::<RenderReport>().gpu.is_none(), "no frame had been submitted when frame 0 started");
+    for frame in 1..6u64 {
+        // A GPU that keeps up: the previous frame has finished before this one starts. The
+        // readback only asks the fence (the lagged mode never waits).
+        device.wait_idle().expect("the device waits");
         app.run_frame();
         let report = app.resource::<RenderReport>().clone();
         assert!(report.error.is_none(), "{:?}", report.error);
-        let stats = report.gpu.expect("frames two old are read back");
+        assert_eq!(report.bits_frame, Some(frame - 1), "frame {frame} reads the previous frame's answer");
+        assert_eq!(app.resource::<culling::GpuFeedback>().frame, Some(frame - 1), "and feeds it back");
+        let stats = report.gpu.expect("the previous frame is read back");
         assert!(stats.culled_on_device);
         assert_eq!(stats.objects, 4, "frame {frame}: {stats:?}");
         assert_eq!(stats.frustum_rejected, 1, "frame {frame}: the cube behind the camera: {stats:?}");
         let visibility = app.resource::<Visibility>();
         let slot = visibility.objects().entities.iter().position(|&entity| entity == hidden).expect("a slot");
-        // The CPU keeps the frustum (same bits as the GPU's) and takes occlusion from the
-        // GPU's bits three frames late (two in flight, and the Render stage runs last).
-        let expected_visible = if frame >= 4 { 2 } else { 3 };
-        assert_eq!(visibility.visible().len(), expected_visible, "frame {frame}");
-        if frame >= 3 {
-            // Reported frame >= 1: the pyramid of the first frame's depth hides the cube.
-            assert_eq!(stats.occlusion_rejected, 1, "frame {frame}: {stats:?}");
-            assert_eq!(report.bits[slot / 64] >> (slot % 64) & 1, 0, "the hidden cube's bit is clear");
-        }
-        assert!(report.upload.bytes == 0 || frame == 2, "still objects upload nothing: {:?}", report.upload);
+        // Frame 0 had no history, so its pyramid was empty and the hidden cube passed; from
+        // frame 1 on the GPU hides it. Its answer reaches the lists and tags one frame later.
+        let hidden_on_gpu = frame >= 2;
+        assert_eq!(
+            report.bits[slot / 64] >> (slot % 64) & 1 == 0,
+            hidden_on_gpu,
+            "frame {frame}: the bit of {:?}",
+            report.bits_frame
+        );
+        assert_eq!(visibility.visible().len(), if hidden_on_gpu { 2 } else { 3 }, "frame {frame}");
+        assert_eq!(app.world().satisfies::<&ecs::Occluded>(hidden), hidden_on_gpu, "frame {frame}: Occluded tag");
+        assert!(report.upload.bytes == 0 || frame == 1, "still objects upload nothing: {:?}", report.upload);
     }
     assert!(app.resource::<CullingChoice>().on_device);
     let world = app.world();
-    assert!(world.satisfies::<&ecs::Occluded>(hidden), "the GPU's bits tag the hidden cube Occluded");
     assert!(world.satisfies::<&ecs::Culled>(behind), "the cube behind the camera is Culled");
     for entity in [wall, beside] {
         assert!(!world.satisfies::<&ecs::Occluded>(entity) && !world.satisfies::<&ecs::Culled>(entity));
+    }
+    drop(app);
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn without_waiting_the_lagged_readback_is_never_more_than_frames_in_flight_plus_one_late() {
+    let Some(device) = gpu_test_context() else { return };
+    let (mut app, _) = wall_scene(&device);
+    let most = render_graph::FRAMES_IN_FLIGHT as u64 + 1;
+    for frame in 0..12u64 {
+        app.run_frame();
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "{:?}", report.error);
+        match report.bits_frame {
+            None => assert!(frame < most, "frame {frame}: frame {} had been waited for", frame.saturating_sub(most)),
+            Some(read) => assert!(read < frame && frame - read <= most, "frame {frame} read frame {read}"),
+        }
     }
     drop(app);
     assert_no_validation_messages(&device);

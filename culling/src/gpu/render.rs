@@ -1,14 +1,22 @@
 //! Rendering as part of the frame: [`install_render`] adds a Render-stage system that writes
 //! the changed object records (by slot) and executes the render graph every frame, with GPU
-//! culling or with the CPU's lists, as [`CullingBackend`] decides.
+//! culling or with the CPU's lists, as [`CullingBackend`] decides, and an Input-stage system
+//! ([`READBACK_SYSTEM`]) that collects the GPU's answers at the start of the next frame.
 //!
 //! **Latency of the GPU's answer.** The statistics ([`RenderReport::gpu`]) and, when asked
-//! for, the visibility bits ([`RenderReport::bits`]) are read back without a stall from a
-//! ring of [`READBACK_RING`] host regions: after frame `N` is submitted, the values of frame
-//! `N - FRAMES_IN_FLIGHT` (two frames late, whose fence the graph has waited on) are read.
-//! [`BitsReadback::Wait`] instead waits for each frame and reads its own bits (a stall).
-//! The bits also feed the [`GpuFeedback`] resource, from which the next Visibility stage
-//! takes occlusion (and the `Occluded` tags): three frames late when lagged, one when waited.
+//! for, the visibility bits ([`RenderReport::bits`]) are copied by each frame into its own
+//! region of a ring of [`READBACK_RING`] host regions (one per frame in flight, plus the one
+//! being read). At the start of frame `N + 1`, before the Visibility stage, the readback
+//! system asks the fence of frame `N` whether it has signalled, without waiting
+//! ([`render_graph::RenderGraph::frame_complete`]): if so, frame `N`'s values are read, one
+//! frame late; if the GPU is behind, the newest finished of frames `N - 1` and
+//! `N - FRAMES_IN_FLIGHT` is read instead (the latter is always finished: the graph waited
+//! for it before submitting frame `N`). So [`BitsReadback::Lagged`] never stalls and is one
+//! frame late whenever the GPU keeps up, at most `FRAMES_IN_FLIGHT + 1` frames.
+//! [`BitsReadback::Wait`] instead waits for each frame and reads its own bits in the same
+//! Render stage (a stall). The bits also feed the [`GpuFeedback`] resource, from which the
+//! Visibility stage takes occlusion and the `Occluded` tags: with the lagged readback the
+//! tags of frame `N + 1` come from frame `N`'s GPU answer when it finished in time.
 
 use std::sync::{Arc, Mutex};
 
@@ -27,6 +35,11 @@ use crate::visibility::{ObjectColumns, Visibility};
 /// Name of the system [`install_render`] adds to [`Stage::Render`].
 pub const RENDER_SYSTEM: &str = "culling::render";
 
+/// Name of the system [`install_render`] adds to [`Stage::Input`] on the GPU backend: it
+/// reads back the newest finished frame's statistics and bits without waiting (see the
+/// module docs for the latency).
+pub const READBACK_SYSTEM: &str = "culling::readback";
+
 /// Host regions of each lagged readback: one per frame in flight, plus the one being read.
 pub const READBACK_RING: u64 = render_graph::FRAMES_IN_FLIGHT as u64 + 1;
 
@@ -41,7 +54,8 @@ pub enum BitsReadback {
     /// Not read back.
     #[default]
     None,
-    /// Read without a stall, `FRAMES_IN_FLIGHT` frames late (see the module docs).
+    /// Read without a stall at the start of the next frame: one frame late when that frame's
+    /// fence has signalled by then, at most `FRAMES_IN_FLIGHT + 1` (see the module docs).
     Lagged,
     /// Each frame waits for the GPU and reads its own bits.
     Wait,
@@ -72,8 +86,9 @@ pub struct RenderSetup {
 pub struct RenderReport {
     /// Frames rendered so far.
     pub frames: u64,
-    /// GPU culling statistics of frame `frames - 1 - FRAMES_IN_FLIGHT` (no stall), or of the
-    /// last frame with [`BitsReadback::Wait`]; `None` until such a frame exists or on the CPU
+    /// GPU culling statistics of frame [`RenderReport::bits_frame`]: the newest frame found
+    /// finished at the start of this frame (usually the previous one; no stall), or this
+    /// frame with [`BitsReadback::Wait`]; `None` until such a frame exists or on the CPU
     /// backend.
     pub gpu: Option<GpuCullStats>,
     /// Visibility bits (u64 words, bit `i` = slot `i`) of the same frame as
@@ -115,7 +130,12 @@ pub fn install_render(app: &mut App, setup: RenderSetup) -> Result<CullingChoice
     match RenderState::new(&device, setup, choice.on_device) {
         Ok(state) => {
             let feeds_back = app.resources().contains::<GpuFeedback>();
-            app.add_system(Stage::Render, render_system(state, feeds_back));
+            let on_device = state.on_device;
+            let state = Arc::new(Mutex::new(state));
+            if on_device {
+                app.add_system(Stage::Input, readback_system(Arc::clone(&state), feeds_back));
+            }
+            app.add_system(Stage::Render, render_system(state));
         }
         Err(error) => {
             log::warn!("rendering is off: {error}");
@@ -197,30 +217,50 @@ impl RenderState {
         self.frames += 1;
         report.frames = self.frames;
         report.upload = lock_scene(&self.scene).last_upload();
-        let read_frame = match self.bits_mode {
-            BitsReadback::Wait => {
-                self.graph.wait_idle()?;
-                Some(frame)
+        if self.bits_mode == BitsReadback::Wait {
+            self.graph.wait_idle()?;
+            self.read_frame(frame, report)?;
+        }
+        Ok(())
+    }
+
+    /// At the start of a frame: reads the newest submitted frame whose fence has signalled,
+    /// asking without waiting, among the last `FRAMES_IN_FLIGHT + 1` (the oldest of them,
+    /// when it exists, was waited for by the graph already). Does nothing when that frame was
+    /// read before or none has finished.
+    fn read_back(&mut self, report: &mut RenderReport) -> render_graph::Result<()> {
+        let Some(newest) = self.frames.checked_sub(1) else { return Ok(()) };
+        let oldest = newest.saturating_sub(render_graph::FRAMES_IN_FLIGHT as u64);
+        for candidate in (oldest..=newest).rev() {
+            if self.graph.frame_complete(candidate)? {
+                if report.bits_frame.is_some_and(|read| read >= candidate) {
+                    return Ok(());
+                }
+                return self.read_frame(candidate, report);
             }
-            _ => frame.checked_sub(render_graph::FRAMES_IN_FLIGHT as u64),
-        };
-        if let (Some(read_frame), Some(stats)) = (read_frame, &self.stats) {
-            report.bits_frame = Some(read_frame);
-            let region = ring_region(stats, read_frame)?;
-            report.gpu = Some(GpuCullStats::from_counters(region, self.graph.stats()));
-            if let Some(bits) = &self.bits {
-                let region = ring_region(bits, read_frame)?;
-                report.bits.clear();
-                report.bits.extend(region.chunks_exact(8).map(|word| u64::from_le_bytes(word.try_into().expect("8"))));
-            }
+        }
+        Ok(())
+    }
+
+    /// Reads `frame`'s (finished) statistics and bits into `report`.
+    fn read_frame(&self, frame: u64, report: &mut RenderReport) -> render_graph::Result<()> {
+        let Some(stats) = &self.stats else { return Ok(()) };
+        report.bits_frame = Some(frame);
+        let region = ring_region(stats, frame)?;
+        report.gpu = Some(GpuCullStats::from_counters(region, self.graph.stats()));
+        if let Some(bits) = &self.bits {
+            let region = ring_region(bits, frame)?;
+            report.bits.clear();
+            report.bits.extend(region.chunks_exact(8).map(|word| u64::from_le_bytes(word.try_into().expect("8"))));
         }
         Ok(())
     }
 }
 
 /// The bytes ring region `frame % READBACK_RING` of `buffer`, which that frame wrote and
-/// whose fence the graph has waited on (the caller reads frames at least
-/// `FRAMES_IN_FLIGHT` old, or after `wait_idle`).
+/// whose fence has signalled (the caller checked it, or waited). The region is not
+/// rewritten before frame `frame + READBACK_RING`, which cannot be submitted before the
+/// caller's frame ends.
 fn ring_region(buffer: &ReadbackBuffer, frame: u64) -> render_graph::Result<&[u8]> {
     let gpu = buffer.buffer();
     gpu.invalidate()?;
@@ -230,12 +270,28 @@ fn ring_region(buffer: &ReadbackBuffer, frame: u64) -> render_graph::Result<&[u8
     Ok(&bytes[start..start + region as usize])
 }
 
-fn render_system(mut state: RenderState, feeds_back: bool) -> System {
+fn render_system(state: Arc<Mutex<RenderState>>) -> System {
     System::new(RENDER_SYSTEM, move |ctx| {
         runtime::profile_zone!("render");
         let visibility = ctx.resource::<Visibility>();
         let mut report = ctx.resource_mut::<RenderReport>();
+        let mut state = state.lock().unwrap_or_else(|poison| poison.into_inner());
         report.error = state.frame(&visibility, &mut report).err().map(|error| error.to_string());
+    })
+    .reads_resource::<Visibility>()
+    .writes_resource::<RenderReport>()
+}
+
+/// The Input-stage half of the renderer: the lagged readback and the [`GpuFeedback`] the
+/// Visibility stage reads later in the same frame.
+fn readback_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
+    System::new(READBACK_SYSTEM, move |ctx| {
+        runtime::profile_zone!("render readback");
+        let mut report = ctx.resource_mut::<RenderReport>();
+        let mut state = state.lock().unwrap_or_else(|poison| poison.into_inner());
+        if let Err(error) = state.read_back(&mut report) {
+            report.error = Some(error.to_string());
+        }
         if feeds_back {
             let mut feedback = ctx.resource_mut::<GpuFeedback>();
             if report.bits_frame != feedback.frame {
@@ -245,7 +301,6 @@ fn render_system(mut state: RenderState, feeds_back: bool) -> System {
             }
         }
     })
-    .reads_resource::<Visibility>()
     .writes_resource::<RenderReport>()
     .writes_resource::<GpuFeedback>()
 }
