@@ -97,6 +97,10 @@ pub(crate) enum SlotFlag {
     OccludedTag = 4,
 }
 
+/// Words per job of [`pack_slot_flags`]: packing is a few nanoseconds per slot, so jobs are
+/// large (about 16k slots) and a 100k-object frame hands out only a handful.
+const PACK_GRAIN_WORDS: usize = 256;
+
 /// Number of word columns [`pack_slot_flags`] writes (one per [`SlotFlag`]).
 pub(crate) const WORD_KINDS: usize = 5;
 
@@ -108,7 +112,7 @@ pub(crate) fn pack_slot_flags(flags: &[u8], to: [&mut [u64]; WORD_KINDS]) {
     let words = flags.len().div_ceil(BITS_PER_WORD);
     assert!(to.iter().all(|column| column.len() >= words), "slot words sized to the slot count");
     let targets = WordWriters(to.map(|column| column.as_mut_ptr()));
-    runtime::jobs::parallel_for_ranges(0..words, GRAIN / BITS_PER_WORD * 4, |range| {
+    runtime::jobs::parallel_for_ranges(0..words, PACK_GRAIN_WORDS, |range| {
         let targets = &targets;
         for word_index in range {
             let chunk_end = ((word_index + 1) * BITS_PER_WORD).min(flags.len());

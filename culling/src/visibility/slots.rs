@@ -28,6 +28,10 @@ use crate::bits::{words_for, BITS_PER_WORD};
 /// Marks a free slot in `storage` and an entity id without a slot in [`ObjectSlots::by_id`].
 const NO_SLOT: u32 = u32::MAX;
 
+/// Objects per job of the slot lookup: a lookup is a few nanoseconds, so jobs are large
+/// (a 100k-object frame hands out about a dozen).
+const LOOKUP_GRAIN: usize = 8 * GRAIN;
+
 /// The slot table (see the module docs).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ObjectSlots {
@@ -103,7 +107,7 @@ impl ObjectSlots {
         let Self { by_id, storage, .. } = self;
         let by_id = &by_id[..];
         let matched = AtomicUsize::new(0);
-        runtime::jobs::parallel_for_chunks(storage, GRAIN, |first, chunk| {
+        runtime::jobs::parallel_for_chunks(storage, LOOKUP_GRAIN, |first, chunk| {
             let mut found = 0;
             let mut segment_index = segments.partition_point(|segment| segment.start + segment.len <= first);
             let mut segment = segments[segment_index];
