@@ -48,7 +48,7 @@ pub struct CullingChoice {
 /// With it, the GPU backend keeps the (cheap, bit-identical) frustum test on the CPU, so
 /// `Culled` tags and the lists are this frame's, and takes occlusion from these bits:
 /// an object in the frustum whose GPU bit is clear is occluded, so it leaves `visible` and
-/// carries `Occluded`. **Latency:** the bits are those of frame [`GpuFeedback::frame`]: with
+/// carries `Occluded` (see [`GpuFeedback::in_view`]). **Latency:** the bits are those of frame [`GpuFeedback::frame`]: with
 /// the lagged readback, the previous frame whenever its fence had signalled when this frame
 /// started (no stall; asked, not waited for), else the newest finished frame, never more than
 /// `FRAMES_IN_FLIGHT + 1` frames back; with the waiting readback, always the previous frame.
@@ -61,6 +61,12 @@ pub struct GpuFeedback {
     pub frame: Option<u64>,
     /// Bit `i` of word `i / 64` set when the GPU found slot `i` visible.
     pub visible: Vec<u64>,
+    /// Bit `i` set when slot `i` passed the CPU's culls other than occlusion in the same
+    /// frame (the frustum answer the GPU shares bit for bit): only these objects can have
+    /// been hidden by occlusion, so a clear GPU bit counts as occluded only where this bit
+    /// is set. An object outside that frame's frustum that enters the view is thus not
+    /// taken for occluded. Words past its length count as all set.
+    pub in_view: Vec<u64>,
 }
 
 /// The GPU backend was required and cannot run.

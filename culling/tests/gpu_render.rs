@@ -96,6 +96,35 @@ fn the_render_stage_culls_on_the_gpu_and_the_tags_are_one_frame_late_without_a_s
 }
 
 #[test]
+fn an_object_entering_the_view_is_not_taken_for_occluded_by_last_frames_bits() {
+    let Some(device) = gpu_test_context() else { return };
+    let (mut app, [_, hidden, _, behind]) = wall_scene(&device);
+    for _ in 0..4 {
+        device.wait_idle().expect("the device waits");
+        app.run_frame();
+    }
+    assert!(app.world().satisfies::<&ecs::Occluded>(hidden), "occlusion works before the turn");
+    // Turn round: the cube behind the camera enters the view. Last frame's GPU bit for it is
+    // clear because it was outside that frame's frustum, not because anything hid it.
+    let camera =
+        app.world_mut().query_mut::<(runtime::hecs::Entity, &Camera)>().into_iter().map(|(entity, _)| entity).next();
+    let camera = camera.expect("the scene has a camera");
+    *app.world_mut().get::<&mut Transform>(camera).expect("the camera has a Transform") =
+        scene::look_at(Vec3::new(0.0, 0.0, 10.0), Vec3::new(0.0, 0.0, 30.0));
+    device.wait_idle().expect("the device waits");
+    app.run_frame();
+    {
+        let visibility = app.resource::<Visibility>();
+        let slot = visibility.objects().entities.iter().position(|&entity| entity == behind).expect("a slot") as u32;
+        assert!(visibility.visible().contains(&slot), "the cube now in front is visible on the frame it enters");
+    }
+    assert!(!app.world().satisfies::<&ecs::Occluded>(behind), "and not tagged Occluded");
+    assert!(!app.world().satisfies::<&ecs::Culled>(behind), "nor Culled");
+    drop(app);
+    assert_no_validation_messages(&device);
+}
+
+#[test]
 fn without_waiting_the_lagged_readback_is_never_more_than_frames_in_flight_plus_one_late() {
     let Some(device) = gpu_test_context() else { return };
     let (mut app, _) = wall_scene(&device);

@@ -154,6 +154,9 @@ struct RenderState {
     bits_mode: BitsReadback,
     stats: Option<ReadbackBuffer>,
     bits: Option<ReadbackBuffer>,
+    /// Per ring region: the CPU's bits before occlusion of the frame that wrote the region
+    /// (what [`GpuFeedback::in_view`] gets with that frame's GPU bits).
+    in_view: Vec<Vec<u64>>,
     frames: u64,
 }
 
@@ -187,7 +190,19 @@ impl RenderState {
             render_graph::passes::add_scene_passes(&mut graph, &scene, &options)?;
             (None, None)
         };
-        Ok(RenderState { graph, scene, style: setup.style, on_device, bits_mode: setup.bits, stats, bits, frames: 0 })
+        let words = visibility_bits_bytes(setup.capacity) as usize / 8;
+        let in_view = (0..READBACK_RING).map(|_| Vec::with_capacity(words)).collect();
+        Ok(RenderState {
+            graph,
+            scene,
+            style: setup.style,
+            on_device,
+            bits_mode: setup.bits,
+            stats,
+            bits,
+            in_view,
+            frames: 0,
+        })
     }
 
     /// One frame: records, camera and list, execute, lagged (or waited) readback.
@@ -212,6 +227,16 @@ impl RenderState {
                 scene.set_draw_list(visibility.visible())?;
             }
         }
+        let in_view = &mut self.in_view[(self.frames % READBACK_RING) as usize];
+        in_view.clear();
+        in_view.extend(
+            visibility
+                .bits
+                .words()
+                .iter()
+                .enumerate()
+                .map(|(index, word)| word | visibility.occluded.get(index).copied().unwrap_or(0)),
+        );
         self.graph.execute_frame()?;
         let frame = self.frames;
         self.frames += 1;
@@ -298,6 +323,10 @@ fn readback_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
                 feedback.frame = report.bits_frame;
                 feedback.visible.clear();
                 feedback.visible.extend_from_slice(&report.bits);
+                feedback.in_view.clear();
+                if let Some(frame) = report.bits_frame {
+                    feedback.in_view.extend_from_slice(&state.in_view[(frame % READBACK_RING) as usize]);
+                }
             }
         }
     })

@@ -206,7 +206,7 @@ fn run_visibility(
     }
     if feedback {
         if let Some(feedback) = ctx.try_resource::<GpuFeedback>() {
-            apply_gpu_occlusion(visibility, &feedback.visible);
+            apply_gpu_occlusion(visibility, &feedback.visible, &feedback.in_view);
         }
     }
 
@@ -222,13 +222,15 @@ fn run_visibility(
 }
 
 /// Takes occlusion from the GPU's (earlier) bits: a survivor whose GPU bit is clear is
-/// occluded. Words past the GPU's count as visible.
-fn apply_gpu_occlusion(visibility: &mut Visibility, gpu_visible: &[u64]) {
+/// occluded, when it was in view in the bits' frame (`in_view`). Words past the GPU's count
+/// as visible, words past `in_view`'s as in view.
+fn apply_gpu_occlusion(visibility: &mut Visibility, gpu_visible: &[u64], in_view: &[u64]) {
     let mut occluded_count = 0;
     let Visibility { bits, occluded, .. } = visibility;
     for (index, (word, occluded)) in bits.words_mut().iter_mut().zip(occluded.iter_mut()).enumerate() {
         let gpu = gpu_visible.get(index).copied().unwrap_or(u64::MAX);
-        let hidden = *word & !gpu;
+        let was_in_view = in_view.get(index).copied().unwrap_or(u64::MAX);
+        let hidden = *word & !gpu & was_in_view;
         *occluded |= hidden;
         *word &= !hidden;
         occluded_count += hidden.count_ones() as usize;
