@@ -5,8 +5,11 @@
 //! counted, never culled.
 #![warn(missing_docs)]
 
+mod backend;
 mod bits;
 mod frustum;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 mod kernels;
 mod lod;
 pub mod occlusion;
@@ -17,6 +20,9 @@ mod soa;
 mod view;
 mod visibility;
 
+pub use backend::{
+    cpu_culling_forced, CullingBackend, CullingChoice, GpuFeedback, NoGpuCulling, FORCE_CPU_CULLING_ENV,
+};
 pub use bits::{words_for, VisibilityBits, BITS_PER_WORD};
 pub use ecs::{Aabb, Sphere};
 pub use frustum::{Frustum, PlaneLanes, MAX_PLANES};

@@ -44,6 +44,63 @@ impl ExecuteContext<'_> {
         unsafe { self.device.raw().cmd_dispatch_indirect(self.command_buffer, buffer, offset) };
     }
 
+    /// Makes compute-shader storage writes to mip `mip` of `image` visible to compute-shader
+    /// storage reads later in this pass (a barrier on that one mip, layout `GENERAL` kept).
+    ///
+    /// For a pass that reduces a mip chain in one pass: write mip `k`, call this, read mip `k`
+    /// to write mip `k + 1`. The image must be declared
+    /// [`read_write_storage_image`](crate::Registry::read_write_storage_image) for compute; any
+    /// other declaration, or a mip past the image's chain, fails the frame with an error
+    /// naming the pass and the image.
+    pub fn mip_barrier(&mut self, image: crate::ImageHandle, mip: u32) {
+        if self.error.is_some() {
+            return;
+        }
+        let name = || self.names.resource_name(image.0).to_owned();
+        let access = match self.declared_access(image.0) {
+            Ok(access) => access,
+            Err(error) => return self.fail(error),
+        };
+        let resolved = match self.resolved[image.0 as usize] {
+            Resolved::Image(resolved) if access == Access::StorageReadWrite(crate::ShaderStage::Compute) => resolved,
+            _ => {
+                let error = GraphError::InvalidAccess {
+                    pass: self.pass_name.to_owned(),
+                    resource: name(),
+                    reason: "a mip barrier needs an image declared read-write storage for compute",
+                };
+                return self.fail(error);
+            }
+        };
+        if mip >= resolved.mip_levels {
+            let error = GraphError::InvalidAccess {
+                pass: self.pass_name.to_owned(),
+                resource: name(),
+                reason: "the mip barrier's level is past the image's mip chain",
+            };
+            return self.fail(error);
+        }
+        let barrier = vk::ImageMemoryBarrier2::default()
+            .src_stage_mask(vk::PipelineStageFlags2::COMPUTE_SHADER)
+            .src_access_mask(vk::AccessFlags2::SHADER_STORAGE_WRITE)
+            .dst_stage_mask(vk::PipelineStageFlags2::COMPUTE_SHADER)
+            .dst_access_mask(vk::AccessFlags2::SHADER_STORAGE_READ)
+            .old_layout(vk::ImageLayout::GENERAL)
+            .new_layout(vk::ImageLayout::GENERAL)
+            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .image(resolved.image)
+            .subresource_range(vk::ImageSubresourceRange {
+                base_mip_level: mip,
+                level_count: 1,
+                ..crate::memory::full_range(resolved.format, resolved.mip_levels)
+            });
+        let dependency = vk::DependencyInfo::default().image_memory_barriers(std::slice::from_ref(&barrier));
+        // SAFETY: the command buffer is recording outside a rendering scope (compute pass);
+        // the image is live this frame and in GENERAL, as its declaration makes it.
+        unsafe { self.device.raw().cmd_pipeline_barrier2(self.command_buffer, &dependency) };
+    }
+
     /// Draws non-indexed vertices (inside `record_draw`), from vertex 0 and instance 0.
     pub fn draw(&mut self, vertex_count: u32, instance_count: u32) {
         self.draw_ranges(0..vertex_count, 0..instance_count);

@@ -30,6 +30,16 @@ pub struct ResolvedImage {
     pub extent: vk::Extent2D,
     /// Its mip count.
     pub mip_levels: u32,
+    /// A view of each mip (`[..mip_levels]`, the rest null); for a one-mip image the only
+    /// entry is `view`.
+    pub mip_views: [vk::ImageView; crate::memory::MAX_MIP_LEVELS as usize],
+}
+
+impl ResolvedImage {
+    /// The size of mip `level` (each level half the previous one, rounded down, at least 1).
+    pub fn mip_extent(&self, level: u32) -> vk::Extent2D {
+        vk::Extent2D { width: (self.extent.width >> level).max(1), height: (self.extent.height >> level).max(1) }
+    }
 }
 
 /// A buffer as a pass sees it this frame.
@@ -54,6 +64,14 @@ pub(crate) enum Resolved {
 pub enum Binding {
     /// A graph image (storage or sampled, as the pipeline binding says).
     Image(ImageHandle),
+    /// One mip of a graph image, through its own view (a pass that reduces a mip chain binds
+    /// each level it reads and writes; see [`ExecuteContext::mip_barrier`]).
+    ImageMip {
+        /// The image.
+        image: ImageHandle,
+        /// The mip level (below the image's mip count).
+        mip: u32,
+    },
     /// A whole graph buffer.
     Buffer(BufferHandle),
     /// A range of a graph buffer.
@@ -340,6 +358,15 @@ impl ExecuteContext<'_> {
         let mismatch = |reason: String| GraphError::BindingMismatch { pass: self.pass_name.to_owned(), slot, reason };
         let (resource, is_image) = match binding {
             Binding::Image(handle) => (handle.0, true),
+            Binding::ImageMip { image, mip } => {
+                if let Resolved::Image(resolved) = self.resolved[image.0 as usize] {
+                    if mip >= resolved.mip_levels {
+                        let name = self.names.resource_name(image.0);
+                        return Err(mismatch(format!("`{name}` has {} mips, mip {mip} asked", resolved.mip_levels)));
+                    }
+                }
+                (image.0, true)
+            }
             Binding::Buffer(handle) | Binding::BufferRange { buffer: handle, .. } => (handle.0, false),
             Binding::External { .. } => {
                 return match kind {
@@ -398,16 +425,20 @@ impl ExecuteContext<'_> {
         // Every binding was checked above: kinds, declarations and resource types agree.
         for (index, (binding, kind)) in bindings.iter().zip(&core.bindings).enumerate() {
             match *binding {
-                Binding::Image(handle) => {
+                Binding::Image(handle) | Binding::ImageMip { image: handle, .. } => {
                     let image = self.image(handle);
                     let layout = self.image_layout(handle);
+                    let image_view = match *binding {
+                        Binding::ImageMip { mip, .. } => image.mip_views[mip as usize],
+                        _ => image.view,
+                    };
                     image_infos[index] = vk::DescriptorImageInfo {
                         sampler: if *kind == BindingKind::SampledImage {
                             self.device.nearest_sampler()
                         } else {
                             vk::Sampler::null()
                         },
-                        image_view: image.view,
+                        image_view,
                         image_layout: layout,
                     };
                 }

@@ -116,6 +116,17 @@ impl Executor {
         Ok(())
     }
 
+    /// Whether frame `frame` (already submitted) has finished on the GPU, without waiting:
+    /// a frame no longer held by its slot was waited for; otherwise its fence is asked.
+    pub(crate) fn frame_complete(&self, device: &GpuDevice, frame: u64) -> Result<bool> {
+        let slot = &self.slots[(frame % FRAMES_IN_FLIGHT as u64) as usize];
+        if slot.submitted != Some(frame) {
+            return Ok(true);
+        }
+        // SAFETY: the fence belongs to this device; asking its status never blocks.
+        unsafe { device.raw().get_fence_status(slot.fence) }.map_err(GraphError::vulkan("vkGetFenceStatus"))
+    }
+
     fn finish_slot(&mut self, device: &GpuDevice, slot_index: usize, stats: &mut GraphStats) -> Result<()> {
         let slot = &mut self.slots[slot_index];
         let raw = device.raw();
@@ -482,6 +493,19 @@ impl RenderGraph {
         compiled.first_frame = false;
         self.frame_index += 1;
         Ok(())
+    }
+
+    /// Whether submitted frame `frame` (counted as [`RenderGraph::frame_index`] counts) has
+    /// finished on the GPU, asked without waiting (`vkGetFenceStatus`). Once it answers
+    /// `true`, host-visible buffers imported into the graph hold what that frame wrote (the
+    /// frame ends with a host-read barrier; invalidate non-coherent memory before reading).
+    ///
+    /// # Panics
+    ///
+    /// When `frame` was not submitted yet.
+    pub fn frame_complete(&self, frame: u64) -> Result<bool> {
+        assert!(frame < self.frame_index, "frame {frame} was not submitted (next is {})", self.frame_index);
+        self.executor.frame_complete(&self.device, frame)
     }
 
     /// Waits until every submitted frame has finished on the GPU; afterwards readback

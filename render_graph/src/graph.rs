@@ -389,7 +389,7 @@ impl RenderGraph {
                     let info = ImageInfo {
                         format: desc.format,
                         extent,
-                        mip_levels: desc.mip_levels,
+                        mip_levels: desc.resolve_mips(extent),
                         usage: if compiled.residency == Residency::Transient {
                             compiled.image_usage | poison_image_usage
                         } else {
@@ -543,6 +543,7 @@ fn resolve_image(image: &GpuImage) -> Resolved {
         format: info.format,
         extent: info.extent,
         mip_levels: info.mip_levels,
+        mip_views: *image.mip_views(),
     })
 }
 

@@ -63,7 +63,7 @@ pub use context::{Binding, ExecuteContext, PrepareContext, ResolvedBuffer, Resol
 pub use device::{DeviceCapabilities, DeviceConfig, GpuDevice};
 pub use error::{GraphError, Result};
 pub use graph::{AliasReport, RenderGraph, FRAMES_IN_FLIGHT};
-pub use memory::{GpuBuffer, GpuImage, ImageInfo, ReadbackBuffer, StagingRing};
+pub use memory::{full_mip_chain, GpuBuffer, GpuImage, ImageInfo, ReadbackBuffer, StagingRing, MAX_MIP_LEVELS};
 pub use pass::Pass;
 pub use pipeline::{BindingKind, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
 pub use recording::{POISON_COLOR, POISON_DEPTH, POISON_WORD};

@@ -281,11 +281,16 @@ pub fn aspect_of(format: vk::Format) -> vk::ImageAspectFlags {
     }
 }
 
-/// A 2D image with a view of all its mips, and its memory.
+/// Most mip levels an image may have (a full chain of a 32768-texel image); each mip gets a
+/// view of its own.
+pub const MAX_MIP_LEVELS: u32 = 16;
+
+/// A 2D image with a view of all its mips, a view of each mip, and its memory.
 pub struct GpuImage {
     device: Arc<GpuDevice>,
     image: vk::Image,
     view: vk::ImageView,
+    mip_views: Box<[vk::ImageView; MAX_MIP_LEVELS as usize]>,
     info: ImageInfo,
     backing: Option<Backing>,
 }
@@ -307,6 +312,12 @@ impl GpuImage {
                 reason: "image extent or mip count is zero",
             });
         }
+        if info.mip_levels > full_mip_chain(info.extent) {
+            return Err(GraphError::InvalidDescription {
+                resource: name.into(),
+                reason: "more mips than the full chain of the image's extent",
+            });
+        }
         let create = vk::ImageCreateInfo::default()
             .image_type(vk::ImageType::TYPE_2D)
             .format(info.format)
@@ -321,7 +332,14 @@ impl GpuImage {
         // SAFETY: valid create info on a live device.
         let image = unsafe { device.raw().create_image(&create, None) }.map_err(GraphError::vulkan("vkCreateImage"))?;
         device.set_name(image, name);
-        Ok(GpuImage { device: Arc::clone(device), image, view: vk::ImageView::null(), info, backing: None })
+        Ok(GpuImage {
+            device: Arc::clone(device),
+            image,
+            view: vk::ImageView::null(),
+            mip_views: Box::new([vk::ImageView::null(); MAX_MIP_LEVELS as usize]),
+            info,
+            backing: None,
+        })
     }
 
     /// Memory requirements of the unbound image.
@@ -352,6 +370,23 @@ impl GpuImage {
         self.view = unsafe { self.device.raw().create_image_view(&view_info, None) }
             .map_err(GraphError::vulkan("vkCreateImageView"))?;
         self.device.set_name(self.view, name);
+        if self.info.mip_levels > 1 {
+            for level in 0..self.info.mip_levels {
+                let range = vk::ImageSubresourceRange {
+                    base_mip_level: level,
+                    level_count: 1,
+                    ..full_range(self.info.format, self.info.mip_levels)
+                };
+                let view_info = view_info.subresource_range(range);
+                // SAFETY: as above; the range lies inside the image's mips.
+                let view = unsafe { self.device.raw().create_image_view(&view_info, None) }
+                    .map_err(GraphError::vulkan("vkCreateImageView"))?;
+                self.device.set_name(view, name);
+                self.mip_views[level as usize] = view;
+            }
+        } else {
+            self.mip_views[0] = self.view;
+        }
         Ok(())
     }
 
@@ -363,6 +398,12 @@ impl GpuImage {
     /// A view of all mips.
     pub fn view(&self) -> vk::ImageView {
         self.view
+    }
+
+    /// Views of each mip (`[..mip_levels]`; the rest are null). A one-mip image's only entry
+    /// is [`GpuImage::view`].
+    pub fn mip_views(&self) -> &[vk::ImageView; MAX_MIP_LEVELS as usize] {
+        &self.mip_views
     }
 
     /// What the image was created with.
@@ -378,9 +419,21 @@ impl Drop for GpuImage {
         unsafe {
             self.device.raw().destroy_image_view(self.view, None);
         }
+        if self.info.mip_levels > 1 {
+            for &view in self.mip_views.iter() {
+                // SAFETY: as above; each view was made for this image (or is null).
+                unsafe { self.device.raw().destroy_image_view(view, None) };
+            }
+        }
         // SAFETY: as above.
         unsafe { self.device.raw().destroy_image(self.image, None) };
     }
+}
+
+/// Mip levels of a full chain for `extent`: down to 1x1, each level half the previous one
+/// rounded down (Vulkan's rule), so `floor(log2(max(width, height))) + 1`.
+pub fn full_mip_chain(extent: vk::Extent2D) -> u32 {
+    32 - extent.width.max(extent.height).max(1).leading_zeros()
 }
 
 /// The subresource range covering every mip of a one-layer image.

@@ -5,6 +5,9 @@ use crate::registry::Registry;
 
 /// One node of the render graph.
 ///
+/// Passes are `Send`, so a whole [`RenderGraph`](crate::RenderGraph) can live in a
+/// Render-stage system of the frame scheduler (which may run it on any worker).
+///
 /// - `register` declares every resource the pass creates or uses and each access; it runs
 ///   when the graph compiles (once, until the graph changes).
 /// - `prepare` does per-frame CPU work: uploads through the staging ring, parameters.
@@ -37,7 +40,7 @@ use crate::registry::Registry;
 ///     }
 /// }
 /// ```
-pub trait Pass: 'static {
+pub trait Pass: Send + 'static {
     /// A name unique in the graph, shown in errors, labels, statistics and the DOT dump.
     fn name(&self) -> &str;
 

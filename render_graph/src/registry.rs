@@ -63,7 +63,7 @@ pub struct ImageDesc {
     pub format: vk::Format,
     /// Absolute or output-relative size.
     pub size: ImageSize,
-    /// Mip levels (at least 1).
+    /// Mip levels (at least 1), or [`ImageDesc::FULL_MIP_CHAIN`].
     pub mip_levels: u32,
 }
 
@@ -73,9 +73,23 @@ impl ImageDesc {
         ImageDesc { format, size, mip_levels: 1 }
     }
 
-    /// The same image with `mip_levels` mips.
+    /// `mip_levels` meaning every mip down to 1x1 of the size the image resolves to
+    /// (`floor(log2(max(width, height))) + 1`), so an output-relative pyramid follows the
+    /// output extent.
+    pub const FULL_MIP_CHAIN: u32 = u32::MAX;
+
+    /// The same image with `mip_levels` mips ([`ImageDesc::FULL_MIP_CHAIN`] for all).
     pub fn with_mips(self, mip_levels: u32) -> ImageDesc {
         ImageDesc { mip_levels, ..self }
+    }
+
+    /// The mip count for an image of `extent`.
+    pub fn resolve_mips(&self, extent: vk::Extent2D) -> u32 {
+        if self.mip_levels == Self::FULL_MIP_CHAIN {
+            crate::memory::full_mip_chain(extent)
+        } else {
+            self.mip_levels
+        }
     }
 }
 

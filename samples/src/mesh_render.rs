@@ -5,10 +5,13 @@
 //!
 //! Each frame is drawn twice, with the visible list and with every drawable object, and the
 //! two images are compared pixel for pixel: culling must never hide what the camera sees.
+//! [`MeshRenderer::render_gpu_culled`] draws the same meshes with two-phase GPU culling (Hi-Z
+//! occlusion) on a second graph of the same device and checks it against the unculled image.
 
 use std::path::Path;
 use std::sync::Arc;
 
+use culling::gpu::{add_gpu_culled_scene_passes, GpuCullSettings, GpuCullStats, SharedCullSettings};
 use culling::Visibility;
 use render_graph::device::{DeviceConfig, GpuDevice};
 use render_graph::passes::{self, lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
@@ -30,6 +33,15 @@ pub struct MeshFrame {
     pub differing_pixels: usize,
 }
 
+/// The graph, scene and readbacks of GPU-culled frames.
+struct GpuCulled {
+    graph: RenderGraph,
+    scene: SharedScene,
+    color: ReadbackBuffer,
+    stats: ReadbackBuffer,
+    settings: SharedCullSettings,
+}
+
 /// A headless renderer of meshes of one [`MeshLibrary`].
 pub struct MeshRenderer {
     device: Arc<GpuDevice>,
@@ -37,6 +49,11 @@ pub struct MeshRenderer {
     scene: SharedScene,
     readback: ReadbackBuffer,
     extent: vk::Extent2D,
+    clear_color: [f32; 4],
+    /// The library again, for the GPU-culled graph made on first use.
+    meshes: MeshLibrary,
+    gpu: Option<GpuCulled>,
+    /// Every drawable object, for the culling-off image.
     all_drawable: Vec<u32>,
 }
 
@@ -54,7 +71,7 @@ impl MeshRenderer {
         let device = Arc::new(GpuDevice::new(&DeviceConfig { app_name: "meshes".into(), ..DeviceConfig::default() })?);
         let extent = vk::Extent2D { width, height };
         let capacity = capacity.max(1);
-        let mut scene = GpuScene::new(&device, meshes, capacity)?;
+        let mut scene = GpuScene::new(&device, meshes.clone(), capacity)?;
         // Single checked frames must see every record: no spreading of uploads.
         scene.set_upload_budget(u64::from(capacity) * passes::OBJECT_RECORD_BYTES);
         let scene = scene.into_shared();
@@ -62,7 +79,17 @@ impl MeshRenderer {
         let options = ScenePassOptions { clear_color, ..ScenePassOptions::default() };
         let readback = passes::add_scene_passes(&mut graph, &scene, &options)?
             .ok_or("the scene passes were asked for a readback")?;
-        Ok(MeshRenderer { device, graph, scene, readback, extent, all_drawable: Vec::new() })
+        Ok(MeshRenderer {
+            device,
+            graph,
+            scene,
+            readback,
+            extent,
+            clear_color,
+            meshes,
+            gpu: None,
+            all_drawable: Vec::new(),
+        })
     }
 
     /// The device's name.
@@ -98,41 +125,72 @@ impl MeshRenderer {
         Ok((culled, frame))
     }
 
+    /// Draws the frame's drawable objects `frames` times with two-phase GPU culling (the first
+    /// time without history, so everything in view is drawn by the late phase; later times
+    /// draw the previous time's visible set early and cull the rest against its Hi-Z pyramid),
+    /// then every drawable object without culling for the check. Returns the last GPU-culled
+    /// image, the GPU's statistics and the check (`drawn` is what the GPU drew).
+    pub fn render_gpu_culled(
+        &mut self,
+        visibility: &Visibility,
+        color_of: impl Fn(usize) -> u32,
+        frames: u32,
+    ) -> Result<(Vec<u8>, GpuCullStats, MeshFrame), RenderError> {
+        let view = visibility.view().ok_or("no camera this frame: nothing to draw")?;
+        let view_projection = (view.projection * view.view).to_cols_array_2d();
+        if self.gpu.is_none() {
+            let capacity = lock_scene(&self.scene).capacity();
+            let mut scene = GpuScene::new(&self.device, self.meshes.clone(), capacity)?;
+            scene.set_upload_budget(u64::from(capacity) * passes::OBJECT_RECORD_BYTES);
+            let scene = scene.into_shared();
+            let mut graph = RenderGraph::new(Arc::clone(&self.device), self.extent)?;
+            let options = ScenePassOptions { clear_color: self.clear_color, ..ScenePassOptions::default() };
+            let settings = Arc::new(std::sync::Mutex::new(GpuCullSettings::default()));
+            let culled = add_gpu_culled_scene_passes(&mut graph, &scene, &options, &settings, false)?;
+            let color = culled.color.ok_or("the GPU-culled passes were asked for a readback")?;
+            self.gpu = Some(GpuCulled { graph, scene, color, stats: culled.stats, settings });
+        }
+        let triangles = upload_objects(&self.scene, visibility, &color_of)?;
+        let gpu = self.gpu.as_mut().expect("made above");
+        upload_objects(&gpu.scene, visibility, &color_of)?;
+        {
+            let mut scene = lock_scene(&gpu.scene);
+            scene.set_view_projection(view_projection);
+            // Devices without drawIndirectCount draw every command (unused ones are zeroed).
+            scene.draw_all_objects();
+        }
+        *gpu.settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = GpuCullSettings::default();
+        for _ in 0..frames.max(1) {
+            gpu.graph.execute_frame()?;
+        }
+        gpu.graph.wait_idle()?;
+        let stats = GpuCullStats::from_counters(gpu.stats.read()?, gpu.graph.stats());
+        let culled = gpu.color.read()?.to_vec();
+
+        self.all_drawable.clear();
+        self.all_drawable.extend(visibility.scene());
+        self.all_drawable.sort_unstable();
+        let all = std::mem::take(&mut self.all_drawable);
+        let reference = self.draw(view_projection, &all);
+        self.all_drawable = all;
+        let reference = reference?;
+        let differing_pixels = culled.chunks_exact(4).zip(reference.chunks_exact(4)).filter(|(a, b)| a != b).count();
+        let frame = MeshFrame {
+            drawn: (stats.early_drawn + stats.late_drawn) as usize,
+            drawn_without_culling: self.all_drawable.len(),
+            triangles: self.all_drawable.iter().map(|&object| triangles[object as usize]).sum(),
+            differing_pixels,
+        };
+        Ok((culled, stats, frame))
+    }
+
     /// Writes every object as a record; returns each object's triangle count.
     fn upload_objects(
         &mut self,
         visibility: &Visibility,
         color_of: impl Fn(usize) -> u32,
     ) -> Result<Vec<u64>, RenderError> {
-        let objects = visibility.objects();
-        let mut scene = lock_scene(&self.scene);
-        if objects.len() as u32 > scene.capacity() {
-            return Err(
-                format!("{} objects exceed the renderer's capacity of {}", objects.len(), scene.capacity()).into()
-            );
-        }
-        let mut triangles = vec![0; objects.len()];
-        for (index, count) in triangles.iter_mut().enumerate() {
-            let draw = objects.draws[index];
-            // An object that is not drawable is in no list; its record only keeps the slot.
-            let mesh = if draw.mesh.is_some() { draw.mesh.0 } else { 0 };
-            if scene.meshes().range(mesh).is_none() {
-                return Err(format!("object {index} names mesh {mesh}, which the library lacks").into());
-            }
-            *count = u64::from(scene.meshes().triangle_count(mesh));
-            let object = ObjectDesc {
-                world: objects.models[index].to_cols_array_2d(),
-                color: color_of(index),
-                mesh,
-                material: draw.material.0,
-            };
-            if (index as u32) < scene.object_count() {
-                scene.set_object(index as u32, object)?;
-            } else {
-                scene.push_object(object)?;
-            }
-        }
-        Ok(triangles)
+        upload_objects(&self.scene, visibility, &color_of)
     }
 
     fn draw(&mut self, view_projection: [[f32; 4]; 4], list: &[u32]) -> Result<Vec<u8>, RenderError> {
@@ -164,4 +222,40 @@ impl MeshRenderer {
             Vec::new()
         }
     }
+}
+
+/// Writes object (slot) `i` of the frame as object `i` of `scene`, with the mesh its level of
+/// detail chose; returns each object's triangle count.
+fn upload_objects(
+    scene: &SharedScene,
+    visibility: &Visibility,
+    color_of: &impl Fn(usize) -> u32,
+) -> Result<Vec<u64>, RenderError> {
+    let objects = visibility.objects();
+    let mut scene = lock_scene(scene);
+
+    if objects.len() as u32 > scene.capacity() {
+        return Err(format!("{} objects exceed the renderer's capacity of {}", objects.len(), scene.capacity()).into());
+    }
+    let mut triangles = vec![0; objects.len()];
+    for (index, count) in triangles.iter_mut().enumerate() {
+        let draw = objects.draws[index];
+        // An object that is not drawable is in no list; its record only keeps the slot.
+        let mesh = if draw.mesh.is_some() { draw.mesh.0 } else { 0 };
+        if scene.meshes().range(mesh).is_none() {
+            return Err(format!("object {index} names mesh {mesh}, which the library lacks").into());
+        }
+        *count = u64::from(scene.meshes().triangle_count(mesh));
+        // An undrawable object or a free slot collapses to a point (GPU culling walks every
+        // record, and a zero-size mesh covers no pixel).
+        let world = if draw.mesh.is_some() { objects.models[index] } else { glam::Mat4::from_scale(glam::Vec3::ZERO) };
+        let object =
+            ObjectDesc { world: world.to_cols_array_2d(), color: color_of(index), mesh, material: draw.material.0 };
+        if (index as u32) < scene.object_count() {
+            scene.set_object(index as u32, object)?;
+        } else {
+            scene.push_object(object)?;
+        }
+    }
+    Ok(triangles)
 }

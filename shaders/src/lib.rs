@@ -202,6 +202,10 @@ shaders! {
     /// of the r32ui image at binding 0 above a threshold; push constants `uint threshold,
     /// pixels_per_band, band_count`; one invocation.
     BRIGHT_BANDS_COMP = "bright_bands.comp", Compute;
+    /// Test pattern for depth pyramids: a hashed depth per pixel (24-bit exact, with exact 0
+    /// and 1), drawn over [`FULLSCREEN_VERT`] with depth test ALWAYS; push constant
+    /// `uint seed`.
+    DEPTH_PATTERN_FRAG = "depth_pattern.frag", Fragment;
     /// Depth prepass: writes depth only (no colour attachment).
     DEPTH_PREPASS_FRAG = "depth_prepass.frag", Fragment;
     /// Depth prepass vertex shader: the position of [`GEOMETRY_VERT`] (same function of
@@ -215,6 +219,19 @@ shaders! {
     /// position pulled from `mesh_vertices` (binding 1), push constant
     /// `mat4 view_projection`; flat colour out at location 0.
     GEOMETRY_VERT = "geometry.vert", Vertex;
+    /// GPU cull, early phase (`gpu_cull.h`): last frame's visible objects that pass the
+    /// frustum are appended to the draw list; workgroup 64.
+    GPU_CULL_EARLY_COMP = "gpu_cull_early.comp", Compute;
+    /// GPU cull, late phase (`gpu_cull.h`): frustum and Hi-Z occlusion of every object,
+    /// `visibility_bits` written, newly visible objects appended; workgroup 64.
+    GPU_CULL_LATE_COMP = "gpu_cull_late.comp", Compute;
+    /// Hi-Z build, mip `k`: each texel of the r32f storage image at binding 1 keeps the
+    /// smallest depth of every texel of mip `k - 1` (binding 0) it covers, the last texel of
+    /// an odd-sized source included; workgroup 8x8.
+    HIZ_REDUCE_COMP = "hiz_reduce.comp", Compute;
+    /// Hi-Z build, mip 0: copies the sampled depth image at binding 0 into the r32f storage
+    /// image at binding 1 (same size); workgroup 8x8.
+    HIZ_SEED_COMP = "hiz_seed.comp", Compute;
     /// Writes the complement of the sampled image at binding 0 (combined image sampler).
     INVERT_FRAG = "invert.frag", Fragment;
     /// Writes `probe_hash(x + y * width) & 0xffff` to the r32ui storage image at binding 0;

@@ -15,17 +15,13 @@
 //! box's nearest corner is at least as near as any depth the occluder writes, and the test
 //! needs strictly nearer occluders.
 //!
-//! [`occluded_tagged`] then tells which objects carry [`Occluded`] now, so the tag changes
+//! The cull pass records which objects carry [`Occluded`](ecs::Occluded) now, so the tag changes
 //! (see `visibility/tags.rs`) insert it on entities that became occluded and remove it from
 //! those that no longer are (any reason: visible again, culled, not drawable, occlusion
 //! turned off), only on transitions, so a still camera makes no structural change. An
 //! occluded object is not `Culled`: that tag keeps meaning "outside the view".
 
-use ecs::Occluded;
-use runtime::hecs::World;
-
 use super::{OccluderCandidate, OccluderInstance, OccluderMeshes, OccluderSelector, OcclusionCuller};
-use crate::bits::BITS_PER_WORD;
 use crate::visibility::Visibility;
 
 /// The occlusion state of the Visibility system, kept between frames (no allocation in
@@ -37,7 +33,6 @@ pub(crate) struct OcclusionPass {
     candidates: Vec<OccluderCandidate>,
     chosen: Vec<OccluderInstance>,
     before: Vec<u64>,
-    tagged: Vec<u64>,
 }
 
 impl OcclusionPass {
@@ -98,38 +93,6 @@ impl OcclusionPass {
         }
         visibility.stats.occluded = stats.occluded;
         visibility.stats.visible -= stats.occluded;
-    }
-}
-
-/// Marks in `pass`'s tagged words the objects whose entity carries [`Occluded`] this frame
-/// and returns them (bit `i` = object `i`).
-///
-/// `segments` lists, in object order, each run of objects sharing an archetype as
-/// (position in `World::archetypes()`, first object, object count).
-pub(crate) fn occluded_tagged<'p>(
-    pass: &'p mut OcclusionPass,
-    words: usize,
-    world: &World,
-    segments: impl Iterator<Item = (usize, usize, usize)>,
-) -> &'p [u64] {
-    pass.tagged.clear();
-    pass.tagged.resize(words, 0);
-    let mut archetypes = world.archetypes().enumerate();
-    for (position, start, len) in segments {
-        let Some((_, archetype)) = archetypes.find(|(index, _)| *index == position) else {
-            break;
-        };
-        if archetype.has::<Occluded>() {
-            set_range(&mut pass.tagged, start, start + len);
-        }
-    }
-    &pass.tagged
-}
-
-/// Sets bits `start..end` of `words`.
-fn set_range(words: &mut [u64], start: usize, end: usize) {
-    for index in start..end {
-        words[index / BITS_PER_WORD] |= 1 << (index % BITS_PER_WORD);
     }
 }
 

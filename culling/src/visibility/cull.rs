@@ -1,16 +1,20 @@
 //! The parallel pass of the Visibility stage: per 64-object word, the objects' columns, the
 //! SIMD frustum kernel, then the distance and screen-size culls on the survivors.
 //!
-//! Jobs take disjoint ranges of whole words (the grain is a multiple of 64 and ranges start
-//! at 0), so each writes its own objects' entries and its own words: no locks, no atomics
-//! except one statistics add per job.
+//! Jobs take disjoint ranges of whole words of storage order (the grain is a multiple of 64
+//! and ranges start at 0) and write every per-object column entry through the object's
+//! persistent slot (see `slots.rs`): slots are unique, so each job writes its own entries.
+//! The answers that end up as bits are first written as one flag byte per slot (bits would
+//! need atomics: two jobs may own slots of one word), then [`pack_slot_flags`] packs them
+//! into the slot words, in parallel by word ranges: no locks, no atomics except one
+//! statistics add per job.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldTransform};
 use glam::{Mat4, Vec3};
-use runtime::hecs::{Archetype, ArchetypeColumn, World};
+use runtime::hecs::{ArchetypeColumn, World};
 
 use super::result::{ObjectDraw, EMPTY_BOX};
 use crate::bits::BITS_PER_WORD;
@@ -60,27 +64,85 @@ pub(crate) struct PassInputs<'a> {
     pub lod_bias: f32,
 }
 
-/// Where the pass writes: raw views of the result's columns and words.
+/// Where the pass writes: raw views of the result's per-slot columns.
 ///
-/// Each job writes only the entries of its own objects and words; that is the whole
-/// synchronisation argument, and why the pointers may be shared.
-pub(crate) struct PassOutputs {
+/// Each job writes only the column entries of its own objects' slots (slots are unique); that
+/// is the whole synchronisation argument, and why the pointers may be shared.
+pub(crate) struct PassOutputs<'a> {
+    /// The slot of each object in storage order.
+    pub slots: &'a [u32],
     pub models: *mut Mat4,
     pub bounds: *mut Aabb,
     pub draws: *mut ObjectDraw,
-    pub entities: *mut runtime::hecs::Entity,
-    pub visible: *mut u64,
-    pub drawable: *mut u64,
-    pub casters: *mut u64,
-    pub tagged: *mut u64,
+    /// One byte of [`SlotFlag`] bits per slot.
+    pub flags: *mut u8,
+    /// Storage-order objects.
     pub objects: usize,
 }
 
-// SAFETY: the pointers are only dereferenced at indices of a job's own disjoint range (see
+/// The bits of a slot's flag byte, in the order of the word columns [`pack_slot_flags`]
+/// writes.
+#[derive(Clone, Copy, Debug)]
+#[repr(u8)]
+pub(crate) enum SlotFlag {
+    /// May be visible.
+    Visible = 0,
+    /// Drawable.
+    Drawable = 1,
+    /// Casts shadows.
+    Caster = 2,
+    /// Carried the `Culled` tag this frame.
+    CulledTag = 3,
+    /// Carried the `Occluded` tag this frame.
+    OccludedTag = 4,
+}
+
+/// Words per job of [`pack_slot_flags`]: packing is a few nanoseconds per slot, so jobs are
+/// large (about 16k slots) and a 100k-object frame hands out only a handful.
+const PACK_GRAIN_WORDS: usize = 256;
+
+/// Number of word columns [`pack_slot_flags`] writes (one per [`SlotFlag`]).
+pub(crate) const WORD_KINDS: usize = 5;
+
+/// Packs the per-slot flag bytes into slot-ordered words: bit `s` of `to[k]` is bit `k` of
+/// `flags[s]` (see [`SlotFlag`]). Every word of `to` is overwritten. Jobs take disjoint
+/// ranges of words, each writing only its own words and reading its own bytes in order.
+pub(crate) fn pack_slot_flags(flags: &[u8], to: [&mut [u64]; WORD_KINDS]) {
+    runtime::profile_zone!("visibility slot bits");
+    let words = flags.len().div_ceil(BITS_PER_WORD);
+    assert!(to.iter().all(|column| column.len() >= words), "slot words sized to the slot count");
+    let targets = WordWriters(to.map(|column| column.as_mut_ptr()));
+    runtime::jobs::parallel_for_ranges(0..words, PACK_GRAIN_WORDS, |range| {
+        let targets = &targets;
+        for word_index in range {
+            let chunk_end = ((word_index + 1) * BITS_PER_WORD).min(flags.len());
+            let mut packed = [0u64; WORD_KINDS];
+            for (offset, &flag) in flags[word_index * BITS_PER_WORD..chunk_end].iter().enumerate() {
+                for (kind, word) in packed.iter_mut().enumerate() {
+                    *word |= u64::from(flag >> kind & 1) << offset;
+                }
+            }
+            for (target, word) in targets.0.iter().zip(packed) {
+                // SAFETY: `word_index` lies in this job's range (no other job writes it) and
+                // below the length of every target column (asserted above).
+                unsafe { target.add(word_index).write(word) };
+            }
+        }
+    });
+}
+
+/// The slot-ordered word columns [`pack_slot_flags`] writes, shared by its jobs.
+struct WordWriters([*mut u64; WORD_KINDS]);
+
+// SAFETY: jobs write through the pointers only at the words of their own disjoint ranges,
+// and the columns outlive the parallel call.
+unsafe impl Sync for WordWriters {}
+
+// SAFETY: the pointers are only dereferenced at the slots of a job's own disjoint range (see
 // `run_range`), and the columns they point into outlive the parallel call that uses them.
-unsafe impl Sync for PassOutputs {}
+unsafe impl Sync for PassOutputs<'_> {}
 // SAFETY: as above; the struct is only moved into the scope of one parallel call.
-unsafe impl Send for PassOutputs {}
+unsafe impl Send for PassOutputs<'_> {}
 
 /// Statistics summed over jobs (relaxed: read only after every job joined).
 #[derive(Default)]
@@ -116,7 +178,6 @@ impl PassTotals {
 
 /// The columns of one archetype the pass reads, borrowed once per segment and job.
 struct Columns<'w> {
-    archetype: &'w Archetype,
     meshes: ArchetypeColumn<'w, Mesh>,
     world: Option<ArchetypeColumn<'w, WorldTransform>>,
     local: Option<ArchetypeColumn<'w, Transform>>,
@@ -125,6 +186,7 @@ struct Columns<'w> {
     lods: Option<ArchetypeColumn<'w, Lod>>,
     caster: bool,
     tagged: bool,
+    occluded_tag: bool,
 }
 
 impl<'w> Columns<'w> {
@@ -134,7 +196,6 @@ impl<'w> Columns<'w> {
             .nth(segment.archetype)
             .expect("segments are listed from this frame's world, which cannot change under &World");
         Columns {
-            archetype,
             meshes: archetype.get::<&Mesh>().expect("segments list only archetypes holding a Mesh"),
             world: archetype.get::<&WorldTransform>(),
             local: archetype.get::<&Transform>(),
@@ -143,12 +204,13 @@ impl<'w> Columns<'w> {
             lods: archetype.get::<&Lod>(),
             caster: archetype.has::<ShadowCaster>(),
             tagged: archetype.has::<ecs::Culled>(),
+            occluded_tag: archetype.has::<ecs::Occluded>(),
         }
     }
 }
 
 /// Culls the objects of `range` (whole words, starting on a word boundary).
-pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: &PassTotals, range: Range<usize>) {
+pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, totals: &PassTotals, range: Range<usize>) {
     debug_assert_eq!(range.start % BITS_PER_WORD, 0, "jobs start on a word boundary");
     debug_assert!(range.end <= outputs.objects, "job range {range:?} past {} objects", outputs.objects);
     let segments = inputs.segments;
@@ -165,7 +227,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: 
     while word_start < range.end {
         let word_end = (word_start + BITS_PER_WORD).min(range.end);
         block.clear();
-        let (mut drawable, mut casters, mut tagged, mut forced) = (0u64, 0u64, 0u64, 0u64);
+        let (mut drawable, mut casters, mut tagged, mut occluded_tag, mut forced) = (0u64, 0u64, 0u64, 0u64, 0u64);
         for index in word_start..word_end {
             while index >= segment.start + segment.len {
                 segment_index += 1;
@@ -180,19 +242,20 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: 
             if columns.tagged {
                 tagged |= bit;
             }
-            let id = columns.archetype.ids()[row];
-            // SAFETY: every row of an archetype is a live entity, and the world is borrowed
-            // shared for the whole pass, so none can be despawned meanwhile.
-            let entity = unsafe { inputs.world.find_entity_from_id(id) };
-            // SAFETY: `index` lies in this job's range, which no other job touches, and is
-            // below `outputs.objects`, the length of every column.
-            unsafe { outputs.entities.add(index).write(entity) };
+            if columns.occluded_tag {
+                occluded_tag |= bit;
+            }
+            let slot = outputs.slots[index] as usize;
+            if let Some(&ahead) = outputs.slots.get(index + PREFETCH_DISTANCE) {
+                prefetch_slot(outputs, ahead as usize);
+            }
             let Some((model, center, half, draw)) = object_of(inputs, &columns, row) else {
-                // SAFETY: as above.
+                // SAFETY: `slot` belongs to `index`, which lies in this job's range: no other
+                // job writes it, and it is below the slot count, the length of every column.
                 unsafe {
-                    outputs.models.add(index).write(Mat4::IDENTITY);
-                    outputs.bounds.add(index).write(EMPTY_BOX);
-                    outputs.draws.add(index).write(ObjectDraw::NONE);
+                    outputs.models.add(slot).write(Mat4::IDENTITY);
+                    outputs.bounds.add(slot).write(EMPTY_BOX);
+                    outputs.draws.add(slot).write(ObjectDraw::NONE);
                 }
                 block.push_center_half(Vec3::ZERO, Vec3::ZERO);
                 continue;
@@ -204,9 +267,9 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: 
             }
             // SAFETY: as above.
             unsafe {
-                outputs.models.add(index).write(model);
-                outputs.bounds.add(index).write(world_box);
-                outputs.draws.add(index).write(draw);
+                outputs.models.add(slot).write(model);
+                outputs.bounds.add(slot).write(world_box);
+                outputs.draws.add(slot).write(draw);
             }
             block.push_center_half(center, half);
         }
@@ -224,8 +287,9 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: 
         while survivors != 0 {
             let offset = survivors.trailing_zeros() as usize;
             survivors &= survivors - 1;
-            // SAFETY: written above by this job for this index.
-            let world_box = unsafe { &*outputs.bounds.add(word_start + offset) };
+            let slot = outputs.slots[word_start + offset] as usize;
+            // SAFETY: written above by this job for this object's slot.
+            let world_box = unsafe { &*outputs.bounds.add(slot) };
             let center = world_box.center();
             if !crate::size::is_near_enough(inputs.view.distance_sq(center), inputs.view.max_distance_sq()) {
                 visible &= !(1u64 << offset);
@@ -243,17 +307,49 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs, totals: 
         local.drawable += drawable.count_ones() as usize;
         local.visible += visible.count_ones() as usize;
         local.non_finite += forced.count_ones() as usize;
-        let word = word_start / BITS_PER_WORD;
-        // SAFETY: word `word` covers objects `word_start .. word_end`, all in this job's range.
-        unsafe {
-            outputs.visible.add(word).write(visible);
-            outputs.drawable.add(word).write(drawable);
-            outputs.casters.add(word).write(casters);
-            outputs.tagged.add(word).write(tagged);
+        let kinds = [
+            (visible, SlotFlag::Visible),
+            (drawable, SlotFlag::Drawable),
+            (casters, SlotFlag::Caster),
+            (tagged, SlotFlag::CulledTag),
+            (occluded_tag, SlotFlag::OccludedTag),
+        ];
+        for (offset, &slot) in outputs.slots[word_start..word_end].iter().enumerate() {
+            let flag = kinds.iter().fold(0u8, |flag, &(bits, kind)| flag | ((bits >> offset & 1) as u8) << kind as u8);
+            // SAFETY: as for the columns above: this job's object, its own slot.
+            unsafe { outputs.flags.add(slot as usize).write(flag) };
         }
         word_start = word_end;
     }
     totals.add(&local);
+}
+
+/// How many objects ahead [`run_range`] asks for the cache lines of a slot's columns: once
+/// tag changes have reshuffled storage order, slots are scattered and the column writes would
+/// otherwise wait on each line in turn.
+const PREFETCH_DISTANCE: usize = 8;
+
+/// Asks the CPU to bring the cache lines of `slot`'s model, box and draw entries closer (a
+/// hint with no effect on the result; nothing on targets without one).
+#[inline(always)]
+fn prefetch_slot(outputs: &PassOutputs<'_>, slot: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // A prefetch never faults, so computing an address is all that is needed; wrapping
+        // arithmetic keeps even a wrong slot from being undefined behaviour.
+        let lines = [
+            outputs.models.wrapping_add(slot) as *const i8,
+            outputs.bounds.wrapping_add(slot) as *const i8,
+            outputs.draws.wrapping_add(slot) as *const i8,
+        ];
+        for line in lines {
+            // SAFETY: prefetching is a hint that never dereferences or faults.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(line) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (outputs, slot);
 }
 
 /// Whether an object's matrix and world box are finite, with a few vector operations instead

@@ -6,8 +6,9 @@
 //!
 //! 1. Builds the view's cull context (frustum planes, camera position, pre-squared
 //!    thresholds) from [`RenderSettings`](ecs::RenderSettings) and the [`Viewport`](ecs::Viewport) height.
-//! 2. Lists the archetypes holding a [`Mesh`](ecs::Mesh) in query order and sizes the persistent
-//!    per-object columns to the mesh count (no allocation once the capacity is reached).
+//! 2. Lists the archetypes holding a [`Mesh`](ecs::Mesh) in query order, gives every mesh
+//!    entity its persistent slot (see below) and sizes the per-object columns to the slot
+//!    count (no allocation once the capacity is reached).
 //! 3. Runs one parallel pass over 64-object words (disjoint indices per job): skips the
 //!    undrawable (`Visible(false)`, no mesh, no material, zero-size bounds, no transform),
 //!    takes the world matrix from [`WorldTransform`](ecs::WorldTransform) or else the local
@@ -16,17 +17,21 @@
 //!    runs the SIMD frustum kernel on the word's 64 boxes and the distance and screen-size
 //!    culls on the survivors.
 //! 4. (Occlusion, issue 6, hooks in here: see `system.rs`.)
-//! 5. A serial gather over the words: `visible` in storage order, `scene` with the shadow
+//! 5. A serial gather over the words: `visible` in slot order, `scene` with the shadow
 //!    casters first, and the [`Culled`](ecs::Culled) tag changes of this frame.
 //!
-//! **Object index.** Object `i` is the `i`-th [`Mesh`](ecs::Mesh) in this frame's query order
-//! (archetypes in creation order, rows in storage order). It is stable while no entity with
-//! a mesh changes archetype; inserting or removing a component (the `Culled` tag included)
-//! moves an entity and may renumber objects the next frame. Index a frame's columns with
-//! that frame's indices, and use [`ObjectColumns::entities`] to find an entity's object.
+//! **Object index.** An object's index is its entity's persistent *slot*: given when a mesh
+//! entity is first seen, kept while it lives whatever components it gains or loses (the
+//! `Culled` and `Occluded` tags included), freed when it is despawned or loses its
+//! [`Mesh`](ecs::Mesh), and reused later (lowest free slot first). Free slots below the
+//! highest one in use are undrawable holes owned by `Entity::DANGLING`. Anything that
+//! outlives a frame (GPU object records, history bits, readback) is indexed by the slot;
+//! [`ObjectColumns::entities`] names each slot's entity. The hot loop still walks the
+//! archetypes in storage order and writes through the slot.
 
 mod cull;
 mod result;
+mod slots;
 mod system;
 mod tags;
 

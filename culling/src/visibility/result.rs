@@ -25,12 +25,13 @@ impl ObjectDraw {
     pub const NONE: ObjectDraw = ObjectDraw { mesh: MeshHandle::NONE, material: MaterialHandle::NONE };
 }
 
-/// Per-object columns, indexed by object (see the module docs for what an index means).
+/// Per-object columns, indexed by object slot (see the module docs for what a slot is).
 ///
-/// Every column has one entry per mesh entity. For a drawable object `models` and `bounds`
-/// hold this frame's world matrix and world box (the posed box for a posed skinned mesh);
-/// for an object that is not drawable they hold the identity and an empty box at the origin,
-/// and `draws` holds [`ObjectDraw::NONE`]. `entities` names every object's entity.
+/// Every column has one entry per slot. For a drawable object `models` and `bounds` hold
+/// this frame's world matrix and world box (the posed box for a posed skinned mesh); for an
+/// object that is not drawable, and for a free slot, they hold the identity and an empty box
+/// at the origin, and `draws` holds [`ObjectDraw::NONE`]. `entities` names the entity owning
+/// each slot ([`Entity::DANGLING`] for a free slot).
 #[derive(Clone, Debug, Default)]
 pub struct ObjectColumns {
     /// World matrix of each object.
@@ -44,7 +45,7 @@ pub struct ObjectColumns {
 }
 
 impl ObjectColumns {
-    /// Number of objects.
+    /// Number of slots (one past the highest slot in use).
     #[inline]
     pub fn len(&self) -> usize {
         self.entities.len()
@@ -63,6 +64,13 @@ impl ObjectColumns {
         self.bounds.resize(len, EMPTY_BOX);
         self.draws.resize(len, ObjectDraw::NONE);
         self.entities.resize(len, Entity::DANGLING);
+    }
+
+    /// Gives slot `slot` the values of an undrawable object (a freed slot).
+    pub(crate) fn reset(&mut self, slot: usize) {
+        self.models[slot] = Mat4::IDENTITY;
+        self.bounds[slot] = EMPTY_BOX;
+        self.draws[slot] = ObjectDraw::NONE;
     }
 }
 
@@ -115,11 +123,12 @@ pub struct VisibilityStats {
 ///   no camera (and then everything above is empty);
 /// - [`stats`](Visibility::stats).
 ///
-/// An object index is the position of the object's `Mesh` in this frame's query order
-/// (archetypes in creation order, rows in storage order). It is stable while no mesh entity
-/// changes archetype; inserting or removing any component (the `Culled` tag included) moves
-/// an entity and may renumber objects the next frame, so index a frame's columns with that
-/// frame's indices and find an entity's object through [`ObjectColumns::entities`].
+/// An object index is the entity's persistent *slot*: a mesh entity keeps its slot from the
+/// frame it is first seen until it is despawned or loses its `Mesh` (tag changes and other
+/// archetype moves keep it); a freed slot is reused by a later entity, lowest first. Free
+/// slots below the highest slot in use are holes: not drawable, never visible, owned by
+/// [`Entity::DANGLING`] in [`ObjectColumns::entities`]. So [`Visibility::len`] counts
+/// slots, and [`VisibilityStats::objects`] counts mesh entities.
 #[derive(Clone, Debug, Default)]
 pub struct Visibility {
     pub(crate) bits: VisibilityBits,
@@ -135,6 +144,13 @@ pub struct Visibility {
     pub(crate) casters: Vec<u64>,
     /// Bit `i` set when object `i`'s entity carried the `Culled` tag this frame.
     pub(crate) tagged: Vec<u64>,
+    /// Bit `i` set when object `i`'s entity carried the `Occluded` tag this frame.
+    pub(crate) occluded_tag: Vec<u64>,
+    /// The persistent slot of every mesh entity.
+    pub(crate) slots: super::slots::ObjectSlots,
+    /// The pass's answers per slot, one byte each (scratch, packed into the slot words after
+    /// the pass; see `cull::pack_slot_flags`).
+    pub(crate) slot_flags: Vec<u8>,
     /// Bit `i` set when object `i` survived the other culls but is occluded (its visible bit
     /// is clear); written by `crate::occlusion::stage`.
     pub(crate) occluded: Vec<u64>,
@@ -143,7 +159,8 @@ pub struct Visibility {
 }
 
 impl Visibility {
-    /// Number of objects (mesh entities) of the frame; 0 on a frame without a view.
+    /// Number of object slots of the frame (one past the highest slot in use; see the type's
+    /// docs); 0 on a frame without a view.
     #[inline]
     pub fn len(&self) -> usize {
         self.objects.len()
@@ -167,7 +184,7 @@ impl Visibility {
         &self.objects
     }
 
-    /// Indices of the objects that may be visible, ascending.
+    /// Slots of the objects that may be visible, ascending.
     #[inline]
     pub fn visible(&self) -> &[u32] {
         &self.visible
@@ -257,6 +274,7 @@ impl Visibility {
         self.drawable.clear();
         self.casters.clear();
         self.tagged.clear();
+        self.occluded_tag.clear();
         self.occluded.clear();
     }
 

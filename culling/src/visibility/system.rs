@@ -5,13 +5,14 @@ use ecs::{
 };
 use runtime::{App, Stage, System, SystemContext};
 
-use super::cull::{list_segments, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
+use super::cull::{list_segments, pack_slot_flags, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
 use super::result::{Visibility, VisibilityStats};
 use super::tags::{record_tag_changes, record_tags_cleared, visibility_tags_system};
+use crate::backend::{CullingChoice, GpuFeedback};
 use crate::bits::words_for;
 use crate::kernels::Kernel;
 use crate::lod::lod_scale;
-use crate::occlusion::stage::{occluded_tagged, OcclusionPass};
+use crate::occlusion::stage::OcclusionPass;
 use crate::occlusion::OccluderMeshes;
 use crate::view::{CullParams, ViewCullContext};
 
@@ -58,8 +59,9 @@ pub fn install(app: &mut App) {
 /// changes, recorded for [`visibility_tags_system`] to apply right after.
 ///
 /// Reads `Mesh`, `Transform`, `WorldTransform`, `Visible`, `SkinnedPose`, `Lod`,
-/// `ShadowCaster`, the tags, the [`RenderSettings`], [`Viewport`] and [`OccluderMeshes`]
-/// resources and the `ResolvedView` frame value; writes the [`Visibility`] resource. Runs on
+/// `ShadowCaster`, the tags, the [`RenderSettings`], [`Viewport`], [`OccluderMeshes`] and
+/// [`CullingChoice`] resources (with GPU culling chosen, frustum and occlusion are left to
+/// the GPU) and the `ResolvedView` frame value; writes the [`Visibility`] resource. Runs on
 /// the job system the app installed; its answer does not depend on the number of threads.
 ///
 /// A frame without a view (no camera, see `ecs::CameraSelection::no_view_reason`) gives an
@@ -74,11 +76,19 @@ pub fn visibility_system() -> System {
     let mut occlusion = OcclusionPass::default(); // issue 6
     System::new(VISIBILITY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
         runtime::profile_zone!("visibility");
-        let settings = *ctx.resource::<RenderSettings>();
+        let mut settings = *ctx.resource::<RenderSettings>();
+        // With GPU culling the frustum and occlusion tests run on the device; with the GPU's
+        // bits fed back, the frustum stays here (same bits) and occlusion comes from them.
+        let on_device = ctx.try_resource::<CullingChoice>().is_some_and(|choice| choice.on_device);
+        let feedback = on_device && ctx.try_resource::<GpuFeedback>().is_some();
+        if on_device {
+            settings.frustum_culling &= feedback;
+            settings.occlusion_culling = false;
+        }
         let viewport = *ctx.resource::<Viewport>();
         let view = ctx.frame_value::<ResolvedView>().map(|view| *view);
         let mut visibility = ctx.resource_mut::<Visibility>();
-        run_visibility(ctx, &mut visibility, &mut segments, &mut occlusion, view, &settings, viewport);
+        run_visibility(ctx, &mut visibility, &mut segments, &mut occlusion, view, &settings, viewport, feedback);
     })
     .reads::<Mesh>()
     .reads::<Transform>()
@@ -92,6 +102,8 @@ pub fn visibility_system() -> System {
     .reads_resource::<RenderSettings>()
     .reads_resource::<Viewport>()
     .reads_resource::<OccluderMeshes>()
+    .reads_resource::<CullingChoice>()
+    .reads_resource::<GpuFeedback>()
     .reads_frame::<ResolvedView>()
     .writes_resource::<Visibility>()
 }
@@ -106,6 +118,7 @@ fn run_visibility(
     view: Option<ResolvedView>,
     settings: &RenderSettings,
     viewport: Viewport,
+    feedback: bool,
 ) {
     // The view's own size (a camera's `CameraViewport`, else the global resource).
     let viewport = view.map_or(viewport, |view| view.viewport);
@@ -113,6 +126,7 @@ fn run_visibility(
         return;
     }
     let objects = list_segments(ctx.world_unchecked(), segments);
+    visibility.slots.update(ctx.world_unchecked(), segments, objects);
     let Some(view) = view else {
         visibility.clear(objects);
         visibility.stats.tags_removed = record_tags_cleared(visibility, ctx.world_unchecked());
@@ -133,12 +147,22 @@ fn run_visibility(
         ViewCullContext::new(view.view, view.projection, viewport.height as f32, &params)
     };
 
-    let words = words_for(objects);
-    visibility.objects.resize(objects);
-    visibility.bits.reset(objects);
-    for column in [&mut visibility.drawable, &mut visibility.casters, &mut visibility.tagged] {
+    let slot_count = visibility.slots.len();
+    let words = words_for(slot_count);
+    visibility.objects.resize(slot_count);
+    visibility.objects.entities.copy_from_slice(visibility.slots.entities());
+    for &slot in visibility.slots.freed() {
+        visibility.objects.reset(slot as usize);
+    }
+    visibility.bits.reset(slot_count);
+    for column in
+        [&mut visibility.drawable, &mut visibility.casters, &mut visibility.tagged, &mut visibility.occluded_tag]
+    {
+        column.clear();
         column.resize(words, 0);
     }
+    visibility.slot_flags.clear();
+    visibility.slot_flags.resize(slot_count, 0);
     let inputs = PassInputs {
         world: ctx.world_unchecked(),
         segments,
@@ -148,21 +172,24 @@ fn run_visibility(
         lod_scale: lod_scale(&view.projection),
         lod_bias: params.lod_bias,
     };
+    let Visibility { slots, objects: columns, slot_flags, .. } = &mut *visibility;
     let outputs = PassOutputs {
-        models: visibility.objects.models.as_mut_ptr(),
-        bounds: visibility.objects.bounds.as_mut_ptr(),
-        draws: visibility.objects.draws.as_mut_ptr(),
-        entities: visibility.objects.entities.as_mut_ptr(),
-        visible: visibility.bits.words_mut().as_mut_ptr(),
-        drawable: visibility.drawable.as_mut_ptr(),
-        casters: visibility.casters.as_mut_ptr(),
-        tagged: visibility.tagged.as_mut_ptr(),
+        slots: slots.storage(),
+        models: columns.models.as_mut_ptr(),
+        bounds: columns.bounds.as_mut_ptr(),
+        draws: columns.draws.as_mut_ptr(),
+        flags: slot_flags.as_mut_ptr(),
         objects,
     };
     let totals = PassTotals::default();
     {
         runtime::profile_zone!("visibility cull");
         runtime::jobs::parallel_for_ranges(0..objects, GRAIN, |range| run_range(&inputs, &outputs, &totals, range));
+    }
+    {
+        let Visibility { slot_flags, bits, drawable, casters, tagged, occluded_tag, .. } = &mut *visibility;
+        let to = [bits.words_mut(), &mut drawable[..], &mut casters[..], &mut tagged[..], &mut occluded_tag[..]];
+        pack_slot_flags(slot_flags, to);
     }
     let load = |value: &std::sync::atomic::AtomicUsize| value.load(std::sync::atomic::Ordering::Relaxed);
     let drawable = load(&totals.drawable);
@@ -189,12 +216,15 @@ fn run_visibility(
         let meshes = ctx.try_resource::<OccluderMeshes>();
         occlusion.run(visibility, meshes.as_deref(), settings.occlusion_culling && trusted, settings.occlusion_buffer);
     }
+    if feedback {
+        if let Some(feedback) = ctx.try_resource::<GpuFeedback>() {
+            apply_gpu_occlusion(visibility, &feedback.visible, &feedback.in_view);
+        }
+    }
 
     gather(visibility);
     let started = std::time::Instant::now();
-    let segment_runs = segments.iter().map(|segment| (segment.archetype, segment.start, segment.len));
-    let occluded_now = occluded_tagged(occlusion, visibility.bits.words().len(), ctx.world_unchecked(), segment_runs);
-    let (inserted, removed) = record_tag_changes(visibility, occluded_now);
+    let (inserted, removed) = record_tag_changes(visibility);
     visibility.stats.tags_inserted = inserted;
     visibility.stats.tags_removed = removed;
     visibility.stats.tag_seconds = started.elapsed().as_secs_f64();
@@ -203,7 +233,25 @@ fn run_visibility(
     runtime::profile_plot!("occluded", visibility.stats.occluded as f64);
 }
 
-/// The serial gather: `visible` in storage order, then `scene` with the casters first.
+/// Takes occlusion from the GPU's (earlier) bits: a survivor whose GPU bit is clear is
+/// occluded, when it was in view in the bits' frame (`in_view`). Words past the GPU's count
+/// as visible, words past `in_view`'s as in view.
+fn apply_gpu_occlusion(visibility: &mut Visibility, gpu_visible: &[u64], in_view: &[u64]) {
+    let mut occluded_count = 0;
+    let Visibility { bits, occluded, .. } = visibility;
+    for (index, (word, occluded)) in bits.words_mut().iter_mut().zip(occluded.iter_mut()).enumerate() {
+        let gpu = gpu_visible.get(index).copied().unwrap_or(u64::MAX);
+        let was_in_view = in_view.get(index).copied().unwrap_or(u64::MAX);
+        let hidden = *word & !gpu & was_in_view;
+        *occluded |= hidden;
+        *word &= !hidden;
+        occluded_count += hidden.count_ones() as usize;
+    }
+    visibility.stats.occluded += occluded_count;
+    visibility.stats.visible -= occluded_count;
+}
+
+/// The serial gather: `visible` in slot order, then `scene` with the casters first.
 fn gather(visibility: &mut Visibility) {
     runtime::profile_zone!("visibility gather");
     let Visibility { bits, visible, scene, drawable, casters, caster_count, .. } = visibility;

@@ -53,8 +53,8 @@ impl TagChanges {
 /// Finds this frame's tag changes of both tags and stores them in `visibility` for
 /// [`visibility_tags_system`]; returns (inserted, removed).
 ///
-/// `occluded_tagged` has bit `i` set when object `i`'s entity carried `Occluded` this frame.
-pub(crate) fn record_tag_changes(visibility: &mut Visibility, occluded_tagged: &[u64]) -> (usize, usize) {
+/// The pass recorded which objects' entities carried each tag this frame.
+pub(crate) fn record_tag_changes(visibility: &mut Visibility) -> (usize, usize) {
     runtime::profile_zone!("visibility tags");
     let mut changes = std::mem::take(&mut visibility.tag_changes);
     changes.clear();
@@ -65,8 +65,7 @@ pub(crate) fn record_tag_changes(visibility: &mut Visibility, occluded_tagged: &
         push_changes(visibility, word_index, want_culled, visibility.tagged[word_index], |entity, insert| {
             if insert { &mut changes.insert_culled } else { &mut changes.remove_culled }.push(entity);
         });
-        let tagged = occluded_tagged.get(word_index).copied().unwrap_or(0);
-        push_changes(visibility, word_index, occluded, tagged, |entity, insert| {
+        push_changes(visibility, word_index, occluded, visibility.occluded_tag[word_index], |entity, insert| {
             if insert { &mut changes.insert_occluded } else { &mut changes.remove_occluded }.push(entity);
         });
     }

@@ -65,7 +65,7 @@ fn culls_what_is_behind_and_lists_casters_first() {
     assert_eq!(visibility.casters(), &[index(caster)], "the caster leads the scene list");
     assert_eq!(visibility.scene().len(), 3, "the hidden mesh is in no list");
     assert!(!visibility.scene().contains(&index(hidden)));
-    assert!(visibility.scene()[1..].windows(2).all(|pair| pair[0] < pair[1]), "non-casters in storage order");
+    assert!(visibility.scene()[1..].windows(2).all(|pair| pair[0] < pair[1]), "non-casters in slot order");
     let stats = visibility.stats();
     assert_eq!((stats.objects, stats.drawable, stats.visible, stats.frustum_rejected), (4, 3, 2, 1));
     let object = index(behind) as usize;
@@ -145,6 +145,94 @@ fn tags_change_only_on_transitions() {
     app.world_mut().insert_one(behind[0], Visible(false)).unwrap();
     app.run_frame();
     assert!(!app.world().satisfies::<&Culled>(behind[0]));
+}
+
+/// What a renderer uploads per object: the record the slot's columns describe.
+type Record = (Mat4, Aabb, crate::ObjectDraw);
+
+fn records(visibility: &Visibility) -> Vec<Record> {
+    let objects = visibility.objects();
+    (0..objects.len()).map(|slot| (objects.models[slot], objects.bounds[slot], objects.draws[slot])).collect()
+}
+
+#[test]
+fn a_turning_camera_changes_thousands_of_tags_but_only_the_records_of_movers() {
+    let (mut app, camera) = app_with_camera(2, Vec3::ZERO, Vec3::NEG_Z);
+    let mut random = Random(11);
+    let mut entities = Vec::new();
+    for index in 0..4000 {
+        let angle = random.range(0.0, std::f32::consts::TAU);
+        let radius = random.range(20.0, 60.0);
+        let position = Vec3::new(angle.cos() * radius, random.range(-3.0, 3.0), angle.sin() * radius);
+        let entity = cube_at(app.world_mut(), position);
+        if index % 4 == 0 {
+            let levels = vec![
+                LodLevel { mesh: MeshHandle(10), max_distance: 30.0 },
+                LodLevel { mesh: MeshHandle(11), max_distance: 1000.0 },
+            ];
+            app.world_mut().insert_one(entity, Lod { levels, bias: 1.0 }).unwrap();
+        }
+        entities.push(entity);
+    }
+    // Every 97th object walks towards the camera, some crossing their LOD hand-over.
+    let movers: Vec<Entity> = entities.iter().copied().step_by(97).collect();
+    app.run_frame();
+    let slot_of = |app: &App| -> Vec<usize> {
+        let visibility = app.resource::<Visibility>();
+        entities.iter().map(|&entity| index_of(&visibility, entity)).collect()
+    };
+    let first_slots = slot_of(&app);
+    let mut previous = records(&app.resource::<Visibility>());
+    let (mut tag_changes, mut lod_changes) = (0, 0);
+    for frame in 1..=36 {
+        let yaw = (frame as f32 * 10.0).to_radians();
+        set_camera(&mut app, camera, scene::look_at(Vec3::ZERO, Vec3::new(-yaw.sin(), 0.0, -yaw.cos())));
+        for &mover in &movers {
+            let mut transform = app.world_mut().get::<&mut Transform>(mover).unwrap();
+            transform.translation *= 0.97;
+        }
+        app.run_frame();
+        let visibility = app.resource::<Visibility>();
+        tag_changes += visibility.stats().tags_inserted + visibility.stats().tags_removed;
+        let current = records(&visibility);
+        assert_eq!(current.len(), previous.len(), "no object came or went, so the slot count holds");
+        let mut changed: Vec<usize> = (0..current.len()).filter(|&slot| current[slot] != previous[slot]).collect();
+        let mut expected: Vec<usize> = movers.iter().map(|&mover| index_of(&visibility, mover)).collect();
+        changed.sort_unstable();
+        expected.sort_unstable();
+        assert_eq!(changed, expected, "frame {frame}: only the movers' records change");
+        lod_changes += expected.iter().filter(|&&slot| current[slot].2 != previous[slot].2).count();
+        previous = current;
+        drop(visibility);
+        assert_eq!(slot_of(&app), first_slots, "frame {frame}: every entity keeps its slot");
+    }
+    assert!(tag_changes > 3000, "the turn must move thousands of entities between archetypes, saw {tag_changes}");
+    assert!(lod_changes > 0, "some mover crossed its LOD hand-over");
+}
+
+#[test]
+fn despawned_slots_are_reused_and_holes_stay_undrawable() {
+    let (mut app, _) = app_with_camera(2, Vec3::new(0.0, 0.0, 10.0), Vec3::ZERO);
+    let cubes: Vec<Entity> = (0..5).map(|index| cube_at(app.world_mut(), Vec3::X * index as f32)).collect();
+    app.run_frame();
+    let slot_of_last = index_of(&app.resource::<Visibility>(), cubes[4]);
+    let hole = index_of(&app.resource::<Visibility>(), cubes[1]);
+    app.world_mut().despawn(cubes[1]).unwrap();
+    app.run_frame();
+    {
+        let visibility = app.resource::<Visibility>();
+        assert_eq!(visibility.len(), 5, "a hole below the highest slot keeps the count");
+        assert_eq!(visibility.stats().objects, 4, "four mesh entities");
+        assert_eq!(visibility.objects().entities[hole], Entity::DANGLING, "the freed slot has no owner");
+        assert!(!visibility.is_drawable(hole) && !visibility.bits().is_visible(hole), "a hole is never drawn");
+        assert_eq!(visibility.objects().draws[hole], crate::ObjectDraw::NONE);
+        assert_eq!(index_of(&visibility, cubes[4]), slot_of_last, "the others keep their slots");
+    }
+    let newcomer = cube_at(app.world_mut(), Vec3::Y);
+    app.run_frame();
+    let visibility = app.resource::<Visibility>();
+    assert_eq!(index_of(&visibility, newcomer), hole, "the lowest free slot is reused");
+    assert!(visibility.bits().is_visible(hole));
 }
 
 /// Bits, lists and columns of one run of a scene with `threads` threads.

@@ -19,11 +19,17 @@ use crate::registry::{AttachmentLoad, ImageDesc, ImageSize, Registry};
 /// Writes the nearest depth of the drawn objects to `depth_prepass`, the size of the
 /// graph's output. Reads `object_records`, `mesh_vertices`, `mesh_indices`,
 /// `draw_commands` and `draw_count`.
+///
+/// [`DepthPrepass::late`] makes the second prepass of two-phase occlusion culling: it adds
+/// to the `depth_prepass` an earlier prepass drew (loaded, not cleared), drawing the
+/// commands a later culling pass appended (the earlier commands again find their own depth
+/// and change nothing).
 pub struct DepthPrepass {
     pipeline: GraphicsPipeline,
     scene: SharedScene,
     mode: DrawMode,
     inputs: Option<SceneInputs>,
+    late: bool,
 }
 
 impl DepthPrepass {
@@ -43,17 +49,35 @@ impl DepthPrepass {
             &[],
             (DEPTH_FORMAT, vk::CompareOp::GREATER, true),
         )?;
-        Ok(DepthPrepass { pipeline, scene, mode, inputs: None })
+        Ok(DepthPrepass { pipeline, scene, mode, inputs: None, late: false })
     }
+
+    /// The late prepass of two-phase culling, named [`DepthPrepass::LATE_NAME`]: loads
+    /// `depth_prepass` instead of creating and clearing it.
+    pub fn late(device: &Arc<GpuDevice>, scene: SharedScene, mode: DrawMode) -> Result<DepthPrepass> {
+        Ok(DepthPrepass { late: true, ..DepthPrepass::with_mode(device, scene, mode)? })
+    }
+
+    /// Name of the pass made by [`DepthPrepass::late`].
+    pub const LATE_NAME: &'static str = "depth_prepass late";
 }
 
 impl Pass for DepthPrepass {
     fn name(&self) -> &str {
-        DEPTH_PREPASS
+        if self.late {
+            Self::LATE_NAME
+        } else {
+            DEPTH_PREPASS
+        }
     }
 
     fn register(&mut self, registry: &mut Registry<'_>) {
         self.inputs = Some(SceneInputs::register(registry));
+        if self.late {
+            let depth = registry.image(DEPTH_PREPASS);
+            registry.depth_attachment(depth, AttachmentLoad::Load);
+            return;
+        }
         let depth = registry.create_image(DEPTH_PREPASS, ImageDesc::new(DEPTH_FORMAT, ImageSize::OUTPUT));
         // Reversed-Z: 0 is infinitely far.
         registry.depth_attachment(depth, AttachmentLoad::ClearDepth(0.0));

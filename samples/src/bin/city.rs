@@ -23,7 +23,12 @@
 //! | `--max-distance D` | 0 | distance cull (0 turns it off) |
 //! | `--report-every N` | 60 | frames between report lines |
 //! | `--no-occlusion` | | turn the CPU occlusion cull off |
-//! | `--png PATH` | `city.png` | where the last frame's image goes (`--png none`: no drawing) |
+//! | `--png PATH` | `city.png` | where the last frame's image goes (`--png none`: no PNG) |
+//! | `--cull gpu\|cpu\|auto` | `auto` | culling backend: `cpu` culls in the Visibility stage; `gpu` leaves frustum and occlusion to the GPU (two-phase Hi-Z culling; the stage still picks LOD and writes the boxes) and fails without a device; `auto` is `gpu` where a device is usable, else `cpu` with the reason printed once |
+//!
+//! With the GPU backend the last frame is drawn three times with GPU culling (each time with
+//! the previous one's visibility as history, as consecutive frames would), the GPU's
+//! statistics of the last one are printed, and its image is compared with the unculled one.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -52,6 +57,15 @@ struct Options {
     report_every: u64,
     occlusion: bool,
     png: Option<PathBuf>,
+    cull: CullChoice,
+}
+
+/// The `--cull` option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CullChoice {
+    Cpu,
+    Gpu,
+    Auto,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -64,6 +78,7 @@ fn parse_options() -> Result<Options, String> {
         report_every: 60,
         occlusion: true,
         png: Some(PathBuf::from("city.png")),
+        cull: CullChoice::Auto,
     };
     let mut arguments = std::env::args().skip(1);
     while let Some(flag) = arguments.next() {
@@ -78,6 +93,14 @@ fn parse_options() -> Result<Options, String> {
             "--report-every" => options.report_every = (number(value()?)? as u64).max(1),
             "--no-occlusion" => options.occlusion = false,
             "--png" => options.png = Some(PathBuf::from(value()?)).filter(|path| path.as_os_str() != "none"),
+            "--cull" => {
+                options.cull = match value()?.as_str() {
+                    "cpu" => CullChoice::Cpu,
+                    "gpu" => CullChoice::Gpu,
+                    "auto" => CullChoice::Auto,
+                    other => return Err(format!("--cull: '{other}' is not gpu, cpu or auto")),
+                }
+            }
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown option '{other}'")),
         }
@@ -101,7 +124,7 @@ fn main() -> ExitCode {
             if !message.is_empty() {
                 eprintln!("city: {message}");
             }
-            eprintln!("usage: city [--frames N] [--blocks N] [--threads N] [--min-pixels P] [--max-distance D] [--report-every N] [--no-occlusion] [--png PATH|none]");
+            eprintln!("usage: city [--frames N] [--blocks N] [--threads N] [--min-pixels P] [--max-distance D] [--report-every N] [--no-occlusion] [--png PATH|none] [--cull gpu|cpu|auto]");
             return if message.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE };
         }
     };
@@ -149,9 +172,35 @@ fn main() -> ExitCode {
         config.blocks * config.blocks,
         build_started.elapsed().as_secs_f64() * 1e3
     );
+    // The backend: a device is looked for unless the CPU was asked for (or nothing is drawn).
+    let wants_device = options.cull != CullChoice::Cpu || options.png.is_some();
+    let renderer = if wants_device {
+        match MeshRenderer::new(IMAGE_WIDTH, IMAGE_HEIGHT, city.mesh_entities as u32 + 64, meshes.library.clone(), SKY)
+        {
+            Ok(renderer) => Some(renderer),
+            Err(reason) if options.cull == CullChoice::Gpu => {
+                eprintln!("city: --cull gpu needs a usable Vulkan device: {reason}");
+                return ExitCode::FAILURE;
+            }
+            Err(reason) => {
+                println!("render: no usable Vulkan device ({reason}); culling on the CPU path, no image drawn");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let gpu_culling = options.cull != CullChoice::Cpu && renderer.is_some();
+    if gpu_culling {
+        // The GPU culls frustum and occlusion; the stage keeps LOD, boxes and lists.
+        let mut settings = app.resource_mut::<RenderSettings>();
+        settings.frustum_culling = false;
+        settings.occlusion_culling = false;
+    }
     println!(
-        "jobs: {} threads; culling: CPU path ({:?} kernel); profiling: {}",
+        "jobs: {} threads; culling: {} ({:?} kernel for the CPU's part); profiling: {}",
         app.job_system().threads(),
+        if gpu_culling { "GPU (two-phase Hi-Z)" } else { "CPU path" },
         culling::Kernel::detect(),
         if runtime::profiling::enabled() { "Tracy on" } else { "off (build with --features profile)" }
     );
@@ -220,9 +269,15 @@ fn main() -> ExitCode {
         );
     }
     let mut status = ExitCode::SUCCESS;
-    if let Some(path) = &options.png {
-        let lossless = options.min_pixels <= 0.0 && options.max_distance <= 0.0;
-        status = draw_last_frame(&app, &meshes, path, lossless);
+    let lossless = options.min_pixels <= 0.0 && options.max_distance <= 0.0;
+    if let Some(renderer) = renderer {
+        status = if gpu_culling {
+            draw_last_frame_gpu(&app, renderer, options.png.as_deref(), lossless)
+        } else if let Some(path) = &options.png {
+            draw_last_frame(&app, renderer, path, lossless)
+        } else {
+            ExitCode::SUCCESS
+        };
     }
 
     println!(
@@ -237,30 +292,79 @@ fn main() -> ExitCode {
     status
 }
 
+/// Draws the last frame with GPU culling (three times: each culls with the previous one's
+/// visibility as history), prints the GPU's statistics, checks the image equals the unculled one and
+/// writes the PNG when asked.
+fn draw_last_frame_gpu(
+    app: &App,
+    mut renderer: MeshRenderer,
+    path: Option<&std::path::Path>,
+    lossless: bool,
+) -> ExitCode {
+    let visibility = app.resource::<Visibility>();
+    let colors = object_colors(app, &visibility);
+    let started = Instant::now();
+    let outcome =
+        renderer.render_gpu_culled(&visibility, |object| colors[object], 3).and_then(|(pixels, stats, check)| {
+            if let Some(path) = path {
+                renderer.write_png(path, &pixels)?;
+            }
+            Ok((stats, check))
+        });
+    let (stats, check) = match outcome {
+        Ok(result) => result,
+        Err(error) => {
+            eprintln!("render: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let ms = |value: Option<f64>| value.map_or_else(|| String::from("n/a"), |ms| format!("{ms:.3}"));
+    println!(
+        "gpu cull: {} objects, {} frustum rejects, {} drawn early, {} occlusion rejects, {} drawn late, {} triangles; GPU ms: early {}, hi-z {}, late {}; culled_on_device {}",
+        stats.objects,
+        stats.frustum_rejected,
+        stats.early_drawn,
+        stats.occlusion_rejected,
+        stats.late_drawn,
+        stats.triangles,
+        ms(stats.gpu_ms[0]),
+        ms(stats.gpu_ms[1]),
+        ms(stats.gpu_ms[2]),
+        stats.culled_on_device
+    );
+    println!(
+        "render: {} on {}: GPU culling drew {} of {} drawable objects in {:.0} ms{}; culling on vs off: {}",
+        format_args!("{IMAGE_WIDTH}x{IMAGE_HEIGHT}"),
+        renderer.device_name(),
+        stats.early_drawn + stats.late_drawn,
+        check.drawn_without_culling,
+        started.elapsed().as_secs_f64() * 1e3,
+        path.map_or_else(String::new, |path| format!(", wrote {}", path.display())),
+        match (check.differing_pixels, lossless) {
+            (0, _) => String::from("identical images"),
+            (pixels, true) => format!("{pixels} pixels differ: an object was wrongly hidden"),
+            (pixels, false) => format!("{pixels} pixels differ (size/distance culls are lossy by design)"),
+        }
+    );
+    let problems = renderer.validation_problems();
+    if !problems.is_empty() {
+        eprintln!("render: validation reported problems: {problems:?}");
+        return ExitCode::FAILURE;
+    }
+    if check.differing_pixels == 0 || !lossless {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 /// Draws the last frame with culling on and off, checks the images are equal, writes the PNG.
 /// No Vulkan device is not a failure: the demo says why and the statistics stand alone. With
 /// the screen-size or distance cull on (`lossless` false) the images may differ by design,
 /// and a difference is reported, not failed.
-fn draw_last_frame(app: &App, meshes: &CityLibrary, path: &std::path::Path, lossless: bool) -> ExitCode {
+fn draw_last_frame(app: &App, mut renderer: MeshRenderer, path: &std::path::Path, lossless: bool) -> ExitCode {
     let visibility = app.resource::<Visibility>();
-    let objects = visibility.objects().len() as u32;
-    let mut renderer = match MeshRenderer::new(IMAGE_WIDTH, IMAGE_HEIGHT, objects + 64, meshes.library.clone(), SKY) {
-        Ok(renderer) => renderer,
-        Err(reason) => {
-            println!("render: no usable Vulkan device ({reason}); culling ran on the CPU path, no image drawn");
-            return ExitCode::SUCCESS;
-        }
-    };
-    let colors: Vec<u32> = visibility
-        .objects()
-        .entities
-        .iter()
-        .enumerate()
-        .map(|(object, &entity)| {
-            let handle = app.world().get::<&Mesh>(entity).map_or(ecs::MeshHandle::NONE, |mesh| mesh.mesh);
-            city::city_color(handle, object)
-        })
-        .collect();
+    let colors = object_colors(app, &visibility);
     let started = Instant::now();
     let outcome = renderer.render_and_check(&visibility, |object| colors[object]).and_then(|(pixels, check)| {
         renderer.write_png(path, &pixels)?;
@@ -299,4 +403,18 @@ fn draw_last_frame(app: &App, meshes: &CityLibrary, path: &std::path::Path, loss
             ExitCode::FAILURE
         }
     }
+}
+
+/// Each object's colour: by what it is (its mesh handle), varied a little per object.
+fn object_colors(app: &App, visibility: &Visibility) -> Vec<u32> {
+    visibility
+        .objects()
+        .entities
+        .iter()
+        .enumerate()
+        .map(|(object, &entity)| {
+            let handle = app.world().get::<&Mesh>(entity).map_or(ecs::MeshHandle::NONE, |mesh| mesh.mesh);
+            city::city_color(handle, object)
+        })
+        .collect()
 }

@@ -11,5 +11,5 @@ mod shapes;
 
 pub use meshes::{attach_lods, building_occluder, city_color, CityLibrary};
 pub use motion::{camera_path_system, install as install_motion, CameraPath, PoseAnimation, Traffic};
-pub use render::{CityRenderer, RenderCheck, RenderError};
+pub use render::{CityRenderer, GpuCityRenderer, RenderCheck, RenderError};
 pub use scene::{build_city, City, CityConfig, CityMeshes};

@@ -8,6 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use culling::gpu::{add_gpu_culled_scene_passes, GpuCullSettings, GpuCullStats, SharedCullSettings};
 use culling::Visibility;
 use ecs::{Aabb, MeshHandle};
 use glam::Mat4;
@@ -32,6 +33,53 @@ pub struct CityRenderer {
     extent: vk::Extent2D,
     /// Every drawable object, in object order, for the culling-off image.
     all_drawable: Vec<u32>,
+}
+
+/// The city drawn with GPU culling (two-phase, Hi-Z occlusion) on a graph of its own.
+pub struct GpuCityRenderer {
+    graph: RenderGraph,
+    scene: SharedScene,
+    color: ReadbackBuffer,
+    stats: ReadbackBuffer,
+    settings: SharedCullSettings,
+}
+
+impl GpuCityRenderer {
+    /// A GPU-culled renderer on the device of `renderer`, with the same extent and capacity.
+    pub fn new(renderer: &CityRenderer) -> Result<GpuCityRenderer, RenderError> {
+        let capacity = lock_scene(&renderer.scene).capacity();
+        let mut scene = GpuScene::new(&renderer.device, MeshLibrary::with_unit_cube(), capacity)?;
+        scene.set_upload_budget(u64::from(capacity) * passes::OBJECT_RECORD_BYTES);
+        let scene = scene.into_shared();
+        let mut graph = RenderGraph::new(Arc::clone(&renderer.device), renderer.extent)?;
+        let options = ScenePassOptions { clear_color: SKY, ..ScenePassOptions::default() };
+        let settings = Arc::new(std::sync::Mutex::new(GpuCullSettings::default()));
+        let culled = add_gpu_culled_scene_passes(&mut graph, &scene, &options, &settings, false)?;
+        let color = culled.color.ok_or("the GPU-culled passes were asked for a readback")?;
+        Ok(GpuCityRenderer { graph, scene, color, stats: culled.stats, settings })
+    }
+
+    /// Draws the frame's objects `frames` times from its view with GPU culling (the first
+    /// time without history: everything in view is drawn late; later times draw last
+    /// time's visible set early and cull the rest against its pyramid); returns the last
+    /// image and its statistics.
+    pub fn render(&mut self, visibility: &Visibility, frames: u32) -> Result<(Vec<u8>, GpuCullStats), RenderError> {
+        let view = visibility.view().ok_or("no camera this frame: nothing to draw")?;
+        upload_objects(&self.scene, visibility)?;
+        {
+            let mut scene = lock_scene(&self.scene);
+            scene.set_view_projection((view.projection * view.view).to_cols_array_2d());
+            // Devices without drawIndirectCount draw every command (unused ones are zeroed).
+            scene.draw_all_objects();
+        }
+        *self.settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = GpuCullSettings::default();
+        for _ in 0..frames.max(1) {
+            self.graph.execute_frame()?;
+        }
+        self.graph.wait_idle()?;
+        let stats = GpuCullStats::from_counters(self.stats.read()?, self.graph.stats());
+        Ok((self.color.read()?.to_vec(), stats))
+    }
 }
 
 /// The outcome of [`CityRenderer::render_and_check`].
@@ -64,6 +112,11 @@ impl CityRenderer {
         Ok(CityRenderer { device, graph, scene, readback, extent, all_drawable: Vec::new() })
     }
 
+    /// The Vulkan device.
+    pub fn device(&self) -> &Arc<GpuDevice> {
+        &self.device
+    }
+
     /// The device's name.
     pub fn device_name(&self) -> &str {
         &self.device.capabilities().name
@@ -92,34 +145,29 @@ impl CityRenderer {
         Ok((culled, check))
     }
 
-    /// Writes object `i` of the frame as object `i` of the GPU scene (only changed records
-    /// are uploaded).
-    fn upload_objects(&mut self, visibility: &Visibility) -> Result<(), RenderError> {
-        let objects = visibility.objects();
-        let mut scene = lock_scene(&self.scene);
-        if objects.len() as u32 > scene.capacity() {
-            return Err(
-                format!("{} objects exceed the renderer's capacity of {}", objects.len(), scene.capacity()).into()
-            );
-        }
-        for index in 0..objects.len() {
-            let draw = objects.draws[index];
-            let world = match CityMeshes::local_bounds(draw.mesh) {
-                Some(local) => objects.models[index] * cube_onto(&local),
-                // A mesh without a fixed box (the ground): its world box.
-                None => cube_onto(&objects.bounds[index]),
-            };
-            let object =
-                ObjectDesc { world: world.to_cols_array_2d(), color: color_of(draw.mesh, index), mesh: 0, material: 0 };
-            if (index as u32) < scene.object_count() {
-                scene.set_object(index as u32, object)?;
-            } else {
-                scene.push_object(object)?;
-            }
-        }
-        Ok(())
+    /// Draws every drawable object of the frame without culling (the reference image) and
+    /// compares it with `culled`, an image of the same frame culled another way.
+    pub fn check_against_unculled(
+        &mut self,
+        visibility: &Visibility,
+        culled: &[u8],
+    ) -> Result<RenderCheck, RenderError> {
+        let view = visibility.view().ok_or("no camera this frame: nothing to draw")?;
+        upload_objects(&self.scene, visibility)?;
+        self.all_drawable.clear();
+        self.all_drawable.extend(visibility.scene());
+        self.all_drawable.sort_unstable();
+        let all = std::mem::take(&mut self.all_drawable);
+        let reference = self.draw((view.projection * view.view).to_cols_array_2d(), &all);
+        self.all_drawable = all;
+        let reference = reference?;
+        let differing_pixels = culled.chunks_exact(4).zip(reference.chunks_exact(4)).filter(|(a, b)| a != b).count();
+        Ok(RenderCheck { drawn: 0, drawn_without_culling: self.all_drawable.len(), differing_pixels })
     }
 
+    fn upload_objects(&mut self, visibility: &Visibility) -> Result<(), RenderError> {
+        upload_objects(&self.scene, visibility)
+    }
     fn draw(&mut self, view_projection: [[f32; 4]; 4], list: &[u32]) -> Result<Vec<u8>, RenderError> {
         {
             let mut scene = lock_scene(&self.scene);
@@ -155,6 +203,33 @@ impl CityRenderer {
             Vec::new()
         }
     }
+}
+
+/// Writes object (slot) `i` of the frame as object `i` of the GPU scene (only changed
+/// records are uploaded: slots are stable, so a record changes only when its object moved,
+/// changed level of detail or was replaced).
+fn upload_objects(scene: &SharedScene, visibility: &Visibility) -> Result<(), RenderError> {
+    let objects = visibility.objects();
+    let mut scene = lock_scene(scene);
+    if objects.len() as u32 > scene.capacity() {
+        return Err(format!("{} objects exceed the renderer's capacity of {}", objects.len(), scene.capacity()).into());
+    }
+    for index in 0..objects.len() {
+        let draw = objects.draws[index];
+        let world = match CityMeshes::local_bounds(draw.mesh) {
+            Some(local) => objects.models[index] * cube_onto(&local),
+            // A mesh without a fixed box (the ground): its world box.
+            None => cube_onto(&objects.bounds[index]),
+        };
+        let object =
+            ObjectDesc { world: world.to_cols_array_2d(), color: color_of(draw.mesh, index), mesh: 0, material: 0 };
+        if (index as u32) < scene.object_count() {
+            scene.set_object(index as u32, object)?;
+        } else {
+            scene.push_object(object)?;
+        }
+    }
+    Ok(())
 }
 
 /// The transform of the unit cube onto `bounds`: the city's meshes are drawn as their boxes

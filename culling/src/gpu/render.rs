@@ -1,0 +1,391 @@
+//! Rendering as part of the frame: [`install_render`] adds a Render-stage system that writes
+//! the changed object records (by slot) and executes the render graph every frame, with GPU
+//! culling or with the CPU's lists, as [`CullingBackend`] decides, and an Input-stage system
+//! ([`READBACK_SYSTEM`]) that collects the GPU's answers at the start of the next frame.
+//!
+//! **Latency of the GPU's answer.** The statistics ([`RenderReport::gpu`]) and, when asked
+//! for, the visibility bits ([`RenderReport::bits`]) are copied by each frame into its own
+//! region of a ring of [`READBACK_RING`] host regions (one per frame in flight, plus the one
+//! being read). At the start of frame `N + 1`, before the Visibility stage, the readback
+//! system asks the fence of frame `N` whether it has signalled, without waiting
+//! ([`render_graph::RenderGraph::frame_complete`]): if so, frame `N`'s values are read, one
+//! frame late; if the GPU is behind, the newest finished of frames `N - 1` and
+//! `N - FRAMES_IN_FLIGHT` is read instead (the latter is always finished: the graph waited
+//! for it before submitting frame `N`). So [`BitsReadback::Lagged`] never stalls and is one
+//! frame late whenever the GPU keeps up, at most `FRAMES_IN_FLIGHT + 1` frames.
+//! [`BitsReadback::Wait`] instead waits for each frame and reads its own bits in the same
+//! Render stage (a stall). The bits also feed the [`GpuFeedback`] resource, from which the
+//! Visibility stage takes occlusion and the `Occluded` tags: with the lagged readback the
+//! tags of frame `N + 1` come from frame `N`'s GPU answer when it finished in time.
+
+use std::sync::{Arc, Mutex};
+
+use render_graph::device::DeviceConfig;
+use render_graph::passes::{
+    lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene, UploadReport,
+};
+use render_graph::{vk, Access, BufferHandle, ExecuteContext, GpuDevice, Pass, ReadbackBuffer, Registry, RenderGraph};
+use runtime::{App, Stage, System};
+
+use super::cull::{visibility_bits_bytes, GpuCullSettings, GpuCullStats, CULL_STATS, CULL_STAT_WORDS, VISIBILITY_BITS};
+use super::frame::add_gpu_culled_scene_passes;
+use crate::backend::{CullingBackend, CullingChoice, GpuFeedback, NoGpuCulling};
+use crate::visibility::{ObjectColumns, Visibility};
+
+/// Name of the system [`install_render`] adds to [`Stage::Render`].
+pub const RENDER_SYSTEM: &str = "culling::render";
+
+/// Name of the system [`install_render`] adds to [`Stage::Input`] on the GPU backend: it
+/// reads back the newest finished frame's statistics and bits without waiting (see the
+/// module docs for the latency).
+pub const READBACK_SYSTEM: &str = "culling::readback";
+
+/// Host regions of each lagged readback: one per frame in flight, plus the one being read.
+pub const READBACK_RING: u64 = render_graph::FRAMES_IN_FLIGHT as u64 + 1;
+
+/// How an object (slot) of the frame's columns is drawn: called for every slot each frame
+/// (holes and undrawable objects included: give them a zero-size box); only records that
+/// change are uploaded.
+pub type ObjectStyle = Box<dyn FnMut(usize, &ObjectColumns) -> ObjectDesc + Send>;
+
+/// Whether and how the host gets the GPU's visibility bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BitsReadback {
+    /// Not read back.
+    #[default]
+    None,
+    /// Read without a stall at the start of the next frame: one frame late when that frame's
+    /// fence has signalled by then, at most `FRAMES_IN_FLIGHT + 1` (see the module docs).
+    Lagged,
+    /// Each frame waits for the GPU and reads its own bits.
+    Wait,
+}
+
+/// What [`install_render`] needs.
+pub struct RenderSetup {
+    /// The backend asked for.
+    pub backend: CullingBackend,
+    /// The device to draw on; `None` creates one ([`DeviceConfig::default`]).
+    pub device: Option<Arc<GpuDevice>>,
+    /// Size of the image.
+    pub extent: vk::Extent2D,
+    /// Most object slots.
+    pub capacity: u32,
+    /// The meshes objects name.
+    pub meshes: MeshLibrary,
+    /// What `color` is cleared to.
+    pub clear_color: [f32; 4],
+    /// How each object is drawn.
+    pub style: ObjectStyle,
+    /// Whether the GPU's bits come back to the host.
+    pub bits: BitsReadback,
+}
+
+/// What the Render stage did last frame: a resource written by [`RENDER_SYSTEM`].
+#[derive(Clone, Debug, Default)]
+pub struct RenderReport {
+    /// Frames rendered so far.
+    pub frames: u64,
+    /// GPU culling statistics of frame [`RenderReport::bits_frame`]: the newest frame found
+    /// finished at the start of this frame (usually the previous one; no stall), or this
+    /// frame with [`BitsReadback::Wait`]; `None` until such a frame exists or on the CPU
+    /// backend.
+    pub gpu: Option<GpuCullStats>,
+    /// Visibility bits (u64 words, bit `i` = slot `i`) of the same frame as
+    /// [`RenderReport::gpu`], when asked for; also fed back to the Visibility stage as the
+    /// [`GpuFeedback`] resource, for the `Occluded` tags.
+    pub bits: Vec<u64>,
+    /// The frame [`RenderReport::bits`] and [`RenderReport::gpu`] come from.
+    pub bits_frame: Option<u64>,
+    /// Object records written this frame.
+    pub upload: UploadReport,
+    /// The last rendering error, if any (the frame was then not drawn).
+    pub error: Option<String>,
+}
+
+/// Installs the Visibility stage ([`crate::install`]) and a Render-stage system that draws
+/// every frame, after deciding the culling backend (the decision is inserted as the
+/// [`CullingChoice`] resource and returned; a fallback's reason is logged once). Without a
+/// usable device the CPU culls and nothing is drawn. Only the GPU backend required without a
+/// device is an error.
+pub fn install_render(app: &mut App, setup: RenderSetup) -> Result<CullingChoice, NoGpuCulling> {
+    crate::install(app);
+    let device = match setup.device.clone() {
+        _ if crate::backend::cpu_culling_forced() => Err(String::from("no device looked for")),
+        Some(device) => Ok(device),
+        None => GpuDevice::new(&DeviceConfig::default()).map(Arc::new).map_err(|error| error.to_string()),
+    };
+    let choice = setup.backend.resolve(device.as_ref().map(|_| ()).map_err(Clone::clone))?;
+    if let Some(reason) = &choice.reason {
+        log::warn!("culling on the CPU: {reason}");
+    }
+    app.insert_resource(choice.clone());
+    app.insert_resource(RenderReport::default());
+    if choice.on_device && setup.bits != BitsReadback::None {
+        app.insert_resource(GpuFeedback::default());
+    }
+    let Ok(device) = device else {
+        return Ok(choice);
+    };
+    match RenderState::new(&device, setup, choice.on_device) {
+        Ok(state) => {
+            let feeds_back = app.resources().contains::<GpuFeedback>();
+            let on_device = state.on_device;
+            let state = Arc::new(Mutex::new(state));
+            if on_device {
+                app.add_system(Stage::Input, readback_system(Arc::clone(&state), feeds_back));
+            }
+            app.add_system(Stage::Render, render_system(state));
+        }
+        Err(error) => {
+            log::warn!("rendering is off: {error}");
+            app.resource_mut::<RenderReport>().error = Some(error.to_string());
+        }
+    }
+    Ok(choice)
+}
+
+/// The renderer the Render-stage system owns.
+struct RenderState {
+    graph: RenderGraph,
+    scene: SharedScene,
+    style: ObjectStyle,
+    on_device: bool,
+    bits_mode: BitsReadback,
+    stats: Option<ReadbackBuffer>,
+    bits: Option<ReadbackBuffer>,
+    /// Per ring region: the CPU's bits before occlusion of the frame that wrote the region
+    /// (what [`GpuFeedback::in_view`] gets with that frame's GPU bits).
+    in_view: Vec<Vec<u64>>,
+    frames: u64,
+}
+
+impl RenderState {
+    fn new(device: &Arc<GpuDevice>, setup: RenderSetup, on_device: bool) -> render_graph::Result<RenderState> {
+        let scene = GpuScene::new(device, setup.meshes, setup.capacity)?.into_shared();
+        let mut graph = RenderGraph::new(Arc::clone(device), setup.extent)?;
+        let options =
+            ScenePassOptions { clear_color: setup.clear_color, readback: false, ..ScenePassOptions::default() };
+        let (stats, bits) = if on_device {
+            let settings = Arc::new(Mutex::new(GpuCullSettings::default()));
+            add_gpu_culled_scene_passes(&mut graph, &scene, &options, &settings, false)?;
+            let ring = |name: &str,
+                        source: &str,
+                        bytes: u64,
+                        graph: &mut RenderGraph|
+             -> render_graph::Result<ReadbackBuffer> {
+                let buffer = ReadbackBuffer::new(device, name, bytes * READBACK_RING)?;
+                graph.import_buffer(name, buffer.shared());
+                graph.add_pass(RingReadbackPass::new(source, name, bytes));
+                Ok(buffer)
+            };
+            let stats = ring("cull stats ring", CULL_STATS, CULL_STAT_WORDS as u64 * 4, &mut graph)?;
+            let bits = if setup.bits == BitsReadback::None {
+                None
+            } else {
+                Some(ring("visibility ring", VISIBILITY_BITS, visibility_bits_bytes(setup.capacity), &mut graph)?)
+            };
+            (Some(stats), bits)
+        } else {
+            render_graph::passes::add_scene_passes(&mut graph, &scene, &options)?;
+            (None, None)
+        };
+        let words = visibility_bits_bytes(setup.capacity) as usize / 8;
+        let in_view = (0..READBACK_RING).map(|_| Vec::with_capacity(words)).collect();
+        Ok(RenderState {
+            graph,
+            scene,
+            style: setup.style,
+            on_device,
+            bits_mode: setup.bits,
+            stats,
+            bits,
+            in_view,
+            frames: 0,
+        })
+    }
+
+    /// One frame: records, camera and list, execute, lagged (or waited) readback.
+    fn frame(&mut self, visibility: &Visibility, report: &mut RenderReport) -> render_graph::Result<()> {
+        let Some(view) = visibility.view() else { return Ok(()) };
+        {
+            let mut scene = lock_scene(&self.scene);
+            let objects = visibility.objects();
+            for slot in 0..objects.len() {
+                let object = (self.style)(slot, objects);
+                if (slot as u32) < scene.object_count() {
+                    scene.set_object(slot as u32, object)?;
+                } else {
+                    scene.push_object(object)?;
+                }
+            }
+            scene.set_view_projection((view.projection * view.view).to_cols_array_2d());
+            if self.on_device {
+                // Devices without drawIndirectCount draw every command (unused ones zeroed).
+                scene.draw_all_objects();
+            } else {
+                scene.set_draw_list(visibility.visible())?;
+            }
+        }
+        let in_view = &mut self.in_view[(self.frames % READBACK_RING) as usize];
+        in_view.clear();
+        in_view.extend(
+            visibility
+                .bits
+                .words()
+                .iter()
+                .enumerate()
+                .map(|(index, word)| word | visibility.occluded.get(index).copied().unwrap_or(0)),
+        );
+        self.graph.execute_frame()?;
+        let frame = self.frames;
+        self.frames += 1;
+        report.frames = self.frames;
+        report.upload = lock_scene(&self.scene).last_upload();
+        if self.bits_mode == BitsReadback::Wait {
+            self.graph.wait_idle()?;
+            self.read_frame(frame, report)?;
+        }
+        Ok(())
+    }
+
+    /// At the start of a frame: reads the newest submitted frame whose fence has signalled,
+    /// asking without waiting, among the last `FRAMES_IN_FLIGHT + 1` (the oldest of them,
+    /// when it exists, was waited for by the graph already). Does nothing when that frame was
+    /// read before or none has finished.
+    fn read_back(&mut self, report: &mut RenderReport) -> render_graph::Result<()> {
+        let Some(newest) = self.frames.checked_sub(1) else { return Ok(()) };
+        let oldest = newest.saturating_sub(render_graph::FRAMES_IN_FLIGHT as u64);
+        for candidate in (oldest..=newest).rev() {
+            if self.graph.frame_complete(candidate)? {
+                if report.bits_frame.is_some_and(|read| read >= candidate) {
+                    return Ok(());
+                }
+                return self.read_frame(candidate, report);
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads `frame`'s (finished) statistics and bits into `report`.
+    fn read_frame(&self, frame: u64, report: &mut RenderReport) -> render_graph::Result<()> {
+        let Some(stats) = &self.stats else { return Ok(()) };
+        report.bits_frame = Some(frame);
+        let region = ring_region(stats, frame)?;
+        report.gpu = Some(GpuCullStats::from_counters(region, self.graph.stats()));
+        if let Some(bits) = &self.bits {
+            let region = ring_region(bits, frame)?;
+            report.bits.clear();
+            report.bits.extend(region.chunks_exact(8).map(|word| u64::from_le_bytes(word.try_into().expect("8"))));
+        }
+        Ok(())
+    }
+}
+
+/// The bytes ring region `frame % READBACK_RING` of `buffer`, which that frame wrote and
+/// whose fence has signalled (the caller checked it, or waited). The region is not
+/// rewritten before frame `frame + READBACK_RING`, which cannot be submitted before the
+/// caller's frame ends.
+fn ring_region(buffer: &ReadbackBuffer, frame: u64) -> render_graph::Result<&[u8]> {
+    let gpu = buffer.buffer();
+    gpu.invalidate()?;
+    let bytes = gpu.mapped().ok_or_else(|| render_graph::GraphError::Allocation(String::from("ring not mapped")))?;
+    let region = bytes.len() as u64 / READBACK_RING;
+    let start = (frame % READBACK_RING * region) as usize;
+    Ok(&bytes[start..start + region as usize])
+}
+
+fn render_system(state: Arc<Mutex<RenderState>>) -> System {
+    System::new(RENDER_SYSTEM, move |ctx| {
+        runtime::profile_zone!("render");
+        let visibility = ctx.resource::<Visibility>();
+        let mut report = ctx.resource_mut::<RenderReport>();
+        let mut state = state.lock().unwrap_or_else(|poison| poison.into_inner());
+        report.error = state.frame(&visibility, &mut report).err().map(|error| error.to_string());
+    })
+    .reads_resource::<Visibility>()
+    .writes_resource::<RenderReport>()
+}
+
+/// The Input-stage half of the renderer: the lagged readback and the [`GpuFeedback`] the
+/// Visibility stage reads later in the same frame.
+fn readback_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
+    System::new(READBACK_SYSTEM, move |ctx| {
+        runtime::profile_zone!("render readback");
+        let mut report = ctx.resource_mut::<RenderReport>();
+        let mut state = state.lock().unwrap_or_else(|poison| poison.into_inner());
+        if let Err(error) = state.read_back(&mut report) {
+            report.error = Some(error.to_string());
+        }
+        if feeds_back {
+            let mut feedback = ctx.resource_mut::<GpuFeedback>();
+            if report.bits_frame != feedback.frame {
+                feedback.frame = report.bits_frame;
+                feedback.visible.clear();
+                feedback.visible.extend_from_slice(&report.bits);
+                feedback.in_view.clear();
+                if let Some(frame) = report.bits_frame {
+                    feedback.in_view.extend_from_slice(&state.in_view[(frame % READBACK_RING) as usize]);
+                }
+            }
+        }
+    })
+    .writes_resource::<RenderReport>()
+    .writes_resource::<GpuFeedback>()
+}
+
+/// Copies a graph buffer into region `frame % READBACK_RING` of an imported host buffer, so
+/// the host reads older frames' regions without waiting.
+pub struct RingReadbackPass {
+    name: String,
+    source_name: String,
+    target_name: String,
+    region: u64,
+    source: Option<BufferHandle>,
+    target: Option<BufferHandle>,
+}
+
+impl RingReadbackPass {
+    /// Copies `source` (up to `region` bytes) into the ring imported as `target`.
+    pub fn new(source: &str, target: &str, region: u64) -> RingReadbackPass {
+        RingReadbackPass {
+            name: format!("ring readback {source}"),
+            source_name: source.to_owned(),
+            target_name: target.to_owned(),
+            region,
+            source: None,
+            target: None,
+        }
+    }
+}
+
+impl Pass for RingReadbackPass {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn register(&mut self, registry: &mut Registry<'_>) {
+        let source = registry.buffer(&self.source_name);
+        self.source = Some(registry.access_buffer(source, Access::TransferRead));
+        let target = registry.buffer(&self.target_name);
+        self.target = Some(registry.access_buffer(target, Access::TransferWrite));
+    }
+
+    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
+        let source = context.buffer(self.source.expect("register ran"));
+        let target = context.buffer(self.target.expect("register ran"));
+        let offset = context.frame_index() % READBACK_RING * self.region;
+        let size = self.region.min(source.size);
+        if offset + size > target.size {
+            context.fail(render_graph::GraphError::InvalidDescription {
+                resource: self.target_name.clone(),
+                reason: "the readback ring is smaller than its regions",
+            });
+            return;
+        }
+        let region = vk::BufferCopy { src_offset: 0, dst_offset: offset, size };
+        // SAFETY: recording outside rendering; the graph made the source readable and the
+        // target writable by transfers (both declared); the copy fits (checked above).
+        unsafe { context.device().cmd_copy_buffer(context.command_buffer(), source.buffer, target.buffer, &[region]) };
+    }
+}

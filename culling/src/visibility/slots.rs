@@ -1,0 +1,288 @@
+//! Persistent object slots: every drawable entity keeps one index while it lives.
+//!
+//! A slot is the object index everywhere (the [`Visibility`](super::Visibility) columns and
+//! bits, GPU object records, history, readback). hecs storage order is no identity: a tag
+//! change moves an entity to another archetype. So each frame the Visibility system walks the
+//! mesh archetypes in storage order and looks every entity up here:
+//!
+//! - an entity seen before keeps its slot (found through its id, checked against its
+//!   generation, so a despawned entity whose id was reused does not inherit the slot);
+//! - a new mesh entity takes the lowest free slot, or a new one past the end;
+//! - a slot whose entity was not seen this frame (despawned, or its `Mesh` removed) is freed
+//!   and may be reused from the next frame on; trailing free slots are dropped, so the slot
+//!   count is one past the highest slot in use.
+//!
+//! The walk also records the slot of each object in storage order, which is how the hot
+//! loops (which walk archetypes) write through the slot. A frame in which no mesh entity came
+//! or went is one parallel lookup over storage order (id to slot through a dense table); only
+//! frames with spawns or despawns add a serial pass. Nothing
+//! allocates once the tables have their capacity.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use runtime::hecs::{Entity, World};
+
+use super::cull::{Segment, GRAIN};
+use crate::bits::{words_for, BITS_PER_WORD};
+
+/// Marks a free slot in `storage` and an entity id without a slot in [`ObjectSlots::by_id`].
+const NO_SLOT: u32 = u32::MAX;
+
+/// Objects per job of the slot lookup: a lookup is a few nanoseconds, so jobs are large
+/// (a 100k-object frame hands out about a dozen).
+const LOOKUP_GRAIN: usize = 8 * GRAIN;
+
+/// The slot table (see the module docs).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ObjectSlots {
+    /// Indexed by entity id (`Entity::id`): the entity holding each id's slot with the slot, so that one read both finds the slot
+    /// and checks the generation; `(Entity::DANGLING, NO_SLOT)` when none.
+    by_id: Vec<(Entity, u32)>,
+    /// Owner of each slot; [`Entity::DANGLING`] for a free slot.
+    entities: Vec<Entity>,
+    /// Bit `s` set when slot `s` is in use.
+    allocated: Vec<u64>,
+    /// Bit `s` set when slot `s`'s entity was seen this frame.
+    seen: Vec<u64>,
+    /// No word before this one has a free bit (a search hint, never past a free bit).
+    first_free_word: usize,
+    /// The slot of each object in this frame's storage order.
+    storage: Vec<u32>,
+    /// Slots freed by the last [`ObjectSlots::update`] that lie below the new slot count.
+    freed: Vec<u32>,
+    /// Slots in use.
+    live: usize,
+}
+
+/// The entity ids of `segment`'s archetype, row by row.
+fn archetype_ids<'w>(world: &'w World, segment: &Segment) -> &'w [u32] {
+    world.archetypes().nth(segment.archetype).expect("segments are listed in archetype order from this world").ids()
+}
+
+impl ObjectSlots {
+    /// Number of slots: one past the highest slot in use.
+    pub(crate) fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    /// Owner of each slot ([`Entity::DANGLING`] when free).
+    pub(crate) fn entities(&self) -> &[Entity] {
+        &self.entities
+    }
+
+    /// The slot of each object of this frame, in storage order (segment by segment).
+    pub(crate) fn storage(&self) -> &[u32] {
+        &self.storage
+    }
+
+    /// Slots freed by the last update that are still below [`ObjectSlots::len`]: their
+    /// columns must be reset to the undrawable values.
+    pub(crate) fn freed(&self) -> &[u32] {
+        &self.freed
+    }
+
+    /// Assigns this frame's slots to the entities of `segments` (the mesh archetypes in
+    /// storage order, listed from `world`, `objects` in all), frees the slots of entities no
+    /// longer seen and records each object's slot in storage order.
+    ///
+    /// The steady state (no mesh entity spawned or despawned) is one parallel gather: each
+    /// job looks its objects up through their ids, with no hashing and no allocation. Only
+    /// when an entity is new or a slot went unseen does a serial pass assign and free slots.
+    pub(crate) fn update(&mut self, world: &World, segments: &[Segment], objects: usize) {
+        runtime::profile_zone!("visibility slots");
+        self.freed.clear();
+        self.storage.clear();
+        self.storage.resize(objects, NO_SLOT);
+        let matched = self.look_up(world, segments);
+        // Matched slots are distinct (each is owned by its own entity), so `live` matches
+        // mean every slot in use was seen.
+        if matched != objects || matched != self.live {
+            self.assign_and_free(world, segments);
+        }
+    }
+
+    /// Writes the slot of every object whose entity already owns one into `storage` (the
+    /// others keep [`NO_SLOT`]), in parallel; returns how many were found.
+    fn look_up(&mut self, world: &World, segments: &[Segment]) -> usize {
+        let Self { by_id, storage, .. } = self;
+        let by_id = &by_id[..];
+        let matched = AtomicUsize::new(0);
+        runtime::jobs::parallel_for_chunks(storage, LOOKUP_GRAIN, |first, chunk| {
+            let mut found = 0;
+            let mut segment_index = segments.partition_point(|segment| segment.start + segment.len <= first);
+            let mut segment = segments[segment_index];
+            let mut ids = archetype_ids(world, &segment);
+            for (index, slot_out) in (first..).zip(chunk.iter_mut()) {
+                while index >= segment.start + segment.len {
+                    segment_index += 1;
+                    segment = segments[segment_index];
+                    ids = archetype_ids(world, &segment);
+                }
+                let id = ids[index - segment.start];
+                // SAFETY: every id of an archetype's rows names a live entity, and the world
+                // is borrowed shared, so none can be despawned meanwhile.
+                let entity = unsafe { world.find_entity_from_id(id) };
+                if let Some(&(owner, slot)) = by_id.get(id as usize).filter(|(owner, _)| *owner == entity) {
+                    debug_assert_ne!(owner, Entity::DANGLING, "a live entity is never the dangling one");
+                    *slot_out = slot;
+                    found += 1;
+                }
+            }
+            matched.fetch_add(found, Ordering::Relaxed);
+        });
+        // Relaxed: read after every job joined.
+        matched.load(Ordering::Relaxed)
+    }
+
+    /// The serial part of a frame where entities came or went: gives each object without a
+    /// slot the lowest free one (in storage order), then frees the slots nobody claimed.
+    fn assign_and_free(&mut self, world: &World, segments: &[Segment]) {
+        runtime::profile_zone!("visibility slot changes");
+        self.seen.clear();
+        self.seen.resize(self.allocated.len(), 0);
+        for &slot in &self.storage {
+            if slot != NO_SLOT {
+                self.seen[slot as usize / BITS_PER_WORD] |= 1 << (slot as usize % BITS_PER_WORD);
+            }
+        }
+        for segment in segments {
+            let ids = archetype_ids(world, segment);
+            for (row, &id) in ids.iter().enumerate() {
+                if self.storage[segment.start + row] != NO_SLOT {
+                    continue;
+                }
+                // SAFETY: as in `look_up`.
+                let entity = unsafe { world.find_entity_from_id(id) };
+                let slot = self.allocate(entity);
+                self.seen[slot as usize / BITS_PER_WORD] |= 1 << (slot as usize % BITS_PER_WORD);
+                self.storage[segment.start + row] = slot;
+            }
+        }
+        self.free_unseen();
+    }
+
+    /// Gives `entity` the lowest free slot (or a new one) and returns it.
+    fn allocate(&mut self, entity: Entity) -> u32 {
+        let words = self.allocated.len();
+        while self.first_free_word < words && self.allocated[self.first_free_word] == u64::MAX {
+            self.first_free_word += 1;
+        }
+        // Bits at and past `len` are always clear, so the lowest clear bit is either a hole
+        // below `len` or exactly `len`.
+        let slot = if self.first_free_word < words {
+            self.first_free_word * BITS_PER_WORD + (!self.allocated[self.first_free_word]).trailing_zeros() as usize
+        } else {
+            self.entities.len()
+        };
+        if slot == self.entities.len() {
+            self.entities.push(entity);
+            let words = words_for(self.entities.len());
+            self.allocated.resize(words, 0);
+            self.seen.resize(words, 0);
+        } else {
+            debug_assert_eq!(self.entities[slot], Entity::DANGLING, "slot {slot} is free");
+            self.entities[slot] = entity;
+        }
+        self.allocated[slot / BITS_PER_WORD] |= 1 << (slot % BITS_PER_WORD);
+        self.live += 1;
+        let id = entity.id() as usize;
+        if id >= self.by_id.len() {
+            self.by_id.resize(id + 1, (Entity::DANGLING, NO_SLOT));
+        }
+        self.by_id[id] = (entity, slot as u32);
+        slot as u32
+    }
+
+    /// Frees every allocated slot not seen this frame and drops trailing free slots.
+    fn free_unseen(&mut self) {
+        for word_index in 0..self.allocated.len() {
+            let mut unseen = self.allocated[word_index] & !self.seen[word_index];
+            if unseen == 0 {
+                continue;
+            }
+            self.allocated[word_index] &= !unseen;
+            self.live -= unseen.count_ones() as usize;
+            self.first_free_word = self.first_free_word.min(word_index);
+            while unseen != 0 {
+                let slot = word_index * BITS_PER_WORD + unseen.trailing_zeros() as usize;
+                unseen &= unseen - 1;
+                let entity = std::mem::replace(&mut self.entities[slot], Entity::DANGLING);
+                if self.by_id.get(entity.id() as usize) == Some(&(entity, slot as u32)) {
+                    self.by_id[entity.id() as usize] = (Entity::DANGLING, NO_SLOT);
+                }
+                self.freed.push(slot as u32);
+            }
+        }
+        let mut len = self.entities.len();
+        while len > 0 && self.allocated[(len - 1) / BITS_PER_WORD] >> ((len - 1) % BITS_PER_WORD) & 1 == 0 {
+            len -= 1;
+        }
+        self.entities.truncate(len);
+        self.allocated.truncate(words_for(len));
+        self.first_free_word = self.first_free_word.min(self.allocated.len());
+        self.freed.retain(|&slot| (slot as usize) < len);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::visibility::cull::list_segments;
+    use ecs::{scene, Transform};
+
+    fn update(slots: &mut ObjectSlots, world: &World) {
+        let mut segments = Vec::new();
+        let objects = list_segments(world, &mut segments);
+        slots.update(world, &segments, objects);
+    }
+
+    fn slot_of(slots: &ObjectSlots, entity: Entity) -> usize {
+        slots.entities().iter().position(|&owner| owner == entity).expect("the entity owns a slot")
+    }
+
+    #[test]
+    fn slots_survive_archetype_moves_and_are_reused_after_despawn() {
+        let mut world = World::new();
+        let entities: Vec<Entity> =
+            (0..100).map(|_| scene::spawn_mesh(&mut world, scene::unit_cube_mesh(), Transform::IDENTITY)).collect();
+        let mut slots = ObjectSlots::default();
+        update(&mut slots, &world);
+        let before: Vec<usize> = entities.iter().map(|&entity| slot_of(&slots, entity)).collect();
+        for &entity in entities.iter().step_by(3) {
+            world.insert_one(entity, ecs::Culled).expect("the entity lives");
+        }
+        update(&mut slots, &world);
+        let after: Vec<usize> = entities.iter().map(|&entity| slot_of(&slots, entity)).collect();
+        assert_eq!(before, after, "an archetype move keeps the slot");
+        assert!(slots.freed().is_empty(), "nobody left");
+
+        world.despawn(entities[10]).expect("the entity lives");
+        world.despawn(entities[99]).expect("the entity lives");
+        update(&mut slots, &world);
+        assert_eq!(slots.freed(), &[before[10] as u32], "the trailing slot is dropped, the hole is reported");
+        assert_eq!(slots.len(), 99, "trailing free slots are dropped");
+        let newcomer = scene::spawn_mesh(&mut world, scene::unit_cube_mesh(), Transform::IDENTITY);
+        update(&mut slots, &world);
+        assert_eq!(slot_of(&slots, newcomer), before[10], "the lowest free slot is reused");
+        let storage_slots: std::collections::HashSet<u32> = slots.storage().iter().copied().collect();
+        assert_eq!(storage_slots.len(), 99, "each object has its own slot");
+    }
+
+    #[test]
+    fn a_reused_entity_id_gets_a_fresh_slot() {
+        let mut world = World::new();
+        let first = scene::spawn_mesh(&mut world, scene::unit_cube_mesh(), Transform::IDENTITY);
+        let keep = scene::spawn_mesh(&mut world, scene::unit_cube_mesh(), Transform::IDENTITY);
+        let mut slots = ObjectSlots::default();
+        update(&mut slots, &world);
+        world.despawn(first).expect("the entity lives");
+        let second = scene::spawn_mesh(&mut world, scene::unit_cube_mesh(), Transform::IDENTITY);
+        assert_eq!(second.id(), first.id(), "hecs reuses the id");
+        update(&mut slots, &world);
+        assert_eq!(slots.entities().len(), 3, "the newcomer may not inherit the slot in the same frame");
+        assert_eq!(slots.entities()[0], Entity::DANGLING, "the despawned entity's slot is free");
+        assert_eq!(slots.entities()[1], keep);
+        assert_eq!(slots.entities()[2], second);
+        assert_eq!(slots.freed(), &[0]);
+    }
+}
