@@ -1,89 +1,38 @@
 //! The demo: a procedural city culled frame by frame while the camera flies through it.
 //!
-//! It builds about 45k mesh entities (buildings, props, trees with three levels of detail,
-//! cars with parented wheels, skinned pedestrians that raise their arms), runs the engine's
-//! stages on the job system, and prints what the Visibility stage decided and how long each
-//! stage took. Every frame runs headless; the statistics are the output.
+//! It builds about 100k mesh entities by default (`--objects N`, 1k to 1M: buildings,
+//! props, trees with three levels of detail, cars with parented wheels, skinned pedestrians
+//! that raise their arms), runs the engine's stages on the job system, and prints what the
+//! Visibility stage decided and how long each stage took. Every frame runs headless.
 //!
 //! Every object is a real low-poly mesh generated in code and processed by meshopt (LOD
 //! chain, meshlets); every mesh entity gets its mesh's LOD chain. When a Vulkan device exists,
-//! the last frame is also drawn with the render graph's standard passes (lit meshes at the
-//! level each object's LOD chose) into a PNG, and drawn again with culling off: the two
-//! images must be identical, pixel for pixel. Without a device the demo says why once and
-//! keeps to the CPU path and its statistics.
+//! the frames `--render` asks for (the last by default, or every one) are drawn with the
+//! render graph's standard passes (lit meshes at the level each object's LOD chose), and
+//! drawn again with culling off: the two images must be identical, pixel for pixel. With
+//! `--out DIR` the last frame goes to `DIR/city.png` and `--png-every N` adds every N-th.
+//! Without a device the demo says why once and keeps to the CPU path and its statistics.
 //!
-//! Run: `cargo run --release -p samples --bin city [-- OPTIONS]`
-//!
-//! | option | default | meaning |
-//! |---|---|---|
-//! | `--frames N` | 600 | frames to run (the camera loop takes 40 s = 2400 frames at 60 Hz) |
-//! | `--blocks N` | 32 | city blocks per side |
-//! | `--threads N` | cores | job-system parallelism |
-//! | `--min-pixels P` | 0 | screen-size cull threshold (0: off; above 0 it is lossy by design) |
-//! | `--max-distance D` | 0 | distance cull (0 turns it off) |
-//! | `--report-every N` | 60 | frames between report lines |
-//! | `--no-occlusion` | | turn the CPU occlusion cull off |
-//! | `--png PATH` | `city.png` | where the last frame's image goes (`--png none`: no drawing) |
+//! Run: `cargo run --release -p samples --bin city [-- OPTIONS]`; `--help` explains every
+//! option (`samples::city::CityOptions`). For example
+//! `city --frames 120 --size 640x360 --render every --out images --png-every 30 --validate`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use clap::Parser;
 use culling::occlusion::OccluderMeshes;
 use culling::Visibility;
 use ecs::{Mesh, RenderSettings, Viewport};
-use runtime::App;
-use samples::city::{self, CityConfig, CityLibrary, CityMeshes};
+use runtime::{App, Stage};
+use samples::city::{
+    self, CameraKeyframes, CameraPath, CityLibrary, CityMeshes, CityOptions, CullChoice, RenderChoice, Switch,
+};
 use samples::mesh_render::MeshRenderer;
-
-/// Size of the view (and of the image, when one is drawn).
-const IMAGE_WIDTH: u32 = 1280;
-const IMAGE_HEIGHT: u32 = 720;
 
 /// The sky the image is cleared to.
 const SKY: [f32; 4] = [0.55, 0.70, 0.90, 1.0];
-
-struct Options {
-    frames: u64,
-    blocks: u32,
-    threads: Option<usize>,
-    min_pixels: f32,
-    max_distance: f32,
-    report_every: u64,
-    occlusion: bool,
-    png: Option<PathBuf>,
-}
-
-fn parse_options() -> Result<Options, String> {
-    let mut options = Options {
-        frames: 600,
-        blocks: 32,
-        threads: None,
-        min_pixels: 0.0,
-        max_distance: 0.0,
-        report_every: 60,
-        occlusion: true,
-        png: Some(PathBuf::from("city.png")),
-    };
-    let mut arguments = std::env::args().skip(1);
-    while let Some(flag) = arguments.next() {
-        let mut value = || arguments.next().ok_or_else(|| format!("{flag} needs a value"));
-        let number = |text: String| text.parse::<f64>().map_err(|_| format!("{flag}: '{text}' is not a number"));
-        match flag.as_str() {
-            "--frames" => options.frames = number(value()?)? as u64,
-            "--blocks" => options.blocks = (number(value()?)? as u32).clamp(1, 256),
-            "--threads" => options.threads = Some((number(value()?)? as usize).max(1)),
-            "--min-pixels" => options.min_pixels = number(value()?)? as f32,
-            "--max-distance" => options.max_distance = number(value()?)? as f32,
-            "--report-every" => options.report_every = (number(value()?)? as u64).max(1),
-            "--no-occlusion" => options.occlusion = false,
-            "--png" => options.png = Some(PathBuf::from(value()?)).filter(|path| path.as_os_str() != "none"),
-            "--help" | "-h" => return Err(String::new()),
-            other => return Err(format!("unknown option '{other}'")),
-        }
-    }
-    Ok(options)
-}
 
 fn median(values: &mut [f64]) -> f64 {
     if values.is_empty() {
@@ -95,38 +44,55 @@ fn median(values: &mut [f64]) -> f64 {
 
 fn main() -> ExitCode {
     samples::init_logging();
-    let options = match parse_options() {
-        Ok(options) => options,
-        Err(message) => {
-            if !message.is_empty() {
-                eprintln!("city: {message}");
-            }
-            eprintln!("usage: city [--frames N] [--blocks N] [--threads N] [--min-pixels P] [--max-distance D] [--report-every N] [--no-occlusion] [--png PATH|none]");
-            return if message.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+    let options = CityOptions::parse();
+    for (asked, name) in [(options.truth, "--truth"), (options.classify, "--classify"), (options.window, "--window")] {
+        if asked {
+            eprintln!("city: {name} is not available in this build yet");
+            return ExitCode::FAILURE;
         }
-    };
+    }
+    if options.validate {
+        // Read by `DeviceConfig::default` when the renderer makes its device; set before any
+        // thread that could read the environment starts.
+        std::env::set_var("ENGINE_VALIDATION", "1");
+    }
+    let (width, height) = options.size;
 
     let mut app = match options.threads {
-        Some(threads) => App::with_threads(threads),
+        Some(threads) => App::with_threads(threads as usize),
         None => App::new(),
     };
     culling::install(&mut app);
     city::install_motion(&mut app);
     app.set_fixed_delta(Some(1.0 / 60.0));
-    app.insert_resource(Viewport { width: IMAGE_WIDTH, height: IMAGE_HEIGHT });
+    app.insert_resource(Viewport { width, height });
     {
         let mut settings = app.resource_mut::<RenderSettings>();
         settings.cull_min_pixels = options.min_pixels;
         settings.cull_max_distance = options.max_distance;
-        settings.occlusion_culling = options.occlusion;
+        settings.occlusion_culling = options.occlusion == Switch::On;
+        // `--cull gpu|auto`: the GPU backend (`culling::CullingBackend`) plugs in here when it
+        // is merged; until then both run the CPU culler, and the `jobs:` line says so.
+        if options.cull == CullChoice::Off {
+            settings.frustum_culling = false;
+            settings.occlusion_culling = false;
+            settings.cull_min_pixels = 0.0;
+            settings.cull_max_distance = 0.0;
+        }
     }
     // Buildings occlude: their occluder is their full-footprint base block (authored, so
     // exact; the setbacks above it are narrower).
     let mut occluders = OccluderMeshes::new();
     occluders.insert(CityMeshes::BUILDING, city::building_occluder());
     app.insert_resource(occluders);
+    if let Some(out) = &options.out {
+        if let Err(error) = std::fs::create_dir_all(out) {
+            eprintln!("city: cannot create {}: {error}", out.display());
+            return ExitCode::FAILURE;
+        }
+    }
 
-    let config = CityConfig { blocks: options.blocks, ..CityConfig::default() };
+    let config = options.city_config();
     let build_started = Instant::now();
     let city = city::build_city(app.world_mut(), &config);
     let meshes_started = Instant::now();
@@ -149,6 +115,24 @@ fn main() -> ExitCode {
         config.blocks * config.blocks,
         build_started.elapsed().as_secs_f64() * 1e3
     );
+    for line in city::bounds::describe(app.world(), &config) {
+        println!("{line}");
+    }
+    if let Some(path) = &options.camera_path {
+        let keyframes = match CameraKeyframes::load(path) {
+            Ok(keyframes) => keyframes,
+            Err(error) => {
+                eprintln!("city: camera path {error}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let camera = city.camera.expect("the city has a camera");
+        let world = app.world_mut();
+        let _ = world.remove_one::<CameraPath>(camera);
+        world.insert_one(camera, keyframes).expect("the camera exists");
+        app.add_system(Stage::Input, CameraKeyframes::system());
+        println!("camera: following {}", path.display());
+    }
     println!(
         "jobs: {} threads; culling: CPU path ({:?} kernel); profiling: {}",
         app.job_system().threads(),
@@ -171,6 +155,9 @@ fn main() -> ExitCode {
         "visib ms"
     );
 
+    let lossless = options.min_pixels <= 0.0 && options.max_distance <= 0.0;
+    let mut drawer = None;
+    let mut status = ExitCode::SUCCESS;
     let mut frame_ms = Vec::with_capacity(options.frames as usize);
     let mut transform_ms = Vec::with_capacity(options.frames as usize);
     let mut visibility_ms = Vec::with_capacity(options.frames as usize);
@@ -189,6 +176,27 @@ fn main() -> ExitCode {
         let visibility = app.resource::<Visibility>();
         let stats = *visibility.stats();
         visible_counts.push(stats.visible as f64);
+        let last = app.frame_index() == options.frames;
+        if options.render == RenderChoice::Every || (options.render == RenderChoice::Last && last) {
+            // The last frame is `city.png`; `--png-every N` adds every N-th drawn frame.
+            let mut pngs = Vec::new();
+            if let Some(out) = &options.out {
+                if last {
+                    pngs.push(out.join("city.png"));
+                }
+                if options.png_every.is_some_and(|every| app.frame_index() % every == 0) {
+                    pngs.push(out.join(format!("frame-{:06}.png", app.frame_index())));
+                }
+            }
+            match draw_frame(&mut drawer, &app, &meshes, options.size, &pngs, lossless) {
+                Ok(true) => {}
+                Ok(false) => status = ExitCode::FAILURE,
+                Err(error) => {
+                    eprintln!("render: frame {}: {error}", app.frame_index());
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
         if app.frame_index() % options.report_every == 0 {
             let height = visibility.view().map_or(f32::NAN, |view| view.position.y);
             let recent = options.report_every as usize;
@@ -219,10 +227,12 @@ fn main() -> ExitCode {
             full as f64 / with_lod.max(1) as f64
         );
     }
-    let mut status = ExitCode::SUCCESS;
-    if let Some(path) = &options.png {
-        let lossless = options.min_pixels <= 0.0 && options.max_distance <= 0.0;
-        status = draw_last_frame(&app, &meshes, path, lossless);
+    if let Some(Some(renderer)) = &drawer {
+        let problems = renderer.validation_problems();
+        if !problems.is_empty() {
+            eprintln!("render: validation reported problems: {problems:?}");
+            status = ExitCode::FAILURE;
+        }
     }
 
     println!(
@@ -237,19 +247,34 @@ fn main() -> ExitCode {
     status
 }
 
-/// Draws the last frame with culling on and off, checks the images are equal, writes the PNG.
-/// No Vulkan device is not a failure: the demo says why and the statistics stand alone. With
-/// the screen-size or distance cull on (`lossless` false) the images may differ by design,
-/// and a difference is reported, not failed.
-fn draw_last_frame(app: &App, meshes: &CityLibrary, path: &std::path::Path, lossless: bool) -> ExitCode {
+/// Draws the frame with culling on and off and checks the images are equal (`Ok(false)`
+/// when they differ and the culls are `lossless`); writes the culled image to each of
+/// `pngs`. The first call makes the renderer into `drawer`; no Vulkan device is not a
+/// failure: the demo says why once and the statistics stand alone. With the screen-size or
+/// distance cull on the images may differ by design, and a difference is reported, not
+/// failed.
+fn draw_frame(
+    drawer: &mut Option<Option<MeshRenderer>>,
+    app: &App,
+    meshes: &CityLibrary,
+    (width, height): (u32, u32),
+    pngs: &[PathBuf],
+    lossless: bool,
+) -> Result<bool, city::RenderError> {
     let visibility = app.resource::<Visibility>();
-    let objects = visibility.objects().len() as u32;
-    let mut renderer = match MeshRenderer::new(IMAGE_WIDTH, IMAGE_HEIGHT, objects + 64, meshes.library.clone(), SKY) {
-        Ok(renderer) => renderer,
-        Err(reason) => {
-            println!("render: no usable Vulkan device ({reason}); culling ran on the CPU path, no image drawn");
-            return ExitCode::SUCCESS;
+    let renderer = drawer.get_or_insert_with(|| {
+        let objects = visibility.objects().len() as u32;
+        // Room for the city's objects plus some that appear later (none do today).
+        match MeshRenderer::new(width, height, objects + objects / 8 + 64, meshes.library.clone(), SKY) {
+            Ok(renderer) => Some(renderer),
+            Err(reason) => {
+                println!("render: no usable Vulkan device ({reason}); culling ran on the CPU path, no image drawn");
+                None
+            }
         }
+    });
+    let Some(renderer) = renderer else {
+        return Ok(true);
     };
     let colors: Vec<u32> = visibility
         .objects()
@@ -262,41 +287,24 @@ fn draw_last_frame(app: &App, meshes: &CityLibrary, path: &std::path::Path, loss
         })
         .collect();
     let started = Instant::now();
-    let outcome = renderer.render_and_check(&visibility, |object| colors[object]).and_then(|(pixels, check)| {
+    let (pixels, check) = renderer.render_and_check(&visibility, |object| colors[object])?;
+    for path in pngs {
         renderer.write_png(path, &pixels)?;
-        Ok(check)
-    });
-    match outcome {
-        Ok(check) => {
-            println!(
-                "render: {} on {}: drew {} of {} drawable objects ({} triangles) in {:.0} ms, wrote {}; culling on vs off: {}",
-                format_args!("{IMAGE_WIDTH}x{IMAGE_HEIGHT}"),
-                renderer.device_name(),
-                check.drawn,
-                check.drawn_without_culling,
-                check.triangles,
-                started.elapsed().as_secs_f64() * 1e3,
-                path.display(),
-                match (check.differing_pixels, lossless) {
-                    (0, _) => String::from("identical images"),
-                    (pixels, true) => format!("{pixels} pixels differ: an object was wrongly hidden"),
-                    (pixels, false) => format!("{pixels} pixels differ (size/distance culls are lossy by design)"),
-                }
-            );
-            let problems = renderer.validation_problems();
-            if !problems.is_empty() {
-                eprintln!("render: validation reported problems: {problems:?}");
-                return ExitCode::FAILURE;
-            }
-            if check.differing_pixels == 0 || !lossless {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
-        }
-        Err(error) => {
-            eprintln!("render: {error}");
-            ExitCode::FAILURE
-        }
     }
+    println!(
+        "render: frame {} {width}x{height} on {}: drew {} of {} drawable objects ({} triangles) in {:.0} ms{}; culling on vs off: {}",
+        app.frame_index(),
+        renderer.device_name(),
+        check.drawn,
+        check.drawn_without_culling,
+        check.triangles,
+        started.elapsed().as_secs_f64() * 1e3,
+        pngs.iter().map(|path| format!(", wrote {}", path.display())).collect::<String>(),
+        match (check.differing_pixels, lossless) {
+            (0, _) => String::from("identical images"),
+            (pixels, true) => format!("{pixels} pixels differ: an object was wrongly hidden"),
+            (pixels, false) => format!("{pixels} pixels differ (size/distance culls are lossy by design)"),
+        }
+    );
+    Ok(check.differing_pixels == 0 || !lossless)
 }

@@ -1,0 +1,145 @@
+//! The demo's command line as other tools use it: the contract's options, camera paths,
+//! every-frame rendering with PNGs, and clear errors for bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use render_graph::testing::gpu_test_context;
+
+fn city(arguments: &[&str]) -> (Output, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_city")).args(arguments).output().expect("the demo starts");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+    (output, text)
+}
+
+fn temporary(name: &str) -> PathBuf {
+    let folder = std::env::temp_dir().join(format!("city-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).expect("a temporary folder");
+    folder
+}
+
+#[test]
+fn prints_bounds_and_blocks_and_follows_a_camera_path() {
+    let folder = temporary("path");
+    let path = folder.join("path.json");
+    // Above the city looking straight down, then a cut to street level.
+    std::fs::write(
+        &path,
+        r#"{"keyframes":[{"frame":0,"position":[100,200,100],"yaw":0,"pitch":-89,"fov":60},
+                         {"frame":3,"position":[100,200,100],"yaw":0,"pitch":-89,"fov":60},
+                         {"frame":4,"position":[-6,1.8,300],"yaw":0,"pitch":0,"fov":60}]}"#,
+    )
+    .expect("the path is written");
+    let (output, text) = city(&[
+        "--frames",
+        "6",
+        "--objects",
+        "1000",
+        "--size",
+        "96x64",
+        "--render",
+        "none",
+        "--report-every",
+        "1",
+        "--camera-path",
+        path.to_str().expect("a UTF-8 path"),
+    ]);
+    let _ = std::fs::remove_dir_all(&folder);
+    assert!(output.status.success(), "{text}");
+    let bounds = text.lines().find(|line| line.starts_with("city bounds: min ")).expect("a bounds line");
+    let numbers: Vec<f32> = bounds.split_whitespace().filter_map(|word| word.parse().ok()).collect::<Vec<_>>();
+    assert_eq!(numbers.len(), 6, "{bounds}");
+    assert!(numbers[1] < 0.0 && numbers[1] > -1.0 && numbers[4] > 10.0, "ground at y = 0: {bounds}");
+    assert!(text.contains("city blocks: 6 x 6 of 40 m, streets 12 m wide"), "{text}");
+    // The report's second column is the camera height: 200 m until the cut, 1.8 after it.
+    let heights: Vec<f32> = text
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let frame: u64 = words.next()?.parse().ok()?;
+            Some((frame, words.next()?.parse::<f32>().ok()?))
+        })
+        .map(|(_, height)| height)
+        .collect();
+    assert_eq!(heights.len(), 6, "{text}");
+    assert!(heights[..3].iter().all(|&height| (height - 200.0).abs() < 0.01), "{heights:?}");
+    assert!((heights[5] - 1.8).abs() < 0.01, "{heights:?}");
+}
+
+#[test]
+fn a_malformed_camera_path_is_an_error_naming_the_line() {
+    let folder = temporary("bad-path");
+    let path = folder.join("bad.json");
+    std::fs::write(
+        &path,
+        "{\"keyframes\":[\n  {\"frame\":0,\"position\":[0,2,0]},\n  {\"frame\":1 \"position\":[0,2,0]}\n]}",
+    )
+    .expect("the path is written");
+    let (output, text) =
+        city(&["--frames", "1", "--objects", "1000", "--render", "none", "--camera-path", path.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&folder);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("bad.json: line 3, column"), "{text}");
+}
+
+#[test]
+fn bad_options_are_errors_and_help_explains_the_contract() {
+    let (output, text) = city(&["--size", "640by360"]);
+    assert!(!output.status.success() && text.contains("--size"), "{text}");
+    let (output, text) = city(&["--help"]);
+    assert!(output.status.success(), "{text}");
+    for option in [
+        "--frames",
+        "--size",
+        "--objects",
+        "--seed",
+        "--threads",
+        "--cull",
+        "--occlusion",
+        "--camera-path",
+        "--truth",
+        "--classify",
+        "--validate",
+        "--out",
+        "--window",
+        "--render",
+        "--png-every",
+    ] {
+        assert!(text.contains(option), "--help lacks {option}:\n{text}");
+    }
+}
+
+#[test]
+fn renders_every_frame_and_writes_pngs_when_asked() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let folder = temporary("every");
+    let out = folder.join("images");
+    let (output, text) = city(&[
+        "--frames",
+        "4",
+        "--objects",
+        "1000",
+        "--size",
+        "96x64",
+        "--render",
+        "every",
+        "--png-every",
+        "2",
+        "--validate",
+        "--out",
+        out.to_str().expect("a UTF-8 path"),
+    ]);
+    let mut written: Vec<String> = std::fs::read_dir(&out)
+        .map(|entries| entries.filter_map(|entry| entry.ok()?.file_name().into_string().ok()).collect())
+        .unwrap_or_default();
+    written.sort();
+    let _ = std::fs::remove_dir_all(&folder);
+    assert!(output.status.success(), "{text}");
+    let drawn = text.lines().filter(|line| line.starts_with("render: frame ")).count();
+    assert_eq!(drawn, 4, "every frame is drawn:\n{text}");
+    assert_eq!(text.matches("identical images").count(), 4, "{text}");
+    assert_eq!(written, ["city.png", "frame-000002.png", "frame-000004.png"], "{text}");
+}
