@@ -28,6 +28,11 @@ pub struct MeshFrame {
     pub triangles: u64,
     /// Pixels that differ between the two images (0 is the only right answer).
     pub differing_pixels: usize,
+    /// GPU milliseconds of each pass of the culled frame, by the pass's name in
+    /// `GraphStats` (`None` where the device has no timestamps).
+    pub gpu_ms: Vec<(String, Option<f64>)>,
+    /// Bytes the culled frame uploaded (object records and the draw list).
+    pub uploaded_bytes: u64,
 }
 
 /// A headless renderer of meshes of one [`MeshLibrary`].
@@ -84,6 +89,8 @@ impl MeshRenderer {
         self.all_drawable.extend(visibility.scene());
         self.all_drawable.sort_unstable();
         let culled = self.draw(view_projection, visibility.visible())?;
+        let gpu_ms = self.graph.stats().passes.iter().map(|pass| (pass.name.clone(), pass.gpu_ms)).collect();
+        let upload = lock_scene(&self.scene).last_upload();
         let all = std::mem::take(&mut self.all_drawable);
         let reference = self.draw(view_projection, &all);
         self.all_drawable = all;
@@ -94,6 +101,8 @@ impl MeshRenderer {
             drawn_without_culling: self.all_drawable.len(),
             triangles: visibility.visible().iter().map(|&object| triangles[object as usize]).sum(),
             differing_pixels,
+            gpu_ms,
+            uploaded_bytes: upload.bytes + upload.draw_bytes,
         };
         Ok((culled, frame))
     }

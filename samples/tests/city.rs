@@ -136,10 +136,24 @@ fn renders_every_frame_and_writes_pngs_when_asked() {
         .map(|entries| entries.filter_map(|entry| entry.ok()?.file_name().into_string().ok()).collect())
         .unwrap_or_default();
     written.sort();
+    let stats = std::fs::read_to_string(out.join("stats.json")).unwrap_or_default();
     let _ = std::fs::remove_dir_all(&folder);
     assert!(output.status.success(), "{text}");
     let drawn = text.lines().filter(|line| line.starts_with("render: frame ")).count();
     assert_eq!(drawn, 4, "every frame is drawn:\n{text}");
     assert_eq!(text.matches("identical images").count(), 4, "{text}");
-    assert_eq!(written, ["city.png", "frame-000002.png", "frame-000004.png"], "{text}");
+    assert_eq!(written, ["city.png", "frame-000002.png", "frame-000004.png", "stats.json"], "{text}");
+    let stats: serde_json::Value = serde_json::from_str(&stats).expect("stats.json is JSON");
+    let frames = stats["frames"].as_array().expect("a list of frames");
+    assert_eq!(frames.len(), 4, "{stats}");
+    for (index, frame) in frames.iter().enumerate() {
+        assert_eq!(frame["frame"], index as u64 + 1, "{frame}");
+        assert_eq!(frame["drawn"], frame["visible"], "{frame}");
+        assert_eq!(frame["differing_pixels"], 0, "{frame}");
+        assert!(frame["uploaded_bytes"].as_u64().is_some_and(|bytes| bytes > 0), "{frame}");
+        assert!(frame["stage_ms"]["Visibility"].as_f64().is_some(), "{frame}");
+    }
+    for row in ["cpu ms stage Visibility", "frustum rejects", "occluded", "triangles", "bytes uploaded"] {
+        assert!(text.lines().any(|line| line.starts_with(row)), "the summary table lacks {row}:\n{text}");
+    }
 }

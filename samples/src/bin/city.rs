@@ -25,14 +25,28 @@ use clap::Parser;
 use culling::occlusion::OccluderMeshes;
 use culling::Visibility;
 use ecs::{Mesh, RenderSettings, Viewport};
+use indicatif::{ProgressBar, ProgressStyle};
 use runtime::{App, Stage};
+use samples::city::summary::FrameRecord;
 use samples::city::{
     self, CameraKeyframes, CameraPath, CityLibrary, CityMeshes, CityOptions, CullChoice, RenderChoice, Switch,
 };
-use samples::mesh_render::MeshRenderer;
+use samples::mesh_render::{MeshFrame, MeshRenderer};
 
 /// The sky the image is cleared to.
 const SKY: [f32; 4] = [0.55, 0.70, 0.90, 1.0];
+
+/// A progress bar on standard error for long runs (hidden when it is not a terminal).
+fn progress_bar(frames: u64) -> ProgressBar {
+    if frames < 300 {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(frames);
+    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} frames, {per_sec}, eta {eta}") {
+        bar.set_style(style);
+    }
+    bar
+}
 
 fn median(values: &mut [f64]) -> f64 {
     if values.is_empty() {
@@ -162,11 +176,19 @@ fn main() -> ExitCode {
     let mut transform_ms = Vec::with_capacity(options.frames as usize);
     let mut visibility_ms = Vec::with_capacity(options.frames as usize);
     let mut visible_counts = Vec::with_capacity(options.frames as usize);
+    let mut records = Vec::with_capacity(options.frames as usize);
+    let progress = progress_bar(options.frames);
     for _ in 0..options.frames {
         let started = Instant::now();
         app.run_frame();
         frame_ms.push(started.elapsed().as_secs_f64() * 1e3);
+        let mut record = FrameRecord {
+            frame: app.frame_index(),
+            frame_ms: started.elapsed().as_secs_f64() * 1e3,
+            ..FrameRecord::default()
+        };
         for (stage, seconds) in app.schedule().stage_seconds() {
+            record.stage_ms.insert(stage.to_string(), seconds * 1e3);
             match stage {
                 "Transform" => transform_ms.push(seconds * 1e3),
                 "Visibility" => visibility_ms.push(seconds * 1e3),
@@ -176,6 +198,11 @@ fn main() -> ExitCode {
         let visibility = app.resource::<Visibility>();
         let stats = *visibility.stats();
         visible_counts.push(stats.visible as f64);
+        record.objects = stats.objects;
+        record.frustum_rejected = stats.frustum_rejected;
+        record.occluded = stats.occluded;
+        record.small_or_far = stats.size_rejected + stats.distance_rejected;
+        record.visible = stats.visible;
         let last = app.frame_index() == options.frames;
         if options.render == RenderChoice::Every || (options.render == RenderChoice::Last && last) {
             // The last frame is `city.png`; `--png-every N` adds every N-th drawn frame.
@@ -189,9 +216,20 @@ fn main() -> ExitCode {
                 }
             }
             match draw_frame(&mut drawer, &app, &meshes, options.size, &pngs, lossless) {
-                Ok(true) => {}
-                Ok(false) => status = ExitCode::FAILURE,
+                Ok(Some((check, report))) => {
+                    progress.suspend(|| println!("{report}"));
+                    if check.differing_pixels != 0 && lossless {
+                        status = ExitCode::FAILURE;
+                    }
+                    record.drawn = Some(check.drawn);
+                    record.triangles = Some(check.triangles);
+                    record.uploaded_bytes = Some(check.uploaded_bytes);
+                    record.differing_pixels = Some(check.differing_pixels);
+                    record.gpu_ms = check.gpu_ms.into_iter().filter_map(|(pass, ms)| Some((pass, ms?))).collect();
+                }
+                Ok(None) => {}
                 Err(error) => {
+                    progress.abandon();
                     eprintln!("render: frame {}: {error}", app.frame_index());
                     return ExitCode::FAILURE;
                 }
@@ -201,7 +239,7 @@ fn main() -> ExitCode {
             let height = visibility.view().map_or(f32::NAN, |view| view.position.y);
             let recent = options.report_every as usize;
             let window = |values: &[f64]| median(&mut values[values.len().saturating_sub(recent)..].to_vec());
-            println!(
+            let line = format!(
                 "{:>6} {:>8.1} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9.3} {:>9.3} {:>9.3}",
                 app.frame_index(),
                 height,
@@ -216,8 +254,12 @@ fn main() -> ExitCode {
                 window(&transform_ms),
                 window(&visibility_ms),
             );
+            progress.suspend(|| println!("{line}"));
         }
+        records.push(record);
+        progress.inc(1);
     }
+    progress.finish_and_clear();
 
     {
         let visibility = app.resource::<Visibility>();
@@ -235,6 +277,17 @@ fn main() -> ExitCode {
         }
     }
 
+    print!("{}", city::summary::table(&records));
+    if let Some(out) = &options.out {
+        let path = out.join("stats.json");
+        match city::summary::write_stats_json(&path, &records) {
+            Ok(()) => println!("stats: wrote {} ({} frames)", path.display(), records.len()),
+            Err(error) => {
+                eprintln!("stats: cannot write {}: {error}", path.display());
+                status = ExitCode::FAILURE;
+            }
+        }
+    }
     println!(
         "summary: {} frames, median frame {:.3} ms, Transform {:.3} ms, Visibility {:.3} ms, median visible {:.0} of {}",
         options.frames,
@@ -247,12 +300,11 @@ fn main() -> ExitCode {
     status
 }
 
-/// Draws the frame with culling on and off and checks the images are equal (`Ok(false)`
-/// when they differ and the culls are `lossless`); writes the culled image to each of
-/// `pngs`. The first call makes the renderer into `drawer`; no Vulkan device is not a
-/// failure: the demo says why once and the statistics stand alone. With the screen-size or
-/// distance cull on the images may differ by design, and a difference is reported, not
-/// failed.
+/// Draws the frame with culling on and off and compares the images; writes the culled
+/// image to each of `pngs`; returns what was drawn and a report line. The first call makes
+/// the renderer into `drawer`; no Vulkan device (`Ok(None)`) is not a failure: the demo says
+/// why once and the statistics stand alone. With the screen-size or distance cull on
+/// (`lossless` false) the images may differ by design, and the line says so.
 fn draw_frame(
     drawer: &mut Option<Option<MeshRenderer>>,
     app: &App,
@@ -260,7 +312,7 @@ fn draw_frame(
     (width, height): (u32, u32),
     pngs: &[PathBuf],
     lossless: bool,
-) -> Result<bool, city::RenderError> {
+) -> Result<Option<(MeshFrame, String)>, city::RenderError> {
     let visibility = app.resource::<Visibility>();
     let renderer = drawer.get_or_insert_with(|| {
         let objects = visibility.objects().len() as u32;
@@ -274,7 +326,7 @@ fn draw_frame(
         }
     });
     let Some(renderer) = renderer else {
-        return Ok(true);
+        return Ok(None);
     };
     let colors: Vec<u32> = visibility
         .objects()
@@ -291,7 +343,7 @@ fn draw_frame(
     for path in pngs {
         renderer.write_png(path, &pixels)?;
     }
-    println!(
+    let report = format!(
         "render: frame {} {width}x{height} on {}: drew {} of {} drawable objects ({} triangles) in {:.0} ms{}; culling on vs off: {}",
         app.frame_index(),
         renderer.device_name(),
@@ -306,5 +358,5 @@ fn draw_frame(
             (pixels, false) => format!("{pixels} pixels differ (size/distance culls are lossy by design)"),
         }
     );
-    Ok(check.differing_pixels == 0 || !lossless)
+    Ok(Some((check, report)))
 }

@@ -11,6 +11,7 @@ pub mod options;
 mod render;
 mod scene;
 mod shapes;
+pub mod summary;
 
 pub use keyframes::{CameraKeyframes, CameraPose, Keyframe};
 pub use meshes::{attach_lods, building_occluder, city_color, CityLibrary};
