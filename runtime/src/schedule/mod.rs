@@ -395,6 +395,7 @@ fn run_batch(systems: &mut [System], inputs: FrameInputs<'_>) {
         [system] => run_system(system, inputs),
         _ => {
             crate::profile_zone!("system batch");
+            let _job_label = crate::profiling::job_label("system batch");
             let (left, right) = systems.split_at_mut(systems.len() / 2);
             jobs::join(|| run_batch(left, inputs), || run_batch(right, inputs));
         }
