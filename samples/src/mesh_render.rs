@@ -107,6 +107,49 @@ impl MeshRenderer {
         Ok((culled, frame))
     }
 
+    /// The culling truth of the frame: draws every drawable object with culling off as an
+    /// object-id image and returns the objects owning at least one pixel, sorted. The id is
+    /// written through the colour's alpha byte, which the geometry shader passes through
+    /// unlit: `id + 1` in base 255, one digit per draw (three draws, up to 16.5M objects),
+    /// while the sky clears to alpha 255, a value no digit takes. Call after
+    /// [`MeshRenderer::render_and_check`] for the same `visibility`; the next call of that
+    /// re-uploads the real colours.
+    pub fn objects_with_pixels(&mut self, visibility: &Visibility) -> Result<Vec<u32>, RenderError> {
+        let view = visibility.view().ok_or("no camera this frame: nothing to draw")?;
+        let view_projection = (view.projection * view.view).to_cols_array_2d();
+        let pixels = (self.extent.width * self.extent.height) as usize;
+        let mut ids = vec![0u32; pixels];
+        let mut sky = vec![false; pixels];
+        let all = std::mem::take(&mut self.all_drawable);
+        let mut outcome = Ok(());
+        for digit in 0..3u32 {
+            let place = 255u32.pow(digit);
+            let drawn = self
+                .upload_objects(visibility, |object| ((object as u32 + 1) / place % 255) << 24)
+                .and_then(|_| self.draw(view_projection, &all));
+            let image = match drawn {
+                Ok(image) => image,
+                Err(error) => {
+                    outcome = Err(error);
+                    break;
+                }
+            };
+            for ((id, sky), pixel) in ids.iter_mut().zip(&mut sky).zip(image.chunks_exact(4)) {
+                if pixel[3] == 255 {
+                    *sky = true;
+                } else {
+                    *id += u32::from(pixel[3]) * place;
+                }
+            }
+        }
+        self.all_drawable = all;
+        outcome?;
+        let mut owners: Vec<u32> = ids.iter().zip(&sky).filter(|(_, &sky)| !sky).map(|(&id, _)| id - 1).collect();
+        owners.sort_unstable();
+        owners.dedup();
+        Ok(owners)
+    }
+
     /// Writes every object as a record; returns each object's triangle count.
     fn upload_objects(
         &mut self,

@@ -3,11 +3,20 @@
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use render_graph::testing::gpu_test_context;
 
+/// Runs the demo in a fresh temporary folder (its default `--out` is the current folder).
 fn city(arguments: &[&str]) -> (Output, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_city")).args(arguments).output().expect("the demo starts");
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let folder = temporary(&format!("run-{}", RUNS.fetch_add(1, Ordering::Relaxed)));
+    let output = Command::new(env!("CARGO_BIN_EXE_city"))
+        .args(arguments)
+        .current_dir(&folder)
+        .output()
+        .expect("the demo starts");
+    let _ = std::fs::remove_dir_all(&folder);
     let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
     (output, text)
 }
@@ -156,4 +165,58 @@ fn renders_every_frame_and_writes_pngs_when_asked() {
     for row in ["cpu ms stage Visibility", "frustum rejects", "occluded", "triangles", "bytes uploaded"] {
         assert!(text.lines().any(|line| line.starts_with(row)), "the summary table lacks {row}:\n{text}");
     }
+}
+
+/// The frame's `false_hidden`/`efficiency` lines and the `objects with pixels` summary row.
+fn truth_of(text: &str) -> (Vec<u64>, Vec<f64>, String) {
+    let value = |line: &str| line.split_whitespace().nth(3).map(String::from);
+    let hidden = text
+        .lines()
+        .filter(|line| line.contains(" false_hidden "))
+        .filter_map(|line| value(line)?.parse().ok())
+        .collect();
+    let efficiency = text
+        .lines()
+        .filter(|line| line.contains(" efficiency "))
+        .filter_map(|line| value(line)?.parse().ok())
+        .collect();
+    let with_pixels = text.lines().find(|line| line.starts_with("objects with pixels")).unwrap_or_default().to_string();
+    (hidden, efficiency, with_pixels)
+}
+
+#[test]
+fn truth_counts_objects_with_pixels_the_same_with_culling_on_and_off() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let run = |cull: &str| {
+        city(&[
+            "--frames",
+            "3",
+            "--objects",
+            "1000",
+            "--size",
+            "128x72",
+            "--render",
+            "every",
+            "--truth",
+            "--validate",
+            "--cull",
+            cull,
+        ])
+    };
+    let (culled, culled_text) = run("cpu");
+    let (all, all_text) = run("off");
+    assert!(culled.status.success(), "{culled_text}");
+    assert!(all.status.success(), "{all_text}");
+    let (hidden, efficiency, with_pixels) = truth_of(&culled_text);
+    assert_eq!(hidden, [0, 0, 0], "{culled_text}");
+    assert_eq!(efficiency.len(), 3, "{culled_text}");
+    assert!(efficiency.iter().all(|&value| value > 0.0 && value <= 1.0), "{efficiency:?}");
+    let (hidden_off, efficiency_off, with_pixels_off) = truth_of(&all_text);
+    assert_eq!(hidden_off, [0, 0, 0], "{all_text}");
+    // The truth does not depend on culling; with culling off everything drawable is
+    // submitted, so the share of submitted objects with pixels drops.
+    assert!(!with_pixels.is_empty() && with_pixels == with_pixels_off, "{with_pixels} vs {with_pixels_off}");
+    assert!(efficiency_off.iter().zip(&efficiency).all(|(off, on)| off < on), "{efficiency_off:?} vs {efficiency:?}");
 }

@@ -9,8 +9,9 @@
 //! chain, meshlets); every mesh entity gets its mesh's LOD chain. When a Vulkan device exists,
 //! the frames `--render` asks for (the last by default, or every one) are drawn with the
 //! render graph's standard passes (lit meshes at the level each object's LOD chose), and
-//! drawn again with culling off: the two images must be identical, pixel for pixel. With
-//! `--out DIR` the last frame goes to `DIR/city.png` and `--png-every N` adds every N-th.
+//! drawn again with culling off: the two images must be identical, pixel for pixel. The
+//! last frame goes to `city.png` in `--out DIR` (default: the current folder), with
+//! `stats.json`; `--png-every N` adds every N-th frame.
 //! Without a device the demo says why once and keeps to the CPU path and its statistics.
 //!
 //! Run: `cargo run --release -p samples --bin city [-- OPTIONS]`; `--help` explains every
@@ -59,7 +60,7 @@ fn median(values: &mut [f64]) -> f64 {
 fn main() -> ExitCode {
     samples::init_logging();
     let options = CityOptions::parse();
-    for (asked, name) in [(options.truth, "--truth"), (options.classify, "--classify"), (options.window, "--window")] {
+    for (asked, name) in [(options.classify, "--classify"), (options.window, "--window")] {
         if asked {
             eprintln!("city: {name} is not available in this build yet");
             return ExitCode::FAILURE;
@@ -99,12 +100,11 @@ fn main() -> ExitCode {
     let mut occluders = OccluderMeshes::new();
     occluders.insert(CityMeshes::BUILDING, city::building_occluder());
     app.insert_resource(occluders);
-    if let Some(out) = &options.out {
-        if let Err(error) = std::fs::create_dir_all(out) {
-            eprintln!("city: cannot create {}: {error}", out.display());
-            return ExitCode::FAILURE;
-        }
+    if let Err(error) = std::fs::create_dir_all(&options.out) {
+        eprintln!("city: cannot create {}: {error}", options.out.display());
+        return ExitCode::FAILURE;
     }
+    let render = options.render_choice();
 
     let config = options.city_config();
     let build_started = Instant::now();
@@ -204,22 +204,32 @@ fn main() -> ExitCode {
         record.small_or_far = stats.size_rejected + stats.distance_rejected;
         record.visible = stats.visible;
         let last = app.frame_index() == options.frames;
-        if options.render == RenderChoice::Every || (options.render == RenderChoice::Last && last) {
+        if render == RenderChoice::Every || (render == RenderChoice::Last && last) {
             // The last frame is `city.png`; `--png-every N` adds every N-th drawn frame.
             let mut pngs = Vec::new();
-            if let Some(out) = &options.out {
-                if last {
-                    pngs.push(out.join("city.png"));
-                }
-                if options.png_every.is_some_and(|every| app.frame_index() % every == 0) {
-                    pngs.push(out.join(format!("frame-{:06}.png", app.frame_index())));
-                }
+            if last {
+                pngs.push(options.out.join("city.png"));
             }
-            match draw_frame(&mut drawer, &app, &meshes, options.size, &pngs, lossless) {
-                Ok(Some((check, report))) => {
+            if options.png_every.is_some_and(|every| app.frame_index() % every == 0) {
+                pngs.push(options.out.join(format!("frame-{:06}.png", app.frame_index())));
+            }
+            match draw_frame(&mut drawer, &app, &meshes, options.size, &pngs, lossless, options.truth) {
+                Ok(Some((check, truth, report))) => {
                     progress.suspend(|| println!("{report}"));
                     if check.differing_pixels != 0 && lossless {
                         status = ExitCode::FAILURE;
+                    }
+                    if let Some(truth) = truth {
+                        progress.suspend(|| {
+                            println!("frame {} false_hidden {}", app.frame_index(), truth.false_hidden);
+                            println!("frame {} efficiency {:.3}", app.frame_index(), truth.efficiency);
+                        });
+                        if truth.false_hidden != 0 && lossless {
+                            status = ExitCode::FAILURE;
+                        }
+                        record.objects_with_pixels = Some(truth.objects_with_pixels);
+                        record.false_hidden = Some(truth.false_hidden);
+                        record.efficiency = Some(truth.efficiency);
                     }
                     record.drawn = Some(check.drawn);
                     record.triangles = Some(check.triangles);
@@ -278,14 +288,12 @@ fn main() -> ExitCode {
     }
 
     print!("{}", city::summary::table(&records));
-    if let Some(out) = &options.out {
-        let path = out.join("stats.json");
-        match city::summary::write_stats_json(&path, &records) {
-            Ok(()) => println!("stats: wrote {} ({} frames)", path.display(), records.len()),
-            Err(error) => {
-                eprintln!("stats: cannot write {}: {error}", path.display());
-                status = ExitCode::FAILURE;
-            }
+    let path = options.out.join("stats.json");
+    match city::summary::write_stats_json(&path, &records) {
+        Ok(()) => println!("stats: wrote {} ({} frames)", path.display(), records.len()),
+        Err(error) => {
+            eprintln!("stats: cannot write {}: {error}", path.display());
+            status = ExitCode::FAILURE;
         }
     }
     println!(
@@ -312,7 +320,8 @@ fn draw_frame(
     (width, height): (u32, u32),
     pngs: &[PathBuf],
     lossless: bool,
-) -> Result<Option<(MeshFrame, String)>, city::RenderError> {
+    truth: bool,
+) -> Result<Option<(MeshFrame, Option<Truth>, String)>, city::RenderError> {
     let visibility = app.resource::<Visibility>();
     let renderer = drawer.get_or_insert_with(|| {
         let objects = visibility.objects().len() as u32;
@@ -358,5 +367,27 @@ fn draw_frame(
             (pixels, false) => format!("{pixels} pixels differ (size/distance culls are lossy by design)"),
         }
     );
-    Ok(Some((check, report)))
+    let truth = if truth {
+        let owners = renderer.objects_with_pixels(&visibility)?;
+        let mut submitted = vec![false; visibility.objects().len()];
+        for &object in visibility.visible() {
+            submitted[object as usize] = true;
+        }
+        let false_hidden = owners.iter().filter(|&&object| !submitted[object as usize]).count();
+        let efficiency = owners.len() as f64 / visibility.visible().len().max(1) as f64;
+        Some(Truth { objects_with_pixels: owners.len(), false_hidden, efficiency })
+    } else {
+        None
+    };
+    Ok(Some((check, truth, report)))
+}
+
+/// `--truth` on one drawn frame.
+struct Truth {
+    /// Objects owning at least one pixel of the frame drawn with culling off.
+    objects_with_pixels: usize,
+    /// Of those, objects culling did not submit (must be 0).
+    false_hidden: usize,
+    /// Objects with pixels / objects submitted.
+    efficiency: f64,
 }

@@ -51,22 +51,26 @@ pub struct CityOptions {
     /// degrees, yaw 0 looks along -Z, positive yaw turns left, positive pitch looks up.
     #[arg(long, value_name = "FILE")]
     pub camera_path: Option<PathBuf>,
-    /// Which frames are drawn on the GPU: `every`, the `last` one, or `none`.
-    #[arg(long, value_enum, default_value_t = RenderChoice::Last)]
-    pub render: RenderChoice,
-    /// Folder for the images (`city.png` for the last frame, `frame-NNNNNN.png` with
-    /// `--png-every`); created when missing. Without it no image is written.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// With `--render every` and `--out`, write every N-th drawn frame as a PNG.
+    /// Which frames are drawn on the GPU: `every`, the `last` one, or `none` (default:
+    /// `every` with `--truth`, else `last`).
+    #[arg(long, value_enum)]
+    pub render: Option<RenderChoice>,
+    /// Folder for the output, created when missing: `stats.json` (every frame's
+    /// measurements), `city.png` (the last frame, when drawn) and `frame-NNNNNN.png`
+    /// (`--png-every`).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+    /// Write every N-th drawn frame as a PNG in `--out`.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub png_every: Option<u64>,
     /// Turn on the Vulkan validation layer with synchronization checks; any message makes
     /// the run fail (non-zero exit).
     #[arg(long)]
     pub validate: bool,
-    /// Render an object-id image with culling off on every drawn frame and print
-    /// `false_hidden N` and `efficiency X`. Not available in this build yet.
+    /// On every drawn frame, render an object-id image with culling off, count the objects
+    /// owning at least one pixel and print `false_hidden N` (objects with pixels culling did
+    /// not submit; must be 0, else the run fails) and `efficiency X` (objects with pixels /
+    /// objects submitted).
     #[arg(long)]
     pub truth: bool,
     /// Draw every object coloured by its culling verdict next to the normal image. Not
@@ -119,6 +123,11 @@ pub enum RenderChoice {
 const OBJECTS_PER_BLOCK: f64 = 31.0;
 
 impl CityOptions {
+    /// `--render`, or its default: every frame with `--truth`, else the last.
+    pub fn render_choice(&self) -> RenderChoice {
+        self.render.unwrap_or(if self.truth { RenderChoice::Every } else { RenderChoice::Last })
+    }
+
     /// The city for these options: as many blocks per side as make about `--objects`
     /// objects, with `--seed`.
     pub fn city_config(&self) -> CityConfig {
@@ -177,14 +186,16 @@ mod tests {
         assert_eq!((options.frames, options.size, options.objects, options.seed), (120, (640, 360), 1000, 7));
         assert_eq!((options.threads, options.cull, options.occlusion), (Some(2), CullChoice::Off, Switch::Off));
         assert!(options.truth && options.classify && options.validate && options.window);
-        assert_eq!(options.out, Some(PathBuf::from("images")));
+        assert_eq!(options.out, PathBuf::from("images"));
+        assert_eq!(options.render_choice(), RenderChoice::Every, "--truth draws every frame");
         assert_eq!(options.camera_path, Some(PathBuf::from("path.json")));
     }
 
     #[test]
     fn defaults_give_about_100k_objects_and_bad_values_are_errors() {
         let options = parse(&[]).expect("no options");
-        assert_eq!((options.objects, options.size, options.render), (100_000, (1280, 720), RenderChoice::Last));
+        assert_eq!((options.objects, options.size), (100_000, (1280, 720)));
+        assert_eq!((options.render_choice(), &options.out), (RenderChoice::Last, &PathBuf::from(".")));
         assert_eq!(options.city_config().blocks, 57);
         assert_eq!(parse(&["--objects", "1000"]).unwrap().city_config().blocks, 6);
         assert_eq!(parse(&["--objects", "1000000"]).unwrap().city_config().blocks, 180);

@@ -37,6 +37,12 @@ pub struct FrameRecord {
     pub gpu_ms: BTreeMap<String, f64>,
     /// Pixels that differ between the culled image and the image drawn with culling off.
     pub differing_pixels: Option<usize>,
+    /// `--truth`: objects owning at least one pixel with culling off.
+    pub objects_with_pixels: Option<usize>,
+    /// `--truth`: objects with pixels that culling did not submit (must be 0).
+    pub false_hidden: Option<usize>,
+    /// `--truth`: objects with pixels / objects submitted.
+    pub efficiency: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -101,6 +107,9 @@ pub fn table(records: &[FrameRecord]) -> String {
     row("drawn", count(|record| record.drawn.map(|drawn| drawn as f64)), 0);
     row("triangles", count(|record| record.triangles.map(|triangles| triangles as f64)), 0);
     row("bytes uploaded", count(|record| record.uploaded_bytes.map(|bytes| bytes as f64)), 0);
+    row("objects with pixels", count(|record| record.objects_with_pixels.map(|objects| objects as f64)), 0);
+    row("false_hidden", count(|record| record.false_hidden.map(|objects| objects as f64)), 0);
+    row("efficiency", count(|record| record.efficiency), 3);
     text
 }
 
