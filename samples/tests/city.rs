@@ -161,8 +161,16 @@ fn renders_every_frame_and_writes_pngs_when_asked() {
         assert_eq!(frame["differing_pixels"], 0, "{frame}");
         assert!(frame["uploaded_bytes"].as_u64().is_some_and(|bytes| bytes > 0), "{frame}");
         assert!(frame["stage_ms"]["Visibility"].as_f64().is_some(), "{frame}");
+        assert!(frame["system_ms"]["Input/traffic"].as_f64().is_some(), "{frame}");
     }
-    for row in ["cpu ms stage Visibility", "frustum rejects", "occluded", "triangles", "bytes uploaded"] {
+    for row in [
+        "cpu ms stage Visibility",
+        "cpu ms system Input/camera path",
+        "frustum rejects",
+        "occluded",
+        "triangles",
+        "bytes uploaded",
+    ] {
         assert!(text.lines().any(|line| line.starts_with(row)), "the summary table lacks {row}:\n{text}");
     }
 }

@@ -187,6 +187,9 @@ fn main() -> ExitCode {
             frame_ms: started.elapsed().as_secs_f64() * 1e3,
             ..FrameRecord::default()
         };
+        for (stage, system, seconds) in app.schedule().system_seconds() {
+            record.system_ms.insert(format!("{stage}/{system}"), seconds * 1e3);
+        }
         for (stage, seconds) in app.schedule().stage_seconds() {
             record.stage_ms.insert(stage.to_string(), seconds * 1e3);
             match stage {

@@ -16,6 +16,8 @@ pub struct FrameRecord {
     pub frame_ms: f64,
     /// CPU milliseconds of each stage, by stage name.
     pub stage_ms: BTreeMap<String, f64>,
+    /// CPU milliseconds of each system, by `stage/system` (systems of one batch overlap).
+    pub system_ms: BTreeMap<String, f64>,
     /// Objects the Visibility stage saw.
     pub objects: usize,
     /// Objects outside the view frustum.
@@ -88,6 +90,14 @@ pub fn table(records: &[FrameRecord]) -> String {
             3,
         );
     }
+    let systems: Vec<&String> = records.first().map(|record| record.system_ms.keys().collect()).unwrap_or_default();
+    for system in systems {
+        row(
+            &format!("cpu ms system {system}"),
+            records.iter().filter_map(|record| record.system_ms.get(system).copied()).collect(),
+            3,
+        );
+    }
     let mut passes: Vec<&String> = records.iter().flat_map(|record| record.gpu_ms.keys()).collect();
     passes.sort();
     passes.dedup();
@@ -132,6 +142,7 @@ mod tests {
                 frame,
                 frame_ms: frame as f64,
                 stage_ms: BTreeMap::from([(String::from("Visibility"), 0.5 * frame as f64)]),
+                system_ms: BTreeMap::from([(String::from("Visibility/cull"), 0.25 * frame as f64)]),
                 objects: 10,
                 occluded: frame as usize,
                 drawn: (frame == 3).then_some(4),
@@ -142,6 +153,8 @@ mod tests {
         let table = table(&records);
         assert!(table.contains("cpu ms stage Visibility"), "{table}");
         assert!(table.contains("gpu ms pass geometry"), "{table}");
+        let system = table.lines().find(|line| line.starts_with("cpu ms system Visibility/cull")).expect("{table}");
+        assert_eq!(system.split_whitespace().skip(4).collect::<Vec<_>>(), ["0.500", "0.750", "0.750"], "{table}");
         let occluded = table.lines().find(|line| line.starts_with("occluded")).expect("an occluded row");
         assert_eq!(occluded.split_whitespace().skip(1).collect::<Vec<_>>(), ["2", "3", "3"], "{table}");
         assert!(table.lines().any(|line| line.starts_with("drawn ")), "{table}");
