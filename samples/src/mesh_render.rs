@@ -150,6 +150,28 @@ impl MeshRenderer {
         Ok(owners)
     }
 
+    /// Draws every drawable object with culling off, object `i` in `color_of(i)`; returns
+    /// the image (RGBA8, rows top first). Used for `--classify`: the next
+    /// [`MeshRenderer::render_and_check`] re-uploads the real colours.
+    pub fn draw_all(
+        &mut self,
+        visibility: &Visibility,
+        color_of: impl Fn(usize) -> u32,
+    ) -> Result<Vec<u8>, RenderError> {
+        let view = visibility.view().ok_or("no camera this frame: nothing to draw")?;
+        let view_projection = (view.projection * view.view).to_cols_array_2d();
+        self.upload_objects(visibility, color_of)?;
+        let all = std::mem::take(&mut self.all_drawable);
+        let image = self.draw(view_projection, &all);
+        self.all_drawable = all;
+        image
+    }
+
+    /// The image's size in pixels.
+    pub fn extent(&self) -> (u32, u32) {
+        (self.extent.width, self.extent.height)
+    }
+
     /// Writes every object as a record; returns each object's triangle count.
     fn upload_objects(
         &mut self,

@@ -228,3 +228,49 @@ fn truth_counts_objects_with_pixels_the_same_with_culling_on_and_off() {
     assert!(!with_pixels.is_empty() && with_pixels == with_pixels_off, "{with_pixels} vs {with_pixels_off}");
     assert!(efficiency_off.iter().zip(&efficiency).all(|(off, on)| off < on), "{efficiency_off:?} vs {efficiency:?}");
 }
+
+fn read_png(path: &std::path::Path) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).expect("the PNG exists")));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut pixels = vec![0; reader.output_buffer_size().expect("a size")];
+    let info = reader.next_frame(&mut pixels).expect("one frame");
+    pixels.truncate(info.buffer_size());
+    (info.width, info.height, pixels)
+}
+
+#[test]
+fn classify_writes_the_verdicts_next_to_the_normal_image() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let folder = temporary("classify");
+    let (output, text) = city(&[
+        "--frames",
+        "2",
+        "--objects",
+        "1000",
+        "--size",
+        "96x64",
+        "--classify",
+        "--validate",
+        "--out",
+        folder.to_str().expect("a UTF-8 path"),
+    ]);
+    assert!(output.status.success(), "{text}");
+    let (width, height, normal) = read_png(&folder.join("city.png"));
+    let (both_width, both_height, both) = read_png(&folder.join("city-classify.png"));
+    let _ = std::fs::remove_dir_all(&folder);
+    assert_eq!((both_width, both_height), (width * 2, height));
+    let row = width as usize * 4;
+    let halves: Vec<(&[u8], &[u8])> = both.chunks_exact(row * 2).map(|line| line.split_at(row)).collect();
+    let left: Vec<u8> = halves.iter().flat_map(|(left, _)| left.iter().copied()).collect();
+    assert!(left == normal, "the left half is the normal image");
+    // At street level most of what the camera sees was submitted: the right half is mostly
+    // the verdict green (shaded), with the sky where nothing is.
+    let green = halves
+        .iter()
+        .flat_map(|(_, right)| right.chunks_exact(4))
+        .filter(|pixel| pixel[1] > pixel[0].saturating_add(40) && pixel[1] > pixel[2].saturating_add(40))
+        .count();
+    assert!(green > (width * height / 4) as usize, "{green} green pixels of {}", width * height);
+}

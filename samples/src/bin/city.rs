@@ -60,7 +60,7 @@ fn median(values: &mut [f64]) -> f64 {
 fn main() -> ExitCode {
     samples::init_logging();
     let options = CityOptions::parse();
-    for (asked, name) in [(options.classify, "--classify"), (options.window, "--window")] {
+    for (asked, name) in [(options.window, "--window")] {
         if asked {
             eprintln!("city: {name} is not available in this build yet");
             return ExitCode::FAILURE;
@@ -216,7 +216,7 @@ fn main() -> ExitCode {
             if options.png_every.is_some_and(|every| app.frame_index() % every == 0) {
                 pngs.push(options.out.join(format!("frame-{:06}.png", app.frame_index())));
             }
-            match draw_frame(&mut drawer, &app, &meshes, options.size, &pngs, lossless, options.truth) {
+            match draw_frame(&mut drawer, &app, &meshes, &options, &pngs, lossless) {
                 Ok(Some((check, truth, report))) => {
                     progress.suspend(|| println!("{report}"));
                     if check.differing_pixels != 0 && lossless {
@@ -320,11 +320,11 @@ fn draw_frame(
     drawer: &mut Option<Option<MeshRenderer>>,
     app: &App,
     meshes: &CityLibrary,
-    (width, height): (u32, u32),
+    options: &CityOptions,
     pngs: &[PathBuf],
     lossless: bool,
-    truth: bool,
 ) -> Result<Option<(MeshFrame, Option<Truth>, String)>, city::RenderError> {
+    let ((width, height), truth, classify) = (options.size, options.truth, options.classify);
     let visibility = app.resource::<Visibility>();
     let renderer = drawer.get_or_insert_with(|| {
         let objects = visibility.objects().len() as u32;
@@ -370,8 +370,21 @@ fn draw_frame(
             (pixels, false) => format!("{pixels} pixels differ (size/distance culls are lossy by design)"),
         }
     );
-    let truth = if truth {
-        let owners = renderer.objects_with_pixels(&visibility)?;
+    let owners =
+        if truth || (classify && !pngs.is_empty()) { Some(renderer.objects_with_pixels(&visibility)?) } else { None };
+    if let (true, Some(owners)) = (classify && !pngs.is_empty(), &owners) {
+        let verdicts = city::classify::verdict_colors(&visibility, owners);
+        let classified = renderer.draw_all(&visibility, |object| verdicts[object])?;
+        let both = city::classify::side_by_side(&pixels, &classified, width);
+        for path in pngs {
+            let path = path.with_file_name(format!(
+                "{}-classify.png",
+                path.file_stem().map_or(String::from("city"), |stem| stem.to_string_lossy().into_owned())
+            ));
+            city::classify::write_png(&path, &both, width * 2, height)?;
+        }
+    }
+    let truth = if let (true, Some(owners)) = (truth, owners) {
         let mut submitted = vec![false; visibility.objects().len()];
         for &object in visibility.visible() {
             submitted[object as usize] = true;

@@ -4,6 +4,7 @@
 //! Everything is deterministic for a given [`CityConfig`], so two runs see the same frames.
 
 pub mod bounds;
+pub mod classify;
 pub mod keyframes;
 mod meshes;
 mod motion;

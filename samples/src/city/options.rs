@@ -73,8 +73,9 @@ pub struct CityOptions {
     /// objects submitted).
     #[arg(long)]
     pub truth: bool,
-    /// Draw every object coloured by its culling verdict next to the normal image. Not
-    /// available in this build yet.
+    /// With every PNG written, also write `NAME-classify.png`: the normal image and, next to
+    /// it, every object drawn with culling off coloured by its verdict (visible green,
+    /// frustum red, occluded blue, too small or far grey, kept without owning a pixel amber).
     #[arg(long)]
     pub classify: bool,
     /// Open a window and fly the city interactively. Not available in this build yet.
