@@ -113,3 +113,95 @@ pub fn plot(name: tracy_client::PlotName, value: f64) {
         client.plot(name, value);
     }
 }
+
+#[cfg(feature = "profile")]
+thread_local! {
+    /// The name given to jobs spawned from this thread (see [`job_label`]).
+    static JOB_LABEL: std::cell::Cell<&'static str> = const { std::cell::Cell::new("job") };
+}
+
+/// Restores the previous job label when dropped (see [`job_label`]).
+#[must_use = "the label holds only while the guard lives"]
+pub struct JobLabelGuard {
+    #[cfg(feature = "profile")]
+    previous: &'static str,
+}
+
+/// Names the jobs this thread spawns (through `parallel_for`, `join` or a scope) until the
+/// guard drops: in a Tracy capture each such job is a zone of this name on the thread that
+/// runs it (`worker-N` or a waiting thread), so the capture shows how the work spread over
+/// the cores. A job's own spawns inherit its name. Without the `profile` feature it does
+/// nothing.
+///
+/// ```
+/// let _label = runtime::profiling::job_label("visibility cull");
+/// runtime::jobs::parallel_for(0..1000, 64, |_| {});
+/// ```
+pub fn job_label(name: &'static str) -> JobLabelGuard {
+    #[cfg(feature = "profile")]
+    {
+        JobLabelGuard { previous: JOB_LABEL.with(|label| label.replace(name)) }
+    }
+    #[cfg(not(feature = "profile"))]
+    {
+        let _ = name;
+        JobLabelGuard {}
+    }
+}
+
+impl Drop for JobLabelGuard {
+    fn drop(&mut self) {
+        #[cfg(feature = "profile")]
+        JOB_LABEL.with(|label| label.set(self.previous));
+    }
+}
+
+/// The label jobs spawned from this thread get now.
+#[cfg(feature = "profile")]
+pub(crate) fn current_job_label() -> &'static str {
+    JOB_LABEL.with(std::cell::Cell::get)
+}
+
+/// What runs while a job runs on this thread: a zone named after the job's label, and the
+/// label itself, so the jobs it spawns carry it too.
+#[cfg(feature = "profile")]
+pub(crate) struct JobZone {
+    _zone: Option<tracy_client::Span>,
+    _label: JobLabelGuard,
+}
+
+/// Opens the zone of a job named `label` on the thread that runs it.
+#[cfg(feature = "profile")]
+pub(crate) fn job_zone(label: &'static str) -> JobZone {
+    JobZone { _zone: dynamic_zone(label, file!(), line!()), _label: job_label(label) }
+}
+
+#[cfg(all(test, feature = "profile", not(loom)))]
+mod tests {
+    use super::*;
+
+    /// A job carries the label of the thread that spawned it and runs under it wherever it
+    /// runs, so its zone (and the jobs it spawns) get that name.
+    #[test]
+    fn jobs_run_under_the_label_they_were_spawned_with() {
+        let pool = crate::jobs::JobSystem::new(3);
+        let seen = std::sync::Mutex::new(Vec::new());
+        {
+            let _label = job_label("visibility cull");
+            pool.parallel_for(0..64, 1, |_| {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+                seen.lock()
+                    .expect("not poisoned")
+                    .push((current_job_label(), std::thread::current().name().map(String::from)));
+            });
+        }
+        assert_eq!(current_job_label(), "job", "the guard restored the default");
+        let seen = seen.into_inner().expect("not poisoned");
+        let on_workers: Vec<_> = seen
+            .iter()
+            .filter(|(_, thread)| thread.as_deref().is_some_and(|name| name.starts_with("worker-")))
+            .collect();
+        assert!(!on_workers.is_empty(), "some chunks ran on workers: {seen:?}");
+        assert!(seen.iter().all(|(label, _)| *label == "visibility cull"), "{seen:?}");
+    }
+}

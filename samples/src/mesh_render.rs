@@ -11,7 +11,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use culling::gpu::{add_gpu_culled_scene_passes, GpuCullSettings, GpuCullStats, SharedCullSettings};
+use culling::gpu::{
+    add_gpu_culled_scene_passes, read_visibility_words, GpuCullSettings, GpuCullStats, SharedCullSettings,
+};
 use culling::Visibility;
 use render_graph::device::{DeviceConfig, GpuDevice};
 use render_graph::passes::{self, lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
@@ -31,6 +33,11 @@ pub struct MeshFrame {
     pub triangles: u64,
     /// Pixels that differ between the two images (0 is the only right answer).
     pub differing_pixels: usize,
+    /// GPU milliseconds of each pass of the culled frame, by the pass's name in
+    /// `GraphStats` (`None` where the device has no timestamps).
+    pub gpu_ms: Vec<(String, Option<f64>)>,
+    /// Bytes the culled frame uploaded (object records and the draw list).
+    pub uploaded_bytes: u64,
 }
 
 /// The graph, scene and readbacks of GPU-culled frames.
@@ -38,6 +45,7 @@ struct GpuCulled {
     graph: RenderGraph,
     scene: SharedScene,
     color: ReadbackBuffer,
+    bits: ReadbackBuffer,
     stats: ReadbackBuffer,
     settings: SharedCullSettings,
 }
@@ -111,6 +119,8 @@ impl MeshRenderer {
         self.all_drawable.extend(visibility.scene());
         self.all_drawable.sort_unstable();
         let culled = self.draw(view_projection, visibility.visible())?;
+        let gpu_ms = self.graph.stats().passes.iter().map(|pass| (pass.name.clone(), pass.gpu_ms)).collect();
+        let upload = lock_scene(&self.scene).last_upload();
         let all = std::mem::take(&mut self.all_drawable);
         let reference = self.draw(view_projection, &all);
         self.all_drawable = all;
@@ -121,24 +131,30 @@ impl MeshRenderer {
             drawn_without_culling: self.all_drawable.len(),
             triangles: visibility.visible().iter().map(|&object| triangles[object as usize]).sum(),
             differing_pixels,
+            gpu_ms,
+            uploaded_bytes: upload.bytes + upload.draw_bytes,
         };
         Ok((culled, frame))
     }
 
-    /// Draws the frame's drawable objects `frames` times with two-phase GPU culling (the first
-    /// time without history, so everything in view is drawn by the late phase; later times
-    /// draw the previous time's visible set early and cull the rest against its Hi-Z pyramid),
-    /// then every drawable object without culling for the check. Returns the last GPU-culled
-    /// image, the GPU's statistics and the check (`drawn` is what the GPU drew).
+    /// Draws the frame's drawable objects `frames` times with two-phase GPU culling, then every
+    /// drawable object without culling for the check. Each time draws the previous time's
+    /// visible set early and culls the rest against its Hi-Z pyramid; the GPU graph is made on
+    /// the first call, which runs two more times first so the early phase has a history (a
+    /// first frame draws everything in view in the late phase, which is right but unculled).
+    /// Returns the last GPU-culled image, the GPU's statistics, the check (`drawn` is what the
+    /// GPU drew) and the objects the GPU's visibility bits mark visible, sorted.
     pub fn render_gpu_culled(
         &mut self,
         visibility: &Visibility,
         color_of: impl Fn(usize) -> u32,
         frames: u32,
-    ) -> Result<(Vec<u8>, GpuCullStats, MeshFrame), RenderError> {
+    ) -> Result<(Vec<u8>, GpuCullStats, MeshFrame, Vec<u32>), RenderError> {
         let view = visibility.view().ok_or("no camera this frame: nothing to draw")?;
         let view_projection = (view.projection * view.view).to_cols_array_2d();
+        let mut frames = frames.max(1);
         if self.gpu.is_none() {
+            frames += 2;
             let capacity = lock_scene(&self.scene).capacity();
             let mut scene = GpuScene::new(&self.device, self.meshes.clone(), capacity)?;
             scene.set_upload_budget(u64::from(capacity) * passes::OBJECT_RECORD_BYTES);
@@ -146,9 +162,10 @@ impl MeshRenderer {
             let mut graph = RenderGraph::new(Arc::clone(&self.device), self.extent)?;
             let options = ScenePassOptions { clear_color: self.clear_color, ..ScenePassOptions::default() };
             let settings = Arc::new(std::sync::Mutex::new(GpuCullSettings::default()));
-            let culled = add_gpu_culled_scene_passes(&mut graph, &scene, &options, &settings, false)?;
+            let culled = add_gpu_culled_scene_passes(&mut graph, &scene, &options, &settings, true)?;
             let color = culled.color.ok_or("the GPU-culled passes were asked for a readback")?;
-            self.gpu = Some(GpuCulled { graph, scene, color, stats: culled.stats, settings });
+            let bits = culled.bits.ok_or("the GPU-culled passes were asked for the bits")?;
+            self.gpu = Some(GpuCulled { graph, scene, color, bits, stats: culled.stats, settings });
         }
         let triangles = upload_objects(&self.scene, visibility, &color_of)?;
         let gpu = self.gpu.as_mut().expect("made above");
@@ -160,12 +177,21 @@ impl MeshRenderer {
             scene.draw_all_objects();
         }
         *gpu.settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = GpuCullSettings::default();
-        for _ in 0..frames.max(1) {
+        // The first frame uploads the changed records; later ones re-draw the same frame.
+        gpu.graph.execute_frame()?;
+        let upload = lock_scene(&gpu.scene).last_upload();
+        for _ in 1..frames {
             gpu.graph.execute_frame()?;
         }
         gpu.graph.wait_idle()?;
         let stats = GpuCullStats::from_counters(gpu.stats.read()?, gpu.graph.stats());
         let culled = gpu.color.read()?.to_vec();
+        let gpu_ms = gpu.graph.stats().passes.iter().map(|pass| (pass.name.clone(), pass.gpu_ms)).collect();
+        let mut words = Vec::new();
+        read_visibility_words(&gpu.bits, &mut words)?;
+        let gpu_visible: Vec<u32> = (0..visibility.objects().len() as u32)
+            .filter(|&object| words.get(object as usize / 64).is_some_and(|word| word >> (object % 64) & 1 == 1))
+            .collect();
 
         self.all_drawable.clear();
         self.all_drawable.extend(visibility.scene());
@@ -180,8 +206,75 @@ impl MeshRenderer {
             drawn_without_culling: self.all_drawable.len(),
             triangles: self.all_drawable.iter().map(|&object| triangles[object as usize]).sum(),
             differing_pixels,
+            gpu_ms,
+            uploaded_bytes: upload.bytes + upload.draw_bytes,
         };
-        Ok((culled, stats, frame))
+        Ok((culled, stats, frame, gpu_visible))
+    }
+
+    /// The culling truth of the frame: draws every drawable object with culling off as an
+    /// object-id image and returns the objects owning at least one pixel, sorted. The id is
+    /// written through the colour's alpha byte, which the geometry shader passes through
+    /// unlit: `id + 1` in base 255, one digit per draw (three draws, up to 16.5M objects),
+    /// while the sky clears to alpha 255, a value no digit takes. Call after
+    /// [`MeshRenderer::render_and_check`] for the same `visibility`; the next call of that
+    /// re-uploads the real colours.
+    pub fn objects_with_pixels(&mut self, visibility: &Visibility) -> Result<Vec<u32>, RenderError> {
+        let view = visibility.view().ok_or("no camera this frame: nothing to draw")?;
+        let view_projection = (view.projection * view.view).to_cols_array_2d();
+        let pixels = (self.extent.width * self.extent.height) as usize;
+        let mut ids = vec![0u32; pixels];
+        let mut sky = vec![false; pixels];
+        let all = std::mem::take(&mut self.all_drawable);
+        let mut outcome = Ok(());
+        for digit in 0..3u32 {
+            let place = 255u32.pow(digit);
+            let drawn = self
+                .upload_objects(visibility, |object| ((object as u32 + 1) / place % 255) << 24)
+                .and_then(|_| self.draw(view_projection, &all));
+            let image = match drawn {
+                Ok(image) => image,
+                Err(error) => {
+                    outcome = Err(error);
+                    break;
+                }
+            };
+            for ((id, sky), pixel) in ids.iter_mut().zip(&mut sky).zip(image.chunks_exact(4)) {
+                if pixel[3] == 255 {
+                    *sky = true;
+                } else {
+                    *id += u32::from(pixel[3]) * place;
+                }
+            }
+        }
+        self.all_drawable = all;
+        outcome?;
+        let mut owners: Vec<u32> = ids.iter().zip(&sky).filter(|(_, &sky)| !sky).map(|(&id, _)| id - 1).collect();
+        owners.sort_unstable();
+        owners.dedup();
+        Ok(owners)
+    }
+
+    /// Draws every drawable object with culling off, object `i` in `color_of(i)`; returns
+    /// the image (RGBA8, rows top first). Used for `--classify`: the next
+    /// [`MeshRenderer::render_and_check`] re-uploads the real colours.
+    pub fn draw_all(
+        &mut self,
+        visibility: &Visibility,
+        color_of: impl Fn(usize) -> u32,
+    ) -> Result<Vec<u8>, RenderError> {
+        let view = visibility.view().ok_or("no camera this frame: nothing to draw")?;
+        let view_projection = (view.projection * view.view).to_cols_array_2d();
+        self.upload_objects(visibility, color_of)?;
+        let all = std::mem::take(&mut self.all_drawable);
+        let image = self.draw(view_projection, &all);
+        self.all_drawable = all;
+        image
+    }
+
+    /// The image's size in pixels.
+    pub fn extent(&self) -> (u32, u32) {
+        (self.extent.width, self.extent.height)
     }
 
     /// Writes every object as a record; returns each object's triangle count.

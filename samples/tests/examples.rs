@@ -12,6 +12,7 @@ fn run_with_forced_layer(binary: &str, name: &str) {
     }
     let output_png = std::env::temp_dir().join(format!("{name}-{}.png", std::process::id()));
     let output = Command::new(binary)
+        .arg("--out")
         .arg(&output_png)
         .env("VK_INSTANCE_LAYERS", "VK_LAYER_KHRONOS_validation")
         .env_remove("ENGINE_VALIDATION")
@@ -31,4 +32,30 @@ fn custom_pass_succeeds_with_the_validation_layer_forced_by_the_loader() {
 #[test]
 fn post_process_succeeds_with_the_validation_layer_forced_by_the_loader() {
     run_with_forced_layer(env!("CARGO_BIN_EXE_post_process"), "post_process");
+}
+
+/// `--help` explains the options and exits successfully without running (it once wrote an
+/// image named `--help`); an unknown option is an error. No device needed.
+fn help_is_help(binary: &str, name: &str) {
+    let folder = std::env::temp_dir().join(format!("{name}-help-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).expect("a temporary folder");
+    let output = Command::new(binary).arg("--help").current_dir(&folder).output().expect("the example starts");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let written: Vec<_> = std::fs::read_dir(&folder).expect("the folder").collect();
+    let _ = std::fs::remove_dir_all(&folder);
+    assert!(output.status.success(), "{name} --help failed:\n{text}");
+    assert!(text.contains("--out <FILE>"), "{name} --help explains --out:\n{text}");
+    assert!(written.is_empty(), "{name} --help wrote files: {written:?}");
+    let wrong = Command::new(binary).arg("--no-such-option").output().expect("the example starts");
+    assert!(!wrong.status.success(), "{name} accepted an unknown option");
+}
+
+#[test]
+fn custom_pass_help_explains_and_writes_nothing() {
+    help_is_help(env!("CARGO_BIN_EXE_custom_pass"), "custom_pass");
+}
+
+#[test]
+fn post_process_help_explains_and_writes_nothing() {
+    help_is_help(env!("CARGO_BIN_EXE_post_process"), "post_process");
 }

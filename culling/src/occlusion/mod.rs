@@ -262,6 +262,7 @@ impl OcclusionCuller {
         // Per occluder: its transform, eye and kind, in parallel.
         self.instances.clear();
         self.instances.resize(occluders.len(), InstanceSetup::UNUSABLE);
+        let _job_label = runtime::profiling::job_label("occlusion instances");
         runtime::jobs::parallel_for_chunks(&mut self.instances, 64, |first, chunk| {
             for (offset, setup) in chunk.iter_mut().enumerate() {
                 let occluder = &occluders[first + offset];
@@ -285,6 +286,7 @@ impl OcclusionCuller {
         self.primitives.clear();
         self.primitives.resize(units, Primitive::EMPTY);
         let (instances, unit_starts) = (&self.instances, &self.unit_starts);
+        let _job_label = runtime::profiling::job_label("occlusion primitives");
         runtime::jobs::parallel_for_chunks(&mut self.primitives, 256, |first, chunk| {
             let mut owner = unit_starts.partition_point(|&start| start <= first) - 1;
             for (offset, slot) in chunk.iter_mut().enumerate() {

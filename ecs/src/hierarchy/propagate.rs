@@ -91,6 +91,7 @@ pub fn hierarchy_system() -> System {
         let commands = ctx.commands.hecs_buffer();
         // One scope around all the parallel loops: a thread outside the pool (the main thread
         // running a lone system) then joins the pool once per frame, not once per loop.
+        let _job_label = runtime::profiling::job_label("transform propagate");
         runtime::jobs::scope(|_| propagator.run(world, commands, &mut report));
     })
     .reads::<Transform>()

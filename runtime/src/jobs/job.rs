@@ -25,6 +25,10 @@ pub(crate) trait Job {
 pub(crate) struct JobRef {
     pointer: *const (),
     execute_fn: unsafe fn(*const ()),
+    /// Tracy builds: the label of the thread that made the job (`profiling::job_label`),
+    /// the name of the job's zone on the thread that runs it.
+    #[cfg(feature = "profile")]
+    label: &'static str,
 }
 
 // SAFETY: a JobRef is only created for jobs whose closures are `Send`, and the job it points
@@ -53,6 +57,8 @@ impl JobRef {
             // SAFETY: only the pointee type of the argument changes, and it is only ever
             // called with the pointer stored beside it, which has that type.
             execute_fn: unsafe { std::mem::transmute::<unsafe fn(*const T), unsafe fn(*const ())>(execute_fn) },
+            #[cfg(feature = "profile")]
+            label: crate::profiling::current_job_label(),
         }
     }
 
@@ -61,6 +67,8 @@ impl JobRef {
     /// # Safety
     /// The job must not have been executed before (see [`JobRef::new`]).
     pub(crate) unsafe fn execute(self) {
+        #[cfg(feature = "profile")]
+        let _zone = crate::profiling::job_zone(self.label);
         // SAFETY: the caller promises the job is live and unexecuted.
         unsafe { (self.execute_fn)(self.pointer) }
     }

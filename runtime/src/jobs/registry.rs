@@ -343,6 +343,7 @@ impl LocalThread {
                 idle_rounds += 1;
             } else {
                 let registry = &self.registry;
+                crate::profile_zone!("idle: waiting for a job to finish");
                 registry.sleep.sleep_unless(Sleeper::Waiter, || latch.probe() || registry.has_work());
                 idle_rounds = 0;
             }
@@ -451,6 +452,7 @@ fn worker_main(local: LocalThread) {
             idle_back_off(idle_rounds);
             idle_rounds += 1;
         } else {
+            crate::profile_zone!("idle: sleeping");
             registry
                 .sleep
                 .sleep_unless(Sleeper::Worker, || registry.terminate.load(Ordering::SeqCst) || registry.has_work());

@@ -352,8 +352,9 @@ impl Schedule {
             for batch in &stage.batches {
                 let systems = &mut stage.systems[batch.clone()];
                 // An exclusive-world system is alone in its batch (it conflicts with all).
-                if let [System { name, run: SystemBody::Exclusive(run), .. }] = systems {
+                if let [System { name, run: SystemBody::Exclusive(run), last_seconds, .. }] = systems {
                     crate::profile_zone_dynamic!(name.as_ref());
+                    let system_started = std::time::Instant::now();
                     let mut context = ExclusiveContext {
                         world: &mut *world,
                         time,
@@ -363,6 +364,7 @@ impl Schedule {
                         name: name.as_ref(),
                     };
                     with_system_name(name, stage.name, || run(&mut context));
+                    *last_seconds = system_started.elapsed().as_secs_f64();
                 } else {
                     let inputs = FrameInputs { stage: stage.name, world: &*world, resources, frame, time, world_epoch };
                     run_batch(systems, inputs);
@@ -385,6 +387,15 @@ impl Schedule {
     pub fn stage_seconds(&self) -> impl Iterator<Item = (&'static str, f64)> + '_ {
         self.stages.iter().map(|stage| (stage.name, stage.last_seconds))
     }
+
+    /// Wall time each system took in the last frame, as `(stage, system, seconds)` in run
+    /// order (zero before the first). Systems of one batch run in parallel, so their times
+    /// may add up to more than their stage's.
+    pub fn system_seconds(&self) -> impl Iterator<Item = (&'static str, &str, f64)> + '_ {
+        self.stages.iter().flat_map(|stage| {
+            stage.systems.iter().map(move |system| (stage.name, system.name.as_ref(), system.last_seconds))
+        })
+    }
 }
 
 /// Runs the systems of one batch, in parallel when there is more than one. Splitting with
@@ -395,6 +406,7 @@ fn run_batch(systems: &mut [System], inputs: FrameInputs<'_>) {
         [system] => run_system(system, inputs),
         _ => {
             crate::profile_zone!("system batch");
+            let _job_label = crate::profiling::job_label("system batch");
             let (left, right) = systems.split_at_mut(systems.len() / 2);
             jobs::join(|| run_batch(left, inputs), || run_batch(right, inputs));
         }
@@ -403,7 +415,8 @@ fn run_batch(systems: &mut [System], inputs: FrameInputs<'_>) {
 
 fn run_system(system: &mut System, inputs: FrameInputs<'_>) {
     crate::profile_zone_dynamic!(&system.name);
-    let System { name, access, run, commands, .. } = system;
+    let started = std::time::Instant::now();
+    let System { name, access, run, commands, last_seconds, .. } = system;
     let SystemBody::Shared(run) = run else {
         unreachable!("exclusive-world systems run alone in their batch, never through run_batch")
     };
@@ -418,6 +431,7 @@ fn run_system(system: &mut System, inputs: FrameInputs<'_>) {
         name,
     };
     with_system_name(name, inputs.stage, || run(&mut context));
+    *last_seconds = started.elapsed().as_secs_f64();
 }
 
 /// Runs `body`; a panic in it is re-raised as a `String` naming the system and the stage, then

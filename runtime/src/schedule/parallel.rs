@@ -43,6 +43,7 @@ impl SystemContext<'_> {
         let mut query = self.query::<Q>();
         let grain = u32::try_from(grain.max(1)).unwrap_or(u32::MAX);
         let mut batches: Vec<hecs::Batch<'_, Q>> = query.iter_batched(grain).collect();
+        let _job_label = crate::profiling::job_label("par_for_each");
         jobs::parallel_for_chunks(&mut batches, 1, |_, chunk| {
             for batch in chunk {
                 batch.by_ref().for_each(&body);

@@ -64,6 +64,8 @@ pub struct System {
     pub(crate) after: Vec<Cow<'static, str>>,
     /// Anchored at the start or end of its stage, or neither.
     pub(crate) anchor: Anchor,
+    /// Wall time of the system's last run (zero before the first).
+    pub(crate) last_seconds: f64,
 }
 
 impl System {
@@ -78,6 +80,7 @@ impl System {
             run: SystemBody::Shared(Box::new(body)),
             commands: CommandQueue::default(),
             frame_slots: Vec::new(),
+            last_seconds: 0.0,
             before: Vec::new(),
             after: Vec::new(),
             anchor: Anchor::Free,
@@ -115,6 +118,7 @@ impl System {
             run: SystemBody::Exclusive(Box::new(body)),
             commands: CommandQueue::default(),
             frame_slots: Vec::new(),
+            last_seconds: 0.0,
             before: Vec::new(),
             after: Vec::new(),
             anchor: Anchor::Free,

@@ -576,3 +576,25 @@ fn snapshot_positions(app: &App) -> Vec<(u32, u32)> {
     rows.sort_unstable();
     rows
 }
+
+#[test]
+fn system_seconds_reports_each_systems_last_run() {
+    let mut app = App::with_threads(2);
+    app.add_system(
+        Stage::Input,
+        System::new("sleeps 20 ms", |_| std::thread::sleep(std::time::Duration::from_millis(20))),
+    );
+    app.add_system(Stage::Input, System::new("returns at once", |_| {}));
+    let before: Vec<f64> = app.schedule().system_seconds().map(|(_, _, seconds)| seconds).collect();
+    assert!(before.iter().all(|&seconds| seconds == 0.0), "zero before the first frame: {before:?}");
+    app.run_frame();
+    let seconds = |wanted: &str| {
+        app.schedule()
+            .system_seconds()
+            .find(|(stage, name, _)| *stage == "Input" && *name == wanted)
+            .map(|(_, _, seconds)| seconds)
+            .expect("the system is listed under its stage")
+    };
+    assert!(seconds("sleeps 20 ms") >= 0.02, "{}", seconds("sleeps 20 ms"));
+    assert!(seconds("returns at once") < seconds("sleeps 20 ms"));
+}

@@ -1,111 +1,52 @@
 //! The demo: a procedural city culled frame by frame while the camera flies through it.
 //!
-//! It builds about 45k mesh entities (buildings, props, trees with three levels of detail,
-//! cars with parented wheels, skinned pedestrians that raise their arms), runs the engine's
-//! stages on the job system, and prints what the Visibility stage decided and how long each
-//! stage took. Every frame runs headless; the statistics are the output.
+//! It builds about 100k mesh entities by default (`--objects N`, 1k to 1M: buildings,
+//! props, trees with three levels of detail, cars with parented wheels, skinned pedestrians
+//! that raise their arms), runs the engine's stages on the job system, and prints what the
+//! Visibility stage decided and how long each stage took. Every frame runs headless.
 //!
 //! Every object is a real low-poly mesh generated in code and processed by meshopt (LOD
 //! chain, meshlets); every mesh entity gets its mesh's LOD chain. When a Vulkan device exists,
-//! the last frame is also drawn with the render graph's standard passes (lit meshes at the
-//! level each object's LOD chose) into a PNG, and drawn again with culling off: the two
-//! images must be identical, pixel for pixel. Without a device the demo says why once and
-//! keeps to the CPU path and its statistics.
+//! the frames `--render` asks for (the last by default, or every one) are drawn with the
+//! render graph's standard passes (lit meshes at the level each object's LOD chose), and
+//! drawn again with culling off: the two images must be identical, pixel for pixel. The
+//! last frame goes to `city.png` in `--out DIR` (default: the current folder), with
+//! `stats.json`; `--png-every N` adds every N-th frame.
+//! Without a device the demo says why once and keeps to the CPU path and its statistics.
 //!
-//! Run: `cargo run --release -p samples --bin city [-- OPTIONS]`
-//!
-//! | option | default | meaning |
-//! |---|---|---|
-//! | `--frames N` | 600 | frames to run (the camera loop takes 40 s = 2400 frames at 60 Hz) |
-//! | `--blocks N` | 32 | city blocks per side |
-//! | `--threads N` | cores | job-system parallelism |
-//! | `--min-pixels P` | 0 | screen-size cull threshold (0: off; above 0 it is lossy by design) |
-//! | `--max-distance D` | 0 | distance cull (0 turns it off) |
-//! | `--report-every N` | 60 | frames between report lines |
-//! | `--no-occlusion` | | turn the CPU occlusion cull off |
-//! | `--png PATH` | `city.png` | where the last frame's image goes (`--png none`: no PNG) |
-//! | `--cull gpu\|cpu\|auto` | `auto` | culling backend: `cpu` culls in the Visibility stage; `gpu` leaves frustum and occlusion to the GPU (two-phase Hi-Z culling; the stage still picks LOD and writes the boxes) and fails without a device; `auto` is `gpu` where a device is usable, else `cpu` with the reason printed once |
-//!
-//! With the GPU backend the last frame is drawn three times with GPU culling (each time with
-//! the previous one's visibility as history, as consecutive frames would), the GPU's
-//! statistics of the last one are printed, and its image is compared with the unculled one.
+//! Run: `cargo run --release -p samples --bin city [-- OPTIONS]`; `--help` explains every
+//! option (`samples::city::CityOptions`). For example
+//! `city --frames 120 --size 640x360 --render every --out images --png-every 30 --validate`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use clap::Parser;
 use culling::occlusion::OccluderMeshes;
 use culling::Visibility;
 use ecs::{Mesh, RenderSettings, Viewport};
-use runtime::App;
-use samples::city::{self, CityConfig, CityLibrary, CityMeshes};
-use samples::mesh_render::MeshRenderer;
-
-/// Size of the view (and of the image, when one is drawn).
-const IMAGE_WIDTH: u32 = 1280;
-const IMAGE_HEIGHT: u32 = 720;
+use indicatif::{ProgressBar, ProgressStyle};
+use runtime::{App, Stage};
+use samples::city::summary::FrameRecord;
+use samples::city::{
+    self, CameraKeyframes, CameraPath, CityLibrary, CityMeshes, CityOptions, CullChoice, RenderChoice, Switch,
+};
+use samples::mesh_render::{MeshFrame, MeshRenderer};
 
 /// The sky the image is cleared to.
 const SKY: [f32; 4] = [0.55, 0.70, 0.90, 1.0];
 
-struct Options {
-    frames: u64,
-    blocks: u32,
-    threads: Option<usize>,
-    min_pixels: f32,
-    max_distance: f32,
-    report_every: u64,
-    occlusion: bool,
-    png: Option<PathBuf>,
-    cull: CullChoice,
-}
-
-/// The `--cull` option.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum CullChoice {
-    Cpu,
-    Gpu,
-    Auto,
-}
-
-fn parse_options() -> Result<Options, String> {
-    let mut options = Options {
-        frames: 600,
-        blocks: 32,
-        threads: None,
-        min_pixels: 0.0,
-        max_distance: 0.0,
-        report_every: 60,
-        occlusion: true,
-        png: Some(PathBuf::from("city.png")),
-        cull: CullChoice::Auto,
-    };
-    let mut arguments = std::env::args().skip(1);
-    while let Some(flag) = arguments.next() {
-        let mut value = || arguments.next().ok_or_else(|| format!("{flag} needs a value"));
-        let number = |text: String| text.parse::<f64>().map_err(|_| format!("{flag}: '{text}' is not a number"));
-        match flag.as_str() {
-            "--frames" => options.frames = number(value()?)? as u64,
-            "--blocks" => options.blocks = (number(value()?)? as u32).clamp(1, 256),
-            "--threads" => options.threads = Some((number(value()?)? as usize).max(1)),
-            "--min-pixels" => options.min_pixels = number(value()?)? as f32,
-            "--max-distance" => options.max_distance = number(value()?)? as f32,
-            "--report-every" => options.report_every = (number(value()?)? as u64).max(1),
-            "--no-occlusion" => options.occlusion = false,
-            "--png" => options.png = Some(PathBuf::from(value()?)).filter(|path| path.as_os_str() != "none"),
-            "--cull" => {
-                options.cull = match value()?.as_str() {
-                    "cpu" => CullChoice::Cpu,
-                    "gpu" => CullChoice::Gpu,
-                    "auto" => CullChoice::Auto,
-                    other => return Err(format!("--cull: '{other}' is not gpu, cpu or auto")),
-                }
-            }
-            "--help" | "-h" => return Err(String::new()),
-            other => return Err(format!("unknown option '{other}'")),
-        }
+/// A progress bar on standard error for long runs (hidden when it is not a terminal).
+fn progress_bar(frames: u64) -> ProgressBar {
+    if frames < 300 {
+        return ProgressBar::hidden();
     }
-    Ok(options)
+    let bar = ProgressBar::new(frames);
+    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} frames, {per_sec}, eta {eta}") {
+        bar.set_style(style);
+    }
+    bar
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -118,38 +59,54 @@ fn median(values: &mut [f64]) -> f64 {
 
 fn main() -> ExitCode {
     samples::init_logging();
-    let options = match parse_options() {
-        Ok(options) => options,
-        Err(message) => {
-            if !message.is_empty() {
-                eprintln!("city: {message}");
-            }
-            eprintln!("usage: city [--frames N] [--blocks N] [--threads N] [--min-pixels P] [--max-distance D] [--report-every N] [--no-occlusion] [--png PATH|none] [--cull gpu|cpu|auto]");
-            return if message.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+    let options = CityOptions::parse();
+    for (asked, name) in [(options.window, "--window")] {
+        if asked {
+            eprintln!("city: {name} is not available in this build yet");
+            return ExitCode::FAILURE;
         }
-    };
+    }
+    if options.validate {
+        // Read by `DeviceConfig::default` when the renderer makes its device; set before any
+        // thread that could read the environment starts.
+        std::env::set_var("ENGINE_VALIDATION", "1");
+    }
+    let (width, height) = options.size;
 
     let mut app = match options.threads {
-        Some(threads) => App::with_threads(threads),
+        Some(threads) => App::with_threads(threads as usize),
         None => App::new(),
     };
     culling::install(&mut app);
     city::install_motion(&mut app);
     app.set_fixed_delta(Some(1.0 / 60.0));
-    app.insert_resource(Viewport { width: IMAGE_WIDTH, height: IMAGE_HEIGHT });
+    app.insert_resource(Viewport { width, height });
     {
         let mut settings = app.resource_mut::<RenderSettings>();
         settings.cull_min_pixels = options.min_pixels;
         settings.cull_max_distance = options.max_distance;
-        settings.occlusion_culling = options.occlusion;
+        settings.occlusion_culling = options.occlusion == Switch::On;
+        // `--cull gpu|auto` are decided below, once the city's size is known (the renderer
+        // that culls on the GPU is made then).
+        if options.cull == CullChoice::Off {
+            settings.frustum_culling = false;
+            settings.occlusion_culling = false;
+            settings.cull_min_pixels = 0.0;
+            settings.cull_max_distance = 0.0;
+        }
     }
     // Buildings occlude: their occluder is their full-footprint base block (authored, so
     // exact; the setbacks above it are narrower).
     let mut occluders = OccluderMeshes::new();
     occluders.insert(CityMeshes::BUILDING, city::building_occluder());
     app.insert_resource(occluders);
+    if let Err(error) = std::fs::create_dir_all(&options.out) {
+        eprintln!("city: cannot create {}: {error}", options.out.display());
+        return ExitCode::FAILURE;
+    }
+    let render = options.render_choice();
 
-    let config = CityConfig { blocks: options.blocks, ..CityConfig::default() };
+    let config = options.city_config();
     let build_started = Instant::now();
     let city = city::build_city(app.world_mut(), &config);
     let meshes_started = Instant::now();
@@ -172,27 +129,46 @@ fn main() -> ExitCode {
         config.blocks * config.blocks,
         build_started.elapsed().as_secs_f64() * 1e3
     );
-    // The backend: a device is looked for unless the CPU was asked for (or nothing is drawn).
-    let wants_device = options.cull != CullChoice::Cpu || options.png.is_some();
-    let renderer = if wants_device {
-        match MeshRenderer::new(IMAGE_WIDTH, IMAGE_HEIGHT, city.mesh_entities as u32 + 64, meshes.library.clone(), SKY)
-        {
-            Ok(renderer) => Some(renderer),
+    for line in city::bounds::describe(app.world(), &config) {
+        println!("{line}");
+    }
+    if let Some(path) = &options.camera_path {
+        let keyframes = match CameraKeyframes::load(path) {
+            Ok(keyframes) => keyframes,
+            Err(error) => {
+                eprintln!("city: camera path {error}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let camera = city.camera.expect("the city has a camera");
+        let world = app.world_mut();
+        let _ = world.remove_one::<CameraPath>(camera);
+        world.insert_one(camera, keyframes).expect("the camera exists");
+        app.add_system(Stage::Input, CameraKeyframes::system());
+        println!("camera: following {}", path.display());
+    }
+    // The backend: `gpu` needs a usable device, `auto` takes one when there is one. With the
+    // GPU, frustum and occlusion run there (two-phase Hi-Z); the stage keeps LOD and lists.
+    let mut drawer: Option<Option<MeshRenderer>> = None;
+    let mut gpu_culling = false;
+    if matches!(options.cull, CullChoice::Gpu | CullChoice::Auto) && render != RenderChoice::None {
+        let objects = city.mesh_entities as u32;
+        match MeshRenderer::new(width, height, objects + objects / 8 + 64, meshes.library.clone(), SKY) {
+            Ok(renderer) => {
+                drawer = Some(Some(renderer));
+                gpu_culling = true;
+            }
             Err(reason) if options.cull == CullChoice::Gpu => {
                 eprintln!("city: --cull gpu needs a usable Vulkan device: {reason}");
                 return ExitCode::FAILURE;
             }
             Err(reason) => {
                 println!("render: no usable Vulkan device ({reason}); culling on the CPU path, no image drawn");
-                None
+                drawer = Some(None);
             }
         }
-    } else {
-        None
-    };
-    let gpu_culling = options.cull != CullChoice::Cpu && renderer.is_some();
+    }
     if gpu_culling {
-        // The GPU culls frustum and occlusion; the stage keeps LOD, boxes and lists.
         let mut settings = app.resource_mut::<RenderSettings>();
         settings.frustum_culling = false;
         settings.occlusion_culling = false;
@@ -220,15 +196,28 @@ fn main() -> ExitCode {
         "visib ms"
     );
 
+    let lossless = options.min_pixels <= 0.0 && options.max_distance <= 0.0;
+    let mut status = ExitCode::SUCCESS;
     let mut frame_ms = Vec::with_capacity(options.frames as usize);
     let mut transform_ms = Vec::with_capacity(options.frames as usize);
     let mut visibility_ms = Vec::with_capacity(options.frames as usize);
     let mut visible_counts = Vec::with_capacity(options.frames as usize);
+    let mut records = Vec::with_capacity(options.frames as usize);
+    let progress = progress_bar(options.frames);
     for _ in 0..options.frames {
         let started = Instant::now();
         app.run_frame();
         frame_ms.push(started.elapsed().as_secs_f64() * 1e3);
+        let mut record = FrameRecord {
+            frame: app.frame_index(),
+            frame_ms: started.elapsed().as_secs_f64() * 1e3,
+            ..FrameRecord::default()
+        };
+        for (stage, system, seconds) in app.schedule().system_seconds() {
+            record.system_ms.insert(format!("{stage}/{system}"), seconds * 1e3);
+        }
         for (stage, seconds) in app.schedule().stage_seconds() {
+            record.stage_ms.insert(stage.to_string(), seconds * 1e3);
             match stage {
                 "Transform" => transform_ms.push(seconds * 1e3),
                 "Visibility" => visibility_ms.push(seconds * 1e3),
@@ -238,11 +227,58 @@ fn main() -> ExitCode {
         let visibility = app.resource::<Visibility>();
         let stats = *visibility.stats();
         visible_counts.push(stats.visible as f64);
+        record.objects = stats.objects;
+        record.frustum_rejected = stats.frustum_rejected;
+        record.occluded = stats.occluded;
+        record.small_or_far = stats.size_rejected + stats.distance_rejected;
+        record.visible = stats.visible;
+        let last = app.frame_index() == options.frames;
+        if render == RenderChoice::Every || (render == RenderChoice::Last && last) {
+            // The last frame is `city.png`; `--png-every N` adds every N-th drawn frame.
+            let mut pngs = Vec::new();
+            if last {
+                pngs.push(options.out.join("city.png"));
+            }
+            if options.png_every.is_some_and(|every| app.frame_index() % every == 0) {
+                pngs.push(options.out.join(format!("frame-{:06}.png", app.frame_index())));
+            }
+            match draw_frame(&mut drawer, &app, &meshes, &options, &pngs, lossless, gpu_culling) {
+                Ok(Some((check, truth, report))) => {
+                    progress.suspend(|| println!("{report}"));
+                    if check.differing_pixels != 0 && lossless {
+                        status = ExitCode::FAILURE;
+                    }
+                    if let Some(truth) = truth {
+                        progress.suspend(|| {
+                            println!("frame {} false_hidden {}", app.frame_index(), truth.false_hidden);
+                            println!("frame {} efficiency {:.3}", app.frame_index(), truth.efficiency);
+                        });
+                        if truth.false_hidden != 0 && lossless {
+                            status = ExitCode::FAILURE;
+                        }
+                        record.objects_with_pixels = Some(truth.objects_with_pixels);
+                        record.false_hidden = Some(truth.false_hidden);
+                        record.efficiency = Some(truth.efficiency);
+                    }
+                    record.drawn = Some(check.drawn);
+                    record.triangles = Some(check.triangles);
+                    record.uploaded_bytes = Some(check.uploaded_bytes);
+                    record.differing_pixels = Some(check.differing_pixels);
+                    record.gpu_ms = check.gpu_ms.into_iter().filter_map(|(pass, ms)| Some((pass, ms?))).collect();
+                }
+                Ok(None) => {}
+                Err(error) => {
+                    progress.abandon();
+                    eprintln!("render: frame {}: {error}", app.frame_index());
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
         if app.frame_index() % options.report_every == 0 {
             let height = visibility.view().map_or(f32::NAN, |view| view.position.y);
             let recent = options.report_every as usize;
             let window = |values: &[f64]| median(&mut values[values.len().saturating_sub(recent)..].to_vec());
-            println!(
+            let line = format!(
                 "{:>6} {:>8.1} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9.3} {:>9.3} {:>9.3}",
                 app.frame_index(),
                 height,
@@ -257,8 +293,12 @@ fn main() -> ExitCode {
                 window(&transform_ms),
                 window(&visibility_ms),
             );
+            progress.suspend(|| println!("{line}"));
         }
+        records.push(record);
+        progress.inc(1);
     }
+    progress.finish_and_clear();
 
     {
         let visibility = app.resource::<Visibility>();
@@ -268,18 +308,23 @@ fn main() -> ExitCode {
             full as f64 / with_lod.max(1) as f64
         );
     }
-    let mut status = ExitCode::SUCCESS;
-    let lossless = options.min_pixels <= 0.0 && options.max_distance <= 0.0;
-    if let Some(renderer) = renderer {
-        status = if gpu_culling {
-            draw_last_frame_gpu(&app, renderer, options.png.as_deref(), lossless)
-        } else if let Some(path) = &options.png {
-            draw_last_frame(&app, renderer, path, lossless)
-        } else {
-            ExitCode::SUCCESS
-        };
+    if let Some(Some(renderer)) = &drawer {
+        let problems = renderer.validation_problems();
+        if !problems.is_empty() {
+            eprintln!("render: validation reported problems: {problems:?}");
+            status = ExitCode::FAILURE;
+        }
     }
 
+    print!("{}", city::summary::table(&records));
+    let path = options.out.join("stats.json");
+    match city::summary::write_stats_json(&path, &records) {
+        Ok(()) => println!("stats: wrote {} ({} frames)", path.display(), records.len()),
+        Err(error) => {
+            eprintln!("stats: cannot write {}: {error}", path.display());
+            status = ExitCode::FAILURE;
+        }
+    }
     println!(
         "summary: {} frames, median frame {:.3} ms, Transform {:.3} ms, Visibility {:.3} ms, median visible {:.0} of {}",
         options.frames,
@@ -292,122 +337,37 @@ fn main() -> ExitCode {
     status
 }
 
-/// Draws the last frame with GPU culling (three times: each culls with the previous one's
-/// visibility as history), prints the GPU's statistics, checks the image equals the unculled one and
-/// writes the PNG when asked.
-fn draw_last_frame_gpu(
+/// Draws the frame with culling on and off and compares the images; writes the culled
+/// image to each of `pngs`; returns what was drawn and a report line. The first call makes
+/// the renderer into `drawer`; no Vulkan device (`Ok(None)`) is not a failure: the demo says
+/// why once and the statistics stand alone. With the screen-size or distance cull on
+/// (`lossless` false) the images may differ by design, and the line says so.
+fn draw_frame(
+    drawer: &mut Option<Option<MeshRenderer>>,
     app: &App,
-    mut renderer: MeshRenderer,
-    path: Option<&std::path::Path>,
+    meshes: &CityLibrary,
+    options: &CityOptions,
+    pngs: &[PathBuf],
     lossless: bool,
-) -> ExitCode {
+    gpu_culling: bool,
+) -> Result<Option<(MeshFrame, Option<Truth>, String)>, city::RenderError> {
+    let ((width, height), truth, classify) = (options.size, options.truth, options.classify);
     let visibility = app.resource::<Visibility>();
-    let colors = object_colors(app, &visibility);
-    let started = Instant::now();
-    let outcome =
-        renderer.render_gpu_culled(&visibility, |object| colors[object], 3).and_then(|(pixels, stats, check)| {
-            if let Some(path) = path {
-                renderer.write_png(path, &pixels)?;
+    let renderer = drawer.get_or_insert_with(|| {
+        let objects = visibility.objects().len() as u32;
+        // Room for the city's objects plus some that appear later (none do today).
+        match MeshRenderer::new(width, height, objects + objects / 8 + 64, meshes.library.clone(), SKY) {
+            Ok(renderer) => Some(renderer),
+            Err(reason) => {
+                println!("render: no usable Vulkan device ({reason}); culling ran on the CPU path, no image drawn");
+                None
             }
-            Ok((stats, check))
-        });
-    let (stats, check) = match outcome {
-        Ok(result) => result,
-        Err(error) => {
-            eprintln!("render: {error}");
-            return ExitCode::FAILURE;
         }
-    };
-    let ms = |value: Option<f64>| value.map_or_else(|| String::from("n/a"), |ms| format!("{ms:.3}"));
-    println!(
-        "gpu cull: {} objects, {} frustum rejects, {} drawn early, {} occlusion rejects, {} drawn late, {} triangles; GPU ms: early {}, hi-z {}, late {}; culled_on_device {}",
-        stats.objects,
-        stats.frustum_rejected,
-        stats.early_drawn,
-        stats.occlusion_rejected,
-        stats.late_drawn,
-        stats.triangles,
-        ms(stats.gpu_ms[0]),
-        ms(stats.gpu_ms[1]),
-        ms(stats.gpu_ms[2]),
-        stats.culled_on_device
-    );
-    println!(
-        "render: {} on {}: GPU culling drew {} of {} drawable objects in {:.0} ms{}; culling on vs off: {}",
-        format_args!("{IMAGE_WIDTH}x{IMAGE_HEIGHT}"),
-        renderer.device_name(),
-        stats.early_drawn + stats.late_drawn,
-        check.drawn_without_culling,
-        started.elapsed().as_secs_f64() * 1e3,
-        path.map_or_else(String::new, |path| format!(", wrote {}", path.display())),
-        match (check.differing_pixels, lossless) {
-            (0, _) => String::from("identical images"),
-            (pixels, true) => format!("{pixels} pixels differ: an object was wrongly hidden"),
-            (pixels, false) => format!("{pixels} pixels differ (size/distance culls are lossy by design)"),
-        }
-    );
-    let problems = renderer.validation_problems();
-    if !problems.is_empty() {
-        eprintln!("render: validation reported problems: {problems:?}");
-        return ExitCode::FAILURE;
-    }
-    if check.differing_pixels == 0 || !lossless {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
-}
-
-/// Draws the last frame with culling on and off, checks the images are equal, writes the PNG.
-/// No Vulkan device is not a failure: the demo says why and the statistics stand alone. With
-/// the screen-size or distance cull on (`lossless` false) the images may differ by design,
-/// and a difference is reported, not failed.
-fn draw_last_frame(app: &App, mut renderer: MeshRenderer, path: &std::path::Path, lossless: bool) -> ExitCode {
-    let visibility = app.resource::<Visibility>();
-    let colors = object_colors(app, &visibility);
-    let started = Instant::now();
-    let outcome = renderer.render_and_check(&visibility, |object| colors[object]).and_then(|(pixels, check)| {
-        renderer.write_png(path, &pixels)?;
-        Ok(check)
     });
-    match outcome {
-        Ok(check) => {
-            println!(
-                "render: {} on {}: drew {} of {} drawable objects ({} triangles) in {:.0} ms, wrote {}; culling on vs off: {}",
-                format_args!("{IMAGE_WIDTH}x{IMAGE_HEIGHT}"),
-                renderer.device_name(),
-                check.drawn,
-                check.drawn_without_culling,
-                check.triangles,
-                started.elapsed().as_secs_f64() * 1e3,
-                path.display(),
-                match (check.differing_pixels, lossless) {
-                    (0, _) => String::from("identical images"),
-                    (pixels, true) => format!("{pixels} pixels differ: an object was wrongly hidden"),
-                    (pixels, false) => format!("{pixels} pixels differ (size/distance culls are lossy by design)"),
-                }
-            );
-            let problems = renderer.validation_problems();
-            if !problems.is_empty() {
-                eprintln!("render: validation reported problems: {problems:?}");
-                return ExitCode::FAILURE;
-            }
-            if check.differing_pixels == 0 || !lossless {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
-        }
-        Err(error) => {
-            eprintln!("render: {error}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-/// Each object's colour: by what it is (its mesh handle), varied a little per object.
-fn object_colors(app: &App, visibility: &Visibility) -> Vec<u32> {
-    visibility
+    let Some(renderer) = renderer else {
+        return Ok(None);
+    };
+    let colors: Vec<u32> = visibility
         .objects()
         .entities
         .iter()
@@ -416,5 +376,84 @@ fn object_colors(app: &App, visibility: &Visibility) -> Vec<u32> {
             let handle = app.world().get::<&Mesh>(entity).map_or(ecs::MeshHandle::NONE, |mesh| mesh.mesh);
             city::city_color(handle, object)
         })
-        .collect()
+        .collect();
+    let started = Instant::now();
+    // What culling submitted: the CPU's visible list, or the objects the GPU's bits mark
+    // visible (a subset of what the GPU drew, so a truth check against it is strict).
+    let (pixels, check, submitted, gpu_line) = if gpu_culling {
+        let (pixels, stats, check, visible) = renderer.render_gpu_culled(&visibility, |object| colors[object], 1)?;
+        let ms = |value: Option<f64>| value.map_or_else(|| String::from("n/a"), |ms| format!("{ms:.3}"));
+        let line = format!(
+            "gpu cull: {} objects, {} frustum rejects, {} drawn early, {} occlusion rejects, {} drawn late, {} triangles; GPU ms: early {}, hi-z {}, late {}; culled_on_device {}\n",
+            stats.objects,
+            stats.frustum_rejected,
+            stats.early_drawn,
+            stats.occlusion_rejected,
+            stats.late_drawn,
+            stats.triangles,
+            ms(stats.gpu_ms[0]),
+            ms(stats.gpu_ms[1]),
+            ms(stats.gpu_ms[2]),
+            stats.culled_on_device
+        );
+        (pixels, check, visible, line)
+    } else {
+        let (pixels, check) = renderer.render_and_check(&visibility, |object| colors[object])?;
+        (pixels, check, visibility.visible().to_vec(), String::new())
+    };
+    for path in pngs {
+        renderer.write_png(path, &pixels)?;
+    }
+    let report = format!(
+        "{gpu_line}render: frame {} {width}x{height} on {}: {} drew {} of {} drawable objects ({} triangles) in {:.0} ms{}; culling on vs off: {}",
+        app.frame_index(),
+        renderer.device_name(),
+        if gpu_culling { "GPU culling" } else { "CPU culling" },
+        check.drawn,
+        check.drawn_without_culling,
+        check.triangles,
+        started.elapsed().as_secs_f64() * 1e3,
+        pngs.iter().map(|path| format!(", wrote {}", path.display())).collect::<String>(),
+        match (check.differing_pixels, lossless) {
+            (0, _) => String::from("identical images"),
+            (pixels, true) => format!("{pixels} pixels differ: an object was wrongly hidden"),
+            (pixels, false) => format!("{pixels} pixels differ (size/distance culls are lossy by design)"),
+        }
+    );
+    let owners =
+        if truth || (classify && !pngs.is_empty()) { Some(renderer.objects_with_pixels(&visibility)?) } else { None };
+    if let (true, Some(owners)) = (classify && !pngs.is_empty(), &owners) {
+        let verdicts = city::classify::verdict_colors(&visibility, owners);
+        let classified = renderer.draw_all(&visibility, |object| verdicts[object])?;
+        let both = city::classify::side_by_side(&pixels, &classified, width);
+        for path in pngs {
+            let path = path.with_file_name(format!(
+                "{}-classify.png",
+                path.file_stem().map_or(String::from("city"), |stem| stem.to_string_lossy().into_owned())
+            ));
+            city::classify::write_png(&path, &both, width * 2, height)?;
+        }
+    }
+    let truth = if let (true, Some(owners)) = (truth, owners) {
+        let mut was_submitted = vec![false; visibility.objects().len()];
+        for &object in &submitted {
+            was_submitted[object as usize] = true;
+        }
+        let false_hidden = owners.iter().filter(|&&object| !was_submitted[object as usize]).count();
+        let efficiency = owners.len() as f64 / submitted.len().max(1) as f64;
+        Some(Truth { objects_with_pixels: owners.len(), false_hidden, efficiency })
+    } else {
+        None
+    };
+    Ok(Some((check, truth, report)))
+}
+
+/// `--truth` on one drawn frame.
+struct Truth {
+    /// Objects owning at least one pixel of the frame drawn with culling off.
+    objects_with_pixels: usize,
+    /// Of those, objects culling did not submit (must be 0).
+    false_hidden: usize,
+    /// Objects with pixels / objects submitted.
+    efficiency: f64,
 }

@@ -14,7 +14,7 @@
 //! graph orders the passes, inserts every barrier and layout transition, and allocates the
 //! images. `execute` only records the pass's own commands.
 //!
-//! Run: `cargo run -p samples --bin custom_pass [-- OUTPUT.png]` (default `custom_pass.png`
+//! Run: `cargo run -p samples --bin custom_pass [-- --out FILE.png]` (default `custom_pass.png`
 //! in the current folder). Set `ENGINE_VALIDATION=1` (or force the layer through the loader,
 //! `VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation`) to run under the validation layer.
 //! `post_process.rs` continues with ping-pong chains, history and GPU-written draws.
@@ -23,6 +23,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use clap::Parser;
 use render_graph::device::{DeviceConfig, GpuDevice};
 use render_graph::passes::{self, ReadbackPass};
 use render_graph::vk;
@@ -144,9 +145,22 @@ fn run(output: &PathBuf) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// Builds a three-pass render graph (compute pattern, graphics invert, readback) on a
+/// headless Vulkan device and writes the result as a PNG.
+///
+/// Set `ENGINE_VALIDATION=1` to run under the Vulkan validation layer.
+#[derive(Parser, Debug)]
+#[command(name = "custom_pass", version)]
+struct Options {
+    /// Where the PNG goes.
+    #[arg(long, value_name = "FILE", default_value = "custom_pass.png")]
+    out: PathBuf,
+}
+
 fn main() -> ExitCode {
     samples::init_logging();
-    let output = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| String::from("custom_pass.png")));
+    let options = Options::parse();
+    let output = options.out;
     match run(&output) {
         Ok(()) => {
             println!("wrote {}", output.display());

@@ -14,13 +14,14 @@
 //!    writes a `VkDrawIndirectCommand`; `bands` (graphics) draws one horizontal band per
 //!    instance with [`ExecuteContext::draw_indirect`] — the CPU never sees the count.
 //!
-//! Run: `cargo run -p samples --bin post_process [-- OUTPUT.png]` (default
+//! Run: `cargo run -p samples --bin post_process [-- --out FILE.png]` (default
 //! `post_process.png`). Set `ENGINE_VALIDATION=1` to run under the validation layer.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
+use clap::Parser;
 use render_graph::device::{DeviceConfig, GpuDevice};
 use render_graph::passes::{self, ReadbackPass};
 use render_graph::vk;
@@ -398,9 +399,22 @@ fn run(output: &PathBuf) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// A post-processing chain of your own passes (ping-pong chains, history, GPU-written
+/// draws), checked against the CPU every frame; writes the last frame as a PNG.
+///
+/// Set `ENGINE_VALIDATION=1` to run under the Vulkan validation layer.
+#[derive(Parser, Debug)]
+#[command(name = "post_process", version)]
+struct Options {
+    /// Where the PNG goes.
+    #[arg(long, value_name = "FILE", default_value = "post_process.png")]
+    out: PathBuf,
+}
+
 fn main() -> ExitCode {
     samples::init_logging();
-    let output = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| String::from("post_process.png")));
+    let options = Options::parse();
+    let output = options.out;
     match run(&output) {
         Ok(()) => {
             println!("wrote {}", output.display());

@@ -1,0 +1,207 @@
+//! The demo's command line (`city --help`). The option names and their meaning are a
+//! contract other tools rely on (issue 11): `--frames N`, `--size WxH`, `--objects N`,
+//! `--seed S`, `--threads N`, `--cull cpu|gpu|auto|off`, `--occlusion on|off`,
+//! `--camera-path FILE`, `--truth`, `--classify`, `--validate`, `--out DIR`, `--window`.
+
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+use super::CityConfig;
+
+/// The demo: a procedural city culled frame by frame while the camera flies through it.
+///
+/// Prints the city's bounds and blocks, one line of culling statistics every
+/// `--report-every` frames and a summary. With a Vulkan device it draws frames with the
+/// render graph (`--render`) and checks each drawn frame against the same frame drawn with
+/// culling off: culling must never hide a pixel.
+#[derive(Parser, Clone, Debug)]
+#[command(name = "city", version)]
+pub struct CityOptions {
+    /// Frames to run (60 per simulated second; the built-in flight loops every 2400).
+    #[arg(long, value_name = "N", default_value_t = 600)]
+    pub frames: u64,
+    /// Size of the view and of the images, in pixels.
+    #[arg(long, value_name = "WxH", default_value = "1280x720", value_parser = parse_size)]
+    pub size: (u32, u32),
+    /// About how many objects the city has (1000 to 1000000); the number of blocks follows.
+    #[arg(long, value_name = "N", default_value_t = 100_000,
+          value_parser = clap::value_parser!(u64).range(1_000..=1_000_000))]
+    pub objects: u64,
+    /// Seed of the city's layout (same seed, same city).
+    #[arg(long, value_name = "S", default_value_t = CityConfig::default().seed)]
+    pub seed: u64,
+    /// Job-system threads (default: one per core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub threads: Option<u64>,
+    /// Culling backend: `cpu`, `gpu`, `auto` (GPU when the device can), or `off` (draw all).
+    #[arg(long, value_enum, default_value_t = CullChoice::Auto)]
+    pub cull: CullChoice,
+    /// Occlusion culling (hidden objects behind buildings).
+    #[arg(long, value_enum, value_name = "on|off", default_value_t = Switch::On)]
+    pub occlusion: Switch,
+    /// Screen-size cull threshold in pixels (0: off; above 0 it is lossy by design).
+    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    pub min_pixels: f32,
+    /// Distance cull in metres (0: off).
+    #[arg(long, value_name = "D", default_value_t = 0.0)]
+    pub max_distance: f32,
+    /// A JSON camera path to fly instead of the built-in flight (see `city::keyframes`):
+    /// `{"keyframes":[{"frame":0,"position":[x,y,z],"yaw":0,"pitch":0,"fov":60}, ...]}`,
+    /// degrees, yaw 0 looks along -Z, positive yaw turns left, positive pitch looks up.
+    #[arg(long, value_name = "FILE")]
+    pub camera_path: Option<PathBuf>,
+    /// Which frames are drawn on the GPU: `every`, the `last` one, or `none` (default:
+    /// `every` with `--truth`, else `last`).
+    #[arg(long, value_enum)]
+    pub render: Option<RenderChoice>,
+    /// Folder for the output, created when missing: `stats.json` (every frame's
+    /// measurements), `city.png` (the last frame, when drawn) and `frame-NNNNNN.png`
+    /// (`--png-every`).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+    /// Write every N-th drawn frame as a PNG in `--out`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub png_every: Option<u64>,
+    /// Turn on the Vulkan validation layer with synchronization checks; any message makes
+    /// the run fail (non-zero exit).
+    #[arg(long)]
+    pub validate: bool,
+    /// On every drawn frame, render an object-id image with culling off, count the objects
+    /// owning at least one pixel and print `false_hidden N` (objects with pixels culling did
+    /// not submit; must be 0, else the run fails) and `efficiency X` (objects with pixels /
+    /// objects submitted).
+    #[arg(long)]
+    pub truth: bool,
+    /// With every PNG written, also write `NAME-classify.png`: the normal image and, next to
+    /// it, every object drawn with culling off coloured by its verdict (visible green,
+    /// frustum red, occluded blue, too small or far grey, kept without owning a pixel amber).
+    #[arg(long)]
+    pub classify: bool,
+    /// Open a window and fly the city interactively. Not available in this build yet.
+    #[arg(long)]
+    pub window: bool,
+    /// Frames between report lines.
+    #[arg(long, value_name = "N", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub report_every: u64,
+}
+
+/// `--cull`: which culling backend runs.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CullChoice {
+    /// The CPU culler (SIMD frustum tests and a software occlusion buffer).
+    Cpu,
+    /// The GPU culler.
+    Gpu,
+    /// The GPU culler where the device supports it, else the CPU culler.
+    Auto,
+    /// No culling: every object is submitted.
+    Off,
+}
+
+/// `on` or `off`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Switch {
+    /// Turned on.
+    On,
+    /// Turned off.
+    Off,
+}
+
+/// `--render`: which frames are drawn.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RenderChoice {
+    /// Every frame.
+    Every,
+    /// Only the last frame.
+    Last,
+    /// No frame (statistics only).
+    None,
+}
+
+/// Objects one block holds on average with the default layout (measured: about 31k objects
+/// on 32 x 32 blocks, 806 on 5 x 5).
+const OBJECTS_PER_BLOCK: f64 = 31.0;
+
+impl CityOptions {
+    /// `--render`, or its default: every frame with `--truth`, else the last.
+    pub fn render_choice(&self) -> RenderChoice {
+        self.render.unwrap_or(if self.truth { RenderChoice::Every } else { RenderChoice::Last })
+    }
+
+    /// The city for these options: as many blocks per side as make about `--objects`
+    /// objects, with `--seed`.
+    pub fn city_config(&self) -> CityConfig {
+        let blocks = (self.objects as f64 / OBJECTS_PER_BLOCK).sqrt().round().max(1.0) as u32;
+        CityConfig { blocks, seed: self.seed, ..CityConfig::default() }
+    }
+}
+
+fn parse_size(text: &str) -> Result<(u32, u32), String> {
+    let (width, height) = text.split_once(['x', 'X']).ok_or_else(|| format!("'{text}' is not WIDTHxHEIGHT"))?;
+    let number = |part: &str| {
+        part.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|&value| (1..=16384).contains(&value))
+            .ok_or_else(|| format!("'{part}' in '{text}' is not a size from 1 to 16384"))
+    };
+    Ok((number(width)?, number(height)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(arguments: &[&str]) -> Result<CityOptions, clap::Error> {
+        CityOptions::try_parse_from(std::iter::once("city").chain(arguments.iter().copied()))
+    }
+
+    #[test]
+    fn the_contract_parses() {
+        let options = parse(&[
+            "--frames",
+            "120",
+            "--size",
+            "640x360",
+            "--objects",
+            "1000",
+            "--seed",
+            "7",
+            "--threads",
+            "2",
+            "--cull",
+            "off",
+            "--occlusion",
+            "off",
+            "--camera-path",
+            "path.json",
+            "--truth",
+            "--classify",
+            "--validate",
+            "--out",
+            "images",
+            "--window",
+        ])
+        .expect("the contract's options");
+        assert_eq!((options.frames, options.size, options.objects, options.seed), (120, (640, 360), 1000, 7));
+        assert_eq!((options.threads, options.cull, options.occlusion), (Some(2), CullChoice::Off, Switch::Off));
+        assert!(options.truth && options.classify && options.validate && options.window);
+        assert_eq!(options.out, PathBuf::from("images"));
+        assert_eq!(options.render_choice(), RenderChoice::Every, "--truth draws every frame");
+        assert_eq!(options.camera_path, Some(PathBuf::from("path.json")));
+    }
+
+    #[test]
+    fn defaults_give_about_100k_objects_and_bad_values_are_errors() {
+        let options = parse(&[]).expect("no options");
+        assert_eq!((options.objects, options.size), (100_000, (1280, 720)));
+        assert_eq!((options.render_choice(), &options.out), (RenderChoice::Last, &PathBuf::from(".")));
+        assert_eq!(options.city_config().blocks, 57);
+        assert_eq!(parse(&["--objects", "1000"]).unwrap().city_config().blocks, 6);
+        assert_eq!(parse(&["--objects", "1000000"]).unwrap().city_config().blocks, 180);
+        for bad in [&["--size", "640"][..], &["--size", "0x10"], &["--objects", "10"], &["--cull", "fast"]] {
+            assert!(parse(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+}

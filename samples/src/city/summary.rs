@@ -1,0 +1,172 @@
+//! What the demo measured: one [`FrameRecord`] per frame, written as `stats.json` in
+//! `--out`, and the end-of-run table of medians, 95th percentiles and maxima.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+/// One frame's measurements (an element of `stats.json`'s `frames`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FrameRecord {
+    /// The frame's index (1 for the first frame run).
+    pub frame: u64,
+    /// Wall-clock milliseconds of the whole frame on the CPU.
+    pub frame_ms: f64,
+    /// CPU milliseconds of each stage, by stage name.
+    pub stage_ms: BTreeMap<String, f64>,
+    /// CPU milliseconds of each system, by `stage/system` (systems of one batch overlap).
+    pub system_ms: BTreeMap<String, f64>,
+    /// Objects the Visibility stage saw.
+    pub objects: usize,
+    /// Objects outside the view frustum.
+    pub frustum_rejected: usize,
+    /// Objects hidden behind occluders.
+    pub occluded: usize,
+    /// Objects below the screen-size threshold or beyond the distance limit.
+    pub small_or_far: usize,
+    /// Objects culling submitted (visible).
+    pub visible: usize,
+    /// Objects the GPU drew (only on drawn frames).
+    pub drawn: Option<usize>,
+    /// Triangles the GPU drew (only on drawn frames).
+    pub triangles: Option<u64>,
+    /// Bytes uploaded to the GPU (only on drawn frames).
+    pub uploaded_bytes: Option<u64>,
+    /// GPU milliseconds of each render-graph pass, by its `GraphStats` name (drawn frames
+    /// on devices with timestamps).
+    pub gpu_ms: BTreeMap<String, f64>,
+    /// Pixels that differ between the culled image and the image drawn with culling off.
+    pub differing_pixels: Option<usize>,
+    /// `--truth`: objects owning at least one pixel with culling off.
+    pub objects_with_pixels: Option<usize>,
+    /// `--truth`: objects with pixels that culling did not submit (must be 0).
+    pub false_hidden: Option<usize>,
+    /// `--truth`: objects with pixels / objects submitted.
+    pub efficiency: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct StatsFile<'a> {
+    frames: &'a [FrameRecord],
+}
+
+/// Writes `records` as `{"frames":[...]}` to `path`.
+pub fn write_stats_json(path: &Path, records: &[FrameRecord]) -> std::io::Result<()> {
+    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    serde_json::to_writer_pretty(file, &StatsFile { frames: records }).map_err(std::io::Error::other)
+}
+
+/// Median, 95th percentile and maximum of `values` (zeros when empty).
+pub fn spread(values: &[f64]) -> (f64, f64, f64) {
+    if values.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let at = |fraction: f64| sorted[((sorted.len() - 1) as f64 * fraction).round() as usize];
+    (at(0.5), at(0.95), sorted[sorted.len() - 1])
+}
+
+/// The end-of-run table: CPU ms per stage and for the frame, GPU ms per pass (median, p95,
+/// max), then the culling counts and what the GPU drew (median, p95, max per frame).
+pub fn table(records: &[FrameRecord]) -> String {
+    let mut text = String::new();
+    let _ = writeln!(text, "{:<28} {:>10} {:>10} {:>10}", "summary", "median", "p95", "max");
+    let mut row = |name: &str, values: Vec<f64>, decimals: usize| {
+        if values.is_empty() {
+            return;
+        }
+        let (median, p95, max) = spread(&values);
+        let _ = writeln!(text, "{name:<28} {median:>10.decimals$} {p95:>10.decimals$} {max:>10.decimals$}");
+    };
+    row("cpu ms frame", records.iter().map(|record| record.frame_ms).collect(), 3);
+    let stages: Vec<&String> = records.first().map(|record| record.stage_ms.keys().collect()).unwrap_or_default();
+    for stage in stages {
+        row(
+            &format!("cpu ms stage {stage}"),
+            records.iter().filter_map(|record| record.stage_ms.get(stage).copied()).collect(),
+            3,
+        );
+    }
+    let systems: Vec<&String> = records.first().map(|record| record.system_ms.keys().collect()).unwrap_or_default();
+    for system in systems {
+        row(
+            &format!("cpu ms system {system}"),
+            records.iter().filter_map(|record| record.system_ms.get(system).copied()).collect(),
+            3,
+        );
+    }
+    let mut passes: Vec<&String> = records.iter().flat_map(|record| record.gpu_ms.keys()).collect();
+    passes.sort();
+    passes.dedup();
+    for pass in passes {
+        row(
+            &format!("gpu ms pass {pass}"),
+            records.iter().filter_map(|record| record.gpu_ms.get(pass).copied()).collect(),
+            3,
+        );
+    }
+    let count = |of: fn(&FrameRecord) -> Option<f64>| records.iter().filter_map(of).collect::<Vec<f64>>();
+    row("objects", count(|record| Some(record.objects as f64)), 0);
+    row("frustum rejects", count(|record| Some(record.frustum_rejected as f64)), 0);
+    row("occluded", count(|record| Some(record.occluded as f64)), 0);
+    row("small or far", count(|record| Some(record.small_or_far as f64)), 0);
+    row("visible (submitted)", count(|record| Some(record.visible as f64)), 0);
+    row("drawn", count(|record| record.drawn.map(|drawn| drawn as f64)), 0);
+    row("triangles", count(|record| record.triangles.map(|triangles| triangles as f64)), 0);
+    row("bytes uploaded", count(|record| record.uploaded_bytes.map(|bytes| bytes as f64)), 0);
+    row("objects with pixels", count(|record| record.objects_with_pixels.map(|objects| objects as f64)), 0);
+    row("false_hidden", count(|record| record.false_hidden.map(|objects| objects as f64)), 0);
+    row("efficiency", count(|record| record.efficiency), 3);
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_is_median_p95_and_max() {
+        let values: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(spread(&values), (51.0, 95.0, 100.0));
+        assert_eq!(spread(&[3.0]), (3.0, 3.0, 3.0));
+        assert_eq!(spread(&[]), (0.0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn the_table_lists_stages_passes_and_counts_and_the_json_has_every_frame() {
+        let records: Vec<FrameRecord> = (1..=3)
+            .map(|frame| FrameRecord {
+                frame,
+                frame_ms: frame as f64,
+                stage_ms: BTreeMap::from([(String::from("Visibility"), 0.5 * frame as f64)]),
+                system_ms: BTreeMap::from([(String::from("Visibility/cull"), 0.25 * frame as f64)]),
+                objects: 10,
+                occluded: frame as usize,
+                drawn: (frame == 3).then_some(4),
+                gpu_ms: BTreeMap::from([(String::from("geometry"), 0.25)]),
+                ..FrameRecord::default()
+            })
+            .collect();
+        let table = table(&records);
+        assert!(table.contains("cpu ms stage Visibility"), "{table}");
+        assert!(table.contains("gpu ms pass geometry"), "{table}");
+        let system = table.lines().find(|line| line.starts_with("cpu ms system Visibility/cull")).expect("{table}");
+        assert_eq!(system.split_whitespace().skip(4).collect::<Vec<_>>(), ["0.500", "0.750", "0.750"], "{table}");
+        let occluded = table.lines().find(|line| line.starts_with("occluded")).expect("an occluded row");
+        assert_eq!(occluded.split_whitespace().skip(1).collect::<Vec<_>>(), ["2", "3", "3"], "{table}");
+        assert!(table.lines().any(|line| line.starts_with("drawn ")), "{table}");
+        assert!(!table.contains("triangles"), "no frame drew, no row: {table}");
+
+        let path = std::env::temp_dir().join(format!("stats-{}.json", std::process::id()));
+        write_stats_json(&path, &records).expect("written");
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(json["frames"].as_array().map(Vec::len), Some(3));
+        assert_eq!(json["frames"][2]["drawn"], 4);
+        assert_eq!(json["frames"][0]["stage_ms"]["Visibility"], 0.5);
+    }
+}

@@ -1,0 +1,315 @@
+//! The demo's command line as other tools use it: the contract's options, camera paths,
+//! every-frame rendering with PNGs, and clear errors for bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use render_graph::testing::gpu_test_context;
+
+/// Runs the demo in a fresh temporary folder (its default `--out` is the current folder).
+fn city(arguments: &[&str]) -> (Output, String) {
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let folder = temporary(&format!("run-{}", RUNS.fetch_add(1, Ordering::Relaxed)));
+    let output = Command::new(env!("CARGO_BIN_EXE_city"))
+        .args(arguments)
+        .current_dir(&folder)
+        .output()
+        .expect("the demo starts");
+    let _ = std::fs::remove_dir_all(&folder);
+    let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+    (output, text)
+}
+
+fn temporary(name: &str) -> PathBuf {
+    let folder = std::env::temp_dir().join(format!("city-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).expect("a temporary folder");
+    folder
+}
+
+#[test]
+fn prints_bounds_and_blocks_and_follows_a_camera_path() {
+    let folder = temporary("path");
+    let path = folder.join("path.json");
+    // Above the city looking straight down, then a cut to street level.
+    std::fs::write(
+        &path,
+        r#"{"keyframes":[{"frame":0,"position":[100,200,100],"yaw":0,"pitch":-89,"fov":60},
+                         {"frame":3,"position":[100,200,100],"yaw":0,"pitch":-89,"fov":60},
+                         {"frame":4,"position":[-6,1.8,300],"yaw":0,"pitch":0,"fov":60}]}"#,
+    )
+    .expect("the path is written");
+    let (output, text) = city(&[
+        "--frames",
+        "6",
+        "--objects",
+        "1000",
+        "--size",
+        "96x64",
+        "--render",
+        "none",
+        "--report-every",
+        "1",
+        "--camera-path",
+        path.to_str().expect("a UTF-8 path"),
+    ]);
+    let _ = std::fs::remove_dir_all(&folder);
+    assert!(output.status.success(), "{text}");
+    let bounds = text.lines().find(|line| line.starts_with("city bounds: min ")).expect("a bounds line");
+    let numbers: Vec<f32> = bounds.split_whitespace().filter_map(|word| word.parse().ok()).collect::<Vec<_>>();
+    assert_eq!(numbers.len(), 6, "{bounds}");
+    assert!(numbers[1] < 0.0 && numbers[1] > -1.0 && numbers[4] > 10.0, "ground at y = 0: {bounds}");
+    assert!(text.contains("city blocks: 6 x 6 of 40 m, streets 12 m wide"), "{text}");
+    // The report's second column is the camera height: 200 m until the cut, 1.8 after it.
+    let heights: Vec<f32> = text
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let frame: u64 = words.next()?.parse().ok()?;
+            Some((frame, words.next()?.parse::<f32>().ok()?))
+        })
+        .map(|(_, height)| height)
+        .collect();
+    assert_eq!(heights.len(), 6, "{text}");
+    assert!(heights[..3].iter().all(|&height| (height - 200.0).abs() < 0.01), "{heights:?}");
+    assert!((heights[5] - 1.8).abs() < 0.01, "{heights:?}");
+}
+
+#[test]
+fn a_malformed_camera_path_is_an_error_naming_the_line() {
+    let folder = temporary("bad-path");
+    let path = folder.join("bad.json");
+    std::fs::write(
+        &path,
+        "{\"keyframes\":[\n  {\"frame\":0,\"position\":[0,2,0]},\n  {\"frame\":1 \"position\":[0,2,0]}\n]}",
+    )
+    .expect("the path is written");
+    let (output, text) =
+        city(&["--frames", "1", "--objects", "1000", "--render", "none", "--camera-path", path.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&folder);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("bad.json: line 3, column"), "{text}");
+}
+
+#[test]
+fn bad_options_are_errors_and_help_explains_the_contract() {
+    let (output, text) = city(&["--size", "640by360"]);
+    assert!(!output.status.success() && text.contains("--size"), "{text}");
+    let (output, text) = city(&["--help"]);
+    assert!(output.status.success(), "{text}");
+    for option in [
+        "--frames",
+        "--size",
+        "--objects",
+        "--seed",
+        "--threads",
+        "--cull",
+        "--occlusion",
+        "--camera-path",
+        "--truth",
+        "--classify",
+        "--validate",
+        "--out",
+        "--window",
+        "--render",
+        "--png-every",
+    ] {
+        assert!(text.contains(option), "--help lacks {option}:\n{text}");
+    }
+}
+
+#[test]
+fn renders_every_frame_and_writes_pngs_when_asked() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let folder = temporary("every");
+    let out = folder.join("images");
+    // The CPU culler: `drawn` must equal the stage's `visible` (the GPU path has its own test).
+    let (output, text) = city(&[
+        "--cull",
+        "cpu",
+        "--frames",
+        "4",
+        "--objects",
+        "1000",
+        "--size",
+        "96x64",
+        "--render",
+        "every",
+        "--png-every",
+        "2",
+        "--validate",
+        "--out",
+        out.to_str().expect("a UTF-8 path"),
+    ]);
+    let mut written: Vec<String> = std::fs::read_dir(&out)
+        .map(|entries| entries.filter_map(|entry| entry.ok()?.file_name().into_string().ok()).collect())
+        .unwrap_or_default();
+    written.sort();
+    let stats = std::fs::read_to_string(out.join("stats.json")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&folder);
+    assert!(output.status.success(), "{text}");
+    let drawn = text.lines().filter(|line| line.starts_with("render: frame ")).count();
+    assert_eq!(drawn, 4, "every frame is drawn:\n{text}");
+    assert_eq!(text.matches("identical images").count(), 4, "{text}");
+    assert_eq!(written, ["city.png", "frame-000002.png", "frame-000004.png", "stats.json"], "{text}");
+    let stats: serde_json::Value = serde_json::from_str(&stats).expect("stats.json is JSON");
+    let frames = stats["frames"].as_array().expect("a list of frames");
+    assert_eq!(frames.len(), 4, "{stats}");
+    for (index, frame) in frames.iter().enumerate() {
+        assert_eq!(frame["frame"], index as u64 + 1, "{frame}");
+        assert_eq!(frame["drawn"], frame["visible"], "{frame}");
+        assert_eq!(frame["differing_pixels"], 0, "{frame}");
+        assert!(frame["uploaded_bytes"].as_u64().is_some_and(|bytes| bytes > 0), "{frame}");
+        assert!(frame["stage_ms"]["Visibility"].as_f64().is_some(), "{frame}");
+        assert!(frame["system_ms"]["Input/traffic"].as_f64().is_some(), "{frame}");
+    }
+    for row in [
+        "cpu ms stage Visibility",
+        "cpu ms system Input/camera path",
+        "frustum rejects",
+        "occluded",
+        "triangles",
+        "bytes uploaded",
+    ] {
+        assert!(text.lines().any(|line| line.starts_with(row)), "the summary table lacks {row}:\n{text}");
+    }
+}
+
+#[test]
+fn gpu_culling_draws_every_frame_identically_and_its_truth_hides_nothing() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let folder = temporary("gpu");
+    let (output, text) = city(&[
+        "--cull",
+        "gpu",
+        "--frames",
+        "3",
+        "--objects",
+        "1000",
+        "--size",
+        "96x64",
+        "--render",
+        "every",
+        "--truth",
+        "--validate",
+        "--out",
+        folder.to_str().expect("a UTF-8 path"),
+    ]);
+    let stats = std::fs::read_to_string(folder.join("stats.json")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&folder);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("culling: GPU (two-phase Hi-Z)"), "{text}");
+    assert_eq!(text.lines().filter(|line| line.starts_with("gpu cull: ")).count(), 3, "{text}");
+    assert_eq!(text.matches("identical images").count(), 3, "{text}");
+    assert_eq!(text.lines().filter(|line| line.ends_with("false_hidden 0")).count(), 3, "{text}");
+    let stats: serde_json::Value = serde_json::from_str(&stats).expect("stats.json is JSON");
+    for frame in stats["frames"].as_array().expect("a list of frames") {
+        assert_eq!(frame["false_hidden"], 0, "{frame}");
+        assert!(frame["uploaded_bytes"].as_u64().is_some(), "{frame}");
+    }
+}
+
+/// The frame's `false_hidden`/`efficiency` lines and the `objects with pixels` summary row.
+fn truth_of(text: &str) -> (Vec<u64>, Vec<f64>, String) {
+    let value = |line: &str| line.split_whitespace().nth(3).map(String::from);
+    let hidden = text
+        .lines()
+        .filter(|line| line.contains(" false_hidden "))
+        .filter_map(|line| value(line)?.parse().ok())
+        .collect();
+    let efficiency = text
+        .lines()
+        .filter(|line| line.contains(" efficiency "))
+        .filter_map(|line| value(line)?.parse().ok())
+        .collect();
+    let with_pixels = text.lines().find(|line| line.starts_with("objects with pixels")).unwrap_or_default().to_string();
+    (hidden, efficiency, with_pixels)
+}
+
+#[test]
+fn truth_counts_objects_with_pixels_the_same_with_culling_on_and_off() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let run = |cull: &str| {
+        city(&[
+            "--frames",
+            "3",
+            "--objects",
+            "1000",
+            "--size",
+            "128x72",
+            "--render",
+            "every",
+            "--truth",
+            "--validate",
+            "--cull",
+            cull,
+        ])
+    };
+    let (culled, culled_text) = run("cpu");
+    let (all, all_text) = run("off");
+    assert!(culled.status.success(), "{culled_text}");
+    assert!(all.status.success(), "{all_text}");
+    let (hidden, efficiency, with_pixels) = truth_of(&culled_text);
+    assert_eq!(hidden, [0, 0, 0], "{culled_text}");
+    assert_eq!(efficiency.len(), 3, "{culled_text}");
+    assert!(efficiency.iter().all(|&value| value > 0.0 && value <= 1.0), "{efficiency:?}");
+    let (hidden_off, efficiency_off, with_pixels_off) = truth_of(&all_text);
+    assert_eq!(hidden_off, [0, 0, 0], "{all_text}");
+    // The truth does not depend on culling; with culling off everything drawable is
+    // submitted, so the share of submitted objects with pixels drops.
+    assert!(!with_pixels.is_empty() && with_pixels == with_pixels_off, "{with_pixels} vs {with_pixels_off}");
+    assert!(efficiency_off.iter().zip(&efficiency).all(|(off, on)| off < on), "{efficiency_off:?} vs {efficiency:?}");
+}
+
+fn read_png(path: &std::path::Path) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).expect("the PNG exists")));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut pixels = vec![0; reader.output_buffer_size().expect("a size")];
+    let info = reader.next_frame(&mut pixels).expect("one frame");
+    pixels.truncate(info.buffer_size());
+    (info.width, info.height, pixels)
+}
+
+#[test]
+fn classify_writes_the_verdicts_next_to_the_normal_image() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let folder = temporary("classify");
+    let (output, text) = city(&[
+        "--frames",
+        "2",
+        "--objects",
+        "1000",
+        "--size",
+        "96x64",
+        "--classify",
+        "--validate",
+        "--out",
+        folder.to_str().expect("a UTF-8 path"),
+    ]);
+    assert!(output.status.success(), "{text}");
+    let (width, height, normal) = read_png(&folder.join("city.png"));
+    let (both_width, both_height, both) = read_png(&folder.join("city-classify.png"));
+    let _ = std::fs::remove_dir_all(&folder);
+    assert_eq!((both_width, both_height), (width * 2, height));
+    let row = width as usize * 4;
+    let halves: Vec<(&[u8], &[u8])> = both.chunks_exact(row * 2).map(|line| line.split_at(row)).collect();
+    let left: Vec<u8> = halves.iter().flat_map(|(left, _)| left.iter().copied()).collect();
+    assert!(left == normal, "the left half is the normal image");
+    // At street level most of what the camera sees was submitted: the right half is mostly
+    // the verdict green (shaded), with the sky where nothing is.
+    let green = halves
+        .iter()
+        .flat_map(|(_, right)| right.chunks_exact(4))
+        .filter(|pixel| pixel[1] > pixel[0].saturating_add(40) && pixel[1] > pixel[2].saturating_add(40))
+        .count();
+    assert!(green > (width * height / 4) as usize, "{green} green pixels of {}", width * height);
+}
