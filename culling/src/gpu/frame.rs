@@ -16,6 +16,7 @@ use super::cull::{
     VISIBILITY_BITS,
 };
 use super::hiz::HiZBuildPass;
+use super::render::READBACK_RING;
 
 /// Name of the imported host-visible buffer the bits are copied into.
 pub const VISIBILITY_READBACK: &str = "visibility_readback";
@@ -108,11 +109,15 @@ pub fn add_gpu_culled_scene_passes(
 }
 
 /// Copies a graph buffer (such as [`VISIBILITY_BITS`] or [`CULL_STATS`]) into an imported
-/// host-visible buffer.
+/// host-visible buffer: at its start ([`BufferReadbackPass::new`]), or into region
+/// `frame % READBACK_RING` of a ring ([`BufferReadbackPass::ring`]), so the host reads older
+/// frames' regions without waiting.
 pub struct BufferReadbackPass {
     name: String,
     source_name: String,
     target_name: String,
+    /// The ring's region size in bytes, or `None` for a copy to the buffer's start.
+    ring_region: Option<u64>,
     source: Option<BufferHandle>,
     target: Option<BufferHandle>,
 }
@@ -124,8 +129,19 @@ impl BufferReadbackPass {
             name: format!("readback {source}"),
             source_name: source.to_owned(),
             target_name: target.to_owned(),
+            ring_region: None,
             source: None,
             target: None,
+        }
+    }
+
+    /// Copies `source` (up to `region` bytes) into region `frame % READBACK_RING` of the ring
+    /// imported as `target`; a ring smaller than its regions fails the frame.
+    pub fn ring(source: &str, target: &str, region: u64) -> BufferReadbackPass {
+        BufferReadbackPass {
+            name: format!("ring readback {source}"),
+            ring_region: Some(region),
+            ..BufferReadbackPass::new(source, target)
         }
     }
 }
@@ -145,9 +161,20 @@ impl Pass for BufferReadbackPass {
     fn execute(&mut self, context: &mut ExecuteContext<'_>) {
         let source = context.buffer(self.source.expect("register ran"));
         let target = context.buffer(self.target.expect("register ran"));
-        let region = vk::BufferCopy { src_offset: 0, dst_offset: 0, size: source.size.min(target.size) };
+        let (offset, size) = match self.ring_region {
+            None => (0, source.size.min(target.size)),
+            Some(region) => (context.frame_index() % READBACK_RING * region, region.min(source.size)),
+        };
+        if offset + size > target.size {
+            context.fail(GraphError::InvalidDescription {
+                resource: self.target_name.clone(),
+                reason: "the readback ring is smaller than its regions",
+            });
+            return;
+        }
+        let region = vk::BufferCopy { src_offset: 0, dst_offset: offset, size };
         // SAFETY: recording outside rendering; the graph made the source readable and the
-        // target writable by transfers (both declared); the copy fits in both.
+        // target writable by transfers (both declared); the copy fits (checked above).
         unsafe { context.device().cmd_copy_buffer(context.command_buffer(), source.buffer, target.buffer, &[region]) };
     }
 }

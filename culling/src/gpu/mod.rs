@@ -38,7 +38,4 @@ pub use frame::{
     VISIBILITY_READBACK,
 };
 pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HIZ_DEPTH, HIZ_FORMAT, HIZ_GROUP};
-pub use render::{
-    install_render, BitsReadback, ObjectStyle, RenderReport, RenderSetup, RingReadbackPass, READBACK_RING,
-    RENDER_SYSTEM,
-};
+pub use render::{install_render, BitsReadback, ObjectStyle, RenderReport, RenderSetup, READBACK_RING, RENDER_SYSTEM};

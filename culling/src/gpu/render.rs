@@ -24,11 +24,11 @@ use render_graph::device::DeviceConfig;
 use render_graph::passes::{
     lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene, UploadReport,
 };
-use render_graph::{vk, Access, BufferHandle, ExecuteContext, GpuDevice, Pass, ReadbackBuffer, Registry, RenderGraph};
+use render_graph::{vk, GpuDevice, ReadbackBuffer, RenderGraph};
 use runtime::{App, Stage, System};
 
 use super::cull::{visibility_bits_bytes, GpuCullSettings, GpuCullStats, CULL_STATS, CULL_STAT_WORDS, VISIBILITY_BITS};
-use super::frame::add_gpu_culled_scene_passes;
+use super::frame::{add_gpu_culled_scene_passes, BufferReadbackPass};
 use crate::backend::{CullingBackend, CullingChoice, GpuFeedback, NoGpuCulling};
 use crate::visibility::{ObjectColumns, Visibility};
 
@@ -176,7 +176,7 @@ impl RenderState {
              -> render_graph::Result<ReadbackBuffer> {
                 let buffer = ReadbackBuffer::new(device, name, bytes * READBACK_RING)?;
                 graph.import_buffer(name, buffer.shared());
-                graph.add_pass(RingReadbackPass::new(source, name, bytes));
+                graph.add_pass(BufferReadbackPass::ring(source, name, bytes));
                 Ok(buffer)
             };
             let stats = ring("cull stats ring", CULL_STATS, CULL_STAT_WORDS as u64 * 4, &mut graph)?;
@@ -332,60 +332,4 @@ fn readback_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
     })
     .writes_resource::<RenderReport>()
     .writes_resource::<GpuFeedback>()
-}
-
-/// Copies a graph buffer into region `frame % READBACK_RING` of an imported host buffer, so
-/// the host reads older frames' regions without waiting.
-pub struct RingReadbackPass {
-    name: String,
-    source_name: String,
-    target_name: String,
-    region: u64,
-    source: Option<BufferHandle>,
-    target: Option<BufferHandle>,
-}
-
-impl RingReadbackPass {
-    /// Copies `source` (up to `region` bytes) into the ring imported as `target`.
-    pub fn new(source: &str, target: &str, region: u64) -> RingReadbackPass {
-        RingReadbackPass {
-            name: format!("ring readback {source}"),
-            source_name: source.to_owned(),
-            target_name: target.to_owned(),
-            region,
-            source: None,
-            target: None,
-        }
-    }
-}
-
-impl Pass for RingReadbackPass {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn register(&mut self, registry: &mut Registry<'_>) {
-        let source = registry.buffer(&self.source_name);
-        self.source = Some(registry.access_buffer(source, Access::TransferRead));
-        let target = registry.buffer(&self.target_name);
-        self.target = Some(registry.access_buffer(target, Access::TransferWrite));
-    }
-
-    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
-        let source = context.buffer(self.source.expect("register ran"));
-        let target = context.buffer(self.target.expect("register ran"));
-        let offset = context.frame_index() % READBACK_RING * self.region;
-        let size = self.region.min(source.size);
-        if offset + size > target.size {
-            context.fail(render_graph::GraphError::InvalidDescription {
-                resource: self.target_name.clone(),
-                reason: "the readback ring is smaller than its regions",
-            });
-            return;
-        }
-        let region = vk::BufferCopy { src_offset: 0, dst_offset: offset, size };
-        // SAFETY: recording outside rendering; the graph made the source readable and the
-        // target writable by transfers (both declared); the copy fits (checked above).
-        unsafe { context.device().cmd_copy_buffer(context.command_buffer(), source.buffer, target.buffer, &[region]) };
-    }
 }

@@ -9,14 +9,13 @@ pub mod keyframes;
 mod meshes;
 mod motion;
 pub mod options;
-mod render;
 mod scene;
 mod shapes;
 pub mod summary;
 
+pub use crate::mesh_render::RenderError;
 pub use keyframes::{CameraKeyframes, CameraPose, Keyframe};
 pub use meshes::{attach_lods, building_occluder, city_color, CityLibrary};
 pub use motion::{camera_path_system, install as install_motion, CameraPath, PoseAnimation, Traffic};
 pub use options::{CityOptions, CullChoice, RenderChoice, Switch};
-pub use render::{CityRenderer, GpuCityRenderer, RenderCheck, RenderError};
 pub use scene::{build_city, City, CityConfig, CityMeshes};
