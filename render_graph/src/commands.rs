@@ -277,29 +277,25 @@ impl ExecuteContext<'_> {
 
     /// Dispatches must be recorded in `execute`, outside the rendering scope.
     fn check_dispatching(&mut self) -> bool {
-        if self.error.is_some() {
-            return false;
-        }
-        if self.rendering {
-            self.fail(GraphError::InvalidCommand {
-                pass: self.pass_name.to_owned(),
-                reason: "dispatches are recorded in execute, outside the rendering scope",
-            });
-            return false;
-        }
-        true
+        self.check_scope(false, "dispatches are recorded in execute, outside the rendering scope")
     }
 
     /// Draws must be recorded inside the rendering scope, after binding a pipeline.
     fn check_drawing(&mut self) -> bool {
+        self.check_scope(
+            true,
+            "draws are recorded in record_draw, inside the rendering scope of the declared attachments",
+        )
+    }
+
+    /// Whether recording may go on: no earlier error, and inside the rendering scope exactly
+    /// when `rendering` asks for it (else the pass fails with `reason`).
+    fn check_scope(&mut self, rendering: bool, reason: &'static str) -> bool {
         if self.error.is_some() {
             return false;
         }
-        if !self.rendering {
-            self.fail(GraphError::InvalidCommand {
-                pass: self.pass_name.to_owned(),
-                reason: "draws are recorded in record_draw, inside the rendering scope of the declared attachments",
-            });
+        if self.rendering != rendering {
+            self.fail(GraphError::InvalidCommand { pass: self.pass_name.to_owned(), reason });
             return false;
         }
         true
