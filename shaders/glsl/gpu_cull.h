@@ -29,18 +29,7 @@ layout(std140, set = 0, binding = 0) uniform CullUniforms {
     float footprint_margin;
 } cull;
 
-// One object of `object_records` (std430, 112 bytes); see `scene_common.h`.
-struct ObjectRecord {
-    mat4 world;
-    vec3 bounds_min;
-    uint color;
-    vec3 bounds_max;
-    uint mesh;
-    uint index_count;
-    uint first_index;
-    int vertex_offset;
-    uint material;
-};
+#include "object_record.h"
 
 layout(std430, set = 0, binding = 1) readonly buffer ObjectRecords {
     ObjectRecord objects[];

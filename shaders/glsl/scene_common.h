@@ -3,20 +3,7 @@
 // Host twins: render_graph/src/passes/records.rs (`ObjectRecord`, `CameraConstants`) and the
 // binding order of render_graph/src/passes/draw.rs (`SCENE_BINDINGS`).
 
-// One object of the scene (`object_records`), 112 bytes, std430. `world` is column-major
-// local-to-world; `bounds_min`/`bounds_max` are its world AABB; `color` is RGBA8 packed
-// with red in the lowest byte; the last four words are the mesh's draw arguments.
-struct ObjectRecord {
-    mat4 world;
-    vec3 bounds_min;
-    uint color;
-    vec3 bounds_max;
-    uint mesh;
-    uint index_count;
-    uint first_index;
-    int vertex_offset;
-    uint material;
-};
+#include "object_record.h"
 
 layout(std430, set = 0, binding = 0) readonly buffer ObjectRecords {
     ObjectRecord objects[];

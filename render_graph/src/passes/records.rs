@@ -8,7 +8,7 @@ use ash::vk;
 
 /// One object of the GPU scene, as stored in `object_records`.
 ///
-/// GLSL twin: `struct ObjectRecord` in `shaders/glsl/scene_common.h` (std430, 112 bytes).
+/// GLSL twin: `struct ObjectRecord` in `shaders/glsl/object_record.h` (std430, 112 bytes).
 /// The record is self-contained for GPU culling: it carries the world bounds and the mesh's
 /// draw arguments, so a compaction shader can write a [`DrawCommand`] from it alone.
 #[repr(C)]
@@ -36,7 +36,7 @@ pub struct ObjectRecord {
 }
 
 const _: () = {
-    assert!(size_of::<ObjectRecord>() == 112, "ObjectRecord must match the std430 size in scene_common.h");
+    assert!(size_of::<ObjectRecord>() == 112, "ObjectRecord must match the std430 size in object_record.h");
     assert!(offset_of!(ObjectRecord, world) == 0);
     assert!(offset_of!(ObjectRecord, bounds_min) == 64, "vec3 bounds_min sits at 64 in std430");
     assert!(offset_of!(ObjectRecord, color) == 76, "uint color packs after the vec3");
