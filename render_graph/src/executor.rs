@@ -13,6 +13,7 @@ use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::graph::{Compiled, EntrySource, ImportedResource, RenderGraph, FRAMES_IN_FLIGHT};
 use crate::memory::{FrameClock, StagingRing};
+use crate::mips::MipRange;
 use crate::pipeline::DescriptorArena;
 use crate::recording::{
     begin_rendering, cleared_state, flush_barriers, is_blind_write, push_barrier, record_history_clears, record_poison,
@@ -215,7 +216,7 @@ impl RenderGraph {
         self.compile()?;
         let slot_index = (self.frame_index % FRAMES_IN_FLIGHT as u64) as usize;
         self.executor.finish_slot(&self.device, slot_index, &mut self.stats)?;
-        self.resolve();
+        self.resolve()?;
         let device = Arc::clone(&self.device);
         let raw = device.raw();
         let compiled = self.compiled.as_mut().expect("compiled above");
@@ -273,6 +274,27 @@ impl RenderGraph {
             record_history_clears(raw, command_buffer, compiled, &self.resolved, executor);
         }
 
+        let entry_state = |resource: usize| -> (SyncState, bool) {
+            match compiled.entry[resource] {
+                EntrySource::SameFrame(state) => (SyncState { layout: vk::ImageLayout::UNDEFINED, ..state }, true),
+                EntrySource::PreviousFrame(state) if !compiled.first_frame => {
+                    (SyncState { layout: vk::ImageLayout::UNDEFINED, ..state }, false)
+                }
+                EntrySource::PreviousFrame(_) => (SyncState::NONE, false),
+                EntrySource::HistoryPrevious(_) if compiled.first_frame && compiled.history_reset[resource] => {
+                    (cleared_state(matches!(self.resolved[resource], Resolved::Image(_))), false)
+                }
+                // Kept from the last compilation, whose frames have all finished.
+                EntrySource::HistoryPrevious(_) if compiled.first_frame => {
+                    (SyncState { layout: compiled.kept_layouts[resource], ..SyncState::NONE }, false)
+                }
+                EntrySource::HistoryPrevious(state) => (state, false),
+                EntrySource::Imported => {
+                    let name = &compiled.decl.resources[resource].name;
+                    (self.imports.get(name.as_str()).map_or(SyncState::NONE, |import| import.state), false)
+                }
+            }
+        };
         let debug = device.debug_utils();
         let mut upload_cursor = 0;
         for (position, &pass_index) in compiled.graph.order.iter().enumerate() {
@@ -285,27 +307,6 @@ impl RenderGraph {
             }
             let mut barrier_count = 0;
             let barriers = &compiled.graph.barriers.per_pass[position];
-            let entry_state = |resource: usize| -> (SyncState, bool) {
-                match compiled.entry[resource] {
-                    EntrySource::SameFrame(state) => (SyncState { layout: vk::ImageLayout::UNDEFINED, ..state }, true),
-                    EntrySource::PreviousFrame(state) if !compiled.first_frame => {
-                        (SyncState { layout: vk::ImageLayout::UNDEFINED, ..state }, false)
-                    }
-                    EntrySource::PreviousFrame(_) => (SyncState::NONE, false),
-                    EntrySource::HistoryPrevious(_) if compiled.first_frame && compiled.history_reset[resource] => {
-                        (cleared_state(matches!(self.resolved[resource], Resolved::Image(_))), false)
-                    }
-                    // Kept from the last compilation, whose frames have all finished.
-                    EntrySource::HistoryPrevious(_) if compiled.first_frame => {
-                        (SyncState { layout: compiled.kept_layouts[resource], ..SyncState::NONE }, false)
-                    }
-                    EntrySource::HistoryPrevious(state) => (state, false),
-                    EntrySource::Imported => {
-                        let name = &compiled.decl.resources[resource].name;
-                        (self.imports.get(name.as_str()).map_or(SyncState::NONE, |import| import.state), false)
-                    }
-                }
-            };
             // Under validation, transient resources this pass only writes are first filled
             // with poison, so a declared write the pass never performs shows in the output.
             let poisoned = |planned: &crate::barriers::PlannedBarrier| {
@@ -318,6 +319,7 @@ impl RenderGraph {
                     push_barrier(
                         executor,
                         self.resolved[resource],
+                        planned.mips,
                         source,
                         vk::PipelineStageFlags2::ALL_TRANSFER,
                         vk::AccessFlags2::TRANSFER_WRITE,
@@ -327,7 +329,7 @@ impl RenderGraph {
                 }
                 flush_barriers(raw, command_buffer, executor);
                 for planned in barriers.iter().filter(|planned| poisoned(planned)) {
-                    record_poison(raw, command_buffer, self.resolved[planned.resource as usize]);
+                    record_poison(raw, command_buffer, self.resolved[planned.resource as usize], planned.mips);
                 }
             }
             for planned in barriers {
@@ -343,6 +345,7 @@ impl RenderGraph {
                 if push_barrier(
                     executor,
                     resolved,
+                    planned.mips,
                     source,
                     planned.dst_stages,
                     planned.dst_access,
@@ -391,6 +394,7 @@ impl RenderGraph {
                 index_bound: false,
                 rendering: false,
                 history_reset: if compiled.first_frame { &compiled.history_reset } else { &[] },
+                range_views: &self.range_views,
             };
             let pass = &mut self.passes[pass_index];
             pass.execute(&mut context);
@@ -435,6 +439,26 @@ impl RenderGraph {
             }
         }
 
+        // Mips of kept images left in different layouts join one layout.
+        for planned in &compiled.graph.barriers.final_barriers {
+            let resource = planned.resource as usize;
+            let source = match planned.source {
+                BarrierSource::Known(state) => state,
+                BarrierSource::Entry => entry_state(resource).0,
+            };
+            push_barrier(
+                executor,
+                self.resolved[resource],
+                planned.mips,
+                source,
+                planned.dst_stages,
+                planned.dst_access,
+                planned.new_layout,
+                false,
+            );
+        }
+        flush_barriers(raw, command_buffer, executor);
+
         // Imported resources carry their state to the next frame; host-visible buffers get
         // their writes made visible to the host.
         for (resource, declared) in compiled.decl.resources.iter().enumerate() {
@@ -449,6 +473,7 @@ impl RenderGraph {
                     push_barrier(
                         executor,
                         self.resolved[resource],
+                        MipRange::ALL,
                         final_state,
                         vk::PipelineStageFlags2::HOST,
                         vk::AccessFlags2::HOST_READ,

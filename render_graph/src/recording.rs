@@ -5,10 +5,11 @@ use ash::vk;
 
 use crate::barriers::{PlannedBarrier, SyncState};
 use crate::compiler::Residency;
-use crate::context::Resolved;
+use crate::context::{Resolved, ResolvedImage};
 use crate::executor::Executor;
 use crate::graph::{Compiled, EntrySource};
 use crate::memory::full_range;
+use crate::mips::MipRange;
 use crate::registry::{AttachmentLoad, PassDecl};
 
 /// Most color attachments one pass may declare.
@@ -28,11 +29,19 @@ fn color_clear(load: AttachmentLoad) -> (vk::AttachmentLoadOp, vk::ClearValue) {
     }
 }
 
-/// Adds one barrier to the scratch lists; skips barriers with nothing to wait for and no
-/// layout to change.
+/// The subresource range of `mips` of `image`, or `None` when the image has none of them.
+pub(crate) fn mip_subresources(image: &ResolvedImage, mips: MipRange) -> Option<vk::ImageSubresourceRange> {
+    let (base, count) = mips.resolve(image.mip_levels)?;
+    Some(vk::ImageSubresourceRange { base_mip_level: base, level_count: count, ..full_range(image.format, 1) })
+}
+
+/// Adds one barrier to the scratch lists (for images, on the mips `mips`); skips barriers
+/// with nothing to wait for and no layout to change.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn push_barrier(
     executor: &mut Executor,
     resolved: Resolved,
+    mips: MipRange,
     source: SyncState,
     dst_stages: vk::PipelineStageFlags2,
     dst_access: vk::AccessFlags2,
@@ -42,6 +51,7 @@ pub(crate) fn push_barrier(
     match resolved {
         Resolved::Image(image) => {
             let same_layout = source.layout == new_layout && source.layout != vk::ImageLayout::UNDEFINED;
+            let Some(range) = mip_subresources(&image, mips) else { return false };
             if source.stages.is_empty() && same_layout {
                 return false;
             }
@@ -56,7 +66,7 @@ pub(crate) fn push_barrier(
                     .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
                     .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
                     .image(image.image)
-                    .subresource_range(full_range(image.format, image.mip_levels)),
+                    .subresource_range(range),
             );
             true
         }
@@ -136,6 +146,7 @@ pub(crate) fn record_history_clears(
         push_barrier(
             executor,
             resolved[resource],
+            MipRange::ALL,
             SyncState::NONE,
             vk::PipelineStageFlags2::ALL_TRANSFER,
             vk::AccessFlags2::TRANSFER_WRITE,
@@ -177,15 +188,16 @@ pub const POISON_COLOR: [f32; 4] = [1.0, 0.0, 1.0, 1.0];
 /// The depth poison fills write into depth images.
 pub const POISON_DEPTH: f32 = 0.5;
 
-/// Whether `planned` is the first access this frame of a transient resource that the pass
-/// writes without reading or clearing it: it must overwrite everything, or the output
-/// shows whatever the memory held.
+/// Whether `planned` is the first access this frame of a transient resource (or of some of
+/// its mips) that the pass writes without reading or clearing it: it must overwrite
+/// everything it declared, or the output shows whatever the memory held.
 pub(crate) fn is_blind_write(compiled: &Compiled, pass: &PassDecl, planned: &PlannedBarrier) -> bool {
     if compiled.graph.resources[planned.resource as usize].residency != Residency::Transient {
         return false;
     }
     pass.accesses.iter().any(|access| {
         access.resource == planned.resource
+            && access.mips.contains(planned.mips)
             && access.access.is_write()
             && !access.access.is_read()
             && matches!(access.load, None | Some(AttachmentLoad::DontCare))
@@ -216,11 +228,11 @@ fn is_integer_format(format: vk::Format) -> bool {
     )
 }
 
-/// Fills a resource in TRANSFER_DST layout (images) with poison.
-pub(crate) fn record_poison(raw: &ash::Device, command_buffer: vk::CommandBuffer, resolved: Resolved) {
+/// Fills a resource (the mips `mips` of an image, in TRANSFER_DST layout) with poison.
+pub(crate) fn record_poison(raw: &ash::Device, command_buffer: vk::CommandBuffer, resolved: Resolved, mips: MipRange) {
     match resolved {
         Resolved::Image(image) => {
-            let range = full_range(image.format, image.mip_levels);
+            let Some(range) = mip_subresources(&image, mips) else { return };
             let layout = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
             if range.aspect_mask.contains(vk::ImageAspectFlags::COLOR) {
                 let color = if is_integer_format(image.format) {
