@@ -142,7 +142,8 @@ pub struct AliasReport {
 ///
 /// Add passes with [`RenderGraph::add_pass`], import outside resources by name, then call
 /// [`RenderGraph::execute_frame`] once per frame. The graph compiles on the first frame and
-/// again only after it changes (a pass added, the output extent or an import's kind changed).
+/// again only after it changes (a pass added, the output extent, an import's kind or an
+/// imported image's mip count changed).
 pub struct RenderGraph {
     pub(crate) device: Arc<GpuDevice>,
     pub(crate) passes: Vec<Box<dyn Pass>>,
@@ -223,7 +224,14 @@ impl RenderGraph {
             (Some(ImportedResource::Image(_)), ImportedResource::Image(_))
                 | (Some(ImportedResource::Buffer(_)), ImportedResource::Buffer(_))
         );
-        if !same_kind {
+        // Declared mip ranges are checked against an imported image's mips when compiling.
+        let same_mips = match (self.imports.get(name).map(|import| &import.resource), &resource) {
+            (Some(ImportedResource::Image(old)), ImportedResource::Image(new)) => {
+                old.info().mip_levels == new.info().mip_levels
+            }
+            _ => true,
+        };
+        if !same_kind || !same_mips {
             self.dirty = true;
         }
         self.imports.insert(name.to_owned(), Import { resource, state: SyncState::NONE });
@@ -549,7 +557,13 @@ impl RenderGraph {
         }
         for (slot, &(resource, mips)) in compiled.view_ranges.iter().enumerate() {
             self.range_views[slot] = match physical(compiled, &self.imports, resource as usize, current) {
-                Physical::Image(image) => image.range_view(mips)?,
+                Physical::Image(image) => image.range_view(mips).map_err(|error| match error {
+                    GraphError::InvalidDescription { reason, .. } => GraphError::InvalidDescription {
+                        resource: compiled.decl.resource_name(resource).to_owned(),
+                        reason,
+                    },
+                    other => other,
+                })?,
                 _ => vk::ImageView::null(),
             };
         }

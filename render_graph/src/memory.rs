@@ -417,11 +417,12 @@ impl GpuImage {
 
     /// A view of the mips `mips`: [`GpuImage::view`] when they are all of the image's mips,
     /// the level's own view for one level, otherwise a view made on first use, kept and
-    /// destroyed with the image (later calls allocate nothing).
+    /// destroyed with the image (later calls allocate nothing). Mips the image does not have
+    /// are an [`GraphError::InvalidDescription`].
     pub fn range_view(&self, mips: MipRange) -> Result<vk::ImageView> {
         let Some((base, count)) = mips.resolve(self.info.mip_levels).filter(|_| mips.fits(self.info.mip_levels)) else {
             return Err(GraphError::InvalidDescription {
-                resource: format!("{:?}", self.image),
+                resource: String::from("(image)"),
                 reason: "a view of mips the image does not have",
             });
         };

@@ -11,12 +11,13 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
-use common::mip_chain::{chain_graph, expected_gather, LAST};
+use common::mip_chain::{chain_graph, expected_gather, BASE, LAST, PYRAMID};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
-use render_graph::{vk, ExecuteContext, GraphError, ImageDesc, ImageSize, Pass, Registry, RenderGraph, ShaderStage};
+use render_graph::{
+    vk, ExecuteContext, GpuImage, GraphError, ImageDesc, ImageInfo, ImageSize, Pass, Registry, RenderGraph, ShaderStage,
+};
 
 const COMPUTE: ShaderStage = ShaderStage::Compute;
-const PYRAMID: &str = "pyramid";
 
 fn run_chain(imported: bool) {
     let Some(device) = gpu_test_context() else { return };
@@ -85,6 +86,25 @@ fn a_mip_past_a_full_chain_is_a_named_error_at_the_output_extent() {
     graph.set_output_extent(vk::Extent2D { width: 32, height: 32 });
     graph.execute_frame().expect("mip 5 exists now");
     graph.wait_idle().expect("frame finishes");
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn reimporting_the_image_with_fewer_mips_recompiles_and_names_the_range_it_lacks() {
+    let Some(device) = gpu_test_context() else { return };
+    let (mut graph, _gathered) = chain_graph(&device, true);
+    graph.execute_frame().expect("frame runs");
+    graph.wait_idle().expect("frame finishes");
+    let usage = vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST;
+    let info = ImageInfo { format: vk::Format::R32_SFLOAT, extent: BASE, mip_levels: 3, usage };
+    graph.import_image(PYRAMID, Arc::new(GpuImage::new(&device, PYRAMID, info).expect("image creates")));
+    match graph.execute_frame() {
+        Err(GraphError::MipRangeOutOfBounds { pass, base: 3, count: 1, mip_levels: 3, .. }) => {
+            assert_eq!(pass, "reduce mip 3");
+        }
+        other => panic!("expected a mip range error, got {other:?}"),
+    }
     drop(graph);
     assert_no_validation_messages(&device);
 }

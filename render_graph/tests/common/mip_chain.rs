@@ -12,11 +12,12 @@ use render_graph::{
 };
 
 const COMPUTE: ShaderStage = ShaderStage::Compute;
-const PYRAMID: &str = "pyramid";
+/// The image reduced mip by mip.
+pub const PYRAMID: &str = "pyramid";
 const TEXELS: &str = "texels";
 const GATHERED: &str = "gathered";
 /// Mip 0 of the pyramid: odd on both axes, so every reduction meets an odd edge.
-const BASE: vk::Extent2D = vk::Extent2D { width: 37, height: 23 };
+pub const BASE: vk::Extent2D = vk::Extent2D { width: 37, height: 23 };
 /// Mips of the whole chain of `BASE` (37x23 down to 1x1).
 const CHAIN: u32 = 6;
 /// The chain passes write mips `1..=LAST`; mip `CHAIN - 1` is never touched.
