@@ -437,8 +437,7 @@ impl ExecuteContext<'_> {
         if let (Resolved::Image(resolved), false) = (self.resolved[resource as usize], mips.is_all()) {
             if !mips.fits(resolved.mip_levels) {
                 let name = self.names.resource_name(resource);
-                let asked = if mips.count == 1 { format!("mip {}", mips.base) } else { format!("mips {mips:?}") };
-                return Err(mismatch(format!("`{name}` has {} mips, {asked} asked", resolved.mip_levels)));
+                return Err(mismatch(format!("`{name}` has {} mips, {mips} asked", resolved.mip_levels)));
             }
         }
         let access = self.declaration_of(resource, mips)?.access;

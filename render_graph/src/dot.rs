@@ -59,15 +59,7 @@ impl RenderGraph {
         for (pass_index, pass) in decl.passes.iter().enumerate() {
             for access in &pass.accesses {
                 let (kind, mips) = (access.access, access.mips);
-                let label = if mips.is_all() {
-                    format!("{kind:?}")
-                } else if mips.count == 1 {
-                    format!("{kind:?} mip {}", mips.base)
-                } else if mips.end() == u32::MAX {
-                    format!("{kind:?} mips {}..", mips.base)
-                } else {
-                    format!("{kind:?} mips {}..{}", mips.base, mips.end())
-                };
+                let label = if mips.is_all() { format!("{kind:?}") } else { format!("{kind:?} {mips}") };
                 if access.access.is_write() {
                     let _ = writeln!(dot, "  p{pass_index} -> r{} [label=\"{label}\"];", access.resource);
                 } else {

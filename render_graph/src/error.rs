@@ -189,11 +189,7 @@ impl fmt::Display for GraphError {
                 write!(formatter, "pass `{pass}` cannot access `{resource}`: {reason}")
             }
             GraphError::MipRangeOutOfBounds { pass, resource, base, count, mip_levels } => {
-                let levels = if *count == vk::REMAINING_MIP_LEVELS {
-                    format!("mips {base}..")
-                } else {
-                    format!("mips {base}..{}", u64::from(*base) + u64::from(*count))
-                };
+                let levels = crate::MipRange::new(*base, *count);
                 write!(formatter, "pass `{pass}` declares {levels} of `{resource}`, which has {mip_levels} mips")
             }
             GraphError::InvalidDescription { resource, reason } => {

@@ -1,6 +1,7 @@
 //! Mip ranges: the sub-resource unit a pass declares on an image, and the disjoint
 //! segments the barrier planner tracks per image.
 
+use std::fmt;
 use std::ops::Range;
 
 use ash::vk;
@@ -82,6 +83,21 @@ impl MipRange {
     }
 }
 
+impl fmt::Display for MipRange {
+    /// `all mips`, `mip 3`, `mips 2..5` or `mips 2..` (to the end of the chain).
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_all() {
+            write!(formatter, "all mips")
+        } else if self.count == 1 {
+            write!(formatter, "mip {}", self.base)
+        } else if self.count == vk::REMAINING_MIP_LEVELS {
+            write!(formatter, "mips {}..", self.base)
+        } else {
+            write!(formatter, "mips {}..{}", self.base, u64::from(self.base) + u64::from(self.count))
+        }
+    }
+}
+
 impl From<Range<u32>> for MipRange {
     /// Levels `start..end` (an empty or reversed range gives a zero count, which
     /// registration reports as an error).
@@ -110,6 +126,14 @@ mod tests {
         assert!(!MipRange::from(3..3).fits(7));
         assert!(!MipRange::new(u32::MAX - 1, 5).fits(7), "no overflow");
         assert_eq!(MipRange::level(4).resolve(7), Some((4, 1)));
+    }
+
+    #[test]
+    fn ranges_print_as_levels() {
+        let printed: Vec<String> = [MipRange::ALL, MipRange::level(3), MipRange::from(2..5), MipRange::from_base(2)]
+            .map(|range| range.to_string())
+            .into();
+        assert_eq!(printed, ["all mips", "mip 3", "mips 2..5", "mips 2.."]);
     }
 
     #[test]
