@@ -46,6 +46,10 @@ pub enum BarrierSource {
 pub struct PlannedBarrier {
     /// The resource index.
     pub resource: u32,
+    /// The step of the pass it is recorded before (0: before `execute`; `k`: when the pass
+    /// begins step `k`, see [`crate::Registry::next_step`]). A pass's barriers are sorted by
+    /// step.
+    pub step: u32,
     /// The mips it covers ([`MipRange::ALL`] for buffers and whole images); the executor
     /// clamps a range that runs to the end to the image's mip count.
     pub mips: MipRange,
@@ -62,7 +66,7 @@ pub struct PlannedBarrier {
 /// Barriers per pass position plus per-resource first and last states.
 #[derive(Clone, Debug, Default)]
 pub struct BarrierPlan {
-    /// Barriers recorded before the pass at each position of the execution order.
+    /// Barriers of the pass at each position of the execution order (all of its steps).
     pub per_pass: Vec<Vec<PlannedBarrier>>,
     /// Barriers recorded after the last pass: they bring every mip of an image whose
     /// contents outlive the frame (imported, or kept as history) to one layout, so the next
@@ -210,7 +214,10 @@ pub fn plan_barriers(decl: &GraphDecl, order: &[usize], keep_layout: &[bool]) ->
     let mut per_pass = Vec::with_capacity(order.len());
     for (position, &pass_index) in order.iter().enumerate() {
         let mut batch = Vec::new();
-        for declared in &decl.passes[pass_index].accesses {
+        let pass = &decl.passes[pass_index];
+        let steps =
+            (0..=pass.last_step).flat_map(|step| pass.accesses.iter().filter(move |access| access.step == step));
+        for declared in steps {
             let access = declared.access;
             let is_image = decl.resources[declared.resource as usize].kind == ResourceKind::Image;
             let layout = if is_image { access.image_layout() } else { vk::ImageLayout::UNDEFINED };
@@ -220,6 +227,7 @@ pub fn plan_barriers(decl: &GraphDecl, order: &[usize], keep_layout: &[bool]) ->
                 if let Some(source) = track.step(access, layout) {
                     let barrier = PlannedBarrier {
                         resource: declared.resource,
+                        step: declared.step,
                         mips: MipRange::ALL,
                         source,
                         dst_stages: access.stages(),
@@ -253,6 +261,7 @@ pub fn plan_barriers(decl: &GraphDecl, order: &[usize], keep_layout: &[bool]) ->
                     // the last layout; the next user waits for these transitions.
                     let barrier = PlannedBarrier {
                         resource: resource as u32,
+                        step: 0,
                         mips: MipRange::ALL,
                         source: if track.started { BarrierSource::Known(track.state()) } else { BarrierSource::Entry },
                         dst_stages: vk::PipelineStageFlags2::ALL_COMMANDS,
@@ -452,5 +461,33 @@ mod tests {
         let read = &plan.per_pass[4];
         assert_eq!(read.len(), 1, "{read:?}");
         assert_eq!(read[0].mips, MipRange::ALL);
+    }
+
+    #[test]
+    fn one_pass_in_steps_gets_the_barriers_between_its_steps_per_step() {
+        let mut decl = GraphDecl::default();
+        decl.declare_pass("reduce", |registry| {
+            let pyramid = registry
+                .create_image("pyramid", ImageDesc::new(vk::Format::R32_SFLOAT, ImageSize::OUTPUT).with_mips(3));
+            registry.write_storage_image_mip(pyramid, 0, ShaderStage::Compute);
+            for mip in 1..3 {
+                registry.next_step();
+                registry.read_storage_image_mip(pyramid, mip - 1, ShaderStage::Compute);
+                registry.write_storage_image_mip(pyramid, mip, ShaderStage::Compute);
+            }
+        });
+        let plan = plan(&decl);
+        let steps: Vec<(u32, MipRange, bool)> = plan.per_pass[0]
+            .iter()
+            .map(|barrier| (barrier.step, barrier.mips, barrier.source == BarrierSource::Entry))
+            .collect();
+        let expected = [
+            (0, MipRange::level(0), true),
+            (1, MipRange::level(0), false),
+            (1, MipRange::level(1), true),
+            (2, MipRange::level(1), false),
+            (2, MipRange::level(2), true),
+        ];
+        assert_eq!(steps, expected, "each step waits for the step that wrote the mip it reads");
     }
 }

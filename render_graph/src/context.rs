@@ -11,11 +11,13 @@ use std::sync::Arc;
 use ash::vk;
 
 use crate::access::Access;
+use crate::barriers::{BarrierSource, PlannedBarrier, SyncState};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::memory::StagingRing;
 use crate::mips::MipRange;
 use crate::pipeline::{BindingKind, ComputePipeline, DescriptorArena, GraphicsPipeline, PipelineCore, MAX_BINDINGS};
+use crate::recording::{flush_barriers, push_barrier, BarrierScratch};
 use crate::registry::{AccessDecl, BufferHandle, GraphDecl, ImageHandle};
 
 /// An image as a pass sees it this frame.
@@ -228,6 +230,23 @@ pub struct ExecuteContext<'frame> {
     pub(crate) history_reset: &'frame [bool],
     /// This frame's views of declared mip ranges (indexed by `AccessDecl::view`).
     pub(crate) range_views: &'frame [vk::ImageView],
+    /// The pass's steps and the barriers of the later ones.
+    pub(crate) steps: StepState<'frame>,
+}
+
+/// The steps of the pass being recorded (see [`crate::Registry::next_step`]).
+pub(crate) struct StepState<'frame> {
+    /// The step begun last (0 until `next_step`).
+    pub(crate) current: u32,
+    /// The last step the pass declared.
+    pub(crate) last: u32,
+    /// The barriers of steps 1 and on, sorted by step.
+    pub(crate) barriers: &'frame [PlannedBarrier],
+    /// Per resource, the source of an entry barrier this frame.
+    pub(crate) entry_states: &'frame [(SyncState, bool)],
+    pub(crate) scratch: &'frame mut BarrierScratch,
+    /// Barriers recorded by `next_step` (for the statistics).
+    pub(crate) recorded: u32,
 }
 
 /// Any graph resource handle, for calls that accept images and buffers alike.
@@ -383,7 +402,53 @@ impl ExecuteContext<'_> {
         }
     }
 
-    /// The declaration of this pass that covers the mips `mips` of `resource`.
+    /// Begins the pass's next step ([`crate::Registry::next_step`]): records the barriers its
+    /// declarations need, such as the write of mip `k - 1` made visible to the step that
+    /// reads it to write mip `k`. Call it from `execute`, once per declared step after the
+    /// first, in order; beginning more steps than declared (or fewer by the end of the pass)
+    /// fails the frame with an error naming the pass.
+    pub fn next_step(&mut self) {
+        if self.error.is_some() {
+            return;
+        }
+        let reason = if self.rendering {
+            Some("steps begin in execute, outside the rendering scope")
+        } else if self.steps.current >= self.steps.last {
+            Some("the pass begins more steps than it declared")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return self.fail(GraphError::InvalidCommand { pass: self.pass_name.to_owned(), reason });
+        }
+        self.steps.current += 1;
+        let step = self.steps.current;
+        let barriers = self.steps.barriers;
+        let start = barriers.partition_point(|planned| planned.step < step);
+        let end = barriers.partition_point(|planned| planned.step <= step);
+        for planned in &barriers[start..end] {
+            let resource = planned.resource as usize;
+            let (source, aliased_buffer) = match planned.source {
+                BarrierSource::Known(state) => (state, false),
+                BarrierSource::Entry => self.steps.entry_states[resource],
+            };
+            let resolved = self.resolved[resource];
+            let (stages, access, layout) = (planned.dst_stages, planned.dst_access, planned.new_layout);
+            if push_barrier(self.steps.scratch, resolved, planned.mips, source, stages, access, layout, aliased_buffer)
+            {
+                self.steps.recorded += 1;
+            }
+        }
+        flush_barriers(self.device.raw(), self.command_buffer, self.steps.scratch);
+    }
+
+    /// The step begun last (0 before the first [`ExecuteContext::next_step`]).
+    pub fn step(&self) -> u32 {
+        self.steps.current
+    }
+
+    /// The declaration of this pass that covers the mips `mips` of `resource` in the current
+    /// step: the latest one declared in this step or an earlier one.
     pub(crate) fn declaration_of(&self, resource: u32, mips: MipRange) -> Result<&AccessDecl> {
         let mut declared = self.accesses.iter().filter(|access| access.resource == resource).peekable();
         if declared.peek().is_none() {
@@ -392,7 +457,9 @@ impl ExecuteContext<'_> {
                 resource: self.names.resource_name(resource).to_owned(),
             });
         }
-        declared.find(|access| access.mips.contains(mips)).ok_or_else(|| GraphError::InvalidAccess {
+        let current = self.steps.current;
+        let covering = declared.filter(|access| access.step <= current && access.mips.contains(mips));
+        covering.max_by_key(|access| access.step).ok_or_else(|| GraphError::InvalidAccess {
             pass: self.pass_name.to_owned(),
             resource: self.names.resource_name(resource).to_owned(),
             reason: "no declaration of the pass covers these mips",

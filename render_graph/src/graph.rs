@@ -323,6 +323,7 @@ impl RenderGraph {
         }
         runtime::profile_zone!("render graph compile");
         let mut decl = GraphDecl::default();
+        decl.set_output_extent(self.output_extent);
         for pass in &mut self.passes {
             let name = pass.name().to_owned();
             decl.declare_pass(&name, |registry| pass.register(registry));

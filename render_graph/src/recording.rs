@@ -6,7 +6,6 @@ use ash::vk;
 use crate::barriers::{PlannedBarrier, SyncState};
 use crate::compiler::Residency;
 use crate::context::{Resolved, ResolvedImage};
-use crate::executor::Executor;
 use crate::graph::{Compiled, EntrySource};
 use crate::memory::full_range;
 use crate::mips::MipRange;
@@ -29,6 +28,15 @@ fn color_clear(load: AttachmentLoad) -> (vk::AttachmentLoadOp, vk::ClearValue) {
     }
 }
 
+/// Barriers gathered for one `vkCmdPipelineBarrier2` (kept between frames: no allocation in
+/// steady state).
+#[derive(Default)]
+pub(crate) struct BarrierScratch {
+    pub(crate) image: Vec<vk::ImageMemoryBarrier2<'static>>,
+    pub(crate) buffer: Vec<vk::BufferMemoryBarrier2<'static>>,
+    pub(crate) memory: Vec<vk::MemoryBarrier2<'static>>,
+}
+
 /// The subresource range of `mips` of `image`, or `None` when the image has none of them.
 pub(crate) fn mip_subresources(image: &ResolvedImage, mips: MipRange) -> Option<vk::ImageSubresourceRange> {
     let (base, count) = mips.resolve(image.mip_levels)?;
@@ -39,7 +47,7 @@ pub(crate) fn mip_subresources(image: &ResolvedImage, mips: MipRange) -> Option<
 /// with nothing to wait for and no layout to change.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn push_barrier(
-    executor: &mut Executor,
+    scratch: &mut BarrierScratch,
     resolved: Resolved,
     mips: MipRange,
     source: SyncState,
@@ -55,7 +63,7 @@ pub(crate) fn push_barrier(
             if source.stages.is_empty() && same_layout {
                 return false;
             }
-            executor.image_barriers.push(
+            scratch.image.push(
                 vk::ImageMemoryBarrier2::default()
                     .src_stage_mask(source.stages)
                     .src_access_mask(source.access)
@@ -76,7 +84,7 @@ pub(crate) fn push_barrier(
             }
             if aliased_buffer {
                 // The previous occupant is another buffer: a global barrier covers the memory.
-                executor.memory_barriers.push(
+                scratch.memory.push(
                     vk::MemoryBarrier2::default()
                         .src_stage_mask(source.stages)
                         .src_access_mask(source.access)
@@ -84,7 +92,7 @@ pub(crate) fn push_barrier(
                         .dst_access_mask(dst_access),
                 );
             } else {
-                executor.buffer_barriers.push(
+                scratch.buffer.push(
                     vk::BufferMemoryBarrier2::default()
                         .src_stage_mask(source.stages)
                         .src_access_mask(source.access)
@@ -103,20 +111,19 @@ pub(crate) fn push_barrier(
     }
 }
 
-pub(crate) fn flush_barriers(device: &ash::Device, command_buffer: vk::CommandBuffer, executor: &mut Executor) {
-    if executor.image_barriers.is_empty() && executor.buffer_barriers.is_empty() && executor.memory_barriers.is_empty()
-    {
+pub(crate) fn flush_barriers(device: &ash::Device, command_buffer: vk::CommandBuffer, scratch: &mut BarrierScratch) {
+    if scratch.image.is_empty() && scratch.buffer.is_empty() && scratch.memory.is_empty() {
         return;
     }
     let dependency = vk::DependencyInfo::default()
-        .memory_barriers(&executor.memory_barriers)
-        .buffer_memory_barriers(&executor.buffer_barriers)
-        .image_memory_barriers(&executor.image_barriers);
+        .memory_barriers(&scratch.memory)
+        .buffer_memory_barriers(&scratch.buffer)
+        .image_memory_barriers(&scratch.image);
     // SAFETY: the command buffer is recording; every barrier names a live resource.
     unsafe { device.cmd_pipeline_barrier2(command_buffer, &dependency) };
-    executor.image_barriers.clear();
-    executor.buffer_barriers.clear();
-    executor.memory_barriers.clear();
+    scratch.image.clear();
+    scratch.buffer.clear();
+    scratch.memory.clear();
 }
 
 /// State a history resource is in after the first frame's clear.
@@ -135,7 +142,7 @@ pub(crate) fn record_history_clears(
     command_buffer: vk::CommandBuffer,
     compiled: &Compiled,
     resolved: &[Resolved],
-    executor: &mut Executor,
+    scratch: &mut BarrierScratch,
 ) {
     let to_clear = |resource: usize| {
         matches!(compiled.entry[resource], EntrySource::HistoryPrevious(_))
@@ -144,7 +151,7 @@ pub(crate) fn record_history_clears(
     };
     for resource in (0..resolved.len()).filter(|&resource| to_clear(resource)) {
         push_barrier(
-            executor,
+            scratch,
             resolved[resource],
             MipRange::ALL,
             SyncState::NONE,
@@ -154,7 +161,7 @@ pub(crate) fn record_history_clears(
             false,
         );
     }
-    flush_barriers(raw, command_buffer, executor);
+    flush_barriers(raw, command_buffer, scratch);
     for resource in (0..resolved.len()).filter(|&resource| to_clear(resource)) {
         match resolved[resource] {
             Resolved::Image(image) => {

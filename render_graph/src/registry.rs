@@ -161,6 +161,8 @@ pub(crate) struct AccessDecl {
     /// Index of its view among the graph's per-range views ([`NO_VIEW`] when the image's own
     /// views serve); set when the graph compiles.
     pub(crate) view: u32,
+    /// The step of the pass it belongs to (see [`Registry::next_step`]).
+    pub(crate) step: u32,
 }
 
 /// [`AccessDecl::view`] of an access without a per-range view.
@@ -174,6 +176,8 @@ pub(crate) struct PassDecl {
     pub(crate) side_effect: bool,
     /// A problem found while registering (reported by the compiler).
     pub(crate) invalid: Option<(u32, &'static str)>,
+    /// The last step declared (0 for a pass without steps).
+    pub(crate) last_step: u32,
 }
 
 /// All declarations of a graph, input of the compiler.
@@ -182,6 +186,7 @@ pub struct GraphDecl {
     pub(crate) passes: Vec<PassDecl>,
     pub(crate) resources: Vec<ResourceDecl>,
     names: HashMap<(String, bool), u32>,
+    output_extent: vk::Extent2D,
 }
 
 impl GraphDecl {
@@ -198,6 +203,12 @@ impl GraphDecl {
     /// Name of resource `index`.
     pub fn resource_name(&self, index: u32) -> &str {
         &self.resources[index as usize].name
+    }
+
+    /// Sets the extent [`Registry::output_extent`] reports to passes declared afterwards
+    /// ([`crate::RenderGraph`] sets its output extent; zero by default).
+    pub fn set_output_extent(&mut self, extent: vk::Extent2D) {
+        self.output_extent = extent;
     }
 
     /// Declares one pass: runs `register` against a registry for it.
@@ -302,12 +313,19 @@ impl Registry<'_> {
 
     fn declare_mips(&mut self, resource: u32, access: Access, load: Option<AttachmentLoad>, mips: MipRange) {
         let pass = &mut self.decl.passes[self.pass];
+        let step = pass.last_step;
         if mips.count == 0 {
             pass.invalid = Some((resource, "the mip range is empty"));
             return;
         }
-        let overlapping =
-            pass.accesses.iter().any(|existing| existing.resource == resource && existing.mips.overlaps(mips));
+        if load.is_some() && step > 0 {
+            pass.invalid = Some((resource, "attachments belong in the pass's first step"));
+            return;
+        }
+        let overlapping = pass
+            .accesses
+            .iter()
+            .any(|existing| existing.resource == resource && existing.step == step && existing.mips.overlaps(mips));
         if overlapping {
             let reason = if mips.is_all() {
                 "the pass declares two accesses to it; declare one (e.g. a read-write)"
@@ -317,7 +335,7 @@ impl Registry<'_> {
             pass.invalid = Some((resource, reason));
             return;
         }
-        pass.accesses.push(AccessDecl { resource, access, load, mips, view: NO_VIEW });
+        pass.accesses.push(AccessDecl { resource, access, load, mips, view: NO_VIEW, step });
     }
 
     /// Declares an access to an image.
@@ -462,6 +480,23 @@ impl Registry<'_> {
     /// The pass must run even when nobody reads what it writes (e.g. it writes to the host).
     pub fn side_effect(&mut self) {
         self.decl.passes[self.pass].side_effect = true;
+    }
+
+    /// The extent the graph resolves [`ImageSize::OUTPUT`] to while compiling (e.g. to know
+    /// how many mips a full chain will have: [`crate::full_mip_chain`]); the graph
+    /// recompiles, and registers again, when it changes.
+    pub fn output_extent(&self) -> vk::Extent2D {
+        self.decl.output_extent
+    }
+
+    /// Starts the next *step* of this pass: declarations made from now on belong to it, and
+    /// the barriers they need are recorded when `execute` calls
+    /// [`crate::ExecuteContext::next_step`] (a pass declares steps 0..=n and begins each in
+    /// order). A pass that reduces a mip chain declares one step per mip (read mip `k - 1`,
+    /// write mip `k`) and the graph places its mip-to-mip barriers. Declarations of
+    /// different steps may overlap; within a step they may not. Attachments belong in step 0.
+    pub fn next_step(&mut self) {
+        self.decl.passes[self.pass].last_step += 1;
     }
 }
 

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
-use common::mip_chain::{chain_graph, expected_gather, BASE, LAST, PYRAMID};
+use common::mip_chain::{chain_graph, expected_gather, BASE, LAST, PYRAMID, REDUCE_STEPS};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{
     vk, ExecuteContext, GpuImage, GraphError, ImageDesc, ImageInfo, ImageSize, Pass, Registry, RenderGraph, ShaderStage,
@@ -19,9 +19,9 @@ use render_graph::{
 
 const COMPUTE: ShaderStage = ShaderStage::Compute;
 
-fn run_chain(imported: bool) {
+fn run_chain(imported: bool, one_pass: bool) {
     let Some(device) = gpu_test_context() else { return };
-    let (mut graph, gathered) = chain_graph(&device, imported);
+    let (mut graph, gathered) = chain_graph(&device, imported, one_pass);
     for frame in 0..3 {
         graph.execute_frame().expect("frame runs");
         graph.wait_idle().expect("frame finishes");
@@ -32,12 +32,16 @@ fn run_chain(imported: bool) {
         if let Some(index) = (0..expected.len()).find(|&index| seen[index].to_bits() != expected[index].to_bits()) {
             panic!("frame {frame}: word {index} is {} on the GPU, {} on the CPU", seen[index], expected[index]);
         }
-        // Each chain pass waits for one mip and starts another: two barriers, never the
-        // whole image.
-        for mip in 1..=LAST {
+        // Each chain pass (or step) waits for one mip and starts another: two barriers,
+        // never the whole image.
+        let barriers =
+            |name: &str| graph.stats().passes.iter().find(|pass| pass.name == name).map(|pass| pass.barriers);
+        if one_pass {
+            assert_eq!(barriers(REDUCE_STEPS), Some(2 * LAST), "{REDUCE_STEPS} in frame {frame}");
+        }
+        for mip in (1..=LAST).filter(|_| !one_pass) {
             let name = format!("reduce mip {mip}");
-            let stats = graph.stats().passes.iter().find(|pass| pass.name == name).expect("the pass ran");
-            assert_eq!(stats.barriers, 2, "{name} in frame {frame}");
+            assert_eq!(barriers(&name), Some(2), "{name} in frame {frame}");
         }
     }
     drop(graph);
@@ -46,12 +50,53 @@ fn run_chain(imported: bool) {
 
 #[test]
 fn a_chain_of_per_mip_passes_equals_the_cpu_reduction_in_every_mip() {
-    run_chain(false);
+    run_chain(false, false);
 }
 
 #[test]
 fn an_imported_image_reduced_per_mip_stays_exact_across_frames() {
-    run_chain(true);
+    run_chain(true, false);
+}
+
+#[test]
+fn one_pass_reducing_the_chain_in_steps_gets_the_graphs_barriers_between_mips() {
+    run_chain(false, true);
+    run_chain(true, true);
+}
+
+/// Declares two steps and begins only the first.
+struct ForgetsAStep;
+
+impl Pass for ForgetsAStep {
+    fn name(&self) -> &str {
+        "forgets a step"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        let desc = ImageDesc::new(vk::Format::R32_SFLOAT, ImageSize::OUTPUT).with_mips(2);
+        let image = registry.create_image("steps", desc);
+        registry.write_storage_image_mip(image, 0, COMPUTE);
+        registry.next_step();
+        registry.read_storage_image_mip(image, 0, COMPUTE);
+        registry.write_storage_image_mip(image, 1, COMPUTE);
+        registry.side_effect();
+    }
+    fn execute(&mut self, _context: &mut ExecuteContext) {}
+}
+
+#[test]
+fn a_step_the_pass_never_begins_is_an_error_naming_the_pass() {
+    let Some(device) = gpu_test_context() else { return };
+    let mut graph = RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: 16, height: 16 }).expect("creates");
+    graph.add_pass(ForgetsAStep);
+    match graph.execute_frame() {
+        Err(GraphError::InvalidCommand { pass, reason }) => {
+            assert_eq!(pass, "forgets a step");
+            assert!(reason.contains("next_step"), "{reason}");
+        }
+        other => panic!("expected an error about the step, got {other:?}"),
+    }
+    drop(graph);
+    assert_no_validation_messages(&device);
 }
 
 /// Writes a mip of a full-chain image that the image does not have.
@@ -93,7 +138,7 @@ fn a_mip_past_a_full_chain_is_a_named_error_at_the_output_extent() {
 #[test]
 fn reimporting_the_image_with_fewer_mips_recompiles_and_names_the_range_it_lacks() {
     let Some(device) = gpu_test_context() else { return };
-    let (mut graph, _gathered) = chain_graph(&device, true);
+    let (mut graph, _gathered) = chain_graph(&device, true, false);
     graph.execute_frame().expect("frame runs");
     graph.wait_idle().expect("frame finishes");
     let usage = vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST;

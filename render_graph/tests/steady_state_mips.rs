@@ -15,8 +15,8 @@ static ALLOCATOR: CountingAllocator = CountingAllocator;
 #[test]
 fn steady_per_mip_frames_allocate_nothing() {
     let Some(device) = gpu_test_context() else { return };
-    for imported in [false, true] {
-        let (mut graph, _gathered) = chain_graph(&device, imported);
+    for (imported, one_pass) in [(false, false), (true, false), (true, true)] {
+        let (mut graph, _gathered) = chain_graph(&device, imported, one_pass);
         for _ in 0..4 {
             graph.execute_frame().expect("frame runs");
         }
@@ -27,7 +27,10 @@ fn steady_per_mip_frames_allocate_nothing() {
             }
         });
         graph.wait_idle().expect("frames finish");
-        assert_eq!(allocations, 0, "steady per-mip frames (imported: {imported}) allocated {allocations} times");
+        assert_eq!(
+            allocations, 0,
+            "steady frames (imported: {imported}, one pass: {one_pass}) allocated {allocations}"
+        );
     }
     assert_no_validation_messages(&device);
 }

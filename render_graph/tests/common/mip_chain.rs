@@ -182,6 +182,46 @@ impl Pass for ReduceMip {
     }
 }
 
+/// The whole chain in one pass of `LAST` steps: step `k - 1` reads mip `k - 1` and writes
+/// mip `k`; the graph records the barriers between steps.
+struct ReduceSteps {
+    pipeline: Arc<ComputePipeline>,
+    pyramid: Option<ImageHandle>,
+}
+
+impl Pass for ReduceSteps {
+    fn name(&self) -> &str {
+        REDUCE_STEPS
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        let pyramid = registry.image(PYRAMID);
+        for mip in 1..=LAST {
+            if mip > 1 {
+                registry.next_step();
+            }
+            registry.read_storage_image_mip(pyramid, mip - 1, COMPUTE);
+            registry.write_storage_image_mip(pyramid, mip, COMPUTE);
+        }
+        self.pyramid = Some(pyramid);
+    }
+    fn execute(&mut self, context: &mut ExecuteContext) {
+        let pyramid = self.pyramid.expect("registered");
+        for mip in 1..=LAST {
+            if mip > 1 {
+                context.next_step();
+            }
+            let bindings =
+                [Binding::ImageMip { image: pyramid, mip: mip - 1 }, Binding::ImageMip { image: pyramid, mip }];
+            context.bind_compute(&self.pipeline, &bindings);
+            let extent = mip_extent(mip);
+            context.dispatch(extent.width.div_ceil(8), extent.height.div_ceil(8), 1);
+        }
+    }
+}
+
+/// Name of the one-pass reduction of [`chain_graph`] with `one_pass`.
+pub const REDUCE_STEPS: &str = "reduce mips in steps";
+
 /// Samples mips `0..=LAST` through the view of that declared range into the readback buffer.
 struct GatherMips {
     pipeline: Arc<ComputePipeline>,
@@ -227,8 +267,9 @@ fn gather_pipeline(device: &Arc<GpuDevice>) -> ComputePipeline {
 }
 
 /// Builds the chain graph; `imported`: the pyramid is imported (kept across frames) instead
-/// of created by the graph (transient).
-pub fn chain_graph(device: &Arc<GpuDevice>, imported: bool) -> (RenderGraph, ReadbackBuffer) {
+/// of created by the graph (transient); `one_pass`: one pass reduces the chain in steps
+/// instead of one pass per mip.
+pub fn chain_graph(device: &Arc<GpuDevice>, imported: bool, one_pass: bool) -> (RenderGraph, ReadbackBuffer) {
     let reduce = Arc::new(
         ComputePipeline::new(
             device,
@@ -249,7 +290,10 @@ pub fn chain_graph(device: &Arc<GpuDevice>, imported: bool) -> (RenderGraph, Rea
     graph.import_buffer(GATHERED, gathered.shared());
     graph.add_pass(UploadTexels { texels: None, bytes: Vec::new() });
     graph.add_pass(SeedMip0 { create: !imported, texels: None, pyramid: None });
-    for mip in 1..=LAST {
+    if one_pass {
+        graph.add_pass(ReduceSteps { pipeline: Arc::clone(&reduce), pyramid: None });
+    }
+    for mip in (1..=LAST).filter(|_| !one_pass) {
         graph.add_pass(ReduceMip {
             name: format!("reduce mip {mip}"),
             mip,
