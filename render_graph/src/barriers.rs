@@ -48,7 +48,8 @@ pub struct PlannedBarrier {
     pub resource: u32,
     /// The step of the pass it is recorded before (0: before `execute`; `k`: when the pass
     /// begins step `k`, see [`crate::Registry::next_step`]). A pass's barriers are sorted by
-    /// step.
+    /// step; a resource's (or mip's) first access this frame is always in step 0, since
+    /// nothing before it needs to run first.
     pub step: u32,
     /// The mips it covers ([`MipRange::ALL`] for buffers and whole images); the executor
     /// clamps a range that runs to the end to the image's mip count.
@@ -225,9 +226,11 @@ pub fn plan_barriers(decl: &GraphDecl, order: &[usize], keep_layout: &[bool]) ->
                 let track = &mut tracks[segment];
                 track.last_use = position;
                 if let Some(source) = track.step(access, layout) {
+                    // A first touch waits for nothing of this pass: it joins step 0's batch.
+                    let step = if source == BarrierSource::Entry { 0 } else { declared.step };
                     let barrier = PlannedBarrier {
                         resource: declared.resource,
-                        step: declared.step,
+                        step,
                         mips: MipRange::ALL,
                         source,
                         dst_stages: access.stages(),
@@ -237,6 +240,15 @@ pub fn plan_barriers(decl: &GraphDecl, order: &[usize], keep_layout: &[bool]) ->
                     push_merged(&mut batch, barrier, segments.levels[segment]);
                 }
             }
+        }
+        if pass.last_step > 0 {
+            // Back into step order (stable) after the hoisting, merging new neighbours.
+            batch.sort_by_key(|barrier| barrier.step);
+            let mut merged = Vec::with_capacity(batch.len());
+            for barrier in batch {
+                push_merged(&mut merged, barrier, (barrier.mips.base, barrier.mips.end()));
+            }
+            batch = merged;
         }
         per_pass.push(batch);
     }
@@ -481,13 +493,10 @@ mod tests {
             .iter()
             .map(|barrier| (barrier.step, barrier.mips, barrier.source == BarrierSource::Entry))
             .collect();
-        let expected = [
-            (0, MipRange::level(0), true),
-            (1, MipRange::level(0), false),
-            (1, MipRange::level(1), true),
-            (2, MipRange::level(1), false),
-            (2, MipRange::level(2), true),
-        ];
-        assert_eq!(steps, expected, "each step waits for the step that wrote the mip it reads");
+        // First touches of every mip join step 0 (one barrier); each later step waits for the
+        // step that wrote the mip it reads.
+        let expected =
+            [(0, MipRange::from(0..3), true), (1, MipRange::level(0), false), (2, MipRange::level(1), false)];
+        assert_eq!(steps, expected);
     }
 }

@@ -1,8 +1,8 @@
 //! Property test of per-mip barrier planning against a brute-force reference: random passes
-//! declare random disjoint mip ranges of one 6-mip image with random accesses; for every mip,
-//! the barriers the compiler plans on that mip (after merging neighbours into ranges) must be
-//! exactly those it plans for a graph where that mip alone is a whole image with the same
-//! accesses.
+//! of random steps declare random disjoint mip ranges of one 6-mip image with random
+//! accesses; for every mip, the barriers the compiler plans on that mip (after merging
+//! neighbours into ranges) must be exactly those, step for step, that it plans for a graph
+//! where that mip alone is a whole image with the same accesses.
 
 use proptest::prelude::*;
 use render_graph::{
@@ -21,12 +21,15 @@ const ACCESSES: [Access; 7] = [
     Access::TransferWrite,
 ];
 
-/// One pass: disjoint ranges, each with an access (indices into `ACCESSES`).
-type RandomPass = Vec<(MipRange, usize)>;
+/// One step of a pass: disjoint ranges, each with an access (indices into `ACCESSES`).
+type RandomStep = Vec<(MipRange, usize)>;
+
+/// One pass: its steps.
+type RandomPass = Vec<RandomStep>;
 
 /// Cuts `0..MIPS` at the chosen points and keeps some of the pieces; the last piece may run
 /// to the end of the chain (`MipRange::from_base`).
-fn random_pass() -> impl Strategy<Value = RandomPass> {
+fn random_step() -> impl Strategy<Value = RandomStep> {
     (
         proptest::collection::btree_set(1..MIPS, 0..4),
         proptest::collection::vec((any::<bool>(), 0..ACCESSES.len()), MIPS as usize),
@@ -56,6 +59,10 @@ fn random_pass() -> impl Strategy<Value = RandomPass> {
         })
 }
 
+fn random_pass() -> impl Strategy<Value = RandomPass> {
+    proptest::collection::vec(random_step(), 1..4)
+}
+
 fn no_imports(_: &str, _: ResourceKind) -> bool {
     false
 }
@@ -73,15 +80,20 @@ fn declare(passes: &[RandomPass], only_mip: Option<u32>) -> GraphDecl {
     for (index, pass) in passes.iter().enumerate() {
         decl.declare_pass(&format!("pass {index}"), |registry| {
             let image = registry.image("image");
-            for &(range, access) in pass {
-                match only_mip {
-                    None => {
-                        registry.access_image_mips(image, range, ACCESSES[access]);
+            for (step, declarations) in pass.iter().enumerate() {
+                if step > 0 {
+                    registry.next_step();
+                }
+                for &(range, access) in declarations {
+                    match only_mip {
+                        None => {
+                            registry.access_image_mips(image, range, ACCESSES[access]);
+                        }
+                        Some(mip) if range.contains(MipRange::level(mip)) => {
+                            registry.access_image(image, ACCESSES[access]);
+                        }
+                        Some(_) => {}
                     }
-                    Some(mip) if range.contains(MipRange::level(mip)) => {
-                        registry.access_image(image, ACCESSES[access]);
-                    }
-                    Some(_) => {}
                 }
             }
             registry.side_effect();
@@ -90,8 +102,8 @@ fn declare(passes: &[RandomPass], only_mip: Option<u32>) -> GraphDecl {
     decl
 }
 
-/// What a barrier does, without its range.
-type Effect = (BarrierSource, vk::PipelineStageFlags2, vk::AccessFlags2, vk::ImageLayout);
+/// What a barrier does and in which step, without its range.
+type Effect = (u32, BarrierSource, vk::PipelineStageFlags2, vk::AccessFlags2, vk::ImageLayout);
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
@@ -109,7 +121,7 @@ proptest! {
             prop_assert_eq!(&reference.order, &compiled.order);
             for position in 0..compiled.order.len() {
                 let effect = |barrier: &render_graph::PlannedBarrier| -> Effect {
-                    (barrier.source, barrier.dst_stages, barrier.dst_access, barrier.new_layout)
+                    (barrier.step, barrier.source, barrier.dst_stages, barrier.dst_access, barrier.new_layout)
                 };
                 let expected: Vec<Effect> = reference.barriers.per_pass[position].iter().map(effect).collect();
                 let planned: Vec<Effect> = compiled.barriers.per_pass[position]
@@ -120,10 +132,13 @@ proptest! {
                 prop_assert_eq!(planned, expected, "mip {} before pass {}", mip, position);
             }
         }
-        // No two barriers of one pass cover the same mip.
+        // No two barriers of one step cover the same mip, and a pass's barriers are in step
+        // order.
         for batch in &compiled.barriers.per_pass {
             for (index, barrier) in batch.iter().enumerate() {
-                prop_assert!(batch[index + 1..].iter().all(|other| !other.mips.overlaps(barrier.mips)));
+                let same_step = batch[index + 1..].iter().filter(|other| other.step == barrier.step);
+                prop_assert!(same_step.clone().all(|other| !other.mips.overlaps(barrier.mips)));
+                prop_assert!(batch[index + 1..].iter().all(|other| other.step >= barrier.step));
             }
         }
     }
