@@ -84,8 +84,13 @@
 //! }
 //! ```
 //!
-//! A pass that reduces a whole chain in one pass may instead declare the image read-write
-//! and record its own mip-to-mip barriers ([`ExecuteContext::mip_barrier`]).
+//! One pass may also reduce a whole chain in *steps*: [`Registry::next_step`] between the
+//! declarations of each mip (read `k - 1`, write `k`; [`Registry::output_extent`] tells how
+//! many mips a full chain has), and [`ExecuteContext::next_step`] in `execute` before each
+//! mip's dispatch; the graph records the barriers each step needs when it begins
+//! ([`PlannedBarrier::step`]). `culling`'s Hi-Z build works this way. A pass may still
+//! declare the image read-write and record its own mip-to-mip barriers
+//! ([`ExecuteContext::mip_barrier`]).
 #![warn(missing_docs)]
 
 mod access;
