@@ -477,12 +477,14 @@ impl ExecuteContext<'_> {
     }
 
     /// The access this pass declared on `resource`, or the error naming both.
+    /// (In a pass with steps: its latest declaration up to the current step.)
     pub(crate) fn declared_access(&self, resource: u32) -> Result<Access> {
-        self.accesses.iter().find(|access| access.resource == resource).map(|access| access.access).ok_or_else(|| {
-            GraphError::UndeclaredAccess {
-                pass: self.pass_name.to_owned(),
-                resource: self.names.resource_name(resource).to_owned(),
-            }
+        let current = self.steps.current;
+        let mut declared = self.accesses.iter().filter(|access| access.resource == resource);
+        let latest = declared.clone().rfind(|access| access.step <= current);
+        latest.or_else(|| declared.next()).map(|access| access.access).ok_or_else(|| GraphError::UndeclaredAccess {
+            pass: self.pass_name.to_owned(),
+            resource: self.names.resource_name(resource).to_owned(),
         })
     }
 
