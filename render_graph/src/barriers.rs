@@ -166,19 +166,23 @@ struct Segments {
 
 impl Segments {
     fn new(decl: &GraphDecl, order: &[usize]) -> Segments {
-        let mut bounds: Vec<Vec<u32>> = vec![vec![0, u32::MAX]; decl.resources.len()];
+        // (resource, cut) pairs in one flat list: every resource is cut at 0 and at the end,
+        // and each declaration at its first mip and one past its last.
+        let resources = decl.resources.len() as u32;
+        let mut cuts: Vec<(u32, u32)> =
+            (0..resources).flat_map(|resource| [(resource, 0), (resource, u32::MAX)]).collect();
         for &pass_index in order {
             for access in &decl.passes[pass_index].accesses {
-                bounds[access.resource as usize].extend([access.mips.base, access.mips.end()]);
+                cuts.extend([(access.resource, access.mips.base), (access.resource, access.mips.end())]);
             }
         }
-        let mut first = Vec::with_capacity(bounds.len() + 1);
-        let mut levels = Vec::new();
-        for mut cuts in bounds {
-            cuts.sort_unstable();
-            cuts.dedup();
+        cuts.sort_unstable();
+        cuts.dedup();
+        let mut first = Vec::with_capacity(resources as usize + 1);
+        let mut levels = Vec::with_capacity(cuts.len());
+        for of_resource in cuts.chunk_by(|left, right| left.0 == right.0) {
             first.push(levels.len());
-            levels.extend(cuts.windows(2).map(|pair| (pair[0], pair[1])));
+            levels.extend(of_resource.windows(2).map(|pair| (pair[0].1, pair[1].1)));
         }
         first.push(levels.len());
         Segments { first, levels }
