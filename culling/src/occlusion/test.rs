@@ -35,7 +35,7 @@ pub const FOOTPRINT_TEXELS: usize = 4;
 /// Footprint widening in buffer pixels, for the `f32` rounding of the projection.
 const FOOTPRINT_MARGIN: f32 = 1.0e-2;
 /// Relative raise of the nearest depth, for the same rounding.
-const DEPTH_MARGIN: f32 = 4.0e-6;
+pub(crate) const DEPTH_MARGIN: f32 = 4.0e-6;
 
 /// What the test reads: the view, the buffer and its pyramid.
 pub(crate) struct TestTarget<'a> {
