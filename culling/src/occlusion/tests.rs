@@ -30,6 +30,22 @@ fn wall() -> Aabb {
 }
 
 #[test]
+fn a_convex_occluder_off_the_screen_is_skipped_and_one_straddling_an_edge_is_drawn() {
+    // The wall moved far to the left (wholly off screen), and half across the left edge.
+    let off = Aabb::new(Vec3::new(-60.0, -5.0, -11.0), Vec3::new(-50.0, 5.0, -10.0));
+    let straddling = Aabb::new(Vec3::new(-15.0, -5.0, -11.0), Vec3::new(-5.0, 5.0, -10.0));
+    let view_projection = perspective(Vec3::ZERO, Vec3::NEG_Z);
+    let (meshes, instances) = box_meshes(&[off]);
+    let mut culler = OcclusionCuller::default();
+    let stats = culler.rasterize(view_projection, &meshes, &instances);
+    assert_eq!((stats.silhouettes, stats.primitives), (0, 0), "nothing of an off-screen occluder is set up");
+    let (meshes, instances) = box_meshes(&[straddling]);
+    let stats = culler.rasterize(view_projection, &meshes, &instances);
+    assert_eq!((stats.silhouettes, stats.primitives), (1, 1), "an occluder across the edge is drawn");
+    assert!(culler.depth(0, 64) > 0.0, "it covers the left edge of the buffer");
+}
+
+#[test]
 fn a_wall_hides_a_box_behind_it_but_not_one_in_front() {
     let (meshes, instances) = box_meshes(&[wall()]);
     let view_projection = perspective(Vec3::ZERO, Vec3::NEG_Z);
