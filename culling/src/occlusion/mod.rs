@@ -57,6 +57,8 @@ pub mod reference;
 mod setup;
 pub(crate) mod stage;
 mod test;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+mod test_avx2;
 
 use std::fmt;
 
@@ -323,6 +325,8 @@ impl OcclusionCuller {
             kernel: self.kernel,
             size: self.depth.size(),
             pyramid: &self.pyramid,
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            table: test_avx2::LevelTable::new(&self.pyramid),
         }
     }
 

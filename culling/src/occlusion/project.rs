@@ -102,7 +102,7 @@ pub(crate) fn project_scalar(rows: &Rows, center: [f32; 3], half: [f32; 3]) -> P
 }
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-pub(crate) use avx2::project as project_avx2;
+pub(crate) use avx2::{project_lanes as project_lanes_avx2, ProjectedLanes};
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod avx2 {
@@ -113,13 +113,51 @@ mod avx2 {
 
     use super::{Projected, Rows, MIN_W, ROUNDING};
 
+    /// Eight projected boxes, lane by lane: the fields of [`Projected`] as registers.
+    #[derive(Clone, Copy)]
+    pub(crate) struct ProjectedLanes {
+        /// `Projected::low` by axis.
+        pub low: [__m256; 2],
+        /// `Projected::high` by axis.
+        pub high: [__m256; 2],
+        /// `Projected::nearest`.
+        pub nearest: __m256,
+        /// `Projected::judgeable`, all ones in a judgeable lane.
+        pub judgeable: __m256,
+    }
+
+    impl ProjectedLanes {
+        /// Writes the eight lanes out as [`Projected`] values.
+        ///
+        /// # Safety
+        /// The CPU must support AVX2.
+        #[target_feature(enable = "avx2")]
+        pub(crate) unsafe fn store(&self, out: &mut [Projected; 8]) {
+            let mut lanes = [[0.0f32; 8]; 5];
+            let values = [self.low[0], self.low[1], self.high[0], self.high[1], self.nearest];
+            for (slot, value) in lanes.iter_mut().zip(values) {
+                // SAFETY: eight writable floats; storeu needs no alignment.
+                unsafe { _mm256_storeu_ps(slot.as_mut_ptr(), value) };
+            }
+            let judgeable = _mm256_movemask_ps(self.judgeable);
+            for (lane, projected) in out.iter_mut().enumerate() {
+                *projected = Projected {
+                    low: [lanes[0][lane], lanes[1][lane]],
+                    high: [lanes[2][lane], lanes[3][lane]],
+                    nearest: lanes[4][lane],
+                    judgeable: judgeable >> lane & 1 == 1,
+                };
+            }
+        }
+    }
+
     /// Projects eight boxes (centres and half extents by axis, eight lanes each); same steps
     /// as [`super::project_scalar`].
     ///
     /// # Safety
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
-    pub(crate) unsafe fn project(rows: &Rows, center: [&[f32; 8]; 3], half: [&[f32; 8]; 3], out: &mut [Projected; 8]) {
+    pub(crate) unsafe fn project_lanes(rows: &Rows, center: [&[f32; 8]; 3], half: [&[f32; 8]; 3]) -> ProjectedLanes {
         // SAFETY: eight readable floats each; loadu needs no alignment.
         let center = unsafe {
             [
@@ -196,24 +234,15 @@ mod avx2 {
             let non_negative = _mm256_cmp_ps::<_CMP_GE_OQ>(value, zero);
             _mm256_mul_ps(value, _mm256_blendv_ps(inverse_far, inverse_near, non_negative))
         };
-        let mut lanes = [[0.0f32; 8]; 5];
-        for (slot, value) in
-            lanes.iter_mut().zip([lower(low[0]), lower(low[1]), upper(high[0]), upper(high[1]), upper(high[2])])
-        {
-            // SAFETY: eight writable floats; storeu needs no alignment.
-            unsafe { _mm256_storeu_ps(slot.as_mut_ptr(), value) };
-        }
-        let judgeable = _mm256_movemask_ps(ok);
-        for (lane, projected) in out.iter_mut().enumerate() {
-            *projected = Projected {
-                low: [lanes[0][lane], lanes[1][lane]],
-                high: [lanes[2][lane], lanes[3][lane]],
-                nearest: lanes[4][lane],
-                judgeable: judgeable >> lane & 1 == 1,
-            };
+        ProjectedLanes {
+            low: [lower(low[0]), lower(low[1])],
+            high: [upper(high[0]), upper(high[1])],
+            nearest: upper(high[2]),
+            judgeable: ok,
         }
     }
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,7 +281,8 @@ mod tests {
             let mut simd = [Projected::default(); 8];
             // SAFETY: AVX2 support was checked at the top of the test.
             unsafe {
-                project_avx2(&rows, [&center[0], &center[1], &center[2]], [&half[0], &half[1], &half[2]], &mut simd)
+                project_lanes_avx2(&rows, [&center[0], &center[1], &center[2]], [&half[0], &half[1], &half[2]])
+                    .store(&mut simd)
             };
             for lane in 0..8 {
                 let scalar = project_scalar(
