@@ -214,7 +214,8 @@ fn run_visibility(
     // `OccluderMeshes` resource is present (see `crate::occlusion::stage`).
     {
         let meshes = ctx.try_resource::<OccluderMeshes>();
-        occlusion.run(visibility, meshes.as_deref(), settings.occlusion_culling && trusted, settings.occlusion_buffer);
+        let enabled = settings.occlusion_culling && trusted;
+        occlusion.run(visibility, meshes.as_deref(), enabled, settings, [viewport.width, viewport.height]);
     }
     if feedback {
         if let Some(feedback) = ctx.try_resource::<GpuFeedback>() {
