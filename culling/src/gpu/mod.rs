@@ -23,15 +23,30 @@
 //! Passes find each other's resources by the stable names of [`render_graph::passes`] and
 //! [`HIZ_DEPTH`].
 
+mod cluster;
+mod cluster_frame;
+mod cluster_table;
 mod cull;
 mod frame;
 mod hiz;
 mod render;
 
+pub use cluster::{
+    cluster_bits_bytes, ClusterCullPass, ClusterResetPass, ClusterUniforms, SharedClusterSettings, CLUSTER_BITS,
+    CLUSTER_CONE, CLUSTER_FRUSTUM, CLUSTER_GROUP, CLUSTER_OCCLUSION, CLUSTER_STATS, CLUSTER_UNIFORM_BYTES,
+    CLUSTER_VERDICTS,
+};
+pub use cluster_frame::{
+    add_cluster_culled_scene_passes, cluster_pass_ms, ClusterCulledScene, ClusterReadbacks, CLUSTER_BITS_READBACK,
+    CLUSTER_STATS_READBACK, CLUSTER_VERDICTS_READBACK, EARLY_DEPTH_READBACK,
+};
+pub use cluster_table::{
+    ClusterBuffers, ClusterTable, GpuMeshlet, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_PAIRS, PAIR_FIRST, PAIR_WHOLE,
+};
 pub use cull::{
     visibility_bits_bytes, CullPhase, CullResetPass, CullUniforms, GpuCullPass, GpuCullSettings, GpuCullStats,
-    SharedCullSettings, CULL_FRUSTUM, CULL_GROUP, CULL_OCCLUSION, CULL_STATS, CULL_STAT_WORDS, DEPTH_MARGIN,
-    FOOTPRINT_MARGIN, VISIBILITY_BITS,
+    SharedCullSettings, CULL_FRUSTUM, CULL_GROUP, CULL_OCCLUSION, CULL_STATS, CULL_STAT_WORDS, CULL_UNIFORM_BYTES,
+    DEPTH_MARGIN, FOOTPRINT_MARGIN, VISIBILITY_BITS,
 };
 pub use frame::{
     add_gpu_culled_scene_passes, read_visibility_words, BufferReadbackPass, GpuCulledScene, CULL_STATS_READBACK,
