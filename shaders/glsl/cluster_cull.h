@@ -138,10 +138,21 @@ bool sphere_outside(mat4 world, GpuMeshlet meshlet) {
 // degenerate cone (cutoff >= 1), a mirroring or singular world, an eye at the apex, or NaN
 // keeps the meshlet; `cone_margin` covers the rounding of the inverse.
 bool cone_rejects(mat4 world, GpuMeshlet meshlet) {
-    if (!(meshlet.cone_cutoff < 1.0) || !(determinant(mat3(world)) > 0.0)) {
+    if (!(meshlet.cone_cutoff < 1.0)) {
         return false;
     }
-    vec3 local_eye = (inverse(world) * vec4(cluster.eye.xyz, 1.0)).xyz;
+    // world⁻¹ by cofactors: the rows of the 3x3 inverse are the columns' cross products over
+    // the determinant (CPU twin `mesh_space_eye`).
+    vec3 c0 = world[0].xyz;
+    vec3 c1 = world[1].xyz;
+    vec3 c2 = world[2].xyz;
+    vec3 r0 = cross(c1, c2);
+    float det = dot(c0, r0);
+    if (!(det > 0.0)) {
+        return false;
+    }
+    vec3 offset = cluster.eye.xyz - world[3].xyz;
+    vec3 local_eye = vec3(dot(r0, offset), dot(cross(c2, c0), offset), dot(cross(c0, c1), offset)) / det;
     vec3 to_apex = meshlet.cone_apex - local_eye;
     float len = length(to_apex);
     if (!(len > 0.0)) {

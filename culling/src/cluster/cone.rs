@@ -39,11 +39,7 @@ pub fn cone_rejects(world: &Mat4, bounds: &ClusterBounds, eye: Vec3, margin: f32
     if !(bounds.cone_cutoff < 1.0) {
         return false;
     }
-    let linear = glam::Mat3::from_mat4(*world);
-    if !(linear.determinant() > 0.0) {
-        return false;
-    }
-    let local_eye = world.inverse().transform_point3(eye);
+    let Some(local_eye) = mesh_space_eye(world, eye) else { return false };
     let to_apex = Vec3::from(bounds.cone_apex) - local_eye;
     let length = to_apex.length();
     if !(length > 0.0) {
@@ -51,4 +47,18 @@ pub fn cone_rejects(world: &Mat4, bounds: &ClusterBounds, eye: Vec3, margin: f32
     }
     // NaN anywhere makes the comparison false: kept.
     to_apex.dot(Vec3::from(bounds.cone_axis)) / length >= bounds.cone_cutoff + margin
+}
+
+/// `world⁻¹ · eye` by cofactors (the rows of the 3x3 inverse are the columns' cross products
+/// over the determinant), or `None` when the determinant is not positive (mirroring or
+/// singular). GLSL twin: in `cone_rejects` of `cluster_cull.h`.
+pub fn mesh_space_eye(world: &Mat4, eye: Vec3) -> Option<Vec3> {
+    let (c0, c1, c2) = (world.x_axis.truncate(), world.y_axis.truncate(), world.z_axis.truncate());
+    let r0 = c1.cross(c2);
+    let det = c0.dot(r0);
+    if !(det > 0.0) {
+        return None;
+    }
+    let offset = eye - world.w_axis.truncate();
+    Some(Vec3::new(r0.dot(offset), c2.cross(c0).dot(offset), c0.cross(c1).dot(offset)) / det)
 }

@@ -25,7 +25,7 @@ mod stats;
 mod tests;
 
 pub use classify::{classify_cluster, classify_object, ClusterSettings, ClusterView, ObjectVerdict};
-pub use cone::{cone_rejects, view_eye};
+pub use cone::{cone_rejects, mesh_space_eye, view_eye};
 pub use hiz::{occlusion_test, HiZLevels, OcclusionAnswer};
 pub use sphere::{max_stretch, sphere_outside, world_box, world_sphere};
 pub use stats::{ClusterStats, CLUSTER_STAT_WORDS};
