@@ -27,8 +27,10 @@
 #define VERDICT_CONSERVATIVE 5u
 
 // Counters (`cluster_stats`, `ClusterStats` on the host, in this order).
+// MESHLETS is added once (from the uniforms); TESTED counts the meshlets of objects the
+// object pass kept (the host derives `object_culled` = MESHLETS - TESTED).
 #define CSTAT_MESHLETS 0
-#define CSTAT_OBJECT_CULLED 1
+#define CSTAT_TESTED 1
 #define CSTAT_FRUSTUM 2
 #define CSTAT_CONE 3
 #define CSTAT_OCCLUSION 4
@@ -58,6 +60,8 @@ layout(std140, set = 0, binding = 0) uniform ClusterUniforms {
     // Relative widening of world spheres and boxes; added to the cone cutoff.
     float bounds_margin;
     float cone_margin;
+    // Pairs that are meshlets (not objects drawn whole).
+    uint meshlet_pairs;
 } cluster;
 
 layout(std430, set = 0, binding = 1) readonly buffer ObjectRecords {

@@ -11,7 +11,8 @@ layout(std430, set = 0, binding = 6) readonly buffer ObjectBits {
     uint object_bits[];
 };
 layout(set = 0, binding = 7) uniform sampler2D hiz;
-layout(std430, set = 0, binding = 8) writeonly buffer PairBits {
+// Zeroed by the reset pass; visible pairs set their bit with atomicOr.
+layout(std430, set = 0, binding = 8) buffer PairBits {
     uint pair_bits[];
 };
 layout(std430, set = 0, binding = 9) writeonly buffer Verdicts {
@@ -29,9 +30,10 @@ layout(std430, set = 0, binding = 12) buffer ClusterStats {
 
 #include "hiz_occlusion.h"
 
-shared uint words[2];
-// This workgroup's counters, added to `stats` once.
-shared uint counts[CSTAT_COUNT];
+// No shared memory and no barrier: lavapipe runs barrier-free compute as plain SIMD loops
+// (with a barrier, invocations run as coroutines, far slower over 1M pairs).
+// Every counter but the first is rare (pairs of objects the object pass kept), so global
+// atomics cost little.
 
 // The verdict on a meshlet of a visible object; each test is conservative (see the header).
 uint classify(ObjectRecord record, GpuMeshlet meshlet) {
@@ -58,76 +60,68 @@ uint classify(ObjectRecord record, GpuMeshlet meshlet) {
 }
 
 void main() {
-    if (gl_LocalInvocationIndex < 2u) {
-        words[gl_LocalInvocationIndex] = 0u;
-    }
-    if (gl_LocalInvocationIndex < CSTAT_COUNT) {
-        counts[gl_LocalInvocationIndex] = 0u;
-    }
-    barrier();
     uint pair = gl_GlobalInvocationID.x;
+    if (pair == 0u) {
+        atomicAdd(stats[CSTAT_MESHLETS], cluster.meshlet_pairs);
+    }
     if (pair < cluster.pair_count) {
         uint object = pairs[pair].x;
         uint field = pairs[pair].y;
-        ObjectRecord record = objects[object];
         bool object_visible = (object_bits[object / 32u] >> (object % 32u) & 1u) == 1u;
+        if (!object_visible) {
+            // The object pass rejected the object (most pairs): by its box outside the
+            // frustum, or else hidden. Only the box is read. An object drawn whole reports
+            // on its first pair.
+            uint culled = VERDICT_UNTESTED;
+            if ((field & PAIR_MESHLET_MASK) != PAIR_WHOLE || (field & PAIR_FIRST) != 0u) {
+                bool outside = (cluster.flags & CLUSTER_FRUSTUM) != 0u
+                    && (objects[object].index_count == 0u
+                        || box_outside(objects[object].bounds_min, objects[object].bounds_max));
+                culled = outside ? VERDICT_FRUSTUM : VERDICT_OCCLUDED;
+            }
+            verdicts[pair] = culled;
+            return;
+        }
+        ObjectRecord record = objects[object];
         uint verdict = VERDICT_UNTESTED;
         DrawCommand command;
         if (pair_draws_whole(object, field, record)) {
-            // Drawn whole by its first pair when the object pass kept it.
+            // Drawn whole by its first pair.
             if ((field & PAIR_FIRST) != 0u) {
-                verdict = object_visible ? VERDICT_VISIBLE : VERDICT_FRUSTUM;
-                if (object_visible) {
-                    atomicAdd(counts[CSTAT_OBJECT_TRIANGLES], record.index_count / 3u);
-                }
+                verdict = VERDICT_VISIBLE;
+                atomicAdd(stats[CSTAT_OBJECT_TRIANGLES], record.index_count / 3u);
             }
             command = DrawCommand(record.index_count, 1u, record.first_index, record.vertex_offset, object);
         } else {
             GpuMeshlet meshlet = meshlets[field & PAIR_MESHLET_MASK];
-            atomicAdd(counts[CSTAT_MESHLETS], 1u);
-            if (!object_visible) {
-                // The object pass rejected the object: by its box outside the frustum, or
-                // else hidden.
-                bool outside = (cluster.flags & CLUSTER_FRUSTUM) != 0u
-                    && (record.index_count == 0u || box_outside(record.bounds_min, record.bounds_max));
-                verdict = outside ? VERDICT_FRUSTUM : VERDICT_OCCLUDED;
-                atomicAdd(counts[CSTAT_OBJECT_CULLED], 1u);
-            } else {
-                atomicAdd(counts[CSTAT_OBJECT_TRIANGLES], meshlet.index_count / 3u);
-                verdict = classify(record, meshlet);
-                if (verdict == VERDICT_FRUSTUM) {
-                    atomicAdd(counts[CSTAT_FRUSTUM], 1u);
-                } else if (verdict == VERDICT_BACK_FACING) {
-                    atomicAdd(counts[CSTAT_CONE], 1u);
-                } else if (verdict == VERDICT_OCCLUDED) {
-                    atomicAdd(counts[CSTAT_OCCLUSION], 1u);
-                } else if (verdict == VERDICT_CONSERVATIVE) {
-                    atomicAdd(counts[CSTAT_CONSERVATIVE], 1u);
-                }
+            atomicAdd(stats[CSTAT_TESTED], 1u);
+            atomicAdd(stats[CSTAT_OBJECT_TRIANGLES], meshlet.index_count / 3u);
+            verdict = classify(record, meshlet);
+            if (verdict == VERDICT_FRUSTUM) {
+                atomicAdd(stats[CSTAT_FRUSTUM], 1u);
+            } else if (verdict == VERDICT_BACK_FACING) {
+                atomicAdd(stats[CSTAT_CONE], 1u);
+            } else if (verdict == VERDICT_OCCLUDED) {
+                atomicAdd(stats[CSTAT_OCCLUSION], 1u);
+            } else if (verdict == VERDICT_CONSERVATIVE) {
+                atomicAdd(stats[CSTAT_CONSERVATIVE], 1u);
             }
             command = meshlet_command(object, meshlet, record);
         }
         verdicts[pair] = verdict;
         bool visible = verdict == VERDICT_VISIBLE || verdict == VERDICT_CONSERVATIVE;
         if (visible) {
-            atomicOr(words[gl_LocalInvocationIndex / 32u], 1u << (gl_LocalInvocationIndex % 32u));
+            atomicOr(pair_bits[pair / 32u], 1u << (pair % 32u));
             // The early phase drew the pairs visible last frame that pass frustum and cone.
             if (!pair_was_visible(pair)) {
                 uint slot = atomicAdd(draw_count, 1u);
                 commands[slot] = command;
-                atomicAdd(counts[CSTAT_LATE_DRAWN], 1u);
-                atomicAdd(counts[CSTAT_TRIANGLES], command.index_count / 3u);
+                atomicAdd(stats[CSTAT_LATE_DRAWN], 1u);
+                atomicAdd(stats[CSTAT_TRIANGLES], command.index_count / 3u);
                 if ((field & PAIR_MESHLET_MASK) == PAIR_WHOLE || record.mesh != built_mesh[object]) {
-                    atomicAdd(counts[CSTAT_WHOLE_OBJECTS], 1u);
+                    atomicAdd(stats[CSTAT_WHOLE_OBJECTS], 1u);
                 }
             }
         }
-    }
-    barrier();
-    if (gl_LocalInvocationIndex < 2u) {
-        pair_bits[gl_WorkGroupID.x * 2u + gl_LocalInvocationIndex] = words[gl_LocalInvocationIndex];
-    }
-    if (gl_LocalInvocationIndex < CSTAT_COUNT && counts[gl_LocalInvocationIndex] != 0u) {
-        atomicAdd(stats[gl_LocalInvocationIndex], counts[gl_LocalInvocationIndex]);
     }
 }

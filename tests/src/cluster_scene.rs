@@ -85,7 +85,10 @@ pub fn placements() -> Vec<(usize, Mat4)> {
         state ^= state << 17;
         low + (high - low) * ((state >> 40) as f32 / (1u64 << 24) as f32)
     };
-    let mut objects = vec![(0, Mat4::from_scale_rotation_translation(Vec3::new(200.0, 1.0, 200.0), Quat::IDENTITY, Vec3::new(0.0, -0.5, 0.0)))];
+    let mut objects = vec![(
+        0,
+        Mat4::from_scale_rotation_translation(Vec3::new(200.0, 1.0, 200.0), Quat::IDENTITY, Vec3::new(0.0, -0.5, 0.0)),
+    )];
     for x in -4..4 {
         for z in -4..4 {
             let center = Vec3::new(x as f32 * 14.0 + 7.0, 0.0, z as f32 * 14.0 + 7.0);

@@ -28,7 +28,8 @@ fn cameras() -> Vec<(Vec3, Mat4)> {
             let angle = camera as f32 * 0.7;
             let height = if camera % 4 == 3 { 30.0 } else { 1.7 + (camera % 3) as f32 };
             let eye = Vec3::new(angle.cos() * 30.0 + 3.0, height, angle.sin() * 30.0 - 2.0);
-            let target = eye + Vec3::new((angle * 2.3).sin(), if height > 20.0 { -0.6 } else { -0.05 }, (angle * 2.3).cos());
+            let target =
+                eye + Vec3::new((angle * 2.3).sin(), if height > 20.0 { -0.6 } else { -0.05 }, (angle * 2.3).cos());
             (eye, projection * Mat4::look_at_rh(eye, target, Vec3::Y))
         })
         .collect()
@@ -44,7 +45,12 @@ fn faces_eye(positions: &[[f32; 4]], triangle: [usize; 3], eye: DVec3) -> bool {
 }
 
 /// The CPU reference's verdict on every pair, from this frame's early depth.
-fn cpu_verdicts(scene: &SharedScene, table: &ClusterTable, view_projection: Mat4, depth: &[f32]) -> Vec<ClusterVerdict> {
+fn cpu_verdicts(
+    scene: &SharedScene,
+    table: &ClusterTable,
+    view_projection: Mat4,
+    depth: &[f32],
+) -> Vec<ClusterVerdict> {
     let mips = reduce_depth_pyramid(depth, EXTENT.width as usize, EXTENT.height as usize);
     let hiz = HiZLevels { width: EXTENT.width, height: EXTENT.height, mips: &mips };
     let view = ClusterView::new(view_projection);
@@ -82,7 +88,8 @@ fn twenty_cameras_over_large_closed_meshes_hide_no_meshlet_that_owns_a_pixel() {
     let mut truth_graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph");
     let truth_color = add_scene_passes(&mut truth_graph, &truth, &options).expect("passes").expect("readback");
     let mut reference_graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph");
-    let reference_color = add_scene_passes(&mut reference_graph, &reference, &options).expect("passes").expect("readback");
+    let reference_color =
+        add_scene_passes(&mut reference_graph, &reference, &options).expect("passes").expect("readback");
     let table = &culled.table;
     assert_eq!(lock_scene(&truth).object_count(), table.pair_count(), "one truth object per pair");
     let library_positions = lock_scene(&scene).meshes().positions().to_vec();
@@ -113,7 +120,11 @@ fn twenty_cameras_over_large_closed_meshes_hide_no_meshlet_that_owns_a_pixel() {
                 false_hidden.push((pair, verdicts[pair as usize]));
             }
         }
-        assert!(false_hidden.is_empty(), "camera {camera}: pixels of meshlets culled: {:?}", &false_hidden[..false_hidden.len().min(8)]);
+        assert!(
+            false_hidden.is_empty(),
+            "camera {camera}: pixels of meshlets culled: {:?}",
+            &false_hidden[..false_hidden.len().min(8)]
+        );
 
         // 2. The images with and without cluster culling are equal.
         let image = culled.color.as_ref().expect("colour").read().expect("image").to_vec();
@@ -162,7 +173,10 @@ fn twenty_cameras_over_large_closed_meshes_hide_no_meshlet_that_owns_a_pixel() {
             }
         }
     }
-    assert!(cone_rejects > 0 && occlusion_rejects > 0, "cone {cone_rejects}, occlusion {occlusion_rejects} rejects over 20 cameras");
+    assert!(
+        cone_rejects > 0 && occlusion_rejects > 0,
+        "cone {cone_rejects}, occlusion {occlusion_rejects} rejects over 20 cameras"
+    );
     assert!(agree * 100 >= compared * 95, "GPU and CPU verdicts agree on {agree} of {compared} pairs");
     println!("cone rejects {cone_rejects}, occlusion rejects {occlusion_rejects}, mean triangle saving {:.1}%, exact agreement {agree}/{compared}", saved * 5.0);
     drop(graph);

@@ -1,7 +1,9 @@
 //! What cluster culling counted in one frame.
 
 /// Counters of one frame of cluster culling, as the GPU writes them (`cluster_stats`,
-/// `CSTAT_*` in `cluster_cull.h`, in field order) or as the CPU reference counts them.
+/// `CSTAT_*` in `cluster_cull.h`, in field order, except word 1, which holds the meshlets of
+/// kept objects: `object_culled` is `meshlets` less that) or as the CPU reference counts
+/// them.
 ///
 /// The meshlet counters come from the late phase, which tests every meshlet of every object;
 /// the funnel is `meshlets` → [`after_objects`](Self::after_objects) →
@@ -46,7 +48,8 @@ impl ClusterStats {
         };
         ClusterStats {
             meshlets: word(0),
-            object_culled: word(1),
+            // The GPU counts the meshlets of kept objects (word 1).
+            object_culled: word(0).saturating_sub(word(1)),
             frustum_rejected: word(2),
             cone_rejected: word(3),
             occlusion_rejected: word(4),

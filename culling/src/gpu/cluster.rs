@@ -24,7 +24,7 @@ use render_graph::{
     ImageHandle, Pass, PrepareContext, Registry, ShaderStage,
 };
 
-use super::cluster_table::{CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_PAIRS};
+use super::cluster_table::{ClusterTable, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_PAIRS};
 use super::cull::{CullPhase, CULL_STATS, CULL_STAT_WORDS, VISIBILITY_BITS};
 use super::hiz::HIZ_DEPTH;
 use crate::cluster::{view_eye, ClusterMargins, ClusterSettings, CLUSTER_STAT_WORDS};
@@ -91,10 +91,14 @@ pub struct ClusterUniforms {
     pub bounds_margin: f32,
     /// [`ClusterMargins::cone`].
     pub cone_margin: f32,
+    /// Pairs that are meshlets (not objects drawn whole): the late phase adds it to the
+    /// `meshlets` counter once.
+    pub meshlet_pairs: u32,
 }
 
 const _: () = {
-    assert!(size_of::<ClusterUniforms>() == 216, "ClusterUniforms must match the std140 fields in cluster_cull.h");
+    assert!(size_of::<ClusterUniforms>() == 220, "ClusterUniforms must match the std140 fields in cluster_cull.h");
+    assert!(offset_of!(ClusterUniforms, meshlet_pairs) == 216);
     assert!(offset_of!(ClusterUniforms, eye) == 160);
     assert!(offset_of!(ClusterUniforms, plane_count) == 176);
     assert!(offset_of!(ClusterUniforms, hiz_size) == 192, "a vec2 is 8-aligned in std140");
@@ -105,7 +109,13 @@ impl ClusterUniforms {
     /// The parameters for `view_projection` over `pair_count` pairs and a pyramid of
     /// `hiz_size`. A view whose frustum is not finite culls nothing; an orthographic view
     /// has no cone test.
-    pub fn new(view_projection: Mat4, pair_count: u32, settings: ClusterSettings, hiz_size: vk::Extent2D) -> Self {
+    pub fn new(
+        view_projection: Mat4,
+        pair_count: u32,
+        meshlet_pairs: u32,
+        settings: ClusterSettings,
+        hiz_size: vk::Extent2D,
+    ) -> Self {
         let frustum = Frustum::from_view_projection(view_projection);
         let mut planes = [[0.0; 4]; MAX_PLANES];
         for (target, plane) in planes.iter_mut().zip(frustum.planes()) {
@@ -132,6 +142,7 @@ impl ClusterUniforms {
             footprint_margin: margins.footprint,
             bounds_margin: margins.bounds,
             cone_margin: margins.cone,
+            meshlet_pairs,
         }
     }
 
@@ -154,6 +165,7 @@ impl ClusterUniforms {
         for (word, value) in words[48..54].iter_mut().zip(tail) {
             *word = value.to_bits();
         }
+        words[54] = self.meshlet_pairs;
         let mut bytes = [0u8; CLUSTER_UNIFORM_BYTES];
         for (chunk, word) in bytes.chunks_exact_mut(4).zip(words) {
             chunk.copy_from_slice(&word.to_le_bytes());
@@ -169,11 +181,13 @@ pub(crate) fn lock_cluster_settings(settings: &SharedClusterSettings) -> MutexGu
     settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Creates `draw_commands` (room for `capacity` commands), `draw_count`, `cull_stats` and
-/// [`CLUSTER_STATS`], and zeroes them each frame (the commands only with `zero_commands`,
-/// for draw modes that draw every command without the count).
+/// Creates `draw_commands` (room for `capacity` commands), `draw_count`, `cull_stats`,
+/// [`CLUSTER_STATS`] and [`CLUSTER_BITS`] (for `pairs` pairs), and zeroes them each frame
+/// (the commands only with `zero_commands`, for draw modes that draw every command without
+/// the count).
 pub struct ClusterResetPass {
     capacity: u32,
+    pairs: u32,
     zero_commands: bool,
     buffers: Vec<BufferHandle>,
 }
@@ -182,9 +196,9 @@ impl ClusterResetPass {
     /// Name of the pass in the graph.
     pub const NAME: &'static str = "cluster cull reset";
 
-    /// A reset pass for `capacity` draw commands.
-    pub fn new(capacity: u32, zero_commands: bool) -> ClusterResetPass {
-        ClusterResetPass { capacity, zero_commands, buffers: Vec::with_capacity(4) }
+    /// A reset pass for `capacity` draw commands and `pairs` pairs.
+    pub fn new(capacity: u32, pairs: u32, zero_commands: bool) -> ClusterResetPass {
+        ClusterResetPass { capacity, pairs, zero_commands, buffers: Vec::with_capacity(5) }
     }
 }
 
@@ -199,6 +213,7 @@ impl Pass for ClusterResetPass {
             (DRAW_COUNT, 4),
             (CULL_STATS, CULL_STAT_WORDS as u64 * 4),
             (CLUSTER_STATS, CLUSTER_STAT_WORDS as u64 * 4),
+            (CLUSTER_BITS, cluster_bits_bytes(self.pairs)),
             (DRAW_COMMANDS, u64::from(self.capacity.max(1)) * DRAW_COMMAND_BYTES),
         ];
         for (name, size) in sizes {
@@ -208,7 +223,7 @@ impl Pass for ClusterResetPass {
     }
 
     fn execute(&mut self, context: &mut ExecuteContext<'_>) {
-        let fills = if self.zero_commands { 4 } else { 3 };
+        let fills = if self.zero_commands { 5 } else { 4 };
         for &handle in &self.buffers[..fills] {
             let buffer = context.buffer(handle);
             // SAFETY: recording outside rendering; the buffers were declared transfer
@@ -225,6 +240,7 @@ pub struct ClusterCullPass {
     scene: SharedScene,
     settings: SharedClusterSettings,
     pair_count: u32,
+    meshlet_pairs: u32,
     uniforms: Option<Binding>,
     inputs: Vec<BufferHandle>,
     pyramid: Option<ImageHandle>,
@@ -237,12 +253,12 @@ impl ClusterCullPass {
     /// Name of the late pass in the graph.
     pub const LATE_NAME: &'static str = "cluster cull late";
 
-    /// A cluster pass of `phase` over `pair_count` pairs of the imported cluster tables.
+    /// A cluster pass of `phase` over the pairs of `table` (imported as the cluster tables).
     pub fn new(
         device: &Arc<GpuDevice>,
         scene: SharedScene,
         settings: SharedClusterSettings,
-        pair_count: u32,
+        table: &ClusterTable,
         phase: CullPhase,
     ) -> render_graph::Result<ClusterCullPass> {
         use BindingKind::{SampledImage, StorageBuffer, UniformBuffer};
@@ -264,7 +280,8 @@ impl ClusterCullPass {
             pipeline,
             scene,
             settings,
-            pair_count,
+            pair_count: table.pair_count(),
+            meshlet_pairs: table.meshlet_pair_count(),
             uniforms: None,
             inputs: Vec::with_capacity(6),
             pyramid: None,
@@ -296,8 +313,8 @@ impl Pass for ClusterCullPass {
             self.inputs.push(registry.read_storage_buffer(object_bits, COMPUTE));
             let pyramid = registry.image(HIZ_DEPTH);
             self.pyramid = Some(registry.sample(pyramid, COMPUTE));
-            let bits = registry.create_buffer(CLUSTER_BITS, BufferDesc { size: cluster_bits_bytes(self.pair_count) });
-            self.outputs.push(registry.write_storage_buffer(bits, COMPUTE));
+            let bits = registry.buffer(CLUSTER_BITS);
+            self.outputs.push(registry.read_write_storage_buffer(bits, COMPUTE));
             let verdicts =
                 registry.create_buffer(CLUSTER_VERDICTS, BufferDesc { size: u64::from(self.pair_count.max(1)) * 4 });
             self.outputs.push(registry.write_storage_buffer(verdicts, COMPUTE));
@@ -311,7 +328,13 @@ impl Pass for ClusterCullPass {
     fn prepare(&mut self, context: &mut PrepareContext<'_>) {
         let view_projection = Mat4::from_cols_array_2d(&lock_scene(&self.scene).camera().view_projection);
         let settings = *lock_cluster_settings(&self.settings);
-        let uniforms = ClusterUniforms::new(view_projection, self.pair_count, settings, context.output_extent());
+        let uniforms = ClusterUniforms::new(
+            view_projection,
+            self.pair_count,
+            self.meshlet_pairs,
+            settings,
+            context.output_extent(),
+        );
         match context.stage_data(&uniforms.to_bytes()) {
             Ok(binding) => self.uniforms = Some(binding),
             Err(error) => {

@@ -155,9 +155,9 @@ pub fn add_cluster_culled_scene_passes(
     let object_late = GpuCullPass::new(&device, Arc::clone(scene), Arc::clone(&object_settings), CullPhase::Late)?
         .drawing_from(covered);
     let cluster_early =
-        ClusterCullPass::new(&device, Arc::clone(scene), Arc::clone(&cluster_settings), pairs, CullPhase::Early)?;
+        ClusterCullPass::new(&device, Arc::clone(scene), Arc::clone(&cluster_settings), &table, CullPhase::Early)?;
     let cluster_late =
-        ClusterCullPass::new(&device, Arc::clone(scene), Arc::clone(&cluster_settings), pairs, CullPhase::Late)?;
+        ClusterCullPass::new(&device, Arc::clone(scene), Arc::clone(&cluster_settings), &table, CullPhase::Late)?;
     let depth = DepthPrepass::with_mode(&device, Arc::clone(scene), mode)?;
     let late_depth = DepthPrepass::late(&device, Arc::clone(scene), mode)?;
     let geometry = GeometryPass::with_mode(&device, Arc::clone(scene), options.clear_color, mode)?;
@@ -175,7 +175,7 @@ pub fn add_cluster_culled_scene_passes(
     lock_scene(scene).import_into(graph);
     buffers.import_into(graph);
     graph.add_pass(ObjectUploadPass::new(Arc::clone(scene)));
-    graph.add_pass(ClusterResetPass::new(commands, mode != DrawMode::IndirectCount));
+    graph.add_pass(ClusterResetPass::new(commands, pairs, mode != DrawMode::IndirectCount));
     graph.add_pass(object_early);
     graph.add_pass(cluster_early);
     graph.add_pass(depth);

@@ -130,6 +130,11 @@ impl ClusterTable {
         self.pairs.len() as u32
     }
 
+    /// Pairs that are meshlets (the others draw their object whole).
+    pub fn meshlet_pair_count(&self) -> u32 {
+        self.pairs.iter().filter(|[_, field]| field & !PAIR_FIRST != PAIR_WHOLE).count() as u32
+    }
+
     /// Objects the table covers (the scene's object count at the build).
     pub fn object_count(&self) -> u32 {
         self.built_mesh.len() as u32

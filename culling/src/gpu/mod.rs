@@ -20,6 +20,15 @@
 //! empty and the late phase draws everything in view; after a camera cut the late phase
 //! likewise draws whatever the early phase missed in the same frame.
 //!
+//! **Cluster culling** ([`add_cluster_culled_scene_passes`]) refines this per meshlet: the
+//! object passes only write `visibility_bits` for the objects the [`ClusterTable`] covers
+//! ([`GpuCullPass::drawing_from`]), and [`ClusterCullPass`] early (last frame's visible
+//! meshlets: sphere-frustum and cone tests) and late (every meshlet of every surviving
+//! object: sphere, cone, box against `hiz_depth`) append one command per meshlet, its own
+//! index range with `firstInstance` = the object, which the same depth and geometry passes
+//! draw. The CPU reference of every test is [`crate::cluster`]; the counters are
+//! [`ClusterStats`](crate::cluster::ClusterStats).
+//!
 //! Passes find each other's resources by the stable names of [`render_graph::passes`] and
 //! [`HIZ_DEPTH`].
 
