@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod city;
+pub mod cluster_render;
 pub mod mesh_render;
 pub mod tower_defence;
 

@@ -15,6 +15,8 @@ use culling::gpu::{
     add_gpu_culled_scene_passes, read_visibility_words, GpuCullSettings, GpuCullStats, SharedCullSettings,
 };
 use culling::Visibility;
+
+use crate::cluster_render::ClusterRenderer;
 use render_graph::device::{DeviceConfig, GpuDevice};
 use render_graph::passes::{self, lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
 use render_graph::{vk, ReadbackBuffer, RenderGraph};
@@ -63,6 +65,11 @@ pub struct MeshRenderer {
     gpu: Option<GpuCulled>,
     /// Every drawable object, for the culling-off image.
     all_drawable: Vec<u32>,
+    /// The cluster-culling renderer beside this one, made on first use
+    /// ([`crate::cluster_render::report_frame`]).
+    clusters: Option<ClusterRenderer>,
+    /// Most objects.
+    capacity: u32,
 }
 
 impl MeshRenderer {
@@ -97,7 +104,30 @@ impl MeshRenderer {
             meshes,
             gpu: None,
             all_drawable: Vec::new(),
+            clusters: None,
+            capacity,
         })
+    }
+
+    /// The device, meshes, size and clear colour, for a renderer beside this one
+    /// ([`crate::cluster_render::ClusterRenderer`]).
+    pub(crate) fn parts(&self) -> (&Arc<GpuDevice>, &MeshLibrary, vk::Extent2D, [f32; 4]) {
+        (&self.device, &self.meshes, self.extent, self.clear_color)
+    }
+
+    /// Most objects the renderer draws.
+    pub(crate) fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// Takes the cluster renderer kept beside this one (put it back after use).
+    pub(crate) fn take_clusters(&mut self) -> Option<ClusterRenderer> {
+        self.clusters.take()
+    }
+
+    /// Keeps `clusters` for the next frame.
+    pub(crate) fn put_clusters(&mut self, clusters: ClusterRenderer) {
+        self.clusters = Some(clusters);
     }
 
     /// The device's name.
@@ -319,7 +349,7 @@ impl MeshRenderer {
 
 /// Writes object (slot) `i` of the frame as object `i` of `scene`, with the mesh its level of
 /// detail chose; returns each object's triangle count.
-fn upload_objects(
+pub(crate) fn upload_objects(
     scene: &SharedScene,
     visibility: &Visibility,
     color_of: &impl Fn(usize) -> u32,

@@ -396,6 +396,18 @@ fn draw_frame(
             ms(stats.gpu_ms[2]),
             stats.culled_on_device
         );
+        let mut line = line;
+        if options.clusters || classify {
+            let report = samples::cluster_render::report_frame(
+                renderer,
+                &visibility,
+                |object| colors[object],
+                pngs,
+                classify,
+                truth,
+            )?;
+            line += &format!("{report}\n");
+        }
         (pixels, check, visible, line)
     } else {
         let (pixels, check) = renderer.render_and_check(&visibility, |object| colors[object])?;

@@ -1,7 +1,7 @@
 //! The demo's command line (`city --help`). The option names and their meaning are a
 //! contract other tools rely on (issue 11): `--frames N`, `--size WxH`, `--objects N`,
 //! `--seed S`, `--threads N`, `--cull cpu|gpu|auto|off`, `--occlusion on|off`,
-//! `--camera-path FILE`, `--truth`, `--classify`, `--validate`, `--out DIR`, `--window`.
+//! `--camera-path FILE`, `--truth`, `--classify`, `--clusters`, `--validate`, `--out DIR`, `--window`.
 
 use std::path::PathBuf;
 
@@ -78,6 +78,14 @@ pub struct CityOptions {
     /// frustum red, occluded blue, too small or far grey, kept without owning a pixel amber).
     #[arg(long)]
     pub classify: bool,
+    /// On drawn frames with GPU culling, also cull meshlet by meshlet (cluster culling) and
+    /// print a `cluster cull:` line (meshlets after each test, triangles against object
+    /// culling alone); with `--classify`, also write `NAME-meshlets.png` (every meshlet
+    /// drawn with culling off in its verdict's colour: visible green, frustum red,
+    /// back-facing purple, occluded blue, kept conservatively amber); with `--truth`, fail
+    /// when a meshlet owning a pixel was culled.
+    #[arg(long)]
+    pub clusters: bool,
     /// Open a window and fly the city interactively. Not available in this build yet.
     #[arg(long)]
     pub window: bool,
