@@ -16,6 +16,7 @@ use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldT
 use glam::{Mat4, Vec3};
 use runtime::hecs::{ArchetypeColumn, World};
 
+use super::cache::CachedBounds;
 use super::result::{ObjectDraw, EMPTY_BOX};
 use crate::bits::BITS_PER_WORD;
 use crate::kernels::Kernel;
@@ -74,6 +75,8 @@ pub(crate) struct PassOutputs<'a> {
     pub models: *mut Mat4,
     pub bounds: *mut Aabb,
     pub draws: *mut ObjectDraw,
+    /// What each slot's world box was computed from.
+    pub cache: *mut CachedBounds,
     /// One byte of [`SlotFlag`] bits per slot.
     pub flags: *mut u8,
     /// Storage-order objects.
@@ -249,27 +252,42 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
             if let Some(&ahead) = outputs.slots.get(index + PREFETCH_DISTANCE) {
                 prefetch_slot(outputs, ahead as usize);
             }
-            let Some((model, center, half, draw)) = object_of(inputs, &columns, row) else {
+            let Some((model, local_box, mesh)) = source_of(&columns, row) else {
                 // SAFETY: `slot` belongs to `index`, which lies in this job's range: no other
                 // job writes it, and it is below the slot count, the length of every column.
                 unsafe {
                     outputs.models.add(slot).write(Mat4::IDENTITY);
                     outputs.bounds.add(slot).write(EMPTY_BOX);
                     outputs.draws.add(slot).write(ObjectDraw::NONE);
+                    outputs.cache.add(slot).write(CachedBounds::EMPTY);
                 }
                 block.push_center_half(Vec3::ZERO, Vec3::ZERO);
                 continue;
             };
             drawable |= bit;
-            let world_box = Aabb { min: center - half, max: center + half };
-            if !is_finite_object(&model, center, half) {
+            // SAFETY: as above: this job's own slot, below every column's length.
+            let (stored_model, cached) = unsafe { (&mut *outputs.models.add(slot), &mut *outputs.cache.add(slot)) };
+            // A static object: the inputs are bit for bit those of the cached box (see
+            // `cache.rs`), so nothing is computed or written.
+            let (center, half, finite) = cached.lookup(stored_model, &model, &local_box).unwrap_or_else(|| {
+                let (center, half) = local_box.transformed_center_half(&model);
+                let finite = is_finite_object(&model, center, half);
+                *stored_model = model;
+                *cached = CachedBounds::new(local_box, center, half, finite);
+                // SAFETY: as above.
+                unsafe { outputs.bounds.add(slot).write(Aabb { min: center - half, max: center + half }) };
+                (center, half, finite)
+            });
+            if !finite {
                 forced |= bit;
             }
-            // SAFETY: as above.
+            let draw = draw_of(inputs, &columns, row, mesh, center);
+            // SAFETY: as above; written only on a change, so a still scene dirties no line.
             unsafe {
-                outputs.models.add(slot).write(model);
-                outputs.bounds.add(slot).write(world_box);
-                outputs.draws.add(slot).write(draw);
+                let stored_draw = &mut *outputs.draws.add(slot);
+                if *stored_draw != draw {
+                    *stored_draw = draw;
+                }
             }
             block.push_center_half(center, half);
         }
@@ -329,7 +347,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
 /// otherwise wait on each line in turn.
 const PREFETCH_DISTANCE: usize = 8;
 
-/// Asks the CPU to bring the cache lines of `slot`'s model, box and draw entries closer (a
+/// Asks the CPU to bring the cache lines of `slot`'s model, cache and draw entries closer (a
 /// hint with no effect on the result; nothing on targets without one).
 #[inline(always)]
 fn prefetch_slot(outputs: &PassOutputs<'_>, slot: usize) {
@@ -340,7 +358,7 @@ fn prefetch_slot(outputs: &PassOutputs<'_>, slot: usize) {
         // arithmetic keeps even a wrong slot from being undefined behaviour.
         let lines = [
             outputs.models.wrapping_add(slot) as *const i8,
-            outputs.bounds.wrapping_add(slot) as *const i8,
+            outputs.cache.wrapping_add(slot) as *const i8,
             outputs.draws.wrapping_add(slot) as *const i8,
         ];
         for line in lines {
@@ -362,10 +380,10 @@ fn is_finite_object(model: &Mat4, center: Vec3, half: Vec3) -> bool {
     (sum * 0.0).cmpeq(glam::Vec4::ZERO).all()
 }
 
-/// A drawable object's world matrix, world box (centre and half extents) and draw; `None`
-/// when the object is not drawable.
+/// A drawable object's world matrix, local box (posed for a posed skinned mesh) and mesh;
+/// `None` when the object is not drawable.
 #[inline(always)]
-fn object_of(inputs: &PassInputs<'_>, columns: &Columns<'_>, row: usize) -> Option<(Mat4, Vec3, Vec3, ObjectDraw)> {
+fn source_of<'c>(columns: &'c Columns<'_>, row: usize) -> Option<(Mat4, Aabb, &'c Mesh)> {
     let mesh = &columns.meshes[row];
     let shown = columns.shown.as_ref().is_none_or(|shown| shown[row].0);
     if !(shown && mesh.is_drawable()) {
@@ -380,7 +398,13 @@ fn object_of(inputs: &PassInputs<'_>, columns: &Columns<'_>, row: usize) -> Opti
         Some(poses) => mesh.local_bounds(Some(&poses[row])),
         None => mesh.bounds,
     };
-    let (center, half) = local.transformed_center_half(&model);
+    Some((model, local, mesh))
+}
+
+/// A drawable object's draw for this view: its mesh's material, and the level of detail its
+/// world centre's distance picks (else the mesh itself).
+#[inline(always)]
+fn draw_of(inputs: &PassInputs<'_>, columns: &Columns<'_>, row: usize, mesh: &Mesh, center: Vec3) -> ObjectDraw {
     let mut draw = ObjectDraw { mesh: mesh.mesh, material: mesh.material };
     if let Some(lods) = &columns.lods {
         let distance = inputs.view.distance_sq(center).sqrt();
@@ -388,5 +412,5 @@ fn object_of(inputs: &PassInputs<'_>, columns: &Columns<'_>, row: usize) -> Opti
             draw.mesh = level;
         }
     }
-    Some((model, center, half, draw))
+    draw
 }

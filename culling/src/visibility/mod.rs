@@ -29,6 +29,7 @@
 //! [`ObjectColumns::entities`] names each slot's entity. The hot loop still walks the
 //! archetypes in storage order and writes through the slot.
 
+mod cache;
 mod cull;
 mod result;
 mod slots;

@@ -5,6 +5,7 @@ use ecs::{Aabb, MaterialHandle, MeshHandle, ResolvedView};
 use glam::Mat4;
 use runtime::hecs::Entity;
 
+use super::cache::CachedBounds;
 use crate::bits::VisibilityBits;
 use crate::kernels::CullStats;
 use crate::shadow::ShadowCull;
@@ -42,6 +43,8 @@ pub struct ObjectColumns {
     pub draws: Vec<ObjectDraw>,
     /// The entity of each object.
     pub entities: Vec<Entity>,
+    /// What each slot's world box was computed from (see `cache.rs`).
+    pub(crate) cache: Vec<CachedBounds>,
 }
 
 impl ObjectColumns {
@@ -64,6 +67,7 @@ impl ObjectColumns {
         self.bounds.resize(len, EMPTY_BOX);
         self.draws.resize(len, ObjectDraw::NONE);
         self.entities.resize(len, Entity::DANGLING);
+        self.cache.resize(len, CachedBounds::EMPTY);
     }
 
     /// Gives slot `slot` the values of an undrawable object (a freed slot).
@@ -71,6 +75,7 @@ impl ObjectColumns {
         self.models[slot] = Mat4::IDENTITY;
         self.bounds[slot] = EMPTY_BOX;
         self.draws[slot] = ObjectDraw::NONE;
+        self.cache[slot] = CachedBounds::EMPTY;
     }
 }
 

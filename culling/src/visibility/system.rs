@@ -178,6 +178,7 @@ fn run_visibility(
         models: columns.models.as_mut_ptr(),
         bounds: columns.bounds.as_mut_ptr(),
         draws: columns.draws.as_mut_ptr(),
+        cache: columns.cache.as_mut_ptr(),
         flags: slot_flags.as_mut_ptr(),
         objects,
     };
