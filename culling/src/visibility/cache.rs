@@ -1,80 +1,99 @@
-//! World bounds cached per object slot, so an object that did not move costs a comparison a
-//! frame instead of a box transform and three scattered column writes.
+//! World bounds cached per archetype row, so an object that did not move costs one
+//! sequential comparison a frame instead of a box transform and scattered column writes.
 //!
-//! The cache is keyed by value, not by a change mark. hecs keeps no change ticks, and an
-//! object moves by many public means: a system writing `Transform` or `WorldTransform`,
-//! `World::get_mut`, re-parenting (the Transform stage writes a new `WorldTransform`), a new
-//! entity in a reused slot, a new `Mesh` box or skinned pose. All of them end in the two inputs
-//! the world box is computed from, the world matrix and the local box, so the pass compares
-//! both, bit for bit, with the ones the cached box came from: the matrix with the slot's entry
-//! of [`ObjectColumns::models`](super::ObjectColumns), the local box with the copy kept here.
-//! Equal inputs give the same box by construction, whatever changed them, so a stale box (a
-//! false-hidden bug) cannot come from a missed mark. Bitwise equality, not `==`: `-0.0` and
-//! `0.0` compare equal but are different inputs, and a NaN is the same input as itself (the
-//! entry remembers that the object was not finite, so it stays kept).
+//! **Keyed by value.** hecs keeps no change ticks, and an object moves by many public means:
+//! a system writing `Transform` or `WorldTransform`, `World::get_mut`, re-parenting (the
+//! Transform stage writes a new `WorldTransform`), a new entity in a reused slot, a new `Mesh`
+//! box or skinned pose. All of them end in the two inputs the world box is computed from, the
+//! world matrix and the local box, so the pass compares both, bit for bit, with the ones the
+//! cached box came from. Equal inputs give the same box by construction, whatever changed
+//! them, so a stale box (a false-hidden bug) cannot come from a missed mark. Bitwise, not
+//! `==`: `-0.0` and `0.0` compare equal but are different inputs, and a NaN is the same input
+//! as itself (the entry remembers that the object was not finite, so it stays kept).
+//!
+//! **Where entries live.** One entry per archetype row, in the archetype's storage order,
+//! which is the order the pass walks: a static object's check reads its matrix and its entry
+//! one after the other, with no scattered access but its slot's stamp. Rows are no identity
+//! (a tag change moves an entity, and the archetype's last row fills its hole), so an entry
+//! names the slot it was written for, and it may be used only while it is the last writer of
+//! that slot's columns: each column write stamps the slot with the frame number
+//! ([`ObjectColumns::stamps`](super::ObjectColumns)), the entry keeps the stamp, and a slot
+//! reset (freed, not drawable, or columns cleared) stamps zero. Frame numbers never repeat, so
+//! equal stamps mean "these columns hold this entry's outputs".
 
 use ecs::Aabb;
 use glam::{Mat4, Vec3};
 
-/// What the pass computed for one slot the last time its inputs changed. One cache line, so
-/// the check of a static object reads this line and its matrix and writes nothing.
+use super::result::ObjectDraw;
+
+/// The stamp of a slot whose columns hold no cached entry's outputs.
+pub(crate) const UNSTAMPED: u64 = 0;
+
+/// What the pass computed for the object in one archetype row the last time its inputs or
+/// its slot changed.
 #[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C, align(64))]
-pub(crate) struct CachedBounds {
+pub(crate) struct CachedObject {
+    /// The world matrix the box came from.
+    model: Mat4,
     /// The local box the world box came from (the posed box for a posed skinned mesh).
     local: Aabb,
     /// World box centre.
     center: Vec3,
     /// World box half extents.
     half: Vec3,
-    /// [`CacheState`] as a byte.
-    state: u8,
+    /// The draw written to the slot's column (its LOD is chosen again each frame).
+    pub(crate) draw: ObjectDraw,
+    /// The frame stamp of the column write this entry made ([`UNSTAMPED`]: none).
+    stamp: u64,
+    /// The slot whose columns this entry wrote.
+    slot: u32,
+    /// Whether the matrix and world box were finite.
+    finite: bool,
 }
 
-/// Whether a slot's cache entry may be used, and the finiteness it recorded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub(crate) enum CacheState {
-    /// Nothing cached: a new or freed slot, or one whose object was not drawable.
-    Empty = 0,
-    /// Cached; the matrix and world box were finite.
-    Finite = 1,
-    /// Cached; a matrix entry or the world box was not finite (the object is kept).
-    NonFinite = 2,
+/// A cache hit: the world box of the object and whether it is finite.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct CachedBox {
+    /// World box centre.
+    pub center: Vec3,
+    /// World box half extents.
+    pub half: Vec3,
+    /// The matrix and world box were finite.
+    pub finite: bool,
 }
 
-impl CachedBounds {
-    /// The entry of a slot with nothing cached.
-    pub(crate) const EMPTY: CachedBounds = CachedBounds {
+impl CachedObject {
+    /// The entry of a row with nothing cached.
+    pub(crate) const EMPTY: CachedObject = CachedObject {
+        model: Mat4::IDENTITY,
         local: Aabb::new(Vec3::ZERO, Vec3::ZERO),
         center: Vec3::ZERO,
         half: Vec3::ZERO,
-        state: CacheState::Empty as u8,
+        draw: ObjectDraw::NONE,
+        stamp: UNSTAMPED,
+        slot: u32::MAX,
+        finite: true,
     };
 
-    /// An entry for the world box (`center`, `half`) computed from `local`.
+    /// An entry for slot `slot`'s columns written at frame `stamp` from `model` and `local`.
     #[inline(always)]
-    pub(crate) fn new(local: Aabb, center: Vec3, half: Vec3, finite: bool) -> CachedBounds {
-        let state = if finite { CacheState::Finite } else { CacheState::NonFinite };
-        CachedBounds { local, center, half, state: state as u8 }
+    pub(crate) fn new(slot: u32, stamp: u64, model: Mat4, local: Aabb, found: CachedBox, draw: ObjectDraw) -> Self {
+        CachedObject { model, local, center: found.center, half: found.half, draw, stamp, slot, finite: found.finite }
     }
 
-    /// The cached world box as (centre, half extents, finite) when the entry holds one
-    /// computed from exactly `model` (compared with `cached_model`, the slot's stored
-    /// matrix) and `local`; `None` when it must be computed again.
+    /// The cached world box when this entry wrote slot `slot`'s columns last (`slot_stamp`
+    /// is the slot's stamp) from exactly `model` and `local`; `None` when it must be computed
+    /// and written again.
     #[inline(always)]
-    pub(crate) fn lookup(&self, cached_model: &Mat4, model: &Mat4, local: &Aabb) -> Option<(Vec3, Vec3, bool)> {
-        let valid = self.state != CacheState::Empty as u8;
-        let same_local = same_bits(&[local.min, local.max], &[self.local.min, self.local.max]);
-        (valid & same_local & same_matrix(cached_model, model)).then_some((
-            self.center,
-            self.half,
-            self.state == CacheState::Finite as u8,
-        ))
+    pub(crate) fn lookup(&self, slot: u32, slot_stamp: u64, model: &Mat4, local: &Aabb) -> Option<CachedBox> {
+        let owner = (self.slot == slot) & (self.stamp == slot_stamp) & (slot_stamp != UNSTAMPED);
+        let same =
+            same_bits(&[local.min, local.max], &[self.local.min, self.local.max]) & same_matrix(&self.model, model);
+        (owner & same).then_some(CachedBox { center: self.center, half: self.half, finite: self.finite })
     }
 }
 
-/// Bitwise equality of two matrices, without branches per element.
+/// Bitwise equality of two matrices, without a branch per element.
 #[inline(always)]
 fn same_matrix(left: &Mat4, right: &Mat4) -> bool {
     let (left, right) = (left.to_cols_array(), right.to_cols_array());
@@ -92,6 +111,42 @@ fn same_bits<const N: usize>(left: &[Vec3; N], right: &[Vec3; N]) -> bool {
     })
 }
 
+/// The entries of every archetype's rows, indexed by the archetype's position in
+/// `World::archetypes()` (stable: hecs never removes an archetype). Rows keep their capacity.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RowCache {
+    archetypes: Vec<Vec<CachedObject>>,
+}
+
+/// Raw row-entry pointers of this frame's segments, shared by the pass's jobs.
+#[derive(Debug, Default)]
+pub(crate) struct RowPointers(pub Vec<*mut CachedObject>);
+
+// SAFETY: the pointers are dereferenced only inside the parallel pass, at the rows of a job's
+// own disjoint storage range (see `cull.rs`), while the `RowCache` they point into is
+// borrowed mutably by the stage and outlives the pass.
+unsafe impl Send for RowPointers {}
+// SAFETY: as above.
+unsafe impl Sync for RowPointers {}
+
+impl RowCache {
+    /// Gives every segment's archetype (`(archetype position, rows)` pairs) at least `rows`
+    /// entries (new ones empty) and fills `pointers` with each segment's first entry.
+    pub(crate) fn prepare(&mut self, segments: impl Iterator<Item = (usize, usize)>, pointers: &mut RowPointers) {
+        pointers.0.clear();
+        for (archetype, rows) in segments {
+            if archetype >= self.archetypes.len() {
+                self.archetypes.resize_with(archetype + 1, Vec::new);
+            }
+            let entries = &mut self.archetypes[archetype];
+            if entries.len() < rows {
+                entries.resize(rows, CachedObject::EMPTY);
+            }
+            pointers.0.push(entries.as_mut_ptr());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,34 +155,48 @@ mod tests {
         Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5))
     }
 
+    fn entry_for(slot: u32, stamp: u64, model: Mat4, local: Aabb) -> (CachedObject, CachedBox) {
+        let (center, half) = local.transformed_center_half(&model);
+        let found = CachedBox { center, half, finite: true };
+        (CachedObject::new(slot, stamp, model, local, found, ObjectDraw::NONE), found)
+    }
+
     #[test]
     fn an_entry_answers_only_for_the_exact_inputs_it_came_from() {
         let model = Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0));
-        let (center, half) = unit().transformed_center_half(&model);
-        let entry = CachedBounds::new(unit(), center, half, true);
-        assert_eq!(entry.lookup(&model, &model, &unit()), Some((center, half, true)), "same inputs hit");
+        let (entry, found) = entry_for(4, 7, model, unit());
+        assert_eq!(entry.lookup(4, 7, &model, &unit()), Some(found), "same inputs, same slot and stamp hit");
         let moved = Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0001));
-        assert_eq!(entry.lookup(&model, &moved, &unit()), None, "a moved matrix misses");
+        assert_eq!(entry.lookup(4, 7, &moved, &unit()), None, "a moved matrix misses");
         let grown = Aabb::new(Vec3::splat(-0.5), Vec3::new(0.5, 0.5, 0.6));
-        assert_eq!(entry.lookup(&model, &model, &grown), None, "a new local box misses");
-        let signed = Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0)) * Mat4::from_scale(Vec3::new(1.0, 1.0, 1.0));
-        assert_eq!(entry.lookup(&model, &signed, &unit()).is_some(), signed == model, "equal bits hit");
-        let negative_zero = Aabb::new(Vec3::new(-0.0, -0.5, -0.5), Vec3::splat(0.5));
+        assert_eq!(entry.lookup(4, 7, &model, &grown), None, "a new local box misses");
         let zero = Aabb::new(Vec3::new(0.0, -0.5, -0.5), Vec3::splat(0.5));
-        let entry = CachedBounds::new(zero, center, half, true);
-        assert_eq!(entry.lookup(&model, &model, &negative_zero), None, "-0.0 is not the input 0.0 was");
-        assert_eq!(CachedBounds::EMPTY.lookup(&Mat4::IDENTITY, &Mat4::IDENTITY, &CachedBounds::EMPTY.local), None);
+        let negative_zero = Aabb::new(Vec3::new(-0.0, -0.5, -0.5), Vec3::splat(0.5));
+        let (entry, _) = entry_for(4, 7, model, zero);
+        assert_eq!(entry.lookup(4, 7, &model, &negative_zero), None, "-0.0 is not the input 0.0 was");
+    }
+
+    #[test]
+    fn an_entry_answers_only_while_it_is_its_slots_last_writer() {
+        let model = Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0));
+        let (entry, _) = entry_for(4, 7, model, unit());
+        assert_eq!(entry.lookup(5, 7, &model, &unit()), None, "another slot in this row misses");
+        assert_eq!(entry.lookup(4, 8, &model, &unit()), None, "the slot was written since (elsewhere) misses");
+        assert_eq!(entry.lookup(4, UNSTAMPED, &model, &unit()), None, "a reset slot misses");
+        let (empty, _) = entry_for(u32::MAX, UNSTAMPED, Mat4::IDENTITY, Aabb::new(Vec3::ZERO, Vec3::ZERO));
+        assert_eq!(empty.lookup(u32::MAX, UNSTAMPED, &Mat4::IDENTITY, &Aabb::new(Vec3::ZERO, Vec3::ZERO)), None);
     }
 
     #[test]
     fn a_non_finite_entry_stays_non_finite() {
         let mut model = Mat4::IDENTITY;
         model.w_axis.x = f32::NAN;
-        let entry = CachedBounds::new(unit(), Vec3::ZERO, Vec3::splat(0.5), false);
-        let hit = entry.lookup(&model, &model, &unit());
-        assert_eq!(hit.map(|(_, _, finite)| finite), Some(false), "the same NaN bits hit and report non-finite");
+        let found = CachedBox { center: Vec3::ZERO, half: Vec3::splat(0.5), finite: false };
+        let entry = CachedObject::new(0, 1, model, unit(), found, ObjectDraw::NONE);
+        let hit = entry.lookup(0, 1, &model, &unit());
+        assert_eq!(hit.map(|hit| hit.finite), Some(false), "the same NaN bits hit and report non-finite");
         let mut other = model;
         other.w_axis.x = f32::INFINITY;
-        assert_eq!(entry.lookup(&model, &other, &unit()), None, "other bits miss");
+        assert_eq!(entry.lookup(0, 1, &other, &unit()), None, "other bits miss");
     }
 }

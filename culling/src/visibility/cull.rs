@@ -16,7 +16,7 @@ use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldT
 use glam::{Mat4, Vec3};
 use runtime::hecs::{ArchetypeColumn, World};
 
-use super::cache::CachedBounds;
+use super::cache::{CachedBox, CachedObject, RowPointers, UNSTAMPED};
 use super::result::{ObjectDraw, EMPTY_BOX};
 use crate::bits::BITS_PER_WORD;
 use crate::kernels::Kernel;
@@ -75,8 +75,12 @@ pub(crate) struct PassOutputs<'a> {
     pub models: *mut Mat4,
     pub bounds: *mut Aabb,
     pub draws: *mut ObjectDraw,
-    /// What each slot's world box was computed from.
-    pub cache: *mut CachedBounds,
+    /// The frame stamp of each slot's columns (see `cache.rs`).
+    pub stamps: *mut u64,
+    /// Each segment's first row-cache entry.
+    pub rows: &'a RowPointers,
+    /// This frame's stamp.
+    pub stamp: u64,
     /// One byte of [`SlotFlag`] bits per slot.
     pub flags: *mut u8,
     /// Storage-order objects.
@@ -156,6 +160,7 @@ pub(crate) struct PassTotals {
     pub distance_rejected: AtomicUsize,
     pub size_rejected: AtomicUsize,
     pub non_finite: AtomicUsize,
+    pub bounds_computed: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -166,6 +171,7 @@ struct LocalTotals {
     distance_rejected: usize,
     size_rejected: usize,
     non_finite: usize,
+    bounds_computed: usize,
 }
 
 impl PassTotals {
@@ -176,6 +182,7 @@ impl PassTotals {
         self.distance_rejected.fetch_add(local.distance_rejected, Ordering::Relaxed);
         self.size_rejected.fetch_add(local.size_rejected, Ordering::Relaxed);
         self.non_finite.fetch_add(local.non_finite, Ordering::Relaxed);
+        self.bounds_computed.fetch_add(local.bounds_computed, Ordering::Relaxed);
     }
 }
 
@@ -221,6 +228,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
     let mut segment_index = segments.partition_point(|segment| segment.start + segment.len <= range.start);
     let mut segment = segments[segment_index];
     let mut columns = Columns::of(inputs.world, &segment);
+    let mut entries = outputs.rows.0[segment_index];
     let mut block = AabbBlock::new();
     let mut local = LocalTotals::default();
     // With both off (the defaults), the per-survivor loop below has nothing to reject.
@@ -236,6 +244,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
                 segment_index += 1;
                 segment = segments[segment_index];
                 columns = Columns::of(inputs.world, &segment);
+                entries = outputs.rows.0[segment_index];
             }
             let row = index - segment.start;
             let bit = 1u64 << (index - word_start);
@@ -252,6 +261,10 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
             if let Some(&ahead) = outputs.slots.get(index + PREFETCH_DISTANCE) {
                 prefetch_slot(outputs, ahead as usize);
             }
+            // SAFETY: `row` is a row of this segment's archetype, which has at least as many
+            // entries (`RowCache::prepare`); storage index `index` is this job's, so no other
+            // job touches the entry.
+            let entry = unsafe { &mut *entries.add(row) };
             let Some((model, local_box, mesh)) = source_of(&columns, row) else {
                 // SAFETY: `slot` belongs to `index`, which lies in this job's range: no other
                 // job writes it, and it is below the slot count, the length of every column.
@@ -259,37 +272,48 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
                     outputs.models.add(slot).write(Mat4::IDENTITY);
                     outputs.bounds.add(slot).write(EMPTY_BOX);
                     outputs.draws.add(slot).write(ObjectDraw::NONE);
-                    outputs.cache.add(slot).write(CachedBounds::EMPTY);
+                    outputs.stamps.add(slot).write(UNSTAMPED);
                 }
+                *entry = CachedObject::EMPTY;
                 block.push_center_half(Vec3::ZERO, Vec3::ZERO);
                 continue;
             };
             drawable |= bit;
             // SAFETY: as above: this job's own slot, below every column's length.
-            let (stored_model, cached) = unsafe { (&mut *outputs.models.add(slot), &mut *outputs.cache.add(slot)) };
-            // A static object: the inputs are bit for bit those of the cached box (see
-            // `cache.rs`), so nothing is computed or written.
-            let (center, half, finite) = cached.lookup(stored_model, &model, &local_box).unwrap_or_else(|| {
-                let (center, half) = local_box.transformed_center_half(&model);
-                let finite = is_finite_object(&model, center, half);
-                *stored_model = model;
-                *cached = CachedBounds::new(local_box, center, half, finite);
-                // SAFETY: as above.
-                unsafe { outputs.bounds.add(slot).write(Aabb { min: center - half, max: center + half }) };
-                (center, half, finite)
-            });
-            if !finite {
+            let stamp = unsafe { &mut *outputs.stamps.add(slot) };
+            let cached = entry.lookup(slot as u32, *stamp, &model, &local_box);
+            let found = match cached {
+                // A static object: its inputs are bit for bit those of the entry, which wrote
+                // the slot's columns last (see `cache.rs`): nothing to compute or write.
+                Some(found) => {
+                    let draw = draw_of(inputs, &columns, row, mesh, found.center);
+                    if draw != entry.draw {
+                        entry.draw = draw;
+                        // SAFETY: as above.
+                        unsafe { outputs.draws.add(slot).write(draw) };
+                    }
+                    found
+                }
+                None => {
+                    local.bounds_computed += 1;
+                    let (center, half) = local_box.transformed_center_half(&model);
+                    let found = CachedBox { center, half, finite: is_finite_object(&model, center, half) };
+                    let draw = draw_of(inputs, &columns, row, mesh, center);
+                    // SAFETY: as above.
+                    unsafe {
+                        outputs.models.add(slot).write(model);
+                        outputs.bounds.add(slot).write(Aabb { min: center - half, max: center + half });
+                        outputs.draws.add(slot).write(draw);
+                    }
+                    *stamp = outputs.stamp;
+                    *entry = CachedObject::new(slot as u32, outputs.stamp, model, local_box, found, draw);
+                    found
+                }
+            };
+            if !found.finite {
                 forced |= bit;
             }
-            let draw = draw_of(inputs, &columns, row, mesh, center);
-            // SAFETY: as above; written only on a change, so a still scene dirties no line.
-            unsafe {
-                let stored_draw = &mut *outputs.draws.add(slot);
-                if *stored_draw != draw {
-                    *stored_draw = draw;
-                }
-            }
-            block.push_center_half(center, half);
+            block.push_center_half(found.center, found.half);
         }
 
         // Frustum: the SIMD kernel on the word's boxes (non-finite boxes come back kept).
@@ -342,12 +366,12 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
     totals.add(&local);
 }
 
-/// How many objects ahead [`run_range`] asks for the cache lines of a slot's columns: once
-/// tag changes have reshuffled storage order, slots are scattered and the column writes would
+/// How many objects ahead [`run_range`] asks for the cache line of a slot's stamp: once tag
+/// changes have reshuffled storage order, slots are scattered and the stamp reads would
 /// otherwise wait on each line in turn.
 const PREFETCH_DISTANCE: usize = 8;
 
-/// Asks the CPU to bring the cache lines of `slot`'s model, cache and draw entries closer (a
+/// Asks the CPU to bring the cache line of `slot`'s stamp closer (a
 /// hint with no effect on the result; nothing on targets without one).
 #[inline(always)]
 fn prefetch_slot(outputs: &PassOutputs<'_>, slot: usize) {
@@ -356,15 +380,9 @@ fn prefetch_slot(outputs: &PassOutputs<'_>, slot: usize) {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         // A prefetch never faults, so computing an address is all that is needed; wrapping
         // arithmetic keeps even a wrong slot from being undefined behaviour.
-        let lines = [
-            outputs.models.wrapping_add(slot) as *const i8,
-            outputs.cache.wrapping_add(slot) as *const i8,
-            outputs.draws.wrapping_add(slot) as *const i8,
-        ];
-        for line in lines {
-            // SAFETY: prefetching is a hint that never dereferences or faults.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(line) };
-        }
+        let line = outputs.stamps.wrapping_add(slot) as *const i8;
+        // SAFETY: prefetching is a hint that never dereferences or faults.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(line) };
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (outputs, slot);

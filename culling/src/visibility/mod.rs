@@ -41,4 +41,6 @@ pub use system::{install, visibility_system, VISIBILITY_SYSTEM};
 pub use tags::{visibility_tags_system, VISIBILITY_TAGS_SYSTEM};
 
 #[cfg(test)]
+mod cache_tests;
+#[cfg(test)]
 mod tests;

@@ -5,7 +5,7 @@ use ecs::{Aabb, MaterialHandle, MeshHandle, ResolvedView};
 use glam::Mat4;
 use runtime::hecs::Entity;
 
-use super::cache::CachedBounds;
+use super::cache::{RowCache, UNSTAMPED};
 use crate::bits::VisibilityBits;
 use crate::kernels::CullStats;
 use crate::shadow::ShadowCull;
@@ -43,8 +43,9 @@ pub struct ObjectColumns {
     pub draws: Vec<ObjectDraw>,
     /// The entity of each object.
     pub entities: Vec<Entity>,
-    /// What each slot's world box was computed from (see `cache.rs`).
-    pub(crate) cache: Vec<CachedBounds>,
+    /// The frame in which each slot's columns were last written from a cache entry
+    /// (`UNSTAMPED` after a reset; see `cache.rs`).
+    pub(crate) stamps: Vec<u64>,
 }
 
 impl ObjectColumns {
@@ -67,7 +68,7 @@ impl ObjectColumns {
         self.bounds.resize(len, EMPTY_BOX);
         self.draws.resize(len, ObjectDraw::NONE);
         self.entities.resize(len, Entity::DANGLING);
-        self.cache.resize(len, CachedBounds::EMPTY);
+        self.stamps.resize(len, UNSTAMPED);
     }
 
     /// Gives slot `slot` the values of an undrawable object (a freed slot).
@@ -75,7 +76,7 @@ impl ObjectColumns {
         self.models[slot] = Mat4::IDENTITY;
         self.bounds[slot] = EMPTY_BOX;
         self.draws[slot] = ObjectDraw::NONE;
-        self.cache[slot] = CachedBounds::EMPTY;
+        self.stamps[slot] = UNSTAMPED;
     }
 }
 
@@ -101,6 +102,9 @@ pub struct VisibilityStats {
     pub occluded: usize,
     /// Drawable objects kept only because a matrix, their bounds or the view were not finite.
     pub non_finite: usize,
+    /// Drawable objects whose world box was computed this frame: new, moved, re-shaped or
+    /// moved to another archetype row. The others were static and reused last frame's box.
+    pub bounds_computed: usize,
     /// `Culled` and `Occluded` tags inserted this frame (applied right after the cull).
     pub tags_inserted: usize,
     /// `Culled` and `Occluded` tags removed this frame.
@@ -161,6 +165,10 @@ pub struct Visibility {
     pub(crate) occluded: Vec<u64>,
     /// The frame's tag changes, applied by `visibility_tags_system` right after the cull.
     pub(crate) tag_changes: super::tags::TagChanges,
+    /// World boxes cached per archetype row (see `cache.rs`).
+    pub(crate) row_cache: RowCache,
+    /// Frames culled so far: the stamp of this frame's column writes (never `UNSTAMPED`).
+    pub(crate) frame: u64,
 }
 
 impl Visibility {

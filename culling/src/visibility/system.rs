@@ -5,6 +5,7 @@ use ecs::{
 };
 use runtime::{App, Stage, System, SystemContext};
 
+use super::cache::RowPointers;
 use super::cull::{list_segments, pack_slot_flags, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
 use super::result::{Visibility, VisibilityStats};
 use super::tags::{record_tag_changes, record_tags_cleared, visibility_tags_system};
@@ -73,6 +74,7 @@ pub fn install(app: &mut App) {
 /// the view's own height too.
 pub fn visibility_system() -> System {
     let mut segments: Vec<Segment> = Vec::new();
+    let mut row_pointers = RowPointers::default();
     let mut occlusion = OcclusionPass::default(); // issue 6
     System::new(VISIBILITY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
         runtime::profile_zone!("visibility");
@@ -88,7 +90,9 @@ pub fn visibility_system() -> System {
         let viewport = *ctx.resource::<Viewport>();
         let view = ctx.frame_value::<ResolvedView>().map(|view| *view);
         let mut visibility = ctx.resource_mut::<Visibility>();
-        run_visibility(ctx, &mut visibility, &mut segments, &mut occlusion, view, &settings, viewport, feedback);
+        let pass_state =
+            PassState { segments: &mut segments, row_pointers: &mut row_pointers, occlusion: &mut occlusion };
+        run_visibility(ctx, &mut visibility, pass_state, view, &settings, viewport, feedback);
     })
     .reads::<Mesh>()
     .reads::<Transform>()
@@ -108,13 +112,19 @@ pub fn visibility_system() -> System {
     .writes_resource::<Visibility>()
 }
 
+/// What the system keeps between frames besides the resource.
+struct PassState<'s> {
+    segments: &'s mut Vec<Segment>,
+    row_pointers: &'s mut RowPointers,
+    occlusion: &'s mut OcclusionPass,
+}
+
 /// One frame of the stage.
 #[allow(clippy::too_many_arguments)]
 fn run_visibility(
     ctx: &mut SystemContext<'_>,
     visibility: &mut Visibility,
-    segments: &mut Vec<Segment>,
-    occlusion: &mut OcclusionPass,
+    PassState { segments, row_pointers, occlusion }: PassState<'_>,
     view: Option<ResolvedView>,
     settings: &RenderSettings,
     viewport: Viewport,
@@ -172,13 +182,17 @@ fn run_visibility(
         lod_scale: lod_scale(&view.projection),
         lod_bias: params.lod_bias,
     };
-    let Visibility { slots, objects: columns, slot_flags, .. } = &mut *visibility;
+    visibility.frame += 1;
+    visibility.row_cache.prepare(segments.iter().map(|segment| (segment.archetype, segment.len)), row_pointers);
+    let Visibility { slots, objects: columns, slot_flags, frame, .. } = &mut *visibility;
     let outputs = PassOutputs {
         slots: slots.storage(),
         models: columns.models.as_mut_ptr(),
         bounds: columns.bounds.as_mut_ptr(),
         draws: columns.draws.as_mut_ptr(),
-        cache: columns.cache.as_mut_ptr(),
+        stamps: columns.stamps.as_mut_ptr(),
+        rows: row_pointers,
+        stamp: *frame,
         flags: slot_flags.as_mut_ptr(),
         objects,
     };
@@ -203,6 +217,7 @@ fn run_visibility(
         size_rejected: load(&totals.size_rejected),
         occluded: 0,
         non_finite: if trusted { load(&totals.non_finite) } else { drawable },
+        bounds_computed: load(&totals.bounds_computed),
         tags_inserted: 0,
         tags_removed: 0,
         tag_seconds: 0.0,
