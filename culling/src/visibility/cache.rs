@@ -20,6 +20,13 @@
 //! ([`ObjectColumns::stamps`](super::ObjectColumns)), the entry keeps the stamp, and a slot
 //! reset (freed, not drawable, or columns cleared) stamps zero. Frame numbers never repeat, so
 //! equal stamps mean "these columns hold this entry's outputs".
+//!
+//! **Verdicts.** An entry also keeps what the culls (frustum, distance, screen size) decided
+//! for its box, with the *view epoch* it was decided under. The epoch changes whenever any
+//! other input of those culls changes: the view and projection matrices, the viewport
+//! height, the cull settings, compared bit for bit each frame ([`ViewKey`]). So under a
+//! still camera a static object's verdict is reused as well: no kernel, no distance or size
+//! test. A moved object's entry is rewritten with no verdict.
 
 use ecs::Aabb;
 use glam::{Mat4, Vec3};
@@ -28,6 +35,23 @@ use super::result::ObjectDraw;
 
 /// The stamp of a slot whose columns hold no cached entry's outputs.
 pub(crate) const UNSTAMPED: u64 = 0;
+
+/// The view epoch of an entry with no verdict (epochs start at 1).
+const NO_EPOCH: u64 = 0;
+
+/// What the culls decided for an object's box under one view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Verdict {
+    /// Passed every cull (or was kept for not being finite).
+    Visible = 0,
+    /// Outside a frustum plane.
+    Frustum = 1,
+    /// Further than the maximum distance.
+    Distance = 2,
+    /// Smaller on screen than the minimum.
+    Size = 3,
+}
 
 /// What the pass computed for the object in one archetype row the last time its inputs or
 /// its slot changed.
@@ -47,8 +71,12 @@ pub(crate) struct CachedObject {
     stamp: u64,
     /// The slot whose columns this entry wrote.
     slot: u32,
+    /// The view epoch `verdict` was decided under ([`NO_EPOCH`]: none).
+    epoch: u64,
     /// Whether the matrix and world box were finite.
     finite: bool,
+    /// The culls' verdict on this box under the view of `epoch`.
+    verdict: Verdict,
 }
 
 /// A cache hit: the world box of the object and whether it is finite.
@@ -72,13 +100,40 @@ impl CachedObject {
         draw: ObjectDraw::NONE,
         stamp: UNSTAMPED,
         slot: u32::MAX,
+        epoch: NO_EPOCH,
         finite: true,
+        verdict: Verdict::Visible,
     };
 
     /// An entry for slot `slot`'s columns written at frame `stamp` from `model` and `local`.
     #[inline(always)]
     pub(crate) fn new(slot: u32, stamp: u64, model: Mat4, local: Aabb, found: CachedBox, draw: ObjectDraw) -> Self {
-        CachedObject { model, local, center: found.center, half: found.half, draw, stamp, slot, finite: found.finite }
+        CachedObject {
+            model,
+            local,
+            center: found.center,
+            half: found.half,
+            draw,
+            stamp,
+            slot,
+            epoch: NO_EPOCH,
+            finite: found.finite,
+            verdict: Verdict::Visible,
+        }
+    }
+
+    /// The verdict on this entry's box when it was decided under view epoch `epoch` (the
+    /// same view and cull settings as now, see [`ViewKey`]); `None` when it must be decided.
+    #[inline(always)]
+    pub(crate) fn verdict(&self, epoch: u64) -> Option<Verdict> {
+        (self.epoch == epoch).then_some(self.verdict)
+    }
+
+    /// Records the verdict on this entry's box under view epoch `epoch`.
+    #[inline(always)]
+    pub(crate) fn set_verdict(&mut self, epoch: u64, verdict: Verdict) {
+        self.epoch = epoch;
+        self.verdict = verdict;
     }
 
     /// The cached world box when this entry wrote slot `slot`'s columns last (`slot_stamp`
@@ -147,6 +202,54 @@ impl RowCache {
     }
 }
 
+/// Words of a [`ViewKey`].
+const VIEW_KEY_WORDS: usize = 37;
+
+/// Everything besides an object's box that the culls' verdict depends on, as bits: the view
+/// and projection matrices, the viewport height, the distance and size thresholds, the LOD
+/// bias and whether the frustum cull is on. Two frames with equal keys decide every box
+/// alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ViewKey([u32; VIEW_KEY_WORDS]);
+
+impl Default for ViewKey {
+    fn default() -> Self {
+        ViewKey([0; VIEW_KEY_WORDS])
+    }
+}
+
+impl ViewKey {
+    /// The key of a frame's cull inputs.
+    pub(crate) fn new(view: &Mat4, projection: &Mat4, height: f32, thresholds: [f32; 3], frustum: bool) -> Self {
+        let mut words = [0u32; VIEW_KEY_WORDS];
+        let floats =
+            view.to_cols_array().into_iter().chain(projection.to_cols_array()).chain([height]).chain(thresholds);
+        for (word, value) in words.iter_mut().zip(floats) {
+            *word = value.to_bits();
+        }
+        words[VIEW_KEY_WORDS - 1] = u32::from(frustum);
+        ViewKey(words)
+    }
+}
+
+/// The view epoch: a counter that moves on whenever the [`ViewKey`] changes.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ViewEpoch {
+    key: ViewKey,
+    epoch: u64,
+}
+
+impl ViewEpoch {
+    /// The epoch of a frame culled with `key` (a new one when it differs from the last).
+    pub(crate) fn advance(&mut self, key: ViewKey) -> u64 {
+        if self.epoch == NO_EPOCH || key != self.key {
+            self.epoch += 1;
+            self.key = key;
+        }
+        self.epoch
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,6 +288,24 @@ mod tests {
         assert_eq!(entry.lookup(4, UNSTAMPED, &model, &unit()), None, "a reset slot misses");
         let (empty, _) = entry_for(u32::MAX, UNSTAMPED, Mat4::IDENTITY, Aabb::new(Vec3::ZERO, Vec3::ZERO));
         assert_eq!(empty.lookup(u32::MAX, UNSTAMPED, &Mat4::IDENTITY, &Aabb::new(Vec3::ZERO, Vec3::ZERO)), None);
+    }
+
+    #[test]
+    fn verdicts_hold_only_for_their_epoch_and_the_epoch_follows_the_key() {
+        let (mut entry, _) = entry_for(1, 1, Mat4::IDENTITY, unit());
+        assert_eq!(entry.verdict(1), None, "a new entry has no verdict");
+        entry.set_verdict(3, Verdict::Distance);
+        assert_eq!(entry.verdict(3), Some(Verdict::Distance));
+        assert_eq!(entry.verdict(4), None, "another view decides again");
+        let mut epochs = ViewEpoch::default();
+        let key = ViewKey::new(&Mat4::IDENTITY, &Mat4::IDENTITY, 720.0, [0.0, 0.0, 1.0], true);
+        let first = epochs.advance(key);
+        assert_ne!(first, NO_EPOCH);
+        assert_eq!(epochs.advance(key), first, "the same key keeps the epoch");
+        let turned = ViewKey::new(&Mat4::from_rotation_y(0.1), &Mat4::IDENTITY, 720.0, [0.0, 0.0, 1.0], true);
+        assert_ne!(epochs.advance(turned), first, "a new view is a new epoch");
+        let off = ViewKey::new(&Mat4::from_rotation_y(0.1), &Mat4::IDENTITY, 720.0, [0.0, 0.0, 1.0], false);
+        assert_ne!(off, turned, "the frustum switch is part of the key");
     }
 
     #[test]

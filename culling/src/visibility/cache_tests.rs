@@ -6,8 +6,10 @@
 //! false-hidden bug), one moved out of view must be culled, and every drawable object's
 //! stored matrix and box must equal the ones computed afresh from its entity.
 
-use ecs::{hierarchy, scene, Aabb, Camera, Mesh, Parent, Transform, Visible, WorldTransform};
-use glam::{Mat4, Vec3};
+use ecs::{
+    hierarchy, scene, Aabb, Camera, Lod, LodLevel, Mesh, Parent, RenderSettings, Transform, Visible, WorldTransform,
+};
+use glam::{Mat4, Quat, Vec3};
 use runtime::hecs::{Entity, World};
 use runtime::{App, Stage, System};
 
@@ -237,4 +239,104 @@ fn a_frame_without_a_view_forgets_nothing_it_needs() {
     app.run_frame();
     assert!(is_visible(&app, mover), "moved while there was no view, it is culled where it is");
     assert_columns_fresh(&app);
+}
+
+/// One frame of the same objects and camera in a fresh app (nothing cached): its bits, its
+/// draws and its statistics, by slot (slots follow spawn order in both apps).
+fn fresh_answer(objects: &[(Mat4, Mesh, Option<Lod>)], camera: Transform, settings: RenderSettings) -> Answer {
+    let mut app = App::with_threads(1);
+    super::install(&mut app);
+    app.insert_resource(settings);
+    scene::spawn_camera(app.world_mut(), Camera::default(), camera);
+    for (model, mesh, lod) in objects {
+        let entity = app.world_mut().spawn((WorldTransform(*model), *mesh, Visible(true)));
+        if let Some(lod) = lod {
+            app.world_mut().insert_one(entity, lod.clone()).expect("alive");
+        }
+    }
+    app.run_frame();
+    answer(&app)
+}
+
+/// What the stage decided, by slot.
+struct Answer {
+    bits: Vec<u64>,
+    draws: Vec<super::ObjectDraw>,
+    rejected: [usize; 4],
+}
+
+fn answer(app: &App) -> Answer {
+    let visibility = app.resource::<Visibility>();
+    let stats = visibility.stats();
+    Answer {
+        bits: visibility.bits().words().to_vec(),
+        draws: visibility.objects().draws.clone(),
+        rejected: [stats.visible, stats.frustum_rejected, stats.distance_rejected, stats.size_rejected],
+    }
+}
+
+#[test]
+fn cached_boxes_and_verdicts_give_the_answer_of_a_fresh_cull_frame_after_frame() {
+    let mut random = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move || {
+        random ^= random << 13;
+        random ^= random >> 7;
+        random ^= random << 17;
+        (random >> 40) as f32 / (1u64 << 24) as f32
+    };
+    let levels = vec![
+        LodLevel { mesh: ecs::MeshHandle(1), max_distance: 20.0 },
+        LodLevel { mesh: ecs::MeshHandle(2), max_distance: 60.0 },
+    ];
+    let mut objects: Vec<(Mat4, Mesh, Option<Lod>)> = (0..600)
+        .map(|index| {
+            let position = Vec3::new(next() * 200.0 - 100.0, next() * 10.0 - 5.0, next() * 200.0 - 100.0);
+            let size = 0.1 + next() * 3.0;
+            let lod = (index % 3 == 0).then(|| Lod { levels: levels.clone(), bias: 1.0 });
+            (
+                Mat4::from_scale_rotation_translation(Vec3::splat(size), Quat::IDENTITY, position),
+                scene::unit_cube_mesh(),
+                lod,
+            )
+        })
+        .collect();
+    let settings = RenderSettings { cull_max_distance: 80.0, cull_min_pixels: 4.0, ..RenderSettings::default() };
+    let mut app = App::with_threads(2);
+    super::install(&mut app);
+    app.insert_resource(settings);
+    let mut camera_transform = scene::look_at(Vec3::new(0.0, 2.0, 0.0), Vec3::new(0.0, 2.0, -1.0));
+    let camera = scene::spawn_camera(app.world_mut(), Camera::default(), camera_transform);
+    let entities: Vec<Entity> = objects
+        .iter()
+        .map(|(model, mesh, lod)| {
+            let entity = app.world_mut().spawn((WorldTransform(*model), *mesh, Visible(true)));
+            if let Some(lod) = lod {
+                app.world_mut().insert_one(entity, lod.clone()).expect("alive");
+            }
+            entity
+        })
+        .collect();
+    for frame in 0..24 {
+        // Frames 0-5 still; then the camera turns every third frame and some objects move
+        // every second frame, so every mix of cached and fresh boxes and verdicts occurs.
+        if frame > 5 && frame % 3 == 0 {
+            camera_transform = scene::look_at(
+                Vec3::new(0.0, 2.0, 0.0),
+                Vec3::new((frame as f32 * 0.4).sin(), 2.0, -(frame as f32 * 0.4).cos()),
+            );
+            *app.world_mut().get::<&mut Transform>(camera).expect("a camera") = camera_transform;
+        }
+        if frame > 5 && frame % 2 == 0 {
+            for (index, (model, _, _)) in objects.iter_mut().enumerate().filter(|(index, _)| index % 7 == frame % 7) {
+                model.w_axis.x += if index % 2 == 0 { 15.0 } else { -15.0 };
+                app.world_mut().get::<&mut WorldTransform>(entities[index]).expect("alive").0 = *model;
+            }
+        }
+        app.run_frame();
+        let fresh = fresh_answer(&objects, camera_transform, settings);
+        let ours = answer(&app);
+        assert_eq!(ours.bits, fresh.bits, "frame {frame}: the cached stage's bits are a fresh cull's");
+        assert_eq!(ours.rejected, fresh.rejected, "frame {frame}: visible and rejected counts as a fresh cull's");
+        assert!(ours.draws == fresh.draws, "frame {frame}: the cached stage's draws are a fresh cull's");
+    }
 }

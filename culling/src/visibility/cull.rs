@@ -16,7 +16,7 @@ use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldT
 use glam::{Mat4, Vec3};
 use runtime::hecs::{ArchetypeColumn, World};
 
-use super::cache::{CachedBox, CachedObject, RowPointers, UNSTAMPED};
+use super::cache::{CachedBox, CachedObject, RowPointers, Verdict, UNSTAMPED};
 use super::result::{ObjectDraw, EMPTY_BOX};
 use crate::bits::BITS_PER_WORD;
 use crate::kernels::Kernel;
@@ -63,6 +63,8 @@ pub(crate) struct PassInputs<'a> {
     pub frustum_culling: bool,
     pub lod_scale: f32,
     pub lod_bias: f32,
+    /// Changes whenever anything a verdict depends on besides the box changes (see `cache.rs`).
+    pub view_epoch: u64,
 }
 
 /// Where the pass writes: raw views of the result's per-slot columns.
@@ -235,10 +237,16 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
     let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
 
     let mut word_start = range.start;
+    // Per word: the objects whose verdict is computed this frame, pushed to `block` in order
+    // (`pushed[k]` is the bit of the k-th), and their entries, to record the verdicts.
+    let mut pushed = [0u8; BITS_PER_WORD];
+    let mut fresh_entries: [*mut CachedObject; BITS_PER_WORD] = [std::ptr::null_mut(); BITS_PER_WORD];
     while word_start < range.end {
         let word_end = (word_start + BITS_PER_WORD).min(range.end);
         block.clear();
         let (mut drawable, mut casters, mut tagged, mut occluded_tag, mut forced) = (0u64, 0u64, 0u64, 0u64, 0u64);
+        // Objects whose verdict this view already gave (`reused`), and those that were visible.
+        let (mut reused, mut reused_visible) = (0u64, 0u64);
         for index in word_start..word_end {
             while index >= segment.start + segment.len {
                 segment_index += 1;
@@ -247,7 +255,8 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
                 entries = outputs.rows.0[segment_index];
             }
             let row = index - segment.start;
-            let bit = 1u64 << (index - word_start);
+            let offset = index - word_start;
+            let bit = 1u64 << offset;
             if columns.caster {
                 casters |= bit;
             }
@@ -275,7 +284,6 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
                     outputs.stamps.add(slot).write(UNSTAMPED);
                 }
                 *entry = CachedObject::EMPTY;
-                block.push_center_half(Vec3::ZERO, Vec3::ZERO);
                 continue;
             };
             drawable |= bit;
@@ -313,38 +321,81 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
             if !found.finite {
                 forced |= bit;
             }
+            // The same box under the same view (see `cache.rs`): last frame's verdict stands.
+            if let Some(verdict) = entry.verdict(inputs.view_epoch) {
+                reused |= bit;
+                match verdict {
+                    Verdict::Visible => reused_visible |= bit,
+                    Verdict::Frustum => local.frustum_rejected += 1,
+                    Verdict::Distance => local.distance_rejected += 1,
+                    Verdict::Size => local.size_rejected += 1,
+                }
+                continue;
+            }
+            pushed[block.len()] = offset as u8;
+            fresh_entries[block.len()] = entry;
             block.push_center_half(found.center, found.half);
         }
 
-        // Frustum: the SIMD kernel on the word's boxes (non-finite boxes come back kept).
-        let mut inside = [u64::MAX];
-        if inputs.frustum_culling {
-            inputs.kernel.cull_aabbs(inputs.view.frustum(), block.slices(), &mut inside);
-        }
-        let mut visible = (inside[0] & drawable) | forced;
-        local.frustum_rejected += (drawable & !visible).count_ones() as usize;
+        // Frustum: the SIMD kernel on the boxes of the word's fresh objects (non-finite boxes
+        // come back kept), their bits put back at the objects' offsets.
+        let fresh = drawable & !reused;
+        let inside = if !inputs.frustum_culling {
+            u64::MAX
+        } else if block.is_empty() {
+            0
+        } else {
+            let mut kernel_bits = [0u64];
+            inputs.kernel.cull_aabbs(inputs.view.frustum(), block.slices(), &mut kernel_bits);
+            if block.len() == word_end - word_start {
+                // Every object of the word was pushed, in order.
+                kernel_bits[0]
+            } else {
+                (0..block.len()).fold(0u64, |word, k| word | (kernel_bits[0] >> k & 1) << pushed[k])
+            }
+        };
+        let mut visible = (inside | forced) & fresh;
+        local.frustum_rejected += (fresh & !visible).count_ones() as usize;
 
-        // Distance, then screen size, on the finite survivors only.
+        // Distance, then screen size, on the finite fresh survivors only.
         let mut survivors = if secondary_culls { visible & !forced } else { 0 };
+        let (mut too_far, mut too_small) = (0u64, 0u64);
         while survivors != 0 {
             let offset = survivors.trailing_zeros() as usize;
             survivors &= survivors - 1;
             let slot = outputs.slots[word_start + offset] as usize;
-            // SAFETY: written above by this job for this object's slot.
+            // SAFETY: written by this job for this object's slot (this frame or before).
             let world_box = unsafe { &*outputs.bounds.add(slot) };
             let center = world_box.center();
             if !crate::size::is_near_enough(inputs.view.distance_sq(center), inputs.view.max_distance_sq()) {
-                visible &= !(1u64 << offset);
+                too_far |= 1u64 << offset;
                 local.distance_rejected += 1;
             } else if !inputs
                 .view
                 .screen_size()
                 .keeps(world_box.half_extent().length_squared(), inputs.view.depth(center))
             {
-                visible &= !(1u64 << offset);
+                too_small |= 1u64 << offset;
                 local.size_rejected += 1;
             }
         }
+        visible &= !(too_far | too_small);
+        // Record the fresh verdicts for the next frame under the same view.
+        for (k, &entry) in fresh_entries[..block.len()].iter().enumerate() {
+            let bit = 1u64 << pushed[k];
+            let verdict = if visible & bit != 0 {
+                Verdict::Visible
+            } else if too_far & bit != 0 {
+                Verdict::Distance
+            } else if too_small & bit != 0 {
+                Verdict::Size
+            } else {
+                Verdict::Frustum
+            };
+            // SAFETY: the entry of an object of this word, this job's own (taken above).
+            unsafe { (*entry).set_verdict(inputs.view_epoch, verdict) };
+        }
+        visible |= reused_visible;
 
         local.drawable += drawable.count_ones() as usize;
         local.visible += visible.count_ones() as usize;

@@ -5,7 +5,7 @@ use ecs::{Aabb, MaterialHandle, MeshHandle, ResolvedView};
 use glam::Mat4;
 use runtime::hecs::Entity;
 
-use super::cache::{RowCache, UNSTAMPED};
+use super::cache::{RowCache, ViewEpoch, UNSTAMPED};
 use crate::bits::VisibilityBits;
 use crate::kernels::CullStats;
 use crate::shadow::ShadowCull;
@@ -169,6 +169,8 @@ pub struct Visibility {
     pub(crate) row_cache: RowCache,
     /// Frames culled so far: the stamp of this frame's column writes (never `UNSTAMPED`).
     pub(crate) frame: u64,
+    /// The view epoch cached verdicts are checked against (see `cache.rs`).
+    pub(crate) view_epoch: ViewEpoch,
 }
 
 impl Visibility {

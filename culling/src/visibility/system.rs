@@ -5,7 +5,7 @@ use ecs::{
 };
 use runtime::{App, Stage, System, SystemContext};
 
-use super::cache::RowPointers;
+use super::cache::{RowPointers, ViewKey};
 use super::cull::{list_segments, pack_slot_flags, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
 use super::result::{Visibility, VisibilityStats};
 use super::tags::{record_tag_changes, record_tags_cleared, visibility_tags_system};
@@ -173,14 +173,19 @@ fn run_visibility(
     }
     visibility.slot_flags.clear();
     visibility.slot_flags.resize(slot_count, 0);
+    let frustum_culling = settings.frustum_culling && trusted;
+    let thresholds = [params.max_distance, params.min_pixels, params.lod_bias];
+    let key = ViewKey::new(&view.view, &view.projection, viewport.height as f32, thresholds, frustum_culling);
+    let view_epoch = visibility.view_epoch.advance(key);
     let inputs = PassInputs {
         world: ctx.world_unchecked(),
         segments,
         view: &context,
         kernel: Kernel::detect(),
-        frustum_culling: settings.frustum_culling && trusted,
+        frustum_culling,
         lod_scale: lod_scale(&view.projection),
         lod_bias: params.lod_bias,
+        view_epoch,
     };
     visibility.frame += 1;
     visibility.row_cache.prepare(segments.iter().map(|segment| (segment.archetype, segment.len)), row_pointers);
