@@ -1,25 +1,19 @@
-//! World bounds cached per archetype row, so an object that did not move costs one
-//! sequential comparison a frame instead of a box transform and scattered column writes.
+//! World bounds and cull verdicts cached per object slot, so an object that did not move costs
+//! a comparison a frame instead of a box transform and three column writes, and under a
+//! still camera no cull test either.
 //!
 //! **Keyed by value.** hecs keeps no change ticks, and an object moves by many public means:
 //! a system writing `Transform` or `WorldTransform`, `World::get_mut`, re-parenting (the
 //! Transform stage writes a new `WorldTransform`), a new entity in a reused slot, a new `Mesh`
 //! box or skinned pose. All of them end in the two inputs the world box is computed from, the
 //! world matrix and the local box, so the pass compares both, bit for bit, with the ones the
-//! cached box came from. Equal inputs give the same box by construction, whatever changed
-//! them, so a stale box (a false-hidden bug) cannot come from a missed mark. Bitwise, not
-//! `==`: `-0.0` and `0.0` compare equal but are different inputs, and a NaN is the same input
-//! as itself (the entry remembers that the object was not finite, so it stays kept).
-//!
-//! **Where entries live.** One entry per archetype row, in the archetype's storage order,
-//! which is the order the pass walks: a static object's check reads its matrix and its entry
-//! one after the other, with no scattered access but its slot's stamp. Rows are no identity
-//! (a tag change moves an entity, and the archetype's last row fills its hole), so an entry
-//! names the slot it was written for, and it may be used only while it is the last writer of
-//! that slot's columns: each column write stamps the slot with the frame number
-//! ([`ObjectColumns::stamps`](super::ObjectColumns)), the entry keeps the stamp, and a slot
-//! reset (freed, not drawable, or columns cleared) stamps zero. Frame numbers never repeat, so
-//! equal stamps mean "these columns hold this entry's outputs".
+//! cached box came from: the matrix with the slot's entry of
+//! [`ObjectColumns::models`](super::ObjectColumns), the local box with the copy kept here.
+//! Equal inputs give the same box by construction, whatever changed them, so a stale box (a
+//! false-hidden bug) cannot come from a missed mark. Bitwise, not `==`: `-0.0` and `0.0`
+//! compare equal but are different inputs, and a NaN is the same input as itself (the entry
+//! remembers that the object was not finite, so it stays kept). A freed or undrawable slot's
+//! entry is emptied, so a newcomer in a reused slot is always computed afresh.
 //!
 //! **Verdicts.** An entry also keeps what the culls (frustum, distance, screen size) decided
 //! for its box, with the *view epoch* it was decided under. The epoch changes whenever any
@@ -27,17 +21,16 @@
 //! height, the cull settings, compared bit for bit each frame ([`ViewKey`]). So under a
 //! still camera a static object's verdict is reused as well: no kernel, no distance or size
 //! test. A moved object's entry is rewritten with no verdict.
+//!
+//! **Why per slot.** Entries follow the slot, like every other column, so memory is one
+//! entry per object whatever archetype moves the `Culled` and `Occluded` tags cause (entries
+//! per archetype row would grow with each tag archetype's largest size). 56 bytes an object.
 
 use ecs::Aabb;
 use glam::{Mat4, Vec3};
 
-use super::result::ObjectDraw;
-
-/// The stamp of a slot whose columns hold no cached entry's outputs.
-pub(crate) const UNSTAMPED: u64 = 0;
-
 /// The view epoch of an entry with no verdict (epochs start at 1).
-const NO_EPOCH: u64 = 0;
+const NO_EPOCH: u32 = 0;
 
 /// What the culls decided for an object's box under one view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,28 +46,31 @@ pub(crate) enum Verdict {
     Size = 3,
 }
 
-/// What the pass computed for the object in one archetype row the last time its inputs or
-/// its slot changed.
+/// Whether an entry holds a box, and the finiteness it recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum BoxState {
+    /// Nothing cached: a new or freed slot, or one whose object was not drawable.
+    Empty = 0,
+    /// Cached; the matrix and world box were finite.
+    Finite = 1,
+    /// Cached; a matrix entry or the world box was not finite (the object is kept).
+    NonFinite = 2,
+}
+
+/// What the pass computed for one slot the last time its inputs changed, and the verdict of
+/// the last view it was culled under.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct CachedObject {
-    /// The world matrix the box came from.
-    model: Mat4,
+pub(crate) struct CachedBounds {
     /// The local box the world box came from (the posed box for a posed skinned mesh).
     local: Aabb,
     /// World box centre.
     center: Vec3,
     /// World box half extents.
     half: Vec3,
-    /// The draw written to the slot's column (its LOD is chosen again each frame).
-    pub(crate) draw: ObjectDraw,
-    /// The frame stamp of the column write this entry made ([`UNSTAMPED`]: none).
-    stamp: u64,
-    /// The slot whose columns this entry wrote.
-    slot: u32,
     /// The view epoch `verdict` was decided under ([`NO_EPOCH`]: none).
-    epoch: u64,
-    /// Whether the matrix and world box were finite.
-    finite: bool,
+    epoch: u32,
+    state: BoxState,
     /// The culls' verdict on this box under the view of `epoch`.
     verdict: Verdict,
 }
@@ -90,61 +86,64 @@ pub(crate) struct CachedBox {
     pub finite: bool,
 }
 
-impl CachedObject {
-    /// The entry of a row with nothing cached.
-    pub(crate) const EMPTY: CachedObject = CachedObject {
-        model: Mat4::IDENTITY,
+impl CachedBounds {
+    /// The entry of a slot with nothing cached.
+    pub(crate) const EMPTY: CachedBounds = CachedBounds {
         local: Aabb::new(Vec3::ZERO, Vec3::ZERO),
         center: Vec3::ZERO,
         half: Vec3::ZERO,
-        draw: ObjectDraw::NONE,
-        stamp: UNSTAMPED,
-        slot: u32::MAX,
         epoch: NO_EPOCH,
-        finite: true,
+        state: BoxState::Empty,
         verdict: Verdict::Visible,
     };
 
-    /// An entry for slot `slot`'s columns written at frame `stamp` from `model` and `local`.
+    /// An entry for the world box `found` computed from `local` (and the matrix stored in
+    /// the slot's `models` entry), with no verdict yet.
     #[inline(always)]
-    pub(crate) fn new(slot: u32, stamp: u64, model: Mat4, local: Aabb, found: CachedBox, draw: ObjectDraw) -> Self {
-        CachedObject {
-            model,
+    pub(crate) fn new(local: Aabb, found: CachedBox) -> CachedBounds {
+        let state = if found.finite { BoxState::Finite } else { BoxState::NonFinite };
+        CachedBounds {
             local,
             center: found.center,
             half: found.half,
-            draw,
-            stamp,
-            slot,
             epoch: NO_EPOCH,
-            finite: found.finite,
+            state,
             verdict: Verdict::Visible,
         }
+    }
+
+    /// The cached world box when the entry holds one computed from exactly `model` (compared
+    /// with `cached_model`, the slot's stored matrix) and `local`; `None` when it must be
+    /// computed again.
+    #[inline(always)]
+    pub(crate) fn lookup(&self, cached_model: &Mat4, model: &Mat4, local: &Aabb) -> Option<CachedBox> {
+        let valid = self.state != BoxState::Empty;
+        let same =
+            same_bits(&[local.min, local.max], &[self.local.min, self.local.max]) & same_matrix(cached_model, model);
+        (valid & same).then_some(CachedBox {
+            center: self.center,
+            half: self.half,
+            finite: self.state == BoxState::Finite,
+        })
     }
 
     /// The verdict on this entry's box when it was decided under view epoch `epoch` (the
     /// same view and cull settings as now, see [`ViewKey`]); `None` when it must be decided.
     #[inline(always)]
-    pub(crate) fn verdict(&self, epoch: u64) -> Option<Verdict> {
+    pub(crate) fn verdict(&self, epoch: u32) -> Option<Verdict> {
         (self.epoch == epoch).then_some(self.verdict)
     }
 
     /// Records the verdict on this entry's box under view epoch `epoch`.
     #[inline(always)]
-    pub(crate) fn set_verdict(&mut self, epoch: u64, verdict: Verdict) {
+    pub(crate) fn set_verdict(&mut self, epoch: u32, verdict: Verdict) {
         self.epoch = epoch;
         self.verdict = verdict;
     }
 
-    /// The cached world box when this entry wrote slot `slot`'s columns last (`slot_stamp`
-    /// is the slot's stamp) from exactly `model` and `local`; `None` when it must be computed
-    /// and written again.
-    #[inline(always)]
-    pub(crate) fn lookup(&self, slot: u32, slot_stamp: u64, model: &Mat4, local: &Aabb) -> Option<CachedBox> {
-        let owner = (self.slot == slot) & (self.stamp == slot_stamp) & (slot_stamp != UNSTAMPED);
-        let same =
-            same_bits(&[local.min, local.max], &[self.local.min, self.local.max]) & same_matrix(&self.model, model);
-        (owner & same).then_some(CachedBox { center: self.center, half: self.half, finite: self.finite })
+    /// Forgets the verdict (the epoch counter wrapped, so an old epoch could come back).
+    pub(crate) fn forget_verdict(&mut self) {
+        self.epoch = NO_EPOCH;
     }
 }
 
@@ -164,42 +163,6 @@ fn same_bits<const N: usize>(left: &[Vec3; N], right: &[Vec3; N]) -> bool {
             & (a[1].to_bits() == b[1].to_bits())
             & (a[2].to_bits() == b[2].to_bits())
     })
-}
-
-/// The entries of every archetype's rows, indexed by the archetype's position in
-/// `World::archetypes()` (stable: hecs never removes an archetype). Rows keep their capacity.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct RowCache {
-    archetypes: Vec<Vec<CachedObject>>,
-}
-
-/// Raw row-entry pointers of this frame's segments, shared by the pass's jobs.
-#[derive(Debug, Default)]
-pub(crate) struct RowPointers(pub Vec<*mut CachedObject>);
-
-// SAFETY: the pointers are dereferenced only inside the parallel pass, at the rows of a job's
-// own disjoint storage range (see `cull.rs`), while the `RowCache` they point into is
-// borrowed mutably by the stage and outlives the pass.
-unsafe impl Send for RowPointers {}
-// SAFETY: as above.
-unsafe impl Sync for RowPointers {}
-
-impl RowCache {
-    /// Gives every segment's archetype (`(archetype position, rows)` pairs) at least `rows`
-    /// entries (new ones empty) and fills `pointers` with each segment's first entry.
-    pub(crate) fn prepare(&mut self, segments: impl Iterator<Item = (usize, usize)>, pointers: &mut RowPointers) {
-        pointers.0.clear();
-        for (archetype, rows) in segments {
-            if archetype >= self.archetypes.len() {
-                self.archetypes.resize_with(archetype + 1, Vec::new);
-            }
-            let entries = &mut self.archetypes[archetype];
-            if entries.len() < rows {
-                entries.resize(rows, CachedObject::EMPTY);
-            }
-            pointers.0.push(entries.as_mut_ptr());
-        }
-    }
 }
 
 /// Words of a [`ViewKey`].
@@ -236,17 +199,20 @@ impl ViewKey {
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ViewEpoch {
     key: ViewKey,
-    epoch: u64,
+    epoch: u32,
 }
 
 impl ViewEpoch {
-    /// The epoch of a frame culled with `key` (a new one when it differs from the last).
-    pub(crate) fn advance(&mut self, key: ViewKey) -> u64 {
-        if self.epoch == NO_EPOCH || key != self.key {
-            self.epoch += 1;
-            self.key = key;
+    /// The epoch of a frame culled with `key` (a new one when it differs from the last), and
+    /// whether the counter wrapped: then every entry's verdict must be forgotten.
+    pub(crate) fn advance(&mut self, key: ViewKey) -> (u32, bool) {
+        if self.epoch != NO_EPOCH && key == self.key {
+            return (self.epoch, false);
         }
-        self.epoch
+        self.key = key;
+        let wrapped = self.epoch == u32::MAX;
+        self.epoch = if wrapped { 1 } else { self.epoch + 1 };
+        (self.epoch, wrapped)
     }
 }
 
@@ -258,54 +224,49 @@ mod tests {
         Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5))
     }
 
-    fn entry_for(slot: u32, stamp: u64, model: Mat4, local: Aabb) -> (CachedObject, CachedBox) {
+    fn entry_for(model: Mat4, local: Aabb) -> (CachedBounds, CachedBox) {
         let (center, half) = local.transformed_center_half(&model);
         let found = CachedBox { center, half, finite: true };
-        (CachedObject::new(slot, stamp, model, local, found, ObjectDraw::NONE), found)
+        (CachedBounds::new(local, found), found)
     }
 
     #[test]
     fn an_entry_answers_only_for_the_exact_inputs_it_came_from() {
         let model = Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0));
-        let (entry, found) = entry_for(4, 7, model, unit());
-        assert_eq!(entry.lookup(4, 7, &model, &unit()), Some(found), "same inputs, same slot and stamp hit");
+        let (entry, found) = entry_for(model, unit());
+        assert_eq!(entry.lookup(&model, &model, &unit()), Some(found), "same inputs hit");
         let moved = Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0001));
-        assert_eq!(entry.lookup(4, 7, &moved, &unit()), None, "a moved matrix misses");
+        assert_eq!(entry.lookup(&model, &moved, &unit()), None, "a moved matrix misses");
         let grown = Aabb::new(Vec3::splat(-0.5), Vec3::new(0.5, 0.5, 0.6));
-        assert_eq!(entry.lookup(4, 7, &model, &grown), None, "a new local box misses");
+        assert_eq!(entry.lookup(&model, &model, &grown), None, "a new local box misses");
         let zero = Aabb::new(Vec3::new(0.0, -0.5, -0.5), Vec3::splat(0.5));
         let negative_zero = Aabb::new(Vec3::new(-0.0, -0.5, -0.5), Vec3::splat(0.5));
-        let (entry, _) = entry_for(4, 7, model, zero);
-        assert_eq!(entry.lookup(4, 7, &model, &negative_zero), None, "-0.0 is not the input 0.0 was");
-    }
-
-    #[test]
-    fn an_entry_answers_only_while_it_is_its_slots_last_writer() {
-        let model = Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0));
-        let (entry, _) = entry_for(4, 7, model, unit());
-        assert_eq!(entry.lookup(5, 7, &model, &unit()), None, "another slot in this row misses");
-        assert_eq!(entry.lookup(4, 8, &model, &unit()), None, "the slot was written since (elsewhere) misses");
-        assert_eq!(entry.lookup(4, UNSTAMPED, &model, &unit()), None, "a reset slot misses");
-        let (empty, _) = entry_for(u32::MAX, UNSTAMPED, Mat4::IDENTITY, Aabb::new(Vec3::ZERO, Vec3::ZERO));
-        assert_eq!(empty.lookup(u32::MAX, UNSTAMPED, &Mat4::IDENTITY, &Aabb::new(Vec3::ZERO, Vec3::ZERO)), None);
+        let (entry, _) = entry_for(model, zero);
+        assert_eq!(entry.lookup(&model, &model, &negative_zero), None, "-0.0 is not the input 0.0 was");
+        let empty = CachedBounds::EMPTY;
+        assert_eq!(empty.lookup(&Mat4::IDENTITY, &Mat4::IDENTITY, &Aabb::new(Vec3::ZERO, Vec3::ZERO)), None);
     }
 
     #[test]
     fn verdicts_hold_only_for_their_epoch_and_the_epoch_follows_the_key() {
-        let (mut entry, _) = entry_for(1, 1, Mat4::IDENTITY, unit());
+        let (mut entry, _) = entry_for(Mat4::IDENTITY, unit());
         assert_eq!(entry.verdict(1), None, "a new entry has no verdict");
         entry.set_verdict(3, Verdict::Distance);
         assert_eq!(entry.verdict(3), Some(Verdict::Distance));
         assert_eq!(entry.verdict(4), None, "another view decides again");
+        entry.forget_verdict();
+        assert_eq!(entry.verdict(3), None, "a forgotten verdict is gone");
         let mut epochs = ViewEpoch::default();
         let key = ViewKey::new(&Mat4::IDENTITY, &Mat4::IDENTITY, 720.0, [0.0, 0.0, 1.0], true);
-        let first = epochs.advance(key);
+        let (first, _) = epochs.advance(key);
         assert_ne!(first, NO_EPOCH);
-        assert_eq!(epochs.advance(key), first, "the same key keeps the epoch");
+        assert_eq!(epochs.advance(key), (first, false), "the same key keeps the epoch");
         let turned = ViewKey::new(&Mat4::from_rotation_y(0.1), &Mat4::IDENTITY, 720.0, [0.0, 0.0, 1.0], true);
-        assert_ne!(epochs.advance(turned), first, "a new view is a new epoch");
+        assert_ne!(epochs.advance(turned).0, first, "a new view is a new epoch");
         let off = ViewKey::new(&Mat4::from_rotation_y(0.1), &Mat4::IDENTITY, 720.0, [0.0, 0.0, 1.0], false);
         assert_ne!(off, turned, "the frustum switch is part of the key");
+        let mut near_wrap = ViewEpoch { key, epoch: u32::MAX };
+        assert_eq!(near_wrap.advance(turned), (1, true), "the counter wraps past NO_EPOCH and says so");
     }
 
     #[test]
@@ -313,11 +274,16 @@ mod tests {
         let mut model = Mat4::IDENTITY;
         model.w_axis.x = f32::NAN;
         let found = CachedBox { center: Vec3::ZERO, half: Vec3::splat(0.5), finite: false };
-        let entry = CachedObject::new(0, 1, model, unit(), found, ObjectDraw::NONE);
-        let hit = entry.lookup(0, 1, &model, &unit());
+        let entry = CachedBounds::new(unit(), found);
+        let hit = entry.lookup(&model, &model, &unit());
         assert_eq!(hit.map(|hit| hit.finite), Some(false), "the same NaN bits hit and report non-finite");
         let mut other = model;
         other.w_axis.x = f32::INFINITY;
-        assert_eq!(entry.lookup(0, 1, &other, &unit()), None, "other bits miss");
+        assert_eq!(entry.lookup(&model, &other, &unit()), None, "other bits miss");
+    }
+
+    #[test]
+    fn an_entry_is_56_bytes() {
+        assert_eq!(std::mem::size_of::<CachedBounds>(), 56, "the cache's memory per object (see the module docs)");
     }
 }

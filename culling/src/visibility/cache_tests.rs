@@ -33,9 +33,8 @@ fn still_app(threads: usize) -> App {
     app
 }
 
-/// Runs `frames` frames and checks that the last one reused the cache for every object (the
-/// first frame computes every box, and its `Culled` tags move objects to new rows for the
-/// second; the third is still).
+/// Runs `frames` frames (at least 2: the first computes every box) and checks that the last
+/// one reused the cache for every object.
 fn settle(app: &mut App, frames: usize) {
     for _ in 0..frames {
         app.run_frame();

@@ -16,7 +16,7 @@ use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldT
 use glam::{Mat4, Vec3};
 use runtime::hecs::{ArchetypeColumn, World};
 
-use super::cache::{CachedBox, CachedObject, RowPointers, Verdict, UNSTAMPED};
+use super::cache::{CachedBounds, CachedBox, Verdict};
 use super::result::{ObjectDraw, EMPTY_BOX};
 use crate::bits::BITS_PER_WORD;
 use crate::kernels::Kernel;
@@ -64,7 +64,7 @@ pub(crate) struct PassInputs<'a> {
     pub lod_scale: f32,
     pub lod_bias: f32,
     /// Changes whenever anything a verdict depends on besides the box changes (see `cache.rs`).
-    pub view_epoch: u64,
+    pub view_epoch: u32,
 }
 
 /// Where the pass writes: raw views of the result's per-slot columns.
@@ -77,12 +77,8 @@ pub(crate) struct PassOutputs<'a> {
     pub models: *mut Mat4,
     pub bounds: *mut Aabb,
     pub draws: *mut ObjectDraw,
-    /// The frame stamp of each slot's columns (see `cache.rs`).
-    pub stamps: *mut u64,
-    /// Each segment's first row-cache entry.
-    pub rows: &'a RowPointers,
-    /// This frame's stamp.
-    pub stamp: u64,
+    /// What each slot's world box was computed from, and its last verdict.
+    pub cache: *mut CachedBounds,
     /// One byte of [`SlotFlag`] bits per slot.
     pub flags: *mut u8,
     /// Storage-order objects.
@@ -230,7 +226,6 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
     let mut segment_index = segments.partition_point(|segment| segment.start + segment.len <= range.start);
     let mut segment = segments[segment_index];
     let mut columns = Columns::of(inputs.world, &segment);
-    let mut entries = outputs.rows.0[segment_index];
     let mut block = AabbBlock::new();
     let mut local = LocalTotals::default();
     // With both off (the defaults), the per-survivor loop below has nothing to reject.
@@ -240,7 +235,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
     // Per word: the objects whose verdict is computed this frame, pushed to `block` in order
     // (`pushed[k]` is the bit of the k-th), and their entries, to record the verdicts.
     let mut pushed = [0u8; BITS_PER_WORD];
-    let mut fresh_entries: [*mut CachedObject; BITS_PER_WORD] = [std::ptr::null_mut(); BITS_PER_WORD];
+    let mut fresh_entries: [*mut CachedBounds; BITS_PER_WORD] = [std::ptr::null_mut(); BITS_PER_WORD];
     while word_start < range.end {
         let word_end = (word_start + BITS_PER_WORD).min(range.end);
         block.clear();
@@ -252,7 +247,6 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
                 segment_index += 1;
                 segment = segments[segment_index];
                 columns = Columns::of(inputs.world, &segment);
-                entries = outputs.rows.0[segment_index];
             }
             let row = index - segment.start;
             let offset = index - word_start;
@@ -270,10 +264,6 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
             if let Some(&ahead) = outputs.slots.get(index + PREFETCH_DISTANCE) {
                 prefetch_slot(outputs, ahead as usize);
             }
-            // SAFETY: `row` is a row of this segment's archetype, which has at least as many
-            // entries (`RowCache::prepare`); storage index `index` is this job's, so no other
-            // job touches the entry.
-            let entry = unsafe { &mut *entries.add(row) };
             let Some((model, local_box, mesh)) = source_of(&columns, row) else {
                 // SAFETY: `slot` belongs to `index`, which lies in this job's range: no other
                 // job writes it, and it is below the slot count, the length of every column.
@@ -281,24 +271,22 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
                     outputs.models.add(slot).write(Mat4::IDENTITY);
                     outputs.bounds.add(slot).write(EMPTY_BOX);
                     outputs.draws.add(slot).write(ObjectDraw::NONE);
-                    outputs.stamps.add(slot).write(UNSTAMPED);
+                    outputs.cache.add(slot).write(CachedBounds::EMPTY);
                 }
-                *entry = CachedObject::EMPTY;
                 continue;
             };
             drawable |= bit;
             // SAFETY: as above: this job's own slot, below every column's length.
-            let stamp = unsafe { &mut *outputs.stamps.add(slot) };
-            let cached = entry.lookup(slot as u32, *stamp, &model, &local_box);
-            let found = match cached {
-                // A static object: its inputs are bit for bit those of the entry, which wrote
-                // the slot's columns last (see `cache.rs`): nothing to compute or write.
+            let (stored_model, entry, stored_draw) = unsafe {
+                (&mut *outputs.models.add(slot), &mut *outputs.cache.add(slot), &mut *outputs.draws.add(slot))
+            };
+            let found = match entry.lookup(stored_model, &model, &local_box) {
+                // A static object: its inputs are bit for bit those of the cached box (see
+                // `cache.rs`): nothing to compute, and only a new level of detail to write.
                 Some(found) => {
                     let draw = draw_of(inputs, &columns, row, mesh, found.center);
-                    if draw != entry.draw {
-                        entry.draw = draw;
-                        // SAFETY: as above.
-                        unsafe { outputs.draws.add(slot).write(draw) };
+                    if *stored_draw != draw {
+                        *stored_draw = draw;
                     }
                     found
                 }
@@ -306,15 +294,11 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
                     local.bounds_computed += 1;
                     let (center, half) = local_box.transformed_center_half(&model);
                     let found = CachedBox { center, half, finite: is_finite_object(&model, center, half) };
-                    let draw = draw_of(inputs, &columns, row, mesh, center);
+                    *stored_model = model;
+                    *stored_draw = draw_of(inputs, &columns, row, mesh, center);
+                    *entry = CachedBounds::new(local_box, found);
                     // SAFETY: as above.
-                    unsafe {
-                        outputs.models.add(slot).write(model);
-                        outputs.bounds.add(slot).write(Aabb { min: center - half, max: center + half });
-                        outputs.draws.add(slot).write(draw);
-                    }
-                    *stamp = outputs.stamp;
-                    *entry = CachedObject::new(slot as u32, outputs.stamp, model, local_box, found, draw);
+                    unsafe { outputs.bounds.add(slot).write(Aabb { min: center - half, max: center + half }) };
                     found
                 }
             };
@@ -417,12 +401,12 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
     totals.add(&local);
 }
 
-/// How many objects ahead [`run_range`] asks for the cache line of a slot's stamp: once tag
-/// changes have reshuffled storage order, slots are scattered and the stamp reads would
+/// How many objects ahead [`run_range`] asks for the cache lines of a slot's columns: once
+/// tag changes have reshuffled storage order, slots are scattered and the column reads would
 /// otherwise wait on each line in turn.
 const PREFETCH_DISTANCE: usize = 8;
 
-/// Asks the CPU to bring the cache line of `slot`'s stamp closer (a
+/// Asks the CPU to bring the cache lines of `slot`'s model, cache entry and draw closer (a
 /// hint with no effect on the result; nothing on targets without one).
 #[inline(always)]
 fn prefetch_slot(outputs: &PassOutputs<'_>, slot: usize) {
@@ -431,9 +415,15 @@ fn prefetch_slot(outputs: &PassOutputs<'_>, slot: usize) {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         // A prefetch never faults, so computing an address is all that is needed; wrapping
         // arithmetic keeps even a wrong slot from being undefined behaviour.
-        let line = outputs.stamps.wrapping_add(slot) as *const i8;
-        // SAFETY: prefetching is a hint that never dereferences or faults.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(line) };
+        let lines = [
+            outputs.models.wrapping_add(slot) as *const i8,
+            outputs.cache.wrapping_add(slot) as *const i8,
+            outputs.draws.wrapping_add(slot) as *const i8,
+        ];
+        for line in lines {
+            // SAFETY: prefetching is a hint that never dereferences or faults.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(line) };
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (outputs, slot);

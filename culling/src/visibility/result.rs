@@ -5,7 +5,7 @@ use ecs::{Aabb, MaterialHandle, MeshHandle, ResolvedView};
 use glam::Mat4;
 use runtime::hecs::Entity;
 
-use super::cache::{RowCache, ViewEpoch, UNSTAMPED};
+use super::cache::{CachedBounds, ViewEpoch};
 use crate::bits::VisibilityBits;
 use crate::kernels::CullStats;
 use crate::shadow::ShadowCull;
@@ -43,9 +43,8 @@ pub struct ObjectColumns {
     pub draws: Vec<ObjectDraw>,
     /// The entity of each object.
     pub entities: Vec<Entity>,
-    /// The frame in which each slot's columns were last written from a cache entry
-    /// (`UNSTAMPED` after a reset; see `cache.rs`).
-    pub(crate) stamps: Vec<u64>,
+    /// What each slot's world box was computed from, and its last verdict (see `cache.rs`).
+    pub(crate) cache: Vec<CachedBounds>,
 }
 
 impl ObjectColumns {
@@ -68,7 +67,7 @@ impl ObjectColumns {
         self.bounds.resize(len, EMPTY_BOX);
         self.draws.resize(len, ObjectDraw::NONE);
         self.entities.resize(len, Entity::DANGLING);
-        self.stamps.resize(len, UNSTAMPED);
+        self.cache.resize(len, CachedBounds::EMPTY);
     }
 
     /// Gives slot `slot` the values of an undrawable object (a freed slot).
@@ -76,7 +75,7 @@ impl ObjectColumns {
         self.models[slot] = Mat4::IDENTITY;
         self.bounds[slot] = EMPTY_BOX;
         self.draws[slot] = ObjectDraw::NONE;
-        self.stamps[slot] = UNSTAMPED;
+        self.cache[slot] = CachedBounds::EMPTY;
     }
 }
 
@@ -165,10 +164,6 @@ pub struct Visibility {
     pub(crate) occluded: Vec<u64>,
     /// The frame's tag changes, applied by `visibility_tags_system` right after the cull.
     pub(crate) tag_changes: super::tags::TagChanges,
-    /// World boxes cached per archetype row (see `cache.rs`).
-    pub(crate) row_cache: RowCache,
-    /// Frames culled so far: the stamp of this frame's column writes (never `UNSTAMPED`).
-    pub(crate) frame: u64,
     /// The view epoch cached verdicts are checked against (see `cache.rs`).
     pub(crate) view_epoch: ViewEpoch,
 }

@@ -5,7 +5,7 @@ use ecs::{
 };
 use runtime::{App, Stage, System, SystemContext};
 
-use super::cache::{RowPointers, ViewKey};
+use super::cache::ViewKey;
 use super::cull::{list_segments, pack_slot_flags, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
 use super::result::{Visibility, VisibilityStats};
 use super::tags::{record_tag_changes, record_tags_cleared, visibility_tags_system};
@@ -74,7 +74,6 @@ pub fn install(app: &mut App) {
 /// the view's own height too.
 pub fn visibility_system() -> System {
     let mut segments: Vec<Segment> = Vec::new();
-    let mut row_pointers = RowPointers::default();
     let mut occlusion = OcclusionPass::default(); // issue 6
     System::new(VISIBILITY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
         runtime::profile_zone!("visibility");
@@ -90,8 +89,7 @@ pub fn visibility_system() -> System {
         let viewport = *ctx.resource::<Viewport>();
         let view = ctx.frame_value::<ResolvedView>().map(|view| *view);
         let mut visibility = ctx.resource_mut::<Visibility>();
-        let pass_state =
-            PassState { segments: &mut segments, row_pointers: &mut row_pointers, occlusion: &mut occlusion };
+        let pass_state = PassState { segments: &mut segments, occlusion: &mut occlusion };
         run_visibility(ctx, &mut visibility, pass_state, view, &settings, viewport, feedback);
     })
     .reads::<Mesh>()
@@ -115,7 +113,6 @@ pub fn visibility_system() -> System {
 /// What the system keeps between frames besides the resource.
 struct PassState<'s> {
     segments: &'s mut Vec<Segment>,
-    row_pointers: &'s mut RowPointers,
     occlusion: &'s mut OcclusionPass,
 }
 
@@ -124,7 +121,7 @@ struct PassState<'s> {
 fn run_visibility(
     ctx: &mut SystemContext<'_>,
     visibility: &mut Visibility,
-    PassState { segments, row_pointers, occlusion }: PassState<'_>,
+    PassState { segments, occlusion }: PassState<'_>,
     view: Option<ResolvedView>,
     settings: &RenderSettings,
     viewport: Viewport,
@@ -176,7 +173,10 @@ fn run_visibility(
     let frustum_culling = settings.frustum_culling && trusted;
     let thresholds = [params.max_distance, params.min_pixels, params.lod_bias];
     let key = ViewKey::new(&view.view, &view.projection, viewport.height as f32, thresholds, frustum_culling);
-    let view_epoch = visibility.view_epoch.advance(key);
+    let (view_epoch, wrapped) = visibility.view_epoch.advance(key);
+    if wrapped {
+        visibility.objects.cache.iter_mut().for_each(|entry| entry.forget_verdict());
+    }
     let inputs = PassInputs {
         world: ctx.world_unchecked(),
         segments,
@@ -187,17 +187,13 @@ fn run_visibility(
         lod_bias: params.lod_bias,
         view_epoch,
     };
-    visibility.frame += 1;
-    visibility.row_cache.prepare(segments.iter().map(|segment| (segment.archetype, segment.len)), row_pointers);
-    let Visibility { slots, objects: columns, slot_flags, frame, .. } = &mut *visibility;
+    let Visibility { slots, objects: columns, slot_flags, .. } = &mut *visibility;
     let outputs = PassOutputs {
         slots: slots.storage(),
         models: columns.models.as_mut_ptr(),
         bounds: columns.bounds.as_mut_ptr(),
         draws: columns.draws.as_mut_ptr(),
-        stamps: columns.stamps.as_mut_ptr(),
-        rows: row_pointers,
-        stamp: *frame,
+        cache: columns.cache.as_mut_ptr(),
         flags: slot_flags.as_mut_ptr(),
         objects,
     };
