@@ -1,16 +1,16 @@
-//! World bounds and cull verdicts cached per object slot, so an object that did not move costs
-//! a comparison a frame instead of a box transform and three column writes, and under a
-//! still camera no cull test either.
+//! What the pass knows about each object slot's box, so an object that did not move costs a
+//! comparison a frame instead of a finiteness check and three scattered column writes, and
+//! under a still camera no cull test either.
 //!
 //! **Keyed by value.** hecs keeps no change ticks, and an object moves by many public means:
 //! a system writing `Transform` or `WorldTransform`, `World::get_mut`, re-parenting (the
 //! Transform stage writes a new `WorldTransform`), a new entity in a reused slot, a new `Mesh`
 //! box or skinned pose. All of them end in the two inputs the world box is computed from, the
 //! world matrix and the local box, so the pass compares both, bit for bit, with the ones the
-//! cached box came from: the matrix with the slot's entry of
+//! slot's columns were written from: the matrix with the slot's entry of
 //! [`ObjectColumns::models`](super::ObjectColumns), the local box with the copy kept here.
-//! Equal inputs give the same box by construction, whatever changed them, so a stale box (a
-//! false-hidden bug) cannot come from a missed mark. Bitwise, not `==`: `-0.0` and `0.0`
+//! Equal inputs give the same box by construction, whatever changed them, so a stale box or
+//! verdict (a false-hidden bug) cannot come from a missed mark. Bitwise, not `==`: `-0.0` and `0.0`
 //! compare equal but are different inputs, and a NaN is the same input as itself (the entry
 //! remembers that the object was not finite, so it stays kept). A freed or undrawable slot's
 //! entry is emptied, so a newcomer in a reused slot is always computed afresh.
@@ -24,7 +24,10 @@
 //!
 //! **Why per slot.** Entries follow the slot, like every other column, so memory is one
 //! entry per object whatever archetype moves the `Culled` and `Occluded` tags cause (entries
-//! per archetype row would grow with each tag archetype's largest size). 56 bytes an object.
+//! per archetype row would grow with each tag archetype's largest size). 32 bytes an object:
+//! the world box itself is not kept but computed again from the matrix (a few multiply-adds,
+//! the same operations, so the same bits), since memory, not arithmetic, is what a million
+//! objects run short of.
 
 use ecs::Aabb;
 use glam::{Mat4, Vec3};
@@ -58,16 +61,12 @@ enum BoxState {
     NonFinite = 2,
 }
 
-/// What the pass computed for one slot the last time its inputs changed, and the verdict of
-/// the last view it was culled under.
+/// What the pass knew of one slot the last time its inputs changed, and the verdict of the
+/// last view it was culled under.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct CachedBounds {
-    /// The local box the world box came from (the posed box for a posed skinned mesh).
+    /// The local box the slot's world box came from (the posed box for a posed skinned mesh).
     local: Aabb,
-    /// World box centre.
-    center: Vec3,
-    /// World box half extents.
-    half: Vec3,
     /// The view epoch `verdict` was decided under ([`NO_EPOCH`]: none).
     epoch: u32,
     state: BoxState,
@@ -75,56 +74,32 @@ pub(crate) struct CachedBounds {
     verdict: Verdict,
 }
 
-/// A cache hit: the world box of the object and whether it is finite.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct CachedBox {
-    /// World box centre.
-    pub center: Vec3,
-    /// World box half extents.
-    pub half: Vec3,
-    /// The matrix and world box were finite.
-    pub finite: bool,
-}
-
 impl CachedBounds {
     /// The entry of a slot with nothing cached.
     pub(crate) const EMPTY: CachedBounds = CachedBounds {
         local: Aabb::new(Vec3::ZERO, Vec3::ZERO),
-        center: Vec3::ZERO,
-        half: Vec3::ZERO,
         epoch: NO_EPOCH,
         state: BoxState::Empty,
         verdict: Verdict::Visible,
     };
 
-    /// An entry for the world box `found` computed from `local` (and the matrix stored in
-    /// the slot's `models` entry), with no verdict yet.
+    /// An entry for the slot's columns written from `local` (and the matrix stored in the
+    /// slot's `models` entry), finite or not, with no verdict yet.
     #[inline(always)]
-    pub(crate) fn new(local: Aabb, found: CachedBox) -> CachedBounds {
-        let state = if found.finite { BoxState::Finite } else { BoxState::NonFinite };
-        CachedBounds {
-            local,
-            center: found.center,
-            half: found.half,
-            epoch: NO_EPOCH,
-            state,
-            verdict: Verdict::Visible,
-        }
+    pub(crate) fn new(local: Aabb, finite: bool) -> CachedBounds {
+        let state = if finite { BoxState::Finite } else { BoxState::NonFinite };
+        CachedBounds { local, epoch: NO_EPOCH, state, verdict: Verdict::Visible }
     }
 
-    /// The cached world box when the entry holds one computed from exactly `model` (compared
-    /// with `cached_model`, the slot's stored matrix) and `local`; `None` when it must be
-    /// computed again.
+    /// Whether the slot's box is finite, when its columns were written from exactly `model`
+    /// (compared with `cached_model`, the slot's stored matrix) and `local`; `None` when they
+    /// must be written again.
     #[inline(always)]
-    pub(crate) fn lookup(&self, cached_model: &Mat4, model: &Mat4, local: &Aabb) -> Option<CachedBox> {
+    pub(crate) fn lookup(&self, cached_model: &Mat4, model: &Mat4, local: &Aabb) -> Option<bool> {
         let valid = self.state != BoxState::Empty;
         let same =
             same_bits(&[local.min, local.max], &[self.local.min, self.local.max]) & same_matrix(cached_model, model);
-        (valid & same).then_some(CachedBox {
-            center: self.center,
-            half: self.half,
-            finite: self.state == BoxState::Finite,
-        })
+        (valid & same).then_some(self.state == BoxState::Finite)
     }
 
     /// The verdict on this entry's box when it was decided under view epoch `epoch` (the
@@ -224,16 +199,14 @@ mod tests {
         Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5))
     }
 
-    fn entry_for(model: Mat4, local: Aabb) -> (CachedBounds, CachedBox) {
-        let (center, half) = local.transformed_center_half(&model);
-        let found = CachedBox { center, half, finite: true };
-        (CachedBounds::new(local, found), found)
+    fn entry_for(local: Aabb) -> (CachedBounds, bool) {
+        (CachedBounds::new(local, true), true)
     }
 
     #[test]
     fn an_entry_answers_only_for_the_exact_inputs_it_came_from() {
         let model = Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0));
-        let (entry, found) = entry_for(model, unit());
+        let (entry, found) = entry_for(unit());
         assert_eq!(entry.lookup(&model, &model, &unit()), Some(found), "same inputs hit");
         let moved = Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0001));
         assert_eq!(entry.lookup(&model, &moved, &unit()), None, "a moved matrix misses");
@@ -241,7 +214,7 @@ mod tests {
         assert_eq!(entry.lookup(&model, &model, &grown), None, "a new local box misses");
         let zero = Aabb::new(Vec3::new(0.0, -0.5, -0.5), Vec3::splat(0.5));
         let negative_zero = Aabb::new(Vec3::new(-0.0, -0.5, -0.5), Vec3::splat(0.5));
-        let (entry, _) = entry_for(model, zero);
+        let (entry, _) = entry_for(zero);
         assert_eq!(entry.lookup(&model, &model, &negative_zero), None, "-0.0 is not the input 0.0 was");
         let empty = CachedBounds::EMPTY;
         assert_eq!(empty.lookup(&Mat4::IDENTITY, &Mat4::IDENTITY, &Aabb::new(Vec3::ZERO, Vec3::ZERO)), None);
@@ -249,7 +222,7 @@ mod tests {
 
     #[test]
     fn verdicts_hold_only_for_their_epoch_and_the_epoch_follows_the_key() {
-        let (mut entry, _) = entry_for(Mat4::IDENTITY, unit());
+        let (mut entry, _) = entry_for(unit());
         assert_eq!(entry.verdict(1), None, "a new entry has no verdict");
         entry.set_verdict(3, Verdict::Distance);
         assert_eq!(entry.verdict(3), Some(Verdict::Distance));
@@ -273,17 +246,16 @@ mod tests {
     fn a_non_finite_entry_stays_non_finite() {
         let mut model = Mat4::IDENTITY;
         model.w_axis.x = f32::NAN;
-        let found = CachedBox { center: Vec3::ZERO, half: Vec3::splat(0.5), finite: false };
-        let entry = CachedBounds::new(unit(), found);
+        let entry = CachedBounds::new(unit(), false);
         let hit = entry.lookup(&model, &model, &unit());
-        assert_eq!(hit.map(|hit| hit.finite), Some(false), "the same NaN bits hit and report non-finite");
+        assert_eq!(hit, Some(false), "the same NaN bits hit and report non-finite");
         let mut other = model;
         other.w_axis.x = f32::INFINITY;
         assert_eq!(entry.lookup(&model, &other, &unit()), None, "other bits miss");
     }
 
     #[test]
-    fn an_entry_is_56_bytes() {
-        assert_eq!(std::mem::size_of::<CachedBounds>(), 56, "the cache's memory per object (see the module docs)");
+    fn an_entry_is_32_bytes() {
+        assert_eq!(std::mem::size_of::<CachedBounds>(), 32, "the cache's memory per object (see the module docs)");
     }
 }

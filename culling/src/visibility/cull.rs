@@ -16,7 +16,7 @@ use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldT
 use glam::{Mat4, Vec3};
 use runtime::hecs::{ArchetypeColumn, World};
 
-use super::cache::{CachedBounds, CachedBox, Verdict};
+use super::cache::{CachedBounds, Verdict};
 use super::result::{ObjectDraw, EMPTY_BOX};
 use crate::bits::BITS_PER_WORD;
 use crate::kernels::Kernel;
@@ -280,29 +280,30 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
             let (stored_model, entry, stored_draw) = unsafe {
                 (&mut *outputs.models.add(slot), &mut *outputs.cache.add(slot), &mut *outputs.draws.add(slot))
             };
-            let found = match entry.lookup(stored_model, &model, &local_box) {
-                // A static object: its inputs are bit for bit those of the cached box (see
-                // `cache.rs`): nothing to compute, and only a new level of detail to write.
-                Some(found) => {
-                    let draw = draw_of(inputs, &columns, row, mesh, found.center);
+            // The same operations as when the columns were written: the same bits.
+            let (center, half) = local_box.transformed_center_half(&model);
+            let draw = draw_of(inputs, &columns, row, mesh, center);
+            let finite = match entry.lookup(stored_model, &model, &local_box) {
+                // A static object: its inputs are bit for bit those its columns were written
+                // from (see `cache.rs`): only a new level of detail is written.
+                Some(finite) => {
                     if *stored_draw != draw {
                         *stored_draw = draw;
                     }
-                    found
+                    finite
                 }
                 None => {
                     local.bounds_computed += 1;
-                    let (center, half) = local_box.transformed_center_half(&model);
-                    let found = CachedBox { center, half, finite: is_finite_object(&model, center, half) };
+                    let finite = is_finite_object(&model, center, half);
                     *stored_model = model;
-                    *stored_draw = draw_of(inputs, &columns, row, mesh, center);
-                    *entry = CachedBounds::new(local_box, found);
+                    *stored_draw = draw;
+                    *entry = CachedBounds::new(local_box, finite);
                     // SAFETY: as above.
                     unsafe { outputs.bounds.add(slot).write(Aabb { min: center - half, max: center + half }) };
-                    found
+                    finite
                 }
             };
-            if !found.finite {
+            if !finite {
                 forced |= bit;
             }
             // The same box under the same view (see `cache.rs`): last frame's verdict stands.
@@ -318,7 +319,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
             }
             pushed[block.len()] = offset as u8;
             fresh_entries[block.len()] = entry;
-            block.push_center_half(found.center, found.half);
+            block.push_center_half(center, half);
         }
 
         // Frustum: the SIMD kernel on the boxes of the word's fresh objects (non-finite boxes

@@ -101,8 +101,9 @@ pub struct VisibilityStats {
     pub occluded: usize,
     /// Drawable objects kept only because a matrix, their bounds or the view were not finite.
     pub non_finite: usize,
-    /// Drawable objects whose world box was computed this frame: new, moved, re-shaped or
-    /// moved to another archetype row. The others were static and reused last frame's box.
+    /// Drawable objects whose matrix, world box and draw were written this frame because
+    /// their inputs changed (new, moved or re-shaped); the others were static, and under an
+    /// unchanged view also kept last frame's verdict.
     pub bounds_computed: usize,
     /// `Culled` and `Occluded` tags inserted this frame (applied right after the cull).
     pub tags_inserted: usize,

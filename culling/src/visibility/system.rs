@@ -53,11 +53,13 @@ pub fn install(app: &mut App) {
 /// Steps: list the archetypes holding a `Mesh` and size the persistent columns to the mesh
 /// count; one parallel pass over 64-object words (skip the undrawable; world matrix from
 /// `WorldTransform` or else `Transform`; posed box for a mesh with a `SkinnedPose`; world
-/// box by Arvo's method; columns and LOD for every drawable mesh; the SIMD frustum kernel on
-/// the word's boxes, then distance and screen size on the survivors); occlusion (see
-/// `crate::occlusion::stage`, reading the [`OccluderMeshes`] resource when present); a
-/// serial gather of `visible` and `scene` (casters first); the `Culled` and `Occluded` tag
-/// changes, recorded for [`visibility_tags_system`] to apply right after.
+/// box by Arvo's method unless the slot's cached box came from the same bits; columns and LOD
+/// for every drawable mesh; the SIMD frustum kernel on the word's boxes, then distance and
+/// screen size on the survivors, unless a static box's verdict under the same view is
+/// cached); occlusion (see `crate::occlusion::stage`, reading the [`OccluderMeshes`]
+/// resource when present); a serial gather of `visible` and `scene` (casters first); the
+/// `Culled` and `Occluded` tag changes, recorded for [`visibility_tags_system`] to apply
+/// right after.
 ///
 /// Reads `Mesh`, `Transform`, `WorldTransform`, `Visible`, `SkinnedPose`, `Lod`,
 /// `ShadowCaster`, the tags, the [`RenderSettings`], [`Viewport`], [`OccluderMeshes`] and
