@@ -280,34 +280,18 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
             let (stored_model, entry, stored_draw) = unsafe {
                 (&mut *outputs.models.add(slot), &mut *outputs.cache.add(slot), &mut *outputs.draws.add(slot))
             };
-            // The same operations as when the columns were written: the same bits.
-            let (center, half) = local_box.transformed_center_half(&model);
-            let draw = draw_of(inputs, &columns, row, mesh, center);
-            let finite = match entry.lookup(stored_model, &model, &local_box) {
-                // A static object: its inputs are bit for bit those its columns were written
-                // from (see `cache.rs`): only a new level of detail is written.
-                Some(finite) => {
-                    if *stored_draw != draw {
-                        *stored_draw = draw;
-                    }
-                    finite
-                }
-                None => {
-                    local.bounds_computed += 1;
-                    let finite = is_finite_object(&model, center, half);
-                    *stored_model = model;
+            let hit = entry.lookup(stored_model, &model, &local_box);
+            // A static object under the same view (see `cache.rs`): its columns hold this
+            // frame's values and last frame's verdict stands; only a level of detail may change
+            // (the box centre is computed for it alone, with the same operations).
+            if let (Some(finite), Some(verdict)) = (hit, entry.verdict(inputs.view_epoch)) {
+                let draw = draw_of(inputs, &columns, row, mesh, || model.transform_point3(local_box.center()));
+                if *stored_draw != draw {
                     *stored_draw = draw;
-                    *entry = CachedBounds::new(local_box, finite);
-                    // SAFETY: as above.
-                    unsafe { outputs.bounds.add(slot).write(Aabb { min: center - half, max: center + half }) };
-                    finite
                 }
-            };
-            if !finite {
-                forced |= bit;
-            }
-            // The same box under the same view (see `cache.rs`): last frame's verdict stands.
-            if let Some(verdict) = entry.verdict(inputs.view_epoch) {
+                if !finite {
+                    forced |= bit;
+                }
                 reused |= bit;
                 match verdict {
                     Verdict::Visible => reused_visible |= bit,
@@ -316,6 +300,25 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
                     Verdict::Size => local.size_rejected += 1,
                 }
                 continue;
+            }
+            // The same operations as when the columns were written: the same bits.
+            let (center, half) = local_box.transformed_center_half(&model);
+            let draw = draw_of(inputs, &columns, row, mesh, || center);
+            if *stored_draw != draw {
+                *stored_draw = draw;
+            }
+            let finite = hit.unwrap_or_else(|| {
+                // New, moved or re-shaped: write the columns and a fresh entry.
+                local.bounds_computed += 1;
+                let finite = is_finite_object(&model, center, half);
+                *stored_model = model;
+                *entry = CachedBounds::new(local_box, finite);
+                // SAFETY: as above.
+                unsafe { outputs.bounds.add(slot).write(Aabb { min: center - half, max: center + half }) };
+                finite
+            });
+            if !finite {
+                forced |= bit;
             }
             pushed[block.len()] = offset as u8;
             fresh_entries[block.len()] = entry;
@@ -462,12 +465,19 @@ fn source_of<'c>(columns: &'c Columns<'_>, row: usize) -> Option<(Mat4, Aabb, &'
 }
 
 /// A drawable object's draw for this view: its mesh's material, and the level of detail its
-/// world centre's distance picks (else the mesh itself).
+/// world centre's distance picks (else the mesh itself; `center` is called only for a mesh
+/// with levels).
 #[inline(always)]
-fn draw_of(inputs: &PassInputs<'_>, columns: &Columns<'_>, row: usize, mesh: &Mesh, center: Vec3) -> ObjectDraw {
+fn draw_of(
+    inputs: &PassInputs<'_>,
+    columns: &Columns<'_>,
+    row: usize,
+    mesh: &Mesh,
+    center: impl FnOnce() -> Vec3,
+) -> ObjectDraw {
     let mut draw = ObjectDraw { mesh: mesh.mesh, material: mesh.material };
     if let Some(lods) = &columns.lods {
-        let distance = inputs.view.distance_sq(center).sqrt();
+        let distance = inputs.view.distance_sq(center()).sqrt();
         if let Some(level) = lods[row].select(distance, inputs.lod_scale, inputs.lod_bias) {
             draw.mesh = level;
         }
