@@ -7,7 +7,8 @@
 //! stored matrix and box must equal the ones computed afresh from its entity.
 
 use ecs::{
-    hierarchy, scene, Aabb, Camera, Lod, LodLevel, Mesh, Parent, RenderSettings, Transform, Visible, WorldTransform,
+    hierarchy, scene, Aabb, Camera, Lod, LodLevel, Mesh, Parent, RenderSettings, SkinnedPose, Transform, Visible,
+    WorldTransform,
 };
 use glam::{Mat4, Quat, Vec3};
 use runtime::hecs::{Entity, World};
@@ -338,4 +339,21 @@ fn cached_boxes_and_verdicts_give_the_answer_of_a_fresh_cull_frame_after_frame()
         assert_eq!(ours.rejected, fresh.rejected, "frame {frame}: visible and rejected counts as a fresh cull's");
         assert!(ours.draws == fresh.draws, "frame {frame}: the cached stage's draws are a fresh cull's");
     }
+}
+
+#[test]
+fn a_new_skinned_pose_is_seen_next_frame() {
+    let mut app = still_app(2);
+    let mut mesh = scene::unit_cube_mesh();
+    mesh.skin_radius = 0.1;
+    let rest = SkinnedPose { origin_min: Vec3::splat(-0.4), origin_max: Vec3::splat(0.4), max_bone_scale: 1.0 };
+    let character = scene::spawn_mesh(app.world_mut(), mesh, Transform::from_translation(BEHIND));
+    app.world_mut().insert_one(character, rest).expect("alive");
+    settle(&mut app, 3);
+    assert!(!is_visible(&app, character), "at rest the character is behind the camera");
+    // An arm reaching 25 m forward, past the camera and into view.
+    app.world_mut().get::<&mut SkinnedPose>(character).expect("a pose").origin_min.z = -25.0;
+    app.run_frame();
+    assert!(is_visible(&app, character), "the posed box this frame reaches into view");
+    assert_eq!(app.resource::<Visibility>().stats().bounds_computed, 1, "only the posed mesh is computed");
 }
