@@ -98,10 +98,15 @@ impl ClusterCulledScene {
     }
 }
 
-/// Milliseconds of the early and late cluster passes in `graph`'s last finished frame.
+/// Milliseconds of the early and late cluster passes in `graph`'s last finished frame (the
+/// late phase's with its [`ClusterSurvivorPass`]).
 pub fn cluster_pass_ms(graph: &render_graph::GraphStats) -> [Option<f64>; 2] {
     let ms = |name: &str| graph.passes.iter().find(|pass| pass.name == name).and_then(|pass| pass.gpu_ms);
-    [ms(ClusterCullPass::EARLY_NAME), ms(ClusterCullPass::LATE_NAME)]
+    let late = match (ms(ClusterSurvivorPass::NAME), ms(ClusterCullPass::LATE_NAME)) {
+        (Some(survivors), Some(late)) => Some(survivors + late),
+        (survivors, late) => late.or(survivors),
+    };
+    [ms(ClusterCullPass::EARLY_NAME), late]
 }
 
 /// Builds the cluster tables of `scene` as it is now, imports the scene's and the tables'
