@@ -16,8 +16,8 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion};
 use culling::cluster::ClusterSettings;
 use culling::gpu::{
-    add_cluster_culled_scene_passes, add_gpu_culled_scene_passes, ClusterCullPass, ClusterReadbacks, GpuCullSettings,
-    GpuCullStats,
+    add_cluster_culled_scene_passes, add_gpu_culled_scene_passes, ClusterCullPass, ClusterReadbacks,
+    ClusterSurvivorPass, GpuCullSettings, GpuCullStats,
 };
 use glam::{Mat4, Quat, Vec3};
 use meshopt::VertexDataAdapter;
@@ -240,7 +240,7 @@ fn benches(criterion: &mut Criterion) {
 
     let mut group = criterion.benchmark_group(format!("cluster pass/{} meshlets", stats.meshlets));
     group.sample_size(10);
-    for pass in [ClusterCullPass::LATE_NAME, ClusterCullPass::EARLY_NAME] {
+    for pass in [ClusterCullPass::LATE_NAME, ClusterSurvivorPass::NAME, ClusterCullPass::EARLY_NAME] {
         group.bench_function(pass, |bencher| {
             bencher.iter_custom(|iterations| {
                 let mut total = 0.0;

@@ -62,6 +62,8 @@ layout(std140, set = 0, binding = 0) uniform ClusterUniforms {
     float cone_margin;
     // Pairs that are meshlets (not objects drawn whole).
     uint meshlet_pairs;
+    // Objects the tables cover (threads of the survivor pass).
+    uint object_count;
 } cluster;
 
 layout(std430, set = 0, binding = 1) readonly buffer ObjectRecords {

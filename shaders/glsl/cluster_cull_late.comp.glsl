@@ -1,12 +1,15 @@
 #version 450
-// Cluster cull, late phase: one thread per pair. After the object pass (`visibility_bits`,
-// this frame), every meshlet of a surviving object is tested: sphere against the frustum,
+// Cluster cull, late phase: one workgroup per object the object pass kept (the survivor
+// list of `cluster_survivors.comp`, dispatched indirectly), its threads striding over the
+// object's pairs. Every meshlet of a surviving object is tested: sphere against the frustum,
 // normal cone against the eye, box against the pyramid built from the early phase's depth.
 // Writes each pair's verdict and visibility bit (next frame's history) and appends the
-// visible pairs the early phase did not draw.
+// visible pairs the early phase did not draw. (The survivor pass gave the pairs of culled
+// objects their verdicts.)
 #include "cluster_cull.h"
 layout(local_size_x = 64) in;
 
+// Read by the survivor pass, which lists the kept objects; still bound here.
 layout(std430, set = 0, binding = 6) readonly buffer ObjectBits {
     uint object_bits[];
 };
@@ -27,13 +30,20 @@ layout(std430, set = 0, binding = 11) buffer DrawCount {
 layout(std430, set = 0, binding = 12) buffer ClusterStats {
     uint stats[CSTAT_COUNT];
 };
+// Word 0 the count, then the objects the object pass kept.
+layout(std430, set = 0, binding = 13) readonly buffer Survivors {
+    uint survivors[];
+};
+// (first pair, pair count) per covered object.
+layout(std430, set = 0, binding = 14) readonly buffer ObjectPairs {
+    uvec2 object_pairs[];
+};
 
 #include "hiz_occlusion.h"
 
 // No shared memory and no barrier: lavapipe runs barrier-free compute as plain SIMD loops
 // (with a barrier, invocations run as coroutines, far slower over 1M pairs).
-// Every counter but the first is rare (pairs of objects the object pass kept), so global
-// atomics cost little.
+// The counters count pairs of kept objects (few), so global atomics cost little.
 
 // The verdict on a meshlet of a visible object; each test is conservative (see the header).
 uint classify(ObjectRecord record, GpuMeshlet meshlet) {
@@ -59,69 +69,60 @@ uint classify(ObjectRecord record, GpuMeshlet meshlet) {
     return VERDICT_VISIBLE;
 }
 
-void main() {
-    uint pair = gl_GlobalInvocationID.x;
-    if (pair == 0u) {
-        atomicAdd(stats[CSTAT_MESHLETS], cluster.meshlet_pairs);
+// Tests pair `pair` of `object`, which the object pass kept.
+void cull_pair(uint pair, uint object, ObjectRecord record) {
+    uint field = pairs[pair].y;
+    uint verdict = VERDICT_UNTESTED;
+    DrawCommand command;
+    if (pair_draws_whole(object, field, record)) {
+        // Drawn whole by its first pair.
+        if ((field & PAIR_FIRST) != 0u) {
+            verdict = VERDICT_VISIBLE;
+            atomicAdd(stats[CSTAT_OBJECT_TRIANGLES], record.index_count / 3u);
+        }
+        command = DrawCommand(record.index_count, 1u, record.first_index, record.vertex_offset, object);
+    } else {
+        GpuMeshlet meshlet = meshlets[field & PAIR_MESHLET_MASK];
+        atomicAdd(stats[CSTAT_TESTED], 1u);
+        atomicAdd(stats[CSTAT_OBJECT_TRIANGLES], meshlet.index_count / 3u);
+        verdict = classify(record, meshlet);
+        if (verdict == VERDICT_FRUSTUM) {
+            atomicAdd(stats[CSTAT_FRUSTUM], 1u);
+        } else if (verdict == VERDICT_BACK_FACING) {
+            atomicAdd(stats[CSTAT_CONE], 1u);
+        } else if (verdict == VERDICT_OCCLUDED) {
+            atomicAdd(stats[CSTAT_OCCLUSION], 1u);
+        } else if (verdict == VERDICT_CONSERVATIVE) {
+            atomicAdd(stats[CSTAT_CONSERVATIVE], 1u);
+        }
+        command = meshlet_command(object, meshlet, record);
     }
-    if (pair < cluster.pair_count) {
-        uint object = pairs[pair].x;
-        uint field = pairs[pair].y;
-        bool object_visible = (object_bits[object / 32u] >> (object % 32u) & 1u) == 1u;
-        if (!object_visible) {
-            // The object pass rejected the object (most pairs): by its box outside the
-            // frustum, or else hidden. Only the box is read. An object drawn whole reports
-            // on its first pair.
-            uint culled = VERDICT_UNTESTED;
-            if ((field & PAIR_MESHLET_MASK) != PAIR_WHOLE || (field & PAIR_FIRST) != 0u) {
-                bool outside = (cluster.flags & CLUSTER_FRUSTUM) != 0u
-                    && (objects[object].index_count == 0u
-                        || box_outside(objects[object].bounds_min, objects[object].bounds_max));
-                culled = outside ? VERDICT_FRUSTUM : VERDICT_OCCLUDED;
+    verdicts[pair] = verdict;
+    bool visible = verdict == VERDICT_VISIBLE || verdict == VERDICT_CONSERVATIVE;
+    if (visible) {
+        atomicOr(pair_bits[pair / 32u], 1u << (pair % 32u));
+        // The early phase drew the pairs visible last frame that pass frustum and cone.
+        if (!pair_was_visible(pair)) {
+            uint slot = atomicAdd(draw_count, 1u);
+            commands[slot] = command;
+            atomicAdd(stats[CSTAT_LATE_DRAWN], 1u);
+            atomicAdd(stats[CSTAT_TRIANGLES], command.index_count / 3u);
+            if ((field & PAIR_MESHLET_MASK) == PAIR_WHOLE || record.mesh != built_mesh[object]) {
+                atomicAdd(stats[CSTAT_WHOLE_OBJECTS], 1u);
             }
-            verdicts[pair] = culled;
-            return;
         }
+    }
+}
+
+void main() {
+    // More survivors than groups (over 65,535): each group takes every n-th survivor.
+    uint survivor_count = survivors[0];
+    for (uint survivor = gl_WorkGroupID.x; survivor < survivor_count; survivor += gl_NumWorkGroups.x) {
+        uint object = survivors[survivor + 1u];
         ObjectRecord record = objects[object];
-        uint verdict = VERDICT_UNTESTED;
-        DrawCommand command;
-        if (pair_draws_whole(object, field, record)) {
-            // Drawn whole by its first pair.
-            if ((field & PAIR_FIRST) != 0u) {
-                verdict = VERDICT_VISIBLE;
-                atomicAdd(stats[CSTAT_OBJECT_TRIANGLES], record.index_count / 3u);
-            }
-            command = DrawCommand(record.index_count, 1u, record.first_index, record.vertex_offset, object);
-        } else {
-            GpuMeshlet meshlet = meshlets[field & PAIR_MESHLET_MASK];
-            atomicAdd(stats[CSTAT_TESTED], 1u);
-            atomicAdd(stats[CSTAT_OBJECT_TRIANGLES], meshlet.index_count / 3u);
-            verdict = classify(record, meshlet);
-            if (verdict == VERDICT_FRUSTUM) {
-                atomicAdd(stats[CSTAT_FRUSTUM], 1u);
-            } else if (verdict == VERDICT_BACK_FACING) {
-                atomicAdd(stats[CSTAT_CONE], 1u);
-            } else if (verdict == VERDICT_OCCLUDED) {
-                atomicAdd(stats[CSTAT_OCCLUSION], 1u);
-            } else if (verdict == VERDICT_CONSERVATIVE) {
-                atomicAdd(stats[CSTAT_CONSERVATIVE], 1u);
-            }
-            command = meshlet_command(object, meshlet, record);
-        }
-        verdicts[pair] = verdict;
-        bool visible = verdict == VERDICT_VISIBLE || verdict == VERDICT_CONSERVATIVE;
-        if (visible) {
-            atomicOr(pair_bits[pair / 32u], 1u << (pair % 32u));
-            // The early phase drew the pairs visible last frame that pass frustum and cone.
-            if (!pair_was_visible(pair)) {
-                uint slot = atomicAdd(draw_count, 1u);
-                commands[slot] = command;
-                atomicAdd(stats[CSTAT_LATE_DRAWN], 1u);
-                atomicAdd(stats[CSTAT_TRIANGLES], command.index_count / 3u);
-                if ((field & PAIR_MESHLET_MASK) == PAIR_WHOLE || record.mesh != built_mesh[object]) {
-                    atomicAdd(stats[CSTAT_WHOLE_OBJECTS], 1u);
-                }
-            }
+        uvec2 range = object_pairs[object];
+        for (uint pair = range.x + gl_LocalInvocationID.x; pair < range.x + range.y; pair += gl_WorkGroupSize.x) {
+            cull_pair(pair, object, record);
         }
     }
 }

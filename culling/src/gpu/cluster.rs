@@ -24,7 +24,7 @@ use render_graph::{
     ImageHandle, Pass, PrepareContext, Registry, ShaderStage,
 };
 
-use super::cluster_table::{ClusterTable, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_PAIRS};
+use super::cluster_table::{ClusterTable, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS};
 use super::cull::{CullPhase, CULL_STATS, CULL_STAT_WORDS, VISIBILITY_BITS};
 use super::hiz::HIZ_DEPTH;
 use crate::cluster::{view_eye, ClusterMargins, ClusterSettings, CLUSTER_STAT_WORDS};
@@ -36,6 +36,12 @@ pub const CLUSTER_BITS: &str = "cluster_visibility_bits";
 /// Name of the per-pair verdicts the late phase writes (one u32
 /// [`ClusterVerdict`](crate::cluster::ClusterVerdict) code per pair).
 pub const CLUSTER_VERDICTS: &str = "cluster_verdicts";
+/// Name of the survivor list [`ClusterSurvivorPass`] writes for the late phase: word 0 the
+/// count, then the covered objects the object pass kept.
+pub const CLUSTER_SURVIVORS: &str = "cluster_survivors";
+/// Name of the late phase's `VkDispatchIndirectCommand` (one workgroup per survivor, at most
+/// 65,535), written by [`ClusterSurvivorPass`].
+pub const CLUSTER_DISPATCH: &str = "cluster_dispatch";
 /// Name of the frame's cluster counters ([`CLUSTER_STAT_WORDS`] u32s,
 /// [`ClusterStats`](crate::cluster::ClusterStats)).
 pub const CLUSTER_STATS: &str = "cluster_stats";
@@ -54,7 +60,7 @@ pub const CLUSTER_CONE: u32 = 4;
 pub const CLUSTER_UNIFORM_BYTES: usize = 224;
 
 /// Most workgroups of one dimension a dispatch is guaranteed (Vulkan's minimum limit).
-const MAX_GROUPS: u32 = 65_535;
+pub(crate) const MAX_GROUPS: u32 = 65_535;
 
 /// Bytes of [`CLUSTER_BITS`] for `pairs` pairs (whole 64-bit words).
 pub fn cluster_bits_bytes(pairs: u32) -> u64 {
@@ -94,11 +100,14 @@ pub struct ClusterUniforms {
     /// Pairs that are meshlets (not objects drawn whole): the late phase adds it to the
     /// `meshlets` counter once.
     pub meshlet_pairs: u32,
+    /// Objects the cluster tables cover (threads of [`ClusterSurvivorPass`]).
+    pub object_count: u32,
 }
 
 const _: () = {
-    assert!(size_of::<ClusterUniforms>() == 220, "ClusterUniforms must match the std140 fields in cluster_cull.h");
+    assert!(size_of::<ClusterUniforms>() == 224, "ClusterUniforms must match the std140 fields in cluster_cull.h");
     assert!(offset_of!(ClusterUniforms, meshlet_pairs) == 216);
+    assert!(offset_of!(ClusterUniforms, object_count) == 220);
     assert!(offset_of!(ClusterUniforms, eye) == 160);
     assert!(offset_of!(ClusterUniforms, plane_count) == 176);
     assert!(offset_of!(ClusterUniforms, hiz_size) == 192, "a vec2 is 8-aligned in std140");
@@ -106,13 +115,12 @@ const _: () = {
 };
 
 impl ClusterUniforms {
-    /// The parameters for `view_projection` over `pair_count` pairs and a pyramid of
-    /// `hiz_size`. A view whose frustum is not finite culls nothing; an orthographic view
-    /// has no cone test.
+    /// The parameters for `view_projection` over `pair_count` pairs (`meshlet_pairs` of them
+    /// meshlets) of `object_count` objects and a pyramid of `hiz_size`. A view whose frustum
+    /// is not finite culls nothing; an orthographic view has no cone test.
     pub fn new(
         view_projection: Mat4,
-        pair_count: u32,
-        meshlet_pairs: u32,
+        [pair_count, meshlet_pairs, object_count]: [u32; 3],
         settings: ClusterSettings,
         hiz_size: vk::Extent2D,
     ) -> Self {
@@ -143,6 +151,7 @@ impl ClusterUniforms {
             bounds_margin: margins.bounds,
             cone_margin: margins.cone,
             meshlet_pairs,
+            object_count,
         }
     }
 
@@ -166,6 +175,7 @@ impl ClusterUniforms {
             *word = value.to_bits();
         }
         words[54] = self.meshlet_pairs;
+        words[55] = self.object_count;
         let mut bytes = [0u8; CLUSTER_UNIFORM_BYTES];
         for (chunk, word) in bytes.chunks_exact_mut(4).zip(words) {
             chunk.copy_from_slice(&word.to_le_bytes());
@@ -182,12 +192,13 @@ pub(crate) fn lock_cluster_settings(settings: &SharedClusterSettings) -> MutexGu
 }
 
 /// Creates `draw_commands` (room for `capacity` commands), `draw_count`, `cull_stats`,
-/// [`CLUSTER_STATS`] and [`CLUSTER_BITS`] (for `pairs` pairs), and zeroes them each frame
-/// (the commands only with `zero_commands`, for draw modes that draw every command without
-/// the count).
+/// [`CLUSTER_STATS`], [`CLUSTER_BITS`] (for `pairs` pairs), [`CLUSTER_SURVIVORS`] (for
+/// `objects` objects) and [`CLUSTER_DISPATCH`], and zeroes them each frame (the commands
+/// only with `zero_commands`, for draw modes that draw every command without the count).
 pub struct ClusterResetPass {
     capacity: u32,
     pairs: u32,
+    objects: u32,
     zero_commands: bool,
     buffers: Vec<BufferHandle>,
 }
@@ -196,9 +207,9 @@ impl ClusterResetPass {
     /// Name of the pass in the graph.
     pub const NAME: &'static str = "cluster cull reset";
 
-    /// A reset pass for `capacity` draw commands and `pairs` pairs.
-    pub fn new(capacity: u32, pairs: u32, zero_commands: bool) -> ClusterResetPass {
-        ClusterResetPass { capacity, pairs, zero_commands, buffers: Vec::with_capacity(5) }
+    /// A reset pass for `capacity` draw commands and `pairs` pairs of `objects` objects.
+    pub fn new(capacity: u32, pairs: u32, objects: u32, zero_commands: bool) -> ClusterResetPass {
+        ClusterResetPass { capacity, pairs, objects, zero_commands, buffers: Vec::with_capacity(7) }
     }
 }
 
@@ -214,6 +225,8 @@ impl Pass for ClusterResetPass {
             (CULL_STATS, CULL_STAT_WORDS as u64 * 4),
             (CLUSTER_STATS, CLUSTER_STAT_WORDS as u64 * 4),
             (CLUSTER_BITS, cluster_bits_bytes(self.pairs)),
+            (CLUSTER_SURVIVORS, (u64::from(self.objects) + 1) * 4),
+            (CLUSTER_DISPATCH, 12),
             (DRAW_COMMANDS, u64::from(self.capacity.max(1)) * DRAW_COMMAND_BYTES),
         ];
         for (name, size) in sizes {
@@ -223,7 +236,7 @@ impl Pass for ClusterResetPass {
     }
 
     fn execute(&mut self, context: &mut ExecuteContext<'_>) {
-        let fills = if self.zero_commands { 5 } else { 4 };
+        let fills = if self.zero_commands { 7 } else { 6 };
         for &handle in &self.buffers[..fills] {
             let buffer = context.buffer(handle);
             // SAFETY: recording outside rendering; the buffers were declared transfer
@@ -239,12 +252,15 @@ pub struct ClusterCullPass {
     pipeline: ComputePipeline,
     scene: SharedScene,
     settings: SharedClusterSettings,
-    pair_count: u32,
-    meshlet_pairs: u32,
+    counts: [u32; 3],
     uniforms: Option<Binding>,
     inputs: Vec<BufferHandle>,
     pyramid: Option<ImageHandle>,
     outputs: Vec<BufferHandle>,
+    /// The late phase's survivor list and pair ranges (bound after the outputs) and its
+    /// indirect dispatch.
+    survivors: Vec<BufferHandle>,
+    dispatch: Option<BufferHandle>,
 }
 
 impl ClusterCullPass {
@@ -270,7 +286,7 @@ impl ClusterCullPass {
             }
             CullPhase::Late => {
                 kinds.extend([StorageBuffer, SampledImage]);
-                kinds.extend([StorageBuffer; 5]);
+                kinds.extend([StorageBuffer; 7]);
                 (Self::LATE_NAME, shaders::CLUSTER_CULL_LATE_COMP.words())
             }
         };
@@ -280,12 +296,13 @@ impl ClusterCullPass {
             pipeline,
             scene,
             settings,
-            pair_count: table.pair_count(),
-            meshlet_pairs: table.meshlet_pair_count(),
+            counts: [table.pair_count(), table.meshlet_pair_count(), table.object_count()],
             uniforms: None,
             inputs: Vec::with_capacity(6),
             pyramid: None,
             outputs: Vec::with_capacity(5),
+            survivors: Vec::with_capacity(2),
+            dispatch: None,
         })
     }
 }
@@ -302,6 +319,8 @@ impl Pass for ClusterCullPass {
         const COMPUTE: ShaderStage = ShaderStage::Compute;
         self.inputs.clear();
         self.outputs.clear();
+        self.survivors.clear();
+        self.dispatch = None;
         for name in [OBJECT_RECORDS, CLUSTER_MESHLETS, CLUSTER_PAIRS, CLUSTER_OBJECTS] {
             let buffer = registry.buffer(name);
             self.inputs.push(registry.read_storage_buffer(buffer, COMPUTE));
@@ -315,41 +334,35 @@ impl Pass for ClusterCullPass {
             self.pyramid = Some(registry.sample(pyramid, COMPUTE));
             let bits = registry.buffer(CLUSTER_BITS);
             self.outputs.push(registry.read_write_storage_buffer(bits, COMPUTE));
-            let verdicts =
-                registry.create_buffer(CLUSTER_VERDICTS, BufferDesc { size: u64::from(self.pair_count.max(1)) * 4 });
-            self.outputs.push(registry.write_storage_buffer(verdicts, COMPUTE));
+            // The survivor pass wrote the verdicts of the culled objects' pairs.
+            let verdicts = registry.buffer(CLUSTER_VERDICTS);
+            self.outputs.push(registry.read_write_storage_buffer(verdicts, COMPUTE));
         }
         for name in [DRAW_COMMANDS, DRAW_COUNT, CLUSTER_STATS] {
             let buffer = registry.buffer(name);
             self.outputs.push(registry.read_write_storage_buffer(buffer, COMPUTE));
         }
+        if self.phase == CullPhase::Late {
+            for name in [CLUSTER_SURVIVORS, CLUSTER_OBJECT_PAIRS] {
+                let buffer = registry.buffer(name);
+                self.survivors.push(registry.read_storage_buffer(buffer, COMPUTE));
+            }
+            let dispatch = registry.buffer(CLUSTER_DISPATCH);
+            self.dispatch = Some(registry.indirect_buffer(dispatch));
+        }
     }
 
     fn prepare(&mut self, context: &mut PrepareContext<'_>) {
-        let view_projection = Mat4::from_cols_array_2d(&lock_scene(&self.scene).camera().view_projection);
-        let settings = *lock_cluster_settings(&self.settings);
-        let uniforms = ClusterUniforms::new(
-            view_projection,
-            self.pair_count,
-            self.meshlet_pairs,
-            settings,
-            context.output_extent(),
-        );
-        match context.stage_data(&uniforms.to_bytes()) {
-            Ok(binding) => self.uniforms = Some(binding),
-            Err(error) => {
-                self.uniforms = None;
-                context.fail(error);
-            }
-        }
+        self.uniforms = stage_uniforms(context, &self.scene, &self.settings, self.counts);
     }
 
     fn execute(&mut self, context: &mut ExecuteContext<'_>) {
         let Some(uniforms) = self.uniforms else { return };
-        // Uniforms, inputs, the late phase's pyramid, outputs: at most 13, on the stack.
-        let mut bindings = [uniforms; 13];
+        // Uniforms, inputs, the late phase's pyramid, outputs, survivors: at most 15, on the
+        // stack.
+        let mut bindings = [uniforms; 15];
         let inputs = self.inputs.iter().map(|&handle| Binding::Buffer(handle));
-        let outputs = self.outputs.iter().map(|&handle| Binding::Buffer(handle));
+        let outputs = self.outputs.iter().chain(&self.survivors).map(|&handle| Binding::Buffer(handle));
         let all = inputs.chain(self.pyramid.map(Binding::Image)).chain(outputs);
         let mut count = 1;
         for (slot, binding) in bindings[1..].iter_mut().zip(all) {
@@ -357,7 +370,12 @@ impl Pass for ClusterCullPass {
             count += 1;
         }
         context.bind_compute(&self.pipeline, &bindings[..count]);
-        let groups = self.pair_count.div_ceil(CLUSTER_GROUP);
+        if let Some(dispatch) = self.dispatch {
+            // One workgroup per object the object pass kept (the survivor pass's count).
+            context.dispatch_indirect(dispatch, 0);
+            return;
+        }
+        let groups = self.counts[0].div_ceil(CLUSTER_GROUP);
         if groups > MAX_GROUPS {
             context.fail(render_graph::GraphError::InvalidDescription {
                 resource: String::from(CLUSTER_PAIRS),
@@ -367,6 +385,26 @@ impl Pass for ClusterCullPass {
         }
         if groups > 0 {
             context.dispatch(groups, 1, 1);
+        }
+    }
+}
+
+/// Stages the frame's [`ClusterUniforms`] for the camera of `scene` and `settings`, over
+/// `counts` (pairs, meshlet pairs, objects); a failure fails the frame and gives `None`.
+pub(crate) fn stage_uniforms(
+    context: &mut PrepareContext<'_>,
+    scene: &SharedScene,
+    settings: &SharedClusterSettings,
+    counts: [u32; 3],
+) -> Option<Binding> {
+    let view_projection = Mat4::from_cols_array_2d(&lock_scene(scene).camera().view_projection);
+    let settings = *lock_cluster_settings(settings);
+    let uniforms = ClusterUniforms::new(view_projection, counts, settings, context.output_extent());
+    match context.stage_data(&uniforms.to_bytes()) {
+        Ok(binding) => Some(binding),
+        Err(error) => {
+            context.fail(error);
+            None
         }
     }
 }

@@ -13,6 +13,7 @@ use super::cluster::{
     cluster_bits_bytes, lock_cluster_settings, ClusterCullPass, ClusterResetPass, SharedClusterSettings, CLUSTER_BITS,
     CLUSTER_STATS, CLUSTER_VERDICTS,
 };
+use super::cluster_survivors::ClusterSurvivorPass;
 use super::cluster_table::{ClusterBuffers, ClusterTable};
 use super::cull::{CullPhase, GpuCullPass, GpuCullSettings, SharedCullSettings};
 use super::frame::BufferReadbackPass;
@@ -97,17 +98,23 @@ impl ClusterCulledScene {
     }
 }
 
-/// Milliseconds of the early and late cluster passes in `graph`'s last finished frame.
+/// Milliseconds of the early and late cluster passes in `graph`'s last finished frame (the
+/// late phase's with its [`ClusterSurvivorPass`]).
 pub fn cluster_pass_ms(graph: &render_graph::GraphStats) -> [Option<f64>; 2] {
     let ms = |name: &str| graph.passes.iter().find(|pass| pass.name == name).and_then(|pass| pass.gpu_ms);
-    [ms(ClusterCullPass::EARLY_NAME), ms(ClusterCullPass::LATE_NAME)]
+    let late = match (ms(ClusterSurvivorPass::NAME), ms(ClusterCullPass::LATE_NAME)) {
+        (Some(survivors), Some(late)) => Some(survivors + late),
+        (survivors, late) => late.or(survivors),
+    };
+    [ms(ClusterCullPass::EARLY_NAME), late]
 }
 
 /// Builds the cluster tables of `scene` as it is now, imports the scene's and the tables'
 /// buffers, and adds the cluster-culled scene passes, in order: object upload,
 /// [`ClusterResetPass`], [`GpuCullPass`] early (only objects the table does not cover),
 /// [`ClusterCullPass`] early, depth prepass, [`HiZBuildPass`], [`GpuCullPass`] late (bits
-/// of every object; draws only uncovered objects), [`ClusterCullPass`] late, late depth
+/// of every object; draws only uncovered objects), [`ClusterSurvivorPass`] (the kept
+/// objects), [`ClusterCullPass`] late (their pairs only), late depth
 /// prepass, geometry, and the readbacks.
 ///
 /// Returns [`GraphError::InvalidDescription`] when the output extent is zero or the device
@@ -156,6 +163,7 @@ pub fn add_cluster_culled_scene_passes(
         .drawing_from(covered);
     let cluster_early =
         ClusterCullPass::new(&device, Arc::clone(scene), Arc::clone(&cluster_settings), &table, CullPhase::Early)?;
+    let survivors = ClusterSurvivorPass::new(&device, Arc::clone(scene), Arc::clone(&cluster_settings), &table)?;
     let cluster_late =
         ClusterCullPass::new(&device, Arc::clone(scene), Arc::clone(&cluster_settings), &table, CullPhase::Late)?;
     let depth = DepthPrepass::with_mode(&device, Arc::clone(scene), mode)?;
@@ -175,7 +183,7 @@ pub fn add_cluster_culled_scene_passes(
     lock_scene(scene).import_into(graph);
     buffers.import_into(graph);
     graph.add_pass(ObjectUploadPass::new(Arc::clone(scene)));
-    graph.add_pass(ClusterResetPass::new(commands, pairs, mode != DrawMode::IndirectCount));
+    graph.add_pass(ClusterResetPass::new(commands, pairs, covered, mode != DrawMode::IndirectCount));
     graph.add_pass(object_early);
     graph.add_pass(cluster_early);
     graph.add_pass(depth);
@@ -185,6 +193,7 @@ pub fn add_cluster_culled_scene_passes(
         graph.add_pass(ReadbackPass::with_names(DEPTH_PREPASS, EARLY_DEPTH_READBACK));
     }
     graph.add_pass(object_late);
+    graph.add_pass(survivors);
     graph.add_pass(cluster_late);
     graph.add_pass(late_depth);
     graph.add_pass(geometry);

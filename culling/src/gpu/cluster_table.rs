@@ -24,6 +24,9 @@ pub const CLUSTER_PAIRS: &str = "cluster_pairs";
 /// Name of the per-object table (**imported**, the mesh id each object's pairs were built
 /// for).
 pub const CLUSTER_OBJECTS: &str = "cluster_objects";
+/// Name of the per-object pair ranges (`[first pair, pair count]` per covered object): the
+/// late cluster phase walks only the pairs of the objects the object pass kept.
+pub const CLUSTER_OBJECT_PAIRS: &str = "cluster_object_pairs";
 
 /// The meshlet field of a pair that draws the object whole (`PAIR_WHOLE` in
 /// `cluster_cull.h`).
@@ -90,6 +93,7 @@ pub struct ClusterTable {
     meshlets: Vec<GpuMeshlet>,
     pairs: Vec<[u32; 2]>,
     built_mesh: Vec<u32>,
+    object_pairs: Vec<[u32; 2]>,
 }
 
 impl ClusterTable {
@@ -99,7 +103,9 @@ impl ClusterTable {
         let (meshlets, mesh_first) = library_meshlets(library);
         let mut pairs = Vec::new();
         let mut built_mesh = Vec::with_capacity(scene.object_count() as usize);
+        let mut object_pairs = Vec::with_capacity(scene.object_count() as usize);
         for object in 0..scene.object_count() {
+            let first_pair = pairs.len() as u32;
             let record = scene.record(object).expect("objects below object_count have records");
             built_mesh.push(record.mesh);
             let count = library.meshlets(record.mesh).len() as u32;
@@ -111,8 +117,9 @@ impl ClusterTable {
                 let flag = if local == 0 { PAIR_FIRST } else { 0 };
                 pairs.push([object, (first + local) | flag]);
             }
+            object_pairs.push([first_pair, pairs.len() as u32 - first_pair]);
         }
-        ClusterTable { meshlets, pairs, built_mesh }
+        ClusterTable { meshlets, pairs, built_mesh, object_pairs }
     }
 
     /// Every meshlet of the library.
@@ -146,6 +153,12 @@ impl ClusterTable {
         let [object, field] = *self.pairs.get(pair as usize)?;
         let meshlet = field & !PAIR_FIRST;
         Some((object, if meshlet == PAIR_WHOLE { None } else { self.meshlets.get(meshlet as usize) }))
+    }
+
+    /// The pairs of object `object`: `[first pair, pair count]` (`None` past the covered
+    /// objects).
+    pub fn object_pairs(&self, object: u32) -> Option<[u32; 2]> {
+        self.object_pairs.get(object as usize).copied()
     }
 
     /// The mesh object `object`'s pairs were built for.
@@ -198,16 +211,18 @@ pub struct ClusterBuffers {
     meshlets: Arc<GpuBuffer>,
     pairs: Arc<GpuBuffer>,
     objects: Arc<GpuBuffer>,
+    object_pairs: Arc<GpuBuffer>,
 }
 
 impl ClusterBuffers {
     /// Uploads `table` into device-local buffers through a staging buffer, waiting for the
     /// copy (setup work, outside the frame loop).
     pub fn upload(device: &Arc<GpuDevice>, table: &ClusterTable) -> Result<ClusterBuffers> {
-        let parts: [(&str, &[u8]); 3] = [
+        let parts: [(&str, &[u8]); 4] = [
             (CLUSTER_MESHLETS, as_bytes(&table.meshlets)),
             (CLUSTER_PAIRS, as_bytes(&table.pairs)),
             (CLUSTER_OBJECTS, as_bytes(&table.built_mesh)),
+            (CLUSTER_OBJECT_PAIRS, as_bytes(&table.object_pairs)),
         ];
         // Empty tables still get a buffer (of one word): a zero-sized buffer is invalid.
         let sizes = parts.map(|(_, bytes)| (bytes.len() as u64).max(16));
@@ -231,7 +246,7 @@ impl ClusterBuffers {
         }
         staging.flush()?;
         let usage = vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::STORAGE_BUFFER;
-        let mut buffers = Vec::with_capacity(3);
+        let mut buffers = Vec::with_capacity(parts.len());
         for ((name, _), size) in parts.iter().zip(sizes) {
             buffers.push(GpuBuffer::new(device, name, size, usage, MemoryLocation::GpuOnly)?);
         }
@@ -247,15 +262,16 @@ impl ClusterBuffers {
             }
         })?;
         let mut buffers = buffers.into_iter().map(Arc::new);
-        let mut next = || buffers.next().expect("three buffers were made");
-        Ok(ClusterBuffers { meshlets: next(), pairs: next(), objects: next() })
+        let mut next = || buffers.next().expect("four buffers were made");
+        Ok(ClusterBuffers { meshlets: next(), pairs: next(), objects: next(), object_pairs: next() })
     }
 
-    /// Imports the three tables into `graph` under their names.
+    /// Imports the four tables into `graph` under their names.
     pub fn import_into(&self, graph: &mut RenderGraph) {
         graph.import_buffer(CLUSTER_MESHLETS, Arc::clone(&self.meshlets));
         graph.import_buffer(CLUSTER_PAIRS, Arc::clone(&self.pairs));
         graph.import_buffer(CLUSTER_OBJECTS, Arc::clone(&self.objects));
+        graph.import_buffer(CLUSTER_OBJECT_PAIRS, Arc::clone(&self.object_pairs));
     }
 }
 

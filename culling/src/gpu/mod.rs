@@ -34,6 +34,7 @@
 
 mod cluster;
 mod cluster_frame;
+mod cluster_survivors;
 mod cluster_table;
 mod cull;
 mod frame;
@@ -42,15 +43,17 @@ mod render;
 
 pub use cluster::{
     cluster_bits_bytes, ClusterCullPass, ClusterResetPass, ClusterUniforms, SharedClusterSettings, CLUSTER_BITS,
-    CLUSTER_CONE, CLUSTER_FRUSTUM, CLUSTER_GROUP, CLUSTER_OCCLUSION, CLUSTER_STATS, CLUSTER_UNIFORM_BYTES,
-    CLUSTER_VERDICTS,
+    CLUSTER_CONE, CLUSTER_DISPATCH, CLUSTER_FRUSTUM, CLUSTER_GROUP, CLUSTER_OCCLUSION, CLUSTER_STATS,
+    CLUSTER_SURVIVORS, CLUSTER_UNIFORM_BYTES, CLUSTER_VERDICTS,
 };
 pub use cluster_frame::{
     add_cluster_culled_scene_passes, cluster_pass_ms, ClusterCulledScene, ClusterReadbacks, CLUSTER_BITS_READBACK,
     CLUSTER_STATS_READBACK, CLUSTER_VERDICTS_READBACK, EARLY_DEPTH_READBACK,
 };
+pub use cluster_survivors::ClusterSurvivorPass;
 pub use cluster_table::{
-    ClusterBuffers, ClusterTable, GpuMeshlet, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_PAIRS, PAIR_FIRST, PAIR_WHOLE,
+    ClusterBuffers, ClusterTable, GpuMeshlet, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS,
+    PAIR_FIRST, PAIR_WHOLE,
 };
 pub use cull::{
     visibility_bits_bytes, CullPhase, CullResetPass, CullUniforms, GpuCullPass, GpuCullSettings, GpuCullStats,
