@@ -77,6 +77,19 @@ impl MeshRenderer {
         clear_color: [f32; 4],
     ) -> Result<MeshRenderer, RenderError> {
         let device = Arc::new(GpuDevice::new(&DeviceConfig { app_name: "meshes".into(), ..DeviceConfig::default() })?);
+        MeshRenderer::with_device(device, width, height, capacity, meshes, clear_color)
+    }
+
+    /// [`MeshRenderer::new`] on an existing device (shared with the game's own renderer, so
+    /// validation and memory are counted once).
+    pub fn with_device(
+        device: Arc<GpuDevice>,
+        width: u32,
+        height: u32,
+        capacity: u32,
+        meshes: MeshLibrary,
+        clear_color: [f32; 4],
+    ) -> Result<MeshRenderer, RenderError> {
         let extent = vk::Extent2D { width, height };
         let capacity = capacity.max(1);
         let mut scene = GpuScene::new(&device, meshes.clone(), capacity)?;
@@ -253,6 +266,21 @@ impl MeshRenderer {
         owners.sort_unstable();
         owners.dedup();
         Ok(owners)
+    }
+
+    /// The reference of a frame drawn elsewhere (by the Render stage): every drawable object
+    /// of `visibility` with culling off, object `i` in `color_of(i)`; returns the image
+    /// (RGBA8, rows top first). Afterwards [`MeshRenderer::objects_with_pixels`] and
+    /// [`MeshRenderer::draw_all`] draw the same objects.
+    pub fn draw_reference(
+        &mut self,
+        visibility: &Visibility,
+        color_of: impl Fn(usize) -> u32,
+    ) -> Result<Vec<u8>, RenderError> {
+        self.all_drawable.clear();
+        self.all_drawable.extend(visibility.scene());
+        self.all_drawable.sort_unstable();
+        self.draw_all(visibility, color_of)
     }
 
     /// Draws every drawable object with culling off, object `i` in `color_of(i)`; returns

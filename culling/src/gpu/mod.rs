@@ -27,6 +27,7 @@ mod cull;
 mod frame;
 mod hiz;
 mod render;
+mod target;
 
 pub use cull::{
     visibility_bits_bytes, CullPhase, CullResetPass, CullUniforms, GpuCullPass, GpuCullSettings, GpuCullStats,
@@ -38,4 +39,8 @@ pub use frame::{
     VISIBILITY_READBACK,
 };
 pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HIZ_DEPTH, HIZ_FORMAT, HIZ_GROUP};
-pub use render::{install_render, BitsReadback, ObjectStyle, RenderReport, RenderSetup, READBACK_RING, RENDER_SYSTEM};
+pub use render::{
+    install_render, install_render_to, BitsReadback, GpuCullControl, ObjectStyle, RenderReport, RenderSetup,
+    READBACK_RING, RENDER_SYSTEM,
+};
+pub use target::FrameTarget;

@@ -4,11 +4,13 @@
 //! Everything is deterministic for a given [`CityConfig`], so two runs see the same frames.
 
 pub mod bounds;
+pub mod check;
 pub mod classify;
 pub mod keyframes;
 mod meshes;
 mod motion;
 pub mod options;
+pub mod rendering;
 mod scene;
 mod shapes;
 pub mod summary;
