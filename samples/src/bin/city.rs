@@ -22,8 +22,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use clap::Parser;
-use culling::gpu::RenderReport;
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches};
+use culling::gpu::{BitsReadback, RenderReport};
 use culling::occlusion::OccluderMeshes;
 use culling::{CullingBackend, Visibility};
 use ecs::{RenderSettings, Viewport};
@@ -34,9 +35,11 @@ use samples::city::check::{check_frame, CheckRequest, Checked};
 use samples::city::rendering::{lock_capture, CityColors, HeadlessTarget, SharedCapture, SKY};
 use samples::city::summary::FrameRecord;
 use samples::city::{
-    self, CameraKeyframes, CameraPath, CityLibrary, CityMeshes, CityOptions, CullChoice, RenderChoice, Switch,
+    self, CameraKeyframes, CameraPath, CityLibrary, CityMeshes, CityOptions, CullChoice, PresentChoice, RenderChoice,
+    Switch,
 };
 use samples::mesh_render::{MeshFrame, MeshRenderer};
+use samples::window::run::WindowOptions;
 
 /// A progress bar on standard error for long runs (hidden when it is not a terminal).
 fn progress_bar(frames: u64) -> ProgressBar {
@@ -60,13 +63,10 @@ fn median(values: &mut [f64]) -> f64 {
 
 fn main() -> ExitCode {
     samples::init_logging();
-    let options = CityOptions::parse();
-    for (asked, name) in [(options.window, "--window")] {
-        if asked {
-            eprintln!("city: {name} is not available in this build yet");
-            return ExitCode::FAILURE;
-        }
-    }
+    let matches = CityOptions::command().get_matches();
+    let options = CityOptions::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
+    // `--window` runs until closed unless `--frames` was given.
+    let frames_given = matches.value_source("frames") == Some(ValueSource::CommandLine);
     if options.validate {
         // Read by `DeviceConfig::default` when the renderer makes its device; set before any
         // thread that could read the environment starts.
@@ -148,17 +148,20 @@ fn main() -> ExitCode {
         app.add_system(Stage::Input, CameraKeyframes::system());
         println!("camera: following {}", path.display());
     }
+    let backend = match options.cull {
+        CullChoice::Cpu | CullChoice::Off => CullingBackend::Cpu,
+        CullChoice::Gpu => CullingBackend::Gpu,
+        CullChoice::Auto => CullingBackend::Auto,
+    };
+    if options.window {
+        return run_window(app, &meshes, &options, frames_given, backend);
+    }
     // Rendering is installed in one call: the Render stage draws every frame the target
     // asks for through the render graph, culling on the GPU (two-phase Hi-Z, frustum and
     // occlusion leave the Visibility stage) or with the CPU's lists, as `--cull` decides.
     let mut rendering: Option<Rendering> = None;
     let mut gpu_culling = false;
     if render != RenderChoice::None {
-        let backend = match options.cull {
-            CullChoice::Cpu | CullChoice::Off => CullingBackend::Cpu,
-            CullChoice::Gpu => CullingBackend::Gpu,
-            CullChoice::Auto => CullingBackend::Auto,
-        };
         let extent = vk::Extent2D { width, height };
         let device = match GpuDevice::new(&DeviceConfig { app_name: "city".into(), ..DeviceConfig::default() }) {
             Ok(device) => Some(Arc::new(device)),
@@ -173,13 +176,20 @@ fn main() -> ExitCode {
         };
         if let Some(device) = device {
             let (target, capture) = HeadlessTarget::new(&device, extent);
-            let installed = city::rendering::install(&mut app, &device, backend, extent, &meshes, Box::new(target))
-                .and_then(|choice| {
-                    let capacity = city.mesh_entities as u32 + 64;
-                    let checker =
-                        MeshRenderer::with_device(device, width, height, capacity, meshes.library.clone(), SKY)?;
-                    Ok((choice, checker))
-                });
+            let installed = city::rendering::install(
+                &mut app,
+                &device,
+                backend,
+                extent,
+                &meshes,
+                Box::new(target),
+                BitsReadback::Wait,
+            )
+            .and_then(|choice| {
+                let capacity = city.mesh_entities as u32 + 64;
+                let checker = MeshRenderer::with_device(device, width, height, capacity, meshes.library.clone(), SKY)?;
+                Ok((choice, checker))
+            });
             match installed {
                 Ok((choice, checker)) => {
                     gpu_culling = choice.on_device;
@@ -388,6 +398,59 @@ fn main() -> ExitCode {
         city.mesh_entities
     );
     status
+}
+
+/// `--window`: the city in a window until it closes or `--frames` have run.
+fn run_window(
+    app: App,
+    meshes: &CityLibrary,
+    options: &CityOptions,
+    frames_given: bool,
+    backend: CullingBackend,
+) -> ExitCode {
+    if options.screenshot.is_some() && !frames_given {
+        eprintln!("city: --screenshot needs --frames N (the last frame is the screenshot)");
+        return ExitCode::FAILURE;
+    }
+    let window_options = WindowOptions {
+        size: options.size,
+        frames: frames_given.then_some(options.frames),
+        present: match options.present {
+            PresentChoice::Fifo => vk::PresentModeKHR::FIFO,
+            PresentChoice::Mailbox => vk::PresentModeKHR::MAILBOX,
+            PresentChoice::Immediate => vk::PresentModeKHR::IMMEDIATE,
+        },
+        screenshot: options.screenshot.clone(),
+        resize_to: options.resize_to,
+        backend,
+    };
+    match samples::window::run::run(app, meshes, window_options) {
+        Ok(summary) => {
+            println!(
+                "window: {} frames, {} presented, {} skipped, last {}x{}, present mode {}, median frame {:.3} ms",
+                summary.frames,
+                summary.presented,
+                summary.skipped,
+                summary.extent.0,
+                summary.extent.1,
+                summary.present_mode,
+                summary.median_frame_ms
+            );
+            if let Some(path) = &options.screenshot {
+                println!("window: wrote {}", path.display());
+            }
+            if summary.validation_problems.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("render: validation reported problems: {:?}", summary.validation_problems);
+                ExitCode::FAILURE
+            }
+        }
+        Err(error) => {
+            eprintln!("city: --window: {error}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// The city's rendering: the Render stage's capture and the checker that draws the same

@@ -19,5 +19,5 @@ pub use crate::mesh_render::RenderError;
 pub use keyframes::{CameraKeyframes, CameraPose, Keyframe};
 pub use meshes::{attach_lods, building_occluder, city_color, CityLibrary};
 pub use motion::{camera_path_system, install as install_motion, CameraPath, PoseAnimation, Traffic};
-pub use options::{CityOptions, CullChoice, RenderChoice, Switch};
+pub use options::{CityOptions, CullChoice, PresentChoice, RenderChoice, Switch};
 pub use scene::{build_city, City, CityConfig, CityMeshes};

@@ -72,9 +72,9 @@ impl CityColors {
 }
 
 /// Installs the city's rendering on `device`: the Render stage draws every frame the
-/// `target` lets it, with `backend` culling, and waits for each frame so its GPU statistics
-/// and visibility bits are its own ([`BitsReadback::Wait`]: a checking demo trades the
-/// overlap for exact answers).
+/// `target` lets it, with `backend` culling; `bits` says how the GPU's visibility bits come
+/// back (headless checks use [`BitsReadback::Wait`], so a frame's GPU statistics and bits
+/// are its own: a checking demo trades the overlap for exact answers; a window lags them).
 pub fn install(
     app: &mut App,
     device: &Arc<GpuDevice>,
@@ -82,6 +82,7 @@ pub fn install(
     extent: vk::Extent2D,
     meshes: &CityLibrary,
     target: Box<dyn FrameTarget>,
+    bits: BitsReadback,
 ) -> Result<CullingChoice, RenderError> {
     let colors = CityColors::new(app.world());
     let objects = app.world().query::<&Mesh>().iter().count() as u32;
@@ -94,7 +95,7 @@ pub fn install(
         meshes: meshes.library.clone(),
         clear_color: SKY,
         style: colors.style(),
-        bits: BitsReadback::Wait,
+        bits,
     };
     let choice = install_render_to(app, setup, Some(target))?;
     if let Some(error) = &app.resource::<culling::gpu::RenderReport>().error {
