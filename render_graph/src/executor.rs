@@ -507,7 +507,11 @@ impl RenderGraph {
             .wait_dst_stage_mask(wait_stages)
             .signal_semaphores(signals);
         {
-            let queue = device.queue();
+            let queue = {
+                runtime::profile_zone!("lock wait: queue");
+                device.queue()
+            };
+            runtime::profile_zone!("lock held: queue");
             // SAFETY: the fence is signalled and unused (waited above).
             unsafe { raw.reset_fences(&[slot.fence]) }.map_err(GraphError::vulkan("vkResetFences"))?;
             // SAFETY: the queue lock is held; the command buffer is executable.
@@ -542,6 +546,15 @@ impl RenderGraph {
     pub fn frame_complete(&self, frame: u64) -> Result<bool> {
         assert!(frame < self.frame_index, "frame {frame} was not submitted (next is {})", self.frame_index);
         self.executor.frame_complete(&self.device, frame)
+    }
+
+    /// Names of the Tracy GPU zones the last submitted frame opened, one per pass that ran,
+    /// in order (empty until a Tracy client runs and the queue has timestamps). They are the
+    /// names [`RenderGraph::stats`] gives the passes.
+    #[cfg(feature = "profile")]
+    pub fn gpu_zone_names(&self) -> &[String] {
+        let Some(last) = self.frame_index.checked_sub(1) else { return &[] };
+        self.executor.profiler.zone_names((last % FRAMES_IN_FLIGHT as u64) as usize)
     }
 
     /// Waits until the frame slot the next [`RenderGraph::execute_frame`] uses is free (the

@@ -194,7 +194,11 @@ impl Swapchain {
         let waits = [image.rendered];
         let info =
             vk::PresentInfoKHR::default().wait_semaphores(&waits).swapchains(&swapchains).image_indices(&indices);
-        let queue = self.device.queue();
+        let queue = {
+            runtime::profile_zone!("lock wait: queue");
+            self.device.queue()
+        };
+        runtime::profile_zone!("lock held: queue");
         // SAFETY: the queue lock is held; the image was acquired from this swapchain and its
         // frame, which signals `rendered`, was submitted on this queue.
         match unsafe { self.loader.queue_present(*queue, &info) } {

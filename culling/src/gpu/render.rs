@@ -262,7 +262,11 @@ impl RenderState {
             .and_then(|target| target.draw_view())
             .unwrap_or_else(|| (view.projection * view.view).to_cols_array_2d());
         {
-            let mut scene = lock_scene(&self.scene);
+            let mut scene = {
+                runtime::profile_zone!("lock wait: scene");
+                lock_scene(&self.scene)
+            };
+            runtime::profile_zone!("lock held: scene");
             let objects = visibility.objects();
             for slot in 0..objects.len() {
                 let object = (self.style)(slot, objects);
@@ -356,7 +360,12 @@ fn render_system(state: Arc<Mutex<RenderState>>) -> System {
         runtime::profile_zone!("render");
         let visibility = ctx.resource::<Visibility>();
         let mut report = ctx.resource_mut::<RenderReport>();
-        let mut state = state.lock().unwrap_or_else(|poison| poison.into_inner());
+        // Locks show in a capture: the wait for the lock, then the time it is held.
+        let mut state = {
+            runtime::profile_zone!("lock wait: render state");
+            state.lock().unwrap_or_else(|poison| poison.into_inner())
+        };
+        runtime::profile_zone!("lock held: render state");
         report.error = state.frame(&visibility, &mut report).err().map(|error| error.to_string());
     })
     .reads_resource::<Visibility>()
@@ -369,7 +378,12 @@ fn readback_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
     System::new(READBACK_SYSTEM, move |ctx| {
         runtime::profile_zone!("render readback");
         let mut report = ctx.resource_mut::<RenderReport>();
-        let mut state = state.lock().unwrap_or_else(|poison| poison.into_inner());
+        // Locks show in a capture: the wait for the lock, then the time it is held.
+        let mut state = {
+            runtime::profile_zone!("lock wait: render state");
+            state.lock().unwrap_or_else(|poison| poison.into_inner())
+        };
+        runtime::profile_zone!("lock held: render state");
         if let Err(error) = state.read_back(&mut report) {
             report.error = Some(error.to_string());
         }
