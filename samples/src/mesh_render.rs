@@ -19,6 +19,10 @@ use render_graph::device::{DeviceConfig, GpuDevice};
 use render_graph::passes::{self, lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
 use render_graph::{vk, ReadbackBuffer, RenderGraph};
 
+/// Object-record bytes one checked draw uploads per graph execution: with a 100k-object
+/// draw list (2 MB of commands) it fits the graph's per-frame staging ring.
+const CHECK_UPLOAD_BUDGET: u64 = 12 << 20;
+
 /// What went wrong while drawing, as text for a report.
 pub type RenderError = Box<dyn std::error::Error>;
 
@@ -93,8 +97,9 @@ impl MeshRenderer {
         let extent = vk::Extent2D { width, height };
         let capacity = capacity.max(1);
         let mut scene = GpuScene::new(&device, meshes.clone(), capacity)?;
-        // Single checked frames must see every record: no spreading of uploads.
-        scene.set_upload_budget(u64::from(capacity) * passes::OBJECT_RECORD_BYTES);
+        // Checked frames must see every record: one frame uploads as many as the staging
+        // ring leaves room for next to the draw list, and `draw` repeats until none pend.
+        scene.set_upload_budget((u64::from(capacity) * passes::OBJECT_RECORD_BYTES).min(CHECK_UPLOAD_BUDGET));
         let scene = scene.into_shared();
         let mut graph = RenderGraph::new(Arc::clone(&device), extent)?;
         let options = ScenePassOptions { clear_color, ..ScenePassOptions::default() };
@@ -170,7 +175,7 @@ impl MeshRenderer {
             frames += 2;
             let capacity = lock_scene(&self.scene).capacity();
             let mut scene = GpuScene::new(&self.device, self.meshes.clone(), capacity)?;
-            scene.set_upload_budget(u64::from(capacity) * passes::OBJECT_RECORD_BYTES);
+            scene.set_upload_budget((u64::from(capacity) * passes::OBJECT_RECORD_BYTES).min(CHECK_UPLOAD_BUDGET));
             let scene = scene.into_shared();
             let mut graph = RenderGraph::new(Arc::clone(&self.device), self.extent)?;
             let options = ScenePassOptions { clear_color: self.clear_color, ..ScenePassOptions::default() };
@@ -321,6 +326,9 @@ impl MeshRenderer {
             scene.set_draw_list(list)?;
         }
         self.graph.execute_frame()?;
+        while lock_scene(&self.scene).last_upload().pending_objects > 0 {
+            self.graph.execute_frame()?;
+        }
         self.graph.wait_idle()?;
         Ok(self.readback.read()?.to_vec())
     }

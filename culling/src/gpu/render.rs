@@ -284,6 +284,33 @@ impl RenderState {
                 scene.set_draw_list(visibility.visible())?;
             }
         }
+        let complete = self.target.as_ref().is_some_and(|target| target.complete_uploads());
+        let mut frame = self.execute(visibility)?;
+        report.upload = lock_scene(&self.scene).last_upload();
+        // Records that did not fit this frame's upload budget: draw the same view again
+        // until they are all on the GPU, when the target needs complete frames.
+        while complete && report.upload.pending_objects > 0 {
+            frame = self.execute(visibility)?;
+            let more = lock_scene(&self.scene).last_upload();
+            report.upload.bytes += more.bytes;
+            report.upload.regions += more.regions;
+            report.upload.draw_bytes += more.draw_bytes;
+            report.upload.pending_objects = more.pending_objects;
+        }
+        report.frames = self.frames;
+        if self.bits_mode == BitsReadback::Wait {
+            self.graph.wait_idle()?;
+            self.read_frame(frame, report)?;
+        }
+        if let Some(target) = &mut self.target {
+            target.end_frame(&mut self.graph, frame)?;
+        }
+        Ok(())
+    }
+
+    /// Executes the graph once for `visibility`'s frame (what the scene holds now); returns
+    /// the frame's index (its ring regions).
+    fn execute(&mut self, visibility: &Visibility) -> render_graph::Result<u64> {
         let in_view = &mut self.in_view[(self.frames % READBACK_RING) as usize];
         in_view.clear();
         in_view.extend(
@@ -297,16 +324,7 @@ impl RenderState {
         self.graph.execute_frame()?;
         let frame = self.frames;
         self.frames += 1;
-        report.frames = self.frames;
-        report.upload = lock_scene(&self.scene).last_upload();
-        if self.bits_mode == BitsReadback::Wait {
-            self.graph.wait_idle()?;
-            self.read_frame(frame, report)?;
-        }
-        if let Some(target) = &mut self.target {
-            target.end_frame(&mut self.graph, frame)?;
-        }
-        Ok(())
+        Ok(frame)
     }
 
     /// At the start of a frame: reads the newest submitted frame whose fence has signalled,
