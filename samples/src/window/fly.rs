@@ -210,6 +210,51 @@ mod tests {
         assert!(again.rotation.abs_diff_eq(pose.rotation, 1e-5) || again.rotation.abs_diff_eq(-pose.rotation, 1e-5));
     }
 
+    /// Through the Input stage: moving takes the camera over from its path, F2 freezes the
+    /// scene camera while the drawn view flies on, F1 turns culling off and back.
+    #[test]
+    fn the_input_stage_flies_the_camera_freezes_culling_and_toggles_it() {
+        let mut app = runtime::App::with_threads(1);
+        ecs::install(&mut app);
+        app.insert_resource(RenderSettings::default());
+        app.insert_resource(Viewport { width: 64, height: 32 });
+        let draw_view = DrawView::default();
+        app.insert_resource(FlyInput::default());
+        app.insert_resource(FlyCamera::new(Arc::clone(&draw_view)));
+        app.add_system(runtime::Stage::Input, fly_system());
+        let start = Transform::from_translation(Vec3::new(0.0, 2.0, 0.0));
+        let camera = ecs::scene::spawn_camera(app.world_mut(), Camera::default(), start);
+        let position = |app: &runtime::App| app.world().get::<&Transform>(camera).expect("the camera").translation;
+        app.run_frame();
+        assert_eq!(position(&app), start.translation, "no input: the camera stays on its path");
+        assert!(!app.resource::<FlyCamera>().engaged);
+
+        app.resource_mut::<FlyInput>().held = keys::FORWARD;
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        app.run_frame();
+        let moved = position(&app);
+        assert!(moved.z < start.translation.z, "W flies along -Z: {moved}");
+        assert!(draw_view_matrix(&draw_view).is_none(), "not frozen: the culling view is drawn");
+
+        app.resource_mut::<FlyInput>().toggle_freeze = true;
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        app.run_frame();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        app.run_frame();
+        assert_eq!(position(&app), moved, "frozen: the scene camera (culling's) stays");
+        assert!(app.resource::<FlyCamera>().position.z < moved.z, "while the fly camera goes on");
+        assert!(draw_view_matrix(&draw_view).is_some(), "and its view is the one drawn");
+
+        app.resource_mut::<FlyInput>().toggle_culling = true;
+        app.run_frame();
+        let settings = *app.resource::<RenderSettings>();
+        assert!(!settings.frustum_culling && !settings.occlusion_culling, "F1 turns culling off");
+        app.resource_mut::<FlyInput>().toggle_culling = true;
+        app.run_frame();
+        let settings = *app.resource::<RenderSettings>();
+        assert!(settings.frustum_culling && settings.occlusion_culling, "and back on");
+    }
+
     #[test]
     fn w_moves_along_the_view_and_shift_is_faster() {
         let mut fly = FlyCamera::new(DrawView::default());
