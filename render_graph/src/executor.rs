@@ -22,8 +22,9 @@ use crate::recording::{
 use crate::stats::GraphStats;
 use crate::validation::RecordingScope;
 
-/// Bytes of staging memory per frame in flight.
-const STAGING_BYTES_PER_FRAME: u64 = 4 << 20;
+/// Bytes of staging memory per frame in flight: room for a 100k-object scene's records
+/// (about 11 MB) and its draw list in one frame.
+const STAGING_BYTES_PER_FRAME: u64 = 16 << 20;
 
 struct FrameSlot {
     pool: vk::CommandPool,
@@ -214,6 +215,7 @@ impl RenderGraph {
     /// running pass's `prepare`, records all passes with their barriers and submits.
     pub fn execute_frame(&mut self) -> Result<()> {
         runtime::profile_zone!("render graph frame");
+        let present = self.present.take();
         self.compile()?;
         let slot_index = (self.frame_index % FRAMES_IN_FLIGHT as u64) as usize;
         self.executor.finish_slot(&self.device, slot_index, &mut self.stats)?;
@@ -505,6 +507,33 @@ impl RenderGraph {
                 }
             }
         }
+        // A swapchain image goes to the presentation engine's layout; the semaphore signal
+        // at the end of the submission orders the present after it.
+        if let Some(present) = &present {
+            let resource = compiled.decl.resources.iter().position(|declared| declared.name == present.name);
+            let import = self.imports.get_mut(present.name.as_str());
+            match (resource, import) {
+                (Some(resource), Some(import)) => {
+                    push_barrier(
+                        &mut executor.scratch,
+                        self.resolved[resource],
+                        MipRange::ALL,
+                        import.state,
+                        vk::PipelineStageFlags2::NONE,
+                        vk::AccessFlags2::NONE,
+                        vk::ImageLayout::PRESENT_SRC_KHR,
+                        false,
+                    );
+                    import.state = SyncState { layout: vk::ImageLayout::PRESENT_SRC_KHR, ..SyncState::NONE };
+                }
+                _ => {
+                    executor.error.get_or_insert(GraphError::InvalidDescription {
+                        resource: present.name.clone(),
+                        reason: "the swapchain image is presented but no pass of the frame uses it",
+                    });
+                }
+            }
+        }
         flush_barriers(raw, command_buffer, &mut executor.scratch);
 
         // SAFETY: the command buffer is recording.
@@ -515,9 +544,22 @@ impl RenderGraph {
         executor.staging.flush()?;
         let slot = &mut executor.slots[slot_index];
         let command_buffers = [command_buffer];
-        let submit = vk::SubmitInfo::default().command_buffers(&command_buffers);
+        let (waits, signals): (&[vk::Semaphore], &[vk::Semaphore]) = match &present {
+            Some(present) => (std::slice::from_ref(&present.acquired), std::slice::from_ref(&present.rendered)),
+            None => (&[], &[]),
+        };
+        let wait_stages = &[vk::PipelineStageFlags::ALL_COMMANDS][..waits.len()];
+        let submit = vk::SubmitInfo::default()
+            .command_buffers(&command_buffers)
+            .wait_semaphores(waits)
+            .wait_dst_stage_mask(wait_stages)
+            .signal_semaphores(signals);
         {
-            let queue = device.queue();
+            let queue = {
+                runtime::profile_zone!("lock wait: queue");
+                device.queue()
+            };
+            runtime::profile_zone!("lock held: queue");
             // SAFETY: the fence is signalled and unused (waited above).
             unsafe { raw.reset_fences(&[slot.fence]) }.map_err(GraphError::vulkan("vkResetFences"))?;
             // SAFETY: the queue lock is held; the command buffer is executable.
@@ -552,6 +594,23 @@ impl RenderGraph {
     pub fn frame_complete(&self, frame: u64) -> Result<bool> {
         assert!(frame < self.frame_index, "frame {frame} was not submitted (next is {})", self.frame_index);
         self.executor.frame_complete(&self.device, frame)
+    }
+
+    /// Names of the Tracy GPU zones the last submitted frame opened, one per pass that ran,
+    /// in order (empty until a Tracy client runs and the queue has timestamps). They are the
+    /// names [`RenderGraph::stats`] gives the passes.
+    #[cfg(feature = "profile")]
+    pub fn gpu_zone_names(&self) -> &[String] {
+        let Some(last) = self.frame_index.checked_sub(1) else { return &[] };
+        self.executor.profiler.zone_names((last % FRAMES_IN_FLIGHT as u64) as usize)
+    }
+
+    /// Waits until the frame slot the next [`RenderGraph::execute_frame`] uses is free (the
+    /// frame `FRAMES_IN_FLIGHT` before it has finished): per-slot objects of the caller, such
+    /// as a swapchain's acquire semaphores, may then be reused.
+    pub fn wait_for_free_slot(&mut self) -> Result<()> {
+        let slot_index = (self.frame_index % FRAMES_IN_FLIGHT as u64) as usize;
+        self.executor.finish_slot(&self.device, slot_index, &mut self.stats)
     }
 
     /// Waits until every submitted frame has finished on the GPU; afterwards readback

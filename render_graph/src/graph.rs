@@ -31,6 +31,13 @@ pub(crate) enum ImportedResource {
     Buffer(Arc<GpuBuffer>),
 }
 
+/// The swapchain image the next frame renders to and presents, with its semaphores.
+pub(crate) struct PresentSync {
+    pub(crate) name: String,
+    pub(crate) acquired: vk::Semaphore,
+    pub(crate) rendered: vk::Semaphore,
+}
+
 pub(crate) struct Import {
     pub(crate) resource: ImportedResource,
     /// State left by the last frame that used it.
@@ -158,6 +165,8 @@ pub struct RenderGraph {
     pub(crate) range_views: Vec<vk::ImageView>,
     pub(crate) frame_index: u64,
     pub(crate) stats: GraphStats,
+    /// Set by [`RenderGraph::import_swapchain_image`] for the next frame only.
+    pub(crate) present: Option<PresentSync>,
 }
 
 impl RenderGraph {
@@ -177,6 +186,7 @@ impl RenderGraph {
             range_views: Vec::new(),
             frame_index: 0,
             stats: GraphStats::default(),
+            present: None,
         })
     }
 
@@ -251,6 +261,27 @@ impl RenderGraph {
         if let Some(import) = self.imports.get_mut(name) {
             import.state = SyncState { layout, ..SyncState::NONE };
         }
+    }
+
+    /// Imports a swapchain image for the next frame only: the frame waits for `acquired`
+    /// (signalled by `vkAcquireNextImageKHR`) before any stage, leaves the image in
+    /// `PRESENT_SRC_KHR` and signals `rendered`, which `vkQueuePresentKHR` waits for. Its
+    /// contents start undefined: a pass must write all of it (e.g. a blit of `color`). A
+    /// frame that leaves the image unused is an error ([`GraphError::InvalidDescription`]).
+    pub fn import_swapchain_image(
+        &mut self,
+        name: &str,
+        image: Arc<GpuImage>,
+        acquired: vk::Semaphore,
+        rendered: vk::Semaphore,
+    ) {
+        self.import(name, ImportedResource::Image(image));
+        if let Some(import) = self.imports.get_mut(name) {
+            // The first barrier's source scope is every stage, so it chains with the
+            // semaphore wait (which blocks every stage) and the layout change follows it.
+            import.state = SyncState { stages: vk::PipelineStageFlags2::ALL_COMMANDS, ..SyncState::NONE };
+        }
+        self.present = Some(PresentSync { name: name.to_owned(), acquired, rendered });
     }
 
     /// Makes a buffer owned outside the graph available to passes under `name`. When its

@@ -23,6 +23,8 @@
 //!   GPU zones.
 //! - [`passes`]: the standard passes (object upload, depth prepass, geometry, readback)
 //!   over a GPU scene of object records.
+//! - [`swapchain`]: a window's surface and swapchain, the swapchain image imported into the
+//!   graph each frame ([`RenderGraph::import_swapchain_image`]) and presented.
 //! - [`testing`]: a validated device for GPU tests that skips where there is no Vulkan.
 //!
 //! # Declaring mip access
@@ -114,6 +116,7 @@ mod pipeline;
 mod recording;
 mod registry;
 mod stats;
+pub mod swapchain;
 pub mod testing;
 mod validation;
 

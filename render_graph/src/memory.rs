@@ -296,6 +296,8 @@ pub struct GpuImage {
     range_views: Mutex<Vec<(MipRange, vk::ImageView)>>,
     info: ImageInfo,
     backing: Option<Backing>,
+    /// The image handle is destroyed with this value (false for a swapchain's images).
+    owned: bool,
 }
 
 impl GpuImage {
@@ -343,6 +345,39 @@ impl GpuImage {
             range_views: Mutex::new(Vec::new()),
             info,
             backing: None,
+            owned: true,
+        })
+    }
+
+    /// Wraps an image owned by someone else (a swapchain's image) with a view of its one mip;
+    /// dropping the wrapper destroys the view, not the image, which must outlive it.
+    pub fn borrowed(device: &Arc<GpuDevice>, name: &str, image: vk::Image, info: ImageInfo) -> Result<GpuImage> {
+        if info.extent.width == 0 || info.extent.height == 0 || info.mip_levels != 1 {
+            return Err(GraphError::InvalidDescription {
+                resource: name.into(),
+                reason: "a borrowed image has one mip and a non-zero extent",
+            });
+        }
+        let view_info = vk::ImageViewCreateInfo::default()
+            .image(image)
+            .view_type(vk::ImageViewType::TYPE_2D)
+            .format(info.format)
+            .subresource_range(full_range(info.format, 1));
+        // SAFETY: the caller's image is live and has `info`'s format; the create info is valid.
+        let view = unsafe { device.raw().create_image_view(&view_info, None) }
+            .map_err(GraphError::vulkan("vkCreateImageView"))?;
+        device.set_name(view, name);
+        let mut mip_views = Box::new([vk::ImageView::null(); MAX_MIP_LEVELS as usize]);
+        mip_views[0] = view;
+        Ok(GpuImage {
+            device: Arc::clone(device),
+            image,
+            view,
+            mip_views,
+            range_views: Mutex::new(Vec::new()),
+            info,
+            backing: None,
+            owned: false,
         })
     }
 
@@ -471,8 +506,10 @@ impl Drop for GpuImage {
             // SAFETY: as above; made by `range_view` for this image.
             unsafe { self.device.raw().destroy_image_view(view, None) };
         }
-        // SAFETY: as above.
-        unsafe { self.device.raw().destroy_image(self.image, None) };
+        if self.owned {
+            // SAFETY: as above.
+            unsafe { self.device.raw().destroy_image(self.image, None) };
+        }
     }
 }
 

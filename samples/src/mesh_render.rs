@@ -21,6 +21,10 @@ use render_graph::device::{DeviceConfig, GpuDevice};
 use render_graph::passes::{self, lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
 use render_graph::{vk, ReadbackBuffer, RenderGraph};
 
+/// Object-record bytes one checked draw uploads per graph execution: with a 100k-object
+/// draw list (2 MB of commands) it fits the graph's per-frame staging ring.
+const CHECK_UPLOAD_BUDGET: u64 = 12 << 20;
+
 /// What went wrong while drawing, as text for a report.
 pub type RenderError = Box<dyn std::error::Error>;
 
@@ -84,11 +88,25 @@ impl MeshRenderer {
         clear_color: [f32; 4],
     ) -> Result<MeshRenderer, RenderError> {
         let device = Arc::new(GpuDevice::new(&DeviceConfig { app_name: "meshes".into(), ..DeviceConfig::default() })?);
+        MeshRenderer::with_device(device, width, height, capacity, meshes, clear_color)
+    }
+
+    /// [`MeshRenderer::new`] on an existing device (shared with the game's own renderer, so
+    /// validation and memory are counted once).
+    pub fn with_device(
+        device: Arc<GpuDevice>,
+        width: u32,
+        height: u32,
+        capacity: u32,
+        meshes: MeshLibrary,
+        clear_color: [f32; 4],
+    ) -> Result<MeshRenderer, RenderError> {
         let extent = vk::Extent2D { width, height };
         let capacity = capacity.max(1);
         let mut scene = GpuScene::new(&device, meshes.clone(), capacity)?;
-        // Single checked frames must see every record: no spreading of uploads.
-        scene.set_upload_budget(u64::from(capacity) * passes::OBJECT_RECORD_BYTES);
+        // Checked frames must see every record: one frame uploads as many as the staging
+        // ring leaves room for next to the draw list, and `draw` repeats until none pend.
+        scene.set_upload_budget((u64::from(capacity) * passes::OBJECT_RECORD_BYTES).min(CHECK_UPLOAD_BUDGET));
         let scene = scene.into_shared();
         let mut graph = RenderGraph::new(Arc::clone(&device), extent)?;
         let options = ScenePassOptions { clear_color, ..ScenePassOptions::default() };
@@ -187,7 +205,7 @@ impl MeshRenderer {
             frames += 2;
             let capacity = lock_scene(&self.scene).capacity();
             let mut scene = GpuScene::new(&self.device, self.meshes.clone(), capacity)?;
-            scene.set_upload_budget(u64::from(capacity) * passes::OBJECT_RECORD_BYTES);
+            scene.set_upload_budget((u64::from(capacity) * passes::OBJECT_RECORD_BYTES).min(CHECK_UPLOAD_BUDGET));
             let scene = scene.into_shared();
             let mut graph = RenderGraph::new(Arc::clone(&self.device), self.extent)?;
             let options = ScenePassOptions { clear_color: self.clear_color, ..ScenePassOptions::default() };
@@ -285,6 +303,21 @@ impl MeshRenderer {
         Ok(owners)
     }
 
+    /// The reference of a frame drawn elsewhere (by the Render stage): every drawable object
+    /// of `visibility` with culling off, object `i` in `color_of(i)`; returns the image
+    /// (RGBA8, rows top first). Afterwards [`MeshRenderer::objects_with_pixels`] and
+    /// [`MeshRenderer::draw_all`] draw the same objects.
+    pub fn draw_reference(
+        &mut self,
+        visibility: &Visibility,
+        color_of: impl Fn(usize) -> u32,
+    ) -> Result<Vec<u8>, RenderError> {
+        self.all_drawable.clear();
+        self.all_drawable.extend(visibility.scene());
+        self.all_drawable.sort_unstable();
+        self.draw_all(visibility, color_of)
+    }
+
     /// Draws every drawable object with culling off, object `i` in `color_of(i)`; returns
     /// the image (RGBA8, rows top first). Used for `--classify`: the next
     /// [`MeshRenderer::render_and_check`] re-uploads the real colours.
@@ -323,6 +356,9 @@ impl MeshRenderer {
             scene.set_draw_list(list)?;
         }
         self.graph.execute_frame()?;
+        while lock_scene(&self.scene).last_upload().pending_objects > 0 {
+            self.graph.execute_frame()?;
+        }
         self.graph.wait_idle()?;
         Ok(self.readback.read()?.to_vec())
     }

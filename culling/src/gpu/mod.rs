@@ -40,6 +40,7 @@ mod cull;
 mod frame;
 mod hiz;
 mod render;
+mod target;
 
 pub use cluster::{
     cluster_bits_bytes, ClusterCullPass, ClusterResetPass, ClusterUniforms, SharedClusterSettings, CLUSTER_BITS,
@@ -65,4 +66,8 @@ pub use frame::{
     VISIBILITY_READBACK,
 };
 pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HIZ_DEPTH, HIZ_FORMAT, HIZ_GROUP};
-pub use render::{install_render, BitsReadback, ObjectStyle, RenderReport, RenderSetup, READBACK_RING, RENDER_SYSTEM};
+pub use render::{
+    install_render, install_render_to, BitsReadback, GpuCullControl, ObjectStyle, RenderReport, RenderSetup,
+    READBACK_RING, RENDER_SYSTEM,
+};
+pub use target::FrameTarget;

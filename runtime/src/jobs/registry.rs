@@ -324,7 +324,11 @@ impl LocalThread {
             }
         }
         let start = self.next_random() % self.registry.stealers.len().max(1);
-        self.registry.steal_any(start, self.slot)
+        let stolen = self.registry.steal_any(start, self.slot);
+        if stolen.is_some() {
+            crate::profiling::job_stolen();
+        }
+        stolen
     }
 
     /// Runs other jobs until `latch` is set, sleeping when there is nothing to do.

@@ -86,9 +86,23 @@ pub struct CityOptions {
     /// when a meshlet owning a pixel was culled.
     #[arg(long)]
     pub clusters: bool,
-    /// Open a window and fly the city interactively. Not available in this build yet.
+    /// Open a window and fly the city: WASD to move, Space/Ctrl up and down, Shift faster,
+    /// the mouse with the left button held to look, F1 toggles culling, F2 freezes the
+    /// culling camera (fly out to see what it kept), Esc quits. Every frame is drawn through
+    /// the render graph into the window. With `--frames N` the window closes after N frames.
     #[arg(long)]
     pub window: bool,
+    /// With `--window`: how frames are presented (FIFO, with a log line, where the surface
+    /// lacks the mode asked for).
+    #[arg(long, value_enum, default_value_t = PresentChoice::Fifo)]
+    pub present: PresentChoice,
+    /// With `--window --frames N`: write the last frame's swapchain image as a PNG.
+    #[arg(long, value_name = "FILE")]
+    pub screenshot: Option<PathBuf>,
+    /// With `--window --frames N`: ask the window for this size halfway through (tests
+    /// resizing).
+    #[arg(long, value_name = "WxH", value_parser = parse_size)]
+    pub resize_to: Option<(u32, u32)>,
     /// Frames between report lines.
     #[arg(long, value_name = "N", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub report_every: u64,
@@ -105,6 +119,17 @@ pub enum CullChoice {
     Auto,
     /// No culling: every object is submitted.
     Off,
+}
+
+/// `--present`: the swapchain's present mode.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PresentChoice {
+    /// Wait for vertical blank, never tear (always supported).
+    Fifo,
+    /// Replace the queued image, no tearing, lowest latency without a frame cap.
+    Mailbox,
+    /// Present at once (may tear).
+    Immediate,
 }
 
 /// `on` or `off`.
