@@ -5,9 +5,9 @@ use std::sync::{Arc, Mutex};
 
 use render_graph::passes::{
     image_readback_buffer, lock_scene, DepthPrepass, DrawMode, GeometryPass, ObjectUploadPass, ReadbackPass,
-    ScenePassOptions, SharedScene, COLOR, COLOR_READBACK, DEPTH_PREPASS, DRAW_COMMANDS,
+    ScenePassOptions, SharedScene, COLOR_READBACK, DEPTH_PREPASS,
 };
-use render_graph::{GraphError, ReadbackBuffer, RenderGraph, Result};
+use render_graph::{ReadbackBuffer, RenderGraph, Result};
 
 use super::cluster::{
     cluster_bits_bytes, lock_cluster_settings, ClusterCullPass, ClusterResetPass, SharedClusterSettings, CLUSTER_BITS,
@@ -16,7 +16,7 @@ use super::cluster::{
 use super::cluster_survivors::ClusterSurvivorPass;
 use super::cluster_table::{ClusterBuffers, ClusterTable};
 use super::cull::{CullPhase, GpuCullPass, GpuCullSettings, SharedCullSettings};
-use super::frame::BufferReadbackPass;
+use super::frame::{culled_frame_mode, BufferReadbackPass};
 use super::hiz::HiZBuildPass;
 use crate::cluster::{ClusterSettings, ClusterStats, ClusterVerdict, CLUSTER_STAT_WORDS};
 
@@ -126,25 +126,11 @@ pub fn add_cluster_culled_scene_passes(
     settings: ClusterSettings,
     readbacks: ClusterReadbacks,
 ) -> Result<ClusterCulledScene> {
-    let extent = graph.output_extent();
-    if extent.width == 0 || extent.height == 0 {
-        return Err(GraphError::InvalidDescription {
-            resource: String::from(COLOR),
-            reason: "the output extent is zero; give the graph a non-zero extent",
-        });
-    }
+    let (extent, mode) = culled_frame_mode(
+        graph,
+        "cluster culling needs indirect draws with a first instance (drawIndirectFirstInstance)",
+    )?;
     let device = Arc::clone(graph.device());
-    let capabilities = device.capabilities();
-    let mode = if DrawMode::IndirectCount.is_supported(capabilities) {
-        DrawMode::IndirectCount
-    } else if DrawMode::Indirect.is_supported(capabilities) {
-        DrawMode::Indirect
-    } else {
-        return Err(GraphError::InvalidDescription {
-            resource: String::from(DRAW_COMMANDS),
-            reason: "cluster culling needs indirect draws with a first instance (drawIndirectFirstInstance)",
-        });
-    };
     let (table, capacity) = {
         let scene = lock_scene(scene);
         (ClusterTable::build(&scene), scene.capacity())
