@@ -5,15 +5,10 @@
 //!
 //! Each frame is drawn twice, with the visible list and with every drawable object, and the
 //! two images are compared pixel for pixel: culling must never hide what the camera sees.
-//! [`MeshRenderer::render_gpu_culled`] draws the same meshes with two-phase GPU culling (Hi-Z
-//! occlusion) on a second graph of the same device and checks it against the unculled image.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use culling::gpu::{
-    add_gpu_culled_scene_passes, read_visibility_words, GpuCullSettings, GpuCullStats, SharedCullSettings,
-};
 use culling::Visibility;
 
 use crate::cluster_render::ClusterRenderer;
@@ -46,16 +41,6 @@ pub struct MeshFrame {
     pub uploaded_bytes: u64,
 }
 
-/// The graph, scene and readbacks of GPU-culled frames.
-struct GpuCulled {
-    graph: RenderGraph,
-    scene: SharedScene,
-    color: ReadbackBuffer,
-    bits: ReadbackBuffer,
-    stats: ReadbackBuffer,
-    settings: SharedCullSettings,
-}
-
 /// A headless renderer of meshes of one [`MeshLibrary`].
 pub struct MeshRenderer {
     device: Arc<GpuDevice>,
@@ -64,9 +49,8 @@ pub struct MeshRenderer {
     readback: ReadbackBuffer,
     extent: vk::Extent2D,
     clear_color: [f32; 4],
-    /// The library again, for the GPU-culled graph made on first use.
+    /// The library again, for the cluster renderer made on first use.
     meshes: MeshLibrary,
-    gpu: Option<GpuCulled>,
     /// Every drawable object, for the culling-off image.
     all_drawable: Vec<u32>,
     /// The cluster-culling renderer beside this one, made on first use
@@ -120,7 +104,6 @@ impl MeshRenderer {
             extent,
             clear_color,
             meshes,
-            gpu: None,
             all_drawable: Vec::new(),
             clusters: None,
             capacity,
@@ -183,81 +166,6 @@ impl MeshRenderer {
             uploaded_bytes: upload.bytes + upload.draw_bytes,
         };
         Ok((culled, frame))
-    }
-
-    /// Draws the frame's drawable objects `frames` times with two-phase GPU culling, then every
-    /// drawable object without culling for the check. Each time draws the previous time's
-    /// visible set early and culls the rest against its Hi-Z pyramid; the GPU graph is made on
-    /// the first call, which runs two more times first so the early phase has a history (a
-    /// first frame draws everything in view in the late phase, which is right but unculled).
-    /// Returns the last GPU-culled image, the GPU's statistics, the check (`drawn` is what the
-    /// GPU drew) and the objects the GPU's visibility bits mark visible, sorted.
-    pub fn render_gpu_culled(
-        &mut self,
-        visibility: &Visibility,
-        color_of: impl Fn(usize) -> u32,
-        frames: u32,
-    ) -> Result<(Vec<u8>, GpuCullStats, MeshFrame, Vec<u32>), RenderError> {
-        let view = visibility.view().ok_or("no camera this frame: nothing to draw")?;
-        let view_projection = (view.projection * view.view).to_cols_array_2d();
-        let mut frames = frames.max(1);
-        if self.gpu.is_none() {
-            frames += 2;
-            let capacity = lock_scene(&self.scene).capacity();
-            let mut scene = GpuScene::new(&self.device, self.meshes.clone(), capacity)?;
-            scene.set_upload_budget((u64::from(capacity) * passes::OBJECT_RECORD_BYTES).min(CHECK_UPLOAD_BUDGET));
-            let scene = scene.into_shared();
-            let mut graph = RenderGraph::new(Arc::clone(&self.device), self.extent)?;
-            let options = ScenePassOptions { clear_color: self.clear_color, ..ScenePassOptions::default() };
-            let settings = Arc::new(std::sync::Mutex::new(GpuCullSettings::default()));
-            let culled = add_gpu_culled_scene_passes(&mut graph, &scene, &options, &settings, true)?;
-            let color = culled.color.ok_or("the GPU-culled passes were asked for a readback")?;
-            let bits = culled.bits.ok_or("the GPU-culled passes were asked for the bits")?;
-            self.gpu = Some(GpuCulled { graph, scene, color, bits, stats: culled.stats, settings });
-        }
-        let triangles = upload_objects(&self.scene, visibility, &color_of)?;
-        let gpu = self.gpu.as_mut().expect("made above");
-        upload_objects(&gpu.scene, visibility, &color_of)?;
-        {
-            let mut scene = lock_scene(&gpu.scene);
-            scene.set_view_projection(view_projection);
-            // Devices without drawIndirectCount draw every command (unused ones are zeroed).
-            scene.draw_all_objects();
-        }
-        *gpu.settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = GpuCullSettings::default();
-        // The first frame uploads the changed records; later ones re-draw the same frame.
-        gpu.graph.execute_frame()?;
-        let upload = lock_scene(&gpu.scene).last_upload();
-        for _ in 1..frames {
-            gpu.graph.execute_frame()?;
-        }
-        gpu.graph.wait_idle()?;
-        let stats = GpuCullStats::from_counters(gpu.stats.read()?, gpu.graph.stats());
-        let culled = gpu.color.read()?.to_vec();
-        let gpu_ms = gpu.graph.stats().passes.iter().map(|pass| (pass.name.clone(), pass.gpu_ms)).collect();
-        let mut words = Vec::new();
-        read_visibility_words(&gpu.bits, &mut words)?;
-        let gpu_visible: Vec<u32> = (0..visibility.objects().len() as u32)
-            .filter(|&object| words.get(object as usize / 64).is_some_and(|word| word >> (object % 64) & 1 == 1))
-            .collect();
-
-        self.all_drawable.clear();
-        self.all_drawable.extend(visibility.scene());
-        self.all_drawable.sort_unstable();
-        let all = std::mem::take(&mut self.all_drawable);
-        let reference = self.draw(view_projection, &all);
-        self.all_drawable = all;
-        let reference = reference?;
-        let differing_pixels = culled.chunks_exact(4).zip(reference.chunks_exact(4)).filter(|(a, b)| a != b).count();
-        let frame = MeshFrame {
-            drawn: (stats.early_drawn + stats.late_drawn) as usize,
-            drawn_without_culling: self.all_drawable.len(),
-            triangles: self.all_drawable.iter().map(|&object| triangles[object as usize]).sum(),
-            differing_pixels,
-            gpu_ms,
-            uploaded_bytes: upload.bytes + upload.draw_bytes,
-        };
-        Ok((culled, stats, frame, gpu_visible))
     }
 
     /// The culling truth of the frame: draws every drawable object with culling off as an
