@@ -3,24 +3,20 @@
 //! image the headless run draws for the same camera, and resizing must not break it.
 //! Without `xvfb-run` the tests skip, unless `ENGINE_REQUIRE_VULKAN=1`, where they fail.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::Mutex;
 
 use render_graph::testing::gpu_test_context;
+
+mod common;
+use common::{read_png, temporary};
 
 /// One virtual X server at a time (`xvfb-run -a` picks a free display, racily).
 static XVFB: Mutex<()> = Mutex::new(());
 
 /// A fixed camera over the city, so the window and the headless run see one view.
 const PATH: &str = r#"{"keyframes":[{"frame":0,"position":[30,40,120],"yaw":20,"pitch":-20,"fov":60}]}"#;
-
-fn temporary(name: &str) -> PathBuf {
-    let folder = std::env::temp_dir().join(format!("window-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&folder);
-    std::fs::create_dir_all(&folder).expect("a temporary folder");
-    folder
-}
 
 /// Whether the windowed tests can run here; panics where they must (`ENGINE_REQUIRE_VULKAN=1`).
 fn window_available() -> bool {
@@ -49,15 +45,6 @@ fn windowed(folder: &Path, arguments: &[&str]) -> (Output, String) {
         .current_dir(folder))
 }
 
-fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).expect("the PNG exists")));
-    let mut reader = decoder.read_info().expect("a PNG");
-    let mut pixels = vec![0; reader.output_buffer_size().expect("a size")];
-    let info = reader.next_frame(&mut pixels).expect("one frame");
-    pixels.truncate(info.buffer_size());
-    (info.width, info.height, pixels)
-}
-
 /// Distinct colours of an RGBA8 image.
 fn colours(pixels: &[u8]) -> usize {
     let mut seen: Vec<&[u8]> = pixels.chunks_exact(4).collect();
@@ -71,7 +58,7 @@ fn the_window_presents_exactly_what_the_headless_run_draws() {
     if !window_available() {
         return;
     }
-    let folder = temporary("same");
+    let folder = temporary("window", "same");
     let path = folder.join("path.json");
     std::fs::write(&path, PATH).expect("the path is written");
     let path = path.to_str().expect("a UTF-8 path");
@@ -101,7 +88,7 @@ fn the_window_survives_a_resize_with_gpu_culling_and_mailbox_present() {
     if !window_available() {
         return;
     }
-    let folder = temporary("resize");
+    let folder = temporary("window", "resize");
     let path = folder.join("path.json");
     std::fs::write(&path, PATH).expect("the path is written");
     let (output, text) = windowed(
@@ -137,7 +124,7 @@ fn the_window_survives_a_resize_with_gpu_culling_and_mailbox_present() {
 
 #[test]
 fn a_screenshot_needs_a_frame_count() {
-    let folder = temporary("no-frames");
+    let folder = temporary("window", "no-frames");
     let (output, text) = run(Command::new(env!("CARGO_BIN_EXE_city"))
         .args(["--window", "--objects", "1000", "--screenshot", "shot.png"])
         .current_dir(&folder));
