@@ -4,6 +4,7 @@ use std::time::Instant;
 
 use hecs::World;
 
+use crate::changes::Changes;
 use crate::frame::FrameContext;
 use crate::jobs::JobSystem;
 use crate::resources::{Res, ResMut, Resources};
@@ -83,6 +84,7 @@ pub struct App {
     last_frame_start: Option<Instant>,
     stats: FrameStats,
     jobs: Jobs,
+    changes: Changes,
 }
 
 impl Default for App {
@@ -106,6 +108,7 @@ impl App {
             last_frame_start: None,
             stats: FrameStats::default(),
             jobs: Jobs::Global,
+            changes: Changes::default(),
         }
     }
 
@@ -129,15 +132,26 @@ impl App {
         &self.world
     }
 
-    /// The ECS world, mutably (between frames).
+    /// The ECS world, mutably (between frames). Anything may change through it, so the change
+    /// log ([`App::changes`]) records that everything changed: caches over static objects
+    /// check every object on the next frame. Move objects from a system (a query with
+    /// `&mut T`) when only some of them move every frame.
     pub fn world_mut(&mut self) -> &mut World {
+        self.changes.record_everything();
         &mut self.world
+    }
+
+    /// The change log: which components were lent mutably, where, since a reader last looked
+    /// (see [`crate::changes`]).
+    pub fn changes(&self) -> &Changes {
+        &self.changes
     }
 
     /// Replaces the world (a level load) and returns the old one. Bumps the world epoch, so
     /// systems holding entity ids (the active camera) know to look them up again.
     pub fn replace_world(&mut self, world: World) -> World {
         self.world_epoch += 1;
+        self.changes.record_everything();
         std::mem::replace(&mut self.world, world)
     }
 
@@ -290,7 +304,7 @@ impl App {
             elapsed_seconds: self.time.elapsed_seconds + f64::from(delta_seconds),
         };
 
-        let App { world, world_epoch, resources, frame, schedule, jobs, .. } = self;
+        let App { world, world_epoch, resources, frame, schedule, jobs, changes, .. } = self;
         let pool = match jobs {
             Jobs::Global => JobSystem::global(),
             Jobs::Owned(pool) => pool,
@@ -298,7 +312,7 @@ impl App {
         let outcome = {
             crate::profile_zone!("frame");
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                pool.install(|| schedule.run(world, resources, frame, time, *world_epoch))
+                pool.install(|| schedule.run(world, resources, frame, changes, time, *world_epoch))
             }))
         };
         // A frame that panicked still ends: its frame values are cleared and its index is

@@ -13,6 +13,7 @@
 
 pub mod alloc_counter;
 mod app;
+pub mod changes;
 mod frame;
 pub mod jobs;
 pub mod profiling;

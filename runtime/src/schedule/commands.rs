@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use hecs::{Bundle, CommandBuffer, Component, DynamicBundle, Entity, World};
 
 use super::access::{Access, Domain};
+use crate::changes::Changes;
 
 /// What the access of [`System::spawns`](crate::System::spawns) is declared on: the world's
 /// entity ids, which a spawn reserves at once.
@@ -29,6 +30,10 @@ pub(crate) struct CommandQueue {
     /// Scratch sets of the apply-time check; kept for their capacity.
     spawned: HashSet<Entity>,
     despawned: HashSet<Entity>,
+    /// Entities whose structure the buffer changes, for the change log.
+    touched: Vec<Entity>,
+    /// A queued closure or the raw buffer was used: anything may change.
+    opaque: bool,
 }
 
 /// Structural misuse found while applying commands, summed over the app's life.
@@ -45,7 +50,14 @@ pub struct CommandReport {
 
 impl CommandQueue {
     /// Applies the recorded commands to `world`, counting dead targets into `report`.
-    pub(crate) fn apply(&mut self, world: &mut World, report: &mut CommandReport, system: &str) {
+    pub(crate) fn apply(&mut self, world: &mut World, report: &mut CommandReport, changes: &Changes, system: &str) {
+        if self.opaque {
+            changes.record_everything();
+        } else {
+            changes.record_structure(self.touched.drain(..));
+        }
+        self.opaque = false;
+        self.touched.clear();
         if !self.ops.is_empty() {
             self.check(world, report, system);
         }
@@ -145,6 +157,7 @@ impl Commands<'_> {
         let entity = self.world.reserve_entity();
         self.queue.buffer.insert(entity, components);
         self.queue.ops.push(LifeOp::Spawn(entity));
+        self.queue.touched.push(entity);
         entity
     }
 
@@ -152,6 +165,7 @@ impl Commands<'_> {
     pub fn insert(&mut self, entity: Entity, components: impl DynamicBundle) {
         self.queue.buffer.insert(entity, components);
         self.queue.ops.push(LifeOp::Insert(entity));
+        self.queue.touched.push(entity);
     }
 
     /// Adds one component to `entity`.
@@ -162,11 +176,13 @@ impl Commands<'_> {
     /// Removes the components of bundle `T` from `entity`, if it has them.
     pub fn remove<T: Bundle + 'static>(&mut self, entity: Entity) {
         self.queue.buffer.remove::<T>(entity);
+        self.queue.touched.push(entity);
     }
 
     /// Removes component `T` from `entity`, if it has it.
     pub fn remove_one<T: Component>(&mut self, entity: Entity) {
         self.queue.buffer.remove_one::<T>(entity);
+        self.queue.touched.push(entity);
     }
 
     /// Despawns `entity`. Its children (`ecs::Parent`) become roots where they stand; use
@@ -174,16 +190,19 @@ impl Commands<'_> {
     pub fn despawn(&mut self, entity: Entity) {
         self.queue.buffer.despawn(entity);
         self.queue.ops.push(LifeOp::Despawn(entity));
+        self.queue.touched.push(entity);
     }
 
     /// Runs `action` on the world, in order with the other commands.
     pub fn queue(&mut self, action: impl FnOnce(&mut World) + Send + Sync + 'static) {
         self.queue.buffer.queue(action);
+        self.queue.opaque = true;
     }
 
     /// The underlying hecs buffer, for engine code that records many plain inserts and
     /// removals on live entities. What is recorded here is applied in order but not checked.
     pub fn hecs_buffer(&mut self) -> &mut CommandBuffer {
+        self.queue.opaque = true;
         &mut self.queue.buffer
     }
 }

@@ -51,6 +51,7 @@ use std::ops::Range;
 use hecs::World;
 
 use crate::app::FrameTime;
+use crate::changes::Changes;
 use crate::frame::FrameContext;
 use crate::jobs;
 use crate::resources::Resources;
@@ -259,6 +260,7 @@ impl StageData {
 struct FrameInputs<'a> {
     stage: &'static str,
     world: &'a World,
+    changes: &'a Changes,
     resources: &'a Resources,
     frame: &'a FrameContext,
     time: FrameTime,
@@ -342,17 +344,20 @@ impl Schedule {
         world: &mut World,
         resources: &Resources,
         frame: &FrameContext,
+        changes: &Changes,
         time: FrameTime,
         world_epoch: u64,
     ) {
         let report = &mut self.command_report;
+        changes.begin_frame();
         for stage in &mut self.stages {
+            changes.advance();
             crate::profile_zone_dynamic!(stage.name);
             let started = std::time::Instant::now();
             for batch in &stage.batches {
                 let systems = &mut stage.systems[batch.clone()];
                 // An exclusive-world system is alone in its batch (it conflicts with all).
-                if let [System { name, run: SystemBody::Exclusive(run), last_seconds, .. }] = systems {
+                if let [System { name, run: SystemBody::Exclusive(run), last_seconds, reports_changes, .. }] = systems {
                     crate::profile_zone_dynamic!(name.as_ref());
                     let system_started = std::time::Instant::now();
                     let mut context = ExclusiveContext {
@@ -361,18 +366,23 @@ impl Schedule {
                         world_epoch,
                         resources,
                         frame,
+                        changes,
                         name: name.as_ref(),
                     };
                     with_system_name(name, stage.name, || run(&mut context));
+                    if !*reports_changes {
+                        changes.record_everything();
+                    }
                     *last_seconds = system_started.elapsed().as_secs_f64();
                 } else {
-                    let inputs = FrameInputs { stage: stage.name, world: &*world, resources, frame, time, world_epoch };
+                    let inputs =
+                        FrameInputs { stage: stage.name, world: &*world, changes, resources, frame, time, world_epoch };
                     run_batch(systems, inputs);
                 }
             }
             for &position in &stage.apply_order {
                 let system = &mut stage.systems[position];
-                system.commands.apply(world, report, &system.name);
+                system.commands.apply(world, report, changes, &system.name);
             }
             stage.last_seconds = started.elapsed().as_secs_f64();
         }
@@ -422,6 +432,7 @@ fn run_system(system: &mut System, inputs: FrameInputs<'_>) {
     };
     let mut context = SystemContext {
         world: inputs.world,
+        changes: inputs.changes,
         commands: Commands { world: inputs.world, queue: commands, access, name },
         time: inputs.time,
         world_epoch: inputs.world_epoch,

@@ -10,6 +10,7 @@ use super::commands::{CommandQueue, Commands, EntityIds};
 use super::order::Anchor;
 use super::query::QueryAccess;
 use crate::app::FrameTime;
+use crate::changes::Changes;
 use crate::frame::FrameContext;
 use crate::resources::{Res, ResMut, Resources};
 
@@ -66,6 +67,9 @@ pub struct System {
     pub(crate) anchor: Anchor,
     /// Wall time of the system's last run (zero before the first).
     pub(crate) last_seconds: f64,
+    /// An exclusive-world system that records its own changes (see
+    /// [`System::reports_own_changes`]).
+    pub(crate) reports_changes: bool,
 }
 
 impl System {
@@ -84,6 +88,7 @@ impl System {
             before: Vec::new(),
             after: Vec::new(),
             anchor: Anchor::Free,
+            reports_changes: false,
         }
     }
 
@@ -122,7 +127,17 @@ impl System {
             before: Vec::new(),
             after: Vec::new(),
             anchor: Anchor::Free,
+            reports_changes: false,
         }
+    }
+
+    /// Promises that this exclusive-world system records every change it makes in the change
+    /// log itself ([`ExclusiveContext::changes`]), so the scheduler need not record that
+    /// everything changed after it runs (see [`crate::changes`]). Without it, every
+    /// exclusive-world system makes caches over static objects check everything next frame.
+    pub fn reports_own_changes(mut self) -> Self {
+        self.reports_changes = true;
+        self
     }
 
     /// Whether the system borrows the world exclusively (see [`System::new_exclusive`]).
@@ -289,6 +304,7 @@ impl std::fmt::Debug for System {
 /// code that walks archetype columns; its accesses must still be declared.
 pub struct SystemContext<'a> {
     pub(crate) world: &'a World,
+    pub(crate) changes: &'a Changes,
     /// Structural changes (spawn, despawn, insert, remove), applied at the end of the stage.
     pub commands: Commands<'a>,
     /// Frame counter and delta time.
@@ -332,6 +348,7 @@ impl<'a> SystemContext<'a> {
     /// `With<&mut Velocity, &Scout>`).
     pub fn query<Q: Query + QueryAccess>(&self) -> QueryBorrow<'a, Q> {
         self.check_query::<Q>();
+        self.changes.record_query::<Q>(self.world);
         self.world.query::<Q>()
     }
 
@@ -339,6 +356,7 @@ impl<'a> SystemContext<'a> {
     /// checked like [`query`](Self::query).
     pub fn query_one<Q: Query + QueryAccess>(&self, entity: Entity) -> QueryOne<'a, Q> {
         self.check_query::<Q>();
+        self.changes.record_query_one::<Q>(entity);
         self.world.query_one::<Q>(entity)
     }
 
@@ -351,7 +369,15 @@ impl<'a> SystemContext<'a> {
     /// Exclusive borrow of `entity`'s component `T`, checked like [`query`](Self::query).
     pub fn get_mut<T: Component>(&self, entity: Entity) -> Result<hecs::RefMut<'a, T>, ComponentError> {
         self.check_query::<&mut T>();
+        self.changes.record_entity_write(TypeId::of::<T>(), entity);
         self.world.get::<&mut T>(entity)
+    }
+
+    /// The change log (see [`crate::changes`]): what was lent mutably since a reader last
+    /// looked. Engine code that writes through [`world_unchecked`](Self::world_unchecked)
+    /// records its writes here.
+    pub fn changes(&self) -> &'a Changes {
+        self.changes
     }
 
     /// Whether `entity` exists.
@@ -437,6 +463,7 @@ pub struct ExclusiveContext<'a> {
     pub world_epoch: u64,
     pub(crate) resources: &'a Resources,
     pub(crate) frame: &'a FrameContext,
+    pub(crate) changes: &'a Changes,
     pub(crate) name: &'a str,
 }
 
@@ -444,6 +471,12 @@ impl<'a> ExclusiveContext<'a> {
     /// The running system's name.
     pub fn system_name(&self) -> &str {
         self.name
+    }
+
+    /// The change log (see [`crate::changes`]), where a system built with
+    /// [`System::reports_own_changes`] records what it changed.
+    pub fn changes(&self) -> &'a Changes {
+        self.changes
     }
 
     /// Shared borrow of resource `T`, or `None` when absent.
