@@ -222,6 +222,17 @@ impl Changes {
         log.push_entity(EntityEntry { tick, entity, kind });
     }
 
+    /// Records that component `type_id` of each of `entities` may have been written (one lock
+    /// for all).
+    pub fn record_entity_writes<'e>(&self, type_id: TypeId, entities: impl IntoIterator<Item = &'e Entity>) {
+        let tick = self.tick();
+        let mut log = self.log.lock();
+        let kind = log.type_index(type_id) as u32;
+        for &entity in entities {
+            log.push_entity(EntityEntry { tick, entity, kind });
+        }
+    }
+
     /// Records structural changes of `entities` (spawned, despawned, gained or lost a
     /// component).
     pub fn record_structure(&self, entities: impl IntoIterator<Item = Entity>) {

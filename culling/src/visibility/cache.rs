@@ -102,6 +102,12 @@ impl CachedBounds {
         (valid & same).then_some(self.state == BoxState::Finite)
     }
 
+    /// The local box the slot's columns were written from (meaningful unless empty).
+    #[inline(always)]
+    pub(crate) fn local(&self) -> &Aabb {
+        &self.local
+    }
+
     /// The verdict on this entry's box when it was decided under view epoch `epoch` (the
     /// same view and cull settings as now, see [`ViewKey`]); `None` when it must be decided.
     #[inline(always)]

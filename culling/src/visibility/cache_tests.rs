@@ -243,7 +243,11 @@ fn a_frame_without_a_view_forgets_nothing_it_needs() {
 
 /// One frame of the same objects and camera in a fresh app (nothing cached): its bits, its
 /// draws and its statistics, by slot (slots follow spawn order in both apps).
-fn fresh_answer(objects: &[(Mat4, Mesh, Option<Lod>)], camera: Transform, settings: RenderSettings) -> Answer {
+pub(super) fn fresh_answer(
+    objects: &[(Mat4, Mesh, Option<Lod>)],
+    camera: Transform,
+    settings: RenderSettings,
+) -> Answer {
     let mut app = App::with_threads(1);
     super::install(&mut app);
     app.insert_resource(settings);
@@ -259,13 +263,13 @@ fn fresh_answer(objects: &[(Mat4, Mesh, Option<Lod>)], camera: Transform, settin
 }
 
 /// What the stage decided, by slot.
-struct Answer {
-    bits: Vec<u64>,
-    draws: Vec<super::ObjectDraw>,
-    rejected: [usize; 4],
+pub(super) struct Answer {
+    pub(super) bits: Vec<u64>,
+    pub(super) draws: Vec<super::ObjectDraw>,
+    pub(super) rejected: [usize; 4],
 }
 
-fn answer(app: &App) -> Answer {
+pub(super) fn answer(app: &App) -> Answer {
     let visibility = app.resource::<Visibility>();
     let stats = visibility.stats();
     Answer {

@@ -100,6 +100,10 @@ pub(crate) enum SlotFlag {
     CulledTag = 3,
     /// Carried the `Occluded` tag this frame.
     OccludedTag = 4,
+    /// Drawable, with a matrix or box that is not finite (always kept).
+    NonFinite = 5,
+    /// Drawable, with levels of detail (`Lod`).
+    HasLod = 6,
 }
 
 /// Words per job of [`pack_slot_flags`]: packing is a few nanoseconds per slot, so jobs are
@@ -107,7 +111,7 @@ pub(crate) enum SlotFlag {
 const PACK_GRAIN_WORDS: usize = 256;
 
 /// Number of word columns [`pack_slot_flags`] writes (one per [`SlotFlag`]).
-pub(crate) const WORD_KINDS: usize = 5;
+pub(crate) const WORD_KINDS: usize = 7;
 
 /// Packs the per-slot flag bytes into slot-ordered words: bit `s` of `to[k]` is bit `k` of
 /// `flags[s]` (see [`SlotFlag`]). Every word of `to` is overwritten. Jobs take disjoint
@@ -217,9 +221,9 @@ impl<'w> Columns<'w> {
     }
 }
 
-/// Culls the objects of `range` (whole words, starting on a word boundary).
+/// Culls the objects of `range` of storage order (the full pass gives each job whole words;
+/// a tracked frame gives the rows of archetypes that were written).
 pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, totals: &PassTotals, range: Range<usize>) {
-    debug_assert_eq!(range.start % BITS_PER_WORD, 0, "jobs start on a word boundary");
     debug_assert!(range.end <= outputs.objects, "job range {range:?} past {} objects", outputs.objects);
     let segments = inputs.segments;
     // The segment holding the range's first object.
@@ -240,6 +244,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
         let word_end = (word_start + BITS_PER_WORD).min(range.end);
         block.clear();
         let (mut drawable, mut casters, mut tagged, mut occluded_tag, mut forced) = (0u64, 0u64, 0u64, 0u64, 0u64);
+        let mut with_lod = 0u64;
         // Objects whose verdict this view already gave (`reused`), and those that were visible.
         let (mut reused, mut reused_visible) = (0u64, 0u64);
         for index in word_start..word_end {
@@ -276,6 +281,9 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
                 continue;
             };
             drawable |= bit;
+            if columns.lods.is_some() {
+                with_lod |= bit;
+            }
             // SAFETY: as above: this job's own slot, below every column's length.
             let (stored_model, entry, stored_draw) = unsafe {
                 (&mut *outputs.models.add(slot), &mut *outputs.cache.add(slot), &mut *outputs.draws.add(slot))
@@ -394,6 +402,8 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
             (casters, SlotFlag::Caster),
             (tagged, SlotFlag::CulledTag),
             (occluded_tag, SlotFlag::OccludedTag),
+            (forced & drawable, SlotFlag::NonFinite),
+            (with_lod, SlotFlag::HasLod),
         ];
         for (offset, &slot) in outputs.slots[word_start..word_end].iter().enumerate() {
             let flag = kinds.iter().fold(0u8, |flag, &(bits, kind)| flag | ((bits >> offset & 1) as u8) << kind as u8);
@@ -438,7 +448,7 @@ fn prefetch_slot(outputs: &PassOutputs<'_>, slot: usize) {
 /// give NaN), and `x * 0` is zero exactly when `x` is finite. A sum of huge finite terms that
 /// overflows reads as non-finite, which only keeps the object: the conservative side.
 #[inline(always)]
-fn is_finite_object(model: &Mat4, center: Vec3, half: Vec3) -> bool {
+pub(crate) fn is_finite_object(model: &Mat4, center: Vec3, half: Vec3) -> bool {
     let sum = model.x_axis + model.y_axis + model.z_axis + model.w_axis + (center + half).extend(0.0);
     (sum * 0.0).cmpeq(glam::Vec4::ZERO).all()
 }

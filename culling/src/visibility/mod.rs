@@ -38,6 +38,7 @@ mod result;
 mod slots;
 mod system;
 mod tags;
+mod tracked;
 
 pub use result::{ObjectColumns, ObjectDraw, Visibility, VisibilityStats};
 pub use system::{install, visibility_system, VISIBILITY_SYSTEM};
@@ -47,3 +48,5 @@ pub use tags::{visibility_tags_system, VISIBILITY_TAGS_SYSTEM};
 mod cache_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tracked_tests;

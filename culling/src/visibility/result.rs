@@ -105,6 +105,11 @@ pub struct VisibilityStats {
     /// their inputs changed (new, moved or re-shaped); the others were static, and under an
     /// unchanged view also kept last frame's verdict.
     pub bounds_computed: usize,
+    /// A tracked frame: the change log (`runtime::changes`) named every change since the last
+    /// frame, so only those objects were read and the rest were culled by words of 64 from
+    /// what the stage kept. Otherwise a full pass read every object (the first frame, after
+    /// `App::world_mut`, a spawn or despawn of a mesh entity, or a frame without a view).
+    pub tracked: bool,
     /// `Culled` and `Occluded` tags inserted this frame (applied right after the cull).
     pub tags_inserted: usize,
     /// `Culled` and `Occluded` tags removed this frame.

@@ -65,6 +65,11 @@ impl ObjectSlots {
         self.entities.len()
     }
 
+    /// Slots in use.
+    pub(crate) fn live(&self) -> usize {
+        self.live
+    }
+
     /// Owner of each slot ([`Entity::DANGLING`] when free).
     pub(crate) fn entities(&self) -> &[Entity] {
         &self.entities
@@ -73,6 +78,27 @@ impl ObjectSlots {
     /// The slot of each object of this frame, in storage order (segment by segment).
     pub(crate) fn storage(&self) -> &[u32] {
         &self.storage
+    }
+
+    /// The slot `entity` owns, if it owns one (a despawned entity whose id was reused does not).
+    pub(crate) fn slot_of(&self, entity: Entity) -> Option<u32> {
+        self.by_id.get(entity.id() as usize).filter(|(owner, _)| *owner == entity).map(|&(_, slot)| slot)
+    }
+
+    /// For a frame without spawns or despawns: records the slots of `segment`'s objects in
+    /// storage order (sized to `objects`); false when one of them owns no slot (it is new).
+    pub(crate) fn look_up_segment(&mut self, world: &World, segment: &Segment, objects: usize) -> bool {
+        self.storage.resize(objects, NO_SLOT);
+        let ids = archetype_ids(world, segment);
+        for (row, &id) in ids.iter().enumerate() {
+            // SAFETY: as in `look_up`: an archetype's ids name live entities.
+            let entity = unsafe { world.find_entity_from_id(id) };
+            match self.slot_of(entity) {
+                Some(slot) => self.storage[segment.start + row] = slot,
+                None => return false,
+            }
+        }
+        true
     }
 
     /// Slots freed by the last update that are still below [`ObjectSlots::len`]: their

@@ -9,6 +9,7 @@ use super::cache::ViewKey;
 use super::cull::{list_segments, pack_slot_flags, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
 use super::result::{Visibility, VisibilityStats};
 use super::tags::{record_tag_changes, record_tags_cleared, visibility_tags_system};
+use super::tracked::{watched_types, TrackedState};
 use crate::backend::{CullingChoice, GpuFeedback};
 use crate::bits::words_for;
 use crate::kernels::Kernel;
@@ -77,8 +78,11 @@ pub fn install(app: &mut App) {
 pub fn visibility_system() -> System {
     let mut segments: Vec<Segment> = Vec::new();
     let mut occlusion = OcclusionPass::default(); // issue 6
+    let mut tracked = TrackedState::default();
+    let watched = watched_types();
     System::new(VISIBILITY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
         runtime::profile_zone!("visibility");
+        ctx.changes().collect(&mut tracked.cursor, &watched, &mut tracked.changed);
         let mut settings = *ctx.resource::<RenderSettings>();
         // With GPU culling the frustum and occlusion tests run on the device; with the GPU's
         // bits fed back, the frustum stays here (same bits) and occlusion comes from them.
@@ -91,7 +95,7 @@ pub fn visibility_system() -> System {
         let viewport = *ctx.resource::<Viewport>();
         let view = ctx.frame_value::<ResolvedView>().map(|view| *view);
         let mut visibility = ctx.resource_mut::<Visibility>();
-        let pass_state = PassState { segments: &mut segments, occlusion: &mut occlusion };
+        let pass_state = PassState { segments: &mut segments, occlusion: &mut occlusion, tracked: &mut tracked };
         run_visibility(ctx, &mut visibility, pass_state, view, &settings, viewport, feedback);
     })
     .reads::<Mesh>()
@@ -116,6 +120,7 @@ pub fn visibility_system() -> System {
 struct PassState<'s> {
     segments: &'s mut Vec<Segment>,
     occlusion: &'s mut OcclusionPass,
+    tracked: &'s mut TrackedState,
 }
 
 /// One frame of the stage.
@@ -123,7 +128,7 @@ struct PassState<'s> {
 fn run_visibility(
     ctx: &mut SystemContext<'_>,
     visibility: &mut Visibility,
-    PassState { segments, occlusion }: PassState<'_>,
+    PassState { segments, occlusion, tracked }: PassState<'_>,
     view: Option<ResolvedView>,
     settings: &RenderSettings,
     viewport: Viewport,
@@ -132,13 +137,16 @@ fn run_visibility(
     // The view's own size (a camera's `CameraViewport`, else the global resource).
     let viewport = view.map_or(viewport, |view| view.viewport);
     if viewport.width == 0 || viewport.height == 0 {
+        // The changes seen now are not applied: the next frame checks everything.
+        tracked.invalidate();
         return;
     }
     let objects = list_segments(ctx.world_unchecked(), segments);
-    visibility.slots.update(ctx.world_unchecked(), segments, objects);
     let Some(view) = view else {
+        visibility.slots.update(ctx.world_unchecked(), segments, objects);
         visibility.clear(objects);
         visibility.stats.tags_removed = record_tags_cleared(visibility, ctx.world_unchecked());
+        tracked.invalidate();
         return;
     };
     let params = CullParams {
@@ -156,28 +164,13 @@ fn run_visibility(
         ViewCullContext::new(view.view, view.projection, viewport.height as f32, &params)
     };
 
-    let slot_count = visibility.slots.len();
-    let words = words_for(slot_count);
-    visibility.objects.resize(slot_count);
-    visibility.objects.entities.copy_from_slice(visibility.slots.entities());
-    for &slot in visibility.slots.freed() {
-        visibility.objects.reset(slot as usize);
-    }
-    visibility.bits.reset(slot_count);
-    for column in
-        [&mut visibility.drawable, &mut visibility.casters, &mut visibility.tagged, &mut visibility.occluded_tag]
-    {
-        column.clear();
-        column.resize(words, 0);
-    }
-    visibility.slot_flags.clear();
-    visibility.slot_flags.resize(slot_count, 0);
     let frustum_culling = settings.frustum_culling && trusted;
     let thresholds = [params.max_distance, params.min_pixels, params.lod_bias];
     let key = ViewKey::new(&view.view, &view.projection, viewport.height as f32, thresholds, frustum_culling);
     let (view_epoch, wrapped) = visibility.view_epoch.advance(key);
     if wrapped {
         visibility.objects.cache.iter_mut().for_each(|entry| entry.forget_verdict());
+        tracked.invalidate();
     }
     let inputs = PassInputs {
         world: ctx.world_unchecked(),
@@ -189,6 +182,61 @@ fn run_visibility(
         lod_bias: params.lod_bias,
         view_epoch,
     };
+    // A tracked frame when the change log names every change since the last frame (see
+    // `tracked.rs`); else the full pass over every object.
+    if tracked.plan(ctx.world_unchecked(), visibility, segments, objects) {
+        let totals = tracked.run(&inputs, visibility);
+        visibility.stats = VisibilityStats {
+            objects,
+            drawable: totals.drawable,
+            visible: totals.visible,
+            frustum_rejected: totals.frustum_rejected,
+            distance_rejected: totals.distance_rejected,
+            size_rejected: totals.size_rejected,
+            occluded: 0,
+            non_finite: if trusted { totals.non_finite } else { totals.drawable },
+            bounds_computed: totals.bounds_computed,
+            tracked: true,
+            ..VisibilityStats::default()
+        };
+    } else {
+        visibility.slots.update(ctx.world_unchecked(), segments, objects);
+        run_full_pass(visibility, tracked, &inputs, objects, trusted);
+    }
+    visibility.view = Some(view);
+    finish_frame(ctx, visibility, occlusion, settings, viewport, trusted, feedback);
+}
+
+/// The full pass over every object (see `cull.rs`); leaves the tracked state ready for the
+/// next frame.
+fn run_full_pass(
+    visibility: &mut Visibility,
+    tracked: &mut TrackedState,
+    inputs: &PassInputs<'_>,
+    objects: usize,
+    trusted: bool,
+) {
+    let slot_count = visibility.slots.len();
+    let words = words_for(slot_count);
+    visibility.objects.resize(slot_count);
+    visibility.objects.entities.copy_from_slice(visibility.slots.entities());
+    for &slot in visibility.slots.freed() {
+        visibility.objects.reset(slot as usize);
+    }
+    visibility.bits.reset(slot_count);
+    for column in [
+        &mut visibility.drawable,
+        &mut visibility.casters,
+        &mut visibility.tagged,
+        &mut visibility.occluded_tag,
+        &mut tracked.forced,
+        &mut tracked.with_lod,
+    ] {
+        column.clear();
+        column.resize(words, 0);
+    }
+    visibility.slot_flags.clear();
+    visibility.slot_flags.resize(slot_count, 0);
     let Visibility { slots, objects: columns, slot_flags, .. } = &mut *visibility;
     let outputs = PassOutputs {
         slots: slots.storage(),
@@ -202,13 +250,22 @@ fn run_visibility(
     let totals = PassTotals::default();
     {
         runtime::profile_zone!("visibility cull");
-        runtime::jobs::parallel_for_ranges(0..objects, GRAIN, |range| run_range(&inputs, &outputs, &totals, range));
+        runtime::jobs::parallel_for_ranges(0..objects, GRAIN, |range| run_range(inputs, &outputs, &totals, range));
     }
     {
         let Visibility { slot_flags, bits, drawable, casters, tagged, occluded_tag, .. } = &mut *visibility;
-        let to = [bits.words_mut(), &mut drawable[..], &mut casters[..], &mut tagged[..], &mut occluded_tag[..]];
+        let to = [
+            bits.words_mut(),
+            &mut drawable[..],
+            &mut casters[..],
+            &mut tagged[..],
+            &mut occluded_tag[..],
+            &mut tracked.forced[..],
+            &mut tracked.with_lod[..],
+        ];
         pack_slot_flags(slot_flags, to);
     }
+    tracked.after_full_frame(words);
     let load = |value: &std::sync::atomic::AtomicUsize| value.load(std::sync::atomic::Ordering::Relaxed);
     let drawable = load(&totals.drawable);
     visibility.stats = VisibilityStats {
@@ -221,13 +278,26 @@ fn run_visibility(
         occluded: 0,
         non_finite: if trusted { load(&totals.non_finite) } else { drawable },
         bounds_computed: load(&totals.bounds_computed),
+        tracked: false,
         tags_inserted: 0,
         tags_removed: 0,
         tag_seconds: 0.0,
         tag_apply_seconds: 0.0,
     };
-    visibility.view = Some(view);
+}
 
+/// What every frame with a view does after the culls: occlusion, GPU feedback, the lists and
+/// the tag changes.
+#[allow(clippy::too_many_arguments)]
+fn finish_frame(
+    ctx: &SystemContext<'_>,
+    visibility: &mut Visibility,
+    occlusion: &mut OcclusionPass,
+    settings: &RenderSettings,
+    viewport: Viewport,
+    trusted: bool,
+    feedback: bool,
+) {
     // Occlusion (issue 6): survivors hidden behind the chosen occluders lose their bit and
     // are counted in `stats.occluded`, when `settings.occlusion_culling` is on and an
     // `OccluderMeshes` resource is present (see `crate::occlusion::stage`).
@@ -248,7 +318,7 @@ fn run_visibility(
     visibility.stats.tags_inserted = inserted;
     visibility.stats.tags_removed = removed;
     visibility.stats.tag_seconds = started.elapsed().as_secs_f64();
-    runtime::profile_plot!("objects", objects as f64);
+    runtime::profile_plot!("objects", visibility.stats.objects as f64);
     runtime::profile_plot!("visible", visibility.stats.visible as f64);
     runtime::profile_plot!("occluded", visibility.stats.occluded as f64);
 }

@@ -16,6 +16,8 @@
 //! stage, applies them with `World::insert_one` / `remove_one` (cached archetype edges, no
 //! allocation once the lists have their capacity).
 
+use std::any::TypeId;
+
 use ecs::{Culled, Occluded};
 use runtime::hecs::{Entity, World};
 use runtime::System;
@@ -68,6 +70,10 @@ pub(crate) fn record_tag_changes(visibility: &mut Visibility) -> (usize, usize) 
         push_changes(visibility, word_index, occluded, visibility.occluded_tag[word_index], |entity, insert| {
             if insert { &mut changes.insert_occluded } else { &mut changes.remove_occluded }.push(entity);
         });
+        // What the tags will be once `visibility_tags_system` applied the changes: a tracked
+        // frame (see `tracked.rs`) starts from these instead of reading archetypes.
+        visibility.tagged[word_index] = want_culled;
+        visibility.occluded_tag[word_index] = occluded;
     }
     let counts = changes.counts();
     visibility.tag_changes = changes;
@@ -128,7 +134,16 @@ pub fn visibility_tags_system() -> System {
         for &entity in &changes.remove_occluded {
             let _ = ctx.world.remove_one::<Occluded>(entity);
         }
+        // Tag moves change no component value: they are logged as writes of the tag types,
+        // which the caches over objects do not watch.
+        let log = ctx.changes();
+        log.record_entity_writes(TypeId::of::<Culled>(), changes.insert_culled.iter().chain(&changes.remove_culled));
+        log.record_entity_writes(
+            TypeId::of::<Occluded>(),
+            changes.insert_occluded.iter().chain(&changes.remove_occluded),
+        );
         visibility.tag_changes.clear();
         visibility.stats.tag_apply_seconds = started.elapsed().as_secs_f64();
     })
+    .reports_own_changes()
 }

@@ -1,0 +1,680 @@
+//! Tracked frames: when the change log ([`runtime::changes`]) says which objects may have
+//! changed, the stage refreshes only those and culls the rest through what it kept.
+//!
+//! A full frame (see `cull.rs`) walks every object in storage order. A **tracked frame**
+//! runs when the last frame left complete columns and the log names every change since: no
+//! "everything", no spawn, despawn or lost `Mesh` among the entities it lists. Then:
+//!
+//! 1. **Refresh**: the archetypes whose watched components were lent mutably (a system's
+//!    `&mut WorldTransform` query) go through the full pass's own per-object code
+//!    (`run_range`) over their rows; single entities (`get_mut`, a command) through
+//!    [`refresh_entity`], the same arithmetic reached through the entity. Their slots' flag
+//!    bits are updated and their words marked dirty.
+//! 2. **Cull by words of 64 slots**: a word that is clean under an unchanged view keeps last
+//!    frame's answer. Otherwise its bounds (the union of its finite drawable boxes, redone
+//!    when dirty) are tested against the frustum first: a word clearly outside one plane
+//!    rejects all its objects at once, without reading them. The rest are tested object by
+//!    object exactly as the full pass does (same kernel on the same centre and half extent,
+//!    the same distance and size tests), reusing verdicts cached under this view.
+//!
+//! The word test keeps a margin, so it rejects only words the per-object kernel would reject
+//! too: a tracked frame gives the full frame's bits. Objects with levels of detail have their
+//! level picked again in every word that is decided, so draws match the full pass as well.
+//!
+//! **What must be true.** Everything that changes an object's inputs is in the log: systems
+//! get components through `SystemContext`, engine code that writes through
+//! `world_unchecked` records its writes (the Transform stage does), and `App::world_mut`
+//! makes the next frame a full one. Tag moves made by the tags system change no input: it
+//! records them as `Culled`/`Occluded` writes, which this stage does not watch, and its
+//! columns take the tags it asked for.
+
+use std::any::TypeId;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldTransform};
+use glam::{Mat4, Vec3};
+use runtime::changes::{ChangeCursor, ChangedSince};
+use runtime::hecs::{Entity, World};
+
+use super::cache::{CachedBounds, Verdict};
+use super::cull::{run_range, PassInputs, PassOutputs, PassTotals, Segment, SlotFlag, GRAIN};
+use super::result::{ObjectDraw, Visibility, EMPTY_BOX};
+use crate::bits::BITS_PER_WORD;
+use crate::frustum::Frustum;
+use crate::soa::AabbBlock;
+
+/// Words per job of the word pass (16k slots).
+const WORD_GRAIN: usize = 256;
+
+/// The component types whose writes change what the stage computes for an object.
+pub(crate) fn watched_types() -> [TypeId; 7] {
+    [
+        TypeId::of::<WorldTransform>(),
+        TypeId::of::<Transform>(),
+        TypeId::of::<Mesh>(),
+        TypeId::of::<Visible>(),
+        TypeId::of::<SkinnedPose>(),
+        TypeId::of::<Lod>(),
+        TypeId::of::<ShadowCaster>(),
+    ]
+}
+
+/// What one word of 64 slots kept from the frame that last decided it.
+#[derive(Clone, Copy, Debug)]
+struct WordState {
+    /// Union of the word's finite drawable boxes (an empty box when it has none).
+    bounds: Aabb,
+    /// The bits of objects that passed frustum, distance and size (before occlusion).
+    culled: u64,
+    /// The view epoch `culled` and `rejects` were decided under (0: never).
+    epoch: u32,
+    /// Objects rejected by the frustum, the distance and the screen size.
+    rejects: [u8; 3],
+    /// A slot of the word was refreshed since: bounds and answer must be redone.
+    dirty: bool,
+}
+
+impl Default for WordState {
+    fn default() -> Self {
+        WordState { bounds: EMPTY_BOX, culled: 0, epoch: 0, rejects: [0; 3], dirty: true }
+    }
+}
+
+/// State of the tracked path, kept by the Visibility system between frames.
+#[derive(Default)]
+pub(crate) struct TrackedState {
+    /// Where the stage stands in the change log.
+    pub cursor: ChangeCursor,
+    /// What changed since the last frame (reused buffer).
+    pub changed: ChangedSince,
+    /// The columns and words describe the last frame completely.
+    valid: bool,
+    /// Per slot word: drawable objects whose box is not finite (packed by the full pass).
+    pub forced: Vec<u64>,
+    /// Per slot word: drawable objects with levels of detail (packed by the full pass).
+    pub with_lod: Vec<u64>,
+    words: Vec<WordState>,
+    /// Archetype segments to refresh this frame.
+    refresh_segments: Vec<Segment>,
+    /// Single objects to refresh this frame.
+    refresh_entities: Vec<(u32, Entity)>,
+}
+
+/// Figures of a tracked frame, for the stage's statistics.
+#[derive(Default)]
+pub(crate) struct TrackedTotals {
+    pub drawable: usize,
+    pub visible: usize,
+    pub frustum_rejected: usize,
+    pub distance_rejected: usize,
+    pub size_rejected: usize,
+    pub non_finite: usize,
+    pub bounds_computed: usize,
+}
+
+impl TrackedState {
+    /// The next frame must be a full one.
+    pub(crate) fn invalidate(&mut self) {
+        self.valid = false;
+    }
+
+    /// After a full frame over `words` slot words: every word is decided afresh next time.
+    pub(crate) fn after_full_frame(&mut self, words: usize) {
+        self.words.clear();
+        self.words.resize(words, WordState::default());
+        self.valid = self.forced.len() >= words && self.with_lod.len() >= words;
+    }
+
+    /// Whether this frame may be tracked, and if so what to refresh: false when the log says
+    /// everything changed, or names an object that came, went or lost its `Mesh`.
+    pub(crate) fn plan(
+        &mut self,
+        world: &World,
+        visibility: &mut Visibility,
+        segments: &[Segment],
+        objects: usize,
+    ) -> bool {
+        runtime::profile_zone!("visibility plan");
+        self.refresh_segments.clear();
+        self.refresh_entities.clear();
+        let words = crate::bits::words_for(visibility.slots.len());
+        if !self.valid || self.changed.everything || self.words.len() != words || objects != visibility.slots.live() {
+            return false;
+        }
+        for &entity in &self.changed.entities {
+            let alive = world.contains(entity);
+            match visibility.slots.slot_of(entity) {
+                Some(slot) => {
+                    if !alive || !world.satisfies::<&Mesh>(entity) {
+                        return false;
+                    }
+                    self.refresh_entities.push((slot, entity));
+                }
+                None => {
+                    if alive && world.satisfies::<&Mesh>(entity) {
+                        return false;
+                    }
+                }
+            }
+        }
+        for &archetype in &self.changed.archetypes {
+            let Some(segment) = segments.iter().find(|segment| segment.archetype == archetype as usize) else {
+                continue;
+            };
+            if !visibility.slots.look_up_segment(world, segment, objects) {
+                return false;
+            }
+            self.refresh_segments.push(*segment);
+        }
+        true
+    }
+
+    /// Runs a tracked frame (after [`TrackedState::plan`] said yes): refresh, then the word
+    /// pass; leaves the pre-occlusion bits in `visibility.bits`.
+    pub(crate) fn run(&mut self, inputs: &PassInputs<'_>, visibility: &mut Visibility) -> TrackedTotals {
+        let mut totals = TrackedTotals::default();
+        let slot_count = visibility.slots.len();
+        {
+            runtime::profile_zone!("visibility refresh");
+            totals.bounds_computed = self.refresh(inputs, visibility);
+        }
+        runtime::profile_zone!("visibility words");
+        let counters = WordCounters::default();
+        let Visibility { objects: columns, drawable, .. } = &mut *visibility;
+        let shared = WordInputs {
+            pass: inputs,
+            drawable,
+            forced: &self.forced,
+            with_lod: &self.with_lod,
+            entities: &columns.entities,
+            models: &columns.models,
+            bounds: &columns.bounds,
+            cache: SharedMut(columns.cache.as_mut_ptr()),
+            draws: SharedMut(columns.draws.as_mut_ptr()),
+        };
+        runtime::jobs::parallel_for_chunks(&mut self.words, WORD_GRAIN, |first, chunk| {
+            let mut local = TrackedTotals::default();
+            let mut block = AabbBlock::new();
+            for (offset, word) in chunk.iter_mut().enumerate() {
+                decide_word(&shared, first + offset, word, &mut block, &mut local);
+            }
+            counters.add(&local);
+        });
+        counters.into_totals(&mut totals);
+        visibility.bits.reset(slot_count);
+        for (bits, word) in visibility.bits.words_mut().iter_mut().zip(&self.words) {
+            *bits = word.culled;
+        }
+        totals
+    }
+
+    /// Step 1: the written archetypes through `run_range`, the single entities through
+    /// [`refresh_entity`]; updates the slots' flag bits and marks their words dirty. Returns
+    /// how many boxes were computed.
+    fn refresh(&mut self, inputs: &PassInputs<'_>, visibility: &mut Visibility) -> usize {
+        let pass_totals = PassTotals::default();
+        let Visibility { slots, objects: columns, slot_flags, .. } = &mut *visibility;
+        let outputs = PassOutputs {
+            slots: slots.storage(),
+            models: columns.models.as_mut_ptr(),
+            bounds: columns.bounds.as_mut_ptr(),
+            draws: columns.draws.as_mut_ptr(),
+            cache: columns.cache.as_mut_ptr(),
+            flags: slot_flags.as_mut_ptr(),
+            objects: slots.storage().len(),
+        };
+        for segment in &self.refresh_segments {
+            let range = segment.start..segment.start + segment.len;
+            runtime::jobs::parallel_for_ranges(range, GRAIN, |range| run_range(inputs, &outputs, &pass_totals, range));
+        }
+        let mut computed = pass_totals.bounds_computed.load(Ordering::Relaxed);
+        for segment_index in 0..self.refresh_segments.len() {
+            let segment = self.refresh_segments[segment_index];
+            for index in segment.start..segment.start + segment.len {
+                let slot = visibility.slots.storage()[index] as usize;
+                let flag = visibility.slot_flags[slot];
+                self.set_flags(visibility, slot, flag);
+            }
+        }
+        for index in 0..self.refresh_entities.len() {
+            let (slot, entity) = self.refresh_entities[index];
+            let (flag, fresh) = refresh_entity(inputs.world, entity, slot as usize, visibility);
+            computed += usize::from(fresh);
+            self.set_flags(visibility, slot as usize, flag);
+        }
+        #[cfg(debug_assertions)]
+        check_nothing_missed(inputs.world, visibility);
+        computed
+    }
+
+    /// Writes a refreshed slot's flag bits into the word columns and marks its word dirty.
+    fn set_flags(&mut self, visibility: &mut Visibility, slot: usize, flag: u8) {
+        let (word, bit) = (slot / BITS_PER_WORD, 1u64 << (slot % BITS_PER_WORD));
+        let columns = [
+            (&mut visibility.drawable[word], SlotFlag::Drawable),
+            (&mut visibility.casters[word], SlotFlag::Caster),
+            (&mut visibility.tagged[word], SlotFlag::CulledTag),
+            (&mut visibility.occluded_tag[word], SlotFlag::OccludedTag),
+            (&mut self.forced[word], SlotFlag::NonFinite),
+            (&mut self.with_lod[word], SlotFlag::HasLod),
+        ];
+        for (column, kind) in columns {
+            if flag >> kind as u8 & 1 == 1 {
+                *column |= bit;
+            } else {
+                *column &= !bit;
+            }
+        }
+        self.words[word].dirty = true;
+    }
+}
+
+/// One slot's entries of the per-object columns.
+struct SlotEntries<'a> {
+    model: &'a mut Mat4,
+    bounds: &'a mut Aabb,
+    draw: &'a mut ObjectDraw,
+    cache: &'a mut CachedBounds,
+}
+
+/// Refreshes slot `slot`'s columns from `entity` (see [`refresh_entity_into`]).
+fn refresh_entity(world: &World, entity: Entity, slot: usize, visibility: &mut Visibility) -> (u8, bool) {
+    let columns = &mut visibility.objects;
+    let entries = SlotEntries {
+        model: &mut columns.models[slot],
+        bounds: &mut columns.bounds[slot],
+        draw: &mut columns.draws[slot],
+        cache: &mut columns.cache[slot],
+    };
+    refresh_entity_into(world, entity, entries)
+}
+
+/// Refreshes one object's column entries through its entity, with the same arithmetic as
+/// `run_range` (the verdict is left to the word pass, the level of detail too). Returns its
+/// flag byte (without the visible bit) and whether its box was computed.
+fn refresh_entity_into(world: &World, entity: Entity, entries: SlotEntries<'_>) -> (u8, bool) {
+    let Ok(object) = world.entity(entity) else {
+        return (0, false);
+    };
+    let mut flag = 0u8;
+    for (present, kind) in [
+        (object.has::<ShadowCaster>(), SlotFlag::Caster),
+        (object.has::<ecs::Culled>(), SlotFlag::CulledTag),
+        (object.has::<ecs::Occluded>(), SlotFlag::OccludedTag),
+    ] {
+        flag |= u8::from(present) << kind as u8;
+    }
+    let source = object.get::<&Mesh>().and_then(|mesh| {
+        let shown = object.get::<&Visible>().is_none_or(|shown| shown.0);
+        if !(shown && mesh.is_drawable()) {
+            return None;
+        }
+        let model = match (object.get::<&WorldTransform>(), object.get::<&Transform>()) {
+            (Some(world), _) => world.0,
+            (None, Some(local)) => local.to_matrix(),
+            (None, None) => return None,
+        };
+        let local = match object.get::<&SkinnedPose>() {
+            Some(pose) => mesh.local_bounds(Some(&pose)),
+            None => mesh.bounds,
+        };
+        Some((model, local, ObjectDraw { mesh: mesh.mesh, material: mesh.material }))
+    });
+    let Some((model, local_box, draw)) = source else {
+        *entries.model = Mat4::IDENTITY;
+        *entries.bounds = EMPTY_BOX;
+        *entries.draw = ObjectDraw::NONE;
+        *entries.cache = CachedBounds::EMPTY;
+        return (flag, false);
+    };
+    flag |= 1 << SlotFlag::Drawable as u8;
+    let with_lod = object.has::<Lod>();
+    flag |= u8::from(with_lod) << SlotFlag::HasLod as u8;
+    // A level of detail is picked by the word pass, which decides this object's word.
+    if !with_lod && *entries.draw != draw {
+        *entries.draw = draw;
+    }
+    let (finite, fresh) = match entries.cache.lookup(entries.model, &model, &local_box) {
+        Some(finite) => (finite, false),
+        None => {
+            let (center, half) = local_box.transformed_center_half(&model);
+            let finite = super::cull::is_finite_object(&model, center, half);
+            *entries.model = model;
+            *entries.cache = CachedBounds::new(local_box, finite);
+            *entries.bounds = Aabb { min: center - half, max: center + half };
+            (finite, true)
+        }
+    };
+    flag |= u8::from(!finite) << SlotFlag::NonFinite as u8;
+    (flag, fresh)
+}
+
+/// Debug builds (so every test) check what a tracked frame relies on: after the refresh,
+/// every drawable object's columns come from its current matrix and box, and its flag bits
+/// match its archetype. A failure is a write the change log did not see, which would be a
+/// stale box (false-hidden) in a release build. Skipped above 50k objects to bound its cost.
+#[cfg(debug_assertions)]
+fn check_nothing_missed(world: &World, visibility: &Visibility) {
+    if visibility.slots.len() > 50_000 {
+        return;
+    }
+    let mut query = world.query::<runtime::hecs::Entity>().with::<&Mesh>();
+    for entity in query.iter() {
+        let slot = visibility.slots.slot_of(entity).expect("a tracked frame has no new mesh entity");
+        let slot_index = slot as usize;
+        let columns = &visibility.objects;
+        let (mut model, mut bounds) = (columns.models[slot_index], columns.bounds[slot_index]);
+        let (mut draw, mut cache) = (columns.draws[slot_index], columns.cache[slot_index]);
+        let entries = SlotEntries { model: &mut model, bounds: &mut bounds, draw: &mut draw, cache: &mut cache };
+        let (flag, fresh) = refresh_entity_into(world, entity, entries);
+        let (word, bit) = (slot as usize / BITS_PER_WORD, 1u64 << (slot as usize % BITS_PER_WORD));
+        let drawable = visibility.drawable[word] & bit != 0;
+        assert!(
+            !fresh && drawable == (flag >> SlotFlag::Drawable as u8 & 1 == 1),
+            "the change log missed a change of entity {entity:?} (slot {slot}): its box or drawability is stale"
+        );
+        let caster = visibility.casters[word] & bit != 0;
+        assert_eq!(
+            caster,
+            flag >> SlotFlag::Caster as u8 & 1 == 1,
+            "the change log missed a ShadowCaster change of {entity:?}"
+        );
+    }
+}
+
+/// A column shared by the word jobs, each writing only the slots of its own words.
+struct SharedMut<T>(*mut T);
+
+// SAFETY: jobs write through the pointer only at the slots of their own disjoint word ranges,
+// and the column outlives the parallel call.
+unsafe impl<T> Sync for SharedMut<T> {}
+
+/// What every word job reads.
+struct WordInputs<'a> {
+    pass: &'a PassInputs<'a>,
+    drawable: &'a [u64],
+    forced: &'a [u64],
+    with_lod: &'a [u64],
+    entities: &'a [Entity],
+    models: &'a [Mat4],
+    bounds: &'a [Aabb],
+    cache: SharedMut<CachedBounds>,
+    draws: SharedMut<ObjectDraw>,
+}
+
+/// Totals summed over word jobs.
+#[derive(Default)]
+struct WordCounters([AtomicUsize; 6]);
+
+impl WordCounters {
+    fn add(&self, local: &TrackedTotals) {
+        let values = [
+            local.drawable,
+            local.visible,
+            local.frustum_rejected,
+            local.distance_rejected,
+            local.size_rejected,
+            local.non_finite,
+        ];
+        for (counter, value) in self.0.iter().zip(values) {
+            counter.fetch_add(value, Ordering::Relaxed);
+        }
+    }
+
+    fn into_totals(self, totals: &mut TrackedTotals) {
+        let [drawable, visible, frustum, distance, size, non_finite] = self.0.map(AtomicUsize::into_inner);
+        totals.drawable = drawable;
+        totals.visible = visible;
+        totals.frustum_rejected = frustum;
+        totals.distance_rejected = distance;
+        totals.size_rejected = size;
+        totals.non_finite = non_finite;
+    }
+}
+
+/// Decides word `index`: reuses a clean word's answer under the same view, rejects a word
+/// clearly outside the frustum at once, else tests its objects one by one.
+fn decide_word(
+    shared: &WordInputs<'_>,
+    index: usize,
+    word: &mut WordState,
+    block: &mut AabbBlock,
+    local: &mut TrackedTotals,
+) {
+    let inputs = shared.pass;
+    let drawable = shared.drawable[index];
+    let forced = shared.forced[index] & drawable;
+    local.drawable += drawable.count_ones() as usize;
+    local.non_finite += forced.count_ones() as usize;
+    if !word.dirty && word.epoch == inputs.view_epoch {
+        local.visible += word.culled.count_ones() as usize;
+        local.frustum_rejected += usize::from(word.rejects[0]);
+        local.distance_rejected += usize::from(word.rejects[1]);
+        local.size_rejected += usize::from(word.rejects[2]);
+        return;
+    }
+    let base = index * BITS_PER_WORD;
+    if word.dirty {
+        word.bounds = union_of(&shared.bounds[base..], drawable & !forced);
+    }
+    let with_lod = shared.with_lod[index] & drawable;
+    if with_lod != 0 {
+        pick_levels(shared, base, with_lod);
+    }
+    word.epoch = inputs.view_epoch;
+    word.dirty = false;
+    if drawable == 0 {
+        (word.culled, word.rejects) = (0, [0; 3]);
+        return;
+    }
+    if inputs.frustum_culling && forced == 0 && clearly_outside(inputs.view.frustum(), &word.bounds) {
+        (word.culled, word.rejects) = (0, [drawable.count_ones() as u8, 0, 0]);
+        local.frustum_rejected += drawable.count_ones() as usize;
+        return;
+    }
+    let (culled, rejects) = decide_objects(shared, base, drawable, forced, block);
+    (word.culled, word.rejects) = (culled, rejects);
+    local.visible += culled.count_ones() as usize;
+    local.frustum_rejected += usize::from(rejects[0]);
+    local.distance_rejected += usize::from(rejects[1]);
+    local.size_rejected += usize::from(rejects[2]);
+}
+
+/// The union of the boxes of `members` (bits over `boxes`), or an empty box.
+fn union_of(boxes: &[Aabb], mut members: u64) -> Aabb {
+    let (mut min, mut max) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+    while members != 0 {
+        let offset = members.trailing_zeros() as usize;
+        members &= members - 1;
+        min = min.min(boxes[offset].min);
+        max = max.max(boxes[offset].max);
+    }
+    if min.x > max.x {
+        return EMPTY_BOX;
+    }
+    Aabb { min, max }
+}
+
+/// Whether `bounds` lies outside one of the frustum's planes by more than rounding could
+/// explain, so every box inside it is rejected by the per-object kernel as well.
+fn clearly_outside(frustum: &Frustum, bounds: &Aabb) -> bool {
+    if !frustum.is_finite() {
+        return false;
+    }
+    frustum.planes().iter().any(|plane| {
+        let normal = plane.truncate();
+        let farthest = Vec3::select(normal.cmpgt(Vec3::ZERO), bounds.max, bounds.min);
+        let distance = normal.dot(farthest) + plane.w;
+        // The kernel works from centres and half extents; allow for its rounding, relative
+        // to the magnitudes involved.
+        let margin = 1e-4 * ((normal * farthest).abs().element_sum() + plane.w.abs()) + 1e-4;
+        distance < -margin
+    })
+}
+
+/// Picks the level of detail of each object of `members` (bits from slot `base`) for this
+/// view, exactly as the full pass does.
+fn pick_levels(shared: &WordInputs<'_>, base: usize, mut members: u64) {
+    let inputs = shared.pass;
+    while members != 0 {
+        let slot = base + members.trailing_zeros() as usize;
+        members &= members - 1;
+        let Ok(object) = inputs.world.entity(shared.entities[slot]) else {
+            continue;
+        };
+        let (Some(mesh), Some(lods)) = (object.get::<&Mesh>(), object.get::<&Lod>()) else {
+            continue;
+        };
+        // SAFETY: `slot` lies in this job's words; no other job touches it.
+        let (entry, draw) = unsafe { (&*shared.cache.0.add(slot), &mut *shared.draws.0.add(slot)) };
+        let center = shared.models[slot].transform_point3(entry.local().center());
+        let mut picked = ObjectDraw { mesh: mesh.mesh, material: mesh.material };
+        let distance = inputs.view.distance_sq(center).sqrt();
+        if let Some(level) = lods.select(distance, inputs.lod_scale, inputs.lod_bias) {
+            picked.mesh = level;
+        }
+        if *draw != picked {
+            *draw = picked;
+        }
+    }
+}
+
+/// The per-object culls of one word, as the full pass does them: cached verdicts under this
+/// view, else the kernel on the word's boxes, then distance and screen size. Returns the
+/// surviving bits and the rejection counts.
+fn decide_objects(
+    shared: &WordInputs<'_>,
+    base: usize,
+    drawable: u64,
+    forced: u64,
+    block: &mut AabbBlock,
+) -> (u64, [u8; 3]) {
+    let inputs = shared.pass;
+    block.clear();
+    let mut pushed = [0u8; BITS_PER_WORD];
+    let (mut reused_visible, mut fresh) = (0u64, 0u64);
+    let mut rejects = [0u8; 3];
+    let mut members = drawable;
+    while members != 0 {
+        let offset = members.trailing_zeros() as usize;
+        members &= members - 1;
+        let slot = base + offset;
+        // SAFETY: this job's own slot.
+        let entry = unsafe { &*shared.cache.0.add(slot) };
+        if let Some(verdict) = entry.verdict(inputs.view_epoch) {
+            match verdict {
+                Verdict::Visible => reused_visible |= 1 << offset,
+                Verdict::Frustum => rejects[0] += 1,
+                Verdict::Distance => rejects[1] += 1,
+                Verdict::Size => rejects[2] += 1,
+            }
+            continue;
+        }
+        fresh |= 1 << offset;
+        let (center, half) = entry.local().transformed_center_half(&shared.models[slot]);
+        pushed[block.len()] = offset as u8;
+        block.push_center_half(center, half);
+    }
+    let inside = if !inputs.frustum_culling {
+        u64::MAX
+    } else if block.is_empty() {
+        0
+    } else {
+        let mut kernel_bits = [0u64];
+        inputs.kernel.cull_aabbs(inputs.view.frustum(), block.slices(), &mut kernel_bits);
+        (0..block.len()).fold(0u64, |word, k| word | (kernel_bits[0] >> k & 1) << pushed[k])
+    };
+    let mut visible = (inside | forced) & fresh;
+    rejects[0] += (fresh & !visible).count_ones() as u8;
+    let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
+    let mut survivors = if secondary_culls { visible & !forced } else { 0 };
+    let (mut too_far, mut too_small) = (0u64, 0u64);
+    while survivors != 0 {
+        let offset = survivors.trailing_zeros() as usize;
+        survivors &= survivors - 1;
+        let world_box = &shared.bounds[base + offset];
+        let center = world_box.center();
+        if !crate::size::is_near_enough(inputs.view.distance_sq(center), inputs.view.max_distance_sq()) {
+            too_far |= 1 << offset;
+            rejects[1] += 1;
+        } else if !inputs.view.screen_size().keeps(world_box.half_extent().length_squared(), inputs.view.depth(center))
+        {
+            too_small |= 1 << offset;
+            rejects[2] += 1;
+        }
+    }
+    visible &= !(too_far | too_small);
+    let mut decided = fresh;
+    while decided != 0 {
+        let offset = decided.trailing_zeros() as usize;
+        decided &= decided - 1;
+        let bit = 1u64 << offset;
+        let verdict = if visible & bit != 0 {
+            Verdict::Visible
+        } else if too_far & bit != 0 {
+            Verdict::Distance
+        } else if too_small & bit != 0 {
+            Verdict::Size
+        } else {
+            Verdict::Frustum
+        };
+        // SAFETY: this job's own slot.
+        unsafe { (*shared.cache.0.add(base + offset)).set_verdict(inputs.view_epoch, verdict) };
+    }
+    (visible | reused_visible, rejects)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::Kernel;
+    use proptest::prelude::*;
+
+    /// A reversed-Z perspective frustum at `eye` looking along `yaw`/`pitch`.
+    fn frustum(eye: Vec3, yaw: f32, pitch: f32) -> Frustum {
+        let direction = Vec3::new(yaw.sin() * pitch.cos(), pitch.sin(), -yaw.cos() * pitch.cos());
+        let view = Mat4::look_to_rh(eye, direction, Vec3::Y);
+        let projection = Mat4::perspective_infinite_reverse_rh(1.0, 16.0 / 9.0, 0.1);
+        Frustum::from_view_projection(projection * view)
+    }
+
+    proptest! {
+        /// The word test rejects a word only when the kernel rejects every box in it.
+        #[test]
+        fn a_word_clearly_outside_holds_only_boxes_the_kernel_rejects(
+            eye in prop::array::uniform3(-50.0f32..50.0),
+            yaw in -3.2f32..3.2,
+            pitch in -1.5f32..1.5,
+            cluster in prop::array::uniform3(-200.0f32..200.0),
+            boxes in prop::collection::vec((prop::array::uniform3(-20.0f32..20.0), prop::array::uniform3(0.0f32..6.0)), 1..64),
+        ) {
+            let frustum = frustum(Vec3::from(eye), yaw, pitch);
+            let mut block = AabbBlock::new();
+            let mut world_boxes = Vec::new();
+            for (offset, half) in &boxes {
+                let center = Vec3::from(cluster) + Vec3::from(*offset);
+                let half = Vec3::from(*half);
+                block.push_center_half(center, half);
+                world_boxes.push(Aabb { min: center - half, max: center + half });
+            }
+            let members = if boxes.len() == 64 { u64::MAX } else { (1u64 << boxes.len()) - 1 };
+            let bounds = union_of(&world_boxes, members);
+            if clearly_outside(&frustum, &bounds) {
+                let mut bits = [0u64];
+                Kernel::Scalar.cull_aabbs(&frustum, block.slices(), &mut bits);
+                prop_assert_eq!(bits[0], 0, "the kernel keeps a box of a word the word test rejected");
+            }
+        }
+    }
+
+    #[test]
+    fn a_word_touching_a_plane_is_not_outside_and_one_well_past_it_is() {
+        let frustum = frustum(Vec3::ZERO, 0.0, 0.0);
+        // Looking down -z from the origin: the near plane is at z = -0.1.
+        let behind = Aabb { min: Vec3::new(-1.0, -1.0, 5.0), max: Vec3::new(1.0, 1.0, 6.0) };
+        assert!(clearly_outside(&frustum, &behind));
+        let touching = Aabb { min: Vec3::new(-1.0, -1.0, -0.1), max: Vec3::new(1.0, 1.0, 6.0) };
+        assert!(!clearly_outside(&frustum, &touching));
+        assert!(!clearly_outside(&Frustum::from_view_projection(Mat4::NAN), &behind), "no planes: nothing is outside");
+    }
+}

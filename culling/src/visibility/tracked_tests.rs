@@ -1,0 +1,316 @@
+//! Tracked frames (see `tracked.rs`) against fresh culls, with objects and the camera moved
+//! by systems, so the change log names what moved and the stage reads nothing else.
+//!
+//! Debug builds also check, after every tracked refresh, that no object changed without the
+//! log saying so (`check_nothing_missed`): every test of the crate doubles as a test of the
+//! log.
+
+use std::sync::Arc;
+
+use ecs::{scene, Camera, Lod, LodLevel, Mesh, RenderSettings, ShadowCaster, Transform, Visible, WorldTransform};
+use glam::{Mat4, Quat, Vec3};
+use std::sync::Mutex as StdMutex;
+
+/// A mutex whose `lock` cannot fail (the tests never panic while holding it).
+#[derive(Default)]
+struct Mutex<T>(StdMutex<T>);
+
+impl<T> Mutex<T> {
+    fn new(value: T) -> Self {
+        Mutex(StdMutex::new(value))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, T> {
+        self.0.lock().expect("not poisoned")
+    }
+}
+use runtime::hecs::{Entity, With};
+use runtime::{App, Stage, System};
+
+use super::Visibility;
+
+/// What the stage decided, by spawn index (slots differ between apps whose archetypes differ).
+#[derive(Debug, PartialEq)]
+struct Answer {
+    visible: Vec<bool>,
+    draws: Vec<super::ObjectDraw>,
+    counts: [usize; 4],
+}
+
+fn answer_by_index(app: &App, entities: &[Entity]) -> Answer {
+    let visibility = app.resource::<Visibility>();
+    let slot_of = |entity: Entity| {
+        visibility.objects().entities.iter().position(|&owner| owner == entity).expect("a mesh object")
+    };
+    let stats = visibility.stats();
+    Answer {
+        visible: entities.iter().map(|&entity| visibility.bits().is_visible(slot_of(entity))).collect(),
+        draws: entities.iter().map(|&entity| visibility.objects().draws[slot_of(entity)]).collect(),
+        counts: [stats.visible, stats.frustum_rejected, stats.distance_rejected, stats.size_rejected],
+    }
+}
+
+/// One frame of the same objects and camera in a fresh app (nothing cached, a full pass).
+fn fresh_answer(objects: &[(Mat4, Mesh, Option<Lod>)], camera: Transform, settings: RenderSettings) -> Answer {
+    let mut app = App::with_threads(1);
+    super::install(&mut app);
+    app.insert_resource(settings);
+    scene::spawn_camera(app.world_mut(), Camera::default(), camera);
+    let entities: Vec<Entity> = objects
+        .iter()
+        .map(|(model, mesh, lod)| {
+            let entity = app.world_mut().spawn((WorldTransform(*model), *mesh, Visible(true)));
+            if let Some(lod) = lod {
+                app.world_mut().insert_one(entity, lod.clone()).expect("alive");
+            }
+            entity
+        })
+        .collect();
+    app.run_frame();
+    assert!(!app.resource::<Visibility>().stats().tracked, "a first frame is a full pass");
+    answer_by_index(&app, &entities)
+}
+
+/// Marks the objects one system moves as a group, through an archetype query.
+struct Drifter;
+
+/// What the test wants moved in the next frame; the "drive" system applies it.
+#[derive(Default)]
+struct Motion {
+    camera: Option<Transform>,
+    moves: Vec<(Entity, Mat4)>,
+    drift: f32,
+}
+
+/// An app whose Input-stage system applies the shared [`Motion`]: the camera and single
+/// objects through `get_mut`, the drifters through a filtered query.
+fn driven_app(camera_transform: Transform, motion: Arc<Mutex<Motion>>) -> (App, Entity) {
+    let mut app = App::with_threads(2);
+    super::install(&mut app);
+    let camera = scene::spawn_camera(app.world_mut(), Camera::default(), camera_transform);
+    app.add_system(
+        Stage::Input,
+        System::new("drive", move |ctx| {
+            let mut motion = motion.lock();
+            if let Some(transform) = motion.camera.take() {
+                *ctx.get_mut::<Transform>(camera).expect("a camera") = transform;
+            }
+            for (entity, model) in motion.moves.drain(..) {
+                ctx.get_mut::<WorldTransform>(entity).expect("alive").0 = model;
+            }
+            let drift = std::mem::take(&mut motion.drift);
+            if drift != 0.0 {
+                for world in ctx.query::<With<&mut WorldTransform, &Drifter>>().iter() {
+                    world.0.w_axis.x += drift;
+                }
+            }
+        })
+        .writes::<Transform>()
+        .writes::<WorldTransform>()
+        .reads::<Drifter>(),
+    );
+    (app, camera)
+}
+
+#[test]
+fn tracked_frames_give_the_answer_of_a_fresh_cull_frame_after_frame() {
+    let mut random = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        random ^= random << 13;
+        random ^= random >> 7;
+        random ^= random << 17;
+        (random >> 40) as f32 / (1u64 << 24) as f32
+    };
+    let levels = vec![
+        LodLevel { mesh: ecs::MeshHandle(1), max_distance: 20.0 },
+        LodLevel { mesh: ecs::MeshHandle(2), max_distance: 60.0 },
+    ];
+    // Clusters of 64 in spawn order, so that whole words of slots lie outside the view and
+    // the word test is exercised, not only the per-object one.
+    let clusters: Vec<Vec3> = (0..12).map(|_| Vec3::new(next() * 200.0 - 100.0, 0.0, next() * 200.0 - 100.0)).collect();
+    let mut objects: Vec<(Mat4, Mesh, Option<Lod>)> = (0..700)
+        .map(|index| {
+            let jitter = Vec3::new(next() * 16.0 - 8.0, next() * 10.0 - 5.0, next() * 16.0 - 8.0);
+            let position = clusters[index / 64] + jitter;
+            let size = 0.1 + next() * 3.0;
+            let lod = (index % 3 == 0).then(|| Lod { levels: levels.clone(), bias: 1.0 });
+            let model = Mat4::from_scale_rotation_translation(Vec3::splat(size), Quat::IDENTITY, position);
+            (model, scene::unit_cube_mesh(), lod)
+        })
+        .collect();
+    let settings = RenderSettings { cull_max_distance: 80.0, cull_min_pixels: 4.0, ..RenderSettings::default() };
+    let motion = Arc::new(Mutex::new(Motion::default()));
+    let mut camera_transform = scene::look_at(Vec3::new(0.0, 2.0, 0.0), Vec3::new(0.0, 2.0, -1.0));
+    let (mut app, _) = driven_app(camera_transform, motion.clone());
+    app.insert_resource(settings);
+    let entities: Vec<Entity> = objects
+        .iter()
+        .enumerate()
+        .map(|(index, (model, mesh, lod))| {
+            let entity = app.world_mut().spawn((WorldTransform(*model), *mesh, Visible(true)));
+            if let Some(lod) = lod {
+                app.world_mut().insert_one(entity, lod.clone()).expect("alive");
+            }
+            if index % 11 == 0 {
+                app.world_mut().insert_one(entity, Drifter).expect("alive");
+            }
+            entity
+        })
+        .collect();
+    let mut tracked_frames = 0;
+    for frame in 0..30 {
+        let mut wanted = motion.lock();
+        // The camera turns and walks on two frames of three; single objects jump on every
+        // second frame; the drifters slide together on every fourth.
+        if frame > 3 && frame % 3 != 0 {
+            let eye = Vec3::new(frame as f32 * 0.7, 2.0, -(frame as f32) * 1.3);
+            let angle = frame as f32 * 0.35;
+            camera_transform = scene::look_at(eye, eye + Vec3::new(angle.sin(), 0.0, -angle.cos()));
+            wanted.camera = Some(camera_transform);
+        }
+        if frame > 3 && frame % 2 == 0 {
+            for (index, (model, _, _)) in objects.iter_mut().enumerate().filter(|(index, _)| index % 7 == frame % 7) {
+                model.w_axis.x += if index % 2 == 0 { 15.0 } else { -15.0 };
+                wanted.moves.push((entities[index], *model));
+            }
+        }
+        if frame > 3 && frame % 4 == 0 {
+            wanted.drift = 9.0;
+            for (model, _, _) in objects.iter_mut().step_by(11) {
+                model.w_axis.x += 9.0;
+            }
+        }
+        drop(wanted);
+        app.run_frame();
+        tracked_frames += usize::from(app.resource::<Visibility>().stats().tracked);
+        let fresh = fresh_answer(&objects, camera_transform, settings);
+        let ours = answer_by_index(&app, &entities);
+        assert_eq!(ours.visible, fresh.visible, "frame {frame}: a tracked stage's bits are a fresh cull's");
+        assert_eq!(ours.counts, fresh.counts, "frame {frame}: visible and rejected counts as a fresh cull's");
+        assert!(ours.draws == fresh.draws, "frame {frame}: a tracked stage's draws are a fresh cull's");
+    }
+    assert!(tracked_frames >= 27, "every frame after the first ones is tracked ({tracked_frames} of 30)");
+}
+
+/// A still scene of `count` cubes in view and one `mover` behind the camera.
+fn scene_with_mover(app: &mut App, count: usize) -> Entity {
+    for index in 0..count {
+        let position = Vec3::new(index as f32 % 10.0 - 5.0, (index / 10) as f32 % 10.0 - 5.0, -30.0);
+        app.world_mut().spawn((
+            WorldTransform(Mat4::from_translation(position)),
+            scene::unit_cube_mesh(),
+            Visible(true),
+        ));
+    }
+    app.world_mut().spawn((
+        WorldTransform(Mat4::from_translation(Vec3::new(0.0, 0.0, 10.0))),
+        scene::unit_cube_mesh(),
+        Visible(true),
+    ))
+}
+
+fn slot_visible(app: &App, entity: Entity) -> bool {
+    let visibility = app.resource::<Visibility>();
+    let slot = visibility.objects().entities.iter().position(|&owner| owner == entity).expect("a mesh object");
+    visibility.bits().is_visible(slot)
+}
+
+#[test]
+fn a_moved_object_is_seen_on_the_next_tracked_frame_and_nothing_else_is_read() {
+    let motion = Arc::new(Mutex::new(Motion::default()));
+    let (mut app, _) = driven_app(scene::look_at(Vec3::ZERO, Vec3::NEG_Z), motion.clone());
+    let mover = scene_with_mover(&mut app, 300);
+    app.run_frames(3);
+    let stats = *app.resource::<Visibility>().stats();
+    assert!(stats.tracked && stats.bounds_computed == 0, "a still frame is tracked and reads nothing: {stats:?}");
+    assert!(!slot_visible(&app, mover));
+    motion.lock().moves.push((mover, Mat4::from_translation(Vec3::new(0.0, 0.0, -10.0))));
+    app.run_frame();
+    let stats = *app.resource::<Visibility>().stats();
+    assert!(stats.tracked, "moving one object keeps the frame tracked");
+    assert_eq!(stats.bounds_computed, 1, "only the moved object's box is computed");
+    assert!(slot_visible(&app, mover), "moved into view: visible on the very next frame");
+    motion.lock().moves.push((mover, Mat4::from_translation(Vec3::new(0.0, 0.0, 10.0))));
+    app.run_frame();
+    assert!(!slot_visible(&app, mover), "and culled once it moved away");
+}
+
+#[test]
+fn commands_that_change_an_object_are_seen_by_a_tracked_frame() {
+    let mut app = App::with_threads(2);
+    super::install(&mut app);
+    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::ZERO, Vec3::NEG_Z));
+    let mover = scene_with_mover(&mut app, 100);
+    let ahead = app.world_mut().spawn((
+        WorldTransform(Mat4::from_translation(Vec3::new(0.0, 0.0, -10.0))),
+        scene::unit_cube_mesh(),
+        Visible(true),
+    ));
+    let step = Arc::new(Mutex::new(0u32));
+    let system_step = step.clone();
+    app.add_system(
+        Stage::Input,
+        System::new("edit", move |ctx| match std::mem::take(&mut *system_step.lock()) {
+            1 => ctx.commands.insert_one(ahead, Visible(false)),
+            2 => ctx.commands.insert_one(ahead, Visible(true)),
+            3 => ctx.commands.insert_one(mover, ShadowCaster),
+            4 => {
+                let mut mesh = scene::unit_cube_mesh();
+                mesh.bounds.min.z = -25.0;
+                ctx.commands.insert_one(mover, mesh);
+            }
+            _ => {}
+        }),
+    );
+    app.run_frames(3);
+    assert!(slot_visible(&app, ahead) && !slot_visible(&app, mover));
+    let run = |app: &mut App, value: u32| {
+        *step.lock() = value;
+        app.run_frame();
+        *app.resource::<Visibility>().stats()
+    };
+    let stats = run(&mut app, 1);
+    assert!(stats.tracked, "a component insert on a known object keeps the frame tracked");
+    assert!(!slot_visible(&app, ahead), "Visible(false) by a command hides it at once");
+    run(&mut app, 2);
+    assert!(slot_visible(&app, ahead), "Visible(true) brings it back");
+    run(&mut app, 3);
+    assert_eq!(app.resource::<Visibility>().casters().len(), 1, "a ShadowCaster inserted by a command is a caster");
+    let stats = run(&mut app, 4);
+    assert!(stats.tracked);
+    assert!(slot_visible(&app, mover), "a new mesh box reaching into view is seen at once");
+}
+
+#[test]
+fn spawning_and_despawning_mesh_entities_falls_back_to_a_full_frame() {
+    let mut app = App::with_threads(2);
+    super::install(&mut app);
+    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::ZERO, Vec3::NEG_Z));
+    let mover = scene_with_mover(&mut app, 100);
+    let spawned = Arc::new(Mutex::new(None));
+    let (step, system_spawned) = (Arc::new(Mutex::new(0u32)), spawned.clone());
+    let system_step = step.clone();
+    app.add_system(
+        Stage::Input,
+        System::new("life", move |ctx| match std::mem::take(&mut *system_step.lock()) {
+            1 => ctx.commands.despawn(mover),
+            2 => {
+                let model = WorldTransform(Mat4::from_translation(Vec3::new(0.0, 0.0, -12.0)));
+                *system_spawned.lock() = Some(ctx.commands.spawn((model, scene::unit_cube_mesh(), Visible(true))));
+            }
+            _ => {}
+        })
+        .spawns(),
+    );
+    app.run_frames(3);
+    *step.lock() = 1;
+    app.run_frame();
+    let stats = *app.resource::<Visibility>().stats();
+    assert!(!stats.tracked && stats.objects == 100, "a despawn frees a slot: a full frame");
+    app.run_frame();
+    assert!(app.resource::<Visibility>().stats().tracked, "and the next still frame is tracked again");
+    *step.lock() = 2;
+    app.run_frame();
+    let newcomer = spawned.lock().expect("spawned");
+    assert!(slot_visible(&app, newcomer), "a newcomer in the freed slot is culled where it is");
+}
