@@ -205,15 +205,37 @@ fn convex_faces(positions: &[Vec3], indices: &[u32]) -> Option<Vec<(Vec4, [u32; 
 
 /// The occluder of each mesh, by mesh handle: a registry resource read by the Visibility
 /// stage when occlusion culling is on.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct OccluderMeshes {
     meshes: Vec<Option<OccluderMesh>>,
+    /// Changes with every edit, and differs between registries made apart, so a cache of
+    /// which objects are occluders knows when to look again.
+    generation: u64,
+}
+
+/// The source of [`OccluderMeshes::generation`] values, unique in the process.
+static NEXT_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_generation() -> u64 {
+    NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+impl Default for OccluderMeshes {
+    fn default() -> Self {
+        OccluderMeshes { meshes: Vec::new(), generation: next_generation() }
+    }
 }
 
 impl OccluderMeshes {
     /// An empty registry.
     pub fn new() -> OccluderMeshes {
         OccluderMeshes::default()
+    }
+
+    /// A value that changes whenever the registry does (and differs between registries),
+    /// for caches of which objects are occluders.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Registers (or replaces) the occluder of `mesh`. A [`MeshHandle::NONE`] is ignored.
@@ -226,10 +248,12 @@ impl OccluderMeshes {
             self.meshes.resize(index + 1, None);
         }
         self.meshes[index] = Some(occluder);
+        self.generation = next_generation();
     }
 
     /// Removes the occluder of `mesh`, returning it.
     pub fn remove(&mut self, mesh: MeshHandle) -> Option<OccluderMesh> {
+        self.generation = next_generation();
         self.meshes.get_mut(mesh.0 as usize).and_then(Option::take)
     }
 

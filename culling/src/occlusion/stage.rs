@@ -23,9 +23,12 @@
 //! turned off), only on transitions, so a still camera makes no structural change. An
 //! occluded object is not `Culled`: that tag keeps meaning "outside the view".
 
-use ecs::RenderSettings;
+use ecs::{Aabb, RenderSettings};
 
-use super::{fit_buffer, OccluderCandidate, OccluderInstance, OccluderMeshes, OccluderSelector, OcclusionCuller};
+use super::{
+    fit_buffer, OccluderCandidate, OccluderInstance, OccluderMeshes, OccluderSelector, OcclusionCuller,
+    OcclusionVerdict,
+};
 use crate::visibility::Visibility;
 
 /// The occlusion state of the Visibility system, kept between frames (no allocation in
@@ -60,6 +63,7 @@ impl OcclusionPass {
         &mut self,
         visibility: &mut Visibility,
         meshes: Option<&OccluderMeshes>,
+        groups: WordGroups<'_>,
         enabled: bool,
         settings: &RenderSettings,
         viewport: [u32; 2],
@@ -75,7 +79,7 @@ impl OcclusionPass {
             return;
         };
         self.candidates.clear();
-        for index in visibility.bits.iter_visible() {
+        let mut push = |index: usize| {
             let mesh = visibility.objects.draws[index].mesh;
             if meshes.get(mesh).is_some() {
                 self.candidates.push(OccluderCandidate {
@@ -83,6 +87,19 @@ impl OcclusionPass {
                     world_bounds: visibility.objects.bounds[index],
                 });
             }
+        };
+        if groups.occluders.len() == visibility.bits.words().len() {
+            // Only the visible objects of occluder meshes, found word by word.
+            for (word_index, (&visible, &occluders)) in visibility.bits.words().iter().zip(groups.occluders).enumerate()
+            {
+                let mut members = visible & occluders;
+                while members != 0 {
+                    push(word_index * 64 + members.trailing_zeros() as usize);
+                    members &= members - 1;
+                }
+            }
+        } else {
+            visibility.bits.iter_visible().for_each(push);
         }
         let view_projection = view.projection * view.view;
         self.selector.select(view_projection, &self.candidates, meshes, &mut self.chosen);
@@ -92,15 +109,53 @@ impl OcclusionPass {
         self.culler.rasterize(view_projection, meshes, &self.chosen);
         self.before.clear();
         self.before.extend_from_slice(visibility.bits.words());
-        let stats = self.culler.cull_bits_aabbs(&visibility.objects.bounds, visibility.bits.words_mut());
+        self.cull_words(groups.bounds, visibility.bits.words_mut());
+        self.culler.cull_bits_aabbs(&visibility.objects.bounds, visibility.bits.words_mut());
+        let mut occluded_count = 0;
         for ((occluded, before), after) in visibility.occluded.iter_mut().zip(&self.before).zip(visibility.bits.words())
         {
             *occluded = before & !after;
+            occluded_count += occluded.count_ones() as usize;
         }
-        visibility.stats.occluded = stats.occluded;
-        visibility.stats.visible -= stats.occluded;
+        visibility.stats.occluded = occluded_count;
+        visibility.stats.visible -= occluded_count;
     }
 }
+
+impl OcclusionPass {
+    /// The hierarchical step: a word (64 slots) whose bounds (the union of its objects' boxes,
+    /// `word_bounds`) are hidden hides every object in it, with one test instead of 64. The
+    /// test is conservative for any box, and each object lies inside its word's bounds, so
+    /// no visible object is hidden; the per-object test then runs only on the words left.
+    /// Words past `word_bounds` (none in a frame without them) go to the per-object test.
+    fn cull_words(&self, word_bounds: &[Aabb], words: &mut [u64]) {
+        runtime::profile_zone!("occlusion words");
+        let target = self.culler.target();
+        runtime::jobs::parallel_for_chunks(words, WORD_TEST_GRAIN, |first, chunk| {
+            for (offset, word) in chunk.iter_mut().enumerate() {
+                let Some(bounds) = word_bounds.get(first + offset) else {
+                    return;
+                };
+                if *word != 0 && target.test(bounds.center(), bounds.half_extent()) == OcclusionVerdict::Occluded {
+                    *word = 0;
+                }
+            }
+        });
+    }
+}
+
+/// What the Visibility stage keeps per word of 64 slots, for the occlusion step; either
+/// slice may be empty (a frame without them), and then the step visits objects one by one.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct WordGroups<'a> {
+    /// Per word: the drawable objects whose drawn mesh has a registered occluder.
+    pub occluders: &'a [u64],
+    /// Per word: the union of its objects' boxes (unbounded when one is not finite).
+    pub bounds: &'a [Aabb],
+}
+
+/// Words per job of the word-level occlusion test.
+const WORD_TEST_GRAIN: usize = 512;
 
 #[cfg(test)]
 mod tests {

@@ -170,6 +170,9 @@ pub struct Visibility {
     pub(crate) occluded: Vec<u64>,
     /// The frame's tag changes, applied by `visibility_tags_system` right after the cull.
     pub(crate) tag_changes: super::tags::TagChanges,
+    /// The drawable and caster words `scene` was last built from: while they stay the same
+    /// (most frames), the list is kept instead of built again.
+    pub(crate) scene_source: (Vec<u64>, Vec<u64>),
     /// The view epoch cached verdicts are checked against (see `cache.rs`).
     pub(crate) view_epoch: ViewEpoch,
 }
@@ -292,6 +295,8 @@ impl Visibility {
         self.tagged.clear();
         self.occluded_tag.clear();
         self.occluded.clear();
+        self.scene_source.0.clear();
+        self.scene_source.1.clear();
     }
 
     /// Whether object `index` was found occluded this frame (issue 6); such an object is

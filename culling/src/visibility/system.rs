@@ -184,7 +184,8 @@ fn run_visibility(
     };
     // A tracked frame when the change log names every change since the last frame (see
     // `tracked.rs`); else the full pass over every object.
-    if tracked.plan(ctx.world_unchecked(), visibility, segments, objects) {
+    let tracked_frame = tracked.plan(ctx.world_unchecked(), visibility, segments, objects);
+    if tracked_frame {
         let totals = tracked.run(&inputs, visibility);
         visibility.stats = VisibilityStats {
             objects,
@@ -204,7 +205,7 @@ fn run_visibility(
         run_full_pass(visibility, tracked, &inputs, objects, trusted);
     }
     visibility.view = Some(view);
-    finish_frame(ctx, visibility, occlusion, settings, viewport, trusted, feedback);
+    finish_frame(ctx, visibility, occlusion, tracked, !tracked_frame, settings, viewport, trusted, feedback);
 }
 
 /// The full pass over every object (see `cull.rs`); leaves the tracked state ready for the
@@ -265,7 +266,7 @@ fn run_full_pass(
         ];
         pack_slot_flags(slot_flags, to);
     }
-    tracked.after_full_frame(words);
+    tracked.after_full_frame(words, visibility);
     let load = |value: &std::sync::atomic::AtomicUsize| value.load(std::sync::atomic::Ordering::Relaxed);
     let drawable = load(&totals.drawable);
     visibility.stats = VisibilityStats {
@@ -293,6 +294,8 @@ fn finish_frame(
     ctx: &SystemContext<'_>,
     visibility: &mut Visibility,
     occlusion: &mut OcclusionPass,
+    tracked: &mut TrackedState,
+    full_frame: bool,
     settings: &RenderSettings,
     viewport: Viewport,
     trusted: bool,
@@ -304,7 +307,12 @@ fn finish_frame(
     {
         let meshes = ctx.try_resource::<OccluderMeshes>();
         let enabled = settings.occlusion_culling && trusted;
-        occlusion.run(visibility, meshes.as_deref(), enabled, settings, [viewport.width, viewport.height]);
+        let with_occluders = enabled && meshes.is_some();
+        if let (Some(meshes), true) = (&meshes, enabled) {
+            tracked.update_occluder_bits(visibility, meshes, full_frame);
+        }
+        let groups = tracked.groups(with_occluders);
+        occlusion.run(visibility, meshes.as_deref(), groups, enabled, settings, [viewport.width, viewport.height]);
     }
     if feedback {
         if let Some(feedback) = ctx.try_resource::<GpuFeedback>() {
@@ -344,9 +352,14 @@ fn apply_gpu_occlusion(visibility: &mut Visibility, gpu_visible: &[u64], in_view
 /// The serial gather: `visible` in slot order, then `scene` with the casters first.
 fn gather(visibility: &mut Visibility) {
     runtime::profile_zone!("visibility gather");
-    let Visibility { bits, visible, scene, drawable, casters, caster_count, .. } = visibility;
+    let Visibility { bits, visible, scene, drawable, casters, caster_count, scene_source, .. } = visibility;
     visible.clear();
     push_set_bits(visible, bits.words().iter().copied());
+    if scene_source.0 == *drawable && scene_source.1 == *casters {
+        return;
+    }
+    scene_source.0.clone_from(drawable);
+    scene_source.1.clone_from(casters);
     scene.clear();
     push_set_bits(scene, drawable.iter().zip(casters.iter()).map(|(drawable, caster)| drawable & caster));
     *caster_count = scene.len();

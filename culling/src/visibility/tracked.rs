@@ -41,6 +41,8 @@ use super::cull::{run_range, PassInputs, PassOutputs, PassTotals, Segment, SlotF
 use super::result::{ObjectDraw, Visibility, EMPTY_BOX};
 use crate::bits::BITS_PER_WORD;
 use crate::frustum::Frustum;
+use crate::occlusion::stage::WordGroups;
+use crate::occlusion::OccluderMeshes;
 use crate::soa::AabbBlock;
 
 /// Words per job of the word pass (16k slots).
@@ -62,8 +64,6 @@ pub(crate) fn watched_types() -> [TypeId; 7] {
 /// What one word of 64 slots kept from the frame that last decided it.
 #[derive(Clone, Copy, Debug)]
 struct WordState {
-    /// Union of the word's finite drawable boxes (an empty box when it has none).
-    bounds: Aabb,
     /// The bits of objects that passed frustum, distance and size (before occlusion).
     culled: u64,
     /// The view epoch `culled` and `rejects` were decided under (0: never).
@@ -76,7 +76,7 @@ struct WordState {
 
 impl Default for WordState {
     fn default() -> Self {
-        WordState { bounds: EMPTY_BOX, culled: 0, epoch: 0, rejects: [0; 3], dirty: true }
+        WordState { culled: 0, epoch: 0, rejects: [0; 3], dirty: true }
     }
 }
 
@@ -94,6 +94,15 @@ pub(crate) struct TrackedState {
     /// Per slot word: drawable objects with levels of detail (packed by the full pass).
     pub with_lod: Vec<u64>,
     words: Vec<WordState>,
+    /// Per slot word: the union of its finite drawable boxes; an empty box for a word without
+    /// drawable objects, an unbounded one for a word holding a non-finite box (never rejected).
+    word_bounds: Vec<Aabb>,
+    /// Per slot word: drawable objects whose drawn mesh has a registered occluder.
+    occluder_bits: Vec<u64>,
+    /// The `OccluderMeshes::generation` `occluder_bits` were found with.
+    occluder_generation: Option<u64>,
+    /// Words with a slot refreshed this frame (their occluder bits are found again).
+    touched_words: Vec<u32>,
     /// Archetype segments to refresh this frame.
     refresh_segments: Vec<Segment>,
     /// Single objects to refresh this frame.
@@ -118,11 +127,22 @@ impl TrackedState {
         self.valid = false;
     }
 
-    /// After a full frame over `words` slot words: every word is decided afresh next time.
-    pub(crate) fn after_full_frame(&mut self, words: usize) {
+    /// After a full frame over `words` slot words: the word bounds are computed and every
+    /// word is decided afresh next time.
+    pub(crate) fn after_full_frame(&mut self, words: usize, visibility: &Visibility) {
         self.words.clear();
-        self.words.resize(words, WordState::default());
+        self.words.resize(words, WordState { dirty: false, ..WordState::default() });
+        self.word_bounds.resize(words, EMPTY_BOX);
         self.valid = self.forced.len() >= words && self.with_lod.len() >= words;
+        if self.valid {
+            let (drawable, forced, bounds) =
+                (&visibility.drawable[..], &self.forced[..], &visibility.objects.bounds[..]);
+            runtime::jobs::parallel_for_chunks(&mut self.word_bounds, WORD_GRAIN, |first, chunk| {
+                for (offset, word_bounds) in chunk.iter_mut().enumerate() {
+                    *word_bounds = word_union(bounds, first + offset, drawable, forced);
+                }
+            });
+        }
     }
 
     /// Whether this frame may be tracked, and if so what to refresh: false when the log says
@@ -137,6 +157,7 @@ impl TrackedState {
         runtime::profile_zone!("visibility plan");
         self.refresh_segments.clear();
         self.refresh_entities.clear();
+        self.touched_words.clear();
         let words = crate::bits::words_for(visibility.slots.len());
         if !self.valid || self.changed.everything || self.words.len() != words || objects != visibility.slots.live() {
             return false;
@@ -179,6 +200,17 @@ impl TrackedState {
             totals.bounds_computed = self.refresh(inputs, visibility);
         }
         runtime::profile_zone!("visibility words");
+        {
+            let (words, drawable, forced) = (&self.words, &visibility.drawable[..], &self.forced[..]);
+            let bounds = &visibility.objects.bounds[..];
+            runtime::jobs::parallel_for_chunks(&mut self.word_bounds, WORD_GRAIN, |first, chunk| {
+                for (offset, word_bounds) in chunk.iter_mut().enumerate() {
+                    if words[first + offset].dirty {
+                        *word_bounds = word_union(bounds, first + offset, drawable, forced);
+                    }
+                }
+            });
+        }
         let counters = WordCounters::default();
         let Visibility { objects: columns, drawable, .. } = &mut *visibility;
         let shared = WordInputs {
@@ -187,6 +219,7 @@ impl TrackedState {
             forced: &self.forced,
             with_lod: &self.with_lod,
             entities: &columns.entities,
+            word_bounds: &self.word_bounds,
             models: &columns.models,
             bounds: &columns.bounds,
             cache: SharedMut(columns.cache.as_mut_ptr()),
@@ -265,7 +298,63 @@ impl TrackedState {
                 *column &= !bit;
             }
         }
+        if !self.words[word].dirty {
+            self.touched_words.push(word as u32);
+        }
         self.words[word].dirty = true;
+    }
+
+    /// Finds, per slot word, the drawable objects whose drawn mesh has an occluder in
+    /// `meshes`, for the occlusion step to pick its occluders from without visiting every
+    /// visible object: for every word after a full frame or a change of the registry, else
+    /// only for the words refreshed this frame and those with levels of detail.
+    pub(crate) fn update_occluder_bits(&mut self, visibility: &Visibility, meshes: &OccluderMeshes, full_frame: bool) {
+        if !self.valid {
+            return;
+        }
+        runtime::profile_zone!("visibility occluder bits");
+        let words = self.words.len();
+        let (drawable, draws) = (&visibility.drawable[..], &visibility.objects.draws[..]);
+        let bits_of = |word: usize| {
+            let mut members = drawable[word];
+            let mut bits = 0u64;
+            while members != 0 {
+                let offset = members.trailing_zeros() as usize;
+                members &= members - 1;
+                if meshes.get(draws[word * BITS_PER_WORD + offset].mesh).is_some() {
+                    bits |= 1 << offset;
+                }
+            }
+            bits
+        };
+        if full_frame || self.occluder_generation != Some(meshes.generation()) || self.occluder_bits.len() != words {
+            self.occluder_bits.resize(words, 0);
+            runtime::jobs::parallel_for_chunks(&mut self.occluder_bits, WORD_GRAIN, |first, chunk| {
+                for (offset, bits) in chunk.iter_mut().enumerate() {
+                    *bits = bits_of(first + offset);
+                }
+            });
+            self.occluder_generation = Some(meshes.generation());
+        } else {
+            for &word in &self.touched_words {
+                self.occluder_bits[word as usize] = bits_of(word as usize);
+            }
+            for word in 0..words {
+                if self.with_lod[word] & drawable[word] != 0 {
+                    self.occluder_bits[word] = bits_of(word);
+                }
+            }
+        }
+    }
+
+    /// What the occlusion step may use of the words: their bounds, and their occluder bits
+    /// when `with_occluders` (after [`TrackedState::update_occluder_bits`] this frame).
+    pub(crate) fn groups(&self, with_occluders: bool) -> WordGroups<'_> {
+        if !self.valid {
+            return WordGroups::default();
+        }
+        let occluders = if with_occluders { &self.occluder_bits[..] } else { &[] };
+        WordGroups { occluders, bounds: &self.word_bounds }
     }
 }
 
@@ -396,6 +485,7 @@ struct WordInputs<'a> {
     forced: &'a [u64],
     with_lod: &'a [u64],
     entities: &'a [Entity],
+    word_bounds: &'a [Aabb],
     models: &'a [Mat4],
     bounds: &'a [Aabb],
     cache: SharedMut<CachedBounds>,
@@ -454,9 +544,6 @@ fn decide_word(
         return;
     }
     let base = index * BITS_PER_WORD;
-    if word.dirty {
-        word.bounds = union_of(&shared.bounds[base..], drawable & !forced);
-    }
     let with_lod = shared.with_lod[index] & drawable;
     if with_lod != 0 {
         pick_levels(shared, base, with_lod);
@@ -467,9 +554,18 @@ fn decide_word(
         (word.culled, word.rejects) = (0, [0; 3]);
         return;
     }
-    if inputs.frustum_culling && forced == 0 && clearly_outside(inputs.view.frustum(), &word.bounds) {
+    if inputs.frustum_culling && forced == 0 && clearly_outside(inputs.view.frustum(), &shared.word_bounds[index]) {
         (word.culled, word.rejects) = (0, [drawable.count_ones() as u8, 0, 0]);
         local.frustum_rejected += drawable.count_ones() as usize;
+        return;
+    }
+    let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
+    if !secondary_culls
+        && (!inputs.frustum_culling || clearly_inside(inputs.view.frustum(), &shared.word_bounds[index]))
+    {
+        // Every box of the word is inside every plane, and no other cull is on.
+        (word.culled, word.rejects) = (drawable, [0; 3]);
+        local.visible += drawable.count_ones() as usize;
         return;
     }
     let (culled, rejects) = decide_objects(shared, base, drawable, forced, block);
@@ -478,6 +574,16 @@ fn decide_word(
     local.frustum_rejected += usize::from(rejects[0]);
     local.distance_rejected += usize::from(rejects[1]);
     local.size_rejected += usize::from(rejects[2]);
+}
+
+/// Word `index`'s bounds: the union of its finite drawable boxes, unbounded when it holds a
+/// non-finite one.
+fn word_union(bounds: &[Aabb], index: usize, drawable: &[u64], forced: &[u64]) -> Aabb {
+    let forced = forced[index] & drawable[index];
+    if forced != 0 {
+        return Aabb { min: Vec3::NEG_INFINITY, max: Vec3::INFINITY };
+    }
+    union_of(&bounds[index * BITS_PER_WORD..], drawable[index])
 }
 
 /// The union of the boxes of `members` (bits over `boxes`), or an empty box.
@@ -509,6 +615,21 @@ fn clearly_outside(frustum: &Frustum, bounds: &Aabb) -> bool {
         // to the magnitudes involved.
         let margin = 1e-4 * ((normal * farthest).abs().element_sum() + plane.w.abs()) + 1e-4;
         distance < -margin
+    })
+}
+
+/// Whether `bounds` lies inside every plane of the frustum by more than rounding could
+/// explain, so the per-object kernel keeps every box inside it.
+fn clearly_inside(frustum: &Frustum, bounds: &Aabb) -> bool {
+    if !frustum.is_finite() || !(bounds.min.is_finite() && bounds.max.is_finite()) {
+        return false;
+    }
+    frustum.planes().iter().all(|plane| {
+        let normal = plane.truncate();
+        let nearest = Vec3::select(normal.cmpgt(Vec3::ZERO), bounds.min, bounds.max);
+        let distance = normal.dot(nearest) + plane.w;
+        let margin = 1e-4 * ((normal * nearest).abs().element_sum() + plane.w.abs()) + 1e-4;
+        distance > margin
     })
 }
 
@@ -641,7 +762,7 @@ mod tests {
     proptest! {
         /// The word test rejects a word only when the kernel rejects every box in it.
         #[test]
-        fn a_word_clearly_outside_holds_only_boxes_the_kernel_rejects(
+        fn words_clearly_outside_or_inside_agree_with_the_kernel_on_every_box(
             eye in prop::array::uniform3(-50.0f32..50.0),
             yaw in -3.2f32..3.2,
             pitch in -1.5f32..1.5,
@@ -659,10 +780,13 @@ mod tests {
             }
             let members = if boxes.len() == 64 { u64::MAX } else { (1u64 << boxes.len()) - 1 };
             let bounds = union_of(&world_boxes, members);
+            let mut bits = [0u64];
+            Kernel::Scalar.cull_aabbs(&frustum, block.slices(), &mut bits);
             if clearly_outside(&frustum, &bounds) {
-                let mut bits = [0u64];
-                Kernel::Scalar.cull_aabbs(&frustum, block.slices(), &mut bits);
                 prop_assert_eq!(bits[0], 0, "the kernel keeps a box of a word the word test rejected");
+            }
+            if clearly_inside(&frustum, &bounds) {
+                prop_assert_eq!(bits[0], members, "the kernel rejects a box of a word the word test kept whole");
             }
         }
     }
@@ -676,5 +800,8 @@ mod tests {
         let touching = Aabb { min: Vec3::new(-1.0, -1.0, -0.1), max: Vec3::new(1.0, 1.0, 6.0) };
         assert!(!clearly_outside(&frustum, &touching));
         assert!(!clearly_outside(&Frustum::from_view_projection(Mat4::NAN), &behind), "no planes: nothing is outside");
+        let ahead = Aabb { min: Vec3::new(-1.0, -1.0, -20.0), max: Vec3::new(1.0, 1.0, -10.0) };
+        assert!(clearly_inside(&frustum, &ahead) && !clearly_inside(&frustum, &touching));
+        assert!(!clearly_inside(&Frustum::from_view_projection(Mat4::NAN), &ahead), "no planes: nothing is sure");
     }
 }
