@@ -53,6 +53,9 @@ fn steady_state_frames_allocate_nothing() {
         aim(&mut app, camera, targets[frame % 2]);
         app.run_frame();
     }
+    // And still frames, which are tracked (see `VisibilityStats::tracked`): their buffers too.
+    app.run_frames(4);
+    assert!(app.resource::<Visibility>().stats().tracked, "a still frame after world_mut is tracked");
     let still = allocations_of(&mut app, 10, |_, _| {});
     assert_eq!(still, 0, "a still camera must not allocate");
     assert_eq!(app.resource::<Visibility>().stats().tags_inserted, 0);

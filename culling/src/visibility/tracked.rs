@@ -45,6 +45,10 @@ use crate::occlusion::stage::WordGroups;
 use crate::occlusion::OccluderMeshes;
 use crate::soa::AabbBlock;
 
+/// Above this many single objects to refresh, the archetypes holding them are refreshed
+/// whole instead (a lookup through the entity costs several archetype rows).
+const ENTITY_REFRESH_LIMIT: usize = 2048;
+
 /// Words per job of the word pass (16k slots).
 const WORD_GRAIN: usize = 256;
 
@@ -107,6 +111,10 @@ pub(crate) struct TrackedState {
     refresh_segments: Vec<Segment>,
     /// Single objects to refresh this frame.
     refresh_entities: Vec<(u32, Entity)>,
+    /// Per segment of this frame: refresh it whole.
+    segment_marks: Vec<bool>,
+    /// Entity ids of many single objects to refresh (a bit per id), to find their archetypes.
+    entity_marks: Vec<u64>,
 }
 
 /// Figures of a tracked frame, for the stage's statistics.
@@ -178,16 +186,51 @@ impl TrackedState {
                 }
             }
         }
+        self.segment_marks.clear();
+        self.segment_marks.resize(segments.len(), false);
         for &archetype in &self.changed.archetypes {
-            let Some(segment) = segments.iter().find(|segment| segment.archetype == archetype as usize) else {
-                continue;
-            };
+            if let Some(index) = segments.iter().position(|segment| segment.archetype == archetype as usize) {
+                self.segment_marks[index] = true;
+            }
+        }
+        if self.refresh_entities.len() > ENTITY_REFRESH_LIMIT {
+            // Many single objects (a moving hierarchy's children): reaching each through its
+            // entity costs more than refreshing the archetypes that hold them, found by one
+            // scan of the ids.
+            self.mark_archetypes_of_entities(world, segments);
+            self.refresh_entities.clear();
+        }
+        for (segment, _) in segments.iter().zip(&self.segment_marks).filter(|(_, &marked)| marked) {
             if !visibility.slots.look_up_segment(world, segment, objects) {
                 return false;
             }
             self.refresh_segments.push(*segment);
         }
         true
+    }
+
+    /// Marks in `segment_marks` every segment holding one of `refresh_entities`.
+    fn mark_archetypes_of_entities(&mut self, world: &World, segments: &[Segment]) {
+        self.entity_marks.clear();
+        for &(_, entity) in &self.refresh_entities {
+            let id = entity.id() as usize;
+            if self.entity_marks.len() <= id / BITS_PER_WORD {
+                self.entity_marks.resize(id / BITS_PER_WORD + 1, 0);
+            }
+            self.entity_marks[id / BITS_PER_WORD] |= 1 << (id % BITS_PER_WORD);
+        }
+        let marks = &self.entity_marks;
+        let marked = |id: u32| {
+            let id = id as usize;
+            marks.get(id / BITS_PER_WORD).is_some_and(|word| word >> (id % BITS_PER_WORD) & 1 == 1)
+        };
+        for (segment, segment_marked) in segments.iter().zip(self.segment_marks.iter_mut()) {
+            if *segment_marked {
+                continue;
+            }
+            let archetype = world.archetypes().nth(segment.archetype).expect("segments are listed from this world");
+            *segment_marked = archetype.ids().iter().any(|&id| marked(id));
+        }
     }
 
     /// Runs a tracked frame (after [`TrackedState::plan`] said yes): refresh, then the word

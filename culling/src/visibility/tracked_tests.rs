@@ -314,3 +314,37 @@ fn spawning_and_despawning_mesh_entities_falls_back_to_a_full_frame() {
     let newcomer = spawned.lock().expect("spawned");
     assert!(slot_visible(&app, newcomer), "a newcomer in the freed slot is culled where it is");
 }
+
+#[test]
+fn thousands_of_single_moves_refresh_their_archetypes_and_match_a_fresh_cull() {
+    let motion = Arc::new(Mutex::new(Motion::default()));
+    let camera_transform = scene::look_at(Vec3::new(0.0, 2.0, 0.0), Vec3::new(0.0, 2.0, -1.0));
+    let (mut app, _) = driven_app(camera_transform, motion.clone());
+    let mut objects: Vec<(Mat4, Mesh, Option<Lod>)> = (0..3500)
+        .map(|index| {
+            let position = Vec3::new((index % 70) as f32 * 3.0 - 105.0, 0.0, -((index / 70) as f32) * 3.0 + 20.0);
+            (Mat4::from_translation(position), scene::unit_cube_mesh(), None)
+        })
+        .collect();
+    let entities: Vec<Entity> = objects
+        .iter()
+        .map(|(model, mesh, _)| app.world_mut().spawn((WorldTransform(*model), *mesh, Visible(true))))
+        .collect();
+    let settings = RenderSettings::default();
+    for frame in 0..8usize {
+        if frame > 1 {
+            let mut wanted = motion.lock();
+            for (index, (model, _, _)) in objects.iter_mut().enumerate().filter(|(index, _)| index % 4 != frame % 4) {
+                model.w_axis.x += if frame % 2 == 0 { 40.0 } else { -40.0 };
+                wanted.moves.push((entities[index], *model));
+            }
+        }
+        app.run_frame();
+        let stats = *app.resource::<Visibility>().stats();
+        if frame > 2 {
+            assert!(stats.tracked, "frame {frame}: single moves keep frames tracked");
+        }
+        let fresh = fresh_answer(&objects, camera_transform, settings);
+        assert_eq!(answer_by_index(&app, &entities), fresh, "frame {frame}: the same answer as a fresh cull");
+    }
+}
