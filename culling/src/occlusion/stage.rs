@@ -29,7 +29,7 @@ use super::{
     fit_buffer, OccluderCandidate, OccluderInstance, OccluderMeshes, OccluderSelector, OcclusionCuller,
     OcclusionVerdict,
 };
-use crate::visibility::Visibility;
+use crate::visibility::{Visibility, GROUP_WORDS};
 
 /// The occlusion state of the Visibility system, kept between frames (no allocation in
 /// steady state).
@@ -109,7 +109,7 @@ impl OcclusionPass {
         self.culler.rasterize(view_projection, meshes, &self.chosen);
         self.before.clear();
         self.before.extend_from_slice(visibility.bits.words());
-        self.cull_words(groups.bounds, visibility.bits.words_mut());
+        self.cull_words(groups, visibility.bits.words_mut());
         self.culler.cull_bits_aabbs(&visibility.objects.bounds, visibility.bits.words_mut());
         let mut occluded_count = 0;
         for ((occluded, before), after) in visibility.occluded.iter_mut().zip(&self.before).zip(visibility.bits.words())
@@ -128,16 +128,28 @@ impl OcclusionPass {
     /// test is conservative for any box, and each object lies inside its word's bounds, so
     /// no visible object is hidden; the per-object test then runs only on the words left.
     /// Words past `word_bounds` (none in a frame without them) go to the per-object test.
-    fn cull_words(&self, word_bounds: &[Aabb], words: &mut [u64]) {
+    fn cull_words(&self, groups: WordGroups<'_>, words: &mut [u64]) {
         runtime::profile_zone!("occlusion words");
+        if groups.bounds.len() != words.len() || groups.groups.len() != words.len().div_ceil(GROUP_WORDS) {
+            return;
+        }
         let target = self.culler.target();
+        let hidden = |bounds: &Aabb| target.test(bounds.center(), bounds.half_extent()) == OcclusionVerdict::Occluded;
+        // Jobs take whole groups (the grain is a multiple of the group size).
         runtime::jobs::parallel_for_chunks(words, WORD_TEST_GRAIN, |first, chunk| {
-            for (offset, word) in chunk.iter_mut().enumerate() {
-                let Some(bounds) = word_bounds.get(first + offset) else {
-                    return;
-                };
-                if *word != 0 && target.test(bounds.center(), bounds.half_extent()) == OcclusionVerdict::Occluded {
-                    *word = 0;
+            for (group_offset, group_words) in chunk.chunks_mut(GROUP_WORDS).enumerate() {
+                let first_word = first + group_offset * GROUP_WORDS;
+                if group_words.iter().all(|&word| word == 0) {
+                    continue;
+                }
+                if hidden(&groups.groups[first_word / GROUP_WORDS]) {
+                    group_words.fill(0);
+                    continue;
+                }
+                for (offset, word) in group_words.iter_mut().enumerate() {
+                    if *word != 0 && hidden(&groups.bounds[first_word + offset]) {
+                        *word = 0;
+                    }
                 }
             }
         });
@@ -152,10 +164,12 @@ pub(crate) struct WordGroups<'a> {
     pub occluders: &'a [u64],
     /// Per word: the union of its objects' boxes (unbounded when one is not finite).
     pub bounds: &'a [Aabb],
+    /// Per group of `GROUP_WORDS` words: the union of their bounds.
+    pub groups: &'a [Aabb],
 }
 
 /// Words per job of the word-level occlusion test.
-const WORD_TEST_GRAIN: usize = 512;
+const WORD_TEST_GRAIN: usize = 8 * GROUP_WORDS;
 
 #[cfg(test)]
 mod tests {

@@ -43,6 +43,7 @@ mod tracked;
 pub use result::{ObjectColumns, ObjectDraw, Visibility, VisibilityStats};
 pub use system::{install, visibility_system, VISIBILITY_SYSTEM};
 pub use tags::{visibility_tags_system, VISIBILITY_TAGS_SYSTEM};
+pub(crate) use tracked::GROUP_WORDS;
 
 #[cfg(test)]
 mod cache_tests;

@@ -85,6 +85,13 @@ impl ObjectSlots {
         self.by_id.get(entity.id() as usize).filter(|(owner, _)| *owner == entity).map(|&(_, slot)| slot)
     }
 
+    /// Records `slots` as the slots of `segment`'s objects in storage order (sized to
+    /// `objects`), as found by [`ObjectSlots::look_up_segment`] for the same entities.
+    pub(crate) fn set_segment(&mut self, segment: &Segment, slots: &[u32], objects: usize) {
+        self.storage.resize(objects, NO_SLOT);
+        self.storage[segment.start..segment.start + segment.len].copy_from_slice(slots);
+    }
+
     /// For a frame without spawns or despawns: records the slots of `segment`'s objects in
     /// storage order (sized to `objects`); false when one of them owns no slot (it is new).
     pub(crate) fn look_up_segment(&mut self, world: &World, segment: &Segment, objects: usize) -> bool {

@@ -49,6 +49,9 @@ use crate::soa::AabbBlock;
 /// whole instead (a lookup through the entity costs several archetype rows).
 const ENTITY_REFRESH_LIMIT: usize = 2048;
 
+/// Words per group of the occlusion step's first level (4096 slots).
+pub(crate) const GROUP_WORDS: usize = 64;
+
 /// Words per job of the word pass (16k slots).
 const WORD_GRAIN: usize = 256;
 
@@ -101,6 +104,9 @@ pub(crate) struct TrackedState {
     /// Per slot word: the union of its finite drawable boxes; an empty box for a word without
     /// drawable objects, an unbounded one for a word holding a non-finite box (never rejected).
     word_bounds: Vec<Aabb>,
+    /// Per group of [`GROUP_WORDS`] words: the union of their bounds (the occlusion step's
+    /// first level).
+    group_bounds: Vec<Aabb>,
     /// Per slot word: drawable objects whose drawn mesh has a registered occluder.
     occluder_bits: Vec<u64>,
     /// The `OccluderMeshes::generation` `occluder_bits` were found with.
@@ -115,6 +121,8 @@ pub(crate) struct TrackedState {
     segment_marks: Vec<bool>,
     /// Entity ids of many single objects to refresh (a bit per id), to find their archetypes.
     entity_marks: Vec<u64>,
+    /// The slots of the rows of archetypes refreshed lately.
+    segment_slots: SegmentSlots,
 }
 
 /// Figures of a tracked frame, for the stage's statistics.
@@ -138,6 +146,8 @@ impl TrackedState {
     /// After a full frame over `words` slot words: the word bounds are computed and every
     /// word is decided afresh next time.
     pub(crate) fn after_full_frame(&mut self, words: usize, visibility: &Visibility) {
+        // Slots may have changed hands: forget every archetype's.
+        self.segment_slots.clear();
         self.words.clear();
         self.words.resize(words, WordState { dirty: false, ..WordState::default() });
         self.word_bounds.resize(words, EMPTY_BOX);
@@ -150,6 +160,9 @@ impl TrackedState {
                     *word_bounds = word_union(bounds, first + offset, drawable, forced);
                 }
             });
+            self.group_bounds.clear();
+            let groups = self.word_bounds.chunks(GROUP_WORDS).zip(visibility.drawable.chunks(GROUP_WORDS));
+            self.group_bounds.extend(groups.map(|(bounds, drawable)| group_union(bounds, drawable)));
         }
     }
 
@@ -201,7 +214,7 @@ impl TrackedState {
             self.refresh_entities.clear();
         }
         for (segment, _) in segments.iter().zip(&self.segment_marks).filter(|(_, &marked)| marked) {
-            if !visibility.slots.look_up_segment(world, segment, objects) {
+            if !self.segment_slots.look_up(world, segment, &mut visibility.slots, objects) {
                 return false;
             }
             self.refresh_segments.push(*segment);
@@ -253,6 +266,12 @@ impl TrackedState {
                     }
                 }
             });
+            for (group, bounds) in self.group_bounds.iter_mut().enumerate() {
+                let range = group * GROUP_WORDS..((group + 1) * GROUP_WORDS).min(self.words.len());
+                if self.words[range.clone()].iter().any(|word| word.dirty) {
+                    *bounds = group_union(&self.word_bounds[range.clone()], &visibility.drawable[range]);
+                }
+            }
         }
         let counters = WordCounters::default();
         let Visibility { objects: columns, drawable, .. } = &mut *visibility;
@@ -314,7 +333,7 @@ impl TrackedState {
         }
         for index in 0..self.refresh_entities.len() {
             let (slot, entity) = self.refresh_entities[index];
-            let (flag, fresh) = refresh_entity(inputs.world, entity, slot as usize, visibility);
+            let (flag, fresh) = refresh_entity(inputs, entity, slot as usize, visibility);
             computed += usize::from(fresh);
             self.set_flags(visibility, slot as usize, flag);
         }
@@ -382,8 +401,8 @@ impl TrackedState {
             for &word in &self.touched_words {
                 self.occluder_bits[word as usize] = bits_of(word as usize);
             }
-            for word in 0..words {
-                if self.with_lod[word] & drawable[word] != 0 {
+            for (word, (&with_lod, &drawable)) in self.with_lod.iter().zip(drawable).enumerate() {
+                if with_lod & drawable != 0 {
                     self.occluder_bits[word] = bits_of(word);
                 }
             }
@@ -397,7 +416,7 @@ impl TrackedState {
             return WordGroups::default();
         }
         let occluders = if with_occluders { &self.occluder_bits[..] } else { &[] };
-        WordGroups { occluders, bounds: &self.word_bounds }
+        WordGroups { occluders, bounds: &self.word_bounds, groups: &self.group_bounds }
     }
 }
 
@@ -409,8 +428,58 @@ struct SlotEntries<'a> {
     cache: &'a mut CachedBounds,
 }
 
+/// The slots of the rows of the archetypes a tracked frame refreshes, kept with the entity
+/// ids they were found for: an archetype whose rows hold the same ids as last time (a mover
+/// archetype, frame after frame) copies its slots instead of looking every entity up.
+///
+/// Ids are compared without generations: a despawned entity's id reused by a newcomer would
+/// look the same, but a spawn or despawn makes a full frame, which clears this.
+#[derive(Default)]
+struct SegmentSlots {
+    /// (archetype position, its ids, their slots).
+    entries: Vec<(usize, Vec<u32>, Vec<u32>)>,
+}
+
+impl SegmentSlots {
+    fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    /// Records `segment`'s slots in `slots`' storage order; false when a row has no slot.
+    fn look_up(
+        &mut self,
+        world: &World,
+        segment: &Segment,
+        slots: &mut super::slots::ObjectSlots,
+        objects: usize,
+    ) -> bool {
+        let archetype = world.archetypes().nth(segment.archetype).expect("segments are listed from this world");
+        let ids = archetype.ids();
+        let entry = match self.entries.iter().position(|(position, _, _)| *position == segment.archetype) {
+            Some(index) => &mut self.entries[index],
+            None => {
+                self.entries.push((segment.archetype, Vec::new(), Vec::new()));
+                self.entries.last_mut().expect("pushed")
+            }
+        };
+        if entry.1 == ids {
+            slots.set_segment(segment, &entry.2, objects);
+            return true;
+        }
+        if !slots.look_up_segment(world, segment, objects) {
+            entry.1.clear();
+            return false;
+        }
+        entry.1.clear();
+        entry.1.extend_from_slice(ids);
+        entry.2.clear();
+        entry.2.extend_from_slice(&slots.storage()[segment.start..segment.start + segment.len]);
+        true
+    }
+}
+
 /// Refreshes slot `slot`'s columns from `entity` (see [`refresh_entity_into`]).
-fn refresh_entity(world: &World, entity: Entity, slot: usize, visibility: &mut Visibility) -> (u8, bool) {
+fn refresh_entity(inputs: &PassInputs<'_>, entity: Entity, slot: usize, visibility: &mut Visibility) -> (u8, bool) {
     let columns = &mut visibility.objects;
     let entries = SlotEntries {
         model: &mut columns.models[slot],
@@ -418,13 +487,18 @@ fn refresh_entity(world: &World, entity: Entity, slot: usize, visibility: &mut V
         draw: &mut columns.draws[slot],
         cache: &mut columns.cache[slot],
     };
-    refresh_entity_into(world, entity, entries)
+    refresh_entity_into(inputs.world, entity, entries, Some(inputs))
 }
 
 /// Refreshes one object's column entries through its entity, with the same arithmetic as
-/// `run_range` (the verdict is left to the word pass, the level of detail too). Returns its
-/// flag byte (without the visible bit) and whether its box was computed.
-fn refresh_entity_into(world: &World, entity: Entity, entries: SlotEntries<'_>) -> (u8, bool) {
+/// `run_range`, the level of detail under `view` included (the verdict is left to the word
+/// pass). Returns its flag byte (without the visible bit) and whether its box was computed.
+fn refresh_entity_into(
+    world: &World,
+    entity: Entity,
+    entries: SlotEntries<'_>,
+    view: Option<&PassInputs<'_>>,
+) -> (u8, bool) {
     let Ok(object) = world.entity(entity) else {
         return (0, false);
     };
@@ -460,10 +534,17 @@ fn refresh_entity_into(world: &World, entity: Entity, entries: SlotEntries<'_>) 
         return (flag, false);
     };
     flag |= 1 << SlotFlag::Drawable as u8;
-    let with_lod = object.has::<Lod>();
-    flag |= u8::from(with_lod) << SlotFlag::HasLod as u8;
-    // A level of detail is picked by the word pass, which decides this object's word.
-    if !with_lod && *entries.draw != draw {
+    let lods = object.get::<&Lod>();
+    flag |= u8::from(lods.is_some()) << SlotFlag::HasLod as u8;
+    let mut draw = draw;
+    if let (Some(lods), Some(inputs)) = (lods, view) {
+        // As `draw_of`: the level the world centre's distance picks.
+        let center = model.transform_point3(local_box.center());
+        if let Some(level) = lods.select(inputs.view.distance_sq(center).sqrt(), inputs.lod_scale, inputs.lod_bias) {
+            draw.mesh = level;
+        }
+    }
+    if *entries.draw != draw {
         *entries.draw = draw;
     }
     let (finite, fresh) = match entries.cache.lookup(entries.model, &model, &local_box) {
@@ -498,7 +579,7 @@ fn check_nothing_missed(world: &World, visibility: &Visibility) {
         let (mut model, mut bounds) = (columns.models[slot_index], columns.bounds[slot_index]);
         let (mut draw, mut cache) = (columns.draws[slot_index], columns.cache[slot_index]);
         let entries = SlotEntries { model: &mut model, bounds: &mut bounds, draw: &mut draw, cache: &mut cache };
-        let (flag, fresh) = refresh_entity_into(world, entity, entries);
+        let (flag, fresh) = refresh_entity_into(world, entity, entries, None);
         let (word, bit) = (slot as usize / BITS_PER_WORD, 1u64 << (slot as usize % BITS_PER_WORD));
         let drawable = visibility.drawable[word] & bit != 0;
         assert!(
@@ -588,7 +669,9 @@ fn decide_word(
     }
     let base = index * BITS_PER_WORD;
     let with_lod = shared.with_lod[index] & drawable;
-    if with_lod != 0 {
+    // Under the view this word was last decided in, every level still stands: refreshed
+    // objects picked theirs when they were refreshed.
+    if with_lod != 0 && word.epoch != inputs.view_epoch {
         pick_levels(shared, base, with_lod);
     }
     word.epoch = inputs.view_epoch;
@@ -617,6 +700,20 @@ fn decide_word(
     local.frustum_rejected += usize::from(rejects[0]);
     local.distance_rejected += usize::from(rejects[1]);
     local.size_rejected += usize::from(rejects[2]);
+}
+
+/// The union of the bounds of the words with drawable objects (`drawable`, one word each;
+/// an unbounded word makes the group unbounded).
+fn group_union(words: &[Aabb], drawable: &[u64]) -> Aabb {
+    let (mut min, mut max) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+    for (word, _) in words.iter().zip(drawable).filter(|(_, &drawable)| drawable != 0) {
+        min = min.min(word.min);
+        max = max.max(word.max);
+    }
+    if min.x > max.x {
+        return EMPTY_BOX;
+    }
+    Aabb { min, max }
 }
 
 /// Word `index`'s bounds: the union of its finite drawable boxes, unbounded when it holds a
@@ -664,7 +761,7 @@ fn clearly_outside(frustum: &Frustum, bounds: &Aabb) -> bool {
 /// Whether `bounds` lies inside every plane of the frustum by more than rounding could
 /// explain, so the per-object kernel keeps every box inside it.
 fn clearly_inside(frustum: &Frustum, bounds: &Aabb) -> bool {
-    if !frustum.is_finite() || !(bounds.min.is_finite() && bounds.max.is_finite()) {
+    if !(frustum.is_finite() && bounds.min.is_finite() && bounds.max.is_finite()) {
         return false;
     }
     frustum.planes().iter().all(|plane| {

@@ -348,3 +348,76 @@ fn thousands_of_single_moves_refresh_their_archetypes_and_match_a_fresh_cull() {
         assert_eq!(answer_by_index(&app, &entities), fresh, "frame {frame}: the same answer as a fresh cull");
     }
 }
+
+#[test]
+fn word_and_group_occlusion_hides_only_what_the_exact_reference_hides() {
+    use crate::occlusion::reference::ReferenceRaster;
+    use crate::occlusion::{fit_buffer, OccluderInstance, OccluderMesh, OccluderMeshes};
+    let wall_mesh = ecs::MeshHandle(7);
+    let unit = ecs::Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5));
+    let mut occluders = OccluderMeshes::new();
+    occluders.insert(wall_mesh, OccluderMesh::from_box(&unit).expect("a box occludes"));
+    let motion = Arc::new(Mutex::new(Motion::default()));
+    let eye = |frame: usize| Vec3::new(frame as f32 * 0.8 - 4.0, 2.0, 5.0);
+    let (mut app, _) = driven_app(scene::look_at(eye(0), eye(0) + Vec3::NEG_Z), motion.clone());
+    app.insert_resource(occluders.clone());
+    // Walls with gaps at z = -20, spawned first; then clusters of 64 small boxes (one slot
+    // word each) behind the walls, some peeking over or through a gap, and a few in front.
+    let walls: Vec<Mat4> = (0..8)
+        .map(|index| {
+            let center = Vec3::new(index as f32 * 12.0 - 42.0, 4.0, -20.0);
+            Mat4::from_scale_rotation_translation(Vec3::new(10.0, 8.0, 1.0), Quat::IDENTITY, center)
+        })
+        .collect();
+    for model in &walls {
+        app.world_mut().spawn((
+            WorldTransform(*model),
+            Mesh::new(wall_mesh, ecs::MaterialHandle(1), unit),
+            Visible(true),
+        ));
+    }
+    let mut random = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move || {
+        random ^= random << 13;
+        random ^= random >> 7;
+        random ^= random << 17;
+        (random >> 40) as f32 / (1u64 << 24) as f32
+    };
+    for cluster in 0..40 {
+        let center =
+            Vec3::new(next() * 90.0 - 45.0, next() * 6.0, if cluster % 8 == 0 { -10.0 } else { -25.0 - next() * 40.0 });
+        for _ in 0..64 {
+            let position = center + Vec3::new(next() * 6.0 - 3.0, next() * 3.0, next() * 6.0 - 3.0);
+            let model = Mat4::from_scale_rotation_translation(Vec3::splat(0.2 + next()), Quat::IDENTITY, position);
+            app.world_mut().spawn((WorldTransform(model), scene::unit_cube_mesh(), Visible(true)));
+        }
+    }
+    let instances: Vec<OccluderInstance> =
+        walls.iter().map(|&world| OccluderInstance { mesh: wall_mesh, world }).collect();
+    let mut occluded_total = 0;
+    for frame in 0..10 {
+        motion.lock().camera = Some(scene::look_at(eye(frame), eye(frame) + Vec3::new(0.05 * frame as f32, 0.0, -1.0)));
+        app.run_frame();
+        let visibility = app.resource::<Visibility>();
+        let view = *visibility.view().expect("a view");
+        let settings = *app.resource::<RenderSettings>();
+        let viewport = view.viewport;
+        let [width, height] = fit_buffer(
+            settings.occlusion_buffer,
+            [viewport.width, viewport.height],
+            settings.occlusion_buffer_follows_viewport,
+        );
+        let reference = ReferenceRaster::new(view.projection * view.view, width, height, 2, &occluders, &instances);
+        for slot in 0..visibility.len() {
+            if visibility.is_occluded(slot) {
+                occluded_total += 1;
+                let bounds = visibility.objects().bounds[slot];
+                assert!(
+                    reference.hides(&bounds),
+                    "frame {frame}: slot {slot} is hidden but the exact reference sees it"
+                );
+            }
+        }
+    }
+    assert!(occluded_total > 1000, "the walls hide a good share of the clusters ({occluded_total})");
+}
