@@ -32,7 +32,7 @@ use std::any::TypeId;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldTransform};
-use glam::{Mat4, Vec3};
+use glam::{Mat4, Vec3, Vec3A};
 use runtime::changes::{ChangeCursor, ChangedSince};
 use runtime::hecs::{Entity, World};
 
@@ -728,6 +728,15 @@ fn word_union(bounds: &[Aabb], index: usize, drawable: &[u64], forced: &[u64]) -
 
 /// The union of the boxes of `members` (bits over `boxes`), or an empty box.
 fn union_of(boxes: &[Aabb], mut members: u64) -> Aabb {
+    if members == u64::MAX && boxes.len() >= BITS_PER_WORD {
+        // A full word (the usual case): a straight loop in SIMD registers, no bit walking.
+        let (mut min, mut max) = (Vec3A::INFINITY, Vec3A::NEG_INFINITY);
+        for aabb in &boxes[..BITS_PER_WORD] {
+            min = min.min(Vec3A::from(aabb.min));
+            max = max.max(Vec3A::from(aabb.max));
+        }
+        return Aabb { min: min.into(), max: max.into() };
+    }
     let (mut min, mut max) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
     while members != 0 {
         let offset = members.trailing_zeros() as usize;
@@ -928,6 +937,22 @@ mod tests {
             if clearly_inside(&frustum, &bounds) {
                 prop_assert_eq!(bits[0], members, "the kernel rejects a box of a word the word test kept whole");
             }
+        }
+    }
+
+    proptest! {
+        /// A full word's straight loop gives the union the bit walk gives.
+        #[test]
+        fn a_full_word_union_is_the_union_of_its_boxes(
+            boxes in prop::collection::vec((prop::array::uniform3(-1e4f32..1e4), prop::array::uniform3(0.0f32..50.0)), 64),
+        ) {
+            let boxes: Vec<Aabb> = boxes
+                .iter()
+                .map(|(center, half)| Aabb { min: Vec3::from(*center) - Vec3::from(*half), max: Vec3::from(*center) + Vec3::from(*half) })
+                .collect();
+            let walked = boxes.iter().skip(1).fold(boxes[0], |union, aabb| Aabb { min: union.min.min(aabb.min), max: union.max.max(aabb.max) });
+            prop_assert_eq!(union_of(&boxes, u64::MAX), walked);
+            prop_assert_eq!(union_of(&boxes, u64::MAX >> 1), union_of(&boxes[..63], u64::MAX >> 1));
         }
     }
 
