@@ -222,6 +222,20 @@ impl Changes {
         log.push_entity(EntityEntry { tick, entity, kind });
     }
 
+    /// Records that component `type_id` of each of `entities` may have been written: one lock
+    /// for the lot (for a writer of thousands of entities a frame).
+    pub fn record_entity_writes(&self, type_id: TypeId, entities: &[Entity]) {
+        if entities.is_empty() {
+            return;
+        }
+        let tick = self.tick();
+        let mut log = self.log.lock();
+        let kind = log.type_index(type_id) as u32;
+        for &entity in entities {
+            log.push_entity(EntityEntry { tick, entity, kind });
+        }
+    }
+
     /// Records structural changes of `entities` (spawned, despawned, gained or lost a
     /// component).
     pub fn record_structure(&self, entities: impl IntoIterator<Item = Entity>) {
