@@ -207,4 +207,6 @@ fn detach_from_list(world: &World, parent: Entity, child: Entity) {
 }
 
 #[cfg(test)]
+mod change_tests;
+#[cfg(test)]
 mod tests;
