@@ -111,6 +111,25 @@ fn a_filtered_query_moves_its_roots_and_their_static_children_follow() {
 }
 
 #[test]
+fn a_large_incremental_pass_split_across_threads_equals_the_full_pass() {
+    for threads in [1, 4] {
+        let mut app = App::with_threads(threads);
+        crate::install(&mut app);
+        // 6,000 trees of 10 nodes, every tenth root moving: 6,000 matrices a frame, enough for
+        // the list to be split between jobs, yet few enough candidates for the incremental pass.
+        let forest = scene::spawn_forest(app.world_mut(), 6000, &[3, 2], scene::unit_cube_mesh());
+        for &root in forest.roots.iter().step_by(10) {
+            app.world_mut().insert_one(root, Mover).expect("just spawned");
+        }
+        add_driver(&mut app);
+        app.run_frames(3);
+        let report = report(&app);
+        assert_eq!((report.last_pass, report.updated), (PassKind::Incremental, 6000), "on {threads} threads");
+        assert_matches_full_pass(&app, &format!("a large incremental pass on {threads} threads"));
+    }
+}
+
+#[test]
 fn get_mut_in_a_system_is_seen_in_the_same_frame() {
     let mut app = app();
     let (forest, _) = forest_with_movers(&mut app);
@@ -427,7 +446,7 @@ proptest! {
                 }
             }
             app.run_frame();
-            nodes.extend(plan.lock().expect("not poisoned").spawned.drain(..));
+            nodes.append(&mut plan.lock().expect("not poisoned").spawned);
             assert_matches_full_pass(&app, &format!("frame {frame} after {edits:?}"));
         }
     }

@@ -2,8 +2,9 @@
 //! the moved nodes and their descendants.
 //!
 //! The incremental pass keeps the link data of the last full pass (node of each id, parent
-//! node, depth, the matrix of every node) and builds a children index (CSR) from it the first
-//! time it needs one. It is sound only while no entity has been spawned, despawned or moved
+//! node, depth) and builds a children index (CSR) from it the first time it needs one. A moved
+//! subtree's top reads its parent's matrix from the parent's `WorldTransform`: this system is
+//! its only writer, so it holds the bits the last pass computed. It is sound only while no entity has been spawned, despawned or moved
 //! between archetypes since that full pass, which the change log's structural entries tell;
 //! it also checks that every node archetype still has the rows it had, and falls back to the
 //! full pass on any doubt. Candidates are compared bit for bit with the `Transform` the last
@@ -13,11 +14,15 @@
 use std::any::TypeId;
 use std::sync::atomic::Ordering;
 
+use glam::Mat4;
 use hecs::{Entity, World};
 use runtime::changes::{ChangeCursor, ChangedSince, Changes};
+use runtime::jobs::parallel_for_chunks;
 use runtime::Commands;
 
-use super::{is_node_archetype, same_bits, HierarchyReport, PassKind, Propagator, NONE};
+use super::{
+    is_node_archetype, same_bits, same_float_bits, HierarchyReport, Link, NodeInput, PassKind, Propagator, GRAIN, NONE,
+};
 use crate::hierarchy::Parent;
 use crate::transform::{Transform, WorldTransform};
 
@@ -25,6 +30,10 @@ use crate::transform::{Transform, WorldTransform};
 /// entities) are at most this share (1 / N) of the nodes; above it the full pass, parallel
 /// and streaming, is the cheaper one.
 const INCREMENTAL_SHARE: usize = 8;
+/// How many entries ahead the loops over scattered nodes ask for the cache line they will
+/// need: a moved subtree's rows lie far from the next one's, so each would otherwise wait
+/// on memory in turn.
+const PREFETCH_DISTANCE: usize = 32;
 
 /// What the change-driven passes keep between frames.
 #[derive(Debug, Default)]
@@ -38,16 +47,38 @@ pub(super) struct Tracking {
     /// Children of node `n`: `child_nodes[child_start[n]..child_start[n + 1]]`, ascending.
     child_start: Vec<u32>,
     child_nodes: Vec<u32>,
+    /// One bit per node: it has children (a small table that spares a leaf the look-up of
+    /// its empty range).
+    has_children: Vec<u64>,
     /// The children index matches the link data (cleared by every full pass).
     pub(super) children_built: bool,
     /// Nodes whose `Transform` bits changed, then ordered by depth.
     dirty: Vec<u32>,
-    /// One bit per node: recomputed this pass.
+    /// One bit per node: listed in `moved` this pass.
     recomputed: Vec<u64>,
-    /// Breadth-first queue over one moved subtree.
-    queue: Vec<u32>,
-    /// Entities whose `WorldTransform` this pass changed, for the change log.
-    written: Vec<Entity>,
+    /// The nodes the pass recomputes.
+    moved: MovedList,
+}
+
+/// The nodes an incremental pass recomputes, as flat arrays: each moved subtree breadth
+/// first, so a parent's entry comes before its children's. Computing and storing walk these
+/// arrays in order, so the loads of one node do not wait on those of the one before.
+#[derive(Debug, Default)]
+struct MovedList {
+    nodes: Vec<u32>,
+    /// Per entry: its parent's entry, or [`NONE`] for a subtree's top.
+    parents: Vec<u32>,
+    /// Entries of the subtrees' tops, ascending.
+    tops: Vec<u32>,
+    /// Per entry: the entity, copied from the node's inputs.
+    entities: Vec<Entity>,
+    /// Per entry: the new world matrix.
+    worlds: Vec<Mat4>,
+    /// Per entry: its node's run. Then the entries ordered by run, and where each run's
+    /// entries end.
+    run_of: Vec<u32>,
+    by_run: Vec<u32>,
+    run_start: Vec<u32>,
 }
 
 impl Propagator {
@@ -109,9 +140,10 @@ impl Propagator {
         if !self.tracking.children_built {
             self.build_children();
         }
-        let recomputed = self.recompute_moved();
+        self.list_moved_subtrees();
+        self.compute_moved(world);
         self.write_moved(world, changes);
-        Some(recomputed)
+        Some(self.tracking.moved.nodes.len())
     }
 
     /// Whether the node archetypes are those of the last full pass, with as many rows.
@@ -161,7 +193,7 @@ impl Propagator {
                 return false;
             };
             let known = node_of_id.get(entity.id() as usize).map(|node| node.load(Ordering::Relaxed) as usize);
-            let node = known.filter(|&node| inputs.get(node).is_some_and(|input| input.id == entity.id()));
+            let node = known.filter(|&node| inputs.get(node).is_some_and(|input| input.entity == entity));
             let (Some(node), Some(local)) = (node, entity_ref.get::<&Transform>()) else {
                 if entity_ref.has::<Transform>() {
                     return false;
@@ -190,8 +222,11 @@ impl Propagator {
         let nodes = links.len();
         tracking.child_start.clear();
         tracking.child_start.resize(nodes + 1, 0);
+        tracking.has_children.clear();
+        tracking.has_children.resize(nodes.div_ceil(64), 0);
         for link in links.iter().filter(|link| link.parent != NONE) {
             tracking.child_start[link.parent as usize] += 1;
+            mark(&mut tracking.has_children, link.parent);
         }
         let mut running = 0;
         for entry in &mut tracking.child_start {
@@ -208,87 +243,223 @@ impl Propagator {
         tracking.children_built = true;
     }
 
-    /// Recomputes the moved nodes and everything below them, shallowest first, so a moved
-    /// node below another moved node is done once, after its ancestor. Each matrix comes from
-    /// the same operations as in the full pass (`parent world * local.to_matrix()`), so the
-    /// bits are the same. Marks every recomputed node in `recomputed`; returns the count.
-    fn recompute_moved(&mut self) -> usize {
+    /// Lists the moved nodes and everything below them in `moved`, each subtree breadth
+    /// first, shallowest top first, so a moved node below another moved node is listed once,
+    /// in its ancestor's subtree. Marks every listed node in `recomputed`.
+    fn list_moved_subtrees(&mut self) {
         runtime::profile_zone!("hierarchy moved subtrees");
-        let Propagator { inputs, links, position_of_node, worlds, tracking, .. } = self;
-        let Tracking { dirty, recomputed, queue, child_start, child_nodes, .. } = tracking;
+        let Propagator { inputs, links, tracking, .. } = self;
+        let Tracking { dirty, recomputed, moved, child_start, child_nodes, has_children, .. } = tracking;
         recomputed.clear();
         recomputed.resize(inputs.len().div_ceil(64), 0);
         dirty.sort_unstable_by_key(|&node| links[node as usize].depth);
-        let position = |node: u32| position_of_node[node as usize].load(Ordering::Relaxed) as usize;
-        let mut count = 0;
+        moved.nodes.clear();
+        moved.parents.clear();
+        moved.tops.clear();
         for &top in dirty.iter() {
             if is_marked(recomputed, top) {
                 continue;
             }
             mark(recomputed, top);
-            queue.clear();
-            queue.push(top);
-            let mut head = 0;
-            while let Some(&node) = queue.get(head) {
+            let mut head = moved.nodes.len();
+            moved.tops.push(head as u32);
+            moved.nodes.push(top);
+            moved.parents.push(NONE);
+            while let Some(&node) = moved.nodes.get(head) {
                 head += 1;
-                let local = inputs[node as usize].local.to_matrix();
-                let parent = links[node as usize].parent;
-                worlds[position(node)] = if parent == NONE { local } else { worlds[position(parent)] * local };
-                count += 1;
+                if !is_marked(has_children, node) {
+                    continue;
+                }
                 let children =
                     &child_nodes[child_start[node as usize] as usize..child_start[node as usize + 1] as usize];
                 for &child in children {
                     debug_assert!(!is_marked(recomputed, child), "the links form a forest: one visit per node");
                     mark(recomputed, child);
-                    queue.push(child);
+                    moved.nodes.push(child);
+                    moved.parents.push(head as u32 - 1);
                 }
             }
         }
-        count
     }
 
-    /// Stores the recomputed matrices whose bits changed, run by run in row order, and
-    /// records those entities' `WorldTransform` writes in `changes`.
+    /// Computes the world matrix of every listed node with the same operations as the full
+    /// pass (`parent world * local.to_matrix()`), so the bits are the same. Subtrees are
+    /// independent, so the list is split between subtrees across the job system.
+    fn compute_moved(&mut self, world: &World) {
+        runtime::profile_zone!("hierarchy moved matrices");
+        let Propagator { inputs, links, tracking, .. } = self;
+        let moved = &mut tracking.moved;
+        let count = moved.nodes.len();
+        moved.worlds.resize(count, glam::Mat4::IDENTITY);
+        moved.entities.resize(count, Entity::DANGLING);
+        let list = ListInputs { world, inputs, links, nodes: &moved.nodes, parents: &moved.parents };
+        compute_range(&list, &moved.tops, 0, &mut moved.worlds, &mut moved.entities);
+    }
+
+    /// Stores the computed matrices whose bits changed, run by run (a counting sort of the
+    /// list by run, so each column is borrowed once), each run's entries split across the job
+    /// system, and records the recomputed entities' `WorldTransform` writes in `changes` (all
+    /// of them: one that kept its bits is a harmless extra for a reader).
     fn write_moved(&mut self, world: &World, changes: &Changes) {
         runtime::profile_zone!("hierarchy write moved");
-        let Propagator { runs, position_of_node, worlds, tracking, .. } = self;
-        tracking.written.clear();
+        let Propagator { runs, tracking, .. } = self;
+        let Tracking { moved, .. } = tracking;
+        // The run of each entry. A subtree's top and its descendants often sit in two runs
+        // that alternate down the list, so the last two runs found are tried first.
+        moved.run_of.clear();
+        moved.run_start.clear();
+        moved.run_start.resize(runs.len() + 1, 0);
+        let mut recent = [0usize; 2];
+        let holds = |run: usize, node: u32| (node.wrapping_sub(runs[run].start)) < runs[run].len;
+        for &node in &moved.nodes {
+            let run = if holds(recent[0], node) {
+                recent[0]
+            } else if holds(recent[1], node) {
+                recent.swap(0, 1);
+                recent[0]
+            } else {
+                recent[1] = recent[0];
+                recent[0] = runs.partition_point(|run| run.start <= node) - 1;
+                recent[0]
+            };
+            moved.run_of.push(run as u32);
+            moved.run_start[run + 1] += 1;
+        }
+        for run in 0..runs.len() {
+            moved.run_start[run + 1] += moved.run_start[run];
+        }
+        moved.by_run.clear();
+        moved.by_run.resize(moved.nodes.len(), 0);
+        // `run_start[run]` serves as each run's fill cursor, so it ends as the run's end.
+        for (entry, &run) in moved.run_of.iter().enumerate() {
+            let cursor = &mut moved.run_start[run as usize];
+            moved.by_run[*cursor as usize] = entry as u32;
+            *cursor += 1;
+        }
         let archetypes = world.archetypes().filter(|archetype| is_node_archetype(archetype));
-        for (archetype, run) in archetypes.zip(runs.iter()) {
-            let (start, end) = (run.start as usize, (run.start + run.len) as usize);
-            let words = start / 64..end.div_ceil(64);
-            if tracking.recomputed[words.clone()].iter().all(|&word| word == 0) {
+        let mut begin = 0;
+        for ((archetype, run), &end) in archetypes.zip(runs.iter()).zip(&moved.run_start) {
+            let entries = &mut moved.by_run[begin as usize..end as usize];
+            begin = end;
+            if entries.is_empty() {
                 continue;
             }
             let Some(mut column) = archetype.get::<&mut WorldTransform>() else {
                 continue;
             };
-            let ids = archetype.ids();
-            for word_index in words {
-                let mut bits = tracking.recomputed[word_index] & range_mask(word_index * 64, start, end);
-                while bits != 0 {
-                    let node = word_index * 64 + bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    let matrix = worlds[position_of_node[node].load(Ordering::Relaxed) as usize];
-                    let row = node - start;
-                    if same_bits(&column[row].0, &matrix) {
-                        continue;
+            let rows = SharedRows::new(&mut column);
+            let (nodes, worlds) = (&moved.nodes, &moved.worlds);
+            let row_of = |entry: u32| (nodes[entry as usize] - run.start) as usize;
+            parallel_for_chunks(entries, GRAIN, |_, chunk| {
+                for (index, &entry) in chunk.iter().enumerate() {
+                    if let Some(&ahead) = chunk.get(index + PREFETCH_DISTANCE) {
+                        rows.prefetch(row_of(ahead));
                     }
-                    column[row].0 = matrix;
-                    // SAFETY: `ids` are the rows of a live archetype of `world`, which is
-                    // borrowed for this whole call, so each id is a live entity's.
-                    let entity = unsafe { world.find_entity_from_id(ids[row]) };
-                    tracking.written.push(entity);
+                    // SAFETY: each list entry is a distinct node (a node is listed once), so a
+                    // distinct row of this run: no other job stores to it.
+                    unsafe { rows.store(row_of(entry), worlds[entry as usize]) };
                 }
-            }
+            });
         }
-        changes.record_entity_writes(TypeId::of::<WorldTransform>(), &tracking.written);
+        changes.record_entity_writes(TypeId::of::<WorldTransform>(), &moved.entities);
+    }
+}
+
+/// The rows of one `WorldTransform` column, stored to by several jobs at once, each at rows
+/// no other job touches. Valid while the column borrow it was made from is held.
+#[derive(Clone, Copy)]
+struct SharedRows {
+    base: *mut WorldTransform,
+    len: usize,
+}
+
+// SAFETY: the pointer is only dereferenced through `SharedRows::store`, whose callers promise
+// that no two threads store to the same row, and only while the column borrow is held.
+unsafe impl Send for SharedRows {}
+// SAFETY: as for `Send`: shared use only ever stores to disjoint rows.
+unsafe impl Sync for SharedRows {}
+
+impl SharedRows {
+    fn new(column: &mut [WorldTransform]) -> SharedRows {
+        SharedRows { base: column.as_mut_ptr(), len: column.len() }
+    }
+
+    /// Stores `matrix` at `row` unless the row holds those bits already (so an unchanged
+    /// line is not dirtied).
+    ///
+    /// # Safety
+    /// No other thread may read or store `row` during the call, and the column borrow this
+    /// was made from must still be held.
+    unsafe fn store(&self, row: usize, matrix: Mat4) {
+        assert!(row < self.len, "row {row} is past the column's {} rows", self.len);
+        // SAFETY: `row` is in bounds (checked above) of a column the caller still borrows
+        // mutably, and no other thread touches this row (the caller's promise).
+        let stored = unsafe { &mut (*self.base.add(row)).0 };
+        if !same_bits(stored, &matrix) {
+            *stored = matrix;
+        }
+    }
+
+    /// Asks for the cache line of `row` ahead of its store (see [`prefetch`]).
+    fn prefetch(&self, row: usize) {
+        prefetch_address(self.base.wrapping_add(row));
+    }
+}
+
+/// What [`compute_range`] reads.
+struct ListInputs<'a> {
+    world: &'a World,
+    inputs: &'a [NodeInput],
+    links: &'a [Link],
+    nodes: &'a [u32],
+    parents: &'a [u32],
+}
+
+/// Computes the matrices of list entries `first..first + worlds.len()`, whole subtrees whose
+/// tops (entry indices) are `tops`, into `worlds`, and copies their entities into `entities`.
+/// Large ranges are halved at a subtree boundary and run in parallel.
+///
+/// A subtree's top reads its parent's matrix from the parent's `WorldTransform`, which holds
+/// exactly what the last pass computed for it; every other node reads its parent's from the
+/// list (an earlier entry of the same subtree, so of the same range).
+fn compute_range(list: &ListInputs<'_>, tops: &[u32], first: usize, worlds: &mut [Mat4], entities: &mut [Entity]) {
+    if worlds.len() > 2 * GRAIN && tops.len() > 1 {
+        let middle = tops.partition_point(|&top| (top as usize) < first + worlds.len() / 2).clamp(1, tops.len() - 1);
+        let split = tops[middle] as usize - first;
+        let (left_worlds, right_worlds) = worlds.split_at_mut(split);
+        let (left_entities, right_entities) = entities.split_at_mut(split);
+        runtime::jobs::join(
+            || compute_range(list, &tops[..middle], first, left_worlds, left_entities),
+            || compute_range(list, &tops[middle..], first + split, right_worlds, right_entities),
+        );
+        return;
+    }
+    for offset in 0..worlds.len() {
+        let entry = first + offset;
+        if let Some(&ahead) = list.nodes.get(entry + PREFETCH_DISTANCE) {
+            prefetch(list.inputs, ahead as usize);
+        }
+        let node = list.nodes[entry] as usize;
+        let input = &list.inputs[node];
+        let local = input.local.to_matrix();
+        let parent_entry = list.parents[entry];
+        worlds[offset] = if parent_entry != NONE {
+            debug_assert!(parent_entry as usize >= first, "a subtree lies within one range");
+            worlds[parent_entry as usize - first] * local
+        } else if list.links[node].parent == NONE {
+            local
+        } else {
+            let parent = input.parent.expect("a node linked to a parent node has a Parent");
+            let parent_world = list.world.get::<&WorldTransform>(parent).expect("a parent node has a WorldTransform");
+            parent_world.0 * local
+        };
+        entities[offset] = input.entity;
     }
 }
 
 /// Whether two transforms hold the same bits (see [`same_bits`]).
 fn same_transform(left: &Transform, right: &Transform) -> bool {
-    let bits = |transform: &Transform| {
+    let floats = |transform: &Transform| {
         let (translation, rotation, scale) = (transform.translation, transform.rotation, transform.scale);
         [
             translation.x,
@@ -302,9 +473,8 @@ fn same_transform(left: &Transform, right: &Transform) -> bool {
             scale.y,
             scale.z,
         ]
-        .map(f32::to_bits)
     };
-    bits(left) == bits(right)
+    same_float_bits(&floats(left), &floats(right))
 }
 
 fn is_marked(bits: &[u64], node: u32) -> bool {
@@ -315,13 +485,24 @@ fn mark(bits: &mut [u64], node: u32) {
     bits[node as usize / 64] |= 1 << (node % 64);
 }
 
-/// The bits of the word starting at node `word_start` that fall in nodes `start..end`.
-fn range_mask(word_start: usize, start: usize, end: usize) -> u64 {
-    let from = start.saturating_sub(word_start).min(64);
-    let to = end.saturating_sub(word_start).min(64);
-    if from >= to {
-        return 0;
+/// Asks the CPU to bring the cache line of `slice[index]` closer (a hint with no effect on
+/// the result; nothing on targets without one).
+#[inline(always)]
+fn prefetch<T>(slice: &[T], index: usize) {
+    // A prefetch never faults, so computing the address is all that is needed; wrapping
+    // arithmetic keeps even an index past the end from being undefined behaviour.
+    prefetch_address(slice.as_ptr().wrapping_add(index));
+}
+
+/// Asks the CPU to bring the cache line at `address` closer; any address will do.
+#[inline(always)]
+fn prefetch_address<T>(address: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: prefetching is a hint that never dereferences or faults.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(address as *const i8) };
     }
-    let below_to = if to == 64 { u64::MAX } else { (1u64 << to) - 1 };
-    below_to & (u64::MAX << from)
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
 }
