@@ -4,12 +4,14 @@
 //! The incremental pass keeps the link data of the last full pass (node of each id, parent
 //! node, depth) and builds a children index (CSR) from it the first time it needs one. A moved
 //! subtree's top reads its parent's matrix from the parent's `WorldTransform`: this system is
-//! its only writer, so it holds the bits the last pass computed. It is sound only while no entity has been spawned, despawned or moved
-//! between archetypes since that full pass, which the change log's structural entries tell;
-//! it also checks that every node archetype still has the rows it had, and falls back to the
-//! full pass on any doubt. Candidates are compared bit for bit with the `Transform` the last
-//! pass used, so a query that lends `&mut Transform` without writing costs a compare, not a
-//! recomputation. A changed `Parent` sends the frame to the full pass.
+//! its only writer, so it holds the bits the last pass computed.
+//!
+//! It is sound only while no entity has been spawned, despawned or moved between archetypes
+//! since that full pass, which the change log's structural entries tell; it also checks that
+//! every node archetype still has the rows it had (and a `WorldTransform` column), and falls
+//! back to the full pass on any doubt. Candidates are compared bit for bit with the
+//! `Transform` the last pass used, so a query that lends `&mut Transform` without writing
+//! costs a compare, not a recomputation. A changed `Parent` sends the frame to the full pass.
 
 use std::any::TypeId;
 use std::sync::atomic::Ordering;
@@ -146,7 +148,8 @@ impl Propagator {
         Some(self.tracking.moved.nodes.len())
     }
 
-    /// Whether the node archetypes are those of the last full pass, with as many rows.
+    /// Whether the node archetypes are those of the last full pass, with as many rows, and
+    /// all have a `WorldTransform` column (so every parent's matrix can be read).
     fn runs_match(&self, world: &World) -> bool {
         let mut runs = self.runs.iter();
         for (position, archetype) in world.archetypes().enumerate() {
@@ -157,7 +160,8 @@ impl Propagator {
                 Some(run)
                     if run.archetype == position as u32
                         && run.len == archetype.len()
-                        && run.has_world == archetype.has::<WorldTransform>() => {}
+                        && run.has_world
+                        && archetype.has::<WorldTransform>() => {}
                 _ => return false,
             }
         }
@@ -194,12 +198,12 @@ impl Propagator {
             };
             let known = node_of_id.get(entity.id() as usize).map(|node| node.load(Ordering::Relaxed) as usize);
             let node = known.filter(|&node| inputs.get(node).is_some_and(|input| input.entity == entity));
-            let (Some(node), Some(local)) = (node, entity_ref.get::<&Transform>()) else {
-                if entity_ref.has::<Transform>() {
-                    return false;
-                }
-                // Not a node before or now: nothing to place.
-                continue;
+            let (node, local) = match (node, entity_ref.get::<&Transform>()) {
+                (Some(node), Some(local)) => (node, local),
+                // Not a node at the last full pass, nor now: nothing to place.
+                (None, None) => continue,
+                // Became or stopped being a node without a structural entry: no vouching.
+                _ => return false,
             };
             let input = &mut inputs[node];
             if entity_ref.get::<&Parent>().map(|parent| parent.0) != input.parent {
@@ -290,7 +294,7 @@ impl Propagator {
         let Propagator { inputs, links, tracking, .. } = self;
         let moved = &mut tracking.moved;
         let count = moved.nodes.len();
-        moved.worlds.resize(count, glam::Mat4::IDENTITY);
+        moved.worlds.resize(count, Mat4::IDENTITY);
         moved.entities.resize(count, Entity::DANGLING);
         let list = ListInputs { world, inputs, links, nodes: &moved.nodes, parents: &moved.parents };
         compute_range(&list, &moved.tops, 0, &mut moved.worlds, &mut moved.entities);

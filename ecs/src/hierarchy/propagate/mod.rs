@@ -4,7 +4,7 @@
 //! The system reads the app's change log ([`runtime::changes`]) and picks one of three passes:
 //! - nothing it depends on changed: **skipped** (no gather, `WorldTransform` untouched);
 //! - only `Transform` (or `Parent`) values were lent mutably, no entity spawned, despawned or
-//!   changed components, and the candidates are few: **incremental** ([`incremental`]): the
+//!   changed components, and the candidates are few: **incremental** (`incremental.rs`): the
 //!   nodes whose `Transform` bits differ from the last pass, and their descendants, are
 //!   recomputed by the same operations as the full pass, so the matrices are bit-identical;
 //! - anything else (structure, a changed `Parent`, "everything", the first frame): the
@@ -12,7 +12,8 @@
 //!
 //! Either way it records what it wrote in the change log for readers downstream: entity by
 //! entity after an incremental pass, archetype by archetype (only those whose matrices
-//! changed) after a full one.
+//! changed) after a full one. `WorldTransform` is this system's output, which other systems
+//! read and never write: an incremental pass takes a parent's matrix from it.
 //!
 //! Each full pass the propagator
 //! 1. gathers every entity with a [`Transform`] (a *node*) straight from the archetype
@@ -27,7 +28,7 @@
 //! 4. computes the world matrices level by level: every node of a level reads only its
 //!    parent's matrix from the levels before, so a level is one `parallel_for_chunks`;
 //! 5. writes the matrices into the [`WorldTransform`] columns, in parallel over disjoint
-//!    slices.
+//!    slices, storing only those whose bits changed.
 //!
 //! Chunk boundaries depend on the node count only, and every value is computed by the same
 //! floating-point operations whatever the thread count, so the result is bit-identical on 1 or
@@ -35,9 +36,8 @@
 //! structural changes (a missing `WorldTransform` inserted, an orphan's `Parent` removed)
 //! happen only on transitions.
 //!
-//! A full pass leaves its link data (node of each id, parent node, depth, depth order and
-//! matrices) for the incremental passes that follow; they stay valid until the next structural
-//! change, which the log reports.
+//! A full pass leaves its link data (node of each id, parent node, depth) for the incremental
+//! passes that follow; it stays valid until the next structural change, which the log reports.
 //!
 //! Atomics: the id-to-node table and the sort's scatter targets are `AtomicU32`s written with
 //! `Relaxed` stores by disjoint jobs and read after the parallel loop that wrote them has
