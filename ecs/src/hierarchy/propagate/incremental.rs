@@ -87,9 +87,10 @@ impl Propagator {
     /// One frame of propagation driven by `changes`, the app's change log: skips the frame
     /// when no `Transform` or `Parent` was lent mutably and nothing changed structurally,
     /// recomputes only the moved nodes and their descendants when only `Transform` values
-    /// may have changed, and runs the full pass otherwise (see the [module docs](super)).
-    /// Records the `WorldTransform`s it wrote in `changes`; structural fixes go to
-    /// `commands`. The result is bit-identical to a full pass over the same world.
+    /// may have changed, and runs the full pass otherwise (see
+    /// [`hierarchy_system`](crate::hierarchy::hierarchy_system)). Records the
+    /// `WorldTransform`s it wrote in `changes`; structural fixes go to `commands`. The result
+    /// is bit-identical to a full pass over the same world.
     pub fn run_tracked(
         &mut self,
         world: &World,

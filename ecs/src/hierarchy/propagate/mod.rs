@@ -75,7 +75,7 @@ pub const PARALLEL_LEVELS: usize = 8;
 /// Nodes per counting-sort chunk. Fixed, so positions never depend on the thread count.
 const SORT_CHUNK: usize = 4096;
 
-/// Which pass the hierarchy system ran in a frame (see the [module docs](self)).
+/// Which pass the hierarchy system ran in a frame (see [`hierarchy_system`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum PassKind {
     /// Nothing the hierarchy depends on changed: no work, no `WorldTransform` written.
@@ -121,11 +121,21 @@ pub const HIERARCHY_SYSTEM: &str = "ecs::hierarchy";
 ///
 /// Reads `Transform` and `Parent`, writes `WorldTransform` and the [`HierarchyReport`]
 /// resource (which must be present; [`install`](crate::install) inserts it). It works only
-/// where the change log says something may have moved ([`Propagator::run_tracked`]) and
-/// records the `WorldTransform`s it wrote there. A child whose parent no longer exists gets
-/// its `Parent` removed through the commands (so it is a root from this frame on) and is
-/// logged once as a warning. A parent that exists but has no `Transform` places its children
-/// as roots for as long as it lacks one.
+/// where the app's change log ([`runtime::changes`]) says something may have moved
+/// ([`Propagator::run_tracked`]), in one of three passes ([`PassKind`]):
+/// - nothing it depends on changed: skipped, `WorldTransform` untouched;
+/// - only `Transform` values were lent mutably (no spawn, despawn or component change), to
+///   at most an eighth of the nodes: incremental, the moved nodes and their descendants
+///   recomputed, bit-identical to a full pass;
+/// - anything else (structure, `Parent`, a lent world, the first frame): the full pass.
+///
+/// It records the `WorldTransform`s it wrote in the change log (entities after an
+/// incremental pass, archetypes whose matrices changed after a full one). `WorldTransform` is
+/// its output: other systems read it and never write it.
+///
+/// A child whose parent no longer exists gets its `Parent` removed through the commands (so
+/// it is a root from this frame on) and is logged once as a warning. A parent that exists but
+/// has no `Transform` places its children as roots for as long as it lacks one.
 pub fn hierarchy_system() -> System {
     let mut propagator = Propagator::default();
     System::new(HIERARCHY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
