@@ -130,6 +130,48 @@ fn a_large_incremental_pass_split_across_threads_equals_the_full_pass() {
 }
 
 #[test]
+fn moved_nodes_spread_over_more_archetypes_than_one_store_pass_covers_are_all_written() {
+    let mut app = app();
+    let forest = scene::spawn_forest(app.world_mut(), 40, &[2, 2], scene::unit_cube_mesh());
+    // Twenty tag types spread the nodes over more than RUNS_PER_PASS archetypes.
+    for (index, &entity) in forest.entities.iter().enumerate() {
+        let world = app.world_mut();
+        let tagged = match index % 20 {
+            0 => world.insert_one(entity, 0u8),
+            1 => world.insert_one(entity, 0u16),
+            2 => world.insert_one(entity, 0u32),
+            3 => world.insert_one(entity, 0u64),
+            4 => world.insert_one(entity, 0i8),
+            5 => world.insert_one(entity, 0i16),
+            6 => world.insert_one(entity, 0i32),
+            7 => world.insert_one(entity, 0i64),
+            8 => world.insert_one(entity, 0f32),
+            9 => world.insert_one(entity, 0f64),
+            10 => world.insert_one(entity, 'a'),
+            11 => world.insert_one(entity, false),
+            12 => world.insert_one(entity, [0u8; 1]),
+            13 => world.insert_one(entity, [0u8; 2]),
+            14 => world.insert_one(entity, [0u8; 3]),
+            15 => world.insert_one(entity, [0u8; 4]),
+            16 => world.insert_one(entity, [0u8; 5]),
+            17 => world.insert_one(entity, [0u8; 6]),
+            18 => world.insert_one(entity, [0u8; 7]),
+            _ => world.insert_one(entity, [0u8; 8]),
+        };
+        tagged.expect("just spawned");
+    }
+    for &root in forest.roots.iter().step_by(4) {
+        app.world_mut().insert_one(root, Mover).expect("just spawned");
+    }
+    add_driver(&mut app);
+    app.run_frames(3);
+    let archetypes = app.world().archetypes().filter(|archetype| !archetype.is_empty() && archetype.has::<Transform>());
+    assert!(archetypes.count() > 2 * 16, "the test needs nodes in many archetypes");
+    assert_eq!((report(&app).last_pass, report(&app).updated), (PassKind::Incremental, 10 * 7));
+    assert_matches_full_pass(&app, "moved nodes in many archetypes");
+}
+
+#[test]
 fn get_mut_in_a_system_is_seen_in_the_same_frame() {
     let mut app = app();
     let (forest, _) = forest_with_movers(&mut app);

@@ -23,7 +23,8 @@ use runtime::jobs::parallel_for_chunks;
 use runtime::Commands;
 
 use super::{
-    is_node_archetype, same_bits, same_float_bits, HierarchyReport, Link, NodeInput, PassKind, Propagator, GRAIN, NONE,
+    is_node_archetype, same_bits, same_float_bits, ArchetypeRun, HierarchyReport, Link, NodeInput, PassKind,
+    Propagator, GRAIN, NONE,
 };
 use crate::hierarchy::Parent;
 use crate::transform::{Transform, WorldTransform};
@@ -36,6 +37,9 @@ const INCREMENTAL_SHARE: usize = 8;
 /// need: a moved subtree's rows lie far from the next one's, so each would otherwise wait
 /// on memory in turn.
 const PREFETCH_DISTANCE: usize = 32;
+/// `WorldTransform` columns an incremental pass borrows at once: one pass over the moved
+/// list stores to this many runs.
+const RUNS_PER_PASS: usize = 16;
 
 /// What the change-driven passes keep between frames.
 #[derive(Debug, Default)]
@@ -76,11 +80,8 @@ struct MovedList {
     entities: Vec<Entity>,
     /// Per entry: the new world matrix.
     worlds: Vec<Mat4>,
-    /// Per entry: its node's run. Then the entries ordered by run, and where each run's
-    /// entries end.
+    /// Per entry: its node's run (filled while storing).
     run_of: Vec<u32>,
-    by_run: Vec<u32>,
-    run_start: Vec<u32>,
 }
 
 impl Propagator {
@@ -301,72 +302,98 @@ impl Propagator {
         compute_range(&list, &moved.tops, 0, &mut moved.worlds, &mut moved.entities);
     }
 
-    /// Stores the computed matrices whose bits changed, run by run (a counting sort of the
-    /// list by run, so each column is borrowed once), each run's entries split across the job
-    /// system, and records the recomputed entities' `WorldTransform` writes in `changes` (all
-    /// of them: one that kept its bits is a harmless extra for a reader).
+    /// Stores the computed matrices whose bits changed, in list order split across the job
+    /// system, with the `WorldTransform` columns of up to [`RUNS_PER_PASS`] runs borrowed at
+    /// once (more runs take more passes over the list), and records the recomputed entities'
+    /// `WorldTransform` writes in `changes` (all of them: one that kept its bits is a harmless
+    /// extra for a reader).
     fn write_moved(&mut self, world: &World, changes: &Changes) {
         runtime::profile_zone!("hierarchy write moved");
         let Propagator { runs, tracking, .. } = self;
-        let Tracking { moved, .. } = tracking;
-        // The run of each entry. A subtree's top and its descendants often sit in two runs
-        // that alternate down the list, so the last two runs found are tried first.
-        moved.run_of.clear();
-        moved.run_start.clear();
-        moved.run_start.resize(runs.len() + 1, 0);
-        let mut recent = [0usize; 2];
-        let holds = |run: usize, node: u32| (node.wrapping_sub(runs[run].start)) < runs[run].len;
-        for &node in &moved.nodes {
-            let run = if holds(recent[0], node) {
-                recent[0]
-            } else if holds(recent[1], node) {
-                recent.swap(0, 1);
-                recent[0]
-            } else {
-                recent[1] = recent[0];
-                recent[0] = runs.partition_point(|run| run.start <= node) - 1;
-                recent[0]
-            };
-            moved.run_of.push(run as u32);
-            moved.run_start[run + 1] += 1;
-        }
-        for run in 0..runs.len() {
-            moved.run_start[run + 1] += moved.run_start[run];
-        }
-        moved.by_run.clear();
-        moved.by_run.resize(moved.nodes.len(), 0);
-        // `run_start[run]` serves as each run's fill cursor, so it ends as the run's end.
-        for (entry, &run) in moved.run_of.iter().enumerate() {
-            let cursor = &mut moved.run_start[run as usize];
-            moved.by_run[*cursor as usize] = entry as u32;
-            *cursor += 1;
-        }
-        let archetypes = world.archetypes().filter(|archetype| is_node_archetype(archetype));
-        let mut begin = 0;
-        for ((archetype, run), &end) in archetypes.zip(runs.iter()).zip(&moved.run_start) {
-            let entries = &mut moved.by_run[begin as usize..end as usize];
-            begin = end;
-            if entries.is_empty() {
-                continue;
+        let moved = &mut tracking.moved;
+        moved.run_of.resize(moved.nodes.len(), NONE);
+        let mut archetypes = world.archetypes().filter(|archetype| is_node_archetype(archetype));
+        for first_run in (0..runs.len()).step_by(RUNS_PER_PASS) {
+            let pass_runs = &runs[first_run..(first_run + RUNS_PER_PASS).min(runs.len())];
+            let mut columns: [Option<hecs::ArchetypeColumnMut<'_, WorldTransform>>; RUNS_PER_PASS] =
+                [const { None }; RUNS_PER_PASS];
+            let mut rows = [None; RUNS_PER_PASS];
+            for ((column, rows), archetype) in
+                columns.iter_mut().zip(&mut rows).zip(archetypes.by_ref().take(pass_runs.len()))
+            {
+                *column = archetype.get::<&mut WorldTransform>();
+                *rows = column.as_mut().map(|column| SharedRows::new(column));
             }
-            let Some(mut column) = archetype.get::<&mut WorldTransform>() else {
-                continue;
-            };
-            let rows = SharedRows::new(&mut column);
             let (nodes, worlds) = (&moved.nodes, &moved.worlds);
-            let row_of = |entry: u32| (nodes[entry as usize] - run.start) as usize;
-            parallel_for_chunks(entries, GRAIN, |_, chunk| {
-                for (index, &entry) in chunk.iter().enumerate() {
-                    if let Some(&ahead) = chunk.get(index + PREFETCH_DISTANCE) {
-                        rows.prefetch(row_of(ahead));
+            parallel_for_chunks(&mut moved.run_of, GRAIN, |first, chunk| {
+                let mut finder = RunFinder::new(runs);
+                for (offset, run_of) in chunk.iter_mut().enumerate() {
+                    let entry = first + offset;
+                    if let Some(&ahead) = nodes.get(entry + PREFETCH_DISTANCE) {
+                        let run = finder.peek(ahead);
+                        if let Some(rows) =
+                            run.checked_sub(first_run).and_then(|slot| rows.get(slot)).copied().flatten()
+                        {
+                            // A wrong guess of the run prefetches a useless line, nothing worse.
+                            rows.prefetch(ahead.wrapping_sub(runs[run].start) as usize);
+                        }
                     }
+                    let node = nodes[entry];
+                    let run = finder.find(node);
+                    *run_of = run as u32;
+                    let Some(rows) = run.checked_sub(first_run).and_then(|slot| rows.get(slot)).copied().flatten()
+                    else {
+                        continue;
+                    };
                     // SAFETY: each list entry is a distinct node (a node is listed once), so a
-                    // distinct row of this run: no other job stores to it.
-                    unsafe { rows.store(row_of(entry), worlds[entry as usize]) };
+                    // distinct row of its run: no other job stores to it.
+                    unsafe { rows.store((node - runs[run].start) as usize, worlds[entry]) };
                 }
             });
+            drop(columns);
         }
         changes.record_entity_writes(TypeId::of::<WorldTransform>(), &moved.entities);
+    }
+}
+
+/// Finds the run of a node, trying the last two runs found first: a subtree's top and its
+/// descendants often sit in two runs that alternate down the list.
+struct RunFinder<'a> {
+    runs: &'a [ArchetypeRun],
+    recent: [usize; 2],
+}
+
+impl<'a> RunFinder<'a> {
+    fn new(runs: &'a [ArchetypeRun]) -> Self {
+        RunFinder { runs, recent: [0; 2] }
+    }
+
+    fn holds(&self, run: usize, node: u32) -> bool {
+        node.wrapping_sub(self.runs[run].start) < self.runs[run].len
+    }
+
+    /// The run of `node`, remembered for the next look-ups.
+    fn find(&mut self, node: u32) -> usize {
+        if self.holds(self.recent[0], node) {
+            return self.recent[0];
+        }
+        if self.holds(self.recent[1], node) {
+            self.recent.swap(0, 1);
+            return self.recent[0];
+        }
+        self.recent[1] = self.recent[0];
+        self.recent[0] = self.runs.partition_point(|run| run.start <= node) - 1;
+        self.recent[0]
+    }
+
+    /// The run of `node` if it is one of the last two found (for a prefetch, where a miss
+    /// only costs the hint), else the last one.
+    fn peek(&self, node: u32) -> usize {
+        if self.holds(self.recent[1], node) {
+            self.recent[1]
+        } else {
+            self.recent[0]
+        }
     }
 }
 
