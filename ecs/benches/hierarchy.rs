@@ -1,12 +1,14 @@
 //! Hierarchy propagation for 100k entities (10k roots, three levels: 1 + 3 + 6 nodes per
 //! tree) on the job system against the same code on a one-thread pool; and the Transform
 //! stage of a 1M-object city (`transform_1m`: 200k roots with 4 children each, like cars and
-//! their wheels, where 2% of the roots move between frames).
+//! their wheels, where 2% of the roots move between frames): the full pass every frame as the
+//! baseline, the app whose change log sends the stage to the incremental pass, and the same
+//! app with nothing moving.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use ecs::hierarchy::{HierarchyReport, Propagator};
+use ecs::hierarchy::{HierarchyReport, PassKind, Propagator};
 use ecs::{scene, Transform};
-use runtime::JobSystem;
+use runtime::{App, JobSystem, Stage, System};
 use std::time::{Duration, Instant};
 
 fn propagation(criterion: &mut Criterion) {
@@ -33,38 +35,103 @@ fn propagation(criterion: &mut Criterion) {
 
 /// Roots of the 1M-node forest (each with 4 children).
 const CITY_ROOTS: usize = 200_000;
+/// One root in this many moves each frame (2%).
+const MOVER_EVERY: usize = 50;
+
+/// Marks the roots the bench moves.
+struct Mover;
+
+type MoverQuery<'a> = hecs::With<&'a mut Transform, &'a Mover>;
+
+/// The 1M-node city as an app: `ecs::install`, and a system in `Stage::Input` that moves the
+/// `Mover` roots (2%) through a filtered query each frame when `moving`.
+fn city_app(moving: bool) -> App {
+    let mut app = App::new();
+    ecs::install(&mut app);
+    let forest = scene::spawn_forest(app.world_mut(), CITY_ROOTS, &[4], scene::unit_cube_mesh());
+    assert_eq!(forest.entities.len(), 5 * CITY_ROOTS);
+    for &root in forest.roots.iter().step_by(MOVER_EVERY) {
+        app.world_mut().insert_one(root, Mover).expect("just spawned");
+    }
+    if moving {
+        app.add_system(
+            Stage::Input,
+            System::new("drive", |ctx| {
+                let step = if ctx.time.frame_index % 2 == 0 { 0.1 } else { -0.1 };
+                for transform in ctx.query::<MoverQuery>().iter() {
+                    transform.translation.x += step;
+                }
+            })
+            .query::<MoverQuery>(),
+        );
+    }
+    app.run_frames(3);
+    app
+}
+
+/// The `Transform` stage's wall time in the app's last frame.
+fn transform_stage(app: &App) -> Duration {
+    let (_, seconds) = (app.schedule().stage_seconds())
+        .find(|(stage, _)| *stage == Stage::Transform.name())
+        .expect("every app has a Transform stage");
+    Duration::from_secs_f64(seconds)
+}
 
 fn city_propagation(criterion: &mut Criterion) {
-    let mut world = hecs::World::new();
-    let forest = scene::spawn_forest(&mut world, CITY_ROOTS, &[4], scene::unit_cube_mesh());
-    assert_eq!(forest.entities.len(), 5 * CITY_ROOTS);
-    let movers: Vec<hecs::Entity> = forest.roots.iter().copied().step_by(50).collect();
-    let mut commands = hecs::CommandBuffer::new();
-    let mut report = HierarchyReport::default();
-    let mut propagator = Propagator::default();
-    let pool = JobSystem::global();
-    pool.install(|| propagator.run(&world, &mut commands, &mut report));
-    commands.run_on(&mut world);
     let mut group = criterion.benchmark_group("transform_1m");
-    let mut frame = 0u32;
-    group.bench_function("moving_2pct_job_system", |bencher| {
-        bencher.iter_custom(|iterations| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iterations {
-                frame += 1;
-                let step = if frame % 2 == 0 { 0.1 } else { -0.1 };
-                for &root in &movers {
-                    world.get::<&mut Transform>(root).expect("a root has a Transform").translation.x += step;
+    // The full pass every frame (what the stage did before it read the change log): the
+    // propagator alone, after 2% of the roots moved.
+    {
+        let mut world = hecs::World::new();
+        let forest = scene::spawn_forest(&mut world, CITY_ROOTS, &[4], scene::unit_cube_mesh());
+        let movers: Vec<hecs::Entity> = forest.roots.iter().copied().step_by(MOVER_EVERY).collect();
+        let mut commands = hecs::CommandBuffer::new();
+        let mut report = HierarchyReport::default();
+        let mut propagator = Propagator::default();
+        let pool = JobSystem::global();
+        pool.install(|| propagator.run(&world, &mut commands, &mut report));
+        commands.run_on(&mut world);
+        let mut frame = 0u32;
+        group.bench_function("full_pass_job_system", |bencher| {
+            bencher.iter_custom(|iterations| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iterations {
+                    frame += 1;
+                    let step = if frame % 2 == 0 { 0.1 } else { -0.1 };
+                    for &root in &movers {
+                        world.get::<&mut Transform>(root).expect("a root has a Transform").translation.x += step;
+                    }
+                    let started = Instant::now();
+                    pool.install(|| propagator.run(&world, &mut commands, &mut report));
+                    total += started.elapsed();
                 }
-                let started = Instant::now();
-                pool.install(|| propagator.run(&world, &mut commands, &mut report));
-                total += started.elapsed();
-            }
-            total
-        })
-    });
+                total
+            })
+        });
+        assert_eq!((report.nodes, report.levels), (5 * CITY_ROOTS, 2));
+    }
+    // The Transform stage of an app whose system moves 2% of the roots: the change log sends
+    // it to the incremental pass.
+    for (name, moving, pass) in
+        [("moving_2pct_job_system", true, PassKind::Incremental), ("still_job_system", false, PassKind::Skipped)]
+    {
+        let mut app = city_app(moving);
+        group.bench_function(name, |bencher| {
+            bencher.iter_custom(|iterations| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iterations {
+                    app.run_frame();
+                    total += transform_stage(&app);
+                }
+                total
+            })
+        });
+        let report = *app.resource::<HierarchyReport>();
+        assert_eq!(report.last_pass, pass, "{name}");
+        let moved = if moving { 5 * CITY_ROOTS / MOVER_EVERY } else { 0 };
+        assert_eq!(report.updated, moved, "{name}: the moving roots and their children");
+    }
     group.finish();
-    assert_eq!((report.nodes, report.levels), (5 * CITY_ROOTS, 2));
 }
 
 criterion_group!(benches, propagation, city_propagation);

@@ -222,8 +222,8 @@ impl Changes {
         log.push_entity(EntityEntry { tick, entity, kind });
     }
 
-    /// Records that component `type_id` of each of `entities` may have been written (one lock
-    /// for all).
+    /// Records that component `type_id` of each of `entities` may have been written: one lock
+    /// for the lot (for a writer of thousands of entities a frame).
     pub fn record_entity_writes<'e>(&self, type_id: TypeId, entities: impl IntoIterator<Item = &'e Entity>) {
         let tick = self.tick();
         let mut log = self.log.lock();
@@ -320,9 +320,23 @@ impl Changes {
         }
         out.archetypes.sort_unstable();
         out.archetypes.dedup();
+        // The asked types as a bit mask of their indices, looked up once rather than per entry
+        // (a writer may log tens of thousands of entities a frame); indices past 64 are rare
+        // and take the slow path.
+        let (mut asked, mut beyond_mask) = (0u64, false);
+        for index in indices() {
+            match 1u64.checked_shl(index as u32) {
+                Some(bit) => asked |= bit,
+                None => beyond_mask = true,
+            }
+        }
+        let is_asked = |kind: u32| {
+            1u64.checked_shl(kind).is_some_and(|bit| asked & bit != 0)
+                || (beyond_mask && indices().any(|index| index as u32 == kind))
+        };
         let start = log.entities.partition_point(|entry| entry.tick < since);
         for entry in &log.entities[start..] {
-            if entry.kind == STRUCTURE || indices().any(|index| index as u32 == entry.kind) {
+            if entry.kind == STRUCTURE || is_asked(entry.kind) {
                 out.entities.push(entry.entity);
             }
         }
@@ -364,6 +378,28 @@ mod tests {
         changes.record_structure([entity]);
         changes.collect(&mut cursor, &[TypeId::of::<A>()], &mut out);
         assert_eq!(out.entities, vec![entity], "structural changes reach every reader");
+    }
+
+    #[test]
+    fn entity_entries_are_matched_to_the_asked_types_past_the_first_64() {
+        macro_rules! type_ids {
+            ($($length:literal)*) => { [$(TypeId::of::<[u8; $length]>()),*] };
+        }
+        let types = type_ids!(
+            0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34
+            35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67
+            68 69
+        );
+        let changes = Changes::default();
+        let mut world = World::new();
+        let entities: Vec<Entity> = types.iter().map(|_| world.spawn((0u8,))).collect();
+        let (mut cursor, mut out) = (ChangeCursor::default(), ChangedSince::default());
+        changes.collect(&mut cursor, &[], &mut out);
+        for (&type_id, &entity) in types.iter().zip(&entities) {
+            changes.record_entity_writes(type_id, &[entity]);
+        }
+        changes.collect(&mut cursor, &[types[3], types[69]], &mut out);
+        assert_eq!(out.entities, vec![entities[3], entities[69]], "one type below the mask's 64, one past it");
     }
 
     #[test]

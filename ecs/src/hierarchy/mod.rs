@@ -26,7 +26,7 @@ use std::fmt;
 use hecs::{Entity, World};
 
 pub use commands::HierarchyCommands;
-pub use propagate::{hierarchy_system, HierarchyReport, Propagator, HIERARCHY_SYSTEM};
+pub use propagate::{hierarchy_system, HierarchyReport, PassKind, Propagator, HIERARCHY_SYSTEM};
 
 /// The entity this one is placed relative to. Its [`WorldTransform`](crate::WorldTransform) is
 /// the parent's world matrix times its own local [`Transform`](crate::Transform).
@@ -206,5 +206,7 @@ fn detach_from_list(world: &World, parent: Entity, child: Entity) {
     }
 }
 
+#[cfg(test)]
+mod change_tests;
 #[cfg(test)]
 mod tests;

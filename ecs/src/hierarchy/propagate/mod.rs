@@ -1,7 +1,21 @@
 //! The `Transform`-stage system: world = parent world × local, at any depth, level by level on
-//! the job system.
+//! the job system, and only where something moved.
 //!
-//! Each frame the propagator
+//! The system reads the app's change log ([`runtime::changes`]) and picks one of three passes:
+//! - nothing it depends on changed: **skipped** (no gather, `WorldTransform` untouched);
+//! - only `Transform` (or `Parent`) values were lent mutably, no entity spawned, despawned or
+//!   changed components, and the candidates are few: **incremental** (`incremental.rs`): the
+//!   nodes whose `Transform` bits differ from the last pass, and their descendants, are
+//!   recomputed by the same operations as the full pass, so the matrices are bit-identical;
+//! - anything else (structure, a changed `Parent`, "everything", the first frame): the
+//!   **full** pass below.
+//!
+//! Either way it records what it wrote in the change log for readers downstream: entity by
+//! entity after an incremental pass, archetype by archetype (only those whose matrices
+//! changed) after a full one. `WorldTransform` is this system's output, which other systems
+//! read and never write: an incremental pass takes a parent's matrix from it.
+//!
+//! Each full pass the propagator
 //! 1. gathers every entity with a [`Transform`] (a *node*) straight from the archetype
 //!    columns, in parallel; node `i` is row `i - start` of its archetype, and a table indexed
 //!    by entity id maps entities back to nodes;
@@ -14,7 +28,7 @@
 //! 4. computes the world matrices level by level: every node of a level reads only its
 //!    parent's matrix from the levels before, so a level is one `parallel_for_chunks`;
 //! 5. writes the matrices into the [`WorldTransform`] columns, in parallel over disjoint
-//!    slices.
+//!    slices, storing only those whose bits changed.
 //!
 //! Chunk boundaries depend on the node count only, and every value is computed by the same
 //! floating-point operations whatever the thread count, so the result is bit-identical on 1 or
@@ -22,19 +36,29 @@
 //! structural changes (a missing `WorldTransform` inserted, an orphan's `Parent` removed)
 //! happen only on transitions.
 //!
+//! A full pass leaves its link data (node of each id, parent node, depth) for the incremental
+//! passes that follow; it stays valid until the next structural change, which the log reports.
+//!
 //! Atomics: the id-to-node table and the sort's scatter targets are `AtomicU32`s written with
 //! `Relaxed` stores by disjoint jobs and read after the parallel loop that wrote them has
 //! returned; the job system's join orders those reads after the writes.
 
+mod fixes;
+mod incremental;
+
+use std::any::TypeId;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use glam::Mat4;
 use hecs::{Entity, World};
+use runtime::changes::Changes;
 use runtime::jobs::parallel_for_chunks;
 use runtime::{System, SystemContext};
 
 use super::Parent;
 use crate::transform::{Transform, WorldTransform};
+use fixes::FixSink;
+use incremental::Tracking;
 
 /// Marks "no node" in index tables.
 const NONE: u32 = u32::MAX;
@@ -51,21 +75,39 @@ pub const PARALLEL_LEVELS: usize = 8;
 /// Nodes per counting-sort chunk. Fixed, so positions never depend on the thread count.
 const SORT_CHUNK: usize = 4096;
 
+/// Which pass the hierarchy system ran in a frame (see [`hierarchy_system`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PassKind {
+    /// Nothing the hierarchy depends on changed: no work, no `WorldTransform` written.
+    #[default]
+    Skipped,
+    /// Only moved nodes and their descendants were recomputed.
+    Incremental,
+    /// Every node was gathered, linked and recomputed.
+    Full,
+}
+
 /// What the hierarchy system did, as a resource (inserted by [`install`](crate::install)).
 ///
-/// `nodes` and `levels` describe the last frame; the counters add up over the app's life.
+/// `nodes` and `levels` describe the hierarchy as of the last full pass (the incremental and
+/// skipped passes change no structure); `last_pass` and `updated` describe the last frame; the
+/// counters add up over the app's life.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HierarchyReport {
-    /// Entities with a `Transform` last frame.
+    /// Entities with a `Transform`.
     pub nodes: usize,
-    /// Depth levels last frame (1 for a flat scene, 0 for none).
+    /// Depth levels (1 for a flat scene, 0 for none).
     pub levels: usize,
+    /// The pass the last frame ran.
+    pub last_pass: PassKind,
+    /// World matrices recomputed in the last frame (every node in a full pass).
+    pub updated: usize,
     /// Children whose parent was despawned and which were made roots where they stood (their
     /// local `Transform` set to their last world pose; each logged once), over the app's life.
     pub orphans_detached: u64,
     /// How many of those were detached in the last frame.
     pub orphans_this_frame: usize,
-    /// Loops of `Parent` links found and cut (each frame a loop is seen, it is cut again).
+    /// Loops of `Parent` links found and cut (each full pass that sees a loop cuts it again).
     pub cycles_cut: u64,
 }
 
@@ -78,21 +120,34 @@ pub const HIERARCHY_SYSTEM: &str = "ecs::hierarchy";
 /// [`HIERARCHY_SYSTEM`].
 ///
 /// Reads `Transform` and `Parent`, writes `WorldTransform` and the [`HierarchyReport`]
-/// resource (which must be present; [`install`](crate::install) inserts it). A child whose
-/// parent no longer exists gets its `Parent` removed through the command buffer (so it is a
-/// root from this frame on) and is logged once as a warning. A parent that exists but has no
-/// `Transform` places its children as roots for as long as it lacks one.
+/// resource (which must be present; [`install`](crate::install) inserts it). It works only
+/// where the app's change log ([`runtime::changes`]) says something may have moved
+/// ([`Propagator::run_tracked`]), in one of three passes ([`PassKind`]):
+/// - nothing it depends on changed: skipped, `WorldTransform` untouched;
+/// - only `Transform` values were lent mutably (no spawn, despawn or component change), to
+///   at most an eighth of the nodes: incremental, the moved nodes and their descendants
+///   recomputed, bit-identical to a full pass;
+/// - anything else (structure, `Parent`, a lent world, the first frame): the full pass.
+///
+/// It records the `WorldTransform`s it wrote in the change log (entities after an
+/// incremental pass, archetypes whose matrices changed after a full one). `WorldTransform` is
+/// its output: other systems read it and never write it.
+///
+/// A child whose parent no longer exists gets its `Parent` removed through the commands (so
+/// it is a root from this frame on) and is logged once as a warning. A parent that exists but
+/// has no `Transform` places its children as roots for as long as it lacks one.
 pub fn hierarchy_system() -> System {
     let mut propagator = Propagator::default();
     System::new(HIERARCHY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
         runtime::profile_zone!("hierarchy");
         let mut report = ctx.resource_mut::<HierarchyReport>();
         let world = ctx.world_unchecked();
-        let commands = ctx.commands.hecs_buffer();
+        let changes = ctx.changes();
+        let commands = &mut ctx.commands;
         // One scope around all the parallel loops: a thread outside the pool (the main thread
         // running a lone system) then joins the pool once per frame, not once per loop.
         let _job_label = runtime::profiling::job_label("transform propagate");
-        runtime::jobs::scope(|_| propagator.run(world, commands, &mut report));
+        runtime::jobs::scope(|_| propagator.run_tracked(world, changes, commands, &mut report));
     })
     .reads::<Transform>()
     .reads::<Parent>()
@@ -100,17 +155,18 @@ pub fn hierarchy_system() -> System {
     .writes_resource::<HierarchyReport>()
 }
 
-/// A node's inputs, copied from its archetype row.
+/// A node's inputs, copied from its archetype row (64 bytes: one cache line).
 #[derive(Clone, Copy)]
 struct NodeInput {
     local: Transform,
     parent: Option<Entity>,
-    id: u32,
+    /// The node's entity (for the change log; its id for the id-to-node table).
+    entity: Entity,
 }
 
 impl Default for NodeInput {
     fn default() -> Self {
-        NodeInput { local: Transform::IDENTITY, parent: None, id: NONE }
+        NodeInput { local: Transform::IDENTITY, parent: None, entity: Entity::DANGLING }
     }
 }
 
@@ -124,6 +180,8 @@ struct Link {
 /// The nodes that are the rows of one archetype: nodes `start..start + len`.
 #[derive(Clone, Copy)]
 struct ArchetypeRun {
+    /// The archetype's position in `World::archetypes`.
+    archetype: u32,
     start: u32,
     len: u32,
     has_world: bool,
@@ -152,8 +210,9 @@ struct LinkFlags {
 
 /// The propagation itself, outside any system: what [`hierarchy_system`] runs each frame.
 ///
-/// It keeps its buffers between runs, so a steady state allocates nothing. Run it inside
-/// `JobSystem::install` to choose the pool its parallel loops use.
+/// [`run`](Self::run) is the full pass; [`run_tracked`](Self::run_tracked) reads a change log
+/// and does only what it must. It keeps its buffers between runs, so a steady state allocates
+/// nothing. Run it inside `JobSystem::install` to choose the pool its parallel loops use.
 ///
 /// ```
 /// use ecs::hierarchy::{HierarchyReport, Propagator};
@@ -169,7 +228,7 @@ struct LinkFlags {
 /// ```
 #[derive(Default)]
 pub struct Propagator {
-    /// Node of each entity id; stale entries are caught by comparing `inputs[node].id`.
+    /// Node of each entity id; stale entries are caught by comparing `inputs[node].entity`'s id.
     node_of_id: Vec<AtomicU32>,
     /// Per node, in archetype-row order.
     inputs: Vec<NodeInput>,
@@ -186,6 +245,12 @@ pub struct Propagator {
     chunk_cursors: Vec<[u32; PARALLEL_LEVELS]>,
     walk: Vec<u32>,
     warned_parent_without_transform: bool,
+    /// Per run: whether the last full pass changed any of its matrices.
+    run_written: Vec<AtomicBool>,
+    /// The link data above describes the world as of the last full pass.
+    linked: bool,
+    /// Change-log cursors and the incremental pass's buffers.
+    tracking: Tracking,
 }
 
 impl std::fmt::Debug for Propagator {
@@ -195,15 +260,20 @@ impl std::fmt::Debug for Propagator {
 }
 
 impl Propagator {
-    /// One frame of propagation over `world`: writes every `WorldTransform` of an entity
+    /// One full pass of propagation over `world`: writes every `WorldTransform` of an entity
     /// with a `Transform`; structural fixes (a missing `WorldTransform`, an orphan's `Parent`)
     /// are recorded in `commands` for the caller to apply.
     pub fn run(&mut self, world: &World, commands: &mut hecs::CommandBuffer, report: &mut HierarchyReport) {
+        report.orphans_this_frame = 0;
+        self.full_pass(world, commands, report);
+    }
+
+    /// The full pass, with its structural fixes sent to `fixes`.
+    fn full_pass(&mut self, world: &World, fixes: &mut impl FixSink, report: &mut HierarchyReport) {
         let count = self.gather(world);
         let flags = self.link(world);
-        report.orphans_this_frame = 0;
         if flags.parent_gone.load(Ordering::Relaxed) {
-            self.detach_orphans(world, commands, report);
+            self.detach_orphans(world, fixes, report);
         }
         let unplaced = flags.parent_unplaced.load(Ordering::Relaxed);
         if unplaced && !self.warned_parent_without_transform {
@@ -219,10 +289,14 @@ impl Propagator {
         self.compute_worlds();
         self.write_back(world);
         if self.runs.iter().any(|run| !run.has_world) {
-            self.insert_missing_world_transforms(world, commands);
+            self.insert_missing_world_transforms(world, fixes);
         }
+        self.linked = true;
+        self.tracking.children_built = false;
         report.nodes = count;
         report.levels = levels;
+        report.last_pass = PassKind::Full;
+        report.updated = count;
     }
 
     /// Copies every node's inputs from the archetype columns; returns the node count.
@@ -231,8 +305,12 @@ impl Propagator {
         self.runs.clear();
         let mut total = 0usize;
         let mut max_id = 0;
-        for archetype in world.archetypes().filter(|archetype| is_node_archetype(archetype)) {
+        for (position, archetype) in world.archetypes().enumerate() {
+            if !is_node_archetype(archetype) {
+                continue;
+            }
             self.runs.push(ArchetypeRun {
+                archetype: position as u32,
                 start: total as u32,
                 len: archetype.len(),
                 has_world: archetype.has::<WorldTransform>(),
@@ -258,7 +336,9 @@ impl Propagator {
                     *input = NodeInput {
                         local: transforms[row],
                         parent: parents.map(|parents| parents[row].0),
-                        id: ids[row],
+                        // SAFETY: `ids` are the rows of a live archetype of `world`, which is
+                        // borrowed for this whole call, so each id is a live entity's.
+                        entity: unsafe { world.find_entity_from_id(ids[row]) },
                     };
                     node_of_id[ids[row] as usize].store((start + row) as u32, Ordering::Relaxed);
                 }
@@ -322,7 +402,7 @@ impl Propagator {
     /// `Transform` becomes its last world pose (this frame's matrices use it already, so it
     /// does not jump) and its `Parent` is removed. Each is logged once (the removal makes it a
     /// root, so the next frame does not see it again) and counted in the report.
-    fn detach_orphans(&mut self, world: &World, commands: &mut hecs::CommandBuffer, report: &mut HierarchyReport) {
+    fn detach_orphans(&mut self, world: &World, fixes: &mut impl FixSink, report: &mut HierarchyReport) {
         let mut query = world.query::<(Entity, &Parent, Option<&WorldTransform>)>().with::<&Transform>();
         for (child, parent, last_world) in query.iter() {
             if world.contains(parent.0) {
@@ -334,11 +414,11 @@ impl Propagator {
             );
             if let Some(pose) = last_world.filter(|last| last.is_finite()).map(|last| Transform::from_matrix(last.0)) {
                 let node = self.node_of_id[child.id() as usize].load(Ordering::Relaxed) as usize;
-                debug_assert_eq!(self.inputs[node].id, child.id(), "gathered this frame");
+                debug_assert_eq!(self.inputs[node].entity, child, "gathered this frame");
                 self.inputs[node].local = pose;
-                commands.insert_one(child, pose);
+                fixes.set_pose(child, pose);
             }
-            commands.remove_one::<Parent>(child);
+            fixes.remove_parent(child);
             report.orphans_detached += 1;
             report.orphans_this_frame += 1;
         }
@@ -369,7 +449,7 @@ impl Propagator {
                     // The parent is still being walked: the links loop. Cut the loop here.
                     log::error!(
                         "Parent links through entity id {} form a loop; it is placed as a root (hierarchy::set_parent refuses loops)",
-                        self.inputs[node as usize].id
+                        self.inputs[node as usize].entity.id()
                     );
                     self.links[node as usize].parent = NONE;
                     report.cycles_cut += 1;
@@ -481,37 +561,71 @@ impl Propagator {
         }
     }
 
-    /// Copies the matrices into the `WorldTransform` columns.
-    fn write_back(&self, world: &World) {
+    /// Copies the matrices into the `WorldTransform` columns, storing only those whose bits
+    /// changed, and flags in `run_written` the runs where any did.
+    fn write_back(&mut self, world: &World) {
         runtime::profile_zone!("hierarchy write back");
-        for (archetype, run) in world.archetypes().filter(|archetype| is_node_archetype(archetype)).zip(&self.runs) {
+        self.run_written.resize_with(self.runs.len(), AtomicBool::default);
+        let (position_of_node, worlds) = (&self.position_of_node, &self.worlds);
+        let archetypes = world.archetypes().filter(|archetype| is_node_archetype(archetype));
+        for ((archetype, run), written) in archetypes.zip(&self.runs).zip(&self.run_written) {
+            written.store(false, Ordering::Relaxed);
             let Some(mut column) = archetype.get::<&mut WorldTransform>() else {
                 continue;
             };
             let start = run.start as usize;
             parallel_for_chunks(&mut column, GRAIN, |first, chunk| {
+                let mut changed = false;
                 for (offset, world_transform) in chunk.iter_mut().enumerate() {
                     let node = start + first + offset;
-                    let position = self.position_of_node[node].load(Ordering::Relaxed) as usize;
-                    world_transform.0 = self.worlds[position];
+                    let position = position_of_node[node].load(Ordering::Relaxed) as usize;
+                    let matrix = worlds[position];
+                    if !same_bits(&world_transform.0, &matrix) {
+                        world_transform.0 = matrix;
+                        changed = true;
+                    }
+                }
+                if changed {
+                    written.store(true, Ordering::Relaxed);
                 }
             });
         }
     }
 
+    /// Records in `changes` the archetypes whose matrices the last full pass changed.
+    fn record_full_pass(&self, changes: &Changes) {
+        for (run, written) in self.runs.iter().zip(&self.run_written) {
+            if written.load(Ordering::Relaxed) {
+                changes.record_archetype_write(TypeId::of::<WorldTransform>(), run.archetype as usize);
+            }
+        }
+    }
+
     /// Gives nodes spawned without a `WorldTransform` one, holding this frame's value.
-    fn insert_missing_world_transforms(&self, world: &World, commands: &mut hecs::CommandBuffer) {
+    fn insert_missing_world_transforms(&self, world: &World, fixes: &mut impl FixSink) {
         let mut query = world.query::<Entity>().with::<&Transform>().without::<&WorldTransform>();
         for entity in query.iter() {
             let node = self.node_of_id[entity.id() as usize].load(Ordering::Relaxed) as usize;
             let position = self.position_of_node[node].load(Ordering::Relaxed) as usize;
-            commands.insert_one(entity, WorldTransform(self.worlds[position]));
+            fixes.insert_world(entity, WorldTransform(self.worlds[position]));
         }
     }
 }
 
 fn is_node_archetype(archetype: &hecs::Archetype) -> bool {
     !archetype.is_empty() && archetype.has::<Transform>()
+}
+
+/// Whether two matrices hold the same bits. Unlike `==`, a NaN equals itself and `-0.0`
+/// differs from `0.0`: an unchanged matrix is not reported as written, a changed one always is.
+fn same_bits(left: &Mat4, right: &Mat4) -> bool {
+    same_float_bits(&left.to_cols_array(), &right.to_cols_array())
+}
+
+/// Whether two float arrays hold the same bits. An OR of XORs rather than `==` on the bit
+/// arrays, which compiles to a call to `memcmp`: this is a handful of vector instructions.
+fn same_float_bits<const N: usize>(left: &[f32; N], right: &[f32; N]) -> bool {
+    left.iter().zip(right).fold(0, |differ, (left, right)| differ | (left.to_bits() ^ right.to_bits())) == 0
 }
 
 /// What `parent` points at: a node of this frame, a despawned entity, or one without a
@@ -526,7 +640,7 @@ fn parent_state(world: &World, node_of_id: &[AtomicU32], inputs: &[NodeInput], p
     }
     let node = node_of_id.get(parent.id() as usize).map_or(NONE, |node| node.load(Ordering::Relaxed));
     match inputs.get(node as usize) {
-        Some(input) if input.id == parent.id() => ParentState::Node(node),
+        Some(input) if input.entity == parent => ParentState::Node(node),
         _ => ParentState::Unplaced,
     }
 }
