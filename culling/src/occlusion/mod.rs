@@ -59,6 +59,7 @@ pub(crate) mod stage;
 mod test;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod test_avx2;
+mod tile_plan;
 
 use std::fmt;
 
@@ -77,7 +78,7 @@ use crate::soa::AabbSlices;
 use crate::Kernel;
 use pyramid::MinPyramid;
 use raster::TiledDepth;
-use setup::{InstanceSetup, Primitive};
+use setup::{InstanceSetup, Primitive, ViewSetup};
 
 /// Default buffer width in pixels.
 pub const DEFAULT_WIDTH: usize = 256;
@@ -87,6 +88,9 @@ pub const DEFAULT_HEIGHT: usize = 128;
 pub const MAX_SIDE: usize = 4096;
 /// Objects per job of the batch tests.
 pub const TEST_GRAIN: usize = 4096;
+/// Primitives per job of the occluder setup: a silhouette costs a few hundred nanoseconds,
+/// so small jobs keep both threads busy when a city has a few hundred of them.
+const PRIMITIVE_GRAIN: usize = 32;
 
 /// What the occlusion test says of one object. The GPU occlusion pass uses the same three
 /// classes.
@@ -264,15 +268,16 @@ impl OcclusionCuller {
         let size = DVec2::new(self.width() as f64, self.height() as f64);
         let occluders = if self.view_finite { occluders } else { &[] };
 
-        // Per occluder: its transform, eye and kind, in parallel.
-        self.instances.clear();
+        // Per occluder: its transform, eye and kind, in parallel. Every slot is written
+        // below, so a steady frame keeps the old ones rather than clearing them first.
+        let view = ViewSetup::new(&view_projection);
         self.instances.resize(occluders.len(), InstanceSetup::UNUSABLE);
         let _job_label = runtime::profiling::job_label("occlusion instances");
         runtime::jobs::parallel_for_chunks(&mut self.instances, 64, |first, chunk| {
             for (offset, setup) in chunk.iter_mut().enumerate() {
                 let occluder = &occluders[first + offset];
                 *setup = match meshes.get(occluder.mesh) {
-                    Some(mesh) => InstanceSetup::new(&view_projection, &occluder.world, mesh),
+                    Some(mesh) => InstanceSetup::new(&view, &occluder.world, mesh),
                     None => InstanceSetup::UNUSABLE,
                 };
             }
@@ -288,11 +293,11 @@ impl OcclusionCuller {
                 (true, false, Some(mesh)) => mesh.triangle_count(),
             };
         }
-        self.primitives.clear();
+        // Every slot is written (or emptied) by its setup below.
         self.primitives.resize(units, Primitive::EMPTY);
         let (instances, unit_starts) = (&self.instances, &self.unit_starts);
         let _job_label = runtime::profiling::job_label("occlusion primitives");
-        runtime::jobs::parallel_for_chunks(&mut self.primitives, 256, |first, chunk| {
+        runtime::jobs::parallel_for_chunks(&mut self.primitives, PRIMITIVE_GRAIN, |first, chunk| {
             let mut owner = unit_starts.partition_point(|&start| start <= first) - 1;
             for (offset, slot) in chunk.iter_mut().enumerate() {
                 let unit = first + offset;

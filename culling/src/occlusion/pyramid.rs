@@ -7,6 +7,12 @@
 //! direction: only existing texels enter the minimum, so no texel ever claims depth for a
 //! pixel that was not rasterized, and every texel's value is at most every level-0 value it
 //! covers (the one property the occlusion test relies on).
+//!
+//! Beside each level lies its **window** level: texel `(x, y)` holds the minimum of the level's
+//! texels `(x, y)`, `(x + 1, y)`, `(x, y + 1)` and `(x + 1, y + 1)` (those that exist). A
+//! test whose footprint spans at most 2x2 texels from `(x, y)` reads one window texel
+//! instead of four: a superset of its texels, so a window that proves an object hidden
+//! proves what the four reads would.
 
 use super::raster::TiledDepth;
 
@@ -18,6 +24,8 @@ pub(crate) struct MinPyramid {
     levels: Vec<(usize, usize, usize)>,
     /// Every level's texels, row-major.
     texels: Vec<f32>,
+    /// Every level's window texels, laid out as `texels`.
+    windows: Vec<f32>,
 }
 
 impl MinPyramid {
@@ -31,7 +39,7 @@ impl MinPyramid {
             levels.push((level_width, level_height, end));
             end += level_width * level_height;
         }
-        MinPyramid { levels, texels: vec![0.0; end] }
+        MinPyramid { levels, texels: vec![0.0; end], windows: vec![0.0; end] }
     }
 
     /// Number of levels, level 0 included.
@@ -64,6 +72,27 @@ impl MinPyramid {
                 }
             }
         }
+        for &(width, height, start) in &self.levels {
+            let texels = &self.texels[start..start + width * height];
+            let windows = &mut self.windows[start..start + width * height];
+            for y in 0..height {
+                let below = (y + 1).min(height - 1);
+                let (top, bottom) = (&texels[y * width..(y + 1) * width], &texels[below * width..(below + 1) * width]);
+                let row = &mut windows[y * width..(y + 1) * width];
+                // Column pairs (x, x + 1) as shifted slices, so the loop vectorizes.
+                let pairs = top.iter().zip(&top[1..]).zip(bottom.iter().zip(&bottom[1..]));
+                for (window, ((&a, &b), (&c, &d))) in row.iter_mut().zip(pairs) {
+                    *window = lesser(lesser(a, b), lesser(c, d));
+                }
+                row[width - 1] = lesser(top[width - 1], bottom[width - 1]);
+            }
+        }
+    }
+
+    /// Every level's window texels (see the module docs), laid out as [`MinPyramid::texels`].
+    #[inline]
+    pub fn windows(&self) -> &[f32] {
+        &self.windows
     }
 
     /// Level `level`: its width and its texels, row-major.
@@ -86,13 +115,23 @@ impl MinPyramid {
     }
 }
 
+/// The smaller of two depths (stored depths are never NaN).
+#[inline]
+fn lesser(a: f32, b: f32) -> f32 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::occlusion::setup::Primitive;
 
     #[test]
-    fn every_texel_is_at_most_every_pixel_it_covers() {
+    fn every_texel_is_at_most_every_pixel_it_covers_and_windows_are_2x2_minima() {
         // Odd-sized content: one primitive covering an irregular region of a 40 x 24 buffer.
         let mut base = TiledDepth::new(40, 23);
         let mut primitive = Primitive::EMPTY;
@@ -121,6 +160,15 @@ mod tests {
                         }
                     }
                     assert_eq!(texel, lowest, "level {level} texel ({x}, {y}) is the minimum of its block");
+                }
+            }
+        }
+        for &(width, height, start) in &pyramid.levels {
+            let texel = |x: usize, y: usize| pyramid.texels[start + y.min(height - 1) * width + x.min(width - 1)];
+            for y in 0..height {
+                for x in 0..width {
+                    let lowest = texel(x, y).min(texel(x + 1, y)).min(texel(x, y + 1)).min(texel(x + 1, y + 1));
+                    assert_eq!(pyramid.windows()[start + y * width + x], lowest, "window ({x}, {y}) at {start}");
                 }
             }
         }

@@ -47,16 +47,20 @@ impl LevelTable {
 }
 
 /// Bit `lane` set when box `lane` of `lanes` is proven occluded by its 2x2 read (so the
-/// reference judges it occluded too); clear when the reference must decide.
+/// reference judges it occluded too); clear when the reference must decide. The window
+/// read comes first; the four texel reads only when it leaves a lane of `wanted` (the
+/// lanes the caller tests) unproven.
 ///
 /// # Safety
 /// The CPU must support AVX2, and `table` must describe `pyramid`.
+#[inline]
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn coarse_occluded(
     lanes: &ProjectedLanes,
     size: Vec2,
     pyramid: &MinPyramid,
     table: &LevelTable,
+    wanted: u32,
 ) -> u32 {
     let zero = _mm256_setzero_ps();
     // Steps 1 and 2 (in the projection), and finite bounds: other lanes go to the reference.
@@ -108,17 +112,42 @@ pub(crate) unsafe fn coarse_occluded(
             break;
         }
     }
-    // SAFETY: levels are below `table.count <= MAX_LEVELS`, so every index is in the tables.
-    let (starts, widths) = unsafe {
-        (
-            _mm256_i32gather_epi32::<4>(table.starts.as_ptr(), level),
-            _mm256_i32gather_epi32::<4>(table.widths.as_ptr(), level),
+    // Table look-ups by level: a lane permute of each half of the table (levels 0-7 and
+    // 8-15), the upper half where the level is 8 or more; cheaper than two gathers.
+    let upper = _mm256_cmpgt_epi32(level, _mm256_set1_epi32(7));
+    let look_up = |table: &[i32; MAX_LEVELS]| {
+        // SAFETY: sixteen readable integers; loadu needs no alignment.
+        let (low_half, high_half) =
+            unsafe { (_mm256_loadu_si256(table.as_ptr().cast()), _mm256_loadu_si256(table.as_ptr().add(8).cast())) };
+        // permutevar8x32 reads the low three bits of each index.
+        _mm256_blendv_epi8(
+            _mm256_permutevar8x32_epi32(low_half, level),
+            _mm256_permutevar8x32_epi32(high_half, level),
+            upper,
         )
     };
+    let (starts, widths) = (look_up(&table.starts), look_up(&table.widths));
     let (column_low, column_high) = (_mm256_srlv_epi32(x0, level), _mm256_srlv_epi32(x1, level));
     let (row_low, row_high) = (_mm256_srlv_epi32(y0, level), _mm256_srlv_epi32(y1, level));
+    let low_index = _mm256_add_epi32(starts, _mm256_add_epi32(_mm256_mullo_epi32(row_low, widths), column_low));
+    // First one read per lane: the window texel at the footprint's first texel covers the
+    // 2x2 block from there, a superset of the texels below (see `pyramid.rs`).
+    // SAFETY: in a clean lane (column_low, row_low) lies inside its level (the footprint is
+    // clipped to the buffer) and the windows have the texels' layout, so the index is
+    // inside `windows`; other lanes are masked off and read nothing.
+    let window = unsafe {
+        _mm256_mask_i32gather_ps::<4>(zero, pyramid.windows().as_ptr(), low_index, _mm256_castsi256_ps(clean))
+    };
+    let proven = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(window, nearest), _mm256_castsi256_ps(clean));
+    let proven_bits = (_mm256_movemask_ps(proven) as u32) & 0xff;
+    // Done when every lane the caller asks about is proven; a lane the window does not prove
+    // may still be proven by its own texels, read next.
+    let wanted = wanted & (_mm256_movemask_ps(_mm256_castsi256_ps(clean)) as u32);
+    if proven_bits & wanted == wanted {
+        return proven_bits;
+    }
     let texels = pyramid.texels().as_ptr();
-    let mask = _mm256_castsi256_ps(clean);
+    let mask = _mm256_andnot_ps(proven, _mm256_castsi256_ps(clean));
     let read = |row: __m256i, column: __m256i| {
         let index = _mm256_add_epi32(starts, _mm256_add_epi32(_mm256_mullo_epi32(row, widths), column));
         // SAFETY: in a clean lane the texel (column, row) lies inside its level (the
@@ -131,5 +160,5 @@ pub(crate) unsafe fn coarse_occluded(
         _mm256_and_ps(read(row_low, column_low), read(row_low, column_high)),
         _mm256_and_ps(read(row_high, column_low), read(row_high, column_high)),
     );
-    (_mm256_movemask_ps(_mm256_and_ps(farther, mask)) as u32) & 0xff
+    proven_bits | (_mm256_movemask_ps(_mm256_and_ps(farther, mask)) as u32) & 0xff
 }
