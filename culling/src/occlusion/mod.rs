@@ -91,6 +91,8 @@ pub const TEST_GRAIN: usize = 4096;
 /// Primitives per job of the occluder setup: a silhouette costs a few hundred nanoseconds,
 /// so small jobs keep both threads busy when a city has a few hundred of them.
 const PRIMITIVE_GRAIN: usize = 32;
+/// How many occluders ahead the setup loops prefetch mesh data.
+const PREFETCH_AHEAD: usize = 4;
 
 /// What the occlusion test says of one object. The GPU occlusion pass uses the same three
 /// classes.
@@ -275,6 +277,10 @@ impl OcclusionCuller {
         let _job_label = runtime::profiling::job_label("occlusion instances");
         runtime::jobs::parallel_for_chunks(&mut self.instances, 64, |first, chunk| {
             for (offset, setup) in chunk.iter_mut().enumerate() {
+                // Each mesh is its own allocation: start loading a few occluders ahead.
+                if let Some(ahead) = occluders.get(first + offset + PREFETCH_AHEAD) {
+                    meshes.get(ahead.mesh).map(OccluderMesh::prefetch);
+                }
                 let occluder = &occluders[first + offset];
                 *setup = match meshes.get(occluder.mesh) {
                     Some(mesh) => InstanceSetup::new(&view, &occluder.world, mesh),
@@ -303,6 +309,9 @@ impl OcclusionCuller {
                 let unit = first + offset;
                 while owner + 1 < unit_starts.len() && unit_starts[owner + 1] <= unit {
                     owner += 1;
+                    if let Some(ahead) = occluders.get(owner + PREFETCH_AHEAD) {
+                        meshes.get(ahead.mesh).map(OccluderMesh::prefetch);
+                    }
                 }
                 let setup = &instances[owner];
                 let mesh = meshes.get(occluders[owner].mesh).expect("only occluders with a mesh own slots");
