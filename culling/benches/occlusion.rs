@@ -102,9 +102,10 @@ fn report_quality(city: &City) {
         println!(
             "occlusion quality ({path}): {survivors} on-screen frustum survivors, the exact 4x reference rejects \
              {reference_rejects}, the cull rejects {both} of them ({:.1}%), false-hidden {false_hidden}; \
-             {} primitives rasterized",
+             {} primitives rasterized, {} occluders hidden by nearer ones and not set up",
             100.0 * both as f64 / reference_rejects.max(1) as f64,
             raster.primitives,
+            raster.hidden,
         );
         assert_eq!(false_hidden, 0, "the cull rejected objects the exact reference sees");
     }

@@ -46,6 +46,7 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 mod buffer_size;
+mod hidden_occluders;
 mod inner_box;
 mod occluders;
 mod project;
@@ -64,7 +65,7 @@ mod tile_plan;
 use std::fmt;
 
 use ecs::Aabb;
-use glam::{DVec2, Mat4};
+use glam::{DVec2, Mat4, Vec3};
 
 pub use buffer_size::fit_buffer;
 pub use occluders::{
@@ -139,6 +140,9 @@ pub struct RasterStats {
     pub silhouettes: usize,
     /// Primitives that reached the tiles (silhouettes and front triangles).
     pub primitives: usize,
+    /// Occluders not drawn because the nearer ones already hide them (their world box
+    /// passes the object test against the first pass; see [`OcclusionCuller::rasterize`]).
+    pub hidden: usize,
 }
 
 /// An error a caller of the occlusion cull can cause.
@@ -191,6 +195,10 @@ pub struct OcclusionCuller {
     instances: Vec<InstanceSetup>,
     unit_starts: Vec<usize>,
     primitives: Vec<Primitive>,
+    /// Second pass: one bit per remaining occluder, testable ones (`tested_words`) and
+    /// those found hidden (`hidden_words`).
+    tested_words: Vec<u64>,
+    hidden_words: Vec<u64>,
 }
 
 impl Default for OcclusionCuller {
@@ -220,6 +228,8 @@ impl OcclusionCuller {
             instances: Vec::new(),
             unit_starts: Vec::new(),
             primitives: Vec::new(),
+            tested_words: Vec::new(),
+            hidden_words: Vec::new(),
         })
     }
 
@@ -257,6 +267,11 @@ impl OcclusionCuller {
     /// are skipped) for the view `view_projection` and rebuilds the pyramid. Runs on the
     /// current job system ([`runtime::JobSystem::install`] picks another).
     ///
+    /// Give the occluders nearest first (as [`OccluderSelector`] does): past 64 of them,
+    /// the nearest quarter is drawn
+    /// first and each other occluder whose world box that pass already hides is not set up
+    /// at all ([`RasterStats::hidden`]); the buffer is the same as drawing them all.
+    ///
     /// A non-finite view draws nothing and makes every later test keep its object.
     pub fn rasterize(
         &mut self,
@@ -267,12 +282,56 @@ impl OcclusionCuller {
         runtime::profile_zone!("occlusion raster");
         self.view_projection = view_projection;
         self.view_finite = view_projection.is_finite();
-        let size = DVec2::new(self.width() as f64, self.height() as f64);
         let occluders = if self.view_finite { occluders } else { &[] };
+        let mut stats = RasterStats { occluders: occluders.len(), ..RasterStats::default() };
+        // Two passes (see `hidden_occluders.rs`): the nearest occluders, then those of the
+        // rest that the first pass's pyramid does not prove hidden.
+        let (nearest, rest) = occluders.split_at(hidden_occluders::first_pass_len(occluders.len()));
+        self.draw(meshes, nearest, true, &[], &mut stats);
+        self.pyramid.build(&self.depth);
+        if rest.is_empty() {
+            return stats;
+        }
+        // Testable occluders (a mesh, an affine world) get a bit; the test clears the bits of
+        // those hidden; the hidden ones are skipped.
+        let (mut tested, mut hidden) = (std::mem::take(&mut self.tested_words), std::mem::take(&mut self.hidden_words));
+        tested.resize(rest.len().div_ceil(64), 0);
+        hidden.resize(rest.len().div_ceil(64), 0);
+        hidden_occluders::testable(meshes, rest, &mut tested);
+        hidden.copy_from_slice(&tested);
+        let found = self.target().cull_bits(&mut hidden, TEST_GRAIN, |index| {
+            let occluder = &rest[index];
+            let bounds = meshes.get(occluder.mesh).map_or((Vec3::ZERO, Vec3::ZERO), OccluderMesh::bounds);
+            // Only testable occluders (a mesh, an affine world) have their bit set.
+            hidden_occluders::world_box(&occluder.world, bounds).unwrap_or((Vec3::ZERO, Vec3::splat(f32::NAN)))
+        });
+        // The test cleared the bits of the hidden ones: those are the ones to skip.
+        for (hidden, tested) in hidden.iter_mut().zip(&tested) {
+            *hidden = tested & !*hidden;
+        }
+        stats.hidden = found.occluded;
+        self.draw(meshes, rest, false, &hidden, &mut stats);
+        (self.tested_words, self.hidden_words) = (tested, hidden);
+        self.pyramid.build(&self.depth);
+        stats
+    }
 
+    /// Sets up and rasterizes `occluders` (clearing the buffer first when `clear`), except
+    /// those whose bit is set in `skip` (one bit per occluder, or empty), and counts what
+    /// it drew into `stats`.
+    fn draw(
+        &mut self,
+        meshes: &OccluderMeshes,
+        occluders: &[OccluderInstance],
+        clear: bool,
+        skip: &[u64],
+        stats: &mut RasterStats,
+    ) {
+        let size = DVec2::new(self.width() as f64, self.height() as f64);
+        let skipped = |index: usize| skip.get(index / 64).is_some_and(|word| word >> (index % 64) & 1 == 1);
         // Per occluder: its transform, eye and kind, in parallel. Every slot is written
         // below, so a steady frame keeps the old ones rather than clearing them first.
-        let view = ViewSetup::new(&view_projection);
+        let view = ViewSetup::new(&self.view_projection);
         self.instances.resize(occluders.len(), InstanceSetup::UNUSABLE);
         let _job_label = runtime::profiling::job_label("occlusion instances");
         runtime::jobs::parallel_for_chunks(&mut self.instances, 64, |first, chunk| {
@@ -283,8 +342,8 @@ impl OcclusionCuller {
                 }
                 let occluder = &occluders[first + offset];
                 *setup = match meshes.get(occluder.mesh) {
-                    Some(mesh) => InstanceSetup::new(&view, &occluder.world, mesh),
-                    None => InstanceSetup::UNUSABLE,
+                    Some(mesh) if !skipped(first + offset) => InstanceSetup::new(&view, &occluder.world, mesh),
+                    _ => InstanceSetup::UNUSABLE,
                 };
             }
         });
@@ -323,13 +382,9 @@ impl OcclusionCuller {
             }
         });
         self.depth.bin(&self.primitives);
-        self.depth.rasterize(&self.primitives, self.kernel);
-        self.pyramid.build(&self.depth);
-        RasterStats {
-            occluders: occluders.len(),
-            silhouettes: self.instances.iter().filter(|setup| setup.usable && setup.silhouette).count(),
-            primitives: self.primitives.iter().filter(|primitive| primitive.edge_count > 0).count(),
-        }
+        self.depth.rasterize(&self.primitives, self.kernel, clear);
+        stats.silhouettes += self.instances.iter().filter(|setup| setup.usable && setup.silhouette).count();
+        stats.primitives += self.primitives.iter().filter(|primitive| primitive.edge_count > 0).count();
     }
 
     fn target(&self) -> test::TestTarget<'_> {

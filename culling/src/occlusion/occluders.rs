@@ -33,6 +33,8 @@ pub struct OccluderMesh {
     /// Distinct outward face planes (`xyz` normal, `w` offset: inside when `dot <= 0`) and
     /// three vertices on each, when the mesh is a small convex solid.
     hull_faces: Vec<(Vec4, [u32; 3])>,
+    /// The smallest and largest coordinate of the positions on each axis.
+    bounds: (Vec3, Vec3),
 }
 
 impl OccluderMesh {
@@ -57,7 +59,11 @@ impl OccluderMesh {
             return Err(OcclusionError::BadMesh("a closed occluder must be wound outwards (positive volume)"));
         }
         let hull_faces = convex_faces(&positions, &indices).unwrap_or_default();
-        Ok(OccluderMesh { positions, indices, hull_faces })
+        let bounds =
+            positions.iter().fold((Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)), |(low, high), &p| {
+                (low.min(p), high.max(p))
+            });
+        Ok(OccluderMesh { positions, indices, hull_faces, bounds })
     }
 
     /// The 12 triangles of `aabb`, wound outwards: the occluder of a building, a wall or a
@@ -165,6 +171,11 @@ impl OccluderMesh {
                 _mm_prefetch::<_MM_HINT_T0>(faces.wrapping_add(128));
             }
         }
+    }
+
+    /// The smallest and largest object-space coordinate of the positions on each axis.
+    pub(crate) fn bounds(&self) -> (Vec3, Vec3) {
+        self.bounds
     }
 
     pub(crate) fn hull_faces(&self) -> &[(Vec4, [u32; 3])] {

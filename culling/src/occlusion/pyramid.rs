@@ -148,7 +148,7 @@ mod tests {
         primitive.floor = 0.1;
         primitive.rect = [0, 0, 40, 23];
         base.bin(&[primitive]);
-        base.rasterize(&[primitive], crate::Kernel::Scalar);
+        base.rasterize(&[primitive], crate::Kernel::Scalar, true);
         let mut pyramid = MinPyramid::new(40, 23);
         pyramid.build(&base);
         assert_eq!(pyramid.level_count(), 7, "40 -> 20 -> 10 -> 5 -> 3 -> 2 -> 1");

@@ -107,7 +107,10 @@ impl TiledDepth {
     /// in parallel on the current job system. Each primitive is first trimmed to the tile
     /// (`tile_plan.rs`): skipped when it cannot change it, drawn with only the edges that
     /// cross it; the bits written are those of the untrimmed primitive.
-    pub fn rasterize(&mut self, primitives: &[Primitive], kernel: Kernel) {
+    ///
+    /// With `clear` false the tiles keep what an earlier pass drew and the primitives are
+    /// drawn on top (the result is the same as drawing both passes' primitives at once).
+    pub fn rasterize(&mut self, primitives: &[Primitive], kernel: Kernel, clear: bool) {
         let bins = &self.bins;
         let (width, height, tiles_x) = (self.width, self.height, self.tiles_x);
         let _job_label = runtime::profiling::job_label("occlusion raster");
@@ -117,9 +120,13 @@ impl TiledDepth {
             // Pixels of this tile inside the buffer; the padding of edge tiles stays 0.
             let columns = (width - origin[0] as usize).min(TILE_WIDTH);
             let rows = (height - origin[1] as usize).min(TILE_HEIGHT);
-            tile.fill(0.0);
+            if clear {
+                tile.fill(0.0);
+            } else if bins[index].is_empty() {
+                return;
+            }
             let tile: &mut [f32; TILE_PIXELS] = tile.try_into().expect("chunks are whole tiles (grain = tile size)");
-            let mut farthest = 0.0f32;
+            let mut farthest = if clear { 0.0f32 } else { tile_plan::farthest_depth(tile, columns, rows) };
             for &primitive in &bins[index] {
                 if rasterize_into(kernel, &primitives[primitive as usize], origin, tile, farthest) {
                     farthest = tile_plan::farthest_depth(tile, columns, rows);

@@ -533,3 +533,58 @@ proptest! {
         }
     }
 }
+
+/// A city block grid ahead of a street-level camera: `rows` rows of eight buildings, some
+/// turned about the vertical, nearest row first; objects hide behind the near rows.
+fn city_grid(rows: usize, seed: u64) -> (Mat4, OccluderMeshes, Vec<OccluderInstance>) {
+    let mut random = Random(seed | 1);
+    let mut meshes = OccluderMeshes::new();
+    let mut instances = Vec::new();
+    for index in 0..rows * 8 {
+        let (column, row) = ((index % 8) as f32, (index / 8) as f32);
+        let half = Vec3::new(random.range(2.0, 5.0), random.range(2.0, 15.0), random.range(2.0, 5.0));
+        let mesh = OccluderMesh::from_box(&Aabb::new(
+            Vec3::new(-half.x, 0.0, -half.z),
+            Vec3::new(half.x, 2.0 * half.y, half.z),
+        ))
+        .expect("valid box");
+        meshes.insert(MeshHandle(index as u32), mesh);
+        let place = Vec3::new((column - 3.5) * 12.0 + random.range(-1.0, 1.0), 0.0, -10.0 - row * 12.0);
+        let world = Mat4::from_translation(place) * Mat4::from_rotation_y(random.range(-0.3, 0.3));
+        instances.push(OccluderInstance { mesh: MeshHandle(index as u32), world });
+    }
+    (perspective(Vec3::new(0.0, 1.8, 0.0), Vec3::new(random.range(-0.3, 0.3), 1.8, -1.0)), meshes, instances)
+}
+
+/// The two-pass raster (the nearest quarter first, then only the occluders that pass does
+/// not hide) writes the bits of drawing every occluder in one pass, with both kernels, and
+/// does skip hidden occluders in a city.
+#[test]
+fn skipping_hidden_occluders_keeps_every_bit() {
+    let mut hidden = 0;
+    for seed in 1..6u64 {
+        let (view_projection, meshes, instances) = city_grid(20 + 5 * seed as usize, seed * 977);
+        for kernel in [Kernel::Scalar, Kernel::Avx2] {
+            let mut two_pass = OcclusionCuller::new(256, 128).expect("valid size");
+            two_pass.set_kernel(kernel);
+            let stats = two_pass.rasterize(view_projection, &meshes, &instances);
+            hidden += stats.hidden;
+            let mut one_pass = OcclusionCuller::new(256, 128).expect("valid size");
+            one_pass.set_kernel(kernel);
+            one_pass.view_projection = view_projection;
+            let mut all = RasterStats::default();
+            one_pass.draw(&meshes, &instances, true, &[], &mut all);
+            assert!(stats.silhouettes + stats.hidden <= all.silhouettes, "seed {seed}: hidden ones are not drawn");
+            for y in 0..128 {
+                for x in 0..256 {
+                    assert_eq!(
+                        two_pass.depth(x, y).to_bits(),
+                        one_pass.depth.at(x, y).to_bits(),
+                        "seed {seed} {kernel:?}: pixel ({x}, {y})"
+                    );
+                }
+            }
+        }
+    }
+    assert!(hidden > 100, "the near rows hide many of the far buildings, got {hidden}");
+}
