@@ -97,21 +97,23 @@ pub(crate) unsafe fn coarse_occluded(
         _mm256_add_ps(lanes.nearest, _mm256_mul_ps(magnitude, _mm256_set1_ps(DEPTH_MARGIN))),
         _mm256_set1_ps(f32::MIN_POSITIVE),
     );
-    // Step 4: the finest level where the footprint spans at most 2x2 texels (the top level
-    // spans one, so every clean lane finds one).
-    let two = _mm256_set1_epi32(2);
-    let (mut level, mut found) = (_mm256_setzero_si256(), _mm256_setzero_si256());
-    for index in 0..table.count {
-        let shift = _mm256_set1_epi32(index as i32);
-        let span_x = _mm256_sub_epi32(_mm256_srlv_epi32(x1, shift), _mm256_srlv_epi32(x0, shift));
-        let span_y = _mm256_sub_epi32(_mm256_srlv_epi32(y1, shift), _mm256_srlv_epi32(y0, shift));
-        let fits = _mm256_cmpgt_epi32(two, _mm256_max_epi32(span_x, span_y));
-        level = _mm256_or_si256(level, _mm256_and_si256(_mm256_andnot_si256(found, fits), shift));
-        found = _mm256_or_si256(found, fits);
-        if _mm256_testc_si256(found, clean) == 1 {
-            break;
-        }
-    }
+    // Step 4: the finest level where the footprint spans at most 2x2 texels, in closed
+    // form rather than the reference's level-by-level search (same level): with `d` the
+    // larger of x1 - x0 and y1 - y0, a level k < floor(log2 d) spans at least three texels
+    // (d >= 2^(k+1)), and level floor(log2 d) + 1 spans at most two (d < 2^(k+1)), so
+    // the level is k = floor(log2 d) (0 for d = 0) if it spans at most two, else k + 1.
+    // floor(log2 d) is the exponent of d as f32 (exact: d < 2^24).
+    let extent = _mm256_max_epi32(_mm256_sub_epi32(x1, x0), _mm256_sub_epi32(y1, y0));
+    let exponent = _mm256_sub_epi32(
+        _mm256_srli_epi32::<23>(_mm256_castps_si256(_mm256_cvtepi32_ps(extent))),
+        _mm256_set1_epi32(127),
+    );
+    let guess = _mm256_max_epi32(exponent, _mm256_setzero_si256());
+    let span_x = _mm256_sub_epi32(_mm256_srlv_epi32(x1, guess), _mm256_srlv_epi32(x0, guess));
+    let span_y = _mm256_sub_epi32(_mm256_srlv_epi32(y1, guess), _mm256_srlv_epi32(y0, guess));
+    let fits = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), _mm256_max_epi32(span_x, span_y));
+    // fits is -1 where the guess fits: level = guess + 1 + fits.
+    let level = _mm256_add_epi32(_mm256_add_epi32(guess, _mm256_set1_epi32(1)), fits);
     // Table look-ups by level: a lane permute of each half of the table (levels 0-7 and
     // 8-15), the upper half where the level is 8 or more; cheaper than two gathers.
     let upper = _mm256_cmpgt_epi32(level, _mm256_set1_epi32(7));
