@@ -92,6 +92,8 @@ pub const TEST_GRAIN: usize = 4096;
 /// Primitives per job of the occluder setup: a silhouette costs a few hundred nanoseconds,
 /// so small jobs keep both threads busy when a city has a few hundred of them.
 const PRIMITIVE_GRAIN: usize = 32;
+/// Occluders per job of the second pass's test (a few hundred occluders: several jobs).
+const OCCLUDER_TEST_GRAIN: usize = 128;
 /// How many occluders ahead the setup loops prefetch mesh data.
 const PREFETCH_AHEAD: usize = 4;
 
@@ -299,7 +301,7 @@ impl OcclusionCuller {
         hidden.resize(rest.len().div_ceil(64), 0);
         hidden_occluders::testable(meshes, rest, &mut tested);
         hidden.copy_from_slice(&tested);
-        let found = self.target().cull_bits(&mut hidden, TEST_GRAIN, |index| {
+        let found = self.target().cull_bits(&mut hidden, OCCLUDER_TEST_GRAIN, |index| {
             let occluder = &rest[index];
             let bounds = meshes.get(occluder.mesh).map_or((Vec3::ZERO, Vec3::ZERO), OccluderMesh::bounds);
             // Only testable occluders (a mesh, an affine world) have their bit set.

@@ -52,9 +52,15 @@ impl MinPyramid {
         let Some(&(base_width, base_height, _)) = self.levels.first() else {
             return;
         };
-        for (y, row) in self.texels[..base_width * base_height].chunks_exact_mut(base_width).enumerate() {
-            base.copy_row(y, row);
-        }
+        // Level 0 and its windows, the bulk of the work, in bands of rows on the job system;
+        // the small levels above one after another.
+        let band = base_width * ROWS_PER_JOB;
+        let _job_label = runtime::profiling::job_label("occlusion pyramid");
+        runtime::jobs::parallel_for_chunks(&mut self.texels[..base_width * base_height], band, |first, rows| {
+            for (offset, row) in rows.chunks_exact_mut(base_width).enumerate() {
+                base.copy_row(first / base_width + offset, row);
+            }
+        });
         for pair in self.levels.windows(2) {
             let [(below_width, below_height, below_start), (width, height, start)] = [pair[0], pair[1]];
             // Levels lie in order, so the one below ends where this one starts.
@@ -76,20 +82,13 @@ impl MinPyramid {
                 }
             }
         }
-        for &(width, height, start) in &self.levels {
-            let texels = &self.texels[start..start + width * height];
-            let windows = &mut self.windows[start..start + width * height];
-            for y in 0..height {
-                let below = (y + 1).min(height - 1);
-                let (top, bottom) = (&texels[y * width..(y + 1) * width], &texels[below * width..(below + 1) * width]);
-                let row = &mut windows[y * width..(y + 1) * width];
-                // Column pairs (x, x + 1) as shifted slices, so the loop vectorizes.
-                let pairs = top.iter().zip(&top[1..]).zip(bottom.iter().zip(&bottom[1..]));
-                for (window, ((&a, &b), (&c, &d))) in row.iter_mut().zip(pairs) {
-                    *window = lesser(lesser(a, b), lesser(c, d));
-                }
-                row[width - 1] = lesser(top[width - 1], bottom[width - 1]);
-            }
+        let texels = &self.texels;
+        runtime::jobs::parallel_for_chunks(&mut self.windows[..base_width * base_height], band, |first, rows| {
+            window_rows(&texels[..base_width * base_height], base_width, base_height, first / base_width, rows);
+        });
+        for &(width, height, start) in &self.levels[1..] {
+            let level = &self.texels[start..start + width * height];
+            window_rows(level, width, height, 0, &mut self.windows[start..start + width * height]);
         }
     }
 
@@ -116,6 +115,25 @@ impl MinPyramid {
     #[inline]
     pub fn texels(&self) -> &[f32] {
         &self.texels
+    }
+}
+
+/// Rows of level 0 per job of the build.
+const ROWS_PER_JOB: usize = 32;
+
+/// Writes the window texels of rows `first_row ..` of a `width` x `height` level (`texels`,
+/// row-major) into `out` (whole rows).
+fn window_rows(texels: &[f32], width: usize, height: usize, first_row: usize, out: &mut [f32]) {
+    for (offset, row) in out.chunks_exact_mut(width).enumerate() {
+        let y = first_row + offset;
+        let below = (y + 1).min(height - 1);
+        let (top, bottom) = (&texels[y * width..(y + 1) * width], &texels[below * width..(below + 1) * width]);
+        // Column pairs (x, x + 1) as shifted slices, so the loop vectorizes.
+        let pairs = top.iter().zip(&top[1..]).zip(bottom.iter().zip(&bottom[1..]));
+        for (window, ((&a, &b), (&c, &d))) in row.iter_mut().zip(pairs) {
+            *window = lesser(lesser(a, b), lesser(c, d));
+        }
+        row[width - 1] = lesser(top[width - 1], bottom[width - 1]);
     }
 }
 
