@@ -13,7 +13,7 @@
 //! nearest depth of its world box; the test proved every pixel of the box's footprint
 //! already stores something nearer, and the buffer only ever keeps the larger value.
 
-use glam::{DMat3, Mat4, Vec3};
+use glam::{Mat3, Mat4, Vec3, Vec4};
 
 use super::occluders::{OccluderInstance, OccluderMeshes};
 
@@ -32,55 +32,41 @@ pub(crate) fn first_pass_len(count: usize) -> usize {
 }
 
 /// Marks in `words` (one bit per occluder of `occluders`, cleared first) the occluders
-/// whose world box can be tested: a registered mesh and an affine, finite world matrix.
+/// whose world box can be tested: a registered mesh and an affine world matrix.
 pub(crate) fn testable(meshes: &OccluderMeshes, occluders: &[OccluderInstance], words: &mut [u64]) {
     words.fill(0);
     for (index, occluder) in occluders.iter().enumerate() {
-        let known = meshes.get(occluder.mesh).is_some();
-        if known && world_box(&occluder.world, (Vec3::ZERO, Vec3::ZERO)).is_some() {
+        if meshes.get(occluder.mesh).is_some() && occluder.world.row(3) == Vec4::W {
             words[index / 64] |= 1 << (index % 64);
         }
     }
 }
 
-/// A box (centre, half extents, in `f32`) that contains the image under the affine `world`
-/// of the object-space box `(low, high)`; `None` when `world` is not affine or not finite.
+/// Relative bound on the rounding of [`world_box`], as a fraction of the magnitudes that
+/// enter it: the centre and half extents of the object box round by at most `f32::EPSILON`
+/// of `|c| + h` each, the products and sums of the transform by at most a few units in the
+/// last place of `|M| (|c| + h) + |t|`; 32 epsilons bound them all with room to spare.
+const ROUNDING: f32 = 32.0 * f32::EPSILON;
+
+/// A box (centre, half extents) that contains the image under the affine `world` of the
+/// object-space box `(low, high)`; `None` when `world` is not affine or the box is not
+/// finite.
 ///
-/// Computed in `f64` (the centre's image and the half extents projected on the absolute
-/// matrix, as in J. Arvo's box transform), then rounded outwards: the half extents grow by
-/// the centre's rounding and round up, so the `f32` box holds the exact one.
+/// The centre's image and the half extents projected on the absolute matrix (J. Arvo's box
+/// transform), the half extents widened by the rounding bound of the magnitudes involved
+/// (as the occludee projection does), so the box holds the exact image.
 pub(crate) fn world_box(world: &Mat4, (low, high): (Vec3, Vec3)) -> Option<(Vec3, Vec3)> {
-    let world = world.as_dmat4();
-    if world.row(3) != glam::DVec4::W || !world.is_finite() {
+    if world.row(3) != Vec4::W {
         return None;
     }
-    // Exact in f64: sums and halves of f32 values.
-    let (low, high) = (low.as_dvec3(), high.as_dvec3());
+    let linear = Mat3::from_mat4(*world);
+    let absolute = Mat3::from_cols(linear.x_axis.abs(), linear.y_axis.abs(), linear.z_axis.abs());
+    let translation = world.w_axis.truncate();
     let (center, half) = ((low + high) * 0.5, (high - low) * 0.5);
-    let linear = DMat3::from_mat4(world);
-    let absolute = DMat3::from_cols(linear.x_axis.abs(), linear.y_axis.abs(), linear.z_axis.abs());
-    let world_center = world.transform_point3(center);
-    let world_half = absolute * half;
-    // The f64 arithmetic's own error, far above its few ulps, then the f32 rounding.
-    let world_half = world_half + (world_center.abs() + world_half) * 1.0e-12;
-    let center32 = world_center.as_vec3();
-    let half = world_half + (world_center - center32.as_dvec3()).abs();
-    let half32 = Vec3::from_array(half.to_array().map(round_up));
-    (center32.is_finite() && half32.is_finite()).then_some((center32, half32))
-}
-
-/// The smallest `f32` at least `value`.
-fn round_up(value: f64) -> f32 {
-    let rounded = value as f32;
-    if !(f64::from(rounded) < value) || rounded == f32::INFINITY {
-        return rounded;
-    }
-    // The next f32 up (`f32::next_up` needs a newer Rust than the workspace's minimum).
-    match rounded {
-        0.0 => f32::from_bits(1),
-        positive if positive > 0.0 => f32::from_bits(positive.to_bits() + 1),
-        negative => f32::from_bits(negative.to_bits() - 1),
-    }
+    let world_center = linear * center + translation;
+    let magnitude = absolute * (center.abs() + half) + translation.abs();
+    let world_half = absolute * half + magnitude * ROUNDING;
+    (world_center.is_finite() && world_half.is_finite()).then_some((world_center, world_half))
 }
 
 #[cfg(test)]
@@ -109,7 +95,22 @@ mod tests {
                 Vec3::new(3000.1, -17.3, -2500.7),
             ),
         ];
-        for world in worlds {
+        // And many random ones: rotations, uneven scales, translations far from the origin.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let random = (0..500).map(|_| {
+            Mat4::from_scale_rotation_translation(
+                Vec3::new(next() * 5.0 + 0.01, next() * 5.0 + 0.01, next() * 5.0 + 0.01),
+                Quat::from_euler(glam::EulerRot::XYZ, next() * 6.3, next() * 6.3, next() * 6.3),
+                Vec3::new(next() - 0.5, next() - 0.5, next() - 0.5) * 20_000.0,
+            )
+        });
+        for world in worlds.into_iter().chain(random) {
             let (center, half) = world_box(&world, (low, high)).expect("affine");
             for corner in corners(low.as_dvec3(), high.as_dvec3()) {
                 let image = world.as_dmat4().transform_point3(corner);
@@ -124,15 +125,6 @@ mod tests {
         projective.x_axis.w = 0.5;
         assert!(world_box(&projective, (low, high)).is_none(), "a projective world is not boxed");
         assert!(world_box(&Mat4::from_translation(Vec3::NAN), (low, high)).is_none(), "nor a non-finite one");
-    }
-
-    #[test]
-    fn rounding_up_never_rounds_down() {
-        for value in [0.1f64, 1.0e-40, 3.0, -0.1, -2.5e-38, 1.0e30, 0.0] {
-            let rounded = round_up(value);
-            assert!(f64::from(rounded) >= value, "{value} rounded to {rounded}");
-            assert!(f64::from(rounded) - value <= value.abs() * 1.0e-6 + 1.0e-44, "{value} rounded far to {rounded}");
-        }
     }
 
     #[test]
