@@ -343,10 +343,11 @@ impl OcclusionCuller {
                     meshes.get(ahead.mesh).map(OccluderMesh::prefetch);
                 }
                 let occluder = &occluders[first + offset];
-                *setup = match meshes.get(occluder.mesh) {
-                    Some(mesh) if !skipped(first + offset) => InstanceSetup::new(&view, &occluder.world, mesh),
-                    _ => InstanceSetup::UNUSABLE,
-                };
+                match meshes.get(occluder.mesh) {
+                    Some(mesh) if !skipped(first + offset) => setup.prepare(&view, &occluder.world, mesh),
+                    // Only the flag: the other fields of an unusable setup are never read.
+                    _ => setup.usable = false,
+                }
             }
         });
         // One primitive slot per triangle, or one for a whole silhouette.

@@ -108,24 +108,25 @@ impl InstanceSetup {
         clip: [DVec4::ZERO; MAX_HULL_VERTICES],
     };
 
-    /// Prepares `mesh` placed by `world` for the view of `view`. A convex occluder entirely
-    /// in front of the near plane and entirely beyond one side of the screen draws nothing,
-    /// and is marked unusable before the costlier steps.
-    pub fn new(view: &ViewSetup, world: &Mat4, mesh: &OccluderMesh) -> InstanceSetup {
+    /// Prepares, in place (a setup loop writes each slot once, without moving the whole
+    /// large value), `mesh` placed by `world` for the view of `view`. A convex occluder
+    /// entirely in front of the near plane and entirely beyond one side of the screen draws
+    /// nothing, and is marked unusable before the costlier steps.
+    pub fn prepare(&mut self, view: &ViewSetup, world: &Mat4, mesh: &OccluderMesh) {
+        self.usable = false;
         let world = world.as_dmat4();
         let clip_from_object = view.clip_from_world * world;
         if !clip_from_object.is_finite() {
-            return InstanceSetup::UNUSABLE;
+            return;
         }
-        let mut clip = [DVec4::ZERO; MAX_HULL_VERTICES];
         let mut silhouette = mesh.is_convex();
         if silhouette {
-            for (slot, position) in clip.iter_mut().zip(mesh.positions()) {
+            for (slot, position) in self.clip.iter_mut().zip(mesh.positions()) {
                 *slot = clip_from_object * position.as_dvec3().extend(1.0);
                 silhouette &= in_front(*slot);
             }
-            if silhouette && off_screen(&clip[..mesh.positions().len()]) {
-                return InstanceSetup::UNUSABLE;
+            if silhouette && off_screen(&self.clip[..mesh.positions().len()]) {
+                return;
             }
         }
         // det(clip_from_object) = det(view) det(world), and its inverse maps Z to the
@@ -135,7 +136,7 @@ impl InstanceSetup {
         let determinant =
             view.determinant * if affine { DMat3::from_mat4(world).determinant() } else { world.determinant() };
         if !(determinant.abs() >= 1.0e-300) {
-            return InstanceSetup::UNUSABLE;
+            return;
         }
         let eye = if affine {
             let inverse = DAffine3::from_mat4(world).inverse();
@@ -145,9 +146,9 @@ impl InstanceSetup {
             world.inverse() * view.eye
         };
         if !eye.is_finite() {
-            return InstanceSetup::UNUSABLE;
+            return;
         }
-        InstanceSetup { clip_from_object, eye, silhouette, usable: true, clip }
+        (self.clip_from_object, self.eye, self.silhouette, self.usable) = (clip_from_object, eye, silhouette, true);
     }
 }
 
@@ -434,14 +435,17 @@ mod tests {
             projective,
         ];
         for world in worlds {
-            let setup = InstanceSetup::new(&view, &world, &mesh);
+            let mut setup = InstanceSetup::UNUSABLE;
+            setup.prepare(&view, &world, &mesh);
             assert!(setup.usable, "{world:?} is usable");
             let expected = (view_projection.as_dmat4() * world.as_dmat4()).inverse() * DVec4::Z;
             let error = (setup.eye - expected).abs().max_element();
             assert!(error <= 1.0e-9 * expected.abs().max_element(), "{world:?}: {:?} against {expected:?}", setup.eye);
         }
         let flat = Mat4::from_scale(glam::Vec3::new(1.0, 0.0, 1.0));
-        assert!(!InstanceSetup::new(&view, &flat, &mesh).usable, "a singular world draws nothing");
+        let mut setup = InstanceSetup::UNUSABLE;
+        setup.prepare(&view, &flat, &mesh);
+        assert!(!setup.usable, "a singular world draws nothing");
     }
 
     #[test]
