@@ -9,10 +9,13 @@
 //! covers (the one property the occlusion test relies on).
 //!
 //! Beside each level lies its **window** level: texel `(x, y)` holds the minimum of the level's
-//! texels `(x, y)`, `(x + 1, y)`, `(x, y + 1)` and `(x + 1, y + 1)` (those that exist). A
-//! test whose footprint spans at most 2x2 texels from `(x, y)` reads one window texel
-//! instead of four: a superset of its texels, so a window that proves an object hidden
-//! proves what the four reads would.
+//! texels `(x, y)`, `(x + 1, y)`, `(x, y + 1)` and `(x + 1, y + 1)` (those that exist),
+//! rounded down to 16 bits (the upper half of the `f32`'s bits: depths are never negative,
+//! so dropping the lower half rounds towards zero, farther). A test whose footprint spans
+//! at most 2x2 texels from `(x, y)` reads one window texel instead of four: at most every
+//! depth of a superset of its texels, so a window that proves an object hidden proves what
+//! the four reads would; at half the bytes, the windows stay in cache beside the object
+//! stream.
 
 use super::raster::TiledDepth;
 
@@ -24,8 +27,9 @@ pub(crate) struct MinPyramid {
     levels: Vec<(usize, usize, usize)>,
     /// Every level's texels, row-major.
     texels: Vec<f32>,
-    /// Every level's window texels, laid out as `texels`.
-    windows: Vec<f32>,
+    /// Every level's window texels (16-bit), laid out as `texels`, and one more so a
+    /// 32-bit read at the last texel stays inside.
+    windows: Vec<u16>,
 }
 
 impl MinPyramid {
@@ -39,7 +43,7 @@ impl MinPyramid {
             levels.push((level_width, level_height, end));
             end += level_width * level_height;
         }
-        MinPyramid { levels, texels: vec![0.0; end], windows: vec![0.0; end] }
+        MinPyramid { levels, texels: vec![0.0; end], windows: vec![0; end + 1] }
     }
 
     /// Number of levels, level 0 included.
@@ -92,9 +96,10 @@ impl MinPyramid {
         }
     }
 
-    /// Every level's window texels (see the module docs), laid out as [`MinPyramid::texels`].
+    /// Every level's window texels (see the module docs), laid out as [`MinPyramid::texels`],
+    /// and one padding texel.
     #[inline]
-    pub fn windows(&self) -> &[f32] {
+    pub fn windows(&self) -> &[u16] {
         &self.windows
     }
 
@@ -123,7 +128,7 @@ const ROWS_PER_JOB: usize = 32;
 
 /// Writes the window texels of rows `first_row ..` of a `width` x `height` level (`texels`,
 /// row-major) into `out` (whole rows).
-fn window_rows(texels: &[f32], width: usize, height: usize, first_row: usize, out: &mut [f32]) {
+fn window_rows(texels: &[f32], width: usize, height: usize, first_row: usize, out: &mut [u16]) {
     for (offset, row) in out.chunks_exact_mut(width).enumerate() {
         let y = first_row + offset;
         let below = (y + 1).min(height - 1);
@@ -131,10 +136,17 @@ fn window_rows(texels: &[f32], width: usize, height: usize, first_row: usize, ou
         // Column pairs (x, x + 1) as shifted slices, so the loop vectorizes.
         let pairs = top.iter().zip(&top[1..]).zip(bottom.iter().zip(&bottom[1..]));
         for (window, ((&a, &b), (&c, &d))) in row.iter_mut().zip(pairs) {
-            *window = lesser(lesser(a, b), lesser(c, d));
+            *window = round_down(lesser(lesser(a, b), lesser(c, d)));
         }
-        row[width - 1] = lesser(top[width - 1], bottom[width - 1]);
+        row[width - 1] = round_down(lesser(top[width - 1], bottom[width - 1]));
     }
+}
+
+/// The upper 16 bits of a depth's bits: the depth rounded towards zero (farther for the
+/// non-negative depths stored).
+#[inline]
+fn round_down(depth: f32) -> u16 {
+    (depth.to_bits() >> 16) as u16
 }
 
 /// The smaller of two depths (stored depths are never NaN).
@@ -190,7 +202,9 @@ mod tests {
             for y in 0..height {
                 for x in 0..width {
                     let lowest = texel(x, y).min(texel(x + 1, y)).min(texel(x, y + 1)).min(texel(x + 1, y + 1));
-                    assert_eq!(pyramid.windows()[start + y * width + x], lowest, "window ({x}, {y}) at {start}");
+                    let window = f32::from_bits(u32::from(pyramid.windows()[start + y * width + x]) << 16);
+                    assert!(window <= lowest && window >= lowest * (1.0 - 1.0 / 128.0), "window ({x}, {y}) at {start}");
+                    assert_eq!(window.to_bits() >> 16, lowest.to_bits() >> 16, "the upper half of the minimum's bits");
                 }
             }
         }

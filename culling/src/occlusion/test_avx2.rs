@@ -133,12 +133,20 @@ pub(crate) unsafe fn coarse_occluded(
     let (row_low, row_high) = (_mm256_srlv_epi32(y0, level), _mm256_srlv_epi32(y1, level));
     let low_index = _mm256_add_epi32(starts, _mm256_add_epi32(_mm256_mullo_epi32(row_low, widths), column_low));
     // First one read per lane: the window texel at the footprint's first texel covers the
-    // 2x2 block from there, a superset of the texels below (see `pyramid.rs`).
+    // 2x2 block from there, a superset of the texels below, rounded down (see `pyramid.rs`).
+    // A 32-bit read at byte 2 * index: its low half is the 16-bit window, shifted up to an
+    // f32's upper half.
     // SAFETY: in a clean lane (column_low, row_low) lies inside its level (the footprint is
-    // clipped to the buffer) and the windows have the texels' layout, so the index is
-    // inside `windows`; other lanes are masked off and read nothing.
+    // clipped to the buffer) and the windows have the texels' layout plus one padding
+    // texel, so the four bytes read are inside `windows`; other lanes are masked off and
+    // read nothing.
     let window = unsafe {
-        _mm256_mask_i32gather_ps::<4>(zero, pyramid.windows().as_ptr(), low_index, _mm256_castsi256_ps(clean))
+        _mm256_castsi256_ps(_mm256_slli_epi32::<16>(_mm256_mask_i32gather_epi32::<2>(
+            _mm256_setzero_si256(),
+            pyramid.windows().as_ptr().cast::<i32>(),
+            low_index,
+            clean,
+        )))
     };
     let proven = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(window, nearest), _mm256_castsi256_ps(clean));
     let proven_bits = (_mm256_movemask_ps(proven) as u32) & 0xff;
