@@ -46,6 +46,19 @@ impl LevelTable {
     }
 }
 
+/// What [`coarse_issue`] leaves for [`coarse_finish`]: the lanes' footprints on their
+/// level and the window read in flight.
+#[derive(Clone, Copy)]
+pub(crate) struct Issued {
+    clean: __m256i,
+    nearest: __m256,
+    window: __m256,
+    starts: __m256i,
+    widths: __m256i,
+    columns: [__m256i; 2],
+    rows: [__m256i; 2],
+}
+
 /// Bit `lane` set when box `lane` of `lanes` is proven occluded by its 2x2 read (so the
 /// reference judges it occluded too); clear when the reference must decide. The window
 /// read comes first; the four texel reads only when it leaves a lane of `wanted` (the
@@ -62,6 +75,23 @@ pub(crate) unsafe fn coarse_occluded(
     table: &LevelTable,
     wanted: u32,
 ) -> u32 {
+    // SAFETY: the caller's duties.
+    unsafe { coarse_finish(&coarse_issue(lanes, size, pyramid, table), pyramid, wanted) }
+}
+
+/// The first half of [`coarse_occluded`]: footprints, levels and the window read. Split
+/// so that a caller can start the reads of two batches before waiting for either.
+///
+/// # Safety
+/// The CPU must support AVX2, and `table` must describe `pyramid`.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn coarse_issue(
+    lanes: &ProjectedLanes,
+    size: Vec2,
+    pyramid: &MinPyramid,
+    table: &LevelTable,
+) -> Issued {
     let zero = _mm256_setzero_ps();
     // Steps 1 and 2 (in the projection), and finite bounds: other lanes go to the reference.
     let exponent = _mm256_set1_epi32(0x7f80_0000);
@@ -82,9 +112,6 @@ pub(crate) unsafe fn coarse_occluded(
         _mm256_or_ps(_mm256_cmp_ps::<_CMP_GE_OQ>(low[0], sizes[0]), _mm256_cmp_ps::<_CMP_GE_OQ>(low[1], sizes[1])),
     );
     clean = _mm256_andnot_si256(_mm256_castps_si256(off), clean);
-    if _mm256_testz_si256(clean, clean) == 1 {
-        return 0;
-    }
     // Clipped to the buffer, truncated as `as usize` truncates these non-negative values.
     let last = [_mm256_set1_ps(size.x - 1.0), _mm256_set1_ps(size.y - 1.0)];
     let x0 = _mm256_cvttps_epi32(_mm256_max_ps(low[0], zero));
@@ -148,6 +175,27 @@ pub(crate) unsafe fn coarse_occluded(
             clean,
         )))
     };
+    Issued { clean, nearest, window, starts, widths, columns: [column_low, column_high], rows: [row_low, row_high] }
+}
+
+/// The second half of [`coarse_occluded`]: the window's verdict, then the texel reads for
+/// lanes of `wanted` it leaves unproven.
+///
+/// # Safety
+/// The CPU must support AVX2, and `issued` must come from [`coarse_issue`] on `pyramid`.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn coarse_finish(issued: &Issued, pyramid: &MinPyramid, wanted: u32) -> u32 {
+    let Issued {
+        clean,
+        nearest,
+        window,
+        starts,
+        widths,
+        columns: [column_low, column_high],
+        rows: [row_low, row_high],
+    } = *issued;
+    let zero = _mm256_setzero_ps();
     let proven = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(window, nearest), _mm256_castsi256_ps(clean));
     let proven_bits = (_mm256_movemask_ps(proven) as u32) & 0xff;
     // Done when every lane the caller asks about is proven; a lane the window does not prove
