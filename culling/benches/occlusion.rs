@@ -1,9 +1,10 @@
 //! CPU occlusion culling on a city: 1,000 building occluders (boxes of 12 triangles, about
 //! 12k triangles) and 100,000 small occludees, camera at street level.
 //!
-//! Groups: the raster (setup, binning, tiles, pyramid) and the test of the frustum
-//! survivors, each on the job system and on a one-thread pool; raster plus test; and the
-//! raster of the same buildings forced down the triangle path (no convex silhouettes).
+//! Groups: the raster (two passes of setup, binning, tiles and pyramid, the second without
+//! the occluders the first hides) and the test of the frustum survivors, each on the job
+//! system and on a one-thread pool; raster plus test; and the raster of the same buildings
+//! forced down the triangle path (no convex silhouettes).
 //! Before timing it prints the quality: of the on-screen frustum survivors the exact 4x
 //! reference would reject, the fraction the cull rejects (and checks it never rejects one
 //! the reference sees).

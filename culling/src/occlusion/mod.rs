@@ -14,12 +14,19 @@
 //!    Visibility stage gives it the view's aspect, see [`fit_buffer`]) cleared to 0,
 //!    infinitely far. The raster is conservative: a primitive writes only pixels it
 //!    covers *entirely*, and writes there a value no nearer than its farthest depth in the
-//!    pixel (see `setup.rs` for the bounds).
+//!    pixel (see `setup.rs` for the bounds). Each primitive is trimmed to each tile first
+//!    (`tile_plan.rs`: edges that hold over the tile dropped, primitives nowhere nearer
+//!    than the tile's farthest depth skipped) without changing a bit.
 //! 4. **Build** the min pyramid: each texel keeps the farthest (smallest) depth of its
-//!    block.
+//!    block; beside each level, 16-bit 2x2 "windows" for a one-read first test.
+//!
+//!    Past 64 occluders, steps 2 to 4 run twice (`hidden_occluders.rs`): for the nearest
+//!    quarter, then for the rest less those whose world box step 5 already proves hidden
+//!    (not even set up); the buffer is the same as one pass over all.
 //! 5. **Test** each object ([`OcclusionVerdict`]): near-plane crossings and non-finite
 //!    bounds are kept; otherwise it is occluded only when its nearest depth is smaller than
-//!    the pyramid's minimum over its whole footprint.
+//!    the pyramid's minimum over its whole footprint. The batch forms (AVX2) read one
+//!    window texel per object first and fall back to the exact reads for what it leaves.
 //!
 //! False-visible is allowed, false-hidden never: every step above leans towards keeping,
 //! and the tests compare against an exact full-resolution raster ([`reference`](mod@reference)).
