@@ -1,9 +1,10 @@
 //! CPU occlusion culling on a city: 1,000 building occluders (boxes of 12 triangles, about
 //! 12k triangles) and 100,000 small occludees, camera at street level.
 //!
-//! Groups: the raster (setup, binning, tiles, pyramid) and the test of the frustum
-//! survivors, each on the job system and on a one-thread pool; raster plus test; and the
-//! raster of the same buildings forced down the triangle path (no convex silhouettes).
+//! Groups: the raster (two passes of setup, binning, tiles and pyramid, the second without
+//! the occluders the first hides) and the test of the frustum survivors, each on the job
+//! system and on a one-thread pool; raster plus test; and the raster of the same buildings
+//! forced down the triangle path (no convex silhouettes).
 //! Before timing it prints the quality: of the on-screen frustum survivors the exact 4x
 //! reference would reject, the fraction the cull rejects (and checks it never rejects one
 //! the reference sees).
@@ -102,9 +103,10 @@ fn report_quality(city: &City) {
         println!(
             "occlusion quality ({path}): {survivors} on-screen frustum survivors, the exact 4x reference rejects \
              {reference_rejects}, the cull rejects {both} of them ({:.1}%), false-hidden {false_hidden}; \
-             {} primitives rasterized",
+             {} primitives rasterized, {} occluders hidden by nearer ones and not set up",
             100.0 * both as f64 / reference_rejects.max(1) as f64,
             raster.primitives,
+            raster.hidden,
         );
         assert_eq!(false_hidden, 0, "the cull rejected objects the exact reference sees");
     }

@@ -14,12 +14,19 @@
 //!    Visibility stage gives it the view's aspect, see [`fit_buffer`]) cleared to 0,
 //!    infinitely far. The raster is conservative: a primitive writes only pixels it
 //!    covers *entirely*, and writes there a value no nearer than its farthest depth in the
-//!    pixel (see `setup.rs` for the bounds).
+//!    pixel (see `setup.rs` for the bounds). Each primitive is trimmed to each tile first
+//!    (`tile_plan.rs`: edges that hold over the tile dropped, primitives nowhere nearer
+//!    than the tile's farthest depth skipped) without changing a bit.
 //! 4. **Build** the min pyramid: each texel keeps the farthest (smallest) depth of its
-//!    block.
+//!    block; beside each level, 16-bit 2x2 "windows" for a one-read first test.
+//!
+//!    Past 64 occluders, steps 2 to 4 run twice (`hidden_occluders.rs`): for the nearest
+//!    quarter, then for the rest less those whose world box step 5 already proves hidden
+//!    (not even set up); the buffer is the same as one pass over all.
 //! 5. **Test** each object ([`OcclusionVerdict`]): near-plane crossings and non-finite
 //!    bounds are kept; otherwise it is occluded only when its nearest depth is smaller than
-//!    the pyramid's minimum over its whole footprint.
+//!    the pyramid's minimum over its whole footprint. The batch forms (AVX2) read one
+//!    window texel per object first and fall back to the exact reads for what it leaves.
 //!
 //! False-visible is allowed, false-hidden never: every step above leans towards keeping,
 //! and the tests compare against an exact full-resolution raster ([`reference`](mod@reference)).
@@ -46,6 +53,7 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 mod buffer_size;
+mod hidden_occluders;
 mod inner_box;
 mod occluders;
 mod project;
@@ -59,11 +67,12 @@ pub(crate) mod stage;
 mod test;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod test_avx2;
+mod tile_plan;
 
 use std::fmt;
 
 use ecs::Aabb;
-use glam::{DVec2, Mat4};
+use glam::{DVec2, Mat4, Vec3};
 
 pub use buffer_size::fit_buffer;
 pub use occluders::{
@@ -77,7 +86,7 @@ use crate::soa::AabbSlices;
 use crate::Kernel;
 use pyramid::MinPyramid;
 use raster::TiledDepth;
-use setup::{InstanceSetup, Primitive};
+use setup::{InstanceSetup, Primitive, ViewSetup};
 
 /// Default buffer width in pixels.
 pub const DEFAULT_WIDTH: usize = 256;
@@ -87,6 +96,13 @@ pub const DEFAULT_HEIGHT: usize = 128;
 pub const MAX_SIDE: usize = 4096;
 /// Objects per job of the batch tests.
 pub const TEST_GRAIN: usize = 4096;
+/// Primitives per job of the occluder setup: a silhouette costs a few hundred nanoseconds,
+/// so small jobs keep both threads busy when a city has a few hundred of them.
+const PRIMITIVE_GRAIN: usize = 32;
+/// Occluders per job of the second pass's test (a few hundred occluders: several jobs).
+const OCCLUDER_TEST_GRAIN: usize = 128;
+/// How many occluders ahead the setup loops prefetch mesh data.
+const PREFETCH_AHEAD: usize = 4;
 
 /// What the occlusion test says of one object. The GPU occlusion pass uses the same three
 /// classes.
@@ -133,6 +149,9 @@ pub struct RasterStats {
     pub silhouettes: usize,
     /// Primitives that reached the tiles (silhouettes and front triangles).
     pub primitives: usize,
+    /// Occluders not drawn because the nearer ones already hide them (their world box
+    /// passes the object test against the first pass; see [`OcclusionCuller::rasterize`]).
+    pub hidden: usize,
 }
 
 /// An error a caller of the occlusion cull can cause.
@@ -185,6 +204,10 @@ pub struct OcclusionCuller {
     instances: Vec<InstanceSetup>,
     unit_starts: Vec<usize>,
     primitives: Vec<Primitive>,
+    /// Second pass: one bit per remaining occluder, testable ones (`tested_words`) and
+    /// those found hidden (`hidden_words`).
+    tested_words: Vec<u64>,
+    hidden_words: Vec<u64>,
 }
 
 impl Default for OcclusionCuller {
@@ -214,6 +237,8 @@ impl OcclusionCuller {
             instances: Vec::new(),
             unit_starts: Vec::new(),
             primitives: Vec::new(),
+            tested_words: Vec::new(),
+            hidden_words: Vec::new(),
         })
     }
 
@@ -251,6 +276,11 @@ impl OcclusionCuller {
     /// are skipped) for the view `view_projection` and rebuilds the pyramid. Runs on the
     /// current job system ([`runtime::JobSystem::install`] picks another).
     ///
+    /// Give the occluders nearest first (as [`OccluderSelector`] does): past 64 of them,
+    /// the nearest quarter is drawn
+    /// first and each other occluder whose world box that pass already hides is not set up
+    /// at all ([`RasterStats::hidden`]); the buffer is the same as drawing them all.
+    ///
     /// A non-finite view draws nothing and makes every later test keep its object.
     pub fn rasterize(
         &mut self,
@@ -261,20 +291,70 @@ impl OcclusionCuller {
         runtime::profile_zone!("occlusion raster");
         self.view_projection = view_projection;
         self.view_finite = view_projection.is_finite();
-        let size = DVec2::new(self.width() as f64, self.height() as f64);
         let occluders = if self.view_finite { occluders } else { &[] };
+        let mut stats = RasterStats { occluders: occluders.len(), ..RasterStats::default() };
+        // Two passes (see `hidden_occluders.rs`): the nearest occluders, then those of the
+        // rest that the first pass's pyramid does not prove hidden.
+        let (nearest, rest) = occluders.split_at(hidden_occluders::first_pass_len(occluders.len()));
+        self.draw(meshes, nearest, true, &[], &mut stats);
+        self.pyramid.build(&self.depth);
+        if rest.is_empty() {
+            return stats;
+        }
+        // Testable occluders (a mesh, an affine world) get a bit; the test clears the bits of
+        // those hidden; the hidden ones are skipped.
+        let (mut tested, mut hidden) = (std::mem::take(&mut self.tested_words), std::mem::take(&mut self.hidden_words));
+        tested.resize(rest.len().div_ceil(64), 0);
+        hidden.resize(rest.len().div_ceil(64), 0);
+        hidden_occluders::testable(meshes, rest, &mut tested);
+        hidden.copy_from_slice(&tested);
+        let found = self.target().cull_bits(&mut hidden, OCCLUDER_TEST_GRAIN, |index| {
+            let occluder = &rest[index];
+            let bounds = meshes.get(occluder.mesh).map_or((Vec3::ZERO, Vec3::ZERO), OccluderMesh::bounds);
+            // Only testable occluders (a mesh, an affine world) have their bit set.
+            hidden_occluders::world_box(&occluder.world, bounds).unwrap_or((Vec3::ZERO, Vec3::splat(f32::NAN)))
+        });
+        // The test cleared the bits of the hidden ones: those are the ones to skip.
+        for (hidden, tested) in hidden.iter_mut().zip(&tested) {
+            *hidden = tested & !*hidden;
+        }
+        stats.hidden = found.occluded;
+        self.draw(meshes, rest, false, &hidden, &mut stats);
+        (self.tested_words, self.hidden_words) = (tested, hidden);
+        self.pyramid.build(&self.depth);
+        stats
+    }
 
-        // Per occluder: its transform, eye and kind, in parallel.
-        self.instances.clear();
+    /// Sets up and rasterizes `occluders` (clearing the buffer first when `clear`), except
+    /// those whose bit is set in `skip` (one bit per occluder, or empty), and counts what
+    /// it drew into `stats`.
+    fn draw(
+        &mut self,
+        meshes: &OccluderMeshes,
+        occluders: &[OccluderInstance],
+        clear: bool,
+        skip: &[u64],
+        stats: &mut RasterStats,
+    ) {
+        let size = DVec2::new(self.width() as f64, self.height() as f64);
+        let skipped = |index: usize| skip.get(index / 64).is_some_and(|word| word >> (index % 64) & 1 == 1);
+        // Per occluder: its transform, eye and kind, in parallel. Every slot is written
+        // below, so a steady frame keeps the old ones rather than clearing them first.
+        let view = ViewSetup::new(&self.view_projection);
         self.instances.resize(occluders.len(), InstanceSetup::UNUSABLE);
         let _job_label = runtime::profiling::job_label("occlusion instances");
         runtime::jobs::parallel_for_chunks(&mut self.instances, 64, |first, chunk| {
             for (offset, setup) in chunk.iter_mut().enumerate() {
+                // Each mesh is its own allocation: start loading a few occluders ahead.
+                if let Some(ahead) = occluders.get(first + offset + PREFETCH_AHEAD) {
+                    meshes.get(ahead.mesh).map(OccluderMesh::prefetch);
+                }
                 let occluder = &occluders[first + offset];
-                *setup = match meshes.get(occluder.mesh) {
-                    Some(mesh) => InstanceSetup::new(&view_projection, &occluder.world, mesh),
-                    None => InstanceSetup::UNUSABLE,
-                };
+                match meshes.get(occluder.mesh) {
+                    Some(mesh) if !skipped(first + offset) => setup.prepare(&view, &occluder.world, mesh),
+                    // Only the flag: the other fields of an unusable setup are never read.
+                    _ => setup.usable = false,
+                }
             }
         });
         // One primitive slot per triangle, or one for a whole silhouette.
@@ -288,16 +368,19 @@ impl OcclusionCuller {
                 (true, false, Some(mesh)) => mesh.triangle_count(),
             };
         }
-        self.primitives.clear();
+        // Every slot is written (or emptied) by its setup below.
         self.primitives.resize(units, Primitive::EMPTY);
         let (instances, unit_starts) = (&self.instances, &self.unit_starts);
         let _job_label = runtime::profiling::job_label("occlusion primitives");
-        runtime::jobs::parallel_for_chunks(&mut self.primitives, 256, |first, chunk| {
+        runtime::jobs::parallel_for_chunks(&mut self.primitives, PRIMITIVE_GRAIN, |first, chunk| {
             let mut owner = unit_starts.partition_point(|&start| start <= first) - 1;
             for (offset, slot) in chunk.iter_mut().enumerate() {
                 let unit = first + offset;
                 while owner + 1 < unit_starts.len() && unit_starts[owner + 1] <= unit {
                     owner += 1;
+                    if let Some(ahead) = occluders.get(owner + PREFETCH_AHEAD) {
+                        meshes.get(ahead.mesh).map(OccluderMesh::prefetch);
+                    }
                 }
                 let setup = &instances[owner];
                 let mesh = meshes.get(occluders[owner].mesh).expect("only occluders with a mesh own slots");
@@ -309,13 +392,9 @@ impl OcclusionCuller {
             }
         });
         self.depth.bin(&self.primitives);
-        self.depth.rasterize(&self.primitives, self.kernel);
-        self.pyramid.build(&self.depth);
-        RasterStats {
-            occluders: occluders.len(),
-            silhouettes: self.instances.iter().filter(|setup| setup.usable && setup.silhouette).count(),
-            primitives: self.primitives.iter().filter(|primitive| primitive.edge_count > 0).count(),
-        }
+        self.depth.rasterize(&self.primitives, self.kernel, clear);
+        stats.silhouettes += self.instances.iter().filter(|setup| setup.usable && setup.silhouette).count();
+        stats.primitives += self.primitives.iter().filter(|primitive| primitive.edge_count > 0).count();
     }
 
     fn target(&self) -> test::TestTarget<'_> {

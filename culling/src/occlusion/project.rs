@@ -156,6 +156,7 @@ mod avx2 {
     ///
     /// # Safety
     /// The CPU must support AVX2.
+    #[inline]
     #[target_feature(enable = "avx2")]
     pub(crate) unsafe fn project_lanes(rows: &Rows, center: [&[f32; 8]; 3], half: [&[f32; 8]; 3]) -> ProjectedLanes {
         // SAFETY: eight readable floats each; loadu needs no alignment.

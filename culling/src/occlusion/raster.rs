@@ -13,6 +13,7 @@
 use glam::Vec2;
 
 use super::setup::Primitive;
+use super::tile_plan;
 use crate::Kernel;
 
 /// Tile width in pixels (a multiple of eight, the lane count).
@@ -103,25 +104,48 @@ impl TiledDepth {
     }
 
     /// Clears every tile to 0 (infinitely far) and rasterizes its binned primitives, tiles
-    /// in parallel on the current job system.
-    pub fn rasterize(&mut self, primitives: &[Primitive], kernel: Kernel) {
+    /// in parallel on the current job system. Each primitive is first trimmed to the tile
+    /// (`tile_plan.rs`): skipped when it cannot change it, drawn with only the edges that
+    /// cross it; the bits written are those of the untrimmed primitive.
+    ///
+    /// With `clear` false the tiles keep what an earlier pass drew and the primitives are
+    /// drawn on top (the result is the same as drawing both passes' primitives at once).
+    pub fn rasterize(&mut self, primitives: &[Primitive], kernel: Kernel, clear: bool) {
         let bins = &self.bins;
-        let tiles_x = self.tiles_x;
+        let (width, height, tiles_x) = (self.width, self.height, self.tiles_x);
         let _job_label = runtime::profiling::job_label("occlusion raster");
         runtime::jobs::parallel_for_chunks(&mut self.depth, TILE_PIXELS, |first, tile| {
             let index = first / TILE_PIXELS;
             let origin = [((index % tiles_x) * TILE_WIDTH) as i32, ((index / tiles_x) * TILE_HEIGHT) as i32];
-            tile.fill(0.0);
+            // Pixels of this tile inside the buffer; the padding of edge tiles stays 0.
+            let columns = (width - origin[0] as usize).min(TILE_WIDTH);
+            let rows = (height - origin[1] as usize).min(TILE_HEIGHT);
+            if clear {
+                tile.fill(0.0);
+            } else if bins[index].is_empty() {
+                return;
+            }
             let tile: &mut [f32; TILE_PIXELS] = tile.try_into().expect("chunks are whole tiles (grain = tile size)");
+            let mut farthest = if clear { 0.0f32 } else { tile_plan::farthest_depth(tile, columns, rows) };
             for &primitive in &bins[index] {
-                rasterize_into(kernel, &primitives[primitive as usize], origin, tile);
+                if rasterize_into(kernel, &primitives[primitive as usize], origin, tile, farthest) {
+                    farthest = tile_plan::farthest_depth(tile, columns, rows);
+                }
             }
         });
     }
 }
 
-/// Rasterizes `primitive` into the tile at pixel `origin` with `kernel`.
-pub(crate) fn rasterize_into(kernel: Kernel, primitive: &Primitive, origin: [i32; 2], tile: &mut [f32; TILE_PIXELS]) {
+/// Rasterizes `primitive` into the tile at pixel `origin` with `kernel`, unless the tile's
+/// stored depths are all at least `farthest` and the primitive is nowhere nearer; returns
+/// whether it ran a kernel.
+pub(crate) fn rasterize_into(
+    kernel: Kernel,
+    primitive: &Primitive,
+    origin: [i32; 2],
+    tile: &mut [f32; TILE_PIXELS],
+    farthest: f32,
+) -> bool {
     let span = [
         primitive.rect[0].max(origin[0]),
         primitive.rect[1].max(origin[1]),
@@ -129,36 +153,54 @@ pub(crate) fn rasterize_into(kernel: Kernel, primitive: &Primitive, origin: [i32
         primitive.rect[3].min(origin[1] + TILE_HEIGHT as i32),
     ];
     if span[0] >= span[2] || span[1] >= span[3] {
-        return;
+        return false;
     }
+    let Some(plan) = tile_plan::plan(primitive, origin, span, farthest) else {
+        return false;
+    };
+    let shape = Shape {
+        edges: plan.edges(),
+        planes: &primitive.planes[..primitive.plane_count as usize],
+        floor: primitive.floor,
+    };
     match kernel {
-        Kernel::Scalar | Kernel::Portable => raster_scalar(primitive, origin, span, tile),
-        Kernel::Avx2 => raster_avx2(primitive, origin, span, tile),
+        Kernel::Scalar | Kernel::Portable => raster_scalar(&shape, origin, span, tile),
+        Kernel::Avx2 => raster_avx2(&shape, origin, span, tile),
     }
+    true
+}
+
+/// What a kernel draws: a primitive's edges left for this tile, its planes and its floor.
+pub(crate) struct Shape<'a> {
+    /// Edges `(a, b, c)`: covered where every `a * x + b * y + c >= 0` (none: everywhere).
+    pub edges: &'a [[f32; 3]],
+    /// Depth planes; the depth is their minimum.
+    pub planes: &'a [[f32; 3]],
+    /// Lower clamp of the depth.
+    pub floor: f32,
 }
 
 /// The AVX2 kernel where the CPU has it, else the scalar one.
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-fn raster_avx2(primitive: &Primitive, origin: [i32; 2], span: [i32; 4], tile: &mut [f32; TILE_PIXELS]) {
+fn raster_avx2(shape: &Shape<'_>, origin: [i32; 2], span: [i32; 4], tile: &mut [f32; TILE_PIXELS]) {
     if Kernel::Avx2.is_supported() {
         // SAFETY: the CPU supports AVX2, checked just above.
-        unsafe { super::raster_avx2::raster(primitive, origin, span, tile) }
+        unsafe { super::raster_avx2::raster(shape, origin, span, tile) }
     } else {
-        raster_scalar(primitive, origin, span, tile);
+        raster_scalar(shape, origin, span, tile);
     }
 }
 
 #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
 use raster_scalar as raster_avx2;
 
-/// The reference kernel: rasterizes `primitive` over the pixels of `span` (`x0, y0, x1, y1`,
+/// The reference kernel: rasterizes `shape` over the pixels of `span` (`x0, y0, x1, y1`,
 /// ends exclusive, inside the tile at `origin`), eight pixels of a row per step.
 ///
 /// Each stored depth becomes the larger (nearer) of itself and the primitive's bound where
 /// the primitive fully covers the pixel.
-pub(crate) fn raster_scalar(primitive: &Primitive, origin: [i32; 2], span: [i32; 4], tile: &mut [f32; TILE_PIXELS]) {
-    let edges = &primitive.edges[..primitive.edge_count as usize];
-    let planes = &primitive.planes[..primitive.plane_count as usize];
+pub(crate) fn raster_scalar(shape: &Shape<'_>, origin: [i32; 2], span: [i32; 4], tile: &mut [f32; TILE_PIXELS]) {
+    let (edges, planes) = (shape.edges, shape.planes);
     // Steps start on a multiple of eight inside the tile, so a step never leaves its row.
     let first_x = origin[0] + ((span[0] - origin[0]) & !(LANES as i32 - 1));
     for y in span[1]..span[3] {
@@ -180,7 +222,7 @@ pub(crate) fn raster_scalar(primitive: &Primitive, origin: [i32; 2], span: [i32;
                     let value = (a * x_value + b * y_value) + c;
                     depth = if value < depth { value } else { depth };
                 }
-                depth = if depth > primitive.floor { depth } else { primitive.floor };
+                depth = if depth > shape.floor { depth } else { shape.floor };
                 // Step 3: the candidate is the depth where covered, +0 elsewhere; keep the
                 // larger (nearer) of candidate and stored.
                 let candidate = if covered { depth } else { 0.0 };

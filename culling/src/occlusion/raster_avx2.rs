@@ -8,20 +8,19 @@ use std::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
+use super::raster::Shape;
 use super::raster::{LANES, TILE_PIXELS, TILE_WIDTH};
-use super::setup::Primitive;
 
-/// Rasterizes `primitive` over `span` of the tile at `origin`; same contract as the scalar
+/// Rasterizes `shape` over `span` of the tile at `origin`; same contract as the scalar
 /// reference.
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn raster(primitive: &Primitive, origin: [i32; 2], span: [i32; 4], tile: &mut [f32; TILE_PIXELS]) {
-    let edges = &primitive.edges[..primitive.edge_count as usize];
-    let planes = &primitive.planes[..primitive.plane_count as usize];
+pub(crate) unsafe fn raster(shape: &Shape<'_>, origin: [i32; 2], span: [i32; 4], tile: &mut [f32; TILE_PIXELS]) {
+    let (edges, planes) = (shape.edges, shape.planes);
     let lane_offsets = _mm256_setr_ps(0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0);
-    let floor = _mm256_set1_ps(primitive.floor);
+    let floor = _mm256_set1_ps(shape.floor);
     let zero = _mm256_setzero_ps();
     // Steps start on a multiple of eight inside the tile, so a step never leaves its row.
     let first_x = origin[0] + ((span[0] - origin[0]) & !(LANES as i32 - 1));

@@ -30,7 +30,7 @@
 //! Setup runs in `f64` (positions are transformed by `clip_from_object` in double
 //! precision), so only the kernels' own `f32` rounding needs a margin.
 
-use glam::{DMat4, DVec2, DVec3, DVec4, Mat4};
+use glam::{DAffine3, DMat3, DMat4, DVec2, DVec3, DVec4, Mat4};
 
 use super::occluders::{OccluderMesh, MAX_HULL_VERTICES};
 
@@ -108,33 +108,69 @@ impl InstanceSetup {
         clip: [DVec4::ZERO; MAX_HULL_VERTICES],
     };
 
-    /// Prepares `mesh` placed by `world` for the view `view_projection`. A convex occluder
+    /// Prepares, in place (a setup loop writes each slot once, without moving the whole
+    /// large value), `mesh` placed by `world` for the view of `view`. A convex occluder
     /// entirely in front of the near plane and entirely beyond one side of the screen draws
     /// nothing, and is marked unusable before the costlier steps.
-    pub fn new(view_projection: &Mat4, world: &Mat4, mesh: &OccluderMesh) -> InstanceSetup {
-        let clip_from_object = view_projection.as_dmat4() * world.as_dmat4();
+    pub fn prepare(&mut self, view: &ViewSetup, world: &Mat4, mesh: &OccluderMesh) {
+        self.usable = false;
+        let world = world.as_dmat4();
+        let clip_from_object = view.clip_from_world * world;
         if !clip_from_object.is_finite() {
-            return InstanceSetup::UNUSABLE;
+            return;
         }
-        let mut clip = [DVec4::ZERO; MAX_HULL_VERTICES];
         let mut silhouette = mesh.is_convex();
         if silhouette {
-            for (slot, position) in clip.iter_mut().zip(mesh.positions()) {
+            for (slot, position) in self.clip.iter_mut().zip(mesh.positions()) {
                 *slot = clip_from_object * position.as_dvec3().extend(1.0);
                 silhouette &= in_front(*slot);
             }
-            if silhouette && off_screen(&clip[..mesh.positions().len()]) {
-                return InstanceSetup::UNUSABLE;
+            if silhouette && off_screen(&self.clip[..mesh.positions().len()]) {
+                return;
             }
         }
-        if clip_from_object.determinant().abs() < 1.0e-300 {
-            return InstanceSetup::UNUSABLE;
+        // det(clip_from_object) = det(view) det(world), and its inverse maps Z to the
+        // world's inverse of the view's eye: no 4x4 inverse per occluder when the world
+        // matrix is affine (the usual case), one 3x3 inverse instead.
+        let affine = world.row(3) == DVec4::W;
+        let determinant =
+            view.determinant * if affine { DMat3::from_mat4(world).determinant() } else { world.determinant() };
+        if !(determinant.abs() >= 1.0e-300) {
+            return;
         }
-        let eye = clip_from_object.inverse() * DVec4::Z;
+        let eye = if affine {
+            let inverse = DAffine3::from_mat4(world).inverse();
+            inverse.transform_vector3(view.eye.truncate()).extend(0.0)
+                + (inverse.translation * view.eye.w).extend(view.eye.w)
+        } else {
+            world.inverse() * view.eye
+        };
         if !eye.is_finite() {
-            return InstanceSetup::UNUSABLE;
+            return;
         }
-        InstanceSetup { clip_from_object, eye, silhouette, usable: true, clip }
+        (self.clip_from_object, self.eye, self.silhouette, self.usable) = (clip_from_object, eye, silhouette, true);
+    }
+}
+
+/// What every occluder of one view shares, worked out once per raster.
+#[derive(Clone, Copy, Debug)]
+pub struct ViewSetup {
+    /// World space to clip space, in double precision.
+    pub clip_from_world: DMat4,
+    /// `det(clip_from_world)`.
+    pub determinant: f64,
+    /// The eye in world space, homogeneous: `clip_from_world^-1 * (0, 0, 1, 0)` (see
+    /// [`InstanceSetup::eye`]); not finite for a singular view.
+    pub eye: DVec4,
+}
+
+impl ViewSetup {
+    /// The setup of the view `view_projection`.
+    pub fn new(view_projection: &Mat4) -> ViewSetup {
+        let clip_from_world = view_projection.as_dmat4();
+        let determinant = clip_from_world.determinant();
+        let eye = if determinant.abs() >= 1.0e-300 { clip_from_world.inverse() * DVec4::Z } else { DVec4::NAN };
+        ViewSetup { clip_from_world, determinant, eye }
     }
 }
 
@@ -376,6 +412,41 @@ fn convex_primitive(polygon: &[DVec3], planes: &[[DVec3; 3]], size: DVec2) -> Pr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The eye worked out from the view's eye and the world matrix (a 3x3 inverse for an
+    /// affine world, a 4x4 one otherwise) is the inverse of the whole transform applied to
+    /// `Z`, as before; a singular world makes the occluder unusable.
+    #[test]
+    fn the_eye_from_the_view_equals_the_inverse_of_the_whole_transform() {
+        let view_projection = Mat4::perspective_infinite_reverse_rh(1.1, 1.6, 0.1)
+            * Mat4::look_at_rh(glam::Vec3::new(3.0, 2.0, 9.0), glam::Vec3::new(-1.0, 0.5, -4.0), glam::Vec3::Y);
+        let view = ViewSetup::new(&view_projection);
+        let mesh =
+            OccluderMesh::from_box(&ecs::Aabb::new(glam::Vec3::splat(-1.0), glam::Vec3::splat(1.0))).expect("valid");
+        let mut projective = Mat4::from_translation(glam::Vec3::new(0.5, -1.0, -2.0));
+        projective.x_axis.w = 0.01;
+        let worlds = [
+            Mat4::IDENTITY,
+            Mat4::from_scale_rotation_translation(
+                glam::Vec3::new(2.0, 0.5, 3.0),
+                glam::Quat::from_rotation_y(0.7),
+                glam::Vec3::new(4.0, 0.0, -20.0),
+            ),
+            projective,
+        ];
+        for world in worlds {
+            let mut setup = InstanceSetup::UNUSABLE;
+            setup.prepare(&view, &world, &mesh);
+            assert!(setup.usable, "{world:?} is usable");
+            let expected = (view_projection.as_dmat4() * world.as_dmat4()).inverse() * DVec4::Z;
+            let error = (setup.eye - expected).abs().max_element();
+            assert!(error <= 1.0e-9 * expected.abs().max_element(), "{world:?}: {:?} against {expected:?}", setup.eye);
+        }
+        let flat = Mat4::from_scale(glam::Vec3::new(1.0, 0.0, 1.0));
+        let mut setup = InstanceSetup::UNUSABLE;
+        setup.prepare(&view, &flat, &mesh);
+        assert!(!setup.usable, "a singular world draws nothing");
+    }
 
     #[test]
     fn clipping_keeps_the_part_beyond_the_near_plane() {

@@ -26,7 +26,7 @@ use super::project::project_lanes_avx2;
 use super::project::{project_scalar, Projected, Rows};
 use super::pyramid::MinPyramid;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-use super::test_avx2::{coarse_occluded, LevelTable};
+use super::test_avx2::{coarse_finish, coarse_issue, coarse_occluded, LevelTable};
 use super::{OcclusionStats, OcclusionVerdict};
 use crate::bits::BITS_PER_WORD;
 use crate::soa::AabbSlices;
@@ -131,7 +131,7 @@ impl TestTarget<'_> {
             let center = boxes.center.map(|array| lanes(array, first));
             let half = boxes.half.map(|array| lanes(array, first));
             // SAFETY: the CPU supports AVX2, checked just above.
-            return unsafe { self.batch_read(project_lanes_avx2(&self.rows, center, half), mask, out) };
+            return unsafe { self.batch_read(center, half, mask, out) };
         }
         for (lane, projected) in out.iter_mut().enumerate().take(available) {
             let index = first + lane;
@@ -141,18 +141,28 @@ impl TestTarget<'_> {
         0
     }
 
-    /// The lanes of `lanes` proven occluded by the AVX2 2x2 read; when some lane of `mask`
-    /// is not, writes all eight projections to `out` for the reference judge.
+    /// Projects eight boxes (centres and half extents by axis) and returns the lanes proven
+    /// occluded by the AVX2 2x2 read; when some lane of `mask` is not, writes all eight
+    /// projections to `out` for the reference judge. One function, so the projection and
+    /// the read inline into each other and the lanes stay in registers.
     ///
     /// # Safety
     /// The CPU must support AVX2.
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     #[target_feature(enable = "avx2")]
-    unsafe fn batch_read(&self, lanes: super::project::ProjectedLanes, mask: u64, out: &mut [Projected; 8]) -> u32 {
+    unsafe fn batch_read(
+        &self,
+        center: [&[f32; 8]; 3],
+        half: [&[f32; 8]; 3],
+        mask: u64,
+        out: &mut [Projected; 8],
+    ) -> u32 {
+        // SAFETY: AVX2 is available (the caller's duty).
+        let lanes = unsafe { project_lanes_avx2(&self.rows, center, half) };
         let occluded = if self.view_finite {
             // SAFETY: AVX2 is available (the caller's duty), and the table describes the
             // pyramid (both come from the same culler).
-            unsafe { coarse_occluded(&lanes, self.size, self.pyramid, &self.table) }
+            unsafe { coarse_occluded(&lanes, self.size, self.pyramid, &self.table, mask as u32) }
         } else {
             0
         };
@@ -186,12 +196,7 @@ impl TestTarget<'_> {
             }
             // SAFETY: the CPU supports AVX2, checked just above.
             return unsafe {
-                let lanes = project_lanes_avx2(
-                    &self.rows,
-                    [&center[0], &center[1], &center[2]],
-                    [&half[0], &half[1], &half[2]],
-                );
-                self.batch_read(lanes, mask, out)
+                self.batch_read([&center[0], &center[1], &center[2]], [&half[0], &half[1], &half[2]], mask, out)
             };
         }
         for lane in (0..8).filter(|lane| mask >> lane & 1 == 1) {
@@ -202,41 +207,41 @@ impl TestTarget<'_> {
     }
 
     /// Tests the boxes whose bit is set in `words` and clears the bits of those occluded,
-    /// in parallel on the current job system: for every byte of a word with a set bit,
-    /// `project(first, mask, out)` projects the boxes `first .. first + 8` whose bit is set
-    /// in `mask`, then each is judged.
+    /// in parallel on the current job system: for every 16 bits of a word with a set bit,
+    /// `project(first, mask, out)` projects the boxes `first .. first + 16` whose bit is set
+    /// in `mask` and returns those already proven occluded, then the others are judged.
     fn cull_words(
         &self,
         words: &mut [u64],
         grain: usize,
-        project: impl Fn(usize, u64, &mut [Projected; 8]) -> u32 + Sync,
+        project: impl Fn(usize, u64, &mut [Projected; 16]) -> u32 + Sync,
     ) -> OcclusionStats {
         let stats = SharedStats::default();
         let grain_words = grain.div_ceil(BITS_PER_WORD).max(1);
         let _job_label = runtime::profiling::job_label("occlusion test");
         runtime::jobs::parallel_for_chunks(words, grain_words, |first_word, chunk| {
             let mut local = OcclusionStats::default();
-            let mut projected = [Projected::default(); 8];
+            let mut projected = [Projected::default(); 16];
             for (offset, word) in chunk.iter_mut().enumerate() {
                 let base = (first_word + offset) * BITS_PER_WORD;
-                for byte in 0..BITS_PER_WORD / 8 {
-                    let mask = (*word >> (byte * 8)) & 0xff;
+                for part in 0..BITS_PER_WORD / 16 {
+                    let mask = (*word >> (part * 16)) & 0xffff;
                     if mask == 0 {
                         continue;
                     }
-                    let proven = u64::from(project(base + byte * 8, mask, &mut projected)) & mask;
-                    let mut remaining = mask;
+                    let proven = u64::from(project(base + part * 16, mask, &mut projected)) & mask;
+                    // The proven lanes in one go; the others one by one through the judge.
+                    local.tested += proven.count_ones() as usize;
+                    local.occluded += proven.count_ones() as usize;
+                    *word &= !(proven << (part * 16));
+                    let mut remaining = mask & !proven;
                     while remaining != 0 {
                         let lane = remaining.trailing_zeros() as usize;
                         remaining &= remaining - 1;
-                        let verdict = if proven >> lane & 1 == 1 {
-                            OcclusionVerdict::Occluded
-                        } else {
-                            self.judge(&projected[lane])
-                        };
+                        let verdict = self.judge(&projected[lane]);
                         local.count(verdict);
                         if verdict == OcclusionVerdict::Occluded {
-                            *word &= !(1u64 << (byte * 8 + lane));
+                            *word &= !(1u64 << (part * 16 + lane));
                         }
                     }
                 }
@@ -244,6 +249,75 @@ impl TestTarget<'_> {
             stats.add(local);
         });
         stats.total()
+    }
+
+    /// Projects the boxes `first .. first + 16` whose bit is set in `mask` into `out` and
+    /// returns the lanes already proven occluded: two batches of eight, interleaved when
+    /// the kernel is AVX2 and all sixteen exist (both window reads in flight at once).
+    #[inline]
+    fn project_sixteen(&self, boxes: &AabbSlices<'_>, first: usize, mask: u64, out: &mut [Projected; 16]) -> u32 {
+        let (low, high) = out.split_at_mut(8);
+        let (low, high): (&mut [Projected; 8], &mut [Projected; 8]) =
+            (low.try_into().expect("eight"), high.try_into().expect("eight"));
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        if boxes.len() >= first + 16 && self.kernel == Kernel::Avx2 && Kernel::Avx2.is_supported() {
+            // SAFETY: the CPU supports AVX2 and sixteen boxes exist from `first`, checked just above.
+            return unsafe { self.batch_read_pair(boxes, first, mask, [low, high]) };
+        }
+        let mut proven = 0;
+        if mask & 0xff != 0 {
+            proven |= self.project_eight(boxes, first, mask & 0xff, low);
+        }
+        if mask >> 8 != 0 {
+            proven |= self.project_eight(boxes, first + 8, mask >> 8, high) << 8;
+        }
+        proven
+    }
+
+    /// Two batches of [`TestTarget::batch_read`] interleaved: both projections, both window
+    /// reads issued, then both finished, so one read's wait overlaps the other's work.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2, and `boxes` must hold sixteen boxes from `first`.
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    #[target_feature(enable = "avx2")]
+    unsafe fn batch_read_pair(
+        &self,
+        boxes: &AabbSlices<'_>,
+        first: usize,
+        mask: u64,
+        out: [&mut [Projected; 8]; 2],
+    ) -> u32 {
+        fn lanes(array: &[f32], first: usize) -> &[f32; 8] {
+            array[first..first + 8].try_into().expect("sixteen boxes exist from `first` (the caller's duty)")
+        }
+        let project = |first: usize| {
+            let center = boxes.center.map(|array| lanes(array, first));
+            let half = boxes.half.map(|array| lanes(array, first));
+            // SAFETY: AVX2 is available (the caller's duty).
+            unsafe { project_lanes_avx2(&self.rows, center, half) }
+        };
+        let batches = [project(first), project(first + 8)];
+        let issued = if self.view_finite {
+            // SAFETY: AVX2 is available; the table describes the pyramid (same culler).
+            Some(batches.map(|lanes| unsafe { coarse_issue(&lanes, self.size, self.pyramid, &self.table) }))
+        } else {
+            None
+        };
+        let mut proven = 0;
+        for (half, ((lanes, out), wanted)) in batches.iter().zip(out).zip([mask & 0xff, mask >> 8]).enumerate() {
+            let occluded = match &issued {
+                // SAFETY: AVX2 is available; `issued` comes from coarse_issue on this pyramid.
+                Some(issued) => unsafe { coarse_finish(&issued[half], self.pyramid, wanted as u32) },
+                None => 0,
+            };
+            if u64::from(occluded) & wanted != wanted {
+                // SAFETY: AVX2 is available (the caller's duty).
+                unsafe { lanes.store(out) };
+            }
+            proven |= occluded << (8 * half);
+        }
+        proven
     }
 
     /// Writes one verdict per box of `boxes`, in parallel on the current job system, one box
@@ -266,7 +340,7 @@ impl TestTarget<'_> {
     /// Tests the boxes (in structure-of-arrays form) whose bit is set in `words` and clears
     /// the bits of those occluded.
     pub fn cull_bits_soa(&self, boxes: AabbSlices<'_>, words: &mut [u64], grain: usize) -> OcclusionStats {
-        self.cull_words(words, grain, |first, mask, out| self.project_eight(&boxes, first, mask, out))
+        self.cull_words(words, grain, |first, mask, out| self.project_sixteen(&boxes, first, mask, out))
     }
 
     /// Tests the boxes whose bit is set in `words` and clears the bits of those occluded;
@@ -277,7 +351,17 @@ impl TestTarget<'_> {
         grain: usize,
         box_of: impl Fn(usize) -> (Vec3, Vec3) + Sync,
     ) -> OcclusionStats {
-        self.cull_words(words, grain, |first, mask, out| self.project_gathered(first, mask, &box_of, out))
+        self.cull_words(words, grain, |first, mask, out| {
+            let (low, high) = out.split_at_mut(8);
+            let mut proven = 0;
+            if mask & 0xff != 0 {
+                proven |= self.project_gathered(first, mask & 0xff, &box_of, low.try_into().expect("eight"));
+            }
+            if mask >> 8 != 0 {
+                proven |= self.project_gathered(first + 8, mask >> 8, &box_of, high.try_into().expect("eight")) << 8;
+            }
+            proven
+        })
     }
 }
 

@@ -46,18 +46,52 @@ impl LevelTable {
     }
 }
 
+/// What [`coarse_issue`] leaves for [`coarse_finish`]: the lanes' footprints on their
+/// level and the window read in flight.
+#[derive(Clone, Copy)]
+pub(crate) struct Issued {
+    clean: __m256i,
+    nearest: __m256,
+    window: __m256,
+    starts: __m256i,
+    widths: __m256i,
+    columns: [__m256i; 2],
+    rows: [__m256i; 2],
+}
+
 /// Bit `lane` set when box `lane` of `lanes` is proven occluded by its 2x2 read (so the
-/// reference judges it occluded too); clear when the reference must decide.
+/// reference judges it occluded too); clear when the reference must decide. The window
+/// read comes first; the four texel reads only when it leaves a lane of `wanted` (the
+/// lanes the caller tests) unproven.
 ///
 /// # Safety
 /// The CPU must support AVX2, and `table` must describe `pyramid`.
+#[inline]
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn coarse_occluded(
     lanes: &ProjectedLanes,
     size: Vec2,
     pyramid: &MinPyramid,
     table: &LevelTable,
+    wanted: u32,
 ) -> u32 {
+    // SAFETY: the caller's duties.
+    unsafe { coarse_finish(&coarse_issue(lanes, size, pyramid, table), pyramid, wanted) }
+}
+
+/// The first half of [`coarse_occluded`]: footprints, levels and the window read. Split
+/// so that a caller can start the reads of two batches before waiting for either.
+///
+/// # Safety
+/// The CPU must support AVX2, and `table` must describe `pyramid`.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn coarse_issue(
+    lanes: &ProjectedLanes,
+    size: Vec2,
+    pyramid: &MinPyramid,
+    table: &LevelTable,
+) -> Issued {
     let zero = _mm256_setzero_ps();
     // Steps 1 and 2 (in the projection), and finite bounds: other lanes go to the reference.
     let exponent = _mm256_set1_epi32(0x7f80_0000);
@@ -78,9 +112,6 @@ pub(crate) unsafe fn coarse_occluded(
         _mm256_or_ps(_mm256_cmp_ps::<_CMP_GE_OQ>(low[0], sizes[0]), _mm256_cmp_ps::<_CMP_GE_OQ>(low[1], sizes[1])),
     );
     clean = _mm256_andnot_si256(_mm256_castps_si256(off), clean);
-    if _mm256_testz_si256(clean, clean) == 1 {
-        return 0;
-    }
     // Clipped to the buffer, truncated as `as usize` truncates these non-negative values.
     let last = [_mm256_set1_ps(size.x - 1.0), _mm256_set1_ps(size.y - 1.0)];
     let x0 = _mm256_cvttps_epi32(_mm256_max_ps(low[0], zero));
@@ -93,32 +124,88 @@ pub(crate) unsafe fn coarse_occluded(
         _mm256_add_ps(lanes.nearest, _mm256_mul_ps(magnitude, _mm256_set1_ps(DEPTH_MARGIN))),
         _mm256_set1_ps(f32::MIN_POSITIVE),
     );
-    // Step 4: the finest level where the footprint spans at most 2x2 texels (the top level
-    // spans one, so every clean lane finds one).
-    let two = _mm256_set1_epi32(2);
-    let (mut level, mut found) = (_mm256_setzero_si256(), _mm256_setzero_si256());
-    for index in 0..table.count {
-        let shift = _mm256_set1_epi32(index as i32);
-        let span_x = _mm256_sub_epi32(_mm256_srlv_epi32(x1, shift), _mm256_srlv_epi32(x0, shift));
-        let span_y = _mm256_sub_epi32(_mm256_srlv_epi32(y1, shift), _mm256_srlv_epi32(y0, shift));
-        let fits = _mm256_cmpgt_epi32(two, _mm256_max_epi32(span_x, span_y));
-        level = _mm256_or_si256(level, _mm256_and_si256(_mm256_andnot_si256(found, fits), shift));
-        found = _mm256_or_si256(found, fits);
-        if _mm256_testc_si256(found, clean) == 1 {
-            break;
-        }
-    }
-    // SAFETY: levels are below `table.count <= MAX_LEVELS`, so every index is in the tables.
-    let (starts, widths) = unsafe {
-        (
-            _mm256_i32gather_epi32::<4>(table.starts.as_ptr(), level),
-            _mm256_i32gather_epi32::<4>(table.widths.as_ptr(), level),
+    // Step 4: the finest level where the footprint spans at most 2x2 texels, in closed
+    // form rather than the reference's level-by-level search (same level): with `d` the
+    // larger of x1 - x0 and y1 - y0, a level k < floor(log2 d) spans at least three texels
+    // (d >= 2^(k+1)), and level floor(log2 d) + 1 spans at most two (d < 2^(k+1)), so
+    // the level is k = floor(log2 d) (0 for d = 0) if it spans at most two, else k + 1.
+    // floor(log2 d) is the exponent of d as f32 (exact: d < 2^24).
+    let extent = _mm256_max_epi32(_mm256_sub_epi32(x1, x0), _mm256_sub_epi32(y1, y0));
+    let exponent = _mm256_sub_epi32(
+        _mm256_srli_epi32::<23>(_mm256_castps_si256(_mm256_cvtepi32_ps(extent))),
+        _mm256_set1_epi32(127),
+    );
+    let guess = _mm256_max_epi32(exponent, _mm256_setzero_si256());
+    let span_x = _mm256_sub_epi32(_mm256_srlv_epi32(x1, guess), _mm256_srlv_epi32(x0, guess));
+    let span_y = _mm256_sub_epi32(_mm256_srlv_epi32(y1, guess), _mm256_srlv_epi32(y0, guess));
+    let fits = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), _mm256_max_epi32(span_x, span_y));
+    // fits is -1 where the guess fits: level = guess + 1 + fits.
+    let level = _mm256_add_epi32(_mm256_add_epi32(guess, _mm256_set1_epi32(1)), fits);
+    // Table look-ups by level: a lane permute of each half of the table (levels 0-7 and
+    // 8-15), the upper half where the level is 8 or more; cheaper than two gathers.
+    let upper = _mm256_cmpgt_epi32(level, _mm256_set1_epi32(7));
+    let look_up = |table: &[i32; MAX_LEVELS]| {
+        // SAFETY: sixteen readable integers; loadu needs no alignment.
+        let (low_half, high_half) =
+            unsafe { (_mm256_loadu_si256(table.as_ptr().cast()), _mm256_loadu_si256(table.as_ptr().add(8).cast())) };
+        // permutevar8x32 reads the low three bits of each index.
+        _mm256_blendv_epi8(
+            _mm256_permutevar8x32_epi32(low_half, level),
+            _mm256_permutevar8x32_epi32(high_half, level),
+            upper,
         )
     };
+    let (starts, widths) = (look_up(&table.starts), look_up(&table.widths));
     let (column_low, column_high) = (_mm256_srlv_epi32(x0, level), _mm256_srlv_epi32(x1, level));
     let (row_low, row_high) = (_mm256_srlv_epi32(y0, level), _mm256_srlv_epi32(y1, level));
+    let low_index = _mm256_add_epi32(starts, _mm256_add_epi32(_mm256_mullo_epi32(row_low, widths), column_low));
+    // First one read per lane: the window texel at the footprint's first texel covers the
+    // 2x2 block from there, a superset of the texels below, rounded down (see `pyramid.rs`).
+    // A 32-bit read at byte 2 * index: its low half is the 16-bit window, shifted up to an
+    // f32's upper half.
+    // SAFETY: in a clean lane (column_low, row_low) lies inside its level (the footprint is
+    // clipped to the buffer) and the windows have the texels' layout plus one padding
+    // texel, so the four bytes read are inside `windows`; other lanes are masked off and
+    // read nothing.
+    let window = unsafe {
+        _mm256_castsi256_ps(_mm256_slli_epi32::<16>(_mm256_mask_i32gather_epi32::<2>(
+            _mm256_setzero_si256(),
+            pyramid.windows().as_ptr().cast::<i32>(),
+            low_index,
+            clean,
+        )))
+    };
+    Issued { clean, nearest, window, starts, widths, columns: [column_low, column_high], rows: [row_low, row_high] }
+}
+
+/// The second half of [`coarse_occluded`]: the window's verdict, then the texel reads for
+/// lanes of `wanted` it leaves unproven.
+///
+/// # Safety
+/// The CPU must support AVX2, and `issued` must come from [`coarse_issue`] on `pyramid`.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn coarse_finish(issued: &Issued, pyramid: &MinPyramid, wanted: u32) -> u32 {
+    let Issued {
+        clean,
+        nearest,
+        window,
+        starts,
+        widths,
+        columns: [column_low, column_high],
+        rows: [row_low, row_high],
+    } = *issued;
+    let zero = _mm256_setzero_ps();
+    let proven = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(window, nearest), _mm256_castsi256_ps(clean));
+    let proven_bits = (_mm256_movemask_ps(proven) as u32) & 0xff;
+    // Done when every lane the caller asks about is proven; a lane the window does not prove
+    // may still be proven by its own texels, read next.
+    let wanted = wanted & (_mm256_movemask_ps(_mm256_castsi256_ps(clean)) as u32);
+    if proven_bits & wanted == wanted {
+        return proven_bits;
+    }
     let texels = pyramid.texels().as_ptr();
-    let mask = _mm256_castsi256_ps(clean);
+    let mask = _mm256_andnot_ps(proven, _mm256_castsi256_ps(clean));
     let read = |row: __m256i, column: __m256i| {
         let index = _mm256_add_epi32(starts, _mm256_add_epi32(_mm256_mullo_epi32(row, widths), column));
         // SAFETY: in a clean lane the texel (column, row) lies inside its level (the
@@ -131,5 +218,5 @@ pub(crate) unsafe fn coarse_occluded(
         _mm256_and_ps(read(row_low, column_low), read(row_low, column_high)),
         _mm256_and_ps(read(row_high, column_low), read(row_high, column_high)),
     );
-    (_mm256_movemask_ps(_mm256_and_ps(farther, mask)) as u32) & 0xff
+    proven_bits | (_mm256_movemask_ps(_mm256_and_ps(farther, mask)) as u32) & 0xff
 }

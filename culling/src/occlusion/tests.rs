@@ -410,3 +410,181 @@ fn an_inner_box_occluder_is_conservative_against_its_render_mesh() {
     }
     assert!(occluded > 0, "the inner box hides something");
 }
+
+/// A street: rows of box buildings on both sides ahead of a street-level camera, nearest
+/// first (as the occluder selection orders them), so near buildings fill tiles and the ones
+/// behind them are skipped by the tile trimming.
+fn street() -> (Mat4, OccluderMeshes, Vec<OccluderInstance>) {
+    let mut random = Random(0x5eed);
+    let mut boxes = Vec::new();
+    for row in 0..12 {
+        for side in [-1.0f32, 1.0] {
+            let near = -4.0 - row as f32 * 9.0;
+            let x = side * random.range(4.0, 7.0);
+            let height = random.range(3.0, 20.0);
+            boxes.push(Aabb::new(Vec3::new(x - 3.0, 0.0, near - 7.0), Vec3::new(x + 3.0, height, near)));
+        }
+    }
+    let (meshes, instances) = box_meshes(&boxes);
+    (perspective(Vec3::new(0.0, 1.8, 0.0), Vec3::new(0.0, 1.8, -1.0)), meshes, instances)
+}
+
+/// The raster with every primitive drawn whole (all its edges, no skipping) into every tile
+/// its rectangle touches, in order: what the trimmed raster must reproduce bit for bit.
+fn untrimmed(culler: &OcclusionCuller) -> Vec<f32> {
+    use super::raster::{raster_scalar, Shape, TILE_PIXELS};
+    let (width, height) = (culler.width(), culler.height());
+    let mut depth = vec![0.0f32; width * height];
+    for tile_y in (0..height).step_by(TILE_HEIGHT) {
+        for tile_x in (0..width).step_by(TILE_WIDTH) {
+            let origin = [tile_x as i32, tile_y as i32];
+            let mut tile = [0.0f32; TILE_PIXELS];
+            for primitive in culler.primitives.iter().filter(|primitive| primitive.edge_count > 0) {
+                let span = [
+                    primitive.rect[0].max(origin[0]),
+                    primitive.rect[1].max(origin[1]),
+                    primitive.rect[2].min(origin[0] + TILE_WIDTH as i32),
+                    primitive.rect[3].min(origin[1] + TILE_HEIGHT as i32),
+                ];
+                if span[0] < span[2] && span[1] < span[3] {
+                    let shape = Shape {
+                        edges: &primitive.edges[..primitive.edge_count as usize],
+                        planes: &primitive.planes[..primitive.plane_count as usize],
+                        floor: primitive.floor,
+                    };
+                    raster_scalar(&shape, origin, span, &mut tile);
+                }
+            }
+            for y in tile_y..(tile_y + TILE_HEIGHT).min(height) {
+                for x in tile_x..(tile_x + TILE_WIDTH).min(width) {
+                    depth[y * width + x] = tile[(y - tile_y) * TILE_WIDTH + x - tile_x];
+                }
+            }
+        }
+    }
+    depth
+}
+
+/// Trimming primitives to tiles (edges that cover a whole tile dropped, primitives that
+/// cannot change a tile skipped) writes exactly the bits of the untrimmed raster, with both
+/// kernels, in random scenes and in a street where trimming skips many primitives.
+#[test]
+fn tile_trimming_writes_the_untrimmed_bits() {
+    let mut scenes: Vec<_> = (1..20u64).map(|seed| random_scene(seed * 7877, seed % 4 == 0)).collect();
+    scenes.push(street());
+    for (index, (view_projection, meshes, instances)) in scenes.iter().enumerate() {
+        for (width, height) in [(72, 40), (256, 128)] {
+            for kernel in [Kernel::Scalar, Kernel::Avx2] {
+                let mut culler = OcclusionCuller::new(width, height).expect("valid size");
+                culler.set_kernel(kernel);
+                culler.rasterize(*view_projection, meshes, instances);
+                let expected = untrimmed(&culler);
+                for y in 0..height {
+                    for x in 0..width {
+                        assert_eq!(
+                            culler.depth(x, y).to_bits(),
+                            expected[y * width + x].to_bits(),
+                            "scene {index} {width}x{height} {kernel:?}: pixel ({x}, {y})"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // The street is mostly filled: the far buildings lie behind the near ones.
+    let (view_projection, meshes, instances) = street();
+    let mut culler = OcclusionCuller::default();
+    culler.rasterize(view_projection, &meshes, &instances);
+    let filled = (0..128).flat_map(|y| (0..256).map(move |x| (x, y))).filter(|&(x, y)| culler.depth(x, y) > 0.0);
+    assert!(filled.count() > 256 * 128 / 3, "the street's buildings cover a good part of the view");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// The batch tests (the window read, then the 2x2 texel reads, then the one-box test
+    /// for what they leave) give the one-box test's verdict for every box, on both the
+    /// structure-of-arrays and the gathered path.
+    #[test]
+    fn batch_tests_equal_the_one_box_test(
+        seed in any::<u64>(),
+        orthographic in any::<bool>(),
+        object_seed in any::<u64>(),
+        size in 0usize..3,
+    ) {
+        let (width, height) = [(64, 32), (72, 40), (256, 128)][size];
+        let (view_projection, meshes, instances) = random_scene(seed, orthographic);
+        let mut culler = OcclusionCuller::new(width, height).expect("valid size");
+        culler.rasterize(view_projection, &meshes, &instances);
+        let mut random = Random(object_seed | 1);
+        let aabbs: Vec<Aabb> =
+            (0..517).map(|_| Aabb::from_center_half_extent(random.vector(-25.0, 25.0), random.vector(0.02, 2.0))).collect();
+        let mut boxes = AabbSoa::with_capacity(aabbs.len());
+        aabbs.iter().for_each(|aabb| boxes.push(aabb));
+        let mut soa_words = vec![u64::MAX; aabbs.len().div_ceil(64)];
+        *soa_words.last_mut().expect("nine words") = (1u64 << (aabbs.len() % 64)) - 1;
+        let mut gathered_words = soa_words.clone();
+        culler.cull_bits(boxes.slices(), &mut soa_words);
+        culler.cull_bits_aabbs(&aabbs, &mut gathered_words);
+        for (index, aabb) in aabbs.iter().enumerate() {
+            let kept = culler.test_aabb(aabb) != OcclusionVerdict::Occluded;
+            prop_assert_eq!(soa_words[index / 64] >> (index % 64) & 1 == 1, kept, "box {}: SoA path", index);
+            prop_assert_eq!(gathered_words[index / 64] >> (index % 64) & 1 == 1, kept, "box {}: gathered path", index);
+        }
+    }
+}
+
+/// A city block grid ahead of a street-level camera: `rows` rows of eight buildings, some
+/// turned about the vertical, nearest row first; objects hide behind the near rows.
+fn city_grid(rows: usize, seed: u64) -> (Mat4, OccluderMeshes, Vec<OccluderInstance>) {
+    let mut random = Random(seed | 1);
+    let mut meshes = OccluderMeshes::new();
+    let mut instances = Vec::new();
+    for index in 0..rows * 8 {
+        let (column, row) = ((index % 8) as f32, (index / 8) as f32);
+        let half = Vec3::new(random.range(2.0, 5.0), random.range(2.0, 15.0), random.range(2.0, 5.0));
+        let mesh = OccluderMesh::from_box(&Aabb::new(
+            Vec3::new(-half.x, 0.0, -half.z),
+            Vec3::new(half.x, 2.0 * half.y, half.z),
+        ))
+        .expect("valid box");
+        meshes.insert(MeshHandle(index as u32), mesh);
+        let place = Vec3::new((column - 3.5) * 12.0 + random.range(-1.0, 1.0), 0.0, -10.0 - row * 12.0);
+        let world = Mat4::from_translation(place) * Mat4::from_rotation_y(random.range(-0.3, 0.3));
+        instances.push(OccluderInstance { mesh: MeshHandle(index as u32), world });
+    }
+    (perspective(Vec3::new(0.0, 1.8, 0.0), Vec3::new(random.range(-0.3, 0.3), 1.8, -1.0)), meshes, instances)
+}
+
+/// The two-pass raster (the nearest quarter first, then only the occluders that pass does
+/// not hide) writes the bits of drawing every occluder in one pass, with both kernels, and
+/// does skip hidden occluders in a city.
+#[test]
+fn skipping_hidden_occluders_keeps_every_bit() {
+    let mut hidden = 0;
+    for seed in 1..6u64 {
+        let (view_projection, meshes, instances) = city_grid(20 + 5 * seed as usize, seed * 977);
+        for kernel in [Kernel::Scalar, Kernel::Avx2] {
+            let mut two_pass = OcclusionCuller::new(256, 128).expect("valid size");
+            two_pass.set_kernel(kernel);
+            let stats = two_pass.rasterize(view_projection, &meshes, &instances);
+            hidden += stats.hidden;
+            let mut one_pass = OcclusionCuller::new(256, 128).expect("valid size");
+            one_pass.set_kernel(kernel);
+            one_pass.view_projection = view_projection;
+            let mut all = RasterStats::default();
+            one_pass.draw(&meshes, &instances, true, &[], &mut all);
+            assert!(stats.silhouettes + stats.hidden <= all.silhouettes, "seed {seed}: hidden ones are not drawn");
+            for y in 0..128 {
+                for x in 0..256 {
+                    assert_eq!(
+                        two_pass.depth(x, y).to_bits(),
+                        one_pass.depth.at(x, y).to_bits(),
+                        "seed {seed} {kernel:?}: pixel ({x}, {y})"
+                    );
+                }
+            }
+        }
+    }
+    assert!(hidden > 100, "the near rows hide many of the far buildings, got {hidden}");
+}
