@@ -493,3 +493,47 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn hierarchy_commands_log_the_entities_they_change_not_everything() {
+    let mut app = app();
+    let world = app.world_mut();
+    let (old_parent, new_parent) = (world.spawn((Transform::IDENTITY,)), world.spawn((Transform::IDENTITY,)));
+    let child = world.spawn((Transform::IDENTITY,));
+    set_parent(world, child, old_parent).expect("alive");
+    let step = Arc::new(Mutex::new(0u32));
+    let system_step = step.clone();
+    app.add_system(
+        Stage::Input,
+        System::new("edit", move |ctx| match std::mem::take(&mut *system_step.lock().expect("not poisoned")) {
+            1 => ctx.commands.set_parent(child, new_parent),
+            2 => ctx.commands.remove_parent(child),
+            3 => ctx.commands.despawn_recursive(new_parent),
+            _ => {}
+        }),
+    );
+    let (mut cursor, mut changed) = (ChangeCursor::default(), ChangedSince::default());
+    app.run_frames(2);
+    app.changes().collect(&mut cursor, &[], &mut changed);
+    for (value, expected) in [(1, vec![child, new_parent, old_parent]), (2, vec![child, new_parent])] {
+        *step.lock().expect("not poisoned") = value;
+        app.run_frame();
+        app.changes().collect(&mut cursor, &[], &mut changed);
+        assert!(!changed.everything, "step {value}: a hierarchy command names what it changed");
+        for entity in expected {
+            assert!(changed.entities.contains(&entity), "step {value}: {entity:?} is logged");
+        }
+    }
+    set_parent(app.world_mut(), child, new_parent).expect("alive");
+    app.run_frame();
+    app.changes().collect(&mut cursor, &[], &mut changed);
+    *step.lock().expect("not poisoned") = 3;
+    app.run_frame();
+    app.changes().collect(&mut cursor, &[], &mut changed);
+    assert!(!changed.everything);
+    assert!(
+        changed.entities.contains(&new_parent) && changed.entities.contains(&child),
+        "the despawned subtree is logged"
+    );
+    assert!(!app.world().contains(child) && !app.world().contains(new_parent));
+}

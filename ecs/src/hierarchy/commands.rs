@@ -46,24 +46,34 @@ pub trait HierarchyCommands {
 }
 
 impl HierarchyCommands for Commands<'_> {
+    // Each reports the entities it changed, so the change log records them rather than
+    // "anything may have changed" (see `runtime::Commands::queue_reporting`).
     fn set_parent(&mut self, child: Entity, parent: Entity) {
-        self.queue(move |world| {
-            if let Err(error) = set_parent(world, child, parent) {
-                log::warn!("command set_parent({child:?}, {parent:?}) not applied: {error}");
+        self.queue_reporting(move |world, changed| {
+            let old_parent = super::parent_of(world, child);
+            match set_parent(world, child, parent) {
+                Ok(()) => changed.extend([child, parent].into_iter().chain(old_parent)),
+                Err(error) => log::warn!("command set_parent({child:?}, {parent:?}) not applied: {error}"),
             }
         });
     }
 
     fn remove_parent(&mut self, child: Entity) {
-        self.queue(move |world| {
-            if let Err(error) = remove_parent(world, child) {
-                log::warn!("command remove_parent({child:?}) not applied: {error}");
-            }
+        self.queue_reporting(move |world, changed| match remove_parent(world, child) {
+            Ok(old_parent) => changed.extend([child].into_iter().chain(old_parent)),
+            Err(error) => log::warn!("command remove_parent({child:?}) not applied: {error}"),
         });
     }
 
     fn despawn_recursive(&mut self, entity: Entity) {
-        self.queue(move |world| {
+        self.queue_reporting(move |world, changed| {
+            // The subtree as it stands, and the parent whose list loses `entity`.
+            changed.extend(super::parent_of(world, entity));
+            let mut pending = vec![entity];
+            while let Some(next) = pending.pop() {
+                changed.push(next);
+                pending.extend(super::children(world, next));
+            }
             if let Err(error) = despawn_recursive(world, entity) {
                 log::warn!("command despawn_recursive({entity:?}) not applied: {error}");
             }

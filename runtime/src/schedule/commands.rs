@@ -34,6 +34,8 @@ pub(crate) struct CommandQueue {
     touched: Vec<Entity>,
     /// A queued closure or the raw buffer was used: anything may change.
     opaque: bool,
+    /// Entities that closures queued with [`Commands::queue_reporting`] said they changed.
+    reported: std::sync::Arc<parking_lot::Mutex<Vec<Entity>>>,
 }
 
 /// Structural misuse found while applying commands, summed over the app's life.
@@ -62,6 +64,10 @@ impl CommandQueue {
             self.check(world, report, system);
         }
         self.buffer.run_on(world);
+        let mut reported = self.reported.lock();
+        if !reported.is_empty() {
+            changes.record_structure(reported.drain(..));
+        }
     }
 
     /// Replays the life operations in order against `world` as it is before they apply.
@@ -197,6 +203,44 @@ impl Commands<'_> {
     pub fn queue(&mut self, action: impl FnOnce(&mut World) + Send + Sync + 'static) {
         self.queue.buffer.queue(action);
         self.queue.opaque = true;
+    }
+
+    /// Runs `action` on the world, in order with the other commands, where `action` lists
+    /// every entity it changes (components added, removed or written, entities spawned or
+    /// despawned) in the `Vec` it is given. The change log then records those entities,
+    /// where a plain [`queue`](Commands::queue) must record that anything may have changed
+    /// (which sends every cache over objects to a full pass the next frame).
+    ///
+    /// ```
+    /// use runtime::{App, Stage, System};
+    /// use runtime::changes::{ChangeCursor, ChangedSince};
+    /// struct Health(u32);
+    /// let mut app = App::new();
+    /// let entity = app.world_mut().spawn((Health(3),));
+    /// app.add_system(
+    ///     Stage::Input,
+    ///     System::new("heal", move |ctx| {
+    ///         ctx.commands.queue_reporting(move |world, changed| {
+    ///             world.get::<&mut Health>(entity).expect("alive").0 += 1;
+    ///             changed.push(entity);
+    ///         })
+    ///     }),
+    /// );
+    /// let (mut cursor, mut changed) = (ChangeCursor::default(), ChangedSince::default());
+    /// app.run_frame();
+    /// app.changes().collect(&mut cursor, &[], &mut changed);
+    /// app.run_frame();
+    /// app.changes().collect(&mut cursor, &[], &mut changed);
+    /// assert!(!changed.everything);
+    /// assert_eq!(changed.entities, vec![entity]);
+    /// ```
+    pub fn queue_reporting(&mut self, action: impl FnOnce(&mut World, &mut Vec<Entity>) + Send + Sync + 'static) {
+        let sink = self.queue.reported.clone();
+        self.queue.buffer.queue(move |world: &mut World| {
+            let mut changed = Vec::new();
+            action(world, &mut changed);
+            sink.lock().extend(changed);
+        });
     }
 
     /// The underlying hecs buffer, for engine code that records many plain inserts and
