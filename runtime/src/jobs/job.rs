@@ -121,10 +121,14 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
         unsafe { JobRef::new(self) }
     }
 
-    /// Runs the closure on this thread, when nobody stole the job.
-    pub(crate) fn run_inline(self) -> R {
-        let func = self.func.into_inner().expect("a job popped back by its owner still has its closure");
-        func()
+    /// Runs the closure on this thread, when nobody stole the job. By reference: moving the
+    /// job out would copy it (and its one-byte latch) on every inline `join`.
+    #[inline]
+    pub(crate) fn run_inline(&self) -> R {
+        // SAFETY: the owner took the job back from its queue, so no other thread can run it and
+        // nobody else touches `func`.
+        let func = unsafe { (*self.func.get()).take() };
+        func.expect("a job popped back by its owner still has its closure")()
     }
 
     /// Takes the result once the latch is set.
