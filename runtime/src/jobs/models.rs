@@ -79,6 +79,36 @@ fn join_owner_wakes_when_its_stolen_half_finishes() {
     });
 }
 
+/// Frame deque, promotion and the heavy steal: `a` blocks (not helping) on `b`. `b` waits on
+/// the caller's frame deque; the worker must get it, promoted to the caller's deque when the
+/// worker was already hungry at the push, else stolen straight from the frame deque, or both
+/// threads block forever and loom reports the deadlock.
+#[test]
+fn join_whose_first_half_blocks_on_the_second_completes() {
+    check(|| {
+        let pool = JobSystem::new(2);
+        let event = Event::new();
+        pool.join(|| event.wait(), || event.set());
+    });
+}
+
+/// Frame deque ownership: the caller pops its frames back (the last one with a
+/// compare-and-swap) while the worker steals them or the caller promotes the oldest; each half
+/// runs exactly once, and its result reaches the caller.
+#[test]
+fn join_halves_run_exactly_once_under_steals_and_promotion() {
+    check(|| {
+        let pool = JobSystem::new(2);
+        let runs = AtomicUsize::new(0);
+        let count = || runs.fetch_add(1, Ordering::Relaxed) + 1;
+        let ((first, second), third) = pool.join(|| pool.join(count, count), count);
+        assert_eq!(runs.load(Ordering::Relaxed), 3, "a join half ran twice or never");
+        let mut seen = [first, second, third];
+        seen.sort_unstable();
+        assert_eq!(seen, [1, 2, 3], "each half's own result came back");
+    });
+}
+
 /// Latch set/probe without the pool: two jobs of a scope finish on two threads; the latch is
 /// set exactly once, by the last one, and whoever sees it set sees both jobs' writes.
 #[test]
