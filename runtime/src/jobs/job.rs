@@ -136,6 +136,15 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
         debug_assert!(self.latch.probe(), "StackJob result taken before the job finished");
         self.result.into_inner()
     }
+
+    /// Takes the result once the latch is set, leaving the job in place (its owner may not
+    /// move it: a `JobRef` to it may have been handed out).
+    pub(crate) fn take_result(&self) -> JobResult<R> {
+        debug_assert!(self.latch.probe(), "StackJob result taken before the job finished");
+        // SAFETY: the latch is set, so the job has finished writing `result` and nobody else
+        // touches it; the owner takes it once.
+        unsafe { std::mem::replace(&mut *self.result.get(), JobResult::Pending) }
+    }
 }
 
 impl<F: FnOnce() -> R + Send, R: Send> Job for StackJob<F, R> {

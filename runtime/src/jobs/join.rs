@@ -42,7 +42,8 @@ where
     // The frame deque points at `job_b_ref`, which stays put on this stack until the frame is
     // popped back or has run (the same lifetime as `job_b`).
     let Some(index) = frames.push(&job_b_ref) else {
-        return join_on_deque(local, job_b, job_b_ref, a);
+        // By reference: `job_b_ref` points at `job_b` where it is now, so it must not move.
+        return join_on_deque(local, &job_b, job_b_ref, a);
     };
     // Every sleeper is counted hungry before it sleeps, so this one load stands for the sleep
     // protocol's check of the sleeper counts: the Dekker pair "push; light barrier; read
@@ -81,7 +82,7 @@ where
 /// `join` past the frame deque's depth: `b` goes onto the thread's ordinary deque.
 #[cold]
 #[inline(never)]
-fn join_on_deque<A, B, RA, RB>(local: &LocalThread, job_b: StackJob<B, RB>, job_b_ref: JobRef, a: A) -> (RA, RB)
+fn join_on_deque<A, B, RA, RB>(local: &LocalThread, job_b: &StackJob<B, RB>, job_b_ref: JobRef, a: A) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,
@@ -94,7 +95,7 @@ where
 
     let result_b = loop {
         if job_b.latch.probe() {
-            break job_b.into_result();
+            break job_b.take_result();
         }
         match local.pop_local() {
             // Nobody stole it: run it here without touching the latch. When `a` returned
@@ -114,7 +115,7 @@ where
             Some(job) => unsafe { job.execute() },
             None => {
                 local.wait_until(&job_b.latch);
-                break job_b.into_result();
+                break job_b.take_result();
             }
         }
     };
