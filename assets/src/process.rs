@@ -40,7 +40,10 @@ pub struct ProcessOptions {
     pub pixel_error: f32,
     /// Height of the reference image, in pixels (seen through a 60° vertical field of view).
     pub reference_height: f32,
-    /// Weight of normal-cone tightness against spatial compactness when building meshlets.
+    /// Weight of normal-cone tightness against spatial compactness when building meshlets
+    /// (0 to 1). It only steers the choice among triangles sharing a vertex with the meshlet,
+    /// so flat-shaded low-poly meshes (no vertex shared across faces) keep wide cones; 0.5
+    /// gave the city the most cone rejects of 0, 0.25, 0.5 and 1.
     pub cone_weight: f32,
 }
 
@@ -52,7 +55,7 @@ impl Default for ProcessOptions {
             max_kept_fraction: 0.75,
             pixel_error: 1.0,
             reference_height: 1080.0,
-            cone_weight: 0.25,
+            cone_weight: 0.5,
         }
     }
 }

@@ -6,17 +6,29 @@
 //! Mesh entities carry a `WorldTransform` and no local `Transform`, so the Transform stage
 //! has nothing to do and a frame is the view stage (one camera) plus the Visibility stage.
 //!
+//! Two more rows: the still camera with 10% of the meshes moving every frame (`moving_10pct`),
+//! and a city of 1M objects (10,000 blocks: a building each, registered as an occluder, and 99
+//! props; about 2% cars that move every frame) seen from a camera driving along a street,
+//! frustum and occlusion on (`visibility_city_1m`).
+//!
 //! `cargo bench -p culling --bench visibility` (add `-- --quick` while developing).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use culling::Visibility;
-use ecs::{scene, Camera, Culled, Lod, LodLevel, Mesh, MeshHandle, ShadowCaster, Transform, Visible, WorldTransform};
+use culling::occlusion::{OccluderMesh, OccluderMeshes};
+use culling::{Aabb, Visibility};
+use ecs::{
+    scene, Camera, Culled, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, ShadowCaster, Transform, Visible,
+    WorldTransform,
+};
 use glam::{Mat4, Quat, Vec3};
 use runtime::hecs::{CommandBuffer, Entity, World};
 use runtime::App;
+
+mod support;
+use support::Random;
 
 /// Mesh entities of the stage benchmarks.
 const OBJECTS: usize = 100_000;
@@ -112,6 +124,161 @@ fn stage_medians(app: &mut App, frames: usize) -> String {
         .join(", ")
 }
 
+/// Moves every tenth mesh of `movers` a little (up on odd frames, down on even ones), as a
+/// game's moving objects would between two frames.
+fn move_objects(app: &mut App, movers: &[Entity], frame: u64) {
+    let step = if frame % 2 == 0 { 0.01 } else { -0.01 };
+    let world = app.world_mut();
+    for &entity in movers {
+        world.get::<&mut WorldTransform>(entity).expect("a mover has a WorldTransform").0.w_axis.y += step;
+    }
+}
+
+fn bench_moving(c: &mut Criterion) {
+    let mut group = c.benchmark_group("visibility_stage");
+    group.throughput(Throughput::Elements(OBJECTS as u64));
+    let (mut app, _) = stage_app(None);
+    let movers: Vec<Entity> =
+        app.world_mut().query_mut::<(Entity, &Mesh)>().into_iter().map(|(entity, _)| entity).step_by(10).collect();
+    eprintln!("moving_10pct: {} of {} meshes move every frame", movers.len(), OBJECTS);
+    let mut frame = 0u64;
+    group.bench_function("moving_10pct_still_camera", |b| {
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                frame += 1;
+                move_objects(&mut app, &movers, frame);
+                let started = Instant::now();
+                app.run_frame();
+                total += started.elapsed();
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+/// Blocks per side of the 1M-object city.
+const CITY_BLOCKS: usize = 100;
+/// Props per block (lamps, benches, trees: small boxes along the block's edges).
+const CITY_PROPS: usize = 99;
+/// Block pitch in metres: a 24 m building lot and an 8 m street.
+const CITY_PITCH: f32 = 32.0;
+/// The building mesh handle, registered as an occluder.
+const BUILDING: MeshHandle = MeshHandle(7);
+
+/// The 1M-object city: one building per block and `CITY_PROPS` props; every 50th prop is a
+/// car that moves every frame (about 2%). Returns the app, its camera and the cars.
+fn city_app() -> (App, Entity, Vec<Entity>) {
+    let mut app = App::new();
+    culling::install(&mut app);
+    let unit = Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5));
+    let mut occluders = OccluderMeshes::new();
+    occluders.insert(BUILDING, OccluderMesh::from_box(&unit).expect("the unit box is a valid occluder"));
+    app.insert_resource(occluders);
+    let building = Mesh::new(BUILDING, MaterialHandle(1), unit);
+    let prop = scene::unit_cube_mesh();
+    let mut random = Random(0x9e37_79b9_7f4a_7c15);
+    let origin = -(CITY_BLOCKS as f32) * CITY_PITCH / 2.0;
+    let world = app.world_mut();
+    let mut buildings = Vec::with_capacity(CITY_BLOCKS * CITY_BLOCKS);
+    let mut props = Vec::with_capacity(CITY_BLOCKS * CITY_BLOCKS * CITY_PROPS);
+    for block in 0..CITY_BLOCKS * CITY_BLOCKS {
+        let corner = Vec3::new(
+            origin + (block % CITY_BLOCKS) as f32 * CITY_PITCH,
+            0.0,
+            origin + (block / CITY_BLOCKS) as f32 * CITY_PITCH,
+        );
+        let height = random.range(8.0, 60.0);
+        let lot = Vec3::new(20.0, height, 20.0);
+        let center = corner + Vec3::new(12.0, height / 2.0, 12.0);
+        buildings.push((WorldTransform(Mat4::from_scale_rotation_translation(lot, Quat::IDENTITY, center)), building));
+        for index in 0..CITY_PROPS {
+            // Along the lot's four edges, on the pavement between the building and the street.
+            let along = random.range(0.0, 22.0);
+            let offset = match index % 4 {
+                0 => Vec3::new(1.0 + along, 0.0, 1.0),
+                1 => Vec3::new(1.0 + along, 0.0, 23.0),
+                2 => Vec3::new(1.0, 0.0, 1.0 + along),
+                _ => Vec3::new(23.0, 0.0, 1.0 + along),
+            };
+            let size = random.range(0.3, 1.5);
+            let place = Mat4::from_scale_rotation_translation(
+                Vec3::splat(size),
+                Quat::IDENTITY,
+                corner + offset + Vec3::Y * size / 2.0,
+            );
+            props.push((WorldTransform(place), prop));
+        }
+    }
+    world.spawn_batch(buildings);
+    let prop_entities: Vec<Entity> = world.spawn_batch(props).collect();
+    let cars: Vec<Entity> = prop_entities.into_iter().step_by(50).collect();
+    let camera = scene::spawn_camera(app.world_mut(), Camera::default(), street_view(0));
+    for frame in 0..4 {
+        drive(&mut app, camera, &cars, frame);
+        app.run_frame();
+    }
+    (app, camera, cars)
+}
+
+/// The camera `frame` steps along the street between two block columns, at eye height,
+/// looking down the street.
+fn street_view(frame: u64) -> Transform {
+    let origin = -(CITY_BLOCKS as f32) * CITY_PITCH / 2.0;
+    // 1 m per frame, over and over along 2 km of street.
+    let z = origin + CITY_BLOCKS as f32 * CITY_PITCH - 10.0 - (frame % 2_000) as f32;
+    Transform::from_translation_rotation(Vec3::new(origin + 50.0 * CITY_PITCH - 4.0, 1.8, z), Quat::IDENTITY)
+}
+
+/// One frame of motion: the camera one step on, every car a little further.
+fn drive(app: &mut App, camera: Entity, cars: &[Entity], frame: u64) {
+    *app.world_mut().get::<&mut Transform>(camera).expect("the camera has a Transform") = street_view(frame);
+    let step = if frame % 2 == 0 { 0.25 } else { -0.25 };
+    let world = app.world_mut();
+    for &car in cars {
+        world.get::<&mut WorldTransform>(car).expect("a car has a WorldTransform").0.w_axis.x += step;
+    }
+}
+
+fn bench_city(c: &mut Criterion) {
+    let mut group = c.benchmark_group("visibility_city_1m");
+    group.throughput(Throughput::Elements((CITY_BLOCKS * CITY_BLOCKS * (CITY_PROPS + 1)) as u64));
+    // Built on first use, so a filter that leaves the city out does not build it.
+    let mut city: Option<(App, Entity, Vec<Entity>)> = None;
+    let mut frame = 4u64;
+    group.bench_function("street_camera_2pct_moving", |b| {
+        let (app, camera, cars) = city.get_or_insert_with(|| {
+            let (app, camera, cars) = city_app();
+            let stats = *app.resource::<Visibility>().stats();
+            eprintln!(
+                "city: {} objects, {} cars moving, {} visible, {} frustum-rejected, {} occluded",
+                stats.objects,
+                cars.len(),
+                stats.visible,
+                stats.frustum_rejected,
+                stats.occluded
+            );
+            (app, camera, cars)
+        });
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                frame += 1;
+                drive(app, *camera, cars, frame);
+                let started = Instant::now();
+                app.run_frame();
+                total += started.elapsed();
+            }
+            total
+        })
+    });
+    if let Some((app, _, _)) = &mut city {
+        eprintln!("city: median wall time per stage: {}", stage_medians(app, 31));
+    }
+    group.finish();
+}
+
 fn bench_turning(c: &mut Criterion) {
     let mut group = c.benchmark_group("visibility_turning");
     group.throughput(Throughput::Elements(OBJECTS as u64));
@@ -194,6 +361,6 @@ fn bench_tags(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
-    targets = bench_stage, bench_turning, bench_tags
+    targets = bench_stage, bench_moving, bench_city, bench_turning, bench_tags
 }
 criterion_main!(benches);

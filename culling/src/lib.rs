@@ -7,6 +7,7 @@
 
 mod backend;
 mod bits;
+pub mod cluster;
 mod frustum;
 #[cfg(feature = "gpu")]
 pub mod gpu;

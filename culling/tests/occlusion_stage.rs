@@ -77,3 +77,41 @@ fn the_settings_switch_and_a_missing_resource_turn_occlusion_off() {
     assert_eq!(bare.resource::<Visibility>().stats().occluded, 0, "no occluder registry, no occlusion");
     assert!(!has::<Occluded>(&bare, hidden));
 }
+
+#[test]
+fn occluder_selection_follows_the_settings() {
+    // The wall (12 triangles, more than a viewport height across) is chosen by default.
+    let (mut app, _, hidden, _) = city();
+    app.run_frame();
+    assert!(has::<Occluded>(&app, hidden), "the default settings choose the wall");
+
+    // A size threshold above the wall's projected size: no occluder, nothing occluded.
+    app.resource_mut::<RenderSettings>().occluder_min_screen_size = 3.0;
+    app.run_frame();
+    assert_eq!(app.resource::<Visibility>().stats().occluded, 0, "the wall is below the size threshold");
+    assert!(!has::<Occluded>(&app, hidden));
+    app.resource_mut::<RenderSettings>().occluder_min_screen_size = 1.0;
+    app.run_frame();
+    assert_eq!(app.resource::<Visibility>().stats().occluded, 1, "the wall reaches a threshold of 1.0");
+
+    // A triangle budget one short of the wall's 12: nothing drawn; exactly 12: drawn.
+    app.resource_mut::<RenderSettings>().occluder_triangle_budget = 11;
+    app.run_frame();
+    assert_eq!(app.resource::<Visibility>().stats().occluded, 0, "12 triangles exceed a budget of 11");
+    app.resource_mut::<RenderSettings>().occluder_triangle_budget = 12;
+    app.run_frame();
+    assert_eq!(app.resource::<Visibility>().stats().occluded, 1, "12 triangles fit a budget of 12");
+    assert!(has::<Occluded>(&app, hidden));
+}
+
+#[test]
+fn the_buffer_shape_does_not_change_what_the_wall_hides() {
+    for follow in [true, false] {
+        let (mut app, _, hidden, seen) = city();
+        app.resource_mut::<RenderSettings>().occlusion_buffer_follows_viewport = follow;
+        *app.resource_mut::<ecs::Viewport>() = ecs::Viewport { width: 1920, height: 1080 };
+        app.run_frame();
+        assert!(has::<Occluded>(&app, hidden), "following the viewport: {follow}");
+        assert!(!has::<Occluded>(&app, seen), "following the viewport: {follow}");
+    }
+}

@@ -32,9 +32,23 @@ pub struct RenderSettings {
     /// Whether objects hidden behind others are culled (Hi-Z occlusion). Default on.
     pub occlusion_culling: bool,
     /// Size of the CPU occlusion depth buffer in pixels, `[width, height]`: larger hides more
-    /// small objects and costs more raster time. The width is rounded up to a multiple of 8;
-    /// a size the culler cannot use falls back to the default (256 x 128).
+    /// small objects and costs more raster time. With
+    /// [`occlusion_buffer_follows_viewport`](Self::occlusion_buffer_follows_viewport) on (the
+    /// default) only its pixel count matters: the buffer takes the view's aspect. The width
+    /// is rounded up to a multiple of 8; a size the culler cannot use falls back to the
+    /// default (256 x 128).
     pub occlusion_buffer: [u32; 2],
+    /// Whether the CPU occlusion buffer takes the view's aspect ratio, keeping the pixel count
+    /// of [`occlusion_buffer`](Self::occlusion_buffer) (a 16:9 view gets 240 x 135 for the
+    /// default 256 x 128), so its pixels stay square on screen. Off, the buffer is exactly
+    /// `occlusion_buffer`, stretched over the view. Default on.
+    pub occlusion_buffer_follows_viewport: bool,
+    /// Smallest projected size an object needs to be chosen as an occluder: its bounding
+    /// sphere's diameter as a fraction of the viewport height. Larger picks fewer, bigger
+    /// occluders (less raster time, less occlusion); NaN picks none. Default 0.02.
+    pub occluder_min_screen_size: f32,
+    /// Most occluder triangles rasterized per frame, nearest occluders first. Default 16,384.
+    pub occluder_triangle_budget: u32,
 }
 
 impl Default for RenderSettings {
@@ -46,6 +60,9 @@ impl Default for RenderSettings {
             frustum_culling: true,
             occlusion_culling: true,
             occlusion_buffer: [256, 128],
+            occlusion_buffer_follows_viewport: true,
+            occluder_min_screen_size: 0.02,
+            occluder_triangle_budget: 16 * 1024,
         }
     }
 }

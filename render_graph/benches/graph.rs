@@ -154,6 +154,7 @@ fn record_benchmark(criterion: &mut Criterion) {
         app_name: String::from("graph bench"),
         validation: false,
         withheld_features: Vec::new(),
+        surface_extensions: Vec::new(),
     }) {
         Ok(device) => Arc::new(device),
         Err(error) => {

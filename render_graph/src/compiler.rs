@@ -63,8 +63,10 @@ pub fn compile(decl: &GraphDecl, is_imported: &dyn Fn(&str, ResourceKind) -> boo
     let mut writers: Vec<Vec<usize>> = vec![Vec::new(); resource_count];
     for (pass_index, pass) in decl.passes.iter().enumerate() {
         for access in &pass.accesses {
-            if access.access.is_write() {
-                writers[access.resource as usize].push(pass_index);
+            // A pass writing several mips of one image is one writer.
+            let writers = &mut writers[access.resource as usize];
+            if access.access.is_write() && writers.last() != Some(&pass_index) {
+                writers.push(pass_index);
             }
         }
     }
@@ -137,8 +139,43 @@ pub fn compile(decl: &GraphDecl, is_imported: &dyn Fn(&str, ResourceKind) -> boo
             }
         }
     }
-    let barriers = plan_barriers(decl, &order);
+    // Images whose contents outlive the frame end it in one layout, whatever their mips did.
+    let keep_layout: Vec<bool> = resources
+        .iter()
+        .map(|resource| matches!(resource.residency, Residency::Imported | Residency::HistoryCurrent))
+        .collect();
+    let barriers = plan_barriers(decl, &order, &keep_layout);
     Ok(CompiledGraph { order, culled, resources, barriers })
+}
+
+/// Checks every declared mip range against `mip_levels(resource)` (`None`: not known yet).
+pub(crate) fn check_mip_ranges(decl: &GraphDecl, mip_levels: &dyn Fn(u32) -> Option<u32>) -> Result<()> {
+    for pass in &decl.passes {
+        for access in pass.accesses.iter().filter(|access| !access.mips.is_all()) {
+            let Some(levels) = mip_levels(access.resource) else { continue };
+            if !access.mips.fits(levels) {
+                return Err(GraphError::MipRangeOutOfBounds {
+                    pass: pass.name.clone(),
+                    resource: decl.resource_name(access.resource).to_owned(),
+                    base: access.mips.base,
+                    count: access.mips.count,
+                    mip_levels: levels,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The mip count of a created image whose description fixes it (not a full chain).
+fn declared_mip_levels(decl: &GraphDecl, resource: u32) -> Option<u32> {
+    match decl.resources[resource as usize].origin {
+        Origin::CreatedImage(desc) if desc.mip_levels != crate::registry::ImageDesc::FULL_MIP_CHAIN => {
+            Some(desc.mip_levels)
+        }
+        Origin::History { of } => declared_mip_levels(decl, of),
+        _ => None,
+    }
 }
 
 fn validate(decl: &GraphDecl, is_imported: &dyn Fn(&str, ResourceKind) -> bool) -> Result<()> {
@@ -217,7 +254,7 @@ fn validate(decl: &GraphDecl, is_imported: &dyn Fn(&str, ResourceKind) -> bool) 
             }
         }
     }
-    Ok(())
+    check_mip_ranges(decl, &|resource| declared_mip_levels(decl, resource))
 }
 
 /// Kahn's algorithm; among ready passes the earliest declared goes first.
@@ -337,32 +374,40 @@ fn bind_versions(decl: &GraphDecl, writers: &[Vec<usize>]) -> Versions {
     let mut readers: Vec<Vec<usize>> = vec![Vec::new(); decl.resources.len()];
     // Readers declared before the first writer read the first version.
     for (pass_index, pass) in decl.passes.iter().enumerate() {
+        let is_history = |resource: usize| matches!(decl.resources[resource].origin, Origin::History { .. });
+        // Reads first: a pass that reads one mip of an image and writes another reads the
+        // version before its own write.
         for (slot, access) in pass.accesses.iter().enumerate() {
             let resource = access.resource as usize;
-            if matches!(decl.resources[resource].origin, Origin::History { .. }) {
+            let reads = access.access.is_read() || access.load == Some(AttachmentLoad::Load);
+            if is_history(resource) || !reads || writers[resource].is_empty() {
                 continue;
             }
-            let reads = access.access.is_read() || access.load == Some(AttachmentLoad::Load);
-            if reads && !writers[resource].is_empty() {
-                let version = written[resource].saturating_sub(1);
-                read_version[pass_index][slot] = Some(version);
-                edges.push((writers[resource][version], pass_index));
-                if !access.access.is_write() {
-                    readers[resource].push(pass_index);
-                }
+            let version = written[resource].saturating_sub(1);
+            read_version[pass_index][slot] = Some(version);
+            edges.push((writers[resource][version], pass_index));
+            if !access.access.is_write() {
+                readers[resource].push(pass_index);
             }
-            if access.access.is_write() {
-                if let Some(&previous) = written[resource].checked_sub(1).and_then(|last| writers[resource].get(last)) {
-                    edges.push((previous, pass_index));
-                }
-                if written[resource] > 0 {
-                    for &reader in &readers[resource] {
-                        edges.push((reader, pass_index));
-                    }
-                    readers[resource].clear();
-                }
-                written[resource] += 1;
+        }
+        for (slot, access) in pass.accesses.iter().enumerate() {
+            let resource = access.resource as usize;
+            let written_before = pass.accesses[..slot]
+                .iter()
+                .any(|earlier| earlier.resource == access.resource && earlier.access.is_write());
+            if is_history(resource) || !access.access.is_write() || written_before {
+                continue;
             }
+            if let Some(&previous) = written[resource].checked_sub(1).and_then(|last| writers[resource].get(last)) {
+                edges.push((previous, pass_index));
+            }
+            if written[resource] > 0 {
+                for &reader in &readers[resource] {
+                    edges.push((reader, pass_index));
+                }
+                readers[resource].clear();
+            }
+            written[resource] += 1;
         }
     }
     Versions { edges, read_version }
@@ -384,7 +429,8 @@ impl CompiledGraph {
 mod tests {
     use super::*;
     use crate::access::ShaderStage;
-    use crate::registry::BufferDesc;
+    use crate::mips::MipRange;
+    use crate::registry::{BufferDesc, ImageDesc, ImageHandle, ImageSize, Registry};
 
     const COMPUTE: ShaderStage = ShaderStage::Compute;
 
@@ -563,5 +609,110 @@ mod tests {
         assert_eq!(compiled.order_names(&decl), ["hiz", "prepass"], "history reads do not wait for this frame");
         assert_eq!(compiled.resources[1].residency, Residency::HistoryCurrent);
         assert_eq!(compiled.resources[0].residency, Residency::HistoryPrevious);
+    }
+
+    fn pyramid_pass(decl: &mut GraphDecl, name: &str, register: impl FnOnce(&mut Registry<'_>, ImageHandle)) {
+        decl.declare_pass(name, |registry| {
+            let pyramid = registry.image("pyramid");
+            register(registry, pyramid);
+        });
+    }
+
+    fn pyramid_decl(mips: u32) -> GraphDecl {
+        let mut decl = GraphDecl::default();
+        decl.declare_pass("create", |registry| {
+            let desc = ImageDesc::new(vk::Format::R32_SFLOAT, ImageSize::Absolute { width: 16, height: 16 });
+            let pyramid = registry.create_image("pyramid", desc.with_mips(mips));
+            registry.write_storage_image(pyramid, COMPUTE);
+        });
+        decl
+    }
+
+    #[test]
+    fn a_mip_range_past_the_image_is_a_named_error() {
+        let mut decl = pyramid_decl(4);
+        pyramid_pass(&mut decl, "reduce", |registry, pyramid| {
+            registry.read_storage_image_mip(pyramid, 2, COMPUTE);
+            registry.write_storage_image_mip(pyramid, 4, COMPUTE);
+            registry.side_effect();
+        });
+        let error = compile(&decl, &no_imports).expect_err("mip 4 of 4 mips");
+        assert!(
+            matches!(&error, GraphError::MipRangeOutOfBounds { pass, resource, base: 4, count: 1, mip_levels: 4 }
+                if pass == "reduce" && resource == "pyramid"),
+            "{error}"
+        );
+
+        let mut decl = pyramid_decl(4);
+        pyramid_pass(&mut decl, "sample", |registry, pyramid| {
+            registry.read_sampled_image_mips(pyramid, 1..6, COMPUTE);
+            registry.side_effect();
+        });
+        let error = compile(&decl, &no_imports).expect_err("mips 1..6 of 4");
+        assert_eq!(error.to_string(), "pass `sample` declares mips 1..6 of `pyramid`, which has 4 mips");
+    }
+
+    #[test]
+    fn empty_and_conflicting_mip_declarations_are_named_errors() {
+        let mut decl = pyramid_decl(4);
+        pyramid_pass(&mut decl, "empty", |registry, pyramid| {
+            registry.read_sampled_image_mips(pyramid, 2..2, COMPUTE);
+            registry.side_effect();
+        });
+        let error = compile(&decl, &no_imports).expect_err("an empty range");
+        assert!(
+            matches!(&error, GraphError::InvalidAccess { pass, reason, .. }
+            if pass == "empty" && reason.contains("empty")),
+            "{error}"
+        );
+
+        let mut decl = pyramid_decl(4);
+        pyramid_pass(&mut decl, "overlap", |registry, pyramid| {
+            registry.read_sampled_image_mips(pyramid, 0..3, COMPUTE);
+            registry.write_storage_image_mip(pyramid, 2, COMPUTE);
+            registry.side_effect();
+        });
+        let error = compile(&decl, &no_imports).expect_err("mip 2 read and written");
+        assert!(
+            matches!(&error, GraphError::InvalidAccess { pass, resource, reason }
+            if pass == "overlap" && resource == "pyramid" && reason.contains("overlapping mips")),
+            "{error}"
+        );
+
+        let mut decl = pyramid_decl(4);
+        pyramid_pass(&mut decl, "attach", |registry, pyramid| {
+            registry.access_image_mips(pyramid, MipRange::level(1), crate::Access::ColorAttachment);
+            registry.side_effect();
+        });
+        let error = compile(&decl, &no_imports).expect_err("attachments are whole images");
+        assert!(matches!(&error, GraphError::InvalidAccess { .. }), "{error}");
+    }
+
+    #[test]
+    fn a_chain_of_per_mip_passes_runs_in_declaration_order_and_feeds_the_reader() {
+        let mut decl = pyramid_decl(4);
+        for mip in 1..4 {
+            pyramid_pass(&mut decl, &format!("reduce {mip}"), |registry, pyramid| {
+                registry.write_storage_image_mip(pyramid, mip, COMPUTE);
+                registry.read_storage_image_mip(pyramid, mip - 1, COMPUTE);
+            });
+        }
+        pyramid_pass(&mut decl, "unread", |registry, pyramid| {
+            registry.write_storage_image_mip(pyramid, 3, COMPUTE);
+        });
+        // Declared after `unread`: versions are per image, so it reads `unread`'s write too.
+        pyramid_pass(&mut decl, "sample", |registry, pyramid| {
+            registry.read_sampled_image_mips(pyramid, 0..4, COMPUTE);
+            registry.side_effect();
+        });
+        let compiled = compile(&decl, &no_imports).expect("the graph is valid");
+        assert_eq!(compiled.order_names(&decl), ["create", "reduce 1", "reduce 2", "reduce 3", "unread", "sample"]);
+        let mut decl = pyramid_decl(4);
+        pyramid_pass(&mut decl, "reduce 1", |registry, pyramid| {
+            registry.read_storage_image_mip(pyramid, 0, COMPUTE);
+            registry.write_storage_image_mip(pyramid, 1, COMPUTE);
+        });
+        let compiled = compile(&decl, &no_imports).expect("the graph is valid");
+        assert_eq!(compiled.culled_names(&decl), ["create", "reduce 1"], "nobody reads the pyramid");
     }
 }

@@ -11,10 +11,13 @@ use std::sync::Arc;
 use ash::vk;
 
 use crate::access::Access;
+use crate::barriers::{BarrierSource, PlannedBarrier, SyncState};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::memory::StagingRing;
+use crate::mips::MipRange;
 use crate::pipeline::{BindingKind, ComputePipeline, DescriptorArena, GraphicsPipeline, PipelineCore, MAX_BINDINGS};
+use crate::recording::{flush_barriers, push_barrier, BarrierScratch};
 use crate::registry::{AccessDecl, BufferHandle, GraphDecl, ImageHandle};
 
 /// An image as a pass sees it this frame.
@@ -71,6 +74,15 @@ pub enum Binding {
         image: ImageHandle,
         /// The mip level (below the image's mip count).
         mip: u32,
+    },
+    /// Some mips of a graph image through a view of just those mips (a pass that declared
+    /// them with [`crate::Registry::access_image_mips`] and friends; the range must be one
+    /// level, every level, or exactly a declared range).
+    ImageMips {
+        /// The image.
+        image: ImageHandle,
+        /// The mips.
+        mips: MipRange,
     },
     /// A whole graph buffer.
     Buffer(BufferHandle),
@@ -216,6 +228,25 @@ pub struct ExecuteContext<'frame> {
     pub(crate) rendering: bool,
     /// Per resource: last frame's version holds zeros this frame (see `history_was_reset`).
     pub(crate) history_reset: &'frame [bool],
+    /// This frame's views of declared mip ranges (indexed by `AccessDecl::view`).
+    pub(crate) range_views: &'frame [vk::ImageView],
+    /// The pass's steps and the barriers of the later ones.
+    pub(crate) steps: StepState<'frame>,
+}
+
+/// The steps of the pass being recorded (see [`crate::Registry::next_step`]).
+pub(crate) struct StepState<'frame> {
+    /// The step begun last (0 until `next_step`).
+    pub(crate) current: u32,
+    /// The last step the pass declared.
+    pub(crate) last: u32,
+    /// The barriers of steps 1 and on, sorted by step.
+    pub(crate) barriers: &'frame [PlannedBarrier],
+    /// Per resource, the source of an entry barrier this frame.
+    pub(crate) entry_states: &'frame [(SyncState, bool)],
+    pub(crate) scratch: &'frame mut BarrierScratch,
+    /// Barriers recorded by `next_step` (for the statistics).
+    pub(crate) recorded: u32,
 }
 
 /// Any graph resource handle, for calls that accept images and buffers alike.
@@ -328,9 +359,111 @@ impl ExecuteContext<'_> {
         }
     }
 
-    /// The layout an image is in during this pass.
+    /// The layout an image is in during this pass (for an image declared per mip range, the
+    /// layout of its first declaration; see [`ExecuteContext::image_layout_mips`]).
     pub fn image_layout(&self, handle: ImageHandle) -> vk::ImageLayout {
         declared(self.pass_name, self.accesses, self.names, handle.0).image_layout()
+    }
+
+    /// The layout the mips `mips` of an image are in during this pass, or an error naming
+    /// the pass and image when no declaration of this pass covers them.
+    pub fn image_layout_mips(&self, handle: ImageHandle, mips: MipRange) -> Result<vk::ImageLayout> {
+        Ok(self.declaration_of(handle.0, mips)?.access.image_layout())
+    }
+
+    /// A view of the mips `mips` of `image` for a descriptor or an attachment: the image's
+    /// view when they are all its mips, the level's view for one level, and for other ranges
+    /// the view of a range this pass declared ([`crate::Registry::access_image_mips`]),
+    /// made once and destroyed with the image. Errors name the pass and the image: mips this
+    /// pass did not declare, mips past the image's chain, or a range of several levels that
+    /// is not exactly a declared one.
+    pub fn image_view_mips(&self, image: ImageHandle, mips: impl Into<MipRange>) -> Result<vk::ImageView> {
+        let mips = mips.into();
+        let declaration = self.declaration_of(image.0, mips)?;
+        let resolved = self.try_image(image)?;
+        let error = |reason| GraphError::InvalidAccess {
+            pass: self.pass_name.to_owned(),
+            resource: self.names.resource_name(image.0).to_owned(),
+            reason,
+        };
+        let Some((base, count)) = mips.resolve(resolved.mip_levels).filter(|_| mips.fits(resolved.mip_levels)) else {
+            return Err(error("the view's mips are past the image's mip chain"));
+        };
+        if count == resolved.mip_levels {
+            return Ok(resolved.view);
+        }
+        if count == 1 {
+            return Ok(resolved.mip_views[base as usize]);
+        }
+        let declared = declaration.mips.resolve(resolved.mip_levels);
+        match self.range_views.get(declaration.view as usize) {
+            Some(&view) if declared == Some((base, count)) => Ok(view),
+            _ => Err(error("views of several mips are made per declared range; declare exactly these mips")),
+        }
+    }
+
+    /// Begins the pass's next step ([`crate::Registry::next_step`]): records the barriers its
+    /// declarations need, such as the write of mip `k - 1` made visible to the step that
+    /// reads it to write mip `k`. Call it from `execute`, once per declared step after the
+    /// first, in order; beginning more steps than declared (or fewer by the end of the pass)
+    /// fails the frame with an error naming the pass.
+    pub fn next_step(&mut self) {
+        if self.error.is_some() {
+            return;
+        }
+        let reason = if self.rendering {
+            Some("steps begin in execute, outside the rendering scope")
+        } else if self.steps.current >= self.steps.last {
+            Some("the pass begins more steps than it declared")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return self.fail(GraphError::InvalidCommand { pass: self.pass_name.to_owned(), reason });
+        }
+        self.steps.current += 1;
+        let step = self.steps.current;
+        let barriers = self.steps.barriers;
+        let start = barriers.partition_point(|planned| planned.step < step);
+        let end = barriers.partition_point(|planned| planned.step <= step);
+        for planned in &barriers[start..end] {
+            let resource = planned.resource as usize;
+            let (source, aliased_buffer) = match planned.source {
+                BarrierSource::Known(state) => (state, false),
+                BarrierSource::Entry => self.steps.entry_states[resource],
+            };
+            let resolved = self.resolved[resource];
+            let (stages, access, layout) = (planned.dst_stages, planned.dst_access, planned.new_layout);
+            if push_barrier(self.steps.scratch, resolved, planned.mips, source, stages, access, layout, aliased_buffer)
+            {
+                self.steps.recorded += 1;
+            }
+        }
+        flush_barriers(self.device.raw(), self.command_buffer, self.steps.scratch);
+    }
+
+    /// The step begun last (0 before the first [`ExecuteContext::next_step`]).
+    pub fn step(&self) -> u32 {
+        self.steps.current
+    }
+
+    /// The declaration of this pass that covers the mips `mips` of `resource` in the current
+    /// step: the latest one declared in this step or an earlier one.
+    pub(crate) fn declaration_of(&self, resource: u32, mips: MipRange) -> Result<&AccessDecl> {
+        let mut declared = self.accesses.iter().filter(|access| access.resource == resource).peekable();
+        if declared.peek().is_none() {
+            return Err(GraphError::UndeclaredAccess {
+                pass: self.pass_name.to_owned(),
+                resource: self.names.resource_name(resource).to_owned(),
+            });
+        }
+        let current = self.steps.current;
+        let covering = declared.filter(|access| access.step <= current && access.mips.contains(mips));
+        covering.max_by_key(|access| access.step).ok_or_else(|| GraphError::InvalidAccess {
+            pass: self.pass_name.to_owned(),
+            resource: self.names.resource_name(resource).to_owned(),
+            reason: "no declaration of the pass covers these mips",
+        })
     }
 
     /// Binds a compute pipeline and a descriptor set built from `bindings`.
@@ -344,30 +477,25 @@ impl ExecuteContext<'_> {
     }
 
     /// The access this pass declared on `resource`, or the error naming both.
+    /// (In a pass with steps: its latest declaration up to the current step.)
     pub(crate) fn declared_access(&self, resource: u32) -> Result<Access> {
-        self.accesses.iter().find(|access| access.resource == resource).map(|access| access.access).ok_or_else(|| {
-            GraphError::UndeclaredAccess {
-                pass: self.pass_name.to_owned(),
-                resource: self.names.resource_name(resource).to_owned(),
-            }
+        let current = self.steps.current;
+        let mut declared = self.accesses.iter().filter(|access| access.resource == resource);
+        let latest = declared.clone().rfind(|access| access.step <= current);
+        latest.or_else(|| declared.next()).map(|access| access.access).ok_or_else(|| GraphError::UndeclaredAccess {
+            pass: self.pass_name.to_owned(),
+            resource: self.names.resource_name(resource).to_owned(),
         })
     }
 
     /// Checks one descriptor against the pipeline's binding kind and the declared access.
     fn check_binding(&self, slot: usize, binding: Binding, kind: BindingKind) -> Result<()> {
         let mismatch = |reason: String| GraphError::BindingMismatch { pass: self.pass_name.to_owned(), slot, reason };
-        let (resource, is_image) = match binding {
-            Binding::Image(handle) => (handle.0, true),
-            Binding::ImageMip { image, mip } => {
-                if let Resolved::Image(resolved) = self.resolved[image.0 as usize] {
-                    if mip >= resolved.mip_levels {
-                        let name = self.names.resource_name(image.0);
-                        return Err(mismatch(format!("`{name}` has {} mips, mip {mip} asked", resolved.mip_levels)));
-                    }
-                }
-                (image.0, true)
-            }
-            Binding::Buffer(handle) | Binding::BufferRange { buffer: handle, .. } => (handle.0, false),
+        let (resource, is_image, mips) = match binding {
+            Binding::Image(handle) => (handle.0, true, MipRange::ALL),
+            Binding::ImageMip { image, mip } => (image.0, true, MipRange::level(mip)),
+            Binding::ImageMips { image, mips } => (image.0, true, mips),
+            Binding::Buffer(handle) | Binding::BufferRange { buffer: handle, .. } => (handle.0, false, MipRange::ALL),
             Binding::External { .. } => {
                 return match kind {
                     BindingKind::StorageBuffer | BindingKind::UniformBuffer => Ok(()),
@@ -375,7 +503,13 @@ impl ExecuteContext<'_> {
                 };
             }
         };
-        let access = self.declared_access(resource)?;
+        if let (Resolved::Image(resolved), false) = (self.resolved[resource as usize], mips.is_all()) {
+            if !mips.fits(resolved.mip_levels) {
+                let name = self.names.resource_name(resource);
+                return Err(mismatch(format!("`{name}` has {} mips, {mips} asked", resolved.mip_levels)));
+            }
+        }
+        let access = self.declaration_of(resource, mips)?.access;
         let name = self.names.resource_name(resource);
         let resolved_is_image = matches!(self.resolved[resource as usize], Resolved::Image(_));
         if resolved_is_image != is_image {
@@ -425,13 +559,22 @@ impl ExecuteContext<'_> {
         // Every binding was checked above: kinds, declarations and resource types agree.
         for (index, (binding, kind)) in bindings.iter().zip(&core.bindings).enumerate() {
             match *binding {
-                Binding::Image(handle) | Binding::ImageMip { image: handle, .. } => {
-                    let image = self.image(handle);
-                    let layout = self.image_layout(handle);
-                    let image_view = match *binding {
-                        Binding::ImageMip { mip, .. } => image.mip_views[mip as usize],
-                        _ => image.view,
+                Binding::Image(handle)
+                | Binding::ImageMip { image: handle, .. }
+                | Binding::ImageMips { image: handle, .. } => {
+                    let mips = match *binding {
+                        Binding::ImageMip { mip, .. } => MipRange::level(mip),
+                        Binding::ImageMips { mips, .. } => mips,
+                        _ => MipRange::ALL,
                     };
+                    let (image_view, layout) =
+                        match (self.image_view_mips(handle, mips), self.image_layout_mips(handle, mips)) {
+                            (Ok(view), Ok(layout)) => (view, layout),
+                            (Err(error), _) | (_, Err(error)) => {
+                                self.fail(error);
+                                return;
+                            }
+                        };
                     image_infos[index] = vk::DescriptorImageInfo {
                         sampler: if *kind == BindingKind::SampledImage {
                             self.device.nearest_sampler()

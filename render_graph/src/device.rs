@@ -1,6 +1,7 @@
 //! The Vulkan device: loader loaded at run time, instance with optional validation, physical
 //! device selection, logical device with Vulkan 1.3 synchronization2 and dynamic rendering,
-//! and the gpu-allocator that owns all memory. Headless: no surface or swapchain.
+//! and the gpu-allocator that owns all memory. Headless unless [`DeviceConfig::surface_extensions`]
+//! asks for presentation (then `VK_KHR_swapchain` is enabled too; see [`crate::swapchain`]).
 
 use std::ffi::{c_void, CStr, CString};
 use std::mem::ManuallyDrop;
@@ -27,6 +28,10 @@ pub struct DeviceConfig {
     /// `"drawIndirectFirstInstance"`, `"samplerFilterMinmax"`): tests run the fallbacks of
     /// less capable devices this way.
     pub withheld_features: Vec<&'static str>,
+    /// Instance extensions a window's surface needs (from
+    /// [`crate::swapchain::surface_extensions`]); non-empty also enables `VK_KHR_surface`
+    /// and the device's `VK_KHR_swapchain`. Empty (the default): a headless device.
+    pub surface_extensions: Vec<&'static CStr>,
 }
 
 impl Default for DeviceConfig {
@@ -35,6 +40,7 @@ impl Default for DeviceConfig {
             app_name: String::from("engine"),
             validation: validation_requested_by_env(),
             withheld_features: Vec::new(),
+            surface_extensions: Vec::new(),
         }
     }
 }
@@ -115,6 +121,8 @@ pub struct GpuDevice {
     validation: Option<Arc<ValidationLog>>,
     /// The validation layer is on (asked for by the config or forced by the environment).
     validation_active: bool,
+    /// Surface and swapchain extensions are enabled.
+    presentation: bool,
     nearest_sampler: vk::Sampler,
     immediate_pool: Mutex<vk::CommandPool>,
 }
@@ -179,6 +187,15 @@ impl GpuDevice {
         if validation_features {
             extensions.push(ash::ext::validation_features::NAME.as_ptr());
         }
+        let presentation = !config.surface_extensions.is_empty();
+        if presentation {
+            extensions.push(ash::khr::surface::NAME.as_ptr());
+            for name in &config.surface_extensions {
+                if *name != ash::khr::surface::NAME {
+                    extensions.push(name.as_ptr());
+                }
+            }
+        }
         let layers = if validate { vec![VALIDATION_LAYER.as_ptr()] } else { Vec::new() };
         let enabled_validation = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
         let mut validation_info = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enabled_validation);
@@ -242,7 +259,7 @@ impl GpuDevice {
                 return Err(error);
             }
         };
-        let device = match create_logical_device(&instance, &candidate) {
+        let device = match create_logical_device(&instance, &candidate, presentation) {
             Ok(device) => device,
             Err(error) => {
                 destroy_instance(&debug_instance);
@@ -283,6 +300,7 @@ impl GpuDevice {
             messenger,
             validation,
             validation_active: validate,
+            presentation,
             nearest_sampler: vk::Sampler::null(),
             immediate_pool: Mutex::new(vk::CommandPool::null()),
         };
@@ -316,6 +334,12 @@ impl GpuDevice {
     /// The instance.
     pub fn instance(&self) -> &ash::Instance {
         &self.instance
+    }
+
+    /// Whether the device can present to a surface (made with
+    /// [`DeviceConfig::surface_extensions`]).
+    pub fn presentation(&self) -> bool {
+        self.presentation
     }
 
     /// The logical device.
@@ -608,7 +632,7 @@ fn inspect_physical_device(
     })
 }
 
-fn create_logical_device(instance: &ash::Instance, candidate: &Candidate) -> Result<ash::Device> {
+fn create_logical_device(instance: &ash::Instance, candidate: &Candidate, swapchain: bool) -> Result<ash::Device> {
     let capabilities = &candidate.capabilities;
     let priorities = [1.0_f32];
     let queue_infos =
@@ -624,7 +648,11 @@ fn create_logical_device(instance: &ash::Instance, candidate: &Candidate) -> Res
         .features(core_features)
         .push_next(&mut features12)
         .push_next(&mut features13);
-    let info = vk::DeviceCreateInfo::default().queue_create_infos(&queue_infos).push_next(&mut features);
+    let extensions = if swapchain { vec![ash::khr::swapchain::NAME.as_ptr()] } else { Vec::new() };
+    let info = vk::DeviceCreateInfo::default()
+        .queue_create_infos(&queue_infos)
+        .enabled_extension_names(&extensions)
+        .push_next(&mut features);
     // SAFETY: every pointer in `info` refers to locals that outlive the call; the features
     // enabled were reported as supported.
     unsafe { instance.create_device(candidate.physical, &info, None) }.map_err(GraphError::vulkan("vkCreateDevice"))

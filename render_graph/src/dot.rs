@@ -58,7 +58,8 @@ impl RenderGraph {
         }
         for (pass_index, pass) in decl.passes.iter().enumerate() {
             for access in &pass.accesses {
-                let label = format!("{:?}", access.access);
+                let (kind, mips) = (access.access, access.mips);
+                let label = if mips.is_all() { format!("{kind:?}") } else { format!("{kind:?} {mips}") };
                 if access.access.is_write() {
                     let _ = writeln!(dot, "  p{pass_index} -> r{} [label=\"{label}\"];", access.resource);
                 } else {

@@ -100,6 +100,20 @@ pub enum GraphError {
         /// What is wrong.
         reason: &'static str,
     },
+    /// A pass declares mips an image does not have (see
+    /// [`crate::Registry::access_image_mips`]).
+    MipRangeOutOfBounds {
+        /// The pass.
+        pass: String,
+        /// The image.
+        resource: String,
+        /// First mip declared.
+        base: u32,
+        /// Mips declared ([`ash::vk::REMAINING_MIP_LEVELS`]: every mip from `base`).
+        count: u32,
+        /// Mips the image has.
+        mip_levels: u32,
+    },
     /// A resource description is unusable (zero size, unknown format for the use, …).
     InvalidDescription {
         /// The resource name.
@@ -174,6 +188,10 @@ impl fmt::Display for GraphError {
             GraphError::InvalidAccess { pass, resource, reason } => {
                 write!(formatter, "pass `{pass}` cannot access `{resource}`: {reason}")
             }
+            GraphError::MipRangeOutOfBounds { pass, resource, base, count, mip_levels } => {
+                let levels = crate::MipRange::new(*base, *count);
+                write!(formatter, "pass `{pass}` declares {levels} of `{resource}`, which has {mip_levels} mips")
+            }
             GraphError::InvalidDescription { resource, reason } => {
                 write!(formatter, "resource `{resource}` is invalid: {reason}")
             }
@@ -213,6 +231,18 @@ mod tests {
             imported: false,
         };
         assert_eq!(error.to_string(), "resource `color` is created by more than one pass: `first`, `second`");
+    }
+
+    #[test]
+    fn a_mip_range_error_names_pass_image_and_levels() {
+        let error = GraphError::MipRangeOutOfBounds {
+            pass: "reduce".into(),
+            resource: "pyramid".into(),
+            base: 3,
+            count: 2,
+            mip_levels: 4,
+        };
+        assert_eq!(error.to_string(), "pass `reduce` declares mips 3..5 of `pyramid`, which has 4 mips");
     }
 
     #[test]

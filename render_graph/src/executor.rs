@@ -8,20 +8,23 @@ use std::time::Instant;
 use ash::vk;
 
 use crate::barriers::{BarrierSource, SyncState};
-use crate::context::{ExecuteContext, PrepareContext, Resolved, Upload};
+use crate::context::{ExecuteContext, PrepareContext, Resolved, StepState, Upload};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::graph::{Compiled, EntrySource, ImportedResource, RenderGraph, FRAMES_IN_FLIGHT};
 use crate::memory::{FrameClock, StagingRing};
+use crate::mips::MipRange;
 use crate::pipeline::DescriptorArena;
 use crate::recording::{
     begin_rendering, cleared_state, flush_barriers, is_blind_write, push_barrier, record_history_clears, record_poison,
+    BarrierScratch,
 };
 use crate::stats::GraphStats;
 use crate::validation::RecordingScope;
 
-/// Bytes of staging memory per frame in flight.
-const STAGING_BYTES_PER_FRAME: u64 = 4 << 20;
+/// Bytes of staging memory per frame in flight: room for a 100k-object scene's records
+/// (about 11 MB) and its draw list in one frame.
+const STAGING_BYTES_PER_FRAME: u64 = 16 << 20;
 
 struct FrameSlot {
     pool: vk::CommandPool,
@@ -45,9 +48,10 @@ pub(crate) struct Executor {
     slots: Vec<FrameSlot>,
     pub(crate) staging: StagingRing,
     uploads: Vec<Upload>,
-    pub(crate) image_barriers: Vec<vk::ImageMemoryBarrier2<'static>>,
-    pub(crate) buffer_barriers: Vec<vk::BufferMemoryBarrier2<'static>>,
-    pub(crate) memory_barriers: Vec<vk::MemoryBarrier2<'static>>,
+    scratch: BarrierScratch,
+    /// Per resource, this frame's source of its first barrier (and whether it is an aliased
+    /// buffer's).
+    entry_states: Vec<(SyncState, bool)>,
     error: Option<GraphError>,
     #[cfg(feature = "profile")]
     profiler: crate::gpu_profiler::GpuProfiler,
@@ -61,9 +65,8 @@ impl Executor {
             slots: Vec::with_capacity(FRAMES_IN_FLIGHT),
             staging: StagingRing::new(device, STAGING_BYTES_PER_FRAME, FRAMES_IN_FLIGHT as u32)?,
             uploads: Vec::new(),
-            image_barriers: Vec::new(),
-            buffer_barriers: Vec::new(),
-            memory_barriers: Vec::new(),
+            scratch: BarrierScratch::default(),
+            entry_states: Vec::new(),
             error: None,
             #[cfg(feature = "profile")]
             profiler: crate::gpu_profiler::GpuProfiler::new(),
@@ -212,10 +215,11 @@ impl RenderGraph {
     /// running pass's `prepare`, records all passes with their barriers and submits.
     pub fn execute_frame(&mut self) -> Result<()> {
         runtime::profile_zone!("render graph frame");
+        let present = self.present.take();
         self.compile()?;
         let slot_index = (self.frame_index % FRAMES_IN_FLIGHT as u64) as usize;
         self.executor.finish_slot(&self.device, slot_index, &mut self.stats)?;
-        self.resolve();
+        self.resolve()?;
         let device = Arc::clone(&self.device);
         let raw = device.raw();
         let compiled = self.compiled.as_mut().expect("compiled above");
@@ -270,9 +274,32 @@ impl RenderGraph {
 
         // The first frame after compiling gives last frame's versions defined (zero) contents.
         if compiled.first_frame {
-            record_history_clears(raw, command_buffer, compiled, &self.resolved, executor);
+            record_history_clears(raw, command_buffer, compiled, &self.resolved, &mut executor.scratch);
         }
 
+        let entry_state = |resource: usize| -> (SyncState, bool) {
+            match compiled.entry[resource] {
+                EntrySource::SameFrame(state) => (SyncState { layout: vk::ImageLayout::UNDEFINED, ..state }, true),
+                EntrySource::PreviousFrame(state) if !compiled.first_frame => {
+                    (SyncState { layout: vk::ImageLayout::UNDEFINED, ..state }, false)
+                }
+                EntrySource::PreviousFrame(_) => (SyncState::NONE, false),
+                EntrySource::HistoryPrevious(_) if compiled.first_frame && compiled.history_reset[resource] => {
+                    (cleared_state(matches!(self.resolved[resource], Resolved::Image(_))), false)
+                }
+                // Kept from the last compilation, whose frames have all finished.
+                EntrySource::HistoryPrevious(_) if compiled.first_frame => {
+                    (SyncState { layout: compiled.kept_layouts[resource], ..SyncState::NONE }, false)
+                }
+                EntrySource::HistoryPrevious(state) => (state, false),
+                EntrySource::Imported => {
+                    let name = &compiled.decl.resources[resource].name;
+                    (self.imports.get(name.as_str()).map_or(SyncState::NONE, |import| import.state), false)
+                }
+            }
+        };
+        executor.entry_states.clear();
+        executor.entry_states.extend((0..compiled.decl.resources.len()).map(entry_state));
         let debug = device.debug_utils();
         let mut upload_cursor = 0;
         for (position, &pass_index) in compiled.graph.order.iter().enumerate() {
@@ -284,28 +311,10 @@ impl RenderGraph {
                 unsafe { debug.cmd_begin_debug_utils_label(command_buffer, &label) };
             }
             let mut barrier_count = 0;
-            let barriers = &compiled.graph.barriers.per_pass[position];
-            let entry_state = |resource: usize| -> (SyncState, bool) {
-                match compiled.entry[resource] {
-                    EntrySource::SameFrame(state) => (SyncState { layout: vk::ImageLayout::UNDEFINED, ..state }, true),
-                    EntrySource::PreviousFrame(state) if !compiled.first_frame => {
-                        (SyncState { layout: vk::ImageLayout::UNDEFINED, ..state }, false)
-                    }
-                    EntrySource::PreviousFrame(_) => (SyncState::NONE, false),
-                    EntrySource::HistoryPrevious(_) if compiled.first_frame && compiled.history_reset[resource] => {
-                        (cleared_state(matches!(self.resolved[resource], Resolved::Image(_))), false)
-                    }
-                    // Kept from the last compilation, whose frames have all finished.
-                    EntrySource::HistoryPrevious(_) if compiled.first_frame => {
-                        (SyncState { layout: compiled.kept_layouts[resource], ..SyncState::NONE }, false)
-                    }
-                    EntrySource::HistoryPrevious(state) => (state, false),
-                    EntrySource::Imported => {
-                        let name = &compiled.decl.resources[resource].name;
-                        (self.imports.get(name.as_str()).map_or(SyncState::NONE, |import| import.state), false)
-                    }
-                }
-            };
+            // Step 0's barriers go before `execute`; later steps' when the pass begins them.
+            let all_barriers = &compiled.graph.barriers.per_pass[position];
+            let (barriers, later_steps) =
+                all_barriers.split_at(all_barriers.partition_point(|planned| planned.step == 0));
             // Under validation, transient resources this pass only writes are first filled
             // with poison, so a declared write the pass never performs shows in the output.
             let poisoned = |planned: &crate::barriers::PlannedBarrier| {
@@ -314,10 +323,11 @@ impl RenderGraph {
             if barriers.iter().any(poisoned) {
                 for planned in barriers.iter().filter(|planned| poisoned(planned)) {
                     let resource = planned.resource as usize;
-                    let (source, aliased_buffer) = entry_state(resource);
+                    let (source, aliased_buffer) = executor.entry_states[resource];
                     push_barrier(
-                        executor,
+                        &mut executor.scratch,
                         self.resolved[resource],
+                        planned.mips,
                         source,
                         vk::PipelineStageFlags2::ALL_TRANSFER,
                         vk::AccessFlags2::TRANSFER_WRITE,
@@ -325,9 +335,9 @@ impl RenderGraph {
                         aliased_buffer,
                     );
                 }
-                flush_barriers(raw, command_buffer, executor);
+                flush_barriers(raw, command_buffer, &mut executor.scratch);
                 for planned in barriers.iter().filter(|planned| poisoned(planned)) {
-                    record_poison(raw, command_buffer, self.resolved[planned.resource as usize]);
+                    record_poison(raw, command_buffer, self.resolved[planned.resource as usize], planned.mips);
                 }
             }
             for planned in barriers {
@@ -338,11 +348,12 @@ impl RenderGraph {
                     BarrierSource::Entry if poisoned(planned) => {
                         (cleared_state(matches!(resolved, Resolved::Image(_))), false)
                     }
-                    BarrierSource::Entry => entry_state(resource),
+                    BarrierSource::Entry => executor.entry_states[resource],
                 };
                 if push_barrier(
-                    executor,
+                    &mut executor.scratch,
                     resolved,
+                    planned.mips,
                     source,
                     planned.dst_stages,
                     planned.dst_access,
@@ -352,8 +363,7 @@ impl RenderGraph {
                     barrier_count += 1;
                 }
             }
-            flush_barriers(raw, command_buffer, executor);
-            executor.slots[slot_index].barriers[position] = barrier_count;
+            flush_barriers(raw, command_buffer, &mut executor.scratch);
             if timestamps {
                 #[cfg(feature = "profile")]
                 executor.profiler.begin_pass(slot_index, &decl.name);
@@ -391,6 +401,15 @@ impl RenderGraph {
                 index_bound: false,
                 rendering: false,
                 history_reset: if compiled.first_frame { &compiled.history_reset } else { &[] },
+                range_views: &self.range_views,
+                steps: StepState {
+                    current: 0,
+                    last: decl.last_step,
+                    barriers: later_steps,
+                    entry_states: &executor.entry_states,
+                    scratch: &mut executor.scratch,
+                    recorded: 0,
+                },
             };
             let pass = &mut self.passes[pass_index];
             pass.execute(&mut context);
@@ -415,6 +434,14 @@ impl RenderGraph {
                 // SAFETY: ends the scope begun above.
                 unsafe { raw.cmd_end_rendering(command_buffer) };
             }
+            if context.steps.current < context.steps.last {
+                context.fail(GraphError::InvalidCommand {
+                    pass: decl.name.clone(),
+                    reason: "the pass declared steps that execute did not begin (ExecuteContext::next_step)",
+                });
+            }
+            barrier_count += context.steps.recorded;
+            executor.slots[slot_index].barriers[position] = barrier_count;
             executor.slots[slot_index].cpu_ms[position] = started.elapsed().as_secs_f64() * 1e3;
             if timestamps {
                 #[cfg(feature = "profile")]
@@ -435,6 +462,26 @@ impl RenderGraph {
             }
         }
 
+        // Mips of kept images left in different layouts join one layout.
+        for planned in &compiled.graph.barriers.final_barriers {
+            let resource = planned.resource as usize;
+            let source = match planned.source {
+                BarrierSource::Known(state) => state,
+                BarrierSource::Entry => executor.entry_states[resource].0,
+            };
+            push_barrier(
+                &mut executor.scratch,
+                self.resolved[resource],
+                planned.mips,
+                source,
+                planned.dst_stages,
+                planned.dst_access,
+                planned.new_layout,
+                false,
+            );
+        }
+        flush_barriers(raw, command_buffer, &mut executor.scratch);
+
         // Imported resources carry their state to the next frame; host-visible buffers get
         // their writes made visible to the host.
         for (resource, declared) in compiled.decl.resources.iter().enumerate() {
@@ -447,8 +494,9 @@ impl RenderGraph {
             if let ImportedResource::Buffer(buffer) = &import.resource {
                 if buffer.mapped().is_some() && !final_state.access.is_empty() {
                     push_barrier(
-                        executor,
+                        &mut executor.scratch,
                         self.resolved[resource],
+                        MipRange::ALL,
                         final_state,
                         vk::PipelineStageFlags2::HOST,
                         vk::AccessFlags2::HOST_READ,
@@ -459,7 +507,34 @@ impl RenderGraph {
                 }
             }
         }
-        flush_barriers(raw, command_buffer, executor);
+        // A swapchain image goes to the presentation engine's layout; the semaphore signal
+        // at the end of the submission orders the present after it.
+        if let Some(present) = &present {
+            let resource = compiled.decl.resources.iter().position(|declared| declared.name == present.name);
+            let import = self.imports.get_mut(present.name.as_str());
+            match (resource, import) {
+                (Some(resource), Some(import)) => {
+                    push_barrier(
+                        &mut executor.scratch,
+                        self.resolved[resource],
+                        MipRange::ALL,
+                        import.state,
+                        vk::PipelineStageFlags2::NONE,
+                        vk::AccessFlags2::NONE,
+                        vk::ImageLayout::PRESENT_SRC_KHR,
+                        false,
+                    );
+                    import.state = SyncState { layout: vk::ImageLayout::PRESENT_SRC_KHR, ..SyncState::NONE };
+                }
+                _ => {
+                    executor.error.get_or_insert(GraphError::InvalidDescription {
+                        resource: present.name.clone(),
+                        reason: "the swapchain image is presented but no pass of the frame uses it",
+                    });
+                }
+            }
+        }
+        flush_barriers(raw, command_buffer, &mut executor.scratch);
 
         // SAFETY: the command buffer is recording.
         unsafe { raw.end_command_buffer(command_buffer) }.map_err(GraphError::vulkan("vkEndCommandBuffer"))?;
@@ -469,9 +544,22 @@ impl RenderGraph {
         executor.staging.flush()?;
         let slot = &mut executor.slots[slot_index];
         let command_buffers = [command_buffer];
-        let submit = vk::SubmitInfo::default().command_buffers(&command_buffers);
+        let (waits, signals): (&[vk::Semaphore], &[vk::Semaphore]) = match &present {
+            Some(present) => (std::slice::from_ref(&present.acquired), std::slice::from_ref(&present.rendered)),
+            None => (&[], &[]),
+        };
+        let wait_stages = &[vk::PipelineStageFlags::ALL_COMMANDS][..waits.len()];
+        let submit = vk::SubmitInfo::default()
+            .command_buffers(&command_buffers)
+            .wait_semaphores(waits)
+            .wait_dst_stage_mask(wait_stages)
+            .signal_semaphores(signals);
         {
-            let queue = device.queue();
+            let queue = {
+                runtime::profile_zone!("lock wait: queue");
+                device.queue()
+            };
+            runtime::profile_zone!("lock held: queue");
             // SAFETY: the fence is signalled and unused (waited above).
             unsafe { raw.reset_fences(&[slot.fence]) }.map_err(GraphError::vulkan("vkResetFences"))?;
             // SAFETY: the queue lock is held; the command buffer is executable.
@@ -506,6 +594,23 @@ impl RenderGraph {
     pub fn frame_complete(&self, frame: u64) -> Result<bool> {
         assert!(frame < self.frame_index, "frame {frame} was not submitted (next is {})", self.frame_index);
         self.executor.frame_complete(&self.device, frame)
+    }
+
+    /// Names of the Tracy GPU zones the last submitted frame opened, one per pass that ran,
+    /// in order (empty until a Tracy client runs and the queue has timestamps). They are the
+    /// names [`RenderGraph::stats`] gives the passes.
+    #[cfg(feature = "profile")]
+    pub fn gpu_zone_names(&self) -> &[String] {
+        let Some(last) = self.frame_index.checked_sub(1) else { return &[] };
+        self.executor.profiler.zone_names((last % FRAMES_IN_FLIGHT as u64) as usize)
+    }
+
+    /// Waits until the frame slot the next [`RenderGraph::execute_frame`] uses is free (the
+    /// frame `FRAMES_IN_FLIGHT` before it has finished): per-slot objects of the caller, such
+    /// as a swapchain's acquire semaphores, may then be reused.
+    pub fn wait_for_free_slot(&mut self) -> Result<()> {
+        let slot_index = (self.frame_index % FRAMES_IN_FLIGHT as u64) as usize;
+        self.executor.finish_slot(&self.device, slot_index, &mut self.stats)
     }
 
     /// Waits until every submitted frame has finished on the GPU; afterwards readback

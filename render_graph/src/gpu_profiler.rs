@@ -15,12 +15,21 @@ use crate::graph::FRAMES_IN_FLIGHT;
 pub(crate) struct GpuProfiler {
     context: Option<GpuContext>,
     spans: [Vec<GpuSpan>; FRAMES_IN_FLIGHT],
+    /// Names of the zones each slot's frame opened (`[..named[slot]]`; strings are reused,
+    /// so steady frames allocate nothing).
+    names: [Vec<String>; FRAMES_IN_FLIGHT],
+    named: [usize; FRAMES_IN_FLIGHT],
 }
 
 impl GpuProfiler {
     /// A profiler without a context yet.
     pub(crate) fn new() -> GpuProfiler {
-        GpuProfiler { context: None, spans: std::array::from_fn(|_| Vec::new()) }
+        GpuProfiler {
+            context: None,
+            spans: std::array::from_fn(|_| Vec::new()),
+            names: std::array::from_fn(|_| Vec::new()),
+            named: [0; FRAMES_IN_FLIGHT],
+        }
     }
 
     /// Creates the Tracy GPU context once Tracy runs (the application may start it after the
@@ -39,6 +48,12 @@ impl GpuProfiler {
     /// Drops zones of a frame that was never submitted from `slot`.
     pub(crate) fn discard(&mut self, slot: usize) {
         self.spans[slot].clear();
+        self.named[slot] = 0;
+    }
+
+    /// Names of the zones the last frame recorded in `slot` opened, in order.
+    pub(crate) fn zone_names(&self, slot: usize) -> &[String] {
+        &self.names[slot][..self.named[slot]]
     }
 
     /// Opens the zone of a pass (next to its first timestamp).
@@ -46,6 +61,12 @@ impl GpuProfiler {
         if let Some(context) = &self.context {
             if let Ok(span) = context.span_alloc(name, "execute_frame", file!(), line!()) {
                 self.spans[slot].push(span);
+                let (names, named) = (&mut self.names[slot], &mut self.named[slot]);
+                match names.get_mut(*named) {
+                    Some(kept) => name.clone_into(kept),
+                    None => names.push(name.to_owned()),
+                }
+                *named += 1;
             }
         }
     }

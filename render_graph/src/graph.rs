@@ -16,6 +16,7 @@ use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::executor::Executor;
 use crate::memory::{GpuBuffer, GpuImage, ImageInfo, MemoryBlock};
+use crate::mips::MipRange;
 use crate::pass::Pass;
 use crate::registry::{GraphDecl, ImageSize, Origin, ResourceKind};
 use crate::stats::{GraphStats, PassStats};
@@ -28,6 +29,13 @@ pub const FRAMES_IN_FLIGHT: usize = 2;
 pub(crate) enum ImportedResource {
     Image(Arc<GpuImage>),
     Buffer(Arc<GpuBuffer>),
+}
+
+/// The swapchain image the next frame renders to and presents, with its semaphores.
+pub(crate) struct PresentSync {
+    pub(crate) name: String,
+    pub(crate) acquired: vk::Semaphore,
+    pub(crate) rendered: vk::Semaphore,
 }
 
 pub(crate) struct Import {
@@ -77,6 +85,9 @@ pub(crate) struct Compiled {
     pub(crate) history_reset: Vec<bool>,
     /// Per resource: the layout a kept previous copy was left in by the last graph.
     pub(crate) kept_layouts: Vec<vk::ImageLayout>,
+    /// The distinct `(image, mips)` ranges passes declared, each with a view per frame
+    /// (`AccessDecl::view` indexes it).
+    pub(crate) view_ranges: Vec<(u32, MipRange)>,
     _blocks: Vec<Arc<MemoryBlock>>,
 }
 
@@ -138,7 +149,8 @@ pub struct AliasReport {
 ///
 /// Add passes with [`RenderGraph::add_pass`], import outside resources by name, then call
 /// [`RenderGraph::execute_frame`] once per frame. The graph compiles on the first frame and
-/// again only after it changes (a pass added, the output extent or an import's kind changed).
+/// again only after it changes (a pass added, the output extent, an import's kind or an
+/// imported image's mip count changed).
 pub struct RenderGraph {
     pub(crate) device: Arc<GpuDevice>,
     pub(crate) passes: Vec<Box<dyn Pass>>,
@@ -149,8 +161,12 @@ pub struct RenderGraph {
     pub(crate) compile_count: u64,
     pub(crate) executor: Executor,
     pub(crate) resolved: Vec<Resolved>,
+    /// This frame's views of declared mip ranges (see `Compiled::view_ranges`).
+    pub(crate) range_views: Vec<vk::ImageView>,
     pub(crate) frame_index: u64,
     pub(crate) stats: GraphStats,
+    /// Set by [`RenderGraph::import_swapchain_image`] for the next frame only.
+    pub(crate) present: Option<PresentSync>,
 }
 
 impl RenderGraph {
@@ -167,8 +183,10 @@ impl RenderGraph {
             compile_count: 0,
             executor,
             resolved: Vec::new(),
+            range_views: Vec::new(),
             frame_index: 0,
             stats: GraphStats::default(),
+            present: None,
         })
     }
 
@@ -216,7 +234,14 @@ impl RenderGraph {
             (Some(ImportedResource::Image(_)), ImportedResource::Image(_))
                 | (Some(ImportedResource::Buffer(_)), ImportedResource::Buffer(_))
         );
-        if !same_kind {
+        // Declared mip ranges are checked against an imported image's mips when compiling.
+        let same_mips = match (self.imports.get(name).map(|import| &import.resource), &resource) {
+            (Some(ImportedResource::Image(old)), ImportedResource::Image(new)) => {
+                old.info().mip_levels == new.info().mip_levels
+            }
+            _ => true,
+        };
+        if !same_kind || !same_mips {
             self.dirty = true;
         }
         self.imports.insert(name.to_owned(), Import { resource, state: SyncState::NONE });
@@ -236,6 +261,27 @@ impl RenderGraph {
         if let Some(import) = self.imports.get_mut(name) {
             import.state = SyncState { layout, ..SyncState::NONE };
         }
+    }
+
+    /// Imports a swapchain image for the next frame only: the frame waits for `acquired`
+    /// (signalled by `vkAcquireNextImageKHR`) before any stage, leaves the image in
+    /// `PRESENT_SRC_KHR` and signals `rendered`, which `vkQueuePresentKHR` waits for. Its
+    /// contents start undefined: a pass must write all of it (e.g. a blit of `color`). A
+    /// frame that leaves the image unused is an error ([`GraphError::InvalidDescription`]).
+    pub fn import_swapchain_image(
+        &mut self,
+        name: &str,
+        image: Arc<GpuImage>,
+        acquired: vk::Semaphore,
+        rendered: vk::Semaphore,
+    ) {
+        self.import(name, ImportedResource::Image(image));
+        if let Some(import) = self.imports.get_mut(name) {
+            // The first barrier's source scope is every stage, so it chains with the
+            // semaphore wait (which blocks every stage) and the layout change follows it.
+            import.state = SyncState { stages: vk::PipelineStageFlags2::ALL_COMMANDS, ..SyncState::NONE };
+        }
+        self.present = Some(PresentSync { name: name.to_owned(), acquired, rendered });
     }
 
     /// Makes a buffer owned outside the graph available to passes under `name`. When its
@@ -308,6 +354,7 @@ impl RenderGraph {
         }
         runtime::profile_zone!("render graph compile");
         let mut decl = GraphDecl::default();
+        decl.set_output_extent(self.output_extent);
         for pass in &mut self.passes {
             let name = pass.name().to_owned();
             decl.declare_pass(&name, |registry| pass.register(registry));
@@ -319,11 +366,15 @@ impl RenderGraph {
             None => false,
         };
         let graph = compile(&decl, &is_imported)?;
+        self.check_mip_ranges(&decl)?;
+        let view_ranges = assign_range_views(&mut decl);
         // Old resources may be in use by frames in flight.
         self.executor.wait_all(&self.device, &mut self.stats)?;
         let mut kept = self.compiled.take().map(Compiled::into_history).unwrap_or_default();
-        let compiled = self.allocate(decl, graph, &mut kept)?;
+        let mut compiled = self.allocate(decl, graph, &mut kept)?;
+        compiled.view_ranges = view_ranges;
         self.resolved = vec![Resolved::None; compiled.decl.resource_count()];
+        self.range_views = vec![vk::ImageView::null(); compiled.view_ranges.len()];
         self.executor.prepare_for(&self.device, &compiled)?;
         self.stats = GraphStats {
             transient_bytes: compiled.transient_bytes,
@@ -497,33 +548,109 @@ impl RenderGraph {
             poison,
             history_reset,
             kept_layouts,
+            view_ranges: Vec::new(),
             _blocks: blocks,
         })
     }
 
-    /// Points every graph resource at its physical resource for frame `frame_index`
-    /// (double-buffered resources swap copies each frame).
-    pub(crate) fn resolve(&mut self) {
-        let Some(compiled) = &self.compiled else { return };
-        let current = (self.frame_index % 2) as usize;
-        for (index, declared) in compiled.decl.resources.iter().enumerate() {
-            let (backing_index, copy) = match declared.origin {
-                Origin::History { of } => (of as usize, 1 - current),
-                _ => (index, current),
-            };
-            self.resolved[index] = match &compiled.backings[backing_index] {
-                Backing::Image(image) => resolve_image(image),
-                Backing::ImagePair(pair) => resolve_image(&pair[copy]),
-                Backing::Buffer(buffer) => resolve_buffer(buffer),
-                Backing::BufferPair(pair) => resolve_buffer(&pair[copy]),
-                Backing::None => match self.imports.get(&declared.name).map(|import| &import.resource) {
-                    Some(ImportedResource::Image(image)) => resolve_image(image),
-                    Some(ImportedResource::Buffer(buffer)) => resolve_buffer(buffer),
-                    None => Resolved::None,
+    /// Checks declared mip ranges against the mips images will have: created images at the
+    /// current output extent (full chains follow it), imported images as imported.
+    fn check_mip_ranges(&self, decl: &GraphDecl) -> Result<()> {
+        let output = self.output_extent;
+        let base_of = |resource: u32| match decl.resources[resource as usize].origin {
+            Origin::History { of } => of,
+            _ => resource,
+        };
+        let mip_levels = |resource: u32| {
+            let declared = &decl.resources[base_of(resource) as usize];
+            match declared.origin {
+                Origin::CreatedImage(desc) => desc.size.resolve(output).map(|extent| desc.resolve_mips(extent)),
+                _ => match self.imports.get(&declared.name).map(|import| &import.resource) {
+                    Some(ImportedResource::Image(image)) => Some(image.info().mip_levels),
+                    _ => None,
                 },
+            }
+        };
+        crate::compiler::check_mip_ranges(decl, &mip_levels)
+    }
+
+    /// Points every graph resource at its physical resource for frame `frame_index`
+    /// (double-buffered resources swap copies each frame), and every declared mip range at
+    /// its view (made on first use, then found without allocating).
+    pub(crate) fn resolve(&mut self) -> Result<()> {
+        let Some(compiled) = &self.compiled else { return Ok(()) };
+        let current = (self.frame_index % 2) as usize;
+        for index in 0..compiled.decl.resources.len() {
+            self.resolved[index] = match physical(compiled, &self.imports, index, current) {
+                Physical::Image(image) => resolve_image(image),
+                Physical::Buffer(buffer) => resolve_buffer(buffer),
+                Physical::None => Resolved::None,
+            };
+        }
+        for (slot, &(resource, mips)) in compiled.view_ranges.iter().enumerate() {
+            self.range_views[slot] = match physical(compiled, &self.imports, resource as usize, current) {
+                Physical::Image(image) => image.range_view(mips).map_err(|error| match error {
+                    GraphError::InvalidDescription { reason, .. } => GraphError::InvalidDescription {
+                        resource: compiled.decl.resource_name(resource).to_owned(),
+                        reason,
+                    },
+                    other => other,
+                })?,
+                _ => vk::ImageView::null(),
+            };
+        }
+        Ok(())
+    }
+}
+
+/// What a graph resource is backed by this frame.
+enum Physical<'graph> {
+    Image(&'graph GpuImage),
+    Buffer(&'graph GpuBuffer),
+    None,
+}
+
+fn physical<'graph>(
+    compiled: &'graph Compiled,
+    imports: &'graph HashMap<String, Import>,
+    index: usize,
+    current: usize,
+) -> Physical<'graph> {
+    let declared = &compiled.decl.resources[index];
+    let (backing_index, copy) = match declared.origin {
+        Origin::History { of } => (of as usize, 1 - current),
+        _ => (index, current),
+    };
+    match &compiled.backings[backing_index] {
+        Backing::Image(image) => Physical::Image(image),
+        Backing::ImagePair(pair) => Physical::Image(&pair[copy]),
+        Backing::Buffer(buffer) => Physical::Buffer(buffer),
+        Backing::BufferPair(pair) => Physical::Buffer(&pair[copy]),
+        Backing::None => match imports.get(&declared.name).map(|import| &import.resource) {
+            Some(ImportedResource::Image(image)) => Physical::Image(image),
+            Some(ImportedResource::Buffer(buffer)) => Physical::Buffer(buffer),
+            None => Physical::None,
+        },
+    }
+}
+
+/// Numbers the distinct mip ranges declared on images (whole-image declarations use the
+/// image's own view) and points each declaration at its range's view.
+fn assign_range_views(decl: &mut GraphDecl) -> Vec<(u32, MipRange)> {
+    let mut ranges: Vec<(u32, MipRange)> = Vec::new();
+    for pass in &mut decl.passes {
+        for access in pass.accesses.iter_mut().filter(|access| !access.mips.is_all()) {
+            let key = (access.resource, access.mips);
+            access.view = match ranges.iter().position(|&range| range == key) {
+                Some(slot) => slot as u32,
+                None => {
+                    ranges.push(key);
+                    (ranges.len() - 1) as u32
+                }
             };
         }
     }
+    ranges
 }
 
 impl Drop for RenderGraph {

@@ -23,7 +23,76 @@
 //!   GPU zones.
 //! - [`passes`]: the standard passes (object upload, depth prepass, geometry, readback)
 //!   over a GPU scene of object records.
+//! - [`swapchain`]: a window's surface and swapchain, the swapchain image imported into the
+//!   graph each frame ([`RenderGraph::import_swapchain_image`]) and presented.
 //! - [`testing`]: a validated device for GPU tests that skips where there is no Vulkan.
+//!
+//! # Declaring mip access
+//!
+//! A pass may declare one mip or a range of mips ([`MipRange`]) of an image instead of the
+//! whole image: [`Registry::write_storage_image_mip`], [`Registry::read_storage_image_mip`],
+//! [`Registry::read_sampled_image_mips`], or any access with [`Registry::access_image_mips`].
+//! The barrier planner then tracks every image per mip segment (the disjoint ranges its
+//! declarations delimit): a pass writing mip `k` waits for, and transitions, mip `k` only,
+//! and a later read of many mips gets barriers from each mip's own last access and layout
+//! ([`PlannedBarrier::mips`]; neighbouring mips with the same state share one barrier).
+//! Whole-image declarations keep working as before and mix freely with per-mip ones.
+//! Imported and double-buffered images end the frame with every mip in one layout.
+//!
+//! The pass gets a view per declared range: [`ExecuteContext::image_view_mips`], or in a
+//! descriptor [`Binding::ImageMips`] (one level, every level, or exactly a declared range).
+//! Views of several levels are made on first use and destroyed with the image.
+//!
+//! Compiling fails, naming the pass and the image, when a range does not fit the image's
+//! mips ([`GraphError::MipRangeOutOfBounds`]; a full chain is checked at the output extent
+//! it resolves to, an import at its own mip count), is empty, or overlaps another
+//! declaration of the same pass on that image ([`GraphError::InvalidAccess`]). Pass order
+//! still follows versions of the whole image: passes writing different mips of one image
+//! run in the order they were added.
+//!
+//! A reduction of mip `k - 1` into mip `k` (one pass per level; `mip_gather` in
+//! `tests/mip_access.rs` then samples mips `0..=n` through one view):
+//!
+//! ```no_run
+//! use render_graph::{Binding, ComputePipeline, ExecuteContext, ImageHandle, MipRange, Pass, Registry, ShaderStage};
+//!
+//! struct ReduceMip {
+//!     mip: u32,
+//!     pipeline: ComputePipeline,
+//!     pyramid: Option<ImageHandle>,
+//! }
+//!
+//! impl Pass for ReduceMip {
+//!     fn name(&self) -> &str {
+//!         "reduce"
+//!     }
+//!
+//!     fn register(&mut self, registry: &mut Registry) {
+//!         let pyramid = registry.image("pyramid");
+//!         registry.read_storage_image_mip(pyramid, self.mip - 1, ShaderStage::Compute);
+//!         self.pyramid = Some(registry.write_storage_image_mip(pyramid, self.mip, ShaderStage::Compute));
+//!     }
+//!
+//!     fn execute(&mut self, context: &mut ExecuteContext) {
+//!         let pyramid = self.pyramid.expect("register runs first");
+//!         let bindings = [
+//!             Binding::ImageMips { image: pyramid, mips: MipRange::level(self.mip - 1) },
+//!             Binding::ImageMips { image: pyramid, mips: MipRange::level(self.mip) },
+//!         ];
+//!         context.bind_compute(&self.pipeline, &bindings);
+//!         let extent = context.image(pyramid).mip_extent(self.mip);
+//!         context.dispatch(extent.width.div_ceil(8), extent.height.div_ceil(8), 1);
+//!     }
+//! }
+//! ```
+//!
+//! One pass may also reduce a whole chain in *steps*: [`Registry::next_step`] between the
+//! declarations of each mip (read `k - 1`, write `k`; [`Registry::output_extent`] tells how
+//! many mips a full chain has), and [`ExecuteContext::next_step`] in `execute` before each
+//! mip's dispatch; the graph records the barriers each step needs when it begins
+//! ([`PlannedBarrier::step`]). `culling`'s Hi-Z build works this way. A pass may still
+//! declare the image read-write and record its own mip-to-mip barriers
+//! ([`ExecuteContext::mip_barrier`]).
 #![warn(missing_docs)]
 
 mod access;
@@ -40,12 +109,14 @@ mod executor;
 mod gpu_profiler;
 mod graph;
 pub mod memory;
+mod mips;
 mod pass;
 pub mod passes;
 mod pipeline;
 mod recording;
 mod registry;
 mod stats;
+pub mod swapchain;
 pub mod testing;
 mod validation;
 
@@ -64,6 +135,7 @@ pub use device::{DeviceCapabilities, DeviceConfig, GpuDevice};
 pub use error::{GraphError, Result};
 pub use graph::{AliasReport, RenderGraph, FRAMES_IN_FLIGHT};
 pub use memory::{full_mip_chain, GpuBuffer, GpuImage, ImageInfo, ReadbackBuffer, StagingRing, MAX_MIP_LEVELS};
+pub use mips::MipRange;
 pub use pass::Pass;
 pub use pipeline::{BindingKind, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
 pub use recording::{POISON_COLOR, POISON_DEPTH, POISON_WORD};

@@ -10,6 +10,7 @@ use gpu_allocator::MemoryLocation;
 
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
+use crate::mips::MipRange;
 
 /// One allocation, freed when dropped. Several aliased resources can share one block.
 pub struct MemoryBlock {
@@ -291,8 +292,12 @@ pub struct GpuImage {
     image: vk::Image,
     view: vk::ImageView,
     mip_views: Box<[vk::ImageView; MAX_MIP_LEVELS as usize]>,
+    /// Views of mip ranges asked for by [`GpuImage::range_view`], made on first use.
+    range_views: Mutex<Vec<(MipRange, vk::ImageView)>>,
     info: ImageInfo,
     backing: Option<Backing>,
+    /// The image handle is destroyed with this value (false for a swapchain's images).
+    owned: bool,
 }
 
 impl GpuImage {
@@ -337,8 +342,42 @@ impl GpuImage {
             image,
             view: vk::ImageView::null(),
             mip_views: Box::new([vk::ImageView::null(); MAX_MIP_LEVELS as usize]),
+            range_views: Mutex::new(Vec::new()),
             info,
             backing: None,
+            owned: true,
+        })
+    }
+
+    /// Wraps an image owned by someone else (a swapchain's image) with a view of its one mip;
+    /// dropping the wrapper destroys the view, not the image, which must outlive it.
+    pub fn borrowed(device: &Arc<GpuDevice>, name: &str, image: vk::Image, info: ImageInfo) -> Result<GpuImage> {
+        if info.extent.width == 0 || info.extent.height == 0 || info.mip_levels != 1 {
+            return Err(GraphError::InvalidDescription {
+                resource: name.into(),
+                reason: "a borrowed image has one mip and a non-zero extent",
+            });
+        }
+        let view_info = vk::ImageViewCreateInfo::default()
+            .image(image)
+            .view_type(vk::ImageViewType::TYPE_2D)
+            .format(info.format)
+            .subresource_range(full_range(info.format, 1));
+        // SAFETY: the caller's image is live and has `info`'s format; the create info is valid.
+        let view = unsafe { device.raw().create_image_view(&view_info, None) }
+            .map_err(GraphError::vulkan("vkCreateImageView"))?;
+        device.set_name(view, name);
+        let mut mip_views = Box::new([vk::ImageView::null(); MAX_MIP_LEVELS as usize]);
+        mip_views[0] = view;
+        Ok(GpuImage {
+            device: Arc::clone(device),
+            image,
+            view,
+            mip_views,
+            range_views: Mutex::new(Vec::new()),
+            info,
+            backing: None,
+            owned: false,
         })
     }
 
@@ -410,6 +449,44 @@ impl GpuImage {
     pub fn info(&self) -> &ImageInfo {
         &self.info
     }
+
+    /// A view of the mips `mips`: [`GpuImage::view`] when they are all of the image's mips,
+    /// the level's own view for one level, otherwise a view made on first use, kept and
+    /// destroyed with the image (later calls allocate nothing). Mips the image does not have
+    /// are an [`GraphError::InvalidDescription`].
+    pub fn range_view(&self, mips: MipRange) -> Result<vk::ImageView> {
+        let Some((base, count)) = mips.resolve(self.info.mip_levels).filter(|_| mips.fits(self.info.mip_levels)) else {
+            return Err(GraphError::InvalidDescription {
+                resource: String::from("(image)"),
+                reason: "a view of mips the image does not have",
+            });
+        };
+        if count == self.info.mip_levels {
+            return Ok(self.view);
+        }
+        if count == 1 {
+            return Ok(self.mip_views[base as usize]);
+        }
+        let mut views = self.range_views.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let key = MipRange::new(base, count);
+        if let Some(&(_, view)) = views.iter().find(|(range, _)| *range == key) {
+            return Ok(view);
+        }
+        let view_info = vk::ImageViewCreateInfo::default()
+            .image(self.image)
+            .view_type(vk::ImageViewType::TYPE_2D)
+            .format(self.info.format)
+            .subresource_range(vk::ImageSubresourceRange {
+                base_mip_level: base,
+                level_count: count,
+                ..full_range(self.info.format, 1)
+            });
+        // SAFETY: the image is bound to memory (it has views); the range lies inside its mips.
+        let view = unsafe { self.device.raw().create_image_view(&view_info, None) }
+            .map_err(GraphError::vulkan("vkCreateImageView"))?;
+        views.push((key, view));
+        Ok(view)
+    }
 }
 
 impl Drop for GpuImage {
@@ -425,8 +502,14 @@ impl Drop for GpuImage {
                 unsafe { self.device.raw().destroy_image_view(view, None) };
             }
         }
-        // SAFETY: as above.
-        unsafe { self.device.raw().destroy_image(self.image, None) };
+        for &(_, view) in self.range_views.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner).iter() {
+            // SAFETY: as above; made by `range_view` for this image.
+            unsafe { self.device.raw().destroy_image_view(view, None) };
+        }
+        if self.owned {
+            // SAFETY: as above.
+            unsafe { self.device.raw().destroy_image(self.image, None) };
+        }
     }
 }
 

@@ -5,10 +5,10 @@ use ash::vk;
 
 use crate::barriers::{PlannedBarrier, SyncState};
 use crate::compiler::Residency;
-use crate::context::Resolved;
-use crate::executor::Executor;
+use crate::context::{Resolved, ResolvedImage};
 use crate::graph::{Compiled, EntrySource};
 use crate::memory::full_range;
+use crate::mips::MipRange;
 use crate::registry::{AttachmentLoad, PassDecl};
 
 /// Most color attachments one pass may declare.
@@ -28,11 +28,28 @@ fn color_clear(load: AttachmentLoad) -> (vk::AttachmentLoadOp, vk::ClearValue) {
     }
 }
 
-/// Adds one barrier to the scratch lists; skips barriers with nothing to wait for and no
-/// layout to change.
+/// Barriers gathered for one `vkCmdPipelineBarrier2` (kept between frames: no allocation in
+/// steady state).
+#[derive(Default)]
+pub(crate) struct BarrierScratch {
+    pub(crate) image: Vec<vk::ImageMemoryBarrier2<'static>>,
+    pub(crate) buffer: Vec<vk::BufferMemoryBarrier2<'static>>,
+    pub(crate) memory: Vec<vk::MemoryBarrier2<'static>>,
+}
+
+/// The subresource range of `mips` of `image`, or `None` when the image has none of them.
+pub(crate) fn mip_subresources(image: &ResolvedImage, mips: MipRange) -> Option<vk::ImageSubresourceRange> {
+    let (base, count) = mips.resolve(image.mip_levels)?;
+    Some(vk::ImageSubresourceRange { base_mip_level: base, level_count: count, ..full_range(image.format, 1) })
+}
+
+/// Adds one barrier to the scratch lists (for images, on the mips `mips`); skips barriers
+/// with nothing to wait for and no layout to change.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn push_barrier(
-    executor: &mut Executor,
+    scratch: &mut BarrierScratch,
     resolved: Resolved,
+    mips: MipRange,
     source: SyncState,
     dst_stages: vk::PipelineStageFlags2,
     dst_access: vk::AccessFlags2,
@@ -42,10 +59,11 @@ pub(crate) fn push_barrier(
     match resolved {
         Resolved::Image(image) => {
             let same_layout = source.layout == new_layout && source.layout != vk::ImageLayout::UNDEFINED;
+            let Some(range) = mip_subresources(&image, mips) else { return false };
             if source.stages.is_empty() && same_layout {
                 return false;
             }
-            executor.image_barriers.push(
+            scratch.image.push(
                 vk::ImageMemoryBarrier2::default()
                     .src_stage_mask(source.stages)
                     .src_access_mask(source.access)
@@ -56,7 +74,7 @@ pub(crate) fn push_barrier(
                     .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
                     .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
                     .image(image.image)
-                    .subresource_range(full_range(image.format, image.mip_levels)),
+                    .subresource_range(range),
             );
             true
         }
@@ -66,7 +84,7 @@ pub(crate) fn push_barrier(
             }
             if aliased_buffer {
                 // The previous occupant is another buffer: a global barrier covers the memory.
-                executor.memory_barriers.push(
+                scratch.memory.push(
                     vk::MemoryBarrier2::default()
                         .src_stage_mask(source.stages)
                         .src_access_mask(source.access)
@@ -74,7 +92,7 @@ pub(crate) fn push_barrier(
                         .dst_access_mask(dst_access),
                 );
             } else {
-                executor.buffer_barriers.push(
+                scratch.buffer.push(
                     vk::BufferMemoryBarrier2::default()
                         .src_stage_mask(source.stages)
                         .src_access_mask(source.access)
@@ -93,20 +111,19 @@ pub(crate) fn push_barrier(
     }
 }
 
-pub(crate) fn flush_barriers(device: &ash::Device, command_buffer: vk::CommandBuffer, executor: &mut Executor) {
-    if executor.image_barriers.is_empty() && executor.buffer_barriers.is_empty() && executor.memory_barriers.is_empty()
-    {
+pub(crate) fn flush_barriers(device: &ash::Device, command_buffer: vk::CommandBuffer, scratch: &mut BarrierScratch) {
+    if scratch.image.is_empty() && scratch.buffer.is_empty() && scratch.memory.is_empty() {
         return;
     }
     let dependency = vk::DependencyInfo::default()
-        .memory_barriers(&executor.memory_barriers)
-        .buffer_memory_barriers(&executor.buffer_barriers)
-        .image_memory_barriers(&executor.image_barriers);
+        .memory_barriers(&scratch.memory)
+        .buffer_memory_barriers(&scratch.buffer)
+        .image_memory_barriers(&scratch.image);
     // SAFETY: the command buffer is recording; every barrier names a live resource.
     unsafe { device.cmd_pipeline_barrier2(command_buffer, &dependency) };
-    executor.image_barriers.clear();
-    executor.buffer_barriers.clear();
-    executor.memory_barriers.clear();
+    scratch.image.clear();
+    scratch.buffer.clear();
+    scratch.memory.clear();
 }
 
 /// State a history resource is in after the first frame's clear.
@@ -125,7 +142,7 @@ pub(crate) fn record_history_clears(
     command_buffer: vk::CommandBuffer,
     compiled: &Compiled,
     resolved: &[Resolved],
-    executor: &mut Executor,
+    scratch: &mut BarrierScratch,
 ) {
     let to_clear = |resource: usize| {
         matches!(compiled.entry[resource], EntrySource::HistoryPrevious(_))
@@ -134,8 +151,9 @@ pub(crate) fn record_history_clears(
     };
     for resource in (0..resolved.len()).filter(|&resource| to_clear(resource)) {
         push_barrier(
-            executor,
+            scratch,
             resolved[resource],
+            MipRange::ALL,
             SyncState::NONE,
             vk::PipelineStageFlags2::ALL_TRANSFER,
             vk::AccessFlags2::TRANSFER_WRITE,
@@ -143,7 +161,7 @@ pub(crate) fn record_history_clears(
             false,
         );
     }
-    flush_barriers(raw, command_buffer, executor);
+    flush_barriers(raw, command_buffer, scratch);
     for resource in (0..resolved.len()).filter(|&resource| to_clear(resource)) {
         match resolved[resource] {
             Resolved::Image(image) => {
@@ -177,15 +195,16 @@ pub const POISON_COLOR: [f32; 4] = [1.0, 0.0, 1.0, 1.0];
 /// The depth poison fills write into depth images.
 pub const POISON_DEPTH: f32 = 0.5;
 
-/// Whether `planned` is the first access this frame of a transient resource that the pass
-/// writes without reading or clearing it: it must overwrite everything, or the output
-/// shows whatever the memory held.
+/// Whether `planned` is the first access this frame of a transient resource (or of some of
+/// its mips) that the pass writes without reading or clearing it: it must overwrite
+/// everything it declared, or the output shows whatever the memory held.
 pub(crate) fn is_blind_write(compiled: &Compiled, pass: &PassDecl, planned: &PlannedBarrier) -> bool {
     if compiled.graph.resources[planned.resource as usize].residency != Residency::Transient {
         return false;
     }
     pass.accesses.iter().any(|access| {
         access.resource == planned.resource
+            && access.mips.contains(planned.mips)
             && access.access.is_write()
             && !access.access.is_read()
             && matches!(access.load, None | Some(AttachmentLoad::DontCare))
@@ -216,11 +235,11 @@ fn is_integer_format(format: vk::Format) -> bool {
     )
 }
 
-/// Fills a resource in TRANSFER_DST layout (images) with poison.
-pub(crate) fn record_poison(raw: &ash::Device, command_buffer: vk::CommandBuffer, resolved: Resolved) {
+/// Fills a resource (the mips `mips` of an image, in TRANSFER_DST layout) with poison.
+pub(crate) fn record_poison(raw: &ash::Device, command_buffer: vk::CommandBuffer, resolved: Resolved, mips: MipRange) {
     match resolved {
         Resolved::Image(image) => {
-            let range = full_range(image.format, image.mip_levels);
+            let Some(range) = mip_subresources(&image, mips) else { return };
             let layout = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
             if range.aspect_mask.contains(vk::ImageAspectFlags::COLOR) {
                 let color = if is_integer_format(image.format) {

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use ash::vk;
 
 use crate::access::{Access, ShaderStage};
+use crate::mips::MipRange;
 
 /// A typed reference to an image of the graph; valid for the graph it was registered in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -155,7 +156,17 @@ pub(crate) struct AccessDecl {
     pub(crate) resource: u32,
     pub(crate) access: Access,
     pub(crate) load: Option<AttachmentLoad>,
+    /// The mips it covers ([`MipRange::ALL`] for buffers and whole-image accesses).
+    pub(crate) mips: MipRange,
+    /// Index of its view among the graph's per-range views ([`NO_VIEW`] when the image's own
+    /// views serve); set when the graph compiles.
+    pub(crate) view: u32,
+    /// The step of the pass it belongs to (see [`Registry::next_step`]).
+    pub(crate) step: u32,
 }
+
+/// [`AccessDecl::view`] of an access without a per-range view.
+pub(crate) const NO_VIEW: u32 = u32::MAX;
 
 /// What one pass declared.
 #[derive(Clone, Debug, Default)]
@@ -165,6 +176,8 @@ pub(crate) struct PassDecl {
     pub(crate) side_effect: bool,
     /// A problem found while registering (reported by the compiler).
     pub(crate) invalid: Option<(u32, &'static str)>,
+    /// The last step declared (0 for a pass without steps).
+    pub(crate) last_step: u32,
 }
 
 /// All declarations of a graph, input of the compiler.
@@ -173,6 +186,7 @@ pub struct GraphDecl {
     pub(crate) passes: Vec<PassDecl>,
     pub(crate) resources: Vec<ResourceDecl>,
     names: HashMap<(String, bool), u32>,
+    output_extent: vk::Extent2D,
 }
 
 impl GraphDecl {
@@ -189,6 +203,12 @@ impl GraphDecl {
     /// Name of resource `index`.
     pub fn resource_name(&self, index: u32) -> &str {
         &self.resources[index as usize].name
+    }
+
+    /// Sets the extent [`Registry::output_extent`] reports to passes declared afterwards
+    /// ([`crate::RenderGraph`] sets its output extent; zero by default).
+    pub fn set_output_extent(&mut self, extent: vk::Extent2D) {
+        self.output_extent = extent;
     }
 
     /// Declares one pass: runs `register` against a registry for it.
@@ -288,12 +308,34 @@ impl Registry<'_> {
     }
 
     fn declare(&mut self, resource: u32, access: Access, load: Option<AttachmentLoad>) {
+        self.declare_mips(resource, access, load, MipRange::ALL);
+    }
+
+    fn declare_mips(&mut self, resource: u32, access: Access, load: Option<AttachmentLoad>, mips: MipRange) {
         let pass = &mut self.decl.passes[self.pass];
-        if pass.accesses.iter().any(|existing| existing.resource == resource) {
-            pass.invalid = Some((resource, "the pass declares two accesses to it; declare one (e.g. a read-write)"));
+        let step = pass.last_step;
+        if mips.count == 0 {
+            pass.invalid = Some((resource, "the mip range is empty"));
             return;
         }
-        pass.accesses.push(AccessDecl { resource, access, load });
+        if load.is_some() && step > 0 {
+            pass.invalid = Some((resource, "attachments belong in the pass's first step"));
+            return;
+        }
+        let overlapping = pass
+            .accesses
+            .iter()
+            .any(|existing| existing.resource == resource && existing.step == step && existing.mips.overlaps(mips));
+        if overlapping {
+            let reason = if mips.is_all() {
+                "the pass declares two accesses to it; declare one (e.g. a read-write)"
+            } else {
+                "the pass declares two accesses to overlapping mips of it; declare one per mip (e.g. a read-write)"
+            };
+            pass.invalid = Some((resource, reason));
+            return;
+        }
+        pass.accesses.push(AccessDecl { resource, access, load, mips, view: NO_VIEW, step });
     }
 
     /// Declares an access to an image.
@@ -312,6 +354,51 @@ impl Registry<'_> {
         }
         self.declare(buffer.0, access, None);
         buffer
+    }
+
+    /// Declares an access to the mips `mips` of an image (one level: [`MipRange::level`]).
+    /// Barriers are placed per mip range: this pass waits only for earlier accesses to these
+    /// mips, and leaves the others in their own state and layout. The pass gets a view of the
+    /// range ([`crate::ExecuteContext::image_view_mips`], [`crate::Binding::ImageMips`]).
+    ///
+    /// Compiling fails with [`crate::GraphError::MipRangeOutOfBounds`] when the range does
+    /// not fit the image's mips, and with [`crate::GraphError::InvalidAccess`] when it is
+    /// empty, overlaps another declaration of this pass on the same image, or is an
+    /// attachment access (attachments cover the whole image).
+    pub fn access_image_mips(&mut self, image: ImageHandle, mips: impl Into<MipRange>, access: Access) -> ImageHandle {
+        let mips = mips.into();
+        let attachment = matches!(access, Access::ColorAttachment | Access::DepthAttachment | Access::DepthRead);
+        if access.applies_to() == crate::access::Applies::BuffersOnly {
+            self.decl.passes[self.pass].invalid = Some((image.0, "a buffer-only access on an image"));
+        } else if attachment && !mips.is_all() {
+            self.decl.passes[self.pass].invalid = Some((
+                image.0,
+                "attachments cover the whole image; declare them with color_attachment or depth_attachment",
+            ));
+        }
+        self.declare_mips(image.0, access, None, mips);
+        image
+    }
+
+    /// Mip `mip` of the image is a storage image written (not read) by `stage`.
+    pub fn write_storage_image_mip(&mut self, image: ImageHandle, mip: u32, stage: ShaderStage) -> ImageHandle {
+        self.access_image_mips(image, MipRange::level(mip), Access::StorageWrite(stage))
+    }
+
+    /// Mip `mip` of the image is a storage image read (not written) by `stage`.
+    pub fn read_storage_image_mip(&mut self, image: ImageHandle, mip: u32, stage: ShaderStage) -> ImageHandle {
+        self.access_image_mips(image, MipRange::level(mip), Access::StorageRead(stage))
+    }
+
+    /// The mips `mips` of the image are sampled by `stage` (e.g. `0..n` of a pyramid whose
+    /// later levels are still being built).
+    pub fn read_sampled_image_mips(
+        &mut self,
+        image: ImageHandle,
+        mips: impl Into<MipRange>,
+        stage: ShaderStage,
+    ) -> ImageHandle {
+        self.access_image_mips(image, mips, Access::Sampled(stage))
     }
 
     /// The image is sampled by `stage`.
@@ -393,6 +480,23 @@ impl Registry<'_> {
     /// The pass must run even when nobody reads what it writes (e.g. it writes to the host).
     pub fn side_effect(&mut self) {
         self.decl.passes[self.pass].side_effect = true;
+    }
+
+    /// The extent the graph resolves [`ImageSize::OUTPUT`] to while compiling (e.g. to know
+    /// how many mips a full chain will have: [`crate::full_mip_chain`]); the graph
+    /// recompiles, and registers again, when it changes.
+    pub fn output_extent(&self) -> vk::Extent2D {
+        self.decl.output_extent
+    }
+
+    /// Starts the next *step* of this pass: declarations made from now on belong to it, and
+    /// the barriers they need are recorded when `execute` calls
+    /// [`crate::ExecuteContext::next_step`] (a pass declares steps 0..=n and begins each in
+    /// order). A pass that reduces a mip chain declares one step per mip (read mip `k - 1`,
+    /// write mip `k`) and the graph places its mip-to-mip barriers. Declarations of
+    /// different steps may overlap; within a step they may not. Attachments belong in step 0.
+    pub fn next_step(&mut self) {
+        self.decl.passes[self.pass].last_step += 1;
     }
 }
 

@@ -26,6 +26,7 @@ pub fn gpu_test_context_without(withheld: &[&'static str]) -> Option<Arc<GpuDevi
         app_name: String::from("render_graph tests"),
         validation: true,
         withheld_features: withheld.to_vec(),
+        surface_extensions: Vec::new(),
     };
     match GpuDevice::new(&config) {
         Ok(device) => Some(Arc::new(device)),

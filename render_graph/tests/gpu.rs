@@ -435,6 +435,7 @@ fn forced_layer_child() {
         app_name: String::from("forced layer"),
         validation: false,
         withheld_features: Vec::new(),
+        surface_extensions: Vec::new(),
     };
     let device = Arc::new(render_graph::GpuDevice::new(&config).expect("device"));
     assert!(device.validation_enabled(), "the loader forces the layer");

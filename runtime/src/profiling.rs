@@ -68,12 +68,41 @@ macro_rules! profile_plot {
 #[cfg(feature = "profile")]
 pub use tracy_client;
 
-/// Marks the end of a frame in the capture.
+/// Jobs taken from another thread's deque (or the injector by a thread that did not push
+/// them) since the last frame mark.
+#[cfg(feature = "profile")]
+static STOLEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Counts a job one thread took from another's queue (plotted per frame as `jobs stolen`).
+#[inline]
+pub(crate) fn job_stolen() {
+    #[cfg(feature = "profile")]
+    STOLEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Jobs stolen since the last [`frame_mark`] (always 0 without the `profile` feature).
+pub fn jobs_stolen_this_frame() -> u64 {
+    #[cfg(feature = "profile")]
+    {
+        STOLEN.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    #[cfg(not(feature = "profile"))]
+    {
+        0
+    }
+}
+
+/// Marks the end of a frame in the capture, with the plot `jobs stolen` (jobs that ran on a
+/// thread other than the one that queued them, this frame).
 #[inline]
 pub fn frame_mark() {
     #[cfg(feature = "profile")]
-    if let Some(client) = tracy_client::Client::running() {
-        client.frame_mark();
+    {
+        let stolen = STOLEN.swap(0, std::sync::atomic::Ordering::Relaxed);
+        if let Some(client) = tracy_client::Client::running() {
+            client.plot(tracy_client::plot_name!("jobs stolen"), stolen as f64);
+            client.frame_mark();
+        }
     }
 }
 
@@ -203,5 +232,22 @@ mod tests {
             .collect();
         assert!(!on_workers.is_empty(), "some chunks ran on workers: {seen:?}");
         assert!(seen.iter().all(|(label, _)| *label == "visibility cull"), "{seen:?}");
+    }
+
+    /// Chunks that ran on workers were taken from the caller's deque (or the injector): the
+    /// `jobs stolen` plot counts them.
+    #[test]
+    fn stolen_jobs_are_counted_for_the_frame_plot() {
+        let pool = crate::jobs::JobSystem::new(3);
+        let before = jobs_stolen_this_frame();
+        let on_workers = std::sync::atomic::AtomicUsize::new(0);
+        pool.parallel_for(0..64, 1, |_| {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+            if std::thread::current().name().is_some_and(|name| name.starts_with("worker-")) {
+                on_workers.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+        assert!(on_workers.into_inner() > 0, "some chunks ran on workers");
+        assert!(jobs_stolen_this_frame() > before, "the workers' chunks were counted as stolen");
     }
 }

@@ -3,8 +3,10 @@
 #![warn(missing_docs)]
 
 pub mod city;
+pub mod cluster_render;
 pub mod mesh_render;
 pub mod tower_defence;
+pub mod window;
 
 /// Installs a logger that prints the engine's warnings and errors on standard error
 /// (`env_logger`); `RUST_LOG` chooses more (`RUST_LOG=info`, `RUST_LOG=ecs=debug`) or less

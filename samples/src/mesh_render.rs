@@ -5,19 +5,20 @@
 //!
 //! Each frame is drawn twice, with the visible list and with every drawable object, and the
 //! two images are compared pixel for pixel: culling must never hide what the camera sees.
-//! [`MeshRenderer::render_gpu_culled`] draws the same meshes with two-phase GPU culling (Hi-Z
-//! occlusion) on a second graph of the same device and checks it against the unculled image.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use culling::gpu::{
-    add_gpu_culled_scene_passes, read_visibility_words, GpuCullSettings, GpuCullStats, SharedCullSettings,
-};
 use culling::Visibility;
+
+use crate::cluster_render::ClusterRenderer;
 use render_graph::device::{DeviceConfig, GpuDevice};
 use render_graph::passes::{self, lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
 use render_graph::{vk, ReadbackBuffer, RenderGraph};
+
+/// Object-record bytes one checked draw uploads per graph execution: with a 100k-object
+/// draw list (2 MB of commands) it fits the graph's per-frame staging ring.
+const CHECK_UPLOAD_BUDGET: u64 = 12 << 20;
 
 /// What went wrong while drawing, as text for a report.
 pub type RenderError = Box<dyn std::error::Error>;
@@ -40,16 +41,6 @@ pub struct MeshFrame {
     pub uploaded_bytes: u64,
 }
 
-/// The graph, scene and readbacks of GPU-culled frames.
-struct GpuCulled {
-    graph: RenderGraph,
-    scene: SharedScene,
-    color: ReadbackBuffer,
-    bits: ReadbackBuffer,
-    stats: ReadbackBuffer,
-    settings: SharedCullSettings,
-}
-
 /// A headless renderer of meshes of one [`MeshLibrary`].
 pub struct MeshRenderer {
     device: Arc<GpuDevice>,
@@ -58,11 +49,15 @@ pub struct MeshRenderer {
     readback: ReadbackBuffer,
     extent: vk::Extent2D,
     clear_color: [f32; 4],
-    /// The library again, for the GPU-culled graph made on first use.
+    /// The library again, for the cluster renderer made on first use.
     meshes: MeshLibrary,
-    gpu: Option<GpuCulled>,
     /// Every drawable object, for the culling-off image.
     all_drawable: Vec<u32>,
+    /// The cluster-culling renderer beside this one, made on first use
+    /// ([`crate::cluster_render::report_frame`]).
+    clusters: Option<ClusterRenderer>,
+    /// Most objects.
+    capacity: u32,
 }
 
 impl MeshRenderer {
@@ -77,11 +72,25 @@ impl MeshRenderer {
         clear_color: [f32; 4],
     ) -> Result<MeshRenderer, RenderError> {
         let device = Arc::new(GpuDevice::new(&DeviceConfig { app_name: "meshes".into(), ..DeviceConfig::default() })?);
+        MeshRenderer::with_device(device, width, height, capacity, meshes, clear_color)
+    }
+
+    /// [`MeshRenderer::new`] on an existing device (shared with the game's own renderer, so
+    /// validation and memory are counted once).
+    pub fn with_device(
+        device: Arc<GpuDevice>,
+        width: u32,
+        height: u32,
+        capacity: u32,
+        meshes: MeshLibrary,
+        clear_color: [f32; 4],
+    ) -> Result<MeshRenderer, RenderError> {
         let extent = vk::Extent2D { width, height };
         let capacity = capacity.max(1);
         let mut scene = GpuScene::new(&device, meshes.clone(), capacity)?;
-        // Single checked frames must see every record: no spreading of uploads.
-        scene.set_upload_budget(u64::from(capacity) * passes::OBJECT_RECORD_BYTES);
+        // Checked frames must see every record: one frame uploads as many as the staging
+        // ring leaves room for next to the draw list, and `draw` repeats until none pend.
+        scene.set_upload_budget((u64::from(capacity) * passes::OBJECT_RECORD_BYTES).min(CHECK_UPLOAD_BUDGET));
         let scene = scene.into_shared();
         let mut graph = RenderGraph::new(Arc::clone(&device), extent)?;
         let options = ScenePassOptions { clear_color, ..ScenePassOptions::default() };
@@ -95,9 +104,31 @@ impl MeshRenderer {
             extent,
             clear_color,
             meshes,
-            gpu: None,
             all_drawable: Vec::new(),
+            clusters: None,
+            capacity,
         })
+    }
+
+    /// The device, meshes, size and clear colour, for a renderer beside this one
+    /// ([`crate::cluster_render::ClusterRenderer`]).
+    pub(crate) fn parts(&self) -> (&Arc<GpuDevice>, &MeshLibrary, vk::Extent2D, [f32; 4]) {
+        (&self.device, &self.meshes, self.extent, self.clear_color)
+    }
+
+    /// Most objects the renderer draws.
+    pub(crate) fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// Takes the cluster renderer kept beside this one (put it back after use).
+    pub(crate) fn take_clusters(&mut self) -> Option<ClusterRenderer> {
+        self.clusters.take()
+    }
+
+    /// Keeps `clusters` for the next frame.
+    pub(crate) fn put_clusters(&mut self, clusters: ClusterRenderer) {
+        self.clusters = Some(clusters);
     }
 
     /// The device's name.
@@ -135,81 +166,6 @@ impl MeshRenderer {
             uploaded_bytes: upload.bytes + upload.draw_bytes,
         };
         Ok((culled, frame))
-    }
-
-    /// Draws the frame's drawable objects `frames` times with two-phase GPU culling, then every
-    /// drawable object without culling for the check. Each time draws the previous time's
-    /// visible set early and culls the rest against its Hi-Z pyramid; the GPU graph is made on
-    /// the first call, which runs two more times first so the early phase has a history (a
-    /// first frame draws everything in view in the late phase, which is right but unculled).
-    /// Returns the last GPU-culled image, the GPU's statistics, the check (`drawn` is what the
-    /// GPU drew) and the objects the GPU's visibility bits mark visible, sorted.
-    pub fn render_gpu_culled(
-        &mut self,
-        visibility: &Visibility,
-        color_of: impl Fn(usize) -> u32,
-        frames: u32,
-    ) -> Result<(Vec<u8>, GpuCullStats, MeshFrame, Vec<u32>), RenderError> {
-        let view = visibility.view().ok_or("no camera this frame: nothing to draw")?;
-        let view_projection = (view.projection * view.view).to_cols_array_2d();
-        let mut frames = frames.max(1);
-        if self.gpu.is_none() {
-            frames += 2;
-            let capacity = lock_scene(&self.scene).capacity();
-            let mut scene = GpuScene::new(&self.device, self.meshes.clone(), capacity)?;
-            scene.set_upload_budget(u64::from(capacity) * passes::OBJECT_RECORD_BYTES);
-            let scene = scene.into_shared();
-            let mut graph = RenderGraph::new(Arc::clone(&self.device), self.extent)?;
-            let options = ScenePassOptions { clear_color: self.clear_color, ..ScenePassOptions::default() };
-            let settings = Arc::new(std::sync::Mutex::new(GpuCullSettings::default()));
-            let culled = add_gpu_culled_scene_passes(&mut graph, &scene, &options, &settings, true)?;
-            let color = culled.color.ok_or("the GPU-culled passes were asked for a readback")?;
-            let bits = culled.bits.ok_or("the GPU-culled passes were asked for the bits")?;
-            self.gpu = Some(GpuCulled { graph, scene, color, bits, stats: culled.stats, settings });
-        }
-        let triangles = upload_objects(&self.scene, visibility, &color_of)?;
-        let gpu = self.gpu.as_mut().expect("made above");
-        upload_objects(&gpu.scene, visibility, &color_of)?;
-        {
-            let mut scene = lock_scene(&gpu.scene);
-            scene.set_view_projection(view_projection);
-            // Devices without drawIndirectCount draw every command (unused ones are zeroed).
-            scene.draw_all_objects();
-        }
-        *gpu.settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = GpuCullSettings::default();
-        // The first frame uploads the changed records; later ones re-draw the same frame.
-        gpu.graph.execute_frame()?;
-        let upload = lock_scene(&gpu.scene).last_upload();
-        for _ in 1..frames {
-            gpu.graph.execute_frame()?;
-        }
-        gpu.graph.wait_idle()?;
-        let stats = GpuCullStats::from_counters(gpu.stats.read()?, gpu.graph.stats());
-        let culled = gpu.color.read()?.to_vec();
-        let gpu_ms = gpu.graph.stats().passes.iter().map(|pass| (pass.name.clone(), pass.gpu_ms)).collect();
-        let mut words = Vec::new();
-        read_visibility_words(&gpu.bits, &mut words)?;
-        let gpu_visible: Vec<u32> = (0..visibility.objects().len() as u32)
-            .filter(|&object| words.get(object as usize / 64).is_some_and(|word| word >> (object % 64) & 1 == 1))
-            .collect();
-
-        self.all_drawable.clear();
-        self.all_drawable.extend(visibility.scene());
-        self.all_drawable.sort_unstable();
-        let all = std::mem::take(&mut self.all_drawable);
-        let reference = self.draw(view_projection, &all);
-        self.all_drawable = all;
-        let reference = reference?;
-        let differing_pixels = culled.chunks_exact(4).zip(reference.chunks_exact(4)).filter(|(a, b)| a != b).count();
-        let frame = MeshFrame {
-            drawn: (stats.early_drawn + stats.late_drawn) as usize,
-            drawn_without_culling: self.all_drawable.len(),
-            triangles: self.all_drawable.iter().map(|&object| triangles[object as usize]).sum(),
-            differing_pixels,
-            gpu_ms,
-            uploaded_bytes: upload.bytes + upload.draw_bytes,
-        };
-        Ok((culled, stats, frame, gpu_visible))
     }
 
     /// The culling truth of the frame: draws every drawable object with culling off as an
@@ -255,6 +211,21 @@ impl MeshRenderer {
         Ok(owners)
     }
 
+    /// The reference of a frame drawn elsewhere (by the Render stage): every drawable object
+    /// of `visibility` with culling off, object `i` in `color_of(i)`; returns the image
+    /// (RGBA8, rows top first). Afterwards [`MeshRenderer::objects_with_pixels`] and
+    /// [`MeshRenderer::draw_all`] draw the same objects.
+    pub fn draw_reference(
+        &mut self,
+        visibility: &Visibility,
+        color_of: impl Fn(usize) -> u32,
+    ) -> Result<Vec<u8>, RenderError> {
+        self.all_drawable.clear();
+        self.all_drawable.extend(visibility.scene());
+        self.all_drawable.sort_unstable();
+        self.draw_all(visibility, color_of)
+    }
+
     /// Draws every drawable object with culling off, object `i` in `color_of(i)`; returns
     /// the image (RGBA8, rows top first). Used for `--classify`: the next
     /// [`MeshRenderer::render_and_check`] re-uploads the real colours.
@@ -293,6 +264,9 @@ impl MeshRenderer {
             scene.set_draw_list(list)?;
         }
         self.graph.execute_frame()?;
+        while lock_scene(&self.scene).last_upload().pending_objects > 0 {
+            self.graph.execute_frame()?;
+        }
         self.graph.wait_idle()?;
         Ok(self.readback.read()?.to_vec())
     }
@@ -319,7 +293,7 @@ impl MeshRenderer {
 
 /// Writes object (slot) `i` of the frame as object `i` of `scene`, with the mesh its level of
 /// detail chose; returns each object's triangle count.
-fn upload_objects(
+pub(crate) fn upload_objects(
     scene: &SharedScene,
     visibility: &Visibility,
     color_of: &impl Fn(usize) -> u32,

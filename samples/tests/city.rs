@@ -1,16 +1,18 @@
 //! The demo's command line as other tools use it: the contract's options, camera paths,
 //! every-frame rendering with PNGs, and clear errors for bad input.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use render_graph::testing::gpu_test_context;
 
+mod common;
+use common::{read_png, temporary};
+
 /// Runs the demo in a fresh temporary folder (its default `--out` is the current folder).
 fn city(arguments: &[&str]) -> (Output, String) {
     static RUNS: AtomicUsize = AtomicUsize::new(0);
-    let folder = temporary(&format!("run-{}", RUNS.fetch_add(1, Ordering::Relaxed)));
+    let folder = temporary("city", &format!("run-{}", RUNS.fetch_add(1, Ordering::Relaxed)));
     let output = Command::new(env!("CARGO_BIN_EXE_city"))
         .args(arguments)
         .current_dir(&folder)
@@ -21,16 +23,9 @@ fn city(arguments: &[&str]) -> (Output, String) {
     (output, text)
 }
 
-fn temporary(name: &str) -> PathBuf {
-    let folder = std::env::temp_dir().join(format!("city-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&folder);
-    std::fs::create_dir_all(&folder).expect("a temporary folder");
-    folder
-}
-
 #[test]
 fn prints_bounds_and_blocks_and_follows_a_camera_path() {
-    let folder = temporary("path");
+    let folder = temporary("city", "path");
     let path = folder.join("path.json");
     // Above the city looking straight down, then a cut to street level.
     std::fs::write(
@@ -78,7 +73,7 @@ fn prints_bounds_and_blocks_and_follows_a_camera_path() {
 
 #[test]
 fn a_malformed_camera_path_is_an_error_naming_the_line() {
-    let folder = temporary("bad-path");
+    let folder = temporary("city", "bad-path");
     let path = folder.join("bad.json");
     std::fs::write(
         &path,
@@ -124,7 +119,7 @@ fn renders_every_frame_and_writes_pngs_when_asked() {
     if gpu_test_context().is_none() {
         return;
     }
-    let folder = temporary("every");
+    let folder = temporary("city", "every");
     let out = folder.join("images");
     // The CPU culler: `drawn` must equal the stage's `visible` (the GPU path has its own test).
     let (output, text) = city(&[
@@ -183,7 +178,7 @@ fn gpu_culling_draws_every_frame_identically_and_its_truth_hides_nothing() {
     if gpu_test_context().is_none() {
         return;
     }
-    let folder = temporary("gpu");
+    let folder = temporary("city", "gpu");
     let (output, text) = city(&[
         "--cull",
         "gpu",
@@ -268,21 +263,12 @@ fn truth_counts_objects_with_pixels_the_same_with_culling_on_and_off() {
     assert!(efficiency_off.iter().zip(&efficiency).all(|(off, on)| off < on), "{efficiency_off:?} vs {efficiency:?}");
 }
 
-fn read_png(path: &std::path::Path) -> (u32, u32, Vec<u8>) {
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).expect("the PNG exists")));
-    let mut reader = decoder.read_info().expect("a PNG");
-    let mut pixels = vec![0; reader.output_buffer_size().expect("a size")];
-    let info = reader.next_frame(&mut pixels).expect("one frame");
-    pixels.truncate(info.buffer_size());
-    (info.width, info.height, pixels)
-}
-
 #[test]
 fn classify_writes_the_verdicts_next_to_the_normal_image() {
     if gpu_test_context().is_none() {
         return;
     }
-    let folder = temporary("classify");
+    let folder = temporary("city", "classify");
     let (output, text) = city(&[
         "--frames",
         "2",

@@ -66,3 +66,27 @@ fn a_bad_file_fails_with_one_line_naming_the_problem() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("cannot read"));
     std::fs::remove_dir_all(&folder).unwrap();
 }
+
+#[test]
+fn classify_writes_a_meshlet_view_and_hides_no_meshlet() {
+    let folder = common::scratch("viewer-classify");
+    let scene = folder.join("scene.glb");
+    std::fs::write(&scene, common::glb()).unwrap();
+    let out = folder.join("scene.png");
+    let arguments = [scene.as_os_str(), "--out".as_ref(), out.as_os_str(), "--size".as_ref(), "96x64".as_ref()];
+    let output = run_viewer(&[&arguments[..], &["--classify".as_ref()]].concat());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "viewer failed: {stdout}\n{stderr}");
+    if stdout.contains("no usable Vulkan device") {
+        assert!(!render_graph::testing::vulkan_required(), "Vulkan is required here: {stdout}");
+        return;
+    }
+    let line = stdout.lines().find(|line| line.starts_with("cluster cull: ")).expect("a cluster line");
+    assert!(
+        line.contains("culled vs unculled: identical images") && line.contains("false_hidden_meshlets 0"),
+        "{line}"
+    );
+    assert!(folder.join("scene-meshlets.png").exists(), "{stdout}");
+    std::fs::remove_dir_all(&folder).unwrap();
+}

@@ -10,7 +10,7 @@
 #define CULL_FRUSTUM 1u
 #define CULL_OCCLUSION 2u
 
-// std140, 192 bytes.
+// std140, 208 bytes.
 layout(std140, set = 0, binding = 0) uniform CullUniforms {
     // World to clip (glam conventions, +y up, reversed-Z).
     mat4 view_projection;
@@ -27,9 +27,14 @@ layout(std140, set = 0, binding = 0) uniform CullUniforms {
     // f32 rounding of the projection (the CPU occlusion test's margins).
     float depth_margin;
     float footprint_margin;
+    // The late phase appends only objects from this index on: 0 normally; under cluster
+    // culling, the first object the cluster table does not cover (the cluster pass draws the
+    // others meshlet by meshlet).
+    uint draw_from;
 } cull;
 
 #include "object_record.h"
+#include "cull_common.h"
 
 layout(std430, set = 0, binding = 1) readonly buffer ObjectRecords {
     ObjectRecord objects[];
@@ -40,14 +45,6 @@ layout(std430, set = 0, binding = 2) readonly buffer HistoryBits {
     uint history[];
 };
 
-// One `VkDrawIndexedIndirectCommand` per drawn object, `firstInstance` = object slot.
-struct DrawCommand {
-    uint index_count;
-    uint instance_count;
-    uint first_index;
-    int vertex_offset;
-    uint first_instance;
-};
 
 // Counters of one frame (`cull_stats`, zeroed by the reset pass), in this order.
 #define STAT_OBJECTS 0
@@ -58,10 +55,6 @@ struct DrawCommand {
 #define STAT_TRIANGLES 5
 #define STAT_COUNT 8
 
-// Whether `value` is finite, as the CPU kernels test it: |value| <= FLT_MAX (NaN fails).
-bool lane_is_finite(float value) {
-    return abs(value) <= 3.40282347e38;
-}
 
 // The frustum test, step for step the CPU reference (`culling/src/frustum.rs`, `aabb_lane`):
 // `precise` forbids fused multiply-adds and reordering, so the bits equal the CPU's. A box

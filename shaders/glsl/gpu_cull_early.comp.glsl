@@ -18,7 +18,8 @@ layout(std430, set = 0, binding = 5) buffer CullStats {
 
 void main() {
     uint object = gl_GlobalInvocationID.x;
-    if (object >= cull.object_count || !was_visible(object)) {
+    // Under cluster culling objects below `draw_from` are drawn meshlet by meshlet instead.
+    if (object >= cull.object_count || object < cull.draw_from || !was_visible(object)) {
         return;
     }
     ObjectRecord record = objects[object];

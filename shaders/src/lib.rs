@@ -202,6 +202,19 @@ shaders! {
     /// of the r32ui image at binding 0 above a threshold; push constants `uint threshold,
     /// pixels_per_band, band_count`; one invocation.
     BRIGHT_BANDS_COMP = "bright_bands.comp", Compute;
+    /// Cluster cull, early phase (`cluster_cull.h`): pairs visible last frame that pass the
+    /// sphere-frustum and cone tests are appended to the draw list as meshlet commands;
+    /// workgroup 64.
+    CLUSTER_CULL_EARLY_COMP = "cluster_cull_early.comp", Compute;
+    /// Cluster cull, late phase (`cluster_cull.h`, `hiz_occlusion.h`): every meshlet of every
+    /// object the object pass kept, against the frustum, the normal cone and the Hi-Z pyramid;
+    /// verdicts and pair bits written, newly visible meshlets appended; workgroup 64, one
+    /// workgroup per survivor (dispatched indirectly).
+    CLUSTER_CULL_LATE_COMP = "cluster_cull_late.comp", Compute;
+    /// Cluster cull, survivor list (`cluster_cull.h`): one thread per covered object; kept
+    /// objects appended to the survivor list and the late phase's indirect dispatch, the
+    /// verdicts of culled objects' pairs written; workgroup 64.
+    CLUSTER_SURVIVORS_COMP = "cluster_survivors.comp", Compute;
     /// Test pattern for depth pyramids: a hashed depth per pixel (24-bit exact, with exact 0
     /// and 1), drawn over [`FULLSCREEN_VERT`] with depth test ALWAYS; push constant
     /// `uint seed`.

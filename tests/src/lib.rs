@@ -2,4 +2,5 @@
 //! helpers.
 #![warn(missing_docs)]
 
+pub mod cluster_scene;
 pub mod offscreen;

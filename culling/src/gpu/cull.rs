@@ -108,7 +108,7 @@ pub const FOOTPRINT_MARGIN: f32 = 1.0e-2;
 
 /// The cull parameters of one frame.
 ///
-/// GLSL twin: `uniform CullUniforms` in `shaders/glsl/gpu_cull.h` (std140, 192 bytes).
+/// GLSL twin: `uniform CullUniforms` in `shaders/glsl/gpu_cull.h` (std140, 208 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CullUniforms {
@@ -130,10 +130,13 @@ pub struct CullUniforms {
     pub depth_margin: f32,
     /// [`FOOTPRINT_MARGIN`].
     pub footprint_margin: f32,
+    /// Both phases append only objects from this index on (0 unless cluster culling draws
+    /// the objects below it meshlet by meshlet; see [`CullUniforms::drawing_from`]).
+    pub draw_from: u32,
 }
 
 const _: () = {
-    assert!(size_of::<CullUniforms>() == 192, "CullUniforms must match the std140 size in gpu_cull.h");
+    assert!(size_of::<CullUniforms>() == 196, "CullUniforms must match the std140 fields in gpu_cull.h");
     assert!(offset_of!(CullUniforms, planes) == 64);
     assert!(offset_of!(CullUniforms, plane_count) == 160);
     assert!(offset_of!(CullUniforms, object_count) == 164);
@@ -142,7 +145,11 @@ const _: () = {
     assert!(offset_of!(CullUniforms, hiz_size) == 176, "a vec2 is 8-aligned in std140");
     assert!(offset_of!(CullUniforms, depth_margin) == 184);
     assert!(offset_of!(CullUniforms, footprint_margin) == 188);
+    assert!(offset_of!(CullUniforms, draw_from) == 192);
 };
+
+/// Bytes of the std140 block of [`CullUniforms`] (its fields, padded to 16).
+pub const CULL_UNIFORM_BYTES: usize = 208;
 
 impl CullUniforms {
     /// The parameters for `view_projection` over `object_count` objects and a pyramid of
@@ -169,22 +176,30 @@ impl CullUniforms {
             hiz_size: [hiz_size.width as f32, hiz_size.height as f32],
             depth_margin: DEPTH_MARGIN,
             footprint_margin: FOOTPRINT_MARGIN,
+            draw_from: 0,
         }
     }
 
-    /// The block as bytes, in field order (no padding: every field is 4-byte data).
-    pub fn to_bytes(&self) -> [u8; 192] {
-        let mut words = [0u32; 48];
+    /// The same parameters with both phases appending only objects from `first` on.
+    pub fn drawing_from(self, first: u32) -> Self {
+        CullUniforms { draw_from: first, ..self }
+    }
+
+    /// The std140 block as bytes, in field order (every field is 4-byte data; zero padding
+    /// at the end).
+    pub fn to_bytes(&self) -> [u8; CULL_UNIFORM_BYTES] {
+        let mut words = [0u32; CULL_UNIFORM_BYTES / 4];
         let floats = self.view_projection.as_flattened().iter().chain(self.planes.as_flattened());
         for (word, value) in words.iter_mut().zip(floats) {
             *word = value.to_bits();
         }
         words[40..44].copy_from_slice(&[self.plane_count, self.object_count, self.flags, self.hiz_mips]);
         let tail = [self.hiz_size[0], self.hiz_size[1], self.depth_margin, self.footprint_margin];
-        for (word, value) in words[44..].iter_mut().zip(tail) {
+        for (word, value) in words[44..48].iter_mut().zip(tail) {
             *word = value.to_bits();
         }
-        let mut bytes = [0u8; 192];
+        words[48] = self.draw_from;
+        let mut bytes = [0u8; CULL_UNIFORM_BYTES];
         for (chunk, word) in bytes.chunks_exact_mut(4).zip(words) {
             chunk.copy_from_slice(&word.to_le_bytes());
         }
@@ -291,6 +306,7 @@ pub struct GpuCullPass {
     scene: SharedScene,
     settings: SharedCullSettings,
     capacity: u32,
+    draw_from: u32,
     uniforms: Option<Binding>,
     object_count: u32,
     records: Option<BufferHandle>,
@@ -349,6 +365,7 @@ impl GpuCullPass {
             scene,
             settings,
             capacity,
+            draw_from: 0,
             uniforms: None,
             object_count: 0,
             records: None,
@@ -359,6 +376,14 @@ impl GpuCullPass {
             count: None,
             stats: None,
         })
+    }
+
+    /// The same pass appending only objects from `first` on: cluster culling draws the
+    /// objects its table covers (those below `first`) meshlet by meshlet, and this pass
+    /// still writes every object's bit.
+    pub fn drawing_from(mut self, first: u32) -> GpuCullPass {
+        self.draw_from = first;
+        self
     }
 }
 
@@ -397,7 +422,8 @@ impl Pass for GpuCullPass {
             (Mat4::from_cols_array_2d(&scene.camera().view_projection), scene.object_count())
         };
         let settings = *lock_settings(&self.settings);
-        let uniforms = CullUniforms::new(view_projection, object_count, settings, context.output_extent());
+        let uniforms = CullUniforms::new(view_projection, object_count, settings, context.output_extent())
+            .drawing_from(self.draw_from);
         self.object_count = object_count;
         match context.stage_data(&uniforms.to_bytes()) {
             Ok(binding) => self.uniforms = Some(binding),

@@ -53,25 +53,9 @@ pub fn add_gpu_culled_scene_passes(
     settings: &SharedCullSettings,
     read_bits: bool,
 ) -> Result<GpuCulledScene> {
-    let extent = graph.output_extent();
-    if extent.width == 0 || extent.height == 0 {
-        return Err(GraphError::InvalidDescription {
-            resource: String::from(COLOR),
-            reason: "the output extent is zero; give the graph a non-zero extent",
-        });
-    }
+    let (extent, mode) =
+        culled_frame_mode(graph, "GPU culling needs indirect draws with a first instance (drawIndirectFirstInstance)")?;
     let device = Arc::clone(graph.device());
-    let capabilities = device.capabilities();
-    let mode = if DrawMode::IndirectCount.is_supported(capabilities) {
-        DrawMode::IndirectCount
-    } else if DrawMode::Indirect.is_supported(capabilities) {
-        DrawMode::Indirect
-    } else {
-        return Err(GraphError::InvalidDescription {
-            resource: String::from(render_graph::passes::DRAW_COMMANDS),
-            reason: "GPU culling needs indirect draws with a first instance (drawIndirectFirstInstance)",
-        });
-    };
     let capacity = lock_scene(scene).capacity();
     let early = GpuCullPass::new(&device, Arc::clone(scene), Arc::clone(settings), CullPhase::Early)?;
     let late = GpuCullPass::new(&device, Arc::clone(scene), Arc::clone(settings), CullPhase::Late)?;
@@ -106,6 +90,29 @@ pub fn add_gpu_culled_scene_passes(
     graph.import_buffer(CULL_STATS_READBACK, stats.shared());
     graph.add_pass(BufferReadbackPass::new(CULL_STATS, CULL_STATS_READBACK));
     Ok(GpuCulledScene { color, bits, stats, mode })
+}
+
+/// The output extent and draw mode of a GPU-culled frame: an error when the extent is zero
+/// or the device cannot draw indirectly with a first instance (`needs` says what needs it).
+pub(crate) fn culled_frame_mode(graph: &RenderGraph, needs: &'static str) -> Result<(vk::Extent2D, DrawMode)> {
+    let extent = graph.output_extent();
+    if extent.width == 0 || extent.height == 0 {
+        return Err(GraphError::InvalidDescription {
+            resource: String::from(COLOR),
+            reason: "the output extent is zero; give the graph a non-zero extent",
+        });
+    }
+    let capabilities = graph.device().capabilities();
+    if DrawMode::IndirectCount.is_supported(capabilities) {
+        Ok((extent, DrawMode::IndirectCount))
+    } else if DrawMode::Indirect.is_supported(capabilities) {
+        Ok((extent, DrawMode::Indirect))
+    } else {
+        Err(GraphError::InvalidDescription {
+            resource: String::from(render_graph::passes::DRAW_COMMANDS),
+            reason: needs,
+        })
+    }
 }
 
 /// Copies a graph buffer (such as [`VISIBILITY_BITS`] or [`CULL_STATS`]) into an imported

@@ -12,16 +12,18 @@
 //! column covering three texels. [`reduce_depth_pyramid`] is the CPU twin the tests compare
 //! with, exactly.
 //!
-//! The pass reduces the whole chain itself: it declares `hiz_depth` read-write storage for
-//! compute, binds one view per mip ([`Binding::ImageMip`]) and records a barrier on mip
-//! `k - 1` before reading it ([`ExecuteContext::mip_barrier`]).
+//! The pass declares its mip-to-mip dependencies to the graph, which places the barriers: it
+//! writes mip 0 in its first step and, for each mip `k` of the chain (known from the output
+//! extent when the graph compiles), one more step that reads mip `k - 1` and writes mip `k`
+//! ([`Registry::next_step`]); `execute` begins each step ([`ExecuteContext::next_step`]) and
+//! binds one view per mip ([`Binding::ImageMip`]).
 
 use std::sync::Arc;
 
 use render_graph::passes::DEPTH_PREPASS;
 use render_graph::{
-    vk, Binding, BindingKind, ComputePipeline, ExecuteContext, GpuDevice, ImageDesc, ImageHandle, ImageSize, Pass,
-    Registry, ShaderStage,
+    full_mip_chain, vk, Binding, BindingKind, ComputePipeline, ExecuteContext, GpuDevice, ImageDesc, ImageHandle,
+    ImageSize, Pass, Registry, ShaderStage,
 };
 
 /// Name of the depth pyramid (**contract**): R32_SFLOAT, the size of `depth_prepass`, full
@@ -78,7 +80,14 @@ impl Pass for HiZBuildPass {
         self.depth = Some(registry.sample(depth, ShaderStage::Compute));
         let desc = ImageDesc::new(HIZ_FORMAT, ImageSize::OUTPUT).with_mips(ImageDesc::FULL_MIP_CHAIN);
         let pyramid = registry.create_image(HIZ_DEPTH, desc);
-        self.pyramid = Some(registry.read_write_storage_image(pyramid, ShaderStage::Compute));
+        registry.write_storage_image_mip(pyramid, 0, ShaderStage::Compute);
+        // One step per mip: the graph makes mip `k - 1` visible to the step that reads it.
+        for mip in 1..full_mip_chain(registry.output_extent()) {
+            registry.next_step();
+            registry.read_storage_image_mip(pyramid, mip - 1, ShaderStage::Compute);
+            registry.write_storage_image_mip(pyramid, mip, ShaderStage::Compute);
+        }
+        self.pyramid = Some(pyramid);
     }
 
     fn execute(&mut self, context: &mut ExecuteContext<'_>) {
@@ -89,7 +98,7 @@ impl Pass for HiZBuildPass {
         context.bind_compute(&self.seed, &[Binding::Image(depth), Binding::ImageMip { image: pyramid, mip: 0 }]);
         context.dispatch(x, y, 1);
         for mip in 1..image.mip_levels {
-            context.mip_barrier(pyramid, mip - 1);
+            context.next_step();
             let bindings =
                 [Binding::ImageMip { image: pyramid, mip: mip - 1 }, Binding::ImageMip { image: pyramid, mip }];
             context.bind_compute(&self.reduce, &bindings);

@@ -20,22 +20,54 @@
 //! empty and the late phase draws everything in view; after a camera cut the late phase
 //! likewise draws whatever the early phase missed in the same frame.
 //!
+//! **Cluster culling** ([`add_cluster_culled_scene_passes`]) refines this per meshlet: the
+//! object passes only write `visibility_bits` for the objects the [`ClusterTable`] covers
+//! ([`GpuCullPass::drawing_from`]), and [`ClusterCullPass`] early (last frame's visible
+//! meshlets: sphere-frustum and cone tests) and late (every meshlet of every surviving
+//! object: sphere, cone, box against `hiz_depth`) append one command per meshlet, its own
+//! index range with `firstInstance` = the object, which the same depth and geometry passes
+//! draw. The CPU reference of every test is [`crate::cluster`]; the counters are
+//! [`ClusterStats`](crate::cluster::ClusterStats).
+//!
 //! Passes find each other's resources by the stable names of [`render_graph::passes`] and
 //! [`HIZ_DEPTH`].
 
+mod cluster;
+mod cluster_frame;
+mod cluster_survivors;
+mod cluster_table;
 mod cull;
 mod frame;
 mod hiz;
 mod render;
+mod target;
 
+pub use cluster::{
+    cluster_bits_bytes, ClusterCullPass, ClusterResetPass, ClusterUniforms, SharedClusterSettings, CLUSTER_BITS,
+    CLUSTER_CONE, CLUSTER_DISPATCH, CLUSTER_FRUSTUM, CLUSTER_GROUP, CLUSTER_OCCLUSION, CLUSTER_STATS,
+    CLUSTER_SURVIVORS, CLUSTER_UNIFORM_BYTES, CLUSTER_VERDICTS,
+};
+pub use cluster_frame::{
+    add_cluster_culled_scene_passes, cluster_pass_ms, ClusterCulledScene, ClusterReadbacks, CLUSTER_BITS_READBACK,
+    CLUSTER_STATS_READBACK, CLUSTER_VERDICTS_READBACK, EARLY_DEPTH_READBACK,
+};
+pub use cluster_survivors::ClusterSurvivorPass;
+pub use cluster_table::{
+    ClusterBuffers, ClusterTable, GpuMeshlet, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS,
+    PAIR_FIRST, PAIR_WHOLE,
+};
 pub use cull::{
     visibility_bits_bytes, CullPhase, CullResetPass, CullUniforms, GpuCullPass, GpuCullSettings, GpuCullStats,
-    SharedCullSettings, CULL_FRUSTUM, CULL_GROUP, CULL_OCCLUSION, CULL_STATS, CULL_STAT_WORDS, DEPTH_MARGIN,
-    FOOTPRINT_MARGIN, VISIBILITY_BITS,
+    SharedCullSettings, CULL_FRUSTUM, CULL_GROUP, CULL_OCCLUSION, CULL_STATS, CULL_STAT_WORDS, CULL_UNIFORM_BYTES,
+    DEPTH_MARGIN, FOOTPRINT_MARGIN, VISIBILITY_BITS,
 };
 pub use frame::{
     add_gpu_culled_scene_passes, read_visibility_words, BufferReadbackPass, GpuCulledScene, CULL_STATS_READBACK,
     VISIBILITY_READBACK,
 };
 pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HIZ_DEPTH, HIZ_FORMAT, HIZ_GROUP};
-pub use render::{install_render, BitsReadback, ObjectStyle, RenderReport, RenderSetup, READBACK_RING, RENDER_SYSTEM};
+pub use render::{
+    install_render, install_render_to, BitsReadback, GpuCullControl, ObjectStyle, RenderReport, RenderSetup,
+    READBACK_RING, RENDER_SYSTEM,
+};
+pub use target::FrameTarget;

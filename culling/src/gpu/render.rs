@@ -27,8 +27,12 @@ use render_graph::passes::{
 use render_graph::{vk, GpuDevice, ReadbackBuffer, RenderGraph};
 use runtime::{App, Stage, System};
 
-use super::cull::{visibility_bits_bytes, GpuCullSettings, GpuCullStats, CULL_STATS, CULL_STAT_WORDS, VISIBILITY_BITS};
+use super::cull::{
+    visibility_bits_bytes, GpuCullSettings, GpuCullStats, SharedCullSettings, CULL_STATS, CULL_STAT_WORDS,
+    VISIBILITY_BITS,
+};
 use super::frame::{add_gpu_culled_scene_passes, BufferReadbackPass};
+use super::target::FrameTarget;
 use crate::backend::{CullingBackend, CullingChoice, GpuFeedback, NoGpuCulling};
 use crate::visibility::{ObjectColumns, Visibility};
 
@@ -81,6 +85,14 @@ pub struct RenderSetup {
     pub bits: BitsReadback,
 }
 
+/// The GPU culling's switches, a resource [`install_render`] inserts on the GPU backend: the
+/// host may turn frustum or occlusion culling off between frames (a game's debug key).
+#[derive(Clone, Debug)]
+pub struct GpuCullControl {
+    /// Shared with the cull passes.
+    pub settings: SharedCullSettings,
+}
+
 /// What the Render stage did last frame: a resource written by [`RENDER_SYSTEM`].
 #[derive(Clone, Debug, Default)]
 pub struct RenderReport {
@@ -109,6 +121,18 @@ pub struct RenderReport {
 /// usable device the CPU culls and nothing is drawn. Only the GPU backend required without a
 /// device is an error.
 pub fn install_render(app: &mut App, setup: RenderSetup) -> Result<CullingChoice, NoGpuCulling> {
+    install_render_to(app, setup, None)
+}
+
+/// [`install_render`] with a [`FrameTarget`] that adds its passes to the graph and is called
+/// around every frame: a window's swapchain, a host copy of the image. A target whose
+/// passes cannot be added turns rendering off like any other setup error (the reason is in
+/// [`RenderReport::error`]).
+pub fn install_render_to(
+    app: &mut App,
+    setup: RenderSetup,
+    target: Option<Box<dyn FrameTarget>>,
+) -> Result<CullingChoice, NoGpuCulling> {
     crate::install(app);
     let device = match setup.device.clone() {
         _ if crate::backend::cpu_culling_forced() => Err(String::from("no device looked for")),
@@ -127,8 +151,11 @@ pub fn install_render(app: &mut App, setup: RenderSetup) -> Result<CullingChoice
     let Ok(device) = device else {
         return Ok(choice);
     };
-    match RenderState::new(&device, setup, choice.on_device) {
+    match RenderState::new(&device, setup, choice.on_device, target) {
         Ok(state) => {
+            if let Some(settings) = &state.cull_settings {
+                app.insert_resource(GpuCullControl { settings: Arc::clone(settings) });
+            }
             let feeds_back = app.resources().contains::<GpuFeedback>();
             let on_device = state.on_device;
             let state = Arc::new(Mutex::new(state));
@@ -158,16 +185,27 @@ struct RenderState {
     /// (what [`GpuFeedback::in_view`] gets with that frame's GPU bits).
     in_view: Vec<Vec<u64>>,
     frames: u64,
+    /// Where frames go besides `color`.
+    target: Option<Box<dyn FrameTarget>>,
+    /// The GPU culling's switches (GPU backend only).
+    cull_settings: Option<SharedCullSettings>,
 }
 
 impl RenderState {
-    fn new(device: &Arc<GpuDevice>, setup: RenderSetup, on_device: bool) -> render_graph::Result<RenderState> {
+    fn new(
+        device: &Arc<GpuDevice>,
+        setup: RenderSetup,
+        on_device: bool,
+        mut target: Option<Box<dyn FrameTarget>>,
+    ) -> render_graph::Result<RenderState> {
         let scene = GpuScene::new(device, setup.meshes, setup.capacity)?.into_shared();
         let mut graph = RenderGraph::new(Arc::clone(device), setup.extent)?;
         let options =
             ScenePassOptions { clear_color: setup.clear_color, readback: false, ..ScenePassOptions::default() };
+        let mut cull_settings = None;
         let (stats, bits) = if on_device {
             let settings = Arc::new(Mutex::new(GpuCullSettings::default()));
+            cull_settings = Some(Arc::clone(&settings));
             add_gpu_culled_scene_passes(&mut graph, &scene, &options, &settings, false)?;
             let ring = |name: &str,
                         source: &str,
@@ -190,6 +228,9 @@ impl RenderState {
             render_graph::passes::add_scene_passes(&mut graph, &scene, &options)?;
             (None, None)
         };
+        if let Some(target) = &mut target {
+            target.add_passes(&mut graph)?;
+        }
         let words = visibility_bits_bytes(setup.capacity) as usize / 8;
         let in_view = (0..READBACK_RING).map(|_| Vec::with_capacity(words)).collect();
         Ok(RenderState {
@@ -202,14 +243,30 @@ impl RenderState {
             bits,
             in_view,
             frames: 0,
+            target,
+            cull_settings,
         })
     }
 
     /// One frame: records, camera and list, execute, lagged (or waited) readback.
     fn frame(&mut self, visibility: &Visibility, report: &mut RenderReport) -> render_graph::Result<()> {
         let Some(view) = visibility.view() else { return Ok(()) };
+        if let Some(target) = &mut self.target {
+            if !target.begin_frame(&mut self.graph, self.frames)? {
+                return Ok(());
+            }
+        }
+        let view_projection = self
+            .target
+            .as_ref()
+            .and_then(|target| target.draw_view())
+            .unwrap_or_else(|| (view.projection * view.view).to_cols_array_2d());
         {
-            let mut scene = lock_scene(&self.scene);
+            let mut scene = {
+                runtime::profile_zone!("lock wait: scene");
+                lock_scene(&self.scene)
+            };
+            runtime::profile_zone!("lock held: scene");
             let objects = visibility.objects();
             for slot in 0..objects.len() {
                 let object = (self.style)(slot, objects);
@@ -219,7 +276,7 @@ impl RenderState {
                     scene.push_object(object)?;
                 }
             }
-            scene.set_view_projection((view.projection * view.view).to_cols_array_2d());
+            scene.set_view_projection(view_projection);
             if self.on_device {
                 // Devices without drawIndirectCount draw every command (unused ones zeroed).
                 scene.draw_all_objects();
@@ -227,6 +284,33 @@ impl RenderState {
                 scene.set_draw_list(visibility.visible())?;
             }
         }
+        let complete = self.target.as_ref().is_some_and(|target| target.complete_uploads());
+        let mut frame = self.execute(visibility)?;
+        report.upload = lock_scene(&self.scene).last_upload();
+        // Records that did not fit this frame's upload budget: draw the same view again
+        // until they are all on the GPU, when the target needs complete frames.
+        while complete && report.upload.pending_objects > 0 {
+            frame = self.execute(visibility)?;
+            let more = lock_scene(&self.scene).last_upload();
+            report.upload.bytes += more.bytes;
+            report.upload.regions += more.regions;
+            report.upload.draw_bytes += more.draw_bytes;
+            report.upload.pending_objects = more.pending_objects;
+        }
+        report.frames = self.frames;
+        if self.bits_mode == BitsReadback::Wait {
+            self.graph.wait_idle()?;
+            self.read_frame(frame, report)?;
+        }
+        if let Some(target) = &mut self.target {
+            target.end_frame(&mut self.graph, frame)?;
+        }
+        Ok(())
+    }
+
+    /// Executes the graph once for `visibility`'s frame (what the scene holds now); returns
+    /// the frame's index (its ring regions).
+    fn execute(&mut self, visibility: &Visibility) -> render_graph::Result<u64> {
         let in_view = &mut self.in_view[(self.frames % READBACK_RING) as usize];
         in_view.clear();
         in_view.extend(
@@ -240,13 +324,7 @@ impl RenderState {
         self.graph.execute_frame()?;
         let frame = self.frames;
         self.frames += 1;
-        report.frames = self.frames;
-        report.upload = lock_scene(&self.scene).last_upload();
-        if self.bits_mode == BitsReadback::Wait {
-            self.graph.wait_idle()?;
-            self.read_frame(frame, report)?;
-        }
-        Ok(())
+        Ok(frame)
     }
 
     /// At the start of a frame: reads the newest submitted frame whose fence has signalled,
@@ -300,7 +378,12 @@ fn render_system(state: Arc<Mutex<RenderState>>) -> System {
         runtime::profile_zone!("render");
         let visibility = ctx.resource::<Visibility>();
         let mut report = ctx.resource_mut::<RenderReport>();
-        let mut state = state.lock().unwrap_or_else(|poison| poison.into_inner());
+        // Locks show in a capture: the wait for the lock, then the time it is held.
+        let mut state = {
+            runtime::profile_zone!("lock wait: render state");
+            state.lock().unwrap_or_else(|poison| poison.into_inner())
+        };
+        runtime::profile_zone!("lock held: render state");
         report.error = state.frame(&visibility, &mut report).err().map(|error| error.to_string());
     })
     .reads_resource::<Visibility>()
@@ -313,7 +396,12 @@ fn readback_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
     System::new(READBACK_SYSTEM, move |ctx| {
         runtime::profile_zone!("render readback");
         let mut report = ctx.resource_mut::<RenderReport>();
-        let mut state = state.lock().unwrap_or_else(|poison| poison.into_inner());
+        // Locks show in a capture: the wait for the lock, then the time it is held.
+        let mut state = {
+            runtime::profile_zone!("lock wait: render state");
+            state.lock().unwrap_or_else(|poison| poison.into_inner())
+        };
+        runtime::profile_zone!("lock held: render state");
         if let Err(error) = state.read_back(&mut report) {
             report.error = Some(error.to_string());
         }

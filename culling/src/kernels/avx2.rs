@@ -1,7 +1,7 @@
 //! The AVX2 kernels: eight objects per 256-bit register. They repeat the steps of the scalar
 //! reference (`crate::frustum::sphere_lane` and `aabb_lane`) with separate multiplies and
 //! adds (never a fused multiply-add, which rounds once instead of twice) in the same order,
-//! so they give the same bits. Only `super` calls them, after checking for AVX2.
+//! so they give the same bits. Only `super` calls them, after checking for AVX2 and POPCNT.
 
 #[cfg(target_arch = "x86")]
 use std::arch::x86::*;
@@ -77,11 +77,34 @@ unsafe fn non_finite_mask<const N: usize>(values: [__m256; N]) -> __m256 {
     _mm256_castsi256_ps(_mm256_cmpeq_epi32(largest, exponent))
 }
 
+/// Lanes where any of `inputs` is not finite, as a mask, given `first_sum`, the first plane's
+/// `distance + reach` of the same lanes (unused when there are no planes).
+///
+/// A non-finite input makes every plane's sum non-finite: it enters the sum through a
+/// product with a finite factor (a normal component, `|n|`, or 1 for a radius), which is
+/// infinite or NaN (`0 * inf`), and adding finite or non-finite terms to an infinity or a
+/// NaN never gives a finite value. So when the first sum is finite in every lane, no input
+/// is non-finite, and the exact check over the inputs (which also tells a finite input whose
+/// sum overflowed from a non-finite one) runs only for the rare groups where it is not.
+///
+/// # Safety
+/// AVX2 must be available.
+#[inline(always)]
+unsafe fn non_finite_lanes<const N: usize>(plane_count: usize, first_sum: __m256, inputs: [__m256; N]) -> __m256 {
+    let exponent = _mm256_set1_epi32(EXPONENT);
+    let suspects = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(first_sum), exponent), exponent);
+    if plane_count > 0 && _mm256_testz_si256(suspects, suspects) == 1 {
+        _mm256_setzero_ps()
+    } else {
+        non_finite_mask(inputs)
+    }
+}
+
 /// Culls spheres; same contract as the scalar reference.
 ///
 /// # Safety
-/// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
+/// The CPU must support AVX2 and POPCNT.
+#[target_feature(enable = "avx2,popcnt")]
 pub(crate) unsafe fn spheres(planes: &PlaneLanes, input: SphereSlices<'_>, words: &mut [u64]) -> usize {
     // The usual plane counts get a fully unrolled plane loop.
     match planes.count {
@@ -94,8 +117,8 @@ pub(crate) unsafe fn spheres(planes: &PlaneLanes, input: SphereSlices<'_>, words
 /// The kernel for `FIXED` planes, or `planes.count` planes when `FIXED` is 0.
 ///
 /// # Safety
-/// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
+/// The CPU must support AVX2 and POPCNT.
+#[target_feature(enable = "avx2,popcnt")]
 unsafe fn spheres_with<const FIXED: usize>(planes: &PlaneLanes, input: SphereSlices<'_>, words: &mut [u64]) -> usize {
     debug_assert!(FIXED == 0 || FIXED == planes.count, "{FIXED} planes expected");
     let plane_count = if FIXED == 0 { planes.count } else { FIXED };
@@ -114,11 +137,9 @@ unsafe fn spheres_with<const FIXED: usize>(planes: &PlaneLanes, input: SphereSli
             let (x, y, z, radius) = unsafe {
                 (load(input.x, index), load(input.y, index), load(input.z, index), load(input.radius, index))
             };
-            // Step 1: lanes with a non-finite input.
-            let bad_lanes = non_finite_mask([x, y, z, radius]);
             // Step 2: radius by absolute value.
             let reach = _mm256_andnot_ps(sign, radius);
-            let mut outside = zero;
+            let (mut outside, mut first_sum) = (zero, zero);
             for plane in 0..plane_count {
                 // Step 3: signed distance ((nx*x + ny*y) + nz*z) + d.
                 let distance = _mm256_add_ps(
@@ -130,8 +151,12 @@ unsafe fn spheres_with<const FIXED: usize>(planes: &PlaneLanes, input: SphereSli
                 );
                 // Step 4: outside when even the nearest point is behind the plane, that is
                 // when distance + reach is negative: its sign bit (see `pack`).
-                outside = _mm256_or_ps(outside, _mm256_add_ps(distance, reach));
+                let sum = _mm256_add_ps(distance, reach);
+                first_sum = if plane == 0 { sum } else { first_sum };
+                outside = _mm256_or_ps(outside, sum);
             }
+            // Step 1, answered last: lanes with a non-finite input (see `non_finite_lanes`).
+            let bad_lanes = non_finite_lanes(plane_count, first_sum, [x, y, z, radius]);
             let (group_bits, group_non_finite) = pack(outside, bad_lanes);
             bits |= group_bits << (index - start);
             non_finite += group_non_finite;
@@ -152,8 +177,8 @@ unsafe fn spheres_with<const FIXED: usize>(planes: &PlaneLanes, input: SphereSli
 /// Culls aabbs; same contract as the scalar reference.
 ///
 /// # Safety
-/// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
+/// The CPU must support AVX2 and POPCNT.
+#[target_feature(enable = "avx2,popcnt")]
 pub(crate) unsafe fn aabbs(planes: &PlaneLanes, input: AabbSlices<'_>, words: &mut [u64]) -> usize {
     // The usual plane counts get a fully unrolled plane loop.
     match planes.count {
@@ -166,8 +191,8 @@ pub(crate) unsafe fn aabbs(planes: &PlaneLanes, input: AabbSlices<'_>, words: &m
 /// The kernel for `FIXED` planes, or `planes.count` planes when `FIXED` is 0.
 ///
 /// # Safety
-/// The CPU must support AVX2.
-#[target_feature(enable = "avx2")]
+/// The CPU must support AVX2 and POPCNT.
+#[target_feature(enable = "avx2,popcnt")]
 unsafe fn aabbs_with<const FIXED: usize>(planes: &PlaneLanes, input: AabbSlices<'_>, words: &mut [u64]) -> usize {
     debug_assert!(FIXED == 0 || FIXED == planes.count, "{FIXED} planes expected");
     let plane_count = if FIXED == 0 { planes.count } else { FIXED };
@@ -195,11 +220,10 @@ unsafe fn aabbs_with<const FIXED: usize>(planes: &PlaneLanes, input: AabbSlices<
                     load(half_z, index),
                 )
             };
-            // Step 1: lanes with a non-finite input.
-            let bad_lanes = non_finite_mask([cx, cy, cz, hx, hy, hz]);
+            let inputs = [cx, cy, cz, hx, hy, hz];
             // Step 2: half extents by absolute value.
             let (hx, hy, hz) = (_mm256_andnot_ps(sign, hx), _mm256_andnot_ps(sign, hy), _mm256_andnot_ps(sign, hz));
-            let mut outside = zero;
+            let (mut outside, mut first_sum) = (zero, zero);
             for plane in 0..plane_count {
                 // Step 3: centre distance ((nx*cx + ny*cy) + nz*cz) + d.
                 let distance = _mm256_add_ps(
@@ -219,8 +243,12 @@ unsafe fn aabbs_with<const FIXED: usize>(planes: &PlaneLanes, input: AabbSlices<
                 );
                 // Step 5: outside when even that corner is behind the plane, that is when
                 // distance + reach is negative: its sign bit (see `pack`).
-                outside = _mm256_or_ps(outside, _mm256_add_ps(distance, reach));
+                let sum = _mm256_add_ps(distance, reach);
+                first_sum = if plane == 0 { sum } else { first_sum };
+                outside = _mm256_or_ps(outside, sum);
             }
+            // Step 1, answered last: lanes with a non-finite input (see `non_finite_lanes`).
+            let bad_lanes = non_finite_lanes(plane_count, first_sum, inputs);
             let (group_bits, group_non_finite) = pack(outside, bad_lanes);
             bits |= group_bits << (index - start);
             non_finite += group_non_finite;

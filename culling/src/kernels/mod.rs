@@ -157,7 +157,8 @@ pub fn cull_aabbs(frustum: &Frustum, boxes: &AabbSoa, bits: &mut VisibilityBits)
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 fn avx2_available() -> bool {
-    std::arch::is_x86_feature_detected!("avx2")
+    // Every AVX2 CPU has POPCNT; the kernels count lanes with it.
+    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("popcnt")
 }
 
 #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
@@ -169,7 +170,7 @@ fn avx2_available() -> bool {
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 fn avx2_spheres(planes: &PlaneLanes, spheres: SphereSlices<'_>, words: &mut [u64]) -> usize {
     if avx2_available() {
-        // SAFETY: the CPU supports AVX2, checked just above.
+        // SAFETY: the CPU supports AVX2 and POPCNT, checked just above.
         unsafe { avx2::spheres(planes, spheres, words) }
     } else {
         portable::spheres(planes, spheres, words)
@@ -180,7 +181,7 @@ fn avx2_spheres(planes: &PlaneLanes, spheres: SphereSlices<'_>, words: &mut [u64
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 fn avx2_aabbs(planes: &PlaneLanes, boxes: AabbSlices<'_>, words: &mut [u64]) -> usize {
     if avx2_available() {
-        // SAFETY: the CPU supports AVX2, checked just above.
+        // SAFETY: the CPU supports AVX2 and POPCNT, checked just above.
         unsafe { avx2::aabbs(planes, boxes, words) }
     } else {
         portable::aabbs(planes, boxes, words)

@@ -10,8 +10,9 @@
 //!    the near plane becomes one silhouette polygon with its exact front depth; any other
 //!    occluder becomes its front-facing triangles, clipped to the near plane.
 //! 3. **Bin** the primitives into 32x16-pixel tiles and **rasterize** the tiles in parallel
-//!    (AVX2 with a scalar twin) into a small reversed-Z buffer (default 256x128) cleared to
-//!    0, infinitely far. The raster is conservative: a primitive writes only pixels it
+//!    (AVX2 with a scalar twin) into a small reversed-Z buffer (default 256x128; the
+//!    Visibility stage gives it the view's aspect, see [`fit_buffer`]) cleared to 0,
+//!    infinitely far. The raster is conservative: a primitive writes only pixels it
 //!    covers *entirely*, and writes there a value no nearer than its farthest depth in the
 //!    pixel (see `setup.rs` for the bounds).
 //! 4. **Build** the min pyramid: each texel keeps the farthest (smallest) depth of its
@@ -44,6 +45,7 @@
 // to the safe side, which `a <= b` would not do.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+mod buffer_size;
 mod inner_box;
 mod occluders;
 mod project;
@@ -55,12 +57,15 @@ pub mod reference;
 mod setup;
 pub(crate) mod stage;
 mod test;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+mod test_avx2;
 
 use std::fmt;
 
 use ecs::Aabb;
 use glam::{DVec2, Mat4};
 
+pub use buffer_size::fit_buffer;
 pub use occluders::{
     OccluderCandidate, OccluderInstance, OccluderMesh, OccluderMeshes, OccluderSelector, MAX_HULL_FACES,
     MAX_HULL_VERTICES,
@@ -320,6 +325,8 @@ impl OcclusionCuller {
             kernel: self.kernel,
             size: self.depth.size(),
             pyramid: &self.pyramid,
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            table: test_avx2::LevelTable::new(&self.pyramid),
         }
     }
 

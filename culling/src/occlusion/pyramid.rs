@@ -10,24 +10,28 @@
 
 use super::raster::TiledDepth;
 
-/// A reversed-Z min pyramid: a row-major copy of the tiled level 0, and the levels above.
+/// A reversed-Z min pyramid: a row-major copy of the tiled level 0, and the levels above,
+/// one after another in one array (so a batch test can gather from any level by index).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct MinPyramid {
-    /// Levels 0.., row-major, with their sizes.
-    levels: Vec<(usize, usize, Vec<f32>)>,
+    /// Width, height and first index in `texels` of each level, level 0 first.
+    levels: Vec<(usize, usize, usize)>,
+    /// Every level's texels, row-major.
+    texels: Vec<f32>,
 }
 
 impl MinPyramid {
     /// Allocates the levels for a `width` x `height` level 0.
     pub fn new(width: usize, height: usize) -> MinPyramid {
-        let mut levels = vec![(width, height, vec![0.0; width * height])];
-        let (mut level_width, mut level_height) = (width, height);
+        let mut levels = vec![(width, height, 0)];
+        let (mut level_width, mut level_height, mut end) = (width, height, width * height);
         while level_width > 1 || level_height > 1 {
             level_width = level_width.div_ceil(2);
             level_height = level_height.div_ceil(2);
-            levels.push((level_width, level_height, vec![0.0; level_width * level_height]));
+            levels.push((level_width, level_height, end));
+            end += level_width * level_height;
         }
-        MinPyramid { levels }
+        MinPyramid { levels, texels: vec![0.0; end] }
     }
 
     /// Number of levels, level 0 included.
@@ -37,34 +41,48 @@ impl MinPyramid {
 
     /// Rebuilds every level from `base`.
     pub fn build(&mut self, base: &TiledDepth) {
-        let Some(((base_width, base_height, copy), rest)) = self.levels.split_first_mut() else {
+        let Some(&(base_width, base_height, _)) = self.levels.first() else {
             return;
         };
-        for (y, row) in copy.chunks_exact_mut(*base_width).enumerate().take(*base_height) {
+        for (y, row) in self.texels[..base_width * base_height].chunks_exact_mut(base_width).enumerate() {
             base.copy_row(y, row);
         }
-        let mut below: (usize, usize, &[f32]) = (*base_width, *base_height, copy);
-        for (width, height, texels) in rest.iter_mut() {
-            let (below_width, below_height, below_texels) = below;
-            for y in 0..*height {
+        for pair in self.levels.windows(2) {
+            let [(below_width, below_height, below_start), (width, height, start)] = [pair[0], pair[1]];
+            // Levels lie in order, so the one below ends where this one starts.
+            let (done, rest) = self.texels.split_at_mut(start);
+            let below_texels = &done[below_start..];
+            let texels = &mut rest[..width * height];
+            for y in 0..height {
                 let (top, bottom) = (2 * y, (2 * y + 1).min(below_height - 1));
-                for x in 0..*width {
+                for x in 0..width {
                     let (left, right) = (2 * x, (2 * x + 1).min(below_width - 1));
-                    texels[y * *width + x] = below_texels[top * below_width + left]
+                    texels[y * width + x] = below_texels[top * below_width + left]
                         .min(below_texels[top * below_width + right])
                         .min(below_texels[bottom * below_width + left])
                         .min(below_texels[bottom * below_width + right]);
                 }
             }
-            below = (*width, *height, texels);
         }
     }
 
     /// Level `level`: its width and its texels, row-major.
     #[inline]
     pub fn level(&self, level: usize) -> (usize, &[f32]) {
-        let (width, _, texels) = &self.levels[level];
-        (*width, texels)
+        let (width, height, start) = self.levels[level];
+        (width, &self.texels[start..start + width * height])
+    }
+
+    /// Width, height and first index in [`MinPyramid::texels`] of each level.
+    #[inline]
+    pub fn layout(&self) -> &[(usize, usize, usize)] {
+        &self.levels
+    }
+
+    /// Every level's texels, one level after another.
+    #[inline]
+    pub fn texels(&self) -> &[f32] {
+        &self.texels
     }
 }
 

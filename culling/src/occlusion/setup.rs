@@ -91,7 +91,8 @@ pub struct InstanceSetup {
     /// Whether the occluder is drawn as one silhouette (convex and entirely in front of the
     /// near plane); otherwise it is drawn triangle by triangle.
     pub silhouette: bool,
-    /// Whether anything is drawn (a finite, invertible transform).
+    /// Whether anything is drawn (a finite, invertible transform, and not a convex occluder
+    /// wholly off the screen).
     pub usable: bool,
     /// Clip-space vertices of a convex occluder (its first `MAX_HULL_VERTICES`).
     pub clip: [DVec4; MAX_HULL_VERTICES],
@@ -107,14 +108,12 @@ impl InstanceSetup {
         clip: [DVec4::ZERO; MAX_HULL_VERTICES],
     };
 
-    /// Prepares `mesh` placed by `world` for the view `view_projection`.
+    /// Prepares `mesh` placed by `world` for the view `view_projection`. A convex occluder
+    /// entirely in front of the near plane and entirely beyond one side of the screen draws
+    /// nothing, and is marked unusable before the costlier steps.
     pub fn new(view_projection: &Mat4, world: &Mat4, mesh: &OccluderMesh) -> InstanceSetup {
         let clip_from_object = view_projection.as_dmat4() * world.as_dmat4();
-        if !clip_from_object.is_finite() || clip_from_object.determinant().abs() < 1.0e-300 {
-            return InstanceSetup::UNUSABLE;
-        }
-        let eye = clip_from_object.inverse() * DVec4::Z;
-        if !eye.is_finite() {
+        if !clip_from_object.is_finite() {
             return InstanceSetup::UNUSABLE;
         }
         let mut clip = [DVec4::ZERO; MAX_HULL_VERTICES];
@@ -124,9 +123,29 @@ impl InstanceSetup {
                 *slot = clip_from_object * position.as_dvec3().extend(1.0);
                 silhouette &= in_front(*slot);
             }
+            if silhouette && off_screen(&clip[..mesh.positions().len()]) {
+                return InstanceSetup::UNUSABLE;
+            }
+        }
+        if clip_from_object.determinant().abs() < 1.0e-300 {
+            return InstanceSetup::UNUSABLE;
+        }
+        let eye = clip_from_object.inverse() * DVec4::Z;
+        if !eye.is_finite() {
+            return InstanceSetup::UNUSABLE;
         }
         InstanceSetup { clip_from_object, eye, silhouette, usable: true, clip }
     }
+}
+
+/// Whether clip-space points, all with `w > 0`, lie beyond one side of the screen (all
+/// `x > w`, all `x < -w`, all `y > w` or all `y < -w`): their convex hull covers no pixel.
+fn off_screen(clip: &[DVec4]) -> bool {
+    let beyond = |side: fn(&DVec4) -> bool| clip.iter().all(side);
+    beyond(|point| point.x > point.w)
+        || beyond(|point| point.x < -point.w)
+        || beyond(|point| point.y > point.w)
+        || beyond(|point| point.y < -point.w)
 }
 
 /// Whether a clip-space point lies strictly beyond the near plane (reversed-Z: `z < w`).

@@ -5,8 +5,10 @@
 //! [`OccluderMeshes`] resource exists, [`OcclusionPass::run`]:
 //!
 //! 1. lists the survivors whose mesh has a registered occluder as candidates and lets the
-//!    [`OccluderSelector`] choose (projected size, nearest first, triangle budget);
-//! 2. rasterizes them and builds the pyramid ([`OcclusionCuller::rasterize`]);
+//!    [`OccluderSelector`] choose (projected size, nearest first, triangle budget: the
+//!    `occluder_*` fields of [`RenderSettings`]);
+//! 2. rasterizes them into a buffer of `RenderSettings::occlusion_buffer` pixels in the view's
+//!    aspect ([`fit_buffer`]) and builds the pyramid ([`OcclusionCuller::rasterize`]);
 //! 3. tests every survivor ([`OcclusionCuller::cull_bits_aabbs`]), clearing the visible bit
 //!    of the occluded ones, recording them in the result's occluded words and counting them
 //!    in [`VisibilityStats::occluded`](crate::VisibilityStats).
@@ -21,7 +23,9 @@
 //! turned off), only on transitions, so a still camera makes no structural change. An
 //! occluded object is not `Culled`: that tag keeps meaning "outside the view".
 
-use super::{OccluderCandidate, OccluderInstance, OccluderMeshes, OccluderSelector, OcclusionCuller};
+use ecs::RenderSettings;
+
+use super::{fit_buffer, OccluderCandidate, OccluderInstance, OccluderMeshes, OccluderSelector, OcclusionCuller};
 use crate::visibility::Visibility;
 
 /// The occlusion state of the Visibility system, kept between frames (no allocation in
@@ -36,11 +40,9 @@ pub(crate) struct OcclusionPass {
 }
 
 impl OcclusionPass {
-    /// Makes the depth buffer `[width, height]` (width rounded up to a multiple of 8); keeps
-    /// the current one when the size is unchanged, and the default when the size is unusable.
-    fn resize(&mut self, [width, height]: [u32; 2]) {
-        let width = (width as usize).div_ceil(8) * 8;
-        let height = height as usize;
+    /// Makes the depth buffer `[width, height]`; keeps the current one when the size is
+    /// unchanged, and the default when the size is unusable.
+    fn resize(&mut self, [width, height]: [usize; 2]) {
         if (width, height) == (self.culler.width(), self.culler.height()) {
             return;
         }
@@ -51,17 +53,21 @@ impl OcclusionPass {
         }
     }
 
-    /// Occludes survivors of `visibility` (see the module docs). With `enabled` false, no
-    /// `meshes` or no view, it only clears the occluded words.
+    /// Occludes survivors of `visibility` (see the module docs) with the buffer size and
+    /// occluder selection of `settings` for a view of `viewport` pixels. With `enabled`
+    /// false, no `meshes` or no view, it only clears the occluded words.
     pub(crate) fn run(
         &mut self,
         visibility: &mut Visibility,
         meshes: Option<&OccluderMeshes>,
         enabled: bool,
-        buffer: [u32; 2],
+        settings: &RenderSettings,
+        viewport: [u32; 2],
     ) {
         runtime::profile_zone!("visibility occlusion");
-        self.resize(buffer);
+        self.resize(fit_buffer(settings.occlusion_buffer, viewport, settings.occlusion_buffer_follows_viewport));
+        self.selector.min_screen_size = settings.occluder_min_screen_size;
+        self.selector.triangle_budget = settings.occluder_triangle_budget as usize;
         let words = visibility.bits.words().len();
         visibility.occluded.clear();
         visibility.occluded.resize(words, 0);
@@ -105,8 +111,10 @@ mod tests {
         let mut pass = OcclusionPass::default();
         pass.resize([512, 256]);
         assert_eq!((pass.culler.width(), pass.culler.height()), (512, 256));
-        pass.resize([100, 50]);
+        pass.resize(fit_buffer([100, 50], [1920, 1080], false));
         assert_eq!((pass.culler.width(), pass.culler.height()), (104, 50), "width rounds up to a multiple of 8");
+        pass.resize(fit_buffer([256, 128], [1920, 1080], true));
+        assert_eq!((pass.culler.width(), pass.culler.height()), (240, 135), "the view's aspect by default");
         pass.resize([0, 0]);
         assert_eq!(
             (pass.culler.width(), pass.culler.height()),

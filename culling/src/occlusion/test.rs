@@ -22,9 +22,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use glam::{Vec2, Vec3};
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-use super::project::project_avx2;
+use super::project::project_lanes_avx2;
 use super::project::{project_scalar, Projected, Rows};
 use super::pyramid::MinPyramid;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+use super::test_avx2::{coarse_occluded, LevelTable};
 use super::{OcclusionStats, OcclusionVerdict};
 use crate::bits::BITS_PER_WORD;
 use crate::soa::AabbSlices;
@@ -33,9 +35,9 @@ use crate::Kernel;
 /// Most texels per axis the footprint may span on the level chosen for it.
 pub const FOOTPRINT_TEXELS: usize = 4;
 /// Footprint widening in buffer pixels, for the `f32` rounding of the projection.
-const FOOTPRINT_MARGIN: f32 = 1.0e-2;
+pub(crate) const FOOTPRINT_MARGIN: f32 = 1.0e-2;
 /// Relative raise of the nearest depth, for the same rounding.
-const DEPTH_MARGIN: f32 = 4.0e-6;
+pub(crate) const DEPTH_MARGIN: f32 = 4.0e-6;
 
 /// What the test reads: the view, the buffer and its pyramid.
 pub(crate) struct TestTarget<'a> {
@@ -44,6 +46,9 @@ pub(crate) struct TestTarget<'a> {
     pub kernel: Kernel,
     pub size: Vec2,
     pub pyramid: &'a MinPyramid,
+    /// Where the pyramid's levels lie, for the AVX2 batch read.
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    pub table: LevelTable,
 }
 
 impl TestTarget<'_> {
@@ -112,9 +117,11 @@ impl TestTarget<'_> {
     }
 
     /// Projects the boxes `first .. first + 8` of `boxes` into `out`, eight at once when
-    /// the kernel is AVX2 and all eight exist, else one by one.
+    /// the kernel is AVX2 and all eight exist, else one by one; returns the lanes already
+    /// proven occluded (see `TestTarget::batch_read`), whose `out` may be left unwritten
+    /// (when every lane of `mask` is).
     #[inline]
-    fn project_eight(&self, boxes: &AabbSlices<'_>, first: usize, out: &mut [Projected; 8]) {
+    fn project_eight(&self, boxes: &AabbSlices<'_>, first: usize, mask: u64, out: &mut [Projected; 8]) -> u32 {
         let available = boxes.len().saturating_sub(first).min(8);
         #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
         if available == 8 && self.kernel == Kernel::Avx2 && Kernel::Avx2.is_supported() {
@@ -124,18 +131,41 @@ impl TestTarget<'_> {
             let center = boxes.center.map(|array| lanes(array, first));
             let half = boxes.half.map(|array| lanes(array, first));
             // SAFETY: the CPU supports AVX2, checked just above.
-            unsafe { project_avx2(&self.rows, center, half, out) };
-            return;
+            return unsafe { self.batch_read(project_lanes_avx2(&self.rows, center, half), mask, out) };
         }
         for (lane, projected) in out.iter_mut().enumerate().take(available) {
             let index = first + lane;
             *projected =
                 project_scalar(&self.rows, box_center(boxes, index).to_array(), box_half(boxes, index).to_array());
         }
+        0
+    }
+
+    /// The lanes of `lanes` proven occluded by the AVX2 2x2 read; when some lane of `mask`
+    /// is not, writes all eight projections to `out` for the reference judge.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    #[target_feature(enable = "avx2")]
+    unsafe fn batch_read(&self, lanes: super::project::ProjectedLanes, mask: u64, out: &mut [Projected; 8]) -> u32 {
+        let occluded = if self.view_finite {
+            // SAFETY: AVX2 is available (the caller's duty), and the table describes the
+            // pyramid (both come from the same culler).
+            unsafe { coarse_occluded(&lanes, self.size, self.pyramid, &self.table) }
+        } else {
+            0
+        };
+        if u64::from(occluded) & mask != mask {
+            // SAFETY: AVX2 is available (the caller's duty).
+            unsafe { lanes.store(out) };
+        }
+        occluded
     }
 
     /// Projects the boxes of `first .. first + 8` whose bit is set in `mask` (bit `lane`),
-    /// gathered through `box_of`, eight at once when the kernel is AVX2.
+    /// gathered through `box_of`, eight at once when the kernel is AVX2; returns the lanes
+    /// already proven occluded, as [`TestTarget::project_eight`] does.
     #[inline]
     fn project_gathered(
         &self,
@@ -143,7 +173,7 @@ impl TestTarget<'_> {
         mask: u64,
         box_of: &impl Fn(usize) -> (Vec3, Vec3),
         out: &mut [Projected; 8],
-    ) {
+    ) -> u32 {
         #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
         if self.kernel == Kernel::Avx2 && Kernel::Avx2.is_supported() {
             let (mut center, mut half) = ([[0.0f32; 8]; 3], [[0.0f32; 8]; 3]);
@@ -155,15 +185,20 @@ impl TestTarget<'_> {
                 }
             }
             // SAFETY: the CPU supports AVX2, checked just above.
-            unsafe {
-                project_avx2(&self.rows, [&center[0], &center[1], &center[2]], [&half[0], &half[1], &half[2]], out)
+            return unsafe {
+                let lanes = project_lanes_avx2(
+                    &self.rows,
+                    [&center[0], &center[1], &center[2]],
+                    [&half[0], &half[1], &half[2]],
+                );
+                self.batch_read(lanes, mask, out)
             };
-            return;
         }
         for lane in (0..8).filter(|lane| mask >> lane & 1 == 1) {
             let (center, half) = box_of(first + lane);
             out[lane] = project_scalar(&self.rows, center.to_array(), half.to_array());
         }
+        0
     }
 
     /// Tests the boxes whose bit is set in `words` and clears the bits of those occluded,
@@ -174,7 +209,7 @@ impl TestTarget<'_> {
         &self,
         words: &mut [u64],
         grain: usize,
-        project: impl Fn(usize, u64, &mut [Projected; 8]) + Sync,
+        project: impl Fn(usize, u64, &mut [Projected; 8]) -> u32 + Sync,
     ) -> OcclusionStats {
         let stats = SharedStats::default();
         let grain_words = grain.div_ceil(BITS_PER_WORD).max(1);
@@ -189,12 +224,16 @@ impl TestTarget<'_> {
                     if mask == 0 {
                         continue;
                     }
-                    project(base + byte * 8, mask, &mut projected);
+                    let proven = u64::from(project(base + byte * 8, mask, &mut projected)) & mask;
                     let mut remaining = mask;
                     while remaining != 0 {
                         let lane = remaining.trailing_zeros() as usize;
                         remaining &= remaining - 1;
-                        let verdict = self.judge(&projected[lane]);
+                        let verdict = if proven >> lane & 1 == 1 {
+                            OcclusionVerdict::Occluded
+                        } else {
+                            self.judge(&projected[lane])
+                        };
                         local.count(verdict);
                         if verdict == OcclusionVerdict::Occluded {
                             *word &= !(1u64 << (byte * 8 + lane));
@@ -227,7 +266,7 @@ impl TestTarget<'_> {
     /// Tests the boxes (in structure-of-arrays form) whose bit is set in `words` and clears
     /// the bits of those occluded.
     pub fn cull_bits_soa(&self, boxes: AabbSlices<'_>, words: &mut [u64], grain: usize) -> OcclusionStats {
-        self.cull_words(words, grain, |first, _, out| self.project_eight(&boxes, first, out))
+        self.cull_words(words, grain, |first, mask, out| self.project_eight(&boxes, first, mask, out))
     }
 
     /// Tests the boxes whose bit is set in `words` and clears the bits of those occluded;

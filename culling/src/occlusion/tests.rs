@@ -30,6 +30,22 @@ fn wall() -> Aabb {
 }
 
 #[test]
+fn a_convex_occluder_off_the_screen_is_skipped_and_one_straddling_an_edge_is_drawn() {
+    // The wall moved far to the left (wholly off screen), and half across the left edge.
+    let off = Aabb::new(Vec3::new(-60.0, -5.0, -11.0), Vec3::new(-50.0, 5.0, -10.0));
+    let straddling = Aabb::new(Vec3::new(-15.0, -5.0, -11.0), Vec3::new(-5.0, 5.0, -10.0));
+    let view_projection = perspective(Vec3::ZERO, Vec3::NEG_Z);
+    let (meshes, instances) = box_meshes(&[off]);
+    let mut culler = OcclusionCuller::default();
+    let stats = culler.rasterize(view_projection, &meshes, &instances);
+    assert_eq!((stats.silhouettes, stats.primitives), (0, 0), "nothing of an off-screen occluder is set up");
+    let (meshes, instances) = box_meshes(&[straddling]);
+    let stats = culler.rasterize(view_projection, &meshes, &instances);
+    assert_eq!((stats.silhouettes, stats.primitives), (1, 1), "an occluder across the edge is drawn");
+    assert!(culler.depth(0, 64) > 0.0, "it covers the left edge of the buffer");
+}
+
+#[test]
 fn a_wall_hides_a_box_behind_it_but_not_one_in_front() {
     let (meshes, instances) = box_meshes(&[wall()]);
     let view_projection = perspective(Vec3::ZERO, Vec3::NEG_Z);
@@ -233,6 +249,37 @@ fn the_avx2_kernel_writes_the_scalar_kernels_bits() {
                     "seed {seed}: pixel ({x}, {y}) differs between kernels"
                 );
             }
+        }
+    }
+}
+
+/// The batch test (eight-box projections and 2x2 reads, AVX2 where available) gives the
+/// one-box test's verdicts, over several scenes, sizes (odd pyramid levels) and kernels.
+#[test]
+fn batch_verdicts_equal_the_one_box_test_in_many_scenes() {
+    for (seed, (width, height)) in [(64, 32), (72, 40), (256, 128), (40, 23)].into_iter().enumerate() {
+        for kernel in [Kernel::Avx2, Kernel::Scalar] {
+            let (view_projection, meshes, instances) = random_scene(31 + seed as u64, seed == 3);
+            let mut culler = OcclusionCuller::new(width, height).expect("valid size");
+            culler.set_kernel(kernel);
+            culler.rasterize(view_projection, &meshes, &instances);
+            let mut random = Random(77 + seed as u64);
+            let mut boxes = AabbSoa::with_capacity(4001);
+            for index in 0..4001 {
+                let half = if index % 97 == 0 { Vec3::splat(f32::NAN) } else { random.vector(0.02, 1.5) };
+                boxes.push(&Aabb::from_center_half_extent(random.vector(-25.0, 25.0), half));
+            }
+            let mut verdicts = vec![OcclusionVerdict::Visible; 4001];
+            let stats = culler.classify(boxes.slices(), &mut verdicts);
+            let mut words = vec![u64::MAX; 4001usize.div_ceil(64)];
+            *words.last_mut().expect("63 words") = (1u64 << (4001 % 64)) - 1;
+            let bit_stats = culler.cull_bits(boxes.slices(), &mut words);
+            assert_eq!(bit_stats, stats, "seed {seed} {kernel:?}: the same counts");
+            for (index, verdict) in verdicts.iter().enumerate() {
+                let kept = words[index / 64] >> (index % 64) & 1 == 1;
+                assert_eq!(kept, *verdict != OcclusionVerdict::Occluded, "seed {seed} {kernel:?}: box {index}");
+            }
+            assert!(stats.occluded > 0 && stats.occluded < 4001, "seed {seed}: the scene hides some boxes");
         }
     }
 }

@@ -16,6 +16,7 @@ use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldT
 use glam::{Mat4, Vec3};
 use runtime::hecs::{ArchetypeColumn, World};
 
+use super::cache::{CachedBounds, Verdict};
 use super::result::{ObjectDraw, EMPTY_BOX};
 use crate::bits::BITS_PER_WORD;
 use crate::kernels::Kernel;
@@ -62,6 +63,8 @@ pub(crate) struct PassInputs<'a> {
     pub frustum_culling: bool,
     pub lod_scale: f32,
     pub lod_bias: f32,
+    /// Changes whenever anything a verdict depends on besides the box changes (see `cache.rs`).
+    pub view_epoch: u32,
 }
 
 /// Where the pass writes: raw views of the result's per-slot columns.
@@ -74,6 +77,8 @@ pub(crate) struct PassOutputs<'a> {
     pub models: *mut Mat4,
     pub bounds: *mut Aabb,
     pub draws: *mut ObjectDraw,
+    /// What each slot's world box was computed from, and its last verdict.
+    pub cache: *mut CachedBounds,
     /// One byte of [`SlotFlag`] bits per slot.
     pub flags: *mut u8,
     /// Storage-order objects.
@@ -153,6 +158,7 @@ pub(crate) struct PassTotals {
     pub distance_rejected: AtomicUsize,
     pub size_rejected: AtomicUsize,
     pub non_finite: AtomicUsize,
+    pub bounds_computed: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -163,6 +169,7 @@ struct LocalTotals {
     distance_rejected: usize,
     size_rejected: usize,
     non_finite: usize,
+    bounds_computed: usize,
 }
 
 impl PassTotals {
@@ -173,6 +180,7 @@ impl PassTotals {
         self.distance_rejected.fetch_add(local.distance_rejected, Ordering::Relaxed);
         self.size_rejected.fetch_add(local.size_rejected, Ordering::Relaxed);
         self.non_finite.fetch_add(local.non_finite, Ordering::Relaxed);
+        self.bounds_computed.fetch_add(local.bounds_computed, Ordering::Relaxed);
     }
 }
 
@@ -224,10 +232,16 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
     let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
 
     let mut word_start = range.start;
+    // Per word: the objects whose verdict is computed this frame, pushed to `block` in order
+    // (`pushed[k]` is the bit of the k-th), and their entries, to record the verdicts.
+    let mut pushed = [0u8; BITS_PER_WORD];
+    let mut fresh_entries: [*mut CachedBounds; BITS_PER_WORD] = [std::ptr::null_mut(); BITS_PER_WORD];
     while word_start < range.end {
         let word_end = (word_start + BITS_PER_WORD).min(range.end);
         block.clear();
         let (mut drawable, mut casters, mut tagged, mut occluded_tag, mut forced) = (0u64, 0u64, 0u64, 0u64, 0u64);
+        // Objects whose verdict this view already gave (`reused`), and those that were visible.
+        let (mut reused, mut reused_visible) = (0u64, 0u64);
         for index in word_start..word_end {
             while index >= segment.start + segment.len {
                 segment_index += 1;
@@ -235,7 +249,8 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
                 columns = Columns::of(inputs.world, &segment);
             }
             let row = index - segment.start;
-            let bit = 1u64 << (index - word_start);
+            let offset = index - word_start;
+            let bit = 1u64 << offset;
             if columns.caster {
                 casters |= bit;
             }
@@ -249,60 +264,126 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
             if let Some(&ahead) = outputs.slots.get(index + PREFETCH_DISTANCE) {
                 prefetch_slot(outputs, ahead as usize);
             }
-            let Some((model, center, half, draw)) = object_of(inputs, &columns, row) else {
+            let Some((model, local_box, mesh)) = source_of(&columns, row) else {
                 // SAFETY: `slot` belongs to `index`, which lies in this job's range: no other
                 // job writes it, and it is below the slot count, the length of every column.
                 unsafe {
                     outputs.models.add(slot).write(Mat4::IDENTITY);
                     outputs.bounds.add(slot).write(EMPTY_BOX);
                     outputs.draws.add(slot).write(ObjectDraw::NONE);
+                    outputs.cache.add(slot).write(CachedBounds::EMPTY);
                 }
-                block.push_center_half(Vec3::ZERO, Vec3::ZERO);
                 continue;
             };
             drawable |= bit;
-            let world_box = Aabb { min: center - half, max: center + half };
-            if !is_finite_object(&model, center, half) {
+            // SAFETY: as above: this job's own slot, below every column's length.
+            let (stored_model, entry, stored_draw) = unsafe {
+                (&mut *outputs.models.add(slot), &mut *outputs.cache.add(slot), &mut *outputs.draws.add(slot))
+            };
+            let hit = entry.lookup(stored_model, &model, &local_box);
+            // A static object under the same view (see `cache.rs`): its columns hold this
+            // frame's values and last frame's verdict stands; only a level of detail may change
+            // (the box centre is computed for it alone, with the same operations).
+            if let (Some(finite), Some(verdict)) = (hit, entry.verdict(inputs.view_epoch)) {
+                let draw = draw_of(inputs, &columns, row, mesh, || model.transform_point3(local_box.center()));
+                if *stored_draw != draw {
+                    *stored_draw = draw;
+                }
+                if !finite {
+                    forced |= bit;
+                }
+                reused |= bit;
+                match verdict {
+                    Verdict::Visible => reused_visible |= bit,
+                    Verdict::Frustum => local.frustum_rejected += 1,
+                    Verdict::Distance => local.distance_rejected += 1,
+                    Verdict::Size => local.size_rejected += 1,
+                }
+                continue;
+            }
+            // The same operations as when the columns were written: the same bits.
+            let (center, half) = local_box.transformed_center_half(&model);
+            let draw = draw_of(inputs, &columns, row, mesh, || center);
+            if *stored_draw != draw {
+                *stored_draw = draw;
+            }
+            let finite = hit.unwrap_or_else(|| {
+                // New, moved or re-shaped: write the columns and a fresh entry.
+                local.bounds_computed += 1;
+                let finite = is_finite_object(&model, center, half);
+                *stored_model = model;
+                *entry = CachedBounds::new(local_box, finite);
+                // SAFETY: as above.
+                unsafe { outputs.bounds.add(slot).write(Aabb { min: center - half, max: center + half }) };
+                finite
+            });
+            if !finite {
                 forced |= bit;
             }
-            // SAFETY: as above.
-            unsafe {
-                outputs.models.add(slot).write(model);
-                outputs.bounds.add(slot).write(world_box);
-                outputs.draws.add(slot).write(draw);
-            }
+            pushed[block.len()] = offset as u8;
+            fresh_entries[block.len()] = entry;
             block.push_center_half(center, half);
         }
 
-        // Frustum: the SIMD kernel on the word's boxes (non-finite boxes come back kept).
-        let mut inside = [u64::MAX];
-        if inputs.frustum_culling {
-            inputs.kernel.cull_aabbs(inputs.view.frustum(), block.slices(), &mut inside);
-        }
-        let mut visible = (inside[0] & drawable) | forced;
-        local.frustum_rejected += (drawable & !visible).count_ones() as usize;
+        // Frustum: the SIMD kernel on the boxes of the word's fresh objects (non-finite boxes
+        // come back kept), their bits put back at the objects' offsets.
+        let fresh = drawable & !reused;
+        let inside = if !inputs.frustum_culling {
+            u64::MAX
+        } else if block.is_empty() {
+            0
+        } else {
+            let mut kernel_bits = [0u64];
+            inputs.kernel.cull_aabbs(inputs.view.frustum(), block.slices(), &mut kernel_bits);
+            if block.len() == word_end - word_start {
+                // Every object of the word was pushed, in order.
+                kernel_bits[0]
+            } else {
+                (0..block.len()).fold(0u64, |word, k| word | (kernel_bits[0] >> k & 1) << pushed[k])
+            }
+        };
+        let mut visible = (inside | forced) & fresh;
+        local.frustum_rejected += (fresh & !visible).count_ones() as usize;
 
-        // Distance, then screen size, on the finite survivors only.
+        // Distance, then screen size, on the finite fresh survivors only.
         let mut survivors = if secondary_culls { visible & !forced } else { 0 };
+        let (mut too_far, mut too_small) = (0u64, 0u64);
         while survivors != 0 {
             let offset = survivors.trailing_zeros() as usize;
             survivors &= survivors - 1;
             let slot = outputs.slots[word_start + offset] as usize;
-            // SAFETY: written above by this job for this object's slot.
+            // SAFETY: written by this job for this object's slot (this frame or before).
             let world_box = unsafe { &*outputs.bounds.add(slot) };
             let center = world_box.center();
             if !crate::size::is_near_enough(inputs.view.distance_sq(center), inputs.view.max_distance_sq()) {
-                visible &= !(1u64 << offset);
+                too_far |= 1u64 << offset;
                 local.distance_rejected += 1;
             } else if !inputs
                 .view
                 .screen_size()
                 .keeps(world_box.half_extent().length_squared(), inputs.view.depth(center))
             {
-                visible &= !(1u64 << offset);
+                too_small |= 1u64 << offset;
                 local.size_rejected += 1;
             }
         }
+        visible &= !(too_far | too_small);
+        // Record the fresh verdicts for the next frame under the same view.
+        for (k, &entry) in fresh_entries[..block.len()].iter().enumerate() {
+            let bit = 1u64 << pushed[k];
+            let verdict = if visible & bit != 0 {
+                Verdict::Visible
+            } else if too_far & bit != 0 {
+                Verdict::Distance
+            } else if too_small & bit != 0 {
+                Verdict::Size
+            } else {
+                Verdict::Frustum
+            };
+            // SAFETY: the entry of an object of this word, this job's own (taken above).
+            unsafe { (*entry).set_verdict(inputs.view_epoch, verdict) };
+        }
+        visible |= reused_visible;
 
         local.drawable += drawable.count_ones() as usize;
         local.visible += visible.count_ones() as usize;
@@ -325,11 +406,11 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
 }
 
 /// How many objects ahead [`run_range`] asks for the cache lines of a slot's columns: once
-/// tag changes have reshuffled storage order, slots are scattered and the column writes would
+/// tag changes have reshuffled storage order, slots are scattered and the column reads would
 /// otherwise wait on each line in turn.
 const PREFETCH_DISTANCE: usize = 8;
 
-/// Asks the CPU to bring the cache lines of `slot`'s model, box and draw entries closer (a
+/// Asks the CPU to bring the cache lines of `slot`'s model, cache entry and draw closer (a
 /// hint with no effect on the result; nothing on targets without one).
 #[inline(always)]
 fn prefetch_slot(outputs: &PassOutputs<'_>, slot: usize) {
@@ -340,7 +421,7 @@ fn prefetch_slot(outputs: &PassOutputs<'_>, slot: usize) {
         // arithmetic keeps even a wrong slot from being undefined behaviour.
         let lines = [
             outputs.models.wrapping_add(slot) as *const i8,
-            outputs.bounds.wrapping_add(slot) as *const i8,
+            outputs.cache.wrapping_add(slot) as *const i8,
             outputs.draws.wrapping_add(slot) as *const i8,
         ];
         for line in lines {
@@ -362,10 +443,10 @@ fn is_finite_object(model: &Mat4, center: Vec3, half: Vec3) -> bool {
     (sum * 0.0).cmpeq(glam::Vec4::ZERO).all()
 }
 
-/// A drawable object's world matrix, world box (centre and half extents) and draw; `None`
-/// when the object is not drawable.
+/// A drawable object's world matrix, local box (posed for a posed skinned mesh) and mesh;
+/// `None` when the object is not drawable.
 #[inline(always)]
-fn object_of(inputs: &PassInputs<'_>, columns: &Columns<'_>, row: usize) -> Option<(Mat4, Vec3, Vec3, ObjectDraw)> {
+fn source_of<'c>(columns: &'c Columns<'_>, row: usize) -> Option<(Mat4, Aabb, &'c Mesh)> {
     let mesh = &columns.meshes[row];
     let shown = columns.shown.as_ref().is_none_or(|shown| shown[row].0);
     if !(shown && mesh.is_drawable()) {
@@ -380,13 +461,26 @@ fn object_of(inputs: &PassInputs<'_>, columns: &Columns<'_>, row: usize) -> Opti
         Some(poses) => mesh.local_bounds(Some(&poses[row])),
         None => mesh.bounds,
     };
-    let (center, half) = local.transformed_center_half(&model);
+    Some((model, local, mesh))
+}
+
+/// A drawable object's draw for this view: its mesh's material, and the level of detail its
+/// world centre's distance picks (else the mesh itself; `center` is called only for a mesh
+/// with levels).
+#[inline(always)]
+fn draw_of(
+    inputs: &PassInputs<'_>,
+    columns: &Columns<'_>,
+    row: usize,
+    mesh: &Mesh,
+    center: impl FnOnce() -> Vec3,
+) -> ObjectDraw {
     let mut draw = ObjectDraw { mesh: mesh.mesh, material: mesh.material };
     if let Some(lods) = &columns.lods {
-        let distance = inputs.view.distance_sq(center).sqrt();
+        let distance = inputs.view.distance_sq(center()).sqrt();
         if let Some(level) = lods[row].select(distance, inputs.lod_scale, inputs.lod_bias) {
             draw.mesh = level;
         }
     }
-    Some((model, center, half, draw))
+    draw
 }

@@ -12,10 +12,13 @@
 //! 3. Runs one parallel pass over 64-object words (disjoint indices per job): skips the
 //!    undrawable (`Visible(false)`, no mesh, no material, zero-size bounds, no transform),
 //!    takes the world matrix from [`WorldTransform`](ecs::WorldTransform) or else the local
-//!    [`Transform`](ecs::Transform), the posed box of a [`SkinnedPose`](ecs::SkinnedPose) or else the stored box, moves it to world space (Arvo),
-//!    writes the object's columns for every drawable mesh, picks its level of detail, then
-//!    runs the SIMD frustum kernel on the word's 64 boxes and the distance and screen-size
-//!    culls on the survivors.
+//!    [`Transform`](ecs::Transform), the posed box of a [`SkinnedPose`](ecs::SkinnedPose) or
+//!    else the stored box; when both are bit for bit those of the slot's cached box it reuses
+//!    that box, else moves the box to world space (Arvo) and writes the object's columns;
+//!    picks its level of detail; then runs the SIMD frustum kernel on the word's boxes and
+//!    the distance and screen-size culls on the survivors, except for static objects under
+//!    an unchanged view, whose cached verdict stands (see `cache.rs`: the cache is keyed by
+//!    value, so every way of moving an object is seen on the next frame).
 //! 4. (Occlusion, issue 6, hooks in here: see `system.rs`.)
 //! 5. A serial gather over the words: `visible` in slot order, `scene` with the shadow
 //!    casters first, and the [`Culled`](ecs::Culled) tag changes of this frame.
@@ -29,6 +32,7 @@
 //! [`ObjectColumns::entities`] names each slot's entity. The hot loop still walks the
 //! archetypes in storage order and writes through the slot.
 
+mod cache;
 mod cull;
 mod result;
 mod slots;
@@ -39,5 +43,7 @@ pub use result::{ObjectColumns, ObjectDraw, Visibility, VisibilityStats};
 pub use system::{install, visibility_system, VISIBILITY_SYSTEM};
 pub use tags::{visibility_tags_system, VISIBILITY_TAGS_SYSTEM};
 
+#[cfg(test)]
+mod cache_tests;
 #[cfg(test)]
 mod tests;

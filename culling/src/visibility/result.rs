@@ -5,6 +5,7 @@ use ecs::{Aabb, MaterialHandle, MeshHandle, ResolvedView};
 use glam::Mat4;
 use runtime::hecs::Entity;
 
+use super::cache::{CachedBounds, ViewEpoch};
 use crate::bits::VisibilityBits;
 use crate::kernels::CullStats;
 use crate::shadow::ShadowCull;
@@ -42,6 +43,8 @@ pub struct ObjectColumns {
     pub draws: Vec<ObjectDraw>,
     /// The entity of each object.
     pub entities: Vec<Entity>,
+    /// What each slot's world box was computed from, and its last verdict (see `cache.rs`).
+    pub(crate) cache: Vec<CachedBounds>,
 }
 
 impl ObjectColumns {
@@ -64,6 +67,7 @@ impl ObjectColumns {
         self.bounds.resize(len, EMPTY_BOX);
         self.draws.resize(len, ObjectDraw::NONE);
         self.entities.resize(len, Entity::DANGLING);
+        self.cache.resize(len, CachedBounds::EMPTY);
     }
 
     /// Gives slot `slot` the values of an undrawable object (a freed slot).
@@ -71,6 +75,7 @@ impl ObjectColumns {
         self.models[slot] = Mat4::IDENTITY;
         self.bounds[slot] = EMPTY_BOX;
         self.draws[slot] = ObjectDraw::NONE;
+        self.cache[slot] = CachedBounds::EMPTY;
     }
 }
 
@@ -96,6 +101,10 @@ pub struct VisibilityStats {
     pub occluded: usize,
     /// Drawable objects kept only because a matrix, their bounds or the view were not finite.
     pub non_finite: usize,
+    /// Drawable objects whose matrix, world box and draw were written this frame because
+    /// their inputs changed (new, moved or re-shaped); the others were static, and under an
+    /// unchanged view also kept last frame's verdict.
+    pub bounds_computed: usize,
     /// `Culled` and `Occluded` tags inserted this frame (applied right after the cull).
     pub tags_inserted: usize,
     /// `Culled` and `Occluded` tags removed this frame.
@@ -156,6 +165,8 @@ pub struct Visibility {
     pub(crate) occluded: Vec<u64>,
     /// The frame's tag changes, applied by `visibility_tags_system` right after the cull.
     pub(crate) tag_changes: super::tags::TagChanges,
+    /// The view epoch cached verdicts are checked against (see `cache.rs`).
+    pub(crate) view_epoch: ViewEpoch,
 }
 
 impl Visibility {

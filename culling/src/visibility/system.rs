@@ -5,6 +5,7 @@ use ecs::{
 };
 use runtime::{App, Stage, System, SystemContext};
 
+use super::cache::ViewKey;
 use super::cull::{list_segments, pack_slot_flags, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
 use super::result::{Visibility, VisibilityStats};
 use super::tags::{record_tag_changes, record_tags_cleared, visibility_tags_system};
@@ -52,11 +53,13 @@ pub fn install(app: &mut App) {
 /// Steps: list the archetypes holding a `Mesh` and size the persistent columns to the mesh
 /// count; one parallel pass over 64-object words (skip the undrawable; world matrix from
 /// `WorldTransform` or else `Transform`; posed box for a mesh with a `SkinnedPose`; world
-/// box by Arvo's method; columns and LOD for every drawable mesh; the SIMD frustum kernel on
-/// the word's boxes, then distance and screen size on the survivors); occlusion (see
-/// `crate::occlusion::stage`, reading the [`OccluderMeshes`] resource when present); a
-/// serial gather of `visible` and `scene` (casters first); the `Culled` and `Occluded` tag
-/// changes, recorded for [`visibility_tags_system`] to apply right after.
+/// box by Arvo's method unless the slot's cached box came from the same bits; columns and LOD
+/// for every drawable mesh; the SIMD frustum kernel on the word's boxes, then distance and
+/// screen size on the survivors, unless a static box's verdict under the same view is
+/// cached); occlusion (see `crate::occlusion::stage`, reading the [`OccluderMeshes`]
+/// resource when present); a serial gather of `visible` and `scene` (casters first); the
+/// `Culled` and `Occluded` tag changes, recorded for [`visibility_tags_system`] to apply
+/// right after.
 ///
 /// Reads `Mesh`, `Transform`, `WorldTransform`, `Visible`, `SkinnedPose`, `Lod`,
 /// `ShadowCaster`, the tags, the [`RenderSettings`], [`Viewport`], [`OccluderMeshes`] and
@@ -88,7 +91,8 @@ pub fn visibility_system() -> System {
         let viewport = *ctx.resource::<Viewport>();
         let view = ctx.frame_value::<ResolvedView>().map(|view| *view);
         let mut visibility = ctx.resource_mut::<Visibility>();
-        run_visibility(ctx, &mut visibility, &mut segments, &mut occlusion, view, &settings, viewport, feedback);
+        let pass_state = PassState { segments: &mut segments, occlusion: &mut occlusion };
+        run_visibility(ctx, &mut visibility, pass_state, view, &settings, viewport, feedback);
     })
     .reads::<Mesh>()
     .reads::<Transform>()
@@ -108,13 +112,18 @@ pub fn visibility_system() -> System {
     .writes_resource::<Visibility>()
 }
 
+/// What the system keeps between frames besides the resource.
+struct PassState<'s> {
+    segments: &'s mut Vec<Segment>,
+    occlusion: &'s mut OcclusionPass,
+}
+
 /// One frame of the stage.
 #[allow(clippy::too_many_arguments)]
 fn run_visibility(
     ctx: &mut SystemContext<'_>,
     visibility: &mut Visibility,
-    segments: &mut Vec<Segment>,
-    occlusion: &mut OcclusionPass,
+    PassState { segments, occlusion }: PassState<'_>,
     view: Option<ResolvedView>,
     settings: &RenderSettings,
     viewport: Viewport,
@@ -163,14 +172,22 @@ fn run_visibility(
     }
     visibility.slot_flags.clear();
     visibility.slot_flags.resize(slot_count, 0);
+    let frustum_culling = settings.frustum_culling && trusted;
+    let thresholds = [params.max_distance, params.min_pixels, params.lod_bias];
+    let key = ViewKey::new(&view.view, &view.projection, viewport.height as f32, thresholds, frustum_culling);
+    let (view_epoch, wrapped) = visibility.view_epoch.advance(key);
+    if wrapped {
+        visibility.objects.cache.iter_mut().for_each(|entry| entry.forget_verdict());
+    }
     let inputs = PassInputs {
         world: ctx.world_unchecked(),
         segments,
         view: &context,
         kernel: Kernel::detect(),
-        frustum_culling: settings.frustum_culling && trusted,
+        frustum_culling,
         lod_scale: lod_scale(&view.projection),
         lod_bias: params.lod_bias,
+        view_epoch,
     };
     let Visibility { slots, objects: columns, slot_flags, .. } = &mut *visibility;
     let outputs = PassOutputs {
@@ -178,6 +195,7 @@ fn run_visibility(
         models: columns.models.as_mut_ptr(),
         bounds: columns.bounds.as_mut_ptr(),
         draws: columns.draws.as_mut_ptr(),
+        cache: columns.cache.as_mut_ptr(),
         flags: slot_flags.as_mut_ptr(),
         objects,
     };
@@ -202,6 +220,7 @@ fn run_visibility(
         size_rejected: load(&totals.size_rejected),
         occluded: 0,
         non_finite: if trusted { load(&totals.non_finite) } else { drawable },
+        bounds_computed: load(&totals.bounds_computed),
         tags_inserted: 0,
         tags_removed: 0,
         tag_seconds: 0.0,
@@ -214,7 +233,8 @@ fn run_visibility(
     // `OccluderMeshes` resource is present (see `crate::occlusion::stage`).
     {
         let meshes = ctx.try_resource::<OccluderMeshes>();
-        occlusion.run(visibility, meshes.as_deref(), settings.occlusion_culling && trusted, settings.occlusion_buffer);
+        let enabled = settings.occlusion_culling && trusted;
+        occlusion.run(visibility, meshes.as_deref(), enabled, settings, [viewport.width, viewport.height]);
     }
     if feedback {
         if let Some(feedback) = ctx.try_resource::<GpuFeedback>() {

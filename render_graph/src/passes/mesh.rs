@@ -213,6 +213,18 @@ impl MeshLibrary {
         &self.uvs
     }
 
+    /// Every vertex of the library as uploaded (`xyz` the position, `w` the packed normal's
+    /// bits), indexed `vertex_offset + index`.
+    pub fn positions(&self) -> &[[f32; 4]] {
+        &self.positions
+    }
+
+    /// Every index of the library as uploaded (`mesh_indices`); a mesh's indices start at its
+    /// [`MeshRange::first_index`].
+    pub fn indices(&self) -> &[u32] {
+        &self.indices
+    }
+
     /// Number of triangles of mesh `mesh` (0 for an unknown id).
     pub fn triangle_count(&self, mesh: u32) -> u32 {
         self.range(mesh).map_or(0, |range| range.index_count / 3)

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod mip_chain;
+
 use std::sync::Arc;
 
 use ash::vk;

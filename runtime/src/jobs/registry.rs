@@ -437,11 +437,14 @@ impl LocalThread {
             }
         }
         let start = self.next_random() % self.registry.stealers.len().max(1);
-        let job = self.registry.steal_any(start, self.slot);
-        if job.is_some() || !heavy {
-            return job;
+        let stolen = self
+            .registry
+            .steal_any(start, self.slot)
+            .or_else(|| heavy.then(|| self.registry.steal_frame(start, self.slot)).flatten());
+        if stolen.is_some() {
+            crate::profiling::job_stolen();
         }
-        self.registry.steal_frame(start, self.slot)
+        stolen
     }
 
     /// Runs other jobs until `latch` is set, sleeping when there is nothing to do.

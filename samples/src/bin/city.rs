@@ -18,24 +18,28 @@
 //! option (`samples::city::CityOptions`). For example
 //! `city --frames 120 --size 640x360 --render every --out images --png-every 30 --validate`.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
-use clap::Parser;
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches};
+use culling::gpu::{BitsReadback, RenderReport};
 use culling::occlusion::OccluderMeshes;
-use culling::Visibility;
-use ecs::{Mesh, RenderSettings, Viewport};
+use culling::{CullingBackend, Visibility};
+use ecs::{RenderSettings, Viewport};
 use indicatif::{ProgressBar, ProgressStyle};
+use render_graph::{vk, DeviceConfig, GpuDevice};
 use runtime::{App, Stage};
+use samples::city::check::{check_frame, CheckRequest, Checked};
+use samples::city::rendering::{lock_capture, CityColors, HeadlessTarget, SharedCapture, SKY};
 use samples::city::summary::FrameRecord;
 use samples::city::{
-    self, CameraKeyframes, CameraPath, CityLibrary, CityMeshes, CityOptions, CullChoice, RenderChoice, Switch,
+    self, CameraKeyframes, CameraPath, CityLibrary, CityMeshes, CityOptions, CullChoice, PresentChoice, RenderChoice,
+    Switch,
 };
 use samples::mesh_render::{MeshFrame, MeshRenderer};
-
-/// The sky the image is cleared to.
-const SKY: [f32; 4] = [0.55, 0.70, 0.90, 1.0];
+use samples::window::run::WindowOptions;
 
 /// A progress bar on standard error for long runs (hidden when it is not a terminal).
 fn progress_bar(frames: u64) -> ProgressBar {
@@ -59,13 +63,10 @@ fn median(values: &mut [f64]) -> f64 {
 
 fn main() -> ExitCode {
     samples::init_logging();
-    let options = CityOptions::parse();
-    for (asked, name) in [(options.window, "--window")] {
-        if asked {
-            eprintln!("city: {name} is not available in this build yet");
-            return ExitCode::FAILURE;
-        }
-    }
+    let matches = CityOptions::command().get_matches();
+    let options = CityOptions::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
+    // `--window` runs until closed unless `--frames` was given.
+    let frames_given = matches.value_source("frames") == Some(ValueSource::CommandLine);
     if options.validate {
         // Read by `DeviceConfig::default` when the renderer makes its device; set before any
         // thread that could read the environment starts.
@@ -147,31 +148,60 @@ fn main() -> ExitCode {
         app.add_system(Stage::Input, CameraKeyframes::system());
         println!("camera: following {}", path.display());
     }
-    // The backend: `gpu` needs a usable device, `auto` takes one when there is one. With the
-    // GPU, frustum and occlusion run there (two-phase Hi-Z); the stage keeps LOD and lists.
-    let mut drawer: Option<Option<MeshRenderer>> = None;
+    let backend = match options.cull {
+        CullChoice::Cpu | CullChoice::Off => CullingBackend::Cpu,
+        CullChoice::Gpu => CullingBackend::Gpu,
+        CullChoice::Auto => CullingBackend::Auto,
+    };
+    if options.window {
+        return run_window(app, &meshes, &options, frames_given, backend);
+    }
+    // Rendering is installed in one call: the Render stage draws every frame the target
+    // asks for through the render graph, culling on the GPU (two-phase Hi-Z, frustum and
+    // occlusion leave the Visibility stage) or with the CPU's lists, as `--cull` decides.
+    let mut rendering: Option<Rendering> = None;
     let mut gpu_culling = false;
-    if matches!(options.cull, CullChoice::Gpu | CullChoice::Auto) && render != RenderChoice::None {
-        let objects = city.mesh_entities as u32;
-        match MeshRenderer::new(width, height, objects + objects / 8 + 64, meshes.library.clone(), SKY) {
-            Ok(renderer) => {
-                drawer = Some(Some(renderer));
-                gpu_culling = true;
-            }
+    if render != RenderChoice::None {
+        let extent = vk::Extent2D { width, height };
+        let device = match GpuDevice::new(&DeviceConfig { app_name: "city".into(), ..DeviceConfig::default() }) {
+            Ok(device) => Some(Arc::new(device)),
             Err(reason) if options.cull == CullChoice::Gpu => {
                 eprintln!("city: --cull gpu needs a usable Vulkan device: {reason}");
                 return ExitCode::FAILURE;
             }
             Err(reason) => {
                 println!("render: no usable Vulkan device ({reason}); culling on the CPU path, no image drawn");
-                drawer = Some(None);
+                None
+            }
+        };
+        if let Some(device) = device {
+            let (target, capture) = HeadlessTarget::new(&device, extent);
+            let installed = city::rendering::install(
+                &mut app,
+                &device,
+                backend,
+                extent,
+                &meshes,
+                Box::new(target),
+                BitsReadback::Wait,
+            )
+            .and_then(|choice| {
+                let capacity = city.mesh_entities as u32 + 64;
+                let checker = MeshRenderer::with_device(device, width, height, capacity, meshes.library.clone(), SKY)?;
+                Ok((choice, checker))
+            });
+            match installed {
+                Ok((choice, checker)) => {
+                    gpu_culling = choice.on_device;
+                    let colors = CityColors::new(app.world());
+                    rendering = Some(Rendering { capture, checker, colors });
+                }
+                Err(error) => {
+                    eprintln!("city: {error}");
+                    return ExitCode::FAILURE;
+                }
             }
         }
-    }
-    if gpu_culling {
-        let mut settings = app.resource_mut::<RenderSettings>();
-        settings.frustum_culling = false;
-        settings.occlusion_culling = false;
     }
     println!(
         "jobs: {} threads; culling: {} ({:?} kernel for the CPU's part); profiling: {}",
@@ -205,6 +235,16 @@ fn main() -> ExitCode {
     let mut records = Vec::with_capacity(options.frames as usize);
     let progress = progress_bar(options.frames);
     for _ in 0..options.frames {
+        let next = app.frame_index() + 1;
+        let last = next == options.frames;
+        let checked = render == RenderChoice::Every || (render == RenderChoice::Last && last);
+        if let Some(rendering) = &rendering {
+            // `--render last` also draws the two frames before the last, so GPU culling has
+            // the history its early phase draws from.
+            let mut capture = lock_capture(&rendering.capture);
+            capture.draw = render == RenderChoice::Every || next + 2 >= options.frames;
+            capture.capture = checked;
+        }
         let started = Instant::now();
         app.run_frame();
         frame_ms.push(started.elapsed().as_secs_f64() * 1e3);
@@ -232,19 +272,50 @@ fn main() -> ExitCode {
         record.occluded = stats.occluded;
         record.small_or_far = stats.size_rejected + stats.distance_rejected;
         record.visible = stats.visible;
-        let last = app.frame_index() == options.frames;
-        if render == RenderChoice::Every || (render == RenderChoice::Last && last) {
+        if let (true, Some(rendering)) = (checked, &mut rendering) {
             // The last frame is `city.png`; `--png-every N` adds every N-th drawn frame.
-            let mut pngs = Vec::new();
+            let mut request = CheckRequest {
+                truth: options.truth,
+                classify: options.classify,
+                clusters: options.clusters,
+                ..CheckRequest::default()
+            };
             if last {
-                pngs.push(options.out.join("city.png"));
+                request.pngs.push(options.out.join("city.png"));
             }
             if options.png_every.is_some_and(|every| app.frame_index() % every == 0) {
-                pngs.push(options.out.join(format!("frame-{:06}.png", app.frame_index())));
+                request.pngs.push(options.out.join(format!("frame-{:06}.png", app.frame_index())));
             }
-            match draw_frame(&mut drawer, &app, &meshes, &options, &pngs, lossless, gpu_culling) {
-                Ok(Some((check, truth, report))) => {
-                    progress.suspend(|| println!("{report}"));
+            let checked = {
+                let capture = lock_capture(&rendering.capture);
+                let report = app.resource::<RenderReport>();
+                check_frame(
+                    &mut rendering.checker,
+                    &capture,
+                    &visibility,
+                    &report,
+                    &rendering.colors,
+                    &meshes,
+                    &request,
+                )
+            };
+            match checked {
+                Ok(Checked { frame: check, truth, clusters }) => {
+                    let report = app.resource::<RenderReport>();
+                    let line = report_line(
+                        &report,
+                        &check,
+                        &request,
+                        app.frame_index(),
+                        options.size,
+                        lossless,
+                        gpu_culling,
+                        rendering.checker.device_name(),
+                    );
+                    progress.suspend(|| println!("{line}"));
+                    if let Some(clusters) = clusters {
+                        progress.suspend(|| println!("{clusters}"));
+                    }
                     if check.differing_pixels != 0 && lossless {
                         status = ExitCode::FAILURE;
                     }
@@ -266,7 +337,6 @@ fn main() -> ExitCode {
                     record.differing_pixels = Some(check.differing_pixels);
                     record.gpu_ms = check.gpu_ms.into_iter().filter_map(|(pass, ms)| Some((pass, ms?))).collect();
                 }
-                Ok(None) => {}
                 Err(error) => {
                     progress.abandon();
                     eprintln!("render: frame {}: {error}", app.frame_index());
@@ -308,8 +378,8 @@ fn main() -> ExitCode {
             full as f64 / with_lod.max(1) as f64
         );
     }
-    if let Some(Some(renderer)) = &drawer {
-        let problems = renderer.validation_problems();
+    if let Some(rendering) = &rendering {
+        let problems = rendering.checker.validation_problems();
         if !problems.is_empty() {
             eprintln!("render: validation reported problems: {problems:?}");
             status = ExitCode::FAILURE;
@@ -337,53 +407,83 @@ fn main() -> ExitCode {
     status
 }
 
-/// Draws the frame with culling on and off and compares the images; writes the culled
-/// image to each of `pngs`; returns what was drawn and a report line. The first call makes
-/// the renderer into `drawer`; no Vulkan device (`Ok(None)`) is not a failure: the demo says
-/// why once and the statistics stand alone. With the screen-size or distance cull on
-/// (`lossless` false) the images may differ by design, and the line says so.
-fn draw_frame(
-    drawer: &mut Option<Option<MeshRenderer>>,
-    app: &App,
+/// `--window`: the city in a window until it closes or `--frames` have run.
+fn run_window(
+    app: App,
     meshes: &CityLibrary,
     options: &CityOptions,
-    pngs: &[PathBuf],
-    lossless: bool,
-    gpu_culling: bool,
-) -> Result<Option<(MeshFrame, Option<Truth>, String)>, city::RenderError> {
-    let ((width, height), truth, classify) = (options.size, options.truth, options.classify);
-    let visibility = app.resource::<Visibility>();
-    let renderer = drawer.get_or_insert_with(|| {
-        let objects = visibility.objects().len() as u32;
-        // Room for the city's objects plus some that appear later (none do today).
-        match MeshRenderer::new(width, height, objects + objects / 8 + 64, meshes.library.clone(), SKY) {
-            Ok(renderer) => Some(renderer),
-            Err(reason) => {
-                println!("render: no usable Vulkan device ({reason}); culling ran on the CPU path, no image drawn");
-                None
+    frames_given: bool,
+    backend: CullingBackend,
+) -> ExitCode {
+    if options.screenshot.is_some() && !frames_given {
+        eprintln!("city: --screenshot needs --frames N (the last frame is the screenshot)");
+        return ExitCode::FAILURE;
+    }
+    let window_options = WindowOptions {
+        size: options.size,
+        frames: frames_given.then_some(options.frames),
+        present: match options.present {
+            PresentChoice::Fifo => vk::PresentModeKHR::FIFO,
+            PresentChoice::Mailbox => vk::PresentModeKHR::MAILBOX,
+            PresentChoice::Immediate => vk::PresentModeKHR::IMMEDIATE,
+        },
+        screenshot: options.screenshot.clone(),
+        resize_to: options.resize_to,
+        backend,
+    };
+    match samples::window::run::run(app, meshes, window_options) {
+        Ok(summary) => {
+            println!(
+                "window: {} frames, {} presented, {} skipped, last {}x{}, present mode {}, median frame {:.3} ms",
+                summary.frames,
+                summary.presented,
+                summary.skipped,
+                summary.extent.0,
+                summary.extent.1,
+                summary.present_mode,
+                summary.median_frame_ms
+            );
+            if let Some(path) = &options.screenshot {
+                println!("window: wrote {}", path.display());
+            }
+            if summary.validation_problems.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("render: validation reported problems: {:?}", summary.validation_problems);
+                ExitCode::FAILURE
             }
         }
-    });
-    let Some(renderer) = renderer else {
-        return Ok(None);
-    };
-    let colors: Vec<u32> = visibility
-        .objects()
-        .entities
-        .iter()
-        .enumerate()
-        .map(|(object, &entity)| {
-            let handle = app.world().get::<&Mesh>(entity).map_or(ecs::MeshHandle::NONE, |mesh| mesh.mesh);
-            city::city_color(handle, object)
-        })
-        .collect();
-    let started = Instant::now();
-    // What culling submitted: the CPU's visible list, or the objects the GPU's bits mark
-    // visible (a subset of what the GPU drew, so a truth check against it is strict).
-    let (pixels, check, submitted, gpu_line) = if gpu_culling {
-        let (pixels, stats, check, visible) = renderer.render_gpu_culled(&visibility, |object| colors[object], 1)?;
-        let ms = |value: Option<f64>| value.map_or_else(|| String::from("n/a"), |ms| format!("{ms:.3}"));
-        let line = format!(
+        Err(error) => {
+            eprintln!("city: --window: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The city's rendering: the Render stage's capture and the checker that draws the same
+/// frames with culling off (same device).
+struct Rendering {
+    capture: SharedCapture,
+    checker: MeshRenderer,
+    colors: CityColors,
+}
+
+/// The report lines of a checked frame: the GPU culling's statistics (GPU backend) and
+/// what was drawn, written and compared.
+#[allow(clippy::too_many_arguments)]
+fn report_line(
+    report: &RenderReport,
+    check: &MeshFrame,
+    request: &CheckRequest,
+    frame: u64,
+    (width, height): (u32, u32),
+    lossless: bool,
+    gpu_culling: bool,
+    device: &str,
+) -> String {
+    let ms = |value: Option<f64>| value.map_or_else(|| String::from("n/a"), |ms| format!("{ms:.3}"));
+    let gpu_line = report.gpu.as_ref().map_or_else(String::new, |stats| {
+        format!(
             "gpu cull: {} objects, {} frustum rejects, {} drawn early, {} occlusion rejects, {} drawn late, {} triangles; GPU ms: early {}, hi-z {}, late {}; culled_on_device {}\n",
             stats.objects,
             stats.frustum_rejected,
@@ -395,65 +495,20 @@ fn draw_frame(
             ms(stats.gpu_ms[1]),
             ms(stats.gpu_ms[2]),
             stats.culled_on_device
-        );
-        (pixels, check, visible, line)
-    } else {
-        let (pixels, check) = renderer.render_and_check(&visibility, |object| colors[object])?;
-        (pixels, check, visibility.visible().to_vec(), String::new())
-    };
-    for path in pngs {
-        renderer.write_png(path, &pixels)?;
-    }
-    let report = format!(
-        "{gpu_line}render: frame {} {width}x{height} on {}: {} drew {} of {} drawable objects ({} triangles) in {:.0} ms{}; culling on vs off: {}",
-        app.frame_index(),
-        renderer.device_name(),
+        )
+    });
+    let gpu_total: f64 = check.gpu_ms.iter().filter_map(|(_, ms)| *ms).sum();
+    format!(
+        "{gpu_line}render: frame {frame} {width}x{height} on {device}: {} drew {} of {} drawable objects ({} triangles), GPU {gpu_total:.1} ms{}; culling on vs off: {}",
         if gpu_culling { "GPU culling" } else { "CPU culling" },
         check.drawn,
         check.drawn_without_culling,
         check.triangles,
-        started.elapsed().as_secs_f64() * 1e3,
-        pngs.iter().map(|path| format!(", wrote {}", path.display())).collect::<String>(),
+        request.pngs.iter().map(|path| format!(", wrote {}", path.display())).collect::<String>(),
         match (check.differing_pixels, lossless) {
             (0, _) => String::from("identical images"),
             (pixels, true) => format!("{pixels} pixels differ: an object was wrongly hidden"),
             (pixels, false) => format!("{pixels} pixels differ (size/distance culls are lossy by design)"),
         }
-    );
-    let owners =
-        if truth || (classify && !pngs.is_empty()) { Some(renderer.objects_with_pixels(&visibility)?) } else { None };
-    if let (true, Some(owners)) = (classify && !pngs.is_empty(), &owners) {
-        let verdicts = city::classify::verdict_colors(&visibility, owners);
-        let classified = renderer.draw_all(&visibility, |object| verdicts[object])?;
-        let both = city::classify::side_by_side(&pixels, &classified, width);
-        for path in pngs {
-            let path = path.with_file_name(format!(
-                "{}-classify.png",
-                path.file_stem().map_or(String::from("city"), |stem| stem.to_string_lossy().into_owned())
-            ));
-            city::classify::write_png(&path, &both, width * 2, height)?;
-        }
-    }
-    let truth = if let (true, Some(owners)) = (truth, owners) {
-        let mut was_submitted = vec![false; visibility.objects().len()];
-        for &object in &submitted {
-            was_submitted[object as usize] = true;
-        }
-        let false_hidden = owners.iter().filter(|&&object| !was_submitted[object as usize]).count();
-        let efficiency = owners.len() as f64 / submitted.len().max(1) as f64;
-        Some(Truth { objects_with_pixels: owners.len(), false_hidden, efficiency })
-    } else {
-        None
-    };
-    Ok(Some((check, truth, report)))
-}
-
-/// `--truth` on one drawn frame.
-struct Truth {
-    /// Objects owning at least one pixel of the frame drawn with culling off.
-    objects_with_pixels: usize,
-    /// Of those, objects culling did not submit (must be 0).
-    false_hidden: usize,
-    /// Objects with pixels / objects submitted.
-    efficiency: f64,
+    )
 }

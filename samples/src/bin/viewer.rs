@@ -3,7 +3,13 @@
 //! camera), runs the engine's stages with culling on, and draws it through the standard
 //! passes into a PNG, checking the image against one drawn with culling off.
 //!
-//! Run: `cargo run --release -p samples --bin viewer -- scene.glb [--out IMAGE.png] [--size WxH]`
+//! Run: `cargo run --release -p samples --bin viewer -- scene.glb [--out IMAGE.png] [--size WxH]
+//! [--classify]`
+//!
+//! `--classify` also culls meshlet by meshlet on the GPU (a `cluster cull:` line, checked
+//! against the unculled image and the meshlet truth) and writes `IMAGE-meshlets.png`: every
+//! meshlet drawn with culling off in its verdict's colour (visible green, frustum red,
+//! back-facing purple, occluded blue, kept conservatively amber).
 //!
 //! Prints objects, triangles per LOD level drawn, and meshlets. A file with nothing to draw
 //! says so and exits 0; a bad file exits 1 with one line naming the problem. Without a
@@ -28,12 +34,14 @@ struct Options {
     out: PathBuf,
     width: u32,
     height: u32,
+    classify: bool,
 }
 
 fn parse_options() -> Result<Options, String> {
     let mut scene = None;
     let mut out = PathBuf::from("viewer.png");
     let (mut width, mut height) = (1280, 720);
+    let mut classify = false;
     let mut arguments = std::env::args().skip(1);
     while let Some(argument) = arguments.next() {
         match argument.as_str() {
@@ -46,6 +54,7 @@ fn parse_options() -> Result<Options, String> {
                     _ => return Err(format!("--size: '{size}' is not WxH with sides from 1 to 16384")),
                 }
             }
+            "--classify" => classify = true,
             "--help" | "-h" => return Err(String::new()),
             flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}'")),
             path if scene.is_none() => scene = Some(PathBuf::from(path)),
@@ -53,7 +62,7 @@ fn parse_options() -> Result<Options, String> {
         }
     }
     let scene = scene.ok_or("no scene file given")?;
-    Ok(Options { scene, out, width, height })
+    Ok(Options { scene, out, width, height, classify })
 }
 
 fn main() -> ExitCode {
@@ -189,6 +198,23 @@ fn view(options: &Options, scene: &GltfScene) -> ExitCode {
                     format!("{} pixels differ", frame.differing_pixels)
                 }
             );
+            if options.classify {
+                let outs = [options.out.clone()];
+                match samples::cluster_render::report_frame(
+                    &mut renderer,
+                    &visibility,
+                    |object| colors[object],
+                    &outs,
+                    true,
+                    true,
+                ) {
+                    Ok(line) => println!("{line}"),
+                    Err(error) => {
+                        eprintln!("viewer: cluster culling: {error}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
             let problems = renderer.validation_problems();
             if !problems.is_empty() {
                 eprintln!("viewer: validation reported problems: {problems:?}");

@@ -4,11 +4,13 @@
 //! Everything is deterministic for a given [`CityConfig`], so two runs see the same frames.
 
 pub mod bounds;
+pub mod check;
 pub mod classify;
 pub mod keyframes;
 mod meshes;
 mod motion;
 pub mod options;
+pub mod rendering;
 mod scene;
 mod shapes;
 pub mod summary;
@@ -17,5 +19,5 @@ pub use crate::mesh_render::RenderError;
 pub use keyframes::{CameraKeyframes, CameraPose, Keyframe};
 pub use meshes::{attach_lods, building_occluder, city_color, CityLibrary};
 pub use motion::{camera_path_system, install as install_motion, CameraPath, PoseAnimation, Traffic};
-pub use options::{CityOptions, CullChoice, RenderChoice, Switch};
+pub use options::{CityOptions, CullChoice, PresentChoice, RenderChoice, Switch};
 pub use scene::{build_city, City, CityConfig, CityMeshes};

@@ -1,7 +1,7 @@
 //! The demo's command line (`city --help`). The option names and their meaning are a
 //! contract other tools rely on (issue 11): `--frames N`, `--size WxH`, `--objects N`,
 //! `--seed S`, `--threads N`, `--cull cpu|gpu|auto|off`, `--occlusion on|off`,
-//! `--camera-path FILE`, `--truth`, `--classify`, `--validate`, `--out DIR`, `--window`.
+//! `--camera-path FILE`, `--truth`, `--classify`, `--clusters`, `--validate`, `--out DIR`, `--window`.
 
 use std::path::PathBuf;
 
@@ -78,9 +78,31 @@ pub struct CityOptions {
     /// frustum red, occluded blue, too small or far grey, kept without owning a pixel amber).
     #[arg(long)]
     pub classify: bool,
-    /// Open a window and fly the city interactively. Not available in this build yet.
+    /// On drawn frames with GPU culling, also cull meshlet by meshlet (cluster culling) and
+    /// print a `cluster cull:` line (meshlets after each test, triangles against object
+    /// culling alone); with `--classify`, also write `NAME-meshlets.png` (every meshlet
+    /// drawn with culling off in its verdict's colour: visible green, frustum red,
+    /// back-facing purple, occluded blue, kept conservatively amber); with `--truth`, fail
+    /// when a meshlet owning a pixel was culled.
+    #[arg(long)]
+    pub clusters: bool,
+    /// Open a window and fly the city: WASD to move, Space/Ctrl up and down, Shift faster,
+    /// the mouse with the left button held to look, F1 toggles culling, F2 freezes the
+    /// culling camera (fly out to see what it kept), Esc quits. Every frame is drawn through
+    /// the render graph into the window. With `--frames N` the window closes after N frames.
     #[arg(long)]
     pub window: bool,
+    /// With `--window`: how frames are presented (FIFO, with a log line, where the surface
+    /// lacks the mode asked for).
+    #[arg(long, value_enum, default_value_t = PresentChoice::Fifo)]
+    pub present: PresentChoice,
+    /// With `--window --frames N`: write the last frame's swapchain image as a PNG.
+    #[arg(long, value_name = "FILE")]
+    pub screenshot: Option<PathBuf>,
+    /// With `--window --frames N`: ask the window for this size halfway through (tests
+    /// resizing).
+    #[arg(long, value_name = "WxH", value_parser = parse_size)]
+    pub resize_to: Option<(u32, u32)>,
     /// Frames between report lines.
     #[arg(long, value_name = "N", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub report_every: u64,
@@ -97,6 +119,17 @@ pub enum CullChoice {
     Auto,
     /// No culling: every object is submitted.
     Off,
+}
+
+/// `--present`: the swapchain's present mode.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PresentChoice {
+    /// Wait for vertical blank, never tear (always supported).
+    Fifo,
+    /// Replace the queued image, no tearing, lowest latency without a frame cap.
+    Mailbox,
+    /// Present at once (may tear).
+    Immediate,
 }
 
 /// `on` or `off`.

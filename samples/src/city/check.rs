@@ -1,0 +1,145 @@
+//! Checking a frame the Render stage drew: the same frame drawn with culling off must give
+//! the same image, and with `--truth` every object owning a pixel must have been submitted.
+
+use std::path::PathBuf;
+
+use culling::gpu::RenderReport;
+use culling::Visibility;
+
+use super::rendering::{Capture, CityColors};
+use super::{classify, CityLibrary, RenderError};
+use crate::mesh_render::{MeshFrame, MeshRenderer};
+
+/// What to check and write for one drawn frame.
+#[derive(Clone, Debug, Default)]
+pub struct CheckRequest {
+    /// Images to write the frame to.
+    pub pngs: Vec<PathBuf>,
+    /// Count the objects owning pixels and compare with what culling submitted.
+    pub truth: bool,
+    /// Write `NAME-classify.png` next to each PNG.
+    pub classify: bool,
+    /// With GPU culling, also cull the frame meshlet by meshlet and report it (`--clusters`);
+    /// with `classify` it writes `NAME-meshlets.png`, with `truth` it fails on a hidden
+    /// meshlet that owns a pixel.
+    pub clusters: bool,
+}
+
+/// `--truth` on one drawn frame.
+#[derive(Clone, Copy, Debug)]
+pub struct Truth {
+    /// Objects owning at least one pixel of the frame drawn with culling off.
+    pub objects_with_pixels: usize,
+    /// Of those, objects culling did not submit (must be 0).
+    pub false_hidden: usize,
+    /// Objects with pixels / objects submitted.
+    pub efficiency: f64,
+}
+
+/// The checks of one drawn frame.
+pub struct Checked {
+    /// What was drawn and how the images compare.
+    pub frame: MeshFrame,
+    /// The truth, when asked for.
+    pub truth: Option<Truth>,
+    /// The `cluster cull:` line, when cluster culling was asked for on a GPU-culled frame.
+    pub clusters: Option<String>,
+}
+
+/// Checks the frame `capture` holds (drawn by the Render stage from `visibility`, reported in
+/// `report`) with `checker`, a renderer of the same meshes on the same device: draws it
+/// again with culling off and compares; writes the PNGs; with `truth` or `classify` draws
+/// the object-id image. On the GPU backend "submitted" is what the GPU's visibility bits of
+/// this frame mark visible (a subset of what it drew, so the check is strict).
+pub fn check_frame(
+    checker: &mut MeshRenderer,
+    capture: &Capture,
+    visibility: &Visibility,
+    report: &RenderReport,
+    colors: &CityColors,
+    meshes: &CityLibrary,
+    request: &CheckRequest,
+) -> Result<Checked, RenderError> {
+    if let Some(error) = &report.error {
+        return Err(error.clone().into());
+    }
+    if !capture.captured {
+        return Err("the Render stage did not capture the frame".into());
+    }
+    let (width, height) = checker.extent();
+    let slot_colors = colors.of(visibility.objects());
+    let reference = checker.draw_reference(visibility, |object| slot_colors[object])?;
+    let pixels = &capture.pixels;
+    let differing_pixels = pixels.chunks_exact(4).zip(reference.chunks_exact(4)).filter(|(a, b)| a != b).count();
+    let library = &meshes.library;
+    let triangles_of = |object: u32| {
+        let draw = visibility.objects().draws[object as usize];
+        if draw.mesh.is_some() {
+            u64::from(library.triangle_count(draw.mesh.0))
+        } else {
+            0
+        }
+    };
+    let (submitted, drawn, triangles): (Vec<u32>, usize, u64) = match &report.gpu {
+        Some(stats) => {
+            let bits = &report.bits;
+            let visible: Vec<u32> = (0..visibility.objects().len() as u32)
+                .filter(|&object| bits.get(object as usize / 64).is_some_and(|word| word >> (object % 64) & 1 == 1))
+                .collect();
+            (visible, (stats.early_drawn + stats.late_drawn) as usize, u64::from(stats.triangles))
+        }
+        None => {
+            let visible = visibility.visible().to_vec();
+            let triangles = visible.iter().map(|&object| triangles_of(object)).sum();
+            (visible, visibility.visible().len(), triangles)
+        }
+    };
+    let frame = MeshFrame {
+        drawn,
+        drawn_without_culling: visibility.scene().len(),
+        triangles,
+        differing_pixels,
+        gpu_ms: capture.gpu_ms.clone(),
+        uploaded_bytes: report.upload.bytes + report.upload.draw_bytes,
+    };
+    for path in &request.pngs {
+        checker.write_png(path, pixels)?;
+    }
+    let classify = request.classify && !request.pngs.is_empty();
+    let owners = if request.truth || classify { Some(checker.objects_with_pixels(visibility)?) } else { None };
+    if let (true, Some(owners)) = (classify, &owners) {
+        let verdicts = classify::verdict_colors(visibility, owners);
+        let classified = checker.draw_all(visibility, |object| verdicts[object])?;
+        let both = classify::side_by_side(pixels, &classified, width);
+        for path in &request.pngs {
+            let stem = path.file_stem().map_or(String::from("city"), |stem| stem.to_string_lossy().into_owned());
+            classify::write_png(&path.with_file_name(format!("{stem}-classify.png")), &both, width * 2, height)?;
+        }
+    }
+    let clusters = if report.gpu.is_some() && (request.clusters || classify) {
+        let line = crate::cluster_render::report_frame(
+            checker,
+            visibility,
+            |object| slot_colors[object],
+            &request.pngs,
+            classify,
+            request.truth,
+        )?;
+        Some(line)
+    } else {
+        None
+    };
+    let truth = match (request.truth, owners) {
+        (true, Some(owners)) => {
+            let mut was_submitted = vec![false; visibility.objects().len()];
+            for &object in &submitted {
+                was_submitted[object as usize] = true;
+            }
+            let false_hidden = owners.iter().filter(|&&object| !was_submitted[object as usize]).count();
+            let efficiency = owners.len() as f64 / submitted.len().max(1) as f64;
+            Some(Truth { objects_with_pixels: owners.len(), false_hidden, efficiency })
+        }
+        _ => None,
+    };
+    Ok(Checked { frame, truth, clusters })
+}

@@ -1,0 +1,183 @@
+//! The city's rendering in one call: [`install`] hands the city to
+//! [`culling::gpu::install_render_to`], whose Render-stage system draws every frame through
+//! the render graph (GPU or CPU culling, the library's meshes at each object's level of
+//! detail) into a [`FrameTarget`]: [`HeadlessTarget`] copies chosen frames to the host for
+//! PNGs and checks; a window presents them.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use culling::gpu::{install_render_to, BitsReadback, FrameTarget, ObjectStyle, RenderSetup};
+use culling::{CullingBackend, CullingChoice, ObjectColumns};
+use ecs::{Mesh, MeshHandle};
+use hecs::{Entity, World};
+use render_graph::passes::{image_readback_buffer, ObjectDesc, ReadbackPass, COLOR};
+use render_graph::{vk, GpuDevice, ReadbackBuffer, RenderGraph};
+use runtime::App;
+
+use super::{city_color, CityLibrary, RenderError};
+
+/// The sky the image is cleared to.
+pub const SKY: [f32; 4] = [0.55, 0.70, 0.90, 1.0];
+
+/// Name of the host copy of `color` that [`HeadlessTarget`] adds.
+pub const CAPTURE_READBACK: &str = "city capture";
+
+/// Each object's colour: [`city_color`] of the entity's own mesh (not the level of detail
+/// drawn) and its slot, looked up by entity index (the city never despawns).
+#[derive(Clone, Debug, Default)]
+pub struct CityColors {
+    base: Vec<MeshHandle>,
+}
+
+impl CityColors {
+    /// The mesh of every entity of `world` that has one.
+    pub fn new(world: &World) -> CityColors {
+        let mut base = Vec::new();
+        for (entity, mesh) in world.query::<(Entity, &Mesh)>().iter() {
+            let index = entity.id() as usize;
+            if base.len() <= index {
+                base.resize(index + 1, MeshHandle::NONE);
+            }
+            base[index] = mesh.mesh;
+        }
+        CityColors { base }
+    }
+
+    /// The colour of object (slot) `slot`, which is `entity`.
+    pub fn color(&self, slot: usize, entity: Entity) -> u32 {
+        city_color(self.base.get(entity.id() as usize).copied().unwrap_or(MeshHandle::NONE), slot)
+    }
+
+    /// Colours of every slot of `columns`.
+    pub fn of(&self, columns: &ObjectColumns) -> Vec<u32> {
+        columns.entities.iter().enumerate().map(|(slot, &entity)| self.color(slot, entity)).collect()
+    }
+
+    /// The Render stage's [`ObjectStyle`]: the mesh the object's level of detail chose at
+    /// its world matrix; a free slot or undrawable object collapses to a point.
+    pub fn style(&self) -> ObjectStyle {
+        let colors = self.clone();
+        Box::new(move |slot, columns| {
+            let draw = columns.draws[slot];
+            let drawable = draw.mesh.is_some();
+            let world = if drawable { columns.models[slot] } else { glam::Mat4::from_scale(glam::Vec3::ZERO) };
+            ObjectDesc {
+                world: world.to_cols_array_2d(),
+                color: colors.color(slot, columns.entities[slot]),
+                mesh: if drawable { draw.mesh.0 } else { 0 },
+                material: draw.material.0,
+            }
+        })
+    }
+}
+
+/// Installs the city's rendering on `device`: the Render stage draws every frame the
+/// `target` lets it, with `backend` culling; `bits` says how the GPU's visibility bits come
+/// back (headless checks use [`BitsReadback::Wait`], so a frame's GPU statistics and bits
+/// are its own: a checking demo trades the overlap for exact answers; a window lags them).
+pub fn install(
+    app: &mut App,
+    device: &Arc<GpuDevice>,
+    backend: CullingBackend,
+    extent: vk::Extent2D,
+    meshes: &CityLibrary,
+    target: Box<dyn FrameTarget>,
+    bits: BitsReadback,
+) -> Result<CullingChoice, RenderError> {
+    let colors = CityColors::new(app.world());
+    let objects = app.world().query::<&Mesh>().iter().count() as u32;
+    let setup = RenderSetup {
+        backend,
+        device: Some(Arc::clone(device)),
+        extent,
+        // Room for the city's objects plus some that appear later (none do today).
+        capacity: objects + objects / 8 + 64,
+        meshes: meshes.library.clone(),
+        clear_color: SKY,
+        style: colors.style(),
+        bits,
+    };
+    let choice = install_render_to(app, setup, Some(target))?;
+    if let Some(error) = &app.resource::<culling::gpu::RenderReport>().error {
+        return Err(format!("rendering could not be set up: {error}").into());
+    }
+    Ok(choice)
+}
+
+/// What the city asks of the next frame and what [`HeadlessTarget`] copied out of it.
+#[derive(Debug, Default)]
+pub struct Capture {
+    /// Draw the next frame.
+    pub draw: bool,
+    /// Copy the next frame's image to [`Capture::pixels`] (waits for it).
+    pub capture: bool,
+    /// The last captured image (RGBA8, rows top first).
+    pub pixels: Vec<u8>,
+    /// Whether the last frame was captured.
+    pub captured: bool,
+    /// GPU milliseconds of each pass of the last captured frame, by `GraphStats` name.
+    pub gpu_ms: Vec<(String, Option<f64>)>,
+}
+
+/// [`Capture`] shared between the city's frame loop and the Render stage.
+pub type SharedCapture = Arc<Mutex<Capture>>;
+
+/// Locks a [`SharedCapture`] (a panicked holder left plain data behind).
+pub fn lock_capture(capture: &SharedCapture) -> MutexGuard<'_, Capture> {
+    capture.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A headless [`FrameTarget`]: draws the frames [`Capture::draw`] asks for and copies
+/// `color` to the host when [`Capture::capture`] asks.
+pub struct HeadlessTarget {
+    device: Arc<GpuDevice>,
+    extent: vk::Extent2D,
+    shared: SharedCapture,
+    readback: Option<ReadbackBuffer>,
+}
+
+impl HeadlessTarget {
+    /// A target for `extent`-sized frames on `device`, and the capture it fills.
+    pub fn new(device: &Arc<GpuDevice>, extent: vk::Extent2D) -> (HeadlessTarget, SharedCapture) {
+        let shared = SharedCapture::default();
+        let target = HeadlessTarget { device: Arc::clone(device), extent, shared: Arc::clone(&shared), readback: None };
+        (target, shared)
+    }
+}
+
+impl FrameTarget for HeadlessTarget {
+    fn add_passes(&mut self, graph: &mut RenderGraph) -> render_graph::Result<()> {
+        let readback = image_readback_buffer(&self.device, CAPTURE_READBACK, self.extent)?;
+        graph.import_buffer(CAPTURE_READBACK, readback.shared());
+        graph.add_pass(ReadbackPass::with_names(COLOR, CAPTURE_READBACK));
+        self.readback = Some(readback);
+        Ok(())
+    }
+
+    fn begin_frame(&mut self, _graph: &mut RenderGraph, _frame: u64) -> render_graph::Result<bool> {
+        let mut shared = lock_capture(&self.shared);
+        shared.captured = false;
+        Ok(shared.draw)
+    }
+
+    /// Checked frames are compared with every object drawn: none may still be uploading.
+    fn complete_uploads(&self) -> bool {
+        true
+    }
+
+    fn end_frame(&mut self, graph: &mut RenderGraph, _frame: u64) -> render_graph::Result<()> {
+        let mut shared = lock_capture(&self.shared);
+        if !shared.capture {
+            return Ok(());
+        }
+        let Some(readback) = &self.readback else { return Ok(()) };
+        graph.wait_idle()?;
+        let shared = &mut *shared;
+        shared.pixels.clear();
+        shared.pixels.extend_from_slice(readback.read()?);
+        shared.gpu_ms.clear();
+        shared.gpu_ms.extend(graph.stats().passes.iter().map(|pass| (pass.name.clone(), pass.gpu_ms)));
+        shared.captured = true;
+        Ok(())
+    }
+}

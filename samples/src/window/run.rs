@@ -1,0 +1,318 @@
+//! The window's event loop: makes the window, the device with surface extensions, the
+//! swapchain and the city's rendering on the first `resumed`, then runs one frame of the
+//! schedule per turn of the loop. Keys and mouse go to [`FlyInput`]; resizes to the
+//! [`Viewport`] and the swapchain.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use culling::gpu::RenderReport;
+use culling::{CullingBackend, Visibility};
+use ecs::Viewport;
+use glam::Vec2;
+use render_graph::swapchain::{surface_extensions, Swapchain};
+use render_graph::{vk, DeviceConfig, GpuDevice};
+use runtime::{App, Stage};
+use winit::application::ApplicationHandler;
+use winit::dpi::{PhysicalPosition, PhysicalSize};
+use winit::event::{ElementState, KeyEvent, MouseButton, WindowEvent};
+use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
+use winit::keyboard::{KeyCode, PhysicalKey};
+use winit::raw_window_handle::{HasDisplayHandle, HasWindowHandle};
+use winit::window::{Window, WindowId};
+
+use super::fly::{fly_system, keys, DrawView, FlyCamera, FlyInput};
+use super::target::{lock_window, SharedWindow, SwapchainTarget};
+use crate::city::{rendering, CityLibrary, RenderError};
+
+/// How the window runs.
+#[derive(Clone, Debug)]
+pub struct WindowOptions {
+    /// The window's first inner size, pixels.
+    pub size: (u32, u32),
+    /// Close after this many frames (`--frames` given with `--window`); `None`: until Esc
+    /// or the window closes.
+    pub frames: Option<u64>,
+    /// The present mode asked for (FIFO where unsupported).
+    pub present: vk::PresentModeKHR,
+    /// Write the last frame's swapchain image here (needs `frames`).
+    pub screenshot: Option<PathBuf>,
+    /// Ask the window for this inner size halfway through `frames` (a resize test).
+    pub resize_to: Option<(u32, u32)>,
+    /// The culling backend.
+    pub backend: CullingBackend,
+}
+
+/// What a windowed run did.
+#[derive(Clone, Debug, Default)]
+pub struct WindowSummary {
+    /// Frames the schedule ran.
+    pub frames: u64,
+    /// Frames presented.
+    pub presented: u64,
+    /// Frames skipped (minimised, out of date).
+    pub skipped: u64,
+    /// The size of the last presented frame.
+    pub extent: (u32, u32),
+    /// The present mode used.
+    pub present_mode: String,
+    /// Median frame time, milliseconds.
+    pub median_frame_ms: f64,
+    /// Validation warnings and errors.
+    pub validation_problems: Vec<String>,
+}
+
+/// Runs `app` (the city, built, with its Input-stage systems) in a window until it closes
+/// or `options.frames` have run; writes the screenshot when asked.
+pub fn run(app: App, meshes: &CityLibrary, options: WindowOptions) -> Result<WindowSummary, RenderError> {
+    let event_loop = EventLoop::new()?;
+    event_loop.set_control_flow(ControlFlow::Poll);
+    let mut runner = Runner {
+        app: Some(app),
+        meshes,
+        options,
+        window: None,
+        device: None,
+        shared: SharedWindow::default(),
+        looking: false,
+        cursor: None,
+        error: None,
+        summary: WindowSummary::default(),
+        frame_ms: Vec::new(),
+        title_at: Instant::now(),
+        title_frames: 0,
+    };
+    event_loop.run_app(&mut runner)?;
+    // The renderer (in the app's systems) goes before the window its surface draws to.
+    drop(runner.app.take());
+    if let Some(error) = runner.error.take() {
+        return Err(error);
+    }
+    let mut summary = runner.summary;
+    summary.frame_ms_median(&mut runner.frame_ms);
+    if let Some(device) = &runner.device {
+        if device.validation_counts().has_problems() {
+            summary.validation_problems = device.validation_messages();
+        }
+    }
+    Ok(summary)
+}
+
+impl WindowSummary {
+    fn frame_ms_median(&mut self, frame_ms: &mut [f64]) {
+        frame_ms.sort_by(f64::total_cmp);
+        self.median_frame_ms = frame_ms.get(frame_ms.len() / 2).copied().unwrap_or(0.0);
+    }
+}
+
+struct Runner<'a> {
+    app: Option<App>,
+    meshes: &'a CityLibrary,
+    options: WindowOptions,
+    window: Option<Arc<Window>>,
+    device: Option<Arc<GpuDevice>>,
+    shared: SharedWindow,
+    looking: bool,
+    cursor: Option<PhysicalPosition<f64>>,
+    error: Option<RenderError>,
+    summary: WindowSummary,
+    frame_ms: Vec<f64>,
+    title_at: Instant,
+    title_frames: u64,
+}
+
+impl Runner<'_> {
+    /// Window, device, swapchain and rendering, once.
+    fn start(&mut self, event_loop: &ActiveEventLoop) -> Result<(), RenderError> {
+        let (width, height) = self.options.size;
+        let attributes =
+            Window::default_attributes().with_title("city").with_inner_size(PhysicalSize::new(width, height));
+        let window = Arc::new(event_loop.create_window(attributes)?);
+        let display = window.display_handle()?.as_raw();
+        let config = DeviceConfig {
+            app_name: "city".into(),
+            surface_extensions: surface_extensions(display)?,
+            ..DeviceConfig::default()
+        };
+        let device = Arc::new(GpuDevice::new(&config)?);
+        let size = window.inner_size();
+        let extent = vk::Extent2D { width: size.width, height: size.height };
+        lock_window(&self.shared).window_extent = extent;
+        let swapchain =
+            Swapchain::new(&device, display, window.window_handle()?.as_raw(), extent, self.options.present)?;
+        self.summary.present_mode = format!("{:?}", swapchain.present_mode());
+        let draw_view = DrawView::default();
+        let target = SwapchainTarget::new(
+            &device,
+            swapchain,
+            Arc::clone(&self.shared),
+            Arc::clone(&draw_view),
+            self.options.screenshot.is_some(),
+        );
+        let app = self.app.as_mut().ok_or("the app is gone")?;
+        app.insert_resource(Viewport { width: extent.width.max(1), height: extent.height.max(1) });
+        app.insert_resource(FlyInput::default());
+        app.insert_resource(FlyCamera::new(draw_view));
+        app.add_system(Stage::Input, fly_system());
+        let render_extent = vk::Extent2D { width: extent.width.max(1), height: extent.height.max(1) };
+        rendering::install(
+            app,
+            &device,
+            self.options.backend,
+            render_extent,
+            self.meshes,
+            Box::new(target),
+            culling::gpu::BitsReadback::Lagged,
+        )?;
+        self.window = Some(window);
+        self.device = Some(device);
+        Ok(())
+    }
+
+    /// One frame of the schedule; closes after the last one.
+    fn frame(&mut self, event_loop: &ActiveEventLoop) {
+        let Some(app) = self.app.as_mut() else { return };
+        let next = self.summary.frames + 1;
+        if let Some(frames) = self.options.frames {
+            if next == frames && self.options.screenshot.is_some() {
+                lock_window(&self.shared).capture_next = true;
+            }
+            if let (Some((width, height)), Some(window)) = (self.options.resize_to, &self.window) {
+                if next == frames / 2 {
+                    let _ = window.request_inner_size(PhysicalSize::new(width, height));
+                }
+            }
+        }
+        let started = Instant::now();
+        app.run_frame();
+        self.frame_ms.push(started.elapsed().as_secs_f64() * 1e3);
+        self.summary.frames = next;
+        self.title_frames += 1;
+        if let Some(error) = &app.resource::<RenderReport>().error {
+            self.error = Some(format!("frame {next}: {error}").into());
+            event_loop.exit();
+            return;
+        }
+        let since = self.title_at.elapsed().as_secs_f64();
+        if since >= 0.5 {
+            let drawn = match &app.resource::<RenderReport>().gpu {
+                Some(stats) => (stats.early_drawn + stats.late_drawn) as usize,
+                None => app.resource::<Visibility>().visible().len(),
+            };
+            let objects = app.resource::<Visibility>().objects().len();
+            let fly = app.resource::<FlyCamera>();
+            let title = format!(
+                "city: {:.1} fps, {drawn} of {objects} objects drawn{}{}",
+                self.title_frames as f64 / since,
+                if fly.culling_off { ", culling off (F1)" } else { "" },
+                if fly.frozen { ", culling camera frozen (F2)" } else { "" },
+            );
+            if let Some(window) = &self.window {
+                window.set_title(&title);
+            }
+            self.title_at = Instant::now();
+            self.title_frames = 0;
+        }
+        if self.options.frames.is_some_and(|frames| next >= frames) {
+            self.finish(event_loop);
+        }
+    }
+
+    /// Records the window's counts, writes the screenshot and closes.
+    fn finish(&mut self, event_loop: &ActiveEventLoop) {
+        let mut shared = lock_window(&self.shared);
+        self.summary.presented = shared.presented;
+        self.summary.skipped = shared.skipped;
+        self.summary.extent = (shared.presented_extent.width, shared.presented_extent.height);
+        if let Some(path) = &self.options.screenshot {
+            match shared.screenshot.take() {
+                Some((pixels, extent)) => {
+                    if let Err(error) = crate::city::classify::write_png(path, &pixels, extent.width, extent.height) {
+                        self.error = Some(format!("cannot write {}: {error}", path.display()).into());
+                    }
+                }
+                None => self.error = Some("the last frame was not presented: no screenshot".into()),
+            }
+        }
+        event_loop.exit();
+    }
+
+    fn key(&mut self, event_loop: &ActiveEventLoop, event: &KeyEvent) {
+        let PhysicalKey::Code(code) = event.physical_key else { return };
+        let pressed = event.state == ElementState::Pressed;
+        let Some(app) = self.app.as_mut() else { return };
+        let mut input = app.resource_mut::<FlyInput>();
+        let bit = match code {
+            KeyCode::KeyW => keys::FORWARD,
+            KeyCode::KeyS => keys::BACK,
+            KeyCode::KeyA => keys::LEFT,
+            KeyCode::KeyD => keys::RIGHT,
+            KeyCode::Space => keys::UP,
+            KeyCode::ControlLeft | KeyCode::ControlRight => keys::DOWN,
+            KeyCode::ShiftLeft | KeyCode::ShiftRight => keys::FAST,
+            KeyCode::F1 if pressed && !event.repeat => {
+                input.toggle_culling = true;
+                return;
+            }
+            KeyCode::F2 if pressed && !event.repeat => {
+                input.toggle_freeze = true;
+                return;
+            }
+            KeyCode::Escape if pressed => {
+                drop(input);
+                self.finish(event_loop);
+                return;
+            }
+            _ => return,
+        };
+        if pressed {
+            input.held |= bit;
+        } else {
+            input.held &= !bit;
+        }
+    }
+}
+
+impl ApplicationHandler for Runner<'_> {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.window.is_some() || self.error.is_some() {
+            return;
+        }
+        if let Err(error) = self.start(event_loop) {
+            self.error = Some(error);
+            event_loop.exit();
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _window: WindowId, event: WindowEvent) {
+        match event {
+            WindowEvent::CloseRequested => self.finish(event_loop),
+            WindowEvent::Resized(size) => {
+                lock_window(&self.shared).window_extent = vk::Extent2D { width: size.width, height: size.height };
+                if let Some(app) = self.app.as_mut() {
+                    // A zero size (minimised) keeps culling's last answer; nothing is drawn.
+                    app.insert_resource(Viewport { width: size.width, height: size.height });
+                }
+            }
+            WindowEvent::KeyboardInput { event, .. } => self.key(event_loop, &event),
+            WindowEvent::MouseInput { button: MouseButton::Left, state, .. } => {
+                self.looking = state == ElementState::Pressed;
+            }
+            WindowEvent::CursorMoved { position, .. } => {
+                if let (true, Some(last), Some(app)) = (self.looking, self.cursor, self.app.as_mut()) {
+                    let delta = Vec2::new((position.x - last.x) as f32, (position.y - last.y) as f32);
+                    app.resource_mut::<FlyInput>().look += delta;
+                }
+                self.cursor = Some(position);
+            }
+            _ => {}
+        }
+    }
+
+    fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
+        if self.window.is_some() && self.error.is_none() && !event_loop.exiting() {
+            self.frame(event_loop);
+        }
+    }
+}

@@ -1,0 +1,64 @@
+// The occlusion test of a world box against `hiz_depth`, shared by the object late cull
+// (`gpu_cull_late.comp`) and the cluster late cull (`cluster_cull_late.comp`). The includer
+// declares `uniform sampler2D hiz`.
+// CPU twin: culling/src/cluster/hiz.rs (`occlusion_test`), step for step.
+#ifndef HIZ_OCCLUSION_H
+#define HIZ_OCCLUSION_H
+
+#define HIZ_VISIBLE 0
+#define HIZ_HIDDEN 1
+#define HIZ_UNDECIDED 2
+
+// What the pyramid says of the box. Conservative at every step: a corner at the camera plane
+// or at/in front of the near plane, or any non-finite number, is undecided (kept); the
+// footprint is the pixel rectangle of the corners' screen bounds (widened by
+// `footprint_margin` texels, clipped to the image); the nearest depth is the largest corner
+// depth (raised by `depth_margin`, relative); the pyramid level is the finest where the
+// footprint spans at most 2x2 texels, and each pyramid texel holds the farthest depth of
+// every texel it covers. Hidden only when the nearest depth is smaller than all four texels.
+int hiz_test(mat4 view_projection, vec3 bounds_min, vec3 bounds_max, vec2 size, uint mips, float depth_margin,
+    float footprint_margin) {
+    float nearest = 0.0;
+    vec2 low = vec2(3.0e38);
+    vec2 high = vec2(-3.0e38);
+    for (uint corner = 0u; corner < 8u; ++corner) {
+        vec3 point = vec3((corner & 1u) != 0u ? bounds_max.x : bounds_min.x,
+            (corner & 2u) != 0u ? bounds_max.y : bounds_min.y,
+            (corner & 4u) != 0u ? bounds_max.z : bounds_min.z);
+        precise vec4 clip = view_projection * vec4(point, 1.0);
+        // Written so that NaN keeps the box: every comparison with NaN is false.
+        if (!(clip.w > 1.0e-5) || !(clip.z < clip.w)) {
+            return HIZ_UNDECIDED;
+        }
+        vec3 ndc = clip.xyz / clip.w;
+        nearest = max(nearest, ndc.z);
+        low = min(low, ndc.xy);
+        high = max(high, ndc.xy);
+    }
+    if (!(abs(low.x) <= 3.40282347e38 && abs(low.y) <= 3.40282347e38 && abs(high.x) <= 3.40282347e38
+            && abs(high.y) <= 3.40282347e38)) {
+        return HIZ_UNDECIDED;
+    }
+    // Row 0 is the top of the view (+y up in clip space, the scene shaders flip y).
+    vec2 first = vec2(low.x * 0.5 + 0.5, 0.5 - high.y * 0.5) * size - footprint_margin;
+    vec2 last = vec2(high.x * 0.5 + 0.5, 0.5 - low.y * 0.5) * size + footprint_margin;
+    if (any(lessThan(last, vec2(0.0))) || any(greaterThanEqual(first, size))) {
+        return HIZ_UNDECIDED;
+    }
+    ivec2 texel_limit = ivec2(size) - 1;
+    ivec2 first_texel = clamp(ivec2(floor(first)), ivec2(0), texel_limit);
+    ivec2 last_texel = clamp(ivec2(floor(last)), ivec2(0), texel_limit);
+    int level = 0;
+    while (uint(level + 1) < mips && any(greaterThan((last_texel >> level) - (first_texel >> level), ivec2(1)))) {
+        level += 1;
+    }
+    // Mip sizes round down; the last texel of a level covers the source's remainder.
+    ivec2 level_limit = max(ivec2(size) >> level, ivec2(1)) - 1;
+    ivec2 a = min(first_texel >> level, level_limit);
+    ivec2 b = min(last_texel >> level, level_limit);
+    float farthest = min(min(texelFetch(hiz, a, level).r, texelFetch(hiz, ivec2(b.x, a.y), level).r),
+        min(texelFetch(hiz, ivec2(a.x, b.y), level).r, texelFetch(hiz, b, level).r));
+    precise float raised = nearest + nearest * depth_margin;
+    return raised < farthest ? HIZ_HIDDEN : HIZ_VISIBLE;
+}
+#endif
