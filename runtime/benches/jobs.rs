@@ -89,6 +89,80 @@ fn join_tree_rayon(leaves: usize) -> usize {
     left + right
 }
 
+fn join_tree_serial(leaves: usize) -> usize {
+    if leaves <= 1 {
+        return black_box(1);
+    }
+    let half = leaves / 2;
+    let (left, right) = (join_tree_serial(half), join_tree_serial(leaves - half));
+    left + right
+}
+
+/// About 30 ns of dependent floating-point work (a third of `about_100ns`), returned so the
+/// tree sums it.
+#[inline(never)]
+fn about_30ns() -> usize {
+    let mut accumulator = black_box(1.0f32);
+    for _ in 0..25 {
+        accumulator = accumulator * 0.999_97 + 0.001;
+    }
+    usize::from(accumulator > 0.0)
+}
+
+fn join_tree_30ns_ours(leaves: usize) -> usize {
+    if leaves <= 1 {
+        return about_30ns();
+    }
+    let half = leaves / 2;
+    let (left, right) = jobs::join(|| join_tree_30ns_ours(half), || join_tree_30ns_ours(leaves - half));
+    left + right
+}
+
+fn join_tree_30ns_rayon(leaves: usize) -> usize {
+    if leaves <= 1 {
+        return about_30ns();
+    }
+    let half = leaves / 2;
+    let (left, right) = rayon::join(|| join_tree_30ns_rayon(half), || join_tree_30ns_rayon(leaves - half));
+    left + right
+}
+
+fn join_tree_30ns_serial(leaves: usize) -> usize {
+    if leaves <= 1 {
+        return about_30ns();
+    }
+    let half = leaves / 2;
+    let (left, right) = (join_tree_30ns_serial(half), join_tree_30ns_serial(leaves - half));
+    left + right
+}
+
+/// Fine-grained `join`: a recursive sum over 1,024 trivial leaves, against the same recursion
+/// without `join`. The goal (issue 12) is at most 1.5x the serial time.
+fn join_tree_small(criterion: &mut Criterion) {
+    const LEAVES: usize = 1024;
+    let mut group = criterion.benchmark_group("join_tree_1024_leaves");
+    group.throughput(Throughput::Elements(LEAVES as u64));
+    let pool = JobSystem::global();
+    group.bench_function("ours", |bench| bench.iter(|| pool.install(|| assert_eq!(join_tree_ours(LEAVES), LEAVES))));
+    group.bench_function("rayon", |bench| bench.iter(|| assert_eq!(join_tree_rayon(LEAVES), LEAVES)));
+    group.bench_function("serial", |bench| bench.iter(|| assert_eq!(join_tree_serial(black_box(LEAVES)), LEAVES)));
+    // The cost of `join` itself, without any parallelism to hide it.
+    let one_thread = JobSystem::new(1);
+    group.bench_function("ours_1_thread", |bench| {
+        bench.iter(|| one_thread.install(|| assert_eq!(join_tree_ours(LEAVES), LEAVES)))
+    });
+    group.finish();
+
+    let mut group = criterion.benchmark_group("join_tree_1024_leaves_30ns");
+    group.throughput(Throughput::Elements(LEAVES as u64));
+    group.bench_function("ours", |bench| {
+        bench.iter(|| pool.install(|| assert_eq!(join_tree_30ns_ours(LEAVES), LEAVES)))
+    });
+    group.bench_function("rayon", |bench| bench.iter(|| assert_eq!(join_tree_30ns_rayon(LEAVES), LEAVES)));
+    group.bench_function("serial", |bench| bench.iter(|| assert_eq!(join_tree_30ns_serial(black_box(LEAVES)), LEAVES)));
+    group.finish();
+}
+
 fn join_tree(criterion: &mut Criterion) {
     let mut group = criterion.benchmark_group("join_tree_1M_leaves");
     group.sample_size(10);
@@ -96,6 +170,7 @@ fn join_tree(criterion: &mut Criterion) {
     let pool = JobSystem::global();
     group.bench_function("ours", |bench| bench.iter(|| pool.install(|| assert_eq!(join_tree_ours(ITEMS), ITEMS))));
     group.bench_function("rayon", |bench| bench.iter(|| assert_eq!(join_tree_rayon(ITEMS), ITEMS)));
+    group.bench_function("serial", |bench| bench.iter(|| assert_eq!(join_tree_serial(black_box(ITEMS)), ITEMS)));
     group.finish();
 }
 
@@ -173,5 +248,13 @@ fn wake_latency(criterion: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, parallel_for_trivial, parallel_for_heavy, join_tree, scope_spawn, wake_latency);
+criterion_group!(
+    benches,
+    parallel_for_trivial,
+    parallel_for_heavy,
+    join_tree_small,
+    join_tree,
+    scope_spawn,
+    wake_latency
+);
 criterion_main!(benches);

@@ -315,3 +315,88 @@ fn nested_jobs_block_on_their_children_while_others_help() {
         });
     });
 }
+
+/// Join halves that block on each other (a channel, not helping) complete whatever the pool was
+/// doing when `join` was called: `b` waits on the joining thread's frame deque, unpublished
+/// unless a thread was idle, so a thread that becomes free later must take it from there. Three
+/// shapes: `a` waits on `b` with an idle worker (`b` is promoted at once); `a` waits on `b`
+/// while the only worker is busy (it steals `b` from the frame deque once it is free); and an
+/// inner `a` waits on an outer `b`, the oldest of several pending frames.
+#[test]
+fn join_halves_may_block_on_each_other() {
+    with_watchdog("join_blocking_halves", || {
+        let pool = JobSystem::new(2);
+        let wait = |receive: mpsc::Receiver<u32>, what: &str| {
+            receive.recv_timeout(Duration::from_secs(5)).unwrap_or_else(|_| panic!("{what}: b was never run"))
+        };
+        for iteration in 0..2_000u32 {
+            let (send, receive) = mpsc::channel();
+            let (a, ()) = pool.join(|| wait(receive, "idle worker"), move || send.send(iteration).expect("a waits"));
+            assert_eq!(a, iteration);
+
+            // Keep the worker busy for a while so that nobody is hungry when `join` pushes `b`.
+            let (send, receive) = mpsc::channel();
+            let busy = (iteration % 50) as u64;
+            pool.scope(|scope| {
+                scope.spawn(move |_| thread::sleep(Duration::from_micros(busy)));
+                let (a, ()) =
+                    jobs::join(|| wait(receive, "busy worker"), move || send.send(iteration).expect("a waits"));
+                assert_eq!(a, iteration);
+            });
+
+            let (send, receive) = mpsc::channel();
+            let ((inner, ()), ()) = pool.join(
+                || jobs::join(|| wait(receive, "outer b"), || ()),
+                move || send.send(iteration).expect("the inner a waits"),
+            );
+            assert_eq!(inner, iteration);
+        }
+    });
+}
+
+/// Every leaf of many join trees runs exactly once, whatever mix of inline runs, promotions and
+/// steals from frame deques happened: trees on pools of two to four threads, from the pool's
+/// own caller and from outside threads at once, with leaves of uneven cost so that threads go
+/// hungry at every depth. Also a chain of joins deeper than a frame deque holds (the rest go
+/// through the ordinary deque).
+#[test]
+fn join_trees_run_every_leaf_exactly_once() {
+    fn tree(leaves: &[AtomicUsize], first: usize, count: usize) {
+        if count == 1 {
+            if first % 7 == 0 {
+                for _ in 0..(first % 500) {
+                    std::hint::spin_loop();
+                }
+            }
+            leaves[first].fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let half = count / 2;
+        jobs::join(|| tree(leaves, first, half), || tree(leaves, first + half, count - half));
+    }
+    fn chain(leaves: &[AtomicUsize], depth: usize) {
+        if depth == 0 {
+            return;
+        }
+        jobs::join(|| chain(leaves, depth - 1), || leaves[depth - 1].fetch_add(1, Ordering::Relaxed));
+    }
+    with_watchdog("join_trees_exactly_once", || {
+        for threads in 2..=4 {
+            let pool = Arc::new(JobSystem::new(threads));
+            let pool_for_threads = Arc::clone(&pool);
+            on_outside_threads(3, move |index| {
+                let leaves: Vec<AtomicUsize> = (0..1000 + index * 37).map(|_| AtomicUsize::new(0)).collect();
+                for round in 1..=100 {
+                    pool_for_threads.install(|| tree(&leaves, 0, leaves.len()));
+                    assert!(
+                        leaves.iter().all(|leaf| leaf.load(Ordering::Relaxed) == round),
+                        "{threads} threads, round {round}: a leaf ran twice or never"
+                    );
+                }
+            });
+            let links: Vec<AtomicUsize> = (0..1000).map(|_| AtomicUsize::new(0)).collect();
+            pool.install(|| chain(&links, links.len()));
+            assert!(links.iter().all(|link| link.load(Ordering::Relaxed) == 1), "a deep chain lost or repeated a b");
+        }
+    });
+}

@@ -121,16 +121,29 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
         unsafe { JobRef::new(self) }
     }
 
-    /// Runs the closure on this thread, when nobody stole the job.
-    pub(crate) fn run_inline(self) -> R {
-        let func = self.func.into_inner().expect("a job popped back by its owner still has its closure");
-        func()
+    /// Runs the closure on this thread, when nobody stole the job. By reference: moving the
+    /// job out would copy it (and its one-byte latch) on every inline `join`.
+    #[inline]
+    pub(crate) fn run_inline(&self) -> R {
+        // SAFETY: the owner took the job back from its queue, so no other thread can run it and
+        // nobody else touches `func`.
+        let func = unsafe { (*self.func.get()).take() };
+        func.expect("a job popped back by its owner still has its closure")()
     }
 
     /// Takes the result once the latch is set.
     pub(crate) fn into_result(self) -> JobResult<R> {
         debug_assert!(self.latch.probe(), "StackJob result taken before the job finished");
         self.result.into_inner()
+    }
+
+    /// Takes the result once the latch is set, leaving the job in place (its owner may not
+    /// move it: a `JobRef` to it may have been handed out).
+    pub(crate) fn take_result(&self) -> JobResult<R> {
+        debug_assert!(self.latch.probe(), "StackJob result taken before the job finished");
+        // SAFETY: the latch is set, so the job has finished writing `result` and nobody else
+        // touches it; the owner takes it once.
+        unsafe { std::mem::replace(&mut *self.result.get(), JobResult::Pending) }
     }
 }
 

@@ -4,7 +4,7 @@ use std::ops::Range;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
-use super::job::{JobResult, StackJob};
+use super::job::{JobRef, JobResult, StackJob};
 use super::registry::{self, LocalThread, Registry};
 
 /// Runs `a` and `b`, possibly in parallel, and returns both results. The calling thread runs
@@ -21,6 +21,11 @@ where
 }
 
 /// `join` by a thread that already takes part in the pool through `local`.
+///
+/// `b` goes onto the thread's frame deque, which costs no fence, and is popped back and run
+/// inline unless another thread took it meanwhile: promoted by this thread because some thread
+/// was idle, or stolen straight from the deque (README, "Cheap joins").
+#[inline]
 pub(crate) fn join_as<A, B, RA, RB>(local: &LocalThread, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
@@ -33,13 +38,64 @@ where
     // SAFETY: this function does not return before `job_b`'s latch is set or the job has been
     // taken back and run inline, so the job outlives every use of the reference.
     let job_b_ref = unsafe { job_b.as_job_ref() };
+    let frames = local.frames();
+    // The frame deque points at `job_b_ref`, which stays put on this stack until the frame is
+    // popped back or has run (the same lifetime as `job_b`).
+    let Some(index) = frames.push(&job_b_ref) else {
+        // By reference: `job_b_ref` points at `job_b` where it is now, so it must not move.
+        return join_on_deque(local, &job_b, job_b_ref, a);
+    };
+    // Every sleeper is counted hungry before it sleeps, so this one load stands for the sleep
+    // protocol's check of the sleeper counts: the Dekker pair "push; light barrier; read
+    // `hungry`" against "count hungry; ...; heavy barrier; look for work" (README).
+    if local.hungry_threads_after_push() {
+        local.feed_hungry_threads();
+    }
+
+    let result_a = panic::catch_unwind(AssertUnwindSafe(a));
+
+    let result_b = if frames.pop_if(index) {
+        // Nobody took it: run it here without touching the latch. When `a` returned normally,
+        // a panic of `b` may unwind straight through (nothing else is pending); when `a`
+        // panicked, `b`'s panic is caught so `a`'s is the one raised.
+        if result_a.is_ok() {
+            JobResult::Done(job_b.run_inline())
+        } else {
+            match panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline())) {
+                Ok(value) => JobResult::Done(value),
+                Err(payload) => JobResult::Panicked(payload),
+            }
+        }
+    } else {
+        // Promoted (then perhaps still on our deque), stolen, or already run by this thread
+        // while it waited inside `a`: help until its latch is set.
+        local.wait_until(&job_b.latch);
+        job_b.into_result()
+    };
+
+    match result_a {
+        Ok(value_a) => (value_a, result_b.into_value()),
+        Err(payload) => panic::resume_unwind(payload),
+    }
+}
+
+/// `join` past the frame deque's depth: `b` goes onto the thread's ordinary deque.
+#[cold]
+#[inline(never)]
+fn join_on_deque<A, B, RA, RB>(local: &LocalThread, job_b: &StackJob<B, RB>, job_b_ref: JobRef, a: A) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
     local.push(job_b_ref);
 
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
 
     let result_b = loop {
         if job_b.latch.probe() {
-            break job_b.into_result();
+            break job_b.take_result();
         }
         match local.pop_local() {
             // Nobody stole it: run it here without touching the latch. When `a` returned
@@ -59,7 +115,7 @@ where
             Some(job) => unsafe { job.execute() },
             None => {
                 local.wait_until(&job_b.latch);
-                break job_b.into_result();
+                break job_b.take_result();
             }
         }
     };

@@ -28,6 +28,7 @@
 //! ```
 
 mod barrier;
+mod frames;
 mod job;
 mod join;
 mod latch;

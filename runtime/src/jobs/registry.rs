@@ -11,10 +11,14 @@
 use std::cell::Cell;
 use std::sync::Arc;
 
+use super::frames::{Frames, Stolen};
 use super::job::JobRef;
 use super::latch::Latch;
 use super::sleep::{Sleep, Sleeper};
-use super::sync::{self, job_thread_local, AtomicBool, AtomicPtr, Injector, Mutex, Ordering, Steal, Stealer, Worker};
+use super::sync::{
+    self, job_thread_local, AtomicBool, AtomicPtr, AtomicUsize, CachePadded, Injector, Mutex, Ordering, Steal, Stealer,
+    Worker,
+};
 
 /// Spin rounds a thread without work makes before it sleeps: long enough to catch the next
 /// fine-grained batch a frame issues, short enough not to burn a core between frames. The
@@ -22,6 +26,11 @@ use super::sync::{self, job_thread_local, AtomicBool, AtomicPtr, Injector, Mutex
 const SPIN_ROUNDS: u32 = if cfg!(loom) { 0 } else { 64 };
 /// Of those rounds, how many only spin before starting to yield the core.
 const PURE_SPIN_ROUNDS: u32 = 16;
+/// Idle rounds after which a thread also steals join frames straight from their owners' frame
+/// deques (a heavy barrier each), rather than waiting for an owner to promote one: long enough
+/// for a running owner to reach its next `join`, short enough that an owner blocked inside `a`
+/// (or in a long leaf) loses its pending `b` within microseconds. The models do it at once.
+const HEAVY_STEAL_ROUND: u32 = if cfg!(loom) { 0 } else { PURE_SPIN_ROUNDS };
 /// Guest slots per chunk. The models use one, so their second outside thread needs a new chunk.
 const GUEST_CHUNK: usize = if cfg!(loom) { 1 } else { 16 };
 
@@ -33,12 +42,19 @@ pub(crate) struct GuestSlot {
     /// The owner's end, parked here while no thread owns the slot.
     deque: Mutex<Option<Worker<JobRef>>>,
     stealer: Stealer<JobRef>,
+    /// The owner's pending join frames; empty whenever the slot is free (joins nest).
+    frames: Frames,
 }
 
 impl GuestSlot {
     fn new() -> GuestSlot {
         let deque = Worker::new_lifo();
-        GuestSlot { claimed: AtomicBool::new(false), stealer: deque.stealer(), deque: Mutex::new(Some(deque)) }
+        GuestSlot {
+            claimed: AtomicBool::new(false),
+            stealer: deque.stealer(),
+            deque: Mutex::new(Some(deque)),
+            frames: Frames::new(),
+        }
     }
 }
 
@@ -66,6 +82,12 @@ pub(crate) struct Registry {
     injector: Injector<JobRef>,
     /// One stealer per worker deque, indexed by worker index.
     stealers: Vec<Stealer<JobRef>>,
+    /// Each worker's pending join frames, indexed by worker index.
+    worker_frames: Box<[Frames]>,
+    /// Threads of this pool looking for work and finding none (spinning, or asleep). An owner
+    /// that sees it non-zero at a `join` promotes its oldest frame (README, "Cheap joins").
+    /// Padded: every `join` reads it, idle threads write it.
+    hungry: CachePadded<AtomicUsize>,
     /// The first chunk of guest slots; more are chained behind it on demand.
     guests: GuestChunk,
     pub(crate) sleep: Sleep,
@@ -83,10 +105,17 @@ enum Slot {
 /// A thread's own deque and pool: a worker's for its whole life, a guest's for one call.
 pub(crate) struct LocalThread {
     deque: Worker<JobRef>,
+    /// Pending `b` halves of this thread's joins, in the registry (a worker's entry or the
+    /// guest slot's), which outlives this struct: it holds the registry.
+    frames: *const Frames,
     registry: Arc<Registry>,
     slot: Slot,
     rng: Cell<u32>,
 }
+
+// SAFETY: `frames` points into the registry that the struct's own `Arc` keeps alive, and
+// `Frames` is `Sync`; everything else is `Send` already.
+unsafe impl Send for LocalThread {}
 
 job_thread_local! {
     /// The local deque of this thread, or null when it is not taking part in any pool now.
@@ -101,6 +130,8 @@ impl Registry {
         let registry = Arc::new(Registry {
             injector: Injector::new(),
             stealers: deques.iter().map(Worker::stealer).collect(),
+            worker_frames: (0..worker_count).map(|_| Frames::new()).collect(),
+            hungry: CachePadded::new(AtomicUsize::new(0)),
             guests: GuestChunk::new(),
             sleep: Sleep::new(),
             terminate: AtomicBool::new(false),
@@ -109,6 +140,7 @@ impl Registry {
         for (index, deque) in deques.into_iter().enumerate() {
             let local = LocalThread {
                 deque,
+                frames: &registry.worker_frames[index],
                 registry: Arc::clone(&registry),
                 slot: Slot::Worker(index),
                 rng: Cell::new(seed(index)),
@@ -148,17 +180,60 @@ impl Registry {
         })
     }
 
-    /// Whether any queue holds a job. Used by the sleep protocol's re-check.
+    /// Whether any queue or frame deque holds a job. Used by the sleep protocol's re-check.
     fn has_work(&self) -> bool {
         !self.injector.is_empty()
             || self.stealers.iter().any(|stealer| !stealer.is_empty())
-            || self.guest_chunks().any(|chunk| chunk.slots.iter().any(|guest| !guest.stealer.is_empty()))
+            || self.worker_frames.iter().any(|frames| !frames.looks_empty())
+            || self
+                .guest_chunks()
+                .any(|chunk| chunk.slots.iter().any(|guest| !guest.stealer.is_empty() || !guest.frames.looks_empty()))
     }
 
     /// Pushes a job from a thread that has no deque in this pool, and wakes a sleeper.
     pub(crate) fn inject(&self, job: JobRef) {
         self.injector.push(job);
         self.sleep.notify_injected_work();
+    }
+
+    /// Steals one join frame straight from another thread's frame deque, skipping `skip`: the
+    /// costly last resort (a heavy barrier per attempt) for frames nobody promoted.
+    fn steal_frame(&self, start: usize, skip: Slot) -> Option<JobRef> {
+        loop {
+            let mut retry = false;
+            let mut take = |stolen: Stolen| match stolen {
+                Stolen::Success(job) => Some(job),
+                Stolen::Retry => {
+                    retry = true;
+                    None
+                }
+                Stolen::Empty => None,
+            };
+            let workers = self.worker_frames.len();
+            for offset in 0..workers {
+                let victim = (start + offset) % workers;
+                if skip != Slot::Worker(victim) {
+                    if let Some(job) = take(self.worker_frames[victim].steal()) {
+                        return Some(job);
+                    }
+                }
+            }
+            for chunk in self.guest_chunks() {
+                for guest in chunk.slots.iter() {
+                    // An unclaimed slot has no frames: its owner's joins all returned.
+                    if skip == Slot::Guest(guest as *const GuestSlot as usize) || !guest.claimed.load(Ordering::Relaxed)
+                    {
+                        continue;
+                    }
+                    if let Some(job) = take(guest.frames.steal()) {
+                        return Some(job);
+                    }
+                }
+            }
+            if !retry {
+                return None;
+            }
+        }
     }
 
     /// Steals one job from the injector, a worker or a guest, skipping `skip`.
@@ -247,6 +322,7 @@ impl Registry {
         if handed_over {
             self.sleep.notify_injected_work();
         }
+        debug_assert!(guest.frames.looks_empty(), "a leaving guest's joins have all returned");
         *guest.deque.lock() = Some(deque);
         guest.claimed.store(false, Ordering::Release);
     }
@@ -288,6 +364,38 @@ impl LocalThread {
         &self.registry
     }
 
+    /// This thread's pending join frames.
+    #[inline]
+    pub(crate) fn frames(&self) -> &Frames {
+        // SAFETY: the frames live in the registry (see the field), which `self` keeps alive.
+        unsafe { &*self.frames }
+    }
+
+    /// After pushing a join frame: whether some thread of the pool is idle (spinning or
+    /// asleep). The light barrier first makes this one load the pusher's half of the sleep
+    /// protocol's Dekker pair, since every sleeper counts itself hungry before it sleeps.
+    #[inline]
+    pub(crate) fn hungry_threads_after_push(&self) -> bool {
+        super::barrier::light();
+        self.registry.hungry.load(Ordering::SeqCst) != 0
+    }
+
+    /// Some thread is idle: wake a sleeper if there is one, and hand this thread's oldest
+    /// pending join frame to its ordinary deque, where an idle thread takes it without a heavy
+    /// barrier. At most one promoted frame waits there at a time, so a pool whose idle threads
+    /// are slow to wake is not flooded with small pieces.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn feed_hungry_threads(&self) {
+        self.registry.sleep.notify_local_work();
+        if !self.deque.is_empty() {
+            return;
+        }
+        if let Some(job) = self.frames().take_oldest() {
+            self.push(job);
+        }
+    }
+
     /// Pushes onto this thread's own deque (LIFO for the owner, FIFO for thieves).
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
@@ -311,9 +419,14 @@ impl LocalThread {
         state as usize
     }
 
-    /// Own deque first, then a batch from the injector, then other threads' deques.
-    fn find_work(&self) -> Option<JobRef> {
+    /// Own deque first, then own join frames (an enclosing join's `b`: it had to run anyway),
+    /// then a batch from the injector, then other threads' deques, and with `heavy` other
+    /// threads' join frames (a heavy barrier each, so only after some idle rounds).
+    fn find_work(&self, heavy: bool) -> Option<JobRef> {
         if let Some(job) = self.deque.pop() {
+            return Some(job);
+        }
+        if let Some(job) = self.frames().pop() {
             return Some(job);
         }
         loop {
@@ -324,7 +437,10 @@ impl LocalThread {
             }
         }
         let start = self.next_random() % self.registry.stealers.len().max(1);
-        let stolen = self.registry.steal_any(start, self.slot);
+        let stolen = self
+            .registry
+            .steal_any(start, self.slot)
+            .or_else(|| heavy.then(|| self.registry.steal_frame(start, self.slot)).flatten());
         if stolen.is_some() {
             crate::profiling::job_stolen();
         }
@@ -336,13 +452,18 @@ impl LocalThread {
     #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]
     pub(crate) fn wait_until(&self, latch: &Latch) {
         let mut idle_rounds = 0;
+        let mut hunger = Hunger::new(&self.registry);
         while !latch.probe() {
-            if let Some(job) = self.find_work() {
+            if let Some(job) = self.find_work(idle_rounds >= HEAVY_STEAL_ROUND) {
+                hunger.fed();
                 // SAFETY: every JobRef in the queues is live until executed, and taking it
                 // out of a queue means it runs exactly once, here.
                 unsafe { job.execute() };
                 idle_rounds = 0;
-            } else if idle_rounds < SPIN_ROUNDS {
+                continue;
+            }
+            hunger.starving();
+            if idle_rounds < SPIN_ROUNDS {
                 idle_back_off(idle_rounds);
                 idle_rounds += 1;
             } else {
@@ -364,6 +485,7 @@ pub(crate) fn with_local<R>(registry: &Arc<Registry>, body: impl FnOnce(&LocalTh
         return body(local);
     }
     let (slot, deque) = registry.claim_guest_slot();
+    debug_assert!(slot.frames.looks_empty(), "a free guest slot holds no join frames");
     // A thread's first steal registers it with crossbeam's epoch collector (a one-time
     // allocation): do it on the thread's first visit, not inside some later frame.
     #[cfg(not(loom))]
@@ -390,6 +512,7 @@ pub(crate) fn with_local<R>(registry: &Arc<Registry>, body: impl FnOnce(&LocalTh
     }
     let guest = LocalThread {
         deque,
+        frames: &slot.frames,
         registry: Arc::clone(registry),
         slot: Slot::Guest(slot as *const GuestSlot as usize),
         rng: Cell::new(seed(slot as *const GuestSlot as usize >> 4)),
@@ -407,6 +530,44 @@ pub(crate) fn push_from_current(registry: &Registry, job: JobRef) {
     match LocalThread::current_in(registry) {
         Some(local) => local.push(job),
         None => registry.inject(job),
+    }
+}
+
+/// Counts a thread in `Registry::hungry` while it finds no work, and out again when it finds
+/// some or stops looking (also on unwind).
+struct Hunger<'a> {
+    registry: &'a Registry,
+    counted: bool,
+}
+
+impl<'a> Hunger<'a> {
+    fn new(registry: &'a Registry) -> Hunger<'a> {
+        Hunger { registry, counted: false }
+    }
+
+    /// Found nothing: owners should promote a frame. `SeqCst`, and always before the thread
+    /// sleeps: a `join` skips the sleeper check when it reads no hungry thread, so this
+    /// increment is the sleeper's half of that Dekker pair (README, "Cheap joins").
+    #[inline]
+    fn starving(&mut self) {
+        if !self.counted {
+            self.counted = true;
+            self.registry.hungry.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[inline]
+    fn fed(&mut self) {
+        if self.counted {
+            self.counted = false;
+            self.registry.hungry.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for Hunger<'_> {
+    fn drop(&mut self) {
+        self.fed();
     }
 }
 
@@ -442,13 +603,16 @@ fn worker_main(local: LocalThread) {
     warm_thread_state(&local);
     let registry = Arc::clone(&local.registry);
     let mut idle_rounds = 0;
+    let mut hunger = Hunger::new(&registry);
     loop {
-        if let Some(job) = local.find_work() {
+        if let Some(job) = local.find_work(idle_rounds >= HEAVY_STEAL_ROUND) {
+            hunger.fed();
             // SAFETY: see `LocalThread::wait_until`.
             unsafe { job.execute() };
             idle_rounds = 0;
             continue;
         }
+        hunger.starving();
         if registry.terminate.load(Ordering::Acquire) {
             break;
         }

@@ -21,6 +21,13 @@ pub(crate) struct Sleep {
     sleeping_workers: AtomicUsize,
     /// Waiters between "announced I sleep" and "woke up". Read after every push and latch set.
     sleeping_waiters: AtomicUsize,
+    /// Of the sleeping workers, how many a waker has notified and that have not run yet; at
+    /// most `sleeping_workers`, changed only under the mutex. A push wakes a worker only when
+    /// some sleeping worker is not already on its way, so while a notified worker takes its
+    /// time to wake (a loaded machine), later pushes do not lock the mutex again.
+    notified_workers: AtomicUsize,
+    /// The same for waiters (`notify_all` notifies every one of them).
+    notified_waiters: AtomicUsize,
 }
 
 impl Sleep {
@@ -31,6 +38,8 @@ impl Sleep {
             waiters_cv: Condvar::new(),
             sleeping_workers: AtomicUsize::new(0),
             sleeping_waiters: AtomicUsize::new(0),
+            notified_workers: AtomicUsize::new(0),
+            notified_waiters: AtomicUsize::new(0),
         }
     }
 
@@ -38,9 +47,9 @@ impl Sleep {
     /// counted as a sleeper and while the mutex is held, so a concurrent push or latch set
     /// either is seen by it, or sees the count and notifies after the wait has begun.
     pub(crate) fn sleep_unless(&self, who: Sleeper, should_wake: impl Fn() -> bool) {
-        let (counter, condvar) = match who {
-            Sleeper::Worker => (&self.sleeping_workers, &self.workers_cv),
-            Sleeper::Waiter => (&self.sleeping_waiters, &self.waiters_cv),
+        let (counter, notified, condvar) = match who {
+            Sleeper::Worker => (&self.sleeping_workers, &self.notified_workers, &self.workers_cv),
+            Sleeper::Waiter => (&self.sleeping_waiters, &self.notified_waiters, &self.waiters_cv),
         };
         let mut guard = self.mutex.lock();
         // SeqCst increment + heavy barrier, then read queues/latch: one half of the Dekker pair
@@ -51,7 +60,20 @@ impl Sleep {
         if !should_wake() {
             condvar.wait(&mut guard);
         }
+        // Whoever wakes takes one notification with it (perhaps another sleeper's, after a
+        // spurious wake-up: then a later push notifies once more than needed, never less).
+        if notified.load(Ordering::Relaxed) > 0 {
+            notified.fetch_sub(1, Ordering::Relaxed);
+        }
         counter.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Sleepers of one kind that no waker has notified yet. Read after the publishing
+    /// barrier: `sleeping` is the Dekker read; `notified` can only make the answer smaller when
+    /// a waker has already notified the sleeper, which then re-checks every queue on waking.
+    #[inline]
+    fn unnotified(sleeping: &AtomicUsize, notified: &AtomicUsize) -> bool {
+        sleeping.load(Ordering::SeqCst) > notified.load(Ordering::Relaxed)
     }
 
     /// After a job was pushed onto the pusher's *own* deque: wakes one sleeping worker, and
@@ -65,11 +87,7 @@ impl Sleep {
     #[inline]
     pub(crate) fn notify_local_work(&self) {
         barrier::light();
-        let workers = self.sleeping_workers.load(Ordering::SeqCst);
-        let waiters = self.sleeping_waiters.load(Ordering::SeqCst);
-        if workers != 0 || waiters != 0 {
-            self.notify(workers, waiters);
-        }
+        self.notify_sleepers();
     }
 
     /// After a job was pushed onto the shared injector: like `notify_local_work`, but with the
@@ -77,22 +95,47 @@ impl Sleep {
     #[inline]
     pub(crate) fn notify_injected_work(&self) {
         fence(Ordering::SeqCst);
-        let workers = self.sleeping_workers.load(Ordering::SeqCst);
-        let waiters = self.sleeping_waiters.load(Ordering::SeqCst);
-        if workers != 0 || waiters != 0 {
+        self.notify_sleepers();
+    }
+
+    /// The waker's read of the counts, after its barrier: wakes one worker and every waiter
+    /// when some of them sleep un-notified.
+    #[inline]
+    fn notify_sleepers(&self) {
+        let workers = Sleep::unnotified(&self.sleeping_workers, &self.notified_workers);
+        let waiters = Sleep::unnotified(&self.sleeping_waiters, &self.notified_waiters);
+        if workers || waiters {
             self.notify(workers, waiters);
         }
     }
 
     #[cold]
-    fn notify(&self, workers: usize, waiters: usize) {
+    fn notify(&self, workers: bool, waiters: bool) {
         // Holding the mutex means each sleeper is either before its check (and will see the
         // job) or inside `wait` (and gets this notification).
         let _guard = self.mutex.lock();
-        if workers > 0 {
+        if workers {
+            self.notify_workers_locked();
+        }
+        if waiters {
+            self.notify_waiters_locked();
+        }
+    }
+
+    /// Under the mutex: notifies one sleeping worker not yet notified, if any.
+    fn notify_workers_locked(&self) {
+        let sleeping = self.sleeping_workers.load(Ordering::Relaxed);
+        if sleeping > self.notified_workers.load(Ordering::Relaxed) {
+            self.notified_workers.fetch_add(1, Ordering::Relaxed);
             self.workers_cv.notify_one();
         }
-        if waiters > 0 {
+    }
+
+    /// Under the mutex: notifies every sleeping waiter.
+    fn notify_waiters_locked(&self) {
+        let sleeping = self.sleeping_waiters.load(Ordering::Relaxed);
+        if sleeping > self.notified_waiters.load(Ordering::Relaxed) {
+            self.notified_waiters.store(sleeping, Ordering::Relaxed);
             self.waiters_cv.notify_all();
         }
     }
@@ -101,9 +144,9 @@ impl Sleep {
     #[inline]
     pub(crate) fn notify_latch_set(&self) {
         fence(Ordering::SeqCst);
-        if self.sleeping_waiters.load(Ordering::SeqCst) > 0 {
+        if Sleep::unnotified(&self.sleeping_waiters, &self.notified_waiters) {
             let _guard = self.mutex.lock();
-            self.waiters_cv.notify_all();
+            self.notify_waiters_locked();
         }
     }
 

@@ -11,6 +11,8 @@ pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicUsize, Or
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
+pub(crate) use crossbeam_utils::CachePadded;
+
 #[cfg(not(loom))]
 pub(crate) use parking_lot::{Condvar, Mutex};
 
@@ -174,6 +176,9 @@ mod model {
         }
         pub(crate) fn pop(&self) -> Option<T> {
             self.0.pop_back()
+        }
+        pub(crate) fn is_empty(&self) -> bool {
+            self.0.is_empty()
         }
     }
 

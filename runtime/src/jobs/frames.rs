@@ -1,0 +1,175 @@
+//! The pending `b` halves of a thread's `join`s: a fixed-size Chase–Lev deque whose owner side
+//! has no fence (README, "Cheap joins").
+//!
+//! A `join` pushes its `b` here and, in the common case, pops it back and runs it inline. The
+//! owner pays plain stores and loads for that; the store-load ordering Chase–Lev needs between
+//! the owner's pop and a thief's steal comes from the asymmetric barrier (`barrier.rs`): the
+//! owner's side is `light`, the thief's `heavy` (a process-wide `membarrier`, microseconds).
+//! Thieves therefore steal from here only as a last resort (an owner blocked inside `a`, or
+//! one inside a long leaf); normally the owner *promotes* its oldest frame to its ordinary
+//! deque when it sees a hungry thread, and thieves take it from there cheaply.
+//!
+//! Entries are pointers to the `JobRef` of a frame on the owner's stack: a frame stays live
+//! until it is popped back by the owner or executed, so a thief copies the `JobRef` only after
+//! its compare-and-swap on `top` has made the entry its own.
+
+use super::barrier;
+use super::job::JobRef;
+use super::sync::{AtomicPtr, AtomicUsize, CachePadded, Ordering};
+
+/// Frames per thread: the nesting depth of `join`s whose `b` can be published this way.
+/// Deeper joins fall back to the ordinary deque (`join.rs`), so this bounds nothing else.
+const CAPACITY: usize = if cfg!(loom) { 4 } else { 256 };
+
+/// A thread's pending join frames. `top` only grows (thieves and promotion take the oldest);
+/// `bottom` is written by the owner alone. Each index gets its own cache line, so a thief
+/// polling for work does not take the owner's hot line away on every `join`.
+pub(crate) struct Frames {
+    /// Index of the oldest frame; advanced by compare-and-swap.
+    top: CachePadded<AtomicUsize>,
+    /// One past the newest frame; stored by the owner only.
+    bottom: CachePadded<AtomicUsize>,
+    slots: [AtomicPtr<JobRef>; CAPACITY],
+}
+
+/// What a thief's attempt got.
+pub(crate) enum Stolen {
+    Empty,
+    /// Lost a race for the entry; try again.
+    Retry,
+    Success(JobRef),
+}
+
+impl Frames {
+    pub(crate) fn new() -> Frames {
+        Frames {
+            top: CachePadded::new(AtomicUsize::new(0)),
+            bottom: CachePadded::new(AtomicUsize::new(0)),
+            slots: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
+        }
+    }
+
+    #[inline]
+    fn slot(&self, index: usize) -> &AtomicPtr<JobRef> {
+        &self.slots[index % CAPACITY]
+    }
+
+    /// Owner: publishes `job` (a `JobRef` on the owner's stack) and returns its index, or
+    /// `None` when the deque is full. No fence: see the module docs.
+    #[inline]
+    pub(crate) fn push(&self, job: &JobRef) -> Option<usize> {
+        let bottom = self.bottom.load(Ordering::Relaxed);
+        let top = self.top.load(Ordering::Acquire);
+        if bottom.wrapping_sub(top) >= CAPACITY {
+            return None;
+        }
+        self.slot(bottom).store(job as *const JobRef as *mut JobRef, Ordering::Relaxed);
+        // Release: a thief that reads the new bottom with Acquire sees the slot.
+        self.bottom.store(bottom + 1, Ordering::Release);
+        Some(bottom)
+    }
+
+    /// Owner: takes the newest frame back, if nobody took it. The Chase–Lev `take` with the
+    /// owner's fence replaced by the light barrier.
+    #[inline]
+    fn take_newest(&self) -> Option<*mut JobRef> {
+        let bottom = self.bottom.load(Ordering::Relaxed);
+        // `top` only grows, so a stale value that says "empty" is right; it also keeps
+        // `bottom - 1` from wrapping below.
+        if bottom <= self.top.load(Ordering::Relaxed) {
+            return None;
+        }
+        let newest = bottom - 1;
+        self.bottom.store(newest, Ordering::Relaxed);
+        barrier::light();
+        let top = self.top.load(Ordering::Relaxed);
+        if top < newest {
+            return Some(self.slot(newest).load(Ordering::Relaxed));
+        }
+        let taken = if top == newest {
+            // The last frame: a thief may be taking it too; `top` decides.
+            self.top.compare_exchange(top, top + 1, Ordering::SeqCst, Ordering::Relaxed).is_ok()
+        } else {
+            false
+        };
+        self.bottom.store(newest + 1, Ordering::Relaxed);
+        taken.then(|| self.slot(newest).load(Ordering::Relaxed))
+    }
+
+    /// Owner: takes back the frame pushed at `index` if it is still here (it is the newest
+    /// frame whenever its `join` asks, since joins nest). False when a thief stole it, the
+    /// owner promoted it, or the owner ran it while waiting. `take_newest` for a known index,
+    /// without reading the entry back.
+    #[inline]
+    pub(crate) fn pop_if(&self, index: usize) -> bool {
+        // Below `index + 1` only when the owner ran the frame itself while it waited.
+        if self.bottom.load(Ordering::Relaxed) != index + 1 {
+            return false;
+        }
+        self.bottom.store(index, Ordering::Relaxed);
+        barrier::light();
+        let top = self.top.load(Ordering::Relaxed);
+        if top < index {
+            return true;
+        }
+        self.pop_contended(index, top)
+    }
+
+    /// `pop_if` when the frame is the last one (a thief may race for it) or is gone.
+    #[cold]
+    fn pop_contended(&self, index: usize, top: usize) -> bool {
+        let taken =
+            top == index && self.top.compare_exchange(top, top + 1, Ordering::SeqCst, Ordering::Relaxed).is_ok();
+        self.bottom.store(index + 1, Ordering::Relaxed);
+        taken
+    }
+
+    /// Owner: the newest frame, to run while waiting (an enclosing `join`'s `b`).
+    pub(crate) fn pop(&self) -> Option<JobRef> {
+        // SAFETY: an entry the owner took is a live, unexecuted frame (module docs).
+        self.take_newest().map(|job| unsafe { *job })
+    }
+
+    /// Owner: takes the oldest frame to hand it to its ordinary deque (promotion). Only the
+    /// owner moves `bottom`, so no barrier is needed; a thief may win the entry instead.
+    pub(crate) fn take_oldest(&self) -> Option<JobRef> {
+        let top = self.top.load(Ordering::Acquire);
+        if top >= self.bottom.load(Ordering::Relaxed) {
+            return None;
+        }
+        let job = self.slot(top).load(Ordering::Relaxed);
+        match self.top.compare_exchange(top, top + 1, Ordering::SeqCst, Ordering::Relaxed) {
+            // SAFETY: the swap made the entry ours; its frame is live and unexecuted.
+            Ok(_) => Some(unsafe { *job }),
+            Err(_) => None,
+        }
+    }
+
+    /// Whether a frame seems pending (no barrier: a hint, or part of the sleep re-check,
+    /// which makes its own heavy barrier first).
+    #[inline]
+    pub(crate) fn looks_empty(&self) -> bool {
+        self.top.load(Ordering::Acquire) >= self.bottom.load(Ordering::Acquire)
+    }
+
+    /// Thief: takes the oldest frame. Costs a heavy barrier when a frame seems pending, so
+    /// callers try every cheaper source first.
+    pub(crate) fn steal(&self) -> Stolen {
+        if self.looks_empty() {
+            return Stolen::Empty;
+        }
+        let top = self.top.load(Ordering::Acquire);
+        // Pairs with the owner's light barrier in `take_newest` (module docs, barrier.rs).
+        barrier::heavy();
+        let bottom = self.bottom.load(Ordering::Acquire);
+        if top >= bottom {
+            return Stolen::Empty;
+        }
+        let job = self.slot(top).load(Ordering::Relaxed);
+        match self.top.compare_exchange(top, top + 1, Ordering::SeqCst, Ordering::Relaxed) {
+            // SAFETY: the swap made the entry ours: its frame is live until we execute it.
+            Ok(_) => Stolen::Success(unsafe { *job }),
+            Err(_) => Stolen::Retry,
+        }
+    }
+}
