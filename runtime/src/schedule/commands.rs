@@ -36,6 +36,8 @@ pub(crate) struct CommandQueue {
     opaque: bool,
     /// Entities that closures queued with [`Commands::queue_reporting`] said they changed.
     reported: std::sync::Arc<parking_lot::Mutex<Vec<Entity>>>,
+    /// A closure was queued with [`Commands::queue_reporting`] since the last apply.
+    reporting: bool,
 }
 
 /// Structural misuse found while applying commands, summed over the app's life.
@@ -53,9 +55,10 @@ pub struct CommandReport {
 impl CommandQueue {
     /// Applies the recorded commands to `world`, counting dead targets into `report`.
     pub(crate) fn apply(&mut self, world: &mut World, report: &mut CommandReport, changes: &Changes, system: &str) {
+        // Most systems queue nothing: then no lock is taken.
         if self.opaque {
             changes.record_everything();
-        } else {
+        } else if !self.touched.is_empty() {
             changes.record_structure(self.touched.drain(..));
         }
         self.opaque = false;
@@ -64,9 +67,8 @@ impl CommandQueue {
             self.check(world, report, system);
         }
         self.buffer.run_on(world);
-        let mut reported = self.reported.lock();
-        if !reported.is_empty() {
-            changes.record_structure(reported.drain(..));
+        if std::mem::take(&mut self.reporting) {
+            changes.record_structure(self.reported.lock().drain(..));
         }
     }
 
@@ -235,6 +237,7 @@ impl Commands<'_> {
     /// assert_eq!(changed.entities, vec![entity]);
     /// ```
     pub fn queue_reporting(&mut self, action: impl FnOnce(&mut World, &mut Vec<Entity>) + Send + Sync + 'static) {
+        self.queue.reporting = true;
         let sink = self.queue.reported.clone();
         self.queue.buffer.queue(move |world: &mut World| {
             let mut changed = Vec::new();
