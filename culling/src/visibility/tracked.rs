@@ -79,11 +79,15 @@ struct WordState {
     rejects: [u8; 3],
     /// A slot of the word was refreshed since: bounds and answer must be redone.
     dirty: bool,
+    /// The slots refreshed since the word was decided.
+    refreshed: u64,
+    /// The drawable objects when the word was decided.
+    decided_drawable: u64,
 }
 
 impl Default for WordState {
     fn default() -> Self {
-        WordState { culled: 0, epoch: 0, rejects: [0; 3], dirty: true }
+        WordState { culled: 0, epoch: 0, rejects: [0; 3], dirty: true, refreshed: 0, decided_drawable: 0 }
     }
 }
 
@@ -364,6 +368,7 @@ impl TrackedState {
             self.touched_words.push(word as u32);
         }
         self.words[word].dirty = true;
+        self.words[word].refreshed |= bit;
     }
 
     /// Finds, per slot word, the drawable objects whose drawn mesh has an occluder in
@@ -674,8 +679,33 @@ fn decide_word(
     if with_lod != 0 && word.epoch != inputs.view_epoch {
         pick_levels(shared, base, with_lod);
     }
+    let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
+    // Under the same view with only the frustum on, a word's other objects keep their answer
+    // (a rejected one was rejected by the frustum): only the refreshed ones are decided.
+    let same_view = word.epoch == inputs.view_epoch;
+    let (previous_drawable, previous_culled, previous_rejects) = (word.decided_drawable, word.culled, word.rejects);
+    let changed = word.refreshed | (previous_drawable ^ drawable);
     word.epoch = inputs.view_epoch;
     word.dirty = false;
+    word.refreshed = 0;
+    word.decided_drawable = drawable;
+    if same_view && !secondary_culls && previous_rejects[1] == 0 && previous_rejects[2] == 0 {
+        let kept = previous_culled & !changed;
+        let kept_rejected = (previous_drawable & !changed & !previous_culled).count_ones() as u8;
+        debug_assert_eq!(
+            u32::from(previous_rejects[0]),
+            (previous_drawable & !previous_culled).count_ones(),
+            "with only the frustum on, every drawable object not kept was rejected by it"
+        );
+        let (culled, rejects) = decide_objects(shared, base, drawable & changed, forced, block);
+        let rejects = [kept_rejected + rejects[0], rejects[1], rejects[2]];
+        (word.culled, word.rejects) = (kept | culled, rejects);
+        local.visible += word.culled.count_ones() as usize;
+        local.frustum_rejected += usize::from(word.rejects[0]);
+        local.distance_rejected += usize::from(word.rejects[1]);
+        local.size_rejected += usize::from(word.rejects[2]);
+        return;
+    }
     if drawable == 0 {
         (word.culled, word.rejects) = (0, [0; 3]);
         return;
@@ -685,7 +715,6 @@ fn decide_word(
         local.frustum_rejected += drawable.count_ones() as usize;
         return;
     }
-    let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
     if !secondary_culls
         && (!inputs.frustum_culling || clearly_inside(inputs.view.frustum(), &shared.word_bounds[index]))
     {
