@@ -127,6 +127,10 @@ pub(crate) struct TrackedState {
     entity_marks: Vec<u64>,
     /// The slots of the rows of archetypes refreshed lately.
     segment_slots: SegmentSlots,
+    /// Per slot with levels of detail: where its pick holds (see [`LodHold`]).
+    lod_holds: Vec<LodHold>,
+    /// The global LOD bias (bits) the holds were found under.
+    lod_bias_bits: u32,
 }
 
 /// Figures of a tracked frame, for the stage's statistics.
@@ -150,8 +154,10 @@ impl TrackedState {
     /// After a full frame over `words` slot words: the word bounds are computed and every
     /// word is decided afresh next time.
     pub(crate) fn after_full_frame(&mut self, words: usize, visibility: &Visibility) {
-        // Slots may have changed hands: forget every archetype's.
+        // Slots may have changed hands: forget every archetype's, and every level's hold.
         self.segment_slots.clear();
+        self.lod_holds.clear();
+        self.lod_holds.resize(visibility.slots.len(), LodHold::NONE);
         self.words.clear();
         self.words.resize(words, WordState { dirty: false, ..WordState::default() });
         self.word_bounds.resize(words, EMPTY_BOX);
@@ -277,6 +283,11 @@ impl TrackedState {
                 }
             }
         }
+        if inputs.lod_bias.to_bits() != self.lod_bias_bits || self.lod_holds.len() != slot_count {
+            self.lod_bias_bits = inputs.lod_bias.to_bits();
+            self.lod_holds.clear();
+            self.lod_holds.resize(slot_count, LodHold::NONE);
+        }
         let counters = WordCounters::default();
         let Visibility { objects: columns, drawable, .. } = &mut *visibility;
         let shared = WordInputs {
@@ -290,6 +301,7 @@ impl TrackedState {
             bounds: &columns.bounds,
             cache: SharedMut(columns.cache.as_mut_ptr()),
             draws: SharedMut(columns.draws.as_mut_ptr()),
+            lod_holds: SharedMut(self.lod_holds.as_mut_ptr()),
         };
         runtime::jobs::parallel_for_chunks(&mut self.words, WORD_GRAIN, |first, chunk| {
             let mut local = TrackedTotals::default();
@@ -369,6 +381,9 @@ impl TrackedState {
         }
         self.words[word].dirty = true;
         self.words[word].refreshed |= bit;
+        if let Some(hold) = self.lod_holds.get_mut(slot) {
+            *hold = LodHold::NONE;
+        }
     }
 
     /// Finds, per slot word, the drawable objects whose drawn mesh has an occluder in
@@ -619,6 +634,7 @@ struct WordInputs<'a> {
     bounds: &'a [Aabb],
     cache: SharedMut<CachedBounds>,
     draws: SharedMut<ObjectDraw>,
+    lod_holds: SharedMut<LodHold>,
 }
 
 /// Totals summed over word jobs.
@@ -811,20 +827,45 @@ fn clearly_inside(frustum: &Frustum, bounds: &Aabb) -> bool {
     })
 }
 
+/// Where an object's level of detail holds: the centre its distance is measured from and
+/// the range of `distance * lod_scale` over which the level picked last stays the pick (the
+/// first level whose `max_distance * bias` is at least the scaled distance). A camera moving
+/// a little changes no level, so most objects cost a distance instead of two component
+/// lookups. Voided when the object is refreshed or the global bias changes.
+#[derive(Clone, Copy, Debug)]
+struct LodHold {
+    center: Vec3,
+    /// The pick holds while `above < scaled <= up_to`.
+    above: f32,
+    up_to: f32,
+}
+
+impl LodHold {
+    /// No hold: the level must be picked through the entity.
+    const NONE: LodHold = LodHold { center: Vec3::ZERO, above: f32::INFINITY, up_to: f32::NEG_INFINITY };
+}
+
 /// Picks the level of detail of each object of `members` (bits from slot `base`) for this
-/// view, exactly as the full pass does.
+/// view, exactly as the full pass does: from the object's hold when the scaled distance lies
+/// in it, else through its entity (which records a new hold).
 fn pick_levels(shared: &WordInputs<'_>, base: usize, mut members: u64) {
     let inputs = shared.pass;
     while members != 0 {
         let slot = base + members.trailing_zeros() as usize;
         members &= members - 1;
+        // SAFETY: `slot` lies in this job's words; no other job touches it.
+        let hold = unsafe { &mut *shared.lod_holds.0.add(slot) };
+        let scaled = inputs.view.distance_sq(hold.center).sqrt() * inputs.lod_scale;
+        if hold.above < scaled && scaled <= hold.up_to {
+            continue;
+        }
         let Ok(object) = inputs.world.entity(shared.entities[slot]) else {
             continue;
         };
         let (Some(mesh), Some(lods)) = (object.get::<&Mesh>(), object.get::<&Lod>()) else {
             continue;
         };
-        // SAFETY: `slot` lies in this job's words; no other job touches it.
+        // SAFETY: as above.
         let (entry, draw) = unsafe { (&*shared.cache.0.add(slot), &mut *shared.draws.0.add(slot)) };
         let center = shared.models[slot].transform_point3(entry.local().center());
         let mut picked = ObjectDraw { mesh: mesh.mesh, material: mesh.material };
@@ -832,10 +873,30 @@ fn pick_levels(shared: &WordInputs<'_>, base: usize, mut members: u64) {
         if let Some(level) = lods.select(distance, inputs.lod_scale, inputs.lod_bias) {
             picked.mesh = level;
         }
+        *hold = hold_of(&lods, center, distance * inputs.lod_scale, inputs.lod_bias);
         if *draw != picked {
             *draw = picked;
         }
     }
+}
+
+/// The hold of the level `ecs::lod::select_level` picks at `scaled` (as `Lod::select` calls
+/// it: bias `lods.bias * global_bias`, each level's `max_distance * bias`); none for a NaN.
+fn hold_of(lods: &Lod, center: Vec3, scaled: f32, global_bias: f32) -> LodHold {
+    let bias = lods.bias * global_bias;
+    if scaled.is_nan() || bias.is_nan() || lods.levels.is_empty() {
+        return LodHold::NONE;
+    }
+    let mut above = f32::NEG_INFINITY;
+    for level in &lods.levels {
+        let threshold = level.max_distance * bias;
+        if scaled <= threshold {
+            return LodHold { center, above, up_to: threshold };
+        }
+        above = above.max(threshold);
+    }
+    // Past every level: the last holds for any farther distance.
+    LodHold { center, above, up_to: f32::INFINITY }
 }
 
 /// The per-object culls of one word, as the full pass does them: cached verdicts under this
@@ -982,6 +1043,31 @@ mod tests {
             let walked = boxes.iter().skip(1).fold(boxes[0], |union, aabb| Aabb { min: union.min.min(aabb.min), max: union.max.max(aabb.max) });
             prop_assert_eq!(union_of(&boxes, u64::MAX), walked);
             prop_assert_eq!(union_of(&boxes, u64::MAX >> 1), union_of(&boxes[..63], u64::MAX >> 1));
+        }
+    }
+
+    proptest! {
+        /// Inside a level's hold, `select_level` picks that level again.
+        #[test]
+        fn a_level_holds_exactly_where_select_picks_it_again(
+            max_distances in prop::collection::vec(0.0f32..500.0, 1..6),
+            bias in 0.25f32..4.0,
+            global_bias in 0.5f32..2.0,
+            first in 0.0f32..3000.0,
+            second in 0.0f32..3000.0,
+        ) {
+            let levels = max_distances
+                .iter()
+                .enumerate()
+                .map(|(index, &max_distance)| ecs::LodLevel { mesh: ecs::MeshHandle(index as u32), max_distance })
+                .collect();
+            let lods = Lod { levels, bias };
+            let hold = hold_of(&lods, Vec3::ZERO, first, global_bias);
+            let pick = |scaled: f32| lods.select(scaled, 1.0, global_bias);
+            prop_assert!(hold.above < first && first <= hold.up_to, "a pick holds where it was made");
+            if hold.above < second && second <= hold.up_to {
+                prop_assert_eq!(pick(second), pick(first));
+            }
         }
     }
 
