@@ -537,3 +537,43 @@ fn hierarchy_commands_log_the_entities_they_change_not_everything() {
     );
     assert!(!app.world().contains(child) && !app.world().contains(new_parent));
 }
+
+/// A tag-like marker moved between archetypes every frame, as the Visibility stage's tags do.
+struct Tagged;
+
+#[test]
+fn nodes_moved_between_archetypes_by_a_tag_system_keep_frames_incremental() {
+    let mut app = app();
+    let (forest, _) = forest_with_movers(&mut app);
+    add_driver(&mut app);
+    // An exclusive system that tags and untags a changing half of the nodes each frame,
+    // logging its writes under the tag's type (which the hierarchy does not read).
+    let nodes = forest.entities.clone();
+    let mut frame = 0usize;
+    app.add_system(
+        Stage::Render,
+        System::new_exclusive("tags", move |ctx| {
+            frame += 1;
+            let mut touched = Vec::new();
+            for (index, &entity) in nodes.iter().enumerate() {
+                let tag = (index + frame) % 3 == 0;
+                let has = ctx.world.get::<&Tagged>(entity).is_ok();
+                if tag && !has {
+                    ctx.world.insert_one(entity, Tagged).expect("alive");
+                    touched.push(entity);
+                } else if !tag && has {
+                    ctx.world.remove_one::<Tagged>(entity).expect("tagged");
+                    touched.push(entity);
+                }
+            }
+            ctx.changes().record_entity_writes(TypeId::of::<Tagged>(), &touched);
+        })
+        .reports_own_changes(),
+    );
+    app.run_frames(3);
+    for frame in 0..6 {
+        app.run_frame();
+        assert_eq!(report(&app).last_pass, PassKind::Incremental, "frame {frame}: rows moved, the nodes did not");
+        assert_matches_full_pass(&app, &format!("frame {frame}"));
+    }
+}

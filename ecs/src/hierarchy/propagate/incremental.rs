@@ -125,17 +125,24 @@ impl Propagator {
     /// frame needs the full pass (too many candidates, a changed `Parent`, rows that moved).
     fn propagate_changes(&mut self, world: &World, changes: &Changes) -> Option<usize> {
         runtime::profile_zone!("hierarchy incremental");
-        if !self.runs_match(world) {
+        // Rows as at the last full pass; else (entities moved between archetypes, as the
+        // Visibility stage's tags do, with the same nodes) nodes are found by entity id.
+        let rows_match = self.runs_match(world);
+        if !rows_match && !self.same_nodes(world) {
             return None;
         }
-        let written_rows: usize = (self.runs.iter())
-            .filter(|run| self.tracking.inputs.archetypes.binary_search(&run.archetype).is_ok())
-            .map(|run| run.len as usize)
+        let written_rows: usize = (world.archetypes().enumerate())
+            .filter(|(position, archetype)| {
+                is_node_archetype(archetype)
+                    && self.tracking.inputs.archetypes.binary_search(&(*position as u32)).is_ok()
+            })
+            .map(|(_, archetype)| archetype.len() as usize)
             .sum();
         if written_rows + self.tracking.inputs.entities.len() > self.inputs.len() / INCREMENTAL_SHARE {
             return None;
         }
-        if !self.find_moved(world) {
+        let found = if rows_match { self.find_moved(world) } else { self.find_moved_by_id(world) };
+        if !found {
             return None;
         }
         if self.tracking.dirty.is_empty() {
@@ -146,8 +153,70 @@ impl Propagator {
         }
         self.list_moved_subtrees();
         self.compute_moved(world);
-        self.write_moved(world, changes);
+        if rows_match {
+            self.write_moved(world, changes);
+        } else {
+            self.write_moved_by_entity(world, changes);
+        }
         Some(self.tracking.moved.nodes.len())
+    }
+
+    /// Whether the nodes are those of the last full pass, wherever their rows are now: as
+    /// many rows in node archetypes, each with a `WorldTransform` column (no node came or
+    /// went: the caller saw no structural entry).
+    fn same_nodes(&self, world: &World) -> bool {
+        let mut rows = 0usize;
+        for archetype in world.archetypes().filter(|archetype| is_node_archetype(archetype)) {
+            if !archetype.has::<WorldTransform>() {
+                return false;
+            }
+            rows += archetype.len() as usize;
+        }
+        rows == self.inputs.len()
+    }
+
+    /// [`Propagator::find_moved`] for rows that moved since the last full pass: each row of a
+    /// written archetype is found through its entity id. `false` when an id is not a node of
+    /// the last full pass, or a `Parent` changed.
+    fn find_moved_by_id(&mut self, world: &World) -> bool {
+        let Propagator { inputs, node_of_id, tracking, .. } = self;
+        tracking.dirty.clear();
+        for (position, archetype) in world.archetypes().enumerate() {
+            if !is_node_archetype(archetype) || tracking.inputs.archetypes.binary_search(&(position as u32)).is_err() {
+                continue;
+            }
+            let transforms = archetype.get::<&Transform>().expect("node archetypes have a Transform column");
+            let parents = archetype.get::<&Parent>();
+            for (row, &id) in archetype.ids().iter().enumerate() {
+                let node = node_of_id.get(id as usize).map_or(NONE, |node| node.load(Ordering::Relaxed)) as usize;
+                let Some(input) = inputs.get_mut(node).filter(|input| input.entity.id() == id) else {
+                    return false;
+                };
+                if parents.as_ref().map(|parents| parents[row].0) != input.parent {
+                    return false;
+                }
+                if !same_transform(&transforms[row], &input.local) {
+                    input.local = transforms[row];
+                    tracking.dirty.push(node as u32);
+                }
+            }
+        }
+        self.find_moved_entities(world)
+    }
+
+    /// [`Propagator::write_moved`] for rows that moved since the last full pass: each matrix
+    /// is stored through its entity (the moved set is small: at most a share of the nodes).
+    fn write_moved_by_entity(&mut self, world: &World, changes: &Changes) {
+        runtime::profile_zone!("hierarchy write moved by entity");
+        let moved = &self.tracking.moved;
+        for (&entity, matrix) in moved.entities.iter().zip(&moved.worlds) {
+            if let Ok(mut stored) = world.get::<&mut WorldTransform>(entity) {
+                if !same_bits(&stored.0, matrix) {
+                    stored.0 = *matrix;
+                }
+            }
+        }
+        changes.record_entity_writes(TypeId::of::<WorldTransform>(), &moved.entities);
     }
 
     /// Whether the node archetypes are those of the last full pass, with as many rows, and
@@ -173,7 +242,7 @@ impl Propagator {
     /// Fills `dirty` with the candidates whose `Transform` bits changed (updating their
     /// inputs); `false` when a candidate's `Parent` changed or a candidate is unknown.
     fn find_moved(&mut self, world: &World) -> bool {
-        let Propagator { inputs, runs, node_of_id, tracking, .. } = self;
+        let Propagator { inputs, runs, tracking, .. } = self;
         tracking.dirty.clear();
         let archetypes = world.archetypes().filter(|archetype| is_node_archetype(archetype));
         for (archetype, run) in archetypes.zip(runs.iter()) {
@@ -193,6 +262,12 @@ impl Propagator {
                 }
             }
         }
+        self.find_moved_entities(world)
+    }
+
+    /// The single-entity candidates of [`Propagator::find_moved`] (by id, whatever the rows).
+    fn find_moved_entities(&mut self, world: &World) -> bool {
+        let Propagator { inputs, node_of_id, tracking, .. } = self;
         for &entity in &tracking.inputs.entities {
             let Ok(entity_ref) = world.entity(entity) else {
                 // Despawned without a structural entry: the log cannot vouch for the links.
