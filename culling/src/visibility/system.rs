@@ -310,6 +310,8 @@ fn finish_frame(
         let with_occluders = enabled && meshes.is_some();
         if let (Some(meshes), true) = (&meshes, enabled) {
             tracked.update_occluder_bits(visibility, meshes, full_frame);
+        } else {
+            tracked.forget_occluder_bits();
         }
         let groups = tracked.groups(with_occluders);
         occlusion.run(visibility, meshes.as_deref(), groups, enabled, settings, [viewport.width, viewport.height]);

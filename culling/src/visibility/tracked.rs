@@ -83,11 +83,21 @@ struct WordState {
     refreshed: u64,
     /// The drawable objects when the word was decided.
     decided_drawable: u64,
+    /// A level of detail changed a draw since the occluder bits were found.
+    draws_changed: bool,
 }
 
 impl Default for WordState {
     fn default() -> Self {
-        WordState { culled: 0, epoch: 0, rejects: [0; 3], dirty: true, refreshed: 0, decided_drawable: 0 }
+        WordState {
+            culled: 0,
+            epoch: 0,
+            rejects: [0; 3],
+            dirty: true,
+            refreshed: 0,
+            decided_drawable: 0,
+            draws_changed: false,
+        }
     }
 }
 
@@ -389,7 +399,8 @@ impl TrackedState {
     /// Finds, per slot word, the drawable objects whose drawn mesh has an occluder in
     /// `meshes`, for the occlusion step to pick its occluders from without visiting every
     /// visible object: for every word after a full frame or a change of the registry, else
-    /// only for the words refreshed this frame and those with levels of detail.
+    /// only for the words refreshed this frame and those where a level of detail changed a
+    /// draw.
     pub(crate) fn update_occluder_bits(&mut self, visibility: &Visibility, meshes: &OccluderMeshes, full_frame: bool) {
         if !self.valid {
             return;
@@ -421,12 +432,18 @@ impl TrackedState {
             for &word in &self.touched_words {
                 self.occluder_bits[word as usize] = bits_of(word as usize);
             }
-            for (word, (&with_lod, &drawable)) in self.with_lod.iter().zip(drawable).enumerate() {
-                if with_lod & drawable != 0 {
+            for (word, state) in self.words.iter_mut().enumerate() {
+                if std::mem::take(&mut state.draws_changed) {
                     self.occluder_bits[word] = bits_of(word);
                 }
             }
         }
+    }
+
+    /// The occluder bits were not kept up to date this frame (occlusion off or no
+    /// registry): the next [`TrackedState::update_occluder_bits`] finds them all again.
+    pub(crate) fn forget_occluder_bits(&mut self) {
+        self.occluder_generation = None;
     }
 
     /// What the occlusion step may use of the words: their bounds, and their occluder bits
@@ -690,10 +707,11 @@ fn decide_word(
     }
     let base = index * BITS_PER_WORD;
     let with_lod = shared.with_lod[index] & drawable;
-    // Under the view this word was last decided in, every level still stands: refreshed
-    // objects picked theirs when they were refreshed.
-    if with_lod != 0 && word.epoch != inputs.view_epoch {
-        pick_levels(shared, base, with_lod);
+    // Under the view this word was last decided in, every level still stands; and refreshed
+    // objects picked theirs under this view when they were refreshed.
+    let to_pick = with_lod & !word.refreshed;
+    if to_pick != 0 && word.epoch != inputs.view_epoch {
+        word.draws_changed |= pick_levels(shared, base, to_pick);
     }
     let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
     // Under the same view with only the frustum on, a word's other objects keep their answer
@@ -848,8 +866,9 @@ impl LodHold {
 /// Picks the level of detail of each object of `members` (bits from slot `base`) for this
 /// view, exactly as the full pass does: from the object's hold when the scaled distance lies
 /// in it, else through its entity (which records a new hold).
-fn pick_levels(shared: &WordInputs<'_>, base: usize, mut members: u64) {
+fn pick_levels(shared: &WordInputs<'_>, base: usize, mut members: u64) -> bool {
     let inputs = shared.pass;
+    let mut changed = false;
     while members != 0 {
         let slot = base + members.trailing_zeros() as usize;
         members &= members - 1;
@@ -876,8 +895,10 @@ fn pick_levels(shared: &WordInputs<'_>, base: usize, mut members: u64) {
         *hold = hold_of(&lods, center, distance * inputs.lod_scale, inputs.lod_bias);
         if *draw != picked {
             *draw = picked;
+            changed = true;
         }
     }
+    changed
 }
 
 /// The hold of the level `ecs::lod::select_level` picks at `scaled` (as `Lod::select` calls
