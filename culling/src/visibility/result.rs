@@ -39,7 +39,10 @@ pub struct ObjectColumns {
     pub models: Vec<Mat4>,
     /// World axis-aligned box of each object.
     pub bounds: Vec<Aabb>,
-    /// Mesh (LOD-selected) and material of each object.
+    /// Mesh (LOD-selected) and material of each object. In a tracked frame (see
+    /// [`VisibilityStats::tracked`]) an object whose word of 64 slots lies wholly outside the
+    /// view keeps the level it last had: it is not drawn, by the CPU or the GPU path (whose
+    /// frustum test gives the same bits), and its level is picked again as it nears the view.
     pub draws: Vec<ObjectDraw>,
     /// The entity of each object.
     pub entities: Vec<Entity>,

@@ -709,8 +709,14 @@ fn decide_word(
     let with_lod = shared.with_lod[index] & drawable;
     // Under the view this word was last decided in, every level still stands; and refreshed
     // objects picked theirs under this view when they were refreshed.
+    // A word wholly outside the view draws nothing, whatever its levels: they are picked
+    // when it comes near the view again (see `ObjectColumns::draws`).
+    let outside = inputs.frustum_culling
+        && forced == 0
+        && drawable != 0
+        && clearly_outside(inputs.view.frustum(), &shared.word_bounds[index]);
     let to_pick = with_lod & !word.refreshed;
-    if to_pick != 0 && word.epoch != inputs.view_epoch {
+    if to_pick != 0 && word.epoch != inputs.view_epoch && !outside {
         word.draws_changed |= pick_levels(shared, base, to_pick);
     }
     let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
@@ -744,7 +750,7 @@ fn decide_word(
         (word.culled, word.rejects) = (0, [0; 3]);
         return;
     }
-    if inputs.frustum_culling && forced == 0 && clearly_outside(inputs.view.frustum(), &shared.word_bounds[index]) {
+    if outside {
         (word.culled, word.rejects) = (0, [drawable.count_ones() as u8, 0, 0]);
         local.frustum_rejected += drawable.count_ones() as usize;
         return;
