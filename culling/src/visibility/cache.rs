@@ -49,6 +49,23 @@ pub(crate) enum Verdict {
     Size = 3,
 }
 
+impl Verdict {
+    /// The verdict on the object at `bit` of a word, from the word's bits after the culls:
+    /// kept, too far, too small, else outside the frustum.
+    #[inline(always)]
+    pub(crate) fn of(bit: u64, visible: u64, too_far: u64, too_small: u64) -> Verdict {
+        if visible & bit != 0 {
+            Verdict::Visible
+        } else if too_far & bit != 0 {
+            Verdict::Distance
+        } else if too_small & bit != 0 {
+            Verdict::Size
+        } else {
+            Verdict::Frustum
+        }
+    }
+}
+
 /// Whether an entry holds a box, and the finiteness it recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]

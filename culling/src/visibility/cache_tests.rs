@@ -241,6 +241,17 @@ fn a_frame_without_a_view_forgets_nothing_it_needs() {
     assert_columns_fresh(&app);
 }
 
+/// A small deterministic generator (xorshift64) of floats in `[0, 1)`.
+pub(super) fn uniform(seed: u64) -> impl FnMut() -> f32 {
+    let mut random = seed;
+    move || {
+        random ^= random << 13;
+        random ^= random >> 7;
+        random ^= random << 17;
+        (random >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
 /// One frame of the same objects and camera in a fresh app (nothing cached): its bits, its
 /// draws and its statistics, by slot (slots follow spawn order in both apps).
 pub(super) fn fresh_answer(
@@ -281,13 +292,7 @@ pub(super) fn answer(app: &App) -> Answer {
 
 #[test]
 fn cached_boxes_and_verdicts_give_the_answer_of_a_fresh_cull_frame_after_frame() {
-    let mut random = 0x2545_f491_4f6c_dd1d_u64;
-    let mut next = move || {
-        random ^= random << 13;
-        random ^= random >> 7;
-        random ^= random << 17;
-        (random >> 40) as f32 / (1u64 << 24) as f32
-    };
+    let mut next = uniform(0x2545_f491_4f6c_dd1d_u64);
     let levels = vec![
         LodLevel { mesh: ecs::MeshHandle(1), max_distance: 20.0 },
         LodLevel { mesh: ecs::MeshHandle(2), max_distance: 60.0 },

@@ -147,6 +147,22 @@ struct WordWriters([*mut u64; WORD_KINDS]);
 // and the columns outlive the parallel call.
 unsafe impl Sync for WordWriters {}
 
+impl<'a> PassOutputs<'a> {
+    /// Raw views of `visibility`'s per-slot columns, for `objects` objects of storage order.
+    pub(crate) fn of(visibility: &'a mut super::Visibility, objects: usize) -> PassOutputs<'a> {
+        let super::Visibility { slots, objects: columns, slot_flags, .. } = visibility;
+        PassOutputs {
+            slots: slots.storage(),
+            models: columns.models.as_mut_ptr(),
+            bounds: columns.bounds.as_mut_ptr(),
+            draws: columns.draws.as_mut_ptr(),
+            cache: columns.cache.as_mut_ptr(),
+            flags: slot_flags.as_mut_ptr(),
+            objects,
+        }
+    }
+}
+
 // SAFETY: the pointers are only dereferenced at the slots of a job's own disjoint range (see
 // `run_range`), and the columns they point into outlive the parallel call that uses them.
 unsafe impl Sync for PassOutputs<'_> {}
@@ -354,40 +370,18 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
         local.frustum_rejected += (fresh & !visible).count_ones() as usize;
 
         // Distance, then screen size, on the finite fresh survivors only.
-        let mut survivors = if secondary_culls { visible & !forced } else { 0 };
-        let (mut too_far, mut too_small) = (0u64, 0u64);
-        while survivors != 0 {
-            let offset = survivors.trailing_zeros() as usize;
-            survivors &= survivors - 1;
+        let survivors = if secondary_culls { visible & !forced } else { 0 };
+        let (too_far, too_small) = secondary_culls_of(inputs.view, survivors, |offset| {
             let slot = outputs.slots[word_start + offset] as usize;
             // SAFETY: written by this job for this object's slot (this frame or before).
-            let world_box = unsafe { &*outputs.bounds.add(slot) };
-            let center = world_box.center();
-            if !crate::size::is_near_enough(inputs.view.distance_sq(center), inputs.view.max_distance_sq()) {
-                too_far |= 1u64 << offset;
-                local.distance_rejected += 1;
-            } else if !inputs
-                .view
-                .screen_size()
-                .keeps(world_box.half_extent().length_squared(), inputs.view.depth(center))
-            {
-                too_small |= 1u64 << offset;
-                local.size_rejected += 1;
-            }
-        }
+            unsafe { &*outputs.bounds.add(slot) }
+        });
+        local.distance_rejected += too_far.count_ones() as usize;
+        local.size_rejected += too_small.count_ones() as usize;
         visible &= !(too_far | too_small);
         // Record the fresh verdicts for the next frame under the same view.
         for (k, &entry) in fresh_entries[..block.len()].iter().enumerate() {
-            let bit = 1u64 << pushed[k];
-            let verdict = if visible & bit != 0 {
-                Verdict::Visible
-            } else if too_far & bit != 0 {
-                Verdict::Distance
-            } else if too_small & bit != 0 {
-                Verdict::Size
-            } else {
-                Verdict::Frustum
-            };
+            let verdict = Verdict::of(1u64 << pushed[k], visible, too_far, too_small);
             // SAFETY: the entry of an object of this word, this job's own (taken above).
             unsafe { (*entry).set_verdict(inputs.view_epoch, verdict) };
         }
@@ -413,6 +407,30 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
         word_start = word_end;
     }
     totals.add(&local);
+}
+
+/// The distance and screen-size culls on the `survivors` of one word (bits; `box_of(offset)`
+/// is the world box of the object at that offset): the bits too far, then the bits too
+/// small (of those near enough). Shared by the full pass and tracked frames, so both decide
+/// alike.
+pub(crate) fn secondary_culls_of<'b>(
+    view: &ViewCullContext,
+    mut survivors: u64,
+    box_of: impl Fn(usize) -> &'b Aabb,
+) -> (u64, u64) {
+    let (mut too_far, mut too_small) = (0u64, 0u64);
+    while survivors != 0 {
+        let offset = survivors.trailing_zeros() as usize;
+        survivors &= survivors - 1;
+        let world_box = box_of(offset);
+        let center = world_box.center();
+        if !crate::size::is_near_enough(view.distance_sq(center), view.max_distance_sq()) {
+            too_far |= 1u64 << offset;
+        } else if !view.screen_size().keeps(world_box.half_extent().length_squared(), view.depth(center)) {
+            too_small |= 1u64 << offset;
+        }
+    }
+    (too_far, too_small)
 }
 
 /// How many objects ahead [`run_range`] asks for the cache lines of a slot's columns: once

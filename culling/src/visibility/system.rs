@@ -238,16 +238,7 @@ fn run_full_pass(
     }
     visibility.slot_flags.clear();
     visibility.slot_flags.resize(slot_count, 0);
-    let Visibility { slots, objects: columns, slot_flags, .. } = &mut *visibility;
-    let outputs = PassOutputs {
-        slots: slots.storage(),
-        models: columns.models.as_mut_ptr(),
-        bounds: columns.bounds.as_mut_ptr(),
-        draws: columns.draws.as_mut_ptr(),
-        cache: columns.cache.as_mut_ptr(),
-        flags: slot_flags.as_mut_ptr(),
-        objects,
-    };
+    let outputs = PassOutputs::of(visibility, objects);
     let totals = PassTotals::default();
     {
         runtime::profile_zone!("visibility cull");

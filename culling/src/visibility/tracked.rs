@@ -334,16 +334,8 @@ impl TrackedState {
     /// how many boxes were computed.
     fn refresh(&mut self, inputs: &PassInputs<'_>, visibility: &mut Visibility) -> usize {
         let pass_totals = PassTotals::default();
-        let Visibility { slots, objects: columns, slot_flags, .. } = &mut *visibility;
-        let outputs = PassOutputs {
-            slots: slots.storage(),
-            models: columns.models.as_mut_ptr(),
-            bounds: columns.bounds.as_mut_ptr(),
-            draws: columns.draws.as_mut_ptr(),
-            cache: columns.cache.as_mut_ptr(),
-            flags: slot_flags.as_mut_ptr(),
-            objects: slots.storage().len(),
-        };
+        let objects = visibility.slots.storage().len();
+        let outputs = PassOutputs::of(visibility, objects);
         for segment in &self.refresh_segments {
             let range = segment.start..segment.start + segment.len;
             runtime::jobs::parallel_for_ranges(range, GRAIN, |range| run_range(inputs, &outputs, &pass_totals, range));
@@ -974,37 +966,17 @@ fn decide_objects(
     let mut visible = (inside | forced) & fresh;
     rejects[0] += (fresh & !visible).count_ones() as u8;
     let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
-    let mut survivors = if secondary_culls { visible & !forced } else { 0 };
-    let (mut too_far, mut too_small) = (0u64, 0u64);
-    while survivors != 0 {
-        let offset = survivors.trailing_zeros() as usize;
-        survivors &= survivors - 1;
-        let world_box = &shared.bounds[base + offset];
-        let center = world_box.center();
-        if !crate::size::is_near_enough(inputs.view.distance_sq(center), inputs.view.max_distance_sq()) {
-            too_far |= 1 << offset;
-            rejects[1] += 1;
-        } else if !inputs.view.screen_size().keeps(world_box.half_extent().length_squared(), inputs.view.depth(center))
-        {
-            too_small |= 1 << offset;
-            rejects[2] += 1;
-        }
-    }
+    let survivors = if secondary_culls { visible & !forced } else { 0 };
+    let (too_far, too_small) =
+        super::cull::secondary_culls_of(inputs.view, survivors, |offset| &shared.bounds[base + offset]);
+    rejects[1] += too_far.count_ones() as u8;
+    rejects[2] += too_small.count_ones() as u8;
     visible &= !(too_far | too_small);
     let mut decided = fresh;
     while decided != 0 {
         let offset = decided.trailing_zeros() as usize;
         decided &= decided - 1;
-        let bit = 1u64 << offset;
-        let verdict = if visible & bit != 0 {
-            Verdict::Visible
-        } else if too_far & bit != 0 {
-            Verdict::Distance
-        } else if too_small & bit != 0 {
-            Verdict::Size
-        } else {
-            Verdict::Frustum
-        };
+        let verdict = Verdict::of(1u64 << offset, visible, too_far, too_small);
         // SAFETY: this job's own slot.
         unsafe { (*shared.cache.0.add(base + offset)).set_verdict(inputs.view_epoch, verdict) };
     }

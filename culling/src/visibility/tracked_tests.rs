@@ -27,6 +27,7 @@ impl<T> Mutex<T> {
 use runtime::hecs::{Entity, With};
 use runtime::{App, Stage, System};
 
+use super::cache_tests::uniform;
 use super::Visibility;
 
 /// What the stage decided, by spawn index (slots differ between apps whose archetypes differ).
@@ -114,13 +115,7 @@ fn driven_app(camera_transform: Transform, motion: Arc<Mutex<Motion>>) -> (App, 
 
 #[test]
 fn tracked_frames_give_the_answer_of_a_fresh_cull_frame_after_frame() {
-    let mut random = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = move || {
-        random ^= random << 13;
-        random ^= random >> 7;
-        random ^= random << 17;
-        (random >> 40) as f32 / (1u64 << 24) as f32
-    };
+    let mut next = uniform(0x9e37_79b9_7f4a_7c15_u64);
     let levels = vec![
         LodLevel { mesh: ecs::MeshHandle(1), max_distance: 20.0 },
         LodLevel { mesh: ecs::MeshHandle(2), max_distance: 60.0 },
@@ -384,13 +379,7 @@ fn word_and_group_occlusion_hides_only_what_the_exact_reference_hides() {
             Visible(true),
         ));
     }
-    let mut random = 0x2545_f491_4f6c_dd1d_u64;
-    let mut next = move || {
-        random ^= random << 13;
-        random ^= random >> 7;
-        random ^= random << 17;
-        (random >> 40) as f32 / (1u64 << 24) as f32
-    };
+    let mut next = uniform(0x2545_f491_4f6c_dd1d_u64);
     for cluster in 0..40 {
         let center =
             Vec3::new(next() * 90.0 - 45.0, next() * 6.0, if cluster % 8 == 0 { -10.0 } else { -25.0 - next() * 40.0 });
