@@ -54,78 +54,14 @@ fn meshlets_of(positions: &[[f32; 3]], indices: &[u32]) -> (Vec<u32>, Vec<Meshle
     (ordered, meshlets)
 }
 
-/// A box from -0.5 to 0.5 with `side` x `side` quads per face (flat normals), counter-
-/// clockwise seen from outside.
-fn subdivided_box(side: u32) -> (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<u32>) {
-    let (mut positions, mut normals, mut indices) = (Vec::new(), Vec::new(), Vec::new());
-    for (axis, sign) in [(0, 1.0f32), (0, -1.0), (1, 1.0), (1, -1.0), (2, 1.0), (2, -1.0)] {
-        let (u_axis, v_axis) = ((axis + 1) % 3, (axis + 2) % 3);
-        let first = positions.len() as u32;
-        for v in 0..=side {
-            for u in 0..=side {
-                let mut point = [0.0f32; 3];
-                point[axis] = 0.5 * sign;
-                point[u_axis] = u as f32 / side as f32 - 0.5;
-                point[v_axis] = v as f32 / side as f32 - 0.5;
-                positions.push(point);
-                let mut normal = [0.0f32; 3];
-                normal[axis] = sign;
-                normals.push(normal);
-            }
-        }
-        let row = side + 1;
-        for v in 0..side {
-            for u in 0..side {
-                let (a, b, c, d) = (
-                    first + v * row + u,
-                    first + v * row + u + 1,
-                    first + (v + 1) * row + u + 1,
-                    first + (v + 1) * row + u,
-                );
-                if sign > 0.0 {
-                    indices.extend_from_slice(&[a, b, c, a, c, d]);
-                } else {
-                    indices.extend_from_slice(&[a, c, b, a, d, c]);
-                }
-            }
-        }
-    }
-    (positions, normals, indices)
-}
-
-/// A unit sphere, counter-clockwise seen from outside.
-fn sphere(segments: u32) -> (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<u32>) {
-    let rings = segments / 2;
-    let mut positions = Vec::new();
-    for ring in 0..=rings {
-        let polar = std::f32::consts::PI * ring as f32 / rings as f32;
-        for segment in 0..=segments {
-            let azimuth = std::f32::consts::TAU * segment as f32 / segments as f32;
-            positions.push([polar.sin() * azimuth.cos(), polar.cos(), polar.sin() * azimuth.sin()]);
-        }
-    }
-    let row = segments + 1;
-    let mut indices = Vec::new();
-    for ring in 0..rings {
-        for segment in 0..segments {
-            let corner = ring * row + segment;
-            if ring != 0 {
-                indices.extend_from_slice(&[corner, corner + 1, corner + row]);
-            }
-            if ring + 1 != rings {
-                indices.extend_from_slice(&[corner + 1, corner + row + 1, corner + row]);
-            }
-        }
-    }
-    (positions.clone(), positions, indices)
-}
-
 /// A grid of `blocks` x `blocks` buildings with spheres in the streets, about `meshlets`
 /// meshlets in all.
 fn street_scene(device: &Arc<GpuDevice>, blocks: u32, meshlets: u32) -> SharedScene {
     let mut library = MeshLibrary::new();
     let mut meshlet_counts = Vec::new();
-    for (positions, normals, indices) in [subdivided_box(12), sphere(40)] {
+    for ecs::scene::Geometry { positions, normals, indices } in
+        [ecs::scene::subdivided_box(12), ecs::scene::uv_sphere(40)]
+    {
         let (ordered, built) = meshlets_of(&positions, &indices);
         meshlet_counts.push(built.len() as u32);
         let vertices = MeshVertices { positions: &positions, normals: &normals, uvs: &[] };

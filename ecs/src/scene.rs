@@ -194,3 +194,91 @@ mod tests {
         assert_eq!(world.len(), 1000);
     }
 }
+
+/// Triangle geometry of a generated mesh: positions, one normal per position, and indices
+/// wound counter-clockwise seen from outside.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Geometry {
+    /// Vertex positions.
+    pub positions: Vec<[f32; 3]>,
+    /// Unit normal of each vertex.
+    pub normals: Vec<[f32; 3]>,
+    /// Three indices per triangle.
+    pub indices: Vec<u32>,
+}
+
+/// A box from -0.5 to 0.5 with `side` x `side` quads per face; faces do not share vertices
+/// (flat normals). Large closed meshes for meshlet and cluster-culling tests.
+///
+/// ```
+/// let cube = ecs::scene::subdivided_box(2);
+/// assert_eq!(cube.indices.len(), 6 * 2 * 2 * 2 * 3, "six faces of 2 x 2 quads");
+/// assert_eq!(cube.positions.len(), cube.normals.len());
+/// ```
+pub fn subdivided_box(side: u32) -> Geometry {
+    let mut geometry = Geometry::default();
+    // (normal axis, sign): each face spans the other two axes.
+    for (axis, sign) in [(0, 1.0f32), (0, -1.0), (1, 1.0), (1, -1.0), (2, 1.0), (2, -1.0)] {
+        let (u_axis, v_axis) = ((axis + 1) % 3, (axis + 2) % 3);
+        let first = geometry.positions.len() as u32;
+        for v in 0..=side {
+            for u in 0..=side {
+                let mut point = [0.0f32; 3];
+                point[axis] = 0.5 * sign;
+                point[u_axis] = u as f32 / side as f32 - 0.5;
+                point[v_axis] = v as f32 / side as f32 - 0.5;
+                geometry.positions.push(point);
+                let mut normal = [0.0f32; 3];
+                normal[axis] = sign;
+                geometry.normals.push(normal);
+            }
+        }
+        let row = side + 1;
+        for v in 0..side {
+            for u in 0..side {
+                let corner = first + v * row + u;
+                let (a, b, c, d) = (corner, corner + 1, corner + row + 1, corner + row);
+                // u x v points along +axis: counter-clockwise from outside for sign > 0.
+                if sign > 0.0 {
+                    geometry.indices.extend_from_slice(&[a, b, c, a, c, d]);
+                } else {
+                    geometry.indices.extend_from_slice(&[a, c, b, a, d, c]);
+                }
+            }
+        }
+    }
+    geometry
+}
+
+/// A unit sphere of `segments` around and `segments / 2` rings, without the degenerate
+/// triangles at the poles.
+///
+/// ```
+/// let sphere = ecs::scene::uv_sphere(8);
+/// assert_eq!(sphere.indices.len(), (8 * 4 * 2 - 2 * 8) * 3, "two per quad, one per pole quad");
+/// ```
+pub fn uv_sphere(segments: u32) -> Geometry {
+    let rings = segments / 2;
+    let mut positions = Vec::new();
+    for ring in 0..=rings {
+        let polar = std::f32::consts::PI * ring as f32 / rings as f32;
+        for segment in 0..=segments {
+            let azimuth = std::f32::consts::TAU * segment as f32 / segments as f32;
+            positions.push([polar.sin() * azimuth.cos(), polar.cos(), polar.sin() * azimuth.sin()]);
+        }
+    }
+    let row = segments + 1;
+    let mut indices = Vec::new();
+    for ring in 0..rings {
+        for segment in 0..segments {
+            let corner = ring * row + segment;
+            if ring != 0 {
+                indices.extend_from_slice(&[corner, corner + 1, corner + row]);
+            }
+            if ring + 1 != rings {
+                indices.extend_from_slice(&[corner + 1, corner + row + 1, corner + row]);
+            }
+        }
+    }
+    Geometry { normals: positions.clone(), positions, indices }
+}

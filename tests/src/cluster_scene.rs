@@ -13,67 +13,9 @@ use render_graph::Result;
 
 use crate::offscreen::object_color;
 
-/// A box from -0.5 to 0.5 with `side` x `side` quads per face, wound counter-clockwise seen
-/// from outside; faces do not share vertices (flat normals).
-pub fn subdivided_box(side: u32) -> MeshData {
-    let mut positions = Vec::new();
-    let mut indices = Vec::new();
-    // (normal axis, sign): each face spans the other two axes.
-    for (axis, sign) in [(0, 1.0f32), (0, -1.0), (1, 1.0), (1, -1.0), (2, 1.0), (2, -1.0)] {
-        let (u_axis, v_axis) = ((axis + 1) % 3, (axis + 2) % 3);
-        let first = positions.len() as u32;
-        for v in 0..=side {
-            for u in 0..=side {
-                let mut point = [0.0f32; 3];
-                point[axis] = 0.5 * sign;
-                point[u_axis] = u as f32 / side as f32 - 0.5;
-                point[v_axis] = v as f32 / side as f32 - 0.5;
-                positions.push(point);
-            }
-        }
-        let row = side + 1;
-        for v in 0..side {
-            for u in 0..side {
-                let corner = first + v * row + u;
-                let (a, b, c, d) = (corner, corner + 1, corner + row + 1, corner + row);
-                // u x v points along +axis: counter-clockwise from outside for sign > 0.
-                if sign > 0.0 {
-                    indices.extend_from_slice(&[a, b, c, a, c, d]);
-                } else {
-                    indices.extend_from_slice(&[a, c, b, a, d, c]);
-                }
-            }
-        }
-    }
-    MeshData::new(positions, indices)
-}
-
-/// A unit sphere of `segments` around and `segments / 2` rings, wound counter-clockwise
-/// seen from outside.
-pub fn sphere(segments: u32) -> MeshData {
-    let rings = segments / 2;
-    let mut positions = Vec::new();
-    for ring in 0..=rings {
-        let polar = std::f32::consts::PI * ring as f32 / rings as f32;
-        for segment in 0..=segments {
-            let azimuth = std::f32::consts::TAU * segment as f32 / segments as f32;
-            positions.push([polar.sin() * azimuth.cos(), polar.cos(), polar.sin() * azimuth.sin()]);
-        }
-    }
-    let row = segments + 1;
-    let mut indices = Vec::new();
-    for ring in 0..rings {
-        for segment in 0..segments {
-            let corner = ring * row + segment;
-            if ring != 0 {
-                indices.extend_from_slice(&[corner, corner + 1, corner + row]);
-            }
-            if ring + 1 != rings {
-                indices.extend_from_slice(&[corner + 1, corner + row + 1, corner + row]);
-            }
-        }
-    }
-    MeshData::new(positions, indices)
+/// A generated mesh (`ecs::scene`) as the assets pipeline's input.
+fn mesh_data(geometry: ecs::scene::Geometry) -> MeshData {
+    MeshData::new(geometry.positions, geometry.indices)
 }
 
 /// The scene's objects: (mesh index into [`meshes`], world matrix).
@@ -109,7 +51,7 @@ pub fn placements() -> Vec<(usize, Mat4)> {
 
 /// The meshes: ground slab, building, sphere.
 pub fn meshes() -> Vec<MeshData> {
-    vec![subdivided_box(16), subdivided_box(12), sphere(48)]
+    [ecs::scene::subdivided_box(16), ecs::scene::subdivided_box(12), ecs::scene::uv_sphere(48)].map(mesh_data).into()
 }
 
 /// The lit scene (each mesh's finest level with meshlets, one object per placement) and its

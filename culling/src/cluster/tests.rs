@@ -74,28 +74,6 @@ fn faces_eye(positions: &[[f32; 3]], triangle: [u32; 3], eye: DVec3) -> bool {
     (b - a).cross(c - a).dot(eye - a) > 0.0
 }
 
-fn sphere_mesh(segments: u32) -> (Vec<[f32; 3]>, Vec<u32>) {
-    let rings = segments / 2;
-    let mut positions = Vec::new();
-    for ring in 0..=rings {
-        let polar = std::f32::consts::PI * ring as f32 / rings as f32;
-        for segment in 0..=segments {
-            let azimuth = std::f32::consts::TAU * segment as f32 / segments as f32;
-            positions.push([polar.sin() * azimuth.cos(), polar.cos(), polar.sin() * azimuth.sin()]);
-        }
-    }
-    let row = segments + 1;
-    let mut indices = Vec::new();
-    for ring in 0..rings {
-        for segment in 0..segments {
-            let corner = ring * row + segment;
-            // Counter-clockwise seen from outside.
-            indices.extend_from_slice(&[corner, corner + 1, corner + row, corner + 1, corner + row + 1, corner + row]);
-        }
-    }
-    (positions, indices)
-}
-
 #[test]
 fn verdict_codes_round_trip_and_unknown_codes_are_untested() {
     for verdict in ClusterVerdict::ALL {
@@ -154,7 +132,7 @@ fn a_box_behind_a_nearer_depth_is_hidden_and_one_reaching_the_near_plane_is_unde
 
 #[test]
 fn a_closed_sphere_seen_from_outside_loses_its_far_side_to_the_cone_test() {
-    let (positions, indices) = sphere_mesh(48);
+    let ecs::scene::Geometry { positions, indices, .. } = ecs::scene::uv_sphere(48);
     let meshlets = meshlets_of(&positions, &indices);
     let eye = Vec3::new(0.0, 0.0, 6.0);
     let rejected: Vec<_> =
