@@ -263,14 +263,24 @@ pub(super) fn fresh_answer(
     super::install(&mut app);
     app.insert_resource(settings);
     scene::spawn_camera(app.world_mut(), Camera::default(), camera);
-    for (model, mesh, lod) in objects {
-        let entity = app.world_mut().spawn((WorldTransform(*model), *mesh, Visible(true)));
-        if let Some(lod) = lod {
-            app.world_mut().insert_one(entity, lod.clone()).expect("alive");
-        }
-    }
+    spawn_objects(app.world_mut(), objects);
     app.run_frame();
     answer(&app)
+}
+
+/// Spawns a drawable entity for each of `objects` (world matrix, mesh, levels of detail), in
+/// order; returns their entities.
+pub(super) fn spawn_objects(world: &mut World, objects: &[(Mat4, Mesh, Option<Lod>)]) -> Vec<Entity> {
+    objects
+        .iter()
+        .map(|(model, mesh, lod)| {
+            let entity = world.spawn((WorldTransform(*model), *mesh, Visible(true)));
+            if let Some(lod) = lod {
+                world.insert_one(entity, lod.clone()).expect("alive");
+            }
+            entity
+        })
+        .collect()
 }
 
 /// What the stage decided, by slot.
@@ -315,16 +325,7 @@ fn cached_boxes_and_verdicts_give_the_answer_of_a_fresh_cull_frame_after_frame()
     app.insert_resource(settings);
     let mut camera_transform = scene::look_at(Vec3::new(0.0, 2.0, 0.0), Vec3::new(0.0, 2.0, -1.0));
     let camera = scene::spawn_camera(app.world_mut(), Camera::default(), camera_transform);
-    let entities: Vec<Entity> = objects
-        .iter()
-        .map(|(model, mesh, lod)| {
-            let entity = app.world_mut().spawn((WorldTransform(*model), *mesh, Visible(true)));
-            if let Some(lod) = lod {
-                app.world_mut().insert_one(entity, lod.clone()).expect("alive");
-            }
-            entity
-        })
-        .collect();
+    let entities = spawn_objects(app.world_mut(), &objects);
     for frame in 0..24 {
         // Frames 0-5 still; then the camera turns every third frame and some objects move
         // every second frame, so every mix of cached and fresh boxes and verdicts occurs.

@@ -27,7 +27,7 @@ impl<T> Mutex<T> {
 use runtime::hecs::{Entity, With};
 use runtime::{App, Stage, System};
 
-use super::cache_tests::uniform;
+use super::cache_tests::{spawn_objects, uniform};
 use super::Visibility;
 
 /// What the stage decided, by spawn index (slots differ between apps whose archetypes differ).
@@ -57,16 +57,7 @@ fn fresh_answer(objects: &[(Mat4, Mesh, Option<Lod>)], camera: Transform, settin
     super::install(&mut app);
     app.insert_resource(settings);
     scene::spawn_camera(app.world_mut(), Camera::default(), camera);
-    let entities: Vec<Entity> = objects
-        .iter()
-        .map(|(model, mesh, lod)| {
-            let entity = app.world_mut().spawn((WorldTransform(*model), *mesh, Visible(true)));
-            if let Some(lod) = lod {
-                app.world_mut().insert_one(entity, lod.clone()).expect("alive");
-            }
-            entity
-        })
-        .collect();
+    let entities = spawn_objects(app.world_mut(), objects);
     app.run_frame();
     assert!(!app.resource::<Visibility>().stats().tracked, "a first frame is a full pass");
     answer_by_index(&app, &entities)
@@ -138,20 +129,10 @@ fn tracked_frames_give_the_answer_of_a_fresh_cull_frame_after_frame() {
     let mut camera_transform = scene::look_at(Vec3::new(0.0, 2.0, 0.0), Vec3::new(0.0, 2.0, -1.0));
     let (mut app, _) = driven_app(camera_transform, motion.clone());
     app.insert_resource(settings);
-    let entities: Vec<Entity> = objects
-        .iter()
-        .enumerate()
-        .map(|(index, (model, mesh, lod))| {
-            let entity = app.world_mut().spawn((WorldTransform(*model), *mesh, Visible(true)));
-            if let Some(lod) = lod {
-                app.world_mut().insert_one(entity, lod.clone()).expect("alive");
-            }
-            if index % 11 == 0 {
-                app.world_mut().insert_one(entity, Drifter).expect("alive");
-            }
-            entity
-        })
-        .collect();
+    let entities = spawn_objects(app.world_mut(), &objects);
+    for &entity in entities.iter().step_by(11) {
+        app.world_mut().insert_one(entity, Drifter).expect("alive");
+    }
     let mut tracked_frames = 0;
     for frame in 0..30 {
         let mut wanted = motion.lock();
@@ -329,10 +310,7 @@ fn thousands_of_single_moves_refresh_their_archetypes_and_match_a_fresh_cull() {
             (Mat4::from_translation(position), scene::unit_cube_mesh(), None)
         })
         .collect();
-    let entities: Vec<Entity> = objects
-        .iter()
-        .map(|(model, mesh, _)| app.world_mut().spawn((WorldTransform(*model), *mesh, Visible(true))))
-        .collect();
+    let entities = spawn_objects(app.world_mut(), &objects);
     let settings = RenderSettings::default();
     for frame in 0..8usize {
         if frame > 1 {
