@@ -352,20 +352,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
         // Frustum: the SIMD kernel on the boxes of the word's fresh objects (non-finite boxes
         // come back kept), their bits put back at the objects' offsets.
         let fresh = drawable & !reused;
-        let inside = if !inputs.frustum_culling {
-            u64::MAX
-        } else if block.is_empty() {
-            0
-        } else {
-            let mut kernel_bits = [0u64];
-            inputs.kernel.cull_aabbs(inputs.view.frustum(), block.slices(), &mut kernel_bits);
-            if block.len() == word_end - word_start {
-                // Every object of the word was pushed, in order.
-                kernel_bits[0]
-            } else {
-                (0..block.len()).fold(0u64, |word, k| word | (kernel_bits[0] >> k & 1) << pushed[k])
-            }
-        };
+        let inside = frustum_bits(inputs, &block, &pushed);
         let mut visible = (inside | forced) & fresh;
         local.frustum_rejected += (fresh & !visible).count_ones() as usize;
 
@@ -407,6 +394,26 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
         word_start = word_end;
     }
     totals.add(&local);
+}
+
+/// The frustum kernel on the boxes of `block`, the `k`-th being the object at offset
+/// `pushed[k]` of its word: the bits of those inside (non-finite boxes come back kept), at
+/// their offsets; every bit when the frustum cull is off.
+pub(crate) fn frustum_bits(inputs: &PassInputs<'_>, block: &AabbBlock, pushed: &[u8; BITS_PER_WORD]) -> u64 {
+    if !inputs.frustum_culling {
+        return u64::MAX;
+    }
+    if block.is_empty() {
+        return 0;
+    }
+    let mut kernel_bits = [0u64];
+    inputs.kernel.cull_aabbs(inputs.view.frustum(), block.slices(), &mut kernel_bits);
+    if usize::from(pushed[block.len() - 1]) == block.len() - 1 {
+        // Offsets only grow, so every object up to the last was pushed, in order.
+        kernel_bits[0]
+    } else {
+        (0..block.len()).fold(0u64, |word, k| word | (kernel_bits[0] >> k & 1) << pushed[k])
+    }
 }
 
 /// The distance and screen-size culls on the `survivors` of one word (bits; `box_of(offset)`

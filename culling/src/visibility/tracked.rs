@@ -954,15 +954,7 @@ fn decide_objects(
         pushed[block.len()] = offset as u8;
         block.push_center_half(center, half);
     }
-    let inside = if !inputs.frustum_culling {
-        u64::MAX
-    } else if block.is_empty() {
-        0
-    } else {
-        let mut kernel_bits = [0u64];
-        inputs.kernel.cull_aabbs(inputs.view.frustum(), block.slices(), &mut kernel_bits);
-        (0..block.len()).fold(0u64, |word, k| word | (kernel_bits[0] >> k & 1) << pushed[k])
-    };
+    let inside = super::cull::frustum_bits(inputs, block, &pushed);
     let mut visible = (inside | forced) & fresh;
     rejects[0] += (fresh & !visible).count_ones() as u8;
     let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
