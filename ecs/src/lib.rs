@@ -2,8 +2,8 @@
 //!
 //! - Components, all plain data: [`Transform`], [`WorldTransform`], [`Parent`] and
 //!   [`Children`], [`Mesh`] with [`MeshHandle`] and [`MaterialHandle`], [`Visible`],
-//!   [`ShadowCaster`], [`Camera`], [`Lod`], [`SkinnedPose`], and the tags [`Culled`] and
-//!   [`Occluded`].
+//!   [`ShadowCaster`], [`Camera`], [`Lod`], [`SkinnedPose`], the tags [`Culled`] and
+//!   [`Occluded`], and the opt-in marker [`VisibilityTagged`] (see [`VisibilityTags`]).
 //! - [`hierarchy`]: parenting that refuses loops, and the `Transform`-stage system that
 //!   writes world matrices level by level on the job system.
 //! - [`view`]: a host's view for one frame, else the held active camera, published as
@@ -47,8 +47,10 @@ pub use hierarchy::{
     hierarchy_system, Children, HierarchyCommands, HierarchyError, HierarchyReport, Parent, HIERARCHY_SYSTEM,
 };
 pub use lod::{Lod, LodLevel};
-pub use render::{Culled, MaterialHandle, Mesh, MeshHandle, Occluded, ShadowCaster, SkinnedPose, Visible};
-pub use settings::RenderSettings;
+pub use render::{
+    Culled, MaterialHandle, Mesh, MeshHandle, Occluded, ShadowCaster, SkinnedPose, VisibilityTagged, Visible,
+};
+pub use settings::{RenderSettings, VisibilityTags};
 pub use transform::{Transform, WorldTransform};
 pub use view::{view_system, CameraSelection, FrameContextExt, HostView, NoViewReason, ResolvedView, VIEW_STAGE};
 

@@ -102,15 +102,27 @@ pub struct ShadowCaster;
 /// spawned entity carries no tag, so it counts as visible until its first cull. A frame
 /// without a view (no camera, an inactive one, a non-finite pose) removes every tag: nothing
 /// is known to be hidden. A 0x0 viewport (minimised window) leaves the tags as they were.
+///
+/// **Which entities.** Under the default [`VisibilityTags::All`](crate::VisibilityTags) every
+/// drawable mesh entity; under [`VisibilityTags::Marked`](crate::VisibilityTags) only those
+/// carrying [`VisibilityTagged`], and then an unmarked entity's missing tag says nothing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Culled;
 
 /// Tag: hidden behind other geometry according to the occlusion cull.
 ///
 /// Changed only on transitions, with the same timing as [`Culled`] (one frame late for
-/// systems before the Visibility stage, absent on new entities and in frames without a view).
+/// systems before the Visibility stage, absent on new entities and in frames without a view),
+/// and given to the same entities (see [`Culled`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Occluded;
+
+/// Marker: this mesh entity gets the [`Culled`] and [`Occluded`] tags under
+/// [`VisibilityTags::Marked`](crate::VisibilityTags) (under the default policy every drawable
+/// mesh entity gets them, marked or not). Adding or removing it at run time takes effect at
+/// the next cull.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VisibilityTagged;
 
 /// The pose of a skinned mesh this frame, as the animation publishes it.
 ///

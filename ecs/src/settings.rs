@@ -49,6 +49,36 @@ pub struct RenderSettings {
     pub occluder_min_screen_size: f32,
     /// Most occluder triangles rasterized per frame, nearest occluders first. Default 16,384.
     pub occluder_triangle_budget: u32,
+    /// Which entities the Visibility stage gives the `Culled` and `Occluded` tags. Default
+    /// [`VisibilityTags::All`]: every drawable mesh entity, so `Without<Culled>` means "not
+    /// culled". See [`VisibilityTags::Marked`] for the cheaper opt-in policy and its trap.
+    pub visibility_tags: VisibilityTags,
+}
+
+/// Which entities carry the `Culled` and `Occluded` tags (see [`RenderSettings::visibility_tags`]).
+///
+/// A tag change is an archetype move in hecs (every component of the entity is copied), so
+/// with a camera that turns, thousands of entities change archetype each frame. Every
+/// object's answer is kept densely by the Visibility stage whatever the policy
+/// (`culling::Visibility::state_of(entity)`, one lookup), so a game that needs the tags of a
+/// few entities only can ask for exactly those and make the rest cost nothing structural.
+///
+/// Switching at run time is safe: the next frame's cull removes the tags of entities the
+/// policy no longer covers and tags the newly covered ones truthfully.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum VisibilityTags {
+    /// Every drawable mesh entity carries truthful tags (the default): an entity without
+    /// `Culled` or `Occluded` was kept by the last cull (or is new, or there is no view).
+    #[default]
+    All,
+    /// Only mesh entities that carry the [`VisibilityTagged`](crate::VisibilityTagged) marker
+    /// get tags; the others carry none, whatever culling decided.
+    ///
+    /// **The trap.** Under this policy `Without<Culled>` does *not* mean visible for an
+    /// unmarked entity: it means nothing at all. Query with `With<VisibilityTagged>` as well
+    /// (`Without<Culled>` + `With<VisibilityTagged>` is truthful), or read the dense answer
+    /// through `culling::Visibility::state_of(entity)`, which is truthful for every entity.
+    Marked,
 }
 
 impl Default for RenderSettings {
@@ -63,6 +93,7 @@ impl Default for RenderSettings {
             occlusion_buffer_follows_viewport: true,
             occluder_min_screen_size: 0.02,
             occluder_triangle_budget: 16 * 1024,
+            visibility_tags: VisibilityTags::All,
         }
     }
 }

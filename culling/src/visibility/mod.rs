@@ -40,7 +40,7 @@ mod system;
 mod tags;
 mod tracked;
 
-pub use result::{ObjectColumns, ObjectDraw, Visibility, VisibilityStats};
+pub use result::{ObjectColumns, ObjectDraw, ObjectState, Visibility, VisibilityStats};
 pub use system::{install, visibility_system, VISIBILITY_SYSTEM};
 pub use tags::{visibility_tags_system, VISIBILITY_TAGS_SYSTEM};
 pub(crate) use tracked::GROUP_WORDS;

@@ -124,6 +124,20 @@ pub struct VisibilityStats {
     pub tag_apply_seconds: f64,
 }
 
+/// What the last cull decided about one object (see [`Visibility::state_of`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ObjectState {
+    /// Kept: it may be visible (in [`Visibility::visible`]).
+    Visible,
+    /// Rejected by the frustum, distance or screen-size cull (what the `Culled` tag says).
+    Culled,
+    /// In view but hidden behind occluders (what the `Occluded` tag says).
+    Occluded,
+    /// A mesh entity that cannot be drawn (`Visible(false)`, no mesh or material, empty
+    /// bounds, no transform): never in any list, and never tagged.
+    NotDrawable,
+}
+
 /// The Visibility stage's answer for the frame's view: a resource, reused across frames.
 ///
 /// Written by [`visibility_system`](crate::visibility_system) in the `Visibility` stage;
@@ -163,6 +177,9 @@ pub struct Visibility {
     pub(crate) tagged: Vec<u64>,
     /// Bit `i` set when object `i`'s entity carried the `Occluded` tag this frame.
     pub(crate) occluded_tag: Vec<u64>,
+    /// Under `VisibilityTags::Marked`: bit `i` set when object `i`'s entity carries the
+    /// `VisibilityTagged` marker (rebuilt each frame from the marked entities alone).
+    pub(crate) tag_marked: Vec<u64>,
     /// The persistent slot of every mesh entity.
     pub(crate) slots: super::slots::ObjectSlots,
     /// The pass's answers per slot, one byte each (scratch, packed into the slot words after
@@ -300,6 +317,33 @@ impl Visibility {
         self.occluded.clear();
         self.scene_source.0.clear();
         self.scene_source.1.clear();
+    }
+
+    /// What the last cull decided about `entity`, read from the dense per-slot answer in
+    /// O(1) (an id lookup and three bits): truthful for every mesh entity whatever
+    /// [`RenderSettings::visibility_tags`](ecs::RenderSettings::visibility_tags) says, so it
+    /// is the way to ask about an entity the opt-in tag policy leaves untagged.
+    ///
+    /// Same timing as the tags: systems after the Visibility stage see this frame's answer,
+    /// systems before it last frame's. `None` when there is no answer for it: not a mesh
+    /// entity, spawned after the last cull, or the last frame had no view (then nothing is
+    /// known to be hidden). An entity despawned since the last cull still reads its last
+    /// answer.
+    pub fn state_of(&self, entity: Entity) -> Option<ObjectState> {
+        let slot = self.slots.slot_of(entity)? as usize;
+        if slot >= self.len() || self.view.is_none() {
+            return None;
+        }
+        let (word, bit) = (slot / 64, 1u64 << (slot % 64));
+        Some(if self.drawable[word] & bit == 0 {
+            ObjectState::NotDrawable
+        } else if self.bits.words()[word] & bit != 0 {
+            ObjectState::Visible
+        } else if self.occluded.get(word).is_some_and(|occluded| occluded & bit != 0) {
+            ObjectState::Occluded
+        } else {
+            ObjectState::Culled
+        })
     }
 
     /// Whether object `index` was found occluded this frame (issue 6); such an object is

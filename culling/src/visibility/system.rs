@@ -63,7 +63,8 @@ pub fn install(app: &mut App) {
 /// right after.
 ///
 /// Reads `Mesh`, `Transform`, `WorldTransform`, `Visible`, `SkinnedPose`, `Lod`,
-/// `ShadowCaster`, the tags, the [`RenderSettings`], [`Viewport`], [`OccluderMeshes`] and
+/// `ShadowCaster`, the tags and the `VisibilityTagged` marker (under
+/// [`VisibilityTags::Marked`](ecs::VisibilityTags) only marked entities get tags), the [`RenderSettings`], [`Viewport`], [`OccluderMeshes`] and
 /// [`CullingChoice`] resources (with GPU culling chosen, frustum and occlusion are left to
 /// the GPU) and the `ResolvedView` frame value; writes the [`Visibility`] resource. Runs on
 /// the job system the app installed; its answer does not depend on the number of threads.
@@ -107,6 +108,7 @@ pub fn visibility_system() -> System {
     .reads::<ShadowCaster>()
     .reads::<Culled>()
     .reads::<Occluded>()
+    .reads::<ecs::VisibilityTagged>()
     .reads_resource::<RenderSettings>()
     .reads_resource::<Viewport>()
     .reads_resource::<OccluderMeshes>()
@@ -315,7 +317,7 @@ fn finish_frame(
 
     gather(visibility);
     let started = std::time::Instant::now();
-    let (inserted, removed) = record_tag_changes(visibility);
+    let (inserted, removed) = record_tag_changes(visibility, ctx.world_unchecked(), settings.visibility_tags);
     visibility.stats.tags_inserted = inserted;
     visibility.stats.tags_removed = removed;
     visibility.stats.tag_seconds = started.elapsed().as_secs_f64();

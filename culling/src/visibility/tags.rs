@@ -15,10 +15,18 @@
 //! [`visibility_tags_system`], an exclusive-world system that runs right after it in the same
 //! stage, applies them with `World::insert_one` / `remove_one` (cached archetype edges, no
 //! allocation once the lists have their capacity).
+//!
+//! **Which entities** ([`VisibilityTags`]): under the default policy every drawable mesh
+//! entity; under `Marked` only those carrying [`VisibilityTagged`], found each frame by a
+//! query over the marked archetypes alone (cost in marked entities, not in objects) and
+//! turned into a word mask over the slots. `tagged` and `occluded_tag` always record the
+//! tags entities really carry, so the unmarked entities' tags are removed by the same
+//! `want ^ tagged` step when the policy or a marker changes, and a switch back to `All` tags
+//! every entity on the next cull.
 
 use std::any::TypeId;
 
-use ecs::{Culled, Occluded};
+use ecs::{Culled, Mesh, Occluded, VisibilityTagged, VisibilityTags};
 use runtime::hecs::{Entity, World};
 use runtime::System;
 
@@ -55,15 +63,21 @@ impl TagChanges {
 /// Finds this frame's tag changes of both tags and stores them in `visibility` for
 /// [`visibility_tags_system`]; returns (inserted, removed).
 ///
-/// The pass recorded which objects' entities carried each tag this frame.
-pub(crate) fn record_tag_changes(visibility: &mut Visibility) -> (usize, usize) {
+/// The pass recorded which objects' entities carried each tag this frame; `policy` says
+/// which entities are to carry them (`world` is read for the marked ones).
+pub(crate) fn record_tag_changes(visibility: &mut Visibility, world: &World, policy: VisibilityTags) -> (usize, usize) {
     runtime::profile_zone!("visibility tags");
     let mut changes = std::mem::take(&mut visibility.tag_changes);
     changes.clear();
+    let marked_only = policy == VisibilityTags::Marked;
+    if marked_only {
+        mark_tagged_slots(visibility, world);
+    }
     for (word_index, &visible) in visibility.bits.words().iter().enumerate() {
-        let occluded = visibility.occluded.get(word_index).copied().unwrap_or(0);
+        let covered = if marked_only { visibility.tag_marked[word_index] } else { u64::MAX };
+        let occluded = visibility.occluded.get(word_index).copied().unwrap_or(0) & covered;
         // An occluded object is in view, so it carries `Occluded`, not `Culled`.
-        let want_culled = visibility.drawable[word_index] & !visible & !occluded;
+        let want_culled = visibility.drawable[word_index] & !visible & !occluded & covered;
         push_changes(visibility, word_index, want_culled, visibility.tagged[word_index], |entity, insert| {
             if insert { &mut changes.insert_culled } else { &mut changes.remove_culled }.push(entity);
         });
@@ -78,6 +92,23 @@ pub(crate) fn record_tag_changes(visibility: &mut Visibility) -> (usize, usize) 
     let counts = changes.counts();
     visibility.tag_changes = changes;
     counts
+}
+
+/// Sets `visibility.tag_marked` to the slots of the mesh entities carrying
+/// [`VisibilityTagged`] (sized to the slot words; no allocation within its capacity).
+fn mark_tagged_slots(visibility: &mut Visibility, world: &World) {
+    let words = visibility.bits.words().len();
+    let Visibility { tag_marked, slots, .. } = visibility;
+    tag_marked.clear();
+    tag_marked.resize(words, 0);
+    for entity in world.query::<Entity>().with::<(&Mesh, &VisibilityTagged)>().iter() {
+        // Every live mesh entity owns a slot after this frame's pass; the check only guards
+        // against a slot past the words.
+        if let Some(slot) = slots.slot_of(entity).map(|slot| slot as usize).filter(|&slot| slot < words * BITS_PER_WORD)
+        {
+            tag_marked[slot / BITS_PER_WORD] |= 1 << (slot % BITS_PER_WORD);
+        }
+    }
 }
 
 /// Records the removal of every `Culled` and `Occluded` tag in `world`, for a frame without a
