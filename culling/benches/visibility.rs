@@ -1,6 +1,7 @@
 //! The Visibility stage on 100k mesh entities: on the job system and on one thread, with a
 //! still camera and with one turning 10° per frame (so `Culled` tags change every frame,
-//! their cost reported on its own), and the cost of one tag change by direct world calls
+//! their cost reported on its own; under the default tag policy and under the opt-in one with
+//! 1% of the meshes marked), and the cost of one tag change by direct world calls
 //! against the command buffer.
 //!
 //! Mesh entities carry a `WorldTransform` and no local `Transform`, so the Transform stage
@@ -20,8 +21,8 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use culling::occlusion::{OccluderMesh, OccluderMeshes};
 use culling::{Aabb, Visibility};
 use ecs::{
-    scene, Camera, Culled, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, ShadowCaster, Transform, Visible,
-    WorldTransform,
+    scene, Camera, Culled, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, RenderSettings, ShadowCaster, Transform,
+    VisibilityTagged, VisibilityTags, Visible, WorldTransform,
 };
 use glam::{Mat4, Quat, Vec3};
 use runtime::hecs::{CommandBuffer, Entity, With, World};
@@ -39,8 +40,17 @@ const TAG_CHANGES: usize = 5_000;
 /// An app of `OBJECTS` meshes on a 2 m grid around a camera 3 m up at the centre; a quarter
 /// of the meshes cast shadows and an eighth have two levels of detail.
 fn stage_app(threads: Option<usize>) -> (App, Entity) {
+    stage_app_with(threads, None)
+}
+
+/// [`stage_app`], with `marked_every: Some(n)` under the opt-in tag policy
+/// (`VisibilityTags::Marked`), every n-th mesh carrying `VisibilityTagged`.
+fn stage_app_with(threads: Option<usize>, marked_every: Option<usize>) -> (App, Entity) {
     let mut app = threads.map_or_else(App::new, App::with_threads);
     culling::install(&mut app);
+    if marked_every.is_some() {
+        app.resource_mut::<RenderSettings>().visibility_tags = VisibilityTags::Marked;
+    }
     let side = (OBJECTS as f32).sqrt().ceil() as usize;
     let mesh = scene::unit_cube_mesh();
     let place = |index: usize| {
@@ -67,6 +77,12 @@ fn stage_app(threads: Option<usize>) -> (App, Entity) {
             .filter(|index| index % 8 == 1)
             .map(|index| (place(index), mesh, Visible(true), Lod { levels: levels.clone(), bias: 1.0 })),
     );
+    if let Some(every) = marked_every {
+        let meshes: Vec<Entity> = app.world().query::<Entity>().with::<&Mesh>().iter().collect();
+        for entity in meshes.into_iter().step_by(every) {
+            app.world_mut().insert_one(entity, VisibilityTagged).expect("alive");
+        }
+    }
     let camera = scene::spawn_camera(app.world_mut(), Camera::default(), heading(0.0));
     // Warm-up: the first frames create the tag archetypes and give the change lists capacity.
     for frame in 0..4 {
@@ -333,8 +349,15 @@ fn bench_city(c: &mut Criterion) {
 fn bench_turning(c: &mut Criterion) {
     let mut group = c.benchmark_group("visibility_turning");
     group.throughput(Throughput::Elements(OBJECTS as u64));
-    for (name, threads) in [("job_system", None), ("one_thread", Some(1))] {
-        let (mut app, camera) = stage_app(threads);
+    // The default policy (every mesh tagged) beside the opt-in one with 1% of the meshes
+    // marked, in the same process.
+    for (name, threads, marked_every) in [
+        ("job_system", None, None),
+        ("one_thread", Some(1), None),
+        ("job_system_opt_in_1pct_marked", None, Some(100)),
+        ("one_thread_opt_in_1pct_marked", Some(1), Some(100)),
+    ] {
+        let (mut app, camera) = stage_app_with(threads, marked_every);
         let mut degrees = 0.0;
         let (mut frames, mut changes, mut record, mut apply) = (0u64, 0usize, 0.0f64, 0.0f64);
         group.bench_function(name, |b| {
