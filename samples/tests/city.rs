@@ -299,3 +299,48 @@ fn classify_writes_the_verdicts_next_to_the_normal_image() {
         .count();
     assert!(green > (width * height / 4) as usize, "{green} green pixels of {}", width * height);
 }
+
+/// The `tags±` column (tag changes per frame) of the report lines.
+fn tag_changes(text: &str) -> Vec<u64> {
+    text.lines()
+        .filter_map(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            words.first()?.parse::<u64>().ok()?;
+            words.get(8)?.parse().ok()
+        })
+        .collect()
+}
+
+#[test]
+fn memory_is_reported_and_the_default_tag_policy_moves_no_entity() {
+    let folder = temporary("city", "memory");
+    let out = folder.join("out");
+    let arguments = ["--frames", "110", "--objects", "1000", "--render", "none", "--report-every", "1", "--out"];
+    let (output, text) = city(&[&arguments[..], &[out.to_str().expect("a UTF-8 path")]].concat());
+    let stats = std::fs::read_to_string(out.join("stats.json")).unwrap_or_default();
+    let (all_output, all_text) =
+        city(&[&arguments[..], &[out.to_str().expect("a UTF-8 path"), "--tags", "all"]].concat());
+    let _ = std::fs::remove_dir_all(&folder);
+    assert!(output.status.success() && all_output.status.success(), "{text}\n{all_text}");
+
+    let (marked, all) = (tag_changes(&text), tag_changes(&all_text));
+    assert_eq!((marked.len(), all.len()), (110, 110), "{text}");
+    assert!(marked.iter().all(|&changes| changes == 0), "no entity is marked, so no tag moves: {marked:?}");
+    assert!(all.iter().sum::<u64>() > 0, "with --tags all the flight changes tags: {all:?}");
+
+    let line = text.lines().find(|line| line.starts_with("memory: ")).expect("a memory line");
+    let stats: serde_json::Value = serde_json::from_str(&stats).expect("stats.json is JSON");
+    let memory = &stats["memory"];
+    assert_eq!(memory["last_frame"], 110, "{memory}");
+    if cfg!(target_os = "linux") {
+        assert!(
+            line.contains("at frame 100 ") && line.contains("at frame 110 ") && !line.contains("unavailable"),
+            "{line}"
+        );
+        let bytes = |field: &str| memory[field].as_u64().unwrap_or_else(|| panic!("{field} in {memory}"));
+        assert!(bytes("after_setup_bytes") > 0 && bytes("frame_100_bytes") > 0, "{memory}");
+        assert!(bytes("last_frame_bytes") <= bytes("peak_bytes"), "{memory}");
+    } else {
+        assert!(line.contains("unavailable"), "{line}");
+    }
+}

@@ -32,6 +32,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use render_graph::{vk, DeviceConfig, GpuDevice};
 use runtime::{App, Stage};
 use samples::city::check::{check_frame, CheckRequest, Checked};
+use samples::city::memory::MemoryReport;
 use samples::city::rendering::{lock_capture, CityColors, HeadlessTarget, SharedCapture, SKY};
 use samples::city::summary::FrameRecord;
 use samples::city::{
@@ -87,6 +88,7 @@ fn main() -> ExitCode {
         settings.cull_min_pixels = options.min_pixels;
         settings.cull_max_distance = options.max_distance;
         settings.occlusion_culling = options.occlusion == Switch::On;
+        settings.visibility_tags = options.tags.policy();
         // `--cull gpu|auto` are decided below, once the city's size is known (the renderer
         // that culls on the GPU is made then).
         if options.cull == CullChoice::Off {
@@ -108,15 +110,17 @@ fn main() -> ExitCode {
     let render = options.render_choice();
 
     let config = options.city_config();
-    let build_started = Instant::now();
-    let city = city::build_city(app.world_mut(), &config);
+    // The meshes first, so the city's entities are spawned with their LOD chains.
     let meshes_started = Instant::now();
     let meshes = CityLibrary::build(&config);
+    let meshes_ms = meshes_started.elapsed().as_secs_f64() * 1e3;
+    let build_started = Instant::now();
+    let city = city::build_city(app.world_mut(), &config, Some(&meshes));
     let with_lods = city::attach_lods(app.world_mut(), &meshes);
     println!(
         "meshes: {} generated and processed by meshopt in {:.1} ms; {with_lods} entities got their LOD chain",
         meshes.summaries.len(),
-        meshes_started.elapsed().as_secs_f64() * 1e3
+        meshes_ms
     );
     for (_, name, summary) in &meshes.summaries {
         println!("  {name}: {summary}");
@@ -233,6 +237,8 @@ fn main() -> ExitCode {
     let mut visibility_ms = Vec::with_capacity(options.frames as usize);
     let mut visible_counts = Vec::with_capacity(options.frames as usize);
     let mut records = Vec::with_capacity(options.frames as usize);
+    let mut memory = MemoryReport::default();
+    memory.after_setup(city::memory::sample());
     let progress = progress_bar(options.frames);
     for _ in 0..options.frames {
         let next = app.frame_index() + 1;
@@ -366,6 +372,10 @@ fn main() -> ExitCode {
             progress.suspend(|| println!("{line}"));
         }
         records.push(record);
+        if app.frame_index() == 100 || last {
+            // Two reads of /proc in the run: the peak is a high-water mark, so the last read has it.
+            memory.after_frame(app.frame_index(), city::memory::sample());
+        }
         progress.inc(1);
     }
     progress.finish_and_clear();
@@ -388,7 +398,8 @@ fn main() -> ExitCode {
 
     print!("{}", city::summary::table(&records));
     let path = options.out.join("stats.json");
-    match city::summary::write_stats_json(&path, &records) {
+    println!("{}", memory.line());
+    match city::summary::write_stats_json(&path, &records, &memory) {
         Ok(()) => println!("stats: wrote {} ({} frames)", path.display(), records.len()),
         Err(error) => {
             eprintln!("stats: cannot write {}: {error}", path.display());

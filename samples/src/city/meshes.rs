@@ -216,27 +216,41 @@ impl CityLibrary {
     pub fn lod(&self, handle: MeshHandle) -> Option<&Lod> {
         self.lods.get(handle.0 as usize)?.as_ref()
     }
+
+    /// The LOD chain an entity of mesh `handle` placed by `transform` gets: its mesh's chain,
+    /// biased by the transform's largest scale (1 without a transform or for a degenerate
+    /// scale); `None` for a mesh without levels.
+    pub fn lod_for(&self, handle: MeshHandle, transform: Option<&Transform>) -> Option<Lod> {
+        let mut lod = self.lod(handle)?.clone();
+        let scale = transform.map_or(1.0, |transform| transform.scale.abs().max_element());
+        lod.bias = if scale.is_finite() && scale > 0.0 { scale } else { 1.0 };
+        Some(lod)
+    }
 }
 
 /// Gives every mesh entity of `world` the LOD chain of its mesh, biased by its largest scale
 /// (the chain's distances are in mesh units; a building scaled 20 times shows its error 20
-/// times larger). Returns how many entities got one.
+/// times larger). Returns how many entities carry their chain.
+///
+/// An entity that already carries exactly its chain (spawned with it: see [`build_city`](super::build_city)
+/// with a library) is left alone: inserting a component moves the entity to another
+/// archetype, and hecs keeps the capacity the old archetype grew to, so attaching chains to a
+/// million spawned entities after the fact would hold their components twice for the run.
 pub fn attach_lods(world: &mut World, meshes: &CityLibrary) -> usize {
+    let mut carrying = 0;
     let chosen: Vec<(Entity, Lod)> = world
-        .query::<(Entity, &Mesh, Option<&Transform>)>()
+        .query::<(Entity, &Mesh, Option<&Transform>, Option<&Lod>)>()
         .iter()
-        .filter_map(|(entity, mesh, transform)| {
-            let mut lod = meshes.lod(mesh.mesh)?.clone();
-            let scale = transform.map_or(1.0, |transform| transform.scale.abs().max_element());
-            lod.bias = if scale.is_finite() && scale > 0.0 { scale } else { 1.0 };
-            Some((entity, lod))
+        .filter_map(|(entity, mesh, transform, current)| {
+            let lod = meshes.lod_for(mesh.mesh, transform)?;
+            carrying += 1;
+            (current != Some(&lod)).then_some((entity, lod))
         })
         .collect();
-    let count = chosen.len();
     for (entity, lod) in chosen {
         world.insert_one(entity, lod).expect("the entity was just queried");
     }
-    count
+    carrying
 }
 
 /// The colour of an object of mesh `mesh` (RGBA8 packed), varied a little per object.
@@ -305,9 +319,9 @@ mod tests {
         culling::install(&mut app);
         app.insert_resource(ecs::Viewport { width: 1280, height: 720 });
         let config = CityConfig { blocks: 12, ..CityConfig::default() };
-        crate::city::build_city(app.world_mut(), &config);
+        crate::city::build_city(app.world_mut(), &config, None);
         let meshes = CityLibrary::build(&config);
-        attach_lods(app.world_mut(), &meshes);
+        assert!(attach_lods(app.world_mut(), &meshes) > 0);
         // Frame 1 of the flight is at street level, looking down a long street.
         app.run_frame();
         let visibility = app.resource::<culling::Visibility>();

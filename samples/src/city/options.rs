@@ -106,6 +106,32 @@ pub struct CityOptions {
     /// Frames between report lines.
     #[arg(long, value_name = "N", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub report_every: u64,
+    /// Which mesh entities get the `Culled` and `Occluded` tags: `marked` (only those carrying
+    /// `VisibilityTagged`, and the city marks none: its systems and its colour classification
+    /// read the Visibility resource, never tags, so no tag moves an entity between
+    /// archetypes and memory stays flat) or `all` (the engine's default: every drawable
+    /// entity, each transition an archetype move).
+    #[arg(long, value_enum, value_name = "marked|all", default_value_t = TagChoice::Marked)]
+    pub tags: TagChoice,
+}
+
+/// `--tags`: the tag policy (`ecs::VisibilityTags`).
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TagChoice {
+    /// Only entities carrying `VisibilityTagged` (`VisibilityTags::Marked`).
+    Marked,
+    /// Every drawable mesh entity (`VisibilityTags::All`).
+    All,
+}
+
+impl TagChoice {
+    /// The engine's policy for this choice.
+    pub fn policy(self) -> ecs::VisibilityTags {
+        match self {
+            TagChoice::Marked => ecs::VisibilityTags::Marked,
+            TagChoice::All => ecs::VisibilityTags::All,
+        }
+    }
 }
 
 /// `--cull`: which culling backend runs.
@@ -221,6 +247,8 @@ mod tests {
         assert_eq!((options.threads, options.cull, options.occlusion), (Some(2), CullChoice::Off, Switch::Off));
         assert!(options.truth && options.classify && options.validate && options.window);
         assert_eq!(options.out, PathBuf::from("images"));
+        assert_eq!(options.tags, TagChoice::Marked, "the city's default: no tag moves");
+        assert_eq!(parse(&["--tags", "all"]).expect("a policy").tags.policy(), ecs::VisibilityTags::All);
         assert_eq!(options.render_choice(), RenderChoice::Every, "--truth draws every frame");
         assert_eq!(options.camera_path, Some(PathBuf::from("path.json")));
     }

@@ -5,6 +5,7 @@ use ecs::{scene, Aabb, Camera, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, 
 use glam::{Quat, Vec3};
 use hecs::{Entity, World};
 
+use super::meshes::CityLibrary;
 use super::motion::{CameraPath, PoseAnimation, Traffic};
 
 /// How big the city is. The defaults give about 45k mesh entities.
@@ -132,7 +133,11 @@ fn city_mesh(handle: MeshHandle, material: u32) -> Mesh {
 }
 
 /// Spawns the city into `world`.
-pub fn build_city(world: &mut World, config: &CityConfig) -> City {
+///
+/// With `lods`, the buildings and props (most of the city) are spawned with their LOD
+/// chains ([`CityLibrary::lod_for`]), so [`attach_lods`](super::attach_lods) has only the
+/// few entities that gain components later left to move between archetypes.
+pub fn build_city(world: &mut World, config: &CityConfig, lods: Option<&CityLibrary>) -> City {
     let mut layout = Layout::new(config.seed);
     let mut city = City::default();
     let pitch = config.pitch();
@@ -184,17 +189,12 @@ pub fn build_city(world: &mut World, config: &CityConfig) -> City {
                 let height = layout.range(8.0, 24.0) * if layout.unit() < 0.1 { 4.0 } else { 1.0 };
                 let footprint =
                     Vec3::new(lot_size.x * layout.range(0.7, 0.95), height, lot_size.z * layout.range(0.7, 0.95));
-                let entity = world.spawn((
-                    Transform { translation: lot_centre, rotation: Quat::IDENTITY, scale: footprint },
-                    ecs::WorldTransform::from(Transform {
-                        translation: lot_centre,
-                        rotation: Quat::IDENTITY,
-                        scale: footprint,
-                    }),
-                    building,
-                    ecs::Visible(true),
-                    ShadowCaster,
-                ));
+                let transform = Transform { translation: lot_centre, rotation: Quat::IDENTITY, scale: footprint };
+                let placed = ecs::WorldTransform::from(transform);
+                let entity = match lods.and_then(|lods| lods.lod_for(building.mesh, Some(&transform))) {
+                    Some(lod) => world.spawn((transform, placed, building, ecs::Visible(true), ShadowCaster, lod)),
+                    None => world.spawn((transform, placed, building, ecs::Visible(true), ShadowCaster)),
+                };
                 city.buildings.push(entity);
             }
             // Props along the block's edge: lamps and benches, small on screen from afar.
@@ -229,7 +229,18 @@ pub fn build_city(world: &mut World, config: &CityConfig) -> City {
         }
     }
     city.mesh_entities += city.buildings.len();
-    city.mesh_entities += scene::spawn_meshes(world, rigid).len();
+    // Props with levels of detail are spawned with their chain, in one batch of exact size.
+    let (chained, plain): (Vec<_>, Vec<_>) = rigid
+        .into_iter()
+        .map(|(transform, item)| (transform, item, lods.and_then(|lods| lods.lod_for(item.mesh, Some(&transform)))))
+        .partition(|(_, _, lod)| lod.is_some());
+    city.mesh_entities += world
+        .spawn_batch(chained.into_iter().filter_map(|(transform, item, lod)| {
+            Some((transform, ecs::WorldTransform::from(transform), item, ecs::Visible(true), lod?))
+        }))
+        .count();
+    city.mesh_entities +=
+        scene::spawn_meshes(world, plain.into_iter().map(|(transform, item, _)| (transform, item))).len();
 
     spawn_traffic(world, config, &mut layout, &mut city);
     spawn_pedestrians(world, config, &mut layout, &mut city);

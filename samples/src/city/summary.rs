@@ -7,6 +7,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::memory::MemoryReport;
+
 /// One frame's measurements (an element of `stats.json`'s `frames`).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct FrameRecord {
@@ -50,12 +52,14 @@ pub struct FrameRecord {
 #[derive(Serialize)]
 struct StatsFile<'a> {
     frames: &'a [FrameRecord],
+    memory: &'a MemoryReport,
 }
 
-/// Writes `records` as `{"frames":[...]}` to `path`.
-pub fn write_stats_json(path: &Path, records: &[FrameRecord]) -> std::io::Result<()> {
+/// Writes `records` and `memory` as `{"frames":[...],"memory":{...}}` to `path` (memory in
+/// bytes, `null` where unavailable).
+pub fn write_stats_json(path: &Path, records: &[FrameRecord], memory: &MemoryReport) -> std::io::Result<()> {
     let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    serde_json::to_writer_pretty(file, &StatsFile { frames: records }).map_err(std::io::Error::other)
+    serde_json::to_writer_pretty(file, &StatsFile { frames: records, memory }).map_err(std::io::Error::other)
 }
 
 /// Median, 95th percentile and maximum of `values` (zeros when empty).
@@ -161,12 +165,21 @@ mod tests {
         assert!(!table.contains("triangles"), "no frame drew, no row: {table}");
 
         let path = std::env::temp_dir().join(format!("stats-{}.json", std::process::id()));
-        write_stats_json(&path, &records).expect("written");
+        let memory = MemoryReport {
+            after_setup_bytes: Some(1 << 20),
+            frame_100_bytes: None,
+            last_frame: 3,
+            last_frame_bytes: Some(2 << 20),
+            peak_bytes: Some(3 << 20),
+        };
+        write_stats_json(&path, &records, &memory).expect("written");
         let json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
         let _ = std::fs::remove_file(&path);
         assert_eq!(json["frames"].as_array().map(Vec::len), Some(3));
         assert_eq!(json["frames"][2]["drawn"], 4);
         assert_eq!(json["frames"][0]["stage_ms"]["Visibility"], 0.5);
+        assert_eq!(json["memory"]["peak_bytes"], 3 << 20);
+        assert!(json["memory"]["frame_100_bytes"].is_null(), "not reached: null");
     }
 }
