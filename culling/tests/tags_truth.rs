@@ -319,12 +319,17 @@ fn spawns_and_despawns_under_the_opt_in_policy_keep_tags_truthful() {
     let marked = scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), behind);
     app.world_mut().insert_one(marked, VisibilityTagged).expect("alive");
     let unmarked = scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), behind);
+    let hidden = scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), behind);
+    app.world_mut().insert(hidden, (ecs::Visible(false), VisibilityTagged)).expect("alive");
     assert_eq!(app.resource::<Visibility>().state_of(marked), None, "no answer before its first cull");
+    assert_eq!(app.resource::<Visibility>().state_of(camera), None, "the camera is no mesh entity");
     app.run_frame();
+    assert_eq!(app.resource::<Visibility>().state_of(hidden), Some(ObjectState::NotDrawable));
+    assert!(!app.world().satisfies::<&Culled>(hidden), "an undrawable entity is never tagged, marked or not");
     assert!(app.world().satisfies::<&Culled>(marked), "a new marked entity is tagged at its first cull");
     assert_eq!(app.resource::<Visibility>().state_of(unmarked), Some(ObjectState::Culled));
     assert!(!app.world().satisfies::<&Culled>(unmarked));
-    cubes.extend([marked, unmarked]);
+    cubes.extend([marked, unmarked, hidden]);
     assert_tags_truthful(&app, &cubes);
 
     // Despawn a marked and an unmarked cube; slots are reused by the next spawns.

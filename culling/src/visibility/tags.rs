@@ -22,7 +22,10 @@
 //! turned into a word mask over the slots. `tagged` and `occluded_tag` always record the
 //! tags entities really carry, so the unmarked entities' tags are removed by the same
 //! `want ^ tagged` step when the policy or a marker changes, and a switch back to `All` tags
-//! every entity on the next cull.
+//! every entity on the next cull. Reading the marked set is one id lookup per marked entity
+//! each frame (finding and recording took 57 µs with 1,000 of 100k marked in the
+//! `visibility_turning` bench, against 125 µs for every entity plus hundreds of nanoseconds
+//! per archetype move, thousands a frame, under `All`).
 
 use std::any::TypeId;
 
