@@ -587,7 +587,9 @@ struct SlotEntries<'a> {
 
 /// The slots of the rows of the archetypes a tracked frame refreshes, kept with the entity
 /// ids they were found for: an archetype whose rows hold the same ids as last time (a mover
-/// archetype, frame after frame) copies its slots instead of looking every entity up.
+/// archetype, frame after frame) copies its slots instead of looking every entity up, and
+/// one whose rows changed in places (tags moved some objects in or out) looks up only the
+/// rows whose id changed.
 ///
 /// Ids are compared without generations: a despawned entity's id reused by a newcomer would
 /// look the same, but a spawn or despawn makes a full frame, which clears this.
@@ -623,7 +625,8 @@ impl SegmentSlots {
             slots.set_segment(segment, &entry.2, objects);
             return true;
         }
-        if !slots.look_up_segment(world, segment, objects) {
+        // Rows whose id did not change keep the slot found for them last time.
+        if !slots.look_up_segment(world, segment, objects, &entry.1, &entry.2) {
             entry.1.clear();
             return false;
         }
