@@ -334,7 +334,10 @@ pub struct OccluderSelector {
     pub min_screen_size: f32,
     /// Most occluder triangles drawn per frame. Default 16,384.
     pub triangle_budget: usize,
-    scratch: Vec<(f32, u32)>,
+    /// Per kept candidate: its depth's bits above its index, so that one integer sort orders
+    /// them nearest first, index breaking ties (a positive finite `f32`'s bits order as the
+    /// value does).
+    scratch: Vec<u64>,
 }
 
 impl Default for OccluderSelector {
@@ -374,13 +377,13 @@ impl OccluderSelector {
             // diameter as a fraction of the viewport height.
             let size = radius * scale / depth.max(f32::MIN_POSITIVE);
             if size >= self.min_screen_size {
-                self.scratch.push((depth, index as u32));
+                self.scratch.push(u64::from(depth.to_bits()) << 32 | index as u64);
             }
         }
-        self.scratch.sort_unstable_by(|left, right| left.0.total_cmp(&right.0).then(left.1.cmp(&right.1)));
+        self.scratch.sort_unstable();
         let mut spent = 0usize;
-        for &(_, index) in &self.scratch {
-            let instance = candidates[index as usize].instance;
+        for &key in &self.scratch {
+            let instance = candidates[(key & u64::from(u32::MAX)) as usize].instance;
             let triangles = meshes.get(instance.mesh).map_or(0, OccluderMesh::triangle_count);
             if spent + triangles > self.triangle_budget {
                 continue;

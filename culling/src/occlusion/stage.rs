@@ -146,9 +146,23 @@ impl OcclusionPass {
                     group_words.fill(0);
                     continue;
                 }
-                for (offset, word) in group_words.iter_mut().enumerate() {
-                    if *word != 0 && hidden(&groups.bounds[first_word + offset]) {
-                        *word = 0;
+                // The words eight at a time: one batch projection and read for eight bounds.
+                for (batch, batch_words) in group_words.chunks_mut(8).enumerate() {
+                    let first = first_word + batch * 8;
+                    let mask = batch_words
+                        .iter()
+                        .enumerate()
+                        .fold(0u64, |mask, (lane, &word)| mask | u64::from(word != 0) << lane);
+                    if mask == 0 {
+                        continue;
+                    }
+                    let mut occluded = target.occluded_lanes(mask, &|lane| {
+                        let bounds = &groups.bounds[first + lane];
+                        (bounds.center(), bounds.half_extent())
+                    });
+                    while occluded != 0 {
+                        batch_words[occluded.trailing_zeros() as usize] = 0;
+                        occluded &= occluded - 1;
                     }
                 }
             }

@@ -445,20 +445,27 @@ pub(crate) fn secondary_culls_of<'b>(
 /// otherwise wait on each line in turn.
 const PREFETCH_DISTANCE: usize = 8;
 
-/// Asks the CPU to bring the cache lines of `slot`'s model, cache entry and draw closer (a
-/// hint with no effect on the result; nothing on targets without one).
+/// Asks the CPU to bring the cache lines of `slot`'s model, cache entry, box and draw closer
+/// (a hint with no effect on the result; nothing on targets without one).
 #[inline(always)]
 fn prefetch_slot(outputs: &PassOutputs<'_>, slot: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // The first and the last byte of each entry: the columns are aligned to their element
+        // type only (16 bytes for a matrix), so a 64-byte matrix, a 32-byte cache entry or a
+        // box usually straddles two cache lines, and a miss on the second one stalls as long.
+        fn ends<T>(column: *mut T, slot: usize) -> [*const i8; 2] {
+            let first = column.wrapping_add(slot) as *const i8;
+            [first, first.wrapping_add(std::mem::size_of::<T>() - 1)]
+        }
         // A prefetch never faults, so computing an address is all that is needed; wrapping
         // arithmetic keeps even a wrong slot from being undefined behaviour.
-        let lines = [
-            outputs.models.wrapping_add(slot) as *const i8,
-            outputs.cache.wrapping_add(slot) as *const i8,
-            outputs.draws.wrapping_add(slot) as *const i8,
-        ];
+        let [model, model_end] = ends(outputs.models, slot);
+        let [entry, entry_end] = ends(outputs.cache, slot);
+        let [bounds, bounds_end] = ends(outputs.bounds, slot);
+        let lines =
+            [model, model_end, entry, entry_end, bounds, bounds_end, outputs.draws.wrapping_add(slot) as *const i8];
         for line in lines {
             // SAFETY: prefetching is a hint that never dereferences or faults.
             unsafe { _mm_prefetch::<_MM_HINT_T0>(line) };

@@ -94,10 +94,26 @@ impl ObjectSlots {
 
     /// For a frame without spawns or despawns: records the slots of `segment`'s objects in
     /// storage order (sized to `objects`); false when one of them owns no slot (it is new).
-    pub(crate) fn look_up_segment(&mut self, world: &World, segment: &Segment, objects: usize) -> bool {
+    /// A row holding the id it held when the segment's slots were last found
+    /// (`previous_ids[row]`, ids without generations, valid while no mesh entity came or
+    /// went) takes its slot then (`previous_slots[row]`) without a lookup: tags moving a few
+    /// objects in or out of an archetype change a few rows (hecs fills a hole with the last
+    /// row), and each lookup is two scattered reads.
+    pub(crate) fn look_up_segment(
+        &mut self,
+        world: &World,
+        segment: &Segment,
+        objects: usize,
+        previous_ids: &[u32],
+        previous_slots: &[u32],
+    ) -> bool {
         self.storage.resize(objects, NO_SLOT);
         let ids = archetype_ids(world, segment);
         for (row, &id) in ids.iter().enumerate() {
+            if previous_ids.get(row) == Some(&id) {
+                self.storage[segment.start + row] = previous_slots[row];
+                continue;
+            }
             // SAFETY: as in `look_up`: an archetype's ids name live entities.
             let entity = unsafe { world.find_entity_from_id(id) };
             match self.slot_of(entity) {

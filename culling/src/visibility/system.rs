@@ -364,10 +364,18 @@ fn gather(visibility: &mut Visibility) {
 /// Appends the index of every set bit of `words` (word `w` covering objects `64 w ..`).
 fn push_set_bits(out: &mut Vec<u32>, words: impl Iterator<Item = u64>) {
     for (word_index, mut word) in words.enumerate() {
+        if word == 0 {
+            continue;
+        }
+        // One capacity check per word, not per bit (this runs over every visible object).
+        let count = word.count_ones() as usize;
+        out.reserve(count);
         let base = (word_index * 64) as u32;
-        while word != 0 {
-            out.push(base + word.trailing_zeros());
+        for entry in &mut out.spare_capacity_mut()[..count] {
+            entry.write(base + word.trailing_zeros());
             word &= word - 1;
         }
+        // SAFETY: the `count` entries past the length were reserved and written just above.
+        unsafe { out.set_len(out.len() + count) };
     }
 }

@@ -81,6 +81,11 @@ struct WordState {
     dirty: bool,
     /// The slots refreshed since the word was decided.
     refreshed: u64,
+    /// Refreshed slots whose verdict under this frame's view the refresh already found
+    /// (`run_range` decides as it refreshes), and of those the visible ones: the word pass
+    /// takes these bits instead of reading the slots' cache entries again.
+    decided: u64,
+    decided_visible: u64,
     /// The drawable objects when the word was decided.
     decided_drawable: u64,
     /// A level of detail changed a draw since the occluder bits were found.
@@ -95,9 +100,74 @@ impl Default for WordState {
             rejects: [0; 3],
             dirty: true,
             refreshed: 0,
+            decided: 0,
+            decided_visible: 0,
             decided_drawable: 0,
             draws_changed: false,
         }
+    }
+}
+
+/// Refreshed slots of one word whose flag bits are still to be written (see
+/// [`TrackedState::add_flags`]).
+struct FlagRun {
+    word: usize,
+    /// The slots of the run.
+    refreshed: u64,
+    /// Per column of [`FlagRun::KINDS`]: the run's slots that have the flag.
+    ones: [u64; 6],
+    /// The run's slots whose verdict the refresh found, and the visible ones of those.
+    decided: u64,
+    visible: u64,
+}
+
+impl FlagRun {
+    /// An empty run.
+    const NONE: FlagRun = FlagRun { word: usize::MAX, refreshed: 0, ones: [0; 6], decided: 0, visible: 0 };
+
+    /// The flags of the word columns a refresh writes, in `flush_flags`' column order.
+    const KINDS: [SlotFlag; 6] = [
+        SlotFlag::Drawable,
+        SlotFlag::Caster,
+        SlotFlag::CulledTag,
+        SlotFlag::OccludedTag,
+        SlotFlag::NonFinite,
+        SlotFlag::HasLod,
+    ];
+}
+
+/// What one word's bounds are redone from when slots of it are refreshed: the union of the
+/// finite drawable boxes of its *settled* slots (none refreshed since the last full frame),
+/// kept, and the boxes of its *moved* slots, read again. A word whose movers are the same
+/// frame after frame reads only their boxes instead of 64. The union of the same boxes, so
+/// the same bounds as a union over the whole word (min and max do not depend on the order).
+#[derive(Clone, Copy, Debug)]
+struct SettledBounds {
+    /// Slots refreshed since the last full frame.
+    moved: u64,
+    /// The union of the settled finite drawable boxes (`min > max` when there is none).
+    min: Vec3A,
+    max: Vec3A,
+}
+
+impl SettledBounds {
+    /// No settled box.
+    const NONE: SettledBounds = SettledBounds { moved: 0, min: Vec3A::INFINITY, max: Vec3A::NEG_INFINITY };
+
+    /// The union of the boxes of `settled` (bits of word `index`), with `moved` recorded.
+    fn of(bounds: &[Aabb], index: usize, settled: u64, moved: u64) -> SettledBounds {
+        let (min, max) = raw_union(&bounds[index * BITS_PER_WORD..], settled);
+        SettledBounds { moved, min, max }
+    }
+
+    /// Word `index`'s bounds: unbounded when it holds a non-finite drawable box, else the
+    /// settled union with the moved slots' drawable boxes.
+    fn word_bounds(&self, bounds: &[Aabb], index: usize, drawable: &[u64], forced: &[u64]) -> Aabb {
+        if forced[index] & drawable[index] != 0 {
+            return Aabb { min: Vec3::NEG_INFINITY, max: Vec3::INFINITY };
+        }
+        let (min, max) = raw_union(&bounds[index * BITS_PER_WORD..], drawable[index] & self.moved);
+        finish_union(self.min.min(min), self.max.max(max))
     }
 }
 
@@ -118,6 +188,8 @@ pub(crate) struct TrackedState {
     /// Per slot word: the union of its finite drawable boxes; an empty box for a word without
     /// drawable objects, an unbounded one for a word holding a non-finite box (never rejected).
     word_bounds: Vec<Aabb>,
+    /// Per slot word: what its bounds are recomputed from (see [`SettledBounds`]).
+    settled: Vec<SettledBounds>,
     /// Per group of [`GROUP_WORDS`] words: the union of their bounds (the occlusion step's
     /// first level).
     group_bounds: Vec<Aabb>,
@@ -171,13 +243,20 @@ impl TrackedState {
         self.words.clear();
         self.words.resize(words, WordState { dirty: false, ..WordState::default() });
         self.word_bounds.resize(words, EMPTY_BOX);
+        self.settled.clear();
+        self.settled.resize(words, SettledBounds::NONE);
         self.valid = self.forced.len() >= words && self.with_lod.len() >= words;
         if self.valid {
             let (drawable, forced, bounds) =
                 (&visibility.drawable[..], &self.forced[..], &visibility.objects.bounds[..]);
-            runtime::jobs::parallel_for_chunks(&mut self.word_bounds, WORD_GRAIN, |first, chunk| {
-                for (offset, word_bounds) in chunk.iter_mut().enumerate() {
-                    *word_bounds = word_union(bounds, first + offset, drawable, forced);
+            let word_bounds = SharedMut(self.word_bounds.as_mut_ptr());
+            runtime::jobs::parallel_for_chunks(&mut self.settled, WORD_GRAIN, |first, chunk| {
+                for (offset, settled) in chunk.iter_mut().enumerate() {
+                    let index = first + offset;
+                    // No slot has moved yet: every finite drawable box is settled.
+                    *settled = SettledBounds::of(bounds, index, drawable[index] & !forced[index], 0);
+                    // SAFETY: word `index` lies in this job's chunk; no other job writes it.
+                    unsafe { word_bounds.at(index).write(settled.word_bounds(bounds, index, drawable, forced)) };
                 }
             });
             self.group_bounds.clear();
@@ -279,13 +358,25 @@ impl TrackedState {
         {
             let (words, drawable, forced) = (&self.words, &visibility.drawable[..], &self.forced[..]);
             let bounds = &visibility.objects.bounds[..];
-            runtime::jobs::parallel_for_chunks(&mut self.word_bounds, WORD_GRAIN, |first, chunk| {
-                for (offset, word_bounds) in chunk.iter_mut().enumerate() {
-                    if words[first + offset].dirty {
-                        *word_bounds = word_union(bounds, first + offset, drawable, forced);
+            let word_bounds = SharedMut(self.word_bounds.as_mut_ptr());
+            runtime::jobs::parallel_for_chunks(&mut self.settled, WORD_GRAIN, |first, chunk| {
+                for (offset, settled) in chunk.iter_mut().enumerate() {
+                    let (index, word) = (first + offset, &words[first + offset]);
+                    if !word.dirty {
+                        continue;
                     }
+                    if word.refreshed & !settled.moved != 0 {
+                        // A slot moved for the first time since the full frame: it joins the
+                        // moved ones, and the settled union is found again without it.
+                        let moved = settled.moved | word.refreshed;
+                        *settled = SettledBounds::of(bounds, index, drawable[index] & !forced[index] & !moved, moved);
+                    }
+                    // SAFETY: word `index` lies in this job's chunk; no other job writes it.
+                    unsafe { word_bounds.at(index).write(settled.word_bounds(bounds, index, drawable, forced)) };
                 }
             });
+            #[cfg(debug_assertions)]
+            check_word_bounds(&self.word_bounds, bounds, drawable, forced);
             for (group, bounds) in self.group_bounds.iter_mut().enumerate() {
                 let range = group * GROUP_WORDS..((group + 1) * GROUP_WORDS).min(self.words.len());
                 if self.words[range.clone()].iter().any(|word| word.dirty) {
@@ -341,14 +432,16 @@ impl TrackedState {
             runtime::jobs::parallel_for_ranges(range, GRAIN, |range| run_range(inputs, &outputs, &pass_totals, range));
         }
         let mut computed = pass_totals.bounds_computed.load(Ordering::Relaxed);
+        let mut run = FlagRun::NONE;
         for segment_index in 0..self.refresh_segments.len() {
             let segment = self.refresh_segments[segment_index];
             for index in segment.start..segment.start + segment.len {
                 let slot = visibility.slots.storage()[index] as usize;
                 let flag = visibility.slot_flags[slot];
-                self.set_flags(visibility, slot, flag);
+                self.add_flags(visibility, &mut run, slot, flag, true);
             }
         }
+        self.flush_flags(visibility, &run);
         for index in 0..self.refresh_entities.len() {
             let (slot, entity) = self.refresh_entities[index];
             let (flag, fresh) = refresh_entity(inputs, entity, slot as usize, visibility);
@@ -360,32 +453,67 @@ impl TrackedState {
         computed
     }
 
-    /// Writes a refreshed slot's flag bits into the word columns and marks its word dirty.
+    /// Writes a refreshed slot's flag bits into the word columns and marks its word dirty
+    /// (a slot refreshed through its entity: its verdict is left to the word pass).
     fn set_flags(&mut self, visibility: &mut Visibility, slot: usize, flag: u8) {
+        let mut run = FlagRun::NONE;
+        self.add_flags(visibility, &mut run, slot, flag, false);
+        self.flush_flags(visibility, &run);
+    }
+
+    /// Adds a refreshed slot's flag bits to `run`, writing the run out first when the slot
+    /// lies in another word: an archetype's rows mostly hold slots of a few words in turn, so
+    /// the word columns are written once per word instead of once per slot. `decided`: the
+    /// flag's visible bit holds the slot's verdict under this frame's view (`run_range`).
+    fn add_flags(&mut self, visibility: &mut Visibility, run: &mut FlagRun, slot: usize, flag: u8, decided: bool) {
         let (word, bit) = (slot / BITS_PER_WORD, 1u64 << (slot % BITS_PER_WORD));
-        let columns = [
-            (&mut visibility.drawable[word], SlotFlag::Drawable),
-            (&mut visibility.casters[word], SlotFlag::Caster),
-            (&mut visibility.tagged[word], SlotFlag::CulledTag),
-            (&mut visibility.occluded_tag[word], SlotFlag::OccludedTag),
-            (&mut self.forced[word], SlotFlag::NonFinite),
-            (&mut self.with_lod[word], SlotFlag::HasLod),
-        ];
-        for (column, kind) in columns {
-            if flag >> kind as u8 & 1 == 1 {
-                *column |= bit;
-            } else {
-                *column &= !bit;
+        if word != run.word {
+            self.flush_flags(visibility, run);
+            *run = FlagRun { word, ..FlagRun::NONE };
+        }
+        run.refreshed |= bit;
+        if decided {
+            run.decided |= bit;
+            run.visible |= u64::from(flag >> SlotFlag::Visible as u8 & 1) << (slot % BITS_PER_WORD);
+        }
+        for (ones, kind) in run.ones.iter_mut().zip(FlagRun::KINDS) {
+            *ones |= u64::from(flag >> kind as u8 & 1) << (slot % BITS_PER_WORD);
+        }
+        // A new centre voids the level's hold; only objects with levels ever read theirs
+        // (one that gains levels is refreshed again then, and voided).
+        if flag >> SlotFlag::HasLod as u8 & 1 == 1 {
+            if let Some(hold) = self.lod_holds.get_mut(slot) {
+                *hold = LodHold::NONE;
             }
+        }
+    }
+
+    /// Writes `run`'s bits into its word's columns and marks the word dirty.
+    fn flush_flags(&mut self, visibility: &mut Visibility, run: &FlagRun) {
+        if run.refreshed == 0 {
+            return;
+        }
+        let word = run.word;
+        let columns = [
+            &mut visibility.drawable[word],
+            &mut visibility.casters[word],
+            &mut visibility.tagged[word],
+            &mut visibility.occluded_tag[word],
+            &mut self.forced[word],
+            &mut self.with_lod[word],
+        ];
+        for (column, ones) in columns.into_iter().zip(run.ones) {
+            *column = (*column & !run.refreshed) | ones;
         }
         if !self.words[word].dirty {
             self.touched_words.push(word as u32);
         }
-        self.words[word].dirty = true;
-        self.words[word].refreshed |= bit;
-        if let Some(hold) = self.lod_holds.get_mut(slot) {
-            *hold = LodHold::NONE;
-        }
+        let state = &mut self.words[word];
+        state.dirty = true;
+        state.refreshed |= run.refreshed;
+        // A slot refreshed again (through its entity) is decided by the word pass.
+        state.decided = (state.decided & !run.refreshed) | run.decided;
+        state.decided_visible = (state.decided_visible & !run.refreshed) | run.visible;
     }
 
     /// Finds, per slot word, the drawable objects whose drawn mesh has an occluder in
@@ -459,7 +587,9 @@ struct SlotEntries<'a> {
 
 /// The slots of the rows of the archetypes a tracked frame refreshes, kept with the entity
 /// ids they were found for: an archetype whose rows hold the same ids as last time (a mover
-/// archetype, frame after frame) copies its slots instead of looking every entity up.
+/// archetype, frame after frame) copies its slots instead of looking every entity up, and
+/// one whose rows changed in places (tags moved some objects in or out) looks up only the
+/// rows whose id changed.
 ///
 /// Ids are compared without generations: a despawned entity's id reused by a newcomer would
 /// look the same, but a spawn or despawn makes a full frame, which clears this.
@@ -495,7 +625,8 @@ impl SegmentSlots {
             slots.set_segment(segment, &entry.2, objects);
             return true;
         }
-        if !slots.look_up_segment(world, segment, objects) {
+        // Rows whose id did not change keep the slot found for them last time.
+        if !slots.look_up_segment(world, segment, objects, &entry.1, &entry.2) {
             entry.1.clear();
             return false;
         }
@@ -631,6 +762,14 @@ struct SharedMut<T>(*mut T);
 // and the column outlives the parallel call.
 unsafe impl<T> Sync for SharedMut<T> {}
 
+impl<T> SharedMut<T> {
+    /// The entry at `index` (a method, so closures capture the whole wrapper, not its field).
+    #[inline(always)]
+    fn at(&self, index: usize) -> *mut T {
+        self.0.wrapping_add(index)
+    }
+}
+
 /// What every word job reads.
 struct WordInputs<'a> {
     pass: &'a PassInputs<'a>,
@@ -720,6 +859,7 @@ fn decide_word(
     word.epoch = inputs.view_epoch;
     word.dirty = false;
     word.refreshed = 0;
+    let (decided, decided_visible) = (std::mem::take(&mut word.decided), std::mem::take(&mut word.decided_visible));
     word.decided_drawable = drawable;
     if same_view && !secondary_culls && previous_rejects[1] == 0 && previous_rejects[2] == 0 {
         let kept = previous_culled & !changed;
@@ -729,9 +869,15 @@ fn decide_word(
             (previous_drawable & !previous_culled).count_ones(),
             "with only the frustum on, every drawable object not kept was rejected by it"
         );
-        let (culled, rejects) = decide_objects(shared, base, drawable & changed, forced, block);
-        let rejects = [kept_rejected + rejects[0], rejects[1], rejects[2]];
-        (word.culled, word.rejects) = (kept | culled, rejects);
+        // Slots the refresh decided under this view: a reject can only be the frustum's.
+        let known = drawable & changed & decided;
+        let known_visible = known & decided_visible;
+        let known_rejected = (known & !known_visible).count_ones() as u8;
+        #[cfg(debug_assertions)]
+        check_decided(shared, base, known, known_visible);
+        let (culled, rejects) = decide_objects(shared, base, drawable & changed & !known, forced, block);
+        let rejects = [kept_rejected + known_rejected + rejects[0], rejects[1], rejects[2]];
+        (word.culled, word.rejects) = (kept | known_visible | culled, rejects);
         local.visible += word.culled.count_ones() as usize;
         local.frustum_rejected += usize::from(word.rejects[0]);
         local.distance_rejected += usize::from(word.rejects[1]);
@@ -763,6 +909,20 @@ fn decide_word(
     local.size_rejected += usize::from(rejects[2]);
 }
 
+/// Debug builds check that the verdicts a refresh handed to the word pass (`known`, the
+/// visible ones `visible`, bits from slot `base`) are those cached under this view.
+#[cfg(debug_assertions)]
+fn check_decided(shared: &WordInputs<'_>, base: usize, mut known: u64, visible: u64) {
+    while known != 0 {
+        let offset = known.trailing_zeros() as usize;
+        known &= known - 1;
+        // SAFETY: this job's own slot, only read.
+        let entry = unsafe { &*shared.cache.0.add(base + offset) };
+        let expected = if visible >> offset & 1 == 1 { Verdict::Visible } else { Verdict::Frustum };
+        assert_eq!(entry.verdict(shared.pass.view_epoch), Some(expected), "slot {}", base + offset);
+    }
+}
+
 /// The union of the bounds of the words with drawable objects (`drawable`, one word each;
 /// an unbounded word makes the group unbounded).
 fn group_union(words: &[Aabb], drawable: &[u64]) -> Aabb {
@@ -778,7 +938,8 @@ fn group_union(words: &[Aabb], drawable: &[u64]) -> Aabb {
 }
 
 /// Word `index`'s bounds: the union of its finite drawable boxes, unbounded when it holds a
-/// non-finite one.
+/// non-finite one (the reference the kept bounds are checked against).
+#[cfg(any(test, debug_assertions))]
 fn word_union(bounds: &[Aabb], index: usize, drawable: &[u64], forced: &[u64]) -> Aabb {
     let forced = forced[index] & drawable[index];
     if forced != 0 {
@@ -788,27 +949,55 @@ fn word_union(bounds: &[Aabb], index: usize, drawable: &[u64], forced: &[u64]) -
 }
 
 /// The union of the boxes of `members` (bits over `boxes`), or an empty box.
-fn union_of(boxes: &[Aabb], mut members: u64) -> Aabb {
+#[cfg(any(test, debug_assertions))]
+fn union_of(boxes: &[Aabb], members: u64) -> Aabb {
+    let (min, max) = raw_union(boxes, members);
+    finish_union(min, max)
+}
+
+/// The minimum and maximum corners over the boxes of `members` (bits over `boxes`); `min >
+/// max` when there is none.
+#[inline]
+fn raw_union(boxes: &[Aabb], mut members: u64) -> (Vec3A, Vec3A) {
+    let (mut min, mut max) = (Vec3A::INFINITY, Vec3A::NEG_INFINITY);
     if members == u64::MAX && boxes.len() >= BITS_PER_WORD {
         // A full word (the usual case): a straight loop in SIMD registers, no bit walking.
-        let (mut min, mut max) = (Vec3A::INFINITY, Vec3A::NEG_INFINITY);
         for aabb in &boxes[..BITS_PER_WORD] {
             min = min.min(Vec3A::from(aabb.min));
             max = max.max(Vec3A::from(aabb.max));
         }
-        return Aabb { min: min.into(), max: max.into() };
+        return (min, max);
     }
-    let (mut min, mut max) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
     while members != 0 {
         let offset = members.trailing_zeros() as usize;
         members &= members - 1;
-        min = min.min(boxes[offset].min);
-        max = max.max(boxes[offset].max);
+        min = min.min(Vec3A::from(boxes[offset].min));
+        max = max.max(Vec3A::from(boxes[offset].max));
     }
+    (min, max)
+}
+
+/// The box of a [`raw_union`]: an empty box when it had no member.
+#[inline]
+fn finish_union(min: Vec3A, max: Vec3A) -> Aabb {
     if min.x > max.x {
         return EMPTY_BOX;
     }
-    Aabb { min, max }
+    Aabb { min: min.into(), max: max.into() }
+}
+
+/// Debug builds (so every test) check that the bounds kept word by word are the union of
+/// each word's boxes, as a full frame finds them. Skipped above 50k objects.
+#[cfg(debug_assertions)]
+fn check_word_bounds(word_bounds: &[Aabb], bounds: &[Aabb], drawable: &[u64], forced: &[u64]) {
+    if bounds.len() > 50_000 {
+        return;
+    }
+    for (index, kept) in word_bounds.iter().enumerate() {
+        let fresh = word_union(bounds, index, drawable, forced);
+        // `==`, not bits: a union in another order may differ in the sign of a zero only.
+        assert!(kept.min == fresh.min && kept.max == fresh.max, "word {index}: kept bounds {kept:?}, fresh {fresh:?}");
+    }
 }
 
 /// Whether `bounds` lies outside one of the frustum's planes by more than rounding could

@@ -396,3 +396,53 @@ fn word_and_group_occlusion_hides_only_what_the_exact_reference_hides() {
     }
     assert!(occluded_total > 1000, "the walls hide a good share of the clusters ({occluded_total})");
 }
+
+#[test]
+fn word_bounds_follow_movers_that_shrink_them_or_turn_non_finite_and_back() {
+    // Words keep the union of their settled boxes and read only their movers' boxes again
+    // (`SettledBounds`); debug builds compare every word's bounds with a fresh union after
+    // each tracked refresh, and the answer is compared with a fresh cull here.
+    let motion = Arc::new(Mutex::new(Motion::default()));
+    let camera_transform = scene::look_at(Vec3::new(0.0, 2.0, 0.0), Vec3::new(0.0, 2.0, -1.0));
+    let (mut app, _) = driven_app(camera_transform, motion.clone());
+    let mut objects: Vec<(Mat4, Mesh, Option<Lod>)> = (0..256)
+        .map(|index| {
+            let position = Vec3::new((index % 16) as f32 * 2.0 - 16.0, 0.0, -10.0 - (index / 16) as f32 * 4.0);
+            (Mat4::from_translation(position), scene::unit_cube_mesh(), None)
+        })
+        .collect();
+    let entities = spawn_objects(app.world_mut(), &objects);
+    let settings = RenderSettings::default();
+    let far_behind = Mat4::from_translation(Vec3::new(0.0, 0.0, 500.0));
+    let ahead = Mat4::from_translation(Vec3::new(3.0, 1.0, -20.0));
+    // Per frame: (object, where it goes). Object 5 leaves its word far behind the camera
+    // (the word's bounds grow), turns non-finite (unbounded), comes back finite, then every
+    // object of its word but one is moved away and back (the bounds shrink and grow again).
+    let plan: Vec<Vec<(usize, Mat4)>> = vec![
+        vec![],
+        vec![(5, far_behind)],
+        vec![(5, Mat4::from_cols_array(&[f32::NAN; 16]))],
+        vec![(5, ahead), (70, far_behind)],
+        vec![(70, ahead)],
+        (0..63).map(|index| (index, far_behind * Mat4::from_translation(Vec3::X * index as f32))).collect(),
+        vec![(5, Mat4::from_translation(Vec3::new(-40.0, 0.0, -10.0)))],
+        (0..63).map(|index| (index, Mat4::from_translation(Vec3::new(index as f32, 0.0, -30.0)))).collect(),
+        vec![],
+    ];
+    for (frame, moves) in plan.into_iter().enumerate() {
+        {
+            let mut wanted = motion.lock();
+            for (index, model) in moves {
+                objects[index].0 = model;
+                wanted.moves.push((entities[index], model));
+            }
+        }
+        app.run_frame();
+        let stats = *app.resource::<Visibility>().stats();
+        if frame > 0 {
+            assert!(stats.tracked, "frame {frame}: single moves keep frames tracked");
+        }
+        let fresh = fresh_answer(&objects, camera_transform, settings);
+        assert_eq!(answer_by_index(&app, &entities), fresh, "frame {frame}: the same answer as a fresh cull");
+    }
+}
