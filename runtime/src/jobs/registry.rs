@@ -376,7 +376,7 @@ impl LocalThread {
     /// protocol's Dekker pair, since every sleeper counts itself hungry before it sleeps.
     #[inline]
     pub(crate) fn hungry_threads_after_push(&self) -> bool {
-        super::barrier::light();
+        self.frames().light_barrier();
         self.registry.hungry.load(Ordering::SeqCst) != 0
     }
 
