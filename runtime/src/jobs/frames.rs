@@ -36,6 +36,11 @@ pub(crate) struct Frames {
     /// worth it with the asymmetric barrier, and their owner side can then use it without
     /// loading the process-wide mode on every `join`. The model checker always uses them.
     limit: usize,
+    /// The owner's bound for `bottom`: `top + limit` for a `top` it read earlier. `top` only
+    /// grows, so a stale bound is only too cautious, and `push` reads `top` again only when
+    /// it reaches the bound: most pushes touch no line a thief writes. Owner-only, so a plain
+    /// std atomic (not the model's: no other thread ever reads it).
+    end: std::sync::atomic::AtomicUsize,
 }
 
 /// What a thief's attempt got.
@@ -53,6 +58,7 @@ impl Frames {
             bottom: CachePadded::new(AtomicUsize::new(0)),
             slots: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
             limit: if cfg!(loom) || barrier::is_asymmetric() { CAPACITY } else { 0 },
+            end: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -74,14 +80,23 @@ impl Frames {
     #[inline]
     pub(crate) fn push(&self, job: &JobRef) -> Option<usize> {
         let bottom = self.bottom.load(Ordering::Relaxed);
-        let top = self.top.load(Ordering::Acquire);
-        if bottom.wrapping_sub(top) >= self.limit {
+        if bottom >= self.end.load(std::sync::atomic::Ordering::Relaxed) && !self.extend_end(bottom) {
             return None;
         }
         self.slot(bottom).store(job as *const JobRef as *mut JobRef, Ordering::Relaxed);
         // Release: a thief that reads the new bottom with Acquire sees the slot.
         self.bottom.store(bottom + 1, Ordering::Release);
         Some(bottom)
+    }
+
+    /// Owner: reads `top` again to move `end`; whether `bottom` is below it now. Acquire: the
+    /// slots below the new `top` were taken by compare-and-swap, and their thieves' reads of
+    /// them happen before this owner stores into them again.
+    #[cold]
+    fn extend_end(&self, bottom: usize) -> bool {
+        let end = self.top.load(Ordering::Acquire) + self.limit;
+        self.end.store(end, std::sync::atomic::Ordering::Relaxed);
+        bottom < end
     }
 
     /// Owner: takes the newest frame back, if nobody took it. The Chase–Lev `take` with the

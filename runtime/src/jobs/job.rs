@@ -10,6 +10,7 @@ use std::mem::{ManuallyDrop, MaybeUninit};
 use std::panic::{self, AssertUnwindSafe};
 
 use super::latch::Latch;
+use super::registry::LocalThread;
 use super::sleep::Sleep;
 
 /// Something a worker can run through a [`JobRef`].
@@ -97,20 +98,20 @@ impl<R> JobResult<R> {
 /// once (by `run_inline` or `execute`, whichever the job's queue gave it to), and the result is
 /// written by `execute` before the latch is set and read once after. So an unstolen `join`
 /// stores neither a tag nor an empty closure, and has nothing to drop (README, "Cheap joins").
+///
+/// It does not record its pool: whoever executes it takes part in that pool right now (next to
+/// `execute`), so the pool's sleep state to tell is the executing thread's.
 pub(crate) struct StackJob<F, R> {
     pub(crate) latch: Latch,
-    /// The pool's sleep state, told when the latch is set (the owner may be asleep).
-    sleep: *const Sleep,
     func: UnsafeCell<ManuallyDrop<F>>,
     result: UnsafeCell<MaybeUninit<JobResult<R>>>,
 }
 
 impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
-    /// A job whose completion is announced on `sleep` (the owner's pool).
-    pub(crate) fn new(func: F, sleep: &Sleep) -> StackJob<F, R> {
+    /// A job that runs `func`.
+    pub(crate) fn new(func: F) -> StackJob<F, R> {
         StackJob {
             latch: Latch::new(),
-            sleep,
             func: UnsafeCell::new(ManuallyDrop::new(func)),
             result: UnsafeCell::new(MaybeUninit::uninit()),
         }
@@ -166,12 +167,17 @@ impl<F: FnOnce() -> R + Send, R: Send> Job for StackJob<F, R> {
         };
         // SAFETY: the owner reads `result` only after the latch is set, which happens after.
         unsafe { (*this.result.get()).write(result) };
-        // Read before the latch is set: afterwards the owner may free the job. The pool's
-        // Sleep outlives the job, because the owner waits inside that pool.
-        let sleep = this.sleep;
+        // The owner may be asleep in its pool, so that pool's sleep state is told once the latch
+        // is set. A stack job sits only on its pool's deques and frame deques, and a thread
+        // runs jobs only from the pool it takes part in at that moment (`LocalThread::find_work`
+        // and `join_on_deque` run on the thread's current local state), so that pool is this
+        // thread's. Looked up before the latch is set (afterwards the owner may free the job);
+        // the registry stays alive through the current local state's own `Arc`.
+        // SAFETY: a non-null pointer is this thread's local state, alive while it runs jobs.
+        let local = unsafe { LocalThread::current().as_ref() }.expect("a stack job runs on a thread of its pool");
+        let sleep: &Sleep = &local.registry().sleep;
         Latch::set(&this.latch);
-        // SAFETY: the registry owning `sleep` is alive while any of its jobs runs (see above).
-        unsafe { (*sleep).notify_latch_set() };
+        sleep.notify_latch_set();
     }
 }
 

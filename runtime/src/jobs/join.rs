@@ -33,8 +33,7 @@ where
     RA: Send,
     RB: Send,
 {
-    let registry: &Registry = local.registry();
-    let job_b = StackJob::new(b, &registry.sleep);
+    let job_b = StackJob::new(b);
     // SAFETY: this function does not return before `job_b`'s latch is set or the job has been
     // taken back and run inline, so the job outlives every use of the reference.
     let job_b_ref = unsafe { job_b.as_job_ref() };
