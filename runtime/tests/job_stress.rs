@@ -400,3 +400,49 @@ fn join_trees_run_every_leaf_exactly_once() {
         }
     });
 }
+
+/// A stolen `join` half tells its owner's pool when it is done, and that pool is the pool the
+/// executing thread takes part in at that moment (a `StackJob` does not record it). Pools nest
+/// here: each half of a join on `outer` runs a join on `inner`, so threads switch pools inside
+/// jobs, and the stolen outer half ends after its owner has gone to sleep waiting for it (the
+/// pause). Were the latch announced to the wrong pool's sleepers, the owner would sleep on
+/// and the watchdog would fail the test.
+#[test]
+fn stolen_halves_wake_their_owner_across_nested_pools() {
+    with_watchdog("nested_pool_wake_ups", || {
+        let outer = JobSystem::new(2);
+        let inner = JobSystem::new(2);
+        let inner_tree = |pause: Duration| {
+            let (left, right) = inner.join(
+                || 1,
+                || {
+                    thread::sleep(pause);
+                    2
+                },
+            );
+            left + right
+        };
+        for iteration in 0..20u64 {
+            // Long enough that the owner finishes `a`, spins and goes to sleep first, even
+            // when its yields take long on a loaded machine.
+            let pause = Duration::from_millis(10 + iteration % 5 * 5);
+            let (a, b) = outer.join(
+                || inner_tree(Duration::ZERO),
+                || {
+                    thread::sleep(pause);
+                    inner_tree(pause)
+                },
+            );
+            assert_eq!((a, b), (3, 3));
+            // And the other way round: the owner's `a` is the slow one.
+            let (a, b) = outer.join(
+                || {
+                    thread::sleep(pause);
+                    inner_tree(pause)
+                },
+                || inner_tree(Duration::ZERO),
+            );
+            assert_eq!((a, b), (3, 3));
+        }
+    });
+}

@@ -55,6 +55,20 @@ mod imp {
         }
     }
 
+    /// Whether the pusher's side is a compiler fence only. Once true it stays true (the mode
+    /// is decided once per process), so a caller may ask once, after `init`, and then use
+    /// `light_asymmetric` on its hot path without loading the mode on every barrier.
+    #[inline]
+    pub(crate) fn is_asymmetric() -> bool {
+        MODE.load(Ordering::Relaxed) == ASYMMETRIC
+    }
+
+    /// `light` for a caller that found `is_asymmetric` true: a compiler fence.
+    #[inline(always)]
+    pub(crate) fn light_asymmetric() {
+        compiler_fence(Ordering::SeqCst);
+    }
+
     /// The sleeper's side.
     pub(crate) fn heavy() {
         if MODE.load(Ordering::Relaxed) == ASYMMETRIC {
@@ -81,10 +95,23 @@ mod imp {
         fence(Ordering::SeqCst);
     }
 
+    /// Never: both sides are full fences here.
+    #[inline]
+    pub(crate) fn is_asymmetric() -> bool {
+        false
+    }
+
+    /// A full fence. Only the model checker reaches it (its frame deques are on; README,
+    /// "Cheap joins"), where it is the model's fence.
+    #[inline(always)]
+    pub(crate) fn light_asymmetric() {
+        fence(Ordering::SeqCst);
+    }
+
     /// The sleeper's side: a full fence.
     pub(crate) fn heavy() {
         fence(Ordering::SeqCst);
     }
 }
 
-pub(crate) use imp::{heavy, init, light};
+pub(crate) use imp::{heavy, init, is_asymmetric, light, light_asymmetric};

@@ -30,6 +30,17 @@ pub(crate) struct Frames {
     /// One past the newest frame; stored by the owner only.
     bottom: CachePadded<AtomicUsize>,
     slots: [AtomicPtr<JobRef>; CAPACITY],
+    /// How many frames may be pending: `CAPACITY` where the light barrier is a compiler fence
+    /// (`barrier::is_asymmetric`, asked once when the deque is made, after `barrier::init`),
+    /// else 0, so `push` always declines and joins use the ordinary deque. Frames are only
+    /// worth it with the asymmetric barrier, and their owner side can then use it without
+    /// loading the process-wide mode on every `join`. The model checker always uses them.
+    limit: usize,
+    /// The owner's bound for `bottom`: `top + limit` for a `top` it read earlier. `top` only
+    /// grows, so a stale bound is only too cautious, and `push` reads `top` again only when
+    /// it reaches the bound: most pushes touch no line a thief writes. Owner-only, so a plain
+    /// std atomic (not the model's: no other thread ever reads it).
+    end: std::sync::atomic::AtomicUsize,
 }
 
 /// What a thief's attempt got.
@@ -46,7 +57,16 @@ impl Frames {
             top: CachePadded::new(AtomicUsize::new(0)),
             bottom: CachePadded::new(AtomicUsize::new(0)),
             slots: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
+            limit: if cfg!(loom) || barrier::is_asymmetric() { CAPACITY } else { 0 },
+            end: std::sync::atomic::AtomicUsize::new(0),
         }
+    }
+
+    /// The owner's light barrier (`barrier::light`) after a push or before a pop: only reached
+    /// once `push` has succeeded, which it does only in the asymmetric mode (`limit`).
+    #[inline(always)]
+    pub(crate) fn light_barrier(&self) {
+        barrier::light_asymmetric();
     }
 
     #[inline]
@@ -55,18 +75,28 @@ impl Frames {
     }
 
     /// Owner: publishes `job` (a `JobRef` on the owner's stack) and returns its index, or
-    /// `None` when the deque is full. No fence: see the module docs.
+    /// `None` when the deque is full (always, without the asymmetric barrier: `limit`). No
+    /// fence: see the module docs.
     #[inline]
     pub(crate) fn push(&self, job: &JobRef) -> Option<usize> {
         let bottom = self.bottom.load(Ordering::Relaxed);
-        let top = self.top.load(Ordering::Acquire);
-        if bottom.wrapping_sub(top) >= CAPACITY {
+        if bottom >= self.end.load(std::sync::atomic::Ordering::Relaxed) && !self.extend_end(bottom) {
             return None;
         }
         self.slot(bottom).store(job as *const JobRef as *mut JobRef, Ordering::Relaxed);
         // Release: a thief that reads the new bottom with Acquire sees the slot.
         self.bottom.store(bottom + 1, Ordering::Release);
         Some(bottom)
+    }
+
+    /// Owner: reads `top` again to move `end`; whether `bottom` is below it now. Acquire: the
+    /// slots below the new `top` were taken by compare-and-swap, and their thieves' reads of
+    /// them happen before this owner stores into them again.
+    #[cold]
+    fn extend_end(&self, bottom: usize) -> bool {
+        let end = self.top.load(Ordering::Acquire) + self.limit;
+        self.end.store(end, std::sync::atomic::Ordering::Relaxed);
+        bottom < end
     }
 
     /// Owner: takes the newest frame back, if nobody took it. The Chase–Lev `take` with the
@@ -81,7 +111,7 @@ impl Frames {
         }
         let newest = bottom - 1;
         self.bottom.store(newest, Ordering::Relaxed);
-        barrier::light();
+        self.light_barrier();
         let top = self.top.load(Ordering::Relaxed);
         if top < newest {
             return Some(self.slot(newest).load(Ordering::Relaxed));
@@ -107,7 +137,7 @@ impl Frames {
             return false;
         }
         self.bottom.store(index, Ordering::Relaxed);
-        barrier::light();
+        self.light_barrier();
         let top = self.top.load(Ordering::Relaxed);
         if top < index {
             return true;

@@ -6,9 +6,11 @@
 
 use std::any::Any;
 use std::cell::UnsafeCell;
+use std::mem::{ManuallyDrop, MaybeUninit};
 use std::panic::{self, AssertUnwindSafe};
 
 use super::latch::Latch;
+use super::registry::LocalThread;
 use super::sleep::Sleep;
 
 /// Something a worker can run through a [`JobRef`].
@@ -74,9 +76,8 @@ impl JobRef {
     }
 }
 
-/// What a [`StackJob`] produced: nothing yet, a value, or the panic it raised.
+/// What a [`StackJob`] produced: a value, or the panic it raised.
 pub(crate) enum JobResult<R> {
-    Pending,
     Done(R),
     Panicked(Box<dyn Any + Send>),
 }
@@ -87,28 +88,32 @@ impl<R> JobResult<R> {
         match self {
             JobResult::Done(value) => value,
             JobResult::Panicked(payload) => panic::resume_unwind(payload),
-            JobResult::Pending => unreachable!("a job's result was read before its latch was set"),
         }
     }
 }
 
 /// A job that lives on the waiting thread's stack; its latch tells the owner it finished.
+///
+/// The closure and the result carry no "taken"/"pending" state: the closure is taken exactly
+/// once (by `run_inline` or `execute`, whichever the job's queue gave it to), and the result is
+/// written by `execute` before the latch is set and read once after. So an unstolen `join`
+/// stores neither a tag nor an empty closure, and has nothing to drop (README, "Cheap joins").
+///
+/// It does not record its pool: whoever executes it takes part in that pool right now (next to
+/// `execute`), so the pool's sleep state to tell is the executing thread's.
 pub(crate) struct StackJob<F, R> {
     pub(crate) latch: Latch,
-    /// The pool's sleep state, told when the latch is set (the owner may be asleep).
-    sleep: *const Sleep,
-    func: UnsafeCell<Option<F>>,
-    result: UnsafeCell<JobResult<R>>,
+    func: UnsafeCell<ManuallyDrop<F>>,
+    result: UnsafeCell<MaybeUninit<JobResult<R>>>,
 }
 
 impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
-    /// A job whose completion is announced on `sleep` (the owner's pool).
-    pub(crate) fn new(func: F, sleep: &Sleep) -> StackJob<F, R> {
+    /// A job that runs `func`.
+    pub(crate) fn new(func: F) -> StackJob<F, R> {
         StackJob {
             latch: Latch::new(),
-            sleep,
-            func: UnsafeCell::new(Some(func)),
-            result: UnsafeCell::new(JobResult::Pending),
+            func: UnsafeCell::new(ManuallyDrop::new(func)),
+            result: UnsafeCell::new(MaybeUninit::uninit()),
         }
     }
 
@@ -123,27 +128,28 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
 
     /// Runs the closure on this thread, when nobody stole the job. By reference: moving the
     /// job out would copy it (and its one-byte latch) on every inline `join`.
+    ///
+    /// # Safety
+    /// The owner took the job back from its queue (so it is never executed) and calls this
+    /// once.
     #[inline]
-    pub(crate) fn run_inline(&self) -> R {
-        // SAFETY: the owner took the job back from its queue, so no other thread can run it and
-        // nobody else touches `func`.
-        let func = unsafe { (*self.func.get()).take() };
-        func.expect("a job popped back by its owner still has its closure")()
-    }
-
-    /// Takes the result once the latch is set.
-    pub(crate) fn into_result(self) -> JobResult<R> {
-        debug_assert!(self.latch.probe(), "StackJob result taken before the job finished");
-        self.result.into_inner()
+    pub(crate) unsafe fn run_inline(&self) -> R {
+        // SAFETY: the caller took the job back, so no other thread runs it or touches `func`,
+        // and this is the closure's one use.
+        let func = unsafe { ManuallyDrop::take(&mut *self.func.get()) };
+        func()
     }
 
     /// Takes the result once the latch is set, leaving the job in place (its owner may not
     /// move it: a `JobRef` to it may have been handed out).
-    pub(crate) fn take_result(&self) -> JobResult<R> {
+    ///
+    /// # Safety
+    /// The job was executed (its latch is set), and this is the one read of its result.
+    pub(crate) unsafe fn take_result(&self) -> JobResult<R> {
         debug_assert!(self.latch.probe(), "StackJob result taken before the job finished");
-        // SAFETY: the latch is set, so the job has finished writing `result` and nobody else
-        // touches it; the owner takes it once.
-        unsafe { std::mem::replace(&mut *self.result.get(), JobResult::Pending) }
+        // SAFETY: the latch is set, so `execute` has written `result` and nobody else touches
+        // it; the caller reads it once.
+        unsafe { (*self.result.get()).assume_init_read() }
     }
 }
 
@@ -152,20 +158,26 @@ impl<F: FnOnce() -> R + Send, R: Send> Job for StackJob<F, R> {
         // SAFETY: the caller guarantees `this` is live and executed once; the owner does not
         // touch `func` or `result` until the latch is set below.
         let this = unsafe { &*this };
-        // SAFETY: executed once, so nobody else takes the closure.
-        let func = unsafe { (*this.func.get()).take() }.expect("a stack job runs once");
+        // SAFETY: executed once and never run inline (the owner did not take it back), so this
+        // is the closure's one use.
+        let func = unsafe { ManuallyDrop::take(&mut *this.func.get()) };
         let result = match panic::catch_unwind(AssertUnwindSafe(func)) {
             Ok(value) => JobResult::Done(value),
             Err(payload) => JobResult::Panicked(payload),
         };
         // SAFETY: the owner reads `result` only after the latch is set, which happens after.
-        unsafe { *this.result.get() = result };
-        // Read before the latch is set: afterwards the owner may free the job. The pool's
-        // Sleep outlives the job, because the owner waits inside that pool.
-        let sleep = this.sleep;
+        unsafe { (*this.result.get()).write(result) };
+        // The owner may be asleep in its pool, so that pool's sleep state is told once the latch
+        // is set. A stack job sits only on its pool's deques and frame deques, and a thread
+        // runs jobs only from the pool it takes part in at that moment (`LocalThread::find_work`
+        // and `join_on_deque` run on the thread's current local state), so that pool is this
+        // thread's. Looked up before the latch is set (afterwards the owner may free the job);
+        // the registry stays alive through the current local state's own `Arc`.
+        // SAFETY: a non-null pointer is this thread's local state, alive while it runs jobs.
+        let local = unsafe { LocalThread::current().as_ref() }.expect("a stack job runs on a thread of its pool");
+        let sleep: &Sleep = &local.registry().sleep;
         Latch::set(&this.latch);
-        // SAFETY: the registry owning `sleep` is alive while any of its jobs runs (see above).
-        unsafe { (*sleep).notify_latch_set() };
+        sleep.notify_latch_set();
     }
 }
 

@@ -33,8 +33,7 @@ where
     RA: Send,
     RB: Send,
 {
-    let registry: &Registry = local.registry();
-    let job_b = StackJob::new(b, &registry.sleep);
+    let job_b = StackJob::new(b);
     // SAFETY: this function does not return before `job_b`'s latch is set or the job has been
     // taken back and run inline, so the job outlives every use of the reference.
     let job_b_ref = unsafe { job_b.as_job_ref() };
@@ -58,10 +57,12 @@ where
         // Nobody took it: run it here without touching the latch. When `a` returned normally,
         // a panic of `b` may unwind straight through (nothing else is pending); when `a`
         // panicked, `b`'s panic is caught so `a`'s is the one raised.
+        // SAFETY: taken back from the frame deque, so it never runs elsewhere; run once below.
+        let run_b = || unsafe { job_b.run_inline() };
         if result_a.is_ok() {
-            JobResult::Done(job_b.run_inline())
+            JobResult::Done(run_b())
         } else {
-            match panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline())) {
+            match panic::catch_unwind(AssertUnwindSafe(run_b)) {
                 Ok(value) => JobResult::Done(value),
                 Err(payload) => JobResult::Panicked(payload),
             }
@@ -70,7 +71,8 @@ where
         // Promoted (then perhaps still on our deque), stolen, or already run by this thread
         // while it waited inside `a`: help until its latch is set.
         local.wait_until(&job_b.latch);
-        job_b.into_result()
+        // SAFETY: the latch is set, so the job ran elsewhere; its result is read once, here.
+        unsafe { job_b.take_result() }
     };
 
     match result_a {
@@ -95,17 +97,20 @@ where
 
     let result_b = loop {
         if job_b.latch.probe() {
-            break job_b.take_result();
+            // SAFETY: the latch is set, so the job ran elsewhere; read once, then the loop ends.
+            break unsafe { job_b.take_result() };
         }
         match local.pop_local() {
             // Nobody stole it: run it here without touching the latch. When `a` returned
             // normally, a panic of `b` may unwind straight through (nothing else is
             // pending); when `a` panicked, `b`'s panic is caught so `a`'s is the one raised.
             Some(job) if job == job_b_ref => {
+                // SAFETY: popped from the deque, so it never runs elsewhere; run once below.
+                let run_b = || unsafe { job_b.run_inline() };
                 if result_a.is_ok() {
-                    break JobResult::Done(job_b.run_inline());
+                    break JobResult::Done(run_b());
                 }
-                break match panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline())) {
+                break match panic::catch_unwind(AssertUnwindSafe(run_b)) {
                     Ok(value) => JobResult::Done(value),
                     Err(payload) => JobResult::Panicked(payload),
                 };
@@ -115,7 +120,8 @@ where
             Some(job) => unsafe { job.execute() },
             None => {
                 local.wait_until(&job_b.latch);
-                break job_b.take_result();
+                // SAFETY: as above.
+                break unsafe { job_b.take_result() };
             }
         }
     };

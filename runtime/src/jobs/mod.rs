@@ -188,6 +188,9 @@ pub fn scope<'scope, R>(body: impl FnOnce(&Scope<'scope>) -> R) -> R {
 }
 
 /// [`JobSystem::join`] on the current pool.
+// Inlined, so a recursive caller (a join tree) pays one stack frame per level for its own
+// function and `join` together rather than two more for `join` and `join_as`.
+#[inline]
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
@@ -200,6 +203,20 @@ where
     if let Some(local) = unsafe { LocalThread::current().as_ref() } {
         return join::join_as(local, a, b);
     }
+    join_from_outside(a, b)
+}
+
+/// `join` by a thread that takes part in no pool yet: out of line, so the inlined fast path
+/// stays small.
+#[cold]
+#[inline(never)]
+fn join_from_outside<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
     with_current(|registry| join::join_in(registry, a, b))
 }
 

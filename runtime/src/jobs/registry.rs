@@ -376,7 +376,7 @@ impl LocalThread {
     /// protocol's Dekker pair, since every sleeper counts itself hungry before it sleeps.
     #[inline]
     pub(crate) fn hungry_threads_after_push(&self) -> bool {
-        super::barrier::light();
+        self.frames().light_barrier();
         self.registry.hungry.load(Ordering::SeqCst) != 0
     }
 
@@ -384,9 +384,25 @@ impl LocalThread {
     /// pending join frame to its ordinary deque, where an idle thread takes it without a heavy
     /// barrier. At most one promoted frame waits there at a time, so a pool whose idle threads
     /// are slow to wake is not flooded with small pieces.
+    ///
+    /// Inline, the common case of a hungry pool costs a few loads: no sleeper is un-notified
+    /// and a promoted frame still waits (its thief is on its way, or has no core yet on a
+    /// loaded machine), so every `join` meanwhile has nothing to do. Only called after a push
+    /// onto the frame deque, so the barrier before the sleeper counts is the frame deque's
+    /// light one (a compiler fence; `Frames::limit`): the same order as `notify_local_work`,
+    /// without its load of the barrier mode.
+    #[inline]
+    pub(crate) fn feed_hungry_threads(&self) {
+        self.frames().light_barrier();
+        if self.registry.sleep.has_unnotified_sleepers() || self.deque.is_empty() {
+            self.wake_and_promote();
+        }
+    }
+
+    /// `feed_hungry_threads` when there is something to do.
     #[cold]
     #[inline(never)]
-    pub(crate) fn feed_hungry_threads(&self) {
+    fn wake_and_promote(&self) {
         self.registry.sleep.notify_local_work();
         if !self.deque.is_empty() {
             return;

@@ -98,6 +98,15 @@ impl Sleep {
         self.notify_sleepers();
     }
 
+    /// Whether some sleeper of either kind is asleep un-notified: the waker's read of the
+    /// counts (as in `notify_sleepers`), for a caller that has made the publishing barrier and
+    /// only needs to know whether a notification is due.
+    #[inline]
+    pub(crate) fn has_unnotified_sleepers(&self) -> bool {
+        Sleep::unnotified(&self.sleeping_workers, &self.notified_workers)
+            || Sleep::unnotified(&self.sleeping_waiters, &self.notified_waiters)
+    }
+
     /// The waker's read of the counts, after its barrier: wakes one worker and every waiter
     /// when some of them sleep un-notified.
     #[inline]
