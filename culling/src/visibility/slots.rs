@@ -85,22 +85,6 @@ fn morton_key(position: Vec3, min: Vec3, size: f32) -> u64 {
     spread3(cell.x as u32) | spread3(cell.y as u32) << 1 | spread3(cell.z as u32) << 2
 }
 
-/// The coarsest Morton level (low 3-bit groups dropped from the keys of `sorted`, entries
-/// as in [`ObjectSlots::order`], sorted) whose cells hold at most a word of objects on
-/// average.
-fn coarse_level(sorted: &[u128]) -> u32 {
-    let mut level = 0;
-    for next in 1..=MORTON_BITS {
-        let shift = 32 + 3 * next;
-        let cells = 1 + sorted.windows(2).filter(|pair| pair[0] >> shift != pair[1] >> shift).count();
-        if cells * BITS_PER_WORD < sorted.len() {
-            break;
-        }
-        level = next;
-    }
-    level
-}
-
 /// The position a new object is ordered by: its world translation, else its local one, else
 /// the origin (an order hint only: any order gives correct slots).
 fn position_of(world: Option<&[WorldTransform]>, local: Option<&[Transform]>, row: usize) -> Vec3 {
@@ -309,15 +293,6 @@ impl ObjectSlots {
                     *entry |= u128::from(mesh) << 64 | u128::from(morton_key(place(row), min, size)) << 32;
                 }
                 order.sort_unstable();
-                // Cells of about a word each, rows in storage order within a cell: words stay
-                // as tight as the cells, and a walk in storage order (the refresh) meets runs
-                // of consecutive slots instead of Morton's pairs.
-                let level = coarse_level(&order);
-                if level > 0 {
-                    let fine = ((1u128 << (3 * level)) - 1) << 32;
-                    order.iter_mut().for_each(|entry| *entry &= !fine);
-                    order.sort_unstable();
-                }
                 let after = word_spread(order.iter().map(|&entry| place(entry as u32 as usize)));
                 if after >= before {
                     order.sort_unstable_by_key(|&entry| entry as u32);
