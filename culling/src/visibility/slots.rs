@@ -7,10 +7,7 @@
 //!
 //! - an entity seen before keeps its slot (found through its id, checked against its
 //!   generation, so a despawned entity whose id was reused does not inherit the slot);
-//! - a new mesh entity takes the lowest free slot, or a new one past the end; the new
-//!   entities of one archetype take their slots in a spatially coherent order (Morton order
-//!   of their positions) when that makes the 64-slot words tighter than storage order does,
-//!   so that word-level culling can reject whole words of a batch spawned in any order;
+//! - a new mesh entity takes the lowest free slot, or a new one past the end;
 //! - a slot whose entity was not seen this frame (despawned, or its `Mesh` removed) is freed
 //!   and may be reused from the next frame on; trailing free slots are dropped, so the slot
 //!   count is one past the highest slot in use.
@@ -23,8 +20,6 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use ecs::{Mesh, Transform, WorldTransform};
-use glam::Vec3;
 use runtime::hecs::{Entity, World};
 
 use super::cull::{Segment, GRAIN};
@@ -57,63 +52,6 @@ pub(crate) struct ObjectSlots {
     freed: Vec<u32>,
     /// Slots in use.
     live: usize,
-    /// Scratch of [`ObjectSlots::assign_and_free`]: the rows of one archetype's new objects,
-    /// each as its order key (mesh, then Morton key) over the row.
-    order: Vec<u128>,
-}
-
-/// Bits per axis of the Morton key of a new object's position.
-const MORTON_BITS: u32 = 10;
-
-/// Spreads the low [`MORTON_BITS`] bits of `v` to every third bit.
-fn spread3(v: u32) -> u64 {
-    let mut x = u64::from(v) & 0x3ff;
-    x = (x | x << 16) & 0x0300_00ff;
-    x = (x | x << 8) & 0x0300_f00f;
-    x = (x | x << 4) & 0x030c_30c3;
-    x = (x | x << 2) & 0x0924_9249;
-    x
-}
-
-/// The Morton key of `position` within the cube of side `size` from `min` (at most 30
-/// bits). One cell size for all axes: a flat batch (a city: metres of height over
-/// kilometres of ground) must not spend its top bits on the short axis.
-fn morton_key(position: Vec3, min: Vec3, size: f32) -> u64 {
-    let scale = if size > 0.0 { ((1u32 << MORTON_BITS) - 1) as f32 / size } else { 0.0 };
-    // Saturating casts: NaN reads as cell 0, out-of-range values clamp.
-    let cell = (position - min) * scale;
-    spread3(cell.x as u32) | spread3(cell.y as u32) << 1 | spread3(cell.z as u32) << 2
-}
-
-/// The position a new object is ordered by: its world translation, else its local one, else
-/// the origin (an order hint only: any order gives correct slots).
-fn position_of(world: Option<&[WorldTransform]>, local: Option<&[Transform]>, row: usize) -> Vec3 {
-    match (world, local) {
-        (Some(world), _) => world[row].0.w_axis.truncate(),
-        (None, Some(local)) => local[row].translation,
-        (None, None) => Vec3::ZERO,
-    }
-}
-
-/// Sum over 64-object words of `positions` (taken in `order`) of the size of each word's
-/// bounding box (the sum of its extents): smaller means tighter words.
-fn word_spread(order: impl Iterator<Item = Vec3>) -> f32 {
-    let (mut total, mut count) = (0.0f32, 0usize);
-    let (mut min, mut max) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
-    for position in order {
-        min = min.min(position);
-        max = max.max(position);
-        count += 1;
-        if count == BITS_PER_WORD {
-            total += (max - min).element_sum();
-            count = 0;
-            (min, max) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
-        }
-    }
-    if count > 0 {
-        total += (max - min).element_sum();
-    }
-    total
 }
 
 /// The entity ids of `segment`'s archetype, row by row.
@@ -257,56 +195,17 @@ impl ObjectSlots {
             }
         }
         for segment in segments {
-            let archetype = world
-                .archetypes()
-                .nth(segment.archetype)
-                .expect("segments are listed in archetype order from this world");
-            let ids = archetype.ids();
-            let world_places = archetype.get::<&WorldTransform>();
-            let local_places = archetype.get::<&Transform>();
-            let meshes = archetype.get::<&Mesh>();
-            let place = |row: usize| position_of(world_places.as_deref(), local_places.as_deref(), row);
-            let mut order = std::mem::take(&mut self.order);
-            order.clear();
-            let (mut min, mut max) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
-            for row in 0..ids.len() {
-                if self.storage[segment.start + row] == NO_SLOT {
-                    order.push(row as u128);
-                    let position = place(row);
-                    if position.is_finite() {
-                        min = min.min(position);
-                        max = max.max(position);
-                    }
+            let ids = archetype_ids(world, segment);
+            for (row, &id) in ids.iter().enumerate() {
+                if self.storage[segment.start + row] != NO_SLOT {
+                    continue;
                 }
-            }
-            // Only a batch of several words can gain; keep storage order unless the Morton
-            // order gives tighter words (a batch spawned in spatial order already has them).
-            if order.len() > 2 * BITS_PER_WORD && min.cmple(max).all() {
-                let size = (max - min).max_element();
-                let before = word_spread(order.iter().map(|&row| place(row as usize)));
-                // Objects of one mesh stay together (a batch of buildings and props in one
-                // archetype: the occluder candidates stay a dense run of slots), each mesh's
-                // in Morton order.
-                for entry in &mut order {
-                    let row = *entry as usize;
-                    let mesh = meshes.as_ref().map_or(0, |meshes| meshes[row].mesh.0);
-                    *entry |= u128::from(mesh) << 64 | u128::from(morton_key(place(row), min, size)) << 32;
-                }
-                order.sort_unstable();
-                let after = word_spread(order.iter().map(|&entry| place(entry as u32 as usize)));
-                if after >= before {
-                    order.sort_unstable_by_key(|&entry| entry as u32);
-                }
-            }
-            for &entry in &order {
-                let row = entry as u32 as usize;
                 // SAFETY: as in `look_up`.
-                let entity = unsafe { world.find_entity_from_id(ids[row]) };
+                let entity = unsafe { world.find_entity_from_id(id) };
                 let slot = self.allocate(entity);
                 self.seen[slot as usize / BITS_PER_WORD] |= 1 << (slot as usize % BITS_PER_WORD);
                 self.storage[segment.start + row] = slot;
             }
-            self.order = order;
         }
         self.free_unseen();
     }
@@ -379,7 +278,6 @@ mod tests {
     use super::*;
     use crate::visibility::cull::list_segments;
     use ecs::{scene, Transform};
-    use glam::Vec3;
 
     fn update(slots: &mut ObjectSlots, world: &World) {
         let mut segments = Vec::new();
@@ -417,62 +315,6 @@ mod tests {
         assert_eq!(slot_of(&slots, newcomer), before[10], "the lowest free slot is reused");
         let storage_slots: std::collections::HashSet<u32> = slots.storage().iter().copied().collect();
         assert_eq!(storage_slots.len(), 99, "each object has its own slot");
-    }
-
-    /// A word's bounds' size (sum of extents) for each 64-slot word of `slots`' entities.
-    fn slot_word_spread(slots: &ObjectSlots, world: &World) -> f32 {
-        word_spread(
-            slots
-                .entities()
-                .iter()
-                .map(|&entity| world.get::<&ecs::WorldTransform>(entity).expect("a placed mesh").0.w_axis.truncate()),
-        )
-    }
-
-    #[test]
-    fn a_batch_spawned_along_rows_takes_its_slots_in_tiles_and_an_ordered_one_keeps_its_order() {
-        // 32 x 32 objects on a 10 m grid, spawned row by row: a word of 64 is two whole
-        // rows, 320 m long. In Morton order a word is an 8 x 8 tile.
-        let mut world = World::new();
-        let place = |index: usize| {
-            let (x, z) = ((index % 32) as f32 * 10.0, (index / 32) as f32 * 10.0);
-            (WorldTransform(glam::Mat4::from_translation(Vec3::new(x, 0.0, z))), scene::unit_cube_mesh())
-        };
-        let rows: Vec<Entity> = world.spawn_batch((0..1024).map(place)).collect();
-        let mut slots = ObjectSlots::default();
-        update(&mut slots, &world);
-        let spread = slot_word_spread(&slots, &world);
-        let row_spread =
-            word_spread(rows.iter().map(|&entity| world.get::<&WorldTransform>(entity).unwrap().0.w_axis.truncate()));
-        // Rows: 16 words of 310 + 10 m; tiles: 16 of 70 + 70 m.
-        assert!(spread * 2.0 < row_spread, "tiles ({spread}) are much tighter than rows ({row_spread})");
-        let distinct: std::collections::HashSet<u32> = slots.storage().iter().copied().collect();
-        assert_eq!((distinct.len(), slots.len()), (1024, 1024), "one slot each, no holes");
-
-        // Spawned in the order the slots now have: already tight, so storage order stays.
-        let mut second = World::new();
-        let mut by_slot: Vec<(u32, usize)> =
-            rows.iter().enumerate().map(|(index, &entity)| (slots.slot_of(entity).unwrap(), index)).collect();
-        by_slot.sort_unstable();
-        let ordered: Vec<Entity> = second.spawn_batch(by_slot.iter().map(|&(_, index)| place(index))).collect();
-        let mut second_slots = ObjectSlots::default();
-        update(&mut second_slots, &second);
-        for (slot, &entity) in ordered.iter().enumerate() {
-            assert_eq!(second_slots.slot_of(entity), Some(slot as u32), "an ordered batch keeps storage order");
-        }
-
-        // A second batch fills the holes the first one left, slots of the living kept.
-        let before: Vec<Option<u32>> = rows.iter().map(|&entity| slots.slot_of(entity)).collect();
-        for &entity in rows.iter().step_by(2) {
-            world.despawn(entity).expect("alive");
-        }
-        update(&mut slots, &world);
-        world.spawn_batch((0..512).map(place)).for_each(drop);
-        update(&mut slots, &world);
-        for (index, &entity) in rows.iter().enumerate().skip(1).step_by(2) {
-            assert_eq!(slots.slot_of(entity), before[index], "a living entity keeps its slot");
-        }
-        assert_eq!(slots.live(), 1024);
     }
 
     #[test]
