@@ -39,7 +39,7 @@ use runtime::hecs::{Entity, World};
 use super::cache::{CachedBounds, Verdict};
 use super::cull::{run_range, PassInputs, PassOutputs, PassTotals, Segment, SlotFlag, GRAIN};
 use super::result::{ObjectDraw, Visibility, EMPTY_BOX};
-use crate::bits::BITS_PER_WORD;
+use crate::bits::{words_for, BITS_PER_WORD};
 use crate::frustum::Frustum;
 use crate::occlusion::stage::WordGroups;
 use crate::occlusion::OccluderMeshes;
@@ -213,6 +213,10 @@ pub(crate) struct TrackedState {
     lod_holds: Vec<LodHold>,
     /// The global LOD bias (bits) the holds were found under.
     lod_bias_bits: u32,
+    /// Scratch of [`TrackedState::refresh`]: per slot word, the slots the archetype refresh
+    /// wrote (all zero between frames), and the words with any.
+    refresh_mask: Vec<u64>,
+    refresh_words: Vec<u32>,
 }
 
 /// Figures of a tracked frame, for the stage's statistics.
@@ -432,16 +436,36 @@ impl TrackedState {
             runtime::jobs::parallel_for_ranges(range, GRAIN, |range| run_range(inputs, &outputs, &pass_totals, range));
         }
         let mut computed = pass_totals.bounds_computed.load(Ordering::Relaxed);
+        // Gather the refreshed slots per word first, then write each word's flags once:
+        // storage order need not follow slot order (slots of a batch are assigned in spatial
+        // order, tags reshuffle rows), and a run per change of word would then be a run per
+        // slot.
+        let mut mask = std::mem::take(&mut self.refresh_mask);
+        let mut words = std::mem::take(&mut self.refresh_words);
+        mask.resize(words_for(visibility.slots.len()), 0);
+        words.clear();
+        for segment in &self.refresh_segments {
+            for &slot in &visibility.slots.storage()[segment.start..segment.start + segment.len] {
+                let (word, bit) = (slot as usize / BITS_PER_WORD, 1u64 << (slot as usize % BITS_PER_WORD));
+                if mask[word] == 0 {
+                    words.push(word as u32);
+                }
+                mask[word] |= bit;
+            }
+        }
         let mut run = FlagRun::NONE;
-        for segment_index in 0..self.refresh_segments.len() {
-            let segment = self.refresh_segments[segment_index];
-            for index in segment.start..segment.start + segment.len {
-                let slot = visibility.slots.storage()[index] as usize;
+        for &word in &words {
+            let mut bits = std::mem::take(&mut mask[word as usize]);
+            while bits != 0 {
+                let slot = word as usize * BITS_PER_WORD + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
                 let flag = visibility.slot_flags[slot];
                 self.add_flags(visibility, &mut run, slot, flag, true);
             }
         }
         self.flush_flags(visibility, &run);
+        self.refresh_mask = mask;
+        self.refresh_words = words;
         for index in 0..self.refresh_entities.len() {
             let (slot, entity) = self.refresh_entities[index];
             let (flag, fresh) = refresh_entity(inputs, entity, slot as usize, visibility);
