@@ -6,6 +6,7 @@
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use rayon::prelude::*;
@@ -150,6 +151,22 @@ fn join_tree_small(criterion: &mut Criterion) {
     let one_thread = JobSystem::new(1);
     group.bench_function("ours_1_thread", |bench| {
         bench.iter(|| one_thread.install(|| assert_eq!(join_tree_ours(LEAVES), LEAVES)))
+    });
+    // What `ours` pays to enter the pool from outside and leave it, with no work inside: the
+    // fixed part of the `ours` row that no `join` causes.
+    group.bench_function("install_only", |bench| bench.iter(|| pool.install(|| black_box(LEAVES))));
+    // The tree from a thread already in the pool, as a system calls `join`: one `install`
+    // around all the iterations, so it measures the joins alone.
+    group.bench_function("ours_inside_pool", |bench| {
+        bench.iter_custom(|iterations| {
+            pool.install(|| {
+                let started = Instant::now();
+                for _ in 0..iterations {
+                    assert_eq!(join_tree_ours(black_box(LEAVES)), LEAVES);
+                }
+                started.elapsed()
+            })
+        })
     });
     group.finish();
 
