@@ -437,9 +437,8 @@ impl TrackedState {
         }
         let mut computed = pass_totals.bounds_computed.load(Ordering::Relaxed);
         // Gather the refreshed slots per word first, then write each word's flags once:
-        // storage order need not follow slot order (slots of a batch are assigned in spatial
-        // order, tags reshuffle rows), and a run per change of word would then be a run per
-        // slot.
+        // storage order need not follow slot order (tags reshuffle rows, and slots freed by
+        // despawns are reused), and a run per change of word would then be a run per slot.
         let mut mask = std::mem::take(&mut self.refresh_mask);
         let mut words = std::mem::take(&mut self.refresh_words);
         mask.resize(words_for(visibility.slots.len()), 0);
