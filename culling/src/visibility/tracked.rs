@@ -90,6 +90,8 @@ struct WordState {
     decided_drawable: u64,
     /// A level of detail changed a draw since the occluder bits were found.
     draws_changed: bool,
+    /// How far the camera may move before one of the word's levels could change.
+    lod_hold: WordLodHold,
 }
 
 impl Default for WordState {
@@ -104,8 +106,53 @@ impl Default for WordState {
             decided_visible: 0,
             decided_drawable: 0,
             draws_changed: false,
+            lod_hold: WordLodHold::NONE,
         }
     }
+}
+
+/// The levels of a word's objects as a whole: every object of `members` keeps its level while
+/// the camera stays closer than `slack` to `anchor` (under the same `lod_scale`). An object's
+/// distance changes by at most the camera's move, so the word skips the per-object holds,
+/// one distance each, while the camera creeps along: most frames of a walking camera.
+#[derive(Clone, Copy, Debug)]
+struct WordLodHold {
+    anchor: Vec3,
+    /// The smallest slack of the members' holds, after the allowance for rounding.
+    slack: f32,
+    scale_bits: u32,
+    members: u64,
+}
+
+impl WordLodHold {
+    /// Holds nothing: the members are checked one by one.
+    const NONE: WordLodHold = WordLodHold { anchor: Vec3::ZERO, slack: f32::NEG_INFINITY, scale_bits: 0, members: 0 };
+
+    /// Whether every object of `to_pick` keeps its level for a camera at `eye`. False for a
+    /// NaN anywhere (every comparison with NaN fails).
+    #[inline]
+    fn covers(&self, to_pick: u64, eye: Vec3, lod_scale: f32) -> bool {
+        to_pick & !self.members == 0
+            && lod_scale.to_bits() == self.scale_bits
+            // The moved distance is itself rounded: allow for it, relative to the magnitudes.
+            && eye.distance(self.anchor) + ROUNDING * (eye.abs().max_element() + self.anchor.abs().max_element())
+                < self.slack
+    }
+}
+
+/// Relative allowance for the rounding of the distances behind a level's hold (a few
+/// single-precision roundings of a square root and a product, with margin).
+const ROUNDING: f32 = 1e-5;
+
+/// How far (in world units) the camera at `eye` may move before `hold`'s level could stop
+/// holding, where `scaled` is the scaled distance the hold was just checked or made at:
+/// negative (never skip) for no hold.
+#[inline]
+fn hold_slack(hold: &LodHold, eye: Vec3, distance: f32, scaled: f32, lod_scale: f32) -> f32 {
+    let margin = (scaled - hold.above).min(hold.up_to - scaled) / lod_scale;
+    let rounding = ROUNDING * (distance + hold.center.abs().max_element() + eye.abs().max_element());
+    // `max(-inf)`: a NaN margin (no hold, or a NaN scale) holds nothing.
+    (margin * (1.0 - 10.0 * ROUNDING) - rounding).max(f32::NEG_INFINITY)
 }
 
 /// Refreshed slots of one word whose flag bits are still to be written (see
@@ -392,6 +439,9 @@ impl TrackedState {
             self.lod_bias_bits = inputs.lod_bias.to_bits();
             self.lod_holds.clear();
             self.lod_holds.resize(slot_count, LodHold::NONE);
+            for word in &mut self.words {
+                word.lod_hold = WordLodHold::NONE;
+            }
         }
         let counters = WordCounters::default();
         let Visibility { objects: columns, drawable, .. } = &mut *visibility;
@@ -870,8 +920,19 @@ fn decide_word(
         && drawable != 0
         && clearly_outside(inputs.view.frustum(), &shared.word_bounds[index]);
     let to_pick = with_lod & !word.refreshed;
+    // A refreshed object's own hold was voided: it is checked alone until it holds again.
+    word.lod_hold.members &= !word.refreshed;
     if to_pick != 0 && word.epoch != inputs.view_epoch && !outside {
-        word.draws_changed |= pick_levels(shared, base, to_pick);
+        let eye = inputs.view.camera_position();
+        if word.lod_hold.covers(to_pick, eye, inputs.lod_scale) {
+            #[cfg(debug_assertions)]
+            check_levels_hold(shared, base, to_pick);
+        } else {
+            let (changed, slack) = pick_levels(shared, base, to_pick);
+            word.draws_changed |= changed;
+            word.lod_hold =
+                WordLodHold { anchor: eye, slack, scale_bits: inputs.lod_scale.to_bits(), members: to_pick };
+        }
     }
     let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
     // Under the same view with only the frustum on, a word's other objects keep their answer
@@ -1076,18 +1137,24 @@ impl LodHold {
 /// Picks the level of detail of each object of `members` (bits from slot `base`) for this
 /// view, exactly as the full pass does: from the object's hold when the scaled distance lies
 /// in it, else through its entity (which records a new hold).
-fn pick_levels(shared: &WordInputs<'_>, base: usize, mut members: u64) -> bool {
+fn pick_levels(shared: &WordInputs<'_>, base: usize, mut members: u64) -> (bool, f32) {
     let inputs = shared.pass;
+    let eye = inputs.view.camera_position();
     let mut changed = false;
+    let mut slack = f32::INFINITY;
     while members != 0 {
         let slot = base + members.trailing_zeros() as usize;
         members &= members - 1;
         // SAFETY: `slot` lies in this job's words; no other job touches it.
         let hold = unsafe { &mut *shared.lod_holds.0.add(slot) };
-        let scaled = inputs.view.distance_sq(hold.center).sqrt() * inputs.lod_scale;
+        let distance = inputs.view.distance_sq(hold.center).sqrt();
+        let scaled = distance * inputs.lod_scale;
         if hold.above < scaled && scaled <= hold.up_to {
+            slack = slack.min(hold_slack(hold, eye, distance, scaled, inputs.lod_scale));
             continue;
         }
+        // Until it holds again, the word holds nothing.
+        slack = f32::NEG_INFINITY;
         let Ok(object) = inputs.world.entity(shared.entities[slot]) else {
             continue;
         };
@@ -1108,7 +1175,22 @@ fn pick_levels(shared: &WordInputs<'_>, base: usize, mut members: u64) -> bool {
             changed = true;
         }
     }
-    changed
+    (changed, slack)
+}
+
+/// Debug builds check that a word whose levels were taken as held (`WordLodHold::covers`)
+/// has every object of `members` (bits from slot `base`) inside its own hold.
+#[cfg(debug_assertions)]
+fn check_levels_hold(shared: &WordInputs<'_>, base: usize, mut members: u64) {
+    let inputs = shared.pass;
+    while members != 0 {
+        let slot = base + members.trailing_zeros() as usize;
+        members &= members - 1;
+        // SAFETY: `slot` lies in this job's words; no other job touches it.
+        let hold = unsafe { &*shared.lod_holds.0.add(slot) };
+        let scaled = inputs.view.distance_sq(hold.center).sqrt() * inputs.lod_scale;
+        assert!(hold.above < scaled && scaled <= hold.up_to, "slot {slot}: its word held a level that no longer holds");
+    }
 }
 
 /// The hold of the level `ecs::lod::select_level` picks at `scaled` (as `Lod::select` calls

@@ -446,3 +446,70 @@ fn word_bounds_follow_movers_that_shrink_them_or_turn_non_finite_and_back() {
         assert_eq!(answer_by_index(&app, &entities), fresh, "frame {frame}: the same answer as a fresh cull");
     }
 }
+
+/// A camera creeping along a row of objects with levels: each word skips its objects' holds
+/// while the camera stays within the word's slack, and every level still changes on the very
+/// frame a fresh cull changes it, also for an object moved on its own, and after the global
+/// bias changes.
+#[test]
+fn a_creeping_camera_changes_each_level_on_the_frame_a_fresh_cull_does() {
+    let mut next = uniform(0x51_7cc1_b727_220a_u64);
+    let levels = vec![
+        LodLevel { mesh: ecs::MeshHandle(1), max_distance: 6.0 },
+        LodLevel { mesh: ecs::MeshHandle(2), max_distance: 15.0 },
+        LodLevel { mesh: ecs::MeshHandle(3), max_distance: 35.0 },
+    ];
+    // A row ahead of the camera, so that thresholds pass objects all along the walk; some
+    // objects without levels in between.
+    let mut objects: Vec<(Mat4, Mesh, Option<Lod>)> = (0..320)
+        .map(|index| {
+            let position = Vec3::new(next() * 6.0 - 3.0, next() * 2.0, -2.0 - index as f32 * 0.25);
+            let lod = (index % 5 != 0).then(|| Lod { levels: levels.clone(), bias: 0.8 + next() * 0.4 });
+            (Mat4::from_translation(position), scene::unit_cube_mesh(), lod)
+        })
+        .collect();
+    let mut settings = RenderSettings::default();
+    let motion = Arc::new(Mutex::new(Motion::default()));
+    let eye_at = |step: f32| Vec3::new(0.0, 1.0, 4.0 - step);
+    let mut camera_transform = scene::look_at(eye_at(0.0), eye_at(1.0));
+    let (mut app, _) = driven_app(camera_transform, motion.clone());
+    app.insert_resource(settings);
+    let entities = spawn_objects(app.world_mut(), &objects);
+    let mut level_changes = 0;
+    let mut previous: Option<Vec<super::ObjectDraw>> = None;
+    let mut walked = 0.0f32;
+    for frame in 0..240 {
+        let mut wanted = motion.lock();
+        // Mostly small steps forward, a few back, and an occasional jump.
+        walked += match frame % 40 {
+            17 => -0.9,
+            31 => 2.5,
+            _ => 0.07 + next() * 0.06,
+        };
+        camera_transform = scene::look_at(eye_at(walked), eye_at(walked + 1.0));
+        wanted.camera = Some(camera_transform);
+        if frame % 9 == 4 {
+            let index = 1 + (frame * 7) % 300;
+            objects[index].0.w_axis.z -= 0.4;
+            wanted.moves.push((entities[index], objects[index].0));
+        }
+        drop(wanted);
+        if frame == 150 {
+            settings.lod_bias = 1.3;
+            app.insert_resource(settings);
+        }
+        app.run_frame();
+        let fresh = fresh_answer(&objects, camera_transform, settings);
+        let ours = answer_by_index(&app, &entities);
+        for (index, &visible) in fresh.visible.iter().enumerate() {
+            if visible {
+                assert_eq!(ours.draws[index], fresh.draws[index], "frame {frame}: object {index}'s level");
+            }
+        }
+        if let Some(previous) = &previous {
+            level_changes += previous.iter().zip(&ours.draws).filter(|(before, now)| before != now).count();
+        }
+        previous = Some(ours.draws);
+    }
+    assert!(level_changes > 100, "thresholds pass objects all along the walk ({level_changes} level changes)");
+}
