@@ -361,9 +361,13 @@ impl OccluderSelector {
         chosen.clear();
         self.scratch.clear();
         let scale = view_projection.row(1).truncate().length();
+        let mut fewest_triangles = usize::MAX;
         for (index, candidate) in candidates.iter().enumerate() {
             let bounds = candidate.world_bounds;
-            if !bounds.is_finite() || meshes.get(candidate.instance.mesh).is_none() {
+            let Some(mesh) = meshes.get(candidate.instance.mesh) else {
+                continue;
+            };
+            if !bounds.is_finite() {
                 continue;
             }
             let center = view_projection * bounds.center().extend(1.0);
@@ -378,18 +382,35 @@ impl OccluderSelector {
             let size = radius * scale / depth.max(f32::MIN_POSITIVE);
             if size >= self.min_screen_size {
                 self.scratch.push(u64::from(depth.to_bits()) << 32 | index as u64);
+                fewest_triangles = fewest_triangles.min(mesh.triangle_count());
             }
         }
-        self.scratch.sort_unstable();
+        // Nearest first (keys are unique: the index breaks ties). Every chosen occluder costs
+        // at least `fewest_triangles`, so the greedy pick below chooses at most `budget /
+        // fewest + 1` of them: those nearest are sorted first, and the rest only when the
+        // budget still has room after them (some did not fit). Same picks as a full sort.
+        let prefix = (self.triangle_budget / fewest_triangles.max(1)).saturating_add(1).min(self.scratch.len());
+        if prefix < self.scratch.len() {
+            self.scratch.select_nth_unstable(prefix);
+        }
+        self.scratch[..prefix].sort_unstable();
         let mut spent = 0usize;
-        for &key in &self.scratch {
+        let mut take = |key: u64, spent: &mut usize| {
             let instance = candidates[(key & u64::from(u32::MAX)) as usize].instance;
             let triangles = meshes.get(instance.mesh).map_or(0, OccluderMesh::triangle_count);
-            if spent + triangles > self.triangle_budget {
-                continue;
+            if *spent + triangles <= self.triangle_budget {
+                *spent += triangles;
+                chosen.push(instance);
             }
-            spent += triangles;
-            chosen.push(instance);
+        };
+        for &key in &self.scratch[..prefix] {
+            take(key, &mut spent);
+        }
+        if prefix < self.scratch.len() && spent.saturating_add(fewest_triangles) <= self.triangle_budget {
+            self.scratch[prefix..].sort_unstable();
+            for &key in &self.scratch[prefix..] {
+                take(key, &mut spent);
+            }
         }
     }
 }
@@ -397,6 +418,74 @@ impl OccluderSelector {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The selection as first written: a full sort, then the greedy pick.
+    fn select_by_full_sort(
+        selector: &OccluderSelector,
+        view_projection: Mat4,
+        candidates: &[OccluderCandidate],
+        meshes: &OccluderMeshes,
+    ) -> Vec<OccluderInstance> {
+        let scale = view_projection.row(1).truncate().length();
+        let mut keys: Vec<u64> = candidates
+            .iter()
+            .enumerate()
+            .filter(|(_, candidate)| {
+                candidate.world_bounds.is_finite() && meshes.get(candidate.instance.mesh).is_some()
+            })
+            .filter_map(|(index, candidate)| {
+                let center = view_projection * candidate.world_bounds.center().extend(1.0);
+                let depth = center.w;
+                let size = candidate.world_bounds.half_extent().length() * scale / depth.max(f32::MIN_POSITIVE);
+                (depth.is_finite() && depth > 0.0 && size >= selector.min_screen_size)
+                    .then_some(u64::from(depth.to_bits()) << 32 | index as u64)
+            })
+            .collect();
+        keys.sort_unstable();
+        let mut spent = 0;
+        let mut chosen = Vec::new();
+        for key in keys {
+            let instance = candidates[(key & u64::from(u32::MAX)) as usize].instance;
+            let triangles = meshes.get(instance.mesh).map_or(0, OccluderMesh::triangle_count);
+            if spent + triangles <= selector.triangle_budget {
+                spent += triangles;
+                chosen.push(instance);
+            }
+        }
+        chosen
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_partial_sort_picks_what_a_full_sort_picks(
+            places in proptest::collection::vec((-60.0f32..60.0, -60.0f32..-1.0, 0.2f32..8.0, 0u32..4), 0..400),
+            budget in 0usize..2000,
+            min_screen_size in 0.0f32..0.1,
+        ) {
+            // Meshes of 12, 1, 4 and 200 triangles (handle 3 has none registered).
+            let mut meshes = OccluderMeshes::new();
+            meshes.insert(MeshHandle(0), OccluderMesh::from_box(&Aabb::new(Vec3::ZERO, Vec3::ONE)).expect("a box"));
+            meshes.insert(MeshHandle(1), OccluderMesh::new(vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![0, 1, 2]).expect("one"));
+            let fan = |count: u32| {
+                let positions = (0..count + 2).map(|index| Vec3::new((index as f32).cos(), (index as f32).sin(), 0.0)).collect();
+                let indices = (0..count).flat_map(|index| [0, index + 1, index + 2]).collect();
+                OccluderMesh::new(positions, indices).expect("a fan")
+            };
+            meshes.insert(MeshHandle(2), fan(200));
+            let candidates: Vec<OccluderCandidate> = places
+                .iter()
+                .map(|&(x, z, size, mesh)| OccluderCandidate {
+                    instance: OccluderInstance { mesh: MeshHandle(mesh), world: Mat4::from_translation(Vec3::new(x, 0.0, z)) },
+                    world_bounds: Aabb::new(Vec3::new(x, 0.0, z) - size, Vec3::new(x, 0.0, z) + size),
+                })
+                .collect();
+            let view_projection = Mat4::perspective_infinite_reverse_rh(1.0, 1.5, 0.1);
+            let mut selector = OccluderSelector { min_screen_size, triangle_budget: budget, ..OccluderSelector::default() };
+            let mut chosen = Vec::new();
+            selector.select(view_projection, &candidates, &meshes, &mut chosen);
+            proptest::prop_assert_eq!(chosen, select_by_full_sort(&selector, view_projection, &candidates, &meshes));
+        }
+    }
 
     #[test]
     fn a_box_is_a_convex_occluder_with_six_faces() {

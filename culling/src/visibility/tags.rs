@@ -74,10 +74,21 @@ pub(crate) fn record_tag_changes(visibility: &mut Visibility, world: &World, pol
     changes.clear();
     let marked_only = policy == VisibilityTags::Marked;
     if marked_only {
-        mark_tagged_slots(visibility, world);
+        let marked = mark_tagged_slots(visibility, world);
+        // Nothing marked and no tag left to remove: no change, and the tag columns stay
+        // clear, so the words need not be visited (the city's case: a million objects, none
+        // of them tagged).
+        if marked == 0 && all_clear(&visibility.tagged) && all_clear(&visibility.occluded_tag) {
+            visibility.tag_changes = changes;
+            return (0, 0);
+        }
     }
     for (word_index, &visible) in visibility.bits.words().iter().enumerate() {
         let covered = if marked_only { visibility.tag_marked[word_index] } else { u64::MAX };
+        if covered | visibility.tagged[word_index] | visibility.occluded_tag[word_index] == 0 {
+            // No tag wanted or carried in this word (only under `Marked` can `covered` be 0).
+            continue;
+        }
         let occluded = visibility.occluded.get(word_index).copied().unwrap_or(0) & covered;
         // An occluded object is in view, so it carries `Occluded`, not `Culled`.
         let want_culled = visibility.drawable[word_index] & !visible & !occluded & covered;
@@ -97,21 +108,31 @@ pub(crate) fn record_tag_changes(visibility: &mut Visibility, world: &World, pol
     counts
 }
 
+/// Whether every word of `words` is zero.
+fn all_clear(words: &[u64]) -> bool {
+    // OR-folded in blocks, which vectorizes, rather than stopping at the first set word.
+    words.chunks(64).all(|block| block.iter().fold(0, |any, &word| any | word) == 0)
+}
+
 /// Sets `visibility.tag_marked` to the slots of the mesh entities carrying
-/// [`VisibilityTagged`] (sized to the slot words; no allocation within its capacity).
-fn mark_tagged_slots(visibility: &mut Visibility, world: &World) {
+/// [`VisibilityTagged`] (sized to the slot words; no allocation within its capacity), and
+/// returns how many there are.
+fn mark_tagged_slots(visibility: &mut Visibility, world: &World) -> usize {
     let words = visibility.bits.words().len();
     let Visibility { tag_marked, slots, .. } = visibility;
     tag_marked.clear();
     tag_marked.resize(words, 0);
+    let mut marked = 0;
     for entity in world.query::<Entity>().with::<(&Mesh, &VisibilityTagged)>().iter() {
         // Every live mesh entity owns a slot after this frame's pass; the check only guards
         // against a slot past the words.
         if let Some(slot) = slots.slot_of(entity).map(|slot| slot as usize).filter(|&slot| slot < words * BITS_PER_WORD)
         {
             tag_marked[slot / BITS_PER_WORD] |= 1 << (slot % BITS_PER_WORD);
+            marked += 1;
         }
     }
+    marked
 }
 
 /// Records the removal of every `Culled` and `Occluded` tag in `world`, for a frame without a

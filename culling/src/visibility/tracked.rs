@@ -604,12 +604,18 @@ impl TrackedState {
         let bits_of = |word: usize| {
             let mut members = drawable[word];
             let mut bits = 0u64;
+            // Neighbouring slots mostly draw the same mesh: one registry lookup per run.
+            let mut last: Option<(ecs::MeshHandle, bool)> = None;
             while members != 0 {
                 let offset = members.trailing_zeros() as usize;
                 members &= members - 1;
-                if meshes.get(draws[word * BITS_PER_WORD + offset].mesh).is_some() {
-                    bits |= 1 << offset;
-                }
+                let mesh = draws[word * BITS_PER_WORD + offset].mesh;
+                let occludes = match last {
+                    Some((seen, occludes)) if seen == mesh => occludes,
+                    _ => meshes.get(mesh).is_some(),
+                };
+                last = Some((mesh, occludes));
+                bits |= u64::from(occludes) << offset;
             }
             bits
         };
