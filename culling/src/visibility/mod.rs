@@ -34,6 +34,7 @@
 
 mod cache;
 mod cull;
+mod holds;
 mod result;
 mod slots;
 mod system;

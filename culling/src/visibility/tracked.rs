@@ -20,6 +20,9 @@
 //! The word test keeps a margin, so it rejects only words the per-object kernel would reject
 //! too: a tracked frame gives the full frame's bits. Objects with levels of detail have their
 //! level picked again in every word that is decided, so draws match the full pass as well.
+//! A camera that only moves (no turn, no new projection) lets a word keep its side of the
+//! frustum and its levels without the work while the camera stays within the word's slack
+//! (`holds.rs`).
 //!
 //! **What must be true.** Everything that changes an object's inputs is in the log: systems
 //! get components through `SystemContext`, engine code that writes through
@@ -38,8 +41,10 @@ use runtime::hecs::{Entity, World};
 
 use super::cache::{CachedBounds, Verdict};
 use super::cull::{run_range, PassInputs, PassOutputs, PassTotals, Segment, SlotFlag, GRAIN};
+use super::holds::{FrustumHold, FrustumShape, WordLodHold, WordSide, ROUNDING};
 use super::result::{ObjectDraw, Visibility, EMPTY_BOX};
 use crate::bits::{words_for, BITS_PER_WORD};
+#[cfg(test)]
 use crate::frustum::Frustum;
 use crate::occlusion::stage::WordGroups;
 use crate::occlusion::OccluderMeshes;
@@ -92,6 +97,9 @@ struct WordState {
     draws_changed: bool,
     /// How far the camera may move before one of the word's levels could change.
     lod_hold: WordLodHold,
+    /// The word's side of the frustum, and how far the camera may move before it could
+    /// change (`holds.rs`).
+    frustum_hold: FrustumHold,
 }
 
 impl Default for WordState {
@@ -107,42 +115,10 @@ impl Default for WordState {
             decided_drawable: 0,
             draws_changed: false,
             lod_hold: WordLodHold::NONE,
+            frustum_hold: FrustumHold::NONE,
         }
     }
 }
-
-/// The levels of a word's objects as a whole: every object of `members` keeps its level while
-/// the camera stays closer than `slack` to `anchor` (under the same `lod_scale`). An object's
-/// distance changes by at most the camera's move, so the word skips the per-object holds,
-/// one distance each, while the camera creeps along: most frames of a walking camera.
-#[derive(Clone, Copy, Debug)]
-struct WordLodHold {
-    anchor: Vec3,
-    /// The smallest slack of the members' holds, after the allowance for rounding.
-    slack: f32,
-    scale_bits: u32,
-    members: u64,
-}
-
-impl WordLodHold {
-    /// Holds nothing: the members are checked one by one.
-    const NONE: WordLodHold = WordLodHold { anchor: Vec3::ZERO, slack: f32::NEG_INFINITY, scale_bits: 0, members: 0 };
-
-    /// Whether every object of `to_pick` keeps its level for a camera at `eye`. False for a
-    /// NaN anywhere (every comparison with NaN fails).
-    #[inline]
-    fn covers(&self, to_pick: u64, eye: Vec3, lod_scale: f32) -> bool {
-        to_pick & !self.members == 0
-            && lod_scale.to_bits() == self.scale_bits
-            // The moved distance is itself rounded: allow for it, relative to the magnitudes.
-            && eye.distance(self.anchor) + ROUNDING * (eye.abs().max_element() + self.anchor.abs().max_element())
-                < self.slack
-    }
-}
-
-/// Relative allowance for the rounding of the distances behind a level's hold (a few
-/// single-precision roundings of a square root and a product, with margin).
-const ROUNDING: f32 = 1e-5;
 
 /// How far (in world units) the camera at `eye` may move before `hold`'s level could stop
 /// holding, where `scaled` is the scaled distance the hold was just checked or made at:
@@ -260,6 +236,8 @@ pub(crate) struct TrackedState {
     lod_holds: Vec<LodHold>,
     /// The global LOD bias (bits) the holds were found under.
     lod_bias_bits: u32,
+    /// The frustum's shape apart from the camera's position, for the words' frustum holds.
+    frustum_shape: FrustumShape,
     /// Scratch of [`TrackedState::refresh`]: per slot word, the slots the archetype refresh
     /// wrote (all zero between frames), and the words with any.
     refresh_mask: Vec<u64>,
@@ -435,6 +413,7 @@ impl TrackedState {
                 }
             }
         }
+        self.frustum_shape.update(inputs.view.frustum(), inputs.view.camera_position());
         if inputs.lod_bias.to_bits() != self.lod_bias_bits || self.lod_holds.len() != slot_count {
             self.lod_bias_bits = inputs.lod_bias.to_bits();
             self.lod_holds.clear();
@@ -457,6 +436,7 @@ impl TrackedState {
             cache: SharedMut(columns.cache.as_mut_ptr()),
             draws: SharedMut(columns.draws.as_mut_ptr()),
             lod_holds: SharedMut(self.lod_holds.as_mut_ptr()),
+            frustum_shape: self.frustum_shape,
         };
         runtime::jobs::parallel_for_chunks(&mut self.words, WORD_GRAIN, |first, chunk| {
             let mut local = TrackedTotals::default();
@@ -467,7 +447,7 @@ impl TrackedState {
             counters.add(&local);
         });
         counters.into_totals(&mut totals);
-        visibility.bits.reset(slot_count);
+        visibility.bits.resize(slot_count);
         for (bits, word) in visibility.bits.words_mut().iter_mut().zip(&self.words) {
             *bits = word.culled;
         }
@@ -632,7 +612,9 @@ impl TrackedState {
                 self.occluder_bits[word as usize] = bits_of(word as usize);
             }
             for (word, state) in self.words.iter_mut().enumerate() {
-                if std::mem::take(&mut state.draws_changed) {
+                // Read before written: most words' state stays clean in the cache.
+                if state.draws_changed {
+                    state.draws_changed = false;
                     self.occluder_bits[word] = bits_of(word);
                 }
             }
@@ -862,6 +844,7 @@ struct WordInputs<'a> {
     cache: SharedMut<CachedBounds>,
     draws: SharedMut<ObjectDraw>,
     lod_holds: SharedMut<LodHold>,
+    frustum_shape: FrustumShape,
 }
 
 /// Totals summed over word jobs.
@@ -921,15 +904,31 @@ fn decide_word(
     // objects picked theirs under this view when they were refreshed.
     // A word wholly outside the view draws nothing, whatever its levels: they are picked
     // when it comes near the view again (see `ObjectColumns::draws`).
-    let outside = inputs.frustum_culling
-        && forced == 0
-        && drawable != 0
-        && clearly_outside(inputs.view.frustum(), &shared.word_bounds[index]);
+    let eye = inputs.view.camera_position();
+    let side = if inputs.frustum_culling && forced == 0 && drawable != 0 {
+        // The hold of a dirty word was found for bounds it may no longer have.
+        let held = if word.dirty { None } else { word.frustum_hold.side_at(eye, &shared.frustum_shape) };
+        match held {
+            Some(side) => {
+                #[cfg(debug_assertions)]
+                check_side_holds(shared, index, side);
+                side
+            }
+            None => {
+                let (side, hold) =
+                    FrustumHold::decide(inputs.view.frustum(), &shared.word_bounds[index], eye, &shared.frustum_shape);
+                word.frustum_hold = hold;
+                side
+            }
+        }
+    } else {
+        WordSide::Straddles
+    };
+    let outside = side == WordSide::Outside;
     let to_pick = with_lod & !word.refreshed;
     // A refreshed object's own hold was voided: it is checked alone until it holds again.
     word.lod_hold.members &= !word.refreshed;
     if to_pick != 0 && word.epoch != inputs.view_epoch && !outside {
-        let eye = inputs.view.camera_position();
         if word.lod_hold.covers(to_pick, eye, inputs.lod_scale) {
             #[cfg(debug_assertions)]
             check_levels_hold(shared, base, to_pick);
@@ -983,9 +982,7 @@ fn decide_word(
         local.frustum_rejected += drawable.count_ones() as usize;
         return;
     }
-    if !secondary_culls
-        && (!inputs.frustum_culling || clearly_inside(inputs.view.frustum(), &shared.word_bounds[index]))
-    {
+    if !secondary_culls && (!inputs.frustum_culling || side == WordSide::Inside) {
         // Every box of the word is inside every plane, and no other cull is on.
         (word.culled, word.rejects) = (drawable, [0; 3]);
         local.visible += drawable.count_ones() as usize;
@@ -1090,36 +1087,32 @@ fn check_word_bounds(word_bounds: &[Aabb], bounds: &[Aabb], drawable: &[u64], fo
     }
 }
 
+/// Debug builds check that a word whose side of the frustum was taken from its hold is on
+/// that side still.
+#[cfg(debug_assertions)]
+fn check_side_holds(shared: &WordInputs<'_>, index: usize, side: WordSide) {
+    let inputs = shared.pass;
+    let (found, _) = FrustumHold::decide(
+        inputs.view.frustum(),
+        &shared.word_bounds[index],
+        inputs.view.camera_position(),
+        &shared.frustum_shape,
+    );
+    assert_eq!(found, side, "word {index}: its frustum hold kept a side the word is no longer on");
+}
+
 /// Whether `bounds` lies outside one of the frustum's planes by more than rounding could
 /// explain, so every box inside it is rejected by the per-object kernel as well.
+#[cfg(test)]
 fn clearly_outside(frustum: &Frustum, bounds: &Aabb) -> bool {
-    if !frustum.is_finite() {
-        return false;
-    }
-    frustum.planes().iter().any(|plane| {
-        let normal = plane.truncate();
-        let farthest = Vec3::select(normal.cmpgt(Vec3::ZERO), bounds.max, bounds.min);
-        let distance = normal.dot(farthest) + plane.w;
-        // The kernel works from centres and half extents; allow for its rounding, relative
-        // to the magnitudes involved.
-        let margin = 1e-4 * ((normal * farthest).abs().element_sum() + plane.w.abs()) + 1e-4;
-        distance < -margin
-    })
+    super::holds::plane_excess(frustum, bounds).0 > 0.0
 }
 
 /// Whether `bounds` lies inside every plane of the frustum by more than rounding could
 /// explain, so the per-object kernel keeps every box inside it.
+#[cfg(test)]
 fn clearly_inside(frustum: &Frustum, bounds: &Aabb) -> bool {
-    if !(frustum.is_finite() && bounds.min.is_finite() && bounds.max.is_finite()) {
-        return false;
-    }
-    frustum.planes().iter().all(|plane| {
-        let normal = plane.truncate();
-        let nearest = Vec3::select(normal.cmpgt(Vec3::ZERO), bounds.min, bounds.max);
-        let distance = normal.dot(nearest) + plane.w;
-        let margin = 1e-4 * ((normal * nearest).abs().element_sum() + plane.w.abs()) + 1e-4;
-        distance > margin
-    })
+    super::holds::plane_excess(frustum, bounds).1 > 0.0
 }
 
 /// Where an object's level of detail holds: the centre its distance is measured from and

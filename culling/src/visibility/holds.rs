@@ -1,0 +1,261 @@
+//! What a word may skip while the camera creeps along: the per-object distances behind its
+//! levels of detail ([`WordLodHold`]) and its frustum planes test ([`FrustumHold`]).
+//!
+//! Both are a *hold*: a verdict found under the camera at `anchor`, with the distance
+//! (`slack`) the camera may move before the verdict could change. An object's distance, and a
+//! box's distance to a plane that moves with the camera, change by at most the camera's own
+//! move, so a word whose camera stayed within its slack keeps its verdict without the work.
+//! Each slack is taken less an allowance for single-precision rounding, relative to the
+//! magnitudes involved, so a hold never keeps a verdict that the work would change.
+
+use ecs::Aabb;
+use glam::Vec3;
+
+use crate::frustum::Frustum;
+
+/// Relative allowance for rounding: a few single-precision roundings, with margin.
+pub(super) const ROUNDING: f32 = 1e-5;
+
+/// The rounding allowance of a move from `anchor` to `eye`, relative to their magnitudes.
+#[inline]
+fn move_rounding(eye: Vec3, anchor: Vec3) -> f32 {
+    ROUNDING * (eye.abs().max_element() + anchor.abs().max_element())
+}
+
+/// The levels of a word's objects as a whole: every object of `members` keeps its level while
+/// the camera stays closer than `slack` to `anchor` (under the same `lod_scale`). The word then
+/// skips the per-object holds, one distance each.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct WordLodHold {
+    pub anchor: Vec3,
+    /// The smallest slack of the members' holds, after the allowance for rounding.
+    pub slack: f32,
+    pub scale_bits: u32,
+    pub members: u64,
+}
+
+impl WordLodHold {
+    /// Holds nothing: the members are checked one by one.
+    pub const NONE: WordLodHold =
+        WordLodHold { anchor: Vec3::ZERO, slack: f32::NEG_INFINITY, scale_bits: 0, members: 0 };
+
+    /// Whether every object of `to_pick` keeps its level for a camera at `eye`. False for a
+    /// NaN anywhere (every comparison with NaN fails).
+    #[inline]
+    pub fn covers(&self, to_pick: u64, eye: Vec3, lod_scale: f32) -> bool {
+        to_pick & !self.members == 0
+            && lod_scale.to_bits() == self.scale_bits
+            && eye.distance(self.anchor) + move_rounding(eye, self.anchor) < self.slack
+    }
+}
+
+/// Where a word's bounds lie against the frustum, as `tracked.rs` decides it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum WordSide {
+    /// Clearly outside one plane: the kernel rejects every box of the word.
+    Outside,
+    /// Clearly inside every plane: the kernel keeps every box of the word.
+    Inside,
+    /// Neither: the word's objects are tested one by one.
+    Straddles,
+}
+
+/// By how much `bounds` is clearly outside the frustum, and by how much clearly inside it
+/// (each positive when so): the largest and the smallest distance past the planes' margins.
+/// The margins allow for the kernel's rounding, which works from centres and half extents,
+/// relative to the magnitudes involved. Neither is positive without finite planes, and
+/// `inside` is not without finite bounds.
+pub(super) fn plane_excess(frustum: &Frustum, bounds: &Aabb) -> (f32, f32) {
+    if !frustum.is_finite() {
+        return (f32::NEG_INFINITY, f32::NEG_INFINITY);
+    }
+    let (mut outside, mut inside) = (f32::NEG_INFINITY, f32::INFINITY);
+    for plane in frustum.planes() {
+        let normal = plane.truncate();
+        let positive = normal.cmpgt(Vec3::ZERO);
+        let margin_at = |corner: Vec3| 1e-4 * ((normal * corner).abs().element_sum() + plane.w.abs()) + 1e-4;
+        let farthest = Vec3::select(positive, bounds.max, bounds.min);
+        // `x - y > 0` exactly when `x > y` (IEEE subtraction); `max` skips a NaN, which
+        // makes no plane decide, as `distance < -margin` would not.
+        outside = outside.max(-margin_at(farthest) - (normal.dot(farthest) + plane.w));
+        let nearest = Vec3::select(positive, bounds.min, bounds.max);
+        let beyond = normal.dot(nearest) + plane.w - margin_at(nearest);
+        inside = if beyond.is_nan() { f32::NEG_INFINITY } else { inside.min(beyond) };
+    }
+    if !(bounds.min.is_finite() && bounds.max.is_finite()) {
+        inside = f32::NEG_INFINITY;
+    }
+    (outside, inside)
+}
+
+/// The frustum's shape apart from where the camera stands: its planes' normals, and their
+/// offsets relative to the camera. A camera that only moves keeps the shape, and each plane
+/// moves with it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct FrustumShape {
+    /// Bumped whenever the normals change (0: no usable shape yet).
+    pub epoch: u32,
+    normals: [[u32; 3]; 6],
+    count: usize,
+    /// The offsets relative to the camera when the epoch began.
+    relative: [f32; 6],
+    /// How far this frame's relative offsets are from those (their rounding).
+    pub drift: f32,
+}
+
+impl FrustumShape {
+    /// Takes this frame's `frustum` seen from `eye`: keeps the epoch when only the camera
+    /// moved (the normals are the same bits and the relative offsets within rounding), else
+    /// starts a new one. No epoch for planes that are not finite.
+    pub fn update(&mut self, frustum: &Frustum, eye: Vec3) {
+        let planes = frustum.planes();
+        let mut normals = [[0u32; 3]; 6];
+        let mut relative = [0.0f32; 6];
+        for (index, plane) in planes.iter().enumerate() {
+            normals[index] = plane.truncate().to_array().map(f32::to_bits);
+            // The plane moves with the camera: `w + n . eye` stays put.
+            relative[index] = plane.w + plane.truncate().dot(eye);
+        }
+        let drift = (0..planes.len())
+            .map(|index| (relative[index] - self.relative[index]).abs())
+            .fold(0.0f32, |drift, value| if value.is_nan() { f32::INFINITY } else { drift.max(value) });
+        let allowed = ROUNDING * (1.0 + eye.abs().max_element());
+        let same = self.epoch != 0
+            && frustum.is_finite()
+            && eye.is_finite()
+            && planes.len() == self.count
+            && normals[..planes.len()] == self.normals[..planes.len()]
+            && drift <= allowed;
+        if same {
+            self.drift = drift;
+            return;
+        }
+        // A new shape (the first frame, a turn, a new projection): no hold survives it.
+        self.epoch = if frustum.is_finite() && eye.is_finite() { self.epoch.wrapping_add(1).max(1) } else { 0 };
+        (self.normals, self.count, self.relative, self.drift) = (normals, planes.len(), relative, 0.0);
+    }
+}
+
+/// A word's side of the frustum as a hold: `side` stays true while the frustum keeps its
+/// shape (epoch `shape`) and the camera stays closer than `slack` to `anchor`, as long as
+/// the word's bounds do not change (the caller drops the hold of a dirty word).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct FrustumHold {
+    anchor: Vec3,
+    slack: f32,
+    shape: u32,
+    side: WordSide,
+}
+
+impl FrustumHold {
+    /// Holds nothing.
+    pub const NONE: FrustumHold =
+        FrustumHold { anchor: Vec3::ZERO, slack: f32::NEG_INFINITY, shape: 0, side: WordSide::Straddles };
+
+    /// The held side for a camera at `eye` under `shape`, if it still holds.
+    #[inline]
+    pub fn side_at(&self, eye: Vec3, shape: &FrustumShape) -> Option<WordSide> {
+        let moved = eye.distance(self.anchor);
+        // A plane's distance changes by the move (unit normals) and by the drift of its
+        // offset; the margin itself by 1e-4 of the move.
+        (self.shape == shape.epoch
+            && shape.epoch != 0
+            && moved * (1.0 + 1e-4) + shape.drift + move_rounding(eye, self.anchor) < self.slack)
+            .then_some(self.side)
+    }
+
+    /// The side of `bounds` under `frustum` seen from `eye`, and its hold.
+    pub fn decide(frustum: &Frustum, bounds: &Aabb, eye: Vec3, shape: &FrustumShape) -> (WordSide, FrustumHold) {
+        let (outside, inside) = plane_excess(frustum, bounds);
+        let (side, excess) = if outside > 0.0 {
+            (WordSide::Outside, outside)
+        } else if inside > 0.0 {
+            (WordSide::Inside, inside)
+        } else {
+            return (WordSide::Straddles, FrustumHold::NONE);
+        };
+        // The distances behind `excess` were rounded too, relative to the bounds, the camera
+        // and the planes' offsets (the margins' own scale); so was this frame's drift.
+        let magnitude = bounds.min.abs().max(bounds.max.abs()).max_element() + eye.abs().max_element();
+        let slack = excess - ROUNDING * (1.0 + magnitude) - shape.drift;
+        (side, FrustumHold { anchor: eye, slack, shape: shape.epoch, side })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::{Mat4, Quat};
+    use proptest::prelude::*;
+
+    /// A reversed-Z perspective frustum at `eye`, turned by `yaw`.
+    fn frustum_at(eye: Vec3, yaw: f32) -> Frustum {
+        let view = Mat4::from_rotation_translation(Quat::from_rotation_y(yaw), eye).inverse();
+        Frustum::from_view_projection(Mat4::perspective_infinite_reverse_rh(1.1, 1.7, 0.1) * view)
+    }
+
+    proptest! {
+        #[test]
+        fn a_held_side_is_the_side_found_again(
+            start in (-3000.0f32..3000.0, -50.0f32..50.0, -3000.0f32..3000.0),
+            yaw in -3.2f32..3.2,
+            steps in proptest::collection::vec((-1.5f32..1.5, -0.2f32..0.2, -1.5f32..1.5), 1..40),
+            boxes in proptest::collection::vec((-80.0f32..80.0, -20.0f32..20.0, -80.0f32..80.0, 0.01f32..30.0), 1..24),
+        ) {
+            let mut eye = Vec3::new(start.0, start.1, start.2);
+            let mut shape = FrustumShape::default();
+            let frustum = frustum_at(eye, yaw);
+            shape.update(&frustum, eye);
+            let bounds: Vec<Aabb> = boxes
+                .iter()
+                .map(|&(x, y, z, size)| {
+                    let center = eye + Vec3::new(x, y, z);
+                    Aabb::new(center - size * Vec3::new(1.0, 0.5, 0.7), center + size * Vec3::new(0.6, 0.5, 1.0))
+                })
+                .collect();
+            let mut holds: Vec<FrustumHold> =
+                bounds.iter().map(|bounds| FrustumHold::decide(&frustum, bounds, eye, &shape).1).collect();
+            let mut held_some = false;
+            for step in steps {
+                eye += Vec3::new(step.0, step.1, step.2);
+                let frustum = frustum_at(eye, yaw);
+                shape.update(&frustum, eye);
+                for (hold, bounds) in holds.iter_mut().zip(&bounds) {
+                    let (found, fresh) = FrustumHold::decide(&frustum, bounds, eye, &shape);
+                    match hold.side_at(eye, &shape) {
+                        Some(side) => {
+                            held_some = true;
+                            prop_assert_eq!(side, found, "a hold kept a side the box left");
+                        }
+                        None => *hold = fresh,
+                    }
+                }
+            }
+            // Most boxes lie well inside or outside: holds must be taken, or the test tests
+            // nothing.
+            prop_assume!(held_some);
+        }
+    }
+
+    #[test]
+    fn a_turn_or_a_new_projection_starts_a_new_shape() {
+        let eye = Vec3::new(10.0, 2.0, -5.0);
+        let mut shape = FrustumShape::default();
+        shape.update(&frustum_at(eye, 0.3), eye);
+        let first = shape.epoch;
+        assert_ne!(first, 0);
+        shape.update(&frustum_at(eye + Vec3::new(0.5, 0.0, -0.25), 0.3), eye + Vec3::new(0.5, 0.0, -0.25));
+        assert_eq!(shape.epoch, first, "a camera that only moves keeps the shape");
+        shape.update(&frustum_at(eye, 0.31), eye);
+        assert_ne!(shape.epoch, first, "a turn starts a new shape");
+        let wider = Frustum::from_view_projection(
+            Mat4::perspective_infinite_reverse_rh(1.3, 1.7, 0.1)
+                * Mat4::from_rotation_translation(Quat::from_rotation_y(0.31), eye).inverse(),
+        );
+        let turned = shape.epoch;
+        shape.update(&wider, eye);
+        assert_ne!(shape.epoch, turned, "a new projection starts a new shape");
+        shape.update(&Frustum::from_view_projection(Mat4::NAN), eye);
+        assert_eq!(shape.epoch, 0, "no shape for planes that are not finite");
+    }
+}
