@@ -1,5 +1,6 @@
 //! What a word may skip while the camera creeps along: the per-object distances behind its
-//! levels of detail ([`WordLodHold`]) and its frustum planes test ([`FrustumHold`]).
+//! levels of detail ([`WordLodHold`]), its frustum planes test ([`FrustumHold`]) and, for a
+//! word across a plane, its objects' kernel verdicts ([`ObjectHold`]).
 //!
 //! Both are a *hold*: a verdict found under the camera at `anchor`, with the distance
 //! (`slack`) the camera may move before the verdict could change. An object's distance, and a
@@ -180,6 +181,79 @@ impl FrustumHold {
         let slack = excess - ROUNDING * (1.0 + magnitude) - shape.drift;
         (side, FrustumHold { anchor: eye, slack, shape: shape.epoch, side })
     }
+}
+
+/// One object's frustum verdict as a hold: the kernel's verdict stays while the frustum keeps
+/// its shape and the camera stays closer than `slack` to `anchor`. Its word keeps which of its
+/// objects hold and which of those are visible ([`WordObjectHolds`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ObjectHold {
+    anchor: Vec3,
+    slack: f32,
+}
+
+impl ObjectHold {
+    /// Holds nothing.
+    pub const NONE: ObjectHold = ObjectHold { anchor: Vec3::ZERO, slack: f32::NEG_INFINITY };
+
+    /// The hold of a kernel verdict found for the box `center`, `half` from `eye`:
+    /// `nearest` is the box's smallest value of the kernel's `distance + reach` over the
+    /// planes (negative: outside one; the kernel keeps the box when none is). None when
+    /// the verdict is too close to call for a hold.
+    #[inline]
+    pub fn of(visible: bool, nearest: f32, center: Vec3, half: Vec3, eye: Vec3, shape: &FrustumShape) -> ObjectHold {
+        let excess = if visible { nearest } else { -nearest };
+        let magnitude = center.abs().max_element() + half.abs().max_element() + eye.abs().max_element();
+        // A NaN anywhere gives a NaN slack, which never holds.
+        ObjectHold { anchor: eye, slack: excess - ROUNDING * (1.0 + magnitude) - shape.drift }
+    }
+
+    /// Whether the verdict still holds for a camera at `eye` (the word checks the shape).
+    #[inline]
+    pub fn holds_at(&self, eye: Vec3, shape: &FrustumShape) -> bool {
+        // A plane's `distance + reach` changes by the move (unit normals) and by the drift
+        // of its offset.
+        eye.distance(self.anchor) + shape.drift + move_rounding(eye, self.anchor) < self.slack
+    }
+}
+
+/// Which objects of a word hold their frustum verdict ([`ObjectHold`]), under which shape.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct WordObjectHolds {
+    /// Objects whose hold was made under shape `shape`.
+    pub members: u64,
+    /// Of those, the ones the kernel kept.
+    pub visible: u64,
+    pub shape: u32,
+}
+
+impl WordObjectHolds {
+    /// The members whose holds may stand under `shape`.
+    #[inline]
+    pub fn members_under(&self, shape: &FrustumShape) -> u64 {
+        if self.shape == shape.epoch && shape.epoch != 0 {
+            self.members
+        } else {
+            0
+        }
+    }
+}
+
+/// The smallest value over the planes of the kernel's `distance + reach` for the box `center`,
+/// `half` (as `frustum::aabb_lane` computes them): negative when the box is outside a plane.
+#[inline]
+pub(super) fn nearest_plane_value(frustum: &Frustum, center: Vec3, half: Vec3) -> f32 {
+    let half = half.abs();
+    frustum.planes().iter().fold(f32::INFINITY, |nearest, plane| {
+        let normal = plane.truncate();
+        let value = normal.dot(center) + plane.w + normal.abs().dot(half);
+        // A NaN makes the whole value NaN (`min` would skip it), so no hold is made.
+        if value.is_nan() || nearest.is_nan() {
+            f32::NAN
+        } else {
+            nearest.min(value)
+        }
+    })
 }
 
 #[cfg(test)]

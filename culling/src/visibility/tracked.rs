@@ -41,7 +41,9 @@ use runtime::hecs::{Entity, World};
 
 use super::cache::{CachedBounds, Verdict};
 use super::cull::{run_range, PassInputs, PassOutputs, PassTotals, Segment, SlotFlag, GRAIN};
-use super::holds::{FrustumHold, FrustumShape, WordLodHold, WordSide, ROUNDING};
+use super::holds::{
+    nearest_plane_value, FrustumHold, FrustumShape, ObjectHold, WordLodHold, WordObjectHolds, WordSide, ROUNDING,
+};
 use super::result::{ObjectDraw, Visibility, EMPTY_BOX};
 use crate::bits::{words_for, BITS_PER_WORD};
 #[cfg(test)]
@@ -100,6 +102,8 @@ struct WordState {
     /// The word's side of the frustum, and how far the camera may move before it could
     /// change (`holds.rs`).
     frustum_hold: FrustumHold,
+    /// Which of its objects keep their frustum verdict by their own holds (`holds.rs`).
+    object_holds: WordObjectHolds,
 }
 
 impl Default for WordState {
@@ -116,6 +120,7 @@ impl Default for WordState {
             draws_changed: false,
             lod_hold: WordLodHold::NONE,
             frustum_hold: FrustumHold::NONE,
+            object_holds: WordObjectHolds { members: 0, visible: 0, shape: 0 },
         }
     }
 }
@@ -234,6 +239,9 @@ pub(crate) struct TrackedState {
     segment_slots: SegmentSlots,
     /// Per slot with levels of detail: where its pick holds (see [`LodHold`]).
     lod_holds: Vec<LodHold>,
+    /// Per slot: where its frustum verdict holds (valid for its word's
+    /// [`WordObjectHolds::members`] only).
+    object_holds: Vec<ObjectHold>,
     /// The global LOD bias (bits) the holds were found under.
     lod_bias_bits: u32,
     /// The frustum's shape apart from the camera's position, for the words' frustum holds.
@@ -269,6 +277,8 @@ impl TrackedState {
         self.segment_slots.clear();
         self.lod_holds.clear();
         self.lod_holds.resize(visibility.slots.len(), LodHold::NONE);
+        self.object_holds.clear();
+        self.object_holds.resize(visibility.slots.len(), ObjectHold::NONE);
         self.words.clear();
         self.words.resize(words, WordState { dirty: false, ..WordState::default() });
         self.word_bounds.resize(words, EMPTY_BOX);
@@ -436,6 +446,7 @@ impl TrackedState {
             cache: SharedMut(columns.cache.as_mut_ptr()),
             draws: SharedMut(columns.draws.as_mut_ptr()),
             lod_holds: SharedMut(self.lod_holds.as_mut_ptr()),
+            object_holds: SharedMut(self.object_holds.as_mut_ptr()),
             frustum_shape: self.frustum_shape,
         };
         runtime::jobs::parallel_for_chunks(&mut self.words, WORD_GRAIN, |first, chunk| {
@@ -844,6 +855,7 @@ struct WordInputs<'a> {
     cache: SharedMut<CachedBounds>,
     draws: SharedMut<ObjectDraw>,
     lod_holds: SharedMut<LodHold>,
+    object_holds: SharedMut<ObjectHold>,
     frustum_shape: FrustumShape,
 }
 
@@ -928,6 +940,8 @@ fn decide_word(
     let to_pick = with_lod & !word.refreshed;
     // A refreshed object's own hold was voided: it is checked alone until it holds again.
     word.lod_hold.members &= !word.refreshed;
+    // A refreshed object's frustum verdict was found for a box it may no longer have.
+    word.object_holds.members &= !word.refreshed;
     if to_pick != 0 && word.epoch != inputs.view_epoch && !outside {
         if word.lod_hold.covers(to_pick, eye, inputs.lod_scale) {
             #[cfg(debug_assertions)]
@@ -964,7 +978,8 @@ fn decide_word(
         let known_rejected = (known & !known_visible).count_ones() as u8;
         #[cfg(debug_assertions)]
         check_decided(shared, base, known, known_visible);
-        let (culled, rejects) = decide_objects(shared, base, drawable & changed & !known, forced, block);
+        let holds = &mut word.object_holds;
+        let (culled, rejects) = decide_objects(shared, base, drawable & changed & !known, forced, block, holds);
         let rejects = [kept_rejected + known_rejected + rejects[0], rejects[1], rejects[2]];
         (word.culled, word.rejects) = (kept | known_visible | culled, rejects);
         local.visible += word.culled.count_ones() as usize;
@@ -988,7 +1003,7 @@ fn decide_word(
         local.visible += drawable.count_ones() as usize;
         return;
     }
-    let (culled, rejects) = decide_objects(shared, base, drawable, forced, block);
+    let (culled, rejects) = decide_objects(shared, base, drawable, forced, block, &mut word.object_holds);
     (word.culled, word.rejects) = (culled, rejects);
     local.visible += culled.count_ones() as usize;
     local.frustum_rejected += usize::from(rejects[0]);
@@ -1211,19 +1226,28 @@ fn hold_of(lods: &Lod, center: Vec3, scaled: f32, global_bias: f32) -> LodHold {
     LodHold { center, above, up_to: f32::INFINITY }
 }
 
-/// The per-object culls of one word, as the full pass does them: cached verdicts under this
-/// view, else the kernel on the word's boxes, then distance and screen size. Returns the
-/// surviving bits and the rejection counts.
+/// The per-object culls of one word, as the full pass does them: verdicts held since an
+/// earlier view (`holds`, frustum only) or cached under this view, else the kernel on the
+/// word's boxes, then distance and screen size. Returns the surviving bits and the rejection
+/// counts, and makes holds for the kernel's new verdicts when no other cull is on.
 fn decide_objects(
     shared: &WordInputs<'_>,
     base: usize,
     drawable: u64,
     forced: u64,
     block: &mut AabbBlock,
+    holds: &mut WordObjectHolds,
 ) -> (u64, [u8; 3]) {
     let inputs = shared.pass;
+    let shape = &shared.frustum_shape;
+    let eye = inputs.view.camera_position();
+    let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
+    // Holds stand for the kernel's verdict alone, under a shape they were made in.
+    let holding = inputs.frustum_culling && !secondary_culls && shape.epoch != 0;
+    let mut held = if holding { holds.members_under(shape) & drawable & !forced } else { 0 };
     block.clear();
     let mut pushed = [0u8; BITS_PER_WORD];
+    let mut nearest = [0.0f32; BITS_PER_WORD];
     let (mut reused_visible, mut fresh) = (0u64, 0u64);
     let mut rejects = [0u8; 3];
     let mut members = drawable;
@@ -1231,6 +1255,18 @@ fn decide_objects(
         let offset = members.trailing_zeros() as usize;
         members &= members - 1;
         let slot = base + offset;
+        if held >> offset & 1 == 1 {
+            // SAFETY: this job's own slot.
+            if unsafe { (*shared.object_holds.at(slot)).holds_at(eye, shape) } {
+                if holds.visible >> offset & 1 == 1 {
+                    reused_visible |= 1 << offset;
+                } else {
+                    rejects[0] += 1;
+                }
+                continue;
+            }
+            held &= !(1 << offset);
+        }
         // SAFETY: this job's own slot.
         let entry = unsafe { &*shared.cache.0.add(slot) };
         if let Some(verdict) = entry.verdict(inputs.view_epoch) {
@@ -1244,13 +1280,15 @@ fn decide_objects(
         }
         fresh |= 1 << offset;
         let (center, half) = entry.local().transformed_center_half(&shared.models[slot]);
+        if holding {
+            nearest[block.len()] = nearest_plane_value(inputs.view.frustum(), center, half);
+        }
         pushed[block.len()] = offset as u8;
         block.push_center_half(center, half);
     }
     let inside = super::cull::frustum_bits(inputs, block, &pushed);
     let mut visible = (inside | forced) & fresh;
     rejects[0] += (fresh & !visible).count_ones() as u8;
-    let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
     let survivors = if secondary_culls { visible & !forced } else { 0 };
     let (too_far, too_small) =
         super::cull::secondary_culls_of(inputs.view, survivors, |offset| &shared.bounds[base + offset]);
@@ -1265,7 +1303,55 @@ fn decide_objects(
         // SAFETY: this job's own slot.
         unsafe { (*shared.cache.0.add(base + offset)).set_verdict(inputs.view_epoch, verdict) };
     }
+    if holding {
+        // Holds for the new verdicts; a verdict too close to call holds nothing.
+        let slices = block.slices();
+        for (lane, &offset) in pushed[..block.len()].iter().enumerate() {
+            let bit = 1u64 << offset;
+            if forced & bit != 0 {
+                continue;
+            }
+            let center = Vec3::new(slices.center[0][lane], slices.center[1][lane], slices.center[2][lane]);
+            let half = Vec3::new(slices.half[0][lane], slices.half[1][lane], slices.half[2][lane]);
+            let hold = ObjectHold::of(visible & bit != 0, nearest[lane], center, half, eye, shape);
+            // SAFETY: this job's own slot.
+            unsafe { shared.object_holds.at(base + usize::from(offset)).write(hold) };
+            if hold.holds_at(eye, shape) {
+                held |= bit;
+            }
+        }
+        #[cfg(debug_assertions)]
+        check_object_holds(shared, base, held & !fresh, holds.visible);
+        // The word's other objects (not asked about here) keep theirs.
+        let others = holds.members_under(shape) & !drawable;
+        let visible = (holds.visible & (others | (held & !fresh))) | (visible & held & fresh);
+        *holds = WordObjectHolds { members: others | held, visible, shape: shape.epoch };
+    } else {
+        holds.members = 0;
+    }
     (visible | reused_visible, rejects)
+}
+
+/// Debug builds check that the objects of `members` (bits from slot `base`) whose frustum
+/// verdict was taken from their holds get that verdict from the kernel (`visible`: the kept
+/// ones).
+#[cfg(debug_assertions)]
+fn check_object_holds(shared: &WordInputs<'_>, base: usize, mut members: u64, visible: u64) {
+    let inputs = shared.pass;
+    while members != 0 {
+        let offset = members.trailing_zeros() as usize;
+        members &= members - 1;
+        // SAFETY: this job's own slot.
+        let entry = unsafe { &*shared.cache.0.add(base + offset) };
+        let (center, half) = entry.local().transformed_center_half(&shared.models[base + offset]);
+        let kept = crate::frustum::aabb_lane(inputs.view.frustum().lanes(), center, half).visible;
+        assert_eq!(
+            kept,
+            visible >> offset & 1 == 1,
+            "slot {}: its hold kept a verdict the kernel changed",
+            base + offset
+        );
+    }
 }
 
 #[cfg(test)]
