@@ -358,13 +358,35 @@ impl OccluderSelector {
         meshes: &OccluderMeshes,
         chosen: &mut Vec<OccluderInstance>,
     ) {
+        self.select_by(
+            view_projection,
+            candidates.len(),
+            |index| (candidates[index].world_bounds, candidates[index].instance.mesh),
+            |index| candidates[index].instance,
+            meshes,
+            chosen,
+        );
+    }
+
+    /// [`OccluderSelector::select`] over `count` candidates given by index: `bounds_of`
+    /// their world box and mesh, `instance_of` the occluder to draw, asked only of those
+    /// chosen (the Visibility stage passes slots, so it copies no matrix it does not draw).
+    pub(crate) fn select_by(
+        &mut self,
+        view_projection: Mat4,
+        count: usize,
+        bounds_of: impl Fn(usize) -> (Aabb, MeshHandle),
+        instance_of: impl Fn(usize) -> OccluderInstance,
+        meshes: &OccluderMeshes,
+        chosen: &mut Vec<OccluderInstance>,
+    ) {
         chosen.clear();
         self.scratch.clear();
         let scale = view_projection.row(1).truncate().length();
         let mut fewest_triangles = usize::MAX;
-        for (index, candidate) in candidates.iter().enumerate() {
-            let bounds = candidate.world_bounds;
-            let Some(mesh) = meshes.get(candidate.instance.mesh) else {
+        for index in 0..count {
+            let (bounds, mesh) = bounds_of(index);
+            let Some(mesh) = meshes.get(mesh) else {
                 continue;
             };
             if !bounds.is_finite() {
@@ -396,7 +418,7 @@ impl OccluderSelector {
         self.scratch[..prefix].sort_unstable();
         let mut spent = 0usize;
         let mut take = |key: u64, spent: &mut usize| {
-            let instance = candidates[(key & u64::from(u32::MAX)) as usize].instance;
+            let instance = instance_of((key & u64::from(u32::MAX)) as usize);
             let triangles = meshes.get(instance.mesh).map_or(0, OccluderMesh::triangle_count);
             if *spent + triangles <= self.triangle_budget {
                 *spent += triangles;

@@ -25,10 +25,7 @@
 
 use ecs::{Aabb, RenderSettings};
 
-use super::{
-    fit_buffer, OccluderCandidate, OccluderInstance, OccluderMeshes, OccluderSelector, OcclusionCuller,
-    OcclusionVerdict,
-};
+use super::{fit_buffer, OccluderInstance, OccluderMeshes, OccluderSelector, OcclusionCuller, OcclusionVerdict};
 use crate::visibility::{Visibility, GROUP_WORDS};
 
 /// The occlusion state of the Visibility system, kept between frames (no allocation in
@@ -37,7 +34,8 @@ use crate::visibility::{Visibility, GROUP_WORDS};
 pub(crate) struct OcclusionPass {
     culler: OcclusionCuller,
     selector: OccluderSelector,
-    candidates: Vec<OccluderCandidate>,
+    /// The slots of this frame's candidate occluders (visible, with an occluder mesh).
+    candidates: Vec<u32>,
     chosen: Vec<OccluderInstance>,
     before: Vec<u64>,
 }
@@ -79,15 +77,7 @@ impl OcclusionPass {
             return;
         };
         self.candidates.clear();
-        let mut push = |index: usize| {
-            let mesh = visibility.objects.draws[index].mesh;
-            if meshes.get(mesh).is_some() {
-                self.candidates.push(OccluderCandidate {
-                    instance: OccluderInstance { mesh, world: visibility.objects.models[index] },
-                    world_bounds: visibility.objects.bounds[index],
-                });
-            }
-        };
+        let mut push = |index: usize| self.candidates.push(index as u32);
         if groups.occluders.len() == visibility.bits.words().len() {
             // Only the visible objects of occluder meshes, found word by word.
             for (word_index, (&visible, &occluders)) in visibility.bits.words().iter().zip(groups.occluders).enumerate()
@@ -102,7 +92,16 @@ impl OcclusionPass {
             visibility.bits.iter_visible().for_each(push);
         }
         let view_projection = view.projection * view.view;
-        self.selector.select(view_projection, &self.candidates, meshes, &mut self.chosen);
+        let objects = &visibility.objects;
+        let slot = |index: usize| self.candidates[index] as usize;
+        self.selector.select_by(
+            view_projection,
+            self.candidates.len(),
+            |index| (objects.bounds[slot(index)], objects.draws[slot(index)].mesh),
+            |index| OccluderInstance { mesh: objects.draws[slot(index)].mesh, world: objects.models[slot(index)] },
+            meshes,
+            &mut self.chosen,
+        );
         if self.chosen.is_empty() {
             return;
         }
