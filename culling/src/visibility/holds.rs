@@ -102,6 +102,9 @@ pub(super) struct FrustumShape {
     relative: [f32; 6],
     /// How far this frame's relative offsets are from those (their rounding).
     pub drift: f32,
+    /// The shape is last frame's: the camera only moved. Holds are made only then, so a
+    /// camera that turns every frame pays nothing for them.
+    pub steady: bool,
 }
 
 impl FrustumShape {
@@ -129,8 +132,10 @@ impl FrustumShape {
             && drift <= allowed;
         if same {
             self.drift = drift;
+            self.steady = true;
             return;
         }
+        self.steady = false;
         // A new shape (the first frame, a turn, a new projection): no hold survives it.
         self.epoch = if frustum.is_finite() && eye.is_finite() { self.epoch.wrapping_add(1).max(1) } else { 0 };
         (self.normals, self.count, self.relative, self.drift) = (normals, planes.len(), relative, 0.0);

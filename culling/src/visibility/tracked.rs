@@ -46,7 +46,6 @@ use super::holds::{
 };
 use super::result::{ObjectDraw, Visibility, EMPTY_BOX};
 use crate::bits::{words_for, BITS_PER_WORD};
-#[cfg(test)]
 use crate::frustum::Frustum;
 use crate::occlusion::stage::WordGroups;
 use crate::occlusion::OccluderMeshes;
@@ -916,6 +915,7 @@ fn decide_word(
     // objects picked theirs under this view when they were refreshed.
     // A word wholly outside the view draws nothing, whatever its levels: they are picked
     // when it comes near the view again (see `ObjectColumns::draws`).
+    let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
     let eye = inputs.view.camera_position();
     let side = if inputs.frustum_culling && forced == 0 && drawable != 0 {
         // The hold of a dirty word was found for bounds it may no longer have.
@@ -926,11 +926,24 @@ fn decide_word(
                 check_side_holds(shared, index, side);
                 side
             }
-            None => {
+            None if shared.frustum_shape.steady => {
                 let (side, hold) =
                     FrustumHold::decide(inputs.view.frustum(), &shared.word_bounds[index], eye, &shared.frustum_shape);
                 word.frustum_hold = hold;
                 side
+            }
+            // A turning camera: the plain tests, without the slack a hold would need.
+            None => {
+                word.frustum_hold = FrustumHold::NONE;
+                let (frustum, bounds) = (inputs.view.frustum(), &shared.word_bounds[index]);
+                if clearly_outside(frustum, bounds) {
+                    WordSide::Outside
+                } else if !secondary_culls && clearly_inside(frustum, bounds) {
+                    // (Only asked for when no other cull is on, as below.)
+                    WordSide::Inside
+                } else {
+                    WordSide::Straddles
+                }
             }
         }
     } else {
@@ -953,7 +966,6 @@ fn decide_word(
                 WordLodHold { anchor: eye, slack, scale_bits: inputs.lod_scale.to_bits(), members: to_pick };
         }
     }
-    let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
     // Under the same view with only the frustum on, a word's other objects keep their answer
     // (a rejected one was rejected by the frustum): only the refreshed ones are decided.
     let same_view = word.epoch == inputs.view_epoch;
@@ -1117,17 +1129,37 @@ fn check_side_holds(shared: &WordInputs<'_>, index: usize, side: WordSide) {
 }
 
 /// Whether `bounds` lies outside one of the frustum's planes by more than rounding could
-/// explain, so every box inside it is rejected by the per-object kernel as well.
-#[cfg(test)]
+/// explain, so every box inside it is rejected by the per-object kernel as well: the sign
+/// of `holds::plane_excess`'s first value, stopping at the first plane that decides.
 fn clearly_outside(frustum: &Frustum, bounds: &Aabb) -> bool {
-    super::holds::plane_excess(frustum, bounds).0 > 0.0
+    if !frustum.is_finite() {
+        return false;
+    }
+    frustum.planes().iter().any(|plane| {
+        let normal = plane.truncate();
+        let farthest = Vec3::select(normal.cmpgt(Vec3::ZERO), bounds.max, bounds.min);
+        let distance = normal.dot(farthest) + plane.w;
+        // The kernel works from centres and half extents; allow for its rounding, relative
+        // to the magnitudes involved.
+        let margin = 1e-4 * ((normal * farthest).abs().element_sum() + plane.w.abs()) + 1e-4;
+        distance < -margin
+    })
 }
 
 /// Whether `bounds` lies inside every plane of the frustum by more than rounding could
-/// explain, so the per-object kernel keeps every box inside it.
-#[cfg(test)]
+/// explain, so the per-object kernel keeps every box inside it: the sign of
+/// `holds::plane_excess`'s second value, stopping at the first plane that fails.
 fn clearly_inside(frustum: &Frustum, bounds: &Aabb) -> bool {
-    super::holds::plane_excess(frustum, bounds).1 > 0.0
+    if !(frustum.is_finite() && bounds.min.is_finite() && bounds.max.is_finite()) {
+        return false;
+    }
+    frustum.planes().iter().all(|plane| {
+        let normal = plane.truncate();
+        let nearest = Vec3::select(normal.cmpgt(Vec3::ZERO), bounds.min, bounds.max);
+        let distance = normal.dot(nearest) + plane.w;
+        let margin = 1e-4 * ((normal * nearest).abs().element_sum() + plane.w.abs()) + 1e-4;
+        distance > margin
+    })
 }
 
 /// Where an object's level of detail holds: the centre its distance is measured from and
@@ -1243,7 +1275,7 @@ fn decide_objects(
     let eye = inputs.view.camera_position();
     let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
     // Holds stand for the kernel's verdict alone, under a shape they were made in.
-    let holding = inputs.frustum_culling && !secondary_culls && shape.epoch != 0;
+    let holding = inputs.frustum_culling && !secondary_culls && shape.steady;
     let mut held = if holding { holds.members_under(shape) & drawable & !forced } else { 0 };
     block.clear();
     let mut pushed = [0u8; BITS_PER_WORD];
