@@ -916,8 +916,13 @@ fn decide_word(
     // A word wholly outside the view draws nothing, whatever its levels: they are picked
     // when it comes near the view again (see `ObjectColumns::draws`).
     let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
+    // Under the same view with only the frustum on, a word's other objects keep their answer
+    // (a rejected one was rejected by the frustum): only the refreshed ones are decided,
+    // and the word's side of the frustum is not asked.
+    let same_view = word.epoch == inputs.view_epoch;
+    let keeps_answers = same_view && !secondary_culls && word.rejects[1] == 0 && word.rejects[2] == 0;
     let eye = inputs.view.camera_position();
-    let side = if inputs.frustum_culling && forced == 0 && drawable != 0 {
+    let side = if !keeps_answers && inputs.frustum_culling && forced == 0 && drawable != 0 {
         // The hold of a dirty word was found for bounds it may no longer have.
         let held = if word.dirty { None } else { word.frustum_hold.side_at(eye, &shared.frustum_shape) };
         match held {
@@ -926,13 +931,16 @@ fn decide_word(
                 check_side_holds(shared, index, side);
                 side
             }
-            None if shared.frustum_shape.steady => {
+            // A hold is made for a clean word under a steady frustum: a word refreshed every
+            // frame would never keep one.
+            None if shared.frustum_shape.steady && !word.dirty => {
                 let (side, hold) =
                     FrustumHold::decide(inputs.view.frustum(), &shared.word_bounds[index], eye, &shared.frustum_shape);
                 word.frustum_hold = hold;
                 side
             }
-            // A turning camera: the plain tests, without the slack a hold would need.
+            // A turning camera, or a refreshed word: the plain tests, without the slack a hold
+            // would need.
             None => {
                 word.frustum_hold = FrustumHold::NONE;
                 let (frustum, bounds) = (inputs.view.frustum(), &shared.word_bounds[index]);
@@ -966,9 +974,6 @@ fn decide_word(
                 WordLodHold { anchor: eye, slack, scale_bits: inputs.lod_scale.to_bits(), members: to_pick };
         }
     }
-    // Under the same view with only the frustum on, a word's other objects keep their answer
-    // (a rejected one was rejected by the frustum): only the refreshed ones are decided.
-    let same_view = word.epoch == inputs.view_epoch;
     let (previous_drawable, previous_culled, previous_rejects) = (word.decided_drawable, word.culled, word.rejects);
     let changed = word.refreshed | (previous_drawable ^ drawable);
     word.epoch = inputs.view_epoch;
@@ -976,7 +981,7 @@ fn decide_word(
     word.refreshed = 0;
     let (decided, decided_visible) = (std::mem::take(&mut word.decided), std::mem::take(&mut word.decided_visible));
     word.decided_drawable = drawable;
-    if same_view && !secondary_culls && previous_rejects[1] == 0 && previous_rejects[2] == 0 {
+    if keeps_answers {
         let kept = previous_culled & !changed;
         let kept_rejected = (previous_drawable & !changed & !previous_culled).count_ones() as u8;
         debug_assert_eq!(
