@@ -256,11 +256,21 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
     // (`pushed[k]` is the bit of the k-th), and their entries, to record the verdicts.
     let mut pushed = [0u8; BITS_PER_WORD];
     let mut fresh_entries: [*mut CachedBounds; BITS_PER_WORD] = [std::ptr::null_mut(); BITS_PER_WORD];
+    // Per object of the word: its flags but `Visible`, which the culls add at the end.
+    let mut flags = [0u8; BITS_PER_WORD];
+    // The flags every object of the segment has, and those its drawable ones add.
+    let segment_flags = |columns: &Columns<'_>| {
+        let flag = |on: bool, kind: SlotFlag| u8::from(on) << kind as u8;
+        let common = flag(columns.caster, SlotFlag::Caster)
+            | flag(columns.tagged, SlotFlag::CulledTag)
+            | flag(columns.occluded_tag, SlotFlag::OccludedTag);
+        (common, common | flag(true, SlotFlag::Drawable) | flag(columns.lods.is_some(), SlotFlag::HasLod))
+    };
+    let (mut common_flags, mut drawable_flags) = segment_flags(&columns);
     while word_start < range.end {
         let word_end = (word_start + BITS_PER_WORD).min(range.end);
         block.clear();
-        let (mut drawable, mut casters, mut tagged, mut occluded_tag, mut forced) = (0u64, 0u64, 0u64, 0u64, 0u64);
-        let mut with_lod = 0u64;
+        let (mut drawable, mut forced) = (0u64, 0u64);
         // Objects whose verdict this view already gave (`reused`), and those that were visible.
         let (mut reused, mut reused_visible) = (0u64, 0u64);
         for index in word_start..word_end {
@@ -268,19 +278,12 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
                 segment_index += 1;
                 segment = segments[segment_index];
                 columns = Columns::of(inputs.world, &segment);
+                (common_flags, drawable_flags) = segment_flags(&columns);
             }
             let row = index - segment.start;
             let offset = index - word_start;
             let bit = 1u64 << offset;
-            if columns.caster {
-                casters |= bit;
-            }
-            if columns.tagged {
-                tagged |= bit;
-            }
-            if columns.occluded_tag {
-                occluded_tag |= bit;
-            }
+            flags[offset] = common_flags;
             let slot = outputs.slots[index] as usize;
             if let Some(&ahead) = outputs.slots.get(index + PREFETCH_DISTANCE) {
                 prefetch_slot(outputs, ahead as usize);
@@ -297,9 +300,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
                 continue;
             };
             drawable |= bit;
-            if columns.lods.is_some() {
-                with_lod |= bit;
-            }
+            flags[offset] = drawable_flags;
             // SAFETY: as above: this job's own slot, below every column's length.
             let (stored_model, entry, stored_draw) = unsafe {
                 (&mut *outputs.models.add(slot), &mut *outputs.cache.add(slot), &mut *outputs.draws.add(slot))
@@ -377,17 +378,11 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
         local.drawable += drawable.count_ones() as usize;
         local.visible += visible.count_ones() as usize;
         local.non_finite += forced.count_ones() as usize;
-        let kinds = [
-            (visible, SlotFlag::Visible),
-            (drawable, SlotFlag::Drawable),
-            (casters, SlotFlag::Caster),
-            (tagged, SlotFlag::CulledTag),
-            (occluded_tag, SlotFlag::OccludedTag),
-            (forced & drawable, SlotFlag::NonFinite),
-            (with_lod, SlotFlag::HasLod),
-        ];
+        let non_finite = forced & drawable;
         for (offset, &slot) in outputs.slots[word_start..word_end].iter().enumerate() {
-            let flag = kinds.iter().fold(0u8, |flag, &(bits, kind)| flag | ((bits >> offset & 1) as u8) << kind as u8);
+            let flag = flags[offset]
+                | ((visible >> offset & 1) as u8) << SlotFlag::Visible as u8
+                | ((non_finite >> offset & 1) as u8) << SlotFlag::NonFinite as u8;
             // SAFETY: as for the columns above: this job's object, its own slot.
             unsafe { outputs.flags.add(slot as usize).write(flag) };
         }
