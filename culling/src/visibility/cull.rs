@@ -104,13 +104,17 @@ pub(crate) enum SlotFlag {
     NonFinite = 5,
     /// Drawable, with levels of detail (`Lod`).
     HasLod = 6,
+    /// The slot's draw (mesh, material) was written with a new value this frame: a tracked
+    /// frame finds its word's occluder bits again. Not packed into a word column.
+    DrawChanged = 7,
 }
 
 /// Words per job of [`pack_slot_flags`]: packing is a few nanoseconds per slot, so jobs are
 /// large (about 16k slots) and a 100k-object frame hands out only a handful.
 const PACK_GRAIN_WORDS: usize = 256;
 
-/// Number of word columns [`pack_slot_flags`] writes (one per [`SlotFlag`]).
+/// Number of word columns [`pack_slot_flags`] writes (one per [`SlotFlag`] but
+/// `DrawChanged`, which only tracked frames read).
 pub(crate) const WORD_KINDS: usize = 7;
 
 /// Packs the per-slot flag bytes into slot-ordered words: bit `s` of `to[k]` is bit `k` of
@@ -270,7 +274,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
     while word_start < range.end {
         let word_end = (word_start + BITS_PER_WORD).min(range.end);
         block.clear();
-        let (mut drawable, mut forced) = (0u64, 0u64);
+        let (mut drawable, mut forced, mut draw_changed) = (0u64, 0u64, 0u64);
         // Objects whose verdict this view already gave (`reused`), and those that were visible.
         let (mut reused, mut reused_visible) = (0u64, 0u64);
         for index in word_start..word_end {
@@ -297,6 +301,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
                     outputs.draws.add(slot).write(ObjectDraw::NONE);
                     outputs.cache.add(slot).write(CachedBounds::EMPTY);
                 }
+                draw_changed |= bit;
                 continue;
             };
             drawable |= bit;
@@ -313,6 +318,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
                 let draw = draw_of(inputs, &columns, row, mesh, || model.transform_point3(local_box.center()));
                 if *stored_draw != draw {
                     *stored_draw = draw;
+                    draw_changed |= bit;
                 }
                 if !finite {
                     forced |= bit;
@@ -331,6 +337,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
             let draw = draw_of(inputs, &columns, row, mesh, || center);
             if *stored_draw != draw {
                 *stored_draw = draw;
+                draw_changed |= bit;
             }
             let finite = hit.unwrap_or_else(|| {
                 // New, moved or re-shaped: write the columns and a fresh entry.
@@ -382,7 +389,8 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
         for (offset, &slot) in outputs.slots[word_start..word_end].iter().enumerate() {
             let flag = flags[offset]
                 | ((visible >> offset & 1) as u8) << SlotFlag::Visible as u8
-                | ((non_finite >> offset & 1) as u8) << SlotFlag::NonFinite as u8;
+                | ((non_finite >> offset & 1) as u8) << SlotFlag::NonFinite as u8
+                | ((draw_changed >> offset & 1) as u8) << SlotFlag::DrawChanged as u8;
             // SAFETY: as for the columns above: this job's object, its own slot.
             unsafe { outputs.flags.add(slot as usize).write(flag) };
         }

@@ -94,7 +94,8 @@ struct WordState {
     decided_visible: u64,
     /// The drawable objects when the word was decided.
     decided_drawable: u64,
-    /// A level of detail changed a draw since the occluder bits were found.
+    /// A draw of the word changed (a refreshed slot, or a level of detail) since the
+    /// occluder bits were found.
     draws_changed: bool,
     /// How far the camera may move before one of the word's levels could change.
     lod_hold: WordLodHold,
@@ -146,11 +147,14 @@ struct FlagRun {
     /// The run's slots whose verdict the refresh found, and the visible ones of those.
     decided: u64,
     visible: u64,
+    /// A slot of the run got a new draw: the word's occluder bits are found again.
+    draws_changed: bool,
 }
 
 impl FlagRun {
     /// An empty run.
-    const NONE: FlagRun = FlagRun { word: usize::MAX, refreshed: 0, ones: [0; 6], decided: 0, visible: 0 };
+    const NONE: FlagRun =
+        FlagRun { word: usize::MAX, refreshed: 0, ones: [0; 6], decided: 0, visible: 0, draws_changed: false };
 
     /// The flags of the word columns a refresh writes, in `flush_flags`' column order.
     const KINDS: [SlotFlag; 6] = [
@@ -224,8 +228,6 @@ pub(crate) struct TrackedState {
     occluder_bits: Vec<u64>,
     /// The `OccluderMeshes::generation` `occluder_bits` were found with.
     occluder_generation: Option<u64>,
-    /// Words with a slot refreshed this frame (their occluder bits are found again).
-    touched_words: Vec<u32>,
     /// Archetype segments to refresh this frame.
     refresh_segments: Vec<Segment>,
     /// Single objects to refresh this frame.
@@ -315,7 +317,6 @@ impl TrackedState {
         runtime::profile_zone!("visibility plan");
         self.refresh_segments.clear();
         self.refresh_entities.clear();
-        self.touched_words.clear();
         let words = crate::bits::words_for(visibility.slots.len());
         if !self.valid || self.changed.everything || self.words.len() != words || objects != visibility.slots.live() {
             return false;
@@ -535,6 +536,7 @@ impl TrackedState {
             *run = FlagRun { word, ..FlagRun::NONE };
         }
         run.refreshed |= bit;
+        run.draws_changed |= flag >> SlotFlag::DrawChanged as u8 & 1 == 1;
         if decided {
             run.decided |= bit;
             run.visible |= u64::from(flag >> SlotFlag::Visible as u8 & 1) << (slot % BITS_PER_WORD);
@@ -568,11 +570,9 @@ impl TrackedState {
         for (column, ones) in columns.into_iter().zip(run.ones) {
             *column = (*column & !run.refreshed) | ones;
         }
-        if !self.words[word].dirty {
-            self.touched_words.push(word as u32);
-        }
         let state = &mut self.words[word];
         state.dirty = true;
+        state.draws_changed |= run.draws_changed;
         state.refreshed |= run.refreshed;
         // A slot refreshed again (through its entity) is decided by the word pass.
         state.decided = (state.decided & !run.refreshed) | run.decided;
@@ -618,9 +618,8 @@ impl TrackedState {
             });
             self.occluder_generation = Some(meshes.generation());
         } else {
-            for &word in &self.touched_words {
-                self.occluder_bits[word as usize] = bits_of(word as usize);
-            }
+            // Refreshed slots with a new draw, and levels of detail that changed one, mark
+            // their word (`SlotFlag::DrawChanged`, `pick_levels`).
             for (word, state) in self.words.iter_mut().enumerate() {
                 // Read before written: most words' state stays clean in the cache.
                 if state.draws_changed {
@@ -760,9 +759,10 @@ fn refresh_entity_into(
     let Some((model, local_box, draw)) = source else {
         *entries.model = Mat4::IDENTITY;
         *entries.bounds = EMPTY_BOX;
+        let draw_changed = *entries.draw != ObjectDraw::NONE;
         *entries.draw = ObjectDraw::NONE;
         *entries.cache = CachedBounds::EMPTY;
-        return (flag, false);
+        return (flag | u8::from(draw_changed) << SlotFlag::DrawChanged as u8, false);
     };
     flag |= 1 << SlotFlag::Drawable as u8;
     let lods = object.get::<&Lod>();
@@ -777,6 +777,7 @@ fn refresh_entity_into(
     }
     if *entries.draw != draw {
         *entries.draw = draw;
+        flag |= 1 << SlotFlag::DrawChanged as u8;
     }
     let (finite, fresh) = match entries.cache.lookup(entries.model, &model, &local_box) {
         Some(finite) => (finite, false),

@@ -516,3 +516,103 @@ fn a_creeping_camera_changes_each_level_on_the_frame_a_fresh_cull_does() {
     }
     assert!(level_changes > 100, "thresholds pass objects all along the walk ({level_changes} level changes)");
 }
+
+/// A tracked frame finds occluders again where a draw changed: a wall whose `Mesh` a system
+/// swaps between an occluder mesh and a plain one hides the boxes behind it on exactly the
+/// frames a fresh cull says it does.
+#[test]
+fn a_draw_switched_to_or_from_an_occluder_on_a_tracked_frame_is_seen_that_frame() {
+    use crate::occlusion::{OccluderMesh, OccluderMeshes};
+    let wall_mesh = ecs::MeshHandle(7);
+    let unit = ecs::Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5));
+    let mut occluders = OccluderMeshes::new();
+    occluders.insert(wall_mesh, OccluderMesh::from_box(&unit).expect("a box occludes"));
+    let wall_model =
+        Mat4::from_scale_rotation_translation(Vec3::new(40.0, 20.0, 1.0), Quat::IDENTITY, Vec3::new(0.0, 5.0, -20.0));
+    let boxes: Vec<Mat4> = (0..200)
+        .map(|index| {
+            let position =
+                Vec3::new((index % 20) as f32 * 1.5 - 15.0, (index / 20) as f32 * 0.8, -30.0 - (index % 7) as f32);
+            Mat4::from_scale_rotation_translation(Vec3::splat(0.5), Quat::IDENTITY, position)
+        })
+        .collect();
+    let camera = scene::look_at(Vec3::new(0.0, 2.0, 5.0), Vec3::new(0.0, 2.0, -1.0));
+    let mesh_of = move |occludes: bool| {
+        if occludes {
+            Mesh::new(wall_mesh, ecs::MaterialHandle(1), unit)
+        } else {
+            scene::unit_cube_mesh()
+        }
+    };
+    // What a fresh app decides for the wall drawn with an occluder or not: per box, occluded.
+    let fresh = |occludes: bool| -> Vec<bool> {
+        let mut app = App::with_threads(1);
+        super::install(&mut app);
+        app.insert_resource(occluders.clone());
+        scene::spawn_camera(app.world_mut(), Camera::default(), camera);
+        app.world_mut().spawn((WorldTransform(wall_model), mesh_of(occludes), Visible(true)));
+        let entities: Vec<Entity> = boxes
+            .iter()
+            .map(|&model| app.world_mut().spawn((WorldTransform(model), scene::unit_cube_mesh(), Visible(true))))
+            .collect();
+        app.run_frame();
+        let visibility = app.resource::<Visibility>();
+        let slot_of =
+            |entity: Entity| visibility.objects().entities.iter().position(|&owner| owner == entity).expect("a mesh");
+        entities.iter().map(|&entity| visibility.is_occluded(slot_of(entity))).collect()
+    };
+    let (with_wall, without_wall) = (fresh(true), fresh(false));
+    assert!(with_wall.iter().filter(|&&hidden| hidden).count() > 100, "the wall hides most boxes");
+    assert!(without_wall.iter().all(|&hidden| !hidden), "nothing hides them without it");
+
+    // The wall starts plain, so its word's occluder bit must be found again when it turns
+    // into an occluder (a stale bit that stays set would only be filtered by the selection).
+    // Swapped through the entity (a single-object refresh) and through a query (its
+    // archetype is refreshed whole).
+    for by_query in [false, true] {
+        let occludes = Arc::new(Mutex::new(false));
+        let mut app = App::with_threads(2);
+        super::install(&mut app);
+        app.insert_resource(occluders.clone());
+        scene::spawn_camera(app.world_mut(), Camera::default(), camera);
+        let wall = app.world_mut().spawn((WorldTransform(wall_model), mesh_of(false), Visible(true), Drifter));
+        let entities: Vec<Entity> = boxes
+            .iter()
+            .map(|&model| app.world_mut().spawn((WorldTransform(model), scene::unit_cube_mesh(), Visible(true))))
+            .collect();
+        let wanted = occludes.clone();
+        app.add_system(
+            Stage::Input,
+            System::new("swap the wall's mesh", move |ctx| {
+                let occludes = *wanted.lock();
+                let swap = |mesh: &mut Mesh| {
+                    if (mesh.mesh == wall_mesh) != occludes {
+                        *mesh = mesh_of(occludes);
+                    }
+                };
+                if by_query {
+                    ctx.query::<With<&mut Mesh, &Drifter>>().iter().for_each(swap);
+                } else {
+                    swap(&mut ctx.get_mut::<Mesh>(wall).expect("the wall"));
+                }
+            })
+            .writes::<Mesh>()
+            .reads::<Drifter>(),
+        );
+        let mut tracked = 0;
+        for frame in 0..12 {
+            let now = frame % 4 >= 2;
+            *occludes.lock() = now;
+            app.run_frame();
+            let visibility = app.resource::<Visibility>();
+            tracked += usize::from(visibility.stats().tracked);
+            let slot_of = |entity: Entity| {
+                visibility.objects().entities.iter().position(|&owner| owner == entity).expect("a mesh")
+            };
+            let ours: Vec<bool> = entities.iter().map(|&entity| visibility.is_occluded(slot_of(entity))).collect();
+            let expected = if now { &with_wall } else { &without_wall };
+            assert_eq!(&ours, expected, "swapped by query {by_query}, frame {frame}");
+        }
+        assert!(tracked >= 10, "the swaps are seen by tracked frames ({tracked} of 12)");
+    }
+}
