@@ -495,12 +495,17 @@ impl TrackedState {
         }
         let mut run = FlagRun::NONE;
         for &word in &words {
-            let mut bits = std::mem::take(&mut mask[word as usize]);
-            while bits != 0 {
-                let slot = word as usize * BITS_PER_WORD + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                let flag = visibility.slot_flags[slot];
-                self.add_flags(visibility, &mut run, slot, flag, true);
+            let word = word as usize;
+            let mut bits = std::mem::take(&mut mask[word]);
+            if bits.count_ones() <= DENSE_REFRESH {
+                while bits != 0 {
+                    let slot = word * BITS_PER_WORD + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let flag = visibility.slot_flags[slot];
+                    self.add_flags(visibility, &mut run, slot, flag, true);
+                }
+            } else {
+                self.add_word_flags(visibility, &mut run, word, bits);
             }
         }
         self.flush_flags(visibility, &run);
@@ -550,6 +555,34 @@ impl TrackedState {
             if let Some(hold) = self.lod_holds.get_mut(slot) {
                 *hold = LodHold::NONE;
             }
+        }
+    }
+
+    /// [`TrackedState::add_flags`] for the refreshed slots `bits` of `word` at once, their
+    /// verdicts found by the refresh: the flag bytes are turned into bit columns eight at a
+    /// time (`flag_columns`) rather than bit by bit.
+    fn add_word_flags(&mut self, visibility: &mut Visibility, run: &mut FlagRun, word: usize, bits: u64) {
+        if word != run.word {
+            self.flush_flags(visibility, run);
+            *run = FlagRun { word, ..FlagRun::NONE };
+        }
+        let start = word * BITS_PER_WORD;
+        let flags = &visibility.slot_flags[start..(start + BITS_PER_WORD).min(visibility.slot_flags.len())];
+        let columns = flag_columns(flags);
+        run.refreshed |= bits;
+        run.decided |= bits;
+        run.visible |= columns[SlotFlag::Visible as usize] & bits;
+        run.draws_changed |= columns[SlotFlag::DrawChanged as usize] & bits != 0;
+        for (ones, kind) in run.ones.iter_mut().zip(FlagRun::KINDS) {
+            *ones |= columns[kind as usize] & bits;
+        }
+        // As in `add_flags`: a new centre voids the level's hold.
+        let mut with_lod = columns[SlotFlag::HasLod as usize] & bits;
+        while with_lod != 0 {
+            if let Some(hold) = self.lod_holds.get_mut(start + with_lod.trailing_zeros() as usize) {
+                *hold = LodHold::NONE;
+            }
+            with_lod &= with_lod - 1;
         }
     }
 
@@ -792,6 +825,27 @@ fn refresh_entity_into(
     };
     flag |= u8::from(!finite) << SlotFlag::NonFinite as u8;
     (flag, fresh)
+}
+
+/// Words with more refreshed slots than this have their flags turned into bit columns at
+/// once ([`flag_columns`]); fewer are added slot by slot.
+const DENSE_REFRESH: u32 = 8;
+
+/// The eight bit columns of up to 64 flag bytes: bit `j` of column `k` is bit `k` of
+/// `flags[j]`. Eight bytes at a time: masking bit `k` of each byte and multiplying by
+/// `0x0102_0408_1020_4080` gathers those eight bits, without carries, into the top byte.
+fn flag_columns(flags: &[u8]) -> [u64; 8] {
+    let mut columns = [0u64; 8];
+    for (chunk_index, chunk) in flags.chunks(8).enumerate() {
+        let mut bytes = [0u8; 8];
+        bytes[..chunk.len()].copy_from_slice(chunk);
+        let lanes = u64::from_le_bytes(bytes);
+        for (kind, column) in columns.iter_mut().enumerate() {
+            let gathered = ((lanes >> kind) & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+            *column |= gathered << (8 * chunk_index);
+        }
+    }
+    columns
 }
 
 /// Debug builds (so every test) check what a tracked frame relies on: after the refresh,
@@ -1475,6 +1529,17 @@ mod tests {
             prop_assert!(hold.above < first && first <= hold.up_to, "a pick holds where it was made");
             if hold.above < second && second <= hold.up_to {
                 prop_assert_eq!(pick(second), pick(first));
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn flag_columns_are_the_bits_of_each_byte(flags in proptest::collection::vec(any::<u8>(), 0..=64)) {
+            let columns = flag_columns(&flags);
+            for (kind, column) in columns.iter().enumerate() {
+                let expected = flags.iter().enumerate().fold(0u64, |column, (index, &flag)| column | u64::from(flag >> kind & 1) << index);
+                prop_assert_eq!(*column, expected, "column {}", kind);
             }
         }
     }

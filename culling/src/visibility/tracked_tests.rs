@@ -475,6 +475,11 @@ fn a_creeping_camera_changes_each_level_on_the_frame_a_fresh_cull_does() {
     let (mut app, _) = driven_app(camera_transform, motion.clone());
     app.insert_resource(settings);
     let entities = spawn_objects(app.world_mut(), &objects);
+    // A run of neighbouring slots that a query moves together: their words are refreshed
+    // densely (many slots of one word at once).
+    for &entity in &entities[128..176] {
+        app.world_mut().insert_one(entity, Drifter).expect("alive");
+    }
     let mut level_changes = 0;
     let mut previous: Option<Vec<super::ObjectDraw>> = None;
     let mut walked = 0.0f32;
@@ -492,6 +497,13 @@ fn a_creeping_camera_changes_each_level_on_the_frame_a_fresh_cull_does() {
             let index = 1 + (frame * 7) % 300;
             objects[index].0.w_axis.z -= 0.4;
             wanted.moves.push((entities[index], objects[index].0));
+        }
+        if frame % 7 == 3 {
+            // The drifters slide along x (the drive system adds `drift` to each).
+            wanted.drift = if frame % 14 == 3 { 1.5 } else { -1.5 };
+            for (model, _, _) in &mut objects[128..176] {
+                model.w_axis.x += wanted.drift;
+            }
         }
         drop(wanted);
         if frame == 150 {
@@ -527,8 +539,14 @@ fn a_draw_switched_to_or_from_an_occluder_on_a_tracked_frame_is_seen_that_frame(
     let unit = ecs::Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5));
     let mut occluders = OccluderMeshes::new();
     occluders.insert(wall_mesh, OccluderMesh::from_box(&unit).expect("a box occludes"));
-    let wall_model =
-        Mat4::from_scale_rotation_translation(Vec3::new(40.0, 20.0, 1.0), Quat::IDENTITY, Vec3::new(0.0, 5.0, -20.0));
+    // Sixteen panels side by side, neighbouring slots: swapping them all refreshes their word
+    // densely.
+    let panels: Vec<Mat4> = (0..16)
+        .map(|index| {
+            let center = Vec3::new(index as f32 * 2.5 - 18.75, 5.0, -20.0);
+            Mat4::from_scale_rotation_translation(Vec3::new(2.5, 20.0, 1.0), Quat::IDENTITY, center)
+        })
+        .collect();
     let boxes: Vec<Mat4> = (0..200)
         .map(|index| {
             let position =
@@ -550,7 +568,9 @@ fn a_draw_switched_to_or_from_an_occluder_on_a_tracked_frame_is_seen_that_frame(
         super::install(&mut app);
         app.insert_resource(occluders.clone());
         scene::spawn_camera(app.world_mut(), Camera::default(), camera);
-        app.world_mut().spawn((WorldTransform(wall_model), mesh_of(occludes), Visible(true)));
+        for &panel in &panels {
+            app.world_mut().spawn((WorldTransform(panel), mesh_of(occludes), Visible(true)));
+        }
         let entities: Vec<Entity> = boxes
             .iter()
             .map(|&model| app.world_mut().spawn((WorldTransform(model), scene::unit_cube_mesh(), Visible(true))))
@@ -575,7 +595,10 @@ fn a_draw_switched_to_or_from_an_occluder_on_a_tracked_frame_is_seen_that_frame(
         super::install(&mut app);
         app.insert_resource(occluders.clone());
         scene::spawn_camera(app.world_mut(), Camera::default(), camera);
-        let wall = app.world_mut().spawn((WorldTransform(wall_model), mesh_of(false), Visible(true), Drifter));
+        let wall: Vec<Entity> = panels
+            .iter()
+            .map(|&panel| app.world_mut().spawn((WorldTransform(panel), mesh_of(false), Visible(true), Drifter)))
+            .collect();
         let entities: Vec<Entity> = boxes
             .iter()
             .map(|&model| app.world_mut().spawn((WorldTransform(model), scene::unit_cube_mesh(), Visible(true))))
@@ -593,7 +616,9 @@ fn a_draw_switched_to_or_from_an_occluder_on_a_tracked_frame_is_seen_that_frame(
                 if by_query {
                     ctx.query::<With<&mut Mesh, &Drifter>>().iter().for_each(swap);
                 } else {
-                    swap(&mut ctx.get_mut::<Mesh>(wall).expect("the wall"));
+                    for &panel in &wall {
+                        swap(&mut ctx.get_mut::<Mesh>(panel).expect("a panel"));
+                    }
                 }
             })
             .writes::<Mesh>()
