@@ -114,6 +114,13 @@ impl ViewCullContext {
         &self.size
     }
 
+    /// Whether a cull besides the frustum is on (distance or screen size): then a verdict is
+    /// not the frustum's alone.
+    #[inline]
+    pub fn has_secondary_culls(&self) -> bool {
+        self.max_distance_sq.is_finite() || self.size.is_enabled()
+    }
+
     /// Whether the view's matrices were finite; when not, nothing is culled.
     #[inline]
     pub fn is_finite(&self) -> bool {

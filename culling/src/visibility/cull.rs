@@ -253,7 +253,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
     let mut block = AabbBlock::new();
     let mut local = LocalTotals::default();
     // With both off (the defaults), the per-survivor loop below has nothing to reject.
-    let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
+    let secondary_culls = inputs.view.has_secondary_culls();
 
     let mut word_start = range.start;
     // Per word: the objects whose verdict is computed this frame, pushed to `block` in order

@@ -10,7 +10,7 @@
 //! magnitudes involved, so a hold never keeps a verdict that the work would change.
 
 use ecs::Aabb;
-use glam::Vec3;
+use glam::{Vec3, Vec4};
 
 use crate::frustum::Frustum;
 
@@ -61,26 +61,80 @@ pub(super) enum WordSide {
     Straddles,
 }
 
+impl WordSide {
+    /// The side of `bounds`, by the plain early-exit tests ([`clearly_outside`], then
+    /// [`clearly_inside`] when `ask_inside`), for a frame that makes no hold.
+    pub fn of(frustum: &Frustum, bounds: &Aabb, ask_inside: bool) -> WordSide {
+        if clearly_outside(frustum, bounds) {
+            WordSide::Outside
+        } else if ask_inside && clearly_inside(frustum, bounds) {
+            WordSide::Inside
+        } else {
+            WordSide::Straddles
+        }
+    }
+}
+
+/// The corners of `bounds` farthest along and against `plane`'s normal.
+#[inline]
+fn corners(plane: Vec4, bounds: &Aabb) -> (Vec3, Vec3) {
+    let positive = plane.truncate().cmpgt(Vec3::ZERO);
+    (Vec3::select(positive, bounds.max, bounds.min), Vec3::select(positive, bounds.min, bounds.max))
+}
+
+/// `plane`'s signed distance to `corner`, and the margin a word test keeps past it: the
+/// kernel works from centres and half extents, so its rounding is allowed for, relative to
+/// the magnitudes involved.
+#[inline]
+fn distance_and_margin(plane: Vec4, corner: Vec3) -> (f32, f32) {
+    let normal = plane.truncate();
+    let distance = normal.dot(corner) + plane.w;
+    (distance, 1e-4 * ((normal * corner).abs().element_sum() + plane.w.abs()) + 1e-4)
+}
+
+/// Whether `bounds` lies outside one of the frustum's planes by more than rounding could
+/// explain, so every box inside it is rejected by the per-object kernel as well: the sign
+/// of [`plane_excess`]'s first value, stopping at the first plane that decides.
+pub(super) fn clearly_outside(frustum: &Frustum, bounds: &Aabb) -> bool {
+    if !frustum.is_finite() {
+        return false;
+    }
+    frustum.planes().iter().any(|&plane| {
+        let (distance, margin) = distance_and_margin(plane, corners(plane, bounds).0);
+        distance < -margin
+    })
+}
+
+/// Whether `bounds` lies inside every plane of the frustum by more than rounding could
+/// explain, so the per-object kernel keeps every box inside it: the sign of
+/// [`plane_excess`]'s second value, stopping at the first plane that fails.
+pub(super) fn clearly_inside(frustum: &Frustum, bounds: &Aabb) -> bool {
+    if !(frustum.is_finite() && bounds.min.is_finite() && bounds.max.is_finite()) {
+        return false;
+    }
+    frustum.planes().iter().all(|&plane| {
+        let (distance, margin) = distance_and_margin(plane, corners(plane, bounds).1);
+        distance > margin
+    })
+}
+
 /// By how much `bounds` is clearly outside the frustum, and by how much clearly inside it
-/// (each positive when so): the largest and the smallest distance past the planes' margins.
-/// The margins allow for the kernel's rounding, which works from centres and half extents,
-/// relative to the magnitudes involved. Neither is positive without finite planes, and
-/// `inside` is not without finite bounds.
+/// (each positive when so): the largest and the smallest distance past the planes' margins
+/// ([`clearly_outside`] and [`clearly_inside`] without stopping early). Neither is positive
+/// without finite planes, and `inside` is not without finite bounds.
 pub(super) fn plane_excess(frustum: &Frustum, bounds: &Aabb) -> (f32, f32) {
     if !frustum.is_finite() {
         return (f32::NEG_INFINITY, f32::NEG_INFINITY);
     }
     let (mut outside, mut inside) = (f32::NEG_INFINITY, f32::INFINITY);
-    for plane in frustum.planes() {
-        let normal = plane.truncate();
-        let positive = normal.cmpgt(Vec3::ZERO);
-        let margin_at = |corner: Vec3| 1e-4 * ((normal * corner).abs().element_sum() + plane.w.abs()) + 1e-4;
-        let farthest = Vec3::select(positive, bounds.max, bounds.min);
+    for &plane in frustum.planes() {
+        let (farthest, nearest) = corners(plane, bounds);
         // `x - y > 0` exactly when `x > y` (IEEE subtraction); `max` skips a NaN, which
         // makes no plane decide, as `distance < -margin` would not.
-        outside = outside.max(-margin_at(farthest) - (normal.dot(farthest) + plane.w));
-        let nearest = Vec3::select(positive, bounds.min, bounds.max);
-        let beyond = normal.dot(nearest) + plane.w - margin_at(nearest);
+        let (distance, margin) = distance_and_margin(plane, farthest);
+        outside = outside.max(-margin - distance);
+        let (distance, margin) = distance_and_margin(plane, nearest);
+        let beyond = distance - margin;
         inside = if beyond.is_nan() { f32::NEG_INFINITY } else { inside.min(beyond) };
     }
     if !(bounds.min.is_finite() && bounds.max.is_finite()) {

@@ -41,11 +41,14 @@ use runtime::hecs::{Entity, World};
 
 use super::cache::{CachedBounds, Verdict};
 use super::cull::{run_range, PassInputs, PassOutputs, PassTotals, Segment, SlotFlag, GRAIN};
+#[cfg(test)]
+use super::holds::{clearly_inside, clearly_outside};
 use super::holds::{
     nearest_plane_value, FrustumHold, FrustumShape, ObjectHold, WordLodHold, WordObjectHolds, WordSide, ROUNDING,
 };
 use super::result::{ObjectDraw, Visibility, EMPTY_BOX};
 use crate::bits::{words_for, BITS_PER_WORD};
+#[cfg(test)]
 use crate::frustum::Frustum;
 use crate::occlusion::stage::WordGroups;
 use crate::occlusion::OccluderMeshes;
@@ -120,7 +123,7 @@ impl Default for WordState {
             draws_changed: false,
             lod_hold: WordLodHold::NONE,
             frustum_hold: FrustumHold::NONE,
-            object_holds: WordObjectHolds { members: 0, visible: 0, shape: 0 },
+            object_holds: WordObjectHolds::default(),
         }
     }
 }
@@ -535,26 +538,40 @@ impl TrackedState {
     /// the word columns are written once per word instead of once per slot. `decided`: the
     /// flag's visible bit holds the slot's verdict under this frame's view (`run_range`).
     fn add_flags(&mut self, visibility: &mut Visibility, run: &mut FlagRun, slot: usize, flag: u8, decided: bool) {
-        let (word, bit) = (slot / BITS_PER_WORD, 1u64 << (slot % BITS_PER_WORD));
-        if word != run.word {
-            self.flush_flags(visibility, run);
-            *run = FlagRun { word, ..FlagRun::NONE };
-        }
+        let (word, offset) = (slot / BITS_PER_WORD, slot % BITS_PER_WORD);
+        let bit = 1u64 << offset;
+        self.enter_run(visibility, run, word);
         run.refreshed |= bit;
         run.draws_changed |= flag >> SlotFlag::DrawChanged as u8 & 1 == 1;
         if decided {
             run.decided |= bit;
-            run.visible |= u64::from(flag >> SlotFlag::Visible as u8 & 1) << (slot % BITS_PER_WORD);
+            run.visible |= u64::from(flag >> SlotFlag::Visible as u8 & 1) << offset;
         }
         for (ones, kind) in run.ones.iter_mut().zip(FlagRun::KINDS) {
-            *ones |= u64::from(flag >> kind as u8 & 1) << (slot % BITS_PER_WORD);
+            *ones |= u64::from(flag >> kind as u8 & 1) << offset;
         }
-        // A new centre voids the level's hold; only objects with levels ever read theirs
-        // (one that gains levels is refreshed again then, and voided).
-        if flag >> SlotFlag::HasLod as u8 & 1 == 1 {
-            if let Some(hold) = self.lod_holds.get_mut(slot) {
+        self.void_level_holds(word, u64::from(flag >> SlotFlag::HasLod as u8 & 1) << offset);
+    }
+
+    /// Makes `run` the run of `word`, writing out the run of another word first.
+    #[inline]
+    fn enter_run(&mut self, visibility: &mut Visibility, run: &mut FlagRun, word: usize) {
+        if word != run.word {
+            self.flush_flags(visibility, run);
+            *run = FlagRun { word, ..FlagRun::NONE };
+        }
+    }
+
+    /// A refreshed slot's new centre voids its level's hold: the slots of `with_lod` (bits of
+    /// `word`). Only objects with levels ever read theirs (one that gains levels is refreshed
+    /// again then, and voided).
+    #[inline]
+    fn void_level_holds(&mut self, word: usize, mut with_lod: u64) {
+        while with_lod != 0 {
+            if let Some(hold) = self.lod_holds.get_mut(word * BITS_PER_WORD + with_lod.trailing_zeros() as usize) {
                 *hold = LodHold::NONE;
             }
+            with_lod &= with_lod - 1;
         }
     }
 
@@ -562,10 +579,7 @@ impl TrackedState {
     /// verdicts found by the refresh: the flag bytes are turned into bit columns eight at a
     /// time (`flag_columns`) rather than bit by bit.
     fn add_word_flags(&mut self, visibility: &mut Visibility, run: &mut FlagRun, word: usize, bits: u64) {
-        if word != run.word {
-            self.flush_flags(visibility, run);
-            *run = FlagRun { word, ..FlagRun::NONE };
-        }
+        self.enter_run(visibility, run, word);
         let start = word * BITS_PER_WORD;
         let flags = &visibility.slot_flags[start..(start + BITS_PER_WORD).min(visibility.slot_flags.len())];
         let columns = flag_columns(flags);
@@ -576,14 +590,7 @@ impl TrackedState {
         for (ones, kind) in run.ones.iter_mut().zip(FlagRun::KINDS) {
             *ones |= columns[kind as usize] & bits;
         }
-        // As in `add_flags`: a new centre voids the level's hold.
-        let mut with_lod = columns[SlotFlag::HasLod as usize] & bits;
-        while with_lod != 0 {
-            if let Some(hold) = self.lod_holds.get_mut(start + with_lod.trailing_zeros() as usize) {
-                *hold = LodHold::NONE;
-            }
-            with_lod &= with_lod - 1;
-        }
+        self.void_level_holds(word, columns[SlotFlag::HasLod as usize] & bits);
     }
 
     /// Writes `run`'s bits into its word's columns and marks the word dirty.
@@ -970,7 +977,7 @@ fn decide_word(
     // objects picked theirs under this view when they were refreshed.
     // A word wholly outside the view draws nothing, whatever its levels: they are picked
     // when it comes near the view again (see `ObjectColumns::draws`).
-    let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
+    let secondary_culls = inputs.view.has_secondary_culls();
     // Under the same view with only the frustum on, a word's other objects keep their answer
     // (a rejected one was rejected by the frustum): only the refreshed ones are decided,
     // and the word's side of the frustum is not asked.
@@ -998,15 +1005,8 @@ fn decide_word(
             // would need.
             None => {
                 word.frustum_hold = FrustumHold::NONE;
-                let (frustum, bounds) = (inputs.view.frustum(), &shared.word_bounds[index]);
-                if clearly_outside(frustum, bounds) {
-                    WordSide::Outside
-                } else if !secondary_culls && clearly_inside(frustum, bounds) {
-                    // (Only asked for when no other cull is on, as below.)
-                    WordSide::Inside
-                } else {
-                    WordSide::Straddles
-                }
+                // Inside is only asked for when no other cull is on, as below.
+                WordSide::of(inputs.view.frustum(), &shared.word_bounds[index], !secondary_culls)
             }
         }
     } else {
@@ -1188,40 +1188,6 @@ fn check_side_holds(shared: &WordInputs<'_>, index: usize, side: WordSide) {
     assert_eq!(found, side, "word {index}: its frustum hold kept a side the word is no longer on");
 }
 
-/// Whether `bounds` lies outside one of the frustum's planes by more than rounding could
-/// explain, so every box inside it is rejected by the per-object kernel as well: the sign
-/// of `holds::plane_excess`'s first value, stopping at the first plane that decides.
-fn clearly_outside(frustum: &Frustum, bounds: &Aabb) -> bool {
-    if !frustum.is_finite() {
-        return false;
-    }
-    frustum.planes().iter().any(|plane| {
-        let normal = plane.truncate();
-        let farthest = Vec3::select(normal.cmpgt(Vec3::ZERO), bounds.max, bounds.min);
-        let distance = normal.dot(farthest) + plane.w;
-        // The kernel works from centres and half extents; allow for its rounding, relative
-        // to the magnitudes involved.
-        let margin = 1e-4 * ((normal * farthest).abs().element_sum() + plane.w.abs()) + 1e-4;
-        distance < -margin
-    })
-}
-
-/// Whether `bounds` lies inside every plane of the frustum by more than rounding could
-/// explain, so the per-object kernel keeps every box inside it: the sign of
-/// `holds::plane_excess`'s second value, stopping at the first plane that fails.
-fn clearly_inside(frustum: &Frustum, bounds: &Aabb) -> bool {
-    if !(frustum.is_finite() && bounds.min.is_finite() && bounds.max.is_finite()) {
-        return false;
-    }
-    frustum.planes().iter().all(|plane| {
-        let normal = plane.truncate();
-        let nearest = Vec3::select(normal.cmpgt(Vec3::ZERO), bounds.min, bounds.max);
-        let distance = normal.dot(nearest) + plane.w;
-        let margin = 1e-4 * ((normal * nearest).abs().element_sum() + plane.w.abs()) + 1e-4;
-        distance > margin
-    })
-}
-
 /// Where an object's level of detail holds: the centre its distance is measured from and
 /// the range of `distance * lod_scale` over which the level picked last stays the pick (the
 /// first level whose `max_distance * bias` is at least the scaled distance). A camera moving
@@ -1333,7 +1299,7 @@ fn decide_objects(
     let inputs = shared.pass;
     let shape = &shared.frustum_shape;
     let eye = inputs.view.camera_position();
-    let secondary_culls = inputs.view.max_distance_sq().is_finite() || inputs.view.screen_size().is_enabled();
+    let secondary_culls = inputs.view.has_secondary_culls();
     // Holds stand for the kernel's verdict alone, under a shape they were made in.
     let holding = inputs.frustum_culling && !secondary_culls && shape.steady;
     let mut held = if holding { holds.members_under(shape) & drawable & !forced } else { 0 };
