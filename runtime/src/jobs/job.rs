@@ -140,6 +140,25 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
         func()
     }
 
+    /// `join`'s `b` run by its owner, which took the job back: when `a` returned normally
+    /// (`a_panicked` false), a panic of `b` may unwind straight through (nothing else is
+    /// pending); when `a` panicked, `b`'s panic is caught so `a`'s is the one raised.
+    ///
+    /// # Safety
+    /// As for [`StackJob::run_inline`].
+    #[inline(always)]
+    pub(crate) unsafe fn run_taken_back(&self, a_panicked: bool) -> JobResult<R> {
+        // SAFETY: the caller's duty.
+        let run = || unsafe { self.run_inline() };
+        if !a_panicked {
+            return JobResult::Done(run());
+        }
+        match panic::catch_unwind(AssertUnwindSafe(run)) {
+            Ok(value) => JobResult::Done(value),
+            Err(payload) => JobResult::Panicked(payload),
+        }
+    }
+
     /// Takes the result once the latch is set, leaving the job in place (its owner may not
     /// move it: a `JobRef` to it may have been handed out).
     ///

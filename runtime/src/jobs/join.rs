@@ -4,7 +4,7 @@ use std::ops::Range;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
-use super::job::{JobRef, JobResult, StackJob};
+use super::job::{JobRef, StackJob};
 use super::registry::{self, LocalThread, Registry};
 
 /// Runs `a` and `b`, possibly in parallel, and returns both results. The calling thread runs
@@ -54,19 +54,9 @@ where
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
 
     let result_b = if frames.pop_if(index) {
-        // Nobody took it: run it here without touching the latch. When `a` returned normally,
-        // a panic of `b` may unwind straight through (nothing else is pending); when `a`
-        // panicked, `b`'s panic is caught so `a`'s is the one raised.
-        // SAFETY: taken back from the frame deque, so it never runs elsewhere; run once below.
-        let run_b = || unsafe { job_b.run_inline() };
-        if result_a.is_ok() {
-            JobResult::Done(run_b())
-        } else {
-            match panic::catch_unwind(AssertUnwindSafe(run_b)) {
-                Ok(value) => JobResult::Done(value),
-                Err(payload) => JobResult::Panicked(payload),
-            }
-        }
+        // Nobody took it: run it here without touching the latch.
+        // SAFETY: taken back from the frame deque, so it never runs elsewhere; run once here.
+        unsafe { job_b.run_taken_back(result_a.is_err()) }
     } else {
         // Promoted (then perhaps still on our deque), stolen, or already run by this thread
         // while it waited inside `a`: help until its latch is set.
@@ -101,20 +91,9 @@ where
             break unsafe { job_b.take_result() };
         }
         match local.pop_local() {
-            // Nobody stole it: run it here without touching the latch. When `a` returned
-            // normally, a panic of `b` may unwind straight through (nothing else is
-            // pending); when `a` panicked, `b`'s panic is caught so `a`'s is the one raised.
-            Some(job) if job == job_b_ref => {
-                // SAFETY: popped from the deque, so it never runs elsewhere; run once below.
-                let run_b = || unsafe { job_b.run_inline() };
-                if result_a.is_ok() {
-                    break JobResult::Done(run_b());
-                }
-                break match panic::catch_unwind(AssertUnwindSafe(run_b)) {
-                    Ok(value) => JobResult::Done(value),
-                    Err(payload) => JobResult::Panicked(payload),
-                };
-            }
+            // Nobody stole it: run it here without touching the latch.
+            // SAFETY: popped from the deque, so it never runs elsewhere; run once here.
+            Some(job) if job == job_b_ref => break unsafe { job_b.run_taken_back(result_a.is_err()) },
             // An older job of an enclosing join: run it, it had to run anyway.
             // SAFETY: popped from the deque, so it runs exactly once and is still live.
             Some(job) => unsafe { job.execute() },
