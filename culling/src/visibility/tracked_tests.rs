@@ -51,6 +51,15 @@ fn answer_by_index(app: &App, entities: &[Entity]) -> Answer {
     }
 }
 
+/// Whether each of `entities` was found occluded, by spawn index.
+fn occluded_by_index(app: &App, entities: &[Entity]) -> Vec<bool> {
+    let visibility = app.resource::<Visibility>();
+    let slot_of = |entity: Entity| {
+        visibility.objects().entities.iter().position(|&owner| owner == entity).expect("a mesh object")
+    };
+    entities.iter().map(|&entity| visibility.is_occluded(slot_of(entity))).collect()
+}
+
 /// One frame of the same objects and camera in a fresh app (nothing cached, a full pass).
 fn fresh_answer(objects: &[(Mat4, Mesh, Option<Lod>)], camera: Transform, settings: RenderSettings) -> Answer {
     let mut app = App::with_threads(1);
@@ -576,10 +585,7 @@ fn a_draw_switched_to_or_from_an_occluder_on_a_tracked_frame_is_seen_that_frame(
             .map(|&model| app.world_mut().spawn((WorldTransform(model), scene::unit_cube_mesh(), Visible(true))))
             .collect();
         app.run_frame();
-        let visibility = app.resource::<Visibility>();
-        let slot_of =
-            |entity: Entity| visibility.objects().entities.iter().position(|&owner| owner == entity).expect("a mesh");
-        entities.iter().map(|&entity| visibility.is_occluded(slot_of(entity))).collect()
+        occluded_by_index(&app, &entities)
     };
     let (with_wall, without_wall) = (fresh(true), fresh(false));
     assert!(with_wall.iter().filter(|&&hidden| hidden).count() > 100, "the wall hides most boxes");
@@ -629,12 +635,8 @@ fn a_draw_switched_to_or_from_an_occluder_on_a_tracked_frame_is_seen_that_frame(
             let now = frame % 4 >= 2;
             *occludes.lock() = now;
             app.run_frame();
-            let visibility = app.resource::<Visibility>();
-            tracked += usize::from(visibility.stats().tracked);
-            let slot_of = |entity: Entity| {
-                visibility.objects().entities.iter().position(|&owner| owner == entity).expect("a mesh")
-            };
-            let ours: Vec<bool> = entities.iter().map(|&entity| visibility.is_occluded(slot_of(entity))).collect();
+            tracked += usize::from(app.resource::<Visibility>().stats().tracked);
+            let ours = occluded_by_index(&app, &entities);
             let expected = if now { &with_wall } else { &without_wall };
             assert_eq!(&ours, expected, "swapped by query {by_query}, frame {frame}");
         }
