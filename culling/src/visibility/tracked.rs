@@ -397,35 +397,6 @@ impl TrackedState {
             totals.bounds_computed = self.refresh(inputs, visibility);
         }
         runtime::profile_zone!("visibility words");
-        {
-            let (words, drawable, forced) = (&self.words, &visibility.drawable[..], &self.forced[..]);
-            let bounds = &visibility.objects.bounds[..];
-            let word_bounds = SharedMut(self.word_bounds.as_mut_ptr());
-            runtime::jobs::parallel_for_chunks(&mut self.settled, WORD_GRAIN, |first, chunk| {
-                for (offset, settled) in chunk.iter_mut().enumerate() {
-                    let (index, word) = (first + offset, &words[first + offset]);
-                    if !word.dirty {
-                        continue;
-                    }
-                    if word.refreshed & !settled.moved != 0 {
-                        // A slot moved for the first time since the full frame: it joins the
-                        // moved ones, and the settled union is found again without it.
-                        let moved = settled.moved | word.refreshed;
-                        *settled = SettledBounds::of(bounds, index, drawable[index] & !forced[index] & !moved, moved);
-                    }
-                    // SAFETY: word `index` lies in this job's chunk; no other job writes it.
-                    unsafe { word_bounds.at(index).write(settled.word_bounds(bounds, index, drawable, forced)) };
-                }
-            });
-            #[cfg(debug_assertions)]
-            check_word_bounds(&self.word_bounds, bounds, drawable, forced);
-            for (group, bounds) in self.group_bounds.iter_mut().enumerate() {
-                let range = group * GROUP_WORDS..((group + 1) * GROUP_WORDS).min(self.words.len());
-                if self.words[range.clone()].iter().any(|word| word.dirty) {
-                    *bounds = group_union(&self.word_bounds[range.clone()], &visibility.drawable[range]);
-                }
-            }
-        }
         self.frustum_shape.update(inputs.view.frustum(), inputs.view.camera_position());
         if inputs.lod_bias.to_bits() != self.lod_bias_bits || self.lod_holds.len() != slot_count {
             self.lod_bias_bits = inputs.lod_bias.to_bits();
@@ -443,7 +414,9 @@ impl TrackedState {
             forced: &self.forced,
             with_lod: &self.with_lod,
             entities: &columns.entities,
-            word_bounds: &self.word_bounds,
+            word_bounds: SharedMut(self.word_bounds.as_mut_ptr()),
+            settled: SharedMut(self.settled.as_mut_ptr()),
+            group_bounds: SharedMut(self.group_bounds.as_mut_ptr()),
             models: &columns.models,
             bounds: &columns.bounds,
             cache: SharedMut(columns.cache.as_mut_ptr()),
@@ -452,14 +425,31 @@ impl TrackedState {
             object_holds: SharedMut(self.object_holds.as_mut_ptr()),
             frustum_shape: self.frustum_shape,
         };
+        // Jobs take whole groups of words (the grain is a multiple of the group size), so each
+        // redoes the bounds of its own refreshed words and then of their groups.
+        const { assert!(WORD_GRAIN % GROUP_WORDS == 0) };
         runtime::jobs::parallel_for_chunks(&mut self.words, WORD_GRAIN, |first, chunk| {
             let mut local = TrackedTotals::default();
             let mut block = AabbBlock::new();
+            let mut redone_groups = 0u64;
             for (offset, word) in chunk.iter_mut().enumerate() {
+                if word.dirty {
+                    // SAFETY: word `first + offset` lies in this job's chunk.
+                    unsafe { redo_word_bounds(&shared, first + offset, word.refreshed) };
+                    redone_groups |= 1 << (offset / GROUP_WORDS);
+                }
                 decide_word(&shared, first + offset, word, &mut block, &mut local);
+            }
+            while redone_groups != 0 {
+                let group = first / GROUP_WORDS + redone_groups.trailing_zeros() as usize;
+                redone_groups &= redone_groups - 1;
+                // SAFETY: the group's words lie in this job's chunk, and only this job writes it.
+                unsafe { redo_group_bounds(&shared, group, first + chunk.len()) };
             }
             counters.add(&local);
         });
+        #[cfg(debug_assertions)]
+        check_word_bounds(&self.word_bounds, &visibility.objects.bounds, &visibility.drawable, &self.forced);
         counters.into_totals(&mut totals);
         visibility.bits.resize(slot_count);
         for (bits, word) in visibility.bits.words_mut().iter_mut().zip(&self.words) {
@@ -910,7 +900,10 @@ struct WordInputs<'a> {
     forced: &'a [u64],
     with_lod: &'a [u64],
     entities: &'a [Entity],
-    word_bounds: &'a [Aabb],
+    /// Per word and per group, redone by the job that owns them for its refreshed words.
+    word_bounds: SharedMut<Aabb>,
+    settled: SharedMut<SettledBounds>,
+    group_bounds: SharedMut<Aabb>,
     models: &'a [Mat4],
     bounds: &'a [Aabb],
     cache: SharedMut<CachedBounds>,
@@ -948,6 +941,47 @@ impl WordCounters {
         totals.size_rejected = size;
         totals.non_finite = non_finite;
     }
+}
+
+impl WordInputs<'_> {
+    /// Word `index`'s bounds, as redone for this frame (a word job reads only its own words).
+    #[inline]
+    fn word_bounds(&self, index: usize) -> &Aabb {
+        // SAFETY: written only by the job owning word `index`, before it reads them here.
+        unsafe { &*self.word_bounds.at(index) }
+    }
+}
+
+/// Redoes the bounds of word `index`, some of whose slots (`refreshed`) were refreshed: a
+/// slot moved for the first time since the full frame joins the moved ones, and the settled
+/// union is found again without it (see [`SettledBounds`]).
+///
+/// # Safety
+/// Word `index` belongs to the calling job: no other thread reads or writes its entries of
+/// `settled` and `word_bounds` meanwhile.
+unsafe fn redo_word_bounds(shared: &WordInputs<'_>, index: usize, refreshed: u64) {
+    let (bounds, drawable, forced) = (shared.bounds, shared.drawable, shared.forced);
+    // SAFETY: the caller owns word `index`.
+    let settled = unsafe { &mut *shared.settled.at(index) };
+    if refreshed & !settled.moved != 0 {
+        let moved = settled.moved | refreshed;
+        *settled = SettledBounds::of(bounds, index, drawable[index] & !forced[index] & !moved, moved);
+    }
+    // SAFETY: as above.
+    unsafe { shared.word_bounds.at(index).write(settled.word_bounds(bounds, index, drawable, forced)) };
+}
+
+/// Redoes the bounds of `group` (of [`GROUP_WORDS`] words, the last one clipped to `end`)
+/// from its words' bounds.
+///
+/// # Safety
+/// Every word of the group and the group itself belong to the calling job.
+unsafe fn redo_group_bounds(shared: &WordInputs<'_>, group: usize, end: usize) {
+    let range = group * GROUP_WORDS..((group + 1) * GROUP_WORDS).min(end);
+    // SAFETY: the caller owns these words; their bounds are written, and read only here.
+    let words = unsafe { std::slice::from_raw_parts(shared.word_bounds.at(range.start), range.len()) };
+    // SAFETY: the caller owns the group.
+    unsafe { shared.group_bounds.at(group).write(group_union(words, &shared.drawable[range])) };
 }
 
 /// Decides word `index`: reuses a clean word's answer under the same view, rejects a word
@@ -997,7 +1031,7 @@ fn decide_word(
             // frame would never keep one.
             None if shared.frustum_shape.steady && !word.dirty => {
                 let (side, hold) =
-                    FrustumHold::decide(inputs.view.frustum(), &shared.word_bounds[index], eye, &shared.frustum_shape);
+                    FrustumHold::decide(inputs.view.frustum(), shared.word_bounds(index), eye, &shared.frustum_shape);
                 word.frustum_hold = hold;
                 side
             }
@@ -1006,7 +1040,7 @@ fn decide_word(
             None => {
                 word.frustum_hold = FrustumHold::NONE;
                 // Inside is only asked for when no other cull is on, as below.
-                WordSide::of(inputs.view.frustum(), &shared.word_bounds[index], !secondary_culls)
+                WordSide::of(inputs.view.frustum(), shared.word_bounds(index), !secondary_culls)
             }
         }
     } else {
@@ -1181,7 +1215,7 @@ fn check_side_holds(shared: &WordInputs<'_>, index: usize, side: WordSide) {
     let inputs = shared.pass;
     let (found, _) = FrustumHold::decide(
         inputs.view.frustum(),
-        &shared.word_bounds[index],
+        shared.word_bounds(index),
         inputs.view.camera_position(),
         &shared.frustum_shape,
     );
