@@ -14,6 +14,8 @@
 //! an occluder that bulges out of its mesh hides what is really visible. An author (or an
 //! offline tool) that shrinks a simplified mesh until it lies inside may register it here.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use ecs::{Aabb, MeshHandle};
 use glam::{Mat4, Vec3, Vec4};
 
@@ -340,6 +342,12 @@ pub struct OccluderSelector {
     scratch: Vec<u64>,
 }
 
+/// A candidate's key while it is not chosen (no depth's key reaches it).
+const NOT_CHOSEN: u64 = u64::MAX;
+
+/// Candidates per job of the scoring.
+const SCORE_GRAIN: usize = 1024;
+
 impl Default for OccluderSelector {
     fn default() -> Self {
         OccluderSelector { min_screen_size: 0.02, triangle_budget: 16 * 1024, scratch: Vec::new() }
@@ -375,38 +383,50 @@ impl OccluderSelector {
         &mut self,
         view_projection: Mat4,
         count: usize,
-        bounds_of: impl Fn(usize) -> (Aabb, MeshHandle),
+        bounds_of: impl Fn(usize) -> (Aabb, MeshHandle) + Sync,
         instance_of: impl Fn(usize) -> OccluderInstance,
         meshes: &OccluderMeshes,
         chosen: &mut Vec<OccluderInstance>,
     ) {
         chosen.clear();
-        self.scratch.clear();
         let scale = view_projection.row(1).truncate().length();
-        let mut fewest_triangles = usize::MAX;
-        for index in 0..count {
-            let (bounds, mesh) = bounds_of(index);
-            let Some(mesh) = meshes.get(mesh) else {
-                continue;
-            };
-            if !bounds.is_finite() {
-                continue;
+        let min_screen_size = self.min_screen_size;
+        // Scored in parallel (the candidates' boxes are scattered over the object columns):
+        // a key per candidate, `NOT_CHOSEN` for those left out, then only the keys kept.
+        self.scratch.clear();
+        self.scratch.resize(count, NOT_CHOSEN);
+        let fewest = AtomicUsize::new(usize::MAX);
+        runtime::jobs::parallel_for_chunks(&mut self.scratch, SCORE_GRAIN, |first, keys| {
+            let mut fewest_here = usize::MAX;
+            for (offset, key) in keys.iter_mut().enumerate() {
+                let index = first + offset;
+                let (bounds, mesh) = bounds_of(index);
+                let Some(mesh) = meshes.get(mesh) else {
+                    continue;
+                };
+                if !bounds.is_finite() {
+                    continue;
+                }
+                let center = view_projection * bounds.center().extend(1.0);
+                let radius = bounds.half_extent().length();
+                // Homogeneous w is the view depth for a perspective view, 1 for an orthographic one.
+                let depth = center.w;
+                if !(depth.is_finite() && depth > 0.0) {
+                    continue;
+                }
+                // Half the NDC height is the viewport height, so this is the bounding sphere's
+                // diameter as a fraction of the viewport height.
+                let size = radius * scale / depth.max(f32::MIN_POSITIVE);
+                if size >= min_screen_size {
+                    // A positive finite depth's bits stay below `NOT_CHOSEN`'s.
+                    *key = u64::from(depth.to_bits()) << 32 | index as u64;
+                    fewest_here = fewest_here.min(mesh.triangle_count());
+                }
             }
-            let center = view_projection * bounds.center().extend(1.0);
-            let radius = bounds.half_extent().length();
-            // Homogeneous w is the view depth for a perspective view, 1 for an orthographic one.
-            let depth = center.w;
-            if !(depth.is_finite() && depth > 0.0) {
-                continue;
-            }
-            // Half the NDC height is the viewport height, so this is the bounding sphere's
-            // diameter as a fraction of the viewport height.
-            let size = radius * scale / depth.max(f32::MIN_POSITIVE);
-            if size >= self.min_screen_size {
-                self.scratch.push(u64::from(depth.to_bits()) << 32 | index as u64);
-                fewest_triangles = fewest_triangles.min(mesh.triangle_count());
-            }
-        }
+            fewest.fetch_min(fewest_here, Ordering::Relaxed);
+        });
+        self.scratch.retain(|&key| key != NOT_CHOSEN);
+        let fewest_triangles = fewest.into_inner();
         // Nearest first (keys are unique: the index breaks ties). Every chosen occluder costs
         // at least `fewest_triangles`, so the greedy pick below chooses at most `budget /
         // fewest + 1` of them: those nearest are sorted first, and the rest only when the
