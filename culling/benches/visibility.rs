@@ -252,10 +252,11 @@ fn bench_city(c: &mut Criterion) {
         if let Some(app) = &mut city {
             let stats = *app.resource::<Visibility>().stats();
             eprintln!(
-                "{name}: tracked {}, {} boxes computed, {} tag changes in the last frame",
+                "{name}: tracked {}, {} boxes computed, {} tag changes in the last frame ({} traded in one move)",
                 stats.tracked,
                 stats.bounds_computed,
-                stats.tags_inserted + stats.tags_removed
+                stats.tags_inserted + stats.tags_removed,
+                stats.tags_traded
             );
             eprintln!("{name}: median wall time per stage: {}", stage_medians(app, 31));
         }

@@ -349,3 +349,50 @@ fn spawns_and_despawns_under_the_opt_in_policy_keep_tags_truthful() {
     assert!(!app.world().satisfies::<&Culled>(reborn));
     assert_tags_truthful(&app, &cubes);
 }
+
+/// The common change of a moving camera, an occluded object leaving the view, trades
+/// `Occluded` for `Culled` in one archetype move, and back again; a game that removes the old
+/// tag (a command from its own system) in the frame of the trade still finds the new one.
+#[test]
+fn an_object_trading_one_tag_for_the_other_carries_exactly_the_new_one() {
+    let (mut app, camera, cubes) = grid_app(VisibilityTags::All);
+    app.run_frame();
+    let carries = |app: &App, entity: Entity| {
+        (app.world().satisfies::<&Culled>(entity), app.world().satisfies::<&Occluded>(entity))
+    };
+    let hidden: Vec<Entity> = cubes.iter().copied().filter(|&cube| carries(&app, cube) == (false, true)).collect();
+    assert!(hidden.len() >= 2, "the wall hides cubes at heading 0, saw {}", hidden.len());
+
+    // Turn around: the hidden cubes are behind the camera now, then in front of the wall again.
+    turn(&mut app, camera, 180.0);
+    app.run_frame();
+    let stats = *app.resource::<Visibility>().stats();
+    assert!(stats.tracked, "the turn came from a system: a tracked frame");
+    assert!(stats.tags_traded >= hidden.len(), "one move each: {stats:?}");
+    assert!(stats.tags_inserted >= stats.tags_traded && stats.tags_removed >= stats.tags_traded, "a trade is both");
+    assert!(hidden.iter().all(|&cube| carries(&app, cube) == (true, false)), "Occluded traded for Culled");
+    assert_tags_truthful(&app, &cubes);
+    turn(&mut app, camera, 0.0);
+    app.run_frame();
+    assert!(app.resource::<Visibility>().stats().tags_traded >= hidden.len());
+    assert!(hidden.iter().all(|&cube| carries(&app, cube) == (false, true)), "Culled traded for Occluded");
+    assert_tags_truthful(&app, &cubes);
+
+    // A game strips `Occluded` from the first hidden cube in the frame the camera turns away.
+    let strip: Arc<Mutex<Option<Entity>>> = Arc::new(Mutex::new(None));
+    let system_strip = strip.clone();
+    app.add_system(
+        Stage::Input,
+        System::new("strip", move |ctx| {
+            if let Some(cube) = system_strip.lock().expect("not poisoned").take() {
+                ctx.commands.remove_one::<Occluded>(cube);
+            }
+        }),
+    );
+    *strip.lock().expect("not poisoned") = Some(hidden[0]);
+    turn(&mut app, camera, 180.0);
+    app.run_frame();
+    assert!(strip.lock().expect("not poisoned").is_none(), "the strip ran");
+    assert_eq!(carries(&app, hidden[0]), (true, false), "the new tag is given though the old one was gone");
+    assert_tags_truthful(&app, &cubes);
+}

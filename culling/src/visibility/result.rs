@@ -117,6 +117,10 @@ pub struct VisibilityStats {
     pub tags_inserted: usize,
     /// `Culled` and `Occluded` tags removed this frame.
     pub tags_removed: usize,
+    /// Of those, entities that traded one tag for the other (counted once in each of the two
+    /// above) in a single archetype move: an occluded object leaving the view, or a culled one
+    /// coming back into view behind an occluder.
+    pub tags_traded: usize,
     /// Seconds the system spent finding and recording this frame's tag changes.
     pub tag_seconds: f64,
     /// Seconds [`visibility_tags_system`](crate::visibility_tags_system) spent applying them

@@ -275,6 +275,7 @@ fn run_full_pass(
         tracked: false,
         tags_inserted: 0,
         tags_removed: 0,
+        tags_traded: 0,
         tag_seconds: 0.0,
         tag_apply_seconds: 0.0,
     };
@@ -317,9 +318,10 @@ fn finish_frame(
 
     gather(visibility);
     let started = std::time::Instant::now();
-    let (inserted, removed) = record_tag_changes(visibility, ctx.world_unchecked(), settings.visibility_tags);
+    let [inserted, removed, traded] = record_tag_changes(visibility, ctx.world_unchecked(), settings.visibility_tags);
     visibility.stats.tags_inserted = inserted;
     visibility.stats.tags_removed = removed;
+    visibility.stats.tags_traded = traded;
     visibility.stats.tag_seconds = started.elapsed().as_secs_f64();
     runtime::profile_plot!("objects", visibility.stats.objects as f64);
     runtime::profile_plot!("visible", visibility.stats.visible as f64);
