@@ -67,6 +67,8 @@ pub struct System {
     pub(crate) anchor: Anchor,
     /// Wall time of the system's last run (zero before the first).
     pub(crate) last_seconds: f64,
+    /// Whether the system has run: only then does `last_seconds` predict its next run.
+    pub(crate) has_run: bool,
     /// An exclusive-world system that records its own changes (see
     /// [`System::reports_own_changes`]).
     pub(crate) reports_changes: bool,
@@ -85,6 +87,7 @@ impl System {
             commands: CommandQueue::default(),
             frame_slots: Vec::new(),
             last_seconds: 0.0,
+            has_run: false,
             before: Vec::new(),
             after: Vec::new(),
             anchor: Anchor::Free,
@@ -124,6 +127,7 @@ impl System {
             commands: CommandQueue::default(),
             frame_slots: Vec::new(),
             last_seconds: 0.0,
+            has_run: false,
             before: Vec::new(),
             after: Vec::new(),
             anchor: Anchor::Free,

@@ -40,6 +40,8 @@ fn exclusive_system_runs_alone() {
 #[test]
 fn systems_of_a_batch_run_in_parallel() {
     // Two systems that each wait for the other to start can only finish when run together.
+    // Each then works for a millisecond, so the batch is never cheap enough to run inline:
+    // every frame must split it.
     let mut app = App::with_threads(2);
     let started = Arc::new(AtomicUsize::new(0));
     for name in ["left", "right"] {
@@ -47,16 +49,47 @@ fn systems_of_a_batch_run_in_parallel() {
         app.add_system(
             Stage::Input,
             System::new(name, move |_| {
-                started.fetch_add(1, Ordering::SeqCst);
+                let frame = started.fetch_add(1, Ordering::SeqCst) / 2;
                 let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-                while started.load(Ordering::SeqCst) < 2 {
+                while started.load(Ordering::SeqCst) < 2 * (frame + 1) {
                     assert!(std::time::Instant::now() < deadline, "the other system of the batch never started");
                     std::thread::yield_now();
                 }
+                std::thread::sleep(std::time::Duration::from_millis(1));
             }),
         );
     }
+    for _ in 0..5 {
+        app.run_frame();
+        assert_eq!(app.schedule().inline_batches(), 0, "a long batch is split");
+    }
+}
+
+#[test]
+fn a_cheap_batch_runs_on_the_calling_thread_after_its_first_frame() {
+    // Ten systems that do almost nothing: the first frame splits them (never measured), later
+    // frames run them one after another on the thread that runs the frame.
+    let mut app = App::with_threads(2);
+    let threads = Arc::new(Mutex::new(Vec::new()));
+    for index in 0..10 {
+        let threads = Arc::clone(&threads);
+        app.add_system(
+            Stage::Input,
+            System::new(format!("tiny {index}"), move |_| threads.lock().push(std::thread::current().id())),
+        );
+    }
+    assert_eq!(app.schedule().batches(Stage::Input).expect("stage").len(), 1, "one batch of ten");
     app.run_frame();
+    assert_eq!(app.schedule().inline_batches(), 0, "never measured: split");
+    let caller = std::thread::current().id();
+    for frame in 1..5 {
+        threads.lock().clear();
+        app.run_frame();
+        assert_eq!(app.schedule().inline_batches(), 1, "frame {frame}: measured cheap, run inline");
+        let seen = threads.lock().clone();
+        assert_eq!(seen.len(), 10, "frame {frame}: every system ran");
+        assert!(seen.iter().all(|&thread| thread == caller), "frame {frame}: inline on the caller, saw {seen:?}");
+    }
 }
 
 #[test]
