@@ -76,9 +76,16 @@ impl TestTarget<'_> {
             // Off the buffer entirely: the frustum's call, not ours.
             return OcclusionVerdict::Visible;
         }
-        let last = self.size - 1.0;
-        let (x0, y0) = (low.x.max(0.0) as usize, low.y.max(0.0) as usize);
-        let (x1, y1) = (high.x.min(last.x) as usize, high.y.min(last.y) as usize);
+        // Clipped into [0, size): `low` is below the size and `high` at least 0 (just checked),
+        // and neither is NaN (finite inputs; an overflow gives an infinity, which the clip
+        // removes), so the truncations below are exact (`as` would add saturation checks).
+        let (low, high) = (low.max(Vec2::ZERO), high.min(self.size - 1.0));
+        let pixel = |value: f32| {
+            debug_assert!((0.0..self.size.x.max(self.size.y)).contains(&value), "{value} is clipped");
+            // SAFETY: `value` is finite and in [0, size) (above), which `u32` holds.
+            unsafe { value.to_int_unchecked::<u32>() as usize }
+        };
+        let (x0, y0, x1, y1) = (pixel(low.x), pixel(low.y), pixel(high.x), pixel(high.y));
         let nearest = nearest + nearest.abs() * DEPTH_MARGIN + f32::MIN_POSITIVE;
         // Step 4: first the finest level where the footprint spans at most 2x2 texels (four
         // reads prove most hidden objects hidden), then, if that fails, the finest level
@@ -106,10 +113,10 @@ impl TestTarget<'_> {
     #[inline]
     fn all_farther(&self, level: usize, rect: [usize; 4], nearest: f32) -> bool {
         let (width, texels) = self.pyramid.level(level);
-        let columns = (rect[0] >> level)..=(rect[2] >> level);
+        let (first, last) = (rect[0] >> level, rect[2] >> level);
         for y in (rect[1] >> level)..=(rect[3] >> level) {
-            let row = &texels[y * width..(y + 1) * width];
-            if !row[columns.clone()].iter().all(|&texel| texel > nearest) {
+            // One range check per row: the rectangle lies within the level.
+            if !texels[y * width + first..=y * width + last].iter().all(|&texel| texel > nearest) {
                 return false;
             }
         }
