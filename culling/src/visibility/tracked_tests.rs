@@ -339,14 +339,22 @@ fn thousands_of_single_moves_refresh_their_archetypes_and_match_a_fresh_cull() {
     }
 }
 
+/// The unit box centred on the origin, and an occluder set in which `mesh` is that box: the
+/// walls of the occlusion tests are this mesh scaled.
+fn unit_box_occluder(mesh: ecs::MeshHandle) -> (ecs::Aabb, crate::occlusion::OccluderMeshes) {
+    use crate::occlusion::{OccluderMesh, OccluderMeshes};
+    let unit = ecs::Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5));
+    let mut occluders = OccluderMeshes::new();
+    occluders.insert(mesh, OccluderMesh::from_box(&unit).expect("a box occludes"));
+    (unit, occluders)
+}
+
 #[test]
 fn word_and_group_occlusion_hides_only_what_the_exact_reference_hides() {
     use crate::occlusion::reference::ReferenceRaster;
-    use crate::occlusion::{fit_buffer, OccluderInstance, OccluderMesh, OccluderMeshes};
+    use crate::occlusion::{fit_buffer, OccluderInstance};
     let wall_mesh = ecs::MeshHandle(7);
-    let unit = ecs::Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5));
-    let mut occluders = OccluderMeshes::new();
-    occluders.insert(wall_mesh, OccluderMesh::from_box(&unit).expect("a box occludes"));
+    let (unit, occluders) = unit_box_occluder(wall_mesh);
     let motion = Arc::new(Mutex::new(Motion::default()));
     let eye = |frame: usize| Vec3::new(frame as f32 * 0.8 - 4.0, 2.0, 5.0);
     let (mut app, _) = driven_app(scene::look_at(eye(0), eye(0) + Vec3::NEG_Z), motion.clone());
@@ -543,11 +551,8 @@ fn a_creeping_camera_changes_each_level_on_the_frame_a_fresh_cull_does() {
 /// frames a fresh cull says it does.
 #[test]
 fn a_draw_switched_to_or_from_an_occluder_on_a_tracked_frame_is_seen_that_frame() {
-    use crate::occlusion::{OccluderMesh, OccluderMeshes};
     let wall_mesh = ecs::MeshHandle(7);
-    let unit = ecs::Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5));
-    let mut occluders = OccluderMeshes::new();
-    occluders.insert(wall_mesh, OccluderMesh::from_box(&unit).expect("a box occludes"));
+    let (unit, occluders) = unit_box_occluder(wall_mesh);
     // Sixteen panels side by side, neighbouring slots: swapping them all refreshes their word
     // densely.
     let panels: Vec<Mat4> = (0..16)
