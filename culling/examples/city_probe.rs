@@ -25,16 +25,27 @@ fn main() {
         if args.next().is_some_and(|arg| arg == "marked") { VisibilityTags::Marked } else { VisibilityTags::All };
     let (mut app, _, cars) = city_app(tags, Some(threads));
     let mut times = Vec::with_capacity(frames);
+    let mut untracked = 0;
+    let (mut tag_times, mut apply_times) = (Vec::with_capacity(frames), Vec::with_capacity(frames));
     for _ in 0..frames {
         app.resource_mut::<Clock>().0 += 1;
         let started = Instant::now();
         app.run_frame();
         times.push(started.elapsed().as_secs_f64() * 1e3);
+        let stats = *app.resource::<Visibility>().stats();
+        untracked += usize::from(!stats.tracked);
+        tag_times.push(stats.tag_seconds * 1e3);
+        apply_times.push(stats.tag_apply_seconds * 1e3);
     }
+    let median = |times: &mut Vec<f64>| {
+        times.sort_by(f64::total_cmp);
+        times[times.len() / 2]
+    };
+    let (tags, apply) = (median(&mut tag_times), median(&mut apply_times));
     times.sort_by(f64::total_cmp);
     let stats = *app.resource::<Visibility>().stats();
     println!(
-        "city_probe: {threads} threads, {cars} cars, {} visible, {} occluded; frame min {:.3} ms, median {:.3} ms",
+        "city_probe: {threads} threads, {cars} cars, {} visible, {} occluded, {untracked} untracked frames; frame min {:.3} ms, median {:.3} ms; tags median {tags:.3} ms (archetype moves {apply:.3} ms)",
         stats.visible,
         stats.occluded,
         times[0],
