@@ -452,30 +452,35 @@ const PREFETCH_DISTANCE: usize = 8;
 /// (a hint with no effect on the result; nothing on targets without one).
 #[inline(always)]
 fn prefetch_slot(outputs: &PassOutputs<'_>, slot: usize) {
+    prefetch_entry(outputs.models, slot);
+    prefetch_entry(outputs.cache, slot);
+    prefetch_entry(outputs.bounds, slot);
+    prefetch_entry(outputs.draws, slot);
+}
+
+/// Asks the CPU to bring the cache lines of `column[index]` closer: a hint with no effect on
+/// any result, and nothing on targets without one.
+///
+/// The first and the last byte of the entry: columns are aligned to their element type only
+/// (16 bytes for a matrix), so a 64-byte matrix or a 32-byte cache entry usually straddles two
+/// cache lines, and a miss on the second one stalls as long.
+#[inline(always)]
+pub(super) fn prefetch_entry<T>(column: *const T, index: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // The first and the last byte of each entry: the columns are aligned to their element
-        // type only (16 bytes for a matrix), so a 64-byte matrix, a 32-byte cache entry or a
-        // box usually straddles two cache lines, and a miss on the second one stalls as long.
-        fn ends<T>(column: *mut T, slot: usize) -> [*const i8; 2] {
-            let first = column.wrapping_add(slot) as *const i8;
-            [first, first.wrapping_add(std::mem::size_of::<T>() - 1)]
-        }
         // A prefetch never faults, so computing an address is all that is needed; wrapping
-        // arithmetic keeps even a wrong slot from being undefined behaviour.
-        let [model, model_end] = ends(outputs.models, slot);
-        let [entry, entry_end] = ends(outputs.cache, slot);
-        let [bounds, bounds_end] = ends(outputs.bounds, slot);
-        let lines =
-            [model, model_end, entry, entry_end, bounds, bounds_end, outputs.draws.wrapping_add(slot) as *const i8];
-        for line in lines {
-            // SAFETY: prefetching is a hint that never dereferences or faults.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(line) };
+        // arithmetic keeps even a wrong index from being undefined behaviour.
+        let first = column.wrapping_add(index) as *const i8;
+        let last = first.wrapping_add(std::mem::size_of::<T>().max(1) - 1);
+        // SAFETY: prefetching is a hint that never dereferences or faults.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(first);
+            _mm_prefetch::<_MM_HINT_T0>(last);
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (outputs, slot);
+    let _ = (column, index);
 }
 
 /// Whether an object's matrix and world box are finite, with a few vector operations instead

@@ -40,7 +40,7 @@ use runtime::changes::{ChangeCursor, ChangedSince};
 use runtime::hecs::{Entity, World};
 
 use super::cache::{CachedBounds, Verdict};
-use super::cull::{run_range, PassInputs, PassOutputs, PassTotals, Segment, SlotFlag, GRAIN};
+use super::cull::{prefetch_entry, run_range, PassInputs, PassOutputs, PassTotals, Segment, SlotFlag, GRAIN};
 #[cfg(test)]
 use super::holds::{clearly_inside, clearly_outside};
 use super::holds::{
@@ -1147,7 +1147,7 @@ fn group_union(words: &[Aabb], drawable: &[u64]) -> Aabb {
 
 /// Word `index`'s bounds: the union of its finite drawable boxes, unbounded when it holds a
 /// non-finite one (the reference the kept bounds are checked against).
-#[cfg(any(test, debug_assertions))]
+#[cfg(debug_assertions)]
 fn word_union(bounds: &[Aabb], index: usize, drawable: &[u64], forced: &[u64]) -> Aabb {
     let forced = forced[index] & drawable[index];
     if forced != 0 {
@@ -1342,23 +1342,39 @@ fn decide_objects(
     let mut nearest = [0.0f32; BITS_PER_WORD];
     let (mut reused_visible, mut fresh) = (0u64, 0u64);
     let mut rejects = [0u8; 3];
-    let mut members = drawable;
+    // The objects the kernel may have to decide: those without a hold, and (below) those
+    // whose hold breaks. Their entries and models are asked for before any is read, and the
+    // holds' lines before the holds are, so that the word's cache misses overlap instead of
+    // following one another.
+    let mut members = drawable & !held;
+    prefetch_decisions(shared, base, members);
+    let mut bits = held;
+    while bits != 0 {
+        let offset = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        prefetch_entry(shared.object_holds.0, base + offset);
+    }
+    let mut bits = held;
+    while bits != 0 {
+        let offset = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        // SAFETY: this job's own slot.
+        if unsafe { (*shared.object_holds.at(base + offset)).holds_at(eye, shape) } {
+            if holds.visible >> offset & 1 == 1 {
+                reused_visible |= 1 << offset;
+            } else {
+                rejects[0] += 1;
+            }
+        } else {
+            held &= !(1 << offset);
+            members |= 1 << offset;
+            prefetch_decisions(shared, base, 1 << offset);
+        }
+    }
     while members != 0 {
         let offset = members.trailing_zeros() as usize;
         members &= members - 1;
         let slot = base + offset;
-        if held >> offset & 1 == 1 {
-            // SAFETY: this job's own slot.
-            if unsafe { (*shared.object_holds.at(slot)).holds_at(eye, shape) } {
-                if holds.visible >> offset & 1 == 1 {
-                    reused_visible |= 1 << offset;
-                } else {
-                    rejects[0] += 1;
-                }
-                continue;
-            }
-            held &= !(1 << offset);
-        }
         // SAFETY: this job's own slot.
         let entry = unsafe { &*shared.cache.0.add(slot) };
         if let Some(verdict) = entry.verdict(inputs.view_epoch) {
@@ -1422,6 +1438,18 @@ fn decide_objects(
         holds.members = 0;
     }
     (visible | reused_visible, rejects)
+}
+
+/// Asks for the cache entries and models of `members` (bits from slot `base`), which
+/// `decide_objects` reads for each: a hint with no effect on any result.
+#[inline(always)]
+fn prefetch_decisions(shared: &WordInputs<'_>, base: usize, mut members: u64) {
+    while members != 0 {
+        let offset = members.trailing_zeros() as usize;
+        members &= members - 1;
+        prefetch_entry(shared.cache.0, base + offset);
+        prefetch_entry(shared.models.as_ptr(), base + offset);
+    }
 }
 
 /// Debug builds check that the objects of `members` (bits from slot `base`) whose frustum
