@@ -32,7 +32,7 @@
 //! columns take the tags it asked for.
 
 use std::any::TypeId;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldTransform};
 use glam::{Mat4, Vec3, Vec3A};
@@ -231,6 +231,10 @@ pub(crate) struct TrackedState {
     occluder_bits: Vec<u64>,
     /// The `OccluderMeshes::generation` `occluder_bits` were found with.
     occluder_generation: Option<u64>,
+    /// A bit per slot word whose [`WordState::draws_changed`] is set, found by the word jobs
+    /// of this frame, so that [`TrackedState::update_occluder_bits`] visits only those words
+    /// instead of reading every word's state again on one thread.
+    draws_changed_words: Vec<AtomicU64>,
     /// Archetype segments to refresh this frame.
     refresh_segments: Vec<Segment>,
     /// Single objects to refresh this frame.
@@ -407,7 +411,14 @@ impl TrackedState {
             }
         }
         let counters = WordCounters::default();
-        let Visibility { objects: columns, drawable, .. } = &mut *visibility;
+        // The jobs write each word's bits and flag its changed draws as they decide it: one
+        // serial pass fewer over the word states each.
+        visibility.bits.resize(slot_count);
+        self.draws_changed_words.resize_with(self.words.len().div_ceil(BITS_PER_WORD), AtomicU64::default);
+        self.draws_changed_words.iter_mut().for_each(|bits| *bits.get_mut() = 0);
+        let draws_changed_words = &self.draws_changed_words;
+        let Visibility { objects: columns, drawable, bits, .. } = &mut *visibility;
+        let bits_out = SharedMut(bits.words_mut().as_mut_ptr());
         let shared = WordInputs {
             pass: inputs,
             drawable,
@@ -432,13 +443,25 @@ impl TrackedState {
             let mut local = TrackedTotals::default();
             let mut block = AabbBlock::new();
             let mut redone_groups = 0u64;
+            let mut draws_changed = 0u64;
+            let last = chunk.len().saturating_sub(1);
             for (offset, word) in chunk.iter_mut().enumerate() {
+                let index = first + offset;
                 if word.dirty {
-                    // SAFETY: word `first + offset` lies in this job's chunk.
-                    unsafe { redo_word_bounds(&shared, first + offset, word.refreshed) };
+                    // SAFETY: word `index` lies in this job's chunk.
+                    unsafe { redo_word_bounds(&shared, index, word.refreshed) };
                     redone_groups |= 1 << (offset / GROUP_WORDS);
                 }
-                decide_word(&shared, first + offset, word, &mut block, &mut local);
+                decide_word(&shared, index, word, &mut block, &mut local);
+                // SAFETY: the bits have a word per word state, and word `index` is this job's.
+                unsafe { *bits_out.at(index) = word.culled };
+                draws_changed |= u64::from(word.draws_changed) << (index % BITS_PER_WORD);
+                if index % BITS_PER_WORD == BITS_PER_WORD - 1 || offset == last {
+                    if draws_changed != 0 {
+                        draws_changed_words[index / BITS_PER_WORD].fetch_or(draws_changed, Ordering::Relaxed);
+                    }
+                    draws_changed = 0;
+                }
             }
             while redone_groups != 0 {
                 let group = first / GROUP_WORDS + redone_groups.trailing_zeros() as usize;
@@ -451,10 +474,6 @@ impl TrackedState {
         #[cfg(debug_assertions)]
         check_word_bounds(&self.word_bounds, &visibility.objects.bounds, &visibility.drawable, &self.forced);
         counters.into_totals(&mut totals);
-        visibility.bits.resize(slot_count);
-        for (bits, word) in visibility.bits.words_mut().iter_mut().zip(&self.words) {
-            *bits = word.culled;
-        }
         totals
     }
 
@@ -649,11 +668,14 @@ impl TrackedState {
             self.occluder_generation = Some(meshes.generation());
         } else {
             // Refreshed slots with a new draw, and levels of detail that changed one, mark
-            // their word (`SlotFlag::DrawChanged`, `pick_levels`).
-            for (word, state) in self.words.iter_mut().enumerate() {
-                // Read before written: most words' state stays clean in the cache.
-                if state.draws_changed {
-                    state.draws_changed = false;
+            // their word (`SlotFlag::DrawChanged`, `pick_levels`); this frame's word jobs
+            // listed the marked words (`draws_changed_words`, a tracked frame's).
+            for (index, marked) in self.draws_changed_words.iter_mut().enumerate() {
+                let mut marked = std::mem::take(marked.get_mut());
+                while marked != 0 {
+                    let word = index * BITS_PER_WORD + marked.trailing_zeros() as usize;
+                    marked &= marked - 1;
+                    self.words[word].draws_changed = false;
                     self.occluder_bits[word] = bits_of(word);
                 }
             }
