@@ -8,10 +8,10 @@ use runtime::{App, Stage, System, SystemContext};
 use super::cache::ViewKey;
 use super::cull::{list_segments, pack_slot_flags, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
 use super::result::{Visibility, VisibilityStats};
-use super::tags::{record_tag_changes, record_tags_cleared, visibility_tags_system};
+use super::tags::{record_tag_changes, record_tags_cleared, visibility_tags_system, TagColumns};
 use super::tracked::{watched_types, TrackedState};
 use crate::backend::{CullingChoice, GpuFeedback};
-use crate::bits::words_for;
+use crate::bits::{words_for, VisibilityBits};
 use crate::kernels::Kernel;
 use crate::lod::lod_scale;
 use crate::occlusion::stage::OcclusionPass;
@@ -316,13 +316,52 @@ fn finish_frame(
         }
     }
 
-    gather(visibility);
-    let started = std::time::Instant::now();
-    let [inserted, removed, traded] = record_tag_changes(visibility, ctx.world_unchecked(), settings.visibility_tags);
-    visibility.stats.tags_inserted = inserted;
-    visibility.stats.tags_removed = removed;
-    visibility.stats.tags_traded = traded;
-    visibility.stats.tag_seconds = started.elapsed().as_secs_f64();
+    // The gather and the search for tag changes read the final bits and write apart: one
+    // runs beside the other.
+    let Visibility {
+        bits,
+        objects,
+        visible,
+        scene,
+        caster_count,
+        drawable,
+        casters,
+        tagged,
+        occluded_tag,
+        tag_marked,
+        slots,
+        occluded,
+        tag_changes,
+        scene_source,
+        stats,
+        ..
+    } = visibility;
+    let lists = GatherLists { visible, scene, caster_count, scene_source };
+    let tag_columns = TagColumns {
+        visible: bits.words(),
+        drawable,
+        occluded,
+        entities: &objects.entities,
+        slots,
+        tagged,
+        occluded_tag,
+        tag_marked,
+        changes: tag_changes,
+    };
+    let world = ctx.world_unchecked();
+    let (bits, drawable, casters) = (&*bits, &drawable[..], &casters[..]);
+    let ((), ([inserted, removed, traded], tag_seconds)) = runtime::jobs::join(
+        || gather(bits, drawable, casters, lists),
+        || {
+            let started = std::time::Instant::now();
+            let counts = record_tag_changes(tag_columns, world, settings.visibility_tags);
+            (counts, started.elapsed().as_secs_f64())
+        },
+    );
+    stats.tags_inserted = inserted;
+    stats.tags_removed = removed;
+    stats.tags_traded = traded;
+    stats.tag_seconds = tag_seconds;
     runtime::profile_plot!("objects", visibility.stats.objects as f64);
     runtime::profile_plot!("visible", visibility.stats.visible as f64);
     runtime::profile_plot!("occluded", visibility.stats.occluded as f64);
@@ -346,17 +385,29 @@ fn apply_gpu_occlusion(visibility: &mut Visibility, gpu_visible: &[u64], in_view
     visibility.stats.visible -= occluded_count;
 }
 
-/// The serial gather: `visible` in slot order, then `scene` with the casters first.
-fn gather(visibility: &mut Visibility) {
+/// The lists of the [`Visibility`] resource the gather writes.
+struct GatherLists<'a> {
+    visible: &'a mut Vec<u32>,
+    scene: &'a mut Vec<u32>,
+    caster_count: &'a mut usize,
+    /// The `drawable` and `casters` columns `scene` was built from.
+    scene_source: &'a mut (Vec<u64>, Vec<u64>),
+}
+
+/// The gather: `visible` in slot order, then `scene` with the casters first (rebuilt only
+/// when the drawable objects or the casters changed).
+fn gather(bits: &VisibilityBits, drawable: &[u64], casters: &[u64], lists: GatherLists<'_>) {
     runtime::profile_zone!("visibility gather");
-    let Visibility { bits, visible, scene, drawable, casters, caster_count, scene_source, .. } = visibility;
+    let GatherLists { visible, scene, caster_count, scene_source } = lists;
     visible.clear();
     push_set_bits(visible, bits.words().iter().copied());
-    if scene_source.0 == *drawable && scene_source.1 == *casters {
+    if scene_source.0 == drawable && scene_source.1 == casters {
         return;
     }
-    scene_source.0.clone_from(drawable);
-    scene_source.1.clone_from(casters);
+    scene_source.0.clear();
+    scene_source.0.extend_from_slice(drawable);
+    scene_source.1.clear();
+    scene_source.1.extend_from_slice(casters);
     scene.clear();
     push_set_bits(scene, drawable.iter().zip(casters.iter()).map(|(drawable, caster)| drawable & caster));
     *caster_count = scene.len();

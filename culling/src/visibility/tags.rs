@@ -30,11 +30,12 @@
 
 use std::any::TypeId;
 
-use ecs::{Culled, Mesh, Occluded, VisibilityTagged, VisibilityTags};
+use ecs::{Culled, Mesh, Occluded, VisibilityTagged, VisibilityTags, WorldTransform};
 use runtime::hecs::{Entity, World};
 use runtime::System;
 
 use super::result::Visibility;
+use super::slots::ObjectSlots;
 use crate::bits::BITS_PER_WORD;
 
 /// Name of the system [`visibility_tags_system`] returns.
@@ -78,75 +79,115 @@ impl TagChanges {
     }
 }
 
-/// Finds this frame's tag changes of both tags and stores them in `visibility` for
+/// The columns of the [`Visibility`] resource that finding the tag changes reads and writes,
+/// borrowed apart from the rest, so that the lists the gather writes are built at the same
+/// time (`jobs::join` in the system).
+pub(crate) struct TagColumns<'a> {
+    /// The objects still visible after occlusion, a bit per slot.
+    pub visible: &'a [u64],
+    pub drawable: &'a [u64],
+    /// This frame's occluded objects (empty without occlusion).
+    pub occluded: &'a [u64],
+    pub entities: &'a [Entity],
+    pub slots: &'a ObjectSlots,
+    /// The tags the entities carry, updated to what they will carry.
+    pub tagged: &'a mut [u64],
+    pub occluded_tag: &'a mut [u64],
+    /// Scratch: the slots of the marked entities (under `Marked`).
+    pub tag_marked: &'a mut Vec<u64>,
+    pub changes: &'a mut TagChanges,
+}
+
+/// Finds this frame's tag changes of both tags and stores them in `columns.changes` for
 /// [`visibility_tags_system`]; returns [inserted, removed, traded] (see [`TagChanges::counts`]).
 ///
 /// The pass recorded which objects' entities carried each tag this frame; `policy` says
 /// which entities are to carry them (`world` is read for the marked ones).
-pub(crate) fn record_tag_changes(visibility: &mut Visibility, world: &World, policy: VisibilityTags) -> [usize; 3] {
+pub(crate) fn record_tag_changes(columns: TagColumns<'_>, world: &World, policy: VisibilityTags) -> [usize; 3] {
     runtime::profile_zone!("visibility tags");
-    let mut changes = std::mem::take(&mut visibility.tag_changes);
+    let TagColumns { visible, drawable, occluded, entities, slots, tagged, occluded_tag, tag_marked, changes } =
+        columns;
     changes.clear();
     let marked_only = policy == VisibilityTags::Marked;
     if marked_only {
-        let marked = mark_tagged_slots(visibility, world);
+        let marked = mark_tagged_slots(tag_marked, slots, visible.len(), world);
         // Nothing marked and no tag left to remove: no change, and the tag columns stay
         // clear, so the words need not be visited (the city's case: a million objects, none
         // of them tagged).
-        if marked == 0 && all_clear(&visibility.tagged) && all_clear(&visibility.occluded_tag) {
-            visibility.tag_changes = changes;
+        if marked == 0 && all_clear(tagged) && all_clear(occluded_tag) {
             return [0; 3];
         }
     }
-    let words = visibility.bits.words().len();
+    let all = [u64::MAX; SCAN_BLOCK];
+    let words = visible.len();
     for block in (0..words).step_by(SCAN_BLOCK) {
         let block = block..(block + SCAN_BLOCK).min(words);
+        let covered = if marked_only { &tag_marked[block.clone()] } else { &all[..block.len()] };
+        let words = WordTags {
+            visible: &visible[block.clone()],
+            drawable: &drawable[block.clone()],
+            // Without occlusion this frame the column is empty: nothing is occluded.
+            occluded: occluded.get(block.start..block.end.min(occluded.len())).unwrap_or(&[]),
+            covered,
+        };
+        let (tagged, occluded_tag) = (&mut tagged[block.clone()], &mut occluded_tag[block.clone()]);
         let mut differ = [0u64; SCAN_BLOCK];
-        if !block_changes(visibility, block.clone(), marked_only, &mut differ) {
+        if !block_changes(&words, tagged, occluded_tag, &mut differ) {
             continue;
         }
         // The changed objects' entities are scattered reads: all asked for before the first.
         for (offset, &bits) in differ[..block.len()].iter().enumerate() {
-            prefetch_entities(visibility, block.start + offset, bits);
+            prefetch_entities(entities, block.start + offset, bits);
         }
-        for word_index in block {
-            record_word_changes(visibility, &mut changes, word_index, marked_only);
+        for offset in 0..block.len() {
+            let (want_culled, occluded) = words.wanted(offset);
+            let now = (tagged[offset], occluded_tag[offset]);
+            record_word_changes(entities, changes, block.start + offset, (want_culled, occluded), now);
+            // What the tags will be once `visibility_tags_system` applied the changes: a
+            // tracked frame (see `tracked.rs`) starts from these instead of reading archetypes.
+            tagged[offset] = want_culled;
+            occluded_tag[offset] = occluded;
         }
     }
-    let counts = changes.counts();
-    visibility.tag_changes = changes;
-    counts
+    changes.counts()
 }
 
 /// Words whose tag changes are looked for together: a block in which no object's wanted tags
 /// differ from those it carries is skipped after one branch-free pass over its columns.
 const SCAN_BLOCK: usize = 16;
 
-/// Whether some object of the words `block` wants other tags than it carries (the test
-/// `record_word_changes` makes per object, OR-folded over the block without a branch, so it
-/// vectorizes). A camera moving through a city changes a few hundred objects' tags a frame in
-/// a million: most blocks have none.
-#[inline]
-fn block_changes(
-    visibility: &Visibility,
-    block: std::ops::Range<usize>,
-    marked_only: bool,
-    differ: &mut [u64; SCAN_BLOCK],
-) -> bool {
-    let visible = &visibility.bits.words()[block.clone()];
-    let drawable = &visibility.drawable[block.clone()];
-    let (tagged, occluded_tag) = (&visibility.tagged[block.clone()], &visibility.occluded_tag[block.clone()]);
-    // Without occlusion this frame the column is empty: nothing is occluded (words past its
-    // end read as 0, as in `record_word_changes`).
-    let mut occluded = [0u64; SCAN_BLOCK];
-    if let Some(words) = visibility.occluded.get(block.start..block.end.min(visibility.occluded.len())) {
-        occluded[..words.len()].copy_from_slice(words);
+/// The columns of one block of words that say which tags its objects are to carry.
+struct WordTags<'a> {
+    visible: &'a [u64],
+    drawable: &'a [u64],
+    /// Shorter than the block (even empty) where the occluded column ends: 0 past its end.
+    occluded: &'a [u64],
+    /// The objects the policy covers.
+    covered: &'a [u64],
+}
+
+impl WordTags<'_> {
+    /// The tags the objects of word `offset` of the block are to carry, as (`Culled`,
+    /// `Occluded`) bits.
+    #[inline(always)]
+    fn wanted(&self, offset: usize) -> (u64, u64) {
+        let occluded = self.occluded.get(offset).copied().unwrap_or(0);
+        wanted_tags(self.drawable[offset], self.visible[offset], occluded, self.covered[offset])
     }
-    let all = [u64::MAX; SCAN_BLOCK];
-    let covered = if marked_only { &visibility.tag_marked[block.clone()] } else { &all[..block.len()] };
+}
+
+/// Whether some object of the block `words` wants other tags than it carries (the test the
+/// record makes per object, OR-folded over the block without a branch, so it vectorizes),
+/// with the differing objects per word in `differ`. A camera moving through a city changes a
+/// few hundred objects' tags a frame in a million: most blocks have none.
+#[inline]
+fn block_changes(words: &WordTags<'_>, tagged: &[u64], occluded_tag: &[u64], differ: &mut [u64; SCAN_BLOCK]) -> bool {
+    let mut occluded = [0u64; SCAN_BLOCK];
+    occluded[..words.occluded.len()].copy_from_slice(words.occluded);
     let mut any = 0;
-    for index in 0..block.len() {
-        let (want_culled, occluded) = wanted_tags(drawable[index], visible[index], occluded[index], covered[index]);
+    for index in 0..words.visible.len() {
+        let (want_culled, occluded) =
+            wanted_tags(words.drawable[index], words.visible[index], occluded[index], words.covered[index]);
         differ[index] = (want_culled ^ tagged[index]) | (occluded ^ occluded_tag[index]);
         any |= differ[index];
     }
@@ -155,44 +196,39 @@ fn block_changes(
 
 /// Asks for the entities of the objects `members` of word `word_index` (a hint).
 #[inline]
-fn prefetch_entities(visibility: &Visibility, word_index: usize, mut members: u64) {
+fn prefetch_entities(entities: &[Entity], word_index: usize, mut members: u64) {
     while members != 0 {
         let slot = word_index * BITS_PER_WORD + members.trailing_zeros() as usize;
         members &= members - 1;
-        super::cull::prefetch_entry(visibility.objects.entities.as_ptr(), slot);
+        super::cull::prefetch_entry(entities.as_ptr(), slot);
     }
 }
 
-/// Records the tag changes of word `word_index` in `changes` and sets the word's tag columns
-/// to what the tags will be once they are applied.
-fn record_word_changes(visibility: &mut Visibility, changes: &mut TagChanges, word_index: usize, marked_only: bool) {
-    let covered = if marked_only { visibility.tag_marked[word_index] } else { u64::MAX };
-    let (want_culled, occluded) = wanted_tags(
-        visibility.drawable[word_index],
-        visibility.bits.words()[word_index],
-        visibility.occluded.get(word_index).copied().unwrap_or(0),
-        covered,
-    );
-    let (culled_now, occluded_now) = (visibility.tagged[word_index], visibility.occluded_tag[word_index]);
+/// Records in `changes` the tag changes of word `word_index`, whose objects are to carry the
+/// tags `want` and carry `now` (both as (`Culled`, `Occluded`) bits).
+fn record_word_changes(
+    entities: &[Entity],
+    changes: &mut TagChanges,
+    word_index: usize,
+    (want_culled, occluded): (u64, u64),
+    (culled_now, occluded_now): (u64, u64),
+) {
     // Objects that carry exactly one tag and want exactly the other trade it in one move.
     let one_tag = culled_now ^ occluded_now;
     let to_culled = one_tag & occluded_now & want_culled & !occluded;
     let to_occluded = one_tag & culled_now & occluded & !want_culled;
-    push_entities(visibility, word_index, to_culled, &mut changes.occluded_to_culled);
-    push_entities(visibility, word_index, to_occluded, &mut changes.culled_to_occluded);
+    let word_entities = &entities[word_index * BITS_PER_WORD..];
+    push_entities(word_entities, to_culled, &mut changes.occluded_to_culled);
+    push_entities(word_entities, to_occluded, &mut changes.culled_to_occluded);
     let others = !(to_culled | to_occluded);
     let (want, now) = (want_culled & others, culled_now & others);
-    push_changes(visibility, word_index, want, now, |entity, insert| {
+    push_changes(word_entities, want, now, |entity, insert| {
         if insert { &mut changes.insert_culled } else { &mut changes.remove_culled }.push(entity);
     });
     let (want, now) = (occluded & others, occluded_now & others);
-    push_changes(visibility, word_index, want, now, |entity, insert| {
+    push_changes(word_entities, want, now, |entity, insert| {
         if insert { &mut changes.insert_occluded } else { &mut changes.remove_occluded }.push(entity);
     });
-    // What the tags will be once `visibility_tags_system` applied the changes: a tracked
-    // frame (see `tracked.rs`) starts from these instead of reading archetypes.
-    visibility.tagged[word_index] = want_culled;
-    visibility.occluded_tag[word_index] = occluded;
 }
 
 /// The tags a word's objects are to carry, as (`Culled`, `Occluded`) bits, from its drawable,
@@ -210,12 +246,9 @@ fn all_clear(words: &[u64]) -> bool {
     words.chunks(64).all(|block| block.iter().fold(0, |any, &word| any | word) == 0)
 }
 
-/// Sets `visibility.tag_marked` to the slots of the mesh entities carrying
-/// [`VisibilityTagged`] (sized to the slot words; no allocation within its capacity), and
-/// returns how many there are.
-fn mark_tagged_slots(visibility: &mut Visibility, world: &World) -> usize {
-    let words = visibility.bits.words().len();
-    let Visibility { tag_marked, slots, .. } = visibility;
+/// Sets `tag_marked` to the slots (of `words` slot words) of the mesh entities carrying
+/// [`VisibilityTagged`] (no allocation within its capacity), and returns how many there are.
+fn mark_tagged_slots(tag_marked: &mut Vec<u64>, slots: &ObjectSlots, words: usize, world: &World) -> usize {
     tag_marked.clear();
     tag_marked.resize(words, 0);
     let mut marked = 0;
@@ -242,28 +275,58 @@ pub(crate) fn record_tags_cleared(visibility: &mut Visibility, world: &World) ->
     changes.counts()[1]
 }
 
-/// Appends the entities of the objects `members` of word `word_index` to `out`.
-fn push_entities(visibility: &Visibility, word_index: usize, mut members: u64, out: &mut Vec<Entity>) {
+/// Appends the entities of the objects `members` of a word to `out` (`entities` from the
+/// word's first slot on).
+fn push_entities(entities: &[Entity], mut members: u64, out: &mut Vec<Entity>) {
     while members != 0 {
-        out.push(visibility.objects.entities[word_index * BITS_PER_WORD + members.trailing_zeros() as usize]);
+        out.push(entities[members.trailing_zeros() as usize]);
         members &= members - 1;
     }
 }
 
-/// Calls `change(entity, insert)` for each object of word `word_index` whose tag state
-/// `tagged` differs from `want`.
-fn push_changes(
-    visibility: &Visibility,
-    word_index: usize,
-    want: u64,
-    tagged: u64,
-    mut change: impl FnMut(Entity, bool),
-) {
+/// Calls `change(entity, insert)` for each object of a word (`entities` from its first slot
+/// on) whose tag state `tagged` differs from `want`.
+fn push_changes(entities: &[Entity], want: u64, tagged: u64, mut change: impl FnMut(Entity, bool)) {
     let mut changed = want ^ tagged;
     while changed != 0 {
         let offset = changed.trailing_zeros() as usize;
         changed &= changed - 1;
-        change(visibility.objects.entities[word_index * BITS_PER_WORD + offset], want >> offset & 1 == 1);
+        change(entities[offset], want >> offset & 1 == 1);
+    }
+}
+
+/// Asks for the cache lines a move reads first, for every entity to move: its location and
+/// the rows of the columns every drawable entity has (its world matrix and mesh). The
+/// entities are scattered over the world, and one move at a time would wait on each miss in
+/// turn. The locations are read in a pass of their own (independent loads, so the processor
+/// keeps many misses in flight), then the rows are asked for from the locations now cached.
+fn warm_rows(world: &World, changes: &TagChanges) {
+    let all = || {
+        [
+            &changes.insert_culled,
+            &changes.remove_culled,
+            &changes.insert_occluded,
+            &changes.remove_occluded,
+            &changes.occluded_to_culled,
+            &changes.culled_to_occluded,
+        ]
+        .into_iter()
+        .flatten()
+    };
+    let mut live = 0usize;
+    for &entity in all() {
+        live += usize::from(world.contains(entity));
+    }
+    std::hint::black_box(live);
+    for &entity in all() {
+        // SAFETY: only addresses are taken (for a prefetch hint); nothing is read through
+        // them, and the caller holds the world exclusively.
+        if let Ok(matrix) = unsafe { world.get_unchecked::<&WorldTransform>(entity) } {
+            super::cull::prefetch_entry(matrix as *const WorldTransform, 0);
+        }
+        if let Ok(mesh) = unsafe { world.get_unchecked::<&Mesh>(entity) } {
+            super::cull::prefetch_entry(mesh as *const Mesh, 0);
+        }
     }
 }
 
@@ -279,6 +342,7 @@ pub fn visibility_tags_system() -> System {
         };
         let started = std::time::Instant::now();
         let changes = &visibility.tag_changes;
+        warm_rows(ctx.world, changes);
         // An entity despawned since the cull has nothing to tag, and a tag someone else
         // removed is already gone: both results are ignored on purpose.
         for &entity in &changes.insert_culled {
