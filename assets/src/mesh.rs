@@ -106,7 +106,7 @@ impl MeshData {
         if self.indices.is_empty() {
             return Err(MeshError::NoTriangles);
         }
-        if self.indices.len() % 3 != 0 {
+        if !self.indices.len().is_multiple_of(3) {
             return Err(MeshError::PartialTriangle { index_count: self.indices.len() });
         }
         for (attribute, count) in [("normals", self.normals.len()), ("uvs", self.uvs.len())] {

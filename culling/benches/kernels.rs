@@ -1,6 +1,7 @@
-//! Frustum kernels on one million objects: scalar reference, portable, AVX2 (the detected
-//! kernel), the detected kernel on the job system, and a streaming read of the same bytes
-//! as the physical floor. One group for spheres, one for boxes.
+//! Frustum kernels on one million objects: scalar reference, portable, AVX2 and AVX-512
+//! (those the CPU runs; the detected kernel is the widest), the detected kernel on the job
+//! system, and a streaming read of the same bytes as the physical floor. One group for
+//! spheres, one for boxes.
 //!
 //! `cargo bench -p culling --bench kernels` (add `-- --quick` while developing).
 
@@ -36,6 +37,17 @@ fn scene() -> (Frustum, AabbSoa, SphereSoa) {
     (frustum, boxes, spheres)
 }
 
+/// The kernels each group times: the scalar reference, portable, and every SIMD kernel this
+/// CPU runs natively (the detected one last), so AVX2 and AVX-512 are compared in one run.
+fn simd_rows() -> Vec<Kernel> {
+    let mut rows = vec![Kernel::Scalar, Kernel::Portable];
+    rows.extend([Kernel::Avx2, Kernel::Avx512].into_iter().filter(|kernel| kernel.is_supported()));
+    if !rows.contains(&Kernel::detect()) {
+        rows.push(Kernel::detect());
+    }
+    rows
+}
+
 /// Sums the bit patterns of every array (integer adds, which the compiler vectorises), so
 /// the loop is bound by memory like the kernels.
 fn stream_sum(arrays: &[&[f32]]) -> u32 {
@@ -51,7 +63,7 @@ fn spheres(criterion: &mut Criterion) {
     let mut words = vec![0u64; words_for(OBJECTS)];
     let mut group = criterion.benchmark_group("spheres_1m");
     group.throughput(Throughput::Elements(OBJECTS as u64));
-    for kernel in [Kernel::Scalar, Kernel::Portable, Kernel::detect()] {
+    for kernel in simd_rows() {
         group.bench_function(format!("{kernel:?}"), |bench| {
             bench.iter(|| kernel.cull_spheres(&frustum, black_box(spheres.slices()), &mut words))
         });
@@ -78,7 +90,7 @@ fn aabbs(criterion: &mut Criterion) {
     let mut words = vec![0u64; words_for(OBJECTS)];
     let mut group = criterion.benchmark_group("aabbs_1m");
     group.throughput(Throughput::Elements(OBJECTS as u64));
-    for kernel in [Kernel::Scalar, Kernel::Portable, Kernel::detect()] {
+    for kernel in simd_rows() {
         group.bench_function(format!("{kernel:?}"), |bench| {
             bench.iter(|| kernel.cull_aabbs(&frustum, black_box(boxes.slices()), &mut words))
         });

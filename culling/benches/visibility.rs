@@ -148,7 +148,7 @@ fn stage_medians(app: &mut App, frames: usize) -> String {
 /// game's moving objects would between two frames, through `App::world_mut` (so the change
 /// log says everything may have changed: a full pass).
 fn move_objects(app: &mut App, movers: &[Entity], frame: u64) {
-    let step = if frame % 2 == 0 { 0.01 } else { -0.01 };
+    let step = if frame.is_multiple_of(2) { 0.01 } else { -0.01 };
     let world = app.world_mut();
     for &entity in movers {
         world.get::<&mut WorldTransform>(entity).expect("a mover has a WorldTransform").0.w_axis.y += step;

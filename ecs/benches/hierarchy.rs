@@ -97,7 +97,7 @@ fn city_propagation(criterion: &mut Criterion) {
                 let mut total = Duration::ZERO;
                 for _ in 0..iterations {
                     frame += 1;
-                    let step = if frame % 2 == 0 { 0.1 } else { -0.1 };
+                    let step = if frame.is_multiple_of(2) { 0.1 } else { -0.1 };
                     for &root in &movers {
                         world.get::<&mut Transform>(root).expect("a root has a Transform").translation.x += step;
                     }

@@ -37,7 +37,7 @@ struct SyntheticPass {
 }
 
 fn is_image(resource: usize) -> bool {
-    resource % 3 == 0
+    resource.is_multiple_of(3)
 }
 
 fn resource_name(resource: usize) -> String {
@@ -78,7 +78,7 @@ impl Pass for SyntheticPass {
                 }
             }
         }
-        if self.keep_all || self.index % 4 == 0 {
+        if self.keep_all || self.index.is_multiple_of(4) {
             registry.side_effect();
         }
     }

@@ -261,7 +261,7 @@ impl ExecuteContext<'_> {
     ) -> Option<vk::Buffer> {
         let resolved = self.declared_buffer(arguments, Access::IndirectArgument)?;
         let end = offset + u64::from(stride) * u64::from(count.saturating_sub(1)) + u64::from(size);
-        if offset % 4 != 0 || (count > 1 && (stride < size || stride % 4 != 0)) {
+        if !offset.is_multiple_of(4) || (count > 1 && (stride < size || !stride.is_multiple_of(4))) {
             self.fail_access(
                 arguments.0,
                 "indirect offsets and strides must be multiples of 4, strides at least one command",

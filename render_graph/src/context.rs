@@ -656,7 +656,7 @@ impl ExecuteContext<'_> {
         };
         let length = bytes.len();
         assert!(
-            length as u32 <= capacity && length % 4 == 0,
+            length as u32 <= capacity && length.is_multiple_of(4),
             "pass `{}` pushes {length} bytes, the pipeline takes {capacity} (a multiple of 4)",
             self.pass_name
         );

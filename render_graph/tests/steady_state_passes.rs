@@ -37,7 +37,7 @@ fn changing_frames_of_the_standard_passes_allocate_nothing() {
             let offset = frame as f32 * 0.01;
             scene.set_view_projection(translation(offset, 0.0, 0.0));
             list.clear();
-            list.extend((0..OBJECTS).filter(|index| (index + frame) % 3 != 0));
+            list.extend((0..OBJECTS).filter(|index| !(index + frame).is_multiple_of(3)));
             scene.set_draw_list(&list).expect("valid list");
             let moved = frame % OBJECTS;
             let world = translation(moved as f32 * 0.1 - 5.0, offset, -10.0);

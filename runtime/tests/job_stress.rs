@@ -267,12 +267,12 @@ fn bodies_may_block_on_their_own_spawned_jobs() {
             for _ in 0..spin {
                 std::hint::spin_loop();
             }
-            if iteration % 64 == 0 {
+            if iteration.is_multiple_of(64) {
                 // Let the worker reach real sleep now and then.
                 thread::sleep(Duration::from_micros(50));
             }
             let (send, receive) = mpsc::channel();
-            if iteration % 2 == 0 {
+            if iteration.is_multiple_of(2) {
                 pool.scope(|scope| {
                     scope.spawn(move |_| send.send(()).expect("the body waits"));
                     receive
@@ -363,7 +363,7 @@ fn join_halves_may_block_on_each_other() {
 fn join_trees_run_every_leaf_exactly_once() {
     fn tree(leaves: &[AtomicUsize], first: usize, count: usize) {
         if count == 1 {
-            if first % 7 == 0 {
+            if first.is_multiple_of(7) {
                 for _ in 0..(first % 500) {
                     std::hint::spin_loop();
                 }

@@ -120,7 +120,7 @@ impl Shader {
     /// bytes need no particular alignment. Checks the length (whole words, at least the
     /// header) and the magic number; the driver validates the rest when a pipeline is made.
     pub fn from_bytes(name: &'static str, stage: Stage, bytes: &[u8]) -> Result<Shader, SpirvError> {
-        if bytes.len() % 4 != 0 {
+        if !bytes.len().is_multiple_of(4) {
             return Err(SpirvError::NotWholeWords { bytes: bytes.len() });
         }
         let mut words: Vec<u32> =

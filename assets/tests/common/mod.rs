@@ -99,11 +99,11 @@ pub fn embedded_gltf() -> Vec<u8> {
 /// The scene as .glb bytes (`document` given the buffer object without a URI).
 pub fn glb_from(document: &Value, bin: &[u8]) -> Vec<u8> {
     let mut json = serde_json::to_vec(document).unwrap();
-    while json.len() % 4 != 0 {
+    while !json.len().is_multiple_of(4) {
         json.push(b' ');
     }
     let mut bin = bin.to_vec();
-    while bin.len() % 4 != 0 {
+    while !bin.len().is_multiple_of(4) {
         bin.push(0);
     }
     let total = 12 + 8 + json.len() + 8 + bin.len();

@@ -73,7 +73,7 @@ pub fn city_app(tags: VisibilityTags, threads: Option<usize>) -> (App, Entity, u
                 Quat::IDENTITY,
                 corner + offset + Vec3::Y * size / 2.0,
             );
-            if (block * CITY_PROPS + index) % 50 == 0 {
+            if (block * CITY_PROPS + index).is_multiple_of(50) {
                 cars.push((WorldTransform(place), prop, Car));
             } else {
                 props.push((WorldTransform(place), prop));

@@ -12,6 +12,8 @@
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod avx2;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+mod avx512;
 mod portable;
 mod scalar;
 
@@ -65,20 +67,30 @@ pub enum Kernel {
     /// AVX2 intrinsics, eight objects per register. Falls back to [`Kernel::Portable`] when
     /// the CPU lacks AVX2.
     Avx2,
+    /// AVX-512F intrinsics, sixteen objects per register, for the frustum kernels; the
+    /// engine's other x86 paths (occlusion's projection, raster and tests) run their AVX2
+    /// versions under it ([`Kernel::uses_avx2`]). Falls back to [`Kernel::Avx2`] when the CPU
+    /// lacks AVX-512F. On a CPU that runs 512-bit operations as two 256-bit halves (AMD Zen 4)
+    /// the arithmetic per object costs the same; what it saves is half the instructions and
+    /// the AVX2 kernels' spills of the broadcast planes (one thread, AMD EPYC Zen 4, best of
+    /// 20 alternating runs: 1M boxes 1.13 -> 0.96 ms, 16k boxes in cache 15.2 -> 11.1 µs).
+    Avx512,
 }
 
 impl Kernel {
     /// Every kernel, for tests and benchmarks that compare them.
-    pub const ALL: [Kernel; 3] = [Kernel::Scalar, Kernel::Portable, Kernel::Avx2];
+    pub const ALL: [Kernel; 4] = [Kernel::Scalar, Kernel::Portable, Kernel::Avx2, Kernel::Avx512];
 
-    /// The fastest kernel this CPU runs, decided once per process: AVX2 when available, else
-    /// portable; the scalar reference when `ENGINE_NO_SIMD=1`.
+    /// The fastest kernel this CPU runs, decided once per process: AVX-512 when available,
+    /// else AVX2, else portable; the scalar reference when `ENGINE_NO_SIMD=1`.
     pub fn detect() -> Kernel {
         static CHOSEN: OnceLock<Kernel> = OnceLock::new();
         *CHOSEN.get_or_init(|| {
             let opted_out = std::env::var(NO_SIMD_ENV).is_ok_and(|value| value.trim() == "1");
             if opted_out {
                 Kernel::Scalar
+            } else if Kernel::Avx512.is_supported() {
+                Kernel::Avx512
             } else if Kernel::Avx2.is_supported() {
                 Kernel::Avx2
             } else {
@@ -87,12 +99,21 @@ impl Kernel {
         })
     }
 
-    /// Whether this CPU runs the kernel natively (an unsupported one falls back to portable).
+    /// Whether this CPU runs the kernel natively (an unsupported one falls back to the next
+    /// narrower one, down to portable).
     pub fn is_supported(self) -> bool {
         match self {
             Kernel::Scalar | Kernel::Portable => true,
             Kernel::Avx2 => avx2_available(),
+            Kernel::Avx512 => avx2_available() && avx512_available(),
         }
+    }
+
+    /// Whether code with an AVX2 path of its own (occlusion's projection, raster and tests)
+    /// takes it under this kernel: under [`Kernel::Avx2`] and [`Kernel::Avx512`] when the CPU
+    /// has AVX2.
+    pub fn uses_avx2(self) -> bool {
+        matches!(self, Kernel::Avx2 | Kernel::Avx512) && avx2_available()
     }
 
     /// Culls spheres against `frustum`: bit `i` of `words` (LSB first) is set when sphere
@@ -114,6 +135,7 @@ impl Kernel {
             Kernel::Scalar => scalar::spheres(planes, spheres, words),
             Kernel::Portable => portable::spheres(planes, spheres, words),
             Kernel::Avx2 => avx2_spheres(planes, spheres, words),
+            Kernel::Avx512 => avx512_spheres(planes, spheres, words),
         };
         stats(count, non_finite, words)
     }
@@ -134,6 +156,7 @@ impl Kernel {
             Kernel::Scalar => scalar::aabbs(planes, boxes, words),
             Kernel::Portable => portable::aabbs(planes, boxes, words),
             Kernel::Avx2 => avx2_aabbs(planes, boxes, words),
+            Kernel::Avx512 => avx512_aabbs(planes, boxes, words),
         };
         stats(count, non_finite, words)
     }
@@ -161,8 +184,19 @@ fn avx2_available() -> bool {
     std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("popcnt")
 }
 
+/// Whether the CPU runs the AVX-512 kernels (AVX-512F and POPCNT).
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+fn avx512_available() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("popcnt")
+}
+
 #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
 fn avx2_available() -> bool {
+    false
+}
+
+#[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+fn avx512_available() -> bool {
     false
 }
 
@@ -188,8 +222,30 @@ fn avx2_aabbs(planes: &PlaneLanes, boxes: AabbSlices<'_>, words: &mut [u64]) -> 
     }
 }
 
+/// The AVX-512 sphere kernel where the CPU has AVX-512F, else the AVX2 one.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+fn avx512_spheres(planes: &PlaneLanes, spheres: SphereSlices<'_>, words: &mut [u64]) -> usize {
+    if avx512_available() {
+        // SAFETY: the CPU supports AVX-512F and POPCNT, checked just above.
+        unsafe { avx512::spheres(planes, spheres, words) }
+    } else {
+        avx2_spheres(planes, spheres, words)
+    }
+}
+
+/// The AVX-512 box kernel where the CPU has AVX-512F, else the AVX2 one.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+fn avx512_aabbs(planes: &PlaneLanes, boxes: AabbSlices<'_>, words: &mut [u64]) -> usize {
+    if avx512_available() {
+        // SAFETY: the CPU supports AVX-512F and POPCNT, checked just above.
+        unsafe { avx512::aabbs(planes, boxes, words) }
+    } else {
+        avx2_aabbs(planes, boxes, words)
+    }
+}
+
 #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
-use portable::{aabbs as avx2_aabbs, spheres as avx2_spheres};
+use portable::{aabbs as avx2_aabbs, aabbs as avx512_aabbs, spheres as avx2_spheres, spheres as avx512_spheres};
 
 fn check_words(count: usize, words: &[u64]) {
     assert_eq!(words.len(), words_for(count), "{count} objects need {} visibility words", words_for(count));

@@ -167,7 +167,7 @@ fn cull_all_kernels(
     let box_stats = Kernel::Scalar.cull_aabbs(frustum, boxes.slices(), &mut reference_boxes);
     let mut reference_spheres = vec![0; words_for(count)];
     let sphere_stats = Kernel::Scalar.cull_spheres(frustum, spheres.slices(), &mut reference_spheres);
-    for kernel in [Kernel::Portable, Kernel::Avx2] {
+    for kernel in [Kernel::Portable, Kernel::Avx2, Kernel::Avx512] {
         let mut words = vec![u64::MAX; words_for(count)];
         let stats = kernel.cull_aabbs(frustum, boxes.slices(), &mut words);
         assert_eq!(words, reference_boxes, "{kernel:?} box bits differ from the scalar reference");

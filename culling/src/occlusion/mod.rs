@@ -225,7 +225,7 @@ impl OcclusionCuller {
     /// [`OcclusionError::BadSize`] unless `width` is a positive multiple of 8, `height` is
     /// positive, and both are at most [`MAX_SIDE`].
     pub fn new(width: usize, height: usize) -> Result<OcclusionCuller, OcclusionError> {
-        if width == 0 || width % raster::LANES != 0 || height == 0 || width > MAX_SIDE || height > MAX_SIDE {
+        if width == 0 || !width.is_multiple_of(raster::LANES) || height == 0 || width > MAX_SIDE || height > MAX_SIDE {
             return Err(OcclusionError::BadSize { width, height });
         }
         Ok(OcclusionCuller {

@@ -48,7 +48,7 @@ impl OccluderMesh {
     /// closed but wound inwards (negative volume): its "front" faces would be the inside,
     /// which a camera inside it would take for walls.
     pub fn new(positions: Vec<Vec3>, indices: Vec<u32>) -> Result<OccluderMesh, OcclusionError> {
-        if indices.is_empty() || indices.len() % 3 != 0 {
+        if indices.is_empty() || !indices.len().is_multiple_of(3) {
             return Err(OcclusionError::BadMesh("the index count must be a positive multiple of three"));
         }
         if indices.iter().any(|&index| index as usize >= positions.len()) {

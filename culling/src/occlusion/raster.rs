@@ -38,7 +38,7 @@ pub(crate) struct TiledDepth {
 impl TiledDepth {
     /// A buffer of `width` (a multiple of [`LANES`]) by `height` pixels.
     pub fn new(width: usize, height: usize) -> TiledDepth {
-        debug_assert!(width % LANES == 0 && width > 0 && height > 0, "checked by OcclusionConfig");
+        debug_assert!(width.is_multiple_of(LANES) && width > 0 && height > 0, "checked by OcclusionConfig");
         let tiles_x = width.div_ceil(TILE_WIDTH);
         let tiles_y = height.div_ceil(TILE_HEIGHT);
         TiledDepth {
@@ -165,7 +165,7 @@ pub(crate) fn rasterize_into(
     };
     match kernel {
         Kernel::Scalar | Kernel::Portable => raster_scalar(&shape, origin, span, tile),
-        Kernel::Avx2 => raster_avx2(&shape, origin, span, tile),
+        Kernel::Avx2 | Kernel::Avx512 => raster_avx2(&shape, origin, span, tile),
     }
     true
 }

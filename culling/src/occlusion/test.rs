@@ -131,7 +131,7 @@ impl TestTarget<'_> {
     fn project_eight(&self, boxes: &AabbSlices<'_>, first: usize, mask: u64, out: &mut [Projected; 8]) -> u32 {
         let available = boxes.len().saturating_sub(first).min(8);
         #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-        if available == 8 && self.kernel == Kernel::Avx2 && Kernel::Avx2.is_supported() {
+        if available == 8 && self.kernel.uses_avx2() {
             fn lanes(array: &[f32], first: usize) -> &[f32; 8] {
                 array[first..first + 8].try_into().expect("eight boxes exist from `first`, checked above")
             }
@@ -192,7 +192,7 @@ impl TestTarget<'_> {
         out: &mut [Projected; 8],
     ) -> u32 {
         #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-        if self.kernel == Kernel::Avx2 && Kernel::Avx2.is_supported() {
+        if self.kernel.uses_avx2() {
             let (mut center, mut half) = ([[0.0f32; 8]; 3], [[0.0f32; 8]; 3]);
             for lane in (0..8).filter(|lane| mask >> lane & 1 == 1) {
                 let (box_center, box_half) = box_of(first + lane);
@@ -286,7 +286,7 @@ impl TestTarget<'_> {
         let (low, high): (&mut [Projected; 8], &mut [Projected; 8]) =
             (low.try_into().expect("eight"), high.try_into().expect("eight"));
         #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-        if boxes.len() >= first + 16 && self.kernel == Kernel::Avx2 && Kernel::Avx2.is_supported() {
+        if boxes.len() >= first + 16 && self.kernel.uses_avx2() {
             // SAFETY: the CPU supports AVX2 and sixteen boxes exist from `first`, checked just above.
             return unsafe { self.batch_read_pair(boxes, first, mask, [low, high]) };
         }

@@ -99,7 +99,7 @@ pub(crate) fn plan(primitive: &Primitive, origin: [i32; 2], span: [i32; 4], fart
 /// `tile` (its pixels inside the buffer); exact, so every kernel gets the same value.
 #[inline]
 pub(crate) fn farthest_depth(tile: &[f32; TILE_PIXELS], columns: usize, rows: usize) -> f32 {
-    debug_assert!(columns % LANES == 0 && columns <= TILE_WIDTH && rows <= TILE_HEIGHT);
+    debug_assert!(columns.is_multiple_of(LANES) && columns <= TILE_WIDTH && rows <= TILE_HEIGHT);
     // Eight running minima, one per lane, so the loop vectorizes without reordering a sum.
     let mut lowest = [f32::INFINITY; LANES];
     for row in tile.chunks_exact(TILE_WIDTH).take(rows) {

@@ -438,7 +438,7 @@ impl TrackedState {
         };
         // Jobs take whole groups of words (the grain is a multiple of the group size), so each
         // redoes the bounds of its own refreshed words and then of their groups.
-        const { assert!(WORD_GRAIN % GROUP_WORDS == 0) };
+        const { assert!(WORD_GRAIN.is_multiple_of(GROUP_WORDS)) };
         runtime::jobs::parallel_for_chunks(&mut self.words, WORD_GRAIN, |first, chunk| {
             let mut local = TrackedTotals::default();
             let mut block = AabbBlock::new();

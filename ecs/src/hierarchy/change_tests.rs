@@ -556,7 +556,7 @@ fn nodes_moved_between_archetypes_by_a_tag_system_keep_frames_incremental() {
             frame += 1;
             let mut touched = Vec::new();
             for (index, &entity) in nodes.iter().enumerate() {
-                let tag = (index + frame) % 3 == 0;
+                let tag = (index + frame).is_multiple_of(3);
                 let has = ctx.world.get::<&Tagged>(entity).is_ok();
                 if tag && !has {
                     ctx.world.insert_one(entity, Tagged).expect("alive");

@@ -253,7 +253,7 @@ impl MeshLibrary {
 
 fn check_indices(vertex_count: usize, indices: &[u32]) -> Result<()> {
     let invalid = |reason| Err(GraphError::InvalidDescription { resource: String::from("mesh"), reason });
-    if indices.is_empty() || indices.len() % 3 != 0 {
+    if indices.is_empty() || !indices.len().is_multiple_of(3) {
         return invalid("a mesh needs a whole, non-zero number of triangles");
     }
     if indices.iter().any(|&index| index as usize >= vertex_count) {

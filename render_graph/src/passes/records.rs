@@ -47,7 +47,7 @@ const _: () = {
     assert!(offset_of!(ObjectRecord, vertex_offset) == 104);
     assert!(offset_of!(ObjectRecord, material) == 108);
     // std430 rounds the array stride of a struct holding a mat4 up to 16 bytes.
-    assert!(size_of::<ObjectRecord>() % 16 == 0);
+    assert!(size_of::<ObjectRecord>().is_multiple_of(16));
 };
 
 /// Bytes of one [`ObjectRecord`] in `object_records`.

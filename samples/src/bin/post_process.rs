@@ -214,7 +214,7 @@ fn blurred_name() -> &'static str {
 }
 
 fn blur_target(pass: usize) -> &'static str {
-    if pass % 2 == 0 {
+    if pass.is_multiple_of(2) {
         "ping"
     } else {
         "pong"
