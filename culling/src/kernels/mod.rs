@@ -1,14 +1,16 @@
 //! Batch frustum kernels over structure-of-arrays inputs, and the one place that picks the
 //! instruction set.
 //!
-//! Three kernels give the same bits for the same input: [`Kernel::Scalar`] (the reference,
-//! one object at a time), [`Kernel::Portable`] (eight-lane arrays the compiler vectorises)
-//! and [`Kernel::Avx2`] (std::arch intrinsics, eight objects per register). Each writes one
-//! `u64` per 64 objects, so a parallel caller culls disjoint 64-object-aligned ranges into
+//! Four kernels give the same bits for the same input: [`Kernel::Scalar`] (the reference,
+//! one object at a time), [`Kernel::Portable`] (eight-lane arrays the compiler vectorises),
+//! [`Kernel::Avx2`] and [`Kernel::Avx512`] (std::arch intrinsics, eight and sixteen objects
+//! per register, one kernel written over both widths in `simd.rs`). Each writes one `u64`
+//! per 64 objects, so a parallel caller culls disjoint 64-object-aligned ranges into
 //! disjoint word ranges without allocating or synchronising.
 //!
-//! Selection: [`Kernel::detect`] picks AVX2 when the CPU has it, else the portable kernel;
-//! setting the environment variable `ENGINE_NO_SIMD=1` selects the scalar reference.
+//! Selection: [`Kernel::detect`] picks AVX-512 when the CPU has AVX-512F, else AVX2 when it
+//! has that, else the portable kernel; setting the environment variable `ENGINE_NO_SIMD=1`
+//! selects the scalar reference.
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod avx2;
@@ -16,6 +18,8 @@ mod avx2;
 mod avx512;
 mod portable;
 mod scalar;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+mod simd;
 
 use std::ops::{Add, AddAssign};
 use std::sync::OnceLock;

@@ -39,9 +39,9 @@ fn non_finite<const N: usize>(values: [[f32; LANES]; N]) -> [u32; LANES] {
 }
 
 /// `FIXED`, or the frustum's plane count when `FIXED` is 0: a constant count lets the
-/// compiler unroll the plane loop and keep the planes in registers.
+/// compiler unroll the plane loop and keep the planes in registers (the SIMD kernels' too).
 #[inline(always)]
-fn plane_count<const FIXED: usize>(planes: &PlaneLanes) -> usize {
+pub(super) fn plane_count<const FIXED: usize>(planes: &PlaneLanes) -> usize {
     debug_assert!(FIXED == 0 || FIXED == planes.count, "{FIXED} planes expected");
     if FIXED == 0 {
         planes.count
