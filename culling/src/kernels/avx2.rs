@@ -18,11 +18,23 @@ impl Lanes for Avx2 {
     const COUNT: usize = 8;
 
     #[inline(always)]
-    unsafe fn load(array: &[f32], start: usize) -> Self {
-        debug_assert!(start + Self::COUNT <= array.len(), "eight values from {start}");
-        // SAFETY: the caller guarantees eight readable floats from `start`; loadu has no
-        // alignment requirement.
-        Avx2(unsafe { _mm256_loadu_ps(array.as_ptr().add(start)) })
+    unsafe fn load(array: &[f32], start: usize, count: usize) -> Self {
+        debug_assert!(
+            (1..=Self::COUNT).contains(&count) && start + count <= array.len(),
+            "{count} values from {start}"
+        );
+        // SAFETY: the caller guarantees `count` readable floats from `start`; neither load has
+        // an alignment requirement, and the masked one touches only the lanes it keeps.
+        unsafe {
+            let first = array.as_ptr().add(start);
+            if count == Self::COUNT {
+                Avx2(_mm256_loadu_ps(first))
+            } else {
+                let kept =
+                    _mm256_cmpgt_epi32(_mm256_set1_epi32(count as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+                Avx2(_mm256_maskload_ps(first, kept))
+            }
+        }
     }
 
     #[inline(always)]

@@ -31,11 +31,21 @@ impl Lanes for Avx512 {
     const COUNT: usize = 16;
 
     #[inline(always)]
-    unsafe fn load(array: &[f32], start: usize) -> Self {
-        debug_assert!(start + Self::COUNT <= array.len(), "sixteen values from {start}");
-        // SAFETY: the caller guarantees sixteen readable floats from `start`; loadu has no
-        // alignment requirement.
-        Avx512(unsafe { _mm512_loadu_ps(array.as_ptr().add(start)) })
+    unsafe fn load(array: &[f32], start: usize, count: usize) -> Self {
+        debug_assert!(
+            (1..=Self::COUNT).contains(&count) && start + count <= array.len(),
+            "{count} values from {start}"
+        );
+        // SAFETY: the caller guarantees `count` readable floats from `start`; neither load has
+        // an alignment requirement, and the masked one touches only the lanes it keeps.
+        unsafe {
+            let first = array.as_ptr().add(start);
+            if count == Self::COUNT {
+                Avx512(_mm512_loadu_ps(first))
+            } else {
+                Avx512(_mm512_maskz_loadu_ps((1u16 << count) - 1, first))
+            }
+        }
     }
 
     #[inline(always)]
