@@ -27,7 +27,7 @@ pub use backend::{
 pub use bits::{words_for, VisibilityBits, BITS_PER_WORD};
 pub use ecs::{Aabb, Sphere};
 pub use frustum::{Frustum, PlaneLanes, MAX_PLANES};
-pub use kernels::{cull_aabbs, cull_spheres, CullStats, Kernel, NO_SIMD_ENV};
+pub use kernels::{cull_aabbs, cull_spheres, CullStats, Kernel, NO_AVX512_ENV, NO_SIMD_ENV};
 pub use lod::{is_orthographic, lod_scale, select_lod, REFERENCE_P11};
 pub use occlusion::{OcclusionCuller, OcclusionStats, OcclusionVerdict};
 pub use parallel::DEFAULT_GRAIN;

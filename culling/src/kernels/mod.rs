@@ -10,7 +10,7 @@
 //!
 //! Selection: [`Kernel::detect`] picks AVX-512 when the CPU has AVX-512F, else AVX2 when it
 //! has that, else the portable kernel; setting the environment variable `ENGINE_NO_SIMD=1`
-//! selects the scalar reference.
+//! selects the scalar reference, and `ENGINE_NO_AVX512=1` stops at AVX2.
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod avx2;
@@ -30,6 +30,11 @@ use crate::soa::{AabbSlices, AabbSoa, SphereSlices, SphereSoa};
 
 /// Environment variable that, set to `1`, turns the SIMD kernels off.
 pub const NO_SIMD_ENV: &str = "ENGINE_NO_SIMD";
+
+/// Environment variable that, set to `1`, keeps [`Kernel::detect`] at AVX2 on a CPU with
+/// AVX-512: for comparing the two in a whole program, and for CPUs that lower their clock
+/// while they run 512-bit instructions (older Intel server parts).
+pub const NO_AVX512_ENV: &str = "ENGINE_NO_AVX512";
 
 /// What a cull saw.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -85,15 +90,16 @@ impl Kernel {
     /// Every kernel, for tests and benchmarks that compare them.
     pub const ALL: [Kernel; 4] = [Kernel::Scalar, Kernel::Portable, Kernel::Avx2, Kernel::Avx512];
 
-    /// The fastest kernel this CPU runs, decided once per process: AVX-512 when available,
-    /// else AVX2, else portable; the scalar reference when `ENGINE_NO_SIMD=1`.
+    /// The fastest kernel this CPU runs, decided once per process: AVX-512 when available
+    /// (unless `ENGINE_NO_AVX512=1`), else AVX2, else portable; the scalar reference when
+    /// `ENGINE_NO_SIMD=1`.
     pub fn detect() -> Kernel {
         static CHOSEN: OnceLock<Kernel> = OnceLock::new();
         *CHOSEN.get_or_init(|| {
-            let opted_out = std::env::var(NO_SIMD_ENV).is_ok_and(|value| value.trim() == "1");
-            if opted_out {
+            let set = |name: &str| std::env::var(name).is_ok_and(|value| value.trim() == "1");
+            if set(NO_SIMD_ENV) {
                 Kernel::Scalar
-            } else if Kernel::Avx512.is_supported() {
+            } else if Kernel::Avx512.is_supported() && !set(NO_AVX512_ENV) {
                 Kernel::Avx512
             } else if Kernel::Avx2.is_supported() {
                 Kernel::Avx2
