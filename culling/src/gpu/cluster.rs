@@ -36,11 +36,11 @@ pub const CLUSTER_BITS: &str = "cluster_visibility_bits";
 /// Name of the per-pair verdicts the late phase writes (one u32
 /// [`ClusterVerdict`](crate::cluster::ClusterVerdict) code per pair).
 pub const CLUSTER_VERDICTS: &str = "cluster_verdicts";
-/// Name of the survivor list [`ClusterSurvivorPass`] writes for the late phase: word 0 the
+/// Name of the survivor list [`ClusterSurvivorPass`](super::ClusterSurvivorPass) writes for the late phase: word 0 the
 /// count, then the covered objects the object pass kept.
 pub const CLUSTER_SURVIVORS: &str = "cluster_survivors";
 /// Name of the late phase's `VkDispatchIndirectCommand` (one workgroup per survivor, at most
-/// 65,535), written by [`ClusterSurvivorPass`].
+/// 65,535), written by [`ClusterSurvivorPass`](super::ClusterSurvivorPass).
 pub const CLUSTER_DISPATCH: &str = "cluster_dispatch";
 /// Name of the frame's cluster counters ([`CLUSTER_STAT_WORDS`] u32s,
 /// [`ClusterStats`](crate::cluster::ClusterStats)).
@@ -100,7 +100,7 @@ pub struct ClusterUniforms {
     /// Pairs that are meshlets (not objects drawn whole): the late phase adds it to the
     /// `meshlets` counter once.
     pub meshlet_pairs: u32,
-    /// Objects the cluster tables cover (threads of [`ClusterSurvivorPass`]).
+    /// Objects the cluster tables cover (threads of [`ClusterSurvivorPass`](super::ClusterSurvivorPass)).
     pub object_count: u32,
 }
 

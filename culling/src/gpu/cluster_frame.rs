@@ -117,7 +117,7 @@ pub fn cluster_pass_ms(graph: &render_graph::GraphStats) -> [Option<f64>; 2] {
 /// objects), [`ClusterCullPass`] late (their pairs only), late depth
 /// prepass, geometry, and the readbacks.
 ///
-/// Returns [`GraphError::InvalidDescription`] when the output extent is zero or the device
+/// Returns [`GraphError::InvalidDescription`](render_graph::GraphError::InvalidDescription) when the output extent is zero or the device
 /// has no indirect draws with a first instance.
 pub fn add_cluster_culled_scene_passes(
     graph: &mut RenderGraph,
