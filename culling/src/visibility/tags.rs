@@ -17,6 +17,14 @@
 //! entity trading one tag for the other (cached archetype edges, no allocation once the lists
 //! have their capacity).
 //!
+//! **Where the time goes.** The search runs beside the gather of the `visible` and `scene`
+//! lists (the system joins the two over disjoint borrows of the resource, [`TagColumns`]).
+//! A move is a handful of cache misses on entities scattered over the world: its location,
+//! its rows, the row moved into its place. So before the first move the system reads every
+//! moving entity's location in a pass of its own (independent loads, many misses in flight)
+//! and then asks for their matrix and mesh rows (1M bench city, a few hundred moves a frame:
+//! 0.16-0.17 -> 0.11-0.12 ms).
+//!
 //! **Which entities** ([`VisibilityTags`]): under the default policy every drawable mesh
 //! entity; under `Marked` only those carrying [`VisibilityTagged`], found each frame by a
 //! query over the marked archetypes alone (cost in marked entities, not in objects) and
