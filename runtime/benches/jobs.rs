@@ -99,6 +99,18 @@ fn join_tree_serial(leaves: usize) -> usize {
     left + right
 }
 
+/// `join_tree_serial` with both recursive calls kept: the compiler turns the second call of
+/// `join_tree_serial` into a loop (it adds its result to an accumulator), which no `join` can
+/// do for its `b`, whose closure borrows the caller's frame. Not the goal's baseline; it shows
+/// how much of the gap to `serial` is that one call.
+fn join_tree_serial_two_calls(leaves: usize) -> usize {
+    if leaves <= 1 {
+        return black_box(1);
+    }
+    let half = leaves / 2;
+    join_tree_serial_two_calls(half) + black_box(join_tree_serial_two_calls(leaves - half))
+}
+
 /// About 30 ns of dependent floating-point work (a third of `about_100ns`), returned so the
 /// tree sums it.
 #[inline(never)]
@@ -147,6 +159,9 @@ fn join_tree_small(criterion: &mut Criterion) {
     group.bench_function("ours", |bench| bench.iter(|| pool.install(|| assert_eq!(join_tree_ours(LEAVES), LEAVES))));
     group.bench_function("rayon", |bench| bench.iter(|| assert_eq!(join_tree_rayon(LEAVES), LEAVES)));
     group.bench_function("serial", |bench| bench.iter(|| assert_eq!(join_tree_serial(black_box(LEAVES)), LEAVES)));
+    group.bench_function("serial_two_calls", |bench| {
+        bench.iter(|| assert_eq!(join_tree_serial_two_calls(black_box(LEAVES)), LEAVES))
+    });
     // The cost of `join` itself, without any parallelism to hide it.
     let one_thread = JobSystem::new(1);
     group.bench_function("ours_1_thread", |bench| {
