@@ -53,7 +53,8 @@ where
 
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
 
-    let result_b = if frames.pop_if(index) {
+    // A finished `b` was run by another thread, or by this one while it waited inside `a`.
+    let result_b = if !job_b.latch.probe() && frames.pop_if(index) {
         // Nobody took it: run it here without touching the latch.
         // SAFETY: taken back from the frame deque, so it never runs elsewhere; run once here.
         unsafe { job_b.run_taken_back(result_a.is_err()) }
