@@ -223,18 +223,21 @@ mod tests {
         unsafe fn execute(_: *const Self) {}
     }
 
+    /// A frame deque that takes frames, or none where the barrier is not asymmetric: joins
+    /// then use no frame deque at all.
+    fn frame_deque() -> Option<Frames> {
+        barrier::init();
+        let frames = Frames::new();
+        (frames.limit != 0).then_some(frames)
+    }
+
     /// A thief takes both frames of a nested `join` (the oldest first), and the owner's pops
     /// find both gone: the deque must then be empty and consistent, so that the owner's next
     /// frame can be stolen again (a frame published below `top` would be lost to thieves, and
     /// an owner waiting for it would hang).
     #[test]
     fn a_frame_pushed_after_both_frames_of_a_nested_join_were_stolen_is_stealable() {
-        barrier::init();
-        let frames = Frames::new();
-        if frames.limit == 0 {
-            // No asymmetric barrier here: joins do not use frame deques at all.
-            return;
-        }
+        let Some(frames) = frame_deque() else { return };
         let job = Idle;
         // SAFETY: the job is never executed; the references only travel through the deque.
         let (outer, inner, next) = unsafe { (JobRef::new(&job), JobRef::new(&job), JobRef::new(&job)) };
@@ -255,11 +258,7 @@ mod tests {
     /// Frames nobody took come back to their owner, the last one through the compare-and-swap.
     #[test]
     fn frames_nobody_took_are_popped_back() {
-        barrier::init();
-        let frames = Frames::new();
-        if frames.limit == 0 {
-            return;
-        }
+        let Some(frames) = frame_deque() else { return };
         let job = Idle;
         // SAFETY: as above.
         let (outer, inner) = unsafe { (JobRef::new(&job), JobRef::new(&job)) };
