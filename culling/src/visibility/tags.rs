@@ -77,6 +77,20 @@ impl TagChanges {
         ]
     }
 
+    /// Every entity of every list (an entity is in at most one of them).
+    fn entities(&self) -> impl Iterator<Item = &Entity> {
+        [
+            &self.insert_culled,
+            &self.remove_culled,
+            &self.insert_occluded,
+            &self.remove_occluded,
+            &self.occluded_to_culled,
+            &self.culled_to_occluded,
+        ]
+        .into_iter()
+        .flatten()
+    }
+
     pub(crate) fn clear(&mut self) {
         self.insert_culled.clear();
         self.remove_culled.clear();
@@ -309,24 +323,12 @@ fn push_changes(entities: &[Entity], want: u64, tagged: u64, mut change: impl Fn
 /// turn. The locations are read in a pass of their own (independent loads, so the processor
 /// keeps many misses in flight), then the rows are asked for from the locations now cached.
 fn warm_rows(world: &World, changes: &TagChanges) {
-    let all = || {
-        [
-            &changes.insert_culled,
-            &changes.remove_culled,
-            &changes.insert_occluded,
-            &changes.remove_occluded,
-            &changes.occluded_to_culled,
-            &changes.culled_to_occluded,
-        ]
-        .into_iter()
-        .flatten()
-    };
     let mut live = 0usize;
-    for &entity in all() {
+    for &entity in changes.entities() {
         live += usize::from(world.contains(entity));
     }
     std::hint::black_box(live);
-    for &entity in all() {
+    for &entity in changes.entities() {
         // SAFETY: only addresses are taken (for a prefetch hint); nothing is read through
         // them, and the caller holds the world exclusively.
         if let Ok(matrix) = unsafe { world.get_unchecked::<&WorldTransform>(entity) } {
