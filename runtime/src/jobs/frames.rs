@@ -9,12 +9,13 @@
 //! one inside a long leaf); normally the owner *promotes* its oldest frame to its ordinary
 //! deque when it sees a hungry thread, and thieves take it from there cheaply.
 //!
-//! Entries are pointers to the `JobRef` of a frame on the owner's stack: a frame stays live
-//! until it is popped back by the owner or executed, so a thief copies the `JobRef` only after
-//! its compare-and-swap on `top` has made the entry its own.
+//! Entries are pointers to the header of a frame's job on the owner's stack (`JobHeader`,
+//! the job's first field): a frame stays live until it is popped back by the owner or
+//! executed, so a thief reads the header only after its compare-and-swap on `top` has made
+//! the entry its own.
 
 use super::barrier;
-use super::job::JobRef;
+use super::job::{JobHeader, JobRef};
 use super::sync::{AtomicPtr, AtomicUsize, CachePadded, Ordering};
 
 /// Frames per thread: the nesting depth of `join`s whose `b` can be published this way.
@@ -29,7 +30,7 @@ pub(crate) struct Frames {
     top: CachePadded<AtomicUsize>,
     /// One past the newest frame; stored by the owner only.
     bottom: CachePadded<AtomicUsize>,
-    slots: [AtomicPtr<JobRef>; CAPACITY],
+    slots: [AtomicPtr<JobHeader>; CAPACITY],
     /// How many frames may be pending: `CAPACITY` where the light barrier is a compiler fence
     /// (`barrier::is_asymmetric`, asked once when the deque is made, after `barrier::init`),
     /// else 0, so `push` always declines and joins use the ordinary deque. Frames are only
@@ -70,20 +71,20 @@ impl Frames {
     }
 
     #[inline]
-    fn slot(&self, index: usize) -> &AtomicPtr<JobRef> {
+    fn slot(&self, index: usize) -> &AtomicPtr<JobHeader> {
         &self.slots[index % CAPACITY]
     }
 
-    /// Owner: publishes `job` (a `JobRef` on the owner's stack) and returns its index, or
+    /// Owner: publishes `job` (the header of a job on the owner's stack) and returns its index, or
     /// `None` when the deque is full (always, without the asymmetric barrier: `limit`). No
     /// fence: see the module docs.
     #[inline]
-    pub(crate) fn push(&self, job: &JobRef) -> Option<usize> {
+    pub(crate) fn push(&self, job: &JobHeader) -> Option<usize> {
         let bottom = self.bottom.load(Ordering::Relaxed);
         if bottom >= self.end.load(std::sync::atomic::Ordering::Relaxed) && !self.extend_end(bottom) {
             return None;
         }
-        self.slot(bottom).store(job as *const JobRef as *mut JobRef, Ordering::Relaxed);
+        self.slot(bottom).store(job as *const JobHeader as *mut JobHeader, Ordering::Relaxed);
         // Release: a thief that reads the new bottom with Acquire sees the slot.
         self.bottom.store(bottom + 1, Ordering::Release);
         Some(bottom)
@@ -102,7 +103,7 @@ impl Frames {
     /// Owner: takes the newest frame back, if nobody took it. The Chase–Lev `take` with the
     /// owner's fence replaced by the light barrier.
     #[inline]
-    fn take_newest(&self) -> Option<*mut JobRef> {
+    fn take_newest(&self) -> Option<*mut JobHeader> {
         let bottom = self.bottom.load(Ordering::Relaxed);
         // `top` only grows, so a stale value that says "empty" is right; it also keeps
         // `bottom - 1` from wrapping below.
@@ -164,7 +165,7 @@ impl Frames {
     /// Owner: the newest frame, to run while waiting (an enclosing `join`'s `b`).
     pub(crate) fn pop(&self) -> Option<JobRef> {
         // SAFETY: an entry the owner took is a live, unexecuted frame (module docs).
-        self.take_newest().map(|job| unsafe { *job })
+        self.take_newest().map(|job| unsafe { JobRef::from_header(job) })
     }
 
     /// Owner: takes the oldest frame to hand it to its ordinary deque (promotion). Only the
@@ -177,7 +178,7 @@ impl Frames {
         let job = self.slot(top).load(Ordering::Relaxed);
         match self.top.compare_exchange(top, top + 1, Ordering::SeqCst, Ordering::Relaxed) {
             // SAFETY: the swap made the entry ours; its frame is live and unexecuted.
-            Ok(_) => Some(unsafe { *job }),
+            Ok(_) => Some(unsafe { JobRef::from_header(job) }),
             Err(_) => None,
         }
     }
@@ -205,7 +206,7 @@ impl Frames {
         let job = self.slot(top).load(Ordering::Relaxed);
         match self.top.compare_exchange(top, top + 1, Ordering::SeqCst, Ordering::Relaxed) {
             // SAFETY: the swap made the entry ours: its frame is live until we execute it.
-            Ok(_) => Stolen::Success(unsafe { *job }),
+            Ok(_) => Stolen::Success(unsafe { JobRef::from_header(job) }),
             Err(_) => Stolen::Retry,
         }
     }
@@ -214,14 +215,7 @@ impl Frames {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::jobs::job::Job;
-
-    /// A job that is never run: the frame deque only moves pointers to it.
-    struct Idle;
-
-    impl Job for Idle {
-        unsafe fn execute(_: *const Self) {}
-    }
+    use crate::jobs::job::StackJob;
 
     /// A frame deque that takes frames, or none where the barrier is not asymmetric: joins
     /// then use no frame deque at all.
@@ -238,18 +232,17 @@ mod tests {
     #[test]
     fn a_frame_pushed_after_both_frames_of_a_nested_join_were_stolen_is_stealable() {
         let Some(frames) = frame_deque() else { return };
-        let job = Idle;
-        // SAFETY: the job is never executed; the references only travel through the deque.
-        let (outer, inner, next) = unsafe { (JobRef::new(&job), JobRef::new(&job), JobRef::new(&job)) };
-        let outer_index = frames.push(&outer).expect("room");
-        let inner_index = frames.push(&inner).expect("room");
+        // Never executed: the frame deque only moves pointers to their headers.
+        let (outer, inner, next) = (StackJob::new(|| ()), StackJob::new(|| ()), StackJob::new(|| ()));
+        let outer_index = frames.push(outer.header()).expect("room");
+        let inner_index = frames.push(inner.header()).expect("room");
         for _ in 0..2 {
             assert!(matches!(frames.steal(), Stolen::Success(_)), "the thief takes the oldest frame");
         }
         assert!(!frames.pop_if(inner_index), "the inner frame was stolen");
         assert!(!frames.pop_if(outer_index), "the outer frame was stolen");
         assert!(frames.looks_empty());
-        let next_index = frames.push(&next).expect("room");
+        let next_index = frames.push(next.header()).expect("room");
         assert!(matches!(frames.steal(), Stolen::Success(_)), "the next frame is published where thieves look");
         assert!(!frames.pop_if(next_index));
         assert!(frames.looks_empty());
@@ -259,11 +252,9 @@ mod tests {
     #[test]
     fn frames_nobody_took_are_popped_back() {
         let Some(frames) = frame_deque() else { return };
-        let job = Idle;
-        // SAFETY: as above.
-        let (outer, inner) = unsafe { (JobRef::new(&job), JobRef::new(&job)) };
-        let outer_index = frames.push(&outer).expect("room");
-        let inner_index = frames.push(&inner).expect("room");
+        let (outer, inner) = (StackJob::new(|| ()), StackJob::new(|| ()));
+        let outer_index = frames.push(outer.header()).expect("room");
+        let inner_index = frames.push(inner.header()).expect("room");
         assert!(frames.pop_if(inner_index));
         assert!(frames.pop_if(outer_index));
         assert!(frames.looks_empty());

@@ -1,4 +1,5 @@
-//! Type-erased jobs: a pointer plus the function that knows how to run it.
+//! Type-erased jobs: a pointer plus the function that knows how to run it, or for a stack job
+//! a pointer to its header, which holds that function.
 //!
 //! Two shapes exist. A [`StackJob`] lives on the stack of the thread that waits for it
 //! (`join`), so it needs no allocation; a [`HeapJob`] is boxed and owns its closure
@@ -47,20 +48,45 @@ impl PartialEq for JobRef {
 
 impl Eq for JobRef {}
 
+/// `T`'s entry point with the pointee type erased.
+fn erased_execute<T: Job>() -> unsafe fn(*const ()) {
+    let execute_fn: unsafe fn(*const T) = <T as Job>::execute;
+    // SAFETY: only the pointee type of the argument changes, and the function is only ever
+    // called with a pointer to a `T` (the one stored beside it, or its header's job).
+    unsafe { std::mem::transmute::<unsafe fn(*const T), unsafe fn(*const ())>(execute_fn) }
+}
+
 impl JobRef {
     /// Erases the type of `data`.
     ///
     /// # Safety
     /// `data` must stay valid until the returned reference is executed, exactly once.
     pub(crate) unsafe fn new<T: Job>(data: *const T) -> JobRef {
-        let execute_fn: unsafe fn(*const T) = <T as Job>::execute;
         JobRef {
             pointer: data.cast(),
-            // SAFETY: only the pointee type of the argument changes, and it is only ever
-            // called with the pointer stored beside it, which has that type.
-            execute_fn: unsafe { std::mem::transmute::<unsafe fn(*const T), unsafe fn(*const ())>(execute_fn) },
+            execute_fn: erased_execute::<T>(),
             #[cfg(feature = "profile")]
             label: crate::profiling::current_job_label(),
+        }
+    }
+
+    /// The reference named by a job's header: the job is at the header's address.
+    ///
+    /// # Safety
+    /// `header` is the header of a live job (its first field, see [`JobHeader`]).
+    #[inline]
+    pub(crate) unsafe fn from_header(header: *const JobHeader) -> JobRef {
+        // SAFETY: the caller promises a live header.
+        let JobHeader {
+            execute_fn,
+            #[cfg(feature = "profile")]
+            label,
+        } = unsafe { *header };
+        JobRef {
+            pointer: header.cast(),
+            execute_fn,
+            #[cfg(feature = "profile")]
+            label,
         }
     }
 
@@ -74,6 +100,19 @@ impl JobRef {
         // SAFETY: the caller promises the job is live and unexecuted.
         unsafe { (self.execute_fn)(self.pointer) }
     }
+}
+
+/// A job's entry point stored in the job itself, as its first field, so that one pointer
+/// (to the header, which is the job's address) names the job: a frame deque entry is that
+/// pointer, and a `join` builds no [`JobRef`] on its stack, only this one word (README,
+/// "Cheap joins").
+#[derive(Clone, Copy)]
+#[repr(C)]
+pub(crate) struct JobHeader {
+    execute_fn: unsafe fn(*const ()),
+    /// As in [`JobRef`].
+    #[cfg(feature = "profile")]
+    label: &'static str,
 }
 
 /// What a [`StackJob`] produced: a value, or the panic it raised.
@@ -101,7 +140,10 @@ impl<R> JobResult<R> {
 ///
 /// It does not record its pool: whoever executes it takes part in that pool right now (next to
 /// `execute`), so the pool's sleep state to tell is the executing thread's.
+#[repr(C)]
 pub(crate) struct StackJob<F, R> {
+    /// First, at the job's own address (`repr(C)`).
+    header: JobHeader,
     pub(crate) latch: Latch,
     func: UnsafeCell<ManuallyDrop<F>>,
     result: UnsafeCell<MaybeUninit<JobResult<R>>>,
@@ -111,6 +153,11 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     /// A job that runs `func`.
     pub(crate) fn new(func: F) -> StackJob<F, R> {
         StackJob {
+            header: JobHeader {
+                execute_fn: erased_execute::<StackJob<F, R>>(),
+                #[cfg(feature = "profile")]
+                label: crate::profiling::current_job_label(),
+            },
             latch: Latch::new(),
             func: UnsafeCell::new(ManuallyDrop::new(func)),
             result: UnsafeCell::new(MaybeUninit::uninit()),
@@ -122,8 +169,15 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     /// # Safety
     /// The job must outlive the reference's execution: the owner waits on `latch` first.
     pub(crate) unsafe fn as_job_ref(&self) -> JobRef {
-        // SAFETY: forwarded to the caller.
-        unsafe { JobRef::new(self) }
+        // SAFETY: the header is this job's first field; the lifetime is the caller's duty.
+        unsafe { JobRef::from_header(self.header()) }
+    }
+
+    /// The job's header, whose address is the job's: what a frame deque entry points at.
+    /// Executing the job through it has [`StackJob::as_job_ref`]'s duty.
+    #[inline]
+    pub(crate) fn header(&self) -> &JobHeader {
+        &self.header
     }
 
     /// Runs the closure on this thread, when nobody stole the job. By reference: moving the

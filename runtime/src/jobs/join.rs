@@ -4,7 +4,7 @@ use std::ops::Range;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
-use super::job::{JobRef, StackJob};
+use super::job::StackJob;
 use super::registry::{self, LocalThread, Registry};
 
 /// Runs `a` and `b`, possibly in parallel, and returns both results. The calling thread runs
@@ -34,15 +34,13 @@ where
     RB: Send,
 {
     let job_b = StackJob::new(b);
-    // SAFETY: this function does not return before `job_b`'s latch is set or the job has been
-    // taken back and run inline, so the job outlives every use of the reference.
-    let job_b_ref = unsafe { job_b.as_job_ref() };
     let frames = local.frames();
-    // The frame deque points at `job_b_ref`, which stays put on this stack until the frame is
-    // popped back or has run (the same lifetime as `job_b`).
-    let Some(index) = frames.push(&job_b_ref) else {
-        // By reference: `job_b_ref` points at `job_b` where it is now, so it must not move.
-        return join_on_deque(local, &job_b, job_b_ref, a);
+    // The frame deque points at `job_b`'s header, and this function does not return before
+    // the job's latch is set or the frame has been popped back and run inline, so the job
+    // outlives every use of the entry.
+    let Some(index) = frames.push(job_b.header()) else {
+        // By reference: a `JobRef` to `job_b` points at it where it is now, so it must not move.
+        return join_on_deque(local, &job_b, a);
     };
     // Every sleeper is counted hungry before it sleeps, so this one load stands for the sleep
     // protocol's check of the sleeper counts: the Dekker pair "push; light barrier; read
@@ -75,13 +73,16 @@ where
 /// `join` past the frame deque's depth: `b` goes onto the thread's ordinary deque.
 #[cold]
 #[inline(never)]
-fn join_on_deque<A, B, RA, RB>(local: &LocalThread, job_b: &StackJob<B, RB>, job_b_ref: JobRef, a: A) -> (RA, RB)
+fn join_on_deque<A, B, RA, RB>(local: &LocalThread, job_b: &StackJob<B, RB>, a: A) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,
     RA: Send,
     RB: Send,
 {
+    // SAFETY: `job_b` stays where it is until this function returns, which it does only once
+    // the job's latch is set or the job has been popped back and run inline.
+    let job_b_ref = unsafe { job_b.as_job_ref() };
     local.push(job_b_ref);
 
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
