@@ -1,5 +1,6 @@
 //! `join` and the `parallel_for` family, built on binary splitting with `join`.
 
+use std::any::Any;
 use std::ops::Range;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
@@ -49,25 +50,49 @@ where
         local.feed_hungry_threads();
     }
 
-    let result_a = panic::catch_unwind(AssertUnwindSafe(a));
-
-    // A finished `b` was run by another thread, or by this one while it waited inside `a`.
-    let result_b = if !job_b.latch.probe() && frames.pop_if(index) {
-        // Nobody took it: run it here without touching the latch.
-        // SAFETY: taken back from the frame deque, so it never runs elsewhere; run once here.
-        unsafe { job_b.run_taken_back(result_a.is_err()) }
-    } else {
-        // Promoted (then perhaps still on our deque), stolen, or already run by this thread
-        // while it waited inside `a`: help until its latch is set.
-        local.wait_until(&job_b.latch);
-        // SAFETY: the latch is set, so the job ran elsewhere; its result is read once, here.
-        unsafe { job_b.take_result() }
+    let value_a = match panic::catch_unwind(AssertUnwindSafe(a)) {
+        Ok(value) => value,
+        // Out of line, so the common path carries no flag of how `a` ended.
+        Err(payload) => finish_after_panic(local, &job_b, index, payload),
     };
 
-    match result_a {
-        Ok(value_a) => (value_a, result_b.into_value()),
-        Err(payload) => panic::resume_unwind(payload),
+    // A finished `b` was run by another thread, or by this one while it waited inside `a`.
+    if !job_b.latch.probe() && frames.pop_if(index) {
+        // Nobody took it: run it here without touching the latch; a panic of `b` unwinds
+        // straight through, as nothing else is pending.
+        // SAFETY: taken back from the frame deque, so it never runs elsewhere; run once here.
+        return (value_a, unsafe { job_b.run_inline() });
     }
+    // Promoted (then perhaps still on our deque), stolen, or already run by this thread while
+    // it waited inside `a`: help until its latch is set.
+    local.wait_until(&job_b.latch);
+    // SAFETY: the latch is set, so the job ran elsewhere; its result is read once, here.
+    (value_a, unsafe { job_b.take_result() }.into_value())
+}
+
+/// `a` of a frame-deque `join` panicked: `b` still finishes (taken back and run here, its own
+/// panic caught, or waited for), then `a`'s panic goes on.
+#[cold]
+#[inline(never)]
+fn finish_after_panic<B, RB>(
+    local: &LocalThread,
+    job_b: &StackJob<B, RB>,
+    index: usize,
+    payload: Box<dyn Any + Send>,
+) -> !
+where
+    B: FnOnce() -> RB + Send,
+    RB: Send,
+{
+    if !job_b.latch.probe() && local.frames().pop_if(index) {
+        // SAFETY: taken back from the frame deque, so it never runs elsewhere; run once here.
+        drop(unsafe { job_b.run_taken_back(true) });
+    } else {
+        local.wait_until(&job_b.latch);
+        // SAFETY: the latch is set, so the job ran elsewhere; its result is read once, here.
+        drop(unsafe { job_b.take_result() });
+    }
+    panic::resume_unwind(payload)
 }
 
 /// `join` past the frame deque's depth: `b` goes onto the thread's ordinary deque.

@@ -91,6 +91,32 @@ fn panic_reaches_caller_after_siblings_finish_and_pool_is_reusable() {
     assert_eq!(sum.load(Ordering::Relaxed), (0..10_000).sum::<usize>(), "the pool must stay usable after panics");
 }
 
+/// When both halves of a `join` panic, the caller gets `a`'s panic, and only after `b` has
+/// finished: taken back and run by the caller (one thread), or run elsewhere (`a` waits long
+/// enough for an idle worker to take `b`).
+#[test]
+fn join_whose_halves_both_panic_raises_the_first_after_the_second_finished() {
+    for (threads, a_sleeps) in [(1, 0), (2, 0), (2, 2_000)] {
+        let pool = JobSystem::new(threads);
+        let b_finished = AtomicUsize::new(0);
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.join(
+                || {
+                    std::thread::sleep(std::time::Duration::from_micros(a_sleeps));
+                    panic!("first half")
+                },
+                || {
+                    b_finished.fetch_add(1, Ordering::SeqCst);
+                    panic!("second half")
+                },
+            )
+        }));
+        let payload = outcome.expect_err("both halves panicked");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"first half"), "{threads} threads: a's panic wins");
+        assert_eq!(b_finished.load(Ordering::SeqCst), 1, "{threads} threads: b ran once, before the panic");
+    }
+}
+
 #[test]
 fn empty_ranges_and_slices_call_nothing() {
     let pool = JobSystem::new(2);
