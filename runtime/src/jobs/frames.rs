@@ -170,17 +170,15 @@ impl Frames {
 
     /// Owner: takes the oldest frame to hand it to its ordinary deque (promotion). Only the
     /// owner moves `bottom`, so no barrier is needed; a thief may win the entry instead.
-    pub(crate) fn take_oldest(&self) -> Option<JobRef> {
+    /// Returns the frame's header: the caller hands it to a mailbox or makes it a `JobRef`.
+    pub(crate) fn take_oldest(&self) -> Option<*const JobHeader> {
         let top = self.top.load(Ordering::Acquire);
         if top >= self.bottom.load(Ordering::Relaxed) {
             return None;
         }
         let job = self.slot(top).load(Ordering::Relaxed);
-        match self.top.compare_exchange(top, top + 1, Ordering::SeqCst, Ordering::Relaxed) {
-            // SAFETY: the swap made the entry ours; its frame is live and unexecuted.
-            Ok(_) => Some(unsafe { JobRef::from_header(job) }),
-            Err(_) => None,
-        }
+        // The swap makes the entry ours; its frame is live and unexecuted.
+        self.top.compare_exchange(top, top + 1, Ordering::SeqCst, Ordering::Relaxed).ok().map(|_| job.cast_const())
     }
 
     /// Whether a frame seems pending (no barrier: a hint, or part of the sleep re-check,

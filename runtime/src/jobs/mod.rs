@@ -32,6 +32,7 @@ mod frames;
 mod job;
 mod join;
 mod latch;
+mod mailbox;
 mod registry;
 mod scope;
 mod sleep;

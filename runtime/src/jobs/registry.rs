@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use super::frames::{Frames, Stolen};
 use super::job::JobRef;
 use super::latch::Latch;
+use super::mailbox::Mailbox;
 use super::sleep::{Sleep, Sleeper};
 use super::sync::{
     self, job_thread_local, AtomicBool, AtomicPtr, AtomicUsize, CachePadded, Injector, Mutex, Ordering, Steal, Stealer,
@@ -48,6 +49,8 @@ pub(crate) struct GuestSlot {
     stealer: Stealer<JobRef>,
     /// The owner's pending join frames; empty whenever the slot is free (joins nest).
     frames: Frames,
+    /// Frames handed to the owner while it spins in a wait; closed whenever the slot is free.
+    mailbox: Mailbox,
 }
 
 impl GuestSlot {
@@ -58,6 +61,7 @@ impl GuestSlot {
             stealer: deque.stealer(),
             deque: Mutex::new(Some(deque)),
             frames: Frames::new(),
+            mailbox: Mailbox::new(),
         }
     }
 }
@@ -88,6 +92,8 @@ pub(crate) struct Registry {
     stealers: Vec<Stealer<JobRef>>,
     /// Each worker's pending join frames, indexed by worker index.
     worker_frames: Box<[Frames]>,
+    /// Each worker's mailbox, indexed by worker index.
+    worker_mailboxes: Box<[Mailbox]>,
     /// Threads of this pool looking for work and finding none (spinning, or asleep). An owner
     /// that sees it non-zero at a `join` promotes its oldest frame (README, "Cheap joins").
     /// Padded: every `join` reads it, idle threads write it.
@@ -112,12 +118,14 @@ pub(crate) struct LocalThread {
     /// Pending `b` halves of this thread's joins, in the registry (a worker's entry or the
     /// guest slot's), which outlives this struct: it holds the registry.
     frames: *const Frames,
+    /// This thread's mailbox, in the registry beside `frames`.
+    mailbox: *const Mailbox,
     registry: Arc<Registry>,
     slot: Slot,
     rng: Cell<u32>,
 }
 
-// SAFETY: `frames` points into the registry that the struct's own `Arc` keeps alive, and
+// SAFETY: `frames` and `mailbox` point into the registry that the struct's own `Arc` keeps alive, and
 // `Frames` is `Sync`; everything else is `Send` already.
 unsafe impl Send for LocalThread {}
 
@@ -135,6 +143,7 @@ impl Registry {
             injector: Injector::new(),
             stealers: deques.iter().map(Worker::stealer).collect(),
             worker_frames: (0..worker_count).map(|_| Frames::new()).collect(),
+            worker_mailboxes: (0..worker_count).map(|_| Mailbox::new()).collect(),
             hungry: CachePadded::new(AtomicUsize::new(0)),
             guests: GuestChunk::new(),
             sleep: Sleep::new(),
@@ -145,6 +154,7 @@ impl Registry {
             let local = LocalThread {
                 deque,
                 frames: &registry.worker_frames[index],
+                mailbox: &registry.worker_mailboxes[index],
                 registry: Arc::clone(&registry),
                 slot: Slot::Worker(index),
                 rng: Cell::new(seed(index)),
@@ -184,14 +194,40 @@ impl Registry {
         })
     }
 
-    /// Whether any queue or frame deque holds a job. Used by the sleep protocol's re-check.
+    /// Whether any queue, frame deque or mailbox holds a job. Used by the sleep protocol's
+    /// re-check.
     fn has_work(&self) -> bool {
         !self.injector.is_empty()
             || self.stealers.iter().any(|stealer| !stealer.is_empty())
             || self.worker_frames.iter().any(|frames| !frames.looks_empty())
-            || self
-                .guest_chunks()
-                .any(|chunk| chunk.slots.iter().any(|guest| !guest.stealer.is_empty() || !guest.frames.looks_empty()))
+            || self.worker_mailboxes.iter().any(Mailbox::holds_frame)
+            || self.guest_chunks().any(|chunk| {
+                chunk.slots.iter().any(|guest| {
+                    !guest.stealer.is_empty() || !guest.frames.looks_empty() || guest.mailbox.holds_frame()
+                })
+            })
+    }
+
+    /// The mailboxes of the other threads taking part (workers, then claimed guest slots),
+    /// skipping `skip`.
+    fn other_mailboxes(&self, skip: Slot) -> impl Iterator<Item = &Mailbox> {
+        let workers = self
+            .worker_mailboxes
+            .iter()
+            .enumerate()
+            .filter(move |&(index, _)| skip != Slot::Worker(index))
+            .map(|(_, mailbox)| mailbox);
+        let guests = self.guest_chunks().flat_map(|chunk| chunk.slots.iter()).filter(move |guest| {
+            skip != Slot::Guest(*guest as *const GuestSlot as usize) && guest.claimed.load(Ordering::Relaxed)
+        });
+        workers.chain(guests.map(|guest| &guest.mailbox))
+    }
+
+    /// A frame delivered to another thread's mailbox that is still waiting there: that thread
+    /// lost its core, since it spins on its mailbox until it sleeps. The last resort, with the
+    /// heavy steals.
+    fn take_delivered(&self, skip: Slot) -> Option<JobRef> {
+        self.other_mailboxes(skip).find_map(Mailbox::take)
     }
 
     /// Pushes a job from a thread that has no deque in this pool, and wakes a sleeper.
@@ -327,6 +363,7 @@ impl Registry {
             self.sleep.notify_injected_work();
         }
         debug_assert!(guest.frames.looks_empty(), "a leaving guest's joins have all returned");
+        debug_assert!(!guest.mailbox.is_open() && !guest.mailbox.holds_frame(), "a leaving guest's mailbox is closed");
         *guest.deque.lock() = Some(deque);
         guest.claimed.store(false, Ordering::Release);
     }
@@ -411,9 +448,23 @@ impl LocalThread {
         if !self.deque.is_empty() {
             return;
         }
-        if let Some(job) = self.frames().take_oldest() {
-            self.push(job);
+        // A spinning thread takes the frame from its mailbox (README, "Hand-offs to a spinning
+        // thread"); without one, or when it stopped spinning meanwhile, the frame goes onto
+        // this thread's deque for whoever looks first.
+        let open = self.registry.other_mailboxes(self.slot).find(|mailbox| mailbox.is_open());
+        if let Some(header) = self.frames().take_oldest() {
+            if !open.is_some_and(|mailbox| mailbox.deliver(header)) {
+                // SAFETY: taken from the frame deque, so a live, pending frame now ours alone.
+                self.push(unsafe { JobRef::from_header(header) });
+            }
         }
+    }
+
+    /// This thread's mailbox.
+    #[inline]
+    fn mailbox(&self) -> &Mailbox {
+        // SAFETY: the mailbox lives in the registry (see the field), which `self` keeps alive.
+        unsafe { &*self.mailbox }
     }
 
     /// Pushes onto this thread's own deque (LIFO for the owner, FIFO for thieves).
@@ -457,10 +508,13 @@ impl LocalThread {
             }
         }
         let start = self.next_random() % self.registry.stealers.len().max(1);
-        let stolen = self
-            .registry
-            .steal_any(start, self.slot)
-            .or_else(|| heavy.then(|| self.registry.steal_frame(start, self.slot)).flatten());
+        let stolen = self.registry.steal_any(start, self.slot).or_else(|| {
+            heavy
+                .then(|| {
+                    self.registry.steal_frame(start, self.slot).or_else(|| self.registry.take_delivered(self.slot))
+                })
+                .flatten()
+        });
         if stolen.is_some() {
             crate::profiling::job_stolen();
         }
@@ -472,22 +526,45 @@ impl LocalThread {
         let mut idle = IdleRounds::new();
         let mut hunger = Hunger::new(&self.registry);
         while !latch.probe() {
-            if let Some(job) = self.find_work(idle.heavy_steal()) {
-                hunger.fed();
-                // SAFETY: every JobRef in the queues is live until executed, and taking it
-                // out of a queue means it runs exactly once, here.
-                unsafe { job.execute() };
-                idle.reset();
-                continue;
-            }
-            hunger.starving();
-            if !idle.back_off() {
-                let registry = &self.registry;
-                crate::profile_zone!("idle: waiting for a job to finish");
-                registry.sleep.sleep_unless(Sleeper::Waiter, || latch.probe() || registry.has_work());
-                idle.reset();
-            }
+            let job = match self.find_work(idle.heavy_steal()) {
+                Some(job) => job,
+                None => {
+                    hunger.starving();
+                    match idle.back_off(self.mailbox(), || latch.probe()) {
+                        Spun::Delivered(job) => job,
+                        Spun::Again => continue,
+                        Spun::Sleep => match self.mailbox().close() {
+                            Some(job) => job,
+                            None => {
+                                let registry = &self.registry;
+                                crate::profile_zone!("idle: waiting for a job to finish");
+                                registry.sleep.sleep_unless(Sleeper::Waiter, || latch.probe() || registry.has_work());
+                                idle.reset();
+                                continue;
+                            }
+                        },
+                    }
+                }
+            };
+            self.run_found(job, &mut hunger);
+            idle.reset();
         }
+        // A frame handed over in the last moments goes where any thread finds it.
+        if let Some(job) = self.mailbox().close() {
+            self.push(job);
+        }
+    }
+
+    /// Runs a job this idle thread found, which ends its hunger. A frame delivered to its
+    /// mailbox meanwhile goes onto its deque, where any thread finds it.
+    fn run_found(&self, job: JobRef, hunger: &mut Hunger<'_>) {
+        if let Some(delivered) = self.mailbox().close() {
+            self.push(delivered);
+        }
+        hunger.fed();
+        // SAFETY: every JobRef in the queues and mailboxes is live until executed, and taking
+        // it out of one means it runs exactly once, here.
+        unsafe { job.execute() };
     }
 }
 
@@ -528,6 +605,7 @@ pub(crate) fn with_local<R>(registry: &Arc<Registry>, body: impl FnOnce(&LocalTh
     let guest = LocalThread {
         deque,
         frames: &slot.frames,
+        mailbox: &slot.mailbox,
         registry: Arc::clone(registry),
         slot: Slot::Guest(slot as *const GuestSlot as usize),
         rng: Cell::new(seed(slot as *const GuestSlot as usize >> 4)),
@@ -586,6 +664,16 @@ impl Drop for Hunger<'_> {
     }
 }
 
+/// What a round of backing off ended with.
+enum Spun {
+    /// A frame was delivered to the thread's mailbox (now closed again).
+    Delivered(JobRef),
+    /// Look for work again.
+    Again,
+    /// Done spinning: close the mailbox and sleep.
+    Sleep,
+}
+
 /// A thread's search for work while it finds none: spin, then yield the core until
 /// [`IDLE_SPIN`] has passed, then sleep. The models sleep at once: spinning adds
 /// interleavings, not protocol steps.
@@ -615,25 +703,35 @@ impl IdleRounds {
         self.rounds >= HEAVY_STEAL_ROUND
     }
 
-    /// Backs off for one round; false when the thread should sleep instead.
-    fn back_off(&mut self) -> bool {
+    /// Backs off for one round with `mailbox` open, watching it (and `stop`, a waiter's
+    /// latch) between spin hints: a frame delivered there is returned at once.
+    fn back_off(&mut self, mailbox: &Mailbox, stop: impl Fn() -> bool) -> Spun {
         if cfg!(loom) {
-            return false;
+            // The models sleep at once, but still open the mailbox for the owner to race with.
+            mailbox.open();
+            return Spun::Sleep;
         }
+        mailbox.open();
         let round = self.rounds;
         self.rounds = round.saturating_add(1);
         if round < PURE_SPIN_ROUNDS {
             for _ in 0..(1u32 << round.min(6)) {
+                if let Some(job) = mailbox.take() {
+                    return Spun::Delivered(job);
+                }
+                if stop() {
+                    return Spun::Again;
+                }
                 sync::thread::spin_loop();
             }
-            return true;
+            return Spun::Again;
         }
         let since = *self.yielding_since.get_or_insert_with(Instant::now);
         if since.elapsed() >= IDLE_SPIN {
-            return false;
+            return Spun::Sleep;
         }
         sync::thread::yield_now();
-        true
+        mailbox.take().map_or(Spun::Again, Spun::Delivered)
     }
 }
 
@@ -660,24 +758,36 @@ fn worker_main(local: LocalThread) {
     let mut idle = IdleRounds::new();
     let mut hunger = Hunger::new(&registry);
     loop {
-        if let Some(job) = local.find_work(idle.heavy_steal()) {
-            hunger.fed();
-            // SAFETY: see `LocalThread::wait_until`.
-            unsafe { job.execute() };
-            idle.reset();
-            continue;
-        }
-        hunger.starving();
-        if registry.terminate.load(Ordering::Acquire) {
-            break;
-        }
-        if !idle.back_off() {
-            crate::profile_zone!("idle: sleeping");
-            registry
-                .sleep
-                .sleep_unless(Sleeper::Worker, || registry.terminate.load(Ordering::SeqCst) || registry.has_work());
-            idle.reset();
-        }
+        let job = match local.find_work(idle.heavy_steal()) {
+            Some(job) => job,
+            None => {
+                hunger.starving();
+                if registry.terminate.load(Ordering::Acquire) {
+                    match local.mailbox().close() {
+                        Some(job) => job,
+                        None => break,
+                    }
+                } else {
+                    match idle.back_off(local.mailbox(), || false) {
+                        Spun::Delivered(job) => job,
+                        Spun::Again => continue,
+                        Spun::Sleep => match local.mailbox().close() {
+                            Some(job) => job,
+                            None => {
+                                crate::profile_zone!("idle: sleeping");
+                                registry.sleep.sleep_unless(Sleeper::Worker, || {
+                                    registry.terminate.load(Ordering::SeqCst) || registry.has_work()
+                                });
+                                idle.reset();
+                                continue;
+                            }
+                        },
+                    }
+                }
+            }
+        };
+        local.run_found(job, &mut hunger);
+        idle.reset();
     }
     LOCAL_THREAD.with(|cell| cell.set(std::ptr::null()));
 }
