@@ -526,32 +526,45 @@ impl LocalThread {
         let mut idle = IdleRounds::new();
         let mut hunger = Hunger::new(&self.registry);
         while !latch.probe() {
-            let job = match self.find_work(idle.heavy_steal()) {
-                Some(job) => job,
-                None => {
-                    hunger.starving();
-                    match idle.back_off(self.mailbox(), || latch.probe()) {
-                        Spun::Delivered(job) => job,
-                        Spun::Again => continue,
-                        Spun::Sleep => match self.mailbox().close() {
-                            Some(job) => job,
-                            None => {
-                                let registry = &self.registry;
-                                crate::profile_zone!("idle: waiting for a job to finish");
-                                registry.sleep.sleep_unless(Sleeper::Waiter, || latch.probe() || registry.has_work());
-                                idle.reset();
-                                continue;
-                            }
-                        },
-                    }
-                }
-            };
-            self.run_found(job, &mut hunger);
-            idle.reset();
+            let mut found = self.find_work(idle.heavy_steal());
+            if found.is_none() {
+                hunger.starving();
+                found = self.idle_round(
+                    &mut idle,
+                    || latch.probe(),
+                    || {
+                        let registry = &self.registry;
+                        crate::profile_zone!("idle: waiting for a job to finish");
+                        registry.sleep.sleep_unless(Sleeper::Waiter, || latch.probe() || registry.has_work());
+                    },
+                );
+            }
+            if let Some(job) = found {
+                self.run_found(job, &mut hunger);
+                idle.reset();
+            }
         }
         // A frame handed over in the last moments goes where any thread finds it.
         if let Some(job) = self.mailbox().close() {
             self.push(job);
+        }
+    }
+
+    /// One idle round, after `find_work` found nothing: back off with the mailbox open
+    /// (leaving early when `stop` holds), and once the spin is over close the mailbox and
+    /// `sleep`. Returns a frame delivered to the mailbox meanwhile; None means look again.
+    fn idle_round(&self, idle: &mut IdleRounds, stop: impl Fn() -> bool, sleep: impl FnOnce()) -> Option<JobRef> {
+        match idle.back_off(self.mailbox(), stop) {
+            Spun::Delivered(job) => Some(job),
+            Spun::Again => None,
+            Spun::Sleep => {
+                let delivered = self.mailbox().close();
+                if delivered.is_none() {
+                    sleep();
+                    idle.reset();
+                }
+                delivered
+            }
         }
     }
 
@@ -758,36 +771,32 @@ fn worker_main(local: LocalThread) {
     let mut idle = IdleRounds::new();
     let mut hunger = Hunger::new(&registry);
     loop {
-        let job = match local.find_work(idle.heavy_steal()) {
-            Some(job) => job,
-            None => {
-                hunger.starving();
-                if registry.terminate.load(Ordering::Acquire) {
-                    match local.mailbox().close() {
-                        Some(job) => job,
-                        None => break,
-                    }
-                } else {
-                    match idle.back_off(local.mailbox(), || false) {
-                        Spun::Delivered(job) => job,
-                        Spun::Again => continue,
-                        Spun::Sleep => match local.mailbox().close() {
-                            Some(job) => job,
-                            None => {
-                                crate::profile_zone!("idle: sleeping");
-                                registry.sleep.sleep_unless(Sleeper::Worker, || {
-                                    registry.terminate.load(Ordering::SeqCst) || registry.has_work()
-                                });
-                                idle.reset();
-                                continue;
-                            }
-                        },
-                    }
+        let mut found = local.find_work(idle.heavy_steal());
+        if found.is_none() {
+            hunger.starving();
+            if registry.terminate.load(Ordering::Acquire) {
+                // Nothing is left to run at shutdown; a frame still in the mailbox would be.
+                found = local.mailbox().close();
+                if found.is_none() {
+                    break;
                 }
+            } else {
+                found = local.idle_round(
+                    &mut idle,
+                    || false,
+                    || {
+                        crate::profile_zone!("idle: sleeping");
+                        registry.sleep.sleep_unless(Sleeper::Worker, || {
+                            registry.terminate.load(Ordering::SeqCst) || registry.has_work()
+                        });
+                    },
+                );
             }
-        };
-        local.run_found(job, &mut hunger);
-        idle.reset();
+        }
+        if let Some(job) = found {
+            local.run_found(job, &mut hunger);
+            idle.reset();
+        }
     }
     LOCAL_THREAD.with(|cell| cell.set(std::ptr::null()));
 }
