@@ -39,6 +39,50 @@ pub(crate) const FOOTPRINT_MARGIN: f32 = 1.0e-2;
 /// Relative raise of the nearest depth, for the same rounding.
 pub(crate) const DEPTH_MARGIN: f32 = 4.0e-6;
 
+/// What a batch read settled for up to sixteen lanes: bit `lane` of [`BatchVerdicts::occluded`]
+/// when the lane is proven occluded; of [`BatchVerdicts::coarse_failed`] when it is not, but its
+/// 2x2 read was the reference's first read, so the judge starts at the finer level
+/// ([`TestTarget::judge_after_coarse`]). Packed in one word: occluded lanes in the low half,
+/// coarse-failed lanes in the high half.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct BatchVerdicts(u32);
+
+impl BatchVerdicts {
+    /// The verdicts for lanes `0..16` from the two lane masks.
+    #[inline]
+    pub fn new(occluded: u32, coarse_failed: u32) -> BatchVerdicts {
+        debug_assert!(occluded >> 16 == 0 && coarse_failed >> 16 == 0, "sixteen lanes at most");
+        BatchVerdicts(occluded | coarse_failed << 16)
+    }
+
+    /// Lanes proven occluded.
+    #[inline]
+    pub fn occluded(self) -> u32 {
+        self.0 & 0xffff
+    }
+
+    /// Lanes not proven whose 2x2 read failed exactly as the reference's first read would.
+    #[inline]
+    pub fn coarse_failed(self) -> u32 {
+        self.0 >> 16
+    }
+
+    /// Lanes `0..8` moved to `8..16`: the second batch of eight of a group of sixteen.
+    #[inline]
+    fn upper(self) -> BatchVerdicts {
+        debug_assert!(self.occluded() >> 8 == 0 && self.coarse_failed() >> 8 == 0, "eight lanes");
+        BatchVerdicts(self.0 << 8)
+    }
+}
+
+impl std::ops::BitOr for BatchVerdicts {
+    type Output = BatchVerdicts;
+    #[inline]
+    fn bitor(self, other: BatchVerdicts) -> BatchVerdicts {
+        BatchVerdicts(self.0 | other.0)
+    }
+}
+
 /// What the test reads: the view, the buffer and its pyramid.
 pub(crate) struct TestTarget<'a> {
     pub rows: Rows,
@@ -61,6 +105,19 @@ impl TestTarget<'_> {
     /// Classifies a projected box (steps 1 and 2 of the module docs are in the projection).
     #[inline]
     pub fn judge(&self, projected: &Projected) -> OcclusionVerdict {
+        self.judge_from(projected, false)
+    }
+
+    /// [`TestTarget::judge`] for a box whose 2x2 read is known to have failed
+    /// ([`BatchVerdicts::coarse_failed`]): the same verdict, without that read again.
+    #[inline]
+    pub fn judge_after_coarse(&self, projected: &Projected) -> OcclusionVerdict {
+        self.judge_from(projected, true)
+    }
+
+    /// The judge; with `coarse_failed`, step 4's first read is known to fail.
+    #[inline(always)]
+    fn judge_from(&self, projected: &Projected, coarse_failed: bool) -> OcclusionVerdict {
         // Steps 1 and 2: non-finite bounds or view, or a corner at the camera or near plane.
         if !(self.view_finite && projected.judgeable) {
             return OcclusionVerdict::KeptConservatively;
@@ -95,6 +152,14 @@ impl TestTarget<'_> {
         while span(fine) >= FOOTPRINT_TEXELS {
             fine += 1;
         }
+        if coarse_failed {
+            // Where the footprint spans at most 2x2 texels on the fine level already, that
+            // level is the 2x2 read's, and it failed.
+            if span(fine) < 2 || !self.all_farther(fine, [x0, y0, x1, y1], nearest) {
+                return OcclusionVerdict::Visible;
+            }
+            return OcclusionVerdict::Occluded;
+        }
         let mut coarse = fine;
         while span(coarse) >= 2 {
             coarse += 1;
@@ -128,7 +193,13 @@ impl TestTarget<'_> {
     /// proven occluded (see `TestTarget::batch_read`), whose `out` may be left unwritten
     /// (when every lane of `mask` is).
     #[inline]
-    fn project_eight(&self, boxes: &AabbSlices<'_>, first: usize, mask: u64, out: &mut [Projected; 8]) -> u32 {
+    fn project_eight(
+        &self,
+        boxes: &AabbSlices<'_>,
+        first: usize,
+        mask: u64,
+        out: &mut [Projected; 8],
+    ) -> BatchVerdicts {
         let available = boxes.len().saturating_sub(first).min(8);
         #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
         if available == 8 && self.kernel.uses_avx2() {
@@ -145,11 +216,11 @@ impl TestTarget<'_> {
             *projected =
                 project_scalar(&self.rows, box_center(boxes, index).to_array(), box_half(boxes, index).to_array());
         }
-        0
+        BatchVerdicts::default()
     }
 
-    /// Projects eight boxes (centres and half extents by axis) and returns the lanes proven
-    /// occluded by the AVX2 2x2 read; when some lane of `mask` is not, writes all eight
+    /// Projects eight boxes (centres and half extents by axis) and returns what the AVX2 2x2
+    /// read settled; when some lane of `mask` is not proven occluded, writes all eight
     /// projections to `out` for the reference judge. One function, so the projection and
     /// the read inline into each other and the lanes stay in registers.
     ///
@@ -163,26 +234,26 @@ impl TestTarget<'_> {
         half: [&[f32; 8]; 3],
         mask: u64,
         out: &mut [Projected; 8],
-    ) -> u32 {
+    ) -> BatchVerdicts {
         // SAFETY: AVX2 is available (the caller's duty).
         let lanes = unsafe { project_lanes_avx2(&self.rows, center, half) };
-        let occluded = if self.view_finite {
+        let read = if self.view_finite {
             // SAFETY: AVX2 is available (the caller's duty), and the table describes the
             // pyramid (both come from the same culler).
             unsafe { coarse_occluded(&lanes, self.size, self.pyramid, &self.table, mask as u32) }
         } else {
-            0
+            BatchVerdicts::default()
         };
-        if u64::from(occluded) & mask != mask {
+        if u64::from(read.occluded()) & mask != mask {
             // SAFETY: AVX2 is available (the caller's duty).
             unsafe { lanes.store(out) };
         }
-        occluded
+        read
     }
 
     /// Projects the boxes of `first .. first + 8` whose bit is set in `mask` (bit `lane`),
-    /// gathered through `box_of`, eight at once when the kernel is AVX2; returns the lanes
-    /// already proven occluded, as [`TestTarget::project_eight`] does.
+    /// gathered through `box_of`, eight at once when the kernel is AVX2; returns what the
+    /// batch read settled, as [`TestTarget::project_eight`] does.
     #[inline]
     fn project_gathered(
         &self,
@@ -190,7 +261,7 @@ impl TestTarget<'_> {
         mask: u64,
         box_of: &impl Fn(usize) -> (Vec3, Vec3),
         out: &mut [Projected; 8],
-    ) -> u32 {
+    ) -> BatchVerdicts {
         #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
         if self.kernel.uses_avx2() {
             let (mut center, mut half) = ([[0.0f32; 8]; 3], [[0.0f32; 8]; 3]);
@@ -210,7 +281,7 @@ impl TestTarget<'_> {
             let (center, half) = box_of(first + lane);
             out[lane] = project_scalar(&self.rows, center.to_array(), half.to_array());
         }
-        0
+        BatchVerdicts::default()
     }
 
     /// Which of up to eight boxes are occluded (bits of `mask`; lane `lane`'s box is
@@ -220,16 +291,27 @@ impl TestTarget<'_> {
     pub fn occluded_lanes(&self, mask: u64, box_of: &impl Fn(usize) -> (Vec3, Vec3)) -> u64 {
         debug_assert!(mask >> 8 == 0, "eight lanes at most");
         let mut projected = [Projected::default(); 8];
-        let proven = u64::from(self.project_gathered(0, mask, box_of, &mut projected)) & mask;
+        let read = self.project_gathered(0, mask, box_of, &mut projected);
+        let proven = u64::from(read.occluded()) & mask;
         let (mut occluded, mut remaining) = (proven, mask & !proven);
         while remaining != 0 {
             let lane = remaining.trailing_zeros() as usize;
             remaining &= remaining - 1;
-            if self.judge(&projected[lane]) == OcclusionVerdict::Occluded {
+            if self.judge_lane(&projected[lane], read, lane) == OcclusionVerdict::Occluded {
                 occluded |= 1 << lane;
             }
         }
         occluded
+    }
+
+    /// The judge for lane `lane` of a batch whose read gave `read`.
+    #[inline]
+    fn judge_lane(&self, projected: &Projected, read: BatchVerdicts, lane: usize) -> OcclusionVerdict {
+        if read.coarse_failed() >> lane & 1 == 1 {
+            self.judge_after_coarse(projected)
+        } else {
+            self.judge(projected)
+        }
     }
 
     /// Tests the boxes whose bit is set in `words` and clears the bits of those occluded,
@@ -240,7 +322,7 @@ impl TestTarget<'_> {
         &self,
         words: &mut [u64],
         grain: usize,
-        project: impl Fn(usize, u64, &mut [Projected; 16]) -> u32 + Sync,
+        project: impl Fn(usize, u64, &mut [Projected; 16]) -> BatchVerdicts + Sync,
     ) -> OcclusionStats {
         let stats = SharedStats::default();
         let grain_words = grain.div_ceil(BITS_PER_WORD).max(1);
@@ -255,7 +337,8 @@ impl TestTarget<'_> {
                     if mask == 0 {
                         continue;
                     }
-                    let proven = u64::from(project(base + part * 16, mask, &mut projected)) & mask;
+                    let read = project(base + part * 16, mask, &mut projected);
+                    let proven = u64::from(read.occluded()) & mask;
                     // The proven lanes in one go; the others one by one through the judge.
                     local.tested += proven.count_ones() as usize;
                     local.occluded += proven.count_ones() as usize;
@@ -264,7 +347,7 @@ impl TestTarget<'_> {
                     while remaining != 0 {
                         let lane = remaining.trailing_zeros() as usize;
                         remaining &= remaining - 1;
-                        let verdict = self.judge(&projected[lane]);
+                        let verdict = self.judge_lane(&projected[lane], read, lane);
                         local.count(verdict);
                         if verdict == OcclusionVerdict::Occluded {
                             *word &= !(1u64 << (part * 16 + lane));
@@ -281,7 +364,13 @@ impl TestTarget<'_> {
     /// returns the lanes already proven occluded: two batches of eight, interleaved when
     /// the kernel is AVX2 and all sixteen exist (both window reads in flight at once).
     #[inline]
-    fn project_sixteen(&self, boxes: &AabbSlices<'_>, first: usize, mask: u64, out: &mut [Projected; 16]) -> u32 {
+    fn project_sixteen(
+        &self,
+        boxes: &AabbSlices<'_>,
+        first: usize,
+        mask: u64,
+        out: &mut [Projected; 16],
+    ) -> BatchVerdicts {
         let (low, high) = out.split_at_mut(8);
         let (low, high): (&mut [Projected; 8], &mut [Projected; 8]) =
             (low.try_into().expect("eight"), high.try_into().expect("eight"));
@@ -290,14 +379,14 @@ impl TestTarget<'_> {
             // SAFETY: the CPU supports AVX2 and sixteen boxes exist from `first`, checked just above.
             return unsafe { self.batch_read_pair(boxes, first, mask, [low, high]) };
         }
-        let mut proven = 0;
+        let mut read = BatchVerdicts::default();
         if mask & 0xff != 0 {
-            proven |= self.project_eight(boxes, first, mask & 0xff, low);
+            read = read | self.project_eight(boxes, first, mask & 0xff, low);
         }
         if mask >> 8 != 0 {
-            proven |= self.project_eight(boxes, first + 8, mask >> 8, high) << 8;
+            read = read | self.project_eight(boxes, first + 8, mask >> 8, high).upper();
         }
-        proven
+        read
     }
 
     /// Two batches of [`TestTarget::batch_read`] interleaved: both projections, both window
@@ -313,7 +402,7 @@ impl TestTarget<'_> {
         first: usize,
         mask: u64,
         out: [&mut [Projected; 8]; 2],
-    ) -> u32 {
+    ) -> BatchVerdicts {
         fn lanes(array: &[f32], first: usize) -> &[f32; 8] {
             array[first..first + 8].try_into().expect("sixteen boxes exist from `first` (the caller's duty)")
         }
@@ -330,20 +419,20 @@ impl TestTarget<'_> {
         } else {
             None
         };
-        let mut proven = 0;
+        let mut read = BatchVerdicts::default();
         for (half, ((lanes, out), wanted)) in batches.iter().zip(out).zip([mask & 0xff, mask >> 8]).enumerate() {
-            let occluded = match &issued {
+            let batch = match &issued {
                 // SAFETY: AVX2 is available; `issued` comes from coarse_issue on this pyramid.
                 Some(issued) => unsafe { coarse_finish(&issued[half], self.pyramid, wanted as u32) },
-                None => 0,
+                None => BatchVerdicts::default(),
             };
-            if u64::from(occluded) & wanted != wanted {
+            if u64::from(batch.occluded()) & wanted != wanted {
                 // SAFETY: AVX2 is available (the caller's duty).
                 unsafe { lanes.store(out) };
             }
-            proven |= occluded << (8 * half);
+            read = read | if half == 0 { batch } else { batch.upper() };
         }
-        proven
+        read
     }
 
     /// Writes one verdict per box of `boxes`, in parallel on the current job system, one box
@@ -379,14 +468,15 @@ impl TestTarget<'_> {
     ) -> OcclusionStats {
         self.cull_words(words, grain, |first, mask, out| {
             let (low, high) = out.split_at_mut(8);
-            let mut proven = 0;
+            let mut read = BatchVerdicts::default();
             if mask & 0xff != 0 {
-                proven |= self.project_gathered(first, mask & 0xff, &box_of, low.try_into().expect("eight"));
+                read = read | self.project_gathered(first, mask & 0xff, &box_of, low.try_into().expect("eight"));
             }
             if mask >> 8 != 0 {
-                proven |= self.project_gathered(first + 8, mask >> 8, &box_of, high.try_into().expect("eight")) << 8;
+                let upper = self.project_gathered(first + 8, mask >> 8, &box_of, high.try_into().expect("eight"));
+                read = read | upper.upper();
             }
-            proven
+            read
         })
     }
 }

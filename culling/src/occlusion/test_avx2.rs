@@ -16,7 +16,7 @@ use glam::Vec2;
 
 use super::project::ProjectedLanes;
 use super::pyramid::MinPyramid;
-use super::test::{DEPTH_MARGIN, FOOTPRINT_MARGIN};
+use super::test::{BatchVerdicts, DEPTH_MARGIN, FOOTPRINT_MARGIN};
 
 /// Most pyramid levels: a [`super::MAX_SIDE`] buffer has 13.
 const MAX_LEVELS: usize = 16;
@@ -59,10 +59,11 @@ pub(crate) struct Issued {
     rows: [__m256i; 2],
 }
 
-/// Bit `lane` set when box `lane` of `lanes` is proven occluded by its 2x2 read (so the
-/// reference judges it occluded too); clear when the reference must decide. The window
-/// read comes first; the four texel reads only when it leaves a lane of `wanted` (the
-/// lanes the caller tests) unproven.
+/// The lanes of `lanes` proven occluded by their 2x2 read (so the reference judges them
+/// occluded too), and of the lanes of `wanted` (the lanes the caller tests) left unproven,
+/// those whose 2x2 read was the reference's first read and failed; the reference decides the
+/// rest. The window read comes first; the four texel reads only when it leaves a lane of
+/// `wanted` unproven.
 ///
 /// # Safety
 /// The CPU must support AVX2, and `table` must describe `pyramid`.
@@ -74,7 +75,7 @@ pub(crate) unsafe fn coarse_occluded(
     pyramid: &MinPyramid,
     table: &LevelTable,
     wanted: u32,
-) -> u32 {
+) -> BatchVerdicts {
     // SAFETY: the caller's duties.
     unsafe { coarse_finish(&coarse_issue(lanes, size, pyramid, table), pyramid, wanted) }
 }
@@ -185,7 +186,7 @@ pub(crate) unsafe fn coarse_issue(
 /// The CPU must support AVX2, and `issued` must come from [`coarse_issue`] on `pyramid`.
 #[inline]
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn coarse_finish(issued: &Issued, pyramid: &MinPyramid, wanted: u32) -> u32 {
+pub(crate) unsafe fn coarse_finish(issued: &Issued, pyramid: &MinPyramid, wanted: u32) -> BatchVerdicts {
     let Issued {
         clean,
         nearest,
@@ -200,9 +201,10 @@ pub(crate) unsafe fn coarse_finish(issued: &Issued, pyramid: &MinPyramid, wanted
     let proven_bits = (_mm256_movemask_ps(proven) as u32) & 0xff;
     // Done when every lane the caller asks about is proven; a lane the window does not prove
     // may still be proven by its own texels, read next.
-    let wanted = wanted & (_mm256_movemask_ps(_mm256_castsi256_ps(clean)) as u32);
+    let clean_bits = (_mm256_movemask_ps(_mm256_castsi256_ps(clean)) as u32) & 0xff;
+    let wanted = wanted & clean_bits;
     if proven_bits & wanted == wanted {
-        return proven_bits;
+        return BatchVerdicts::new(proven_bits, 0);
     }
     let texels = pyramid.texels().as_ptr();
     let mask = _mm256_andnot_ps(proven, _mm256_castsi256_ps(clean));
@@ -218,5 +220,8 @@ pub(crate) unsafe fn coarse_finish(issued: &Issued, pyramid: &MinPyramid, wanted
         _mm256_and_ps(read(row_low, column_low), read(row_low, column_high)),
         _mm256_and_ps(read(row_high, column_low), read(row_high, column_high)),
     );
-    proven_bits | (_mm256_movemask_ps(_mm256_and_ps(farther, mask)) as u32) & 0xff
+    let proven_bits = proven_bits | (_mm256_movemask_ps(_mm256_and_ps(farther, mask)) as u32) & 0xff;
+    // A clean lane's footprint, level and texels are the reference's (module docs), so an
+    // unproven one failed the reference's 2x2 read too.
+    BatchVerdicts::new(proven_bits, clean_bits & !proven_bits)
 }
