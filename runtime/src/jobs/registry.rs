@@ -44,8 +44,10 @@ const GUEST_CHUNK: usize = if cfg!(loom) { 1 } else { 16 };
 pub(crate) struct GuestSlot {
     /// Whether a thread owns the slot; `Acquire`/`Release` hand the deque over.
     claimed: AtomicBool,
-    /// The owner's end, parked here while no thread owns the slot.
-    deque: Mutex<Option<Worker<JobRef>>>,
+    /// The owner's end, parked here while no thread owns the slot. On a line of its own: thieves
+    /// poll `claimed` and `stealer` all the time, and a lock on their line would take it from
+    /// them twice per call (claim and release) and back again.
+    deque: CachePadded<Mutex<Option<Worker<JobRef>>>>,
     stealer: Stealer<JobRef>,
     /// The owner's pending join frames; empty whenever the slot is free (joins nest).
     frames: Frames,
@@ -59,7 +61,7 @@ impl GuestSlot {
         GuestSlot {
             claimed: AtomicBool::new(false),
             stealer: deque.stealer(),
-            deque: Mutex::new(Some(deque)),
+            deque: CachePadded::new(Mutex::new(Some(deque))),
             frames: Frames::new(),
             mailbox: Mailbox::new(),
         }
