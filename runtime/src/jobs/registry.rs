@@ -127,8 +127,8 @@ pub(crate) struct LocalThread {
     rng: Cell<u32>,
 }
 
-// SAFETY: `frames` and `mailbox` point into the registry that the struct's own `Arc` keeps alive, and
-// `Frames` is `Sync`; everything else is `Send` already.
+// SAFETY: `frames` and `mailbox` point into the registry that the struct's own `Arc` keeps
+// alive, and `Frames` and `Mailbox` are `Sync`; everything else is `Send` already.
 unsafe impl Send for LocalThread {}
 
 job_thread_local! {
