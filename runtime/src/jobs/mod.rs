@@ -189,8 +189,9 @@ pub fn scope<'scope, R>(body: impl FnOnce(&Scope<'scope>) -> R) -> R {
 }
 
 /// [`JobSystem::join`] on the current pool.
-// Inlined, so a recursive caller (a join tree) pays one stack frame per level for its own
-// function and `join` together rather than two more for `join` and `join_as`.
+// Inlined down to `join_as`, which is not (see there): a recursive caller (a join tree) then
+// pays one stack frame per level, `join_as`'s, with the caller's own body inside it when
+// that body is small.
 #[inline]
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
