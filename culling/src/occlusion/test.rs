@@ -189,9 +189,9 @@ impl TestTarget<'_> {
     }
 
     /// Projects the boxes `first .. first + 8` of `boxes` into `out`, eight at once when
-    /// the kernel is AVX2 and all eight exist, else one by one; returns the lanes already
-    /// proven occluded (see `TestTarget::batch_read`), whose `out` may be left unwritten
-    /// (when every lane of `mask` is).
+    /// the kernel is AVX2 and all eight exist, else one by one; returns what the batch read
+    /// settled (see `TestTarget::batch_read`). `out` may be left unwritten when every lane of
+    /// `mask` is proven occluded.
     #[inline]
     fn project_eight(
         &self,
@@ -317,7 +317,8 @@ impl TestTarget<'_> {
     /// Tests the boxes whose bit is set in `words` and clears the bits of those occluded,
     /// in parallel on the current job system: for every 16 bits of a word with a set bit,
     /// `project(first, mask, out)` projects the boxes `first .. first + 16` whose bit is set
-    /// in `mask` and returns those already proven occluded, then the others are judged.
+    /// in `mask` and returns what its batch read settled, then the lanes not proven occluded
+    /// are judged.
     fn cull_words(
         &self,
         words: &mut [u64],
@@ -361,7 +362,7 @@ impl TestTarget<'_> {
     }
 
     /// Projects the boxes `first .. first + 16` whose bit is set in `mask` into `out` and
-    /// returns the lanes already proven occluded: two batches of eight, interleaved when
+    /// returns what the batch read settled: two batches of eight, interleaved when
     /// the kernel is AVX2 and all sixteen exist (both window reads in flight at once).
     #[inline]
     fn project_sixteen(

@@ -6,8 +6,9 @@
 //! the owner's pop and a thief's steal comes from the asymmetric barrier (`barrier.rs`): the
 //! owner's side is `light`, the thief's `heavy` (a process-wide `membarrier`, microseconds).
 //! Thieves therefore steal from here only as a last resort (an owner blocked inside `a`, or
-//! one inside a long leaf); normally the owner *promotes* its oldest frame to its ordinary
-//! deque when it sees a hungry thread, and thieves take it from there cheaply.
+//! one inside a long leaf); normally the owner *promotes* its oldest frame when it sees a
+//! hungry thread, into a spinning thread's mailbox or onto its own ordinary deque, where
+//! thieves take it cheaply.
 //!
 //! Entries are pointers to the header of a frame's job on the owner's stack (`JobHeader`,
 //! the job's first field): a frame stays live until it is popped back by the owner or

@@ -453,8 +453,8 @@ impl LocalThread {
         // A spinning thread takes the frame from its mailbox (README, "Hand-offs to a spinning
         // thread"); without one, or when it stopped spinning meanwhile, the frame goes onto
         // this thread's deque for whoever looks first.
-        let open = self.registry.other_mailboxes(self.slot).find(|mailbox| mailbox.is_open());
         if let Some(header) = self.frames().take_oldest() {
+            let open = self.registry.other_mailboxes(self.slot).find(|mailbox| mailbox.is_open());
             if !open.is_some_and(|mailbox| mailbox.deliver(header)) {
                 // SAFETY: taken from the frame deque, so a live, pending frame now ours alone.
                 self.push(unsafe { JobRef::from_header(header) });
