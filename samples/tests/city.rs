@@ -344,3 +344,25 @@ fn memory_is_reported_and_the_default_tag_policy_moves_no_entity() {
         assert!(line.contains("unavailable"), "{line}");
     }
 }
+
+/// With `--render last` the memory line also reads the last frame the GPU did not draw, so
+/// the steady state is on the line beside the reading after the driver's first draws.
+#[test]
+fn the_memory_line_reads_the_last_frame_not_drawn_before_the_drawn_ones() {
+    if gpu_test_context().is_none() || !cfg!(target_os = "linux") {
+        return;
+    }
+    let folder = temporary("city", "memory-drawn");
+    let arguments = ["--frames", "6", "--objects", "1000", "--size", "64x48", "--render", "last", "--out"];
+    let (output, text) = city(&[&arguments[..], &[folder.to_str().expect("a UTF-8 path")]].concat());
+    let stats = std::fs::read_to_string(folder.join("stats.json")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&folder);
+    assert!(output.status.success(), "{text}");
+    let line = text.lines().find(|line| line.starts_with("memory: ")).expect("a memory line");
+    // Frames 4 to 6 are drawn (`--render last` draws the two before the last too).
+    assert!(line.contains(", at frame 3 (the last not drawn) ") && line.contains(", at frame 6 "), "{line}");
+    let stats: serde_json::Value = serde_json::from_str(&stats).expect("stats.json is JSON");
+    let before = &stats["memory"]["before_drawing"];
+    assert_eq!(before[0], 3, "{before}");
+    assert!(before[1].as_u64().is_some_and(|bytes| bytes > 0), "{before}");
+}

@@ -373,8 +373,12 @@ fn main() -> ExitCode {
         }
         records.push(record);
         if app.frame_index() == 100 || last {
-            // Two reads of /proc in the run: the peak is a high-water mark, so the last read has it.
+            // A few reads of /proc in the run: the peak is a high-water mark, so the last read has it.
             memory.after_frame(app.frame_index(), city::memory::sample());
+        }
+        if rendering.is_some() && render == RenderChoice::Last && next + 3 == options.frames {
+            // The next frame is the first the GPU draws (see `capture.draw` above).
+            memory.before_drawing(app.frame_index(), city::memory::sample());
         }
         progress.inc(1);
     }

@@ -34,14 +34,20 @@ pub fn mib(bytes: Option<u64>) -> String {
     bytes.map_or_else(|| "unavailable".to_owned(), |bytes| format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64))
 }
 
-/// The memory the demo reports: resident after the city was built, at frame 100 and at the
-/// last frame, and the peak; `None` where unavailable (or, for frame 100, not reached).
+/// The memory the demo reports: resident after the city was built, at frame 100, after the
+/// last frame not drawn (when later ones are) and at the last frame, and the peak; `None`
+/// where unavailable (or, for frame 100, not reached).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct MemoryReport {
     /// Resident bytes once the city, its meshes and the renderer were set up.
     pub after_setup_bytes: Option<u64>,
     /// Resident bytes after frame 100.
     pub frame_100_bytes: Option<u64>,
+    /// The last frame the GPU did not draw, and the resident bytes after it, when later
+    /// frames were drawn (`--render last`): the steady state before the first drawn frames
+    /// add the driver's working set (compiled pipelines, the scene's first upload), so
+    /// that step is not mistaken for growth from frame to frame.
+    pub before_drawing: Option<(u64, Option<u64>)>,
     /// The last frame's index.
     pub last_frame: u64,
     /// Resident bytes after the last frame.
@@ -68,10 +74,18 @@ impl MemoryReport {
         self.peak_bytes = sample.map(|sample| sample.peak_bytes);
     }
 
+    /// Records the reading after frame `frame`, the last one before the GPU draws.
+    pub fn before_drawing(&mut self, frame: u64, sample: Option<MemorySample>) {
+        self.before_drawing = Some((frame, sample.map(|sample| sample.resident_bytes)));
+    }
+
     /// One line for the end of the run.
     pub fn line(&self) -> String {
+        let before_drawing = self.before_drawing.map_or_else(String::new, |(frame, bytes)| {
+            format!(", at frame {frame} (the last not drawn) {}", mib(bytes))
+        });
         format!(
-            "memory: resident after setup {}, at frame 100 {}, at frame {} {}, peak {}",
+            "memory: resident after setup {}, at frame 100 {}{before_drawing}, at frame {} {}, peak {}",
             mib(self.after_setup_bytes),
             if self.last_frame >= 100 { mib(self.frame_100_bytes) } else { "not reached".to_owned() },
             self.last_frame,
@@ -105,6 +119,10 @@ mod tests {
         assert_eq!(report.after_setup_bytes, Some(10));
         assert_eq!(report.frame_100_bytes, Some(120));
         assert_eq!((report.last_frame, report.last_frame_bytes, report.peak_bytes), (150, Some(170), Some(350)));
+        assert!(!report.line().contains("not drawn"), "every frame drawn or none: no such reading");
+        report.before_drawing(147, at(160, 190));
+        assert_eq!(report.before_drawing, Some((147, Some(160))));
+        assert!(report.line().contains("at frame 147 (the last not drawn) 0.0 MiB, at frame 150"), "{}", report.line());
         let mut short = MemoryReport::default();
         short.after_frame(5, None);
         assert!(short.line().contains("at frame 100 not reached"), "{}", short.line());

@@ -168,6 +168,7 @@ mod tests {
         let memory = MemoryReport {
             after_setup_bytes: Some(1 << 20),
             frame_100_bytes: None,
+            before_drawing: Some((1, Some(1 << 20))),
             last_frame: 3,
             last_frame_bytes: Some(2 << 20),
             peak_bytes: Some(3 << 20),
@@ -181,5 +182,6 @@ mod tests {
         assert_eq!(json["frames"][0]["stage_ms"]["Visibility"], 0.5);
         assert_eq!(json["memory"]["peak_bytes"], 3 << 20);
         assert!(json["memory"]["frame_100_bytes"].is_null(), "not reached: null");
+        assert_eq!(json["memory"]["before_drawing"], serde_json::json!([1, 1 << 20]));
     }
 }
