@@ -240,15 +240,16 @@ fn main() -> ExitCode {
     let mut memory = MemoryReport::default();
     memory.after_setup(city::memory::sample());
     let progress = progress_bar(options.frames);
+    // Which frames the GPU draws: `--render last` also draws the two frames before the last,
+    // so GPU culling has the history its early phase draws from.
+    let drawn = |frame: u64| render == RenderChoice::Every || frame + 2 >= options.frames;
     for _ in 0..options.frames {
         let next = app.frame_index() + 1;
         let last = next == options.frames;
         let checked = render == RenderChoice::Every || (render == RenderChoice::Last && last);
         if let Some(rendering) = &rendering {
-            // `--render last` also draws the two frames before the last, so GPU culling has
-            // the history its early phase draws from.
             let mut capture = lock_capture(&rendering.capture);
-            capture.draw = render == RenderChoice::Every || next + 2 >= options.frames;
+            capture.draw = drawn(next);
             capture.capture = checked;
         }
         let started = Instant::now();
@@ -376,8 +377,8 @@ fn main() -> ExitCode {
             // A few reads of /proc in the run: the peak is a high-water mark, so the last read has it.
             memory.after_frame(app.frame_index(), city::memory::sample());
         }
-        if rendering.is_some() && render == RenderChoice::Last && next + 3 == options.frames {
-            // The next frame is the first the GPU draws (see `capture.draw` above).
+        if rendering.is_some() && !drawn(next) && drawn(next + 1) {
+            // The next frame is the first the GPU draws.
             memory.before_drawing(app.frame_index(), city::memory::sample());
         }
         progress.inc(1);
