@@ -6,7 +6,8 @@
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use rayon::prelude::*;
@@ -90,6 +91,15 @@ fn join_tree_rayon(leaves: usize) -> usize {
     left + right
 }
 
+fn join_tree_chili(leaves: usize, scope: &mut chili::Scope<'_>) -> usize {
+    if leaves <= 1 {
+        return black_box(1);
+    }
+    let half = leaves / 2;
+    let (left, right) = scope.join(|scope| join_tree_chili(half, scope), |scope| join_tree_chili(leaves - half, scope));
+    left + right
+}
+
 fn join_tree_serial(leaves: usize) -> usize {
     if leaves <= 1 {
         return black_box(1);
@@ -149,6 +159,25 @@ fn join_tree_30ns_serial(leaves: usize) -> usize {
     left + right
 }
 
+/// `iterations` serial trees on this thread and as many on a second, started together: the
+/// slower thread's time, from the moment both are ready.
+fn serial_tree_on_two_threads(leaves: usize, iterations: u64) -> Duration {
+    let ready = Barrier::new(2);
+    let run = || {
+        ready.wait();
+        let started = Instant::now();
+        for _ in 0..iterations {
+            assert_eq!(join_tree_serial(black_box(leaves)), leaves);
+        }
+        started.elapsed()
+    };
+    std::thread::scope(|scope| {
+        let other = scope.spawn(run);
+        let here = run();
+        here.max(other.join().expect("the serial tree does not panic"))
+    })
+}
+
 /// Fine-grained `join`: a recursive sum over 1,024 trivial leaves, against the same recursion
 /// without `join`. The goal (issue 12) is at most 1.5x the serial time.
 fn join_tree_small(criterion: &mut Criterion) {
@@ -158,6 +187,17 @@ fn join_tree_small(criterion: &mut Criterion) {
     let pool = JobSystem::global();
     group.bench_function("ours", |bench| bench.iter(|| pool.install(|| assert_eq!(join_tree_ours(LEAVES), LEAVES))));
     group.bench_function("rayon", |bench| bench.iter(|| assert_eq!(join_tree_rayon(LEAVES), LEAVES)));
+    {
+        // The heartbeat-scheduled baseline, one thread per core as ours (a worker and the
+        // caller, plus its heartbeat thread). Its scope is made once (making one takes the
+        // pool's lock), and the pool is dropped after its row, so its heartbeat thread does
+        // not wake up through the rows that follow.
+        let chili_pool = chili::ThreadPool::new();
+        let mut chili_scope = chili_pool.scope();
+        group.bench_function("chili", |bench| {
+            bench.iter(|| assert_eq!(join_tree_chili(black_box(LEAVES), &mut chili_scope), LEAVES))
+        });
+    }
     group.bench_function("serial", |bench| bench.iter(|| assert_eq!(join_tree_serial(black_box(LEAVES)), LEAVES)));
     group.bench_function("serial_two_calls", |bench| {
         bench.iter(|| assert_eq!(join_tree_serial_two_calls(black_box(LEAVES)), LEAVES))
@@ -166,6 +206,15 @@ fn join_tree_small(criterion: &mut Criterion) {
     let one_thread = JobSystem::new(1);
     group.bench_function("ours_1_thread", |bench| {
         bench.iter(|| one_thread.install(|| assert_eq!(join_tree_ours(LEAVES), LEAVES)))
+    });
+    // What the machine gives two threads at once: the serial tree on two threads together,
+    // each its own copy, timed per tree on the slower one. Equal to `serial` where the two
+    // cores run independently; where they share a physical core (two vCPUs on SMT siblings,
+    // or a host core shared with a neighbour) each runs slower while the other runs, up to
+    // 1.7x `serial` on the shared two-core machine, and a tree split over both threads is
+    // slowed the same way.
+    group.bench_function("serial_on_two_threads_at_once", |bench| {
+        bench.iter_custom(|iterations| serial_tree_on_two_threads(LEAVES, iterations))
     });
     // What `ours` pays to enter the pool from outside and leave it, with no work inside: the
     // fixed part of the `ours` row that no `join` causes.
@@ -241,7 +290,6 @@ fn scope_spawn(criterion: &mut Criterion) {
 /// Time from submitting work to a *sleeping* pool until a worker starts it: the pool is left
 /// idle long enough for its workers to sleep before each measured submission.
 fn wake_latency(criterion: &mut Criterion) {
-    use std::time::{Duration, Instant};
     let mut group = criterion.benchmark_group("wake_from_sleep");
     group.sample_size(20);
     let pool = JobSystem::global();
