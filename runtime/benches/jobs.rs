@@ -209,10 +209,9 @@ fn join_tree_small(criterion: &mut Criterion) {
     });
     // What the machine gives two threads at once: the serial tree on two threads together,
     // each its own copy, timed per tree on the slower one. Equal to `serial` where the two
-    // cores run independently; where they share a physical core (two vCPUs on SMT siblings,
-    // or a host core shared with a neighbour) each runs slower while the other runs, up to
-    // 1.7x `serial` on the shared two-core machine, and a tree split over both threads is
-    // slowed the same way.
+    // cores run independently and nothing else slows them; above it where they share a
+    // physical core or the host's neighbours take some of it (1.0-1.6x `serial` on the shared
+    // two-core machine), and a tree split over both threads is slowed the same way.
     group.bench_function("serial_on_two_threads_at_once", |bench| {
         bench.iter_custom(|iterations| serial_tree_on_two_threads(LEAVES, iterations))
     });
