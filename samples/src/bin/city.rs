@@ -240,9 +240,13 @@ fn main() -> ExitCode {
     let mut memory = MemoryReport::default();
     memory.after_setup(city::memory::sample());
     let progress = progress_bar(options.frames);
-    // Which frames the GPU draws: `--render last` also draws the two frames before the last,
-    // so GPU culling has the history its early phase draws from.
-    let drawn = |frame: u64| render == RenderChoice::Every || frame + 2 >= options.frames;
+    // Which frames the GPU draws (given a device): `--render last` also draws the two frames
+    // before the last, so GPU culling has the history its early phase draws from.
+    let drawn = |frame: u64| match render {
+        RenderChoice::Every => true,
+        RenderChoice::Last => frame + 2 >= options.frames,
+        RenderChoice::None => false,
+    };
     for _ in 0..options.frames {
         let next = app.frame_index() + 1;
         let last = next == options.frames;
