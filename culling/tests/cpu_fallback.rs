@@ -7,7 +7,7 @@ use culling::gpu::{install_render, BitsReadback, RenderSetup, RENDER_SYSTEM};
 use culling::{AabbSoa, CullingBackend, Frustum, Kernel, Visibility, FORCE_CPU_CULLING_ENV};
 use ecs::{scene, Camera, Transform, Viewport};
 use glam::Vec3;
-use render_graph::passes::{MeshLibrary, ObjectDesc, IDENTITY};
+use render_graph::passes::MeshLibrary;
 use render_graph::vk;
 
 fn setup(backend: CullingBackend) -> RenderSetup {
@@ -18,7 +18,6 @@ fn setup(backend: CullingBackend) -> RenderSetup {
         capacity: 4096,
         meshes: MeshLibrary::with_unit_cube(),
         clear_color: [0.0; 4],
-        style: Box::new(|_, _| ObjectDesc { world: IDENTITY, color: 0, mesh: 0, material: 0 }),
         bits: BitsReadback::None,
     }
 }

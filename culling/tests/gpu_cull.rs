@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use culling::gpu::{add_gpu_culled_scene_passes, read_visibility_words, GpuCullSettings, GpuCullStats};
-use culling::{Aabb, AabbSoa, Frustum, Kernel};
+use culling::{AabbSoa, Frustum, Kernel};
 use glam::{Mat4, Vec3};
 use render_graph::passes::{lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
@@ -38,7 +38,6 @@ fn random_scene(device: &Arc<GpuDevice>, count: u32) -> SharedScene {
         scene.push_object(object).expect("room for every object");
     }
     scene.draw_all_objects();
-    scene.set_upload_budget(3 << 20);
     scene.into_shared()
 }
 
@@ -71,16 +70,22 @@ fn frustum_bits_equal_the_cpu_kernel_for_eight_views() {
     let options = ScenePassOptions { readback: false, ..ScenePassOptions::default() };
     let culled = add_gpu_culled_scene_passes(&mut graph, &scene, &options, &settings, true).expect("passes");
     let bits = culled.bits.expect("asked for the bits");
-    // Upload every record first (the per-frame budget spreads it over a few frames).
-    while lock_scene(&scene).dirty_count() > 0 {
-        graph.execute_frame().expect("upload frame");
-    }
+    // The CPU kernel on the world boxes the GPU computes from the records (centre and half
+    // extents, as the Visibility stage hands them to its kernel).
     let mut boxes = AabbSoa::default();
     {
         let scene = lock_scene(&scene);
         for object in 0..count {
-            let record = scene.record(object).expect("the object exists");
-            boxes.push(&Aabb::new(Vec3::from(record.bounds_min), Vec3::from(record.bounds_max)));
+            let (record, transform) = (scene.record(object).expect("exists"), scene.transform(object).expect("exists"));
+            let (center, half) = render_graph::passes::world_box(transform, record);
+            for (column, value) in
+                [&mut boxes.center_x, &mut boxes.center_y, &mut boxes.center_z].into_iter().zip(center)
+            {
+                column.push(value);
+            }
+            for (column, value) in [&mut boxes.half_x, &mut boxes.half_y, &mut boxes.half_z].into_iter().zip(half) {
+                column.push(value);
+            }
         }
     }
     let mut gpu_words = Vec::new();
@@ -97,11 +102,13 @@ fn frustum_bits_equal_the_cpu_kernel_for_eight_views() {
             (gpu_words[object / 64] >> (object % 64) & 1) != (cpu_words[object / 64] >> (object % 64) & 1)
         });
         if let Some(object) = differing {
-            let record = *lock_scene(&scene).record(object as u32).expect("exists");
+            let scene = lock_scene(&scene);
+            let box_of = render_graph::passes::world_box(
+                scene.transform(object as u32).expect("exists"),
+                scene.record(object as u32).expect("exists"),
+            );
             panic!(
-                "view {view_index}: object {object} ({:?}..{:?}) is {} on the GPU, {} on the CPU",
-                record.bounds_min,
-                record.bounds_max,
+                "view {view_index}: object {object} (centre, half {box_of:?}) is {} on the GPU, {} on the CPU",
                 gpu_words[object / 64] >> (object % 64) & 1,
                 cpu_words[object / 64] >> (object % 64) & 1
             );
@@ -270,7 +277,6 @@ fn occluder_scene(device: &Arc<GpuDevice>) -> SharedScene {
         scene.push_object(object).expect("room");
     }
     scene.draw_all_objects();
-    scene.set_upload_budget(3 << 20);
     scene.into_shared()
 }
 

@@ -5,21 +5,10 @@
 use culling::gpu::{install_render, BitsReadback, RenderReport, RenderSetup};
 use culling::{CullingBackend, CullingChoice, Visibility};
 use ecs::{scene, Camera, Transform, Viewport};
-use glam::{Mat4, Vec3};
-use render_graph::passes::{MeshLibrary, ObjectDesc};
+use glam::Vec3;
+use render_graph::passes::MeshLibrary;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::vk;
-
-/// Each slot drawn as its world box (holes and undrawable objects as a zero-size box).
-fn box_style() -> culling::gpu::ObjectStyle {
-    Box::new(|slot, objects| {
-        let bounds = objects.bounds[slot];
-        let world = Mat4::from_translation(bounds.center()) * Mat4::from_scale(bounds.max - bounds.min);
-        let world =
-            if objects.draws[slot].mesh == ecs::MeshHandle::NONE { [[0.0; 4]; 4] } else { world.to_cols_array_2d() };
-        ObjectDesc { world, color: 0xff40_8020, mesh: 0, material: 0 }
-    })
-}
 
 /// An app rendering with GPU culling and lagged bits: a wall, a cube hidden behind it, a
 /// cube beside it and a cube behind the camera (returned in that order).
@@ -32,16 +21,15 @@ fn wall_scene(device: &std::sync::Arc<render_graph::GpuDevice>) -> (runtime::App
         capacity: 256,
         meshes: MeshLibrary::with_unit_cube(),
         clear_color: [0.0, 0.0, 0.0, 1.0],
-        style: box_style(),
         bits: BitsReadback::Lagged,
     };
     let choice = install_render(&mut app, setup).expect("a device is there");
     assert!(choice.on_device && choice.reason.is_none(), "{choice:?}");
     app.insert_resource(Viewport { width: 48, height: 32 });
     scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 0.0, 10.0), Vec3::ZERO));
-    let mut wall = scene::unit_cube_mesh();
-    wall.bounds = ecs::Aabb::new(Vec3::new(-4.0, -4.0, -0.25), Vec3::new(4.0, 4.0, 0.25));
-    let wall = scene::spawn_mesh(app.world_mut(), wall, Transform::IDENTITY);
+    // A unit cube scaled to an 8 x 8 x 0.5 wall: the geometry the GPU draws is the box it culls.
+    let wall_place = Transform { scale: Vec3::new(8.0, 8.0, 0.5), ..Transform::IDENTITY };
+    let wall = scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), wall_place);
     let cube_at = |app: &mut runtime::App, position: Vec3| {
         scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::from_translation(position))
     };
@@ -153,7 +141,6 @@ fn a_turning_camera_uploads_only_the_records_of_moving_objects() {
         capacity: 4096,
         meshes: MeshLibrary::with_unit_cube(),
         clear_color: [0.0, 0.0, 0.0, 1.0],
-        style: box_style(),
         bits: BitsReadback::None,
     };
     let choice = install_render(&mut app, setup).expect("the CPU backend always installs");
@@ -185,8 +172,10 @@ fn a_turning_camera_uploads_only_the_records_of_moving_objects() {
         tag_changes += stats.tags_inserted + stats.tags_removed;
         let report = app.resource::<RenderReport>();
         assert!(report.error.is_none(), "{:?}", report.error);
-        let expected = movers.len() as u64 * render_graph::passes::OBJECT_RECORD_BYTES;
-        assert_eq!(report.upload.bytes, expected, "frame {frame}: only the movers' records are uploaded");
+        // A mover uploads its transform and its slot index, nothing else.
+        let expected = movers.len() as u64 * (render_graph::passes::OBJECT_TRANSFORM_BYTES + 4);
+        assert_eq!(report.upload.bytes, expected, "frame {frame}: only the movers' transforms are uploaded");
+        assert_eq!((report.upload.transforms, report.upload.records), (movers.len() as u32, 0), "frame {frame}");
     }
     assert!(tag_changes > 3000, "the turn moves thousands of entities between archetypes: {tag_changes}");
     drop(app);

@@ -5,8 +5,8 @@
 use culling::gpu::{install_render, BitsReadback, RenderReport, RenderSetup};
 use culling::CullingBackend;
 use ecs::{scene, Camera, Transform, Viewport};
-use glam::{Mat4, Vec3};
-use render_graph::passes::{MeshLibrary, ObjectDesc};
+use glam::Vec3;
+use render_graph::passes::MeshLibrary;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::vk;
 use runtime::alloc_counter::{count_allocations, settle_threads, CountingAllocator};
@@ -25,11 +25,6 @@ fn gpu_culled_frames_allocate_nothing_in_steady_state() {
         capacity: 1024,
         meshes: MeshLibrary::with_unit_cube(),
         clear_color: [0.0; 4],
-        style: Box::new(|slot, objects| {
-            let bounds = objects.bounds[slot];
-            let world = Mat4::from_translation(bounds.center()) * Mat4::from_scale(bounds.max - bounds.min);
-            ObjectDesc { world: world.to_cols_array_2d(), color: 0xffff_ffff, mesh: 0, material: 0 }
-        }),
         bits: BitsReadback::Lagged,
     };
     install_render(&mut app, setup).expect("a device is there");

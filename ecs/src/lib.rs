@@ -48,7 +48,7 @@ pub use hierarchy::{
 };
 pub use lod::{Lod, LodLevel};
 pub use render::{
-    Culled, MaterialHandle, Mesh, MeshHandle, Occluded, ShadowCaster, SkinnedPose, VisibilityTagged, Visible,
+    BaseColor, Culled, MaterialHandle, Mesh, MeshHandle, Occluded, ShadowCaster, SkinnedPose, VisibilityTagged, Visible,
 };
 pub use settings::{RenderSettings, VisibilityTags};
 pub use transform::{Transform, WorldTransform};

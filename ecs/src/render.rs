@@ -35,6 +35,39 @@ impl MaterialHandle {
     }
 }
 
+/// The flat colour an entity is drawn with (RGBA, each in `0..=1`; a glTF material's
+/// `baseColorFactor`). An entity without one is drawn white. The Render stage reads it when
+/// the entity gets its object slot and whenever a system lends it mutably (the change log),
+/// never in a frame where it did not change.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BaseColor(pub [f32; 4]);
+
+impl BaseColor {
+    /// Opaque white, the colour of an entity without a `BaseColor`.
+    pub const WHITE: BaseColor = BaseColor([1.0; 4]);
+
+    /// The colour of RGBA8 bytes.
+    pub fn from_rgba8(rgba: [u8; 4]) -> BaseColor {
+        BaseColor(rgba.map(|channel| f32::from(channel) / 255.0))
+    }
+
+    /// The colour as RGBA8 bytes (rounded).
+    pub fn to_rgba8(self) -> [u8; 4] {
+        self.0.map(|channel| (channel.clamp(0.0, 1.0) * 255.0).round() as u8)
+    }
+
+    /// The colour packed into one little-endian word, red in the lowest byte (as GLSL's
+    /// `unpackUnorm4x8` reads it). A non-finite channel packs as 0.
+    ///
+    /// ```
+    /// assert_eq!(ecs::BaseColor::from_rgba8([1, 2, 3, 4]).packed(), 0x0403_0201);
+    /// ```
+    pub fn packed(self) -> u32 {
+        let finite = self.0.map(|channel| if channel.is_finite() { channel } else { 0.0 });
+        u32::from_le_bytes(BaseColor(finite).to_rgba8())
+    }
+}
+
 /// A drawable: geometry, what shades it, and its box in its own space.
 ///
 /// Read by the Visibility stage, which moves `bounds` (or the posed box of a

@@ -207,6 +207,14 @@ impl PrepareContext<'_> {
         let (buffer, offset) = self.staging.push(data, 256)?;
         Ok(Binding::External { buffer, offset, size: data.len().max(4) as u64 })
     }
+
+    /// Like [`PrepareContext::stage_data`] for `len` bytes that `fill` writes in place, so
+    /// large per-frame data (a scene's changed records) is written once, straight into the
+    /// memory the device reads. The bytes start zeroed only if `fill` zeroes them.
+    pub fn stage_with(&mut self, len: u64, fill: impl FnOnce(&mut [u8])) -> Result<Binding> {
+        let (buffer, offset) = self.staging.push_with(len, 256, fill)?;
+        Ok(Binding::External { buffer, offset, size: len.max(4) })
+    }
 }
 
 /// Handed to [`crate::Pass::execute`] and [`crate::Pass::record_draw`].

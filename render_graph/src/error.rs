@@ -121,12 +121,15 @@ pub enum GraphError {
         /// What is wrong.
         reason: &'static str,
     },
-    /// The staging ring has no room for an upload this frame.
+    /// The staging ring could not grow to hold an upload this frame (host-visible memory is
+    /// exhausted); the frame is not submitted and its uploads stay pending.
     StagingFull {
         /// Bytes requested.
         requested: u64,
-        /// Capacity of the ring for one frame.
+        /// What the frame's region held before it tried to grow.
         capacity: u64,
+        /// Why the larger region could not be allocated.
+        reason: String,
     },
 }
 
@@ -195,9 +198,11 @@ impl fmt::Display for GraphError {
             GraphError::InvalidDescription { resource, reason } => {
                 write!(formatter, "resource `{resource}` is invalid: {reason}")
             }
-            GraphError::StagingFull { requested, capacity } => {
-                write!(formatter, "staging ring full: {requested} bytes requested, {capacity} bytes per frame")
-            }
+            GraphError::StagingFull { requested, capacity, reason } => write!(
+                formatter,
+                "staging ring full: {requested} bytes requested beyond the {capacity} bytes this frame held, \
+                 and it could not grow: {reason}"
+            ),
         }
     }
 }

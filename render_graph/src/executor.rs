@@ -22,9 +22,9 @@ use crate::recording::{
 use crate::stats::GraphStats;
 use crate::validation::RecordingScope;
 
-/// Bytes of staging memory per frame in flight: room for a 100k-object scene's records
-/// (about 11 MB) and its draw list in one frame.
-const STAGING_BYTES_PER_FRAME: u64 = 16 << 20;
+/// Bytes of staging memory each frame in flight starts with: a steady frame's uniforms and
+/// changed records fit; a frame that needs more grows its region (see `StagingRing`).
+const STAGING_BYTES_PER_FRAME: u64 = 4 << 20;
 
 struct FrameSlot {
     pool: vk::CommandPool,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use render_graph::device::GpuDevice;
 use render_graph::passes::{
     self, add_scene_passes, lock_scene, pack_rgba8, DepthPrepass, DrawMode, GeometryPass, GpuScene, MeshLibrary,
-    ObjectDesc, ReadbackPass, ScenePassOptions, SharedScene, OBJECT_RECORD_BYTES,
+    ObjectDesc, ReadbackPass, ScenePassOptions, SharedScene, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
 };
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, GraphError, ReadbackBuffer, RenderGraph};
@@ -139,7 +139,7 @@ fn up_is_up_depth_hides_far_objects_and_back_faces_are_culled() {
 }
 
 #[test]
-fn only_changed_records_are_uploaded() {
+fn only_changed_parts_are_uploaded() {
     let Some(device) = gpu_test_context() else { return };
     let objects: Vec<ObjectDesc> =
         (0..10).map(|index| cube(scale_translate(0.3, [index as f32 * 0.4 - 1.8, 0.0, 0.0]), RED)).collect();
@@ -147,64 +147,111 @@ fn only_changed_records_are_uploaded() {
         Renderer::new(&device, new_scene(&device, &objects, camera_looking_down_negative_z([0.0, 0.0, 3.0])), None);
     let first = renderer.frame();
     let report = lock_scene(&renderer.scene).last_upload();
-    assert_eq!((report.bytes, report.regions), (10 * OBJECT_RECORD_BYTES, 1), "the first frame uploads all");
+    assert_eq!((report.transforms, report.records), (10, 10), "the first frame uploads all: {report:?}");
+    assert_eq!(report.bytes, 10 * (OBJECT_TRANSFORM_BYTES + OBJECT_RECORD_BYTES + 8), "both parts and their slots");
     assert_eq!(report.draw_bytes, 10 * 20 + 4, "ten draw commands and the count");
 
     let second = renderer.frame();
     let report = lock_scene(&renderer.scene).last_upload();
-    assert_eq!((report.bytes, report.regions), (0, 0), "a still scene uploads no record");
+    assert_eq!((report.bytes, report.transforms, report.records), (0, 0, 0), "a still scene uploads nothing");
     assert_eq!(first, second, "a still scene renders the same image");
 
     {
         let mut scene = lock_scene(&renderer.scene);
         scene.set_object(3, objects[3]).expect("object 3 exists");
-        assert_eq!(scene.dirty_count(), 0, "an unchanged record is not marked");
+        assert_eq!(scene.dirty_count(), 0, "an unchanged object is not marked");
         scene.set_object(3, ObjectDesc { color: GREEN, ..objects[3] }).expect("object 3 exists");
         scene.set_object(7, ObjectDesc { color: GREEN, ..objects[7] }).expect("object 7 exists");
     }
     let third = renderer.frame();
     let report = lock_scene(&renderer.scene).last_upload();
-    assert_eq!((report.bytes, report.regions), (2 * OBJECT_RECORD_BYTES, 2), "two separate changed records");
+    assert_eq!((report.transforms, report.records), (0, 2), "a new colour changes the record only: {report:?}");
     let greens = third.chunks_exact(4).filter(|texel| *texel == GREEN.to_le_bytes()).count();
     let reds_before = first.chunks_exact(4).filter(|texel| *texel == RED.to_le_bytes()).count();
     let reds_after = third.chunks_exact(4).filter(|texel| *texel == RED.to_le_bytes()).count();
     assert!(greens > 0, "the changed objects are drawn in their new colour");
     assert_eq!(reds_after + greens, reds_before, "only the changed objects changed colour");
 
-    {
-        let mut scene = lock_scene(&renderer.scene);
-        scene.set_upload_budget(OBJECT_RECORD_BYTES);
-        for index in [1, 2] {
-            scene.set_object(index, ObjectDesc { color: GREEN, ..objects[index as usize] }).expect("exists");
-        }
-    }
-    renderer.frame();
+    let moved = ObjectDesc { world: scale_translate(0.3, [0.0, 1.2, 0.0]), ..objects[5] };
+    lock_scene(&renderer.scene).set_object(5, moved).expect("object 5 exists");
+    let fourth = renderer.frame();
     let report = lock_scene(&renderer.scene).last_upload();
-    assert_eq!((report.bytes, report.pending_objects), (OBJECT_RECORD_BYTES, 1), "the budget defers one record");
-    assert_eq!((report.drawn_missing, report.drawn_stale), (0, 1), "the deferred object is drawn as it was");
-    renderer.frame();
-    let report = lock_scene(&renderer.scene).last_upload();
-    assert_eq!((report.bytes, report.pending_objects), (OBJECT_RECORD_BYTES, 0), "the deferred record follows");
-    assert_eq!((report.drawn_missing, report.drawn_stale), (0, 0), "everything drawn is current");
+    assert_eq!((report.transforms, report.records), (1, 0), "a move uploads the transform only: {report:?}");
+    assert_eq!(report.bytes, OBJECT_TRANSFORM_BYTES + 4);
+    assert_ne!(fourth, third, "the moved object is drawn where it went");
     drop(renderer);
     assert_no_validation_messages(&device);
 }
 
 #[test]
-fn drawing_objects_the_budget_has_not_uploaded_yet_is_reported() {
+fn thousands_of_changes_reach_the_gpu_in_the_frame_they_are_made() {
     let Some(device) = gpu_test_context() else { return };
-    let objects: Vec<ObjectDesc> =
-        (0..10).map(|index| cube(scale_translate(0.3, [index as f32 * 0.4 - 1.8, 0.0, 0.0]), RED)).collect();
-    let mut renderer =
-        Renderer::new(&device, new_scene(&device, &objects, camera_looking_down_negative_z([0.0, 0.0, 3.0])), None);
-    lock_scene(&renderer.scene).set_upload_budget(4 * OBJECT_RECORD_BYTES);
-    renderer.frame();
+    // More than any fixed per-frame budget would take, and past the staging memory a frame
+    // starts with: every object moves and changes colour at once.
+    const OBJECTS: u32 = 60_000;
+    let place = |index: u32, offset: f32| {
+        let (column, row) = ((index % 250) as f32, (index / 250) as f32);
+        scale_translate(0.004, [column * 0.008 - 1.0 + offset, row * 0.008 - 0.96, 0.0])
+    };
+    let mut scene = GpuScene::new(&device, MeshLibrary::with_unit_cube(), OBJECTS).expect("scene");
+    for index in 0..OBJECTS {
+        scene.push_object(cube(place(index, 0.0), RED)).expect("room");
+    }
+    scene.set_view_projection(camera_looking_down_negative_z([0.0, 0.0, 1.0]));
+    scene.draw_all_objects();
+    let mut renderer = Renderer::new(&device, scene, None);
+    let first = renderer.frame();
+    let reds = first.chunks_exact(4).filter(|texel| *texel == RED.to_le_bytes()).count();
+    assert!(reds > 1000, "the grid covers the image: {reds} red pixels");
+    {
+        let mut scene = lock_scene(&renderer.scene);
+        for index in 0..OBJECTS {
+            scene.set_object(index, cube(place(index, 0.002), GREEN)).expect("exists");
+        }
+    }
+    let second = renderer.frame();
     let report = lock_scene(&renderer.scene).last_upload();
-    assert_eq!(report.drawn_missing, 6, "six drawn objects have no record on the GPU yet: {report:?}");
-    renderer.frame();
-    renderer.frame();
-    let report = lock_scene(&renderer.scene).last_upload();
-    assert_eq!((report.drawn_missing, report.pending_objects), (0, 0), "all uploaded by the third frame");
+    assert_eq!((report.transforms, report.records), (OBJECTS, OBJECTS), "every change in one frame: {report:?}");
+    assert!(second.chunks_exact(4).all(|texel| texel != RED.to_le_bytes()), "no object is drawn as it was");
+    assert!(second.chunks_exact(4).filter(|texel| *texel == GREEN.to_le_bytes()).count() > 1000);
+    drop(renderer);
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn a_cleared_or_dropped_slot_draws_nothing_in_the_same_frame() {
+    let Some(device) = gpu_test_context() else { return };
+    let camera = camera_looking_down_negative_z([0.0, 0.0, 3.0]);
+    let objects = [
+        cube(scale_translate(0.5, [-0.8, 0.0, 0.0]), RED),
+        cube(scale_translate(0.5, [0.0, 0.0, 0.0]), GREEN),
+        cube(scale_translate(0.5, [0.8, 0.0, 0.0]), pack_rgba8(0, 0, 255, 255)),
+    ];
+    let mut renderer = Renderer::new(&device, new_scene(&device, &objects, camera), None);
+    let count = |image: &[u8], color: u32| image.chunks_exact(4).filter(|texel| *texel == color.to_le_bytes()).count();
+    let first = renderer.frame();
+    assert!(count(&first, RED) > 0 && count(&first, GREEN) > 0 && count(&first, pack_rgba8(0, 0, 255, 255)) > 0);
+    {
+        // The middle slot is cleared, the last (highest) slot dropped from the count.
+        let mut scene = lock_scene(&renderer.scene);
+        scene.clear_object(1).expect("slot 1 exists");
+        scene.set_object_count(2).expect("a smaller count");
+        scene.draw_all_objects();
+        assert_eq!(scene.record(1).map(|record| record.is_empty()), Some(true));
+        assert!(scene.record(2).is_none(), "the dropped slot is past the count");
+    }
+    let second = renderer.frame();
+    assert_eq!(count(&second, GREEN), 0, "the cleared middle slot is gone");
+    assert_eq!(count(&second, pack_rgba8(0, 0, 255, 255)), 0, "the dropped highest slot is gone");
+    assert_eq!(count(&second, RED), count(&first, RED), "the rest stays");
+    {
+        // Growing the count again brings an empty slot, not what the GPU held there before.
+        let mut scene = lock_scene(&renderer.scene);
+        scene.set_object_count(3).expect("room");
+        scene.draw_all_objects();
+    }
+    let third = renderer.frame();
+    assert_eq!(third, second, "a slot brought back by the count holds the empty record");
     drop(renderer);
     assert_no_validation_messages(&device);
 }
@@ -268,7 +315,7 @@ fn zero_size_output_is_an_error() {
     // Passes added by hand report the zero extent when the frame runs.
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph");
     lock_scene(&scene).import_into(&mut graph);
-    graph.add_pass(passes::ObjectUploadPass::new(Arc::clone(&scene)));
+    graph.add_pass(passes::ObjectUploadPass::new(&device, Arc::clone(&scene)).expect("upload pass"));
     graph.add_pass(passes::DrawListPass::new(Arc::clone(&scene)));
     graph.add_pass(DepthPrepass::new(&device, Arc::clone(&scene)).expect("prepass"));
     graph.add_pass(GeometryPass::new(&device, Arc::clone(&scene), [0.0; 4]).expect("geometry"));

@@ -56,7 +56,8 @@ fn changing_frames_of_the_standard_passes_allocate_nothing() {
     });
     graph.wait_idle().expect("wait");
     let report = lock_scene(&scene).last_upload();
-    assert_eq!((report.bytes, report.regions), (passes::OBJECT_RECORD_BYTES, 1), "one moved object per frame");
+    assert_eq!((report.transforms, report.records), (1, 0), "one moved object per frame: {report:?}");
+    assert_eq!(report.bytes, passes::OBJECT_TRANSFORM_BYTES + 4, "its transform and slot index");
     assert!(readback.is_some());
     assert_eq!(allocations, 0, "16 changing frames allocated {allocations} times on the Rust heap");
     drop(graph);

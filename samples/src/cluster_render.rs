@@ -98,9 +98,7 @@ impl ClusterRenderer {
         if stale {
             frames += 2;
             self.culled = None;
-            let mut scene = GpuScene::new(&self.device, self.meshes.clone(), self.capacity)?;
-            scene.set_upload_budget(u64::from(self.capacity) * passes::OBJECT_RECORD_BYTES);
-            let scene = scene.into_shared();
+            let scene = GpuScene::new(&self.device, self.meshes.clone(), self.capacity)?.into_shared();
             upload_objects(&scene, visibility, &color_of)?;
             lock_scene(&scene).draw_all_objects();
             let mut graph = RenderGraph::new(Arc::clone(&self.device), self.extent)?;
@@ -190,8 +188,10 @@ impl ClusterRenderer {
         let mut local_positions = Vec::new();
         let mut local_indices = Vec::new();
         for (pair, &[object, field]) in table.pairs().iter().enumerate() {
-            let Some(record) = scene.record(object) else { continue };
-            let aabb = Aabb { min: Vec3::from(record.bounds_min), max: Vec3::from(record.bounds_max) };
+            let (Some(record), Some(transform)) = (scene.record(object), scene.transform(object)) else { continue };
+            let (center, half) = passes::world_box(transform, record);
+            let (center, half) = (Vec3::from(center), Vec3::from(half));
+            let aabb = Aabb { min: center - half, max: center + half };
             if record.index_count == 0 || !frustum.may_intersect_aabb(&aabb) {
                 continue;
             }
@@ -216,14 +216,14 @@ impl ClusterRenderer {
                 local_indices.push(local);
             }
             let mesh = library.add_mesh(&local_positions, &local_indices)?;
-            objects.push(ObjectDesc { world: record.world, color: color_of(pair as u32, object), mesh, material: 0 });
+            let world = transform.to_cols();
+            objects.push(ObjectDesc { world, color: color_of(pair as u32, object), mesh, material: 0 });
         }
         drop(scene);
         if objects.is_empty() {
             library.add_unit_cube();
         }
         let mut meshlet_scene = GpuScene::new(&self.device, library, objects.len().max(1) as u32)?;
-        meshlet_scene.set_upload_budget(objects.len().max(1) as u64 * passes::OBJECT_RECORD_BYTES);
         for object in objects {
             meshlet_scene.push_object(object)?;
         }

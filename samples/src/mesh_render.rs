@@ -16,10 +16,6 @@ use render_graph::device::{DeviceConfig, GpuDevice};
 use render_graph::passes::{self, lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
 use render_graph::{vk, ReadbackBuffer, RenderGraph};
 
-/// Object-record bytes one checked draw uploads per graph execution: with a 100k-object
-/// draw list (2 MB of commands) it fits the graph's per-frame staging ring.
-const CHECK_UPLOAD_BUDGET: u64 = 12 << 20;
-
 /// What went wrong while drawing, as text for a report.
 pub type RenderError = Box<dyn std::error::Error>;
 
@@ -87,11 +83,7 @@ impl MeshRenderer {
     ) -> Result<MeshRenderer, RenderError> {
         let extent = vk::Extent2D { width, height };
         let capacity = capacity.max(1);
-        let mut scene = GpuScene::new(&device, meshes.clone(), capacity)?;
-        // Checked frames must see every record: one frame uploads as many as the staging
-        // ring leaves room for next to the draw list, and `draw` repeats until none pend.
-        scene.set_upload_budget((u64::from(capacity) * passes::OBJECT_RECORD_BYTES).min(CHECK_UPLOAD_BUDGET));
-        let scene = scene.into_shared();
+        let scene = GpuScene::new(&device, meshes.clone(), capacity)?.into_shared();
         let mut graph = RenderGraph::new(Arc::clone(&device), extent)?;
         let options = ScenePassOptions { clear_color, ..ScenePassOptions::default() };
         let readback = passes::add_scene_passes(&mut graph, &scene, &options)?
@@ -264,9 +256,6 @@ impl MeshRenderer {
             scene.set_draw_list(list)?;
         }
         self.graph.execute_frame()?;
-        while lock_scene(&self.scene).last_upload().pending_objects > 0 {
-            self.graph.execute_frame()?;
-        }
         self.graph.wait_idle()?;
         Ok(self.readback.read()?.to_vec())
     }
@@ -304,25 +293,23 @@ pub(crate) fn upload_objects(
     if objects.len() as u32 > scene.capacity() {
         return Err(format!("{} objects exceed the renderer's capacity of {}", objects.len(), scene.capacity()).into());
     }
+    scene.set_object_count(objects.len() as u32)?;
     let mut triangles = vec![0; objects.len()];
     for (index, count) in triangles.iter_mut().enumerate() {
         let draw = objects.draws[index];
-        // An object that is not drawable is in no list; its record only keeps the slot.
-        let mesh = if draw.mesh.is_some() { draw.mesh.0 } else { 0 };
+        // An object that is not drawable is in no list: its slot holds the empty record.
+        if !draw.mesh.is_some() {
+            scene.clear_object(index as u32)?;
+            continue;
+        }
+        let mesh = draw.mesh.0;
         if scene.meshes().range(mesh).is_none() {
             return Err(format!("object {index} names mesh {mesh}, which the library lacks").into());
         }
         *count = u64::from(scene.meshes().triangle_count(mesh));
-        // An undrawable object or a free slot collapses to a point (GPU culling walks every
-        // record, and a zero-size mesh covers no pixel).
-        let world = if draw.mesh.is_some() { objects.models[index] } else { glam::Mat4::from_scale(glam::Vec3::ZERO) };
-        let object =
-            ObjectDesc { world: world.to_cols_array_2d(), color: color_of(index), mesh, material: draw.material.0 };
-        if (index as u32) < scene.object_count() {
-            scene.set_object(index as u32, object)?;
-        } else {
-            scene.push_object(object)?;
-        }
+        let world = objects.models[index].to_cols_array_2d();
+        scene
+            .set_object(index as u32, ObjectDesc { world, color: color_of(index), mesh, material: draw.material.0 })?;
     }
     Ok(triangles)
 }

@@ -70,6 +70,10 @@ layout(std430, set = 0, binding = 1) readonly buffer ObjectRecords {
     ObjectRecord objects[];
 };
 
+layout(std430, set = 0, binding = 2) readonly buffer ObjectTransforms {
+    ObjectTransform transforms[];
+};
+
 // One meshlet of the mesh library, mesh space, 80 bytes.
 struct GpuMeshlet {
     vec3 center;
@@ -86,23 +90,23 @@ struct GpuMeshlet {
     uint mesh;
 };
 
-layout(std430, set = 0, binding = 2) readonly buffer ClusterMeshlets {
+layout(std430, set = 0, binding = 3) readonly buffer ClusterMeshlets {
     GpuMeshlet meshlets[];
 };
 
 // (object, meshlet field) per pair.
-layout(std430, set = 0, binding = 3) readonly buffer ClusterPairs {
+layout(std430, set = 0, binding = 4) readonly buffer ClusterPairs {
     uvec2 pairs[];
 };
 
 // Per object: the mesh its pairs were built for. An object whose record names another mesh
 // now (a LOD switch) is drawn whole by its first pair.
-layout(std430, set = 0, binding = 4) readonly buffer ClusterObjects {
+layout(std430, set = 0, binding = 5) readonly buffer ClusterObjects {
     uint built_mesh[];
 };
 
 // Last frame's pair visibility (bit i of word i / 32), zeros on the first frame.
-layout(std430, set = 0, binding = 5) readonly buffer ClusterHistory {
+layout(std430, set = 0, binding = 6) readonly buffer ClusterHistory {
     uint history[];
 };
 
@@ -179,9 +183,16 @@ void world_box(mat4 world, GpuMeshlet meshlet, out vec3 low, out vec3 high) {
     high = center + reach;
 }
 
-// Whether the object's world box is outside a frustum plane: the steps of `frustum_keeps`
-// in `gpu_cull.h` (a straddling or non-finite box is kept).
-bool box_outside(vec3 bounds_min, vec3 bounds_max) {
+// Whether the object's world box is outside a frustum plane: the box's corners are
+// `object_world_box`'s centre minus and plus its half extents (the Visibility stage's stored
+// box), tested with the steps of the CPU reference (`classify_object`, which takes the
+// corners). A straddling or non-finite box is kept.
+bool object_outside(uint object, ObjectRecord record) {
+    vec3 world_center;
+    vec3 world_half;
+    object_world_box(transforms[object], record, world_center, world_half);
+    vec3 bounds_min = world_center - world_half;
+    vec3 bounds_max = world_center + world_half;
     precise vec3 center = (bounds_min + bounds_max) * 0.5;
     precise vec3 half_extent = abs((bounds_max - bounds_min) * 0.5);
     bool finite = lane_is_finite(center.x) && lane_is_finite(center.y) && lane_is_finite(center.z)

@@ -7,13 +7,13 @@
 #include "cluster_cull.h"
 layout(local_size_x = 64) in;
 
-layout(std430, set = 0, binding = 6) writeonly buffer DrawCommands {
+layout(std430, set = 0, binding = 7) writeonly buffer DrawCommands {
     DrawCommand commands[];
 };
-layout(std430, set = 0, binding = 7) buffer DrawCount {
+layout(std430, set = 0, binding = 8) buffer DrawCount {
     uint draw_count;
 };
-layout(std430, set = 0, binding = 8) buffer ClusterStats {
+layout(std430, set = 0, binding = 9) buffer ClusterStats {
     uint stats[CSTAT_COUNT];
 };
 
@@ -31,17 +31,18 @@ void main() {
     bool frustum = (cluster.flags & CLUSTER_FRUSTUM) != 0u;
     DrawCommand command;
     if (pair_draws_whole(object, field, record)) {
-        if ((field & PAIR_FIRST) == 0u || (frustum && box_outside(record.bounds_min, record.bounds_max))) {
+        if ((field & PAIR_FIRST) == 0u || (frustum && object_outside(object, record))) {
             return;
         }
         command = DrawCommand(record.index_count, 1u, record.first_index, record.vertex_offset, object);
         atomicAdd(stats[CSTAT_WHOLE_OBJECTS], 1u);
     } else {
         GpuMeshlet meshlet = meshlets[field & PAIR_MESHLET_MASK];
-        if (frustum && sphere_outside(record.world, meshlet)) {
+        mat4 world = object_matrix(transforms[object]);
+        if (frustum && sphere_outside(world, meshlet)) {
             return;
         }
-        if ((cluster.flags & CLUSTER_CONE) != 0u && cone_rejects(record.world, meshlet)) {
+        if ((cluster.flags & CLUSTER_CONE) != 0u && cone_rejects(world, meshlet)) {
             return;
         }
         command = meshlet_command(object, meshlet, record);

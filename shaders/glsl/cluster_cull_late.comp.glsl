@@ -10,32 +10,32 @@
 layout(local_size_x = 64) in;
 
 // Read by the survivor pass, which lists the kept objects; still bound here.
-layout(std430, set = 0, binding = 6) readonly buffer ObjectBits {
+layout(std430, set = 0, binding = 7) readonly buffer ObjectBits {
     uint object_bits[];
 };
-layout(set = 0, binding = 7) uniform sampler2D hiz;
+layout(set = 0, binding = 8) uniform sampler2D hiz;
 // Zeroed by the reset pass; visible pairs set their bit with atomicOr.
-layout(std430, set = 0, binding = 8) buffer PairBits {
+layout(std430, set = 0, binding = 9) buffer PairBits {
     uint pair_bits[];
 };
-layout(std430, set = 0, binding = 9) writeonly buffer Verdicts {
+layout(std430, set = 0, binding = 10) writeonly buffer Verdicts {
     uint verdicts[];
 };
-layout(std430, set = 0, binding = 10) writeonly buffer DrawCommands {
+layout(std430, set = 0, binding = 11) writeonly buffer DrawCommands {
     DrawCommand commands[];
 };
-layout(std430, set = 0, binding = 11) buffer DrawCount {
+layout(std430, set = 0, binding = 12) buffer DrawCount {
     uint draw_count;
 };
-layout(std430, set = 0, binding = 12) buffer ClusterStats {
+layout(std430, set = 0, binding = 13) buffer ClusterStats {
     uint stats[CSTAT_COUNT];
 };
 // Word 0 the count, then the objects the object pass kept.
-layout(std430, set = 0, binding = 13) readonly buffer Survivors {
+layout(std430, set = 0, binding = 14) readonly buffer Survivors {
     uint survivors[];
 };
 // (first pair, pair count) per covered object.
-layout(std430, set = 0, binding = 14) readonly buffer ObjectPairs {
+layout(std430, set = 0, binding = 15) readonly buffer ObjectPairs {
     uvec2 object_pairs[];
 };
 
@@ -46,17 +46,17 @@ layout(std430, set = 0, binding = 14) readonly buffer ObjectPairs {
 // The counters count pairs of kept objects (few), so global atomics cost little.
 
 // The verdict on a meshlet of a visible object; each test is conservative (see the header).
-uint classify(ObjectRecord record, GpuMeshlet meshlet) {
-    if ((cluster.flags & CLUSTER_FRUSTUM) != 0u && sphere_outside(record.world, meshlet)) {
+uint classify(mat4 world, GpuMeshlet meshlet) {
+    if ((cluster.flags & CLUSTER_FRUSTUM) != 0u && sphere_outside(world, meshlet)) {
         return VERDICT_FRUSTUM;
     }
-    if ((cluster.flags & CLUSTER_CONE) != 0u && cone_rejects(record.world, meshlet)) {
+    if ((cluster.flags & CLUSTER_CONE) != 0u && cone_rejects(world, meshlet)) {
         return VERDICT_BACK_FACING;
     }
     if ((cluster.flags & CLUSTER_OCCLUSION) != 0u) {
         vec3 low;
         vec3 high;
-        world_box(record.world, meshlet, low, high);
+        world_box(world, meshlet, low, high);
         int answer = hiz_test(cluster.view_projection, low, high, cluster.hiz_size, cluster.hiz_mips,
             cluster.depth_margin, cluster.footprint_margin);
         if (answer == HIZ_HIDDEN) {
@@ -70,7 +70,7 @@ uint classify(ObjectRecord record, GpuMeshlet meshlet) {
 }
 
 // Tests pair `pair` of `object`, which the object pass kept.
-void cull_pair(uint pair, uint object, ObjectRecord record) {
+void cull_pair(uint pair, uint object, ObjectRecord record, mat4 world) {
     uint field = pairs[pair].y;
     uint verdict = VERDICT_UNTESTED;
     DrawCommand command;
@@ -85,7 +85,7 @@ void cull_pair(uint pair, uint object, ObjectRecord record) {
         GpuMeshlet meshlet = meshlets[field & PAIR_MESHLET_MASK];
         atomicAdd(stats[CSTAT_TESTED], 1u);
         atomicAdd(stats[CSTAT_OBJECT_TRIANGLES], meshlet.index_count / 3u);
-        verdict = classify(record, meshlet);
+        verdict = classify(world, meshlet);
         if (verdict == VERDICT_FRUSTUM) {
             atomicAdd(stats[CSTAT_FRUSTUM], 1u);
         } else if (verdict == VERDICT_BACK_FACING) {
@@ -120,9 +120,10 @@ void main() {
     for (uint survivor = gl_WorkGroupID.x; survivor < survivor_count; survivor += gl_NumWorkGroups.x) {
         uint object = survivors[survivor + 1u];
         ObjectRecord record = objects[object];
+        mat4 world = object_matrix(transforms[object]);
         uvec2 range = object_pairs[object];
         for (uint pair = range.x + gl_LocalInvocationID.x; pair < range.x + range.y; pair += gl_WorkGroupSize.x) {
-            cull_pair(pair, object, record);
+            cull_pair(pair, object, record, world);
         }
     }
 }

@@ -7,25 +7,25 @@
 #include "cluster_cull.h"
 layout(local_size_x = 64) in;
 
-layout(std430, set = 0, binding = 6) readonly buffer ObjectBits {
+layout(std430, set = 0, binding = 7) readonly buffer ObjectBits {
     uint object_bits[];
 };
 // (first pair, pair count) per covered object.
-layout(std430, set = 0, binding = 7) readonly buffer ObjectPairs {
+layout(std430, set = 0, binding = 8) readonly buffer ObjectPairs {
     uvec2 object_pairs[];
 };
-layout(std430, set = 0, binding = 8) writeonly buffer Verdicts {
+layout(std430, set = 0, binding = 9) writeonly buffer Verdicts {
     uint verdicts[];
 };
 // Zeroed by the reset pass: word 0 the count, then the survivors.
-layout(std430, set = 0, binding = 9) buffer Survivors {
+layout(std430, set = 0, binding = 10) buffer Survivors {
     uint survivors[];
 };
 // Zeroed by the reset pass: the late phase's VkDispatchIndirectCommand.
-layout(std430, set = 0, binding = 10) buffer Dispatch {
+layout(std430, set = 0, binding = 11) buffer Dispatch {
     uint dispatch[3];
 };
-layout(std430, set = 0, binding = 11) buffer ClusterStats {
+layout(std430, set = 0, binding = 12) buffer ClusterStats {
     uint stats[CSTAT_COUNT];
 };
 
@@ -51,8 +51,7 @@ void main() {
     // The object pass rejected the object: by its box outside the frustum, or else hidden.
     // An object drawn whole reports on its first pair.
     bool outside = (cluster.flags & CLUSTER_FRUSTUM) != 0u
-        && (objects[object].index_count == 0u
-            || box_outside(objects[object].bounds_min, objects[object].bounds_max));
+        && (objects[object].index_count == 0u || object_outside(object, objects[object]));
     uint culled = outside ? VERDICT_FRUSTUM : VERDICT_OCCLUDED;
     uvec2 range = object_pairs[object];
     for (uint pair = range.x; pair < range.x + range.y; ++pair) {

@@ -3,14 +3,14 @@
 // world-space normal.
 //
 // The object is the instance: every draw command sets firstInstance to the object's index
-// and instanceCount to 1, so gl_InstanceIndex (which includes firstInstance) names the
-// record. Vertices are pulled from `mesh_vertices`; gl_VertexIndex includes the command's
-// vertexOffset. The position comes from object_clip_position, as in the depth prepass.
+// and instanceCount to 1, so gl_InstanceIndex (which includes firstInstance) names its
+// transform and record. Vertices are pulled from `mesh_vertices`; gl_VertexIndex includes
+// the command's vertexOffset. The position comes from object_clip_position, as in the depth prepass.
 #include "scene_common.h"
 
 // The same `mesh_vertices` seen as bits: `w` holds the packed normal, read without any
 // float conversion.
-layout(std430, set = 0, binding = 1) readonly buffer MeshVertexBits {
+layout(std430, set = 0, binding = 2) readonly buffer MeshVertexBits {
     uvec4 vertex_bits[];
 };
 
@@ -34,7 +34,9 @@ void main() {
         out_normal = vec3(0.0);
     } else {
         // The inverse transpose keeps normals perpendicular under non-uniform scale.
-        mat3 normal_matrix = transpose(inverse(mat3(objects[object_index].world)));
+        ObjectTransform transform = transforms[object_index];
+        mat3 axes = mat3(transform_column(transform, 0), transform_column(transform, 1), transform_column(transform, 2));
+        mat3 normal_matrix = transpose(inverse(axes));
         out_normal = normalize(normal_matrix * unpack_normal(normal_bits));
     }
 }

@@ -1,7 +1,7 @@
 // Shared by the GPU cull shaders (`gpu_cull_early.comp`, `gpu_cull_late.comp`): the cull
 // parameters, the object record and the frustum and occlusion tests.
 // Host twins: culling/src/gpu/cull.rs (`CullUniforms`, `CULL_GROUP`, the flag constants) and
-// render_graph/src/passes/records.rs (`ObjectRecord`, `DrawCommand`).
+// render_graph/src/passes/records.rs (`ObjectTransform`, `ObjectRecord`, `DrawCommand`).
 
 // Threads per workgroup: one 64-object word of `visibility_bits` (two uints) per workgroup.
 #define CULL_GROUP 64
@@ -36,12 +36,16 @@ layout(std140, set = 0, binding = 0) uniform CullUniforms {
 #include "object_record.h"
 #include "cull_common.h"
 
-layout(std430, set = 0, binding = 1) readonly buffer ObjectRecords {
+layout(std430, set = 0, binding = 1) readonly buffer ObjectTransforms {
+    ObjectTransform transforms[];
+};
+
+layout(std430, set = 0, binding = 2) readonly buffer ObjectRecords {
     ObjectRecord objects[];
 };
 
 // Last frame's visibility (bit i of word i / 32 = object i), zeros on the first frame.
-layout(std430, set = 0, binding = 2) readonly buffer HistoryBits {
+layout(std430, set = 0, binding = 3) readonly buffer HistoryBits {
     uint history[];
 };
 
@@ -56,12 +60,11 @@ layout(std430, set = 0, binding = 2) readonly buffer HistoryBits {
 #define STAT_COUNT 8
 
 
-// The frustum test, step for step the CPU reference (`culling/src/frustum.rs`, `aabb_lane`):
-// `precise` forbids fused multiply-adds and reordering, so the bits equal the CPU's. A box
+// The frustum test on a world box (centre, half extents from `object_world_box`), step for
+// step the CPU reference (`culling/src/frustum.rs`, `aabb_lane`) on the same box: `precise`
+// forbids fused multiply-adds and reordering, so the bits equal the CPU kernels'. A box
 // straddling a plane, or with a non-finite number, is kept.
-bool frustum_keeps(vec3 bounds_min, vec3 bounds_max) {
-    precise vec3 center = (bounds_min + bounds_max) * 0.5;
-    precise vec3 half_extent = (bounds_max - bounds_min) * 0.5;
+bool frustum_keeps(vec3 center, vec3 half_extent) {
     // Step 1: a non-finite input is kept.
     bool finite = lane_is_finite(center.x) && lane_is_finite(center.y) && lane_is_finite(center.z)
         && lane_is_finite(half_extent.x) && lane_is_finite(half_extent.y) && lane_is_finite(half_extent.z);

@@ -6,13 +6,13 @@
 #include "gpu_cull.h"
 layout(local_size_x = CULL_GROUP) in;
 
-layout(std430, set = 0, binding = 3) writeonly buffer DrawCommands {
+layout(std430, set = 0, binding = 4) writeonly buffer DrawCommands {
     DrawCommand commands[];
 };
-layout(std430, set = 0, binding = 4) buffer DrawCount {
+layout(std430, set = 0, binding = 5) buffer DrawCount {
     uint draw_count;
 };
-layout(std430, set = 0, binding = 5) buffer CullStats {
+layout(std430, set = 0, binding = 6) buffer CullStats {
     uint stats[STAT_COUNT];
 };
 
@@ -23,8 +23,13 @@ void main() {
         return;
     }
     ObjectRecord record = objects[object];
-    bool frustum = (cull.flags & CULL_FRUSTUM) == 0u || frustum_keeps(record.bounds_min, record.bounds_max);
-    if (!frustum || record.index_count == 0u) {
+    if (record.index_count == 0u) {
+        return;
+    }
+    vec3 center;
+    vec3 half_extent;
+    object_world_box(transforms[object], record, center, half_extent);
+    if ((cull.flags & CULL_FRUSTUM) != 0u && !frustum_keeps(center, half_extent)) {
         return;
     }
     uint slot = atomicAdd(draw_count, 1u);

@@ -5,17 +5,17 @@
 #include "gpu_cull.h"
 layout(local_size_x = CULL_GROUP) in;
 
-layout(set = 0, binding = 3) uniform sampler2D hiz;
-layout(std430, set = 0, binding = 4) writeonly buffer VisibilityBits {
+layout(set = 0, binding = 4) uniform sampler2D hiz;
+layout(std430, set = 0, binding = 5) writeonly buffer VisibilityBits {
     uint visibility[];
 };
-layout(std430, set = 0, binding = 5) writeonly buffer DrawCommands {
+layout(std430, set = 0, binding = 6) writeonly buffer DrawCommands {
     DrawCommand commands[];
 };
-layout(std430, set = 0, binding = 6) buffer DrawCount {
+layout(std430, set = 0, binding = 7) buffer DrawCount {
     uint draw_count;
 };
-layout(std430, set = 0, binding = 7) buffer CullStats {
+layout(std430, set = 0, binding = 8) buffer CullStats {
     uint stats[STAT_COUNT];
 };
 
@@ -25,10 +25,11 @@ shared uint counts[STAT_COUNT];
 
 #include "hiz_occlusion.h"
 
-// Whether the pyramid proves the object's box hidden (undecided boxes are kept).
-bool occluded(vec3 bounds_min, vec3 bounds_max) {
-    return hiz_test(cull.view_projection, bounds_min, bounds_max, cull.hiz_size, cull.hiz_mips, cull.depth_margin,
-               cull.footprint_margin)
+// Whether the pyramid proves the object's world box hidden (undecided boxes are kept). The
+// corners are the CPU's stored box, centre minus and plus the half extents.
+bool occluded(vec3 center, vec3 half_extent) {
+    return hiz_test(cull.view_projection, center - half_extent, center + half_extent, cull.hiz_size, cull.hiz_mips,
+               cull.depth_margin, cull.footprint_margin)
         == HIZ_HIDDEN;
 }
 
@@ -44,11 +45,14 @@ void main() {
     if (object < cull.object_count) {
         ObjectRecord record = objects[object];
         atomicAdd(counts[STAT_OBJECTS], 1u);
+        vec3 center;
+        vec3 half_extent;
+        object_world_box(transforms[object], record, center, half_extent);
         bool visible = record.index_count != 0u
-            && ((cull.flags & CULL_FRUSTUM) == 0u || frustum_keeps(record.bounds_min, record.bounds_max));
+            && ((cull.flags & CULL_FRUSTUM) == 0u || frustum_keeps(center, half_extent));
         if (!visible) {
             atomicAdd(counts[STAT_FRUSTUM_REJECTED], 1u);
-        } else if ((cull.flags & CULL_OCCLUSION) != 0u && occluded(record.bounds_min, record.bounds_max)) {
+        } else if ((cull.flags & CULL_OCCLUSION) != 0u && occluded(center, half_extent)) {
             visible = false;
             atomicAdd(counts[STAT_OCCLUSION_REJECTED], 1u);
         }

@@ -1,16 +1,21 @@
 // Shared by the scene passes (depth prepass and geometry): the GPU scene's buffers and the
 // camera push constants.
-// Host twins: render_graph/src/passes/records.rs (`ObjectRecord`, `CameraConstants`) and the
-// binding order of render_graph/src/passes/draw.rs (`SCENE_BINDINGS`).
+// Host twins: render_graph/src/passes/records.rs (`ObjectTransform`, `ObjectRecord`,
+// `CameraConstants`) and the binding order of render_graph/src/passes/draw.rs
+// (`SCENE_BINDINGS`).
 
 #include "object_record.h"
 
-layout(std430, set = 0, binding = 0) readonly buffer ObjectRecords {
+layout(std430, set = 0, binding = 0) readonly buffer ObjectTransforms {
+    ObjectTransform transforms[];
+};
+
+layout(std430, set = 0, binding = 1) readonly buffer ObjectRecords {
     ObjectRecord objects[];
 };
 
 // Mesh vertex positions (`mesh_vertices`); w is 1 and unused.
-layout(std430, set = 0, binding = 1) readonly buffer MeshVertices {
+layout(std430, set = 0, binding = 2) readonly buffer MeshVertices {
     vec4 positions[];
 };
 
@@ -25,8 +30,8 @@ layout(push_constant) uniform CameraConstants {
 // geometry pass tests GREATER_OR_EQUAL against the prepass's depth and must find its own
 // surfaces equal).
 vec4 object_clip_position(uint object_index, uint vertex_index) {
-    precise vec4 world = objects[object_index].world * vec4(positions[vertex_index].xyz, 1.0);
-    precise vec4 clip = camera.view_projection * world;
+    vec3 world = object_point(transforms[object_index], positions[vertex_index].xyz);
+    precise vec4 clip = camera.view_projection * vec4(world, 1.0);
     // glam's projections put +y up; Vulkan's framebuffer y points down. Flipping y keeps
     // row 0 of the image at the top of the view, and makes triangles wound counter-clockwise
     // as seen from outside the mesh front-facing under Vulkan's rule, so the pipelines cull

@@ -228,8 +228,8 @@ shaders! {
     FULLSCREEN_VERT = "fullscreen.vert", Vertex;
     /// Geometry pass: writes the object's flat RGBA8 colour.
     GEOMETRY_FRAG = "geometry.frag", Fragment;
-    /// Geometry pass vertex shader: object record from `gl_InstanceIndex` (binding 0),
-    /// position pulled from `mesh_vertices` (binding 1), push constant
+    /// Geometry pass vertex shader: object transform and record from `gl_InstanceIndex`
+    /// (bindings 0 and 1), position pulled from `mesh_vertices` (binding 2), push constant
     /// `mat4 view_projection`; flat colour out at location 0.
     GEOMETRY_VERT = "geometry.vert", Vertex;
     /// GPU cull, early phase (`gpu_cull.h`): last frame's visible objects that pass the
@@ -267,6 +267,10 @@ shaders! {
     PROBE_UPDATE_BUFFER_COMP = "probe_update_buffer.comp", Compute;
     /// Probe: reports the r32ui storage image at binding 0, then writes `probe_hash(seen ^ seed)`.
     PROBE_UPDATE_IMAGE_COMP = "probe_update_image.comp", Compute;
+    /// Scene upload: copies item `i` (`vec4s_per_item` vec4s of binding 1) to slot
+    /// `slots[i]` (binding 0) of the target buffer (binding 2); push constants
+    /// `uint count, vec4s_per_item`; workgroup 64, grid-stride.
+    SCENE_SCATTER_COMP = "scene_scatter.comp", Compute;
 }
 
 /// Number of 32-bit elements every probe resource holds (`PROBE_ELEMENTS` in

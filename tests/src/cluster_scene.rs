@@ -93,7 +93,5 @@ pub fn scenes(device: &Arc<GpuDevice>) -> Result<(SharedScene, SharedScene)> {
     }
     scene.draw_all_objects();
     truth.draw_all_objects();
-    scene.set_upload_budget(8 << 20);
-    truth.set_upload_budget(8 << 20);
     Ok((scene.into_shared(), truth.into_shared()))
 }

@@ -61,8 +61,10 @@ fn cpu_verdicts(
         .map(|pair| {
             let (object, meshlet) = table.pair(pair).expect("pair in range");
             let record = scene.record(object).expect("object in range");
-            let world = Mat4::from_cols_array_2d(&record.world);
-            let (min, max) = (Vec3::from(record.bounds_min), Vec3::from(record.bounds_max));
+            let transform = scene.transform(object).expect("object in range");
+            let world = Mat4::from_cols_array_2d(&transform.to_cols());
+            let (center, half) = render_graph::passes::world_box(transform, record);
+            let (min, max) = (Vec3::from(center) - Vec3::from(half), Vec3::from(center) + Vec3::from(half));
             let meshlet = meshlet.expect("every generated mesh has meshlets");
             match classify_object(&view, min, max, Some(&hiz), settings, margins) {
                 ObjectVerdict::Frustum => ClusterVerdict::Frustum,
@@ -161,7 +163,8 @@ fn twenty_cameras_over_large_closed_meshes_hide_no_meshlet_that_owns_a_pixel() {
             let (object, meshlet) = table.pair(pair as u32).expect("pair");
             let meshlet = meshlet.expect("meshlet");
             let record = scene_guard.record(object).expect("object");
-            let world = Mat4::from_cols_array_2d(&record.world).as_dmat4();
+            let transform = scene_guard.transform(object).expect("object");
+            let world = Mat4::from_cols_array_2d(&transform.to_cols()).as_dmat4();
             let local_eye = world.inverse().transform_point3(eye.as_dvec3());
             let range = meshlet.first_index as usize..(meshlet.first_index + meshlet.index_count) as usize;
             for triangle in library_indices[range].chunks_exact(3) {

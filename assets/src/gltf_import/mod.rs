@@ -31,17 +31,9 @@ use crate::library::{add_to_library, LibraryMesh};
 use crate::mesh::MeshData;
 use crate::process::{process_meshes, ProcessOptions, ProcessedMesh};
 
-/// The base colour of a mesh entity (linear RGBA, each in `0..=1`): its glTF material's
-/// `baseColorFactor`, white without a material.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BaseColor(pub [f32; 4]);
-
-impl BaseColor {
-    /// The colour as RGBA8 bytes (rounded).
-    pub fn to_rgba8(self) -> [u8; 4] {
-        self.0.map(|channel| (channel.clamp(0.0, 1.0) * 255.0).round() as u8)
-    }
-}
+/// The base colour of a mesh entity: its glTF material's `baseColorFactor`, white without a
+/// material (the engine's component; see [`ecs::BaseColor`]).
+pub use ecs::BaseColor;
 
 /// How long each step of a load took.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -18,7 +18,9 @@ use std::mem::{offset_of, size_of};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use glam::Mat4;
-use render_graph::passes::{lock_scene, SharedScene, DRAW_COMMANDS, DRAW_COMMAND_BYTES, DRAW_COUNT, OBJECT_RECORDS};
+use render_graph::passes::{
+    lock_scene, SharedScene, DRAW_COMMANDS, DRAW_COMMAND_BYTES, DRAW_COUNT, OBJECT_RECORDS, OBJECT_TRANSFORMS,
+};
 use render_graph::{
     vk, Access, Binding, BindingKind, BufferDesc, BufferHandle, ComputePipeline, ExecuteContext, GpuDevice,
     ImageHandle, Pass, PrepareContext, Registry, ShaderStage,
@@ -278,7 +280,8 @@ impl ClusterCullPass {
         phase: CullPhase,
     ) -> render_graph::Result<ClusterCullPass> {
         use BindingKind::{SampledImage, StorageBuffer, UniformBuffer};
-        let mut kinds = vec![UniformBuffer, StorageBuffer, StorageBuffer, StorageBuffer, StorageBuffer, StorageBuffer];
+        let mut kinds = vec![UniformBuffer];
+        kinds.extend([StorageBuffer; 6]);
         let (name, words) = match phase {
             CullPhase::Early => {
                 kinds.extend([StorageBuffer; 3]);
@@ -298,7 +301,7 @@ impl ClusterCullPass {
             settings,
             counts: [table.pair_count(), table.meshlet_pair_count(), table.object_count()],
             uniforms: None,
-            inputs: Vec::with_capacity(6),
+            inputs: Vec::with_capacity(7),
             pyramid: None,
             outputs: Vec::with_capacity(5),
             survivors: Vec::with_capacity(2),
@@ -321,7 +324,7 @@ impl Pass for ClusterCullPass {
         self.outputs.clear();
         self.survivors.clear();
         self.dispatch = None;
-        for name in [OBJECT_RECORDS, CLUSTER_MESHLETS, CLUSTER_PAIRS, CLUSTER_OBJECTS] {
+        for name in [OBJECT_RECORDS, OBJECT_TRANSFORMS, CLUSTER_MESHLETS, CLUSTER_PAIRS, CLUSTER_OBJECTS] {
             let buffer = registry.buffer(name);
             self.inputs.push(registry.read_storage_buffer(buffer, COMPUTE));
         }
@@ -358,9 +361,9 @@ impl Pass for ClusterCullPass {
 
     fn execute(&mut self, context: &mut ExecuteContext<'_>) {
         let Some(uniforms) = self.uniforms else { return };
-        // Uniforms, inputs, the late phase's pyramid, outputs, survivors: at most 15, on the
+        // Uniforms, inputs, the late phase's pyramid, outputs, survivors: at most 16, on the
         // stack.
-        let mut bindings = [uniforms; 15];
+        let mut bindings = [uniforms; 16];
         let inputs = self.inputs.iter().map(|&handle| Binding::Buffer(handle));
         let outputs = self.outputs.iter().chain(&self.survivors).map(|&handle| Binding::Buffer(handle));
         let all = inputs.chain(self.pyramid.map(Binding::Image)).chain(outputs);

@@ -168,7 +168,7 @@ pub fn add_cluster_culled_scene_passes(
     let stats = ReadbackBuffer::new(&device, CLUSTER_STATS_READBACK, CLUSTER_STAT_WORDS as u64 * 4)?;
     lock_scene(scene).import_into(graph);
     buffers.import_into(graph);
-    graph.add_pass(ObjectUploadPass::new(Arc::clone(scene)));
+    graph.add_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
     graph.add_pass(ClusterResetPass::new(commands, pairs, covered, mode != DrawMode::IndirectCount));
     graph.add_pass(object_early);
     graph.add_pass(cluster_early);

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use render_graph::passes::{SharedScene, OBJECT_RECORDS};
+use render_graph::passes::{SharedScene, OBJECT_RECORDS, OBJECT_TRANSFORMS};
 use render_graph::{
     Binding, BindingKind, BufferHandle, ComputePipeline, ExecuteContext, GpuDevice, Pass, PrepareContext, Registry,
     ShaderStage,
@@ -41,7 +41,7 @@ impl ClusterSurvivorPass {
         table: &ClusterTable,
     ) -> render_graph::Result<ClusterSurvivorPass> {
         let mut kinds = vec![BindingKind::UniformBuffer];
-        kinds.extend([BindingKind::StorageBuffer; 11]);
+        kinds.extend([BindingKind::StorageBuffer; 12]);
         let pipeline = ComputePipeline::new(device, Self::NAME, shaders::CLUSTER_SURVIVORS_COMP.words(), &kinds, 0)?;
         Ok(ClusterSurvivorPass {
             pipeline,
@@ -49,7 +49,7 @@ impl ClusterSurvivorPass {
             settings,
             counts: [table.pair_count(), table.meshlet_pair_count(), table.object_count()],
             uniforms: None,
-            buffers: Vec::with_capacity(11),
+            buffers: Vec::with_capacity(12),
         })
     }
 }
@@ -62,8 +62,8 @@ impl Pass for ClusterSurvivorPass {
     fn register(&mut self, registry: &mut Registry<'_>) {
         const COMPUTE: ShaderStage = ShaderStage::Compute;
         self.buffers.clear();
-        // Bindings 1-5 as in `cluster_cull.h`, then the object bits and pair ranges.
-        for name in [OBJECT_RECORDS, CLUSTER_MESHLETS, CLUSTER_PAIRS, CLUSTER_OBJECTS] {
+        // Bindings 1-6 as in `cluster_cull.h`, then the object bits and pair ranges.
+        for name in [OBJECT_RECORDS, OBJECT_TRANSFORMS, CLUSTER_MESHLETS, CLUSTER_PAIRS, CLUSTER_OBJECTS] {
             let buffer = registry.buffer(name);
             self.buffers.push(registry.read_storage_buffer(buffer, COMPUTE));
         }
@@ -88,7 +88,7 @@ impl Pass for ClusterSurvivorPass {
 
     fn execute(&mut self, context: &mut ExecuteContext<'_>) {
         let Some(uniforms) = self.uniforms else { return };
-        let mut bindings = [uniforms; 12];
+        let mut bindings = [uniforms; 13];
         for (slot, &handle) in bindings[1..].iter_mut().zip(&self.buffers) {
             *slot = Binding::Buffer(handle);
         }

@@ -1,5 +1,5 @@
-//! [`GpuCullPass`]: frustum and occlusion culling of the shared `object_records` on the GPU,
-//! one thread per object, compacted into `draw_commands` + `draw_count`; and
+//! [`GpuCullPass`]: frustum and occlusion culling of the shared `object_records` and
+//! `object_transforms` on the GPU, one thread per object, compacted into `draw_commands` + `draw_count`; and
 //! [`CullResetPass`], which creates and zeroes the draw buffers each frame.
 //!
 //! Two phases share one [`GpuCullSettings`] handle (see the module docs of
@@ -12,16 +12,19 @@
 //!   then against `hiz_depth`; the answer is written to `visibility_bits` (next frame's
 //!   history) and the objects visible now that the early phase did not draw are appended.
 //!
-//! The frustum test repeats the CPU reference step for step with `precise` arithmetic, so its
-//! bits equal [`Frustum::may_intersect_aabb`](crate::Frustum::may_intersect_aabb) on the
-//! records' boxes. Every test keeps what it is unsure of: non-finite boxes, boxes reaching
+//! Each thread computes its object's world box from the record's local box and the transform
+//! as the CPU's `Aabb::transformed_center_half` does, and the frustum test repeats the CPU
+//! reference step for step, both with `precise` arithmetic, so its bits equal the CPU
+//! kernels' on the Visibility stage's boxes. Every test keeps what it is unsure of: non-finite boxes, boxes reaching
 //! the near or camera plane, boxes partly off-screen for occlusion.
 
 use std::mem::{offset_of, size_of};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use glam::Mat4;
-use render_graph::passes::{lock_scene, SharedScene, DRAW_COMMANDS, DRAW_COMMAND_BYTES, DRAW_COUNT, OBJECT_RECORDS};
+use render_graph::passes::{
+    lock_scene, SharedScene, DRAW_COMMANDS, DRAW_COMMAND_BYTES, DRAW_COUNT, OBJECT_RECORDS, OBJECT_TRANSFORMS,
+};
 use render_graph::{
     vk, Access, Binding, BindingKind, BufferDesc, BufferHandle, ComputePipeline, ExecuteContext, GpuDevice,
     ImageHandle, Pass, PrepareContext, Registry, ShaderStage,
@@ -309,6 +312,7 @@ pub struct GpuCullPass {
     draw_from: u32,
     uniforms: Option<Binding>,
     object_count: u32,
+    transforms: Option<BufferHandle>,
     records: Option<BufferHandle>,
     history: Option<BufferHandle>,
     pyramid: Option<ImageHandle>,
@@ -338,7 +342,15 @@ impl GpuCullPass {
                 device,
                 Self::EARLY_NAME,
                 shaders::GPU_CULL_EARLY_COMP.words(),
-                &[UniformBuffer, StorageBuffer, StorageBuffer, StorageBuffer, StorageBuffer, StorageBuffer],
+                &[
+                    UniformBuffer,
+                    StorageBuffer,
+                    StorageBuffer,
+                    StorageBuffer,
+                    StorageBuffer,
+                    StorageBuffer,
+                    StorageBuffer,
+                ],
                 0,
             )?,
             CullPhase::Late => ComputePipeline::new(
@@ -347,6 +359,7 @@ impl GpuCullPass {
                 shaders::GPU_CULL_LATE_COMP.words(),
                 &[
                     UniformBuffer,
+                    StorageBuffer,
                     StorageBuffer,
                     StorageBuffer,
                     SampledImage,
@@ -368,6 +381,7 @@ impl GpuCullPass {
             draw_from: 0,
             uniforms: None,
             object_count: 0,
+            transforms: None,
             records: None,
             history: None,
             pyramid: None,
@@ -397,6 +411,8 @@ impl Pass for GpuCullPass {
 
     fn register(&mut self, registry: &mut Registry<'_>) {
         const COMPUTE: ShaderStage = ShaderStage::Compute;
+        let transforms = registry.buffer(OBJECT_TRANSFORMS);
+        self.transforms = Some(registry.read_storage_buffer(transforms, COMPUTE));
         let records = registry.buffer(OBJECT_RECORDS);
         self.records = Some(registry.read_storage_buffer(records, COMPUTE));
         let history = registry.history_buffer(VISIBILITY_BITS);
@@ -436,6 +452,7 @@ impl Pass for GpuCullPass {
 
     fn execute(&mut self, context: &mut ExecuteContext<'_>) {
         let Some(uniforms) = self.uniforms else { return };
+        let transforms = Binding::Buffer(self.transforms.expect("register ran"));
         let records = Binding::Buffer(self.records.expect("register ran"));
         let history = Binding::Buffer(self.history.expect("register ran"));
         let commands = Binding::Buffer(self.commands.expect("register ran"));
@@ -443,12 +460,12 @@ impl Pass for GpuCullPass {
         let stats = Binding::Buffer(self.stats.expect("register ran"));
         match self.phase {
             CullPhase::Early => {
-                context.bind_compute(&self.pipeline, &[uniforms, records, history, commands, count, stats])
+                context.bind_compute(&self.pipeline, &[uniforms, transforms, records, history, commands, count, stats])
             }
             CullPhase::Late => {
                 let pyramid = Binding::Image(self.pyramid.expect("register ran"));
                 let bits = Binding::Buffer(self.bits.expect("register ran"));
-                let bindings = [uniforms, records, history, pyramid, bits, commands, count, stats];
+                let bindings = [uniforms, transforms, records, history, pyramid, bits, commands, count, stats];
                 context.bind_compute(&self.pipeline, &bindings);
             }
         }

@@ -35,8 +35,8 @@ pub struct GpuCulledScene {
     /// finished; decode with [`GpuCullStats::from_counters`](super::GpuCullStats).
     pub stats: ReadbackBuffer,
     /// How the scene passes draw: [`DrawMode::IndirectCount`] where the device has it, else
-    /// [`DrawMode::Indirect`] over every command (the reset pass zeroes unused ones, so the
-    /// renderer must keep the host draw list as long as the object count).
+    /// [`DrawMode::Indirect`] over one command per object (the reset pass zeroes unused ones;
+    /// the scene draws from the GPU's list, [`GpuScene::draw_gpu_list`](render_graph::passes::GpuScene::draw_gpu_list)).
     pub mode: DrawMode,
 }
 
@@ -70,8 +70,12 @@ pub fn add_gpu_culled_scene_passes(
         None
     };
     let stats = ReadbackBuffer::new(&device, CULL_STATS_READBACK, CULL_STAT_WORDS as u64 * 4)?;
-    lock_scene(scene).import_into(graph);
-    graph.add_pass(ObjectUploadPass::new(Arc::clone(scene)));
+    {
+        let mut scene = lock_scene(scene);
+        scene.import_into(graph);
+        scene.draw_gpu_list();
+    }
+    graph.add_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
     graph.add_pass(CullResetPass::new(capacity, mode != DrawMode::IndirectCount));
     graph.add_pass(early);
     graph.add_pass(depth);

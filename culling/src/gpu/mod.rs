@@ -40,6 +40,7 @@ mod cull;
 mod frame;
 mod hiz;
 mod render;
+mod scene_sync;
 mod target;
 
 pub use cluster::{
@@ -67,7 +68,7 @@ pub use frame::{
 };
 pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HIZ_DEPTH, HIZ_FORMAT, HIZ_GROUP};
 pub use render::{
-    install_render, install_render_to, BitsReadback, GpuCullControl, ObjectStyle, RenderReport, RenderSetup,
-    READBACK_RING, RENDER_SYSTEM,
+    install_render, install_render_to, BitsReadback, GpuCullControl, RenderReport, RenderSetup, READBACK_RING,
+    RENDER_SYSTEM,
 };
 pub use target::FrameTarget;

@@ -21,9 +21,7 @@
 use std::sync::{Arc, Mutex};
 
 use render_graph::device::DeviceConfig;
-use render_graph::passes::{
-    lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene, UploadReport,
-};
+use render_graph::passes::{lock_scene, GpuScene, MeshLibrary, ScenePassOptions, SharedScene, UploadReport};
 use render_graph::{vk, GpuDevice, ReadbackBuffer, RenderGraph};
 use runtime::{App, Stage, System};
 
@@ -32,9 +30,10 @@ use super::cull::{
     VISIBILITY_BITS,
 };
 use super::frame::{add_gpu_culled_scene_passes, BufferReadbackPass};
+use super::scene_sync::SceneSync;
 use super::target::FrameTarget;
 use crate::backend::{CullingBackend, CullingChoice, GpuFeedback, NoGpuCulling};
-use crate::visibility::{ObjectColumns, Visibility};
+use crate::visibility::Visibility;
 
 /// Name of the system [`install_render`] adds to [`Stage::Render`].
 pub const RENDER_SYSTEM: &str = "culling::render";
@@ -46,11 +45,6 @@ pub const READBACK_SYSTEM: &str = "culling::readback";
 
 /// Host regions of each lagged readback: one per frame in flight, plus the one being read.
 pub const READBACK_RING: u64 = render_graph::FRAMES_IN_FLIGHT as u64 + 1;
-
-/// How an object (slot) of the frame's columns is drawn: called for every slot each frame
-/// (holes and undrawable objects included: give them a zero-size box); only records that
-/// change are uploaded.
-pub type ObjectStyle = Box<dyn FnMut(usize, &ObjectColumns) -> ObjectDesc + Send>;
 
 /// Whether and how the host gets the GPU's visibility bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -79,8 +73,6 @@ pub struct RenderSetup {
     pub meshes: MeshLibrary,
     /// What `color` is cleared to.
     pub clear_color: [f32; 4],
-    /// How each object is drawn.
-    pub style: ObjectStyle,
     /// Whether the GPU's bits come back to the host.
     pub bits: BitsReadback,
 }
@@ -109,8 +101,14 @@ pub struct RenderReport {
     pub bits: Vec<u64>,
     /// The frame [`RenderReport::bits`] and [`RenderReport::gpu`] come from.
     pub bits_frame: Option<u64>,
-    /// Object records written this frame.
+    /// Object transforms and records uploaded this frame.
     pub upload: UploadReport,
+    /// Object slots the Render stage wrote into the GPU scene this frame (those the
+    /// Visibility stage changed; nothing else is looked at).
+    pub synced_slots: u32,
+    /// Drawable objects whose mesh handle names no mesh of the library: not drawn (logged
+    /// once).
+    pub missing_meshes: u32,
     /// The last rendering error, if any (the frame was then not drawn).
     pub error: Option<String>,
 }
@@ -176,7 +174,7 @@ pub fn install_render_to(
 struct RenderState {
     graph: RenderGraph,
     scene: SharedScene,
-    style: ObjectStyle,
+    sync: SceneSync,
     on_device: bool,
     bits_mode: BitsReadback,
     stats: Option<ReadbackBuffer>,
@@ -236,7 +234,7 @@ impl RenderState {
         Ok(RenderState {
             graph,
             scene,
-            style: setup.style,
+            sync: SceneSync::default(),
             on_device,
             bits_mode: setup.bits,
             stats,
@@ -248,8 +246,36 @@ impl RenderState {
         })
     }
 
-    /// One frame: records, camera and list, execute, lagged (or waited) readback.
-    fn frame(&mut self, visibility: &Visibility, report: &mut RenderReport) -> render_graph::Result<()> {
+    /// One frame: the changed slots into the GPU scene (every frame, drawn or not), then the
+    /// camera and list, execute, lagged (or waited) readback.
+    fn frame(
+        &mut self,
+        world: &runtime::hecs::World,
+        changes: &runtime::changes::Changes,
+        visibility: &Visibility,
+        report: &mut RenderReport,
+    ) -> render_graph::Result<()> {
+        {
+            let mut scene = {
+                runtime::profile_zone!("lock wait: scene");
+                lock_scene(&self.scene)
+            };
+            runtime::profile_zone!("lock held: scene");
+            let synced = self.sync.apply(world, changes, visibility, &mut scene)?;
+            report.synced_slots = synced.slots;
+            report.missing_meshes = synced.missing_meshes;
+        }
+        // A slot whose object appeared (a new owner, or newly drawable) has no GPU answer of
+        // its own yet: the older frames' in-view bits must not make it look occluded.
+        for slot in visibility.changes().appeared_slots() {
+            let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
+            for in_view in &mut self.in_view {
+                if let Some(word) = in_view.get_mut(word) {
+                    *word &= !bit;
+                }
+            }
+        }
+        report.upload = UploadReport::default();
         let Some(view) = visibility.view() else { return Ok(()) };
         if let Some(target) = &mut self.target {
             if !target.begin_frame(&mut self.graph, self.frames)? {
@@ -262,41 +288,14 @@ impl RenderState {
             .and_then(|target| target.draw_view())
             .unwrap_or_else(|| (view.projection * view.view).to_cols_array_2d());
         {
-            let mut scene = {
-                runtime::profile_zone!("lock wait: scene");
-                lock_scene(&self.scene)
-            };
-            runtime::profile_zone!("lock held: scene");
-            let objects = visibility.objects();
-            for slot in 0..objects.len() {
-                let object = (self.style)(slot, objects);
-                if (slot as u32) < scene.object_count() {
-                    scene.set_object(slot as u32, object)?;
-                } else {
-                    scene.push_object(object)?;
-                }
-            }
+            let mut scene = lock_scene(&self.scene);
             scene.set_view_projection(view_projection);
-            if self.on_device {
-                // Devices without drawIndirectCount draw every command (unused ones zeroed).
-                scene.draw_all_objects();
-            } else {
+            if !self.on_device {
                 scene.set_draw_list(visibility.visible())?;
             }
         }
-        let complete = self.target.as_ref().is_some_and(|target| target.complete_uploads());
-        let mut frame = self.execute(visibility)?;
+        let frame = self.execute(visibility)?;
         report.upload = lock_scene(&self.scene).last_upload();
-        // Records that did not fit this frame's upload budget: draw the same view again
-        // until they are all on the GPU, when the target needs complete frames.
-        while complete && report.upload.pending_objects > 0 {
-            frame = self.execute(visibility)?;
-            let more = lock_scene(&self.scene).last_upload();
-            report.upload.bytes += more.bytes;
-            report.upload.regions += more.regions;
-            report.upload.draw_bytes += more.draw_bytes;
-            report.upload.pending_objects = more.pending_objects;
-        }
         report.frames = self.frames;
         if self.bits_mode == BitsReadback::Wait {
             self.graph.wait_idle()?;
@@ -376,6 +375,7 @@ fn ring_region(buffer: &ReadbackBuffer, frame: u64) -> render_graph::Result<&[u8
 fn render_system(state: Arc<Mutex<RenderState>>) -> System {
     System::new(RENDER_SYSTEM, move |ctx| {
         runtime::profile_zone!("render");
+        let (world, changes) = (ctx.world_unchecked(), ctx.changes());
         let visibility = ctx.resource::<Visibility>();
         let mut report = ctx.resource_mut::<RenderReport>();
         // Locks show in a capture: the wait for the lock, then the time it is held.
@@ -384,8 +384,9 @@ fn render_system(state: Arc<Mutex<RenderState>>) -> System {
             state.lock().unwrap_or_else(|poison| poison.into_inner())
         };
         runtime::profile_zone!("lock held: render state");
-        report.error = state.frame(&visibility, &mut report).err().map(|error| error.to_string());
+        report.error = state.frame(world, changes, &visibility, &mut report).err().map(|error| error.to_string());
     })
+    .reads::<ecs::BaseColor>()
     .reads_resource::<Visibility>()
     .writes_resource::<RenderReport>()
 }

@@ -19,14 +19,6 @@ pub trait FrameTarget: Send {
     /// presents, copies results out.
     fn end_frame(&mut self, graph: &mut RenderGraph, frame: u64) -> render_graph::Result<()>;
 
-    /// Whether a frame must hold every changed object record: when they exceed one frame's
-    /// upload budget (the first frame of a large scene), the Render stage executes the
-    /// graph again for the same view until none is pending. `false` (the default) streams
-    /// them over the next frames, as a game does.
-    fn complete_uploads(&self) -> bool {
-        false
-    }
-
     /// The view-projection to draw with instead of the Visibility stage's view (column-major):
     /// a free camera looking at what a frozen culling camera kept. `None` draws the culled
     /// view.

@@ -125,6 +125,11 @@ impl CachedBounds {
         &self.local
     }
 
+    /// Whether the box was computed and found finite (an empty entry counts as finite).
+    pub(crate) fn is_finite(&self) -> bool {
+        self.state != BoxState::NonFinite
+    }
+
     /// The verdict on this entry's box when it was decided under view epoch `epoch` (the
     /// same view and cull settings as now, see [`ViewKey`]); `None` when it must be decided.
     #[inline(always)]

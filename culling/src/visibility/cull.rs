@@ -17,6 +17,7 @@ use glam::{Mat4, Vec3};
 use runtime::hecs::{ArchetypeColumn, World};
 
 use super::cache::{CachedBounds, Verdict};
+use super::changes::{ChangeRun, SlotChanges};
 use super::result::{ObjectDraw, EMPTY_BOX};
 use crate::bits::BITS_PER_WORD;
 use crate::kernels::Kernel;
@@ -83,6 +84,8 @@ pub(crate) struct PassOutputs<'a> {
     pub flags: *mut u8,
     /// Storage-order objects.
     pub objects: usize,
+    /// Where the slots whose columns change are marked.
+    pub changes: &'a SlotChanges,
 }
 
 /// The bits of a slot's flag byte, in the order of the word columns [`pack_slot_flags`]
@@ -154,7 +157,7 @@ unsafe impl Sync for WordWriters {}
 impl<'a> PassOutputs<'a> {
     /// Raw views of `visibility`'s per-slot columns, for `objects` objects of storage order.
     pub(crate) fn of(visibility: &'a mut super::Visibility, objects: usize) -> PassOutputs<'a> {
-        let super::Visibility { slots, objects: columns, slot_flags, .. } = visibility;
+        let super::Visibility { slots, objects: columns, slot_flags, changes, .. } = visibility;
         PassOutputs {
             slots: slots.storage(),
             models: columns.models.as_mut_ptr(),
@@ -163,6 +166,7 @@ impl<'a> PassOutputs<'a> {
             cache: columns.cache.as_mut_ptr(),
             flags: slot_flags.as_mut_ptr(),
             objects,
+            changes,
         }
     }
 }
@@ -252,6 +256,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
     let mut columns = Columns::of(inputs.world, &segment);
     let mut block = AabbBlock::new();
     let mut local = LocalTotals::default();
+    let mut changes = ChangeRun::new(outputs.changes);
     // With both off (the defaults), the per-survivor loop below has nothing to reject.
     let secondary_culls = inputs.view.has_secondary_culls();
 
@@ -296,6 +301,9 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
                 // SAFETY: `slot` belongs to `index`, which lies in this job's range: no other
                 // job writes it, and it is below the slot count, the length of every column.
                 unsafe {
+                    if *outputs.draws.add(slot) != ObjectDraw::NONE {
+                        changes.mark(slot, false);
+                    }
                     outputs.models.add(slot).write(Mat4::IDENTITY);
                     outputs.bounds.add(slot).write(EMPTY_BOX);
                     outputs.draws.add(slot).write(ObjectDraw::NONE);
@@ -310,6 +318,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
             let (stored_model, entry, stored_draw) = unsafe {
                 (&mut *outputs.models.add(slot), &mut *outputs.cache.add(slot), &mut *outputs.draws.add(slot))
             };
+            let appeared = *stored_draw == ObjectDraw::NONE;
             let hit = entry.lookup(stored_model, &model, &local_box);
             // A static object under the same view (see `cache.rs`): its columns hold this
             // frame's values and last frame's verdict stands; only a level of detail may change
@@ -319,6 +328,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
                 if *stored_draw != draw {
                     *stored_draw = draw;
                     draw_changed |= bit;
+                    changes.mark(slot, appeared);
                 }
                 if !finite {
                     forced |= bit;
@@ -335,9 +345,13 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
             // The same operations as when the columns were written: the same bits.
             let (center, half) = local_box.transformed_center_half(&model);
             let draw = draw_of(inputs, &columns, row, mesh, || center);
-            if *stored_draw != draw {
+            let redrawn = *stored_draw != draw;
+            if redrawn {
                 *stored_draw = draw;
                 draw_changed |= bit;
+            }
+            if redrawn || hit.is_none() {
+                changes.mark(slot, appeared);
             }
             let finite = hit.unwrap_or_else(|| {
                 // New, moved or re-shaped: write the columns and a fresh entry.
@@ -396,6 +410,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
         }
         word_start = word_end;
     }
+    changes.flush();
     totals.add(&local);
 }
 

@@ -33,6 +33,7 @@
 //! archetypes in storage order and writes through the slot.
 
 mod cache;
+mod changes;
 mod cull;
 mod holds;
 mod result;
@@ -41,6 +42,7 @@ mod system;
 mod tags;
 mod tracked;
 
+pub use changes::SlotChanges;
 pub use result::{ObjectColumns, ObjectDraw, ObjectState, Visibility, VisibilityStats};
 pub use system::{install, visibility_system, VISIBILITY_SYSTEM};
 pub use tags::{visibility_tags_system, VISIBILITY_TAGS_SYSTEM};

@@ -6,6 +6,7 @@ use glam::Mat4;
 use runtime::hecs::Entity;
 
 use super::cache::{CachedBounds, ViewEpoch};
+use super::changes::SlotChanges;
 use crate::bits::VisibilityBits;
 use crate::kernels::CullStats;
 use crate::shadow::ShadowCull;
@@ -71,6 +72,27 @@ impl ObjectColumns {
         self.draws.resize(len, ObjectDraw::NONE);
         self.entities.resize(len, Entity::DANGLING);
         self.cache.resize(len, CachedBounds::EMPTY);
+    }
+
+    /// The box in the object's own space that slot `slot`'s world box was computed from: the
+    /// mesh's bounds, or a skinned mesh's posed bounds (an empty box at the origin for an
+    /// object that is not drawable). A renderer culling on the GPU uploads it with the world
+    /// matrix, and gets the stage's world box back bit for bit (see
+    /// `render_graph::passes::world_box`).
+    ///
+    /// # Panics
+    /// When `slot >= len()`.
+    pub fn local_bounds(&self, slot: usize) -> Aabb {
+        *self.cache[slot].local()
+    }
+
+    /// Whether slot `slot`'s world matrix and box are finite; the culls keep an object whose
+    /// are not, and so must a renderer that culls it elsewhere.
+    ///
+    /// # Panics
+    /// When `slot >= len()`.
+    pub fn is_finite(&self, slot: usize) -> bool {
+        self.cache[slot].is_finite()
     }
 
     /// Gives slot `slot` the values of an undrawable object (a freed slot).
@@ -199,6 +221,8 @@ pub struct Visibility {
     pub(crate) scene_source: (Vec<u64>, Vec<u64>),
     /// The view epoch cached verdicts are checked against (see `cache.rs`).
     pub(crate) view_epoch: ViewEpoch,
+    /// The slots this frame's cull wrote.
+    pub(crate) changes: SlotChanges,
 }
 
 impl Visibility {
@@ -261,6 +285,18 @@ impl Visibility {
     #[inline]
     pub fn stats(&self) -> &VisibilityStats {
         &self.stats
+    }
+
+    /// The slots whose columns this frame's cull changed (see [`SlotChanges`]): what a
+    /// renderer mirroring [`Visibility::objects`] must look at, and nothing else.
+    #[inline]
+    pub fn changes(&self) -> &SlotChanges {
+        &self.changes
+    }
+
+    /// The slot `entity` owns (its object index), if it is a mesh entity the stage has seen.
+    pub fn slot_of(&self, entity: Entity) -> Option<u32> {
+        self.slots.slot_of(entity)
     }
 
     /// Whether object `index` is drawable (listed in [`Visibility::scene`]).

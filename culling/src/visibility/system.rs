@@ -85,12 +85,12 @@ pub fn visibility_system() -> System {
         runtime::profile_zone!("visibility");
         ctx.changes().collect(&mut tracked.cursor, &watched, &mut tracked.changed);
         let mut settings = *ctx.resource::<RenderSettings>();
-        // With GPU culling the frustum and occlusion tests run on the device; with the GPU's
-        // bits fed back, the frustum stays here (same bits) and occlusion comes from them.
+        // With GPU culling the device culls what it draws; the frustum test stays here too (it
+        // is cheap, and gives the GPU's bits), so the answer says `Culled` for what is off
+        // screen on every backend. Occlusion comes from the GPU's bits when they are fed back.
         let on_device = ctx.try_resource::<CullingChoice>().is_some_and(|choice| choice.on_device);
         let feedback = on_device && ctx.try_resource::<GpuFeedback>().is_some();
         if on_device {
-            settings.frustum_culling &= feedback;
             settings.occlusion_culling = false;
         }
         let viewport = *ctx.resource::<Viewport>();
@@ -136,6 +136,8 @@ fn run_visibility(
     viewport: Viewport,
     feedback: bool,
 ) {
+    // Nothing is written until the cull says so.
+    visibility.changes.begin(visibility.slots.len());
     // The view's own size (a camera's `CameraViewport`, else the global resource).
     let viewport = view.map_or(viewport, |view| view.viewport);
     if viewport.width == 0 || viewport.height == 0 {
@@ -147,6 +149,7 @@ fn run_visibility(
     let Some(view) = view else {
         visibility.slots.update(ctx.world_unchecked(), segments, objects);
         visibility.clear(objects);
+        visibility.changes.begin(0);
         visibility.stats.tags_removed = record_tags_cleared(visibility, ctx.world_unchecked());
         tracked.invalidate();
         return;
@@ -223,8 +226,10 @@ fn run_full_pass(
     let words = words_for(slot_count);
     visibility.objects.resize(slot_count);
     visibility.objects.entities.copy_from_slice(visibility.slots.entities());
+    visibility.changes.begin(slot_count);
     for &slot in visibility.slots.freed() {
         visibility.objects.reset(slot as usize);
+        visibility.changes.mark(slot as usize);
     }
     visibility.bits.reset(slot_count);
     for column in [
@@ -368,15 +373,17 @@ fn finish_frame(
 }
 
 /// Takes occlusion from the GPU's (earlier) bits: a survivor whose GPU bit is clear is
-/// occluded, when it was in view in the bits' frame (`in_view`). Words past the GPU's count
+/// occluded, when it was in view in the bits' frame (`in_view`) and its object did not appear
+/// since (an object that appeared this frame has no GPU answer of its own; the Render stage
+/// clears the in-view bits of the ones that appeared in between). Words past the GPU's count
 /// as visible, words past `in_view`'s as in view.
 fn apply_gpu_occlusion(visibility: &mut Visibility, gpu_visible: &[u64], in_view: &[u64]) {
     let mut occluded_count = 0;
-    let Visibility { bits, occluded, .. } = visibility;
+    let Visibility { bits, occluded, changes, .. } = visibility;
     for (index, (word, occluded)) in bits.words_mut().iter_mut().zip(occluded.iter_mut()).enumerate() {
         let gpu = gpu_visible.get(index).copied().unwrap_or(u64::MAX);
         let was_in_view = in_view.get(index).copied().unwrap_or(u64::MAX);
-        let hidden = *word & !gpu & was_in_view;
+        let hidden = *word & !gpu & was_in_view & !changes.appeared_word(index);
         *occluded |= hidden;
         *word &= !hidden;
         occluded_count += hidden.count_ones() as usize;

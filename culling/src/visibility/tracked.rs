@@ -417,7 +417,7 @@ impl TrackedState {
         self.draws_changed_words.resize_with(self.words.len().div_ceil(BITS_PER_WORD), AtomicU64::default);
         self.draws_changed_words.iter_mut().for_each(|bits| *bits.get_mut() = 0);
         let draws_changed_words = &self.draws_changed_words;
-        let Visibility { objects: columns, drawable, bits, .. } = &mut *visibility;
+        let Visibility { objects: columns, drawable, bits, changes, .. } = &mut *visibility;
         let bits_out = SharedMut(bits.words_mut().as_mut_ptr());
         let shared = WordInputs {
             pass: inputs,
@@ -435,6 +435,7 @@ impl TrackedState {
             lod_holds: SharedMut(self.lod_holds.as_mut_ptr()),
             object_holds: SharedMut(self.object_holds.as_mut_ptr()),
             frustum_shape: self.frustum_shape,
+            changes,
         };
         // Jobs take whole groups of words (the grain is a multiple of the group size), so each
         // redoes the bounds of its own refreshed words and then of their groups.
@@ -525,7 +526,16 @@ impl TrackedState {
         self.refresh_words = words;
         for index in 0..self.refresh_entities.len() {
             let (slot, entity) = self.refresh_entities[index];
+            let was_drawn = visibility.objects.draws[slot as usize] != ObjectDraw::NONE;
             let (flag, fresh) = refresh_entity(inputs, entity, slot as usize, visibility);
+            if fresh || flag >> SlotFlag::DrawChanged as u8 & 1 == 1 {
+                let drawn = visibility.objects.draws[slot as usize] != ObjectDraw::NONE;
+                if drawn && !was_drawn {
+                    visibility.changes.mark_appeared(slot as usize);
+                } else {
+                    visibility.changes.mark(slot as usize);
+                }
+            }
             computed += usize::from(fresh);
             self.set_flags(visibility, slot as usize, flag);
         }
@@ -933,6 +943,8 @@ struct WordInputs<'a> {
     lod_holds: SharedMut<LodHold>,
     object_holds: SharedMut<ObjectHold>,
     frustum_shape: FrustumShape,
+    /// Where a level of detail that changes a draw marks its slot.
+    changes: &'a super::changes::SlotChanges,
 }
 
 /// Totals summed over word jobs.
@@ -1301,6 +1313,7 @@ fn pick_levels(shared: &WordInputs<'_>, base: usize, mut members: u64) -> (bool,
         if *draw != picked {
             *draw = picked;
             changed = true;
+            shared.changes.mark_word(slot / BITS_PER_WORD, 1 << (slot % BITS_PER_WORD));
         }
     }
     (changed, slack)

@@ -12,13 +12,14 @@ use crate::device::{DeviceCapabilities, GpuDevice};
 use crate::error::{GraphError, Result};
 use crate::passes::records::{CameraConstants, DRAW_COMMAND_BYTES};
 use crate::passes::scene::{lock_scene, SharedScene};
-use crate::passes::{DRAW_COMMANDS, DRAW_COUNT, MESH_INDICES, MESH_VERTICES, OBJECT_RECORDS};
+use crate::passes::{DRAW_COMMANDS, DRAW_COUNT, MESH_INDICES, MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORMS};
 use crate::pipeline::{BindingKind, GraphicsPipeline, GraphicsPipelineDesc};
 use crate::registry::{BufferHandle, Registry};
 
-/// Set-0 bindings of the scene shaders (`scene_common.h`): 0 `object_records`,
-/// 1 `mesh_vertices`.
-pub(crate) const SCENE_BINDINGS: [BindingKind; 2] = [BindingKind::StorageBuffer, BindingKind::StorageBuffer];
+/// Set-0 bindings of the scene shaders (`scene_common.h`): 0 `object_transforms`,
+/// 1 `object_records`, 2 `mesh_vertices`.
+pub(crate) const SCENE_BINDINGS: [BindingKind; 3] =
+    [BindingKind::StorageBuffer, BindingKind::StorageBuffer, BindingKind::StorageBuffer];
 
 /// How the scene passes issue their draws.
 ///
@@ -104,6 +105,7 @@ pub(crate) fn scene_pipeline(
 /// The scene buffers a drawing pass reads, declared in its `register`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SceneInputs {
+    transforms: BufferHandle,
     objects: BufferHandle,
     vertices: BufferHandle,
     indices: BufferHandle,
@@ -112,15 +114,18 @@ pub(crate) struct SceneInputs {
 }
 
 impl SceneInputs {
-    /// Declares the reads of `object_records`, `mesh_vertices` (vertex shader), `mesh_indices`
-    /// (index buffer), `draw_commands` and `draw_count` (indirect arguments).
+    /// Declares the reads of `object_transforms`, `object_records`, `mesh_vertices` (vertex
+    /// shader), `mesh_indices` (index buffer), `draw_commands` and `draw_count` (indirect
+    /// arguments).
     pub(crate) fn register(registry: &mut Registry<'_>) -> SceneInputs {
+        let transforms = registry.buffer(OBJECT_TRANSFORMS);
         let objects = registry.buffer(OBJECT_RECORDS);
         let vertices = registry.buffer(MESH_VERTICES);
         let indices = registry.buffer(MESH_INDICES);
         let commands = registry.buffer(DRAW_COMMANDS);
         let count = registry.buffer(DRAW_COUNT);
         SceneInputs {
+            transforms: registry.read_storage_buffer(transforms, ShaderStage::Vertex),
             objects: registry.read_storage_buffer(objects, ShaderStage::Vertex),
             vertices: registry.read_storage_buffer(vertices, ShaderStage::Vertex),
             indices: registry.access_buffer(indices, Access::IndexBuffer),
@@ -130,7 +135,8 @@ impl SceneInputs {
     }
 
     /// Binds `pipeline` with the scene buffers and camera, then draws the scene's commands in
-    /// `mode` (inside the pass's rendering scope).
+    /// `mode` (inside the pass's rendering scope). Without a GPU count the host's list is
+    /// drawn, or every object's command when a GPU pass writes the list.
     pub(crate) fn draw(
         &self,
         context: &mut ExecuteContext<'_>,
@@ -139,7 +145,9 @@ impl SceneInputs {
         mode: DrawMode,
     ) {
         let scene = lock_scene(scene);
-        context.bind_graphics(pipeline, &[Binding::Buffer(self.objects), Binding::Buffer(self.vertices)]);
+        let bindings =
+            [Binding::Buffer(self.transforms), Binding::Buffer(self.objects), Binding::Buffer(self.vertices)];
+        context.bind_graphics(pipeline, &bindings);
         context.push_constants(&scene.camera().words());
         if context.failed() {
             return;
@@ -148,7 +156,7 @@ impl SceneInputs {
         let commands = context.buffer(self.commands);
         let max_draws = (commands.size / DRAW_COMMAND_BYTES) as u32;
         let host_draws = scene.draw_commands();
-        let host_count = (host_draws.len() as u32).min(max_draws);
+        let host_count = scene.indirect_draw_count().min(max_draws);
         let stride = DRAW_COMMAND_BYTES as u32;
         let command_buffer = context.command_buffer();
         let multi_draw = context.gpu().capabilities().multi_draw_indirect;
@@ -195,7 +203,7 @@ impl SceneInputs {
                 }
             }
             DrawMode::Direct => {
-                for draw in &host_draws[..host_count as usize] {
+                for draw in host_draws.iter().take(host_count as usize) {
                     // SAFETY: recording with the scene pipeline bound and the index buffer set;
                     // direct draws may use any first instance.
                     unsafe {

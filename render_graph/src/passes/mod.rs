@@ -2,8 +2,9 @@
 //!
 //! A frame of the standard passes, in graph order:
 //!
-//! 1. [`ObjectUploadPass`] copies the scene's dirty object records into `object_records`
-//!    (uploaded in full once, then only the ranges that changed; see
+//! 1. [`ObjectUploadPass`] uploads the object transforms and records that changed since the
+//!    last frame (all of them in the first frame, then only what changed, however much) and
+//!    scatters them into `object_transforms` and `object_records` (see
 //!    [`GpuScene::last_upload`]).
 //! 2. [`DrawListPass`] writes this frame's draw list into `draw_commands` and `draw_count`.
 //!    A GPU culling pass that writes both itself replaces it.
@@ -15,7 +16,7 @@
 //! **Draw commands.** `draw_commands` holds one `VkDrawIndexedIndirectCommand`
 //! ([`DrawCommand`]) per drawn object: the mesh's index range, `instanceCount` 1 and
 //! `firstInstance` = the object's index, which the vertex shader reads as
-//! `gl_InstanceIndex` to fetch its [`ObjectRecord`]. `draw_count` holds the number of
+//! `gl_InstanceIndex` to fetch its [`ObjectTransform`] and [`ObjectRecord`]. `draw_count` holds the number of
 //! commands as one u32. [`DrawMode`] picks `vkCmdDrawIndexedIndirectCount` where the device
 //! has it and falls back to plain indirect or direct draws with the host's count.
 //!
@@ -63,16 +64,19 @@ pub use mesh::{pack_normal, MeshLibrary, MeshRange, MeshVertices, UNIT_CUBE_INDI
 pub use meshlet::Meshlet;
 pub use readback::{has_four_byte_texels, image_readback_buffer, ReadbackPass, READBACK_TEXEL_BYTES};
 pub use records::{
-    pack_rgba8, transform_bounds, CameraConstants, DrawCommand, ObjectRecord, DRAW_COMMAND_BYTES, IDENTITY,
-    OBJECT_RECORD_BYTES,
+    pack_rgba8, world_box, CameraConstants, DrawCommand, ObjectRecord, ObjectTransform, DRAW_COMMAND_BYTES, IDENTITY,
+    OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
 };
-pub use scene::{lock_scene, GpuScene, ObjectDesc, SharedScene, UploadReport, DEFAULT_UPLOAD_BUDGET};
-pub use upload::{DrawListPass, ObjectUploadPass};
+pub use scene::{lock_scene, GpuScene, ObjectDesc, SharedScene, UploadReport};
+pub use upload::{DrawListPass, ObjectUploadPass, SCATTER_GROUP};
 
 /// The depth image the prepass writes (**contract** name).
 pub const DEPTH_PREPASS: &str = "depth_prepass";
-/// The object records buffer (**contract** name).
+/// The object records buffer (**contract** name): one [`ObjectRecord`] per slot.
 pub const OBJECT_RECORDS: &str = "object_records";
+/// The object transforms buffer: one [`ObjectTransform`] per slot, what a moving object
+/// uploads.
+pub const OBJECT_TRANSFORMS: &str = "object_transforms";
 /// The indirect draw commands buffer (**contract** name).
 pub const DRAW_COMMANDS: &str = "draw_commands";
 /// The draw count buffer, one u32 (**contract** name).
@@ -131,7 +135,7 @@ pub fn add_scene_passes(
     let geometry = GeometryPass::with_mode(&device, std::sync::Arc::clone(scene), options.clear_color, mode)?;
     let readback = if options.readback { Some(image_readback_buffer(&device, COLOR_READBACK, extent)?) } else { None };
     lock_scene(scene).import_into(graph);
-    graph.add_pass(ObjectUploadPass::new(std::sync::Arc::clone(scene)));
+    graph.add_pass(ObjectUploadPass::new(&device, std::sync::Arc::clone(scene))?);
     graph.add_pass(DrawListPass::new(std::sync::Arc::clone(scene)));
     graph.add_pass(depth_prepass);
     graph.add_pass(geometry);

@@ -1,7 +1,20 @@
-//! The GPU scene a renderer fills each frame: one [`ObjectRecord`] per object (kept on the
-//! host, uploaded once and afterwards only in dirty ranges), the list of objects to draw this
-//! frame, and the camera. Nothing here allocates after [`GpuScene::new`]: every array is
-//! sized to the capacity up front.
+//! The GPU scene a renderer fills each frame: per object slot an [`ObjectTransform`] and an
+//! [`ObjectRecord`] (kept on the host, uploaded when they change), the list of objects to
+//! draw this frame, and the camera.
+//!
+//! **Every change reaches the GPU in the frame it is made.** Setting an object compares each
+//! part with what the GPU holds and marks only a part that differs; the next graph frame's
+//! [`ObjectUploadPass`](crate::passes::ObjectUploadPass) takes every marked part, however
+//! many (the staging memory grows to fit), and scatters them into their slots. There is no
+//! budget and no backlog: what the host set before a frame is what that frame draws and
+//! culls. A moving object uploads its 48-byte transform and nothing else.
+//!
+//! **The object count follows the slots in use.** [`GpuScene::set_object_count`] shrinks or
+//! grows the range the passes draw and cull over; a slot left or cleared holds
+//! [`ObjectRecord::EMPTY`] (no draw, no box, no depth).
+//!
+//! Nothing here allocates after [`GpuScene::new`] but the scratch lists, which keep their
+//! capacity: every array is sized to the capacity up front.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -11,14 +24,15 @@ use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::graph::RenderGraph;
 use crate::memory::GpuBuffer;
-use crate::passes::mesh::{MeshBuffers, MeshLibrary};
+use crate::passes::mesh::{MeshBuffers, MeshLibrary, MeshRange};
 use crate::passes::records::{
-    transform_bounds, CameraConstants, DrawCommand, ObjectRecord, IDENTITY, OBJECT_RECORD_BYTES,
+    CameraConstants, DrawCommand, ObjectRecord, ObjectTransform, IDENTITY, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
 };
-use crate::passes::{MESH_INDICES, MESH_VERTICES, OBJECT_RECORDS};
+use crate::passes::{MESH_INDICES, MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORMS};
 use ash::vk;
 
-/// What a renderer says about one object; [`GpuScene`] turns it into an [`ObjectRecord`].
+/// What a renderer says about one object; [`GpuScene`] turns it into an [`ObjectTransform`]
+/// and an [`ObjectRecord`] culled with the mesh's own box.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ObjectDesc {
     /// Local-to-world matrix, column-major (`glam::Mat4::to_cols_array_2d`).
@@ -31,30 +45,30 @@ pub struct ObjectDesc {
     pub material: u32,
 }
 
-/// Object-record uploads of one frame.
+/// Object uploads of one graph frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct UploadReport {
-    /// Bytes of object records copied to `object_records`.
+    /// Bytes staged for the object buffers: the changed transforms and records and the slot
+    /// index of each (4 bytes).
     pub bytes: u64,
-    /// Contiguous ranges copied (one copy command each).
-    pub regions: u32,
-    /// Dirty objects left for later frames because the per-frame budget was spent.
-    pub pending_objects: u32,
-    /// Bytes of draw commands and count copied to `draw_commands` and `draw_count`.
+    /// Transforms uploaded ([`OBJECT_TRANSFORM_BYTES`] each).
+    pub transforms: u32,
+    /// Records uploaded ([`OBJECT_RECORD_BYTES`] each).
+    pub records: u32,
+    /// Bytes of draw commands and count copied to `draw_commands` and `draw_count` (the host
+    /// draw list; zero when a GPU culling pass writes them).
     pub draw_bytes: u64,
-    /// Drawn objects whose record has never been uploaded (the budget deferred it): they are
-    /// **missing from the image** this frame. Non-zero means the draw list outran the upload
-    /// budget ([`GpuScene::set_upload_budget`]); counted when the standard draw-list pass runs
-    /// after the object upload pass, as [`add_scene_passes`](crate::passes::add_scene_passes) adds them.
-    pub drawn_missing: u32,
-    /// Drawn objects whose newest record is still waiting for upload: they are drawn as they
-    /// were in an earlier frame.
-    pub drawn_stale: u32,
 }
 
-/// Default bytes of object records uploaded per frame (the staging ring holds 4 MiB per
-/// frame for every pass together).
-pub const DEFAULT_UPLOAD_BUDGET: u64 = 1 << 20;
+impl UploadReport {
+    /// Adds another graph frame's uploads (a game frame that executed the graph twice).
+    pub fn add(&mut self, other: &UploadReport) {
+        self.bytes += other.bytes;
+        self.transforms += other.transforms;
+        self.records += other.records;
+        self.draw_bytes += other.draw_bytes;
+    }
+}
 
 /// The scene the standard passes draw, shared between the renderer (which fills it) and the
 /// passes (which upload and draw it); see [`GpuScene::into_shared`].
@@ -65,19 +79,35 @@ pub fn lock_scene(scene: &SharedScene) -> MutexGuard<'_, GpuScene> {
     scene.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Host mirror of the GPU scene with dirty tracking.
+/// Where this frame's draw commands come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DrawSource {
+    /// The host's list ([`GpuScene::set_draw_list`], [`GpuScene::draw_all_objects`]).
+    Host,
+    /// A GPU pass writes at most one command per object (GPU culling).
+    Gpu,
+}
+
+/// Host mirror of the GPU scene: what the GPU holds, and what changed since the last upload.
 pub struct GpuScene {
     capacity: u32,
     meshes: MeshLibrary,
     mesh_buffers: MeshBuffers,
-    object_buffer: Arc<GpuBuffer>,
+    transform_buffer: Arc<GpuBuffer>,
+    record_buffer: Arc<GpuBuffer>,
+    /// Slots the passes draw and cull over.
+    count: u32,
+    /// By slot, for every slot below the capacity: what the GPU holds once the marked parts
+    /// are uploaded.
+    transforms: Vec<ObjectTransform>,
     records: Vec<ObjectRecord>,
-    dirty: DirtyBits,
-    /// Objects whose record reached the GPU at least once.
-    uploaded: DirtyBits,
+    transform_dirty: SlotBits,
+    record_dirty: SlotBits,
+    /// Scratch: the marked slots of one upload, in slot order.
+    upload_slots: Vec<u32>,
     draws: Vec<DrawCommand>,
+    draw_source: DrawSource,
     camera: CameraConstants,
-    upload_budget: u64,
     last_upload: UploadReport,
 }
 
@@ -93,24 +123,25 @@ impl GpuScene {
             return Err(out_of_range("the scene capacity is zero"));
         }
         let mesh_buffers = MeshBuffers::upload(device, &meshes)?;
-        let object_buffer = GpuBuffer::new(
-            device,
-            OBJECT_RECORDS,
-            u64::from(capacity) * OBJECT_RECORD_BYTES,
-            vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST,
-            MemoryLocation::GpuOnly,
-        )?;
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
+        let buffer = |name: &str, bytes: u64| {
+            GpuBuffer::new(device, name, u64::from(capacity) * bytes, usage, MemoryLocation::GpuOnly).map(Arc::new)
+        };
         Ok(GpuScene {
             capacity,
             meshes,
             mesh_buffers,
-            object_buffer: Arc::new(object_buffer),
-            records: Vec::with_capacity(capacity as usize),
-            dirty: DirtyBits::new(capacity),
-            uploaded: DirtyBits::new(capacity),
+            transform_buffer: buffer(OBJECT_TRANSFORMS, OBJECT_TRANSFORM_BYTES)?,
+            record_buffer: buffer(OBJECT_RECORDS, OBJECT_RECORD_BYTES)?,
+            count: 0,
+            transforms: vec![ObjectTransform::IDENTITY; capacity as usize],
+            records: vec![ObjectRecord::EMPTY; capacity as usize],
+            transform_dirty: SlotBits::new(capacity),
+            record_dirty: SlotBits::new(capacity),
+            upload_slots: Vec::new(),
             draws: Vec::with_capacity(capacity as usize),
+            draw_source: DrawSource::Host,
             camera: CameraConstants { view_projection: IDENTITY },
-            upload_budget: DEFAULT_UPLOAD_BUDGET,
             last_upload: UploadReport::default(),
         })
     }
@@ -120,10 +151,11 @@ impl GpuScene {
         Arc::new(Mutex::new(self))
     }
 
-    /// Makes the scene's buffers available to `graph` as `object_records`, `mesh_vertices`
-    /// and `mesh_indices`.
+    /// Makes the scene's buffers available to `graph` as `object_transforms`,
+    /// `object_records`, `mesh_vertices` and `mesh_indices`.
     pub fn import_into(&self, graph: &mut RenderGraph) {
-        graph.import_buffer(OBJECT_RECORDS, Arc::clone(&self.object_buffer));
+        graph.import_buffer(OBJECT_TRANSFORMS, Arc::clone(&self.transform_buffer));
+        graph.import_buffer(OBJECT_RECORDS, Arc::clone(&self.record_buffer));
         graph.import_buffer(MESH_VERTICES, Arc::clone(&self.mesh_buffers.vertices));
         graph.import_buffer(MESH_INDICES, Arc::clone(&self.mesh_buffers.indices));
     }
@@ -133,9 +165,9 @@ impl GpuScene {
         self.capacity
     }
 
-    /// Number of objects.
+    /// Slots the passes draw and cull over (one past the highest slot in use).
     pub fn object_count(&self) -> u32 {
-        self.records.len() as u32
+        self.count
     }
 
     /// The meshes objects may use.
@@ -143,61 +175,146 @@ impl GpuScene {
         &self.meshes
     }
 
-    /// The record of object `index`.
+    /// The record of object `index` (below [`GpuScene::object_count`]).
     pub fn record(&self, index: u32) -> Option<&ObjectRecord> {
-        self.records.get(index as usize)
+        (index < self.count).then(|| &self.records[index as usize])
     }
 
-    fn build_record(&self, object: &ObjectDesc) -> Result<ObjectRecord> {
-        let mesh = self.meshes.range(object.mesh).ok_or_else(|| out_of_range("the object names an unknown mesh"))?;
-        let (bounds_min, bounds_max) = transform_bounds(&object.world, mesh.bounds_min, mesh.bounds_max);
+    /// The transform of object `index` (below [`GpuScene::object_count`]).
+    pub fn transform(&self, index: u32) -> Option<&ObjectTransform> {
+        (index < self.count).then(|| &self.transforms[index as usize])
+    }
+
+    /// The records of the slots below the object count, as the GPU holds them after this
+    /// frame's upload.
+    pub fn records(&self) -> &[ObjectRecord] {
+        &self.records[..self.count as usize]
+    }
+
+    /// The transforms of the slots below the object count.
+    pub fn transforms(&self) -> &[ObjectTransform] {
+        &self.transforms[..self.count as usize]
+    }
+
+    /// The mesh `mesh`'s range, or an error naming it as unknown.
+    pub fn mesh_range(&self, mesh: u32) -> Result<&MeshRange> {
+        self.meshes.range(mesh).ok_or_else(|| out_of_range("the object names an unknown mesh"))
+    }
+
+    /// The record drawing mesh `mesh`, culled with the local box `local_min..local_max`.
+    pub fn record_for(
+        &self,
+        mesh: u32,
+        local_min: [f32; 3],
+        local_max: [f32; 3],
+        color: u32,
+        material: u32,
+    ) -> Result<ObjectRecord> {
+        let range = self.mesh_range(mesh)?;
+        let (local_center, local_half) = ObjectRecord::center_half(local_min, local_max);
         Ok(ObjectRecord {
-            world: object.world,
-            bounds_min,
-            color: object.color,
-            bounds_max,
-            mesh: object.mesh,
-            index_count: mesh.index_count,
-            first_index: mesh.first_index,
-            vertex_offset: mesh.vertex_offset,
-            material: object.material,
+            local_center,
+            index_count: range.index_count,
+            local_half,
+            first_index: range.first_index,
+            vertex_offset: range.vertex_offset,
+            color,
+            material,
+            mesh,
         })
     }
 
-    /// Appends an object and returns its index; it is uploaded with the next frame.
-    /// Returns an error when the scene is full or the mesh is unknown.
+    fn parts_of(&self, object: &ObjectDesc) -> Result<(ObjectTransform, ObjectRecord)> {
+        let range = self.mesh_range(object.mesh)?;
+        let record = self.record_for(object.mesh, range.bounds_min, range.bounds_max, object.color, object.material)?;
+        Ok((ObjectTransform::from_cols(&object.world), record))
+    }
+
+    /// Appends an object at slot [`GpuScene::object_count`] and returns it; it is uploaded with
+    /// the next frame. Returns an error when the scene is full or the mesh is unknown.
     pub fn push_object(&mut self, object: ObjectDesc) -> Result<u32> {
-        if self.records.len() >= self.capacity as usize {
+        if self.count >= self.capacity {
             return Err(out_of_range("the scene is full"));
         }
-        let record = self.build_record(&object)?;
-        let index = self.records.len() as u32;
-        self.records.push(record);
-        self.mark_dirty(index);
+        let (transform, record) = self.parts_of(&object)?;
+        let index = self.count;
+        self.set_object_count(index + 1)?;
+        self.set_parts(index, transform, record)?;
         Ok(index)
     }
 
-    /// Replaces object `index`. Only a record that actually changes is marked for upload, so
-    /// a renderer may set every object every frame and still upload only what moved.
+    /// Replaces object `index` (below the object count). Only a part that actually changes is
+    /// marked for upload, so a renderer may set every object every frame and still upload
+    /// only what moved.
     pub fn set_object(&mut self, index: u32, object: ObjectDesc) -> Result<()> {
-        if index as usize >= self.records.len() {
+        if index >= self.count {
             return Err(out_of_range("object index past the last object"));
         }
-        let record = self.build_record(&object)?;
-        if self.records[index as usize] != record {
-            self.records[index as usize] = record;
-            self.mark_dirty(index);
+        let (transform, record) = self.parts_of(&object)?;
+        self.set_parts(index, transform, record)
+    }
+
+    /// Sets both parts of slot `index` (below the object count); each is marked for upload
+    /// only when it differs from what the GPU holds.
+    pub fn set_parts(&mut self, index: u32, transform: ObjectTransform, record: ObjectRecord) -> Result<()> {
+        if index >= self.count {
+            return Err(out_of_range("object index past the last object"));
         }
+        self.set_transform(index, transform);
+        self.set_record(index, record);
         Ok(())
     }
 
-    fn mark_dirty(&mut self, index: u32) {
-        self.dirty.mark(index);
+    /// Sets slot `index`'s transform, marking it when it changed (`index` below the count).
+    pub(crate) fn set_transform(&mut self, index: u32, transform: ObjectTransform) {
+        let stored = &mut self.transforms[index as usize];
+        if *stored != transform {
+            *stored = transform;
+            self.transform_dirty.mark(index);
+        }
     }
 
-    /// Number of objects whose record waits for upload.
+    /// Sets slot `index`'s record, marking it when it changed (`index` below the count).
+    pub(crate) fn set_record(&mut self, index: u32, record: ObjectRecord) {
+        let stored = &mut self.records[index as usize];
+        if *stored != record {
+            *stored = record;
+            self.record_dirty.mark(index);
+        }
+    }
+
+    /// Empties slot `index` (a despawned or undrawable object): from the next frame it is not
+    /// drawn, culled, counted or in any depth.
+    pub fn clear_object(&mut self, index: u32) -> Result<()> {
+        self.set_parts(index, ObjectTransform::IDENTITY, ObjectRecord::EMPTY)
+    }
+
+    /// Sets the number of slots the passes draw and cull over (at most the capacity). Slots
+    /// past a smaller count are emptied; slots a larger count brings in hold empty records
+    /// until set, and are uploaded with the next frame either way (the GPU's copy of a slot
+    /// outside the count is not kept).
+    pub fn set_object_count(&mut self, count: u32) -> Result<()> {
+        if count > self.capacity {
+            return Err(out_of_range("the object count is past the scene capacity"));
+        }
+        if count < self.count {
+            for slot in count..self.count {
+                self.transforms[slot as usize] = ObjectTransform::IDENTITY;
+                self.records[slot as usize] = ObjectRecord::EMPTY;
+            }
+            self.transform_dirty.clear_range(count, self.count);
+            self.record_dirty.clear_range(count, self.count);
+        } else {
+            self.transform_dirty.mark_range(self.count, count);
+            self.record_dirty.mark_range(self.count, count);
+        }
+        self.count = count;
+        Ok(())
+    }
+
+    /// Number of objects whose transform or record waits for upload.
     pub fn dirty_count(&self) -> u32 {
-        self.dirty.count()
+        self.transform_dirty.count_below(self.count).max(self.record_dirty.count_below(self.count))
     }
 
     /// Sets the camera (world to clip, column-major; reversed-Z infinite by convention).
@@ -212,36 +329,47 @@ impl GpuScene {
 
     /// Sets this frame's objects to draw (the visible list), in the order given; every
     /// index must name an object. Draw in storage order for results that do not depend on
-    /// which objects were culled.
+    /// which objects were culled. Empty slots in the list draw nothing.
     pub fn set_draw_list(&mut self, objects: &[u32]) -> Result<()> {
-        if objects.iter().any(|&object| object as usize >= self.records.len()) {
+        if objects.iter().any(|&object| object >= self.count) {
             return Err(out_of_range("the draw list names an object past the last object"));
         }
-        if objects.len() > self.capacity as usize {
-            return Err(out_of_range("the draw list is longer than the scene capacity"));
-        }
+        self.draw_source = DrawSource::Host;
         self.draws.clear();
         let records = &self.records;
         self.draws.extend(objects.iter().map(|&object| DrawCommand::for_object(object, &records[object as usize])));
         Ok(())
     }
 
-    /// Draws every object, in storage order (culling off).
+    /// Draws every object, in slot order (culling off).
     pub fn draw_all_objects(&mut self) {
+        self.draw_source = DrawSource::Host;
         self.draws.clear();
-        let records = &self.records;
+        let records = &self.records[..self.count as usize];
         self.draws
             .extend(records.iter().enumerate().map(|(index, record)| DrawCommand::for_object(index as u32, record)));
     }
 
-    /// This frame's draw commands.
+    /// This frame's draw commands come from a GPU pass writing at most one per object (GPU
+    /// culling): the host keeps no list, and a device without `drawIndirectCount` draws
+    /// [`GpuScene::object_count`] commands (the pass zeroes the unused ones).
+    pub fn draw_gpu_list(&mut self) {
+        self.draw_source = DrawSource::Gpu;
+        self.draws.clear();
+    }
+
+    /// This frame's host draw commands (empty when a GPU pass writes them).
     pub fn draw_commands(&self) -> &[DrawCommand] {
         &self.draws
     }
 
-    /// Sets the most bytes of object records uploaded per frame (at least one record).
-    pub fn set_upload_budget(&mut self, bytes: u64) {
-        self.upload_budget = bytes.max(OBJECT_RECORD_BYTES);
+    /// How many commands a draw without a GPU count issues: the host list's length, or the
+    /// object count when a GPU pass writes the list.
+    pub(crate) fn indirect_draw_count(&self) -> u32 {
+        match self.draw_source {
+            DrawSource::Host => self.draws.len() as u32,
+            DrawSource::Gpu => self.count,
+        }
     }
 
     /// What the latest frame uploaded.
@@ -249,160 +377,142 @@ impl GpuScene {
         self.last_upload
     }
 
-    /// Hands every dirty run of records, up to the budget, to `upload(first object, records)`
-    /// and clears its bits once `upload` succeeds; records the frame's report.
-    pub(crate) fn upload_dirty(
-        &mut self,
-        mut upload: impl FnMut(u32, &[ObjectRecord]) -> Result<()>,
-    ) -> Result<UploadReport> {
-        let budget_objects = (self.upload_budget / OBJECT_RECORD_BYTES) as u32;
-        let (records, uploaded) = (&self.records, &mut self.uploaded);
-        let (objects, regions) = self.dirty.take_runs(records.len() as u32, budget_objects, |start, end| {
-            upload(start, &records[start as usize..end as usize])?;
-            (start..end).for_each(|index| uploaded.mark(index));
-            Ok(())
-        })?;
-        let report = UploadReport {
-            bytes: u64::from(objects) * OBJECT_RECORD_BYTES,
-            regions,
-            pending_objects: self.dirty.count(),
-            ..self.last_upload
-        };
-        self.last_upload = report;
-        Ok(report)
+    /// Lists the slots whose transform (`records` false) or record waits for upload, in slot
+    /// order, into the scratch list ([`GpuScene::marked_slots`]); returns how many.
+    pub(crate) fn list_marked(&mut self, records: bool) -> u32 {
+        let bits = if records { &self.record_dirty } else { &self.transform_dirty };
+        self.upload_slots.clear();
+        bits.push_set_below(self.count, &mut self.upload_slots);
+        self.upload_slots.len() as u32
     }
 
-    /// Records the draw-list bytes of this frame in the report, with the drawn objects whose
-    /// record is missing or stale on the GPU.
-    pub(crate) fn note_draw_upload(&mut self, bytes: u64) {
-        let (mut missing, mut stale) = (0, 0);
-        for draw in &self.draws {
-            let object = draw.first_instance;
-            if !self.uploaded.is_set(object) {
-                missing += 1;
-            } else if self.dirty.is_set(object) {
-                stale += 1;
+    /// The slots [`GpuScene::list_marked`] listed.
+    pub(crate) fn marked_slots(&self) -> &[u32] {
+        &self.upload_slots
+    }
+
+    /// Writes the listed items' data into `out`, in the order of the list.
+    pub(crate) fn write_marked(&self, records: bool, out: &mut [u8]) {
+        use crate::passes::records::as_bytes;
+        if records {
+            let size = OBJECT_RECORD_BYTES as usize;
+            for (chunk, &slot) in out.chunks_exact_mut(size).zip(&self.upload_slots) {
+                chunk.copy_from_slice(as_bytes(std::slice::from_ref(&self.records[slot as usize])));
+            }
+        } else {
+            let size = OBJECT_TRANSFORM_BYTES as usize;
+            for (chunk, &slot) in out.chunks_exact_mut(size).zip(&self.upload_slots) {
+                chunk.copy_from_slice(as_bytes(std::slice::from_ref(&self.transforms[slot as usize])));
             }
         }
+    }
+
+    /// The marked items of one kind were staged: clears their marks.
+    pub(crate) fn unmark(&mut self, records: bool) {
+        let bits = if records { &mut self.record_dirty } else { &mut self.transform_dirty };
+        bits.clear_range(0, self.count);
+    }
+
+    /// Records this frame's upload report (its draw bytes are filled in later).
+    pub(crate) fn note_upload(&mut self, transforms: u32, records: u32) {
+        let slots = u64::from(transforms + records) * 4;
+        self.last_upload = UploadReport {
+            bytes: u64::from(transforms) * OBJECT_TRANSFORM_BYTES + u64::from(records) * OBJECT_RECORD_BYTES + slots,
+            transforms,
+            records,
+            draw_bytes: 0,
+        };
+    }
+
+    /// Records the draw-list bytes of this frame in the report.
+    pub(crate) fn note_draw_upload(&mut self, bytes: u64) {
         self.last_upload.draw_bytes = bytes;
-        self.last_upload.drawn_missing = missing;
-        self.last_upload.drawn_stale = stale;
     }
 }
 
-/// One bit per object: set when its record changed since it was last uploaded.
-struct DirtyBits {
+/// One bit per slot.
+struct SlotBits {
     words: Vec<u64>,
 }
 
-impl DirtyBits {
-    fn new(capacity: u32) -> DirtyBits {
-        DirtyBits { words: vec![0; (capacity as usize).div_ceil(64)] }
+impl SlotBits {
+    fn new(capacity: u32) -> SlotBits {
+        SlotBits { words: vec![0; (capacity as usize).div_ceil(64)] }
     }
 
     fn mark(&mut self, index: u32) {
         self.words[index as usize / 64] |= 1 << (index % 64);
     }
 
-    fn is_set(&self, index: u32) -> bool {
-        self.words.get(index as usize / 64).is_some_and(|word| word >> (index % 64) & 1 == 1)
+    fn mark_range(&mut self, start: u32, end: u32) {
+        (start..end).for_each(|index| self.mark(index));
     }
 
-    fn count(&self) -> u32 {
-        self.words.iter().map(|word| word.count_ones()).sum()
-    }
-
-    /// Calls `take(start, end)` for each run of set bits below `length`, in order, cutting
-    /// the runs so that at most `budget` bits are taken; clears a run's bits once `take`
-    /// succeeds. Returns the bits taken and the number of runs.
-    fn take_runs(
-        &mut self,
-        length: u32,
-        budget: u32,
-        mut take: impl FnMut(u32, u32) -> Result<()>,
-    ) -> Result<(u32, u32)> {
-        let (mut taken, mut runs, mut cursor) = (0, 0, 0);
-        while cursor < length && taken < budget {
-            let start = find_bit(&self.words, cursor, length, true);
-            if start >= length {
-                break;
-            }
-            let end = find_bit(&self.words, start, length, false).min(start + (budget - taken));
-            take(start, end)?;
-            for index in start..end {
-                self.words[index as usize / 64] &= !(1 << (index % 64));
-            }
-            taken += end - start;
-            runs += 1;
-            cursor = end;
+    /// Clears the bits of `start..end`, a word at a time where it can.
+    fn clear_range(&mut self, start: u32, end: u32) {
+        let mut index = start;
+        while index < end {
+            let word = index as usize / 64;
+            let offset = index % 64;
+            let span = (64 - offset).min(end - index);
+            let mask = if span == 64 { u64::MAX } else { ((1u64 << span) - 1) << offset };
+            self.words[word] &= !mask;
+            index += span;
         }
-        Ok((taken, runs))
     }
-}
 
-/// The first index in `from..length` whose bit equals `set`, or `length`.
-fn find_bit(words: &[u64], from: u32, length: u32, set: bool) -> u32 {
-    let mut index = from;
-    while index < length {
-        let word_index = index as usize / 64;
-        let word = if set { words[word_index] } else { !words[word_index] };
-        let remaining = word & (u64::MAX << (index % 64));
-        if remaining != 0 {
-            return (word_index as u32 * 64 + remaining.trailing_zeros()).min(length);
+    fn count_below(&self, end: u32) -> u32 {
+        let full = end as usize / 64;
+        let tail = end % 64;
+        let mut count: u32 = self.words[..full].iter().map(|word| word.count_ones()).sum();
+        if tail != 0 {
+            count += (self.words[full] & ((1u64 << tail) - 1)).count_ones();
         }
-        index = (word_index as u32 + 1) * 64;
+        count
     }
-    length
+
+    /// Appends every set index below `end`, ascending.
+    fn push_set_below(&self, end: u32, out: &mut Vec<u32>) {
+        let words = (end as usize).div_ceil(64);
+        for (word_index, &word) in self.words[..words].iter().enumerate() {
+            let mut word = word;
+            while word != 0 {
+                let index = word_index as u32 * 64 + word.trailing_zeros();
+                if index >= end {
+                    return;
+                }
+                out.push(index);
+                word &= word - 1;
+            }
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn find_bit_walks_runs_across_words() {
-        let mut words = vec![0_u64; 3];
-        for index in [3_u32, 4, 5, 63, 64, 65, 130] {
-            words[index as usize / 64] |= 1 << (index % 64);
-        }
-        assert_eq!(find_bit(&words, 0, 150, true), 3);
-        assert_eq!(find_bit(&words, 3, 150, false), 6);
-        assert_eq!(find_bit(&words, 6, 150, true), 63);
-        assert_eq!(find_bit(&words, 63, 150, false), 66, "a run continues across a word boundary");
-        assert_eq!(find_bit(&words, 66, 150, true), 130);
-        assert_eq!(find_bit(&words, 131, 150, true), 150, "no bit left gives the length");
-        assert_eq!(find_bit(&words, 130, 131, false), 131, "a run ends at the length");
-    }
-
-    fn runs_of(bits: &mut DirtyBits, length: u32, budget: u32) -> Vec<(u32, u32)> {
-        let mut runs = Vec::new();
-        bits.take_runs(length, budget, |start, end| {
-            runs.push((start, end));
-            Ok(())
-        })
-        .expect("taking never fails here");
-        runs
+    fn set(bits: &SlotBits, end: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        bits.push_set_below(end, &mut out);
+        out
     }
 
     #[test]
-    fn dirty_runs_coalesce_neighbours_and_respect_the_budget() {
-        let mut bits = DirtyBits::new(200);
-        for index in [0, 1, 2, 10, 63, 64, 150] {
+    fn slot_bits_list_clear_and_count_across_words() {
+        let mut bits = SlotBits::new(200);
+        for index in [0, 1, 63, 64, 65, 130, 199] {
             bits.mark(index);
         }
-        assert_eq!(runs_of(&mut bits, 200, 4), vec![(0, 3), (10, 11)], "the budget of 4 cuts after object 10");
-        assert_eq!(bits.count(), 3, "objects 63, 64 and 150 wait for the next frame");
-        assert_eq!(runs_of(&mut bits, 200, 100), vec![(63, 65), (150, 151)]);
-        assert_eq!(bits.count(), 0);
-        assert!(runs_of(&mut bits, 200, 100).is_empty(), "nothing dirty uploads nothing");
-    }
-
-    #[test]
-    fn a_failed_take_keeps_the_bits() {
-        let mut bits = DirtyBits::new(8);
-        bits.mark(5);
-        let result = bits.take_runs(8, 8, |_, _| Err(out_of_range("test failure")));
-        assert!(result.is_err());
-        assert_eq!(bits.count(), 1, "the run stays dirty for a retry");
+        assert_eq!(set(&bits, 200), vec![0, 1, 63, 64, 65, 130, 199]);
+        assert_eq!(set(&bits, 130), vec![0, 1, 63, 64, 65], "the end is exclusive");
+        assert_eq!(bits.count_below(65), 4);
+        bits.clear_range(1, 130);
+        assert_eq!(set(&bits, 200), vec![0, 130, 199], "a range across word boundaries is cleared");
+        bits.clear_range(0, 200);
+        assert!(set(&bits, 200).is_empty());
+        bits.mark_range(62, 66);
+        assert_eq!(set(&bits, 200), vec![62, 63, 64, 65]);
+        assert_eq!(bits.count_below(200), 4);
     }
 }

@@ -1,56 +1,114 @@
-//! The passes that move the host scene to the GPU each frame: dirty object records into
-//! `object_records`, and the draw list into `draw_commands` and `draw_count`.
+//! The passes that move the host scene to the GPU each frame: the changed object transforms
+//! and records into `object_transforms` and `object_records`, and the draw list into
+//! `draw_commands` and `draw_count`.
 
-use crate::access::Access;
-use crate::context::{ExecuteContext, PrepareContext};
-use crate::error::GraphError;
+use std::sync::Arc;
+
+use crate::access::{Access, ShaderStage};
+use crate::context::{Binding, ExecuteContext, PrepareContext};
+use crate::device::GpuDevice;
+use crate::error::{GraphError, Result};
 use crate::pass::Pass;
-use crate::passes::records::{as_bytes, DRAW_COMMAND_BYTES, OBJECT_RECORD_BYTES};
+use crate::passes::records::{as_bytes, DRAW_COMMAND_BYTES, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES};
 use crate::passes::scene::{lock_scene, SharedScene};
-use crate::passes::{DRAW_COMMANDS, DRAW_COUNT, OBJECT_RECORDS};
+use crate::passes::{DRAW_COMMANDS, DRAW_COUNT, OBJECT_RECORDS, OBJECT_TRANSFORMS};
+use crate::pipeline::{BindingKind, ComputePipeline};
 use crate::registry::{BufferDesc, BufferHandle, Registry};
 
-/// Copies the scene's dirty object records (up to the scene's per-frame budget) into the
-/// imported `object_records`; a still scene copies nothing. The frame's bytes and regions
-/// are in [`crate::passes::GpuScene::last_upload`].
+/// Threads per workgroup of the scatter shader (`SCATTER_GROUP` in `scene_scatter.comp`).
+pub const SCATTER_GROUP: u32 = 64;
+
+/// Workgroups one scatter dispatches at most; the shader's grid-stride loop takes the rest
+/// (Vulkan guarantees 65,535 groups per dimension).
+const MAX_SCATTER_GROUPS: u32 = 65_535;
+
+/// Set-0 bindings of `scene_scatter.comp`: 0 the slots, 1 the staged items, 2 the target.
+const SCATTER_BINDINGS: [BindingKind; 3] =
+    [BindingKind::StorageBuffer, BindingKind::StorageBuffer, BindingKind::StorageBuffer];
+
+/// One kind of object data staged this frame: its slots and items in staging memory.
+#[derive(Clone, Copy, Debug)]
+struct Staged {
+    slots: Binding,
+    items: Binding,
+    count: u32,
+}
+
+/// Uploads every object transform and record the scene marked since the last frame, however
+/// many, and scatters them into their slots of the imported `object_transforms` and
+/// `object_records` with a compute shader: one dispatch per buffer, whatever the pattern of
+/// slots (a copy command per run of slots would cost a region per mover). A still scene
+/// uploads nothing. The frame's bytes are in [`crate::passes::GpuScene::last_upload`].
 pub struct ObjectUploadPass {
     scene: SharedScene,
-    target: Option<BufferHandle>,
-    error: Option<GraphError>,
+    pipeline: ComputePipeline,
+    transforms: Option<BufferHandle>,
+    records: Option<BufferHandle>,
+    /// This frame's staged transforms and records.
+    staged: [Option<Staged>; 2],
 }
 
 impl ObjectUploadPass {
-    /// A pass uploading `scene`'s records; the scene's buffers must be imported
+    /// A pass uploading `scene`'s changes; the scene's buffers must be imported
     /// ([`crate::passes::GpuScene::import_into`]).
-    pub fn new(scene: SharedScene) -> ObjectUploadPass {
-        ObjectUploadPass { scene, target: None, error: None }
+    pub fn new(device: &Arc<GpuDevice>, scene: SharedScene) -> Result<ObjectUploadPass> {
+        let pipeline =
+            ComputePipeline::new(device, "object_upload", shaders::SCENE_SCATTER_COMP.words(), &SCATTER_BINDINGS, 8)?;
+        Ok(ObjectUploadPass { scene, pipeline, transforms: None, records: None, staged: [None; 2] })
     }
+
+    /// Name of the pass.
+    pub const NAME: &'static str = "object_upload";
 }
 
 impl Pass for ObjectUploadPass {
     fn name(&self) -> &str {
-        "object_upload"
+        Self::NAME
     }
 
     fn register(&mut self, registry: &mut Registry<'_>) {
-        let target = registry.buffer(OBJECT_RECORDS);
-        self.target = Some(registry.access_buffer(target, Access::TransferWrite));
+        let transforms = registry.buffer(OBJECT_TRANSFORMS);
+        self.transforms = Some(registry.write_storage_buffer(transforms, ShaderStage::Compute));
+        let records = registry.buffer(OBJECT_RECORDS);
+        self.records = Some(registry.write_storage_buffer(records, ShaderStage::Compute));
     }
 
     fn prepare(&mut self, context: &mut PrepareContext<'_>) {
-        let target = self.target.expect("register runs before prepare");
         let mut scene = lock_scene(&self.scene);
-        let uploaded = scene.upload_dirty(|first, records| {
-            context.upload_buffer(target, u64::from(first) * OBJECT_RECORD_BYTES, as_bytes(records))
-        });
-        if let Err(error) = uploaded {
-            self.error = Some(error);
+        let mut counts = [0u32; 2];
+        for (kind, records) in [false, true].into_iter().enumerate() {
+            self.staged[kind] = None;
+            let count = scene.list_marked(records);
+            if count == 0 {
+                continue;
+            }
+            let item_bytes = if records { OBJECT_RECORD_BYTES } else { OBJECT_TRANSFORM_BYTES };
+            let staged = context.stage_data(as_bytes(scene.marked_slots())).and_then(|slots| {
+                let items =
+                    context.stage_with(u64::from(count) * item_bytes, |out| scene.write_marked(records, out))?;
+                Ok(Staged { slots, items, count })
+            });
+            match staged {
+                Ok(staged) => {
+                    scene.unmark(records);
+                    self.staged[kind] = Some(staged);
+                    counts[kind] = count;
+                }
+                // The marks stay: the next frame uploads them (this one is not submitted).
+                Err(error) => context.fail(error),
+            }
         }
+        scene.note_upload(counts[0], counts[1]);
     }
 
     fn execute(&mut self, context: &mut ExecuteContext<'_>) {
-        if let Some(error) = self.error.take() {
-            context.fail(error);
+        let targets = [self.transforms.expect("register ran"), self.records.expect("register ran")];
+        let item_vec4s = [OBJECT_TRANSFORM_BYTES / 16, OBJECT_RECORD_BYTES / 16];
+        for kind in 0..2 {
+            let Some(staged) = self.staged[kind].take() else { continue };
+            context.bind_compute(&self.pipeline, &[staged.slots, staged.items, Binding::Buffer(targets[kind])]);
+            context.push_constants(&[staged.count, item_vec4s[kind] as u32]);
+            context.dispatch(staged.count.div_ceil(SCATTER_GROUP).min(MAX_SCATTER_GROUPS), 1, 1);
         }
     }
 }

@@ -33,7 +33,7 @@ use render_graph::{vk, DeviceConfig, GpuDevice};
 use runtime::{App, Stage};
 use samples::city::check::{check_frame, CheckRequest, Checked};
 use samples::city::memory::MemoryReport;
-use samples::city::rendering::{lock_capture, CityColors, HeadlessTarget, SharedCapture, SKY};
+use samples::city::rendering::{lock_capture, HeadlessTarget, SharedCapture, SKY};
 use samples::city::summary::FrameRecord;
 use samples::city::{
     self, CameraKeyframes, CameraPath, CityLibrary, CityMeshes, CityOptions, CullChoice, PresentChoice, RenderChoice,
@@ -197,8 +197,7 @@ fn main() -> ExitCode {
             match installed {
                 Ok((choice, checker)) => {
                     gpu_culling = choice.on_device;
-                    let colors = CityColors::new(app.world());
-                    rendering = Some(Rendering { capture, checker, colors });
+                    rendering = Some(Rendering { capture, checker });
                 }
                 Err(error) => {
                     eprintln!("city: {error}");
@@ -300,15 +299,7 @@ fn main() -> ExitCode {
             let checked = {
                 let capture = lock_capture(&rendering.capture);
                 let report = app.resource::<RenderReport>();
-                check_frame(
-                    &mut rendering.checker,
-                    &capture,
-                    &visibility,
-                    &report,
-                    &rendering.colors,
-                    &meshes,
-                    &request,
-                )
+                check_frame(&mut rendering.checker, &capture, &visibility, &report, app.world(), &meshes, &request)
             };
             match checked {
                 Ok(Checked { frame: check, truth, clusters }) => {
@@ -485,7 +476,6 @@ fn run_window(
 struct Rendering {
     capture: SharedCapture,
     checker: MeshRenderer,
-    colors: CityColors,
 }
 
 /// The report lines of a checked frame: the GPU culling's statistics (GPU backend) and

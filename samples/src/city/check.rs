@@ -56,7 +56,7 @@ pub fn check_frame(
     capture: &Capture,
     visibility: &Visibility,
     report: &RenderReport,
-    colors: &CityColors,
+    world: &hecs::World,
     meshes: &CityLibrary,
     request: &CheckRequest,
 ) -> Result<Checked, RenderError> {
@@ -67,7 +67,7 @@ pub fn check_frame(
         return Err("the Render stage did not capture the frame".into());
     }
     let (width, height) = checker.extent();
-    let slot_colors = colors.of(visibility.objects());
+    let slot_colors = CityColors::of(world, visibility.objects());
     let reference = checker.draw_reference(visibility, |object| slot_colors[object])?;
     let pixels = &capture.pixels;
     let differing_pixels = pixels.chunks_exact(4).zip(reference.chunks_exact(4)).filter(|(a, b)| a != b).count();

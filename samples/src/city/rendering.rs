@@ -6,15 +6,15 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use culling::gpu::{install_render_to, BitsReadback, FrameTarget, ObjectStyle, RenderSetup};
+use culling::gpu::{install_render_to, BitsReadback, FrameTarget, RenderSetup};
 use culling::{CullingBackend, CullingChoice, ObjectColumns};
-use ecs::{Mesh, MeshHandle};
-use hecs::{Entity, World};
-use render_graph::passes::{image_readback_buffer, ObjectDesc, ReadbackPass, COLOR};
+use ecs::{BaseColor, Mesh};
+use hecs::World;
+use render_graph::passes::{image_readback_buffer, ReadbackPass, COLOR};
 use render_graph::{vk, GpuDevice, ReadbackBuffer, RenderGraph};
 use runtime::App;
 
-use super::{city_color, CityLibrary, RenderError};
+use super::{CityLibrary, RenderError};
 
 /// The sky the image is cleared to.
 pub const SKY: [f32; 4] = [0.55, 0.70, 0.90, 1.0];
@@ -22,52 +22,19 @@ pub const SKY: [f32; 4] = [0.55, 0.70, 0.90, 1.0];
 /// Name of the host copy of `color` that [`HeadlessTarget`] adds.
 pub const CAPTURE_READBACK: &str = "city capture";
 
-/// Each object's colour: [`city_color`] of the entity's own mesh (not the level of detail
-/// drawn) and its slot, looked up by entity index (the city never despawns).
-#[derive(Clone, Debug, Default)]
-pub struct CityColors {
-    base: Vec<MeshHandle>,
-}
+/// Each object's colour as the Render stage draws it: the packed [`BaseColor`] of the slot's
+/// entity (white without one), for the checker that draws the same frame with culling off.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CityColors;
 
 impl CityColors {
-    /// The mesh of every entity of `world` that has one.
-    pub fn new(world: &World) -> CityColors {
-        let mut base = Vec::new();
-        for (entity, mesh) in world.query::<(Entity, &Mesh)>().iter() {
-            let index = entity.id() as usize;
-            if base.len() <= index {
-                base.resize(index + 1, MeshHandle::NONE);
-            }
-            base[index] = mesh.mesh;
-        }
-        CityColors { base }
-    }
-
-    /// The colour of object (slot) `slot`, which is `entity`.
-    pub fn color(&self, slot: usize, entity: Entity) -> u32 {
-        city_color(self.base.get(entity.id() as usize).copied().unwrap_or(MeshHandle::NONE), slot)
-    }
-
-    /// Colours of every slot of `columns`.
-    pub fn of(&self, columns: &ObjectColumns) -> Vec<u32> {
-        columns.entities.iter().enumerate().map(|(slot, &entity)| self.color(slot, entity)).collect()
-    }
-
-    /// The Render stage's [`ObjectStyle`]: the mesh the object's level of detail chose at
-    /// its world matrix; a free slot or undrawable object collapses to a point.
-    pub fn style(&self) -> ObjectStyle {
-        let colors = self.clone();
-        Box::new(move |slot, columns| {
-            let draw = columns.draws[slot];
-            let drawable = draw.mesh.is_some();
-            let world = if drawable { columns.models[slot] } else { glam::Mat4::from_scale(glam::Vec3::ZERO) };
-            ObjectDesc {
-                world: world.to_cols_array_2d(),
-                color: colors.color(slot, columns.entities[slot]),
-                mesh: if drawable { draw.mesh.0 } else { 0 },
-                material: draw.material.0,
-            }
-        })
+    /// Colours of every slot of `columns`, read from `world`.
+    pub fn of(world: &World, columns: &ObjectColumns) -> Vec<u32> {
+        columns
+            .entities
+            .iter()
+            .map(|&entity| world.get::<&BaseColor>(entity).map_or(BaseColor::WHITE, |color| *color).packed())
+            .collect()
     }
 }
 
@@ -84,7 +51,6 @@ pub fn install(
     target: Box<dyn FrameTarget>,
     bits: BitsReadback,
 ) -> Result<CullingChoice, RenderError> {
-    let colors = CityColors::new(app.world());
     let objects = app.world().query::<&Mesh>().iter().count() as u32;
     let setup = RenderSetup {
         backend,
@@ -94,7 +60,6 @@ pub fn install(
         capacity: objects + objects / 8 + 64,
         meshes: meshes.library.clone(),
         clear_color: SKY,
-        style: colors.style(),
         bits,
     };
     let choice = install_render_to(app, setup, Some(target))?;
@@ -158,11 +123,6 @@ impl FrameTarget for HeadlessTarget {
         let mut shared = lock_capture(&self.shared);
         shared.captured = false;
         Ok(shared.draw)
-    }
-
-    /// Checked frames are compared with every object drawn: none may still be uploading.
-    fn complete_uploads(&self) -> bool {
-        true
     }
 
     fn end_frame(&mut self, graph: &mut RenderGraph, _frame: u64) -> render_graph::Result<()> {

@@ -1,11 +1,14 @@
 //! Building the city: blocks of buildings, props, trees with LOD levels, cars with wheels
 //! (a hierarchy), skinned pedestrians and a camera.
 
-use ecs::{scene, Aabb, Camera, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, ShadowCaster, SkinnedPose, Transform};
+use ecs::{
+    scene, Aabb, BaseColor, Camera, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, ShadowCaster, SkinnedPose,
+    Transform,
+};
 use glam::{Quat, Vec3};
 use hecs::{Entity, World};
 
-use super::meshes::CityLibrary;
+use super::meshes::{city_color, CityLibrary};
 use super::motion::{CameraPath, PoseAnimation, Traffic};
 
 /// How big the city is. The defaults give about 45k mesh entities.
@@ -132,6 +135,12 @@ fn city_mesh(handle: MeshHandle, material: u32) -> Mesh {
     Mesh::new(handle, MaterialHandle(material), bounds)
 }
 
+/// The colour of the `index`-th object of `mesh` ([`city_color`]: the mesh's colour, shaded
+/// per object), as the component the Render stage reads.
+fn paint(mesh: &Mesh, index: usize) -> BaseColor {
+    BaseColor::from_rgba8(city_color(mesh.mesh, index).to_le_bytes())
+}
+
 /// Spawns the city into `world`.
 ///
 /// With `lods`, the buildings and props (most of the city) are spawned with their LOD
@@ -144,20 +153,18 @@ pub fn build_city(world: &mut World, config: &CityConfig, lods: Option<&CityLibr
     let half_block = config.block_size * 0.5;
 
     let ground_half = config.extent() * 0.5;
-    scene::spawn_mesh(
-        world,
-        mesh(
-            CityMeshes::GROUND,
-            0,
-            Vec3::new(-ground_half, -0.1, -ground_half),
-            Vec3::new(ground_half, 0.0, ground_half),
-        ),
-        Transform::from_translation(Vec3::new(
-            ground_half - config.street_width,
-            0.0,
-            ground_half - config.street_width,
-        )),
+    let ground = mesh(
+        CityMeshes::GROUND,
+        0,
+        Vec3::new(-ground_half, -0.1, -ground_half),
+        Vec3::new(ground_half, 0.0, ground_half),
     );
+    let ground_place = Transform::from_translation(Vec3::new(
+        ground_half - config.street_width,
+        0.0,
+        ground_half - config.street_width,
+    ));
+    world.spawn((ground_place, ecs::WorldTransform::from(ground_place), ground, ecs::Visible(true), paint(&ground, 0)));
     city.mesh_entities += 1;
 
     let building = city_mesh(CityMeshes::BUILDING, 1);
@@ -191,9 +198,12 @@ pub fn build_city(world: &mut World, config: &CityConfig, lods: Option<&CityLibr
                     Vec3::new(lot_size.x * layout.range(0.7, 0.95), height, lot_size.z * layout.range(0.7, 0.95));
                 let transform = Transform { translation: lot_centre, rotation: Quat::IDENTITY, scale: footprint };
                 let placed = ecs::WorldTransform::from(transform);
+                let color = paint(&building, city.buildings.len());
                 let entity = match lods.and_then(|lods| lods.lod_for(building.mesh, Some(&transform))) {
-                    Some(lod) => world.spawn((transform, placed, building, ecs::Visible(true), ShadowCaster, lod)),
-                    None => world.spawn((transform, placed, building, ecs::Visible(true), ShadowCaster)),
+                    Some(lod) => {
+                        world.spawn((transform, placed, building, ecs::Visible(true), ShadowCaster, color, lod))
+                    }
+                    None => world.spawn((transform, placed, building, ecs::Visible(true), ShadowCaster, color)),
                 };
                 city.buildings.push(entity);
             }
@@ -222,6 +232,7 @@ pub fn build_city(world: &mut World, config: &CityConfig, lods: Option<&CityLibr
                     tree,
                     ecs::Visible(true),
                     ShadowCaster,
+                    paint(&tree, city.mesh_entities),
                     tree_lod.clone(),
                 ));
                 city.mesh_entities += 1;
@@ -234,13 +245,19 @@ pub fn build_city(world: &mut World, config: &CityConfig, lods: Option<&CityLibr
         .into_iter()
         .map(|(transform, item)| (transform, item, lods.and_then(|lods| lods.lod_for(item.mesh, Some(&transform)))))
         .partition(|(_, _, lod)| lod.is_some());
+    let first = city.mesh_entities;
     city.mesh_entities += world
-        .spawn_batch(chained.into_iter().filter_map(|(transform, item, lod)| {
-            Some((transform, ecs::WorldTransform::from(transform), item, ecs::Visible(true), lod?))
+        .spawn_batch(chained.into_iter().enumerate().filter_map(|(index, (transform, item, lod))| {
+            let color = paint(&item, first + index);
+            Some((transform, ecs::WorldTransform::from(transform), item, ecs::Visible(true), color, lod?))
         }))
         .count();
-    city.mesh_entities +=
-        scene::spawn_meshes(world, plain.into_iter().map(|(transform, item, _)| (transform, item))).len();
+    let first = city.mesh_entities;
+    city.mesh_entities += world
+        .spawn_batch(plain.into_iter().enumerate().map(|(index, (transform, item, _))| {
+            (transform, ecs::WorldTransform::from(transform), item, ecs::Visible(true), paint(&item, first + index))
+        }))
+        .count();
 
     spawn_traffic(world, config, &mut layout, &mut city);
     spawn_pedestrians(world, config, &mut layout, &mut city);
@@ -271,11 +288,15 @@ fn spawn_traffic(world: &mut World, config: &CityConfig, layout: &mut Layout, ci
             let position = Vec3::new(street_centre + if lane == 0 { -2.5 } else { 2.5 }, 0.0, along);
             let car = scene::spawn_mesh(world, body, Transform::from_translation(position));
             let speed = layout.range(6.0, 14.0) * if lane == 0 { 1.0 } else { -1.0 };
+            let color = paint(&body, city.cars.len());
             world
-                .insert(car, (ShadowCaster, Traffic { speed, street_length: config.extent() }))
+                .insert(car, (ShadowCaster, Traffic { speed, street_length: config.extent() }, color))
                 .expect("the car was just spawned");
-            for offset in wheel_offsets {
-                let wheel_entity = scene::spawn_mesh(world, wheel, Transform::from_translation(offset));
+            for (index, offset) in wheel_offsets.into_iter().enumerate() {
+                let place = Transform::from_translation(offset);
+                let color = paint(&wheel, city.cars.len() * 4 + index);
+                let wheel_entity =
+                    world.spawn((place, ecs::WorldTransform::from(place), wheel, ecs::Visible(true), color));
                 ecs::hierarchy::set_parent(world, wheel_entity, car)
                     .expect("a fresh wheel cannot be the car's ancestor");
             }
@@ -301,7 +322,8 @@ fn spawn_pedestrians(world: &mut World, config: &CityConfig, layout: &mut Layout
             };
             let entity = scene::spawn_mesh(world, body, Transform::from_translation(position));
             let animation = PoseAnimation { phase: layout.range(0.0, 4.0), period: layout.range(2.0, 4.0) };
-            world.insert(entity, (pose, animation, ShadowCaster)).expect("the pedestrian was just spawned");
+            let color = paint(&body, city.pedestrians.len());
+            world.insert(entity, (pose, animation, ShadowCaster, color)).expect("the pedestrian was just spawned");
             city.pedestrians.push(entity);
             city.mesh_entities += 1;
         }
