@@ -2,10 +2,11 @@
 //! (what it got, and why).
 //!
 //! With the GPU backend the Visibility stage still picks LOD, writes the per-object columns
-//! (the boxes the GPU culls) and the lists of drawable objects, but leaves the frustum and
-//! occlusion tests to the GPU culling passes (`culling::gpu`): its `visible` list is then
-//! every drawable object, and the GPU's answer is in `visibility_bits`. Both produce the
-//! same frustum bits for the same boxes, so either stands in for the other.
+//! (the boxes the GPU culls) and the lists of drawable objects, and keeps its frustum test
+//! (cheap, and the same bits as the GPU's for the same boxes), so `visible`, `state_of` and
+//! the `Culled` tags are this frame's on every backend. Occlusion is left to the GPU culling
+//! passes (`culling::gpu`), whose answer is in `visibility_bits`, and reaches the host's
+//! answer only through [`GpuFeedback`].
 
 /// The culling backend a game asks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -52,8 +53,10 @@ pub struct CullingChoice {
 /// the lagged readback, the previous frame whenever its fence had signalled when this frame
 /// started (no stall; asked, not waited for), else the newest finished frame, never more than
 /// `FRAMES_IN_FLIGHT + 1` frames back; with the waiting readback, always the previous frame.
-/// Slots past the bits' length count as visible; a slot reused within that latency may carry
-/// its previous owner's answer for as long.
+/// Slots past the bits' length count as visible. A slot whose object appeared after the bits'
+/// frame (a new entity in a freed slot, or an object that became drawable) has no answer of
+/// its own in them: the Visibility stage ignores its bit in the frame it appears, and the
+/// Render stage clears its [`GpuFeedback::in_view`] bit from then on.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GpuFeedback {
     /// The frame (count of rendered frames before it) the bits were computed in; `None`

@@ -139,6 +139,10 @@ pub struct ShadowCaster;
 /// **Which entities.** Under the default [`VisibilityTags::All`](crate::VisibilityTags) every
 /// drawable mesh entity; under [`VisibilityTags::Marked`](crate::VisibilityTags) only those
 /// carrying [`VisibilityTagged`], and then an unmarked entity's missing tag says nothing.
+///
+/// **On every culling backend.** The frustum test always runs on the CPU (with GPU culling
+/// too: it is cheap and gives the GPU's bits), so this tag is this frame's frustum answer
+/// whichever processor culls what is drawn.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Culled;
 
@@ -147,6 +151,14 @@ pub struct Culled;
 /// Changed only on transitions, with the same timing as [`Culled`] (one frame late for
 /// systems before the Visibility stage, absent on new entities and in frames without a view),
 /// and given to the same entities (see [`Culled`]).
+///
+/// **On each culling backend.** With CPU culling it is this frame's CPU occlusion answer
+/// (when occlusion runs there). With GPU culling it comes from the GPU's visibility bits of
+/// an earlier frame, only when they are read back (`culling::gpu::BitsReadback`): one frame
+/// late when the GPU keeps up, never more than the frames in flight plus one; an object in
+/// view that the GPU did not test in that frame (it was outside that frame's frustum, or it
+/// appeared since: a new entity in its slot, or newly drawable) is never tagged. Without the
+/// readback the GPU backend tags nothing `Occluded`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Occluded;
 

@@ -5,6 +5,8 @@
 pub mod city;
 pub mod cluster_render;
 pub mod mesh_render;
+pub mod scene_check;
+pub mod stress;
 pub mod tower_defence;
 pub mod window;
 

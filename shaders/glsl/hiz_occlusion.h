@@ -13,12 +13,14 @@
 // or at/in front of the near plane, or any non-finite number, is undecided (kept); the
 // footprint is the pixel rectangle of the corners' screen bounds (widened by
 // `footprint_margin` texels, clipped to the image); the nearest depth is the largest corner
-// depth (raised by `depth_margin`, relative); the pyramid level is the finest where the
+// depth (raised by `depth_margin`, relative, and by the box's depth range over its footprint
+// for the rasterizer's depth extrapolation); the pyramid level is the finest where the
 // footprint spans at most 2x2 texels, and each pyramid texel holds the farthest depth of
 // every texel it covers. Hidden only when the nearest depth is smaller than all four texels.
 int hiz_test(mat4 view_projection, vec3 bounds_min, vec3 bounds_max, vec2 size, uint mips, float depth_margin,
     float footprint_margin) {
     float nearest = 0.0;
+    float deepest = 3.0e38;
     vec2 low = vec2(3.0e38);
     vec2 high = vec2(-3.0e38);
     for (uint corner = 0u; corner < 8u; ++corner) {
@@ -32,6 +34,7 @@ int hiz_test(mat4 view_projection, vec3 bounds_min, vec3 bounds_max, vec2 size, 
         }
         vec3 ndc = clip.xyz / clip.w;
         nearest = max(nearest, ndc.z);
+        deepest = min(deepest, ndc.z);
         low = min(low, ndc.xy);
         high = max(high, ndc.xy);
     }
@@ -58,7 +61,17 @@ int hiz_test(mat4 view_projection, vec3 bounds_min, vec3 bounds_max, vec2 size, 
     ivec2 b = min(last_texel >> level, level_limit);
     float farthest = min(min(texelFetch(hiz, a, level).r, texelFetch(hiz, ivec2(b.x, a.y), level).r),
         min(texelFetch(hiz, ivec2(a.x, b.y), level).r, texelFetch(hiz, b, level).r));
+    // The rasterizer may give a covered pixel centre a depth past its triangles' own (the
+    // centre lies up to a subpixel outside the exact triangle, and the depth plane is
+    // extrapolated there), and that depth is what the pyramid holds; an object drawn in the
+    // early phase then reads its own depth as nearer than its box. The box's depth range, over
+    // its footprint's narrower side in texels (whole when under one), allows a pixel of that
+    // extrapolation at the box's mean slope: far more than a subpixel. Written without a
+    // division: `raised + range * min(1, 1 / span) < farthest`.
     precise float raised = nearest + nearest * depth_margin;
-    return raised < farthest ? HIZ_HIDDEN : HIZ_VISIBLE;
+    precise float range = nearest - deepest;
+    precise float span = min(last.x - first.x, last.y - first.y);
+    bool hidden = span > 1.0 ? (raised - farthest) * span + range < 0.0 : raised + range < farthest;
+    return hidden ? HIZ_HIDDEN : HIZ_VISIBLE;
 }
 #endif

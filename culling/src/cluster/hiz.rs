@@ -42,7 +42,10 @@ pub enum OcclusionAnswer {
 ///
 /// Conservative at every step: the footprint is the pixel rectangle of the corners' screen
 /// bounds widened by `footprint_margin` texels and clipped to the image; the nearest depth
-/// is the largest corner depth raised by `depth_margin` (relative); the level is the finest
+/// is the largest corner depth raised by `depth_margin` (relative) and by the box's depth
+/// range over its footprint's narrower side in texels, whole when that is under one (the
+/// rasterizer may extrapolate a covered pixel's depth a subpixel past its triangle, so an
+/// object drawn into the pyramid must not read its own depth as an occluder's); the level is the finest
 /// where the footprint spans at most 2x2 texels, and each texel holds the farthest depth of
 /// what it covers. Hidden only when the raised nearest depth is smaller than all four texels.
 pub fn occlusion_test(
@@ -54,6 +57,7 @@ pub fn occlusion_test(
     footprint_margin: f32,
 ) -> OcclusionAnswer {
     let mut nearest = 0.0f32;
+    let mut deepest = 3.0e38f32;
     let mut low = Vec2::splat(3.0e38);
     let mut high = Vec2::splat(-3.0e38);
     for corner in 0..8 {
@@ -69,6 +73,7 @@ pub fn occlusion_test(
         }
         let ndc = clip.truncate() / clip.w;
         nearest = nearest.max(ndc.z);
+        deepest = deepest.min(ndc.z);
         low = low.min(ndc.truncate());
         high = high.max(ndc.truncate());
     }
@@ -101,8 +106,14 @@ pub fn occlusion_test(
         .texel(level, a[0], a[1])
         .min(hiz.texel(level, b[0], a[1]))
         .min(hiz.texel(level, a[0], b[1]).min(hiz.texel(level, b[0], b[1])));
+    // The rasterizer may give a covered pixel centre a depth past its triangles' own (see
+    // `hiz_occlusion.h`): the box's depth range over its footprint's narrower side in texels
+    // (whole when under one) is added, with the same operations as the shader.
     let raised = nearest + nearest * depth_margin;
-    if raised < farthest {
+    let range = nearest - deepest;
+    let span = (last.x - first.x).min(last.y - first.y);
+    let hidden = if span > 1.0 { (raised - farthest) * span + range < 0.0 } else { raised + range < farthest };
+    if hidden {
         OcclusionAnswer::Hidden
     } else {
         OcclusionAnswer::Visible

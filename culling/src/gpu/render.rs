@@ -1,7 +1,15 @@
 //! Rendering as part of the frame: [`install_render`] adds a Render-stage system that writes
-//! the changed object records (by slot) and executes the render graph every frame, with GPU
-//! culling or with the CPU's lists, as [`CullingBackend`] decides, and an Input-stage system
-//! ([`READBACK_SYSTEM`]) that collects the GPU's answers at the start of the next frame.
+//! the changed objects into the GPU scene (by slot) and executes the render graph every frame,
+//! with GPU culling or with the CPU's lists, as [`CullingBackend`] decides, and an Input-stage
+//! system ([`READBACK_SYSTEM`]) that collects the GPU's answers at the start of the next frame.
+//!
+//! **What is drawn.** Every drawable mesh entity, as the Visibility stage placed it: its world
+//! matrix, the mesh its level of detail chose (`MeshHandle(n)` draws mesh `n` of
+//! [`RenderSetup::meshes`]), its `MaterialHandle` and its [`ecs::BaseColor`] (white without
+//! one). The Render stage writes only what changed this frame ([`Visibility::changes`] and the
+//! colours the change log names), every change in the frame it is made, however many; a
+//! despawned object's slot is empty in the same frame. [`RenderReport::upload`] says what
+//! went to the GPU: a moving object costs its 48-byte transform and a slot index.
 //!
 //! **Latency of the GPU's answer.** The statistics ([`RenderReport::gpu`]) and, when asked
 //! for, the visibility bits ([`RenderReport::bits`]) are copied by each frame into its own
@@ -67,7 +75,9 @@ pub struct RenderSetup {
     pub device: Option<Arc<GpuDevice>>,
     /// Size of the image.
     pub extent: vk::Extent2D,
-    /// Most object slots.
+    /// Most object slots: the most mesh entities alive at once, and the slots a frame's
+    /// spawns take before the despawns of that frame free theirs (a frame past it reports an
+    /// error and draws nothing).
     pub capacity: u32,
     /// The meshes objects name.
     pub meshes: MeshLibrary,
@@ -160,7 +170,7 @@ pub fn install_render_to(
             if on_device {
                 app.add_system(Stage::Input, readback_system(Arc::clone(&state), feeds_back));
             }
-            app.add_system(Stage::Render, render_system(state));
+            app.add_system(Stage::Render, render_system(state, feeds_back));
         }
         Err(error) => {
             log::warn!("rendering is off: {error}");
@@ -372,8 +382,8 @@ fn ring_region(buffer: &ReadbackBuffer, frame: u64) -> render_graph::Result<&[u8
     Ok(&bytes[start..start + region as usize])
 }
 
-fn render_system(state: Arc<Mutex<RenderState>>) -> System {
-    System::new(RENDER_SYSTEM, move |ctx| {
+fn render_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
+    let system = System::new(RENDER_SYSTEM, move |ctx| {
         runtime::profile_zone!("render");
         let (world, changes) = (ctx.world_unchecked(), ctx.changes());
         let visibility = ctx.resource::<Visibility>();
@@ -385,10 +395,25 @@ fn render_system(state: Arc<Mutex<RenderState>>) -> System {
         };
         runtime::profile_zone!("lock held: render state");
         report.error = state.frame(world, changes, &visibility, &mut report).err().map(|error| error.to_string());
+        if feeds_back {
+            // The GPU's answer the Visibility stage reads until a newer frame is read back
+            // (a GPU behind, or frames not drawn): a slot whose object appeared has none in it.
+            let mut feedback = ctx.resource_mut::<GpuFeedback>();
+            for slot in visibility.changes().appeared_slots() {
+                if let Some(word) = feedback.in_view.get_mut(slot as usize / 64) {
+                    *word &= !(1u64 << (slot % 64));
+                }
+            }
+        }
     })
     .reads::<ecs::BaseColor>()
     .reads_resource::<Visibility>()
-    .writes_resource::<RenderReport>()
+    .writes_resource::<RenderReport>();
+    if feeds_back {
+        system.writes_resource::<GpuFeedback>()
+    } else {
+        system
+    }
 }
 
 /// The Input-stage half of the renderer: the lagged readback and the [`GpuFeedback`] the

@@ -19,7 +19,8 @@
 //!    the distance and screen-size culls on the survivors, except for static objects under
 //!    an unchanged view, whose cached verdict stands (see `cache.rs`: the cache is keyed by
 //!    value, so every way of moving an object is seen on the next frame).
-//! 4. (Occlusion, issue 6, hooks in here: see `system.rs`.)
+//! 4. Occlusion of the survivors (see `crate::occlusion::stage`), or on the GPU backend the
+//!    GPU's fed-back answer.
 //! 5. A serial gather over the words: `visible` in slot order, `scene` with the shadow
 //!    casters first, and the [`Culled`](ecs::Culled) tag changes of this frame.
 //!

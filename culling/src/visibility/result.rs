@@ -369,6 +369,14 @@ impl Visibility {
     /// entity, spawned after the last cull, or the last frame had no view (then nothing is
     /// known to be hidden). An entity despawned since the last cull still reads its last
     /// answer.
+    ///
+    /// What each backend gives:
+    ///
+    /// | answer | CPU culling | GPU culling |
+    /// |---|---|---|
+    /// | `Culled` | this frame's frustum, distance and screen-size culls | the same, on the CPU (the frustum bits equal the GPU's) |
+    /// | `Occluded` | this frame's CPU occlusion (when it runs) | the GPU's bits of an earlier frame, when read back (`culling::gpu::BitsReadback`): one frame late when the GPU keeps up, at most the frames in flight plus one; never for an object the GPU did not test then (out of that frame's view, or appeared since) |
+    /// | `Visible` | everything else drawable | everything else drawable; without the bits read back, every drawable object in view |
     pub fn state_of(&self, entity: Entity) -> Option<ObjectState> {
         let slot = self.slots.slot_of(entity)? as usize;
         if slot >= self.len() || self.view.is_none() {
@@ -386,7 +394,7 @@ impl Visibility {
         })
     }
 
-    /// Whether object `index` was found occluded this frame (issue 6); such an object is
+    /// Whether object `index` was found occluded this frame; such an object is
     /// not in [`visible`](Visibility::visible) and carries the `Occluded` tag, not `Culled`.
     pub fn is_occluded(&self, index: usize) -> bool {
         self.occluded.get(index / 64).is_some_and(|word| word >> (index % 64) & 1 == 1)

@@ -65,8 +65,10 @@ pub fn install(app: &mut App) {
 /// Reads `Mesh`, `Transform`, `WorldTransform`, `Visible`, `SkinnedPose`, `Lod`,
 /// `ShadowCaster`, the tags and the `VisibilityTagged` marker (under
 /// [`VisibilityTags::Marked`](ecs::VisibilityTags) only marked entities get tags), the [`RenderSettings`], [`Viewport`], [`OccluderMeshes`] and
-/// [`CullingChoice`] resources (with GPU culling chosen, frustum and occlusion are left to
-/// the GPU) and the `ResolvedView` frame value; writes the [`Visibility`] resource. Runs on
+/// [`CullingChoice`] resources (with GPU culling chosen, occlusion is left to the GPU and
+/// taken from its fed-back bits, while the frustum test stays here) and the `ResolvedView`
+/// frame value; writes the [`Visibility`] resource, whose [`Visibility::changes`] say which
+/// slots the cull wrote. Runs on
 /// the job system the app installed; its answer does not depend on the number of threads.
 ///
 /// A frame without a view (no camera, see `ecs::CameraSelection::no_view_reason`) gives an
@@ -78,7 +80,7 @@ pub fn install(app: &mut App) {
 /// the view's own height too.
 pub fn visibility_system() -> System {
     let mut segments: Vec<Segment> = Vec::new();
-    let mut occlusion = OcclusionPass::default(); // issue 6
+    let mut occlusion = OcclusionPass::default();
     let mut tracked = TrackedState::default();
     let watched = watched_types();
     System::new(VISIBILITY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
@@ -300,7 +302,7 @@ fn finish_frame(
     trusted: bool,
     feedback: bool,
 ) {
-    // Occlusion (issue 6): survivors hidden behind the chosen occluders lose their bit and
+    // Occlusion: survivors hidden behind the chosen occluders lose their bit and
     // are counted in `stats.occluded`, when `settings.occlusion_culling` is on and an
     // `OccluderMeshes` resource is present (see `crate::occlusion::stage`).
     {

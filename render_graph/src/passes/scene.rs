@@ -123,7 +123,10 @@ impl GpuScene {
             return Err(out_of_range("the scene capacity is zero"));
         }
         let mesh_buffers = MeshBuffers::upload(device, &meshes)?;
-        let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
+        // Copy source too: tools and tests read the scene back.
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER
+            | vk::BufferUsageFlags::TRANSFER_DST
+            | vk::BufferUsageFlags::TRANSFER_SRC;
         let buffer = |name: &str, bytes: u64| {
             GpuBuffer::new(device, name, u64::from(capacity) * bytes, usage, MemoryLocation::GpuOnly).map(Arc::new)
         };

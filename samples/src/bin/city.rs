@@ -299,7 +299,15 @@ fn main() -> ExitCode {
             let checked = {
                 let capture = lock_capture(&rendering.capture);
                 let report = app.resource::<RenderReport>();
-                check_frame(&mut rendering.checker, &capture, &visibility, &report, app.world(), &meshes, &request)
+                check_frame(
+                    &mut rendering.checker,
+                    &capture,
+                    &visibility,
+                    &report,
+                    app.world(),
+                    &meshes.library,
+                    &request,
+                )
             };
             match checked {
                 Ok(Checked { frame: check, truth, clusters }) => {

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use culling::gpu::RenderReport;
 use culling::Visibility;
+use render_graph::passes::MeshLibrary;
 
 use super::rendering::{Capture, CityColors};
-use super::{classify, CityLibrary, RenderError};
+use super::{classify, RenderError};
 use crate::mesh_render::{MeshFrame, MeshRenderer};
 
 /// What to check and write for one drawn frame.
@@ -26,12 +27,14 @@ pub struct CheckRequest {
 }
 
 /// `--truth` on one drawn frame.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Truth {
     /// Objects owning at least one pixel of the frame drawn with culling off.
     pub objects_with_pixels: usize,
     /// Of those, objects culling did not submit (must be 0).
     pub false_hidden: usize,
+    /// The first few of them (slots), for the report.
+    pub false_hidden_slots: Vec<u32>,
     /// Objects with pixels / objects submitted.
     pub efficiency: f64,
 }
@@ -57,7 +60,7 @@ pub fn check_frame(
     visibility: &Visibility,
     report: &RenderReport,
     world: &hecs::World,
-    meshes: &CityLibrary,
+    library: &MeshLibrary,
     request: &CheckRequest,
 ) -> Result<Checked, RenderError> {
     if let Some(error) = &report.error {
@@ -71,7 +74,6 @@ pub fn check_frame(
     let reference = checker.draw_reference(visibility, |object| slot_colors[object])?;
     let pixels = &capture.pixels;
     let differing_pixels = pixels.chunks_exact(4).zip(reference.chunks_exact(4)).filter(|(a, b)| a != b).count();
-    let library = &meshes.library;
     let triangles_of = |object: u32| {
         let draw = visibility.objects().draws[object as usize];
         if draw.mesh.is_some() {
@@ -135,9 +137,15 @@ pub fn check_frame(
             for &object in &submitted {
                 was_submitted[object as usize] = true;
             }
-            let false_hidden = owners.iter().filter(|&&object| !was_submitted[object as usize]).count();
+            let hidden: Vec<u32> = owners.iter().copied().filter(|&object| !was_submitted[object as usize]).collect();
             let efficiency = owners.len() as f64 / submitted.len().max(1) as f64;
-            Some(Truth { objects_with_pixels: owners.len(), false_hidden, efficiency })
+            let false_hidden_slots = hidden.iter().copied().take(8).collect();
+            Some(Truth {
+                objects_with_pixels: owners.len(),
+                false_hidden: hidden.len(),
+                false_hidden_slots,
+                efficiency,
+            })
         }
         _ => None,
     };

@@ -47,6 +47,10 @@ pub struct FrameRecord {
     pub false_hidden: Option<usize>,
     /// `--truth`: objects with pixels / objects submitted.
     pub efficiency: Option<f64>,
+    /// Slots where the GPU scene differs from a from-scratch upload of the world (the stress
+    /// scene's `--truth`; must be 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scene_mismatches: Option<usize>,
 }
 
 #[derive(Serialize)]
@@ -124,6 +128,7 @@ pub fn table(records: &[FrameRecord]) -> String {
     row("objects with pixels", count(|record| record.objects_with_pixels.map(|objects| objects as f64)), 0);
     row("false_hidden", count(|record| record.false_hidden.map(|objects| objects as f64)), 0);
     row("efficiency", count(|record| record.efficiency), 3);
+    row("scene mismatches", count(|record| record.scene_mismatches.map(|slots| slots as f64)), 0);
     text
 }
 
