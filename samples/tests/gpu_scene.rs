@@ -326,3 +326,40 @@ fn an_object_spawned_into_the_slot_of_an_occluded_one_is_not_reported_occluded()
     drop(scene);
     assert_no_validation_messages(&device);
 }
+
+#[test]
+fn a_scene_past_its_capacity_is_an_error_until_it_fits_again_and_then_mirrors_the_world() {
+    let Some(device) = gpu_test_context() else { return };
+    for backend in [CullingBackend::Gpu, CullingBackend::Cpu] {
+        let mut cubes = Vec::new();
+        let mut scene = rendered(&device, backend, 8, BitsReadback::Wait, false, |app| {
+            let world = app.world_mut();
+            scene::spawn_camera(world, Camera::default(), scene::look_at(Vec3::new(0.0, 0.0, 10.0), Vec3::ZERO));
+            for index in 0..6 {
+                let place = Transform::from_translation(Vec3::new(index as f32 - 3.0, 0.0, 0.0));
+                cubes.push(scene::spawn_mesh(world, StressMeshes::mesh(StressMeshes::ALL[0], 0), place));
+            }
+        });
+        scene.assert_mirrors(&format!("{backend:?}: six cubes"));
+        for index in 0..6 {
+            let place = Transform::from_translation(Vec3::new(index as f32 - 3.0, 2.0, 0.0));
+            cubes.push(scene::spawn_mesh(scene.app.world_mut(), StressMeshes::mesh(StressMeshes::ALL[1], 0), place));
+        }
+        for _ in 0..2 {
+            scene.app.run_frame();
+            let error = scene.app.resource::<RenderReport>().error.clone();
+            assert!(
+                error.as_deref().is_some_and(|error| error.contains("larger capacity")),
+                "{backend:?}: twelve slots in a scene of eight: {error:?}"
+            );
+        }
+        // Moving one that stays, despawning five: the changes of the failed frames are not lost.
+        scene.app.world_mut().get::<&mut Transform>(cubes[0]).expect("lives").translation.y = -2.0;
+        for &cube in &cubes[7..] {
+            scene.app.world_mut().despawn(cube).expect("lives");
+        }
+        scene.assert_mirrors(&format!("{backend:?}: back within the capacity"));
+        drop(scene);
+    }
+    assert_no_validation_messages(&device);
+}

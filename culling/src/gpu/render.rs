@@ -119,7 +119,14 @@ pub struct RenderReport {
     /// Drawable objects whose mesh handle names no mesh of the library: not drawn (logged
     /// once).
     pub missing_meshes: u32,
-    /// The last rendering error, if any (the frame was then not drawn).
+    /// Seconds the Render stage spent writing the changed slots into the GPU scene this
+    /// frame (the part of its CPU time that follows what changed; the rest is recording and
+    /// submitting the graph).
+    pub sync_seconds: f64,
+    /// This frame's rendering error, if any (the frame was then not drawn; its changes stay
+    /// marked and go with the next frame that draws). Logged once (`log::error!`) until a
+    /// different error comes: a scene fuller than its capacity, host-visible memory the
+    /// staging could not grow into, a device lost.
     pub error: Option<String>,
 }
 
@@ -197,6 +204,10 @@ struct RenderState {
     target: Option<Box<dyn FrameTarget>>,
     /// The GPU culling's switches (GPU backend only).
     cull_settings: Option<SharedCullSettings>,
+    /// The last error logged: a frame's error is logged when it differs from it, so a
+    /// failure that lasts (a full scene, device memory exhausted) is logged once, not per
+    /// frame.
+    logged_error: Option<String>,
 }
 
 impl RenderState {
@@ -253,6 +264,7 @@ impl RenderState {
             frames: 0,
             target,
             cull_settings,
+            logged_error: None,
         })
     }
 
@@ -271,7 +283,9 @@ impl RenderState {
                 lock_scene(&self.scene)
             };
             runtime::profile_zone!("lock held: scene");
+            let started = std::time::Instant::now();
             let synced = self.sync.apply(world, changes, visibility, &mut scene)?;
+            report.sync_seconds = started.elapsed().as_secs_f64();
             report.synced_slots = synced.slots;
             report.missing_meshes = synced.missing_meshes;
         }
@@ -395,6 +409,12 @@ fn render_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
         };
         runtime::profile_zone!("lock held: render state");
         report.error = state.frame(world, changes, &visibility, &mut report).err().map(|error| error.to_string());
+        if report.error.is_some() && report.error != state.logged_error {
+            log::error!("rendering frame {}: {}", report.frames, report.error.as_deref().unwrap_or_default());
+        }
+        if report.error.is_some() {
+            state.logged_error.clone_from(&report.error);
+        }
         if feeds_back {
             // The GPU's answer the Visibility stage reads until a newer frame is read back
             // (a GPU behind, or frames not drawn): a slot whose object appeared has none in it.

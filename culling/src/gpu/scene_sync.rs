@@ -27,6 +27,9 @@ pub(crate) struct SceneSync {
     colors: ChangedSince,
     /// Whether the missing-mesh warning was logged (it is logged once).
     warned_missing_mesh: bool,
+    /// A frame's changes could not be applied (more slots than the capacity): the next frame
+    /// that can writes every slot.
+    resync: bool,
 }
 
 /// What one frame's sync did.
@@ -51,6 +54,7 @@ impl SceneSync {
         runtime::profile_zone!("render scene sync");
         let len = visibility.len();
         if len > scene.capacity() as usize {
+            self.resync = true;
             return Err(render_graph::GraphError::InvalidDescription {
                 resource: String::from(render_graph::passes::OBJECT_RECORDS),
                 reason: "more object slots than the GPU scene holds; install rendering with a larger capacity",
@@ -59,18 +63,25 @@ impl SceneSync {
         scene.set_object_count(len as u32)?;
         self.owners.resize(len, Entity::DANGLING);
         let mut report = SyncReport::default();
-        for slot in visibility.changes().slots() {
-            let slot = slot as usize;
-            if slot >= len {
-                break;
-            }
+        let resync = std::mem::take(&mut self.resync);
+        let mut write = |sync: &mut SceneSync, slot: usize| {
             report.slots += 1;
-            if !self.write_slot(world, visibility, scene, slot) {
+            if !sync.write_slot(world, visibility, scene, slot) {
                 report.missing_meshes += 1;
             }
+        };
+        if resync {
+            (0..len).for_each(|slot| write(self, slot));
+        } else {
+            visibility
+                .changes()
+                .slots()
+                .map(|slot| slot as usize)
+                .take_while(|&slot| slot < len)
+                .for_each(|slot| write(self, slot));
         }
         changes.collect(&mut self.cursor, &[TypeId::of::<BaseColor>()], &mut self.colors);
-        if self.colors.everything {
+        if self.colors.everything || resync {
             for slot in 0..len {
                 refresh_color(world, visibility, scene, slot);
             }
