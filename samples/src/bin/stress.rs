@@ -41,6 +41,13 @@ enum CullChoice {
     Auto,
 }
 
+/// Which drawn frames are checked.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum CheckChoice {
+    Every,
+    Last,
+}
+
 /// The stress scene's command line.
 #[derive(Parser, Clone, Debug)]
 #[command(name = "stress", version, about = "A world that moves, spawns and despawns every frame, culled and checked")]
@@ -75,6 +82,11 @@ struct StressOptions {
     /// Which frames are drawn and checked (default: every frame with --truth, else the last).
     #[arg(long, value_enum)]
     render: Option<RenderChoice>,
+    /// Which drawn frames are checked against the same frame drawn with culling off (default:
+    /// every drawn frame with --truth, else the last): `--render every --check last` draws
+    /// every frame at the engine's own pace.
+    #[arg(long, value_enum)]
+    check: Option<CheckChoice>,
     /// Check each drawn frame against the object-id truth and the GPU scene against a
     /// from-scratch upload; prints `false_hidden` and `scene_mismatches` per frame.
     #[arg(long)]
@@ -198,7 +210,9 @@ fn main() -> ExitCode {
                 capacity,
                 meshes: library.clone(),
                 clear_color: CLEAR,
-                bits: BitsReadback::Wait,
+                // The truth needs each frame's own GPU answer (a wait per frame); otherwise the
+                // answer comes a frame late and the frames overlap, as in a game.
+                bits: if options.truth { BitsReadback::Wait } else { BitsReadback::Lagged },
             };
             let installed = install_render_to(&mut app, setup, Some(Box::new(target)))
                 .map_err(|error| error.to_string())
@@ -259,7 +273,8 @@ fn main() -> ExitCode {
     for _ in 0..options.frames {
         let next = app.frame_index() + 1;
         let last = next == options.frames;
-        let checked = render == RenderChoice::Every || (render == RenderChoice::Last && last);
+        let check = options.check.unwrap_or(if options.truth { CheckChoice::Every } else { CheckChoice::Last });
+        let checked = render != RenderChoice::None && (last || (check == CheckChoice::Every && drawn(next)));
         if let Some(rendering) = &rendering {
             let mut capture = lock_capture(&rendering.capture);
             capture.draw = drawn(next);
