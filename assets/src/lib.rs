@@ -29,4 +29,4 @@ pub use process::{
     hand_over_distance, process_mesh, process_meshes, ProcessOptions, ProcessedLevel, ProcessedMesh,
     MAX_MESHLET_TRIANGLES, MAX_MESHLET_VERTICES,
 };
-pub use render_graph::passes::Meshlet;
+pub use renderer::Meshlet;

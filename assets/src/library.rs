@@ -4,7 +4,7 @@ use std::ops::Range;
 
 use ecs::{Aabb, Lod, LodLevel, MeshHandle};
 use glam::Vec3;
-use render_graph::passes::{MeshLibrary, MeshVertices, Meshlet};
+use renderer::{MeshLibrary, MeshVertices, Meshlet};
 
 use crate::process::ProcessedMesh;
 

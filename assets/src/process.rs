@@ -17,7 +17,7 @@
 
 use glam::Vec3;
 use meshopt::{SimplifyOptions, VertexDataAdapter};
-use render_graph::passes::Meshlet;
+use renderer::Meshlet;
 
 use crate::mesh::{MeshData, MeshError};
 

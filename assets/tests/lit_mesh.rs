@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use assets::{add_to_library, process_mesh, MeshData, ProcessOptions};
 use glam::{Mat4, Vec3};
-use render_graph::passes::{add_scene_passes, pack_rgba8, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, RenderGraph};
+use renderer::{add_scene_passes, pack_rgba8, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions};
 
 const SIZE: u32 = 32;
 

@@ -43,8 +43,8 @@ pub struct CullingChoice {
 }
 
 /// The GPU's visibility bits of an earlier frame, fed back to the Visibility stage: a
-/// resource written at the start of each frame (Input stage, `culling::gpu::READBACK_SYSTEM`)
-/// when the host asked for the bits (see `culling::gpu::BitsReadback`).
+/// resource written at the start of each frame (Input stage, `renderer::READBACK_SYSTEM`)
+/// when the host asked for the bits (see `renderer::BitsReadback`).
 ///
 /// With it, the GPU backend keeps the (cheap, bit-identical) frustum test on the CPU, so
 /// `Culled` tags and the lists are this frame's, and takes occlusion from these bits:

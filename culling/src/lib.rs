@@ -1,4 +1,7 @@
-//! Visibility culling: math, SIMD frustum kernels, the Visibility stage, CPU and GPU occlusion.
+//! Visibility culling on the CPU: bounds and frustum math, SIMD frustum kernels, the
+//! Visibility stage (the answer a game reads), LOD, shadow casters, CPU occlusion and the CPU
+//! reference of meshlet culling. It needs no GPU: the GPU culling passes are the `renderer`
+//! crate's, and give the same frustum bits.
 //!
 //! The rule of every cull here: false-visible is allowed, false-hidden never. A box that
 //! straddles a plane is kept, and an object or a view with non-finite numbers is kept and
@@ -9,8 +12,6 @@ mod backend;
 mod bits;
 pub mod cluster;
 mod frustum;
-#[cfg(feature = "gpu")]
-pub mod gpu;
 mod kernels;
 mod lod;
 pub mod occlusion;

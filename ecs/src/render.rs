@@ -154,7 +154,7 @@ pub struct Culled;
 ///
 /// **On each culling backend.** With CPU culling it is this frame's CPU occlusion answer
 /// (when occlusion runs there). With GPU culling it comes from the GPU's visibility bits of
-/// an earlier frame, only when they are read back (`culling::gpu::BitsReadback`): one frame
+/// an earlier frame, only when they are read back (`renderer::BitsReadback`): one frame
 /// late when the GPU keeps up, never more than the frames in flight plus one; an object in
 /// view that the GPU did not test in that frame (it was outside that frame's frustum, or it
 /// appeared since: a new entity in its slot, or newly drawable) is never tagged. Without the

@@ -1,4 +1,6 @@
-//! Vulkan device, memory and a Register/Prepare/Execute render graph with automatic barriers.
+//! Vulkan device, memory and a Register/Prepare/Execute render graph with automatic barriers:
+//! a generic library, with no knowledge of any scene (the engine's renderer, its GPU scene
+//! and its passes are the `renderer` crate).
 //!
 //! - [`device`]: the Vulkan loader is loaded at run time (no loader gives an error, not a
 //!   panic); the best device is chosen (discrete, integrated, virtual, CPU); Vulkan 1.3 with
@@ -21,8 +23,8 @@
 //!   ([`GraphStats`]), labels passes for capture tools, dumps the compiled graph with
 //!   [`RenderGraph::to_dot`], and with the feature `profile` shows passes as Tracy CPU and
 //!   GPU zones.
-//! - [`passes`]: the standard passes (object upload, depth prepass, geometry, readback)
-//!   over a GPU scene of object records.
+//! - [`readback`]: passes that copy an image or a buffer of the graph to the host, at once
+//!   or into a ring of regions read without waiting.
 //! - [`swapchain`]: a window's surface and swapchain, the swapchain image imported into the
 //!   graph each frame ([`RenderGraph::import_swapchain_image`]) and presented.
 //! - [`testing`]: a validated device for GPU tests that skips where there is no Vulkan.
@@ -90,7 +92,7 @@
 //! declarations of each mip (read `k - 1`, write `k`; [`Registry::output_extent`] tells how
 //! many mips a full chain has), and [`ExecuteContext::next_step`] in `execute` before each
 //! mip's dispatch; the graph records the barriers each step needs when it begins
-//! ([`PlannedBarrier::step`]). `culling`'s Hi-Z build works this way. A pass may still
+//! ([`PlannedBarrier::step`]). The renderer's Hi-Z build works this way. A pass may still
 //! declare the image read-write and record its own mip-to-mip barriers
 //! ([`ExecuteContext::mip_barrier`]).
 #![warn(missing_docs)]
@@ -111,8 +113,8 @@ mod graph;
 pub mod memory;
 mod mips;
 mod pass;
-pub mod passes;
 mod pipeline;
+pub mod readback;
 mod recording;
 mod registry;
 mod stats;

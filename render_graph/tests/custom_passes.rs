@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use ash::vk;
 use common::{filled, import_report, updated, ImageRead, ProbeKind, ProbeOp, ProbePass, ProbePipelines, PROBE_BYTES};
-use render_graph::passes::ReadbackPass;
+use render_graph::readback::ReadbackPass;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context, gpu_test_context_without};
 use render_graph::{
     AttachmentLoad, Binding, BufferDesc, BufferHandle, ExecuteContext, GpuDevice, GraphError, GraphicsPipeline,
@@ -511,7 +511,7 @@ fn draw_cells(device: &Arc<GpuDevice>) {
     let pipelines = Arc::new(ProbePipelines::new(&device));
     let capabilities = device.capabilities().clone();
     assert!(capabilities.draw_indirect_first_instance, "the test's commands use firstInstance");
-    let readback = render_graph::passes::image_readback_buffer(&device, "readback", GRID_EXTENT).expect("allocates");
+    let readback = render_graph::readback::image_readback_buffer(&device, "readback", GRID_EXTENT).expect("allocates");
     let mut graph = RenderGraph::new(Arc::clone(&device), GRID_EXTENT).expect("graph creates");
     graph.import_buffer("readback", readback.shared());
     graph.add_pass(UploadArgs { args: None, indices: None });

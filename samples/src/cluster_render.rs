@@ -1,6 +1,6 @@
 //! Cluster (meshlet) culling of a frame's meshes on the GPU ([`ClusterRenderer`]): the same
 //! objects as [`MeshRenderer`] draws, culled object by object and then meshlet by meshlet
-//! (`culling::gpu::add_cluster_culled_scene_passes`), checked against the unculled image;
+//! (`renderer::add_cluster_culled_scene_passes`), checked against the unculled image;
 //! plus the meshlet truth (which meshlet owns each pixel of an unculled render) and the
 //! classification view (every meshlet coloured by its verdict, drawn with culling off).
 //!
@@ -11,14 +11,12 @@
 use std::sync::Arc;
 
 use culling::cluster::{ClusterSettings, ClusterStats, ClusterVerdict};
-use culling::gpu::{add_cluster_culled_scene_passes, cluster_pass_ms, ClusterCulledScene, ClusterReadbacks};
 use culling::{Aabb, Frustum, Visibility};
 use glam::{Mat4, Vec3};
 use render_graph::device::GpuDevice;
-use render_graph::passes::{
-    self, lock_scene, pack_rgba8, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene,
-};
 use render_graph::{vk, RenderGraph};
+use renderer::{add_cluster_culled_scene_passes, cluster_pass_ms, ClusterCulledScene, ClusterReadbacks};
+use renderer::{lock_scene, pack_rgba8, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
 
 use crate::mesh_render::{upload_objects, MeshRenderer, RenderError};
 
@@ -135,8 +133,8 @@ impl ClusterRenderer {
         (0..table.pair_count())
             .filter_map(|pair| table.pairs().get(pair as usize).map(|&[object, field]| (object, field)))
             .map(|(object, field)| {
-                let meshlet = field & !culling::gpu::PAIR_FIRST;
-                (object, (meshlet != culling::gpu::PAIR_WHOLE).then_some(meshlet))
+                let meshlet = field & !renderer::PAIR_FIRST;
+                (object, (meshlet != renderer::PAIR_WHOLE).then_some(meshlet))
             })
             .collect()
     }
@@ -189,17 +187,17 @@ impl ClusterRenderer {
         let mut local_indices = Vec::new();
         for (pair, &[object, field]) in table.pairs().iter().enumerate() {
             let (Some(record), Some(transform)) = (scene.record(object), scene.transform(object)) else { continue };
-            let (center, half) = passes::world_box(transform, record);
+            let (center, half) = renderer::world_box(transform, record);
             let (center, half) = (Vec3::from(center), Vec3::from(half));
             let aabb = Aabb { min: center - half, max: center + half };
             if record.index_count == 0 || !frustum.may_intersect_aabb(&aabb) {
                 continue;
             }
-            let meshlet = field & !culling::gpu::PAIR_FIRST;
+            let meshlet = field & !renderer::PAIR_FIRST;
             let (first, count) = match table.meshlets().get(meshlet as usize) {
                 Some(meshlet) if record.mesh == meshlet.mesh => (meshlet.first_index, meshlet.index_count),
                 // Drawn whole: by its first pair only.
-                _ if field & culling::gpu::PAIR_FIRST != 0 => (record.first_index, record.index_count),
+                _ if field & renderer::PAIR_FIRST != 0 => (record.first_index, record.index_count),
                 _ => continue,
             };
             // The meshlet's own vertices, copied bit for bit, and indices into them.
@@ -232,7 +230,8 @@ impl ClusterRenderer {
         lock_scene(&meshlet_scene).set_view_projection(view_projection.to_cols_array_2d());
         let mut graph = RenderGraph::new(Arc::clone(&self.device), self.extent)?;
         let options = ScenePassOptions { clear_color: self.clear_color, ..ScenePassOptions::default() };
-        let readback = passes::add_scene_passes(&mut graph, &meshlet_scene, &options)?.ok_or("asked for a readback")?;
+        let readback =
+            renderer::add_scene_passes(&mut graph, &meshlet_scene, &options)?.ok_or("asked for a readback")?;
         graph.execute_frame()?;
         graph.wait_idle()?;
         Ok(readback.read()?.to_vec())

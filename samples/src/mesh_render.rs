@@ -13,8 +13,8 @@ use culling::Visibility;
 
 use crate::cluster_render::ClusterRenderer;
 use render_graph::device::{DeviceConfig, GpuDevice};
-use render_graph::passes::{self, lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
 use render_graph::{vk, ReadbackBuffer, RenderGraph};
+use renderer::{lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
 
 /// What went wrong while drawing, as text for a report.
 pub type RenderError = Box<dyn std::error::Error>;
@@ -86,7 +86,7 @@ impl MeshRenderer {
         let scene = GpuScene::new(&device, meshes.clone(), capacity)?.into_shared();
         let mut graph = RenderGraph::new(Arc::clone(&device), extent)?;
         let options = ScenePassOptions { clear_color, ..ScenePassOptions::default() };
-        let readback = passes::add_scene_passes(&mut graph, &scene, &options)?
+        let readback = renderer::add_scene_passes(&mut graph, &scene, &options)?
             .ok_or("the scene passes were asked for a readback")?;
         Ok(MeshRenderer {
             device,

@@ -6,15 +6,16 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use culling::gpu::{BufferReadbackPass, FrameTarget};
 use culling::Visibility;
 use ecs::{BaseColor, Mesh, SkinnedPose, Transform, Visible, WorldTransform};
 use hecs::{Entity, World};
-use render_graph::passes::{
+use render_graph::readback::BufferReadbackPass;
+use render_graph::{GpuDevice, ReadbackBuffer, RenderGraph};
+use renderer::FrameTarget;
+use renderer::{
     MeshLibrary, ObjectRecord, ObjectTransform, OBJECT_RECORDS, OBJECT_RECORD_BYTES, OBJECT_TRANSFORMS,
     OBJECT_TRANSFORM_BYTES,
 };
-use render_graph::{GpuDevice, ReadbackBuffer, RenderGraph};
 
 /// Name of the host copy of `object_transforms`.
 pub const TRANSFORMS_READBACK: &str = "scene check transforms";

@@ -21,7 +21,7 @@ use ecs::{
 };
 use glam::{Quat, Vec3};
 use hecs::{Entity, With, World};
-use render_graph::passes::MeshLibrary;
+use renderer::MeshLibrary;
 use runtime::{App, Stage, System};
 
 /// The stage the stress systems run in, between `Input` and `Transform`.

@@ -6,13 +6,13 @@
 
 use std::sync::Arc;
 
-use culling::gpu::{install_render_to, BitsReadback, GpuCullControl, RenderReport, RenderSetup};
 use culling::{CullingBackend, ObjectState, Visibility};
 use ecs::{scene, BaseColor, Camera, Transform, Viewport};
 use glam::Vec3;
-use render_graph::passes::MeshLibrary;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, GpuDevice};
+use renderer::MeshLibrary;
+use renderer::{install_render_to, BitsReadback, GpuCullControl, RenderReport, RenderSetup};
 use runtime::App;
 use samples::city::rendering::{lock_capture, HeadlessTarget, SharedCapture};
 use samples::scene_check::{compare_scene, expected_scene, lock_copy, SceneCheckTarget, SharedSceneCopy};
@@ -43,7 +43,7 @@ fn rendered(
     build(&mut app);
     let extent = vk::Extent2D { width: 64, height: 48 };
     let library = StressMeshes::library();
-    let (inner, shared): (Option<Box<dyn culling::gpu::FrameTarget>>, _) = if capture {
+    let (inner, shared): (Option<Box<dyn renderer::FrameTarget>>, _) = if capture {
         let (target, shared) = HeadlessTarget::new(device, extent);
         lock_capture(&shared).draw = true;
         lock_capture(&shared).capture = true;

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use assets::{add_to_library, process_mesh, MeshData, ProcessOptions};
 use glam::{Mat4, Quat, Vec3};
 use render_graph::device::GpuDevice;
-use render_graph::passes::{pack_rgba8, GpuScene, MeshLibrary, ObjectDesc, SharedScene};
 use render_graph::Result;
+use renderer::{pack_rgba8, GpuScene, MeshLibrary, ObjectDesc, SharedScene};
 
 use crate::offscreen::object_color;
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use glam::Mat4;
 use render_graph::device::GpuDevice;
-use render_graph::passes::{self, lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
 use render_graph::{vk, ReadbackBuffer, RenderGraph, Result};
+use renderer::{lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
 
 /// The colour `color` is cleared to: opaque black, which [`object_color`] never gives.
 pub const CLEAR: [u8; 4] = [0, 0, 0, 255];
@@ -17,7 +17,7 @@ pub const CLEAR: [u8; 4] = [0, 0, 0, 255];
 pub fn object_color(index: u32) -> u32 {
     debug_assert!(index < 0x00ff_ffff, "object {index} has no unique colour");
     let code = index + 1;
-    passes::pack_rgba8(code as u8, (code >> 8) as u8, (code >> 16) as u8, 255)
+    renderer::pack_rgba8(code as u8, (code >> 8) as u8, (code >> 16) as u8, 255)
 }
 
 /// The object whose [`object_color`] is `texel`, or `None` for the clear colour.
@@ -52,7 +52,8 @@ impl OffscreenRenderer {
             clear_color: CLEAR.map(|channel| f32::from(channel) / 255.0),
             ..ScenePassOptions::default()
         };
-        let readback = passes::add_scene_passes(&mut graph, &scene, &options)?.expect("the options ask for a readback");
+        let readback =
+            renderer::add_scene_passes(&mut graph, &scene, &options)?.expect("the options ask for a readback");
         Ok(OffscreenRenderer { graph, scene, readback, extent })
     }
 

@@ -10,11 +10,11 @@ use culling::cluster::{
     classify_cluster, classify_object, ClusterMargins, ClusterSettings, ClusterVerdict, ClusterView, HiZLevels,
     ObjectVerdict,
 };
-use culling::gpu::{add_cluster_culled_scene_passes, reduce_depth_pyramid, ClusterReadbacks, ClusterTable};
 use glam::{DVec3, Mat4, Vec3};
-use render_graph::passes::{add_scene_passes, lock_scene, ScenePassOptions, SharedScene};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, RenderGraph};
+use renderer::{add_cluster_culled_scene_passes, reduce_depth_pyramid, ClusterReadbacks, ClusterTable};
+use renderer::{add_scene_passes, lock_scene, ScenePassOptions, SharedScene};
 use tests::cluster_scene::scenes;
 use tests::offscreen::object_of;
 
@@ -63,7 +63,7 @@ fn cpu_verdicts(
             let record = scene.record(object).expect("object in range");
             let transform = scene.transform(object).expect("object in range");
             let world = Mat4::from_cols_array_2d(&transform.to_cols());
-            let (center, half) = render_graph::passes::world_box(transform, record);
+            let (center, half) = renderer::world_box(transform, record);
             let (min, max) = (Vec3::from(center) - Vec3::from(half), Vec3::from(center) + Vec3::from(half));
             let meshlet = meshlet.expect("every generated mesh has meshlets");
             match classify_object(&view, min, max, Some(&hiz), settings, margins) {

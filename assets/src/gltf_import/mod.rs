@@ -23,7 +23,7 @@ use ecs::hierarchy::set_parent;
 use ecs::{Camera, Lod, MaterialHandle, Mesh, Projection, Transform, Visible, WorldTransform};
 use glam::{Quat, Vec3};
 use hecs::{Entity, World};
-use render_graph::passes::MeshLibrary;
+use renderer::MeshLibrary;
 
 pub use error::ImportError;
 

@@ -5,7 +5,7 @@
 use glam::{Mat4, Vec2, Vec3, Vec4};
 
 /// A Hi-Z pyramid on the host: mip 0 is `width` x `height`, each next mip half the size
-/// (rounded down, at least 1), rows top first; `culling::gpu::reduce_depth_pyramid` builds
+/// (rounded down, at least 1), rows top first; `renderer::reduce_depth_pyramid` builds
 /// one from a depth image.
 #[derive(Clone, Copy, Debug)]
 pub struct HiZLevels<'a> {

@@ -1,5 +1,5 @@
 //! Cluster (meshlet) culling, CPU reference: the per-meshlet tests the GPU cluster pass
-//! (`culling::gpu::ClusterCullPass`, feature `gpu`) runs, written scalar and simple so that
+//! (`renderer::ClusterCullPass`, feature `gpu`) runs, written scalar and simple so that
 //! tests can use them as the oracle.
 //!
 //! A meshlet of an object is tested in this order, cheapest first, each test conservative
@@ -51,9 +51,9 @@ pub struct ClusterMargins {
     pub bounds: f32,
     /// Added to the cone cutoff ([`CONE_MARGIN`]).
     pub cone: f32,
-    /// Relative raise of a box's nearest depth (`culling::gpu::DEPTH_MARGIN` on the GPU).
+    /// Relative raise of a box's nearest depth (`renderer::DEPTH_MARGIN` on the GPU).
     pub depth: f32,
-    /// Footprint widening in texels (`culling::gpu::FOOTPRINT_MARGIN` on the GPU).
+    /// Footprint widening in texels (`renderer::FOOTPRINT_MARGIN` on the GPU).
     pub footprint: f32,
 }
 

@@ -78,7 +78,7 @@ impl ObjectColumns {
     /// mesh's bounds, or a skinned mesh's posed bounds (an empty box at the origin for an
     /// object that is not drawable). A renderer culling on the GPU uploads it with the world
     /// matrix, and gets the stage's world box back bit for bit (see
-    /// `render_graph::passes::world_box`).
+    /// `renderer::world_box`).
     ///
     /// # Panics
     /// When `slot >= len()`.
@@ -375,7 +375,7 @@ impl Visibility {
     /// | answer | CPU culling | GPU culling |
     /// |---|---|---|
     /// | `Culled` | this frame's frustum, distance and screen-size culls | the same, on the CPU (the frustum bits equal the GPU's) |
-    /// | `Occluded` | this frame's CPU occlusion (when it runs) | the GPU's bits of an earlier frame, when read back (`culling::gpu::BitsReadback`): one frame late when the GPU keeps up, at most the frames in flight plus one; never for an object the GPU did not test then (out of that frame's view, or appeared since) |
+    /// | `Occluded` | this frame's CPU occlusion (when it runs) | the GPU's bits of an earlier frame, when read back (`renderer::BitsReadback`): one frame late when the GPU keeps up, at most the frames in flight plus one; never for an object the GPU did not test then (out of that frame's view, or appeared since) |
     /// | `Visible` | everything else drawable | everything else drawable; without the bits read back, every drawable object in view |
     pub fn state_of(&self, entity: Entity) -> Option<ObjectState> {
         let slot = self.slots.slot_of(entity)? as usize;
@@ -392,6 +392,12 @@ impl Visibility {
         } else {
             ObjectState::Culled
         })
+    }
+
+    /// The occluded objects as words (bit `i % 64` of word `i / 64` = object `i`; possibly
+    /// shorter than [`Visibility::bits`] where no occlusion ran: missing words are clear).
+    pub fn occluded_words(&self) -> &[u64] {
+        &self.occluded
     }
 
     /// Whether object `index` was found occluded this frame; such an object is

@@ -24,12 +24,12 @@ use std::time::Instant;
 
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
-use culling::gpu::{BitsReadback, RenderReport};
 use culling::occlusion::OccluderMeshes;
 use culling::{CullingBackend, Visibility};
 use ecs::{RenderSettings, Viewport};
 use indicatif::{ProgressBar, ProgressStyle};
 use render_graph::{vk, DeviceConfig, GpuDevice};
+use renderer::{BitsReadback, RenderReport};
 use runtime::{App, Stage};
 use samples::city::check::{check_frame, CheckRequest, Checked};
 use samples::city::memory::MemoryReport;

@@ -7,7 +7,7 @@
 //!    it creates, named `pattern`.
 //! 2. `InvertPass` (graphics): samples `pattern` in a full-screen triangle and draws its
 //!    complement into the color attachment `color`.
-//! 3. The engine's `passes::ReadbackPass` (transfer): copies `color` into a host-visible
+//! 3. The engine's `render_graph::readback::ReadbackPass` (transfer): copies `color` into a host-visible
 //!    buffer the program imported as `readback`.
 //!
 //! Each pass declares in `register` what it creates and how it accesses each resource; the
@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 use render_graph::device::{DeviceConfig, GpuDevice};
-use render_graph::passes::{self, ReadbackPass};
+use render_graph::readback::ReadbackPass;
 use render_graph::vk;
 use render_graph::{
     AttachmentLoad, Binding, BindingKind, ComputePipeline, ExecuteContext, GraphicsPipeline, GraphicsPipelineDesc,
@@ -113,7 +113,7 @@ fn run(output: &PathBuf) -> Result<(), Box<dyn std::error::Error>> {
         },
     )?;
     let extent = vk::Extent2D { width: WIDTH, height: HEIGHT };
-    let readback = passes::image_readback_buffer(&device, "readback", extent)?;
+    let readback = render_graph::readback::image_readback_buffer(&device, "readback", extent)?;
 
     let mut graph = RenderGraph::new(Arc::clone(&device), extent)?;
     graph.import_buffer("readback", readback.shared());

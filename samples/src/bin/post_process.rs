@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 
 use clap::Parser;
 use render_graph::device::{DeviceConfig, GpuDevice};
-use render_graph::passes::{self, ReadbackPass};
+use render_graph::readback::ReadbackPass;
 use render_graph::vk;
 use render_graph::{
     AttachmentLoad, Binding, BindingKind, BufferDesc, BufferHandle, ComputePipeline, ExecuteContext, GraphicsPipeline,
@@ -256,8 +256,8 @@ impl PostProcess {
             },
         )?;
 
-        let accumulated = passes::image_readback_buffer(device, "accumulated readback", extent)?;
-        let color = passes::image_readback_buffer(device, "color readback", extent)?;
+        let accumulated = render_graph::readback::image_readback_buffer(device, "accumulated readback", extent)?;
+        let color = render_graph::readback::image_readback_buffer(device, "color readback", extent)?;
         let resets = Arc::default();
         let mut graph = RenderGraph::new(Arc::clone(device), extent)?;
         graph.import_buffer("accumulated readback", accumulated.shared());

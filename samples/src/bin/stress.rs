@@ -16,10 +16,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use culling::gpu::{install_render_to, BitsReadback, RenderReport, RenderSetup};
 use culling::{CullingBackend, Visibility};
 use ecs::{RenderSettings, Viewport};
 use render_graph::{vk, DeviceConfig, GpuDevice};
+use renderer::{install_render_to, BitsReadback, RenderReport, RenderSetup};
 use runtime::App;
 use samples::city::check::{check_frame, CheckRequest, Checked};
 use samples::city::memory::{self, MemoryReport};
@@ -225,7 +225,7 @@ fn main() -> ExitCode {
                         .map(|checker| (choice, checker))
                         .map_err(|error| error.to_string())
                 });
-            if let Some(control) = app.resources().get::<culling::gpu::GpuCullControl>() {
+            if let Some(control) = app.resources().get::<renderer::GpuCullControl>() {
                 let mut settings = control.settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                 settings.occlusion = options.occlusion == Switch::On;
             }

@@ -23,7 +23,7 @@ use culling::occlusion::OccluderMeshes;
 use culling::Visibility;
 use ecs::{Aabb, Camera, Viewport};
 use glam::{Mat4, Vec3};
-use render_graph::passes::{pack_rgba8, MeshLibrary};
+use renderer::{pack_rgba8, MeshLibrary};
 use runtime::App;
 use samples::mesh_render::MeshRenderer;
 

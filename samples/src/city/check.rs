@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use culling::gpu::RenderReport;
 use culling::Visibility;
-use render_graph::passes::MeshLibrary;
+use renderer::MeshLibrary;
+use renderer::RenderReport;
 
 use super::rendering::{Capture, CityColors};
 use super::{classify, RenderError};

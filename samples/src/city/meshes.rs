@@ -14,7 +14,7 @@ use culling::occlusion::OccluderMesh;
 use ecs::{Aabb, Lod, LodLevel, Mesh, MeshHandle, Transform};
 use glam::Vec3;
 use hecs::{Entity, World};
-use render_graph::passes::{MeshLibrary, MeshVertices, Meshlet};
+use renderer::{MeshLibrary, MeshVertices, Meshlet};
 
 use super::scene::{CityConfig, CityMeshes};
 use super::shapes::{cone, cuboid, cylinder, ellipsoid, hipped_roof, polygon};
@@ -267,12 +267,7 @@ pub fn city_color(mesh: MeshHandle, object: usize) -> u32 {
         CityMeshes::PEDESTRIAN => [50, 80, 180],
         _ => [255, 0, 255],
     };
-    render_graph::passes::pack_rgba8(
-        red.saturating_add(shade),
-        green.saturating_add(shade),
-        blue.saturating_add(shade),
-        255,
-    )
+    renderer::pack_rgba8(red.saturating_add(shade), green.saturating_add(shade), blue.saturating_add(shade), 255)
 }
 
 #[cfg(test)]

@@ -1,17 +1,18 @@
 //! The city's rendering in one call: [`install`] hands the city to
-//! [`culling::gpu::install_render_to`], whose Render-stage system draws every frame through
+//! [`renderer::install_render_to`], whose Render-stage system draws every frame through
 //! the render graph (GPU or CPU culling, the library's meshes at each object's level of
 //! detail) into a [`FrameTarget`]: [`HeadlessTarget`] copies chosen frames to the host for
 //! PNGs and checks; a window presents them.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use culling::gpu::{install_render_to, BitsReadback, FrameTarget, RenderSetup};
 use culling::{CullingBackend, CullingChoice, ObjectColumns};
 use ecs::{BaseColor, Mesh};
 use hecs::World;
-use render_graph::passes::{image_readback_buffer, ReadbackPass, COLOR};
+use render_graph::readback::{image_readback_buffer, ReadbackPass};
 use render_graph::{vk, GpuDevice, ReadbackBuffer, RenderGraph};
+use renderer::COLOR;
+use renderer::{install_render_to, BitsReadback, FrameTarget, RenderSetup};
 use runtime::App;
 
 use super::{CityLibrary, RenderError};
@@ -63,7 +64,7 @@ pub fn install(
         bits,
     };
     let choice = install_render_to(app, setup, Some(target))?;
-    if let Some(error) = &app.resource::<culling::gpu::RenderReport>().error {
+    if let Some(error) = &app.resource::<renderer::RenderReport>().error {
         return Err(format!("rendering could not be set up: {error}").into());
     }
     Ok(choice)

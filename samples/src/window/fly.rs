@@ -6,9 +6,9 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use culling::gpu::GpuCullControl;
 use ecs::{Camera, RenderSettings, Transform, Viewport};
 use glam::{Mat4, Quat, Vec2, Vec3};
+use renderer::GpuCullControl;
 use runtime::System;
 
 /// Name of the system [`fly_system`] makes.

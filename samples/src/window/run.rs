@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use culling::gpu::RenderReport;
 use culling::{CullingBackend, Visibility};
 use ecs::Viewport;
 use glam::Vec2;
 use render_graph::swapchain::{surface_extensions, Swapchain};
 use render_graph::{vk, DeviceConfig, GpuDevice};
+use renderer::RenderReport;
 use runtime::{App, Stage};
 use winit::application::ApplicationHandler;
 use winit::dpi::{PhysicalPosition, PhysicalSize};
@@ -163,7 +163,7 @@ impl Runner<'_> {
             render_extent,
             self.meshes,
             Box::new(target),
-            culling::gpu::BitsReadback::Lagged,
+            renderer::BitsReadback::Lagged,
         )?;
         self.window = Some(window);
         self.device = Some(device);

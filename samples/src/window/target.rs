@@ -4,10 +4,11 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use culling::gpu::FrameTarget;
-use render_graph::passes::{image_readback_buffer, ReadbackPass, COLOR};
+use render_graph::readback::{image_readback_buffer, ReadbackPass};
 use render_graph::swapchain::{AcquiredImage, BlitToSwapchainPass, Swapchain, SWAPCHAIN};
 use render_graph::{vk, GpuDevice, ReadbackBuffer, RenderGraph, FRAMES_IN_FLIGHT};
+use renderer::FrameTarget;
+use renderer::COLOR;
 
 use super::fly::DrawView;
 

@@ -1,0 +1,196 @@
+//! Readback passes: copy an image ([`ReadbackPass`]) or a buffer ([`BufferReadbackPass`]) of
+//! the graph into a persistently mapped buffer imported into the graph, which the host reads
+//! once the frame's fence has signalled ([`crate::RenderGraph::wait_idle`], or
+//! [`crate::RenderGraph::frame_complete`] for a ring of regions read without waiting).
+
+use std::sync::Arc;
+
+use ash::vk;
+
+use crate::access::Access;
+use crate::context::ExecuteContext;
+use crate::device::GpuDevice;
+use crate::error::{GraphError, Result};
+use crate::memory::{aspect_of, ReadbackBuffer};
+use crate::pass::Pass;
+use crate::registry::{BufferHandle, ImageHandle, Registry};
+
+/// Bytes per texel of the formats the readback pass copies.
+pub const READBACK_TEXEL_BYTES: u64 = 4;
+
+/// A readback buffer for a `width` x `height` image of 4-byte texels (RGBA8, R32, D32),
+/// rows tightly packed. Returns an error for a zero extent.
+pub fn image_readback_buffer(device: &Arc<GpuDevice>, name: &str, extent: vk::Extent2D) -> Result<ReadbackBuffer> {
+    if extent.width == 0 || extent.height == 0 {
+        return Err(GraphError::InvalidDescription {
+            resource: name.to_owned(),
+            reason: "a readback of a zero-size image holds nothing; give the graph a non-zero extent",
+        });
+    }
+    let bytes = u64::from(extent.width) * u64::from(extent.height) * READBACK_TEXEL_BYTES;
+    ReadbackBuffer::new(device, name, bytes)
+}
+
+/// Whether the readback pass can copy images of `format`.
+pub fn has_four_byte_texels(format: vk::Format) -> bool {
+    matches!(
+        format,
+        vk::Format::R8G8B8A8_UNORM
+            | vk::Format::R8G8B8A8_SRGB
+            | vk::Format::B8G8R8A8_UNORM
+            | vk::Format::B8G8R8A8_SRGB
+            | vk::Format::R32_UINT
+            | vk::Format::R32_SINT
+            | vk::Format::R32_SFLOAT
+            | vk::Format::D32_SFLOAT
+    )
+}
+
+/// Copies one image with 4-byte texels into an imported host-visible buffer, rows tightly
+/// packed (row `y` starts at `y * width * 4`).
+pub struct ReadbackPass {
+    name: String,
+    source_name: String,
+    target_name: String,
+    source: Option<ImageHandle>,
+    target: Option<BufferHandle>,
+}
+
+impl ReadbackPass {
+    /// Copies the image `source` into the buffer imported as `target`.
+    pub fn with_names(source: &str, target: &str) -> ReadbackPass {
+        ReadbackPass {
+            name: format!("readback {source}"),
+            source_name: source.to_owned(),
+            target_name: target.to_owned(),
+            source: None,
+            target: None,
+        }
+    }
+}
+
+impl Pass for ReadbackPass {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn register(&mut self, registry: &mut Registry<'_>) {
+        let source = registry.image(&self.source_name);
+        self.source = Some(registry.access_image(source, Access::TransferRead));
+        let target = registry.buffer(&self.target_name);
+        self.target = Some(registry.access_buffer(target, Access::TransferWrite));
+    }
+
+    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
+        let source_handle = self.source.expect("register runs before execute");
+        let source = context.image(source_handle);
+        let target = context.buffer(self.target.expect("register runs before execute"));
+        if !has_four_byte_texels(source.format) {
+            context.fail(GraphError::InvalidDescription {
+                resource: self.source_name.clone(),
+                reason: "the readback pass copies images of 4-byte texels only",
+            });
+        }
+        let needed = u64::from(source.extent.width) * u64::from(source.extent.height) * READBACK_TEXEL_BYTES;
+        if target.size < needed {
+            context.fail(GraphError::InvalidDescription {
+                resource: self.target_name.clone(),
+                reason: "the readback buffer is smaller than the image it receives",
+            });
+        }
+        if context.failed() {
+            return;
+        }
+        let region = vk::BufferImageCopy::default()
+            .image_subresource(vk::ImageSubresourceLayers {
+                aspect_mask: aspect_of(source.format),
+                mip_level: 0,
+                base_array_layer: 0,
+                layer_count: 1,
+            })
+            .image_extent(vk::Extent3D { width: source.extent.width, height: source.extent.height, depth: 1 });
+        let layout = context.image_layout(source_handle);
+        // SAFETY: recording outside a rendering scope; the graph put the image in
+        // TRANSFER_SRC_OPTIMAL and made the buffer writable by transfers (both declared); the
+        // copy fits in the buffer (checked above).
+        unsafe {
+            context.device().cmd_copy_image_to_buffer(
+                context.command_buffer(),
+                source.image,
+                layout,
+                target.buffer,
+                &[region],
+            )
+        };
+    }
+}
+
+/// Copies a graph buffer into an imported host-visible buffer: at its start
+/// ([`BufferReadbackPass::new`]), or into region `frame % regions` of a ring
+/// ([`BufferReadbackPass::ring`]), so the host reads older frames' regions without waiting.
+pub struct BufferReadbackPass {
+    name: String,
+    source_name: String,
+    target_name: String,
+    /// The ring's region size in bytes and region count, or `None` for a copy to the start.
+    ring: Option<(u64, u64)>,
+    source: Option<BufferHandle>,
+    target: Option<BufferHandle>,
+}
+
+impl BufferReadbackPass {
+    /// Copies `source` into the buffer imported as `target` (as much as fits).
+    pub fn new(source: &str, target: &str) -> BufferReadbackPass {
+        BufferReadbackPass {
+            name: format!("readback {source}"),
+            source_name: source.to_owned(),
+            target_name: target.to_owned(),
+            ring: None,
+            source: None,
+            target: None,
+        }
+    }
+
+    /// Copies `source` (up to `region` bytes) into region `frame % regions` of the ring
+    /// imported as `target`; a ring smaller than its regions fails the frame.
+    pub fn ring(source: &str, target: &str, region: u64, regions: u64) -> BufferReadbackPass {
+        BufferReadbackPass {
+            name: format!("ring readback {source}"),
+            ring: Some((region, regions.max(1))),
+            ..BufferReadbackPass::new(source, target)
+        }
+    }
+}
+
+impl Pass for BufferReadbackPass {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn register(&mut self, registry: &mut Registry<'_>) {
+        let source = registry.buffer(&self.source_name);
+        self.source = Some(registry.access_buffer(source, Access::TransferRead));
+        let target = registry.buffer(&self.target_name);
+        self.target = Some(registry.access_buffer(target, Access::TransferWrite));
+    }
+
+    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
+        let source = context.buffer(self.source.expect("register ran"));
+        let target = context.buffer(self.target.expect("register ran"));
+        let (offset, size) = match self.ring {
+            None => (0, source.size.min(target.size)),
+            Some((region, regions)) => (context.frame_index() % regions * region, region.min(source.size)),
+        };
+        if offset + size > target.size {
+            context.fail(GraphError::InvalidDescription {
+                resource: self.target_name.clone(),
+                reason: "the readback ring is smaller than its regions",
+            });
+            return;
+        }
+        let region = vk::BufferCopy { src_offset: 0, dst_offset: offset, size };
+        // SAFETY: recording outside rendering; the graph made the source readable and the
+        // target writable by transfers (both declared); the copy fits (checked above).
+        unsafe { context.device().cmd_copy_buffer(context.command_buffer(), source.buffer, target.buffer, &[region]) };
+    }
+}

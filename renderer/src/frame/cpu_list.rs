@@ -1,0 +1,102 @@
+//! The frame of the standard passes, drawing the host's draw list (CPU culling, or none), in
+//! graph order:
+//!
+//! 1. [`ObjectUploadPass`] uploads the object transforms and records that changed since the
+//!    last frame (all of them in the first frame, then only what changed, however much) and
+//!    scatters them into `object_transforms` and `object_records` (see
+//!    [`GpuScene::last_upload`]).
+//! 2. [`DrawListPass`] writes this frame's draw list into `draw_commands` and `draw_count`.
+//!    A GPU culling pass that writes both itself replaces it.
+//! 3. [`DepthPrepass`] draws the list into `depth_prepass` (D32, reversed-Z).
+//! 4. [`GeometryPass`] draws it again into `color` (RGBA8, flat per-object colour), testing
+//!    against the prepass's depth without writing it.
+//! 5. [`color_readback_pass`] copies `color` into a host-visible buffer (optional).
+//!
+//! **Draw commands.** `draw_commands` holds one `VkDrawIndexedIndirectCommand`
+//! ([`DrawCommand`]) per drawn object: the mesh's index range, `instanceCount` 1 and
+//! `firstInstance` = the object's index, which the vertex shader reads as
+//! `gl_InstanceIndex` to fetch its [`ObjectTransform`] and [`ObjectRecord`]. `draw_count` holds the number of
+//! commands as one u32. [`DrawMode`] picks `vkCmdDrawIndexedIndirectCount` where the device
+//! has it and falls back to plain indirect or direct draws with the host's count.
+//!
+//! ```no_run
+//! use renderer::{add_scene_passes, pack_rgba8, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, IDENTITY};
+//! use render_graph::{vk, RenderGraph};
+//! # fn main() -> render_graph::Result<()> {
+//! let device = render_graph::testing::gpu_test_context().expect("a Vulkan device");
+//! let mut scene = GpuScene::new(&device, MeshLibrary::with_unit_cube(), 1024)?;
+//! scene.push_object(ObjectDesc { world: IDENTITY, color: pack_rgba8(255, 0, 0, 255), mesh: 0, material: 0 })?;
+//! scene.draw_all_objects();
+//! let scene = scene.into_shared();
+//! let mut graph = RenderGraph::new(device.clone(), vk::Extent2D { width: 64, height: 64 })?;
+//! let readback = add_scene_passes(&mut graph, &scene, &ScenePassOptions::default())?;
+//! graph.execute_frame()?;
+//! graph.wait_idle()?;
+//! let readback = readback.expect("asked for a readback");
+//! let pixels: &[u8] = readback.read()?; // RGBA8 rows, top row first
+//! assert_eq!(pixels.len(), 64 * 64 * 4);
+//! # Ok(())
+//! # }
+//! ```
+
+use std::sync::Arc;
+
+use render_graph::readback::image_readback_buffer;
+use render_graph::{GraphError, ReadbackBuffer, RenderGraph, Result};
+
+use crate::names::{COLOR, COLOR_READBACK};
+use crate::passes::{color_readback_pass, DepthPrepass, DrawListPass, DrawMode, GeometryPass, ObjectUploadPass};
+use crate::scene::{lock_scene, SharedScene};
+#[cfg(doc)]
+use crate::scene::{DrawCommand, GpuScene, ObjectRecord, ObjectTransform};
+
+/// Choices of [`add_scene_passes`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScenePassOptions {
+    /// What `color` is cleared to.
+    pub clear_color: [f32; 4],
+    /// How to draw; `None` picks [`DrawMode::best`] for the device.
+    pub draw_mode: Option<DrawMode>,
+    /// Add a readback of `color` ([`color_readback_pass`]) and return its buffer.
+    pub readback: bool,
+}
+
+impl Default for ScenePassOptions {
+    fn default() -> Self {
+        ScenePassOptions { clear_color: [0.0, 0.0, 0.0, 1.0], draw_mode: None, readback: true }
+    }
+}
+
+/// Imports the scene's buffers into `graph` and adds the standard passes (upload, draw list,
+/// depth prepass, geometry, and a readback of `color` when asked). Returns the readback
+/// buffer, sized for the graph's output extent.
+///
+/// Returns an error when the output extent is zero or the draw mode is not supported.
+pub fn add_scene_passes(
+    graph: &mut RenderGraph,
+    scene: &SharedScene,
+    options: &ScenePassOptions,
+) -> Result<Option<ReadbackBuffer>> {
+    let extent = graph.output_extent();
+    if extent.width == 0 || extent.height == 0 {
+        return Err(GraphError::InvalidDescription {
+            resource: String::from(COLOR),
+            reason: "the output extent is zero; give the graph a non-zero extent",
+        });
+    }
+    let device = Arc::clone(graph.device());
+    let mode = options.draw_mode.unwrap_or_else(|| DrawMode::best(device.capabilities()));
+    let depth_prepass = DepthPrepass::with_mode(&device, Arc::clone(scene), mode)?;
+    let geometry = GeometryPass::with_mode(&device, Arc::clone(scene), options.clear_color, mode)?;
+    let readback = if options.readback { Some(image_readback_buffer(&device, COLOR_READBACK, extent)?) } else { None };
+    lock_scene(scene).import_into(graph);
+    graph.add_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
+    graph.add_pass(DrawListPass::new(Arc::clone(scene)));
+    graph.add_pass(depth_prepass);
+    graph.add_pass(geometry);
+    if let Some(readback) = &readback {
+        graph.import_buffer(COLOR_READBACK, readback.shared());
+        graph.add_pass(color_readback_pass());
+    }
+    Ok(readback)
+}

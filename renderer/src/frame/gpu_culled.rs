@@ -1,0 +1,122 @@
+//! The GPU-culled frame: the standard passes with the draw list written by two-phase GPU
+//! culling instead of the host, and the readback of the bits and counters.
+
+use std::sync::Arc;
+
+use render_graph::readback::{image_readback_buffer, BufferReadbackPass};
+use render_graph::{vk, GraphError, ReadbackBuffer, RenderGraph, Result};
+
+use crate::frame::ScenePassOptions;
+use crate::names::{COLOR, COLOR_READBACK, DRAW_COMMANDS};
+use crate::passes::{
+    color_readback_pass, visibility_bits_bytes, CullPhase, CullResetPass, DepthPrepass, DrawMode, GeometryPass,
+    GpuCullPass, HiZBuildPass, ObjectUploadPass, SharedCullSettings, CULL_STATS, CULL_STAT_WORDS, VISIBILITY_BITS,
+};
+use crate::scene::{lock_scene, SharedScene};
+
+/// Name of the imported host-visible buffer the bits are copied into.
+pub const VISIBILITY_READBACK: &str = "visibility_readback";
+
+/// Name of the imported host-visible buffer the cull counters are copied into.
+pub const CULL_STATS_READBACK: &str = "cull_stats_readback";
+
+/// What [`add_gpu_culled_scene_passes`] made.
+pub struct GpuCulledScene {
+    /// The readback of `color`, when asked for.
+    pub color: Option<ReadbackBuffer>,
+    /// The readback of [`VISIBILITY_BITS`], when asked for: this frame's bits once the
+    /// frame has finished ([`RenderGraph::wait_idle`]).
+    pub bits: Option<ReadbackBuffer>,
+    /// The readback of [`CULL_STATS`] (always): this frame's counters once the frame has
+    /// finished; decode with [`GpuCullStats::from_counters`](crate::GpuCullStats::from_counters).
+    pub stats: ReadbackBuffer,
+    /// How the scene passes draw: [`DrawMode::IndirectCount`] where the device has it, else
+    /// [`DrawMode::Indirect`] over one command per object (the reset pass zeroes unused ones;
+    /// the scene draws from the GPU's list, [`GpuScene::draw_gpu_list`](crate::GpuScene::draw_gpu_list)).
+    pub mode: DrawMode,
+}
+
+/// Imports the scene's buffers and adds the GPU-culled scene passes, in order: object
+/// upload, [`CullResetPass`], [`GpuCullPass`] early, depth prepass, [`HiZBuildPass`],
+/// [`GpuCullPass`] late, late depth prepass, geometry, and the readbacks asked for.
+///
+/// Returns [`GraphError::InvalidDescription`] when the output extent is zero or the device
+/// cannot draw indirectly with a first instance (then cull on the CPU).
+pub fn add_gpu_culled_scene_passes(
+    graph: &mut RenderGraph,
+    scene: &SharedScene,
+    options: &ScenePassOptions,
+    settings: &SharedCullSettings,
+    read_bits: bool,
+) -> Result<GpuCulledScene> {
+    let (extent, mode) =
+        culled_frame_mode(graph, "GPU culling needs indirect draws with a first instance (drawIndirectFirstInstance)")?;
+    let device = Arc::clone(graph.device());
+    let capacity = lock_scene(scene).capacity();
+    let early = GpuCullPass::new(&device, Arc::clone(scene), Arc::clone(settings), CullPhase::Early)?;
+    let late = GpuCullPass::new(&device, Arc::clone(scene), Arc::clone(settings), CullPhase::Late)?;
+    let depth = DepthPrepass::with_mode(&device, Arc::clone(scene), mode)?;
+    let late_depth = DepthPrepass::late(&device, Arc::clone(scene), mode)?;
+    let geometry = GeometryPass::with_mode(&device, Arc::clone(scene), options.clear_color, mode)?;
+    let hiz = HiZBuildPass::new(&device)?;
+    let color = if options.readback { Some(image_readback_buffer(&device, COLOR_READBACK, extent)?) } else { None };
+    let bits = if read_bits {
+        Some(ReadbackBuffer::new(&device, VISIBILITY_READBACK, visibility_bits_bytes(capacity))?)
+    } else {
+        None
+    };
+    let stats = ReadbackBuffer::new(&device, CULL_STATS_READBACK, CULL_STAT_WORDS as u64 * 4)?;
+    {
+        let mut scene = lock_scene(scene);
+        scene.import_into(graph);
+        scene.draw_gpu_list();
+    }
+    graph.add_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
+    graph.add_pass(CullResetPass::new(capacity, mode != DrawMode::IndirectCount));
+    graph.add_pass(early);
+    graph.add_pass(depth);
+    graph.add_pass(hiz);
+    graph.add_pass(late);
+    graph.add_pass(late_depth);
+    graph.add_pass(geometry);
+    if let Some(color) = &color {
+        graph.import_buffer(COLOR_READBACK, color.shared());
+        graph.add_pass(color_readback_pass());
+    }
+    if let Some(bits) = &bits {
+        graph.import_buffer(VISIBILITY_READBACK, bits.shared());
+        graph.add_pass(BufferReadbackPass::new(VISIBILITY_BITS, VISIBILITY_READBACK));
+    }
+    graph.import_buffer(CULL_STATS_READBACK, stats.shared());
+    graph.add_pass(BufferReadbackPass::new(CULL_STATS, CULL_STATS_READBACK));
+    Ok(GpuCulledScene { color, bits, stats, mode })
+}
+
+/// The output extent and draw mode of a GPU-culled frame: an error when the extent is zero
+/// or the device cannot draw indirectly with a first instance (`needs` says what needs it).
+pub(crate) fn culled_frame_mode(graph: &RenderGraph, needs: &'static str) -> Result<(vk::Extent2D, DrawMode)> {
+    let extent = graph.output_extent();
+    if extent.width == 0 || extent.height == 0 {
+        return Err(GraphError::InvalidDescription {
+            resource: String::from(COLOR),
+            reason: "the output extent is zero; give the graph a non-zero extent",
+        });
+    }
+    let capabilities = graph.device().capabilities();
+    if DrawMode::IndirectCount.is_supported(capabilities) {
+        Ok((extent, DrawMode::IndirectCount))
+    } else if DrawMode::Indirect.is_supported(capabilities) {
+        Ok((extent, DrawMode::Indirect))
+    } else {
+        Err(GraphError::InvalidDescription { resource: String::from(DRAW_COMMANDS), reason: needs })
+    }
+}
+
+/// Reads bits copied by a [`BufferReadbackPass`] as u64 words (bit `i` of word `i / 64`
+/// = object `i`), the layout of [`VisibilityBits`](culling::VisibilityBits).
+pub fn read_visibility_words(buffer: &ReadbackBuffer, out: &mut Vec<u64>) -> Result<()> {
+    let bytes = buffer.read()?;
+    out.clear();
+    out.extend(bytes.chunks_exact(8).map(|word| u64::from_le_bytes(word.try_into().expect("chunks of 8 bytes"))));
+    Ok(())
+}

@@ -1,0 +1,30 @@
+//! The stable names of the render-graph resources the engine's frame creates and imports
+//! (**contract**: tests outside this crate and users' passes find them by these names), and
+//! their formats.
+
+use render_graph::vk;
+
+/// The depth image the prepass writes (**contract** name).
+pub const DEPTH_PREPASS: &str = "depth_prepass";
+/// The object records buffer (**contract** name): one [`ObjectRecord`](crate::ObjectRecord) per slot.
+pub const OBJECT_RECORDS: &str = "object_records";
+/// The object transforms buffer: one [`ObjectTransform`](crate::ObjectTransform) per slot, what a moving object
+/// uploads.
+pub const OBJECT_TRANSFORMS: &str = "object_transforms";
+/// The indirect draw commands buffer (**contract** name).
+pub const DRAW_COMMANDS: &str = "draw_commands";
+/// The draw count buffer, one u32 (**contract** name).
+pub const DRAW_COUNT: &str = "draw_count";
+/// The colour image the geometry pass writes (**contract** name).
+pub const COLOR: &str = "color";
+/// Mesh positions (vec4 per vertex), pulled by the vertex shader.
+pub const MESH_VERTICES: &str = "mesh_vertices";
+/// Mesh indices (u32), the index buffer of every scene draw.
+pub const MESH_INDICES: &str = "mesh_indices";
+/// The host-visible buffer [`crate::color_readback_pass`] copies `color` into.
+pub const COLOR_READBACK: &str = "color_readback";
+
+/// Format of `depth_prepass`.
+pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
+/// Format of `color`.
+pub const COLOR_FORMAT: vk::Format = vk::Format::R8G8B8A8_UNORM;

@@ -1,0 +1,97 @@
+//! The depth prepass: draws the scene's draw list into `depth_prepass` (D32_SFLOAT,
+//! reversed-Z: cleared to 0, compare GREATER, depth written), so that the geometry pass
+//! shades each pixel once and the Hi-Z build has this frame's depth.
+
+use std::sync::Arc;
+
+use render_graph::vk;
+
+use super::draw::{check_mode, check_output_extent, scene_pipeline, DrawMode, SceneInputs};
+use crate::names::{DEPTH_FORMAT, DEPTH_PREPASS};
+use crate::scene::SharedScene;
+use render_graph::ExecuteContext;
+use render_graph::GpuDevice;
+use render_graph::GraphicsPipeline;
+use render_graph::Pass;
+use render_graph::Result;
+use render_graph::{AttachmentLoad, ImageDesc, ImageSize, Registry};
+
+/// Writes the nearest depth of the drawn objects to `depth_prepass`, the size of the
+/// graph's output. Reads `object_records`, `mesh_vertices`, `mesh_indices`,
+/// `draw_commands` and `draw_count`.
+///
+/// [`DepthPrepass::late`] makes the second prepass of two-phase occlusion culling: it adds
+/// to the `depth_prepass` an earlier prepass drew (loaded, not cleared), drawing the
+/// commands a later culling pass appended (the earlier commands again find their own depth
+/// and change nothing).
+pub struct DepthPrepass {
+    pipeline: GraphicsPipeline,
+    scene: SharedScene,
+    mode: DrawMode,
+    inputs: Option<SceneInputs>,
+    late: bool,
+}
+
+impl DepthPrepass {
+    /// A prepass drawing `scene` in the best [`DrawMode`] of the device.
+    pub fn new(device: &Arc<GpuDevice>, scene: SharedScene) -> Result<DepthPrepass> {
+        DepthPrepass::with_mode(device, scene, DrawMode::best(device.capabilities()))
+    }
+
+    /// A prepass drawing in `mode`; an error when the device does not support it.
+    pub fn with_mode(device: &Arc<GpuDevice>, scene: SharedScene, mode: DrawMode) -> Result<DepthPrepass> {
+        check_mode(device, mode)?;
+        let pipeline = scene_pipeline(
+            device,
+            DEPTH_PREPASS,
+            shaders::DEPTH_PREPASS_VERT.words(),
+            shaders::DEPTH_PREPASS_FRAG.words(),
+            &[],
+            (DEPTH_FORMAT, vk::CompareOp::GREATER, true),
+        )?;
+        Ok(DepthPrepass { pipeline, scene, mode, inputs: None, late: false })
+    }
+
+    /// The late prepass of two-phase culling, named [`DepthPrepass::LATE_NAME`]: loads
+    /// `depth_prepass` instead of creating and clearing it.
+    pub fn late(device: &Arc<GpuDevice>, scene: SharedScene, mode: DrawMode) -> Result<DepthPrepass> {
+        Ok(DepthPrepass { late: true, ..DepthPrepass::with_mode(device, scene, mode)? })
+    }
+
+    /// Name of the pass made by [`DepthPrepass::late`].
+    pub const LATE_NAME: &'static str = "depth_prepass late";
+}
+
+impl Pass for DepthPrepass {
+    fn name(&self) -> &str {
+        if self.late {
+            Self::LATE_NAME
+        } else {
+            DEPTH_PREPASS
+        }
+    }
+
+    fn register(&mut self, registry: &mut Registry<'_>) {
+        self.inputs = Some(SceneInputs::register(registry));
+        if self.late {
+            let depth = registry.image(DEPTH_PREPASS);
+            registry.depth_attachment(depth, AttachmentLoad::Load);
+            return;
+        }
+        let depth = registry.create_image(DEPTH_PREPASS, ImageDesc::new(DEPTH_FORMAT, ImageSize::OUTPUT));
+        // Reversed-Z: 0 is infinitely far.
+        registry.depth_attachment(depth, AttachmentLoad::ClearDepth(0.0));
+    }
+
+    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
+        check_output_extent(context, DEPTH_PREPASS);
+    }
+
+    fn record_draw(&mut self, context: &mut ExecuteContext<'_>) {
+        if context.failed() {
+            return;
+        }
+        let inputs = self.inputs.expect("register runs before record_draw");
+        inputs.draw(context, &self.pipeline, &self.scene, self.mode);
+    }
+}

@@ -1,0 +1,175 @@
+//! [`HiZBuildPass`]: the depth pyramid `hiz_depth` from `depth_prepass`.
+//!
+//! Reversed-Z: a pyramid texel keeps the **farthest** depth of the texels it covers, which is
+//! the **smallest** stored value, so an object is occluded only when its nearest depth is
+//! smaller than that over its whole footprint.
+//!
+//! Mip 0 has the size of `depth_prepass` and is a copy of it; mip `k` has Vulkan's size
+//! (half of mip `k - 1`, rounded down, at least 1) and each texel covers the mip `k - 1`
+//! texels `2x, 2x + 1`, plus `2x + 2` for the last texel of an odd-sized source, on each
+//! axis. So no source texel is ever skipped at an odd edge (the bug Bevy's pull requests
+//! 17211 and 22603 record for non-power-of-two pyramids), at the price of the last row and
+//! column covering three texels. [`reduce_depth_pyramid`] is the CPU twin the tests compare
+//! with, exactly.
+//!
+//! The pass declares its mip-to-mip dependencies to the graph, which places the barriers: it
+//! writes mip 0 in its first step and, for each mip `k` of the chain (known from the output
+//! extent when the graph compiles), one more step that reads mip `k - 1` and writes mip `k`
+//! ([`Registry::next_step`]); `execute` begins each step ([`ExecuteContext::next_step`]) and
+//! binds one view per mip ([`Binding::ImageMip`]).
+
+use std::sync::Arc;
+
+use crate::names::DEPTH_PREPASS;
+use render_graph::{
+    full_mip_chain, vk, Binding, BindingKind, ComputePipeline, ExecuteContext, GpuDevice, ImageDesc, ImageHandle,
+    ImageSize, Pass, Registry, ShaderStage,
+};
+
+/// Name of the depth pyramid (**contract**): R32_SFLOAT, the size of `depth_prepass`, full
+/// mip chain.
+pub const HIZ_DEPTH: &str = "hiz_depth";
+
+/// Format of [`HIZ_DEPTH`].
+pub const HIZ_FORMAT: vk::Format = vk::Format::R32_SFLOAT;
+
+/// Workgroup edge of the pyramid shaders (`local_size_x` and `local_size_y` of
+/// `hiz_seed.comp` and `hiz_reduce.comp`).
+pub const HIZ_GROUP: u32 = 8;
+
+/// Builds [`HIZ_DEPTH`] from `depth_prepass` every frame (compute).
+pub struct HiZBuildPass {
+    seed: ComputePipeline,
+    reduce: ComputePipeline,
+    depth: Option<ImageHandle>,
+    pyramid: Option<ImageHandle>,
+}
+
+impl HiZBuildPass {
+    /// Name of the pass in the graph.
+    pub const NAME: &'static str = "hi-z build";
+
+    /// Creates the pass and its two pipelines on `device`.
+    pub fn new(device: &Arc<GpuDevice>) -> render_graph::Result<HiZBuildPass> {
+        use BindingKind::{SampledImage, StorageImage};
+        let seed = ComputePipeline::new(
+            device,
+            "hi-z seed",
+            shaders::HIZ_SEED_COMP.words(),
+            &[SampledImage, StorageImage],
+            0,
+        )?;
+        let reduce = ComputePipeline::new(
+            device,
+            "hi-z reduce",
+            shaders::HIZ_REDUCE_COMP.words(),
+            &[StorageImage, StorageImage],
+            0,
+        )?;
+        Ok(HiZBuildPass { seed, reduce, depth: None, pyramid: None })
+    }
+}
+
+impl Pass for HiZBuildPass {
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    fn register(&mut self, registry: &mut Registry<'_>) {
+        let depth = registry.image(DEPTH_PREPASS);
+        self.depth = Some(registry.sample(depth, ShaderStage::Compute));
+        let desc = ImageDesc::new(HIZ_FORMAT, ImageSize::OUTPUT).with_mips(ImageDesc::FULL_MIP_CHAIN);
+        let pyramid = registry.create_image(HIZ_DEPTH, desc);
+        registry.write_storage_image_mip(pyramid, 0, ShaderStage::Compute);
+        // One step per mip: the graph makes mip `k - 1` visible to the step that reads it.
+        for mip in 1..full_mip_chain(registry.output_extent()) {
+            registry.next_step();
+            registry.read_storage_image_mip(pyramid, mip - 1, ShaderStage::Compute);
+            registry.write_storage_image_mip(pyramid, mip, ShaderStage::Compute);
+        }
+        self.pyramid = Some(pyramid);
+    }
+
+    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
+        let (depth, pyramid) = (self.depth.expect("register ran"), self.pyramid.expect("register ran"));
+        let image = context.image(pyramid);
+        let groups = |extent: vk::Extent2D| (extent.width.div_ceil(HIZ_GROUP), extent.height.div_ceil(HIZ_GROUP));
+        let (x, y) = groups(image.extent);
+        context.bind_compute(&self.seed, &[Binding::Image(depth), Binding::ImageMip { image: pyramid, mip: 0 }]);
+        context.dispatch(x, y, 1);
+        for mip in 1..image.mip_levels {
+            context.next_step();
+            let bindings =
+                [Binding::ImageMip { image: pyramid, mip: mip - 1 }, Binding::ImageMip { image: pyramid, mip }];
+            context.bind_compute(&self.reduce, &bindings);
+            let (x, y) = groups(image.mip_extent(mip));
+            context.dispatch(x, y, 1);
+        }
+    }
+}
+
+/// The CPU twin of [`HiZBuildPass`]: the pyramid of a `width` x `height` depth image (rows
+/// top first): one vector per mip down to 1x1, mip 0 (a copy) first, rows top first.
+///
+/// # Panics
+/// When `depth.len() != width * height` or a side is zero.
+pub fn reduce_depth_pyramid(depth: &[f32], width: usize, height: usize) -> Vec<Vec<f32>> {
+    assert!(width > 0 && height > 0, "a depth image of {width}x{height} has no texels");
+    assert_eq!(depth.len(), width * height, "depth holds {} texels, not {width}x{height}", depth.len());
+    let mut mips = vec![depth.to_vec()];
+    let (mut source_width, mut source_height) = (width, height);
+    while source_width > 1 || source_height > 1 {
+        let (target_width, target_height) = ((source_width / 2).max(1), (source_height / 2).max(1));
+        let source = mips.last().expect("mip 0 is pushed first");
+        let mut target = vec![0.0; target_width * target_height];
+        // One past the last source texel a target texel covers on one axis.
+        let end = |texel: usize, target_size: usize, source_size: usize| {
+            if texel == target_size - 1 {
+                source_size
+            } else {
+                (texel * 2 + 2).min(source_size)
+            }
+        };
+        for y in 0..target_height {
+            for x in 0..target_width {
+                let mut farthest = f32::INFINITY;
+                for source_y in y * 2..end(y, target_height, source_height) {
+                    for source_x in x * 2..end(x, target_width, source_width) {
+                        farthest = farthest.min(source[source_y * source_width + source_x]);
+                    }
+                }
+                target[y * target_width + x] = farthest;
+            }
+        }
+        mips.push(target);
+        (source_width, source_height) = (target_width, target_height);
+    }
+    mips
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_source_texel_reaches_the_top_at_odd_sizes() {
+        for (width, height) in [(7, 3), (1, 1), (5, 1), (1000, 563), (2, 9)] {
+            for hole in [0, width * height / 2, width * height - 1] {
+                let mut depth = vec![0.5; width * height];
+                depth[hole] = 0.25;
+                let mips = reduce_depth_pyramid(&depth, width, height);
+                let top = mips.last().expect("the chain has a top");
+                assert_eq!(top, &[0.25], "{width}x{height}: texel {hole} must reach the 1x1 mip");
+                let expected = 32 - (width.max(height) as u32).leading_zeros();
+                assert_eq!(mips.len() as u32, expected, "{width}x{height}: a full Vulkan chain");
+            }
+        }
+    }
+
+    #[test]
+    fn the_chain_follows_vulkan_mip_sizes() {
+        let mips = reduce_depth_pyramid(&[1.0; 21], 7, 3);
+        let sizes: Vec<usize> = mips.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [21, 3, 1], "7x3, 3x1, 1x1");
+    }
+}

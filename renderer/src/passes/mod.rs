@@ -1,0 +1,53 @@
+//! The passes of the engine's frame, each a [`render_graph::Pass`], in the order a frame runs
+//! them:
+//!
+//! 1. [`ObjectUploadPass`] (`upload.rs`): the changed object transforms and records into
+//!    their slots; [`DrawListPass`] (same file) the host's draw list, on the CPU path;
+//! 2. [`CullResetPass`] (`cull.rs`): the draw list and the cull counters to zero;
+//! 3. [`GpuCullPass`] early (`cull.rs`): last frame's visible objects in this frame's frustum;
+//!    [`ClusterCullPass`] early (`cluster.rs`) under meshlet culling;
+//! 4. [`DepthPrepass`] (`depth_prepass.rs`);
+//! 5. [`HiZBuildPass`] (`hiz.rs`): the depth pyramid;
+//! 6. [`GpuCullPass`] late: everything against the frustum and the pyramid;
+//!    [`ClusterSurvivorPass`] (`cluster_survivors.rs`) and [`ClusterCullPass`] late;
+//! 7. [`DepthPrepass::late`], then [`GeometryPass`] (`geometry.rs`);
+//! 8. the readbacks ([`color_readback_pass`], and [`render_graph::readback`]'s passes for
+//!    buffers).
+//!
+//! `draw.rs` holds what the two drawing passes share ([`DrawMode`]). Passes find each
+//! other's resources by the stable names of [`crate::names`].
+
+mod cluster;
+mod cluster_survivors;
+mod cull;
+mod depth_prepass;
+mod draw;
+mod geometry;
+mod hiz;
+mod upload;
+
+pub(crate) use cluster::lock_cluster_settings;
+pub use cluster::{
+    cluster_bits_bytes, ClusterCullPass, ClusterResetPass, ClusterUniforms, SharedClusterSettings, CLUSTER_BITS,
+    CLUSTER_CONE, CLUSTER_DISPATCH, CLUSTER_FRUSTUM, CLUSTER_GROUP, CLUSTER_OCCLUSION, CLUSTER_STATS,
+    CLUSTER_SURVIVORS, CLUSTER_UNIFORM_BYTES, CLUSTER_VERDICTS,
+};
+pub use cluster_survivors::ClusterSurvivorPass;
+pub use cull::{
+    visibility_bits_bytes, CullPhase, CullResetPass, CullUniforms, GpuCullPass, GpuCullSettings, GpuCullStats,
+    SharedCullSettings, CULL_FRUSTUM, CULL_GROUP, CULL_OCCLUSION, CULL_STATS, CULL_STAT_WORDS, CULL_UNIFORM_BYTES,
+    DEPTH_MARGIN, FOOTPRINT_MARGIN, VISIBILITY_BITS,
+};
+pub use depth_prepass::DepthPrepass;
+pub use draw::DrawMode;
+pub use geometry::GeometryPass;
+pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HIZ_DEPTH, HIZ_FORMAT, HIZ_GROUP};
+pub use upload::{DrawListPass, ObjectUploadPass, SCATTER_GROUP};
+
+use render_graph::readback::ReadbackPass;
+
+/// The pass that copies the frame's `color` into the buffer imported as `color_readback`
+/// ([`crate::names::COLOR_READBACK`], made by [`render_graph::readback::image_readback_buffer`]).
+pub fn color_readback_pass() -> ReadbackPass {
+    ReadbackPass::with_names(crate::names::COLOR, crate::names::COLOR_READBACK)
+}

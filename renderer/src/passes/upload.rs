@@ -1,0 +1,168 @@
+//! The passes that move the host scene to the GPU each frame: the changed object transforms
+//! and records into `object_transforms` and `object_records`, and the draw list into
+//! `draw_commands` and `draw_count`.
+
+use std::sync::Arc;
+
+use crate::names::{DRAW_COMMANDS, DRAW_COUNT, OBJECT_RECORDS, OBJECT_TRANSFORMS};
+use crate::scene::{as_bytes, DRAW_COMMAND_BYTES, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES};
+use crate::scene::{lock_scene, SharedScene};
+use render_graph::GpuDevice;
+use render_graph::Pass;
+use render_graph::{Access, ShaderStage};
+use render_graph::{Binding, ExecuteContext, PrepareContext};
+use render_graph::{BindingKind, ComputePipeline};
+use render_graph::{BufferDesc, BufferHandle, Registry};
+use render_graph::{GraphError, Result};
+
+/// Threads per workgroup of the scatter shader (`SCATTER_GROUP` in `scene_scatter.comp`).
+pub const SCATTER_GROUP: u32 = 64;
+
+/// Workgroups one scatter dispatches at most; the shader's grid-stride loop takes the rest
+/// (Vulkan guarantees 65,535 groups per dimension).
+const MAX_SCATTER_GROUPS: u32 = 65_535;
+
+/// Set-0 bindings of `scene_scatter.comp`: 0 the slots, 1 the staged items, 2 the target.
+const SCATTER_BINDINGS: [BindingKind; 3] =
+    [BindingKind::StorageBuffer, BindingKind::StorageBuffer, BindingKind::StorageBuffer];
+
+/// One kind of object data staged this frame: its slots and items in staging memory.
+#[derive(Clone, Copy, Debug)]
+struct Staged {
+    slots: Binding,
+    items: Binding,
+    count: u32,
+}
+
+/// Uploads every object transform and record the scene marked since the last frame, however
+/// many, and scatters them into their slots of the imported `object_transforms` and
+/// `object_records` with a compute shader: one dispatch per buffer, whatever the pattern of
+/// slots (a copy command per run of slots would cost a region per mover). A still scene
+/// uploads nothing. The frame's bytes are in [`crate::scene::GpuScene::last_upload`].
+pub struct ObjectUploadPass {
+    scene: SharedScene,
+    pipeline: ComputePipeline,
+    transforms: Option<BufferHandle>,
+    records: Option<BufferHandle>,
+    /// This frame's staged transforms and records.
+    staged: [Option<Staged>; 2],
+}
+
+impl ObjectUploadPass {
+    /// A pass uploading `scene`'s changes; the scene's buffers must be imported
+    /// ([`crate::scene::GpuScene::import_into`]).
+    pub fn new(device: &Arc<GpuDevice>, scene: SharedScene) -> Result<ObjectUploadPass> {
+        let pipeline =
+            ComputePipeline::new(device, "object_upload", shaders::SCENE_SCATTER_COMP.words(), &SCATTER_BINDINGS, 8)?;
+        Ok(ObjectUploadPass { scene, pipeline, transforms: None, records: None, staged: [None; 2] })
+    }
+
+    /// Name of the pass.
+    pub const NAME: &'static str = "object_upload";
+}
+
+impl Pass for ObjectUploadPass {
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    fn register(&mut self, registry: &mut Registry<'_>) {
+        let transforms = registry.buffer(OBJECT_TRANSFORMS);
+        self.transforms = Some(registry.write_storage_buffer(transforms, ShaderStage::Compute));
+        let records = registry.buffer(OBJECT_RECORDS);
+        self.records = Some(registry.write_storage_buffer(records, ShaderStage::Compute));
+    }
+
+    fn prepare(&mut self, context: &mut PrepareContext<'_>) {
+        let mut scene = lock_scene(&self.scene);
+        let mut counts = [0u32; 2];
+        for (kind, records) in [false, true].into_iter().enumerate() {
+            self.staged[kind] = None;
+            let count = scene.list_marked(records);
+            if count == 0 {
+                continue;
+            }
+            let item_bytes = if records { OBJECT_RECORD_BYTES } else { OBJECT_TRANSFORM_BYTES };
+            let staged = context.stage_data(as_bytes(scene.marked_slots())).and_then(|slots| {
+                let items =
+                    context.stage_with(u64::from(count) * item_bytes, |out| scene.write_marked(records, out))?;
+                Ok(Staged { slots, items, count })
+            });
+            match staged {
+                Ok(staged) => {
+                    scene.unmark(records);
+                    self.staged[kind] = Some(staged);
+                    counts[kind] = count;
+                }
+                // The marks stay: the next frame uploads them (this one is not submitted).
+                Err(error) => context.fail(error),
+            }
+        }
+        scene.note_upload(counts[0], counts[1]);
+    }
+
+    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
+        let targets = [self.transforms.expect("register ran"), self.records.expect("register ran")];
+        let item_vec4s = [OBJECT_TRANSFORM_BYTES / 16, OBJECT_RECORD_BYTES / 16];
+        for kind in 0..2 {
+            let Some(staged) = self.staged[kind].take() else { continue };
+            context.bind_compute(&self.pipeline, &[staged.slots, staged.items, Binding::Buffer(targets[kind])]);
+            context.push_constants(&[staged.count, item_vec4s[kind] as u32]);
+            context.dispatch(staged.count.div_ceil(SCATTER_GROUP).min(MAX_SCATTER_GROUPS), 1, 1);
+        }
+    }
+}
+
+/// Creates `draw_commands` (room for one command per object of the scene) and `draw_count`
+/// (one u32), and fills them from the scene's draw list each frame. A GPU culling pass that
+/// writes both buffers itself takes this pass's place.
+pub struct DrawListPass {
+    scene: SharedScene,
+    capacity: u32,
+    commands: Option<BufferHandle>,
+    count: Option<BufferHandle>,
+    error: Option<GraphError>,
+}
+
+impl DrawListPass {
+    /// A pass uploading `scene`'s draw list.
+    pub fn new(scene: SharedScene) -> DrawListPass {
+        let capacity = lock_scene(&scene).capacity();
+        DrawListPass { scene, capacity, commands: None, count: None, error: None }
+    }
+}
+
+impl Pass for DrawListPass {
+    fn name(&self) -> &str {
+        "draw_list_upload"
+    }
+
+    fn register(&mut self, registry: &mut Registry<'_>) {
+        let commands =
+            registry.create_buffer(DRAW_COMMANDS, BufferDesc { size: u64::from(self.capacity) * DRAW_COMMAND_BYTES });
+        let count = registry.create_buffer(DRAW_COUNT, BufferDesc { size: 4 });
+        self.commands = Some(registry.access_buffer(commands, Access::TransferWrite));
+        self.count = Some(registry.access_buffer(count, Access::TransferWrite));
+    }
+
+    fn prepare(&mut self, context: &mut PrepareContext<'_>) {
+        let (commands, count) = (self.commands.expect("registered"), self.count.expect("registered"));
+        let mut scene = lock_scene(&self.scene);
+        let draws = scene.draw_commands();
+        let count_word = [draws.len() as u32];
+        let result = context
+            .upload_buffer(commands, 0, as_bytes(draws))
+            .and_then(|()| context.upload_buffer(count, 0, as_bytes(&count_word)));
+        let bytes = std::mem::size_of_val(draws) as u64 + 4;
+        match result {
+            Ok(()) => scene.note_draw_upload(bytes),
+            Err(error) => self.error = Some(error),
+        }
+    }
+
+    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
+        if let Some(error) = self.error.take() {
+            context.fail(error);
+        }
+    }
+}

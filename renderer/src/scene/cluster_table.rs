@@ -1,0 +1,283 @@
+//! The cluster tables of a GPU scene: every meshlet of the mesh library with its bounds
+//! ([`GpuMeshlet`], `cluster_meshlets`), one pair per meshlet of every object
+//! (`cluster_pairs`), and the mesh each object's pairs were built for (`cluster_objects`).
+//! Built once on the host from the scene and uploaded to device-local buffers.
+//!
+//! An object whose mesh has no meshlets gets one pair that draws it whole. An object whose
+//! record names another mesh later (a LOD switch) is drawn whole by its first pair, so a
+//! stale table costs triangles, never pixels; objects pushed after the build are drawn
+//! whole by the object pass ([`GpuCullPass::drawing_from`](super::GpuCullPass::drawing_from)).
+
+use std::mem::{offset_of, size_of};
+use std::sync::Arc;
+
+use super::{GpuScene, MeshLibrary};
+use gpu_allocator::MemoryLocation;
+use render_graph::{vk, GpuBuffer, GpuDevice, RenderGraph, Result};
+
+use culling::cluster::ClusterBounds;
+
+/// Name of the meshlet table (**imported**, [`GpuMeshlet`] per meshlet).
+pub const CLUSTER_MESHLETS: &str = "cluster_meshlets";
+/// Name of the pair table (**imported**, `uvec2(object, meshlet field)` per pair).
+pub const CLUSTER_PAIRS: &str = "cluster_pairs";
+/// Name of the per-object table (**imported**, the mesh id each object's pairs were built
+/// for).
+pub const CLUSTER_OBJECTS: &str = "cluster_objects";
+/// Name of the per-object pair ranges (`[first pair, pair count]` per covered object): the
+/// late cluster phase walks only the pairs of the objects the object pass kept.
+pub const CLUSTER_OBJECT_PAIRS: &str = "cluster_object_pairs";
+
+/// The meshlet field of a pair that draws the object whole (`PAIR_WHOLE` in
+/// `cluster_cull.h`).
+pub const PAIR_WHOLE: u32 = 0x7fff_ffff;
+/// Bit of the meshlet field set on each object's first pair (`PAIR_FIRST`).
+pub const PAIR_FIRST: u32 = 0x8000_0000;
+
+/// One meshlet as the cluster shaders read it, mesh space.
+///
+/// GLSL twin: `struct GpuMeshlet` in `shaders/glsl/cluster_cull.h` (std430, 80 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GpuMeshlet {
+    /// Centre of meshopt's bounding sphere.
+    pub center: [f32; 3],
+    /// Its radius.
+    pub radius: f32,
+    /// Apex of the normal cone.
+    pub cone_apex: [f32; 3],
+    /// meshopt's cone cutoff (1 or more: never rejected).
+    pub cone_cutoff: f32,
+    /// Axis of the normal cone.
+    pub cone_axis: [f32; 3],
+    /// First index in `mesh_indices` (absolute).
+    pub first_index: u32,
+    /// Minimum corner of the box of the meshlet's vertices.
+    pub box_min: [f32; 3],
+    /// Indices of the meshlet.
+    pub index_count: u32,
+    /// Maximum corner of that box.
+    pub box_max: [f32; 3],
+    /// The mesh id the meshlet belongs to.
+    pub mesh: u32,
+}
+
+const _: () = {
+    assert!(size_of::<GpuMeshlet>() == 80, "GpuMeshlet must match the std430 size in cluster_cull.h");
+    assert!(offset_of!(GpuMeshlet, cone_apex) == 16);
+    assert!(offset_of!(GpuMeshlet, cone_axis) == 32);
+    assert!(offset_of!(GpuMeshlet, first_index) == 44);
+    assert!(offset_of!(GpuMeshlet, box_min) == 48);
+    assert!(offset_of!(GpuMeshlet, box_max) == 64);
+    assert!(offset_of!(GpuMeshlet, mesh) == 76);
+};
+
+impl GpuMeshlet {
+    /// The bounds the CPU reference tests ([`culling::cluster`]).
+    pub fn bounds(&self) -> ClusterBounds {
+        ClusterBounds {
+            center: self.center,
+            radius: self.radius,
+            cone_apex: self.cone_apex,
+            cone_axis: self.cone_axis,
+            cone_cutoff: self.cone_cutoff,
+            box_min: self.box_min,
+            box_max: self.box_max,
+        }
+    }
+}
+
+/// The host copy of the cluster tables of one scene.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterTable {
+    meshlets: Vec<GpuMeshlet>,
+    pairs: Vec<[u32; 2]>,
+    built_mesh: Vec<u32>,
+    object_pairs: Vec<[u32; 2]>,
+}
+
+impl ClusterTable {
+    /// The tables of `scene`'s objects as they are now.
+    pub fn build(scene: &GpuScene) -> ClusterTable {
+        let library = scene.meshes();
+        let (meshlets, mesh_first) = library_meshlets(library);
+        let mut pairs = Vec::new();
+        let mut built_mesh = Vec::with_capacity(scene.object_count() as usize);
+        let mut object_pairs = Vec::with_capacity(scene.object_count() as usize);
+        for object in 0..scene.object_count() {
+            let first_pair = pairs.len() as u32;
+            let record = scene.record(object).expect("objects below object_count have records");
+            built_mesh.push(record.mesh);
+            let count = library.meshlets(record.mesh).len() as u32;
+            let first = mesh_first.get(record.mesh as usize).copied().unwrap_or(0);
+            if count == 0 {
+                pairs.push([object, PAIR_WHOLE | PAIR_FIRST]);
+            }
+            for local in 0..count {
+                let flag = if local == 0 { PAIR_FIRST } else { 0 };
+                pairs.push([object, (first + local) | flag]);
+            }
+            object_pairs.push([first_pair, pairs.len() as u32 - first_pair]);
+        }
+        ClusterTable { meshlets, pairs, built_mesh, object_pairs }
+    }
+
+    /// Every meshlet of the library.
+    pub fn meshlets(&self) -> &[GpuMeshlet] {
+        &self.meshlets
+    }
+
+    /// The pairs: `[object, meshlet field]`.
+    pub fn pairs(&self) -> &[[u32; 2]] {
+        &self.pairs
+    }
+
+    /// Number of pairs (threads of the cluster passes, bits of the pair visibility).
+    pub fn pair_count(&self) -> u32 {
+        self.pairs.len() as u32
+    }
+
+    /// Pairs that are meshlets (the others draw their object whole).
+    pub fn meshlet_pair_count(&self) -> u32 {
+        self.pairs.iter().filter(|[_, field]| field & !PAIR_FIRST != PAIR_WHOLE).count() as u32
+    }
+
+    /// Objects the table covers (the scene's object count at the build).
+    pub fn object_count(&self) -> u32 {
+        self.built_mesh.len() as u32
+    }
+
+    /// The object and the meshlet of pair `pair` (`None` for a pair drawing its object whole
+    /// or a pair out of range).
+    pub fn pair(&self, pair: u32) -> Option<(u32, Option<&GpuMeshlet>)> {
+        let [object, field] = *self.pairs.get(pair as usize)?;
+        let meshlet = field & !PAIR_FIRST;
+        Some((object, if meshlet == PAIR_WHOLE { None } else { self.meshlets.get(meshlet as usize) }))
+    }
+
+    /// The pairs of object `object`: `[first pair, pair count]` (`None` past the covered
+    /// objects).
+    pub fn object_pairs(&self, object: u32) -> Option<[u32; 2]> {
+        self.object_pairs.get(object as usize).copied()
+    }
+
+    /// The mesh object `object`'s pairs were built for.
+    pub fn built_mesh(&self, object: u32) -> Option<u32> {
+        self.built_mesh.get(object as usize).copied()
+    }
+}
+
+/// Every meshlet of `library`, with absolute index ranges and boxes, and the first meshlet
+/// of each mesh.
+fn library_meshlets(library: &MeshLibrary) -> (Vec<GpuMeshlet>, Vec<u32>) {
+    let (positions, indices) = (library.positions(), library.indices());
+    let mut meshlets = Vec::new();
+    let mut mesh_first = Vec::with_capacity(library.len());
+    for mesh in 0..library.len() as u32 {
+        mesh_first.push(meshlets.len() as u32);
+        let Some(range) = library.range(mesh) else { continue };
+        for meshlet in library.meshlets(mesh) {
+            let first_index = range.first_index + meshlet.first_index;
+            let mut box_min = [f32::INFINITY; 3];
+            let mut box_max = [f32::NEG_INFINITY; 3];
+            let slice = indices.get(first_index as usize..(first_index + meshlet.index_count) as usize).unwrap_or(&[]);
+            for &index in slice {
+                let vertex = (range.vertex_offset + index as i32) as usize;
+                let position = positions[vertex];
+                for axis in 0..3 {
+                    box_min[axis] = box_min[axis].min(position[axis]);
+                    box_max[axis] = box_max[axis].max(position[axis]);
+                }
+            }
+            meshlets.push(GpuMeshlet {
+                center: meshlet.center,
+                radius: meshlet.radius,
+                cone_apex: meshlet.cone_apex,
+                cone_cutoff: meshlet.cone_cutoff,
+                cone_axis: meshlet.cone_axis,
+                first_index,
+                box_min,
+                index_count: meshlet.index_count,
+                box_max,
+                mesh,
+            });
+        }
+    }
+    (meshlets, mesh_first)
+}
+
+/// The device copies of a [`ClusterTable`].
+pub struct ClusterBuffers {
+    meshlets: Arc<GpuBuffer>,
+    pairs: Arc<GpuBuffer>,
+    objects: Arc<GpuBuffer>,
+    object_pairs: Arc<GpuBuffer>,
+}
+
+impl ClusterBuffers {
+    /// Uploads `table` into device-local buffers through a staging buffer, waiting for the
+    /// copy (setup work, outside the frame loop).
+    pub fn upload(device: &Arc<GpuDevice>, table: &ClusterTable) -> Result<ClusterBuffers> {
+        let parts: [(&str, &[u8]); 4] = [
+            (CLUSTER_MESHLETS, as_bytes(&table.meshlets)),
+            (CLUSTER_PAIRS, as_bytes(&table.pairs)),
+            (CLUSTER_OBJECTS, as_bytes(&table.built_mesh)),
+            (CLUSTER_OBJECT_PAIRS, as_bytes(&table.object_pairs)),
+        ];
+        // Empty tables still get a buffer (of one word): a zero-sized buffer is invalid.
+        let sizes = parts.map(|(_, bytes)| (bytes.len() as u64).max(16));
+        let total: u64 = sizes.iter().sum();
+        let mut staging = GpuBuffer::new(
+            device,
+            "cluster staging",
+            total,
+            vk::BufferUsageFlags::TRANSFER_SRC,
+            MemoryLocation::CpuToGpu,
+        )?;
+        {
+            let mapped = staging.mapped_mut().ok_or_else(|| {
+                render_graph::GraphError::Allocation(String::from("cluster staging buffer is not mapped"))
+            })?;
+            let mut offset = 0usize;
+            for ((_, bytes), size) in parts.iter().zip(sizes) {
+                mapped[offset..offset + bytes.len()].copy_from_slice(bytes);
+                offset += size as usize;
+            }
+        }
+        staging.flush()?;
+        let usage = vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::STORAGE_BUFFER;
+        let mut buffers = Vec::with_capacity(parts.len());
+        for ((name, _), size) in parts.iter().zip(sizes) {
+            buffers.push(GpuBuffer::new(device, name, size, usage, MemoryLocation::GpuOnly)?);
+        }
+        let raw = device.raw();
+        device.submit_and_wait(|command_buffer| {
+            let mut offset = 0u64;
+            for (buffer, size) in buffers.iter().zip(sizes) {
+                let region = vk::BufferCopy { src_offset: offset, dst_offset: 0, size };
+                // SAFETY: recording a one-time command buffer; the region lies inside both
+                // buffers, which live until the wait returns.
+                unsafe { raw.cmd_copy_buffer(command_buffer, staging.raw(), buffer.raw(), &[region]) };
+                offset += size;
+            }
+        })?;
+        let mut buffers = buffers.into_iter().map(Arc::new);
+        let mut next = || buffers.next().expect("four buffers were made");
+        Ok(ClusterBuffers { meshlets: next(), pairs: next(), objects: next(), object_pairs: next() })
+    }
+
+    /// Imports the four tables into `graph` under their names.
+    pub fn import_into(&self, graph: &mut RenderGraph) {
+        graph.import_buffer(CLUSTER_MESHLETS, Arc::clone(&self.meshlets));
+        graph.import_buffer(CLUSTER_PAIRS, Arc::clone(&self.pairs));
+        graph.import_buffer(CLUSTER_OBJECTS, Arc::clone(&self.objects));
+        graph.import_buffer(CLUSTER_OBJECT_PAIRS, Arc::clone(&self.object_pairs));
+    }
+}
+
+/// The bytes of plain 4-byte data.
+fn as_bytes<T: Copy>(values: &[T]) -> &[u8] {
+    // SAFETY: only called with `GpuMeshlet` (repr(C), 4-byte fields, no padding), `[u32; 2]`
+    // and `u32`: every byte is initialised; the length is the slice's size in bytes.
+    unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values)) }
+}

@@ -1,0 +1,420 @@
+//! Meshes of the GPU scene: vertices and 32-bit indices packed into two shared buffers
+//! (`mesh_vertices`, `mesh_indices`), uploaded once; the vertex shader pulls vertices by
+//! `gl_VertexIndex`, so there is no vertex input state.
+//!
+//! A vertex is 16 bytes: the position in `xyz` and, in the bits of `w`, the normal packed by
+//! [`pack_normal`] (0 for a mesh added without normals, which the geometry pass then draws in
+//! its flat colour). A mesh may have several levels of detail sharing its vertices: each
+//! level is a mesh id of its own (its own index range), so an `ecs::Lod` level list
+//! names them; each level may carry its [`Meshlet`]s.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use gpu_allocator::MemoryLocation;
+use render_graph::vk;
+
+use crate::scene::as_bytes;
+use crate::scene::Meshlet;
+use render_graph::GpuBuffer;
+use render_graph::GpuDevice;
+use render_graph::{GraphError, Result};
+
+/// Where one mesh lies in the shared buffers, and its local bounds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MeshRange {
+    /// First index in `mesh_indices`.
+    pub first_index: u32,
+    /// Number of indices (three per triangle).
+    pub index_count: u32,
+    /// First vertex in `mesh_vertices` (added to every index).
+    pub vertex_offset: i32,
+    /// Minimum corner of the mesh's local bounding box.
+    pub bounds_min: [f32; 3],
+    /// Maximum corner of the mesh's local bounding box.
+    pub bounds_max: [f32; 3],
+}
+
+/// Host-side mesh data: every mesh's vertices and indices, appended into shared arrays.
+#[derive(Clone, Debug, Default)]
+pub struct MeshLibrary {
+    positions: Vec<[f32; 4]>,
+    uvs: Vec<[f32; 2]>,
+    indices: Vec<u32>,
+    ranges: Vec<MeshRange>,
+    /// Per mesh id: its range in `meshlets`.
+    meshlet_ranges: Vec<Range<u32>>,
+    meshlets: Vec<Meshlet>,
+}
+
+/// The vertices of a mesh with levels of detail: positions and unit normals, one per vertex,
+/// and optional texture coordinates (kept on the host; the standard passes do not sample).
+#[derive(Clone, Copy, Debug)]
+pub struct MeshVertices<'a> {
+    /// Positions in mesh space.
+    pub positions: &'a [[f32; 3]],
+    /// Unit normals, one per position.
+    pub normals: &'a [[f32; 3]],
+    /// Texture coordinates, one per position, or empty.
+    pub uvs: &'a [[f32; 2]],
+}
+
+/// Packs a unit normal into 30 bits: three signed 10-bit fixed-point values (`x` in bits
+/// 0–9, `y` in 10–19, `z` in 20–29, each `round(c * 511)`), the top two bits zero. A unit
+/// normal never packs to 0, which marks a vertex without a normal.
+///
+/// GLSL twin: `unpack_normal` in `shaders/glsl/geometry.vert.glsl`.
+pub fn pack_normal(normal: [f32; 3]) -> u32 {
+    let mut packed = 0_u32;
+    for (axis, value) in normal.iter().enumerate() {
+        let value = if value.is_finite() { value.clamp(-1.0, 1.0) } else { 0.0 };
+        let fixed = (value * 511.0).round() as i32;
+        packed |= ((fixed as u32) & 0x3FF) << (10 * axis);
+    }
+    packed
+}
+
+/// The unit cube centred on the origin (corners at ±0.5): 8 corners, 12 triangles wound
+/// counter-clockwise seen from outside.
+pub const UNIT_CUBE_POSITIONS: [[f32; 3]; 8] = [
+    [-0.5, -0.5, -0.5],
+    [0.5, -0.5, -0.5],
+    [0.5, 0.5, -0.5],
+    [-0.5, 0.5, -0.5],
+    [-0.5, -0.5, 0.5],
+    [0.5, -0.5, 0.5],
+    [0.5, 0.5, 0.5],
+    [-0.5, 0.5, 0.5],
+];
+
+/// Indices of [`UNIT_CUBE_POSITIONS`], two triangles per face.
+pub const UNIT_CUBE_INDICES: [u32; 36] = [
+    4, 5, 6, 4, 6, 7, // +z
+    1, 0, 3, 1, 3, 2, // -z
+    5, 1, 2, 5, 2, 6, // +x
+    0, 4, 7, 0, 7, 3, // -x
+    7, 6, 2, 7, 2, 3, // +y
+    0, 1, 5, 0, 5, 4, // -y
+];
+
+impl MeshLibrary {
+    /// An empty library.
+    pub fn new() -> MeshLibrary {
+        MeshLibrary::default()
+    }
+
+    /// A library holding only the unit cube, as mesh 0.
+    pub fn with_unit_cube() -> MeshLibrary {
+        let mut library = MeshLibrary::new();
+        library.add_unit_cube();
+        library
+    }
+
+    /// Adds a mesh without normals (drawn in its flat colour) and returns its id. Returns an
+    /// error when it has no triangle, an index outside `positions`, or a non-finite position.
+    pub fn add_mesh(&mut self, positions: &[[f32; 3]], indices: &[u32]) -> Result<u32> {
+        check_indices(positions.len(), indices)?;
+        check_positions(positions)?;
+        let vertex_offset = self.positions.len() as i32;
+        self.positions.extend(positions.iter().map(|&[x, y, z]| [x, y, z, f32::from_bits(0)]));
+        self.uvs.resize(self.positions.len(), [0.0; 2]);
+        Ok(self.push_range(vertex_offset, positions, indices, &[]))
+    }
+
+    /// Adds a lit mesh with its levels of detail: the vertices once, then one mesh id per
+    /// level (finest first), each with its triangle list and meshlets (whose `first_index` is
+    /// relative to the level). Returns the ids, consecutive. Nothing is added on an error: no
+    /// level, a level without whole triangles or with an index past the vertices, arrays of
+    /// different lengths, a non-finite position or normal, or a meshlet outside its level.
+    pub fn add_mesh_levels(
+        &mut self,
+        vertices: MeshVertices<'_>,
+        levels: &[(&[u32], &[Meshlet])],
+    ) -> Result<Range<u32>> {
+        let invalid = |reason| Err(GraphError::InvalidDescription { resource: String::from("mesh"), reason });
+        let count = vertices.positions.len();
+        if levels.is_empty() {
+            return invalid("a mesh needs at least one level");
+        }
+        if vertices.normals.len() != count || !(vertices.uvs.is_empty() || vertices.uvs.len() == count) {
+            return invalid("normals and texture coordinates need one entry per position");
+        }
+        check_positions(vertices.positions)?;
+        if vertices.normals.iter().flatten().any(|value| !value.is_finite()) {
+            return invalid("a vertex normal is not finite");
+        }
+        for (indices, meshlets) in levels {
+            check_indices(count, indices)?;
+            if meshlets.iter().any(|meshlet| {
+                u64::from(meshlet.first_index) + u64::from(meshlet.index_count) > indices.len() as u64
+                    || meshlet.index_count % 3 != 0
+            }) {
+                return invalid("a meshlet lies outside its level's indices");
+            }
+        }
+        let vertex_offset = self.positions.len() as i32;
+        self.positions.extend(
+            vertices
+                .positions
+                .iter()
+                .zip(vertices.normals)
+                .map(|(&[x, y, z], &normal)| [x, y, z, f32::from_bits(pack_normal(normal))]),
+        );
+        if vertices.uvs.is_empty() {
+            self.uvs.resize(self.positions.len(), [0.0; 2]);
+        } else {
+            self.uvs.extend_from_slice(vertices.uvs);
+        }
+        let first = self.ranges.len() as u32;
+        for (indices, meshlets) in levels {
+            self.push_range(vertex_offset, vertices.positions, indices, meshlets);
+        }
+        Ok(first..self.ranges.len() as u32)
+    }
+
+    /// Appends the range of one mesh id over vertices already appended at `vertex_offset`.
+    fn push_range(&mut self, vertex_offset: i32, positions: &[[f32; 3]], indices: &[u32], meshlets: &[Meshlet]) -> u32 {
+        // Bounds of the vertices this level uses: a coarse level may leave some out.
+        let mut bounds_min = [f32::INFINITY; 3];
+        let mut bounds_max = [f32::NEG_INFINITY; 3];
+        for &index in indices {
+            let position = positions[index as usize];
+            for axis in 0..3 {
+                bounds_min[axis] = bounds_min[axis].min(position[axis]);
+                bounds_max[axis] = bounds_max[axis].max(position[axis]);
+            }
+        }
+        self.ranges.push(MeshRange {
+            first_index: self.indices.len() as u32,
+            index_count: indices.len() as u32,
+            vertex_offset,
+            bounds_min,
+            bounds_max,
+        });
+        self.indices.extend_from_slice(indices);
+        let first_meshlet = self.meshlets.len() as u32;
+        self.meshlets.extend_from_slice(meshlets);
+        self.meshlet_ranges.push(first_meshlet..self.meshlets.len() as u32);
+        self.ranges.len() as u32 - 1
+    }
+
+    /// The meshlets of mesh `mesh` (empty for an unknown id or a mesh without meshlets); a
+    /// meshlet's `first_index` is relative to the mesh's [`MeshRange::first_index`].
+    pub fn meshlets(&self, mesh: u32) -> &[Meshlet] {
+        match self.meshlet_ranges.get(mesh as usize) {
+            Some(range) => &self.meshlets[range.start as usize..range.end as usize],
+            None => &[],
+        }
+    }
+
+    /// Texture coordinates of every vertex of the library (zero where a mesh has none),
+    /// indexed like the vertices (`vertex_offset + index`).
+    pub fn uvs(&self) -> &[[f32; 2]] {
+        &self.uvs
+    }
+
+    /// Every vertex of the library as uploaded (`xyz` the position, `w` the packed normal's
+    /// bits), indexed `vertex_offset + index`.
+    pub fn positions(&self) -> &[[f32; 4]] {
+        &self.positions
+    }
+
+    /// Every index of the library as uploaded (`mesh_indices`); a mesh's indices start at its
+    /// [`MeshRange::first_index`].
+    pub fn indices(&self) -> &[u32] {
+        &self.indices
+    }
+
+    /// Number of triangles of mesh `mesh` (0 for an unknown id).
+    pub fn triangle_count(&self, mesh: u32) -> u32 {
+        self.range(mesh).map_or(0, |range| range.index_count / 3)
+    }
+
+    /// Adds the unit cube and returns its id.
+    pub fn add_unit_cube(&mut self) -> u32 {
+        self.add_mesh(&UNIT_CUBE_POSITIONS, &UNIT_CUBE_INDICES).expect("the unit cube is a valid mesh")
+    }
+
+    /// Where mesh `mesh` lies, or `None` for an unknown id.
+    pub fn range(&self, mesh: u32) -> Option<&MeshRange> {
+        self.ranges.get(mesh as usize)
+    }
+
+    /// Number of meshes.
+    pub fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// Whether the library holds no mesh.
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+}
+
+fn check_indices(vertex_count: usize, indices: &[u32]) -> Result<()> {
+    let invalid = |reason| Err(GraphError::InvalidDescription { resource: String::from("mesh"), reason });
+    if indices.is_empty() || !indices.len().is_multiple_of(3) {
+        return invalid("a mesh needs a whole, non-zero number of triangles");
+    }
+    if indices.iter().any(|&index| index as usize >= vertex_count) {
+        return invalid("an index points past the mesh's vertices");
+    }
+    Ok(())
+}
+
+fn check_positions(positions: &[[f32; 3]]) -> Result<()> {
+    if positions.iter().flatten().any(|value| !value.is_finite()) {
+        return Err(GraphError::InvalidDescription {
+            resource: String::from("mesh"),
+            reason: "a vertex position is not finite",
+        });
+    }
+    Ok(())
+}
+
+/// The device copies of a [`MeshLibrary`]: `mesh_vertices` (vec4 vertices, storage buffer)
+/// and `mesh_indices` (u32 index buffer).
+pub(crate) struct MeshBuffers {
+    pub(crate) vertices: Arc<GpuBuffer>,
+    pub(crate) indices: Arc<GpuBuffer>,
+}
+
+impl MeshBuffers {
+    /// Creates device-local buffers and fills them through a temporary staging buffer,
+    /// waiting for the copy (setup work, outside the frame loop).
+    pub(crate) fn upload(device: &Arc<GpuDevice>, library: &MeshLibrary) -> Result<MeshBuffers> {
+        if library.is_empty() {
+            return Err(GraphError::InvalidDescription {
+                resource: String::from("mesh_vertices"),
+                reason: "the mesh library is empty",
+            });
+        }
+        let vertex_bytes = as_bytes(&library.positions);
+        let index_bytes = as_bytes(&library.indices);
+        let dst_usage = vk::BufferUsageFlags::TRANSFER_DST;
+        let vertices = GpuBuffer::new(
+            device,
+            "mesh_vertices",
+            vertex_bytes.len() as u64,
+            dst_usage | vk::BufferUsageFlags::STORAGE_BUFFER,
+            MemoryLocation::GpuOnly,
+        )?;
+        let indices = GpuBuffer::new(
+            device,
+            "mesh_indices",
+            index_bytes.len() as u64,
+            dst_usage | vk::BufferUsageFlags::INDEX_BUFFER,
+            MemoryLocation::GpuOnly,
+        )?;
+        let total = (vertex_bytes.len() + index_bytes.len()) as u64;
+        let mut staging = GpuBuffer::new(
+            device,
+            "mesh staging",
+            total,
+            vk::BufferUsageFlags::TRANSFER_SRC,
+            MemoryLocation::CpuToGpu,
+        )?;
+        {
+            let mapped = staging
+                .mapped_mut()
+                .ok_or_else(|| GraphError::Allocation(String::from("mesh staging buffer is not mapped")))?;
+            mapped[..vertex_bytes.len()].copy_from_slice(vertex_bytes);
+            mapped[vertex_bytes.len()..total as usize].copy_from_slice(index_bytes);
+        }
+        staging.flush()?;
+        let raw = device.raw();
+        device.submit_and_wait(|command_buffer| {
+            let vertex_copy = vk::BufferCopy { src_offset: 0, dst_offset: 0, size: vertex_bytes.len() as u64 };
+            let index_copy =
+                vk::BufferCopy { src_offset: vertex_bytes.len() as u64, dst_offset: 0, size: index_bytes.len() as u64 };
+            // SAFETY: recording a one-time command buffer; the regions lie inside the buffers,
+            // which live until the wait returns.
+            unsafe { raw.cmd_copy_buffer(command_buffer, staging.raw(), vertices.raw(), &[vertex_copy]) };
+            // SAFETY: as above.
+            unsafe { raw.cmd_copy_buffer(command_buffer, staging.raw(), indices.raw(), &[index_copy]) };
+        })?;
+        Ok(MeshBuffers { vertices: Arc::new(vertices), indices: Arc::new(indices) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meshes_append_with_offsets_and_bounds() {
+        let mut library = MeshLibrary::with_unit_cube();
+        let triangle = library.add_mesh(&[[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 3.0, -1.0]], &[0, 1, 2]).unwrap();
+        assert_eq!(triangle, 1);
+        let range = library.range(triangle).unwrap();
+        assert_eq!((range.first_index, range.index_count, range.vertex_offset), (36, 3, 8));
+        assert_eq!(range.bounds_min, [0.0, 0.0, -1.0]);
+        assert_eq!(range.bounds_max, [2.0, 3.0, 0.0]);
+        assert_eq!(library.range(0).unwrap().bounds_max, [0.5; 3]);
+    }
+
+    #[test]
+    fn bad_meshes_are_errors() {
+        let mut library = MeshLibrary::new();
+        assert!(library.add_mesh(&[[0.0; 3]], &[]).is_err(), "no triangle");
+        assert!(library.add_mesh(&[[0.0; 3]], &[0, 0, 1]).is_err(), "index past the vertices");
+        assert!(library.add_mesh(&[[f32::NAN, 0.0, 0.0]], &[0, 0, 0]).is_err(), "NaN position");
+        assert!(library.is_empty());
+    }
+
+    #[test]
+    fn levels_share_vertices_and_keep_their_meshlets() {
+        let mut library = MeshLibrary::with_unit_cube();
+        let positions = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.5, 2.0, 0.0]];
+        let normals = [[0.0, 0.0, 1.0]; 5];
+        let fine = [0, 1, 2, 0, 2, 3, 3, 2, 4];
+        let coarse = [0, 1, 2, 0, 2, 3];
+        let meshlet = Meshlet { first_index: 3, index_count: 6, vertex_count: 4, ..Meshlet::default() };
+        let vertices = MeshVertices { positions: &positions, normals: &normals, uvs: &[] };
+        let ids = library.add_mesh_levels(vertices, &[(&fine, &[meshlet]), (&coarse, &[])]).unwrap();
+        assert_eq!(ids, 1..3);
+        let (first, second) = (library.range(1).unwrap(), library.range(2).unwrap());
+        assert_eq!((first.vertex_offset, second.vertex_offset), (8, 8), "levels share the vertices");
+        assert_eq!((first.first_index, second.first_index), (36, 45));
+        assert_eq!(first.bounds_max, [1.0, 2.0, 0.0]);
+        assert_eq!(second.bounds_max, [1.0, 1.0, 0.0], "a level's bounds cover the vertices it uses");
+        assert_eq!(library.meshlets(1), &[meshlet]);
+        assert!(library.meshlets(2).is_empty() && library.meshlets(0).is_empty());
+        assert_eq!((library.triangle_count(1), library.triangle_count(2)), (3, 2));
+        assert_eq!(library.uvs().len(), 13);
+        let outside = Meshlet { first_index: 6, index_count: 6, ..meshlet };
+        assert!(library.add_mesh_levels(vertices, &[(&fine, &[outside])]).is_err(), "meshlet past its level");
+        assert!(library.add_mesh_levels(vertices, &[]).is_err(), "no level");
+        let short = MeshVertices { normals: &normals[..4], ..vertices };
+        assert!(library.add_mesh_levels(short, &[(&coarse, &[])]).is_err(), "a normal missing");
+        assert_eq!(library.len(), 3, "failed adds add nothing");
+    }
+
+    #[test]
+    fn normals_pack_into_thirty_bits_and_never_to_zero() {
+        assert_eq!(pack_normal([1.0, 0.0, 0.0]), 511);
+        assert_eq!(pack_normal([0.0, -1.0, 0.0]), (0x3FF & (-511_i32 as u32)) << 10);
+        for normal in [[0.577, 0.577, -0.577], [0.0, 0.0, -1.0], [-1.0, 0.0, 0.0]] {
+            let packed = pack_normal(normal);
+            assert!(packed != 0 && packed >> 30 == 0, "{normal:?} packs to {packed:#x}");
+        }
+    }
+
+    #[test]
+    fn cube_triangles_face_outward() {
+        // The cross product of each counter-clockwise triangle points away from the centre.
+        for triangle in UNIT_CUBE_INDICES.chunks_exact(3) {
+            let [a, b, c] = [0, 1, 2].map(|corner| UNIT_CUBE_POSITIONS[triangle[corner] as usize]);
+            let edge1 = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+            let edge2 = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
+            let normal = [
+                edge1[1] * edge2[2] - edge1[2] * edge2[1],
+                edge1[2] * edge2[0] - edge1[0] * edge2[2],
+                edge1[0] * edge2[1] - edge1[1] * edge2[0],
+            ];
+            let centre = [(a[0] + b[0] + c[0]) / 3.0, (a[1] + b[1] + c[1]) / 3.0, (a[2] + b[2] + c[2]) / 3.0];
+            let outward = normal[0] * centre[0] + normal[1] * centre[1] + normal[2] * centre[2];
+            assert!(outward > 0.0, "triangle {triangle:?} faces inward");
+        }
+    }
+}

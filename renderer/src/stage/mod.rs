@@ -1,0 +1,223 @@
+//! Rendering as part of the frame: [`install_render`] adds a Render-stage system that writes
+//! the changed objects into the GPU scene (by slot) and executes the render graph every frame,
+//! with GPU culling or with the CPU's lists, as [`CullingBackend`] decides, and an Input-stage
+//! system ([`READBACK_SYSTEM`]) that collects the GPU's answers at the start of the next frame.
+//!
+//! **What is drawn.** Every drawable mesh entity, as the Visibility stage placed it: its world
+//! matrix, the mesh its level of detail chose (`MeshHandle(n)` draws mesh `n` of
+//! [`RenderSetup::meshes`]), its `MaterialHandle` and its [`ecs::BaseColor`] (white without
+//! one). The Render stage writes only what changed this frame ([`Visibility::changes`] and the
+//! colours the change log names), every change in the frame it is made, however many; a
+//! despawned object's slot is empty in the same frame. [`RenderReport::upload`] says what
+//! went to the GPU: a moving object costs its 48-byte transform and a slot index.
+//!
+//! **Latency of the GPU's answer.** The statistics ([`RenderReport::gpu`]) and, when asked
+//! for, the visibility bits ([`RenderReport::bits`]) are copied by each frame into its own
+//! region of a ring of [`READBACK_RING`] host regions (one per frame in flight, plus the one
+//! being read). At the start of frame `N + 1`, before the Visibility stage, the readback
+//! system asks the fence of frame `N` whether it has signalled, without waiting
+//! ([`render_graph::RenderGraph::frame_complete`]): if so, frame `N`'s values are read, one
+//! frame late; if the GPU is behind, the newest finished of frames `N - 1` and
+//! `N - FRAMES_IN_FLIGHT` is read instead (the latter is always finished: the graph waited
+//! for it before submitting frame `N`). So [`BitsReadback::Lagged`] never stalls and is one
+//! frame late whenever the GPU keeps up, at most `FRAMES_IN_FLIGHT + 1` frames.
+//! [`BitsReadback::Wait`] instead waits for each frame and reads its own bits in the same
+//! Render stage (a stall). The bits also feed the [`GpuFeedback`] resource, from which the
+//! Visibility stage takes occlusion and the `Occluded` tags: with the lagged readback the
+//! tags of frame `N + 1` come from frame `N`'s GPU answer when it finished in time.
+
+mod readback;
+mod state;
+mod sync;
+mod target;
+
+use std::sync::{Arc, Mutex};
+
+use culling::{CullingBackend, CullingChoice, GpuFeedback, NoGpuCulling, Visibility};
+use render_graph::device::DeviceConfig;
+use render_graph::{vk, GpuDevice};
+use runtime::{App, Stage, System};
+
+pub use readback::{READBACK_RING, READBACK_SYSTEM};
+pub use target::FrameTarget;
+
+use crate::passes::{GpuCullStats, SharedCullSettings};
+use crate::scene::{MeshLibrary, UploadReport};
+use readback::readback_system;
+use state::RenderState;
+
+/// Name of the system [`install_render`] adds to [`Stage::Render`].
+pub const RENDER_SYSTEM: &str = "renderer::render";
+
+/// Whether and how the host gets the GPU's visibility bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BitsReadback {
+    /// Not read back.
+    #[default]
+    None,
+    /// Read without a stall at the start of the next frame: one frame late when that frame's
+    /// fence has signalled by then, at most `FRAMES_IN_FLIGHT + 1` (see the module docs).
+    Lagged,
+    /// Each frame waits for the GPU and reads its own bits.
+    Wait,
+}
+
+/// What [`install_render`] needs.
+pub struct RenderSetup {
+    /// The backend asked for.
+    pub backend: CullingBackend,
+    /// The device to draw on; `None` creates one ([`DeviceConfig::default`]).
+    pub device: Option<Arc<GpuDevice>>,
+    /// Size of the image.
+    pub extent: vk::Extent2D,
+    /// Most object slots: the most mesh entities alive at once, and the slots a frame's
+    /// spawns take before the despawns of that frame free theirs (a frame past it reports an
+    /// error and draws nothing).
+    pub capacity: u32,
+    /// The meshes objects name.
+    pub meshes: MeshLibrary,
+    /// What `color` is cleared to.
+    pub clear_color: [f32; 4],
+    /// Whether the GPU's bits come back to the host.
+    pub bits: BitsReadback,
+}
+
+/// The GPU culling's switches, a resource [`install_render`] inserts on the GPU backend: the
+/// host may turn frustum or occlusion culling off between frames (a game's debug key).
+#[derive(Clone, Debug)]
+pub struct GpuCullControl {
+    /// Shared with the cull passes.
+    pub settings: SharedCullSettings,
+}
+
+/// What the Render stage did last frame: a resource written by [`RENDER_SYSTEM`].
+#[derive(Clone, Debug, Default)]
+pub struct RenderReport {
+    /// Frames rendered so far.
+    pub frames: u64,
+    /// GPU culling statistics of frame [`RenderReport::bits_frame`]: the newest frame found
+    /// finished at the start of this frame (usually the previous one; no stall), or this
+    /// frame with [`BitsReadback::Wait`]; `None` until such a frame exists or on the CPU
+    /// backend.
+    pub gpu: Option<GpuCullStats>,
+    /// Visibility bits (u64 words, bit `i` = slot `i`) of the same frame as
+    /// [`RenderReport::gpu`], when asked for; also fed back to the Visibility stage as the
+    /// [`GpuFeedback`] resource, for the `Occluded` tags.
+    pub bits: Vec<u64>,
+    /// The frame [`RenderReport::bits`] and [`RenderReport::gpu`] come from.
+    pub bits_frame: Option<u64>,
+    /// Object transforms and records uploaded this frame.
+    pub upload: UploadReport,
+    /// Object slots the Render stage wrote into the GPU scene this frame (those the
+    /// Visibility stage changed; nothing else is looked at).
+    pub synced_slots: u32,
+    /// Drawable objects whose mesh handle names no mesh of the library: not drawn (logged
+    /// once).
+    pub missing_meshes: u32,
+    /// Seconds the Render stage spent writing the changed slots into the GPU scene this
+    /// frame (the part of its CPU time that follows what changed; the rest is recording and
+    /// submitting the graph).
+    pub sync_seconds: f64,
+    /// This frame's rendering error, if any (the frame was then not drawn; its changes stay
+    /// marked and go with the next frame that draws). Logged once (`log::error!`) until a
+    /// different error comes: a scene fuller than its capacity, host-visible memory the
+    /// staging could not grow into, a device lost.
+    pub error: Option<String>,
+}
+
+/// Installs the Visibility stage ([`culling::install`]) and a Render-stage system that draws
+/// every frame, after deciding the culling backend (the decision is inserted as the
+/// [`CullingChoice`] resource and returned; a fallback's reason is logged once). Without a
+/// usable device the CPU culls and nothing is drawn. Only the GPU backend required without a
+/// device is an error.
+pub fn install_render(app: &mut App, setup: RenderSetup) -> Result<CullingChoice, NoGpuCulling> {
+    install_render_to(app, setup, None)
+}
+
+/// [`install_render`] with a [`FrameTarget`] that adds its passes to the graph and is called
+/// around every frame: a window's swapchain, a host copy of the image. A target whose
+/// passes cannot be added turns rendering off like any other setup error (the reason is in
+/// [`RenderReport::error`]).
+pub fn install_render_to(
+    app: &mut App,
+    setup: RenderSetup,
+    target: Option<Box<dyn FrameTarget>>,
+) -> Result<CullingChoice, NoGpuCulling> {
+    culling::install(app);
+    let device = match setup.device.clone() {
+        _ if culling::cpu_culling_forced() => Err(String::from("no device looked for")),
+        Some(device) => Ok(device),
+        None => GpuDevice::new(&DeviceConfig::default()).map(Arc::new).map_err(|error| error.to_string()),
+    };
+    let choice = setup.backend.resolve(device.as_ref().map(|_| ()).map_err(Clone::clone))?;
+    if let Some(reason) = &choice.reason {
+        log::warn!("culling on the CPU: {reason}");
+    }
+    app.insert_resource(choice.clone());
+    app.insert_resource(RenderReport::default());
+    if choice.on_device && setup.bits != BitsReadback::None {
+        app.insert_resource(GpuFeedback::default());
+    }
+    let Ok(device) = device else {
+        return Ok(choice);
+    };
+    match RenderState::new(&device, setup, choice.on_device, target) {
+        Ok(state) => {
+            if let Some(settings) = &state.cull_settings {
+                app.insert_resource(GpuCullControl { settings: Arc::clone(settings) });
+            }
+            let feeds_back = app.resources().contains::<GpuFeedback>();
+            let on_device = state.on_device;
+            let state = Arc::new(Mutex::new(state));
+            if on_device {
+                app.add_system(Stage::Input, readback_system(Arc::clone(&state), feeds_back));
+            }
+            app.add_system(Stage::Render, render_system(state, feeds_back));
+        }
+        Err(error) => {
+            log::warn!("rendering is off: {error}");
+            app.resource_mut::<RenderReport>().error = Some(error.to_string());
+        }
+    }
+    Ok(choice)
+}
+
+fn render_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
+    let system = System::new(RENDER_SYSTEM, move |ctx| {
+        runtime::profile_zone!("render");
+        let (world, changes) = (ctx.world_unchecked(), ctx.changes());
+        let visibility = ctx.resource::<Visibility>();
+        let mut report = ctx.resource_mut::<RenderReport>();
+        // Locks show in a capture: the wait for the lock, then the time it is held.
+        let mut state = {
+            runtime::profile_zone!("lock wait: render state");
+            state.lock().unwrap_or_else(|poison| poison.into_inner())
+        };
+        runtime::profile_zone!("lock held: render state");
+        report.error = state.frame(world, changes, &visibility, &mut report).err().map(|error| error.to_string());
+        if report.error.is_some() && report.error != state.logged_error {
+            log::error!("rendering frame {}: {}", report.frames, report.error.as_deref().unwrap_or_default());
+        }
+        if report.error.is_some() {
+            state.logged_error.clone_from(&report.error);
+        }
+        if feeds_back {
+            // The GPU's answer the Visibility stage reads until a newer frame is read back
+            // (a GPU behind, or frames not drawn): a slot whose object appeared has none in it.
+            let mut feedback = ctx.resource_mut::<GpuFeedback>();
+            for slot in visibility.changes().appeared_slots() {
+                if let Some(word) = feedback.in_view.get_mut(slot as usize / 64) {
+                    *word &= !(1u64 << (slot % 64));
+                }
+            }
+        }
+    })
+    .reads::<ecs::BaseColor>()
+    .reads_resource::<Visibility>()
+    .writes_resource::<RenderReport>();
+    if feeds_back {
+        system.writes_resource::<GpuFeedback>()
+    } else {
+        system
+    }
+}

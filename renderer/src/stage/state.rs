@@ -1,0 +1,181 @@
+//! The renderer the Render stage owns: its graph, its GPU scene and the bookkeeping of the
+//! GPU's answers; one frame is the changed slots into the scene, then the graph executed.
+
+use std::sync::{Arc, Mutex};
+
+use culling::Visibility;
+use render_graph::readback::BufferReadbackPass;
+use render_graph::{GpuDevice, ReadbackBuffer, RenderGraph};
+
+use super::readback::READBACK_RING;
+use super::sync::SceneSync;
+use super::{BitsReadback, FrameTarget, RenderReport, RenderSetup};
+use crate::frame::{add_gpu_culled_scene_passes, add_scene_passes, ScenePassOptions};
+use crate::passes::{
+    visibility_bits_bytes, GpuCullSettings, SharedCullSettings, CULL_STATS, CULL_STAT_WORDS, VISIBILITY_BITS,
+};
+use crate::scene::{lock_scene, GpuScene, SharedScene, UploadReport};
+
+/// The renderer the Render-stage system owns.
+pub(super) struct RenderState {
+    pub(super) graph: RenderGraph,
+    pub(super) scene: SharedScene,
+    pub(super) sync: SceneSync,
+    pub(super) on_device: bool,
+    pub(super) bits_mode: BitsReadback,
+    pub(super) stats: Option<ReadbackBuffer>,
+    pub(super) bits: Option<ReadbackBuffer>,
+    /// Per ring region: the CPU's bits before occlusion of the frame that wrote the region
+    /// (what [`GpuFeedback::in_view`] gets with that frame's GPU bits).
+    pub(super) in_view: Vec<Vec<u64>>,
+    pub(super) frames: u64,
+    /// Where frames go besides `color`.
+    pub(super) target: Option<Box<dyn FrameTarget>>,
+    /// The GPU culling's switches (GPU backend only).
+    pub(super) cull_settings: Option<SharedCullSettings>,
+    /// The last error logged: a frame's error is logged when it differs from it, so a
+    /// failure that lasts (a full scene, device memory exhausted) is logged once, not per
+    /// frame.
+    pub(super) logged_error: Option<String>,
+}
+
+impl RenderState {
+    pub(super) fn new(
+        device: &Arc<GpuDevice>,
+        setup: RenderSetup,
+        on_device: bool,
+        mut target: Option<Box<dyn FrameTarget>>,
+    ) -> render_graph::Result<RenderState> {
+        let scene = GpuScene::new(device, setup.meshes, setup.capacity)?.into_shared();
+        let mut graph = RenderGraph::new(Arc::clone(device), setup.extent)?;
+        let options =
+            ScenePassOptions { clear_color: setup.clear_color, readback: false, ..ScenePassOptions::default() };
+        let mut cull_settings = None;
+        let (stats, bits) = if on_device {
+            let settings = Arc::new(Mutex::new(GpuCullSettings::default()));
+            cull_settings = Some(Arc::clone(&settings));
+            add_gpu_culled_scene_passes(&mut graph, &scene, &options, &settings, false)?;
+            let ring = |name: &str,
+                        source: &str,
+                        bytes: u64,
+                        graph: &mut RenderGraph|
+             -> render_graph::Result<ReadbackBuffer> {
+                let buffer = ReadbackBuffer::new(device, name, bytes * READBACK_RING)?;
+                graph.import_buffer(name, buffer.shared());
+                graph.add_pass(BufferReadbackPass::ring(source, name, bytes, READBACK_RING));
+                Ok(buffer)
+            };
+            let stats = ring("cull stats ring", CULL_STATS, CULL_STAT_WORDS as u64 * 4, &mut graph)?;
+            let bits = if setup.bits == BitsReadback::None {
+                None
+            } else {
+                Some(ring("visibility ring", VISIBILITY_BITS, visibility_bits_bytes(setup.capacity), &mut graph)?)
+            };
+            (Some(stats), bits)
+        } else {
+            add_scene_passes(&mut graph, &scene, &options)?;
+            (None, None)
+        };
+        if let Some(target) = &mut target {
+            target.add_passes(&mut graph)?;
+        }
+        let words = visibility_bits_bytes(setup.capacity) as usize / 8;
+        let in_view = (0..READBACK_RING).map(|_| Vec::with_capacity(words)).collect();
+        Ok(RenderState {
+            graph,
+            scene,
+            sync: SceneSync::default(),
+            on_device,
+            bits_mode: setup.bits,
+            stats,
+            bits,
+            in_view,
+            frames: 0,
+            target,
+            cull_settings,
+            logged_error: None,
+        })
+    }
+
+    /// One frame: the changed slots into the GPU scene (every frame, drawn or not), then the
+    /// camera and list, execute, lagged (or waited) readback.
+    pub(super) fn frame(
+        &mut self,
+        world: &runtime::hecs::World,
+        changes: &runtime::changes::Changes,
+        visibility: &Visibility,
+        report: &mut RenderReport,
+    ) -> render_graph::Result<()> {
+        {
+            let mut scene = {
+                runtime::profile_zone!("lock wait: scene");
+                lock_scene(&self.scene)
+            };
+            runtime::profile_zone!("lock held: scene");
+            let started = std::time::Instant::now();
+            let synced = self.sync.apply(world, changes, visibility, &mut scene)?;
+            report.sync_seconds = started.elapsed().as_secs_f64();
+            report.synced_slots = synced.slots;
+            report.missing_meshes = synced.missing_meshes;
+        }
+        // A slot whose object appeared (a new owner, or newly drawable) has no GPU answer of
+        // its own yet: the older frames' in-view bits must not make it look occluded.
+        for slot in visibility.changes().appeared_slots() {
+            let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
+            for in_view in &mut self.in_view {
+                if let Some(word) = in_view.get_mut(word) {
+                    *word &= !bit;
+                }
+            }
+        }
+        report.upload = UploadReport::default();
+        let Some(view) = visibility.view() else { return Ok(()) };
+        if let Some(target) = &mut self.target {
+            if !target.begin_frame(&mut self.graph, self.frames)? {
+                return Ok(());
+            }
+        }
+        let view_projection = self
+            .target
+            .as_ref()
+            .and_then(|target| target.draw_view())
+            .unwrap_or_else(|| (view.projection * view.view).to_cols_array_2d());
+        {
+            let mut scene = lock_scene(&self.scene);
+            scene.set_view_projection(view_projection);
+            if !self.on_device {
+                scene.set_draw_list(visibility.visible())?;
+            }
+        }
+        let frame = self.execute(visibility)?;
+        report.upload = lock_scene(&self.scene).last_upload();
+        report.frames = self.frames;
+        if self.bits_mode == BitsReadback::Wait {
+            self.graph.wait_idle()?;
+            self.read_frame(frame, report)?;
+        }
+        if let Some(target) = &mut self.target {
+            target.end_frame(&mut self.graph, frame)?;
+        }
+        Ok(())
+    }
+
+    /// Executes the graph once for `visibility`'s frame (what the scene holds now); returns
+    /// the frame's index (its ring regions).
+    fn execute(&mut self, visibility: &Visibility) -> render_graph::Result<u64> {
+        let in_view = &mut self.in_view[(self.frames % READBACK_RING) as usize];
+        in_view.clear();
+        in_view.extend(
+            visibility
+                .bits()
+                .words()
+                .iter()
+                .enumerate()
+                .map(|(index, word)| word | visibility.occluded_words().get(index).copied().unwrap_or(0)),
+        );
+        self.graph.execute_frame()?;
+        let frame = self.frames;
+        self.frames += 1;
+        Ok(frame)
+    }
+}

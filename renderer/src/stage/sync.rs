@@ -1,0 +1,170 @@
+//! What the Render stage writes into the GPU scene each frame: the slots the Visibility stage
+//! changed ([`Visibility::changes`]), and the colours the change log says were written. The
+//! cost follows the changes: a frame where nothing moved touches no slot.
+//!
+//! Each drawable slot becomes an [`ObjectTransform`] (its world matrix) and an
+//! [`ObjectRecord`]: the mesh its level of detail chose (`MeshHandle(n)` draws mesh `n` of the
+//! library), the local box the stage culled it with (so the GPU's world box is the stage's, bit
+//! for bit), its material handle and the entity's [`BaseColor`] (white without one). An
+//! undrawable or freed slot, and every slot past [`Visibility::len`], holds the empty record.
+
+use std::any::TypeId;
+
+use crate::names::OBJECT_RECORDS;
+use crate::scene::{GpuScene, ObjectRecord, ObjectTransform};
+use ecs::{BaseColor, MeshHandle};
+use runtime::changes::{ChangeCursor, ChangedSince, Changes};
+use runtime::hecs::{Entity, World};
+
+use culling::Visibility;
+
+/// The Render stage's view of which entity owns each slot of the GPU scene, and where it
+/// stands in the change log of colours.
+#[derive(Default)]
+pub(crate) struct SceneSync {
+    /// The entity each slot's record was built for ([`Entity::DANGLING`]: none).
+    owners: Vec<Entity>,
+    cursor: ChangeCursor,
+    colors: ChangedSince,
+    /// Whether the missing-mesh warning was logged (it is logged once).
+    warned_missing_mesh: bool,
+    /// A frame's changes could not be applied (more slots than the capacity): the next frame
+    /// that can writes every slot.
+    resync: bool,
+}
+
+/// What one frame's sync did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SyncReport {
+    /// Slots the Visibility stage changed that were written.
+    pub slots: u32,
+    /// Drawable objects naming a mesh the library does not hold: left empty (not drawn).
+    pub missing_meshes: u32,
+}
+
+impl SceneSync {
+    /// Brings `scene` to `visibility`'s columns: the object count, then every changed slot,
+    /// then the colours written since the last frame.
+    pub(crate) fn apply(
+        &mut self,
+        world: &World,
+        changes: &Changes,
+        visibility: &Visibility,
+        scene: &mut GpuScene,
+    ) -> render_graph::Result<SyncReport> {
+        runtime::profile_zone!("render scene sync");
+        let len = visibility.len();
+        if len > scene.capacity() as usize {
+            self.resync = true;
+            return Err(render_graph::GraphError::InvalidDescription {
+                resource: String::from(OBJECT_RECORDS),
+                reason: "more object slots than the GPU scene holds; install rendering with a larger capacity",
+            });
+        }
+        scene.set_object_count(len as u32)?;
+        self.owners.resize(len, Entity::DANGLING);
+        let mut report = SyncReport::default();
+        let resync = std::mem::take(&mut self.resync);
+        let mut write = |sync: &mut SceneSync, slot: usize| {
+            report.slots += 1;
+            if !sync.write_slot(world, visibility, scene, slot) {
+                report.missing_meshes += 1;
+            }
+        };
+        if resync {
+            (0..len).for_each(|slot| write(self, slot));
+        } else {
+            visibility
+                .changes()
+                .slots()
+                .map(|slot| slot as usize)
+                .take_while(|&slot| slot < len)
+                .for_each(|slot| write(self, slot));
+        }
+        changes.collect(&mut self.cursor, &[TypeId::of::<BaseColor>()], &mut self.colors);
+        if self.colors.everything || resync {
+            for slot in 0..len {
+                refresh_color(world, visibility, scene, slot);
+            }
+        } else {
+            for &position in &self.colors.archetypes {
+                let Some(archetype) = world.archetypes().nth(position as usize) else { continue };
+                if !archetype.has::<BaseColor>() {
+                    continue;
+                }
+                for &id in archetype.ids() {
+                    // SAFETY: an archetype's ids name live entities, and the world is borrowed
+                    // shared, so none can be despawned meanwhile.
+                    let entity = unsafe { world.find_entity_from_id(id) };
+                    if let Some(slot) = visibility.slot_of(entity) {
+                        refresh_color(world, visibility, scene, slot as usize);
+                    }
+                }
+            }
+            for index in 0..self.colors.entities.len() {
+                let entity = self.colors.entities[index];
+                if let Some(slot) = visibility.slot_of(entity) {
+                    refresh_color(world, visibility, scene, slot as usize);
+                }
+            }
+        }
+        if report.missing_meshes > 0 && !self.warned_missing_mesh {
+            self.warned_missing_mesh = true;
+            log::warn!(
+                "{} drawable object(s) name a mesh the GPU scene's library does not hold; they are not drawn \
+                 (a `MeshHandle(n)` draws mesh n of the library given to install_render)",
+                report.missing_meshes
+            );
+        }
+        Ok(report)
+    }
+
+    /// Writes slot `slot` from the columns; false when its mesh is not in the library (the slot
+    /// is left empty).
+    fn write_slot(&mut self, world: &World, visibility: &Visibility, scene: &mut GpuScene, slot: usize) -> bool {
+        let objects = visibility.objects();
+        let (draw, entity) = (objects.draws[slot], objects.entities[slot]);
+        let index = slot as u32;
+        if draw.mesh == MeshHandle::NONE {
+            self.owners[slot] = Entity::DANGLING;
+            // In range: the count was set to the slot count above.
+            scene.set_parts(index, ObjectTransform::IDENTITY, ObjectRecord::EMPTY).expect("slot below the count");
+            return true;
+        }
+        let color = if self.owners[slot] == entity {
+            scene.records()[slot].color
+        } else {
+            self.owners[slot] = entity;
+            color_of(world, entity)
+        };
+        let local = objects.local_bounds(slot);
+        let record = scene.record_for(draw.mesh.0, local.min.to_array(), local.max.to_array(), color, draw.material.0);
+        let Ok(mut record) = record else {
+            scene.set_parts(index, ObjectTransform::IDENTITY, ObjectRecord::EMPTY).expect("slot below the count");
+            return false;
+        };
+        if !objects.is_finite(slot) {
+            // The stage keeps an object it cannot bound; a non-finite box makes every GPU
+            // test keep it too.
+            record.local_half = [f32::NAN; 3];
+        }
+        let transform = ObjectTransform::from_cols(&objects.models[slot].to_cols_array_2d());
+        scene.set_parts(index, transform, record).expect("slot below the count");
+        true
+    }
+}
+
+/// Writes slot `slot`'s colour again from its entity's [`BaseColor`] (a drawn slot only).
+fn refresh_color(world: &World, visibility: &Visibility, scene: &mut GpuScene, slot: usize) {
+    if slot >= scene.object_count() as usize || scene.records()[slot].is_empty() {
+        return;
+    }
+    let entity = visibility.objects().entities[slot];
+    let record = ObjectRecord { color: color_of(world, entity), ..scene.records()[slot] };
+    scene.set_parts(slot as u32, scene.transforms()[slot], record).expect("slot below the count");
+}
+
+/// The packed colour of `entity`: its [`BaseColor`], white without one.
+fn color_of(world: &World, entity: Entity) -> u32 {
+    world.get::<&BaseColor>(entity).map_or(BaseColor::WHITE, |color| *color).packed()
+}

@@ -1,0 +1,28 @@
+//! Where [`crate::stage::install_render`]'s frames go besides the graph's own `color` image: a
+//! window's swapchain, a host copy for checks and PNGs. The Render-stage system calls the
+//! target around every frame, so a game still installs rendering in one call.
+
+use render_graph::RenderGraph;
+
+/// Hooks the Render-stage system calls on the graph it owns.
+pub trait FrameTarget: Send {
+    /// Adds passes after the scene passes, once, when rendering is installed (the graph's
+    /// `color` image holds the finished frame).
+    fn add_passes(&mut self, graph: &mut RenderGraph) -> render_graph::Result<()>;
+
+    /// Before a frame executes (`frame`: frames drawn so far, the index this one gets when
+    /// drawn): imports what the frame writes (a swapchain image) and answers whether to draw
+    /// it at all (`false` skips the frame: a minimised window, a frame nobody looks at).
+    fn begin_frame(&mut self, graph: &mut RenderGraph, frame: u64) -> render_graph::Result<bool>;
+
+    /// After the frame was submitted (and, with [`crate::stage::BitsReadback::Wait`], finished):
+    /// presents, copies results out.
+    fn end_frame(&mut self, graph: &mut RenderGraph, frame: u64) -> render_graph::Result<()>;
+
+    /// The view-projection to draw with instead of the Visibility stage's view (column-major):
+    /// a free camera looking at what a frozen culling camera kept. `None` draws the culled
+    /// view.
+    fn draw_view(&self) -> Option<[[f32; 4]; 4]> {
+        None
+    }
+}
