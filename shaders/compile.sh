@@ -1,10 +1,12 @@
 #!/bin/sh
-# Recompiles every GLSL shader under glsl/ into spirv/. Run after editing a shader and commit
-# both; `cargo test -p shaders` checks that the committed SPIR-V is fresh.
+# Recompiles every GLSL shader under glsl/<group>/ into spirv/<group>/. Run after editing a
+# shader and commit both; `cargo test -p shaders` checks that the committed SPIR-V is fresh.
 set -eu
 cd "$(dirname "$0")"
-for source in glsl/*.glsl; do
+for source in glsl/*/*.glsl; do
+    group=$(basename "$(dirname "$source")")
     name=$(basename "$source" .glsl)
     stage=${name##*.}
-    glslc -fshader-stage="$stage" --target-env=vulkan1.2 -O -o "spirv/$name.spv" "$source"
+    mkdir -p "spirv/$group"
+    glslc -fshader-stage="$stage" --target-env=vulkan1.2 -O -o "spirv/$group/$name.spv" "$source"
 done

@@ -654,7 +654,7 @@ impl Pass for UserShaderFill {
 fn a_shader_loaded_from_a_spv_file_runs_in_a_pass() {
     let Some(device) = gpu_test_context() else { return };
     // Any .spv file a user compiled with glslc; here one of the engine's, read as bytes.
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shaders/spirv/probe_fill_buffer.comp.spv");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shaders/spirv/probes/probe_fill_buffer.comp.spv");
     let bytes = std::fs::read(path).expect("the .spv file exists");
     let shader = shaders::Shader::from_bytes("mine.comp", shaders::Stage::Compute, &bytes).expect("valid SPIR-V");
     let pipeline = render_graph::ComputePipeline::new(

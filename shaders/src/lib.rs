@@ -1,9 +1,12 @@
 //! GLSL sources and their committed SPIR-V, so building needs no shader compiler.
 //!
-//! Each shader has one entry point (`main`) and lives in `glsl/<name>.<stage>.glsl`; its
-//! SPIR-V, compiled by `compile.sh` (glslc, `--target-env=vulkan1.2 -O`), is committed in
-//! `spirv/<name>.<stage>.spv`. The test `tests/fresh.rs` recompiles every source and fails
-//! when a committed binary is stale.
+//! Each shader has one entry point (`main`) and lives in `glsl/<group>/<name>.<stage>.glsl`,
+//! grouped by owner ([`Group`]): `engine` (the renderer's passes, with the headers they share:
+//! `config.h` holds every constant they share with the host, checked against its Rust twins
+//! by `renderer/tests/shader_config.rs`), `samples` (the shaders of the example programs) and
+//! `probes` (the render graph's test probes). Its SPIR-V, compiled by `compile.sh` (glslc,
+//! `--target-env=vulkan1.2 -O`), is committed in `spirv/<group>/<name>.<stage>.spv`. The test
+//! `tests/fresh.rs` recompiles every source and fails when a committed binary is stale.
 //!
 //! ```
 //! let words: &[u32] = shaders::PATTERN_COMP.words();
@@ -44,6 +47,32 @@ impl Stage {
 #[repr(C, align(4))]
 pub struct AlignedBytes<Bytes: ?Sized>(Bytes);
 
+/// Who a shader belongs to (its folder under `glsl/` and `spirv/`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Group {
+    /// The renderer's passes (`glsl/engine`).
+    Engine,
+    /// The example programs (`glsl/samples`).
+    Samples,
+    /// The render graph's test probes (`glsl/probes`).
+    Probes,
+}
+
+impl Group {
+    /// The folder name.
+    pub fn folder(self) -> &'static str {
+        match self {
+            Group::Engine => "engine",
+            Group::Samples => "samples",
+            Group::Probes => "probes",
+        }
+    }
+}
+
+/// The shared constants of the engine's shaders (`glsl/engine/config.h`), for tests that
+/// check them against the host's.
+pub const ENGINE_CONFIG_H: &str = include_str!("../glsl/engine/config.h");
+
 /// One shader: its name, stage, GLSL source path and compiled SPIR-V.
 ///
 /// The shaders of this crate are statics ([`ALL`]); a shader of your own, compiled by you
@@ -62,6 +91,8 @@ pub struct Shader {
     pub name: &'static str,
     /// The stage it runs in.
     pub stage: Stage,
+    /// Who it belongs to (`None` for shaders made at run time).
+    pub group: Option<Group>,
     /// The GLSL source file, relative to the `shaders` crate folder (empty for shaders made
     /// at run time).
     pub source_path: &'static str,
@@ -141,7 +172,7 @@ impl Shader {
         if words[0] != SPIRV_MAGIC {
             return Err(SpirvError::BadMagic { found: words[0] });
         }
-        Ok(Shader { name, stage, source_path: "", spirv: Spirv::Owned(words) })
+        Ok(Shader { name, stage, group: None, source_path: "", spirv: Spirv::Owned(words) })
     }
 
     /// The SPIR-V as bytes (little-endian words).
@@ -171,14 +202,15 @@ impl Shader {
 }
 
 macro_rules! shaders {
-    ($($(#[$doc:meta])* $constant:ident = $file:literal, $stage:ident;)*) => {
+    ($($(#[$doc:meta])* $constant:ident = $group:ident $folder:literal / $file:literal, $stage:ident;)*) => {
         $(
             $(#[$doc])*
             pub static $constant: Shader = Shader {
                 name: $file,
                 stage: Stage::$stage,
-                source_path: concat!("glsl/", $file, ".glsl"),
-                spirv: Spirv::Static(&AlignedBytes(*include_bytes!(concat!("../spirv/", $file, ".spv")))),
+                group: Some(Group::$group),
+                source_path: concat!("glsl/", $folder, "/", $file, ".glsl"),
+                spirv: Spirv::Static(&AlignedBytes(*include_bytes!(concat!("../spirv/", $folder, "/", $file, ".spv")))),
             };
         )*
         /// Every shader of the crate, for tools and the freshness test.
@@ -189,88 +221,88 @@ macro_rules! shaders {
 shaders! {
     /// Temporal accumulation: r32ui `target` (binding 2) = `previous` (binding 0, last
     /// frame's target) + `current` (binding 1); workgroup 8x8.
-    ACCUMULATE_COMP = "accumulate.comp", Compute;
+    ACCUMULATE_COMP = Samples "samples" / "accumulate.comp", Compute;
     /// Draws cells without buffers: quad `gl_VertexIndex / 6` is a column, instance a band;
     /// push constants `uint band_count, column_count`.
-    BAND_VERT = "band.vert", Vertex;
+    BAND_VERT = Samples "samples" / "band.vert", Vertex;
     /// Colours a cell of [`BAND_VERT`]: red = band + 1, green = column + 1 (unorm8).
-    BAND_FRAG = "band.frag", Fragment;
+    BAND_FRAG = Samples "samples" / "band.frag", Fragment;
     /// One axis of a separable 3-tap box blur on r32ui images: `source` (binding 0) to
     /// `target` (binding 1); push constant `uint axis`; workgroup 8x8.
-    BLUR_COMP = "blur.comp", Compute;
+    BLUR_COMP = Samples "samples" / "blur.comp", Compute;
     /// Writes a `VkDrawIndirectCommand` (binding 1) for [`BAND_VERT`] from the number of texels
     /// of the r32ui image at binding 0 above a threshold; push constants `uint threshold,
     /// pixels_per_band, band_count`; one invocation.
-    BRIGHT_BANDS_COMP = "bright_bands.comp", Compute;
+    BRIGHT_BANDS_COMP = Samples "samples" / "bright_bands.comp", Compute;
     /// Cluster cull, early phase (`cluster_cull.h`): pairs visible last frame that pass the
     /// sphere-frustum and cone tests are appended to the draw list as meshlet commands;
     /// workgroup 64.
-    CLUSTER_CULL_EARLY_COMP = "cluster_cull_early.comp", Compute;
+    CLUSTER_CULL_EARLY_COMP = Engine "engine" / "cluster_cull_early.comp", Compute;
     /// Cluster cull, late phase (`cluster_cull.h`, `hiz_occlusion.h`): every meshlet of every
     /// object the object pass kept, against the frustum, the normal cone and the Hi-Z pyramid;
     /// verdicts and pair bits written, newly visible meshlets appended; workgroup 64, one
     /// workgroup per survivor (dispatched indirectly).
-    CLUSTER_CULL_LATE_COMP = "cluster_cull_late.comp", Compute;
+    CLUSTER_CULL_LATE_COMP = Engine "engine" / "cluster_cull_late.comp", Compute;
     /// Cluster cull, survivor list (`cluster_cull.h`): one thread per covered object; kept
     /// objects appended to the survivor list and the late phase's indirect dispatch, the
     /// verdicts of culled objects' pairs written; workgroup 64.
-    CLUSTER_SURVIVORS_COMP = "cluster_survivors.comp", Compute;
+    CLUSTER_SURVIVORS_COMP = Engine "engine" / "cluster_survivors.comp", Compute;
     /// Test pattern for depth pyramids: a hashed depth per pixel (24-bit exact, with exact 0
     /// and 1), drawn over [`FULLSCREEN_VERT`] with depth test ALWAYS; push constant
     /// `uint seed`.
-    DEPTH_PATTERN_FRAG = "depth_pattern.frag", Fragment;
+    DEPTH_PATTERN_FRAG = Probes "probes" / "depth_pattern.frag", Fragment;
     /// Depth prepass: writes depth only (no colour attachment).
-    DEPTH_PREPASS_FRAG = "depth_prepass.frag", Fragment;
+    DEPTH_PREPASS_FRAG = Engine "engine" / "depth_prepass.frag", Fragment;
     /// Depth prepass vertex shader: the position of [`GEOMETRY_VERT`] (same function of
     /// `scene_common.h`, `precise`), no outputs.
-    DEPTH_PREPASS_VERT = "depth_prepass.vert", Vertex;
+    DEPTH_PREPASS_VERT = Engine "engine" / "depth_prepass.vert", Vertex;
     /// Full-screen triangle from `gl_VertexIndex` (draw 3 vertices, no buffers).
-    FULLSCREEN_VERT = "fullscreen.vert", Vertex;
+    FULLSCREEN_VERT = Samples "samples" / "fullscreen.vert", Vertex;
     /// Geometry pass: writes the object's flat RGBA8 colour.
-    GEOMETRY_FRAG = "geometry.frag", Fragment;
+    GEOMETRY_FRAG = Engine "engine" / "geometry.frag", Fragment;
     /// Geometry pass vertex shader: object transform and record from `gl_InstanceIndex`
     /// (bindings 0 and 1), position pulled from `mesh_vertices` (binding 2), push constant
     /// `mat4 view_projection`; flat colour out at location 0.
-    GEOMETRY_VERT = "geometry.vert", Vertex;
+    GEOMETRY_VERT = Engine "engine" / "geometry.vert", Vertex;
     /// GPU cull, early phase (`gpu_cull.h`): last frame's visible objects that pass the
     /// frustum are appended to the draw list; workgroup 64.
-    GPU_CULL_EARLY_COMP = "gpu_cull_early.comp", Compute;
+    GPU_CULL_EARLY_COMP = Engine "engine" / "gpu_cull_early.comp", Compute;
     /// GPU cull, late phase (`gpu_cull.h`): frustum and Hi-Z occlusion of every object,
     /// `visibility_bits` written, newly visible objects appended; workgroup 64.
-    GPU_CULL_LATE_COMP = "gpu_cull_late.comp", Compute;
+    GPU_CULL_LATE_COMP = Engine "engine" / "gpu_cull_late.comp", Compute;
     /// Hi-Z build, mip `k`: each texel of the r32f storage image at binding 1 keeps the
     /// smallest depth of every texel of mip `k - 1` (binding 0) it covers, the last texel of
     /// an odd-sized source included; workgroup 8x8.
-    HIZ_REDUCE_COMP = "hiz_reduce.comp", Compute;
+    HIZ_REDUCE_COMP = Engine "engine" / "hiz_reduce.comp", Compute;
     /// Hi-Z build, mip 0: copies the sampled depth image at binding 0 into the r32f storage
     /// image at binding 1 (same size); workgroup 8x8.
-    HIZ_SEED_COMP = "hiz_seed.comp", Compute;
+    HIZ_SEED_COMP = Engine "engine" / "hiz_seed.comp", Compute;
     /// Writes the complement of the sampled image at binding 0 (combined image sampler).
-    INVERT_FRAG = "invert.frag", Fragment;
+    INVERT_FRAG = Samples "samples" / "invert.frag", Fragment;
     /// Writes `probe_hash(x + y * width) & 0xffff` to the r32ui storage image at binding 0;
     /// workgroup 8x8.
-    NOISE_COMP = "noise.comp", Compute;
+    NOISE_COMP = Samples "samples" / "noise.comp", Compute;
     /// Writes a gradient-and-checkerboard pattern to the rgba8 storage image at binding 0;
     /// push constant `uvec2 extent`; workgroup 8x8.
-    PATTERN_COMP = "pattern.comp", Compute;
+    PATTERN_COMP = Samples "samples" / "pattern.comp", Compute;
     /// Probe: fills the storage buffer at binding 0 with `probe_hash(seed + i)`.
-    PROBE_FILL_BUFFER_COMP = "probe_fill_buffer.comp", Compute;
+    PROBE_FILL_BUFFER_COMP = Probes "probes" / "probe_fill_buffer.comp", Compute;
     /// Probe: fills the r32ui storage image at binding 0 with `probe_hash(seed + i)`.
-    PROBE_FILL_IMAGE_COMP = "probe_fill_image.comp", Compute;
+    PROBE_FILL_IMAGE_COMP = Probes "probes" / "probe_fill_image.comp", Compute;
     /// Probe: copies the storage buffer at binding 0 into the report buffer at binding 1.
-    PROBE_READ_BUFFER_COMP = "probe_read_buffer.comp", Compute;
+    PROBE_READ_BUFFER_COMP = Probes "probes" / "probe_read_buffer.comp", Compute;
     /// Probe: copies the r32ui storage image at binding 0 into the report buffer at binding 1.
-    PROBE_READ_STORAGE_IMAGE_COMP = "probe_read_storage_image.comp", Compute;
+    PROBE_READ_STORAGE_IMAGE_COMP = Probes "probes" / "probe_read_storage_image.comp", Compute;
     /// Probe: copies the sampled r32ui image at binding 0 into the report buffer at binding 1.
-    PROBE_READ_SAMPLED_IMAGE_COMP = "probe_read_sampled_image.comp", Compute;
+    PROBE_READ_SAMPLED_IMAGE_COMP = Probes "probes" / "probe_read_sampled_image.comp", Compute;
     /// Probe: reports the storage buffer at binding 0, then writes `probe_hash(seen ^ seed)`.
-    PROBE_UPDATE_BUFFER_COMP = "probe_update_buffer.comp", Compute;
+    PROBE_UPDATE_BUFFER_COMP = Probes "probes" / "probe_update_buffer.comp", Compute;
     /// Probe: reports the r32ui storage image at binding 0, then writes `probe_hash(seen ^ seed)`.
-    PROBE_UPDATE_IMAGE_COMP = "probe_update_image.comp", Compute;
+    PROBE_UPDATE_IMAGE_COMP = Probes "probes" / "probe_update_image.comp", Compute;
     /// Scene upload: copies item `i` (`vec4s_per_item` vec4s of binding 1) to slot
     /// `slots[i]` (binding 0) of the target buffer (binding 2); push constants
     /// `uint count, vec4s_per_item`; workgroup 64, grid-stride.
-    SCENE_SCATTER_COMP = "scene_scatter.comp", Compute;
+    SCENE_SCATTER_COMP = Engine "engine" / "scene_scatter.comp", Compute;
 }
 
 /// Number of 32-bit elements every probe resource holds (`PROBE_ELEMENTS` in

@@ -42,11 +42,26 @@ fn every_source_file_is_listed() {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut listed: Vec<&str> = shaders::ALL.iter().map(|shader| shader.source_path).collect();
     listed.sort_unstable();
-    let mut found: Vec<String> = std::fs::read_dir(crate_dir.join("glsl"))
-        .expect("glsl folder exists")
-        .map(|entry| format!("glsl/{}", entry.expect("readable entry").file_name().to_string_lossy()))
-        .filter(|name| name.ends_with(".glsl"))
-        .collect();
+    let mut found = Vec::new();
+    for group in [shaders::Group::Engine, shaders::Group::Samples, shaders::Group::Probes] {
+        let folder = crate_dir.join("glsl").join(group.folder());
+        for entry in std::fs::read_dir(&folder).expect("the group's folder exists") {
+            let name = entry.expect("readable entry").file_name().to_string_lossy().into_owned();
+            if name.ends_with(".glsl") {
+                found.push(format!("glsl/{}/{name}", group.folder()));
+            }
+        }
+    }
     found.sort_unstable();
-    assert_eq!(listed, found, "every glsl/*.glsl needs an entry in shaders::ALL");
+    assert_eq!(listed, found, "every glsl/<group>/*.glsl needs an entry in shaders::ALL");
+    let loose: Vec<String> = std::fs::read_dir(crate_dir.join("glsl"))
+        .expect("glsl folder exists")
+        .map(|entry| entry.expect("readable entry").file_name().to_string_lossy().into_owned())
+        .filter(|name| !["engine", "samples", "probes"].contains(&name.as_str()))
+        .collect();
+    assert!(loose.is_empty(), "shaders live in a group's folder, not loose in glsl/: {loose:?}");
+    for shader in shaders::ALL {
+        let group = shader.group.expect("the crate's shaders have a group");
+        assert!(shader.source_path.starts_with(&format!("glsl/{}/", group.folder())), "{}", shader.source_path);
+    }
 }

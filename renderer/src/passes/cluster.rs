@@ -61,7 +61,7 @@ pub const CLUSTER_CONE: u32 = 4;
 pub const CLUSTER_UNIFORM_BYTES: usize = 224;
 
 /// Most workgroups of one dimension a dispatch is guaranteed (Vulkan's minimum limit).
-pub(crate) const MAX_GROUPS: u32 = 65_535;
+pub const CLUSTER_MAX_GROUPS: u32 = 65_535;
 
 /// Bytes of [`CLUSTER_BITS`] for `pairs` pairs (whole 64-bit words).
 pub fn cluster_bits_bytes(pairs: u32) -> u64 {
@@ -70,7 +70,7 @@ pub fn cluster_bits_bytes(pairs: u32) -> u64 {
 
 /// The cluster cull parameters of one frame.
 ///
-/// GLSL twin: `uniform ClusterUniforms` in `shaders/glsl/cluster_cull.h` (std140, 224 bytes).
+/// GLSL twin: `uniform ClusterUniforms` in `shaders/glsl/engine/cluster_cull.h` (std140, 224 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ClusterUniforms {
@@ -378,7 +378,7 @@ impl Pass for ClusterCullPass {
             return;
         }
         let groups = self.counts[0].div_ceil(CLUSTER_GROUP);
-        if groups > MAX_GROUPS {
+        if groups > CLUSTER_MAX_GROUPS {
             context.fail(render_graph::GraphError::InvalidDescription {
                 resource: String::from(CLUSTER_PAIRS),
                 reason: "more cluster pairs than one dispatch covers (65,535 groups of 64)",

@@ -14,8 +14,8 @@ use render_graph::{
 };
 
 use super::cluster::{
-    stage_uniforms, SharedClusterSettings, CLUSTER_BITS, CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_STATS,
-    CLUSTER_SURVIVORS, CLUSTER_VERDICTS, MAX_GROUPS,
+    stage_uniforms, SharedClusterSettings, CLUSTER_BITS, CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_MAX_GROUPS,
+    CLUSTER_STATS, CLUSTER_SURVIVORS, CLUSTER_VERDICTS,
 };
 use super::cull::VISIBILITY_BITS;
 use crate::scene::{ClusterTable, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS};
@@ -97,7 +97,7 @@ impl Pass for ClusterSurvivorPass {
         // At least one group: its first thread writes the dispatch's y and z and the
         // meshlet counter even when no object is covered.
         let groups = self.counts[2].div_ceil(CLUSTER_GROUP).max(1);
-        if groups > MAX_GROUPS {
+        if groups > CLUSTER_MAX_GROUPS {
             context.fail(render_graph::GraphError::InvalidDescription {
                 resource: String::from(CLUSTER_OBJECT_PAIRS),
                 reason: "more covered objects than one dispatch covers (65,535 groups of 64)",

@@ -110,7 +110,7 @@ pub const FOOTPRINT_MARGIN: f32 = 1.0e-2;
 
 /// The cull parameters of one frame.
 ///
-/// GLSL twin: `uniform CullUniforms` in `shaders/glsl/gpu_cull.h` (std140, 208 bytes).
+/// GLSL twin: `uniform CullUniforms` in `shaders/glsl/engine/gpu_cull.h` (std140, 208 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CullUniforms {

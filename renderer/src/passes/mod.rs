@@ -29,8 +29,8 @@ mod upload;
 pub(crate) use cluster::lock_cluster_settings;
 pub use cluster::{
     cluster_bits_bytes, ClusterCullPass, ClusterResetPass, ClusterUniforms, SharedClusterSettings, CLUSTER_BITS,
-    CLUSTER_CONE, CLUSTER_DISPATCH, CLUSTER_FRUSTUM, CLUSTER_GROUP, CLUSTER_OCCLUSION, CLUSTER_STATS,
-    CLUSTER_SURVIVORS, CLUSTER_UNIFORM_BYTES, CLUSTER_VERDICTS,
+    CLUSTER_CONE, CLUSTER_DISPATCH, CLUSTER_FRUSTUM, CLUSTER_GROUP, CLUSTER_MAX_GROUPS, CLUSTER_OCCLUSION,
+    CLUSTER_STATS, CLUSTER_SURVIVORS, CLUSTER_UNIFORM_BYTES, CLUSTER_VERDICTS,
 };
 pub use cluster_survivors::ClusterSurvivorPass;
 pub use cull::{

@@ -36,7 +36,7 @@ pub const PAIR_FIRST: u32 = 0x8000_0000;
 
 /// One meshlet as the cluster shaders read it, mesh space.
 ///
-/// GLSL twin: `struct GpuMeshlet` in `shaders/glsl/cluster_cull.h` (std430, 80 bytes).
+/// GLSL twin: `struct GpuMeshlet` in `shaders/glsl/engine/cluster_cull.h` (std430, 80 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct GpuMeshlet {

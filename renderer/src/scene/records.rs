@@ -17,7 +17,7 @@ use render_graph::vk;
 /// Where one object is: its local-to-world matrix as three rows (an affine matrix; the fourth
 /// row is `0 0 0 1`), as stored in `object_transforms`.
 ///
-/// GLSL twin: `struct ObjectTransform` in `shaders/glsl/object_record.h` (std430, 48 bytes).
+/// GLSL twin: `struct ObjectTransform` in `shaders/glsl/engine/object_record.h` (std430, 48 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ObjectTransform {
@@ -61,7 +61,7 @@ impl ObjectTransform {
 /// What an object is drawn and culled with, as stored in `object_records`: its box in its own
 /// space, its mesh's draw arguments, colour and material.
 ///
-/// GLSL twin: `struct ObjectRecord` in `shaders/glsl/object_record.h` (std430, 48 bytes). The
+/// GLSL twin: `struct ObjectRecord` in `shaders/glsl/engine/object_record.h` (std430, 48 bytes). The
 /// pair of record and [`ObjectTransform`] is self-contained for GPU culling: a compaction
 /// shader writes a [`DrawCommand`] from the record alone. An empty slot holds
 /// [`ObjectRecord::EMPTY`]: no indices, so it is never drawn, never counted visible and never
@@ -142,7 +142,7 @@ impl ObjectRecord {
 /// local box by Arvo's method, step for step as `ecs::Aabb::transformed_center_half` (glam's
 /// `transform_point3`, then `|X| hx + |Y| hy + |Z| hz`), so the bits equal the CPU's.
 ///
-/// GLSL twin: `object_world_box` in `shaders/glsl/object_record.h`.
+/// GLSL twin: `object_world_box` in `shaders/glsl/engine/object_record.h`.
 pub fn world_box(transform: &ObjectTransform, record: &ObjectRecord) -> ([f32; 3], [f32; 3]) {
     let [x, y, z, w] = [0, 1, 2, 3].map(|c| transform.column(c));
     let (c, h) = (record.local_center, record.local_half);
@@ -204,7 +204,7 @@ impl DrawCommand {
 
 /// The push constants of the scene shaders.
 ///
-/// GLSL twin: `CameraConstants` in `shaders/glsl/scene_common.h`.
+/// GLSL twin: `CameraConstants` in `shaders/glsl/engine/scene_common.h`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CameraConstants {

@@ -5,7 +5,7 @@
 // The late phase repeats the same frustum and cone tests and skips the pairs whose history
 // bit is set, so a pair is drawn by at most one phase.
 #include "cluster_cull.h"
-layout(local_size_x = 64) in;
+layout(local_size_x = CLUSTER_GROUP) in;
 
 layout(std430, set = 0, binding = 7) writeonly buffer DrawCommands {
     DrawCommand commands[];

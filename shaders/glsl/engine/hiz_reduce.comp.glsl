@@ -4,7 +4,8 @@
 // covers source texels 2x and 2x+1, and the last texel of an odd-sized source also covers
 // its last texel (2x+2): no source texel is skipped, which keeps the pyramid conservative.
 // A source of size 1 on an axis is covered by its single texel (2x+1 is clamped away).
-layout(local_size_x = 8, local_size_y = 8) in;
+#include "config.h"
+layout(local_size_x = HIZ_GROUP, local_size_y = HIZ_GROUP) in;
 layout(set = 0, binding = 0, r32f) uniform readonly image2D source;
 layout(set = 0, binding = 1, r32f) uniform writeonly image2D target;
 

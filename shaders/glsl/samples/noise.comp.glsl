@@ -1,7 +1,8 @@
 #version 450
 // Writes hash(x + y * width) & 0xffff to every texel of an r32ui storage image; host twin:
 // `noise_value` in samples/src/bin/post_process.rs.
-#include "probe_common.h"
+// The probes' hash (lowbias32), whose host twin is `shaders::probe_hash`.
+#include "../probes/probe_common.h"
 layout(local_size_x = 8, local_size_y = 8) in;
 layout(set = 0, binding = 0, r32ui) uniform writeonly uimage2D target;
 

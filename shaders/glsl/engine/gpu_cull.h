@@ -3,12 +3,7 @@
 // Host twins: culling/src/gpu/cull.rs (`CullUniforms`, `CULL_GROUP`, the flag constants) and
 // render_graph/src/passes/records.rs (`ObjectTransform`, `ObjectRecord`, `DrawCommand`).
 
-// Threads per workgroup: one 64-object word of `visibility_bits` (two uints) per workgroup.
-#define CULL_GROUP 64
-
-// `flags` bits.
-#define CULL_FRUSTUM 1u
-#define CULL_OCCLUSION 2u
+#include "config.h"
 
 // std140, 208 bytes.
 layout(std140, set = 0, binding = 0) uniform CullUniforms {
@@ -50,14 +45,7 @@ layout(std430, set = 0, binding = 3) readonly buffer HistoryBits {
 };
 
 
-// Counters of one frame (`cull_stats`, zeroed by the reset pass), in this order.
-#define STAT_OBJECTS 0
-#define STAT_FRUSTUM_REJECTED 1
-#define STAT_EARLY_DRAWN 2
-#define STAT_OCCLUSION_REJECTED 3
-#define STAT_LATE_DRAWN 4
-#define STAT_TRIANGLES 5
-#define STAT_COUNT 8
+// The frame's counters (`cull_stats`, zeroed by the reset pass) are `STAT_*` of config.h.
 
 
 // The frustum test on a world box (centre, half extents from `object_world_box`), step for

@@ -3,7 +3,7 @@
 // records) from the staged upload into their slots. `slots[i]` is the slot of item `i`, items
 // are `vec4s_per_item` vec4s each; slots are distinct, so no two threads write one item.
 // Host twin: render_graph/src/passes/upload.rs (`ObjectUploadPass`, `SCATTER_GROUP`).
-#define SCATTER_GROUP 64
+#include "config.h"
 layout(local_size_x = SCATTER_GROUP) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer Slots {

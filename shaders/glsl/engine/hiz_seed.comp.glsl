@@ -1,7 +1,8 @@
 #version 450
 // Hi-Z build, first step: copies `depth_prepass` into mip 0 of `hiz_depth` (same size), one
 // thread per texel. Reversed-Z: the pyramid's later mips keep the farthest (smallest) depth.
-layout(local_size_x = 8, local_size_y = 8) in;
+#include "config.h"
+layout(local_size_x = HIZ_GROUP, local_size_y = HIZ_GROUP) in;
 layout(set = 0, binding = 0) uniform sampler2D depth;
 layout(set = 0, binding = 1, r32f) uniform writeonly image2D mip0;
 

@@ -7,7 +7,7 @@
 // visible pairs the early phase did not draw. (The survivor pass gave the pairs of culled
 // objects their verdicts.)
 #include "cluster_cull.h"
-layout(local_size_x = 64) in;
+layout(local_size_x = CLUSTER_GROUP) in;
 
 // Read by the survivor pass, which lists the kept objects; still bound here.
 layout(std430, set = 0, binding = 7) readonly buffer ObjectBits {

@@ -4,43 +4,12 @@
 // Host twins: culling/src/gpu/cluster.rs (`ClusterUniforms`, `GpuMeshlet`, the constants);
 // CPU reference: culling/src/cluster/ (every test below repeats its steps).
 
+#include "config.h"
 #include "object_record.h"
 #include "cull_common.h"
 
-// `flags` bits.
-#define CLUSTER_FRUSTUM 1u
-#define CLUSTER_OCCLUSION 2u
-#define CLUSTER_CONE 4u
-
-// The meshlet field of a pair: bits 0-30 the meshlet, or PAIR_WHOLE for "draw the object
-// whole"; bit 31 set on the first pair of each object.
-#define PAIR_MESHLET_MASK 0x7fffffffu
-#define PAIR_WHOLE 0x7fffffffu
-#define PAIR_FIRST 0x80000000u
-
-// Verdicts (`ClusterVerdict` on the host).
-#define VERDICT_UNTESTED 0u
-#define VERDICT_VISIBLE 1u
-#define VERDICT_FRUSTUM 2u
-#define VERDICT_BACK_FACING 3u
-#define VERDICT_OCCLUDED 4u
-#define VERDICT_CONSERVATIVE 5u
-
-// Counters (`cluster_stats`, `ClusterStats` on the host, in this order).
-// MESHLETS is added once (from the uniforms); TESTED counts the meshlets of objects the
-// object pass kept (the host derives `object_culled` = MESHLETS - TESTED).
-#define CSTAT_MESHLETS 0
-#define CSTAT_TESTED 1
-#define CSTAT_FRUSTUM 2
-#define CSTAT_CONE 3
-#define CSTAT_OCCLUSION 4
-#define CSTAT_CONSERVATIVE 5
-#define CSTAT_EARLY_DRAWN 6
-#define CSTAT_LATE_DRAWN 7
-#define CSTAT_TRIANGLES 8
-#define CSTAT_OBJECT_TRIANGLES 9
-#define CSTAT_WHOLE_OBJECTS 10
-#define CSTAT_COUNT 16
+// The flags, pair fields, verdicts and counters (`CLUSTER_*`, `PAIR_*`, `VERDICT_*`,
+// `CSTAT_*`) are config.h's.
 
 // std140, 224 bytes.
 layout(std140, set = 0, binding = 0) uniform ClusterUniforms {

@@ -5,7 +5,7 @@
 // workgroup per survivor); a culled object's pairs get their verdict here, from the object's
 // box alone, so the late phase never visits them.
 #include "cluster_cull.h"
-layout(local_size_x = 64) in;
+layout(local_size_x = CLUSTER_GROUP) in;
 
 layout(std430, set = 0, binding = 7) readonly buffer ObjectBits {
     uint object_bits[];
@@ -29,9 +29,6 @@ layout(std430, set = 0, binding = 12) buffer ClusterStats {
     uint stats[CSTAT_COUNT];
 };
 
-// Vulkan's guaranteed workgroups per dimension; the late phase loops over the rest.
-#define MAX_GROUPS 65535u
-
 void main() {
     uint object = gl_GlobalInvocationID.x;
     if (object == 0u) {
@@ -45,7 +42,7 @@ void main() {
     if ((object_bits[object / 32u] >> (object % 32u) & 1u) == 1u) {
         uint slot = atomicAdd(survivors[0], 1u);
         survivors[slot + 1u] = object;
-        atomicMax(dispatch[0], min(slot + 1u, MAX_GROUPS));
+        atomicMax(dispatch[0], min(slot + 1u, CLUSTER_MAX_GROUPS));
         return;
     }
     // The object pass rejected the object: by its box outside the frustum, or else hidden.

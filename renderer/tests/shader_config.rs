@@ -1,0 +1,153 @@
+//! The constants the engine's shaders share with the host are written once, in
+//! `shaders/glsl/engine/config.h`; this test reads that header and checks every definition
+//! against its Rust twin, and the counter layouts against the decoders that read them.
+
+use std::collections::HashMap;
+
+use culling::cluster::{ClusterStats, ClusterVerdict, CLUSTER_STAT_WORDS};
+use renderer::{
+    GpuCullStats, CLUSTER_CONE, CLUSTER_FRUSTUM, CLUSTER_GROUP, CLUSTER_MAX_GROUPS, CLUSTER_OCCLUSION, CULL_FRUSTUM,
+    CULL_GROUP, CULL_OCCLUSION, CULL_STAT_WORDS, HIZ_GROUP, PAIR_FIRST, PAIR_WHOLE, SCATTER_GROUP,
+};
+
+/// Every `#define NAME VALUE` of the header with a number for a value (decimal or hex, an
+/// optional `u`).
+fn defines(header: &str) -> HashMap<String, u64> {
+    let mut values = HashMap::new();
+    for line in header.lines() {
+        let mut words = line.split_whitespace();
+        let (Some("#define"), Some(name), Some(value)) = (words.next(), words.next(), words.next()) else { continue };
+        let value = value.trim_end_matches('u');
+        let parsed = match value.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16),
+            None => value.parse(),
+        };
+        if let Ok(parsed) = parsed {
+            assert!(values.insert(name.to_owned(), parsed).is_none(), "{name} is defined twice in config.h");
+        }
+    }
+    values
+}
+
+#[test]
+fn every_shared_constant_equals_its_rust_twin() {
+    let values = defines(shaders::ENGINE_CONFIG_H);
+    let twins: [(&str, u64); 15] = [
+        ("CULL_GROUP", CULL_GROUP.into()),
+        ("CULL_FRUSTUM", CULL_FRUSTUM.into()),
+        ("CULL_OCCLUSION", CULL_OCCLUSION.into()),
+        ("STAT_COUNT", CULL_STAT_WORDS as u64),
+        ("CLUSTER_GROUP", CLUSTER_GROUP.into()),
+        ("CLUSTER_MAX_GROUPS", CLUSTER_MAX_GROUPS.into()),
+        ("CLUSTER_FRUSTUM", CLUSTER_FRUSTUM.into()),
+        ("CLUSTER_OCCLUSION", CLUSTER_OCCLUSION.into()),
+        ("CLUSTER_CONE", CLUSTER_CONE.into()),
+        ("PAIR_WHOLE", PAIR_WHOLE.into()),
+        ("PAIR_MESHLET_MASK", PAIR_WHOLE.into()),
+        ("PAIR_FIRST", PAIR_FIRST.into()),
+        ("CSTAT_COUNT", CLUSTER_STAT_WORDS as u64),
+        ("HIZ_GROUP", HIZ_GROUP.into()),
+        ("SCATTER_GROUP", SCATTER_GROUP.into()),
+    ];
+    for (name, rust) in twins {
+        assert_eq!(values.get(name).copied(), Some(rust), "config.h's {name} against the host's");
+    }
+    let verdicts = [
+        ("VERDICT_UNTESTED", ClusterVerdict::Untested),
+        ("VERDICT_VISIBLE", ClusterVerdict::Visible),
+        ("VERDICT_FRUSTUM", ClusterVerdict::Frustum),
+        ("VERDICT_BACK_FACING", ClusterVerdict::BackFacing),
+        ("VERDICT_OCCLUDED", ClusterVerdict::Occluded),
+        ("VERDICT_CONSERVATIVE", ClusterVerdict::Conservative),
+    ];
+    for (name, verdict) in verdicts {
+        assert_eq!(values.get(name).copied(), Some(verdict as u64), "config.h's {name}");
+    }
+}
+
+/// Counter words holding `index + 1` at each index named by `names` (the rest zero).
+fn counters(values: &HashMap<String, u64>, names: &[&str], words: usize) -> Vec<u8> {
+    let mut bytes = vec![0u8; words * 4];
+    for name in names {
+        let index = values[*name] as usize;
+        assert!(index < words, "{name} = {index} is past the {words} counter words");
+        bytes[index * 4..index * 4 + 4].copy_from_slice(&(index as u32 + 1).to_le_bytes());
+    }
+    bytes
+}
+
+#[test]
+fn the_counter_layouts_are_the_decoders_layouts() {
+    let values = defines(shaders::ENGINE_CONFIG_H);
+    let names = [
+        "STAT_OBJECTS",
+        "STAT_FRUSTUM_REJECTED",
+        "STAT_EARLY_DRAWN",
+        "STAT_OCCLUSION_REJECTED",
+        "STAT_LATE_DRAWN",
+        "STAT_TRIANGLES",
+    ];
+    let bytes = counters(&values, &names, CULL_STAT_WORDS);
+    let stats = GpuCullStats::from_counters(&bytes, &render_graph::GraphStats::default());
+    let at = |name: &str| values[name] as u32 + 1;
+    assert_eq!(stats.objects, at("STAT_OBJECTS"));
+    assert_eq!(stats.frustum_rejected, at("STAT_FRUSTUM_REJECTED"));
+    assert_eq!(stats.early_drawn, at("STAT_EARLY_DRAWN"));
+    assert_eq!(stats.occlusion_rejected, at("STAT_OCCLUSION_REJECTED"));
+    assert_eq!(stats.late_drawn, at("STAT_LATE_DRAWN"));
+    assert_eq!(stats.triangles, at("STAT_TRIANGLES"));
+
+    let names = [
+        "CSTAT_MESHLETS",
+        "CSTAT_FRUSTUM",
+        "CSTAT_CONE",
+        "CSTAT_OCCLUSION",
+        "CSTAT_CONSERVATIVE",
+        "CSTAT_EARLY_DRAWN",
+        "CSTAT_LATE_DRAWN",
+        "CSTAT_TRIANGLES",
+        "CSTAT_OBJECT_TRIANGLES",
+        "CSTAT_WHOLE_OBJECTS",
+    ];
+    let bytes = counters(&values, &names, CLUSTER_STAT_WORDS);
+    let stats = ClusterStats::from_counters(&bytes);
+    assert_eq!(stats.meshlets, at("CSTAT_MESHLETS"));
+    assert_eq!(stats.object_culled, at("CSTAT_MESHLETS"), "TESTED is zero here: every meshlet's object was culled");
+    assert_eq!(stats.frustum_rejected, at("CSTAT_FRUSTUM"));
+    assert_eq!(stats.cone_rejected, at("CSTAT_CONE"));
+    assert_eq!(stats.occlusion_rejected, at("CSTAT_OCCLUSION"));
+    assert_eq!(stats.conservative, at("CSTAT_CONSERVATIVE"));
+    assert_eq!(stats.early_drawn, at("CSTAT_EARLY_DRAWN"));
+    assert_eq!(stats.late_drawn, at("CSTAT_LATE_DRAWN"));
+    assert_eq!(stats.triangles, at("CSTAT_TRIANGLES"));
+    assert_eq!(stats.object_triangles, at("CSTAT_OBJECT_TRIANGLES"));
+    assert_eq!(stats.whole_objects, at("CSTAT_WHOLE_OBJECTS"));
+    let mut tested = vec![0u8; CLUSTER_STAT_WORDS * 4];
+    let (meshlets, kept) = (values["CSTAT_MESHLETS"] as usize, values["CSTAT_TESTED"] as usize);
+    tested[meshlets * 4..meshlets * 4 + 4].copy_from_slice(&10u32.to_le_bytes());
+    tested[kept * 4..kept * 4 + 4].copy_from_slice(&4u32.to_le_bytes());
+    let stats = ClusterStats::from_counters(&tested);
+    assert_eq!(
+        (stats.object_culled, stats.after_objects()),
+        (6, 4),
+        "MESHLETS minus TESTED were culled with their objects"
+    );
+}
+
+#[test]
+fn no_engine_shader_writes_a_shared_constant_as_a_number() {
+    // Workgroup sizes are the constants most easily written twice.
+    for shader in shaders::ALL.iter().filter(|shader| shader.group == Some(shaders::Group::Engine)) {
+        let source = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shaders").join(shader.source_path),
+        )
+        .expect("the source is there");
+        for line in source.lines().filter(|line| line.contains("local_size_x")) {
+            assert!(
+                !line.chars().any(|character| character.is_ascii_digit()),
+                "{}: a workgroup size is config.h's, not a number: {line}",
+                shader.source_path
+            );
+        }
+    }
+}

@@ -1,0 +1,65 @@
+// The constants the engine's shaders share with the host, defined here once: every engine
+// shader includes this header instead of writing a number, and `renderer/tests/shader_config.rs`
+// checks each definition against its Rust twin (named beside it), so the two cannot drift.
+#ifndef CONFIG_H
+#define CONFIG_H
+
+// Threads per workgroup of the object cull shaders: one 64-bit word of `visibility_bits`
+// (two uints) per workgroup (renderer::CULL_GROUP).
+#define CULL_GROUP 64
+// `CullUniforms::flags` bits (renderer::CULL_FRUSTUM, renderer::CULL_OCCLUSION).
+#define CULL_FRUSTUM 1u
+#define CULL_OCCLUSION 2u
+// Counters of `cull_stats`, in this order (renderer::GpuCullStats::from_counters); STAT_COUNT
+// words in all (renderer::CULL_STAT_WORDS).
+#define STAT_OBJECTS 0
+#define STAT_FRUSTUM_REJECTED 1
+#define STAT_EARLY_DRAWN 2
+#define STAT_OCCLUSION_REJECTED 3
+#define STAT_LATE_DRAWN 4
+#define STAT_TRIANGLES 5
+#define STAT_COUNT 8
+
+// Threads per workgroup of the cluster cull shaders (renderer::CLUSTER_GROUP).
+#define CLUSTER_GROUP 64
+// Vulkan's guaranteed workgroups per dimension, the most one cluster dispatch takes
+// (renderer::CLUSTER_MAX_GROUPS).
+#define CLUSTER_MAX_GROUPS 65535u
+// `ClusterUniforms::flags` bits (renderer::CLUSTER_FRUSTUM, CLUSTER_OCCLUSION, CLUSTER_CONE).
+#define CLUSTER_FRUSTUM 1u
+#define CLUSTER_OCCLUSION 2u
+#define CLUSTER_CONE 4u
+// The meshlet field of a pair: bits 0-30 the meshlet, or PAIR_WHOLE for "draw the object
+// whole"; bit 31 set on the first pair of each object (renderer::PAIR_WHOLE, PAIR_FIRST).
+#define PAIR_MESHLET_MASK 0x7fffffffu
+#define PAIR_WHOLE 0x7fffffffu
+#define PAIR_FIRST 0x80000000u
+// Verdicts of `cluster_verdicts` (culling::cluster::ClusterVerdict's values).
+#define VERDICT_UNTESTED 0u
+#define VERDICT_VISIBLE 1u
+#define VERDICT_FRUSTUM 2u
+#define VERDICT_BACK_FACING 3u
+#define VERDICT_OCCLUDED 4u
+#define VERDICT_CONSERVATIVE 5u
+// Counters of `cluster_stats`, in this order (culling::cluster::ClusterStats); CSTAT_COUNT
+// words in all (culling::cluster::CLUSTER_STAT_WORDS). MESHLETS is added once (from the
+// uniforms); TESTED counts the meshlets of objects the object pass kept (the host derives
+// `object_culled` = MESHLETS - TESTED).
+#define CSTAT_MESHLETS 0
+#define CSTAT_TESTED 1
+#define CSTAT_FRUSTUM 2
+#define CSTAT_CONE 3
+#define CSTAT_OCCLUSION 4
+#define CSTAT_CONSERVATIVE 5
+#define CSTAT_EARLY_DRAWN 6
+#define CSTAT_LATE_DRAWN 7
+#define CSTAT_TRIANGLES 8
+#define CSTAT_OBJECT_TRIANGLES 9
+#define CSTAT_WHOLE_OBJECTS 10
+#define CSTAT_COUNT 16
+
+// Workgroup side of the Hi-Z build shaders, 8x8 texels (renderer::HIZ_GROUP).
+#define HIZ_GROUP 8
+// Threads per workgroup of the scene upload's scatter (renderer::SCATTER_GROUP).
+#define SCATTER_GROUP 64
+#endif
