@@ -32,6 +32,8 @@
 #![warn(missing_docs)]
 pub mod bounds;
 pub use bounds::{Aabb, Sphere};
+mod bundle;
+pub use bundle::{MeshBundle, SpawnMesh};
 
 mod camera;
 pub mod hierarchy;

@@ -25,8 +25,8 @@ pub use frame::FrameContext;
 pub use jobs::JobSystem;
 pub use resources::{Res, ResMut, Resources};
 pub use schedule::{
-    CommandReport, Commands, ExclusiveContext, QueryAccess, Schedule, ScheduleError, Stage, StageName, System,
-    SystemContext,
+    CommandReport, Commands, ExclusiveContext, QueryAccess, QuerySet, Schedule, ScheduleError, Stage, StageName,
+    System, SystemContext, SystemQuery,
 };
 
 /// The math library of the engine (`Vec3`, `Quat`, `Mat4`, …), re-exported so a game uses the

@@ -308,24 +308,22 @@ pub fn camera_pose(field: f32, frame: u64) -> Transform {
 }
 
 fn move_movers() -> System {
-    System::new("stress move", |ctx| {
+    System::with_query::<(&mut Transform, &Mover)>("stress move", |ctx, movers| {
         let frame = ctx.time.frame_index;
-        ctx.par_for_each::<(&mut Transform, &Mover)>(1024, |(transform, mover)| {
+        movers.par_for_each(1024, |(transform, mover)| {
             transform.translation = mover.at(frame);
             transform.rotation = Quat::from_rotation_y(mover.phase + mover.speed * frame as f32);
         });
     })
-    .query::<(&mut Transform, &Mover)>()
 }
 
 fn fly_bullets() -> System {
-    System::new("stress bullets", |ctx| {
+    System::with_query::<(&mut Transform, &Bullet)>("stress bullets", |ctx, bullets| {
         let frame = ctx.time.frame_index;
-        ctx.par_for_each::<(&mut Transform, &Bullet)>(1024, |(transform, bullet)| {
+        bullets.par_for_each(1024, |(transform, bullet)| {
             transform.translation = bullet.from + bullet.velocity * (frame - bullet.born.min(frame)) as f32;
         });
     })
-    .query::<(&mut Transform, &Bullet)>()
 }
 
 /// Despawns the oldest `churn` bullets and fires `churn` new ones.
@@ -396,13 +394,12 @@ fn reparent() -> System {
 }
 
 fn fly_camera() -> System {
-    System::new("stress camera", |ctx| {
+    System::with_query::<(&mut Transform, &StressCamera)>("stress camera", |ctx, cameras| {
         let frame = ctx.time.frame_index;
-        for (transform, camera) in ctx.query::<(&mut Transform, &StressCamera)>().iter() {
+        for (transform, camera) in cameras.borrow().iter() {
             *transform = camera_pose(camera.field, frame);
         }
     })
-    .query::<(&mut Transform, &StressCamera)>()
 }
 
 /// A hash of the world's poses, meshes and colours in entity-id order: equal on any thread

@@ -5,10 +5,12 @@
 //! order the README's "Building a game" section explains it:
 //!
 //! - a custom stage, `Gameplay`, between `Input` and `Transform`;
-//! - systems declaring their access as query types (`System::query`), checked when they query,
-//!   with `With`/`Without` filters so the scout and grunt movers share a batch;
-//! - `SystemContext::par_for_each` for the hot loops, the same result on any thread count;
-//! - the engine's `Commands`: `spawn` returning the `Entity`, hierarchy edits
+//! - systems built from their query types (`System::with_query`, `System::with_queries`): the
+//!   access is declared once, by the query the body gets, with `With`/`Without` filters so the
+//!   scout and grunt movers share a batch;
+//! - `SystemQuery::par_for_each` for the hot loops, the same result on any thread count;
+//! - the engine's `Commands`: `spawn` returning the `Entity` (a drawable in one call with
+//!   `ecs::MeshBundle` and `SpawnMesh::spawn_mesh_with`), hierarchy edits
 //!   (`HierarchyCommands::set_parent`, `despawn_recursive`), plain despawns whose children keep
 //!   their pose;
 //! - a follow camera in `Transform` ordered `before(ecs::HIERARCHY_SYSTEM)`, so the view is
@@ -17,7 +19,7 @@
 //!   Visibility);
 //! - `runtime::glam`, `App::frame_stats`, and the reports a game should watch.
 
-use ecs::{scene, Camera, Culled, HierarchyCommands, Mesh, Transform, Visible, WorldTransform};
+use ecs::{scene, Camera, Culled, HierarchyCommands, Mesh, MeshBundle, SpawnMesh, Transform};
 use hecs::{Entity, With, Without};
 use runtime::glam::{Quat, Vec3};
 use runtime::{App, Stage, System};
@@ -129,10 +131,11 @@ fn spawn_wave() -> System {
             let scout = game.next() % 5 == 0;
             let speed = if scout { 18.0 } else { 6.0 + game.unit() * 4.0 };
             let transform = Transform::from_translation(Vec3::new(-20.0, 0.0, z));
-            let bundle = (transform, WorldTransform::from(transform), scene::unit_cube_mesh(), Visible(true));
-            let enemy = ctx.commands.spawn(bundle);
             let drift = (game.unit() - 0.5) * 2.0;
-            ctx.commands.insert(enemy, (Enemy { health: 3 }, Velocity(Vec3::new(speed, 0.0, drift))));
+            let enemy = ctx.commands.spawn_mesh_with(
+                MeshBundle::new(scene::unit_cube_mesh(), transform),
+                (Enemy { health: 3 }, Velocity(Vec3::new(speed, 0.0, drift))),
+            );
             if scout {
                 ctx.commands.insert_one(enemy, Scout);
             }
@@ -144,71 +147,69 @@ fn spawn_wave() -> System {
 
 /// AI that only thinks for enemies in view last frame: steer back towards the lane centre.
 fn think() -> System {
-    System::new("think", |ctx| {
-        ctx.par_for_each::<Thinking>(512, |(velocity, transform)| {
+    System::with_query::<Thinking>("think", |_ctx, thinking| {
+        thinking.par_for_each(512, |(velocity, transform)| {
             velocity.0.z = (velocity.0.z - transform.translation.z * 0.01).clamp(-3.0, 3.0);
         })
     })
-    .query::<Thinking>()
 }
 
 fn move_scouts() -> System {
-    System::new("move scouts", |ctx| {
+    System::with_query::<ScoutMove>("move scouts", |ctx, scouts| {
         let dt = ctx.time.delta_seconds;
-        ctx.par_for_each::<ScoutMove>(512, |(transform, velocity)| transform.translation += velocity.0 * dt);
+        scouts.par_for_each(512, |(transform, velocity)| transform.translation += velocity.0 * dt);
     })
-    .query::<ScoutMove>()
 }
 
 fn move_grunts() -> System {
-    System::new("move grunts", |ctx| {
+    System::with_query::<GruntMove>("move grunts", |ctx, grunts| {
         let dt = ctx.time.delta_seconds;
-        ctx.par_for_each::<GruntMove>(512, |(transform, velocity)| {
+        grunts.par_for_each(512, |(transform, velocity)| {
             transform.translation += velocity.0 * dt;
             transform.rotation = Quat::from_rotation_y(transform.translation.x * 0.05);
         });
     })
-    .query::<GruntMove>()
 }
 
 /// Turrets shoot the nearest enemy in range; dead and leaked enemies are despawned.
 fn turrets() -> System {
-    System::new("turrets", |ctx| {
-        let mut game = ctx.resource_mut::<Game>();
-        let mut turrets = ctx.query::<(&mut Turret, &Transform)>();
-        let mut enemies = ctx.query::<(Entity, &mut Enemy, &Transform)>();
-        let mut enemies: Vec<(Entity, &mut Enemy, &Transform)> = enemies.iter().collect();
-        // Storage order is not an identity: sort by entity id so the choice is stable.
-        enemies.sort_unstable_by_key(|(entity, ..)| entity.id());
-        for (turret, at) in turrets.iter() {
-            if turret.cooldown > 0 {
-                turret.cooldown -= 1;
-                continue;
-            }
-            let nearest = enemies
-                .iter_mut()
-                .filter(|(_, enemy, _)| enemy.health > 0)
-                .map(|(entity, enemy, transform)| (transform.translation.distance(at.translation), *entity, enemy))
-                .filter(|(distance, ..)| *distance <= TURRET_RANGE)
-                .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.id().cmp(&b.1.id())));
-            if let Some((_, entity, enemy)) = nearest {
-                enemy.health -= 1;
-                turret.cooldown = 3;
-                if enemy.health == 0 {
-                    ctx.commands.despawn(entity);
-                    game.kills += 1;
+    System::with_queries::<((&mut Turret, &Transform), (Entity, &mut Enemy, &Transform))>(
+        "turrets",
+        |ctx, (turrets, enemies)| {
+            let mut game = ctx.resource_mut::<Game>();
+            let mut turrets = turrets.borrow();
+            let mut enemies = enemies.borrow();
+            let mut enemies: Vec<(Entity, &mut Enemy, &Transform)> = enemies.iter().collect();
+            // Storage order is not an identity: sort by entity id so the choice is stable.
+            enemies.sort_unstable_by_key(|(entity, ..)| entity.id());
+            for (turret, at) in turrets.iter() {
+                if turret.cooldown > 0 {
+                    turret.cooldown -= 1;
+                    continue;
+                }
+                let nearest = enemies
+                    .iter_mut()
+                    .filter(|(_, enemy, _)| enemy.health > 0)
+                    .map(|(entity, enemy, transform)| (transform.translation.distance(at.translation), *entity, enemy))
+                    .filter(|(distance, ..)| *distance <= TURRET_RANGE)
+                    .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.id().cmp(&b.1.id())));
+                if let Some((_, entity, enemy)) = nearest {
+                    enemy.health -= 1;
+                    turret.cooldown = 3;
+                    if enemy.health == 0 {
+                        ctx.commands.despawn(entity);
+                        game.kills += 1;
+                    }
                 }
             }
-        }
-        for (entity, enemy, transform) in &enemies {
-            if enemy.health > 0 && transform.translation.x >= BASE_X {
-                ctx.commands.despawn(*entity);
-                game.leaks += 1;
+            for (entity, enemy, transform) in &enemies {
+                if enemy.health > 0 && transform.translation.x >= BASE_X {
+                    ctx.commands.despawn(*entity);
+                    game.leaks += 1;
+                }
             }
-        }
-    })
-    .query::<(&mut Turret, &Transform)>()
-    .query::<(Entity, &mut Enemy, &Transform)>()
+        },
+    )
     .writes_resource::<Game>()
 }
 
@@ -216,57 +217,55 @@ fn turrets() -> System {
 /// the next turret (a re-parent through commands) before a plain despawn; a plain despawn that
 /// leaves its barrels standing where they were, as roots; a recursive despawn.
 fn rebuild_turrets() -> System {
-    System::new("rebuild turrets", |ctx| {
-        if ctx.time.frame_index % 100 != 99 {
-            return;
-        }
-        let mut turrets: Vec<Entity> = ctx.query::<With<Entity, &Turret>>().iter().collect();
-        turrets.sort_unstable_by_key(|entity| entity.id());
-        let mut barrels: Vec<(Entity, Entity)> = ctx
-            .query::<With<(Entity, &ecs::Parent), &Barrel>>()
-            .iter()
-            .map(|(barrel, parent)| (barrel, parent.0))
-            .collect();
-        barrels.sort_unstable_by_key(|(barrel, _)| barrel.id());
-        let [oldest, next, ..] = turrets[..] else {
-            return;
-        };
-        match ctx.time.frame_index / 100 % 3 {
-            0 => {
-                for (barrel, parent) in barrels {
-                    if parent == oldest {
-                        ctx.commands.set_parent(barrel, next);
-                    }
-                }
-                ctx.commands.despawn(oldest);
+    System::with_queries::<(With<Entity, &Turret>, With<(Entity, &ecs::Parent), &Barrel>)>(
+        "rebuild turrets",
+        |ctx, (turrets, barrels)| {
+            if ctx.time.frame_index % 100 != 99 {
+                return;
             }
-            1 => ctx.commands.despawn(oldest),
-            _ => ctx.commands.despawn_recursive(oldest),
-        }
-    })
-    .query::<With<Entity, &Turret>>()
-    .query::<With<(Entity, &ecs::Parent), &Barrel>>()
+            let mut turrets: Vec<Entity> = turrets.borrow().iter().collect();
+            turrets.sort_unstable_by_key(|entity| entity.id());
+            let mut barrels: Vec<(Entity, Entity)> =
+                barrels.borrow().iter().map(|(barrel, parent)| (barrel, parent.0)).collect();
+            barrels.sort_unstable_by_key(|(barrel, _)| barrel.id());
+            let [oldest, next, ..] = turrets[..] else {
+                return;
+            };
+            match ctx.time.frame_index / 100 % 3 {
+                0 => {
+                    for (barrel, parent) in barrels {
+                        if parent == oldest {
+                            ctx.commands.set_parent(barrel, next);
+                        }
+                    }
+                    ctx.commands.despawn(oldest);
+                }
+                1 => ctx.commands.despawn(oldest),
+                _ => ctx.commands.despawn_recursive(oldest),
+            }
+        },
+    )
 }
 
 /// The camera hovers behind the lead enemy. It writes a `Transform` the hierarchy reads, so it
 /// runs before the hierarchy says so; otherwise the view would lag a frame.
 fn follow_camera() -> System {
-    System::new("follow camera", |ctx| {
-        let lead = ctx
-            .query::<With<&Transform, &Enemy>>()
-            .iter()
-            .map(|transform| transform.translation)
-            .max_by(|a, b| a.x.total_cmp(&b.x).then(a.z.total_cmp(&b.z)));
-        let Some(lead) = lead else {
-            return;
-        };
-        let mut cameras = ctx.query::<With<&mut Transform, &FollowCamera>>();
-        for transform in cameras.iter() {
-            *transform = scene::look_at(lead + Vec3::new(-30.0, 25.0, 0.0), lead);
-        }
-    })
-    .query::<With<&Transform, &Enemy>>()
-    .query::<With<&mut Transform, &FollowCamera>>()
+    System::with_queries::<(With<&Transform, &Enemy>, With<&mut Transform, &FollowCamera>)>(
+        "follow camera",
+        |_ctx, (enemies, cameras)| {
+            let lead = enemies
+                .borrow()
+                .iter()
+                .map(|transform| transform.translation)
+                .max_by(|a, b| a.x.total_cmp(&b.x).then(a.z.total_cmp(&b.z)));
+            let Some(lead) = lead else {
+                return;
+            };
+            for transform in cameras.borrow().iter() {
+                *transform = scene::look_at(lead + Vec3::new(-30.0, 25.0, 0.0), lead);
+            }
+        },
+    )
     .before(ecs::HIERARCHY_SYSTEM)
 }
 

@@ -154,8 +154,12 @@ impl Commands<'_> {
     /// Spawns an entity with `components` when the stage ends; returns its id now.
     ///
     /// # Panics
-    /// If the system did not declare [`System::spawns`](crate::System::spawns).
-    pub fn spawn(&mut self, components: impl DynamicBundle) -> Entity {
+    /// If the system did not declare [`System::spawns`](crate::System::spawns), or if the
+    /// bundle holds a tuple inside the tuple (`(a, (b, c))`): hecs would store `(b, c)` as one
+    /// component of tuple type, which no query for `b` or `c` finds. Flatten the tuple, or wrap
+    /// a component that really is a tuple in a struct of its own.
+    pub fn spawn<B: DynamicBundle>(&mut self, components: B) -> Entity {
+        refuse_nested_tuples::<B>(self.name);
         assert!(
             self.access.allows_write(Domain::Resource, TypeId::of::<EntityIds>()),
             "system '{}' spawns through commands without declaring it (System::spawns): spawning systems must not \
@@ -170,7 +174,11 @@ impl Commands<'_> {
     }
 
     /// Adds `components` to `entity` (replacing components of the same types).
-    pub fn insert(&mut self, entity: Entity, components: impl DynamicBundle) {
+    ///
+    /// # Panics
+    /// If the bundle holds a tuple inside the tuple (see [`Commands::spawn`]).
+    pub fn insert<B: DynamicBundle>(&mut self, entity: Entity, components: B) {
+        refuse_nested_tuples::<B>(self.name);
         self.queue.buffer.insert(entity, components);
         self.queue.ops.push(LifeOp::Insert(entity));
         self.queue.touched.push(entity);
@@ -251,5 +259,57 @@ impl Commands<'_> {
     pub fn hecs_buffer(&mut self) -> &mut CommandBuffer {
         self.queue.opaque = true;
         &mut self.queue.buffer
+    }
+}
+
+/// Panics, naming the system and the bundle, when bundle type `B` is a tuple holding a tuple
+/// (see [`Commands::spawn`]).
+fn refuse_nested_tuples<B>(system: &str) {
+    let name = std::any::type_name::<B>();
+    if nests_a_tuple(name) {
+        panic!(
+            "system '{system}' spawns or inserts the bundle {name}, which holds a tuple inside the tuple: hecs \
+             would store the inner tuple as one component that no query finds; flatten it, or wrap a tuple \
+             component in a struct"
+        );
+    }
+}
+
+/// Whether the type name `name` is a tuple with an element that is itself a tuple (generic
+/// arguments, arrays and slices, `<...>` and `[...]`, are not elements).
+fn nests_a_tuple(name: &str) -> bool {
+    let Some(inner) = name.strip_prefix('(').and_then(|rest| rest.strip_suffix(')')) else { return false };
+    let mut depth = 0usize;
+    let mut at_element_start = true;
+    for character in inner.chars() {
+        match character {
+            '<' | '[' => depth += 1,
+            '>' | ']' => depth = depth.saturating_sub(1),
+            '(' if depth == 0 && at_element_start => return true,
+            ',' if depth == 0 => {
+                at_element_start = true;
+                continue;
+            }
+            _ => {}
+        }
+        if !character.is_whitespace() {
+            at_element_start = false;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod nested_tests {
+    use super::nests_a_tuple;
+
+    #[test]
+    fn a_tuple_inside_a_tuple_is_found_and_generics_are_not_tuples() {
+        assert!(nests_a_tuple("(a::A, (b::B, c::C))"));
+        assert!(nests_a_tuple("((a::A, b::B),)"));
+        assert!(!nests_a_tuple("(a::A, b::B)"));
+        assert!(!nests_a_tuple("(core::option::Option<(a::A, b::B)>, [(u8, u8); 2])"), "inside generics or arrays");
+        assert!(!nests_a_tuple("a::Struct"));
+        assert!(!nests_a_tuple("(a::A,)"));
     }
 }

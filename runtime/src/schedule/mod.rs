@@ -47,6 +47,7 @@ mod order;
 mod parallel;
 mod query;
 mod system;
+mod typed;
 
 use std::fmt;
 use std::ops::Range;
@@ -62,6 +63,7 @@ use crate::resources::Resources;
 pub use commands::{CommandReport, Commands};
 pub use query::QueryAccess;
 pub use system::{ExclusiveContext, System, SystemContext};
+pub use typed::{QuerySet, SystemQuery};
 
 use system::SystemBody;
 

@@ -1,6 +1,6 @@
 //! A parallel query loop for systems, on the job system.
 
-use hecs::Query;
+use hecs::{Query, QueryBorrow};
 
 use super::query::QueryAccess;
 use super::system::SystemContext;
@@ -39,15 +39,27 @@ impl SystemContext<'_> {
         Q: Query + QueryAccess,
         for<'q> Q::Item<'q>: Send,
     {
-        crate::profile_zone!("par_for_each");
-        let mut query = self.query::<Q>();
-        let grain = u32::try_from(grain.max(1)).unwrap_or(u32::MAX);
-        let mut batches: Vec<hecs::Batch<'_, Q>> = query.iter_batched(grain).collect();
-        let _job_label = crate::profiling::job_label("par_for_each");
-        jobs::parallel_for_chunks(&mut batches, 1, |_, chunk| {
-            for batch in chunk {
-                batch.by_ref().for_each(&body);
-            }
-        });
+        for_each_batched(self.query::<Q>(), grain, body);
     }
+}
+
+/// Calls `body` on every item of `query`, in parallel batches of at most `grain` entities
+/// (see [`SystemContext::par_for_each`]).
+pub(crate) fn for_each_batched<Q>(
+    mut query: QueryBorrow<'_, Q>,
+    grain: usize,
+    body: impl for<'q> Fn(Q::Item<'q>) + Sync + Send,
+) where
+    Q: Query,
+    for<'q> Q::Item<'q>: Send,
+{
+    crate::profile_zone!("par_for_each");
+    let grain = u32::try_from(grain.max(1)).unwrap_or(u32::MAX);
+    let mut batches: Vec<hecs::Batch<'_, Q>> = query.iter_batched(grain).collect();
+    let _job_label = crate::profiling::job_label("par_for_each");
+    jobs::parallel_for_chunks(&mut batches, 1, |_, chunk| {
+        for batch in chunk {
+            batch.by_ref().for_each(&body);
+        }
+    });
 }

@@ -149,9 +149,9 @@ impl CameraKeyframes {
     /// The `Input`-stage system that poses every camera carrying a path at the frame's index
     /// (its transform and its vertical field of view).
     pub fn system() -> System {
-        System::new("camera keyframes", |ctx| {
+        System::with_query::<(&mut Transform, &mut Camera, &CameraKeyframes)>("camera keyframes", |ctx, cameras| {
             let frame = ctx.time.frame_index;
-            for (transform, camera, path) in ctx.query::<(&mut Transform, &mut Camera, &CameraKeyframes)>().iter() {
+            for (transform, camera, path) in cameras.borrow().iter() {
                 let pose = path.pose_at(frame);
                 *transform = pose.transform();
                 let fov = pose.fov.to_radians();
@@ -162,9 +162,6 @@ impl CameraKeyframes {
                 }
             }
         })
-        .writes::<Transform>()
-        .writes::<Camera>()
-        .reads::<CameraKeyframes>()
     }
 }
 

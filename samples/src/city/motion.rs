@@ -18,9 +18,9 @@ pub struct Traffic {
 impl Traffic {
     /// The system that drives every car with a `Traffic` component.
     pub fn system() -> System {
-        System::new("traffic", |ctx| {
+        System::with_query::<(&mut Transform, &Traffic)>("traffic", |ctx, cars| {
             let delta = ctx.time.delta_seconds;
-            for (transform, traffic) in ctx.query::<(&mut Transform, &Traffic)>().iter() {
+            for (transform, traffic) in cars.borrow().iter() {
                 let length = traffic.street_length.max(1.0);
                 let z = (transform.translation.z + traffic.speed * delta).rem_euclid(length);
                 transform.translation.z = z;
@@ -28,8 +28,6 @@ impl Traffic {
                     if traffic.speed >= 0.0 { Quat::IDENTITY } else { Quat::from_rotation_y(std::f32::consts::PI) };
             }
         })
-        .writes::<Transform>()
-        .reads::<Traffic>()
     }
 }
 
@@ -46,17 +44,15 @@ pub struct PoseAnimation {
 impl PoseAnimation {
     /// The system that poses every pedestrian with a `PoseAnimation`.
     pub fn system() -> System {
-        System::new("pose animation", |ctx| {
+        System::with_query::<(&mut SkinnedPose, &PoseAnimation)>("pose animation", |ctx, walkers| {
             let time = ctx.time.elapsed_seconds as f32;
-            for (pose, animation) in ctx.query::<(&mut SkinnedPose, &PoseAnimation)>().iter() {
+            for (pose, animation) in walkers.borrow().iter() {
                 let cycle = ((time + animation.phase) / animation.period.max(0.1)).fract();
                 let raise = (cycle * std::f32::consts::TAU).sin().max(0.0);
                 pose.origin_min = Vec3::new(-0.25, 0.0, -0.1);
                 pose.origin_max = Vec3::new(0.25 + 0.45 * raise, 1.7 + 0.55 * raise, 0.1);
             }
         })
-        .writes::<SkinnedPose>()
-        .reads::<PoseAnimation>()
     }
 }
 
@@ -93,14 +89,12 @@ impl CameraPath {
 
 /// The system that moves the entity tagged with [`CameraPath`] along its path.
 pub fn camera_path_system() -> System {
-    System::new("camera path", |ctx| {
+    System::with_query::<(&mut Transform, &CameraPath)>("camera path", |ctx, cameras| {
         let seconds = ctx.time.elapsed_seconds as f32;
-        for (transform, path) in ctx.query::<(&mut Transform, &CameraPath)>().iter() {
+        for (transform, path) in cameras.borrow().iter() {
             *transform = path.pose_at(seconds);
         }
     })
-    .writes::<Transform>()
-    .reads::<CameraPath>()
 }
 
 /// Adds the motion systems to the `Input` stage.
