@@ -14,6 +14,7 @@
 //! # Ok::<(), assets::MeshError>(())
 //! ```
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod gltf_import;
 mod library;

@@ -30,6 +30,7 @@
 //! app.run_frame();
 //! ```
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 pub mod bounds;
 pub use bounds::{Aabb, Sphere};
 mod bundle;

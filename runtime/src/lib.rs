@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+#[cfg(feature = "test-support")]
 pub mod alloc_counter;
 mod app;
 pub mod changes;

@@ -113,9 +113,9 @@ fn outside_threads_mixing_scopes_and_joins_lose_no_job() {
 }
 
 /// Fault 2: more outside callers than one chunk of guest slots (16), each splitting 200k
-/// single-index jobs. Past the slot count callers used to wait on the shared FIFO queue and
-/// start its oldest jobs, so their stacks grew with the number of jobs and the process
-/// aborted with a stack overflow.
+/// single-index jobs. A caller past the slot count that waited on the shared FIFO queue and
+/// started its oldest jobs would grow its stack with the number of jobs, until the process
+/// aborts with a stack overflow.
 #[test]
 fn more_outside_callers_than_guest_slots_keep_bounded_stacks() {
     with_watchdog("many_callers", || {
@@ -131,7 +131,7 @@ fn more_outside_callers_than_guest_slots_keep_bounded_stacks() {
 }
 
 /// Fault 4: inside `pool.scope`, free functions resolve to `pool` for every outside caller,
-/// also past the first chunk of guest slots (they used to resolve to the global pool). All 40
+/// also past the first chunk of guest slots (not to the global pool). All 40
 /// callers are inside their scopes at once.
 #[test]
 fn free_functions_resolve_to_the_callers_pool_for_every_caller() {

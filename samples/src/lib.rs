@@ -1,6 +1,7 @@
 //! Runnable programs of the engine: the demo, the render-graph pass examples and a headless
 //! example game (`tower_defence`).
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod city;
 pub mod cluster_render;

@@ -13,6 +13,7 @@
 //! assert_eq!(words[0], shaders::SPIRV_MAGIC);
 //! ```
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 // The committed SPIR-V is little-endian; reading it as native words needs a little-endian host.
 #[cfg(target_endian = "big")]

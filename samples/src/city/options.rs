@@ -1,5 +1,5 @@
 //! The demo's command line (`city --help`). The option names and their meaning are a
-//! contract other tools rely on (issue 11): `--frames N`, `--size WxH`, `--objects N`,
+//! contract other tools rely on: `--frames N`, `--size WxH`, `--objects N`,
 //! `--seed S`, `--threads N`, `--cull cpu|gpu|auto|off`, `--occlusion on|off`,
 //! `--camera-path FILE`, `--truth`, `--classify`, `--clusters`, `--validate`, `--out DIR`, `--window`.
 
