@@ -9,9 +9,10 @@ use std::ops::Range;
 use ash::vk;
 
 use crate::access::Access;
-use crate::context::{ExecuteContext, Resolved, ResolvedBuffer};
+use crate::context::ExecuteContext;
 use crate::error::GraphError;
 use crate::registry::BufferHandle;
+use crate::resolved::{Resolved, ResolvedBuffer};
 
 /// Bytes of one `VkDrawIndirectCommand`.
 pub const DRAW_INDIRECT_COMMAND_BYTES: u32 = 16;

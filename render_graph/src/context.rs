@@ -19,48 +19,7 @@ use crate::mips::MipRange;
 use crate::pipeline::{BindingKind, ComputePipeline, DescriptorArena, GraphicsPipeline, PipelineCore, MAX_BINDINGS};
 use crate::recording::{flush_barriers, push_barrier, BarrierScratch};
 use crate::registry::{AccessDecl, BufferHandle, GraphDecl, ImageHandle};
-
-/// An image as a pass sees it this frame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ResolvedImage {
-    /// The image.
-    pub image: vk::Image,
-    /// A view of all its mips.
-    pub view: vk::ImageView,
-    /// Its format.
-    pub format: vk::Format,
-    /// Its size.
-    pub extent: vk::Extent2D,
-    /// Its mip count.
-    pub mip_levels: u32,
-    /// A view of each mip (`[..mip_levels]`, the rest null); for a one-mip image the only
-    /// entry is `view`.
-    pub mip_views: [vk::ImageView; crate::memory::MAX_MIP_LEVELS as usize],
-}
-
-impl ResolvedImage {
-    /// The size of mip `level` (each level half the previous one, rounded down, at least 1).
-    pub fn mip_extent(&self, level: u32) -> vk::Extent2D {
-        vk::Extent2D { width: (self.extent.width >> level).max(1), height: (self.extent.height >> level).max(1) }
-    }
-}
-
-/// A buffer as a pass sees it this frame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ResolvedBuffer {
-    /// The buffer.
-    pub buffer: vk::Buffer,
-    /// Its size in bytes.
-    pub size: u64,
-}
-
-/// The physical resource behind a graph resource this frame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Resolved {
-    None,
-    Image(ResolvedImage),
-    Buffer(ResolvedBuffer),
-}
+use crate::resolved::{Resolved, ResolvedBuffer, ResolvedImage};
 
 /// One descriptor of a bind call; the binding index is its position in the slice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

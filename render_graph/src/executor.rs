@@ -1,26 +1,44 @@
-//! The executor: two frames in flight, each with its command pool, command buffer, fence,
-//! timestamp query pool and descriptor pools; records the compiled passes with their barrier
-//! batches, debug labels and timestamps, and submits.
+//! The executor: frames in flight, each with its command pool, command buffer, fence,
+//! timestamp query pool and descriptor pools. A frame runs in named steps, in this order:
+//!
+//! 1. [`Executor::begin_frame`]: the frame slot's pool, descriptors and staging region are
+//!    reset (the graph waited for the slot's last frame first);
+//! 2. [`Executor::prepare_passes`]: every running pass's `prepare` (CPU work, uploads);
+//! 3. [`Executor::begin_recording`]: the command buffer begins, the first frame after a
+//!    compile clears last frame's versions, and each resource's entry state is decided;
+//! 4. [`Executor::record_pass`], once per pass in order: its barriers (and poison fills
+//!    under validation), timestamps, uploads, `execute` and `record_draw`;
+//! 5. [`Executor::final_barriers`]: kept images join one layout, imports carry their state
+//!    to the next frame, host-read barriers, the swapchain image's present transition;
+//! 6. [`Executor::submit`]: the command buffer ends and is submitted with the slot's fence.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use ash::vk;
 
-use crate::barriers::{BarrierSource, SyncState};
-use crate::context::{ExecuteContext, PrepareContext, Resolved, StepState, Upload};
+use std::collections::HashMap;
+
+use crate::barriers::{BarrierSource, PlannedBarrier, SyncState};
+use crate::compiler::Residency;
+use crate::context::{ExecuteContext, PrepareContext, StepState, Upload};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
-use crate::graph::{Compiled, EntrySource, ImportedResource, RenderGraph, FRAMES_IN_FLIGHT};
 use crate::memory::{FrameClock, StagingRing};
 use crate::mips::MipRange;
+use crate::pass::Pass;
+use crate::physical::{Compiled, EntrySource, Import, ImportedResource, PresentSync};
 use crate::pipeline::DescriptorArena;
 use crate::recording::{
     begin_rendering, cleared_state, flush_barriers, is_blind_write, push_barrier, record_history_clears, record_poison,
     BarrierScratch,
 };
+use crate::resolved::Resolved;
 use crate::stats::GraphStats;
 use crate::validation::RecordingScope;
+
+/// Frames the CPU may record ahead of the GPU.
+pub const FRAMES_IN_FLIGHT: usize = 2;
 
 /// Bytes of staging memory each frame in flight starts with: a steady frame's uniforms and
 /// changed records fit; a frame that needs more grows its region (see `StagingRing`).
@@ -48,6 +66,8 @@ pub(crate) struct Executor {
     slots: Vec<FrameSlot>,
     pub(crate) staging: StagingRing,
     uploads: Vec<Upload>,
+    /// The first upload not recorded yet this frame (uploads are in pass order).
+    next_upload: usize,
     scratch: BarrierScratch,
     /// Per resource, this frame's source of its first barrier (and whether it is an aliased
     /// buffer's).
@@ -65,11 +85,12 @@ impl Executor {
             slots: Vec::with_capacity(FRAMES_IN_FLIGHT),
             staging: StagingRing::new(device, STAGING_BYTES_PER_FRAME, FRAMES_IN_FLIGHT as u32)?,
             uploads: Vec::new(),
+            next_upload: 0,
             scratch: BarrierScratch::default(),
             entry_states: Vec::new(),
             error: None,
             #[cfg(feature = "profile")]
-            profiler: crate::gpu_profiler::GpuProfiler::new(),
+            profiler: crate::gpu_profiler::GpuProfiler::new(FRAMES_IN_FLIGHT),
         };
         let raw = device.raw();
         for _ in 0..FRAMES_IN_FLIGHT {
@@ -122,12 +143,18 @@ impl Executor {
     /// Whether frame `frame` (already submitted) has finished on the GPU, without waiting:
     /// a frame no longer held by its slot was waited for; otherwise its fence is asked.
     pub(crate) fn frame_complete(&self, device: &GpuDevice, frame: u64) -> Result<bool> {
-        let slot = &self.slots[(frame % FRAMES_IN_FLIGHT as u64) as usize];
+        let slot = &self.slots[slot_of(frame)];
         if slot.submitted != Some(frame) {
             return Ok(true);
         }
         // SAFETY: the fence belongs to this device; asking its status never blocks.
         unsafe { device.raw().get_fence_status(slot.fence) }.map_err(GraphError::vulkan("vkGetFenceStatus"))
+    }
+
+    /// Waits until the slot frame `frame` will use is free, harvesting the statistics of the
+    /// frame it held.
+    pub(crate) fn wait_for_slot(&mut self, device: &GpuDevice, frame: u64, stats: &mut GraphStats) -> Result<()> {
+        self.finish_slot(device, slot_of(frame), stats)
     }
 
     fn finish_slot(&mut self, device: &GpuDevice, slot_index: usize, stats: &mut GraphStats) -> Result<()> {
@@ -194,6 +221,448 @@ impl Executor {
     }
 }
 
+/// The slot frame `frame` records into.
+fn slot_of(frame: u64) -> usize {
+    (frame % FRAMES_IN_FLIGHT as u64) as usize
+}
+
+/// What one frame records: the compiled graph, its passes and imports, and this frame's
+/// physical resources, all borrowed from the graph.
+pub(crate) struct Frame<'graph> {
+    pub(crate) compiled: &'graph mut Compiled,
+    pub(crate) passes: &'graph mut [Box<dyn Pass>],
+    pub(crate) imports: &'graph mut HashMap<String, Import>,
+    pub(crate) resolved: &'graph [Resolved],
+    /// This frame's views of declared mip ranges (see `Compiled::view_ranges`).
+    pub(crate) range_views: &'graph [vk::ImageView],
+    /// The swapchain image this frame presents, if any.
+    pub(crate) present: Option<PresentSync>,
+    /// The frame's number (as [`crate::RenderGraph::frame_index`] counts).
+    pub(crate) index: u64,
+    pub(crate) output_extent: vk::Extent2D,
+}
+
+impl Executor {
+    /// Records and submits one frame, step by step (see the module docs). The slot must be
+    /// free ([`Executor::wait_for_slot`]) and `frame.resolved` point at this frame's copies.
+    pub(crate) fn run_frame(&mut self, mut frame: Frame) -> Result<()> {
+        let slot = slot_of(frame.index);
+        self.begin_frame(slot)?;
+        self.prepare_passes(&mut frame);
+        let command_buffer = self.begin_recording(slot, &frame)?;
+        for position in 0..frame.compiled.graph.order.len() {
+            self.record_pass(&mut frame, slot, command_buffer, position);
+        }
+        self.final_barriers(&mut frame, command_buffer);
+        self.submit(&mut frame, slot, command_buffer)?;
+        frame.compiled.first_frame = false;
+        Ok(())
+    }
+
+    /// Resets the slot's command pool, descriptor pools and staging region, and the frame's
+    /// error and upload lists.
+    fn begin_frame(&mut self, slot_index: usize) -> Result<()> {
+        let slot = &mut self.slots[slot_index];
+        // SAFETY: the slot's fence was waited for, so its command buffer is not in use.
+        unsafe { self.device.raw().reset_command_pool(slot.pool, vk::CommandPoolResetFlags::empty()) }
+            .map_err(GraphError::vulkan("vkResetCommandPool"))?;
+        slot.descriptors.reset()?;
+        self.staging.begin_frame(slot_index as u32);
+        self.uploads.clear();
+        self.next_upload = 0;
+        #[cfg(feature = "profile")]
+        {
+            self.profiler.discard(slot_index);
+            self.profiler.ensure_context(&self.device);
+        }
+        self.error = None;
+        Ok(())
+    }
+
+    /// Calls every running pass's `prepare`: per-frame CPU work and staged uploads.
+    fn prepare_passes(&mut self, frame: &mut Frame) {
+        let compiled = &*frame.compiled;
+        for (position, &pass_index) in compiled.graph.order.iter().enumerate() {
+            let mut context = PrepareContext {
+                pass_name: &compiled.decl.passes[pass_index].name,
+                position,
+                accesses: &compiled.decl.passes[pass_index].accesses,
+                names: &compiled.decl,
+                resolved: frame.resolved,
+                staging: &mut self.staging,
+                uploads: &mut self.uploads,
+                frame_index: frame.index,
+                output_extent: frame.output_extent,
+                error: &mut self.error,
+            };
+            frame.passes[pass_index].prepare(&mut context);
+        }
+    }
+
+    /// Begins the slot's command buffer, resets its timestamp queries, clears last frame's
+    /// versions in the first frame after a compile, and decides where each resource's first
+    /// barrier of the frame takes its source from.
+    fn begin_recording(&mut self, slot_index: usize, frame: &Frame) -> Result<vk::CommandBuffer> {
+        let raw = self.device.raw();
+        let compiled = &*frame.compiled;
+        let command_buffer = self.slots[slot_index].command_buffer;
+        let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: the command buffer was reset with its pool and is not in use.
+        unsafe { raw.begin_command_buffer(command_buffer, &begin) }
+            .map_err(GraphError::vulkan("vkBeginCommandBuffer"))?;
+        let pass_count = compiled.graph.order.len();
+        if self.device.capabilities().timestamps && pass_count > 0 {
+            let queries = self.slots[slot_index].queries;
+            // SAFETY: recording; the range lies inside the pool (sized at compile).
+            unsafe { raw.cmd_reset_query_pool(command_buffer, queries, 0, (pass_count * 2) as u32) };
+        }
+        // The first frame after compiling gives last frame's versions defined (zero) contents.
+        if compiled.first_frame {
+            record_history_clears(raw, command_buffer, compiled, frame.resolved, &mut self.scratch);
+        }
+        let entry_state = |resource: usize| -> (SyncState, bool) {
+            match compiled.entry[resource] {
+                EntrySource::SameFrame(state) => (SyncState { layout: vk::ImageLayout::UNDEFINED, ..state }, true),
+                EntrySource::PreviousFrame(state) if !compiled.first_frame => {
+                    (SyncState { layout: vk::ImageLayout::UNDEFINED, ..state }, false)
+                }
+                EntrySource::PreviousFrame(_) => (SyncState::NONE, false),
+                EntrySource::HistoryPrevious(_) if compiled.first_frame && compiled.history_reset[resource] => {
+                    (cleared_state(matches!(frame.resolved[resource], Resolved::Image(_))), false)
+                }
+                // Kept from the last compilation, whose frames have all finished.
+                EntrySource::HistoryPrevious(_) if compiled.first_frame => {
+                    (SyncState { layout: compiled.kept_layouts[resource], ..SyncState::NONE }, false)
+                }
+                EntrySource::HistoryPrevious(state) => (state, false),
+                EntrySource::Imported => {
+                    let name = &compiled.decl.resources[resource].name;
+                    (frame.imports.get(name.as_str()).map_or(SyncState::NONE, |import| import.state), false)
+                }
+            }
+        };
+        self.entry_states.clear();
+        self.entry_states.extend((0..compiled.decl.resources.len()).map(entry_state));
+        Ok(command_buffer)
+    }
+
+    /// Records the pass at `position` of the order: its step-0 barriers (after poison fills
+    /// of what it only writes, under validation), its timestamps and debug label, the
+    /// uploads its `prepare` staged, then `execute` and, inside a rendering scope over its
+    /// attachments, `record_draw`.
+    fn record_pass(
+        &mut self,
+        frame: &mut Frame,
+        slot_index: usize,
+        command_buffer: vk::CommandBuffer,
+        position: usize,
+    ) {
+        // Disjoint borrows of the executor's parts (the profiler is used beside them).
+        let (device, slots, uploads) = (&self.device, &mut self.slots, &self.uploads);
+        let (next_upload, scratch) = (&mut self.next_upload, &mut self.scratch);
+        let (entry_states, error) = (&self.entry_states, &mut self.error);
+        let raw = device.raw();
+        let compiled = &*frame.compiled;
+        let pass_index = compiled.graph.order[position];
+        let decl = &compiled.decl.passes[pass_index];
+        let timestamps = device.capabilities().timestamps;
+        let queries = slots[slot_index].queries;
+        let _recording = RecordingScope::enter(&compiled.labels[position]);
+        let debug = device.debug_utils();
+        if let Some(debug) = debug {
+            let label = vk::DebugUtilsLabelEXT::default().label_name(&compiled.labels[position]);
+            // SAFETY: recording; the label string lives in the compiled graph.
+            unsafe { debug.cmd_begin_debug_utils_label(command_buffer, &label) };
+        }
+        let mut barrier_count = 0;
+        // Step 0's barriers go before `execute`; later steps' when the pass begins them.
+        let all_barriers = &compiled.graph.barriers.per_pass[position];
+        let (barriers, later_steps) = all_barriers.split_at(all_barriers.partition_point(|planned| planned.step == 0));
+        // Under validation, transient resources this pass only writes are first filled
+        // with poison, so a declared write the pass never performs shows in the output.
+        let poisoned = |planned: &PlannedBarrier| {
+            compiled.poison && planned.source == BarrierSource::Entry && is_blind_write(compiled, decl, planned)
+        };
+        if barriers.iter().any(poisoned) {
+            for planned in barriers.iter().filter(|planned| poisoned(planned)) {
+                let resource = planned.resource as usize;
+                let (source, aliased_buffer) = entry_states[resource];
+                push_barrier(
+                    scratch,
+                    frame.resolved[resource],
+                    planned.mips,
+                    source,
+                    vk::PipelineStageFlags2::ALL_TRANSFER,
+                    vk::AccessFlags2::TRANSFER_WRITE,
+                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                    aliased_buffer,
+                );
+            }
+            flush_barriers(raw, command_buffer, scratch);
+            for planned in barriers.iter().filter(|planned| poisoned(planned)) {
+                record_poison(raw, command_buffer, frame.resolved[planned.resource as usize], planned.mips);
+            }
+        }
+        for planned in barriers {
+            let resource = planned.resource as usize;
+            let resolved = frame.resolved[resource];
+            let (source, aliased_buffer) = match planned.source {
+                BarrierSource::Known(state) => (state, false),
+                BarrierSource::Entry if poisoned(planned) => {
+                    (cleared_state(matches!(resolved, Resolved::Image(_))), false)
+                }
+                BarrierSource::Entry => entry_states[resource],
+            };
+            if push_barrier(
+                scratch,
+                resolved,
+                planned.mips,
+                source,
+                planned.dst_stages,
+                planned.dst_access,
+                planned.new_layout,
+                aliased_buffer,
+            ) {
+                barrier_count += 1;
+            }
+        }
+        flush_barriers(raw, command_buffer, scratch);
+        if timestamps {
+            #[cfg(feature = "profile")]
+            self.profiler.begin_pass(slot_index, &decl.name);
+            // SAFETY: recording; the query was reset in `begin_recording`.
+            unsafe {
+                raw.cmd_write_timestamp2(
+                    command_buffer,
+                    vk::PipelineStageFlags2::ALL_COMMANDS,
+                    queries,
+                    (position * 2) as u32,
+                )
+            };
+        }
+        while *next_upload < uploads.len() && uploads[*next_upload].position == position {
+            let upload = uploads[*next_upload];
+            // SAFETY: recording; the pass declared a transfer write on the target, whose
+            // barrier was just recorded; the source region lies in the staging ring.
+            unsafe { raw.cmd_copy_buffer(command_buffer, upload.source, upload.target, &[upload.region]) };
+            *next_upload += 1;
+        }
+        runtime::profile_zone_dynamic!(decl.name.as_str());
+        let started = Instant::now();
+        let slot = &mut slots[slot_index];
+        let mut context = ExecuteContext {
+            device,
+            command_buffer,
+            pass_name: &decl.name,
+            accesses: &decl.accesses,
+            names: &compiled.decl,
+            resolved: frame.resolved,
+            descriptors: &mut slot.descriptors,
+            error,
+            frame_index: frame.index,
+            output_extent: frame.output_extent,
+            bound: None,
+            index_bound: false,
+            rendering: false,
+            history_reset: if compiled.first_frame { &compiled.history_reset } else { &[] },
+            range_views: frame.range_views,
+            steps: StepState {
+                current: 0,
+                last: decl.last_step,
+                barriers: later_steps,
+                entry_states,
+                scratch,
+                recorded: 0,
+            },
+        };
+        let pass = &mut frame.passes[pass_index];
+        pass.execute(&mut context);
+        if let Some(rendering_extent) = begin_rendering(raw, command_buffer, decl, frame.resolved) {
+            let viewport = vk::Viewport {
+                x: 0.0,
+                y: 0.0,
+                width: rendering_extent.width as f32,
+                height: rendering_extent.height as f32,
+                min_depth: 0.0,
+                max_depth: 1.0,
+            };
+            let scissor = vk::Rect2D { offset: vk::Offset2D::default(), extent: rendering_extent };
+            // SAFETY: recording inside the rendering scope just begun.
+            unsafe { raw.cmd_set_viewport(command_buffer, 0, &[viewport]) };
+            // SAFETY: as above.
+            unsafe { raw.cmd_set_scissor(command_buffer, 0, &[scissor]) };
+            context.bound = None;
+            context.index_bound = false;
+            context.rendering = true;
+            pass.record_draw(&mut context);
+            // SAFETY: ends the scope begun above.
+            unsafe { raw.cmd_end_rendering(command_buffer) };
+        }
+        if context.steps.current < context.steps.last {
+            context.fail(GraphError::InvalidCommand {
+                pass: decl.name.clone(),
+                reason: "the pass declared steps that execute did not begin (ExecuteContext::next_step)",
+            });
+        }
+        barrier_count += context.steps.recorded;
+        slot.barriers[position] = barrier_count;
+        slot.cpu_ms[position] = started.elapsed().as_secs_f64() * 1e3;
+        if timestamps {
+            #[cfg(feature = "profile")]
+            self.profiler.end_pass(slot_index);
+            // SAFETY: recording; the query was reset in `begin_recording`.
+            unsafe {
+                raw.cmd_write_timestamp2(
+                    command_buffer,
+                    vk::PipelineStageFlags2::ALL_COMMANDS,
+                    queries,
+                    (position * 2 + 1) as u32,
+                )
+            };
+        }
+        if let Some(debug) = debug {
+            // SAFETY: closes the label opened for this pass.
+            unsafe { debug.cmd_end_debug_utils_label(command_buffer) };
+        }
+    }
+
+    /// The frame's last barriers: mips of kept images left in different layouts join one
+    /// layout; imported resources carry their final state to the next frame (host-visible
+    /// buffers get their writes made visible to the host); the swapchain image goes to the
+    /// presentation layout.
+    fn final_barriers(&mut self, frame: &mut Frame, command_buffer: vk::CommandBuffer) {
+        let raw = self.device.raw();
+        let compiled = &*frame.compiled;
+        for planned in &compiled.graph.barriers.final_barriers {
+            let resource = planned.resource as usize;
+            let source = match planned.source {
+                BarrierSource::Known(state) => state,
+                BarrierSource::Entry => self.entry_states[resource].0,
+            };
+            push_barrier(
+                &mut self.scratch,
+                frame.resolved[resource],
+                planned.mips,
+                source,
+                planned.dst_stages,
+                planned.dst_access,
+                planned.new_layout,
+                false,
+            );
+        }
+        flush_barriers(raw, command_buffer, &mut self.scratch);
+
+        for (resource, declared) in compiled.decl.resources.iter().enumerate() {
+            let Some(final_state) = compiled.graph.barriers.final_state[resource] else { continue };
+            let Some(import) = frame.imports.get_mut(declared.name.as_str()) else { continue };
+            if compiled.graph.resources[resource].residency != Residency::Imported {
+                continue;
+            }
+            import.state = final_state;
+            if let ImportedResource::Buffer(buffer) = &import.resource {
+                if buffer.mapped().is_some() && !final_state.access.is_empty() {
+                    push_barrier(
+                        &mut self.scratch,
+                        frame.resolved[resource],
+                        MipRange::ALL,
+                        final_state,
+                        vk::PipelineStageFlags2::HOST,
+                        vk::AccessFlags2::HOST_READ,
+                        vk::ImageLayout::UNDEFINED,
+                        false,
+                    );
+                    import.state = SyncState { access: vk::AccessFlags2::NONE, ..final_state };
+                }
+            }
+        }
+        // The semaphore signal at the end of the submission orders the present after the
+        // layout change.
+        if let Some(present) = &frame.present {
+            let resource = compiled.decl.resources.iter().position(|declared| declared.name == present.name);
+            let import = frame.imports.get_mut(present.name.as_str());
+            match (resource, import) {
+                (Some(resource), Some(import)) => {
+                    push_barrier(
+                        &mut self.scratch,
+                        frame.resolved[resource],
+                        MipRange::ALL,
+                        import.state,
+                        vk::PipelineStageFlags2::NONE,
+                        vk::AccessFlags2::NONE,
+                        vk::ImageLayout::PRESENT_SRC_KHR,
+                        false,
+                    );
+                    import.state = SyncState { layout: vk::ImageLayout::PRESENT_SRC_KHR, ..SyncState::NONE };
+                }
+                _ => {
+                    self.error.get_or_insert(GraphError::InvalidDescription {
+                        resource: present.name.clone(),
+                        reason: "the swapchain image is presented but no pass of the frame uses it",
+                    });
+                }
+            }
+        }
+        flush_barriers(raw, command_buffer, &mut self.scratch);
+    }
+
+    /// Ends the command buffer and submits it with the slot's fence (waiting for the
+    /// swapchain image's acquire and signalling its present); returns the first error a pass
+    /// helper kept instead, submitting nothing. Host-visible imports the frame wrote are
+    /// marked, so their readers wait for it.
+    fn submit(&mut self, frame: &mut Frame, slot_index: usize, command_buffer: vk::CommandBuffer) -> Result<()> {
+        let raw = self.device.raw();
+        // SAFETY: the command buffer is recording.
+        unsafe { raw.end_command_buffer(command_buffer) }.map_err(GraphError::vulkan("vkEndCommandBuffer"))?;
+        if let Some(error) = self.error.take() {
+            return Err(error);
+        }
+        self.staging.flush()?;
+        let slot = &mut self.slots[slot_index];
+        let command_buffers = [command_buffer];
+        let (waits, signals): (&[vk::Semaphore], &[vk::Semaphore]) = match &frame.present {
+            Some(present) => (std::slice::from_ref(&present.acquired), std::slice::from_ref(&present.rendered)),
+            None => (&[], &[]),
+        };
+        let wait_stages = &[vk::PipelineStageFlags::ALL_COMMANDS][..waits.len()];
+        let submit = vk::SubmitInfo::default()
+            .command_buffers(&command_buffers)
+            .wait_semaphores(waits)
+            .wait_dst_stage_mask(wait_stages)
+            .signal_semaphores(signals);
+        {
+            let queue = {
+                runtime::profile_zone!("lock wait: queue");
+                self.device.queue()
+            };
+            runtime::profile_zone!("lock held: queue");
+            // SAFETY: the fence is signalled and unused (the slot was waited for).
+            unsafe { raw.reset_fences(&[slot.fence]) }.map_err(GraphError::vulkan("vkResetFences"))?;
+            // SAFETY: the queue lock is held; the command buffer is executable.
+            unsafe { raw.queue_submit(*queue, &[submit], slot.fence) }.map_err(GraphError::vulkan("vkQueueSubmit"))?;
+        }
+        slot.submitted = Some(frame.index);
+        let compiled = &*frame.compiled;
+        for (resource, declared) in compiled.decl.resources.iter().enumerate() {
+            let written = compiled.graph.barriers.final_state[resource].is_some_and(|state| !state.access.is_empty());
+            if !written || compiled.graph.resources[resource].residency != Residency::Imported {
+                continue;
+            }
+            if let Some(ImportedResource::Buffer(buffer)) =
+                frame.imports.get(declared.name.as_str()).map(|import| &import.resource)
+            {
+                buffer.mark_gpu_write(&self.clock, frame.index);
+            }
+        }
+        Ok(())
+    }
+
+    /// Names of the Tracy GPU zones frame `frame` opened, one per pass that ran.
+    #[cfg(feature = "profile")]
+    pub(crate) fn gpu_zone_names(&self, frame: u64) -> &[String] {
+        self.profiler.zone_names(slot_of(frame))
+    }
+}
+
 impl Drop for Executor {
     fn drop(&mut self) {
         let raw = self.device.raw();
@@ -207,415 +676,5 @@ impl Drop for Executor {
             // SAFETY: as above; destroying the pool frees its command buffer.
             unsafe { raw.destroy_command_pool(slot.pool, None) };
         }
-    }
-}
-
-impl RenderGraph {
-    /// Runs one frame: compiles if the graph changed, waits for the frame slot, calls every
-    /// running pass's `prepare`, records all passes with their barriers and submits.
-    pub fn execute_frame(&mut self) -> Result<()> {
-        runtime::profile_zone!("render graph frame");
-        let present = self.present.take();
-        self.compile()?;
-        let slot_index = (self.frame_index % FRAMES_IN_FLIGHT as u64) as usize;
-        self.executor.finish_slot(&self.device, slot_index, &mut self.stats)?;
-        self.resolve()?;
-        let device = Arc::clone(&self.device);
-        let raw = device.raw();
-        let compiled = self.compiled.as_mut().expect("compiled above");
-        let executor = &mut self.executor;
-        {
-            let slot = &mut executor.slots[slot_index];
-            // SAFETY: the slot's fence was waited for, so its command buffer is not in use.
-            unsafe { raw.reset_command_pool(slot.pool, vk::CommandPoolResetFlags::empty()) }
-                .map_err(GraphError::vulkan("vkResetCommandPool"))?;
-            slot.descriptors.reset()?;
-        }
-        executor.staging.begin_frame(slot_index as u32);
-        executor.uploads.clear();
-        #[cfg(feature = "profile")]
-        {
-            executor.profiler.discard(slot_index);
-            executor.profiler.ensure_context(&device);
-        }
-        executor.error = None;
-        let output_extent = self.output_extent;
-        let frame_index = self.frame_index;
-
-        // Prepare: per-frame CPU work of every running pass.
-        for (position, &pass_index) in compiled.graph.order.iter().enumerate() {
-            let mut context = PrepareContext {
-                pass_name: &compiled.decl.passes[pass_index].name,
-                position,
-                accesses: &compiled.decl.passes[pass_index].accesses,
-                names: &compiled.decl,
-                resolved: &self.resolved,
-                staging: &mut executor.staging,
-                uploads: &mut executor.uploads,
-                frame_index,
-                output_extent,
-                error: &mut executor.error,
-            };
-            self.passes[pass_index].prepare(&mut context);
-        }
-
-        let command_buffer = executor.slots[slot_index].command_buffer;
-        let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-        // SAFETY: the command buffer was reset with its pool and is not in use.
-        unsafe { raw.begin_command_buffer(command_buffer, &begin) }
-            .map_err(GraphError::vulkan("vkBeginCommandBuffer"))?;
-        let timestamps = device.capabilities().timestamps;
-        let queries = executor.slots[slot_index].queries;
-        let pass_count = compiled.graph.order.len();
-        if timestamps && pass_count > 0 {
-            // SAFETY: recording; the range lies inside the pool (sized at compile).
-            unsafe { raw.cmd_reset_query_pool(command_buffer, queries, 0, (pass_count * 2) as u32) };
-        }
-
-        // The first frame after compiling gives last frame's versions defined (zero) contents.
-        if compiled.first_frame {
-            record_history_clears(raw, command_buffer, compiled, &self.resolved, &mut executor.scratch);
-        }
-
-        let entry_state = |resource: usize| -> (SyncState, bool) {
-            match compiled.entry[resource] {
-                EntrySource::SameFrame(state) => (SyncState { layout: vk::ImageLayout::UNDEFINED, ..state }, true),
-                EntrySource::PreviousFrame(state) if !compiled.first_frame => {
-                    (SyncState { layout: vk::ImageLayout::UNDEFINED, ..state }, false)
-                }
-                EntrySource::PreviousFrame(_) => (SyncState::NONE, false),
-                EntrySource::HistoryPrevious(_) if compiled.first_frame && compiled.history_reset[resource] => {
-                    (cleared_state(matches!(self.resolved[resource], Resolved::Image(_))), false)
-                }
-                // Kept from the last compilation, whose frames have all finished.
-                EntrySource::HistoryPrevious(_) if compiled.first_frame => {
-                    (SyncState { layout: compiled.kept_layouts[resource], ..SyncState::NONE }, false)
-                }
-                EntrySource::HistoryPrevious(state) => (state, false),
-                EntrySource::Imported => {
-                    let name = &compiled.decl.resources[resource].name;
-                    (self.imports.get(name.as_str()).map_or(SyncState::NONE, |import| import.state), false)
-                }
-            }
-        };
-        executor.entry_states.clear();
-        executor.entry_states.extend((0..compiled.decl.resources.len()).map(entry_state));
-        let debug = device.debug_utils();
-        let mut upload_cursor = 0;
-        for (position, &pass_index) in compiled.graph.order.iter().enumerate() {
-            let decl = &compiled.decl.passes[pass_index];
-            let _recording = RecordingScope::enter(&compiled.labels[position]);
-            if let Some(debug) = debug {
-                let label = vk::DebugUtilsLabelEXT::default().label_name(&compiled.labels[position]);
-                // SAFETY: recording; the label string lives in the compiled graph.
-                unsafe { debug.cmd_begin_debug_utils_label(command_buffer, &label) };
-            }
-            let mut barrier_count = 0;
-            // Step 0's barriers go before `execute`; later steps' when the pass begins them.
-            let all_barriers = &compiled.graph.barriers.per_pass[position];
-            let (barriers, later_steps) =
-                all_barriers.split_at(all_barriers.partition_point(|planned| planned.step == 0));
-            // Under validation, transient resources this pass only writes are first filled
-            // with poison, so a declared write the pass never performs shows in the output.
-            let poisoned = |planned: &crate::barriers::PlannedBarrier| {
-                compiled.poison && planned.source == BarrierSource::Entry && is_blind_write(compiled, decl, planned)
-            };
-            if barriers.iter().any(poisoned) {
-                for planned in barriers.iter().filter(|planned| poisoned(planned)) {
-                    let resource = planned.resource as usize;
-                    let (source, aliased_buffer) = executor.entry_states[resource];
-                    push_barrier(
-                        &mut executor.scratch,
-                        self.resolved[resource],
-                        planned.mips,
-                        source,
-                        vk::PipelineStageFlags2::ALL_TRANSFER,
-                        vk::AccessFlags2::TRANSFER_WRITE,
-                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                        aliased_buffer,
-                    );
-                }
-                flush_barriers(raw, command_buffer, &mut executor.scratch);
-                for planned in barriers.iter().filter(|planned| poisoned(planned)) {
-                    record_poison(raw, command_buffer, self.resolved[planned.resource as usize], planned.mips);
-                }
-            }
-            for planned in barriers {
-                let resource = planned.resource as usize;
-                let resolved = self.resolved[resource];
-                let (source, aliased_buffer) = match planned.source {
-                    BarrierSource::Known(state) => (state, false),
-                    BarrierSource::Entry if poisoned(planned) => {
-                        (cleared_state(matches!(resolved, Resolved::Image(_))), false)
-                    }
-                    BarrierSource::Entry => executor.entry_states[resource],
-                };
-                if push_barrier(
-                    &mut executor.scratch,
-                    resolved,
-                    planned.mips,
-                    source,
-                    planned.dst_stages,
-                    planned.dst_access,
-                    planned.new_layout,
-                    aliased_buffer,
-                ) {
-                    barrier_count += 1;
-                }
-            }
-            flush_barriers(raw, command_buffer, &mut executor.scratch);
-            if timestamps {
-                #[cfg(feature = "profile")]
-                executor.profiler.begin_pass(slot_index, &decl.name);
-                // SAFETY: recording; the query was reset above.
-                unsafe {
-                    raw.cmd_write_timestamp2(
-                        command_buffer,
-                        vk::PipelineStageFlags2::ALL_COMMANDS,
-                        queries,
-                        (position * 2) as u32,
-                    )
-                };
-            }
-            while upload_cursor < executor.uploads.len() && executor.uploads[upload_cursor].position == position {
-                let upload = executor.uploads[upload_cursor];
-                // SAFETY: recording; the pass declared a transfer write on the target, whose
-                // barrier was just recorded; the source region lies in the staging ring.
-                unsafe { raw.cmd_copy_buffer(command_buffer, upload.source, upload.target, &[upload.region]) };
-                upload_cursor += 1;
-            }
-            runtime::profile_zone_dynamic!(decl.name.as_str());
-            let started = Instant::now();
-            let mut context = ExecuteContext {
-                device: &device,
-                command_buffer,
-                pass_name: &decl.name,
-                accesses: &decl.accesses,
-                names: &compiled.decl,
-                resolved: &self.resolved,
-                descriptors: &mut executor.slots[slot_index].descriptors,
-                error: &mut executor.error,
-                frame_index,
-                output_extent,
-                bound: None,
-                index_bound: false,
-                rendering: false,
-                history_reset: if compiled.first_frame { &compiled.history_reset } else { &[] },
-                range_views: &self.range_views,
-                steps: StepState {
-                    current: 0,
-                    last: decl.last_step,
-                    barriers: later_steps,
-                    entry_states: &executor.entry_states,
-                    scratch: &mut executor.scratch,
-                    recorded: 0,
-                },
-            };
-            let pass = &mut self.passes[pass_index];
-            pass.execute(&mut context);
-            if let Some(rendering_extent) = begin_rendering(raw, command_buffer, decl, &self.resolved) {
-                let viewport = vk::Viewport {
-                    x: 0.0,
-                    y: 0.0,
-                    width: rendering_extent.width as f32,
-                    height: rendering_extent.height as f32,
-                    min_depth: 0.0,
-                    max_depth: 1.0,
-                };
-                let scissor = vk::Rect2D { offset: vk::Offset2D::default(), extent: rendering_extent };
-                // SAFETY: recording inside the rendering scope just begun.
-                unsafe { raw.cmd_set_viewport(command_buffer, 0, &[viewport]) };
-                // SAFETY: as above.
-                unsafe { raw.cmd_set_scissor(command_buffer, 0, &[scissor]) };
-                context.bound = None;
-                context.index_bound = false;
-                context.rendering = true;
-                pass.record_draw(&mut context);
-                // SAFETY: ends the scope begun above.
-                unsafe { raw.cmd_end_rendering(command_buffer) };
-            }
-            if context.steps.current < context.steps.last {
-                context.fail(GraphError::InvalidCommand {
-                    pass: decl.name.clone(),
-                    reason: "the pass declared steps that execute did not begin (ExecuteContext::next_step)",
-                });
-            }
-            barrier_count += context.steps.recorded;
-            executor.slots[slot_index].barriers[position] = barrier_count;
-            executor.slots[slot_index].cpu_ms[position] = started.elapsed().as_secs_f64() * 1e3;
-            if timestamps {
-                #[cfg(feature = "profile")]
-                executor.profiler.end_pass(slot_index);
-                // SAFETY: recording; the query was reset above.
-                unsafe {
-                    raw.cmd_write_timestamp2(
-                        command_buffer,
-                        vk::PipelineStageFlags2::ALL_COMMANDS,
-                        queries,
-                        (position * 2 + 1) as u32,
-                    )
-                };
-            }
-            if let Some(debug) = debug {
-                // SAFETY: closes the label opened for this pass.
-                unsafe { debug.cmd_end_debug_utils_label(command_buffer) };
-            }
-        }
-
-        // Mips of kept images left in different layouts join one layout.
-        for planned in &compiled.graph.barriers.final_barriers {
-            let resource = planned.resource as usize;
-            let source = match planned.source {
-                BarrierSource::Known(state) => state,
-                BarrierSource::Entry => executor.entry_states[resource].0,
-            };
-            push_barrier(
-                &mut executor.scratch,
-                self.resolved[resource],
-                planned.mips,
-                source,
-                planned.dst_stages,
-                planned.dst_access,
-                planned.new_layout,
-                false,
-            );
-        }
-        flush_barriers(raw, command_buffer, &mut executor.scratch);
-
-        // Imported resources carry their state to the next frame; host-visible buffers get
-        // their writes made visible to the host.
-        for (resource, declared) in compiled.decl.resources.iter().enumerate() {
-            let Some(final_state) = compiled.graph.barriers.final_state[resource] else { continue };
-            let Some(import) = self.imports.get_mut(declared.name.as_str()) else { continue };
-            if compiled.graph.resources[resource].residency != crate::compiler::Residency::Imported {
-                continue;
-            }
-            import.state = final_state;
-            if let ImportedResource::Buffer(buffer) = &import.resource {
-                if buffer.mapped().is_some() && !final_state.access.is_empty() {
-                    push_barrier(
-                        &mut executor.scratch,
-                        self.resolved[resource],
-                        MipRange::ALL,
-                        final_state,
-                        vk::PipelineStageFlags2::HOST,
-                        vk::AccessFlags2::HOST_READ,
-                        vk::ImageLayout::UNDEFINED,
-                        false,
-                    );
-                    import.state = SyncState { access: vk::AccessFlags2::NONE, ..final_state };
-                }
-            }
-        }
-        // A swapchain image goes to the presentation engine's layout; the semaphore signal
-        // at the end of the submission orders the present after it.
-        if let Some(present) = &present {
-            let resource = compiled.decl.resources.iter().position(|declared| declared.name == present.name);
-            let import = self.imports.get_mut(present.name.as_str());
-            match (resource, import) {
-                (Some(resource), Some(import)) => {
-                    push_barrier(
-                        &mut executor.scratch,
-                        self.resolved[resource],
-                        MipRange::ALL,
-                        import.state,
-                        vk::PipelineStageFlags2::NONE,
-                        vk::AccessFlags2::NONE,
-                        vk::ImageLayout::PRESENT_SRC_KHR,
-                        false,
-                    );
-                    import.state = SyncState { layout: vk::ImageLayout::PRESENT_SRC_KHR, ..SyncState::NONE };
-                }
-                _ => {
-                    executor.error.get_or_insert(GraphError::InvalidDescription {
-                        resource: present.name.clone(),
-                        reason: "the swapchain image is presented but no pass of the frame uses it",
-                    });
-                }
-            }
-        }
-        flush_barriers(raw, command_buffer, &mut executor.scratch);
-
-        // SAFETY: the command buffer is recording.
-        unsafe { raw.end_command_buffer(command_buffer) }.map_err(GraphError::vulkan("vkEndCommandBuffer"))?;
-        if let Some(error) = executor.error.take() {
-            return Err(error);
-        }
-        executor.staging.flush()?;
-        let slot = &mut executor.slots[slot_index];
-        let command_buffers = [command_buffer];
-        let (waits, signals): (&[vk::Semaphore], &[vk::Semaphore]) = match &present {
-            Some(present) => (std::slice::from_ref(&present.acquired), std::slice::from_ref(&present.rendered)),
-            None => (&[], &[]),
-        };
-        let wait_stages = &[vk::PipelineStageFlags::ALL_COMMANDS][..waits.len()];
-        let submit = vk::SubmitInfo::default()
-            .command_buffers(&command_buffers)
-            .wait_semaphores(waits)
-            .wait_dst_stage_mask(wait_stages)
-            .signal_semaphores(signals);
-        {
-            let queue = {
-                runtime::profile_zone!("lock wait: queue");
-                device.queue()
-            };
-            runtime::profile_zone!("lock held: queue");
-            // SAFETY: the fence is signalled and unused (waited above).
-            unsafe { raw.reset_fences(&[slot.fence]) }.map_err(GraphError::vulkan("vkResetFences"))?;
-            // SAFETY: the queue lock is held; the command buffer is executable.
-            unsafe { raw.queue_submit(*queue, &[submit], slot.fence) }.map_err(GraphError::vulkan("vkQueueSubmit"))?;
-        }
-        slot.submitted = Some(frame_index);
-        // Host-visible imported buffers written by this frame: readers must wait for it.
-        for (resource, declared) in compiled.decl.resources.iter().enumerate() {
-            let written = compiled.graph.barriers.final_state[resource].is_some_and(|state| !state.access.is_empty());
-            if !written || compiled.graph.resources[resource].residency != crate::compiler::Residency::Imported {
-                continue;
-            }
-            if let Some(ImportedResource::Buffer(buffer)) =
-                self.imports.get(declared.name.as_str()).map(|import| &import.resource)
-            {
-                buffer.mark_gpu_write(&executor.clock, frame_index);
-            }
-        }
-        compiled.first_frame = false;
-        self.frame_index += 1;
-        Ok(())
-    }
-
-    /// Whether submitted frame `frame` (counted as [`RenderGraph::frame_index`] counts) has
-    /// finished on the GPU, asked without waiting (`vkGetFenceStatus`). Once it answers
-    /// `true`, host-visible buffers imported into the graph hold what that frame wrote (the
-    /// frame ends with a host-read barrier; invalidate non-coherent memory before reading).
-    ///
-    /// # Panics
-    ///
-    /// When `frame` was not submitted yet.
-    pub fn frame_complete(&self, frame: u64) -> Result<bool> {
-        assert!(frame < self.frame_index, "frame {frame} was not submitted (next is {})", self.frame_index);
-        self.executor.frame_complete(&self.device, frame)
-    }
-
-    /// Names of the Tracy GPU zones the last submitted frame opened, one per pass that ran,
-    /// in order (empty until a Tracy client runs and the queue has timestamps). They are the
-    /// names [`RenderGraph::stats`] gives the passes.
-    #[cfg(feature = "profile")]
-    pub fn gpu_zone_names(&self) -> &[String] {
-        let Some(last) = self.frame_index.checked_sub(1) else { return &[] };
-        self.executor.profiler.zone_names((last % FRAMES_IN_FLIGHT as u64) as usize)
-    }
-
-    /// Waits until the frame slot the next [`RenderGraph::execute_frame`] uses is free (the
-    /// frame `FRAMES_IN_FLIGHT` before it has finished): per-slot objects of the caller, such
-    /// as a swapchain's acquire semaphores, may then be reused.
-    pub fn wait_for_free_slot(&mut self) -> Result<()> {
-        let slot_index = (self.frame_index % FRAMES_IN_FLIGHT as u64) as usize;
-        self.executor.finish_slot(&self.device, slot_index, &mut self.stats)
-    }
-
-    /// Waits until every submitted frame has finished on the GPU; afterwards readback
-    /// buffers hold the last frame's results and [`RenderGraph::stats`] is up to date.
-    pub fn wait_idle(&mut self) -> Result<()> {
-        self.executor.wait_all(&self.device, &mut self.stats)
     }
 }

@@ -9,26 +9,25 @@ use ash::vk;
 use tracy_client::{Client, GpuContext, GpuContextType, GpuSpan};
 
 use crate::device::GpuDevice;
-use crate::graph::FRAMES_IN_FLIGHT;
 
 /// Tracy GPU context and the zones of each frame slot waiting for their timestamps.
 pub(crate) struct GpuProfiler {
     context: Option<GpuContext>,
-    spans: [Vec<GpuSpan>; FRAMES_IN_FLIGHT],
+    spans: Vec<Vec<GpuSpan>>,
     /// Names of the zones each slot's frame opened (`[..named[slot]]`; strings are reused,
     /// so steady frames allocate nothing).
-    names: [Vec<String>; FRAMES_IN_FLIGHT],
-    named: [usize; FRAMES_IN_FLIGHT],
+    names: Vec<Vec<String>>,
+    named: Vec<usize>,
 }
 
 impl GpuProfiler {
-    /// A profiler without a context yet.
-    pub(crate) fn new() -> GpuProfiler {
+    /// A profiler without a context yet, for `slots` frames in flight.
+    pub(crate) fn new(slots: usize) -> GpuProfiler {
         GpuProfiler {
             context: None,
-            spans: std::array::from_fn(|_| Vec::new()),
-            names: std::array::from_fn(|_| Vec::new()),
-            named: [0; FRAMES_IN_FLIGHT],
+            spans: (0..slots).map(|_| Vec::new()).collect(),
+            names: (0..slots).map(|_| Vec::new()).collect(),
+            named: vec![0; slots],
         }
     }
 

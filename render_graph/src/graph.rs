@@ -1,138 +1,23 @@
-//! The render graph: passes, imports, compilation on change, and the physical resources of
-//! the compiled graph (with transient aliasing and double-buffered history resources).
+//! The render graph: passes, imports, compilation on change, and one frame's run (wait for
+//! the frame slot, resolve this frame's physical resources, hand the rest to the executor).
 
 use std::collections::HashMap;
-use std::ffi::CString;
 use std::sync::Arc;
 
 use ash::vk;
-use gpu_allocator::MemoryLocation;
 
-use crate::alias::{plan_aliasing, AliasItem, AliasPlan};
 use crate::barriers::SyncState;
-use crate::compiler::{compile, CompiledGraph, Residency};
-use crate::context::{Resolved, ResolvedBuffer, ResolvedImage};
+use crate::compiler::compile;
 use crate::device::GpuDevice;
-use crate::error::{GraphError, Result};
-use crate::executor::Executor;
-use crate::memory::{GpuBuffer, GpuImage, ImageInfo, MemoryBlock};
-use crate::mips::MipRange;
+use crate::dot::compiled_to_dot;
+use crate::error::Result;
+use crate::executor::{Executor, Frame};
+use crate::memory::{GpuBuffer, GpuImage};
 use crate::pass::Pass;
-use crate::registry::{GraphDecl, ImageSize, Origin, ResourceKind};
+use crate::physical::{assign_range_views, check_mip_ranges, Compiled, Import, ImportedResource, PresentSync};
+use crate::registry::{GraphDecl, ResourceKind};
+use crate::resolved::Resolved;
 use crate::stats::{GraphStats, PassStats};
-
-/// Frames the CPU may record ahead of the GPU.
-pub const FRAMES_IN_FLIGHT: usize = 2;
-
-/// A resource owned outside the graph.
-#[derive(Clone)]
-pub(crate) enum ImportedResource {
-    Image(Arc<GpuImage>),
-    Buffer(Arc<GpuBuffer>),
-}
-
-/// The swapchain image the next frame renders to and presents, with its semaphores.
-pub(crate) struct PresentSync {
-    pub(crate) name: String,
-    pub(crate) acquired: vk::Semaphore,
-    pub(crate) rendered: vk::Semaphore,
-}
-
-pub(crate) struct Import {
-    pub(crate) resource: ImportedResource,
-    /// State left by the last frame that used it.
-    pub(crate) state: SyncState,
-}
-
-/// Where the source scope of a resource's first barrier in a frame comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum EntrySource {
-    /// The previous occupant of aliased memory, earlier in the same frame.
-    SameFrame(SyncState),
-    /// The last use of the same memory in the previous frame (none in the first frame).
-    PreviousFrame(SyncState),
-    /// Last frame's version of a double-buffered resource: keeps its contents.
-    HistoryPrevious(SyncState),
-    /// An imported resource: its tracked state.
-    Imported,
-}
-
-/// Physical backing of one graph resource.
-pub(crate) enum Backing {
-    None,
-    Image(GpuImage),
-    Buffer(GpuBuffer),
-    ImagePair([GpuImage; 2]),
-    BufferPair([GpuBuffer; 2]),
-}
-
-/// The compiled graph with its physical resources.
-pub(crate) struct Compiled {
-    pub(crate) decl: GraphDecl,
-    pub(crate) graph: CompiledGraph,
-    pub(crate) backings: Vec<Backing>,
-    pub(crate) entry: Vec<EntrySource>,
-    pub(crate) labels: Vec<CString>,
-    pub(crate) alias: AliasPlan,
-    /// Resource index of each alias item.
-    pub(crate) alias_resources: Vec<u32>,
-    pub(crate) transient_bytes: u64,
-    pub(crate) first_frame: bool,
-    /// Transient resources a pass writes blindly are filled with poison first (validation).
-    pub(crate) poison: bool,
-    /// Per resource (history and base alike): last frame's version restarts from zero in the
-    /// first frame, because its double buffer was created by this compilation.
-    pub(crate) history_reset: Vec<bool>,
-    /// Per resource: the layout a kept previous copy was left in by the last graph.
-    pub(crate) kept_layouts: Vec<vk::ImageLayout>,
-    /// The distinct `(image, mips)` ranges passes declared, each with a view per frame
-    /// (`AccessDecl::view` indexes it).
-    pub(crate) view_ranges: Vec<(u32, MipRange)>,
-    _blocks: Vec<Arc<MemoryBlock>>,
-}
-
-/// What a double-buffered resource is created from; a recompile keeps the pair (and last
-/// frame's contents) when this is unchanged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum HistoryKey {
-    Image(ImageInfo),
-    Buffer { size: u64, usage: vk::BufferUsageFlags },
-}
-
-/// A double buffer taken from the previous compilation.
-pub(crate) struct KeptHistory {
-    key: HistoryKey,
-    backing: Backing,
-    /// Layout of the copy that holds the last frame's contents.
-    previous_layout: vk::ImageLayout,
-}
-
-impl Compiled {
-    /// Takes the double buffers out of a compiled graph whose frames have all finished,
-    /// keyed by resource name. A graph that never ran a frame has nothing worth keeping.
-    fn into_history(self) -> HashMap<String, KeptHistory> {
-        let mut kept = HashMap::new();
-        if self.first_frame {
-            return kept;
-        }
-        let Compiled { decl, graph, backings, .. } = self;
-        for (index, backing) in backings.into_iter().enumerate() {
-            let final_state = graph.barriers.final_state[index];
-            let key = match &backing {
-                Backing::ImagePair(pair) => HistoryKey::Image(*pair[0].info()),
-                Backing::BufferPair(pair) => HistoryKey::Buffer { size: pair[0].size(), usage: pair[0].usage() },
-                _ => continue,
-            };
-            let Some(state) = final_state else { continue };
-            if matches!(key, HistoryKey::Image(_)) && state.layout == vk::ImageLayout::UNDEFINED {
-                continue;
-            }
-            let name = decl.resources[index].name.clone();
-            kept.insert(name, KeptHistory { key, backing, previous_layout: state.layout });
-        }
-        kept
-    }
-}
 
 /// What aliasing achieved in the compiled graph.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -152,21 +37,21 @@ pub struct AliasReport {
 /// again only after it changes (a pass added, the output extent, an import's kind or an
 /// imported image's mip count changed).
 pub struct RenderGraph {
-    pub(crate) device: Arc<GpuDevice>,
-    pub(crate) passes: Vec<Box<dyn Pass>>,
-    pub(crate) output_extent: vk::Extent2D,
-    pub(crate) imports: HashMap<String, Import>,
-    pub(crate) dirty: bool,
-    pub(crate) compiled: Option<Compiled>,
-    pub(crate) compile_count: u64,
-    pub(crate) executor: Executor,
-    pub(crate) resolved: Vec<Resolved>,
+    device: Arc<GpuDevice>,
+    passes: Vec<Box<dyn Pass>>,
+    output_extent: vk::Extent2D,
+    imports: HashMap<String, Import>,
+    dirty: bool,
+    compiled: Option<Compiled>,
+    compile_count: u64,
+    executor: Executor,
+    resolved: Vec<Resolved>,
     /// This frame's views of declared mip ranges (see `Compiled::view_ranges`).
-    pub(crate) range_views: Vec<vk::ImageView>,
-    pub(crate) frame_index: u64,
-    pub(crate) stats: GraphStats,
+    range_views: Vec<vk::ImageView>,
+    frame_index: u64,
+    stats: GraphStats,
     /// Set by [`RenderGraph::import_swapchain_image`] for the next frame only.
-    pub(crate) present: Option<PresentSync>,
+    present: Option<PresentSync>,
 }
 
 impl RenderGraph {
@@ -208,8 +93,8 @@ impl RenderGraph {
     ///
     /// Write `x` → read `x` → modify `x` in place runs in exactly that order, and the reader
     /// sees the first write. Dependencies that contradict each other across resources are a
-    /// [`GraphError::Cycle`] naming the passes. Names must be unique
-    /// ([`GraphError::DuplicatePass`]).
+    /// [`GraphError::Cycle`](crate::GraphError::Cycle) naming the passes. Names must be unique
+    /// ([`GraphError::DuplicatePass`](crate::GraphError::DuplicatePass)).
     pub fn add_pass(&mut self, pass: impl Pass) {
         self.passes.push(Box::new(pass));
         self.dirty = true;
@@ -267,7 +152,7 @@ impl RenderGraph {
     /// (signalled by `vkAcquireNextImageKHR`) before any stage, leaves the image in
     /// `PRESENT_SRC_KHR` and signals `rendered`, which `vkQueuePresentKHR` waits for. Its
     /// contents start undefined: a pass must write all of it (e.g. a blit of `color`). A
-    /// frame that leaves the image unused is an error ([`GraphError::InvalidDescription`]).
+    /// frame that leaves the image unused is an error ([`GraphError::InvalidDescription`](crate::GraphError::InvalidDescription)).
     pub fn import_swapchain_image(
         &mut self,
         name: &str,
@@ -366,12 +251,12 @@ impl RenderGraph {
             None => false,
         };
         let graph = compile(&decl, &is_imported)?;
-        self.check_mip_ranges(&decl)?;
+        check_mip_ranges(&decl, &self.imports, self.output_extent)?;
         let view_ranges = assign_range_views(&mut decl);
         // Old resources may be in use by frames in flight.
         self.executor.wait_all(&self.device, &mut self.stats)?;
         let mut kept = self.compiled.take().map(Compiled::into_history).unwrap_or_default();
-        let mut compiled = self.allocate(decl, graph, &mut kept)?;
+        let mut compiled = Compiled::allocate(&self.device, self.output_extent, decl, graph, &mut kept)?;
         compiled.view_ranges = view_ranges;
         self.resolved = vec![Resolved::None; compiled.decl.resource_count()];
         self.range_views = vec![vk::ImageView::null(); compiled.view_ranges.len()];
@@ -397,260 +282,71 @@ impl RenderGraph {
         Ok(())
     }
 
-    fn allocate(
-        &self,
-        decl: GraphDecl,
-        graph: CompiledGraph,
-        kept: &mut HashMap<String, KeptHistory>,
-    ) -> Result<Compiled> {
-        let device = &self.device;
-        // Per resource: whether its history restarts from zero, and the layout its kept
-        // previous copy was left in.
-        let mut history_reset = vec![false; decl.resource_count()];
-        let mut kept_layouts = vec![vk::ImageLayout::UNDEFINED; decl.resource_count()];
-        // Poison fills need transient resources to be transfer destinations.
-        let poison = device.validation_enabled();
-        let (poison_image_usage, poison_buffer_usage) = if poison {
-            (vk::ImageUsageFlags::TRANSFER_DST, vk::BufferUsageFlags::TRANSFER_DST)
-        } else {
-            (vk::ImageUsageFlags::empty(), vk::BufferUsageFlags::empty())
-        };
-        let mut backings: Vec<Backing> = Vec::with_capacity(decl.resource_count());
-        let mut alias_items = Vec::new();
-        let mut alias_resources = Vec::new();
-        for (index, declared) in decl.resources.iter().enumerate() {
-            let compiled = &graph.resources[index];
-            let name = declared.name.as_str();
-            let backing = match (compiled.residency, declared.origin) {
-                (Residency::Transient | Residency::HistoryCurrent, Origin::CreatedImage(desc)) => {
-                    let zero_output = self.output_extent.width == 0 || self.output_extent.height == 0;
-                    let extent = desc.size.resolve(self.output_extent).ok_or_else(|| match desc.size {
-                        ImageSize::Relative { .. } if zero_output => GraphError::ZeroOutputExtent {
-                            pass: declared
-                                .creators
-                                .first()
-                                .map_or_else(String::new, |&pass| decl.passes[pass].name.clone()),
-                            resource: name.to_owned(),
-                        },
-                        _ => GraphError::InvalidDescription {
-                            resource: name.to_owned(),
-                            reason: "the size resolves to zero or is not finite",
-                        },
-                    })?;
-                    let info = ImageInfo {
-                        format: desc.format,
-                        extent,
-                        mip_levels: desc.resolve_mips(extent),
-                        usage: if compiled.residency == Residency::Transient {
-                            compiled.image_usage | poison_image_usage
-                        } else {
-                            compiled.image_usage
-                        },
-                    };
-                    if compiled.residency == Residency::Transient {
-                        let image = GpuImage::new_unbound(device, name, info)?;
-                        let requirements = image.requirements();
-                        alias_items.push(alias_item(compiled.lifetime, requirements, true));
-                        alias_resources.push(index as u32);
-                        Backing::Image(image)
-                    } else {
-                        let key = HistoryKey::Image(info);
-                        match kept.remove(name).filter(|history| history.key == key) {
-                            Some(history) => {
-                                kept_layouts[index] = history.previous_layout;
-                                history.backing
-                            }
-                            None => {
-                                history_reset[index] = true;
-                                Backing::ImagePair([
-                                    GpuImage::new(device, &format!("{name} [0]"), info)?,
-                                    GpuImage::new(device, &format!("{name} [1]"), info)?,
-                                ])
-                            }
-                        }
-                    }
-                }
-                (Residency::Transient | Residency::HistoryCurrent, Origin::CreatedBuffer(desc)) => {
-                    let usage = if compiled.residency == Residency::Transient {
-                        compiled.buffer_usage | poison_buffer_usage
-                    } else {
-                        compiled.buffer_usage
-                    };
-                    if compiled.residency == Residency::Transient {
-                        let buffer = GpuBuffer::new_unbound(device, name, desc.size, usage)?;
-                        alias_items.push(alias_item(compiled.lifetime, buffer.requirements(), false));
-                        alias_resources.push(index as u32);
-                        Backing::Buffer(buffer)
-                    } else {
-                        let key = HistoryKey::Buffer { size: desc.size, usage };
-                        match kept.remove(name).filter(|history| history.key == key) {
-                            Some(history) => history.backing,
-                            None => {
-                                history_reset[index] = true;
-                                let location = MemoryLocation::GpuOnly;
-                                Backing::BufferPair([
-                                    GpuBuffer::new(device, &format!("{name} [0]"), desc.size, usage, location)?,
-                                    GpuBuffer::new(device, &format!("{name} [1]"), desc.size, usage, location)?,
-                                ])
-                            }
-                        }
-                    }
-                }
-                _ => Backing::None,
-            };
-            backings.push(backing);
-        }
-        let alias = plan_aliasing(&alias_items);
-        let mut blocks = Vec::with_capacity(alias.blocks.len());
-        for (block_index, block) in alias.blocks.iter().enumerate() {
-            let requirements = vk::MemoryRequirements {
-                size: block.size,
-                alignment: block.alignment,
-                memory_type_bits: block.type_bits,
-            };
-            let name = format!("transient block {block_index}");
-            let memory =
-                Arc::new(MemoryBlock::new(device, &name, requirements, MemoryLocation::GpuOnly, !block.is_image)?);
-            for &item in &block.occupants {
-                let resource = alias_resources[item] as usize;
-                match &mut backings[resource] {
-                    Backing::Image(image) => image.bind_shared(&memory, decl.resource_name(resource as u32))?,
-                    Backing::Buffer(buffer) => buffer.bind_shared(&memory)?,
-                    _ => unreachable!("alias items are unbound transient resources"),
-                }
-            }
-            blocks.push(memory);
-        }
-        let transient_bytes = alias.blocks.iter().map(|block| block.size).sum();
-        let entry = entry_sources(&decl, &graph, &alias, &alias_resources);
-        // Last frame's version answers for its base resource.
-        for (index, declared) in decl.resources.iter().enumerate() {
-            if let Origin::History { of } = declared.origin {
-                history_reset[index] = history_reset[of as usize];
-                kept_layouts[index] = kept_layouts[of as usize];
-            }
-        }
-        let labels = graph
-            .order
-            .iter()
-            .map(|&pass| CString::new(decl.passes[pass].name.replace('\0', " ")).unwrap_or_default())
-            .collect();
-        Ok(Compiled {
-            decl,
-            graph,
-            backings,
-            entry,
-            labels,
-            alias,
-            alias_resources,
-            transient_bytes,
-            first_frame: true,
-            poison,
-            history_reset,
-            kept_layouts,
-            view_ranges: Vec::new(),
-            _blocks: blocks,
-        })
-    }
-
-    /// Checks declared mip ranges against the mips images will have: created images at the
-    /// current output extent (full chains follow it), imported images as imported.
-    fn check_mip_ranges(&self, decl: &GraphDecl) -> Result<()> {
-        let output = self.output_extent;
-        let base_of = |resource: u32| match decl.resources[resource as usize].origin {
-            Origin::History { of } => of,
-            _ => resource,
-        };
-        let mip_levels = |resource: u32| {
-            let declared = &decl.resources[base_of(resource) as usize];
-            match declared.origin {
-                Origin::CreatedImage(desc) => desc.size.resolve(output).map(|extent| desc.resolve_mips(extent)),
-                _ => match self.imports.get(&declared.name).map(|import| &import.resource) {
-                    Some(ImportedResource::Image(image)) => Some(image.info().mip_levels),
-                    _ => None,
-                },
-            }
-        };
-        crate::compiler::check_mip_ranges(decl, &mip_levels)
-    }
-
-    /// Points every graph resource at its physical resource for frame `frame_index`
-    /// (double-buffered resources swap copies each frame), and every declared mip range at
-    /// its view (made on first use, then found without allocating).
-    pub(crate) fn resolve(&mut self) -> Result<()> {
-        let Some(compiled) = &self.compiled else { return Ok(()) };
-        let current = (self.frame_index % 2) as usize;
-        for index in 0..compiled.decl.resources.len() {
-            self.resolved[index] = match physical(compiled, &self.imports, index, current) {
-                Physical::Image(image) => resolve_image(image),
-                Physical::Buffer(buffer) => resolve_buffer(buffer),
-                Physical::None => Resolved::None,
-            };
-        }
-        for (slot, &(resource, mips)) in compiled.view_ranges.iter().enumerate() {
-            self.range_views[slot] = match physical(compiled, &self.imports, resource as usize, current) {
-                Physical::Image(image) => image.range_view(mips).map_err(|error| match error {
-                    GraphError::InvalidDescription { reason, .. } => GraphError::InvalidDescription {
-                        resource: compiled.decl.resource_name(resource).to_owned(),
-                        reason,
-                    },
-                    other => other,
-                })?,
-                _ => vk::ImageView::null(),
-            };
-        }
+    /// Runs one frame: compiles if the graph changed, waits for the frame slot, calls every
+    /// running pass's `prepare`, records all passes with their barriers and submits.
+    pub fn execute_frame(&mut self) -> Result<()> {
+        runtime::profile_zone!("render graph frame");
+        let present = self.present.take();
+        self.compile()?;
+        self.executor.wait_for_slot(&self.device, self.frame_index, &mut self.stats)?;
+        let compiled = self.compiled.as_mut().expect("compiled above");
+        compiled.resolve(&self.imports, self.frame_index, &mut self.resolved, &mut self.range_views)?;
+        self.executor.run_frame(Frame {
+            compiled,
+            passes: &mut self.passes,
+            imports: &mut self.imports,
+            resolved: &self.resolved,
+            range_views: &self.range_views,
+            present,
+            index: self.frame_index,
+            output_extent: self.output_extent,
+        })?;
+        self.frame_index += 1;
         Ok(())
     }
-}
 
-/// What a graph resource is backed by this frame.
-enum Physical<'graph> {
-    Image(&'graph GpuImage),
-    Buffer(&'graph GpuBuffer),
-    None,
-}
-
-fn physical<'graph>(
-    compiled: &'graph Compiled,
-    imports: &'graph HashMap<String, Import>,
-    index: usize,
-    current: usize,
-) -> Physical<'graph> {
-    let declared = &compiled.decl.resources[index];
-    let (backing_index, copy) = match declared.origin {
-        Origin::History { of } => (of as usize, 1 - current),
-        _ => (index, current),
-    };
-    match &compiled.backings[backing_index] {
-        Backing::Image(image) => Physical::Image(image),
-        Backing::ImagePair(pair) => Physical::Image(&pair[copy]),
-        Backing::Buffer(buffer) => Physical::Buffer(buffer),
-        Backing::BufferPair(pair) => Physical::Buffer(&pair[copy]),
-        Backing::None => match imports.get(&declared.name).map(|import| &import.resource) {
-            Some(ImportedResource::Image(image)) => Physical::Image(image),
-            Some(ImportedResource::Buffer(buffer)) => Physical::Buffer(buffer),
-            None => Physical::None,
-        },
+    /// Whether submitted frame `frame` (counted as [`RenderGraph::frame_index`] counts) has
+    /// finished on the GPU, asked without waiting (`vkGetFenceStatus`). Once it answers
+    /// `true`, host-visible buffers imported into the graph hold what that frame wrote (the
+    /// frame ends with a host-read barrier; invalidate non-coherent memory before reading).
+    ///
+    /// # Panics
+    ///
+    /// When `frame` was not submitted yet.
+    pub fn frame_complete(&self, frame: u64) -> Result<bool> {
+        assert!(frame < self.frame_index, "frame {frame} was not submitted (next is {})", self.frame_index);
+        self.executor.frame_complete(&self.device, frame)
     }
-}
 
-/// Numbers the distinct mip ranges declared on images (whole-image declarations use the
-/// image's own view) and points each declaration at its range's view.
-fn assign_range_views(decl: &mut GraphDecl) -> Vec<(u32, MipRange)> {
-    let mut ranges: Vec<(u32, MipRange)> = Vec::new();
-    for pass in &mut decl.passes {
-        for access in pass.accesses.iter_mut().filter(|access| !access.mips.is_all()) {
-            let key = (access.resource, access.mips);
-            access.view = match ranges.iter().position(|&range| range == key) {
-                Some(slot) => slot as u32,
-                None => {
-                    ranges.push(key);
-                    (ranges.len() - 1) as u32
-                }
-            };
-        }
+    /// Names of the Tracy GPU zones the last submitted frame opened, one per pass that ran,
+    /// in order (empty until a Tracy client runs and the queue has timestamps). They are the
+    /// names [`RenderGraph::stats`] gives the passes.
+    #[cfg(feature = "profile")]
+    pub fn gpu_zone_names(&self) -> &[String] {
+        let Some(last) = self.frame_index.checked_sub(1) else { return &[] };
+        self.executor.gpu_zone_names(last)
     }
-    ranges
+
+    /// Waits until the frame slot the next [`RenderGraph::execute_frame`] uses is free (the
+    /// frame [`crate::FRAMES_IN_FLIGHT`] before it has finished): per-slot objects of the caller,
+    /// such as a swapchain's acquire semaphores, may then be reused.
+    pub fn wait_for_free_slot(&mut self) -> Result<()> {
+        self.executor.wait_for_slot(&self.device, self.frame_index, &mut self.stats)
+    }
+
+    /// Waits until every submitted frame has finished on the GPU; afterwards readback
+    /// buffers hold the last frame's results and [`RenderGraph::stats`] is up to date.
+    pub fn wait_idle(&mut self) -> Result<()> {
+        self.executor.wait_all(&self.device, &mut self.stats)
+    }
+
+    /// The compiled graph in Graphviz DOT: boxes for passes (dashed when culled, labelled
+    /// with their position and barriers), ellipses for images, rectangles with rounded
+    /// corners for buffers, and one edge per access (writes point at the resource).
+    pub fn to_dot(&mut self) -> Result<String> {
+        self.compile()?;
+        Ok(compiled_to_dot(self.compiled.as_ref().expect("compile succeeded")))
+    }
 }
 
 impl Drop for RenderGraph {
@@ -660,71 +356,4 @@ impl Drop for RenderGraph {
             self.executor.clock.finish_all();
         }
     }
-}
-
-fn resolve_image(image: &GpuImage) -> Resolved {
-    let info = image.info();
-    Resolved::Image(ResolvedImage {
-        image: image.raw(),
-        view: image.view(),
-        format: info.format,
-        extent: info.extent,
-        mip_levels: info.mip_levels,
-        mip_views: *image.mip_views(),
-    })
-}
-
-fn resolve_buffer(buffer: &GpuBuffer) -> Resolved {
-    Resolved::Buffer(ResolvedBuffer { buffer: buffer.raw(), size: buffer.size() })
-}
-
-fn alias_item(lifetime: Option<(usize, usize)>, requirements: vk::MemoryRequirements, is_image: bool) -> AliasItem {
-    AliasItem {
-        lifetime: lifetime.unwrap_or((0, 0)),
-        size: requirements.size,
-        alignment: requirements.alignment,
-        type_bits: requirements.memory_type_bits,
-        is_image,
-    }
-}
-
-/// Decides where each resource's entry barrier takes its source from.
-fn entry_sources(
-    decl: &GraphDecl,
-    graph: &CompiledGraph,
-    alias: &AliasPlan,
-    alias_resources: &[u32],
-) -> Vec<EntrySource> {
-    let final_state = |resource: usize| graph.barriers.final_state[resource].unwrap_or(SyncState::NONE);
-    let mut entry: Vec<EntrySource> = (0..decl.resource_count())
-        .map(|resource| match (graph.resources[resource].residency, decl.resources[resource].origin) {
-            (Residency::Imported, _) => EntrySource::Imported,
-            (Residency::HistoryPrevious, Origin::History { of }) => {
-                EntrySource::HistoryPrevious(final_state(of as usize))
-            }
-            _ => EntrySource::PreviousFrame(SyncState::NONE),
-        })
-        .collect();
-    // A double-buffered resource's current copy was last frame's previous copy.
-    for (index, declared) in decl.resources.iter().enumerate() {
-        if let (Origin::History { of }, Residency::HistoryPrevious) =
-            (declared.origin, graph.resources[index].residency)
-        {
-            entry[of as usize] = EntrySource::PreviousFrame(final_state(index));
-        }
-    }
-    // Aliased memory: each occupant waits for the previous one; the first waits for the last
-    // occupant of the previous frame.
-    for block in &alias.blocks {
-        let occupants: Vec<usize> = block.occupants.iter().map(|&item| alias_resources[item] as usize).collect();
-        for (position, &resource) in occupants.iter().enumerate() {
-            entry[resource] = if position == 0 {
-                let last = *occupants.last().expect("a block has an occupant");
-                EntrySource::PreviousFrame(final_state(last))
-            } else {
-                EntrySource::SameFrame(final_state(occupants[position - 1]))
-            };
-        }
-    }
-    entry
 }

@@ -27,7 +27,8 @@
 //!   or into a ring of regions read without waiting.
 //! - [`swapchain`]: a window's surface and swapchain, the swapchain image imported into the
 //!   graph each frame ([`RenderGraph::import_swapchain_image`]) and presented.
-//! - [`testing`]: a validated device for GPU tests that skips where there is no Vulkan.
+//! - `testing` (feature `test-support`): a validated device for GPU tests that skips where
+//!   there is no Vulkan.
 //!
 //! # Declaring mip access
 //!
@@ -96,6 +97,7 @@
 //! declare the image read-write and record its own mip-to-mip barriers
 //! ([`ExecuteContext::mip_barrier`]).
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 mod access;
 mod alias;
@@ -113,12 +115,15 @@ mod graph;
 pub mod memory;
 mod mips;
 mod pass;
+mod physical;
 mod pipeline;
 pub mod readback;
 mod recording;
 mod registry;
+mod resolved;
 mod stats;
 pub mod swapchain;
+#[cfg(feature = "test-support")]
 pub mod testing;
 mod validation;
 
@@ -132,10 +137,11 @@ pub use alias::{plan_aliasing, AliasBlock, AliasItem, AliasPlan};
 pub use barriers::{BarrierPlan, BarrierSource, PlannedBarrier, SyncState};
 pub use commands::{DISPATCH_INDIRECT_COMMAND_BYTES, DRAW_INDEXED_INDIRECT_COMMAND_BYTES, DRAW_INDIRECT_COMMAND_BYTES};
 pub use compiler::{compile, CompiledGraph, CompiledResource, Residency};
-pub use context::{Binding, ExecuteContext, PrepareContext, ResolvedBuffer, ResolvedImage, ResourceRef};
+pub use context::{Binding, ExecuteContext, PrepareContext, ResourceRef};
 pub use device::{DeviceCapabilities, DeviceConfig, GpuDevice};
 pub use error::{GraphError, Result};
-pub use graph::{AliasReport, RenderGraph, FRAMES_IN_FLIGHT};
+pub use executor::FRAMES_IN_FLIGHT;
+pub use graph::{AliasReport, RenderGraph};
 pub use memory::{full_mip_chain, GpuBuffer, GpuImage, ImageInfo, ReadbackBuffer, StagingRing, MAX_MIP_LEVELS};
 pub use mips::MipRange;
 pub use pass::Pass;
@@ -144,5 +150,6 @@ pub use recording::{POISON_COLOR, POISON_DEPTH, POISON_WORD};
 pub use registry::{
     AttachmentLoad, BufferDesc, BufferHandle, GraphDecl, ImageDesc, ImageHandle, ImageSize, Registry, ResourceKind,
 };
+pub use resolved::{ResolvedBuffer, ResolvedImage};
 pub use stats::{GraphStats, PassStats};
 pub use validation::{ValidationCounts, ValidationLog};

@@ -5,11 +5,11 @@ use ash::vk;
 
 use crate::barriers::{PlannedBarrier, SyncState};
 use crate::compiler::Residency;
-use crate::context::{Resolved, ResolvedImage};
-use crate::graph::{Compiled, EntrySource};
 use crate::memory::full_range;
 use crate::mips::MipRange;
+use crate::physical::{Compiled, EntrySource};
 use crate::registry::{AttachmentLoad, PassDecl};
+use crate::resolved::{Resolved, ResolvedImage};
 
 /// Most color attachments one pass may declare.
 const MAX_COLOR_ATTACHMENTS: usize = 8;

@@ -19,7 +19,7 @@ use crate::access::Access;
 use crate::context::ExecuteContext;
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
-use crate::graph::FRAMES_IN_FLIGHT;
+use crate::executor::FRAMES_IN_FLIGHT;
 use crate::memory::{aspect_of, GpuImage, ImageInfo};
 use crate::pass::Pass;
 use crate::registry::{ImageHandle, Registry};
