@@ -5,7 +5,7 @@
 //! (the boxes the GPU culls) and the lists of drawable objects, and keeps its frustum test
 //! (cheap, and the same bits as the GPU's for the same boxes), so `visible`, `state_of` and
 //! the `Culled` tags are this frame's on every backend. Occlusion is left to the GPU culling
-//! passes (`culling::gpu`), whose answer is in `visibility_bits`, and reaches the host's
+//! passes (the `renderer` crate), whose answer is in `visibility_bits`, and reaches the host's
 //! answer only through [`GpuFeedback`].
 
 /// The culling backend a game asks for.

@@ -7,6 +7,7 @@
 //! straddles a plane is kept, and an object or a view with non-finite numbers is kept and
 //! counted, never culled.
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 mod backend;
 mod bits;
@@ -16,6 +17,7 @@ mod kernels;
 mod lod;
 pub mod occlusion;
 mod parallel;
+mod prefetch;
 mod shadow;
 mod size;
 mod soa;

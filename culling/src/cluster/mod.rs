@@ -14,7 +14,7 @@
 //!    ([`occlusion_test`]); a box the pyramid cannot judge (it reaches the near or camera
 //!    plane, or is not finite) is kept as [`ClusterVerdict::Conservative`].
 //!
-//! The GPU twin of every step is in `shaders/glsl/cluster_cull.h`.
+//! The GPU twin of every step is in `shaders/glsl/engine/cluster_cull.h`.
 
 // `!(a < b)` is how these tests say "NaN keeps the meshlet": every comparison with NaN is
 // false, so the negated form is the conservative one, as in the GLSL twins.

@@ -1,7 +1,7 @@
 //! The size of the CPU occlusion buffer for a view: the configured pixel count in the
 //! view's aspect, so the buffer's pixels are square on screen whatever the window's shape.
 
-use super::{raster, MAX_SIDE};
+use super::{tile, MAX_SIDE};
 
 /// The occlusion buffer size `[width, height]` for `buffer` (the configured size) and a view
 /// of `viewport` pixels.
@@ -20,7 +20,7 @@ use super::{raster, MAX_SIDE};
 /// assert_eq!(fit_buffer([256, 128], [1920, 1080], false), [256, 128]);
 /// ```
 pub fn fit_buffer(buffer: [u32; 2], viewport: [u32; 2], follow_viewport: bool) -> [usize; 2] {
-    let lanes = raster::LANES;
+    let lanes = tile::LANES;
     let fixed = [(buffer[0] as usize).div_ceil(lanes) * lanes, buffer[1] as usize];
     let pixels = f64::from(buffer[0]) * f64::from(buffer[1]);
     if !follow_viewport || viewport[0] == 0 || viewport[1] == 0 || pixels == 0.0 {

@@ -52,6 +52,9 @@
 // to the safe side, which `a <= b` would not do.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+mod box_test;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+mod box_test_avx2;
 mod buffer_size;
 mod hidden_occluders;
 mod inner_box;
@@ -64,10 +67,9 @@ mod raster_avx2;
 pub mod reference;
 mod setup;
 pub(crate) mod stage;
-mod test;
-#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-mod test_avx2;
+mod tile;
 mod tile_plan;
+mod verdicts;
 
 use std::fmt;
 
@@ -79,8 +81,8 @@ pub use occluders::{
     OccluderCandidate, OccluderInstance, OccluderMesh, OccluderMeshes, OccluderSelector, MAX_HULL_FACES,
     MAX_HULL_VERTICES,
 };
-pub use raster::{TILE_HEIGHT, TILE_WIDTH};
-pub use test::FOOTPRINT_TEXELS;
+pub use tile::{TILE_HEIGHT, TILE_WIDTH};
+pub use verdicts::FOOTPRINT_TEXELS;
 
 use crate::soa::AabbSlices;
 use crate::Kernel;
@@ -225,7 +227,7 @@ impl OcclusionCuller {
     /// [`OcclusionError::BadSize`] unless `width` is a positive multiple of 8, `height` is
     /// positive, and both are at most [`MAX_SIDE`].
     pub fn new(width: usize, height: usize) -> Result<OcclusionCuller, OcclusionError> {
-        if width == 0 || !width.is_multiple_of(raster::LANES) || height == 0 || width > MAX_SIDE || height > MAX_SIDE {
+        if width == 0 || !width.is_multiple_of(tile::LANES) || height == 0 || width > MAX_SIDE || height > MAX_SIDE {
             return Err(OcclusionError::BadSize { width, height });
         }
         Ok(OcclusionCuller {
@@ -397,15 +399,15 @@ impl OcclusionCuller {
         stats.primitives += self.primitives.iter().filter(|primitive| primitive.edge_count > 0).count();
     }
 
-    fn target(&self) -> test::TestTarget<'_> {
-        test::TestTarget {
+    fn target(&self) -> box_test::TestTarget<'_> {
+        box_test::TestTarget {
             rows: project::Rows::new(&self.view_projection),
             view_finite: self.view_finite,
             kernel: self.kernel,
             size: self.depth.size(),
             pyramid: &self.pyramid,
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-            table: test_avx2::LevelTable::new(&self.pyramid),
+            table: box_test_avx2::LevelTable::new(&self.pyramid),
         }
     }
 

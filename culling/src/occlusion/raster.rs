@@ -13,17 +13,9 @@
 use glam::Vec2;
 
 use super::setup::Primitive;
+use super::tile::{Shape, LANES, TILE_HEIGHT, TILE_PIXELS, TILE_WIDTH};
 use super::tile_plan;
 use crate::Kernel;
-
-/// Tile width in pixels (a multiple of eight, the lane count).
-pub const TILE_WIDTH: usize = 32;
-/// Tile height in pixels.
-pub const TILE_HEIGHT: usize = 16;
-/// Pixels per tile.
-pub const TILE_PIXELS: usize = TILE_WIDTH * TILE_HEIGHT;
-/// Pixels per kernel step.
-pub(crate) const LANES: usize = 8;
 
 /// A tiled reversed-Z depth buffer and the per-tile lists of primitives touching each tile.
 #[derive(Clone, Debug)]
@@ -168,16 +160,6 @@ pub(crate) fn rasterize_into(
         Kernel::Avx2 | Kernel::Avx512 => raster_avx2(&shape, origin, span, tile),
     }
     true
-}
-
-/// What a kernel draws: a primitive's edges left for this tile, its planes and its floor.
-pub(crate) struct Shape<'a> {
-    /// Edges `(a, b, c)`: covered where every `a * x + b * y + c >= 0` (none: everywhere).
-    pub edges: &'a [[f32; 3]],
-    /// Depth planes; the depth is their minimum.
-    pub planes: &'a [[f32; 3]],
-    /// Lower clamp of the depth.
-    pub floor: f32,
 }
 
 /// The AVX2 kernel where the CPU has it, else the scalar one.

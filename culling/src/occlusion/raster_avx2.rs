@@ -8,8 +8,7 @@ use std::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-use super::raster::Shape;
-use super::raster::{LANES, TILE_PIXELS, TILE_WIDTH};
+use super::tile::{Shape, LANES, TILE_PIXELS, TILE_WIDTH};
 
 /// Rasterizes `shape` over `span` of the tile at `origin`; same contract as the scalar
 /// reference.

@@ -432,7 +432,8 @@ fn street() -> (Mat4, OccluderMeshes, Vec<OccluderInstance>) {
 /// The raster with every primitive drawn whole (all its edges, no skipping) into every tile
 /// its rectangle touches, in order: what the trimmed raster must reproduce bit for bit.
 fn untrimmed(culler: &OcclusionCuller) -> Vec<f32> {
-    use super::raster::{raster_scalar, Shape, TILE_PIXELS};
+    use super::raster::raster_scalar;
+    use super::tile::{Shape, TILE_PIXELS};
     let (width, height) = (culler.width(), culler.height());
     let mut depth = vec![0.0f32; width * height];
     for tile_y in (0..height).step_by(TILE_HEIGHT) {

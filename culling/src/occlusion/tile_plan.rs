@@ -15,8 +15,8 @@
 //! The kernels then run with the remaining edges and write exactly what the untrimmed
 //! primitive would.
 
-use super::raster::{LANES, TILE_HEIGHT, TILE_PIXELS, TILE_WIDTH};
 use super::setup::{Primitive, MAX_EDGES};
+use super::tile::{LANES, TILE_HEIGHT, TILE_PIXELS, TILE_WIDTH};
 
 /// What the kernel must do with one primitive in one tile.
 #[derive(Clone, Copy, Debug)]

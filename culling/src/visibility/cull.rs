@@ -16,43 +16,16 @@ use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldT
 use glam::{Mat4, Vec3};
 use runtime::hecs::{ArchetypeColumn, World};
 
+use super::answer::{ObjectDraw, Visibility, EMPTY_BOX};
 use super::cache::{CachedBounds, Verdict};
 use super::changes::{ChangeRun, SlotChanges};
-use super::result::{ObjectDraw, EMPTY_BOX};
+use super::segments::Segment;
+use super::slots::SlotWork;
 use crate::bits::BITS_PER_WORD;
 use crate::kernels::Kernel;
+use crate::prefetch::prefetch_entry;
 use crate::soa::AabbBlock;
 use crate::view::ViewCullContext;
-
-/// Objects per job: whole words, large enough that a job's work dwarfs handing it out.
-pub(crate) const GRAIN: usize = 16 * BITS_PER_WORD;
-
-/// A run of objects that live in one archetype: objects `start .. start + len`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Segment {
-    /// Position of the archetype in `World::archetypes()`.
-    pub archetype: usize,
-    /// Index of the archetype's first object.
-    pub start: usize,
-    /// Objects in the archetype.
-    pub len: usize,
-}
-
-/// Fills `segments` with the archetypes holding a [`Mesh`], in query order; returns the
-/// object count.
-pub(crate) fn list_segments(world: &World, segments: &mut Vec<Segment>) -> usize {
-    segments.clear();
-    let mut start = 0;
-    for (position, archetype) in world.archetypes().enumerate() {
-        let len = archetype.len() as usize;
-        if len == 0 || !archetype.has::<Mesh>() {
-            continue;
-        }
-        segments.push(Segment { archetype: position, start, len });
-        start += len;
-    }
-    start
-}
 
 /// What the pass decides per view, the same for every job.
 pub(crate) struct PassInputs<'a> {
@@ -155,9 +128,11 @@ struct WordWriters([*mut u64; WORD_KINDS]);
 unsafe impl Sync for WordWriters {}
 
 impl<'a> PassOutputs<'a> {
-    /// Raw views of `visibility`'s per-slot columns, for `objects` objects of storage order.
-    pub(crate) fn of(visibility: &'a mut super::Visibility, objects: usize) -> PassOutputs<'a> {
-        let super::Visibility { slots, objects: columns, slot_flags, changes, .. } = visibility;
+    /// Raw views of `visibility`'s per-slot columns and `work`'s flag bytes, for `objects`
+    /// objects of storage order (their slots are `work`'s).
+    pub(crate) fn of(visibility: &'a mut Visibility, work: &'a mut SlotWork, objects: usize) -> PassOutputs<'a> {
+        let Visibility { objects: columns, changes, .. } = visibility;
+        let SlotWork { slots, slot_flags, .. } = work;
         PassOutputs {
             slots: slots.storage(),
             models: columns.models.as_mut_ptr(),
@@ -471,31 +446,6 @@ fn prefetch_slot(outputs: &PassOutputs<'_>, slot: usize) {
     prefetch_entry(outputs.cache, slot);
     prefetch_entry(outputs.bounds, slot);
     prefetch_entry(outputs.draws, slot);
-}
-
-/// Asks the CPU to bring the cache lines of `column[index]` closer: a hint with no effect on
-/// any result, and nothing on targets without one.
-///
-/// The first and the last byte of the entry: columns are aligned to their element type only
-/// (16 bytes for a matrix), so a 64-byte matrix or a 32-byte cache entry usually straddles two
-/// cache lines, and a miss on the second one stalls as long.
-#[inline(always)]
-pub(super) fn prefetch_entry<T>(column: *const T, index: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // A prefetch never faults, so computing an address is all that is needed; wrapping
-        // arithmetic keeps even a wrong index from being undefined behaviour.
-        let first = column.wrapping_add(index) as *const i8;
-        let last = first.wrapping_add(std::mem::size_of::<T>().max(1) - 1);
-        // SAFETY: prefetching is a hint that never dereferences or faults.
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(first);
-            _mm_prefetch::<_MM_HINT_T0>(last);
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (column, index);
 }
 
 /// Whether an object's matrix and world box are finite, with a few vector operations instead

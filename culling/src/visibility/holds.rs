@@ -1,6 +1,7 @@
-//! What a word may skip while the camera creeps along: the per-object distances behind its
-//! levels of detail ([`WordLodHold`]), its frustum planes test ([`FrustumHold`]) and, for a
-//! word across a plane, its objects' kernel verdicts ([`ObjectHold`]).
+//! What a word may skip while the camera creeps along: an object's level of detail
+//! ([`LodHold`]) and the distances behind a whole word's levels ([`WordLodHold`]), its
+//! frustum planes test ([`FrustumHold`]) and, for a word across a plane, its objects' kernel
+//! verdicts ([`ObjectHold`]).
 //!
 //! Both are a *hold*: a verdict found under the camera at `anchor`, with the distance
 //! (`slack`) the camera may move before the verdict could change. An object's distance, and a
@@ -9,7 +10,7 @@
 //! Each slack is taken less an allowance for single-precision rounding, relative to the
 //! magnitudes involved, so a hold never keeps a verdict that the work would change.
 
-use ecs::Aabb;
+use ecs::{Aabb, Lod};
 use glam::{Vec3, Vec4};
 
 use crate::frustum::Frustum;
@@ -21,6 +22,54 @@ pub(super) const ROUNDING: f32 = 1e-5;
 #[inline]
 fn move_rounding(eye: Vec3, anchor: Vec3) -> f32 {
     ROUNDING * (eye.abs().max_element() + anchor.abs().max_element())
+}
+
+/// Where an object's level of detail holds: the centre its distance is measured from and
+/// the range of `distance * lod_scale` over which the level picked last stays the pick (the
+/// first level whose `max_distance * bias` is at least the scaled distance). A camera moving
+/// a little changes no level, so most objects cost a distance instead of two component
+/// lookups. Voided when the object is refreshed or the global bias changes.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct LodHold {
+    pub(super) center: Vec3,
+    /// The pick holds while `above < scaled <= up_to`.
+    pub(super) above: f32,
+    pub(super) up_to: f32,
+}
+
+impl LodHold {
+    /// No hold: the level must be picked through the entity.
+    pub(super) const NONE: LodHold = LodHold { center: Vec3::ZERO, above: f32::INFINITY, up_to: f32::NEG_INFINITY };
+}
+
+/// How far (in world units) the camera at `eye` may move before `hold`'s level could stop
+/// holding, where `scaled` is the scaled distance the hold was just checked or made at:
+/// negative (never skip) for no hold.
+#[inline]
+pub(super) fn hold_slack(hold: &LodHold, eye: Vec3, distance: f32, scaled: f32, lod_scale: f32) -> f32 {
+    let margin = (scaled - hold.above).min(hold.up_to - scaled) / lod_scale;
+    let rounding = ROUNDING * (distance + hold.center.abs().max_element() + eye.abs().max_element());
+    // `max(-inf)`: a NaN margin (no hold, or a NaN scale) holds nothing.
+    (margin * (1.0 - 10.0 * ROUNDING) - rounding).max(f32::NEG_INFINITY)
+}
+
+/// The hold of the level `ecs::lod::select_level` picks at `scaled` (as `Lod::select` calls
+/// it: bias `lods.bias * global_bias`, each level's `max_distance * bias`); none for a NaN.
+pub(super) fn hold_of(lods: &Lod, center: Vec3, scaled: f32, global_bias: f32) -> LodHold {
+    let bias = lods.bias * global_bias;
+    if scaled.is_nan() || bias.is_nan() || lods.levels.is_empty() {
+        return LodHold::NONE;
+    }
+    let mut above = f32::NEG_INFINITY;
+    for level in &lods.levels {
+        let threshold = level.max_distance * bias;
+        if scaled <= threshold {
+            return LodHold { center, above, up_to: threshold };
+        }
+        above = above.max(threshold);
+    }
+    // Past every level: the last holds for any farther distance.
+    LodHold { center, above, up_to: f32::INFINITY }
 }
 
 /// The levels of a word's objects as a whole: every object of `members` keeps its level while
@@ -318,6 +367,9 @@ pub(super) fn nearest_plane_value(frustum: &Frustum, center: Vec3, half: Vec3) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::Kernel;
+    use crate::soa::AabbBlock;
+    use crate::visibility::tracked::unions::union_of;
     use glam::{Mat4, Quat};
     use proptest::prelude::*;
 
@@ -390,5 +442,84 @@ mod tests {
         assert_ne!(shape.epoch, turned, "a new projection starts a new shape");
         shape.update(&Frustum::from_view_projection(Mat4::NAN), eye);
         assert_eq!(shape.epoch, 0, "no shape for planes that are not finite");
+    }
+
+    /// A reversed-Z perspective frustum at `eye` looking along `yaw`/`pitch`.
+    fn frustum_looking(eye: Vec3, yaw: f32, pitch: f32) -> Frustum {
+        let direction = Vec3::new(yaw.sin() * pitch.cos(), pitch.sin(), -yaw.cos() * pitch.cos());
+        let view = Mat4::look_to_rh(eye, direction, Vec3::Y);
+        let projection = Mat4::perspective_infinite_reverse_rh(1.0, 16.0 / 9.0, 0.1);
+        Frustum::from_view_projection(projection * view)
+    }
+
+    proptest! {
+        /// The word test rejects a word only when the kernel rejects every box in it.
+        #[test]
+        fn words_clearly_outside_or_inside_agree_with_the_kernel_on_every_box(
+            eye in prop::array::uniform3(-50.0f32..50.0),
+            yaw in -3.2f32..3.2,
+            pitch in -1.5f32..1.5,
+            cluster in prop::array::uniform3(-200.0f32..200.0),
+            boxes in prop::collection::vec((prop::array::uniform3(-20.0f32..20.0), prop::array::uniform3(0.0f32..6.0)), 1..64),
+        ) {
+            let frustum = frustum_looking(Vec3::from(eye), yaw, pitch);
+            let mut block = AabbBlock::new();
+            let mut world_boxes = Vec::new();
+            for (offset, half) in &boxes {
+                let center = Vec3::from(cluster) + Vec3::from(*offset);
+                let half = Vec3::from(*half);
+                block.push_center_half(center, half);
+                world_boxes.push(Aabb { min: center - half, max: center + half });
+            }
+            let members = if boxes.len() == 64 { u64::MAX } else { (1u64 << boxes.len()) - 1 };
+            let bounds = union_of(&world_boxes, members);
+            let mut bits = [0u64];
+            Kernel::Scalar.cull_aabbs(&frustum, block.slices(), &mut bits);
+            if clearly_outside(&frustum, &bounds) {
+                prop_assert_eq!(bits[0], 0, "the kernel keeps a box of a word the word test rejected");
+            }
+            if clearly_inside(&frustum, &bounds) {
+                prop_assert_eq!(bits[0], members, "the kernel rejects a box of a word the word test kept whole");
+            }
+        }
+    }
+
+    proptest! {
+        /// Inside a level's hold, `select_level` picks that level again.
+        #[test]
+        fn a_level_holds_exactly_where_select_picks_it_again(
+            max_distances in prop::collection::vec(0.0f32..500.0, 1..6),
+            bias in 0.25f32..4.0,
+            global_bias in 0.5f32..2.0,
+            first in 0.0f32..3000.0,
+            second in 0.0f32..3000.0,
+        ) {
+            let levels = max_distances
+                .iter()
+                .enumerate()
+                .map(|(index, &max_distance)| ecs::LodLevel { mesh: ecs::MeshHandle(index as u32), max_distance })
+                .collect();
+            let lods = Lod { levels, bias };
+            let hold = hold_of(&lods, Vec3::ZERO, first, global_bias);
+            let pick = |scaled: f32| lods.select(scaled, 1.0, global_bias);
+            prop_assert!(hold.above < first && first <= hold.up_to, "a pick holds where it was made");
+            if hold.above < second && second <= hold.up_to {
+                prop_assert_eq!(pick(second), pick(first));
+            }
+        }
+    }
+
+    #[test]
+    fn a_word_touching_a_plane_is_not_outside_and_one_well_past_it_is() {
+        let frustum = frustum_looking(Vec3::ZERO, 0.0, 0.0);
+        // Looking down -z from the origin: the near plane is at z = -0.1.
+        let behind = Aabb { min: Vec3::new(-1.0, -1.0, 5.0), max: Vec3::new(1.0, 1.0, 6.0) };
+        assert!(clearly_outside(&frustum, &behind));
+        let touching = Aabb { min: Vec3::new(-1.0, -1.0, -0.1), max: Vec3::new(1.0, 1.0, 6.0) };
+        assert!(!clearly_outside(&frustum, &touching));
+        assert!(!clearly_outside(&Frustum::from_view_projection(Mat4::NAN), &behind), "no planes: nothing is outside");
+        let ahead = Aabb { min: Vec3::new(-1.0, -1.0, -20.0), max: Vec3::new(1.0, 1.0, -10.0) };
+        assert!(clearly_inside(&frustum, &ahead) && !clearly_inside(&frustum, &touching));
+        assert!(!clearly_inside(&Frustum::from_view_projection(Mat4::NAN), &ahead), "no planes: nothing is sure");
     }
 }

@@ -32,19 +32,28 @@
 //! outlives a frame (GPU object records, history bits, readback) is indexed by the slot;
 //! [`ObjectColumns::entities`] names each slot's entity. The hot loop still walks the
 //! archetypes in storage order and writes through the slot.
+//!
+//! **Where things are.** `system.rs` runs the frame: `segments.rs` lists the mesh archetypes,
+//! `slots.rs` gives every object its slot, `cull.rs` is the full pass (`cache.rs` the
+//! per-slot box cache), `tracked/` the pass over what changed, `tags.rs` the tag changes and
+//! the system applying them. `answer.rs` is [`Visibility`], all a game reads
+//! (`changes.rs`: which slots it changed); `state.rs` is the stage's working memory, which
+//! nothing outside the stage sees; `holds.rs` what a word may skip while the camera creeps.
 
+mod answer;
 mod cache;
 mod changes;
 mod cull;
 mod holds;
-mod result;
+mod segments;
 mod slots;
+mod state;
 mod system;
 mod tags;
 mod tracked;
 
+pub use answer::{ObjectColumns, ObjectDraw, ObjectState, Visibility, VisibilityStats};
 pub use changes::SlotChanges;
-pub use result::{ObjectColumns, ObjectDraw, ObjectState, Visibility, VisibilityStats};
 pub use system::{install, visibility_system, VISIBILITY_SYSTEM};
 pub use tags::{visibility_tags_system, VISIBILITY_TAGS_SYSTEM};
 pub(crate) use tracked::GROUP_WORDS;

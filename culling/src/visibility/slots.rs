@@ -22,22 +22,37 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use runtime::hecs::{Entity, World};
 
-use super::cull::{Segment, GRAIN};
+use super::segments::{Segment, GRAIN};
 use crate::bits::{words_for, BITS_PER_WORD};
 
-/// Marks a free slot in `storage` and an entity id without a slot in [`ObjectSlots::by_id`].
+/// Marks a free slot in `storage` and an entity id without a slot in [`SlotIndex`].
 const NO_SLOT: u32 = u32::MAX;
 
 /// Objects per job of the slot lookup: a lookup is a few nanoseconds, so jobs are large
 /// (a 100k-object frame hands out about a dozen).
 const LOOKUP_GRAIN: usize = 8 * GRAIN;
 
-/// The slot table (see the module docs).
+/// Which slot each entity owns: part of the stage's answer (`Visibility::slot_of`), kept up
+/// to date by [`ObjectSlots::update`].
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SlotIndex {
+    /// Indexed by entity id (`Entity::id`): the entity holding each id's slot with the slot,
+    /// so that one read both finds the slot and checks the generation;
+    /// `(Entity::DANGLING, NO_SLOT)` when none.
+    by_id: Vec<(Entity, u32)>,
+}
+
+impl SlotIndex {
+    /// The slot `entity` owns, if it owns one (a despawned entity whose id was reused does not).
+    pub(crate) fn slot_of(&self, entity: Entity) -> Option<u32> {
+        self.by_id.get(entity.id() as usize).filter(|(owner, _)| *owner == entity).map(|&(_, slot)| slot)
+    }
+}
+
+/// The slot table (see the module docs): the stage's working memory for handing out slots;
+/// which slot an entity owns is the answer's [`SlotIndex`].
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ObjectSlots {
-    /// Indexed by entity id (`Entity::id`): the entity holding each id's slot with the slot, so that one read both finds the slot
-    /// and checks the generation; `(Entity::DANGLING, NO_SLOT)` when none.
-    by_id: Vec<(Entity, u32)>,
     /// Owner of each slot; [`Entity::DANGLING`] for a free slot.
     entities: Vec<Entity>,
     /// Bit `s` set when slot `s` is in use.
@@ -52,6 +67,21 @@ pub(crate) struct ObjectSlots {
     freed: Vec<u32>,
     /// Slots in use.
     live: usize,
+}
+
+/// The stage's per-slot working columns: the slot table, the pass's flag byte per slot, and
+/// the tags each slot's entity carries (kept apart from the answer, `Visibility`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SlotWork {
+    /// The persistent slot of every mesh entity.
+    pub(crate) slots: ObjectSlots,
+    /// The pass's answers per slot, one byte each (scratch, packed into the slot words after
+    /// the pass; see `cull::pack_slot_flags`).
+    pub(crate) slot_flags: Vec<u8>,
+    /// Bit `i` set when object `i`'s entity carried the `Culled` tag this frame.
+    pub(crate) tagged: Vec<u64>,
+    /// Bit `i` set when object `i`'s entity carried the `Occluded` tag this frame.
+    pub(crate) occluded_tag: Vec<u64>,
 }
 
 /// The entity ids of `segment`'s archetype, row by row.
@@ -80,11 +110,6 @@ impl ObjectSlots {
         &self.storage
     }
 
-    /// The slot `entity` owns, if it owns one (a despawned entity whose id was reused does not).
-    pub(crate) fn slot_of(&self, entity: Entity) -> Option<u32> {
-        self.by_id.get(entity.id() as usize).filter(|(owner, _)| *owner == entity).map(|&(_, slot)| slot)
-    }
-
     /// Records `slots` as the slots of `segment`'s objects in storage order (sized to
     /// `objects`), as found by [`ObjectSlots::look_up_segment`] for the same entities.
     pub(crate) fn set_segment(&mut self, segment: &Segment, slots: &[u32], objects: usize) {
@@ -101,6 +126,7 @@ impl ObjectSlots {
     /// row), and each lookup is two scattered reads.
     pub(crate) fn look_up_segment(
         &mut self,
+        index: &SlotIndex,
         world: &World,
         segment: &Segment,
         objects: usize,
@@ -116,7 +142,7 @@ impl ObjectSlots {
             }
             // SAFETY: as in `look_up`: an archetype's ids name live entities.
             let entity = unsafe { world.find_entity_from_id(id) };
-            match self.slot_of(entity) {
+            match index.slot_of(entity) {
                 Some(slot) => self.storage[segment.start + row] = slot,
                 None => return false,
             }
@@ -137,24 +163,23 @@ impl ObjectSlots {
     /// The steady state (no mesh entity spawned or despawned) is one parallel gather: each
     /// job looks its objects up through their ids, with no hashing and no allocation. Only
     /// when an entity is new or a slot went unseen does a serial pass assign and free slots.
-    pub(crate) fn update(&mut self, world: &World, segments: &[Segment], objects: usize) {
+    pub(crate) fn update(&mut self, index: &mut SlotIndex, world: &World, segments: &[Segment], objects: usize) {
         runtime::profile_zone!("visibility slots");
         self.freed.clear();
         self.storage.clear();
         self.storage.resize(objects, NO_SLOT);
-        let matched = self.look_up(world, segments);
+        let matched = self.look_up(index, world, segments);
         // Matched slots are distinct (each is owned by its own entity), so `live` matches
         // mean every slot in use was seen.
         if matched != objects || matched != self.live {
-            self.assign_and_free(world, segments);
+            self.assign_and_free(index, world, segments);
         }
     }
 
     /// Writes the slot of every object whose entity already owns one into `storage` (the
     /// others keep [`NO_SLOT`]), in parallel; returns how many were found.
-    fn look_up(&mut self, world: &World, segments: &[Segment]) -> usize {
-        let Self { by_id, storage, .. } = self;
-        let by_id = &by_id[..];
+    fn look_up(&mut self, index: &SlotIndex, world: &World, segments: &[Segment]) -> usize {
+        let (by_id, storage) = (&index.by_id[..], &mut self.storage);
         let matched = AtomicUsize::new(0);
         runtime::jobs::parallel_for_chunks(storage, LOOKUP_GRAIN, |first, chunk| {
             let mut found = 0;
@@ -185,7 +210,7 @@ impl ObjectSlots {
 
     /// The serial part of a frame where entities came or went: gives each object without a
     /// slot the lowest free one (in storage order), then frees the slots nobody claimed.
-    fn assign_and_free(&mut self, world: &World, segments: &[Segment]) {
+    fn assign_and_free(&mut self, index: &mut SlotIndex, world: &World, segments: &[Segment]) {
         runtime::profile_zone!("visibility slot changes");
         self.seen.clear();
         self.seen.resize(self.allocated.len(), 0);
@@ -202,16 +227,16 @@ impl ObjectSlots {
                 }
                 // SAFETY: as in `look_up`.
                 let entity = unsafe { world.find_entity_from_id(id) };
-                let slot = self.allocate(entity);
+                let slot = self.allocate(index, entity);
                 self.seen[slot as usize / BITS_PER_WORD] |= 1 << (slot as usize % BITS_PER_WORD);
                 self.storage[segment.start + row] = slot;
             }
         }
-        self.free_unseen();
+        self.free_unseen(index);
     }
 
     /// Gives `entity` the lowest free slot (or a new one) and returns it.
-    fn allocate(&mut self, entity: Entity) -> u32 {
+    fn allocate(&mut self, index: &mut SlotIndex, entity: Entity) -> u32 {
         let words = self.allocated.len();
         while self.first_free_word < words && self.allocated[self.first_free_word] == u64::MAX {
             self.first_free_word += 1;
@@ -235,15 +260,15 @@ impl ObjectSlots {
         self.allocated[slot / BITS_PER_WORD] |= 1 << (slot % BITS_PER_WORD);
         self.live += 1;
         let id = entity.id() as usize;
-        if id >= self.by_id.len() {
-            self.by_id.resize(id + 1, (Entity::DANGLING, NO_SLOT));
+        if id >= index.by_id.len() {
+            index.by_id.resize(id + 1, (Entity::DANGLING, NO_SLOT));
         }
-        self.by_id[id] = (entity, slot as u32);
+        index.by_id[id] = (entity, slot as u32);
         slot as u32
     }
 
     /// Frees every allocated slot not seen this frame and drops trailing free slots.
-    fn free_unseen(&mut self) {
+    fn free_unseen(&mut self, index: &mut SlotIndex) {
         for word_index in 0..self.allocated.len() {
             let mut unseen = self.allocated[word_index] & !self.seen[word_index];
             if unseen == 0 {
@@ -256,8 +281,8 @@ impl ObjectSlots {
                 let slot = word_index * BITS_PER_WORD + unseen.trailing_zeros() as usize;
                 unseen &= unseen - 1;
                 let entity = std::mem::replace(&mut self.entities[slot], Entity::DANGLING);
-                if self.by_id.get(entity.id() as usize) == Some(&(entity, slot as u32)) {
-                    self.by_id[entity.id() as usize] = (Entity::DANGLING, NO_SLOT);
+                if index.by_id.get(entity.id() as usize) == Some(&(entity, slot as u32)) {
+                    index.by_id[entity.id() as usize] = (Entity::DANGLING, NO_SLOT);
                 }
                 self.freed.push(slot as u32);
             }
@@ -276,17 +301,26 @@ impl ObjectSlots {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::visibility::cull::list_segments;
+    use crate::visibility::segments::list_segments;
     use ecs::{scene, Transform};
 
-    fn update(slots: &mut ObjectSlots, world: &World) {
-        let mut segments = Vec::new();
-        let objects = list_segments(world, &mut segments);
-        slots.update(world, &segments, objects);
+    /// A slot table with its index, as the stage keeps them.
+    #[derive(Default)]
+    struct Table {
+        slots: ObjectSlots,
+        index: SlotIndex,
     }
 
-    fn slot_of(slots: &ObjectSlots, entity: Entity) -> usize {
-        slots.entities().iter().position(|&owner| owner == entity).expect("the entity owns a slot")
+    fn update(table: &mut Table, world: &World) {
+        let mut segments = Vec::new();
+        let objects = list_segments(world, &mut segments);
+        table.slots.update(&mut table.index, world, &segments, objects);
+    }
+
+    fn slot_of(table: &Table, entity: Entity) -> usize {
+        let slot = table.slots.entities().iter().position(|&owner| owner == entity).expect("the entity owns a slot");
+        assert_eq!(table.index.slot_of(entity), Some(slot as u32), "the index agrees with the table");
+        slot
     }
 
     #[test]
@@ -294,26 +328,26 @@ mod tests {
         let mut world = World::new();
         let entities: Vec<Entity> =
             (0..100).map(|_| scene::spawn_mesh(&mut world, scene::unit_cube_mesh(), Transform::IDENTITY)).collect();
-        let mut slots = ObjectSlots::default();
-        update(&mut slots, &world);
-        let before: Vec<usize> = entities.iter().map(|&entity| slot_of(&slots, entity)).collect();
+        let mut table = Table::default();
+        update(&mut table, &world);
+        let before: Vec<usize> = entities.iter().map(|&entity| slot_of(&table, entity)).collect();
         for &entity in entities.iter().step_by(3) {
             world.insert_one(entity, ecs::Culled).expect("the entity lives");
         }
-        update(&mut slots, &world);
-        let after: Vec<usize> = entities.iter().map(|&entity| slot_of(&slots, entity)).collect();
+        update(&mut table, &world);
+        let after: Vec<usize> = entities.iter().map(|&entity| slot_of(&table, entity)).collect();
         assert_eq!(before, after, "an archetype move keeps the slot");
-        assert!(slots.freed().is_empty(), "nobody left");
+        assert!(table.slots.freed().is_empty(), "nobody left");
 
         world.despawn(entities[10]).expect("the entity lives");
         world.despawn(entities[99]).expect("the entity lives");
-        update(&mut slots, &world);
-        assert_eq!(slots.freed(), &[before[10] as u32], "the trailing slot is dropped, the hole is reported");
-        assert_eq!(slots.len(), 99, "trailing free slots are dropped");
+        update(&mut table, &world);
+        assert_eq!(table.slots.freed(), &[before[10] as u32], "the trailing slot is dropped, the hole is reported");
+        assert_eq!(table.slots.len(), 99, "trailing free slots are dropped");
         let newcomer = scene::spawn_mesh(&mut world, scene::unit_cube_mesh(), Transform::IDENTITY);
-        update(&mut slots, &world);
-        assert_eq!(slot_of(&slots, newcomer), before[10], "the lowest free slot is reused");
-        let storage_slots: std::collections::HashSet<u32> = slots.storage().iter().copied().collect();
+        update(&mut table, &world);
+        assert_eq!(slot_of(&table, newcomer), before[10], "the lowest free slot is reused");
+        let storage_slots: std::collections::HashSet<u32> = table.slots.storage().iter().copied().collect();
         assert_eq!(storage_slots.len(), 99, "each object has its own slot");
     }
 
@@ -322,16 +356,16 @@ mod tests {
         let mut world = World::new();
         let first = scene::spawn_mesh(&mut world, scene::unit_cube_mesh(), Transform::IDENTITY);
         let keep = scene::spawn_mesh(&mut world, scene::unit_cube_mesh(), Transform::IDENTITY);
-        let mut slots = ObjectSlots::default();
-        update(&mut slots, &world);
+        let mut table = Table::default();
+        update(&mut table, &world);
         world.despawn(first).expect("the entity lives");
         let second = scene::spawn_mesh(&mut world, scene::unit_cube_mesh(), Transform::IDENTITY);
         assert_eq!(second.id(), first.id(), "hecs reuses the id");
-        update(&mut slots, &world);
-        assert_eq!(slots.entities().len(), 3, "the newcomer may not inherit the slot in the same frame");
-        assert_eq!(slots.entities()[0], Entity::DANGLING, "the despawned entity's slot is free");
-        assert_eq!(slots.entities()[1], keep);
-        assert_eq!(slots.entities()[2], second);
-        assert_eq!(slots.freed(), &[0]);
+        update(&mut table, &world);
+        assert_eq!(table.slots.entities().len(), 3, "the newcomer may not inherit the slot in the same frame");
+        assert_eq!(table.slots.entities()[0], Entity::DANGLING, "the despawned entity's slot is free");
+        assert_eq!(table.slots.entities()[1], keep);
+        assert_eq!(table.slots.entities()[2], second);
+        assert_eq!(table.slots.freed(), &[0]);
     }
 }

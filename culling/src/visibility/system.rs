@@ -1,22 +1,41 @@
 //! The Visibility-stage system: the cull pass on the job system, then the serial gather.
 
 use ecs::{
-    Culled, Lod, Mesh, Occluded, RenderSettings, ResolvedView, ShadowCaster, SkinnedPose, Transform, Viewport, Visible,
+    Culled, Lod, Mesh, Occluded, RenderSettings, ResolvedView, ShadowCaster, SkinnedPose, Transform, Viewport,
+    VisibilityTagged, Visible, WorldTransform,
 };
 use runtime::{App, Stage, System, SystemContext};
 
+use super::answer::{Visibility, VisibilityStats};
 use super::cache::ViewKey;
-use super::cull::{list_segments, pack_slot_flags, run_range, PassInputs, PassOutputs, PassTotals, Segment, GRAIN};
-use super::result::{Visibility, VisibilityStats};
-use super::tags::{record_tag_changes, record_tags_cleared, visibility_tags_system, TagColumns};
+use super::cull::{pack_slot_flags, run_range, PassInputs, PassOutputs, PassTotals};
+use super::segments::{list_segments, GRAIN};
+use super::slots::SlotWork;
+use super::state::StageState;
+use super::tags::{record_tag_changes, record_tags_cleared, visibility_tags_system, TagChanges, TagColumns};
 use super::tracked::{watched_types, TrackedState};
 use crate::backend::{CullingChoice, GpuFeedback};
 use crate::bits::{words_for, VisibilityBits};
 use crate::kernels::Kernel;
 use crate::lod::lod_scale;
-use crate::occlusion::stage::OcclusionPass;
 use crate::occlusion::OccluderMeshes;
 use crate::view::{CullParams, ViewCullContext};
+
+/// The components the cull reads, declared at once: the mesh, both transforms, the flags and
+/// the levels that decide what is drawn, and the tags and marker the tag step compares
+/// against. The pass reads them as archetype columns (`cull.rs`), not through this query.
+type CullReads = (
+    &'static Mesh,
+    Option<&'static Transform>,
+    Option<&'static WorldTransform>,
+    Option<&'static Visible>,
+    Option<&'static SkinnedPose>,
+    Option<&'static Lod>,
+    Option<&'static ShadowCaster>,
+    Option<&'static Culled>,
+    Option<&'static Occluded>,
+    Option<&'static VisibilityTagged>,
+);
 
 /// Name of the system [`visibility_system`] returns.
 pub const VISIBILITY_SYSTEM: &str = "culling::visibility";
@@ -44,6 +63,7 @@ pub fn install(app: &mut App) {
         return;
     }
     app.insert_resource(Visibility::default());
+    app.insert_resource(TagChanges::default());
     app.add_system(Stage::Visibility, visibility_system());
     app.add_system(Stage::Visibility, visibility_tags_system());
 }
@@ -79,12 +99,11 @@ pub fn install(app: &mut App) {
 /// the tags stay as they were until the viewport has an area again. The screen-size cull uses
 /// the view's own height too.
 pub fn visibility_system() -> System {
-    let mut segments: Vec<Segment> = Vec::new();
-    let mut occlusion = OcclusionPass::default();
-    let mut tracked = TrackedState::default();
+    let mut state = StageState::default();
     let watched = watched_types();
     System::new(VISIBILITY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
         runtime::profile_zone!("visibility");
+        let tracked = &mut state.tracked;
         ctx.changes().collect(&mut tracked.cursor, &watched, &mut tracked.changed);
         let mut settings = *ctx.resource::<RenderSettings>();
         // With GPU culling the device culls what it draws; the frustum test stays here too (it
@@ -98,19 +117,12 @@ pub fn visibility_system() -> System {
         let viewport = *ctx.resource::<Viewport>();
         let view = ctx.frame_value::<ResolvedView>().map(|view| *view);
         let mut visibility = ctx.resource_mut::<Visibility>();
-        let pass_state = PassState { segments: &mut segments, occlusion: &mut occlusion, tracked: &mut tracked };
-        run_visibility(ctx, &mut visibility, pass_state, view, &settings, viewport, feedback);
+        // Without the tags system (an app that added this system alone) no tag changes.
+        let mut tag_changes = ctx.try_resource_mut::<TagChanges>();
+        let frame = FrameInputs { view, settings: &settings, viewport, feedback };
+        run_visibility(ctx, &mut visibility, tag_changes.as_deref_mut(), &mut state, frame);
     })
-    .reads::<Mesh>()
-    .reads::<Transform>()
-    .reads::<ecs::WorldTransform>()
-    .reads::<Visible>()
-    .reads::<SkinnedPose>()
-    .reads::<Lod>()
-    .reads::<ShadowCaster>()
-    .reads::<Culled>()
-    .reads::<Occluded>()
-    .reads::<ecs::VisibilityTagged>()
+    .query::<CullReads>()
     .reads_resource::<RenderSettings>()
     .reads_resource::<Viewport>()
     .reads_resource::<OccluderMeshes>()
@@ -118,28 +130,29 @@ pub fn visibility_system() -> System {
     .reads_resource::<GpuFeedback>()
     .reads_frame::<ResolvedView>()
     .writes_resource::<Visibility>()
+    .writes_resource::<TagChanges>()
 }
 
-/// What the system keeps between frames besides the resource.
-struct PassState<'s> {
-    segments: &'s mut Vec<Segment>,
-    occlusion: &'s mut OcclusionPass,
-    tracked: &'s mut TrackedState,
+/// What one frame of the stage is culled for.
+struct FrameInputs<'a> {
+    view: Option<ResolvedView>,
+    settings: &'a RenderSettings,
+    viewport: Viewport,
+    /// Occlusion comes from the GPU's fed-back bits.
+    feedback: bool,
 }
 
 /// One frame of the stage.
-#[allow(clippy::too_many_arguments)]
 fn run_visibility(
     ctx: &mut SystemContext<'_>,
     visibility: &mut Visibility,
-    PassState { segments, occlusion, tracked }: PassState<'_>,
-    view: Option<ResolvedView>,
-    settings: &RenderSettings,
-    viewport: Viewport,
-    feedback: bool,
+    tag_changes: Option<&mut TagChanges>,
+    state: &mut StageState,
+    FrameInputs { view, settings, viewport, feedback }: FrameInputs<'_>,
 ) {
+    let StageState { segments, work, tracked, .. } = state;
     // Nothing is written until the cull says so.
-    visibility.changes.begin(visibility.slots.len());
+    visibility.changes.begin(work.slots.len());
     // The view's own size (a camera's `CameraViewport`, else the global resource).
     let viewport = view.map_or(viewport, |view| view.viewport);
     if viewport.width == 0 || viewport.height == 0 {
@@ -149,11 +162,14 @@ fn run_visibility(
     }
     let objects = list_segments(ctx.world_unchecked(), segments);
     let Some(view) = view else {
-        visibility.slots.update(ctx.world_unchecked(), segments, objects);
+        work.slots.update(&mut visibility.index, ctx.world_unchecked(), segments, objects);
         visibility.clear(objects);
+        state.clear_view();
         visibility.changes.begin(0);
-        visibility.stats.tags_removed = record_tags_cleared(visibility, ctx.world_unchecked());
-        tracked.invalidate();
+        if let Some(tag_changes) = tag_changes {
+            visibility.stats.tags_removed = record_tags_cleared(tag_changes, ctx.world_unchecked());
+        }
+        state.tracked.invalidate();
         return;
     };
     let params = CullParams {
@@ -174,7 +190,8 @@ fn run_visibility(
     let frustum_culling = settings.frustum_culling && trusted;
     let thresholds = [params.max_distance, params.min_pixels, params.lod_bias];
     let key = ViewKey::new(&view.view, &view.projection, viewport.height as f32, thresholds, frustum_culling);
-    let (view_epoch, wrapped) = visibility.view_epoch.advance(key);
+    let (view_epoch, wrapped) = state.view_epoch.advance(key);
+    let StageState { segments, work, tracked, .. } = state;
     if wrapped {
         visibility.objects.cache.iter_mut().for_each(|entry| entry.forget_verdict());
         tracked.invalidate();
@@ -191,9 +208,9 @@ fn run_visibility(
     };
     // A tracked frame when the change log names every change since the last frame (see
     // `tracked.rs`); else the full pass over every object.
-    let tracked_frame = tracked.plan(ctx.world_unchecked(), visibility, segments, objects);
+    let tracked_frame = tracked.plan(ctx.world_unchecked(), visibility, &mut work.slots, segments, objects);
     if tracked_frame {
-        let totals = tracked.run(&inputs, visibility);
+        let totals = tracked.run(&inputs, visibility, work);
         visibility.stats = VisibilityStats {
             objects,
             drawable: totals.drawable,
@@ -208,28 +225,30 @@ fn run_visibility(
             ..VisibilityStats::default()
         };
     } else {
-        visibility.slots.update(ctx.world_unchecked(), segments, objects);
-        run_full_pass(visibility, tracked, &inputs, objects, trusted);
+        work.slots.update(&mut visibility.index, ctx.world_unchecked(), segments, objects);
+        run_full_pass(visibility, work, tracked, &inputs, objects, trusted);
     }
     visibility.view = Some(view);
-    finish_frame(ctx, visibility, occlusion, tracked, !tracked_frame, settings, viewport, trusted, feedback);
+    let frame = FrameInputs { view: Some(view), settings, viewport, feedback };
+    finish_frame(ctx, visibility, tag_changes, state, !tracked_frame, frame, trusted);
 }
 
 /// The full pass over every object (see `cull.rs`); leaves the tracked state ready for the
 /// next frame.
 fn run_full_pass(
     visibility: &mut Visibility,
+    work: &mut SlotWork,
     tracked: &mut TrackedState,
     inputs: &PassInputs<'_>,
     objects: usize,
     trusted: bool,
 ) {
-    let slot_count = visibility.slots.len();
+    let slot_count = work.slots.len();
     let words = words_for(slot_count);
     visibility.objects.resize(slot_count);
-    visibility.objects.entities.copy_from_slice(visibility.slots.entities());
+    visibility.objects.entities.copy_from_slice(work.slots.entities());
     visibility.changes.begin(slot_count);
-    for &slot in visibility.slots.freed() {
+    for &slot in work.slots.freed() {
         visibility.objects.reset(slot as usize);
         visibility.changes.mark(slot as usize);
     }
@@ -237,24 +256,25 @@ fn run_full_pass(
     for column in [
         &mut visibility.drawable,
         &mut visibility.casters,
-        &mut visibility.tagged,
-        &mut visibility.occluded_tag,
+        &mut work.tagged,
+        &mut work.occluded_tag,
         &mut tracked.forced,
         &mut tracked.with_lod,
     ] {
         column.clear();
         column.resize(words, 0);
     }
-    visibility.slot_flags.clear();
-    visibility.slot_flags.resize(slot_count, 0);
-    let outputs = PassOutputs::of(visibility, objects);
+    work.slot_flags.clear();
+    work.slot_flags.resize(slot_count, 0);
+    let outputs = PassOutputs::of(visibility, work, objects);
     let totals = PassTotals::default();
     {
         runtime::profile_zone!("visibility cull");
         runtime::jobs::parallel_for_ranges(0..objects, GRAIN, |range| run_range(inputs, &outputs, &totals, range));
     }
     {
-        let Visibility { slot_flags, bits, drawable, casters, tagged, occluded_tag, .. } = &mut *visibility;
+        let Visibility { bits, drawable, casters, .. } = &mut *visibility;
+        let SlotWork { slot_flags, tagged, occluded_tag, .. } = &mut *work;
         let to = [
             bits.words_mut(),
             &mut drawable[..],
@@ -266,7 +286,7 @@ fn run_full_pass(
         ];
         pack_slot_flags(slot_flags, to);
     }
-    tracked.after_full_frame(words, visibility);
+    tracked.after_full_frame(words, visibility, &work.slots);
     let load = |value: &std::sync::atomic::AtomicUsize| value.load(std::sync::atomic::Ordering::Relaxed);
     let drawable = load(&totals.drawable);
     visibility.stats = VisibilityStats {
@@ -290,18 +310,16 @@ fn run_full_pass(
 
 /// What every frame with a view does after the culls: occlusion, GPU feedback, the lists and
 /// the tag changes.
-#[allow(clippy::too_many_arguments)]
 fn finish_frame(
     ctx: &SystemContext<'_>,
     visibility: &mut Visibility,
-    occlusion: &mut OcclusionPass,
-    tracked: &mut TrackedState,
+    tag_changes: Option<&mut TagChanges>,
+    state: &mut StageState,
     full_frame: bool,
-    settings: &RenderSettings,
-    viewport: Viewport,
+    FrameInputs { settings, viewport, feedback, .. }: FrameInputs<'_>,
     trusted: bool,
-    feedback: bool,
 ) {
+    let StageState { work, tag_marked, scene_source, occlusion, tracked, .. } = state;
     // Occlusion: survivors hidden behind the chosen occluders lose their bit and
     // are counted in `stats.occluded`, when `settings.occlusion_culling` is on and an
     // `OccluderMeshes` resource is present (see `crate::occlusion::stage`).
@@ -325,41 +343,27 @@ fn finish_frame(
 
     // The gather and the search for tag changes read the final bits and write apart: one
     // runs beside the other.
-    let Visibility {
-        bits,
-        objects,
-        visible,
-        scene,
-        caster_count,
-        drawable,
-        casters,
-        tagged,
-        occluded_tag,
-        tag_marked,
-        slots,
-        occluded,
-        tag_changes,
-        scene_source,
-        stats,
-        ..
-    } = visibility;
+    let Visibility { bits, objects, visible, scene, caster_count, drawable, casters, index, occluded, stats, .. } =
+        visibility;
     let lists = GatherLists { visible, scene, caster_count, scene_source };
-    let tag_columns = TagColumns {
+    let SlotWork { tagged, occluded_tag, .. } = work;
+    let tag_columns = tag_changes.map(|changes| TagColumns {
         visible: bits.words(),
         drawable,
         occluded,
         entities: &objects.entities,
-        slots,
+        index,
         tagged,
         occluded_tag,
         tag_marked,
-        changes: tag_changes,
-    };
+        changes,
+    });
     let world = ctx.world_unchecked();
     let (bits, drawable, casters) = (&*bits, &drawable[..], &casters[..]);
     let ((), ([inserted, removed, traded], tag_seconds)) = runtime::jobs::join(
         || gather(bits, drawable, casters, lists),
         || {
+            let Some(tag_columns) = tag_columns else { return ([0; 3], 0.0) };
             let started = std::time::Instant::now();
             let counts = record_tag_changes(tag_columns, world, settings.visibility_tags);
             (counts, started.elapsed().as_secs_f64())
@@ -394,7 +398,8 @@ fn apply_gpu_occlusion(visibility: &mut Visibility, gpu_visible: &[u64], in_view
     visibility.stats.visible -= occluded_count;
 }
 
-/// The lists of the [`Visibility`] resource the gather writes.
+/// The lists of the [`Visibility`] resource the gather writes, with the stage's record of
+/// what `scene` was built from.
 struct GatherLists<'a> {
     visible: &'a mut Vec<u32>,
     scene: &'a mut Vec<u32>,

@@ -11,7 +11,7 @@
 //! could only queue per-entity commands: a recorded `insert_one` is a type-erased bundle
 //! that looks its target archetype up afresh and allocates on apply, and a pair costs about
 //! twice a direct call (see the `visibility_tags` benchmark group). Instead the cull writes
-//! the changes into lists kept in the [`Visibility`] resource, and
+//! the changes into lists kept in a resource of their own ([`TagChanges`]), and
 //! [`visibility_tags_system`], an exclusive-world system that runs right after it in the same
 //! stage, applies them with `World::insert_one` / `remove_one`, and `exchange_one` for an
 //! entity trading one tag for the other (cached archetype edges, no allocation once the lists
@@ -42,15 +42,17 @@ use ecs::{Culled, Mesh, Occluded, VisibilityTagged, VisibilityTags, WorldTransfo
 use runtime::hecs::{Entity, World};
 use runtime::System;
 
-use super::result::Visibility;
-use super::slots::ObjectSlots;
+use super::answer::Visibility;
+use super::slots::SlotIndex;
 use crate::bits::BITS_PER_WORD;
+use crate::prefetch::prefetch_entry;
 
 /// Name of the system [`visibility_tags_system`] returns.
 pub const VISIBILITY_TAGS_SYSTEM: &str = "culling::visibility tags";
 
-/// Tag changes found by the cull, waiting for [`visibility_tags_system`]. Lists keep their
-/// capacity across frames.
+/// Tag changes found by the cull, waiting for [`visibility_tags_system`]: a resource of its
+/// own, the hand-over between the two systems ([`install`](crate::install) adds it). Lists
+/// keep their capacity across frames.
 ///
 /// An entity trading one tag for the other is listed once, in `occluded_to_culled` or
 /// `culled_to_occluded`, and moves archetype once (`World::exchange_one`) instead of twice:
@@ -101,9 +103,9 @@ impl TagChanges {
     }
 }
 
-/// The columns of the [`Visibility`] resource that finding the tag changes reads and writes,
-/// borrowed apart from the rest, so that the lists the gather writes are built at the same
-/// time (`jobs::join` in the system).
+/// The columns that finding the tag changes reads (of the [`Visibility`] answer) and writes
+/// (the stage's tag columns), borrowed apart from the rest, so that the lists the gather
+/// writes are built at the same time (`jobs::join` in the system).
 pub(crate) struct TagColumns<'a> {
     /// The objects still visible after occlusion, a bit per slot.
     pub visible: &'a [u64],
@@ -111,7 +113,7 @@ pub(crate) struct TagColumns<'a> {
     /// This frame's occluded objects (empty without occlusion).
     pub occluded: &'a [u64],
     pub entities: &'a [Entity],
-    pub slots: &'a ObjectSlots,
+    pub index: &'a SlotIndex,
     /// The tags the entities carry, updated to what they will carry.
     pub tagged: &'a mut [u64],
     pub occluded_tag: &'a mut [u64],
@@ -127,12 +129,12 @@ pub(crate) struct TagColumns<'a> {
 /// which entities are to carry them (`world` is read for the marked ones).
 pub(crate) fn record_tag_changes(columns: TagColumns<'_>, world: &World, policy: VisibilityTags) -> [usize; 3] {
     runtime::profile_zone!("visibility tags");
-    let TagColumns { visible, drawable, occluded, entities, slots, tagged, occluded_tag, tag_marked, changes } =
+    let TagColumns { visible, drawable, occluded, entities, index, tagged, occluded_tag, tag_marked, changes } =
         columns;
     changes.clear();
     let marked_only = policy == VisibilityTags::Marked;
     if marked_only {
-        let marked = mark_tagged_slots(tag_marked, slots, visible.len(), world);
+        let marked = mark_tagged_slots(tag_marked, index, visible.len(), world);
         // Nothing marked and no tag left to remove: no change, and the tag columns stay
         // clear, so the words need not be visited (the city's case: a million objects, none
         // of them tagged).
@@ -222,7 +224,7 @@ fn prefetch_entities(entities: &[Entity], word_index: usize, mut members: u64) {
     while members != 0 {
         let slot = word_index * BITS_PER_WORD + members.trailing_zeros() as usize;
         members &= members - 1;
-        super::cull::prefetch_entry(entities.as_ptr(), slot);
+        prefetch_entry(entities.as_ptr(), slot);
     }
 }
 
@@ -270,14 +272,14 @@ fn all_clear(words: &[u64]) -> bool {
 
 /// Sets `tag_marked` to the slots (of `words` slot words) of the mesh entities carrying
 /// [`VisibilityTagged`] (no allocation within its capacity), and returns how many there are.
-fn mark_tagged_slots(tag_marked: &mut Vec<u64>, slots: &ObjectSlots, words: usize, world: &World) -> usize {
+fn mark_tagged_slots(tag_marked: &mut Vec<u64>, index: &SlotIndex, words: usize, world: &World) -> usize {
     tag_marked.clear();
     tag_marked.resize(words, 0);
     let mut marked = 0;
     for entity in world.query::<Entity>().with::<(&Mesh, &VisibilityTagged)>().iter() {
         // Every live mesh entity owns a slot after this frame's pass; the check only guards
         // against a slot past the words.
-        if let Some(slot) = slots.slot_of(entity).map(|slot| slot as usize).filter(|&slot| slot < words * BITS_PER_WORD)
+        if let Some(slot) = index.slot_of(entity).map(|slot| slot as usize).filter(|&slot| slot < words * BITS_PER_WORD)
         {
             tag_marked[slot / BITS_PER_WORD] |= 1 << (slot % BITS_PER_WORD);
             marked += 1;
@@ -289,8 +291,7 @@ fn mark_tagged_slots(tag_marked: &mut Vec<u64>, slots: &ObjectSlots, words: usiz
 /// Records the removal of every `Culled` and `Occluded` tag in `world`, for a frame without a
 /// view: with no cull to back them, tags would describe an old view, so every object counts
 /// as visible (as before its first cull). Returns how many removals were recorded.
-pub(crate) fn record_tags_cleared(visibility: &mut Visibility, world: &World) -> usize {
-    let changes = &mut visibility.tag_changes;
+pub(crate) fn record_tags_cleared(changes: &mut TagChanges, world: &World) -> usize {
     changes.clear();
     changes.remove_culled.extend(world.query::<Entity>().with::<&Culled>().iter());
     changes.remove_occluded.extend(world.query::<Entity>().with::<&Occluded>().iter());
@@ -332,10 +333,11 @@ fn warm_rows(world: &World, changes: &TagChanges) {
         // SAFETY: only addresses are taken (for a prefetch hint); nothing is read through
         // them, and the caller holds the world exclusively.
         if let Ok(matrix) = unsafe { world.get_unchecked::<&WorldTransform>(entity) } {
-            super::cull::prefetch_entry(matrix as *const WorldTransform, 0);
+            prefetch_entry(matrix as *const WorldTransform, 0);
         }
+        // SAFETY: as above.
         if let Ok(mesh) = unsafe { world.get_unchecked::<&Mesh>(entity) } {
-            super::cull::prefetch_entry(mesh as *const Mesh, 0);
+            prefetch_entry(mesh as *const Mesh, 0);
         }
     }
 }
@@ -347,11 +349,13 @@ fn warm_rows(world: &World, changes: &TagChanges) {
 pub fn visibility_tags_system() -> System {
     System::new_exclusive(VISIBILITY_TAGS_SYSTEM, |ctx| {
         runtime::profile_zone!("visibility tag apply");
-        let Some(mut visibility) = ctx.try_resource_mut::<Visibility>() else {
+        let (Some(mut changes), Some(mut visibility)) =
+            (ctx.try_resource_mut::<TagChanges>(), ctx.try_resource_mut::<Visibility>())
+        else {
             return;
         };
         let started = std::time::Instant::now();
-        let changes = &visibility.tag_changes;
+        let changes = &mut *changes;
         warm_rows(ctx.world, changes);
         // An entity despawned since the cull has nothing to tag, and a tag someone else
         // removed is already gone: both results are ignored on purpose.
@@ -390,7 +394,7 @@ pub fn visibility_tags_system() -> System {
             TypeId::of::<Occluded>(),
             changes.insert_occluded.iter().chain(&changes.remove_occluded).chain(traded()),
         );
-        visibility.tag_changes.clear();
+        changes.clear();
         visibility.stats.tag_apply_seconds = started.elapsed().as_secs_f64();
     })
     .reports_own_changes()

@@ -422,15 +422,23 @@ impl<'a> SystemContext<'a> {
     /// # Panics
     /// If `T` is absent or its write was not declared.
     pub fn resource_mut<T: 'static>(&self) -> ResMut<'a, T> {
+        self.try_resource_mut::<T>().unwrap_or_else(|| {
+            panic!("system '{}' needs resource {} but it was never inserted", self.name, std::any::type_name::<T>())
+        })
+    }
+
+    /// Exclusive borrow of resource `T`, or `None` when absent.
+    ///
+    /// # Panics
+    /// If its write was not declared.
+    pub fn try_resource_mut<T: 'static>(&self) -> Option<ResMut<'a, T>> {
         assert!(
             self.access.allows_write(Domain::Resource, TypeId::of::<T>()),
             "system '{}' writes resource {} without declaring it (writes_resource)",
             self.name,
             std::any::type_name::<T>()
         );
-        self.resources.get_mut::<T>().unwrap_or_else(|| {
-            panic!("system '{}' needs resource {} but it was never inserted", self.name, std::any::type_name::<T>())
-        })
+        self.resources.get_mut::<T>()
     }
 
     /// The frame value `T` published this frame, if any.

@@ -1,7 +1,7 @@
 //! The first read of the occlusion test for eight projected boxes at once: steps 3 and 4 of
-//! `test.rs` up to the 2x2 read, with AVX2 gathers from the pyramid.
+//! `box_test.rs` up to the 2x2 read, with AVX2 gathers from the pyramid.
 //!
-//! [`super::test::TestTarget::judge`] is the reference. A lane this proves occluded is one
+//! [`super::box_test::TestTarget::judge`] is the reference. A lane this proves occluded is one
 //! the reference proves occluded by the same operations in the same order (the footprint,
 //! the raised nearest depth, the finest level where the footprint spans at most 2x2 texels,
 //! and `texel > nearest` for those texels); every other lane goes through the reference,
@@ -16,7 +16,7 @@ use glam::Vec2;
 
 use super::project::ProjectedLanes;
 use super::pyramid::MinPyramid;
-use super::test::{BatchVerdicts, DEPTH_MARGIN, FOOTPRINT_MARGIN};
+use super::verdicts::{BatchVerdicts, DEPTH_MARGIN, FOOTPRINT_MARGIN};
 
 /// Most pyramid levels: a [`super::MAX_SIDE`] buffer has 13.
 const MAX_LEVELS: usize = 16;

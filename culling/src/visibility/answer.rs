@@ -1,12 +1,14 @@
-//! The [`Visibility`] resource: what the Visibility stage decided this frame, kept across
-//! frames so that steady-state frames allocate nothing.
+//! The [`Visibility`] resource: the answer the Visibility stage gives for the frame, and all
+//! a game reads of it (the stage's working memory is `state.rs`). Kept across frames so that
+//! steady-state frames allocate nothing.
 
 use ecs::{Aabb, MaterialHandle, MeshHandle, ResolvedView};
 use glam::Mat4;
 use runtime::hecs::Entity;
 
-use super::cache::{CachedBounds, ViewEpoch};
+use super::cache::CachedBounds;
 use super::changes::SlotChanges;
+use super::slots::SlotIndex;
 use crate::bits::VisibilityBits;
 use crate::kernels::CullStats;
 use crate::shadow::ShadowCull;
@@ -199,28 +201,11 @@ pub struct Visibility {
     pub(crate) drawable: Vec<u64>,
     /// Bit `i` set when object `i` is a shadow caster (drawable or not).
     pub(crate) casters: Vec<u64>,
-    /// Bit `i` set when object `i`'s entity carried the `Culled` tag this frame.
-    pub(crate) tagged: Vec<u64>,
-    /// Bit `i` set when object `i`'s entity carried the `Occluded` tag this frame.
-    pub(crate) occluded_tag: Vec<u64>,
-    /// Under `VisibilityTags::Marked`: bit `i` set when object `i`'s entity carries the
-    /// `VisibilityTagged` marker (rebuilt each frame from the marked entities alone).
-    pub(crate) tag_marked: Vec<u64>,
-    /// The persistent slot of every mesh entity.
-    pub(crate) slots: super::slots::ObjectSlots,
-    /// The pass's answers per slot, one byte each (scratch, packed into the slot words after
-    /// the pass; see `cull::pack_slot_flags`).
-    pub(crate) slot_flags: Vec<u8>,
+    /// The slot each mesh entity owns (see [`Visibility::slot_of`]).
+    pub(crate) index: SlotIndex,
     /// Bit `i` set when object `i` survived the other culls but is occluded (its visible bit
     /// is clear); written by `crate::occlusion::stage`.
     pub(crate) occluded: Vec<u64>,
-    /// The frame's tag changes, applied by `visibility_tags_system` right after the cull.
-    pub(crate) tag_changes: super::tags::TagChanges,
-    /// The drawable and caster words `scene` was last built from: while they stay the same
-    /// (most frames), the list is kept instead of built again.
-    pub(crate) scene_source: (Vec<u64>, Vec<u64>),
-    /// The view epoch cached verdicts are checked against (see `cache.rs`).
-    pub(crate) view_epoch: ViewEpoch,
     /// The slots this frame's cull wrote.
     pub(crate) changes: SlotChanges,
 }
@@ -296,7 +281,7 @@ impl Visibility {
 
     /// The slot `entity` owns (its object index), if it is a mesh entity the stage has seen.
     pub fn slot_of(&self, entity: Entity) -> Option<u32> {
-        self.slots.slot_of(entity)
+        self.index.slot_of(entity)
     }
 
     /// Whether object `index` is drawable (listed in [`Visibility::scene`]).
@@ -352,11 +337,7 @@ impl Visibility {
         self.stats = VisibilityStats { objects, ..VisibilityStats::default() };
         self.drawable.clear();
         self.casters.clear();
-        self.tagged.clear();
-        self.occluded_tag.clear();
         self.occluded.clear();
-        self.scene_source.0.clear();
-        self.scene_source.1.clear();
     }
 
     /// What the last cull decided about `entity`, read from the dense per-slot answer in
@@ -378,7 +359,7 @@ impl Visibility {
     /// | `Occluded` | this frame's CPU occlusion (when it runs) | the GPU's bits of an earlier frame, when read back (`renderer::BitsReadback`): one frame late when the GPU keeps up, at most the frames in flight plus one; never for an object the GPU did not test then (out of that frame's view, or appeared since) |
     /// | `Visible` | everything else drawable | everything else drawable; without the bits read back, every drawable object in view |
     pub fn state_of(&self, entity: Entity) -> Option<ObjectState> {
-        let slot = self.slots.slot_of(entity)? as usize;
+        let slot = self.index.slot_of(entity)? as usize;
         if slot >= self.len() || self.view.is_none() {
             return None;
         }

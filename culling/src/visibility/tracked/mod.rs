@@ -1,0 +1,306 @@
+//! Tracked frames: when the change log ([`runtime::changes`]) says which objects may have
+//! changed, the stage refreshes only those and culls the rest through what it kept.
+//!
+//! A full frame (see `cull.rs`) walks every object in storage order. A **tracked frame**
+//! runs when the last frame left complete columns and the log names every change since: no
+//! "everything", no spawn, despawn or lost `Mesh` among the entities it lists. Then:
+//!
+//! 1. **Refresh**: the archetypes whose watched components were lent mutably (a system's
+//!    `&mut WorldTransform` query) go through the full pass's own per-object code
+//!    (`run_range`) over their rows; single entities (`get_mut`, a command) through
+//!    `refresh_entity`, the same arithmetic reached through the entity. Their slots' flag
+//!    bits are updated and their words marked dirty.
+//! 2. **Cull by words of 64 slots**: a word that is clean under an unchanged view keeps last
+//!    frame's answer. Otherwise its bounds (the union of its finite drawable boxes, redone
+//!    when dirty) are tested against the frustum first: a word clearly outside one plane
+//!    rejects all its objects at once, without reading them. The rest are tested object by
+//!    object exactly as the full pass does (same kernel on the same centre and half extent,
+//!    the same distance and size tests), reusing verdicts cached under this view.
+//!
+//! The word test keeps a margin, so it rejects only words the per-object kernel would reject
+//! too: a tracked frame gives the full frame's bits. Objects with levels of detail have their
+//! level picked again in every word that is decided, so draws match the full pass as well.
+//! A camera that only moves (no turn, no new projection) lets a word keep its side of the
+//! frustum and its levels without the work while the camera stays within the word's slack
+//! (`holds.rs`).
+//!
+//! **What must be true.** Everything that changes an object's inputs is in the log: systems
+//! get components through `SystemContext`, engine code that writes through
+//! `world_unchecked` records its writes (the Transform stage does), and `App::world_mut`
+//! makes the next frame a full one. Tag moves made by the tags system change no input: it
+//! records them as `Culled`/`Occluded` writes, which this stage does not watch, and its
+//! columns take the tags it asked for.
+//!
+//! The files: `plan.rs` (what to refresh), `refresh.rs` and `flags.rs` (step 1), `words.rs`,
+//! `decide.rs` and `objects.rs` (step 2), `unions.rs` (word and group bounds),
+//! `occluders.rs` (which objects may occlude), `checks.rs` (what debug builds verify).
+
+use std::any::TypeId;
+use std::sync::atomic::Ordering;
+
+use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldTransform};
+use runtime::changes::{ChangeCursor, ChangedSince};
+use runtime::hecs::World;
+
+#[cfg(debug_assertions)]
+mod checks;
+mod decide;
+mod flags;
+mod objects;
+mod occluders;
+mod plan;
+mod refresh;
+pub(super) mod unions;
+mod words;
+
+#[cfg(debug_assertions)]
+use checks::check_word_bounds;
+use decide::decide_word;
+use occluders::OccluderBits;
+use plan::RefreshPlan;
+use refresh::{refresh, RefreshScratch, TrackedColumns};
+use unions::{group_union, SettledBounds};
+use words::{redo_group_bounds, redo_word_bounds, SharedMut, WordCounters, WordInputs, WordState, WORD_GRAIN};
+pub(crate) use words::{TrackedTotals, GROUP_WORDS};
+
+use super::answer::{Visibility, EMPTY_BOX};
+use super::cull::PassInputs;
+use super::holds::{FrustumShape, LodHold, ObjectHold, WordLodHold};
+use super::segments::Segment;
+use super::slots::{ObjectSlots, SlotWork};
+use crate::bits::BITS_PER_WORD;
+use crate::occlusion::stage::WordGroups;
+use crate::occlusion::OccluderMeshes;
+use crate::soa::AabbBlock;
+
+/// The component types whose writes change what the stage computes for an object.
+pub(crate) fn watched_types() -> [TypeId; 7] {
+    [
+        TypeId::of::<WorldTransform>(),
+        TypeId::of::<Transform>(),
+        TypeId::of::<Mesh>(),
+        TypeId::of::<Visible>(),
+        TypeId::of::<SkinnedPose>(),
+        TypeId::of::<Lod>(),
+        TypeId::of::<ShadowCaster>(),
+    ]
+}
+
+/// State of the tracked path, kept by the Visibility system between frames.
+#[derive(Default)]
+pub(crate) struct TrackedState {
+    /// Where the stage stands in the change log.
+    pub cursor: ChangeCursor,
+    /// What changed since the last frame (reused buffer).
+    pub changed: ChangedSince,
+    /// The columns and words describe the last frame completely.
+    valid: bool,
+    /// Per slot word: drawable objects whose box is not finite (packed by the full pass).
+    pub forced: Vec<u64>,
+    /// Per slot word: drawable objects with levels of detail (packed by the full pass).
+    pub with_lod: Vec<u64>,
+    words: Vec<WordState>,
+    /// Per slot word: the union of its finite drawable boxes; an empty box for a word without
+    /// drawable objects, an unbounded one for a word holding a non-finite box (never rejected).
+    word_bounds: Vec<Aabb>,
+    /// Per slot word: what its bounds are recomputed from (see [`SettledBounds`]).
+    settled: Vec<SettledBounds>,
+    /// Per group of [`GROUP_WORDS`] words: the union of their bounds (the occlusion step's
+    /// first level).
+    group_bounds: Vec<Aabb>,
+    /// Per slot word: drawable objects whose drawn mesh has a registered occluder.
+    occluders: OccluderBits,
+    /// What this frame refreshes.
+    plan: RefreshPlan,
+    refresh_scratch: RefreshScratch,
+    /// Per slot with levels of detail: where its pick holds (see [`LodHold`]).
+    lod_holds: Vec<LodHold>,
+    /// Per slot: where its frustum verdict holds (valid for its word's
+    /// `WordObjectHolds::members` only).
+    object_holds: Vec<ObjectHold>,
+    /// The global LOD bias (bits) the holds were found under.
+    lod_bias_bits: u32,
+    /// The frustum's shape apart from the camera's position, for the words' frustum holds.
+    frustum_shape: FrustumShape,
+}
+
+impl TrackedState {
+    /// The next frame must be a full one.
+    pub(crate) fn invalidate(&mut self) {
+        self.valid = false;
+    }
+
+    /// After a full frame over `words` slot words: the word bounds are computed and every
+    /// word is decided afresh next time.
+    pub(crate) fn after_full_frame(&mut self, words: usize, visibility: &Visibility, slots: &ObjectSlots) {
+        // Slots may have changed hands: forget every archetype's, and every level's hold.
+        self.plan.forget_slots();
+        self.lod_holds.clear();
+        self.lod_holds.resize(slots.len(), LodHold::NONE);
+        self.object_holds.clear();
+        self.object_holds.resize(slots.len(), ObjectHold::NONE);
+        self.words.clear();
+        self.words.resize(words, WordState { dirty: false, ..WordState::default() });
+        self.word_bounds.resize(words, EMPTY_BOX);
+        self.settled.clear();
+        self.settled.resize(words, SettledBounds::NONE);
+        self.valid = self.forced.len() >= words && self.with_lod.len() >= words;
+        if self.valid {
+            let (drawable, forced, bounds) =
+                (&visibility.drawable[..], &self.forced[..], &visibility.objects.bounds[..]);
+            let word_bounds = SharedMut(self.word_bounds.as_mut_ptr());
+            runtime::jobs::parallel_for_chunks(&mut self.settled, WORD_GRAIN, |first, chunk| {
+                for (offset, settled) in chunk.iter_mut().enumerate() {
+                    let index = first + offset;
+                    // No slot has moved yet: every finite drawable box is settled.
+                    *settled = SettledBounds::of(bounds, index, drawable[index] & !forced[index], 0);
+                    // SAFETY: word `index` lies in this job's chunk; no other job writes it.
+                    unsafe { word_bounds.at(index).write(settled.word_bounds(bounds, index, drawable, forced)) };
+                }
+            });
+            self.group_bounds.clear();
+            let groups = self.word_bounds.chunks(GROUP_WORDS).zip(visibility.drawable.chunks(GROUP_WORDS));
+            self.group_bounds.extend(groups.map(|(bounds, drawable)| group_union(bounds, drawable)));
+        }
+    }
+    /// Whether this frame may be tracked, and if so what to refresh (see `plan.rs`): false
+    /// when the log says everything changed, or names an object that came, went or lost its
+    /// `Mesh`.
+    pub(crate) fn plan(
+        &mut self,
+        world: &World,
+        visibility: &Visibility,
+        slots: &mut ObjectSlots,
+        segments: &[Segment],
+        objects: usize,
+    ) -> bool {
+        runtime::profile_zone!("visibility plan");
+        self.plan.clear();
+        let words = crate::bits::words_for(slots.len());
+        if !self.valid || self.changed.everything || self.words.len() != words || objects != slots.live() {
+            return false;
+        }
+        self.plan.find(&self.changed, world, &visibility.index, slots, segments, objects)
+    }
+
+    /// Runs a tracked frame (after [`TrackedState::plan`] said yes): refresh, then the word
+    /// pass; leaves the pre-occlusion bits in `visibility.bits`.
+    pub(crate) fn run(
+        &mut self,
+        inputs: &PassInputs<'_>,
+        visibility: &mut Visibility,
+        work: &mut SlotWork,
+    ) -> TrackedTotals {
+        let mut totals = TrackedTotals::default();
+        let slot_count = work.slots.len();
+        {
+            runtime::profile_zone!("visibility refresh");
+            let tracked = TrackedColumns {
+                forced: &mut self.forced,
+                with_lod: &mut self.with_lod,
+                words: &mut self.words,
+                lod_holds: &mut self.lod_holds,
+            };
+            totals.bounds_computed = refresh(&self.plan, &mut self.refresh_scratch, tracked, inputs, visibility, work);
+        }
+        runtime::profile_zone!("visibility words");
+        self.frustum_shape.update(inputs.view.frustum(), inputs.view.camera_position());
+        if inputs.lod_bias.to_bits() != self.lod_bias_bits || self.lod_holds.len() != slot_count {
+            self.lod_bias_bits = inputs.lod_bias.to_bits();
+            self.lod_holds.clear();
+            self.lod_holds.resize(slot_count, LodHold::NONE);
+            for word in &mut self.words {
+                word.lod_hold = WordLodHold::NONE;
+            }
+        }
+        let counters = WordCounters::default();
+        // The jobs write each word's bits and flag its changed draws as they decide it: one
+        // serial pass fewer over the word states each.
+        visibility.bits.resize(slot_count);
+        self.occluders.begin_frame(self.words.len());
+        let draws_changed_words = &self.occluders.draws_changed_words;
+        let Visibility { objects: columns, drawable, bits, changes, .. } = &mut *visibility;
+        let bits_out = SharedMut(bits.words_mut().as_mut_ptr());
+        let shared = WordInputs {
+            pass: inputs,
+            drawable,
+            forced: &self.forced,
+            with_lod: &self.with_lod,
+            entities: &columns.entities,
+            word_bounds: SharedMut(self.word_bounds.as_mut_ptr()),
+            settled: SharedMut(self.settled.as_mut_ptr()),
+            group_bounds: SharedMut(self.group_bounds.as_mut_ptr()),
+            models: &columns.models,
+            bounds: &columns.bounds,
+            cache: SharedMut(columns.cache.as_mut_ptr()),
+            draws: SharedMut(columns.draws.as_mut_ptr()),
+            lod_holds: SharedMut(self.lod_holds.as_mut_ptr()),
+            object_holds: SharedMut(self.object_holds.as_mut_ptr()),
+            frustum_shape: self.frustum_shape,
+            changes,
+        };
+        // Jobs take whole groups of words (the grain is a multiple of the group size), so each
+        // redoes the bounds of its own refreshed words and then of their groups.
+        const { assert!(WORD_GRAIN.is_multiple_of(GROUP_WORDS)) };
+        runtime::jobs::parallel_for_chunks(&mut self.words, WORD_GRAIN, |first, chunk| {
+            let mut local = TrackedTotals::default();
+            let mut block = AabbBlock::new();
+            let mut redone_groups = 0u64;
+            let mut draws_changed = 0u64;
+            let last = chunk.len().saturating_sub(1);
+            for (offset, word) in chunk.iter_mut().enumerate() {
+                let index = first + offset;
+                if word.dirty {
+                    // SAFETY: word `index` lies in this job's chunk.
+                    unsafe { redo_word_bounds(&shared, index, word.refreshed) };
+                    redone_groups |= 1 << (offset / GROUP_WORDS);
+                }
+                decide_word(&shared, index, word, &mut block, &mut local);
+                // SAFETY: the bits have a word per word state, and word `index` is this job's.
+                unsafe { *bits_out.at(index) = word.culled };
+                draws_changed |= u64::from(word.draws_changed) << (index % BITS_PER_WORD);
+                if index % BITS_PER_WORD == BITS_PER_WORD - 1 || offset == last {
+                    if draws_changed != 0 {
+                        draws_changed_words[index / BITS_PER_WORD].fetch_or(draws_changed, Ordering::Relaxed);
+                    }
+                    draws_changed = 0;
+                }
+            }
+            while redone_groups != 0 {
+                let group = first / GROUP_WORDS + redone_groups.trailing_zeros() as usize;
+                redone_groups &= redone_groups - 1;
+                // SAFETY: the group's words lie in this job's chunk, and only this job writes it.
+                unsafe { redo_group_bounds(&shared, group, first + chunk.len()) };
+            }
+            counters.add(&local);
+        });
+        #[cfg(debug_assertions)]
+        check_word_bounds(&self.word_bounds, &visibility.objects.bounds, &visibility.drawable, &self.forced);
+        counters.into_totals(&mut totals);
+        totals
+    }
+
+    /// Finds, per slot word, the drawable objects whose drawn mesh has an occluder in
+    /// `meshes` (see `occluders.rs`).
+    pub(crate) fn update_occluder_bits(&mut self, visibility: &Visibility, meshes: &OccluderMeshes, full_frame: bool) {
+        if self.valid {
+            self.occluders.update(&mut self.words, visibility, meshes, full_frame);
+        }
+    }
+
+    /// The occluder bits were not kept up to date this frame (occlusion off or no
+    /// registry): the next [`TrackedState::update_occluder_bits`] finds them all again.
+    pub(crate) fn forget_occluder_bits(&mut self) {
+        self.occluders.forget();
+    }
+
+    /// What the occlusion step may use of the words: their bounds, and their occluder bits
+    /// when `with_occluders` (after [`TrackedState::update_occluder_bits`] this frame).
+    pub(crate) fn groups(&self, with_occluders: bool) -> WordGroups<'_> {
+        if !self.valid {
+            return WordGroups::default();
+        }
+        let occluders = if with_occluders { &self.occluders.bits[..] } else { &[] };
+        WordGroups { occluders, bounds: &self.word_bounds, groups: &self.group_bounds }
+    }
+}

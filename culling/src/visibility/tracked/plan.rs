@@ -1,0 +1,173 @@
+//! What a tracked frame refreshes: from the change log's list of what changed since the last
+//! frame, the archetypes written whole and the single entities, each with its slot; or the
+//! answer that this frame cannot be tracked (an object came, went or lost its `Mesh`).
+
+use ecs::Mesh;
+use runtime::changes::ChangedSince;
+use runtime::hecs::{Entity, World};
+
+use crate::bits::BITS_PER_WORD;
+use crate::visibility::segments::Segment;
+use crate::visibility::slots::{ObjectSlots, SlotIndex};
+
+/// Above this many single objects to refresh, the archetypes holding them are refreshed
+/// whole instead (a lookup through the entity costs several archetype rows).
+const ENTITY_REFRESH_LIMIT: usize = 2048;
+
+/// This frame's refresh lists, and what finding them keeps from frame to frame.
+#[derive(Default)]
+pub(super) struct RefreshPlan {
+    /// Archetype segments to refresh this frame.
+    pub(super) segments: Vec<Segment>,
+    /// Single objects to refresh this frame.
+    pub(super) entities: Vec<(u32, Entity)>,
+    /// Per segment of this frame: refresh it whole.
+    segment_marks: Vec<bool>,
+    /// Entity ids of many single objects to refresh (a bit per id), to find their archetypes.
+    entity_marks: Vec<u64>,
+    /// The slots of the rows of archetypes refreshed lately.
+    segment_slots: SegmentSlots,
+}
+
+impl RefreshPlan {
+    /// Empties this frame's lists.
+    pub(super) fn clear(&mut self) {
+        self.segments.clear();
+        self.entities.clear();
+    }
+
+    /// Slots may have changed hands (a full frame): forgets every archetype's slots.
+    pub(super) fn forget_slots(&mut self) {
+        self.segment_slots.clear();
+    }
+
+    /// Fills the lists from `changed`; false when the frame cannot be tracked: the log names
+    /// an object that came, went or lost its `Mesh`, or a refreshed archetype holds an
+    /// object without a slot. Writes the refreshed archetypes' slots into `slots`' storage
+    /// order (`objects` objects this frame).
+    pub(super) fn find(
+        &mut self,
+        changed: &ChangedSince,
+        world: &World,
+        index: &SlotIndex,
+        slots: &mut ObjectSlots,
+        segments: &[Segment],
+        objects: usize,
+    ) -> bool {
+        for &entity in &changed.entities {
+            let alive = world.contains(entity);
+            match index.slot_of(entity) {
+                Some(slot) => {
+                    if !alive || !world.satisfies::<&Mesh>(entity) {
+                        return false;
+                    }
+                    self.entities.push((slot, entity));
+                }
+                None => {
+                    if alive && world.satisfies::<&Mesh>(entity) {
+                        return false;
+                    }
+                }
+            }
+        }
+        self.segment_marks.clear();
+        self.segment_marks.resize(segments.len(), false);
+        for &archetype in &changed.archetypes {
+            if let Some(index) = segments.iter().position(|segment| segment.archetype == archetype as usize) {
+                self.segment_marks[index] = true;
+            }
+        }
+        if self.entities.len() > ENTITY_REFRESH_LIMIT {
+            // Many single objects (a moving hierarchy's children): reaching each through its
+            // entity costs more than refreshing the archetypes that hold them, found by one
+            // scan of the ids.
+            self.mark_archetypes_of_entities(world, segments);
+            self.entities.clear();
+        }
+        for (segment, _) in segments.iter().zip(&self.segment_marks).filter(|(_, &marked)| marked) {
+            if !self.segment_slots.look_up(world, segment, index, slots, objects) {
+                return false;
+            }
+            self.segments.push(*segment);
+        }
+        true
+    }
+
+    /// Marks in `segment_marks` every segment holding one of `entities`.
+    fn mark_archetypes_of_entities(&mut self, world: &World, segments: &[Segment]) {
+        self.entity_marks.clear();
+        for &(_, entity) in &self.entities {
+            let id = entity.id() as usize;
+            if self.entity_marks.len() <= id / BITS_PER_WORD {
+                self.entity_marks.resize(id / BITS_PER_WORD + 1, 0);
+            }
+            self.entity_marks[id / BITS_PER_WORD] |= 1 << (id % BITS_PER_WORD);
+        }
+        let marks = &self.entity_marks;
+        let marked = |id: u32| {
+            let id = id as usize;
+            marks.get(id / BITS_PER_WORD).is_some_and(|word| word >> (id % BITS_PER_WORD) & 1 == 1)
+        };
+        for (segment, segment_marked) in segments.iter().zip(self.segment_marks.iter_mut()) {
+            if *segment_marked {
+                continue;
+            }
+            let archetype = world.archetypes().nth(segment.archetype).expect("segments are listed from this world");
+            *segment_marked = archetype.ids().iter().any(|&id| marked(id));
+        }
+    }
+}
+
+/// The slots of the rows of the archetypes a tracked frame refreshes, kept with the entity
+/// ids they were found for: an archetype whose rows hold the same ids as last time (a mover
+/// archetype, frame after frame) copies its slots instead of looking every entity up, and
+/// one whose rows changed in places (tags moved some objects in or out) looks up only the
+/// rows whose id changed.
+///
+/// Ids are compared without generations: a despawned entity's id reused by a newcomer would
+/// look the same, but a spawn or despawn makes a full frame, which clears this.
+#[derive(Default)]
+struct SegmentSlots {
+    /// (archetype position, its ids, their slots).
+    entries: Vec<(usize, Vec<u32>, Vec<u32>)>,
+}
+
+impl SegmentSlots {
+    fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    /// Records `segment`'s slots in `slots`' storage order; false when a row has no slot.
+    fn look_up(
+        &mut self,
+        world: &World,
+        segment: &Segment,
+        index: &SlotIndex,
+        slots: &mut ObjectSlots,
+        objects: usize,
+    ) -> bool {
+        let archetype = world.archetypes().nth(segment.archetype).expect("segments are listed from this world");
+        let ids = archetype.ids();
+        let entry = match self.entries.iter().position(|(position, _, _)| *position == segment.archetype) {
+            Some(index) => &mut self.entries[index],
+            None => {
+                self.entries.push((segment.archetype, Vec::new(), Vec::new()));
+                self.entries.last_mut().expect("pushed")
+            }
+        };
+        if entry.1 == ids {
+            slots.set_segment(segment, &entry.2, objects);
+            return true;
+        }
+        // Rows whose id did not change keep the slot found for them last time.
+        if !slots.look_up_segment(index, world, segment, objects, &entry.1, &entry.2) {
+            entry.1.clear();
+            return false;
+        }
+        entry.1.clear();
+        entry.1.extend_from_slice(ids);
+        entry.2.clear();
+        entry.2.extend_from_slice(&slots.storage()[segment.start..segment.start + segment.len]);
+        true
+    }
+}
