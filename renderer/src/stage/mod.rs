@@ -43,7 +43,6 @@ pub use target::FrameTarget;
 
 use crate::passes::{GpuCullStats, SharedCullSettings};
 use crate::scene::{MeshLibrary, UploadReport};
-use readback::readback_system;
 use state::RenderState;
 
 /// Name of the system [`install_render`] adds to [`Stage::Render`].
@@ -182,6 +181,39 @@ pub fn install_render_to(
     Ok(choice)
 }
 
+/// The Input-stage half of the renderer: the lagged readback (`readback.rs`) and the
+/// [`GpuFeedback`] the Visibility stage reads later in the same frame.
+fn readback_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
+    System::new(READBACK_SYSTEM, move |ctx| {
+        runtime::profile_zone!("render readback");
+        let mut report = ctx.resource_mut::<RenderReport>();
+        // Locks show in a capture: the wait for the lock, then the time it is held.
+        let state = {
+            runtime::profile_zone!("lock wait: render state");
+            state.lock().unwrap_or_else(|poison| poison.into_inner())
+        };
+        runtime::profile_zone!("lock held: render state");
+        if let Err(error) = state.ring.read_newest(&state.graph, state.frames, &mut report) {
+            report.error = Some(error.to_string());
+        }
+        if feeds_back {
+            let mut feedback = ctx.resource_mut::<GpuFeedback>();
+            if report.bits_frame != feedback.frame {
+                feedback.frame = report.bits_frame;
+                feedback.visible.clear();
+                feedback.visible.extend_from_slice(&report.bits);
+                feedback.in_view.clear();
+                if let Some(frame) = report.bits_frame {
+                    feedback.in_view.extend_from_slice(state.ring.in_view_of(frame));
+                }
+            }
+        }
+    })
+    .writes_resource::<RenderReport>()
+    .writes_resource::<GpuFeedback>()
+}
+
+/// The Render stage's system: syncs the GPU scene with what changed and runs the graph.
 fn render_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
     let system = System::new(RENDER_SYSTEM, move |ctx| {
         runtime::profile_zone!("render");

@@ -7,7 +7,7 @@ use culling::Visibility;
 use render_graph::readback::BufferReadbackPass;
 use render_graph::{GpuDevice, ReadbackBuffer, RenderGraph};
 
-use super::readback::READBACK_RING;
+use super::readback::{ReadbackRing, READBACK_RING};
 use super::sync::SceneSync;
 use super::{BitsReadback, FrameTarget, RenderReport, RenderSetup};
 use crate::frame::{add_gpu_culled_scene_passes, add_scene_passes, ScenePassOptions};
@@ -23,11 +23,8 @@ pub(super) struct RenderState {
     pub(super) sync: SceneSync,
     pub(super) on_device: bool,
     pub(super) bits_mode: BitsReadback,
-    pub(super) stats: Option<ReadbackBuffer>,
-    pub(super) bits: Option<ReadbackBuffer>,
-    /// Per ring region: the CPU's bits before occlusion of the frame that wrote the region
-    /// (what [`GpuFeedback::in_view`] gets with that frame's GPU bits).
-    pub(super) in_view: Vec<Vec<u64>>,
+    /// The GPU's statistics and bits read back, lagged.
+    pub(super) ring: ReadbackRing,
     pub(super) frames: u64,
     /// Where frames go besides `color`.
     pub(super) target: Option<Box<dyn FrameTarget>>,
@@ -87,9 +84,7 @@ impl RenderState {
             sync: SceneSync::default(),
             on_device,
             bits_mode: setup.bits,
-            stats,
-            bits,
-            in_view,
+            ring: ReadbackRing { stats, bits, in_view },
             frames: 0,
             target,
             cull_settings,
@@ -122,7 +117,7 @@ impl RenderState {
         // its own yet: the older frames' in-view bits must not make it look occluded.
         for slot in visibility.changes().appeared_slots() {
             let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
-            for in_view in &mut self.in_view {
+            for in_view in &mut self.ring.in_view {
                 if let Some(word) = in_view.get_mut(word) {
                     *word &= !bit;
                 }
@@ -152,7 +147,7 @@ impl RenderState {
         report.frames = self.frames;
         if self.bits_mode == BitsReadback::Wait {
             self.graph.wait_idle()?;
-            self.read_frame(frame, report)?;
+            self.ring.read_frame(&self.graph, frame, report)?;
         }
         if let Some(target) = &mut self.target {
             target.end_frame(&mut self.graph, frame)?;
@@ -163,7 +158,7 @@ impl RenderState {
     /// Executes the graph once for `visibility`'s frame (what the scene holds now); returns
     /// the frame's index (its ring regions).
     fn execute(&mut self, visibility: &Visibility) -> render_graph::Result<u64> {
-        let in_view = &mut self.in_view[(self.frames % READBACK_RING) as usize];
+        let in_view = &mut self.ring.in_view[(self.frames % READBACK_RING) as usize];
         in_view.clear();
         in_view.extend(
             visibility
