@@ -22,7 +22,7 @@ fn frames(criterion: &mut Criterion) {
     busy.run_frames(10);
     group.bench_function("eight_trivial_systems", |bench| bench.iter(|| busy.run_frame()));
 
-    // Issue 12's row: 4 stages x 10 systems that do nothing (no declared access), on 1 and 2
+    // The empty-frame row: 4 stages x 10 systems that do nothing (no declared access), on 1 and 2
     // threads; the goal is under 5 us a frame.
     for threads in [1, 2] {
         let mut app = App::with_threads(threads);
