@@ -93,10 +93,24 @@ impl Default for App {
     }
 }
 
+/// Apps alive in the process: the last one to go ends profiling ([`crate::profiling::finish`]).
+static LIVE_APPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl Drop for App {
+    fn drop(&mut self) {
+        if LIVE_APPS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) == 1 {
+            crate::profiling::finish();
+        }
+    }
+}
+
 impl App {
     /// An app on the process-wide job system ([`JobSystem::global`]).
     pub fn new() -> App {
         crate::profiling::start();
+        if LIVE_APPS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            crate::profiling::restart();
+        }
         App {
             world: World::new(),
             world_epoch: 0,
@@ -239,6 +253,7 @@ impl App {
     }
 
     /// Inserts a user stage right before `anchor`.
+    #[track_caller]
     pub fn add_stage_before(
         &mut self,
         anchor: impl Into<StageName>,
@@ -249,6 +264,7 @@ impl App {
     }
 
     /// Inserts a user stage right after `anchor`.
+    #[track_caller]
     pub fn add_stage_after(
         &mut self,
         anchor: impl Into<StageName>,
@@ -293,6 +309,10 @@ impl App {
     /// and the app can run the next frame. The panicking stage's command buffers are applied
     /// with the next stage that ends.
     pub fn run_frame(&mut self) {
+        if self.time.frame_index == 0 {
+            crate::profiling::setup_done();
+        }
+        let app_frame = crate::profiling::app_frame();
         let now = Instant::now();
         let measured = self.last_frame_start.map_or(0.0, |last| now.duration_since(last).as_secs_f32());
         self.last_frame_start = Some(now);
@@ -319,6 +339,7 @@ impl App {
         // used up, so the next frame neither sees stale values nor replays the same index.
         frame.end_frame();
         self.stats.record(now.elapsed().as_secs_f64());
+        drop(app_frame);
         crate::profiling::frame_mark();
         self.time = FrameTime { frame_index: frame_index + 1, ..time };
         if let Err(payload) = outcome {

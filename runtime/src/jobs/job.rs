@@ -28,10 +28,10 @@ pub(crate) trait Job {
 pub(crate) struct JobRef {
     pointer: *const (),
     execute_fn: unsafe fn(*const ()),
-    /// Tracy builds: the label of the thread that made the job (`profiling::job_label`),
-    /// the name of the job's zone on the thread that runs it.
+    /// Tracy builds: the site of the thread that made the job (`profiling::job_label`, or
+    /// the spawning call), the name and source of the job's zone on the thread that runs it.
     #[cfg(feature = "profile")]
-    label: &'static str,
+    site: Option<crate::profiling::JobSite>,
 }
 
 // SAFETY: a JobRef is only created for jobs whose closures are `Send`, and the job it points
@@ -66,7 +66,7 @@ impl JobRef {
             pointer: data.cast(),
             execute_fn: erased_execute::<T>(),
             #[cfg(feature = "profile")]
-            label: crate::profiling::current_job_label(),
+            site: crate::profiling::current_job_site(),
         }
     }
 
@@ -80,13 +80,13 @@ impl JobRef {
         let JobHeader {
             execute_fn,
             #[cfg(feature = "profile")]
-            label,
+            site,
         } = unsafe { *header };
         JobRef {
             pointer: header.cast(),
             execute_fn,
             #[cfg(feature = "profile")]
-            label,
+            site,
         }
     }
 
@@ -96,7 +96,7 @@ impl JobRef {
     /// The job must not have been executed before (see [`JobRef::new`]).
     pub(crate) unsafe fn execute(self) {
         #[cfg(feature = "profile")]
-        let _zone = crate::profiling::job_zone(self.label);
+        let _zone = crate::profiling::job_zone(self.site);
         // SAFETY: the caller promises the job is live and unexecuted.
         unsafe { (self.execute_fn)(self.pointer) }
     }
@@ -112,7 +112,7 @@ pub(crate) struct JobHeader {
     execute_fn: unsafe fn(*const ()),
     /// As in [`JobRef`].
     #[cfg(feature = "profile")]
-    label: &'static str,
+    site: Option<crate::profiling::JobSite>,
 }
 
 /// What a [`StackJob`] produced: a value, or the panic it raised.
@@ -156,7 +156,7 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
             header: JobHeader {
                 execute_fn: erased_execute::<StackJob<F, R>>(),
                 #[cfg(feature = "profile")]
-                label: crate::profiling::current_job_label(),
+                site: crate::profiling::current_job_site(),
             },
             latch: Latch::new(),
             func: UnsafeCell::new(ManuallyDrop::new(func)),

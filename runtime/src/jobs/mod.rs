@@ -108,11 +108,15 @@ impl JobSystem {
 
     /// Runs `body` with a [`Scope`] whose jobs may borrow the caller's data; returns once all
     /// of them finished. The first panic of the body or of a job is re-raised here.
+    #[cfg_attr(feature = "profile", track_caller)]
     pub fn scope<'scope, R>(&self, body: impl FnOnce(&Scope<'scope>) -> R) -> R {
+        #[cfg(feature = "profile")]
+        let _site = crate::profiling::spawn_site();
         scope::run_scope(&self.registry, body)
     }
 
     /// Runs `a` on this thread and `b` possibly on another; returns both results.
+    #[cfg_attr(feature = "profile", track_caller)]
     pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
     where
         A: FnOnce() -> RA + Send,
@@ -120,32 +124,41 @@ impl JobSystem {
         RA: Send,
         RB: Send,
     {
+        #[cfg(feature = "profile")]
+        let _site = crate::profiling::spawn_site();
         join::join_in(&self.registry, a, b)
     }
 
     /// Calls `body(i)` for every `i` in `range`, in parallel chunks of `grain` indices.
+    #[cfg_attr(feature = "profile", track_caller)]
     pub fn parallel_for(&self, range: Range<usize>, grain: usize, body: impl Fn(usize) + Sync + Send) {
+        #[cfg(feature = "profile")]
+        let _site = crate::profiling::spawn_site();
         self.parallel_for_ranges(range, grain, |sub_range| sub_range.for_each(&body));
     }
 
     /// Calls `body(sub_range)` on disjoint sub-ranges of at most `grain` indices covering
     /// `range`. Each sub-range starts at `range.start + k * grain`, so with a `grain` that is a
     /// multiple of 64 and an aligned start, sub-ranges cover whole 64-bit words of a bitset.
+    #[cfg_attr(feature = "profile", track_caller)]
     pub fn parallel_for_ranges(&self, range: Range<usize>, grain: usize, body: impl Fn(Range<usize>) + Sync + Send) {
-        crate::profile_zone!("parallel_for");
-        join::parallel_ranges_in(&self.registry, range, grain.max(1), &body);
+        #[cfg(feature = "profile")]
+        let _site = crate::profiling::spawn_site();
+        ranges_in(&self.registry, range, grain, &body);
     }
 
     /// Calls `body(first_index, chunk)` on disjoint chunks of at most `grain` elements of
     /// `data`, `first_index` being the index of `chunk[0]` in `data`.
+    #[cfg_attr(feature = "profile", track_caller)]
     pub fn parallel_for_chunks<T: Send>(
         &self,
         data: &mut [T],
         grain: usize,
         body: impl Fn(usize, &mut [T]) + Sync + Send,
     ) {
-        crate::profile_zone!("parallel_for_chunks");
-        join::parallel_chunks_in(&self.registry, 0, data, grain.max(1), &body);
+        #[cfg(feature = "profile")]
+        let _site = crate::profiling::spawn_site();
+        chunks_in(&self.registry, data, grain, &body);
     }
 }
 
@@ -163,6 +176,15 @@ impl Drop for JobSystem {
 impl std::fmt::Debug for JobSystem {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter.debug_struct("JobSystem").field("threads", &self.threads()).finish()
+    }
+}
+
+/// Wakes every sleeping worker of the process-wide pool, if it exists (they sleep again when
+/// there is nothing to do).
+#[cfg(feature = "profile")]
+pub(crate) fn wake_global_workers() {
+    if let Some(pool) = GLOBAL.get() {
+        pool.registry.sleep.wake_all_workers();
     }
 }
 
@@ -184,7 +206,10 @@ fn with_current<R>(action: impl FnOnce(&Arc<Registry>) -> R) -> R {
 }
 
 /// [`JobSystem::scope`] on the current pool.
+#[cfg_attr(feature = "profile", track_caller)]
 pub fn scope<'scope, R>(body: impl FnOnce(&Scope<'scope>) -> R) -> R {
+    #[cfg(feature = "profile")]
+    let _site = crate::profiling::spawn_site();
     with_current(|registry| scope::run_scope(registry, body))
 }
 
@@ -193,6 +218,7 @@ pub fn scope<'scope, R>(body: impl FnOnce(&Scope<'scope>) -> R) -> R {
 // pays one stack frame per level, `join_as`'s, with the caller's own body inside it when
 // that body is small.
 #[inline]
+#[cfg_attr(feature = "profile", track_caller)]
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
@@ -200,6 +226,8 @@ where
     RA: Send,
     RB: Send,
 {
+    #[cfg(feature = "profile")]
+    let _site = crate::profiling::spawn_site();
     // Fast path, one thread-local read: a thread taking part in a pool joins in that pool.
     // SAFETY: a non-null pointer is this thread's own local state, alive while it takes part.
     if let Some(local) = unsafe { LocalThread::current().as_ref() } {
@@ -223,20 +251,44 @@ where
 }
 
 /// [`JobSystem::parallel_for`] on the current pool.
+#[cfg_attr(feature = "profile", track_caller)]
 pub fn parallel_for(range: Range<usize>, grain: usize, body: impl Fn(usize) + Sync + Send) {
+    #[cfg(feature = "profile")]
+    let _site = crate::profiling::spawn_site();
     parallel_for_ranges(range, grain, |sub_range| sub_range.for_each(&body));
 }
 
 /// [`JobSystem::parallel_for_ranges`] on the current pool.
+#[cfg_attr(feature = "profile", track_caller)]
 pub fn parallel_for_ranges(range: Range<usize>, grain: usize, body: impl Fn(Range<usize>) + Sync + Send) {
-    crate::profile_zone!("parallel_for");
-    with_current(|registry| join::parallel_ranges_in(registry, range, grain.max(1), &body));
+    #[cfg(feature = "profile")]
+    let _site = crate::profiling::spawn_site();
+    with_current(|registry| ranges_in(registry, range, grain, &body));
 }
 
 /// [`JobSystem::parallel_for_chunks`] on the current pool.
+#[cfg_attr(feature = "profile", track_caller)]
 pub fn parallel_for_chunks<T: Send>(data: &mut [T], grain: usize, body: impl Fn(usize, &mut [T]) + Sync + Send) {
+    #[cfg(feature = "profile")]
+    let _site = crate::profiling::spawn_site();
+    with_current(|registry| chunks_in(registry, data, grain, &body));
+}
+
+/// `parallel_for_ranges` on `registry`'s pool, in one zone for every caller.
+fn ranges_in(registry: &Arc<Registry>, range: Range<usize>, grain: usize, body: &(impl Fn(Range<usize>) + Sync)) {
+    crate::profile_zone!("parallel_for");
+    join::parallel_ranges_in(registry, range, grain.max(1), body);
+}
+
+/// `parallel_for_chunks` on `registry`'s pool, in one zone for every caller.
+fn chunks_in<T: Send>(
+    registry: &Arc<Registry>,
+    data: &mut [T],
+    grain: usize,
+    body: &(impl Fn(usize, &mut [T]) + Sync),
+) {
     crate::profile_zone!("parallel_for_chunks");
-    with_current(|registry| join::parallel_chunks_in(registry, 0, data, grain.max(1), &body));
+    join::parallel_chunks_in(registry, 0, data, grain.max(1), body);
 }
 
 /// Parallelism of the current pool (workers plus the calling thread).

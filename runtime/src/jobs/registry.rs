@@ -787,7 +787,8 @@ fn worker_main(local: LocalThread) {
                     &mut idle,
                     || false,
                     || {
-                        crate::profile_zone!("idle: sleeping");
+                        #[cfg(feature = "profile")]
+                        let _zone = crate::profiling::sleep_zone();
                         registry.sleep.sleep_unless(Sleeper::Worker, || {
                             registry.terminate.load(Ordering::SeqCst) || registry.has_work()
                         });

@@ -44,10 +44,13 @@ unsafe impl Send for ScopePtr<'_> {}
 impl<'scope> Scope<'scope> {
     /// Spawns a job into the scope. It may run on any thread of the pool, including the one
     /// that waits for the scope; it can spawn further jobs through the `&Scope` it receives.
+    #[cfg_attr(feature = "profile", track_caller)]
     pub fn spawn<F>(&self, body: F)
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
+        #[cfg(feature = "profile")]
+        let _site = crate::profiling::spawn_site();
         self.jobs.increment();
         let scope_ptr = ScopePtr(self as *const Scope<'scope>);
         let job = move || {

@@ -58,6 +58,7 @@ use crate::app::FrameTime;
 use crate::changes::Changes;
 use crate::frame::FrameContext;
 use crate::jobs;
+use crate::profiling::ZoneSite;
 use crate::resources::Resources;
 
 pub use commands::{CommandReport, Commands};
@@ -160,6 +161,8 @@ impl std::error::Error for ScheduleError {}
 /// One stage: its systems in execution order (batch by batch) and its batch ranges.
 struct StageData {
     name: &'static str,
+    /// Where the stage was added: its Tracy zone's source.
+    site: ZoneSite,
     /// Systems sorted by batch; within a batch, by run order.
     systems: Vec<System>,
     /// Declaration index of each entry of `systems`.
@@ -173,9 +176,11 @@ struct StageData {
 }
 
 impl StageData {
+    #[track_caller]
     fn new(name: &'static str) -> StageData {
         StageData {
             name,
+            site: ZoneSite::caller("stage"),
             systems: Vec::new(),
             declared_index: Vec::new(),
             batches: Vec::new(),
@@ -298,6 +303,7 @@ impl Schedule {
         self.stages.iter().position(|stage| stage.name == name.0).ok_or(ScheduleError::UnknownStage(name.0))
     }
 
+    #[track_caller]
     fn insert_stage(&mut self, index: usize, name: &'static str) -> Result<(), ScheduleError> {
         if self.position(StageName(name)).is_ok() {
             return Err(ScheduleError::DuplicateStage(name));
@@ -307,12 +313,14 @@ impl Schedule {
     }
 
     /// Inserts a user stage named `name` right before `anchor`.
+    #[track_caller]
     pub fn add_stage_before(&mut self, anchor: impl Into<StageName>, name: &'static str) -> Result<(), ScheduleError> {
         let index = self.position(anchor.into())?;
         self.insert_stage(index, name)
     }
 
     /// Inserts a user stage named `name` right after `anchor`.
+    #[track_caller]
     pub fn add_stage_after(&mut self, anchor: impl Into<StageName>, name: &'static str) -> Result<(), ScheduleError> {
         let index = self.position(anchor.into())?;
         self.insert_stage(index + 1, name)
@@ -360,13 +368,15 @@ impl Schedule {
         changes.begin_frame();
         for stage in &mut self.stages {
             changes.advance();
-            crate::profile_zone_dynamic!(stage.name);
+            crate::profile_zone_site!(stage.name, &stage.site);
             let started = std::time::Instant::now();
             for batch in &stage.batches {
                 let systems = &mut stage.systems[batch.clone()];
                 // An exclusive-world system is alone in its batch (it conflicts with all).
-                if let [System { name, run: SystemBody::Exclusive(run), last_seconds, reports_changes, .. }] = systems {
-                    crate::profile_zone_dynamic!(name.as_ref());
+                if let [System { name, run: SystemBody::Exclusive(run), last_seconds, reports_changes, site, .. }] =
+                    systems
+                {
+                    crate::profile_zone_site!(name.as_ref(), site);
                     let system_started = std::time::Instant::now();
                     let mut context = ExclusiveContext {
                         world: &mut *world,
@@ -452,7 +462,7 @@ fn run_batch(systems: &mut [System], inputs: FrameInputs<'_>) {
         [system] => run_system(system, inputs),
         _ => {
             crate::profile_zone!("system batch");
-            let _job_label = crate::profiling::job_label("system batch");
+            let _job_label = crate::profiling::job_label("system batch half job");
             let (left, right) = systems.split_at_mut(systems.len() / 2);
             jobs::join(|| run_batch(left, inputs), || run_batch(right, inputs));
         }
@@ -460,7 +470,10 @@ fn run_batch(systems: &mut [System], inputs: FrameInputs<'_>) {
 }
 
 fn run_system(system: &mut System, inputs: FrameInputs<'_>) {
-    crate::profile_zone_dynamic!(&system.name);
+    crate::profile_zone_site!(&system.name, &system.site);
+    // The jobs the system spawns carry its name and source unless it labels them itself.
+    #[cfg(feature = "profile")]
+    let _job_label = crate::profiling::job_label_at(system.job_label, system.site.location);
     let started = std::time::Instant::now();
     let System { name, access, run, commands, last_seconds, has_run, .. } = system;
     let SystemBody::Shared(run) = run else {

@@ -34,11 +34,14 @@ impl SystemContext<'_> {
     /// let sum: f32 = app.world().query::<&Position>().iter().map(|position| position.0).sum();
     /// assert_eq!(sum, (0..10_000).map(|index| index as f32 * 0.5).sum::<f32>());
     /// ```
+    #[cfg_attr(feature = "profile", track_caller)]
     pub fn par_for_each<Q>(&self, grain: usize, body: impl for<'q> Fn(Q::Item<'q>) + Sync + Send)
     where
         Q: Query + QueryAccess,
         for<'q> Q::Item<'q>: Send,
     {
+        #[cfg(feature = "profile")]
+        let _site = crate::profiling::spawn_site();
         for_each_batched(self.query::<Q>(), grain, body);
     }
 }
@@ -56,7 +59,6 @@ pub(crate) fn for_each_batched<Q>(
     crate::profile_zone!("par_for_each");
     let grain = u32::try_from(grain.max(1)).unwrap_or(u32::MAX);
     let mut batches: Vec<hecs::Batch<'_, Q>> = query.iter_batched(grain).collect();
-    let _job_label = crate::profiling::job_label("par_for_each");
     jobs::parallel_for_chunks(&mut batches, 1, |_, chunk| {
         for batch in chunk {
             batch.by_ref().for_each(&body);

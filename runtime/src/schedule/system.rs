@@ -12,6 +12,7 @@ use super::query::QueryAccess;
 use crate::app::FrameTime;
 use crate::changes::Changes;
 use crate::frame::FrameContext;
+use crate::profiling::ZoneSite;
 use crate::resources::{Res, ResMut, Resources};
 
 /// What a system runs: on a shared world, in parallel with its batch, or alone with the
@@ -72,18 +73,33 @@ pub struct System {
     /// An exclusive-world system that records its own changes (see
     /// [`System::reports_own_changes`]).
     pub(crate) reports_changes: bool,
+    /// Where the system was defined and its body's type: its Tracy zone's source.
+    pub(crate) site: ZoneSite,
+    /// Tracy builds: the name of the jobs the system spawns without a label of their own.
+    #[cfg(feature = "profile")]
+    pub(crate) job_label: &'static str,
 }
 
 impl System {
-    /// A system named `name` that runs `body` once per frame in its stage.
+    /// A system named `name` that runs `body` once per frame in its stage. Its Tracy zone
+    /// leads to this call and names `body`'s function.
+    #[track_caller]
     pub fn new(
         name: impl Into<Cow<'static, str>>,
         body: impl FnMut(&mut SystemContext<'_>) + Send + 'static,
     ) -> System {
+        let site = ZoneSite::caller(ZoneSite::function_of(&body));
+        System::from_body(name.into(), Access::default(), SystemBody::Shared(Box::new(body)), site)
+    }
+
+    /// A system of every kind, from its parts.
+    pub(crate) fn from_body(name: Cow<'static, str>, access: Access, run: SystemBody, site: ZoneSite) -> System {
+        #[cfg(feature = "profile")]
+        let job_label: &'static str = Box::leak(format!("{name} job").into_boxed_str());
         System {
-            name: name.into(),
-            access: Access::default(),
-            run: SystemBody::Shared(Box::new(body)),
+            name,
+            access,
+            run,
             commands: CommandQueue::default(),
             frame_slots: Vec::new(),
             last_seconds: 0.0,
@@ -92,6 +108,9 @@ impl System {
             after: Vec::new(),
             anchor: Anchor::Free,
             reports_changes: false,
+            site,
+            #[cfg(feature = "profile")]
+            job_label,
         }
     }
 
@@ -116,23 +135,14 @@ impl System {
     /// app.run_frame();
     /// assert!(app.world().get::<&Marked>(entity).is_ok());
     /// ```
+    #[track_caller]
     pub fn new_exclusive(
         name: impl Into<Cow<'static, str>>,
         body: impl FnMut(&mut ExclusiveContext<'_>) + Send + 'static,
     ) -> System {
-        System {
-            name: name.into(),
-            access: Access { exclusive: true, ..Access::default() },
-            run: SystemBody::Exclusive(Box::new(body)),
-            commands: CommandQueue::default(),
-            frame_slots: Vec::new(),
-            last_seconds: 0.0,
-            has_run: false,
-            before: Vec::new(),
-            after: Vec::new(),
-            anchor: Anchor::Free,
-            reports_changes: false,
-        }
+        let site = ZoneSite::caller(ZoneSite::function_of(&body));
+        let access = Access { exclusive: true, ..Access::default() };
+        System::from_body(name.into(), access, SystemBody::Exclusive(Box::new(body)), site)
     }
 
     /// Promises that this exclusive-world system records every change it makes in the change

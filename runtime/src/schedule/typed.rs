@@ -10,6 +10,7 @@ use super::parallel::for_each_batched;
 use super::query::QueryAccess;
 use super::system::{System, SystemContext};
 use crate::changes::Changes;
+use crate::profiling::ZoneSite;
 
 /// A query the system declared when it was built ([`System::with_query`],
 /// [`System::with_queries`]), handed to its body each frame. Its calls record what they lend
@@ -39,10 +40,13 @@ impl<'a, Q: Query + QueryAccess> SystemQuery<'a, Q> {
 
     /// Runs `body` on every match, in parallel on the job system in batches of about
     /// `grain` (the result must not depend on the order; see [`SystemContext::par_for_each`]).
+    #[cfg_attr(feature = "profile", track_caller)]
     pub fn par_for_each(&self, grain: usize, body: impl for<'q> Fn(Q::Item<'q>) + Sync + Send)
     where
         for<'q> Q::Item<'q>: Send,
     {
+        #[cfg(feature = "profile")]
+        let _site = crate::profiling::spawn_site();
         for_each_batched(self.borrow(), grain, body);
     }
 }
@@ -115,15 +119,18 @@ impl System {
     /// let moved: Vec<f32> = app.world().query::<&Position>().iter().map(|position| position.0).collect();
     /// assert!(moved.contains(&2.0) && moved.contains(&0.0), "only the car moved: {moved:?}");
     /// ```
+    #[track_caller]
     pub fn with_query<Q: Query + QueryAccess + 'static>(
         name: impl Into<std::borrow::Cow<'static, str>>,
         mut body: impl FnMut(&mut SystemContext<'_>, SystemQuery<'_, Q>) + Send + 'static,
     ) -> System {
-        System::new(name, move |ctx| {
+        let site = ZoneSite::caller(ZoneSite::function_of(&body));
+        let mut system = System::new(name, move |ctx| {
             let query = SystemQuery::new(ctx.world, ctx.changes);
             body(ctx, query);
-        })
-        .query::<Q>()
+        });
+        system.site = site;
+        system.query::<Q>()
     }
 
     /// A system built from several query types (a tuple of up to six): each one's access is
@@ -151,14 +158,18 @@ impl System {
     /// app.run_frame();
     /// assert_eq!(app.world().get::<&Health>(victim).unwrap().0, 9);
     /// ```
+    #[track_caller]
     pub fn with_queries<Qs: QuerySet>(
         name: impl Into<std::borrow::Cow<'static, str>>,
         mut body: impl FnMut(&mut SystemContext<'_>, Qs::Handles<'_>) + Send + 'static,
     ) -> System {
-        Qs::declare(System::new(name, move |ctx| {
+        let site = ZoneSite::caller(ZoneSite::function_of(&body));
+        let mut system = System::new(name, move |ctx| {
             let handles = Qs::handles(ctx.world, ctx.changes);
             body(ctx, handles);
-        }))
+        });
+        system.site = site;
+        Qs::declare(system)
     }
 }
 
@@ -172,6 +183,15 @@ mod tests {
     struct Scout;
     struct Enemy;
     struct Tag;
+
+    /// A system's zone leads to where it was defined, and names its body.
+    #[test]
+    fn a_system_knows_where_it_was_defined() {
+        let system = System::with_query::<&Velocity>("defined here", |_, _| {});
+        let line = line!() - 1;
+        assert_eq!((system.site.location.file(), system.site.location.line()), (file!(), line));
+        assert!(system.site.function.contains("a_system_knows_where_it_was_defined"), "{}", system.site.function);
+    }
 
     #[test]
     fn a_system_built_from_its_query_declares_that_access_and_nothing_else() {
