@@ -98,6 +98,11 @@ pub struct DeviceCapabilities {
     pub timestamps: bool,
     /// Nanoseconds per timestamp tick.
     pub timestamp_period_ns: f32,
+    /// `VK_EXT_calibrated_timestamps` with the device and `CLOCK_MONOTONIC_RAW` domains
+    /// (enabled): a GPU timestamp and a CPU time read at once
+    /// ([`GpuDevice::calibrated_timestamps`]), which keeps Tracy's GPU zones on the CPU's
+    /// clock.
+    pub calibrated_timestamps: bool,
     /// Alignment of mapped-memory flush and invalidate ranges.
     pub non_coherent_atom_size: u64,
     /// Optional features the device lacks, for the log.
@@ -117,6 +122,8 @@ pub struct GpuDevice {
     allocator: ManuallyDrop<Mutex<Allocator>>,
     debug_instance: Option<ash::ext::debug_utils::Instance>,
     debug_device: Option<ash::ext::debug_utils::Device>,
+    /// The calibrated-timestamps functions, when the extension is enabled.
+    calibrated: Option<ash::ext::calibrated_timestamps::Device>,
     messenger: vk::DebugUtilsMessengerEXT,
     validation: Option<Arc<ValidationLog>>,
     /// The validation layer is on (asked for by the config or forced by the environment).
@@ -252,7 +259,7 @@ impl GpuDevice {
             unsafe { instance.destroy_instance(None) };
         };
 
-        let candidate = match pick_physical_device(&instance, &config.withheld_features) {
+        let candidate = match pick_physical_device(&entry, &instance, &config.withheld_features) {
             Ok(candidate) => candidate,
             Err(error) => {
                 destroy_instance(&debug_instance);
@@ -286,6 +293,10 @@ impl GpuDevice {
             }
         };
         let debug_device = debug_instance.as_ref().map(|_| ash::ext::debug_utils::Device::new(&instance, &device));
+        let calibrated = candidate
+            .capabilities
+            .calibrated_timestamps
+            .then(|| ash::ext::calibrated_timestamps::Device::new(&instance, &device));
         let mut gpu = GpuDevice {
             entry,
             instance,
@@ -297,6 +308,7 @@ impl GpuDevice {
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             debug_instance,
             debug_device,
+            calibrated,
             messenger,
             validation,
             validation_active: validate,
@@ -370,6 +382,20 @@ impl GpuDevice {
     /// Locks the memory allocator.
     pub fn allocator(&self) -> MutexGuard<'_, Allocator> {
         self.allocator.lock().unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// A GPU timestamp (device ticks) and the CPU's `CLOCK_MONOTONIC_RAW` in nanoseconds, read
+    /// at once, when the device has calibrated timestamps
+    /// ([`DeviceCapabilities::calibrated_timestamps`]); `None` otherwise or on failure.
+    pub fn calibrated_timestamps(&self) -> Option<(u64, u64)> {
+        let calibrated = self.calibrated.as_ref()?;
+        let infos = [
+            vk::CalibratedTimestampInfoEXT::default().time_domain(vk::TimeDomainEXT::DEVICE),
+            vk::CalibratedTimestampInfoEXT::default().time_domain(vk::TimeDomainEXT::CLOCK_MONOTONIC_RAW),
+        ];
+        // SAFETY: the extension is enabled on this device and both domains were reported.
+        let (timestamps, _deviation) = unsafe { calibrated.get_calibrated_timestamps(&infos) }.ok()?;
+        Some((timestamps[0], timestamps[1]))
     }
 
     /// Debug-utils device functions (labels, object names), when the extension is present.
@@ -533,14 +559,14 @@ fn type_rank(device_type: vk::PhysicalDeviceType) -> u32 {
     }
 }
 
-fn pick_physical_device(instance: &ash::Instance, withheld: &[&str]) -> Result<Candidate> {
+fn pick_physical_device(entry: &ash::Entry, instance: &ash::Instance, withheld: &[&str]) -> Result<Candidate> {
     // SAFETY: the instance is live.
     let physicals =
         unsafe { instance.enumerate_physical_devices() }.map_err(GraphError::vulkan("vkEnumeratePhysicalDevices"))?;
     let mut rejected = Vec::new();
     let mut best: Option<Candidate> = None;
     for physical in physicals {
-        match inspect_physical_device(instance, physical, withheld) {
+        match inspect_physical_device(entry, instance, physical, withheld) {
             Ok(candidate) => {
                 if best.as_ref().is_none_or(|best| candidate.rank < best.rank) {
                     best = Some(candidate);
@@ -559,6 +585,7 @@ fn pick_physical_device(instance: &ash::Instance, withheld: &[&str]) -> Result<C
 }
 
 fn inspect_physical_device(
+    entry: &ash::Entry,
     instance: &ash::Instance,
     physical: vk::PhysicalDevice,
     withheld: &[&str],
@@ -612,6 +639,12 @@ fn inspect_physical_device(
     if !timestamps {
         missing_optional.push("timestamps");
     }
+    let calibrated_timestamps = timestamps
+        && !withheld.contains(&"calibratedTimestamps")
+        && has_calibrated_timestamps(entry, instance, physical);
+    if !calibrated_timestamps {
+        missing_optional.push("calibratedTimestamps");
+    }
     Ok(Candidate {
         physical,
         queue_family: family_index as u32,
@@ -626,10 +659,28 @@ fn inspect_physical_device(
             sampler_filter_minmax: minmax == vk::TRUE,
             timestamps,
             timestamp_period_ns: properties.limits.timestamp_period,
+            calibrated_timestamps,
             non_coherent_atom_size: properties.limits.non_coherent_atom_size.max(1),
             missing_optional,
         },
     })
+}
+
+/// Whether `physical` offers `VK_EXT_calibrated_timestamps` with the device's and the CPU's
+/// `CLOCK_MONOTONIC_RAW` time domains (the clock Tracy's calibration is read against).
+fn has_calibrated_timestamps(entry: &ash::Entry, instance: &ash::Instance, physical: vk::PhysicalDevice) -> bool {
+    // SAFETY: `physical` was enumerated from this live instance.
+    let Ok(extensions) = (unsafe { instance.enumerate_device_extension_properties(physical) }) else { return false };
+    let wanted = ash::ext::calibrated_timestamps::NAME;
+    if !extensions.iter().any(|extension| extension.extension_name_as_c_str().is_ok_and(|name| name == wanted)) {
+        return false;
+    }
+    let functions = ash::ext::calibrated_timestamps::Instance::new(entry, instance);
+    // SAFETY: the extension is offered by `physical`, a device of this instance.
+    let Ok(domains) = (unsafe { functions.get_physical_device_calibrateable_time_domains(physical) }) else {
+        return false;
+    };
+    domains.contains(&vk::TimeDomainEXT::DEVICE) && domains.contains(&vk::TimeDomainEXT::CLOCK_MONOTONIC_RAW)
 }
 
 fn create_logical_device(instance: &ash::Instance, candidate: &Candidate, swapchain: bool) -> Result<ash::Device> {
@@ -648,7 +699,10 @@ fn create_logical_device(instance: &ash::Instance, candidate: &Candidate, swapch
         .features(core_features)
         .push_next(&mut features12)
         .push_next(&mut features13);
-    let extensions = if swapchain { vec![ash::khr::swapchain::NAME.as_ptr()] } else { Vec::new() };
+    let mut extensions = if swapchain { vec![ash::khr::swapchain::NAME.as_ptr()] } else { Vec::new() };
+    if capabilities.calibrated_timestamps {
+        extensions.push(ash::ext::calibrated_timestamps::NAME.as_ptr());
+    }
     let info = vk::DeviceCreateInfo::default()
         .queue_create_infos(&queue_infos)
         .enabled_extension_names(&extensions)

@@ -19,6 +19,8 @@ use ash::vk;
 
 use std::collections::HashMap;
 
+use runtime::profiling::ZoneSite;
+
 use crate::barriers::{BarrierSource, PlannedBarrier, SyncState};
 use crate::compiler::Residency;
 use crate::context::{ExecuteContext, PrepareContext, StepState, Upload};
@@ -173,7 +175,10 @@ impl Executor {
             unsafe { raw.get_query_pool_results(slot.queries, 0, data, vk::QueryResultFlags::TYPE_64) }
                 .map_err(GraphError::vulkan("vkGetQueryPoolResults"))?;
             #[cfg(feature = "profile")]
-            self.profiler.upload(slot_index, &slot.timestamps[..pass_count * 2]);
+            {
+                self.profiler.upload(slot_index, &slot.timestamps[..pass_count * 2]);
+                self.profiler.keep_clocks(device);
+            }
         }
         let period_ms = f64::from(device.capabilities().timestamp_period_ns) / 1e6;
         stats.frame_index = frame_index;
@@ -231,6 +236,12 @@ fn slot_of(frame: u64) -> usize {
 pub(crate) struct Frame<'graph> {
     pub(crate) compiled: &'graph mut Compiled,
     pub(crate) passes: &'graph mut [Box<dyn Pass>],
+    /// Per pass (as `passes`): its type and `add_pass` call, its zones' source.
+    pub(crate) pass_sites: &'graph [ZoneSite],
+    /// Per pass (as the compiled declarations): its zones' name, `graph: pass`.
+    pub(crate) zone_names: &'graph [String],
+    /// The graph's name, its Tracy GPU context's.
+    pub(crate) graph_name: &'graph str,
     pub(crate) imports: &'graph mut HashMap<String, Import>,
     pub(crate) resolved: &'graph [Resolved],
     /// This frame's views of declared mip ranges (see `Compiled::view_ranges`).
@@ -247,7 +258,7 @@ impl Executor {
     /// free ([`Executor::wait_for_slot`]) and `frame.resolved` point at this frame's copies.
     pub(crate) fn run_frame(&mut self, mut frame: Frame) -> Result<()> {
         let slot = slot_of(frame.index);
-        self.begin_frame(slot)?;
+        self.begin_frame(slot, frame.graph_name)?;
         self.prepare_passes(&mut frame);
         let command_buffer = self.begin_recording(slot, &frame)?;
         for position in 0..frame.compiled.graph.order.len() {
@@ -261,7 +272,9 @@ impl Executor {
 
     /// Resets the slot's command pool, descriptor pools and staging region, and the frame's
     /// error and upload lists.
-    fn begin_frame(&mut self, slot_index: usize) -> Result<()> {
+    fn begin_frame(&mut self, slot_index: usize, graph_name: &str) -> Result<()> {
+        #[cfg(not(feature = "profile"))]
+        let _ = graph_name;
         let slot = &mut self.slots[slot_index];
         // SAFETY: the slot's fence was waited for, so its command buffer is not in use.
         unsafe { self.device.raw().reset_command_pool(slot.pool, vk::CommandPoolResetFlags::empty()) }
@@ -273,7 +286,7 @@ impl Executor {
         #[cfg(feature = "profile")]
         {
             self.profiler.discard(slot_index);
-            self.profiler.ensure_context(&self.device);
+            self.profiler.ensure_context(&self.device, graph_name);
         }
         self.error = None;
         Ok(())
@@ -429,7 +442,12 @@ impl Executor {
         flush_barriers(raw, command_buffer, scratch);
         if timestamps {
             #[cfg(feature = "profile")]
-            self.profiler.begin_pass(slot_index, &decl.name);
+            self.profiler.begin_pass(
+                slot_index,
+                position,
+                &frame.zone_names[pass_index],
+                &frame.pass_sites[pass_index],
+            );
             // SAFETY: recording; the query was reset in `begin_recording`.
             unsafe {
                 raw.cmd_write_timestamp2(
@@ -447,7 +465,7 @@ impl Executor {
             unsafe { raw.cmd_copy_buffer(command_buffer, upload.source, upload.target, &[upload.region]) };
             *next_upload += 1;
         }
-        runtime::profile_zone_dynamic!(decl.name.as_str());
+        runtime::profile_zone_site!(frame.zone_names[pass_index].as_str(), &frame.pass_sites[pass_index]);
         let started = Instant::now();
         let slot = &mut slots[slot_index];
         let mut context = ExecuteContext {
@@ -509,7 +527,7 @@ impl Executor {
         slot.cpu_ms[position] = started.elapsed().as_secs_f64() * 1e3;
         if timestamps {
             #[cfg(feature = "profile")]
-            self.profiler.end_pass(slot_index);
+            self.profiler.end_pass(slot_index, position);
             // SAFETY: recording; the query was reset in `begin_recording`.
             unsafe {
                 raw.cmd_write_timestamp2(
@@ -631,10 +649,10 @@ impl Executor {
             .signal_semaphores(signals);
         {
             let queue = {
-                runtime::profile_zone!("lock wait: queue");
+                runtime::profile_zone!("lock wait: queue (submit)");
                 self.device.queue()
             };
-            runtime::profile_zone!("lock held: queue");
+            runtime::profile_zone!("lock held: queue (submit)");
             // SAFETY: the fence is signalled and unused (the slot was waited for).
             unsafe { raw.reset_fences(&[slot.fence]) }.map_err(GraphError::vulkan("vkResetFences"))?;
             // SAFETY: the queue lock is held; the command buffer is executable.

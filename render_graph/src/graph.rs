@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use ash::vk;
+use runtime::profiling::ZoneSite;
 
 use crate::barriers::SyncState;
 use crate::compiler::compile;
@@ -18,6 +19,9 @@ use crate::physical::{assign_range_views, check_mip_ranges, Compiled, Import, Im
 use crate::registry::{GraphDecl, ResourceKind};
 use crate::resolved::Resolved;
 use crate::stats::{GraphStats, PassStats};
+
+/// Graphs made in the process, for their default names.
+static GRAPHS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// What aliasing achieved in the compiled graph.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -39,6 +43,15 @@ pub struct AliasReport {
 pub struct RenderGraph {
     device: Arc<GpuDevice>,
     passes: Vec<Box<dyn Pass>>,
+    /// Per pass: its type and where it was added (its Tracy zones' source).
+    pass_sites: Vec<ZoneSite>,
+    /// Per pass of the compiled graph (in declaration order): its Tracy zones' name,
+    /// `graph: pass`, so that two graphs with a pass of the same name (a renderer and a
+    /// reference render, say) give zones of distinct names. Empty until the graph compiles or
+    /// after a rename (remade then).
+    zone_names: Vec<String>,
+    /// The graph's name (its Tracy GPU context's).
+    name: String,
     output_extent: vk::Extent2D,
     imports: HashMap<String, Import>,
     dirty: bool,
@@ -58,9 +71,13 @@ impl RenderGraph {
     /// Creates an empty graph whose relative sizes refer to `output_extent`.
     pub fn new(device: Arc<GpuDevice>, output_extent: vk::Extent2D) -> Result<RenderGraph> {
         let executor = Executor::new(&device)?;
+        let number = GRAPHS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         Ok(RenderGraph {
             device,
             passes: Vec::new(),
+            pass_sites: Vec::new(),
+            zone_names: Vec::new(),
+            name: format!("render graph {number}"),
             output_extent,
             imports: HashMap::new(),
             dirty: true,
@@ -95,9 +112,26 @@ impl RenderGraph {
     /// sees the first write. Dependencies that contradict each other across resources are a
     /// [`GraphError::Cycle`](crate::GraphError::Cycle) naming the passes. Names must be unique
     /// ([`GraphError::DuplicatePass`](crate::GraphError::DuplicatePass)).
-    pub fn add_pass(&mut self, pass: impl Pass) {
+    #[track_caller]
+    pub fn add_pass<P: Pass>(&mut self, pass: P) {
+        self.pass_sites.push(ZoneSite::caller(std::any::type_name::<P>()));
         self.passes.push(Box::new(pass));
         self.dirty = true;
+    }
+
+    /// Names the graph: the name of its Tracy GPU context (`render graph N` by default, N
+    /// counting the graphs of the process), so that the contexts of two graphs (a renderer
+    /// and a reference render, say) can be told apart, and the prefix of its passes' zone
+    /// names (`graph: pass`, CPU and GPU). Zones take a new name from the next frame; the
+    /// context keeps the name it was made with (at the first frame a Tracy client runs).
+    pub fn set_name(&mut self, name: impl Into<String>) {
+        self.name = name.into();
+        self.zone_names.clear();
+    }
+
+    /// The graph's name (see [`RenderGraph::set_name`]).
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// Changes the extent relative sizes refer to (recompiles when it differs).
@@ -279,6 +313,7 @@ impl RenderGraph {
         }
         self.dirty = false;
         self.compile_count += 1;
+        self.zone_names.clear();
         Ok(())
     }
 
@@ -290,10 +325,18 @@ impl RenderGraph {
         self.compile()?;
         self.executor.wait_for_slot(&self.device, self.frame_index, &mut self.stats)?;
         let compiled = self.compiled.as_mut().expect("compiled above");
+        if self.zone_names.len() != compiled.decl.passes.len() {
+            self.zone_names.clear();
+            let name = &self.name;
+            self.zone_names.extend(compiled.decl.passes.iter().map(|pass| format!("{name}: {}", pass.name)));
+        }
         compiled.resolve(&self.imports, self.frame_index, &mut self.resolved, &mut self.range_views)?;
         self.executor.run_frame(Frame {
             compiled,
             passes: &mut self.passes,
+            pass_sites: &self.pass_sites,
+            zone_names: &self.zone_names,
+            graph_name: &self.name,
             imports: &mut self.imports,
             resolved: &self.resolved,
             range_views: &self.range_views,
@@ -319,8 +362,9 @@ impl RenderGraph {
     }
 
     /// Names of the Tracy GPU zones the last submitted frame opened, one per pass that ran,
-    /// in order (empty until a Tracy client runs and the queue has timestamps). They are the
-    /// names [`RenderGraph::stats`] gives the passes.
+    /// in order (empty until a Tracy client runs and the queue has timestamps): `graph: pass`,
+    /// with the graph's name ([`RenderGraph::name`]) and the names [`RenderGraph::stats`]
+    /// gives the passes.
     #[cfg(feature = "profile")]
     pub fn gpu_zone_names(&self) -> &[String] {
         let Some(last) = self.frame_index.checked_sub(1) else { return &[] };
@@ -351,6 +395,9 @@ impl RenderGraph {
 
 impl Drop for RenderGraph {
     fn drop(&mut self) {
+        // The frames in flight finish and give their Tracy GPU zones their times (a zone
+        // without one keeps Tracy waiting at exit).
+        let _ = self.executor.wait_all(&self.device, &mut self.stats);
         // Resources and passes (with their pipelines) must outlive the frames using them.
         if self.device.wait_idle().is_ok() {
             self.executor.clock.finish_all();

@@ -195,10 +195,10 @@ impl Swapchain {
         let info =
             vk::PresentInfoKHR::default().wait_semaphores(&waits).swapchains(&swapchains).image_indices(&indices);
         let queue = {
-            runtime::profile_zone!("lock wait: queue");
+            runtime::profile_zone!("lock wait: queue (present)");
             self.device.queue()
         };
-        runtime::profile_zone!("lock held: queue");
+        runtime::profile_zone!("lock held: queue (present)");
         // SAFETY: the queue lock is held; the image was acquired from this swapchain and its
         // frame, which signals `rendered`, was submitted on this queue.
         match unsafe { self.loader.queue_present(*queue, &info) } {

@@ -479,6 +479,18 @@ fn tracy_gpu_zones_follow_the_passes() {
     }
     graph.wait_idle().expect("frames finish");
     assert_eq!(graph.stats().passes.len(), 1);
+    if device.capabilities().timestamps {
+        // Zones are named `graph: pass`, after the graph's default name, then after a new
+        // pass and a rename: two graphs' passes of one name never share a zone name.
+        assert_eq!(graph.gpu_zone_names(), [format!("{}: zoned", graph.name())]);
+        let mut later = probe("later", vec![fill("later buffer", ProbeKind::Buffer, 6)], &pipelines);
+        later.side_effect = true;
+        graph.add_pass(later);
+        graph.set_name("probe graph");
+        graph.execute_frame().expect("frame runs");
+        graph.wait_idle().expect("frame finishes");
+        assert_eq!(graph.gpu_zone_names(), ["probe graph: zoned", "probe graph: later"]);
+    }
     drop(graph);
     assert_no_validation_messages(&device);
 }

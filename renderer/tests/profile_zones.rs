@@ -1,5 +1,6 @@
 //! With the `profile` feature and a running Tracy client, every pass of a frame opens a GPU
-//! zone named as in `GraphStats`, so a capture and the statistics speak of the same passes.
+//! zone named `graph: pass`, with the pass named as in `GraphStats`, so a capture and the
+//! statistics speak of the same passes and two graphs' zones never share a name.
 #![cfg(feature = "profile")]
 
 use std::sync::Arc;
@@ -22,12 +23,13 @@ fn gpu_zones_carry_the_pass_names_of_graph_stats() {
     scene.draw_all_objects();
     let scene = scene.into_shared();
     let mut graph = RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: 32, height: 32 }).expect("graph");
+    graph.set_name("test scene");
     add_scene_passes(&mut graph, &scene, &ScenePassOptions::default()).expect("passes");
     for _ in 0..3 {
         graph.execute_frame().expect("frame");
     }
     graph.wait_idle().expect("idle");
-    let stats: Vec<String> = graph.stats().passes.iter().map(|pass| pass.name.clone()).collect();
+    let stats: Vec<String> = graph.stats().passes.iter().map(|pass| format!("test scene: {}", pass.name)).collect();
     assert!(stats.len() >= 3, "{stats:?}");
     assert_eq!(graph.gpu_zone_names(), stats.as_slice());
 }
