@@ -30,6 +30,7 @@ impl LibraryMesh {
 ///
 /// An error is the library's refusal, which [`crate::process_mesh`]'s output never earns.
 pub fn add_to_library(library: &mut MeshLibrary, mesh: &ProcessedMesh) -> render_graph::Result<LibraryMesh> {
+    runtime::profile_zone!("add mesh to library");
     let levels: Vec<(&[u32], &[Meshlet])> =
         mesh.levels.iter().map(|level| (level.indices.as_slice(), level.meshlets.as_slice())).collect();
     let vertices = MeshVertices { positions: &mesh.positions, normals: &mesh.normals, uvs: &mesh.uvs };

@@ -145,6 +145,7 @@ struct Vertex {
 
 /// Processes one mesh (see the module docs). Returns the first defect of a bad mesh.
 pub fn process_mesh(source: &MeshData, options: &ProcessOptions) -> Result<ProcessedMesh, MeshError> {
+    runtime::profile_zone!("process mesh");
     source.validate()?;
     let computed;
     let normals = if source.normals.is_empty() {
@@ -160,15 +161,22 @@ pub fn process_mesh(source: &MeshData, options: &ProcessOptions) -> Result<Proce
             uv: source.uvs.get(vertex).copied().unwrap_or_default(),
         })
         .collect();
-    let mut indices = meshopt::optimize_vertex_cache(&source.indices, vertices.len());
-    let vertices = meshopt::optimize_vertex_fetch(&mut indices, &vertices);
+    let (indices, vertices) = {
+        runtime::profile_zone!("meshopt vertex cache and fetch");
+        let mut indices = meshopt::optimize_vertex_cache(&source.indices, vertices.len());
+        let vertices = meshopt::optimize_vertex_fetch(&mut indices, &vertices);
+        (indices, vertices)
+    };
 
     let positions: Vec<[f32; 3]> = vertices.iter().map(|vertex| vertex.position).collect();
     let (bounds_min, bounds_max) = bounds_of(&positions);
     let adapter = VertexDataAdapter::new(meshopt::typed_to_bytes(&positions), std::mem::size_of::<[f32; 3]>(), 0)
         .expect("a [f32; 3] array is whole vertices of 12 bytes with the position at offset 0");
 
-    let chain = lod_chain(&indices, &adapter, Vec3::from(bounds_max) - Vec3::from(bounds_min), options);
+    let chain = {
+        runtime::profile_zone!("meshopt simplify (levels of detail)");
+        lod_chain(&indices, &adapter, Vec3::from(bounds_max) - Vec3::from(bounds_min), options)
+    };
     let count = chain.len();
     let mut levels = Vec::with_capacity(count);
     for (level, (level_indices, error)) in chain.iter().enumerate() {
@@ -177,7 +185,10 @@ pub fn process_mesh(source: &MeshData, options: &ProcessOptions) -> Result<Proce
             None if count == 1 => f32::INFINITY,
             None => 2.0 * hand_over_distance(*error, options),
         };
-        let (indices, meshlets) = meshlets_of(level_indices, &adapter, options);
+        let (indices, meshlets) = {
+            runtime::profile_zone!("meshopt meshlets");
+            meshlets_of(level_indices, &adapter, options)
+        };
         levels.push(ProcessedLevel { indices, error: *error, max_distance, meshlets });
     }
     Ok(ProcessedMesh {
@@ -193,7 +204,9 @@ pub fn process_mesh(source: &MeshData, options: &ProcessOptions) -> Result<Proce
 /// Processes many meshes in parallel on the job system, one job per mesh; the results are in
 /// the order of `sources`.
 pub fn process_meshes(sources: &[MeshData], options: &ProcessOptions) -> Vec<Result<ProcessedMesh, MeshError>> {
+    runtime::profile_zone!("process meshes");
     let mut results: Vec<Option<Result<ProcessedMesh, MeshError>>> = vec![None; sources.len()];
+    let _job_label = runtime::profiling::job_label("process mesh job");
     runtime::jobs::parallel_for_chunks(&mut results, 1, |first, chunk| {
         for (offset, slot) in chunk.iter_mut().enumerate() {
             *slot = Some(process_mesh(&sources[first + offset], options));

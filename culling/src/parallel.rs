@@ -101,7 +101,7 @@ fn split_words(
     );
     let totals = SharedStats::default();
     let grain_words = grain.div_ceil(BITS_PER_WORD).max(1);
-    let _job_label = runtime::profiling::job_label("visibility cull");
+    let _job_label = runtime::profiling::job_label("frustum cull job");
     pool.parallel_for_chunks(words, grain_words, |first_word, chunk| {
         totals.add(cull(objects_of(first_word, chunk.len(), count), chunk));
     });

@@ -100,6 +100,7 @@ impl ClusterRenderer {
             upload_objects(&scene, visibility, &color_of)?;
             lock_scene(&scene).draw_all_objects();
             let mut graph = RenderGraph::new(Arc::clone(&self.device), self.extent)?;
+            graph.set_name("cluster render");
             let options = ScenePassOptions { clear_color: self.clear_color, ..ScenePassOptions::default() };
             let readbacks = ClusterReadbacks { color: true, verdicts: true, early_depth: false };
             let culled =
@@ -229,6 +230,7 @@ impl ClusterRenderer {
         let meshlet_scene = meshlet_scene.into_shared();
         lock_scene(&meshlet_scene).set_view_projection(view_projection.to_cols_array_2d());
         let mut graph = RenderGraph::new(Arc::clone(&self.device), self.extent)?;
+        graph.set_name("cluster reference render");
         let options = ScenePassOptions { clear_color: self.clear_color, ..ScenePassOptions::default() };
         let readback =
             renderer::add_scene_passes(&mut graph, &meshlet_scene, &options)?.ok_or("asked for a readback")?;

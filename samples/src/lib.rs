@@ -13,7 +13,13 @@ pub mod window;
 
 /// Installs a logger that prints the engine's warnings and errors on standard error
 /// (`env_logger`); `RUST_LOG` chooses more (`RUST_LOG=info`, `RUST_LOG=ecs=debug`) or less
-/// (`RUST_LOG=off`). Every sample calls it first; a second call does nothing.
+/// (`RUST_LOG=off`). In a `profile` build every record also goes to the Tracy capture as a
+/// message (`runtime::profiling::TracyLogger`). Every sample calls it first; a second call
+/// does nothing.
 pub fn init_logging() {
-    let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).try_init();
+    let logger = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).build();
+    let level = logger.filter();
+    if log::set_boxed_logger(Box::new(runtime::profiling::TracyLogger::new(logger))).is_ok() {
+        log::set_max_level(level);
+    }
 }

@@ -85,6 +85,7 @@ impl MeshRenderer {
         let capacity = capacity.max(1);
         let scene = GpuScene::new(&device, meshes.clone(), capacity)?.into_shared();
         let mut graph = RenderGraph::new(Arc::clone(&device), extent)?;
+        graph.set_name("reference render");
         let options = ScenePassOptions { clear_color, ..ScenePassOptions::default() };
         let readback = renderer::add_scene_passes(&mut graph, &scene, &options)?
             .ok_or("the scene passes were asked for a readback")?;

@@ -121,6 +121,7 @@ pub fn load_gltf(path: &Path, options: &ProcessOptions) -> Result<GltfScene, Imp
 /// Loads a glTF document from memory; `base` is the folder external buffers are relative to
 /// (`None`: a reference to an external file is an error).
 pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptions) -> Result<GltfScene, ImportError> {
+    runtime::profile_zone!("load glTF");
     let mut timings = LoadTimings::default();
     let mut step = Instant::now();
     let mut lap = |slot: &mut Duration| {
@@ -128,12 +129,18 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
         step = Instant::now();
     };
     let container = buffers::split_container(bytes)?;
-    let document = parse_document(container.json)?;
+    let document = {
+        runtime::profile_zone!("glTF parse");
+        parse_document(container.json)?
+    };
     if let Some(extension) = document.extensions_required().next() {
         return Err(ImportError::Unsupported(format!("the file requires extension {extension}")));
     }
     lap(&mut timings.parse);
-    let buffers = buffers::load_buffers(&document, container.bin, base)?;
+    let buffers = {
+        runtime::profile_zone!("glTF buffers");
+        buffers::load_buffers(&document, container.bin, base)?
+    };
     lap(&mut timings.buffers);
 
     let mut sources = Vec::new();

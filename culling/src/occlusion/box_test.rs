@@ -277,7 +277,7 @@ impl TestTarget<'_> {
     ) -> OcclusionStats {
         let stats = SharedStats::default();
         let grain_words = grain.div_ceil(BITS_PER_WORD).max(1);
-        let _job_label = runtime::profiling::job_label("occlusion test");
+        let _job_label = runtime::profiling::job_label("occlusion test job");
         runtime::jobs::parallel_for_chunks(words, grain_words, |first_word, chunk| {
             let mut local = OcclusionStats::default();
             let mut projected = [Projected::default(); 16];
@@ -391,7 +391,7 @@ impl TestTarget<'_> {
     pub fn classify(&self, boxes: AabbSlices<'_>, verdicts: &mut [OcclusionVerdict], grain: usize) -> OcclusionStats {
         assert_eq!(verdicts.len(), boxes.len(), "one verdict per box");
         let stats = SharedStats::default();
-        let _job_label = runtime::profiling::job_label("occlusion test");
+        let _job_label = runtime::profiling::job_label("occlusion classify job");
         runtime::jobs::parallel_for_chunks(verdicts, grain, |first, chunk| {
             let mut local = OcclusionStats::default();
             for (offset, verdict) in chunk.iter_mut().enumerate() {

@@ -344,7 +344,7 @@ impl OcclusionCuller {
         // below, so a steady frame keeps the old ones rather than clearing them first.
         let view = ViewSetup::new(&self.view_projection);
         self.instances.resize(occluders.len(), InstanceSetup::UNUSABLE);
-        let _job_label = runtime::profiling::job_label("occlusion instances");
+        let _job_label = runtime::profiling::job_label("occlusion instances job");
         runtime::jobs::parallel_for_chunks(&mut self.instances, 64, |first, chunk| {
             for (offset, setup) in chunk.iter_mut().enumerate() {
                 // Each mesh is its own allocation: start loading a few occluders ahead.
@@ -373,7 +373,7 @@ impl OcclusionCuller {
         // Every slot is written (or emptied) by its setup below.
         self.primitives.resize(units, Primitive::EMPTY);
         let (instances, unit_starts) = (&self.instances, &self.unit_starts);
-        let _job_label = runtime::profiling::job_label("occlusion primitives");
+        let _job_label = runtime::profiling::job_label("occlusion primitives job");
         runtime::jobs::parallel_for_chunks(&mut self.primitives, PRIMITIVE_GRAIN, |first, chunk| {
             let mut owner = unit_starts.partition_point(|&start| start <= first) - 1;
             for (offset, slot) in chunk.iter_mut().enumerate() {

@@ -396,6 +396,7 @@ impl OccluderSelector {
         self.scratch.clear();
         self.scratch.resize(count, NOT_CHOSEN);
         let fewest = AtomicUsize::new(usize::MAX);
+        let _job_label = runtime::profiling::job_label("occluder selection job");
         runtime::jobs::parallel_for_chunks(&mut self.scratch, SCORE_GRAIN, |first, keys| {
             let mut fewest_here = usize::MAX;
             for (offset, key) in keys.iter_mut().enumerate() {

@@ -59,7 +59,7 @@ impl MinPyramid {
         // Level 0 and its windows, the bulk of the work, in bands of rows on the job system;
         // the small levels above one after another.
         let band = base_width * TEXELS_PER_JOB.div_ceil(base_width);
-        let _job_label = runtime::profiling::job_label("occlusion pyramid");
+        let _job_label = runtime::profiling::job_label("occlusion pyramid job");
         runtime::jobs::parallel_for_chunks(&mut self.texels[..base_width * base_height], band, |first, rows| {
             for (offset, row) in rows.chunks_exact_mut(base_width).enumerate() {
                 base.copy_row(first / base_width + offset, row);

@@ -105,7 +105,7 @@ impl TiledDepth {
     pub fn rasterize(&mut self, primitives: &[Primitive], kernel: Kernel, clear: bool) {
         let bins = &self.bins;
         let (width, height, tiles_x) = (self.width, self.height, self.tiles_x);
-        let _job_label = runtime::profiling::job_label("occlusion raster");
+        let _job_label = runtime::profiling::job_label("occlusion raster job");
         runtime::jobs::parallel_for_chunks(&mut self.depth, TILE_PIXELS, |first, tile| {
             let index = first / TILE_PIXELS;
             let origin = [((index % tiles_x) * TILE_WIDTH) as i32, ((index / tiles_x) * TILE_HEIGHT) as i32];

@@ -135,6 +135,7 @@ impl OcclusionPass {
         let target = self.culler.target();
         let hidden = |bounds: &Aabb| target.test(bounds.center(), bounds.half_extent()) == OcclusionVerdict::Occluded;
         // Jobs take whole groups (the grain is a multiple of the group size).
+        let _job_label = runtime::profiling::job_label("occlusion words job");
         runtime::jobs::parallel_for_chunks(words, WORD_TEST_GRAIN, |first, chunk| {
             for (group_offset, group_words) in chunk.chunks_mut(GROUP_WORDS).enumerate() {
                 let first_word = first + group_offset * GROUP_WORDS;

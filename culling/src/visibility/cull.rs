@@ -98,6 +98,7 @@ pub(crate) const WORD_KINDS: usize = 7;
 /// ranges of words, each writing only its own words and reading its own bytes in order.
 pub(crate) fn pack_slot_flags(flags: &[u8], to: [&mut [u64]; WORD_KINDS]) {
     runtime::profile_zone!("visibility slot bits");
+    let _job_label = runtime::profiling::job_label("visibility slot bits job");
     let words = flags.len().div_ceil(BITS_PER_WORD);
     assert!(to.iter().all(|column| column.len() >= words), "slot words sized to the slot count");
     let targets = WordWriters(to.map(|column| column.as_mut_ptr()));

@@ -181,6 +181,7 @@ impl ObjectSlots {
     fn look_up(&mut self, index: &SlotIndex, world: &World, segments: &[Segment]) -> usize {
         let (by_id, storage) = (&index.by_id[..], &mut self.storage);
         let matched = AtomicUsize::new(0);
+        let _job_label = runtime::profiling::job_label("visibility gather slots job");
         runtime::jobs::parallel_for_chunks(storage, LOOKUP_GRAIN, |first, chunk| {
             let mut found = 0;
             let mut segment_index = segments.partition_point(|segment| segment.start + segment.len <= first);

@@ -270,6 +270,7 @@ fn run_full_pass(
     let totals = PassTotals::default();
     {
         runtime::profile_zone!("visibility cull");
+        let _job_label = runtime::profiling::job_label("visibility cull job");
         runtime::jobs::parallel_for_ranges(0..objects, GRAIN, |range| run_range(inputs, &outputs, &totals, range));
     }
     {
@@ -360,6 +361,8 @@ fn finish_frame(
     });
     let world = ctx.world_unchecked();
     let (bits, drawable, casters) = (&*bits, &drawable[..], &casters[..]);
+    // The tag search is the half that may run on another thread, as a job.
+    let _job_label = runtime::profiling::job_label("visibility tags job");
     let ((), ([inserted, removed, traded], tag_seconds)) = runtime::jobs::join(
         || gather(bits, drawable, casters, lists),
         || {

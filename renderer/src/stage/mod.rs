@@ -189,10 +189,10 @@ fn readback_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
         let mut report = ctx.resource_mut::<RenderReport>();
         // Locks show in a capture: the wait for the lock, then the time it is held.
         let state = {
-            runtime::profile_zone!("lock wait: render state");
+            runtime::profile_zone!("lock wait: render state (readback)");
             state.lock().unwrap_or_else(|poison| poison.into_inner())
         };
-        runtime::profile_zone!("lock held: render state");
+        runtime::profile_zone!("lock held: render state (readback)");
         if let Err(error) = state.ring.read_newest(&state.graph, state.frames, &mut report) {
             report.error = Some(error.to_string());
         }
@@ -222,10 +222,10 @@ fn render_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
         let mut report = ctx.resource_mut::<RenderReport>();
         // Locks show in a capture: the wait for the lock, then the time it is held.
         let mut state = {
-            runtime::profile_zone!("lock wait: render state");
+            runtime::profile_zone!("lock wait: render state (render)");
             state.lock().unwrap_or_else(|poison| poison.into_inner())
         };
-        runtime::profile_zone!("lock held: render state");
+        runtime::profile_zone!("lock held: render state (render)");
         report.error = state.frame(world, changes, &visibility, &mut report).err().map(|error| error.to_string());
         if report.error.is_some() && report.error != state.logged_error {
             log::error!("rendering frame {}: {}", report.frames, report.error.as_deref().unwrap_or_default());

@@ -69,7 +69,16 @@ impl ReadbackRing {
         let Some(stats) = &self.stats else { return Ok(()) };
         report.bits_frame = Some(frame);
         let region = ring_region(stats, frame)?;
-        report.gpu = Some(GpuCullStats::from_counters(region, graph.stats()));
+        let gpu = GpuCullStats::from_counters(region, graph.stats());
+        // The GPU's own counts, plotted as they arrive: `gpu stats frame` says which frame
+        // they belong to (one or more frames before the one being recorded).
+        runtime::profile_plot!("gpu stats frame", frame);
+        runtime::profile_plot!("gpu drawn early", gpu.early_drawn);
+        runtime::profile_plot!("gpu drawn late", gpu.late_drawn);
+        runtime::profile_plot!("gpu frustum rejected", gpu.frustum_rejected);
+        runtime::profile_plot!("gpu occlusion rejected", gpu.occlusion_rejected);
+        runtime::profile_plot!("gpu triangles", gpu.triangles);
+        report.gpu = Some(gpu);
         if let Some(bits) = &self.bits {
             let region = ring_region(bits, frame)?;
             report.bits.clear();

@@ -45,6 +45,7 @@ impl RenderState {
     ) -> render_graph::Result<RenderState> {
         let scene = GpuScene::new(device, setup.meshes, setup.capacity)?.into_shared();
         let mut graph = RenderGraph::new(Arc::clone(device), setup.extent)?;
+        graph.set_name("renderer");
         let options =
             ScenePassOptions { clear_color: setup.clear_color, readback: false, ..ScenePassOptions::default() };
         let mut cull_settings = None;

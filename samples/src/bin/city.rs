@@ -18,6 +18,11 @@
 //! option (`samples::city::CityOptions`). For example
 //! `city --frames 120 --size 640x360 --render every --out images --png-every 30 --validate`.
 
+/// Every heap allocation, in the Tracy capture's memory view (feature `profile-memory`).
+#[cfg(feature = "profile-memory")]
+#[global_allocator]
+static ALLOCATOR: runtime::profiling::TrackedAllocator = runtime::profiling::tracked_allocator();
+
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;

@@ -10,6 +10,11 @@
 //! reads the GPU scene's buffers back, comparing every slot with a from-scratch upload of the
 //! same world (`scene_mismatches` must be 0).
 
+/// Every heap allocation, in the Tracy capture's memory view (feature `profile-memory`).
+#[cfg(feature = "profile-memory")]
+#[global_allocator]
+static ALLOCATOR: runtime::profiling::TrackedAllocator = runtime::profiling::tracked_allocator();
+
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

@@ -2,6 +2,11 @@
 //! [enemies spawned per frame]`. Prints the score, the scene, the engine's reports and the
 //! world hash (equal on any thread count).
 
+/// Every heap allocation, in the Tracy capture's memory view (feature `profile-memory`).
+#[cfg(feature = "profile-memory")]
+#[global_allocator]
+static ALLOCATOR: runtime::profiling::TrackedAllocator = runtime::profiling::tracked_allocator();
+
 use std::process::ExitCode;
 
 use samples::tower_defence::{self, Game};

@@ -15,6 +15,11 @@
 //! says so and exits 0; a bad file exits 1 with one line naming the problem. Without a
 //! Vulkan device the viewer says why, skips the image and exits 0.
 
+/// Every heap allocation, in the Tracy capture's memory view (feature `profile-memory`).
+#[cfg(feature = "profile-memory")]
+#[global_allocator]
+static ALLOCATOR: runtime::profiling::TrackedAllocator = runtime::profiling::tracked_allocator();
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 

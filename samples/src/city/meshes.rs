@@ -155,6 +155,7 @@ fn add_level(library: &mut MeshLibrary, mesh: &ProcessedMesh, level: usize) -> u
 impl CityLibrary {
     /// Generates and processes (in parallel, on the job system) every mesh of the city.
     pub fn build(config: &CityConfig) -> CityLibrary {
+        runtime::profile_zone!("city meshes");
         let generated = generators(config);
         let sources: Vec<MeshData> = generated.iter().map(|(_, _, mesh)| mesh.clone()).collect();
         let processed: Vec<ProcessedMesh> = process_meshes(&sources, &ProcessOptions::default())

@@ -147,6 +147,7 @@ fn paint(mesh: &Mesh, index: usize) -> BaseColor {
 /// chains ([`CityLibrary::lod_for`]), so [`attach_lods`](super::attach_lods) has only the
 /// few entities that gain components later left to move between archetypes.
 pub fn build_city(world: &mut World, config: &CityConfig, lods: Option<&CityLibrary>) -> City {
+    runtime::profile_zone!("build city");
     let mut layout = Layout::new(config.seed);
     let mut city = City::default();
     let pitch = config.pitch();

@@ -149,6 +149,7 @@ impl TrackedState {
             let (drawable, forced, bounds) =
                 (&visibility.drawable[..], &self.forced[..], &visibility.objects.bounds[..]);
             let word_bounds = SharedMut(self.word_bounds.as_mut_ptr());
+            let _job_label = runtime::profiling::job_label("visibility word bounds job");
             runtime::jobs::parallel_for_chunks(&mut self.settled, WORD_GRAIN, |first, chunk| {
                 for (offset, settled) in chunk.iter_mut().enumerate() {
                     let index = first + offset;
@@ -242,6 +243,7 @@ impl TrackedState {
         // Jobs take whole groups of words (the grain is a multiple of the group size), so each
         // redoes the bounds of its own refreshed words and then of their groups.
         const { assert!(WORD_GRAIN.is_multiple_of(GROUP_WORDS)) };
+        let _job_label = runtime::profiling::job_label("visibility decide words job");
         runtime::jobs::parallel_for_chunks(&mut self.words, WORD_GRAIN, |first, chunk| {
             let mut local = TrackedTotals::default();
             let mut block = AabbBlock::new();

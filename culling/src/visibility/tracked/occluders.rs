@@ -63,6 +63,7 @@ impl OccluderBits {
         let count = words.len();
         if full_frame || self.generation != Some(meshes.generation()) || self.bits.len() != count {
             self.bits.resize(count, 0);
+            let _job_label = runtime::profiling::job_label("visibility occluder bits job");
             runtime::jobs::parallel_for_chunks(&mut self.bits, WORD_GRAIN, |first, chunk| {
                 for (offset, bits) in chunk.iter_mut().enumerate() {
                     *bits = bits_of(first + offset);

@@ -52,10 +52,12 @@ pub(super) fn refresh(
     let pass_totals = PassTotals::default();
     let objects = work.slots.storage().len();
     let outputs = PassOutputs::of(visibility, work, objects);
+    let refresh_label = runtime::profiling::job_label("visibility refresh job");
     for segment in &plan.segments {
         let range = segment.start..segment.start + segment.len;
         runtime::jobs::parallel_for_ranges(range, GRAIN, |range| run_range(inputs, &outputs, &pass_totals, range));
     }
+    drop(refresh_label);
     let mut computed = pass_totals.bounds_computed.load(Ordering::Relaxed);
     // Gather the refreshed slots per word first, then write each word's flags once:
     // storage order need not follow slot order (tags reshuffle rows, and slots freed by

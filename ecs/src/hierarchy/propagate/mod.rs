@@ -146,7 +146,7 @@ pub fn hierarchy_system() -> System {
         let commands = &mut ctx.commands;
         // One scope around all the parallel loops: a thread outside the pool (the main thread
         // running a lone system) then joins the pool once per frame, not once per loop.
-        let _job_label = runtime::profiling::job_label("transform propagate");
+        let _job_label = runtime::profiling::job_label("transform propagate job");
         runtime::jobs::scope(|_| propagator.run_tracked(world, changes, commands, &mut report));
     })
     .reads::<Transform>()
