@@ -206,6 +206,7 @@ fn validate(decl: &GraphDecl, is_imported: &dyn Fn(&str, ResourceKind) -> bool) 
             return Err(GraphError::MissingResource {
                 pass: decl.passes[resource.first_user].name.clone(),
                 resource: resource.name.clone(),
+                nearest: None,
             });
         }
         if let Origin::History { of } = resource.origin {
@@ -581,7 +582,7 @@ mod tests {
         });
         let error = compile(&decl, &no_imports).expect_err("ghost is never declared");
         assert!(
-            matches!(&error, GraphError::MissingResource { pass, resource } if pass == "reader" && resource == "ghost")
+            matches!(&error, GraphError::MissingResource { pass, resource, .. } if pass == "reader" && resource == "ghost")
         );
 
         let mut decl = GraphDecl::default();

@@ -29,7 +29,23 @@ pub enum GraphError {
         pass: String,
         /// The resource name.
         resource: String,
+        /// The created or imported resource whose name is nearest, if one is near (a typo).
+        nearest: Option<String>,
     },
+    /// A pass was placed at an insertion point the graph does not have
+    /// ([`crate::RenderGraph::add_pass_at`]).
+    UnknownInsertionPoint {
+        /// The pass.
+        pass: String,
+        /// The point asked for.
+        point: String,
+        /// The points the graph has, in order.
+        known: Vec<String>,
+        /// The known point whose name is nearest, if one is near.
+        nearest: Option<String>,
+    },
+    /// Two insertion points have the same name.
+    DuplicateInsertionPoint(String),
     /// A pass reads a created resource that no pass writes.
     ReadWithoutWriter {
         /// The reading pass.
@@ -154,8 +170,33 @@ impl fmt::Display for GraphError {
             GraphError::Cycle(passes) => {
                 write!(formatter, "the passes form a cycle: {}", passes.join(" -> "))
             }
-            GraphError::MissingResource { pass, resource } => {
-                write!(formatter, "pass `{pass}` uses resource `{resource}`, which no pass creates and nobody imported")
+            GraphError::MissingResource { pass, resource, nearest } => {
+                write!(
+                    formatter,
+                    "pass `{pass}` uses resource `{resource}`, which no pass creates and nobody imported"
+                )?;
+                match nearest {
+                    Some(nearest) => write!(formatter, " (did you mean `{nearest}`?)"),
+                    None => Ok(()),
+                }
+            }
+            GraphError::UnknownInsertionPoint { pass, point, known, nearest } => {
+                write!(
+                    formatter,
+                    "pass `{pass}` is placed at insertion point `{point}`, which the graph does not have"
+                )?;
+                if let Some(nearest) = nearest {
+                    write!(formatter, " (did you mean `{nearest}`?)")?;
+                }
+                if known.is_empty() {
+                    write!(formatter, "; it has none (the engine's frame adds them)")
+                } else {
+                    let known = known.iter().map(|point| format!("`{point}`")).collect::<Vec<_>>().join(", ");
+                    write!(formatter, "; it has {known}")
+                }
+            }
+            GraphError::DuplicateInsertionPoint(point) => {
+                write!(formatter, "two insertion points are named `{point}`; point names must be unique")
             }
             GraphError::ReadWithoutWriter { pass, resource } => {
                 write!(formatter, "pass `{pass}` reads resource `{resource}`, which no pass writes")
@@ -215,12 +256,45 @@ impl From<gpu_allocator::AllocationError> for GraphError {
     }
 }
 
+/// The name of `candidates` nearest to `wanted`, when it is near enough to be what was meant:
+/// equal but for case, or within a third of the name's length in edits (transpositions count
+/// once), at least one edit allowed.
+pub(crate) fn nearest_name<'a>(wanted: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let lowered = wanted.to_lowercase();
+    let allowed = (wanted.chars().count() / 3).max(1);
+    candidates
+        .into_iter()
+        .filter(|candidate| *candidate != wanted)
+        .map(|candidate| {
+            let distance = if candidate.to_lowercase() == lowered {
+                0
+            } else {
+                strsim::damerau_levenshtein(&lowered, &candidate.to_lowercase())
+            };
+            (distance, candidate)
+        })
+        .filter(|&(distance, _)| distance <= allowed)
+        .min_by_key(|&(distance, _)| distance)
+        .map(|(_, candidate)| candidate.to_owned())
+}
+
 /// The result type of this crate.
 pub type Result<T, E = GraphError> = std::result::Result<T, E>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_nearest_name_is_a_likely_typo_or_none() {
+        let names = ["depth_prepass", "color", "object_records", "Color"];
+        assert_eq!(nearest_name("depth_prepas", names).as_deref(), Some("depth_prepass"));
+        assert_eq!(nearest_name("COLOR", names).as_deref(), Some("color"));
+        assert_eq!(nearest_name("object_record", names).as_deref(), Some("object_records"));
+        assert_eq!(nearest_name("shadow_map", names), None);
+        assert_eq!(nearest_name("x", ["y"]).as_deref(), Some("y"));
+        assert_eq!(nearest_name("anything", std::iter::empty()), None);
+    }
 
     #[test]
     fn cycle_message_names_every_pass() {

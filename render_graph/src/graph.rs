@@ -11,7 +11,7 @@ use crate::barriers::SyncState;
 use crate::compiler::compile;
 use crate::device::GpuDevice;
 use crate::dot::compiled_to_dot;
-use crate::error::Result;
+use crate::error::{nearest_name, GraphError, Result};
 use crate::executor::{Executor, Frame};
 use crate::memory::{GpuBuffer, GpuImage};
 use crate::pass::Pass;
@@ -45,6 +45,10 @@ pub struct RenderGraph {
     passes: Vec<Box<dyn Pass>>,
     /// Per pass: its type and where it was added (its Tracy zones' source).
     pass_sites: Vec<ZoneSite>,
+    /// Named places in the pass order, in order (see [`RenderGraph::add_insertion_point`]).
+    points: Vec<InsertionPoint>,
+    /// Passes already logged as not running (each is logged once per graph).
+    logged_unused: Vec<String>,
     /// Per pass of the compiled graph (in declaration order): its Tracy zones' name,
     /// `graph: pass`, so that two graphs with a pass of the same name (a renderer and a
     /// reference render, say) give zones of distinct names. Empty until the graph compiles or
@@ -76,6 +80,8 @@ impl RenderGraph {
             device,
             passes: Vec::new(),
             pass_sites: Vec::new(),
+            points: Vec::new(),
+            logged_unused: Vec::new(),
             zone_names: Vec::new(),
             name: format!("render graph {number}"),
             output_extent,
@@ -117,6 +123,73 @@ impl RenderGraph {
         self.pass_sites.push(ZoneSite::caller(std::any::type_name::<P>()));
         self.passes.push(Box::new(pass));
         self.dirty = true;
+    }
+
+    /// Adds a named insertion point after the passes added so far: a place where passes can
+    /// be put later with [`RenderGraph::add_pass_at`], however many passes are appended after
+    /// it meanwhile. An engine builds its frame with points between its passes (the renderer's
+    /// are in `renderer::points`) so that a user's pass can run before, between or after them
+    /// without rebuilding the frame. A point is not a pass: it costs nothing at run time.
+    ///
+    /// ```
+    /// # fn main() -> render_graph::Result<()> {
+    /// # let Some(device) = render_graph::testing::gpu_test_context() else { return Ok(()) };
+    /// # struct Named(&'static str);
+    /// # impl render_graph::Pass for Named {
+    /// #     fn name(&self) -> &str { self.0 }
+    /// #     fn register(&mut self, registry: &mut render_graph::Registry) { registry.side_effect(); }
+    /// #     fn execute(&mut self, _: &mut render_graph::ExecuteContext) {}
+    /// # }
+    /// let mut graph = render_graph::RenderGraph::new(device, render_graph::vk::Extent2D { width: 8, height: 8 })?;
+    /// graph.add_pass(Named("upload"));
+    /// graph.add_insertion_point("after upload")?;
+    /// graph.add_pass(Named("draw"));
+    /// graph.add_pass_at("after upload", Named("animate"))?;
+    /// assert_eq!(graph.execution_order()?, ["upload", "animate", "draw"]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn add_insertion_point(&mut self, name: impl Into<String>) -> Result<()> {
+        let name = name.into();
+        if self.points.iter().any(|point| point.name == name) {
+            return Err(GraphError::DuplicateInsertionPoint(name));
+        }
+        self.points.push(InsertionPoint { name, index: self.passes.len() });
+        Ok(())
+    }
+
+    /// Adds a pass at insertion point `point`: after every pass added before the point
+    /// (engine passes and earlier passes placed at this point or earlier points) and before
+    /// every pass added after it. What the pass writes is seen by the passes after it in the
+    /// same frame, as for [`RenderGraph::add_pass`]'s declaration order. An unknown point is
+    /// [`GraphError::UnknownInsertionPoint`], naming the points there are and the nearest.
+    #[track_caller]
+    pub fn add_pass_at<P: Pass>(&mut self, point: &str, pass: P) -> Result<()> {
+        let Some(position) = self.points.iter().position(|known| known.name == point) else {
+            let known: Vec<String> = self.points.iter().map(|known| known.name.clone()).collect();
+            let nearest = nearest_name(point, known.iter().map(String::as_str));
+            return Err(GraphError::UnknownInsertionPoint {
+                pass: pass.name().to_owned(),
+                point: point.to_owned(),
+                known,
+                nearest,
+            });
+        };
+        let index = self.points[position].index;
+        self.pass_sites.insert(index, ZoneSite::caller(std::any::type_name::<P>()));
+        self.passes.insert(index, Box::new(pass));
+        // This point and every later one now lie one pass further; earlier points (at the
+        // same index or before) stay before the new pass.
+        for later in &mut self.points[position..] {
+            later.index += 1;
+        }
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// The graph's insertion points, in order.
+    pub fn insertion_points(&self) -> impl Iterator<Item = &str> {
+        self.points.iter().map(|point| point.name.as_str())
     }
 
     /// Names the graph: the name of its Tracy GPU context (`render graph N` by default, N
@@ -284,7 +357,7 @@ impl RenderGraph {
             Some(ImportedResource::Buffer(_)) => kind == ResourceKind::Buffer,
             None => false,
         };
-        let graph = compile(&decl, &is_imported)?;
+        let graph = compile(&decl, &is_imported).map_err(|error| suggest_resource(error, &decl, imports))?;
         check_mip_ranges(&decl, &self.imports, self.output_extent)?;
         let view_ranges = assign_range_views(&mut decl);
         // Old resources may be in use by frames in flight.
@@ -314,7 +387,27 @@ impl RenderGraph {
         self.dirty = false;
         self.compile_count += 1;
         self.zone_names.clear();
+        self.log_unused_passes();
         Ok(())
+    }
+
+    /// Logs, once per pass, each pass that does not run because nothing reads what it writes,
+    /// unless it is [`crate::Registry::optional`]: usually a mistake (an output declared as a
+    /// read, a reader added before its writer).
+    fn log_unused_passes(&mut self) {
+        let Some(compiled) = &self.compiled else { return };
+        for name in compiled.graph.culled_names(&compiled.decl) {
+            let optional = compiled.decl.passes.iter().any(|pass| pass.name == name && pass.optional);
+            if optional || self.logged_unused.iter().any(|logged| logged == name) {
+                continue;
+            }
+            log::warn!(
+                "render graph `{}`: pass `{name}` does not run, since no pass reads what it writes and it has no \
+                 side effect (declare what it writes, or Registry::side_effect if it must run)",
+                self.name
+            );
+            self.logged_unused.push(name.to_owned());
+        }
     }
 
     /// Runs one frame: compiles if the graph changed, waits for the frame slot, calls every
@@ -402,5 +495,23 @@ impl Drop for RenderGraph {
         if self.device.wait_idle().is_ok() {
             self.executor.clock.finish_all();
         }
+    }
+}
+
+/// A named place in a graph's pass order: passes placed there go before pass `index`.
+struct InsertionPoint {
+    name: String,
+    index: usize,
+}
+
+/// Adds the nearest created or imported name to a missing-resource error (a typo's fix).
+fn suggest_resource(error: GraphError, decl: &GraphDecl, imports: &HashMap<String, Import>) -> GraphError {
+    match error {
+        GraphError::MissingResource { pass, resource, nearest: None } => {
+            let created = decl.resources.iter().filter(|known| known.creations > 0).map(|known| known.name.as_str());
+            let nearest = nearest_name(&resource, created.chain(imports.keys().map(String::as_str)));
+            GraphError::MissingResource { pass, resource, nearest }
+        }
+        other => other,
     }
 }

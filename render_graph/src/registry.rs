@@ -174,6 +174,8 @@ pub(crate) struct PassDecl {
     pub(crate) name: String,
     pub(crate) accesses: Vec<AccessDecl>,
     pub(crate) side_effect: bool,
+    /// Not running when nobody reads its writes is expected (not logged).
+    pub(crate) optional: bool,
     /// A problem found while registering (reported by the compiler).
     pub(crate) invalid: Option<(u32, &'static str)>,
     /// The last step declared (0 for a pass without steps).
@@ -480,6 +482,14 @@ impl Registry<'_> {
     /// The pass must run even when nobody reads what it writes (e.g. it writes to the host).
     pub fn side_effect(&mut self) {
         self.decl.passes[self.pass].side_effect = true;
+    }
+
+    /// The pass serves other passes only, and is expected not to run when none reads what it
+    /// writes (the engine's `view` upload in a frame whose passes do not read it). Other
+    /// passes that do not run for that reason are logged once as a likely mistake (a shader
+    /// write declared as a read, say): see [`crate::RenderGraph::culled_passes`].
+    pub fn optional(&mut self) {
+        self.decl.passes[self.pass].optional = true;
     }
 
     /// The extent the graph resolves [`ImageSize::OUTPUT`] to while compiling (e.g. to know

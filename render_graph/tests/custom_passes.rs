@@ -63,6 +63,97 @@ fn write_read_modify_runs_in_declaration_order_and_the_reader_sees_the_write() {
     assert_no_validation_messages(&device);
 }
 
+/// Places `pass` at insertion point `point` with its report buffer; returns the report.
+fn add_probe_at(
+    device: &Arc<GpuDevice>,
+    graph: &mut RenderGraph,
+    point: &str,
+    pass: ProbePass,
+) -> Option<ReadbackBuffer> {
+    let report = import_report(device, graph, &pass);
+    graph.add_pass_at(point, pass).expect("the point exists");
+    report
+}
+
+#[test]
+fn passes_placed_at_insertion_points_run_there_and_are_seen_by_the_passes_after() {
+    let Some(device) = gpu_test_context() else { return };
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    let kind = ProbeKind::Buffer;
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    // An engine's frame: a write, a point, a read, two points, an end; then an appended pass.
+    add_probe(&device, &mut graph, ProbePass::new("engine write", vec![fill("x", kind, 7)], &pipelines));
+    graph.add_insertion_point("after write").expect("a new point");
+    let engine_read = add_probe(&device, &mut graph, ProbePass::new("engine read", vec![read("x", kind)], &pipelines));
+    graph.add_insertion_point("after read").expect("a new point");
+    graph.add_insertion_point("end").expect("a new point");
+    let appended = add_probe(&device, &mut graph, ProbePass::new("appended", vec![read("x", kind)], &pipelines));
+    // The user's passes, placed out of frame order: each lands at its point, and passes at
+    // one point keep the order they were placed in.
+    add_probe_at(&device, &mut graph, "end", ProbePass::new("at end", vec![update("x", kind, 3)], &pipelines));
+    add_probe_at(&device, &mut graph, "after write", ProbePass::new("first", vec![update("x", kind, 11)], &pipelines));
+    let second =
+        add_probe_at(&device, &mut graph, "after write", ProbePass::new("second", vec![read("x", kind)], &pipelines));
+    add_probe_at(&device, &mut graph, "after read", ProbePass::new("later", vec![update("x", kind, 5)], &pipelines));
+    assert_eq!(
+        graph.execution_order().expect("compiles"),
+        ["engine write", "first", "second", "engine read", "later", "at end", "appended"]
+    );
+    assert_eq!(graph.insertion_points().collect::<Vec<_>>(), ["after write", "after read", "end"]);
+    graph.execute_frame().expect("frame runs");
+    graph.wait_idle().expect("frame finishes");
+    let animated = updated(&filled(7), 11);
+    assert_eq!(second.expect("reads").read_u32().expect("maps"), animated, "the pass after sees the placed write");
+    assert_eq!(engine_read.expect("reads").read_u32().expect("maps"), animated, "so does the engine's next pass");
+    let end = updated(&updated(&animated, 5), 3);
+    assert_eq!(appended.expect("reads").read_u32().expect("maps"), end, "an appended pass sees every point's write");
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn unknown_and_duplicate_insertion_points_and_misspelt_resources_are_named_errors() {
+    let Some(device) = gpu_test_context() else { return };
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    let kind = ProbeKind::Buffer;
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    let error = graph
+        .add_pass_at("before cull", ProbePass::new("early", vec![fill("x", kind, 1)], &pipelines))
+        .expect_err("a graph without points");
+    assert!(error.to_string().contains("it has none"), "{error}");
+    graph.add_insertion_point("before cull").expect("a new point");
+    graph.add_insertion_point("after geometry").expect("a new point");
+    assert!(
+        matches!(graph.add_insertion_point("after geometry"), Err(GraphError::DuplicateInsertionPoint(name)) if name == "after geometry")
+    );
+    let error = graph
+        .add_pass_at("after geometr", ProbePass::new("fog", vec![fill("x", kind, 1)], &pipelines))
+        .expect_err("a misspelt point");
+    match &error {
+        GraphError::UnknownInsertionPoint { pass, point, known, nearest } => {
+            assert_eq!((pass.as_str(), point.as_str()), ("fog", "after geometr"));
+            assert_eq!(known, &["before cull", "after geometry"]);
+            assert_eq!(nearest.as_deref(), Some("after geometry"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(error.to_string().contains("did you mean `after geometry`?"), "{error}");
+    // Nothing was added by the failed calls.
+    assert!(graph.execution_order().expect("an empty graph compiles").is_empty());
+
+    add_probe(&device, &mut graph, ProbePass::new("writer", vec![fill("shadow_map", kind, 1)], &pipelines));
+    add_probe(&device, &mut graph, ProbePass::new("reader", vec![read("shadow_mpa", kind)], &pipelines));
+    let error = graph.execution_order().expect_err("a misspelt resource");
+    assert!(
+        matches!(&error, GraphError::MissingResource { pass, resource, nearest: Some(nearest) }
+            if pass == "reader" && resource == "shadow_mpa" && nearest == "shadow_map"),
+        "{error:?}"
+    );
+    assert!(error.to_string().ends_with("(did you mean `shadow_map`?)"), "{error}");
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
+
 #[test]
 fn two_passes_with_one_name_are_an_error() {
     let Some(device) = gpu_test_context() else { return };
