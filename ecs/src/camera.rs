@@ -84,24 +84,47 @@ impl Projection {
     /// assert!(Projection::default().matrix(f32::NAN).is_finite());
     /// ```
     pub fn matrix(&self, aspect: f32) -> Mat4 {
+        let (near, far) = self.planes();
         let aspect = if aspect.is_finite() && aspect > 0.0 { aspect } else { 1.0 };
         match *self {
-            Projection::PerspectiveInfiniteReverse { fov_y_radians, near } => {
-                Mat4::perspective_infinite_reverse_rh(sane_fov(fov_y_radians), aspect, sane_near(near))
+            Projection::PerspectiveInfiniteReverse { fov_y_radians, .. } => {
+                Mat4::perspective_infinite_reverse_rh(sane_fov(fov_y_radians), aspect, near)
             }
-            Projection::PerspectiveReverse { fov_y_radians, near, far } => {
-                let near = sane_near(near);
-                let far = sane_far(near, far);
+            Projection::PerspectiveReverse { fov_y_radians, .. } => {
                 // Swapping near and far in the forward-Z matrix gives reversed-Z.
                 Mat4::perspective_rh(sane_fov(fov_y_radians), aspect, far, near)
             }
-            Projection::Orthographic { height, near, far } => {
+            Projection::Orthographic { height, .. } => {
                 let half_height = if height.is_finite() && height != 0.0 { height.abs() * 0.5 } else { 1.0 };
-                let near = if near.is_finite() { near } else { 0.0 };
-                let far = sane_far(near, far);
                 let half_width = half_height * aspect;
                 // Swapping near and far gives reversed-Z: near -> 1, far -> 0.
                 Mat4::orthographic_rh(-half_width, half_width, -half_height, half_height, far, near)
+            }
+        }
+    }
+}
+
+impl Projection {
+    /// The distances to the near and far planes the matrix is built with, after the
+    /// corrections [`Projection::matrix`] makes to bad values; the far plane of an infinite
+    /// perspective is `f32::INFINITY`.
+    ///
+    /// ```
+    /// use ecs::Projection;
+    /// let (near, far) = Projection::PerspectiveInfiniteReverse { fov_y_radians: 1.0, near: 0.5 }.planes();
+    /// assert_eq!((near, far), (0.5, f32::INFINITY));
+    /// assert_eq!(Projection::PerspectiveReverse { fov_y_radians: 1.0, near: -1.0, far: 50.0 }.planes(), (0.1, 50.0));
+    /// ```
+    pub fn planes(&self) -> (f32, f32) {
+        match *self {
+            Projection::PerspectiveInfiniteReverse { near, .. } => (sane_near(near), f32::INFINITY),
+            Projection::PerspectiveReverse { near, far, .. } => {
+                let near = sane_near(near);
+                (near, sane_far(near, far))
+            }
+            Projection::Orthographic { near, far, .. } => {
+                let near = if near.is_finite() { near } else { 0.0 };
+                (near, sane_far(near, far))
             }
         }
     }

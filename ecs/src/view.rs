@@ -75,6 +75,10 @@ pub struct ResolvedView {
     pub projection_kind: ProjectionKind,
     /// The viewport the projection was built for.
     pub viewport: Viewport,
+    /// Distance to the near plane ([`Projection::planes`](crate::Projection::planes)).
+    pub near: f32,
+    /// Distance to the far plane; `f32::INFINITY` for an infinite perspective.
+    pub far: f32,
 }
 
 impl ResolvedView {
@@ -89,6 +93,7 @@ impl ResolvedView {
         let rotation = rotation.normalize();
         let view = Mat4::from_quat(rotation.conjugate()) * Mat4::from_translation(-position);
         let projection = camera.projection_matrix(viewport.aspect());
+        let (near, far) = camera.projection.planes();
         ResolvedView {
             view,
             projection,
@@ -98,6 +103,8 @@ impl ResolvedView {
             camera: entity,
             projection_kind: camera.projection.kind(),
             viewport,
+            near,
+            far,
         }
     }
 }
