@@ -1,6 +1,7 @@
 #!/bin/sh
 # Recompiles every GLSL shader under glsl/<group>/ into spirv/<group>/. Run after editing a
 # shader and commit both; `cargo test -p shaders` checks that the committed SPIR-V is fresh.
+# `glsl/engine` is on the include path: every shader may include the engine's headers.
 set -eu
 cd "$(dirname "$0")"
 for source in glsl/*/*.glsl; do
@@ -8,5 +9,5 @@ for source in glsl/*/*.glsl; do
     name=$(basename "$source" .glsl)
     stage=${name##*.}
     mkdir -p "spirv/$group"
-    glslc -fshader-stage="$stage" --target-env=vulkan1.2 -O -o "spirv/$group/$name.spv" "$source"
+    glslc -fshader-stage="$stage" --target-env=vulkan1.2 -O -I glsl/engine -o "spirv/$group/$name.spv" "$source"
 done

@@ -74,6 +74,28 @@ impl Group {
 /// check them against the host's.
 pub const ENGINE_CONFIG_H: &str = include_str!("../glsl/engine/config.h");
 
+/// The folder of the engine's GLSL headers, for a user's shaders (`glslc -I`): the layouts of
+/// the engine's data, so a shader `#include`s them instead of copying them, each checked
+/// against its Rust twin by the renderer's tests:
+///
+/// - `object_record.h`: `ObjectTransform` and `ObjectRecord` (the buffers `object_transforms`
+///   and `object_records`, one per slot) and `object_world_box`, the box every cull tests;
+/// - `view.h`: `FrameView`, the uniform buffer `view` (camera matrices and their inverse,
+///   eye, viewport, planes, frame index, object count), with `ENGINE_VIEW_BLOCK(set, binding)`;
+/// - `visibility_bits.h`: `VISIBILITY_BIT(words, slot)` over the GPU's `visibility_bits`;
+/// - `config.h`: the constants the engine's shaders share with the host.
+///
+/// ```
+/// assert!(std::path::Path::new(shaders::ENGINE_INCLUDE_DIR).join("view.h").is_file());
+/// ```
+pub const ENGINE_INCLUDE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/glsl/engine");
+
+/// `view.h` (see [`ENGINE_INCLUDE_DIR`]), for tests that check it against the host's layout.
+pub const ENGINE_VIEW_H: &str = include_str!("../glsl/engine/view.h");
+
+/// `object_record.h` (see [`ENGINE_INCLUDE_DIR`]).
+pub const ENGINE_OBJECT_RECORD_H: &str = include_str!("../glsl/engine/object_record.h");
+
 /// One shader: its name, stage, GLSL source path and compiled SPIR-V.
 ///
 /// The shaders of this crate are statics ([`ALL`]); a shader of your own, compiled by you
@@ -278,6 +300,10 @@ shaders! {
     /// Hi-Z build, mip 0: copies the sampled depth image at binding 0 into the r32f storage
     /// image at binding 1 (same size); workgroup 8x8.
     HIZ_SEED_COMP = Engine "engine" / "hiz_seed.comp", Compute;
+    /// Adds the push constant `vec4 offset` (xyz) to the translation of every object in
+    /// `object_transforms` (binding 0, read-write) below the object count of the engine's
+    /// `view` block (binding 1, `view.h`); workgroup 64.
+    MOVE_OBJECTS_COMP = Samples "samples" / "move_objects.comp", Compute;
     /// Writes the complement of the sampled image at binding 0 (combined image sampler).
     INVERT_FRAG = Samples "samples" / "invert.frag", Fragment;
     /// Writes `probe_hash(x + y * width) & 0xffff` to the r32ui storage image at binding 0;

@@ -22,7 +22,9 @@ fn committed_spirv_matches_glsl_sources() {
         let output = out_dir.join(format!("{}.spv", shader.name));
         let status = Command::new("glslc")
             .arg(format!("-fshader-stage={}", shader.stage.glslc_name()))
-            .args(["--target-env=vulkan1.2", "-O", "-o"])
+            .args(["--target-env=vulkan1.2", "-O", "-I"])
+            .arg(crate_dir.join("glsl/engine"))
+            .arg("-o")
             .arg(&output)
             .arg(crate_dir.join(shader.source_path))
             .status()
@@ -64,4 +66,49 @@ fn every_source_file_is_listed() {
         let group = shader.group.expect("the crate's shaders have a group");
         assert!(shader.source_path.starts_with(&format!("glsl/{}/", group.folder())), "{}", shader.source_path);
     }
+}
+
+/// A user's shader that includes every public header from [`shaders::ENGINE_INCLUDE_DIR`]
+/// (nothing else on the include path) and uses what they declare compiles.
+#[test]
+fn a_user_shader_compiles_against_the_public_headers() {
+    let required = std::env::var("ENGINE_REQUIRE_VULKAN").is_ok_and(|value| value == "1");
+    if Command::new("glslc").arg("--version").output().is_err() {
+        assert!(!required, "glslc not found, but ENGINE_REQUIRE_VULKAN=1 requires it");
+        println!("skipping: glslc not found");
+        return;
+    }
+    let source = r#"#version 460
+#extension GL_GOOGLE_include_directive : require
+#include "config.h"
+#include "object_record.h"
+#include "view.h"
+#include "visibility_bits.h"
+layout(local_size_x = 64) in;
+layout(std430, set = 0, binding = 0) readonly buffer Transforms { ObjectTransform transforms[]; };
+layout(std430, set = 0, binding = 1) readonly buffer Records { ObjectRecord records[]; };
+layout(std430, set = 0, binding = 2) readonly buffer Bits { uint bits[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Out { vec4 result[]; };
+ENGINE_VIEW_BLOCK(0, 4);
+void main() {
+    uint slot = gl_GlobalInvocationID.x;
+    if (slot >= engine_view.object_count || !VISIBILITY_BIT(bits, slot)) return;
+    vec3 center, half_extent;
+    object_world_box(transforms[slot], records[slot], center, half_extent);
+    vec3 far_corner = view_world_position(engine_view, vec2(0.5), 0.0);
+    result[slot] = vec4(center + half_extent + far_corner, view_linear_depth(engine_view, 0.5));
+}
+"#;
+    let out_dir = std::env::temp_dir().join(format!("shaders-headers-{}", std::process::id()));
+    std::fs::create_dir_all(&out_dir).expect("temporary folder is writable");
+    let (input, output) = (out_dir.join("user.comp.glsl"), out_dir.join("user.spv"));
+    std::fs::write(&input, source).expect("writable");
+    let compiled = Command::new("glslc")
+        .args(["-fshader-stage=comp", "--target-env=vulkan1.2", "-I", shaders::ENGINE_INCLUDE_DIR, "-o"])
+        .arg(&output)
+        .arg(&input)
+        .output()
+        .expect("glslc runs");
+    let _ = std::fs::remove_dir_all(&out_dir);
+    assert!(compiled.status.success(), "{}", String::from_utf8_lossy(&compiled.stderr));
 }
