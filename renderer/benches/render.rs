@@ -41,6 +41,7 @@ fn app(device: &Arc<GpuDevice>, share: f64) -> App {
         meshes: MeshLibrary::with_unit_cube(),
         clear_color: [0.0; 4],
         bits: BitsReadback::None,
+        passes: Vec::new(),
     };
     install_render(&mut app, setup).expect("a device is there");
     app.insert_resource(Viewport { width: 64, height: 64 });

@@ -21,6 +21,9 @@ pub const COLOR: &str = "color";
 pub const MESH_VERTICES: &str = "mesh_vertices";
 /// Mesh indices (u32), the index buffer of every scene draw.
 pub const MESH_INDICES: &str = "mesh_indices";
+/// The frame's view, a uniform buffer holding one [`FrameView`](crate::FrameView)
+/// (**contract** name): camera matrices, eye, viewport, planes, frame index, object count.
+pub const VIEW: &str = "view";
 /// The host-visible buffer [`crate::color_readback_pass`] copies `color` into.
 pub const COLOR_READBACK: &str = "color_readback";
 

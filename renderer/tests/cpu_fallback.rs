@@ -19,6 +19,7 @@ fn setup(backend: CullingBackend) -> RenderSetup {
         meshes: MeshLibrary::with_unit_cube(),
         clear_color: [0.0; 4],
         bits: BitsReadback::None,
+        passes: Vec::new(),
     }
 }
 

@@ -22,6 +22,7 @@ fn wall_scene(device: &std::sync::Arc<render_graph::GpuDevice>) -> (runtime::App
         meshes: MeshLibrary::with_unit_cube(),
         clear_color: [0.0, 0.0, 0.0, 1.0],
         bits: BitsReadback::Lagged,
+        passes: Vec::new(),
     };
     let choice = install_render(&mut app, setup).expect("a device is there");
     assert!(choice.on_device && choice.reason.is_none(), "{choice:?}");
@@ -142,6 +143,7 @@ fn a_turning_camera_uploads_only_the_records_of_moving_objects() {
         meshes: MeshLibrary::with_unit_cube(),
         clear_color: [0.0, 0.0, 0.0, 1.0],
         bits: BitsReadback::None,
+        passes: Vec::new(),
     };
     let choice = install_render(&mut app, setup).expect("the CPU backend always installs");
     assert!(!choice.on_device);

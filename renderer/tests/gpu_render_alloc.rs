@@ -26,6 +26,7 @@ fn gpu_culled_frames_allocate_nothing_in_steady_state() {
         meshes: MeshLibrary::with_unit_cube(),
         clear_color: [0.0; 4],
         bits: BitsReadback::Lagged,
+        passes: Vec::new(),
     };
     install_render(&mut app, setup).expect("a device is there");
     app.insert_resource(Viewport { width: 32, height: 32 });

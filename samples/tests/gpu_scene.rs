@@ -60,6 +60,7 @@ fn rendered(
         meshes: library.clone(),
         clear_color: CLEAR,
         bits,
+        passes: Vec::new(),
     };
     let choice = install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
     assert_eq!(choice.on_device, backend == CullingBackend::Gpu, "{choice:?}");

@@ -7,12 +7,13 @@ use culling::cluster::{ClusterSettings, ClusterStats, ClusterVerdict, CLUSTER_ST
 use render_graph::readback::{image_readback_buffer, BufferReadbackPass, ReadbackPass};
 use render_graph::{ReadbackBuffer, RenderGraph, Result};
 
-use crate::frame::{culled_frame_mode, ScenePassOptions};
+use crate::frame::{culled_frame_mode, points, ScenePassOptions};
 use crate::names::{COLOR_READBACK, DEPTH_PREPASS};
 use crate::passes::{
     cluster_bits_bytes, color_readback_pass, lock_cluster_settings, ClusterCullPass, ClusterResetPass,
     ClusterSurvivorPass, CullPhase, DepthPrepass, DrawMode, GeometryPass, GpuCullPass, GpuCullSettings, HiZBuildPass,
-    ObjectUploadPass, SharedClusterSettings, SharedCullSettings, CLUSTER_BITS, CLUSTER_STATS, CLUSTER_VERDICTS,
+    ObjectUploadPass, SharedClusterSettings, SharedCullSettings, ViewUploadPass, CLUSTER_BITS, CLUSTER_STATS,
+    CLUSTER_VERDICTS,
 };
 use crate::scene::{lock_scene, ClusterBuffers, ClusterTable, SharedScene};
 
@@ -165,6 +166,9 @@ pub fn add_cluster_culled_scene_passes(
     lock_scene(scene).import_into(graph);
     buffers.import_into(graph);
     graph.add_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
+    graph.add_pass(ViewUploadPass::new(Arc::clone(scene)));
+    graph.add_insertion_point(points::AFTER_UPLOAD)?;
+    graph.add_insertion_point(points::BEFORE_CULL)?;
     graph.add_pass(ClusterResetPass::new(commands, pairs, covered, mode != DrawMode::IndirectCount));
     graph.add_pass(object_early);
     graph.add_pass(cluster_early);
@@ -174,11 +178,15 @@ pub fn add_cluster_culled_scene_passes(
         graph.import_buffer(EARLY_DEPTH_READBACK, early_depth.shared());
         graph.add_pass(ReadbackPass::with_names(DEPTH_PREPASS, EARLY_DEPTH_READBACK));
     }
+    graph.add_insertion_point(points::BETWEEN_CULL_PHASES)?;
     graph.add_pass(object_late);
     graph.add_pass(survivors);
     graph.add_pass(cluster_late);
     graph.add_pass(late_depth);
+    graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
     graph.add_pass(geometry);
+    graph.add_insertion_point(points::AFTER_GEOMETRY)?;
+    graph.add_insertion_point(points::BEFORE_OUTPUT)?;
     if let Some(color) = &color {
         graph.import_buffer(COLOR_READBACK, color.shared());
         graph.add_pass(color_readback_pass());

@@ -44,8 +44,11 @@ use std::sync::Arc;
 use render_graph::readback::image_readback_buffer;
 use render_graph::{GraphError, ReadbackBuffer, RenderGraph, Result};
 
+use crate::frame::points;
 use crate::names::{COLOR, COLOR_READBACK};
-use crate::passes::{color_readback_pass, DepthPrepass, DrawListPass, DrawMode, GeometryPass, ObjectUploadPass};
+use crate::passes::{
+    color_readback_pass, DepthPrepass, DrawListPass, DrawMode, GeometryPass, ObjectUploadPass, ViewUploadPass,
+};
 use crate::scene::{lock_scene, SharedScene};
 #[cfg(doc)]
 use crate::scene::{DrawCommand, GpuScene, ObjectRecord, ObjectTransform};
@@ -91,9 +94,16 @@ pub fn add_scene_passes(
     let readback = if options.readback { Some(image_readback_buffer(&device, COLOR_READBACK, extent)?) } else { None };
     lock_scene(scene).import_into(graph);
     graph.add_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
+    graph.add_pass(ViewUploadPass::new(Arc::clone(scene)));
+    graph.add_insertion_point(points::AFTER_UPLOAD)?;
+    graph.add_insertion_point(points::BEFORE_CULL)?;
     graph.add_pass(DrawListPass::new(Arc::clone(scene)));
+    graph.add_insertion_point(points::BETWEEN_CULL_PHASES)?;
     graph.add_pass(depth_prepass);
+    graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
     graph.add_pass(geometry);
+    graph.add_insertion_point(points::AFTER_GEOMETRY)?;
+    graph.add_insertion_point(points::BEFORE_OUTPUT)?;
     if let Some(readback) = &readback {
         graph.import_buffer(COLOR_READBACK, readback.shared());
         graph.add_pass(color_readback_pass());

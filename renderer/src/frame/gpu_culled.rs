@@ -6,11 +6,12 @@ use std::sync::Arc;
 use render_graph::readback::{image_readback_buffer, BufferReadbackPass};
 use render_graph::{vk, GraphError, ReadbackBuffer, RenderGraph, Result};
 
-use crate::frame::ScenePassOptions;
+use crate::frame::{points, ScenePassOptions};
 use crate::names::{COLOR, COLOR_READBACK, DRAW_COMMANDS};
 use crate::passes::{
     color_readback_pass, visibility_bits_bytes, CullPhase, CullResetPass, DepthPrepass, DrawMode, GeometryPass,
-    GpuCullPass, HiZBuildPass, ObjectUploadPass, SharedCullSettings, CULL_STATS, CULL_STAT_WORDS, VISIBILITY_BITS,
+    GpuCullPass, HiZBuildPass, ObjectUploadPass, SharedCullSettings, ViewUploadPass, CULL_STATS, CULL_STAT_WORDS,
+    VISIBILITY_BITS,
 };
 use crate::scene::{lock_scene, SharedScene};
 
@@ -72,13 +73,20 @@ pub fn add_gpu_culled_scene_passes(
         scene.draw_gpu_list();
     }
     graph.add_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
+    graph.add_pass(ViewUploadPass::new(Arc::clone(scene)));
+    graph.add_insertion_point(points::AFTER_UPLOAD)?;
+    graph.add_insertion_point(points::BEFORE_CULL)?;
     graph.add_pass(CullResetPass::new(capacity, mode != DrawMode::IndirectCount));
     graph.add_pass(early);
     graph.add_pass(depth);
     graph.add_pass(hiz);
+    graph.add_insertion_point(points::BETWEEN_CULL_PHASES)?;
     graph.add_pass(late);
     graph.add_pass(late_depth);
+    graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
     graph.add_pass(geometry);
+    graph.add_insertion_point(points::AFTER_GEOMETRY)?;
+    graph.add_insertion_point(points::BEFORE_OUTPUT)?;
     if let Some(color) = &color {
         graph.import_buffer(COLOR_READBACK, color.shared());
         graph.add_pass(color_readback_pass());

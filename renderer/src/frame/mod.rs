@@ -9,9 +9,14 @@
 //! - [`add_cluster_culled_scene_passes`] (`cluster_culled.rs`): the same, culled meshlet by
 //!   meshlet after the object pass.
 
+//!
+//! Each has the insertion points of [`points`] between its passes, where a user's pass runs
+//! inside the frame.
+
 mod cluster_culled;
 mod cpu_list;
 mod gpu_culled;
+pub mod points;
 
 pub use cluster_culled::{
     add_cluster_culled_scene_passes, cluster_pass_ms, ClusterCulledScene, ClusterReadbacks, CLUSTER_BITS_READBACK,

@@ -2,7 +2,9 @@
 //! them:
 //!
 //! 1. [`ObjectUploadPass`] (`upload.rs`): the changed object transforms and records into
-//!    their slots; [`DrawListPass`] (same file) the host's draw list, on the CPU path;
+//!    their slots; [`ViewUploadPass`] (`view.rs`) the frame's view into the `view` uniform,
+//!    when a pass reads it; [`DrawListPass`] (`upload.rs`) the host's draw list, on the CPU
+//!    path;
 //! 2. [`CullResetPass`] (`cull.rs`): the draw list and the cull counters to zero;
 //! 3. [`GpuCullPass`] early (`cull.rs`): last frame's visible objects in this frame's frustum;
 //!    [`ClusterCullPass`] early (`cluster.rs`) under meshlet culling;
@@ -25,6 +27,7 @@ mod draw;
 mod geometry;
 mod hiz;
 mod upload;
+mod view;
 
 pub(crate) use cluster::lock_cluster_settings;
 pub use cluster::{
@@ -43,6 +46,7 @@ pub use draw::DrawMode;
 pub use geometry::GeometryPass;
 pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HIZ_DEPTH, HIZ_FORMAT, HIZ_GROUP};
 pub use upload::{DrawListPass, ObjectUploadPass, SCATTER_GROUP};
+pub use view::ViewUploadPass;
 
 use render_graph::readback::ReadbackPass;
 

@@ -24,7 +24,7 @@ use crate::names::{MESH_INDICES, MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORM
 use crate::scene::{
     CameraConstants, DrawCommand, ObjectRecord, ObjectTransform, IDENTITY, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
 };
-use crate::scene::{MeshBuffers, MeshLibrary, MeshRange};
+use crate::scene::{FrameView, MeshBuffers, MeshLibrary, MeshRange};
 use render_graph::vk;
 use render_graph::GpuBuffer;
 use render_graph::GpuDevice;
@@ -108,6 +108,8 @@ pub struct GpuScene {
     draws: Vec<DrawCommand>,
     draw_source: DrawSource,
     camera: CameraConstants,
+    /// The view uploaded into `view` for every pass ([`crate::ViewUploadPass`]).
+    view: FrameView,
     last_upload: UploadReport,
 }
 
@@ -145,6 +147,7 @@ impl GpuScene {
             draws: Vec::with_capacity(capacity as usize),
             draw_source: DrawSource::Host,
             camera: CameraConstants { view_projection: IDENTITY },
+            view: FrameView::default(),
             last_upload: UploadReport::default(),
         })
     }
@@ -321,8 +324,22 @@ impl GpuScene {
     }
 
     /// Sets the camera (world to clip, column-major; reversed-Z infinite by convention).
+    /// The view's other fields stay as [`GpuScene::set_frame_view`] left them.
     pub fn set_view_projection(&mut self, view_projection: [[f32; 4]; 4]) {
         self.camera = CameraConstants { view_projection };
+        self.view.set_view_projection(glam::Mat4::from_cols_array_2d(&view_projection));
+    }
+
+    /// Sets the whole view of this frame: what every pass reads in the `view` uniform
+    /// ([`crate::VIEW`]), and the camera the scene is drawn and culled with.
+    pub fn set_frame_view(&mut self, view: FrameView) {
+        self.camera = CameraConstants { view_projection: view.view_projection };
+        self.view = view;
+    }
+
+    /// This frame's view (its frame index and object count are filled in at upload).
+    pub fn frame_view(&self) -> &FrameView {
+        &self.view
     }
 
     /// The camera push constants.

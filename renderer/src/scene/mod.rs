@@ -8,6 +8,7 @@ mod gpu_scene;
 mod mesh;
 mod meshlet;
 mod records;
+mod view;
 
 pub use cluster_table::{
     ClusterBuffers, ClusterTable, GpuMeshlet, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS,
@@ -22,3 +23,4 @@ pub use records::{
     pack_rgba8, world_box, CameraConstants, DrawCommand, ObjectRecord, ObjectTransform, DRAW_COMMAND_BYTES, IDENTITY,
     OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
 };
+pub use view::FrameView;

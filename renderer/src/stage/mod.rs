@@ -79,7 +79,31 @@ pub struct RenderSetup {
     pub clear_color: [f32; 4],
     /// Whether the GPU's bits come back to the host.
     pub bits: BitsReadback,
+    /// The user's passes, each added to the frame once the engine's passes are in: place
+    /// them at the frame's insertion points ([`crate::points`]) with
+    /// [`RenderGraph::add_pass_at`](render_graph::RenderGraph::add_pass_at); a pass appended
+    /// with `add_pass` runs after the whole frame. A pass that cannot be added turns
+    /// rendering off like any other setup error (logged, and in [`RenderReport::error`]).
+    ///
+    /// ```no_run
+    /// # use render_graph::{Pass, Registry, ExecuteContext, GpuDevice};
+    /// # struct Fog;
+    /// # impl Fog { fn new(_: &std::sync::Arc<GpuDevice>) -> render_graph::Result<Fog> { Ok(Fog) } }
+    /// # impl Pass for Fog {
+    /// #     fn name(&self) -> &str { "fog" }
+    /// #     fn register(&mut self, _: &mut Registry) {}
+    /// #     fn execute(&mut self, _: &mut ExecuteContext) {}
+    /// # }
+    /// let passes: Vec<renderer::AddPasses> = vec![Box::new(|graph| {
+    ///     let fog = Fog::new(graph.device())?;
+    ///     graph.add_pass_at(renderer::points::AFTER_GEOMETRY, fog)
+    /// })];
+    /// ```
+    pub passes: Vec<AddPasses>,
 }
+
+/// Adds a user's passes to the engine's frame (see [`RenderSetup::passes`]).
+pub type AddPasses = Box<dyn FnOnce(&mut render_graph::RenderGraph) -> render_graph::Result<()> + Send>;
 
 /// The GPU culling's switches, a resource [`install_render`] inserts on the GPU backend: the
 /// host may turn frustum or occlusion culling off between frames (a game's debug key).

@@ -14,7 +14,7 @@ use crate::frame::{add_gpu_culled_scene_passes, add_scene_passes, ScenePassOptio
 use crate::passes::{
     visibility_bits_bytes, GpuCullSettings, SharedCullSettings, CULL_STATS, CULL_STAT_WORDS, VISIBILITY_BITS,
 };
-use crate::scene::{lock_scene, GpuScene, SharedScene, UploadReport};
+use crate::scene::{lock_scene, FrameView, GpuScene, SharedScene, UploadReport};
 
 /// The renderer the Render-stage system owns.
 pub(super) struct RenderState {
@@ -74,6 +74,9 @@ impl RenderState {
             add_scene_passes(&mut graph, &scene, &options)?;
             (None, None)
         };
+        for add in setup.passes {
+            add(&mut graph)?;
+        }
         if let Some(target) = &mut target {
             target.add_passes(&mut graph)?;
         }
@@ -131,14 +134,14 @@ impl RenderState {
                 return Ok(());
             }
         }
-        let view_projection = self
-            .target
-            .as_ref()
-            .and_then(|target| target.draw_view())
-            .unwrap_or_else(|| (view.projection * view.view).to_cols_array_2d());
+        let viewport = (view.viewport.width, view.viewport.height);
+        let mut frame_view = FrameView::new(view.view, view.projection, view.position, viewport, view.near, view.far);
+        if let Some(draw_view) = self.target.as_ref().and_then(|target| target.draw_view()) {
+            frame_view.set_view_projection(glam::Mat4::from_cols_array_2d(&draw_view));
+        }
         {
             let mut scene = lock_scene(&self.scene);
-            scene.set_view_projection(view_projection);
+            scene.set_frame_view(frame_view);
             if !self.on_device {
                 scene.set_draw_list(visibility.visible())?;
             }

@@ -6,8 +6,9 @@ use render_graph::RenderGraph;
 
 /// Hooks the Render-stage system calls on the graph it owns.
 pub trait FrameTarget: Send {
-    /// Adds passes after the scene passes, once, when rendering is installed (the graph's
-    /// `color` image holds the finished frame).
+    /// Adds passes once, when rendering is installed, after the engine's frame and the
+    /// setup's own passes ([`crate::RenderSetup::passes`]): appended passes see the finished
+    /// `color`; passes placed at an insertion point ([`crate::points`]) run inside the frame.
     fn add_passes(&mut self, graph: &mut RenderGraph) -> render_graph::Result<()>;
 
     /// Before a frame executes (`frame`: frames drawn so far, the index this one gets when

@@ -218,6 +218,7 @@ fn main() -> ExitCode {
                 // The truth needs each frame's own GPU answer (a wait per frame); otherwise the
                 // answer comes a frame late and the frames overlap, as in a game.
                 bits: if options.truth { BitsReadback::Wait } else { BitsReadback::Lagged },
+                passes: Vec::new(),
             };
             let installed = install_render_to(&mut app, setup, Some(Box::new(target)))
                 .map_err(|error| error.to_string())

@@ -62,6 +62,7 @@ pub fn install(
         meshes: meshes.library.clone(),
         clear_color: SKY,
         bits,
+        passes: Vec::new(),
     };
     let choice = install_render_to(app, setup, Some(target))?;
     if let Some(error) = &app.resource::<renderer::RenderReport>().error {

@@ -1,0 +1,105 @@
+//! The view every pass can read: [`FrameView`], uploaded each frame into the uniform buffer
+//! [`VIEW`](crate::VIEW) by [`ViewUploadPass`](crate::ViewUploadPass), with its GLSL twin in
+//! the engine's include directory (`view.h`, [`shaders::ENGINE_INCLUDE_DIR`]).
+
+use glam::{Mat4, Vec3};
+
+/// The camera of a frame as passes see it: a std140 uniform block, GLSL twin `FrameView` in
+/// `shaders/glsl/engine/view.h` (the layout is checked by `renderer/tests/shader_layouts.rs`).
+/// Matrices are column-major, glam's conventions (right-handed, reversed-Z).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrameView {
+    /// World to view space.
+    pub view: [[f32; 4]; 4],
+    /// View to clip space.
+    pub projection: [[f32; 4]; 4],
+    /// World to clip space: what the scene is drawn with.
+    pub view_projection: [[f32; 4]; 4],
+    /// Clip to world space (a depth to a world position).
+    pub inverse_view_projection: [[f32; 4]; 4],
+    /// The eye in world space (w is 1).
+    pub eye: [f32; 4],
+    /// Width and height of the image in pixels, then their reciprocals (the graph's output
+    /// extent, filled in at upload).
+    pub viewport: [f32; 4],
+    /// Distance to the near plane.
+    pub near_plane: f32,
+    /// Distance to the far plane (infinity for an infinite perspective).
+    pub far_plane: f32,
+    /// The render graph's frame number.
+    pub frame_index: u32,
+    /// Object slots in use (the scene's object count): slots past it are empty.
+    pub object_count: u32,
+}
+
+const _: () = assert!(size_of::<FrameView>() == 304, "four mat4, two vec4 and four scalars, std140");
+
+impl Default for FrameView {
+    fn default() -> Self {
+        FrameView::new(Mat4::IDENTITY, Mat4::IDENTITY, Vec3::ZERO, (1, 1), 0.1, f32::INFINITY)
+    }
+}
+
+impl FrameView {
+    /// The view of a camera: its matrices, eye, image size in pixels and planes. A
+    /// projection that cannot be inverted (a NaN matrix) gives a zero inverse.
+    pub fn new(view: Mat4, projection: Mat4, eye: Vec3, viewport: (u32, u32), near: f32, far: f32) -> FrameView {
+        let (width, height) = (viewport.0.max(1) as f32, viewport.1.max(1) as f32);
+        let mut frame_view = FrameView {
+            view: view.to_cols_array_2d(),
+            projection: projection.to_cols_array_2d(),
+            view_projection: [[0.0; 4]; 4],
+            inverse_view_projection: [[0.0; 4]; 4],
+            eye: eye.extend(1.0).to_array(),
+            viewport: [width, height, 1.0 / width, 1.0 / height],
+            near_plane: near,
+            far_plane: far,
+            frame_index: 0,
+            object_count: 0,
+        };
+        frame_view.set_view_projection(projection * view);
+        frame_view
+    }
+
+    /// Replaces what the scene is drawn with (a free camera's view of what another camera
+    /// culled) and its inverse; the other fields stay the culling camera's.
+    pub fn set_view_projection(&mut self, view_projection: Mat4) {
+        let inverse = view_projection.inverse();
+        self.view_projection = view_projection.to_cols_array_2d();
+        self.inverse_view_projection =
+            if inverse.is_finite() { inverse.to_cols_array_2d() } else { Mat4::ZERO.to_cols_array_2d() };
+    }
+
+    /// The block's bytes, as the uniform buffer holds them.
+    pub fn as_bytes(&self) -> &[u8] {
+        // SAFETY: `FrameView` is `repr(C)` of f32 and u32 only, with no padding (304 bytes
+        // of 4-byte fields), so every byte is initialised.
+        unsafe { std::slice::from_raw_parts((self as *const FrameView).cast::<u8>(), size_of::<FrameView>()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_inverse_takes_clip_space_back_to_the_world() {
+        let view = Mat4::look_at_rh(Vec3::new(3.0, 4.0, 5.0), Vec3::ZERO, Vec3::Y);
+        let projection = Mat4::perspective_infinite_reverse_rh(1.0, 1.5, 0.25);
+        let frame_view = FrameView::new(view, projection, Vec3::new(3.0, 4.0, 5.0), (640, 360), 0.25, f32::INFINITY);
+        let point = Vec3::new(0.5, -1.0, 0.25);
+        let clip = Mat4::from_cols_array_2d(&frame_view.view_projection) * point.extend(1.0);
+        let back = Mat4::from_cols_array_2d(&frame_view.inverse_view_projection) * clip;
+        assert!((back.truncate() / back.w - point).length() < 1e-4);
+        assert_eq!(frame_view.viewport, [640.0, 360.0, 1.0 / 640.0, 1.0 / 360.0]);
+        assert_eq!(frame_view.as_bytes().len(), 304);
+    }
+
+    #[test]
+    fn a_nan_matrix_gives_a_zero_inverse_not_nan() {
+        let mut frame_view = FrameView::default();
+        frame_view.set_view_projection(Mat4::from_cols_array(&[f32::NAN; 16]));
+        assert!(frame_view.inverse_view_projection.as_flattened().iter().all(|&value| value == 0.0));
+    }
+}

@@ -1,0 +1,97 @@
+//! The structs the engine shares with shaders are declared twice, in Rust and in the GLSL
+//! headers of `shaders::ENGINE_INCLUDE_DIR`; this test reads each GLSL declaration, lays it
+//! out by the block's rules (std140 for the `view` uniform, std430 for the object buffers)
+//! and checks every member's offset and the size against the Rust twin's, by name.
+
+use std::mem::{offset_of, size_of};
+
+use renderer::{FrameView, ObjectRecord, ObjectTransform};
+
+/// Alignment and size in bytes of a GLSL type; `std140` rounds array elements up to 16.
+fn glsl_type(name: &str) -> (usize, usize) {
+    match name {
+        "float" | "int" | "uint" | "bool" => (4, 4),
+        "vec2" | "ivec2" | "uvec2" => (8, 8),
+        "vec3" | "ivec3" | "uvec3" => (16, 12),
+        "vec4" | "ivec4" | "uvec4" => (16, 16),
+        "mat4" => (16, 64),
+        other => panic!("the layout test does not know GLSL type {other}"),
+    }
+}
+
+/// The members of `struct NAME { ... };` in `header` with their offsets, and the struct's size.
+fn layout(header: &str, name: &str, std140: bool) -> (Vec<(String, usize)>, usize) {
+    let start = header.find(&format!("struct {name} {{")).unwrap_or_else(|| panic!("struct {name} in the header"));
+    let body = &header[start..];
+    let body = &body[body.find('{').unwrap() + 1..body.find("};").unwrap()];
+    let (mut offset, mut largest, mut members) = (0usize, 4usize, Vec::new());
+    for declaration in body.split(';').map(str::trim).filter(|line| !line.is_empty()) {
+        let mut words = declaration.split_whitespace();
+        let (kind, member) = (words.next().unwrap(), words.next().unwrap());
+        let (mut align, mut size) = glsl_type(kind);
+        let (member, count) = match member.split_once('[') {
+            Some((member, count)) => (member, count.trim_end_matches(']').parse::<usize>().unwrap()),
+            None => (member, 0),
+        };
+        if count > 0 {
+            let stride = if std140 { size.next_multiple_of(16) } else { size.next_multiple_of(align) };
+            align = if std140 { align.max(16) } else { align };
+            size = stride * count;
+        }
+        offset = offset.next_multiple_of(align);
+        members.push((member.to_owned(), offset));
+        offset += size;
+        largest = largest.max(align);
+    }
+    let alignment = if std140 { largest.max(16) } else { largest };
+    (members, offset.next_multiple_of(alignment))
+}
+
+fn check(header: &str, name: &str, std140: bool, rust: &[(&str, usize)], rust_size: usize) {
+    let (members, size) = layout(header, name, std140);
+    let glsl: Vec<(&str, usize)> = members.iter().map(|(member, offset)| (member.as_str(), *offset)).collect();
+    assert_eq!(glsl, rust, "{name}: members and offsets, GLSL against Rust");
+    assert_eq!(size, rust_size, "{name}: size, GLSL against Rust");
+}
+
+#[test]
+fn the_view_block_is_laid_out_as_frame_view() {
+    let rust = [
+        ("view", offset_of!(FrameView, view)),
+        ("projection", offset_of!(FrameView, projection)),
+        ("view_projection", offset_of!(FrameView, view_projection)),
+        ("inverse_view_projection", offset_of!(FrameView, inverse_view_projection)),
+        ("eye", offset_of!(FrameView, eye)),
+        ("viewport", offset_of!(FrameView, viewport)),
+        ("near_plane", offset_of!(FrameView, near_plane)),
+        ("far_plane", offset_of!(FrameView, far_plane)),
+        ("frame_index", offset_of!(FrameView, frame_index)),
+        ("object_count", offset_of!(FrameView, object_count)),
+    ];
+    check(shaders::ENGINE_VIEW_H, "FrameView", true, &rust, size_of::<FrameView>());
+}
+
+#[test]
+fn the_object_buffers_are_laid_out_as_their_records() {
+    let transform = [("rows", offset_of!(ObjectTransform, rows))];
+    check(shaders::ENGINE_OBJECT_RECORD_H, "ObjectTransform", false, &transform, size_of::<ObjectTransform>());
+    let record = [
+        ("local_center", offset_of!(ObjectRecord, local_center)),
+        ("index_count", offset_of!(ObjectRecord, index_count)),
+        ("local_half", offset_of!(ObjectRecord, local_half)),
+        ("first_index", offset_of!(ObjectRecord, first_index)),
+        ("vertex_offset", offset_of!(ObjectRecord, vertex_offset)),
+        ("color", offset_of!(ObjectRecord, color)),
+        ("material", offset_of!(ObjectRecord, material)),
+        ("mesh", offset_of!(ObjectRecord, mesh)),
+    ];
+    check(shaders::ENGINE_OBJECT_RECORD_H, "ObjectRecord", false, &record, size_of::<ObjectRecord>());
+}
+
+#[test]
+fn the_layout_reader_catches_a_reordered_member() {
+    let header = "struct Wrong {\n    float near_plane;\n    vec4 eye;\n};";
+    let (members, size) = layout(header, "Wrong", true);
+    assert_eq!(members, [(String::from("near_plane"), 0), (String::from("eye"), 16)]);
+    assert_eq!(size, 32);
+}

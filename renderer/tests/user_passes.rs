@@ -1,0 +1,166 @@
+//! A user's passes inside the engine's frame: placed at the frame's insertion points
+//! (`renderer::points`), they run there in every frame kind, read the engine's `view`
+//! uniform, and what they write is what the cull and the draw see in the same frame. On
+//! lavapipe with validation (zero messages).
+
+use std::sync::Arc;
+
+use culling::CullingBackend;
+use ecs::{scene, Camera, Transform, Viewport};
+use glam::Vec3;
+use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
+use render_graph::{
+    vk, Binding, BindingKind, BufferHandle, ComputePipeline, ExecuteContext, GpuDevice, Pass, Registry, RenderGraph,
+    ShaderStage,
+};
+use renderer::{
+    add_gpu_culled_scene_passes, add_scene_passes, install_render, points, BitsReadback, GpuCullSettings, GpuScene,
+    MeshLibrary, ObjectDesc, RenderReport, RenderSetup, ScenePassOptions, OBJECT_TRANSFORMS, VIEW,
+};
+
+/// Moves every object by `offset` on the GPU (`shaders::MOVE_OBJECTS_COMP`), reading the
+/// object count from the engine's `view` block: what a game's GPU animation looks like.
+struct MoveObjects {
+    pipeline: ComputePipeline,
+    offset: [f32; 4],
+    capacity: u32,
+    handles: Option<(BufferHandle, BufferHandle)>,
+}
+
+impl MoveObjects {
+    fn new(device: &Arc<GpuDevice>, offset: Vec3, capacity: u32) -> render_graph::Result<MoveObjects> {
+        let kinds = [BindingKind::StorageBuffer, BindingKind::UniformBuffer];
+        let pipeline = ComputePipeline::new(device, "move objects", shaders::MOVE_OBJECTS_COMP.words(), &kinds, 16)?;
+        Ok(MoveObjects { pipeline, offset: offset.extend(0.0).to_array(), capacity, handles: None })
+    }
+}
+
+impl Pass for MoveObjects {
+    fn name(&self) -> &str {
+        "move objects"
+    }
+
+    fn register(&mut self, registry: &mut Registry<'_>) {
+        let transforms = registry.buffer(OBJECT_TRANSFORMS);
+        let transforms = registry.read_write_storage_buffer(transforms, ShaderStage::Compute);
+        let view = registry.buffer(VIEW);
+        let view = registry.read_uniform_buffer(view, ShaderStage::Compute);
+        self.handles = Some((transforms, view));
+    }
+
+    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
+        let Some((transforms, view)) = self.handles else { return };
+        context.bind_compute(&self.pipeline, &[Binding::Buffer(transforms), Binding::Buffer(view)]);
+        let bytes: Vec<u8> = self.offset.iter().flat_map(|value| value.to_le_bytes()).collect();
+        context.push_constant_bytes(&bytes);
+        context.dispatch(self.capacity.div_ceil(64), 1, 1);
+    }
+}
+
+/// A pass that only marks where it ran.
+struct Marker(&'static str);
+
+impl Pass for Marker {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn register(&mut self, registry: &mut Registry<'_>) {
+        registry.side_effect();
+    }
+    fn execute(&mut self, _: &mut ExecuteContext<'_>) {}
+}
+
+/// The position of `name` in `order`.
+fn at(order: &[String], name: &str) -> usize {
+    order.iter().position(|pass| pass == name).unwrap_or_else(|| panic!("{name} runs: {order:?}"))
+}
+
+#[test]
+fn every_frame_kind_has_every_point_in_frame_order() {
+    let Some(device) = gpu_test_context() else { return };
+    let extent = vk::Extent2D { width: 32, height: 32 };
+    for gpu_culled in [false, true] {
+        let mut scene = GpuScene::new(&device, MeshLibrary::with_unit_cube(), 16).expect("scene");
+        scene
+            .push_object(ObjectDesc { world: renderer::IDENTITY, color: 0xffff_ffff, mesh: 0, material: 0 })
+            .expect("fits");
+        scene.draw_all_objects();
+        let scene = scene.into_shared();
+        let mut graph = RenderGraph::new(Arc::clone(&device), extent).expect("graph");
+        let options = ScenePassOptions::default();
+        if gpu_culled {
+            let settings = Arc::new(std::sync::Mutex::new(GpuCullSettings::default()));
+            add_gpu_culled_scene_passes(&mut graph, &scene, &options, &settings, false).expect("passes");
+        } else {
+            add_scene_passes(&mut graph, &scene, &options).expect("passes");
+        }
+        assert_eq!(graph.insertion_points().collect::<Vec<_>>(), points::ALL);
+        // Placed last point first: each still runs at its own point.
+        for point in points::ALL.iter().rev() {
+            graph.add_pass_at(point, Marker(point)).expect("a point of the frame");
+        }
+        let order = graph.execution_order().expect("compiles");
+        let positions: Vec<usize> = points::ALL.iter().map(|point| at(&order, point)).collect();
+        assert!(positions.windows(2).all(|pair| pair[0] < pair[1]), "points in frame order: {order:?}");
+        let (upload, geometry, readback) =
+            (at(&order, "object_upload"), at(&order, "geometry"), at(&order, "readback color"));
+        assert!(upload < positions[0] && positions[4] > geometry && positions[5] < readback, "{order:?}");
+        assert!(positions[3] < geometry, "after depth prepass comes before geometry: {order:?}");
+        if gpu_culled {
+            assert!(positions[1] < at(&order, "gpu cull early"), "{order:?}");
+            let (hiz, late) = (at(&order, "hi-z build"), at(&order, "gpu cull late"));
+            assert!(hiz < positions[2] && positions[2] < late, "between the phases: {order:?}");
+            assert!(at(&order, "depth_prepass late") < positions[3], "{order:?}");
+        } else {
+            assert!(positions[1] < at(&order, "draw_list_upload"), "{order:?}");
+        }
+        drop(graph);
+    }
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn a_pass_before_the_cull_moves_objects_and_the_cull_and_draw_see_it_that_frame() {
+    let Some(device) = gpu_test_context() else { return };
+    const CUBES: u32 = 5;
+    let mut app = runtime::App::with_threads(2);
+    let setup = RenderSetup {
+        backend: CullingBackend::Gpu,
+        device: Some(device.clone()),
+        extent: vk::Extent2D { width: 48, height: 32 },
+        capacity: 64,
+        meshes: MeshLibrary::with_unit_cube(),
+        clear_color: [0.0, 0.0, 0.0, 1.0],
+        bits: BitsReadback::Wait,
+        passes: vec![Box::new(|graph: &mut RenderGraph| {
+            let pass = MoveObjects::new(graph.device(), Vec3::X * 100.0, 64)?;
+            graph.add_pass_at(points::BEFORE_CULL, pass)
+        })],
+    };
+    install_render(&mut app, setup).expect("a device is there");
+    app.insert_resource(Viewport { width: 48, height: 32 });
+    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 0.0, 20.0), Vec3::ZERO));
+    // Far to the left, out of view, on the host: the GPU pass moves them 100 m right a frame.
+    for index in 0..CUBES {
+        let place = Transform::from_translation(Vec3::new(-100.0 + index as f32 * 2.0 - 4.0, 0.0, 0.0));
+        scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), place);
+    }
+    for frame in 0..3 {
+        app.run_frame();
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "{:?}", report.error);
+        assert_eq!(report.bits_frame, Some(frame), "the frame's own answer (BitsReadback::Wait)");
+        let stats = report.gpu.expect("read back");
+        // The CPU's computation of where the pass put them: 100 m right per frame from the
+        // host's places, which are uploaded once (the cubes are still on the host): in view
+        // (x about 0) on frame 0, then 100 m and 200 m right, out of view.
+        let in_view = frame == 0;
+        let drawn = stats.early_drawn + stats.late_drawn;
+        assert_eq!(drawn, if in_view { CUBES } else { 0 }, "frame {frame}: {stats:?}");
+        assert_eq!(stats.frustum_rejected, if in_view { 0 } else { CUBES }, "frame {frame}: {stats:?}");
+        let visible = report.bits.iter().map(|word| word.count_ones()).sum::<u32>();
+        assert_eq!(visible, drawn, "frame {frame}: the bits follow the moved boxes");
+    }
+    drop(app);
+    assert_no_validation_messages(&device);
+}
