@@ -304,7 +304,8 @@ impl ExecuteContext<'_> {
     ///
     /// # Panics
     /// When the pass did not declare an access to it (the message names the pass and the
-    /// resource). [`ExecuteContext::try_image`] and the bind and draw helpers return
+    /// resource); the graph turns the panic into [`GraphError::PassPanicked`] and does not
+    /// submit the frame. [`ExecuteContext::try_image`] and the bind and draw helpers return
     /// [`GraphError::UndeclaredAccess`] instead.
     pub fn image(&self, handle: ImageHandle) -> ResolvedImage {
         declared(self.pass_name, self.accesses, self.names, handle.0);
@@ -590,18 +591,19 @@ impl ExecuteContext<'_> {
         self.bound = Some((core.layout, core.stages, core.push_constant_bytes));
     }
 
-    /// Sets the push constants of the last bound pipeline from 32-bit words.
-    ///
-    /// # Panics
-    /// As [`ExecuteContext::push_constant_bytes`].
+    /// Sets the push constants of the last bound pipeline from 32-bit words; see
+    /// [`ExecuteContext::push_constant_bytes`] for what is an error.
     pub fn push_constants(&mut self, words: &[u32]) {
         let mut bytes = [0_u8; 256];
-        assert!(
-            words.len() * 4 <= bytes.len(),
-            "pass `{}` pushes {} bytes of constants, more than any pipeline takes",
-            self.pass_name,
-            words.len() * 4
-        );
+        if words.len() * 4 > bytes.len() {
+            let capacity = self.bound.map_or(0, |(_, _, capacity)| capacity);
+            self.fail(GraphError::PushConstantSize {
+                pass: self.pass_name.to_owned(),
+                bytes: words.len() * 4,
+                capacity,
+            });
+            return;
+        }
         for (chunk, word) in bytes.chunks_exact_mut(4).zip(words) {
             chunk.copy_from_slice(&word.to_le_bytes());
         }
@@ -610,23 +612,25 @@ impl ExecuteContext<'_> {
 
     /// Sets the push constants of the last bound pipeline from bytes, e.g. a `#[repr(C)]`
     /// struct viewed as bytes (`bytemuck::bytes_of(&constants)`); the length must be a
-    /// multiple of 4 and fit the pipeline's push-constant block.
-    ///
-    /// # Panics
-    /// Before a pipeline is bound, or when the length does not fit: both name the pass.
+    /// multiple of 4 and fit the pipeline's push-constant block. Pushing before a pipeline is
+    /// bound is [`GraphError::InvalidCommand`], a length that does not fit
+    /// [`GraphError::PushConstantSize`]; both name the pass, and the frame is not submitted.
     pub fn push_constant_bytes(&mut self, bytes: &[u8]) {
         if self.error.is_some() {
             return;
         }
         let Some((layout, stages, capacity)) = self.bound else {
-            panic!("pass `{}` pushes constants before binding a pipeline", self.pass_name)
+            self.fail(GraphError::InvalidCommand {
+                pass: self.pass_name.to_owned(),
+                reason: "pushes constants before binding a pipeline",
+            });
+            return;
         };
         let length = bytes.len();
-        assert!(
-            length as u32 <= capacity && length.is_multiple_of(4),
-            "pass `{}` pushes {length} bytes, the pipeline takes {capacity} (a multiple of 4)",
-            self.pass_name
-        );
+        if length as u32 > capacity || !length.is_multiple_of(4) {
+            self.fail(GraphError::PushConstantSize { pass: self.pass_name.to_owned(), bytes: length, capacity });
+            return;
+        }
         if length == 0 {
             return;
         }

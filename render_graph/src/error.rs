@@ -46,6 +46,37 @@ pub enum GraphError {
     },
     /// Two insertion points have the same name.
     DuplicateInsertionPoint(String),
+    /// A pass pushed constants that do not fit its pipeline's push-constant block (or are not
+    /// a whole number of 4-byte words).
+    PushConstantSize {
+        /// The pass.
+        pass: String,
+        /// Bytes pushed.
+        bytes: usize,
+        /// Bytes the pipeline's block holds.
+        capacity: u32,
+    },
+    /// A shader does not fit its pipeline's layout: a descriptor it uses is missing from the
+    /// pipeline's bindings or of another kind, or its push constants are larger than the
+    /// pipeline's block (checked at pipeline creation by reading the SPIR-V).
+    ShaderMismatch {
+        /// The pipeline's name.
+        pipeline: String,
+        /// The shader stage (`compute`, `vertex`, `fragment`).
+        stage: &'static str,
+        /// The binding, when the mismatch is one.
+        binding: Option<u32>,
+        /// What is wrong: both kinds, or the sizes.
+        reason: String,
+    },
+    /// A pass's `prepare`, `execute` or `record_draw` panicked (a resource it never declared,
+    /// an `expect` of its own): the frame is not submitted, the program goes on.
+    PassPanicked {
+        /// The pass.
+        pass: String,
+        /// The panic's message.
+        message: String,
+    },
     /// A pass reads a created resource that no pass writes.
     ReadWithoutWriter {
         /// The reading pass.
@@ -194,6 +225,20 @@ impl fmt::Display for GraphError {
                     let known = known.iter().map(|point| format!("`{point}`")).collect::<Vec<_>>().join(", ");
                     write!(formatter, "; it has {known}")
                 }
+            }
+            GraphError::PushConstantSize { pass, bytes, capacity } => write!(
+                formatter,
+                "pass `{pass}` pushes {bytes} bytes of constants; its pipeline's block takes {capacity} \
+                 (in whole 4-byte words)"
+            ),
+            GraphError::ShaderMismatch { pipeline, stage, binding, reason } => match binding {
+                Some(binding) => {
+                    write!(formatter, "pipeline `{pipeline}`, {stage} shader, binding {binding}: {reason}")
+                }
+                None => write!(formatter, "pipeline `{pipeline}`, {stage} shader: {reason}"),
+            },
+            GraphError::PassPanicked { pass, message } => {
+                write!(formatter, "pass `{pass}` panicked: {message}; the frame was not submitted")
             }
             GraphError::DuplicateInsertionPoint(point) => {
                 write!(formatter, "two insertion points are named `{point}`; point names must be unique")

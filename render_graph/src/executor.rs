@@ -227,6 +227,16 @@ impl Executor {
 }
 
 /// The slot frame `frame` records into.
+/// The error of a pass that panicked, with the panic's message.
+fn pass_panicked(pass: &str, payload: &(dyn std::any::Any + Send)) -> GraphError {
+    let message = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|message| (*message).to_owned()))
+        .unwrap_or_else(|| String::from("a panic without a message"));
+    GraphError::PassPanicked { pass: pass.to_owned(), message }
+}
+
 fn slot_of(frame: u64) -> usize {
     (frame % FRAMES_IN_FLIGHT as u64) as usize
 }
@@ -308,7 +318,11 @@ impl Executor {
                 output_extent: frame.output_extent,
                 error: &mut self.error,
             };
-            frame.passes[pass_index].prepare(&mut context);
+            let pass = &mut frame.passes[pass_index];
+            if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pass.prepare(&mut context)))
+            {
+                context.fail(pass_panicked(&compiled.decl.passes[pass_index].name, payload.as_ref()));
+            }
         }
     }
 
@@ -494,7 +508,12 @@ impl Executor {
             },
         };
         let pass = &mut frame.passes[pass_index];
-        pass.execute(&mut context);
+        // A pass's panic (a resource it never declared, an `expect` of its own) fails the
+        // frame, naming the pass, instead of taking the program down; the command buffer is
+        // never submitted and is reset with its pool.
+        if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pass.execute(&mut context))) {
+            context.fail(pass_panicked(&decl.name, payload.as_ref()));
+        }
         if let Some(rendering_extent) = begin_rendering(raw, command_buffer, decl, frame.resolved) {
             let viewport = vk::Viewport {
                 x: 0.0,
@@ -512,7 +531,11 @@ impl Executor {
             context.bound = None;
             context.index_bound = false;
             context.rendering = true;
-            pass.record_draw(&mut context);
+            if let Err(payload) =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pass.record_draw(&mut context)))
+            {
+                context.fail(pass_panicked(&decl.name, payload.as_ref()));
+            }
             // SAFETY: ends the scope begun above.
             unsafe { raw.cmd_end_rendering(command_buffer) };
         }

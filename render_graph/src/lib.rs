@@ -119,6 +119,7 @@ mod physical;
 mod pipeline;
 pub mod readback;
 mod recording;
+mod reflect;
 mod registry;
 mod resolved;
 mod stats;

@@ -75,7 +75,13 @@ impl PipelineCore {
         stages: vk::ShaderStageFlags,
         bind_point: vk::PipelineBindPoint,
     ) -> Result<PipelineCore> {
-        assert!(bindings.len() <= MAX_BINDINGS, "a pipeline has at most {MAX_BINDINGS} bindings");
+        const { assert!(MAX_BINDINGS == 16, "the error below names the limit") };
+        if bindings.len() > MAX_BINDINGS {
+            return Err(GraphError::InvalidDescription {
+                resource: String::from("pipeline bindings"),
+                reason: "a pipeline has at most MAX_BINDINGS (16) bindings",
+            });
+        }
         let layout_bindings: Vec<vk::DescriptorSetLayoutBinding<'_>> = bindings
             .iter()
             .enumerate()
@@ -163,6 +169,7 @@ impl ComputePipeline {
         bindings: &[BindingKind],
         push_constant_bytes: u32,
     ) -> Result<Self> {
+        crate::reflect::check_shader(name, "compute", spirv, bindings, push_constant_bytes)?;
         let stage = vk::ShaderStageFlags::COMPUTE;
         let mut core =
             PipelineCore::layouts(device, bindings, push_constant_bytes, stage, vk::PipelineBindPoint::COMPUTE)?;
@@ -208,6 +215,8 @@ pub struct GraphicsPipeline {
 impl GraphicsPipeline {
     /// Builds a graphics pipeline.
     pub fn new(device: &Arc<GpuDevice>, name: &str, desc: &GraphicsPipelineDesc<'_>) -> Result<Self> {
+        crate::reflect::check_shader(name, "vertex", desc.vertex, desc.bindings, desc.push_constant_bytes)?;
+        crate::reflect::check_shader(name, "fragment", desc.fragment, desc.bindings, desc.push_constant_bytes)?;
         let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
         let mut core = PipelineCore::layouts(
             device,

@@ -56,11 +56,26 @@ pub struct ReadbackPass {
     target: Option<BufferHandle>,
 }
 
+/// A readback pass's name: `readback SOURCE` into the conventional `SOURCE_readback` (or
+/// `SOURCE readback`), `readback SOURCE to TARGET` otherwise, so two readbacks of one resource
+/// have two names.
+fn readback_name(prefix: &str, source: &str, target: &str) -> String {
+    let conventional = target.strip_prefix(source).is_some_and(|rest| rest == "_readback" || rest == " readback");
+    if conventional {
+        format!("{prefix} {source}")
+    } else {
+        format!("{prefix} {source} to {target}")
+    }
+}
+
 impl ReadbackPass {
-    /// Copies the image `source` into the buffer imported as `target`.
+    /// Copies the image `source` into the buffer imported as `target`. The pass is named
+    /// `readback SOURCE` when `target` is `SOURCE_readback` (or `SOURCE readback`), else
+    /// `readback SOURCE to TARGET`: reading one image into two buffers makes two passes of
+    /// distinct names.
     pub fn with_names(source: &str, target: &str) -> ReadbackPass {
         ReadbackPass {
-            name: format!("readback {source}"),
+            name: readback_name("readback", source, target),
             source_name: source.to_owned(),
             target_name: target.to_owned(),
             source: None,
@@ -142,7 +157,7 @@ impl BufferReadbackPass {
     /// Copies `source` into the buffer imported as `target` (as much as fits).
     pub fn new(source: &str, target: &str) -> BufferReadbackPass {
         BufferReadbackPass {
-            name: format!("readback {source}"),
+            name: readback_name("readback", source, target),
             source_name: source.to_owned(),
             target_name: target.to_owned(),
             ring: None,
@@ -155,7 +170,7 @@ impl BufferReadbackPass {
     /// imported as `target`; a ring smaller than its regions fails the frame.
     pub fn ring(source: &str, target: &str, region: u64, regions: u64) -> BufferReadbackPass {
         BufferReadbackPass {
-            name: format!("ring readback {source}"),
+            name: readback_name("ring readback", source, target),
             ring: Some((region, regions.max(1))),
             ..BufferReadbackPass::new(source, target)
         }
@@ -192,5 +207,25 @@ impl Pass for BufferReadbackPass {
         // SAFETY: recording outside rendering; the graph made the source readable and the
         // target writable by transfers (both declared); the copy fits (checked above).
         unsafe { context.device().cmd_copy_buffer(context.command_buffer(), source.buffer, target.buffer, &[region]) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_readbacks_of_one_resource_have_distinct_names() {
+        assert_eq!(ReadbackPass::with_names("color", "color_readback").name(), "readback color");
+        assert_eq!(ReadbackPass::with_names("color", "color readback").name(), "readback color");
+        let (first, second) =
+            (ReadbackPass::with_names("color", "screenshot"), ReadbackPass::with_names("color", "thumbnail"));
+        assert_eq!((first.name(), second.name()), ("readback color to screenshot", "readback color to thumbnail"));
+        assert_eq!(BufferReadbackPass::new("bits", "bits_readback").name(), "readback bits");
+        assert_eq!(BufferReadbackPass::ring("bits", "bits ring", 8, 3).name(), "ring readback bits to bits ring");
+        assert_eq!(
+            ReadbackPass::with_names("colorful", "color_readback").name(),
+            "readback colorful to color_readback"
+        );
     }
 }

@@ -285,6 +285,74 @@ impl Pass for Lazy {
     fn execute(&mut self, _context: &mut ExecuteContext) {}
 }
 
+/// A pass that makes a mistake the type system cannot catch: it asks for an image it never
+/// declared an access to, or pushes more constants than its pipeline takes.
+struct Careless {
+    pipeline: render_graph::ComputePipeline,
+    undeclared_image: bool,
+    image: Option<ImageHandle>,
+    target: Option<ImageHandle>,
+}
+
+impl Pass for Careless {
+    fn name(&self) -> &str {
+        "careless"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        let target =
+            registry.create_image("careless target", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
+        self.target = Some(registry.write_storage_image(target, COMPUTE));
+        // A handle to an image of another pass, without an access of its own.
+        self.image = Some(registry.image("probe image"));
+        registry.side_effect();
+    }
+    fn execute(&mut self, context: &mut ExecuteContext) {
+        if self.undeclared_image {
+            let _ = context.image(self.image.expect("registered"));
+        }
+        context.bind_compute(&self.pipeline, &[Binding::Image(self.target.expect("registered"))]);
+        context.push_constants(&[EXTENT.width, EXTENT.height, 0, 0, 0]);
+        context.dispatch(1, 1, 1);
+    }
+}
+
+#[test]
+fn an_undeclared_image_and_too_many_push_constants_are_errors_not_panics() {
+    let Some(device) = gpu_test_context() else { return };
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    for undeclared_image in [true, false] {
+        let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+        graph.add_pass(ProbePass::new("make", vec![fill("probe image", ProbeKind::Image, 3)], &pipelines));
+        let pipeline = render_graph::ComputePipeline::new(
+            &device,
+            "pattern",
+            shaders::PATTERN_COMP.words(),
+            &[render_graph::BindingKind::StorageImage],
+            8,
+        )
+        .expect("pipeline");
+        graph.add_pass(Careless { pipeline, undeclared_image, image: None, target: None });
+        for _ in 0..2 {
+            let error = graph.execute_frame().expect_err("a mistake is an error");
+            if undeclared_image {
+                assert!(
+                    matches!(&error, GraphError::PassPanicked { pass, message }
+                        if pass == "careless" && message.contains("probe image")),
+                    "{error}"
+                );
+            } else {
+                assert!(
+                    matches!(&error, GraphError::PushConstantSize { pass, bytes: 20, capacity: 8 } if pass == "careless"),
+                    "{error}"
+                );
+            }
+        }
+        graph.wait_idle().expect("the device is fine");
+        drop(graph);
+    }
+    assert_no_validation_messages(&device);
+}
+
 #[test]
 fn a_declared_write_never_performed_shows_as_poison_under_validation() {
     let Some(device) = gpu_test_context() else { return };
@@ -832,5 +900,38 @@ fn uploads_and_lookups_of_undeclared_or_mismatched_resources_are_errors() {
         "{seen:?}"
     );
     drop(graph);
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn a_pipeline_whose_layout_does_not_match_its_shader_is_an_error_naming_binding_and_kinds() {
+    use render_graph::{BindingKind, ComputePipeline};
+    let Some(device) = gpu_test_context() else { return };
+    let words = shaders::PATTERN_COMP.words();
+    // pattern.comp: an rgba8 storage image at binding 0, push constants `uvec2 extent`.
+    ComputePipeline::new(&device, "pattern", words, &[BindingKind::StorageImage], 8).expect("the right layout");
+    let wrong_kind = ComputePipeline::new(&device, "pattern", words, &[BindingKind::UniformBuffer], 8);
+    let error = wrong_kind.err().expect("a uniform buffer where the shader has an image");
+    assert!(
+        matches!(&error, GraphError::ShaderMismatch { pipeline, stage: "compute", binding: Some(0), reason }
+            if pipeline == "pattern" && reason.contains("StorageImage") && reason.contains("UniformBuffer")),
+        "{error}"
+    );
+    let missing = ComputePipeline::new(&device, "pattern", words, &[], 8).err().expect("no binding 0");
+    assert!(matches!(&missing, GraphError::ShaderMismatch { binding: Some(0), .. }), "{missing}");
+    assert!(missing.to_string().contains("declares 0 binding(s)"), "{missing}");
+    let small = ComputePipeline::new(&device, "pattern", words, &[BindingKind::StorageImage], 4).err().expect("4 < 8");
+    assert!(
+        matches!(&small, GraphError::ShaderMismatch { binding: None, reason, .. } if reason.contains("take 8 bytes")),
+        "{small}"
+    );
+    let garbage = [shaders::SPIRV_MAGIC, 0x0001_0500, 0, 99, 0, 0xdead_beef];
+    let unreadable = ComputePipeline::new(&device, "garbage", &garbage, &[], 0).err().expect("not SPIR-V");
+    assert!(
+        matches!(&unreadable, GraphError::ShaderMismatch { pipeline, .. } if pipeline == "garbage"),
+        "{unreadable}"
+    );
+    let too_many = ComputePipeline::new(&device, "pattern", words, &[BindingKind::StorageImage; 17], 8);
+    assert!(too_many.is_err(), "more bindings than a pipeline takes is an error, not a panic");
     assert_no_validation_messages(&device);
 }

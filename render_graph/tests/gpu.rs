@@ -602,7 +602,7 @@ fn imported_images_keep_their_contents_when_imported_in_layout() {
 }
 
 #[test]
-fn using_an_undeclared_resource_panics_naming_pass_and_resource() {
+fn using_an_undeclared_resource_fails_the_frame_naming_pass_and_resource() {
     let Some(device) = gpu_test_context() else { return };
     struct Sneaky {
         other: Option<BufferHandle>,
@@ -635,8 +635,15 @@ fn using_an_undeclared_resource_panics_naming_pass_and_resource() {
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
     graph.add_pass(Owner);
     graph.add_pass(Sneaky { other: None });
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| graph.execute_frame()));
-    let payload = outcome.expect_err("an undeclared access is programmer misuse");
-    let message = payload.downcast_ref::<String>().cloned().unwrap_or_default();
-    assert!(message.contains("`sneaky`") && message.contains("`declared elsewhere`"), "{message}");
+    // The pass's panic is the frame's error, naming the pass and the resource; the program
+    // and the graph go on (the frame is not submitted).
+    let error = graph.execute_frame().expect_err("an undeclared access is programmer misuse");
+    assert!(
+        matches!(&error, render_graph::GraphError::PassPanicked { pass, message }
+            if pass == "sneaky" && message.contains("`declared elsewhere`")),
+        "{error}"
+    );
+    graph.wait_idle().expect("the graph is usable after the failed frame");
+    drop(graph);
+    assert_no_validation_messages(&device);
 }
