@@ -164,3 +164,42 @@ fn a_pass_before_the_cull_moves_objects_and_the_cull_and_draw_see_it_that_frame(
     drop(app);
     assert_no_validation_messages(&device);
 }
+
+#[test]
+fn the_image_follows_the_viewport_and_a_zero_viewport_keeps_the_last_size() {
+    let Some(device) = gpu_test_context() else { return };
+    let mut app = runtime::App::with_threads(1);
+    let setup = RenderSetup {
+        backend: CullingBackend::Gpu,
+        device: Some(device.clone()),
+        extent: vk::Extent2D { width: 40, height: 24 },
+        capacity: 16,
+        meshes: MeshLibrary::with_unit_cube(),
+        clear_color: [0.0, 0.0, 0.0, 1.0],
+        bits: BitsReadback::None,
+        passes: Vec::new(),
+    };
+    install_render(&mut app, setup).expect("a device is there");
+    assert_eq!(*app.resource::<Viewport>(), Viewport { width: 40, height: 24 }, "the setup's extent");
+    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 0.0, 10.0), Vec3::ZERO));
+    scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::IDENTITY);
+    app.run_frame();
+    let extent = |app: &runtime::App| {
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "{:?}", report.error);
+        (report.extent.width, report.extent.height, report.frames)
+    };
+    assert_eq!(extent(&app), (40, 24, 1));
+    app.insert_resource(Viewport { width: 64, height: 16 });
+    app.run_frame();
+    assert_eq!(extent(&app), (64, 16, 2), "a game resizing its viewport resizes the image");
+    app.insert_resource(Viewport { width: 0, height: 0 });
+    app.run_frame();
+    // Culling keeps its last answer (the viewport's rule), and the image its last size.
+    assert_eq!(extent(&app), (64, 16, 3), "a zero viewport is neither an error nor a zero-size graph");
+    app.insert_resource(Viewport { width: 32, height: 32 });
+    app.run_frame();
+    assert_eq!(extent(&app), (32, 32, 4));
+    drop(app);
+    assert_no_validation_messages(&device);
+}

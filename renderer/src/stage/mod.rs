@@ -67,7 +67,11 @@ pub struct RenderSetup {
     pub backend: CullingBackend,
     /// The device to draw on; `None` creates one ([`DeviceConfig::default`]).
     pub device: Option<Arc<GpuDevice>>,
-    /// Size of the image.
+    /// Size of the image at the start: the [`ecs::Viewport`] resource when the app has none
+    /// yet. From then on the image follows the `Viewport` the frame is culled for (a game
+    /// that resizes it resizes the image), unless a [`FrameTarget`] sets the extent (a
+    /// window's swapchain); under a zero viewport (a minimised window) culling keeps its last
+    /// answer and the image its last size.
     pub extent: vk::Extent2D,
     /// Most object slots: the most mesh entities alive at once, and the slots a frame's
     /// spawns take before the despawns of that frame free theirs (a frame past it reports an
@@ -118,6 +122,8 @@ pub struct GpuCullControl {
 pub struct RenderReport {
     /// Frames rendered so far.
     pub frames: u64,
+    /// The size of the last frame drawn (see [`RenderSetup::extent`]).
+    pub extent: vk::Extent2D,
     /// GPU culling statistics of frame [`RenderReport::bits_frame`]: the newest frame found
     /// finished at the start of this frame (usually the previous one; no stall), or this
     /// frame with [`BitsReadback::Wait`]; `None` until such a frame exists or on the CPU
@@ -166,6 +172,12 @@ pub fn install_render_to(
     setup: RenderSetup,
     target: Option<Box<dyn FrameTarget>>,
 ) -> Result<CullingChoice, NoGpuCulling> {
+    // The image and the view it is culled for have one size: an app that sets no
+    // `Viewport` gets the setup's extent, and the graph follows the `Viewport` from then on
+    // (see `RenderState::frame`).
+    if !app.resources().contains::<ecs::Viewport>() {
+        app.insert_resource(ecs::Viewport { width: setup.extent.width, height: setup.extent.height });
+    }
     culling::install(app);
     let device = match setup.device.clone() {
         _ if culling::cpu_culling_forced() => Err(String::from("no device looked for")),

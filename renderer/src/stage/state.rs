@@ -129,12 +129,22 @@ impl RenderState {
         }
         report.upload = UploadReport::default();
         let Some(view) = visibility.view() else { return Ok(()) };
+        let viewport = (view.viewport.width, view.viewport.height);
+        if viewport.0 == 0 || viewport.1 == 0 {
+            // A view resolved for a zero viewport: nothing to draw into.
+            return Ok(());
+        }
+        // The image follows the view it was culled for, unless a target owns the extent (a
+        // swapchain's may differ from the window's size for a frame; following both would
+        // recompile the graph back and forth).
+        if self.target.is_none() {
+            self.graph.set_output_extent(render_graph::vk::Extent2D { width: viewport.0, height: viewport.1 });
+        }
         if let Some(target) = &mut self.target {
             if !target.begin_frame(&mut self.graph, self.frames)? {
                 return Ok(());
             }
         }
-        let viewport = (view.viewport.width, view.viewport.height);
         let mut frame_view = FrameView::new(view.view, view.projection, view.position, viewport, view.near, view.far);
         if let Some(draw_view) = self.target.as_ref().and_then(|target| target.draw_view()) {
             frame_view.set_view_projection(glam::Mat4::from_cols_array_2d(&draw_view));
@@ -149,6 +159,7 @@ impl RenderState {
         let frame = self.execute(visibility)?;
         report.upload = lock_scene(&self.scene).last_upload();
         report.frames = self.frames;
+        report.extent = self.graph.output_extent();
         if self.bits_mode == BitsReadback::Wait {
             self.graph.wait_idle()?;
             self.ring.read_frame(&self.graph, frame, report)?;
