@@ -187,6 +187,20 @@ impl RenderGraph {
         Ok(())
     }
 
+    /// Removes the pass named `name` and returns it (`None` when there is none); the graph
+    /// recompiles at its next frame, and insertion points keep their places among the others.
+    pub fn remove_pass(&mut self, name: &str) -> Option<Box<dyn Pass>> {
+        let index = self.passes.iter().position(|pass| pass.name() == name)?;
+        self.pass_sites.remove(index);
+        for point in &mut self.points {
+            if point.index > index {
+                point.index -= 1;
+            }
+        }
+        self.dirty = true;
+        Some(self.passes.remove(index))
+    }
+
     /// The graph's insertion points, in order.
     pub fn insertion_points(&self) -> impl Iterator<Item = &str> {
         self.points.iter().map(|point| point.name.as_str())

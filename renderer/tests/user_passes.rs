@@ -203,3 +203,58 @@ fn the_image_follows_the_viewport_and_a_zero_viewport_keeps_the_last_size() {
     drop(app);
     assert_no_validation_messages(&device);
 }
+
+#[test]
+fn screenshots_of_any_image_at_a_game_frame_without_a_frame_target() {
+    let Some(device) = gpu_test_context() else { return };
+    let mut app = runtime::App::with_threads(1);
+    let setup = RenderSetup {
+        backend: CullingBackend::Gpu,
+        device: Some(device.clone()),
+        extent: vk::Extent2D { width: 32, height: 24 },
+        capacity: 16,
+        meshes: MeshLibrary::with_unit_cube(),
+        clear_color: [0.0, 0.0, 1.0, 1.0],
+        bits: BitsReadback::None,
+        passes: Vec::new(),
+    };
+    install_render(&mut app, setup).expect("a device is there");
+    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 0.0, 4.0), Vec3::ZERO));
+    scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::IDENTITY);
+    let png = std::env::temp_dir().join(format!("engine-screenshot-{}.png", std::process::id()));
+    {
+        let mut shots = app.resource_mut::<renderer::Screenshots>();
+        shots.request(renderer::COLOR);
+        shots.request_png(renderer::DEPTH_PREPASS, Some(2), &png);
+        shots.request("colr");
+    }
+    app.run_frame();
+    let first = app.resource_mut::<renderer::Screenshots>().take();
+    assert_eq!(first.len(), 2, "{first:?}");
+    let missing = first.iter().find(|shot| shot.image == "colr").expect("answered");
+    assert!(missing.error.as_deref().is_some_and(|error| error.contains("did you mean `color`")), "{missing:?}");
+    let color = first.iter().find(|shot| shot.image == renderer::COLOR).expect("taken");
+    assert!(color.error.is_none(), "{:?}", color.error);
+    assert_eq!((color.frame, color.width, color.height, color.texels.len()), (0, 32, 24, 32 * 24 * 4));
+    // The white cube in the middle, the blue clear colour in the corner.
+    let texel = |x: usize, y: usize| &color.rgba8[(y * 32 + x) * 4..(y * 32 + x) * 4 + 4];
+    assert_eq!(texel(16, 12), [255, 255, 255, 255]);
+    assert_eq!(texel(0, 0), [0, 0, 255, 255]);
+    app.run_frame();
+    assert!(app.resource_mut::<renderer::Screenshots>().take().is_empty(), "the depth is asked of frame 2");
+    app.run_frame();
+    let depth = app.resource_mut::<renderer::Screenshots>().take();
+    assert_eq!(depth.len(), 1);
+    let depth = &depth[0];
+    assert!(depth.error.is_none(), "{:?}", depth.error);
+    assert_eq!((depth.frame, depth.format), (2, vk::Format::D32_SFLOAT));
+    assert_eq!(depth.saved.as_deref(), Some(png.as_path()));
+    let near = f32::from_le_bytes(depth.texels[(12 * 32 + 16) * 4..(12 * 32 + 16) * 4 + 4].try_into().unwrap());
+    assert!(near > 0.0 && depth.texels[..4] == [0; 4], "the cube has a depth, the sky none: {near}");
+    let written = std::fs::read(&png).expect("the PNG is written");
+    assert_eq!(&written[1..4], b"PNG");
+    let _ = std::fs::remove_file(&png);
+    assert!(app.resource::<RenderReport>().error.is_none());
+    drop(app);
+    assert_no_validation_messages(&device);
+}

@@ -27,6 +27,7 @@
 //! tags of frame `N + 1` come from frame `N`'s GPU answer when it finished in time.
 
 mod readback;
+mod screenshot;
 mod state;
 mod sync;
 mod target;
@@ -39,6 +40,7 @@ use render_graph::{vk, GpuDevice};
 use runtime::{App, Stage, System};
 
 pub use readback::{READBACK_RING, READBACK_SYSTEM};
+pub use screenshot::{picture, Screenshot, ScreenshotPass, ScreenshotRequest, Screenshots};
 pub use target::FrameTarget;
 
 use crate::passes::{GpuCullStats, SharedCullSettings};
@@ -190,6 +192,9 @@ pub fn install_render_to(
     }
     app.insert_resource(choice.clone());
     app.insert_resource(RenderReport::default());
+    if !app.resources().contains::<Screenshots>() {
+        app.insert_resource(Screenshots::default());
+    }
     if choice.on_device && setup.bits != BitsReadback::None {
         app.insert_resource(GpuFeedback::default());
     }
@@ -262,7 +267,12 @@ fn render_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
             state.lock().unwrap_or_else(|poison| poison.into_inner())
         };
         runtime::profile_zone!("lock held: render state (render)");
-        report.error = state.frame(world, changes, &visibility, &mut report).err().map(|error| error.to_string());
+        let mut shots = ctx.resource_mut::<Screenshots>();
+        let game_frame = ctx.time.frame_index;
+        report.error = state
+            .frame(world, changes, &visibility, &mut report, &mut shots, game_frame)
+            .err()
+            .map(|error| error.to_string());
         if report.error.is_some() && report.error != state.logged_error {
             log::error!("rendering frame {}: {}", report.frames, report.error.as_deref().unwrap_or_default());
         }
@@ -282,7 +292,8 @@ fn render_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
     })
     .reads::<ecs::BaseColor>()
     .reads_resource::<Visibility>()
-    .writes_resource::<RenderReport>();
+    .writes_resource::<RenderReport>()
+    .writes_resource::<Screenshots>();
     if feeds_back {
         system.writes_resource::<GpuFeedback>()
     } else {

@@ -8,6 +8,7 @@ use render_graph::readback::BufferReadbackPass;
 use render_graph::{GpuDevice, ReadbackBuffer, RenderGraph};
 
 use super::readback::{ReadbackRing, READBACK_RING};
+use super::screenshot::{develop, lock_copied, Screenshot, ScreenshotPass, ScreenshotRequest, Screenshots, SharedCopy};
 use super::sync::SceneSync;
 use super::{BitsReadback, FrameTarget, RenderReport, RenderSetup};
 use crate::frame::{add_gpu_culled_scene_passes, add_scene_passes, ScenePassOptions};
@@ -30,6 +31,10 @@ pub(super) struct RenderState {
     pub(super) target: Option<Box<dyn FrameTarget>>,
     /// The GPU culling's switches (GPU backend only).
     pub(super) cull_settings: Option<SharedCullSettings>,
+    /// The images screenshots were asked of, each with its pass's copy.
+    screenshot_copies: Vec<(String, SharedCopy)>,
+    /// This frame's due screenshot requests.
+    due_shots: Vec<ScreenshotRequest>,
     /// The last error logged: a frame's error is logged when it differs from it, so a
     /// failure that lasts (a full scene, device memory exhausted) is logged once, not per
     /// frame.
@@ -93,6 +98,8 @@ impl RenderState {
             target,
             cull_settings,
             logged_error: None,
+            screenshot_copies: Vec::new(),
+            due_shots: Vec::new(),
         })
     }
 
@@ -104,6 +111,8 @@ impl RenderState {
         changes: &runtime::changes::Changes,
         visibility: &Visibility,
         report: &mut RenderReport,
+        shots: &mut Screenshots,
+        game_frame: u64,
     ) -> render_graph::Result<()> {
         {
             let mut scene = {
@@ -156,7 +165,26 @@ impl RenderState {
                 scene.set_draw_list(visibility.visible())?;
             }
         }
-        let frame = self.execute(visibility)?;
+        shots.due(game_frame, &mut self.due_shots);
+        self.arm_screenshots(shots, game_frame);
+        let frame = match self.execute(visibility) {
+            Ok(frame) => frame,
+            Err(error) => {
+                // Not drawn: the requests wait for the next frame that is.
+                shots.defer(&mut self.due_shots);
+                return Err(error);
+            }
+        };
+        if !self.due_shots.is_empty() {
+            self.graph.wait_idle()?;
+            for request in self.due_shots.drain(..) {
+                let shot = match self.screenshot_copies.iter().find(|(image, _)| *image == request.image) {
+                    Some((_, copy)) => develop(&request, game_frame, &lock_copied(copy)),
+                    None => continue,
+                };
+                shots.deliver(shot);
+            }
+        }
         report.upload = lock_scene(&self.scene).last_upload();
         report.frames = self.frames;
         report.extent = self.graph.output_extent();
@@ -168,6 +196,37 @@ impl RenderState {
             target.end_frame(&mut self.graph, frame)?;
         }
         Ok(())
+    }
+
+    /// Arms the screenshot pass of every image a due request names, adding the pass the first
+    /// time an image is asked for; a request the graph cannot serve (no such image) is
+    /// answered at once with the error.
+    fn arm_screenshots(&mut self, shots: &mut Screenshots, game_frame: u64) {
+        let mut index = 0;
+        while index < self.due_shots.len() {
+            let image = self.due_shots[index].image.clone();
+            if !self.screenshot_copies.iter().any(|(known, _)| *known == image) {
+                let copy = SharedCopy::default();
+                self.graph.add_pass(ScreenshotPass::new(&image, Arc::clone(&copy)));
+                if let Err(error) = self.graph.compile() {
+                    self.graph.remove_pass(&format!("screenshot {image}"));
+                    let request = self.due_shots.remove(index);
+                    let error = Some(format!("no screenshot of `{image}`: {error}"));
+                    shots.deliver(Screenshot {
+                        image: request.image,
+                        frame: game_frame,
+                        error,
+                        ..Screenshot::default()
+                    });
+                    continue;
+                }
+                self.screenshot_copies.push((image.clone(), copy));
+            }
+            if let Some((_, copy)) = self.screenshot_copies.iter().find(|(known, _)| *known == image) {
+                lock_copied(copy).armed = true;
+            }
+            index += 1;
+        }
     }
 
     /// Executes the graph once for `visibility`'s frame (what the scene holds now); returns
