@@ -5,6 +5,7 @@
 
 pub mod city;
 pub mod cluster_render;
+pub mod frame_passes;
 pub mod mesh_render;
 pub mod scene_check;
 pub mod stress;

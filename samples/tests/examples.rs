@@ -59,3 +59,33 @@ fn custom_pass_help_explains_and_writes_nothing() {
 fn post_process_help_explains_and_writes_nothing() {
     help_is_help(env!("CARGO_BIN_EXE_post_process"), "post_process");
 }
+
+/// The user's passes inside the engine's frame (GPU bobbing before the cull, fog and outlines
+/// after the geometry, boxes coloured by the GPU's bits) match the CPU on every frame, with
+/// zero validation messages, alone and together.
+#[test]
+fn frame_passes_match_the_cpu_on_every_frame() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    for args in [
+        &["--post", "fog"][..],
+        &["--post", "outline"],
+        &["--debug-boxes"],
+        &["--bob", "--post", "fog,outline", "--debug-boxes"],
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_frame_passes"))
+            .args(args)
+            .args(["--frames", "4"])
+            .env("ENGINE_VALIDATION", "1")
+            .output()
+            .expect("the example starts");
+        let text = String::from_utf8_lossy(&output.stdout) + String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{args:?}:\n{text}");
+        assert!(text.contains("4 frames, 0 mismatches"), "{args:?}:\n{text}");
+    }
+    let unknown = Command::new(env!("CARGO_BIN_EXE_frame_passes")).args(["--post", "bloom"]).output().expect("starts");
+    assert!(
+        !unknown.status.success() && String::from_utf8_lossy(&unknown.stderr).contains("unknown post-process `bloom`")
+    );
+}

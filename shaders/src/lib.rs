@@ -270,6 +270,12 @@ shaders! {
     /// objects appended to the survivor list and the late phase's indirect dispatch, the
     /// verdicts of culled objects' pairs written; workgroup 64.
     CLUSTER_SURVIVORS_COMP = Engine "engine" / "cluster_survivors.comp", Compute;
+    /// Every object's world box as lines (24 vertices per instance, instance = slot),
+    /// green where bit `slot` of `visibility_bits` (binding 2) is set, red elsewhere; object
+    /// transforms and records at bindings 0 and 1, the engine's `view` block at 3.
+    DEBUG_BOXES_VERT = Samples "samples" / "debug_boxes.vert", Vertex;
+    /// Writes the colour [`DEBUG_BOXES_VERT`] chose.
+    DEBUG_BOXES_FRAG = Samples "samples" / "debug_boxes.frag", Fragment;
     /// Test pattern for depth pyramids: a hashed depth per pixel (24-bit exact, with exact 0
     /// and 1), drawn over [`FULLSCREEN_VERT`] with depth test ALWAYS; push constant
     /// `uint seed`.
@@ -279,6 +285,11 @@ shaders! {
     /// Depth prepass vertex shader: the position of [`GEOMETRY_VERT`] (same function of
     /// `scene_common.h`, `precise`), no outputs.
     DEPTH_PREPASS_VERT = Engine "engine" / "depth_prepass.vert", Vertex;
+    /// Fog by depth in place: the rgba8 storage image at binding 0 (the colour) mixed towards
+    /// `vec4 fog_color` by `1 - exp(-density * distance)`, the distance along the view from the
+    /// sampled depth at binding 1 and the `view` block at 2; push constants `vec4 fog_color,
+    /// float density`; workgroup 8x8.
+    FOG_COMP = Samples "samples" / "fog.comp", Compute;
     /// Full-screen triangle from `gl_VertexIndex` (draw 3 vertices, no buffers).
     FULLSCREEN_VERT = Samples "samples" / "fullscreen.vert", Vertex;
     /// Geometry pass: writes the object's flat RGBA8 colour.
@@ -309,6 +320,11 @@ shaders! {
     /// Writes `probe_hash(x + y * width) & 0xffff` to the r32ui storage image at binding 0;
     /// workgroup 8x8.
     NOISE_COMP = Samples "samples" / "noise.comp", Compute;
+    /// Outlines in place: a pixel of the rgba8 storage image at binding 0 whose distance along
+    /// the view (sampled depth at binding 1, `view` block at 2) differs from a neighbour's by
+    /// more than `threshold` times the nearer becomes `vec4 line_color`; push constants
+    /// `vec4 line_color, float threshold`; workgroup 8x8.
+    OUTLINE_COMP = Samples "samples" / "outline.comp", Compute;
     /// Writes a gradient-and-checkerboard pattern to the rgba8 storage image at binding 0;
     /// push constant `uvec2 extent`; workgroup 8x8.
     PATTERN_COMP = Samples "samples" / "pattern.comp", Compute;
