@@ -60,7 +60,8 @@ pub enum ImportError {
         /// What is wrong.
         reason: &'static str,
     },
-    /// A feature this importer does not read (sparse accessors, extensions it needs).
+    /// A feature this importer does not read (an extension the file requires that the
+    /// importer cannot honour).
     Unsupported(String),
 }
 

@@ -14,6 +14,8 @@
 mod accessors;
 mod buffers;
 mod error;
+mod extensions;
+mod views;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -129,18 +131,16 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
         step = Instant::now();
     };
     let container = buffers::split_container(bytes)?;
-    let document = {
+    let Parsed { document, declared } = {
         runtime::profile_zone!("glTF parse");
         parse_document(container.json)?
     };
-    if let Some(extension) = document.extensions_required().next() {
-        return Err(ImportError::Unsupported(format!("the file requires extension {extension}")));
-    }
     lap(&mut timings.parse);
     let buffers = {
         runtime::profile_zone!("glTF buffers");
         buffers::load_buffers(&document, container.bin, base)?
     };
+    let views = views::resolve_views(&document, &buffers);
     lap(&mut timings.buffers);
 
     let mut sources = Vec::new();
@@ -162,7 +162,7 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
                 skipped_primitives += 1;
                 continue;
             }
-            let data = decode_primitive(&primitive, &buffers)?;
+            let data = decode_primitive(&primitive, &views, declared)?;
             data.validate().map_err(|error| ImportError::Mesh {
                 mesh: mesh.index(),
                 primitive: primitive.index(),
@@ -189,12 +189,24 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
     Ok(GltfScene { meshes, colors, materials, nodes, skipped_primitives, timings })
 }
 
-/// Parses and validates the JSON. gltf-json's validator indexes the accessor a primitive's
-/// `POSITION` names before checking that it exists (and panics when it does not), so that
-/// one reference is checked here first.
-fn parse_document(json: &[u8]) -> Result<gltf::Document, ImportError> {
-    let root: gltf::json::Root =
-        gltf::json::deserialize::from_slice(json).map_err(|error| ImportError::Json(error.to_string()))?;
+/// The validated document and what its extensions declare.
+struct Parsed {
+    document: gltf::Document,
+    declared: extensions::Declared,
+}
+
+/// Parses and validates the JSON. It is read untyped first: gltf-json refuses a few valid
+/// constructs the importer does not read (smoothed away). gltf-json's
+/// validator refuses every required extension it does not implement, so the required list
+/// is checked here and cleared before validation, and an accessor without a buffer view,
+/// so that one rule is left out (see [`extensions::validate`]); and it indexes the accessor
+/// a primitive's `POSITION` names before checking that it exists (and panics when it does
+/// not), so that one reference is checked here first.
+fn parse_document(json: &[u8]) -> Result<Parsed, ImportError> {
+    let json_error = |error: gltf::json::Error| ImportError::Json(error.to_string());
+    let mut value: gltf::json::Value = gltf::json::deserialize::from_slice(json).map_err(json_error)?;
+    extensions::smooth_json(&mut value);
+    let mut root: gltf::json::Root = gltf::json::deserialize::from_value(value).map_err(json_error)?;
     for (mesh, entry) in root.meshes.iter().enumerate() {
         for (primitive, entry) in entry.primitives.iter().enumerate() {
             let position = entry.attributes.get(&gltf::json::validation::Checked::Valid(gltf::Semantic::Positions));
@@ -205,29 +217,55 @@ fn parse_document(json: &[u8]) -> Result<gltf::Document, ImportError> {
             }
         }
     }
-    gltf::Document::from_json(root).map_err(|error| ImportError::Json(error.to_string()))
+    let declared = extensions::check_extensions(&root.extensions_required, &root.extensions_used)?;
+    root.extensions_required.clear();
+    extensions::validate(&root)?;
+    let document = gltf::Document::from_json_without_validation(root);
+    Ok(Parsed { document, declared })
 }
 
-fn decode_primitive(primitive: &gltf::Primitive<'_>, buffers: &[Vec<u8>]) -> Result<MeshData, ImportError> {
+fn decode_primitive(
+    primitive: &gltf::Primitive<'_>,
+    views: &[views::ViewBytes<'_>],
+    declared: extensions::Declared,
+) -> Result<MeshData, ImportError> {
+    use accessors::Attribute;
+    let quantized = declared.quantization;
     let positions = primitive.get(&gltf::Semantic::Positions).ok_or_else(|| ImportError::Mesh {
         mesh: usize::MAX,
         primitive: primitive.index(),
         error: crate::MeshError::NoTriangles,
     })?;
-    let positions = accessors::read_vec3(&positions, buffers)?;
+    let positions = accessors::read_vec3(&positions, views, Attribute::Position, quantized)?;
     let normals = match primitive.get(&gltf::Semantic::Normals) {
-        Some(accessor) => accessors::read_vec3(&accessor, buffers)?,
+        Some(accessor) => {
+            let mut normals = accessors::read_vec3(&accessor, views, Attribute::Normal, quantized)?;
+            // Quantized normals are only near unit length; the extension leaves it to the
+            // application to renormalize.
+            if accessor.data_type() != gltf::accessor::DataType::F32 {
+                normals.iter_mut().for_each(renormalize);
+            }
+            normals
+        }
         None => Vec::new(),
     };
     let uvs = match primitive.get(&gltf::Semantic::TexCoords(0)) {
-        Some(accessor) => accessors::read_vec2(&accessor, buffers)?,
+        Some(accessor) => accessors::read_vec2(&accessor, views, quantized)?,
         None => Vec::new(),
     };
     let indices = match primitive.indices() {
-        Some(accessor) => accessors::read_indices(&accessor, buffers)?,
+        Some(accessor) => accessors::read_indices(&accessor, views)?,
         None => (0..positions.len() as u32).collect(),
     };
     Ok(MeshData { positions, normals, uvs, indices })
+}
+
+/// Scales `normal` to unit length (a zero vector stays zero).
+fn renormalize(normal: &mut [f32; 3]) {
+    let length = Vec3::from(*normal).length();
+    if length > 0.0 {
+        *normal = (Vec3::from(*normal) / length).to_array();
+    }
 }
 
 /// The nodes of the default scene (else the first; else every parentless node), parents
