@@ -1,7 +1,8 @@
 //! What a file's extensions ask of the importer, and the valid files gltf-json's strict
 //! types would refuse.
 //!
-//! The importer honours `KHR_mesh_quantization`; a file may require it. Any other required
+//! The importer honours `KHR_mesh_quantization` and `EXT_meshopt_compression` (and its
+//! successor `KHR_meshopt_compression`); a file may require those. Any other required
 //! extension is [`ImportError::Unsupported`]; any other used one is ignored with one warning.
 //! gltf-json refuses every required extension it does not implement itself and a few
 //! constructs the specification allows, so the raw JSON is smoothed first (see
@@ -12,7 +13,7 @@ use gltf::json::Value;
 use super::error::ImportError;
 
 /// The extensions whose data the importer reads, so a file may require them.
-pub(crate) const HONOURED: [&str; 1] = ["KHR_mesh_quantization"];
+pub(crate) const HONOURED: [&str; 3] = ["KHR_mesh_quantization", "EXT_meshopt_compression", "KHR_meshopt_compression"];
 
 /// What the file declares that changes how accessors are read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -93,8 +94,8 @@ mod tests {
     #[test]
     fn honoured_extensions_may_be_required_and_others_not() {
         let declared = check_extensions(
-            &names(&["KHR_mesh_quantization"]),
-            &names(&["KHR_mesh_quantization", "KHR_materials_unlit"]),
+            &names(&["KHR_mesh_quantization", "EXT_meshopt_compression"]),
+            &names(&["KHR_mesh_quantization", "EXT_meshopt_compression", "KHR_materials_unlit"]),
         )
         .unwrap();
         assert!(declared.quantization);
@@ -103,7 +104,7 @@ mod tests {
             error,
             ImportError::Unsupported(String::from("the file requires extension KHR_draco_mesh_compression"))
         );
-        assert!(!check_extensions(&[], &names(&["KHR_materials_unlit"])).unwrap().quantization);
+        assert!(!check_extensions(&[], &names(&["EXT_meshopt_compression"])).unwrap().quantization);
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod accessors;
 mod buffers;
 mod error;
 mod extensions;
+mod meshopt_views;
 mod views;
 
 use std::path::Path;
@@ -131,16 +132,19 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
         step = Instant::now();
     };
     let container = buffers::split_container(bytes)?;
-    let Parsed { document, declared } = {
+    let Parsed { document, declared, compressed, fallback } = {
         runtime::profile_zone!("glTF parse");
         parse_document(container.json)?
     };
     lap(&mut timings.parse);
     let buffers = {
         runtime::profile_zone!("glTF buffers");
-        buffers::load_buffers(&document, container.bin, base)?
+        buffers::load_buffers(&document, container.bin, base, &fallback)?
     };
-    let views = views::resolve_views(&document, &buffers);
+    let views = {
+        runtime::profile_zone!("glTF decompress views");
+        views::resolve_views(&document, &compressed, &buffers)?
+    };
     lap(&mut timings.buffers);
 
     let mut sources = Vec::new();
@@ -189,14 +193,19 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
     Ok(GltfScene { meshes, colors, materials, nodes, skipped_primitives, timings })
 }
 
-/// The validated document and what its extensions declare.
+/// The validated document and what the importer reads from the raw JSON beside it.
 struct Parsed {
     document: gltf::Document,
     declared: extensions::Declared,
+    /// Per buffer view, its `EXT_meshopt_compression` parameters.
+    compressed: Vec<Option<meshopt_views::CompressedView>>,
+    /// Per buffer, whether it is a compression fallback.
+    fallback: Vec<bool>,
 }
 
-/// Parses and validates the JSON. It is read untyped first: gltf-json refuses a few valid
-/// constructs the importer does not read (smoothed away). gltf-json's
+/// Parses and validates the JSON. It is read untyped first: gltf-json keeps no data of
+/// extensions it does not know (the compression parameters are taken from there) and
+/// refuses a few valid constructs the importer does not read (smoothed away). gltf-json's
 /// validator refuses every required extension it does not implement, so the required list
 /// is checked here and cleared before validation, and an accessor without a buffer view,
 /// so that one rule is left out (see [`extensions::validate`]); and it indexes the accessor
@@ -205,6 +214,8 @@ struct Parsed {
 fn parse_document(json: &[u8]) -> Result<Parsed, ImportError> {
     let json_error = |error: gltf::json::Error| ImportError::Json(error.to_string());
     let mut value: gltf::json::Value = gltf::json::deserialize::from_slice(json).map_err(json_error)?;
+    let compressed = meshopt_views::compressed_views(&value)?;
+    let fallback = meshopt_views::fallback_buffers(&value);
     extensions::smooth_json(&mut value);
     let mut root: gltf::json::Root = gltf::json::deserialize::from_value(value).map_err(json_error)?;
     for (mesh, entry) in root.meshes.iter().enumerate() {
@@ -221,7 +232,7 @@ fn parse_document(json: &[u8]) -> Result<Parsed, ImportError> {
     root.extensions_required.clear();
     extensions::validate(&root)?;
     let document = gltf::Document::from_json_without_validation(root);
-    Ok(Parsed { document, declared })
+    Ok(Parsed { document, declared, compressed, fallback })
 }
 
 fn decode_primitive(
