@@ -505,6 +505,48 @@ fn texture_coordinates_of_every_type_read_as_the_specification_says() {
     }
 }
 
+/// The cube with unnormalized u16 texture coordinates (`uv * 60000`) and a base colour
+/// texture whose `KHR_texture_transform` is `transform`.
+fn cube_with_uv_transform(transform: Value) -> Vec<u8> {
+    let stored: Vec<[f32; 2]> = cube_uvs().iter().map(|uv| uv.map(|axis| axis * 60000.0)).collect();
+    let file = cube_with(None, Some((int(UNSIGNED_SHORT, false), &stored)));
+    // Rewrite the JSON chunk with a material; the binary chunk stays.
+    let json_length = u32::from_le_bytes(file[12..16].try_into().unwrap()) as usize;
+    let mut document: Value = serde_json::from_slice(&file[20..20 + json_length]).unwrap();
+    let bin = &file[20 + json_length + 8..];
+    document["extensionsUsed"] = json!(["KHR_mesh_quantization", "KHR_texture_transform"]);
+    document["images"] = json!([{ "uri": "colour.png" }]);
+    document["textures"] = json!([{ "source": 0 }]);
+    document["materials"] = json!([{ "pbrMetallicRoughness": { "baseColorTexture": {
+        "index": 0, "extensions": { "KHR_texture_transform": transform } } } }]);
+    document["meshes"][0]["primitives"][0]["material"] = json!(0);
+    common::glb_from(&document, bin)
+}
+
+#[test]
+fn the_base_colour_texture_transform_dequantizes_texture_coordinates() {
+    let scale = 1.0 / 60000.0;
+    let scene = load(&cube_with_uv_transform(json!({ "scale": [scale, scale] }))).unwrap();
+    for (vertex, uv) in scene.meshes[0].uvs.iter().enumerate() {
+        let original = cube_uvs()[original_vertex(&scene, vertex)];
+        assert!((uv[0] - original[0]).abs() < 1.0e-6 && (uv[1] - original[1]).abs() < 1.0e-6, "{uv:?} {original:?}");
+    }
+    // Offset, rotation (counter-clockwise, after the scale) and scale, as the extension's
+    // matrix has them.
+    let angle = std::f32::consts::FRAC_PI_2;
+    let transform = json!({ "offset": [0.5, 0.25], "rotation": angle, "scale": [scale, scale * 2.0] });
+    let scene = load(&cube_with_uv_transform(transform)).unwrap();
+    for (vertex, uv) in scene.meshes[0].uvs.iter().enumerate() {
+        let [u, v] = cube_uvs()[original_vertex(&scene, vertex)];
+        let (x, y) = (u, v * 2.0);
+        let expected = [0.5 + angle.cos() * x - angle.sin() * y, 0.25 + angle.sin() * x + angle.cos() * y];
+        assert!((uv[0] - expected[0]).abs() < 1.0e-5 && (uv[1] - expected[1]).abs() < 1.0e-5, "{uv:?} {expected:?}");
+    }
+    // A transform for another coordinate set leaves TEXCOORD_0 as stored.
+    let scene = load(&cube_with_uv_transform(json!({ "scale": [scale, scale], "texCoord": 1 }))).unwrap();
+    assert!(scene.meshes[0].uvs.iter().any(|uv| uv[0] == 60000.0));
+}
+
 // ---------------------------------------------------------------------------------------
 // EXT_meshopt_compression.
 

@@ -1,8 +1,9 @@
 //! What a file's extensions ask of the importer, and the valid files gltf-json's strict
 //! types would refuse.
 //!
-//! The importer honours `KHR_mesh_quantization` and `EXT_meshopt_compression` (and its
-//! successor `KHR_meshopt_compression`); a file may require those. Any other required
+//! The importer honours `KHR_mesh_quantization`, `EXT_meshopt_compression` (and its
+//! successor `KHR_meshopt_compression`) and `KHR_texture_transform` (on the base colour
+//! texture's coordinates); a file may require those. Any other required
 //! extension is [`ImportError::Unsupported`]; any other used one is ignored with one warning.
 //! gltf-json refuses every required extension it does not implement itself and a few
 //! constructs the specification allows, so the raw JSON is smoothed first (see
@@ -13,7 +14,9 @@ use gltf::json::Value;
 use super::error::ImportError;
 
 /// The extensions whose data the importer reads, so a file may require them.
-pub(crate) const HONOURED: [&str; 3] = ["KHR_mesh_quantization", "EXT_meshopt_compression", "KHR_meshopt_compression"];
+/// `KHR_texture_transform` is applied to `TEXCOORD_0` as the base colour texture samples it.
+pub(crate) const HONOURED: [&str; 4] =
+    ["KHR_mesh_quantization", "EXT_meshopt_compression", "KHR_meshopt_compression", "KHR_texture_transform"];
 
 /// What the file declares that changes how accessors are read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -166,7 +166,10 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
                 skipped_primitives += 1;
                 continue;
             }
-            let data = decode_primitive(&primitive, &views, declared)?;
+            let mut data = decode_primitive(&primitive, &views, declared)?;
+            if let Some(transform) = base_colour_uv_transform(&primitive.material())? {
+                data.uvs.iter_mut().for_each(|uv| *uv = transform.transform_point2(glam::Vec2::from(*uv)).to_array());
+            }
             data.validate().map_err(|error| ImportError::Mesh {
                 mesh: mesh.index(),
                 primitive: primitive.index(),
@@ -269,6 +272,34 @@ fn decode_primitive(
         None => (0..positions.len() as u32).collect(),
     };
     Ok(MeshData { positions, normals, uvs, indices })
+}
+
+/// The `KHR_texture_transform` of `material`'s base colour texture when that texture samples
+/// `TEXCOORD_0`, so the coordinates are kept as the one texture the engine knows sees them
+/// (quantized files store integer coordinates and scale them back this way).
+fn base_colour_uv_transform(material: &gltf::Material<'_>) -> Result<Option<glam::Affine2>, ImportError> {
+    let Some(info) = material.pbr_metallic_roughness().base_color_texture() else {
+        return Ok(None);
+    };
+    let Some(transform) = info.texture_transform() else {
+        return Ok(None);
+    };
+    if transform.tex_coord().unwrap_or(info.tex_coord()) != 0 {
+        return Ok(None);
+    }
+    let (offset, rotation, scale) = (transform.offset(), transform.rotation(), transform.scale());
+    if !offset.iter().chain(&scale).chain([&rotation]).all(|value| value.is_finite()) {
+        return Err(ImportError::Json(format!(
+            "materials[{}]: the base colour texture's KHR_texture_transform is not finite",
+            material.index().unwrap_or(0)
+        )));
+    }
+    // The extension's matrix: translation * rotation * scale.
+    Ok(Some(
+        glam::Affine2::from_translation(offset.into())
+            * glam::Affine2::from_angle(rotation)
+            * glam::Affine2::from_scale(scale.into()),
+    ))
 }
 
 /// Scales `normal` to unit length (a zero vector stays zero).
