@@ -7,6 +7,15 @@
 //! world scale) and [`BaseColor`], and
 //! [`Camera`]s. A closed mesh gets its inner-box occluder; an open one none.
 //!
+//! A valid glTF 2.0 file loads unless it requires an extension the importer cannot
+//! honour; that includes what real pipelines (gltfpack) write:
+//! `KHR_mesh_quantization` attributes, `EXT_meshopt_compression` and
+//! `KHR_meshopt_compression` buffer views (fallback buffers without data included),
+//! `KHR_texture_transform` on the base colour texture, sparse accessors and accessors
+//! without a buffer view. A required extension beyond those four is
+//! [`ImportError::Unsupported`]; a used one the importer does not read is ignored with one
+//! warning. docs/meshes.md has the details.
+//!
 //! Nothing in a file can make loading panic or hang: the container, every buffer, accessor
 //! and index is checked before use, the node graph must be a forest, and each problem is an
 //! [`ImportError`] naming where it is.
@@ -111,6 +120,12 @@ pub struct SpawnedScene {
 
 /// Loads a .gltf or .glb file (external buffers are found beside it) and processes its
 /// meshes with `options`.
+///
+/// Quantized (`KHR_mesh_quantization`) and meshopt-compressed (`EXT_meshopt_compression`,
+/// `KHR_meshopt_compression`) files load; the meshes keep positions in their stored units,
+/// with the dequantizing scale and offset in their node's transform. A file that requires
+/// another extension fails with [`ImportError::Unsupported`]; a malformed one with the
+/// [`ImportError`] variant naming where.
 pub fn load_gltf(path: &Path, options: &ProcessOptions) -> Result<GltfScene, ImportError> {
     let started = Instant::now();
     let bytes = std::fs::read(path)
