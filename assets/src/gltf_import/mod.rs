@@ -54,7 +54,8 @@ pub struct LoadTimings {
     pub read: Duration,
     /// Splitting the container and parsing and validating the JSON.
     pub parse: Duration,
-    /// Resolving the buffers (binary chunk, data URIs, external files).
+    /// Resolving the buffers (binary chunk, data URIs, external files) and decompressing
+    /// meshopt-compressed buffer views.
     pub buffers: Duration,
     /// Decoding accessors into meshes and checking the nodes.
     pub decode: Duration,
