@@ -742,11 +742,33 @@ fn every_corruption_of_the_compressed_bytes_fails_or_loads_without_panic() {
     assert!(loaded < compressed_end * 3, "corruption is noticed somewhere");
 }
 
+#[test]
+fn every_field_of_a_compressed_or_sparse_file_removed_or_wrong_loads_or_fails_without_panic() {
+    let (document, builder, _) = packed_cube(Some(EXT));
+    let mut outcomes = [0, 0];
+    let variants = common::for_each_variant(&document, |variant| {
+        outcomes[usize::from(load(&builder.glb(variant)).is_ok())] += 1;
+    });
+    assert!(variants > 1000, "the corpus walks the whole document ({variants} variants)");
+    assert!(outcomes[0] > 0 && outcomes[1] > 0, "{} refused, {} loaded", outcomes[0], outcomes[1]);
+    let (document, builder) = sparse_quad_document(&[1, 2, 3]);
+    let variants = common::for_each_variant(&document, |variant| {
+        let _ = load(&builder.glb(variant));
+    });
+    assert!(variants > 200, "the sparse quad's corpus ({variants} variants)");
+}
+
 // ---------------------------------------------------------------------------------------
 // Sparse accessors, accessors without views.
 
 /// A quad whose positions have no buffer view: zeros, with vertices 1 to 3 given sparsely.
 fn sparse_quad(sparse_indices: &[u32]) -> Vec<u8> {
+    let (document, builder) = sparse_quad_document(sparse_indices);
+    builder.glb(&document)
+}
+
+/// The document of [`sparse_quad`] and its builder (holding the binary data).
+fn sparse_quad_document(sparse_indices: &[u32]) -> (Value, Builder) {
     let mut builder = Builder::default();
     let values = f32_bytes(&[1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0]);
     let indices_view = builder.view(&u16_bytes(sparse_indices), None);
@@ -766,7 +788,7 @@ fn sparse_quad(sparse_indices: &[u32]) -> Vec<u8> {
         json!({}),
         json!({}),
     );
-    builder.glb(&document)
+    (document, builder)
 }
 
 #[test]
