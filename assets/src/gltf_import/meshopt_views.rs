@@ -158,10 +158,13 @@ fn parse_extension(extension: &'static str, object: &Value) -> Result<Compressed
 
 impl CompressedView {
     /// The size of the decoded data, after checking the rules the specification sets on the
-    /// parameters (and on the parent view's `byteStride` and `byteLength`).
+    /// parameters (and on the parent view's `byteLength`, and for `EXT_meshopt_compression`
+    /// its `byteStride`).
     pub(crate) fn decoded_length(&self, parent_stride: Option<usize>, parent_length: usize) -> Result<usize, String> {
         let stride = self.stride;
-        if parent_stride.is_some_and(|parent| parent != stride) {
+        // Only EXT_meshopt_compression ties the parent's stride to the stream's; for its
+        // successor the decoded bytes are the parent's, read with the parent's stride.
+        if self.extension == "EXT_meshopt_compression" && parent_stride.is_some_and(|parent| parent != stride) {
             return Err(format!("byteStride {stride} differs from the view's {}", parent_stride.unwrap_or(0)));
         }
         let decoded = stride.checked_mul(self.count).filter(|&decoded| decoded == parent_length).ok_or_else(|| {
@@ -295,6 +298,8 @@ mod tests {
         let ok = view(Mode::Attributes, Filter::None, 12, 10, 100);
         assert_eq!(ok.decoded_length(None, 120), Ok(120));
         assert!(ok.decoded_length(Some(16), 120).is_err(), "a parent stride that differs");
+        let successor = CompressedView { extension: "KHR_meshopt_compression", ..ok.clone() };
+        assert_eq!(successor.decoded_length(Some(16), 120), Ok(120), "the successor drops that rule");
         assert!(ok.decoded_length(None, 121).is_err(), "a parent length that is not stride * count");
         assert!(view(Mode::Attributes, Filter::None, 6, 10, 100).decoded_length(None, 60).is_err());
         assert!(view(Mode::Attributes, Filter::None, 260, 1, 100).decoded_length(None, 260).is_err());
