@@ -416,6 +416,26 @@ fn quantized_positions_of_every_type_load_within_a_step_through_the_node_transfo
 }
 
 #[test]
+fn a_quantized_mesh_spawns_with_its_dequantizing_transform_and_a_matching_lod_bias() {
+    let component = int(UNSIGNED_SHORT, false);
+    let (file, _) = quantized_cube(component, true);
+    let scene = load(&file).unwrap();
+    let mut world = hecs::World::new();
+    let spawned = scene
+        .spawn(&mut world, &mut renderer::MeshLibrary::new(), &mut culling::occlusion::OccluderMeshes::new())
+        .unwrap();
+    let scale = 1.0 / 60000.0;
+    let entity = spawned.drawables[0];
+    let transform = *world.get::<&ecs::Transform>(entity).unwrap();
+    assert!((transform.scale - Vec3::splat(scale)).abs().max_element() < 1.0e-9, "{transform:?}");
+    assert_eq!(transform.translation, Vec3::splat(-0.5));
+    let bias = world.get::<&ecs::Lod>(entity).unwrap().bias;
+    assert!((bias - scale).abs() < 1.0e-9, "hand-over distances in stored units scale by the node: {bias}");
+    let mesh = world.get::<&ecs::Mesh>(entity).unwrap();
+    assert_eq!(mesh.bounds.max, Vec3::splat(60000.0), "bounds stay in stored units, placed by the transform");
+}
+
+#[test]
 fn integer_positions_without_the_extension_are_a_named_error() {
     let (file, _) = quantized_cube(int(SHORT, false), false);
     let error = load(&file).unwrap_err();
