@@ -570,104 +570,165 @@ fn the_base_colour_texture_transform_dequantizes_texture_coordinates() {
 // ---------------------------------------------------------------------------------------
 // EXT_meshopt_compression.
 
+/// The grid quantized positions of [`packed_cube`] lie on.
+const GRID: f32 = 16383.0;
+
+/// The layout of one stream: `count` elements of `stride` bytes, stored in `mode` with
+/// `filter` when compressed; vertex data carries its stride on the parent view too.
+#[derive(Clone, Copy)]
+struct Stream {
+    stride: usize,
+    count: usize,
+    mode: &'static str,
+    filter: &'static str,
+    vertex_data: bool,
+}
+
+impl Stream {
+    /// Vertex attributes (`ATTRIBUTES` with `filter`).
+    fn vertices(stride: usize, count: usize, filter: &'static str) -> Self {
+        Stream { stride, count, mode: "ATTRIBUTES", filter, vertex_data: true }
+    }
+
+    /// Animation data (`ATTRIBUTES` with `filter`, no stride on the parent view).
+    fn keyframes(stride: usize, count: usize, filter: &'static str) -> Self {
+        Stream { stride, count, mode: "ATTRIBUTES", filter, vertex_data: false }
+    }
+
+    /// Indices in `mode` (`TRIANGLES` or `INDICES`).
+    fn indices(stride: usize, count: usize, mode: &'static str) -> Self {
+        Stream { stride, count, mode, filter: "NONE", vertex_data: false }
+    }
+}
+
+/// Writes each stream of [`packed_cube`] into a plain view, or compressed into a view of
+/// the fallback buffer.
+struct Packer {
+    builder: Builder,
+    /// The compression extension, `None` for plain views.
+    compress: Option<&'static str>,
+}
+
+impl Packer {
+    /// The vertex codec version: `EXT_meshopt_compression` streams are version 0; its
+    /// successor takes version 1 too.
+    fn version(&self) -> i32 {
+        if self.compress == Some(KHR) {
+            1
+        } else {
+            0
+        }
+    }
+
+    fn encode<T>(&self, elements: &[T]) -> Vec<u8> {
+        encode_vertex_buffer_level(elements, 2, Some(self.version())).unwrap()
+    }
+
+    /// A view of `stream`'s elements: `plain`, or `encoded` in the stream's mode and filter.
+    fn add(&mut self, plain: &[u8], encoded: Vec<u8>, stream: Stream) -> usize {
+        let Stream { stride, count, mode, filter, vertex_data } = stream;
+        match self.compress {
+            Some(extension) => {
+                self.builder.compressed(&encoded, stride, count, Compression { extension, mode, filter }, vertex_data)
+            }
+            None => self.builder.view(plain, vertex_data.then_some(stride)),
+        }
+    }
+
+    /// Unnormalized u16 positions on [`GRID`], padded to 8 bytes.
+    fn positions(&mut self) -> usize {
+        let stored: Vec<[u16; 4]> = CUBE
+            .iter()
+            .map(|corner| [0, 1, 2, 3].map(|axis| if axis < 3 { ((corner[axis] + 0.5) * GRID) as u16 } else { 0 }))
+            .collect();
+        let view = self.add(&bytes_of(&stored, u16x4_bytes), self.encode(&stored), Stream::vertices(8, 8, "NONE"));
+        let read: Vec<[f32; 3]> = stored.iter().map(|vertex| [0, 1, 2].map(|axis| f32::from(vertex[axis]))).collect();
+        self.builder.positions(Some(view), int(UNSIGNED_SHORT, false), &read)
+    }
+
+    /// Octahedral normals in normalized bytes.
+    fn normals(&mut self) -> usize {
+        let normals: Vec<[f32; 4]> = cube_normals().iter().map(|n| [n[0], n[1], n[2], 0.0]).collect();
+        let octahedral = encode_filter_oct::<i8>(&normals, 8);
+        let mut decoded = octahedral.clone();
+        decode_filter_oct(&mut decoded);
+        let plain = bytes_of(&decoded, |normal| normal.map(|c| c as u8));
+        let view = self.add(&plain, self.encode(&octahedral), Stream::vertices(4, 8, "OCTAHEDRAL"));
+        self.builder.attribute(view, int(BYTE, true), "VEC3", 8)
+    }
+
+    /// Float texture coordinates through the exponential filter.
+    fn uvs(&mut self) -> usize {
+        let exponential = encode_filter_exp::<2>(&cube_uvs(), 15, EncodeExpMode::Separate);
+        let mut decoded = exponential.clone();
+        decode_filter_exp(&mut decoded);
+        let plain = bytes_of(decoded.as_flattened(), |word| word.to_le_bytes());
+        let view = self.add(&plain, self.encode(&exponential), Stream::vertices(8, 8, "EXPONENTIAL"));
+        self.builder.attribute(view, FLOAT, "VEC2", 8)
+    }
+
+    /// u16 indices in the triangle codec.
+    fn triangles(&mut self) -> usize {
+        let encoded = encode_index_buffer(&CUBE_INDICES, 8).unwrap();
+        // The triangle codec may start a triangle at another corner; the plain file holds
+        // what it gives back.
+        let rotated = decode_index_buffer::<u16>(&encoded, 36).unwrap();
+        let plain = bytes_of(&rotated, |index| index.to_le_bytes());
+        let view = self.add(&plain, encoded, Stream::indices(2, 36, "TRIANGLES"));
+        self.builder.attribute(view, int(UNSIGNED_SHORT, false), "SCALAR", 36)
+    }
+
+    /// u32 indices in the index-sequence codec.
+    fn index_sequence(&mut self) -> usize {
+        let encoded = encode_index_sequence(&CUBE_INDICES, 8).unwrap();
+        let plain = bytes_of(&CUBE_INDICES, |index| index.to_le_bytes());
+        let view = self.add(&plain, encoded, Stream::indices(4, 36, "INDICES"));
+        self.builder.accessor(json!({ "bufferView": view, "componentType": 5125, "count": 36, "type": "SCALAR" }))
+    }
+
+    /// An animation of node 0's rotation: float times, quaternion-filtered rotations.
+    fn animation(&mut self) -> Value {
+        let times = [0.0_f32, 0.5, 1.0, 1.5];
+        let view = self.add(&f32_bytes(&times), self.encode(&times), Stream::keyframes(4, 4, "NONE"));
+        let input = self.builder.accessor(json!({
+            "bufferView": view, "componentType": 5126, "count": 4, "type": "SCALAR", "min": [0.0], "max": [1.5]
+        }));
+        let rotations: Vec<[f32; 4]> =
+            (0..4).map(|step| glam::Quat::from_rotation_y(step as f32 * 0.5).to_array()).collect();
+        let quaternions = encode_filter_quat(&rotations, 12);
+        let mut decoded = quaternions.clone();
+        decode_filter_quat(&mut decoded);
+        let plain = bytes_of(&decoded, |rotation| u16x4_bytes(&rotation.map(|c| c as u16)));
+        let view = self.add(&plain, self.encode(&quaternions), Stream::keyframes(8, 4, "QUATERNION"));
+        let output = self.builder.attribute(view, int(SHORT, true), "VEC4", 4);
+        json!([{
+            "samplers": [{ "input": input, "output": output }],
+            "channels": [{ "sampler": 0, "target": { "node": 0, "path": "rotation" } }]
+        }])
+    }
+}
+
 /// The cube as gltfpack stores it: unnormalized u16 positions (dequantized by the node),
 /// octahedral i8 normals, exponential float texture coordinates, triangle-coded u16
 /// indices, and a second primitive with index-sequence u32 indices; an animation whose
-/// rotations use the quaternion filter. `compress`: in compressed views of `extension`
-/// over a fallback buffer; otherwise the same decoded bytes in plain views. With the
+/// rotations use the quaternion filter. `compress`: in compressed views of that extension
+/// over a fallback buffer; `None`: the same decoded bytes in plain views. With the
 /// positions' quantization step.
 fn packed_cube(compress: Option<&'static str>) -> (Value, Builder, f32) {
-    let extension = compress.unwrap_or(EXT);
-    // EXT_meshopt_compression streams are version 0; its successor takes version 1 too.
-    let version = if extension == EXT { 0 } else { 1 };
-    let mut builder = Builder::default();
-    let add = |builder: &mut Builder, plain: &[u8], encoded: Vec<u8>, stride, count, mode, filter, vertex_data| {
-        let compression = Compression { extension, mode, filter };
-        match compress {
-            Some(_) => builder.compressed(&encoded, stride, count, compression, vertex_data),
-            None => builder.view(plain, vertex_data.then_some(stride)),
-        }
-    };
-
-    let component = int(UNSIGNED_SHORT, false);
-    let grid = 16383.0;
-    let stored: Vec<[u16; 4]> = CUBE
-        .iter()
-        .map(|corner| [0, 1, 2, 3].map(|axis| if axis < 3 { ((corner[axis] + 0.5) * grid) as u16 } else { 0 }))
-        .collect();
-    let encoded = encode_vertex_buffer_level(&stored, 2, Some(version)).unwrap();
-    let plain = bytes_of(&stored, u16x4_bytes);
-    let view = add(&mut builder, &plain, encoded, 8, 8, "ATTRIBUTES", "NONE", true);
-    let read: Vec<[f32; 3]> = stored.iter().map(|vertex| [0, 1, 2].map(|axis| f32::from(vertex[axis]))).collect();
-    let positions = builder.positions(Some(view), component, &read);
-
-    let normals: Vec<[f32; 4]> = cube_normals().iter().map(|n| [n[0], n[1], n[2], 0.0]).collect();
-    let octahedral = encode_filter_oct::<i8>(&normals, 8);
-    let mut decoded = octahedral.clone();
-    decode_filter_oct(&mut decoded);
-    let encoded = encode_vertex_buffer_level(&octahedral, 2, Some(version)).unwrap();
-    let plain = bytes_of(&decoded, |normal| normal.map(|c| c as u8));
-    let view = add(&mut builder, &plain, encoded, 4, 8, "ATTRIBUTES", "OCTAHEDRAL", true);
-    let normals = builder.attribute(view, int(BYTE, true), "VEC3", 8);
-
-    let exponential = encode_filter_exp::<2>(&cube_uvs(), 15, EncodeExpMode::Separate);
-    let mut decoded = exponential.clone();
-    decode_filter_exp(&mut decoded);
-    let encoded = encode_vertex_buffer_level(&exponential, 2, Some(version)).unwrap();
-    let plain = bytes_of(decoded.as_flattened(), |word| word.to_le_bytes());
-    let view = add(&mut builder, &plain, encoded, 8, 8, "ATTRIBUTES", "EXPONENTIAL", true);
-    let uvs = builder.attribute(view, FLOAT, "VEC2", 8);
-
-    let encoded = encode_index_buffer(&CUBE_INDICES, 8).unwrap();
-    // The triangle codec may start a triangle at another corner; the plain file holds what
-    // it gives back.
-    let rotated = decode_index_buffer::<u16>(&encoded, 36).unwrap();
-    let plain = bytes_of(&rotated, |index| index.to_le_bytes());
-    let view = add(&mut builder, &plain, encoded, 2, 36, "TRIANGLES", "NONE", false);
-    let triangles = builder.attribute(view, int(UNSIGNED_SHORT, false), "SCALAR", 36);
-    let encoded = encode_index_sequence(&CUBE_INDICES, 8).unwrap();
-    let plain = bytes_of(&CUBE_INDICES, |index| index.to_le_bytes());
-    let view = add(&mut builder, &plain, encoded, 4, 36, "INDICES", "NONE", false);
-    let sequence =
-        builder.accessor(json!({ "bufferView": view, "componentType": 5125, "count": 36, "type": "SCALAR" }));
-
-    let times = [0.0_f32, 0.5, 1.0, 1.5];
-    let encoded = encode_vertex_buffer_level(&times, 2, Some(version)).unwrap();
-    let view = add(&mut builder, &f32_bytes(&times), encoded, 4, 4, "ATTRIBUTES", "NONE", false);
-    let input = builder.accessor(json!({
-        "bufferView": view, "componentType": 5126, "count": 4, "type": "SCALAR", "min": [0.0], "max": [1.5]
-    }));
-    let rotations: Vec<[f32; 4]> =
-        (0..4).map(|step| glam::Quat::from_rotation_y(step as f32 * 0.5).to_array()).collect();
-    let quaternions = encode_filter_quat(&rotations, 12);
-    let mut decoded = quaternions.clone();
-    decode_filter_quat(&mut decoded);
-    let encoded = encode_vertex_buffer_level(&quaternions, 2, Some(version)).unwrap();
-    let plain = bytes_of(&decoded, |rotation| u16x4_bytes(&rotation.map(|c| c as u16)));
-    let view = add(&mut builder, &plain, encoded, 8, 4, "ATTRIBUTES", "QUATERNION", false);
-    let output = builder.attribute(view, int(SHORT, true), "VEC4", 4);
-
-    let mut used = vec!["KHR_mesh_quantization"];
-    if compress.is_some() {
-        used.push(extension);
-    }
-    let attributes = json!({ "POSITION": positions, "NORMAL": normals, "TEXCOORD_0": uvs });
-    let document = builder.document(
+    let mut packer = Packer { builder: Builder::default(), compress };
+    let attributes = json!({ "POSITION": packer.positions(), "NORMAL": packer.normals(), "TEXCOORD_0": packer.uvs() });
+    let (triangles, sequence, animations) = (packer.triangles(), packer.index_sequence(), packer.animation());
+    let used: Vec<&str> = ["KHR_mesh_quantization"].into_iter().chain(compress).collect();
+    let step = 1.0 / GRID;
+    let document = packer.builder.document(
         json!([
             { "attributes": attributes, "indices": triangles },
             { "attributes": attributes, "indices": sequence }
         ]),
-        json!({ "translation": [-0.5, -0.5, -0.5], "scale": [1.0 / grid, 1.0 / grid, 1.0 / grid] }),
-        json!({
-            "extensionsUsed": used,
-            "extensionsRequired": used,
-            "animations": [{
-                "samplers": [{ "input": input, "output": output }],
-                "channels": [{ "sampler": 0, "target": { "node": 0, "path": "rotation" } }]
-            }]
-        }),
+        json!({ "translation": [-0.5, -0.5, -0.5], "scale": [step, step, step] }),
+        json!({ "extensionsUsed": used, "extensionsRequired": used, "animations": animations }),
     );
-    (document, builder, 1.0 / grid)
+    (document, packer.builder, step)
 }
 
 fn u16x4_bytes(vertex: &[u16; 4]) -> [u8; 8] {
