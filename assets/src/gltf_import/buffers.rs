@@ -87,51 +87,67 @@ pub(crate) fn decode_base64(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The bytes of every buffer of `document`, in order, each at least as long as it claims.
+/// A buffer's bytes, or `None` for a placeholder without data: a buffer without a URI
+/// other than the first (only the first is the .glb binary chunk), or one tagged as an
+/// `EXT_meshopt_compression` fallback. Only compressed views may lie in a placeholder.
+pub(crate) type BufferData = Option<Vec<u8>>;
+
+/// The bytes of every buffer of `document`, in order, each at least as long as it claims;
+/// `fallback` says per buffer whether it is a compression fallback, which is never loaded
+/// (its data is only for loaders that cannot decompress).
 pub(crate) fn load_buffers(
     document: &gltf::Document,
     bin: Option<&[u8]>,
     base: Option<&Path>,
-) -> Result<Vec<Vec<u8>>, ImportError> {
+    fallback: &[bool],
+) -> Result<Vec<BufferData>, ImportError> {
     let mut buffers = Vec::with_capacity(document.buffers().len());
     for buffer in document.buffers() {
         let index = buffer.index();
-        let fail = |reason: String| ImportError::Buffer { buffer: index, reason };
-        let claimed = buffer.length();
-        let data = match buffer.source() {
-            gltf::buffer::Source::Bin => {
-                bin.ok_or_else(|| fail(String::from("refers to a BIN chunk the file lacks")))?.to_vec()
-            }
-            gltf::buffer::Source::Uri(uri) if uri.starts_with("data:") => {
-                let (_, payload) =
-                    uri.split_once(";base64,").ok_or_else(|| fail(String::from("a data URI that is not base64")))?;
-                decode_base64(payload).ok_or_else(|| fail(String::from("a data URI with bad base64")))?
-            }
-            gltf::buffer::Source::Uri(uri) => {
-                let base = base
-                    .ok_or_else(|| fail(format!("external file {uri:?} but the scene was not loaded from a file")))?;
-                if uri.contains("://") {
-                    return Err(fail(format!("{uri:?} is not a relative file path")));
-                }
-                let path = base.join(percent_decode(uri));
-                let size = std::fs::metadata(&path)
-                    .map_err(|error| fail(format!("external file {} is missing: {error}", path.display())))?
-                    .len();
-                if size < claimed as u64 {
-                    return Err(fail(format!(
-                        "external file {} has {size} bytes but the buffer claims {claimed}",
-                        path.display()
-                    )));
-                }
-                std::fs::read(&path).map_err(|error| fail(format!("cannot read {}: {error}", path.display())))?
-            }
-        };
-        if data.len() < claimed {
-            return Err(fail(format!("claims {claimed} bytes but has {}", data.len())));
-        }
+        let is_placeholder = fallback.get(index).copied().unwrap_or(false)
+            || (index > 0 && matches!(buffer.source(), gltf::buffer::Source::Bin));
+        let data = if is_placeholder { None } else { Some(buffer_bytes(&buffer, bin, base)?) };
         buffers.push(data);
     }
     Ok(buffers)
+}
+
+fn buffer_bytes(buffer: &gltf::Buffer<'_>, bin: Option<&[u8]>, base: Option<&Path>) -> Result<Vec<u8>, ImportError> {
+    let index = buffer.index();
+    let fail = |reason: String| ImportError::Buffer { buffer: index, reason };
+    let claimed = buffer.length();
+    let data = match buffer.source() {
+        gltf::buffer::Source::Bin => {
+            bin.ok_or_else(|| fail(String::from("refers to a BIN chunk the file lacks")))?.to_vec()
+        }
+        gltf::buffer::Source::Uri(uri) if uri.starts_with("data:") => {
+            let (_, payload) =
+                uri.split_once(";base64,").ok_or_else(|| fail(String::from("a data URI that is not base64")))?;
+            decode_base64(payload).ok_or_else(|| fail(String::from("a data URI with bad base64")))?
+        }
+        gltf::buffer::Source::Uri(uri) => {
+            let base =
+                base.ok_or_else(|| fail(format!("external file {uri:?} but the scene was not loaded from a file")))?;
+            if uri.contains("://") {
+                return Err(fail(format!("{uri:?} is not a relative file path")));
+            }
+            let path = base.join(percent_decode(uri));
+            let size = std::fs::metadata(&path)
+                .map_err(|error| fail(format!("external file {} is missing: {error}", path.display())))?
+                .len();
+            if size < claimed as u64 {
+                return Err(fail(format!(
+                    "external file {} has {size} bytes but the buffer claims {claimed}",
+                    path.display()
+                )));
+            }
+            std::fs::read(&path).map_err(|error| fail(format!("cannot read {}: {error}", path.display())))?
+        }
+    };
+    if data.len() < claimed {
+        return Err(fail(format!("claims {claimed} bytes but has {}", data.len())));
+    }
+    Ok(data)
 }
 
 /// Undoes `%XX` escapes of a URI path (glTF URIs are percent-encoded); a malformed escape

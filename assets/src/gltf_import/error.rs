@@ -60,7 +60,16 @@ pub enum ImportError {
         /// What is wrong.
         reason: &'static str,
     },
-    /// A feature this importer does not read (sparse accessors, extensions it needs).
+    /// A buffer view's `EXT_meshopt_compression` (or `KHR_meshopt_compression`) data is
+    /// malformed: its parameters break the extension's rules or the stream does not decode.
+    Compression {
+        /// The buffer view's index.
+        view: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A feature this importer does not read (an extension the file requires that the
+    /// importer cannot honour).
     Unsupported(String),
 }
 
@@ -78,6 +87,7 @@ impl fmt::Display for ImportError {
             ImportError::NodeGraph { node, reason } => write!(formatter, "node {node}: {reason}"),
             ImportError::Transform { node } => write!(formatter, "node {node}: the transform is not finite"),
             ImportError::Camera { camera, reason } => write!(formatter, "camera {camera}: {reason}"),
+            ImportError::Compression { view, reason } => write!(formatter, "buffer view {view}: {reason}"),
             ImportError::Unsupported(what) => write!(formatter, "unsupported: {what}"),
         }
     }

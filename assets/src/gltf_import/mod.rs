@@ -7,6 +7,15 @@
 //! world scale) and [`BaseColor`], and
 //! [`Camera`]s. A closed mesh gets its inner-box occluder; an open one none.
 //!
+//! A valid glTF 2.0 file loads unless it requires an extension the importer cannot
+//! honour; that includes what real pipelines (gltfpack) write:
+//! `KHR_mesh_quantization` attributes, `EXT_meshopt_compression` and
+//! `KHR_meshopt_compression` buffer views (fallback buffers without data included),
+//! `KHR_texture_transform` on the base colour texture, sparse accessors and accessors
+//! without a buffer view. A required extension beyond those four is
+//! [`ImportError::Unsupported`]; a used one the importer does not read is ignored with one
+//! warning. docs/meshes.md has the details.
+//!
 //! Nothing in a file can make loading panic or hang: the container, every buffer, accessor
 //! and index is checked before use, the node graph must be a forest, and each problem is an
 //! [`ImportError`] naming where it is.
@@ -14,6 +23,9 @@
 mod accessors;
 mod buffers;
 mod error;
+mod extensions;
+mod meshopt_views;
+mod views;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -42,7 +54,8 @@ pub struct LoadTimings {
     pub read: Duration,
     /// Splitting the container and parsing and validating the JSON.
     pub parse: Duration,
-    /// Resolving the buffers (binary chunk, data URIs, external files).
+    /// Resolving the buffers (binary chunk, data URIs, external files) and decompressing
+    /// meshopt-compressed buffer views.
     pub buffers: Duration,
     /// Decoding accessors into meshes and checking the nodes.
     pub decode: Duration,
@@ -108,6 +121,12 @@ pub struct SpawnedScene {
 
 /// Loads a .gltf or .glb file (external buffers are found beside it) and processes its
 /// meshes with `options`.
+///
+/// Quantized (`KHR_mesh_quantization`) and meshopt-compressed (`EXT_meshopt_compression`,
+/// `KHR_meshopt_compression`) files load; the meshes keep positions in their stored units,
+/// with the dequantizing scale and offset in their node's transform. A file that requires
+/// another extension fails with [`ImportError::Unsupported`]; a malformed one with the
+/// [`ImportError`] variant naming where.
 pub fn load_gltf(path: &Path, options: &ProcessOptions) -> Result<GltfScene, ImportError> {
     let started = Instant::now();
     let bytes = std::fs::read(path)
@@ -129,17 +148,18 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
         step = Instant::now();
     };
     let container = buffers::split_container(bytes)?;
-    let document = {
+    let Parsed { document, declared, compressed, fallback } = {
         runtime::profile_zone!("glTF parse");
         parse_document(container.json)?
     };
-    if let Some(extension) = document.extensions_required().next() {
-        return Err(ImportError::Unsupported(format!("the file requires extension {extension}")));
-    }
     lap(&mut timings.parse);
     let buffers = {
         runtime::profile_zone!("glTF buffers");
-        buffers::load_buffers(&document, container.bin, base)?
+        buffers::load_buffers(&document, container.bin, base, &fallback)?
+    };
+    let views = {
+        runtime::profile_zone!("glTF decompress views");
+        views::resolve_views(&document, &compressed, &buffers)?
     };
     lap(&mut timings.buffers);
 
@@ -162,7 +182,10 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
                 skipped_primitives += 1;
                 continue;
             }
-            let data = decode_primitive(&primitive, &buffers)?;
+            let mut data = decode_primitive(&primitive, &views, declared)?;
+            if let Some(transform) = base_colour_uv_transform(&primitive.material())? {
+                data.uvs.iter_mut().for_each(|uv| *uv = transform.transform_point2(glam::Vec2::from(*uv)).to_array());
+            }
             data.validate().map_err(|error| ImportError::Mesh {
                 mesh: mesh.index(),
                 primitive: primitive.index(),
@@ -189,12 +212,31 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
     Ok(GltfScene { meshes, colors, materials, nodes, skipped_primitives, timings })
 }
 
-/// Parses and validates the JSON. gltf-json's validator indexes the accessor a primitive's
-/// `POSITION` names before checking that it exists (and panics when it does not), so that
-/// one reference is checked here first.
-fn parse_document(json: &[u8]) -> Result<gltf::Document, ImportError> {
-    let root: gltf::json::Root =
-        gltf::json::deserialize::from_slice(json).map_err(|error| ImportError::Json(error.to_string()))?;
+/// The validated document and what the importer reads from the raw JSON beside it.
+struct Parsed {
+    document: gltf::Document,
+    declared: extensions::Declared,
+    /// Per buffer view, its `EXT_meshopt_compression` parameters.
+    compressed: Vec<Option<meshopt_views::CompressedView>>,
+    /// Per buffer, whether it is a compression fallback.
+    fallback: Vec<bool>,
+}
+
+/// Parses and validates the JSON. It is read untyped first: gltf-json keeps no data of
+/// extensions it does not know (the compression parameters are taken from there) and
+/// refuses a few valid constructs the importer does not read (smoothed away). gltf-json's
+/// validator refuses every required extension it does not implement, so the required list
+/// is checked here and cleared before validation, and an accessor without a buffer view,
+/// so that one rule is left out (see [`extensions::validate`]); and it indexes the accessor
+/// a primitive's `POSITION` names before checking that it exists (and panics when it does
+/// not), so that one reference is checked here first.
+fn parse_document(json: &[u8]) -> Result<Parsed, ImportError> {
+    let json_error = |error: gltf::json::Error| ImportError::Json(error.to_string());
+    let mut value: gltf::json::Value = gltf::json::deserialize::from_slice(json).map_err(json_error)?;
+    let compressed = meshopt_views::compressed_views(&value)?;
+    let fallback = meshopt_views::fallback_buffers(&value);
+    extensions::smooth_json(&mut value);
+    let mut root: gltf::json::Root = gltf::json::deserialize::from_value(value).map_err(json_error)?;
     for (mesh, entry) in root.meshes.iter().enumerate() {
         for (primitive, entry) in entry.primitives.iter().enumerate() {
             let position = entry.attributes.get(&gltf::json::validation::Checked::Valid(gltf::Semantic::Positions));
@@ -205,29 +247,83 @@ fn parse_document(json: &[u8]) -> Result<gltf::Document, ImportError> {
             }
         }
     }
-    gltf::Document::from_json(root).map_err(|error| ImportError::Json(error.to_string()))
+    let declared = extensions::check_extensions(&root.extensions_required, &root.extensions_used)?;
+    root.extensions_required.clear();
+    extensions::validate(&root)?;
+    let document = gltf::Document::from_json_without_validation(root);
+    Ok(Parsed { document, declared, compressed, fallback })
 }
 
-fn decode_primitive(primitive: &gltf::Primitive<'_>, buffers: &[Vec<u8>]) -> Result<MeshData, ImportError> {
+fn decode_primitive(
+    primitive: &gltf::Primitive<'_>,
+    views: &[views::ViewBytes<'_>],
+    declared: extensions::Declared,
+) -> Result<MeshData, ImportError> {
+    use accessors::Attribute;
+    let quantized = declared.quantization;
     let positions = primitive.get(&gltf::Semantic::Positions).ok_or_else(|| ImportError::Mesh {
         mesh: usize::MAX,
         primitive: primitive.index(),
         error: crate::MeshError::NoTriangles,
     })?;
-    let positions = accessors::read_vec3(&positions, buffers)?;
+    let positions = accessors::read_vec3(&positions, views, Attribute::Position, quantized)?;
     let normals = match primitive.get(&gltf::Semantic::Normals) {
-        Some(accessor) => accessors::read_vec3(&accessor, buffers)?,
+        Some(accessor) => {
+            let mut normals = accessors::read_vec3(&accessor, views, Attribute::Normal, quantized)?;
+            // Quantized normals are only near unit length; the extension leaves it to the
+            // application to renormalize.
+            if accessor.data_type() != gltf::accessor::DataType::F32 {
+                normals.iter_mut().for_each(renormalize);
+            }
+            normals
+        }
         None => Vec::new(),
     };
     let uvs = match primitive.get(&gltf::Semantic::TexCoords(0)) {
-        Some(accessor) => accessors::read_vec2(&accessor, buffers)?,
+        Some(accessor) => accessors::read_vec2(&accessor, views, quantized)?,
         None => Vec::new(),
     };
     let indices = match primitive.indices() {
-        Some(accessor) => accessors::read_indices(&accessor, buffers)?,
+        Some(accessor) => accessors::read_indices(&accessor, views)?,
         None => (0..positions.len() as u32).collect(),
     };
     Ok(MeshData { positions, normals, uvs, indices })
+}
+
+/// The `KHR_texture_transform` of `material`'s base colour texture when that texture samples
+/// `TEXCOORD_0`, so the coordinates are kept as the one texture the engine knows sees them
+/// (quantized files store integer coordinates and scale them back this way).
+fn base_colour_uv_transform(material: &gltf::Material<'_>) -> Result<Option<glam::Affine2>, ImportError> {
+    let Some(info) = material.pbr_metallic_roughness().base_color_texture() else {
+        return Ok(None);
+    };
+    let Some(transform) = info.texture_transform() else {
+        return Ok(None);
+    };
+    if transform.tex_coord().unwrap_or(info.tex_coord()) != 0 {
+        return Ok(None);
+    }
+    let (offset, rotation, scale) = (transform.offset(), transform.rotation(), transform.scale());
+    if !offset.iter().chain(&scale).chain([&rotation]).all(|value| value.is_finite()) {
+        return Err(ImportError::Json(format!(
+            "materials[{}]: the base colour texture's KHR_texture_transform is not finite",
+            material.index().unwrap_or(0)
+        )));
+    }
+    // The extension's matrix: translation * rotation * scale.
+    Ok(Some(
+        glam::Affine2::from_translation(offset.into())
+            * glam::Affine2::from_angle(rotation)
+            * glam::Affine2::from_scale(scale.into()),
+    ))
+}
+
+/// Scales `normal` to unit length (a zero vector stays zero).
+fn renormalize(normal: &mut [f32; 3]) {
+    let length = Vec3::from(*normal).length();
+    if length > 0.0 {
+        *normal = (Vec3::from(*normal) / length).to_array();
+    }
 }
 
 /// The nodes of the default scene (else the first; else every parentless node), parents

@@ -131,3 +131,74 @@ pub fn scratch(test: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&folder).unwrap();
     folder
 }
+
+/// Every path to a value of `value` (object keys and array positions).
+fn paths(value: &Value, prefix: &mut Vec<Value>, out: &mut Vec<Vec<Value>>) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map {
+                prefix.push(json!(key));
+                out.push(prefix.clone());
+                paths(child, prefix, out);
+                prefix.pop();
+            }
+        }
+        Value::Array(items) => {
+            for (index, child) in items.iter().enumerate() {
+                prefix.push(json!(index));
+                out.push(prefix.clone());
+                paths(child, prefix, out);
+                prefix.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The parent of `path`'s value and its last step.
+fn parent_of<'a>(root: &'a mut Value, path: &[Value]) -> (&'a mut Value, Value) {
+    let mut at = root;
+    for step in &path[..path.len() - 1] {
+        at = match step {
+            Value::String(key) => &mut at[key.as_str()],
+            other => &mut at[other.as_u64().unwrap() as usize],
+        };
+    }
+    (at, path[path.len() - 1].clone())
+}
+
+/// Runs `check` on every variant of `base` a validator-style corpus makes: each value
+/// (object field or array item, at any depth) removed, then replaced by each of a set of
+/// wrong values in turn. Returns the number of variants.
+pub fn for_each_variant(base: &Value, mut check: impl FnMut(&Value)) -> usize {
+    let mut all = Vec::new();
+    paths(base, &mut Vec::new(), &mut all);
+    let wrong_values =
+        [json!(null), json!(-1), json!(4_294_967_295_u64), json!(1.0e30), json!("x"), json!([]), json!({}), json!(0)];
+    let mut count = 0;
+    for path in &all {
+        let mut removed = base.clone();
+        let (parent, step) = parent_of(&mut removed, path);
+        match (parent, step) {
+            (Value::Object(map), Value::String(key)) => {
+                map.remove(&key);
+            }
+            (Value::Array(items), Value::Number(index)) => {
+                items.remove(index.as_u64().unwrap() as usize);
+            }
+            _ => unreachable!("paths step through objects by key and arrays by index"),
+        }
+        check(&removed);
+        for wrong in &wrong_values {
+            let mut changed = base.clone();
+            let (parent, step) = parent_of(&mut changed, path);
+            match step {
+                Value::String(key) => parent[key.as_str()] = wrong.clone(),
+                index => parent[index.as_u64().unwrap() as usize] = wrong.clone(),
+            }
+            check(&changed);
+        }
+        count += 1 + wrong_values.len();
+    }
+    count
+}
