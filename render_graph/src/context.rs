@@ -18,6 +18,7 @@ use crate::memory::StagingRing;
 use crate::mips::MipRange;
 use crate::pipeline::{BindingKind, ComputePipeline, DescriptorArena, GraphicsPipeline, PipelineCore, MAX_BINDINGS};
 use crate::recording::{flush_barriers, push_barrier, BarrierScratch};
+use crate::reflect::ShaderAccess;
 use crate::registry::{AccessDecl, BufferHandle, GraphDecl, ImageHandle};
 use crate::resolved::{Resolved, ResolvedBuffer, ResolvedImage};
 
@@ -456,8 +457,11 @@ impl ExecuteContext<'_> {
         })
     }
 
-    /// Checks one descriptor against the pipeline's binding kind and the declared access.
-    fn check_binding(&self, slot: usize, binding: Binding, kind: BindingKind) -> Result<()> {
+    /// Checks one descriptor against the pipeline's binding kind and the declared access, and
+    /// the declared access against what the shader's qualifiers say it does: a `writeonly`
+    /// binding declared as a read (the pass would be dropped as unused, its write lost) or a
+    /// `readonly` one declared as a write (the declared output would never be written).
+    fn check_binding(&self, slot: usize, binding: Binding, kind: BindingKind, shader: ShaderAccess) -> Result<()> {
         let mismatch = |reason: String| GraphError::BindingMismatch { pass: self.pass_name.to_owned(), slot, reason };
         let (resource, is_image, mips) = match binding {
             Binding::Image(handle) => (handle.0, true, MipRange::ALL),
@@ -483,6 +487,19 @@ impl ExecuteContext<'_> {
         if resolved_is_image != is_image {
             let what = if resolved_is_image { "an image" } else { "a buffer" };
             return Err(mismatch(format!("`{name}` is {what}")));
+        }
+        match (shader, access) {
+            (ShaderAccess::WriteOnly, Access::StorageRead(_)) => {
+                return Err(mismatch(format!(
+                    "the shader writes this binding (writeonly), but `{name}` is declared as {access:?}; declare a write"
+                )));
+            }
+            (ShaderAccess::ReadOnly, Access::StorageWrite(_)) => {
+                return Err(mismatch(format!(
+                    "the shader only reads this binding (readonly), but `{name}` is declared as {access:?}, which it never writes"
+                )));
+            }
+            _ => {}
         }
         match BindingKind::for_access(access, is_image) {
             Some(expected) if expected == kind => Ok(()),
@@ -510,7 +527,8 @@ impl ExecuteContext<'_> {
             return;
         }
         for (slot, (&binding, &kind)) in bindings.iter().zip(&core.bindings).enumerate() {
-            if let Err(error) = self.check_binding(slot, binding, kind) {
+            let shader = core.shader_accesses.get(slot).copied().unwrap_or_default();
+            if let Err(error) = self.check_binding(slot, binding, kind, shader) {
                 self.fail(error);
                 return;
             }

@@ -9,6 +9,7 @@ use ash::vk;
 use crate::access::Access;
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
+use crate::reflect::ShaderAccess;
 
 /// What a binding of set 0 holds; binding `i` is the `i`-th kind given to the pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +66,8 @@ pub(crate) struct PipelineCore {
     pub(crate) push_constant_bytes: u32,
     pub(crate) stages: vk::ShaderStageFlags,
     pub(crate) bind_point: vk::PipelineBindPoint,
+    /// Per binding: what the shaders' qualifiers say they do with it (checked at bind).
+    pub(crate) shader_accesses: Vec<ShaderAccess>,
 }
 
 impl PipelineCore {
@@ -106,6 +109,7 @@ impl PipelineCore {
             push_constant_bytes,
             stages,
             bind_point,
+            shader_accesses: vec![ShaderAccess::Unused; bindings.len()],
         };
         let set_layouts = [set_layout];
         let ranges = [vk::PushConstantRange { stage_flags: stages, offset: 0, size: push_constant_bytes }];
@@ -169,10 +173,12 @@ impl ComputePipeline {
         bindings: &[BindingKind],
         push_constant_bytes: u32,
     ) -> Result<Self> {
-        crate::reflect::check_shader(name, "compute", spirv, bindings, push_constant_bytes)?;
+        let mut accesses = vec![ShaderAccess::Unused; bindings.len()];
+        crate::reflect::check_shader(name, "compute", spirv, bindings, push_constant_bytes, &mut accesses)?;
         let stage = vk::ShaderStageFlags::COMPUTE;
         let mut core =
             PipelineCore::layouts(device, bindings, push_constant_bytes, stage, vk::PipelineBindPoint::COMPUTE)?;
+        core.shader_accesses = accesses;
         let module = ShaderModule::new(device.raw(), spirv)?;
         let stage_info = vk::PipelineShaderStageCreateInfo::default().stage(stage).module(module.module).name(c"main");
         let info = vk::ComputePipelineCreateInfo::default().stage(stage_info).layout(core.layout);
@@ -215,8 +221,13 @@ pub struct GraphicsPipeline {
 impl GraphicsPipeline {
     /// Builds a graphics pipeline.
     pub fn new(device: &Arc<GpuDevice>, name: &str, desc: &GraphicsPipelineDesc<'_>) -> Result<Self> {
-        crate::reflect::check_shader(name, "vertex", desc.vertex, desc.bindings, desc.push_constant_bytes)?;
-        crate::reflect::check_shader(name, "fragment", desc.fragment, desc.bindings, desc.push_constant_bytes)?;
+        let (mut vertex_accesses, mut fragment_accesses) =
+            (vec![ShaderAccess::Unused; desc.bindings.len()], vec![ShaderAccess::Unused; desc.bindings.len()]);
+        let (bindings, push) = (desc.bindings, desc.push_constant_bytes);
+        crate::reflect::check_shader(name, "vertex", desc.vertex, bindings, push, &mut vertex_accesses)?;
+        crate::reflect::check_shader(name, "fragment", desc.fragment, bindings, push, &mut fragment_accesses)?;
+        let accesses: Vec<ShaderAccess> =
+            vertex_accesses.iter().zip(&fragment_accesses).map(|(vertex, fragment)| vertex.and(*fragment)).collect();
         let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
         let mut core = PipelineCore::layouts(
             device,
@@ -284,6 +295,7 @@ impl GraphicsPipeline {
         let pipelines = unsafe { device.raw().create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
             .map_err(|(_, result)| GraphError::vulkan("vkCreateGraphicsPipelines")(result))?;
         core.pipeline = pipelines[0];
+        core.shader_accesses = accesses;
         device.set_name(core.pipeline, name);
         Ok(GraphicsPipeline { core })
     }

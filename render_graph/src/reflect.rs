@@ -5,21 +5,49 @@
 //! it, pipeline creation returns [`GraphError::ShaderMismatch`] naming the pipeline, the
 //! binding and both kinds.
 
-use spirq::ty::DescriptorType;
+use spirq::ty::{AccessType, DescriptorType};
 use spirq::var::Variable;
 use spirq::ReflectConfig;
 
 use crate::error::{GraphError, Result};
 use crate::pipeline::BindingKind;
 
+/// What a shader's qualifiers say it does with a storage binding (`readonly`, `writeonly`, or
+/// neither, which says nothing: the shader may do either).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum ShaderAccess {
+    /// Not used by the shader (of this stage).
+    #[default]
+    Unused,
+    /// `readonly` in every stage that uses it.
+    ReadOnly,
+    /// `writeonly` in every stage that uses it.
+    WriteOnly,
+    /// Without a qualifier, or not a storage binding, or qualified differently by two stages.
+    Either,
+}
+
+impl ShaderAccess {
+    /// The access of a binding used by two stages: a qualifier holds only when both agree.
+    pub(crate) fn and(self, other: ShaderAccess) -> ShaderAccess {
+        match (self, other) {
+            (ShaderAccess::Unused, access) | (access, ShaderAccess::Unused) => access,
+            (first, second) if first == second => first,
+            _ => ShaderAccess::Either,
+        }
+    }
+}
+
 /// Checks `spirv` (the `stage` shader of pipeline `pipeline`) against set-0 `bindings` and
-/// `push_constant_bytes`.
+/// `push_constant_bytes`; merges into `accesses` (one per binding) what the shader's
+/// qualifiers say of each storage binding it uses.
 pub(crate) fn check_shader(
     pipeline: &str,
     stage: &'static str,
     spirv: &[u32],
     bindings: &[BindingKind],
     push_constant_bytes: u32,
+    accesses: &mut [ShaderAccess],
 ) -> Result<()> {
     let mismatch = |binding: Option<u32>, reason: String| GraphError::ShaderMismatch {
         pipeline: pipeline.to_owned(),
@@ -69,6 +97,17 @@ pub(crate) fn check_shader(
                         Some(binding),
                         format!("the shader declares an array of {nbind} descriptors{named}; pipelines bind one"),
                     ));
+                }
+                let qualified = match desc_ty {
+                    DescriptorType::StorageBuffer(access) | DescriptorType::StorageImage(access) => match access {
+                        AccessType::ReadOnly => ShaderAccess::ReadOnly,
+                        AccessType::WriteOnly => ShaderAccess::WriteOnly,
+                        AccessType::ReadWrite => ShaderAccess::Either,
+                    },
+                    _ => ShaderAccess::Either,
+                };
+                if let Some(merged) = accesses.get_mut(binding as usize) {
+                    *merged = merged.and(qualified);
                 }
             }
             Variable::PushConstant { ty, .. } => {

@@ -935,3 +935,63 @@ fn a_pipeline_whose_layout_does_not_match_its_shader_is_an_error_naming_binding_
     assert!(too_many.is_err(), "more bindings than a pipeline takes is an error, not a panic");
     assert_no_validation_messages(&device);
 }
+
+/// Runs the noise shader (a `writeonly` storage image at binding 0) on another pass's r32ui
+/// image, declared with `access`.
+struct Noise {
+    pipeline: render_graph::ComputePipeline,
+    access: fn(&mut Registry, ImageHandle) -> ImageHandle,
+    target: Option<ImageHandle>,
+}
+
+impl Pass for Noise {
+    fn name(&self) -> &str {
+        "noise"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        let image = registry.image("probe image");
+        self.target = Some((self.access)(registry, image));
+        registry.side_effect();
+    }
+    fn execute(&mut self, context: &mut ExecuteContext) {
+        context.bind_compute(&self.pipeline, &[Binding::Image(self.target.expect("registered"))]);
+        context.dispatch(EXTENT.width.div_ceil(8), EXTENT.height.div_ceil(8), 1);
+    }
+}
+
+#[test]
+fn a_shader_write_declared_as_a_read_is_an_error_naming_pass_binding_and_resource() {
+    let Some(device) = gpu_test_context() else { return };
+    let noise = || {
+        render_graph::ComputePipeline::new(
+            &device,
+            "noise",
+            shaders::NOISE_COMP.words(),
+            &[render_graph::BindingKind::StorageImage],
+            0,
+        )
+        .expect("pipeline")
+    };
+    let read: fn(&mut Registry, ImageHandle) -> ImageHandle =
+        |registry, image| registry.read_storage_image(image, COMPUTE);
+    let write: fn(&mut Registry, ImageHandle) -> ImageHandle =
+        |registry, image| registry.write_storage_image(image, COMPUTE);
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    graph.add_pass(ProbePass::new("make", vec![fill("probe image", ProbeKind::Image, 3)], &pipelines));
+    graph.add_pass(Noise { pipeline: noise(), access: read, target: None });
+    let error = graph.execute_frame().expect_err("a writeonly binding declared as a read");
+    assert!(
+        matches!(&error, GraphError::BindingMismatch { pass, slot: 0, reason }
+            if pass == "noise" && reason.contains("writeonly") && reason.contains("`probe image`")),
+        "{error}"
+    );
+    drop(graph);
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    graph.add_pass(ProbePass::new("make", vec![fill("probe image", ProbeKind::Image, 3)], &pipelines));
+    graph.add_pass(Noise { pipeline: noise(), access: write, target: None });
+    graph.execute_frame().expect("declared as the write it is");
+    graph.wait_idle().expect("idle");
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
