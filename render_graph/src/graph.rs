@@ -125,6 +125,21 @@ impl RenderGraph {
         self.dirty = true;
     }
 
+    /// Adds a [`TypedPass`](crate::TypedPass) (see [`RenderGraph::add_pass`]).
+    #[track_caller]
+    pub fn add_typed_pass<P: crate::TypedPass>(&mut self, pass: P) {
+        self.pass_sites.push(ZoneSite::caller(std::any::type_name::<P>()));
+        self.passes.push(Box::new(crate::Typed::new(pass)));
+        self.dirty = true;
+    }
+
+    /// Adds a [`TypedPass`](crate::TypedPass) at an insertion point (see
+    /// [`RenderGraph::add_pass_at`]).
+    #[track_caller]
+    pub fn add_typed_pass_at<P: crate::TypedPass>(&mut self, point: &str, pass: P) -> Result<()> {
+        self.add_pass_at(point, crate::Typed::new(pass))
+    }
+
     /// Adds a named insertion point after the passes added so far: a place where passes can
     /// be put later with [`RenderGraph::add_pass_at`], however many passes are appended after
     /// it meanwhile. An engine builds its frame with points between its passes (the renderer's

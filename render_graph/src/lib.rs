@@ -145,7 +145,7 @@ pub use executor::FRAMES_IN_FLIGHT;
 pub use graph::{AliasReport, RenderGraph};
 pub use memory::{full_mip_chain, GpuBuffer, GpuImage, ImageInfo, ReadbackBuffer, StagingRing, MAX_MIP_LEVELS};
 pub use mips::MipRange;
-pub use pass::Pass;
+pub use pass::{Pass, Typed, TypedPass};
 pub use pipeline::{BindingKind, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
 pub use recording::{POISON_COLOR, POISON_DEPTH, POISON_WORD};
 pub use registry::{

@@ -50,10 +50,114 @@ pub trait Pass: Send + 'static {
     /// Per-frame CPU work before recording. Does nothing by default.
     fn prepare(&mut self, _context: &mut PrepareContext<'_>) {}
 
-    /// Records the pass's commands.
-    fn execute(&mut self, context: &mut ExecuteContext<'_>);
+    /// Records the pass's commands (outside any rendering scope). Does nothing by default: a
+    /// pass that only draws needs only [`Pass::record_draw`].
+    fn execute(&mut self, _context: &mut ExecuteContext<'_>) {}
 
     /// Records draws inside the rendering scope opened on the declared attachments. Does
     /// nothing by default.
     fn record_draw(&mut self, _context: &mut ExecuteContext<'_>) {}
+}
+
+/// A pass whose `register` returns the handles it declared, which `prepare`, `execute` and
+/// `record_draw` then receive: no `Option` fields filled in `register` and unwrapped later.
+/// Add it with [`RenderGraph::add_typed_pass`](crate::RenderGraph::add_typed_pass) (or
+/// [`add_typed_pass_at`](crate::RenderGraph::add_typed_pass_at) an insertion point); it runs
+/// as a [`Pass`] through [`Typed`]. Every method but `name` and `register` has an empty
+/// default, so a pass that only draws writes `record_draw` alone.
+///
+/// ```no_run
+/// use render_graph::{Binding, ComputePipeline, ExecuteContext, ImageDesc, ImageHandle, ImageSize,
+///     Registry, ShaderStage, TypedPass};
+/// use ash::vk;
+///
+/// struct Pattern { pipeline: ComputePipeline }
+///
+/// impl TypedPass for Pattern {
+///     type Handles = ImageHandle;
+///     fn name(&self) -> &str { "pattern" }
+///     fn register(&mut self, registry: &mut Registry) -> ImageHandle {
+///         let image = registry.create_image("pattern", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
+///         registry.write_storage_image(image, ShaderStage::Compute)
+///     }
+///     fn execute(&mut self, &target: &ImageHandle, context: &mut ExecuteContext) {
+///         let extent = context.output_extent();
+///         context.bind_compute(&self.pipeline, &[Binding::Image(target)]);
+///         context.push_constants(&[extent.width, extent.height]);
+///         context.dispatch(extent.width.div_ceil(8), extent.height.div_ceil(8), 1);
+///     }
+/// }
+/// ```
+///
+/// Reads and writes are told apart where they can be: the graph checks every bound
+/// descriptor against the pass's declaration and the shader's `readonly`/`writeonly`
+/// qualifiers, and a write declared as a read (or the reverse) is a
+/// [`GraphError::BindingMismatch`](crate::GraphError::BindingMismatch) naming the pass, the
+/// binding and the resource.
+pub trait TypedPass: Send + 'static {
+    /// What `register` declared and the other methods use (a handle, a tuple, a struct).
+    type Handles: Send + 'static;
+
+    /// A name unique in the graph (see [`Pass::name`]).
+    fn name(&self) -> &str;
+
+    /// Declares resources and accesses, and returns the handles the other methods receive.
+    fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles;
+
+    /// Per-frame CPU work before recording. Does nothing by default.
+    fn prepare(&mut self, _handles: &Self::Handles, _context: &mut PrepareContext<'_>) {}
+
+    /// Records commands outside the rendering scope. Does nothing by default.
+    fn execute(&mut self, _handles: &Self::Handles, _context: &mut ExecuteContext<'_>) {}
+
+    /// Records draws inside the rendering scope. Does nothing by default.
+    fn record_draw(&mut self, _handles: &Self::Handles, _context: &mut ExecuteContext<'_>) {}
+}
+
+/// A [`TypedPass`] as a [`Pass`]: keeps the handles of its last `register`.
+pub struct Typed<P: TypedPass> {
+    pass: P,
+    handles: Option<P::Handles>,
+}
+
+impl<P: TypedPass> Typed<P> {
+    /// Wraps `pass`.
+    pub fn new(pass: P) -> Typed<P> {
+        Typed { pass, handles: None }
+    }
+
+    /// The pass.
+    pub fn pass(&self) -> &P {
+        &self.pass
+    }
+}
+
+impl<P: TypedPass> Pass for Typed<P> {
+    fn name(&self) -> &str {
+        self.pass.name()
+    }
+
+    fn register(&mut self, registry: &mut Registry<'_>) {
+        self.handles = Some(self.pass.register(registry));
+    }
+
+    // The graph registers every pass before it prepares or executes one, so the handles are
+    // there; a pass never registered records nothing.
+    fn prepare(&mut self, context: &mut PrepareContext<'_>) {
+        if let Some(handles) = &self.handles {
+            self.pass.prepare(handles, context);
+        }
+    }
+
+    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
+        if let Some(handles) = &self.handles {
+            self.pass.execute(handles, context);
+        }
+    }
+
+    fn record_draw(&mut self, context: &mut ExecuteContext<'_>) {
+        if let Some(handles) = &self.handles {
+            self.pass.record_draw(handles, context);
+        }
+    }
 }

@@ -995,3 +995,44 @@ fn a_shader_write_declared_as_a_read_is_an_error_naming_pass_binding_and_resourc
     drop(graph);
     assert_no_validation_messages(&device);
 }
+
+/// Uploads known words into a buffer it creates; its handle comes back from `register`.
+struct TypedUpload;
+
+impl render_graph::TypedPass for TypedUpload {
+    type Handles = BufferHandle;
+
+    fn name(&self) -> &str {
+        "typed upload"
+    }
+
+    fn register(&mut self, registry: &mut Registry) -> BufferHandle {
+        let buffer = registry.create_buffer("typed data", BufferDesc { size: PROBE_BYTES });
+        registry.access_buffer(buffer, render_graph::Access::TransferWrite)
+    }
+
+    fn prepare(&mut self, &buffer: &BufferHandle, context: &mut PrepareContext) {
+        let words: Vec<u32> = (0..PROBE_ELEMENTS).map(|index| index * 3 + 1).collect();
+        context.upload_buffer(buffer, 0, &words_to_bytes(&words)).expect("declared as a transfer write");
+    }
+}
+
+#[test]
+fn a_typed_pass_gets_the_handles_its_register_returned() {
+    let Some(device) = gpu_test_context() else { return };
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    graph.add_typed_pass(TypedUpload);
+    let report = add_probe(
+        &device,
+        &mut graph,
+        ProbePass::new("reader", vec![read("typed data", ProbeKind::Buffer)], &pipelines),
+    );
+    assert_eq!(graph.execution_order().expect("compiles"), ["typed upload", "reader"]);
+    graph.execute_frame().expect("frame runs");
+    graph.wait_idle().expect("frame finishes");
+    let expected: Vec<u32> = (0..PROBE_ELEMENTS).map(|index| index * 3 + 1).collect();
+    assert_eq!(report.expect("reads").read_u32().expect("maps"), expected);
+    drop(graph);
+    assert_no_validation_messages(&device);
+}

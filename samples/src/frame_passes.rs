@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use render_graph::{
     vk, AttachmentLoad, Binding, BindingKind, BufferHandle, ComputePipeline, ExecuteContext, GpuDevice,
-    GraphicsPipeline, GraphicsPipelineDesc, ImageHandle, Pass, Registry, Result, ShaderStage,
+    GraphicsPipeline, GraphicsPipelineDesc, ImageHandle, Registry, Result, ShaderStage, TypedPass,
 };
 use renderer::{points, COLOR, COLOR_FORMAT, DEPTH_PREPASS, OBJECT_RECORDS, OBJECT_TRANSFORMS, VIEW, VISIBILITY_BITS};
 
@@ -30,14 +30,13 @@ pub struct DepthPost {
     name: &'static str,
     pipeline: ComputePipeline,
     constants: Vec<u8>,
-    handles: Option<(ImageHandle, ImageHandle, BufferHandle)>,
 }
 
 impl DepthPost {
     fn new(device: &Arc<GpuDevice>, name: &'static str, shader: &shaders::Shader, constants: [f32; 5]) -> Result<Self> {
         let kinds = [BindingKind::StorageImage, BindingKind::SampledImage, BindingKind::UniformBuffer];
         let pipeline = ComputePipeline::new(device, name, shader.words(), &kinds, 20)?;
-        Ok(DepthPost { name, pipeline, constants: floats_to_bytes(&constants), handles: None })
+        Ok(DepthPost { name, pipeline, constants: floats_to_bytes(&constants) })
     }
 
     /// Fog of `fog` (linear RGB) thickening by `density` per metre.
@@ -51,20 +50,21 @@ impl DepthPost {
     }
 }
 
-impl Pass for DepthPost {
+impl TypedPass for DepthPost {
+    type Handles = (ImageHandle, ImageHandle, BufferHandle);
+
     fn name(&self) -> &str {
         self.name
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) {
+    fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles {
         let (color, depth, view) = (registry.image(COLOR), registry.image(DEPTH_PREPASS), registry.buffer(VIEW));
         let color = registry.read_write_storage_image(color, COMPUTE);
         let depth = registry.sample(depth, COMPUTE);
-        self.handles = Some((color, depth, registry.read_uniform_buffer(view, COMPUTE)));
+        (color, depth, registry.read_uniform_buffer(view, COMPUTE))
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
-        let Some((color, depth, view)) = self.handles else { return };
+    fn execute(&mut self, &(color, depth, view): &Self::Handles, context: &mut ExecuteContext<'_>) {
         context.bind_compute(&self.pipeline, &[Binding::Image(color), Binding::Image(depth), Binding::Buffer(view)]);
         context.push_constant_bytes(&self.constants);
         let extent = context.output_extent();
@@ -76,7 +76,6 @@ impl Pass for DepthPost {
 pub struct DebugBoxes {
     pipeline: GraphicsPipeline,
     capacity: u32,
-    handles: Option<[BufferHandle; 4]>,
 }
 
 impl DebugBoxes {
@@ -98,16 +97,18 @@ impl DebugBoxes {
             topology: vk::PrimitiveTopology::LINE_LIST,
             cull_mode: vk::CullModeFlags::NONE,
         };
-        Ok(DebugBoxes { pipeline: GraphicsPipeline::new(device, "debug boxes", &desc)?, capacity, handles: None })
+        Ok(DebugBoxes { pipeline: GraphicsPipeline::new(device, "debug boxes", &desc)?, capacity })
     }
 }
 
-impl Pass for DebugBoxes {
+impl TypedPass for DebugBoxes {
+    type Handles = [BufferHandle; 4];
+
     fn name(&self) -> &str {
         "debug boxes"
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) {
+    fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles {
         let color = registry.image(COLOR);
         registry.color_attachment(color, AttachmentLoad::Load);
         let vertex = ShaderStage::Vertex;
@@ -117,13 +118,10 @@ impl Pass for DebugBoxes {
             registry.read_storage_buffer(buffer, vertex)
         });
         let view = registry.buffer(VIEW);
-        self.handles = Some([transforms, records, bits, registry.read_uniform_buffer(view, vertex)]);
+        [transforms, records, bits, registry.read_uniform_buffer(view, vertex)]
     }
 
-    fn execute(&mut self, _: &mut ExecuteContext<'_>) {}
-
-    fn record_draw(&mut self, context: &mut ExecuteContext<'_>) {
-        let Some(handles) = self.handles else { return };
+    fn record_draw(&mut self, &handles: &Self::Handles, context: &mut ExecuteContext<'_>) {
         context.bind_graphics(&self.pipeline, &handles.map(Binding::Buffer));
         context.draw(24, self.capacity);
     }
@@ -136,7 +134,6 @@ pub struct Bob {
     capacity: u32,
     height: f32,
     speed: f32,
-    handles: Option<(BufferHandle, BufferHandle)>,
 }
 
 /// Where [`Bob`] has moved an object the host left still, after graph frame `frame`.
@@ -149,23 +146,24 @@ impl Bob {
     pub fn new(device: &Arc<GpuDevice>, capacity: u32, height: f32, speed: f32) -> Result<Self> {
         let kinds = [BindingKind::StorageBuffer, BindingKind::UniformBuffer];
         let pipeline = ComputePipeline::new(device, "bob", shaders::MOVE_OBJECTS_COMP.words(), &kinds, 16)?;
-        Ok(Bob { pipeline, capacity, height, speed, handles: None })
+        Ok(Bob { pipeline, capacity, height, speed })
     }
 }
 
-impl Pass for Bob {
+impl TypedPass for Bob {
+    type Handles = (BufferHandle, BufferHandle);
+
     fn name(&self) -> &str {
         "bob"
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) {
+    fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles {
         let (transforms, view) = (registry.buffer(OBJECT_TRANSFORMS), registry.buffer(VIEW));
         let transforms = registry.read_write_storage_buffer(transforms, COMPUTE);
-        self.handles = Some((transforms, registry.read_uniform_buffer(view, COMPUTE)));
+        (transforms, registry.read_uniform_buffer(view, COMPUTE))
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
-        let Some((transforms, view)) = self.handles else { return };
+    fn execute(&mut self, &(transforms, view): &Self::Handles, context: &mut ExecuteContext<'_>) {
         let frame = context.frame_index();
         let step = bob_offset(frame, self.height, self.speed)
             - frame.checked_sub(1).map_or(0.0, |last| bob_offset(last, self.height, self.speed));
@@ -179,16 +177,16 @@ impl Pass for Bob {
 pub fn add_frame_passes(graph: &mut render_graph::RenderGraph, choice: &FramePassChoice, capacity: u32) -> Result<()> {
     let device = Arc::clone(graph.device());
     if choice.bob {
-        graph.add_pass_at(points::BEFORE_CULL, Bob::new(&device, capacity, BOB_HEIGHT, BOB_SPEED)?)?;
+        graph.add_typed_pass_at(points::BEFORE_CULL, Bob::new(&device, capacity, BOB_HEIGHT, BOB_SPEED)?)?;
     }
     if choice.fog {
-        graph.add_pass_at(points::AFTER_GEOMETRY, DepthPost::fog(&device, FOG_COLOR, FOG_DENSITY)?)?;
+        graph.add_typed_pass_at(points::AFTER_GEOMETRY, DepthPost::fog(&device, FOG_COLOR, FOG_DENSITY)?)?;
     }
     if choice.outline {
-        graph.add_pass_at(points::AFTER_GEOMETRY, DepthPost::outline(&device, OUTLINE_THRESHOLD)?)?;
+        graph.add_typed_pass_at(points::AFTER_GEOMETRY, DepthPost::outline(&device, OUTLINE_THRESHOLD)?)?;
     }
     if choice.boxes {
-        graph.add_pass_at(points::AFTER_GEOMETRY, DebugBoxes::new(&device, capacity)?)?;
+        graph.add_typed_pass_at(points::AFTER_GEOMETRY, DebugBoxes::new(&device, capacity)?)?;
     }
     Ok(())
 }
