@@ -258,3 +258,80 @@ fn screenshots_of_any_image_at_a_game_frame_without_a_frame_target() {
     drop(app);
     assert_no_validation_messages(&device);
 }
+
+/// Draws the complement of `input` over the whole of `color` (a full-screen triangle).
+struct Invert {
+    pipeline: render_graph::GraphicsPipeline,
+    input: Option<render_graph::ImageHandle>,
+}
+
+impl Pass for Invert {
+    fn name(&self) -> &str {
+        "invert"
+    }
+    fn register(&mut self, registry: &mut Registry<'_>) {
+        let input = registry.image("invert input");
+        self.input = Some(registry.sample(input, ShaderStage::Fragment));
+        let color = registry.image(renderer::COLOR);
+        registry.color_attachment(color, render_graph::AttachmentLoad::DontCare);
+    }
+    fn record_draw(&mut self, context: &mut ExecuteContext<'_>) {
+        let Some(input) = self.input else { return };
+        context.bind_graphics(&self.pipeline, &[Binding::Image(input)]);
+        context.draw(3, 1);
+    }
+}
+
+/// The colour of frame 0 of a small scene, with the invert post-process or without.
+fn first_frame(device: &Arc<GpuDevice>, inverted: bool) -> Vec<u8> {
+    let mut app = runtime::App::with_threads(1);
+    let passes: Vec<renderer::AddPasses> = if inverted {
+        vec![Box::new(|graph: &mut RenderGraph| {
+            let desc = render_graph::GraphicsPipelineDesc {
+                vertex: shaders::FULLSCREEN_VERT.words(),
+                fragment: shaders::INVERT_FRAG.words(),
+                bindings: &[BindingKind::SampledImage],
+                push_constant_bytes: 0,
+                color_formats: &[renderer::COLOR_FORMAT],
+                depth: None,
+                topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+                cull_mode: vk::CullModeFlags::NONE,
+            };
+            let pipeline = render_graph::GraphicsPipeline::new(graph.device(), "invert", &desc)?;
+            renderer::add_post_process(graph, "invert input", Invert { pipeline, input: None })
+        })]
+    } else {
+        Vec::new()
+    };
+    let setup = RenderSetup {
+        backend: CullingBackend::Gpu,
+        device: Some(device.clone()),
+        extent: vk::Extent2D { width: 24, height: 16 },
+        capacity: 8,
+        meshes: MeshLibrary::with_unit_cube(),
+        clear_color: [0.2, 0.4, 0.6, 1.0],
+        bits: BitsReadback::None,
+        passes,
+    };
+    install_render(&mut app, setup).expect("a device is there");
+    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(1.0, 0.5, 3.0), Vec3::ZERO));
+    scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::IDENTITY);
+    app.resource_mut::<renderer::Screenshots>().request(renderer::COLOR);
+    app.run_frame();
+    let shots = app.resource_mut::<renderer::Screenshots>().take();
+    assert!(app.resource::<RenderReport>().error.is_none(), "{:?}", app.resource::<RenderReport>().error);
+    shots.into_iter().next().expect("taken").rgba8
+}
+
+#[test]
+fn a_post_process_samples_a_copy_of_the_colour_while_it_writes_the_colour() {
+    let Some(device) = gpu_test_context() else { return };
+    let (plain, inverted) = (first_frame(&device, false), first_frame(&device, true));
+    assert_eq!(plain.len(), 24 * 16 * 4);
+    let complement: Vec<u8> =
+        plain.chunks_exact(4).flat_map(|texel| [255 - texel[0], 255 - texel[1], 255 - texel[2], texel[3]]).collect();
+    assert_eq!(inverted, complement, "the screenshot sees the post-processed colour");
+    let colours: std::collections::HashSet<&[u8]> = plain.chunks_exact(4).collect();
+    assert!(colours.len() >= 2, "the cube and the sky, not one flat colour: {colours:?}");
+    assert_no_validation_messages(&device);
+}

@@ -17,6 +17,7 @@ mod cluster_culled;
 mod cpu_list;
 mod gpu_culled;
 pub mod points;
+mod post;
 
 pub use cluster_culled::{
     add_cluster_culled_scene_passes, cluster_pass_ms, ClusterCulledScene, ClusterReadbacks, CLUSTER_BITS_READBACK,
@@ -27,3 +28,4 @@ pub(crate) use gpu_culled::culled_frame_mode;
 pub use gpu_culled::{
     add_gpu_culled_scene_passes, read_visibility_words, GpuCulledScene, CULL_STATS_READBACK, VISIBILITY_READBACK,
 };
+pub use post::add_post_process;

@@ -1,0 +1,99 @@
+//! Post-processes that read neighbouring colour texels (a blur, an FXAA, an invert drawn
+//! over a full-screen triangle) cannot read and write `color` in place: a pass cannot sample
+//! and attach one image, and a storage read of a neighbour another invocation rewrites is a
+//! race. [`add_post_process`] gives such a pass a copy: before it, a copy pass puts this
+//! frame's `color` into an image of its own (`input`), which the pass samples (or reads as
+//! storage) while it writes the next version of `color`. Everything after it (later
+//! post-processes, readbacks, screenshots, the window) sees that version. Per-pixel effects
+//! need no copy: they read and write `color` in place as a storage image.
+
+use render_graph::{
+    vk, Access, ExecuteContext, ImageDesc, ImageHandle, ImageSize, Pass, Registry, RenderGraph, Result,
+};
+
+use crate::frame::points;
+use crate::names::{COLOR, COLOR_FORMAT};
+
+/// Adds `pass` at [`points::AFTER_GEOMETRY`] (after the post-processes placed there before
+/// it), preceded by a copy of `color` into a new image named `input` ([`COLOR_FORMAT`], the
+/// output's size), which `pass` reads with `registry.image(input)` while it writes `color`.
+///
+/// ```no_run
+/// # use render_graph::{Pass, Registry, ExecuteContext, ShaderStage, AttachmentLoad};
+/// struct Blur;
+/// impl Pass for Blur {
+///     fn name(&self) -> &str { "blur" }
+///     fn register(&mut self, registry: &mut Registry) {
+///         let input = registry.image("blur input");
+///         registry.sample(input, ShaderStage::Fragment);
+///         let color = registry.image(renderer::COLOR);
+///         registry.color_attachment(color, AttachmentLoad::DontCare);
+///     }
+///     fn record_draw(&mut self, _: &mut ExecuteContext) { /* a full-screen triangle */ }
+/// }
+/// # fn add(graph: &mut render_graph::RenderGraph) -> render_graph::Result<()> {
+/// renderer::add_post_process(graph, "blur input", Blur)?;
+/// # Ok(())
+/// # }
+/// ```
+#[track_caller]
+pub fn add_post_process<P: Pass>(graph: &mut RenderGraph, input: &str, pass: P) -> Result<()> {
+    graph.add_pass_at(
+        points::AFTER_GEOMETRY,
+        CopyColor { input: input.to_owned(), name: format!("copy color to {input}"), handles: None },
+    )?;
+    graph.add_pass_at(points::AFTER_GEOMETRY, pass)
+}
+
+/// Copies `color` into the image `input` it creates.
+struct CopyColor {
+    input: String,
+    name: String,
+    handles: Option<(ImageHandle, ImageHandle)>,
+}
+
+impl Pass for CopyColor {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn register(&mut self, registry: &mut Registry<'_>) {
+        let color = registry.image(COLOR);
+        let color = registry.access_image(color, Access::TransferRead);
+        let input = registry.create_image(&self.input, ImageDesc::new(COLOR_FORMAT, ImageSize::OUTPUT));
+        self.handles = Some((color, registry.access_image(input, Access::TransferWrite)));
+    }
+
+    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
+        let Some((color, input)) = self.handles else { return };
+        let (source, target) = match (context.try_image(color), context.try_image(input)) {
+            (Ok(source), Ok(target)) => (source, target),
+            (Err(error), _) | (_, Err(error)) => return context.fail(error),
+        };
+        let layers = vk::ImageSubresourceLayers {
+            aspect_mask: vk::ImageAspectFlags::COLOR,
+            mip_level: 0,
+            base_array_layer: 0,
+            layer_count: 1,
+        };
+        let extent = vk::Extent3D {
+            width: source.extent.width.min(target.extent.width),
+            height: source.extent.height.min(target.extent.height),
+            depth: 1,
+        };
+        let region = vk::ImageCopy::default().src_subresource(layers).dst_subresource(layers).extent(extent);
+        let (source_layout, target_layout) = (context.image_layout(color), context.image_layout(input));
+        // SAFETY: recording outside a rendering scope; the graph put both images in the
+        // transfer layouts their declared accesses need; the region fits both.
+        unsafe {
+            context.device().cmd_copy_image(
+                context.command_buffer(),
+                source.image,
+                source_layout,
+                target.image,
+                target_layout,
+                &[region],
+            )
+        };
+    }
+}
