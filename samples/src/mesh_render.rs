@@ -71,6 +71,16 @@ impl MeshRenderer {
         MeshRenderer::with_device(device, width, height, capacity, meshes, clear_color)
     }
 
+    /// Adds passes to the renderer's graph (its frame has the engine's insertion points,
+    /// `renderer::points`), as `RenderSetup::passes` does for the Render stage's.
+    pub fn add_passes(
+        &mut self,
+        add: impl FnOnce(&mut RenderGraph) -> render_graph::Result<()>,
+    ) -> Result<(), RenderError> {
+        add(&mut self.graph)?;
+        Ok(())
+    }
+
     /// [`MeshRenderer::new`] on an existing device (shared with the game's own renderer, so
     /// validation and memory are counted once).
     pub fn with_device(

@@ -366,3 +366,33 @@ fn the_memory_line_reads_the_last_frame_not_drawn_before_the_drawn_ones() {
     assert_eq!(before[0], 3, "{before}");
     assert!(before[1].as_u64().is_some_and(|bytes| bytes > 0), "{before}");
 }
+
+/// Users' post-processes inside the engine's frame (fog, then outlines, at the `after
+/// geometry` point) run on the culled frame and on the check's unculled one: every drawn
+/// frame still matches pixel for pixel, with both culling backends.
+#[test]
+fn post_processes_in_the_engine_frame_keep_culled_and_unculled_frames_identical() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    for backend in ["gpu", "cpu"] {
+        let (output, text) = city(&[
+            "--frames",
+            "3",
+            "--objects",
+            "2000",
+            "--size",
+            "96x64",
+            "--render",
+            "every",
+            "--cull",
+            backend,
+            "--post",
+            "fog,outline",
+        ]);
+        assert!(output.status.success(), "{backend}:\n{text}");
+        assert!(text.contains("culling on vs off: identical images"), "{backend}:\n{text}");
+    }
+    let (output, text) = city(&["--frames", "1", "--post", "bloom"]);
+    assert!(!output.status.success() && text.contains("possible values: fog, outline"), "{text}");
+}

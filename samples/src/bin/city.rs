@@ -44,6 +44,7 @@ use samples::city::{
     self, CameraKeyframes, CameraPath, CityLibrary, CityMeshes, CityOptions, CullChoice, PresentChoice, RenderChoice,
     Switch,
 };
+use samples::frame_passes::{add_frame_passes, FramePassChoice};
 use samples::mesh_render::{MeshFrame, MeshRenderer};
 use samples::window::run::WindowOptions;
 
@@ -184,6 +185,11 @@ fn main() -> ExitCode {
             }
         };
         if let Some(device) = device {
+            let post = FramePassChoice {
+                fog: options.post.iter().any(|post| post == "fog"),
+                outline: options.post.iter().any(|post| post == "outline"),
+                ..FramePassChoice::default()
+            };
             let (target, capture) = HeadlessTarget::new(&device, extent);
             let installed = city::rendering::install(
                 &mut app,
@@ -193,10 +199,13 @@ fn main() -> ExitCode {
                 &meshes,
                 Box::new(target),
                 BitsReadback::Wait,
+                vec![Box::new(move |graph| add_frame_passes(graph, &post, 0))],
             )
             .and_then(|choice| {
                 let capacity = city.mesh_entities as u32 + 64;
-                let checker = MeshRenderer::with_device(device, width, height, capacity, meshes.library.clone(), SKY)?;
+                let mut checker =
+                    MeshRenderer::with_device(device, width, height, capacity, meshes.library.clone(), SKY)?;
+                checker.add_passes(|graph| add_frame_passes(graph, &post, 0))?;
                 Ok((choice, checker))
             });
             match installed {

@@ -113,6 +113,12 @@ pub struct CityOptions {
     /// entity, each transition an archetype move).
     #[arg(long, value_enum, value_name = "marked|all", default_value_t = TagChoice::Marked)]
     pub tags: TagChoice,
+    /// Post-processes on every drawn frame, in order (`fog`, `outline`, comma-separated):
+    /// users' passes at the engine's `after geometry` point (`samples/src/frame_passes.rs`),
+    /// on the culled frame and on the check's unculled one alike, so the two must still match.
+    #[arg(long, value_delimiter = ',', value_name = "fog,outline",
+          value_parser = clap::builder::PossibleValuesParser::new(["fog", "outline"]))]
+    pub post: Vec<String>,
 }
 
 /// `--tags`: the tag policy (`ecs::VisibilityTags`).

@@ -42,7 +42,8 @@ impl CityColors {
 /// Installs the city's rendering on `device`: the Render stage draws every frame the
 /// `target` lets it, with `backend` culling; `bits` says how the GPU's visibility bits come
 /// back (headless checks use [`BitsReadback::Wait`], so a frame's GPU statistics and bits
-/// are its own: a checking demo trades the overlap for exact answers; a window lags them).
+/// are its own: a checking demo trades the overlap for exact answers; a window lags them);
+/// `passes` are the user's passes for the frame (`RenderSetup::passes`).
 pub fn install(
     app: &mut App,
     device: &Arc<GpuDevice>,
@@ -51,6 +52,7 @@ pub fn install(
     meshes: &CityLibrary,
     target: Box<dyn FrameTarget>,
     bits: BitsReadback,
+    passes: Vec<renderer::AddPasses>,
 ) -> Result<CullingChoice, RenderError> {
     let objects = app.world().query::<&Mesh>().iter().count() as u32;
     let setup = RenderSetup {
@@ -62,7 +64,7 @@ pub fn install(
         meshes: meshes.library.clone(),
         clear_color: SKY,
         bits,
-        passes: Vec::new(),
+        passes,
     };
     let choice = install_render_to(app, setup, Some(target))?;
     if let Some(error) = &app.resource::<renderer::RenderReport>().error {

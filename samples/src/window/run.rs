@@ -164,6 +164,7 @@ impl Runner<'_> {
             self.meshes,
             Box::new(target),
             renderer::BitsReadback::Lagged,
+            Vec::new(),
         )?;
         self.window = Some(window);
         self.device = Some(device);
