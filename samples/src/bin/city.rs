@@ -191,23 +191,20 @@ fn main() -> ExitCode {
                 ..FramePassChoice::default()
             };
             let (target, capture) = HeadlessTarget::new(&device, extent);
-            let installed = city::rendering::install(
-                &mut app,
-                &device,
+            let frames = city::rendering::CityFrames {
                 backend,
                 extent,
-                &meshes,
-                Box::new(target),
-                BitsReadback::Wait,
-                vec![Box::new(move |graph| add_frame_passes(graph, &post, 0))],
-            )
-            .and_then(|choice| {
-                let capacity = city.mesh_entities as u32 + 64;
-                let mut checker =
-                    MeshRenderer::with_device(device, width, height, capacity, meshes.library.clone(), SKY)?;
-                checker.add_passes(|graph| add_frame_passes(graph, &post, 0))?;
-                Ok((choice, checker))
-            });
+                bits: BitsReadback::Wait,
+                passes: vec![Box::new(move |graph| add_frame_passes(graph, &post, 0))],
+            };
+            let installed =
+                city::rendering::install(&mut app, &device, &meshes, Box::new(target), frames).and_then(|choice| {
+                    let capacity = city.mesh_entities as u32 + 64;
+                    let mut checker =
+                        MeshRenderer::with_device(device, width, height, capacity, meshes.library.clone(), SKY)?;
+                    checker.add_passes(|graph| add_frame_passes(graph, &post, 0))?;
+                    Ok((choice, checker))
+                });
             match installed {
                 Ok((choice, checker)) => {
                     gpu_culling = choice.on_device;

@@ -39,21 +39,30 @@ impl CityColors {
     }
 }
 
+/// How the city's frames are drawn (see [`install`]).
+pub struct CityFrames {
+    /// The culling backend.
+    pub backend: CullingBackend,
+    /// The image's size.
+    pub extent: vk::Extent2D,
+    /// How the GPU's visibility bits come back: headless checks use [`BitsReadback::Wait`],
+    /// so a frame's GPU statistics and bits are its own (a checking demo trades the overlap
+    /// for exact answers); a window lags them.
+    pub bits: BitsReadback,
+    /// The user's passes for the frame (`RenderSetup::passes`).
+    pub passes: Vec<renderer::AddPasses>,
+}
+
 /// Installs the city's rendering on `device`: the Render stage draws every frame the
-/// `target` lets it, with `backend` culling; `bits` says how the GPU's visibility bits come
-/// back (headless checks use [`BitsReadback::Wait`], so a frame's GPU statistics and bits
-/// are its own: a checking demo trades the overlap for exact answers; a window lags them);
-/// `passes` are the user's passes for the frame (`RenderSetup::passes`).
+/// `target` lets it, as `frames` says.
 pub fn install(
     app: &mut App,
     device: &Arc<GpuDevice>,
-    backend: CullingBackend,
-    extent: vk::Extent2D,
     meshes: &CityLibrary,
     target: Box<dyn FrameTarget>,
-    bits: BitsReadback,
-    passes: Vec<renderer::AddPasses>,
+    frames: CityFrames,
 ) -> Result<CullingChoice, RenderError> {
+    let CityFrames { backend, extent, bits, passes } = frames;
     let objects = app.world().query::<&Mesh>().iter().count() as u32;
     let setup = RenderSetup {
         backend,

@@ -156,16 +156,13 @@ impl Runner<'_> {
         app.insert_resource(FlyCamera::new(draw_view));
         app.add_system(Stage::Input, fly_system());
         let render_extent = vk::Extent2D { width: extent.width.max(1), height: extent.height.max(1) };
-        rendering::install(
-            app,
-            &device,
-            self.options.backend,
-            render_extent,
-            self.meshes,
-            Box::new(target),
-            renderer::BitsReadback::Lagged,
-            Vec::new(),
-        )?;
+        let frames = rendering::CityFrames {
+            backend: self.options.backend,
+            extent: render_extent,
+            bits: renderer::BitsReadback::Lagged,
+            passes: Vec::new(),
+        };
+        rendering::install(app, &device, self.meshes, Box::new(target), frames)?;
         self.window = Some(window);
         self.device = Some(device);
         Ok(())
