@@ -12,11 +12,12 @@ use ash::vk;
 
 use crate::access::Access;
 use crate::barriers::{BarrierSource, PlannedBarrier, SyncState};
+use crate::binding::BindingKind;
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::memory::StagingRing;
 use crate::mips::MipRange;
-use crate::pipeline::{BindingKind, ComputePipeline, DescriptorArena, GraphicsPipeline, PipelineCore, MAX_BINDINGS};
+use crate::pipeline::{ComputePipeline, DescriptorArena, GraphicsPipeline, PipelineCore, MAX_BINDINGS};
 use crate::recording::{flush_barriers, push_barrier, BarrierScratch};
 use crate::reflect::ShaderAccess;
 use crate::registry::{AccessDecl, BufferHandle, GraphDecl, ImageHandle};

@@ -102,6 +102,7 @@
 mod access;
 mod alias;
 mod barriers;
+mod binding;
 mod commands;
 mod compiler;
 mod context;
@@ -136,6 +137,7 @@ pub use ash::vk;
 pub use access::{Access, ShaderStage};
 pub use alias::{plan_aliasing, AliasBlock, AliasItem, AliasPlan};
 pub use barriers::{BarrierPlan, BarrierSource, PlannedBarrier, SyncState};
+pub use binding::BindingKind;
 pub use commands::{DISPATCH_INDIRECT_COMMAND_BYTES, DRAW_INDEXED_INDIRECT_COMMAND_BYTES, DRAW_INDIRECT_COMMAND_BYTES};
 pub use compiler::{compile, CompiledGraph, CompiledResource, Residency};
 pub use context::{Binding, ExecuteContext, PrepareContext, ResourceRef};
@@ -146,7 +148,7 @@ pub use graph::{AliasReport, RenderGraph};
 pub use memory::{full_mip_chain, GpuBuffer, GpuImage, ImageInfo, ReadbackBuffer, StagingRing, MAX_MIP_LEVELS};
 pub use mips::MipRange;
 pub use pass::{Pass, Typed, TypedPass};
-pub use pipeline::{BindingKind, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
+pub use pipeline::{ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
 pub use recording::{POISON_COLOR, POISON_DEPTH, POISON_WORD};
 pub use registry::{
     AttachmentLoad, BufferDesc, BufferHandle, GraphDecl, ImageDesc, ImageHandle, ImageSize, Registry, ResourceKind,

@@ -6,52 +6,10 @@ use std::sync::Arc;
 
 use ash::vk;
 
-use crate::access::Access;
+use crate::binding::BindingKind;
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::reflect::ShaderAccess;
-
-/// What a binding of set 0 holds; binding `i` is the `i`-th kind given to the pipeline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BindingKind {
-    /// `buffer` block (storage buffer).
-    StorageBuffer,
-    /// `uniform` block.
-    UniformBuffer,
-    /// `image2D` and friends (storage image).
-    StorageImage,
-    /// `sampler2D` and friends, with the device's nearest sampler.
-    SampledImage,
-}
-
-impl BindingKind {
-    /// The binding kind a declared access binds as, for an image or a buffer; `None` for
-    /// accesses that are not descriptors (attachments, transfers, indirect arguments, …).
-    /// The graph checks every bind against it, so the pipeline's kinds, the declared accesses
-    /// and the bindings cannot silently disagree.
-    pub fn for_access(access: Access, is_image: bool) -> Option<BindingKind> {
-        match (access, is_image) {
-            (Access::Sampled(_), true) => Some(BindingKind::SampledImage),
-            (Access::StorageRead(_) | Access::StorageWrite(_) | Access::StorageReadWrite(_), true) => {
-                Some(BindingKind::StorageImage)
-            }
-            (Access::StorageRead(_) | Access::StorageWrite(_) | Access::StorageReadWrite(_), false) => {
-                Some(BindingKind::StorageBuffer)
-            }
-            (Access::UniformRead(_), false) => Some(BindingKind::UniformBuffer),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn descriptor_type(self) -> vk::DescriptorType {
-        match self {
-            BindingKind::StorageBuffer => vk::DescriptorType::STORAGE_BUFFER,
-            BindingKind::UniformBuffer => vk::DescriptorType::UNIFORM_BUFFER,
-            BindingKind::StorageImage => vk::DescriptorType::STORAGE_IMAGE,
-            BindingKind::SampledImage => vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
-        }
-    }
-}
 
 /// Most bindings one pipeline may have.
 pub const MAX_BINDINGS: usize = 16;

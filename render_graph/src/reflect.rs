@@ -9,8 +9,8 @@ use spirq::ty::{AccessType, DescriptorType};
 use spirq::var::Variable;
 use spirq::ReflectConfig;
 
+use crate::binding::BindingKind;
 use crate::error::{GraphError, Result};
-use crate::pipeline::BindingKind;
 
 /// What a shader's qualifiers say it does with a storage binding (`readonly`, `writeonly`, or
 /// neither, which says nothing: the shader may do either).
