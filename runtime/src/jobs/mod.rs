@@ -27,6 +27,7 @@
 //! assert_eq!(squares[100], 10_000);
 //! ```
 
+mod arena;
 mod barrier;
 mod frames;
 mod job;

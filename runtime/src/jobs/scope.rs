@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
-use super::job::HeapJob;
+use super::arena::JobArena;
 use super::latch::CountLatch;
 use super::registry::{self, Registry};
 use super::sync::Mutex;
@@ -27,6 +27,8 @@ pub struct Scope<'scope> {
     jobs: CountLatch,
     /// The first panic raised by a spawned job; re-raised when the scope ends.
     panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// The spawned jobs' memory, freed when the scope ends (after every job ran).
+    arena: JobArena,
     /// Invariant in `'scope`, like `std::thread::Scope`, so borrows cannot be shortened.
     marker: PhantomData<InvariantScope<'scope>>,
 }
@@ -62,9 +64,9 @@ impl<'scope> Scope<'scope> {
             }
             scope.job_completed();
         };
-        // SAFETY: the job borrows only data outliving 'scope, and the scope does not end
-        // before the job has run (its count keeps the latch unset).
-        let job_ref = unsafe { HeapJob::into_job_ref(job) };
+        // SAFETY: the job borrows only data outliving 'scope, and the scope (with its arena)
+        // does not end before the job has run (its count keeps the latch unset).
+        let job_ref = unsafe { self.arena.job(job) };
         registry::push_from_current(&self.registry, job_ref);
     }
 
@@ -91,8 +93,13 @@ pub(crate) fn run_scope<'scope, F, R>(registry: &Arc<Registry>, body: F) -> R
 where
     F: FnOnce(&Scope<'scope>) -> R,
 {
-    let scope =
-        Scope { registry: Arc::clone(registry), jobs: CountLatch::new(), panic: Mutex::new(None), marker: PhantomData };
+    let scope = Scope {
+        registry: Arc::clone(registry),
+        jobs: CountLatch::new(),
+        panic: Mutex::new(None),
+        arena: JobArena::new(),
+        marker: PhantomData,
+    };
     let result = registry::with_local(registry, |local| {
         let result = panic::catch_unwind(AssertUnwindSafe(|| body(&scope)));
         // The body counts as one job: finishing it may be what releases the latch.
