@@ -173,22 +173,38 @@ pub fn process_mesh(source: &MeshData, options: &ProcessOptions) -> Result<Proce
     let adapter = VertexDataAdapter::new(meshopt::typed_to_bytes(&positions), std::mem::size_of::<[f32; 3]>(), 0)
         .expect("a [f32; 3] array is whole vertices of 12 bytes with the position at offset 0");
 
-    let chain = {
-        runtime::profile_zone!("meshopt simplify (levels of detail)");
-        lod_chain(&indices, &adapter, Vec3::from(bounds_max) - Vec3::from(bounds_min), options)
+    // Each level simplifies the one before it, so the chain is serial; the finest level's
+    // meshlets (the largest share of the meshlet work) are built beside it, and the other
+    // levels' meshlets in parallel afterwards. Every step is a pure function of its input, so
+    // the result does not depend on how the jobs ran.
+    let _job_label = runtime::profiling::job_label("process mesh levels job");
+    let meshlets = |level_indices: &[u32]| {
+        runtime::profile_zone!("meshopt meshlets");
+        meshlets_of(level_indices, &adapter, options)
     };
+    let (finest, chain) = runtime::jobs::join(
+        || meshlets(&indices),
+        || {
+            runtime::profile_zone!("meshopt simplify (levels of detail)");
+            lod_chain(&indices, &adapter, Vec3::from(bounds_max) - Vec3::from(bounds_min), options)
+        },
+    );
+    let mut built: Vec<Option<(Vec<u32>, Vec<Meshlet>)>> = vec![None; chain.len()];
+    built[0] = Some(finest);
+    runtime::jobs::parallel_for_chunks(&mut built[1..], 1, |first, chunk| {
+        for (offset, slot) in chunk.iter_mut().enumerate() {
+            *slot = Some(meshlets(&chain[1 + first + offset].0));
+        }
+    });
     let count = chain.len();
     let mut levels = Vec::with_capacity(count);
-    for (level, (level_indices, error)) in chain.iter().enumerate() {
+    for (level, ((_, error), built)) in chain.iter().zip(built).enumerate() {
         let max_distance = match chain.get(level + 1) {
             Some((_, next_error)) => hand_over_distance(*next_error, options),
             None if count == 1 => f32::INFINITY,
             None => 2.0 * hand_over_distance(*error, options),
         };
-        let (indices, meshlets) = {
-            runtime::profile_zone!("meshopt meshlets");
-            meshlets_of(level_indices, &adapter, options)
-        };
+        let (indices, meshlets) = built.expect("every level's meshlets were built");
         levels.push(ProcessedLevel { indices, error: *error, max_distance, meshlets });
     }
     Ok(ProcessedMesh {
@@ -324,6 +340,17 @@ mod tests {
             }
         }
         MeshData::new(positions, indices)
+    }
+
+    #[test]
+    fn one_mesh_processed_on_one_thread_or_two_gives_the_same_result() {
+        let source = sphere(48, 96);
+        let on = |threads: usize| {
+            runtime::jobs::JobSystem::new(threads).install(|| process_mesh(&source, &ProcessOptions::default()))
+        };
+        let (one, two) = (on(1).unwrap(), on(2).unwrap());
+        assert!(one.levels.len() >= 4, "several levels, so the levels' meshlets run as jobs");
+        assert_eq!(one, two);
     }
 
     #[test]
