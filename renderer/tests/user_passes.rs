@@ -335,3 +335,60 @@ fn a_post_process_samples_a_copy_of_the_colour_while_it_writes_the_colour() {
     assert!(colours.len() >= 2, "the cube and the sky, not one flat colour: {colours:?}");
     assert_no_validation_messages(&device);
 }
+
+#[test]
+fn the_debug_view_shows_any_image_of_the_frame_in_place_of_the_colour() {
+    let Some(device) = gpu_test_context() else { return };
+    let mut app = runtime::App::with_threads(1);
+    let setup = RenderSetup {
+        backend: CullingBackend::Gpu,
+        device: Some(device.clone()),
+        extent: vk::Extent2D { width: 32, height: 24 },
+        capacity: 8,
+        meshes: MeshLibrary::with_unit_cube(),
+        clear_color: [0.2, 0.4, 0.6, 1.0],
+        bits: BitsReadback::None,
+        passes: Vec::new(),
+    };
+    install_render(&mut app, setup).expect("a device is there");
+    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.5, 0.5, 3.0), Vec3::ZERO));
+    scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::IDENTITY);
+    let frame = |app: &mut runtime::App, view: renderer::DebugView| {
+        *app.resource_mut::<renderer::DebugView>() = view;
+        {
+            let mut shots = app.resource_mut::<renderer::Screenshots>();
+            shots.request(renderer::COLOR);
+            shots.request(renderer::DEPTH_PREPASS);
+        }
+        app.run_frame();
+        assert!(app.resource::<RenderReport>().error.is_none(), "{:?}", app.resource::<RenderReport>().error);
+        let shots = app.resource_mut::<renderer::Screenshots>().take();
+        let of = |name: &str| shots.iter().find(|shot| shot.image == name).expect("taken").clone();
+        (of(renderer::COLOR), of(renderer::DEPTH_PREPASS))
+    };
+    let (plain, _) = frame(&mut app, renderer::DebugView::default());
+    let view = |image: &str, mip: u32| renderer::DebugView { image: Some(String::from(image)), mip };
+    let (shown, depth) = frame(&mut app, view(renderer::DEPTH_PREPASS, 0));
+    // The depth as grey: what the debug view draws, computed from the depth's own texels.
+    let grey: Vec<u8> = depth
+        .texels
+        .chunks_exact(4)
+        .flat_map(|texel| {
+            let value = (f32::from_le_bytes(texel.try_into().unwrap()).clamp(0.0, 1.0) * 255.0).round() as u8;
+            [value, value, value, 255]
+        })
+        .collect();
+    assert_eq!(shown.rgba8.len(), grey.len());
+    assert!(shown.rgba8.iter().zip(&grey).all(|(&a, &b)| a.abs_diff(b) <= 1), "the colour shows the depth");
+    assert_ne!(shown.rgba8, plain.rgba8);
+    // A mip of the pyramid, smaller than the frame, fills it.
+    let (pyramid, _) = frame(&mut app, view(renderer::HIZ_DEPTH, 1));
+    assert!(pyramid.rgba8.chunks_exact(4).any(|texel| texel[0] > 0), "the pyramid has depths");
+    // An image the frame does not have: the frame is shown, without an error.
+    let (unknown, _) = frame(&mut app, view("no such image", 0));
+    assert_eq!(unknown.rgba8, plain.rgba8);
+    let (back, _) = frame(&mut app, renderer::DebugView::default());
+    assert_eq!(back.rgba8, plain.rgba8, "cleared, the frame is shown again");
+    drop(app);
+    assert_no_validation_messages(&device);
+}

@@ -276,6 +276,10 @@ shaders! {
     DEBUG_BOXES_VERT = Samples "samples" / "debug_boxes.vert", Vertex;
     /// Writes the colour [`DEBUG_BOXES_VERT`] chose.
     DEBUG_BOXES_FRAG = Samples "samples" / "debug_boxes.frag", Fragment;
+    /// Shows one mip of the sampled image at binding 0 over the whole target (with
+    /// [`FULLSCREEN_VERT`]): colour as it is, or its red channel as grey; push constants
+    /// `vec2 inverse_target_size, uint grey`.
+    DEBUG_VIEW_FRAG = Engine "engine" / "debug_view.frag", Fragment;
     /// Test pattern for depth pyramids: a hashed depth per pixel (24-bit exact, with exact 0
     /// and 1), drawn over [`FULLSCREEN_VERT`] with depth test ALWAYS; push constant
     /// `uint seed`.
@@ -291,7 +295,7 @@ shaders! {
     /// float density`; workgroup 8x8.
     FOG_COMP = Samples "samples" / "fog.comp", Compute;
     /// Full-screen triangle from `gl_VertexIndex` (draw 3 vertices, no buffers).
-    FULLSCREEN_VERT = Samples "samples" / "fullscreen.vert", Vertex;
+    FULLSCREEN_VERT = Engine "engine" / "fullscreen.vert", Vertex;
     /// Geometry pass: writes the object's flat RGBA8 colour.
     GEOMETRY_FRAG = Engine "engine" / "geometry.frag", Fragment;
     /// Geometry pass vertex shader: object transform and record from `gl_InstanceIndex`

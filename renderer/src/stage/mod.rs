@@ -26,6 +26,7 @@
 //! Visibility stage takes occlusion and the `Occluded` tags: with the lagged readback the
 //! tags of frame `N + 1` come from frame `N`'s GPU answer when it finished in time.
 
+mod debug_view;
 mod readback;
 mod screenshot;
 mod state;
@@ -39,6 +40,7 @@ use render_graph::device::DeviceConfig;
 use render_graph::{vk, GpuDevice};
 use runtime::{App, Stage, System};
 
+pub use debug_view::{DebugView, DebugViewPass};
 pub use readback::{READBACK_RING, READBACK_SYSTEM};
 pub use screenshot::{picture, Screenshot, ScreenshotPass, ScreenshotRequest, Screenshots};
 pub use target::FrameTarget;
@@ -195,6 +197,9 @@ pub fn install_render_to(
     if !app.resources().contains::<Screenshots>() {
         app.insert_resource(Screenshots::default());
     }
+    if !app.resources().contains::<DebugView>() {
+        app.insert_resource(DebugView::default());
+    }
     if choice.on_device && setup.bits != BitsReadback::None {
         app.insert_resource(GpuFeedback::default());
     }
@@ -268,6 +273,7 @@ fn render_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
         };
         runtime::profile_zone!("lock held: render state (render)");
         let mut shots = ctx.resource_mut::<Screenshots>();
+        state.show_debug_view(&ctx.resource::<DebugView>());
         let game_frame = ctx.time.frame_index;
         report.error = state
             .frame(world, changes, &visibility, &mut report, &mut shots, game_frame)
@@ -293,7 +299,8 @@ fn render_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
     .reads::<ecs::BaseColor>()
     .reads_resource::<Visibility>()
     .writes_resource::<RenderReport>()
-    .writes_resource::<Screenshots>();
+    .writes_resource::<Screenshots>()
+    .reads_resource::<DebugView>();
     if feeds_back {
         system.writes_resource::<GpuFeedback>()
     } else {

@@ -7,11 +7,12 @@ use culling::Visibility;
 use render_graph::readback::BufferReadbackPass;
 use render_graph::{GpuDevice, ReadbackBuffer, RenderGraph};
 
+use super::debug_view::{DebugView, DebugViewPass};
 use super::readback::{ReadbackRing, READBACK_RING};
 use super::screenshot::{develop, lock_copied, Screenshot, ScreenshotPass, ScreenshotRequest, Screenshots, SharedCopy};
 use super::sync::SceneSync;
 use super::{BitsReadback, FrameTarget, RenderReport, RenderSetup};
-use crate::frame::{add_gpu_culled_scene_passes, add_scene_passes, ScenePassOptions};
+use crate::frame::{add_gpu_culled_scene_passes, add_scene_passes, points, ScenePassOptions};
 use crate::passes::{
     visibility_bits_bytes, GpuCullSettings, SharedCullSettings, CULL_STATS, CULL_STAT_WORDS, VISIBILITY_BITS,
 };
@@ -31,6 +32,8 @@ pub(super) struct RenderState {
     pub(super) target: Option<Box<dyn FrameTarget>>,
     /// The GPU culling's switches (GPU backend only).
     pub(super) cull_settings: Option<SharedCullSettings>,
+    /// The debug view the graph shows now (see [`DebugView`]).
+    debug_view: DebugView,
     /// The images screenshots were asked of, each with its pass's copy.
     screenshot_copies: Vec<(String, SharedCopy)>,
     /// This frame's due screenshot requests.
@@ -100,6 +103,7 @@ impl RenderState {
             logged_error: None,
             screenshot_copies: Vec::new(),
             due_shots: Vec::new(),
+            debug_view: DebugView::default(),
         })
     }
 
@@ -169,6 +173,13 @@ impl RenderState {
         self.arm_screenshots(shots, game_frame);
         let frame = match self.execute(visibility) {
             Ok(frame) => frame,
+            Err(error) if self.debug_view.image.is_some() && error.to_string().contains("`debug view`") => {
+                // The view compiled but cannot be drawn (an integer image): show the frame.
+                log::warn!("the debug view cannot be drawn: {error}; the frame is shown instead");
+                self.graph.remove_pass(DebugViewPass::NAME);
+                shots.defer(&mut self.due_shots);
+                return Ok(());
+            }
             Err(error) => {
                 // Not drawn: the requests wait for the next frame that is.
                 shots.defer(&mut self.due_shots);
@@ -196,6 +207,25 @@ impl RenderState {
             target.end_frame(&mut self.graph, frame)?;
         }
         Ok(())
+    }
+
+    /// Shows `wanted` from the next frame when it differs from what is shown: the debug view's
+    /// pass is replaced (the graph recompiles). An image that cannot be shown (unknown, or of
+    /// integer texels) is logged once and the frame shown instead.
+    pub(super) fn show_debug_view(&mut self, wanted: &DebugView) {
+        if *wanted == self.debug_view {
+            return;
+        }
+        self.debug_view = wanted.clone();
+        self.graph.remove_pass(DebugViewPass::NAME);
+        let Some(image) = &wanted.image else { return };
+        let added = DebugViewPass::new(self.graph.device(), image, wanted.mip)
+            .and_then(|pass| self.graph.add_typed_pass_at(points::BEFORE_OUTPUT, pass))
+            .and_then(|()| self.graph.compile());
+        if let Err(error) = added {
+            self.graph.remove_pass(DebugViewPass::NAME);
+            log::warn!("debug view of `{image}` (mip {}): {error}; the frame is shown instead", wanted.mip);
+        }
     }
 
     /// Arms the screenshot pass of every image a due request names, adding the pass the first

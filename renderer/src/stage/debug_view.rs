@@ -1,0 +1,120 @@
+//! A debug view: any graph image (a depth, a pyramid mip, a mask of a user's pass) drawn over
+//! the frame's `color` at its end, so the window shows it and screenshots read it. A game sets
+//! the [`DebugView`] resource; the Render stage places a [`DebugViewPass`] at
+//! [`points::BEFORE_OUTPUT`](crate::points::BEFORE_OUTPUT) when it changes (the graph
+//! recompiles then) and removes it when it is cleared.
+
+use std::sync::Arc;
+
+use render_graph::{
+    vk, AttachmentLoad, Binding, BindingKind, ExecuteContext, GpuDevice, GraphError, GraphicsPipeline,
+    GraphicsPipelineDesc, ImageHandle, MipRange, Registry, Result, ShaderStage, TypedPass,
+};
+
+use crate::names::{COLOR, COLOR_FORMAT};
+
+/// What to show instead of the frame (a resource [`crate::install_render`] inserts; `image:
+/// None` shows the frame). Depth and one-channel float images show as grey, colour images as
+/// they are; an image that cannot be shown is logged once and the frame shown instead.
+///
+/// ```
+/// let mut view = renderer::DebugView::default();
+/// view.image = Some(String::from(renderer::HIZ_DEPTH));
+/// view.mip = 2;
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DebugView {
+    /// The graph image to show.
+    pub image: Option<String>,
+    /// Its mip.
+    pub mip: u32,
+}
+
+/// Draws mip `mip` of `image` over the whole of `color` (see the module docs).
+pub struct DebugViewPass {
+    pipeline: GraphicsPipeline,
+    image: String,
+    mip: u32,
+}
+
+impl DebugViewPass {
+    /// Name of the pass.
+    pub const NAME: &'static str = "debug view";
+
+    /// The pass showing mip `mip` of `image`.
+    pub fn new(device: &Arc<GpuDevice>, image: &str, mip: u32) -> Result<DebugViewPass> {
+        let desc = GraphicsPipelineDesc {
+            vertex: shaders::FULLSCREEN_VERT.words(),
+            fragment: shaders::DEBUG_VIEW_FRAG.words(),
+            bindings: &[BindingKind::SampledImage],
+            push_constant_bytes: 12,
+            color_formats: &[COLOR_FORMAT],
+            depth: None,
+            topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+            cull_mode: vk::CullModeFlags::NONE,
+        };
+        let pipeline = GraphicsPipeline::new(device, Self::NAME, &desc)?;
+        Ok(DebugViewPass { pipeline, image: image.to_owned(), mip })
+    }
+}
+
+impl TypedPass for DebugViewPass {
+    type Handles = ImageHandle;
+
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    fn register(&mut self, registry: &mut Registry<'_>) -> ImageHandle {
+        let source = registry.image(&self.image);
+        let source = registry.read_sampled_image_mips(source, MipRange::level(self.mip), ShaderStage::Fragment);
+        let color = registry.image(COLOR);
+        registry.color_attachment(color, AttachmentLoad::DontCare);
+        source
+    }
+
+    fn record_draw(&mut self, &source: &ImageHandle, context: &mut ExecuteContext<'_>) {
+        let format = match context.try_image(source) {
+            Ok(image) => image.format,
+            Err(error) => return context.fail(error),
+        };
+        if is_integer(format) {
+            return context.fail(GraphError::InvalidAccess {
+                pass: String::from(Self::NAME),
+                resource: self.image.clone(),
+                reason: "the debug view shows colour, depth and float images, not integer ones",
+            });
+        }
+        let grey = matches!(format, vk::Format::D32_SFLOAT | vk::Format::R32_SFLOAT | vk::Format::R16_SFLOAT);
+        let extent = context.output_extent();
+        let words = [
+            (1.0 / extent.width.max(1) as f32).to_bits(),
+            (1.0 / extent.height.max(1) as f32).to_bits(),
+            u32::from(grey),
+        ];
+        context.bind_graphics(&self.pipeline, &[Binding::ImageMip { image: source, mip: self.mip }]);
+        context.push_constants(&words);
+        context.draw(3, 1);
+    }
+}
+
+/// Whether a format holds integers (a float sampler cannot read them).
+fn is_integer(format: vk::Format) -> bool {
+    matches!(
+        format,
+        vk::Format::R8_UINT
+            | vk::Format::R8_SINT
+            | vk::Format::R16_UINT
+            | vk::Format::R16_SINT
+            | vk::Format::R32_UINT
+            | vk::Format::R32_SINT
+            | vk::Format::R32G32_UINT
+            | vk::Format::R32G32_SINT
+            | vk::Format::R8G8B8A8_UINT
+            | vk::Format::R8G8B8A8_SINT
+            | vk::Format::R16G16B16A16_UINT
+            | vk::Format::R16G16B16A16_SINT
+            | vk::Format::R32G32B32A32_UINT
+            | vk::Format::R32G32B32A32_SINT
+    )
+}
