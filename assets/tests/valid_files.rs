@@ -10,6 +10,7 @@ mod common;
 use std::cell::RefCell;
 
 use assets::{load_gltf_bytes, GltfScene, ImportError, ProcessOptions};
+use common::{CUBE, CUBE_INDICES};
 use glam::{Mat4, Vec3};
 use meshopt::encoding::{
     decode_filter_exp, decode_filter_oct, decode_filter_quat, decode_index_buffer, encode_filter_exp,
@@ -18,20 +19,8 @@ use meshopt::encoding::{
 };
 use serde_json::{json, Value};
 
-/// The cube of `common`, with a normal (its corner's direction) and texture coordinates per
-/// vertex.
-const CUBE: [[f32; 3]; 8] = [
-    [-0.5, -0.5, -0.5],
-    [0.5, -0.5, -0.5],
-    [0.5, 0.5, -0.5],
-    [-0.5, 0.5, -0.5],
-    [-0.5, -0.5, 0.5],
-    [0.5, -0.5, 0.5],
-    [0.5, 0.5, 0.5],
-    [-0.5, 0.5, 0.5],
-];
-const CUBE_INDICES: [u32; 36] =
-    [4, 5, 6, 4, 6, 7, 1, 0, 3, 1, 3, 2, 5, 1, 2, 5, 2, 6, 0, 4, 7, 0, 7, 3, 7, 6, 2, 7, 2, 3, 0, 1, 5, 0, 5, 4];
+// The cube of `common` (`CUBE`, `CUBE_INDICES`), with a normal (its corner's direction) and
+// texture coordinates per vertex.
 
 fn cube_normals() -> Vec<[f32; 3]> {
     CUBE.iter().map(|&corner| Vec3::from(corner).normalize().to_array()).collect()

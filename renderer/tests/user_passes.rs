@@ -75,6 +75,30 @@ fn at(order: &[String], name: &str) -> usize {
     order.iter().position(|pass| pass == name).unwrap_or_else(|| panic!("{name} runs: {order:?}"))
 }
 
+/// A Render-stage setup with GPU culling on `device`: an image of `width` x `height`,
+/// `capacity` slots, the unit cube, a black clear colour, no bits read back and no passes of
+/// the user's (tests override what they need).
+fn gpu_setup(device: &Arc<GpuDevice>, width: u32, height: u32, capacity: u32) -> RenderSetup {
+    RenderSetup {
+        backend: CullingBackend::Gpu,
+        device: Some(Arc::clone(device)),
+        extent: vk::Extent2D { width, height },
+        capacity,
+        meshes: MeshLibrary::with_unit_cube(),
+        clear_color: [0.0, 0.0, 0.0, 1.0],
+        bits: BitsReadback::None,
+        passes: Vec::new(),
+    }
+}
+
+/// An app rendering with `setup`, its camera at `eye` looking at the origin.
+fn rendering_app(threads: usize, setup: RenderSetup, eye: Vec3) -> runtime::App {
+    let mut app = runtime::App::with_threads(threads);
+    install_render(&mut app, setup).expect("a device is there");
+    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(eye, Vec3::ZERO));
+    app
+}
+
 #[test]
 fn every_frame_kind_has_every_point_in_frame_order() {
     let Some(device) = gpu_test_context() else { return };
@@ -123,23 +147,15 @@ fn every_frame_kind_has_every_point_in_frame_order() {
 fn a_pass_before_the_cull_moves_objects_and_the_cull_and_draw_see_it_that_frame() {
     let Some(device) = gpu_test_context() else { return };
     const CUBES: u32 = 5;
-    let mut app = runtime::App::with_threads(2);
     let setup = RenderSetup {
-        backend: CullingBackend::Gpu,
-        device: Some(device.clone()),
-        extent: vk::Extent2D { width: 48, height: 32 },
-        capacity: 64,
-        meshes: MeshLibrary::with_unit_cube(),
-        clear_color: [0.0, 0.0, 0.0, 1.0],
         bits: BitsReadback::Wait,
         passes: vec![Box::new(|graph: &mut RenderGraph| {
             let pass = MoveObjects::new(graph.device(), Vec3::X * 100.0, 64)?;
             graph.add_pass_at(points::BEFORE_CULL, pass)
         })],
+        ..gpu_setup(&device, 48, 32, 64)
     };
-    install_render(&mut app, setup).expect("a device is there");
-    app.insert_resource(Viewport { width: 48, height: 32 });
-    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 0.0, 20.0), Vec3::ZERO));
+    let mut app = rendering_app(2, setup, Vec3::new(0.0, 0.0, 20.0));
     // Far to the left, out of view, on the host: the GPU pass moves them 100 m right a frame.
     for index in 0..CUBES {
         let place = Transform::from_translation(Vec3::new(-100.0 + index as f32 * 2.0 - 4.0, 0.0, 0.0));
@@ -168,20 +184,8 @@ fn a_pass_before_the_cull_moves_objects_and_the_cull_and_draw_see_it_that_frame(
 #[test]
 fn the_image_follows_the_viewport_and_a_zero_viewport_keeps_the_last_size() {
     let Some(device) = gpu_test_context() else { return };
-    let mut app = runtime::App::with_threads(1);
-    let setup = RenderSetup {
-        backend: CullingBackend::Gpu,
-        device: Some(device.clone()),
-        extent: vk::Extent2D { width: 40, height: 24 },
-        capacity: 16,
-        meshes: MeshLibrary::with_unit_cube(),
-        clear_color: [0.0, 0.0, 0.0, 1.0],
-        bits: BitsReadback::None,
-        passes: Vec::new(),
-    };
-    install_render(&mut app, setup).expect("a device is there");
+    let mut app = rendering_app(1, gpu_setup(&device, 40, 24, 16), Vec3::new(0.0, 0.0, 10.0));
     assert_eq!(*app.resource::<Viewport>(), Viewport { width: 40, height: 24 }, "the setup's extent");
-    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 0.0, 10.0), Vec3::ZERO));
     scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::IDENTITY);
     app.run_frame();
     let extent = |app: &runtime::App| {
@@ -207,19 +211,8 @@ fn the_image_follows_the_viewport_and_a_zero_viewport_keeps_the_last_size() {
 #[test]
 fn screenshots_of_any_image_at_a_game_frame_without_a_frame_target() {
     let Some(device) = gpu_test_context() else { return };
-    let mut app = runtime::App::with_threads(1);
-    let setup = RenderSetup {
-        backend: CullingBackend::Gpu,
-        device: Some(device.clone()),
-        extent: vk::Extent2D { width: 32, height: 24 },
-        capacity: 16,
-        meshes: MeshLibrary::with_unit_cube(),
-        clear_color: [0.0, 0.0, 1.0, 1.0],
-        bits: BitsReadback::None,
-        passes: Vec::new(),
-    };
-    install_render(&mut app, setup).expect("a device is there");
-    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 0.0, 4.0), Vec3::ZERO));
+    let setup = RenderSetup { clear_color: [0.0, 0.0, 1.0, 1.0], ..gpu_setup(&device, 32, 24, 16) };
+    let mut app = rendering_app(1, setup, Vec3::new(0.0, 0.0, 4.0));
     scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::IDENTITY);
     let png = std::env::temp_dir().join(format!("engine-screenshot-{}.png", std::process::id()));
     {
@@ -284,7 +277,6 @@ impl Pass for Invert {
 
 /// The colour of frame 0 of a small scene, with the invert post-process or without.
 fn first_frame(device: &Arc<GpuDevice>, inverted: bool) -> Vec<u8> {
-    let mut app = runtime::App::with_threads(1);
     let passes: Vec<renderer::AddPasses> = if inverted {
         vec![Box::new(|graph: &mut RenderGraph| {
             let desc = render_graph::GraphicsPipelineDesc {
@@ -303,18 +295,8 @@ fn first_frame(device: &Arc<GpuDevice>, inverted: bool) -> Vec<u8> {
     } else {
         Vec::new()
     };
-    let setup = RenderSetup {
-        backend: CullingBackend::Gpu,
-        device: Some(device.clone()),
-        extent: vk::Extent2D { width: 24, height: 16 },
-        capacity: 8,
-        meshes: MeshLibrary::with_unit_cube(),
-        clear_color: [0.2, 0.4, 0.6, 1.0],
-        bits: BitsReadback::None,
-        passes,
-    };
-    install_render(&mut app, setup).expect("a device is there");
-    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(1.0, 0.5, 3.0), Vec3::ZERO));
+    let setup = RenderSetup { clear_color: [0.2, 0.4, 0.6, 1.0], passes, ..gpu_setup(device, 24, 16, 8) };
+    let mut app = rendering_app(1, setup, Vec3::new(1.0, 0.5, 3.0));
     scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::IDENTITY);
     app.resource_mut::<renderer::Screenshots>().request(renderer::COLOR);
     app.run_frame();
@@ -339,19 +321,8 @@ fn a_post_process_samples_a_copy_of_the_colour_while_it_writes_the_colour() {
 #[test]
 fn the_debug_view_shows_any_image_of_the_frame_in_place_of_the_colour() {
     let Some(device) = gpu_test_context() else { return };
-    let mut app = runtime::App::with_threads(1);
-    let setup = RenderSetup {
-        backend: CullingBackend::Gpu,
-        device: Some(device.clone()),
-        extent: vk::Extent2D { width: 32, height: 24 },
-        capacity: 8,
-        meshes: MeshLibrary::with_unit_cube(),
-        clear_color: [0.2, 0.4, 0.6, 1.0],
-        bits: BitsReadback::None,
-        passes: Vec::new(),
-    };
-    install_render(&mut app, setup).expect("a device is there");
-    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.5, 0.5, 3.0), Vec3::ZERO));
+    let setup = RenderSetup { clear_color: [0.2, 0.4, 0.6, 1.0], ..gpu_setup(&device, 32, 24, 8) };
+    let mut app = rendering_app(1, setup, Vec3::new(0.5, 0.5, 3.0));
     scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::IDENTITY);
     let frame = |app: &mut runtime::App, view: renderer::DebugView| {
         *app.resource_mut::<renderer::DebugView>() = view;

@@ -6,25 +6,17 @@
 
 use serde_json::{json, Value};
 
+/// The closed unit cube the files hold: the engine's own (corners at ±0.5, wound
+/// counter-clockwise seen from outside).
+pub use renderer::{UNIT_CUBE_INDICES as CUBE_INDICES, UNIT_CUBE_POSITIONS as CUBE};
+
 /// The binary buffer: cube positions and u16 indices, then quad positions and u16 indices.
 pub fn buffer() -> Vec<u8> {
-    let cube: [[f32; 3]; 8] = [
-        [-0.5, -0.5, -0.5],
-        [0.5, -0.5, -0.5],
-        [0.5, 0.5, -0.5],
-        [-0.5, 0.5, -0.5],
-        [-0.5, -0.5, 0.5],
-        [0.5, -0.5, 0.5],
-        [0.5, 0.5, 0.5],
-        [-0.5, 0.5, 0.5],
-    ];
-    let cube_indices: [u16; 36] =
-        [4, 5, 6, 4, 6, 7, 1, 0, 3, 1, 3, 2, 5, 1, 2, 5, 2, 6, 0, 4, 7, 0, 7, 3, 7, 6, 2, 7, 2, 3, 0, 1, 5, 0, 5, 4];
     let quad: [[f32; 3]; 4] = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]];
     let quad_indices: [u16; 6] = [0, 1, 2, 0, 2, 3];
     let mut bytes = Vec::new();
-    bytes.extend(cube.iter().flatten().flat_map(|value| value.to_le_bytes()));
-    bytes.extend(cube_indices.iter().flat_map(|value| value.to_le_bytes()));
+    bytes.extend(CUBE.iter().flatten().flat_map(|value| value.to_le_bytes()));
+    bytes.extend(CUBE_INDICES.iter().flat_map(|&value| (value as u16).to_le_bytes()));
     bytes.extend(quad.iter().flatten().flat_map(|value| value.to_le_bytes()));
     bytes.extend(quad_indices.iter().flat_map(|value| value.to_le_bytes()));
     assert_eq!(bytes.len(), 228);
