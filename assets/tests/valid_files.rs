@@ -11,7 +11,7 @@ use std::cell::RefCell;
 
 use assets::{load_gltf_bytes, GltfScene, ImportError, ProcessOptions};
 use common::{CUBE, CUBE_INDICES};
-use glam::{Mat4, Vec3};
+use glam::Vec3;
 use meshopt::encoding::{
     decode_filter_exp, decode_filter_oct, decode_filter_quat, decode_index_buffer, encode_filter_exp,
     encode_filter_oct, encode_filter_quat, encode_index_buffer, encode_index_sequence, encode_vertex_buffer_level,
@@ -260,12 +260,8 @@ impl Builder {
 
 /// The finest level's triangles of every mesh, in world space (node transforms applied).
 fn world_triangles(scene: &GltfScene) -> Vec<[Vec3; 3]> {
-    let mut worlds: Vec<Mat4> = Vec::new();
     let mut out = Vec::new();
-    for node in &scene.nodes {
-        let local = node.transform.to_matrix();
-        let world = node.parent.map_or(local, |parent| worlds[parent] * local);
-        worlds.push(world);
+    for (node, world) in scene.nodes.iter().zip(scene.node_worlds()) {
         for &mesh in &node.meshes {
             let mesh = &scene.meshes[mesh];
             for triangle in mesh.levels[0].indices.chunks(3) {

@@ -439,6 +439,17 @@ impl GltfScene {
         self.meshes.iter().map(|mesh| mesh.levels[0].triangle_count()).sum()
     }
 
+    /// Each node's local-to-world matrix, as [`GltfScene::nodes`] orders them (parents come
+    /// before their children there, so each is its parent's times its own).
+    pub fn node_worlds(&self) -> Vec<glam::Mat4> {
+        let mut worlds: Vec<glam::Mat4> = Vec::with_capacity(self.nodes.len());
+        for node in &self.nodes {
+            let local = node.transform.to_matrix();
+            worlds.push(node.parent.map_or(local, |parent| worlds[parent] * local));
+        }
+        worlds
+    }
+
     /// Adds the meshes to `library` (their inner-box occluders, for closed ones, to
     /// `occluders`, under every level's id) and spawns the nodes into `world`.
     pub fn spawn(
@@ -467,13 +478,9 @@ impl GltfScene {
             meshes,
             occluders: occluder_count,
         };
-        // World matrices, parents first: a level's hand-over distance is in mesh units, so an
-        // entity scaled by `s` in the world carries `bias = s`.
-        let mut worlds: Vec<glam::Mat4> = Vec::with_capacity(self.nodes.len());
-        for node in &self.nodes {
-            let local = node.transform.to_matrix();
-            let world_matrix = node.parent.map_or(local, |parent| worlds[parent] * local);
-            worlds.push(world_matrix);
+        // A level's hand-over distance is in mesh units, so an entity scaled by `s` in the
+        // world carries `bias = s`.
+        for (node, world_matrix) in self.nodes.iter().zip(self.node_worlds()) {
             let scale = [world_matrix.x_axis, world_matrix.y_axis, world_matrix.z_axis]
                 .map(|axis| axis.truncate().length())
                 .into_iter()

@@ -27,7 +27,7 @@ use assets::{load_gltf, BaseColor, GltfScene, ProcessOptions};
 use culling::occlusion::OccluderMeshes;
 use culling::Visibility;
 use ecs::{Aabb, Camera, Viewport};
-use glam::{Mat4, Vec3};
+use glam::Vec3;
 use renderer::{pack_rgba8, MeshLibrary};
 use runtime::App;
 use samples::mesh_render::MeshRenderer;
@@ -242,12 +242,8 @@ fn view(options: &Options, scene: &GltfScene) -> ExitCode {
 /// world space) seen from above and to the side, far enough for the bounding sphere to fit
 /// the default 60° vertical field of view at `aspect`.
 fn frame_scene(scene: &GltfScene, aspect: f32) -> ecs::Transform {
-    let mut worlds: Vec<Mat4> = Vec::with_capacity(scene.nodes.len());
     let mut bounds: Option<Aabb> = None;
-    for node in &scene.nodes {
-        let local = node.transform.to_matrix();
-        let world = node.parent.map_or(local, |parent| worlds[parent] * local);
-        worlds.push(world);
+    for (node, world) in scene.nodes.iter().zip(scene.node_worlds()) {
         for &mesh in &node.meshes {
             let mesh = &scene.meshes[mesh];
             let local_box = Aabb::new(Vec3::from(mesh.bounds_min), Vec3::from(mesh.bounds_max));
