@@ -46,6 +46,33 @@ pub fn has_four_byte_texels(format: vk::Format) -> bool {
     )
 }
 
+/// Records the copy of mip 0 of `image` (the pass's `source`) to the start of `buffer`,
+/// rows tightly packed (row `y` starts at `y * width * texel bytes`).
+///
+/// # Safety
+/// The pass is recording outside a rendering scope and declared `source` as
+/// [`Access::TransferRead`]; `buffer` is live, writable by transfers and large enough.
+pub unsafe fn record_image_to_buffer(
+    context: &ExecuteContext<'_>,
+    source: ImageHandle,
+    image: &crate::ResolvedImage,
+    buffer: vk::Buffer,
+) {
+    let region = vk::BufferImageCopy::default()
+        .image_subresource(vk::ImageSubresourceLayers {
+            aspect_mask: aspect_of(image.format),
+            mip_level: 0,
+            base_array_layer: 0,
+            layer_count: 1,
+        })
+        .image_extent(vk::Extent3D { width: image.extent.width, height: image.extent.height, depth: 1 });
+    let layout = context.image_layout(source);
+    // SAFETY: as this function's contract: the layout is the declared transfer source's.
+    unsafe {
+        context.device().cmd_copy_image_to_buffer(context.command_buffer(), image.image, layout, buffer, &[region])
+    };
+}
+
 /// Copies one image with 4-byte texels into an imported host-visible buffer, rows tightly
 /// packed (row `y` starts at `y * width * 4`).
 pub struct ReadbackPass {
@@ -116,27 +143,9 @@ impl Pass for ReadbackPass {
         if context.failed() {
             return;
         }
-        let region = vk::BufferImageCopy::default()
-            .image_subresource(vk::ImageSubresourceLayers {
-                aspect_mask: aspect_of(source.format),
-                mip_level: 0,
-                base_array_layer: 0,
-                layer_count: 1,
-            })
-            .image_extent(vk::Extent3D { width: source.extent.width, height: source.extent.height, depth: 1 });
-        let layout = context.image_layout(source_handle);
-        // SAFETY: recording outside a rendering scope; the graph put the image in
-        // TRANSFER_SRC_OPTIMAL and made the buffer writable by transfers (both declared); the
-        // copy fits in the buffer (checked above).
-        unsafe {
-            context.device().cmd_copy_image_to_buffer(
-                context.command_buffer(),
-                source.image,
-                layout,
-                target.buffer,
-                &[region],
-            )
-        };
+        // SAFETY: the graph put the image in a transfer-source layout and made the buffer
+        // writable by transfers (both declared); the copy fits in the buffer (checked above).
+        unsafe { record_image_to_buffer(context, source_handle, &source, target.buffer) };
     }
 }
 

@@ -273,12 +273,7 @@ impl MeshRenderer {
 
     /// Writes `pixels` (from [`MeshRenderer::render_and_check`]) as a PNG.
     pub fn write_png(&self, path: &Path, pixels: &[u8]) -> Result<(), RenderError> {
-        let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-        let mut encoder = png::Encoder::new(file, self.extent.width, self.extent.height);
-        encoder.set_color(png::ColorType::Rgba);
-        encoder.set_depth(png::BitDepth::Eight);
-        encoder.write_header()?.write_image_data(pixels)?;
-        Ok(())
+        Ok(renderer::write_png(path, pixels, self.extent.width, self.extent.height)?)
     }
 
     /// Validation warnings and errors so far (validation is on with `ENGINE_VALIDATION=1`).

@@ -42,7 +42,7 @@ use runtime::{App, Stage, System};
 
 pub use debug_view::{DebugView, DebugViewPass};
 pub use readback::{READBACK_RING, READBACK_SYSTEM};
-pub use screenshot::{picture, Screenshot, ScreenshotPass, ScreenshotRequest, Screenshots};
+pub use screenshot::{picture, write_png, Screenshot, ScreenshotPass, ScreenshotRequest, Screenshots};
 pub use target::FrameTarget;
 
 use crate::passes::{GpuCullStats, SharedCullSettings};

@@ -10,8 +10,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use render_graph::memory::aspect_of;
-use render_graph::readback::has_four_byte_texels;
+use render_graph::readback::{has_four_byte_texels, record_image_to_buffer};
 use render_graph::{vk, Access, ExecuteContext, ImageHandle, Pass, ReadbackBuffer, Registry};
 
 /// What a game asks for: image `image` of game frame `frame` (the next frame drawn when
@@ -196,19 +195,10 @@ impl Pass for ScreenshotPass {
             }
         }
         let Some(buffer) = copy.buffer.as_ref().map(|buffer| buffer.buffer().raw()) else { return };
-        let region = vk::BufferImageCopy::default()
-            .image_subresource(vk::ImageSubresourceLayers {
-                aspect_mask: aspect_of(image.format),
-                mip_level: 0,
-                base_array_layer: 0,
-                layer_count: 1,
-            })
-            .image_extent(vk::Extent3D { width: image.extent.width, height: image.extent.height, depth: 1 });
-        let layout = context.image_layout(handle);
+        // SAFETY: recording outside a rendering scope; the image is declared a transfer
+        // source; the buffer is this pass's own and holds the whole copy.
+        unsafe { record_image_to_buffer(context, handle, &image, buffer) };
         let (device, command_buffer) = (context.device(), context.command_buffer());
-        // SAFETY: recording outside a rendering scope; the graph put the image in a transfer
-        // source layout (declared); the buffer is this pass's own and holds the whole copy.
-        unsafe { device.cmd_copy_image_to_buffer(command_buffer, image.image, layout, buffer, &[region]) };
         // The buffer is not the graph's: this pass makes its copy visible to the host itself.
         let barrier = vk::BufferMemoryBarrier2::default()
             .src_stage_mask(vk::PipelineStageFlags2::COPY)
@@ -281,13 +271,14 @@ pub fn picture(texels: &[u8], format: vk::Format) -> Vec<u8> {
     }
 }
 
-fn write_png(path: &std::path::Path, rgba8: &[u8], width: u32, height: u32) -> Result<(), String> {
-    let file = std::fs::File::create(path).map_err(|error| error.to_string())?;
+/// Writes `rgba8` (rows top first) as a `width` x `height` RGBA8 PNG at `path`.
+pub fn write_png(path: &std::path::Path, rgba8: &[u8], width: u32, height: u32) -> std::io::Result<()> {
+    let file = std::fs::File::create(path)?;
     let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), width, height);
     encoder.set_color(png::ColorType::Rgba);
     encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder.write_header().map_err(|error| error.to_string())?;
-    writer.write_image_data(rgba8).map_err(|error| error.to_string())
+    let mut writer = encoder.write_header().map_err(std::io::Error::other)?;
+    writer.write_image_data(rgba8).map_err(std::io::Error::other)
 }
 
 #[cfg(test)]

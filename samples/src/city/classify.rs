@@ -76,10 +76,5 @@ pub fn side_by_side(normal: &[u8], classified: &[u8], width: u32) -> Vec<u8> {
 
 /// Writes RGBA8 `pixels` of `width` x `height` as a PNG.
 pub fn write_png(path: &std::path::Path, pixels: &[u8], width: u32, height: u32) -> Result<(), super::RenderError> {
-    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut encoder = png::Encoder::new(file, width, height);
-    encoder.set_color(png::ColorType::Rgba);
-    encoder.set_depth(png::BitDepth::Eight);
-    encoder.write_header()?.write_image_data(pixels)?;
-    Ok(())
+    Ok(renderer::write_png(path, pixels, width, height)?)
 }
