@@ -181,6 +181,24 @@ pub enum GraphError {
 }
 
 impl GraphError {
+    /// The pass the error names, when it names one.
+    pub fn pass(&self) -> Option<&str> {
+        match self {
+            GraphError::MissingResource { pass, .. }
+            | GraphError::UnknownInsertionPoint { pass, .. }
+            | GraphError::PushConstantSize { pass, .. }
+            | GraphError::PassPanicked { pass, .. }
+            | GraphError::ReadWithoutWriter { pass, .. }
+            | GraphError::ZeroOutputExtent { pass, .. }
+            | GraphError::UndeclaredAccess { pass, .. }
+            | GraphError::BindingMismatch { pass, .. }
+            | GraphError::InvalidCommand { pass, .. }
+            | GraphError::InvalidAccess { pass, .. }
+            | GraphError::MipRangeOutOfBounds { pass, .. } => Some(pass),
+            _ => None,
+        }
+    }
+
     /// Wraps a failed Vulkan call.
     pub fn vulkan(call: &'static str) -> impl FnOnce(vk::Result) -> GraphError {
         move |result| GraphError::Vulkan { call, result }
@@ -339,6 +357,13 @@ mod tests {
         assert_eq!(nearest_name("shadow_map", names), None);
         assert_eq!(nearest_name("x", ["y"]).as_deref(), Some("y"));
         assert_eq!(nearest_name("anything", std::iter::empty()), None);
+    }
+
+    #[test]
+    fn errors_that_name_a_pass_say_which() {
+        let error = GraphError::PassPanicked { pass: "fog".into(), message: "boom".into() };
+        assert_eq!(error.pass(), Some("fog"));
+        assert_eq!(GraphError::DuplicatePass("fog".into()).pass(), None);
     }
 
     #[test]

@@ -173,7 +173,7 @@ impl RenderState {
         self.arm_screenshots(shots, game_frame);
         let frame = match self.execute(visibility) {
             Ok(frame) => frame,
-            Err(error) if self.debug_view.image.is_some() && error.to_string().contains("`debug view`") => {
+            Err(error) if self.debug_view.image.is_some() && error.pass() == Some(DebugViewPass::NAME) => {
                 // The view compiled but cannot be drawn (an integer image): show the frame.
                 log::warn!("the debug view cannot be drawn: {error}; the frame is shown instead");
                 self.graph.remove_pass(DebugViewPass::NAME);
