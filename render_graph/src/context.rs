@@ -15,7 +15,7 @@ use crate::barriers::{BarrierSource, PlannedBarrier, SyncState};
 use crate::binding::BindingKind;
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
-use crate::memory::StagingRing;
+use crate::memory::{FrameClock, ReadbackBuffer, StagingRing};
 use crate::mips::MipRange;
 use crate::pipeline::{ComputePipeline, DescriptorArena, GraphicsPipeline, PipelineCore, MAX_BINDINGS};
 use crate::recording::{flush_barriers, push_barrier, BarrierScratch};
@@ -190,6 +190,8 @@ pub struct ExecuteContext<'frame> {
     pub(crate) error: &'frame mut Option<GraphError>,
     pub(crate) frame_index: u64,
     pub(crate) output_extent: vk::Extent2D,
+    /// The graph's count of finished frames, for buffers a pass writes outside the graph.
+    pub(crate) clock: &'frame Arc<FrameClock>,
     pub(crate) bound: Option<(vk::PipelineLayout, vk::ShaderStageFlags, u32)>,
     /// Whether an index buffer was bound in this pass.
     pub(crate) index_bound: bool,
@@ -248,6 +250,26 @@ impl ExecuteContext<'_> {
     /// The command buffer being recorded.
     pub fn command_buffer(&self) -> vk::CommandBuffer {
         self.command_buffer
+    }
+
+    /// Ends a copy this pass recorded into `buffer`, a readback buffer of its own that the
+    /// graph does not track: makes the transfer's writes visible to the host and marks the
+    /// buffer written by this frame, so [`ReadbackBuffer::read`] says the copy is pending
+    /// until the frame's fence has signalled (and its pending frame tells the pass when an
+    /// outgrown buffer may be dropped).
+    pub fn finish_host_copy(&self, buffer: &ReadbackBuffer) {
+        let barrier = vk::BufferMemoryBarrier2::default()
+            .src_stage_mask(vk::PipelineStageFlags2::COPY)
+            .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+            .dst_stage_mask(vk::PipelineStageFlags2::HOST)
+            .dst_access_mask(vk::AccessFlags2::HOST_READ)
+            .buffer(buffer.buffer().raw())
+            .size(vk::WHOLE_SIZE);
+        let barriers = [barrier];
+        let dependency = vk::DependencyInfo::default().buffer_memory_barriers(&barriers);
+        // SAFETY: recording; the barrier names a live buffer.
+        unsafe { self.device.raw().cmd_pipeline_barrier2(self.command_buffer, &dependency) };
+        buffer.buffer().mark_gpu_write(self.clock, self.frame_index);
     }
 
     /// The number of this frame (0 for the first).

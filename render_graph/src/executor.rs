@@ -388,6 +388,7 @@ impl Executor {
         let (device, slots, uploads) = (&self.device, &mut self.slots, &self.uploads);
         let (next_upload, scratch) = (&mut self.next_upload, &mut self.scratch);
         let (entry_states, error) = (&self.entry_states, &mut self.error);
+        let clock = &self.clock;
         let raw = device.raw();
         let compiled = &*frame.compiled;
         let pass_index = compiled.graph.order[position];
@@ -493,6 +494,7 @@ impl Executor {
             error,
             frame_index: frame.index,
             output_extent: frame.output_extent,
+            clock,
             bound: None,
             index_bound: false,
             rendering: false,

@@ -3,7 +3,7 @@
 //! once the frame's fence has signalled ([`crate::RenderGraph::wait_idle`], or
 //! [`crate::RenderGraph::frame_complete`] for a ring of regions read without waiting).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use ash::vk;
 
@@ -73,14 +73,23 @@ pub unsafe fn record_image_to_buffer(
     };
 }
 
-/// Copies one image with 4-byte texels into an imported host-visible buffer, rows tightly
-/// packed (row `y` starts at `y * width * 4`).
+/// Copies one image with 4-byte texels to the host, rows tightly packed (row `y` starts at
+/// `y * width * 4`): into a buffer imported into the graph ([`ReadbackPass::with_names`]), or
+/// into a buffer the pass owns and sizes to the image every frame ([`ReadbackPass::following`]),
+/// which is the one to use for an image that changes size with the window.
 pub struct ReadbackPass {
     name: String,
     source_name: String,
-    target_name: String,
+    target: Target,
     source: Option<ImageHandle>,
-    target: Option<BufferHandle>,
+}
+
+/// Where a [`ReadbackPass`] copies to.
+enum Target {
+    /// A buffer imported into the graph under this name.
+    Imported { name: String, handle: Option<BufferHandle> },
+    /// The pass's own buffer, shared with an [`ImageReadback`].
+    Own(Arc<Mutex<FollowingCopy>>),
 }
 
 /// A readback pass's name: `readback SOURCE` into the conventional `SOURCE_readback` (or
@@ -99,15 +108,42 @@ impl ReadbackPass {
     /// Copies the image `source` into the buffer imported as `target`. The pass is named
     /// `readback SOURCE` when `target` is `SOURCE_readback` (or `SOURCE readback`), else
     /// `readback SOURCE to TARGET`: reading one image into two buffers makes two passes of
-    /// distinct names.
+    /// distinct names. A buffer smaller than the image (the image grew with the window) is a
+    /// frame error naming the buffer; [`ReadbackPass::following`] has no such limit.
     pub fn with_names(source: &str, target: &str) -> ReadbackPass {
         ReadbackPass {
             name: readback_name("readback", source, target),
             source_name: source.to_owned(),
-            target_name: target.to_owned(),
+            target: Target::Imported { name: target.to_owned(), handle: None },
             source: None,
-            target: None,
         }
+    }
+
+    /// Copies the image `source` every frame into a host buffer the pass owns and sizes to the
+    /// image as it is that frame, so a readback of an output-sized image follows every resize.
+    /// The pass is named `readback SOURCE for the host`; the host reads the copy through the
+    /// returned [`ImageReadback`].
+    ///
+    /// ```no_run
+    /// # fn demo(graph: &mut render_graph::RenderGraph) -> render_graph::Result<()> {
+    /// use render_graph::readback::ReadbackPass;
+    /// let (pass, color) = ReadbackPass::following("color");
+    /// graph.add_pass(pass);
+    /// graph.execute_frame()?;
+    /// graph.wait_idle()?;
+    /// let (extent, texels) = color.read()?;
+    /// assert_eq!(texels.len(), (extent.width * extent.height * 4) as usize);
+    /// # Ok(()) }
+    /// ```
+    pub fn following(source: &str) -> (ReadbackPass, ImageReadback) {
+        let copy = Arc::new(Mutex::new(FollowingCopy::default()));
+        let pass = ReadbackPass {
+            name: format!("readback {source} for the host"),
+            source_name: source.to_owned(),
+            target: Target::Own(Arc::clone(&copy)),
+            source: None,
+        };
+        (pass, ImageReadback { name: source.to_owned(), copy })
     }
 }
 
@@ -119,33 +155,114 @@ impl Pass for ReadbackPass {
     fn register(&mut self, registry: &mut Registry<'_>) {
         let source = registry.image(&self.source_name);
         self.source = Some(registry.access_image(source, Access::TransferRead));
-        let target = registry.buffer(&self.target_name);
-        self.target = Some(registry.access_buffer(target, Access::TransferWrite));
+        match &mut self.target {
+            Target::Imported { name, handle } => {
+                let target = registry.buffer(name);
+                *handle = Some(registry.access_buffer(target, Access::TransferWrite));
+            }
+            // Nothing in the graph reads the pass's own buffer: the host does.
+            Target::Own(_) => registry.side_effect(),
+        }
     }
 
     fn execute(&mut self, context: &mut ExecuteContext<'_>) {
         let source_handle = self.source.expect("register runs before execute");
         let source = context.image(source_handle);
-        let target = context.buffer(self.target.expect("register runs before execute"));
         if !has_four_byte_texels(source.format) {
             context.fail(GraphError::InvalidDescription {
                 resource: self.source_name.clone(),
                 reason: "the readback pass copies images of 4-byte texels only",
             });
-        }
-        let needed = u64::from(source.extent.width) * u64::from(source.extent.height) * READBACK_TEXEL_BYTES;
-        if target.size < needed {
-            context.fail(GraphError::InvalidDescription {
-                resource: self.target_name.clone(),
-                reason: "the readback buffer is smaller than the image it receives",
-            });
-        }
-        if context.failed() {
             return;
         }
-        // SAFETY: the graph put the image in a transfer-source layout and made the buffer
-        // writable by transfers (both declared); the copy fits in the buffer (checked above).
-        unsafe { record_image_to_buffer(context, source_handle, &source, target.buffer) };
+        let needed = u64::from(source.extent.width) * u64::from(source.extent.height) * READBACK_TEXEL_BYTES;
+        match &self.target {
+            Target::Imported { name, handle } => {
+                let target = context.buffer(handle.expect("register runs before execute"));
+                if target.size < needed {
+                    context.fail(GraphError::InvalidDescription {
+                        resource: name.clone(),
+                        reason: "the readback buffer is smaller than the image it receives \
+                                 (ReadbackPass::following sizes its buffer to the image)",
+                    });
+                }
+                if context.failed() {
+                    return;
+                }
+                // SAFETY: the graph put the image in a transfer-source layout and made the
+                // buffer writable by transfers (both declared); the copy fits (checked above).
+                unsafe { record_image_to_buffer(context, source_handle, &source, target.buffer) };
+            }
+            Target::Own(copy) => {
+                let mut copy = copy.lock().unwrap_or_else(PoisonError::into_inner);
+                // Outgrown buffers stay alive until the frames that wrote them have finished.
+                copy.retired.retain(|buffer| buffer.buffer().pending_gpu_write().is_some());
+                if copy.buffer.as_ref().is_none_or(|buffer| buffer.buffer().size() < needed) {
+                    match ReadbackBuffer::new(context.gpu(), &self.name, needed) {
+                        Ok(buffer) => {
+                            if let Some(outgrown) = copy.buffer.replace(buffer) {
+                                copy.retired.push(outgrown);
+                            }
+                        }
+                        Err(error) => {
+                            context.fail(error);
+                            return;
+                        }
+                    }
+                }
+                if context.failed() {
+                    return;
+                }
+                let Some(buffer) = copy.buffer.as_ref() else { return };
+                // SAFETY: the graph put the image in a transfer-source layout (declared); the
+                // buffer is the pass's own, writable by transfers and holds the whole copy.
+                unsafe { record_image_to_buffer(context, source_handle, &source, buffer.buffer().raw()) };
+                context.finish_host_copy(buffer);
+                (copy.extent, copy.format) = (source.extent, source.format);
+            }
+        }
+    }
+}
+
+/// The host's side of a [`ReadbackPass::following`]: the image as the last frame that ran
+/// the pass copied it, at that frame's size.
+#[derive(Clone)]
+pub struct ImageReadback {
+    name: String,
+    copy: Arc<Mutex<FollowingCopy>>,
+}
+
+/// What a following readback pass copied last.
+#[derive(Default)]
+struct FollowingCopy {
+    buffer: Option<ReadbackBuffer>,
+    retired: Vec<ReadbackBuffer>,
+    extent: vk::Extent2D,
+    format: vk::Format,
+}
+
+impl ImageReadback {
+    /// The size and format of the last copy (zero before the first).
+    pub fn extent(&self) -> (vk::Extent2D, vk::Format) {
+        let copy = self.copy.lock().unwrap_or_else(PoisonError::into_inner);
+        (copy.extent, copy.format)
+    }
+
+    /// The last copy: its size and its texels, `width * height * 4` bytes, rows tightly packed.
+    /// Returns [`GraphError::ReadbackPending`] while the frame that copied it may still run
+    /// (wait for it first, as for [`ReadbackBuffer::read`]) and an error naming the image
+    /// before any frame has copied it.
+    pub fn read(&self) -> Result<(vk::Extent2D, Vec<u8>)> {
+        let copy = self.copy.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(buffer) = copy.buffer.as_ref() else {
+            return Err(GraphError::InvalidDescription {
+                resource: self.name.clone(),
+                reason: "no frame has copied this image yet",
+            });
+        };
+        let bytes = copy.extent.width as usize * copy.extent.height as usize * READBACK_TEXEL_BYTES as usize;
+        let texels = buffer.read()?;
+        Ok((copy.extent, texels[..bytes.min(texels.len())].to_vec()))
     }
 }
 

@@ -491,6 +491,42 @@ fn history_survives_a_resize_that_keeps_its_description_and_reports_resets() {
     assert_no_validation_messages(&device);
 }
 
+#[test]
+fn a_following_readback_takes_the_size_of_its_image_after_every_resize() {
+    let Some(device) = gpu_test_context() else { return };
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    let mut graph = RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: 16, height: 16 }).expect("graph");
+    graph.add_pass(SizedWriter { pipelines: Arc::clone(&pipelines), target: None });
+    let (pass, sized) = ReadbackPass::following("sized");
+    graph.add_pass(pass);
+    assert!(sized.read().is_err(), "nothing is copied before the first frame");
+    let mut first_block = None;
+    for extent in [(16, 16), (48, 40), (8, 8), (64, 64)] {
+        let extent = vk::Extent2D { width: extent.0, height: extent.1 };
+        graph.set_output_extent(extent);
+        graph.execute_frame().expect("frame runs");
+        assert!(
+            matches!(sized.read(), Err(GraphError::ReadbackPending { .. })),
+            "the copy is pending until the frame has finished"
+        );
+        graph.wait_idle().expect("frame finishes");
+        let (copied, texels) = sized.read().expect("copied");
+        assert_eq!(copied, extent, "the copy has the image's new size");
+        assert_eq!(texels.len(), (extent.width * extent.height * 4) as usize);
+        // The writer fills the same top-left texels at every size: the rows are packed at the
+        // new width.
+        let block: Vec<u8> = (0..extent.height.min(8) as usize)
+            .flat_map(|row| {
+                let start = row * extent.width as usize * 4;
+                texels[start..start + 8 * 4].to_vec()
+            })
+            .collect();
+        assert_eq!(*first_block.get_or_insert_with(|| block.clone()), block, "{extent:?}");
+    }
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
+
 const GRID_EXTENT: vk::Extent2D = vk::Extent2D { width: 80, height: 64 };
 const BANDS: u32 = 8;
 const COLUMNS: u32 = 10;

@@ -125,6 +125,8 @@ impl Screenshots {
 #[derive(Default)]
 pub(crate) struct Copied {
     pub(crate) buffer: Option<ReadbackBuffer>,
+    /// Outgrown buffers that frames still in flight may write.
+    pub(crate) retired: Vec<ReadbackBuffer>,
     pub(crate) extent: vk::Extent2D,
     pub(crate) format: vk::Format,
     pub(crate) error: Option<String>,
@@ -185,32 +187,27 @@ impl Pass for ScreenshotPass {
             return;
         }
         let bytes = u64::from(image.extent.width) * u64::from(image.extent.height) * 4;
+        // Outgrown buffers stay alive until the frames that wrote them have finished.
+        copy.retired.retain(|buffer| buffer.buffer().pending_gpu_write().is_some());
         if copy.buffer.as_ref().is_none_or(|buffer| buffer.buffer().size() < bytes) {
             match ReadbackBuffer::new(context.gpu(), &self.name, bytes) {
-                Ok(buffer) => copy.buffer = Some(buffer),
+                Ok(buffer) => {
+                    if let Some(outgrown) = copy.buffer.replace(buffer) {
+                        copy.retired.push(outgrown);
+                    }
+                }
                 Err(error) => {
                     context.fail(error);
                     return;
                 }
             }
         }
-        let Some(buffer) = copy.buffer.as_ref().map(|buffer| buffer.buffer().raw()) else { return };
+        let Some(buffer) = copy.buffer.as_ref() else { return };
         // SAFETY: recording outside a rendering scope; the image is declared a transfer
         // source; the buffer is this pass's own and holds the whole copy.
-        unsafe { record_image_to_buffer(context, handle, &image, buffer) };
-        let (device, command_buffer) = (context.device(), context.command_buffer());
-        // The buffer is not the graph's: this pass makes its copy visible to the host itself.
-        let barrier = vk::BufferMemoryBarrier2::default()
-            .src_stage_mask(vk::PipelineStageFlags2::COPY)
-            .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-            .dst_stage_mask(vk::PipelineStageFlags2::HOST)
-            .dst_access_mask(vk::AccessFlags2::HOST_READ)
-            .buffer(buffer)
-            .size(vk::WHOLE_SIZE);
-        let barriers = [barrier];
-        let dependency = vk::DependencyInfo::default().buffer_memory_barriers(&barriers);
-        // SAFETY: recording; the barrier names this pass's buffer.
-        unsafe { device.cmd_pipeline_barrier2(command_buffer, &dependency) };
+        unsafe { record_image_to_buffer(context, handle, &image, buffer.buffer().raw()) };
+        // The buffer is not the graph's: the pass makes its copy visible to the host itself.
+        context.finish_host_copy(buffer);
         copy.extent = image.extent;
         copy.format = image.format;
         copy.error = None;
