@@ -730,6 +730,8 @@ impl FrameClock {
 }
 
 /// A persistently mapped buffer the GPU writes and the host reads after the frame's fence.
+/// Clones share the buffer.
+#[derive(Clone)]
 pub struct ReadbackBuffer {
     name: String,
     buffer: Arc<GpuBuffer>,

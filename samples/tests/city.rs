@@ -367,32 +367,33 @@ fn the_memory_line_reads_the_last_frame_not_drawn_before_the_drawn_ones() {
     assert!(before[1].as_u64().is_some_and(|bytes| bytes > 0), "{before}");
 }
 
-/// Users' post-processes inside the engine's frame (fog, then outlines, at the `after
-/// geometry` point) run on the culled frame and on the check's unculled one: every drawn
-/// frame still matches pixel for pixel, with both culling backends.
+/// Users' passes inside the engine's frame: fog and outlines after the geometry (both culling
+/// backends), and with GPU culling boxes coloured by the GPU's bits and objects bobbed on the
+/// GPU before the cull. Every drawn frame matches the CPU's computation of each pass, and the
+/// colour the geometry drew matches the unculled reference pixel for pixel.
 #[test]
-fn post_processes_in_the_engine_frame_keep_culled_and_unculled_frames_identical() {
+fn users_frame_passes_match_the_cpu_and_keep_culled_and_unculled_frames_identical() {
     if gpu_test_context().is_none() {
         return;
     }
-    for backend in ["gpu", "cpu"] {
-        let (output, text) = city(&[
-            "--frames",
-            "3",
-            "--objects",
-            "2000",
-            "--size",
-            "96x64",
-            "--render",
-            "every",
-            "--cull",
-            backend,
-            "--post",
-            "fog,outline",
-        ]);
-        assert!(output.status.success(), "{backend}:\n{text}");
-        assert!(text.contains("culling on vs off: identical images"), "{backend}:\n{text}");
+    let size = ["--frames", "3", "--objects", "2000", "--size", "96x64", "--render", "every", "--truth"];
+    let runs: [(&str, &[&str]); 3] = [
+        ("gpu", &["--post", "fog,outline"]),
+        ("cpu", &["--post", "fog,outline"]),
+        ("gpu", &["--post", "fog", "--debug-boxes", "--gpu-animate"]),
+    ];
+    for (backend, passes) in runs {
+        let mut arguments = size.to_vec();
+        arguments.extend(["--cull", backend]);
+        arguments.extend(passes);
+        let (output, text) = city(&arguments);
+        assert!(output.status.success(), "{arguments:?}:\n{text}");
+        assert_eq!(text.matches("culling on vs off: identical images").count(), 3, "{arguments:?}:\n{text}");
+        assert_eq!(text.matches("passes vs cpu: post 0 lines 0 heights 0").count(), 3, "{arguments:?}:\n{text}");
+        assert_eq!(text.matches("false_hidden 0").count(), 3, "{arguments:?}:\n{text}");
     }
     let (output, text) = city(&["--frames", "1", "--post", "bloom"]);
     assert!(!output.status.success() && text.contains("possible values: fog, outline"), "{text}");
+    let (output, text) = city(&["--frames", "1", "--size", "96x64", "--cull", "cpu", "--gpu-animate"]);
+    assert!(!output.status.success() && text.contains("need GPU culling"), "{text}");
 }

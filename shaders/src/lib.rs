@@ -319,6 +319,12 @@ shaders! {
     /// `object_transforms` (binding 0, read-write) below the object count of the engine's
     /// `view` block (binding 1, `view.h`); workgroup 64.
     MOVE_OBJECTS_COMP = Samples "samples" / "move_objects.comp", Compute;
+    /// Bobs the objects of `object_transforms` (binding 0, read-write) up and down: slot `s`
+    /// sits `height * sin(phase + (s % 64) * spread)` above the host's place, kept across
+    /// frames that do not re-upload it through `vec2` state per slot (last frame's at binding
+    /// 1, this frame's at 2); `view` block at binding 3; push constants `float height, phase,
+    /// spread; uint slots`; workgroup 64.
+    BOB_COMP = Samples "samples" / "bob.comp", Compute;
     /// Writes the complement of the sampled image at binding 0 (combined image sampler).
     INVERT_FRAG = Samples "samples" / "invert.frag", Fragment;
     /// Writes `probe_hash(x + y * width) & 0xffff` to the r32ui storage image at binding 0;

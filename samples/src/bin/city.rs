@@ -44,7 +44,7 @@ use samples::city::{
     self, CameraKeyframes, CameraPath, CityLibrary, CityMeshes, CityOptions, CullChoice, PresentChoice, RenderChoice,
     Switch,
 };
-use samples::frame_passes::{add_frame_passes, FramePassChoice};
+use samples::frame_passes::{add_frame_passes, BobClock, FramePassCheck, FramePassChoice, FramePassMismatches};
 use samples::mesh_render::{MeshFrame, MeshRenderer};
 use samples::window::run::WindowOptions;
 
@@ -185,30 +185,42 @@ fn main() -> ExitCode {
             }
         };
         if let Some(device) = device {
-            let post = FramePassChoice {
-                fog: options.post.iter().any(|post| post == "fog"),
-                outline: options.post.iter().any(|post| post == "outline"),
-                ..FramePassChoice::default()
+            let passes = match FramePassChoice::parse(&options.post, options.debug_boxes, options.gpu_animate) {
+                Ok(passes) => passes,
+                Err(error) => {
+                    eprintln!("city: {error}");
+                    return ExitCode::FAILURE;
+                }
             };
+            let capacity = city.mesh_entities as u32 + city.mesh_entities as u32 / 8 + 64;
+            let clock = BobClock::default();
             let (target, capture) = HeadlessTarget::new(&device, extent);
-            let frames = city::rendering::CityFrames {
-                backend,
-                extent,
-                bits: BitsReadback::Wait,
-                passes: vec![Box::new(move |graph| add_frame_passes(graph, &post, 0))],
-            };
-            let installed =
-                city::rendering::install(&mut app, &device, &meshes, Box::new(target), frames).and_then(|choice| {
-                    let capacity = city.mesh_entities as u32 + 64;
+            let installed = FramePassCheck::new(&device, passes, capacity, clock.clone())
+                .map_err(city::RenderError::from)
+                .and_then(|(frame_check, add_passes)| {
+                    let frames = city::rendering::CityFrames {
+                        backend,
+                        extent,
+                        bits: BitsReadback::Wait,
+                        passes: vec![Box::new(add_passes)],
+                    };
+                    let choice = city::rendering::install(&mut app, &device, &meshes, Box::new(target), frames)?;
+                    if (passes.bob || passes.boxes) && !choice.on_device {
+                        return Err("--gpu-animate and --debug-boxes need GPU culling (--cull gpu)".into());
+                    }
                     let mut checker =
                         MeshRenderer::with_device(device, width, height, capacity, meshes.library.clone(), SKY)?;
-                    checker.add_passes(|graph| add_frame_passes(graph, &post, 0))?;
-                    Ok((choice, checker))
+                    // The reference moves the objects as the frame does; the post-processes and
+                    // lines are checked against the CPU instead.
+                    let geometry = FramePassChoice { bob: passes.bob, ..FramePassChoice::default() };
+                    checker.add_passes(|graph| add_frame_passes(graph, &geometry, capacity, &clock))?;
+                    Ok((choice, checker, frame_check))
                 });
             match installed {
-                Ok((choice, checker)) => {
+                Ok((choice, checker, frame_check)) => {
                     gpu_culling = choice.on_device;
-                    rendering = Some(Rendering { capture, checker });
+                    rendering =
+                        Some(Rendering { capture, checker, frame_check: passes.any().then_some(frame_check), clock });
                 }
                 Err(error) => {
                     eprintln!("city: {error}");
@@ -262,6 +274,7 @@ fn main() -> ExitCode {
         let last = next == options.frames;
         let checked = render == RenderChoice::Every || (render == RenderChoice::Last && last);
         if let Some(rendering) = &rendering {
+            rendering.clock.set(next);
             let mut capture = lock_capture(&rendering.capture);
             capture.draw = drawn(next);
             capture.capture = checked;
@@ -299,6 +312,7 @@ fn main() -> ExitCode {
                 truth: options.truth,
                 classify: options.classify,
                 clusters: options.clusters,
+                geometry: rendering.frame_check.as_ref().and_then(FramePassCheck::color_before),
                 ..CheckRequest::default()
             };
             if last {
@@ -306,6 +320,29 @@ fn main() -> ExitCode {
             }
             if options.png_every.is_some_and(|every| app.frame_index() % every == 0) {
                 request.pngs.push(options.out.join(format!("frame-{:06}.png", app.frame_index())));
+            }
+            if let Some(frame_check) = &rendering.frame_check {
+                // The user's passes against the CPU: fog and outline of the colour before them,
+                // each line inside a box whose bit has its colour, the GPU's heights.
+                let capture = lock_capture(&rendering.capture);
+                let report = app.resource::<RenderReport>();
+                let line = match frame_check.check(&visibility, &report.bits, &capture.pixels, width) {
+                    Ok(mismatches) => {
+                        if !mismatches.is_clean() {
+                            status = ExitCode::FAILURE;
+                        }
+                        let FramePassMismatches { post, lines, heights } = mismatches;
+                        format!(
+                            "frame {} passes vs cpu: post {post} lines {lines} heights {heights}",
+                            app.frame_index()
+                        )
+                    }
+                    Err(error) => {
+                        status = ExitCode::FAILURE;
+                        format!("frame {} passes vs cpu: cannot check: {error}", app.frame_index())
+                    }
+                };
+                progress.suspend(|| println!("{line}"));
             }
             let checked = {
                 let capture = lock_capture(&rendering.capture);
@@ -495,6 +532,10 @@ fn run_window(
 struct Rendering {
     capture: SharedCapture,
     checker: MeshRenderer,
+    /// The user's frame passes and their CPU check, when any is chosen.
+    frame_check: Option<FramePassCheck>,
+    /// The game frame whose wave `--gpu-animate` applies.
+    clock: BobClock,
 }
 
 /// The report lines of a checked frame: the GPU culling's statistics (GPU backend) and

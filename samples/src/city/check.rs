@@ -24,6 +24,9 @@ pub struct CheckRequest {
     /// with `classify` it writes `NAME-meshlets.png`, with `truth` it fails on a hidden
     /// meshlet that owns a pixel.
     pub clusters: bool,
+    /// The colour as the geometry drew it, when user passes drew over it (post-processes,
+    /// debug lines): compared with the unculled reference in place of the final image.
+    pub geometry: Option<Vec<u8>>,
 }
 
 /// `--truth` on one drawn frame.
@@ -73,7 +76,8 @@ pub fn check_frame(
     let slot_colors = CityColors::of(world, visibility.objects());
     let reference = checker.draw_reference(visibility, |object| slot_colors[object])?;
     let pixels = &capture.pixels;
-    let differing_pixels = pixels.chunks_exact(4).zip(reference.chunks_exact(4)).filter(|(a, b)| a != b).count();
+    let compared = request.geometry.as_deref().unwrap_or(pixels);
+    let differing_pixels = compared.chunks_exact(4).zip(reference.chunks_exact(4)).filter(|(a, b)| a != b).count();
     let triangles_of = |object: u32| {
         let draw = visibility.objects().draws[object as usize];
         if draw.mesh.is_some() {

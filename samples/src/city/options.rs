@@ -114,11 +114,24 @@ pub struct CityOptions {
     #[arg(long, value_enum, value_name = "marked|all", default_value_t = TagChoice::Marked)]
     pub tags: TagChoice,
     /// Post-processes on every drawn frame, in order (`fog`, `outline`, comma-separated):
-    /// users' passes at the engine's `after geometry` point (`samples/src/frame_passes.rs`),
-    /// on the culled frame and on the check's unculled one alike, so the two must still match.
+    /// users' passes at the engine's `after geometry` point (`samples/src/frame_passes/`).
+    /// Every checked frame compares them with the CPU's fog and outline of the colour before
+    /// them, and that colour with the unculled reference.
     #[arg(long, value_delimiter = ',', value_name = "fog,outline",
           value_parser = clap::builder::PossibleValuesParser::new(["fog", "outline"]))]
     pub post: Vec<String>,
+    /// Every object's world box drawn as lines, green where the GPU's visibility bit is set and
+    /// red where it is not (a user's pass reading the engine's buffers; GPU culling only).
+    /// Every checked frame finds each line pixel inside the screen rectangle of a box whose bit
+    /// has its colour.
+    #[arg(long)]
+    pub debug_boxes: bool,
+    /// Every object bobs up and down, moved on the GPU by a user's pass before the cull (GPU
+    /// culling only): the cull and the draw see the new places in the same frame. Every
+    /// checked frame compares the GPU's heights with the CPU's and the image with the unculled
+    /// reference bobbed alike.
+    #[arg(long)]
+    pub gpu_animate: bool,
 }
 
 /// `--tags`: the tag policy (`ecs::VisibilityTags`).

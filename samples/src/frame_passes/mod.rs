@@ -6,18 +6,29 @@
 //!   write the engine's `color` in place and sample its `depth_prepass`;
 //! - [`DebugBoxes`]: every object's world box as lines, coloured by the GPU's visibility bits,
 //!   read from the engine's buffers on the GPU ([`points::AFTER_GEOMETRY`], GPU culling);
-//! - [`Bob`]: a compute pass at [`points::BEFORE_CULL`] that moves every object on the GPU;
-//!   the cull and the draw see the new places in the same frame.
+//! - [`Bob`]: a compute pass at [`points::BEFORE_CULL`] that moves every object up and down on
+//!   the GPU; the cull and the draw see the new places in the same frame.
 //!
-//! Each reads the frame's camera from the engine's `view` uniform.
+//! Each reads the frame's camera from the engine's `view` uniform. [`FramePassCheck`] (in
+//! `check.rs`) adds them to the engine's frame with the readbacks their CPU checks need and
+//! checks a drawn frame; the `frame_passes` sample and `city --post/--debug-boxes/--gpu-animate`
+//! use it.
 
+mod check;
+
+pub use check::{linear_depth, post_reference, FramePassCheck, FramePassMismatches};
+
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use render_graph::{
-    vk, AttachmentLoad, Binding, BindingKind, BufferHandle, ComputePipeline, ExecuteContext, GpuDevice,
+    vk, AttachmentLoad, Binding, BindingKind, BufferDesc, BufferHandle, ComputePipeline, ExecuteContext, GpuDevice,
     GraphicsPipeline, GraphicsPipelineDesc, ImageHandle, Registry, Result, ShaderStage, TypedPass,
 };
-use renderer::{points, COLOR, COLOR_FORMAT, DEPTH_PREPASS, OBJECT_RECORDS, OBJECT_TRANSFORMS, VIEW, VISIBILITY_BITS};
+use renderer::{
+    points, COLOR, COLOR_FORMAT, DEPTH_PREPASS, OBJECT_RECORDS, OBJECT_TRANSFORMS, OBJECT_TRANSFORM_BYTES, VIEW,
+    VISIBILITY_BITS,
+};
 
 const COMPUTE: ShaderStage = ShaderStage::Compute;
 
@@ -127,31 +138,63 @@ impl TypedPass for DebugBoxes {
     }
 }
 
-/// Moves every object up and down on the GPU: `height * sin(frame * speed)` from where the host
-/// put it after graph frame `frame` ([`bob_offset`]), by adding each frame's change.
+/// The game frame whose [`Bob`] wave the passes sharing it apply: the host sets it before each
+/// frame (a per-frame pass parameter), so the engine's frame and a reference renderer of the
+/// same scene bob alike, however often each graph runs.
+#[derive(Clone, Debug, Default)]
+pub struct BobClock(Arc<AtomicU64>);
+
+impl BobClock {
+    /// The wave of game frame `frame` from now on.
+    pub fn set(&self, frame: u64) {
+        self.0.store(frame, Ordering::Relaxed);
+    }
+
+    /// The frame whose wave is applied.
+    pub fn frame(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Moves every object up and down on the GPU: slot `s` sits [`bob_offset`] above the place the
+/// host gave it, whether the host re-uploads the object every frame or left it since its
+/// spawn (the pass remembers, per slot, what it wrote; see `bob.comp.glsl`).
 pub struct Bob {
     pipeline: ComputePipeline,
     capacity: u32,
-    height: f32,
-    speed: f32,
+    clock: BobClock,
 }
 
-/// Where [`Bob`] has moved an object the host left still, after graph frame `frame`.
-pub fn bob_offset(frame: u64, height: f32, speed: f32) -> f32 {
-    height * ((frame + 1) as f32 * speed).sin()
+/// The history buffer of what [`Bob`] wrote and applied per slot.
+const BOB_STATE: &str = "bob state";
+
+/// How far [`Bob`] moves slot `slot` up in game frame `frame`, as its shader computes it.
+pub fn bob_offset(slot: u32, frame: u64) -> f32 {
+    let angle = bob_phase(frame) + (slot % 64) as f32 * BOB_SPREAD;
+    BOB_HEIGHT * angle.sin()
+}
+
+/// The wave's phase in frame `frame`, reduced to one turn on the host.
+fn bob_phase(frame: u64) -> f32 {
+    (frame as f64 * f64::from(BOB_SPEED)).rem_euclid(std::f64::consts::TAU) as f32
 }
 
 impl Bob {
-    /// The pass for a scene of `capacity` slots.
-    pub fn new(device: &Arc<GpuDevice>, capacity: u32, height: f32, speed: f32) -> Result<Self> {
-        let kinds = [BindingKind::StorageBuffer, BindingKind::UniformBuffer];
-        let pipeline = ComputePipeline::new(device, "bob", shaders::MOVE_OBJECTS_COMP.words(), &kinds, 16)?;
-        Ok(Bob { pipeline, capacity, height, speed })
+    /// The pass for up to `capacity` slots, bobbing as `clock` says.
+    pub fn new(device: &Arc<GpuDevice>, capacity: u32, clock: BobClock) -> Result<Self> {
+        let kinds = [
+            BindingKind::StorageBuffer,
+            BindingKind::StorageBuffer,
+            BindingKind::StorageBuffer,
+            BindingKind::UniformBuffer,
+        ];
+        let pipeline = ComputePipeline::new(device, "bob", shaders::BOB_COMP.words(), &kinds, 16)?;
+        Ok(Bob { pipeline, capacity: capacity.max(1), clock })
     }
 }
 
 impl TypedPass for Bob {
-    type Handles = (BufferHandle, BufferHandle);
+    type Handles = [BufferHandle; 4];
 
     fn name(&self) -> &str {
         "bob"
@@ -160,24 +203,35 @@ impl TypedPass for Bob {
     fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles {
         let (transforms, view) = (registry.buffer(OBJECT_TRANSFORMS), registry.buffer(VIEW));
         let transforms = registry.read_write_storage_buffer(transforms, COMPUTE);
-        (transforms, registry.read_uniform_buffer(view, COMPUTE))
+        let last = registry.history_buffer(BOB_STATE);
+        let last = registry.read_storage_buffer(last, COMPUTE);
+        let state = registry.create_buffer(BOB_STATE, BufferDesc { size: u64::from(self.capacity) * 8 });
+        let state = registry.write_storage_buffer(state, COMPUTE);
+        [transforms, last, state, registry.read_uniform_buffer(view, COMPUTE)]
     }
 
-    fn execute(&mut self, &(transforms, view): &Self::Handles, context: &mut ExecuteContext<'_>) {
-        let frame = context.frame_index();
-        let step = bob_offset(frame, self.height, self.speed)
-            - frame.checked_sub(1).map_or(0.0, |last| bob_offset(last, self.height, self.speed));
-        context.bind_compute(&self.pipeline, &[Binding::Buffer(transforms), Binding::Buffer(view)]);
-        context.push_constant_bytes(&floats_to_bytes(&[0.0, step, 0.0, 0.0]));
-        context.dispatch(self.capacity.div_ceil(64), 1, 1);
+    fn execute(&mut self, handles: &Self::Handles, context: &mut ExecuteContext<'_>) {
+        let transform_slots = (context.buffer(handles[0]).size / OBJECT_TRANSFORM_BYTES) as u32;
+        let slots = self.capacity.min(transform_slots);
+        context.bind_compute(&self.pipeline, &handles.map(Binding::Buffer));
+        let mut constants = floats_to_bytes(&[BOB_HEIGHT, bob_phase(self.clock.frame()), BOB_SPREAD]);
+        constants.extend_from_slice(&slots.to_le_bytes());
+        context.push_constant_bytes(&constants);
+        context.dispatch(slots.div_ceil(64), 1, 1);
     }
 }
 
 /// Adds the passes chosen to a graph of the engine's frame, at their insertion points.
-pub fn add_frame_passes(graph: &mut render_graph::RenderGraph, choice: &FramePassChoice, capacity: u32) -> Result<()> {
+/// `capacity` is the most slots [`Bob`] and [`DebugBoxes`] cover; `clock` drives [`Bob`].
+pub fn add_frame_passes(
+    graph: &mut render_graph::RenderGraph,
+    choice: &FramePassChoice,
+    capacity: u32,
+    clock: &BobClock,
+) -> Result<()> {
     let device = Arc::clone(graph.device());
     if choice.bob {
-        graph.add_typed_pass_at(points::BEFORE_CULL, Bob::new(&device, capacity, BOB_HEIGHT, BOB_SPEED)?)?;
+        graph.add_typed_pass_at(points::BEFORE_CULL, Bob::new(&device, capacity, clock.clone())?)?;
     }
     if choice.fog {
         graph.add_typed_pass_at(points::AFTER_GEOMETRY, DepthPost::fog(&device, FOG_COLOR, FOG_DENSITY)?)?;
@@ -204,6 +258,22 @@ pub struct FramePassChoice {
     pub boxes: bool,
 }
 
+impl FramePassChoice {
+    /// The choice of command-line options: `post` names post-processes (`fog`, `outline`).
+    pub fn parse(post: &[String], boxes: bool, bob: bool) -> std::result::Result<FramePassChoice, String> {
+        if let Some(unknown) = post.iter().find(|post| !["fog", "outline"].contains(&post.as_str())) {
+            return Err(format!("unknown post-process `{unknown}` (fog, outline)"));
+        }
+        let has = |name: &str| post.iter().any(|post| post == name);
+        Ok(FramePassChoice { bob, fog: has("fog"), outline: has("outline"), boxes })
+    }
+
+    /// Whether any pass is chosen.
+    pub fn any(&self) -> bool {
+        self.bob || self.fog || self.outline || self.boxes
+    }
+}
+
 /// The fog's colour.
 pub const FOG_COLOR: [f32; 3] = [0.7, 0.75, 0.8];
 /// The fog's density per metre.
@@ -214,55 +284,5 @@ pub const OUTLINE_THRESHOLD: f32 = 0.2;
 pub const BOB_HEIGHT: f32 = 1.5;
 /// [`Bob`]'s speed (radians per frame).
 pub const BOB_SPEED: f32 = 0.3;
-
-/// The distance along the view of a reversed-Z depth, as `view_linear_depth` in `view.h`.
-pub fn linear_depth(depth: f32, near: f32, far: f32) -> f32 {
-    if far.is_infinite() {
-        near / depth.max(1e-30)
-    } else {
-        near * far / (near + depth * (far - near)).max(1e-30)
-    }
-}
-
-/// What [`DepthPost::fog`] then (when `outline`) [`DepthPost::outline`] make of `color`
-/// (RGBA8) over `depth`, computed on the CPU.
-pub fn post_reference(
-    color: &[u8],
-    depth: &[f32],
-    width: usize,
-    planes: (f32, f32),
-    fog: bool,
-    outline: bool,
-) -> Vec<u8> {
-    let along: Vec<f32> = depth.iter().map(|&depth| linear_depth(depth, planes.0, planes.1)).collect();
-    let mut out = color.to_vec();
-    for (index, texel) in out.chunks_exact_mut(4).enumerate() {
-        if fog {
-            let amount = 1.0 - (-FOG_DENSITY * along[index]).exp();
-            for (channel, fog_channel) in texel.iter_mut().zip(FOG_COLOR) {
-                let seen = f32::from(*channel) / 255.0;
-                *channel = ((seen + (fog_channel - seen) * amount).clamp(0.0, 1.0) * 255.0).round() as u8;
-            }
-        }
-        let (x, y, height) = (index % width, index / width, along.len() / width);
-        let neighbour = |dx: isize, dy: isize| {
-            let (nx, ny) =
-                ((x as isize + dx).clamp(0, width as isize - 1), (y as isize + dy).clamp(0, height as isize - 1));
-            along[ny as usize * width + nx as usize]
-        };
-        let here = along[index];
-        let edge = [(1, 0), (-1, 0), (0, 1), (0, -1)].iter().any(|&(dx, dy)| {
-            let there = neighbour(dx, dy);
-            (there - here).abs() > OUTLINE_THRESHOLD * here.min(there)
-        });
-        if outline && edge {
-            texel.copy_from_slice(&[0, 0, 0, 255]);
-        }
-    }
-    out
-}
-
-/// Whether texel `a` and `b` differ by at most `tolerance` in every channel.
-pub fn close(a: &[u8], b: &[u8], tolerance: u8) -> bool {
-    a.iter().zip(b).all(|(&a, &b)| a.abs_diff(b) <= tolerance)
-}
+/// [`Bob`]'s phase step from one slot to the next (radians).
+pub const BOB_SPREAD: f32 = 0.37;
