@@ -443,7 +443,9 @@ impl RenderGraph {
     /// running pass's `prepare`, records all passes with their barriers and submits.
     pub fn execute_frame(&mut self) -> Result<()> {
         runtime::profile_zone!("render graph frame");
-        let present = self.present.take();
+        // Kept until the frame is submitted: a frame that fails before (a compile error the
+        // caller fixes and retries) still waits for the acquire and signals the present.
+        let present = self.present.clone();
         self.compile()?;
         self.executor.wait_for_slot(&self.device, self.frame_index, &mut self.stats)?;
         let compiled = self.compiled.as_mut().expect("compiled above");
@@ -466,6 +468,7 @@ impl RenderGraph {
             index: self.frame_index,
             output_extent: self.output_extent,
         })?;
+        self.present = None;
         self.frame_index += 1;
         Ok(())
     }

@@ -28,6 +28,7 @@ pub(crate) enum ImportedResource {
 }
 
 /// The swapchain image the next frame renders to and presents, with its semaphores.
+#[derive(Clone)]
 pub(crate) struct PresentSync {
     pub(crate) name: String,
     pub(crate) acquired: vk::Semaphore,
