@@ -338,7 +338,8 @@ fn the_debug_view_shows_any_image_of_the_frame_in_place_of_the_colour() {
         (of(renderer::COLOR), of(renderer::DEPTH_PREPASS))
     };
     let (plain, _) = frame(&mut app, renderer::DebugView::default());
-    let view = |image: &str, mip: u32| renderer::DebugView { image: Some(String::from(image)), mip };
+    let view =
+        |image: &str, mip: u32| renderer::DebugView { image: Some(String::from(image)), mip, ..Default::default() };
     let (shown, depth) = frame(&mut app, view(renderer::DEPTH_PREPASS, 0));
     // The depth as grey: what the debug view draws, computed from the depth's own texels.
     let grey: Vec<u8> = depth
@@ -352,6 +353,14 @@ fn the_debug_view_shows_any_image_of_the_frame_in_place_of_the_colour() {
     assert_eq!(shown.rgba8.len(), grey.len());
     assert!(shown.rgba8.iter().zip(&grey).all(|(&a, &b)| a.abs_diff(b) <= 1), "the colour shows the depth");
     assert_ne!(shown.rgba8, plain.rgba8);
+    // On a logarithmic scale of four decades: 1 + log10(depth) / 4.
+    let (logged, depth) = frame(&mut app, renderer::DebugView::depth(renderer::DEPTH_PREPASS, 0));
+    let expected = depth.texels.chunks_exact(4).map(|texel| {
+        let depth = f32::from_le_bytes(texel.try_into().unwrap()).max(1e-30);
+        ((1.0 + depth.log10() / 4.0).clamp(0.0, 1.0) * 255.0).round() as u8
+    });
+    let texels = logged.rgba8.chunks_exact(4);
+    assert!(texels.zip(expected).all(|(texel, grey)| texel[0].abs_diff(grey) <= 1), "the depth on a log scale");
     // A mip of the pyramid, smaller than the frame, fills it.
     let (pyramid, _) = frame(&mut app, view(renderer::HIZ_DEPTH, 1));
     assert!(pyramid.rgba8.chunks_exact(4).any(|texel| texel[0] > 0), "the pyramid has depths");

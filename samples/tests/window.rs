@@ -131,3 +131,36 @@ fn a_screenshot_needs_a_frame_count() {
     let _ = std::fs::remove_dir_all(&folder);
     assert!(!output.status.success() && text.contains("--screenshot needs --frames"), "{text}");
 }
+
+/// The window shows what a game asks of it: a debug view of the depth (grey, on a log scale),
+/// the frame itself when the view names no image (logged, not an error, and not a hang on the
+/// acquired swapchain image), and the users' frame passes, resized with the window.
+#[test]
+fn the_window_shows_debug_views_and_users_frame_passes() {
+    if !window_available() {
+        return;
+    }
+    let folder = temporary("window", "debug-view");
+    let path = folder.join("path.json");
+    std::fs::write(&path, PATH).expect("the path is written");
+    let path = path.to_str().expect("a UTF-8 path");
+    let common = ["--frames", "4", "--objects", "1000", "--size", "160x96", "--validate", "--cull", "gpu"];
+    let shot = |name: &str, extra: &[&str]| {
+        let (output, text) =
+            windowed(&folder, &[&common[..], &["--camera-path", path, "--screenshot", name], extra].concat());
+        assert!(output.status.success(), "{extra:?}:\n{text}");
+        (read_png(&folder.join(name)).2, text)
+    };
+    let (plain, _) = shot("plain.png", &[]);
+    let (depth, _) = shot("depth.png", &["--debug-view", "depth_prepass"]);
+    assert!(depth.chunks_exact(4).all(|texel| texel[0] == texel[1] && texel[1] == texel[2]), "the depth is grey");
+    assert!(colours(&depth) >= 8, "the depth has {} greys", colours(&depth));
+    let (unknown, text) = shot("unknown.png", &["--debug-view", "no_such_image"]);
+    assert!(text.contains("debug view of `no_such_image`") && text.contains("the frame is shown instead"), "{text}");
+    assert_eq!(unknown, plain, "an image that cannot be shown shows the frame");
+    let (boxes, _) = shot("boxes.png", &["--post", "fog", "--debug-boxes", "--gpu-animate", "--resize-to", "200x120"]);
+    let _ = std::fs::remove_dir_all(&folder);
+    let green = boxes.chunks_exact(4).filter(|texel| *texel == [0, 255, 0, 255]).count();
+    assert!(green > 50, "the boxes of visible objects are drawn ({green} green pixels)");
+    assert_eq!(boxes.len(), 200 * 120 * 4, "the passes follow the resize");
+}

@@ -22,12 +22,25 @@ use crate::names::{COLOR, COLOR_FORMAT};
 /// view.image = Some(String::from(renderer::HIZ_DEPTH));
 /// view.mip = 2;
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DebugView {
     /// The graph image to show.
     pub image: Option<String>,
     /// Its mip.
     pub mip: u32,
+    /// Grey images only: 0 shows the value as it is (0 black, 1 and above white); `n` above 0
+    /// shows it on a logarithmic scale of `n` decades, `1 + log10(value) / n`, which is what
+    /// makes a reversed-Z depth readable (depth is `near / distance`: with `n = 4`, white at
+    /// the near plane, black at 10,000 times its distance). [`DebugView::depth`] sets 4.
+    pub log_decades: f32,
+}
+
+impl DebugView {
+    /// Mip `mip` of the depth image `image` (the `depth_prepass`, a Hi-Z mip) on a
+    /// logarithmic scale of four decades.
+    pub fn depth(image: &str, mip: u32) -> DebugView {
+        DebugView { image: Some(image.to_owned()), mip, log_decades: 4.0 }
+    }
 }
 
 /// Draws mip `mip` of `image` over the whole of `color` (see the module docs).
@@ -35,26 +48,28 @@ pub struct DebugViewPass {
     pipeline: GraphicsPipeline,
     image: String,
     mip: u32,
+    log_decades: f32,
 }
 
 impl DebugViewPass {
     /// Name of the pass.
     pub const NAME: &'static str = "debug view";
 
-    /// The pass showing mip `mip` of `image`.
-    pub fn new(device: &Arc<GpuDevice>, image: &str, mip: u32) -> Result<DebugViewPass> {
+    /// The pass showing mip `mip` of `image`, grey images on a logarithmic scale of
+    /// `log_decades` decades (0: as they are; see [`DebugView::log_decades`]).
+    pub fn new(device: &Arc<GpuDevice>, image: &str, mip: u32, log_decades: f32) -> Result<DebugViewPass> {
         let desc = GraphicsPipelineDesc {
             vertex: shaders::FULLSCREEN_VERT.words(),
             fragment: shaders::DEBUG_VIEW_FRAG.words(),
             bindings: &[BindingKind::SampledImage],
-            push_constant_bytes: 12,
+            push_constant_bytes: 16,
             color_formats: &[COLOR_FORMAT],
             depth: None,
             topology: vk::PrimitiveTopology::TRIANGLE_LIST,
             cull_mode: vk::CullModeFlags::NONE,
         };
         let pipeline = GraphicsPipeline::new(device, Self::NAME, &desc)?;
-        Ok(DebugViewPass { pipeline, image: image.to_owned(), mip })
+        Ok(DebugViewPass { pipeline, image: image.to_owned(), mip, log_decades: log_decades.max(0.0) })
     }
 }
 
@@ -91,6 +106,7 @@ impl TypedPass for DebugViewPass {
             (1.0 / extent.width.max(1) as f32).to_bits(),
             (1.0 / extent.height.max(1) as f32).to_bits(),
             u32::from(grey),
+            self.log_decades.to_bits(),
         ];
         context.bind_graphics(&self.pipeline, &[Binding::ImageMip { image: source, mip: self.mip }]);
         context.push_constants(&words);

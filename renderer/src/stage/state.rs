@@ -174,11 +174,22 @@ impl RenderState {
         let frame = match self.execute(visibility) {
             Ok(frame) => frame,
             Err(error) if self.debug_view.image.is_some() && error.pass() == Some(DebugViewPass::NAME) => {
-                // The view compiled but cannot be drawn (an integer image): show the frame.
-                log::warn!("the debug view cannot be drawn: {error}; the frame is shown instead");
+                // The view cannot be shown (no such image, an integer image): the frame is
+                // drawn without it, this frame still, and the view is not tried again until
+                // the resource changes.
+                log::warn!(
+                    "debug view of `{}` (mip {}): {error}; the frame is shown instead",
+                    self.debug_view.image.as_deref().unwrap_or_default(),
+                    self.debug_view.mip
+                );
                 self.graph.remove_pass(DebugViewPass::NAME);
-                shots.defer(&mut self.due_shots);
-                return Ok(());
+                match self.execute(visibility) {
+                    Ok(frame) => frame,
+                    Err(error) => {
+                        shots.defer(&mut self.due_shots);
+                        return Err(error);
+                    }
+                }
             }
             Err(error) => {
                 // Not drawn: the requests wait for the next frame that is.
@@ -209,7 +220,7 @@ impl RenderState {
         Ok(())
     }
 
-    /// Shows `wanted` from the next frame when it differs from what is shown: the debug view's
+    /// Shows `wanted` from this frame on when it differs from what is shown: the debug view's
     /// pass is replaced (the graph recompiles). An image that cannot be shown (unknown, or of
     /// integer texels) is logged once and the frame shown instead.
     pub(super) fn show_debug_view(&mut self, wanted: &DebugView) {
@@ -219,9 +230,11 @@ impl RenderState {
         self.debug_view = wanted.clone();
         self.graph.remove_pass(DebugViewPass::NAME);
         let Some(image) = &wanted.image else { return };
-        let added = DebugViewPass::new(self.graph.device(), image, wanted.mip)
-            .and_then(|pass| self.graph.add_typed_pass_at(points::BEFORE_OUTPUT, pass))
-            .and_then(|()| self.graph.compile());
+        // The graph compiles with the frame, once the target has imported what it writes (a
+        // swapchain image): a view that cannot be shown fails that frame's compile, which
+        // draws the frame without it (see `frame`).
+        let added = DebugViewPass::new(self.graph.device(), image, wanted.mip, wanted.log_decades)
+            .and_then(|pass| self.graph.add_typed_pass_at(points::BEFORE_OUTPUT, pass));
         if let Err(error) = added {
             self.graph.remove_pass(DebugViewPass::NAME);
             log::warn!("debug view of `{image}` (mip {}): {error}; the frame is shown instead", wanted.mip);

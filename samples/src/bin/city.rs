@@ -166,6 +166,10 @@ fn main() -> ExitCode {
     if options.window {
         return run_window(app, &meshes, &options, frames_given, backend);
     }
+    if options.debug_view.is_some() {
+        eprintln!("city: --debug-view shows an image in the window: add --window");
+        return ExitCode::FAILURE;
+    }
     // Rendering is installed in one call: the Render stage draws every frame the target
     // asks for through the render graph, culling on the GPU (two-phase Hi-Z, frustum and
     // occlusion leave the Visibility stage) or with the CPU's lists, as `--cull` decides.
@@ -486,6 +490,13 @@ fn run_window(
         eprintln!("city: --screenshot needs --frames N (the last frame is the screenshot)");
         return ExitCode::FAILURE;
     }
+    let frame_passes = match FramePassChoice::parse(&options.post, options.debug_boxes, options.gpu_animate) {
+        Ok(passes) => passes,
+        Err(error) => {
+            eprintln!("city: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     let window_options = WindowOptions {
         size: options.size,
         frames: frames_given.then_some(options.frames),
@@ -497,6 +508,8 @@ fn run_window(
         screenshot: options.screenshot.clone(),
         resize_to: options.resize_to,
         backend,
+        frame_passes,
+        debug_view: options.debug_view.clone().unwrap_or_default(),
     };
     match samples::window::run::run(app, meshes, window_options) {
         Ok(summary) => {

@@ -103,6 +103,11 @@ pub struct CityOptions {
     /// resizing).
     #[arg(long, value_name = "WxH", value_parser = parse_size)]
     pub resize_to: Option<(u32, u32)>,
+    /// With `--window`: show this graph image in place of the frame (`depth_prepass`,
+    /// `hiz_depth:3` for a mip, any image of the frame's graph; the depths on a logarithmic
+    /// scale); `V` in the window cycles through the frame, the depth and Hi-Z mips.
+    #[arg(long, value_name = "IMAGE[:MIP]", value_parser = parse_debug_view)]
+    pub debug_view: Option<renderer::DebugView>,
     /// Frames between report lines.
     #[arg(long, value_name = "N", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub report_every: u64,
@@ -227,6 +232,22 @@ fn parse_size(text: &str) -> Result<(u32, u32), String> {
     Ok((number(width)?, number(height)?))
 }
 
+/// `--debug-view IMAGE[:MIP]`.
+fn parse_debug_view(text: &str) -> Result<renderer::DebugView, String> {
+    let (image, mip) = match text.split_once(':') {
+        Some((image, mip)) => (image, mip.parse().map_err(|_| format!("`{mip}` is not a mip level"))?),
+        None => (text, 0),
+    };
+    if image.is_empty() {
+        return Err(String::from("name an image of the frame's graph (depth_prepass, hiz_depth, ...)"));
+    }
+    // The engine's depths are reversed-Z: readable on a logarithmic scale.
+    if [renderer::DEPTH_PREPASS, renderer::HIZ_DEPTH].contains(&image) {
+        return Ok(renderer::DebugView::depth(image, mip));
+    }
+    Ok(renderer::DebugView { image: Some(image.to_owned()), mip, ..renderer::DebugView::default() })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,5 +304,15 @@ mod tests {
         for bad in [&["--size", "640"][..], &["--size", "0x10"], &["--objects", "10"], &["--cull", "fast"]] {
             assert!(parse(bad).is_err(), "{bad:?} was accepted");
         }
+    }
+
+    #[test]
+    fn debug_views_name_an_image_and_a_mip_and_show_depths_on_a_log_scale() {
+        let depth = parse_debug_view("hiz_depth:3").expect("parses");
+        assert_eq!(depth, renderer::DebugView::depth(renderer::HIZ_DEPTH, 3));
+        let mask = parse_debug_view("my_mask").expect("parses");
+        assert_eq!((mask.image.as_deref(), mask.mip, mask.log_decades), (Some("my_mask"), 0, 0.0));
+        assert!(parse_debug_view("hiz_depth:x").is_err());
+        assert!(parse_debug_view(":2").is_err());
     }
 }

@@ -12,7 +12,7 @@ use ecs::Viewport;
 use glam::Vec2;
 use render_graph::swapchain::{surface_extensions, Swapchain};
 use render_graph::{vk, DeviceConfig, GpuDevice};
-use renderer::RenderReport;
+use renderer::{DebugView, RenderReport};
 use runtime::{App, Stage};
 use winit::application::ApplicationHandler;
 use winit::dpi::{PhysicalPosition, PhysicalSize};
@@ -25,6 +25,7 @@ use winit::window::{Window, WindowId};
 use super::fly::{fly_system, keys, DrawView, FlyCamera, FlyInput};
 use super::target::{lock_window, SharedWindow, SwapchainTarget};
 use crate::city::{rendering, CityLibrary, RenderError};
+use crate::frame_passes::{add_frame_passes, BobClock, FramePassChoice};
 
 /// How the window runs.
 #[derive(Clone, Debug)]
@@ -42,6 +43,26 @@ pub struct WindowOptions {
     pub resize_to: Option<(u32, u32)>,
     /// The culling backend.
     pub backend: CullingBackend,
+    /// The users' frame passes shown (`--post`, `--debug-boxes`, `--gpu-animate`).
+    pub frame_passes: FramePassChoice,
+    /// The graph image shown in place of the frame from the start (`--debug-view`); `V`
+    /// cycles through [`DEBUG_VIEWS`] in the window.
+    pub debug_view: DebugView,
+}
+
+/// What `V` cycles through in the window: the frame, then these images (and mips).
+pub const DEBUG_VIEWS: [(&str, u32); 4] =
+    [(renderer::DEPTH_PREPASS, 0), (renderer::HIZ_DEPTH, 0), (renderer::HIZ_DEPTH, 3), (renderer::HIZ_DEPTH, 5)];
+
+/// The debug view after `current` in the window's cycle (the frame follows the last).
+pub fn next_debug_view(current: &DebugView) -> DebugView {
+    let at = DEBUG_VIEWS.iter().position(|&(image, mip)| current.image.as_deref() == Some(image) && current.mip == mip);
+    let next = match at {
+        None if current.image.is_none() => Some(0),
+        None => None,
+        Some(index) => (index + 1 < DEBUG_VIEWS.len()).then_some(index + 1),
+    };
+    next.map_or(DebugView::default(), |index| DebugView::depth(DEBUG_VIEWS[index].0, DEBUG_VIEWS[index].1))
 }
 
 /// What a windowed run did.
@@ -156,13 +177,26 @@ impl Runner<'_> {
         app.insert_resource(FlyCamera::new(draw_view));
         app.add_system(Stage::Input, fly_system());
         let render_extent = vk::Extent2D { width: extent.width.max(1), height: extent.height.max(1) };
+        // The users' passes, as the headless city runs them (checked against the CPU there).
+        let choice = self.options.frame_passes;
+        let capacity = app.world().query::<&ecs::Mesh>().iter().count() as u32 * 9 / 8 + 64;
+        let clock = BobClock::default();
+        let frame_clock = clock.clone();
+        app.add_system(
+            Stage::Input,
+            runtime::System::new("bob clock", move |ctx| frame_clock.set(ctx.time.frame_index)),
+        );
         let frames = rendering::CityFrames {
             backend: self.options.backend,
             extent: render_extent,
             bits: renderer::BitsReadback::Lagged,
-            passes: Vec::new(),
+            passes: vec![Box::new(move |graph| add_frame_passes(graph, &choice, capacity, &clock))],
         };
-        rendering::install(app, &device, self.meshes, Box::new(target), frames)?;
+        let culling = rendering::install(app, &device, self.meshes, Box::new(target), frames)?;
+        if (choice.bob || choice.boxes) && !culling.on_device {
+            return Err("--gpu-animate and --debug-boxes need GPU culling (--cull gpu)".into());
+        }
+        *app.resource_mut::<DebugView>() = self.options.debug_view.clone();
         self.window = Some(window);
         self.device = Some(device);
         Ok(())
@@ -255,6 +289,12 @@ impl Runner<'_> {
             }
             KeyCode::F2 if pressed && !event.repeat => {
                 input.toggle_freeze = true;
+                return;
+            }
+            KeyCode::KeyV if pressed && !event.repeat => {
+                drop(input);
+                let mut view = app.resource_mut::<DebugView>();
+                *view = next_debug_view(&view);
                 return;
             }
             KeyCode::Escape if pressed => {
