@@ -1,5 +1,7 @@
 //! Load + process time of glTF scenes: a 1M-triangle .glb (four 262k-triangle terrains,
-//! processed in parallel on the job system), and one 65k-triangle mesh through meshopt alone.
+//! processed in parallel on the job system), the same with a 2048x2048 PNG base-colour
+//! texture per terrain (decoded with its mips, in parallel), and one 65k-triangle mesh
+//! through meshopt alone.
 //!
 //! Run: `cargo bench -p assets --bench load`
 
@@ -39,10 +41,24 @@ fn terrain(columns: u32, rows: u32) -> MeshData {
     mesh
 }
 
-/// A .glb of `copies` nodes, each with its own copy of `mesh` (so each is processed).
-fn glb_of(mesh: &MeshData, copies: usize) -> Vec<u8> {
+/// A 2048x2048 PNG of coloured noise and stripes (it compresses about as a photo's does not,
+/// which is the slow case for the decoder).
+fn texture_png(seed: u32) -> Vec<u8> {
+    let picture = image::RgbaImage::from_fn(2048, 2048, |x, y| {
+        let hash = (x.wrapping_mul(73_856_093) ^ y.wrapping_mul(19_349_663) ^ seed.wrapping_mul(83_492_791)) % 64;
+        image::Rgba([(x / 8 % 256) as u8, (y / 8 % 256) as u8, 128 + hash as u8, 255])
+    });
+    let mut bytes = std::io::Cursor::new(Vec::new());
+    picture.write_to(&mut bytes, image::ImageFormat::Png).expect("encodes");
+    bytes.into_inner()
+}
+
+/// A .glb of `copies` nodes, each with its own copy of `mesh` (so each is processed); with
+/// `textured`, each copy has texture coordinates and a material with a PNG of its own.
+fn glb_of(mesh: &MeshData, copies: usize, textured: bool) -> Vec<u8> {
     let mut bin = Vec::new();
     let (mut views, mut accessors, mut meshes, mut nodes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut images, mut textures, mut materials) = (Vec::new(), Vec::new(), Vec::new());
     for copy in 0..copies {
         let mut view = |bytes: Vec<u8>, bin: &mut Vec<u8>| {
             let offset = bin.len();
@@ -53,6 +69,20 @@ fn glb_of(mesh: &MeshData, copies: usize) -> Vec<u8> {
         let positions = view(mesh.positions.iter().flatten().flat_map(|v| v.to_le_bytes()).collect(), &mut bin);
         let normals = view(mesh.normals.iter().flatten().flat_map(|v| v.to_le_bytes()).collect(), &mut bin);
         let indices = view(mesh.indices.iter().flat_map(|v| v.to_le_bytes()).collect(), &mut bin);
+        let uvs = textured.then(|| {
+            let uvs: Vec<u8> = mesh.positions.iter().flat_map(|p| [p[0], p[2]]).flat_map(f32::to_le_bytes).collect();
+            view(uvs, &mut bin)
+        });
+        if textured {
+            let png = texture_png(copy as u32);
+            let image = view(png, &mut bin);
+            while bin.len() % 4 != 0 {
+                bin.push(0);
+            }
+            images.push(format!(r#"{{"bufferView":{image},"mimeType":"image/png"}}"#));
+            textures.push(format!(r#"{{"source":{copy}}}"#));
+            materials.push(format!(r#"{{"pbrMetallicRoughness":{{"baseColorTexture":{{"index":{copy}}}}}}}"#));
+        }
         let count = mesh.positions.len();
         accessors.push(format!(
             r#"{{"bufferView":{positions},"componentType":5126,"count":{count},"type":"VEC3","min":[0,-1,0],"max":[1,1,1]}}"#
@@ -62,9 +92,16 @@ fn glb_of(mesh: &MeshData, copies: usize) -> Vec<u8> {
             r#"{{"bufferView":{indices},"componentType":5125,"count":{},"type":"SCALAR"}}"#,
             mesh.indices.len()
         ));
-        let first = copy * 3;
+        let first = accessors.len() - 3;
+        let (uv_attribute, material) = match uvs {
+            Some(uvs) => {
+                accessors.push(format!(r#"{{"bufferView":{uvs},"componentType":5126,"count":{count},"type":"VEC2"}}"#));
+                (format!(r#","TEXCOORD_0":{}"#, first + 3), format!(r#","material":{copy}"#))
+            }
+            None => (String::new(), String::new()),
+        };
         meshes.push(format!(
-            r#"{{"primitives":[{{"attributes":{{"POSITION":{first},"NORMAL":{}}},"indices":{}}}]}}"#,
+            r#"{{"primitives":[{{"attributes":{{"POSITION":{first},"NORMAL":{}{uv_attribute}}},"indices":{}{material}}}]}}"#,
             first + 1,
             first + 2
         ));
@@ -72,13 +109,16 @@ fn glb_of(mesh: &MeshData, copies: usize) -> Vec<u8> {
     }
     let roots: Vec<String> = (0..copies).map(|node| node.to_string()).collect();
     let mut json = format!(
-        r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":[{}]}}],"nodes":[{}],"meshes":[{}],"buffers":[{{"byteLength":{}}}],"bufferViews":[{}],"accessors":[{}]}}"#,
+        r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":[{}]}}],"nodes":[{}],"meshes":[{}],"buffers":[{{"byteLength":{}}}],"bufferViews":[{}],"accessors":[{}],"images":[{}],"textures":[{}],"materials":[{}]}}"#,
         roots.join(","),
         nodes.join(","),
         meshes.join(","),
         bin.len(),
         views.join(","),
-        accessors.join(",")
+        accessors.join(","),
+        images.join(","),
+        textures.join(","),
+        materials.join(",")
     )
     .into_bytes();
     while json.len() % 4 != 0 {
@@ -100,7 +140,7 @@ fn glb_of(mesh: &MeshData, copies: usize) -> Vec<u8> {
 fn load_and_process(criterion: &mut Criterion) {
     let options = ProcessOptions::default();
     // 512 x 256 quads: 262,144 triangles per terrain, four of them: 1,048,576.
-    let glb = glb_of(&terrain(512, 256), 4);
+    let glb = glb_of(&terrain(512, 256), 4, false);
     let scene = load_gltf_bytes(&glb, None, &options).expect("the bench scene loads");
     assert_eq!(scene.triangle_count(), 1 << 20);
     eprintln!("1M-triangle scene: {} threads; mesh 0: {}", runtime::jobs::current_threads(), scene.meshes[0].summary());
@@ -108,6 +148,18 @@ fn load_and_process(criterion: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("load_and_process_1m_triangles", |bench| {
         bench.iter(|| load_gltf_bytes(&glb, None, &options).expect("loads"))
+    });
+    let textured = glb_of(&terrain(512, 256), 4, true);
+    let scene = load_gltf_bytes(&textured, None, &options).expect("the textured scene loads");
+    assert_eq!(scene.images.len(), 4);
+    eprintln!(
+        "textured 1M-triangle scene: {:.1} MiB file, {} images, {:.1} MiB of texels with mips",
+        textured.len() as f64 / (1 << 20) as f64,
+        scene.images.len(),
+        scene.image_bytes() as f64 / (1 << 20) as f64
+    );
+    group.bench_function("load_and_process_1m_triangles_textured", |bench| {
+        bench.iter(|| load_gltf_bytes(&textured, None, &options).expect("loads"))
     });
     let medium = terrain(256, 128);
     group.bench_function("process_mesh_65k_triangles", |bench| {

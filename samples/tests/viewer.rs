@@ -90,3 +90,41 @@ fn classify_writes_a_meshlet_view_and_hides_no_meshlet() {
     assert!(folder.join("scene-meshlets.png").exists(), "{stdout}");
     std::fs::remove_dir_all(&folder).unwrap();
 }
+
+#[test]
+fn classify_marks_masked_and_blended_objects() {
+    let folder = common::scratch("viewer-materials");
+    let data = common::buffer();
+    let mut document = common::document(json!({ "byteLength": data.len() }));
+    document["materials"] = json!([{ "alphaMode": "MASK", "alphaCutoff": 0.4 }, { "alphaMode": "BLEND" }]);
+    let meshes = document["meshes"].as_array_mut().expect("meshes");
+    for (index, mesh) in meshes.iter_mut().enumerate() {
+        for primitive in mesh["primitives"].as_array_mut().expect("primitives") {
+            primitive["material"] = json!(index % 2);
+        }
+    }
+    let scene = folder.join("scene.glb");
+    std::fs::write(&scene, common::glb_from(&document, &data)).unwrap();
+    let out = folder.join("scene.png");
+    let arguments = [scene.as_os_str(), "--out".as_ref(), out.as_os_str(), "--size".as_ref(), "96x64".as_ref()];
+    let output = run_viewer(&[&arguments[..], &["--classify".as_ref()]].concat());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "viewer failed: {stdout}\n{stderr}");
+    assert!(stdout.contains("materials: 0 opaque, 1 masked, 1 blended; 0 textures decoded"), "{stdout}");
+    if stdout.contains("no usable Vulkan device") {
+        assert!(!render_graph::testing::vulkan_required(), "Vulkan is required here: {stdout}");
+        return;
+    }
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(folder.join("scene-materials.png")).expect("the materials view exists"),
+    ));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut pixels = vec![0; reader.output_buffer_size().expect("fits")];
+    reader.next_frame(&mut pixels).expect("decodes");
+    // Lighting scales the class colours: look for their hues.
+    let greenish = pixels.chunks_exact(4).filter(|texel| texel[1] > texel[0] + 40 && texel[1] > texel[2] + 40).count();
+    let bluish = pixels.chunks_exact(4).filter(|texel| texel[2] > texel[0] + 40 && texel[2] > texel[1] + 40).count();
+    assert!(greenish > 0 && bluish > 0, "masked green {greenish}, blended blue {bluish}");
+    std::fs::remove_dir_all(&folder).unwrap();
+}

@@ -152,7 +152,7 @@ fn buffer_bytes(buffer: &gltf::Buffer<'_>, bin: Option<&[u8]>, base: Option<&Pat
 
 /// Undoes `%XX` escapes of a URI path (glTF URIs are percent-encoded); a malformed escape
 /// stays as written.
-fn percent_decode(uri: &str) -> String {
+pub(crate) fn percent_decode(uri: &str) -> String {
     let bytes = uri.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut at = 0;

@@ -24,6 +24,7 @@ mod accessors;
 mod buffers;
 mod error;
 mod extensions;
+mod materials;
 mod meshopt_views;
 mod views;
 
@@ -38,6 +39,7 @@ use hecs::{Entity, World};
 use renderer::MeshLibrary;
 
 pub use error::ImportError;
+pub use materials::{mip_chain, AlphaMode, BaseColorTexture, GltfMaterial, TextureImage, TextureSampler, Wrap};
 
 use crate::library::{add_to_library, LibraryMesh};
 use crate::mesh::MeshData;
@@ -94,8 +96,13 @@ pub struct GltfScene {
     pub meshes: Vec<ProcessedMesh>,
     /// Per mesh: the base colour of its primitive's material.
     pub colors: Vec<BaseColor>,
-    /// Per mesh: its material index (0 without one).
+    /// Per mesh: its material, an index into [`GltfScene::material_list`] (a primitive that
+    /// names none has glTF's default material, the list's last entry).
     pub materials: Vec<u32>,
+    /// The file's materials, then glTF's default material.
+    pub material_list: Vec<GltfMaterial>,
+    /// The base-colour images the materials use, decoded (RGBA8 sRGB with mips).
+    pub images: Vec<TextureImage>,
     /// The nodes of the scene, parents before children.
     pub nodes: Vec<SceneNode>,
     /// Primitives left out because they are not triangles (each logged as a warning).
@@ -195,11 +202,16 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
             sources.push(data);
             let material = primitive.material();
             colors.push(BaseColor(material.pbr_metallic_roughness().base_color_factor().map(|c| c.clamp(0.0, 1.0))));
-            materials.push(material.index().map_or(0, |index| index as u32));
+            let default_material = document.materials().len();
+            materials.push(material.index().unwrap_or(default_material) as u32);
         }
         mesh_primitives.push(kept);
     }
     let nodes = scene_nodes(&document, &mesh_primitives)?;
+    let (material_list, images) = {
+        runtime::profile_zone!("glTF materials");
+        materials::read_materials(&document, &views, base)
+    };
     lap(&mut timings.decode);
 
     let processed = process_meshes(&sources, options);
@@ -209,7 +221,7 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
         meshes.push(result.map_err(|error| ImportError::Mesh { mesh: usize::MAX, primitive: usize::MAX, error })?);
     }
     lap(&mut timings.process);
-    Ok(GltfScene { meshes, colors, materials, nodes, skipped_primitives, timings })
+    Ok(GltfScene { meshes, colors, materials, material_list, images, nodes, skipped_primitives, timings })
 }
 
 /// The validated document and what the importer reads from the raw JSON beside it.
@@ -434,6 +446,20 @@ fn welded_indices(mesh: &ProcessedMesh) -> Vec<u32> {
 }
 
 impl GltfScene {
+    /// The material of mesh `mesh` (glTF's default material for a mesh out of range).
+    pub fn material_of(&self, mesh: usize) -> &GltfMaterial {
+        static DEFAULT: std::sync::OnceLock<GltfMaterial> = std::sync::OnceLock::new();
+        self.materials
+            .get(mesh)
+            .and_then(|&material| self.material_list.get(material as usize))
+            .unwrap_or_else(|| DEFAULT.get_or_init(GltfMaterial::default))
+    }
+
+    /// Bytes of the decoded images, every mip included.
+    pub fn image_bytes(&self) -> usize {
+        self.images.iter().map(TextureImage::bytes).sum()
+    }
+
     /// Triangles of the finest levels of all meshes.
     pub fn triangle_count(&self) -> usize {
         self.meshes.iter().map(|mesh| mesh.levels[0].triangle_count()).sum()
@@ -460,8 +486,13 @@ impl GltfScene {
     ) -> render_graph::Result<SpawnedScene> {
         let mut meshes = Vec::with_capacity(self.meshes.len());
         let mut occluder_count = 0;
-        for mesh in &self.meshes {
+        for (index, mesh) in self.meshes.iter().enumerate() {
             let placed = add_to_library(library, mesh)?;
+            // A surface with holes (alpha mask) or that blends hides nothing behind it.
+            if self.material_of(index).alpha.lets_light_through() {
+                meshes.push(placed);
+                continue;
+            }
             let positions: Vec<Vec3> = mesh.positions.iter().map(|&position| Vec3::from(position)).collect();
             if let Ok(occluder) = OccluderMesh::inner_box_of(&positions, &welded_indices(mesh)) {
                 for level in placed.levels.clone() {

@@ -9,7 +9,9 @@
 //! `--classify` also culls meshlet by meshlet on the GPU (a `cluster cull:` line, checked
 //! against the unculled image and the meshlet truth) and writes `IMAGE-meshlets.png`: every
 //! meshlet drawn with culling off in its verdict's colour (visible green, frustum red,
-//! back-facing purple, occluded blue, kept conservatively amber).
+//! back-facing purple, occluded blue, kept conservatively amber), and `IMAGE-materials.png`:
+//! every object drawn with culling off in its material's alpha mode (opaque grey, masked
+//! green, blended blue; textured ones lighter).
 //!
 //! Prints objects, triangles per LOD level drawn, and meshlets. A file with nothing to draw
 //! says so and exits 0; a bad file exits 1 with one line naming the problem. Without a
@@ -23,7 +25,7 @@ static ALLOCATOR: runtime::profiling::TrackedAllocator = runtime::profiling::tra
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use assets::{load_gltf, BaseColor, GltfScene, ProcessOptions};
+use assets::{load_gltf, AlphaMode, BaseColor, GltfScene, ProcessOptions};
 use culling::occlusion::OccluderMeshes;
 use culling::Visibility;
 use ecs::{Aabb, Camera, Viewport};
@@ -108,6 +110,17 @@ fn main() -> ExitCode {
     for (index, mesh) in scene.meshes.iter().enumerate() {
         println!("mesh {index}: {}", mesh.summary());
     }
+    let count = |mode: fn(&AlphaMode) -> bool| {
+        scene.material_list[..scene.material_list.len() - 1].iter().filter(|material| mode(&material.alpha)).count()
+    };
+    println!(
+        "materials: {} opaque, {} masked, {} blended; {} textures decoded, {:.1} MiB with mips",
+        count(|mode| *mode == AlphaMode::Opaque),
+        count(|mode| matches!(mode, AlphaMode::Mask { .. })),
+        count(|mode| *mode == AlphaMode::Blend),
+        scene.images.len(),
+        scene.image_bytes() as f64 / (1 << 20) as f64
+    );
     view(&options, &scene)
 }
 
@@ -205,6 +218,11 @@ fn view(options: &Options, scene: &GltfScene) -> ExitCode {
             );
             if options.classify {
                 let outs = [options.out.clone()];
+                if let Err(error) = write_material_classes(&mut renderer, &visibility, app.world(), scene, &options.out)
+                {
+                    eprintln!("viewer: materials: {error}");
+                    return ExitCode::FAILURE;
+                }
                 match samples::cluster_render::report_frame(
                     &mut renderer,
                     &visibility,
@@ -261,4 +279,36 @@ fn frame_scene(scene: &GltfScene, aspect: f32) -> ecs::Transform {
     let distance = radius / half_fov.sin() * 1.05;
     let direction = Vec3::new(0.6, 0.45, 1.0).normalize();
     ecs::scene::look_at(center + direction * distance, center)
+}
+
+/// Writes `IMAGE-materials.png`: every object drawn with culling off in its material's alpha
+/// mode's colour (opaque grey, masked green, blended blue; lighter where textured).
+fn write_material_classes(
+    renderer: &mut MeshRenderer,
+    visibility: &Visibility,
+    world: &hecs::World,
+    scene: &GltfScene,
+    out: &std::path::Path,
+) -> Result<(), samples::city::RenderError> {
+    let classes: Vec<u32> = visibility
+        .objects()
+        .entities
+        .iter()
+        .map(|&entity| {
+            let material = world.get::<&ecs::Mesh>(entity).ok().map(|mesh| mesh.material.0 as usize);
+            let material = material.and_then(|index| scene.material_list.get(index)).cloned().unwrap_or_default();
+            let lift = if material.base_color_texture.is_some() { 60 } else { 0 };
+            match material.alpha {
+                AlphaMode::Opaque => pack_rgba8(140 + lift, 140 + lift, 140 + lift, 255),
+                AlphaMode::Mask { .. } => pack_rgba8(40, 170 + lift, 40, 255),
+                AlphaMode::Blend => pack_rgba8(40, 80, 170 + lift, 255),
+            }
+        })
+        .collect();
+    let image = renderer.draw_all(visibility, |object| classes[object])?;
+    let stem = out.file_stem().map_or(String::from("viewer"), |stem| stem.to_string_lossy().into_owned());
+    let path = out.with_file_name(format!("{stem}-materials.png"));
+    renderer.write_png(&path, &image)?;
+    println!("materials: wrote {}", path.display());
+    Ok(())
 }
