@@ -16,6 +16,9 @@ pub enum BindingKind {
     StorageImage,
     /// `sampler2D` and friends, with the device's nearest sampler.
     SampledImage,
+    /// `sampler2D`, `sampler2DArray` and friends for textures: the device's trilinear,
+    /// repeating sampler ([`crate::GpuDevice::texture_sampler`]). Declared as a sampled read.
+    TextureImage,
 }
 
 impl BindingKind {
@@ -42,7 +45,13 @@ impl BindingKind {
             BindingKind::StorageBuffer => vk::DescriptorType::STORAGE_BUFFER,
             BindingKind::UniformBuffer => vk::DescriptorType::UNIFORM_BUFFER,
             BindingKind::StorageImage => vk::DescriptorType::STORAGE_IMAGE,
-            BindingKind::SampledImage => vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
+            BindingKind::SampledImage | BindingKind::TextureImage => vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
         }
+    }
+
+    /// Whether a binding of this kind binds what a declared access of kind `declared` gives
+    /// (a texture is a sampled image with another sampler).
+    pub(crate) fn serves(self, declared: BindingKind) -> bool {
+        self == declared || (self == BindingKind::TextureImage && declared == BindingKind::SampledImage)
     }
 }

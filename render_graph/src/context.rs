@@ -525,7 +525,7 @@ impl ExecuteContext<'_> {
             _ => {}
         }
         match BindingKind::for_access(access, is_image) {
-            Some(expected) if expected == kind => Ok(()),
+            Some(expected) if kind.serves(expected) => Ok(()),
             Some(expected) => Err(mismatch(format!(
                 "the pipeline expects {kind:?}, but `{name}` is declared as {access:?}, which binds as {expected:?}"
             ))),
@@ -585,10 +585,10 @@ impl ExecuteContext<'_> {
                             }
                         };
                     image_infos[index] = vk::DescriptorImageInfo {
-                        sampler: if *kind == BindingKind::SampledImage {
-                            self.device.nearest_sampler()
-                        } else {
-                            vk::Sampler::null()
+                        sampler: match kind {
+                            BindingKind::SampledImage => self.device.nearest_sampler(),
+                            BindingKind::TextureImage => self.device.texture_sampler(),
+                            _ => vk::Sampler::null(),
                         },
                         image_view,
                         image_layout: layout,
@@ -615,7 +615,7 @@ impl ExecuteContext<'_> {
                 .dst_binding(index as u32)
                 .descriptor_type(kind.descriptor_type());
             writes[index] = match kind {
-                BindingKind::StorageImage | BindingKind::SampledImage => {
+                BindingKind::StorageImage | BindingKind::SampledImage | BindingKind::TextureImage => {
                     write.image_info(std::slice::from_ref(&image_infos[index]))
                 }
                 _ => write.buffer_info(std::slice::from_ref(&buffer_infos[index])),

@@ -131,6 +131,7 @@ pub struct GpuDevice {
     /// Surface and swapchain extensions are enabled.
     presentation: bool,
     nearest_sampler: vk::Sampler,
+    texture_sampler: vk::Sampler,
     immediate_pool: Mutex<vk::CommandPool>,
 }
 
@@ -314,6 +315,7 @@ impl GpuDevice {
             validation_active: validate,
             presentation,
             nearest_sampler: vk::Sampler::null(),
+            texture_sampler: vk::Sampler::null(),
             immediate_pool: Mutex::new(vk::CommandPool::null()),
         };
         // From here on `Drop` cleans up whatever was created.
@@ -328,6 +330,17 @@ impl GpuDevice {
         // SAFETY: valid create info on a live device.
         gpu.nearest_sampler =
             unsafe { gpu.device.create_sampler(&sampler_info, None) }.map_err(GraphError::vulkan("vkCreateSampler"))?;
+        let texture_info = vk::SamplerCreateInfo::default()
+            .mag_filter(vk::Filter::LINEAR)
+            .min_filter(vk::Filter::LINEAR)
+            .mipmap_mode(vk::SamplerMipmapMode::LINEAR)
+            .address_mode_u(vk::SamplerAddressMode::REPEAT)
+            .address_mode_v(vk::SamplerAddressMode::REPEAT)
+            .address_mode_w(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+            .max_lod(vk::LOD_CLAMP_NONE);
+        // SAFETY: valid create info on a live device.
+        gpu.texture_sampler =
+            unsafe { gpu.device.create_sampler(&texture_info, None) }.map_err(GraphError::vulkan("vkCreateSampler"))?;
         let pool_info = vk::CommandPoolCreateInfo::default()
             .queue_family_index(gpu.queue_family)
             .flags(vk::CommandPoolCreateFlags::TRANSIENT | vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
@@ -406,6 +419,11 @@ impl GpuDevice {
     /// A nearest-filter, clamp-to-edge sampler for texel fetches.
     pub fn nearest_sampler(&self) -> vk::Sampler {
         self.nearest_sampler
+    }
+
+    /// A trilinear, repeating sampler for textures ([`crate::BindingKind::TextureImage`]).
+    pub fn texture_sampler(&self) -> vk::Sampler {
+        self.texture_sampler
     }
 
     /// Whether the validation layer is on, by [`DeviceConfig::validation`] or forced by the
@@ -507,6 +525,8 @@ impl Drop for GpuDevice {
         }
         // SAFETY: as above.
         unsafe { self.device.destroy_sampler(self.nearest_sampler, None) };
+        // SAFETY: as above.
+        unsafe { self.device.destroy_sampler(self.texture_sampler, None) };
         // SAFETY: the allocator is dropped once, here, before the device it allocates from.
         unsafe { ManuallyDrop::drop(&mut self.allocator) };
         // SAFETY: every child of the device was destroyed by its owner or above.

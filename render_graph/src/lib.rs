@@ -145,7 +145,9 @@ pub use device::{DeviceCapabilities, DeviceConfig, GpuDevice};
 pub use error::{GraphError, Result};
 pub use executor::FRAMES_IN_FLIGHT;
 pub use graph::{AliasReport, RenderGraph};
-pub use memory::{full_mip_chain, GpuBuffer, GpuImage, ImageInfo, ReadbackBuffer, StagingRing, MAX_MIP_LEVELS};
+pub use memory::{
+    full_mip_chain, GpuBuffer, GpuImage, ImageInfo, ReadbackBuffer, StagingRing, MAX_ARRAY_LAYERS, MAX_MIP_LEVELS,
+};
 pub use mips::MipRange;
 pub use pass::{Pass, Typed, TypedPass};
 pub use pipeline::{ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};

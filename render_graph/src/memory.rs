@@ -344,6 +344,9 @@ pub fn aspect_of(format: vk::Format) -> vk::ImageAspectFlags {
 /// view of its own.
 pub const MAX_MIP_LEVELS: u32 = 16;
 
+/// Most layers of an image array: every Vulkan device supports at least this many.
+pub const MAX_ARRAY_LAYERS: u32 = 256;
+
 /// A 2D image with a view of all its mips, a view of each mip, and its memory.
 pub struct GpuImage {
     device: Arc<GpuDevice>,
@@ -353,6 +356,8 @@ pub struct GpuImage {
     /// Views of mip ranges asked for by [`GpuImage::range_view`], made on first use.
     range_views: Mutex<Vec<(MipRange, vk::ImageView)>>,
     info: ImageInfo,
+    /// Array layers; an image made by [`GpuImage::new_array`] has views of type 2D array.
+    layers: u32,
     backing: Option<Backing>,
     /// The image handle is destroyed with this value (false for a swapchain's images).
     owned: bool,
@@ -367,8 +372,29 @@ impl GpuImage {
         Ok(image)
     }
 
+    /// Creates an array of `layers` images with its own device-local allocation: every view
+    /// is a 2D array (`sampler2DArray` in GLSL), even of one layer, and barriers cover every
+    /// layer. Textures of one size live in one such image, a layer each.
+    pub fn new_array(device: &Arc<GpuDevice>, name: &str, info: ImageInfo, layers: u32) -> Result<GpuImage> {
+        if layers == 0 || layers > MAX_ARRAY_LAYERS {
+            return Err(GraphError::InvalidDescription {
+                resource: name.into(),
+                reason: "an image array has 1 to MAX_ARRAY_LAYERS (256) layers",
+            });
+        }
+        let mut image = GpuImage::create(device, name, info, layers)?;
+        let block = MemoryBlock::new(device, name, image.requirements(), MemoryLocation::GpuOnly, false)?;
+        image.bind(Backing::Own(block), name)?;
+        Ok(image)
+    }
+
     /// Creates an image without memory; bind it with [`GpuImage::bind_shared`].
     pub fn new_unbound(device: &Arc<GpuDevice>, name: &str, info: ImageInfo) -> Result<GpuImage> {
+        GpuImage::create(device, name, info, 0)
+    }
+
+    /// `layers` 0: a plain 2D image; otherwise an array of that many.
+    fn create(device: &Arc<GpuDevice>, name: &str, info: ImageInfo, layers: u32) -> Result<GpuImage> {
         if info.extent.width == 0 || info.extent.height == 0 || info.mip_levels == 0 {
             return Err(GraphError::InvalidDescription {
                 resource: name.into(),
@@ -386,7 +412,7 @@ impl GpuImage {
             .format(info.format)
             .extent(vk::Extent3D { width: info.extent.width, height: info.extent.height, depth: 1 })
             .mip_levels(info.mip_levels)
-            .array_layers(1)
+            .array_layers(layers.max(1))
             .samples(vk::SampleCountFlags::TYPE_1)
             .tiling(vk::ImageTiling::OPTIMAL)
             .usage(info.usage)
@@ -402,6 +428,7 @@ impl GpuImage {
             mip_views: Box::new([vk::ImageView::null(); MAX_MIP_LEVELS as usize]),
             range_views: Mutex::new(Vec::new()),
             info,
+            layers,
             backing: None,
             owned: true,
         })
@@ -434,6 +461,7 @@ impl GpuImage {
             mip_views,
             range_views: Mutex::new(Vec::new()),
             info,
+            layers: 0,
             backing: None,
             owned: false,
         })
@@ -460,7 +488,7 @@ impl GpuImage {
         self.backing = Some(backing);
         let view_info = vk::ImageViewCreateInfo::default()
             .image(self.image)
-            .view_type(vk::ImageViewType::TYPE_2D)
+            .view_type(self.view_type())
             .format(self.info.format)
             .subresource_range(full_range(self.info.format, self.info.mip_levels));
         // SAFETY: the image is bound to memory; the create info is valid.
@@ -508,6 +536,19 @@ impl GpuImage {
         &self.info
     }
 
+    /// Its array layers (1 for a plain image).
+    pub fn layers(&self) -> u32 {
+        self.layers.max(1)
+    }
+
+    fn view_type(&self) -> vk::ImageViewType {
+        if self.layers > 0 {
+            vk::ImageViewType::TYPE_2D_ARRAY
+        } else {
+            vk::ImageViewType::TYPE_2D
+        }
+    }
+
     /// A view of the mips `mips`: [`GpuImage::view`] when they are all of the image's mips,
     /// the level's own view for one level, otherwise a view made on first use, kept and
     /// destroyed with the image (later calls allocate nothing). Mips the image does not have
@@ -532,7 +573,7 @@ impl GpuImage {
         }
         let view_info = vk::ImageViewCreateInfo::default()
             .image(self.image)
-            .view_type(vk::ImageViewType::TYPE_2D)
+            .view_type(self.view_type())
             .format(self.info.format)
             .subresource_range(vk::ImageSubresourceRange {
                 base_mip_level: base,
@@ -577,14 +618,14 @@ pub fn full_mip_chain(extent: vk::Extent2D) -> u32 {
     32 - extent.width.max(extent.height).max(1).leading_zeros()
 }
 
-/// The subresource range covering every mip of a one-layer image.
+/// The subresource range covering every mip and every layer of an image.
 pub fn full_range(format: vk::Format, mip_levels: u32) -> vk::ImageSubresourceRange {
     vk::ImageSubresourceRange {
         aspect_mask: aspect_of(format),
         base_mip_level: 0,
         level_count: mip_levels,
         base_array_layer: 0,
-        layer_count: 1,
+        layer_count: vk::REMAINING_ARRAY_LAYERS,
     }
 }
 

@@ -134,7 +134,7 @@ fn fits(kind: BindingKind, declared: &DescriptorType) -> bool {
         (BindingKind::StorageBuffer, DescriptorType::StorageBuffer(_))
             | (BindingKind::UniformBuffer, DescriptorType::UniformBuffer())
             | (BindingKind::StorageImage, DescriptorType::StorageImage(_))
-            | (BindingKind::SampledImage, DescriptorType::CombinedImageSampler())
+            | (BindingKind::SampledImage | BindingKind::TextureImage, DescriptorType::CombinedImageSampler())
     )
 }
 

@@ -21,6 +21,13 @@ pub const COLOR: &str = "color";
 pub const MESH_VERTICES: &str = "mesh_vertices";
 /// Mesh indices (u32), the index buffer of every scene draw.
 pub const MESH_INDICES: &str = "mesh_indices";
+/// Mesh texture coordinates (`vec2` per vertex, parallel to `mesh_vertices`).
+pub const MESH_UVS: &str = "mesh_uvs";
+/// The materials (one [`GpuMaterial`](crate::GpuMaterial) each), indexed by a record's
+/// `material`; an index past the table draws untextured and opaque.
+pub const MATERIALS: &str = "materials";
+/// The base-colour textures, one layer each of an sRGB image array (`sampler2DArray`).
+pub const MATERIAL_TEXTURES: &str = "material_textures";
 /// The frame's view, a uniform buffer holding one [`FrameView`](crate::FrameView)
 /// (**contract** name): camera matrices, eye, viewport, planes, frame index, object count.
 pub const VIEW: &str = "view";

@@ -5,7 +5,7 @@
 
 use std::mem::{offset_of, size_of};
 
-use renderer::{FrameView, ObjectRecord, ObjectTransform};
+use renderer::{FrameView, GpuMaterial, ObjectRecord, ObjectTransform};
 
 /// Alignment and size in bytes of a GLSL type; `std140` rounds array elements up to 16.
 fn glsl_type(name: &str) -> (usize, usize) {
@@ -86,6 +86,17 @@ fn the_object_buffers_are_laid_out_as_their_records() {
         ("mesh", offset_of!(ObjectRecord, mesh)),
     ];
     check(shaders::ENGINE_OBJECT_RECORD_H, "ObjectRecord", false, &record, size_of::<ObjectRecord>());
+}
+
+#[test]
+fn the_material_table_is_laid_out_as_gpu_material() {
+    let material = [
+        ("texture", offset_of!(GpuMaterial, texture)),
+        ("flags", offset_of!(GpuMaterial, flags)),
+        ("cutoff", offset_of!(GpuMaterial, cutoff)),
+        ("pad", offset_of!(GpuMaterial, pad)),
+    ];
+    check(shaders::ENGINE_MATERIAL_H, "Material", false, &material, size_of::<GpuMaterial>());
 }
 
 #[test]

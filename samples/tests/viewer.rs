@@ -128,3 +128,101 @@ fn classify_marks_masked_and_blended_objects() {
     assert!(greenish > 0 && bluish > 0, "masked green {greenish}, blended blue {bluish}");
     std::fs::remove_dir_all(&folder).unwrap();
 }
+
+/// A leaf card (a quad with a checker of opaque and clear texels, alpha-masked) in front of a
+/// red cube, seen through the file's camera: the cube shows through the holes and only there,
+/// culled and unculled images are equal; the same card opaque hides the cube.
+fn leaf_scene(alpha_mode: &str) -> Vec<u8> {
+    let floats = |values: &[f32]| values.iter().flat_map(|value| value.to_le_bytes()).collect::<Vec<u8>>();
+    let quad = floats(&[-2.0, -2.0, 0.0, 2.0, -2.0, 0.0, 2.0, 2.0, 0.0, -2.0, 2.0, 0.0]);
+    let quad_uvs = floats(&[0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0]);
+    let quad_indices: Vec<u8> = [0_u16, 1, 2, 0, 2, 3, 0, 0].iter().flat_map(|index| index.to_le_bytes()).collect();
+    let cube: Vec<f32> = (0..8)
+        .flat_map(|corner| [(corner & 1) as f32 - 0.5, (corner >> 1 & 1) as f32 - 0.5, (corner >> 2 & 1) as f32 - 3.5])
+        .collect();
+    let cube = floats(&cube);
+    let cube_indices: Vec<u8> = [
+        0_u16, 2, 1, 1, 2, 3, 4, 5, 6, 5, 7, 6, 0, 1, 4, 1, 5, 4, 2, 6, 3, 3, 6, 7, 0, 4, 2, 2, 4, 6, 1, 3, 5, 3, 7, 5,
+    ]
+    .iter()
+    .flat_map(|index| index.to_le_bytes())
+    .collect();
+    let picture = image::RgbaImage::from_fn(8, 8, |x, y| {
+        image::Rgba(if (x / 2 + y / 2) % 2 == 0 { [255, 255, 255, 255] } else { [255, 255, 255, 0] })
+    });
+    let mut png = std::io::Cursor::new(Vec::new());
+    picture.write_to(&mut png, image::ImageFormat::Png).expect("encodes");
+    let png = png.into_inner();
+    let mut bin = Vec::new();
+    let mut views = Vec::new();
+    for bytes in [&quad, &quad_uvs, &quad_indices, &cube, &cube_indices, &png] {
+        views.push(json!({ "buffer": 0, "byteOffset": bin.len(), "byteLength": bytes.len() }));
+        bin.extend_from_slice(bytes);
+        bin.resize(bin.len().next_multiple_of(4), 0);
+    }
+    let document = json!({
+        "asset": { "version": "2.0" },
+        "scene": 0,
+        "scenes": [{ "nodes": [0, 1, 2] }],
+        "nodes": [{ "mesh": 0 }, { "mesh": 1 }, { "camera": 0, "translation": [0.0, 0.0, 6.0] }],
+        "cameras": [{ "type": "perspective", "perspective": { "yfov": 0.7, "znear": 0.1, "aspectRatio": 1.5 } }],
+        "meshes": [
+            { "primitives": [{ "attributes": { "POSITION": 0, "TEXCOORD_0": 1 }, "indices": 2, "material": 0 }] },
+            { "primitives": [{ "attributes": { "POSITION": 3 }, "indices": 4, "material": 1 }] }
+        ],
+        "materials": [
+            { "pbrMetallicRoughness": { "baseColorTexture": { "index": 0 } }, "alphaMode": alpha_mode },
+            { "pbrMetallicRoughness": { "baseColorFactor": [1.0, 0.0, 0.0, 1.0] } }
+        ],
+        "textures": [{ "source": 0, "sampler": 0 }],
+        "samplers": [{ "magFilter": 9728, "minFilter": 9728 }],
+        "images": [{ "bufferView": 5, "mimeType": "image/png" }],
+        "buffers": [{ "byteLength": bin.len() }],
+        "bufferViews": views,
+        "accessors": [
+            { "bufferView": 0, "componentType": 5126, "count": 4, "type": "VEC3", "min": [-2, -2, 0], "max": [2, 2, 0] },
+            { "bufferView": 1, "componentType": 5126, "count": 4, "type": "VEC2" },
+            { "bufferView": 2, "componentType": 5123, "count": 6, "type": "SCALAR" },
+            { "bufferView": 3, "componentType": 5126, "count": 8, "type": "VEC3", "min": [-0.5, -0.5, -4.0], "max": [0.5, 0.5, -3.0] },
+            { "bufferView": 4, "componentType": 5123, "count": 36, "type": "SCALAR" }
+        ]
+    });
+    common::glb_from(&document, &bin)
+}
+
+#[test]
+fn a_masked_leaf_shows_what_is_behind_its_holes_culled_and_unculled_alike() {
+    let folder = common::scratch("viewer-leaf");
+    let mut reds = Vec::new();
+    for mode in ["MASK", "OPAQUE"] {
+        let scene = folder.join(format!("{mode}.glb"));
+        std::fs::write(&scene, leaf_scene(mode)).unwrap();
+        let out = folder.join(format!("{mode}.png"));
+        let output =
+            run_viewer(&[scene.as_os_str(), "--out".as_ref(), out.as_os_str(), "--size".as_ref(), "96x64".as_ref()]);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{mode}: {stdout}\n{stderr}");
+        assert!(stdout.contains("1 textures decoded"), "{stdout}");
+        if stdout.contains("no usable Vulkan device") {
+            assert!(!render_graph::testing::vulkan_required(), "Vulkan is required here: {stdout}");
+            return;
+        }
+        assert!(stdout.contains("identical images"), "{mode}: {stdout}");
+        let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&out).expect("the PNG exists")));
+        let mut reader = decoder.read_info().expect("a PNG");
+        let mut pixels = vec![0; reader.output_buffer_size().expect("fits")];
+        reader.next_frame(&mut pixels).expect("decodes");
+        let red = pixels.chunks_exact(4).filter(|texel| texel[0] > 100 && texel[1] < 40 && texel[2] < 40).count();
+        // The card is white, lit grey by the sun.
+        let white = pixels
+            .chunks_exact(4)
+            .filter(|texel| texel[0] > 80 && texel[0] == texel[1] && texel[1] == texel[2])
+            .count();
+        assert!(white > 100, "{mode}: the card's opaque texels are drawn ({white})");
+        reds.push(red);
+    }
+    std::fs::remove_dir_all(&folder).unwrap();
+    assert!(reds[0] > 10, "the cube shows through the mask's holes ({} pixels)", reds[0]);
+    assert_eq!(reds[1], 0, "the opaque card hides the cube");
+}

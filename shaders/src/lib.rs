@@ -83,7 +83,9 @@ pub const ENGINE_CONFIG_H: &str = include_str!("../glsl/engine/config.h");
 /// - `view.h`: `FrameView`, the uniform buffer `view` (camera matrices and their inverse,
 ///   eye, viewport, planes, frame index, object count), with `ENGINE_VIEW_BLOCK(set, binding)`;
 /// - `visibility_bits.h`: `VISIBILITY_BIT(words, slot)` over the GPU's `visibility_bits`;
-/// - `config.h`: the constants the engine's shaders share with the host.
+/// - `config.h`: the constants the engine's shaders share with the host;
+/// - `material.h`: the `Material` table and base-colour textures of the scene passes'
+///   fragment shaders (`material_texel`, `material_hole`).
 ///
 /// ```
 /// assert!(std::path::Path::new(shaders::ENGINE_INCLUDE_DIR).join("view.h").is_file());
@@ -95,6 +97,9 @@ pub const ENGINE_VIEW_H: &str = include_str!("../glsl/engine/view.h");
 
 /// `object_record.h` (see [`ENGINE_INCLUDE_DIR`]).
 pub const ENGINE_OBJECT_RECORD_H: &str = include_str!("../glsl/engine/object_record.h");
+
+/// `material.h` (see [`ENGINE_INCLUDE_DIR`]).
+pub const ENGINE_MATERIAL_H: &str = include_str!("../glsl/engine/material.h");
 
 /// One shader: its name, stage, GLSL source path and compiled SPIR-V.
 ///

@@ -321,6 +321,77 @@ fn linear_to_srgb(value: f32) -> f32 {
     }
 }
 
+/// Side of the library's texture layers: the largest image's, rounded up to a power of two,
+/// at most this.
+const MAX_TEXTURE_SIDE: u32 = 2048;
+
+/// Adds `images` to `library` as texture layers (every layer square and of one power-of-two
+/// side, so images of other shapes are resized, with their mips made again) and `materials`
+/// as library materials; returns the library index of the first material.
+pub(crate) fn add_materials(
+    library: &mut renderer::MeshLibrary,
+    materials: &[GltfMaterial],
+    images: &[TextureImage],
+) -> render_graph::Result<u32> {
+    runtime::profile_zone!("glTF textures to the library");
+    let side = match library.textures().size() {
+        0 => images
+            .iter()
+            .map(|image| image.width.max(image.height))
+            .max()
+            .unwrap_or(1)
+            .next_power_of_two()
+            .min(MAX_TEXTURE_SIDE),
+        side => side,
+    };
+    let mut layers = Vec::with_capacity(images.len());
+    for image in images {
+        let mips = if image.width == side && image.height == side {
+            image.mips.clone()
+        } else {
+            let source = image::RgbaImage::from_raw(image.width, image.height, image.mips[0].clone())
+                .expect("a decoded image's mip 0 holds width x height texels");
+            let resized = image::imageops::resize(&source, side, side, image::imageops::FilterType::Triangle);
+            mip_chain(resized.into_raw(), side, side)
+        };
+        layers.push(library.add_texture(side, mips)?);
+    }
+    let base = library.materials().len() as u32;
+    for material in materials {
+        if material.alpha == AlphaMode::Blend {
+            log::warn!(
+                "material {:?}: BLEND is drawn alpha-tested at 0.5 (holes where alpha is below it); sorted blending is not \
+                 implemented",
+                material.name.as_deref().unwrap_or("(unnamed)")
+            );
+        }
+        if material.double_sided {
+            log::debug!(
+                "material {:?}: doubleSided is drawn single-sided",
+                material.name.as_deref().unwrap_or("(unnamed)")
+            );
+        }
+        let wrap = |wrap: Wrap| match wrap {
+            Wrap::Repeat => renderer::TextureWrap::Repeat,
+            Wrap::MirroredRepeat => renderer::TextureWrap::MirroredRepeat,
+            Wrap::ClampToEdge => renderer::TextureWrap::ClampToEdge,
+        };
+        let texture = material.base_color_texture;
+        library.add_material(renderer::Material {
+            texture: texture.map(|texture| layers[texture.image]),
+            alpha_cutoff: match material.alpha {
+                AlphaMode::Opaque => None,
+                AlphaMode::Mask { cutoff } => Some(cutoff),
+                AlphaMode::Blend => Some(0.5),
+            },
+            wrap: texture.map_or([renderer::TextureWrap::Repeat; 2], |texture| {
+                [wrap(texture.sampler.wrap_u), wrap(texture.sampler.wrap_v)]
+            }),
+        })?;
+    }
+    Ok(base)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

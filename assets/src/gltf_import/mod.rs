@@ -124,6 +124,9 @@ pub struct SpawnedScene {
     pub meshes: Vec<LibraryMesh>,
     /// Meshes that got an inner-box occluder (the closed ones).
     pub occluders: usize,
+    /// The library's index of [`GltfScene::material_list`]'s first material: a drawable's
+    /// `MaterialHandle` is this plus its material's index there.
+    pub material_base: u32,
 }
 
 /// Loads a .gltf or .glb file (external buffers are found beside it) and processes its
@@ -484,6 +487,7 @@ impl GltfScene {
         library: &mut MeshLibrary,
         occluders: &mut OccluderMeshes,
     ) -> render_graph::Result<SpawnedScene> {
+        let material_base = materials::add_materials(library, &self.material_list, &self.images)?;
         let mut meshes = Vec::with_capacity(self.meshes.len());
         let mut occluder_count = 0;
         for (index, mesh) in self.meshes.iter().enumerate() {
@@ -508,6 +512,7 @@ impl GltfScene {
             cameras: Vec::new(),
             meshes,
             occluders: occluder_count,
+            material_base,
         };
         // A level's hand-over distance is in mesh units, so an entity scaled by `s` in the
         // world carries `bias = s`.
@@ -536,7 +541,8 @@ impl GltfScene {
                     child
                 };
                 let placed = &spawned.meshes[mesh];
-                let component = Mesh::new(placed.finest(), MaterialHandle(self.materials[mesh]), placed.bounds);
+                let component =
+                    Mesh::new(placed.finest(), MaterialHandle(material_base + self.materials[mesh]), placed.bounds);
                 let lod = Lod { bias, ..placed.lod.clone() };
                 world.insert(holder, (component, lod, self.colors[mesh], Visible(true))).expect("the entity exists");
                 spawned.drawables.push(holder);

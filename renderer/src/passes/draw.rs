@@ -6,20 +6,30 @@ use std::sync::Arc;
 
 use render_graph::vk;
 
-use crate::names::{DRAW_COMMANDS, DRAW_COUNT, MESH_INDICES, MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORMS};
+use crate::names::{
+    DRAW_COMMANDS, DRAW_COUNT, MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_RECORDS,
+    OBJECT_TRANSFORMS,
+};
 use crate::scene::{lock_scene, SharedScene};
 use crate::scene::{CameraConstants, DRAW_COMMAND_BYTES};
 use render_graph::{Access, ShaderStage};
 use render_graph::{Binding, ExecuteContext};
 use render_graph::{BindingKind, GraphicsPipeline, GraphicsPipelineDesc};
-use render_graph::{BufferHandle, Registry};
+use render_graph::{BufferHandle, ImageHandle, Registry};
 use render_graph::{DeviceCapabilities, GpuDevice};
 use render_graph::{GraphError, Result};
 
-/// Set-0 bindings of the scene shaders (`scene_common.h`): 0 `object_transforms`,
-/// 1 `object_records`, 2 `mesh_vertices`.
-pub(crate) const SCENE_BINDINGS: [BindingKind; 3] =
-    [BindingKind::StorageBuffer, BindingKind::StorageBuffer, BindingKind::StorageBuffer];
+/// Set-0 bindings of the scene shaders (`scene_common.h`, `material.h`): 0
+/// `object_transforms`, 1 `object_records`, 2 `mesh_vertices`, 3 `mesh_uvs`, 4 `materials`,
+/// 5 `material_textures`.
+pub(crate) const SCENE_BINDINGS: [BindingKind; 6] = [
+    BindingKind::StorageBuffer,
+    BindingKind::StorageBuffer,
+    BindingKind::StorageBuffer,
+    BindingKind::StorageBuffer,
+    BindingKind::StorageBuffer,
+    BindingKind::TextureImage,
+];
 
 /// How the scene passes issue their draws.
 ///
@@ -111,6 +121,9 @@ pub(crate) struct SceneInputs {
     indices: BufferHandle,
     commands: BufferHandle,
     count: BufferHandle,
+    uvs: BufferHandle,
+    materials: BufferHandle,
+    textures: ImageHandle,
 }
 
 impl SceneInputs {
@@ -124,7 +137,12 @@ impl SceneInputs {
         let indices = registry.buffer(MESH_INDICES);
         let commands = registry.buffer(DRAW_COMMANDS);
         let count = registry.buffer(DRAW_COUNT);
+        let (uvs, materials) = (registry.buffer(MESH_UVS), registry.buffer(MATERIALS));
+        let textures = registry.image(MATERIAL_TEXTURES);
         SceneInputs {
+            uvs: registry.read_storage_buffer(uvs, ShaderStage::Vertex),
+            materials: registry.read_storage_buffer(materials, ShaderStage::Fragment),
+            textures: registry.sample(textures, ShaderStage::Fragment),
             transforms: registry.read_storage_buffer(transforms, ShaderStage::Vertex),
             objects: registry.read_storage_buffer(objects, ShaderStage::Vertex),
             vertices: registry.read_storage_buffer(vertices, ShaderStage::Vertex),
@@ -145,8 +163,14 @@ impl SceneInputs {
         mode: DrawMode,
     ) {
         let scene = lock_scene(scene);
-        let bindings =
-            [Binding::Buffer(self.transforms), Binding::Buffer(self.objects), Binding::Buffer(self.vertices)];
+        let bindings = [
+            Binding::Buffer(self.transforms),
+            Binding::Buffer(self.objects),
+            Binding::Buffer(self.vertices),
+            Binding::Buffer(self.uvs),
+            Binding::Buffer(self.materials),
+            Binding::Image(self.textures),
+        ];
         context.bind_graphics(pipeline, &bindings);
         context.push_constants(&scene.camera().words());
         if context.failed() {

@@ -20,11 +20,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use gpu_allocator::MemoryLocation;
 
-use crate::names::{MESH_INDICES, MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORMS};
+use crate::names::{
+    MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORMS,
+};
 use crate::scene::{
     CameraConstants, DrawCommand, ObjectRecord, ObjectTransform, IDENTITY, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
 };
-use crate::scene::{FrameView, MeshBuffers, MeshLibrary, MeshRange};
+use crate::scene::{FrameView, MaterialBuffers, MeshBuffers, MeshLibrary, MeshRange, TEXTURE_LAYOUT};
 use render_graph::vk;
 use render_graph::GpuBuffer;
 use render_graph::GpuDevice;
@@ -93,6 +95,7 @@ pub struct GpuScene {
     capacity: u32,
     meshes: MeshLibrary,
     mesh_buffers: MeshBuffers,
+    material_buffers: MaterialBuffers,
     transform_buffer: Arc<GpuBuffer>,
     record_buffer: Arc<GpuBuffer>,
     /// Slots the passes draw and cull over.
@@ -125,6 +128,7 @@ impl GpuScene {
             return Err(out_of_range("the scene capacity is zero"));
         }
         let mesh_buffers = MeshBuffers::upload(device, &meshes)?;
+        let material_buffers = MaterialBuffers::upload(device, &meshes)?;
         // Copy source too: tools and tests read the scene back.
         let usage = vk::BufferUsageFlags::STORAGE_BUFFER
             | vk::BufferUsageFlags::TRANSFER_DST
@@ -136,6 +140,7 @@ impl GpuScene {
             capacity,
             meshes,
             mesh_buffers,
+            material_buffers,
             transform_buffer: buffer(OBJECT_TRANSFORMS, OBJECT_TRANSFORM_BYTES)?,
             record_buffer: buffer(OBJECT_RECORDS, OBJECT_RECORD_BYTES)?,
             count: 0,
@@ -158,8 +163,12 @@ impl GpuScene {
     }
 
     /// Makes the scene's buffers available to `graph` as `object_transforms`,
-    /// `object_records`, `mesh_vertices` and `mesh_indices`.
+    /// `object_records`, `mesh_vertices`, `mesh_indices`, `mesh_uvs`, `materials` and the
+    /// image array `material_textures`.
     pub fn import_into(&self, graph: &mut RenderGraph) {
+        graph.import_buffer(MESH_UVS, Arc::clone(&self.material_buffers.uvs));
+        graph.import_buffer(MATERIALS, Arc::clone(&self.material_buffers.materials));
+        graph.import_image_in_layout(MATERIAL_TEXTURES, Arc::clone(&self.material_buffers.textures), TEXTURE_LAYOUT);
         graph.import_buffer(OBJECT_TRANSFORMS, Arc::clone(&self.transform_buffer));
         graph.import_buffer(OBJECT_RECORDS, Arc::clone(&self.record_buffer));
         graph.import_buffer(MESH_VERTICES, Arc::clone(&self.mesh_buffers.vertices));

@@ -16,6 +16,7 @@ use render_graph::vk;
 
 use crate::scene::as_bytes;
 use crate::scene::Meshlet;
+use crate::scene::{check_texture, Material, TextureLayers};
 use render_graph::GpuBuffer;
 use render_graph::GpuDevice;
 use render_graph::{GraphError, Result};
@@ -45,6 +46,10 @@ pub struct MeshLibrary {
     /// Per mesh id: its range in `meshlets`.
     meshlet_ranges: Vec<Range<u32>>,
     meshlets: Vec<Meshlet>,
+    /// The materials objects name by index (see `materials.rs`).
+    materials: Vec<Material>,
+    /// Their base-colour textures.
+    textures: TextureLayers,
 }
 
 /// The vertices of a mesh with levels of detail: positions and unit normals, one per vertex,
@@ -108,6 +113,52 @@ impl MeshLibrary {
         let mut library = MeshLibrary::new();
         library.add_unit_cube();
         library
+    }
+
+    /// Adds a base-colour texture layer and returns its index: a square power-of-two RGBA8
+    /// sRGB image of side `size` with its full mip chain (mip `k` has side `size >> k`, down
+    /// to 1x1). Every layer has the first one's size (an importer resizes to one). Returns an
+    /// error naming what is wrong otherwise.
+    pub fn add_texture(&mut self, size: u32, mips: Vec<Vec<u8>>) -> Result<u32> {
+        check_texture(&self.textures, size, &mips)?;
+        self.textures.size = size;
+        self.textures.layers.push(Arc::new(mips));
+        Ok(self.textures.layers.len() as u32 - 1)
+    }
+
+    /// Adds a material and returns its index (an object's `MaterialHandle`). Its texture must
+    /// have been added.
+    pub fn add_material(&mut self, material: Material) -> Result<u32> {
+        if material.texture.is_some_and(|texture| texture as usize >= self.textures.len()) {
+            return Err(GraphError::InvalidDescription {
+                resource: String::from("material"),
+                reason: "the material names a texture the library does not have",
+            });
+        }
+        if material.alpha_cutoff.is_some_and(|cutoff| !cutoff.is_finite()) {
+            return Err(GraphError::InvalidDescription {
+                resource: String::from("material"),
+                reason: "the alpha cutoff is not finite",
+            });
+        }
+        self.materials.push(material);
+        Ok(self.materials.len() as u32 - 1)
+    }
+
+    /// The materials, by index.
+    pub fn materials(&self) -> &[Material] {
+        &self.materials
+    }
+
+    /// The base-colour textures.
+    pub fn textures(&self) -> &TextureLayers {
+        &self.textures
+    }
+
+    /// Whether material `material` lets what lies behind show (an alpha mask): such objects
+    /// are never occluders. An index past the table is opaque.
+    pub fn material_has_holes(&self, material: u32) -> bool {
+        self.materials.get(material as usize).is_some_and(Material::has_holes)
     }
 
     /// Adds a mesh without normals (drawn in its flat colour) and returns its id. Returns an

@@ -5,6 +5,7 @@
 
 mod cluster_table;
 mod gpu_scene;
+mod materials;
 mod mesh;
 mod meshlet;
 mod records;
@@ -15,6 +16,8 @@ pub use cluster_table::{
     PAIR_FIRST, PAIR_WHOLE,
 };
 pub use gpu_scene::{lock_scene, GpuScene, ObjectDesc, SharedScene, UploadReport};
+pub(crate) use materials::{check_texture, MaterialBuffers, TEXTURE_LAYOUT};
+pub use materials::{GpuMaterial, Material, TextureLayers, TextureWrap};
 pub(crate) use mesh::MeshBuffers;
 pub use mesh::{pack_normal, MeshLibrary, MeshRange, MeshVertices, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS};
 pub use meshlet::Meshlet;

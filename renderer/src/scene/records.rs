@@ -259,6 +259,10 @@ unsafe impl PlainData for DrawCommand {}
 unsafe impl PlainData for u32 {}
 // SAFETY: an array of four f32 has no padding.
 unsafe impl PlainData for [f32; 4] {}
+// SAFETY: an array of two f32 has no padding.
+unsafe impl PlainData for [f32; 2] {}
+// SAFETY: repr(C) of four four-byte fields, 16 bytes (checked in materials.rs): no padding.
+unsafe impl PlainData for crate::scene::GpuMaterial {}
 
 /// Views plain data as its bytes.
 pub(crate) fn as_bytes<Data: PlainData>(data: &[Data]) -> &[u8] {

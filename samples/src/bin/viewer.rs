@@ -218,8 +218,14 @@ fn view(options: &Options, scene: &GltfScene) -> ExitCode {
             );
             if options.classify {
                 let outs = [options.out.clone()];
-                if let Err(error) = write_material_classes(&mut renderer, &visibility, app.world(), scene, &options.out)
-                {
+                if let Err(error) = write_material_classes(
+                    &mut renderer,
+                    &visibility,
+                    app.world(),
+                    scene,
+                    spawned.material_base,
+                    &options.out,
+                ) {
                     eprintln!("viewer: materials: {error}");
                     return ExitCode::FAILURE;
                 }
@@ -288,6 +294,7 @@ fn write_material_classes(
     visibility: &Visibility,
     world: &hecs::World,
     scene: &GltfScene,
+    material_base: u32,
     out: &std::path::Path,
 ) -> Result<(), samples::city::RenderError> {
     let classes: Vec<u32> = visibility
@@ -295,8 +302,10 @@ fn write_material_classes(
         .entities
         .iter()
         .map(|&entity| {
-            let material = world.get::<&ecs::Mesh>(entity).ok().map(|mesh| mesh.material.0 as usize);
-            let material = material.and_then(|index| scene.material_list.get(index)).cloned().unwrap_or_default();
+            let material =
+                world.get::<&ecs::Mesh>(entity).ok().and_then(|mesh| mesh.material.0.checked_sub(material_base));
+            let material =
+                material.and_then(|index| scene.material_list.get(index as usize)).cloned().unwrap_or_default();
             let lift = if material.base_color_texture.is_some() { 60 } else { 0 };
             match material.alpha {
                 AlphaMode::Opaque => pack_rgba8(140 + lift, 140 + lift, 140 + lift, 255),

@@ -16,6 +16,8 @@ layout(std430, set = 0, binding = 2) readonly buffer MeshVertexBits {
 
 layout(location = 0) flat out uint out_color;
 layout(location = 1) out vec3 out_normal;
+layout(location = 2) out vec2 out_uv;
+layout(location = 3) flat out uint out_material;
 
 // Host twin: `pack_normal` in render_graph/src/passes/mesh.rs: three signed 10-bit values,
 // x in bits 0-9, y in 10-19, z in 20-29; 0 means no normal (drawn unlit).
@@ -29,6 +31,8 @@ void main() {
     uint object_index = uint(gl_InstanceIndex);
     gl_Position = object_clip_position(object_index, uint(gl_VertexIndex));
     out_color = objects[object_index].color;
+    out_uv = uvs[gl_VertexIndex];
+    out_material = objects[object_index].material;
     uint normal_bits = vertex_bits[gl_VertexIndex].w;
     if (normal_bits == 0u) {
         out_normal = vec3(0.0);

@@ -19,6 +19,12 @@ layout(std430, set = 0, binding = 2) readonly buffer MeshVertices {
     vec4 positions[];
 };
 
+// Texture coordinates per vertex (`mesh_uvs`), parallel to `mesh_vertices`. Bindings 4 and
+// 5 (the materials) are the fragment shaders', in `material.h`.
+layout(std430, set = 0, binding = 3) readonly buffer MeshUvs {
+    vec2 uvs[];
+};
+
 // The camera: clip = view_projection * world position (reversed-Z, glam conventions).
 layout(push_constant) uniform CameraConstants {
     mat4 view_projection;
