@@ -175,10 +175,10 @@ impl Pass for ReadbackPass {
             });
             return;
         }
-        let needed = u64::from(source.extent.width) * u64::from(source.extent.height) * READBACK_TEXEL_BYTES;
         match &self.target {
             Target::Imported { name, handle } => {
                 let target = context.buffer(handle.expect("register runs before execute"));
+                let needed = u64::from(source.extent.width) * u64::from(source.extent.height) * READBACK_TEXEL_BYTES;
                 if target.size < needed {
                     context.fail(GraphError::InvalidDescription {
                         resource: name.clone(),
@@ -195,30 +195,9 @@ impl Pass for ReadbackPass {
             }
             Target::Own(copy) => {
                 let mut copy = copy.lock().unwrap_or_else(PoisonError::into_inner);
-                // Outgrown buffers stay alive until the frames that wrote them have finished.
-                copy.retired.retain(|buffer| buffer.buffer().pending_gpu_write().is_some());
-                if copy.buffer.as_ref().is_none_or(|buffer| buffer.buffer().size() < needed) {
-                    match ReadbackBuffer::new(context.gpu(), &self.name, needed) {
-                        Ok(buffer) => {
-                            if let Some(outgrown) = copy.buffer.replace(buffer) {
-                                copy.retired.push(outgrown);
-                            }
-                        }
-                        Err(error) => {
-                            context.fail(error);
-                            return;
-                        }
-                    }
+                if copy.host.record(context, &self.name, source_handle, &source) {
+                    (copy.extent, copy.format) = (source.extent, source.format);
                 }
-                if context.failed() {
-                    return;
-                }
-                let Some(buffer) = copy.buffer.as_ref() else { return };
-                // SAFETY: the graph put the image in a transfer-source layout (declared); the
-                // buffer is the pass's own, writable by transfers and holds the whole copy.
-                unsafe { record_image_to_buffer(context, source_handle, &source, buffer.buffer().raw()) };
-                context.finish_host_copy(buffer);
-                (copy.extent, copy.format) = (source.extent, source.format);
             }
         }
     }
@@ -235,10 +214,64 @@ pub struct ImageReadback {
 /// What a following readback pass copied last.
 #[derive(Default)]
 struct FollowingCopy {
-    buffer: Option<ReadbackBuffer>,
-    retired: Vec<ReadbackBuffer>,
+    host: HostImageCopy,
     extent: vk::Extent2D,
     format: vk::Format,
+}
+
+/// A host buffer a pass owns (not the graph's) and grows to hold each image it copies: what
+/// [`ReadbackPass::following`] and screenshot passes copy into.
+#[derive(Default)]
+pub struct HostImageCopy {
+    buffer: Option<ReadbackBuffer>,
+    /// Outgrown buffers that frames still in flight may write.
+    retired: Vec<ReadbackBuffer>,
+}
+
+impl HostImageCopy {
+    /// Records the copy of mip 0 of `source` (resolved as `image`, 4-byte texels, declared
+    /// [`Access::TransferRead`] by the recording pass, outside a rendering scope) into the
+    /// buffer, first growing it (a new buffer named `name`) when the image does not fit, and
+    /// makes the copy visible to the host ([`ExecuteContext::finish_host_copy`]). An outgrown
+    /// buffer is kept until the frames that wrote it have finished. Returns whether the copy
+    /// was recorded (a failed allocation fails the frame).
+    pub fn record(
+        &mut self,
+        context: &mut ExecuteContext<'_>,
+        name: &str,
+        source: ImageHandle,
+        image: &crate::ResolvedImage,
+    ) -> bool {
+        self.retired.retain(|buffer| buffer.buffer().pending_gpu_write().is_some());
+        let needed = u64::from(image.extent.width) * u64::from(image.extent.height) * READBACK_TEXEL_BYTES;
+        if self.buffer.as_ref().is_none_or(|buffer| buffer.buffer().size() < needed) {
+            match ReadbackBuffer::new(context.gpu(), name, needed) {
+                Ok(buffer) => {
+                    if let Some(outgrown) = self.buffer.replace(buffer) {
+                        self.retired.push(outgrown);
+                    }
+                }
+                Err(error) => {
+                    context.fail(error);
+                    return false;
+                }
+            }
+        }
+        if context.failed() {
+            return false;
+        }
+        let Some(buffer) = self.buffer.as_ref() else { return false };
+        // SAFETY: as this function's contract: the image is in its declared transfer-source
+        // layout; the buffer is this copy's own, writable by transfers and holds the image.
+        unsafe { record_image_to_buffer(context, source, image, buffer.buffer().raw()) };
+        context.finish_host_copy(buffer);
+        true
+    }
+
+    /// The buffer the last copy went to, if any was made.
+    pub fn buffer(&self) -> Option<&ReadbackBuffer> {
+        self.buffer.as_ref()
+    }
 }
 
 impl ImageReadback {
@@ -254,7 +287,7 @@ impl ImageReadback {
     /// before any frame has copied it.
     pub fn read(&self) -> Result<(vk::Extent2D, Vec<u8>)> {
         let copy = self.copy.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(buffer) = copy.buffer.as_ref() else {
+        let Some(buffer) = copy.host.buffer() else {
             return Err(GraphError::InvalidDescription {
                 resource: self.name.clone(),
                 reason: "no frame has copied this image yet",

@@ -10,8 +10,8 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use render_graph::readback::{has_four_byte_texels, record_image_to_buffer};
-use render_graph::{vk, Access, ExecuteContext, ImageHandle, Pass, ReadbackBuffer, Registry};
+use render_graph::readback::{has_four_byte_texels, HostImageCopy};
+use render_graph::{vk, Access, ExecuteContext, ImageHandle, Pass, Registry};
 
 /// What a game asks for: image `image` of game frame `frame` (the next frame drawn when
 /// `None`), written to `png` when given.
@@ -124,9 +124,7 @@ impl Screenshots {
 /// What a [`ScreenshotPass`] copied on its last armed frame.
 #[derive(Default)]
 pub(crate) struct Copied {
-    pub(crate) buffer: Option<ReadbackBuffer>,
-    /// Outgrown buffers that frames still in flight may write.
-    pub(crate) retired: Vec<ReadbackBuffer>,
+    pub(crate) host: HostImageCopy,
     pub(crate) extent: vk::Extent2D,
     pub(crate) format: vk::Format,
     pub(crate) error: Option<String>,
@@ -186,28 +184,10 @@ impl Pass for ScreenshotPass {
                 Some(format!("`{}` is {:?}; screenshots copy 4-byte texels only", self.image_name, image.format));
             return;
         }
-        let bytes = u64::from(image.extent.width) * u64::from(image.extent.height) * 4;
-        // Outgrown buffers stay alive until the frames that wrote them have finished.
-        copy.retired.retain(|buffer| buffer.buffer().pending_gpu_write().is_some());
-        if copy.buffer.as_ref().is_none_or(|buffer| buffer.buffer().size() < bytes) {
-            match ReadbackBuffer::new(context.gpu(), &self.name, bytes) {
-                Ok(buffer) => {
-                    if let Some(outgrown) = copy.buffer.replace(buffer) {
-                        copy.retired.push(outgrown);
-                    }
-                }
-                Err(error) => {
-                    context.fail(error);
-                    return;
-                }
-            }
+        // Recording outside a rendering scope; the image is declared a transfer source.
+        if !copy.host.record(context, &self.name, handle, &image) {
+            return;
         }
-        let Some(buffer) = copy.buffer.as_ref() else { return };
-        // SAFETY: recording outside a rendering scope; the image is declared a transfer
-        // source; the buffer is this pass's own and holds the whole copy.
-        unsafe { record_image_to_buffer(context, handle, &image, buffer.buffer().raw()) };
-        // The buffer is not the graph's: the pass makes its copy visible to the host itself.
-        context.finish_host_copy(buffer);
         copy.extent = image.extent;
         copy.format = image.format;
         copy.error = None;
@@ -221,7 +201,7 @@ pub(crate) fn develop(request: &ScreenshotRequest, frame: u64, copy: &Copied) ->
         shot.error = Some(error.clone());
         return shot;
     }
-    let Some(buffer) = &copy.buffer else {
+    let Some(buffer) = copy.host.buffer() else {
         shot.error = Some(format!("`{}` was not copied (the frame did not run its pass)", request.image));
         return shot;
     };
