@@ -4,6 +4,10 @@
 
 #[path = "../../assets/tests/common/mod.rs"]
 mod common;
+/// The samples' test helpers (`read_png`).
+#[path = "common/mod.rs"]
+#[allow(dead_code)]
+mod samples_common;
 
 use std::process::Command;
 
@@ -31,9 +35,8 @@ fn a_scene_renders_to_a_png_with_identical_culled_image() {
         return;
     }
     assert!(stdout.contains("identical images"), "{stdout}");
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&out).expect("the PNG exists")));
-    let reader = decoder.read_info().expect("a PNG");
-    assert_eq!((reader.info().width, reader.info().height), (96, 64));
+    let (width, height, _) = samples_common::read_png(&out);
+    assert_eq!((width, height), (96, 64));
     std::fs::remove_dir_all(&folder).unwrap();
 }
 
@@ -116,12 +119,7 @@ fn classify_marks_masked_and_blended_objects() {
         assert!(!render_graph::testing::vulkan_required(), "Vulkan is required here: {stdout}");
         return;
     }
-    let decoder = png::Decoder::new(std::io::BufReader::new(
-        std::fs::File::open(folder.join("scene-materials.png")).expect("the materials view exists"),
-    ));
-    let mut reader = decoder.read_info().expect("a PNG");
-    let mut pixels = vec![0; reader.output_buffer_size().expect("fits")];
-    reader.next_frame(&mut pixels).expect("decodes");
+    let (_, _, pixels) = samples_common::read_png(&folder.join("scene-materials.png"));
     // Lighting scales the class colours: look for their hues.
     let greenish = pixels.chunks_exact(4).filter(|texel| texel[1] > texel[0] + 40 && texel[1] > texel[2] + 40).count();
     let bluish = pixels.chunks_exact(4).filter(|texel| texel[2] > texel[0] + 40 && texel[2] > texel[1] + 40).count();
@@ -209,10 +207,7 @@ fn a_masked_leaf_shows_what_is_behind_its_holes_culled_and_unculled_alike() {
             return;
         }
         assert!(stdout.contains("identical images"), "{mode}: {stdout}");
-        let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&out).expect("the PNG exists")));
-        let mut reader = decoder.read_info().expect("a PNG");
-        let mut pixels = vec![0; reader.output_buffer_size().expect("fits")];
-        reader.next_frame(&mut pixels).expect("decodes");
+        let (_, _, pixels) = samples_common::read_png(&out);
         let red = pixels.chunks_exact(4).filter(|texel| texel[0] > 100 && texel[1] < 40 && texel[2] < 40).count();
         // The card is white, lit grey by the sun.
         let white = pixels

@@ -163,8 +163,16 @@ fn main() -> ExitCode {
         CullChoice::Gpu => CullingBackend::Gpu,
         CullChoice::Auto => CullingBackend::Auto,
     };
+    // The users' frame passes (`--post`, `--debug-boxes`, `--gpu-animate`), headless or in the window.
+    let passes = match FramePassChoice::parse(&options.post, options.debug_boxes, options.gpu_animate) {
+        Ok(passes) => passes,
+        Err(error) => {
+            eprintln!("city: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     if options.window {
-        return run_window(app, &meshes, &options, frames_given, backend);
+        return run_window(app, &meshes, &options, frames_given, backend, passes);
     }
     if options.debug_view.is_some() {
         eprintln!("city: --debug-view shows an image in the window: add --window");
@@ -189,14 +197,7 @@ fn main() -> ExitCode {
             }
         };
         if let Some(device) = device {
-            let passes = match FramePassChoice::parse(&options.post, options.debug_boxes, options.gpu_animate) {
-                Ok(passes) => passes,
-                Err(error) => {
-                    eprintln!("city: {error}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            let capacity = city.mesh_entities as u32 + city.mesh_entities as u32 / 8 + 64;
+            let capacity = city::rendering::capacity(app.world());
             let clock = BobClock::default();
             let (target, capture) = HeadlessTarget::new(&device, extent);
             let installed = FramePassCheck::new(&device, passes, capacity, clock.clone())
@@ -485,18 +486,12 @@ fn run_window(
     options: &CityOptions,
     frames_given: bool,
     backend: CullingBackend,
+    frame_passes: FramePassChoice,
 ) -> ExitCode {
     if options.screenshot.is_some() && !frames_given {
         eprintln!("city: --screenshot needs --frames N (the last frame is the screenshot)");
         return ExitCode::FAILURE;
     }
-    let frame_passes = match FramePassChoice::parse(&options.post, options.debug_boxes, options.gpu_animate) {
-        Ok(passes) => passes,
-        Err(error) => {
-            eprintln!("city: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
     let window_options = WindowOptions {
         size: options.size,
         frames: frames_given.then_some(options.frames),

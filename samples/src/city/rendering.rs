@@ -53,6 +53,14 @@ pub struct CityFrames {
     pub passes: Vec<renderer::AddPasses>,
 }
 
+/// The object slots the city's rendering has room for: the mesh entities of `world` plus some
+/// that appear later (none do today). The users' frame passes and the check's reference
+/// renderer cover as many.
+pub fn capacity(world: &hecs::World) -> u32 {
+    let objects = world.query::<&Mesh>().iter().count() as u32;
+    objects + objects / 8 + 64
+}
+
 /// Installs the city's rendering on `device`: the Render stage draws every frame the
 /// `target` lets it, as `frames` says.
 pub fn install(
@@ -63,13 +71,11 @@ pub fn install(
     frames: CityFrames,
 ) -> Result<CullingChoice, RenderError> {
     let CityFrames { backend, extent, bits, passes } = frames;
-    let objects = app.world().query::<&Mesh>().iter().count() as u32;
     let setup = RenderSetup {
         backend,
         device: Some(Arc::clone(device)),
         extent,
-        // Room for the city's objects plus some that appear later (none do today).
-        capacity: objects + objects / 8 + 64,
+        capacity: capacity(app.world()),
         meshes: meshes.library.clone(),
         clear_color: SKY,
         bits,

@@ -179,7 +179,7 @@ impl Runner<'_> {
         let render_extent = vk::Extent2D { width: extent.width.max(1), height: extent.height.max(1) };
         // The users' passes, as the headless city runs them (checked against the CPU there).
         let choice = self.options.frame_passes;
-        let capacity = app.world().query::<&ecs::Mesh>().iter().count() as u32 * 9 / 8 + 64;
+        let capacity = rendering::capacity(app.world());
         let clock = BobClock::default();
         let frame_clock = clock.clone();
         app.add_system(
