@@ -319,28 +319,23 @@ impl GpuDevice {
             immediate_pool: Mutex::new(vk::CommandPool::null()),
         };
         // From here on `Drop` cleans up whatever was created.
-        let sampler_info = vk::SamplerCreateInfo::default()
-            .mag_filter(vk::Filter::NEAREST)
-            .min_filter(vk::Filter::NEAREST)
-            .mipmap_mode(vk::SamplerMipmapMode::NEAREST)
-            .address_mode_u(vk::SamplerAddressMode::CLAMP_TO_EDGE)
-            .address_mode_v(vk::SamplerAddressMode::CLAMP_TO_EDGE)
-            .address_mode_w(vk::SamplerAddressMode::CLAMP_TO_EDGE)
-            .max_lod(vk::LOD_CLAMP_NONE);
-        // SAFETY: valid create info on a live device.
-        gpu.nearest_sampler =
-            unsafe { gpu.device.create_sampler(&sampler_info, None) }.map_err(GraphError::vulkan("vkCreateSampler"))?;
-        let texture_info = vk::SamplerCreateInfo::default()
-            .mag_filter(vk::Filter::LINEAR)
-            .min_filter(vk::Filter::LINEAR)
-            .mipmap_mode(vk::SamplerMipmapMode::LINEAR)
-            .address_mode_u(vk::SamplerAddressMode::REPEAT)
-            .address_mode_v(vk::SamplerAddressMode::REPEAT)
-            .address_mode_w(vk::SamplerAddressMode::CLAMP_TO_EDGE)
-            .max_lod(vk::LOD_CLAMP_NONE);
-        // SAFETY: valid create info on a live device.
-        gpu.texture_sampler =
-            unsafe { gpu.device.create_sampler(&texture_info, None) }.map_err(GraphError::vulkan("vkCreateSampler"))?;
+        let sampler = |filter: vk::Filter, mipmap: vk::SamplerMipmapMode, wrap: vk::SamplerAddressMode| {
+            let info = vk::SamplerCreateInfo::default()
+                .mag_filter(filter)
+                .min_filter(filter)
+                .mipmap_mode(mipmap)
+                .address_mode_u(wrap)
+                .address_mode_v(wrap)
+                .address_mode_w(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+                .max_lod(vk::LOD_CLAMP_NONE);
+            // SAFETY: valid create info on a live device.
+            unsafe { gpu.device.create_sampler(&info, None) }.map_err(GraphError::vulkan("vkCreateSampler"))
+        };
+        let nearest =
+            sampler(vk::Filter::NEAREST, vk::SamplerMipmapMode::NEAREST, vk::SamplerAddressMode::CLAMP_TO_EDGE);
+        gpu.nearest_sampler = nearest?;
+        let texture = sampler(vk::Filter::LINEAR, vk::SamplerMipmapMode::LINEAR, vk::SamplerAddressMode::REPEAT);
+        gpu.texture_sampler = texture?;
         let pool_info = vk::CommandPoolCreateInfo::default()
             .queue_family_index(gpu.queue_family)
             .flags(vk::CommandPoolCreateFlags::TRANSIENT | vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);

@@ -173,16 +173,18 @@ fn read_material(material: &gltf::Material<'_>, place: &[Option<usize>]) -> Gltf
     let pbr = material.pbr_metallic_roughness();
     let base_color_texture = pbr.base_color_texture().and_then(|info| {
         let texture = info.texture();
-        let image = texture_image(&texture).and_then(|image| place.get(image).copied().flatten())?;
+        let Some(image) = texture_image(&texture) else {
+            log::warn!(
+                "materials[{}]: the base colour texture has no image the engine can decode (an extension supplies \
+                 it); the base colour factor is used",
+                material.index().unwrap_or(0)
+            );
+            return None;
+        };
+        // An image that failed to decode was warned about where it failed.
+        let image = place.get(image).copied().flatten()?;
         Some(BaseColorTexture { image, sampler: sampler_of(&texture.sampler()) })
     });
-    if pbr.base_color_texture().is_some_and(|info| texture_image(&info.texture()).is_none()) {
-        log::warn!(
-            "materials[{}]: the base colour texture has no image the engine can decode (an extension supplies it); \
-             the base colour factor is used",
-            material.index().unwrap_or(0)
-        );
-    }
     let alpha = match material.alpha_mode() {
         gltf::material::AlphaMode::Opaque => AlphaMode::Opaque,
         gltf::material::AlphaMode::Mask => AlphaMode::Mask { cutoff: material.alpha_cutoff().unwrap_or(0.5) },

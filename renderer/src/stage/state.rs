@@ -171,9 +171,9 @@ impl RenderState {
         }
         shots.due(game_frame, &mut self.due_shots);
         self.arm_screenshots(shots, game_frame);
-        let frame = match self.execute(visibility) {
-            Ok(frame) => frame,
-            Err(error) if self.debug_view.image.is_some() && error.pass() == Some(DebugViewPass::NAME) => {
+        let mut executed = self.execute(visibility);
+        if let Err(error) = &executed {
+            if self.debug_view.image.is_some() && error.pass() == Some(DebugViewPass::NAME) {
                 // The view cannot be shown (no such image, an integer image): the frame is
                 // drawn without it, this frame still, and the view is not tried again until
                 // the resource changes.
@@ -183,14 +183,11 @@ impl RenderState {
                     self.debug_view.mip
                 );
                 self.graph.remove_pass(DebugViewPass::NAME);
-                match self.execute(visibility) {
-                    Ok(frame) => frame,
-                    Err(error) => {
-                        shots.defer(&mut self.due_shots);
-                        return Err(error);
-                    }
-                }
+                executed = self.execute(visibility);
             }
+        }
+        let frame = match executed {
+            Ok(frame) => frame,
             Err(error) => {
                 // Not drawn: the requests wait for the next frame that is.
                 shots.defer(&mut self.due_shots);

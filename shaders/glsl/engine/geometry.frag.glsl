@@ -20,9 +20,8 @@ const float AMBIENT = 0.35;
 void main() {
     // unpackUnorm4x8 gives byte / 255, which the RGBA8 UNORM attachment stores exactly.
     vec4 base = unpackUnorm4x8(in_color);
-    if (in_material < uint(materials.length()) && materials[in_material].texture != MATERIAL_NO_TEXTURE) {
-        base *= material_texel(in_material, in_uv);
-    }
+    // White (exactly 1.0, leaving the colour's bytes as they are) without a texture.
+    base *= material_texel(in_material, in_uv);
     if (material_hole(in_material, base.a)) {
         discard;
     }
