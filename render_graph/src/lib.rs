@@ -150,7 +150,7 @@ pub use memory::{
 };
 pub use mips::MipRange;
 pub use pass::{Pass, Typed, TypedPass};
-pub use pipeline::{ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
+pub use pipeline::{ColorBlend, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
 pub use recording::{POISON_COLOR, POISON_DEPTH, POISON_WORD};
 pub use registry::{
     AttachmentLoad, BufferDesc, BufferHandle, GraphDecl, ImageDesc, ImageHandle, ImageSize, Registry, ResourceKind,

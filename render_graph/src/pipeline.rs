@@ -168,6 +168,37 @@ pub struct GraphicsPipelineDesc<'a> {
     pub topology: vk::PrimitiveTopology,
     /// Face culling.
     pub cull_mode: vk::CullModeFlags,
+    /// How fragments combine with the colour attachments.
+    pub blend: ColorBlend,
+}
+
+/// How a graphics pipeline's fragments combine with what its colour attachments hold.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ColorBlend {
+    /// The fragment replaces the colour.
+    #[default]
+    Replace,
+    /// "Over" blending by the fragment's alpha (`src.rgb * a + dst.rgb * (1 - a)`); the
+    /// attachment's alpha is kept as it was, so what earlier passes stored there survives
+    /// (translucent surfaces drawn after opaque ones).
+    Alpha,
+}
+
+impl ColorBlend {
+    fn attachment(self) -> vk::PipelineColorBlendAttachmentState {
+        let state = vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA);
+        match self {
+            ColorBlend::Replace => state,
+            ColorBlend::Alpha => state
+                .blend_enable(true)
+                .src_color_blend_factor(vk::BlendFactor::SRC_ALPHA)
+                .dst_color_blend_factor(vk::BlendFactor::ONE_MINUS_SRC_ALPHA)
+                .color_blend_op(vk::BlendOp::ADD)
+                .src_alpha_blend_factor(vk::BlendFactor::ZERO)
+                .dst_alpha_blend_factor(vk::BlendFactor::ONE)
+                .alpha_blend_op(vk::BlendOp::ADD),
+        }
+    }
 }
 
 /// A graphics pipeline for dynamic rendering (entry points `main`); viewport and scissor
@@ -226,11 +257,8 @@ impl GraphicsPipeline {
             ),
             None => (vk::Format::UNDEFINED, vk::PipelineDepthStencilStateCreateInfo::default()),
         };
-        let blend_attachments: Vec<vk::PipelineColorBlendAttachmentState> = desc
-            .color_formats
-            .iter()
-            .map(|_| vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA))
-            .collect();
+        let blend_attachments: Vec<vk::PipelineColorBlendAttachmentState> =
+            desc.color_formats.iter().map(|_| desc.blend.attachment()).collect();
         let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
         let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
         let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);

@@ -680,6 +680,7 @@ fn band_pipeline(device: &Arc<GpuDevice>) -> GraphicsPipeline {
             depth: None,
             topology: vk::PrimitiveTopology::TRIANGLE_LIST,
             cull_mode: vk::CullModeFlags::NONE,
+            blend: render_graph::ColorBlend::Replace,
         },
     )
     .expect("band pipeline builds")

@@ -114,6 +114,7 @@ fn invert_pipeline(device: &Arc<render_graph::GpuDevice>) -> GraphicsPipeline {
             depth: None,
             topology: vk::PrimitiveTopology::TRIANGLE_LIST,
             cull_mode: vk::CullModeFlags::NONE,
+            blend: render_graph::ColorBlend::Replace,
         },
     )
     .expect("invert pipeline builds")

@@ -106,6 +106,7 @@ fn pattern_pipeline(device: &Arc<GpuDevice>) -> GraphicsPipeline {
         depth: Some((DEPTH_FORMAT, vk::CompareOp::ALWAYS, true)),
         topology: vk::PrimitiveTopology::TRIANGLE_LIST,
         cull_mode: vk::CullModeFlags::NONE,
+        blend: render_graph::ColorBlend::Replace,
     };
     GraphicsPipeline::new(device, "depth pattern", &desc).expect("the pattern pipeline builds")
 }

@@ -288,6 +288,7 @@ fn first_frame(device: &Arc<GpuDevice>, inverted: bool) -> Vec<u8> {
                 depth: None,
                 topology: vk::PrimitiveTopology::TRIANGLE_LIST,
                 cull_mode: vk::CullModeFlags::NONE,
+                blend: render_graph::ColorBlend::Replace,
             };
             let pipeline = render_graph::GraphicsPipeline::new(graph.device(), "invert", &desc)?;
             renderer::add_post_process(graph, "invert input", Invert { pipeline, input: None })

@@ -67,6 +67,7 @@ impl DebugViewPass {
             depth: None,
             topology: vk::PrimitiveTopology::TRIANGLE_LIST,
             cull_mode: vk::CullModeFlags::NONE,
+            blend: render_graph::ColorBlend::Replace,
         };
         let pipeline = GraphicsPipeline::new(device, Self::NAME, &desc)?;
         Ok(DebugViewPass { pipeline, image: image.to_owned(), mip, log_decades: log_decades.max(0.0) })

@@ -110,6 +110,7 @@ fn run(output: &PathBuf) -> Result<(), Box<dyn std::error::Error>> {
             depth: None,
             topology: vk::PrimitiveTopology::TRIANGLE_LIST,
             cull_mode: vk::CullModeFlags::NONE,
+            blend: render_graph::ColorBlend::Replace,
         },
     )?;
     let extent = vk::Extent2D { width: WIDTH, height: HEIGHT };

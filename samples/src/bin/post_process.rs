@@ -253,6 +253,7 @@ impl PostProcess {
                 depth: None,
                 topology: vk::PrimitiveTopology::TRIANGLE_LIST,
                 cull_mode: vk::CullModeFlags::NONE,
+                blend: render_graph::ColorBlend::Replace,
             },
         )?;
 

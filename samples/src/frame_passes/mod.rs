@@ -107,6 +107,7 @@ impl DebugBoxes {
             depth: None,
             topology: vk::PrimitiveTopology::LINE_LIST,
             cull_mode: vk::CullModeFlags::NONE,
+            blend: render_graph::ColorBlend::Replace,
         };
         Ok(DebugBoxes { pipeline: GraphicsPipeline::new(device, "debug boxes", &desc)?, capacity })
     }
