@@ -304,9 +304,13 @@ shaders! {
     /// Geometry pass: writes the object's flat RGBA8 colour.
     GEOMETRY_FRAG = Engine "engine" / "geometry.frag", Fragment;
     /// Geometry pass vertex shader: object transform and record from `gl_InstanceIndex`
-    /// (bindings 0 and 1), position pulled from `mesh_vertices` (binding 2), push constant
-    /// `mat4 view_projection`; flat colour out at location 0.
+    /// (bindings 0 and 1), position pulled from `mesh_vertices` (binding 2), push constants
+    /// `mat4 view_projection, uint draw_filter` (objects of other materials are clipped
+    /// away); flat colour out at location 0.
     GEOMETRY_VERT = Engine "engine" / "geometry.vert", Vertex;
+    /// The blended pass's vertex shader on GPU-culled frames: [`GEOMETRY_VERT`], leaving out
+    /// objects whose bit in `visibility_bits` (binding 6) is clear.
+    BLENDED_CULLED_VERT = Engine "engine" / "blended_culled.vert", Vertex;
     /// GPU cull, early phase (`gpu_cull.h`): last frame's visible objects that pass the
     /// frustum are appended to the draw list; workgroup 64.
     GPU_CULL_EARLY_COMP = Engine "engine" / "gpu_cull_early.comp", Compute;

@@ -10,7 +10,7 @@ use render_graph::{ReadbackBuffer, RenderGraph, Result};
 use crate::frame::{culled_frame_mode, points, ScenePassOptions};
 use crate::names::{COLOR_READBACK, DEPTH_PREPASS};
 use crate::passes::{
-    cluster_bits_bytes, color_readback_pass, lock_cluster_settings, ClusterCullPass, ClusterResetPass,
+    cluster_bits_bytes, color_readback_pass, lock_cluster_settings, BlendedPass, ClusterCullPass, ClusterResetPass,
     ClusterSurvivorPass, CullPhase, DepthPrepass, DrawMode, GeometryPass, GpuCullPass, GpuCullSettings, HiZBuildPass,
     ObjectUploadPass, SharedClusterSettings, SharedCullSettings, ViewUploadPass, CLUSTER_BITS, CLUSTER_STATS,
     CLUSTER_VERDICTS,
@@ -185,6 +185,9 @@ pub fn add_cluster_culled_scene_passes(
     graph.add_pass(late_depth);
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
     graph.add_pass(geometry);
+    if lock_scene(scene).meshes().has_blended_materials() {
+        graph.add_pass(BlendedPass::gpu_culled(&device, Arc::clone(scene))?);
+    }
     graph.add_insertion_point(points::AFTER_GEOMETRY)?;
     graph.add_insertion_point(points::BEFORE_OUTPUT)?;
     if let Some(color) = &color {

@@ -47,7 +47,8 @@ use render_graph::{GraphError, ReadbackBuffer, RenderGraph, Result};
 use crate::frame::points;
 use crate::names::{COLOR, COLOR_READBACK};
 use crate::passes::{
-    color_readback_pass, DepthPrepass, DrawListPass, DrawMode, GeometryPass, ObjectUploadPass, ViewUploadPass,
+    color_readback_pass, BlendedPass, DepthPrepass, DrawListPass, DrawMode, GeometryPass, ObjectUploadPass,
+    ViewUploadPass,
 };
 use crate::scene::{lock_scene, SharedScene};
 #[cfg(doc)]
@@ -102,6 +103,9 @@ pub fn add_scene_passes(
     graph.add_pass(depth_prepass);
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
     graph.add_pass(geometry);
+    if lock_scene(scene).meshes().has_blended_materials() {
+        graph.add_pass(BlendedPass::new(&device, Arc::clone(scene))?);
+    }
     graph.add_insertion_point(points::AFTER_GEOMETRY)?;
     graph.add_insertion_point(points::BEFORE_OUTPUT)?;
     if let Some(readback) = &readback {

@@ -9,9 +9,9 @@ use render_graph::{vk, GraphError, ReadbackBuffer, RenderGraph, Result};
 use crate::frame::{points, ScenePassOptions};
 use crate::names::{COLOR, COLOR_READBACK, DRAW_COMMANDS};
 use crate::passes::{
-    color_readback_pass, visibility_bits_bytes, CullPhase, CullResetPass, DepthPrepass, DrawMode, GeometryPass,
-    GpuCullPass, HiZBuildPass, ObjectUploadPass, SharedCullSettings, ViewUploadPass, CULL_STATS, CULL_STAT_WORDS,
-    VISIBILITY_BITS,
+    color_readback_pass, visibility_bits_bytes, BlendedPass, CullPhase, CullResetPass, DepthPrepass, DrawMode,
+    GeometryPass, GpuCullPass, HiZBuildPass, ObjectUploadPass, SharedCullSettings, ViewUploadPass, CULL_STATS,
+    CULL_STAT_WORDS, VISIBILITY_BITS,
 };
 use crate::scene::{lock_scene, SharedScene};
 
@@ -85,6 +85,9 @@ pub fn add_gpu_culled_scene_passes(
     graph.add_pass(late_depth);
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
     graph.add_pass(geometry);
+    if lock_scene(scene).meshes().has_blended_materials() {
+        graph.add_pass(BlendedPass::gpu_culled(&device, Arc::clone(scene))?);
+    }
     graph.add_insertion_point(points::AFTER_GEOMETRY)?;
     graph.add_insertion_point(points::BEFORE_OUTPUT)?;
     if let Some(color) = &color {

@@ -6,12 +6,11 @@ use std::sync::Arc;
 
 use render_graph::vk;
 
-use super::draw::{check_mode, check_output_extent, scene_pipeline, DrawMode, SceneInputs};
+use super::draw::{check_mode, check_output_extent, DrawMode, OpaquePipelines, SceneInputs};
 use crate::names::{DEPTH_FORMAT, DEPTH_PREPASS};
 use crate::scene::SharedScene;
 use render_graph::ExecuteContext;
 use render_graph::GpuDevice;
-use render_graph::GraphicsPipeline;
 use render_graph::Pass;
 use render_graph::Result;
 use render_graph::{AttachmentLoad, ImageDesc, ImageSize, Registry};
@@ -25,7 +24,7 @@ use render_graph::{AttachmentLoad, ImageDesc, ImageSize, Registry};
 /// commands a later culling pass appended (the earlier commands again find their own depth
 /// and change nothing).
 pub struct DepthPrepass {
-    pipeline: GraphicsPipeline,
+    pipeline: OpaquePipelines,
     scene: SharedScene,
     mode: DrawMode,
     inputs: Option<SceneInputs>,
@@ -41,11 +40,10 @@ impl DepthPrepass {
     /// A prepass drawing in `mode`; an error when the device does not support it.
     pub fn with_mode(device: &Arc<GpuDevice>, scene: SharedScene, mode: DrawMode) -> Result<DepthPrepass> {
         check_mode(device, mode)?;
-        let pipeline = scene_pipeline(
+        let pipeline = OpaquePipelines::new(
             device,
             DEPTH_PREPASS,
-            shaders::DEPTH_PREPASS_VERT.words(),
-            shaders::DEPTH_PREPASS_FRAG.words(),
+            (shaders::DEPTH_PREPASS_VERT.words(), shaders::DEPTH_PREPASS_FRAG.words()),
             &[],
             (DEPTH_FORMAT, vk::CompareOp::GREATER, true),
         )?;
@@ -92,6 +90,6 @@ impl Pass for DepthPrepass {
             return;
         }
         let inputs = self.inputs.expect("register runs before record_draw");
-        inputs.draw(context, &self.pipeline, &self.scene, self.mode);
+        self.pipeline.draw(&inputs, context, &self.scene, self.mode);
     }
 }

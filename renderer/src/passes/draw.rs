@@ -14,7 +14,7 @@ use crate::scene::{lock_scene, SharedScene};
 use crate::scene::{CameraConstants, DRAW_COMMAND_BYTES};
 use render_graph::{Access, ShaderStage};
 use render_graph::{Binding, ExecuteContext};
-use render_graph::{BindingKind, GraphicsPipeline, GraphicsPipelineDesc};
+use render_graph::{BindingKind, ColorBlend, GraphicsPipeline, GraphicsPipelineDesc};
 use render_graph::{BufferHandle, ImageHandle, Registry};
 use render_graph::{DeviceCapabilities, GpuDevice};
 use render_graph::{GraphError, Result};
@@ -86,15 +86,47 @@ pub(crate) fn check_mode(device: &GpuDevice, mode: DrawMode) -> Result<()> {
     }
 }
 
+/// Which objects of the list one draw of a scene pass is for (`draw_filter` in
+/// `scene_common.h`): the vertex shader clips the others away, so one list serves
+/// pipelines that differ in face culling and blending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DrawFilter {
+    /// Opaque and masked objects of one-sided materials (back faces culled).
+    OneSided = 0,
+    /// Opaque and masked objects of double-sided materials (no face culling).
+    DoubleSided = 1,
+    /// Every object of the list (the blended pass's own list).
+    Blended = 2,
+}
+
+/// Push-constant bytes of the scene shaders: the camera, then the draw filter.
+const SCENE_PUSH_BYTES: u32 = CameraConstants::BYTES + 4;
+
+/// The scene shaders' push constants for `camera` and `filter`.
+pub(crate) fn scene_push_words(camera: &CameraConstants, filter: DrawFilter) -> [u32; 17] {
+    let mut words = [0; 17];
+    words[..16].copy_from_slice(&camera.words());
+    words[16] = filter as u32;
+    words
+}
+
+/// The fixed-function choices of a scene pipeline that vary between its uses.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ScenePipelineKind {
+    pub(crate) depth: (vk::Format, vk::CompareOp, bool),
+    pub(crate) cull_mode: vk::CullModeFlags,
+    pub(crate) blend: ColorBlend,
+}
+
 /// Builds a pipeline of the scene shaders (both vertex shaders share the layout of
-/// `scene_common.h`).
+/// `scene_common.h`; `bindings` are [`SCENE_BINDINGS`] or a superset).
 pub(crate) fn scene_pipeline(
     device: &Arc<GpuDevice>,
     name: &str,
-    vertex: &[u32],
-    fragment: &[u32],
+    (vertex, fragment): (&[u32], &[u32]),
+    bindings: &[BindingKind],
     color_formats: &[vk::Format],
-    depth: (vk::Format, vk::CompareOp, bool),
+    kind: ScenePipelineKind,
 ) -> Result<GraphicsPipeline> {
     GraphicsPipeline::new(
         device,
@@ -102,14 +134,67 @@ pub(crate) fn scene_pipeline(
         &GraphicsPipelineDesc {
             vertex,
             fragment,
-            bindings: &SCENE_BINDINGS,
-            push_constant_bytes: CameraConstants::BYTES,
+            bindings,
+            push_constant_bytes: SCENE_PUSH_BYTES,
             color_formats,
-            depth: Some(depth),
+            depth: Some(kind.depth),
             topology: vk::PrimitiveTopology::TRIANGLE_LIST,
-            cull_mode: vk::CullModeFlags::BACK,
+            cull_mode: kind.cull_mode,
+            blend: kind.blend,
         },
     )
+}
+
+/// The opaque passes' two pipelines: one-sided (back faces culled) and double-sided (none),
+/// the second drawn only when the library has double-sided surfaces.
+pub(crate) struct OpaquePipelines {
+    one_sided: GraphicsPipeline,
+    double_sided: GraphicsPipeline,
+}
+
+impl OpaquePipelines {
+    pub(crate) fn new(
+        device: &Arc<GpuDevice>,
+        name: &str,
+        shaders: (&[u32], &[u32]),
+        color_formats: &[vk::Format],
+        depth: (vk::Format, vk::CompareOp, bool),
+    ) -> Result<OpaquePipelines> {
+        let kind = |cull_mode| ScenePipelineKind { depth, cull_mode, blend: ColorBlend::Replace };
+        Ok(OpaquePipelines {
+            one_sided: scene_pipeline(
+                device,
+                name,
+                shaders,
+                &SCENE_BINDINGS,
+                color_formats,
+                kind(vk::CullModeFlags::BACK),
+            )?,
+            double_sided: scene_pipeline(
+                device,
+                &format!("{name} double-sided"),
+                shaders,
+                &SCENE_BINDINGS,
+                color_formats,
+                kind(vk::CullModeFlags::NONE),
+            )?,
+        })
+    }
+
+    /// Draws the scene's list with the one-sided pipeline, then, when the library has
+    /// double-sided surfaces, again with the double-sided one.
+    pub(crate) fn draw(
+        &self,
+        inputs: &SceneInputs,
+        context: &mut ExecuteContext<'_>,
+        scene: &SharedScene,
+        mode: DrawMode,
+    ) {
+        inputs.draw(context, &self.one_sided, scene, mode, DrawFilter::OneSided);
+        if lock_scene(scene).meshes().has_double_sided_surfaces() {
+            inputs.draw(context, &self.double_sided, scene, mode, DrawFilter::DoubleSided);
+        }
+    }
 }
 
 /// The scene buffers a drawing pass reads, declared in its `register`.
@@ -141,7 +226,7 @@ impl SceneInputs {
         let textures = registry.image(MATERIAL_TEXTURES);
         SceneInputs {
             uvs: registry.read_storage_buffer(uvs, ShaderStage::Vertex),
-            materials: registry.read_storage_buffer(materials, ShaderStage::Fragment),
+            materials: registry.read_storage_buffer(materials, ShaderStage::Graphics),
             textures: registry.sample(textures, ShaderStage::Fragment),
             transforms: registry.read_storage_buffer(transforms, ShaderStage::Vertex),
             objects: registry.read_storage_buffer(objects, ShaderStage::Vertex),
@@ -150,6 +235,23 @@ impl SceneInputs {
             commands: registry.access_buffer(commands, Access::IndirectArgument),
             count: registry.access_buffer(count, Access::IndirectArgument),
         }
+    }
+
+    /// The bindings of [`SCENE_BINDINGS`], in order.
+    pub(crate) fn bindings(&self) -> [Binding; 6] {
+        [
+            Binding::Buffer(self.transforms),
+            Binding::Buffer(self.objects),
+            Binding::Buffer(self.vertices),
+            Binding::Buffer(self.uvs),
+            Binding::Buffer(self.materials),
+            Binding::Image(self.textures),
+        ]
+    }
+
+    /// The index buffer the scene draws from.
+    pub(crate) fn index_buffer(&self) -> BufferHandle {
+        self.indices
     }
 
     /// Binds `pipeline` with the scene buffers and camera, then draws the scene's commands in
@@ -161,18 +263,11 @@ impl SceneInputs {
         pipeline: &GraphicsPipeline,
         scene: &SharedScene,
         mode: DrawMode,
+        filter: DrawFilter,
     ) {
         let scene = lock_scene(scene);
-        let bindings = [
-            Binding::Buffer(self.transforms),
-            Binding::Buffer(self.objects),
-            Binding::Buffer(self.vertices),
-            Binding::Buffer(self.uvs),
-            Binding::Buffer(self.materials),
-            Binding::Image(self.textures),
-        ];
-        context.bind_graphics(pipeline, &bindings);
-        context.push_constants(&scene.camera().words());
+        context.bind_graphics(pipeline, &self.bindings());
+        context.push_constants(&scene_push_words(scene.camera(), filter));
         if context.failed() {
             return;
         }

@@ -5,12 +5,11 @@ use std::sync::Arc;
 
 use render_graph::vk;
 
-use super::draw::{check_mode, check_output_extent, scene_pipeline, DrawMode, SceneInputs};
+use super::draw::{check_mode, check_output_extent, DrawMode, OpaquePipelines, SceneInputs};
 use crate::names::{COLOR, COLOR_FORMAT, DEPTH_FORMAT, DEPTH_PREPASS};
 use crate::scene::SharedScene;
 use render_graph::ExecuteContext;
 use render_graph::GpuDevice;
-use render_graph::GraphicsPipeline;
 use render_graph::Pass;
 use render_graph::Result;
 use render_graph::{AttachmentLoad, ImageDesc, ImageSize, Registry};
@@ -24,7 +23,7 @@ use render_graph::{AttachmentLoad, ImageDesc, ImageSize, Registry};
 /// objects have equal depth the later draw wins, as it would without a prepass, so the image
 /// depends only on the drawn objects and their order.
 pub struct GeometryPass {
-    pipeline: GraphicsPipeline,
+    pipeline: OpaquePipelines,
     scene: SharedScene,
     mode: DrawMode,
     clear_color: [f32; 4],
@@ -46,11 +45,10 @@ impl GeometryPass {
         mode: DrawMode,
     ) -> Result<GeometryPass> {
         check_mode(device, mode)?;
-        let pipeline = scene_pipeline(
+        let pipeline = OpaquePipelines::new(
             device,
             "geometry",
-            shaders::GEOMETRY_VERT.words(),
-            shaders::GEOMETRY_FRAG.words(),
+            (shaders::GEOMETRY_VERT.words(), shaders::GEOMETRY_FRAG.words()),
             &[COLOR_FORMAT],
             (DEPTH_FORMAT, vk::CompareOp::GREATER_OR_EQUAL, false),
         )?;
@@ -80,6 +78,6 @@ impl Pass for GeometryPass {
             return;
         }
         let inputs = self.inputs.expect("register runs before record_draw");
-        inputs.draw(context, &self.pipeline, &self.scene, self.mode);
+        self.pipeline.draw(&inputs, context, &self.scene, self.mode);
     }
 }

@@ -12,13 +12,16 @@
 //! 5. [`HiZBuildPass`] (`hiz.rs`): the depth pyramid;
 //! 6. [`GpuCullPass`] late: everything against the frustum and the pyramid;
 //!    [`ClusterSurvivorPass`] (`cluster_survivors.rs`) and [`ClusterCullPass`] late;
-//! 7. [`DepthPrepass::late`], then [`GeometryPass`] (`geometry.rs`);
+//! 7. [`DepthPrepass::late`], then [`GeometryPass`] (`geometry.rs`), then, when the
+//!    library has a blended material, [`BlendedPass`] (`blended.rs`): translucent objects
+//!    back to front;
 //! 8. the readbacks ([`color_readback_pass`], and [`render_graph::readback`]'s passes for
 //!    buffers).
 //!
 //! `draw.rs` holds what the two drawing passes share ([`DrawMode`]). Passes find each
 //! other's resources by the stable names of [`crate::names`].
 
+mod blended;
 mod cluster;
 mod cluster_survivors;
 mod cull;
@@ -29,6 +32,7 @@ mod hiz;
 mod upload;
 mod view;
 
+pub use blended::BlendedPass;
 pub(crate) use cluster::lock_cluster_settings;
 pub use cluster::{
     cluster_bits_bytes, ClusterCullPass, ClusterResetPass, ClusterUniforms, SharedClusterSettings, CLUSTER_BITS,

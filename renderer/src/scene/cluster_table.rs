@@ -108,7 +108,13 @@ impl ClusterTable {
             let first_pair = pairs.len() as u32;
             let record = scene.record(object).expect("objects below object_count have records");
             built_mesh.push(record.mesh);
-            let count = library.meshlets(record.mesh).len() as u32;
+            // A double-sided object's back faces are drawn, so meshlet back-face (cone)
+            // culling must leave it alone: it is drawn whole, culled as an object.
+            let count = if library.material_is_double_sided(record.material) {
+                0
+            } else {
+                library.meshlets(record.mesh).len() as u32
+            };
             let first = mesh_first.get(record.mesh as usize).copied().unwrap_or(0);
             if count == 0 {
                 pairs.push([object, PAIR_WHOLE | PAIR_FIRST]);

@@ -23,6 +23,7 @@ use gpu_allocator::MemoryLocation;
 use crate::names::{
     MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORMS,
 };
+use crate::scene::world_box;
 use crate::scene::{
     CameraConstants, DrawCommand, ObjectRecord, ObjectTransform, IDENTITY, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
 };
@@ -111,6 +112,13 @@ pub struct GpuScene {
     draws: Vec<DrawCommand>,
     draw_source: DrawSource,
     camera: CameraConstants,
+    /// Slots whose record names a blended material.
+    blended: SlotBits,
+    /// The blended objects of this frame's host list (when the host draws).
+    host_blended: Vec<u32>,
+    /// Scratch of [`GpuScene::sort_blended`]: (depth key, slot), then the order.
+    blend_keys: Vec<(f32, u32)>,
+    blend_order: Vec<u32>,
     /// The view uploaded into `view` for every pass ([`crate::ViewUploadPass`]).
     view: FrameView,
     last_upload: UploadReport,
@@ -152,6 +160,10 @@ impl GpuScene {
             draws: Vec::with_capacity(capacity as usize),
             draw_source: DrawSource::Host,
             camera: CameraConstants { view_projection: IDENTITY },
+            blended: SlotBits::new(capacity),
+            host_blended: Vec::new(),
+            blend_keys: Vec::new(),
+            blend_order: Vec::new(),
             view: FrameView::default(),
             last_upload: UploadReport::default(),
         })
@@ -295,6 +307,11 @@ impl GpuScene {
         if *stored != record {
             *stored = record;
             self.record_dirty.mark(index);
+            if record.index_count > 0 && self.meshes.material_blends(record.material) {
+                self.blended.mark(index);
+            } else {
+                self.blended.clear_range(index, index + 1);
+            }
         }
     }
 
@@ -319,6 +336,7 @@ impl GpuScene {
             }
             self.transform_dirty.clear_range(count, self.count);
             self.record_dirty.clear_range(count, self.count);
+            self.blended.clear_range(count, self.count);
         } else {
             self.transform_dirty.mark_range(self.count, count);
             self.record_dirty.mark_range(self.count, count);
@@ -367,6 +385,9 @@ impl GpuScene {
         self.draws.clear();
         let records = &self.records;
         self.draws.extend(objects.iter().map(|&object| DrawCommand::for_object(object, &records[object as usize])));
+        self.host_blended.clear();
+        let blended = &self.blended;
+        self.host_blended.extend(objects.iter().copied().filter(|&object| blended.is_set(object)));
         Ok(())
     }
 
@@ -377,6 +398,8 @@ impl GpuScene {
         let records = &self.records[..self.count as usize];
         self.draws
             .extend(records.iter().enumerate().map(|(index, record)| DrawCommand::for_object(index as u32, record)));
+        self.host_blended.clear();
+        self.blended.push_set_below(self.count, &mut self.host_blended);
     }
 
     /// This frame's draw commands come from a GPU pass writing at most one per object (GPU
@@ -385,6 +408,33 @@ impl GpuScene {
     pub fn draw_gpu_list(&mut self) {
         self.draw_source = DrawSource::Gpu;
         self.draws.clear();
+        self.host_blended.clear();
+    }
+
+    /// This frame's blended objects, farthest first, as the blended pass draws them: those
+    /// of the host's list, or every blended object when a GPU pass culls (its vertex shader
+    /// then leaves out the hidden ones). The key is the depth of the object's box centre
+    /// (reversed-Z `z / w`, so perspective and orthographic cameras alike); centres behind
+    /// the eye or not finite come first, and equal keys go in slot order, so the order (and
+    /// the image) depends only on the scene and the camera.
+    pub fn sort_blended(&mut self) -> &[u32] {
+        if self.draw_source == DrawSource::Gpu {
+            self.host_blended.clear();
+            self.blended.push_set_below(self.count, &mut self.host_blended);
+        }
+        let view_projection = glam::Mat4::from_cols_array_2d(&self.camera.view_projection);
+        self.blend_keys.clear();
+        for &slot in &self.host_blended {
+            let (center, _) = world_box(&self.transforms[slot as usize], &self.records[slot as usize]);
+            let clip = view_projection * glam::Vec3::from_array(center).extend(1.0);
+            let depth = clip.z / clip.w;
+            let key = if clip.w > 0.0 && depth.is_finite() { depth } else { f32::NEG_INFINITY };
+            self.blend_keys.push((key, slot));
+        }
+        self.blend_keys.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        self.blend_order.clear();
+        self.blend_order.extend(self.blend_keys.iter().map(|&(_, slot)| slot));
+        &self.blend_order
     }
 
     /// This frame's host draw commands (empty when a GPU pass writes them).
@@ -488,6 +538,10 @@ impl SlotBits {
             self.words[word] &= !mask;
             index += span;
         }
+    }
+
+    fn is_set(&self, index: u32) -> bool {
+        self.words[index as usize / 64] & (1 << (index % 64)) != 0
     }
 
     fn count_below(&self, end: u32) -> u32 {

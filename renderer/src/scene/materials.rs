@@ -46,12 +46,22 @@ pub struct Material {
     pub alpha_cutoff: Option<f32>,
     /// Addressing along u and v.
     pub wrap: [TextureWrap; 2],
+    /// Translucent: blended "over" what lies behind by its alpha, drawn after every opaque
+    /// and masked surface, farthest first, writing no depth (so it never occludes anything,
+    /// on the GPU or the CPU, and is culled as an occludee only).
+    pub blend: bool,
+    /// Both faces are drawn (leaves, cards, cloth); back faces are lit with the normal
+    /// flipped, and meshlet back-face culling leaves the object alone.
+    pub double_sided: bool,
+    /// Samples the nearest texel of the nearest mip instead of trilinear filtering (pixel
+    /// art; glTF's `magFilter` NEAREST).
+    pub nearest: bool,
 }
 
 impl Material {
     /// Whether the surface can show what lies behind it (it is then never an occluder).
     pub fn has_holes(&self) -> bool {
-        self.alpha_cutoff.is_some()
+        self.alpha_cutoff.is_some() || self.blend
     }
 }
 
@@ -62,7 +72,8 @@ impl Material {
 pub struct GpuMaterial {
     /// The texture layer, or [`GpuMaterial::NO_TEXTURE`].
     pub texture: u32,
-    /// Bit 0: alpha-masked; bits 1-2 and 3-4: the u and v wrap (0 repeat, 1 mirrored, 2 clamp).
+    /// Bit 0: alpha-masked; bits 1-2 and 3-4: the u and v wrap (0 repeat, 1 mirrored, 2
+    /// clamp); bit 5 blended, bit 6 double-sided, bit 7 nearest sampling.
     pub flags: u32,
     /// The alpha cutoff of a masked material.
     pub cutoff: f32,
@@ -75,13 +86,25 @@ impl GpuMaterial {
     pub const NO_TEXTURE: u32 = u32::MAX;
     /// The bit of an alpha-masked material.
     pub const MASKED: u32 = 1;
+    /// The bit of a blended material.
+    pub const BLENDED: u32 = 1 << 5;
+    /// The bit of a double-sided material.
+    pub const DOUBLE_SIDED: u32 = 1 << 6;
+    /// The bit of a material sampled nearest.
+    pub const NEAREST: u32 = 1 << 7;
 
     /// The shaders' form of `material`.
     pub fn of(material: &Material) -> GpuMaterial {
-        let masked = if material.alpha_cutoff.is_some() { GpuMaterial::MASKED } else { 0 };
+        let bit = |set: bool, bit: u32| if set { bit } else { 0 };
+        let flags = bit(material.alpha_cutoff.is_some(), GpuMaterial::MASKED)
+            | bit(material.blend, GpuMaterial::BLENDED)
+            | bit(material.double_sided, GpuMaterial::DOUBLE_SIDED)
+            | bit(material.nearest, GpuMaterial::NEAREST)
+            | material.wrap[0].bits() << 1
+            | material.wrap[1].bits() << 3;
         GpuMaterial {
             texture: material.texture.unwrap_or(GpuMaterial::NO_TEXTURE),
-            flags: masked | material.wrap[0].bits() << 1 | material.wrap[1].bits() << 3,
+            flags,
             cutoff: material.alpha_cutoff.unwrap_or(0.0),
             pad: 0,
         }
@@ -290,9 +313,15 @@ mod tests {
             texture: Some(3),
             alpha_cutoff: Some(0.25),
             wrap: [TextureWrap::ClampToEdge, TextureWrap::MirroredRepeat],
+            ..Material::default()
         };
         let packed = GpuMaterial::of(&material);
         assert_eq!((packed.texture, packed.flags, packed.cutoff), (3, 1 | 2 << 1 | 1 << 3, 0.25));
+        let other = Material { blend: true, double_sided: true, nearest: true, ..Material::default() };
+        assert_eq!(
+            GpuMaterial::of(&other).flags,
+            GpuMaterial::BLENDED | GpuMaterial::DOUBLE_SIDED | GpuMaterial::NEAREST
+        );
         assert_eq!(GpuMaterial::of(&Material::default()).texture, GpuMaterial::NO_TEXTURE);
     }
 

@@ -155,10 +155,32 @@ impl MeshLibrary {
         &self.textures
     }
 
-    /// Whether material `material` lets what lies behind show (an alpha mask): such objects
-    /// are never occluders. An index past the table is opaque.
+    /// Whether material `material` lets what lies behind show (an alpha mask or blending):
+    /// such objects are never occluders. An index past the table is opaque.
     pub fn material_has_holes(&self, material: u32) -> bool {
         self.materials.get(material as usize).is_some_and(Material::has_holes)
+    }
+
+    /// Whether material `material` is blended (drawn after the opaque surfaces, sorted). An
+    /// index past the table is opaque.
+    pub fn material_blends(&self, material: u32) -> bool {
+        self.materials.get(material as usize).is_some_and(|material| material.blend)
+    }
+
+    /// Whether material `material` draws both faces. An index past the table is one-sided.
+    pub fn material_is_double_sided(&self, material: u32) -> bool {
+        self.materials.get(material as usize).is_some_and(|material| material.double_sided)
+    }
+
+    /// Whether any material draws both faces of opaque or masked surfaces (the scene passes
+    /// then draw a second time without back-face culling).
+    pub fn has_double_sided_surfaces(&self) -> bool {
+        self.materials.iter().any(|material| material.double_sided && !material.blend)
+    }
+
+    /// Whether any material is blended (the frames then add a [`crate::BlendedPass`]).
+    pub fn has_blended_materials(&self) -> bool {
+        self.materials.iter().any(|material| material.blend)
     }
 
     /// Adds a mesh without normals (drawn in its flat colour) and returns its id. Returns an

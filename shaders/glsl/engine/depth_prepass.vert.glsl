@@ -10,7 +10,7 @@ layout(location = 2) flat out uint out_color;
 
 void main() {
     uint object_index = uint(gl_InstanceIndex);
-    gl_Position = object_clip_position(object_index, uint(gl_VertexIndex));
+    gl_Position = object_in_draw(object_index) ? object_clip_position(object_index, uint(gl_VertexIndex)) : CLIPPED_AWAY;
     out_uv = uvs[gl_VertexIndex];
     out_material = objects[object_index].material;
     out_color = objects[object_index].color;

@@ -30,7 +30,8 @@ void main() {
         out_color = base;
         return;
     }
-    vec3 normal = in_normal / normal_length;
+    // A double-sided material's back face is lit as the face the viewer sees.
+    vec3 normal = (gl_FrontFacing ? in_normal : -in_normal) / normal_length;
     float diffuse = max(dot(normal, TO_LIGHT), 0.0);
     float shade = AMBIENT + (1.0 - AMBIENT) * diffuse;
     out_color = vec4(base.rgb * shade, base.a);

@@ -1,7 +1,8 @@
-// The materials of the scene passes' fragment shaders: the table `materials` (binding 4),
-// indexed by an object record's `material`, and the base-colour textures
-// `material_textures` (binding 5, one layer each of an sRGB image array, trilinear and
-// repeating). Host twin: renderer/src/scene/materials.rs (`GpuMaterial`).
+// The materials of the scene passes: the table `materials` (binding 4), indexed by an object
+// record's `material`, and the base-colour textures `material_textures` (binding 5, one
+// layer each of an sRGB image array, trilinear and repeating). Host twin:
+// renderer/src/scene/materials.rs (`GpuMaterial`). A vertex shader defines
+// MATERIAL_TABLE_ONLY first: it reads the flags, never a texture.
 #ifndef ENGINE_MATERIAL_H
 #define ENGINE_MATERIAL_H
 struct Material {
@@ -13,10 +14,20 @@ struct Material {
 
 #define MATERIAL_NO_TEXTURE 0xffffffffu
 #define MATERIAL_MASKED 1u
+#define MATERIAL_BLENDED 32u
+#define MATERIAL_DOUBLE_SIDED 64u
+#define MATERIAL_NEAREST 128u
 
 layout(std430, set = 0, binding = 4) readonly buffer Materials {
     Material materials[];
 };
+
+// The flags of material `index`; 0 (opaque, one-sided) past the table.
+uint material_flags(uint index) {
+    return index < uint(materials.length()) ? materials[index].flags : 0u;
+}
+
+#ifndef MATERIAL_TABLE_ONLY
 layout(set = 0, binding = 5) uniform sampler2DArray material_textures;
 
 // One axis of `uv` addressed by `wrap` (0 repeat, 1 mirrored repeat, 2 clamp); the sampler
@@ -44,6 +55,17 @@ vec4 material_texel(uint index, vec2 uv) {
         return vec4(1.0);
     }
     vec2 wrapped = vec2(material_wrap(uv.x, (material.flags >> 1) & 3u), material_wrap(uv.y, (material.flags >> 3) & 3u));
+    if ((material.flags & MATERIAL_NEAREST) != 0u) {
+        // The nearest mip of the footprint (as the trilinear sampler measures it), then
+        // its nearest texel; repeat wraps the texel index, as the sampler would.
+        int levels = textureQueryLevels(material_textures);
+        float lod = textureQueryLod(material_textures, uv).y;
+        int level = clamp(int(floor(lod + 0.5)), 0, levels - 1);
+        ivec2 size = textureSize(material_textures, level).xy;
+        ivec2 texel = ivec2(floor(wrapped * vec2(size)));
+        texel = ((texel % size) + size) % size;
+        return texelFetch(material_textures, ivec3(texel, int(material.texture)), level);
+    }
     return textureGrad(material_textures, vec3(wrapped, float(material.texture)), dFdx(uv), dFdy(uv));
 }
 
@@ -58,6 +80,7 @@ bool material_hole(uint index, float alpha) {
 
 // Whether material `index` cuts holes (its fragments must sample before they are kept).
 bool material_masked(uint index) {
-    return index < uint(materials.length()) && (materials[index].flags & MATERIAL_MASKED) != 0u;
+    return (material_flags(index) & MATERIAL_MASKED) != 0u;
 }
+#endif
 #endif

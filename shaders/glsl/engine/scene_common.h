@@ -5,6 +5,8 @@
 // (`SCENE_BINDINGS`).
 
 #include "object_record.h"
+#define MATERIAL_TABLE_ONLY
+#include "material.h"
 
 layout(std430, set = 0, binding = 0) readonly buffer ObjectTransforms {
     ObjectTransform transforms[];
@@ -20,15 +22,40 @@ layout(std430, set = 0, binding = 2) readonly buffer MeshVertices {
 };
 
 // Texture coordinates per vertex (`mesh_uvs`), parallel to `mesh_vertices`. Bindings 4 and
-// 5 (the materials) are the fragment shaders', in `material.h`.
+// 5 are the materials (`material.h`).
 layout(std430, set = 0, binding = 3) readonly buffer MeshUvs {
     vec2 uvs[];
 };
 
-// The camera: clip = view_projection * world position (reversed-Z, glam conventions).
+// The camera: clip = view_projection * world position (reversed-Z, glam conventions), and
+// which objects this draw is for (`DRAW_*`, host twin `DrawFilter` in
+// renderer/src/passes/draw.rs): the opaque passes draw the same list once with back-face
+// culling for one-sided materials and, when the library has any, once without it for
+// double-sided ones; blended materials are the blended pass's alone.
 layout(push_constant) uniform CameraConstants {
     mat4 view_projection;
+    uint draw_filter;
 } camera;
+
+#define DRAW_ONE_SIDED 0u
+#define DRAW_DOUBLE_SIDED 1u
+#define DRAW_BLENDED 2u
+
+// Outside the clip volume (z > w): a vertex the draw leaves out, so none of the object's
+// triangles reaches the rasterizer.
+const vec4 CLIPPED_AWAY = vec4(2.0, 2.0, 2.0, 1.0);
+
+// Whether object `object_index` belongs to this draw (see `draw_filter`).
+bool object_in_draw(uint object_index) {
+    if (camera.draw_filter == DRAW_BLENDED) {
+        return true;
+    }
+    uint flags = material_flags(objects[object_index].material);
+    if ((flags & MATERIAL_BLENDED) != 0u) {
+        return false;
+    }
+    return ((flags & MATERIAL_DOUBLE_SIDED) != 0u) == (camera.draw_filter == DRAW_DOUBLE_SIDED);
+}
 
 // Clip position of vertex `vertex_index` of object `object_index`. Both scene vertex shaders
 // (depth prepass and geometry) call this; `precise` forbids contraction into fused

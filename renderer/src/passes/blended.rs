@@ -1,0 +1,163 @@
+//! The blended pass: translucent objects (materials with [`Material::blend`]) over the
+//! geometry pass's `color`, farthest first, tested against the frame's depth without writing
+//! it.
+//!
+//! The opaque passes clip blended objects away (their vertex shaders' draw filter), so a
+//! translucent surface never enters `depth_prepass` or the Hi-Z pyramid built from it: it
+//! hides nothing, on the GPU as on the CPU (whose occluders leave such materials out), and is
+//! culled as an occludee only. On the host's list the pass draws the listed blended objects;
+//! on a GPU-culled frame it draws every blended object and its vertex shader leaves out
+//! those whose bit the late cull cleared.
+//!
+//! [`Material::blend`]: crate::Material::blend
+
+use std::sync::Arc;
+
+use render_graph::vk;
+use render_graph::{AttachmentLoad, Binding, BindingKind, BufferHandle, ColorBlend, ExecuteContext, GpuDevice};
+use render_graph::{GraphicsPipeline, Pass, Registry, Result, ShaderStage};
+
+use super::draw::SCENE_BINDINGS;
+use super::draw::{check_output_extent, scene_pipeline, scene_push_words, DrawFilter, SceneInputs, ScenePipelineKind};
+use super::VISIBILITY_BITS;
+use crate::names::{COLOR, COLOR_FORMAT, DEPTH_FORMAT, DEPTH_PREPASS};
+use crate::scene::{lock_scene, SharedScene};
+
+/// Draws the scene's blended objects sorted back to front ([`GpuScene::sort_blended`]) over
+/// `color`, blending "over" by alpha and keeping `color`'s alpha; double-sided materials
+/// draw both faces. Named `"blended"`; the frames add it after the geometry pass when the
+/// library has a blended material.
+///
+/// [`GpuScene::sort_blended`]: crate::GpuScene::sort_blended
+pub struct BlendedPass {
+    one_sided: GraphicsPipeline,
+    double_sided: GraphicsPipeline,
+    scene: SharedScene,
+    gated: bool,
+    inputs: Option<SceneInputs>,
+    bits: Option<BufferHandle>,
+    order: Vec<u32>,
+}
+
+impl BlendedPass {
+    /// The pass of a frame that draws the host's list (CPU culling, or none).
+    pub fn new(device: &Arc<GpuDevice>, scene: SharedScene) -> Result<BlendedPass> {
+        BlendedPass::build(device, scene, false)
+    }
+
+    /// The pass of a GPU-culled frame: it reads this frame's `visibility_bits`.
+    pub fn gpu_culled(device: &Arc<GpuDevice>, scene: SharedScene) -> Result<BlendedPass> {
+        BlendedPass::build(device, scene, true)
+    }
+
+    fn build(device: &Arc<GpuDevice>, scene: SharedScene, gated: bool) -> Result<BlendedPass> {
+        let mut gated_bindings = SCENE_BINDINGS.to_vec();
+        gated_bindings.push(BindingKind::StorageBuffer);
+        let (vertex, bindings) = if gated {
+            (shaders::BLENDED_CULLED_VERT.words(), &gated_bindings[..])
+        } else {
+            (shaders::GEOMETRY_VERT.words(), &SCENE_BINDINGS[..])
+        };
+        let shaders = (vertex, shaders::GEOMETRY_FRAG.words());
+        let kind = |cull_mode| ScenePipelineKind {
+            depth: (DEPTH_FORMAT, vk::CompareOp::GREATER_OR_EQUAL, false),
+            cull_mode,
+            blend: ColorBlend::Alpha,
+        };
+        let pipeline =
+            |name, cull_mode| scene_pipeline(device, name, shaders, bindings, &[COLOR_FORMAT], kind(cull_mode));
+        Ok(BlendedPass {
+            one_sided: pipeline("blended", vk::CullModeFlags::BACK)?,
+            double_sided: pipeline("blended double-sided", vk::CullModeFlags::NONE)?,
+            scene,
+            gated,
+            inputs: None,
+            bits: None,
+            order: Vec::new(),
+        })
+    }
+
+    /// Binds `pipeline` with the scene's bindings (and the bits) and this frame's camera.
+    fn bind(&self, context: &mut ExecuteContext<'_>, pipeline: &GraphicsPipeline, push: &[u32; 17]) {
+        let inputs = self.inputs.expect("register runs before record_draw");
+        let scene = inputs.bindings();
+        match self.bits {
+            Some(bits) => {
+                let mut bindings = [Binding::Buffer(bits); 7];
+                bindings[..6].copy_from_slice(&scene);
+                context.bind_graphics(pipeline, &bindings);
+            }
+            None => context.bind_graphics(pipeline, &scene),
+        }
+        context.push_constants(push);
+    }
+}
+
+impl Pass for BlendedPass {
+    fn name(&self) -> &str {
+        "blended"
+    }
+
+    fn register(&mut self, registry: &mut Registry<'_>) {
+        self.inputs = Some(SceneInputs::register(registry));
+        if self.gated {
+            let bits = registry.buffer(VISIBILITY_BITS);
+            self.bits = Some(registry.read_storage_buffer(bits, ShaderStage::Vertex));
+        }
+        let depth = registry.image(DEPTH_PREPASS);
+        registry.depth_read(depth);
+        let color = registry.image(COLOR);
+        registry.color_attachment(color, AttachmentLoad::Load);
+    }
+
+    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
+        if !check_output_extent(context, COLOR) {
+            return;
+        }
+        let mut scene = lock_scene(&self.scene);
+        self.order.clear();
+        self.order.extend_from_slice(scene.sort_blended());
+    }
+
+    fn record_draw(&mut self, context: &mut ExecuteContext<'_>) {
+        if context.failed() || self.order.is_empty() {
+            return;
+        }
+        let inputs = self.inputs.expect("register runs before record_draw");
+        let scene = Arc::clone(&self.scene);
+        let scene = lock_scene(&scene);
+        let push = scene_push_words(scene.camera(), DrawFilter::Blended);
+        let mut bound_double_sided = None;
+        let indices = context.buffer(inputs.index_buffer()).buffer;
+        for &slot in &self.order {
+            let Some(record) = scene.record(slot) else { continue };
+            let double_sided = scene.meshes().material_is_double_sided(record.material);
+            if bound_double_sided != Some(double_sided) {
+                let pipeline = if double_sided { &self.double_sided } else { &self.one_sided };
+                self.bind(context, pipeline, &push);
+                if context.failed() {
+                    return;
+                }
+                let command_buffer = context.command_buffer();
+                // SAFETY: recording inside the pass's rendering scope; `mesh_indices` was
+                // declared as an index buffer and holds u32 indices.
+                unsafe { context.device().cmd_bind_index_buffer(command_buffer, indices, 0, vk::IndexType::UINT32) };
+                bound_double_sided = Some(double_sided);
+            }
+            let command_buffer = context.command_buffer();
+            // SAFETY: recording with a scene pipeline and the index buffer bound; the record's
+            // range lies in `mesh_indices` (the library checked it), and direct draws may use
+            // any first instance.
+            unsafe {
+                context.device().cmd_draw_indexed(
+                    command_buffer,
+                    record.index_count,
+                    1,
+                    record.first_index,
+                    record.vertex_offset,
+                    slot,
+                )
+            };
+        }
+    }
+}

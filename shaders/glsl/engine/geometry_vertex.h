@@ -1,0 +1,60 @@
+// The geometry pass's vertex shader (geometry.vert.glsl), also the blended pass's
+// (blended_culled.vert.glsl defines GATED_BY_VISIBILITY first).
+// Geometry pass: transforms one vertex of one object and passes on its flat colour and its
+// world-space normal.
+//
+// The object is the instance: every draw command sets firstInstance to the object's index
+// and instanceCount to 1, so gl_InstanceIndex (which includes firstInstance) names its
+// transform and record. Vertices are pulled from `mesh_vertices`; gl_VertexIndex includes
+// the command's vertexOffset. The position comes from object_clip_position, as in the depth prepass.
+#include "scene_common.h"
+
+#ifdef GATED_BY_VISIBILITY
+// The blended pass of a GPU-culled frame draws every blended object the host sorted and
+// leaves out those the cull found hidden (its `visibility_bits`, binding 6).
+#include "visibility_bits.h"
+layout(std430, set = 0, binding = 6) readonly buffer VisibilityBits {
+    uint visibility[];
+};
+#endif
+
+// The same `mesh_vertices` seen as bits: `w` holds the packed normal, read without any
+// float conversion.
+layout(std430, set = 0, binding = 2) readonly buffer MeshVertexBits {
+    uvec4 vertex_bits[];
+};
+
+layout(location = 0) flat out uint out_color;
+layout(location = 1) out vec3 out_normal;
+layout(location = 2) out vec2 out_uv;
+layout(location = 3) flat out uint out_material;
+
+// Host twin: `pack_normal` in render_graph/src/passes/mesh.rs: three signed 10-bit values,
+// x in bits 0-9, y in 10-19, z in 20-29; 0 means no normal (drawn unlit).
+vec3 unpack_normal(uint bits) {
+    int packed = int(bits);
+    ivec3 fixed_point = ivec3(bitfieldExtract(packed, 0, 10), bitfieldExtract(packed, 10, 10), bitfieldExtract(packed, 20, 10));
+    return vec3(fixed_point) / 511.0;
+}
+
+void main() {
+    uint object_index = uint(gl_InstanceIndex);
+    bool drawn = object_in_draw(object_index);
+#ifdef GATED_BY_VISIBILITY
+    drawn = drawn && VISIBILITY_BIT(visibility, object_index);
+#endif
+    gl_Position = drawn ? object_clip_position(object_index, uint(gl_VertexIndex)) : CLIPPED_AWAY;
+    out_color = objects[object_index].color;
+    out_uv = uvs[gl_VertexIndex];
+    out_material = objects[object_index].material;
+    uint normal_bits = vertex_bits[gl_VertexIndex].w;
+    if (normal_bits == 0u) {
+        out_normal = vec3(0.0);
+    } else {
+        // The inverse transpose keeps normals perpendicular under non-uniform scale.
+        ObjectTransform transform = transforms[object_index];
+        mat3 axes = mat3(transform_column(transform, 0), transform_column(transform, 1), transform_column(transform, 2));
+        mat3 normal_matrix = transpose(inverse(axes));
+        out_normal = normalize(normal_matrix * unpack_normal(normal_bits));
+    }
+}
