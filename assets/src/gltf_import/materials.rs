@@ -360,19 +360,6 @@ pub(crate) fn add_materials(
     }
     let base = library.materials().len() as u32;
     for material in materials {
-        if material.alpha == AlphaMode::Blend {
-            log::warn!(
-                "material {:?}: BLEND is drawn alpha-tested at 0.5 (holes where alpha is below it); sorted blending is not \
-                 implemented",
-                material.name.as_deref().unwrap_or("(unnamed)")
-            );
-        }
-        if material.double_sided {
-            log::debug!(
-                "material {:?}: doubleSided is drawn single-sided",
-                material.name.as_deref().unwrap_or("(unnamed)")
-            );
-        }
         let wrap = |wrap: Wrap| match wrap {
             Wrap::Repeat => renderer::TextureWrap::Repeat,
             Wrap::MirroredRepeat => renderer::TextureWrap::MirroredRepeat,
@@ -384,11 +371,14 @@ pub(crate) fn add_materials(
             alpha_cutoff: match material.alpha {
                 AlphaMode::Opaque => None,
                 AlphaMode::Mask { cutoff } => Some(cutoff),
-                AlphaMode::Blend => Some(0.5),
+                AlphaMode::Blend => None,
             },
             wrap: texture.map_or([renderer::TextureWrap::Repeat; 2], |texture| {
                 [wrap(texture.sampler.wrap_u), wrap(texture.sampler.wrap_v)]
             }),
+            blend: material.alpha == AlphaMode::Blend,
+            double_sided: material.double_sided,
+            nearest: texture.is_some_and(|texture| !texture.sampler.linear_mag),
         })?;
     }
     Ok(base)
