@@ -129,7 +129,8 @@ fn classify_marks_masked_and_blended_objects() {
 
 /// A leaf card (a quad with a checker of opaque and clear texels, alpha-masked) in front of a
 /// red cube, seen through the file's camera: the cube shows through the holes and only there,
-/// culled and unculled images are equal; the same card opaque hides the cube.
+/// culled and unculled images are equal; the same card opaque hides the cube, and blended
+/// shows it through its clear texels (drawn after the cube, which it does not occlude).
 fn leaf_scene(alpha_mode: &str) -> Vec<u8> {
     let floats = |values: &[f32]| values.iter().flat_map(|value| value.to_le_bytes()).collect::<Vec<u8>>();
     let quad = floats(&[-2.0, -2.0, 0.0, 2.0, -2.0, 0.0, 2.0, 2.0, 0.0, -2.0, 2.0, 0.0]);
@@ -192,7 +193,7 @@ fn leaf_scene(alpha_mode: &str) -> Vec<u8> {
 fn a_masked_leaf_shows_what_is_behind_its_holes_culled_and_unculled_alike() {
     let folder = common::scratch("viewer-leaf");
     let mut reds = Vec::new();
-    for mode in ["MASK", "OPAQUE"] {
+    for mode in ["MASK", "OPAQUE", "BLEND"] {
         let scene = folder.join(format!("{mode}.glb"));
         std::fs::write(&scene, leaf_scene(mode)).unwrap();
         let out = folder.join(format!("{mode}.png"));
@@ -220,4 +221,47 @@ fn a_masked_leaf_shows_what_is_behind_its_holes_culled_and_unculled_alike() {
     std::fs::remove_dir_all(&folder).unwrap();
     assert!(reds[0] > 10, "the cube shows through the mask's holes ({} pixels)", reds[0]);
     assert_eq!(reds[1], 0, "the opaque card hides the cube");
+    assert!(reds[2] > 10, "the cube shows through the blended card's clear texels ({} pixels)", reds[2]);
+}
+
+/// meshoptimizer's gltfpack output of one textured, masked, double-sided scene (see
+/// `assets/tests/data/gltfpack/README.md`): with its default options (quantized positions,
+/// normals and texture coordinates, `KHR_texture_transform`), with `-c` and with `-cc`
+/// (meshopt compression, octahedral normals) every file renders the original's picture, to
+/// within the quantization of positions, culled and unculled alike.
+#[test]
+fn gltfpacks_outputs_render_the_picture_of_the_original() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/tests/data/gltfpack");
+    let folder = common::scratch("viewer-gltfpack");
+    let mut pictures = Vec::new();
+    for name in ["scene", "default", "c", "cc"] {
+        let out = folder.join(format!("{name}.png"));
+        let file = data.join(format!("{name}.glb"));
+        let output =
+            run_viewer(&[file.as_os_str(), "--out".as_ref(), out.as_os_str(), "--size".as_ref(), "192x128".as_ref()]);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{name}: {stdout}\n{stderr}");
+        assert!(stdout.contains("materials: 2 opaque, 1 masked, 0 blended; 2 textures decoded"), "{name}: {stdout}");
+        if stdout.contains("no usable Vulkan device") {
+            assert!(!render_graph::testing::vulkan_required(), "Vulkan is required here: {stdout}");
+            return;
+        }
+        assert!(stdout.contains("identical images"), "{name}: {stdout}");
+        pictures.push(samples_common::read_png(&out).2);
+    }
+    let original = &pictures[0];
+    let leaf = original.chunks_exact(4).filter(|texel| texel[1] > texel[0] + 60 && texel[1] > texel[2] + 60).count();
+    let red = original.chunks_exact(4).filter(|texel| texel[0] > 100 && texel[1] < 40 && texel[2] < 40).count();
+    assert!(leaf > 500 && red > 20, "the leaf's texels ({leaf}) and the red cube through its holes ({red}) are drawn");
+    for (name, picture) in ["default", "c", "cc"].iter().zip(&pictures[1..]) {
+        let differing = original
+            .chunks_exact(4)
+            .zip(picture.chunks_exact(4))
+            .filter(|(a, b)| a.iter().zip(b.iter()).any(|(a, b)| a.abs_diff(*b) > 8))
+            .count();
+        // Quantized positions move edges by a fraction of a pixel: at most 1% of the pixels.
+        assert!(differing * 100 <= original.len() / 4, "{name}: {differing} pixels differ from the original's picture");
+    }
+    std::fs::remove_dir_all(&folder).unwrap();
 }

@@ -164,3 +164,37 @@ fn the_window_shows_debug_views_and_users_frame_passes() {
     assert!(green > 50, "the boxes of visible objects are drawn ({green} green pixels)");
     assert_eq!(boxes.len(), 200 * 120 * 4, "the passes follow the resize");
 }
+
+/// `viewer --window` on gltfpack's `-cc` output of a textured, masked, double-sided scene
+/// (`assets/tests/data/gltfpack`): the window's last frame (the Render stage, GPU culling)
+/// is the PNG the headless viewer draws (CPU culling, checked against no culling), pixel
+/// for pixel, so textures, masks and the file's camera show in the window as on disk.
+#[test]
+fn the_viewer_window_shows_a_textured_masked_asset_as_its_png_does() {
+    if !window_available() {
+        return;
+    }
+    let folder = temporary("window", "viewer");
+    let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/tests/data/gltfpack/cc.glb");
+    let scene = scene.to_str().expect("a UTF-8 path");
+    let (output, text) = {
+        let _one = XVFB.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        run(Command::new("xvfb-run")
+            .args(["-a", "-s", "-screen 0 1024x768x24", env!("CARGO_BIN_EXE_viewer"), scene, "--window"])
+            .args(["--size", "192x128", "--frames", "4", "--screenshot", "window.png"])
+            .current_dir(&folder))
+    };
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("window: 4 frames, 4 presented, 0 skipped, last 192x128"), "{text}");
+    let (output, text) = run(Command::new(env!("CARGO_BIN_EXE_viewer"))
+        .args([scene, "--size", "192x128", "--out", "file.png"])
+        .current_dir(&folder));
+    assert!(output.status.success() && text.contains("identical images"), "{text}");
+    let (window, file) = (read_png(&folder.join("window.png")), read_png(&folder.join("file.png")));
+    assert_eq!((window.0, window.1), (file.0, file.1));
+    let leaf = file.2.chunks_exact(4).filter(|texel| texel[1] > texel[0] + 60 && texel[1] > texel[2] + 60).count();
+    assert!(leaf > 500, "the leaf's texture is drawn ({leaf} pixels)");
+    let differing = window.2.chunks_exact(4).zip(file.2.chunks_exact(4)).filter(|(a, b)| a != b).count();
+    assert_eq!(differing, 0, "the window's frame differs from the viewer's PNG in {differing} pixels");
+    std::fs::remove_dir_all(&folder).unwrap();
+}

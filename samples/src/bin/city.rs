@@ -209,7 +209,8 @@ fn main() -> ExitCode {
                         bits: BitsReadback::Wait,
                         passes: vec![Box::new(add_passes)],
                     };
-                    let choice = city::rendering::install(&mut app, &device, &meshes, Box::new(target), frames)?;
+                    let choice =
+                        city::rendering::install(&mut app, &device, &meshes.library, Box::new(target), frames)?;
                     if (passes.bob || passes.boxes) && !choice.on_device {
                         return Err("--gpu-animate and --debug-boxes need GPU culling (--cull gpu)".into());
                     }
@@ -493,6 +494,7 @@ fn run_window(
         return ExitCode::FAILURE;
     }
     let window_options = WindowOptions {
+        title: "city",
         size: options.size,
         frames: frames_given.then_some(options.frames),
         present: match options.present {
@@ -506,33 +508,8 @@ fn run_window(
         frame_passes,
         debug_view: options.debug_view.clone().unwrap_or_default(),
     };
-    match samples::window::run::run(app, meshes, window_options) {
-        Ok(summary) => {
-            println!(
-                "window: {} frames, {} presented, {} skipped, last {}x{}, present mode {}, median frame {:.3} ms",
-                summary.frames,
-                summary.presented,
-                summary.skipped,
-                summary.extent.0,
-                summary.extent.1,
-                summary.present_mode,
-                summary.median_frame_ms
-            );
-            if let Some(path) = &options.screenshot {
-                println!("window: wrote {}", path.display());
-            }
-            if summary.validation_problems.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                eprintln!("render: validation reported problems: {:?}", summary.validation_problems);
-                ExitCode::FAILURE
-            }
-        }
-        Err(error) => {
-            eprintln!("city: --window: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    let outcome = samples::window::run::run(app, &meshes.library, window_options);
+    samples::window::run::WindowSummary::report(outcome, "city", options.screenshot.as_deref())
 }
 
 /// The city's rendering: the Render stage's capture and the checker that draws the same

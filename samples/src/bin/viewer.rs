@@ -6,6 +6,12 @@
 //! Run: `cargo run --release -p samples --bin viewer -- scene.glb [--out IMAGE.png] [--size WxH]
 //! [--classify]`
 //!
+//! `--window` shows the scene in a window instead (the engine's Render stage, GPU culling
+//! where a device can, textures, masks and blending as in the PNG), starting from the same
+//! camera; fly with W A S D, Space, Ctrl and the right mouse button, F1 turns culling off,
+//! V cycles the depth views, Esc closes. With `--frames N` it closes after N frames, and
+//! `--screenshot PATH` writes the last one.
+//!
 //! `--classify` also culls meshlet by meshlet on the GPU (a `cluster cull:` line, checked
 //! against the unculled image and the meshlet truth) and writes `IMAGE-meshlets.png`: every
 //! meshlet drawn with culling off in its verdict's colour (visible green, frustum red,
@@ -42,6 +48,9 @@ struct Options {
     width: u32,
     height: u32,
     classify: bool,
+    window: bool,
+    frames: Option<u64>,
+    screenshot: Option<PathBuf>,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -49,6 +58,7 @@ fn parse_options() -> Result<Options, String> {
     let mut out = PathBuf::from("viewer.png");
     let (mut width, mut height) = (1280, 720);
     let mut classify = false;
+    let (mut window, mut frames, mut screenshot) = (false, None, None);
     let mut arguments = std::env::args().skip(1);
     while let Some(argument) = arguments.next() {
         match argument.as_str() {
@@ -62,6 +72,15 @@ fn parse_options() -> Result<Options, String> {
                 }
             }
             "--classify" => classify = true,
+            "--window" => window = true,
+            "--frames" => {
+                let count = arguments.next().ok_or("--frames needs a count")?;
+                match count.parse::<u64>() {
+                    Ok(count) if count > 0 => frames = Some(count),
+                    _ => return Err(format!("--frames: '{count}' is not a positive count")),
+                }
+            }
+            "--screenshot" => screenshot = Some(PathBuf::from(arguments.next().ok_or("--screenshot needs a path")?)),
             "--help" | "-h" => return Err(String::new()),
             flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}'")),
             path if scene.is_none() => scene = Some(PathBuf::from(path)),
@@ -69,7 +88,13 @@ fn parse_options() -> Result<Options, String> {
         }
     }
     let scene = scene.ok_or("no scene file given")?;
-    Ok(Options { scene, out, width, height, classify })
+    if (frames.is_some() || screenshot.is_some()) && !window {
+        return Err(String::from("--frames and --screenshot are for --window"));
+    }
+    if screenshot.is_some() && frames.is_none() {
+        return Err(String::from("--screenshot needs --frames N (the last frame is the screenshot)"));
+    }
+    Ok(Options { scene, out, width, height, classify, window, frames, screenshot })
 }
 
 fn main() -> ExitCode {
@@ -80,7 +105,10 @@ fn main() -> ExitCode {
             if !message.is_empty() {
                 eprintln!("viewer: {message}");
             }
-            eprintln!("usage: viewer SCENE.gltf|SCENE.glb [--out IMAGE.png] [--size WxH]");
+            eprintln!(
+                "usage: viewer SCENE.gltf|SCENE.glb [--out IMAGE.png] [--size WxH] [--classify] \
+                 [--window [--frames N] [--screenshot IMAGE.png]]"
+            );
             return if message.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE };
         }
     };
@@ -148,6 +176,21 @@ fn view(options: &Options, scene: &GltfScene) -> ExitCode {
         println!("camera: framing the scene's bounds");
     } else {
         println!("camera: the file's first camera");
+    }
+    if options.window {
+        let window = samples::window::run::WindowOptions {
+            title: "viewer",
+            size: (options.width, options.height),
+            frames: options.frames,
+            present: render_graph::vk::PresentModeKHR::FIFO,
+            screenshot: options.screenshot.clone(),
+            resize_to: None,
+            backend: culling::CullingBackend::Auto,
+            frame_passes: samples::frame_passes::FramePassChoice::default(),
+            debug_view: renderer::DebugView::default(),
+        };
+        let outcome = samples::window::run::run(app, &library, window);
+        return samples::window::run::WindowSummary::report(outcome, "viewer", options.screenshot.as_deref());
     }
     app.run_frame();
 

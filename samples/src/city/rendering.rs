@@ -15,7 +15,8 @@ use renderer::COLOR;
 use renderer::{install_render_to, BitsReadback, FrameTarget, RenderSetup};
 use runtime::App;
 
-use super::{CityLibrary, RenderError};
+use super::RenderError;
+use renderer::MeshLibrary;
 
 /// The sky the image is cleared to.
 pub const SKY: [f32; 4] = [0.55, 0.70, 0.90, 1.0];
@@ -66,7 +67,7 @@ pub fn capacity(world: &hecs::World) -> u32 {
 pub fn install(
     app: &mut App,
     device: &Arc<GpuDevice>,
-    meshes: &CityLibrary,
+    meshes: &MeshLibrary,
     target: Box<dyn FrameTarget>,
     frames: CityFrames,
 ) -> Result<CullingChoice, RenderError> {
@@ -76,7 +77,7 @@ pub fn install(
         device: Some(Arc::clone(device)),
         extent,
         capacity: capacity(app.world()),
-        meshes: meshes.library.clone(),
+        meshes: meshes.clone(),
         clear_color: SKY,
         bits,
         passes,

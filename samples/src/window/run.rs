@@ -12,7 +12,7 @@ use ecs::Viewport;
 use glam::Vec2;
 use render_graph::swapchain::{surface_extensions, Swapchain};
 use render_graph::{vk, DeviceConfig, GpuDevice};
-use renderer::{DebugView, RenderReport};
+use renderer::{DebugView, MeshLibrary, RenderReport};
 use runtime::{App, Stage};
 use winit::application::ApplicationHandler;
 use winit::dpi::{PhysicalPosition, PhysicalSize};
@@ -24,12 +24,14 @@ use winit::window::{Window, WindowId};
 
 use super::fly::{fly_system, keys, DrawView, FlyCamera, FlyInput};
 use super::target::{lock_window, SharedWindow, SwapchainTarget};
-use crate::city::{rendering, CityLibrary, RenderError};
+use crate::city::{rendering, RenderError};
 use crate::frame_passes::{add_frame_passes, BobClock, FramePassChoice};
 
 /// How the window runs.
 #[derive(Clone, Debug)]
 pub struct WindowOptions {
+    /// The program's name: the window's title starts with it.
+    pub title: &'static str,
     /// The window's first inner size, pixels.
     pub size: (u32, u32),
     /// Close after this many frames (`--frames` given with `--window`); `None`: until Esc
@@ -84,9 +86,10 @@ pub struct WindowSummary {
     pub validation_problems: Vec<String>,
 }
 
-/// Runs `app` (the city, built, with its Input-stage systems) in a window until it closes
-/// or `options.frames` have run; writes the screenshot when asked.
-pub fn run(app: App, meshes: &CityLibrary, options: WindowOptions) -> Result<WindowSummary, RenderError> {
+/// Runs `app` (a scene built with the engine's stages: the city, or a viewer's file, with a
+/// camera the fly camera starts from) drawing `meshes` in a window until it closes or
+/// `options.frames` have run; writes the screenshot when asked.
+pub fn run(app: App, meshes: &MeshLibrary, options: WindowOptions) -> Result<WindowSummary, RenderError> {
     let event_loop = EventLoop::new()?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let mut runner = Runner {
@@ -121,6 +124,43 @@ pub fn run(app: App, meshes: &CityLibrary, options: WindowOptions) -> Result<Win
 }
 
 impl WindowSummary {
+    /// Prints what the window did (`window: ...` lines) or `program`'s error about it, and
+    /// returns the exit code: a failure on an error or on validation problems.
+    pub fn report(
+        outcome: Result<WindowSummary, RenderError>,
+        program: &str,
+        screenshot: Option<&std::path::Path>,
+    ) -> std::process::ExitCode {
+        use std::process::ExitCode;
+        match outcome {
+            Ok(summary) => {
+                println!(
+                    "window: {} frames, {} presented, {} skipped, last {}x{}, present mode {}, median frame {:.3} ms",
+                    summary.frames,
+                    summary.presented,
+                    summary.skipped,
+                    summary.extent.0,
+                    summary.extent.1,
+                    summary.present_mode,
+                    summary.median_frame_ms
+                );
+                if let Some(path) = screenshot {
+                    println!("window: wrote {}", path.display());
+                }
+                if summary.validation_problems.is_empty() {
+                    ExitCode::SUCCESS
+                } else {
+                    eprintln!("render: validation reported problems: {:?}", summary.validation_problems);
+                    ExitCode::FAILURE
+                }
+            }
+            Err(error) => {
+                eprintln!("{program}: --window: {error}");
+                ExitCode::FAILURE
+            }
+        }
+    }
+
     fn frame_ms_median(&mut self, frame_ms: &mut [f64]) {
         frame_ms.sort_by(f64::total_cmp);
         self.median_frame_ms = frame_ms.get(frame_ms.len() / 2).copied().unwrap_or(0.0);
@@ -129,7 +169,7 @@ impl WindowSummary {
 
 struct Runner<'a> {
     app: Option<App>,
-    meshes: &'a CityLibrary,
+    meshes: &'a MeshLibrary,
     options: WindowOptions,
     window: Option<Arc<Window>>,
     device: Option<Arc<GpuDevice>>,
@@ -147,12 +187,13 @@ impl Runner<'_> {
     /// Window, device, swapchain and rendering, once.
     fn start(&mut self, event_loop: &ActiveEventLoop) -> Result<(), RenderError> {
         let (width, height) = self.options.size;
-        let attributes =
-            Window::default_attributes().with_title("city").with_inner_size(PhysicalSize::new(width, height));
+        let attributes = Window::default_attributes()
+            .with_title(self.options.title)
+            .with_inner_size(PhysicalSize::new(width, height));
         let window = Arc::new(event_loop.create_window(attributes)?);
         let display = window.display_handle()?.as_raw();
         let config = DeviceConfig {
-            app_name: "city".into(),
+            app_name: self.options.title.into(),
             surface_extensions: surface_extensions(display)?,
             ..DeviceConfig::default()
         };
@@ -235,7 +276,8 @@ impl Runner<'_> {
             let objects = app.resource::<Visibility>().objects().len();
             let fly = app.resource::<FlyCamera>();
             let title = format!(
-                "city: {:.1} fps, {drawn} of {objects} objects drawn{}{}",
+                "{}: {:.1} fps, {drawn} of {objects} objects drawn{}{}",
+                self.options.title,
                 self.title_frames as f64 / since,
                 if fly.culling_off { ", culling off (F1)" } else { "" },
                 if fly.frozen { ", culling camera frozen (F2)" } else { "" },
