@@ -1,9 +1,11 @@
 //! Load + process time of glTF scenes: a 1M-triangle .glb (four 262k-triangle terrains,
 //! processed in parallel on the job system), the same with a 2048x2048 PNG base-colour
 //! texture per terrain (decoded with its mips, in parallel), and one 65k-triangle mesh
-//! through meshopt alone.
+//! through meshopt alone. With `GLTFPACK` naming a gltfpack binary (meshoptimizer's tool,
+//! not a dependency), the textured scene is also packed with `-cc` (quantized, meshopt
+//! compressed with filters) and its load timed.
 //!
-//! Run: `cargo bench -p assets --bench load`
+//! Run: `[GLTFPACK=path/to/gltfpack] cargo bench -p assets --bench load`
 
 use assets::{load_gltf_bytes, process_mesh, MeshData, ProcessOptions};
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -161,11 +163,41 @@ fn load_and_process(criterion: &mut Criterion) {
     group.bench_function("load_and_process_1m_triangles_textured", |bench| {
         bench.iter(|| load_gltf_bytes(&textured, None, &options).expect("loads"))
     });
+    match gltfpack_cc(&textured) {
+        Ok(packed) => {
+            let scene = load_gltf_bytes(&packed, None, &options).expect("gltfpack's output loads");
+            assert_eq!(scene.triangle_count(), 1 << 20, "gltfpack keeps every triangle");
+            eprintln!("its gltfpack -cc version: {:.1} MiB file", packed.len() as f64 / (1 << 20) as f64);
+            group.bench_function("load_and_process_1m_triangles_textured_gltfpack_cc", |bench| {
+                bench.iter(|| load_gltf_bytes(&packed, None, &options).expect("loads"))
+            });
+        }
+        Err(reason) => eprintln!("no gltfpack -cc row: {reason}"),
+    }
     let medium = terrain(256, 128);
     group.bench_function("process_mesh_65k_triangles", |bench| {
         bench.iter(|| process_mesh(&medium, &options).expect("processes"))
     });
     group.finish();
+}
+
+/// `glb` through `$GLTFPACK -cc` (keeping the textures as they are), or why not.
+fn gltfpack_cc(glb: &[u8]) -> Result<Vec<u8>, String> {
+    let tool = std::env::var_os("GLTFPACK").ok_or("GLTFPACK is not set")?;
+    let folder = std::env::temp_dir().join(format!("gltfpack-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).map_err(|error| error.to_string())?;
+    let (input, output) = (folder.join("in.glb"), folder.join("out.glb"));
+    std::fs::write(&input, glb).map_err(|error| error.to_string())?;
+    let status = std::process::Command::new(tool)
+        .args(["-cc", "-kn", "-i"])
+        .arg(&input)
+        .arg("-o")
+        .arg(&output)
+        .status()
+        .map_err(|error| format!("gltfpack does not run: {error}"))?;
+    let packed = std::fs::read(&output).map_err(|error| format!("gltfpack ({status}) wrote nothing: {error}"));
+    let _ = std::fs::remove_dir_all(&folder);
+    packed
 }
 
 criterion_group!(benches, load_and_process);
