@@ -29,6 +29,33 @@ macro_rules! profile_zone {
     ($name:literal) => {};
 }
 
+/// Opens a Tracy zone that carries a number (the frame it works on, say), shown with the zone.
+///
+/// ```
+/// let frame = 7_u64;
+/// runtime::profile_zone_value!("render frame", frame);
+/// ```
+#[cfg(feature = "profile")]
+#[macro_export]
+macro_rules! profile_zone_value {
+    ($name:literal, $value:expr) => {
+        let _profile_zone_guard = $crate::profiling::tracy_client::Client::running().map(|client| {
+            let span = client.span($crate::profiling::tracy_client::span_location!($name), 0);
+            span.emit_value($value as u64);
+            span
+        });
+    };
+}
+
+/// Opens a Tracy zone that carries a number (compiled out).
+#[cfg(not(feature = "profile"))]
+#[macro_export]
+macro_rules! profile_zone_value {
+    ($name:literal, $value:expr) => {
+        let _ = &$value;
+    };
+}
+
 /// Opens a Tracy zone with a name known only at run time (a system's name, say).
 #[cfg(feature = "profile")]
 #[macro_export]
@@ -377,6 +404,12 @@ impl<L: log::Log> log::Log for TracyLogger<L> {
 /// Whether this build records Tracy zones.
 pub const fn enabled() -> bool {
     cfg!(feature = "profile")
+}
+
+/// Names the current thread in the capture after its OS name (workers are `worker-N`); a
+/// thread of the engine's own outside the job system (the render thread) calls it first.
+pub fn name_this_thread() {
+    name_current_thread();
 }
 
 /// Names the current thread in the capture after its OS name (workers are `worker-N`).
