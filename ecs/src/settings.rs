@@ -53,6 +53,12 @@ pub struct RenderSettings {
     /// [`VisibilityTags::All`]: every drawable mesh entity, so `Without<Culled>` means "not
     /// culled". See [`VisibilityTags::Marked`] for the cheaper opt-in policy and its trap.
     pub visibility_tags: VisibilityTags,
+    /// Whether the Render stage hands each frame to a render thread that records and
+    /// submits it while the next frame's Input, Transform, View and Visibility stages run
+    /// (pipelined frames), instead of submitting it before the frame ends (serial, the
+    /// default). See `renderer`'s stage docs for the latency this adds and what a game must
+    /// not do. Switching at run time is safe: the frame in flight finishes first.
+    pub pipelined_frames: bool,
 }
 
 /// Which entities carry the `Culled` and `Occluded` tags (see [`RenderSettings::visibility_tags`]).
@@ -94,6 +100,7 @@ impl Default for RenderSettings {
             occluder_min_screen_size: 0.02,
             occluder_triangle_budget: 16 * 1024,
             visibility_tags: VisibilityTags::All,
+            pipelined_frames: false,
         }
     }
 }

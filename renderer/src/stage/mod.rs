@@ -25,14 +25,44 @@
 //! Render stage (a stall). The bits also feed the [`GpuFeedback`] resource, from which the
 //! Visibility stage takes occlusion and the `Occluded` tags: with the lagged readback the
 //! tags of frame `N + 1` come from frame `N`'s GPU answer when it finished in time.
+//!
+//! **Pipelined frames** ([`ecs::RenderSettings::pipelined_frames`], `pipeline.rs`). Serial
+//! (the default), the Render stage of frame `N` prepares the frame (the changed slots into
+//! the GPU scene, the view, the host's list: the extract) and records and submits the graph
+//! before `run_frame` returns. Pipelined, it prepares frame `N` at the same point, hands the
+//! recording and submitting to the render thread ([`RENDER_THREAD`]) and returns, so frame
+//! `N + 1`'s Input, Transform, View and Visibility stages run while frame `N` is recorded;
+//! frame `N + 1`'s Render stage waits for it first. The contract:
+//!
+//! - **Latency.** Input sampled in frame `N` is in frame `N`'s extract either way; pipelined,
+//!   its picture reaches the screen one frame later (submitted during frame `N + 1`).
+//! - **What frame `N`'s results are, and when.** Serial: its screenshots, upload report and
+//!   error are in the resources when `run_frame` returns. Pipelined: they are published by
+//!   frame `N + 1`'s Render stage ([`Screenshot::frame`] says which frame a picture is of), or
+//!   by [`FrameInFlight::finish`] for a host that stops. The GPU's statistics and bits are read
+//!   without a stall as before, but pipelined they are read in the Render stage, once the
+//!   render thread is done: frame `N + 1`'s Visibility stage sees the answer of frame `N - 1`
+//!   at best (one frame older than serial).
+//! - **What a game must not do.** The render thread reads the GPU scene and the passes, never
+//!   the world: a pass parameter a system writes (a clock, a tint in an `Arc`) would be read
+//!   while the next frame's systems change it. Copy such values in a [`RenderExtract`] hook,
+//!   which runs at the sync point for the frame being drawn. A host must not hold the render
+//!   state's resources across frames (a mapped readback, a pass's shared buffer) expecting
+//!   them to stay still, and must call [`FrameInFlight::finish`] before reading the last
+//!   frame's results.
+//! - **Failures.** A pass's panic is that frame's error, as serially. Any other panic on the
+//!   render thread is raised by the next frame's Render stage as its own panic, once; the
+//!   thread lives on. Dropping the `App` lets the thread finish its frame and joins it.
 
 mod debug_view;
+mod pipeline;
 mod readback;
 mod screenshot;
 mod state;
 mod sync;
 mod target;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use culling::{CullingBackend, CullingChoice, GpuFeedback, NoGpuCulling, Visibility};
@@ -41,12 +71,14 @@ use render_graph::{vk, GpuDevice};
 use runtime::{App, Stage, System};
 
 pub use debug_view::{DebugView, DebugViewPass};
+pub use pipeline::{FrameInFlight, RenderExtract, RENDER_THREAD};
 pub use readback::{READBACK_RING, READBACK_SYSTEM};
 pub use screenshot::{picture, write_png, Screenshot, ScreenshotPass, ScreenshotRequest, Screenshots};
 pub use target::FrameTarget;
 
 use crate::passes::{GpuCullStats, SharedCullSettings};
 use crate::scene::{MeshLibrary, UploadReport};
+use pipeline::RenderThread;
 use state::RenderState;
 
 /// Name of the system [`install_render`] adds to [`Stage::Render`].
@@ -178,7 +210,7 @@ pub fn install_render_to(
 ) -> Result<CullingChoice, NoGpuCulling> {
     // The image and the view it is culled for have one size: an app that sets no
     // `Viewport` gets the setup's extent, and the graph follows the `Viewport` from then on
-    // (see `RenderState::frame`).
+    // (see `RenderState::prepare`).
     if !app.resources().contains::<ecs::Viewport>() {
         app.insert_resource(ecs::Viewport { width: setup.extent.width, height: setup.extent.height });
     }
@@ -200,6 +232,9 @@ pub fn install_render_to(
     if !app.resources().contains::<DebugView>() {
         app.insert_resource(DebugView::default());
     }
+    if !app.resources().contains::<RenderExtract>() {
+        app.insert_resource(RenderExtract::default());
+    }
     if choice.on_device && setup.bits != BitsReadback::None {
         app.insert_resource(GpuFeedback::default());
     }
@@ -214,10 +249,13 @@ pub fn install_render_to(
             let feeds_back = app.resources().contains::<GpuFeedback>();
             let on_device = state.on_device;
             let state = Arc::new(Mutex::new(state));
+            let in_flight = Arc::new(AtomicBool::new(false));
             if on_device {
-                app.add_system(Stage::Input, readback_system(Arc::clone(&state), feeds_back));
+                app.add_system(Stage::Input, readback_system(Arc::clone(&state), Arc::clone(&in_flight), feeds_back));
             }
-            app.add_system(Stage::Render, render_system(state, feeds_back));
+            let pipeline = FrameInFlight::default();
+            app.insert_resource(pipeline.clone());
+            app.add_system(Stage::Render, render_system(state, pipeline, in_flight, feeds_back));
         }
         Err(error) => {
             log::warn!("rendering is off: {error}");
@@ -228,9 +266,14 @@ pub fn install_render_to(
 }
 
 /// The Input-stage half of the renderer: the lagged readback (`readback.rs`) and the
-/// [`GpuFeedback`] the Visibility stage reads later in the same frame.
-fn readback_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
+/// [`GpuFeedback`] the Visibility stage reads later in the same frame. While a pipelined
+/// frame is with the render thread it leaves the render state alone (the Render stage reads
+/// back once the thread is done).
+fn readback_system(state: Arc<Mutex<RenderState>>, in_flight: Arc<AtomicBool>, feeds_back: bool) -> System {
     System::new(READBACK_SYSTEM, move |ctx| {
+        if in_flight.load(Ordering::Acquire) {
+            return;
+        }
         runtime::profile_zone!("render readback");
         let mut report = ctx.resource_mut::<RenderReport>();
         // Locks show in a capture: the wait for the lock, then the time it is held.
@@ -239,56 +282,101 @@ fn readback_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
             state.lock().unwrap_or_else(|poison| poison.into_inner())
         };
         runtime::profile_zone!("lock held: render state (readback)");
-        if let Err(error) = state.ring.read_newest(&state.graph, state.frames, &mut report) {
-            report.error = Some(error.to_string());
-        }
-        if feeds_back {
-            let mut feedback = ctx.resource_mut::<GpuFeedback>();
-            if report.bits_frame != feedback.frame {
-                feedback.frame = report.bits_frame;
-                feedback.visible.clear();
-                feedback.visible.extend_from_slice(&report.bits);
-                feedback.in_view.clear();
-                if let Some(frame) = report.bits_frame {
-                    feedback.in_view.extend_from_slice(state.ring.in_view_of(frame));
-                }
-            }
-        }
+        let mut feedback = feeds_back.then(|| ctx.resource_mut::<GpuFeedback>());
+        read_back(&state, &mut report, feedback.as_deref_mut());
     })
     .writes_resource::<RenderReport>()
     .writes_resource::<GpuFeedback>()
 }
 
-/// The Render stage's system: syncs the GPU scene with what changed and runs the graph.
-fn render_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
+/// The newest finished frame's statistics and bits into `report`, and into `feedback` when
+/// the Visibility stage reads them.
+fn read_back(state: &RenderState, report: &mut RenderReport, feedback: Option<&mut GpuFeedback>) {
+    if !state.on_device {
+        return;
+    }
+    if let Err(error) = state.ring.read_newest(&state.graph, state.frames, report) {
+        report.error = Some(error.to_string());
+    }
+    if let Some(feedback) = feedback {
+        if report.bits_frame != feedback.frame {
+            feedback.frame = report.bits_frame;
+            feedback.visible.clear();
+            feedback.visible.extend_from_slice(&report.bits);
+            feedback.in_view.clear();
+            if let Some(frame) = report.bits_frame {
+                feedback.in_view.extend_from_slice(state.ring.in_view_of(frame));
+            }
+        }
+    }
+}
+
+/// The Render stage's system: publishes the pipelined frame the render thread finished,
+/// syncs the GPU scene with what changed, and submits the graph, on its own thread (serial)
+/// or on the render thread ([`ecs::RenderSettings::pipelined_frames`]).
+fn render_system(
+    shared: Arc<Mutex<RenderState>>,
+    pipeline: FrameInFlight,
+    in_flight: Arc<AtomicBool>,
+    feeds_back: bool,
+) -> System {
     let system = System::new(RENDER_SYSTEM, move |ctx| {
         runtime::profile_zone!("render");
         let (world, changes) = (ctx.world_unchecked(), ctx.changes());
         let visibility = ctx.resource::<Visibility>();
+        let pipelined = ctx.resource::<ecs::RenderSettings>().pipelined_frames;
         let mut report = ctx.resource_mut::<RenderReport>();
+        let mut shots = ctx.resource_mut::<Screenshots>();
+        let mut feedback = feeds_back.then(|| ctx.resource_mut::<GpuFeedback>());
+        let mut pipeline = pipeline.0.lock().unwrap_or_else(|poison| poison.into_inner());
+        // The frame the render thread holds is published first, whatever this frame does.
+        let mut error = pipeline.finish(&mut report, &mut shots);
         // Locks show in a capture: the wait for the lock, then the time it is held.
         let mut state = {
             runtime::profile_zone!("lock wait: render state (render)");
-            state.lock().unwrap_or_else(|poison| poison.into_inner())
+            shared.lock().unwrap_or_else(|poison| poison.into_inner())
         };
         runtime::profile_zone!("lock held: render state (render)");
-        let mut shots = ctx.resource_mut::<Screenshots>();
+        if pipeline.thread.is_some() {
+            // The Input-stage readback skipped the frames the thread held.
+            read_back(&state, &mut report, feedback.as_deref_mut());
+        }
         state.show_debug_view(&ctx.resource::<DebugView>());
         let game_frame = ctx.time.frame_index;
-        report.error = state
-            .frame(world, changes, &visibility, &mut report, &mut shots, game_frame)
-            .err()
-            .map(|error| error.to_string());
-        if report.error.is_some() && report.error != state.logged_error {
-            log::error!("rendering frame {}: {}", report.frames, report.error.as_deref().unwrap_or_default());
+        ctx.resource_mut::<RenderExtract>().run(world, game_frame);
+        report.upload = UploadReport::default();
+        let mut outcome = pipeline.spare.take().unwrap_or_default();
+        outcome.game_frame = game_frame;
+        match state.prepare(world, changes, &visibility, &mut report, &mut shots, game_frame) {
+            Ok(true) => {
+                if pipelined && pipeline.thread.is_none() {
+                    match RenderThread::spawn(Arc::clone(&shared), Arc::clone(&in_flight)) {
+                        Ok(spawned) => pipeline.thread = Some(spawned),
+                        Err(spawn) => log::warn!("no render thread ({spawn}): frames are submitted serially"),
+                    }
+                }
+                match &mut pipeline.thread {
+                    Some(thread) if pipelined => {
+                        drop(state);
+                        thread.start(game_frame, outcome);
+                    }
+                    _ => {
+                        state.submit(game_frame, &mut outcome);
+                        error = outcome.publish(&mut report, &mut shots);
+                        pipeline.spare = Some(outcome);
+                    }
+                }
+            }
+            Ok(false) => pipeline.spare = Some(outcome),
+            Err(prepare) => {
+                error = Some(prepare.to_string());
+                pipeline.spare = Some(outcome);
+            }
         }
-        if report.error.is_some() {
-            state.logged_error.clone_from(&report.error);
-        }
-        if feeds_back {
+        pipeline.note_error(&mut report, error);
+        if let Some(feedback) = feedback.as_deref_mut() {
             // The GPU's answer the Visibility stage reads until a newer frame is read back
             // (a GPU behind, or frames not drawn): a slot whose object appeared has none in it.
-            let mut feedback = ctx.resource_mut::<GpuFeedback>();
             for slot in visibility.changes().appeared_slots() {
                 if let Some(word) = feedback.in_view.get_mut(slot as usize / 64) {
                     *word &= !(1u64 << (slot % 64));
@@ -298,8 +386,10 @@ fn render_system(state: Arc<Mutex<RenderState>>, feeds_back: bool) -> System {
     })
     .reads::<ecs::BaseColor>()
     .reads_resource::<Visibility>()
+    .reads_resource::<ecs::RenderSettings>()
     .writes_resource::<RenderReport>()
     .writes_resource::<Screenshots>()
+    .writes_resource::<RenderExtract>()
     .reads_resource::<DebugView>();
     if feeds_back {
         system.writes_resource::<GpuFeedback>()

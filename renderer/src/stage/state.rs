@@ -16,7 +16,49 @@ use crate::frame::{add_gpu_culled_scene_passes, add_scene_passes, points, SceneP
 use crate::passes::{
     visibility_bits_bytes, GpuCullSettings, SharedCullSettings, CULL_STATS, CULL_STAT_WORDS, VISIBILITY_BITS,
 };
-use crate::scene::{lock_scene, FrameView, GpuScene, SharedScene, UploadReport};
+use crate::scene::{lock_scene, FrameView, GpuScene, SharedScene};
+
+/// What submitting one frame produced, for the Render stage to publish into its resources
+/// (at once when serial, at the next frame's Render stage when pipelined).
+#[derive(Default)]
+pub(super) struct FrameOutcome {
+    /// The game frame it drew.
+    pub(super) game_frame: u64,
+    /// Whether the graph ran (the fields of `report` below are then this frame's).
+    pub(super) drawn: bool,
+    /// Its error, if it was not drawn.
+    pub(super) error: Option<render_graph::GraphError>,
+    /// Screenshots developed.
+    pub(super) shots: Vec<Screenshot>,
+    /// Screenshot requests of a frame not drawn: they wait for the next.
+    pub(super) deferred: Vec<ScreenshotRequest>,
+    /// `upload`, `frames` and `extent` of the drawn frame; with `read_bits`, also `gpu`,
+    /// `bits` and `bits_frame` (a waited readback).
+    pub(super) report: RenderReport,
+    /// Whether `report` holds a waited readback.
+    pub(super) read_bits: bool,
+}
+
+impl FrameOutcome {
+    /// Publishes the outcome: the report's fields, the screenshots; returns the error.
+    pub(super) fn publish(&mut self, report: &mut RenderReport, shots: &mut Screenshots) -> Option<String> {
+        for shot in self.shots.drain(..) {
+            shots.deliver(shot);
+        }
+        shots.defer(&mut self.deferred);
+        if self.drawn {
+            report.upload = self.report.upload;
+            report.frames = self.report.frames;
+            report.extent = self.report.extent;
+        }
+        if self.read_bits {
+            report.gpu = self.report.gpu.take();
+            report.bits_frame = self.report.bits_frame;
+            std::mem::swap(&mut report.bits, &mut self.report.bits);
+        }
+        self.error.take().map(|error| error.to_string())
+    }
+}
 
 /// The renderer the Render-stage system owns.
 pub(super) struct RenderState {
@@ -38,10 +80,6 @@ pub(super) struct RenderState {
     screenshot_copies: Vec<(String, SharedCopy)>,
     /// This frame's due screenshot requests.
     due_shots: Vec<ScreenshotRequest>,
-    /// The last error logged: a frame's error is logged when it differs from it, so a
-    /// failure that lasts (a full scene, device memory exhausted) is logged once, not per
-    /// frame.
-    pub(super) logged_error: Option<String>,
 }
 
 impl RenderState {
@@ -100,16 +138,18 @@ impl RenderState {
             frames: 0,
             target,
             cull_settings,
-            logged_error: None,
             screenshot_copies: Vec::new(),
             due_shots: Vec::new(),
             debug_view: DebugView::default(),
         })
     }
 
-    /// One frame: the changed slots into the GPU scene (every frame, drawn or not), then the
-    /// camera and list, execute, lagged (or waited) readback.
-    pub(super) fn frame(
+    /// The host half of a frame, on the Render stage's thread (the extract): the changed
+    /// slots into the GPU scene (every frame, drawn or not), the view, the host's list and
+    /// the screenshots due. Afterwards the scene holds everything the frame draws, so the
+    /// next frame's systems may change the world while [`RenderState::submit`] runs. Returns
+    /// whether there is a frame to submit (not without a view or under a zero viewport).
+    pub(super) fn prepare(
         &mut self,
         world: &runtime::hecs::World,
         changes: &runtime::changes::Changes,
@@ -117,7 +157,7 @@ impl RenderState {
         report: &mut RenderReport,
         shots: &mut Screenshots,
         game_frame: u64,
-    ) -> render_graph::Result<()> {
+    ) -> render_graph::Result<bool> {
         {
             let mut scene = {
                 runtime::profile_zone!("lock wait: scene");
@@ -140,23 +180,17 @@ impl RenderState {
                 }
             }
         }
-        report.upload = UploadReport::default();
-        let Some(view) = visibility.view() else { return Ok(()) };
+        let Some(view) = visibility.view() else { return Ok(false) };
         let viewport = (view.viewport.width, view.viewport.height);
         if viewport.0 == 0 || viewport.1 == 0 {
             // A view resolved for a zero viewport: nothing to draw into.
-            return Ok(());
+            return Ok(false);
         }
         // The image follows the view it was culled for, unless a target owns the extent (a
         // swapchain's may differ from the window's size for a frame; following both would
         // recompile the graph back and forth).
         if self.target.is_none() {
             self.graph.set_output_extent(render_graph::vk::Extent2D { width: viewport.0, height: viewport.1 });
-        }
-        if let Some(target) = &mut self.target {
-            if !target.begin_frame(&mut self.graph, self.frames)? {
-                return Ok(());
-            }
         }
         let mut frame_view = FrameView::new(view.view, view.projection, view.position, viewport, view.near, view.far);
         if let Some(draw_view) = self.target.as_ref().and_then(|target| target.draw_view()) {
@@ -169,9 +203,43 @@ impl RenderState {
                 scene.set_draw_list(visibility.visible())?;
             }
         }
+        // What the GPU's answer of this frame is compared with (its ring region).
+        let in_view = &mut self.ring.in_view[(self.frames % READBACK_RING) as usize];
+        in_view.clear();
+        in_view.extend(
+            visibility
+                .bits()
+                .words()
+                .iter()
+                .enumerate()
+                .map(|(index, word)| word | visibility.occluded_words().get(index).copied().unwrap_or(0)),
+        );
         shots.due(game_frame, &mut self.due_shots);
         self.arm_screenshots(shots, game_frame);
-        let mut executed = self.execute(visibility);
+        Ok(true)
+    }
+
+    /// The device half of the frame [`RenderState::prepare`] made, on the render thread
+    /// when frames are pipelined (else right after it): the target's image, the graph
+    /// executed, the screenshots developed, the waited readback, the present. Reads the
+    /// GPU scene and the passes, never the world. What it produced goes to `outcome`.
+    pub(super) fn submit(&mut self, game_frame: u64, outcome: &mut FrameOutcome) {
+        runtime::profile_zone_value!("render frame", game_frame);
+        outcome.drawn = false;
+        outcome.read_bits = false;
+        if let Err(error) = self.submit_inner(game_frame, outcome) {
+            outcome.error = Some(error);
+        }
+    }
+
+    fn submit_inner(&mut self, game_frame: u64, outcome: &mut FrameOutcome) -> render_graph::Result<()> {
+        if let Some(target) = &mut self.target {
+            if !target.begin_frame(&mut self.graph, self.frames)? {
+                outcome.deferred.append(&mut self.due_shots);
+                return Ok(());
+            }
+        }
+        let mut executed = self.execute();
         if let Err(error) = &executed {
             if self.debug_view.image.is_some() && error.pass() == Some(DebugViewPass::NAME) {
                 // The view cannot be shown (no such image, an integer image): the frame is
@@ -183,33 +251,34 @@ impl RenderState {
                     self.debug_view.mip
                 );
                 self.graph.remove_pass(DebugViewPass::NAME);
-                executed = self.execute(visibility);
+                executed = self.execute();
             }
         }
         let frame = match executed {
             Ok(frame) => frame,
             Err(error) => {
                 // Not drawn: the requests wait for the next frame that is.
-                shots.defer(&mut self.due_shots);
+                outcome.deferred.append(&mut self.due_shots);
                 return Err(error);
             }
         };
         if !self.due_shots.is_empty() {
             self.graph.wait_idle()?;
             for request in self.due_shots.drain(..) {
-                let shot = match self.screenshot_copies.iter().find(|(image, _)| *image == request.image) {
-                    Some((_, copy)) => develop(&request, game_frame, &lock_copied(copy)),
-                    None => continue,
-                };
-                shots.deliver(shot);
+                if let Some((_, copy)) = self.screenshot_copies.iter().find(|(image, _)| *image == request.image) {
+                    outcome.shots.push(develop(&request, game_frame, &lock_copied(copy)));
+                }
             }
         }
+        outcome.drawn = true;
+        let report = &mut outcome.report;
         report.upload = lock_scene(&self.scene).last_upload();
         report.frames = self.frames;
         report.extent = self.graph.output_extent();
         if self.bits_mode == BitsReadback::Wait {
             self.graph.wait_idle()?;
             self.ring.read_frame(&self.graph, frame, report)?;
+            outcome.read_bits = true;
         }
         if let Some(target) = &mut self.target {
             target.end_frame(&mut self.graph, frame)?;
@@ -269,19 +338,9 @@ impl RenderState {
         }
     }
 
-    /// Executes the graph once for `visibility`'s frame (what the scene holds now); returns
+    /// Executes the graph once for the prepared frame (what the scene holds now); returns
     /// the frame's index (its ring regions).
-    fn execute(&mut self, visibility: &Visibility) -> render_graph::Result<u64> {
-        let in_view = &mut self.ring.in_view[(self.frames % READBACK_RING) as usize];
-        in_view.clear();
-        in_view.extend(
-            visibility
-                .bits()
-                .words()
-                .iter()
-                .enumerate()
-                .map(|(index, word)| word | visibility.occluded_words().get(index).copied().unwrap_or(0)),
-        );
+    fn execute(&mut self) -> render_graph::Result<u64> {
         self.graph.execute_frame()?;
         let frame = self.frames;
         self.frames += 1;
