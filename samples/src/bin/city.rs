@@ -178,6 +178,13 @@ fn main() -> ExitCode {
         eprintln!("city: --debug-view shows an image in the window: add --window");
         return ExitCode::FAILURE;
     }
+    if options.pipelined || options.serial {
+        eprintln!(
+            "city: --pipelined and --serial choose the window's frames (add --window); the headless run checks every \
+             frame against its own reference and is serial"
+        );
+        return ExitCode::FAILURE;
+    }
     // Rendering is installed in one call: the Render stage draws every frame the target
     // asks for through the render graph, culling on the GPU (two-phase Hi-Z, frustum and
     // occlusion leave the Visibility stage) or with the CPU's lists, as `--cull` decides.
@@ -507,6 +514,7 @@ fn run_window(
         backend,
         frame_passes,
         debug_view: options.debug_view.clone().unwrap_or_default(),
+        pipelined: !options.serial,
     };
     let outcome = samples::window::run::run(app, &meshes.library, window_options);
     samples::window::run::WindowSummary::report(outcome, "city", options.screenshot.as_deref())

@@ -8,7 +8,7 @@
 //!
 //! `--window` shows the scene in a window instead (the engine's Render stage, GPU culling
 //! where a device can, textures, masks and blending as in the PNG), starting from the same
-//! camera; fly with W A S D, Space, Ctrl and the right mouse button, F1 turns culling off,
+//! camera, pipelined; fly with W A S D, Space, Ctrl and the left mouse button, F1 turns culling off,
 //! V cycles the depth views, Esc closes. With `--frames N` it closes after N frames, and
 //! `--screenshot PATH` writes the last one.
 //!
@@ -188,6 +188,7 @@ fn view(options: &Options, scene: &GltfScene) -> ExitCode {
             backend: culling::CullingBackend::Auto,
             frame_passes: samples::frame_passes::FramePassChoice::default(),
             debug_view: renderer::DebugView::default(),
+            pipelined: true,
         };
         let outcome = samples::window::run::run(app, &library, window);
         return samples::window::run::WindowSummary::report(outcome, "viewer", options.screenshot.as_deref());

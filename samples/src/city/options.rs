@@ -92,6 +92,14 @@ pub struct CityOptions {
     /// the render graph into the window. With `--frames N` the window closes after N frames.
     #[arg(long)]
     pub window: bool,
+    /// With `--window`: pipelined frames (the default there): a render thread records and
+    /// submits frame N while frame N + 1 simulates and culls; the picture shows a frame
+    /// later. The headless run checks every frame against its own reference and stays serial.
+    #[arg(long, conflicts_with = "serial")]
+    pub pipelined: bool,
+    /// With `--window`: serial frames (each submitted before the next one starts).
+    #[arg(long)]
+    pub serial: bool,
     /// With `--window`: how frames are presented (FIFO, with a log line, where the surface
     /// lacks the mode asked for).
     #[arg(long, value_enum, default_value_t = PresentChoice::Fifo)]

@@ -50,6 +50,8 @@ pub struct WindowOptions {
     /// The graph image shown in place of the frame from the start (`--debug-view`); `V`
     /// cycles through [`DEBUG_VIEWS`] in the window.
     pub debug_view: DebugView,
+    /// Pipelined frames ([`ecs::RenderSettings::pipelined_frames`]).
+    pub pipelined: bool,
 }
 
 /// What `V` cycles through in the window: the frame, then these images (and mips).
@@ -223,10 +225,6 @@ impl Runner<'_> {
         let capacity = rendering::capacity(app.world());
         let clock = BobClock::default();
         let frame_clock = clock.clone();
-        app.add_system(
-            Stage::Input,
-            runtime::System::new("bob clock", move |ctx| frame_clock.set(ctx.time.frame_index)),
-        );
         let frames = rendering::CityFrames {
             backend: self.options.backend,
             extent: render_extent,
@@ -234,6 +232,10 @@ impl Runner<'_> {
             passes: vec![Box::new(move |graph| add_frame_passes(graph, &choice, capacity, &clock))],
         };
         let culling = rendering::install(app, &device, self.meshes, Box::new(target), frames)?;
+        // The bob pass's frame is set at the Render stage's sync point, so a pipelined frame
+        // bobs by the frame it draws, not by the one simulating meanwhile.
+        app.resource_mut::<renderer::RenderExtract>().add(move |_, game_frame| frame_clock.set(game_frame));
+        app.resource_mut::<ecs::RenderSettings>().pipelined_frames = self.options.pipelined;
         if (choice.bob || choice.boxes) && !culling.on_device {
             return Err("--gpu-animate and --debug-boxes need GPU culling (--cull gpu)".into());
         }
@@ -295,6 +297,14 @@ impl Runner<'_> {
 
     /// Records the window's counts, writes the screenshot and closes.
     fn finish(&mut self, event_loop: &ActiveEventLoop) {
+        if let Some(app) = self.app.as_mut() {
+            // A pipelined last frame is still with the render thread: it is presented (and
+            // captured) before the counts are read.
+            renderer::FrameInFlight::finish(app);
+            if let Some(error) = &app.resource::<RenderReport>().error {
+                self.error = Some(format!("the last frame: {error}").into());
+            }
+        }
         let mut shared = lock_window(&self.shared);
         self.summary.presented = shared.presented;
         self.summary.skipped = shared.skipped;
