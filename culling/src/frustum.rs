@@ -94,6 +94,17 @@ impl Frustum {
     /// is dropped; a non-finite matrix, or one whose planes overflow, gives a frustum
     /// without planes that reports `is_finite() == false`.
     pub fn from_view_projection(view_projection: Mat4) -> Frustum {
+        Frustum::extract(view_projection, true)
+    }
+
+    /// As [`Frustum::from_view_projection`] without the near plane: the volume of a shadow
+    /// map whose casters may lie anywhere towards the light (a caster between the light and
+    /// the map's near plane still darkens what the map covers).
+    pub fn from_view_projection_without_near(view_projection: Mat4) -> Frustum {
+        Frustum::extract(view_projection, false)
+    }
+
+    fn extract(view_projection: Mat4, with_near: bool) -> Frustum {
         if !view_projection.is_finite() {
             return Frustum { finite: false, ..Frustum::EVERYTHING };
         }
@@ -105,7 +116,10 @@ impl Frustum {
         let reference = candidates[..4].iter().map(normal_length).fold(0.0f64, f64::max);
 
         let mut frustum = Frustum::EVERYTHING;
-        for candidate in candidates {
+        for (index, candidate) in candidates.into_iter().enumerate() {
+            if index == 4 && !with_near {
+                continue;
+            }
             let length = normal_length(&candidate);
             let has_normal = length > reference * DEGENERATE_NORMAL_RATIO && length > 0.0;
             if !has_normal {

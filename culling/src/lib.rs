@@ -18,7 +18,7 @@ mod lod;
 pub mod occlusion;
 mod parallel;
 mod prefetch;
-mod shadow;
+pub mod shadow;
 mod size;
 mod soa;
 mod view;
@@ -34,7 +34,7 @@ pub use kernels::{cull_aabbs, cull_spheres, CullStats, Kernel, NO_AVX512_ENV, NO
 pub use lod::{is_orthographic, lod_scale, select_lod, REFERENCE_P11};
 pub use occlusion::{OcclusionCuller, OcclusionStats, OcclusionVerdict};
 pub use parallel::DEFAULT_GRAIN;
-pub use shadow::ShadowCull;
+pub use shadow::{ShadowCull, ShadowViews, SHADOW_VIEWS_SYSTEM};
 pub use size::{is_near_enough, max_distance_sq, ScreenSizeCull};
 pub use soa::{AabbBlock, AabbSlices, AabbSoa, SphereSlices, SphereSoa};
 pub use view::{CullParams, CullVerdict, ViewCullContext};

@@ -4,6 +4,8 @@
 //!   [`Children`], [`Mesh`] with [`MeshHandle`] and [`MaterialHandle`], [`Visible`],
 //!   [`ShadowCaster`], [`Camera`], [`Lod`], [`SkinnedPose`], the tags [`Culled`] and
 //!   [`Occluded`], and the opt-in marker [`VisibilityTagged`] (see [`VisibilityTags`]).
+//! - Lights: [`DirectionalLight`], [`SpotLight`], [`PointLight`], and the frame's
+//!   [`ShadowSettings`] (cascades, atlas, caster culling).
 //! - [`hierarchy`]: parenting that refuses loops, and the `Transform`-stage system that
 //!   writes world matrices level by level on the job system.
 //! - [`view`]: a host's view for one frame, else the held active camera, published as
@@ -38,6 +40,7 @@ pub use bundle::{MeshBundle, SpawnMesh};
 
 mod camera;
 pub mod hierarchy;
+mod light;
 pub mod lod;
 mod render;
 pub mod scene;
@@ -48,6 +51,10 @@ pub mod view;
 pub use camera::{Camera, CameraViewport, Projection, ProjectionKind, Viewport};
 pub use hierarchy::{
     hierarchy_system, Children, HierarchyCommands, HierarchyError, HierarchyReport, Parent, HIERARCHY_SYSTEM,
+};
+pub use light::{
+    CascadeSplit, DirectionalLight, PointLight, ShadowBias, ShadowSettings, SpotLight, MAX_CASCADES,
+    MAX_SHADOWED_LIGHTS,
 };
 pub use lod::{Lod, LodLevel};
 pub use render::{
@@ -61,7 +68,8 @@ use runtime::{App, Stage};
 
 /// Adds the engine's ECS systems and resources to `app`:
 ///
-/// - resources [`RenderSettings`] and [`Viewport`] (defaults, unless already inserted),
+/// - resources [`RenderSettings`], [`ShadowSettings`] and [`Viewport`] (defaults, unless
+///   already inserted),
 ///   [`HierarchyReport`] and [`CameraSelection`];
 /// - [`hierarchy_system`] in [`Stage::Transform`];
 /// - the stage [`VIEW_STAGE`] right after `Transform`, holding [`view_system`].
@@ -76,6 +84,9 @@ pub fn install(app: &mut App) {
     }
     if !app.resources().contains::<Viewport>() {
         app.insert_resource(Viewport::default());
+    }
+    if !app.resources().contains::<ShadowSettings>() {
+        app.insert_resource(ShadowSettings::default());
     }
     app.insert_resource(HierarchyReport::default());
     app.insert_resource(CameraSelection::default());

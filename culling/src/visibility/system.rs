@@ -66,6 +66,7 @@ pub fn install(app: &mut App) {
     app.insert_resource(TagChanges::default());
     app.add_system(Stage::Visibility, visibility_system());
     app.add_system(Stage::Visibility, visibility_tags_system());
+    crate::shadow::install(app);
 }
 
 /// The Visibility-stage system: culls every mesh entity against the frame's

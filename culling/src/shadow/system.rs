@@ -1,0 +1,556 @@
+//! The shadow views of the frame and the casters of each: [`ShadowViews`], filled by
+//! [`shadow_views_system`] in the Visibility stage right after the camera's cull.
+
+use ecs::{
+    DirectionalLight, PointLight, ResolvedView, ShadowBias, ShadowSettings, SpotLight, Transform, WorldTransform,
+    MAX_CASCADES, MAX_SHADOWED_LIGHTS,
+};
+use glam::{Mat4, Vec3};
+use runtime::hecs::{Entity, World};
+use runtime::{Stage, System, SystemContext};
+
+use super::views::{
+    cascade_slice, cascade_view_projection, cube_face_view_projection, spot_view_projection, AtlasAllocator, AtlasTile,
+    LightView, LightViewKind, MIN_TILE,
+};
+use crate::bits::{words_for, VisibilityBits, BITS_PER_WORD};
+use crate::frustum::Frustum;
+use crate::kernels::Kernel;
+use crate::soa::AabbSoa;
+use crate::visibility::{Visibility, VISIBILITY_SYSTEM};
+
+/// Name of [`shadow_views_system`].
+pub const SHADOW_VIEWS_SYSTEM: &str = "culling::shadow_views";
+
+/// Most local lights (spot and point, shadowed or not) the frame lights with; the nearest
+/// to the camera win.
+pub const MAX_LOCAL_LIGHTS: usize = 64;
+
+/// Casters per job of the multi-view cull (a multiple of 64, so jobs own whole words).
+const CULL_GRAIN: usize = 4096;
+
+/// The sun of the frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SunLight {
+    /// Its entity.
+    pub entity: Entity,
+    /// The direction its light travels (unit, world space).
+    pub direction: Vec3,
+    /// Colour times illuminance.
+    pub radiance: Vec3,
+    /// Camera distance each cascade ends at (the first `cascades` entries).
+    pub cascade_ends: [f32; MAX_CASCADES],
+    /// Number of cascades drawn this frame (0 when it casts no shadow).
+    pub cascades: usize,
+    /// Index of its first cascade in [`ShadowViews::views`].
+    pub first_view: usize,
+}
+
+/// What a local light is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LocalLightKind {
+    /// A cone down `direction` (unit), full brightness inside `inner_angle`, none past
+    /// `outer_angle` (half angles, radians).
+    Spot {
+        /// Where it points.
+        direction: Vec3,
+        /// Half angle of the core.
+        inner_angle: f32,
+        /// Half angle of the edge.
+        outer_angle: f32,
+    },
+    /// Light in every direction.
+    Point,
+}
+
+/// A spot or point light that lights this frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LocalLight {
+    /// Its entity.
+    pub entity: Entity,
+    /// Spot or point.
+    pub kind: LocalLightKind,
+    /// World position.
+    pub position: Vec3,
+    /// Colour times intensity.
+    pub radiance: Vec3,
+    /// Where its light ends.
+    pub range: f32,
+    /// Index of its first view in [`ShadowViews::views`] (one for a spot, six for a point),
+    /// `None` when it casts no shadow this frame.
+    pub first_view: Option<usize>,
+}
+
+/// A light that may light the frame, before the atlas is handed out.
+#[derive(Clone, Copy, Debug)]
+struct Candidate {
+    /// Distance from the camera to the light's sphere (0 inside).
+    distance: f32,
+    /// Entity id, for a stable order among equals.
+    id: u64,
+    light: LocalLight,
+    /// Tile side asked for; 0 when it casts no shadow.
+    resolution: u32,
+    bias: ShadowBias,
+}
+
+/// Casters of one view before and after culling.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShadowViewStats {
+    /// Shadow casters tested.
+    pub casters: usize,
+    /// Casters kept for the view (drawn into its map).
+    pub kept: usize,
+}
+
+/// The frame's lights and shadow views, and the casters each view draws: a resource,
+/// reused across frames (a steady light setup allocates nothing).
+///
+/// Bit `k` of [`ShadowViews::caster_words`]`(v)` is set when caster
+/// [`Visibility::casters`]`()[k]` may draw into view `v`; [`ShadowViews::caster_slots`]
+/// names them by slot. The test is the camera's conservative box test against the view's
+/// volume (a straddling box is kept, a non-finite one is kept), with the same kernels, so
+/// the GPU's multi-view cull gives the same bits per view.
+///
+/// ```
+/// use ecs::{DirectionalLight, Transform};
+/// use glam::{Quat, Vec3};
+/// let mut app = runtime::App::new();
+/// culling::install(&mut app);
+/// ecs::scene::spawn_camera(app.world_mut(), ecs::Camera::default(), Transform::IDENTITY);
+/// let sun = Transform::from_translation_rotation(Vec3::ZERO, Quat::from_rotation_x(-1.2));
+/// app.world_mut().spawn((sun, DirectionalLight::default()));
+/// app.run_frame();
+/// let shadows = app.resource::<culling::ShadowViews>();
+/// assert_eq!(shadows.views().len(), 4); // four cascades
+/// assert!(shadows.sun().is_some());
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct ShadowViews {
+    views: Vec<LightView>,
+    sun: Option<SunLight>,
+    lights: Vec<LocalLight>,
+    /// Every view's caster words, view after view (`words_per_view` each).
+    words: Vec<u64>,
+    words_per_view: usize,
+    stats: Vec<ShadowViewStats>,
+    casters: Vec<u32>,
+    atlas_resolution: u32,
+    caster_culling: bool,
+    unplaced_lights: usize,
+    // Working memory.
+    bounds: AabbSoa,
+    atlas: AtlasAllocator,
+    candidates: Vec<Candidate>,
+    ends: Vec<f32>,
+}
+
+impl ShadowViews {
+    /// This frame's shadow views: the sun's cascades first, then each shadowed local light's.
+    pub fn views(&self) -> &[LightView] {
+        &self.views
+    }
+
+    /// The sun, when the world has a [`DirectionalLight`].
+    pub fn sun(&self) -> Option<&SunLight> {
+        self.sun.as_ref()
+    }
+
+    /// The local lights of the frame, nearest the camera first: every shadowed one, then
+    /// the rest, at most [`MAX_LOCAL_LIGHTS`].
+    pub fn lights(&self) -> &[LocalLight] {
+        &self.lights
+    }
+
+    /// Side of the shadow atlas every view's tile lies in.
+    pub fn atlas_resolution(&self) -> u32 {
+        self.atlas_resolution
+    }
+
+    /// Whether the views were culled ([`ShadowSettings::caster_culling`]); off, every caster
+    /// is kept in every view.
+    pub fn caster_culling(&self) -> bool {
+        self.caster_culling
+    }
+
+    /// Shadow-casting lights that found no room in the atlas this frame (they light
+    /// without shadows).
+    pub fn unplaced_lights(&self) -> usize {
+        self.unplaced_lights
+    }
+
+    /// The casters the views were culled over (slots, ascending): the frame's
+    /// [`Visibility::casters`].
+    pub fn casters(&self) -> &[u32] {
+        &self.casters
+    }
+
+    /// View `view`'s caster words: bit `k % 64` of word `k / 64` set when caster
+    /// `casters()[k]` draws into it.
+    ///
+    /// # Panics
+    /// When `view >= views().len()`.
+    pub fn caster_words(&self, view: usize) -> &[u64] {
+        assert!(view < self.views.len(), "shadow view {view} of {}", self.views.len());
+        &self.words[view * self.words_per_view..(view + 1) * self.words_per_view]
+    }
+
+    /// The slots of the casters view `view` draws, ascending.
+    pub fn caster_slots(&self, view: usize) -> impl Iterator<Item = u32> + '_ {
+        self.caster_words(view).iter().enumerate().flat_map(move |(index, &word)| {
+            let mut word = word;
+            std::iter::from_fn(move || {
+                (word != 0).then(|| {
+                    let bit = word.trailing_zeros() as usize;
+                    word &= word - 1;
+                    self.casters[index * BITS_PER_WORD + bit]
+                })
+            })
+        })
+    }
+
+    /// Writes view `view`'s casters as slot bits (bit `s` = slot `s`) over `slots` slots
+    /// into `out`: the form the GPU's cull writes.
+    pub fn slot_bits_into(&self, view: usize, slots: usize, out: &mut VisibilityBits) {
+        out.reset(slots);
+        for slot in self.caster_slots(view) {
+            if (slot as usize) < slots {
+                out.set(slot as usize, true);
+            }
+        }
+    }
+
+    /// Casters of view `view` before and after culling.
+    pub fn stats(&self, view: usize) -> ShadowViewStats {
+        self.stats[view]
+    }
+
+    /// Casters kept, summed over the views.
+    pub fn kept_total(&self) -> usize {
+        self.stats[..self.views.len()].iter().map(|stats| stats.kept).sum()
+    }
+
+    /// Fills the views for `camera` from the lights of `world` and the casters of
+    /// `visibility`, then culls the casters against every view (on the current job pool).
+    /// Without a camera, or with shadows off, there is no view (lights still listed).
+    pub fn update(
+        &mut self,
+        world: &World,
+        camera: Option<&ResolvedView>,
+        visibility: &Visibility,
+        settings: &ShadowSettings,
+    ) {
+        runtime::profile_zone!("shadow views");
+        self.views.clear();
+        self.lights.clear();
+        self.sun = None;
+        self.unplaced_lights = 0;
+        self.caster_culling = settings.caster_culling;
+        self.casters.clear();
+        self.casters.extend_from_slice(visibility.casters());
+        visibility.caster_bounds_into(&mut self.bounds);
+        self.atlas_resolution = settings.atlas_resolution.clamp(256, 16_384);
+        self.atlas.reset(self.atlas_resolution);
+        let shadows = settings.enabled && camera.is_some();
+
+        if let Some(sun) = find_sun(world) {
+            let (entity, light, pose) = sun;
+            let direction = (pose.transform_vector3(Vec3::NEG_Z)).normalize_or_zero();
+            let direction = if direction == Vec3::ZERO { Vec3::NEG_Y } else { direction };
+            let mut state = SunLight {
+                entity,
+                direction,
+                radiance: Vec3::from_array(light.color) * light.illuminance,
+                cascade_ends: [0.0; MAX_CASCADES],
+                cascades: 0,
+                first_view: self.views.len(),
+            };
+            if let (true, true, Some(camera)) = (shadows, light.casts_shadows, camera) {
+                self.add_cascades(camera, settings, &light.bias, &mut state);
+            }
+            self.sun = Some(state);
+        }
+        self.gather_local_lights(world, camera);
+        self.place_local_lights(settings, shadows);
+        self.cull();
+    }
+
+    fn add_cascades(
+        &mut self,
+        camera: &ResolvedView,
+        settings: &ShadowSettings,
+        bias: &ShadowBias,
+        sun: &mut SunLight,
+    ) {
+        settings.cascade_ends_into(camera.near, camera.far, &mut self.ends);
+        let reach = caster_reach(&self.bounds, sun.direction);
+        let resolution = settings.cascade_resolution.clamp(64, self.atlas_resolution / 2);
+        let mut start = camera.near;
+        for (index, &end) in self.ends.iter().enumerate() {
+            let Some(slice) = cascade_slice(camera, start, end) else { break };
+            let Some(tile) = self.atlas.allocate(resolution) else { break };
+            let (matrix, texel_world) = cascade_view_projection(&slice, sun.direction, tile.size, reach);
+            self.views.push(LightView {
+                light: sun.entity,
+                kind: LightViewKind::Cascade(index as u8),
+                view_projection: matrix,
+                frustum: Frustum::from_view_projection_without_near(matrix),
+                tile,
+                bias: *bias,
+                texel_world,
+                perspective: false,
+            });
+            sun.cascade_ends[index] = end;
+            sun.cascades = index + 1;
+            start = end;
+        }
+    }
+
+    fn gather_local_lights(&mut self, world: &World, camera: Option<&ResolvedView>) {
+        self.candidates.clear();
+        let camera_frustum = camera.map(|view| Frustum::from_view_projection(view.view_projection));
+        let eye = camera.map_or(Vec3::ZERO, |view| view.position);
+        let candidates = &mut self.candidates;
+        let mut consider =
+            |entity: Entity, kind: LocalLightKind, pose: Mat4, light: (Vec3, f32), shadow: (u32, ShadowBias)| {
+                let (radiance, range) = light;
+                let position = pose.w_axis.truncate();
+                if !(position.is_finite() && range.is_finite() && range > 0.0 && radiance.is_finite()) {
+                    return;
+                }
+                let sphere = ecs::Sphere { center: position, radius: range };
+                if camera_frustum.is_some_and(|frustum| !frustum.may_intersect_sphere(&sphere)) {
+                    return;
+                }
+                candidates.push(Candidate {
+                    distance: (position.distance(eye) - range).max(0.0),
+                    id: entity.to_bits().get(),
+                    light: LocalLight { entity, kind, position, radiance, range, first_view: None },
+                    resolution: shadow.0,
+                    bias: shadow.1,
+                });
+            };
+        for (entity, spot, world_transform, transform) in
+            world.query::<(Entity, &SpotLight, Option<&WorldTransform>, Option<&Transform>)>().iter()
+        {
+            let pose = pose_of(world_transform, transform);
+            let direction = pose.transform_vector3(Vec3::NEG_Z).normalize_or_zero();
+            let direction = if direction == Vec3::ZERO { Vec3::NEG_Y } else { direction };
+            let outer = if spot.outer_angle.is_finite() { spot.outer_angle.clamp(0.01, 1.5) } else { 0.6 };
+            let kind =
+                LocalLightKind::Spot { direction, inner_angle: spot.inner_angle.clamp(0.0, outer), outer_angle: outer };
+            let shadow = if spot.casts_shadows { spot.shadow_resolution.max(1) } else { 0 };
+            let radiance = Vec3::from_array(spot.color) * spot.intensity;
+            consider(entity, kind, pose, (radiance, spot.range), (shadow, spot.bias));
+        }
+        for (entity, point, world_transform, transform) in
+            world.query::<(Entity, &PointLight, Option<&WorldTransform>, Option<&Transform>)>().iter()
+        {
+            let pose = pose_of(world_transform, transform);
+            let shadow = if point.casts_shadows { point.shadow_resolution.max(1) } else { 0 };
+            let radiance = Vec3::from_array(point.color) * point.intensity;
+            consider(entity, LocalLightKind::Point, pose, (radiance, point.range), (shadow, point.bias));
+        }
+        self.candidates.sort_by(|a, b| a.distance.total_cmp(&b.distance).then(a.id.cmp(&b.id)));
+        self.candidates.truncate(MAX_LOCAL_LIGHTS);
+    }
+
+    fn place_local_lights(&mut self, settings: &ShadowSettings, shadows: bool) {
+        let limit = if shadows { (settings.max_shadowed_lights as usize).min(MAX_SHADOWED_LIGHTS) } else { 0 };
+        let mut shadowed = 0;
+        for index in 0..self.candidates.len() {
+            let Candidate { mut light, resolution, bias, .. } = self.candidates[index];
+            if resolution == 0 || shadowed == limit {
+                continue;
+            }
+            let faces = match light.kind {
+                LocalLightKind::Spot { .. } => 1,
+                LocalLightKind::Point => 6,
+            };
+            // All the light's tiles or none (a cube with a missing face would light through
+            // it), halving the size until they fit.
+            let mut tiles = [AtlasTile::default(); 6];
+            let mut size = resolution.min(self.atlas_resolution / 2);
+            let placed = loop {
+                let mut got = 0;
+                while got < faces {
+                    match self.atlas.allocate_exact(size) {
+                        Some(tile) => {
+                            tiles[got] = tile;
+                            got += 1;
+                        }
+                        None => break,
+                    }
+                }
+                if got == faces {
+                    break true;
+                }
+                for tile in &tiles[..got] {
+                    self.atlas.release(*tile);
+                }
+                if size <= MIN_TILE {
+                    break false;
+                }
+                size /= 2;
+            };
+            if !placed {
+                self.unplaced_lights += 1;
+                continue;
+            }
+            light.first_view = Some(self.views.len());
+            for (face, tile) in tiles[..faces].iter().enumerate() {
+                let (view_projection, texel_world, kind) = match light.kind {
+                    LocalLightKind::Spot { direction, outer_angle, .. } => {
+                        let (matrix, texel) =
+                            spot_view_projection(light.position, direction, outer_angle, light.range, tile.size);
+                        (matrix, texel, LightViewKind::Spot)
+                    }
+                    LocalLightKind::Point => {
+                        let (matrix, texel) = cube_face_view_projection(light.position, light.range, face, tile.size);
+                        (matrix, texel, LightViewKind::CubeFace(face as u8))
+                    }
+                };
+                self.views.push(LightView {
+                    light: light.entity,
+                    kind,
+                    view_projection,
+                    frustum: Frustum::from_view_projection(view_projection),
+                    tile: *tile,
+                    bias,
+                    texel_world,
+                    perspective: true,
+                });
+            }
+            self.candidates[index].light = light;
+            shadowed += 1;
+        }
+        // Shadowed lights first, then the rest, each part nearest first.
+        let candidates = &self.candidates;
+        self.lights.extend(candidates.iter().filter(|c| c.light.first_view.is_some()).map(|c| c.light));
+        self.lights.extend(candidates.iter().filter(|c| c.light.first_view.is_none()).map(|c| c.light));
+    }
+
+    /// Culls every caster against every view: jobs take ranges of whole words of casters
+    /// and test each range against all views while its boxes are in cache.
+    fn cull(&mut self) {
+        let views = self.views.len();
+        let casters = self.casters.len();
+        self.words_per_view = words_for(casters);
+        self.words.clear();
+        self.words.resize(views * self.words_per_view, 0);
+        self.stats.clear();
+        self.stats.resize(views, ShadowViewStats { casters, kept: 0 });
+        if views == 0 || casters == 0 {
+            return;
+        }
+        if !self.caster_culling {
+            for view in 0..views {
+                let words = &mut self.words[view * self.words_per_view..(view + 1) * self.words_per_view];
+                words.fill(u64::MAX);
+                if !casters.is_multiple_of(BITS_PER_WORD) {
+                    words[words.len() - 1] = (1u64 << (casters % BITS_PER_WORD)) - 1;
+                }
+                self.stats[view].kept = casters;
+            }
+            return;
+        }
+        runtime::profile_zone!("shadow caster cull");
+        let kernel = Kernel::detect();
+        let boxes = self.bounds.slices();
+        let words_per_view = self.words_per_view;
+        let target = WordTarget(self.words.as_mut_ptr());
+        let frusta = &self.views;
+        runtime::jobs::parallel_for_ranges(0..words_per_view, CULL_GRAIN / BITS_PER_WORD, |range| {
+            let target = &target;
+            let objects = range.start * BITS_PER_WORD..(range.end * BITS_PER_WORD).min(casters);
+            let sub = boxes.sub(objects);
+            for (view, light_view) in frusta.iter().enumerate() {
+                // SAFETY: each job owns words `range` of every view (disjoint ranges of one
+                // parallel loop), and `words` holds `views * words_per_view` words.
+                let out = unsafe {
+                    std::slice::from_raw_parts_mut(target.0.add(view * words_per_view + range.start), range.len())
+                };
+                kernel.cull_aabbs(&light_view.frustum, sub, out);
+            }
+        });
+        for (view, stats) in self.stats.iter_mut().enumerate() {
+            let words = &self.words[view * words_per_view..(view + 1) * words_per_view];
+            stats.kept = words.iter().map(|word| word.count_ones() as usize).sum();
+        }
+    }
+}
+
+/// The caster words of every view, written by the jobs of the multi-view cull.
+struct WordTarget(*mut u64);
+// SAFETY: the jobs write disjoint words through it (see `ShadowViews::cull`).
+unsafe impl Sync for WordTarget {}
+
+/// The pose of a light: its world matrix, or its local transform before the first
+/// Transform stage.
+fn pose_of(world_transform: Option<&WorldTransform>, transform: Option<&Transform>) -> Mat4 {
+    match (world_transform, transform) {
+        (Some(world), _) => world.0,
+        (None, Some(local)) => local.to_matrix(),
+        (None, None) => Mat4::IDENTITY,
+    }
+}
+
+/// The world's sun: the directional light with the lowest entity id.
+fn find_sun(world: &World) -> Option<(Entity, DirectionalLight, Mat4)> {
+    world
+        .query::<(Entity, &DirectionalLight, Option<&WorldTransform>, Option<&Transform>)>()
+        .iter()
+        .map(|(entity, light, world_transform, transform)| (entity, *light, pose_of(world_transform, transform)))
+        .min_by_key(|(entity, _, _)| entity.to_bits())
+}
+
+/// The smallest `dot(p, direction)` over every point of every caster box (the caster
+/// nearest a light shining along `direction`); infinity without casters. Non-finite boxes
+/// are skipped (they are kept by every cull anyway).
+fn caster_reach(bounds: &AabbSoa, direction: Vec3) -> f32 {
+    let slices = bounds.slices();
+    let [cx, cy, cz] = slices.center;
+    let [hx, hy, hz] = slices.half;
+    let abs = direction.abs();
+    let mut reach = f32::INFINITY;
+    for i in 0..slices.len() {
+        let value = cx[i] * direction.x + cy[i] * direction.y + cz[i] * direction.z
+            - (hx[i] * abs.x + hy[i] * abs.y + hz[i] * abs.z);
+        if value.is_finite() {
+            reach = reach.min(value);
+        }
+    }
+    reach
+}
+
+/// Fills [`ShadowViews`] each frame from the lights, the [`ShadowSettings`], the frame's
+/// view and the [`Visibility`] resource's casters; runs in [`Stage::Visibility`] after
+/// [`VISIBILITY_SYSTEM`].
+pub fn shadow_views_system() -> System {
+    System::new(SHADOW_VIEWS_SYSTEM, |ctx: &mut SystemContext<'_>| {
+        let settings = *ctx.resource::<ShadowSettings>();
+        let camera = ctx.frame_value::<ResolvedView>().map(|view| *view);
+        let visibility = ctx.resource::<Visibility>();
+        let mut shadows = ctx.resource_mut::<ShadowViews>();
+        shadows.update(ctx.world_unchecked(), camera.as_ref(), &visibility, &settings);
+    })
+    .after(VISIBILITY_SYSTEM)
+    .reads::<DirectionalLight>()
+    .reads::<SpotLight>()
+    .reads::<PointLight>()
+    .reads::<Transform>()
+    .reads::<WorldTransform>()
+    .reads_resource::<ShadowSettings>()
+    .reads_resource::<Visibility>()
+    .reads_frame::<ResolvedView>()
+    .writes_resource::<ShadowViews>()
+}
+
+/// Adds [`ShadowViews`] and [`shadow_views_system`] to `app` (once).
+pub(crate) fn install(app: &mut runtime::App) {
+    if app.resources().contains::<ShadowViews>() {
+        return;
+    }
+    app.insert_resource(ShadowViews::default());
+    app.add_system(Stage::Visibility, shadow_views_system());
+}
