@@ -163,7 +163,8 @@ impl PrepareContext<'_> {
     }
 
     /// Puts `data` in host-visible memory for this frame and returns a binding for it (a
-    /// uniform or storage buffer range); the submit makes host writes visible.
+    /// uniform or storage buffer range, or indirect draw arguments: its buffer is made with
+    /// `INDIRECT_BUFFER` usage); the submit makes host writes visible.
     pub fn stage_data(&mut self, data: &[u8]) -> Result<Binding> {
         let (buffer, offset) = self.staging.push(data, 256)?;
         Ok(Binding::External { buffer, offset, size: data.len().max(4) as u64 })

@@ -654,11 +654,13 @@ struct StagingRegion {
     retired: Vec<GpuBuffer>,
 }
 
-/// Usage of staging memory: copy source, and staged uniform and storage data.
+/// Usage of staging memory: copy source, staged uniform and storage data, and host-written
+/// indirect draw arguments (a pass may draw straight from what it staged).
 const STAGING_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
     vk::BufferUsageFlags::TRANSFER_SRC.as_raw()
         | vk::BufferUsageFlags::UNIFORM_BUFFER.as_raw()
-        | vk::BufferUsageFlags::STORAGE_BUFFER.as_raw(),
+        | vk::BufferUsageFlags::STORAGE_BUFFER.as_raw()
+        | vk::BufferUsageFlags::INDIRECT_BUFFER.as_raw(),
 );
 
 impl StagingRing {

@@ -34,6 +34,7 @@ struct Mover;
 fn app(device: &Arc<GpuDevice>, share: f64) -> App {
     let mut app = App::with_threads(2);
     let setup = RenderSetup {
+        shadows: false,
         backend: CullingBackend::Gpu,
         device: Some(Arc::clone(device)),
         extent: vk::Extent2D { width: 64, height: 64 },

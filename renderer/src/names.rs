@@ -34,6 +34,12 @@ pub const VIEW: &str = "view";
 /// The host-visible buffer [`crate::color_readback_pass`] copies `color` into.
 pub const COLOR_READBACK: &str = "color_readback";
 
+/// The shadow atlas (**contract** name): one D32 image, reversed-Z, holding every light
+/// view's map in its own tile (see [`crate::ShadowFrame`]).
+pub const SHADOW_ATLAS: &str = "shadow_atlas";
+/// The lights and shadow views the shadowed geometry pass reads (`shadows.h`).
+pub const SHADOW_LIGHTS: &str = "shadow_lights";
+
 /// Format of `depth_prepass`.
 pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
 /// Format of `color`.

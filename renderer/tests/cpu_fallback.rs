@@ -12,6 +12,7 @@ use renderer::{install_render, BitsReadback, RenderSetup, RENDER_SYSTEM};
 
 fn setup(backend: CullingBackend) -> RenderSetup {
     RenderSetup {
+        shadows: false,
         backend,
         device: None,
         extent: vk::Extent2D { width: 64, height: 64 },

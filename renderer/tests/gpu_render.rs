@@ -15,6 +15,7 @@ use renderer::{install_render, BitsReadback, RenderReport, RenderSetup};
 fn wall_scene(device: &std::sync::Arc<render_graph::GpuDevice>) -> (runtime::App, [runtime::hecs::Entity; 4]) {
     let mut app = runtime::App::with_threads(2);
     let setup = RenderSetup {
+        shadows: false,
         backend: CullingBackend::Gpu,
         device: Some(device.clone()),
         extent: vk::Extent2D { width: 48, height: 32 },
@@ -136,6 +137,7 @@ fn a_turning_camera_uploads_only_the_records_of_moving_objects() {
     let Some(device) = gpu_test_context() else { return };
     let mut app = runtime::App::with_threads(2);
     let setup = RenderSetup {
+        shadows: false,
         backend: CullingBackend::Cpu,
         device: Some(device.clone()),
         extent: vk::Extent2D { width: 32, height: 32 },

@@ -19,6 +19,7 @@ fn gpu_culled_frames_allocate_nothing_in_steady_state() {
     let Some(device) = gpu_test_context() else { return };
     let mut app = runtime::App::with_threads(2);
     let setup = RenderSetup {
+        shadows: false,
         backend: CullingBackend::Gpu,
         device: Some(device.clone()),
         extent: vk::Extent2D { width: 32, height: 32 },

@@ -56,6 +56,7 @@ struct Object {
 /// (the GPU's, or the CPU's answer) says it is visible.
 fn render(device: &Arc<GpuDevice>, backend: CullingBackend, eye: Vec3, objects: &[Object]) -> (Vec<u8>, Vec<bool>) {
     let setup = RenderSetup {
+        shadows: false,
         backend,
         device: Some(Arc::clone(device)),
         extent: vk::Extent2D { width: 48, height: 32 },
@@ -128,6 +129,7 @@ fn centre(image: &[u8]) -> [u8; 4] {
 /// GPU's last bits keep the cube visible, and the last image.
 fn cube_behind_card(device: &Arc<GpuDevice>, card: u32) -> (bool, Vec<u8>) {
     let setup = RenderSetup {
+        shadows: false,
         backend: CullingBackend::Gpu,
         device: Some(Arc::clone(device)),
         extent: vk::Extent2D { width: 48, height: 32 },

@@ -29,6 +29,7 @@ fn game(
 ) -> App {
     let mut app = App::with_threads(2);
     let setup = RenderSetup {
+        shadows: false,
         backend,
         device: Some(Arc::clone(device)),
         extent: vk::Extent2D { width: 64, height: 40 },

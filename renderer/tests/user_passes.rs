@@ -80,6 +80,7 @@ fn at(order: &[String], name: &str) -> usize {
 /// the user's (tests override what they need).
 fn gpu_setup(device: &Arc<GpuDevice>, width: u32, height: u32, capacity: u32) -> RenderSetup {
     RenderSetup {
+        shadows: false,
         backend: CullingBackend::Gpu,
         device: Some(Arc::clone(device)),
         extent: vk::Extent2D { width, height },

@@ -31,6 +31,7 @@ fn city_app(objects: f64, device: Option<&std::sync::Arc<render_graph::GpuDevice
     city::attach_lods(app.world_mut(), &meshes);
     if let Some(device) = device {
         let setup = RenderSetup {
+            shadows: false,
             backend: culling::CullingBackend::Cpu,
             device: Some(std::sync::Arc::clone(device)),
             extent: render_graph::vk::Extent2D { width: 160, height: 90 },

@@ -53,6 +53,7 @@ fn rendered(
     };
     let (target, copy) = SceneCheckTarget::new(device, capacity, inner);
     let setup = RenderSetup {
+        shadows: false,
         backend,
         device: Some(Arc::clone(device)),
         extent,

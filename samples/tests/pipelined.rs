@@ -20,6 +20,7 @@ fn run(device: &Arc<render_graph::GpuDevice>, threads: usize, pipelined: bool, f
     let config = StressConfig { objects: 1_000, churn: 40, restyle: 16, reparent: 4, ..StressConfig::default() };
     let objects = build_stress(&mut app, config);
     let setup = RenderSetup {
+        shadows: false,
         backend: culling::CullingBackend::Gpu,
         device: Some(Arc::clone(device)),
         extent: vk::Extent2D { width: 64, height: 36 },

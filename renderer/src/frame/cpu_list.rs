@@ -48,7 +48,7 @@ use crate::frame::points;
 use crate::names::{COLOR, COLOR_READBACK};
 use crate::passes::{
     color_readback_pass, BlendedPass, DepthPrepass, DrawListPass, DrawMode, GeometryPass, ObjectUploadPass,
-    ViewUploadPass,
+    ShadowAtlasPass, ViewUploadPass,
 };
 use crate::scene::{lock_scene, SharedScene};
 #[cfg(doc)]
@@ -63,11 +63,16 @@ pub struct ScenePassOptions {
     pub draw_mode: Option<DrawMode>,
     /// Add a readback of `color` ([`color_readback_pass`]) and return its buffer.
     pub readback: bool,
+    /// Side of the shadow atlas in texels, or 0 for a frame without shadows (the default).
+    /// Above 0 the frame draws the scene's [`ShadowFrame`](crate::ShadowFrame) with a
+    /// [`ShadowAtlasPass`] before the `after depth prepass` point and the geometry pass
+    /// lights and shadows with it ([`GeometryPass::shadowed`]).
+    pub shadow_atlas: u32,
 }
 
 impl Default for ScenePassOptions {
     fn default() -> Self {
-        ScenePassOptions { clear_color: [0.0, 0.0, 0.0, 1.0], draw_mode: None, readback: true }
+        ScenePassOptions { clear_color: [0.0, 0.0, 0.0, 1.0], draw_mode: None, readback: true, shadow_atlas: 0 }
     }
 }
 
@@ -91,7 +96,11 @@ pub fn add_scene_passes(
     let device = Arc::clone(graph.device());
     let mode = options.draw_mode.unwrap_or_else(|| DrawMode::best(device.capabilities()));
     let depth_prepass = DepthPrepass::with_mode(&device, Arc::clone(scene), mode)?;
-    let geometry = GeometryPass::with_mode(&device, Arc::clone(scene), options.clear_color, mode)?;
+    let geometry = if options.shadow_atlas > 0 {
+        GeometryPass::shadowed(&device, Arc::clone(scene), options.clear_color, mode)?
+    } else {
+        GeometryPass::with_mode(&device, Arc::clone(scene), options.clear_color, mode)?
+    };
     let readback = if options.readback { Some(image_readback_buffer(&device, COLOR_READBACK, extent)?) } else { None };
     lock_scene(scene).import_into(graph);
     graph.add_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
@@ -101,6 +110,9 @@ pub fn add_scene_passes(
     graph.add_pass(DrawListPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::BETWEEN_CULL_PHASES)?;
     graph.add_pass(depth_prepass);
+    if options.shadow_atlas > 0 {
+        graph.add_pass(ShadowAtlasPass::new(&device, Arc::clone(scene), options.shadow_atlas, mode)?);
+    }
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
     graph.add_pass(geometry);
     if lock_scene(scene).meshes().has_blended_materials() {

@@ -10,8 +10,8 @@ use crate::frame::{points, ScenePassOptions};
 use crate::names::{COLOR, COLOR_READBACK, DRAW_COMMANDS};
 use crate::passes::{
     color_readback_pass, visibility_bits_bytes, BlendedPass, CullPhase, CullResetPass, DepthPrepass, DrawMode,
-    GeometryPass, GpuCullPass, HiZBuildPass, ObjectUploadPass, SharedCullSettings, ViewUploadPass, CULL_STATS,
-    CULL_STAT_WORDS, VISIBILITY_BITS,
+    GeometryPass, GpuCullPass, HiZBuildPass, ObjectUploadPass, ShadowAtlasPass, SharedCullSettings, ViewUploadPass,
+    CULL_STATS, CULL_STAT_WORDS, VISIBILITY_BITS,
 };
 use crate::scene::{lock_scene, SharedScene};
 
@@ -58,7 +58,11 @@ pub fn add_gpu_culled_scene_passes(
     let late = GpuCullPass::new(&device, Arc::clone(scene), Arc::clone(settings), CullPhase::Late)?;
     let depth = DepthPrepass::with_mode(&device, Arc::clone(scene), mode)?;
     let late_depth = DepthPrepass::late(&device, Arc::clone(scene), mode)?;
-    let geometry = GeometryPass::with_mode(&device, Arc::clone(scene), options.clear_color, mode)?;
+    let geometry = if options.shadow_atlas > 0 {
+        GeometryPass::shadowed(&device, Arc::clone(scene), options.clear_color, mode)?
+    } else {
+        GeometryPass::with_mode(&device, Arc::clone(scene), options.clear_color, mode)?
+    };
     let hiz = HiZBuildPass::new(&device)?;
     let color = if options.readback { Some(image_readback_buffer(&device, COLOR_READBACK, extent)?) } else { None };
     let bits = if read_bits {
@@ -83,6 +87,9 @@ pub fn add_gpu_culled_scene_passes(
     graph.add_insertion_point(points::BETWEEN_CULL_PHASES)?;
     graph.add_pass(late);
     graph.add_pass(late_depth);
+    if options.shadow_atlas > 0 {
+        graph.add_pass(ShadowAtlasPass::new(&device, Arc::clone(scene), options.shadow_atlas, mode)?);
+    }
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
     graph.add_pass(geometry);
     if lock_scene(scene).meshes().has_blended_materials() {

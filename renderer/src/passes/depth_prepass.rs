@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use render_graph::vk;
 
-use super::draw::{check_mode, check_output_extent, DrawMode, OpaquePipelines, SceneInputs};
+use super::draw::{check_mode, check_output_extent, DrawMode, OpaquePipelines, SceneInputs, SCENE_BINDINGS};
 use crate::names::{DEPTH_FORMAT, DEPTH_PREPASS};
 use crate::scene::SharedScene;
 use render_graph::ExecuteContext;
@@ -44,6 +44,7 @@ impl DepthPrepass {
             device,
             DEPTH_PREPASS,
             (shaders::DEPTH_PREPASS_VERT.words(), shaders::DEPTH_PREPASS_FRAG.words()),
+            &SCENE_BINDINGS,
             &[],
             (DEPTH_FORMAT, vk::CompareOp::GREATER, true),
         )?;

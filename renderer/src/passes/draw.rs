@@ -99,6 +99,19 @@ pub(crate) enum DrawFilter {
     Blended = 2,
 }
 
+/// Set-0 bindings of the shadowed geometry pass: [`SCENE_BINDINGS`], then 6 `shadow_lights`
+/// and 7 `shadow_atlas` (`shadows.h`).
+pub(crate) const SHADOWED_SCENE_BINDINGS: [BindingKind; 8] = [
+    BindingKind::StorageBuffer,
+    BindingKind::StorageBuffer,
+    BindingKind::StorageBuffer,
+    BindingKind::StorageBuffer,
+    BindingKind::StorageBuffer,
+    BindingKind::TextureImage,
+    BindingKind::StorageBuffer,
+    BindingKind::SampledImage,
+];
+
 /// Push-constant bytes of the scene shaders: the camera, then the draw filter.
 const SCENE_PUSH_BYTES: u32 = CameraConstants::BYTES + 4;
 
@@ -148,8 +161,8 @@ pub(crate) fn scene_pipeline(
 /// The opaque passes' two pipelines: one-sided (back faces culled) and double-sided (none),
 /// the second drawn only when the library has double-sided surfaces.
 pub(crate) struct OpaquePipelines {
-    one_sided: GraphicsPipeline,
-    double_sided: GraphicsPipeline,
+    pub(crate) one_sided: GraphicsPipeline,
+    pub(crate) double_sided: GraphicsPipeline,
 }
 
 impl OpaquePipelines {
@@ -157,24 +170,18 @@ impl OpaquePipelines {
         device: &Arc<GpuDevice>,
         name: &str,
         shaders: (&[u32], &[u32]),
+        bindings: &[BindingKind],
         color_formats: &[vk::Format],
         depth: (vk::Format, vk::CompareOp, bool),
     ) -> Result<OpaquePipelines> {
         let kind = |cull_mode| ScenePipelineKind { depth, cull_mode, blend: ColorBlend::Replace };
         Ok(OpaquePipelines {
-            one_sided: scene_pipeline(
-                device,
-                name,
-                shaders,
-                &SCENE_BINDINGS,
-                color_formats,
-                kind(vk::CullModeFlags::BACK),
-            )?,
+            one_sided: scene_pipeline(device, name, shaders, bindings, color_formats, kind(vk::CullModeFlags::BACK))?,
             double_sided: scene_pipeline(
                 device,
                 &format!("{name} double-sided"),
                 shaders,
-                &SCENE_BINDINGS,
+                bindings,
                 color_formats,
                 kind(vk::CullModeFlags::NONE),
             )?,
@@ -190,9 +197,21 @@ impl OpaquePipelines {
         scene: &SharedScene,
         mode: DrawMode,
     ) {
-        inputs.draw(context, &self.one_sided, scene, mode, DrawFilter::OneSided);
+        self.draw_with(inputs, &[], context, scene, mode);
+    }
+
+    /// As [`OpaquePipelines::draw`], binding `extra` after the scene's bindings.
+    pub(crate) fn draw_with(
+        &self,
+        inputs: &SceneInputs,
+        extra: &[Binding],
+        context: &mut ExecuteContext<'_>,
+        scene: &SharedScene,
+        mode: DrawMode,
+    ) {
+        inputs.draw_with(context, &self.one_sided, extra, scene, mode, DrawFilter::OneSided);
         if lock_scene(scene).meshes().has_double_sided_surfaces() {
-            inputs.draw(context, &self.double_sided, scene, mode, DrawFilter::DoubleSided);
+            inputs.draw_with(context, &self.double_sided, extra, scene, mode, DrawFilter::DoubleSided);
         }
     }
 }
@@ -257,16 +276,22 @@ impl SceneInputs {
     /// Binds `pipeline` with the scene buffers and camera, then draws the scene's commands in
     /// `mode` (inside the pass's rendering scope). Without a GPU count the host's list is
     /// drawn, or every object's command when a GPU pass writes the list.
-    pub(crate) fn draw(
+    /// `extra` bindings follow the scene's (the shadowed geometry pass's lights and atlas).
+    pub(crate) fn draw_with(
         &self,
         context: &mut ExecuteContext<'_>,
         pipeline: &GraphicsPipeline,
+        extra: &[Binding],
         scene: &SharedScene,
         mode: DrawMode,
         filter: DrawFilter,
     ) {
         let scene = lock_scene(scene);
-        context.bind_graphics(pipeline, &self.bindings());
+        let mut bindings = [Binding::Buffer(self.transforms); 8];
+        bindings[..6].copy_from_slice(&self.bindings());
+        let count = 6 + extra.len().min(2);
+        bindings[6..count].copy_from_slice(&extra[..count - 6]);
+        context.bind_graphics(pipeline, &bindings[..count]);
         context.push_constants(&scene_push_words(scene.camera(), filter));
         if context.failed() {
             return;

@@ -5,14 +5,17 @@ use std::sync::Arc;
 
 use render_graph::vk;
 
-use super::draw::{check_mode, check_output_extent, DrawMode, OpaquePipelines, SceneInputs};
-use crate::names::{COLOR, COLOR_FORMAT, DEPTH_FORMAT, DEPTH_PREPASS};
+use super::draw::{
+    check_mode, check_output_extent, DrawMode, OpaquePipelines, SceneInputs, SCENE_BINDINGS, SHADOWED_SCENE_BINDINGS,
+};
+use crate::names::{COLOR, COLOR_FORMAT, DEPTH_FORMAT, DEPTH_PREPASS, SHADOW_ATLAS, SHADOW_LIGHTS};
 use crate::scene::SharedScene;
 use render_graph::ExecuteContext;
 use render_graph::GpuDevice;
 use render_graph::Pass;
 use render_graph::Result;
 use render_graph::{AttachmentLoad, ImageDesc, ImageSize, Registry};
+use render_graph::{Binding, BindingKind, BufferHandle, ImageHandle, ShaderStage};
 
 /// Draws every object of the draw list in its flat colour into `color`, the size of the
 /// graph's output, cleared to the pass's clear colour.
@@ -22,12 +25,19 @@ use render_graph::{AttachmentLoad, ImageDesc, ImageSize, Registry};
 /// GREATER_OR_EQUAL; hidden surfaces fail it. Where two
 /// objects have equal depth the later draw wins, as it would without a prepass, so the image
 /// depends only on the drawn objects and their order.
+///
+/// [`GeometryPass::shadowed`] makes the pass of a frame with shadows: it lights with the
+/// frame's lights (the sun, spot and point lights of [`crate::ShadowFrame`]) and samples
+/// `shadow_atlas`, which a [`ShadowAtlasPass`](super::ShadowAtlasPass) drew earlier; a
+/// frame without lights shades exactly as the plain pass.
 pub struct GeometryPass {
     pipeline: OpaquePipelines,
     scene: SharedScene,
     mode: DrawMode,
     clear_color: [f32; 4],
     inputs: Option<SceneInputs>,
+    shadowed: bool,
+    shadow_inputs: Option<(BufferHandle, ImageHandle)>,
 }
 
 impl GeometryPass {
@@ -44,15 +54,41 @@ impl GeometryPass {
         clear_color: [f32; 4],
         mode: DrawMode,
     ) -> Result<GeometryPass> {
+        GeometryPass::build(device, scene, clear_color, mode, false)
+    }
+
+    /// The geometry pass of a frame with shadows (see the type's docs), drawing in `mode`.
+    pub fn shadowed(
+        device: &Arc<GpuDevice>,
+        scene: SharedScene,
+        clear_color: [f32; 4],
+        mode: DrawMode,
+    ) -> Result<GeometryPass> {
+        GeometryPass::build(device, scene, clear_color, mode, true)
+    }
+
+    fn build(
+        device: &Arc<GpuDevice>,
+        scene: SharedScene,
+        clear_color: [f32; 4],
+        mode: DrawMode,
+        shadowed: bool,
+    ) -> Result<GeometryPass> {
         check_mode(device, mode)?;
+        let (fragment, bindings): (&[u32], &[BindingKind]) = if shadowed {
+            (shaders::GEOMETRY_SHADOWED_FRAG.words(), &SHADOWED_SCENE_BINDINGS)
+        } else {
+            (shaders::GEOMETRY_FRAG.words(), &SCENE_BINDINGS)
+        };
         let pipeline = OpaquePipelines::new(
             device,
             "geometry",
-            (shaders::GEOMETRY_VERT.words(), shaders::GEOMETRY_FRAG.words()),
+            (shaders::GEOMETRY_VERT.words(), fragment),
+            bindings,
             &[COLOR_FORMAT],
             (DEPTH_FORMAT, vk::CompareOp::GREATER_OR_EQUAL, false),
         )?;
-        Ok(GeometryPass { pipeline, scene, mode, clear_color, inputs: None })
+        Ok(GeometryPass { pipeline, scene, mode, clear_color, inputs: None, shadowed, shadow_inputs: None })
     }
 }
 
@@ -67,6 +103,14 @@ impl Pass for GeometryPass {
         registry.depth_read(depth);
         let color = registry.create_image(COLOR, ImageDesc::new(COLOR_FORMAT, ImageSize::OUTPUT));
         registry.color_attachment(color, AttachmentLoad::ClearColor(self.clear_color));
+        if self.shadowed {
+            let lights = registry.buffer(SHADOW_LIGHTS);
+            let atlas = registry.image(SHADOW_ATLAS);
+            self.shadow_inputs = Some((
+                registry.read_storage_buffer(lights, ShaderStage::Fragment),
+                registry.sample(atlas, ShaderStage::Fragment),
+            ));
+        }
     }
 
     fn execute(&mut self, context: &mut ExecuteContext<'_>) {
@@ -78,6 +122,12 @@ impl Pass for GeometryPass {
             return;
         }
         let inputs = self.inputs.expect("register runs before record_draw");
-        self.pipeline.draw(&inputs, context, &self.scene, self.mode);
+        match self.shadow_inputs {
+            Some((lights, atlas)) => {
+                let extra = [Binding::Buffer(lights), Binding::Image(atlas)];
+                self.pipeline.draw_with(&inputs, &extra, context, &self.scene, self.mode);
+            }
+            None => self.pipeline.draw(&inputs, context, &self.scene, self.mode),
+        }
     }
 }

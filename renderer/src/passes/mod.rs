@@ -12,10 +12,12 @@
 //! 5. [`HiZBuildPass`] (`hiz.rs`): the depth pyramid;
 //! 6. [`GpuCullPass`] late: everything against the frustum and the pyramid;
 //!    [`ClusterSurvivorPass`] (`cluster_survivors.rs`) and [`ClusterCullPass`] late;
-//! 7. [`DepthPrepass::late`], then [`GeometryPass`] (`geometry.rs`), then, when the
+//! 7. [`DepthPrepass::late`]; [`ShadowAtlasPass`] (`shadow.rs`) in a frame with shadows:
+//!    every light view's casters into its tile of `shadow_atlas`;
+//! 8. [`GeometryPass`] (`geometry.rs`), then, when the
 //!    library has a blended material, [`BlendedPass`] (`blended.rs`): translucent objects
 //!    back to front;
-//! 8. the readbacks ([`color_readback_pass`], and [`render_graph::readback`]'s passes for
+//! 9. the readbacks ([`color_readback_pass`], and [`render_graph::readback`]'s passes for
 //!    buffers).
 //!
 //! `draw.rs` holds what the two drawing passes share ([`DrawMode`]). Passes find each
@@ -29,6 +31,7 @@ mod depth_prepass;
 mod draw;
 mod geometry;
 mod hiz;
+mod shadow;
 mod upload;
 mod view;
 
@@ -49,6 +52,7 @@ pub use depth_prepass::DepthPrepass;
 pub use draw::DrawMode;
 pub use geometry::GeometryPass;
 pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HIZ_DEPTH, HIZ_FORMAT, HIZ_GROUP};
+pub use shadow::ShadowAtlasPass;
 pub use upload::{DrawListPass, ObjectUploadPass, SCATTER_GROUP};
 pub use view::ViewUploadPass;
 

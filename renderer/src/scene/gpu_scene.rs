@@ -27,7 +27,7 @@ use crate::scene::world_box;
 use crate::scene::{
     CameraConstants, DrawCommand, ObjectRecord, ObjectTransform, IDENTITY, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
 };
-use crate::scene::{FrameView, MaterialBuffers, MeshBuffers, MeshLibrary, MeshRange, TEXTURE_LAYOUT};
+use crate::scene::{FrameView, MaterialBuffers, MeshBuffers, MeshLibrary, MeshRange, ShadowFrame, TEXTURE_LAYOUT};
 use render_graph::vk;
 use render_graph::GpuBuffer;
 use render_graph::GpuDevice;
@@ -122,6 +122,8 @@ pub struct GpuScene {
     /// The view uploaded into `view` for every pass ([`crate::ViewUploadPass`]).
     view: FrameView,
     last_upload: UploadReport,
+    /// This frame's shadow views, caster draws and lights (frames with shadows).
+    shadows: ShadowFrame,
 }
 
 fn out_of_range(reason: &'static str) -> GraphError {
@@ -166,6 +168,7 @@ impl GpuScene {
             blend_order: Vec::new(),
             view: FrameView::default(),
             last_upload: UploadReport::default(),
+            shadows: ShadowFrame::default(),
         })
     }
 
@@ -435,6 +438,23 @@ impl GpuScene {
         self.blend_order.clear();
         self.blend_order.extend(self.blend_keys.iter().map(|&(_, slot)| slot));
         &self.blend_order
+    }
+
+    /// This frame's shadow views, their caster draws and the lights.
+    pub fn shadows(&self) -> &ShadowFrame {
+        &self.shadows
+    }
+
+    /// Takes this frame's shadow views and lights from `shadows` (the caster draws from the
+    /// scene's records, by slot), with the camera at `eye` looking along `forward`.
+    pub fn set_shadows(&mut self, shadows: &culling::ShadowViews, eye: glam::Vec3, forward: glam::Vec3) {
+        let records = &self.records[..self.count as usize];
+        self.shadows.update(shadows, records, (eye, forward));
+    }
+
+    /// Clears the frame's shadow views and lights.
+    pub fn clear_shadows(&mut self) {
+        self.shadows.clear();
     }
 
     /// This frame's host draw commands (empty when a GPU pass writes them).

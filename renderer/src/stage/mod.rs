@@ -79,7 +79,7 @@ pub use target::FrameTarget;
 use crate::passes::{GpuCullStats, SharedCullSettings};
 use crate::scene::{MeshLibrary, UploadReport};
 use pipeline::RenderThread;
-use state::RenderState;
+use state::{FrameInputs, RenderState};
 
 /// Name of the system [`install_render`] adds to [`Stage::Render`].
 pub const RENDER_SYSTEM: &str = "renderer::render";
@@ -140,6 +140,12 @@ pub struct RenderSetup {
     /// })];
     /// ```
     pub passes: Vec<AddPasses>,
+    /// Whether the frame draws shadows: a shadow atlas of
+    /// [`ecs::ShadowSettings::atlas_resolution`] texels (read when the renderer is installed)
+    /// holding every light view of [`culling::ShadowViews`], and a geometry pass lit by the
+    /// world's lights and shadowed by it. Off, lights and shadows are not drawn (the built-in
+    /// sun shades), and nothing of shadows costs GPU time.
+    pub shadows: bool,
 }
 
 /// Adds a user's passes to the engine's frame (see [`RenderSetup::passes`]).
@@ -183,11 +189,44 @@ pub struct RenderReport {
     /// frame (the part of its CPU time that follows what changed; the rest is recording and
     /// submitting the graph).
     pub sync_seconds: f64,
+    /// This frame's shadow views: casters before and after culling, draws and triangles
+    /// (empty without shadows).
+    pub shadows: ShadowReport,
     /// This frame's rendering error, if any (the frame was then not drawn; its changes stay
     /// marked and go with the next frame that draws). Logged once (`log::error!`) until a
     /// different error comes: a scene fuller than its capacity, host-visible memory the
     /// staging could not grow into, a device lost.
     pub error: Option<String>,
+}
+
+/// What the shadow views of a frame drew (see [`RenderReport::shadows`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ShadowReport {
+    /// Each view in [`culling::ShadowViews::views`] order.
+    pub views: Vec<crate::ShadowViewDraws>,
+}
+
+impl ShadowReport {
+    /// Takes the views of `frame` (no allocation once the view count was reached).
+    pub fn update(&mut self, frame: &crate::ShadowFrame) {
+        self.views.clear();
+        self.views.extend_from_slice(frame.views());
+    }
+
+    /// Casters tested, summed over the views (each view tests every caster).
+    pub fn casters_tested(&self) -> u64 {
+        self.views.iter().map(|view| u64::from(view.casters)).sum()
+    }
+
+    /// Caster draws, summed over the views.
+    pub fn draws(&self) -> u64 {
+        self.views.iter().map(|view| u64::from(view.count)).sum()
+    }
+
+    /// Triangles of the caster draws, summed over the views.
+    pub fn triangles(&self) -> u64 {
+        self.views.iter().map(|view| view.triangles).sum()
+    }
 }
 
 /// Installs the Visibility stage ([`culling::install`]) and a Render-stage system that draws
@@ -241,7 +280,8 @@ pub fn install_render_to(
     let Ok(device) = device else {
         return Ok(choice);
     };
-    match RenderState::new(&device, setup, choice.on_device, target) {
+    let shadow_atlas = if setup.shadows { app.resource::<ecs::ShadowSettings>().atlas_resolution } else { 0 };
+    match RenderState::new(&device, setup, choice.on_device, target, shadow_atlas) {
         Ok(state) => {
             if let Some(settings) = &state.cull_settings {
                 app.insert_resource(GpuCullControl { settings: Arc::clone(settings) });
@@ -324,6 +364,7 @@ fn render_system(
         runtime::profile_zone!("render");
         let (world, changes) = (ctx.world_unchecked(), ctx.changes());
         let visibility = ctx.resource::<Visibility>();
+        let shadows = ctx.try_resource::<culling::ShadowViews>();
         let pipelined = ctx.resource::<ecs::RenderSettings>().pipelined_frames;
         let mut report = ctx.resource_mut::<RenderReport>();
         let mut shots = ctx.resource_mut::<Screenshots>();
@@ -347,7 +388,8 @@ fn render_system(
         report.upload = UploadReport::default();
         let mut outcome = pipeline.spare.take().unwrap_or_default();
         outcome.game_frame = game_frame;
-        match state.prepare(world, changes, &visibility, &mut report, &mut shots, game_frame) {
+        let inputs = FrameInputs { world, changes, visibility: &visibility, shadows: shadows.as_deref() };
+        match state.prepare(inputs, &mut report, &mut shots, game_frame) {
             Ok(true) => {
                 if pipelined && pipeline.thread.is_none() {
                     match RenderThread::spawn(Arc::clone(&shared), Arc::clone(&in_flight)) {
@@ -386,6 +428,7 @@ fn render_system(
     })
     .reads::<ecs::BaseColor>()
     .reads_resource::<Visibility>()
+    .reads_resource::<culling::ShadowViews>()
     .reads_resource::<ecs::RenderSettings>()
     .writes_resource::<RenderReport>()
     .writes_resource::<Screenshots>()

@@ -60,8 +60,18 @@ impl FrameOutcome {
     }
 }
 
+/// What the Render stage's extract reads of the frame.
+pub(super) struct FrameInputs<'a> {
+    pub(super) world: &'a runtime::hecs::World,
+    pub(super) changes: &'a runtime::changes::Changes,
+    pub(super) visibility: &'a Visibility,
+    pub(super) shadows: Option<&'a culling::ShadowViews>,
+}
+
 /// The renderer the Render-stage system owns.
 pub(super) struct RenderState {
+    /// Side of the shadow atlas; 0 without shadows.
+    pub(super) shadow_atlas: u32,
     pub(super) graph: RenderGraph,
     pub(super) scene: SharedScene,
     pub(super) sync: SceneSync,
@@ -88,12 +98,17 @@ impl RenderState {
         setup: RenderSetup,
         on_device: bool,
         mut target: Option<Box<dyn FrameTarget>>,
+        shadow_atlas: u32,
     ) -> render_graph::Result<RenderState> {
         let scene = GpuScene::new(device, setup.meshes, setup.capacity)?.into_shared();
         let mut graph = RenderGraph::new(Arc::clone(device), setup.extent)?;
         graph.set_name("renderer");
-        let options =
-            ScenePassOptions { clear_color: setup.clear_color, readback: false, ..ScenePassOptions::default() };
+        let options = ScenePassOptions {
+            clear_color: setup.clear_color,
+            readback: false,
+            shadow_atlas,
+            ..ScenePassOptions::default()
+        };
         let mut cull_settings = None;
         let (stats, bits) = if on_device {
             let settings = Arc::new(Mutex::new(GpuCullSettings::default()));
@@ -129,6 +144,7 @@ impl RenderState {
         let words = visibility_bits_bytes(setup.capacity) as usize / 8;
         let in_view = (0..READBACK_RING).map(|_| Vec::with_capacity(words)).collect();
         Ok(RenderState {
+            shadow_atlas,
             graph,
             scene,
             sync: SceneSync::default(),
@@ -151,13 +167,12 @@ impl RenderState {
     /// whether there is a frame to submit (not without a view or under a zero viewport).
     pub(super) fn prepare(
         &mut self,
-        world: &runtime::hecs::World,
-        changes: &runtime::changes::Changes,
-        visibility: &Visibility,
+        inputs: FrameInputs<'_>,
         report: &mut RenderReport,
         shots: &mut Screenshots,
         game_frame: u64,
     ) -> render_graph::Result<bool> {
+        let FrameInputs { world, changes, visibility, shadows } = inputs;
         {
             let mut scene = {
                 runtime::profile_zone!("lock wait: scene");
@@ -201,6 +216,17 @@ impl RenderState {
             scene.set_frame_view(frame_view);
             if !self.on_device {
                 scene.set_draw_list(visibility.visible())?;
+            }
+            match shadows {
+                Some(shadows) if self.shadow_atlas > 0 => {
+                    let forward = view.rotation * glam::Vec3::NEG_Z;
+                    scene.set_shadows(shadows, view.position, forward);
+                    report.shadows.update(scene.shadows());
+                }
+                _ => {
+                    scene.clear_shadows();
+                    report.shadows.update(scene.shadows());
+                }
             }
         }
         // What the GPU's answer of this frame is compared with (its ring region).

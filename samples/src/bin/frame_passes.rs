@@ -69,6 +69,7 @@ fn main() -> ExitCode {
     };
     let mut app = runtime::App::new();
     let setup = RenderSetup {
+        shadows: false,
         backend: CullingBackend::Gpu,
         device: Some(Arc::clone(&device)),
         extent: vk::Extent2D { width: SIZE.0, height: SIZE.1 },

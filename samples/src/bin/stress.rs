@@ -209,6 +209,7 @@ fn main() -> ExitCode {
             let scene_reads = target.reads();
             scene_reads.store(options.truth, Ordering::Relaxed);
             let setup = RenderSetup {
+                shadows: false,
                 backend,
                 device: Some(Arc::clone(&device)),
                 extent,

@@ -73,6 +73,7 @@ pub fn install(
 ) -> Result<CullingChoice, RenderError> {
     let CityFrames { backend, extent, bits, passes } = frames;
     let setup = RenderSetup {
+        shadows: false,
         backend,
         device: Some(Arc::clone(device)),
         extent,

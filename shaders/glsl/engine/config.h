@@ -62,4 +62,9 @@
 #define HIZ_GROUP 8
 // Threads per workgroup of the scene upload's scatter (renderer::SCATTER_GROUP).
 #define SCATTER_GROUP 64
+// Local lights (spot and point) the shading loop reads at most (culling::shadow::MAX_LOCAL_LIGHTS).
+#define MAX_LOCAL_LIGHTS 64
+// Shadow views a frame draws at most: four sun cascades and six faces for each of 16
+// shadowed lights (renderer::MAX_SHADOW_VIEWS).
+#define MAX_SHADOW_VIEWS 100
 #endif

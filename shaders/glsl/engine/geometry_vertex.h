@@ -28,6 +28,8 @@ layout(location = 0) flat out uint out_color;
 layout(location = 1) out vec3 out_normal;
 layout(location = 2) out vec2 out_uv;
 layout(location = 3) flat out uint out_material;
+// World position, for the shadowed fragment shader's lights.
+layout(location = 4) out vec3 out_world;
 
 // Host twin: `pack_normal` in render_graph/src/passes/mesh.rs: three signed 10-bit values,
 // x in bits 0-9, y in 10-19, z in 20-29; 0 means no normal (drawn unlit).
@@ -44,6 +46,7 @@ void main() {
     drawn = drawn && VISIBILITY_BIT(visibility, object_index);
 #endif
     gl_Position = drawn ? object_clip_position(object_index, uint(gl_VertexIndex)) : CLIPPED_AWAY;
+    out_world = object_point(transforms[object_index], positions[gl_VertexIndex].xyz);
     out_color = objects[object_index].color;
     out_uv = uvs[gl_VertexIndex];
     out_material = objects[object_index].material;

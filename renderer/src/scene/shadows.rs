@@ -1,0 +1,162 @@
+//! The shadow part of a frame on the host: each light view's matrix, atlas tile and caster
+//! draws, and the lights the shadowed geometry pass reads (`shadows.h`), taken from
+//! [`culling::ShadowViews`] by the Render stage's extract.
+
+use culling::shadow::{LightViewKind, LocalLightKind, ShadowViews, MAX_LOCAL_LIGHTS};
+use glam::Vec3;
+
+use super::records::{DrawCommand, ObjectRecord};
+
+/// Most shadow views a frame draws: four sun cascades and the six faces of each of
+/// [`ecs::MAX_SHADOWED_LIGHTS`] lights (`MAX_SHADOW_VIEWS` in `config.h`).
+pub const MAX_SHADOW_VIEWS: usize = ecs::MAX_CASCADES + 6 * ecs::MAX_SHADOWED_LIGHTS;
+
+/// Bytes of the `shadow_lights` buffer (`ShadowLights` in `shadows.h`): six vec4 of header,
+/// four vec4 per local light, six vec4 per view.
+pub const SHADOW_LIGHTS_BYTES: usize = (6 + 4 * MAX_LOCAL_LIGHTS + 6 * MAX_SHADOW_VIEWS) * 16;
+
+/// One light view as the shadow pass draws it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShadowViewDraws {
+    /// Which view of its light.
+    pub kind: LightViewKind,
+    /// World to light clip space (reversed-Z), column-major.
+    pub view_projection: [[f32; 4]; 4],
+    /// Tile left, top and side in atlas texels.
+    pub tile: [u32; 3],
+    /// First of its commands in [`ShadowFrame::commands`].
+    pub first: u32,
+    /// Its caster draws.
+    pub count: u32,
+    /// Casters tested for it.
+    pub casters: u32,
+    /// Triangles its draws cover.
+    pub triangles: u64,
+}
+
+/// The frame's shadow views, caster draws and lights, kept in the [`GpuScene`](super::GpuScene)
+/// and reused across frames.
+#[derive(Clone, Debug, Default)]
+pub struct ShadowFrame {
+    views: Vec<ShadowViewDraws>,
+    commands: Vec<DrawCommand>,
+    lights: Vec<u32>,
+    counts: Vec<u32>,
+    atlas_resolution: u32,
+}
+
+impl ShadowFrame {
+    /// The views of the frame, in [`ShadowViews::views`] order.
+    pub fn views(&self) -> &[ShadowViewDraws] {
+        &self.views
+    }
+
+    /// Every view's caster draws, view after view.
+    pub fn commands(&self) -> &[DrawCommand] {
+        &self.commands
+    }
+
+    /// Each view's command count, in view order (the count buffer of indirect-count draws).
+    pub fn counts(&self) -> &[u32] {
+        &self.counts
+    }
+
+    /// The `shadow_lights` buffer's words.
+    pub fn light_words(&self) -> &[u32] {
+        &self.lights
+    }
+
+    /// Side of the atlas the tiles lie in.
+    pub fn atlas_resolution(&self) -> u32 {
+        self.atlas_resolution
+    }
+
+    /// Empties the frame: no view, no light (a frame without shadows lights as without
+    /// lights).
+    pub fn clear(&mut self) {
+        self.views.clear();
+        self.commands.clear();
+        self.counts.clear();
+        self.lights.clear();
+        self.lights.resize(SHADOW_LIGHTS_BYTES / 4, 0);
+    }
+
+    /// Takes the frame's views, casters and lights from `shadows`, with draw commands from
+    /// `records` (by slot; a slot past them or with an empty record draws nothing), and the
+    /// camera's position and view axis for the cascades.
+    pub fn update(&mut self, shadows: &ShadowViews, records: &[ObjectRecord], camera: (Vec3, Vec3)) {
+        self.clear();
+        self.atlas_resolution = shadows.atlas_resolution();
+        for (index, view) in shadows.views().iter().enumerate().take(MAX_SHADOW_VIEWS) {
+            let first = self.commands.len() as u32;
+            let mut triangles = 0u64;
+            for slot in shadows.caster_slots(index) {
+                let Some(record) = records.get(slot as usize) else { continue };
+                if record.index_count == 0 {
+                    continue;
+                }
+                triangles += u64::from(record.index_count / 3);
+                self.commands.push(DrawCommand::for_object(slot, record));
+            }
+            self.views.push(ShadowViewDraws {
+                kind: view.kind,
+                view_projection: view.view_projection.to_cols_array_2d(),
+                tile: [view.tile.x, view.tile.y, view.tile.size],
+                first,
+                count: self.commands.len() as u32 - first,
+                casters: shadows.stats(index).casters as u32,
+                triangles,
+            });
+        }
+        self.counts.extend(self.views.iter().map(|view| view.count));
+        self.write_lights(shadows, camera);
+    }
+
+    fn write_lights(&mut self, shadows: &ShadowViews, (eye, forward): (Vec3, Vec3)) {
+        let words = &mut self.lights;
+        let mut put = |vec4: usize, values: [f32; 4]| {
+            for (lane, value) in values.into_iter().enumerate() {
+                words[vec4 * 4 + lane] = value.to_bits();
+            }
+        };
+        let sun = shadows.sun();
+        let lights = &shadows.lights()[..shadows.lights().len().min(MAX_LOCAL_LIGHTS)];
+        let cascades = sun.map_or(0, |sun| sun.cascades).min(self.views.len());
+        if let Some(sun) = sun {
+            put(1, [sun.direction.x, sun.direction.y, sun.direction.z, 0.0]);
+            put(2, [sun.radiance.x, sun.radiance.y, sun.radiance.z, 0.0]);
+            put(3, sun.cascade_ends);
+        }
+        put(4, [eye.x, eye.y, eye.z, 1.0]);
+        put(5, [forward.x, forward.y, forward.z, 0.0]);
+        for (index, light) in lights.iter().enumerate() {
+            let base = 6 + 4 * index;
+            let (kind, direction, cos_outer, cos_inner) = match light.kind {
+                LocalLightKind::Spot { direction, inner_angle, outer_angle } => {
+                    (0.0, direction, outer_angle.cos(), inner_angle.cos())
+                }
+                LocalLightKind::Point => (1.0, Vec3::ZERO, -1.0, -1.0),
+            };
+            let first_view =
+                light.first_view.filter(|&first| first < self.views.len()).map_or(-1.0, |first| first as f32);
+            put(base, [light.position.x, light.position.y, light.position.z, light.range]);
+            put(base + 1, [light.radiance.x, light.radiance.y, light.radiance.z, kind]);
+            put(base + 2, [direction.x, direction.y, direction.z, cos_outer]);
+            put(base + 3, [cos_inner, first_view, 0.0, 0.0]);
+        }
+        for (index, view) in shadows.views().iter().enumerate().take(self.views.len()) {
+            let base = 6 + 4 * MAX_LOCAL_LIGHTS + 6 * index;
+            let matrix = view.view_projection.to_cols_array();
+            for column in 0..4 {
+                put(base + column, matrix[column * 4..column * 4 + 4].try_into().expect("four floats"));
+            }
+            let tile = view.tile;
+            put(base + 4, [tile.x as f32, tile.y as f32, tile.size as f32, view.texel_world]);
+            put(base + 5, [view.bias.constant, view.bias.slope, if view.perspective { 1.0 } else { 0.0 }, 0.0]);
+        }
+        words[0] = u32::from(sun.is_some());
+        words[1] = cascades as u32;
+        words[2] = lights.len() as u32;
+        words[3] = self.atlas_resolution;
+    }
+}

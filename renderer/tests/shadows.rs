@@ -1,0 +1,251 @@
+//! Shadows on lavapipe with validation, on both culling backends: a caster darkens the
+//! ground where the sun, a spot light or a point light cannot see it; the shadow atlas
+//! drawn with caster culling equals the one drawn with every caster in every view, texel
+//! for texel, and so do the final images (casters behind the camera and outside every view
+//! among them); a world without lights looks as it does without shadows.
+
+use std::sync::Arc;
+
+use culling::CullingBackend;
+use ecs::{
+    scene, Aabb, Camera, DirectionalLight, MaterialHandle, Mesh, MeshHandle, PointLight, ShadowCaster, ShadowSettings,
+    SpotLight, Transform,
+};
+use glam::{Quat, Vec3};
+use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
+use render_graph::{vk, GpuDevice};
+use renderer::{install_render, BitsReadback, MeshLibrary, MeshVertices, RenderReport, RenderSetup};
+
+const WIDTH: u32 = 64;
+const HEIGHT: u32 = 48;
+
+/// A unit cube with a normal per face (24 vertices), counter-clockwise from outside.
+fn lit_cube() -> MeshLibrary {
+    let mut positions = Vec::new();
+    let mut normals = Vec::new();
+    let mut indices = Vec::new();
+    for axis in 0..3 {
+        for sign in [1.0f32, -1.0] {
+            let normal = Vec3::from_array(std::array::from_fn(|i| if i == axis { sign } else { 0.0 }));
+            let u = Vec3::from_array(std::array::from_fn(|i| if i == (axis + 1) % 3 { 1.0 } else { 0.0 }));
+            let v = normal.cross(u);
+            let base = positions.len() as u32;
+            for (a, b) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
+                positions.push((normal * 0.5 + u * (0.5 * a) + v * (0.5 * b)).to_array());
+                normals.push(normal.to_array());
+            }
+            indices.extend([base, base + 1, base + 2, base, base + 2, base + 3]);
+        }
+    }
+    let mut library = MeshLibrary::new();
+    let uvs = vec![[0.0, 0.0]; positions.len()];
+    let vertices = MeshVertices { positions: &positions, normals: &normals, uvs: &uvs };
+    library.add_mesh_levels(vertices, &[(&indices, &[])]).expect("the cube");
+    library
+}
+
+/// What a scene holds.
+#[derive(Clone, Copy, Debug)]
+enum Light {
+    Sun(Vec3),
+    Spot { position: Vec3, direction: Vec3 },
+    Point(Vec3),
+}
+
+struct Shot {
+    color: Vec<u8>,
+    atlas: Vec<u8>,
+    report: RenderReport,
+}
+
+/// The camera of every scene.
+fn camera() -> Transform {
+    scene::look_at(Vec3::new(0.0, 9.0, 11.0), Vec3::ZERO)
+}
+
+/// The pixel (x, y) a world point lands on.
+fn pixel_of(point: Vec3) -> (u32, u32) {
+    let projection = Camera::default().projection_matrix(WIDTH as f32 / HEIGHT as f32);
+    let clip = projection * camera().to_matrix().inverse() * point.extend(1.0);
+    let (x, y) = (clip.x / clip.w, clip.y / clip.w);
+    (((x * 0.5 + 0.5) * WIDTH as f32) as u32, ((0.5 - y * 0.5) * HEIGHT as f32) as u32)
+}
+
+fn brightness(image: &[u8], (x, y): (u32, u32)) -> u32 {
+    let at = ((y * WIDTH + x) * 4) as usize;
+    image[at..at + 3].iter().map(|&byte| u32::from(byte)).sum()
+}
+
+/// Renders the ground (a wide flat box whose top is y = 0), the `boxes` (centre, size;
+/// casters when `cast`), the lights, for four frames; returns the last image, the atlas and
+/// the report.
+fn render(
+    device: &Arc<GpuDevice>,
+    backend: CullingBackend,
+    lights: &[Light],
+    boxes: &[(Vec3, Vec3)],
+    cast: bool,
+    configure: impl Fn(&mut ShadowSettings),
+) -> Shot {
+    let setup = RenderSetup {
+        backend,
+        device: Some(Arc::clone(device)),
+        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
+        capacity: 256,
+        meshes: lit_cube(),
+        clear_color: [0.0, 0.0, 0.0, 1.0],
+        bits: BitsReadback::Wait,
+        passes: Vec::new(),
+        shadows: true,
+    };
+    let mut app = runtime::App::with_threads(2);
+    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
+    ecs::install(&mut app);
+    {
+        let mut settings = app.resource_mut::<ShadowSettings>();
+        settings.atlas_resolution = 1024;
+        settings.cascade_resolution = 256;
+        settings.max_distance = 40.0;
+        configure(&mut settings);
+    }
+    install_render(&mut app, setup).expect("a device is there");
+    scene::spawn_camera(app.world_mut(), Camera::default(), camera());
+    let cube = |app: &mut runtime::App, center: Vec3, size: Vec3, caster: bool| {
+        let mesh = Mesh::new(MeshHandle(0), MaterialHandle(0), Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)));
+        let entity = scene::spawn_mesh(app.world_mut(), mesh, Transform::from_translation(center).with_scale(size));
+        if caster {
+            app.world_mut().insert_one(entity, ShadowCaster).expect("spawned");
+        }
+    };
+    cube(&mut app, Vec3::new(0.0, -0.5, 0.0), Vec3::new(60.0, 1.0, 60.0), true);
+    for &(center, size) in boxes {
+        cube(&mut app, center, size, cast);
+    }
+    for light in lights {
+        let towards = |direction: Vec3| Quat::from_rotation_arc(Vec3::NEG_Z, direction.normalize());
+        match *light {
+            Light::Sun(direction) => {
+                let pose = Transform::from_translation_rotation(Vec3::ZERO, towards(direction));
+                app.world_mut().spawn((pose, DirectionalLight::default()));
+            }
+            Light::Spot { position, direction } => {
+                let pose = Transform::from_translation_rotation(position, towards(direction));
+                let spot = SpotLight {
+                    range: 30.0,
+                    intensity: 60.0,
+                    outer_angle: 0.9,
+                    inner_angle: 0.7,
+                    ..SpotLight::default()
+                };
+                app.world_mut().spawn((pose, spot));
+            }
+            Light::Point(position) => {
+                let point = PointLight { range: 30.0, intensity: 60.0, ..PointLight::default() };
+                app.world_mut().spawn((Transform::from_translation(position), point));
+            }
+        }
+    }
+    for _ in 0..4 {
+        let mut shots = app.resource_mut::<renderer::Screenshots>();
+        shots.request(renderer::COLOR);
+        shots.request(renderer::SHADOW_ATLAS);
+        drop(shots);
+        app.run_frame();
+        assert!(app.resource::<RenderReport>().error.is_none(), "{:?}", app.resource::<RenderReport>().error);
+    }
+    let shots = app.resource_mut::<renderer::Screenshots>().take();
+    let last = |name: &str| shots.iter().rev().find(|shot| shot.image == name).expect("taken").clone();
+    let report = app.resource::<RenderReport>().clone();
+    Shot { color: last(renderer::COLOR).rgba8, atlas: last(renderer::SHADOW_ATLAS).texels, report }
+}
+
+/// Where a box at `center` throws the shadow of its centre on the ground, for light
+/// travelling along `direction`.
+fn shadow_point(center: Vec3, direction: Vec3) -> Vec3 {
+    let direction = direction.normalize();
+    center + direction * (center.y / -direction.y)
+}
+
+#[test]
+fn a_caster_darkens_the_ground_the_sun_cannot_see() {
+    let Some(device) = gpu_test_context() else { return };
+    let sun = Vec3::new(0.5, -1.0, 0.0);
+    let block = (Vec3::new(-4.0, 2.0, 0.0), Vec3::splat(2.0));
+    let dark = pixel_of(shadow_point(block.0, sun));
+    let open = pixel_of(Vec3::new(3.0, 0.0, 3.0));
+    for backend in [CullingBackend::Cpu, CullingBackend::Gpu] {
+        let lit = render(&device, backend, &[Light::Sun(sun)], &[block], false, |_| {});
+        let shadowed = render(&device, backend, &[Light::Sun(sun)], &[block], true, |_| {});
+        assert!(
+            brightness(&shadowed.color, dark) * 10 < brightness(&lit.color, dark) * 7,
+            "{backend:?}: no shadow at {dark:?}"
+        );
+        assert_eq!(brightness(&shadowed.color, open), brightness(&lit.color, open), "{backend:?}: open ground");
+        let views = &shadowed.report.shadows.views;
+        assert_eq!(views.len(), 4, "four cascades");
+        assert!(shadowed.report.shadows.draws() >= 2);
+    }
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn spot_and_point_lights_cast_shadows_too() {
+    let Some(device) = gpu_test_context() else { return };
+    let block = (Vec3::new(0.0, 1.5, 0.0), Vec3::splat(1.5));
+    for light in [
+        Light::Spot { position: Vec3::new(-3.0, 6.0, 0.0), direction: Vec3::new(0.5, -1.0, 0.0) },
+        Light::Point(Vec3::new(-3.0, 6.0, 0.0)),
+    ] {
+        let dark = pixel_of(shadow_point(block.0, block.0 - Vec3::new(-3.0, 6.0, 0.0)));
+        for backend in [CullingBackend::Cpu, CullingBackend::Gpu] {
+            let lit = render(&device, backend, &[light], &[block], false, |_| {});
+            let shadowed = render(&device, backend, &[light], &[block], true, |_| {});
+            let (bright, dim) = (brightness(&lit.color, dark), brightness(&shadowed.color, dark));
+            assert!(dim * 10 < bright * 7, "{light:?} {backend:?}: {dim} against {bright} at {dark:?}");
+        }
+    }
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn culled_shadow_maps_equal_the_unculled_ones_texel_for_texel() {
+    let Some(device) = gpu_test_context() else { return };
+    // Casters all around, far behind the camera towards the sun among them, and a lamp
+    // inside a building.
+    let mut boxes = Vec::new();
+    for i in 0..40 {
+        let angle = i as f32 * 0.7;
+        let radius = 3.0 + (i % 7) as f32 * 4.0;
+        let height = 1.0 + (i % 5) as f32 * 2.0;
+        boxes.push((Vec3::new(angle.cos() * radius, height / 2.0, angle.sin() * radius), Vec3::new(1.5, height, 1.5)));
+    }
+    boxes.push((Vec3::new(0.0, 20.0, 60.0), Vec3::new(6.0, 40.0, 6.0)));
+    let lights = [
+        Light::Sun(Vec3::new(0.3, -0.6, -1.0)),
+        Light::Spot { position: Vec3::new(2.0, 5.0, -2.0), direction: Vec3::NEG_Y },
+        Light::Point(Vec3::new(0.0, 1.0, -40.0)),
+        Light::Point(boxes[3].0),
+    ];
+    for backend in [CullingBackend::Cpu, CullingBackend::Gpu] {
+        let culled = render(&device, backend, &lights, &boxes, true, |_| {});
+        let unculled = render(&device, backend, &lights, &boxes, true, |settings| settings.caster_culling = false);
+        let report = &culled.report.shadows;
+        assert_eq!(report.views.len(), 4 + 1 + 6 + 6, "{backend:?}");
+        assert!(report.draws() < unculled.report.shadows.draws(), "{backend:?}: culling drew fewer casters");
+        let differing = culled.atlas.chunks(4).zip(unculled.atlas.chunks(4)).filter(|(a, b)| a != b).count();
+        assert_eq!(differing, 0, "{backend:?}: atlas texels that differ with caster culling");
+        assert_eq!(culled.color, unculled.color, "{backend:?}: the final image");
+    }
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn a_world_without_lights_looks_as_without_shadows() {
+    let Some(device) = gpu_test_context() else { return };
+    let boxes = [(Vec3::new(-2.0, 1.0, 0.0), Vec3::splat(2.0))];
+    let with = render(&device, CullingBackend::Cpu, &[], &boxes, true, |_| {});
+    let without = render(&device, CullingBackend::Cpu, &[], &boxes, true, |settings| settings.enabled = false);
+    assert_eq!(with.color, without.color);
+    assert!(with.report.shadows.views.is_empty());
+    assert_no_validation_messages(&device);
+}
