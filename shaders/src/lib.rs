@@ -306,6 +306,9 @@ shaders! {
     /// Geometry pass of a frame with shadows: [`GEOMETRY_FRAG`] lit by the frame's lights
     /// (`shadow_lights`, binding 6) and shadowed by `shadow_atlas` (binding 7), `shadows.h`.
     GEOMETRY_SHADOWED_FRAG = Engine "engine" / "geometry_shadowed.frag", Fragment;
+    /// Shadowed geometry pass vertex shader: [`GEOMETRY_VERT`] with the world position out
+    /// at location 4, for [`GEOMETRY_SHADOWED_FRAG`].
+    GEOMETRY_SHADOWED_VERT = Engine "engine" / "geometry_shadowed.vert", Vertex;
     /// Geometry pass vertex shader: object transform and record from `gl_InstanceIndex`
     /// (bindings 0 and 1), position pulled from `mesh_vertices` (binding 2), push constants
     /// `mat4 view_projection, uint draw_filter` (objects of other materials are clipped

@@ -75,15 +75,15 @@ impl GeometryPass {
         shadowed: bool,
     ) -> Result<GeometryPass> {
         check_mode(device, mode)?;
-        let (fragment, bindings): (&[u32], &[BindingKind]) = if shadowed {
-            (shaders::GEOMETRY_SHADOWED_FRAG.words(), &SHADOWED_SCENE_BINDINGS)
+        let (vertex, fragment, bindings): (&[u32], &[u32], &[BindingKind]) = if shadowed {
+            (shaders::GEOMETRY_SHADOWED_VERT.words(), shaders::GEOMETRY_SHADOWED_FRAG.words(), &SHADOWED_SCENE_BINDINGS)
         } else {
-            (shaders::GEOMETRY_FRAG.words(), &SCENE_BINDINGS)
+            (shaders::GEOMETRY_VERT.words(), shaders::GEOMETRY_FRAG.words(), &SCENE_BINDINGS)
         };
         let pipeline = OpaquePipelines::new(
             device,
             "geometry",
-            (shaders::GEOMETRY_VERT.words(), fragment),
+            (vertex, fragment),
             bindings,
             &[COLOR_FORMAT],
             (DEPTH_FORMAT, vk::CompareOp::GREATER_OR_EQUAL, false),

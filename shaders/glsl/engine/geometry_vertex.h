@@ -1,5 +1,7 @@
 // The geometry pass's vertex shader (geometry.vert.glsl), also the blended pass's
-// (blended_culled.vert.glsl defines GATED_BY_VISIBILITY first).
+// (blended_culled.vert.glsl defines GATED_BY_VISIBILITY first) and the shadowed geometry
+// pass's (geometry_shadowed.vert.glsl defines SHADOWED first: the world position goes out
+// too, only where a fragment shader reads it, so no pipeline has an unread output).
 // Geometry pass: transforms one vertex of one object and passes on its flat colour and its
 // world-space normal.
 //
@@ -28,8 +30,10 @@ layout(location = 0) flat out uint out_color;
 layout(location = 1) out vec3 out_normal;
 layout(location = 2) out vec2 out_uv;
 layout(location = 3) flat out uint out_material;
+#ifdef SHADOWED
 // World position, for the shadowed fragment shader's lights.
 layout(location = 4) out vec3 out_world;
+#endif
 
 // Host twin: `pack_normal` in render_graph/src/passes/mesh.rs: three signed 10-bit values,
 // x in bits 0-9, y in 10-19, z in 20-29; 0 means no normal (drawn unlit).
@@ -46,7 +50,9 @@ void main() {
     drawn = drawn && VISIBILITY_BIT(visibility, object_index);
 #endif
     gl_Position = drawn ? object_clip_position(object_index, uint(gl_VertexIndex)) : CLIPPED_AWAY;
+#ifdef SHADOWED
     out_world = object_point(transforms[object_index], positions[gl_VertexIndex].xyz);
+#endif
     out_color = objects[object_index].color;
     out_uv = uvs[gl_VertexIndex];
     out_material = objects[object_index].material;
