@@ -249,3 +249,95 @@ fn a_world_without_lights_looks_as_without_shadows() {
     assert!(with.report.shadows.views.is_empty());
     assert_no_validation_messages(&device);
 }
+
+/// A small deterministic generator for the scenes below.
+struct Lcg(u64);
+
+impl Lcg {
+    /// A number in `[low, high)`.
+    fn range(&mut self, low: f32, high: f32) -> f32 {
+        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        low + (high - low) * ((self.0 >> 40) as f32 / (1u64 << 24) as f32)
+    }
+}
+
+#[test]
+fn the_gpus_caster_bits_equal_the_hosts_in_every_light_view() {
+    let Some(device) = gpu_test_context() else { return };
+    let setup = RenderSetup {
+        backend: CullingBackend::Gpu,
+        device: Some(Arc::clone(&device)),
+        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
+        capacity: 512,
+        meshes: lit_cube(),
+        clear_color: [0.0, 0.0, 0.0, 1.0],
+        bits: BitsReadback::Wait,
+        passes: Vec::new(),
+        shadows: true,
+    };
+    let mut app = runtime::App::with_threads(2);
+    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
+    ecs::install(&mut app);
+    {
+        let mut settings = app.resource_mut::<ShadowSettings>();
+        settings.atlas_resolution = 1024;
+        settings.cascade_resolution = 128;
+        settings.max_distance = 60.0;
+    }
+    install_render(&mut app, setup).expect("a device is there");
+    assert!(app.resource::<culling::ShadowViews>().device_culling(), "the GPU culls the casters");
+    let camera = scene::spawn_camera(app.world_mut(), Camera::default(), camera());
+    // Boxes everywhere, behind the camera and far outside its view among them, some rotated,
+    // some not casters; lamps inside and between them.
+    let mut random = Lcg(7);
+    for index in 0..300 {
+        let center = Vec3::new(random.range(-80.0, 80.0), random.range(0.0, 12.0), random.range(-80.0, 80.0));
+        let size = Vec3::new(random.range(0.2, 4.0), random.range(0.2, 9.0), random.range(0.2, 4.0));
+        let rotation = Quat::from_rotation_y(random.range(0.0, 6.3));
+        let mesh = Mesh::new(MeshHandle(0), MaterialHandle(0), Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)));
+        let pose = Transform::from_translation_rotation(center, rotation).with_scale(size);
+        let entity = scene::spawn_mesh(app.world_mut(), mesh, pose);
+        if index % 5 != 0 {
+            app.world_mut().insert_one(entity, ShadowCaster).expect("spawned");
+        }
+    }
+    let sun = app.world_mut().spawn((Transform::IDENTITY, DirectionalLight::default()));
+    for (index, position) in [Vec3::new(5.0, 6.0, 5.0), Vec3::new(-20.0, 3.0, 10.0)].into_iter().enumerate() {
+        let pose = Transform::from_translation_rotation(position, Quat::from_rotation_x(-1.2 - index as f32 * 0.2));
+        app.world_mut().spawn((pose, SpotLight { range: 40.0, ..SpotLight::default() }));
+    }
+    app.world_mut().spawn((Transform::from_translation(Vec3::new(0.0, 2.0, -6.0)), PointLight::default()));
+    let mut host = culling::VisibilityBits::default();
+    let mut views_seen = 0;
+    // The camera and the sun each turn half a circle over the run.
+    for frame in 0..6 {
+        let turn = frame as f32 / 5.0 * std::f32::consts::PI;
+        let eye = Vec3::new(11.0 * turn.sin(), 9.0, 11.0 * turn.cos());
+        *app.world_mut().get::<&mut Transform>(camera).expect("the camera") = scene::look_at(eye, Vec3::ZERO);
+        let sun_pose = Quat::from_rotation_y(turn) * Quat::from_rotation_x(-0.9);
+        *app.world_mut().get::<&mut Transform>(sun).expect("the sun") =
+            Transform::from_translation_rotation(Vec3::ZERO, sun_pose);
+        app.run_frame();
+        let report = app.resource::<RenderReport>().clone();
+        assert!(report.error.is_none(), "{:?}", report.error);
+        let shadows = &report.shadows;
+        assert!(shadows.on_device, "frame {frame}: counted on the GPU");
+        let slots = app.resource::<culling::Visibility>().len();
+        let mut views = app.resource_mut::<culling::ShadowViews>();
+        assert_eq!(views.views().len(), shadows.views.len(), "frame {frame}");
+        views.cull_on_host();
+        for view in 0..shadows.views.len() {
+            views.slot_bits_into(view, slots, &mut host);
+            let device = shadows.view_bits(view);
+            assert!(device.len() >= host.words().len(), "frame {frame} view {view}: every slot has a bit");
+            assert_eq!(&device[..host.words().len()], host.words(), "frame {frame} view {view}: the bits");
+            assert!(device[host.words().len()..].iter().all(|&word| word == 0), "frame {frame} view {view}");
+            let kept = views.stats(view).kept as u32;
+            assert_eq!(shadows.views[view].count, kept, "frame {frame} view {view}: the draws");
+            assert!(kept < views.stats(view).casters as u32 || view >= 4, "frame {frame} view {view}: culled");
+        }
+        views_seen += shadows.views.len();
+    }
+    assert_eq!(views_seen, 6 * (4 + 1 + 1 + 6), "every frame had the sun's, two spots' and a lamp's views");
+    assert_no_validation_messages(&device);
+}

@@ -135,8 +135,12 @@ pub struct ShadowViews {
     words_per_view: usize,
     stats: Vec<ShadowViewStats>,
     casters: Vec<u32>,
+    /// The casters as slot bits (what a device cull reads).
+    caster_slot_words: Vec<u64>,
     atlas_resolution: u32,
     caster_culling: bool,
+    /// Whether [`ShadowViews::update`] tests the casters itself (else a GPU does).
+    device_culling: bool,
     unplaced_lights: usize,
     // Working memory.
     bounds: AabbSoa,
@@ -171,6 +175,33 @@ impl ShadowViews {
     /// is kept in every view.
     pub fn caster_culling(&self) -> bool {
         self.caster_culling
+    }
+
+    /// Leaves the caster test to the GPU (`true`) or does it on the host (`false`, the
+    /// default). The renderer sets it when it culls the shadow views on the device; the views
+    /// are placed on the host either way. With it set, every view's caster words are clear
+    /// and [`ShadowViewStats::kept`] is 0: the GPU's counts are the renderer's report.
+    pub fn set_device_culling(&mut self, on_device: bool) {
+        self.device_culling = on_device;
+    }
+
+    /// Whether the GPU tests the casters (see [`ShadowViews::set_device_culling`]).
+    pub fn device_culling(&self) -> bool {
+        self.device_culling
+    }
+
+    /// The casters as slot bits: bit `s % 64` of word `s / 64` set when slot `s` is a
+    /// drawable shadow caster (the slots of [`ShadowViews::casters`]), over the frame's slots.
+    pub fn caster_slot_words(&self) -> &[u64] {
+        &self.caster_slot_words
+    }
+
+    /// Tests every caster against every view on the host, as [`ShadowViews::update`] does
+    /// unless the GPU culls: for checking a device's bits against the host's.
+    pub fn cull_on_host(&mut self) {
+        let device_culling = std::mem::replace(&mut self.device_culling, false);
+        self.cull();
+        self.device_culling = device_culling;
     }
 
     /// Shadow-casting lights that found no room in the atlas this frame (they light
@@ -248,6 +279,7 @@ impl ShadowViews {
         self.caster_culling = settings.caster_culling;
         self.casters.clear();
         self.casters.extend_from_slice(visibility.casters());
+        visibility.caster_slot_words_into(&mut self.caster_slot_words);
         visibility.caster_bounds_into(&mut self.bounds);
         self.atlas_resolution = settings.atlas_resolution.clamp(256, 16_384);
         self.atlas.reset(self.atlas_resolution);
@@ -440,7 +472,7 @@ impl ShadowViews {
         self.words.resize(views * self.words_per_view, 0);
         self.stats.clear();
         self.stats.resize(views, ShadowViewStats { casters, kept: 0 });
-        if views == 0 || casters == 0 {
+        if views == 0 || casters == 0 || self.device_culling {
             return;
         }
         if !self.caster_culling {

@@ -293,6 +293,14 @@ impl Visibility {
         self.drawable[index / 64] >> (index % 64) & 1 == 1
     }
 
+    /// Writes the shadow casters as slot bits into `out` (cleared first): bit `s % 64` of word
+    /// `s / 64` set when slot `s` is in [`Visibility::casters`] (a drawable caster). One pass
+    /// over the words, whatever the number of casters.
+    pub fn caster_slot_words_into(&self, out: &mut Vec<u64>) {
+        out.clear();
+        out.extend(self.drawable.iter().zip(&self.casters).map(|(drawable, caster)| drawable & caster));
+    }
+
     /// Writes the world boxes of the shadow casters, in [`Visibility::casters`] order, into
     /// `out` (cleared first; no allocation within its capacity).
     pub fn caster_bounds_into(&self, out: &mut AabbSoa) {

@@ -68,11 +68,21 @@ pub struct ScenePassOptions {
     /// [`ShadowAtlasPass`] before the `after depth prepass` point and the geometry pass
     /// lights and shadows with it ([`GeometryPass::shadowed`]).
     pub shadow_atlas: u32,
+    /// Most shadow views a frame draws (at most
+    /// [`MAX_SHADOW_VIEWS`](crate::MAX_SHADOW_VIEWS)): on a GPU-culled frame the GPU's caster
+    /// lists have room for as many ([`ShadowCullPass`](crate::ShadowCullPass)).
+    pub shadow_views: u32,
 }
 
 impl Default for ScenePassOptions {
     fn default() -> Self {
-        ScenePassOptions { clear_color: [0.0, 0.0, 0.0, 1.0], draw_mode: None, readback: true, shadow_atlas: 0 }
+        ScenePassOptions {
+            clear_color: [0.0, 0.0, 0.0, 1.0],
+            draw_mode: None,
+            readback: true,
+            shadow_atlas: 0,
+            shadow_views: crate::MAX_SHADOW_VIEWS as u32,
+        }
     }
 }
 

@@ -10,8 +10,8 @@ use crate::frame::{points, ScenePassOptions};
 use crate::names::{COLOR, COLOR_READBACK, DRAW_COMMANDS};
 use crate::passes::{
     color_readback_pass, visibility_bits_bytes, BlendedPass, CullPhase, CullResetPass, DepthPrepass, DrawMode,
-    GeometryPass, GpuCullPass, HiZBuildPass, ObjectUploadPass, ShadowAtlasPass, SharedCullSettings, ViewUploadPass,
-    CULL_STATS, CULL_STAT_WORDS, VISIBILITY_BITS,
+    GeometryPass, GpuCullPass, HiZBuildPass, ObjectUploadPass, ShadowAtlasPass, ShadowCullPass, ShadowCullResetPass,
+    SharedCullSettings, ViewUploadPass, CULL_STATS, CULL_STAT_WORDS, SHADOW_DRAWS_MAX_BYTES, VISIBILITY_BITS,
 };
 use crate::scene::{lock_scene, SharedScene};
 
@@ -31,6 +31,9 @@ pub struct GpuCulledScene {
     /// The readback of [`CULL_STATS`] (always): this frame's counters once the frame has
     /// finished; decode with [`GpuCullStats::from_counters`](crate::GpuCullStats::from_counters).
     pub stats: ReadbackBuffer,
+    /// Whether the shadow casters are culled on the GPU ([`ShadowCullPass`]); false without
+    /// shadows, or when the lists would not fit (see [`shadow_culling_on_device`]).
+    pub shadows_on_device: bool,
     /// How the scene passes draw: [`DrawMode::IndirectCount`] where the device has it, else
     /// [`DrawMode::Indirect`] over one command per object (the reset pass zeroes unused ones;
     /// the scene draws from the GPU's list, [`GpuScene::draw_gpu_list`](crate::GpuScene::draw_gpu_list)).
@@ -87,7 +90,13 @@ pub fn add_gpu_culled_scene_passes(
     graph.add_insertion_point(points::BETWEEN_CULL_PHASES)?;
     graph.add_pass(late);
     graph.add_pass(late_depth);
-    if options.shadow_atlas > 0 {
+    let shadows_on_device = options.shadow_atlas > 0 && shadow_culling_on_device(mode, capacity, options.shadow_views);
+    if shadows_on_device {
+        let views = options.shadow_views;
+        graph.add_pass(ShadowCullResetPass::new(capacity, views));
+        graph.add_pass(ShadowCullPass::new(&device, Arc::clone(scene), views)?);
+        graph.add_pass(ShadowAtlasPass::device_culled(&device, Arc::clone(scene), options.shadow_atlas, views)?);
+    } else if options.shadow_atlas > 0 {
         graph.add_pass(ShadowAtlasPass::new(&device, Arc::clone(scene), options.shadow_atlas, mode)?);
     }
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
@@ -107,7 +116,15 @@ pub fn add_gpu_culled_scene_passes(
     }
     graph.import_buffer(CULL_STATS_READBACK, stats.shared());
     graph.add_pass(BufferReadbackPass::new(CULL_STATS, CULL_STATS_READBACK));
-    Ok(GpuCulledScene { color, bits, stats, mode })
+    Ok(GpuCulledScene { color, bits, stats, shadows_on_device, mode })
+}
+
+/// Whether a GPU-culled frame culls its shadow casters on the GPU: it draws with
+/// indirect-count draws and one list per view, `capacity` commands each for `views` views,
+/// fits in [`SHADOW_DRAWS_MAX_BYTES`] (else the host culls, as on the CPU backend).
+pub fn shadow_culling_on_device(mode: DrawMode, capacity: u32, views: u32) -> bool {
+    let bytes = crate::passes::shadow_draws_bytes(capacity, views.min(crate::MAX_SHADOW_VIEWS as u32));
+    mode == DrawMode::IndirectCount && bytes <= SHADOW_DRAWS_MAX_BYTES
 }
 
 /// The output extent and draw mode of a GPU-culled frame: an error when the extent is zero

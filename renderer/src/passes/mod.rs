@@ -12,8 +12,10 @@
 //! 5. [`HiZBuildPass`] (`hiz.rs`): the depth pyramid;
 //! 6. [`GpuCullPass`] late: everything against the frustum and the pyramid;
 //!    [`ClusterSurvivorPass`] (`cluster_survivors.rs`) and [`ClusterCullPass`] late;
-//! 7. [`DepthPrepass::late`]; [`ShadowAtlasPass`] (`shadow.rs`) in a frame with shadows:
-//!    every light view's casters into its tile of `shadow_atlas`;
+//! 7. [`DepthPrepass::late`]; in a frame with shadows, on GPU-culled frames
+//!    [`ShadowCullResetPass`] and [`ShadowCullPass`] (`shadow_cull.rs`: every caster against
+//!    every light view, one list per view), then [`ShadowAtlasPass`] (`shadow.rs`): every
+//!    light view's casters into its tile of `shadow_atlas`;
 //! 8. [`GeometryPass`] (`geometry.rs`), then, when the
 //!    library has a blended material, [`BlendedPass`] (`blended.rs`): translucent objects
 //!    back to front;
@@ -32,6 +34,7 @@ mod draw;
 mod geometry;
 mod hiz;
 mod shadow;
+mod shadow_cull;
 mod upload;
 mod view;
 
@@ -53,6 +56,10 @@ pub use draw::DrawMode;
 pub use geometry::GeometryPass;
 pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HIZ_DEPTH, HIZ_FORMAT, HIZ_GROUP};
 pub use shadow::ShadowAtlasPass;
+pub use shadow_cull::{
+    shadow_bits_words, shadow_draws_bytes, ShadowCullPass, ShadowCullResetPass, SHADOW_CASTER_BITS, SHADOW_DRAWS,
+    SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES,
+};
 pub use upload::{DrawListPass, ObjectUploadPass, SCATTER_GROUP};
 pub use view::ViewUploadPass;
 

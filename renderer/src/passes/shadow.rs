@@ -7,8 +7,11 @@ use std::sync::Arc;
 use render_graph::vk;
 
 use super::draw::{check_mode, scene_push_words, DrawFilter, DrawMode, OpaquePipelines, SceneInputs, SCENE_BINDINGS};
+use super::shadow_cull::{SHADOW_DRAWS, SHADOW_DRAW_COUNTS};
 use crate::names::{DEPTH_FORMAT, SHADOW_ATLAS, SHADOW_LIGHTS};
-use crate::scene::{as_bytes, lock_scene, CameraConstants, SharedScene, DRAW_COMMAND_BYTES, SHADOW_LIGHTS_BYTES};
+use crate::scene::{
+    as_bytes, lock_scene, CameraConstants, ShadowCulling, SharedScene, DRAW_COMMAND_BYTES, SHADOW_LIGHTS_BYTES,
+};
 use render_graph::{Access, AttachmentLoad, Binding, BufferDesc, BufferHandle, ImageDesc, ImageSize, Registry};
 use render_graph::{ExecuteContext, GpuDevice, GraphError, Pass, PrepareContext, Result};
 
@@ -19,15 +22,21 @@ use render_graph::{ExecuteContext, GpuDevice, GraphError, Pass, PrepareContext, 
 ///
 /// The caster draws are the host's ([`crate::ShadowFrame::commands`]: each view's casters
 /// as the Visibility stage's multi-view cull kept them), staged for the frame and drawn
-/// straight from staging memory, one indirect draw per view. The atlas is
-/// `atlas_resolution` texels square, fixed when the pass is made.
+/// straight from staging memory, one indirect draw per view; or, made with
+/// [`ShadowAtlasPass::device_culled`], the GPU's lists ([`SHADOW_DRAWS`] and
+/// [`SHADOW_DRAW_COUNTS`] of [`ShadowCullPass`](super::ShadowCullPass)), one indirect-count
+/// draw per view. The atlas is `atlas_resolution` texels square, fixed when the pass is made.
 pub struct ShadowAtlasPass {
     pipeline: OpaquePipelines,
     scene: SharedScene,
     mode: DrawMode,
     resolution: u32,
+    /// `Some(region)`: the views' lists are the GPU's, `region` commands apart.
+    device_lists: Option<u32>,
     inputs: Option<SceneInputs>,
     lights: Option<BufferHandle>,
+    /// The GPU's lists and counts (device-culled frames).
+    device_draws: Option<[BufferHandle; 2]>,
     /// This frame's staged commands and counts: buffer and offset of each.
     staged: Option<[(vk::Buffer, u64); 2]>,
     error: Option<GraphError>,
@@ -59,11 +68,34 @@ impl ShadowAtlasPass {
             scene,
             mode,
             resolution: atlas_resolution.clamp(256, 16_384),
+            device_lists: None,
             inputs: None,
             lights: None,
+            device_draws: None,
             staged: None,
             error: None,
         })
+    }
+
+    /// A pass drawing the lists the GPU's [`ShadowCullPass`](super::ShadowCullPass) wrote
+    /// (one indirect-count draw per view, [`DrawMode::IndirectCount`]); the scene's shadow
+    /// frame is set to be culled on the device ([`ShadowCulling::Device`]) for at most `views`
+    /// views.
+    pub fn device_culled(
+        device: &Arc<GpuDevice>,
+        scene: SharedScene,
+        atlas_resolution: u32,
+        views: u32,
+    ) -> Result<ShadowAtlasPass> {
+        let region = {
+            let mut locked = lock_scene(&scene);
+            let region = locked.capacity().max(1);
+            locked.set_shadow_culling(ShadowCulling::Device { region, views });
+            region
+        };
+        let mut pass = ShadowAtlasPass::new(device, scene, atlas_resolution, DrawMode::IndirectCount)?;
+        pass.device_lists = Some(region);
+        Ok(pass)
     }
 }
 
@@ -80,6 +112,11 @@ impl Pass for ShadowAtlasPass {
         registry.depth_attachment(atlas, AttachmentLoad::ClearDepth(0.0));
         let lights = registry.create_buffer(SHADOW_LIGHTS, BufferDesc { size: SHADOW_LIGHTS_BYTES as u64 });
         self.lights = Some(registry.access_buffer(lights, Access::TransferWrite));
+        if self.device_lists.is_some() {
+            let draws = registry.buffer(SHADOW_DRAWS);
+            let counts = registry.buffer(SHADOW_DRAW_COUNTS);
+            self.device_draws = Some([registry.indirect_buffer(draws), registry.indirect_buffer(counts)]);
+        }
     }
 
     fn prepare(&mut self, context: &mut PrepareContext<'_>) {
@@ -97,7 +134,7 @@ impl Pass for ShadowAtlasPass {
             self.error = Some(error);
             return;
         }
-        if shadows.commands().is_empty() || self.mode == DrawMode::Direct {
+        if self.device_lists.is_some() || shadows.commands().is_empty() || self.mode == DrawMode::Direct {
             return;
         }
         let staged = context
@@ -125,9 +162,16 @@ impl Pass for ShadowAtlasPass {
         let inputs = self.inputs.expect("register runs before record_draw");
         let scene = lock_scene(&self.scene);
         let shadows = scene.shadows();
-        if shadows.views().iter().all(|view| view.count == 0) {
+        // The GPU's lists are counted on the GPU: every view is drawn.
+        if self.device_lists.is_none() && shadows.views().iter().all(|view| view.count == 0) {
             return;
         }
+        let device_lists = match (self.device_lists, self.device_draws) {
+            (Some(region), Some([draws, counts])) => {
+                Some((region, context.buffer(draws).buffer, context.buffer(counts).buffer))
+            }
+            _ => None,
+        };
         let double_sided = scene.meshes().has_double_sided_surfaces();
         let pipelines =
             [(&self.pipeline.one_sided, DrawFilter::OneSided), (&self.pipeline.double_sided, DrawFilter::DoubleSided)];
@@ -142,7 +186,10 @@ impl Pass for ShadowAtlasPass {
             // SAFETY: recording inside the pass's rendering scope; `mesh_indices` was declared
             // as an index buffer and holds u32 indices.
             unsafe { context.device().cmd_bind_index_buffer(command_buffer, indices.buffer, 0, vk::IndexType::UINT32) };
-            for (index, view) in shadows.views().iter().enumerate().filter(|(_, view)| view.count > 0) {
+            for (index, view) in shadows.views().iter().enumerate() {
+                if device_lists.is_none() && view.count == 0 {
+                    continue;
+                }
                 let [x, y, size] = view.tile;
                 let viewport = vk::Viewport {
                     x: x as f32,
@@ -164,6 +211,25 @@ impl Pass for ShadowAtlasPass {
                 unsafe {
                     raw.cmd_set_viewport(command_buffer, 0, &[viewport]);
                     raw.cmd_set_scissor(command_buffer, 0, &[scissor]);
+                }
+                if let Some((region, draws, counts)) = device_lists {
+                    let start = index as u64 * u64::from(region) * DRAW_COMMAND_BYTES;
+                    // SAFETY: both buffers were declared indirect arguments of this pass and
+                    // the shadow cull wrote them before it (the graph's barrier); view
+                    // `index`'s `region` commands lie in the lists, its count at `4 * index`;
+                    // the pass was made in the indirect-count mode, whose features were checked.
+                    unsafe {
+                        raw.cmd_draw_indexed_indirect_count(
+                            command_buffer,
+                            draws,
+                            start,
+                            counts,
+                            4 * index as u64,
+                            region,
+                            DRAW_COMMAND_BYTES as u32,
+                        )
+                    };
+                    continue;
                 }
                 let commands = &shadows.commands()[view.first as usize..(view.first + view.count) as usize];
                 match (self.staged, self.mode) {

@@ -452,6 +452,11 @@ impl GpuScene {
         self.shadows.update(shadows, records, (eye, forward));
     }
 
+    /// Sets who culls the shadow casters (see [`ShadowFrame::culling`]).
+    pub fn set_shadow_culling(&mut self, culling: crate::scene::ShadowCulling) {
+        self.shadows.set_culling(culling);
+    }
+
     /// Clears the frame's shadow views and lights.
     pub fn clear_shadows(&mut self) {
         self.shadows.clear();

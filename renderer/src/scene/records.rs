@@ -257,6 +257,10 @@ unsafe impl PlainData for ObjectTransform {}
 unsafe impl PlainData for DrawCommand {}
 // SAFETY: a u32 has no padding.
 unsafe impl PlainData for u32 {}
+// SAFETY: a u64 has no padding.
+unsafe impl PlainData for u64 {}
+// SAFETY: repr(C) of six [f32; 4] and four u32, 112 bytes (checked in shadows.rs): no padding.
+unsafe impl PlainData for crate::scene::ShadowCullView {}
 // SAFETY: an array of four f32 has no padding.
 unsafe impl PlainData for [f32; 4] {}
 // SAFETY: an array of two f32 has no padding.

@@ -2,7 +2,10 @@
 //! draws, and the lights the shadowed geometry pass reads (`shadows.h`), taken from
 //! [`culling::ShadowViews`] by the Render stage's extract.
 
+use std::mem::{offset_of, size_of};
+
 use culling::shadow::{LightViewKind, LocalLightKind, ShadowViews, MAX_LOCAL_LIGHTS};
+use culling::{Frustum, MAX_PLANES};
 use glam::Vec3;
 
 use super::records::{DrawCommand, ObjectRecord};
@@ -14,6 +17,49 @@ pub const MAX_SHADOW_VIEWS: usize = ecs::MAX_CASCADES + 6 * ecs::MAX_SHADOWED_LI
 /// Bytes of the `shadow_lights` buffer (`ShadowLights` in `shadows.h`): six vec4 of header,
 /// four vec4 per local light, six vec4 per view.
 pub const SHADOW_LIGHTS_BYTES: usize = (6 + 4 * MAX_LOCAL_LIGHTS + 6 * MAX_SHADOW_VIEWS) * 16;
+
+/// One light view as the GPU's shadow caster cull tests it.
+///
+/// GLSL twin: `ShadowCullView` in `shaders/glsl/engine/shadow_cull.comp.glsl` (std430, 112
+/// bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ShadowCullView {
+    /// Inward unit planes `(n, d)` of the view's culling volume; the first `plane_count` are
+    /// used.
+    pub planes: [[f32; 4]; MAX_PLANES],
+    /// Planes in use.
+    pub plane_count: u32,
+    /// `CULL_FRUSTUM` to test the planes; 0 keeps every caster (caster culling off, or planes
+    /// that are not finite).
+    pub flags: u32,
+    /// std430 padding to 16 bytes.
+    pub padding: [u32; 2],
+}
+
+const _: () = {
+    assert!(size_of::<ShadowCullView>() == 112, "ShadowCullView must match its std430 twin");
+    assert!(offset_of!(ShadowCullView, plane_count) == 96);
+    assert!(offset_of!(ShadowCullView, flags) == 100);
+};
+
+impl ShadowCullView {
+    /// The view testing `frustum`'s planes (every caster kept when `cull` is false or a plane
+    /// is not finite, as the host's cull keeps a view it cannot trust).
+    pub fn new(frustum: &Frustum, cull: bool) -> ShadowCullView {
+        let mut planes = [[0.0; 4]; MAX_PLANES];
+        for (target, plane) in planes.iter_mut().zip(frustum.planes()) {
+            *target = plane.to_array();
+        }
+        let test = cull && frustum.is_finite();
+        ShadowCullView {
+            planes,
+            plane_count: frustum.planes().len() as u32,
+            flags: if test { crate::passes::CULL_FRUSTUM } else { 0 },
+            padding: [0; 2],
+        }
+    }
+}
 
 /// One light view as the shadow pass draws it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -34,6 +80,24 @@ pub struct ShadowViewDraws {
     pub triangles: u64,
 }
 
+/// Who culls the casters of the shadow views.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ShadowCulling {
+    /// The host: [`ShadowViews`]' caster bits become [`ShadowFrame::commands`].
+    #[default]
+    Host,
+    /// The GPU (`ShadowCullPass`), into lists of `region` commands per view for at most
+    /// `views` views: the frame holds each view's planes ([`ShadowFrame::cull_views`]) and
+    /// the casters' slot bits ([`ShadowFrame::caster_slot_words`]), no commands; counts and
+    /// triangles come back from the GPU.
+    Device {
+        /// Commands each view's list has room for (the scene's capacity).
+        region: u32,
+        /// Views the lists have room for.
+        views: u32,
+    },
+}
+
 /// The frame's shadow views, caster draws and lights, kept in the [`GpuScene`](super::GpuScene)
 /// and reused across frames.
 #[derive(Clone, Debug, Default)]
@@ -43,6 +107,9 @@ pub struct ShadowFrame {
     lights: Vec<u32>,
     counts: Vec<u32>,
     atlas_resolution: u32,
+    culling: ShadowCulling,
+    cull_views: Vec<ShadowCullView>,
+    caster_slot_words: Vec<u64>,
 }
 
 impl ShadowFrame {
@@ -71,22 +138,65 @@ impl ShadowFrame {
         self.atlas_resolution
     }
 
+    /// Who culls the casters.
+    pub fn culling(&self) -> ShadowCulling {
+        self.culling
+    }
+
+    /// Sets who culls the casters (the frame that draws the atlas decides, once).
+    pub fn set_culling(&mut self, culling: ShadowCulling) {
+        self.culling = culling;
+    }
+
+    /// Each view's culling volume, in view order (frames culled on the device).
+    pub fn cull_views(&self) -> &[ShadowCullView] {
+        &self.cull_views
+    }
+
+    /// The casters as slot bits (frames culled on the device; see
+    /// [`ShadowViews::caster_slot_words`]).
+    pub fn caster_slot_words(&self) -> &[u64] {
+        &self.caster_slot_words
+    }
+
     /// Empties the frame: no view, no light (a frame without shadows lights as without
     /// lights).
     pub fn clear(&mut self) {
         self.views.clear();
         self.commands.clear();
         self.counts.clear();
+        self.cull_views.clear();
+        self.caster_slot_words.clear();
         self.lights.clear();
         self.lights.resize(SHADOW_LIGHTS_BYTES / 4, 0);
     }
 
     /// Takes the frame's views, casters and lights from `shadows`, with draw commands from
     /// `records` (by slot; a slot past them or with an empty record draws nothing), and the
-    /// camera's position and view axis for the cascades.
+    /// camera's position and view axis for the cascades. Culled on the device, the views get
+    /// their culling volumes and the casters their slot bits instead of commands (views past
+    /// the lists' room are left out: their lights shine unshadowed).
     pub fn update(&mut self, shadows: &ShadowViews, records: &[ObjectRecord], camera: (Vec3, Vec3)) {
         self.clear();
         self.atlas_resolution = shadows.atlas_resolution();
+        if let ShadowCulling::Device { views, .. } = self.culling {
+            let limit = (views as usize).min(MAX_SHADOW_VIEWS);
+            for (index, view) in shadows.views().iter().enumerate().take(limit) {
+                self.cull_views.push(ShadowCullView::new(&view.frustum, shadows.caster_culling()));
+                self.views.push(ShadowViewDraws {
+                    kind: view.kind,
+                    view_projection: view.view_projection.to_cols_array_2d(),
+                    tile: [view.tile.x, view.tile.y, view.tile.size],
+                    first: 0,
+                    count: 0,
+                    casters: shadows.stats(index).casters as u32,
+                    triangles: 0,
+                });
+            }
+            self.caster_slot_words.extend_from_slice(shadows.caster_slot_words());
+            self.write_lights(shadows, camera);
+            return;
+        }
         for (index, view) in shadows.views().iter().enumerate().take(MAX_SHADOW_VIEWS) {
             let first = self.commands.len() as u32;
             let mut triangles = 0u64;

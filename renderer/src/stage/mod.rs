@@ -79,7 +79,7 @@ pub use target::FrameTarget;
 use crate::passes::{GpuCullStats, SharedCullSettings};
 use crate::scene::{MeshLibrary, UploadReport};
 use pipeline::RenderThread;
-use state::{FrameInputs, RenderState};
+use state::{FrameInputs, RenderState, ShadowSetup};
 
 /// Name of the system [`install_render`] adds to [`Stage::Render`].
 pub const RENDER_SYSTEM: &str = "renderer::render";
@@ -200,10 +200,26 @@ pub struct RenderReport {
 }
 
 /// What the shadow views of a frame drew (see [`RenderReport::shadows`]).
+///
+/// Culled on the host, it is the frame's own, taken when the frame is prepared. Culled on
+/// the GPU ([`ShadowReport::on_device`]), the counts are the GPU's and come back like
+/// [`RenderReport::gpu`], for frame [`RenderReport::bits_frame`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ShadowReport {
     /// Each view in [`culling::ShadowViews::views`] order.
     pub views: Vec<crate::ShadowViewDraws>,
+    /// Whether the GPU culled the casters (`ShadowCullPass`).
+    pub on_device: bool,
+    /// Culled on the GPU with the bits read back: each view's caster bits by slot, u64 words
+    /// (bit `s % 64` of word `s / 64` = slot `s`), [`ShadowReport::words_per_view`] words a
+    /// view; see [`ShadowReport::view_bits`].
+    pub bits: Vec<u64>,
+    /// u64 words of each view's bits in [`ShadowReport::bits`].
+    pub words_per_view: usize,
+    /// GPU milliseconds of the shadow cull and of the shadow atlas pass, on the GPU backend,
+    /// of the newest frame whose times are known (`None` without timestamps, or for a pass
+    /// the frame does not have).
+    pub gpu_ms: [Option<f64>; 2],
 }
 
 impl ShadowReport {
@@ -211,6 +227,9 @@ impl ShadowReport {
     pub fn update(&mut self, frame: &crate::ShadowFrame) {
         self.views.clear();
         self.views.extend_from_slice(frame.views());
+        self.on_device = false;
+        self.bits.clear();
+        self.words_per_view = 0;
     }
 
     /// Casters tested, summed over the views (each view tests every caster).
@@ -226,6 +245,13 @@ impl ShadowReport {
     /// Triangles of the caster draws, summed over the views.
     pub fn triangles(&self) -> u64 {
         self.views.iter().map(|view| view.triangles).sum()
+    }
+
+    /// View `view`'s caster bits by slot (see [`ShadowReport::bits`]); empty when they were
+    /// not read back.
+    pub fn view_bits(&self, view: usize) -> &[u64] {
+        let start = view * self.words_per_view;
+        self.bits.get(start..start + self.words_per_view).unwrap_or(&[])
     }
 }
 
@@ -280,9 +306,18 @@ pub fn install_render_to(
     let Ok(device) = device else {
         return Ok(choice);
     };
-    let shadow_atlas = if setup.shadows { app.resource::<ecs::ShadowSettings>().atlas_resolution } else { 0 };
-    match RenderState::new(&device, setup, choice.on_device, target, shadow_atlas) {
+    let shadow_setup = if setup.shadows {
+        let settings = app.resource::<ecs::ShadowSettings>();
+        let lights = (settings.max_shadowed_lights as usize).min(ecs::MAX_SHADOWED_LIGHTS);
+        let views = (ecs::MAX_CASCADES + 6 * lights).min(crate::MAX_SHADOW_VIEWS) as u32;
+        ShadowSetup { atlas: settings.atlas_resolution, views }
+    } else {
+        ShadowSetup::default()
+    };
+    match RenderState::new(&device, setup, choice.on_device, target, shadow_setup) {
         Ok(state) => {
+            // The GPU tests the casters: the host only places the views.
+            app.resource_mut::<culling::ShadowViews>().set_device_culling(state.shadows_on_device);
             if let Some(settings) = &state.cull_settings {
                 app.insert_resource(GpuCullControl { settings: Arc::clone(settings) });
             }

@@ -28,6 +28,14 @@ pub(super) struct ReadbackRing {
     /// (what [`GpuFeedback::in_view`](culling::GpuFeedback::in_view) gets with that frame's
     /// GPU bits).
     pub(super) in_view: Vec<Vec<u64>>,
+    /// The shadow views' counts and triangles (shadows culled on the GPU).
+    pub(super) shadow_counts: Option<ReadbackBuffer>,
+    /// The shadow views' caster bits (shadows culled on the GPU, bits read back).
+    pub(super) shadow_bits: Option<ReadbackBuffer>,
+    /// u64 words of each view's bits in a `shadow_bits` region.
+    pub(super) shadow_words_per_view: usize,
+    /// Per ring region: the shadow views of the frame that wrote it, as the host placed them.
+    pub(super) shadow_views: Vec<Vec<crate::ShadowViewDraws>>,
 }
 
 impl ReadbackRing {
@@ -83,6 +91,39 @@ impl ReadbackRing {
             let region = ring_region(bits, frame)?;
             report.bits.clear();
             report.bits.extend(region.chunks_exact(8).map(|word| u64::from_le_bytes(word.try_into().expect("8"))));
+        }
+        let pass_ms =
+            |name: &str| graph.stats().passes.iter().find(|pass| pass.name == name).and_then(|pass| pass.gpu_ms);
+        report.shadows.gpu_ms = [pass_ms(crate::ShadowCullPass::NAME), pass_ms(crate::ShadowAtlasPass::NAME)];
+        if let Some(counts) = &self.shadow_counts {
+            self.read_shadows(counts, frame, report)?;
+        }
+        Ok(())
+    }
+
+    /// Frame `frame`'s shadow views with the GPU's counts, triangles and (when read back)
+    /// bits into `report.shadows`.
+    fn read_shadows(&self, counts: &ReadbackBuffer, frame: u64, report: &mut RenderReport) -> render_graph::Result<()> {
+        let region = ring_region(counts, frame)?;
+        let word = |index: usize| {
+            region.get(index * 4..index * 4 + 4).map_or(0, |word| u32::from_le_bytes(word.try_into().expect("4")))
+        };
+        let shadows = &mut report.shadows;
+        shadows.on_device = true;
+        shadows.views.clear();
+        shadows.views.extend_from_slice(&self.shadow_views[(frame % READBACK_RING) as usize]);
+        for (index, view) in shadows.views.iter_mut().enumerate() {
+            view.count = word(index);
+            view.triangles = u64::from(word(crate::MAX_SHADOW_VIEWS + index));
+        }
+        shadows.bits.clear();
+        shadows.words_per_view = 0;
+        if let Some(bits) = &self.shadow_bits {
+            let region = ring_region(bits, frame)?;
+            shadows.words_per_view = self.shadow_words_per_view;
+            let words = shadows.views.len() * self.shadow_words_per_view;
+            let bytes = &region[..(words * 8).min(region.len())];
+            shadows.bits.extend(bytes.chunks_exact(8).map(|word| u64::from_le_bytes(word.try_into().expect("8"))));
         }
         Ok(())
     }

@@ -14,7 +14,8 @@ use super::sync::SceneSync;
 use super::{BitsReadback, FrameTarget, RenderReport, RenderSetup};
 use crate::frame::{add_gpu_culled_scene_passes, add_scene_passes, points, ScenePassOptions};
 use crate::passes::{
-    visibility_bits_bytes, GpuCullSettings, SharedCullSettings, CULL_STATS, CULL_STAT_WORDS, VISIBILITY_BITS,
+    shadow_bits_words, visibility_bits_bytes, GpuCullSettings, SharedCullSettings, CULL_STATS, CULL_STAT_WORDS,
+    SHADOW_CASTER_BITS, SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, VISIBILITY_BITS,
 };
 use crate::scene::{lock_scene, FrameView, GpuScene, SharedScene};
 
@@ -55,6 +56,10 @@ impl FrameOutcome {
             report.gpu = self.report.gpu.take();
             report.bits_frame = self.report.bits_frame;
             std::mem::swap(&mut report.bits, &mut self.report.bits);
+            report.shadows.gpu_ms = self.report.shadows.gpu_ms;
+            if self.report.shadows.on_device {
+                std::mem::swap(&mut report.shadows, &mut self.report.shadows);
+            }
         }
         self.error.take().map(|error| error.to_string())
     }
@@ -68,10 +73,21 @@ pub(super) struct FrameInputs<'a> {
     pub(super) shadows: Option<&'a culling::ShadowViews>,
 }
 
+/// The shadows of the frame as the renderer was installed (all zero without shadows).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct ShadowSetup {
+    /// Side of the shadow atlas.
+    pub(super) atlas: u32,
+    /// Most shadow views a frame draws.
+    pub(super) views: u32,
+}
+
 /// The renderer the Render-stage system owns.
 pub(super) struct RenderState {
     /// Side of the shadow atlas; 0 without shadows.
     pub(super) shadow_atlas: u32,
+    /// Whether the GPU culls the shadow casters.
+    pub(super) shadows_on_device: bool,
     pub(super) graph: RenderGraph,
     pub(super) scene: SharedScene,
     pub(super) sync: SceneSync,
@@ -98,8 +114,9 @@ impl RenderState {
         setup: RenderSetup,
         on_device: bool,
         mut target: Option<Box<dyn FrameTarget>>,
-        shadow_atlas: u32,
+        shadows: ShadowSetup,
     ) -> render_graph::Result<RenderState> {
+        let shadow_atlas = shadows.atlas;
         let scene = GpuScene::new(device, setup.meshes, setup.capacity)?.into_shared();
         let mut graph = RenderGraph::new(Arc::clone(device), setup.extent)?;
         graph.set_name("renderer");
@@ -107,34 +124,46 @@ impl RenderState {
             clear_color: setup.clear_color,
             readback: false,
             shadow_atlas,
+            shadow_views: shadows.views,
             ..ScenePassOptions::default()
         };
         let mut cull_settings = None;
-        let (stats, bits) = if on_device {
+        let mut ring = ReadbackRing::default();
+        if on_device {
             let settings = Arc::new(Mutex::new(GpuCullSettings::default()));
             cull_settings = Some(Arc::clone(&settings));
-            add_gpu_culled_scene_passes(&mut graph, &scene, &options, &settings, false)?;
-            let ring = |name: &str,
-                        source: &str,
-                        bytes: u64,
-                        graph: &mut RenderGraph|
+            let culled = add_gpu_culled_scene_passes(&mut graph, &scene, &options, &settings, false)?;
+            let ring_of = |name: &str,
+                           source: &str,
+                           bytes: u64,
+                           graph: &mut RenderGraph|
              -> render_graph::Result<ReadbackBuffer> {
                 let buffer = ReadbackBuffer::new(device, name, bytes * READBACK_RING)?;
                 graph.import_buffer(name, buffer.shared());
                 graph.add_pass(BufferReadbackPass::ring(source, name, bytes, READBACK_RING));
                 Ok(buffer)
             };
-            let stats = ring("cull stats ring", CULL_STATS, CULL_STAT_WORDS as u64 * 4, &mut graph)?;
-            let bits = if setup.bits == BitsReadback::None {
-                None
-            } else {
-                Some(ring("visibility ring", VISIBILITY_BITS, visibility_bits_bytes(setup.capacity), &mut graph)?)
-            };
-            (Some(stats), bits)
+            ring.stats = Some(ring_of("cull stats ring", CULL_STATS, CULL_STAT_WORDS as u64 * 4, &mut graph)?);
+            let read_bits = setup.bits != BitsReadback::None;
+            if read_bits {
+                let bytes = visibility_bits_bytes(setup.capacity);
+                ring.bits = Some(ring_of("visibility ring", VISIBILITY_BITS, bytes, &mut graph)?);
+            }
+            if culled.shadows_on_device {
+                ring.shadow_counts =
+                    Some(ring_of("shadow counts ring", SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, &mut graph)?);
+                ring.shadow_views = (0..READBACK_RING).map(|_| Vec::new()).collect();
+                if read_bits {
+                    let words = shadow_bits_words(setup.capacity);
+                    let bytes =
+                        u64::from(words) * 4 * u64::from(shadows.views.clamp(1, crate::MAX_SHADOW_VIEWS as u32));
+                    ring.shadow_bits = Some(ring_of("shadow bits ring", SHADOW_CASTER_BITS, bytes, &mut graph)?);
+                    ring.shadow_words_per_view = words as usize / 2;
+                }
+            }
         } else {
             add_scene_passes(&mut graph, &scene, &options)?;
-            (None, None)
-        };
+        }
         for add in setup.passes {
             add(&mut graph)?;
         }
@@ -142,15 +171,17 @@ impl RenderState {
             target.add_passes(&mut graph)?;
         }
         let words = visibility_bits_bytes(setup.capacity) as usize / 8;
-        let in_view = (0..READBACK_RING).map(|_| Vec::with_capacity(words)).collect();
+        ring.in_view = (0..READBACK_RING).map(|_| Vec::with_capacity(words)).collect();
+        let shadows_on_device = ring.shadow_counts.is_some();
         Ok(RenderState {
             shadow_atlas,
+            shadows_on_device,
             graph,
             scene,
             sync: SceneSync::default(),
             on_device,
             bits_mode: setup.bits,
-            ring: ReadbackRing { stats, bits, in_view },
+            ring,
             frames: 0,
             target,
             cull_settings,
@@ -221,7 +252,14 @@ impl RenderState {
                 Some(shadows) if self.shadow_atlas > 0 => {
                     let forward = view.rotation * glam::Vec3::NEG_Z;
                     scene.set_shadows(shadows, view.position, forward);
-                    report.shadows.update(scene.shadows());
+                    if self.shadows_on_device {
+                        // The GPU's counts come back with the frame's other answers.
+                        let region = &mut self.ring.shadow_views[(self.frames % READBACK_RING) as usize];
+                        region.clear();
+                        region.extend_from_slice(scene.shadows().views());
+                    } else {
+                        report.shadows.update(scene.shadows());
+                    }
                 }
                 _ => {
                     scene.clear_shadows();

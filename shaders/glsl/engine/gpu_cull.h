@@ -48,28 +48,9 @@ layout(std430, set = 0, binding = 3) readonly buffer HistoryBits {
 // The frame's counters (`cull_stats`, zeroed by the reset pass) are `STAT_*` of config.h.
 
 
-// The frustum test on a world box (centre, half extents from `object_world_box`), step for
-// step the CPU reference (`culling/src/frustum.rs`, `aabb_lane`) on the same box: `precise`
-// forbids fused multiply-adds and reordering, so the bits equal the CPU kernels'. A box
-// straddling a plane, or with a non-finite number, is kept.
+// The frustum test of `cull_common.h` against this frame's camera planes.
 bool frustum_keeps(vec3 center, vec3 half_extent) {
-    // Step 1: a non-finite input is kept.
-    bool finite = lane_is_finite(center.x) && lane_is_finite(center.y) && lane_is_finite(center.z)
-        && lane_is_finite(half_extent.x) && lane_is_finite(half_extent.y) && lane_is_finite(half_extent.z);
-    // Step 2: half extents by absolute value, so an inverted box cannot cull.
-    vec3 half_abs = abs(half_extent);
-    bool outside = false;
-    for (uint index = 0u; index < cull.plane_count; ++index) {
-        vec4 plane = cull.planes[index];
-        // Step 3: centre distance ((nx*cx + ny*cy) + nz*cz) + d.
-        precise float distance = ((plane.x * center.x + plane.y * center.y) + plane.z * center.z) + plane.w;
-        // Step 4: reach of the corner furthest along n.
-        precise float reach = (abs(plane.x) * half_abs.x + abs(plane.y) * half_abs.y) + abs(plane.z) * half_abs.z;
-        // Step 5: outside when even that corner is behind the plane.
-        precise float furthest = distance + reach;
-        outside = outside || furthest < 0.0;
-    }
-    return !outside || !finite;
+    return frustum_keeps_box(cull.planes, cull.plane_count, center, half_extent);
 }
 
 // Whether object `object` was visible last frame.
