@@ -54,6 +54,9 @@ pub struct MeshRenderer {
     clusters: Option<ClusterRenderer>,
     /// Most objects.
     capacity: u32,
+    /// The light views every frame draws shadows from (every caster kept), with the eye and
+    /// view axis they are lit for; `None` draws no shadows.
+    shadows: Option<(culling::ShadowViews, glam::Vec3, glam::Vec3)>,
 }
 
 impl MeshRenderer {
@@ -91,12 +94,26 @@ impl MeshRenderer {
         meshes: MeshLibrary,
         clear_color: [f32; 4],
     ) -> Result<MeshRenderer, RenderError> {
+        MeshRenderer::with_shadows(device, (width, height), capacity, meshes, clear_color, 0)
+    }
+
+    /// [`MeshRenderer::with_device`] drawing shadows into an atlas `shadow_atlas` texels
+    /// square (0: no shadows), from the views [`MeshRenderer::set_shadows`] gives it, with
+    /// the host's caster lists.
+    pub fn with_shadows(
+        device: Arc<GpuDevice>,
+        (width, height): (u32, u32),
+        capacity: u32,
+        meshes: MeshLibrary,
+        clear_color: [f32; 4],
+        shadow_atlas: u32,
+    ) -> Result<MeshRenderer, RenderError> {
         let extent = vk::Extent2D { width, height };
         let capacity = capacity.max(1);
         let scene = GpuScene::new(&device, meshes.clone(), capacity)?.into_shared();
         let mut graph = RenderGraph::new(Arc::clone(&device), extent)?;
         graph.set_name("reference render");
-        let options = ScenePassOptions { clear_color, ..ScenePassOptions::default() };
+        let options = ScenePassOptions { clear_color, shadow_atlas, ..ScenePassOptions::default() };
         let readback = renderer::add_scene_passes(&mut graph, &scene, &options)?
             .ok_or("the scene passes were asked for a readback")?;
         Ok(MeshRenderer {
@@ -110,6 +127,7 @@ impl MeshRenderer {
             all_drawable: Vec::new(),
             clusters: None,
             capacity,
+            shadows: None,
         })
     }
 
@@ -171,6 +189,50 @@ impl MeshRenderer {
         Ok((culled, frame))
     }
 
+    /// The shadows the next frames draw: every caster of every view of `shadows` (whatever
+    /// the views' own culling kept), lit as for `visibility`'s camera; `None` draws none.
+    /// Only for a renderer made [`MeshRenderer::with_shadows`].
+    pub fn set_shadows(&mut self, shadows: Option<&culling::ShadowViews>, visibility: &Visibility) {
+        self.shadows = match (shadows, visibility.view()) {
+            (Some(shadows), Some(view)) => {
+                let mut every = shadows.clone();
+                every.keep_every_caster();
+                Some((every, view.position, view.rotation * glam::Vec3::NEG_Z))
+            }
+            _ => None,
+        };
+    }
+
+    /// The objects among `objects` owning at least one pixel when they alone are drawn
+    /// from `view_projection` (a camera's, or a light view's), sorted: the id image of
+    /// [`MeshRenderer::objects_with_pixels`] for any view.
+    pub fn owners_in_view(
+        &mut self,
+        visibility: &Visibility,
+        view_projection: [[f32; 4]; 4],
+        objects: &[u32],
+    ) -> Result<Vec<u32>, RenderError> {
+        let pixels = (self.extent.width * self.extent.height) as usize;
+        let mut ids = vec![0u32; pixels];
+        let mut sky = vec![false; pixels];
+        for digit in 0..3u32 {
+            let place = 255u32.pow(digit);
+            self.upload_objects(visibility, |object| ((object as u32 + 1) / place % 255) << 24)?;
+            let image = self.draw(view_projection, objects)?;
+            for ((id, sky), pixel) in ids.iter_mut().zip(&mut sky).zip(image.chunks_exact(4)) {
+                if pixel[3] == 255 {
+                    *sky = true;
+                } else {
+                    *id += u32::from(pixel[3]) * place;
+                }
+            }
+        }
+        let mut owners: Vec<u32> = ids.iter().zip(&sky).filter(|(_, &sky)| !sky).map(|(&id, _)| id - 1).collect();
+        owners.sort_unstable();
+        owners.dedup();
+        Ok(owners)
+    }
+
     /// The culling truth of the frame: draws every drawable object with culling off as an
     /// object-id image and returns the objects owning at least one pixel, sorted. The id is
     /// written through the colour's alpha byte, which the geometry shader passes through
@@ -181,37 +243,10 @@ impl MeshRenderer {
     pub fn objects_with_pixels(&mut self, visibility: &Visibility) -> Result<Vec<u32>, RenderError> {
         let view = visibility.view().ok_or("no camera this frame: nothing to draw")?;
         let view_projection = (view.projection * view.view).to_cols_array_2d();
-        let pixels = (self.extent.width * self.extent.height) as usize;
-        let mut ids = vec![0u32; pixels];
-        let mut sky = vec![false; pixels];
         let all = std::mem::take(&mut self.all_drawable);
-        let mut outcome = Ok(());
-        for digit in 0..3u32 {
-            let place = 255u32.pow(digit);
-            let drawn = self
-                .upload_objects(visibility, |object| ((object as u32 + 1) / place % 255) << 24)
-                .and_then(|_| self.draw(view_projection, &all));
-            let image = match drawn {
-                Ok(image) => image,
-                Err(error) => {
-                    outcome = Err(error);
-                    break;
-                }
-            };
-            for ((id, sky), pixel) in ids.iter_mut().zip(&mut sky).zip(image.chunks_exact(4)) {
-                if pixel[3] == 255 {
-                    *sky = true;
-                } else {
-                    *id += u32::from(pixel[3]) * place;
-                }
-            }
-        }
+        let owners = self.owners_in_view(visibility, view_projection, &all);
         self.all_drawable = all;
-        outcome?;
-        let mut owners: Vec<u32> = ids.iter().zip(&sky).filter(|(_, &sky)| !sky).map(|(&id, _)| id - 1).collect();
-        owners.sort_unstable();
-        owners.dedup();
-        Ok(owners)
+        owners
     }
 
     /// The reference of a frame drawn elsewhere (by the Render stage): every drawable object
@@ -251,13 +286,20 @@ impl MeshRenderer {
         (self.extent.width, self.extent.height)
     }
 
-    /// Writes every object as a record; returns each object's triangle count.
+    /// Writes every object as a record, and the shadows' caster draws from those records;
+    /// returns each object's triangle count.
     fn upload_objects(
         &mut self,
         visibility: &Visibility,
         color_of: impl Fn(usize) -> u32,
     ) -> Result<Vec<u64>, RenderError> {
-        upload_objects(&self.scene, visibility, &color_of)
+        let triangles = upload_objects(&self.scene, visibility, &color_of)?;
+        let mut scene = lock_scene(&self.scene);
+        match &self.shadows {
+            Some((shadows, eye, forward)) => scene.set_shadows(shadows, *eye, *forward),
+            None => scene.clear_shadows(),
+        }
+        Ok(triangles)
     }
 
     fn draw(&mut self, view_projection: [[f32; 4]; 4], list: &[u32]) -> Result<Vec<u8>, RenderError> {

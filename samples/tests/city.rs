@@ -209,6 +209,47 @@ fn gpu_culling_draws_every_frame_identically_and_its_truth_hides_nothing() {
     }
 }
 
+/// `--shadows --truth` on both backends: every drawn frame equals the reference that draws
+/// every caster into every light view, no culled caster owns a texel of a light view, and
+/// the `shadows:` line counts what each view kept (a sun's four cascades, four lamps).
+#[test]
+fn shadows_culled_per_light_view_drop_no_caster_on_either_backend() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    for cull in ["gpu", "cpu"] {
+        let arguments = ["--cull", cull, "--frames", "3", "--objects", "1000", "--size", "128x72", "--render", "every"];
+        let (output, text) = city(&[&arguments[..], &["--truth", "--validate", "--shadows"]].concat());
+        assert!(output.status.success(), "{cull}: {text}");
+        assert_eq!(text.matches("identical images").count(), 3, "{cull}: {text}");
+        assert_eq!(text.lines().filter(|line| line.ends_with("dropped_casters 0")).count(), 3, "{cull}: {text}");
+        assert_eq!(text.lines().filter(|line| line.ends_with("false_hidden 0")).count(), 3, "{cull}: {text}");
+        let shadows: Vec<&str> = text.lines().filter(|line| line.starts_with("shadows: frame ")).collect();
+        assert_eq!(shadows.len(), 3, "{cull}: {text}");
+        let device = if cull == "gpu" { "GPU" } else { "CPU" };
+        for line in shadows {
+            assert!(line.contains(&format!("8 views culled on the {device}")), "{line}");
+            assert!(line.contains("c0 ") && line.contains("spot "), "{line}");
+        }
+    }
+    // Without culling every view draws every caster, and the counts say so.
+    let (output, text) =
+        city(&["--frames", "1", "--objects", "1000", "--size", "64x36", "--shadows", "--shadow-culling", "off"]);
+    assert!(output.status.success(), "{text}");
+    let line = text.lines().find(|line| line.starts_with("shadows: frame ")).expect("a shadows line");
+    let counts: Vec<(u32, u32)> = line
+        .split("per view: ")
+        .nth(1)
+        .expect("per-view counts")
+        .split(", ")
+        .map(|view| {
+            let (kept, tested) = view.split_whitespace().nth(1).and_then(|pair| pair.split_once('/')).expect("k/n");
+            (kept.parse().expect("a count"), tested.parse().expect("a count"))
+        })
+        .collect();
+    assert!(!counts.is_empty() && counts.iter().all(|(kept, tested)| kept == tested), "{line}");
+}
+
 /// The frame's `false_hidden`/`efficiency` lines and the `objects with pixels` summary row.
 fn truth_of(text: &str) -> (Vec<u64>, Vec<f64>, String) {
     let value = |line: &str| line.split_whitespace().nth(3).map(String::from);

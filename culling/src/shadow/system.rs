@@ -204,6 +204,13 @@ impl ShadowViews {
         self.device_culling = device_culling;
     }
 
+    /// Keeps every caster in every view, as with caster culling off: what a reference that
+    /// draws every caster (to check a culled frame against) is made from.
+    pub fn keep_every_caster(&mut self) {
+        self.caster_culling = false;
+        self.cull_on_host();
+    }
+
     /// Shadow-casting lights that found no room in the atlas this frame (they light
     /// without shadows).
     pub fn unplaced_lights(&self) -> usize {

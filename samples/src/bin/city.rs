@@ -158,6 +158,20 @@ fn main() -> ExitCode {
         app.add_system(Stage::Input, CameraKeyframes::system());
         println!("camera: following {}", path.display());
     }
+    if options.shadows {
+        let lamps = city::lights::spawn_lights(app.world_mut(), &config);
+        let mut settings = app.resource_mut::<ecs::ShadowSettings>();
+        settings.max_shadowed_lights = options.shadow_lights;
+        settings.caster_culling = options.shadow_culling == Switch::On;
+        println!(
+            "shadows: a sun with {} cascades and {lamps} street lamps, the nearest {} casting; atlas {}x{}, caster culling {}",
+            settings.cascade_count,
+            options.shadow_lights,
+            settings.atlas_resolution,
+            settings.atlas_resolution,
+            if settings.caster_culling { "on" } else { "off" }
+        );
+    }
     let backend = match options.cull {
         CullChoice::Cpu | CullChoice::Off => CullingBackend::Cpu,
         CullChoice::Gpu => CullingBackend::Gpu,
@@ -215,14 +229,18 @@ fn main() -> ExitCode {
                         extent,
                         bits: BitsReadback::Wait,
                         passes: vec![Box::new(add_passes)],
+                        shadows: options.shadows,
                     };
                     let choice =
                         city::rendering::install(&mut app, &device, &meshes.library, Box::new(target), frames)?;
                     if (passes.bob || passes.boxes) && !choice.on_device {
                         return Err("--gpu-animate and --debug-boxes need GPU culling (--cull gpu)".into());
                     }
+                    let atlas =
+                        if options.shadows { app.resource::<ecs::ShadowSettings>().atlas_resolution } else { 0 };
+                    let library = meshes.library.clone();
                     let mut checker =
-                        MeshRenderer::with_device(device, width, height, capacity, meshes.library.clone(), SKY)?;
+                        MeshRenderer::with_shadows(device, (width, height), capacity, library, SKY, atlas)?;
                     // The reference moves the objects as the frame does; the post-processes and
                     // lines are checked against the CPU instead.
                     let geometry = FramePassChoice { bob: passes.bob, ..FramePassChoice::default() };
@@ -360,6 +378,7 @@ fn main() -> ExitCode {
             let checked = {
                 let capture = lock_capture(&rendering.capture);
                 let report = app.resource::<RenderReport>();
+                let shadows = options.shadows.then(|| app.resource::<culling::ShadowViews>());
                 check_frame(
                     &mut rendering.checker,
                     &capture,
@@ -367,6 +386,7 @@ fn main() -> ExitCode {
                     &report,
                     app.world(),
                     &meshes.library,
+                    shadows.as_deref(),
                     &request,
                 )
             };
@@ -384,6 +404,10 @@ fn main() -> ExitCode {
                         rendering.checker.device_name(),
                     );
                     progress.suspend(|| println!("{line}"));
+                    if options.shadows {
+                        let line = shadow_line(&report, app.frame_index());
+                        progress.suspend(|| println!("{line}"));
+                    }
                     if let Some(clusters) = clusters {
                         progress.suspend(|| println!("{clusters}"));
                     }
@@ -397,6 +421,12 @@ fn main() -> ExitCode {
                         });
                         if truth.false_hidden != 0 && lossless {
                             status = ExitCode::FAILURE;
+                        }
+                        if let Some(dropped) = truth.dropped_casters {
+                            progress.suspend(|| println!("frame {} dropped_casters {dropped}", app.frame_index()));
+                            if dropped != 0 {
+                                status = ExitCode::FAILURE;
+                            }
                         }
                         record.objects_with_pixels = Some(truth.objects_with_pixels);
                         record.false_hidden = Some(truth.false_hidden);
@@ -515,6 +545,7 @@ fn run_window(
         frame_passes,
         debug_view: options.debug_view.clone().unwrap_or_default(),
         pipelined: !options.serial,
+        shadows: options.shadows,
     };
     let outcome = samples::window::run::run(app, &meshes.library, window_options);
     samples::window::run::WindowSummary::report(outcome, "city", options.screenshot.as_deref())
@@ -529,6 +560,37 @@ struct Rendering {
     frame_check: Option<FramePassCheck>,
     /// The game frame whose wave `--gpu-animate` applies.
     clock: BobClock,
+}
+
+/// The `shadows:` line of a checked frame: casters per view before and after culling (the
+/// GPU's counts when it culled them), draws, triangles and the GPU time of the cull and of the
+/// atlas.
+fn shadow_line(report: &RenderReport, frame: u64) -> String {
+    let shadows = &report.shadows;
+    let ms = |value: Option<f64>| value.map_or_else(|| String::from("n/a"), |ms| format!("{ms:.3}"));
+    let views: Vec<String> = shadows
+        .views
+        .iter()
+        .map(|view| {
+            let kind = match view.kind {
+                culling::shadow::LightViewKind::Cascade(index) => format!("c{index}"),
+                culling::shadow::LightViewKind::Spot => String::from("spot"),
+                culling::shadow::LightViewKind::CubeFace(face) => format!("f{face}"),
+            };
+            format!("{kind} {}/{}", view.count, view.casters)
+        })
+        .collect();
+    format!(
+        "shadows: frame {frame} {} views culled on the {}: {} caster draws of {} tested, {} triangles; GPU ms: cull {}, atlas {}; kept/tested per view: {}",
+        shadows.views.len(),
+        if shadows.on_device { "GPU" } else { "CPU" },
+        shadows.draws(),
+        shadows.casters_tested(),
+        shadows.triangles(),
+        ms(shadows.gpu_ms[0]),
+        ms(shadows.gpu_ms[1]),
+        views.join(", ")
+    )
 }
 
 /// The report lines of a checked frame: the GPU culling's statistics (GPU backend) and

@@ -319,7 +319,16 @@ fn main() -> ExitCode {
             }
             let checked = {
                 let capture = lock_capture(&rendering.capture);
-                check_frame(&mut rendering.checker, &capture, &visibility, &report, app.world(), &library, &request)
+                check_frame(
+                    &mut rendering.checker,
+                    &capture,
+                    &visibility,
+                    &report,
+                    app.world(),
+                    &library,
+                    None,
+                    &request,
+                )
             };
             match checked {
                 Ok(Checked { frame: check, truth, .. }) => {

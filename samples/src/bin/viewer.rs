@@ -12,6 +12,11 @@
 //! V cycles the depth views, Esc closes. With `--frames N` it closes after N frames, and
 //! `--screenshot PATH` writes the last one.
 //!
+//! `--shadows` lights the scene with a sun casting shadows (four cascades) from every mesh
+//! onto every mesh, in the PNG (every caster drawn into every cascade, checked culled against
+//! unculled like the rest) and in the window (the Render stage culls the casters per cascade,
+//! on the GPU with GPU culling).
+//!
 //! `--classify` also culls meshlet by meshlet on the GPU (a `cluster cull:` line, checked
 //! against the unculled image and the meshlet truth) and writes `IMAGE-meshlets.png`: every
 //! meshlet drawn with culling off in its verdict's colour (visible green, frustum red,
@@ -51,6 +56,7 @@ struct Options {
     window: bool,
     frames: Option<u64>,
     screenshot: Option<PathBuf>,
+    shadows: bool,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -59,6 +65,7 @@ fn parse_options() -> Result<Options, String> {
     let (mut width, mut height) = (1280, 720);
     let mut classify = false;
     let (mut window, mut frames, mut screenshot) = (false, None, None);
+    let mut shadows = false;
     let mut arguments = std::env::args().skip(1);
     while let Some(argument) = arguments.next() {
         match argument.as_str() {
@@ -73,6 +80,7 @@ fn parse_options() -> Result<Options, String> {
             }
             "--classify" => classify = true,
             "--window" => window = true,
+            "--shadows" => shadows = true,
             "--frames" => {
                 let count = arguments.next().ok_or("--frames needs a count")?;
                 match count.parse::<u64>() {
@@ -94,7 +102,7 @@ fn parse_options() -> Result<Options, String> {
     if screenshot.is_some() && frames.is_none() {
         return Err(String::from("--screenshot needs --frames N (the last frame is the screenshot)"));
     }
-    Ok(Options { scene, out, width, height, classify, window, frames, screenshot })
+    Ok(Options { scene, out, width, height, classify, window, frames, screenshot, shadows })
 }
 
 fn main() -> ExitCode {
@@ -106,7 +114,7 @@ fn main() -> ExitCode {
                 eprintln!("viewer: {message}");
             }
             eprintln!(
-                "usage: viewer SCENE.gltf|SCENE.glb [--out IMAGE.png] [--size WxH] [--classify] \
+                "usage: viewer SCENE.gltf|SCENE.glb [--out IMAGE.png] [--size WxH] [--classify] [--shadows] \
                  [--window [--frames N] [--screenshot IMAGE.png]]"
             );
             return if message.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE };
@@ -170,6 +178,9 @@ fn view(options: &Options, scene: &GltfScene) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     app.insert_resource(occluders);
+    if options.shadows {
+        add_sun(&mut app, scene, &spawned.drawables);
+    }
     if spawned.cameras.is_empty() {
         let eye = frame_scene(scene, options.width as f32 / options.height as f32);
         ecs::scene::spawn_camera(app.world_mut(), Camera::default(), eye);
@@ -189,6 +200,7 @@ fn view(options: &Options, scene: &GltfScene) -> ExitCode {
             frame_passes: samples::frame_passes::FramePassChoice::default(),
             debug_view: renderer::DebugView::default(),
             pipelined: true,
+            shadows: options.shadows,
         };
         let outcome = samples::window::run::run(app, &library, window);
         return samples::window::run::WindowSummary::report(outcome, "viewer", options.screenshot.as_deref());
@@ -232,13 +244,25 @@ fn view(options: &Options, scene: &GltfScene) -> ExitCode {
         })
         .collect();
     let capacity = visibility.objects().len() as u32;
-    let mut renderer = match MeshRenderer::new(options.width, options.height, capacity, library, SKY) {
+    let atlas = if options.shadows { app.resource::<ecs::ShadowSettings>().atlas_resolution } else { 0 };
+    let device = render_graph::GpuDevice::new(&render_graph::DeviceConfig {
+        app_name: "viewer".into(),
+        ..render_graph::DeviceConfig::default()
+    });
+    let made = device.map_err(samples::mesh_render::RenderError::from).and_then(|device| {
+        let size = (options.width, options.height);
+        MeshRenderer::with_shadows(std::sync::Arc::new(device), size, capacity, library, SKY, atlas)
+    });
+    let mut renderer = match made {
         Ok(renderer) => renderer,
         Err(reason) => {
             println!("render: no usable Vulkan device ({reason}); no image drawn");
             return ExitCode::SUCCESS;
         }
     };
+    if options.shadows {
+        renderer.set_shadows(Some(&app.resource::<culling::ShadowViews>()), &visibility);
+    }
     let outcome = renderer.render_and_check(&visibility, |object| colors[object]).and_then(|(pixels, frame)| {
         renderer.write_png(&options.out, &pixels)?;
         Ok(frame)
@@ -306,10 +330,23 @@ fn view(options: &Options, scene: &GltfScene) -> ExitCode {
     }
 }
 
-/// A camera pose that sees the whole scene: its bounds (every drawable node's mesh box in
-/// world space) seen from above and to the side, far enough for the bounding sphere to fit
-/// the default 60° vertical field of view at `aspect`.
-fn frame_scene(scene: &GltfScene, aspect: f32) -> ecs::Transform {
+/// Lights the scene with a sun from above and behind the framing camera's side and makes
+/// every drawable a shadow caster; the cascades reach as far as the scene is wide, three
+/// times over.
+fn add_sun(app: &mut App, scene: &GltfScene, drawables: &[runtime::hecs::Entity]) {
+    let direction = Vec3::new(-0.5, -1.0, -0.35).normalize();
+    let pose =
+        ecs::Transform::from_translation_rotation(Vec3::ZERO, glam::Quat::from_rotation_arc(Vec3::NEG_Z, direction));
+    app.world_mut().spawn((pose, ecs::DirectionalLight::default()));
+    for &entity in drawables {
+        let _ = app.world_mut().insert_one(entity, ecs::ShadowCaster);
+    }
+    let size = scene_bounds(scene).map_or(10.0, |bounds| (bounds.max - bounds.min).length());
+    app.resource_mut::<ecs::ShadowSettings>().max_distance = (size * 3.0).max(1.0);
+}
+
+/// The scene's bounds: every drawable node's mesh box in world space (`None` without one).
+fn scene_bounds(scene: &GltfScene) -> Option<Aabb> {
     let mut bounds: Option<Aabb> = None;
     for (node, world) in scene.nodes.iter().zip(scene.node_worlds()) {
         for &mesh in &node.meshes {
@@ -322,7 +359,14 @@ fn frame_scene(scene: &GltfScene, aspect: f32) -> ecs::Transform {
             });
         }
     }
-    let bounds = bounds.unwrap_or(Aabb::new(Vec3::splat(-1.0), Vec3::splat(1.0)));
+    bounds
+}
+
+/// A camera pose that sees the whole scene: its bounds (every drawable node's mesh box in
+/// world space) seen from above and to the side, far enough for the bounding sphere to fit
+/// the default 60° vertical field of view at `aspect`.
+fn frame_scene(scene: &GltfScene, aspect: f32) -> ecs::Transform {
+    let bounds = scene_bounds(scene).unwrap_or(Aabb::new(Vec3::splat(-1.0), Vec3::splat(1.0)));
     let center = bounds.center();
     let radius = (bounds.max - bounds.min).length().max(1.0e-3) * 0.5;
     let half_fov = 30f32.to_radians().min((30f32.to_radians().tan() * aspect.min(1.0)).atan());

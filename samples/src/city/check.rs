@@ -40,6 +40,10 @@ pub struct Truth {
     pub false_hidden_slots: Vec<u32>,
     /// Objects with pixels / objects submitted.
     pub efficiency: f64,
+    /// With shadows: casters owning a texel of a light view drawn with every caster that
+    /// the view's culling left out, summed over the views (must be 0). The texels are those
+    /// of an id image of the view at the frame's size.
+    pub dropped_casters: Option<usize>,
 }
 
 /// The checks of one drawn frame.
@@ -57,6 +61,13 @@ pub struct Checked {
 /// again with culling off and compares; writes the PNGs; with `truth` or `classify` draws
 /// the object-id image. On the GPU backend "submitted" is what the GPU's visibility bits of
 /// this frame mark visible (a subset of what it drew, so the check is strict).
+///
+/// With `shadows` (the frame's light views) the reference draws every caster into every
+/// view, so the images agree only if the shadow culling dropped no caster that shades a
+/// pixel; `truth` then also draws each light view's id image of every caster and counts
+/// the owners of its texels that the view's culling left out (the GPU's per-view bits, or
+/// the host's).
+#[allow(clippy::too_many_arguments)]
 pub fn check_frame(
     checker: &mut MeshRenderer,
     capture: &Capture,
@@ -64,6 +75,7 @@ pub fn check_frame(
     report: &RenderReport,
     world: &hecs::World,
     library: &MeshLibrary,
+    shadows: Option<&culling::ShadowViews>,
     request: &CheckRequest,
 ) -> Result<Checked, RenderError> {
     if let Some(error) = &report.error {
@@ -74,6 +86,7 @@ pub fn check_frame(
     }
     let (width, height) = checker.extent();
     let slot_colors = CityColors::of(world, visibility.objects());
+    checker.set_shadows(shadows, visibility);
     let reference = checker.draw_reference(visibility, |object| slot_colors[object])?;
     let pixels = &capture.pixels;
     let compared = request.geometry.as_deref().unwrap_or(pixels);
@@ -144,14 +157,51 @@ pub fn check_frame(
             let hidden: Vec<u32> = owners.iter().copied().filter(|&object| !was_submitted[object as usize]).collect();
             let efficiency = owners.len() as f64 / submitted.len().max(1) as f64;
             let false_hidden_slots = hidden.iter().copied().take(8).collect();
+            let dropped_casters = match shadows {
+                Some(shadows) => Some(dropped_casters(checker, visibility, shadows, report)?),
+                None => None,
+            };
             Some(Truth {
                 objects_with_pixels: owners.len(),
                 false_hidden: hidden.len(),
                 false_hidden_slots,
                 efficiency,
+                dropped_casters,
             })
         }
         _ => None,
     };
     Ok(Checked { frame, truth, clusters })
+}
+
+/// Casters owning a texel of a light view drawn with every caster, which that view's
+/// culling did not keep, summed over the views: the GPU's kept bits when it culled (read back
+/// with the frame), else the host's.
+fn dropped_casters(
+    checker: &mut MeshRenderer,
+    visibility: &Visibility,
+    shadows: &culling::ShadowViews,
+    report: &RenderReport,
+) -> Result<usize, RenderError> {
+    let drawn = &report.shadows;
+    let mut casters: Vec<u32> = shadows.casters().to_vec();
+    casters.sort_unstable();
+    let mut dropped = 0;
+    let mut kept = culling::VisibilityBits::default();
+    for (index, view) in shadows.views().iter().enumerate() {
+        let device_bits = drawn.on_device.then(|| drawn.view_bits(index));
+        if device_bits.is_some_and(<[u64]>::is_empty) {
+            return Err("the GPU culled the shadow casters but their bits were not read back".into());
+        }
+        if device_bits.is_none() {
+            shadows.slot_bits_into(index, visibility.len(), &mut kept);
+        }
+        let is_kept = |slot: u32| match device_bits {
+            Some(words) => words.get(slot as usize / 64).is_some_and(|word| word >> (slot % 64) & 1 == 1),
+            None => (slot as usize) < kept.len() && kept.is_visible(slot as usize),
+        };
+        let owners = checker.owners_in_view(visibility, view.view_projection.to_cols_array_2d(), &casters)?;
+        dropped += owners.into_iter().filter(|&slot| !is_kept(slot)).count();
+    }
+    Ok(dropped)
 }

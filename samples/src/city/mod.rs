@@ -7,6 +7,7 @@ pub mod bounds;
 pub mod check;
 pub mod classify;
 pub mod keyframes;
+pub mod lights;
 pub mod memory;
 mod meshes;
 mod motion;

@@ -139,6 +139,23 @@ pub struct CityOptions {
     /// has its colour.
     #[arg(long)]
     pub debug_boxes: bool,
+    /// Shadows: a sun with four cascades and street lamps (spot lights) along the camera's
+    /// street, the nearest `--shadow-lights` of them casting; the Render stage culls every
+    /// caster against every light view (on the GPU with GPU culling) and draws them into a
+    /// shadow atlas. Every checked frame prints a `shadows:` line (casters per view before
+    /// and after culling, draws, triangles, GPU ms of the cull and of the atlas) and is
+    /// compared with a reference that draws every caster into every view; with `--truth` it
+    /// also prints `dropped_casters N` (casters owning a texel of a light view that its
+    /// culling left out; must be 0).
+    #[arg(long)]
+    pub shadows: bool,
+    /// With `--shadows`: how many lamps cast shadows at once (0 to 16).
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(0..=16))]
+    pub shadow_lights: u32,
+    /// With `--shadows`: cull the casters per light view (`on`) or draw every caster into
+    /// every view (`off`, what culling saves).
+    #[arg(long, value_enum, value_name = "on|off", default_value_t = Switch::On)]
+    pub shadow_culling: Switch,
     /// Every object bobs up and down, moved on the GPU by a user's pass before the cull (GPU
     /// culling only): the cull and the draw see the new places in the same frame. Every
     /// checked frame compares the GPU's heights with the CPU's and the image with the unculled

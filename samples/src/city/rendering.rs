@@ -52,6 +52,8 @@ pub struct CityFrames {
     pub bits: BitsReadback,
     /// The user's passes for the frame (`RenderSetup::passes`).
     pub passes: Vec<renderer::AddPasses>,
+    /// Draw the world's lights and shadows (`RenderSetup::shadows`).
+    pub shadows: bool,
 }
 
 /// The object slots the city's rendering has room for: the mesh entities of `world` plus some
@@ -71,9 +73,9 @@ pub fn install(
     target: Box<dyn FrameTarget>,
     frames: CityFrames,
 ) -> Result<CullingChoice, RenderError> {
-    let CityFrames { backend, extent, bits, passes } = frames;
+    let CityFrames { backend, extent, bits, passes, shadows } = frames;
     let setup = RenderSetup {
-        shadows: false,
+        shadows,
         backend,
         device: Some(Arc::clone(device)),
         extent,

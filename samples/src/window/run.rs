@@ -52,6 +52,8 @@ pub struct WindowOptions {
     pub debug_view: DebugView,
     /// Pipelined frames ([`ecs::RenderSettings::pipelined_frames`]).
     pub pipelined: bool,
+    /// Draw the world's lights and shadows (`RenderSetup::shadows`).
+    pub shadows: bool,
 }
 
 /// What `V` cycles through in the window: the frame, then these images (and mips).
@@ -230,6 +232,7 @@ impl Runner<'_> {
             extent: render_extent,
             bits: renderer::BitsReadback::Lagged,
             passes: vec![Box::new(move |graph| add_frame_passes(graph, &choice, capacity, &clock))],
+            shadows: self.options.shadows,
         };
         let culling = rendering::install(app, &device, self.meshes, Box::new(target), frames)?;
         // The bob pass's frame is set at the Render stage's sync point, so a pipelined frame
