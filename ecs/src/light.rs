@@ -170,6 +170,10 @@ pub struct ShadowSettings {
     /// Off draws every caster into every view: the reference the culled maps are checked
     /// against, and the baseline of the cost.
     pub caster_culling: bool,
+    /// Whether the sun's cascades also leave out casters hidden from the sun behind other
+    /// casters (on, the default; with caster culling on, where the GPU culls the casters):
+    /// two-phase occlusion against a depth pyramid of each cascade's map, as the camera's.
+    pub caster_occlusion: bool,
     /// Number of sun cascades, 1 to [`MAX_CASCADES`]. Default 4.
     pub cascade_count: u32,
     /// Camera distance the last cascade ends at, world units. Default 120.
@@ -189,6 +193,7 @@ impl Default for ShadowSettings {
         ShadowSettings {
             enabled: true,
             caster_culling: true,
+            caster_occlusion: true,
             cascade_count: MAX_CASCADES as u32,
             max_distance: 120.0,
             split: CascadeSplit::Practical { lambda: 0.75 },

@@ -32,9 +32,10 @@ fn defines(header: &str) -> HashMap<String, u64> {
 #[test]
 fn every_shared_constant_equals_its_rust_twin() {
     let values = defines(shaders::ENGINE_CONFIG_H);
-    let twins: [(&str, u64); 17] = [
+    let twins: [(&str, u64); 18] = [
         ("MAX_LOCAL_LIGHTS", culling::shadow::MAX_LOCAL_LIGHTS as u64),
         ("MAX_SHADOW_VIEWS", renderer::MAX_SHADOW_VIEWS as u64),
+        ("MAX_CASCADES", ecs::MAX_CASCADES as u64),
         ("CULL_GROUP", CULL_GROUP.into()),
         ("CULL_FRUSTUM", CULL_FRUSTUM.into()),
         ("CULL_OCCLUSION", CULL_OCCLUSION.into()),

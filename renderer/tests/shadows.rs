@@ -283,6 +283,8 @@ fn the_gpus_caster_bits_equal_the_hosts_in_every_light_view() {
         settings.atlas_resolution = 1024;
         settings.cascade_resolution = 128;
         settings.max_distance = 60.0;
+        // The frustum's bits alone: occlusion would clear some cascades' bits further.
+        settings.caster_occlusion = false;
     }
     install_render(&mut app, setup).expect("a device is there");
     assert!(app.resource::<culling::ShadowViews>().device_culling(), "the GPU culls the casters");
@@ -339,5 +341,55 @@ fn the_gpus_caster_bits_equal_the_hosts_in_every_light_view() {
         views_seen += shadows.views.len();
     }
     assert_eq!(views_seen, 6 * (4 + 1 + 1 + 6), "every frame had the sun's, two spots' and a lamp's views");
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn the_cascades_leave_out_casters_hidden_from_the_sun_and_their_maps_stay_exact() {
+    let Some(device) = gpu_test_context() else { return };
+    // A roof high above a field of small boxes: the sun, straight above, sees the roof only.
+    let mut boxes = vec![(Vec3::new(0.0, 9.0, 0.0), Vec3::new(16.0, 1.0, 16.0))];
+    for x in -3..=3 {
+        for z in -3..=3 {
+            boxes.push((Vec3::new(x as f32 * 2.0, 0.5, z as f32 * 2.0), Vec3::splat(0.8)));
+        }
+    }
+    // And a few boxes beside the roof, in the sun.
+    boxes.extend([Vec3::new(12.0, 1.0, 0.0), Vec3::new(-12.0, 1.0, 4.0)].map(|center| (center, Vec3::splat(2.0))));
+    let sun = [Light::Sun(Vec3::new(0.05, -1.0, 0.02))];
+    let culled = render(&device, CullingBackend::Gpu, &sun, &boxes, true, |_| {});
+    let frustum_only =
+        render(&device, CullingBackend::Gpu, &sun, &boxes, true, |settings| settings.caster_occlusion = false);
+    let unculled = render(&device, CullingBackend::Gpu, &sun, &boxes, true, |settings| settings.caster_culling = false);
+    let report = &culled.report.shadows;
+    assert!(report.on_device);
+    // Slots: the ground first, the roof, the 49 boxes under it, the two in the sun.
+    let roof = 1usize;
+    let under = 2..2 + 49;
+    let in_sun = [2 + 49, 2 + 50];
+    let bit = |words: &[u64], slot: usize| words.get(slot / 64).is_some_and(|word| word >> (slot % 64) & 1 == 1);
+    let mut occluded_somewhere = 0;
+    for view in 0..4 {
+        let (with, without) = (report.view_bits(view), frustum_only.report.shadows.view_bits(view));
+        for slot in under.clone() {
+            assert!(!bit(with, slot) || bit(without, slot), "view {view} slot {slot}: occlusion only removes");
+            if bit(without, slot) && !bit(with, slot) {
+                occluded_somewhere += 1;
+            }
+        }
+        if bit(without, roof) {
+            assert!(bit(with, roof), "view {view}: the roof is in the sun");
+        }
+        for slot in in_sun {
+            assert_eq!(bit(with, slot), bit(without, slot), "view {view} slot {slot}: in the sun");
+        }
+    }
+    assert!(occluded_somewhere > 0, "the boxes under the roof are hidden from the sun in some cascade");
+    assert!(report.draws() < frustum_only.report.shadows.draws(), "occlusion drew fewer casters");
+    for other in [&frustum_only, &unculled] {
+        let differing = culled.atlas.chunks(4).zip(other.atlas.chunks(4)).filter(|(a, b)| a != b).count();
+        assert_eq!(differing, 0, "atlas texels that differ with occlusion culling");
+        assert_eq!(culled.color, other.color, "the final image");
+    }
     assert_no_validation_messages(&device);
 }

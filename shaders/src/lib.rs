@@ -323,11 +323,17 @@ shaders! {
     /// GPU cull, late phase (`gpu_cull.h`): frustum and Hi-Z occlusion of every object,
     /// `visibility_bits` written, newly visible objects appended; workgroup 64.
     GPU_CULL_LATE_COMP = Engine "engine" / "gpu_cull_late.comp", Compute;
-    /// Shadow caster cull: every caster slot (bit of binding 2) against every light view
-    /// (binding 3), one dispatch; appends each view's draws to its region of binding 4, counts
-    /// and triangles per view at binding 5, per-view slot bits at binding 6; push constants
-    /// `uint object_count, view_count, region, words_per_view`; workgroup 64.
-    SHADOW_CULL_COMP = Engine "engine" / "shadow_cull.comp", Compute;
+    /// Shadow caster cull, early phase (`shadow_cull.h`): every caster slot (bit of binding 2)
+    /// against every light view (binding 3); frustum-only views keep what is in their frustum
+    /// (bits at binding 7), occlusion views draw what they kept last frame (history at
+    /// binding 4); lists at binding 5, counts at binding 6; push constants
+    /// `ShadowCullConstants`; workgroup 64.
+    SHADOW_CULL_EARLY_COMP = Engine "engine" / "shadow_cull_early.comp", Compute;
+    /// Shadow caster cull, late phase (`shadow_cull.h`): occlusion views test every caster in
+    /// their frustum against their tile of the atlas's pyramid (binding 5), write their bits
+    /// (binding 8) and draw the newly visible (lists at binding 6, counts at binding 7);
+    /// workgroup 64.
+    SHADOW_CULL_LATE_COMP = Engine "engine" / "shadow_cull_late.comp", Compute;
     /// Hi-Z build, mip `k`: each texel of the r32f storage image at binding 1 keeps the
     /// smallest depth of every texel of mip `k - 1` (binding 0) it covers, the last texel of
     /// an odd-sized source included; workgroup 8x8.

@@ -139,6 +139,7 @@ pub struct ShadowViews {
     caster_slot_words: Vec<u64>,
     atlas_resolution: u32,
     caster_culling: bool,
+    caster_occlusion: bool,
     /// Whether [`ShadowViews::update`] tests the casters itself (else a GPU does).
     device_culling: bool,
     unplaced_lights: usize,
@@ -175,6 +176,13 @@ impl ShadowViews {
     /// is kept in every view.
     pub fn caster_culling(&self) -> bool {
         self.caster_culling
+    }
+
+    /// Whether the sun's cascades are also culled by occlusion where the GPU culls
+    /// ([`ShadowSettings::caster_occlusion`], with caster culling on); the host's own cull
+    /// tests the frustum only.
+    pub fn caster_occlusion(&self) -> bool {
+        self.caster_culling && self.caster_occlusion
     }
 
     /// Leaves the caster test to the GPU (`true`) or does it on the host (`false`, the
@@ -284,6 +292,7 @@ impl ShadowViews {
         self.sun = None;
         self.unplaced_lights = 0;
         self.caster_culling = settings.caster_culling;
+        self.caster_occlusion = settings.caster_occlusion;
         self.casters.clear();
         self.casters.extend_from_slice(visibility.casters());
         visibility.caster_slot_words_into(&mut self.caster_slot_words);

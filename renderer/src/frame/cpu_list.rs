@@ -72,6 +72,10 @@ pub struct ScenePassOptions {
     /// [`MAX_SHADOW_VIEWS`](crate::MAX_SHADOW_VIEWS)): on a GPU-culled frame the GPU's caster
     /// lists have room for as many ([`ShadowCullPass`](crate::ShadowCullPass)).
     pub shadow_views: u32,
+    /// Side of the square at the atlas's top-left corner that holds the sun's cascades (see
+    /// [`shadow_pyramid_side`](crate::shadow_pyramid_side)): on a GPU-culled frame their
+    /// occlusion reads a pyramid of it. 0: the whole atlas.
+    pub shadow_pyramid: u32,
 }
 
 impl Default for ScenePassOptions {
@@ -82,6 +86,7 @@ impl Default for ScenePassOptions {
             readback: true,
             shadow_atlas: 0,
             shadow_views: crate::MAX_SHADOW_VIEWS as u32,
+            shadow_pyramid: 0,
         }
     }
 }

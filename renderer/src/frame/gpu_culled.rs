@@ -92,10 +92,17 @@ pub fn add_gpu_culled_scene_passes(
     graph.add_pass(late_depth);
     let shadows_on_device = options.shadow_atlas > 0 && shadow_culling_on_device(mode, capacity, options.shadow_views);
     if shadows_on_device {
-        let views = options.shadow_views;
+        // Every view's casters, then the cascades' occlusion: the pyramid of what the early
+        // lists drew, the casters it does not hide drawn over it.
+        let (views, atlas) = (options.shadow_views, options.shadow_atlas);
+        let atlas_side = 1 << (31 - atlas.clamp(256, 16_384).leading_zeros());
+        let pyramid = if options.shadow_pyramid == 0 { atlas_side } else { options.shadow_pyramid.min(atlas_side) };
         graph.add_pass(ShadowCullResetPass::new(capacity, views));
         graph.add_pass(ShadowCullPass::new(&device, Arc::clone(scene), views)?);
-        graph.add_pass(ShadowAtlasPass::device_culled(&device, Arc::clone(scene), options.shadow_atlas, views)?);
+        graph.add_pass(ShadowAtlasPass::device_culled(&device, Arc::clone(scene), atlas, (views, pyramid))?);
+        graph.add_pass(HiZBuildPass::shadow_atlas(&device, pyramid)?);
+        graph.add_pass(ShadowCullPass::late(&device, Arc::clone(scene), views)?);
+        graph.add_pass(ShadowAtlasPass::device_culled_late(&device, Arc::clone(scene), atlas)?);
     } else if options.shadow_atlas > 0 {
         graph.add_pass(ShadowAtlasPass::new(&device, Arc::clone(scene), options.shadow_atlas, mode)?);
     }
@@ -119,11 +126,22 @@ pub fn add_gpu_culled_scene_passes(
     Ok(GpuCulledScene { color, bits, stats, shadows_on_device, mode })
 }
 
+/// Side of the square at the top-left corner of an atlas `atlas` texels square that holds the
+/// sun's cascades, `cascade_resolution` texels each: the atlas places them there first, four
+/// in a square of twice their side.
+pub fn shadow_pyramid_side(atlas: u32, cascade_resolution: u32) -> u32 {
+    let atlas = 1 << (31 - atlas.clamp(256, 16_384).leading_zeros());
+    let cascade = cascade_resolution.clamp(64, atlas / 2);
+    (2 * cascade).next_power_of_two().min(atlas)
+}
+
 /// Whether a GPU-culled frame culls its shadow casters on the GPU: it draws with
-/// indirect-count draws and one list per view, `capacity` commands each for `views` views,
-/// fits in [`SHADOW_DRAWS_MAX_BYTES`] (else the host culls, as on the CPU backend).
+/// indirect-count draws and one list per view, `capacity` commands each for `views` views
+/// and the cascades' late lists, fits in [`SHADOW_DRAWS_MAX_BYTES`] (else the host culls, as
+/// on the CPU backend).
 pub fn shadow_culling_on_device(mode: DrawMode, capacity: u32, views: u32) -> bool {
-    let bytes = crate::passes::shadow_draws_bytes(capacity, views.min(crate::MAX_SHADOW_VIEWS as u32));
+    let lists = views.min(crate::MAX_SHADOW_VIEWS as u32) + ecs::MAX_CASCADES as u32;
+    let bytes = crate::passes::shadow_draws_bytes(capacity, lists);
     mode == DrawMode::IndirectCount && bytes <= SHADOW_DRAWS_MAX_BYTES
 }
 

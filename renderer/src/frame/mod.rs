@@ -26,7 +26,7 @@ pub use cluster_culled::{
 pub use cpu_list::{add_scene_passes, ScenePassOptions};
 pub(crate) use gpu_culled::culled_frame_mode;
 pub use gpu_culled::{
-    add_gpu_culled_scene_passes, read_visibility_words, shadow_culling_on_device, GpuCulledScene, CULL_STATS_READBACK,
-    VISIBILITY_READBACK,
+    add_gpu_culled_scene_passes, read_visibility_words, shadow_culling_on_device, shadow_pyramid_side, GpuCulledScene,
+    CULL_STATS_READBACK, VISIBILITY_READBACK,
 };
 pub use post::add_post_process;

@@ -37,8 +37,13 @@ pub const HIZ_FORMAT: vk::Format = vk::Format::R32_SFLOAT;
 /// `hiz_seed.comp` and `hiz_reduce.comp`).
 pub const HIZ_GROUP: u32 = 8;
 
-/// Builds [`HIZ_DEPTH`] from `depth_prepass` every frame (compute).
+/// Builds [`HIZ_DEPTH`] from `depth_prepass` every frame (compute); or, made with
+/// [`HiZBuildPass::shadow_atlas`], the pyramid of the shadow atlas.
 pub struct HiZBuildPass {
+    name: &'static str,
+    source: &'static str,
+    target: &'static str,
+    size: ImageSize,
     seed: ComputePipeline,
     reduce: ComputePipeline,
     depth: Option<ImageHandle>,
@@ -48,9 +53,29 @@ pub struct HiZBuildPass {
 impl HiZBuildPass {
     /// Name of the pass in the graph.
     pub const NAME: &'static str = "hi-z build";
+    /// Name of the shadow atlas's pyramid pass.
+    pub const SHADOW_NAME: &'static str = "shadow hi-z build";
 
     /// Creates the pass and its two pipelines on `device`.
     pub fn new(device: &Arc<GpuDevice>) -> render_graph::Result<HiZBuildPass> {
+        HiZBuildPass::build(device, Self::NAME, (DEPTH_PREPASS, HIZ_DEPTH), ImageSize::OUTPUT)
+    }
+
+    /// The pyramid of the top-left square of `shadow_atlas`, `side` texels (at most the
+    /// atlas's), into [`SHADOW_HIZ`](super::SHADOW_HIZ), for the late cull of the sun's
+    /// cascades (whose tiles the atlas places there first).
+    pub fn shadow_atlas(device: &Arc<GpuDevice>, side: u32) -> render_graph::Result<HiZBuildPass> {
+        let side = side.clamp(1, 16_384);
+        let size = ImageSize::Absolute { width: side, height: side };
+        HiZBuildPass::build(device, Self::SHADOW_NAME, (crate::names::SHADOW_ATLAS, super::SHADOW_HIZ), size)
+    }
+
+    fn build(
+        device: &Arc<GpuDevice>,
+        name: &'static str,
+        (source, target): (&'static str, &'static str),
+        size: ImageSize,
+    ) -> render_graph::Result<HiZBuildPass> {
         use BindingKind::{SampledImage, StorageImage};
         let seed = ComputePipeline::new(
             device,
@@ -66,23 +91,24 @@ impl HiZBuildPass {
             &[StorageImage, StorageImage],
             0,
         )?;
-        Ok(HiZBuildPass { seed, reduce, depth: None, pyramid: None })
+        Ok(HiZBuildPass { name, source, target, size, seed, reduce, depth: None, pyramid: None })
     }
 }
 
 impl Pass for HiZBuildPass {
     fn name(&self) -> &str {
-        Self::NAME
+        self.name
     }
 
     fn register(&mut self, registry: &mut Registry<'_>) {
-        let depth = registry.image(DEPTH_PREPASS);
+        let depth = registry.image(self.source);
         self.depth = Some(registry.sample(depth, ShaderStage::Compute));
-        let desc = ImageDesc::new(HIZ_FORMAT, ImageSize::OUTPUT).with_mips(ImageDesc::FULL_MIP_CHAIN);
-        let pyramid = registry.create_image(HIZ_DEPTH, desc);
+        let desc = ImageDesc::new(HIZ_FORMAT, self.size).with_mips(ImageDesc::FULL_MIP_CHAIN);
+        let pyramid = registry.create_image(self.target, desc);
         registry.write_storage_image_mip(pyramid, 0, ShaderStage::Compute);
+        let extent = self.size.resolve(registry.output_extent()).unwrap_or(registry.output_extent());
         // One step per mip: the graph makes mip `k - 1` visible to the step that reads it.
-        for mip in 1..full_mip_chain(registry.output_extent()) {
+        for mip in 1..full_mip_chain(extent) {
             registry.next_step();
             registry.read_storage_image_mip(pyramid, mip - 1, ShaderStage::Compute);
             registry.write_storage_image_mip(pyramid, mip, ShaderStage::Compute);

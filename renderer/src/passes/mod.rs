@@ -15,7 +15,9 @@
 //! 7. [`DepthPrepass::late`]; in a frame with shadows, on GPU-culled frames
 //!    [`ShadowCullResetPass`] and [`ShadowCullPass`] (`shadow_cull.rs`: every caster against
 //!    every light view, one list per view), then [`ShadowAtlasPass`] (`shadow.rs`): every
-//!    light view's casters into its tile of `shadow_atlas`;
+//!    light view's casters into its tile of `shadow_atlas`; on GPU-culled frames then the
+//!    cascades' occlusion: [`HiZBuildPass::shadow_atlas`], [`ShadowCullPass::late`],
+//!    [`ShadowAtlasPass::device_culled_late`];
 //! 8. [`GeometryPass`] (`geometry.rs`), then, when the
 //!    library has a blended material, [`BlendedPass`] (`blended.rs`): translucent objects
 //!    back to front;
@@ -58,7 +60,8 @@ pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HIZ_DEPTH, HIZ_FORMAT, HIZ_GRO
 pub use shadow::ShadowAtlasPass;
 pub use shadow_cull::{
     shadow_bits_words, shadow_draws_bytes, ShadowCullPass, ShadowCullResetPass, SHADOW_CASTER_BITS, SHADOW_DRAWS,
-    SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES,
+    SHADOW_DRAWS_LATE, SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ,
+    SHADOW_LATE_COUNTS,
 };
 pub use upload::{DrawListPass, ObjectUploadPass, SCATTER_GROUP};
 pub use view::ViewUploadPass;

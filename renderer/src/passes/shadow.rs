@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use render_graph::vk;
 
+use super::cull::CULL_OCCLUSION;
 use super::draw::{check_mode, scene_push_words, DrawFilter, DrawMode, OpaquePipelines, SceneInputs, SCENE_BINDINGS};
-use super::shadow_cull::{SHADOW_DRAWS, SHADOW_DRAW_COUNTS};
+use super::shadow_cull::{SHADOW_DRAWS, SHADOW_DRAWS_LATE, SHADOW_DRAW_COUNTS, SHADOW_LATE_COUNTS};
 use crate::names::{DEPTH_FORMAT, SHADOW_ATLAS, SHADOW_LIGHTS};
 use crate::scene::{
     as_bytes, lock_scene, CameraConstants, ShadowCulling, SharedScene, DRAW_COMMAND_BYTES, SHADOW_LIGHTS_BYTES,
@@ -33,6 +34,8 @@ pub struct ShadowAtlasPass {
     resolution: u32,
     /// `Some(region)`: the views' lists are the GPU's, `region` commands apart.
     device_lists: Option<u32>,
+    /// The late pass of the cascades' occlusion: draws the late lists over the early depth.
+    late: bool,
     inputs: Option<SceneInputs>,
     lights: Option<BufferHandle>,
     /// The GPU's lists and counts (device-culled frames).
@@ -45,6 +48,8 @@ pub struct ShadowAtlasPass {
 impl ShadowAtlasPass {
     /// Name of the pass.
     pub const NAME: &'static str = "shadow_atlas";
+    /// Name of the late pass ([`ShadowAtlasPass::device_culled_late`]).
+    pub const LATE_NAME: &'static str = "shadow_atlas late";
 
     /// A pass drawing `scene`'s shadow views into an atlas `atlas_resolution` texels square
     /// (clamped to 256..=16384), in `mode`.
@@ -69,6 +74,7 @@ impl ShadowAtlasPass {
             mode,
             resolution: atlas_resolution.clamp(256, 16_384),
             device_lists: None,
+            late: false,
             inputs: None,
             lights: None,
             device_draws: None,
@@ -80,31 +86,60 @@ impl ShadowAtlasPass {
     /// A pass drawing the lists the GPU's [`ShadowCullPass`](super::ShadowCullPass) wrote
     /// (one indirect-count draw per view, [`DrawMode::IndirectCount`]); the scene's shadow
     /// frame is set to be culled on the device ([`ShadowCulling::Device`]) for at most `views`
-    /// views.
+    /// views, the cascades' occlusion reading a pyramid `pyramid` texels square.
     pub fn device_culled(
         device: &Arc<GpuDevice>,
         scene: SharedScene,
         atlas_resolution: u32,
-        views: u32,
+        (views, pyramid): (u32, u32),
     ) -> Result<ShadowAtlasPass> {
         let region = {
             let mut locked = lock_scene(&scene);
             let region = locked.capacity().max(1);
-            locked.set_shadow_culling(ShadowCulling::Device { region, views });
+            locked.set_shadow_culling(ShadowCulling::Device { region, views, pyramid });
             region
         };
         let mut pass = ShadowAtlasPass::new(device, scene, atlas_resolution, DrawMode::IndirectCount)?;
         pass.device_lists = Some(region);
         Ok(pass)
     }
+
+    /// The late pass of the sun's cascades' occlusion culling: draws, over the depth the
+    /// early pass left in `shadow_atlas`, the late lists the GPU's late cull wrote
+    /// ([`SHADOW_DRAWS_LATE`]: casters visible now that the early lists did not hold). After
+    /// a [`ShadowAtlasPass::device_culled`] of the same scene.
+    pub fn device_culled_late(
+        device: &Arc<GpuDevice>,
+        scene: SharedScene,
+        atlas_resolution: u32,
+    ) -> Result<ShadowAtlasPass> {
+        let region = lock_scene(&scene).capacity().max(1);
+        let mut pass = ShadowAtlasPass::new(device, scene, atlas_resolution, DrawMode::IndirectCount)?;
+        pass.device_lists = Some(region);
+        pass.late = true;
+        Ok(pass)
+    }
 }
 
 impl Pass for ShadowAtlasPass {
     fn name(&self) -> &str {
-        Self::NAME
+        if self.late {
+            Self::LATE_NAME
+        } else {
+            Self::NAME
+        }
     }
 
     fn register(&mut self, registry: &mut Registry<'_>) {
+        if self.late {
+            self.inputs = Some(SceneInputs::register(registry));
+            let atlas = registry.image(SHADOW_ATLAS);
+            registry.depth_attachment(atlas, AttachmentLoad::Load);
+            let draws = registry.buffer(SHADOW_DRAWS_LATE);
+            let counts = registry.buffer(SHADOW_DRAW_COUNTS);
+            self.device_draws = Some([registry.indirect_buffer(draws), registry.indirect_buffer(counts)]);
+            return;
+        }
         self.inputs = Some(SceneInputs::register(registry));
         let size = ImageSize::Absolute { width: self.resolution, height: self.resolution };
         let atlas = registry.create_image(SHADOW_ATLAS, ImageDesc::new(DEPTH_FORMAT, size));
@@ -121,6 +156,9 @@ impl Pass for ShadowAtlasPass {
 
     fn prepare(&mut self, context: &mut PrepareContext<'_>) {
         self.staged = None;
+        if self.late {
+            return;
+        }
         let scene = lock_scene(&self.scene);
         let shadows = scene.shadows();
         let lights = self.lights.expect("registered");
@@ -190,6 +228,11 @@ impl Pass for ShadowAtlasPass {
                 if device_lists.is_none() && view.count == 0 {
                     continue;
                 }
+                // The late lists are the occlusion views' alone.
+                let occlusion = shadows.cull_views().get(index).is_some_and(|view| view.flags & CULL_OCCLUSION != 0);
+                if self.late && !occlusion {
+                    continue;
+                }
                 let [x, y, size] = view.tile;
                 let viewport = vk::Viewport {
                     x: x as f32,
@@ -214,6 +257,7 @@ impl Pass for ShadowAtlasPass {
                 }
                 if let Some((region, draws, counts)) = device_lists {
                     let start = index as u64 * u64::from(region) * DRAW_COMMAND_BYTES;
+                    let count_at = if self.late { SHADOW_LATE_COUNTS + index as u64 } else { index as u64 };
                     // SAFETY: both buffers were declared indirect arguments of this pass and
                     // the shadow cull wrote them before it (the graph's barrier); view
                     // `index`'s `region` commands lie in the lists, its count at `4 * index`;
@@ -224,7 +268,7 @@ impl Pass for ShadowAtlasPass {
                             draws,
                             start,
                             counts,
-                            4 * index as u64,
+                            4 * count_at,
                             region,
                             DRAW_COMMAND_BYTES as u32,
                         )

@@ -1,33 +1,48 @@
-//! The shadow caster cull on the GPU: [`ShadowCullResetPass`] zeroes each view's count and
-//! bits, [`ShadowCullPass`] tests every caster against every light view of the frame in one
-//! dispatch (`shadow_cull.comp`) and compacts each view's casters into its own list of
-//! indirect draws, which [`ShadowAtlasPass`](super::ShadowAtlasPass) draws with one
-//! indirect-count draw per view.
+//! The shadow caster cull on the GPU, two-phase like the camera's (`shadow_cull.h`):
+//! [`ShadowCullResetPass`] zeroes each view's counts and bits; [`ShadowCullPass`] early tests
+//! every caster against every light view of the frame in one dispatch and compacts each
+//! view's casters into its own list of indirect draws, which
+//! [`ShadowAtlasPass`](super::ShadowAtlasPass) draws with one indirect-count draw per view;
+//! for the sun's cascades (views flagged for occlusion) the early lists hold only what each
+//! kept last frame, a [`HiZBuildPass`](super::HiZBuildPass) reduces the atlas into
+//! [`SHADOW_HIZ`], and [`ShadowCullPass`] late tests every caster in a cascade's frustum
+//! against its tile of that pyramid, drawing the newly visible with a second atlas pass.
 //!
-//! The test is the frustum test of the camera's cull on the same world boxes, with each view's
-//! planes as the host placed them ([`culling::ShadowViews`]), so view `v`'s bits
+//! The frustum test is the camera's on the same world boxes, with each view's planes as the
+//! host placed them ([`culling::ShadowViews`]), so a frustum-only view's bits
 //! ([`SHADOW_CASTER_BITS`]) equal the host's multi-view cull of that view bit for bit. A
 //! caster outside the camera's view is tested like any other: the light view decides.
 
 use std::sync::Arc;
 
 use render_graph::{
-    vk, Access, Binding, BindingKind, BufferDesc, BufferHandle, ComputePipeline, ExecuteContext, GpuDevice, Pass,
-    PrepareContext, Registry, ShaderStage,
+    vk, Access, Binding, BindingKind, BufferDesc, BufferHandle, ComputePipeline, ExecuteContext, GpuDevice,
+    ImageHandle, Pass, PrepareContext, Registry, ShaderStage,
 };
 
-use super::cull::CULL_GROUP;
+use super::cull::{CullPhase, CULL_GROUP, DEPTH_MARGIN, FOOTPRINT_MARGIN};
 use crate::names::{OBJECT_RECORDS, OBJECT_TRANSFORMS};
 use crate::scene::{as_bytes, lock_scene, SharedScene, DRAW_COMMAND_BYTES, MAX_SHADOW_VIEWS};
 
-/// Each light view's caster draws (**contract** name): view `v`'s list starts at command
-/// `v * region` (`region` = the scene's capacity), one `VkDrawIndexedIndirectCommand` per
-/// caster with `firstInstance` = its slot, in no particular order.
+/// Each light view's caster draws of the early phase (**contract** name): view `v`'s list
+/// starts at command `v * region` (`region` = the scene's capacity), one
+/// `VkDrawIndexedIndirectCommand` per caster with `firstInstance` = its slot, in no
+/// particular order.
 pub const SHADOW_DRAWS: &str = "shadow_draws";
 
-/// Each light view's draw count (**contract** name): u32 `v` is view `v`'s count (the count
-/// buffer of its indirect-count draw), u32 `MAX_SHADOW_VIEWS + v` the triangles of its draws.
+/// The late phase's caster draws of the occlusion views (the sun's cascades, views below
+/// `MAX_CASCADES`), laid out as [`SHADOW_DRAWS`].
+pub const SHADOW_DRAWS_LATE: &str = "shadow_draws_late";
+
+/// Each light view's draw counts (**contract** name), `MAX_SHADOW_VIEWS` u32 per part: the
+/// early counts (u32 `v` is view `v`'s, the count buffer of its early indirect-count draw),
+/// the early triangles, the late counts (from u32 `2 * MAX_SHADOW_VIEWS`), the late
+/// triangles.
 pub const SHADOW_DRAW_COUNTS: &str = "shadow_draw_counts";
+
+/// The depth pyramid of `shadow_atlas` the late phase tests the cascades' casters against
+/// (R32_SFLOAT, the atlas's size, full mip chain; built like `hiz_depth`).
+pub const SHADOW_HIZ: &str = "shadow_hiz";
 
 /// Each light view's caster bits by slot (**contract** name): view `v`'s bits are
 /// [`shadow_bits_words`]`(capacity)` u32 words from word `v * shadow_bits_words(capacity)`,
@@ -35,11 +50,14 @@ pub const SHADOW_DRAW_COUNTS: &str = "shadow_draw_counts";
 /// layout of [`culling::VisibilityBits`]).
 pub const SHADOW_CASTER_BITS: &str = "shadow_caster_bits";
 
-/// Bytes of [`SHADOW_DRAW_COUNTS`]: a count and a triangle total per view.
-pub const SHADOW_DRAW_COUNT_BYTES: u64 = 2 * MAX_SHADOW_VIEWS as u64 * 4;
+/// Bytes of [`SHADOW_DRAW_COUNTS`]: a count and a triangle total per view and phase.
+pub const SHADOW_DRAW_COUNT_BYTES: u64 = 4 * MAX_SHADOW_VIEWS as u64 * 4;
 
-/// Most bytes the GPU's caster lists may take (`capacity * views` commands); a frame that
-/// would need more culls its casters on the host.
+/// u32 of [`SHADOW_DRAW_COUNTS`] where the late counts start.
+pub const SHADOW_LATE_COUNTS: u64 = 2 * MAX_SHADOW_VIEWS as u64;
+
+/// Most bytes the GPU's caster lists may take (`capacity * (views + MAX_CASCADES)` commands);
+/// a frame that would need more culls its casters on the host.
 pub const SHADOW_DRAWS_MAX_BYTES: u64 = 512 << 20;
 
 /// u32 words of one view's bits in [`SHADOW_CASTER_BITS`] for `capacity` slots (whole 64-bit
@@ -48,7 +66,8 @@ pub fn shadow_bits_words(capacity: u32) -> u32 {
     capacity.div_ceil(64) * 2
 }
 
-/// Bytes of [`SHADOW_DRAWS`] for lists of `capacity` commands for `views` views.
+/// Bytes of [`SHADOW_DRAWS`] for lists of `capacity` commands for `views` views (of
+/// [`SHADOW_DRAWS_LATE`] with `views` = `MAX_CASCADES`).
 pub fn shadow_draws_bytes(capacity: u32, views: u32) -> u64 {
     u64::from(capacity.max(1)) * u64::from(views.max(1)) * DRAW_COMMAND_BYTES
 }
@@ -98,15 +117,18 @@ impl Pass for ShadowCullResetPass {
     }
 }
 
-/// The push constants of `shadow_cull.comp` (`ShadowCullConstants`): object count, view
-/// count, commands per view, u32 words of bits per view.
-type CullConstants = [u32; 4];
+/// The push constants of `shadow_cull.h` (`ShadowCullConstants`): object count, view count,
+/// commands per view, u32 words of bits per view, the pyramid's side and mips, the
+/// occlusion test's two margins (as bits).
+type CullConstants = [u32; 8];
 
-/// Culls every caster of the scene against every light view of the frame in one dispatch
-/// (see the module docs): reads `object_transforms` and `object_records`, the casters' slot
-/// bits and the views' planes ([`crate::ShadowFrame`], staged each frame); writes
-/// [`SHADOW_DRAWS`], adds to [`SHADOW_DRAW_COUNTS`] and writes [`SHADOW_CASTER_BITS`].
+/// One phase of the shadow caster cull (see the module docs): reads `object_transforms` and
+/// `object_records`, the casters' slot bits and the views ([`crate::ShadowFrame`], staged
+/// each frame) and last frame's [`SHADOW_CASTER_BITS`]; the early phase writes
+/// [`SHADOW_DRAWS`], the late one reads [`SHADOW_HIZ`] and writes [`SHADOW_DRAWS_LATE`];
+/// both add to [`SHADOW_DRAW_COUNTS`] and write their views' [`SHADOW_CASTER_BITS`].
 pub struct ShadowCullPass {
+    phase: CullPhase,
     pipeline: ComputePipeline,
     scene: SharedScene,
     capacity: u32,
@@ -115,35 +137,70 @@ pub struct ShadowCullPass {
     staged: Option<[Binding; 2]>,
     transforms: Option<BufferHandle>,
     records: Option<BufferHandle>,
+    history: Option<BufferHandle>,
+    pyramid: Option<ImageHandle>,
     draws: Option<BufferHandle>,
     counts: Option<BufferHandle>,
     bits: Option<BufferHandle>,
 }
 
 impl ShadowCullPass {
-    /// Name of the pass.
+    /// Name of the early pass.
     pub const NAME: &'static str = "shadow cull";
+    /// Name of the late pass.
+    pub const LATE_NAME: &'static str = "shadow cull late";
 
-    /// The cull of `scene`'s casters into lists for up to `views` views (clamped to
-    /// `MAX_SHADOW_VIEWS`), each with room for every slot of the scene.
+    /// The early phase's cull of `scene`'s casters into lists for up to `views` views
+    /// (clamped to `MAX_SHADOW_VIEWS`), each with room for every slot of the scene.
     pub fn new(device: &Arc<GpuDevice>, scene: SharedScene, views: u32) -> render_graph::Result<ShadowCullPass> {
-        let pipeline = ComputePipeline::new(
-            device,
-            Self::NAME,
-            shaders::SHADOW_CULL_COMP.words(),
-            &[BindingKind::StorageBuffer; 7],
-            std::mem::size_of::<CullConstants>() as u32,
-        )?;
+        ShadowCullPass::phase(device, scene, views, CullPhase::Early)
+    }
+
+    /// The late phase's cull (the cascades' occlusion) of the same casters.
+    pub fn late(device: &Arc<GpuDevice>, scene: SharedScene, views: u32) -> render_graph::Result<ShadowCullPass> {
+        ShadowCullPass::phase(device, scene, views, CullPhase::Late)
+    }
+
+    fn phase(
+        device: &Arc<GpuDevice>,
+        scene: SharedScene,
+        views: u32,
+        phase: CullPhase,
+    ) -> render_graph::Result<ShadowCullPass> {
+        use BindingKind::{SampledImage, StorageBuffer};
+        let (name, words, bindings): (_, _, &[BindingKind]) = match phase {
+            CullPhase::Early => (Self::NAME, shaders::SHADOW_CULL_EARLY_COMP.words(), &[StorageBuffer; 8]),
+            CullPhase::Late => (
+                Self::LATE_NAME,
+                shaders::SHADOW_CULL_LATE_COMP.words(),
+                &[
+                    StorageBuffer,
+                    StorageBuffer,
+                    StorageBuffer,
+                    StorageBuffer,
+                    StorageBuffer,
+                    SampledImage,
+                    StorageBuffer,
+                    StorageBuffer,
+                    StorageBuffer,
+                ],
+            ),
+        };
+        let constant_bytes = std::mem::size_of::<CullConstants>() as u32;
+        let pipeline = ComputePipeline::new(device, name, words, bindings, constant_bytes)?;
         let capacity = lock_scene(&scene).capacity();
         Ok(ShadowCullPass {
+            phase,
             pipeline,
             scene,
             capacity,
             views: views.clamp(1, MAX_SHADOW_VIEWS as u32),
-            constants: [0; 4],
+            constants: [0; 8],
             staged: None,
             transforms: None,
             records: None,
+            history: None,
+            pyramid: None,
             draws: None,
             counts: None,
             bits: None,
@@ -153,7 +210,10 @@ impl ShadowCullPass {
 
 impl Pass for ShadowCullPass {
     fn name(&self) -> &str {
-        Self::NAME
+        match self.phase {
+            CullPhase::Early => Self::NAME,
+            CullPhase::Late => Self::LATE_NAME,
+        }
     }
 
     fn register(&mut self, registry: &mut Registry<'_>) {
@@ -162,13 +222,22 @@ impl Pass for ShadowCullPass {
         self.transforms = Some(registry.read_storage_buffer(transforms, COMPUTE));
         let records = registry.buffer(OBJECT_RECORDS);
         self.records = Some(registry.read_storage_buffer(records, COMPUTE));
-        let draws =
-            registry.create_buffer(SHADOW_DRAWS, BufferDesc { size: shadow_draws_bytes(self.capacity, self.views) });
+        let history = registry.history_buffer(SHADOW_CASTER_BITS);
+        self.history = Some(registry.read_storage_buffer(history, COMPUTE));
+        let (name, views) = match self.phase {
+            CullPhase::Early => (SHADOW_DRAWS, self.views),
+            CullPhase::Late => {
+                let pyramid = registry.image(SHADOW_HIZ);
+                self.pyramid = Some(registry.sample(pyramid, COMPUTE));
+                (SHADOW_DRAWS_LATE, ecs::MAX_CASCADES as u32)
+            }
+        };
+        let draws = registry.create_buffer(name, BufferDesc { size: shadow_draws_bytes(self.capacity, views) });
         self.draws = Some(registry.write_storage_buffer(draws, COMPUTE));
         let counts = registry.buffer(SHADOW_DRAW_COUNTS);
         self.counts = Some(registry.read_write_storage_buffer(counts, COMPUTE));
         let bits = registry.buffer(SHADOW_CASTER_BITS);
-        self.bits = Some(registry.write_storage_buffer(bits, COMPUTE));
+        self.bits = Some(registry.read_write_storage_buffer(bits, COMPUTE));
     }
 
     fn prepare(&mut self, context: &mut PrepareContext<'_>) {
@@ -178,8 +247,22 @@ impl Pass for ShadowCullPass {
         let objects = scene.object_count().min(self.capacity);
         let views = shadows.cull_views();
         let view_count = views.len().min(self.views as usize);
-        self.constants = [objects, view_count as u32, self.capacity, shadow_bits_words(self.capacity)];
-        if objects == 0 || view_count == 0 {
+        let pyramid = match shadows.culling() {
+            crate::ShadowCulling::Device { pyramid, .. } => pyramid,
+            crate::ShadowCulling::Host => 1,
+        };
+        let occluding = views[..view_count].iter().any(|view| view.flags & super::cull::CULL_OCCLUSION != 0);
+        self.constants = [
+            objects,
+            view_count as u32,
+            self.capacity,
+            shadow_bits_words(self.capacity),
+            pyramid,
+            32 - pyramid.max(1).leading_zeros(),
+            DEPTH_MARGIN.to_bits(),
+            FOOTPRINT_MARGIN.to_bits(),
+        ];
+        if objects == 0 || view_count == 0 || (self.phase == CullPhase::Late && !occluding) {
             return;
         }
         // Every slot the dispatch covers has its bit, clear past the host's words.
@@ -200,16 +283,23 @@ impl Pass for ShadowCullPass {
 
     fn execute(&mut self, context: &mut ExecuteContext<'_>) {
         let Some([casters, views]) = self.staged else { return };
-        let bindings = [
-            Binding::Buffer(self.transforms.expect("register ran")),
-            Binding::Buffer(self.records.expect("register ran")),
-            casters,
-            views,
-            Binding::Buffer(self.draws.expect("register ran")),
-            Binding::Buffer(self.counts.expect("register ran")),
-            Binding::Buffer(self.bits.expect("register ran")),
-        ];
-        context.bind_compute(&self.pipeline, &bindings);
+        let transforms = Binding::Buffer(self.transforms.expect("register ran"));
+        let records = Binding::Buffer(self.records.expect("register ran"));
+        let history = Binding::Buffer(self.history.expect("register ran"));
+        let draws = Binding::Buffer(self.draws.expect("register ran"));
+        let counts = Binding::Buffer(self.counts.expect("register ran"));
+        let bits = Binding::Buffer(self.bits.expect("register ran"));
+        match self.pyramid {
+            Some(pyramid) => {
+                let pyramid = Binding::Image(pyramid);
+                let bindings = [transforms, records, casters, views, history, pyramid, draws, counts, bits];
+                context.bind_compute(&self.pipeline, &bindings);
+            }
+            None => {
+                let bindings = [transforms, records, casters, views, history, draws, counts, bits];
+                context.bind_compute(&self.pipeline, &bindings);
+            }
+        }
         context.push_constants(&self.constants);
         context.dispatch(self.constants[0].div_ceil(CULL_GROUP), 1, 1);
     }

@@ -4,8 +4,8 @@
 
 use std::mem::{offset_of, size_of};
 
-use culling::shadow::{LightViewKind, LocalLightKind, ShadowViews, MAX_LOCAL_LIGHTS};
-use culling::{Frustum, MAX_PLANES};
+use culling::shadow::{LightView, LightViewKind, LocalLightKind, ShadowViews, MAX_LOCAL_LIGHTS};
+use culling::MAX_PLANES;
 use glam::Vec3;
 
 use super::records::{DrawCommand, ObjectRecord};
@@ -20,42 +20,60 @@ pub const SHADOW_LIGHTS_BYTES: usize = (6 + 4 * MAX_LOCAL_LIGHTS + 6 * MAX_SHADO
 
 /// One light view as the GPU's shadow caster cull tests it.
 ///
-/// GLSL twin: `ShadowCullView` in `shaders/glsl/engine/shadow_cull.comp.glsl` (std430, 112
-/// bytes).
+/// GLSL twin: `ShadowCullView` in `shaders/glsl/engine/shadow_cull.h` (std430, 192 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ShadowCullView {
+    /// World to the view's clip space, column-major.
+    pub view_projection: [[f32; 4]; 4],
     /// Inward unit planes `(n, d)` of the view's culling volume; the first `plane_count` are
     /// used.
     pub planes: [[f32; 4]; MAX_PLANES],
+    /// The view's tile of the atlas (left, top, side in texels) and the mips of the atlas's
+    /// pyramid the tile spans.
+    pub tile: [u32; 4],
     /// Planes in use.
     pub plane_count: u32,
-    /// `CULL_FRUSTUM` to test the planes; 0 keeps every caster (caster culling off, or planes
-    /// that are not finite).
+    /// `CULL_FRUSTUM` to test the planes (0 keeps every caster: caster culling off, or planes
+    /// that are not finite), with `CULL_OCCLUSION` also the pyramid, in two phases.
     pub flags: u32,
     /// std430 padding to 16 bytes.
     pub padding: [u32; 2],
 }
 
 const _: () = {
-    assert!(size_of::<ShadowCullView>() == 112, "ShadowCullView must match its std430 twin");
-    assert!(offset_of!(ShadowCullView, plane_count) == 96);
-    assert!(offset_of!(ShadowCullView, flags) == 100);
+    assert!(size_of::<ShadowCullView>() == 192, "ShadowCullView must match its std430 twin");
+    assert!(offset_of!(ShadowCullView, planes) == 64);
+    assert!(offset_of!(ShadowCullView, tile) == 160);
+    assert!(offset_of!(ShadowCullView, plane_count) == 176);
+    assert!(offset_of!(ShadowCullView, flags) == 180);
 };
 
 impl ShadowCullView {
-    /// The view testing `frustum`'s planes (every caster kept when `cull` is false or a plane
-    /// is not finite, as the host's cull keeps a view it cannot trust).
-    pub fn new(frustum: &Frustum, cull: bool) -> ShadowCullView {
+    /// The view testing `view`'s planes (every caster kept when `cull` is false or a plane is
+    /// not finite, as the host's cull keeps a view it cannot trust), and with `occlusion` its
+    /// tile of a pyramid of `pyramid_mips` mips too.
+    pub fn new(view: &LightView, cull: bool, occlusion: bool, pyramid_mips: u32) -> ShadowCullView {
+        let frustum = &view.frustum;
         let mut planes = [[0.0; 4]; MAX_PLANES];
         for (target, plane) in planes.iter_mut().zip(frustum.planes()) {
             *target = plane.to_array();
         }
-        let test = cull && frustum.is_finite();
+        let test = cull && frustum.is_finite() && view.view_projection.is_finite();
+        let flags = match (test, occlusion) {
+            (false, _) => 0,
+            (true, false) => crate::passes::CULL_FRUSTUM,
+            (true, true) => crate::passes::CULL_FRUSTUM | crate::passes::CULL_OCCLUSION,
+        };
+        let tile = view.tile;
+        // A tile's mips end at its 1x1 level (a power-of-two side, aligned to it).
+        let tile_mips = (32 - tile.size.max(1).leading_zeros()).min(pyramid_mips);
         ShadowCullView {
+            view_projection: view.view_projection.to_cols_array_2d(),
             planes,
+            tile: [tile.x, tile.y, tile.size, tile_mips],
             plane_count: frustum.planes().len() as u32,
-            flags: if test { crate::passes::CULL_FRUSTUM } else { 0 },
+            flags,
             padding: [0; 2],
         }
     }
@@ -78,6 +96,9 @@ pub struct ShadowViewDraws {
     pub casters: u32,
     /// Triangles its draws cover.
     pub triangles: u64,
+    /// Of its draws, those of the late phase (occlusion views culled on the GPU: casters
+    /// visible now that it did not keep last frame).
+    pub late: u32,
 }
 
 /// Who culls the casters of the shadow views.
@@ -95,6 +116,9 @@ pub enum ShadowCulling {
         region: u32,
         /// Views the lists have room for.
         views: u32,
+        /// Side of the pyramid of the atlas's top-left square the cascades' occlusion reads
+        /// (where the cascades' tiles are placed first).
+        pyramid: u32,
     },
 }
 
@@ -179,10 +203,15 @@ impl ShadowFrame {
     pub fn update(&mut self, shadows: &ShadowViews, records: &[ObjectRecord], camera: (Vec3, Vec3)) {
         self.clear();
         self.atlas_resolution = shadows.atlas_resolution();
-        if let ShadowCulling::Device { views, .. } = self.culling {
+        if let ShadowCulling::Device { views, pyramid, .. } = self.culling {
             let limit = (views as usize).min(MAX_SHADOW_VIEWS);
+            let pyramid_mips = 32 - pyramid.max(1).leading_zeros();
             for (index, view) in shadows.views().iter().enumerate().take(limit) {
-                self.cull_views.push(ShadowCullView::new(&view.frustum, shadows.caster_culling()));
+                // Two-phase occlusion for the sun's cascades (the first views, whose places
+                // in the list last from frame to frame, so each has its history).
+                let occlusion = shadows.caster_occlusion() && matches!(view.kind, LightViewKind::Cascade(_));
+                let cull_view = ShadowCullView::new(view, shadows.caster_culling(), occlusion, pyramid_mips);
+                self.cull_views.push(cull_view);
                 self.views.push(ShadowViewDraws {
                     kind: view.kind,
                     view_projection: view.view_projection.to_cols_array_2d(),
@@ -191,6 +220,7 @@ impl ShadowFrame {
                     count: 0,
                     casters: shadows.stats(index).casters as u32,
                     triangles: 0,
+                    late: 0,
                 });
             }
             self.caster_slot_words.extend_from_slice(shadows.caster_slot_words());
@@ -216,6 +246,7 @@ impl ShadowFrame {
                 count: self.commands.len() as u32 - first,
                 casters: shadows.stats(index).casters as u32,
                 triangles,
+                late: 0,
             });
         }
         self.counts.extend(self.views.iter().map(|view| view.count));

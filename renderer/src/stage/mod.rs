@@ -216,10 +216,10 @@ pub struct ShadowReport {
     pub bits: Vec<u64>,
     /// u64 words of each view's bits in [`ShadowReport::bits`].
     pub words_per_view: usize,
-    /// GPU milliseconds of the shadow cull and of the shadow atlas pass, on the GPU backend,
-    /// of the newest frame whose times are known (`None` without timestamps, or for a pass
-    /// the frame does not have).
-    pub gpu_ms: [Option<f64>; 2],
+    /// GPU milliseconds of the shadow cull (both phases), of the shadow atlas passes (both)
+    /// and of the atlas's pyramid, on the GPU backend, of the newest frame whose times are
+    /// known (`None` without timestamps, or for passes the frame does not have).
+    pub gpu_ms: [Option<f64>; 3],
 }
 
 impl ShadowReport {
@@ -310,7 +310,8 @@ pub fn install_render_to(
         let settings = app.resource::<ecs::ShadowSettings>();
         let lights = (settings.max_shadowed_lights as usize).min(ecs::MAX_SHADOWED_LIGHTS);
         let views = (ecs::MAX_CASCADES + 6 * lights).min(crate::MAX_SHADOW_VIEWS) as u32;
-        ShadowSetup { atlas: settings.atlas_resolution, views }
+        let pyramid = crate::shadow_pyramid_side(settings.atlas_resolution, settings.cascade_resolution);
+        ShadowSetup { atlas: settings.atlas_resolution, views, pyramid }
     } else {
         ShadowSetup::default()
     };

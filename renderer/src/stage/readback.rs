@@ -94,7 +94,15 @@ impl ReadbackRing {
         }
         let pass_ms =
             |name: &str| graph.stats().passes.iter().find(|pass| pass.name == name).and_then(|pass| pass.gpu_ms);
-        report.shadows.gpu_ms = [pass_ms(crate::ShadowCullPass::NAME), pass_ms(crate::ShadowAtlasPass::NAME)];
+        let both = |early: Option<f64>, late: Option<f64>| match (early, late) {
+            (Some(early), late) => Some(early + late.unwrap_or(0.0)),
+            (None, late) => late,
+        };
+        report.shadows.gpu_ms = [
+            both(pass_ms(crate::ShadowCullPass::NAME), pass_ms(crate::ShadowCullPass::LATE_NAME)),
+            both(pass_ms(crate::ShadowAtlasPass::NAME), pass_ms(crate::ShadowAtlasPass::LATE_NAME)),
+            pass_ms(crate::HiZBuildPass::SHADOW_NAME),
+        ];
         if let Some(counts) = &self.shadow_counts {
             self.read_shadows(counts, frame, report)?;
         }
@@ -112,9 +120,12 @@ impl ReadbackRing {
         shadows.on_device = true;
         shadows.views.clear();
         shadows.views.extend_from_slice(&self.shadow_views[(frame % READBACK_RING) as usize]);
+        let late = crate::SHADOW_LATE_COUNTS as usize;
         for (index, view) in shadows.views.iter_mut().enumerate() {
-            view.count = word(index);
-            view.triangles = u64::from(word(crate::MAX_SHADOW_VIEWS + index));
+            view.late = word(late + index);
+            view.count = word(index) + view.late;
+            let triangles = word(crate::MAX_SHADOW_VIEWS + index) + word(late + crate::MAX_SHADOW_VIEWS + index);
+            view.triangles = u64::from(triangles);
         }
         shadows.bits.clear();
         shadows.words_per_view = 0;

@@ -80,6 +80,8 @@ pub(super) struct ShadowSetup {
     pub(super) atlas: u32,
     /// Most shadow views a frame draws.
     pub(super) views: u32,
+    /// Side of the atlas's square holding the cascades.
+    pub(super) pyramid: u32,
 }
 
 /// The renderer the Render-stage system owns.
@@ -125,6 +127,7 @@ impl RenderState {
             readback: false,
             shadow_atlas,
             shadow_views: shadows.views,
+            shadow_pyramid: shadows.pyramid,
             ..ScenePassOptions::default()
         };
         let mut cull_settings = None;

@@ -581,14 +581,16 @@ fn shadow_line(report: &RenderReport, frame: u64) -> String {
         })
         .collect();
     format!(
-        "shadows: frame {frame} {} views culled on the {}: {} caster draws of {} tested, {} triangles; GPU ms: cull {}, atlas {}; kept/tested per view: {}",
+        "shadows: frame {frame} {} views culled on the {}: {} caster draws of {} tested ({} late), {} triangles; GPU ms: cull {}, atlas {}, pyramid {}; kept/tested per view: {}",
         shadows.views.len(),
         if shadows.on_device { "GPU" } else { "CPU" },
         shadows.draws(),
         shadows.casters_tested(),
+        shadows.views.iter().map(|view| u64::from(view.late)).sum::<u64>(),
         shadows.triangles(),
         ms(shadows.gpu_ms[0]),
         ms(shadows.gpu_ms[1]),
+        ms(shadows.gpu_ms[2]),
         views.join(", ")
     )
 }

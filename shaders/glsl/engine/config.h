@@ -67,4 +67,7 @@
 // Shadow views a frame draws at most: four sun cascades and six faces for each of 16
 // shadowed lights (renderer::MAX_SHADOW_VIEWS).
 #define MAX_SHADOW_VIEWS 100
+// Sun cascades at most: the first views of a frame, the only ones culled by occlusion, with
+// late lists of their own (ecs::MAX_CASCADES).
+#define MAX_CASCADES 4
 #endif

@@ -1,6 +1,7 @@
-// The occlusion test of a world box against `hiz_depth`, shared by the object late cull
-// (`gpu_cull_late.comp`) and the cluster late cull (`cluster_cull_late.comp`). The includer
-// declares `uniform sampler2D hiz`.
+// The occlusion test of a world box against a depth pyramid, shared by the object late cull
+// (`gpu_cull_late.comp`), the cluster late cull (`cluster_cull_late.comp`), both against
+// `hiz_depth`, and the shadow casters' late cull (`shadow_cull_late.comp`), against a tile of
+// the shadow atlas's pyramid. The includer declares `uniform sampler2D hiz`.
 // CPU twin: culling/src/cluster/hiz.rs (`occlusion_test`), step for step.
 #ifndef HIZ_OCCLUSION_H
 #define HIZ_OCCLUSION_H
@@ -17,8 +18,13 @@
 // for the rasterizer's depth extrapolation); the pyramid level is the finest where the
 // footprint spans at most 2x2 texels, and each pyramid texel holds the farthest depth of
 // every texel it covers. Hidden only when the nearest depth is smaller than all four texels.
-int hiz_test(mat4 view_projection, vec3 bounds_min, vec3 bounds_max, vec2 size, uint mips, float depth_margin,
-    float footprint_margin) {
+//
+// The view covers the pyramid's texels `origin .. origin + size` (the whole image, or a tile
+// of an atlas aligned to its power-of-two side, with `mips` at most its own chain): the
+// footprint is clipped to that rectangle, as the view's rasterization is, so no texel of
+// another view is read.
+int hiz_test_rect(mat4 view_projection, vec3 bounds_min, vec3 bounds_max, vec2 origin, vec2 size, uint mips,
+    float depth_margin, float footprint_margin) {
     float nearest = 0.0;
     float deepest = 3.0e38;
     vec2 low = vec2(3.0e38);
@@ -43,20 +49,21 @@ int hiz_test(mat4 view_projection, vec3 bounds_min, vec3 bounds_max, vec2 size, 
         return HIZ_UNDECIDED;
     }
     // Row 0 is the top of the view (+y up in clip space, the scene shaders flip y).
-    vec2 first = vec2(low.x * 0.5 + 0.5, 0.5 - high.y * 0.5) * size - footprint_margin;
-    vec2 last = vec2(high.x * 0.5 + 0.5, 0.5 - low.y * 0.5) * size + footprint_margin;
-    if (any(lessThan(last, vec2(0.0))) || any(greaterThanEqual(first, size))) {
+    vec2 first = origin + (vec2(low.x * 0.5 + 0.5, 0.5 - high.y * 0.5) * size - footprint_margin);
+    vec2 last = origin + (vec2(high.x * 0.5 + 0.5, 0.5 - low.y * 0.5) * size + footprint_margin);
+    if (any(lessThan(last, origin)) || any(greaterThanEqual(first, origin + size))) {
         return HIZ_UNDECIDED;
     }
-    ivec2 texel_limit = ivec2(size) - 1;
-    ivec2 first_texel = clamp(ivec2(floor(first)), ivec2(0), texel_limit);
-    ivec2 last_texel = clamp(ivec2(floor(last)), ivec2(0), texel_limit);
+    ivec2 texel_first = ivec2(origin);
+    ivec2 texel_limit = ivec2(origin + size) - 1;
+    ivec2 first_texel = clamp(ivec2(floor(first)), texel_first, texel_limit);
+    ivec2 last_texel = clamp(ivec2(floor(last)), texel_first, texel_limit);
     int level = 0;
     while (uint(level + 1) < mips && any(greaterThan((last_texel >> level) - (first_texel >> level), ivec2(1)))) {
         level += 1;
     }
     // Mip sizes round down; the last texel of a level covers the source's remainder.
-    ivec2 level_limit = max(ivec2(size) >> level, ivec2(1)) - 1;
+    ivec2 level_limit = max(ivec2(origin + size) >> level, ivec2(1)) - 1;
     ivec2 a = min(first_texel >> level, level_limit);
     ivec2 b = min(last_texel >> level, level_limit);
     float farthest = min(min(texelFetch(hiz, a, level).r, texelFetch(hiz, ivec2(b.x, a.y), level).r),
@@ -73,5 +80,12 @@ int hiz_test(mat4 view_projection, vec3 bounds_min, vec3 bounds_max, vec2 size, 
     precise float span = min(last.x - first.x, last.y - first.y);
     bool hidden = span > 1.0 ? (raised - farthest) * span + range < 0.0 : raised + range < farthest;
     return hidden ? HIZ_HIDDEN : HIZ_VISIBLE;
+}
+
+// `hiz_test_rect` over a whole pyramid of mip 0 `size`.
+int hiz_test(mat4 view_projection, vec3 bounds_min, vec3 bounds_max, vec2 size, uint mips, float depth_margin,
+    float footprint_margin) {
+    return hiz_test_rect(view_projection, bounds_min, bounds_max, vec2(0.0), size, mips, depth_margin,
+        footprint_margin);
 }
 #endif
