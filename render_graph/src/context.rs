@@ -204,6 +204,8 @@ pub struct ExecuteContext<'frame> {
     pub(crate) range_views: &'frame [vk::ImageView],
     /// The pass's steps and the barriers of the later ones.
     pub(crate) steps: StepState<'frame>,
+    /// GPU zones inside the pass (`None` where the queue has no timestamps).
+    pub(crate) zones: Option<crate::gpu_zones::ZoneRecorder<'frame>>,
 }
 
 /// The steps of the pass being recorded (see [`crate::Registry::next_step`]).
@@ -631,6 +633,63 @@ impl ExecuteContext<'_> {
         // SAFETY: as above; the set matches the layout's set 0.
         unsafe { raw.cmd_bind_descriptor_sets(self.command_buffer, core.bind_point, core.layout, 0, &[set], &[]) };
         self.bound = Some((core.layout, core.stages, core.push_constant_bytes));
+    }
+
+    /// Opens a GPU zone named `name` inside this pass, closing the one open (zones do not
+    /// nest): its GPU time comes back in [`GraphStats::zones`](crate::GraphStats::zones) and,
+    /// under the feature `profile`, as a Tracy GPU zone inside the pass's. The pass's end
+    /// closes the last one. Without timestamps, or past
+    /// [`MAX_GPU_ZONES`](crate::MAX_GPU_ZONES) in a frame, it times nothing.
+    ///
+    /// ```no_run
+    /// # fn record(context: &mut render_graph::ExecuteContext<'_>, views: &[&str]) {
+    /// for view in views {
+    ///     context.begin_gpu_zone(view);
+    ///     // ... this view's draws ...
+    /// }
+    /// context.end_gpu_zone();
+    /// # }
+    /// ```
+    pub fn begin_gpu_zone(&mut self, name: &str) {
+        self.end_gpu_zone();
+        let command_buffer = self.command_buffer;
+        let Some(zones) = &mut self.zones else { return };
+        let Some(index) = zones.log.begin(zones.position, name) else { return };
+        #[cfg(feature = "profile")]
+        {
+            let (profiler, slot, pass_zone, site) = &mut zones.tracy;
+            profiler.begin_zone(*slot, index, pass_zone, name, site);
+        }
+        // SAFETY: recording; the query lies in the slot's pool and was reset with the frame.
+        unsafe {
+            self.device.raw().cmd_write_timestamp2(
+                command_buffer,
+                vk::PipelineStageFlags2::ALL_COMMANDS,
+                zones.queries,
+                zones.first_query + 2 * index as u32,
+            )
+        };
+    }
+
+    /// Closes the GPU zone open in this pass, if any (see [`ExecuteContext::begin_gpu_zone`]).
+    pub fn end_gpu_zone(&mut self) {
+        let command_buffer = self.command_buffer;
+        let Some(zones) = &mut self.zones else { return };
+        let Some(index) = zones.log.open.take() else { return };
+        #[cfg(feature = "profile")]
+        {
+            let (profiler, slot, _, _) = &mut zones.tracy;
+            profiler.end_zone(*slot, index);
+        }
+        // SAFETY: as in `begin_gpu_zone`.
+        unsafe {
+            self.device.raw().cmd_write_timestamp2(
+                command_buffer,
+                vk::PipelineStageFlags2::ALL_COMMANDS,
+                zones.queries,
+                zones.first_query + 2 * index as u32 + 1,
+            )
+        };
     }
 
     /// Sets the push constants of the last bound pipeline from 32-bit words; see

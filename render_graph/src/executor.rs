@@ -26,6 +26,7 @@ use crate::compiler::Residency;
 use crate::context::{ExecuteContext, PrepareContext, StepState, Upload};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
+use crate::gpu_zones::{ZoneLog, ZoneRecorder, MAX_GPU_ZONES};
 use crate::memory::{FrameClock, StagingRing};
 use crate::mips::MipRange;
 use crate::pass::Pass;
@@ -36,7 +37,7 @@ use crate::recording::{
     BarrierScratch,
 };
 use crate::resolved::Resolved;
-use crate::stats::GraphStats;
+use crate::stats::{GraphStats, ZoneStats};
 use crate::validation::RecordingScope;
 
 /// Frames the CPU may record ahead of the GPU.
@@ -58,6 +59,8 @@ struct FrameSlot {
     cpu_ms: Vec<f64>,
     barriers: Vec<u32>,
     timestamps: Vec<u64>,
+    /// The GPU zones the passes opened inside themselves.
+    zones: ZoneLog,
 }
 
 /// Frame slots and reusable scratch space (no heap allocation per frame in steady state).
@@ -114,6 +117,7 @@ impl Executor {
                 cpu_ms: Vec::new(),
                 barriers: Vec::new(),
                 timestamps: Vec::new(),
+                zones: ZoneLog::default(),
             });
             let slot = executor.slots.last_mut().expect("just pushed");
             let allocate = vk::CommandBufferAllocateInfo::default()
@@ -167,16 +171,19 @@ impl Executor {
         let Some(frame_index) = slot.submitted.take() else { return Ok(()) };
         self.clock.finish(frame_index);
         let pass_count = slot.cpu_ms.len().min(stats.passes.len());
-        let timestamps = device.capabilities().timestamps && slot.query_capacity as usize >= pass_count * 2;
+        // The zones' queries follow the passes' (see `begin_recording`).
+        let zones = if pass_count == slot.cpu_ms.len() { slot.zones.used } else { 0 };
+        let written = (pass_count + zones) * 2;
+        let timestamps = device.capabilities().timestamps && slot.query_capacity as usize >= written;
         if timestamps && pass_count > 0 {
-            let data = &mut slot.timestamps[..pass_count * 2];
+            let data = &mut slot.timestamps[..written];
             // SAFETY: the frame that wrote these queries has completed (fence waited); the
             // slice holds exactly the queries written.
             unsafe { raw.get_query_pool_results(slot.queries, 0, data, vk::QueryResultFlags::TYPE_64) }
                 .map_err(GraphError::vulkan("vkGetQueryPoolResults"))?;
             #[cfg(feature = "profile")]
             {
-                self.profiler.upload(slot_index, &slot.timestamps[..pass_count * 2]);
+                self.profiler.upload(slot_index, &slot.timestamps[..written], pass_count);
                 self.profiler.keep_clocks(device);
             }
         }
@@ -195,13 +202,25 @@ impl Executor {
             stats.total_gpu_ms += entry.gpu_ms.unwrap_or(0.0);
             stats.total_cpu_record_ms += entry.cpu_record_ms;
         }
+        stats.zones.truncate(zones);
+        for index in 0..zones {
+            if stats.zones.len() == index {
+                stats.zones.push(ZoneStats::default());
+            }
+            let zone = &mut stats.zones[index];
+            stats.passes[slot.zones.passes[index]].name.clone_into(&mut zone.pass);
+            slot.zones.names[index].clone_into(&mut zone.name);
+            let at = (pass_count + index) * 2;
+            zone.gpu_ms =
+                timestamps.then(|| slot.timestamps[at + 1].saturating_sub(slot.timestamps[at]) as f64 * period_ms);
+        }
         Ok(())
     }
 
     /// Sizes the per-slot query pools and statistics for a newly compiled graph.
     pub(crate) fn prepare_for(&mut self, device: &GpuDevice, compiled: &Compiled) -> Result<()> {
         let pass_count = compiled.graph.order.len();
-        let needed = (pass_count * 2).max(2) as u32;
+        let needed = ((pass_count + MAX_GPU_ZONES) * 2) as u32;
         for slot in &mut self.slots {
             slot.cpu_ms.clear();
             slot.cpu_ms.resize(pass_count, 0.0);
@@ -338,10 +357,12 @@ impl Executor {
         unsafe { raw.begin_command_buffer(command_buffer, &begin) }
             .map_err(GraphError::vulkan("vkBeginCommandBuffer"))?;
         let pass_count = compiled.graph.order.len();
+        self.slots[slot_index].zones.reset();
         if self.device.capabilities().timestamps && pass_count > 0 {
             let queries = self.slots[slot_index].queries;
-            // SAFETY: recording; the range lies inside the pool (sized at compile).
-            unsafe { raw.cmd_reset_query_pool(command_buffer, queries, 0, (pass_count * 2) as u32) };
+            // SAFETY: recording; the range (the passes' queries, then the zones') lies inside
+            // the pool (sized at compile).
+            unsafe { raw.cmd_reset_query_pool(command_buffer, queries, 0, ((pass_count + MAX_GPU_ZONES) * 2) as u32) };
         }
         // The first frame after compiling gives last frame's versions defined (zero) contents.
         if compiled.first_frame {
@@ -483,6 +504,14 @@ impl Executor {
         runtime::profile_zone_site!(frame.zone_names[pass_index].as_str(), &frame.pass_sites[pass_index]);
         let started = Instant::now();
         let slot = &mut slots[slot_index];
+        let zones = timestamps.then(|| ZoneRecorder {
+            log: &mut slot.zones,
+            queries,
+            first_query: (compiled.graph.order.len() * 2) as u32,
+            position,
+            #[cfg(feature = "profile")]
+            tracy: (&mut self.profiler, slot_index, &frame.zone_names[pass_index], &frame.pass_sites[pass_index]),
+        });
         let mut context = ExecuteContext {
             device,
             command_buffer,
@@ -508,6 +537,7 @@ impl Executor {
                 scratch,
                 recorded: 0,
             },
+            zones,
         };
         let pass = &mut frame.passes[pass_index];
         // A pass's panic (a resource it never declared, an `expect` of its own) fails the
@@ -541,6 +571,8 @@ impl Executor {
             // SAFETY: ends the scope begun above.
             unsafe { raw.cmd_end_rendering(command_buffer) };
         }
+        // The pass's end closes its last GPU zone.
+        context.end_gpu_zone();
         if context.steps.current < context.steps.last {
             context.fail(GraphError::InvalidCommand {
                 pass: decl.name.clone(),

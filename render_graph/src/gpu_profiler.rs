@@ -57,6 +57,11 @@ pub(crate) struct GpuProfiler {
     named: Vec<usize>,
     /// The last GPU time given to a zone (a discarded frame's zones get it).
     last_time: i64,
+    /// Per slot: zones opened inside passes (`ExecuteContext::begin_gpu_zone`), whose query
+    /// ids run down from the top of the slot's range.
+    inner_pending: Vec<usize>,
+    /// Scratch for an inner zone's name, `pass zone: zone`.
+    inner_name: String,
 }
 
 impl GpuProfiler {
@@ -72,6 +77,8 @@ impl GpuProfiler {
             names: (0..slots).map(|_| Vec::new()).collect(),
             named: vec![0; slots],
             last_time: 0,
+            inner_pending: vec![0; slots],
+            inner_name: String::new(),
         }
     }
 
@@ -147,6 +154,7 @@ impl GpuProfiler {
     pub(crate) fn discard(&mut self, slot: usize) {
         let time = self.last_time;
         self.give_times(slot, |_| time);
+        self.give_inner_times(slot, |_| time);
         self.named[slot] = 0;
     }
 
@@ -160,6 +168,59 @@ impl GpuProfiler {
     fn query_id(&self, slot: usize, position: usize) -> Option<u16> {
         let offset = position * 2;
         (offset + 1 < self.stride).then(|| (slot * self.stride + offset) as u16)
+    }
+
+    /// The query id of inner zone `index`'s start (its end is the next id) in `slot`: from the
+    /// top of the slot's range down, clear of the passes' ids.
+    fn inner_query_id(&self, slot: usize, index: usize) -> Option<u16> {
+        let offset = self.stride.checked_sub(2 * (index + 1))?;
+        (offset >= self.stride / 2).then(|| (slot * self.stride + offset) as u16)
+    }
+
+    /// Opens inner zone `index` of the pass whose zone is `pass_zone`, named `name`, from the
+    /// pass's `site`, nested in the pass's zone (next to its first timestamp).
+    pub(crate) fn begin_zone(&mut self, slot: usize, index: usize, pass_zone: &str, name: &str, site: &ZoneSite) {
+        let (Some(context), Some(query)) = (self.context, self.inner_query_id(slot, index)) else { return };
+        if index != self.inner_pending[slot] {
+            return;
+        }
+        self.inner_name.clear();
+        self.inner_name.push_str(pass_zone);
+        self.inner_name.push_str(": ");
+        self.inner_name.push_str(name);
+        let (file, function, zone) = (site.location.file(), site.function, &self.inner_name);
+        // SAFETY: as in `begin_pass`: the strings outlive the call, the context is this
+        // profiler's and the query id is not pending.
+        unsafe {
+            let srcloc = sys::___tracy_alloc_srcloc_name(
+                site.location.line(),
+                file.as_ptr().cast(),
+                file.len(),
+                function.as_ptr().cast(),
+                function.len(),
+                zone.as_ptr().cast(),
+                zone.len(),
+                0,
+            );
+            sys::___tracy_emit_gpu_zone_begin_alloc_serial(sys::___tracy_gpu_zone_begin_data {
+                srcloc,
+                queryId: query,
+                context,
+            });
+        }
+        self.inner_pending[slot] += 1;
+    }
+
+    /// Closes inner zone `index` (next to its second timestamp).
+    pub(crate) fn end_zone(&mut self, slot: usize, index: usize) {
+        let (Some(context), Some(query)) = (self.context, self.inner_query_id(slot, index)) else { return };
+        if index + 1 != self.inner_pending[slot] {
+            return;
+        }
+        // SAFETY: closes the zone this profiler opened with `query`.
+        unsafe {
+            sys::___tracy_emit_gpu_zone_end_serial(sys::___tracy_gpu_zone_end_data { queryId: query + 1, context })
+        };
     }
 
     /// Opens the zone of the pass at `position`, named `name`, from `site` (next to its first
@@ -210,10 +271,13 @@ impl GpuProfiler {
         };
     }
 
-    /// Gives the zones of `slot` their GPU times: two timestamps per pass, in order.
-    pub(crate) fn upload(&mut self, slot: usize, timestamps: &[u64]) {
+    /// Gives the zones of `slot` their GPU times: two timestamps per pass, in order, then two
+    /// per inner zone (after the `passes` passes' own).
+    pub(crate) fn upload(&mut self, slot: usize, timestamps: &[u64], passes: usize) {
         let zones = self.pending[slot];
         self.give_times(slot, |index| timestamps.get(index).map_or(0, |&time| time as i64));
+        let inner = |index: usize| timestamps.get(passes * 2 + index).map_or(0, |&time| time as i64);
+        self.give_inner_times(slot, inner);
         if let Some(&last) = zones.checked_sub(1).and_then(|last| timestamps.get(last * 2 + 1)) {
             self.last_time = last as i64;
         }
@@ -231,6 +295,28 @@ impl GpuProfiler {
                 unsafe {
                     sys::___tracy_emit_gpu_time_serial(sys::___tracy_gpu_time_data {
                         gpuTime: time(index),
+                        queryId: query + offset,
+                        context,
+                    });
+                }
+            }
+        }
+    }
+}
+
+impl GpuProfiler {
+    /// Emits the times of every pending inner zone of `slot`: `time(2 k)` and `time(2 k + 1)`
+    /// for zone `k`.
+    fn give_inner_times(&mut self, slot: usize, time: impl Fn(usize) -> i64) {
+        let Some(context) = self.context else { return };
+        let pending = std::mem::take(&mut self.inner_pending[slot]);
+        for index in 0..pending {
+            let Some(query) = self.inner_query_id(slot, index) else { break };
+            for offset in 0..2 {
+                // SAFETY: the query id belongs to a zone this profiler opened in `context`.
+                unsafe {
+                    sys::___tracy_emit_gpu_time_serial(sys::___tracy_gpu_time_data {
+                        gpuTime: time(index * 2 + usize::from(offset)),
                         queryId: query + offset,
                         context,
                     });

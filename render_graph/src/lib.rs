@@ -112,6 +112,7 @@ mod error;
 mod executor;
 #[cfg(feature = "profile")]
 mod gpu_profiler;
+mod gpu_zones;
 mod graph;
 pub mod memory;
 mod mips;
@@ -144,6 +145,7 @@ pub use context::{Binding, ExecuteContext, PrepareContext, ResourceRef};
 pub use device::{DeviceCapabilities, DeviceConfig, GpuDevice};
 pub use error::{GraphError, Result};
 pub use executor::FRAMES_IN_FLIGHT;
+pub use gpu_zones::MAX_GPU_ZONES;
 pub use graph::{AliasReport, RenderGraph};
 pub use memory::{
     full_mip_chain, GpuBuffer, GpuImage, ImageInfo, ReadbackBuffer, StagingRing, MAX_ARRAY_LAYERS, MAX_MIP_LEVELS,
@@ -156,5 +158,5 @@ pub use registry::{
     AttachmentLoad, BufferDesc, BufferHandle, GraphDecl, ImageDesc, ImageHandle, ImageSize, Registry, ResourceKind,
 };
 pub use resolved::{ResolvedBuffer, ResolvedImage};
-pub use stats::{GraphStats, PassStats};
+pub use stats::{GraphStats, PassStats, ZoneStats};
 pub use validation::{ValidationCounts, ValidationLog};

@@ -14,6 +14,17 @@ pub struct PassStats {
     pub barriers: u32,
 }
 
+/// Timing of one GPU zone a pass opened inside itself ([`crate::ExecuteContext::begin_gpu_zone`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ZoneStats {
+    /// The pass that opened it.
+    pub pass: String,
+    /// The zone's name.
+    pub name: String,
+    /// GPU time between its two timestamps, in milliseconds (`None` without timestamps).
+    pub gpu_ms: Option<f64>,
+}
+
 /// Statistics of the latest frame whose GPU work has completed.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GraphStats {
@@ -21,6 +32,9 @@ pub struct GraphStats {
     pub frame_index: u64,
     /// One entry per executed pass, in execution order.
     pub passes: Vec<PassStats>,
+    /// The zones passes opened inside themselves, in recording order (at most
+    /// [`MAX_GPU_ZONES`](crate::MAX_GPU_ZONES) a frame).
+    pub zones: Vec<ZoneStats>,
     /// Sum of the passes' GPU times, in milliseconds.
     pub total_gpu_ms: f64,
     /// Sum of the passes' CPU recording times, in milliseconds.

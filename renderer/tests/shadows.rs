@@ -339,6 +339,10 @@ fn the_gpus_caster_bits_equal_the_hosts_in_every_light_view() {
             assert!(kept < views.stats(view).casters as u32 || view >= 4, "frame {frame} view {view}: culled");
         }
         views_seen += shadows.views.len();
+        if device.capabilities().timestamps {
+            assert!(shadows.views.iter().all(|view| view.gpu_ms.is_some()), "frame {frame}: a GPU zone per view");
+            assert!(shadows.gpu_ms.iter().all(Option::is_some), "frame {frame}: cull, atlas and pyramid timed");
+        }
     }
     assert_eq!(views_seen, 6 * (4 + 1 + 1 + 6), "every frame had the sun's, two spots' and a lamp's views");
     assert_no_validation_messages(&device);

@@ -2,6 +2,7 @@
 //! `shadow_atlas`, and the frame's lights uploaded into `shadow_lights` for the shadowed
 //! geometry pass.
 
+use std::fmt::Write;
 use std::sync::Arc;
 
 use render_graph::vk;
@@ -40,6 +41,8 @@ pub struct ShadowAtlasPass {
     lights: Option<BufferHandle>,
     /// The GPU's lists and counts (device-culled frames).
     device_draws: Option<[BufferHandle; 2]>,
+    /// The name of the GPU zone of the view being drawn (reused).
+    zone_name: String,
     /// This frame's staged commands and counts: buffer and offset of each.
     staged: Option<[(vk::Buffer, u64); 2]>,
     error: Option<GraphError>,
@@ -78,6 +81,7 @@ impl ShadowAtlasPass {
             inputs: None,
             lights: None,
             device_draws: None,
+            zone_name: String::new(),
             staged: None,
             error: None,
         })
@@ -233,6 +237,13 @@ impl Pass for ShadowAtlasPass {
                 if self.late && !occlusion {
                     continue;
                 }
+                // One GPU zone per light view (and draw filter): `view N <kind>`.
+                self.zone_name.clear();
+                let _ = write!(self.zone_name, "view {index} {}", view_kind_name(view.kind));
+                if filter == DrawFilter::DoubleSided {
+                    self.zone_name.push_str(" double-sided");
+                }
+                context.begin_gpu_zone(&self.zone_name);
                 let [x, y, size] = view.tile;
                 let viewport = vk::Viewport {
                     x: x as f32,
@@ -337,5 +348,17 @@ impl Pass for ShadowAtlasPass {
                 }
             }
         }
+    }
+}
+
+/// A light view's kind as its GPU zone names it.
+fn view_kind_name(kind: culling::shadow::LightViewKind) -> &'static str {
+    use culling::shadow::LightViewKind::{Cascade, CubeFace, Spot};
+    const CASCADES: [&str; 4] = ["cascade 0", "cascade 1", "cascade 2", "cascade 3"];
+    const FACES: [&str; 6] = ["cube face 0", "cube face 1", "cube face 2", "cube face 3", "cube face 4", "cube face 5"];
+    match kind {
+        Cascade(index) => CASCADES.get(usize::from(index)).copied().unwrap_or("cascade"),
+        Spot => "spot",
+        CubeFace(face) => FACES.get(usize::from(face)).copied().unwrap_or("cube face"),
     }
 }

@@ -99,6 +99,9 @@ pub struct ShadowViewDraws {
     /// Of its draws, those of the late phase (occlusion views culled on the GPU: casters
     /// visible now that it did not keep last frame).
     pub late: u32,
+    /// GPU milliseconds of its draws (its GPU zones in the atlas passes), where the device
+    /// has timestamps and the times are known.
+    pub gpu_ms: Option<f64>,
 }
 
 /// Who culls the casters of the shadow views.
@@ -221,6 +224,7 @@ impl ShadowFrame {
                     casters: shadows.stats(index).casters as u32,
                     triangles: 0,
                     late: 0,
+                    gpu_ms: None,
                 });
             }
             self.caster_slot_words.extend_from_slice(shadows.caster_slot_words());
@@ -247,6 +251,7 @@ impl ShadowFrame {
                 casters: shadows.stats(index).casters as u32,
                 triangles,
                 late: 0,
+                gpu_ms: None,
             });
         }
         self.counts.extend(self.views.iter().map(|view| view.count));

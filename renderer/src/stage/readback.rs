@@ -106,6 +106,7 @@ impl ReadbackRing {
         if let Some(counts) = &self.shadow_counts {
             self.read_shadows(counts, frame, report)?;
         }
+        shadow_view_times(graph.stats(), &mut report.shadows.views);
         Ok(())
     }
 
@@ -137,6 +138,21 @@ impl ReadbackRing {
             shadows.bits.extend(bytes.chunks_exact(8).map(|word| u64::from_le_bytes(word.try_into().expect("8"))));
         }
         Ok(())
+    }
+}
+
+/// Each view's GPU time: the sum of its zones (`view N ...`) in the shadow atlas passes of
+/// the newest frame whose times are known.
+fn shadow_view_times(stats: &render_graph::GraphStats, views: &mut [crate::ShadowViewDraws]) {
+    for view in views.iter_mut() {
+        view.gpu_ms = None;
+    }
+    let atlas = [crate::ShadowAtlasPass::NAME, crate::ShadowAtlasPass::LATE_NAME];
+    for zone in stats.zones.iter().filter(|zone| atlas.contains(&zone.pass.as_str())) {
+        let index = zone.name.strip_prefix("view ").and_then(|rest| rest.split(' ').next()?.parse::<usize>().ok());
+        if let (Some(view), Some(ms)) = (index.and_then(|index| views.get_mut(index)), zone.gpu_ms) {
+            view.gpu_ms = Some(view.gpu_ms.unwrap_or(0.0) + ms);
+        }
     }
 }
 

@@ -577,11 +577,12 @@ fn shadow_line(report: &RenderReport, frame: u64) -> String {
                 culling::shadow::LightViewKind::Spot => String::from("spot"),
                 culling::shadow::LightViewKind::CubeFace(face) => format!("f{face}"),
             };
-            format!("{kind} {}/{}", view.count, view.casters)
+            let ms = view.gpu_ms.map_or_else(String::new, |ms| format!(" {ms:.2}ms"));
+            format!("{kind} {}/{}{ms}", view.count, view.casters)
         })
         .collect();
     format!(
-        "shadows: frame {frame} {} views culled on the {}: {} caster draws of {} tested ({} late), {} triangles; GPU ms: cull {}, atlas {}, pyramid {}; kept/tested per view: {}",
+        "shadows: frame {frame} {} views culled on the {}: {} caster draws of {} tested ({} late), {} triangles; GPU ms: cull {}, atlas {}, pyramid {}; kept/tested (GPU ms) per view: {}",
         shadows.views.len(),
         if shadows.on_device { "GPU" } else { "CPU" },
         shadows.draws(),
