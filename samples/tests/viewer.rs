@@ -40,6 +40,33 @@ fn a_scene_renders_to_a_png_with_identical_culled_image() {
     std::fs::remove_dir_all(&folder).unwrap();
 }
 
+/// `--shadows`: a sun lights the scene and its meshes shade one another; the culled image
+/// still equals the unculled one, and the picture is not the unlit one.
+#[test]
+fn a_scene_lit_by_a_sun_casts_shadows_culled_and_unculled_alike() {
+    let folder = common::scratch("viewer-shadows");
+    let scene = folder.join("scene.glb");
+    std::fs::write(&scene, common::glb()).unwrap();
+    let (lit, plain) = (folder.join("lit.png"), folder.join("plain.png"));
+    let size = ["--size".as_ref(), "96x64".as_ref()];
+    let output = run_viewer(
+        &[&[scene.as_os_str(), "--out".as_ref(), lit.as_os_str(), "--shadows".as_ref()], &size[..]].concat(),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "viewer failed: {stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    if stdout.contains("no usable Vulkan device") {
+        assert!(!render_graph::testing::vulkan_required(), "Vulkan is required here: {stdout}");
+        return;
+    }
+    assert!(stdout.contains("identical images"), "{stdout}");
+    let output = run_viewer(&[&[scene.as_os_str(), "--out".as_ref(), plain.as_os_str()], &size[..]].concat());
+    assert!(output.status.success());
+    let (_, _, lit) = samples_common::read_png(&lit);
+    let (_, _, plain) = samples_common::read_png(&plain);
+    assert_ne!(lit, plain, "the sun and its shadows change the picture");
+    std::fs::remove_dir_all(&folder).unwrap();
+}
+
 #[test]
 fn a_scene_without_meshes_says_so_and_succeeds() {
     let folder = common::scratch("viewer-empty");

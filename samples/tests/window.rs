@@ -83,6 +83,38 @@ fn the_window_presents_exactly_what_the_headless_run_draws() {
     assert_eq!(differing, 0, "the window's image differs from the headless one in {differing} pixels");
 }
 
+/// `--shadows` in the window (GPU culling, pipelined): the sun's and the lamps' shadows,
+/// culled per light view on the GPU, are the headless run's pixel for pixel, and they change
+/// the picture.
+#[test]
+fn the_window_shows_the_shadows_the_headless_run_draws() {
+    if !window_available() {
+        return;
+    }
+    let folder = temporary("window", "shadows");
+    let path = folder.join("path.json");
+    std::fs::write(&path, PATH).expect("the path is written");
+    let path = path.to_str().expect("a UTF-8 path");
+    let common = ["--frames", "4", "--objects", "1000", "--size", "160x96", "--validate", "--cull", "gpu"];
+    let shadows = [&common[..], &["--camera-path", path, "--shadows"]].concat();
+    let (output, text) = windowed(&folder, &[&shadows[..], &["--screenshot", "shot.png"]].concat());
+    assert!(output.status.success(), "{text}");
+    let (output, text) =
+        windowed(&folder, &[&common[..], &["--camera-path", path, "--screenshot", "plain.png"]].concat());
+    assert!(output.status.success(), "{text}");
+    let (headless, headless_text) =
+        run(Command::new(env!("CARGO_BIN_EXE_city")).args(&shadows).args(["--out", "headless"]).current_dir(&folder));
+    assert!(headless.status.success(), "{headless_text}");
+    let (_, _, shot) = read_png(&folder.join("shot.png"));
+    let (_, _, plain) = read_png(&folder.join("plain.png"));
+    let (_, _, reference) = read_png(&folder.join("headless/city.png"));
+    let _ = std::fs::remove_dir_all(&folder);
+    let differing = shot.chunks_exact(4).zip(reference.chunks_exact(4)).filter(|(a, b)| a != b).count();
+    assert_eq!(differing, 0, "the window's shadowed image differs from the headless one in {differing} pixels");
+    let changed = shot.chunks_exact(4).zip(plain.chunks_exact(4)).filter(|(a, b)| a != b).count();
+    assert!(changed > shot.len() / 4 / 10, "shadows and lights change the picture ({changed} pixels)");
+}
+
 #[test]
 fn the_window_survives_a_resize_with_gpu_culling_and_mailbox_present() {
     if !window_available() {
