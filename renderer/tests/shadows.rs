@@ -397,3 +397,92 @@ fn the_cascades_leave_out_casters_hidden_from_the_sun_and_their_maps_stay_exact(
     }
     assert_no_validation_messages(&device);
 }
+
+/// The atlas and the image of a frame (the last screenshots taken).
+fn atlas_and_color(app: &mut runtime::App) -> (Vec<u8>, Vec<u8>) {
+    let mut shots = app.resource_mut::<renderer::Screenshots>();
+    shots.request(renderer::COLOR);
+    shots.request(renderer::SHADOW_ATLAS);
+    drop(shots);
+    app.run_frame();
+    let report = app.resource::<RenderReport>();
+    assert!(report.error.is_none(), "{:?}", report.error);
+    drop(report);
+    let shots = app.resource_mut::<renderer::Screenshots>().take();
+    let last = |name: &str| shots.iter().rev().find(|shot| shot.image == name).expect("taken").clone();
+    (last(renderer::SHADOW_ATLAS).texels, last(renderer::COLOR).rgba8)
+}
+
+#[test]
+fn turning_the_camera_and_the_sun_keeps_every_culled_map_exact() {
+    let Some(device) = gpu_test_context() else { return };
+    let setup = RenderSetup {
+        backend: CullingBackend::Gpu,
+        device: Some(Arc::clone(&device)),
+        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
+        capacity: 512,
+        meshes: lit_cube(),
+        clear_color: [0.0, 0.0, 0.0, 1.0],
+        bits: BitsReadback::Wait,
+        passes: Vec::new(),
+        shadows: true,
+    };
+    let mut app = runtime::App::with_threads(2);
+    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
+    ecs::install(&mut app);
+    {
+        let mut settings = app.resource_mut::<ShadowSettings>();
+        settings.atlas_resolution = 1024;
+        settings.cascade_resolution = 256;
+        settings.max_distance = 40.0;
+    }
+    install_render(&mut app, setup).expect("a device is there");
+    let camera = scene::spawn_camera(app.world_mut(), Camera::default(), camera());
+    // Towers and the small boxes around their feet (hidden from a high sun), boxes at the
+    // cascades' split distances all around, a lamp inside a tower.
+    let mut random = Lcg(11);
+    let mut spawn = |app: &mut runtime::App, center: Vec3, size: Vec3| {
+        let mesh = Mesh::new(MeshHandle(0), MaterialHandle(0), Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)));
+        let entity = scene::spawn_mesh(app.world_mut(), mesh, Transform::from_translation(center).with_scale(size));
+        app.world_mut().insert_one(entity, ShadowCaster).expect("spawned");
+    };
+    spawn(&mut app, Vec3::new(0.0, -0.5, 0.0), Vec3::new(120.0, 1.0, 120.0));
+    for _ in 0..24 {
+        let tower = Vec3::new(random.range(-30.0, 30.0), 0.0, random.range(-30.0, 30.0));
+        let height = random.range(4.0, 14.0);
+        spawn(&mut app, tower + Vec3::Y * height / 2.0, Vec3::new(3.0, height, 3.0));
+        for _ in 0..3 {
+            let foot = tower + Vec3::new(random.range(-2.5, 2.5), 0.3, random.range(-2.5, 2.5));
+            spawn(&mut app, foot, Vec3::splat(0.6));
+        }
+    }
+    for end in [2.5f32, 6.0, 14.0, 40.0] {
+        for side in 0..8 {
+            let angle = side as f32 * std::f32::consts::FRAC_PI_4;
+            spawn(&mut app, Vec3::new(angle.sin() * end, 1.0, angle.cos() * end), Vec3::splat(1.2));
+        }
+    }
+    let sun = app.world_mut().spawn((Transform::IDENTITY, DirectionalLight::default()));
+    let lamp = Transform::from_translation_rotation(Vec3::new(3.0, 2.0, 3.0), Quat::from_rotation_x(-1.0));
+    app.world_mut().spawn((lamp, SpotLight { range: 25.0, ..SpotLight::default() }));
+    for pose in 0..5 {
+        let turn = pose as f32 / 4.0 * std::f32::consts::PI;
+        let eye = Vec3::new(11.0 * turn.sin(), 9.0, 11.0 * turn.cos());
+        *app.world_mut().get::<&mut Transform>(camera).expect("the camera") = scene::look_at(eye, Vec3::ZERO);
+        let sun_pose = Quat::from_rotation_y(turn) * Quat::from_rotation_x(-1.2);
+        *app.world_mut().get::<&mut Transform>(sun).expect("the sun") =
+            Transform::from_translation_rotation(Vec3::ZERO, sun_pose);
+        app.run_frame();
+        let (atlas, color) = atlas_and_color(&mut app);
+        let culled = app.resource::<RenderReport>().shadows.clone();
+        app.resource_mut::<ShadowSettings>().caster_culling = false;
+        let (every_atlas, every_color) = atlas_and_color(&mut app);
+        let every = app.resource::<RenderReport>().shadows.clone();
+        app.resource_mut::<ShadowSettings>().caster_culling = true;
+        let differing = atlas.chunks(4).zip(every_atlas.chunks(4)).filter(|(a, b)| a != b).count();
+        assert_eq!(differing, 0, "pose {pose}: atlas texels that differ with caster culling");
+        assert_eq!(color, every_color, "pose {pose}: the final image");
+        assert!(culled.draws() < every.draws(), "pose {pose}: culling drew fewer casters");
+    }
+    assert_no_validation_messages(&device);
+}
