@@ -441,7 +441,7 @@ fn turning_the_camera_and_the_sun_keeps_every_culled_map_exact() {
     // Towers and the small boxes around their feet (hidden from a high sun), boxes at the
     // cascades' split distances all around, a lamp inside a tower.
     let mut random = Lcg(11);
-    let mut spawn = |app: &mut runtime::App, center: Vec3, size: Vec3| {
+    let spawn = |app: &mut runtime::App, center: Vec3, size: Vec3| {
         let mesh = Mesh::new(MeshHandle(0), MaterialHandle(0), Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)));
         let entity = scene::spawn_mesh(app.world_mut(), mesh, Transform::from_translation(center).with_scale(size));
         app.world_mut().insert_one(entity, ShadowCaster).expect("spawned");
