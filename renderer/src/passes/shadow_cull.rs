@@ -4,8 +4,8 @@
 //! view's casters into its own list of indirect draws, which
 //! [`ShadowAtlasPass`](super::ShadowAtlasPass) draws with one indirect-count draw per view;
 //! for the sun's cascades (views flagged for occlusion) the early lists hold only what each
-//! kept last frame, a [`HiZBuildPass`](super::HiZBuildPass) reduces the atlas into
-//! [`SHADOW_HIZ`], and [`ShadowCullPass`] late tests every caster in a cascade's frustum
+//! kept last frame, a [`HiZBuildPass`](super::HiZBuildPass) reduces the cascades' square of
+//! the atlas into [`SHADOW_HIZ`], and [`ShadowCullPass`] late tests every caster in a cascade's frustum
 //! against its tile of that pyramid, drawing the newly visible with a second atlas pass.
 //!
 //! The frustum test is the camera's on the same world boxes, with each view's planes as the
@@ -40,8 +40,9 @@ pub const SHADOW_DRAWS_LATE: &str = "shadow_draws_late";
 /// triangles.
 pub const SHADOW_DRAW_COUNTS: &str = "shadow_draw_counts";
 
-/// The depth pyramid of `shadow_atlas` the late phase tests the cascades' casters against
-/// (R32_SFLOAT, the atlas's size, full mip chain; built like `hiz_depth`).
+/// The depth pyramid the late phase tests the cascades' casters against: R32_SFLOAT, full mip
+/// chain, built like `hiz_depth` from the square at `shadow_atlas`'s top-left corner that
+/// holds the cascades ([`shadow_pyramid_side`](crate::shadow_pyramid_side)).
 pub const SHADOW_HIZ: &str = "shadow_hiz";
 
 /// Each light view's caster bits by slot (**contract** name): view `v`'s bits are

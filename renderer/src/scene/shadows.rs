@@ -137,6 +137,8 @@ pub struct ShadowFrame {
     culling: ShadowCulling,
     cull_views: Vec<ShadowCullView>,
     caster_slot_words: Vec<u64>,
+    /// Whether a frame with more views than the device's lists was logged.
+    logged_too_many: bool,
 }
 
 impl ShadowFrame {
@@ -208,6 +210,14 @@ impl ShadowFrame {
         self.atlas_resolution = shadows.atlas_resolution();
         if let ShadowCulling::Device { views, pyramid, .. } = self.culling {
             let limit = (views as usize).min(MAX_SHADOW_VIEWS);
+            if shadows.views().len() > limit && !self.logged_too_many {
+                self.logged_too_many = true;
+                log::warn!(
+                    "{} shadow views, but the GPU's caster lists were made for {limit} (ShadowSettings::max_shadowed_lights \
+                     when the renderer was installed): the lights past them shine without shadows",
+                    shadows.views().len()
+                );
+            }
             let pyramid_mips = 32 - pyramid.max(1).leading_zeros();
             for (index, view) in shadows.views().iter().enumerate().take(limit) {
                 // Two-phase occlusion for the sun's cascades (the first views, whose places
