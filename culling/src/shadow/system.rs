@@ -199,7 +199,8 @@ impl ShadowViews {
     }
 
     /// The casters as slot bits: bit `s % 64` of word `s / 64` set when slot `s` is a
-    /// drawable shadow caster (the slots of [`ShadowViews::casters`]), over the frame's slots.
+    /// drawable shadow caster (the slots of [`ShadowViews::casters`]), over the frame's slots;
+    /// empty in a frame without a shadow view.
     pub fn caster_slot_words(&self) -> &[u64] {
         &self.caster_slot_words
     }
@@ -226,7 +227,7 @@ impl ShadowViews {
     }
 
     /// The casters the views were culled over (slots, ascending): the frame's
-    /// [`Visibility::casters`].
+    /// [`Visibility::casters`]; empty in a frame without a shadow view.
     pub fn casters(&self) -> &[u32] {
         &self.casters
     }
@@ -293,10 +294,12 @@ impl ShadowViews {
         self.unplaced_lights = 0;
         self.caster_culling = settings.caster_culling;
         self.caster_occlusion = settings.caster_occlusion;
+        // The casters are gathered only for a frame with a shadow view: a world without a
+        // shadow-casting light pays nothing here, however many casters it has.
         self.casters.clear();
-        self.casters.extend_from_slice(visibility.casters());
-        visibility.caster_slot_words_into(&mut self.caster_slot_words);
-        visibility.caster_bounds_into(&mut self.bounds);
+        self.caster_slot_words.clear();
+        self.bounds.clear();
+        let mut gathered = false;
         self.atlas_resolution = settings.atlas_resolution.clamp(256, 16_384);
         self.atlas.reset(self.atlas_resolution);
         let shadows = settings.enabled && camera.is_some();
@@ -314,13 +317,26 @@ impl ShadowViews {
                 first_view: self.views.len(),
             };
             if let (true, true, Some(camera)) = (shadows, light.casts_shadows, camera) {
+                // The cascades' depth reaches back to the casters nearest the sun.
+                self.gather_casters(visibility);
+                gathered = true;
                 self.add_cascades(camera, settings, &light.bias, &mut state);
             }
             self.sun = Some(state);
         }
         self.gather_local_lights(world, camera);
         self.place_local_lights(settings, shadows);
+        if !self.views.is_empty() && !gathered {
+            self.gather_casters(visibility);
+        }
         self.cull();
+    }
+
+    /// The frame's casters, as slots, slot bits and world boxes.
+    fn gather_casters(&mut self, visibility: &Visibility) {
+        self.casters.extend_from_slice(visibility.casters());
+        visibility.caster_slot_words_into(&mut self.caster_slot_words);
+        visibility.caster_bounds_into(&mut self.bounds);
     }
 
     fn add_cascades(

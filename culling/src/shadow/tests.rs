@@ -213,3 +213,30 @@ proptest! {
         assert_every_shadowing_caster_is_kept(&app);
     }
 }
+
+#[test]
+fn a_world_without_a_shadow_view_gathers_no_caster() {
+    // Casters and a camera, but the only light casts no shadow: nothing is copied or culled.
+    let mut app = App::with_threads(2);
+    crate::install(&mut app);
+    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 5.0, 10.0), Vec3::ZERO));
+    let light = DirectionalLight { casts_shadows: false, ..DirectionalLight::default() };
+    app.world_mut().spawn((Transform::IDENTITY, light));
+    for index in 0..200 {
+        caster(&mut app, Vec3::new(index as f32 - 100.0, 0.5, 0.0), Vec3::ONE);
+    }
+    app.run_frame();
+    {
+        let shadows = app.resource::<ShadowViews>();
+        assert!(shadows.views().is_empty() && shadows.sun().is_some());
+        assert!(shadows.casters().is_empty() && shadows.caster_slot_words().is_empty());
+        assert_eq!(app.resource::<Visibility>().casters().len(), 200);
+    }
+    // The same world with a spot light that casts: the casters are gathered and culled.
+    let down = Transform::from_translation_rotation(Vec3::new(0.0, 6.0, 0.0), Quat::from_rotation_x(-1.5));
+    app.world_mut().spawn((down, SpotLight::default()));
+    app.run_frame();
+    let shadows = app.resource::<ShadowViews>();
+    assert_eq!((shadows.views().len(), shadows.casters().len()), (1, 200));
+    assert_bits_match_the_reference(&app);
+}
