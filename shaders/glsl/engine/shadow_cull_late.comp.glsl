@@ -17,49 +17,31 @@ layout(std430, set = 0, binding = 8) buffer ShadowCasterBits {
 };
 
 #include "hiz_occlusion.h"
-#include "shadow_cull_lists.h"
+// Occlusion views test every caster in their frustum against the pyramid of their tile, set
+// the bit of each it does not hide and draw those the early phase did not.
+void judge_view(uint view, ShadowCullView light_view, uint object, uint index_count, vec3 center, vec3 half_extent,
+    inout uint drawn_views[4]) {
+    if ((light_view.flags & CULL_OCCLUSION) == 0u || view >= MAX_CASCADES) {
+        return;
+    }
+    if (!frustum_keeps_box(light_view.planes, light_view.plane_count, center, half_extent)) {
+        return;
+    }
+    // A tile past the pyramid (placed elsewhere after a change of settings) is not tested:
+    // every caster in its frustum counts as visible.
+    uvec4 tile = light_view.tile;
+    bool in_pyramid = max(tile.x, tile.y) + tile.z <= constants.hiz_size;
+    int answer = !in_pyramid ? HIZ_UNDECIDED
+                             : hiz_test_rect(light_view.view_projection, center - half_extent, center + half_extent,
+                                 vec2(tile.xy), vec2(tile.z), tile.w, constants.depth_margin,
+                                 constants.footprint_margin);
+    if (answer != HIZ_HIDDEN) {
+        keep(view, index_count, !kept_last_frame(view, object), true, drawn_views);
+    }
+}
+
+#include "shadow_cull_phase.h"
 
 void main() {
-    clear_group();
-    barrier();
-    uint object = gl_GlobalInvocationID.x;
-    uint view_count = min(constants.view_count, MAX_SHADOW_VIEWS);
-    uint drawn_views[4] = uint[4](0u, 0u, 0u, 0u);
-    bool caster = false;
-    ObjectRecord record;
-    if (object < constants.object_count) {
-        record = objects[object];
-        caster = record.index_count != 0u && (casters[object / 32u] >> (object % 32u) & 1u) == 1u;
-    }
-    if (caster) {
-        vec3 center;
-        vec3 half_extent;
-        object_world_box(transforms[object], record, center, half_extent);
-        for (uint view = 0u; view < view_count; ++view) {
-            ShadowCullView light_view = views[view];
-            if ((light_view.flags & CULL_OCCLUSION) == 0u || view >= MAX_CASCADES) {
-                continue;
-            }
-            if (!frustum_keeps_box(light_view.planes, light_view.plane_count, center, half_extent)) {
-                continue;
-            }
-            // A tile past the pyramid (placed elsewhere after a change of settings) is not
-            // tested: every caster in its frustum counts as visible.
-            uvec4 tile = light_view.tile;
-            bool in_pyramid = max(tile.x, tile.y) + tile.z <= constants.hiz_size;
-            int answer = !in_pyramid ? HIZ_UNDECIDED
-                                     : hiz_test_rect(light_view.view_projection, center - half_extent,
-                                         center + half_extent, vec2(tile.xy), vec2(tile.z), tile.w,
-                                         constants.depth_margin, constants.footprint_margin);
-            if (answer != HIZ_HIDDEN) {
-                keep(view, record.index_count, !kept_last_frame(view, object), true, drawn_views);
-            }
-        }
-    }
-    barrier();
-    reserve(1u, true, view_count);
-    barrier();
-    if (caster) {
-        append(record, object, view_count, drawn_views);
-    }
+    cull_phase(true);
 }
