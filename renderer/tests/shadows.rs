@@ -87,39 +87,11 @@ fn render(
     cast: bool,
     configure: impl Fn(&mut ShadowSettings),
 ) -> Shot {
-    let setup = RenderSetup {
-        backend,
-        device: Some(Arc::clone(device)),
-        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
-        capacity: 256,
-        meshes: lit_cube(),
-        clear_color: [0.0, 0.0, 0.0, 1.0],
-        bits: BitsReadback::Wait,
-        passes: Vec::new(),
-        shadows: true,
-    };
-    let mut app = runtime::App::with_threads(2);
-    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
-    ecs::install(&mut app);
-    {
-        let mut settings = app.resource_mut::<ShadowSettings>();
-        settings.atlas_resolution = 1024;
-        settings.cascade_resolution = 256;
-        settings.max_distance = 40.0;
-        configure(&mut settings);
-    }
-    install_render(&mut app, setup).expect("a device is there");
+    let mut app = shadow_app(device, backend, 256, configure);
     scene::spawn_camera(app.world_mut(), Camera::default(), camera());
-    let cube = |app: &mut runtime::App, center: Vec3, size: Vec3, caster: bool| {
-        let mesh = Mesh::new(MeshHandle(0), MaterialHandle(0), Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)));
-        let entity = scene::spawn_mesh(app.world_mut(), mesh, Transform::from_translation(center).with_scale(size));
-        if caster {
-            app.world_mut().insert_one(entity, ShadowCaster).expect("spawned");
-        }
-    };
-    cube(&mut app, Vec3::new(0.0, -0.5, 0.0), Vec3::new(60.0, 1.0, 60.0), true);
+    spawn_cube(&mut app, Vec3::new(0.0, -0.5, 0.0), Vec3::new(60.0, 1.0, 60.0), true);
     for &(center, size) in boxes {
-        cube(&mut app, center, size, cast);
+        spawn_cube(&mut app, center, size, cast);
     }
     for light in lights {
         let towards = |direction: Vec3| Quat::from_rotation_arc(Vec3::NEG_Z, direction.normalize());
@@ -145,18 +117,56 @@ fn render(
             }
         }
     }
+    let mut last = None;
     for _ in 0..4 {
-        let mut shots = app.resource_mut::<renderer::Screenshots>();
-        shots.request(renderer::COLOR);
-        shots.request(renderer::SHADOW_ATLAS);
-        drop(shots);
-        app.run_frame();
-        assert!(app.resource::<RenderReport>().error.is_none(), "{:?}", app.resource::<RenderReport>().error);
+        last = Some(atlas_and_color(&mut app));
     }
-    let shots = app.resource_mut::<renderer::Screenshots>().take();
-    let last = |name: &str| shots.iter().rev().find(|shot| shot.image == name).expect("taken").clone();
+    let (atlas, color) = last.expect("four frames");
     let report = app.resource::<RenderReport>().clone();
-    Shot { color: last(renderer::COLOR).rgba8, atlas: last(renderer::SHADOW_ATLAS).texels, report }
+    Shot { color, atlas, report }
+}
+
+/// An app with the renderer on `backend` (shadows on, room for `capacity` objects) and the
+/// test scenes' shadow settings (a 1024-texel atlas, 256-texel cascades to 40 units), then
+/// `configure`'s changes.
+fn shadow_app(
+    device: &Arc<GpuDevice>,
+    backend: CullingBackend,
+    capacity: u32,
+    configure: impl Fn(&mut ShadowSettings),
+) -> runtime::App {
+    let setup = RenderSetup {
+        backend,
+        device: Some(Arc::clone(device)),
+        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
+        capacity,
+        meshes: lit_cube(),
+        clear_color: [0.0, 0.0, 0.0, 1.0],
+        bits: BitsReadback::Wait,
+        passes: Vec::new(),
+        shadows: true,
+    };
+    let mut app = runtime::App::with_threads(2);
+    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
+    ecs::install(&mut app);
+    {
+        let mut settings = app.resource_mut::<ShadowSettings>();
+        settings.atlas_resolution = 1024;
+        settings.cascade_resolution = 256;
+        settings.max_distance = 40.0;
+        configure(&mut settings);
+    }
+    install_render(&mut app, setup).expect("a device is there");
+    app
+}
+
+/// A unit cube at `center` scaled to `size`, a shadow caster when `caster`.
+fn spawn_cube(app: &mut runtime::App, center: Vec3, size: Vec3, caster: bool) {
+    let mesh = Mesh::new(MeshHandle(0), MaterialHandle(0), Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)));
+    let entity = scene::spawn_mesh(app.world_mut(), mesh, Transform::from_translation(center).with_scale(size));
+    if caster {
+        app.world_mut().insert_one(entity, ShadowCaster).expect("spawned");
+    }
 }
 
 /// Where a box at `center` throws the shadow of its centre on the ground, for light
@@ -264,29 +274,12 @@ impl Lcg {
 #[test]
 fn the_gpus_caster_bits_equal_the_hosts_in_every_light_view() {
     let Some(device) = gpu_test_context() else { return };
-    let setup = RenderSetup {
-        backend: CullingBackend::Gpu,
-        device: Some(Arc::clone(&device)),
-        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
-        capacity: 512,
-        meshes: lit_cube(),
-        clear_color: [0.0, 0.0, 0.0, 1.0],
-        bits: BitsReadback::Wait,
-        passes: Vec::new(),
-        shadows: true,
-    };
-    let mut app = runtime::App::with_threads(2);
-    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
-    ecs::install(&mut app);
-    {
-        let mut settings = app.resource_mut::<ShadowSettings>();
-        settings.atlas_resolution = 1024;
+    let mut app = shadow_app(&device, CullingBackend::Gpu, 512, |settings| {
         settings.cascade_resolution = 128;
         settings.max_distance = 60.0;
         // The frustum's bits alone: occlusion would clear some cascades' bits further.
         settings.caster_occlusion = false;
-    }
-    install_render(&mut app, setup).expect("a device is there");
+    });
     assert!(app.resource::<culling::ShadowViews>().device_culling(), "the GPU culls the casters");
     let camera = scene::spawn_camera(app.world_mut(), Camera::default(), camera());
     // Boxes everywhere, behind the camera and far outside its view among them, some rotated,
@@ -416,36 +409,12 @@ fn atlas_and_color(app: &mut runtime::App) -> (Vec<u8>, Vec<u8>) {
 #[test]
 fn turning_the_camera_and_the_sun_keeps_every_culled_map_exact() {
     let Some(device) = gpu_test_context() else { return };
-    let setup = RenderSetup {
-        backend: CullingBackend::Gpu,
-        device: Some(Arc::clone(&device)),
-        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
-        capacity: 512,
-        meshes: lit_cube(),
-        clear_color: [0.0, 0.0, 0.0, 1.0],
-        bits: BitsReadback::Wait,
-        passes: Vec::new(),
-        shadows: true,
-    };
-    let mut app = runtime::App::with_threads(2);
-    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
-    ecs::install(&mut app);
-    {
-        let mut settings = app.resource_mut::<ShadowSettings>();
-        settings.atlas_resolution = 1024;
-        settings.cascade_resolution = 256;
-        settings.max_distance = 40.0;
-    }
-    install_render(&mut app, setup).expect("a device is there");
+    let mut app = shadow_app(&device, CullingBackend::Gpu, 512, |_| {});
     let camera = scene::spawn_camera(app.world_mut(), Camera::default(), camera());
     // Towers and the small boxes around their feet (hidden from a high sun), boxes at the
     // cascades' split distances all around, a lamp inside a tower.
     let mut random = Lcg(11);
-    let spawn = |app: &mut runtime::App, center: Vec3, size: Vec3| {
-        let mesh = Mesh::new(MeshHandle(0), MaterialHandle(0), Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)));
-        let entity = scene::spawn_mesh(app.world_mut(), mesh, Transform::from_translation(center).with_scale(size));
-        app.world_mut().insert_one(entity, ShadowCaster).expect("spawned");
-    };
+    let spawn = |app: &mut runtime::App, center: Vec3, size: Vec3| spawn_cube(app, center, size, true);
     spawn(&mut app, Vec3::new(0.0, -0.5, 0.0), Vec3::new(120.0, 1.0, 120.0));
     for _ in 0..24 {
         let tower = Vec3::new(random.range(-30.0, 30.0), 0.0, random.range(-30.0, 30.0));
