@@ -188,26 +188,7 @@ impl GpuProfiler {
         self.inner_name.push_str(pass_zone);
         self.inner_name.push_str(": ");
         self.inner_name.push_str(name);
-        let (file, function, zone) = (site.location.file(), site.function, &self.inner_name);
-        // SAFETY: as in `begin_pass`: the strings outlive the call, the context is this
-        // profiler's and the query id is not pending.
-        unsafe {
-            let srcloc = sys::___tracy_alloc_srcloc_name(
-                site.location.line(),
-                file.as_ptr().cast(),
-                file.len(),
-                function.as_ptr().cast(),
-                function.len(),
-                zone.as_ptr().cast(),
-                zone.len(),
-                0,
-            );
-            sys::___tracy_emit_gpu_zone_begin_alloc_serial(sys::___tracy_gpu_zone_begin_data {
-                srcloc,
-                queryId: query,
-                context,
-            });
-        }
+        emit_zone_begin(context, query, &self.inner_name, site);
         self.inner_pending[slot] += 1;
     }
 
@@ -217,10 +198,7 @@ impl GpuProfiler {
         if index + 1 != self.inner_pending[slot] {
             return;
         }
-        // SAFETY: closes the zone this profiler opened with `query`.
-        unsafe {
-            sys::___tracy_emit_gpu_zone_end_serial(sys::___tracy_gpu_zone_end_data { queryId: query + 1, context })
-        };
+        emit_zone_end(context, query);
     }
 
     /// Opens the zone of the pass at `position`, named `name`, from `site` (next to its first
@@ -230,26 +208,7 @@ impl GpuProfiler {
         if position != self.pending[slot] {
             return;
         }
-        let (file, function) = (site.location.file(), site.function);
-        // SAFETY: the strings outlive the call (Tracy copies them); a context this profiler
-        // made; the query id is not pending (each slot's ids are given times before reuse).
-        unsafe {
-            let srcloc = sys::___tracy_alloc_srcloc_name(
-                site.location.line(),
-                file.as_ptr().cast(),
-                file.len(),
-                function.as_ptr().cast(),
-                function.len(),
-                name.as_ptr().cast(),
-                name.len(),
-                0,
-            );
-            sys::___tracy_emit_gpu_zone_begin_alloc_serial(sys::___tracy_gpu_zone_begin_data {
-                srcloc,
-                queryId: query,
-                context,
-            });
-        }
+        emit_zone_begin(context, query, name, site);
         self.pending[slot] += 1;
         let (names, named) = (&mut self.names[slot], &mut self.named[slot]);
         match names.get_mut(*named) {
@@ -265,10 +224,7 @@ impl GpuProfiler {
         if position + 1 != self.pending[slot] {
             return;
         }
-        // SAFETY: closes the zone this profiler opened with `query`.
-        unsafe {
-            sys::___tracy_emit_gpu_zone_end_serial(sys::___tracy_gpu_zone_end_data { queryId: query + 1, context })
-        };
+        emit_zone_end(context, query);
     }
 
     /// Gives the zones of `slot` their GPU times: two timestamps per pass, in order, then two
@@ -290,21 +246,10 @@ impl GpuProfiler {
         let pending = std::mem::take(&mut self.pending[slot]);
         for position in 0..pending {
             let Some(query) = self.query_id(slot, position) else { break };
-            for (offset, index) in [(0, position * 2), (1, position * 2 + 1)] {
-                // SAFETY: the query id belongs to a zone this profiler opened in `context`.
-                unsafe {
-                    sys::___tracy_emit_gpu_time_serial(sys::___tracy_gpu_time_data {
-                        gpuTime: time(index),
-                        queryId: query + offset,
-                        context,
-                    });
-                }
-            }
+            emit_zone_times(context, query, [time(position * 2), time(position * 2 + 1)]);
         }
     }
-}
 
-impl GpuProfiler {
     /// Emits the times of every pending inner zone of `slot`: `time(2 k)` and `time(2 k + 1)`
     /// for zone `k`.
     fn give_inner_times(&mut self, slot: usize, time: impl Fn(usize) -> i64) {
@@ -312,16 +257,52 @@ impl GpuProfiler {
         let pending = std::mem::take(&mut self.inner_pending[slot]);
         for index in 0..pending {
             let Some(query) = self.inner_query_id(slot, index) else { break };
-            for offset in 0..2 {
-                // SAFETY: the query id belongs to a zone this profiler opened in `context`.
-                unsafe {
-                    sys::___tracy_emit_gpu_time_serial(sys::___tracy_gpu_time_data {
-                        gpuTime: time(index * 2 + usize::from(offset)),
-                        queryId: query + offset,
-                        context,
-                    });
-                }
-            }
+            emit_zone_times(context, query, [time(index * 2), time(index * 2 + 1)]);
+        }
+    }
+}
+
+/// Opens a GPU zone named `name` from `site` on `context`, timed by `query` and the next id.
+fn emit_zone_begin(context: u8, query: u16, name: &str, site: &ZoneSite) {
+    let (file, function) = (site.location.file(), site.function);
+    // SAFETY: the strings outlive the call (Tracy copies them); the caller's context is one
+    // this module made, and the query id is not pending (each slot's ids are given times
+    // before reuse).
+    unsafe {
+        let srcloc = sys::___tracy_alloc_srcloc_name(
+            site.location.line(),
+            file.as_ptr().cast(),
+            file.len(),
+            function.as_ptr().cast(),
+            function.len(),
+            name.as_ptr().cast(),
+            name.len(),
+            0,
+        );
+        sys::___tracy_emit_gpu_zone_begin_alloc_serial(sys::___tracy_gpu_zone_begin_data {
+            srcloc,
+            queryId: query,
+            context,
+        });
+    }
+}
+
+/// Closes the zone [`emit_zone_begin`] opened with `query`.
+fn emit_zone_end(context: u8, query: u16) {
+    // SAFETY: closes a zone this module opened with `query` in `context`.
+    unsafe { sys::___tracy_emit_gpu_zone_end_serial(sys::___tracy_gpu_zone_end_data { queryId: query + 1, context }) };
+}
+
+/// Gives the zone of `query` its start and end GPU times.
+fn emit_zone_times(context: u8, query: u16, times: [i64; 2]) {
+    for (offset, time) in (0..).zip(times) {
+        // SAFETY: the query id belongs to a zone this module opened in `context`.
+        unsafe {
+            sys::___tracy_emit_gpu_time_serial(sys::___tracy_gpu_time_data {
+                gpuTime: time,
+                queryId: query + offset,
+                context,
+            });
         }
     }
 }
