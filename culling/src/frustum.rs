@@ -155,6 +155,16 @@ impl Frustum {
         &self.planes[..self.lanes.count]
     }
 
+    /// The planes as `[nx, ny, nz, d]` arrays in a fixed-size block, the unused ones zero:
+    /// the layout the GPU's cull parameters take, with [`Frustum::planes`]`().len()` in use.
+    pub fn plane_array(&self) -> [[f32; 4]; MAX_PLANES] {
+        let mut planes = [[0.0; 4]; MAX_PLANES];
+        for (target, plane) in planes.iter_mut().zip(self.planes()) {
+            *target = plane.to_array();
+        }
+        planes
+    }
+
     /// The planes laid out for the batch kernels.
     #[inline]
     pub fn lanes(&self) -> &PlaneLanes {

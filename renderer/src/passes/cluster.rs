@@ -126,10 +126,7 @@ impl ClusterUniforms {
         hiz_size: vk::Extent2D,
     ) -> Self {
         let frustum = Frustum::from_view_projection(view_projection);
-        let mut planes = [[0.0; 4]; MAX_PLANES];
-        for (target, plane) in planes.iter_mut().zip(frustum.planes()) {
-            *target = plane.to_array();
-        }
+        let planes = frustum.plane_array();
         let eye = view_eye(&view_projection);
         let mut flags = 0;
         if frustum.is_finite() {

@@ -75,7 +75,7 @@ impl GpuCullStats {
         let word = |index: usize| {
             bytes.get(index * 4..index * 4 + 4).map_or(0, |word| u32::from_le_bytes(word.try_into().expect("4 bytes")))
         };
-        let gpu_ms = |name: &str| graph.passes.iter().find(|pass| pass.name == name).and_then(|pass| pass.gpu_ms);
+        let gpu_ms = |name: &str| graph.pass_gpu_ms(name);
         GpuCullStats {
             objects: word(0),
             frustum_rejected: word(1),
@@ -158,10 +158,7 @@ impl CullUniforms {
     /// `hiz_size` with `hiz_mips` mips. A view whose frustum is not finite culls nothing.
     pub fn new(view_projection: Mat4, object_count: u32, settings: GpuCullSettings, hiz_size: vk::Extent2D) -> Self {
         let frustum = Frustum::from_view_projection(view_projection);
-        let mut planes = [[0.0; 4]; MAX_PLANES];
-        for (target, plane) in planes.iter_mut().zip(frustum.planes()) {
-            *target = plane.to_array();
-        }
+        let planes = frustum.plane_array();
         let trusted = frustum.is_finite();
         let flags = if trusted {
             (u32::from(settings.frustum) * CULL_FRUSTUM) | (u32::from(settings.occlusion) * CULL_OCCLUSION)

@@ -55,10 +55,7 @@ impl ShadowCullView {
     /// tile of a pyramid of `pyramid_mips` mips too.
     pub fn new(view: &LightView, cull: bool, occlusion: bool, pyramid_mips: u32) -> ShadowCullView {
         let frustum = &view.frustum;
-        let mut planes = [[0.0; 4]; MAX_PLANES];
-        for (target, plane) in planes.iter_mut().zip(frustum.planes()) {
-            *target = plane.to_array();
-        }
+        let planes = frustum.plane_array();
         let test = cull && frustum.is_finite() && view.view_projection.is_finite();
         let flags = match (test, occlusion) {
             (false, _) => 0,
