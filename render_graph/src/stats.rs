@@ -44,3 +44,11 @@ pub struct GraphStats {
     /// Bytes saved by aliasing transient resources.
     pub aliased_bytes_saved: u64,
 }
+
+impl GraphStats {
+    /// GPU milliseconds of the pass named `name`: `None` when the frame had no such pass or
+    /// the queue has no timestamps.
+    pub fn pass_gpu_ms(&self, name: &str) -> Option<f64> {
+        self.passes.iter().find(|pass| pass.name == name).and_then(|pass| pass.gpu_ms)
+    }
+}

@@ -98,11 +98,8 @@ impl ClusterCulledScene {
 /// Milliseconds of the early and late cluster passes in `graph`'s last finished frame (the
 /// late phase's with its [`ClusterSurvivorPass`]).
 pub fn cluster_pass_ms(graph: &render_graph::GraphStats) -> [Option<f64>; 2] {
-    let ms = |name: &str| graph.passes.iter().find(|pass| pass.name == name).and_then(|pass| pass.gpu_ms);
-    let late = match (ms(ClusterSurvivorPass::NAME), ms(ClusterCullPass::LATE_NAME)) {
-        (Some(survivors), Some(late)) => Some(survivors + late),
-        (survivors, late) => late.or(survivors),
-    };
+    let ms = |name: &str| graph.pass_gpu_ms(name);
+    let late = crate::passes::sum_gpu_ms(ms(ClusterSurvivorPass::NAME), ms(ClusterCullPass::LATE_NAME));
     [ms(ClusterCullPass::EARLY_NAME), late]
 }
 

@@ -68,6 +68,15 @@ pub use view::ViewUploadPass;
 
 use render_graph::readback::ReadbackPass;
 
+/// The GPU time of two passes that do one job (a phase and its helper, an early and a late
+/// pass): their sum, either alone when the other has no time, `None` when neither has.
+pub(crate) fn sum_gpu_ms(first: Option<f64>, second: Option<f64>) -> Option<f64> {
+    match (first, second) {
+        (Some(first), Some(second)) => Some(first + second),
+        (first, second) => first.or(second),
+    }
+}
+
 /// The pass that copies the frame's `color` into the buffer imported as `color_readback`
 /// ([`crate::names::COLOR_READBACK`], made by [`render_graph::readback::image_readback_buffer`]).
 pub fn color_readback_pass() -> ReadbackPass {

@@ -92,12 +92,8 @@ impl ReadbackRing {
             report.bits.clear();
             report.bits.extend(region.chunks_exact(8).map(|word| u64::from_le_bytes(word.try_into().expect("8"))));
         }
-        let pass_ms =
-            |name: &str| graph.stats().passes.iter().find(|pass| pass.name == name).and_then(|pass| pass.gpu_ms);
-        let both = |early: Option<f64>, late: Option<f64>| match (early, late) {
-            (Some(early), late) => Some(early + late.unwrap_or(0.0)),
-            (None, late) => late,
-        };
+        let pass_ms = |name: &str| graph.stats().pass_gpu_ms(name);
+        let both = crate::passes::sum_gpu_ms;
         report.shadows.gpu_ms = [
             both(pass_ms(crate::ShadowCullPass::NAME), pass_ms(crate::ShadowCullPass::LATE_NAME)),
             both(pass_ms(crate::ShadowAtlasPass::NAME), pass_ms(crate::ShadowAtlasPass::LATE_NAME)),
