@@ -455,3 +455,58 @@ fn turning_the_camera_and_the_sun_keeps_every_culled_map_exact() {
     }
     assert_no_validation_messages(&device);
 }
+
+#[test]
+fn movers_spawns_and_despawns_every_frame_keep_every_culled_map_exact() {
+    let Some(device) = gpu_test_context() else { return };
+    let mut app = shadow_app(&device, CullingBackend::Gpu, 512, |_| {});
+    scene::spawn_camera(app.world_mut(), Camera::default(), camera());
+    spawn_cube(&mut app, Vec3::new(0.0, -0.5, 0.0), Vec3::new(120.0, 1.0, 120.0), true);
+    let sun = Quat::from_rotation_arc(Vec3::NEG_Z, Vec3::new(0.4, -1.0, 0.3).normalize());
+    app.world_mut().spawn((Transform::from_translation_rotation(Vec3::ZERO, sun), DirectionalLight::default()));
+    let lamp = Transform::from_translation_rotation(Vec3::new(-4.0, 6.0, 2.0), Quat::from_rotation_x(-1.3));
+    app.world_mut().spawn((lamp, SpotLight { range: 25.0, ..SpotLight::default() }));
+    app.world_mut().spawn((Transform::from_translation(Vec3::new(5.0, 3.0, -3.0)), PointLight::default()));
+    let mut random = Lcg(23);
+    let place =
+        |random: &mut Lcg| Vec3::new(random.range(-35.0, 35.0), random.range(0.3, 6.0), random.range(-35.0, 35.0));
+    let mut movers = Vec::new();
+    for _ in 0..200 {
+        let at = place(&mut random);
+        let mesh = Mesh::new(MeshHandle(0), MaterialHandle(0), Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)));
+        let entity =
+            scene::spawn_mesh(app.world_mut(), mesh, Transform::from_translation(at).with_scale(Vec3::splat(1.5)));
+        app.world_mut().insert_one(entity, ShadowCaster).expect("spawned");
+        movers.push(entity);
+    }
+    for frame in 0..6 {
+        // A third of the boxes move; ten die (the newest among them, the highest slots) and
+        // ten are born.
+        for &entity in movers.iter().step_by(3) {
+            let at = place(&mut random);
+            app.world_mut().get::<&mut Transform>(entity).expect("alive").translation = at;
+        }
+        for _ in 0..5 {
+            let oldest = movers.remove(0);
+            let newest = movers.pop().expect("boxes");
+            app.world_mut().despawn(oldest).expect("alive");
+            app.world_mut().despawn(newest).expect("alive");
+        }
+        for _ in 0..10 {
+            let at = place(&mut random);
+            let mesh = Mesh::new(MeshHandle(0), MaterialHandle(0), Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)));
+            let entity = scene::spawn_mesh(app.world_mut(), mesh, Transform::from_translation(at));
+            app.world_mut().insert_one(entity, ShadowCaster).expect("spawned");
+            movers.push(entity);
+        }
+        let (atlas, color) = atlas_and_color(&mut app);
+        app.resource_mut::<ShadowSettings>().caster_culling = false;
+        let (every_atlas, every_color) = atlas_and_color(&mut app);
+        app.resource_mut::<ShadowSettings>().caster_culling = true;
+        assert!(app.resource::<RenderReport>().shadows.on_device, "frame {frame}: culled on the GPU");
+        let differing = atlas.chunks(4).zip(every_atlas.chunks(4)).filter(|(a, b)| a != b).count();
+        assert_eq!(differing, 0, "frame {frame}: atlas texels that differ with caster culling");
+        assert_eq!(color, every_color, "frame {frame}: the final image");
+    }
+    assert_no_validation_messages(&device);
+}
