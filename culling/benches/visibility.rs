@@ -10,7 +10,9 @@
 //! Two more rows: the still camera with 10% of the meshes moving every frame (`moving_10pct`),
 //! and a city of 1M objects (10,000 blocks: a building each, registered as an occluder, and 99
 //! props; about 2% cars that move every frame) seen from a camera driving along a street,
-//! frustum and occlusion on (`visibility_city_1m`).
+//! frustum and occlusion on (`visibility_city_1m`). And the still camera over a scene where 500
+//! meshes are despawned and 500 spawned every frame (`visibility_churn`), beside the same
+//! scene without churn.
 //!
 //! `cargo bench -p culling --bench visibility` (add `-- --quick` while developing).
 
@@ -223,6 +225,67 @@ fn bench_moving(c: &mut Criterion) {
     group.finish();
 }
 
+/// Objects spawned and despawned every frame by the churn row.
+const CHURN: usize = 500;
+
+/// The stage app with a system in the Input stage that, every frame, despawns the `churn`
+/// oldest meshes (the scene's own first, in a shuffled order, so the freed slots are spread
+/// over the whole scene) and spawns as many new ones on the grid, half of them in view,
+/// through the system's commands, as a game spawning and despawning through the schedule
+/// would. With `churn` 0 the system runs and does nothing: the baseline.
+fn churn_app(churn: usize) -> App {
+    let (mut app, _) = stage_app(None);
+    let mut alive: Vec<Entity> =
+        app.world_mut().query_mut::<(Entity, &Mesh)>().into_iter().map(|(entity, _)| entity).collect();
+    let mut random = support::Random(0x9e37_79b9_7f4a_7c15);
+    for index in (1..alive.len()).rev() {
+        let other = (random.unit() * (index + 1) as f32) as usize;
+        alive.swap(index, other.min(index));
+    }
+    let mut alive: std::collections::VecDeque<Entity> = alive.into();
+    let mesh = scene::unit_cube_mesh();
+    app.add_system(
+        Stage::Input,
+        System::new("churn", move |ctx| {
+            for _ in 0..churn {
+                if let Some(oldest) = alive.pop_front() {
+                    ctx.commands.despawn(oldest);
+                }
+                let (x, z) = (random.range(-300.0, 300.0), random.range(-300.0, 300.0));
+                let place = WorldTransform(Mat4::from_translation(Vec3::new(x, 0.0, z)));
+                alive.push_back(ctx.commands.spawn((place, mesh, Visible(true))));
+            }
+        })
+        .spawns(),
+    );
+    app.run_frames(3);
+    app
+}
+
+fn bench_churn(c: &mut Criterion) {
+    let mut group = c.benchmark_group("visibility_churn");
+    group.throughput(Throughput::Elements(OBJECTS as u64));
+    for (name, churn) in [("no_churn", 0), ("spawn_500_despawn_500", CHURN)] {
+        let mut app = churn_app(churn);
+        let mut tracked = (0usize, 0usize);
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                app.run_frame();
+                tracked.0 += usize::from(app.resource::<Visibility>().stats().tracked);
+                tracked.1 += 1;
+            })
+        });
+        let objects = app.resource::<Visibility>().stats().objects;
+        eprintln!(
+            "{name}: {objects} objects, {} of {} frames tracked; median wall time per stage: {}",
+            tracked.0,
+            tracked.1,
+            stage_medians(&mut app, 101)
+        );
+    }
+    group.finish();
+}
+
 fn bench_city(c: &mut Criterion) {
     let mut group = c.benchmark_group("visibility_city_1m");
     group.throughput(Throughput::Elements((CITY_BLOCKS * CITY_BLOCKS * (CITY_PROPS + 1)) as u64));
@@ -353,6 +416,6 @@ fn bench_tags(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
-    targets = bench_stage, bench_moving, bench_city, bench_turning, bench_tags
+    targets = bench_stage, bench_moving, bench_churn, bench_city, bench_turning, bench_tags
 }
 criterion_main!(benches);

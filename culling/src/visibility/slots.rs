@@ -150,10 +150,47 @@ impl ObjectSlots {
         true
     }
 
-    /// Slots freed by the last update that are still below [`ObjectSlots::len`]: their
-    /// columns must be reset to the undrawable values.
+    /// Slots freed this frame (by [`ObjectSlots::update`] or [`ObjectSlots::free`]) that are
+    /// still below [`ObjectSlots::len`]: their columns must be reset to the undrawable values.
     pub(crate) fn freed(&self) -> &[u32] {
         &self.freed
+    }
+
+    /// Starts a frame: no slot freed yet.
+    pub(crate) fn begin_frame(&mut self) {
+        self.freed.clear();
+    }
+
+    /// Free slots below [`ObjectSlots::len`]: how many entities can take a slot without the
+    /// slot count growing.
+    pub(crate) fn holes(&self) -> usize {
+        self.entities.len() - self.live
+    }
+
+    /// Gives a new mesh entity the lowest free slot, outside the frame's full walk (a frame
+    /// whose change log names every entity that came or went); returns the slot.
+    pub(crate) fn assign(&mut self, index: &mut SlotIndex, entity: Entity) -> u32 {
+        self.allocate(index, entity)
+    }
+
+    /// Frees `slot` (its entity was despawned or lost its `Mesh`), outside the frame's full
+    /// walk. The slot stays below [`ObjectSlots::len`] as a hole: the caller frees no slot
+    /// the count would drop (the highest in use), which only the full walk does.
+    pub(crate) fn free(&mut self, index: &mut SlotIndex, slot: u32) {
+        let slot = slot as usize;
+        debug_assert!(slot + 1 < self.entities.len(), "the highest slot is freed by the full walk only");
+        let (word, bit) = (slot / BITS_PER_WORD, 1u64 << (slot % BITS_PER_WORD));
+        if self.allocated[word] & bit == 0 {
+            return;
+        }
+        self.allocated[word] &= !bit;
+        self.live -= 1;
+        self.first_free_word = self.first_free_word.min(word);
+        let entity = std::mem::replace(&mut self.entities[slot], Entity::DANGLING);
+        if index.by_id.get(entity.id() as usize) == Some(&(entity, slot as u32)) {
+            index.by_id[entity.id() as usize] = (Entity::DANGLING, NO_SLOT);
+        }
+        self.freed.push(slot as u32);
     }
 
     /// Assigns this frame's slots to the entities of `segments` (the mesh archetypes in
@@ -165,7 +202,6 @@ impl ObjectSlots {
     /// when an entity is new or a slot went unseen does a serial pass assign and free slots.
     pub(crate) fn update(&mut self, index: &mut SlotIndex, world: &World, segments: &[Segment], objects: usize) {
         runtime::profile_zone!("visibility slots");
-        self.freed.clear();
         self.storage.clear();
         self.storage.resize(objects, NO_SLOT);
         let matched = self.look_up(index, world, segments);
@@ -313,6 +349,7 @@ mod tests {
     }
 
     fn update(table: &mut Table, world: &World) {
+        table.slots.begin_frame();
         let mut segments = Vec::new();
         let objects = list_segments(world, &mut segments);
         table.slots.update(&mut table.index, world, &segments, objects);

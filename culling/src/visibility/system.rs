@@ -154,6 +154,7 @@ fn run_visibility(
     let StageState { segments, work, tracked, .. } = state;
     // Nothing is written until the cull says so.
     visibility.changes.begin(work.slots.len());
+    work.slots.begin_frame();
     // The view's own size (a camera's `CameraViewport`, else the global resource).
     let viewport = view.map_or(viewport, |view| view.viewport);
     if viewport.width == 0 || viewport.height == 0 {

@@ -2,9 +2,15 @@
 //! changed, the stage refreshes only those and culls the rest through what it kept.
 //!
 //! A full frame (see `cull.rs`) walks every object in storage order. A **tracked frame**
-//! runs when the last frame left complete columns and the log names every change since: no
-//! "everything", no spawn, despawn or lost `Mesh` among the entities it lists. Then:
+//! runs when the last frame left complete columns and the log names every change since (no
+//! "everything"), and the entities that came and went keep the slot count: newcomers fit in
+//! the free slots below it and the highest slot in use stays in use. Then:
 //!
+//! 0. **Slots**: the entities that were despawned or lost their `Mesh` free their slots
+//!    (their columns reset, as the full frame resets a freed slot's), and each newcomer
+//!    takes the lowest free slot that was free before this frame and is refreshed like any
+//!    single entity. A game that spawns and despawns every frame stays on this path once the
+//!    first despawns left free slots.
 //! 1. **Refresh**: the archetypes whose watched components were lent mutably (a system's
 //!    `&mut WorldTransform` query) go through the full pass's own per-object code
 //!    (`run_range`) over their rows; single entities (`get_mut`, a command) through
@@ -165,12 +171,13 @@ impl TrackedState {
         }
     }
     /// Whether this frame may be tracked, and if so what to refresh (see `plan.rs`): false
-    /// when the log says everything changed, or names an object that came, went or lost its
-    /// `Mesh`.
+    /// when the log says everything changed, or when the objects that came and went do not
+    /// fit the slot count (more newcomers than free slots, the highest slot freed). On a
+    /// tracked frame the newcomers already have their slots and the leavers' slots are free.
     pub(crate) fn plan(
         &mut self,
         world: &World,
-        visibility: &Visibility,
+        visibility: &mut Visibility,
         slots: &mut ObjectSlots,
         segments: &[Segment],
         objects: usize,
@@ -178,10 +185,10 @@ impl TrackedState {
         runtime::profile_zone!("visibility plan");
         self.plan.clear();
         let words = crate::bits::words_for(slots.len());
-        if !self.valid || self.changed.everything || self.words.len() != words || objects != slots.live() {
+        if !self.valid || self.changed.everything || self.words.len() != words {
             return false;
         }
-        self.plan.find(&self.changed, world, &visibility.index, slots, segments, objects)
+        self.plan.find(&self.changed, world, &mut visibility.index, slots, segments, objects)
     }
 
     /// Runs a tracked frame (after [`TrackedState::plan`] said yes): refresh, then the word

@@ -1,6 +1,8 @@
 //! What a tracked frame refreshes: from the change log's list of what changed since the last
-//! frame, the archetypes written whole and the single entities, each with its slot; or the
-//! answer that this frame cannot be tracked (an object came, went or lost its `Mesh`).
+//! frame, the archetypes written whole and the single entities, each with its slot, and the
+//! entities that came (given the lowest free slots) or went (their slots freed); or the answer
+//! that this frame cannot be tracked (more newcomers than free slots, the highest slot
+//! freed, or a count that does not add up).
 
 use ecs::Mesh;
 use runtime::changes::ChangedSince;
@@ -19,8 +21,15 @@ const ENTITY_REFRESH_LIMIT: usize = 2048;
 pub(super) struct RefreshPlan {
     /// Archetype segments to refresh this frame.
     pub(super) segments: Vec<Segment>,
-    /// Single objects to refresh this frame.
+    /// Single objects to refresh this frame (the newcomers among them).
     pub(super) entities: Vec<(u32, Entity)>,
+    /// The newcomers of this frame with the slots they were given.
+    pub(super) spawned: Vec<(u32, Entity)>,
+    /// The slots freed this frame (their entity was despawned or lost its `Mesh`).
+    pub(super) freed: Vec<u32>,
+    /// Entity ids of this frame's newcomers (a bit per id): a row holding one may hold a new
+    /// entity under an id the archetype's cached rows knew for another.
+    reborn: Vec<u64>,
     /// Per segment of this frame: refresh it whole.
     segment_marks: Vec<bool>,
     /// Entity ids of many single objects to refresh (a bit per id), to find their archetypes.
@@ -34,6 +43,8 @@ impl RefreshPlan {
     pub(super) fn clear(&mut self) {
         self.segments.clear();
         self.entities.clear();
+        self.spawned.clear();
+        self.freed.clear();
     }
 
     /// Slots may have changed hands (a full frame): forgets every archetype's slots.
@@ -41,34 +52,59 @@ impl RefreshPlan {
         self.segment_slots.clear();
     }
 
-    /// Fills the lists from `changed`; false when the frame cannot be tracked: the log names
-    /// an object that came, went or lost its `Mesh`, or a refreshed archetype holds an
-    /// object without a slot. Writes the refreshed archetypes' slots into `slots`' storage
-    /// order (`objects` objects this frame).
+    /// Fills the lists from `changed`; false when the frame cannot be tracked: more newcomers
+    /// than free slots below the slot count, the highest slot freed (the count would drop),
+    /// `objects` not the count the log accounts for, or a refreshed archetype holding an object
+    /// without a slot. Gives the newcomers their slots and frees the slots of the entities
+    /// that went (in `slots` and `index`, as the full walk would: newcomers first, so no slot
+    /// freed this frame is taken again in it). Writes the refreshed archetypes' slots into
+    /// `slots`' storage order (`objects` objects this frame).
     pub(super) fn find(
         &mut self,
         changed: &ChangedSince,
         world: &World,
-        index: &SlotIndex,
+        index: &mut SlotIndex,
         slots: &mut ObjectSlots,
         segments: &[Segment],
         objects: usize,
     ) -> bool {
         for &entity in &changed.entities {
-            let alive = world.contains(entity);
-            match index.slot_of(entity) {
-                Some(slot) => {
-                    if !alive || !world.satisfies::<&Mesh>(entity) {
-                        return false;
-                    }
-                    self.entities.push((slot, entity));
-                }
-                None => {
-                    if alive && world.satisfies::<&Mesh>(entity) {
-                        return false;
-                    }
-                }
+            let meshed = world.contains(entity) && world.satisfies::<&Mesh>(entity);
+            match (index.slot_of(entity), meshed) {
+                (Some(slot), true) => self.entities.push((slot, entity)),
+                (Some(slot), false) => self.freed.push(slot),
+                (None, true) => self.spawned.push((0, entity)),
+                (None, false) => {}
             }
+        }
+        // An entity named twice (spawned, then given a component) counts once. Newcomers take
+        // their slots in the order of their ids, whatever the order of the log.
+        self.freed.sort_unstable();
+        self.freed.dedup();
+        self.spawned.sort_unstable_by_key(|&(_, entity)| entity.id());
+        self.spawned.dedup_by_key(|(_, entity)| *entity);
+        let highest = slots.len().checked_sub(1).map(|slot| slot as u32);
+        if self.spawned.len() > slots.holes()
+            || self.freed.last().copied() == highest && highest.is_some()
+            || objects + self.freed.len() != slots.live() + self.spawned.len()
+        {
+            return false;
+        }
+        if !self.spawned.is_empty() {
+            self.reborn.iter_mut().for_each(|word| *word = 0);
+            for (slot, entity) in &mut self.spawned {
+                *slot = slots.assign(index, *entity);
+                self.entities.push((*slot, *entity));
+                let id = entity.id() as usize;
+                if self.reborn.len() <= id / BITS_PER_WORD {
+                    self.reborn.resize(id / BITS_PER_WORD + 1, 0);
+                }
+                self.reborn[id / BITS_PER_WORD] |= 1 << (id % BITS_PER_WORD);
+            }
+            self.segment_slots.forget_ids(&self.reborn);
+        }
+        for &slot in &self.freed {
+            slots.free(index, slot);
         }
         self.segment_marks.clear();
         self.segment_marks.resize(segments.len(), false);
@@ -125,7 +161,8 @@ impl RefreshPlan {
 /// rows whose id changed.
 ///
 /// Ids are compared without generations: a despawned entity's id reused by a newcomer would
-/// look the same, but a spawn or despawn makes a full frame, which clears this.
+/// look the same, so a tracked frame with newcomers forgets the rows holding their ids first
+/// (`forget_ids`), and a full frame forgets everything.
 #[derive(Default)]
 struct SegmentSlots {
     /// (archetype position, its ids, their slots).
@@ -135,6 +172,17 @@ struct SegmentSlots {
 impl SegmentSlots {
     fn clear(&mut self) {
         self.entries.clear();
+    }
+
+    /// Forgets the rows holding one of the ids marked in `reborn` (a bit per id): a newcomer
+    /// may hold such an id in a row that held another entity under it.
+    fn forget_ids(&mut self, reborn: &[u64]) {
+        let marked = |id: u32| reborn.get(id as usize / BITS_PER_WORD).is_some_and(|word| word >> (id % 64) & 1 == 1);
+        for (_, ids, _) in &mut self.entries {
+            for id in ids.iter_mut().filter(|id| marked(**id)) {
+                *id = u32::MAX;
+            }
+        }
     }
 
     /// Records `segment`'s slots in `slots`' storage order; false when a row has no slot.

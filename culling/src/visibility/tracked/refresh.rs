@@ -1,7 +1,8 @@
 //! A tracked frame's refresh: the archetypes the change log names as written go through the
-//! full pass's own per-object code (`run_range`) over their rows, single entities through
-//! [`refresh_entity_into`] (the same arithmetic reached through the entity); their flag bits
-//! go into the word columns and their words are marked for the word pass.
+//! full pass's own per-object code (`run_range`) over their rows, single entities (newcomers
+//! included) through [`refresh_entity_into`] (the same arithmetic reached through the
+//! entity), freed slots become undrawable holes; their flag bits go into the word columns and
+//! their words are marked for the word pass.
 
 use std::sync::atomic::Ordering;
 
@@ -49,6 +50,9 @@ pub(super) fn refresh(
     visibility: &mut Visibility,
     work: &mut SlotWork,
 ) -> usize {
+    for &(slot, entity) in &plan.spawned {
+        visibility.objects.entities[slot as usize] = entity;
+    }
     let pass_totals = PassTotals::default();
     let objects = work.slots.storage().len();
     let outputs = PassOutputs::of(visibility, work, objects);
@@ -79,6 +83,15 @@ pub(super) fn refresh(
     let TrackedColumns { forced, with_lod, words: word_states, lod_holds } = tracked;
     let flag_columns = [&mut drawable[..], &mut casters[..], &mut tagged[..], &mut occluded_tag[..], forced, with_lod];
     let mut writer = FlagWriter::new(flag_columns, word_states, lod_holds);
+    // A freed slot becomes an undrawable hole, as a full frame leaves it.
+    for &slot in &plan.freed {
+        let slot = slot as usize;
+        let was_drawn = columns.draws[slot] != ObjectDraw::NONE;
+        columns.reset(slot);
+        columns.entities[slot] = Entity::DANGLING;
+        changes.mark(slot);
+        writer.set(slot, u8::from(was_drawn) << SlotFlag::DrawChanged as u8);
+    }
     for &word in words.iter() {
         let word = word as usize;
         let mut bits = std::mem::take(&mut mask[word]);
@@ -218,7 +231,7 @@ fn check_nothing_missed(world: &World, visibility: &Visibility) {
     }
     let mut query = world.query::<runtime::hecs::Entity>().with::<&Mesh>();
     for entity in query.iter() {
-        let slot = visibility.index.slot_of(entity).expect("a tracked frame has no new mesh entity");
+        let slot = visibility.index.slot_of(entity).expect("a tracked frame gives every newcomer its slot first");
         let slot_index = slot as usize;
         let columns = &visibility.objects;
         let (mut model, mut bounds) = (columns.models[slot_index], columns.bounds[slot_index]);
