@@ -12,7 +12,7 @@
 //! props; about 2% cars that move every frame) seen from a camera driving along a street,
 //! frustum and occlusion on (`visibility_city_1m`). And the still camera over a scene where 500
 //! meshes are despawned and 500 spawned every frame (`visibility_churn`), beside the same
-//! scene without churn.
+//! scene without churn, with and without a tenth of the meshes moving.
 //!
 //! `cargo bench -p culling --bench visibility` (add `-- --quick` while developing).
 
@@ -232,9 +232,18 @@ const CHURN: usize = 500;
 /// oldest meshes (the scene's own first, in a shuffled order, so the freed slots are spread
 /// over the whole scene) and spawns as many new ones on the grid, half of them in view,
 /// through the system's commands, as a game spawning and despawning through the schedule
-/// would. With `churn` 0 the system runs and does nothing: the baseline.
-fn churn_app(churn: usize) -> App {
-    let (mut app, _) = stage_app(None);
+/// would. With `churn` 0 the system runs and does nothing: the baseline. `with_movers`: a
+/// tenth of the scene's meshes also move every frame (as in `moving_10pct_still_camera`).
+fn churn_app(churn: usize, with_movers: bool) -> App {
+    let mut app = if with_movers {
+        let (mut app, _) = stage_app(None);
+        let movers: Vec<Entity> =
+            app.world_mut().query_mut::<(Entity, &Mesh)>().into_iter().map(|(entity, _)| entity).step_by(10).collect();
+        drop(app);
+        moving_app(None, &movers)
+    } else {
+        stage_app(None).0
+    };
     let mut alive: Vec<Entity> =
         app.world_mut().query_mut::<(Entity, &Mesh)>().into_iter().map(|(entity, _)| entity).collect();
     let mut random = support::Random(0x9e37_79b9_7f4a_7c15);
@@ -265,23 +274,35 @@ fn churn_app(churn: usize) -> App {
 fn bench_churn(c: &mut Criterion) {
     let mut group = c.benchmark_group("visibility_churn");
     group.throughput(Throughput::Elements(OBJECTS as u64));
-    for (name, churn) in [("no_churn", 0), ("spawn_500_despawn_500", CHURN)] {
-        let mut app = churn_app(churn);
+    for (name, churn, with_movers) in [
+        ("no_churn", 0, false),
+        ("spawn_500_despawn_500", CHURN, false),
+        ("moving_10pct_no_churn", 0, true),
+        ("moving_10pct_spawn_500_despawn_500", CHURN, true),
+    ] {
+        // Built on first use, so a filter that leaves a row out does not build its scene.
+        let mut scene: Option<App> = None;
         let mut tracked = (0usize, 0usize);
         group.bench_function(name, |b| {
+            let app = scene.get_or_insert_with(|| churn_app(churn, with_movers));
             b.iter(|| {
+                if app.resources().contains::<Clock>() {
+                    app.resource_mut::<Clock>().0 += 1;
+                }
                 app.run_frame();
                 tracked.0 += usize::from(app.resource::<Visibility>().stats().tracked);
                 tracked.1 += 1;
             })
         });
-        let objects = app.resource::<Visibility>().stats().objects;
-        eprintln!(
-            "{name}: {objects} objects, {} of {} frames tracked; median wall time per stage: {}",
-            tracked.0,
-            tracked.1,
-            stage_medians(&mut app, 101)
-        );
+        if let Some(app) = &mut scene {
+            let objects = app.resource::<Visibility>().stats().objects;
+            eprintln!(
+                "{name}: {objects} objects, {} of {} frames tracked; median wall time per stage: {}",
+                tracked.0,
+                tracked.1,
+                stage_medians(app, 101)
+            );
+        }
     }
     group.finish();
 }

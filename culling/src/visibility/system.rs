@@ -210,7 +210,7 @@ fn run_visibility(
     };
     // A tracked frame when the change log names every change since the last frame (see
     // `tracked.rs`); else the full pass over every object.
-    let tracked_frame = tracked.plan(ctx.world_unchecked(), visibility, &mut work.slots, segments, objects);
+    let tracked_frame = tracked.plan(ctx.world_unchecked(), visibility, work, segments, objects);
     if tracked_frame {
         let totals = tracked.run(&inputs, visibility, work);
         visibility.stats = VisibilityStats {

@@ -3,14 +3,14 @@
 //!
 //! A full frame (see `cull.rs`) walks every object in storage order. A **tracked frame**
 //! runs when the last frame left complete columns and the log names every change since (no
-//! "everything"), and the entities that came and went keep the slot count: newcomers fit in
-//! the free slots below it and the highest slot in use stays in use. Then:
+//! "everything"), and the slot count does not drop (the highest slot stays in use, or a
+//! newcomer takes one past it). Then:
 //!
 //! 0. **Slots**: the entities that were despawned or lost their `Mesh` free their slots
 //!    (their columns reset, as the full frame resets a freed slot's), and each newcomer
-//!    takes the lowest free slot that was free before this frame and is refreshed like any
-//!    single entity. A game that spawns and despawns every frame stays on this path once the
-//!    first despawns left free slots.
+//!    takes the lowest slot that was free before this frame, or a new one past the count (the
+//!    columns grow), and is refreshed like any single entity. A game that spawns and
+//!    despawns every frame stays on this path.
 //! 1. **Refresh**: the archetypes whose watched components were lent mutably (a system's
 //!    `&mut WorldTransform` query) go through the full pass's own per-object code
 //!    (`run_range`) over their rows; single entities (`get_mut`, a command) through
@@ -171,24 +171,59 @@ impl TrackedState {
         }
     }
     /// Whether this frame may be tracked, and if so what to refresh (see `plan.rs`): false
-    /// when the log says everything changed, or when the objects that came and went do not
-    /// fit the slot count (more newcomers than free slots, the highest slot freed). On a
-    /// tracked frame the newcomers already have their slots and the leavers' slots are free.
+    /// when the log says everything changed, or when the highest slot is freed with no
+    /// newcomer past it. On a tracked frame the newcomers already have their slots (the
+    /// columns grown for those past the old count) and the leavers' slots are free.
     pub(crate) fn plan(
         &mut self,
         world: &World,
         visibility: &mut Visibility,
-        slots: &mut ObjectSlots,
+        work: &mut SlotWork,
         segments: &[Segment],
         objects: usize,
     ) -> bool {
         runtime::profile_zone!("visibility plan");
         self.plan.clear();
-        let words = crate::bits::words_for(slots.len());
-        if !self.valid || self.changed.everything || self.words.len() != words {
+        let slot_count = work.slots.len();
+        if !self.valid || self.changed.everything || self.words.len() != crate::bits::words_for(slot_count) {
             return false;
         }
-        self.plan.find(&self.changed, world, &mut visibility.index, slots, segments, objects)
+        if !self.plan.find(&self.changed, world, &mut visibility.index, &mut work.slots, segments, objects) {
+            return false;
+        }
+        if work.slots.len() > slot_count {
+            self.grow(visibility, work);
+        }
+        true
+    }
+
+    /// Makes room for the slots newcomers took past the old count: every per-slot and
+    /// per-word column grows with the values of an empty slot and of a word never decided,
+    /// which the refresh and the word pass then fill.
+    fn grow(&mut self, visibility: &mut Visibility, work: &mut SlotWork) {
+        let slot_count = work.slots.len();
+        let words = crate::bits::words_for(slot_count);
+        visibility.objects.resize(slot_count);
+        // Nothing was marked yet this frame.
+        visibility.changes.begin(slot_count);
+        for column in [
+            &mut visibility.drawable,
+            &mut visibility.casters,
+            &mut work.tagged,
+            &mut work.occluded_tag,
+            &mut self.forced,
+            &mut self.with_lod,
+        ] {
+            column.resize(words, 0);
+        }
+        work.slot_flags.resize(slot_count, 0);
+        self.words.resize(words, WordState::default());
+        self.word_bounds.resize(words, EMPTY_BOX);
+        self.settled.resize(words, SettledBounds::NONE);
+        self.group_bounds.resize(words.div_ceil(GROUP_WORDS), EMPTY_BOX);
+        self.occluders.grow(words);
+        self.lod_holds.resize(slot_count, LodHold::NONE);
+        self.object_holds.resize(slot_count, ObjectHold::NONE);
     }
 
     /// Runs a tracked frame (after [`TrackedState::plan`] said yes): refresh, then the word

@@ -1,8 +1,8 @@
 //! What a tracked frame refreshes: from the change log's list of what changed since the last
 //! frame, the archetypes written whole and the single entities, each with its slot, and the
-//! entities that came (given the lowest free slots) or went (their slots freed); or the answer
-//! that this frame cannot be tracked (more newcomers than free slots, the highest slot
-//! freed, or a count that does not add up).
+//! entities that came (given the lowest free slots, then new ones past the count) or went
+//! (their slots freed); or the answer that this frame cannot be tracked (the highest slot
+//! freed with no newcomer past it, or a count that does not add up).
 
 use ecs::Mesh;
 use runtime::changes::ChangedSince;
@@ -52,8 +52,8 @@ impl RefreshPlan {
         self.segment_slots.clear();
     }
 
-    /// Fills the lists from `changed`; false when the frame cannot be tracked: more newcomers
-    /// than free slots below the slot count, the highest slot freed (the count would drop),
+    /// Fills the lists from `changed`; false when the frame cannot be tracked: the highest
+    /// slot freed while no newcomer takes a slot past it (the count would drop),
     /// `objects` not the count the log accounts for, or a refreshed archetype holding an object
     /// without a slot. Gives the newcomers their slots and frees the slots of the entities
     /// that went (in `slots` and `index`, as the full walk would: newcomers first, so no slot
@@ -83,9 +83,12 @@ impl RefreshPlan {
         self.freed.dedup();
         self.spawned.sort_unstable_by_key(|&(_, entity)| entity.id());
         self.spawned.dedup_by_key(|(_, entity)| *entity);
+        // Newcomers fill the free slots first; past those the count grows, and the highest
+        // slot is a newcomer's. Else the highest slot must stay in use: only a full frame
+        // drops slots from the count.
         let highest = slots.len().checked_sub(1).map(|slot| slot as u32);
-        if self.spawned.len() > slots.holes()
-            || self.freed.last().copied() == highest && highest.is_some()
+        let grows = self.spawned.len() > slots.holes();
+        if !grows && highest.is_some() && self.freed.last().copied() == highest
             || objects + self.freed.len() != slots.live() + self.spawned.len()
         {
             return false;
