@@ -71,3 +71,16 @@ fn bad_options_are_named() {
     }
     let _ = std::fs::remove_dir_all(&folder);
 }
+
+#[test]
+fn the_stress_scene_runs_without_a_renderer() {
+    // `--render none` culls on the CPU and draws nothing, whatever device the machine has.
+    let folder = temporary("stress", "none");
+    let arguments = ["--objects", "3000", "--churn", "100", "--frames", "6", "--render", "none", "--cull", "cpu"];
+    let (output, text) = stress(&folder, &arguments);
+    assert!(output.status.success(), "{text}");
+    let stats = std::fs::read_to_string(folder.join("stats.json")).expect("stats.json is written");
+    let stats: serde_json::Value = serde_json::from_str(&stats).expect("valid JSON");
+    assert_eq!(stats["frames"].as_array().map(Vec::len), Some(6));
+    let _ = std::fs::remove_dir_all(&folder);
+}

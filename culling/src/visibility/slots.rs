@@ -161,12 +161,6 @@ impl ObjectSlots {
         self.freed.clear();
     }
 
-    /// Free slots below [`ObjectSlots::len`]: how many entities can take a slot without the
-    /// slot count growing.
-    pub(crate) fn holes(&self) -> usize {
-        self.entities.len() - self.live
-    }
-
     /// Gives a new mesh entity the lowest free slot, outside the frame's full walk (a frame
     /// whose change log names every entity that came or went); returns the slot.
     pub(crate) fn assign(&mut self, index: &mut SlotIndex, entity: Entity) -> u32 {
@@ -174,11 +168,10 @@ impl ObjectSlots {
     }
 
     /// Frees `slot` (its entity was despawned or lost its `Mesh`), outside the frame's full
-    /// walk. The slot stays below [`ObjectSlots::len`] as a hole: the caller frees no slot
-    /// the count would drop (the highest in use), which only the full walk does.
+    /// walk. The slot stays below [`ObjectSlots::len`] as a hole until
+    /// [`ObjectSlots::drop_trailing_free`].
     pub(crate) fn free(&mut self, index: &mut SlotIndex, slot: u32) {
         let slot = slot as usize;
-        debug_assert!(slot + 1 < self.entities.len(), "the highest slot is freed by the full walk only");
         let (word, bit) = (slot / BITS_PER_WORD, 1u64 << (slot % BITS_PER_WORD));
         if self.allocated[word] & bit == 0 {
             return;
@@ -324,6 +317,12 @@ impl ObjectSlots {
                 self.freed.push(slot as u32);
             }
         }
+        self.drop_trailing_free();
+    }
+
+    /// Drops the free slots past the highest one in use, so that the count is one past it
+    /// again; freed slots past the new count are no longer reported.
+    pub(crate) fn drop_trailing_free(&mut self) {
         let mut len = self.entities.len();
         while len > 0 && self.allocated[(len - 1) / BITS_PER_WORD] >> ((len - 1) % BITS_PER_WORD) & 1 == 0 {
             len -= 1;

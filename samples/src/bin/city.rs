@@ -337,6 +337,7 @@ fn main() -> ExitCode {
         record.occluded = stats.occluded;
         record.small_or_far = stats.size_rejected + stats.distance_rejected;
         record.visible = stats.visible;
+        record.tracked = stats.tracked;
         if let (true, Some(rendering)) = (checked, &mut rendering) {
             // The last frame is `city.png`; `--png-every N` adds every N-th drawn frame.
             let mut request = CheckRequest {

@@ -308,7 +308,9 @@ fn main() -> ExitCode {
         record.occluded = stats.occluded;
         record.small_or_far = stats.size_rejected + stats.distance_rejected;
         record.visible = stats.visible;
-        let report = app.resource::<RenderReport>().clone();
+        record.tracked = stats.tracked;
+        // No renderer (`--render none`, or no Vulkan device): an empty report.
+        let report = app.resources().get::<RenderReport>().map(|report| report.clone()).unwrap_or_default();
         if rendering.is_some() {
             record.uploaded_bytes = Some(report.upload.bytes + report.upload.draw_bytes);
         }

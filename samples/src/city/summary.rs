@@ -30,6 +30,9 @@ pub struct FrameRecord {
     pub small_or_far: usize,
     /// Objects culling submitted (visible).
     pub visible: usize,
+    /// The Visibility stage redid only what the change log named
+    /// (`culling::VisibilityStats::tracked`), not a full pass over every object.
+    pub tracked: bool,
     /// Objects the GPU drew (only on drawn frames).
     pub drawn: Option<usize>,
     /// Triangles the GPU drew (only on drawn frames).
@@ -129,6 +132,10 @@ pub fn table(records: &[FrameRecord]) -> String {
     row("false_hidden", count(|record| record.false_hidden.map(|objects| objects as f64)), 0);
     row("efficiency", count(|record| record.efficiency), 3);
     row("scene mismatches", count(|record| record.scene_mismatches.map(|slots| slots as f64)), 0);
+    if !records.is_empty() {
+        let tracked = records.iter().filter(|record| record.tracked).count();
+        text.push_str(&format!("tracked frames: {tracked} of {} (the rest were full passes)\n", records.len()));
+    }
     text
 }
 

@@ -3,13 +3,13 @@
 //!
 //! A full frame (see `cull.rs`) walks every object in storage order. A **tracked frame**
 //! runs when the last frame left complete columns and the log names every change since (no
-//! "everything"), and the slot count does not drop (the highest slot stays in use, or a
-//! newcomer takes one past it). Then:
+//! "everything"). Then:
 //!
 //! 0. **Slots**: the entities that were despawned or lost their `Mesh` free their slots
 //!    (their columns reset, as the full frame resets a freed slot's), and each newcomer
-//!    takes the lowest slot that was free before this frame, or a new one past the count (the
-//!    columns grow), and is refreshed like any single entity. A game that spawns and
+//!    takes the lowest slot that was free before this frame, or a new one past the count, and
+//!    is refreshed like any single entity. The columns follow the count up, or down to one
+//!    past the highest slot left in use, as a full frame's would. A game that spawns and
 //!    despawns every frame stays on this path.
 //! 1. **Refresh**: the archetypes whose watched components were lent mutably (a system's
 //!    `&mut WorldTransform` query) go through the full pass's own per-object code
@@ -171,9 +171,9 @@ impl TrackedState {
         }
     }
     /// Whether this frame may be tracked, and if so what to refresh (see `plan.rs`): false
-    /// when the log says everything changed, or when the highest slot is freed with no
-    /// newcomer past it. On a tracked frame the newcomers already have their slots (the
-    /// columns grown for those past the old count) and the leavers' slots are free.
+    /// when the log says everything changed or misses a change. On a tracked frame the
+    /// newcomers already have their slots, the leavers' slots are free, and the columns fit
+    /// the new slot count.
     pub(crate) fn plan(
         &mut self,
         world: &World,
@@ -191,20 +191,24 @@ impl TrackedState {
         if !self.plan.find(&self.changed, world, &mut visibility.index, &mut work.slots, segments, objects) {
             return false;
         }
-        if work.slots.len() > slot_count {
-            self.grow(visibility, work);
+        if work.slots.len() != slot_count {
+            self.resize(visibility, work);
         }
         true
     }
 
-    /// Makes room for the slots newcomers took past the old count: every per-slot and
-    /// per-word column grows with the values of an empty slot and of a word never decided,
-    /// which the refresh and the word pass then fill.
-    fn grow(&mut self, visibility: &mut Visibility, work: &mut SlotWork) {
+    /// Fits every per-slot and per-word column to a slot count a tracked frame changed:
+    /// slots newcomers took past the old count get the values of an empty slot in words never
+    /// decided (the refresh and the word pass fill them); slots dropped past the highest one
+    /// in use are cut off, and the last word, if they shared it, is decided again.
+    fn resize(&mut self, visibility: &mut Visibility, work: &mut SlotWork) {
         let slot_count = work.slots.len();
         let words = crate::bits::words_for(slot_count);
+        let tail = slot_count % BITS_PER_WORD;
+        // The bits of a cut word that still name slots.
+        let kept = if tail == 0 { u64::MAX } else { (1u64 << tail) - 1 };
         visibility.objects.resize(slot_count);
-        // Nothing was marked yet this frame.
+        // Nothing was marked yet this frame; the dropped slots are gone, not changed.
         visibility.changes.begin(slot_count);
         for column in [
             &mut visibility.drawable,
@@ -213,15 +217,26 @@ impl TrackedState {
             &mut work.occluded_tag,
             &mut self.forced,
             &mut self.with_lod,
+            &mut self.occluders.bits,
         ] {
             column.resize(words, 0);
+            if let Some(last) = column.last_mut() {
+                *last &= kept;
+            }
         }
         work.slot_flags.resize(slot_count, 0);
         self.words.resize(words, WordState::default());
+        if let Some(last) = self.words.last_mut() {
+            // A word that lost slots: its bounds are found again without them (as if they
+            // had moved), and its objects decided again.
+            if !kept != 0 {
+                last.dirty = true;
+                last.refreshed |= !kept;
+            }
+        }
         self.word_bounds.resize(words, EMPTY_BOX);
         self.settled.resize(words, SettledBounds::NONE);
         self.group_bounds.resize(words.div_ceil(GROUP_WORDS), EMPTY_BOX);
-        self.occluders.grow(words);
         self.lod_holds.resize(slot_count, LodHold::NONE);
         self.object_holds.resize(slot_count, ObjectHold::NONE);
     }

@@ -31,12 +31,6 @@ impl OccluderBits {
         self.draws_changed_words.iter_mut().for_each(|bits| *bits.get_mut() = 0);
     }
 
-    /// Adds empty words up to `words` (slots added by a tracked frame): their objects are
-    /// new, and their draws mark the words to find.
-    pub(super) fn grow(&mut self, words: usize) {
-        self.bits.resize(words, 0);
-    }
-
     /// Finds the bits of every word when `full_frame` or the registry changed, else of the
     /// words this frame's jobs marked (clearing their `draws_changed`).
     pub(super) fn update(

@@ -1,8 +1,9 @@
 //! What a tracked frame refreshes: from the change log's list of what changed since the last
 //! frame, the archetypes written whole and the single entities, each with its slot, and the
 //! entities that came (given the lowest free slots, then new ones past the count) or went
-//! (their slots freed); or the answer that this frame cannot be tracked (the highest slot
-//! freed with no newcomer past it, or a count that does not add up).
+//! (their slots freed, the count dropping past the highest one left in use); or the answer
+//! that this frame cannot be tracked (a count that does not add up, a refreshed object
+//! without a slot).
 
 use ecs::Mesh;
 use runtime::changes::ChangedSince;
@@ -52,10 +53,9 @@ impl RefreshPlan {
         self.segment_slots.clear();
     }
 
-    /// Fills the lists from `changed`; false when the frame cannot be tracked: the highest
-    /// slot freed while no newcomer takes a slot past it (the count would drop),
-    /// `objects` not the count the log accounts for, or a refreshed archetype holding an object
-    /// without a slot. Gives the newcomers their slots and frees the slots of the entities
+    /// Fills the lists from `changed`; false when the frame cannot be tracked: `objects` not
+    /// the count the log accounts for, or a refreshed archetype holding an object without a
+    /// slot. Gives the newcomers their slots and frees the slots of the entities
     /// that went (in `slots` and `index`, as the full walk would: newcomers first, so no slot
     /// freed this frame is taken again in it). Writes the refreshed archetypes' slots into
     /// `slots`' storage order (`objects` objects this frame).
@@ -83,14 +83,7 @@ impl RefreshPlan {
         self.freed.dedup();
         self.spawned.sort_unstable_by_key(|&(_, entity)| entity.id());
         self.spawned.dedup_by_key(|(_, entity)| *entity);
-        // Newcomers fill the free slots first; past those the count grows, and the highest
-        // slot is a newcomer's. Else the highest slot must stay in use: only a full frame
-        // drops slots from the count.
-        let highest = slots.len().checked_sub(1).map(|slot| slot as u32);
-        let grows = self.spawned.len() > slots.holes();
-        if !grows && highest.is_some() && self.freed.last().copied() == highest
-            || objects + self.freed.len() != slots.live() + self.spawned.len()
-        {
+        if objects + self.freed.len() != slots.live() + self.spawned.len() {
             return false;
         }
         if !self.spawned.is_empty() {
@@ -109,6 +102,10 @@ impl RefreshPlan {
         for &slot in &self.freed {
             slots.free(index, slot);
         }
+        // The count ends one past the highest slot in use, as after a full frame; the freed
+        // slots past it are gone.
+        slots.drop_trailing_free();
+        self.freed.retain(|&slot| (slot as usize) < slots.len());
         self.segment_marks.clear();
         self.segment_marks.resize(segments.len(), false);
         for &archetype in &changed.archetypes {
