@@ -572,10 +572,23 @@ fn spawns_and_despawns_every_frame_give_a_fresh_culls_answer_and_complete_change
 
 #[test]
 fn thousands_of_single_moves_refresh_their_archetypes_and_match_a_fresh_cull() {
+    single_moves_match_a_fresh_cull(3500);
+}
+
+#[test]
+fn hundreds_of_single_moves_refresh_in_parallel_and_match_a_fresh_cull() {
+    // Three quarters of 1,000 objects a frame: above the parallel refresh's threshold, below
+    // the one that refreshes whole archetypes instead; some moved twice in a frame.
+    single_moves_match_a_fresh_cull(1000);
+}
+
+/// `count` cubes in rows ahead of the camera, three quarters of them moved one by one
+/// (`get_mut`) every frame, some of them twice; every frame's answer is a fresh cull's.
+fn single_moves_match_a_fresh_cull(count: usize) {
     let motion = Arc::new(Mutex::new(Motion::default()));
     let camera_transform = scene::look_at(Vec3::new(0.0, 2.0, 0.0), Vec3::new(0.0, 2.0, -1.0));
     let (mut app, _) = driven_app(camera_transform, motion.clone());
-    let mut objects: Vec<(Mat4, Mesh, Option<Lod>)> = (0..3500)
+    let mut objects: Vec<(Mat4, Mesh, Option<Lod>)> = (0..count)
         .map(|index| {
             let position = Vec3::new((index % 70) as f32 * 3.0 - 105.0, 0.0, -((index / 70) as f32) * 3.0 + 20.0);
             (Mat4::from_translation(position), scene::unit_cube_mesh(), None)
@@ -587,6 +600,10 @@ fn thousands_of_single_moves_refresh_their_archetypes_and_match_a_fresh_cull() {
         if frame > 1 {
             let mut wanted = motion.lock();
             for (index, (model, _, _)) in objects.iter_mut().enumerate().filter(|(index, _)| index % 4 != frame % 4) {
+                if index % 9 == 0 {
+                    // Named twice by the log: a first move the second one replaces.
+                    wanted.moves.push((entities[index], Mat4::from_translation(Vec3::splat(1e4))));
+                }
                 model.w_axis.x += if frame % 2 == 0 { 40.0 } else { -40.0 };
                 wanted.moves.push((entities[index], *model));
             }

@@ -14,7 +14,7 @@
 //! 1. **Refresh**: the archetypes whose watched components were lent mutably (a system's
 //!    `&mut WorldTransform` query) go through the full pass's own per-object code
 //!    (`run_range`) over their rows; single entities (`get_mut`, a command) through
-//!    `refresh_entity`, the same arithmetic reached through the entity. Their slots' flag
+//!    `refresh_entity_into`, the same arithmetic reached through the entity, in parallel when they are many. Their slots' flag
 //!    bits are updated and their words marked dirty.
 //! 2. **Cull by words of 64 slots**: a word that is clean under an unchanged view keeps last
 //!    frame's answer. Otherwise its bounds (the union of its finite drawable boxes, redone
@@ -66,7 +66,9 @@ use occluders::OccluderBits;
 use plan::RefreshPlan;
 use refresh::{refresh, RefreshScratch, TrackedColumns};
 use unions::{group_union, SettledBounds};
-use words::{redo_group_bounds, redo_word_bounds, SharedMut, WordCounters, WordInputs, WordState, WORD_GRAIN};
+use words::{
+    redo_group_bounds, redo_word_bounds, SharedMut, WordCounters, WordInputs, WordState, DECIDE_GRAIN, WORD_GRAIN,
+};
 pub(crate) use words::{TrackedTotals, GROUP_WORDS};
 
 use super::answer::{Visibility, EMPTY_BOX};
@@ -299,9 +301,9 @@ impl TrackedState {
         };
         // Jobs take whole groups of words (the grain is a multiple of the group size), so each
         // redoes the bounds of its own refreshed words and then of their groups.
-        const { assert!(WORD_GRAIN.is_multiple_of(GROUP_WORDS)) };
+        const { assert!(DECIDE_GRAIN.is_multiple_of(GROUP_WORDS)) };
         let _job_label = runtime::profiling::job_label("visibility decide words job");
-        runtime::jobs::parallel_for_chunks(&mut self.words, WORD_GRAIN, |first, chunk| {
+        runtime::jobs::parallel_for_chunks(&mut self.words, DECIDE_GRAIN, |first, chunk| {
             let mut local = TrackedTotals::default();
             let mut block = AabbBlock::new();
             let mut redone_groups = 0u64;

@@ -12,9 +12,9 @@ use runtime::hecs::{Entity, World};
 
 use super::flags::{FlagWriter, DENSE_REFRESH};
 use super::plan::RefreshPlan;
-use super::words::WordState;
+use super::words::{SharedMut, WordState};
 use crate::bits::{words_for, BITS_PER_WORD};
-use crate::visibility::answer::{ObjectColumns, ObjectDraw, Visibility, EMPTY_BOX};
+use crate::visibility::answer::{ObjectDraw, Visibility, EMPTY_BOX};
 use crate::visibility::cache::CachedBounds;
 use crate::visibility::cull::{is_finite_object, run_range, PassInputs, PassOutputs, PassTotals, SlotFlag};
 use crate::visibility::holds::LodHold;
@@ -22,12 +22,30 @@ use crate::visibility::segments::GRAIN;
 use crate::visibility::slots::SlotWork;
 
 /// Scratch of [`refresh`]: per slot word, the slots the archetype refresh wrote (all zero
-/// between frames), and the words with any.
+/// between frames), and the words with any; the single entities to refresh, each once, and
+/// what refreshing each gave.
 #[derive(Default)]
 pub(super) struct RefreshScratch {
     mask: Vec<u64>,
     words: Vec<u32>,
+    singles: Vec<(u32, Entity)>,
+    outcomes: Vec<Outcome>,
 }
+
+/// What refreshing one single entity gave: its flag byte, whether its box was computed, and
+/// whether its slot was drawn before.
+#[derive(Clone, Copy, Default)]
+struct Outcome {
+    flag: u8,
+    fresh: bool,
+    was_drawn: bool,
+}
+
+/// From this many single entities on, they are refreshed in parallel.
+const PARALLEL_SINGLES: usize = 256;
+
+/// Single entities per job of the parallel refresh.
+const SINGLES_GRAIN: usize = 128;
 
 /// The tracked state a refresh writes besides the answer and the slot columns.
 pub(super) struct TrackedColumns<'a> {
@@ -40,7 +58,7 @@ pub(super) struct TrackedColumns<'a> {
 }
 
 /// Refreshes what `plan` lists: the written archetypes through `run_range`, the single
-/// entities through [`refresh_entity`]; updates the slots' flag bits and marks their words
+/// entities through [`refresh_entity_into`]; updates the slots' flag bits and marks their words
 /// dirty. Returns how many boxes were computed.
 pub(super) fn refresh(
     plan: &RefreshPlan,
@@ -66,7 +84,7 @@ pub(super) fn refresh(
     // Gather the refreshed slots per word first, then write each word's flags once:
     // storage order need not follow slot order (tags reshuffle rows, and slots freed by
     // despawns are reused), and a run per change of word would then be a run per slot.
-    let RefreshScratch { mask, words } = scratch;
+    let RefreshScratch { mask, words, singles, outcomes } = scratch;
     mask.resize(words_for(work.slots.len()), 0);
     words.clear();
     for segment in &plan.segments {
@@ -107,20 +125,69 @@ pub(super) fn refresh(
         }
     }
     writer.flush();
+    // Single entities, each once (the log may name one twice). Each writes only its own
+    // slot's entries, so many are refreshed in parallel (a hierarchy's moved children are
+    // hundreds a frame, each a few component lookups); their flags then go into the word
+    // columns in order.
+    singles.clear();
     for &(slot, entity) in &plan.entities {
+        let (word, bit) = (slot as usize / BITS_PER_WORD, 1u64 << (slot as usize % BITS_PER_WORD));
+        if mask[word] & bit == 0 {
+            mask[word] |= bit;
+            singles.push((slot, entity));
+        }
+    }
+    for &(slot, _) in singles.iter() {
+        mask[slot as usize / BITS_PER_WORD] = 0;
+    }
+    outcomes.clear();
+    outcomes.resize(singles.len(), Outcome::default());
+    let (models, bounds, draws, cache) = (
+        SharedMut(columns.models.as_mut_ptr()),
+        SharedMut(columns.bounds.as_mut_ptr()),
+        SharedMut(columns.draws.as_mut_ptr()),
+        SharedMut(columns.cache.as_mut_ptr()),
+    );
+    let refresh_one = |&(slot, entity): &(u32, Entity)| {
         let slot = slot as usize;
-        let was_drawn = columns.draws[slot] != ObjectDraw::NONE;
-        let (flag, fresh) = refresh_entity(inputs, entity, slot, columns);
-        if fresh || flag >> SlotFlag::DrawChanged as u8 & 1 == 1 {
+        // SAFETY: every slot of `singles` is distinct and below the columns' length, so no
+        // two calls touch the same entries, and nothing else touches them meanwhile.
+        let entries = unsafe {
+            SlotEntries {
+                model: &mut *models.at(slot),
+                bounds: &mut *bounds.at(slot),
+                draw: &mut *draws.at(slot),
+                cache: &mut *cache.at(slot),
+            }
+        };
+        let was_drawn = *entries.draw != ObjectDraw::NONE;
+        let (flag, fresh) = refresh_entity_into(inputs.world, entity, entries, Some(inputs));
+        Outcome { flag, fresh, was_drawn }
+    };
+    if singles.len() >= PARALLEL_SINGLES {
+        let _label = runtime::profiling::job_label("visibility refresh entities job");
+        runtime::jobs::parallel_for_chunks(outcomes, SINGLES_GRAIN, |first, chunk| {
+            for (outcome, single) in chunk.iter_mut().zip(&singles[first..]) {
+                *outcome = refresh_one(single);
+            }
+        });
+    } else {
+        for (outcome, single) in outcomes.iter_mut().zip(singles.iter()) {
+            *outcome = refresh_one(single);
+        }
+    }
+    for (&(slot, _), outcome) in singles.iter().zip(outcomes.iter()) {
+        let slot = slot as usize;
+        if outcome.fresh || outcome.flag >> SlotFlag::DrawChanged as u8 & 1 == 1 {
             let drawn = columns.draws[slot] != ObjectDraw::NONE;
-            if drawn && !was_drawn {
+            if drawn && !outcome.was_drawn {
                 changes.mark_appeared(slot);
             } else {
                 changes.mark(slot);
             }
         }
-        computed += usize::from(fresh);
-        writer.set(slot, flag);
+        computed += usize::from(outcome.fresh);
+        writer.set(slot, outcome.flag);
     }
     #[cfg(debug_assertions)]
     check_nothing_missed(inputs.world, visibility);
@@ -133,17 +200,6 @@ struct SlotEntries<'a> {
     bounds: &'a mut Aabb,
     draw: &'a mut ObjectDraw,
     cache: &'a mut CachedBounds,
-}
-
-/// Refreshes slot `slot`'s columns from `entity` (see [`refresh_entity_into`]).
-fn refresh_entity(inputs: &PassInputs<'_>, entity: Entity, slot: usize, columns: &mut ObjectColumns) -> (u8, bool) {
-    let entries = SlotEntries {
-        model: &mut columns.models[slot],
-        bounds: &mut columns.bounds[slot],
-        draw: &mut columns.draws[slot],
-        cache: &mut columns.cache[slot],
-    };
-    refresh_entity_into(inputs.world, entity, entries, Some(inputs))
 }
 
 /// Refreshes one object's column entries through its entity, with the same arithmetic as

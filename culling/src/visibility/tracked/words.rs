@@ -18,8 +18,14 @@ use crate::visibility::holds::{FrustumHold, FrustumShape, LodHold, ObjectHold, W
 /// Words per group of the occlusion step's first level (4096 slots).
 pub(crate) const GROUP_WORDS: usize = 64;
 
-/// Words per job of the word pass (16k slots).
+/// Words per job of the passes over every word that cost about the same per word (16k slots).
 pub(super) const WORD_GRAIN: usize = 256;
+
+/// Words per job of the word pass: one group (4096 slots). Its cost per word ranges from a
+/// few nanoseconds (a clean word under the same view) to microseconds (a word near the
+/// camera, tested object by object), and the costly words crowd together, so small jobs keep
+/// the threads from waiting on the one that drew them.
+pub(super) const DECIDE_GRAIN: usize = GROUP_WORDS;
 
 /// What one word of 64 slots kept from the frame that last decided it.
 #[derive(Clone, Copy, Debug)]
