@@ -71,10 +71,11 @@ fn stage_app_with(threads: Option<usize>, marked_every: Option<usize>) -> (App, 
     world.spawn_batch(
         (0..OBJECTS).filter(|index| index % 4 == 0).map(|index| (place(index), mesh, Visible(true), ShadowCaster)),
     );
-    let levels = vec![
+    let levels: std::sync::Arc<[LodLevel]> = vec![
         LodLevel { mesh: MeshHandle(1), max_distance: 50.0 },
         LodLevel { mesh: MeshHandle(2), max_distance: 200.0 },
-    ];
+    ]
+    .into();
     world.spawn_batch(
         (0..OBJECTS)
             .filter(|index| index % 8 == 1)

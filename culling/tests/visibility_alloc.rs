@@ -44,7 +44,7 @@ fn steady_state_frames_allocate_nothing() {
                 LodLevel { mesh: MeshHandle(1), max_distance: 20.0 },
                 LodLevel { mesh: MeshHandle(2), max_distance: 60.0 },
             ];
-            app.world_mut().insert_one(entity, Lod { levels, bias: 1.0 }).expect("the mesh is alive");
+            app.world_mut().insert_one(entity, Lod { levels: levels.into(), bias: 1.0 }).expect("the mesh is alive");
         }
     }
     let targets = [Vec3::new(50.0, 0.0, 50.0), Vec3::new(-50.0, 0.0, 50.0)];

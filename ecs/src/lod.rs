@@ -1,5 +1,7 @@
 //! Level of detail: coarser geometry as an entity recedes.
 
+use std::sync::Arc;
+
 use glam::Mat4;
 
 use crate::camera::ProjectionKind;
@@ -23,19 +25,22 @@ pub struct LodLevel {
 /// 60-degree vertical field of view and a zoomed view holds each level further out. Past the
 /// last level the last one keeps drawing: making something vanish is the distance cull's job.
 ///
-/// The levels live in a `Vec` allocated when the component is built, never per frame. An
-/// entity without `Lod` draws its [`Mesh`](crate::Mesh) handle unchanged.
+/// The levels are shared: build the list once per mesh (`vec![...].into()`) and clone the
+/// component for every entity that draws it, and a million trees hold one list, not a
+/// million (no allocation per entity, and the cull, which picks a level for every object it
+/// refreshes, reads one list that stays in cache instead of one scattered over the heap
+/// each). An entity without `Lod` draws its [`Mesh`](crate::Mesh) handle unchanged.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Lod {
     /// Levels, nearest first; `max_distance` should grow from one to the next.
-    pub levels: Vec<LodLevel>,
+    pub levels: Arc<[LodLevel]>,
     /// This entity's bias: above 1 holds finer levels further out.
     pub bias: f32,
 }
 
 impl Default for Lod {
     fn default() -> Self {
-        Lod { levels: Vec::new(), bias: 1.0 }
+        Lod { levels: Arc::from([]), bias: 1.0 }
     }
 }
 
@@ -64,9 +69,12 @@ impl Lod {
     ///     levels: vec![
     ///         LodLevel { mesh: MeshHandle(0), max_distance: 10.0 },
     ///         LodLevel { mesh: MeshHandle(1), max_distance: 50.0 },
-    ///     ],
+    ///     ]
+    ///     .into(),
     ///     bias: 1.0,
     /// };
+    /// let tree = lod.clone();
+    /// assert!(std::sync::Arc::ptr_eq(&tree.levels, &lod.levels), "instances share one list");
     /// assert_eq!(lod.select(5.0, 1.0, 1.0), Some(MeshHandle(0)));
     /// assert_eq!(lod.select(20.0, 1.0, 1.0), Some(MeshHandle(1)));
     /// assert_eq!(lod.select(900.0, 1.0, 1.0), Some(MeshHandle(1)), "the last level keeps drawing");
@@ -116,7 +124,8 @@ mod tests {
             levels: vec![
                 LodLevel { mesh: MeshHandle(7), max_distance: 10.0 },
                 LodLevel { mesh: MeshHandle(8), max_distance: 20.0 },
-            ],
+            ]
+            .into(),
             bias: 1.0,
         }
     }

@@ -311,7 +311,7 @@ fn cached_boxes_and_verdicts_give_the_answer_of_a_fresh_cull_frame_after_frame()
         .map(|index| {
             let position = Vec3::new(next() * 200.0 - 100.0, next() * 10.0 - 5.0, next() * 200.0 - 100.0);
             let size = 0.1 + next() * 3.0;
-            let lod = (index % 3 == 0).then(|| Lod { levels: levels.clone(), bias: 1.0 });
+            let lod = (index % 3 == 0).then(|| Lod { levels: levels.clone().into(), bias: 1.0 });
             (
                 Mat4::from_scale_rotation_translation(Vec3::splat(size), Quat::IDENTITY, position),
                 scene::unit_cube_mesh(),

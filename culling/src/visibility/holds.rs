@@ -61,7 +61,7 @@ pub(super) fn hold_of(lods: &Lod, center: Vec3, scaled: f32, global_bias: f32) -
         return LodHold::NONE;
     }
     let mut above = f32::NEG_INFINITY;
-    for level in &lods.levels {
+    for level in lods.levels.iter() {
         let threshold = level.max_distance * bias;
         if scaled <= threshold {
             return LodHold { center, above, up_to: threshold };

@@ -170,7 +170,7 @@ fn a_turning_camera_changes_thousands_of_tags_but_only_the_records_of_movers() {
                 LodLevel { mesh: MeshHandle(10), max_distance: 30.0 },
                 LodLevel { mesh: MeshHandle(11), max_distance: 1000.0 },
             ];
-            app.world_mut().insert_one(entity, Lod { levels, bias: 1.0 }).unwrap();
+            app.world_mut().insert_one(entity, Lod { levels: levels.into(), bias: 1.0 }).unwrap();
         }
         entities.push(entity);
     }
@@ -288,7 +288,7 @@ fn lod_hands_over_at_the_authored_distance() {
         LodLevel { mesh: MeshHandle(10), max_distance: 10.0 },
         LodLevel { mesh: MeshHandle(11), max_distance: 30.0 },
     ];
-    app.world_mut().insert_one(entity, Lod { levels, bias: 1.0 }).unwrap();
+    app.world_mut().insert_one(entity, Lod { levels: levels.into(), bias: 1.0 }).unwrap();
     // The default camera is 60° vertical: the reference field of view, scale 1.
     let mesh_at = |app: &mut App, distance: f32| {
         set_camera(app, camera, scene::look_at(Vec3::new(0.0, 0.0, distance), Vec3::ZERO));

@@ -128,7 +128,7 @@ fn tracked_frames_give_the_answer_of_a_fresh_cull_frame_after_frame() {
             let jitter = Vec3::new(next() * 16.0 - 8.0, next() * 10.0 - 5.0, next() * 16.0 - 8.0);
             let position = clusters[index / 64] + jitter;
             let size = 0.1 + next() * 3.0;
-            let lod = (index % 3 == 0).then(|| Lod { levels: levels.clone(), bias: 1.0 });
+            let lod = (index % 3 == 0).then(|| Lod { levels: levels.clone().into(), bias: 1.0 });
             let model = Mat4::from_scale_rotation_translation(Vec3::splat(size), Quat::IDENTITY, position);
             (model, scene::unit_cube_mesh(), lod)
         })
@@ -479,7 +479,7 @@ fn spawns_and_despawns_every_frame_give_a_fresh_culls_answer_and_complete_change
     let object = |next: &mut dyn FnMut() -> f32, serial: usize| {
         let position = Vec3::new(next() * 160.0 - 80.0, next() * 10.0 - 5.0, next() * 160.0 - 80.0);
         let size = 0.1 + next() * 3.0;
-        let lod = serial.is_multiple_of(4).then(|| Lod { levels: levels.clone(), bias: 1.0 });
+        let lod = serial.is_multiple_of(4).then(|| Lod { levels: levels.clone().into(), bias: 1.0 });
         (
             Mat4::from_scale_rotation_translation(Vec3::splat(size), Quat::IDENTITY, position),
             scene::unit_cube_mesh(),
@@ -760,7 +760,7 @@ fn a_creeping_camera_changes_each_level_on_the_frame_a_fresh_cull_does() {
     let mut objects: Vec<(Mat4, Mesh, Option<Lod>)> = (0..320)
         .map(|index| {
             let position = Vec3::new(next() * 6.0 - 3.0, next() * 2.0, -2.0 - index as f32 * 0.25);
-            let lod = (index % 5 != 0).then(|| Lod { levels: levels.clone(), bias: 0.8 + next() * 0.4 });
+            let lod = (index % 5 != 0).then(|| Lod { levels: levels.clone().into(), bias: 0.8 + next() * 0.4 });
             (Mat4::from_translation(position), scene::unit_cube_mesh(), lod)
         })
         .collect();

@@ -191,7 +191,7 @@ impl CityLibrary {
                 };
                 levels.push(LodLevel { mesh: MeshHandle(id), max_distance: data.max_distance });
             }
-            lods[handle.0 as usize] = Some(Lod { levels, bias: 1.0 });
+            lods[handle.0 as usize] = Some(Lod { levels: levels.into(), bias: 1.0 });
             summaries.push((*handle, *name, mesh.summary()));
         }
         CityLibrary { library, lods, summaries }

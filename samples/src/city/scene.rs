@@ -177,7 +177,8 @@ pub fn build_city(world: &mut World, config: &CityConfig, lods: Option<&CityLibr
             LodLevel { mesh: CityMeshes::TREE_HIGH, max_distance: 40.0 },
             LodLevel { mesh: CityMeshes::TREE_MEDIUM, max_distance: 120.0 },
             LodLevel { mesh: CityMeshes::TREE_LOW, max_distance: 240.0 },
-        ],
+        ]
+        .into(),
         bias: 1.0,
     };
 
