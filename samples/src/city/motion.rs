@@ -49,12 +49,25 @@ impl PoseAnimation {
             let time = ctx.time.elapsed_seconds as f32;
             walkers.par_for_each(4096, |(pose, animation)| {
                 let cycle = ((time + animation.phase) / animation.period.max(0.1)).fract();
-                let raise = (cycle * std::f32::consts::TAU).sin().max(0.0);
+                let raise = raise_of(cycle);
                 pose.origin_min = Vec3::new(-0.25, 0.0, -0.1);
                 pose.origin_max = Vec3::new(0.25 + 0.45 * raise, 1.7 + 0.55 * raise, 0.1);
             });
         })
     }
+}
+
+/// How high the arms are at `cycle` turns into the cycle (0 to 1): up and down over the
+/// first half, `sin(2 pi cycle)` there, resting over the second. Bhaskara's rational
+/// approximation of the sine (within 0.002 of it), the arm's height needing no more: a
+/// library `sin` per pedestrian was most of the Input stage of a million-object city.
+fn raise_of(cycle: f32) -> f32 {
+    if !(0.0..0.5).contains(&cycle) {
+        return 0.0;
+    }
+    let t = 2.0 * cycle;
+    let arc = t * (1.0 - t);
+    16.0 * arc / (5.0 - 4.0 * arc)
 }
 
 /// The camera's flight: along a street through the city, looking around as it goes, diving
@@ -103,4 +116,19 @@ pub fn install(app: &mut runtime::App) {
     app.add_system(Stage::Input, Traffic::system());
     app.add_system(Stage::Input, PoseAnimation::system());
     app.add_system(Stage::Input, camera_path_system());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::raise_of;
+
+    #[test]
+    fn arms_follow_the_sine_over_the_first_half_and_rest_over_the_second() {
+        for step in 0..=1000 {
+            let cycle = step as f32 / 1000.0;
+            let exact = (cycle * std::f32::consts::TAU).sin().max(0.0);
+            assert!((raise_of(cycle) - exact).abs() < 0.002, "cycle {cycle}: {} against {exact}", raise_of(cycle));
+        }
+        assert_eq!(raise_of(f32::NAN), 0.0, "a NaN phase rests");
+    }
 }
