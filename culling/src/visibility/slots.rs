@@ -15,8 +15,11 @@
 //! The walk also records the slot of each object in storage order, which is how the hot
 //! loops (which walk archetypes) write through the slot. A frame in which no mesh entity came
 //! or went is one parallel lookup over storage order (id to slot through a dense table); only
-//! frames with spawns or despawns add a serial pass. Nothing
-//! allocates once the tables have their capacity.
+//! frames with spawns or despawns add a serial pass. A tracked frame (`tracked/plan.rs`)
+//! skips the walk: the change log names the entities that came and went, which
+//! [`ObjectSlots::assign`] and [`ObjectSlots::free`] handle under the same rules (newcomers
+//! first, so a slot freed this frame is not taken again in it). Nothing allocates once the
+//! tables have their capacity.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -117,11 +120,11 @@ impl ObjectSlots {
         self.storage[segment.start..segment.start + segment.len].copy_from_slice(slots);
     }
 
-    /// For a frame without spawns or despawns: records the slots of `segment`'s objects in
-    /// storage order (sized to `objects`); false when one of them owns no slot (it is new).
-    /// A row holding the id it held when the segment's slots were last found
-    /// (`previous_ids[row]`, ids without generations, valid while no mesh entity came or
-    /// went) takes its slot then (`previous_slots[row]`) without a lookup: tags moving a few
+    /// For a tracked frame (every newcomer already given its slot): records the slots of
+    /// `segment`'s objects in storage order (sized to `objects`); false when one of them owns
+    /// no slot. A row holding the id it held when the segment's slots were last found
+    /// (`previous_ids[row]`, ids without generations: the caller forgets the rows of ids
+    /// reborn since) takes its slot then (`previous_slots[row]`) without a lookup: tags moving a few
     /// objects in or out of an archetype change a few rows (hecs fills a hole with the last
     /// row), and each lookup is two scattered reads.
     pub(crate) fn look_up_segment(
