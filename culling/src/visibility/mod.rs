@@ -35,8 +35,8 @@
 //!
 //! **Where things are.** `system.rs` runs the frame: `segments.rs` lists the mesh archetypes,
 //! `slots.rs` gives every object its slot, `cull.rs` is the full pass (`cache.rs` the
-//! per-slot box cache), `tracked/` the pass over what changed, `tags.rs` the tag changes and
-//! the system applying them. `answer.rs` is [`Visibility`], all a game reads
+//! per-slot box cache), `tracked/` the pass over what changed, `gather.rs` the index lists,
+//! `tags.rs` the tag changes and the system applying them. `answer.rs` is [`Visibility`], all a game reads
 //! (`changes.rs`: which slots it changed); `state.rs` is the stage's working memory, which
 //! nothing outside the stage sees; `holds.rs` what a word may skip while the camera creeps.
 
@@ -44,6 +44,7 @@ mod answer;
 mod cache;
 mod changes;
 mod cull;
+mod gather;
 mod holds;
 mod segments;
 mod slots;

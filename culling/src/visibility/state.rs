@@ -22,6 +22,8 @@ pub(crate) struct StageState {
     /// The drawable and caster words the answer's `scene` list was last built from: while
     /// they stay the same (most frames), the list is kept instead of built again.
     pub(crate) scene_source: (Vec<u64>, Vec<u64>),
+    /// Scratch of the gather: where each run of words starts in the list being filled.
+    pub(crate) gather_runs: Vec<usize>,
     /// The view epoch cached verdicts are checked against (see `cache.rs`).
     pub(crate) view_epoch: ViewEpoch,
     /// The CPU occlusion step's buffers and occluder choice.

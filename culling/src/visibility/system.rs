@@ -9,13 +9,14 @@ use runtime::{App, Stage, System, SystemContext};
 use super::answer::{Visibility, VisibilityStats};
 use super::cache::ViewKey;
 use super::cull::{pack_slot_flags, run_range, PassInputs, PassOutputs, PassTotals};
+use super::gather::{gather, GatherLists};
 use super::segments::{list_segments, GRAIN};
 use super::slots::SlotWork;
 use super::state::StageState;
 use super::tags::{record_tag_changes, record_tags_cleared, visibility_tags_system, TagChanges, TagColumns};
 use super::tracked::{watched_types, TrackedState};
 use crate::backend::{CullingChoice, GpuFeedback};
-use crate::bits::{words_for, VisibilityBits};
+use crate::bits::words_for;
 use crate::kernels::Kernel;
 use crate::lod::lod_scale;
 use crate::occlusion::OccluderMeshes;
@@ -322,7 +323,7 @@ fn finish_frame(
     FrameInputs { settings, viewport, feedback, .. }: FrameInputs<'_>,
     trusted: bool,
 ) {
-    let StageState { work, tag_marked, scene_source, occlusion, tracked, .. } = state;
+    let StageState { work, tag_marked, scene_source, gather_runs, occlusion, tracked, .. } = state;
     // Occlusion: survivors hidden behind the chosen occluders lose their bit and
     // are counted in `stats.occluded`, when `settings.occlusion_culling` is on and an
     // `OccluderMeshes` resource is present (see `crate::occlusion::stage`).
@@ -348,7 +349,7 @@ fn finish_frame(
     // runs beside the other.
     let Visibility { bits, objects, visible, scene, caster_count, drawable, casters, index, occluded, stats, .. } =
         visibility;
-    let lists = GatherLists { visible, scene, caster_count, scene_source };
+    let lists = GatherLists { visible, scene, caster_count, scene_source, run_starts: gather_runs };
     let SlotWork { tagged, occluded_tag, .. } = work;
     let tag_columns = tag_changes.map(|changes| TagColumns {
         visible: bits.words(),
@@ -401,53 +402,4 @@ fn apply_gpu_occlusion(visibility: &mut Visibility, gpu_visible: &[u64], in_view
     }
     visibility.stats.occluded += occluded_count;
     visibility.stats.visible -= occluded_count;
-}
-
-/// The lists of the [`Visibility`] resource the gather writes, with the stage's record of
-/// what `scene` was built from.
-struct GatherLists<'a> {
-    visible: &'a mut Vec<u32>,
-    scene: &'a mut Vec<u32>,
-    caster_count: &'a mut usize,
-    /// The `drawable` and `casters` columns `scene` was built from.
-    scene_source: &'a mut (Vec<u64>, Vec<u64>),
-}
-
-/// The gather: `visible` in slot order, then `scene` with the casters first (rebuilt only
-/// when the drawable objects or the casters changed).
-fn gather(bits: &VisibilityBits, drawable: &[u64], casters: &[u64], lists: GatherLists<'_>) {
-    runtime::profile_zone!("visibility gather");
-    let GatherLists { visible, scene, caster_count, scene_source } = lists;
-    visible.clear();
-    push_set_bits(visible, bits.words().iter().copied());
-    if scene_source.0 == drawable && scene_source.1 == casters {
-        return;
-    }
-    scene_source.0.clear();
-    scene_source.0.extend_from_slice(drawable);
-    scene_source.1.clear();
-    scene_source.1.extend_from_slice(casters);
-    scene.clear();
-    push_set_bits(scene, drawable.iter().zip(casters.iter()).map(|(drawable, caster)| drawable & caster));
-    *caster_count = scene.len();
-    push_set_bits(scene, drawable.iter().zip(casters.iter()).map(|(drawable, caster)| drawable & !caster));
-}
-
-/// Appends the index of every set bit of `words` (word `w` covering objects `64 w ..`).
-fn push_set_bits(out: &mut Vec<u32>, words: impl Iterator<Item = u64>) {
-    for (word_index, mut word) in words.enumerate() {
-        if word == 0 {
-            continue;
-        }
-        // One capacity check per word, not per bit (this runs over every visible object).
-        let count = word.count_ones() as usize;
-        out.reserve(count);
-        let base = (word_index * 64) as u32;
-        for entry in &mut out.spare_capacity_mut()[..count] {
-            entry.write(base + word.trailing_zeros());
-            word &= word - 1;
-        }
-        // SAFETY: the `count` entries past the length were reserved and written just above.
-        unsafe { out.set_len(out.len() + count) };
-    }
 }
