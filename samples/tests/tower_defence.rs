@@ -24,3 +24,18 @@ fn three_hundred_frames_hash_the_same_on_one_and_two_threads() {
     assert!(hierarchy.orphans_detached > 0, "the plain despawn at frame 199 left barrels standing");
     assert_eq!(single.command_report(), runtime::CommandReport::default(), "the game misuses no command");
 }
+
+#[test]
+fn a_game_spawning_and_despawning_every_frame_stays_on_the_tracked_path() {
+    // Enemies spawn every frame, die, reach the base, barrels lose their turret: after the
+    // first frame the Visibility stage redoes only what the change log names.
+    let mut game = tower_defence::build(2, 20);
+    let mut full_frames = Vec::new();
+    for frame in 0..240 {
+        game.run_frame();
+        if !game.resource::<culling::Visibility>().stats().tracked {
+            full_frames.push(frame);
+        }
+    }
+    assert_eq!(full_frames, [0], "only the first frame is a full pass");
+}
