@@ -72,6 +72,19 @@ fn fresh_answer(objects: &[(Mat4, Mesh, Option<Lod>)], camera: Transform, settin
     answer_by_index(&app, &entities)
 }
 
+/// Asserts that a tracked stage's answer is a fresh cull's: the bits, the visible and
+/// rejected counts, and the draws of the objects in view (outside it, a word keeps its last
+/// levels).
+fn assert_fresh_answer(frame: impl std::fmt::Display, ours: &Answer, fresh: &Answer) {
+    assert_eq!(ours.visible, fresh.visible, "frame {frame}: a tracked stage's bits are a fresh cull's");
+    assert_eq!(ours.counts, fresh.counts, "frame {frame}: visible and rejected counts as a fresh cull's");
+    for (index, &visible) in fresh.visible.iter().enumerate() {
+        if visible {
+            assert_eq!(ours.draws[index], fresh.draws[index], "frame {frame}: object {index}'s draw is a fresh cull's");
+        }
+    }
+}
+
 /// Marks the objects one system moves as a group, through an archetype query.
 struct Drifter;
 
@@ -170,17 +183,7 @@ fn tracked_frames_give_the_answer_of_a_fresh_cull_frame_after_frame() {
         tracked_frames += usize::from(app.resource::<Visibility>().stats().tracked);
         let fresh = fresh_answer(&objects, camera_transform, settings);
         let ours = answer_by_index(&app, &entities);
-        assert_eq!(ours.visible, fresh.visible, "frame {frame}: a tracked stage's bits are a fresh cull's");
-        assert_eq!(ours.counts, fresh.counts, "frame {frame}: visible and rejected counts as a fresh cull's");
-        // The draws of objects in view (outside it, a word keeps its last levels).
-        for (index, &visible) in fresh.visible.iter().enumerate() {
-            if visible {
-                assert_eq!(
-                    ours.draws[index], fresh.draws[index],
-                    "frame {frame}: object {index}'s draw is a fresh cull's"
-                );
-            }
-        }
+        assert_fresh_answer(frame, &ours, &fresh);
     }
     assert!(tracked_frames >= 27, "every frame after the first ones is tracked ({tracked_frames} of 30)");
 }
@@ -558,13 +561,7 @@ fn spawns_and_despawns_every_frame_give_a_fresh_culls_answer_and_complete_change
         drop(visibility);
         let fresh = fresh_answer(&objects, camera_transform, settings);
         let ours = answer_by_index(&app, &entities);
-        assert_eq!(ours.visible, fresh.visible, "frame {frame}: the bits of a fresh cull");
-        assert_eq!(ours.counts, fresh.counts, "frame {frame}: the counts of a fresh cull");
-        for (index, &visible) in fresh.visible.iter().enumerate() {
-            if visible {
-                assert_eq!(ours.draws[index], fresh.draws[index], "frame {frame}: object {index}'s draw");
-            }
-        }
+        assert_fresh_answer(frame, &ours, &fresh);
     }
     assert_eq!(churned_tracked, churned, "every frame with spawns and despawns is tracked");
     assert!(tracked_frames >= 25, "{tracked_frames} of 40 frames tracked");
@@ -810,13 +807,7 @@ fn a_creeping_camera_changes_each_level_on_the_frame_a_fresh_cull_does() {
         let fresh = fresh_answer(&objects, camera_transform, settings);
         let ours = answer_by_index(&app, &entities);
         // The camera only moves, so words keep their side of the frustum by their holds too.
-        assert_eq!(ours.visible, fresh.visible, "frame {frame}: a tracked stage's bits are a fresh cull's");
-        assert_eq!(ours.counts, fresh.counts, "frame {frame}: counts as a fresh cull's");
-        for (index, &visible) in fresh.visible.iter().enumerate() {
-            if visible {
-                assert_eq!(ours.draws[index], fresh.draws[index], "frame {frame}: object {index}'s level");
-            }
-        }
+        assert_fresh_answer(frame, &ours, &fresh);
         if let Some(previous) = &previous {
             level_changes += previous.iter().zip(&ours.draws).filter(|(before, now)| before != now).count();
         }
