@@ -13,9 +13,16 @@ use crate::bits::BITS_PER_WORD;
 use crate::visibility::segments::Segment;
 use crate::visibility::slots::{ObjectSlots, SlotIndex};
 
-/// Above this many single objects to refresh, the archetypes holding them are refreshed
-/// whole instead (a lookup through the entity costs several archetype rows).
+/// Above this many single objects to refresh (or [`OBJECTS_PER_SINGLE`]th of the objects, if
+/// more), the archetypes holding them are refreshed whole instead: a lookup through the
+/// entity costs several archetype rows.
 const ENTITY_REFRESH_LIMIT: usize = 2048;
+
+/// Finding the archetypes of many single objects reads the id of every object (a few
+/// instructions each), and a single object's refresh through its entity costs about as much
+/// as 256 of those reads (about 1,500 instructions, measured): in a large world, thousands
+/// of single objects are cheaper refreshed one by one than found by a scan of every id.
+const OBJECTS_PER_SINGLE: usize = 256;
 
 /// This frame's refresh lists, and what finding them keeps from frame to frame.
 #[derive(Default)]
@@ -113,7 +120,7 @@ impl RefreshPlan {
                 self.segment_marks[index] = true;
             }
         }
-        if self.entities.len() > ENTITY_REFRESH_LIMIT {
+        if self.entities.len() > ENTITY_REFRESH_LIMIT.max(objects / OBJECTS_PER_SINGLE) {
             // Many single objects (a moving hierarchy's children): reaching each through its
             // entity costs more than refreshing the archetypes that hold them, found by one
             // scan of the ids.
