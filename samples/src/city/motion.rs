@@ -50,7 +50,7 @@ impl PoseAnimation {
     /// few hundred objects at street level instead of the 32k pedestrians of a
     /// million-object city. An unseen pedestrian keeps its last pose, which is the pose it
     /// is culled and drawn with: nothing it shows is missed. When more than
-    /// [`POSE_ONE_BY_ONE`] were on screen (the view over the rooftops), or before the first
+    /// 2,048 (`POSE_ONE_BY_ONE`) were on screen (the view over the rooftops), or before the first
     /// answer, every pedestrian is posed at once on every thread.
     pub fn system() -> System {
         // The pedestrians seen last frame (a list kept from frame to frame).
