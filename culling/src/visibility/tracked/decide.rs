@@ -69,7 +69,7 @@ pub(super) fn decide_word(
             None => {
                 word.frustum_hold = FrustumHold::NONE;
                 // Inside is only asked for when no other cull is on, as below.
-                WordSide::of(inputs.view.frustum(), shared.word_bounds(index), !secondary_culls)
+                shared.planes.side(shared.word_bounds(index), !secondary_culls)
             }
         }
     } else {

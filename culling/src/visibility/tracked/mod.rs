@@ -73,7 +73,7 @@ pub(crate) use words::{TrackedTotals, GROUP_WORDS};
 
 use super::answer::{Visibility, EMPTY_BOX};
 use super::cull::PassInputs;
-use super::holds::{FrustumShape, LodHold, ObjectHold, WordLodHold};
+use super::holds::{FrustumShape, LodHold, ObjectHold, WordLodHold, WordPlanes};
 use super::segments::Segment;
 use super::slots::{ObjectSlots, SlotWork};
 use crate::bits::BITS_PER_WORD;
@@ -297,6 +297,7 @@ impl TrackedState {
             lod_holds: SharedMut(self.lod_holds.as_mut_ptr()),
             object_holds: SharedMut(self.object_holds.as_mut_ptr()),
             frustum_shape: self.frustum_shape,
+            planes: WordPlanes::of(inputs.view.frustum()),
             changes,
         };
         // Jobs take whole groups of words (the grain is a multiple of the group size), so each

@@ -13,7 +13,9 @@ use crate::visibility::answer::ObjectDraw;
 use crate::visibility::cache::CachedBounds;
 use crate::visibility::changes::SlotChanges;
 use crate::visibility::cull::PassInputs;
-use crate::visibility::holds::{FrustumHold, FrustumShape, LodHold, ObjectHold, WordLodHold, WordObjectHolds};
+use crate::visibility::holds::{
+    FrustumHold, FrustumShape, LodHold, ObjectHold, WordLodHold, WordObjectHolds, WordPlanes,
+};
 
 /// Words per group of the occlusion step's first level (4096 slots).
 pub(crate) const GROUP_WORDS: usize = 64;
@@ -123,6 +125,8 @@ pub(super) struct WordInputs<'a> {
     pub(super) lod_holds: SharedMut<LodHold>,
     pub(super) object_holds: SharedMut<ObjectHold>,
     pub(super) frustum_shape: FrustumShape,
+    /// This frame's frustum planes, lane by lane, for the words' side tests.
+    pub(super) planes: WordPlanes,
     /// Where a level of detail that changes a draw marks its slot.
     pub(super) changes: &'a SlotChanges,
 }
