@@ -157,19 +157,35 @@ impl WordPlanes {
         lanes
     }
 
-    /// [`WordSide::of`] for the frustum these planes came from.
+    /// [`WordSide::of`] for the frustum these planes came from: per lane, the corner farthest
+    /// along the normal and the one farthest against it, each plane's distance to them and
+    /// its rounding margin, as [`corners`] and [`distance_and_margin`] compute them, written
+    /// out on plain arrays so that the lanes vectorize.
     pub(super) fn side(&self, bounds: &Aabb, ask_inside: bool) -> WordSide {
         if !self.finite {
             return WordSide::Straddles;
         }
+        let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
         let (mut outside, mut inside) = ([false; PLANE_LANES], [false; PLANE_LANES]);
         for lane in 0..PLANE_LANES {
-            let normal = Vec3::new(self.normal[0][lane], self.normal[1][lane], self.normal[2][lane]);
-            let plane = normal.extend(self.offset[lane]);
-            let (farthest, nearest) = corners(plane, bounds);
-            let (distance, margin) = distance_and_margin(plane, farthest);
+            let normal = [self.normal[0][lane], self.normal[1][lane], self.normal[2][lane]];
+            let offset = self.offset[lane];
+            let mut farthest = [0.0f32; 3];
+            let mut nearest = [0.0f32; 3];
+            for axis in 0..3 {
+                let positive = normal[axis] > 0.0;
+                farthest[axis] = if positive { max[axis] } else { min[axis] };
+                nearest[axis] = if positive { min[axis] } else { max[axis] };
+            }
+            let distance_and_margin = |corner: [f32; 3]| {
+                let terms = [normal[0] * corner[0], normal[1] * corner[1], normal[2] * corner[2]];
+                let distance = terms[0] + terms[1] + terms[2] + offset;
+                let margin = 1e-4 * (terms[0].abs() + terms[1].abs() + terms[2].abs() + offset.abs()) + 1e-4;
+                (distance, margin)
+            };
+            let (distance, margin) = distance_and_margin(farthest);
             outside[lane] = distance < -margin;
-            let (distance, margin) = distance_and_margin(plane, nearest);
+            let (distance, margin) = distance_and_margin(nearest);
             inside[lane] = distance > margin;
         }
         if outside.iter().any(|&outside| outside) {
