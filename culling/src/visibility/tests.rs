@@ -147,6 +147,44 @@ fn tags_change_only_on_transitions() {
     assert!(!app.world().satisfies::<&Culled>(behind[0]));
 }
 
+/// A turn that changes more tags than the moves are warmed for: they go in row order, over
+/// archetypes whose rows earlier moves shuffled, and every entity ends with the tag its answer
+/// wants and every value it had.
+#[test]
+fn a_turn_of_thousands_of_moves_tags_every_entity_by_its_answer() {
+    let (mut app, camera) = app_with_camera(2, Vec3::ZERO, Vec3::NEG_Z);
+    let mut random = Random(5);
+    let cubes: Vec<(Entity, Vec3)> = (0..12_000)
+        .map(|index| {
+            let angle = random.range(0.0, std::f32::consts::TAU);
+            let position = Vec3::new(angle.cos() * 30.0, random.range(-2.0, 2.0), angle.sin() * 30.0);
+            let entity = cube_at(app.world_mut(), position);
+            // A few archetypes, so that moves leave and enter several.
+            if index % 3 == 0 {
+                app.world_mut().insert_one(entity, ShadowCaster).unwrap();
+            }
+            (entity, position)
+        })
+        .collect();
+    let mut most_changes = 0;
+    for yaw in [0.0f32, 180.0, 90.0, 270.0, 0.0] {
+        let yaw = yaw.to_radians();
+        set_camera(&mut app, camera, scene::look_at(Vec3::ZERO, Vec3::new(-yaw.sin(), 0.0, -yaw.cos())));
+        app.run_frame();
+        let stats = *app.resource::<Visibility>().stats();
+        most_changes = most_changes.max(stats.tags_inserted + stats.tags_removed);
+        let visibility = app.resource::<Visibility>();
+        let world = app.world();
+        for &(entity, position) in &cubes {
+            let visible = visibility.bits().is_visible(index_of(&visibility, entity));
+            assert_eq!(world.satisfies::<&Culled>(entity), !visible, "Culled is the frustum's answer");
+            let transform = world.get::<&Transform>(entity).expect("the moves keep every component");
+            assert_eq!(transform.translation, position);
+        }
+    }
+    assert!(most_changes > 2 * super::tags::ORDER_BY_ROWS_FROM, "a turn moved {most_changes} entities");
+}
+
 /// What a renderer uploads per object: the record the slot's columns describe.
 type Record = (Mat4, Aabb, crate::ObjectDraw);
 
