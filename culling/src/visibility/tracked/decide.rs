@@ -6,6 +6,7 @@
 #[cfg(debug_assertions)]
 use super::checks::{check_decided, check_levels_hold, check_side_holds};
 use super::objects::decide_objects;
+use super::read_unborrowed;
 use super::words::{TrackedTotals, WordInputs, WordState};
 use crate::bits::BITS_PER_WORD;
 use crate::soa::AabbBlock;
@@ -167,10 +168,11 @@ fn pick_levels(shared: &WordInputs<'_>, base: usize, mut members: u64) -> (bool,
         }
         // Until it holds again, the word holds nothing.
         slack = f32::NEG_INFINITY;
-        let Ok(object) = inputs.world.entity(shared.entities[slot]) else {
-            continue;
-        };
-        let (Some(mesh), Some(lods)) = (object.get::<&Mesh>(), object.get::<&Lod>()) else {
+        let entity = shared.entities[slot];
+        // SAFETY: the word pass runs in the Visibility system, which declares reads of both.
+        let read =
+            unsafe { (read_unborrowed::<Mesh>(inputs.world, entity), read_unborrowed::<Lod>(inputs.world, entity)) };
+        let (Some(mesh), Some(lods)) = read else {
             continue;
         };
         // SAFETY: as above.
@@ -181,7 +183,7 @@ fn pick_levels(shared: &WordInputs<'_>, base: usize, mut members: u64) -> (bool,
         if let Some(level) = lods.select(distance, inputs.lod_scale, inputs.lod_bias) {
             picked.mesh = level;
         }
-        *hold = hold_of(&lods, center, distance * inputs.lod_scale, inputs.lod_bias);
+        *hold = hold_of(lods, center, distance * inputs.lod_scale, inputs.lod_bias);
         if *draw != picked {
             *draw = picked;
             changed = true;

@@ -12,6 +12,7 @@ use runtime::hecs::{Entity, World};
 
 use super::flags::{FlagWriter, DENSE_REFRESH};
 use super::plan::RefreshPlan;
+use super::read_unborrowed;
 use super::words::{SharedMut, WordState};
 use crate::bits::{words_for, BITS_PER_WORD};
 use crate::visibility::answer::{ObjectDraw, Visibility, EMPTY_BOX};
@@ -161,7 +162,8 @@ pub(super) fn refresh(
             }
         };
         let was_drawn = *entries.draw != ObjectDraw::NONE;
-        let (flag, fresh) = refresh_entity_into(inputs.world, entity, entries, Some(inputs));
+        // SAFETY: this runs in the Visibility system, which declares reads of what it reads.
+        let (flag, fresh) = unsafe { refresh_entity_into(inputs.world, entity, entries, Some(inputs)) };
         Outcome { flag, fresh, was_drawn }
     };
     if singles.len() >= PARALLEL_SINGLES {
@@ -205,7 +207,10 @@ struct SlotEntries<'a> {
 /// Refreshes one object's column entries through its entity, with the same arithmetic as
 /// `run_range`, the level of detail under `view` included (the verdict is left to the word
 /// pass). Returns its flag byte (without the visible bit) and whether its box was computed.
-fn refresh_entity_into(
+///
+/// # Safety
+/// As [`read_unborrowed`]: no one writes the entity's components meanwhile.
+unsafe fn refresh_entity_into(
     world: &World,
     entity: Entity,
     entries: SlotEntries<'_>,
@@ -222,18 +227,28 @@ fn refresh_entity_into(
     ] {
         flag |= u8::from(present) << kind as u8;
     }
-    let source = object.get::<&Mesh>().and_then(|mesh| {
-        let shown = object.get::<&Visible>().is_none_or(|shown| shown.0);
-        if !(shown && mesh.is_drawable()) {
+    // SAFETY: the caller's duty: no one writes these components meanwhile.
+    let (mesh, shown, matrix, transform, pose, lods) = unsafe {
+        (
+            read_unborrowed::<Mesh>(world, entity),
+            read_unborrowed::<Visible>(world, entity),
+            read_unborrowed::<WorldTransform>(world, entity),
+            read_unborrowed::<Transform>(world, entity),
+            read_unborrowed::<SkinnedPose>(world, entity),
+            read_unborrowed::<Lod>(world, entity),
+        )
+    };
+    let source = mesh.and_then(|mesh| {
+        if !(shown.is_none_or(|shown| shown.0) && mesh.is_drawable()) {
             return None;
         }
-        let model = match (object.get::<&WorldTransform>(), object.get::<&Transform>()) {
+        let model = match (matrix, transform) {
             (Some(world), _) => world.0,
             (None, Some(local)) => local.to_matrix(),
             (None, None) => return None,
         };
-        let local = match object.get::<&SkinnedPose>() {
-            Some(pose) => mesh.local_bounds(Some(&pose)),
+        let local = match pose {
+            Some(pose) => mesh.local_bounds(Some(pose)),
             None => mesh.bounds,
         };
         Some((model, local, ObjectDraw { mesh: mesh.mesh, material: mesh.material }))
@@ -247,7 +262,6 @@ fn refresh_entity_into(
         return (flag | u8::from(draw_changed) << SlotFlag::DrawChanged as u8, false);
     };
     flag |= 1 << SlotFlag::Drawable as u8;
-    let lods = object.get::<&Lod>();
     flag |= u8::from(lods.is_some()) << SlotFlag::HasLod as u8;
     let mut draw = draw;
     if let (Some(lods), Some(inputs)) = (lods, view) {
@@ -293,7 +307,8 @@ fn check_nothing_missed(world: &World, visibility: &Visibility) {
         let (mut model, mut bounds) = (columns.models[slot_index], columns.bounds[slot_index]);
         let (mut draw, mut cache) = (columns.draws[slot_index], columns.cache[slot_index]);
         let entries = SlotEntries { model: &mut model, bounds: &mut bounds, draw: &mut draw, cache: &mut cache };
-        let (flag, fresh) = refresh_entity_into(world, entity, entries, None);
+        // SAFETY: as in `refresh`: inside the Visibility system.
+        let (flag, fresh) = unsafe { refresh_entity_into(world, entity, entries, None) };
         let (word, bit) = (slot as usize / BITS_PER_WORD, 1u64 << (slot as usize % BITS_PER_WORD));
         let drawable = visibility.drawable[word] & bit != 0;
         assert!(
