@@ -88,6 +88,16 @@ impl TagChanges {
         ]
     }
 
+    /// How many entities the lists hold (an entity is in at most one of them).
+    fn len(&self) -> usize {
+        self.insert_culled.len()
+            + self.remove_culled.len()
+            + self.insert_occluded.len()
+            + self.remove_occluded.len()
+            + self.occluded_to_culled.len()
+            + self.culled_to_occluded.len()
+    }
+
     /// Every entity of every list (an entity is in at most one of them).
     fn entities(&self) -> impl Iterator<Item = &Entity> {
         [
@@ -410,7 +420,7 @@ pub fn visibility_tags_system() -> System {
         };
         let started = std::time::Instant::now();
         let changes = &mut *changes;
-        if changes.entities().count() > ORDER_BY_ROWS_FROM {
+        if changes.len() > ORDER_BY_ROWS_FROM {
             changes.order_by_rows(ctx.world);
         } else {
             warm_rows(ctx.world, changes);
