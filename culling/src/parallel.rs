@@ -15,6 +15,22 @@ use crate::soa::{AabbSlices, SphereSlices};
 /// job's kernel time dwarfs the cost of handing it out.
 pub const DEFAULT_GRAIN: usize = 16 * 1024;
 
+/// A column the jobs of one parallel loop write at once, each only at entries no other job
+/// touches (its own words, slots or run of a list).
+pub(crate) struct SharedMut<T>(pub(crate) *mut T);
+
+// SAFETY: jobs write through the pointer only at entries no other job touches, and the
+// column outlives the parallel call.
+unsafe impl<T> Sync for SharedMut<T> {}
+
+impl<T> SharedMut<T> {
+    /// The entry at `index` (a method, so closures capture the whole wrapper, not its field).
+    #[inline(always)]
+    pub(crate) fn at(&self, index: usize) -> *mut T {
+        self.0.wrapping_add(index)
+    }
+}
+
 /// Totals of the statistics the jobs report; relaxed atomics, since only the sum is read,
 /// after the parallel call has joined every job.
 #[derive(Default)]

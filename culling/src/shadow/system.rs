@@ -16,6 +16,7 @@ use super::views::{
 use crate::bits::{words_for, VisibilityBits, BITS_PER_WORD};
 use crate::frustum::Frustum;
 use crate::kernels::Kernel;
+use crate::parallel::SharedMut;
 use crate::soa::AabbSoa;
 use crate::visibility::{Visibility, VISIBILITY_SYSTEM};
 
@@ -522,17 +523,17 @@ impl ShadowViews {
         let kernel = Kernel::detect();
         let boxes = self.bounds.slices();
         let words_per_view = self.words_per_view;
-        let target = WordTarget(self.words.as_mut_ptr());
+        // The caster words of every view, written by the jobs.
+        let target = SharedMut(self.words.as_mut_ptr());
         let frusta = &self.views;
         runtime::jobs::parallel_for_ranges(0..words_per_view, CULL_GRAIN / BITS_PER_WORD, |range| {
-            let target = &target;
             let objects = range.start * BITS_PER_WORD..(range.end * BITS_PER_WORD).min(casters);
             let sub = boxes.sub(objects);
             for (view, light_view) in frusta.iter().enumerate() {
                 // SAFETY: each job owns words `range` of every view (disjoint ranges of one
                 // parallel loop), and `words` holds `views * words_per_view` words.
                 let out = unsafe {
-                    std::slice::from_raw_parts_mut(target.0.add(view * words_per_view + range.start), range.len())
+                    std::slice::from_raw_parts_mut(target.at(view * words_per_view + range.start), range.len())
                 };
                 kernel.cull_aabbs(&light_view.frustum, sub, out);
             }
@@ -543,11 +544,6 @@ impl ShadowViews {
         }
     }
 }
-
-/// The caster words of every view, written by the jobs of the multi-view cull.
-struct WordTarget(*mut u64);
-// SAFETY: the jobs write disjoint words through it (see `ShadowViews::cull`).
-unsafe impl Sync for WordTarget {}
 
 /// The pose of a light: its world matrix, or its local transform before the first
 /// Transform stage.

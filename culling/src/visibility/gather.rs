@@ -7,9 +7,8 @@
 //! objects sees 300k of them, and a game spawning every frame rebuilds `scene` every frame:
 //! lists that long are written by every thread at once.
 
-use std::mem::MaybeUninit;
-
 use crate::bits::{VisibilityBits, BITS_PER_WORD};
+use crate::parallel::SharedMut;
 
 /// Slot words per job of a list fill (64k slots).
 const FILL_WORDS: usize = 1024;
@@ -48,20 +47,6 @@ pub(super) fn gather(bits: &VisibilityBits, drawable: &[u64], casters: &[u64], l
     append_set_bits(scene, count, |index| drawable[index] & !casters[index], run_starts);
 }
 
-/// The list being filled, shared by the fill jobs, each writing only its run's entries.
-struct FillTarget(*mut MaybeUninit<u32>);
-
-// SAFETY: the jobs write disjoint entries (each its run's, placed by the counts), and the
-// list outlives the parallel call.
-unsafe impl Sync for FillTarget {}
-
-impl FillTarget {
-    /// The entry at `index` (a method, so closures capture the whole wrapper).
-    fn at(&self, index: usize) -> *mut MaybeUninit<u32> {
-        self.0.wrapping_add(index)
-    }
-}
-
 /// Appends to `out` the index of every set bit of `word(0)`, ..., `word(words - 1)` (word
 /// `w` covering objects `64 w ..`), in order: runs of [`FILL_WORDS`] words are counted, then
 /// written in parallel. `run_starts` is scratch.
@@ -75,7 +60,8 @@ fn append_set_bits(out: &mut Vec<u32>, words: usize, word: impl Fn(usize) -> u64
         total += range.map(|index| word(index).count_ones() as usize).sum::<usize>();
     }
     out.reserve(total);
-    let target = FillTarget(out.spare_capacity_mut().as_mut_ptr());
+    // The list being filled, shared by the fill jobs, each writing only its run's entries.
+    let target = SharedMut(out.spare_capacity_mut().as_mut_ptr());
     let fill = |run: usize| {
         let mut at = run_starts[run];
         for index in run * FILL_WORDS..((run + 1) * FILL_WORDS).min(words) {

@@ -164,12 +164,6 @@ impl ObjectSlots {
         self.freed.clear();
     }
 
-    /// Gives a new mesh entity the lowest free slot, outside the frame's full walk (a frame
-    /// whose change log names every entity that came or went); returns the slot.
-    pub(crate) fn assign(&mut self, index: &mut SlotIndex, entity: Entity) -> u32 {
-        self.allocate(index, entity)
-    }
-
     /// Frees `slot` (its entity was despawned or lost its `Mesh`), outside the frame's full
     /// walk. The slot stays below [`ObjectSlots::len`] as a hole until
     /// [`ObjectSlots::drop_trailing_free`].
@@ -182,11 +176,7 @@ impl ObjectSlots {
         self.allocated[word] &= !bit;
         self.live -= 1;
         self.first_free_word = self.first_free_word.min(word);
-        let entity = std::mem::replace(&mut self.entities[slot], Entity::DANGLING);
-        if index.by_id.get(entity.id() as usize) == Some(&(entity, slot as u32)) {
-            index.by_id[entity.id() as usize] = (Entity::DANGLING, NO_SLOT);
-        }
-        self.freed.push(slot as u32);
+        self.release_owner(index, slot);
     }
 
     /// Assigns this frame's slots to the entities of `segments` (the mesh archetypes in
@@ -260,7 +250,7 @@ impl ObjectSlots {
                 }
                 // SAFETY: as in `look_up`.
                 let entity = unsafe { world.find_entity_from_id(id) };
-                let slot = self.allocate(index, entity);
+                let slot = self.assign(index, entity);
                 self.seen[slot as usize / BITS_PER_WORD] |= 1 << (slot as usize % BITS_PER_WORD);
                 self.storage[segment.start + row] = slot;
             }
@@ -268,8 +258,9 @@ impl ObjectSlots {
         self.free_unseen(index);
     }
 
-    /// Gives `entity` the lowest free slot (or a new one) and returns it.
-    fn allocate(&mut self, index: &mut SlotIndex, entity: Entity) -> u32 {
+    /// Gives `entity` the lowest free slot (or a new one) and returns it: for the full walk's
+    /// new entities, and for the newcomers a tracked frame's change log names.
+    pub(crate) fn assign(&mut self, index: &mut SlotIndex, entity: Entity) -> u32 {
         let words = self.allocated.len();
         while self.first_free_word < words && self.allocated[self.first_free_word] == u64::MAX {
             self.first_free_word += 1;
@@ -313,14 +304,20 @@ impl ObjectSlots {
             while unseen != 0 {
                 let slot = word_index * BITS_PER_WORD + unseen.trailing_zeros() as usize;
                 unseen &= unseen - 1;
-                let entity = std::mem::replace(&mut self.entities[slot], Entity::DANGLING);
-                if index.by_id.get(entity.id() as usize) == Some(&(entity, slot as u32)) {
-                    index.by_id[entity.id() as usize] = (Entity::DANGLING, NO_SLOT);
-                }
-                self.freed.push(slot as u32);
+                self.release_owner(index, slot);
             }
         }
         self.drop_trailing_free();
+    }
+
+    /// Takes slot `slot` from its entity (whose allocation bit the caller cleared): the index
+    /// forgets it, unless its id already names a newer owner, and the slot is reported freed.
+    fn release_owner(&mut self, index: &mut SlotIndex, slot: usize) {
+        let entity = std::mem::replace(&mut self.entities[slot], Entity::DANGLING);
+        if index.by_id.get(entity.id() as usize) == Some(&(entity, slot as u32)) {
+            index.by_id[entity.id() as usize] = (Entity::DANGLING, NO_SLOT);
+        }
+        self.freed.push(slot as u32);
     }
 
     /// Drops the free slots past the highest one in use, so that the count is one past it

@@ -188,6 +188,16 @@ fn tracked_frames_give_the_answer_of_a_fresh_cull_frame_after_frame() {
     assert!(tracked_frames >= 27, "every frame after the first ones is tracked ({tracked_frames} of 30)");
 }
 
+/// An app on two threads with the stage, a camera at the origin looking down -Z and
+/// [`scene_with_mover`]'s scene; returns the app and the mover.
+fn app_with_mover(count: usize) -> (App, Entity) {
+    let mut app = App::with_threads(2);
+    super::install(&mut app);
+    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::ZERO, Vec3::NEG_Z));
+    let mover = scene_with_mover(&mut app, count);
+    (app, mover)
+}
+
 /// A still scene of `count` cubes in view and one `mover` behind the camera.
 fn scene_with_mover(app: &mut App, count: usize) -> Entity {
     for index in 0..count {
@@ -233,10 +243,7 @@ fn a_moved_object_is_seen_on_the_next_tracked_frame_and_nothing_else_is_read() {
 
 #[test]
 fn commands_that_change_an_object_are_seen_by_a_tracked_frame() {
-    let mut app = App::with_threads(2);
-    super::install(&mut app);
-    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::ZERO, Vec3::NEG_Z));
-    let mover = scene_with_mover(&mut app, 100);
+    let (mut app, mover) = app_with_mover(100);
     let ahead = app.world_mut().spawn((
         WorldTransform(Mat4::from_translation(Vec3::new(0.0, 0.0, -10.0))),
         scene::unit_cube_mesh(),
@@ -317,10 +324,7 @@ fn add_life(app: &mut App, life: Arc<Mutex<Life>>) {
 
 #[test]
 fn spawns_and_despawns_are_tracked_as_the_slot_count_moves() {
-    let mut app = App::with_threads(2);
-    super::install(&mut app);
-    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::ZERO, Vec3::NEG_Z));
-    let mover = scene_with_mover(&mut app, 100);
+    let (mut app, mover) = app_with_mover(100);
     let life = Arc::new(Mutex::new(Life::default()));
     add_life(&mut app, life.clone());
     app.run_frames(3);

@@ -66,9 +66,7 @@ use occluders::OccluderBits;
 use plan::RefreshPlan;
 use refresh::{refresh, RefreshScratch, TrackedColumns};
 use unions::{group_union, SettledBounds};
-use words::{
-    redo_group_bounds, redo_word_bounds, SharedMut, WordCounters, WordInputs, WordState, DECIDE_GRAIN, WORD_GRAIN,
-};
+use words::{redo_group_bounds, redo_word_bounds, WordCounters, WordInputs, WordState, DECIDE_GRAIN, WORD_GRAIN};
 pub(crate) use words::{TrackedTotals, GROUP_WORDS};
 
 use super::answer::{Visibility, EMPTY_BOX};
@@ -79,6 +77,7 @@ use super::slots::{ObjectSlots, SlotWork};
 use crate::bits::BITS_PER_WORD;
 use crate::occlusion::stage::WordGroups;
 use crate::occlusion::OccluderMeshes;
+use crate::parallel::SharedMut;
 use crate::soa::AabbBlock;
 
 /// Component `T` of `entity`, read without the world's borrow counter: `EntityRef::get`

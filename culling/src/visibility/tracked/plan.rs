@@ -98,11 +98,7 @@ impl RefreshPlan {
             for (slot, entity) in &mut self.spawned {
                 *slot = slots.assign(index, *entity);
                 self.entities.push((*slot, *entity));
-                let id = entity.id() as usize;
-                if self.reborn.len() <= id / BITS_PER_WORD {
-                    self.reborn.resize(id / BITS_PER_WORD + 1, 0);
-                }
-                self.reborn[id / BITS_PER_WORD] |= 1 << (id % BITS_PER_WORD);
+                mark_id(&mut self.reborn, entity.id());
             }
             self.segment_slots.forget_ids(&self.reborn);
         }
@@ -140,17 +136,9 @@ impl RefreshPlan {
     fn mark_archetypes_of_entities(&mut self, world: &World, segments: &[Segment]) {
         self.entity_marks.clear();
         for &(_, entity) in &self.entities {
-            let id = entity.id() as usize;
-            if self.entity_marks.len() <= id / BITS_PER_WORD {
-                self.entity_marks.resize(id / BITS_PER_WORD + 1, 0);
-            }
-            self.entity_marks[id / BITS_PER_WORD] |= 1 << (id % BITS_PER_WORD);
+            mark_id(&mut self.entity_marks, entity.id());
         }
-        let marks = &self.entity_marks;
-        let marked = |id: u32| {
-            let id = id as usize;
-            marks.get(id / BITS_PER_WORD).is_some_and(|word| word >> (id % BITS_PER_WORD) & 1 == 1)
-        };
+        let marked = |id: u32| id_marked(&self.entity_marks, id);
         for (segment, segment_marked) in segments.iter().zip(self.segment_marks.iter_mut()) {
             if *segment_marked {
                 continue;
@@ -159,6 +147,21 @@ impl RefreshPlan {
             *segment_marked = archetype.ids().iter().any(|&id| marked(id));
         }
     }
+}
+
+/// Sets entity id `id`'s bit in `marks` (a bit per id), growing it to hold the id.
+fn mark_id(marks: &mut Vec<u64>, id: u32) {
+    let id = id as usize;
+    if marks.len() <= id / BITS_PER_WORD {
+        marks.resize(id / BITS_PER_WORD + 1, 0);
+    }
+    marks[id / BITS_PER_WORD] |= 1 << (id % BITS_PER_WORD);
+}
+
+/// Whether entity id `id`'s bit is set in `marks` (ids past its end are not).
+fn id_marked(marks: &[u64], id: u32) -> bool {
+    let id = id as usize;
+    marks.get(id / BITS_PER_WORD).is_some_and(|word| word >> (id % BITS_PER_WORD) & 1 == 1)
 }
 
 /// The slots of the rows of the archetypes a tracked frame refreshes, kept with the entity
@@ -184,9 +187,8 @@ impl SegmentSlots {
     /// Forgets the rows holding one of the ids marked in `reborn` (a bit per id): a newcomer
     /// may hold such an id in a row that held another entity under it.
     fn forget_ids(&mut self, reborn: &[u64]) {
-        let marked = |id: u32| reborn.get(id as usize / BITS_PER_WORD).is_some_and(|word| word >> (id % 64) & 1 == 1);
         for (_, ids, _) in &mut self.entries {
-            for id in ids.iter_mut().filter(|id| marked(**id)) {
+            for id in ids.iter_mut().filter(|id| id_marked(reborn, **id)) {
                 *id = u32::MAX;
             }
         }

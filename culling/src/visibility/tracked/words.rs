@@ -9,6 +9,7 @@ use glam::Mat4;
 use runtime::hecs::Entity;
 
 use super::unions::{group_union, SettledBounds};
+use crate::parallel::SharedMut;
 use crate::visibility::answer::ObjectDraw;
 use crate::visibility::cache::CachedBounds;
 use crate::visibility::changes::SlotChanges;
@@ -90,21 +91,6 @@ pub(crate) struct TrackedTotals {
     pub(crate) size_rejected: usize,
     pub(crate) non_finite: usize,
     pub(crate) bounds_computed: usize,
-}
-
-/// A column shared by the word jobs, each writing only the slots of its own words.
-pub(super) struct SharedMut<T>(pub(super) *mut T);
-
-// SAFETY: jobs write through the pointer only at the slots of their own disjoint word ranges,
-// and the column outlives the parallel call.
-unsafe impl<T> Sync for SharedMut<T> {}
-
-impl<T> SharedMut<T> {
-    /// The entry at `index` (a method, so closures capture the whole wrapper, not its field).
-    #[inline(always)]
-    pub(super) fn at(&self, index: usize) -> *mut T {
-        self.0.wrapping_add(index)
-    }
 }
 
 /// What every word job reads.
