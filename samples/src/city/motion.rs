@@ -1,7 +1,7 @@
 //! The systems that move the city, all in the `Input` stage so the `Transform` stage sees
 //! this frame's poses: traffic, pedestrians' arms, and the camera's flight.
 
-use culling::Visibility;
+use culling::{ObjectState, Visibility};
 use ecs::{SkinnedPose, Transform};
 use glam::{Quat, Vec3};
 use hecs::Entity;
@@ -60,9 +60,7 @@ impl PoseAnimation {
             seen.clear();
             let everyone = match ctx.try_resource::<Visibility>() {
                 Some(visibility) if visibility.view().is_some() => {
-                    let shown = |entity: Entity| {
-                        visibility.slot_of(entity).is_some_and(|slot| visibility.bits().is_visible(slot as usize))
-                    };
+                    let shown = |entity: Entity| visibility.state_of(entity) == Some(ObjectState::Visible);
                     let mut walkers = ctx.query::<(Entity, &PoseAnimation)>();
                     for (entity, animation) in walkers.iter().filter(|(entity, _)| shown(*entity)) {
                         seen.push((entity, *animation));
