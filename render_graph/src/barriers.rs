@@ -8,8 +8,7 @@
 
 use ash::vk;
 
-use crate::access::Access;
-use crate::mips::MipRange;
+use crate::access::{Access, MipRange};
 use crate::registry::{GraphDecl, ResourceKind};
 
 /// The accesses a later barrier must wait for, and the layout they left.

@@ -429,8 +429,7 @@ impl CompiledGraph {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::ShaderStage;
-    use crate::mips::MipRange;
+    use crate::access::{MipRange, ShaderStage};
     use crate::registry::{BufferDesc, ImageDesc, ImageHandle, ImageSize, Registry};
 
     const COMPUTE: ShaderStage = ShaderStage::Compute;

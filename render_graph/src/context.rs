@@ -10,13 +10,12 @@ use std::sync::Arc;
 
 use ash::vk;
 
-use crate::access::Access;
+use crate::access::{Access, MipRange};
 use crate::barriers::{BarrierSource, PlannedBarrier, SyncState};
 use crate::binding::BindingKind;
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::memory::{FrameClock, ReadbackBuffer, StagingRing};
-use crate::mips::MipRange;
 use crate::pipeline::{ComputePipeline, DescriptorArena, GraphicsPipeline, PipelineCore, MAX_BINDINGS};
 use crate::recording::{flush_barriers, push_barrier, BarrierScratch};
 use crate::reflect::ShaderAccess;

@@ -21,6 +21,7 @@ use std::collections::HashMap;
 
 use runtime::profiling::ZoneSite;
 
+use crate::access::MipRange;
 use crate::barriers::{BarrierSource, PlannedBarrier, SyncState};
 use crate::compiler::Residency;
 use crate::context::{ExecuteContext, PrepareContext, StepState, Upload};
@@ -28,7 +29,6 @@ use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::gpu_zones::{ZoneLog, ZoneRecorder, MAX_GPU_ZONES};
 use crate::memory::{FrameClock, StagingRing};
-use crate::mips::MipRange;
 use crate::pass::Pass;
 use crate::physical::{Compiled, EntrySource, Import, ImportedResource, PresentSync};
 use crate::pipeline::DescriptorArena;

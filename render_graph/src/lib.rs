@@ -115,7 +115,6 @@ mod gpu_profiler;
 mod gpu_zones;
 mod graph;
 pub mod memory;
-mod mips;
 mod pass;
 mod physical;
 mod pipeline;
@@ -135,7 +134,7 @@ pub use ash;
 /// Vulkan types (`vk::Format`, `vk::Extent2D`, …).
 pub use ash::vk;
 
-pub use access::{Access, ShaderStage};
+pub use access::{Access, MipRange, ShaderStage};
 pub use alias::{plan_aliasing, AliasBlock, AliasItem, AliasPlan};
 pub use barriers::{BarrierPlan, BarrierSource, PlannedBarrier, SyncState};
 pub use binding::BindingKind;
@@ -150,7 +149,6 @@ pub use graph::{AliasReport, RenderGraph};
 pub use memory::{
     full_mip_chain, GpuBuffer, GpuImage, ImageInfo, ReadbackBuffer, StagingRing, MAX_ARRAY_LAYERS, MAX_MIP_LEVELS,
 };
-pub use mips::MipRange;
 pub use pass::{Pass, Typed, TypedPass};
 pub use pipeline::{ColorBlend, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
 pub use recording::{POISON_COLOR, POISON_DEPTH, POISON_WORD};

@@ -8,9 +8,9 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 
+use crate::access::MipRange;
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
-use crate::mips::MipRange;
 
 /// One allocation, freed when dropped. Several aliased resources can share one block.
 pub struct MemoryBlock {

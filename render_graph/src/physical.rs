@@ -10,13 +10,13 @@ use std::sync::Arc;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
+use crate::access::MipRange;
 use crate::alias::{plan_aliasing, AliasItem, AliasPlan};
 use crate::barriers::SyncState;
 use crate::compiler::{self, CompiledGraph, Residency};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::memory::{GpuBuffer, GpuImage, ImageInfo, MemoryBlock};
-use crate::mips::MipRange;
 use crate::registry::{GraphDecl, ImageSize, Origin};
 use crate::resolved::Resolved;
 

@@ -3,10 +3,10 @@
 
 use ash::vk;
 
+use crate::access::MipRange;
 use crate::barriers::{PlannedBarrier, SyncState};
 use crate::compiler::Residency;
 use crate::memory::full_range;
-use crate::mips::MipRange;
 use crate::physical::{Compiled, EntrySource};
 use crate::registry::{AttachmentLoad, PassDecl};
 use crate::resolved::{Resolved, ResolvedImage};

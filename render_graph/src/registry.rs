@@ -5,8 +5,7 @@ use std::collections::HashMap;
 
 use ash::vk;
 
-use crate::access::{Access, ShaderStage};
-use crate::mips::MipRange;
+use crate::access::{Access, MipRange, ShaderStage};
 
 /// A typed reference to an image of the graph; valid for the graph it was registered in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
