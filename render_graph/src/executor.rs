@@ -25,6 +25,7 @@ use crate::access::MipRange;
 use crate::barriers::{BarrierSource, PlannedBarrier, SyncState};
 use crate::compiler::Residency;
 use crate::context::{ExecuteContext, PrepareContext, StepState, Upload};
+use crate::device::validation::RecordingScope;
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::gpu_zones::{ZoneLog, ZoneRecorder, MAX_GPU_ZONES};
@@ -38,7 +39,6 @@ use crate::recording::{
 };
 use crate::resolved::Resolved;
 use crate::stats::{GraphStats, ZoneStats};
-use crate::validation::RecordingScope;
 
 /// Frames the CPU may record ahead of the GPU.
 pub const FRAMES_IN_FLIGHT: usize = 2;

@@ -127,7 +127,6 @@ mod stats;
 pub mod swapchain;
 #[cfg(feature = "test-support")]
 pub mod testing;
-mod validation;
 
 /// The Vulkan bindings the graph is built on, re-exported so passes use the same version.
 pub use ash;
@@ -141,6 +140,7 @@ pub use binding::BindingKind;
 pub use commands::{DISPATCH_INDIRECT_COMMAND_BYTES, DRAW_INDEXED_INDIRECT_COMMAND_BYTES, DRAW_INDIRECT_COMMAND_BYTES};
 pub use compiler::{compile, CompiledGraph, CompiledResource, Residency};
 pub use context::{Binding, ExecuteContext, PrepareContext, ResourceRef};
+pub use device::validation::{ValidationCounts, ValidationLog};
 pub use device::{DeviceCapabilities, DeviceConfig, GpuDevice};
 pub use error::{GraphError, Result};
 pub use executor::FRAMES_IN_FLIGHT;
@@ -157,4 +157,3 @@ pub use registry::{
 };
 pub use resolved::{ResolvedBuffer, ResolvedImage};
 pub use stats::{GraphStats, PassStats, ZoneStats};
-pub use validation::{ValidationCounts, ValidationLog};
