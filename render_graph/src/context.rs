@@ -12,13 +12,13 @@ use ash::vk;
 
 use crate::access::{Access, MipRange};
 use crate::barriers::{BarrierSource, PlannedBarrier, SyncState};
-use crate::binding::BindingKind;
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::memory::{FrameClock, ReadbackBuffer, StagingRing};
-use crate::pipeline::{ComputePipeline, DescriptorArena, GraphicsPipeline, PipelineCore, MAX_BINDINGS};
+use crate::pipeline::{
+    BindingKind, ComputePipeline, DescriptorArena, GraphicsPipeline, PipelineCore, ShaderAccess, MAX_BINDINGS,
+};
 use crate::recording::{flush_barriers, push_barrier, BarrierScratch};
-use crate::reflect::ShaderAccess;
 use crate::registry::{AccessDecl, BufferHandle, GraphDecl, ImageHandle};
 use crate::resolved::{Resolved, ResolvedBuffer, ResolvedImage};
 

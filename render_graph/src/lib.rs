@@ -102,7 +102,6 @@
 mod access;
 mod alias;
 mod barriers;
-mod binding;
 mod commands;
 mod compiler;
 mod context;
@@ -120,7 +119,6 @@ mod physical;
 mod pipeline;
 pub mod readback;
 mod recording;
-mod reflect;
 mod registry;
 mod resolved;
 mod stats;
@@ -136,7 +134,6 @@ pub use ash::vk;
 pub use access::{Access, MipRange, ShaderStage};
 pub use alias::{plan_aliasing, AliasBlock, AliasItem, AliasPlan};
 pub use barriers::{BarrierPlan, BarrierSource, PlannedBarrier, SyncState};
-pub use binding::BindingKind;
 pub use commands::{DISPATCH_INDIRECT_COMMAND_BYTES, DRAW_INDEXED_INDIRECT_COMMAND_BYTES, DRAW_INDIRECT_COMMAND_BYTES};
 pub use compiler::{compile, CompiledGraph, CompiledResource, Residency};
 pub use context::{Binding, ExecuteContext, PrepareContext, ResourceRef};
@@ -150,7 +147,7 @@ pub use memory::{
     full_mip_chain, GpuBuffer, GpuImage, ImageInfo, ReadbackBuffer, StagingRing, MAX_ARRAY_LAYERS, MAX_MIP_LEVELS,
 };
 pub use pass::{Pass, Typed, TypedPass};
-pub use pipeline::{ColorBlend, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
+pub use pipeline::{BindingKind, ColorBlend, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
 pub use recording::{POISON_COLOR, POISON_DEPTH, POISON_WORD};
 pub use registry::{
     AttachmentLoad, BufferDesc, BufferHandle, GraphDecl, ImageDesc, ImageHandle, ImageSize, Registry, ResourceKind,
