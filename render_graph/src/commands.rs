@@ -9,9 +9,9 @@ use std::ops::Range;
 use ash::vk;
 
 use crate::access::Access;
+use crate::compile::BufferHandle;
 use crate::context::ExecuteContext;
 use crate::error::GraphError;
-use crate::registry::BufferHandle;
 use crate::resolved::{Resolved, ResolvedBuffer};
 
 /// Bytes of one `VkDrawIndirectCommand`.

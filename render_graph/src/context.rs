@@ -11,7 +11,7 @@ use std::sync::Arc;
 use ash::vk;
 
 use crate::access::{Access, MipRange};
-use crate::barriers::{BarrierSource, PlannedBarrier, SyncState};
+use crate::compile::{AccessDecl, BarrierSource, BufferHandle, GraphDecl, ImageHandle, PlannedBarrier, SyncState};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::memory::{FrameClock, ReadbackBuffer, StagingRing};
@@ -19,7 +19,6 @@ use crate::pipeline::{
     BindingKind, ComputePipeline, DescriptorArena, GraphicsPipeline, PipelineCore, ShaderAccess, MAX_BINDINGS,
 };
 use crate::recording::{flush_barriers, push_barrier, BarrierScratch};
-use crate::registry::{AccessDecl, BufferHandle, GraphDecl, ImageHandle};
 use crate::resolved::{Resolved, ResolvedBuffer, ResolvedImage};
 
 /// One descriptor of a bind call; the binding index is its position in the slice.

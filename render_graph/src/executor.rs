@@ -22,8 +22,7 @@ use std::collections::HashMap;
 use runtime::profiling::ZoneSite;
 
 use crate::access::MipRange;
-use crate::barriers::{BarrierSource, PlannedBarrier, SyncState};
-use crate::compiler::Residency;
+use crate::compile::{BarrierSource, PlannedBarrier, Residency, SyncState};
 use crate::context::{ExecuteContext, PrepareContext, StepState, Upload};
 use crate::device::validation::RecordingScope;
 use crate::device::GpuDevice;

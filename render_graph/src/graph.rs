@@ -7,16 +7,13 @@ use std::sync::Arc;
 use ash::vk;
 use runtime::profiling::ZoneSite;
 
-use crate::barriers::SyncState;
-use crate::compiler::compile;
+use crate::compile::{compile, compiled_to_dot, GraphDecl, ResourceKind, SyncState};
 use crate::device::GpuDevice;
-use crate::dot::compiled_to_dot;
 use crate::error::{nearest_name, GraphError, Result};
 use crate::executor::{Executor, Frame};
 use crate::memory::{GpuBuffer, GpuImage};
 use crate::pass::Pass;
 use crate::physical::{assign_range_views, check_mip_ranges, Compiled, Import, ImportedResource, PresentSync};
-use crate::registry::{GraphDecl, ResourceKind};
 use crate::resolved::Resolved;
 use crate::stats::{GraphStats, PassStats};
 
@@ -514,7 +511,8 @@ impl RenderGraph {
     /// corners for buffers, and one edge per access (writes point at the resource).
     pub fn to_dot(&mut self) -> Result<String> {
         self.compile()?;
-        Ok(compiled_to_dot(self.compiled.as_ref().expect("compile succeeded")))
+        let compiled = self.compiled.as_ref().expect("compile succeeded");
+        Ok(compiled_to_dot(&compiled.decl, &compiled.graph))
     }
 }
 

@@ -101,12 +101,10 @@
 
 mod access;
 mod alias;
-mod barriers;
 mod commands;
-mod compiler;
+mod compile;
 mod context;
 pub mod device;
-mod dot;
 mod error;
 mod executor;
 #[cfg(feature = "profile")]
@@ -119,7 +117,6 @@ mod physical;
 mod pipeline;
 pub mod readback;
 mod recording;
-mod registry;
 mod resolved;
 mod stats;
 pub mod swapchain;
@@ -133,9 +130,11 @@ pub use ash::vk;
 
 pub use access::{Access, MipRange, ShaderStage};
 pub use alias::{plan_aliasing, AliasBlock, AliasItem, AliasPlan};
-pub use barriers::{BarrierPlan, BarrierSource, PlannedBarrier, SyncState};
 pub use commands::{DISPATCH_INDIRECT_COMMAND_BYTES, DRAW_INDEXED_INDIRECT_COMMAND_BYTES, DRAW_INDIRECT_COMMAND_BYTES};
-pub use compiler::{compile, CompiledGraph, CompiledResource, Residency};
+pub use compile::{
+    compile, AttachmentLoad, BarrierPlan, BarrierSource, BufferDesc, BufferHandle, CompiledGraph, CompiledResource,
+    GraphDecl, ImageDesc, ImageHandle, ImageSize, PlannedBarrier, Registry, Residency, ResourceKind, SyncState,
+};
 pub use context::{Binding, ExecuteContext, PrepareContext, ResourceRef};
 pub use device::validation::{ValidationCounts, ValidationLog};
 pub use device::{DeviceCapabilities, DeviceConfig, GpuDevice};
@@ -149,8 +148,5 @@ pub use memory::{
 pub use pass::{Pass, Typed, TypedPass};
 pub use pipeline::{BindingKind, ColorBlend, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
 pub use recording::{POISON_COLOR, POISON_DEPTH, POISON_WORD};
-pub use registry::{
-    AttachmentLoad, BufferDesc, BufferHandle, GraphDecl, ImageDesc, ImageHandle, ImageSize, Registry, ResourceKind,
-};
 pub use resolved::{ResolvedBuffer, ResolvedImage};
 pub use stats::{GraphStats, PassStats, ZoneStats};

@@ -1,7 +1,7 @@
 //! The pass trait: Register, Prepare, Execute and the optional RecordDraw.
 
+use crate::compile::Registry;
 use crate::context::{ExecuteContext, PrepareContext};
-use crate::registry::Registry;
 
 /// One node of the render graph.
 ///

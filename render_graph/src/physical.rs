@@ -12,12 +12,10 @@ use gpu_allocator::MemoryLocation;
 
 use crate::access::MipRange;
 use crate::alias::{plan_aliasing, AliasItem, AliasPlan};
-use crate::barriers::SyncState;
-use crate::compiler::{self, CompiledGraph, Residency};
+use crate::compile::{CompiledGraph, GraphDecl, ImageSize, Origin, Residency, SyncState};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::memory::{GpuBuffer, GpuImage, ImageInfo, MemoryBlock};
-use crate::registry::{GraphDecl, ImageSize, Origin};
 use crate::resolved::Resolved;
 
 /// A resource owned outside the graph.
@@ -346,7 +344,7 @@ pub(crate) fn check_mip_ranges(
             },
         }
     };
-    compiler::check_mip_ranges(decl, &mip_levels)
+    crate::compile::check_mip_ranges(decl, &mip_levels)
 }
 
 /// What a graph resource is backed by this frame.

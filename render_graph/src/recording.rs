@@ -4,11 +4,9 @@
 use ash::vk;
 
 use crate::access::MipRange;
-use crate::barriers::{PlannedBarrier, SyncState};
-use crate::compiler::Residency;
+use crate::compile::{AttachmentLoad, PassDecl, PlannedBarrier, Residency, SyncState};
 use crate::memory::full_range;
 use crate::physical::{Compiled, EntrySource};
-use crate::registry::{AttachmentLoad, PassDecl};
 use crate::resolved::{Resolved, ResolvedImage};
 
 /// Most color attachments one pass may declare.
