@@ -12,7 +12,7 @@ use crate::access::Access;
 use crate::compile::BufferHandle;
 use crate::context::ExecuteContext;
 use crate::error::GraphError;
-use crate::resolved::{Resolved, ResolvedBuffer};
+use crate::resources::{Resolved, ResolvedBuffer};
 
 /// Bytes of one `VkDrawIndirectCommand`.
 pub const DRAW_INDIRECT_COMMAND_BYTES: u32 = 16;

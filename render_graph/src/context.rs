@@ -19,7 +19,7 @@ use crate::pipeline::{
     BindingKind, ComputePipeline, DescriptorArena, GraphicsPipeline, PipelineCore, ShaderAccess, MAX_BINDINGS,
 };
 use crate::recording::{flush_barriers, push_barrier, BarrierScratch};
-use crate::resolved::{Resolved, ResolvedBuffer, ResolvedImage};
+use crate::resources::{Resolved, ResolvedBuffer, ResolvedImage};
 
 /// One descriptor of a bind call; the binding index is its position in the slice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -30,13 +30,12 @@ use crate::error::{GraphError, Result};
 use crate::gpu_zones::{ZoneLog, ZoneRecorder, MAX_GPU_ZONES};
 use crate::memory::{FrameClock, StagingRing};
 use crate::pass::Pass;
-use crate::physical::{Compiled, EntrySource, Import, ImportedResource, PresentSync};
 use crate::pipeline::DescriptorArena;
 use crate::recording::{
     begin_rendering, cleared_state, flush_barriers, is_blind_write, push_barrier, record_history_clears, record_poison,
     BarrierScratch,
 };
-use crate::resolved::Resolved;
+use crate::resources::{Compiled, EntrySource, Import, ImportedResource, PresentSync, Resolved};
 use crate::stats::{GraphStats, ZoneStats};
 
 /// Frames the CPU may record ahead of the GPU.

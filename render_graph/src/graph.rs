@@ -13,8 +13,9 @@ use crate::error::{nearest_name, GraphError, Result};
 use crate::executor::{Executor, Frame};
 use crate::memory::{GpuBuffer, GpuImage};
 use crate::pass::Pass;
-use crate::physical::{assign_range_views, check_mip_ranges, Compiled, Import, ImportedResource, PresentSync};
-use crate::resolved::Resolved;
+use crate::resources::{
+    assign_range_views, check_mip_ranges, Compiled, Import, ImportedResource, PresentSync, Resolved,
+};
 use crate::stats::{GraphStats, PassStats};
 
 /// Graphs made in the process, for their default names.

@@ -100,7 +100,6 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod access;
-mod alias;
 mod commands;
 mod compile;
 mod context;
@@ -113,11 +112,10 @@ mod gpu_zones;
 mod graph;
 pub mod memory;
 mod pass;
-mod physical;
 mod pipeline;
 pub mod readback;
 mod recording;
-mod resolved;
+mod resources;
 mod stats;
 pub mod swapchain;
 #[cfg(feature = "test-support")]
@@ -129,7 +127,6 @@ pub use ash;
 pub use ash::vk;
 
 pub use access::{Access, MipRange, ShaderStage};
-pub use alias::{plan_aliasing, AliasBlock, AliasItem, AliasPlan};
 pub use commands::{DISPATCH_INDIRECT_COMMAND_BYTES, DRAW_INDEXED_INDIRECT_COMMAND_BYTES, DRAW_INDIRECT_COMMAND_BYTES};
 pub use compile::{
     compile, AttachmentLoad, BarrierPlan, BarrierSource, BufferDesc, BufferHandle, CompiledGraph, CompiledResource,
@@ -148,5 +145,5 @@ pub use memory::{
 pub use pass::{Pass, Typed, TypedPass};
 pub use pipeline::{BindingKind, ColorBlend, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
 pub use recording::{POISON_COLOR, POISON_DEPTH, POISON_WORD};
-pub use resolved::{ResolvedBuffer, ResolvedImage};
+pub use resources::{plan_aliasing, AliasBlock, AliasItem, AliasPlan, ResolvedBuffer, ResolvedImage};
 pub use stats::{GraphStats, PassStats, ZoneStats};

@@ -6,8 +6,7 @@ use ash::vk;
 use crate::access::MipRange;
 use crate::compile::{AttachmentLoad, PassDecl, PlannedBarrier, Residency, SyncState};
 use crate::memory::full_range;
-use crate::physical::{Compiled, EntrySource};
-use crate::resolved::{Resolved, ResolvedImage};
+use crate::resources::{Compiled, EntrySource, Resolved, ResolvedImage};
 
 /// Most color attachments one pass may declare.
 const MAX_COLOR_ATTACHMENTS: usize = 8;
