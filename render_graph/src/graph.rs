@@ -10,13 +10,11 @@ use runtime::profiling::ZoneSite;
 use crate::compile::{compile, compiled_to_dot, GraphDecl, ResourceKind, SyncState};
 use crate::device::GpuDevice;
 use crate::error::{nearest_name, GraphError, Result};
-use crate::executor::{Executor, Frame};
+use crate::execute::{Executor, Frame, GraphStats, Pass, PassStats};
 use crate::memory::{GpuBuffer, GpuImage};
-use crate::pass::Pass;
 use crate::resources::{
     assign_range_views, check_mip_ranges, Compiled, Import, ImportedResource, PresentSync, Resolved,
 };
-use crate::stats::{GraphStats, PassStats};
 
 /// Graphs made in the process, for their default names.
 static GRAPHS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

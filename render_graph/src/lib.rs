@@ -100,23 +100,15 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod access;
-mod commands;
 mod compile;
-mod context;
 pub mod device;
 mod error;
-mod executor;
-#[cfg(feature = "profile")]
-mod gpu_profiler;
-mod gpu_zones;
+mod execute;
 mod graph;
 pub mod memory;
-mod pass;
 mod pipeline;
 pub mod readback;
-mod recording;
 mod resources;
-mod stats;
 pub mod swapchain;
 #[cfg(feature = "test-support")]
 pub mod testing;
@@ -127,23 +119,21 @@ pub use ash;
 pub use ash::vk;
 
 pub use access::{Access, MipRange, ShaderStage};
-pub use commands::{DISPATCH_INDIRECT_COMMAND_BYTES, DRAW_INDEXED_INDIRECT_COMMAND_BYTES, DRAW_INDIRECT_COMMAND_BYTES};
 pub use compile::{
     compile, AttachmentLoad, BarrierPlan, BarrierSource, BufferDesc, BufferHandle, CompiledGraph, CompiledResource,
     GraphDecl, ImageDesc, ImageHandle, ImageSize, PlannedBarrier, Registry, Residency, ResourceKind, SyncState,
 };
-pub use context::{Binding, ExecuteContext, PrepareContext, ResourceRef};
 pub use device::validation::{ValidationCounts, ValidationLog};
 pub use device::{DeviceCapabilities, DeviceConfig, GpuDevice};
 pub use error::{GraphError, Result};
-pub use executor::FRAMES_IN_FLIGHT;
-pub use gpu_zones::MAX_GPU_ZONES;
+pub use execute::{
+    Binding, ExecuteContext, GraphStats, Pass, PassStats, PrepareContext, ResourceRef, Typed, TypedPass, ZoneStats,
+    DISPATCH_INDIRECT_COMMAND_BYTES, DRAW_INDEXED_INDIRECT_COMMAND_BYTES, DRAW_INDIRECT_COMMAND_BYTES,
+    FRAMES_IN_FLIGHT, MAX_GPU_ZONES, POISON_COLOR, POISON_DEPTH, POISON_WORD,
+};
 pub use graph::{AliasReport, RenderGraph};
 pub use memory::{
     full_mip_chain, GpuBuffer, GpuImage, ImageInfo, ReadbackBuffer, StagingRing, MAX_ARRAY_LAYERS, MAX_MIP_LEVELS,
 };
-pub use pass::{Pass, Typed, TypedPass};
 pub use pipeline::{BindingKind, ColorBlend, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
-pub use recording::{POISON_COLOR, POISON_DEPTH, POISON_WORD};
 pub use resources::{plan_aliasing, AliasBlock, AliasItem, AliasPlan, ResolvedBuffer, ResolvedImage};
-pub use stats::{GraphStats, PassStats, ZoneStats};

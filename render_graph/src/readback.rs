@@ -9,11 +9,10 @@ use ash::vk;
 
 use crate::access::Access;
 use crate::compile::{BufferHandle, ImageHandle, Registry};
-use crate::context::ExecuteContext;
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
+use crate::execute::{ExecuteContext, Pass};
 use crate::memory::{aspect_of, ReadbackBuffer};
-use crate::pass::Pass;
 
 /// Bytes per texel of the formats the readback pass copies.
 pub const READBACK_TEXEL_BYTES: u64 = 4;

@@ -17,12 +17,10 @@ use raw_window_handle::{RawDisplayHandle, RawWindowHandle};
 
 use crate::access::Access;
 use crate::compile::{ImageHandle, Registry};
-use crate::context::ExecuteContext;
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
-use crate::executor::FRAMES_IN_FLIGHT;
+use crate::execute::{ExecuteContext, Pass, FRAMES_IN_FLIGHT};
 use crate::memory::{aspect_of, GpuImage, ImageInfo};
-use crate::pass::Pass;
 
 /// Name under which the acquired swapchain image is imported.
 pub const SWAPCHAIN: &str = "swapchain";

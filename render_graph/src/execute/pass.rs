@@ -1,7 +1,8 @@
 //! The pass trait: Register, Prepare, Execute and the optional RecordDraw.
 
+use super::execute_context::ExecuteContext;
+use super::prepare_context::PrepareContext;
 use crate::compile::Registry;
-use crate::context::{ExecuteContext, PrepareContext};
 
 /// One node of the render graph.
 ///

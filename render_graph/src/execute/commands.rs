@@ -8,9 +8,9 @@ use std::ops::Range;
 
 use ash::vk;
 
+use super::execute_context::ExecuteContext;
 use crate::access::Access;
 use crate::compile::BufferHandle;
-use crate::context::ExecuteContext;
 use crate::error::GraphError;
 use crate::resources::{Resolved, ResolvedBuffer};
 
