@@ -150,7 +150,7 @@ impl CompiledGraph {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::{MipRange, ShaderStage};
+    use crate::access::{Access, MipRange, ShaderStage};
     use crate::compile::{BufferDesc, ImageDesc, ImageHandle, ImageSize, Registry};
     use crate::error::GraphError;
 
@@ -403,7 +403,7 @@ mod tests {
 
         let mut decl = pyramid_decl(4);
         pyramid_pass(&mut decl, "attach", |registry, pyramid| {
-            registry.access_image_mips(pyramid, MipRange::level(1), crate::Access::ColorAttachment);
+            registry.access_image_mips(pyramid, MipRange::level(1), Access::ColorAttachment);
             registry.side_effect();
         });
         let error = compile(&decl, &no_imports).expect_err("attachments are whole images");

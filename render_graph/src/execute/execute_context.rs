@@ -1,6 +1,6 @@
 //! What passes see during Execute: resolved resources and their views and layouts, the
-//! pass's steps, push constants, history resets and host copies. Descriptor binding lives in
-//! `bind.rs`, the draw and dispatch helpers in `commands.rs`, GPU zones in `gpu_zones.rs`.
+//! pass's steps, GPU zones, push constants, history resets and host copies. Descriptor
+//! binding lives in `bind.rs`, the draw and dispatch helpers in `commands.rs`.
 //!
 //! Vulkan failures inside these helpers do not interrupt the pass: the first one is kept and
 //! returned by [`crate::RenderGraph::execute_frame`], and later helper calls do nothing.
@@ -322,6 +322,35 @@ impl ExecuteContext<'_> {
             resource: self.names.resource_name(resource).to_owned(),
         })
     }
+    /// Opens a GPU zone named `name` inside this pass, closing the one open (zones do not
+    /// nest): its GPU time comes back in [`GraphStats::zones`](crate::GraphStats::zones) and,
+    /// under the feature `profile`, as a Tracy GPU zone inside the pass's. The pass's end
+    /// closes the last one. Without timestamps, or past
+    /// [`MAX_GPU_ZONES`](crate::MAX_GPU_ZONES) in a frame, it times nothing.
+    ///
+    /// ```no_run
+    /// # fn record(context: &mut render_graph::ExecuteContext<'_>, views: &[&str]) {
+    /// for view in views {
+    ///     context.begin_gpu_zone(view);
+    ///     // ... this view's draws ...
+    /// }
+    /// context.end_gpu_zone();
+    /// # }
+    /// ```
+    pub fn begin_gpu_zone(&mut self, name: &str) {
+        self.end_gpu_zone();
+        if let Some(zones) = &mut self.zones {
+            zones.begin(self.device.raw(), self.command_buffer, name);
+        }
+    }
+
+    /// Closes the GPU zone open in this pass, if any (see [`ExecuteContext::begin_gpu_zone`]).
+    pub fn end_gpu_zone(&mut self) {
+        if let Some(zones) = &mut self.zones {
+            zones.end(self.device.raw(), self.command_buffer);
+        }
+    }
+
     /// Sets the push constants of the last bound pipeline from 32-bit words; see
     /// [`ExecuteContext::push_constant_bytes`] for what is an error.
     pub fn push_constants(&mut self, words: &[u32]) {

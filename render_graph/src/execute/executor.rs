@@ -20,13 +20,14 @@ use std::sync::Arc;
 use ash::vk;
 use runtime::profiling::ZoneSite;
 
-use super::frame_slots::{slot_of, FrameSlot};
+use super::frame_slots::FrameSlot;
 #[cfg(feature = "profile")]
 use super::gpu_profiler::GpuProfiler;
 use super::gpu_zones::{ZoneLog, MAX_GPU_ZONES};
 use super::pass::Pass;
 use super::prepare_context::{PrepareContext, Upload};
 use super::recording::{cleared_state, flush_barriers, push_barrier, record_history_clears, BarrierScratch};
+use super::stats::GraphStats;
 use crate::access::MipRange;
 use crate::compile::{BarrierSource, Residency, SyncState};
 use crate::device::GpuDevice;
@@ -113,6 +114,62 @@ impl Executor {
         }
         Ok(executor)
     }
+}
+
+impl Executor {
+    /// Waits for every frame in flight and harvests its statistics.
+    pub(crate) fn wait_all(&mut self, device: &GpuDevice, stats: &mut GraphStats) -> Result<()> {
+        let mut pending: Vec<usize> =
+            (0..self.slots.len()).filter(|&slot| self.slots[slot].submitted.is_some()).collect();
+        pending.sort_by_key(|&slot| self.slots[slot].submitted);
+        for slot in pending {
+            self.finish_slot(device, slot, stats)?;
+        }
+        Ok(())
+    }
+
+    /// Whether frame `frame` (already submitted) has finished on the GPU, without waiting.
+    pub(crate) fn frame_complete(&self, device: &GpuDevice, frame: u64) -> Result<bool> {
+        self.slots[slot_of(frame)].frame_complete(device, frame)
+    }
+
+    /// Waits until the slot frame `frame` will use is free, harvesting the statistics of the
+    /// frame it held.
+    pub(crate) fn wait_for_slot(&mut self, device: &GpuDevice, frame: u64, stats: &mut GraphStats) -> Result<()> {
+        self.finish_slot(device, slot_of(frame), stats)
+    }
+
+    /// Waits for slot `slot_index`; the frame it held is then finished (readers of what it
+    /// wrote may read) and its statistics go to `stats` and, under the feature `profile`,
+    /// its timestamps to Tracy.
+    fn finish_slot(&mut self, device: &GpuDevice, slot_index: usize, stats: &mut GraphStats) -> Result<()> {
+        let slot = &mut self.slots[slot_index];
+        let Some(frame_index) = slot.wait(device)? else { return Ok(()) };
+        self.clock.finish(frame_index);
+        let timestamps = slot.harvest(device, frame_index, stats)?;
+        #[cfg(feature = "profile")]
+        if let Some((timestamps, pass_count)) = timestamps {
+            self.profiler.upload(slot_index, timestamps, pass_count);
+            self.profiler.keep_clocks(device);
+        }
+        #[cfg(not(feature = "profile"))]
+        let _ = timestamps;
+        Ok(())
+    }
+
+    /// Sizes the per-slot query pools and statistics for a newly compiled graph.
+    pub(crate) fn prepare_for(&mut self, device: &GpuDevice, compiled: &Compiled) -> Result<()> {
+        let pass_count = compiled.graph.order.len();
+        for slot in &mut self.slots {
+            slot.size_for(device, pass_count)?;
+        }
+        Ok(())
+    }
+}
+
+/// The slot frame `frame` records into.
+fn slot_of(frame: u64) -> usize {
+    (frame % FRAMES_IN_FLIGHT as u64) as usize
 }
 
 /// The error of a pass that panicked, with the panic's message.

@@ -1,17 +1,15 @@
 //! The frame slots: each frame in flight has a command pool and buffer, a fence, a
-//! timestamp query pool and descriptor pools. Waiting for a slot harvests the statistics of
-//! the frame it held; a new compilation sizes the slots' query pools and statistics.
+//! timestamp query pool, descriptor pools and the statistics its frame records. A slot is
+//! waited for before it is reused, and the statistics of the frame it held are harvested
+//! then; a new compilation sizes its query pool and statistics.
 
 use ash::vk;
 
-use super::executor::Executor;
-use super::executor::FRAMES_IN_FLIGHT;
 use super::gpu_zones::{ZoneLog, MAX_GPU_ZONES};
 use super::stats::{GraphStats, ZoneStats};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::pipeline::DescriptorArena;
-use crate::resources::Compiled;
 
 /// One frame in flight's command buffer, fence, queries, descriptors and the statistics it
 /// records.
@@ -31,58 +29,47 @@ pub(super) struct FrameSlot {
     pub(super) zones: ZoneLog,
 }
 
-impl Executor {
-    /// Waits for every frame in flight and harvests its statistics.
-    pub(crate) fn wait_all(&mut self, device: &GpuDevice, stats: &mut GraphStats) -> Result<()> {
-        let mut pending: Vec<usize> =
-            (0..self.slots.len()).filter(|&slot| self.slots[slot].submitted.is_some()).collect();
-        pending.sort_by_key(|&slot| self.slots[slot].submitted);
-        for slot in pending {
-            self.finish_slot(device, slot, stats)?;
-        }
-        Ok(())
-    }
-
-    /// Whether frame `frame` (already submitted) has finished on the GPU, without waiting:
-    /// a frame no longer held by its slot was waited for; otherwise its fence is asked.
-    pub(crate) fn frame_complete(&self, device: &GpuDevice, frame: u64) -> Result<bool> {
-        let slot = &self.slots[slot_of(frame)];
-        if slot.submitted != Some(frame) {
+impl FrameSlot {
+    /// Whether frame `frame`, submitted from this slot, has finished on the GPU, without
+    /// waiting: a frame the slot no longer holds was waited for; otherwise its fence is asked.
+    pub(super) fn frame_complete(&self, device: &GpuDevice, frame: u64) -> Result<bool> {
+        if self.submitted != Some(frame) {
             return Ok(true);
         }
         // SAFETY: the fence belongs to this device; asking its status never blocks.
-        unsafe { device.raw().get_fence_status(slot.fence) }.map_err(GraphError::vulkan("vkGetFenceStatus"))
+        unsafe { device.raw().get_fence_status(self.fence) }.map_err(GraphError::vulkan("vkGetFenceStatus"))
     }
 
-    /// Waits until the slot frame `frame` will use is free, harvesting the statistics of the
-    /// frame it held.
-    pub(crate) fn wait_for_slot(&mut self, device: &GpuDevice, frame: u64, stats: &mut GraphStats) -> Result<()> {
-        self.finish_slot(device, slot_of(frame), stats)
-    }
-
-    fn finish_slot(&mut self, device: &GpuDevice, slot_index: usize, stats: &mut GraphStats) -> Result<()> {
-        let slot = &mut self.slots[slot_index];
-        let raw = device.raw();
+    /// Waits for the slot's fence; returns the frame it held whose statistics are not
+    /// harvested yet, if any.
+    pub(super) fn wait(&mut self, device: &GpuDevice) -> Result<Option<u64>> {
         // SAFETY: the fence belongs to this device.
-        unsafe { raw.wait_for_fences(&[slot.fence], true, u64::MAX) }.map_err(GraphError::vulkan("vkWaitForFences"))?;
-        let Some(frame_index) = slot.submitted.take() else { return Ok(()) };
-        self.clock.finish(frame_index);
-        let pass_count = slot.cpu_ms.len().min(stats.passes.len());
+        unsafe { device.raw().wait_for_fences(&[self.fence], true, u64::MAX) }
+            .map_err(GraphError::vulkan("vkWaitForFences"))?;
+        Ok(self.submitted.take())
+    }
+
+    /// Fills `stats` from the finished frame `frame_index`: each pass's recording time,
+    /// barriers and (where the queue has timestamps) GPU time, and each GPU zone's. Returns
+    /// the timestamps read, the passes' then the zones', with the number of passes.
+    pub(super) fn harvest(
+        &mut self,
+        device: &GpuDevice,
+        frame_index: u64,
+        stats: &mut GraphStats,
+    ) -> Result<Option<(&[u64], usize)>> {
+        let pass_count = self.cpu_ms.len().min(stats.passes.len());
         // The zones' queries follow the passes' (see `begin_recording`).
-        let zones = if pass_count == slot.cpu_ms.len() { slot.zones.used } else { 0 };
+        let zones = if pass_count == self.cpu_ms.len() { self.zones.used } else { 0 };
         let written = (pass_count + zones) * 2;
-        let timestamps = device.capabilities().timestamps && slot.query_capacity as usize >= written;
-        if timestamps && pass_count > 0 {
-            let data = &mut slot.timestamps[..written];
+        let timestamps = device.capabilities().timestamps && self.query_capacity as usize >= written;
+        let read = timestamps && pass_count > 0;
+        if read {
+            let data = &mut self.timestamps[..written];
             // SAFETY: the frame that wrote these queries has completed (fence waited); the
             // slice holds exactly the queries written.
-            unsafe { raw.get_query_pool_results(slot.queries, 0, data, vk::QueryResultFlags::TYPE_64) }
+            unsafe { device.raw().get_query_pool_results(self.queries, 0, data, vk::QueryResultFlags::TYPE_64) }
                 .map_err(GraphError::vulkan("vkGetQueryPoolResults"))?;
-            #[cfg(feature = "profile")]
-            {
-                self.profiler.upload(slot_index, &slot.timestamps[..written], pass_count);
-                self.profiler.keep_clocks(device);
-            }
         }
         let period_ms = f64::from(device.capabilities().timestamp_period_ns) / 1e6;
         stats.frame_index = frame_index;
@@ -90,10 +77,10 @@ impl Executor {
         stats.total_cpu_record_ms = 0.0;
         for position in 0..pass_count {
             let entry = &mut stats.passes[position];
-            entry.cpu_record_ms = slot.cpu_ms[position];
-            entry.barriers = slot.barriers[position];
+            entry.cpu_record_ms = self.cpu_ms[position];
+            entry.barriers = self.barriers[position];
             entry.gpu_ms = timestamps.then(|| {
-                let (start, end) = (slot.timestamps[position * 2], slot.timestamps[position * 2 + 1]);
+                let (start, end) = (self.timestamps[position * 2], self.timestamps[position * 2 + 1]);
                 end.saturating_sub(start) as f64 * period_ms
             });
             stats.total_gpu_ms += entry.gpu_ms.unwrap_or(0.0);
@@ -105,44 +92,37 @@ impl Executor {
                 stats.zones.push(ZoneStats::default());
             }
             let zone = &mut stats.zones[index];
-            stats.passes[slot.zones.passes[index]].name.clone_into(&mut zone.pass);
-            slot.zones.names[index].clone_into(&mut zone.name);
+            stats.passes[self.zones.passes[index]].name.clone_into(&mut zone.pass);
+            self.zones.names[index].clone_into(&mut zone.name);
             let at = (pass_count + index) * 2;
             zone.gpu_ms =
-                timestamps.then(|| slot.timestamps[at + 1].saturating_sub(slot.timestamps[at]) as f64 * period_ms);
+                timestamps.then(|| self.timestamps[at + 1].saturating_sub(self.timestamps[at]) as f64 * period_ms);
         }
-        Ok(())
+        Ok(read.then(|| (&self.timestamps[..written], pass_count)))
     }
 
-    /// Sizes the per-slot query pools and statistics for a newly compiled graph.
-    pub(crate) fn prepare_for(&mut self, device: &GpuDevice, compiled: &Compiled) -> Result<()> {
-        let pass_count = compiled.graph.order.len();
+    /// Sizes the slot's statistics and query pool for a newly compiled graph of `pass_count`
+    /// passes (the query pool only grows).
+    pub(super) fn size_for(&mut self, device: &GpuDevice, pass_count: usize) -> Result<()> {
         let needed = ((pass_count + MAX_GPU_ZONES) * 2) as u32;
-        for slot in &mut self.slots {
-            slot.cpu_ms.clear();
-            slot.cpu_ms.resize(pass_count, 0.0);
-            slot.barriers.clear();
-            slot.barriers.resize(pass_count, 0);
-            slot.timestamps.clear();
-            slot.timestamps.resize(needed as usize, 0);
-            if device.capabilities().timestamps && slot.query_capacity < needed {
-                // SAFETY: no frame of this slot is in flight (the graph waited); destroying a
-                // null pool is allowed.
-                unsafe { device.raw().destroy_query_pool(slot.queries, None) };
-                slot.queries = vk::QueryPool::null();
-                slot.query_capacity = 0;
-                let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(needed);
-                // SAFETY: valid create info on a live device.
-                slot.queries = unsafe { device.raw().create_query_pool(&info, None) }
-                    .map_err(GraphError::vulkan("vkCreateQueryPool"))?;
-                slot.query_capacity = needed;
-            }
+        self.cpu_ms.clear();
+        self.cpu_ms.resize(pass_count, 0.0);
+        self.barriers.clear();
+        self.barriers.resize(pass_count, 0);
+        self.timestamps.clear();
+        self.timestamps.resize(needed as usize, 0);
+        if device.capabilities().timestamps && self.query_capacity < needed {
+            // SAFETY: no frame of this slot is in flight (the graph waited); destroying a
+            // null pool is allowed.
+            unsafe { device.raw().destroy_query_pool(self.queries, None) };
+            self.queries = vk::QueryPool::null();
+            self.query_capacity = 0;
+            let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(needed);
+            // SAFETY: valid create info on a live device.
+            self.queries = unsafe { device.raw().create_query_pool(&info, None) }
+                .map_err(GraphError::vulkan("vkCreateQueryPool"))?;
+            self.query_capacity = needed;
         }
         Ok(())
     }
-}
-
-/// The slot frame `frame` records into.
-pub(super) fn slot_of(frame: u64) -> usize {
-    (frame % FRAMES_IN_FLIGHT as u64) as usize
 }

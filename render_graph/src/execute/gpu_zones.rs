@@ -6,8 +6,6 @@
 
 use ash::vk;
 
-use super::execute_context::ExecuteContext;
-
 /// Most GPU zones the passes of one frame open; further ones are not timed.
 pub const MAX_GPU_ZONES: usize = 128;
 
@@ -67,60 +65,42 @@ pub(crate) struct ZoneRecorder<'frame> {
         (&'frame mut super::gpu_profiler::GpuProfiler, usize, &'frame str, &'frame runtime::profiling::ZoneSite),
 }
 
-impl ExecuteContext<'_> {
-    /// Opens a GPU zone named `name` inside this pass, closing the one open (zones do not
-    /// nest): its GPU time comes back in [`GraphStats::zones`](crate::GraphStats::zones) and,
-    /// under the feature `profile`, as a Tracy GPU zone inside the pass's. The pass's end
-    /// closes the last one. Without timestamps, or past
-    /// [`MAX_GPU_ZONES`](crate::MAX_GPU_ZONES) in a frame, it times nothing.
-    ///
-    /// ```no_run
-    /// # fn record(context: &mut render_graph::ExecuteContext<'_>, views: &[&str]) {
-    /// for view in views {
-    ///     context.begin_gpu_zone(view);
-    ///     // ... this view's draws ...
-    /// }
-    /// context.end_gpu_zone();
-    /// # }
-    /// ```
-    pub fn begin_gpu_zone(&mut self, name: &str) {
-        self.end_gpu_zone();
-        let command_buffer = self.command_buffer;
-        let Some(zones) = &mut self.zones else { return };
-        let Some(index) = zones.log.begin(zones.position, name) else { return };
+impl ZoneRecorder<'_> {
+    /// Opens zone `name` (the caller closed the one open) with its start timestamp; past
+    /// [`MAX_GPU_ZONES`] in a frame, it opens nothing.
+    pub(crate) fn begin(&mut self, device: &ash::Device, command_buffer: vk::CommandBuffer, name: &str) {
+        let Some(index) = self.log.begin(self.position, name) else { return };
         #[cfg(feature = "profile")]
         {
-            let (profiler, slot, pass_zone, site) = &mut zones.tracy;
+            let (profiler, slot, pass_zone, site) = &mut self.tracy;
             profiler.begin_zone(*slot, index, pass_zone, name, site);
         }
         // SAFETY: recording; the query lies in the slot's pool and was reset with the frame.
         unsafe {
-            self.device.raw().cmd_write_timestamp2(
+            device.cmd_write_timestamp2(
                 command_buffer,
                 vk::PipelineStageFlags2::ALL_COMMANDS,
-                zones.queries,
-                zones.first_query + 2 * index as u32,
+                self.queries,
+                self.first_query + 2 * index as u32,
             )
         };
     }
 
-    /// Closes the GPU zone open in this pass, if any (see [`ExecuteContext::begin_gpu_zone`]).
-    pub fn end_gpu_zone(&mut self) {
-        let command_buffer = self.command_buffer;
-        let Some(zones) = &mut self.zones else { return };
-        let Some(index) = zones.log.open.take() else { return };
+    /// Closes the zone open, if any, with its end timestamp.
+    pub(crate) fn end(&mut self, device: &ash::Device, command_buffer: vk::CommandBuffer) {
+        let Some(index) = self.log.open.take() else { return };
         #[cfg(feature = "profile")]
         {
-            let (profiler, slot, _, _) = &mut zones.tracy;
+            let (profiler, slot, _, _) = &mut self.tracy;
             profiler.end_zone(*slot, index);
         }
-        // SAFETY: as in `begin_gpu_zone`.
+        // SAFETY: as in `begin`.
         unsafe {
-            self.device.raw().cmd_write_timestamp2(
+            device.cmd_write_timestamp2(
                 command_buffer,
                 vk::PipelineStageFlags2::ALL_COMMANDS,
-                zones.queries,
-                zones.first_query + 2 * index as u32 + 1,
+                self.queries,
+                self.first_query + 2 * index as u32 + 1,
             )
         };
     }
