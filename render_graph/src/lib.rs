@@ -99,6 +99,11 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+// The parts, lowest first; each imports only from the parts below it: `access` (what a pass
+// may do to a resource), `error`, `device`, then `memory` and `pipeline` on the device,
+// `compile` (declarations to a compiled graph), `resources` (what backs each resource),
+// `execute` (a frame's run and what passes see of it), `graph` (the RenderGraph that ties
+// them together), and the passes and presentation users add: `readback`, `swapchain`.
 mod access;
 mod compile;
 pub mod device;

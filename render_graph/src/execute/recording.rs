@@ -1,5 +1,6 @@
 //! Recording helpers of the executor: barrier batches, the first frame's clears of last
-//! frame's versions, and the dynamic-rendering scope of passes with attachments.
+//! frame's versions, poison fills of what a pass only writes (under validation), and the
+//! dynamic-rendering scope of passes with attachments.
 
 use ash::vk;
 
