@@ -114,9 +114,7 @@ impl Executor {
         }
         Ok(executor)
     }
-}
 
-impl Executor {
     /// Waits for every frame in flight and harvests its statistics.
     pub(crate) fn wait_all(&mut self, device: &GpuDevice, stats: &mut GraphStats) -> Result<()> {
         let mut pending: Vec<usize> =

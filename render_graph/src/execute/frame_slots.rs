@@ -63,8 +63,8 @@ impl FrameSlot {
         let zones = if pass_count == self.cpu_ms.len() { self.zones.used } else { 0 };
         let written = (pass_count + zones) * 2;
         let timestamps = device.capabilities().timestamps && self.query_capacity as usize >= written;
-        let read = timestamps && pass_count > 0;
-        if read {
+        let has_results = timestamps && pass_count > 0;
+        if has_results {
             let data = &mut self.timestamps[..written];
             // SAFETY: the frame that wrote these queries has completed (fence waited); the
             // slice holds exactly the queries written.
@@ -98,7 +98,7 @@ impl FrameSlot {
             zone.gpu_ms =
                 timestamps.then(|| self.timestamps[at + 1].saturating_sub(self.timestamps[at]) as f64 * period_ms);
         }
-        Ok(read.then(|| (&self.timestamps[..written], pass_count)))
+        Ok(has_results.then(|| (&self.timestamps[..written], pass_count)))
     }
 
     /// Sizes the slot's statistics and query pool for a newly compiled graph of `pass_count`
