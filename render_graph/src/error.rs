@@ -4,6 +4,8 @@ use std::fmt;
 
 use ash::vk;
 
+use crate::access::MipRange;
+
 /// Everything that can go wrong while creating the device, allocating memory, compiling or
 /// running the graph.
 #[derive(Debug)]
@@ -296,7 +298,7 @@ impl fmt::Display for GraphError {
                 write!(formatter, "pass `{pass}` cannot access `{resource}`: {reason}")
             }
             GraphError::MipRangeOutOfBounds { pass, resource, base, count, mip_levels } => {
-                let levels = crate::MipRange::new(*base, *count);
+                let levels = MipRange::new(*base, *count);
                 write!(formatter, "pass `{pass}` declares {levels} of `{resource}`, which has {mip_levels} mips")
             }
             GraphError::InvalidDescription { resource, reason } => {

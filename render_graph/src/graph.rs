@@ -7,18 +7,14 @@ use std::sync::Arc;
 use ash::vk;
 use runtime::profiling::ZoneSite;
 
-use crate::barriers::SyncState;
-use crate::compiler::compile;
+use crate::compile::{compile, compiled_to_dot, GraphDecl, ResourceKind, SyncState};
 use crate::device::GpuDevice;
-use crate::dot::compiled_to_dot;
 use crate::error::{nearest_name, GraphError, Result};
-use crate::executor::{Executor, Frame};
+use crate::execute::{Executor, Frame, GraphStats, Pass, PassStats, Typed, TypedPass};
 use crate::memory::{GpuBuffer, GpuImage};
-use crate::pass::Pass;
-use crate::physical::{assign_range_views, check_mip_ranges, Compiled, Import, ImportedResource, PresentSync};
-use crate::registry::{GraphDecl, ResourceKind};
-use crate::resolved::Resolved;
-use crate::stats::{GraphStats, PassStats};
+use crate::resources::{
+    assign_range_views, check_mip_ranges, Compiled, Import, ImportedResource, PresentSync, Resolved,
+};
 
 /// Graphs made in the process, for their default names.
 static GRAPHS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -127,17 +123,17 @@ impl RenderGraph {
 
     /// Adds a [`TypedPass`](crate::TypedPass) (see [`RenderGraph::add_pass`]).
     #[track_caller]
-    pub fn add_typed_pass<P: crate::TypedPass>(&mut self, pass: P) {
+    pub fn add_typed_pass<P: TypedPass>(&mut self, pass: P) {
         self.pass_sites.push(ZoneSite::caller(std::any::type_name::<P>()));
-        self.passes.push(Box::new(crate::Typed::new(pass)));
+        self.passes.push(Box::new(Typed::new(pass)));
         self.dirty = true;
     }
 
     /// Adds a [`TypedPass`](crate::TypedPass) at an insertion point (see
     /// [`RenderGraph::add_pass_at`]).
     #[track_caller]
-    pub fn add_typed_pass_at<P: crate::TypedPass>(&mut self, point: &str, pass: P) -> Result<()> {
-        self.add_pass_at(point, crate::Typed::new(pass))
+    pub fn add_typed_pass_at<P: TypedPass>(&mut self, point: &str, pass: P) -> Result<()> {
+        self.add_pass_at(point, Typed::new(pass))
     }
 
     /// Adds a named insertion point after the passes added so far: a place where passes can
@@ -514,7 +510,8 @@ impl RenderGraph {
     /// corners for buffers, and one edge per access (writes point at the resource).
     pub fn to_dot(&mut self) -> Result<String> {
         self.compile()?;
-        Ok(compiled_to_dot(self.compiled.as_ref().expect("compile succeeded")))
+        let compiled = self.compiled.as_ref().expect("compile succeeded");
+        Ok(compiled_to_dot(&compiled.decl, &compiled.graph))
     }
 }
 

@@ -99,64 +99,46 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+// The parts, lowest first; each imports only from the parts below it: `access` (what a pass
+// may do to a resource), `error`, `device`, then `memory` and `pipeline` on the device,
+// `compile` (declarations to a compiled graph), `resources` (what backs each resource),
+// `execute` (a frame's run and what passes see of it), `graph` (the RenderGraph that ties
+// them together), and the passes and presentation users add: `readback`, `swapchain`.
 mod access;
-mod alias;
-mod barriers;
-mod binding;
-mod commands;
-mod compiler;
-mod context;
+mod compile;
 pub mod device;
-mod dot;
 mod error;
-mod executor;
-#[cfg(feature = "profile")]
-mod gpu_profiler;
-mod gpu_zones;
+mod execute;
 mod graph;
 pub mod memory;
-mod mips;
-mod pass;
-mod physical;
 mod pipeline;
 pub mod readback;
-mod recording;
-mod reflect;
-mod registry;
-mod resolved;
-mod stats;
+mod resources;
 pub mod swapchain;
 #[cfg(feature = "test-support")]
 pub mod testing;
-mod validation;
 
 /// The Vulkan bindings the graph is built on, re-exported so passes use the same version.
 pub use ash;
 /// Vulkan types (`vk::Format`, `vk::Extent2D`, …).
 pub use ash::vk;
 
-pub use access::{Access, ShaderStage};
-pub use alias::{plan_aliasing, AliasBlock, AliasItem, AliasPlan};
-pub use barriers::{BarrierPlan, BarrierSource, PlannedBarrier, SyncState};
-pub use binding::BindingKind;
-pub use commands::{DISPATCH_INDIRECT_COMMAND_BYTES, DRAW_INDEXED_INDIRECT_COMMAND_BYTES, DRAW_INDIRECT_COMMAND_BYTES};
-pub use compiler::{compile, CompiledGraph, CompiledResource, Residency};
-pub use context::{Binding, ExecuteContext, PrepareContext, ResourceRef};
+pub use access::{Access, MipRange, ShaderStage};
+pub use compile::{
+    compile, AttachmentLoad, BarrierPlan, BarrierSource, BufferDesc, BufferHandle, CompiledGraph, CompiledResource,
+    GraphDecl, ImageDesc, ImageHandle, ImageSize, PlannedBarrier, Registry, Residency, ResourceKind, SyncState,
+};
+pub use device::validation::{ValidationCounts, ValidationLog};
 pub use device::{DeviceCapabilities, DeviceConfig, GpuDevice};
 pub use error::{GraphError, Result};
-pub use executor::FRAMES_IN_FLIGHT;
-pub use gpu_zones::MAX_GPU_ZONES;
+pub use execute::{
+    Binding, ExecuteContext, GraphStats, Pass, PassStats, PrepareContext, ResourceRef, Typed, TypedPass, ZoneStats,
+    DISPATCH_INDIRECT_COMMAND_BYTES, DRAW_INDEXED_INDIRECT_COMMAND_BYTES, DRAW_INDIRECT_COMMAND_BYTES,
+    FRAMES_IN_FLIGHT, MAX_GPU_ZONES, POISON_COLOR, POISON_DEPTH, POISON_WORD,
+};
 pub use graph::{AliasReport, RenderGraph};
 pub use memory::{
     full_mip_chain, GpuBuffer, GpuImage, ImageInfo, ReadbackBuffer, StagingRing, MAX_ARRAY_LAYERS, MAX_MIP_LEVELS,
 };
-pub use mips::MipRange;
-pub use pass::{Pass, Typed, TypedPass};
-pub use pipeline::{ColorBlend, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
-pub use recording::{POISON_COLOR, POISON_DEPTH, POISON_WORD};
-pub use registry::{
-    AttachmentLoad, BufferDesc, BufferHandle, GraphDecl, ImageDesc, ImageHandle, ImageSize, Registry, ResourceKind,
-};
-pub use resolved::{ResolvedBuffer, ResolvedImage};
-pub use stats::{GraphStats, PassStats, ZoneStats};
-pub use validation::{ValidationCounts, ValidationLog};
+pub use pipeline::{BindingKind, ColorBlend, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
+pub use resources::{plan_aliasing, AliasBlock, AliasItem, AliasPlan, ResolvedBuffer, ResolvedImage};

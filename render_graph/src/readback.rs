@@ -8,12 +8,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use ash::vk;
 
 use crate::access::Access;
-use crate::context::ExecuteContext;
+use crate::compile::{BufferHandle, ImageHandle, Registry};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
+use crate::execute::{ExecuteContext, Pass};
 use crate::memory::{aspect_of, ReadbackBuffer};
-use crate::pass::Pass;
-use crate::registry::{BufferHandle, ImageHandle, Registry};
+use crate::resources::ResolvedImage;
 
 /// Bytes per texel of the formats the readback pass copies.
 pub const READBACK_TEXEL_BYTES: u64 = 4;
@@ -55,7 +55,7 @@ pub fn has_four_byte_texels(format: vk::Format) -> bool {
 pub unsafe fn record_image_to_buffer(
     context: &ExecuteContext<'_>,
     source: ImageHandle,
-    image: &crate::ResolvedImage,
+    image: &ResolvedImage,
     buffer: vk::Buffer,
 ) {
     let region = vk::BufferImageCopy::default()
@@ -240,7 +240,7 @@ impl HostImageCopy {
         context: &mut ExecuteContext<'_>,
         name: &str,
         source: ImageHandle,
-        image: &crate::ResolvedImage,
+        image: &ResolvedImage,
     ) -> bool {
         self.retired.retain(|buffer| buffer.buffer().pending_gpu_write().is_some());
         let needed = u64::from(image.extent.width) * u64::from(image.extent.height) * READBACK_TEXEL_BYTES;

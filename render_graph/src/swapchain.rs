@@ -16,13 +16,11 @@ use ash::vk;
 use raw_window_handle::{RawDisplayHandle, RawWindowHandle};
 
 use crate::access::Access;
-use crate::context::ExecuteContext;
+use crate::compile::{ImageHandle, Registry};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
-use crate::executor::FRAMES_IN_FLIGHT;
+use crate::execute::{ExecuteContext, Pass, FRAMES_IN_FLIGHT};
 use crate::memory::{aspect_of, GpuImage, ImageInfo};
-use crate::pass::Pass;
-use crate::registry::{ImageHandle, Registry};
 
 /// Name under which the acquired swapchain image is imported.
 pub const SWAPCHAIN: &str = "swapchain";

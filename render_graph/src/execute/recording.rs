@@ -1,15 +1,13 @@
 //! Recording helpers of the executor: barrier batches, the first frame's clears of last
-//! frame's versions, and the dynamic-rendering scope of passes with attachments.
+//! frame's versions, poison fills of what a pass only writes (under validation), and the
+//! dynamic-rendering scope of passes with attachments.
 
 use ash::vk;
 
-use crate::barriers::{PlannedBarrier, SyncState};
-use crate::compiler::Residency;
+use crate::access::MipRange;
+use crate::compile::{AttachmentLoad, PassDecl, PlannedBarrier, Residency, SyncState};
 use crate::memory::full_range;
-use crate::mips::MipRange;
-use crate::physical::{Compiled, EntrySource};
-use crate::registry::{AttachmentLoad, PassDecl};
-use crate::resolved::{Resolved, ResolvedImage};
+use crate::resources::{Compiled, EntrySource, Resolved, ResolvedImage};
 
 /// Most color attachments one pass may declare.
 const MAX_COLOR_ATTACHMENTS: usize = 8;

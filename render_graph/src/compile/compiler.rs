@@ -1,16 +1,17 @@
-//! The graph compiler: validates declarations, binds every read to the version of its
-//! resource written before it in declaration order, orders passes by the dependencies that
-//! follow (declaration order breaks ties), reports cycles, culls passes whose results nobody reads,
-//! and computes each resource's lifetime and usage. Barriers are planned in `barriers.rs`.
-
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+//! The graph compiler: validates declarations (`validate.rs`), binds every read to the
+//! version of its resource written before it in declaration order, orders passes by the
+//! dependencies that follow and culls passes whose results nobody reads (`order.rs`),
+//! computes each resource's lifetime, usage and residency, and plans the barriers
+//! (`barriers.rs`).
 
 use ash::vk;
 
-use crate::barriers::{plan_barriers, BarrierPlan};
-use crate::error::{GraphError, Result};
-use crate::registry::{AttachmentLoad, GraphDecl, Origin, ResourceKind};
+use super::barriers::{plan_barriers, BarrierPlan};
+use super::desc::ResourceKind;
+use super::order::{bind_versions, execution_order, kept_passes, writers_of};
+use super::registry::{GraphDecl, Origin};
+use super::validate::validate;
+use crate::error::Result;
 
 /// How a resource lives in the compiled graph.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,38 +57,30 @@ pub struct CompiledGraph {
 /// Compiles declarations. `is_imported(name, kind)` tells which names the graph imports.
 pub fn compile(decl: &GraphDecl, is_imported: &dyn Fn(&str, ResourceKind) -> bool) -> Result<CompiledGraph> {
     validate(decl, is_imported)?;
-    let pass_count = decl.passes.len();
-    let resource_count = decl.resources.len();
-
-    // Writers of each resource in declaration order.
-    let mut writers: Vec<Vec<usize>> = vec![Vec::new(); resource_count];
-    for (pass_index, pass) in decl.passes.iter().enumerate() {
-        for access in &pass.accesses {
-            // A pass writing several mips of one image is one writer.
-            let writers = &mut writers[access.resource as usize];
-            if access.access.is_write() && writers.last() != Some(&pass_index) {
-                writers.push(pass_index);
-            }
-        }
-    }
-
+    let writers = writers_of(decl);
     // Dependency edges from versions in declaration order (see `bind_versions`). History
     // reads add no edge (they read last frame's version).
     let versions = bind_versions(decl, &writers);
-    let mut successors: Vec<Vec<usize>> = vec![Vec::new(); pass_count];
-    let mut predecessor_count = vec![0_usize; pass_count];
-    for &(from, to) in &versions.edges {
-        if from != to && !successors[from].contains(&to) {
-            successors[from].push(to);
-            predecessor_count[to] += 1;
-        }
-    }
-
-    let full_order = topological_order(decl, &successors, predecessor_count)?;
+    let full_order = execution_order(decl, &versions.edges)?;
     let kept = kept_passes(decl, &writers, &versions.read_version, is_imported);
     let order: Vec<usize> = full_order.iter().copied().filter(|&pass| kept[pass]).collect();
-    let culled: Vec<usize> = (0..pass_count).filter(|&pass| !kept[pass]).collect();
+    let culled: Vec<usize> = (0..decl.passes.len()).filter(|&pass| !kept[pass]).collect();
+    let resources = resource_lives(decl, &order, is_imported);
+    // Images whose contents outlive the frame end it in one layout, whatever their mips did.
+    let keep_layout: Vec<bool> = resources
+        .iter()
+        .map(|resource| matches!(resource.residency, Residency::Imported | Residency::HistoryCurrent))
+        .collect();
+    let barriers = plan_barriers(decl, &order, &keep_layout);
+    Ok(CompiledGraph { order, culled, resources, barriers })
+}
 
+/// Each resource's lifetime and usage over the running passes `order`, and its residency.
+fn resource_lives(
+    decl: &GraphDecl,
+    order: &[usize],
+    is_imported: &dyn Fn(&str, ResourceKind) -> bool,
+) -> Vec<CompiledResource> {
     let mut resources: Vec<CompiledResource> = decl
         .resources
         .iter()
@@ -139,279 +132,7 @@ pub fn compile(decl: &GraphDecl, is_imported: &dyn Fn(&str, ResourceKind) -> boo
             }
         }
     }
-    // Images whose contents outlive the frame end it in one layout, whatever their mips did.
-    let keep_layout: Vec<bool> = resources
-        .iter()
-        .map(|resource| matches!(resource.residency, Residency::Imported | Residency::HistoryCurrent))
-        .collect();
-    let barriers = plan_barriers(decl, &order, &keep_layout);
-    Ok(CompiledGraph { order, culled, resources, barriers })
-}
-
-/// Checks every declared mip range against `mip_levels(resource)` (`None`: not known yet).
-pub(crate) fn check_mip_ranges(decl: &GraphDecl, mip_levels: &dyn Fn(u32) -> Option<u32>) -> Result<()> {
-    for pass in &decl.passes {
-        for access in pass.accesses.iter().filter(|access| !access.mips.is_all()) {
-            let Some(levels) = mip_levels(access.resource) else { continue };
-            if !access.mips.fits(levels) {
-                return Err(GraphError::MipRangeOutOfBounds {
-                    pass: pass.name.clone(),
-                    resource: decl.resource_name(access.resource).to_owned(),
-                    base: access.mips.base,
-                    count: access.mips.count,
-                    mip_levels: levels,
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The mip count of a created image whose description fixes it (not a full chain).
-fn declared_mip_levels(decl: &GraphDecl, resource: u32) -> Option<u32> {
-    match decl.resources[resource as usize].origin {
-        Origin::CreatedImage(desc) if desc.mip_levels != crate::registry::ImageDesc::FULL_MIP_CHAIN => {
-            Some(desc.mip_levels)
-        }
-        Origin::History { of } => declared_mip_levels(decl, of),
-        _ => None,
-    }
-}
-
-fn validate(decl: &GraphDecl, is_imported: &dyn Fn(&str, ResourceKind) -> bool) -> Result<()> {
-    for pass in &decl.passes {
-        if let Some((resource, reason)) = pass.invalid {
-            return Err(GraphError::InvalidAccess {
-                pass: pass.name.clone(),
-                resource: decl.resource_name(resource).to_owned(),
-                reason,
-            });
-        }
-    }
-    for (index, pass) in decl.passes.iter().enumerate() {
-        if decl.passes[..index].iter().any(|earlier| earlier.name == pass.name) {
-            return Err(GraphError::DuplicatePass(pass.name.clone()));
-        }
-    }
-    for resource in &decl.resources {
-        let imported = is_imported(&resource.name, resource.kind);
-        if resource.creations > 1 || (resource.creations == 1 && imported) {
-            return Err(GraphError::DuplicateResource {
-                resource: resource.name.clone(),
-                passes: resource.creators.iter().map(|&pass| decl.passes[pass].name.clone()).collect(),
-                imported,
-            });
-        }
-        if resource.origin == Origin::Referenced && !imported {
-            return Err(GraphError::MissingResource {
-                pass: decl.passes[resource.first_user].name.clone(),
-                resource: resource.name.clone(),
-                nearest: None,
-            });
-        }
-        if let Origin::History { of } = resource.origin {
-            let base = &decl.resources[of as usize];
-            if base.creations == 0 {
-                return Err(GraphError::InvalidAccess {
-                    pass: decl.passes[resource.first_user].name.clone(),
-                    resource: base.name.clone(),
-                    reason: "last frame's version is kept only for resources the graph creates",
-                });
-            }
-        }
-    }
-    let written: Vec<bool> = {
-        let mut written = vec![false; decl.resources.len()];
-        for pass in &decl.passes {
-            for access in pass.accesses.iter().filter(|access| access.access.is_write()) {
-                written[access.resource as usize] = true;
-            }
-        }
-        written
-    };
-    for pass in &decl.passes {
-        for access in &pass.accesses {
-            let resource = &decl.resources[access.resource as usize];
-            let source = match resource.origin {
-                Origin::History { of } => of,
-                _ => access.resource,
-            };
-            let source_resource = &decl.resources[source as usize];
-            let created = source_resource.creations == 1;
-            let reads = access.access.is_read() && !access.access.is_write();
-            let is_history = matches!(resource.origin, Origin::History { .. });
-            if (reads || is_history) && created && !written[source as usize] {
-                return Err(GraphError::ReadWithoutWriter {
-                    pass: pass.name.clone(),
-                    resource: source_resource.name.clone(),
-                });
-            }
-            if is_history && access.access.is_write() {
-                return Err(GraphError::InvalidAccess {
-                    pass: pass.name.clone(),
-                    resource: resource.name.clone(),
-                    reason: "last frame's version is read-only",
-                });
-            }
-        }
-    }
-    check_mip_ranges(decl, &|resource| declared_mip_levels(decl, resource))
-}
-
-/// Kahn's algorithm; among ready passes the earliest declared goes first.
-fn topological_order(
-    decl: &GraphDecl,
-    successors: &[Vec<usize>],
-    mut predecessor_count: Vec<usize>,
-) -> Result<Vec<usize>> {
-    let pass_count = successors.len();
-    let mut ready: BinaryHeap<Reverse<usize>> =
-        (0..pass_count).filter(|&pass| predecessor_count[pass] == 0).map(Reverse).collect();
-    let mut order = Vec::with_capacity(pass_count);
-    while let Some(Reverse(pass)) = ready.pop() {
-        order.push(pass);
-        for &next in &successors[pass] {
-            predecessor_count[next] -= 1;
-            if predecessor_count[next] == 0 {
-                ready.push(Reverse(next));
-            }
-        }
-    }
-    if order.len() == pass_count {
-        return Ok(order);
-    }
-    Err(GraphError::Cycle(find_cycle(decl, successors, &predecessor_count)))
-}
-
-/// Names the passes of one cycle among the passes Kahn's algorithm could not order.
-fn find_cycle(decl: &GraphDecl, successors: &[Vec<usize>], remaining: &[usize]) -> Vec<String> {
-    let stuck = |pass: usize| remaining[pass] > 0;
-    let Some(start) = (0..successors.len()).find(|&pass| stuck(pass)) else {
-        return Vec::new();
-    };
-    // Walk forward through stuck passes: every stuck pass has a stuck successor or lies
-    // upstream of a cycle, so a walk from a pass on a cycle returns to a visited pass.
-    let mut position_of = vec![usize::MAX; successors.len()];
-    let mut path = Vec::new();
-    let mut current = start;
-    loop {
-        if position_of[current] != usize::MAX {
-            let mut names: Vec<String> =
-                path[position_of[current]..].iter().map(|&pass: &usize| decl.passes[pass].name.clone()).collect();
-            names.push(decl.passes[current].name.clone());
-            return names;
-        }
-        position_of[current] = path.len();
-        path.push(current);
-        match successors[current].iter().copied().find(|&next| stuck(next)) {
-            Some(next) => current = next,
-            None => return path.iter().map(|&pass| decl.passes[pass].name.clone()).collect(),
-        }
-    }
-}
-
-/// A pass runs when it has a side effect, writes an imported resource, or writes a version
-/// that a running pass reads (including last frame's version, written by every writer). A
-/// read of version `v` keeps the writers of versions up to `v`.
-fn kept_passes(
-    decl: &GraphDecl,
-    writers: &[Vec<usize>],
-    read_version: &[Vec<Option<usize>>],
-    is_imported: &dyn Fn(&str, ResourceKind) -> bool,
-) -> Vec<bool> {
-    let mut kept = vec![false; decl.passes.len()];
-    let mut work = Vec::new();
-    for (pass_index, pass) in decl.passes.iter().enumerate() {
-        let writes_import = pass.accesses.iter().any(|access| {
-            let resource = &decl.resources[access.resource as usize];
-            access.access.is_write() && is_imported(&resource.name, resource.kind)
-        });
-        if pass.side_effect || writes_import {
-            kept[pass_index] = true;
-            work.push(pass_index);
-        }
-    }
-    while let Some(pass_index) = work.pop() {
-        for (slot, access) in decl.passes[pass_index].accesses.iter().enumerate() {
-            let (source, last_writer) = match decl.resources[access.resource as usize].origin {
-                Origin::History { of } => (of, writers[of as usize].len()),
-                _ => match read_version[pass_index][slot] {
-                    Some(version) => (access.resource, version + 1),
-                    None => continue,
-                },
-            };
-            for &writer in &writers[source as usize][..last_writer] {
-                if !kept[writer] {
-                    kept[writer] = true;
-                    work.push(writer);
-                }
-            }
-        }
-    }
-    kept
-}
-
-/// How declaration order binds reads to versions.
-struct Versions {
-    /// Must-run-before pairs of passes.
-    edges: Vec<(usize, usize)>,
-    /// Per pass and declared access: the index (into the resource's writers) of the write
-    /// whose result the access reads, or `None` when it reads nothing of this frame.
-    read_version: Vec<Vec<Option<usize>>>,
-}
-
-/// Binds every read to a version of its resource by declaration order: each write makes a
-/// new version, and a read sees the version written last *before* it in declaration order
-/// (a reader declared before every writer sees the first version). Then:
-/// - the writer of the version read runs before the reader (read after write);
-/// - every reader of a version runs before the write that replaces it (write after read);
-/// - writes of one resource run in declaration order (write after write).
-fn bind_versions(decl: &GraphDecl, writers: &[Vec<usize>]) -> Versions {
-    let mut edges = Vec::new();
-    let mut read_version: Vec<Vec<Option<usize>>> =
-        decl.passes.iter().map(|pass| vec![None; pass.accesses.len()]).collect();
-    // Per resource: writes seen so far and the readers of the current version.
-    let mut written = vec![0_usize; decl.resources.len()];
-    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); decl.resources.len()];
-    // Readers declared before the first writer read the first version.
-    for (pass_index, pass) in decl.passes.iter().enumerate() {
-        let is_history = |resource: usize| matches!(decl.resources[resource].origin, Origin::History { .. });
-        // Reads first: a pass that reads one mip of an image and writes another reads the
-        // version before its own write.
-        for (slot, access) in pass.accesses.iter().enumerate() {
-            let resource = access.resource as usize;
-            let reads = access.access.is_read() || access.load == Some(AttachmentLoad::Load);
-            if is_history(resource) || !reads || writers[resource].is_empty() {
-                continue;
-            }
-            let version = written[resource].saturating_sub(1);
-            read_version[pass_index][slot] = Some(version);
-            edges.push((writers[resource][version], pass_index));
-            if !access.access.is_write() {
-                readers[resource].push(pass_index);
-            }
-        }
-        for (slot, access) in pass.accesses.iter().enumerate() {
-            let resource = access.resource as usize;
-            let written_before = pass.accesses[..slot]
-                .iter()
-                .any(|earlier| earlier.resource == access.resource && earlier.access.is_write());
-            if is_history(resource) || !access.access.is_write() || written_before {
-                continue;
-            }
-            if let Some(&previous) = written[resource].checked_sub(1).and_then(|last| writers[resource].get(last)) {
-                edges.push((previous, pass_index));
-            }
-            if written[resource] > 0 {
-                for &reader in &readers[resource] {
-                    edges.push((reader, pass_index));
-                }
-                readers[resource].clear();
-            }
-            written[resource] += 1;
-        }
-    }
-    Versions { edges, read_version }
+    resources
 }
 
 impl CompiledGraph {
@@ -429,9 +150,9 @@ impl CompiledGraph {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::ShaderStage;
-    use crate::mips::MipRange;
-    use crate::registry::{BufferDesc, ImageDesc, ImageHandle, ImageSize, Registry};
+    use crate::access::{Access, MipRange, ShaderStage};
+    use crate::compile::{BufferDesc, ImageDesc, ImageHandle, ImageSize, Registry};
+    use crate::error::GraphError;
 
     const COMPUTE: ShaderStage = ShaderStage::Compute;
 
@@ -682,7 +403,7 @@ mod tests {
 
         let mut decl = pyramid_decl(4);
         pyramid_pass(&mut decl, "attach", |registry, pyramid| {
-            registry.access_image_mips(pyramid, MipRange::level(1), crate::Access::ColorAttachment);
+            registry.access_image_mips(pyramid, MipRange::level(1), Access::ColorAttachment);
             registry.side_effect();
         });
         let error = compile(&decl, &no_imports).expect_err("attachments are whole images");

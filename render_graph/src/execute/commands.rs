@@ -8,11 +8,11 @@ use std::ops::Range;
 
 use ash::vk;
 
-use crate::access::Access;
-use crate::context::ExecuteContext;
+use super::execute_context::ExecuteContext;
+use crate::access::{Access, ShaderStage};
+use crate::compile::{BufferHandle, ImageHandle};
 use crate::error::GraphError;
-use crate::registry::BufferHandle;
-use crate::resolved::{Resolved, ResolvedBuffer};
+use crate::resources::{Resolved, ResolvedBuffer};
 
 /// Bytes of one `VkDrawIndirectCommand`.
 pub const DRAW_INDIRECT_COMMAND_BYTES: u32 = 16;
@@ -53,7 +53,7 @@ impl ExecuteContext<'_> {
     /// [`read_write_storage_image`](crate::Registry::read_write_storage_image) for compute; any
     /// other declaration, or a mip past the image's chain, fails the frame with an error
     /// naming the pass and the image.
-    pub fn mip_barrier(&mut self, image: crate::ImageHandle, mip: u32) {
+    pub fn mip_barrier(&mut self, image: ImageHandle, mip: u32) {
         if self.error.is_some() {
             return;
         }
@@ -63,7 +63,7 @@ impl ExecuteContext<'_> {
             Err(error) => return self.fail(error),
         };
         let resolved = match self.resolved[image.0 as usize] {
-            Resolved::Image(resolved) if access == Access::StorageReadWrite(crate::ShaderStage::Compute) => resolved,
+            Resolved::Image(resolved) if access == Access::StorageReadWrite(ShaderStage::Compute) => resolved,
             _ => {
                 let error = GraphError::InvalidAccess {
                     pass: self.pass_name.to_owned(),

@@ -1,7 +1,8 @@
 //! The pass trait: Register, Prepare, Execute and the optional RecordDraw.
 
-use crate::context::{ExecuteContext, PrepareContext};
-use crate::registry::Registry;
+use super::execute_context::ExecuteContext;
+use super::prepare_context::PrepareContext;
+use crate::compile::Registry;
 
 /// One node of the render graph.
 ///

@@ -3,22 +3,21 @@
 
 use std::fmt::Write;
 
-use crate::barriers::BarrierSource;
-use crate::compiler::Residency;
-use crate::physical::Compiled;
-use crate::registry::ResourceKind;
+use super::barriers::BarrierSource;
+use super::compiler::{CompiledGraph, Residency};
+use super::desc::ResourceKind;
+use super::registry::GraphDecl;
 
 fn escape(text: &str) -> String {
     text.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
 /// The compiled graph in Graphviz DOT (see [`crate::RenderGraph::to_dot`]).
-pub(crate) fn compiled_to_dot(compiled: &Compiled) -> String {
-    let decl = &compiled.decl;
+pub(crate) fn compiled_to_dot(decl: &GraphDecl, graph: &CompiledGraph) -> String {
     let mut dot = String::from("digraph render_graph {\n  rankdir=LR;\n");
-    for (position, &pass) in compiled.graph.order.iter().enumerate() {
+    for (position, &pass) in graph.order.iter().enumerate() {
         let mut label = format!("{}. {}", position + 1, escape(&decl.passes[pass].name));
-        for barrier in &compiled.graph.barriers.per_pass[position] {
+        for barrier in &graph.barriers.per_pass[position] {
             let resource = escape(decl.resource_name(barrier.resource));
             let kind = match barrier.source {
                 BarrierSource::Entry => "entry",
@@ -28,7 +27,7 @@ pub(crate) fn compiled_to_dot(compiled: &Compiled) -> String {
         }
         let _ = writeln!(dot, "  p{pass} [shape=box, label=\"{label}\"];");
     }
-    for &pass in &compiled.graph.culled {
+    for &pass in &graph.culled {
         let _ = writeln!(
             dot,
             "  p{pass} [shape=box, style=dashed, label=\"{} (culled)\"];",
@@ -40,7 +39,7 @@ pub(crate) fn compiled_to_dot(compiled: &Compiled) -> String {
             ResourceKind::Image => "ellipse",
             ResourceKind::Buffer => "box, style=rounded",
         };
-        let residency = compiled.graph.resources[index].residency;
+        let residency = graph.resources[index].residency;
         let note = match residency {
             Residency::Transient => "transient",
             Residency::HistoryCurrent => "double-buffered",

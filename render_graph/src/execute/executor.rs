@@ -6,39 +6,35 @@
 //! 2. [`Executor::prepare_passes`]: every running pass's `prepare` (CPU work, uploads);
 //! 3. [`Executor::begin_recording`]: the command buffer begins, the first frame after a
 //!    compile clears last frame's versions, and each resource's entry state is decided;
-//! 4. [`Executor::record_pass`], once per pass in order: its barriers (and poison fills
-//!    under validation), timestamps, uploads, `execute` and `record_draw`;
+//! 4. [`Executor::record_pass`] (`record_pass.rs`), once per pass in order: its barriers
+//!    (and poison fills under validation), timestamps, uploads, `execute` and `record_draw`;
 //! 5. [`Executor::final_barriers`]: kept images join one layout, imports carry their state
 //!    to the next frame, host-read barriers, the swapchain image's present transition;
 //! 6. [`Executor::submit`]: the command buffer ends and is submitted with the slot's fence.
-
-use std::sync::Arc;
-use std::time::Instant;
-
-use ash::vk;
+//!
+//! Between frames the graph waits for a slot and harvests its statistics (`frame_slots.rs`).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
+use ash::vk;
 use runtime::profiling::ZoneSite;
 
-use crate::barriers::{BarrierSource, PlannedBarrier, SyncState};
-use crate::compiler::Residency;
-use crate::context::{ExecuteContext, PrepareContext, StepState, Upload};
+use super::frame_slots::FrameSlot;
+#[cfg(feature = "profile")]
+use super::gpu_profiler::GpuProfiler;
+use super::gpu_zones::{ZoneLog, MAX_GPU_ZONES};
+use super::pass::Pass;
+use super::prepare_context::{PrepareContext, Upload};
+use super::recording::{cleared_state, flush_barriers, push_barrier, record_history_clears, BarrierScratch};
+use super::stats::GraphStats;
+use crate::access::MipRange;
+use crate::compile::{BarrierSource, Residency, SyncState};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
-use crate::gpu_zones::{ZoneLog, ZoneRecorder, MAX_GPU_ZONES};
 use crate::memory::{FrameClock, StagingRing};
-use crate::mips::MipRange;
-use crate::pass::Pass;
-use crate::physical::{Compiled, EntrySource, Import, ImportedResource, PresentSync};
 use crate::pipeline::DescriptorArena;
-use crate::recording::{
-    begin_rendering, cleared_state, flush_barriers, is_blind_write, push_barrier, record_history_clears, record_poison,
-    BarrierScratch,
-};
-use crate::resolved::Resolved;
-use crate::stats::{GraphStats, ZoneStats};
-use crate::validation::RecordingScope;
+use crate::resources::{Compiled, EntrySource, Import, ImportedResource, PresentSync, Resolved};
 
 /// Frames the CPU may record ahead of the GPU.
 pub const FRAMES_IN_FLIGHT: usize = 2;
@@ -47,39 +43,23 @@ pub const FRAMES_IN_FLIGHT: usize = 2;
 /// changed records fit; a frame that needs more grows its region (see `StagingRing`).
 const STAGING_BYTES_PER_FRAME: u64 = 4 << 20;
 
-struct FrameSlot {
-    pool: vk::CommandPool,
-    command_buffer: vk::CommandBuffer,
-    fence: vk::Fence,
-    queries: vk::QueryPool,
-    query_capacity: u32,
-    descriptors: DescriptorArena,
-    /// The frame submitted from this slot whose statistics are not harvested yet.
-    submitted: Option<u64>,
-    cpu_ms: Vec<f64>,
-    barriers: Vec<u32>,
-    timestamps: Vec<u64>,
-    /// The GPU zones the passes opened inside themselves.
-    zones: ZoneLog,
-}
-
 /// Frame slots and reusable scratch space (no heap allocation per frame in steady state).
 pub(crate) struct Executor {
-    device: Arc<GpuDevice>,
+    pub(super) device: Arc<GpuDevice>,
     /// Frames whose fences were waited for (readback buffers check it before reading).
     pub(crate) clock: Arc<FrameClock>,
-    slots: Vec<FrameSlot>,
+    pub(super) slots: Vec<FrameSlot>,
     pub(crate) staging: StagingRing,
-    uploads: Vec<Upload>,
+    pub(super) uploads: Vec<Upload>,
     /// The first upload not recorded yet this frame (uploads are in pass order).
-    next_upload: usize,
-    scratch: BarrierScratch,
+    pub(super) next_upload: usize,
+    pub(super) scratch: BarrierScratch,
     /// Per resource, this frame's source of its first barrier (and whether it is an aliased
     /// buffer's).
-    entry_states: Vec<(SyncState, bool)>,
-    error: Option<GraphError>,
+    pub(super) entry_states: Vec<(SyncState, bool)>,
+    pub(super) error: Option<GraphError>,
     #[cfg(feature = "profile")]
-    profiler: crate::gpu_profiler::GpuProfiler,
+    pub(super) profiler: GpuProfiler,
 }
 
 impl Executor {
@@ -95,7 +75,7 @@ impl Executor {
             entry_states: Vec::new(),
             error: None,
             #[cfg(feature = "profile")]
-            profiler: crate::gpu_profiler::GpuProfiler::new(FRAMES_IN_FLIGHT),
+            profiler: GpuProfiler::new(FRAMES_IN_FLIGHT),
         };
         let raw = device.raw();
         for _ in 0..FRAMES_IN_FLIGHT {
@@ -146,15 +126,9 @@ impl Executor {
         Ok(())
     }
 
-    /// Whether frame `frame` (already submitted) has finished on the GPU, without waiting:
-    /// a frame no longer held by its slot was waited for; otherwise its fence is asked.
+    /// Whether frame `frame` (already submitted) has finished on the GPU, without waiting.
     pub(crate) fn frame_complete(&self, device: &GpuDevice, frame: u64) -> Result<bool> {
-        let slot = &self.slots[slot_of(frame)];
-        if slot.submitted != Some(frame) {
-            return Ok(true);
-        }
-        // SAFETY: the fence belongs to this device; asking its status never blocks.
-        unsafe { device.raw().get_fence_status(slot.fence) }.map_err(GraphError::vulkan("vkGetFenceStatus"))
+        self.slots[slot_of(frame)].frame_complete(device, frame)
     }
 
     /// Waits until the slot frame `frame` will use is free, harvesting the statistics of the
@@ -163,101 +137,47 @@ impl Executor {
         self.finish_slot(device, slot_of(frame), stats)
     }
 
+    /// Waits for slot `slot_index`; the frame it held is then finished (readers of what it
+    /// wrote may read) and its statistics go to `stats` and, under the feature `profile`,
+    /// its timestamps to Tracy.
     fn finish_slot(&mut self, device: &GpuDevice, slot_index: usize, stats: &mut GraphStats) -> Result<()> {
         let slot = &mut self.slots[slot_index];
-        let raw = device.raw();
-        // SAFETY: the fence belongs to this device.
-        unsafe { raw.wait_for_fences(&[slot.fence], true, u64::MAX) }.map_err(GraphError::vulkan("vkWaitForFences"))?;
-        let Some(frame_index) = slot.submitted.take() else { return Ok(()) };
+        let Some(frame_index) = slot.wait(device)? else { return Ok(()) };
         self.clock.finish(frame_index);
-        let pass_count = slot.cpu_ms.len().min(stats.passes.len());
-        // The zones' queries follow the passes' (see `begin_recording`).
-        let zones = if pass_count == slot.cpu_ms.len() { slot.zones.used } else { 0 };
-        let written = (pass_count + zones) * 2;
-        let timestamps = device.capabilities().timestamps && slot.query_capacity as usize >= written;
-        if timestamps && pass_count > 0 {
-            let data = &mut slot.timestamps[..written];
-            // SAFETY: the frame that wrote these queries has completed (fence waited); the
-            // slice holds exactly the queries written.
-            unsafe { raw.get_query_pool_results(slot.queries, 0, data, vk::QueryResultFlags::TYPE_64) }
-                .map_err(GraphError::vulkan("vkGetQueryPoolResults"))?;
-            #[cfg(feature = "profile")]
-            {
-                self.profiler.upload(slot_index, &slot.timestamps[..written], pass_count);
-                self.profiler.keep_clocks(device);
-            }
+        let timestamps = slot.harvest(device, frame_index, stats)?;
+        #[cfg(feature = "profile")]
+        if let Some((timestamps, pass_count)) = timestamps {
+            self.profiler.upload(slot_index, timestamps, pass_count);
+            self.profiler.keep_clocks(device);
         }
-        let period_ms = f64::from(device.capabilities().timestamp_period_ns) / 1e6;
-        stats.frame_index = frame_index;
-        stats.total_gpu_ms = 0.0;
-        stats.total_cpu_record_ms = 0.0;
-        for position in 0..pass_count {
-            let entry = &mut stats.passes[position];
-            entry.cpu_record_ms = slot.cpu_ms[position];
-            entry.barriers = slot.barriers[position];
-            entry.gpu_ms = timestamps.then(|| {
-                let (start, end) = (slot.timestamps[position * 2], slot.timestamps[position * 2 + 1]);
-                end.saturating_sub(start) as f64 * period_ms
-            });
-            stats.total_gpu_ms += entry.gpu_ms.unwrap_or(0.0);
-            stats.total_cpu_record_ms += entry.cpu_record_ms;
-        }
-        stats.zones.truncate(zones);
-        for index in 0..zones {
-            if stats.zones.len() == index {
-                stats.zones.push(ZoneStats::default());
-            }
-            let zone = &mut stats.zones[index];
-            stats.passes[slot.zones.passes[index]].name.clone_into(&mut zone.pass);
-            slot.zones.names[index].clone_into(&mut zone.name);
-            let at = (pass_count + index) * 2;
-            zone.gpu_ms =
-                timestamps.then(|| slot.timestamps[at + 1].saturating_sub(slot.timestamps[at]) as f64 * period_ms);
-        }
+        #[cfg(not(feature = "profile"))]
+        let _ = timestamps;
         Ok(())
     }
 
     /// Sizes the per-slot query pools and statistics for a newly compiled graph.
     pub(crate) fn prepare_for(&mut self, device: &GpuDevice, compiled: &Compiled) -> Result<()> {
         let pass_count = compiled.graph.order.len();
-        let needed = ((pass_count + MAX_GPU_ZONES) * 2) as u32;
         for slot in &mut self.slots {
-            slot.cpu_ms.clear();
-            slot.cpu_ms.resize(pass_count, 0.0);
-            slot.barriers.clear();
-            slot.barriers.resize(pass_count, 0);
-            slot.timestamps.clear();
-            slot.timestamps.resize(needed as usize, 0);
-            if device.capabilities().timestamps && slot.query_capacity < needed {
-                // SAFETY: no frame of this slot is in flight (the graph waited); destroying a
-                // null pool is allowed.
-                unsafe { device.raw().destroy_query_pool(slot.queries, None) };
-                slot.queries = vk::QueryPool::null();
-                slot.query_capacity = 0;
-                let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(needed);
-                // SAFETY: valid create info on a live device.
-                slot.queries = unsafe { device.raw().create_query_pool(&info, None) }
-                    .map_err(GraphError::vulkan("vkCreateQueryPool"))?;
-                slot.query_capacity = needed;
-            }
+            slot.size_for(device, pass_count)?;
         }
         Ok(())
     }
 }
 
 /// The slot frame `frame` records into.
+fn slot_of(frame: u64) -> usize {
+    (frame % FRAMES_IN_FLIGHT as u64) as usize
+}
+
 /// The error of a pass that panicked, with the panic's message.
-fn pass_panicked(pass: &str, payload: &(dyn std::any::Any + Send)) -> GraphError {
+pub(super) fn pass_panicked(pass: &str, payload: &(dyn std::any::Any + Send)) -> GraphError {
     let message = payload
         .downcast_ref::<String>()
         .cloned()
         .or_else(|| payload.downcast_ref::<&str>().map(|message| (*message).to_owned()))
         .unwrap_or_else(|| String::from("a panic without a message"));
     GraphError::PassPanicked { pass: pass.to_owned(), message }
-}
-
-fn slot_of(frame: u64) -> usize {
-    (frame % FRAMES_IN_FLIGHT as u64) as usize
 }
 
 /// What one frame records: the compiled graph, its passes and imports, and this frame's
@@ -392,213 +312,6 @@ impl Executor {
         self.entry_states.clear();
         self.entry_states.extend((0..compiled.decl.resources.len()).map(entry_state));
         Ok(command_buffer)
-    }
-
-    /// Records the pass at `position` of the order: its step-0 barriers (after poison fills
-    /// of what it only writes, under validation), its timestamps and debug label, the
-    /// uploads its `prepare` staged, then `execute` and, inside a rendering scope over its
-    /// attachments, `record_draw`.
-    fn record_pass(
-        &mut self,
-        frame: &mut Frame,
-        slot_index: usize,
-        command_buffer: vk::CommandBuffer,
-        position: usize,
-    ) {
-        // Disjoint borrows of the executor's parts (the profiler is used beside them).
-        let (device, slots, uploads) = (&self.device, &mut self.slots, &self.uploads);
-        let (next_upload, scratch) = (&mut self.next_upload, &mut self.scratch);
-        let (entry_states, error) = (&self.entry_states, &mut self.error);
-        let clock = &self.clock;
-        let raw = device.raw();
-        let compiled = &*frame.compiled;
-        let pass_index = compiled.graph.order[position];
-        let decl = &compiled.decl.passes[pass_index];
-        let timestamps = device.capabilities().timestamps;
-        let queries = slots[slot_index].queries;
-        let _recording = RecordingScope::enter(&compiled.labels[position]);
-        let debug = device.debug_utils();
-        if let Some(debug) = debug {
-            let label = vk::DebugUtilsLabelEXT::default().label_name(&compiled.labels[position]);
-            // SAFETY: recording; the label string lives in the compiled graph.
-            unsafe { debug.cmd_begin_debug_utils_label(command_buffer, &label) };
-        }
-        let mut barrier_count = 0;
-        // Step 0's barriers go before `execute`; later steps' when the pass begins them.
-        let all_barriers = &compiled.graph.barriers.per_pass[position];
-        let (barriers, later_steps) = all_barriers.split_at(all_barriers.partition_point(|planned| planned.step == 0));
-        // Under validation, transient resources this pass only writes are first filled
-        // with poison, so a declared write the pass never performs shows in the output.
-        let poisoned = |planned: &PlannedBarrier| {
-            compiled.poison && planned.source == BarrierSource::Entry && is_blind_write(compiled, decl, planned)
-        };
-        if barriers.iter().any(poisoned) {
-            for planned in barriers.iter().filter(|planned| poisoned(planned)) {
-                let resource = planned.resource as usize;
-                let (source, aliased_buffer) = entry_states[resource];
-                push_barrier(
-                    scratch,
-                    frame.resolved[resource],
-                    planned.mips,
-                    source,
-                    vk::PipelineStageFlags2::ALL_TRANSFER,
-                    vk::AccessFlags2::TRANSFER_WRITE,
-                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                    aliased_buffer,
-                );
-            }
-            flush_barriers(raw, command_buffer, scratch);
-            for planned in barriers.iter().filter(|planned| poisoned(planned)) {
-                record_poison(raw, command_buffer, frame.resolved[planned.resource as usize], planned.mips);
-            }
-        }
-        for planned in barriers {
-            let resource = planned.resource as usize;
-            let resolved = frame.resolved[resource];
-            let (source, aliased_buffer) = match planned.source {
-                BarrierSource::Known(state) => (state, false),
-                BarrierSource::Entry if poisoned(planned) => {
-                    (cleared_state(matches!(resolved, Resolved::Image(_))), false)
-                }
-                BarrierSource::Entry => entry_states[resource],
-            };
-            if push_barrier(
-                scratch,
-                resolved,
-                planned.mips,
-                source,
-                planned.dst_stages,
-                planned.dst_access,
-                planned.new_layout,
-                aliased_buffer,
-            ) {
-                barrier_count += 1;
-            }
-        }
-        flush_barriers(raw, command_buffer, scratch);
-        if timestamps {
-            #[cfg(feature = "profile")]
-            self.profiler.begin_pass(
-                slot_index,
-                position,
-                &frame.zone_names[pass_index],
-                &frame.pass_sites[pass_index],
-            );
-            // SAFETY: recording; the query was reset in `begin_recording`.
-            unsafe {
-                raw.cmd_write_timestamp2(
-                    command_buffer,
-                    vk::PipelineStageFlags2::ALL_COMMANDS,
-                    queries,
-                    (position * 2) as u32,
-                )
-            };
-        }
-        while *next_upload < uploads.len() && uploads[*next_upload].position == position {
-            let upload = uploads[*next_upload];
-            // SAFETY: recording; the pass declared a transfer write on the target, whose
-            // barrier was just recorded; the source region lies in the staging ring.
-            unsafe { raw.cmd_copy_buffer(command_buffer, upload.source, upload.target, &[upload.region]) };
-            *next_upload += 1;
-        }
-        runtime::profile_zone_site!(frame.zone_names[pass_index].as_str(), &frame.pass_sites[pass_index]);
-        let started = Instant::now();
-        let slot = &mut slots[slot_index];
-        let zones = timestamps.then(|| ZoneRecorder {
-            log: &mut slot.zones,
-            queries,
-            first_query: (compiled.graph.order.len() * 2) as u32,
-            position,
-            #[cfg(feature = "profile")]
-            tracy: (&mut self.profiler, slot_index, &frame.zone_names[pass_index], &frame.pass_sites[pass_index]),
-        });
-        let mut context = ExecuteContext {
-            device,
-            command_buffer,
-            pass_name: &decl.name,
-            accesses: &decl.accesses,
-            names: &compiled.decl,
-            resolved: frame.resolved,
-            descriptors: &mut slot.descriptors,
-            error,
-            frame_index: frame.index,
-            output_extent: frame.output_extent,
-            clock,
-            bound: None,
-            index_bound: false,
-            rendering: false,
-            history_reset: if compiled.first_frame { &compiled.history_reset } else { &[] },
-            range_views: frame.range_views,
-            steps: StepState {
-                current: 0,
-                last: decl.last_step,
-                barriers: later_steps,
-                entry_states,
-                scratch,
-                recorded: 0,
-            },
-            zones,
-        };
-        let pass = &mut frame.passes[pass_index];
-        // A pass's panic (a resource it never declared, an `expect` of its own) fails the
-        // frame, naming the pass, instead of taking the program down; the command buffer is
-        // never submitted and is reset with its pool.
-        if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pass.execute(&mut context))) {
-            context.fail(pass_panicked(&decl.name, payload.as_ref()));
-        }
-        if let Some(rendering_extent) = begin_rendering(raw, command_buffer, decl, frame.resolved) {
-            let viewport = vk::Viewport {
-                x: 0.0,
-                y: 0.0,
-                width: rendering_extent.width as f32,
-                height: rendering_extent.height as f32,
-                min_depth: 0.0,
-                max_depth: 1.0,
-            };
-            let scissor = vk::Rect2D { offset: vk::Offset2D::default(), extent: rendering_extent };
-            // SAFETY: recording inside the rendering scope just begun.
-            unsafe { raw.cmd_set_viewport(command_buffer, 0, &[viewport]) };
-            // SAFETY: as above.
-            unsafe { raw.cmd_set_scissor(command_buffer, 0, &[scissor]) };
-            context.bound = None;
-            context.index_bound = false;
-            context.rendering = true;
-            if let Err(payload) =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pass.record_draw(&mut context)))
-            {
-                context.fail(pass_panicked(&decl.name, payload.as_ref()));
-            }
-            // SAFETY: ends the scope begun above.
-            unsafe { raw.cmd_end_rendering(command_buffer) };
-        }
-        // The pass's end closes its last GPU zone.
-        context.end_gpu_zone();
-        if context.steps.current < context.steps.last {
-            context.fail(GraphError::InvalidCommand {
-                pass: decl.name.clone(),
-                reason: "the pass declared steps that execute did not begin (ExecuteContext::next_step)",
-            });
-        }
-        barrier_count += context.steps.recorded;
-        slot.barriers[position] = barrier_count;
-        slot.cpu_ms[position] = started.elapsed().as_secs_f64() * 1e3;
-        if timestamps {
-            #[cfg(feature = "profile")]
-            self.profiler.end_pass(slot_index, position);
-            // SAFETY: recording; the query was reset in `begin_recording`.
-            unsafe {
-                raw.cmd_write_timestamp2(
-                    command_buffer,
-                    vk::PipelineStageFlags2::ALL_COMMANDS,
-                    queries,
-                    (position * 2 + 1) as u32,
-                )
-            };
-        }
-        if let Some(debug) = debug {
-            // SAFETY: closes the label opened for this pass.
-            unsafe { debug.cmd_end_debug_utils_label(command_buffer) };
-        }
     }
 
     /// The frame's last barriers: mips of kept images left in different layouts join one

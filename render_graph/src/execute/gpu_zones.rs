@@ -62,7 +62,48 @@ pub(crate) struct ZoneRecorder<'frame> {
     /// The pass's Tracy zone (name and source) and the slot, for nested Tracy zones.
     #[cfg(feature = "profile")]
     pub(crate) tracy:
-        (&'frame mut crate::gpu_profiler::GpuProfiler, usize, &'frame str, &'frame runtime::profiling::ZoneSite),
+        (&'frame mut super::gpu_profiler::GpuProfiler, usize, &'frame str, &'frame runtime::profiling::ZoneSite),
+}
+
+impl ZoneRecorder<'_> {
+    /// Opens zone `name` (the caller closed the one open) with its start timestamp; past
+    /// [`MAX_GPU_ZONES`] in a frame, it opens nothing.
+    pub(crate) fn begin(&mut self, device: &ash::Device, command_buffer: vk::CommandBuffer, name: &str) {
+        let Some(index) = self.log.begin(self.position, name) else { return };
+        #[cfg(feature = "profile")]
+        {
+            let (profiler, slot, pass_zone, site) = &mut self.tracy;
+            profiler.begin_zone(*slot, index, pass_zone, name, site);
+        }
+        // SAFETY: recording; the query lies in the slot's pool and was reset with the frame.
+        unsafe {
+            device.cmd_write_timestamp2(
+                command_buffer,
+                vk::PipelineStageFlags2::ALL_COMMANDS,
+                self.queries,
+                self.first_query + 2 * index as u32,
+            )
+        };
+    }
+
+    /// Closes the zone open, if any, with its end timestamp.
+    pub(crate) fn end(&mut self, device: &ash::Device, command_buffer: vk::CommandBuffer) {
+        let Some(index) = self.log.open.take() else { return };
+        #[cfg(feature = "profile")]
+        {
+            let (profiler, slot, _, _) = &mut self.tracy;
+            profiler.end_zone(*slot, index);
+        }
+        // SAFETY: as in `begin`.
+        unsafe {
+            device.cmd_write_timestamp2(
+                command_buffer,
+                vk::PipelineStageFlags2::ALL_COMMANDS,
+                self.queries,
+                self.first_query + 2 * index as u32 + 1,
+            )
+        };
+    }
 }
 
 #[cfg(test)]

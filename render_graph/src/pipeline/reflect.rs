@@ -9,7 +9,7 @@ use spirq::ty::{AccessType, DescriptorType};
 use spirq::var::Variable;
 use spirq::ReflectConfig;
 
-use crate::binding::BindingKind;
+use super::binding::BindingKind;
 use crate::error::{GraphError, Result};
 
 /// What a shader's qualifiers say it does with a storage binding (`readonly`, `writeonly`, or

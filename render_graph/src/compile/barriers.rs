@@ -8,9 +8,9 @@
 
 use ash::vk;
 
-use crate::access::Access;
-use crate::mips::MipRange;
-use crate::registry::{GraphDecl, ResourceKind};
+use super::desc::ResourceKind;
+use super::registry::GraphDecl;
+use crate::access::{Access, MipRange};
 
 /// The accesses a later barrier must wait for, and the layout they left.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -298,7 +298,7 @@ pub fn plan_barriers(decl: &GraphDecl, order: &[usize], keep_layout: &[bool]) ->
 mod tests {
     use super::*;
     use crate::access::ShaderStage;
-    use crate::registry::{BufferDesc, ImageDesc, ImageSize};
+    use crate::compile::{AttachmentLoad, BufferDesc, ImageDesc, ImageSize};
 
     fn plan(decl: &GraphDecl) -> BarrierPlan {
         let order: Vec<usize> = (0..decl.pass_count()).collect();
@@ -352,7 +352,7 @@ mod tests {
         let mut decl = GraphDecl::default();
         decl.declare_pass("draw", |registry| {
             let color = registry.create_image("color", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
-            registry.color_attachment(color, crate::registry::AttachmentLoad::DontCare);
+            registry.color_attachment(color, AttachmentLoad::DontCare);
         });
         decl.declare_pass("sample", |registry| {
             let color = registry.image("color");

@@ -1,7 +1,6 @@
-//! What passes see during Prepare and Execute: resolved resources, uploads through the
-//! staging ring, descriptor binding (checked against the pipeline and the declared
-//! accesses), push constants and history resets. The draw and dispatch helpers live in
-//! `commands.rs`.
+//! What passes see during Execute: resolved resources and their views and layouts, the
+//! pass's steps, GPU zones, push constants, history resets and host copies. Descriptor
+//! binding lives in `bind.rs`, the draw and dispatch helpers in `commands.rs`.
 //!
 //! Vulkan failures inside these helpers do not interrupt the pass: the first one is kept and
 //! returned by [`crate::RenderGraph::execute_frame`], and later helper calls do nothing.
@@ -10,72 +9,15 @@ use std::sync::Arc;
 
 use ash::vk;
 
-use crate::access::Access;
-use crate::barriers::{BarrierSource, PlannedBarrier, SyncState};
-use crate::binding::BindingKind;
+use super::gpu_zones::ZoneRecorder;
+use super::recording::{flush_barriers, push_barrier, BarrierScratch};
+use crate::access::{Access, MipRange};
+use crate::compile::{AccessDecl, BarrierSource, BufferHandle, GraphDecl, ImageHandle, PlannedBarrier, SyncState};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
-use crate::memory::{FrameClock, ReadbackBuffer, StagingRing};
-use crate::mips::MipRange;
-use crate::pipeline::{ComputePipeline, DescriptorArena, GraphicsPipeline, PipelineCore, MAX_BINDINGS};
-use crate::recording::{flush_barriers, push_barrier, BarrierScratch};
-use crate::reflect::ShaderAccess;
-use crate::registry::{AccessDecl, BufferHandle, GraphDecl, ImageHandle};
-use crate::resolved::{Resolved, ResolvedBuffer, ResolvedImage};
-
-/// One descriptor of a bind call; the binding index is its position in the slice.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Binding {
-    /// A graph image (storage or sampled, as the pipeline binding says).
-    Image(ImageHandle),
-    /// One mip of a graph image, through its own view (a pass that reduces a mip chain binds
-    /// each level it reads and writes; see [`ExecuteContext::mip_barrier`]).
-    ImageMip {
-        /// The image.
-        image: ImageHandle,
-        /// The mip level (below the image's mip count).
-        mip: u32,
-    },
-    /// Some mips of a graph image through a view of just those mips (a pass that declared
-    /// them with [`crate::Registry::access_image_mips`] and friends; the range must be one
-    /// level, every level, or exactly a declared range).
-    ImageMips {
-        /// The image.
-        image: ImageHandle,
-        /// The mips.
-        mips: MipRange,
-    },
-    /// A whole graph buffer.
-    Buffer(BufferHandle),
-    /// A range of a graph buffer.
-    BufferRange {
-        /// The buffer.
-        buffer: BufferHandle,
-        /// Start in bytes.
-        offset: u64,
-        /// Length in bytes.
-        size: u64,
-    },
-    /// A range of a buffer outside the graph, such as data from
-    /// [`PrepareContext::stage_data`]; the caller keeps it synchronized.
-    External {
-        /// The buffer.
-        buffer: vk::Buffer,
-        /// Start in bytes.
-        offset: u64,
-        /// Length in bytes.
-        size: u64,
-    },
-}
-
-/// A copy from the staging ring recorded at the start of a pass.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Upload {
-    pub(crate) position: usize,
-    pub(crate) source: vk::Buffer,
-    pub(crate) region: vk::BufferCopy,
-    pub(crate) target: vk::Buffer,
-}
+use crate::memory::{FrameClock, ReadbackBuffer};
+use crate::pipeline::DescriptorArena;
+use crate::resources::{Resolved, ResolvedBuffer, ResolvedImage};
 
 fn declared(pass: &str, accesses: &[AccessDecl], names: &GraphDecl, resource: u32) -> Access {
     match accesses.iter().find(|access| access.resource == resource) {
@@ -84,98 +26,6 @@ fn declared(pass: &str, accesses: &[AccessDecl], names: &GraphDecl, resource: u3
             "pass `{pass}` uses resource `{}` without declaring an access in register",
             names.resource_name(resource)
         ),
-    }
-}
-
-/// Handed to [`crate::Pass::prepare`].
-pub struct PrepareContext<'frame> {
-    pub(crate) pass_name: &'frame str,
-    pub(crate) position: usize,
-    pub(crate) accesses: &'frame [AccessDecl],
-    pub(crate) names: &'frame GraphDecl,
-    pub(crate) resolved: &'frame [Resolved],
-    pub(crate) staging: &'frame mut StagingRing,
-    pub(crate) uploads: &'frame mut Vec<Upload>,
-    pub(crate) frame_index: u64,
-    pub(crate) output_extent: vk::Extent2D,
-    pub(crate) error: &'frame mut Option<GraphError>,
-}
-
-impl PrepareContext<'_> {
-    /// Reports a problem the pass found while preparing (e.g. an upload error):
-    /// [`crate::RenderGraph::execute_frame`] returns the first such error and does not
-    /// submit the frame.
-    pub fn fail(&mut self, error: GraphError) {
-        if self.error.is_none() {
-            *self.error = Some(error);
-        }
-    }
-
-    /// The number of this frame (0 for the first).
-    pub fn frame_index(&self) -> u64 {
-        self.frame_index
-    }
-
-    /// The graph's output extent.
-    pub fn output_extent(&self) -> vk::Extent2D {
-        self.output_extent
-    }
-
-    /// Copies `data` to `buffer` at `offset` through the staging ring, at the start of this
-    /// pass. The pass must declare [`Access::TransferWrite`] on the buffer; otherwise the
-    /// error names the pass and the buffer.
-    pub fn upload_buffer(&mut self, buffer: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
-        let resource = || self.names.resource_name(buffer.0).to_owned();
-        let Some(access) = self.accesses.iter().find(|access| access.resource == buffer.0) else {
-            return Err(GraphError::UndeclaredAccess { pass: self.pass_name.to_owned(), resource: resource() });
-        };
-        let Resolved::Buffer(target) = self.resolved[buffer.0 as usize] else {
-            return Err(GraphError::InvalidAccess {
-                pass: self.pass_name.to_owned(),
-                resource: resource(),
-                reason: "uploads go to buffers",
-            });
-        };
-        if access.access != Access::TransferWrite {
-            return Err(GraphError::InvalidAccess {
-                pass: self.pass_name.to_owned(),
-                resource: resource(),
-                reason: "an upload target must be declared with Access::TransferWrite",
-            });
-        }
-        if offset + data.len() as u64 > target.size {
-            return Err(GraphError::InvalidDescription {
-                resource: self.names.resource_name(buffer.0).to_owned(),
-                reason: "upload past the end of the buffer",
-            });
-        }
-        if data.is_empty() {
-            return Ok(());
-        }
-        let (source, source_offset) = self.staging.push(data, 16)?;
-        self.uploads.push(Upload {
-            position: self.position,
-            source,
-            region: vk::BufferCopy { src_offset: source_offset, dst_offset: offset, size: data.len() as u64 },
-            target: target.buffer,
-        });
-        Ok(())
-    }
-
-    /// Puts `data` in host-visible memory for this frame and returns a binding for it (a
-    /// uniform or storage buffer range, or indirect draw arguments: its buffer is made with
-    /// `INDIRECT_BUFFER` usage); the submit makes host writes visible.
-    pub fn stage_data(&mut self, data: &[u8]) -> Result<Binding> {
-        let (buffer, offset) = self.staging.push(data, 256)?;
-        Ok(Binding::External { buffer, offset, size: data.len().max(4) as u64 })
-    }
-
-    /// Like [`PrepareContext::stage_data`] for `len` bytes that `fill` writes in place, so
-    /// large per-frame data (a scene's changed records) is written once, straight into the
-    /// memory the device reads. The bytes start zeroed only if `fill` zeroes them.
-    pub fn stage_with(&mut self, len: u64, fill: impl FnOnce(&mut [u8])) -> Result<Binding> {
-        let (buffer, offset) = self.staging.push_with(len, 256, fill)?;
-        Ok(Binding::External { buffer, offset, size: len.max(4) })
     }
 }
 
@@ -205,7 +55,7 @@ pub struct ExecuteContext<'frame> {
     /// The pass's steps and the barriers of the later ones.
     pub(crate) steps: StepState<'frame>,
     /// GPU zones inside the pass (`None` where the queue has no timestamps).
-    pub(crate) zones: Option<crate::gpu_zones::ZoneRecorder<'frame>>,
+    pub(crate) zones: Option<ZoneRecorder<'frame>>,
 }
 
 /// The steps of the pass being recorded (see [`crate::Registry::next_step`]).
@@ -461,16 +311,6 @@ impl ExecuteContext<'_> {
         })
     }
 
-    /// Binds a compute pipeline and a descriptor set built from `bindings`.
-    pub fn bind_compute(&mut self, pipeline: &ComputePipeline, bindings: &[Binding]) {
-        self.bind(&pipeline.core, bindings);
-    }
-
-    /// Binds a graphics pipeline and a descriptor set built from `bindings`.
-    pub fn bind_graphics(&mut self, pipeline: &GraphicsPipeline, bindings: &[Binding]) {
-        self.bind(&pipeline.core, bindings);
-    }
-
     /// The access this pass declared on `resource`, or the error naming both.
     /// (In a pass with steps: its latest declaration up to the current step.)
     pub(crate) fn declared_access(&self, resource: u32) -> Result<Access> {
@@ -482,159 +322,6 @@ impl ExecuteContext<'_> {
             resource: self.names.resource_name(resource).to_owned(),
         })
     }
-
-    /// Checks one descriptor against the pipeline's binding kind and the declared access, and
-    /// the declared access against what the shader's qualifiers say it does: a `writeonly`
-    /// binding declared as a read (the pass would be dropped as unused, its write lost) or a
-    /// `readonly` one declared as a write (the declared output would never be written).
-    fn check_binding(&self, slot: usize, binding: Binding, kind: BindingKind, shader: ShaderAccess) -> Result<()> {
-        let mismatch = |reason: String| GraphError::BindingMismatch { pass: self.pass_name.to_owned(), slot, reason };
-        let (resource, is_image, mips) = match binding {
-            Binding::Image(handle) => (handle.0, true, MipRange::ALL),
-            Binding::ImageMip { image, mip } => (image.0, true, MipRange::level(mip)),
-            Binding::ImageMips { image, mips } => (image.0, true, mips),
-            Binding::Buffer(handle) | Binding::BufferRange { buffer: handle, .. } => (handle.0, false, MipRange::ALL),
-            Binding::External { .. } => {
-                return match kind {
-                    BindingKind::StorageBuffer | BindingKind::UniformBuffer => Ok(()),
-                    _ => Err(mismatch(format!("the pipeline expects {kind:?}, got an external buffer"))),
-                };
-            }
-        };
-        if let (Resolved::Image(resolved), false) = (self.resolved[resource as usize], mips.is_all()) {
-            if !mips.fits(resolved.mip_levels) {
-                let name = self.names.resource_name(resource);
-                return Err(mismatch(format!("`{name}` has {} mips, {mips} asked", resolved.mip_levels)));
-            }
-        }
-        let access = self.declaration_of(resource, mips)?.access;
-        let name = self.names.resource_name(resource);
-        let resolved_is_image = matches!(self.resolved[resource as usize], Resolved::Image(_));
-        if resolved_is_image != is_image {
-            let what = if resolved_is_image { "an image" } else { "a buffer" };
-            return Err(mismatch(format!("`{name}` is {what}")));
-        }
-        match (shader, access) {
-            (ShaderAccess::WriteOnly, Access::StorageRead(_)) => {
-                return Err(mismatch(format!(
-                    "the shader writes this binding (writeonly), but `{name}` is declared as {access:?}; declare a write"
-                )));
-            }
-            (ShaderAccess::ReadOnly, Access::StorageWrite(_)) => {
-                return Err(mismatch(format!(
-                    "the shader only reads this binding (readonly), but `{name}` is declared as {access:?}, which it never writes"
-                )));
-            }
-            _ => {}
-        }
-        match BindingKind::for_access(access, is_image) {
-            Some(expected) if kind.serves(expected) => Ok(()),
-            Some(expected) => Err(mismatch(format!(
-                "the pipeline expects {kind:?}, but `{name}` is declared as {access:?}, which binds as {expected:?}"
-            ))),
-            None => Err(mismatch(format!("`{name}` is declared as {access:?}, which is not a descriptor access"))),
-        }
-    }
-
-    fn bind(&mut self, core: &PipelineCore, bindings: &[Binding]) {
-        if self.error.is_some() {
-            return;
-        }
-        if bindings.len() != core.bindings.len() {
-            self.fail(GraphError::BindingMismatch {
-                pass: self.pass_name.to_owned(),
-                slot: bindings.len().min(core.bindings.len()),
-                reason: format!(
-                    "{} descriptors given to a pipeline with {} bindings",
-                    bindings.len(),
-                    core.bindings.len()
-                ),
-            });
-            return;
-        }
-        for (slot, (&binding, &kind)) in bindings.iter().zip(&core.bindings).enumerate() {
-            let shader = core.shader_accesses.get(slot).copied().unwrap_or_default();
-            if let Err(error) = self.check_binding(slot, binding, kind, shader) {
-                self.fail(error);
-                return;
-            }
-        }
-        let set = match self.descriptors.allocate(core.set_layout) {
-            Ok(set) => set,
-            Err(error) => {
-                *self.error = Some(error);
-                return;
-            }
-        };
-        let mut buffer_infos = [vk::DescriptorBufferInfo::default(); MAX_BINDINGS];
-        let mut image_infos = [vk::DescriptorImageInfo::default(); MAX_BINDINGS];
-        // Every binding was checked above: kinds, declarations and resource types agree.
-        for (index, (binding, kind)) in bindings.iter().zip(&core.bindings).enumerate() {
-            match *binding {
-                Binding::Image(handle)
-                | Binding::ImageMip { image: handle, .. }
-                | Binding::ImageMips { image: handle, .. } => {
-                    let mips = match *binding {
-                        Binding::ImageMip { mip, .. } => MipRange::level(mip),
-                        Binding::ImageMips { mips, .. } => mips,
-                        _ => MipRange::ALL,
-                    };
-                    let (image_view, layout) =
-                        match (self.image_view_mips(handle, mips), self.image_layout_mips(handle, mips)) {
-                            (Ok(view), Ok(layout)) => (view, layout),
-                            (Err(error), _) | (_, Err(error)) => {
-                                self.fail(error);
-                                return;
-                            }
-                        };
-                    image_infos[index] = vk::DescriptorImageInfo {
-                        sampler: match kind {
-                            BindingKind::SampledImage => self.device.nearest_sampler(),
-                            BindingKind::TextureImage => self.device.texture_sampler(),
-                            _ => vk::Sampler::null(),
-                        },
-                        image_view,
-                        image_layout: layout,
-                    };
-                }
-                Binding::Buffer(handle) => {
-                    let buffer = self.buffer(handle);
-                    buffer_infos[index] =
-                        vk::DescriptorBufferInfo { buffer: buffer.buffer, offset: 0, range: vk::WHOLE_SIZE };
-                }
-                Binding::BufferRange { buffer, offset, size } => {
-                    let resolved = self.buffer(buffer);
-                    buffer_infos[index] = vk::DescriptorBufferInfo { buffer: resolved.buffer, offset, range: size };
-                }
-                Binding::External { buffer, offset, size } => {
-                    buffer_infos[index] = vk::DescriptorBufferInfo { buffer, offset, range: size };
-                }
-            }
-        }
-        let mut writes = [vk::WriteDescriptorSet::default(); MAX_BINDINGS];
-        for (index, kind) in core.bindings.iter().enumerate() {
-            let write = vk::WriteDescriptorSet::default()
-                .dst_set(set)
-                .dst_binding(index as u32)
-                .descriptor_type(kind.descriptor_type());
-            writes[index] = match kind {
-                BindingKind::StorageImage | BindingKind::SampledImage | BindingKind::TextureImage => {
-                    write.image_info(std::slice::from_ref(&image_infos[index]))
-                }
-                _ => write.buffer_info(std::slice::from_ref(&buffer_infos[index])),
-            };
-        }
-        let raw = self.device.raw();
-        // SAFETY: the set was just allocated for this frame and is not in use; every info
-        // refers to a live resource of this frame.
-        unsafe { raw.update_descriptor_sets(&writes[..core.bindings.len()], &[]) };
-        // SAFETY: the command buffer is recording; pipeline and layout are live.
-        unsafe { raw.cmd_bind_pipeline(self.command_buffer, core.bind_point, core.pipeline) };
-        // SAFETY: as above; the set matches the layout's set 0.
-        unsafe { raw.cmd_bind_descriptor_sets(self.command_buffer, core.bind_point, core.layout, 0, &[set], &[]) };
-        self.bound = Some((core.layout, core.stages, core.push_constant_bytes));
-    }
-
     /// Opens a GPU zone named `name` inside this pass, closing the one open (zones do not
     /// nest): its GPU time comes back in [`GraphStats::zones`](crate::GraphStats::zones) and,
     /// under the feature `profile`, as a Tracy GPU zone inside the pass's. The pass's end
@@ -652,44 +339,16 @@ impl ExecuteContext<'_> {
     /// ```
     pub fn begin_gpu_zone(&mut self, name: &str) {
         self.end_gpu_zone();
-        let command_buffer = self.command_buffer;
-        let Some(zones) = &mut self.zones else { return };
-        let Some(index) = zones.log.begin(zones.position, name) else { return };
-        #[cfg(feature = "profile")]
-        {
-            let (profiler, slot, pass_zone, site) = &mut zones.tracy;
-            profiler.begin_zone(*slot, index, pass_zone, name, site);
+        if let Some(zones) = &mut self.zones {
+            zones.begin(self.device.raw(), self.command_buffer, name);
         }
-        // SAFETY: recording; the query lies in the slot's pool and was reset with the frame.
-        unsafe {
-            self.device.raw().cmd_write_timestamp2(
-                command_buffer,
-                vk::PipelineStageFlags2::ALL_COMMANDS,
-                zones.queries,
-                zones.first_query + 2 * index as u32,
-            )
-        };
     }
 
     /// Closes the GPU zone open in this pass, if any (see [`ExecuteContext::begin_gpu_zone`]).
     pub fn end_gpu_zone(&mut self) {
-        let command_buffer = self.command_buffer;
-        let Some(zones) = &mut self.zones else { return };
-        let Some(index) = zones.log.open.take() else { return };
-        #[cfg(feature = "profile")]
-        {
-            let (profiler, slot, _, _) = &mut zones.tracy;
-            profiler.end_zone(*slot, index);
+        if let Some(zones) = &mut self.zones {
+            zones.end(self.device.raw(), self.command_buffer);
         }
-        // SAFETY: as in `begin_gpu_zone`.
-        unsafe {
-            self.device.raw().cmd_write_timestamp2(
-                command_buffer,
-                vk::PipelineStageFlags2::ALL_COMMANDS,
-                zones.queries,
-                zones.first_query + 2 * index as u32 + 1,
-            )
-        };
     }
 
     /// Sets the push constants of the last bound pipeline from 32-bit words; see

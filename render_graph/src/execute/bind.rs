@@ -1,0 +1,221 @@
+//! Descriptor binding: a pass binds a pipeline with one descriptor per binding, each checked
+//! against the pipeline's binding kind, the pass's declared access and what the shader's
+//! qualifiers say it does, before the set is written and bound.
+
+use ash::vk;
+
+use super::execute_context::ExecuteContext;
+use crate::access::{Access, MipRange};
+use crate::compile::{BufferHandle, ImageHandle};
+use crate::error::{GraphError, Result};
+use crate::pipeline::{BindingKind, ComputePipeline, GraphicsPipeline, PipelineCore, ShaderAccess, MAX_BINDINGS};
+use crate::resources::Resolved;
+
+/// One descriptor of a bind call; the binding index is its position in the slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Binding {
+    /// A graph image (storage or sampled, as the pipeline binding says).
+    Image(ImageHandle),
+    /// One mip of a graph image, through its own view (a pass that reduces a mip chain binds
+    /// each level it reads and writes; see [`ExecuteContext::mip_barrier`]).
+    ImageMip {
+        /// The image.
+        image: ImageHandle,
+        /// The mip level (below the image's mip count).
+        mip: u32,
+    },
+    /// Some mips of a graph image through a view of just those mips (a pass that declared
+    /// them with [`crate::Registry::access_image_mips`] and friends; the range must be one
+    /// level, every level, or exactly a declared range).
+    ImageMips {
+        /// The image.
+        image: ImageHandle,
+        /// The mips.
+        mips: MipRange,
+    },
+    /// A whole graph buffer.
+    Buffer(BufferHandle),
+    /// A range of a graph buffer.
+    BufferRange {
+        /// The buffer.
+        buffer: BufferHandle,
+        /// Start in bytes.
+        offset: u64,
+        /// Length in bytes.
+        size: u64,
+    },
+    /// A range of a buffer outside the graph, such as data from
+    /// [`PrepareContext::stage_data`](crate::PrepareContext::stage_data); the caller keeps it synchronized.
+    External {
+        /// The buffer.
+        buffer: vk::Buffer,
+        /// Start in bytes.
+        offset: u64,
+        /// Length in bytes.
+        size: u64,
+    },
+}
+
+impl ExecuteContext<'_> {
+    /// Binds a compute pipeline and a descriptor set built from `bindings`.
+    pub fn bind_compute(&mut self, pipeline: &ComputePipeline, bindings: &[Binding]) {
+        self.bind(&pipeline.core, bindings);
+    }
+
+    /// Binds a graphics pipeline and a descriptor set built from `bindings`.
+    pub fn bind_graphics(&mut self, pipeline: &GraphicsPipeline, bindings: &[Binding]) {
+        self.bind(&pipeline.core, bindings);
+    }
+
+    /// Checks one descriptor against the pipeline's binding kind and the declared access, and
+    /// the declared access against what the shader's qualifiers say it does: a `writeonly`
+    /// binding declared as a read (the pass would be dropped as unused, its write lost) or a
+    /// `readonly` one declared as a write (the declared output would never be written).
+    fn check_binding(&self, slot: usize, binding: Binding, kind: BindingKind, shader: ShaderAccess) -> Result<()> {
+        let mismatch = |reason: String| GraphError::BindingMismatch { pass: self.pass_name.to_owned(), slot, reason };
+        let (resource, is_image, mips) = match binding {
+            Binding::Image(handle) => (handle.0, true, MipRange::ALL),
+            Binding::ImageMip { image, mip } => (image.0, true, MipRange::level(mip)),
+            Binding::ImageMips { image, mips } => (image.0, true, mips),
+            Binding::Buffer(handle) | Binding::BufferRange { buffer: handle, .. } => (handle.0, false, MipRange::ALL),
+            Binding::External { .. } => {
+                return match kind {
+                    BindingKind::StorageBuffer | BindingKind::UniformBuffer => Ok(()),
+                    _ => Err(mismatch(format!("the pipeline expects {kind:?}, got an external buffer"))),
+                };
+            }
+        };
+        if let (Resolved::Image(resolved), false) = (self.resolved[resource as usize], mips.is_all()) {
+            if !mips.fits(resolved.mip_levels) {
+                let name = self.names.resource_name(resource);
+                return Err(mismatch(format!("`{name}` has {} mips, {mips} asked", resolved.mip_levels)));
+            }
+        }
+        let access = self.declaration_of(resource, mips)?.access;
+        let name = self.names.resource_name(resource);
+        let resolved_is_image = matches!(self.resolved[resource as usize], Resolved::Image(_));
+        if resolved_is_image != is_image {
+            let what = if resolved_is_image { "an image" } else { "a buffer" };
+            return Err(mismatch(format!("`{name}` is {what}")));
+        }
+        match (shader, access) {
+            (ShaderAccess::WriteOnly, Access::StorageRead(_)) => {
+                return Err(mismatch(format!(
+                    "the shader writes this binding (writeonly), but `{name}` is declared as {access:?}; declare a write"
+                )));
+            }
+            (ShaderAccess::ReadOnly, Access::StorageWrite(_)) => {
+                return Err(mismatch(format!(
+                    "the shader only reads this binding (readonly), but `{name}` is declared as {access:?}, which it never writes"
+                )));
+            }
+            _ => {}
+        }
+        match BindingKind::for_access(access, is_image) {
+            Some(expected) if kind.serves(expected) => Ok(()),
+            Some(expected) => Err(mismatch(format!(
+                "the pipeline expects {kind:?}, but `{name}` is declared as {access:?}, which binds as {expected:?}"
+            ))),
+            None => Err(mismatch(format!("`{name}` is declared as {access:?}, which is not a descriptor access"))),
+        }
+    }
+
+    fn bind(&mut self, core: &PipelineCore, bindings: &[Binding]) {
+        if self.error.is_some() {
+            return;
+        }
+        if bindings.len() != core.bindings.len() {
+            self.fail(GraphError::BindingMismatch {
+                pass: self.pass_name.to_owned(),
+                slot: bindings.len().min(core.bindings.len()),
+                reason: format!(
+                    "{} descriptors given to a pipeline with {} bindings",
+                    bindings.len(),
+                    core.bindings.len()
+                ),
+            });
+            return;
+        }
+        for (slot, (&binding, &kind)) in bindings.iter().zip(&core.bindings).enumerate() {
+            let shader = core.shader_accesses.get(slot).copied().unwrap_or_default();
+            if let Err(error) = self.check_binding(slot, binding, kind, shader) {
+                self.fail(error);
+                return;
+            }
+        }
+        let set = match self.descriptors.allocate(core.set_layout) {
+            Ok(set) => set,
+            Err(error) => {
+                *self.error = Some(error);
+                return;
+            }
+        };
+        let mut buffer_infos = [vk::DescriptorBufferInfo::default(); MAX_BINDINGS];
+        let mut image_infos = [vk::DescriptorImageInfo::default(); MAX_BINDINGS];
+        // Every binding was checked above: kinds, declarations and resource types agree.
+        for (index, (binding, kind)) in bindings.iter().zip(&core.bindings).enumerate() {
+            match *binding {
+                Binding::Image(handle)
+                | Binding::ImageMip { image: handle, .. }
+                | Binding::ImageMips { image: handle, .. } => {
+                    let mips = match *binding {
+                        Binding::ImageMip { mip, .. } => MipRange::level(mip),
+                        Binding::ImageMips { mips, .. } => mips,
+                        _ => MipRange::ALL,
+                    };
+                    let (image_view, layout) =
+                        match (self.image_view_mips(handle, mips), self.image_layout_mips(handle, mips)) {
+                            (Ok(view), Ok(layout)) => (view, layout),
+                            (Err(error), _) | (_, Err(error)) => {
+                                self.fail(error);
+                                return;
+                            }
+                        };
+                    image_infos[index] = vk::DescriptorImageInfo {
+                        sampler: match kind {
+                            BindingKind::SampledImage => self.device.nearest_sampler(),
+                            BindingKind::TextureImage => self.device.texture_sampler(),
+                            _ => vk::Sampler::null(),
+                        },
+                        image_view,
+                        image_layout: layout,
+                    };
+                }
+                Binding::Buffer(handle) => {
+                    let buffer = self.buffer(handle);
+                    buffer_infos[index] =
+                        vk::DescriptorBufferInfo { buffer: buffer.buffer, offset: 0, range: vk::WHOLE_SIZE };
+                }
+                Binding::BufferRange { buffer, offset, size } => {
+                    let resolved = self.buffer(buffer);
+                    buffer_infos[index] = vk::DescriptorBufferInfo { buffer: resolved.buffer, offset, range: size };
+                }
+                Binding::External { buffer, offset, size } => {
+                    buffer_infos[index] = vk::DescriptorBufferInfo { buffer, offset, range: size };
+                }
+            }
+        }
+        let mut writes = [vk::WriteDescriptorSet::default(); MAX_BINDINGS];
+        for (index, kind) in core.bindings.iter().enumerate() {
+            let write = vk::WriteDescriptorSet::default()
+                .dst_set(set)
+                .dst_binding(index as u32)
+                .descriptor_type(kind.descriptor_type());
+            writes[index] = match kind {
+                BindingKind::StorageImage | BindingKind::SampledImage | BindingKind::TextureImage => {
+                    write.image_info(std::slice::from_ref(&image_infos[index]))
+                }
+                _ => write.buffer_info(std::slice::from_ref(&buffer_infos[index])),
+            };
+        }
+        let raw = self.device.raw();
+        // SAFETY: the set was just allocated for this frame and is not in use; every info
+        // refers to a live resource of this frame.
+        unsafe { raw.update_descriptor_sets(&writes[..core.bindings.len()], &[]) };
+        // SAFETY: the command buffer is recording; pipeline and layout are live.
+        unsafe { raw.cmd_bind_pipeline(self.command_buffer, core.bind_point, core.pipeline) };
+        // SAFETY: as above; the set matches the layout's set 0.
+        unsafe { raw.cmd_bind_descriptor_sets(self.command_buffer, core.bind_point, core.layout, 0, &[set], &[]) };
+        self.bound = Some((core.layout, core.stages, core.push_constant_bytes));
+    }
+}

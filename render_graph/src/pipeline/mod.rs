@@ -1,0 +1,21 @@
+//! Pipelines and their descriptors: compute and graphics pipelines with one descriptor set
+//! of plain bindings and optional push constants, built from SPIR-V words and checked
+//! against the shaders' own descriptors.
+
+// What a binding holds (`binding.rs`), the shader check (`reflect.rs`), the layouts both
+// kinds share (`layout.rs`), the pipelines (`compute.rs`, `graphics.rs`) and the per-frame
+// descriptor sets bound with them (`descriptors.rs`).
+mod binding;
+mod compute;
+mod descriptors;
+mod graphics;
+mod layout;
+mod reflect;
+
+pub use binding::BindingKind;
+pub use compute::ComputePipeline;
+pub(crate) use descriptors::DescriptorArena;
+pub use graphics::{ColorBlend, GraphicsPipeline, GraphicsPipelineDesc};
+pub(crate) use layout::PipelineCore;
+pub use layout::MAX_BINDINGS;
+pub(crate) use reflect::ShaderAccess;
