@@ -27,7 +27,8 @@ use crate::scene::world_box;
 use crate::scene::{
     CameraConstants, DrawCommand, ObjectRecord, ObjectTransform, IDENTITY, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
 };
-use crate::scene::{FrameView, MaterialBuffers, MeshBuffers, MeshLibrary, MeshRange, ShadowFrame, TEXTURE_LAYOUT};
+use crate::scene::{FrameView, MaterialBuffers, MeshBuffers, ShadowFrame, TEXTURE_LAYOUT};
+use meshes::{MeshLibrary, MeshRange};
 use render_graph::vk;
 use render_graph::GpuBuffer;
 use render_graph::GpuDevice;
