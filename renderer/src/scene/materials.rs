@@ -118,7 +118,7 @@ impl MaterialBuffers {
             vk::BufferUsageFlags::TRANSFER_SRC,
             MemoryLocation::CpuToGpu,
         )?;
-        let mut regions = Vec::new();
+        let regions;
         {
             let mapped = staging
                 .mapped_mut()
@@ -127,24 +127,7 @@ impl MaterialBuffers {
             let mut at = table_bytes.len();
             mapped[at..at + uv_bytes.len()].copy_from_slice(uv_bytes);
             at += uv_bytes.len();
-            for (layer, mips) in textures.iter().enumerate() {
-                for (level, mip) in mips.iter().enumerate() {
-                    mapped[at..at + mip.len()].copy_from_slice(mip);
-                    let side = (textures.size() >> level).max(1);
-                    regions.push(
-                        vk::BufferImageCopy::default()
-                            .buffer_offset(at as u64)
-                            .image_subresource(vk::ImageSubresourceLayers {
-                                aspect_mask: vk::ImageAspectFlags::COLOR,
-                                mip_level: level as u32,
-                                base_array_layer: layer as u32,
-                                layer_count: 1,
-                            })
-                            .image_extent(vk::Extent3D { width: side, height: side, depth: 1 }),
-                    );
-                    at += mip.len();
-                }
-            }
+            regions = stage_texels(textures, &mut mapped[at..], at as u64);
         }
         staging.flush()?;
         let raw = device.raw();
@@ -208,6 +191,32 @@ impl MaterialBuffers {
         })?;
         Ok(MaterialBuffers { materials: Arc::new(materials), uvs: Arc::new(uvs), textures: Arc::new(image) })
     }
+}
+
+/// Copies every mip of every layer of `textures` into `staging` (which starts at byte `offset`
+/// of its buffer), back to back, and returns the copy region of each into the image array.
+fn stage_texels(textures: &TextureLayers, staging: &mut [u8], offset: u64) -> Vec<vk::BufferImageCopy> {
+    let mut regions = Vec::new();
+    let mut at = 0;
+    for (layer, mips) in textures.iter().enumerate() {
+        for (level, mip) in mips.iter().enumerate() {
+            staging[at..at + mip.len()].copy_from_slice(mip);
+            let side = (textures.size() >> level).max(1);
+            regions.push(
+                vk::BufferImageCopy::default()
+                    .buffer_offset(offset + at as u64)
+                    .image_subresource(vk::ImageSubresourceLayers {
+                        aspect_mask: vk::ImageAspectFlags::COLOR,
+                        mip_level: level as u32,
+                        base_array_layer: layer as u32,
+                        layer_count: 1,
+                    })
+                    .image_extent(vk::Extent3D { width: side, height: side, depth: 1 }),
+            );
+            at += mip.len();
+        }
+    }
+    regions
 }
 
 #[cfg(test)]
