@@ -9,7 +9,8 @@
 //!   the GPU's statistics and visibility bits of the newest finished frame, without waiting);
 //!   [`FrameTarget`] (`stage/target.rs`) is where frames go (a window, a host copy).
 //! - `scene/`: the GPU scene ([`GpuScene`]: one [`ObjectTransform`] and one [`ObjectRecord`]
-//!   per object slot), the meshes ([`MeshLibrary`]) and the cluster tables.
+//!   per object slot), the upload of the meshes and materials of a [`MeshLibrary`] (the
+//!   CPU-side library lives in the crate `meshes`, re-exported here) and the cluster tables.
 //! - `passes/`: one file per pass, in frame order (see [`passes`]).
 //! - `frame/`: the frames assembled from them: the host's draw list
 //!   ([`add_scene_passes`]), two-phase GPU culling ([`add_gpu_culled_scene_passes`]) and
