@@ -27,8 +27,8 @@ pub use gltf_import::{
 };
 pub use library::{add_to_library, LibraryMesh};
 pub use mesh::{MeshData, MeshError};
+pub use meshes::Meshlet;
 pub use process::{
     hand_over_distance, process_mesh, process_meshes, ProcessOptions, ProcessedLevel, ProcessedMesh,
     MAX_MESHLET_TRIANGLES, MAX_MESHLET_VERTICES,
 };
-pub use renderer::Meshlet;

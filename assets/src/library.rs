@@ -1,10 +1,10 @@
-//! Putting processed meshes into the renderer's [`MeshLibrary`].
+//! Putting processed meshes into a [`MeshLibrary`], which the renderer uploads.
 
 use std::ops::Range;
 
 use ecs::{Aabb, Lod, LodLevel, MeshHandle};
 use glam::Vec3;
-use renderer::{MeshLibrary, MeshVertices, Meshlet};
+use meshes::{MeshLibrary, MeshVertices, Meshlet};
 
 use crate::process::ProcessedMesh;
 
@@ -29,7 +29,7 @@ impl LibraryMesh {
 /// Adds `mesh` (every level, with its meshlets) to `library`.
 ///
 /// An error is the library's refusal, which [`crate::process_mesh`]'s output never earns.
-pub fn add_to_library(library: &mut MeshLibrary, mesh: &ProcessedMesh) -> render_graph::Result<LibraryMesh> {
+pub fn add_to_library(library: &mut MeshLibrary, mesh: &ProcessedMesh) -> meshes::Result<LibraryMesh> {
     runtime::profile_zone!("add mesh to library");
     let levels: Vec<(&[u32], &[Meshlet])> =
         mesh.levels.iter().map(|level| (level.indices.as_slice(), level.meshlets.as_slice())).collect();

@@ -16,8 +16,8 @@
 //!    meshlet's triangles for locality) replaces it anyway.
 
 use glam::Vec3;
+use meshes::Meshlet;
 use meshopt::{SimplifyOptions, VertexDataAdapter};
-use renderer::Meshlet;
 
 use crate::mesh::{MeshData, MeshError};
 

@@ -8,7 +8,7 @@ use culling::occlusion::OccluderMeshes;
 use ecs::{Camera, Lod, Mesh, Parent, Projection, Transform};
 use glam::Vec3;
 use hecs::World;
-use renderer::MeshLibrary;
+use meshes::MeshLibrary;
 use serde_json::json;
 
 #[test]

@@ -407,7 +407,7 @@ fn a_quantized_mesh_spawns_with_its_dequantizing_transform_and_a_matching_lod_bi
     let scene = load(&file).unwrap();
     let mut world = hecs::World::new();
     let spawned = scene
-        .spawn(&mut world, &mut renderer::MeshLibrary::new(), &mut culling::occlusion::OccluderMeshes::new())
+        .spawn(&mut world, &mut meshes::MeshLibrary::new(), &mut culling::occlusion::OccluderMeshes::new())
         .unwrap();
     let scale = 1.0 / 60000.0;
     let entity = spawned.drawables[0];
@@ -1079,7 +1079,7 @@ fn masked_and_blended_meshes_are_never_occluders() {
         let materials = json!([{ "alphaMode": mode }]);
         let scene = load(&textured_cube(materials, json!([]), json!([]), &[])).unwrap();
         let mut world = hecs::World::new();
-        let mut library = renderer::MeshLibrary::new();
+        let mut library = meshes::MeshLibrary::new();
         let mut occluders = culling::occlusion::OccluderMeshes::new();
         scene.spawn(&mut world, &mut library, &mut occluders).unwrap().occluders
     };

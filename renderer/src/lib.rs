@@ -9,7 +9,8 @@
 //!   the GPU's statistics and visibility bits of the newest finished frame, without waiting);
 //!   [`FrameTarget`] (`stage/target.rs`) is where frames go (a window, a host copy).
 //! - `scene/`: the GPU scene ([`GpuScene`]: one [`ObjectTransform`] and one [`ObjectRecord`]
-//!   per object slot), the meshes ([`MeshLibrary`]) and the cluster tables.
+//!   per object slot), the upload of the meshes and materials of a [`MeshLibrary`] (the
+//!   CPU-side library lives in the crate `meshes`, re-exported here) and the cluster tables.
 //! - `passes/`: one file per pass, in frame order (see [`passes`]).
 //! - `frame/`: the frames assembled from them: the host's draw list
 //!   ([`add_scene_passes`]), two-phase GPU culling ([`add_gpu_culled_scene_passes`]) and
@@ -49,8 +50,72 @@ pub mod passes;
 pub mod scene;
 pub mod stage;
 
-pub use frame::*;
-pub use names::*;
-pub use passes::*;
-pub use scene::*;
-pub use stage::*;
+// The CPU-side meshes the GPU scene uploads (crate `meshes`), re-exported so that a renderer's
+// user needs no second dependency.
+pub use meshes::{
+    pack_normal, LibraryError, Material, MeshLibrary, MeshRange, MeshVertices, Meshlet, TextureLayers, TextureWrap,
+    MAX_TEXTURE_LAYERS, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS,
+};
+
+// The Render stage: installing it, what it reports, where frames go, screenshots and the
+// debug view.
+pub use stage::{
+    install_render, install_render_to, picture, write_png, AddPasses, BitsReadback, DebugView, DebugViewPass,
+    FrameInFlight, FrameTarget, GpuCullControl, RenderExtract, RenderReport, RenderSetup, Screenshot, ScreenshotPass,
+    ScreenshotRequest, Screenshots, ShadowReport, READBACK_RING, READBACK_SYSTEM, RENDER_SYSTEM, RENDER_THREAD,
+};
+
+// The GPU scene: object slots, their records and transforms, the mesh and material uploads,
+// the cluster tables and the shadow views.
+pub use scene::{
+    lock_scene, pack_rgba8, world_box, CameraConstants, ClusterBuffers, ClusterTable, DrawCommand, FrameView,
+    GpuMaterial, GpuMeshlet, GpuScene, ObjectDesc, ObjectRecord, ObjectTransform, ShadowCullView, ShadowCulling,
+    ShadowFrame, ShadowViewDraws, SharedScene, UploadReport, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS,
+    CLUSTER_PAIRS, DRAW_COMMAND_BYTES, IDENTITY, MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
+    PAIR_FIRST, PAIR_WHOLE, SHADOW_LIGHTS_BYTES,
+};
+
+// The frames assembled from the passes, their insertion points and their readbacks.
+pub use frame::{
+    add_cluster_culled_scene_passes, add_gpu_culled_scene_passes, add_post_process, add_scene_passes, cluster_pass_ms,
+    points, read_visibility_words, shadow_culling_on_device, shadow_pyramid_side, ClusterCulledScene, ClusterReadbacks,
+    GpuCulledScene, ScenePassOptions, CLUSTER_BITS_READBACK, CLUSTER_STATS_READBACK, CLUSTER_VERDICTS_READBACK,
+    CULL_STATS_READBACK, EARLY_DEPTH_READBACK, VISIBILITY_READBACK,
+};
+
+// The passes. Uploads and the host's draw list:
+pub use passes::{color_readback_pass, DrawListPass, ObjectUploadPass, ViewUploadPass, SCATTER_GROUP};
+
+// Object culling (two-phase, against the frustum and the Hi-Z pyramid):
+pub use passes::{
+    visibility_bits_bytes, CullPhase, CullResetPass, CullUniforms, GpuCullPass, GpuCullSettings, GpuCullStats,
+    SharedCullSettings, CULL_FRUSTUM, CULL_GROUP, CULL_OCCLUSION, CULL_STATS, CULL_STAT_WORDS, CULL_UNIFORM_BYTES,
+    DEPTH_MARGIN, FOOTPRINT_MARGIN, VISIBILITY_BITS,
+};
+
+// Meshlet culling:
+pub use passes::{
+    cluster_bits_bytes, ClusterCullPass, ClusterResetPass, ClusterSurvivorPass, ClusterUniforms, SharedClusterSettings,
+    CLUSTER_BITS, CLUSTER_CONE, CLUSTER_DISPATCH, CLUSTER_FRUSTUM, CLUSTER_GROUP, CLUSTER_MAX_GROUPS,
+    CLUSTER_OCCLUSION, CLUSTER_STATS, CLUSTER_SURVIVORS, CLUSTER_UNIFORM_BYTES, CLUSTER_VERDICTS,
+};
+
+// Shadow casters' culling and the shadow atlas:
+pub use passes::{
+    shadow_bits_words, shadow_draws_bytes, ShadowAtlasPass, ShadowCullPass, ShadowCullResetPass, SHADOW_CASTER_BITS,
+    SHADOW_DRAWS, SHADOW_DRAWS_LATE, SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ,
+    SHADOW_LATE_COUNTS,
+};
+
+// Depth, the Hi-Z pyramid and colour:
+pub use passes::{
+    reduce_depth_pyramid, BlendedPass, DepthPrepass, DrawMode, GeometryPass, HiZBuildPass, HIZ_DEPTH, HIZ_FORMAT,
+    HIZ_GROUP,
+};
+
+// The resources' stable names and formats (a contract with users' passes and shaders).
+pub use names::{
+    COLOR, COLOR_FORMAT, COLOR_READBACK, DEPTH_FORMAT, DEPTH_PREPASS, DRAW_COMMANDS, DRAW_COUNT, MATERIALS,
+    MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORMS, SHADOW_ATLAS,
+    SHADOW_LIGHTS, VIEW,
+};

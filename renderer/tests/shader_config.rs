@@ -1,8 +1,10 @@
 //! The constants the engine's shaders share with the host are written once, in
 //! `shaders/glsl/engine/config.h`; this test reads that header and checks every definition
-//! against its Rust twin, and the counter layouts against the decoders that read them.
+//! against its Rust twin, and the counter layouts against the decoders that read them. A
+//! `#define` that none of these checks names fails [`every_define_is_checked`], so a new
+//! constant cannot go unchecked.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use culling::cluster::{ClusterStats, ClusterVerdict, CLUSTER_STAT_WORDS};
 use renderer::{
@@ -29,10 +31,34 @@ fn defines(header: &str) -> HashMap<String, u64> {
     values
 }
 
-#[test]
-fn every_shared_constant_equals_its_rust_twin() {
-    let values = defines(shaders::ENGINE_CONFIG_H);
-    let twins: [(&str, u64); 18] = [
+/// Every `#define` of the header, whatever its value (none, a number, an expression), with
+/// its line number.
+fn define_names(header: &str) -> Vec<(usize, String)> {
+    header
+        .lines()
+        .enumerate()
+        .filter_map(|(index, line)| {
+            let mut words = line.split_whitespace();
+            match (words.next(), words.next()) {
+                (Some("#define"), Some(name)) => {
+                    // A function-like macro's name ends at its parenthesis.
+                    Some((index + 1, name.split('(').next().unwrap_or(name).to_owned()))
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Macros of the header that are not constants shared with the host, so have no twin.
+const NOT_CONSTANTS: [&str; 1] = [
+    // The include guard.
+    "CONFIG_H",
+];
+
+/// The constants with a Rust twin of the same value.
+fn twins() -> [(&'static str, u64); 18] {
+    [
         ("MAX_LOCAL_LIGHTS", culling::shadow::MAX_LOCAL_LIGHTS as u64),
         ("MAX_SHADOW_VIEWS", renderer::MAX_SHADOW_VIEWS as u64),
         ("MAX_CASCADES", ecs::MAX_CASCADES as u64),
@@ -51,21 +77,75 @@ fn every_shared_constant_equals_its_rust_twin() {
         ("CSTAT_COUNT", CLUSTER_STAT_WORDS as u64),
         ("HIZ_GROUP", HIZ_GROUP.into()),
         ("SCATTER_GROUP", SCATTER_GROUP.into()),
-    ];
-    for (name, rust) in twins {
+    ]
+}
+
+/// The meshlet verdicts, twins of [`ClusterVerdict`]'s discriminants.
+const VERDICTS: [(&str, ClusterVerdict); 6] = [
+    ("VERDICT_UNTESTED", ClusterVerdict::Untested),
+    ("VERDICT_VISIBLE", ClusterVerdict::Visible),
+    ("VERDICT_FRUSTUM", ClusterVerdict::Frustum),
+    ("VERDICT_BACK_FACING", ClusterVerdict::BackFacing),
+    ("VERDICT_OCCLUDED", ClusterVerdict::Occluded),
+    ("VERDICT_CONSERVATIVE", ClusterVerdict::Conservative),
+];
+
+/// The object cull's counter slots, which [`GpuCullStats::from_counters`] decodes.
+const CULL_COUNTERS: [&str; 6] = [
+    "STAT_OBJECTS",
+    "STAT_FRUSTUM_REJECTED",
+    "STAT_EARLY_DRAWN",
+    "STAT_OCCLUSION_REJECTED",
+    "STAT_LATE_DRAWN",
+    "STAT_TRIANGLES",
+];
+
+/// The meshlet cull's counter slots, which [`ClusterStats::from_counters`] decodes (with
+/// `CSTAT_TESTED`, checked apart: it is a difference of two counters).
+const CLUSTER_COUNTERS: [&str; 10] = [
+    "CSTAT_MESHLETS",
+    "CSTAT_FRUSTUM",
+    "CSTAT_CONE",
+    "CSTAT_OCCLUSION",
+    "CSTAT_CONSERVATIVE",
+    "CSTAT_EARLY_DRAWN",
+    "CSTAT_LATE_DRAWN",
+    "CSTAT_TRIANGLES",
+    "CSTAT_OBJECT_TRIANGLES",
+    "CSTAT_WHOLE_OBJECTS",
+];
+
+#[test]
+fn every_shared_constant_equals_its_rust_twin() {
+    let values = defines(shaders::ENGINE_CONFIG_H);
+    for (name, rust) in twins() {
         assert_eq!(values.get(name).copied(), Some(rust), "config.h's {name} against the host's");
     }
-    let verdicts = [
-        ("VERDICT_UNTESTED", ClusterVerdict::Untested),
-        ("VERDICT_VISIBLE", ClusterVerdict::Visible),
-        ("VERDICT_FRUSTUM", ClusterVerdict::Frustum),
-        ("VERDICT_BACK_FACING", ClusterVerdict::BackFacing),
-        ("VERDICT_OCCLUDED", ClusterVerdict::Occluded),
-        ("VERDICT_CONSERVATIVE", ClusterVerdict::Conservative),
-    ];
-    for (name, verdict) in verdicts {
+    for (name, verdict) in VERDICTS {
         assert_eq!(values.get(name).copied(), Some(verdict as u64), "config.h's {name}");
     }
+}
+
+#[test]
+fn every_define_is_checked() {
+    let mut checked: HashSet<&str> = twins().iter().map(|(name, _)| *name).collect();
+    checked.extend(VERDICTS.iter().map(|(name, _)| *name));
+    checked.extend(CULL_COUNTERS);
+    checked.extend(CLUSTER_COUNTERS);
+    checked.insert("CSTAT_TESTED");
+    let unchecked: Vec<String> = define_names(shaders::ENGINE_CONFIG_H)
+        .into_iter()
+        .filter(|(_, name)| !checked.contains(name.as_str()) && !NOT_CONSTANTS.contains(&name.as_str()))
+        .map(|(line, name)| format!("config.h:{line}: {name}"))
+        .collect();
+    assert!(
+        unchecked.is_empty(),
+        "these #defines of shaders/glsl/engine/config.h have no Rust twin in this test (add one to `twins`, \
+         a counter list or, for a macro that is no constant, NOT_CONSTANTS):\n{}",
+        unchecked.join("\n")
+    );
+    let stale: Vec<&&str> = checked.iter().filter(|name| !shaders::ENGINE_CONFIG_H.contains(**name)).collect();
+    assert!(stale.is_empty(), "this test checks names config.h no longer defines: {stale:?}");
 }
 
 /// Counter words holding `index + 1` at each index named by `names` (the rest zero).
@@ -82,15 +162,7 @@ fn counters(values: &HashMap<String, u64>, names: &[&str], words: usize) -> Vec<
 #[test]
 fn the_counter_layouts_are_the_decoders_layouts() {
     let values = defines(shaders::ENGINE_CONFIG_H);
-    let names = [
-        "STAT_OBJECTS",
-        "STAT_FRUSTUM_REJECTED",
-        "STAT_EARLY_DRAWN",
-        "STAT_OCCLUSION_REJECTED",
-        "STAT_LATE_DRAWN",
-        "STAT_TRIANGLES",
-    ];
-    let bytes = counters(&values, &names, CULL_STAT_WORDS);
+    let bytes = counters(&values, &CULL_COUNTERS, CULL_STAT_WORDS);
     let stats = GpuCullStats::from_counters(&bytes, &render_graph::GraphStats::default());
     let at = |name: &str| values[name] as u32 + 1;
     assert_eq!(stats.objects, at("STAT_OBJECTS"));
@@ -100,19 +172,7 @@ fn the_counter_layouts_are_the_decoders_layouts() {
     assert_eq!(stats.late_drawn, at("STAT_LATE_DRAWN"));
     assert_eq!(stats.triangles, at("STAT_TRIANGLES"));
 
-    let names = [
-        "CSTAT_MESHLETS",
-        "CSTAT_FRUSTUM",
-        "CSTAT_CONE",
-        "CSTAT_OCCLUSION",
-        "CSTAT_CONSERVATIVE",
-        "CSTAT_EARLY_DRAWN",
-        "CSTAT_LATE_DRAWN",
-        "CSTAT_TRIANGLES",
-        "CSTAT_OBJECT_TRIANGLES",
-        "CSTAT_WHOLE_OBJECTS",
-    ];
-    let bytes = counters(&values, &names, CLUSTER_STAT_WORDS);
+    let bytes = counters(&values, &CLUSTER_COUNTERS, CLUSTER_STAT_WORDS);
     let stats = ClusterStats::from_counters(&bytes);
     assert_eq!(stats.meshlets, at("CSTAT_MESHLETS"));
     assert_eq!(stats.object_culled, at("CSTAT_MESHLETS"), "TESTED is zero here: every meshlet's object was culled");

@@ -385,16 +385,16 @@ shaders! {
 }
 
 /// Number of 32-bit elements every probe resource holds (`PROBE_ELEMENTS` in
-/// `glsl/probe_common.h`).
+/// `glsl/probes/probe_common.h`).
 pub const PROBE_ELEMENTS: u32 = 256;
 
-/// Width and height of a probe image (`PROBE_WIDTH` in `glsl/probe_common.h`).
+/// Width and height of a probe image (`PROBE_WIDTH` in `glsl/probes/probe_common.h`).
 pub const PROBE_WIDTH: u32 = 16;
 
 /// Workgroup size of every probe shader.
 pub const PROBE_WORKGROUP: u32 = 64;
 
-/// CPU twin of `probe_hash` in `glsl/probe_common.h` (lowbias32).
+/// CPU twin of `probe_hash` in `glsl/probes/probe_common.h` (lowbias32).
 pub fn probe_hash(mut value: u32) -> u32 {
     value ^= value >> 16;
     value = value.wrapping_mul(0x7feb_352d);

@@ -67,12 +67,14 @@ pub fn scenes(device: &Arc<GpuDevice>) -> Result<(SharedScene, SharedScene)> {
     // Per mesh: the truth mesh id of each meshlet.
     let mut truth_ids: Vec<Vec<u32>> = Vec::new();
     for mesh in &processed {
-        ids.push(add_to_library(&mut library, mesh)?.levels.start);
+        ids.push(add_to_library(&mut library, mesh).expect("processed meshes are valid").levels.start);
         let level = &mesh.levels[0];
         let mut meshlet_ids = Vec::new();
         for meshlet in &level.meshlets {
             let range = meshlet.first_index as usize..(meshlet.first_index + meshlet.index_count) as usize;
-            meshlet_ids.push(truth_library.add_mesh(&mesh.positions, &level.indices[range])?);
+            meshlet_ids.push(
+                truth_library.add_mesh(&mesh.positions, &level.indices[range]).expect("a meshlet is whole triangles"),
+            );
         }
         truth_ids.push(meshlet_ids);
     }

@@ -331,10 +331,10 @@ const MAX_TEXTURE_SIDE: u32 = 2048;
 /// side, so images of other shapes are resized, with their mips made again) and `materials`
 /// as library materials; returns the library index of the first material.
 pub(crate) fn add_materials(
-    library: &mut renderer::MeshLibrary,
+    library: &mut meshes::MeshLibrary,
     materials: &[GltfMaterial],
     images: &[TextureImage],
-) -> render_graph::Result<u32> {
+) -> meshes::Result<u32> {
     runtime::profile_zone!("glTF textures to the library");
     let side = match library.textures().size() {
         0 => images
@@ -361,19 +361,19 @@ pub(crate) fn add_materials(
     let base = library.materials().len() as u32;
     for material in materials {
         let wrap = |wrap: Wrap| match wrap {
-            Wrap::Repeat => renderer::TextureWrap::Repeat,
-            Wrap::MirroredRepeat => renderer::TextureWrap::MirroredRepeat,
-            Wrap::ClampToEdge => renderer::TextureWrap::ClampToEdge,
+            Wrap::Repeat => meshes::TextureWrap::Repeat,
+            Wrap::MirroredRepeat => meshes::TextureWrap::MirroredRepeat,
+            Wrap::ClampToEdge => meshes::TextureWrap::ClampToEdge,
         };
         let texture = material.base_color_texture;
-        library.add_material(renderer::Material {
+        library.add_material(meshes::Material {
             texture: texture.map(|texture| layers[texture.image]),
             alpha_cutoff: match material.alpha {
                 AlphaMode::Opaque => None,
                 AlphaMode::Mask { cutoff } => Some(cutoff),
                 AlphaMode::Blend => None,
             },
-            wrap: texture.map_or([renderer::TextureWrap::Repeat; 2], |texture| {
+            wrap: texture.map_or([meshes::TextureWrap::Repeat; 2], |texture| {
                 [wrap(texture.sampler.wrap_u), wrap(texture.sampler.wrap_v)]
             }),
             blend: material.alpha == AlphaMode::Blend,

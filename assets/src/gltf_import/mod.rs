@@ -36,7 +36,7 @@ use ecs::hierarchy::set_parent;
 use ecs::{Camera, Lod, MaterialHandle, Mesh, Projection, Transform, Visible, WorldTransform};
 use glam::{Quat, Vec3};
 use hecs::{Entity, World};
-use renderer::MeshLibrary;
+use meshes::MeshLibrary;
 
 pub use error::ImportError;
 pub use materials::{mip_chain, AlphaMode, BaseColorTexture, GltfMaterial, TextureImage, TextureSampler, Wrap};
@@ -486,7 +486,7 @@ impl GltfScene {
         world: &mut World,
         library: &mut MeshLibrary,
         occluders: &mut OccluderMeshes,
-    ) -> render_graph::Result<SpawnedScene> {
+    ) -> meshes::Result<SpawnedScene> {
         let material_base = materials::add_materials(library, &self.material_list, &self.images)?;
         let mut meshes = Vec::with_capacity(self.meshes.len());
         let mut occluder_count = 0;

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 /// The closed unit cube the files hold: the engine's own (corners at ±0.5, wound
 /// counter-clockwise seen from outside).
-pub use renderer::{UNIT_CUBE_INDICES as CUBE_INDICES, UNIT_CUBE_POSITIONS as CUBE};
+pub use meshes::{UNIT_CUBE_INDICES as CUBE_INDICES, UNIT_CUBE_POSITIONS as CUBE};
 
 /// The binary buffer: cube positions and u16 indices, then quad positions and u16 indices.
 pub fn buffer() -> Vec<u8> {

@@ -119,6 +119,28 @@ impl Kernel {
         }
     }
 
+    /// The kernel that runs when this one is asked for on this CPU: itself where the CPU runs
+    /// it, else the next narrower one that it does (AVX-512 falls back to AVX2, AVX2 to
+    /// portable), as [`Kernel::cull_spheres`] and [`Kernel::cull_aabbs`] fall back.
+    pub fn runs_as(self) -> Kernel {
+        match self {
+            Kernel::Avx512 if !self.is_supported() => Kernel::Avx2.runs_as(),
+            Kernel::Avx2 if !self.is_supported() => Kernel::Portable,
+            kernel => kernel,
+        }
+    }
+
+    /// What this CPU lacks to run the kernel natively, or `None` when it runs it.
+    pub fn missing_feature(self) -> Option<&'static str> {
+        match self {
+            Kernel::Scalar | Kernel::Portable => None,
+            Kernel::Avx2 if !avx2_available() => Some("AVX2 and POPCNT"),
+            Kernel::Avx512 if !avx2_available() => Some("AVX2, AVX-512F and POPCNT"),
+            Kernel::Avx512 if !avx512_available() => Some("AVX-512F"),
+            Kernel::Avx2 | Kernel::Avx512 => None,
+        }
+    }
+
     /// Whether code with an AVX2 path of its own (occlusion's projection, raster and tests)
     /// takes it under this kernel: under [`Kernel::Avx2`] and [`Kernel::Avx512`] when the CPU
     /// has AVX2.
@@ -274,5 +296,7 @@ fn stats(count: usize, non_finite: usize, words: &[u64]) -> CullStats {
     CullStats { tested: count, visible: words.iter().map(|word| word.count_ones() as usize).sum(), non_finite }
 }
 
+#[cfg(test)]
+pub(crate) mod coverage;
 #[cfg(test)]
 mod tests;

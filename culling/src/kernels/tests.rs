@@ -12,6 +12,7 @@
 //! plane (where a fused multiply-add would round differently), and on NaN and infinity.
 
 use super::*;
+use crate::kernels::coverage;
 use ecs::{Aabb, Sphere};
 use glam::{DMat4, DVec4, EulerRot, Mat4, Quat, Vec3};
 use proptest::prelude::*;
@@ -157,7 +158,10 @@ fn sample_points(random: &mut Random, local: &Aabb, matrix: &Mat4, interior: usi
 }
 
 /// Runs every kernel on the boxes and spheres; asserts they agree; returns the reference.
+/// Culls with every kernel, checks each against the scalar reference and returns the
+/// reference's words and statistics; says on standard error which kernels `test` ran here.
 fn cull_all_kernels(
+    test: &'static str,
     frustum: &Frustum,
     boxes: &AabbSoa,
     spheres: &SphereSoa,
@@ -167,7 +171,9 @@ fn cull_all_kernels(
     let box_stats = Kernel::Scalar.cull_aabbs(frustum, boxes.slices(), &mut reference_boxes);
     let mut reference_spheres = vec![0; words_for(count)];
     let sphere_stats = Kernel::Scalar.cull_spheres(frustum, spheres.slices(), &mut reference_spheres);
-    for kernel in [Kernel::Portable, Kernel::Avx2, Kernel::Avx512] {
+    let compared = [Kernel::Portable, Kernel::Avx2, Kernel::Avx512];
+    coverage::report(test, &compared);
+    for kernel in compared {
         let mut words = vec![u64::MAX; words_for(count)];
         let stats = kernel.cull_aabbs(frustum, boxes.slices(), &mut words);
         assert_eq!(words, reference_boxes, "{kernel:?} box bits differ from the scalar reference");
@@ -231,7 +237,8 @@ proptest! {
             spheres.push(&Sphere::from_aabb(&world));
             samples.push(sample_points(&mut random, &local, &matrix, 16));
         }
-        let (box_words, box_stats, sphere_words, _) = cull_all_kernels(&frustum, &boxes, &spheres);
+        let test = "kernels_never_reject_a_box_with_a_point_in_view";
+        let (box_words, box_stats, sphere_words, _) = cull_all_kernels(test, &frustum, &boxes, &spheres);
         prop_assert_eq!(box_stats.non_finite, 0);
         for (index, points) in samples.iter().enumerate() {
             let seen = points.iter().any(|&point| clearly_inside(&exact, camera.kind, point));
@@ -285,7 +292,8 @@ proptest! {
                 Vec3::new(boxes.half_x[index], boxes.half_y[index], boxes.half_z[index]).length(),
             ));
         }
-        let (box_words, box_stats, _, _) = cull_all_kernels(&frustum, &boxes, &spheres);
+        let test = "kernels_agree_bit_for_bit_on_boundaries_and_bad_numbers";
+        let (box_words, box_stats, _, _) = cull_all_kernels(test, &frustum, &boxes, &spheres);
         prop_assert_eq!(box_stats.non_finite, injected);
         prop_assert_eq!(box_stats.tested, count);
         if count % 64 != 0 {
@@ -319,6 +327,7 @@ fn a_non_finite_frustum_keeps_and_counts_everything() {
     for index in 0..70 {
         spheres.push(&Sphere::new(Vec3::splat(index as f32), 0.5));
     }
+    coverage::report("a_non_finite_frustum_keeps_and_counts_everything", &Kernel::ALL);
     for kernel in Kernel::ALL {
         let mut words = vec![0; 2];
         let stats = kernel.cull_spheres(&frustum, spheres.slices(), &mut words);
@@ -369,7 +378,22 @@ fn a_frustum_without_planes_keeps_everything_in_every_kernel() {
         boxes.push(&world);
         spheres.push(&Sphere::from_aabb(&world));
     }
-    let (_, box_stats, _, sphere_stats) = cull_all_kernels(&frustum, &boxes, &spheres);
+    let test = "a_frustum_without_planes_keeps_everything_in_every_kernel";
+    let (_, box_stats, _, sphere_stats) = cull_all_kernels(test, &frustum, &boxes, &spheres);
     assert_eq!(box_stats.visible, 77);
     assert_eq!(sphere_stats.visible, 77);
+}
+
+/// Prints which kernels this CPU runs and which tests of them were skipped, and why (run with
+/// `--nocapture`; CI runs it first). Also checks that the fallbacks are what the kernels do.
+#[test]
+fn kernels_available() {
+    for line in coverage::table() {
+        eprintln!("kernels_available: {line}");
+    }
+    for kernel in Kernel::ALL {
+        assert_eq!(kernel.missing_feature().is_none(), kernel.is_supported(), "{kernel:?}");
+        assert!(kernel.runs_as().is_supported(), "{kernel:?} falls back to a kernel this CPU runs");
+    }
+    assert!(Kernel::detect().is_supported());
 }

@@ -251,6 +251,7 @@ mod tests {
 
     #[test]
     fn the_avx2_projection_matches_the_scalar_reference() {
+        crate::kernels::coverage::report_occlusion("the_avx2_projection_matches_the_scalar_reference");
         if !crate::Kernel::Avx2.is_supported() {
             return;
         }

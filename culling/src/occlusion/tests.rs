@@ -232,6 +232,7 @@ fn random_scene(seed: u64, orthographic: bool) -> (Mat4, OccluderMeshes, Vec<Occ
 
 #[test]
 fn the_avx2_kernel_writes_the_scalar_kernels_bits() {
+    crate::kernels::coverage::report_occlusion("the_avx2_kernel_writes_the_scalar_kernels_bits");
     for seed in 1..40u64 {
         let (view_projection, meshes, instances) = random_scene(seed * 7919, seed % 4 == 0);
         // 72 x 40: partial tiles in both directions.
@@ -257,6 +258,7 @@ fn the_avx2_kernel_writes_the_scalar_kernels_bits() {
 /// one-box test's verdicts, over several scenes, sizes (odd pyramid levels) and kernels.
 #[test]
 fn batch_verdicts_equal_the_one_box_test_in_many_scenes() {
+    crate::kernels::coverage::report_occlusion("batch_verdicts_equal_the_one_box_test_in_many_scenes");
     for (seed, (width, height)) in [(64, 32), (72, 40), (256, 128), (40, 23)].into_iter().enumerate() {
         for kernel in [Kernel::Avx2, Kernel::Scalar] {
             let (view_projection, meshes, instances) = random_scene(31 + seed as u64, seed == 3);
@@ -471,6 +473,7 @@ fn untrimmed(culler: &OcclusionCuller) -> Vec<f32> {
 /// kernels, in random scenes and in a street where trimming skips many primitives.
 #[test]
 fn tile_trimming_writes_the_untrimmed_bits() {
+    crate::kernels::coverage::report_occlusion("tile_trimming_writes_the_untrimmed_bits");
     let mut scenes: Vec<_> = (1..20u64).map(|seed| random_scene(seed * 7877, seed % 4 == 0)).collect();
     scenes.push(street());
     for (index, (view_projection, meshes, instances)) in scenes.iter().enumerate() {
@@ -562,6 +565,7 @@ fn city_grid(rows: usize, seed: u64) -> (Mat4, OccluderMeshes, Vec<OccluderInsta
 /// does skip hidden occluders in a city.
 #[test]
 fn skipping_hidden_occluders_keeps_every_bit() {
+    crate::kernels::coverage::report_occlusion("skipping_hidden_occluders_keeps_every_bit");
     let mut hidden = 0;
     for seed in 1..6u64 {
         let (view_projection, meshes, instances) = city_grid(20 + 5 * seed as usize, seed * 977);

@@ -38,7 +38,7 @@
 //! per-slot box cache), `tracked/` the pass over what changed, `gather.rs` the index lists,
 //! `tags.rs` the tag changes and the system applying them. `answer.rs` is [`Visibility`], all a game reads
 //! (`changes.rs`: which slots it changed); `state.rs` is the stage's working memory, which
-//! nothing outside the stage sees; `holds.rs` what a word may skip while the camera creeps.
+//! nothing outside the stage sees; `holds/` what a word may skip while the camera creeps.
 
 mod answer;
 mod cache;

@@ -11,9 +11,11 @@
 use std::mem::{offset_of, size_of};
 use std::sync::Arc;
 
-use super::{GpuScene, MeshLibrary};
 use gpu_allocator::MemoryLocation;
+use meshes::MeshLibrary;
 use render_graph::{vk, GpuBuffer, GpuDevice, RenderGraph, Result};
+
+use super::GpuScene;
 
 use culling::cluster::ClusterBounds;
 

@@ -1,7 +1,7 @@
-//! Materials of the GPU scene: a table indexed by each object's `material` (what its texture
-//! is, how it is addressed, whether its alpha cuts holes) and the base-colour textures, one
-//! layer each of one sRGB image array with full mips. Both live in the [`MeshLibrary`] and are
-//! uploaded once with the meshes, beside the texture coordinates (`mesh_uvs`).
+//! Materials of the GPU scene: the [`MeshLibrary`]'s material table as the shaders read it
+//! ([`GpuMaterial`], indexed by each object's `material`) and its base-colour textures, one
+//! layer each of one sRGB image array with full mips, uploaded once with the meshes, beside
+//! the texture coordinates (`mesh_uvs`).
 //!
 //! An object's colour (its record's `color`, a game's `BaseColor` or a glTF material's
 //! factor) multiplies the texture. A material index past the table, or the table's absent
@@ -10,58 +10,19 @@
 use std::sync::Arc;
 
 use gpu_allocator::MemoryLocation;
+use meshes::{Material, MeshLibrary, TextureLayers, TextureWrap, MAX_TEXTURE_LAYERS};
 use render_graph::{vk, GpuBuffer, GpuDevice, GpuImage, GraphError, ImageInfo, Result, MAX_ARRAY_LAYERS};
 
-use crate::scene::{as_bytes, MeshLibrary};
+use crate::scene::as_bytes;
 
-/// How a texture is addressed outside [0, 1] on one axis.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum TextureWrap {
-    /// Repeats.
-    #[default]
-    Repeat,
-    /// Repeats, mirrored every other time.
-    MirroredRepeat,
-    /// Clamps to the edge.
-    ClampToEdge,
-}
+const _: () = assert!(MAX_TEXTURE_LAYERS <= MAX_ARRAY_LAYERS, "the library's layers fit one image array");
 
-impl TextureWrap {
-    fn bits(self) -> u32 {
-        match self {
-            TextureWrap::Repeat => 0,
-            TextureWrap::MirroredRepeat => 1,
-            TextureWrap::ClampToEdge => 2,
-        }
-    }
-}
-
-/// A material as a game or an importer describes it.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Material {
-    /// Its base-colour texture: a layer added with [`MeshLibrary::add_texture`].
-    pub texture: Option<u32>,
-    /// `Some(cutoff)`: texels whose alpha is below it are holes (alpha-masked foliage, fences);
-    /// the depth prepass and the geometry pass both discard them. `None`: opaque.
-    pub alpha_cutoff: Option<f32>,
-    /// Addressing along u and v.
-    pub wrap: [TextureWrap; 2],
-    /// Translucent: blended "over" what lies behind by its alpha, drawn after every opaque
-    /// and masked surface, farthest first, writing no depth (so it never occludes anything,
-    /// on the GPU or the CPU, and is culled as an occludee only).
-    pub blend: bool,
-    /// Both faces are drawn (leaves, cards, cloth); back faces are lit with the normal
-    /// flipped, and meshlet back-face culling leaves the object alone.
-    pub double_sided: bool,
-    /// Samples the nearest texel of the nearest mip instead of trilinear filtering (pixel
-    /// art; glTF's `magFilter` NEAREST).
-    pub nearest: bool,
-}
-
-impl Material {
-    /// Whether the surface can show what lies behind it (it is then never an occluder).
-    pub fn has_holes(&self) -> bool {
-        self.alpha_cutoff.is_some() || self.blend
+/// The shaders' bits of a wrap mode (`material.h`).
+fn wrap_bits(wrap: TextureWrap) -> u32 {
+    match wrap {
+        TextureWrap::Repeat => 0,
+        TextureWrap::MirroredRepeat => 1,
+        TextureWrap::ClampToEdge => 2,
     }
 }
 
@@ -100,8 +61,8 @@ impl GpuMaterial {
             | bit(material.blend, GpuMaterial::BLENDED)
             | bit(material.double_sided, GpuMaterial::DOUBLE_SIDED)
             | bit(material.nearest, GpuMaterial::NEAREST)
-            | material.wrap[0].bits() << 1
-            | material.wrap[1].bits() << 3;
+            | wrap_bits(material.wrap[0]) << 1
+            | wrap_bits(material.wrap[1]) << 3;
         GpuMaterial {
             texture: material.texture.unwrap_or(GpuMaterial::NO_TEXTURE),
             flags,
@@ -112,61 +73,6 @@ impl GpuMaterial {
 }
 
 const _: () = assert!(size_of::<GpuMaterial>() == 16, "std430: four 4-byte fields");
-
-/// The base-colour textures: square layers of one size, RGBA8 sRGB, each with its full mip
-/// chain (mip `k` is `size >> k` texels a side).
-#[derive(Clone, Debug, Default)]
-pub struct TextureLayers {
-    pub(crate) size: u32,
-    pub(crate) layers: Vec<Arc<Vec<Vec<u8>>>>,
-}
-
-impl TextureLayers {
-    /// The side of every layer, or 0 without any.
-    pub fn size(&self) -> u32 {
-        self.size
-    }
-
-    /// The number of layers.
-    pub fn len(&self) -> usize {
-        self.layers.len()
-    }
-
-    /// Whether there is none.
-    pub fn is_empty(&self) -> bool {
-        self.layers.is_empty()
-    }
-
-    /// Bytes of every layer and mip.
-    pub fn bytes(&self) -> usize {
-        self.layers.iter().flat_map(|layer| layer.iter()).map(Vec::len).sum()
-    }
-}
-
-/// Checks a texture for [`MeshLibrary::add_texture`].
-pub(crate) fn check_texture(layers: &TextureLayers, size: u32, mips: &[Vec<u8>]) -> Result<()> {
-    let invalid = |reason| Err(GraphError::InvalidDescription { resource: String::from("texture"), reason });
-    if size == 0 || !size.is_power_of_two() {
-        return invalid("a texture layer is square with a power-of-two side");
-    }
-    if layers.size != 0 && layers.size != size {
-        return invalid("every texture layer has the size of the first (resize it on import)");
-    }
-    if layers.layers.len() as u32 >= MAX_ARRAY_LAYERS {
-        return invalid("more texture layers than an image array holds (MAX_ARRAY_LAYERS)");
-    }
-    let chain = 32 - size.leading_zeros();
-    if mips.len() != chain as usize {
-        return invalid("a texture needs its full mip chain, down to 1x1");
-    }
-    for (level, mip) in mips.iter().enumerate() {
-        let side = (size >> level) as usize;
-        if mip.len() != side * side * 4 {
-            return invalid("a mip's size does not match its level (RGBA8, side >> level)");
-        }
-    }
-    Ok(())
-}
 
 /// The device copies of the library's materials, texture coordinates and textures.
 pub(crate) struct MaterialBuffers {
@@ -186,16 +92,17 @@ impl MaterialBuffers {
         if table.is_empty() {
             table.push(GpuMaterial::of(&Material::default()));
         }
-        let white = TextureLayers { size: 1, layers: vec![Arc::new(vec![vec![255; 4]])] };
+        let mut white = TextureLayers::default();
+        white.add(1, vec![vec![255; 4]]).expect("one white texel is a whole 1x1 texture");
         let textures = if library.textures().is_empty() { &white } else { library.textures() };
-        let mip_levels = 32 - textures.size.leading_zeros();
+        let mip_levels = 32 - textures.size().leading_zeros();
         let info = ImageInfo {
             format: vk::Format::R8G8B8A8_SRGB,
-            extent: vk::Extent2D { width: textures.size, height: textures.size },
+            extent: vk::Extent2D { width: textures.size(), height: textures.size() },
             mip_levels,
             usage: vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST,
         };
-        let image = GpuImage::new_array(device, "material_textures", info, textures.layers.len() as u32)?;
+        let image = GpuImage::new_array(device, "material_textures", info, textures.len() as u32)?;
         let table_bytes = as_bytes(&table);
         let uv_bytes = as_bytes(library.uvs());
         let storage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
@@ -211,7 +118,7 @@ impl MaterialBuffers {
             vk::BufferUsageFlags::TRANSFER_SRC,
             MemoryLocation::CpuToGpu,
         )?;
-        let mut regions = Vec::new();
+        let regions;
         {
             let mapped = staging
                 .mapped_mut()
@@ -220,24 +127,7 @@ impl MaterialBuffers {
             let mut at = table_bytes.len();
             mapped[at..at + uv_bytes.len()].copy_from_slice(uv_bytes);
             at += uv_bytes.len();
-            for (layer, mips) in textures.layers.iter().enumerate() {
-                for (level, mip) in mips.iter().enumerate() {
-                    mapped[at..at + mip.len()].copy_from_slice(mip);
-                    let side = (textures.size >> level).max(1);
-                    regions.push(
-                        vk::BufferImageCopy::default()
-                            .buffer_offset(at as u64)
-                            .image_subresource(vk::ImageSubresourceLayers {
-                                aspect_mask: vk::ImageAspectFlags::COLOR,
-                                mip_level: level as u32,
-                                base_array_layer: layer as u32,
-                                layer_count: 1,
-                            })
-                            .image_extent(vk::Extent3D { width: side, height: side, depth: 1 }),
-                    );
-                    at += mip.len();
-                }
-            }
+            regions = stage_texels(textures, &mut mapped[at..], at as u64);
         }
         staging.flush()?;
         let raw = device.raw();
@@ -303,6 +193,32 @@ impl MaterialBuffers {
     }
 }
 
+/// Copies every mip of every layer of `textures` into `staging` (which starts at byte `offset`
+/// of its buffer), back to back, and returns the copy region of each into the image array.
+fn stage_texels(textures: &TextureLayers, staging: &mut [u8], offset: u64) -> Vec<vk::BufferImageCopy> {
+    let mut regions = Vec::new();
+    let mut at = 0;
+    for (layer, mips) in textures.iter().enumerate() {
+        for (level, mip) in mips.iter().enumerate() {
+            staging[at..at + mip.len()].copy_from_slice(mip);
+            let side = (textures.size() >> level).max(1);
+            regions.push(
+                vk::BufferImageCopy::default()
+                    .buffer_offset(offset + at as u64)
+                    .image_subresource(vk::ImageSubresourceLayers {
+                        aspect_mask: vk::ImageAspectFlags::COLOR,
+                        mip_level: level as u32,
+                        base_array_layer: layer as u32,
+                        layer_count: 1,
+                    })
+                    .image_extent(vk::Extent3D { width: side, height: side, depth: 1 }),
+            );
+            at += mip.len();
+        }
+    }
+    regions
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,18 +239,5 @@ mod tests {
             GpuMaterial::BLENDED | GpuMaterial::DOUBLE_SIDED | GpuMaterial::NEAREST
         );
         assert_eq!(GpuMaterial::of(&Material::default()).texture, GpuMaterial::NO_TEXTURE);
-    }
-
-    #[test]
-    fn textures_are_square_powers_of_two_of_one_size_with_full_chains() {
-        let layers = TextureLayers::default();
-        let chain = |size: u32| {
-            (0..=size.trailing_zeros()).map(|level| vec![0; ((size >> level).pow(2) * 4) as usize]).collect::<Vec<_>>()
-        };
-        assert!(check_texture(&layers, 4, &chain(4)).is_ok());
-        assert!(check_texture(&layers, 3, &chain(4)).is_err(), "not a power of two");
-        assert!(check_texture(&layers, 4, &chain(4)[..2]).is_err(), "a short chain");
-        let one = TextureLayers { size: 8, layers: vec![Arc::new(chain(8))] };
-        assert!(check_texture(&one, 4, &chain(4)).is_err(), "another size");
     }
 }

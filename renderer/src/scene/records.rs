@@ -86,7 +86,7 @@ pub struct ObjectRecord {
     /// Material id, for renderers that shade by material; the geometry pass colours by
     /// [`ObjectRecord::color`].
     pub material: u32,
-    /// The mesh id (index into the scene's [`crate::scene::MeshLibrary`]).
+    /// The mesh id (index into the scene's [`meshes::MeshLibrary`]).
     pub mesh: u32,
 }
 

@@ -77,7 +77,8 @@ pub use screenshot::{picture, write_png, Screenshot, ScreenshotPass, ScreenshotR
 pub use target::FrameTarget;
 
 use crate::passes::{GpuCullStats, SharedCullSettings};
-use crate::scene::{MeshLibrary, UploadReport};
+use crate::scene::UploadReport;
+use meshes::MeshLibrary;
 use pipeline::RenderThread;
 use state::{FrameInputs, RenderState, ShadowSetup};
 

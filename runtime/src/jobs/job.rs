@@ -11,7 +11,7 @@ use std::mem::{ManuallyDrop, MaybeUninit};
 use std::panic::{self, AssertUnwindSafe};
 
 use super::latch::Latch;
-use super::registry::LocalThread;
+use super::local::LocalThread;
 use super::sleep::Sleep;
 
 /// Something a worker can run through a [`JobRef`].

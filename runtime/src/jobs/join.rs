@@ -5,8 +5,10 @@ use std::ops::Range;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
+use super::guests::with_local;
 use super::job::StackJob;
-use super::registry::{self, LocalThread, Registry};
+use super::local::LocalThread;
+use super::registry::Registry;
 
 /// Runs `a` and `b`, possibly in parallel, and returns both results. The calling thread runs
 /// `a` itself and runs other jobs while it waits for `b`. A panic in either is re-raised here
@@ -18,7 +20,7 @@ where
     RA: Send,
     RB: Send,
 {
-    registry::with_local(registry, |local| join_as(local, a, b))
+    with_local(registry, |local| join_as(local, a, b))
 }
 
 /// `join` by a thread that already takes part in the pool through `local`.

@@ -30,9 +30,12 @@
 mod arena;
 mod barrier;
 mod frames;
+mod guests;
+mod idle;
 mod job;
 mod join;
 mod latch;
+mod local;
 mod mailbox;
 mod registry;
 mod scope;
@@ -43,7 +46,8 @@ use std::cell::Cell;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use registry::{LocalThread, Registry};
+use local::LocalThread;
+use registry::Registry;
 
 pub use scope::Scope;
 

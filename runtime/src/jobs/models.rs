@@ -18,7 +18,7 @@ use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::{Condvar, Mutex};
 
 use super::latch::CountLatch;
-use super::registry::LocalThread;
+use super::local::LocalThread;
 use super::JobSystem;
 
 /// Checks `model` within 3 preemptions (`LOOM_MAX_PREEMPTIONS` overrides).

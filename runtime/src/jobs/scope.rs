@@ -6,8 +6,10 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
 use super::arena::JobArena;
+use super::guests::with_local;
 use super::latch::CountLatch;
-use super::registry::{self, Registry};
+use super::local::push_from_current;
+use super::registry::Registry;
 use super::sync::Mutex;
 
 /// A set of jobs that may borrow anything outliving `'scope`; created by
@@ -67,7 +69,7 @@ impl<'scope> Scope<'scope> {
         // SAFETY: the job borrows only data outliving 'scope, and the scope (with its arena)
         // does not end before the job has run (its count keeps the latch unset).
         let job_ref = unsafe { self.arena.job(job) };
-        registry::push_from_current(&self.registry, job_ref);
+        push_from_current(&self.registry, job_ref);
     }
 
     fn store_panic(&self, payload: Box<dyn Any + Send>) {
@@ -100,7 +102,7 @@ where
         arena: JobArena::new(),
         marker: PhantomData,
     };
-    let result = registry::with_local(registry, |local| {
+    let result = with_local(registry, |local| {
         let result = panic::catch_unwind(AssertUnwindSafe(|| body(&scope)));
         // The body counts as one job: finishing it may be what releases the latch.
         scope.jobs.decrement();

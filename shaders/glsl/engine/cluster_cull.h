@@ -1,7 +1,8 @@
 // Shared by the cluster cull shaders (`cluster_cull_early.comp`, `cluster_cull_late.comp`):
 // the parameters, the cluster tables and the per-meshlet tests. One thread per entry of
 // `cluster_pairs` (an object and one meshlet of its mesh, or the object drawn whole).
-// Host twins: culling/src/gpu/cluster.rs (`ClusterUniforms`, `GpuMeshlet`, the constants);
+// Host twins: renderer/src/passes/cluster.rs (`ClusterUniforms`, the constants) and
+// renderer/src/scene/cluster_table.rs (`GpuMeshlet`, the pair fields);
 // CPU reference: culling/src/cluster/ (every test below repeats its steps).
 
 #include "config.h"

@@ -1,6 +1,6 @@
 #version 450
 // Cluster cull, survivor list: one thread per object the cluster tables cover, after the
-// object pass wrote `visibility_bits` (host: culling/src/gpu/cluster_survivors.rs). A kept
+// object pass wrote `visibility_bits` (host: renderer/src/passes/cluster_survivors.rs). A kept
 // object is appended to `survivors` and widens the late phase's indirect dispatch (one
 // workgroup per survivor); a culled object's pairs get their verdict here, from the object's
 // box alone, so the late phase never visits them.

@@ -1,7 +1,7 @@
 // Shared by the object cull (`gpu_cull.h`), the cluster cull (`cluster_cull.h`) and the shadow
-// caster cull (`shadow_cull.comp`): the indirect draw command, the finiteness test of the CPU
+// caster cull (`shadow_cull.h`): the indirect draw command, the finiteness test of the CPU
 // kernels and their frustum test on a world box.
-// Host twins: render_graph/src/passes/records.rs (`DrawCommand`), culling/src/frustum.rs
+// Host twins: renderer/src/scene/records.rs (`DrawCommand`), culling/src/frustum.rs
 // (`lane_is_finite`).
 #ifndef CULL_COMMON_H
 #define CULL_COMMON_H

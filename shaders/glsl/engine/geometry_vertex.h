@@ -35,7 +35,7 @@ layout(location = 3) flat out uint out_material;
 layout(location = 4) out vec3 out_world;
 #endif
 
-// Host twin: `pack_normal` in render_graph/src/passes/mesh.rs: three signed 10-bit values,
+// Host twin: `pack_normal` in meshes/src/vertex.rs: three signed 10-bit values,
 // x in bits 0-9, y in 10-19, z in 20-29; 0 means no normal (drawn unlit).
 vec3 unpack_normal(uint bits) {
     int packed = int(bits);

@@ -1,7 +1,7 @@
 // Shared by the GPU cull shaders (`gpu_cull_early.comp`, `gpu_cull_late.comp`): the cull
 // parameters, the object record and the frustum and occlusion tests.
-// Host twins: culling/src/gpu/cull.rs (`CullUniforms`, `CULL_GROUP`, the flag constants) and
-// render_graph/src/passes/records.rs (`ObjectTransform`, `ObjectRecord`, `DrawCommand`).
+// Host twins: renderer/src/passes/cull.rs (`CullUniforms`, `CULL_GROUP`, the flag constants)
+// and renderer/src/scene/records.rs (`ObjectTransform`, `ObjectRecord`, `DrawCommand`).
 
 #include "config.h"
 

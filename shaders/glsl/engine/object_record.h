@@ -4,7 +4,7 @@
 // holds the object's box in its own space as centre and half extents, `color` (RGBA8 packed
 // with red in the lowest byte) and the mesh's draw arguments. An empty slot has
 // `index_count` 0: it is never drawn, counted visible or in the depth.
-// Host twins: render_graph/src/passes/records.rs (`ObjectTransform`, `ObjectRecord`,
+// Host twins: renderer/src/scene/records.rs (`ObjectTransform`, `ObjectRecord`,
 // `world_box`). Included by the scene passes (`scene_common.h`), GPU culling (`gpu_cull.h`)
 // and cluster culling (`cluster_cull.h`), which bind the buffers at different slots.
 #ifndef OBJECT_RECORD_H

@@ -1,7 +1,7 @@
 // Shared by the scene passes (depth prepass and geometry): the GPU scene's buffers and the
 // camera push constants.
-// Host twins: render_graph/src/passes/records.rs (`ObjectTransform`, `ObjectRecord`,
-// `CameraConstants`) and the binding order of render_graph/src/passes/draw.rs
+// Host twins: renderer/src/scene/records.rs (`ObjectTransform`, `ObjectRecord`,
+// `CameraConstants`) and the binding order of renderer/src/passes/draw.rs
 // (`SCENE_BINDINGS`).
 
 #include "object_record.h"

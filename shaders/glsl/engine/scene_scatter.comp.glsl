@@ -2,7 +2,7 @@
 // Scene upload: copies this frame's changed items of one object buffer (transforms or
 // records) from the staged upload into their slots. `slots[i]` is the slot of item `i`, items
 // are `vec4s_per_item` vec4s each; slots are distinct, so no two threads write one item.
-// Host twin: render_graph/src/passes/upload.rs (`ObjectUploadPass`, `SCATTER_GROUP`).
+// Host twin: renderer/src/passes/upload.rs (`ObjectUploadPass`, `SCATTER_GROUP`).
 #include "config.h"
 layout(local_size_x = SCATTER_GROUP) in;
 

@@ -1,6 +1,7 @@
 // Shared by the probe shaders used to test the render graph: every probe pass works on
 // resources of PROBE_ELEMENTS 32-bit values (a buffer of 256 uints or a 16x16 r32ui image).
-// Host twin: render_graph/tests/common/probe.rs (probe_hash and PROBE_ELEMENTS).
+// Host twin: shaders/src/lib.rs (probe_hash and PROBE_ELEMENTS), which the render graph's
+// tests use (render_graph/tests/common/mod.rs).
 
 // Must equal PROBE_WIDTH * PROBE_WIDTH and be a multiple of the workgroup size (64).
 #define PROBE_ELEMENTS 256

@@ -15,6 +15,10 @@
 //!
 //! Nothing here allocates after [`GpuScene::new`] but the scratch lists, which keep their
 //! capacity: every array is sized to the capacity up front.
+//!
+//! The parts: the scene and its objects (this file), this frame's draws (`draws.rs`: the
+//! host's list or the GPU's, and the blended objects' order) and what waits for upload
+//! (`marks.rs`: the slots marked changed, listed and staged by the upload pass).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -23,16 +27,23 @@ use gpu_allocator::MemoryLocation;
 use crate::names::{
     MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORMS,
 };
-use crate::scene::world_box;
 use crate::scene::{
     CameraConstants, DrawCommand, ObjectRecord, ObjectTransform, IDENTITY, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
 };
-use crate::scene::{FrameView, MaterialBuffers, MeshBuffers, MeshLibrary, MeshRange, ShadowFrame, TEXTURE_LAYOUT};
+use crate::scene::{FrameView, MaterialBuffers, MeshBuffers, ShadowFrame, TEXTURE_LAYOUT};
+use meshes::{MeshLibrary, MeshRange};
 use render_graph::vk;
 use render_graph::GpuBuffer;
 use render_graph::GpuDevice;
 use render_graph::RenderGraph;
 use render_graph::{GraphError, Result};
+
+mod draws;
+mod marks;
+
+use draws::DrawSource;
+use marks::SlotBits;
+pub use marks::UploadReport;
 
 /// What a renderer says about one object; [`GpuScene`] turns it into an [`ObjectTransform`]
 /// and an [`ObjectRecord`] culled with the mesh's own box.
@@ -48,31 +59,6 @@ pub struct ObjectDesc {
     pub material: u32,
 }
 
-/// Object uploads of one graph frame.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct UploadReport {
-    /// Bytes staged for the object buffers: the changed transforms and records and the slot
-    /// index of each (4 bytes).
-    pub bytes: u64,
-    /// Transforms uploaded ([`OBJECT_TRANSFORM_BYTES`] each).
-    pub transforms: u32,
-    /// Records uploaded ([`OBJECT_RECORD_BYTES`] each).
-    pub records: u32,
-    /// Bytes of draw commands and count copied to `draw_commands` and `draw_count` (the host
-    /// draw list; zero when a GPU culling pass writes them).
-    pub draw_bytes: u64,
-}
-
-impl UploadReport {
-    /// Adds another graph frame's uploads (a game frame that executed the graph twice).
-    pub fn add(&mut self, other: &UploadReport) {
-        self.bytes += other.bytes;
-        self.transforms += other.transforms;
-        self.records += other.records;
-        self.draw_bytes += other.draw_bytes;
-    }
-}
-
 /// The scene the standard passes draw, shared between the renderer (which fills it) and the
 /// passes (which upload and draw it); see [`GpuScene::into_shared`].
 pub type SharedScene = Arc<Mutex<GpuScene>>;
@@ -80,15 +66,6 @@ pub type SharedScene = Arc<Mutex<GpuScene>>;
 /// Locks a shared scene; a poisoned lock still holds consistent plain data, so it is used.
 pub fn lock_scene(scene: &SharedScene) -> MutexGuard<'_, GpuScene> {
     scene.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Where this frame's draw commands come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum DrawSource {
-    /// The host's list ([`GpuScene::set_draw_list`], [`GpuScene::draw_all_objects`]).
-    Host,
-    /// A GPU pass writes at most one command per object (GPU culling).
-    Gpu,
 }
 
 /// Host mirror of the GPU scene: what the GPU holds, and what changed since the last upload.
@@ -348,11 +325,6 @@ impl GpuScene {
         Ok(())
     }
 
-    /// Number of objects whose transform or record waits for upload.
-    pub fn dirty_count(&self) -> u32 {
-        self.transform_dirty.count_below(self.count).max(self.record_dirty.count_below(self.count))
-    }
-
     /// Sets the camera (world to clip, column-major; reversed-Z infinite by convention).
     /// The view's other fields stay as [`GpuScene::set_frame_view`] left them.
     pub fn set_view_projection(&mut self, view_projection: [[f32; 4]; 4]) {
@@ -377,69 +349,6 @@ impl GpuScene {
         &self.camera
     }
 
-    /// Sets this frame's objects to draw (the visible list), in the order given; every
-    /// index must name an object. Draw in storage order for results that do not depend on
-    /// which objects were culled. Empty slots in the list draw nothing.
-    pub fn set_draw_list(&mut self, objects: &[u32]) -> Result<()> {
-        if objects.iter().any(|&object| object >= self.count) {
-            return Err(out_of_range("the draw list names an object past the last object"));
-        }
-        self.draw_source = DrawSource::Host;
-        self.draws.clear();
-        let records = &self.records;
-        self.draws.extend(objects.iter().map(|&object| DrawCommand::for_object(object, &records[object as usize])));
-        self.host_blended.clear();
-        let blended = &self.blended;
-        self.host_blended.extend(objects.iter().copied().filter(|&object| blended.is_set(object)));
-        Ok(())
-    }
-
-    /// Draws every object, in slot order (culling off).
-    pub fn draw_all_objects(&mut self) {
-        self.draw_source = DrawSource::Host;
-        self.draws.clear();
-        let records = &self.records[..self.count as usize];
-        self.draws
-            .extend(records.iter().enumerate().map(|(index, record)| DrawCommand::for_object(index as u32, record)));
-        self.host_blended.clear();
-        self.blended.push_set_below(self.count, &mut self.host_blended);
-    }
-
-    /// This frame's draw commands come from a GPU pass writing at most one per object (GPU
-    /// culling): the host keeps no list, and a device without `drawIndirectCount` draws
-    /// [`GpuScene::object_count`] commands (the pass zeroes the unused ones).
-    pub fn draw_gpu_list(&mut self) {
-        self.draw_source = DrawSource::Gpu;
-        self.draws.clear();
-        self.host_blended.clear();
-    }
-
-    /// This frame's blended objects, farthest first, as the blended pass draws them: those
-    /// of the host's list, or every blended object when a GPU pass culls (its vertex shader
-    /// then leaves out the hidden ones). The key is the depth of the object's box centre
-    /// (reversed-Z `z / w`, so perspective and orthographic cameras alike); centres behind
-    /// the eye or not finite come first, and equal keys go in slot order, so the order (and
-    /// the image) depends only on the scene and the camera.
-    pub fn sort_blended(&mut self) -> &[u32] {
-        if self.draw_source == DrawSource::Gpu {
-            self.host_blended.clear();
-            self.blended.push_set_below(self.count, &mut self.host_blended);
-        }
-        let view_projection = glam::Mat4::from_cols_array_2d(&self.camera.view_projection);
-        self.blend_keys.clear();
-        for &slot in &self.host_blended {
-            let (center, _) = world_box(&self.transforms[slot as usize], &self.records[slot as usize]);
-            let clip = view_projection * glam::Vec3::from_array(center).extend(1.0);
-            let depth = clip.z / clip.w;
-            let key = if clip.w > 0.0 && depth.is_finite() { depth } else { f32::NEG_INFINITY };
-            self.blend_keys.push((key, slot));
-        }
-        self.blend_keys.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        self.blend_order.clear();
-        self.blend_order.extend(self.blend_keys.iter().map(|&(_, slot)| slot));
-        &self.blend_order
-    }
-
     /// This frame's shadow views, their caster draws and the lights.
     pub fn shadows(&self) -> &ShadowFrame {
         &self.shadows
@@ -460,167 +369,5 @@ impl GpuScene {
     /// Clears the frame's shadow views and lights.
     pub fn clear_shadows(&mut self) {
         self.shadows.clear();
-    }
-
-    /// This frame's host draw commands (empty when a GPU pass writes them).
-    pub fn draw_commands(&self) -> &[DrawCommand] {
-        &self.draws
-    }
-
-    /// How many commands a draw without a GPU count issues: the host list's length, or the
-    /// object count when a GPU pass writes the list.
-    pub(crate) fn indirect_draw_count(&self) -> u32 {
-        match self.draw_source {
-            DrawSource::Host => self.draws.len() as u32,
-            DrawSource::Gpu => self.count,
-        }
-    }
-
-    /// What the latest frame uploaded.
-    pub fn last_upload(&self) -> UploadReport {
-        self.last_upload
-    }
-
-    /// Lists the slots whose transform (`records` false) or record waits for upload, in slot
-    /// order, into the scratch list ([`GpuScene::marked_slots`]); returns how many.
-    pub(crate) fn list_marked(&mut self, records: bool) -> u32 {
-        let bits = if records { &self.record_dirty } else { &self.transform_dirty };
-        self.upload_slots.clear();
-        bits.push_set_below(self.count, &mut self.upload_slots);
-        self.upload_slots.len() as u32
-    }
-
-    /// The slots [`GpuScene::list_marked`] listed.
-    pub(crate) fn marked_slots(&self) -> &[u32] {
-        &self.upload_slots
-    }
-
-    /// Writes the listed items' data into `out`, in the order of the list.
-    pub(crate) fn write_marked(&self, records: bool, out: &mut [u8]) {
-        use crate::scene::as_bytes;
-        if records {
-            let size = OBJECT_RECORD_BYTES as usize;
-            for (chunk, &slot) in out.chunks_exact_mut(size).zip(&self.upload_slots) {
-                chunk.copy_from_slice(as_bytes(std::slice::from_ref(&self.records[slot as usize])));
-            }
-        } else {
-            let size = OBJECT_TRANSFORM_BYTES as usize;
-            for (chunk, &slot) in out.chunks_exact_mut(size).zip(&self.upload_slots) {
-                chunk.copy_from_slice(as_bytes(std::slice::from_ref(&self.transforms[slot as usize])));
-            }
-        }
-    }
-
-    /// The marked items of one kind were staged: clears their marks.
-    pub(crate) fn unmark(&mut self, records: bool) {
-        let bits = if records { &mut self.record_dirty } else { &mut self.transform_dirty };
-        bits.clear_range(0, self.count);
-    }
-
-    /// Records this frame's upload report (its draw bytes are filled in later).
-    pub(crate) fn note_upload(&mut self, transforms: u32, records: u32) {
-        let slots = u64::from(transforms + records) * 4;
-        self.last_upload = UploadReport {
-            bytes: u64::from(transforms) * OBJECT_TRANSFORM_BYTES + u64::from(records) * OBJECT_RECORD_BYTES + slots,
-            transforms,
-            records,
-            draw_bytes: 0,
-        };
-    }
-
-    /// Records the draw-list bytes of this frame in the report.
-    pub(crate) fn note_draw_upload(&mut self, bytes: u64) {
-        self.last_upload.draw_bytes = bytes;
-    }
-}
-
-/// One bit per slot.
-struct SlotBits {
-    words: Vec<u64>,
-}
-
-impl SlotBits {
-    fn new(capacity: u32) -> SlotBits {
-        SlotBits { words: vec![0; (capacity as usize).div_ceil(64)] }
-    }
-
-    fn mark(&mut self, index: u32) {
-        self.words[index as usize / 64] |= 1 << (index % 64);
-    }
-
-    fn mark_range(&mut self, start: u32, end: u32) {
-        (start..end).for_each(|index| self.mark(index));
-    }
-
-    /// Clears the bits of `start..end`, a word at a time where it can.
-    fn clear_range(&mut self, start: u32, end: u32) {
-        let mut index = start;
-        while index < end {
-            let word = index as usize / 64;
-            let offset = index % 64;
-            let span = (64 - offset).min(end - index);
-            let mask = if span == 64 { u64::MAX } else { ((1u64 << span) - 1) << offset };
-            self.words[word] &= !mask;
-            index += span;
-        }
-    }
-
-    fn is_set(&self, index: u32) -> bool {
-        self.words[index as usize / 64] & (1 << (index % 64)) != 0
-    }
-
-    fn count_below(&self, end: u32) -> u32 {
-        let full = end as usize / 64;
-        let tail = end % 64;
-        let mut count: u32 = self.words[..full].iter().map(|word| word.count_ones()).sum();
-        if tail != 0 {
-            count += (self.words[full] & ((1u64 << tail) - 1)).count_ones();
-        }
-        count
-    }
-
-    /// Appends every set index below `end`, ascending.
-    fn push_set_below(&self, end: u32, out: &mut Vec<u32>) {
-        let words = (end as usize).div_ceil(64);
-        for (word_index, &word) in self.words[..words].iter().enumerate() {
-            let mut word = word;
-            while word != 0 {
-                let index = word_index as u32 * 64 + word.trailing_zeros();
-                if index >= end {
-                    return;
-                }
-                out.push(index);
-                word &= word - 1;
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn set(bits: &SlotBits, end: u32) -> Vec<u32> {
-        let mut out = Vec::new();
-        bits.push_set_below(end, &mut out);
-        out
-    }
-
-    #[test]
-    fn slot_bits_list_clear_and_count_across_words() {
-        let mut bits = SlotBits::new(200);
-        for index in [0, 1, 63, 64, 65, 130, 199] {
-            bits.mark(index);
-        }
-        assert_eq!(set(&bits, 200), vec![0, 1, 63, 64, 65, 130, 199]);
-        assert_eq!(set(&bits, 130), vec![0, 1, 63, 64, 65], "the end is exclusive");
-        assert_eq!(bits.count_below(65), 4);
-        bits.clear_range(1, 130);
-        assert_eq!(set(&bits, 200), vec![0, 130, 199], "a range across word boundaries is cleared");
-        bits.clear_range(0, 200);
-        assert!(set(&bits, 200).is_empty());
-        bits.mark_range(62, 66);
-        assert_eq!(set(&bits, 200), vec![62, 63, 64, 65]);
-        assert_eq!(bits.count_below(200), 4);
     }
 }

@@ -1,0 +1,40 @@
+//! The CPU-side mesh library: what an importer or a game builds and the renderer uploads.
+//!
+//! A [`MeshLibrary`] holds every mesh of a scene: vertices appended once per mesh (position
+//! and packed normal, [`pack_normal`], plus texture coordinates), one mesh id per level of
+//! detail with its index range and local bounds ([`MeshRange`]) and its [`Meshlet`]s, and
+//! the [`Material`]s and base-colour textures ([`TextureLayers`]) objects name by index.
+//! Every addition is checked, and nothing is added on an error ([`LibraryError`]).
+//!
+//! This crate holds data only: `assets` (meshopt processing, glTF import) fills a library
+//! without depending on the GPU, and `renderer` uploads it into the GPU scene (its buffers,
+//! the shaders' material table and the texture array live there).
+//!
+//! ```
+//! use meshes::{MeshLibrary, MeshVertices, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS};
+//! let mut library = MeshLibrary::with_unit_cube();
+//! let normals = [[0.0, 0.0, 1.0]; 8];
+//! let vertices = MeshVertices { positions: &UNIT_CUBE_POSITIONS, normals: &normals, uvs: &[] };
+//! let lit = library.add_mesh_levels(vertices, &[(&UNIT_CUBE_INDICES, &[])])?;
+//! assert_eq!(lit, 1..2);
+//! assert_eq!(library.triangle_count(1), 12);
+//! assert!(library.add_mesh(&UNIT_CUBE_POSITIONS, &[0, 1]).is_err(), "not a whole triangle");
+//! # Ok::<(), meshes::LibraryError>(())
+//! ```
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+mod error;
+mod library;
+mod material;
+mod meshlet;
+mod vertex;
+
+// The library and what goes into it.
+pub use library::{MeshLibrary, MeshRange};
+pub use meshlet::Meshlet;
+pub use vertex::{pack_normal, MeshVertices, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS};
+// Materials and their textures.
+pub use material::{Material, TextureLayers, TextureWrap, MAX_TEXTURE_LAYERS};
+// Errors.
+pub use error::{LibraryError, Result};
