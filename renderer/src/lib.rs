@@ -19,7 +19,7 @@
 //! A GPU-culled frame, two-phase so that nothing pops:
 //!
 //! 1. object upload (every transform and record that changed, scattered into its slot);
-//! 2. [`CullResetPass`]: `draw_count` and [`CULL_STATS`] to zero;
+//! 2. [`CullResetPass::objects`]: `draw_count` and [`CULL_STATS`] to zero;
 //! 3. [`GpuCullPass`] early: last frame's visible objects (history of [`VISIBILITY_BITS`])
 //!    that pass this frame's frustum are appended to the draw list;
 //! 4. depth prepass of that list; 5. [`HiZBuildPass`] from that depth;
