@@ -20,7 +20,7 @@
 //! A GPU-culled frame, two-phase so that nothing pops:
 //!
 //! 1. object upload (every transform and record that changed, scattered into its slot);
-//! 2. [`CullResetPass`]: `draw_count` and [`CULL_STATS`] to zero;
+//! 2. [`CullResetPass::objects`]: `draw_count` and [`CULL_STATS`] to zero;
 //! 3. [`GpuCullPass`] early: last frame's visible objects (history of [`VISIBILITY_BITS`])
 //!    that pass this frame's frustum are appended to the draw list;
 //! 4. depth prepass of that list; 5. [`HiZBuildPass`] from that depth;
@@ -69,7 +69,7 @@ pub use stage::{
 // the cluster tables and the shadow views.
 pub use scene::{
     lock_scene, pack_rgba8, world_box, CameraConstants, ClusterBuffers, ClusterTable, DrawCommand, FrameView,
-    GpuMaterial, GpuMeshlet, GpuScene, ObjectDesc, ObjectRecord, ObjectTransform, ShadowCullView, ShadowCulling,
+    GpuMaterial, GpuMeshlet, GpuScene, ObjectDesc, ObjectRecord, ObjectTransform, ShadowCulling,
     ShadowFrame, ShadowViewDraws, SharedScene, UploadReport, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS,
     CLUSTER_PAIRS, DRAW_COMMAND_BYTES, IDENTITY, MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
     PAIR_FIRST, PAIR_WHOLE, SHADOW_LIGHTS_BYTES,
@@ -86,25 +86,30 @@ pub use frame::{
 // The passes. Uploads and the host's draw list:
 pub use passes::{color_readback_pass, DrawListPass, ObjectUploadPass, ViewUploadPass, SCATTER_GROUP};
 
+// The two-phase cull skeleton and the form a view takes on its way to the cull shaders:
+pub use passes::{
+    CullConstants, CullInputs, CullKind, CullPhase, CullResetPass, CullView, TwoPhaseCull, CULL_CONE, CULL_FRUSTUM,
+    CULL_OCCLUSION, CULL_TWO_PHASE, DEPTH_MARGIN, FOOTPRINT_MARGIN,
+};
+
 // Object culling (two-phase, against the frustum and the Hi-Z pyramid):
 pub use passes::{
-    visibility_bits_bytes, CullPhase, CullResetPass, CullUniforms, GpuCullPass, GpuCullSettings, GpuCullStats,
-    SharedCullSettings, CULL_FRUSTUM, CULL_GROUP, CULL_OCCLUSION, CULL_STATS, CULL_STAT_WORDS, CULL_UNIFORM_BYTES,
-    DEPTH_MARGIN, FOOTPRINT_MARGIN, VISIBILITY_BITS,
+    visibility_bits_bytes, GpuCullPass, GpuCullSettings, GpuCullStats, ObjectCull, ObjectCullHandles,
+    SharedCullSettings, CULL_GROUP, CULL_STATS, CULL_STAT_WORDS, VISIBILITY_BITS,
 };
 
 // Meshlet culling:
 pub use passes::{
-    cluster_bits_bytes, ClusterCullPass, ClusterResetPass, ClusterSurvivorPass, ClusterUniforms, SharedClusterSettings,
-    CLUSTER_BITS, CLUSTER_CONE, CLUSTER_DISPATCH, CLUSTER_FRUSTUM, CLUSTER_GROUP, CLUSTER_MAX_GROUPS,
-    CLUSTER_OCCLUSION, CLUSTER_STATS, CLUSTER_SURVIVORS, CLUSTER_UNIFORM_BYTES, CLUSTER_VERDICTS,
+    cluster_bits_bytes, ClusterCull, ClusterCullHandles, ClusterCullPass, ClusterSurvivorHandles, ClusterSurvivorPass,
+    ClusterSurvivors, SharedClusterSettings, CLUSTER_BITS, CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_MAX_GROUPS,
+    CLUSTER_STATS, CLUSTER_SURVIVORS, CLUSTER_VERDICTS,
 };
 
 // Shadow casters' culling and the shadow atlas:
 pub use passes::{
-    shadow_bits_words, shadow_draws_bytes, ShadowAtlasPass, ShadowCullPass, ShadowCullResetPass, SHADOW_CASTER_BITS,
-    SHADOW_DRAWS, SHADOW_DRAWS_LATE, SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ,
-    SHADOW_LATE_COUNTS,
+    shadow_bits_words, shadow_draws_bytes, ShadowAtlasPass, ShadowCull, ShadowCullHandles, ShadowCullPass,
+    SHADOW_CASTER_BITS, SHADOW_DRAWS, SHADOW_DRAWS_LATE, SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS,
+    SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ, SHADOW_LATE_COUNTS,
 };
 
 // Depth, the Hi-Z pyramid and colour:

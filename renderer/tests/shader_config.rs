@@ -8,8 +8,8 @@ use std::collections::{HashMap, HashSet};
 
 use culling::cluster::{ClusterStats, ClusterVerdict, CLUSTER_STAT_WORDS};
 use renderer::{
-    GpuCullStats, CLUSTER_CONE, CLUSTER_FRUSTUM, CLUSTER_GROUP, CLUSTER_MAX_GROUPS, CLUSTER_OCCLUSION, CULL_FRUSTUM,
-    CULL_GROUP, CULL_OCCLUSION, CULL_STAT_WORDS, HIZ_GROUP, PAIR_FIRST, PAIR_WHOLE, SCATTER_GROUP,
+    GpuCullStats, CLUSTER_GROUP, CLUSTER_MAX_GROUPS, CULL_CONE, CULL_FRUSTUM, CULL_GROUP, CULL_OCCLUSION,
+    CULL_STAT_WORDS, CULL_TWO_PHASE, HIZ_GROUP, PAIR_FIRST, PAIR_WHOLE, SCATTER_GROUP,
 };
 
 /// Every `#define NAME VALUE` of the header with a number for a value (decimal or hex, an
@@ -57,7 +57,7 @@ const NOT_CONSTANTS: [&str; 1] = [
 ];
 
 /// The constants with a Rust twin of the same value.
-fn twins() -> [(&'static str, u64); 18] {
+fn twins() -> [(&'static str, u64); 17] {
     [
         ("MAX_LOCAL_LIGHTS", culling::shadow::MAX_LOCAL_LIGHTS as u64),
         ("MAX_SHADOW_VIEWS", renderer::MAX_SHADOW_VIEWS as u64),
@@ -65,12 +65,11 @@ fn twins() -> [(&'static str, u64); 18] {
         ("CULL_GROUP", CULL_GROUP.into()),
         ("CULL_FRUSTUM", CULL_FRUSTUM.into()),
         ("CULL_OCCLUSION", CULL_OCCLUSION.into()),
+        ("CULL_CONE", CULL_CONE.into()),
+        ("CULL_TWO_PHASE", CULL_TWO_PHASE.into()),
         ("STAT_COUNT", CULL_STAT_WORDS as u64),
         ("CLUSTER_GROUP", CLUSTER_GROUP.into()),
         ("CLUSTER_MAX_GROUPS", CLUSTER_MAX_GROUPS.into()),
-        ("CLUSTER_FRUSTUM", CLUSTER_FRUSTUM.into()),
-        ("CLUSTER_OCCLUSION", CLUSTER_OCCLUSION.into()),
-        ("CLUSTER_CONE", CLUSTER_CONE.into()),
         ("PAIR_WHOLE", PAIR_WHOLE.into()),
         ("PAIR_MESHLET_MASK", PAIR_WHOLE.into()),
         ("PAIR_FIRST", PAIR_FIRST.into()),

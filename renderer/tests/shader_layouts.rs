@@ -5,7 +5,7 @@
 
 use std::mem::{offset_of, size_of};
 
-use renderer::{FrameView, GpuMaterial, ObjectRecord, ObjectTransform};
+use renderer::{CullConstants, CullView, FrameView, GpuMaterial, ObjectRecord, ObjectTransform};
 
 /// Alignment and size in bytes of a GLSL type; `std140` rounds array elements up to 16.
 fn glsl_type(name: &str) -> (usize, usize) {
@@ -19,11 +19,15 @@ fn glsl_type(name: &str) -> (usize, usize) {
     }
 }
 
-/// The members of `struct NAME { ... };` in `header` with their offsets, and the struct's size.
+/// The members of `struct NAME { ... };` (or of a block, `uniform NAME { ... }`) in `header`
+/// with their offsets, and the struct's size. Comments in the body are skipped.
 fn layout(header: &str, name: &str, std140: bool) -> (Vec<(String, usize)>, usize) {
-    let start = header.find(&format!("struct {name} {{")).unwrap_or_else(|| panic!("struct {name} in the header"));
+    let start = (header.find(&format!("struct {name} {{")))
+        .or_else(|| header.find(&format!("uniform {name} {{")))
+        .unwrap_or_else(|| panic!("struct {name} in the header"));
     let body = &header[start..];
-    let body = &body[body.find('{').unwrap() + 1..body.find("};").unwrap()];
+    let body = &body[body.find('{').unwrap() + 1..body.find('}').unwrap()];
+    let body: String = body.lines().map(|line| line.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
     let (mut offset, mut largest, mut members) = (0usize, 4usize, Vec::new());
     for declaration in body.split(';').map(str::trim).filter(|line| !line.is_empty()) {
         let mut words = declaration.split_whitespace();
@@ -97,6 +101,36 @@ fn the_material_table_is_laid_out_as_gpu_material() {
         ("pad", offset_of!(GpuMaterial, pad)),
     ];
     check(shaders::ENGINE_MATERIAL_H, "Material", false, &material, size_of::<GpuMaterial>());
+}
+
+#[test]
+fn the_cull_view_and_constants_are_laid_out_as_their_twins() {
+    let view = [
+        ("view_projection", offset_of!(CullView, view_projection)),
+        ("planes", offset_of!(CullView, planes)),
+        ("eye", offset_of!(CullView, eye)),
+        ("pyramid", offset_of!(CullView, pyramid)),
+        ("plane_count", offset_of!(CullView, plane_count)),
+        ("flags", offset_of!(CullView, flags)),
+        ("pyramid_mips", offset_of!(CullView, pyramid_mips)),
+        ("pad0", offset_of!(CullView, padding)),
+        ("depth_margin", offset_of!(CullView, depth_margin)),
+        ("footprint_margin", offset_of!(CullView, footprint_margin)),
+        ("bounds_margin", offset_of!(CullView, bounds_margin)),
+        ("cone_margin", offset_of!(CullView, cone_margin)),
+    ];
+    check(shaders::ENGINE_CULL_INPUTS_H, "CullView", false, &view, size_of::<CullView>());
+    let constants = [
+        ("item_count", offset_of!(CullConstants, item_count)),
+        ("view_count", offset_of!(CullConstants, view_count)),
+        ("words_per_view", offset_of!(CullConstants, words_per_view)),
+        ("region", offset_of!(CullConstants, region)),
+        ("draw_from", offset_of!(CullConstants, draw_from)),
+        ("meshlet_pairs", offset_of!(CullConstants, meshlet_pairs)),
+        ("object_count", offset_of!(CullConstants, object_count)),
+        ("pad1", offset_of!(CullConstants, padding)),
+    ];
+    check(shaders::ENGINE_CULL_INPUTS_H, "CullConstants", false, &constants, size_of::<CullConstants>());
 }
 
 #[test]

@@ -101,6 +101,10 @@ pub const ENGINE_OBJECT_RECORD_H: &str = include_str!("../glsl/engine/object_rec
 /// `material.h` (see [`ENGINE_INCLUDE_DIR`]).
 pub const ENGINE_MATERIAL_H: &str = include_str!("../glsl/engine/material.h");
 
+/// `cull_inputs.h`: the view block (`CullView`) and push constants (`CullConstants`) of the
+/// engine's two-phase culls, for tests that check them against the host's layout.
+pub const ENGINE_CULL_INPUTS_H: &str = include_str!("../glsl/engine/cull_inputs.h");
+
 /// One shader: its name, stage, GLSL source path and compiled SPIR-V.
 ///
 /// The shaders of this crate are statics ([`ALL`]); a shader of your own, compiled by you

@@ -10,8 +10,8 @@ use render_graph::{ReadbackBuffer, RenderGraph, Result};
 use crate::frame::{culled_frame_mode, points, ScenePassOptions};
 use crate::names::{COLOR_READBACK, DEPTH_PREPASS};
 use crate::passes::{
-    cluster_bits_bytes, color_readback_pass, lock_cluster_settings, BlendedPass, ClusterCullPass, ClusterResetPass,
-    ClusterSurvivorPass, CullPhase, DepthPrepass, DrawMode, GeometryPass, GpuCullPass, GpuCullSettings, HiZBuildPass,
+    cluster_bits_bytes, color_readback_pass, lock_cluster_settings, BlendedPass, ClusterCullPass, ClusterSurvivorPass,
+    CullPhase, CullResetPass, DepthPrepass, DrawMode, GeometryPass, GpuCullPass, GpuCullSettings, HiZBuildPass,
     ObjectUploadPass, SharedClusterSettings, SharedCullSettings, ViewUploadPass, CLUSTER_BITS, CLUSTER_STATS,
     CLUSTER_VERDICTS,
 };
@@ -105,7 +105,7 @@ pub fn cluster_pass_ms(graph: &render_graph::GraphStats) -> [Option<f64>; 2] {
 
 /// Builds the cluster tables of `scene` as it is now, imports the scene's and the tables'
 /// buffers, and adds the cluster-culled scene passes, in order: object upload,
-/// [`ClusterResetPass`], [`GpuCullPass`] early (only objects the table does not cover),
+/// [`CullResetPass::clusters`], [`GpuCullPass`] early (only objects the table does not cover),
 /// [`ClusterCullPass`] early, depth prepass, [`HiZBuildPass`], [`GpuCullPass`] late (bits
 /// of every object; draws only uncovered objects), [`ClusterSurvivorPass`] (the kept
 /// objects), [`ClusterCullPass`] late (their pairs only), late depth
@@ -166,9 +166,9 @@ pub fn add_cluster_culled_scene_passes(
     graph.add_pass(ViewUploadPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::AFTER_UPLOAD)?;
     graph.add_insertion_point(points::BEFORE_CULL)?;
-    graph.add_pass(ClusterResetPass::new(commands, pairs, covered, mode != DrawMode::IndirectCount));
-    graph.add_pass(object_early);
-    graph.add_pass(cluster_early);
+    graph.add_typed_pass(CullResetPass::clusters(commands, pairs, covered, mode != DrawMode::IndirectCount));
+    graph.add_typed_pass(object_early);
+    graph.add_typed_pass(cluster_early);
     graph.add_pass(depth);
     graph.add_pass(hiz);
     if let Some(early_depth) = &early_depth {
@@ -176,9 +176,9 @@ pub fn add_cluster_culled_scene_passes(
         graph.add_pass(ReadbackPass::with_names(DEPTH_PREPASS, EARLY_DEPTH_READBACK));
     }
     graph.add_insertion_point(points::BETWEEN_CULL_PHASES)?;
-    graph.add_pass(object_late);
-    graph.add_pass(survivors);
-    graph.add_pass(cluster_late);
+    graph.add_typed_pass(object_late);
+    graph.add_typed_pass(survivors);
+    graph.add_typed_pass(cluster_late);
     graph.add_pass(late_depth);
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
     graph.add_pass(geometry);

@@ -10,8 +10,8 @@ use crate::frame::{points, ScenePassOptions};
 use crate::names::{COLOR, COLOR_READBACK, DRAW_COMMANDS};
 use crate::passes::{
     color_readback_pass, visibility_bits_bytes, BlendedPass, CullPhase, CullResetPass, DepthPrepass, DrawMode,
-    GeometryPass, GpuCullPass, HiZBuildPass, ObjectUploadPass, ShadowAtlasPass, ShadowCullPass, ShadowCullResetPass,
-    SharedCullSettings, ViewUploadPass, CULL_STATS, CULL_STAT_WORDS, SHADOW_DRAWS_MAX_BYTES, VISIBILITY_BITS,
+    GeometryPass, GpuCullPass, HiZBuildPass, ObjectUploadPass, ShadowAtlasPass, ShadowCullPass, SharedCullSettings,
+    ViewUploadPass, CULL_STATS, CULL_STAT_WORDS, SHADOW_DRAWS_MAX_BYTES, VISIBILITY_BITS,
 };
 use crate::scene::{lock_scene, SharedScene};
 
@@ -41,7 +41,7 @@ pub struct GpuCulledScene {
 }
 
 /// Imports the scene's buffers and adds the GPU-culled scene passes, in order: object
-/// upload, [`CullResetPass`], [`GpuCullPass`] early, depth prepass, [`HiZBuildPass`],
+/// upload, [`CullResetPass::objects`], [`GpuCullPass`] early, depth prepass, [`HiZBuildPass`],
 /// [`GpuCullPass`] late, late depth prepass, geometry, and the readbacks asked for.
 ///
 /// Returns [`GraphError::InvalidDescription`] when the output extent is zero or the device
@@ -83,12 +83,12 @@ pub fn add_gpu_culled_scene_passes(
     graph.add_pass(ViewUploadPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::AFTER_UPLOAD)?;
     graph.add_insertion_point(points::BEFORE_CULL)?;
-    graph.add_pass(CullResetPass::new(capacity, mode != DrawMode::IndirectCount));
-    graph.add_pass(early);
+    graph.add_typed_pass(CullResetPass::objects(capacity, mode != DrawMode::IndirectCount));
+    graph.add_typed_pass(early);
     graph.add_pass(depth);
     graph.add_pass(hiz);
     graph.add_insertion_point(points::BETWEEN_CULL_PHASES)?;
-    graph.add_pass(late);
+    graph.add_typed_pass(late);
     graph.add_pass(late_depth);
     let shadows_on_device = options.shadow_atlas > 0 && shadow_culling_on_device(mode, capacity, options.shadow_views);
     if shadows_on_device {
@@ -97,11 +97,11 @@ pub fn add_gpu_culled_scene_passes(
         let (views, atlas) = (options.shadow_views, options.shadow_atlas);
         let atlas_side = 1 << (31 - atlas.clamp(256, 16_384).leading_zeros());
         let pyramid = if options.shadow_pyramid == 0 { atlas_side } else { options.shadow_pyramid.min(atlas_side) };
-        graph.add_pass(ShadowCullResetPass::new(capacity, views));
-        graph.add_pass(ShadowCullPass::new(&device, Arc::clone(scene), views)?);
+        graph.add_typed_pass(CullResetPass::shadows(capacity, views));
+        graph.add_typed_pass(ShadowCullPass::new(&device, Arc::clone(scene), views)?);
         graph.add_pass(ShadowAtlasPass::device_culled(&device, Arc::clone(scene), atlas, (views, pyramid))?);
         graph.add_pass(HiZBuildPass::shadow_atlas(&device, pyramid)?);
-        graph.add_pass(ShadowCullPass::late(&device, Arc::clone(scene), views)?);
+        graph.add_typed_pass(ShadowCullPass::late(&device, Arc::clone(scene), views)?);
         graph.add_pass(ShadowAtlasPass::device_culled_late(&device, Arc::clone(scene), atlas)?);
     } else if options.shadow_atlas > 0 {
         graph.add_pass(ShadowAtlasPass::new(&device, Arc::clone(scene), options.shadow_atlas, mode)?);

@@ -1,19 +1,19 @@
-//! The passes of the engine's frame, each a [`render_graph::Pass`], in the order a frame runs
+//! The passes of the engine's frame, in the order a frame runs
 //! them:
 //!
 //! 1. [`ObjectUploadPass`] (`upload.rs`): the changed object transforms and records into
 //!    their slots; [`ViewUploadPass`] (`view.rs`) the frame's view into the `view` uniform,
 //!    when a pass reads it; [`DrawListPass`] (`upload.rs`) the host's draw list, on the CPU
 //!    path;
-//! 2. [`CullResetPass`] (`cull.rs`): the draw list and the cull counters to zero;
-//! 3. [`GpuCullPass`] early (`cull.rs`): last frame's visible objects in this frame's frustum;
-//!    [`ClusterCullPass`] early (`cluster.rs`) under meshlet culling;
+//! 2. [`CullResetPass`] (`cull/`): the draw list and the cull counters to zero;
+//! 3. [`GpuCullPass`] early (`cull/camera.rs`): last frame's visible objects in this frame's
+//!    frustum; [`ClusterCullPass`] early (`cull/cluster.rs`) under meshlet culling;
 //! 4. [`DepthPrepass`] (`depth_prepass.rs`);
 //! 5. [`HiZBuildPass`] (`hiz.rs`): the depth pyramid;
 //! 6. [`GpuCullPass`] late: everything against the frustum and the pyramid;
-//!    [`ClusterSurvivorPass`] (`cluster_survivors.rs`) and [`ClusterCullPass`] late;
+//!    [`ClusterSurvivorPass`] (`cull/cluster_survivors.rs`) and [`ClusterCullPass`] late;
 //! 7. [`DepthPrepass::late`]; in a frame with shadows, on GPU-culled frames
-//!    [`ShadowCullResetPass`] and [`ShadowCullPass`] (`shadow_cull.rs`: every caster against
+//!    [`CullResetPass::shadows`] and [`ShadowCullPass`] (`cull/shadow.rs`: every caster against
 //!    every light view, one list per view), then [`ShadowAtlasPass`] (`shadow.rs`): every
 //!    light view's casters into its tile of `shadow_atlas`; on GPU-culled frames then the
 //!    cascades' occlusion: [`HiZBuildPass::shadow_atlas`], [`ShadowCullPass::late`],
@@ -24,45 +24,37 @@
 //! 9. the readbacks ([`color_readback_pass`], and [`render_graph::readback`]'s passes for
 //!    buffers).
 //!
-//! `draw.rs` holds what the two drawing passes share ([`DrawMode`]). Passes find each
+//! The three culls are one skeleton, [`TwoPhaseCull`], specialised by a [`CullKind`] each
+//! (`cull/`). `draw.rs` holds what the two drawing passes share ([`DrawMode`]). Passes find each
 //! other's resources by the stable names of [`crate::names`].
 
 mod blended;
-mod cluster;
-mod cluster_survivors;
 mod cull;
 mod depth_prepass;
 mod draw;
 mod geometry;
 mod hiz;
 mod shadow;
-mod shadow_cull;
 mod upload;
 mod view;
 
 pub use blended::BlendedPass;
-pub(crate) use cluster::lock_cluster_settings;
-pub use cluster::{
-    cluster_bits_bytes, ClusterCullPass, ClusterResetPass, ClusterUniforms, SharedClusterSettings, CLUSTER_BITS,
-    CLUSTER_CONE, CLUSTER_DISPATCH, CLUSTER_FRUSTUM, CLUSTER_GROUP, CLUSTER_MAX_GROUPS, CLUSTER_OCCLUSION,
-    CLUSTER_STATS, CLUSTER_SURVIVORS, CLUSTER_UNIFORM_BYTES, CLUSTER_VERDICTS,
-};
-pub use cluster_survivors::ClusterSurvivorPass;
+pub(crate) use cull::lock_cluster_settings;
 pub use cull::{
-    visibility_bits_bytes, CullPhase, CullResetPass, CullUniforms, GpuCullPass, GpuCullSettings, GpuCullStats,
-    SharedCullSettings, CULL_FRUSTUM, CULL_GROUP, CULL_OCCLUSION, CULL_STATS, CULL_STAT_WORDS, CULL_UNIFORM_BYTES,
-    DEPTH_MARGIN, FOOTPRINT_MARGIN, VISIBILITY_BITS,
+    cluster_bits_bytes, shadow_bits_words, shadow_draws_bytes, visibility_bits_bytes, ClusterCull, ClusterCullHandles,
+    ClusterCullPass, ClusterSurvivorHandles, ClusterSurvivorPass, ClusterSurvivors, CullConstants, CullInputs,
+    CullKind, CullPhase, CullResetPass, CullView, GpuCullPass, GpuCullSettings, GpuCullStats, ObjectCull,
+    ObjectCullHandles, ShadowCull, ShadowCullHandles, ShadowCullPass, SharedClusterSettings, SharedCullSettings,
+    TwoPhaseCull, CLUSTER_BITS, CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_MAX_GROUPS, CLUSTER_STATS, CLUSTER_SURVIVORS,
+    CLUSTER_VERDICTS, CULL_CONE, CULL_FRUSTUM, CULL_GROUP, CULL_OCCLUSION, CULL_STATS, CULL_STAT_WORDS, CULL_TWO_PHASE,
+    DEPTH_MARGIN, FOOTPRINT_MARGIN, SHADOW_CASTER_BITS, SHADOW_DRAWS, SHADOW_DRAWS_LATE, SHADOW_DRAWS_MAX_BYTES,
+    SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ, SHADOW_LATE_COUNTS, VISIBILITY_BITS,
 };
 pub use depth_prepass::DepthPrepass;
 pub use draw::DrawMode;
 pub use geometry::GeometryPass;
 pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HIZ_DEPTH, HIZ_FORMAT, HIZ_GROUP};
 pub use shadow::ShadowAtlasPass;
-pub use shadow_cull::{
-    shadow_bits_words, shadow_draws_bytes, ShadowCullPass, ShadowCullResetPass, SHADOW_CASTER_BITS, SHADOW_DRAWS,
-    SHADOW_DRAWS_LATE, SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ,
-    SHADOW_LATE_COUNTS,
-};
 pub use upload::{DrawListPass, ObjectUploadPass, SCATTER_GROUP};
 pub use view::ViewUploadPass;
 

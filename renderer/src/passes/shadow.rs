@@ -8,8 +8,8 @@ use std::sync::Arc;
 use render_graph::vk;
 
 use super::cull::CULL_OCCLUSION;
+use super::cull::{SHADOW_DRAWS, SHADOW_DRAWS_LATE, SHADOW_DRAW_COUNTS, SHADOW_LATE_COUNTS};
 use super::draw::{check_mode, scene_push_words, DrawFilter, DrawMode, OpaquePipelines, SceneInputs, SCENE_BINDINGS};
-use super::shadow_cull::{SHADOW_DRAWS, SHADOW_DRAWS_LATE, SHADOW_DRAW_COUNTS, SHADOW_LATE_COUNTS};
 use crate::names::{DEPTH_FORMAT, SHADOW_ATLAS, SHADOW_LIGHTS};
 use crate::scene::{
     as_bytes, lock_scene, CameraConstants, ShadowCulling, SharedScene, DRAW_COMMAND_BYTES, SHADOW_LIGHTS_BYTES,

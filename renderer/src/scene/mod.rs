@@ -24,5 +24,5 @@ pub use records::{
     pack_rgba8, world_box, CameraConstants, DrawCommand, ObjectRecord, ObjectTransform, DRAW_COMMAND_BYTES, IDENTITY,
     OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
 };
-pub use shadows::{ShadowCullView, ShadowCulling, ShadowFrame, ShadowViewDraws, MAX_SHADOW_VIEWS, SHADOW_LIGHTS_BYTES};
+pub use shadows::{ShadowCulling, ShadowFrame, ShadowViewDraws, MAX_SHADOW_VIEWS, SHADOW_LIGHTS_BYTES};
 pub use view::FrameView;

@@ -259,8 +259,9 @@ unsafe impl PlainData for DrawCommand {}
 unsafe impl PlainData for u32 {}
 // SAFETY: a u64 has no padding.
 unsafe impl PlainData for u64 {}
-// SAFETY: repr(C) of six [f32; 4] and four u32, 112 bytes (checked in shadows.rs): no padding.
-unsafe impl PlainData for crate::scene::ShadowCullView {}
+// SAFETY: repr(C) of 56 four-byte fields, 224 bytes (checked in passes/cull/view.rs): no
+// padding.
+unsafe impl PlainData for crate::passes::CullView {}
 // SAFETY: an array of four f32 has no padding.
 unsafe impl PlainData for [f32; 4] {}
 // SAFETY: an array of two f32 has no padding.

@@ -2,13 +2,11 @@
 //! draws, and the lights the shadowed geometry pass reads (`shadows.h`), taken from
 //! [`culling::ShadowViews`] by the Render stage's extract.
 
-use std::mem::{offset_of, size_of};
-
-use culling::shadow::{LightView, LightViewKind, LocalLightKind, ShadowViews, MAX_LOCAL_LIGHTS};
-use culling::MAX_PLANES;
+use culling::shadow::{LightViewKind, LocalLightKind, ShadowViews, MAX_LOCAL_LIGHTS};
 use glam::Vec3;
 
 use super::records::{DrawCommand, ObjectRecord};
+use crate::passes::CullView;
 
 /// Most shadow views a frame draws: four sun cascades and the six faces of each of
 /// [`ecs::MAX_SHADOWED_LIGHTS`] lights (`MAX_SHADOW_VIEWS` in `config.h`).
@@ -17,64 +15,6 @@ pub const MAX_SHADOW_VIEWS: usize = ecs::MAX_CASCADES + 6 * ecs::MAX_SHADOWED_LI
 /// Bytes of the `shadow_lights` buffer (`ShadowLights` in `shadows.h`): six vec4 of header,
 /// four vec4 per local light, six vec4 per view.
 pub const SHADOW_LIGHTS_BYTES: usize = (6 + 4 * MAX_LOCAL_LIGHTS + 6 * MAX_SHADOW_VIEWS) * 16;
-
-/// One light view as the GPU's shadow caster cull tests it.
-///
-/// GLSL twin: `ShadowCullView` in `shaders/glsl/engine/shadow_cull.h` (std430, 192 bytes).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ShadowCullView {
-    /// World to the view's clip space, column-major.
-    pub view_projection: [[f32; 4]; 4],
-    /// Inward unit planes `(n, d)` of the view's culling volume; the first `plane_count` are
-    /// used.
-    pub planes: [[f32; 4]; MAX_PLANES],
-    /// The view's tile of the atlas (left, top, side in texels) and the mips of the atlas's
-    /// pyramid the tile spans.
-    pub tile: [u32; 4],
-    /// Planes in use.
-    pub plane_count: u32,
-    /// `CULL_FRUSTUM` to test the planes (0 keeps every caster: caster culling off, or planes
-    /// that are not finite), with `CULL_OCCLUSION` also the pyramid, in two phases.
-    pub flags: u32,
-    /// std430 padding to 16 bytes.
-    pub padding: [u32; 2],
-}
-
-const _: () = {
-    assert!(size_of::<ShadowCullView>() == 192, "ShadowCullView must match its std430 twin");
-    assert!(offset_of!(ShadowCullView, planes) == 64);
-    assert!(offset_of!(ShadowCullView, tile) == 160);
-    assert!(offset_of!(ShadowCullView, plane_count) == 176);
-    assert!(offset_of!(ShadowCullView, flags) == 180);
-};
-
-impl ShadowCullView {
-    /// The view testing `view`'s planes (every caster kept when `cull` is false or a plane is
-    /// not finite, as the host's cull keeps a view it cannot trust), and with `occlusion` its
-    /// tile of a pyramid of `pyramid_mips` mips too.
-    pub fn new(view: &LightView, cull: bool, occlusion: bool, pyramid_mips: u32) -> ShadowCullView {
-        let frustum = &view.frustum;
-        let planes = frustum.plane_array();
-        let test = cull && frustum.is_finite() && view.view_projection.is_finite();
-        let flags = match (test, occlusion) {
-            (false, _) => 0,
-            (true, false) => crate::passes::CULL_FRUSTUM,
-            (true, true) => crate::passes::CULL_FRUSTUM | crate::passes::CULL_OCCLUSION,
-        };
-        let tile = view.tile;
-        // A tile's mips end at its 1x1 level (a power-of-two side, aligned to it).
-        let tile_mips = (32 - tile.size.max(1).leading_zeros()).min(pyramid_mips);
-        ShadowCullView {
-            view_projection: view.view_projection.to_cols_array_2d(),
-            planes,
-            tile: [tile.x, tile.y, tile.size, tile_mips],
-            plane_count: frustum.planes().len() as u32,
-            flags,
-            padding: [0; 2],
-        }
-    }
-}
 
 /// One light view as the shadow pass draws it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -132,7 +72,7 @@ pub struct ShadowFrame {
     counts: Vec<u32>,
     atlas_resolution: u32,
     culling: ShadowCulling,
-    cull_views: Vec<ShadowCullView>,
+    cull_views: Vec<CullView>,
     caster_slot_words: Vec<u64>,
     /// Whether a frame with more views than the device's lists was logged.
     logged_too_many: bool,
@@ -175,7 +115,7 @@ impl ShadowFrame {
     }
 
     /// Each view's culling volume, in view order (frames culled on the device).
-    pub fn cull_views(&self) -> &[ShadowCullView] {
+    pub fn cull_views(&self) -> &[CullView] {
         &self.cull_views
     }
 
@@ -220,7 +160,7 @@ impl ShadowFrame {
                 // Two-phase occlusion for the sun's cascades (the first views, whose places
                 // in the list last from frame to frame, so each has its history).
                 let occlusion = shadows.caster_occlusion() && matches!(view.kind, LightViewKind::Cascade(_));
-                let cull_view = ShadowCullView::new(view, shadows.caster_culling(), occlusion, pyramid_mips);
+                let cull_view = CullView::light(view, shadows.caster_culling(), occlusion, pyramid_mips);
                 self.cull_views.push(cull_view);
                 self.views.push(ShadowViewDraws {
                     kind: view.kind,

@@ -1,48 +1,19 @@
-// Shared by the cluster cull shaders (`cluster_cull_early.comp`, `cluster_cull_late.comp`):
-// the parameters, the cluster tables and the per-meshlet tests. One thread per entry of
-// `cluster_pairs` (an object and one meshlet of its mesh, or the object drawn whole).
-// Host twins: renderer/src/passes/cluster.rs (`ClusterUniforms`, the constants) and
-// renderer/src/scene/cluster_table.rs (`GpuMeshlet`, the pair fields);
-// CPU reference: culling/src/cluster/ (every test below repeats its steps).
+// The meshlet (cluster) cull (`cluster_cull_early.comp`, `cluster_cull_late.comp`, and the
+// survivor pass between them, `cluster_survivors.comp`): the two-phase skeleton
+// (`two_phase_cull.h`) specialised to (object, meshlet) pairs of `cluster_pairs`, one view
+// (the camera, view 0 of `cull_views`). A meshlet is tested by its world sphere against the
+// frustum, meshopt's normal cone against the eye and, in the late phase, its world box against
+// `hiz_depth`; an object drawn whole (its mesh has no meshlets, or its record names another
+// mesh now) is reported by its first pair. Bits are per pair (`cluster_visibility_bits`, next
+// frame's history).
+// Host twins: renderer/src/passes/cull/cluster.rs (`GpuMeshlet`, the binding order) and
+// config.h's constants; CPU reference: culling/src/cluster/ (every test below repeats its
+// steps).
+#ifndef CLUSTER_CULL_H
+#define CLUSTER_CULL_H
+#include "cull_inputs.h"
 
-#include "config.h"
-#include "object_record.h"
-#include "cull_common.h"
-
-// The flags, pair fields, verdicts and counters (`CLUSTER_*`, `PAIR_*`, `VERDICT_*`,
-// `CSTAT_*`) are config.h's.
-
-// std140, 224 bytes.
-layout(std140, set = 0, binding = 0) uniform ClusterUniforms {
-    // World to clip (glam conventions, +y up, reversed-Z).
-    mat4 view_projection;
-    // Inward unit planes (xyz normal, w offset); `plane_count` of them are used.
-    vec4 planes[6];
-    // The eye in world space (perspective views; CLUSTER_CONE is off otherwise).
-    vec4 eye;
-    uint plane_count;
-    uint pair_count;
-    uint flags;
-    uint hiz_mips;
-    vec2 hiz_size;
-    float depth_margin;
-    float footprint_margin;
-    // Relative widening of world spheres and boxes; added to the cone cutoff.
-    float bounds_margin;
-    float cone_margin;
-    // Pairs that are meshlets (not objects drawn whole).
-    uint meshlet_pairs;
-    // Objects the tables cover (threads of the survivor pass).
-    uint object_count;
-} cluster;
-
-layout(std430, set = 0, binding = 1) readonly buffer ObjectRecords {
-    ObjectRecord objects[];
-};
-
-layout(std430, set = 0, binding = 2) readonly buffer ObjectTransforms {
-    ObjectTransform transforms[];
-};
+// The pair fields, verdicts and counters (`PAIR_*`, `VERDICT_*`, `CSTAT_*`) are config.h's.
 
 // One meshlet of the mesh library, mesh space, 80 bytes.
 struct GpuMeshlet {
@@ -60,29 +31,23 @@ struct GpuMeshlet {
     uint mesh;
 };
 
-layout(std430, set = 0, binding = 3) readonly buffer ClusterMeshlets {
+layout(std430, set = 0, binding = CULL_KIND_BINDING) readonly buffer ClusterMeshlets {
     GpuMeshlet meshlets[];
 };
 
 // (object, meshlet field) per pair.
-layout(std430, set = 0, binding = 4) readonly buffer ClusterPairs {
+layout(std430, set = 0, binding = CULL_KIND_BINDING + 1) readonly buffer ClusterPairs {
     uvec2 pairs[];
 };
 
 // Per object: the mesh its pairs were built for. An object whose record names another mesh
 // now (a LOD switch) is drawn whole by its first pair.
-layout(std430, set = 0, binding = 5) readonly buffer ClusterObjects {
+layout(std430, set = 0, binding = CULL_KIND_BINDING + 2) readonly buffer ClusterObjects {
     uint built_mesh[];
 };
 
-// Last frame's pair visibility (bit i of word i / 32), zeros on the first frame.
-layout(std430, set = 0, binding = 6) readonly buffer ClusterHistory {
-    uint history[];
-};
-
-bool pair_was_visible(uint pair) {
-    return (history[pair / 32u] >> (pair % 32u) & 1u) == 1u;
-}
+// The first binding after the tables.
+#define CLUSTER_BINDING (CULL_KIND_BINDING + 3)
 
 // The upper bound of the stretch of the object's 3x3 (CPU twin `max_stretch`): the square
 // root of the Gershgorin bound of MᵀM; never smaller than the true largest stretch.
@@ -99,14 +64,14 @@ float max_stretch(mat4 world) {
 // Whether the meshlet's sphere, carried to world space (radius times `max_stretch`, widened),
 // is outside a frustum plane. Conservative: a sphere straddling a plane, or with a
 // non-finite number, is kept (as `frustum_keeps` and the CPU's `sphere_lane`).
-bool sphere_outside(mat4 world, GpuMeshlet meshlet) {
+bool sphere_outside(CullView view, mat4 world, GpuMeshlet meshlet) {
     vec3 center = (world * vec4(meshlet.center, 1.0)).xyz;
-    float radius = abs(meshlet.radius) * max_stretch(world) * (1.0 + cluster.bounds_margin);
+    float radius = abs(meshlet.radius) * max_stretch(world) * (1.0 + view.bounds_margin);
     bool finite = lane_is_finite(center.x) && lane_is_finite(center.y) && lane_is_finite(center.z)
         && lane_is_finite(radius);
     bool outside = false;
-    for (uint index = 0u; index < cluster.plane_count; ++index) {
-        vec4 plane = cluster.planes[index];
+    for (uint index = 0u; index < view.plane_count; ++index) {
+        vec4 plane = view.planes[index];
         float distance = ((plane.x * center.x + plane.y * center.y) + plane.z * center.z) + plane.w;
         outside = outside || distance + radius < 0.0;
     }
@@ -117,7 +82,7 @@ bool sphere_outside(mat4 world, GpuMeshlet meshlet) {
 // space is exact for any affine world with a positive determinant). Conservative: a
 // degenerate cone (cutoff >= 1), a mirroring or singular world, an eye at the apex, or NaN
 // keeps the meshlet; `cone_margin` covers the rounding of the inverse.
-bool cone_rejects(mat4 world, GpuMeshlet meshlet) {
+bool cone_rejects(CullView view, mat4 world, GpuMeshlet meshlet) {
     if (!(meshlet.cone_cutoff < 1.0)) {
         return false;
     }
@@ -131,24 +96,24 @@ bool cone_rejects(mat4 world, GpuMeshlet meshlet) {
     if (!(det > 0.0)) {
         return false;
     }
-    vec3 offset = cluster.eye.xyz - world[3].xyz;
+    vec3 offset = view.eye.xyz - world[3].xyz;
     vec3 local_eye = vec3(dot(r0, offset), dot(cross(c2, c0), offset), dot(cross(c0, c1), offset)) / det;
     vec3 to_apex = meshlet.cone_apex - local_eye;
     float len = length(to_apex);
     if (!(len > 0.0)) {
         return false;
     }
-    return dot(to_apex, meshlet.cone_axis) / len >= meshlet.cone_cutoff + cluster.cone_margin;
+    return dot(to_apex, meshlet.cone_axis) / len >= meshlet.cone_cutoff + view.cone_margin;
 }
 
 // The meshlet's box in world space: centre as a point, half extents through |M| (CPU twin
 // `world_box`), widened by `bounds_margin`.
-void world_box(mat4 world, GpuMeshlet meshlet, out vec3 low, out vec3 high) {
+void world_box(CullView view, mat4 world, GpuMeshlet meshlet, out vec3 low, out vec3 high) {
     vec3 center = (world * vec4((meshlet.box_min + meshlet.box_max) * 0.5, 1.0)).xyz;
     vec3 half_extent = abs((meshlet.box_max - meshlet.box_min) * 0.5);
     vec3 reach = abs(world[0].xyz) * half_extent.x + abs(world[1].xyz) * half_extent.y
         + abs(world[2].xyz) * half_extent.z;
-    reach += (reach + abs(center)) * cluster.bounds_margin;
+    reach += (reach + abs(center)) * view.bounds_margin;
     low = center - reach;
     high = center + reach;
 }
@@ -157,7 +122,7 @@ void world_box(mat4 world, GpuMeshlet meshlet, out vec3 low, out vec3 high) {
 // `object_world_box`'s centre minus and plus its half extents (the Visibility stage's stored
 // box), tested with the steps of the CPU reference (`classify_object`, which takes the
 // corners). A straddling or non-finite box is kept.
-bool object_outside(uint object, ObjectRecord record) {
+bool object_outside(CullView view, uint object, ObjectRecord record) {
     vec3 world_center;
     vec3 world_half;
     object_world_box(transforms[object], record, world_center, world_half);
@@ -168,8 +133,8 @@ bool object_outside(uint object, ObjectRecord record) {
     bool finite = lane_is_finite(center.x) && lane_is_finite(center.y) && lane_is_finite(center.z)
         && lane_is_finite(half_extent.x) && lane_is_finite(half_extent.y) && lane_is_finite(half_extent.z);
     bool outside = false;
-    for (uint index = 0u; index < cluster.plane_count; ++index) {
-        vec4 plane = cluster.planes[index];
+    for (uint index = 0u; index < view.plane_count; ++index) {
+        vec4 plane = view.planes[index];
         precise float distance = ((plane.x * center.x + plane.y * center.y) + plane.z * center.z) + plane.w;
         precise float reach = (abs(plane.x) * half_extent.x + abs(plane.y) * half_extent.y) + abs(plane.z) * half_extent.z;
         precise float furthest = distance + reach;
@@ -178,13 +143,79 @@ bool object_outside(uint object, ObjectRecord record) {
     return outside && finite;
 }
 
-// Whether the object is drawn whole by this pair, and whether this pair is silent (another
-// pair of the object draws it whole).
+// Whether the object is drawn whole by this pair (its mesh has no meshlets, or its record
+// names another mesh than the pairs were built for).
 bool pair_draws_whole(uint object, uint field, ObjectRecord record) {
     return (field & PAIR_MESHLET_MASK) == PAIR_WHOLE || record.mesh != built_mesh[object];
 }
 
-// Draw command of a meshlet of `object`.
-DrawCommand meshlet_command(uint object, GpuMeshlet meshlet, ObjectRecord record) {
-    return DrawCommand(meshlet.index_count, 1u, meshlet.first_index, record.vertex_offset, object);
+// A pair, read once: its object and record, and its meshlet unless the pair draws the object
+// whole (then only the object's first pair reports).
+struct CullItem {
+    uint object;
+    uint field;
+    bool whole;
+    ObjectRecord record;
+    GpuMeshlet meshlet;
+    mat4 world;
+};
+
+CullItem cull_load(uint pair) {
+    CullItem item;
+    item.object = pairs[pair].x;
+    item.field = pairs[pair].y;
+    item.record = objects[item.object];
+    item.whole = pair_draws_whole(item.object, item.field, item.record);
+    if (!item.whole) {
+        item.meshlet = meshlets[item.field & PAIR_MESHLET_MASK];
+        item.world = object_matrix(transforms[item.object]);
+    }
+    return item;
 }
+
+// An object drawn whole is tested by its box in the early phase (the late phase visits only
+// objects the object pass kept, so it keeps them); a meshlet by its sphere, then its cone.
+// Only an object's first pair reports an object drawn whole.
+uint cull_tests(uint view, CullView v, CullItem item) {
+    if (item.whole) {
+        if ((item.field & PAIR_FIRST) == 0u) {
+            return VERDICT_UNTESTED;
+        }
+#if CULL_LATE
+        return VERDICT_VISIBLE;
+#else
+        bool outside = (v.flags & CULL_FRUSTUM) != 0u && object_outside(v, item.object, item.record);
+        return outside ? VERDICT_FRUSTUM : VERDICT_VISIBLE;
+#endif
+    }
+    if ((v.flags & CULL_FRUSTUM) != 0u && sphere_outside(v, item.world, item.meshlet)) {
+        return VERDICT_FRUSTUM;
+    }
+    if ((v.flags & CULL_CONE) != 0u && cone_rejects(v, item.world, item.meshlet)) {
+        return VERDICT_BACK_FACING;
+    }
+    return VERDICT_VISIBLE;
+}
+
+#if CULL_LATE
+// A meshlet's world box against the pyramid; an object drawn whole was judged by the object
+// pass.
+int cull_occlusion(uint view, CullView v, CullItem item) {
+    if (item.whole) {
+        return HIZ_VISIBLE;
+    }
+    vec3 low;
+    vec3 high;
+    world_box(v, item.world, item.meshlet, low, high);
+    return view_occlusion(v, low, high);
+}
+#endif
+
+// The command that draws the pair: the object whole, or one meshlet of it.
+DrawCommand pair_command(CullItem item) {
+    if (item.whole) {
+        return DrawCommand(item.record.index_count, 1u, item.record.first_index, item.record.vertex_offset, item.object);
+    }
+    return DrawCommand(item.meshlet.index_count, 1u, item.meshlet.first_index, item.record.vertex_offset, item.object);
+}
+#endif

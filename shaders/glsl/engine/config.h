@@ -7,9 +7,13 @@
 // Threads per workgroup of the object cull shaders: one 64-bit word of `visibility_bits`
 // (two uints) per workgroup (renderer::CULL_GROUP).
 #define CULL_GROUP 64
-// `CullUniforms::flags` bits (renderer::CULL_FRUSTUM, renderer::CULL_OCCLUSION).
+// `CullView::flags` bits (renderer::CULL_FRUSTUM, CULL_OCCLUSION, CULL_CONE, CULL_TWO_PHASE):
+// test the frustum's planes, the pyramid (late phase), meshopt's normal cone (meshlets of a
+// perspective view); cull in two phases (else the early phase decides the view alone).
 #define CULL_FRUSTUM 1u
 #define CULL_OCCLUSION 2u
+#define CULL_CONE 4u
+#define CULL_TWO_PHASE 8u
 // Counters of `cull_stats`, in this order (renderer::GpuCullStats::from_counters); STAT_COUNT
 // words in all (renderer::CULL_STAT_WORDS).
 #define STAT_OBJECTS 0
@@ -25,10 +29,6 @@
 // Vulkan's guaranteed workgroups per dimension, the most one cluster dispatch takes
 // (renderer::CLUSTER_MAX_GROUPS).
 #define CLUSTER_MAX_GROUPS 65535u
-// `ClusterUniforms::flags` bits (renderer::CLUSTER_FRUSTUM, CLUSTER_OCCLUSION, CLUSTER_CONE).
-#define CLUSTER_FRUSTUM 1u
-#define CLUSTER_OCCLUSION 2u
-#define CLUSTER_CONE 4u
 // The meshlet field of a pair: bits 0-30 the meshlet, or PAIR_WHOLE for "draw the object
 // whole"; bit 31 set on the first pair of each object (renderer::PAIR_WHOLE, PAIR_FIRST).
 #define PAIR_MESHLET_MASK 0x7fffffffu

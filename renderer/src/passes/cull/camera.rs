@@ -1,0 +1,264 @@
+//! The camera's object cull on the GPU, [`GpuCullPass`]: the two-phase skeleton
+//! ([`TwoPhaseCull`]) specialised to the object slots of the shared `object_records` and
+//! `object_transforms` and one view, the camera's, one thread per object, compacted into
+//! `draw_commands` + `draw_count`; and [`CullResetPass`], which creates and zeroes the draw
+//! buffers each frame. Shaders: `gpu_cull.h` with `gpu_cull_early.comp` and
+//! `gpu_cull_late.comp`.
+//!
+//! - [`CullPhase::Early`]: objects visible last frame (the history of `visibility_bits`)
+//!   that pass this frame's frustum are appended to the draw list; the depth prepass draws
+//!   them and the Hi-Z build reduces that depth.
+//! - [`CullPhase::Late`]: every object is tested against the frustum, then against
+//!   `hiz_depth`; the answer is written to `visibility_bits` (next frame's history) and the
+//!   objects visible now that the early phase did not draw are appended.
+//!
+//! Each thread computes its object's world box from the record's local box and the transform
+//! as the CPU's `Aabb::transformed_center_half` does, and the frustum test repeats the CPU
+//! reference step for step, both with `precise` arithmetic, so its bits equal the CPU
+//! kernels' on the Visibility stage's boxes. Every test keeps what it is unsure of: non-finite
+//! boxes, boxes reaching the near or camera plane, boxes partly off-screen for occlusion.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::names::{DRAW_COMMANDS, DRAW_COUNT};
+use crate::passes::hiz::HIZ_DEPTH;
+use crate::scene::{lock_scene, SharedScene, DRAW_COMMAND_BYTES};
+use glam::Mat4;
+use render_graph::{
+    Binding, BindingKind, BufferDesc, BufferHandle, ExecuteContext, GpuDevice, PrepareContext, Registry, ShaderStage,
+};
+
+use super::skeleton::{CullKind, CullPhase, CullResetPass, TwoPhaseCull};
+use super::view::{CullConstants, CullView};
+
+/// Name of the per-object visibility bits the late phase writes (**contract**): bit `i` of
+/// little-endian word `i / 64` set when object `i` may be visible (u64 words, as
+/// [`VisibilityBits`](culling::VisibilityBits)); last frame's version is the early phase's
+/// history.
+pub const VISIBILITY_BITS: &str = "visibility_bits";
+
+/// Name of the frame's cull counters (`CullStats` in `gpu_cull.h`): [`CULL_STAT_WORDS`] u32s,
+/// zeroed by [`CullResetPass`], added to by both phases; see [`GpuCullStats`].
+pub const CULL_STATS: &str = "cull_stats";
+
+/// u32 counters in [`CULL_STATS`] (`STAT_COUNT` in `gpu_cull.h`).
+pub const CULL_STAT_WORDS: usize = 8;
+
+/// What GPU culling counted in one frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GpuCullStats {
+    /// Objects the late phase tested (`STAT_OBJECTS`).
+    pub objects: u32,
+    /// Objects outside the frustum (or without a mesh) (`STAT_FRUSTUM_REJECTED`).
+    pub frustum_rejected: u32,
+    /// Objects the early phase drew (visible last frame, in the frustum now).
+    pub early_drawn: u32,
+    /// Objects in the frustum the late phase found occluded.
+    pub occlusion_rejected: u32,
+    /// Objects the late phase drew (visible now, not drawn early).
+    pub late_drawn: u32,
+    /// Triangles of every drawn command (both phases; each is drawn by a depth prepass and
+    /// the geometry pass).
+    pub triangles: u32,
+    /// GPU milliseconds of the early cull, Hi-Z build and late cull passes (`None` where the
+    /// device has no timestamps or the frame is not known finished).
+    pub gpu_ms: [Option<f64>; 3],
+    /// Whether the GPU did the culling (false on the CPU fallback).
+    pub culled_on_device: bool,
+}
+
+impl GpuCullStats {
+    /// Decodes the counters read back from [`CULL_STATS`] (little-endian u32s) and takes the
+    /// pass times from `graph`'s last finished frame.
+    pub fn from_counters(bytes: &[u8], graph: &render_graph::GraphStats) -> GpuCullStats {
+        let word = |index: usize| {
+            bytes.get(index * 4..index * 4 + 4).map_or(0, |word| u32::from_le_bytes(word.try_into().expect("4 bytes")))
+        };
+        let gpu_ms = |name: &str| graph.pass_gpu_ms(name);
+        GpuCullStats {
+            objects: word(0),
+            frustum_rejected: word(1),
+            early_drawn: word(2),
+            occlusion_rejected: word(3),
+            late_drawn: word(4),
+            triangles: word(5),
+            gpu_ms: [
+                gpu_ms(GpuCullPass::EARLY_NAME),
+                gpu_ms(crate::passes::HiZBuildPass::NAME),
+                gpu_ms(GpuCullPass::LATE_NAME),
+            ],
+            culled_on_device: true,
+        }
+    }
+}
+
+/// Threads per workgroup of the cull shaders (`CULL_GROUP` in `gpu_cull.h`): one 64-bit word
+/// of [`VISIBILITY_BITS`] per workgroup.
+pub const CULL_GROUP: u32 = 64;
+
+/// Which tests the GPU culling runs; shared by both phases through [`SharedCullSettings`],
+/// so the host may change it between frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuCullSettings {
+    /// Frustum test on.
+    pub frustum: bool,
+    /// Occlusion test (late phase) on.
+    pub occlusion: bool,
+}
+
+impl Default for GpuCullSettings {
+    fn default() -> Self {
+        GpuCullSettings { frustum: true, occlusion: true }
+    }
+}
+
+/// [`GpuCullSettings`] shared between the host and the cull passes.
+pub type SharedCullSettings = Arc<Mutex<GpuCullSettings>>;
+
+fn lock_settings(settings: &SharedCullSettings) -> MutexGuard<'_, GpuCullSettings> {
+    settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Bytes of [`VISIBILITY_BITS`] for `capacity` objects (whole 64-bit words).
+pub fn visibility_bits_bytes(capacity: u32) -> u64 {
+    u64::from(capacity.div_ceil(64)) * 8
+}
+
+impl CullResetPass {
+    /// The reset of the object cull: creates `draw_commands` (room for `capacity` commands),
+    /// `draw_count` and [`CULL_STATS`], and zeroes the count and the counters each frame (and,
+    /// with `zero_commands`, every command, for draw modes that draw up to the maximum without
+    /// the count: unused commands then draw nothing).
+    pub fn objects(capacity: u32, zero_commands: bool) -> CullResetPass {
+        let commands = u64::from(capacity.max(1)) * DRAW_COMMAND_BYTES;
+        let buffers = vec![
+            (DRAW_COMMANDS, commands, zero_commands),
+            (DRAW_COUNT, 4, true),
+            (CULL_STATS, CULL_STAT_WORDS as u64 * 4, true),
+        ];
+        CullResetPass::new(CullResetPass::OBJECTS, buffers)
+    }
+}
+
+/// The camera's object cull: the [`CullKind`] of [`GpuCullPass`].
+pub struct ObjectCull {
+    scene: SharedScene,
+    settings: SharedCullSettings,
+    capacity: u32,
+    draw_from: u32,
+}
+
+/// The object cull's own resources: the bits (late phase), the draw list, its count and the
+/// counters.
+pub struct ObjectCullHandles {
+    bits: Option<BufferHandle>,
+    commands: BufferHandle,
+    count: BufferHandle,
+    stats: BufferHandle,
+}
+
+/// The cull pass of one phase of the camera's objects (see the module docs).
+pub type GpuCullPass = TwoPhaseCull<ObjectCull>;
+
+impl TwoPhaseCull<ObjectCull> {
+    /// Name of the early pass in the graph.
+    pub const EARLY_NAME: &'static str = "gpu cull early";
+    /// Name of the late pass in the graph.
+    pub const LATE_NAME: &'static str = "gpu cull late";
+
+    /// A cull pass of `phase` over the objects of `scene`, with the tests `settings` asks
+    /// for.
+    pub fn new(
+        device: &Arc<GpuDevice>,
+        scene: SharedScene,
+        settings: SharedCullSettings,
+        phase: CullPhase,
+    ) -> render_graph::Result<GpuCullPass> {
+        let capacity = lock_scene(&scene).capacity();
+        TwoPhaseCull::with_kind(device, ObjectCull { scene, settings, capacity, draw_from: 0 }, phase)
+    }
+
+    /// The same pass appending only objects from `first` on: cluster culling draws the
+    /// objects its table covers (those below `first`) meshlet by meshlet, and this pass
+    /// still writes every object's bit.
+    pub fn drawing_from(mut self, first: u32) -> GpuCullPass {
+        self.kind_mut().draw_from = first;
+        self
+    }
+}
+
+impl CullKind for ObjectCull {
+    type Handles = ObjectCullHandles;
+
+    const HISTORY: &'static str = VISIBILITY_BITS;
+    const PYRAMID: &'static str = HIZ_DEPTH;
+
+    fn name(&self, phase: CullPhase) -> &'static str {
+        match phase {
+            CullPhase::Early => GpuCullPass::EARLY_NAME,
+            CullPhase::Late => GpuCullPass::LATE_NAME,
+        }
+    }
+
+    fn shader(&self, phase: CullPhase) -> (&'static [u32], &'static [BindingKind]) {
+        const OUTPUTS: [BindingKind; 4] = [BindingKind::StorageBuffer; 4];
+        match phase {
+            CullPhase::Early => (shaders::GPU_CULL_EARLY_COMP.words(), &OUTPUTS[1..]),
+            CullPhase::Late => (shaders::GPU_CULL_LATE_COMP.words(), &OUTPUTS),
+        }
+    }
+
+    fn register(&mut self, phase: CullPhase, registry: &mut Registry<'_>) -> ObjectCullHandles {
+        const COMPUTE: ShaderStage = ShaderStage::Compute;
+        let bits = (phase == CullPhase::Late).then(|| {
+            let bits =
+                registry.create_buffer(VISIBILITY_BITS, BufferDesc { size: visibility_bits_bytes(self.capacity) });
+            registry.write_storage_buffer(bits, COMPUTE)
+        });
+        let commands = registry.buffer(DRAW_COMMANDS);
+        let count = registry.buffer(DRAW_COUNT);
+        let stats = registry.buffer(CULL_STATS);
+        ObjectCullHandles {
+            bits,
+            commands: registry.read_write_storage_buffer(commands, COMPUTE),
+            count: registry.read_write_storage_buffer(count, COMPUTE),
+            stats: registry.read_write_storage_buffer(stats, COMPUTE),
+        }
+    }
+
+    fn prepare(
+        &mut self,
+        _phase: CullPhase,
+        context: &mut PrepareContext<'_>,
+        views: &mut Vec<CullView>,
+    ) -> Option<CullConstants> {
+        let (view_projection, object_count) = {
+            let scene = lock_scene(&self.scene);
+            (Mat4::from_cols_array_2d(&scene.camera().view_projection), scene.object_count())
+        };
+        let settings = *lock_settings(&self.settings);
+        views.push(CullView::camera(view_projection, context.output_extent(), settings.frustum, settings.occlusion));
+        Some(CullConstants {
+            item_count: object_count.min(self.capacity),
+            words_per_view: self.capacity.div_ceil(64) * 2,
+            draw_from: self.draw_from,
+            ..CullConstants::default()
+        })
+    }
+
+    fn bind(&self, handles: &ObjectCullHandles, bind: &mut dyn FnMut(Binding)) {
+        if let Some(bits) = handles.bits {
+            bind(Binding::Buffer(bits));
+        }
+        bind(Binding::Buffer(handles.commands));
+        bind(Binding::Buffer(handles.count));
+        bind(Binding::Buffer(handles.stats));
+    }
+
+    fn dispatch(&self, _handles: &ObjectCullHandles, constants: &CullConstants, context: &mut ExecuteContext<'_>) {
+        let groups = constants.item_count.div_ceil(CULL_GROUP);
+        if groups > 0 {
+            context.dispatch(groups, 1, 1);
+        }
+    }
+}

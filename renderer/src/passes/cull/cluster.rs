@@ -1,0 +1,247 @@
+//! The meshlet (cluster) cull on the GPU, [`ClusterCullPass`]: the two-phase skeleton
+//! ([`TwoPhaseCull`]) specialised to the pairs of the [`ClusterTable`] (a meshlet of an
+//! object, or an object drawn whole), one thread per pair, one view (the camera's), two
+//! phases like the object pass (`cluster_cull.h`); [`CullResetPass::clusters`] creates and
+//! zeroes the frame's draw buffers, and [`ClusterSurvivorPass`](super::ClusterSurvivorPass)
+//! lists the objects the object pass kept between the phases.
+//!
+//! - [`CullPhase::Early`] (`cluster_cull_early.comp`): pairs visible last frame (the history
+//!   of [`CLUSTER_BITS`]) that pass this frame's sphere-frustum and cone tests are appended
+//!   to `draw_commands`; the depth prepass draws them and the Hi-Z build reduces that depth.
+//! - [`CullPhase::Late`] (`cluster_cull_late.comp`), after the object pass has written
+//!   `visibility_bits`: every meshlet of every surviving object is tested (sphere against
+//!   the frustum, normal cone, box against `hiz_depth`); its verdict goes to
+//!   [`CLUSTER_VERDICTS`], its bit to [`CLUSTER_BITS`], and the newly visible are appended.
+//!
+//! Each command is a meshlet's own index range with `firstInstance` = the object, so the
+//! standard depth and geometry passes draw it unchanged (`vkCmdDrawIndexedIndirectCount`).
+//! The tests are the CPU reference's ([`culling::cluster`]), step for step.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use glam::Mat4;
+use render_graph::{
+    Binding, BindingKind, BufferHandle, ExecuteContext, GpuDevice, PrepareContext, Registry, ShaderStage,
+};
+
+use super::camera::{CULL_STATS, CULL_STAT_WORDS};
+use super::skeleton::{CullKind, CullPhase, CullResetPass, TwoPhaseCull};
+use super::view::{CullConstants, CullView};
+use crate::names::{DRAW_COMMANDS, DRAW_COUNT};
+use crate::passes::hiz::HIZ_DEPTH;
+use crate::scene::{lock_scene, ClusterTable, SharedScene, DRAW_COMMAND_BYTES};
+use crate::scene::{CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS};
+use culling::cluster::{ClusterSettings, CLUSTER_STAT_WORDS};
+
+/// Name of the per-pair visibility bits the late phase writes (bit `i` of little-endian u32
+/// word `i / 32` = pair `i`); last frame's version is the early phase's history.
+pub const CLUSTER_BITS: &str = "cluster_visibility_bits";
+/// Name of the per-pair verdicts the late phase writes (one u32
+/// [`ClusterVerdict`](culling::cluster::ClusterVerdict) code per pair).
+pub const CLUSTER_VERDICTS: &str = "cluster_verdicts";
+/// Name of the survivor list [`ClusterSurvivorPass`](super::ClusterSurvivorPass) writes for the late phase: word 0 the
+/// count, then the covered objects the object pass kept.
+pub const CLUSTER_SURVIVORS: &str = "cluster_survivors";
+/// Name of the late phase's `VkDispatchIndirectCommand` (one workgroup per survivor, at most
+/// 65,535), written by [`ClusterSurvivorPass`](super::ClusterSurvivorPass).
+pub const CLUSTER_DISPATCH: &str = "cluster_dispatch";
+/// Name of the frame's cluster counters ([`CLUSTER_STAT_WORDS`] u32s,
+/// [`ClusterStats`](culling::cluster::ClusterStats)).
+pub const CLUSTER_STATS: &str = "cluster_stats";
+
+/// Threads per workgroup of the cluster shaders: one 64-bit word of [`CLUSTER_BITS`].
+pub const CLUSTER_GROUP: u32 = 64;
+
+/// Most workgroups of one dimension a dispatch is guaranteed (Vulkan's minimum limit).
+pub const CLUSTER_MAX_GROUPS: u32 = 65_535;
+
+/// Bytes of [`CLUSTER_BITS`] for `pairs` pairs (whole 64-bit words).
+pub fn cluster_bits_bytes(pairs: u32) -> u64 {
+    u64::from(pairs.max(1).div_ceil(64)) * 8
+}
+
+/// [`ClusterSettings`] shared between the host and the cluster passes.
+pub type SharedClusterSettings = Arc<Mutex<ClusterSettings>>;
+
+pub(crate) fn lock_cluster_settings(settings: &SharedClusterSettings) -> MutexGuard<'_, ClusterSettings> {
+    settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl CullResetPass {
+    /// The reset of the cluster cull: creates `draw_commands` (room for `capacity` commands),
+    /// `draw_count`, `cull_stats`, [`CLUSTER_STATS`], [`CLUSTER_BITS`] (for `pairs` pairs),
+    /// [`CLUSTER_SURVIVORS`] (for `objects` objects) and [`CLUSTER_DISPATCH`], and zeroes them
+    /// each frame (the commands only with `zero_commands`, for draw modes that draw every
+    /// command without the count).
+    pub fn clusters(capacity: u32, pairs: u32, objects: u32, zero_commands: bool) -> CullResetPass {
+        let buffers = vec![
+            (DRAW_COUNT, 4, true),
+            (CULL_STATS, CULL_STAT_WORDS as u64 * 4, true),
+            (CLUSTER_STATS, CLUSTER_STAT_WORDS as u64 * 4, true),
+            (CLUSTER_BITS, cluster_bits_bytes(pairs), true),
+            (CLUSTER_SURVIVORS, (u64::from(objects) + 1) * 4, true),
+            (CLUSTER_DISPATCH, 12, true),
+            (DRAW_COMMANDS, u64::from(capacity.max(1)) * DRAW_COMMAND_BYTES, zero_commands),
+        ];
+        CullResetPass::new(CullResetPass::CLUSTERS, buffers)
+    }
+}
+
+/// The meshlet cull: the [`CullKind`] of [`ClusterCullPass`] and, between its phases, of
+/// [`ClusterSurvivorPass`](super::ClusterSurvivorPass).
+pub struct ClusterCull {
+    scene: SharedScene,
+    settings: SharedClusterSettings,
+    /// Pairs, meshlet pairs and objects of the table.
+    counts: [u32; 3],
+}
+
+impl ClusterCull {
+    /// The cull of the pairs of `table` (imported as the cluster tables).
+    pub(crate) fn new(scene: SharedScene, settings: SharedClusterSettings, table: &ClusterTable) -> ClusterCull {
+        ClusterCull { scene, settings, counts: [table.pair_count(), table.meshlet_pair_count(), table.object_count()] }
+    }
+
+    /// Declares the cluster tables, read by every pass of the cull.
+    pub(crate) fn register_tables(registry: &mut Registry<'_>) -> [BufferHandle; 3] {
+        [CLUSTER_MESHLETS, CLUSTER_PAIRS, CLUSTER_OBJECTS].map(|name| {
+            let buffer = registry.buffer(name);
+            registry.read_storage_buffer(buffer, ShaderStage::Compute)
+        })
+    }
+
+    /// The camera's view for meshlets and the constants of the table; the same for every pass
+    /// of the cull.
+    pub(crate) fn prepare_view(&self, context: &PrepareContext<'_>, views: &mut Vec<CullView>) -> CullConstants {
+        let view_projection = Mat4::from_cols_array_2d(&lock_scene(&self.scene).camera().view_projection);
+        let settings = *lock_cluster_settings(&self.settings);
+        views.push(CullView::cluster(view_projection, context.output_extent(), settings));
+        let [pairs, meshlet_pairs, objects] = self.counts;
+        CullConstants {
+            item_count: pairs,
+            words_per_view: pairs.div_ceil(64) * 2,
+            meshlet_pairs,
+            object_count: objects,
+            ..CullConstants::default()
+        }
+    }
+
+    /// Pairs, meshlet pairs and objects of the table.
+    pub(crate) fn counts(&self) -> [u32; 3] {
+        self.counts
+    }
+}
+
+/// The cluster cull's own resources: the tables, then the phase's outputs (and, late, the
+/// survivors, the pair ranges and the indirect dispatch).
+pub struct ClusterCullHandles {
+    tables: [BufferHandle; 3],
+    outputs: Vec<BufferHandle>,
+    dispatch: Option<BufferHandle>,
+}
+
+/// The cluster cull pass of one phase (see the module docs).
+pub type ClusterCullPass = TwoPhaseCull<ClusterCull>;
+
+impl TwoPhaseCull<ClusterCull> {
+    /// Name of the early pass in the graph.
+    pub const EARLY_NAME: &'static str = "cluster cull early";
+    /// Name of the late pass in the graph.
+    pub const LATE_NAME: &'static str = "cluster cull late";
+
+    /// A cluster pass of `phase` over the pairs of `table` (imported as the cluster tables).
+    pub fn new(
+        device: &Arc<GpuDevice>,
+        scene: SharedScene,
+        settings: SharedClusterSettings,
+        table: &ClusterTable,
+        phase: CullPhase,
+    ) -> render_graph::Result<ClusterCullPass> {
+        TwoPhaseCull::with_kind(device, ClusterCull::new(scene, settings, table), phase)
+    }
+}
+
+impl CullKind for ClusterCull {
+    type Handles = ClusterCullHandles;
+
+    const HISTORY: &'static str = CLUSTER_BITS;
+    const PYRAMID: &'static str = HIZ_DEPTH;
+
+    fn name(&self, phase: CullPhase) -> &'static str {
+        match phase {
+            CullPhase::Early => ClusterCullPass::EARLY_NAME,
+            CullPhase::Late => ClusterCullPass::LATE_NAME,
+        }
+    }
+
+    fn shader(&self, phase: CullPhase) -> (&'static [u32], &'static [BindingKind]) {
+        // The tables, then three outputs early; late two more before them and the survivors,
+        // the pair ranges.
+        const OWN: [BindingKind; 10] = [BindingKind::StorageBuffer; 10];
+        match phase {
+            CullPhase::Early => (shaders::CLUSTER_CULL_EARLY_COMP.words(), &OWN[..6]),
+            CullPhase::Late => (shaders::CLUSTER_CULL_LATE_COMP.words(), &OWN),
+        }
+    }
+
+    fn register(&mut self, phase: CullPhase, registry: &mut Registry<'_>) -> ClusterCullHandles {
+        const COMPUTE: ShaderStage = ShaderStage::Compute;
+        let tables = ClusterCull::register_tables(registry);
+        let mut outputs = Vec::with_capacity(7);
+        let mut dispatch = None;
+        if phase == CullPhase::Late {
+            // The survivor pass wrote the verdicts of the culled objects' pairs.
+            for name in [CLUSTER_BITS, CLUSTER_VERDICTS] {
+                let buffer = registry.buffer(name);
+                outputs.push(registry.read_write_storage_buffer(buffer, COMPUTE));
+            }
+        }
+        for name in [DRAW_COMMANDS, DRAW_COUNT, CLUSTER_STATS] {
+            let buffer = registry.buffer(name);
+            outputs.push(registry.read_write_storage_buffer(buffer, COMPUTE));
+        }
+        if phase == CullPhase::Late {
+            for name in [CLUSTER_SURVIVORS, CLUSTER_OBJECT_PAIRS] {
+                let buffer = registry.buffer(name);
+                outputs.push(registry.read_storage_buffer(buffer, COMPUTE));
+            }
+            let buffer = registry.buffer(CLUSTER_DISPATCH);
+            dispatch = Some(registry.indirect_buffer(buffer));
+        }
+        ClusterCullHandles { tables, outputs, dispatch }
+    }
+
+    fn prepare(
+        &mut self,
+        _phase: CullPhase,
+        context: &mut PrepareContext<'_>,
+        views: &mut Vec<CullView>,
+    ) -> Option<CullConstants> {
+        Some(self.prepare_view(context, views))
+    }
+
+    fn bind(&self, handles: &ClusterCullHandles, bind: &mut dyn FnMut(Binding)) {
+        for &buffer in handles.tables.iter().chain(&handles.outputs) {
+            bind(Binding::Buffer(buffer));
+        }
+    }
+
+    fn dispatch(&self, handles: &ClusterCullHandles, constants: &CullConstants, context: &mut ExecuteContext<'_>) {
+        if let Some(dispatch) = handles.dispatch {
+            // One workgroup per object the object pass kept (the survivor pass's count).
+            context.dispatch_indirect(dispatch, 0);
+            return;
+        }
+        let groups = constants.item_count.div_ceil(CLUSTER_GROUP);
+        if groups > CLUSTER_MAX_GROUPS {
+            context.fail(render_graph::GraphError::InvalidDescription {
+                resource: String::from(CLUSTER_PAIRS),
+                reason: "more cluster pairs than one dispatch covers (65,535 groups of 64)",
+            });
+            return;
+        }
+        if groups > 0 {
+            context.dispatch(groups, 1, 1);
+        }
+    }
+}

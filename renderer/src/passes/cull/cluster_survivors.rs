@@ -1,0 +1,116 @@
+//! [`ClusterSurvivorPass`]: between the object pass and the late cluster phase, one thread
+//! per object the cluster tables cover (`cluster_survivors.comp`). A kept object is appended
+//! to [`CLUSTER_SURVIVORS`] and widens [`CLUSTER_DISPATCH`], the late phase's indirect
+//! dispatch (one workgroup per survivor), so the late phase never visits the pairs of culled
+//! objects (most of them); a culled object's pairs get their verdict here, from its box.
+//! It is a step of the meshlet cull's skeleton ([`TwoPhaseCull`]) with the cull's view and
+//! inputs, run with the early phase's bindings (no pyramid).
+
+use std::sync::Arc;
+
+use render_graph::{
+    Binding, BindingKind, BufferDesc, BufferHandle, ExecuteContext, GpuDevice, PrepareContext, Registry, ShaderStage,
+};
+
+use super::camera::VISIBILITY_BITS;
+use super::cluster::{
+    ClusterCull, SharedClusterSettings, CLUSTER_BITS, CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_MAX_GROUPS,
+    CLUSTER_STATS, CLUSTER_SURVIVORS, CLUSTER_VERDICTS,
+};
+use super::skeleton::{CullKind, CullPhase, TwoPhaseCull};
+use super::view::{CullConstants, CullView};
+use crate::passes::hiz::HIZ_DEPTH;
+use crate::scene::{ClusterTable, SharedScene, CLUSTER_OBJECT_PAIRS};
+
+/// The survivor step of the meshlet cull: the [`CullKind`] of [`ClusterSurvivorPass`].
+pub struct ClusterSurvivors {
+    cull: ClusterCull,
+}
+
+/// The survivor step's own resources, in binding order: the tables, the object bits and pair
+/// ranges it reads, the verdicts, survivors, dispatch and counters it writes.
+pub struct ClusterSurvivorHandles {
+    buffers: [BufferHandle; 9],
+}
+
+/// The survivor pass of the cluster cull (see the module docs).
+pub type ClusterSurvivorPass = TwoPhaseCull<ClusterSurvivors>;
+
+impl TwoPhaseCull<ClusterSurvivors> {
+    /// Name of the pass in the graph.
+    pub const NAME: &'static str = "cluster survivors";
+
+    /// A survivor pass over the objects of `table` (imported as the cluster tables).
+    pub fn new(
+        device: &Arc<GpuDevice>,
+        scene: SharedScene,
+        settings: SharedClusterSettings,
+        table: &ClusterTable,
+    ) -> render_graph::Result<ClusterSurvivorPass> {
+        let kind = ClusterSurvivors { cull: ClusterCull::new(scene, settings, table) };
+        TwoPhaseCull::with_kind(device, kind, CullPhase::Early)
+    }
+}
+
+impl CullKind for ClusterSurvivors {
+    type Handles = ClusterSurvivorHandles;
+
+    const HISTORY: &'static str = CLUSTER_BITS;
+    const PYRAMID: &'static str = HIZ_DEPTH;
+
+    fn name(&self, _phase: CullPhase) -> &'static str {
+        ClusterSurvivorPass::NAME
+    }
+
+    fn shader(&self, _phase: CullPhase) -> (&'static [u32], &'static [BindingKind]) {
+        (shaders::CLUSTER_SURVIVORS_COMP.words(), &[BindingKind::StorageBuffer; 9])
+    }
+
+    fn register(&mut self, _phase: CullPhase, registry: &mut Registry<'_>) -> ClusterSurvivorHandles {
+        const COMPUTE: ShaderStage = ShaderStage::Compute;
+        let [meshlets, pairs, objects] = ClusterCull::register_tables(registry);
+        let [object_bits, object_pairs] = [VISIBILITY_BITS, CLUSTER_OBJECT_PAIRS].map(|name| {
+            let buffer = registry.buffer(name);
+            registry.read_storage_buffer(buffer, COMPUTE)
+        });
+        let size = u64::from(self.cull.counts()[0].max(1)) * 4;
+        let verdicts = registry.create_buffer(CLUSTER_VERDICTS, BufferDesc { size });
+        let verdicts = registry.write_storage_buffer(verdicts, COMPUTE);
+        let [survivors, dispatch, stats] = [CLUSTER_SURVIVORS, CLUSTER_DISPATCH, CLUSTER_STATS].map(|name| {
+            let buffer = registry.buffer(name);
+            registry.read_write_storage_buffer(buffer, COMPUTE)
+        });
+        ClusterSurvivorHandles {
+            buffers: [meshlets, pairs, objects, object_bits, object_pairs, verdicts, survivors, dispatch, stats],
+        }
+    }
+
+    fn prepare(
+        &mut self,
+        _phase: CullPhase,
+        context: &mut PrepareContext<'_>,
+        views: &mut Vec<CullView>,
+    ) -> Option<CullConstants> {
+        Some(self.cull.prepare_view(context, views))
+    }
+
+    fn bind(&self, handles: &ClusterSurvivorHandles, bind: &mut dyn FnMut(Binding)) {
+        for &buffer in &handles.buffers {
+            bind(Binding::Buffer(buffer));
+        }
+    }
+
+    fn dispatch(&self, _handles: &ClusterSurvivorHandles, constants: &CullConstants, context: &mut ExecuteContext<'_>) {
+        // At least one group: its first thread writes the dispatch's y and z and the meshlet
+        // counter even when no object is covered.
+        let groups = constants.object_count.div_ceil(CLUSTER_GROUP).max(1);
+        if groups > CLUSTER_MAX_GROUPS {
+            context.fail(render_graph::GraphError::InvalidDescription {
+                resource: String::from(CLUSTER_OBJECT_PAIRS),
+                reason: "more covered objects than one dispatch covers (65,535 groups of 64)",
+            });
+            return;
+        }
+        context.dispatch(groups, 1, 1);
+    }
+}

@@ -1,0 +1,234 @@
+//! The shadow caster cull on the GPU, [`ShadowCullPass`]: the two-phase skeleton
+//! ([`TwoPhaseCull`]) specialised to the shadow casters and every light view of the frame
+//! (`shadow_cull.h`). [`CullResetPass::shadows`] zeroes each view's counts and bits; the
+//! early phase tests every caster against every light view of the frame in one dispatch and
+//! compacts each view's casters into its own list of indirect draws, which
+//! [`ShadowAtlasPass`](crate::passes::ShadowAtlasPass) draws with one indirect-count draw per view;
+//! for the sun's cascades (views flagged for occlusion) the early lists hold only what each
+//! kept last frame, a [`HiZBuildPass`](crate::passes::HiZBuildPass) reduces the cascades' square of
+//! the atlas into [`SHADOW_HIZ`], and [`ShadowCullPass`] late tests every caster in a cascade's frustum
+//! against its tile of that pyramid, drawing the newly visible with a second atlas pass. The
+//! other light views are decided in the early phase alone.
+//!
+//! The frustum test is the camera's on the same world boxes, with each view's planes as the
+//! host placed them ([`culling::ShadowViews`]), so a frustum-only view's bits
+//! ([`SHADOW_CASTER_BITS`]) equal the host's multi-view cull of that view bit for bit. A
+//! caster outside the camera's view is tested like any other: the light view decides.
+
+use std::sync::Arc;
+
+use render_graph::{
+    Binding, BindingKind, BufferDesc, BufferHandle, ExecuteContext, GpuDevice, PrepareContext, Registry, ShaderStage,
+};
+
+use super::camera::CULL_GROUP;
+use super::skeleton::{CullKind, CullPhase, CullResetPass, TwoPhaseCull};
+use super::view::{CullConstants, CullView};
+use crate::scene::{as_bytes, lock_scene, SharedScene, DRAW_COMMAND_BYTES, MAX_SHADOW_VIEWS};
+
+/// Each light view's caster draws of the early phase (**contract** name): view `v`'s list
+/// starts at command `v * region` (`region` = the scene's capacity), one
+/// `VkDrawIndexedIndirectCommand` per caster with `firstInstance` = its slot, in no
+/// particular order.
+pub const SHADOW_DRAWS: &str = "shadow_draws";
+
+/// The late phase's caster draws of the occlusion views (the sun's cascades, views below
+/// `MAX_CASCADES`), laid out as [`SHADOW_DRAWS`].
+pub const SHADOW_DRAWS_LATE: &str = "shadow_draws_late";
+
+/// Each light view's draw counts (**contract** name), `MAX_SHADOW_VIEWS` u32 per part: the
+/// early counts (u32 `v` is view `v`'s, the count buffer of its early indirect-count draw),
+/// the early triangles, the late counts (from u32 `2 * MAX_SHADOW_VIEWS`), the late
+/// triangles.
+pub const SHADOW_DRAW_COUNTS: &str = "shadow_draw_counts";
+
+/// The depth pyramid the late phase tests the cascades' casters against: R32_SFLOAT, full mip
+/// chain, built like `hiz_depth` from the square at `shadow_atlas`'s top-left corner that
+/// holds the cascades ([`shadow_pyramid_side`](crate::shadow_pyramid_side)).
+pub const SHADOW_HIZ: &str = "shadow_hiz";
+
+/// Each light view's caster bits by slot (**contract** name): view `v`'s bits are
+/// [`shadow_bits_words`]`(capacity)` u32 words from word `v * shadow_bits_words(capacity)`,
+/// bit `s % 32` of word `s / 32` set when the view keeps slot `s` (read as u64 words, the
+/// layout of [`culling::VisibilityBits`]).
+pub const SHADOW_CASTER_BITS: &str = "shadow_caster_bits";
+
+/// Bytes of [`SHADOW_DRAW_COUNTS`]: a count and a triangle total per view and phase.
+pub const SHADOW_DRAW_COUNT_BYTES: u64 = 4 * MAX_SHADOW_VIEWS as u64 * 4;
+
+/// u32 of [`SHADOW_DRAW_COUNTS`] where the late counts start.
+pub const SHADOW_LATE_COUNTS: u64 = 2 * MAX_SHADOW_VIEWS as u64;
+
+/// Most bytes the GPU's caster lists may take (`capacity * (views + MAX_CASCADES)` commands);
+/// a frame that would need more culls its casters on the host.
+pub const SHADOW_DRAWS_MAX_BYTES: u64 = 512 << 20;
+
+/// u32 words of one view's bits in [`SHADOW_CASTER_BITS`] for `capacity` slots (whole 64-bit
+/// words, one per workgroup of the cull).
+pub fn shadow_bits_words(capacity: u32) -> u32 {
+    capacity.div_ceil(64) * 2
+}
+
+/// Bytes of [`SHADOW_DRAWS`] for lists of `capacity` commands for `views` views (of
+/// [`SHADOW_DRAWS_LATE`] with `views` = `MAX_CASCADES`).
+pub fn shadow_draws_bytes(capacity: u32, views: u32) -> u64 {
+    u64::from(capacity.max(1)) * u64::from(views.max(1)) * DRAW_COMMAND_BYTES
+}
+
+impl CullResetPass {
+    /// The reset of the shadow cull: creates [`SHADOW_DRAW_COUNTS`] and [`SHADOW_CASTER_BITS`]
+    /// for `views` views (clamped to `MAX_SHADOW_VIEWS`) of `capacity` slots and zeroes them
+    /// each frame.
+    pub fn shadows(capacity: u32, views: u32) -> CullResetPass {
+        let views = views.clamp(1, MAX_SHADOW_VIEWS as u32);
+        let bits = u64::from(shadow_bits_words(capacity)) * 4 * u64::from(views);
+        let buffers = vec![(SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, true), (SHADOW_CASTER_BITS, bits, true)];
+        CullResetPass::new(CullResetPass::SHADOWS, buffers)
+    }
+}
+
+/// The shadow casters' cull: the [`CullKind`] of [`ShadowCullPass`].
+pub struct ShadowCull {
+    scene: SharedScene,
+    capacity: u32,
+    views: u32,
+    /// This frame's casters' slot bits, staged in `prepare` (the kind's first binding).
+    casters: Option<Binding>,
+}
+
+/// The shadow cull's own resources: the casters' slot bits (staged each frame), the phase's
+/// lists, the counts and the views' bits.
+pub struct ShadowCullHandles {
+    draws: BufferHandle,
+    counts: BufferHandle,
+    bits: BufferHandle,
+}
+
+/// One phase of the shadow caster cull (see the module docs): reads `object_transforms` and
+/// `object_records`, the casters' slot bits and the views (the light views of
+/// [`crate::ShadowFrame`], staged each frame) and last frame's [`SHADOW_CASTER_BITS`]; the
+/// early phase writes [`SHADOW_DRAWS`], the late one reads [`SHADOW_HIZ`] and writes
+/// [`SHADOW_DRAWS_LATE`]; both add to [`SHADOW_DRAW_COUNTS`] and write the bits of the views
+/// they decide.
+pub type ShadowCullPass = TwoPhaseCull<ShadowCull>;
+
+impl TwoPhaseCull<ShadowCull> {
+    /// Name of the early pass.
+    pub const NAME: &'static str = "shadow cull";
+    /// Name of the late pass.
+    pub const LATE_NAME: &'static str = "shadow cull late";
+
+    /// The early phase's cull of `scene`'s casters into lists for up to `views` views
+    /// (clamped to `MAX_SHADOW_VIEWS`), each with room for every slot of the scene.
+    pub fn new(device: &Arc<GpuDevice>, scene: SharedScene, views: u32) -> render_graph::Result<ShadowCullPass> {
+        ShadowCullPass::of_phase(device, scene, views, CullPhase::Early)
+    }
+
+    /// The late phase's cull (the cascades' occlusion) of the same casters.
+    pub fn late(device: &Arc<GpuDevice>, scene: SharedScene, views: u32) -> render_graph::Result<ShadowCullPass> {
+        ShadowCullPass::of_phase(device, scene, views, CullPhase::Late)
+    }
+
+    fn of_phase(
+        device: &Arc<GpuDevice>,
+        scene: SharedScene,
+        views: u32,
+        phase: CullPhase,
+    ) -> render_graph::Result<ShadowCullPass> {
+        let capacity = lock_scene(&scene).capacity();
+        let kind = ShadowCull { scene, capacity, views: views.clamp(1, MAX_SHADOW_VIEWS as u32), casters: None };
+        TwoPhaseCull::with_kind(device, kind, phase)
+    }
+}
+
+impl CullKind for ShadowCull {
+    type Handles = ShadowCullHandles;
+
+    const HISTORY: &'static str = SHADOW_CASTER_BITS;
+    const PYRAMID: &'static str = SHADOW_HIZ;
+
+    fn name(&self, phase: CullPhase) -> &'static str {
+        match phase {
+            CullPhase::Early => ShadowCullPass::NAME,
+            CullPhase::Late => ShadowCullPass::LATE_NAME,
+        }
+    }
+
+    fn shader(&self, phase: CullPhase) -> (&'static [u32], &'static [BindingKind]) {
+        const OWN: [BindingKind; 4] = [BindingKind::StorageBuffer; 4];
+        match phase {
+            CullPhase::Early => (shaders::SHADOW_CULL_EARLY_COMP.words(), &OWN),
+            CullPhase::Late => (shaders::SHADOW_CULL_LATE_COMP.words(), &OWN),
+        }
+    }
+
+    fn register(&mut self, phase: CullPhase, registry: &mut Registry<'_>) -> ShadowCullHandles {
+        const COMPUTE: ShaderStage = ShaderStage::Compute;
+        let (name, views) = match phase {
+            CullPhase::Early => (SHADOW_DRAWS, self.views),
+            CullPhase::Late => (SHADOW_DRAWS_LATE, ecs::MAX_CASCADES as u32),
+        };
+        let draws = registry.create_buffer(name, BufferDesc { size: shadow_draws_bytes(self.capacity, views) });
+        let counts = registry.buffer(SHADOW_DRAW_COUNTS);
+        let bits = registry.buffer(SHADOW_CASTER_BITS);
+        ShadowCullHandles {
+            draws: registry.write_storage_buffer(draws, COMPUTE),
+            counts: registry.read_write_storage_buffer(counts, COMPUTE),
+            bits: registry.read_write_storage_buffer(bits, COMPUTE),
+        }
+    }
+
+    fn prepare(
+        &mut self,
+        phase: CullPhase,
+        context: &mut PrepareContext<'_>,
+        views: &mut Vec<CullView>,
+    ) -> Option<CullConstants> {
+        self.casters = None;
+        let scene = lock_scene(&self.scene);
+        let shadows = scene.shadows();
+        let objects = scene.object_count().min(self.capacity);
+        let frame_views = shadows.cull_views();
+        let view_count = frame_views.len().min(self.views as usize);
+        let two_phase = frame_views[..view_count].iter().any(|view| view.flags & super::view::CULL_TWO_PHASE != 0);
+        if objects == 0 || view_count == 0 || (phase == CullPhase::Late && !two_phase) {
+            return None;
+        }
+        // Every slot the dispatch covers has its bit, clear past the host's words.
+        let words = shadows.caster_slot_words();
+        let caster_bytes = u64::from(objects.div_ceil(64)) * 8;
+        let staged = context.stage_with(caster_bytes, |bytes| {
+            let known = as_bytes(words);
+            let known = &known[..known.len().min(bytes.len())];
+            bytes[..known.len()].copy_from_slice(known);
+            bytes[known.len()..].fill(0);
+        });
+        match staged {
+            Ok(casters) => self.casters = Some(casters),
+            Err(error) => {
+                context.fail(error);
+                return None;
+            }
+        }
+        views.extend_from_slice(&frame_views[..view_count]);
+        Some(CullConstants {
+            item_count: objects,
+            words_per_view: shadow_bits_words(self.capacity),
+            region: self.capacity,
+            ..CullConstants::default()
+        })
+    }
+
+    fn bind(&self, handles: &ShadowCullHandles, bind: &mut dyn FnMut(Binding)) {
+        if let Some(casters) = self.casters {
+            bind(casters);
+        }
+        bind(Binding::Buffer(handles.draws));
+        bind(Binding::Buffer(handles.counts));
+        bind(Binding::Buffer(handles.bits));
+    }
+
+    fn dispatch(&self, _handles: &ShadowCullHandles, constants: &CullConstants, context: &mut ExecuteContext<'_>) {
+        context.dispatch(constants.item_count.div_ceil(CULL_GROUP), 1, 1);
+    }
+}

@@ -1,0 +1,241 @@
+//! What every two-phase cull tests against and is dispatched with: [`CullView`] (one view,
+//! the form a view's matrix takes on its way to the cull shaders) and [`CullConstants`].
+//! GLSL twins: `CullView` and `CullConstants` in `shaders/glsl/engine/cull_inputs.h`.
+
+use std::mem::{offset_of, size_of};
+
+use culling::cluster::{view_eye, ClusterMargins, ClusterSettings};
+use culling::shadow::LightView;
+use culling::{Frustum, MAX_PLANES};
+use glam::Mat4;
+use render_graph::vk;
+
+/// `flags` bit of [`CullView`]: test the frustum's planes (`CULL_FRUSTUM` in `config.h`).
+pub const CULL_FRUSTUM: u32 = 1;
+/// `flags` bit: test the depth pyramid in the late phase (`CULL_OCCLUSION`).
+pub const CULL_OCCLUSION: u32 = 2;
+/// `flags` bit: test meshopt's normal cone of meshlets against the eye (`CULL_CONE`; set
+/// only for perspective views).
+pub const CULL_CONE: u32 = 4;
+/// `flags` bit: cull the view in two phases (`CULL_TWO_PHASE`): the early phase draws what
+/// the view kept last frame, the late phase decides every item against the pyramid of that
+/// depth. Without it the early phase decides the view alone.
+pub const CULL_TWO_PHASE: u32 = 8;
+
+/// Relative raise of a box's nearest depth before the occlusion comparison, for the `f32`
+/// rounding of the projection (the CPU occlusion test's margin).
+pub const DEPTH_MARGIN: f32 = 4.0e-6;
+/// Footprint widening in texels, for the same rounding.
+pub const FOOTPRINT_MARGIN: f32 = 1.0e-2;
+
+/// One view as the cull shaders test it: the camera ([`CullView::camera`]), a light view
+/// ([`CullView::light`]), the camera for meshlets ([`CullView::cluster`]).
+///
+/// GLSL twin: `CullView` in `shaders/glsl/engine/cull_inputs.h` (std430, 224 bytes; checked by
+/// `renderer/tests/shader_layouts.rs`). The planes are the Visibility stage's own
+/// ([`Frustum::from_view_projection`], or a light view's), so the GPU's frustum bits equal the
+/// CPU kernels' on the same boxes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CullView {
+    /// World to the view's clip space, column-major (glam conventions, reversed-Z).
+    pub view_projection: [[f32; 4]; 4],
+    /// Inward unit planes `(n, d)`; the first `plane_count` are used.
+    pub planes: [[f32; 4]; MAX_PLANES],
+    /// The eye of a perspective view (`w` 1), zero otherwise.
+    pub eye: [f32; 4],
+    /// The view's rectangle of the depth pyramid in texels of mip 0: left, top, width,
+    /// height.
+    pub pyramid: [f32; 4],
+    /// Planes in use (5 for an infinite far plane, 6 otherwise).
+    pub plane_count: u32,
+    /// [`CULL_FRUSTUM`] | [`CULL_OCCLUSION`] | [`CULL_CONE`] | [`CULL_TWO_PHASE`].
+    pub flags: u32,
+    /// Mips of the pyramid the rectangle spans.
+    pub pyramid_mips: u32,
+    /// std430 padding.
+    pub padding: u32,
+    /// [`DEPTH_MARGIN`] (or [`ClusterMargins::depth`]).
+    pub depth_margin: f32,
+    /// [`FOOTPRINT_MARGIN`] (or [`ClusterMargins::footprint`]).
+    pub footprint_margin: f32,
+    /// [`ClusterMargins::bounds`] (meshlets only).
+    pub bounds_margin: f32,
+    /// [`ClusterMargins::cone`] (meshlets only).
+    pub cone_margin: f32,
+}
+
+const _: () = {
+    assert!(size_of::<CullView>() == 224, "CullView must match its std430 twin in cull_inputs.h");
+    assert!(offset_of!(CullView, planes) == 64);
+    assert!(offset_of!(CullView, eye) == 160);
+    assert!(offset_of!(CullView, pyramid) == 176);
+    assert!(offset_of!(CullView, plane_count) == 192);
+    assert!(offset_of!(CullView, flags) == 196);
+    assert!(offset_of!(CullView, pyramid_mips) == 200);
+    assert!(offset_of!(CullView, depth_margin) == 208);
+    assert!(offset_of!(CullView, cone_margin) == 220);
+};
+
+impl CullView {
+    /// A view of `view_projection` with `frustum`'s planes. `trusted`: the planes can be
+    /// tested (a view that cannot be trusted tests nothing and keeps everything, as the
+    /// host's cull does); `frustum` and `occlusion`: the tests asked for; the pyramid is the
+    /// rectangle `[left, top, width, height]` of a pyramid, `mips` of its mips.
+    fn new(
+        view_projection: Mat4,
+        frustum: &Frustum,
+        trusted: bool,
+        tests: [bool; 2],
+        pyramid: ([f32; 4], u32),
+    ) -> Self {
+        let [test_frustum, test_occlusion] = tests;
+        CullView {
+            view_projection: view_projection.to_cols_array_2d(),
+            planes: frustum.plane_array(),
+            plane_count: frustum.planes().len() as u32,
+            flags: u32::from(trusted && test_frustum) * CULL_FRUSTUM
+                | u32::from(trusted && test_occlusion) * CULL_OCCLUSION,
+            pyramid: pyramid.0,
+            pyramid_mips: pyramid.1,
+            depth_margin: DEPTH_MARGIN,
+            footprint_margin: FOOTPRINT_MARGIN,
+            ..CullView::default()
+        }
+    }
+
+    /// The camera's view for the object cull, in two phases: `view_projection`'s frustum
+    /// (when `frustum` is on) and, with `occlusion`, the whole pyramid of the depth prepass
+    /// (`hiz_size` texels, a full mip chain). A frustum that is not finite tests nothing.
+    pub fn camera(view_projection: Mat4, hiz_size: vk::Extent2D, frustum: bool, occlusion: bool) -> CullView {
+        let planes = Frustum::from_view_projection(view_projection);
+        let rectangle = [0.0, 0.0, hiz_size.width as f32, hiz_size.height as f32];
+        let pyramid = (rectangle, render_graph::full_mip_chain(hiz_size));
+        let mut view = CullView::new(view_projection, &planes, planes.is_finite(), [frustum, occlusion], pyramid);
+        view.flags |= CULL_TWO_PHASE;
+        view
+    }
+
+    /// A light view: its planes (every caster kept when `cull` is false or the view is not
+    /// finite) and, with `occlusion` (the sun's cascades), its tile of a pyramid of
+    /// `pyramid_mips` mips, in two phases; other light views are decided in one.
+    pub fn light(view: &LightView, cull: bool, occlusion: bool, pyramid_mips: u32) -> CullView {
+        let tile = view.tile;
+        // A tile's mips end at its 1x1 level (a power-of-two side, aligned to it).
+        let tile_mips = (32 - tile.size.max(1).leading_zeros()).min(pyramid_mips);
+        let rectangle = [tile.x as f32, tile.y as f32, tile.size as f32, tile.size as f32];
+        let trusted = cull && view.frustum.is_finite() && view.view_projection.is_finite();
+        let tests = [true, occlusion];
+        let mut cull_view = CullView::new(view.view_projection, &view.frustum, trusted, tests, (rectangle, tile_mips));
+        if cull_view.flags & CULL_OCCLUSION != 0 {
+            cull_view.flags |= CULL_TWO_PHASE;
+        }
+        cull_view
+    }
+
+    /// The camera's view for the meshlet cull: as [`CullView::camera`] with `settings`' tests,
+    /// the eye of a perspective view for the cone test (an orthographic one has none) and
+    /// the meshlet margins of [`ClusterMargins::GPU`].
+    pub fn cluster(view_projection: Mat4, hiz_size: vk::Extent2D, settings: ClusterSettings) -> CullView {
+        let mut view = CullView::camera(view_projection, hiz_size, settings.frustum, settings.occlusion);
+        let eye = view_eye(&view_projection);
+        view.eye = eye.map_or([0.0; 4], |eye| [eye.x, eye.y, eye.z, 1.0]);
+        let trusted = Frustum::from_view_projection(view_projection).is_finite();
+        if settings.cone && eye.is_some() && trusted {
+            view.flags |= CULL_CONE;
+        }
+        let margins = ClusterMargins::GPU;
+        view.depth_margin = margins.depth;
+        view.footprint_margin = margins.footprint;
+        view.bounds_margin = margins.bounds;
+        view.cone_margin = margins.cone;
+        view
+    }
+}
+
+/// The push constants of every cull dispatch (`CullConstants` in `cull_inputs.h`, 32 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CullConstants {
+    /// Items to test: object slots, or (object, meshlet) pairs.
+    pub item_count: u32,
+    /// Views staged for the dispatch.
+    pub view_count: u32,
+    /// u32 words of each view's bits and history.
+    pub words_per_view: u32,
+    /// Commands each view's list has room for (shadow views).
+    pub region: u32,
+    /// The object cull draws only objects from this slot on (cluster culling draws the ones
+    /// below it meshlet by meshlet).
+    pub draw_from: u32,
+    /// Pairs that are meshlets (the survivor pass counts them once).
+    pub meshlet_pairs: u32,
+    /// Objects the cluster tables cover.
+    pub object_count: u32,
+    /// Padding to 32 bytes.
+    pub padding: u32,
+}
+
+const _: () = assert!(size_of::<CullConstants>() == 32, "CullConstants must match cull_inputs.h");
+
+impl CullConstants {
+    /// The constants as push-constant words, in field order.
+    pub fn words(&self) -> [u32; 8] {
+        [
+            self.item_count,
+            self.view_count,
+            self.words_per_view,
+            self.region,
+            self.draw_from,
+            self.meshlet_pairs,
+            self.object_count,
+            self.padding,
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::Vec3;
+
+    fn camera_matrix() -> Mat4 {
+        let view = Mat4::look_at_rh(Vec3::new(0.0, 2.0, 8.0), Vec3::ZERO, Vec3::Y);
+        Mat4::perspective_infinite_reverse_rh(1.0, 16.0 / 9.0, 0.1) * view
+    }
+
+    #[test]
+    fn the_camera_is_culled_in_two_phases_against_the_whole_pyramid() {
+        let extent = vk::Extent2D { width: 640, height: 360 };
+        let view = CullView::camera(camera_matrix(), extent, true, true);
+        assert_eq!(view.flags, CULL_FRUSTUM | CULL_OCCLUSION | CULL_TWO_PHASE);
+        assert_eq!(view.pyramid, [0.0, 0.0, 640.0, 360.0]);
+        assert_eq!(view.pyramid_mips, render_graph::full_mip_chain(extent));
+        assert_eq!(view.plane_count, 5, "an infinite far plane gives five planes");
+        let off = CullView::camera(camera_matrix(), extent, true, false);
+        assert_eq!(off.flags, CULL_FRUSTUM | CULL_TWO_PHASE, "occlusion off keeps the two phases");
+    }
+
+    #[test]
+    fn a_view_that_cannot_be_trusted_tests_nothing() {
+        let extent = vk::Extent2D { width: 64, height: 64 };
+        let nan = Mat4::from_cols_array(&[f32::NAN; 16]);
+        let view = CullView::camera(nan, extent, true, true);
+        assert_eq!(view.flags, CULL_TWO_PHASE, "no frustum, no occlusion: every object kept");
+        let cluster = CullView::cluster(nan, extent, ClusterSettings::default());
+        assert_eq!(cluster.flags & (CULL_FRUSTUM | CULL_OCCLUSION | CULL_CONE), 0);
+    }
+
+    #[test]
+    fn a_perspective_cluster_view_has_its_eye_and_cone_test() {
+        let extent = vk::Extent2D { width: 64, height: 64 };
+        let view = CullView::cluster(camera_matrix(), extent, ClusterSettings::default());
+        assert!(view.flags & CULL_CONE != 0);
+        let eye = Vec3::new(view.eye[0], view.eye[1], view.eye[2]);
+        assert!((eye - Vec3::new(0.0, 2.0, 8.0)).length() < 1e-3, "{eye}");
+        assert_eq!(view.eye[3], 1.0);
+        let orthographic = Mat4::orthographic_rh(-4.0, 4.0, -4.0, 4.0, 50.0, 0.1);
+        let flat = CullView::cluster(orthographic, extent, ClusterSettings::default());
+        assert_eq!(flat.flags & CULL_CONE, 0, "an orthographic view has no eye");
+    }
+}
