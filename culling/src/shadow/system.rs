@@ -7,7 +7,7 @@ use ecs::{
 };
 use glam::{Mat4, Vec3};
 use runtime::hecs::{Entity, World};
-use runtime::{Stage, System, SystemContext};
+use runtime::{Columns, Frame, Res, ResMut, Stage, System};
 
 use super::views::{
     cascade_slice, cascade_view_projection, cube_face_view_projection, spot_view_projection, AtlasAllocator, AtlasTile,
@@ -22,6 +22,18 @@ use crate::visibility::{Visibility, VISIBILITY_SYSTEM};
 
 /// Name of [`shadow_views_system`].
 pub const SHADOW_VIEWS_SYSTEM: &str = "culling::shadow_views";
+
+/// What [`shadow_views_system`] reads of the world: the lights and their poses.
+type LightAccess = (
+    Option<&'static DirectionalLight>,
+    Option<&'static SpotLight>,
+    Option<&'static PointLight>,
+    Option<&'static Transform>,
+    Option<&'static WorldTransform>,
+);
+
+/// The world as the shadow views see it: the columns of [`LightAccess`].
+type LightColumns<'a> = Columns<'a, LightAccess>;
 
 /// Most local lights (spot and point, shadowed or not) the frame lights with; the nearest
 /// to the camera win.
@@ -288,6 +300,17 @@ impl ShadowViews {
         visibility: &Visibility,
         settings: &ShadowSettings,
     ) {
+        self.update_in(&Columns::whole(world), camera, visibility, settings);
+    }
+
+    /// [`update`](Self::update) over the system's columns.
+    fn update_in(
+        &mut self,
+        world: &LightColumns<'_>,
+        camera: Option<&ResolvedView>,
+        visibility: &Visibility,
+        settings: &ShadowSettings,
+    ) {
         runtime::profile_zone!("shadow views");
         self.views.clear();
         self.lights.clear();
@@ -371,7 +394,7 @@ impl ShadowViews {
         }
     }
 
-    fn gather_local_lights(&mut self, world: &World, camera: Option<&ResolvedView>) {
+    fn gather_local_lights(&mut self, world: &LightColumns<'_>, camera: Option<&ResolvedView>) {
         self.candidates.clear();
         let camera_frustum = camera.map(|view| Frustum::from_view_projection(view.view_projection));
         let eye = camera.map_or(Vec3::ZERO, |view| view.position);
@@ -556,7 +579,7 @@ fn pose_of(world_transform: Option<&WorldTransform>, transform: Option<&Transfor
 }
 
 /// The world's sun: the directional light with the lowest entity id.
-fn find_sun(world: &World) -> Option<(Entity, DirectionalLight, Mat4)> {
+fn find_sun(world: &LightColumns<'_>) -> Option<(Entity, DirectionalLight, Mat4)> {
     world
         .query::<(Entity, &DirectionalLight, Option<&WorldTransform>, Option<&Transform>)>()
         .iter()
@@ -587,23 +610,17 @@ fn caster_reach(bounds: &AabbSoa, direction: Vec3) -> f32 {
 /// view and the [`Visibility`] resource's casters; runs in [`Stage::Visibility`] after
 /// [`VISIBILITY_SYSTEM`].
 pub fn shadow_views_system() -> System {
-    System::new(SHADOW_VIEWS_SYSTEM, |ctx: &mut SystemContext<'_>| {
-        let settings = *ctx.resource::<ShadowSettings>();
-        let camera = ctx.frame_value::<ResolvedView>().map(|view| *view);
-        let visibility = ctx.resource::<Visibility>();
-        let mut shadows = ctx.resource_mut::<ShadowViews>();
-        shadows.update(ctx.world_unchecked(), camera.as_ref(), &visibility, &settings);
+    type Params = (
+        LightColumns<'static>,
+        Res<'static, ShadowSettings>,
+        Option<Frame<'static, ResolvedView>>,
+        Res<'static, Visibility>,
+        ResMut<'static, ShadowViews>,
+    );
+    System::with_params::<Params>(SHADOW_VIEWS_SYSTEM, |_, (world, settings, camera, visibility, mut shadows)| {
+        shadows.update_in(&world, camera.as_deref(), &visibility, &settings);
     })
     .after(VISIBILITY_SYSTEM)
-    .reads::<DirectionalLight>()
-    .reads::<SpotLight>()
-    .reads::<PointLight>()
-    .reads::<Transform>()
-    .reads::<WorldTransform>()
-    .reads_resource::<ShadowSettings>()
-    .reads_resource::<Visibility>()
-    .reads_frame::<ResolvedView>()
-    .writes_resource::<ShadowViews>()
 }
 
 /// Adds [`ShadowViews`] and [`shadow_views_system`] to `app` (once).

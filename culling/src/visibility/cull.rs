@@ -14,13 +14,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldTransform};
 use glam::{Mat4, Vec3};
-use runtime::hecs::{ArchetypeColumn, World};
+use runtime::hecs::ArchetypeColumn;
 
 use super::answer::{ObjectDraw, Visibility, EMPTY_BOX};
 use super::cache::{CachedBounds, Verdict};
 use super::changes::{ChangeRun, SlotChanges};
 use super::segments::Segment;
 use super::slots::SlotWork;
+use super::system::CullColumns;
 use crate::bits::BITS_PER_WORD;
 use crate::kernels::Kernel;
 use crate::prefetch::prefetch_entry;
@@ -29,7 +30,7 @@ use crate::view::ViewCullContext;
 
 /// What the pass decides per view, the same for every job.
 pub(crate) struct PassInputs<'a> {
-    pub world: &'a World,
+    pub world: &'a CullColumns<'a>,
     pub segments: &'a [Segment],
     pub view: &'a ViewCullContext,
     pub kernel: Kernel,
@@ -189,7 +190,7 @@ impl PassTotals {
 }
 
 /// The columns of one archetype the pass reads, borrowed once per segment and job.
-struct Columns<'w> {
+struct SegmentColumns<'w> {
     meshes: ArchetypeColumn<'w, Mesh>,
     world: Option<ArchetypeColumn<'w, WorldTransform>>,
     local: Option<ArchetypeColumn<'w, Transform>>,
@@ -201,19 +202,18 @@ struct Columns<'w> {
     occluded_tag: bool,
 }
 
-impl<'w> Columns<'w> {
-    fn of(world: &'w World, segment: &Segment) -> Columns<'w> {
+impl<'w> SegmentColumns<'w> {
+    fn of(world: &CullColumns<'w>, segment: &Segment) -> SegmentColumns<'w> {
         let archetype = world
-            .archetypes()
-            .nth(segment.archetype)
+            .archetype(segment.archetype)
             .expect("segments are listed from this frame's world, which cannot change under &World");
-        Columns {
-            meshes: archetype.get::<&Mesh>().expect("segments list only archetypes holding a Mesh"),
-            world: archetype.get::<&WorldTransform>(),
-            local: archetype.get::<&Transform>(),
-            shown: archetype.get::<&Visible>(),
-            poses: archetype.get::<&SkinnedPose>(),
-            lods: archetype.get::<&Lod>(),
+        SegmentColumns {
+            meshes: archetype.column::<Mesh>().expect("segments list only archetypes holding a Mesh"),
+            world: archetype.column::<WorldTransform>(),
+            local: archetype.column::<Transform>(),
+            shown: archetype.column::<Visible>(),
+            poses: archetype.column::<SkinnedPose>(),
+            lods: archetype.column::<Lod>(),
             caster: archetype.has::<ShadowCaster>(),
             tagged: archetype.has::<ecs::Culled>(),
             occluded_tag: archetype.has::<ecs::Occluded>(),
@@ -229,7 +229,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
     // The segment holding the range's first object.
     let mut segment_index = segments.partition_point(|segment| segment.start + segment.len <= range.start);
     let mut segment = segments[segment_index];
-    let mut columns = Columns::of(inputs.world, &segment);
+    let mut columns = SegmentColumns::of(inputs.world, &segment);
     let mut block = AabbBlock::new();
     let mut local = LocalTotals::default();
     let mut changes = ChangeRun::new(outputs.changes);
@@ -244,7 +244,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
     // Per object of the word: its flags but `Visible`, which the culls add at the end.
     let mut flags = [0u8; BITS_PER_WORD];
     // The flags every object of the segment has, and those its drawable ones add.
-    let segment_flags = |columns: &Columns<'_>| {
+    let segment_flags = |columns: &SegmentColumns<'_>| {
         let flag = |on: bool, kind: SlotFlag| u8::from(on) << kind as u8;
         let common = flag(columns.caster, SlotFlag::Caster)
             | flag(columns.tagged, SlotFlag::CulledTag)
@@ -262,7 +262,7 @@ pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, tota
             while index >= segment.start + segment.len {
                 segment_index += 1;
                 segment = segments[segment_index];
-                columns = Columns::of(inputs.world, &segment);
+                columns = SegmentColumns::of(inputs.world, &segment);
                 (common_flags, drawable_flags) = segment_flags(&columns);
             }
             let row = index - segment.start;
@@ -462,7 +462,7 @@ pub(crate) fn is_finite_object(model: &Mat4, center: Vec3, half: Vec3) -> bool {
 /// A drawable object's world matrix, local box (posed for a posed skinned mesh) and mesh;
 /// `None` when the object is not drawable.
 #[inline(always)]
-fn source_of<'c>(columns: &'c Columns<'_>, row: usize) -> Option<(Mat4, Aabb, &'c Mesh)> {
+fn source_of<'c>(columns: &'c SegmentColumns<'_>, row: usize) -> Option<(Mat4, Aabb, &'c Mesh)> {
     let mesh = &columns.meshes[row];
     let shown = columns.shown.as_ref().is_none_or(|shown| shown[row].0);
     if !(shown && mesh.is_drawable()) {
@@ -486,7 +486,7 @@ fn source_of<'c>(columns: &'c Columns<'_>, row: usize) -> Option<(Mat4, Aabb, &'
 #[inline(always)]
 fn draw_of(
     inputs: &PassInputs<'_>,
-    columns: &Columns<'_>,
+    columns: &SegmentColumns<'_>,
     row: usize,
     mesh: &Mesh,
     center: impl FnOnce() -> Vec3,

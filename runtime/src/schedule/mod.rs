@@ -42,9 +42,11 @@
 //! ([`ScheduleError::OrderCycle`]), as is a name no system of the stage has.
 
 mod access;
+mod columns;
 mod commands;
 mod order;
 mod parallel;
+mod params;
 mod query;
 mod system;
 mod typed;
@@ -61,7 +63,9 @@ use crate::jobs;
 use crate::profiling::ZoneSite;
 use crate::resources::Resources;
 
+pub use columns::{ArchetypeColumns, Columns, EntityColumns};
 pub use commands::{CommandReport, Commands};
+pub use params::{ExclusiveParam, Frame, Publish, SystemParam};
 pub use query::QueryAccess;
 pub use system::{ExclusiveContext, System, SystemContext};
 pub use typed::{QuerySet, SystemQuery};

@@ -314,8 +314,9 @@ impl std::fmt::Debug for System {
 /// [`query_one`](Self::query_one), [`get`](Self::get), [`get_mut`](Self::get_mut) — which
 /// compare what they borrow with what the system declared and panic, naming the system and the
 /// component, on an undeclared access (in every build), before hecs could report a borrow
-/// clash or two systems could race. [`world_unchecked`](Self::world_unchecked) is for engine
-/// code that walks archetype columns; its accesses must still be declared.
+/// clash or two systems could race. Engine code that walks archetype columns receives a
+/// [`Columns`](crate::Columns) view instead, checked the same way (see
+/// [`System::with_params`]).
 pub struct SystemContext<'a> {
     pub(crate) world: &'a World,
     pub(crate) changes: &'a Changes,
@@ -388,8 +389,7 @@ impl<'a> SystemContext<'a> {
     }
 
     /// The change log (see [`crate::changes`]): what was lent mutably since a reader last
-    /// looked. Engine code that writes through [`world_unchecked`](Self::world_unchecked)
-    /// records its writes here.
+    /// looked.
     pub fn changes(&self) -> &'a Changes {
         self.changes
     }
@@ -397,13 +397,6 @@ impl<'a> SystemContext<'a> {
     /// Whether `entity` exists.
     pub fn contains(&self, entity: Entity) -> bool {
         self.world.contains(entity)
-    }
-
-    /// The world without access checks, for engine code that reads archetype columns
-    /// directly. Everything reached through it must still be declared: the scheduler runs
-    /// systems in parallel on the strength of the declarations.
-    pub fn world_unchecked(&self) -> &'a World {
-        self.world
     }
 
     /// Shared borrow of resource `T`.

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 
 use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldTransform};
 use glam::Mat4;
-use runtime::hecs::{Entity, World};
+use runtime::hecs::Entity;
 
 use super::flags::{FlagWriter, DENSE_REFRESH};
 use super::plan::RefreshPlan;
@@ -22,6 +22,7 @@ use crate::visibility::cull::{is_finite_object, run_range, PassInputs, PassOutpu
 use crate::visibility::holds::LodHold;
 use crate::visibility::segments::GRAIN;
 use crate::visibility::slots::SlotWork;
+use crate::visibility::system::CullColumns;
 
 /// Scratch of [`refresh`]: per slot word, the slots the archetype refresh wrote (all zero
 /// between frames), and the words with any; the single entities to refresh, each once, and
@@ -212,7 +213,7 @@ struct SlotEntries<'a> {
 /// # Safety
 /// As [`read_unborrowed`]: no one writes the entity's components meanwhile.
 unsafe fn refresh_entity_into(
-    world: &World,
+    world: &CullColumns<'_>,
     entity: Entity,
     entries: SlotEntries<'_>,
     view: Option<&PassInputs<'_>>,
@@ -296,7 +297,7 @@ unsafe fn refresh_entity_into(
 /// match its archetype. A failure is a write the change log did not see, which would be a
 /// stale box (false-hidden) in a release build. Skipped above 50k objects to bound its cost.
 #[cfg(debug_assertions)]
-fn check_nothing_missed(world: &World, visibility: &Visibility) {
+fn check_nothing_missed(world: &CullColumns<'_>, visibility: &Visibility) {
     if visibility.len() > 50_000 {
         return;
     }

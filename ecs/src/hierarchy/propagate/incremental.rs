@@ -17,14 +17,14 @@ use std::any::TypeId;
 use std::sync::atomic::Ordering;
 
 use glam::Mat4;
-use hecs::{Entity, World};
+use hecs::Entity;
 use runtime::changes::{ChangeCursor, ChangedSince, Changes};
 use runtime::jobs::parallel_for_chunks;
 use runtime::Commands;
 
 use super::{
-    is_node_archetype, same_bits, same_float_bits, ArchetypeRun, HierarchyReport, Link, NodeInput, PassKind,
-    Propagator, GRAIN, NONE,
+    is_node_archetype, same_bits, same_float_bits, ArchetypeRun, HierarchyColumns, HierarchyReport, Link, NodeInput,
+    PassKind, Propagator, GRAIN, NONE,
 };
 use crate::hierarchy::Parent;
 use crate::transform::{Transform, WorldTransform};
@@ -90,11 +90,12 @@ impl Propagator {
     /// recomputes only the moved nodes and their descendants when only `Transform` values
     /// may have changed, and runs the full pass otherwise (see
     /// [`hierarchy_system`](crate::hierarchy::hierarchy_system)). Records the
-    /// `WorldTransform`s it wrote in `changes`; structural fixes go to `commands`. The result
-    /// is bit-identical to a full pass over the same world.
+    /// `WorldTransform`s it wrote through `world`, the system's view (whose log is `changes`);
+    /// structural fixes go to `commands`. The result is bit-identical to a full pass over the
+    /// same world.
     pub fn run_tracked(
         &mut self,
-        world: &World,
+        world: &HierarchyColumns<'_>,
         changes: &Changes,
         commands: &mut Commands<'_>,
         report: &mut HierarchyReport,
@@ -111,19 +112,19 @@ impl Propagator {
             return;
         }
         if value_changes_only {
-            if let Some(updated) = self.propagate_changes(world, changes) {
+            if let Some(updated) = self.propagate_changes(world) {
                 report.last_pass = PassKind::Incremental;
                 report.updated = updated;
                 return;
             }
         }
         self.full_pass(world, commands, report);
-        self.record_full_pass(changes);
+        self.record_full_pass(world);
     }
 
     /// The incremental pass; returns how many matrices it recomputed, or `None` when the
     /// frame needs the full pass (too many candidates, a changed `Parent`, rows that moved).
-    fn propagate_changes(&mut self, world: &World, changes: &Changes) -> Option<usize> {
+    fn propagate_changes(&mut self, world: &HierarchyColumns<'_>) -> Option<usize> {
         runtime::profile_zone!("hierarchy incremental");
         // Rows as at the last full pass; else (entities moved between archetypes, as the
         // Visibility stage's tags do, with the same nodes) nodes are found by entity id.
@@ -154,9 +155,9 @@ impl Propagator {
         self.list_moved_subtrees();
         self.compute_moved(world);
         if rows_match {
-            self.write_moved(world, changes);
+            self.write_moved(world);
         } else {
-            self.write_moved_by_entity(world, changes);
+            self.write_moved_by_entity(world);
         }
         Some(self.tracking.moved.nodes.len())
     }
@@ -164,7 +165,7 @@ impl Propagator {
     /// Whether the nodes are those of the last full pass, wherever their rows are now: as
     /// many rows in node archetypes, each with a `WorldTransform` column (no node came or
     /// went: the caller saw no structural entry).
-    fn same_nodes(&self, world: &World) -> bool {
+    fn same_nodes(&self, world: &HierarchyColumns<'_>) -> bool {
         let mut rows = 0usize;
         for archetype in world.archetypes().filter(|archetype| is_node_archetype(archetype)) {
             if !archetype.has::<WorldTransform>() {
@@ -178,15 +179,15 @@ impl Propagator {
     /// [`Propagator::find_moved`] for rows that moved since the last full pass: each row of a
     /// written archetype is found through its entity id. `false` when an id is not a node of
     /// the last full pass, or a `Parent` changed.
-    fn find_moved_by_id(&mut self, world: &World) -> bool {
+    fn find_moved_by_id(&mut self, world: &HierarchyColumns<'_>) -> bool {
         let Propagator { inputs, node_of_id, tracking, .. } = self;
         tracking.dirty.clear();
         for (position, archetype) in world.archetypes().enumerate() {
-            if !is_node_archetype(archetype) || tracking.inputs.archetypes.binary_search(&(position as u32)).is_err() {
+            if !is_node_archetype(&archetype) || tracking.inputs.archetypes.binary_search(&(position as u32)).is_err() {
                 continue;
             }
-            let transforms = archetype.get::<&Transform>().expect("node archetypes have a Transform column");
-            let parents = archetype.get::<&Parent>();
+            let transforms = archetype.column::<Transform>().expect("node archetypes have a Transform column");
+            let parents = archetype.column::<Parent>();
             for (row, &id) in archetype.ids().iter().enumerate() {
                 let node = node_of_id.get(id as usize).map_or(NONE, |node| node.load(Ordering::Relaxed)) as usize;
                 let Some(input) = inputs.get_mut(node).filter(|input| input.entity.id() == id) else {
@@ -206,25 +207,25 @@ impl Propagator {
 
     /// [`Propagator::write_moved`] for rows that moved since the last full pass: each matrix
     /// is stored through its entity (the moved set is small: at most a share of the nodes).
-    fn write_moved_by_entity(&mut self, world: &World, changes: &Changes) {
+    fn write_moved_by_entity(&mut self, world: &HierarchyColumns<'_>) {
         runtime::profile_zone!("hierarchy write moved by entity");
         let moved = &self.tracking.moved;
         for (&entity, matrix) in moved.entities.iter().zip(&moved.worlds) {
-            if let Ok(mut stored) = world.get::<&mut WorldTransform>(entity) {
+            if let Ok(mut stored) = world.get_mut::<WorldTransform>(entity) {
                 if !same_bits(&stored.0, matrix) {
                     stored.0 = *matrix;
                 }
             }
         }
-        changes.record_entity_writes(TypeId::of::<WorldTransform>(), &moved.entities);
+        world.record_entity_writes::<WorldTransform>(&moved.entities);
     }
 
     /// Whether the node archetypes are those of the last full pass, with as many rows, and
     /// all have a `WorldTransform` column (so every parent's matrix can be read).
-    fn runs_match(&self, world: &World) -> bool {
+    fn runs_match(&self, world: &HierarchyColumns<'_>) -> bool {
         let mut runs = self.runs.iter();
         for (position, archetype) in world.archetypes().enumerate() {
-            if !is_node_archetype(archetype) {
+            if !is_node_archetype(&archetype) {
                 continue;
             }
             match runs.next() {
@@ -241,7 +242,7 @@ impl Propagator {
 
     /// Fills `dirty` with the candidates whose `Transform` bits changed (updating their
     /// inputs); `false` when a candidate's `Parent` changed or a candidate is unknown.
-    fn find_moved(&mut self, world: &World) -> bool {
+    fn find_moved(&mut self, world: &HierarchyColumns<'_>) -> bool {
         let Propagator { inputs, runs, tracking, .. } = self;
         tracking.dirty.clear();
         let archetypes = world.archetypes().filter(|archetype| is_node_archetype(archetype));
@@ -249,8 +250,8 @@ impl Propagator {
             if tracking.inputs.archetypes.binary_search(&run.archetype).is_err() {
                 continue;
             }
-            let transforms = archetype.get::<&Transform>().expect("node archetypes have a Transform column");
-            let parents = archetype.get::<&Parent>();
+            let transforms = archetype.column::<Transform>().expect("node archetypes have a Transform column");
+            let parents = archetype.column::<Parent>();
             let start = run.start as usize;
             for (row, input) in inputs[start..start + run.len as usize].iter_mut().enumerate() {
                 if parents.as_ref().map(|parents| parents[row].0) != input.parent {
@@ -266,7 +267,7 @@ impl Propagator {
     }
 
     /// The single-entity candidates of [`Propagator::find_moved`] (by id, whatever the rows).
-    fn find_moved_entities(&mut self, world: &World) -> bool {
+    fn find_moved_entities(&mut self, world: &HierarchyColumns<'_>) -> bool {
         let Propagator { inputs, node_of_id, tracking, .. } = self;
         for &entity in &tracking.inputs.entities {
             let Ok(entity_ref) = world.entity(entity) else {
@@ -275,7 +276,7 @@ impl Propagator {
             };
             let known = node_of_id.get(entity.id() as usize).map(|node| node.load(Ordering::Relaxed) as usize);
             let node = known.filter(|&node| inputs.get(node).is_some_and(|input| input.entity == entity));
-            let (node, local) = match (node, entity_ref.get::<&Transform>()) {
+            let (node, local) = match (node, entity_ref.get::<Transform>()) {
                 (Some(node), Some(local)) => (node, local),
                 // Not a node at the last full pass, nor now: nothing to place.
                 (None, None) => continue,
@@ -283,7 +284,7 @@ impl Propagator {
                 _ => return false,
             };
             let input = &mut inputs[node];
-            if entity_ref.get::<&Parent>().map(|parent| parent.0) != input.parent {
+            if entity_ref.get::<Parent>().map(|parent| parent.0) != input.parent {
                 return false;
             }
             if !same_transform(&local, &input.local) {
@@ -366,7 +367,7 @@ impl Propagator {
     /// Computes the world matrix of every listed node with the same operations as the full
     /// pass (`parent world * local.to_matrix()`), so the bits are the same. Subtrees are
     /// independent, so the list is split between subtrees across the job system.
-    fn compute_moved(&mut self, world: &World) {
+    fn compute_moved(&mut self, world: &HierarchyColumns<'_>) {
         runtime::profile_zone!("hierarchy moved matrices");
         let Propagator { inputs, links, tracking, .. } = self;
         let moved = &mut tracking.moved;
@@ -382,7 +383,7 @@ impl Propagator {
     /// once (more runs take more passes over the list), and records the recomputed entities'
     /// `WorldTransform` writes in `changes` (all of them: one that kept its bits is a harmless
     /// extra for a reader).
-    fn write_moved(&mut self, world: &World, changes: &Changes) {
+    fn write_moved(&mut self, world: &HierarchyColumns<'_>) {
         runtime::profile_zone!("hierarchy write moved");
         let Propagator { runs, tracking, .. } = self;
         let moved = &mut tracking.moved;
@@ -396,7 +397,7 @@ impl Propagator {
             for ((column, rows), archetype) in
                 columns.iter_mut().zip(&mut rows).zip(archetypes.by_ref().take(pass_runs.len()))
             {
-                *column = archetype.get::<&mut WorldTransform>();
+                *column = archetype.column_mut::<WorldTransform>();
                 *rows = column.as_mut().map(|column| SharedRows::new(column));
             }
             let (nodes, worlds) = (&moved.nodes, &moved.worlds);
@@ -427,7 +428,7 @@ impl Propagator {
             });
             drop(columns);
         }
-        changes.record_entity_writes(TypeId::of::<WorldTransform>(), &moved.entities);
+        world.record_entity_writes::<WorldTransform>(&moved.entities);
     }
 }
 
@@ -515,7 +516,7 @@ impl SharedRows {
 
 /// What [`compute_range`] reads.
 struct ListInputs<'a> {
-    world: &'a World,
+    world: &'a HierarchyColumns<'a>,
     inputs: &'a [NodeInput],
     links: &'a [Link],
     nodes: &'a [u32],
@@ -557,7 +558,7 @@ fn compute_range(list: &ListInputs<'_>, tops: &[u32], first: usize, worlds: &mut
             local
         } else {
             let parent = input.parent.expect("a node linked to a parent node has a Parent");
-            let parent_world = list.world.get::<&WorldTransform>(parent).expect("a parent node has a WorldTransform");
+            let parent_world = list.world.get::<WorldTransform>(parent).expect("a parent node has a WorldTransform");
             parent_world.0 * local
         };
         entities[offset] = input.entity;

@@ -46,14 +46,12 @@
 mod fixes;
 mod incremental;
 
-use std::any::TypeId;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use glam::Mat4;
-use hecs::{Entity, World};
-use runtime::changes::Changes;
+use hecs::{Entity, With, World};
 use runtime::jobs::parallel_for_chunks;
-use runtime::{System, SystemContext};
+use runtime::{ArchetypeColumns, Columns, ResMut, System};
 
 use super::Parent;
 use crate::transform::{Transform, WorldTransform};
@@ -116,6 +114,13 @@ pub struct HierarchyReport {
 /// this frame) or [`System::after`] (a system that reads this frame's `WorldTransform`).
 pub const HIERARCHY_SYSTEM: &str = "ecs::hierarchy";
 
+/// The components [`hierarchy_system`] declares, as the query type of its [`Columns`]: it
+/// reads every node's `Transform` and `Parent`, and writes the nodes' `WorldTransform`.
+pub type HierarchyAccess = (&'static Transform, Option<&'static Parent>, Option<&'static mut WorldTransform>);
+
+/// The world as the propagation sees it: the columns of [`HierarchyAccess`].
+pub type HierarchyColumns<'a> = Columns<'a, HierarchyAccess>;
+
 /// The hierarchy system for [`Stage::Transform`](runtime::Stage::Transform), named
 /// [`HIERARCHY_SYSTEM`].
 ///
@@ -138,21 +143,18 @@ pub const HIERARCHY_SYSTEM: &str = "ecs::hierarchy";
 /// has no `Transform` places its children as roots for as long as it lacks one.
 pub fn hierarchy_system() -> System {
     let mut propagator = Propagator::default();
-    System::new(HIERARCHY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
-        runtime::profile_zone!("hierarchy");
-        let mut report = ctx.resource_mut::<HierarchyReport>();
-        let world = ctx.world_unchecked();
-        let changes = ctx.changes();
-        let commands = &mut ctx.commands;
-        // One scope around all the parallel loops: a thread outside the pool (the main thread
-        // running a lone system) then joins the pool once per frame, not once per loop.
-        let _job_label = runtime::profiling::job_label("transform propagate job");
-        runtime::jobs::scope(|_| propagator.run_tracked(world, changes, commands, &mut report));
-    })
-    .reads::<Transform>()
-    .reads::<Parent>()
-    .writes::<WorldTransform>()
-    .writes_resource::<HierarchyReport>()
+    System::with_params::<(HierarchyColumns, ResMut<HierarchyReport>)>(
+        HIERARCHY_SYSTEM,
+        move |ctx, (world, mut report)| {
+            runtime::profile_zone!("hierarchy");
+            let changes = ctx.changes();
+            let commands = &mut ctx.commands;
+            // One scope around all the parallel loops: a thread outside the pool (the main thread
+            // running a lone system) then joins the pool once per frame, not once per loop.
+            let _job_label = runtime::profiling::job_label("transform propagate job");
+            runtime::jobs::scope(|_| propagator.run_tracked(&world, changes, commands, &mut report));
+        },
+    )
 }
 
 /// A node's inputs, copied from its archetype row (64 bytes: one cache line).
@@ -265,11 +267,11 @@ impl Propagator {
     /// are recorded in `commands` for the caller to apply.
     pub fn run(&mut self, world: &World, commands: &mut hecs::CommandBuffer, report: &mut HierarchyReport) {
         report.orphans_this_frame = 0;
-        self.full_pass(world, commands, report);
+        self.full_pass(&Columns::whole(world), commands, report);
     }
 
     /// The full pass, with its structural fixes sent to `fixes`.
-    fn full_pass(&mut self, world: &World, fixes: &mut impl FixSink, report: &mut HierarchyReport) {
+    fn full_pass(&mut self, world: &HierarchyColumns<'_>, fixes: &mut impl FixSink, report: &mut HierarchyReport) {
         let count = self.gather(world);
         let flags = self.link(world);
         if flags.parent_gone.load(Ordering::Relaxed) {
@@ -300,13 +302,13 @@ impl Propagator {
     }
 
     /// Copies every node's inputs from the archetype columns; returns the node count.
-    fn gather(&mut self, world: &World) -> usize {
+    fn gather(&mut self, world: &HierarchyColumns<'_>) -> usize {
         runtime::profile_zone!("hierarchy gather");
         self.runs.clear();
         let mut total = 0usize;
         let mut max_id = 0;
         for (position, archetype) in world.archetypes().enumerate() {
-            if !is_node_archetype(archetype) {
+            if !is_node_archetype(&archetype) {
                 continue;
             }
             self.runs.push(ArchetypeRun {
@@ -324,9 +326,9 @@ impl Propagator {
         self.inputs.resize(total, NodeInput::default());
         let node_of_id = &self.node_of_id;
         for (archetype, run) in world.archetypes().filter(|archetype| is_node_archetype(archetype)).zip(&self.runs) {
-            let transforms = archetype.get::<&Transform>().expect("node archetypes have a Transform column");
+            let transforms = archetype.column::<Transform>().expect("node archetypes have a Transform column");
             let transforms: &[Transform] = &transforms;
-            let parents_column = archetype.get::<&Parent>();
+            let parents_column = archetype.column::<Parent>();
             let parents: Option<&[Parent]> = parents_column.as_deref();
             let ids = archetype.ids();
             let start = run.start as usize;
@@ -349,7 +351,7 @@ impl Propagator {
 
     /// Links nodes to parent nodes and finds the depth of every node within [`HOP_LIMIT`]
     /// links of a root, in parallel.
-    fn link(&mut self, world: &World) -> LinkFlags {
+    fn link(&mut self, world: &HierarchyColumns<'_>) -> LinkFlags {
         runtime::profile_zone!("hierarchy link");
         let flags = LinkFlags::default();
         let (inputs, node_of_id) = (&self.inputs, &self.node_of_id);
@@ -402,8 +404,8 @@ impl Propagator {
     /// `Transform` becomes its last world pose (this frame's matrices use it already, so it
     /// does not jump) and its `Parent` is removed. Each is logged once (the removal makes it a
     /// root, so the next frame does not see it again) and counted in the report.
-    fn detach_orphans(&mut self, world: &World, fixes: &mut impl FixSink, report: &mut HierarchyReport) {
-        let mut query = world.query::<(Entity, &Parent, Option<&WorldTransform>)>().with::<&Transform>();
+    fn detach_orphans(&mut self, world: &HierarchyColumns<'_>, fixes: &mut impl FixSink, report: &mut HierarchyReport) {
+        let mut query = world.query::<With<(Entity, &Parent, Option<&WorldTransform>), &Transform>>();
         for (child, parent, last_world) in query.iter() {
             if world.contains(parent.0) {
                 continue;
@@ -563,14 +565,14 @@ impl Propagator {
 
     /// Copies the matrices into the `WorldTransform` columns, storing only those whose bits
     /// changed, and flags in `run_written` the runs where any did.
-    fn write_back(&mut self, world: &World) {
+    fn write_back(&mut self, world: &HierarchyColumns<'_>) {
         runtime::profile_zone!("hierarchy write back");
         self.run_written.resize_with(self.runs.len(), AtomicBool::default);
         let (position_of_node, worlds) = (&self.position_of_node, &self.worlds);
         let archetypes = world.archetypes().filter(|archetype| is_node_archetype(archetype));
         for ((archetype, run), written) in archetypes.zip(&self.runs).zip(&self.run_written) {
             written.store(false, Ordering::Relaxed);
-            let Some(mut column) = archetype.get::<&mut WorldTransform>() else {
+            let Some(mut column) = archetype.column_mut::<WorldTransform>() else {
                 continue;
             };
             let start = run.start as usize;
@@ -592,17 +594,17 @@ impl Propagator {
         }
     }
 
-    /// Records in `changes` the archetypes whose matrices the last full pass changed.
-    fn record_full_pass(&self, changes: &Changes) {
+    /// Records in the change log the archetypes whose matrices the last full pass changed.
+    fn record_full_pass(&self, world: &HierarchyColumns<'_>) {
         for (run, written) in self.runs.iter().zip(&self.run_written) {
             if written.load(Ordering::Relaxed) {
-                changes.record_archetype_write(TypeId::of::<WorldTransform>(), run.archetype as usize);
+                world.record_archetype_write::<WorldTransform>(run.archetype as usize);
             }
         }
     }
 
     /// Gives nodes spawned without a `WorldTransform` one, holding this frame's value.
-    fn insert_missing_world_transforms(&self, world: &World, fixes: &mut impl FixSink) {
+    fn insert_missing_world_transforms(&self, world: &HierarchyColumns<'_>, fixes: &mut impl FixSink) {
         let mut query = world.query::<Entity>().with::<&Transform>().without::<&WorldTransform>();
         for entity in query.iter() {
             let node = self.node_of_id[entity.id() as usize].load(Ordering::Relaxed) as usize;
@@ -612,7 +614,7 @@ impl Propagator {
     }
 }
 
-fn is_node_archetype(archetype: &hecs::Archetype) -> bool {
+fn is_node_archetype(archetype: &ArchetypeColumns<'_>) -> bool {
     !archetype.is_empty() && archetype.has::<Transform>()
 }
 
@@ -631,7 +633,12 @@ fn same_float_bits<const N: usize>(left: &[f32; N], right: &[f32; N]) -> bool {
 /// What `parent` points at: a node of this frame, a despawned entity, or one without a
 /// `Transform`. A table entry counts only if its node has the same id and the parent handle
 /// is alive (so a reused id with a newer generation is not mistaken for the parent).
-fn parent_state(world: &World, node_of_id: &[AtomicU32], inputs: &[NodeInput], parent: Option<Entity>) -> ParentState {
+fn parent_state(
+    world: &HierarchyColumns<'_>,
+    node_of_id: &[AtomicU32],
+    inputs: &[NodeInput],
+    parent: Option<Entity>,
+) -> ParentState {
     let Some(parent) = parent else {
         return ParentState::Root;
     };
