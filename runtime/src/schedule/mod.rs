@@ -523,4 +523,8 @@ impl fmt::Debug for Schedule {
 }
 
 #[cfg(test)]
+mod declared_tests;
+#[cfg(test)]
+mod params_tests;
+#[cfg(test)]
 mod tests;
