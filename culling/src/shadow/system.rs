@@ -142,7 +142,7 @@ impl ShadowViews {
         &self.views
     }
 
-    /// The sun, when the world has a [`DirectionalLight`].
+    /// The sun, when the world has a [`DirectionalLight`](ecs::DirectionalLight).
     pub fn sun(&self) -> Option<&SunLight> {
         self.sun.as_ref()
     }

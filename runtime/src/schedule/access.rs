@@ -201,8 +201,8 @@ mod tests {
         let everything = Access { reads_all_components: true, ..Access::default() };
         let component = AccessEntry::of::<u32>(Domain::Component);
         let resource = AccessEntry::of::<u32>(Domain::Resource);
-        assert!(everything.conflicts_with(&access(&[], &[component.clone()])));
-        assert!(access(&[], &[component.clone()]).conflicts_with(&everything));
+        assert!(everything.conflicts_with(&access(&[], std::slice::from_ref(&component))));
+        assert!(access(&[], std::slice::from_ref(&component)).conflicts_with(&everything));
         assert!(!everything.conflicts_with(&access(&[component], &[resource])), "readers and resource writers");
         assert!(everything.allows_read(Domain::Component, TypeId::of::<u64>()));
         assert!(!everything.allows_write(Domain::Component, TypeId::of::<u64>()));

@@ -35,8 +35,14 @@ static WHOLE_WORLD: Access =
 /// The world's archetype columns, entity look-ups and queries, limited to the components the
 /// system declared: a system parameter (see [`System::with_params`](crate::System::with_params))
 /// whose type `Q`, a hecs query type, declares them (`Option<&T>` for a component not every
-/// archetype has, `Option<&mut T>` for one it writes). See the [module docs](self) for what
-/// is checked when.
+/// archetype has, `Option<&mut T>` for one it writes). Each access is compared with the
+/// system's declaration, and a miss panics naming the system and the component: a column
+/// borrow ([`ArchetypeColumns::column`], [`column_mut`](ArchetypeColumns::column_mut)) or a
+/// query in every build, against the declared entries' archetype filters too; a per-entity
+/// access ([`get`](Self::get), [`get_mut`](Self::get_mut), [`get_unborrowed`](Self::get_unborrowed))
+/// in debug builds, by type. A write must be declared and is logged by the code that makes it
+/// ([`record_archetype_write`](Self::record_archetype_write),
+/// [`record_entity_writes`](Self::record_entity_writes)).
 ///
 /// ```
 /// use runtime::{App, Columns, Stage, System};
@@ -115,17 +121,22 @@ impl<'a, Q> Columns<'a, Q> {
     }
 
     /// The archetypes, in `World::archetypes` order (a position here is a position there).
+    #[inline]
     pub fn archetypes(&self) -> impl ExactSizeIterator<Item = ArchetypeColumns<'a>> + 'a {
         let (access, system) = (self.access, self.system);
         self.world.archetypes().map(move |archetype| ArchetypeColumns { archetype, access, system })
     }
 
-    /// The archetype at `position` of [`archetypes`](Self::archetypes), if any.
+    /// The archetype at `position` of [`archetypes`](Self::archetypes), if any (found in
+    /// constant time).
+    #[inline]
     pub fn archetype(&self, position: usize) -> Option<ArchetypeColumns<'a>> {
-        self.archetypes().nth(position)
+        let archetype = self.world.archetypes().nth(position)?;
+        Some(ArchetypeColumns { archetype, access: self.access, system: self.system })
     }
 
     /// Whether `entity` exists.
+    #[inline]
     pub fn contains(&self, entity: Entity) -> bool {
         self.world.contains(entity)
     }
@@ -140,6 +151,7 @@ impl<'a, Q> Columns<'a, Q> {
     ///
     /// # Safety
     /// `id` must be the id of a live entity (an id read from an archetype of this view is).
+    #[inline]
     pub unsafe fn find_entity_from_id(&self, id: u32) -> Entity {
         // SAFETY: the caller's duty (above) is hecs's.
         unsafe { self.world.find_entity_from_id(id) }
@@ -193,6 +205,7 @@ impl<'a, Q> Columns<'a, Q> {
     /// No one may write `T` while the reference lives. In a system that declared a read of
     /// `T` and no write, the scheduler runs no writer of `T` beside it and the checked calls
     /// lend `T` to no one mutably.
+    #[inline]
     pub unsafe fn get_unborrowed<T: Component>(&self, entity: Entity) -> Option<&'a T> {
         check_entity::<T>(self.access, self.system, false);
         // SAFETY: the caller's duty (above).
@@ -277,21 +290,25 @@ pub struct ArchetypeColumns<'a> {
 
 impl<'a> ArchetypeColumns<'a> {
     /// Its number of rows (entities).
+    #[inline]
     pub fn len(&self) -> u32 {
         self.archetype.len()
     }
 
     /// Whether it has no rows.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.archetype.is_empty()
     }
 
     /// Whether it has component `T` (a fact about the archetype: nothing is read).
+    #[inline]
     pub fn has<T: Component>(&self) -> bool {
         self.archetype.has::<T>()
     }
 
     /// The ids of its entities, row by row.
+    #[inline]
     pub fn ids(&self) -> &'a [u32] {
         self.archetype.ids()
     }
@@ -333,11 +350,13 @@ pub struct EntityColumns<'a> {
 
 impl<'a> EntityColumns<'a> {
     /// The entity.
+    #[inline]
     pub fn entity(&self) -> Entity {
         self.components.entity()
     }
 
     /// Whether it has component `T` (nothing is read).
+    #[inline]
     pub fn has<T: Component>(&self) -> bool {
         self.components.has::<T>()
     }

@@ -29,6 +29,11 @@ pub(crate) enum SystemBody {
 /// access the system did not declare panics naming the system and the type, whether or not
 /// another system is running beside it.
 ///
+/// Build a system from its parameters ([`System::with_params`]): each declares what it
+/// fetches, so a declaration is made once and cannot drift from the code. The builder below
+/// (`reads`, `writes`, `query`, `reads_resource`, …) declares by hand, for small systems that
+/// reach everything through the context.
+///
 /// ```
 /// use runtime::{App, Stage, System};
 /// struct Position(f32);
