@@ -15,15 +15,18 @@ pub(super) struct RunFinder<'a> {
 }
 
 impl<'a> RunFinder<'a> {
+    #[inline]
     pub(super) fn new(runs: &'a [ArchetypeRun]) -> Self {
         RunFinder { runs, recent: [0; 2] }
     }
 
+    #[inline]
     fn holds(&self, run: usize, node: u32) -> bool {
         node.wrapping_sub(self.runs[run].start) < self.runs[run].len
     }
 
     /// The run of `node`, remembered for the next look-ups.
+    #[inline]
     pub(super) fn find(&mut self, node: u32) -> usize {
         if self.holds(self.recent[0], node) {
             return self.recent[0];
@@ -39,6 +42,7 @@ impl<'a> RunFinder<'a> {
 
     /// The run of `node` if it is one of the last two found (for a prefetch, where a miss
     /// only costs the hint), else the last one.
+    #[inline]
     pub(super) fn peek(&self, node: u32) -> usize {
         if self.holds(self.recent[1], node) {
             self.recent[1]
@@ -63,6 +67,7 @@ unsafe impl Send for SharedRows {}
 unsafe impl Sync for SharedRows {}
 
 impl SharedRows {
+    #[inline]
     pub(super) fn new(column: &mut [WorldTransform]) -> SharedRows {
         SharedRows { base: column.as_mut_ptr(), len: column.len() }
     }
@@ -73,6 +78,7 @@ impl SharedRows {
     /// # Safety
     /// No other thread may read or store `row` during the call, and the column borrow this
     /// was made from must still be held.
+    #[inline]
     pub(super) unsafe fn store(&self, row: usize, matrix: Mat4) {
         assert!(row < self.len, "row {row} is past the column's {} rows", self.len);
         // SAFETY: `row` is in bounds (checked above) of a column the caller still borrows
@@ -84,6 +90,7 @@ impl SharedRows {
     }
 
     /// Asks for the cache line of `row` ahead of its store (see [`prefetch`]).
+    #[inline]
     pub(super) fn prefetch(&self, row: usize) {
         prefetch_address(self.base.wrapping_add(row));
     }
