@@ -340,7 +340,25 @@ impl<'a> ArchetypeColumns<'a> {
     }
 }
 
-/// One entity of a [`Columns`] view (see [`Columns::entity`]).
+/// One entity of a [`Columns`] view (see [`Columns::entity`]): what it has, and its declared
+/// components.
+///
+/// ```
+/// use runtime::{App, Columns, Stage, System};
+/// struct Health(u32);
+/// struct Boss;
+/// let mut app = App::new();
+/// let boss = app.world_mut().spawn((Health(90), Boss));
+/// app.add_system(
+///     Stage::Input,
+///     System::with_params::<Columns<&Health>>("inspect", move |_, world| {
+///         let entity = world.entity(boss).expect("alive");
+///         assert!(entity.has::<Boss>(), "what it has is not a read: Boss needs no declaration");
+///         assert_eq!(entity.get::<Health>().map(|health| health.0), Some(90));
+///     }),
+/// );
+/// app.run_frame();
+/// ```
 #[derive(Clone, Copy)]
 pub struct EntityColumns<'a> {
     components: EntityRef<'a>,

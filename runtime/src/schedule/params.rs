@@ -106,7 +106,15 @@ impl<T> Deref for Frame<'_, T> {
 }
 
 /// Publishes frame value `T` for the rest of the frame (see [`FrameContext`]), as a system
-/// parameter: its write is declared. See [`Frame`] for an example.
+/// parameter: its write is declared, so the systems that read `T` run after this one.
+///
+/// ```
+/// use runtime::{App, Publish, Stage, System};
+/// struct Tick(u64);
+/// let mut app = App::new();
+/// app.add_system(Stage::Input, System::with_params::<Publish<Tick>>("clock", |ctx, tick| tick.publish(Tick(ctx.time.frame_index))));
+/// app.run_frame();
+/// ```
 pub struct Publish<'a, T> {
     frame: &'a FrameContext,
     value: PhantomData<fn(T)>,
