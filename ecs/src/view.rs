@@ -23,7 +23,7 @@
 
 use glam::{Mat4, Quat, Vec3};
 use hecs::{Entity, World};
-use runtime::{FrameContext, System, SystemContext};
+use runtime::{Columns, Frame, FrameContext, Publish, Res, ResMut, System};
 
 use crate::camera::{Camera, CameraViewport, ProjectionKind, Viewport};
 use crate::transform::{Transform, WorldTransform};
@@ -198,28 +198,40 @@ impl CameraSelection {
 /// [`HostView`] frame value; writes the [`CameraSelection`] resource and the `ResolvedView`
 /// frame value. Both resources must be present ([`install`](crate::install) inserts them).
 pub fn view_system() -> System {
-    System::new("ecs::view", |ctx: &mut SystemContext<'_>| {
+    type Params = (
+        Columns<'static, CameraAccess>,
+        Res<'static, Viewport>,
+        Option<Frame<'static, HostView>>,
+        ResMut<'static, CameraSelection>,
+        Publish<'static, ResolvedView>,
+    );
+    System::with_params::<Params>("ecs::view", |ctx, (world, viewport, host, mut selection, published)| {
         runtime::profile_zone!("resolve view");
-        let viewport = *ctx.resource::<Viewport>();
-        let host = ctx.frame_value::<HostView>().map(|view| *view);
-        let mut selection = ctx.resource_mut::<CameraSelection>();
-        if let Some(view) = resolve(ctx.world_unchecked(), ctx.world_epoch, host, viewport, &mut selection) {
-            ctx.publish(view);
+        let host = host.map(|view| *view);
+        if let Some(view) = resolve_in(&world, ctx.world_epoch, host, *viewport, &mut selection) {
+            published.publish(view);
         }
     })
-    .reads::<Camera>()
-    .reads::<CameraViewport>()
-    .reads::<Transform>()
-    .reads::<WorldTransform>()
-    .reads_resource::<Viewport>()
-    .reads_frame::<HostView>()
-    .writes_resource::<CameraSelection>()
-    .writes_frame::<ResolvedView>()
 }
+
+/// What the view system reads of the world: the cameras, their own viewports and poses.
+type CameraAccess =
+    (&'static Camera, Option<&'static CameraViewport>, Option<&'static Transform>, Option<&'static WorldTransform>);
 
 /// The rules of this module, outside any system (the view system calls it each frame).
 pub fn resolve(
     world: &World,
+    world_epoch: u64,
+    host: Option<HostView>,
+    viewport: Viewport,
+    selection: &mut CameraSelection,
+) -> Option<ResolvedView> {
+    resolve_in(&Columns::whole(world), world_epoch, host, viewport, selection)
+}
+
+/// [`resolve`] over the view system's columns.
+fn resolve_in(
+    world: &Columns<'_, CameraAccess>,
     world_epoch: u64,
     host: Option<HostView>,
     viewport: Viewport,
@@ -279,13 +291,13 @@ pub fn resolve(
 }
 
 /// The camera's own [`CameraViewport`], if it has one.
-fn own_viewport(world: &World, entity: Entity) -> Option<Viewport> {
-    world.get::<&CameraViewport>(entity).ok().map(|own| own.0)
+fn own_viewport(world: &Columns<'_, CameraAccess>, entity: Entity) -> Option<Viewport> {
+    world.get::<CameraViewport>(entity).ok().map(|own| own.0)
 }
 
 /// A camera entity's camera and finite pose (from `WorldTransform`, else `Transform`), or
 /// `None` when it is gone, has no `Camera` or no usable pose.
-fn camera_pose(world: &World, entity: Entity) -> Option<(Camera, Vec3, Quat)> {
+fn camera_pose(world: &Columns<'_, CameraAccess>, entity: Entity) -> Option<(Camera, Vec3, Quat)> {
     let mut query = world.query_one::<(&Camera, Option<&WorldTransform>, Option<&Transform>)>(entity);
     let (camera, world_transform, local) = query.get().ok()?;
     let matrix = match (world_transform, local) {
@@ -302,7 +314,7 @@ fn camera_pose(world: &World, entity: Entity) -> Option<(Camera, Vec3, Quat)> {
 }
 
 /// Why no camera qualifies (called only when none does).
-fn why_no_view(world: &World) -> NoViewReason {
+fn why_no_view(world: &Columns<'_, CameraAccess>) -> NoViewReason {
     let mut query = world.query::<(Entity, &Camera)>();
     let mut any = false;
     for (entity, camera) in query.iter() {
@@ -319,7 +331,7 @@ fn why_no_view(world: &World) -> NoViewReason {
 }
 
 /// The active, posed camera with the lowest `(order, entity id)`.
-fn lowest_slot_active_camera(world: &World) -> Option<Entity> {
+fn lowest_slot_active_camera(world: &Columns<'_, CameraAccess>) -> Option<Entity> {
     let mut query = world.query::<(Entity, &Camera)>();
     query
         .iter()

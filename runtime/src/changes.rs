@@ -18,8 +18,10 @@
 //! - [`App::world_mut`](crate::App::world_mut), [`App::replace_world`](crate::App::replace_world)
 //!   and an exclusive-world system that does not report its own changes: anything may have
 //!   changed;
-//! - engine code that writes through `world_unchecked` records its writes itself
-//!   ([`Changes::record_archetype_write`], [`Changes::record_entity_write`]).
+//! - engine code that writes archetype columns or single entities through a system's
+//!   [`Columns`](crate::Columns) view records its writes itself
+//!   ([`Columns::record_archetype_write`](crate::Columns::record_archetype_write),
+//!   [`Columns::record_entity_writes`](crate::Columns::record_entity_writes)).
 //!
 //! A reader keeps a [`ChangeCursor`] and asks [`Changes::collect`] for what changed since its
 //! last look, for the component types it depends on. Entity entries are kept for one frame

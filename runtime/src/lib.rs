@@ -26,8 +26,9 @@ pub use frame::FrameContext;
 pub use jobs::JobSystem;
 pub use resources::{Res, ResMut, Resources};
 pub use schedule::{
-    CommandReport, Commands, ExclusiveContext, QueryAccess, QuerySet, Schedule, ScheduleError, Stage, StageName,
-    System, SystemContext, SystemQuery,
+    ArchetypeColumns, Columns, CommandReport, Commands, EntityColumns, ExclusiveContext, ExclusiveParam, Frame,
+    Publish, QueryAccess, QuerySet, Schedule, ScheduleError, Stage, StageName, System, SystemContext, SystemParam,
+    SystemQuery,
 };
 
 /// The math library of the engine (`Vec3`, `Quat`, `Mat4`, …), re-exported so a game uses the

@@ -6,9 +6,12 @@
 //! - `system.rs`: [`ShadowViews`], the resource [`shadow_views_system`] fills in the
 //!   Visibility stage: lights found, views placed, every caster culled against every view
 //!   in one parallel pass.
+//! - `lights.rs`: the lights as the system's columns give them: the sun, and the spot and
+//!   point lights nearest the camera's frame.
 //! - `cull.rs`: [`ShadowCull`], the same cull over caller-given views.
 
 mod cull;
+mod lights;
 mod system;
 mod views;
 

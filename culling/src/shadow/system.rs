@@ -1,14 +1,12 @@
 //! The shadow views of the frame and the casters of each: [`ShadowViews`], filled by
 //! [`shadow_views_system`] in the Visibility stage right after the camera's cull.
 
-use ecs::{
-    DirectionalLight, PointLight, ResolvedView, ShadowBias, ShadowSettings, SpotLight, Transform, WorldTransform,
-    MAX_CASCADES, MAX_SHADOWED_LIGHTS,
-};
-use glam::{Mat4, Vec3};
+use ecs::{ResolvedView, ShadowBias, ShadowSettings, MAX_CASCADES, MAX_SHADOWED_LIGHTS};
+use glam::Vec3;
 use runtime::hecs::{Entity, World};
-use runtime::{Stage, System, SystemContext};
+use runtime::{Columns, Frame, Res, ResMut, Stage, System};
 
+use super::lights::{find_sun, gather_local_lights, Candidate, LightColumns};
 use super::views::{
     cascade_slice, cascade_view_projection, cube_face_view_projection, spot_view_projection, AtlasAllocator, AtlasTile,
     LightView, LightViewKind, MIN_TILE,
@@ -82,19 +80,6 @@ pub struct LocalLight {
     pub first_view: Option<usize>,
 }
 
-/// A light that may light the frame, before the atlas is handed out.
-#[derive(Clone, Copy, Debug)]
-struct Candidate {
-    /// Distance from the camera to the light's sphere (0 inside).
-    distance: f32,
-    /// Entity id, for a stable order among equals.
-    id: u64,
-    light: LocalLight,
-    /// Tile side asked for; 0 when it casts no shadow.
-    resolution: u32,
-    bias: ShadowBias,
-}
-
 /// Casters of one view before and after culling.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ShadowViewStats {
@@ -157,7 +142,7 @@ impl ShadowViews {
         &self.views
     }
 
-    /// The sun, when the world has a [`DirectionalLight`].
+    /// The sun, when the world has a [`DirectionalLight`](ecs::DirectionalLight).
     pub fn sun(&self) -> Option<&SunLight> {
         self.sun.as_ref()
     }
@@ -288,6 +273,17 @@ impl ShadowViews {
         visibility: &Visibility,
         settings: &ShadowSettings,
     ) {
+        self.update_in(&Columns::whole(world), camera, visibility, settings);
+    }
+
+    /// [`update`](Self::update) over the system's columns.
+    fn update_in(
+        &mut self,
+        world: &LightColumns<'_>,
+        camera: Option<&ResolvedView>,
+        visibility: &Visibility,
+        settings: &ShadowSettings,
+    ) {
         runtime::profile_zone!("shadow views");
         self.views.clear();
         self.lights.clear();
@@ -325,7 +321,7 @@ impl ShadowViews {
             }
             self.sun = Some(state);
         }
-        self.gather_local_lights(world, camera);
+        gather_local_lights(&mut self.candidates, world, camera);
         self.place_local_lights(settings, shadows);
         if !self.views.is_empty() && !gathered {
             self.gather_casters(visibility);
@@ -369,55 +365,6 @@ impl ShadowViews {
             sun.cascades = index + 1;
             start = end;
         }
-    }
-
-    fn gather_local_lights(&mut self, world: &World, camera: Option<&ResolvedView>) {
-        self.candidates.clear();
-        let camera_frustum = camera.map(|view| Frustum::from_view_projection(view.view_projection));
-        let eye = camera.map_or(Vec3::ZERO, |view| view.position);
-        let candidates = &mut self.candidates;
-        let mut consider =
-            |entity: Entity, kind: LocalLightKind, pose: Mat4, light: (Vec3, f32), shadow: (u32, ShadowBias)| {
-                let (radiance, range) = light;
-                let position = pose.w_axis.truncate();
-                if !(position.is_finite() && range.is_finite() && range > 0.0 && radiance.is_finite()) {
-                    return;
-                }
-                let sphere = ecs::Sphere { center: position, radius: range };
-                if camera_frustum.is_some_and(|frustum| !frustum.may_intersect_sphere(&sphere)) {
-                    return;
-                }
-                candidates.push(Candidate {
-                    distance: (position.distance(eye) - range).max(0.0),
-                    id: entity.to_bits().get(),
-                    light: LocalLight { entity, kind, position, radiance, range, first_view: None },
-                    resolution: shadow.0,
-                    bias: shadow.1,
-                });
-            };
-        for (entity, spot, world_transform, transform) in
-            world.query::<(Entity, &SpotLight, Option<&WorldTransform>, Option<&Transform>)>().iter()
-        {
-            let pose = pose_of(world_transform, transform);
-            let direction = pose.transform_vector3(Vec3::NEG_Z).normalize_or_zero();
-            let direction = if direction == Vec3::ZERO { Vec3::NEG_Y } else { direction };
-            let outer = if spot.outer_angle.is_finite() { spot.outer_angle.clamp(0.01, 1.5) } else { 0.6 };
-            let kind =
-                LocalLightKind::Spot { direction, inner_angle: spot.inner_angle.clamp(0.0, outer), outer_angle: outer };
-            let shadow = if spot.casts_shadows { spot.shadow_resolution.max(1) } else { 0 };
-            let radiance = Vec3::from_array(spot.color) * spot.intensity;
-            consider(entity, kind, pose, (radiance, spot.range), (shadow, spot.bias));
-        }
-        for (entity, point, world_transform, transform) in
-            world.query::<(Entity, &PointLight, Option<&WorldTransform>, Option<&Transform>)>().iter()
-        {
-            let pose = pose_of(world_transform, transform);
-            let shadow = if point.casts_shadows { point.shadow_resolution.max(1) } else { 0 };
-            let radiance = Vec3::from_array(point.color) * point.intensity;
-            consider(entity, LocalLightKind::Point, pose, (radiance, point.range), (shadow, point.bias));
-        }
-        self.candidates.sort_by(|a, b| a.distance.total_cmp(&b.distance).then(a.id.cmp(&b.id)));
-        self.candidates.truncate(MAX_LOCAL_LIGHTS);
     }
 
     fn place_local_lights(&mut self, settings: &ShadowSettings, shadows: bool) {
@@ -545,25 +492,6 @@ impl ShadowViews {
     }
 }
 
-/// The pose of a light: its world matrix, or its local transform before the first
-/// Transform stage.
-fn pose_of(world_transform: Option<&WorldTransform>, transform: Option<&Transform>) -> Mat4 {
-    match (world_transform, transform) {
-        (Some(world), _) => world.0,
-        (None, Some(local)) => local.to_matrix(),
-        (None, None) => Mat4::IDENTITY,
-    }
-}
-
-/// The world's sun: the directional light with the lowest entity id.
-fn find_sun(world: &World) -> Option<(Entity, DirectionalLight, Mat4)> {
-    world
-        .query::<(Entity, &DirectionalLight, Option<&WorldTransform>, Option<&Transform>)>()
-        .iter()
-        .map(|(entity, light, world_transform, transform)| (entity, *light, pose_of(world_transform, transform)))
-        .min_by_key(|(entity, _, _)| entity.to_bits())
-}
-
 /// The smallest `dot(p, direction)` over every point of every caster box (the caster
 /// nearest a light shining along `direction`); infinity without casters. Non-finite boxes
 /// are skipped (they are kept by every cull anyway).
@@ -587,23 +515,17 @@ fn caster_reach(bounds: &AabbSoa, direction: Vec3) -> f32 {
 /// view and the [`Visibility`] resource's casters; runs in [`Stage::Visibility`] after
 /// [`VISIBILITY_SYSTEM`].
 pub fn shadow_views_system() -> System {
-    System::new(SHADOW_VIEWS_SYSTEM, |ctx: &mut SystemContext<'_>| {
-        let settings = *ctx.resource::<ShadowSettings>();
-        let camera = ctx.frame_value::<ResolvedView>().map(|view| *view);
-        let visibility = ctx.resource::<Visibility>();
-        let mut shadows = ctx.resource_mut::<ShadowViews>();
-        shadows.update(ctx.world_unchecked(), camera.as_ref(), &visibility, &settings);
+    type Params = (
+        LightColumns<'static>,
+        Res<'static, ShadowSettings>,
+        Option<Frame<'static, ResolvedView>>,
+        Res<'static, Visibility>,
+        ResMut<'static, ShadowViews>,
+    );
+    System::with_params::<Params>(SHADOW_VIEWS_SYSTEM, |_, (world, settings, camera, visibility, mut shadows)| {
+        shadows.update_in(&world, camera.as_deref(), &visibility, &settings);
     })
     .after(VISIBILITY_SYSTEM)
-    .reads::<DirectionalLight>()
-    .reads::<SpotLight>()
-    .reads::<PointLight>()
-    .reads::<Transform>()
-    .reads::<WorldTransform>()
-    .reads_resource::<ShadowSettings>()
-    .reads_resource::<Visibility>()
-    .reads_frame::<ResolvedView>()
-    .writes_resource::<ShadowViews>()
 }
 
 /// Adds [`ShadowViews`] and [`shadow_views_system`] to `app` (once).

@@ -14,22 +14,27 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldTransform};
 use glam::{Mat4, Vec3};
-use runtime::hecs::{ArchetypeColumn, World};
+use runtime::hecs::ArchetypeColumn;
 
 use super::answer::{ObjectDraw, Visibility, EMPTY_BOX};
 use super::cache::{CachedBounds, Verdict};
 use super::changes::{ChangeRun, SlotChanges};
 use super::segments::Segment;
 use super::slots::SlotWork;
+use super::system::CullColumns;
 use crate::bits::BITS_PER_WORD;
 use crate::kernels::Kernel;
 use crate::prefetch::prefetch_entry;
 use crate::soa::AabbBlock;
 use crate::view::ViewCullContext;
 
+mod pack;
+
+pub(crate) use pack::pack_slot_flags;
+
 /// What the pass decides per view, the same for every job.
 pub(crate) struct PassInputs<'a> {
-    pub world: &'a World,
+    pub world: &'a CullColumns<'a>,
     pub segments: &'a [Segment],
     pub view: &'a ViewCullContext,
     pub kernel: Kernel,
@@ -84,49 +89,6 @@ pub(crate) enum SlotFlag {
     /// frame finds its word's occluder bits again. Not packed into a word column.
     DrawChanged = 7,
 }
-
-/// Words per job of [`pack_slot_flags`]: packing is a few nanoseconds per slot, so jobs are
-/// large (about 16k slots) and a 100k-object frame hands out only a handful.
-const PACK_GRAIN_WORDS: usize = 256;
-
-/// Number of word columns [`pack_slot_flags`] writes (one per [`SlotFlag`] but
-/// `DrawChanged`, which only tracked frames read).
-pub(crate) const WORD_KINDS: usize = 7;
-
-/// Packs the per-slot flag bytes into slot-ordered words: bit `s` of `to[k]` is bit `k` of
-/// `flags[s]` (see [`SlotFlag`]). Every word of `to` is overwritten. Jobs take disjoint
-/// ranges of words, each writing only its own words and reading its own bytes in order.
-pub(crate) fn pack_slot_flags(flags: &[u8], to: [&mut [u64]; WORD_KINDS]) {
-    runtime::profile_zone!("visibility slot bits");
-    let _job_label = runtime::profiling::job_label("visibility slot bits job");
-    let words = flags.len().div_ceil(BITS_PER_WORD);
-    assert!(to.iter().all(|column| column.len() >= words), "slot words sized to the slot count");
-    let targets = WordWriters(to.map(|column| column.as_mut_ptr()));
-    runtime::jobs::parallel_for_ranges(0..words, PACK_GRAIN_WORDS, |range| {
-        let targets = &targets;
-        for word_index in range {
-            let chunk_end = ((word_index + 1) * BITS_PER_WORD).min(flags.len());
-            let mut packed = [0u64; WORD_KINDS];
-            for (offset, &flag) in flags[word_index * BITS_PER_WORD..chunk_end].iter().enumerate() {
-                for (kind, word) in packed.iter_mut().enumerate() {
-                    *word |= u64::from(flag >> kind & 1) << offset;
-                }
-            }
-            for (target, word) in targets.0.iter().zip(packed) {
-                // SAFETY: `word_index` lies in this job's range (no other job writes it) and
-                // below the length of every target column (asserted above).
-                unsafe { target.add(word_index).write(word) };
-            }
-        }
-    });
-}
-
-/// The slot-ordered word columns [`pack_slot_flags`] writes, shared by its jobs.
-struct WordWriters([*mut u64; WORD_KINDS]);
-
-// SAFETY: jobs write through the pointers only at the words of their own disjoint ranges,
-// and the columns outlive the parallel call.
-unsafe impl Sync for WordWriters {}
 
 impl<'a> PassOutputs<'a> {
     /// Raw views of `visibility`'s per-slot columns and `work`'s flag bytes, for `objects`
@@ -189,7 +151,7 @@ impl PassTotals {
 }
 
 /// The columns of one archetype the pass reads, borrowed once per segment and job.
-struct Columns<'w> {
+struct SegmentColumns<'w> {
     meshes: ArchetypeColumn<'w, Mesh>,
     world: Option<ArchetypeColumn<'w, WorldTransform>>,
     local: Option<ArchetypeColumn<'w, Transform>>,
@@ -201,19 +163,18 @@ struct Columns<'w> {
     occluded_tag: bool,
 }
 
-impl<'w> Columns<'w> {
-    fn of(world: &'w World, segment: &Segment) -> Columns<'w> {
+impl<'w> SegmentColumns<'w> {
+    fn of(world: &CullColumns<'w>, segment: &Segment) -> SegmentColumns<'w> {
         let archetype = world
-            .archetypes()
-            .nth(segment.archetype)
+            .archetype(segment.archetype)
             .expect("segments are listed from this frame's world, which cannot change under &World");
-        Columns {
-            meshes: archetype.get::<&Mesh>().expect("segments list only archetypes holding a Mesh"),
-            world: archetype.get::<&WorldTransform>(),
-            local: archetype.get::<&Transform>(),
-            shown: archetype.get::<&Visible>(),
-            poses: archetype.get::<&SkinnedPose>(),
-            lods: archetype.get::<&Lod>(),
+        SegmentColumns {
+            meshes: archetype.column::<Mesh>().expect("segments list only archetypes holding a Mesh"),
+            world: archetype.column::<WorldTransform>(),
+            local: archetype.column::<Transform>(),
+            shown: archetype.column::<Visible>(),
+            poses: archetype.column::<SkinnedPose>(),
+            lods: archetype.column::<Lod>(),
             caster: archetype.has::<ShadowCaster>(),
             tagged: archetype.has::<ecs::Culled>(),
             occluded_tag: archetype.has::<ecs::Occluded>(),
@@ -222,172 +183,282 @@ impl<'w> Columns<'w> {
 }
 
 /// Culls the objects of `range` of storage order (the full pass gives each job whole words;
-/// a tracked frame gives the rows of archetypes that were written).
+/// a tracked frame gives the rows of archetypes that were written): per word of 64 objects,
+/// each object's columns ([`prepare_object`]), the culls on the word's fresh boxes
+/// ([`cull_word`]), then the flag bytes ([`write_word_flags`]).
 pub(crate) fn run_range(inputs: &PassInputs<'_>, outputs: &PassOutputs<'_>, totals: &PassTotals, range: Range<usize>) {
     debug_assert!(range.end <= outputs.objects, "job range {range:?} past {} objects", outputs.objects);
-    let segments = inputs.segments;
-    // The segment holding the range's first object.
-    let mut segment_index = segments.partition_point(|segment| segment.start + segment.len <= range.start);
-    let mut segment = segments[segment_index];
-    let mut columns = Columns::of(inputs.world, &segment);
-    let mut block = AabbBlock::new();
+    let mut cursor = SegmentCursor::at(inputs, range.start);
+    let mut word = WordScratch::new();
     let mut local = LocalTotals::default();
     let mut changes = ChangeRun::new(outputs.changes);
-    // With both off (the defaults), the per-survivor loop below has nothing to reject.
+    // With both off (the defaults), the per-survivor loop of `cull_word` has nothing to reject.
     let secondary_culls = inputs.view.has_secondary_culls();
 
     let mut word_start = range.start;
-    // Per word: the objects whose verdict is computed this frame, pushed to `block` in order
-    // (`pushed[k]` is the bit of the k-th), and their entries, to record the verdicts.
-    let mut pushed = [0u8; BITS_PER_WORD];
-    let mut fresh_entries: [*mut CachedBounds; BITS_PER_WORD] = [std::ptr::null_mut(); BITS_PER_WORD];
-    // Per object of the word: its flags but `Visible`, which the culls add at the end.
-    let mut flags = [0u8; BITS_PER_WORD];
-    // The flags every object of the segment has, and those its drawable ones add.
-    let segment_flags = |columns: &Columns<'_>| {
-        let flag = |on: bool, kind: SlotFlag| u8::from(on) << kind as u8;
-        let common = flag(columns.caster, SlotFlag::Caster)
-            | flag(columns.tagged, SlotFlag::CulledTag)
-            | flag(columns.occluded_tag, SlotFlag::OccludedTag);
-        (common, common | flag(true, SlotFlag::Drawable) | flag(columns.lods.is_some(), SlotFlag::HasLod))
-    };
-    let (mut common_flags, mut drawable_flags) = segment_flags(&columns);
     while word_start < range.end {
         let word_end = (word_start + BITS_PER_WORD).min(range.end);
-        block.clear();
-        let (mut drawable, mut forced, mut draw_changed) = (0u64, 0u64, 0u64);
-        // Objects whose verdict this view already gave (`reused`), and those that were visible.
-        let (mut reused, mut reused_visible) = (0u64, 0u64);
+        word.begin();
         for index in word_start..word_end {
-            while index >= segment.start + segment.len {
-                segment_index += 1;
-                segment = segments[segment_index];
-                columns = Columns::of(inputs.world, &segment);
-                (common_flags, drawable_flags) = segment_flags(&columns);
-            }
-            let row = index - segment.start;
-            let offset = index - word_start;
-            let bit = 1u64 << offset;
-            flags[offset] = common_flags;
-            let slot = outputs.slots[index] as usize;
-            if let Some(&ahead) = outputs.slots.get(index + PREFETCH_DISTANCE) {
-                prefetch_slot(outputs, ahead as usize);
-            }
-            let Some((model, local_box, mesh)) = source_of(&columns, row) else {
-                // SAFETY: `slot` belongs to `index`, which lies in this job's range: no other
-                // job writes it, and it is below the slot count, the length of every column.
-                unsafe {
-                    if *outputs.draws.add(slot) != ObjectDraw::NONE {
-                        changes.mark(slot, false);
-                    }
-                    outputs.models.add(slot).write(Mat4::IDENTITY);
-                    outputs.bounds.add(slot).write(EMPTY_BOX);
-                    outputs.draws.add(slot).write(ObjectDraw::NONE);
-                    outputs.cache.add(slot).write(CachedBounds::EMPTY);
-                }
-                draw_changed |= bit;
-                continue;
-            };
-            drawable |= bit;
-            flags[offset] = drawable_flags;
-            // SAFETY: as above: this job's own slot, below every column's length.
-            let (stored_model, entry, stored_draw) = unsafe {
-                (&mut *outputs.models.add(slot), &mut *outputs.cache.add(slot), &mut *outputs.draws.add(slot))
-            };
-            let appeared = *stored_draw == ObjectDraw::NONE;
-            let hit = entry.lookup(stored_model, &model, &local_box);
-            // A static object under the same view (see `cache.rs`): its columns hold this
-            // frame's values and last frame's verdict stands; only a level of detail may change
-            // (the box centre is computed for it alone, with the same operations).
-            if let (Some(finite), Some(verdict)) = (hit, entry.verdict(inputs.view_epoch)) {
-                let draw = draw_of(inputs, &columns, row, mesh, || model.transform_point3(local_box.center()));
-                if *stored_draw != draw {
-                    *stored_draw = draw;
-                    draw_changed |= bit;
-                    changes.mark(slot, appeared);
-                }
-                if !finite {
-                    forced |= bit;
-                }
-                reused |= bit;
-                match verdict {
-                    Verdict::Visible => reused_visible |= bit,
-                    Verdict::Frustum => local.frustum_rejected += 1,
-                    Verdict::Distance => local.distance_rejected += 1,
-                    Verdict::Size => local.size_rejected += 1,
-                }
-                continue;
-            }
-            // The same operations as when the columns were written: the same bits.
-            let (center, half) = local_box.transformed_center_half(&model);
-            let draw = draw_of(inputs, &columns, row, mesh, || center);
-            let redrawn = *stored_draw != draw;
-            if redrawn {
-                *stored_draw = draw;
-                draw_changed |= bit;
-            }
-            if redrawn || hit.is_none() {
-                changes.mark(slot, appeared);
-            }
-            let finite = hit.unwrap_or_else(|| {
-                // New, moved or re-shaped: write the columns and a fresh entry.
-                local.bounds_computed += 1;
-                let finite = is_finite_object(&model, center, half);
-                *stored_model = model;
-                *entry = CachedBounds::new(local_box, finite);
-                // SAFETY: as above.
-                unsafe { outputs.bounds.add(slot).write(Aabb { min: center - half, max: center + half }) };
-                finite
-            });
-            if !finite {
-                forced |= bit;
-            }
-            pushed[block.len()] = offset as u8;
-            fresh_entries[block.len()] = entry;
-            block.push_center_half(center, half);
+            cursor.advance_to(inputs, index);
+            let object = WordObject { index, offset: index - word_start };
+            prepare_object(inputs, outputs, &cursor, &mut word, &mut local, &mut changes, object);
         }
-
-        // Frustum: the SIMD kernel on the boxes of the word's fresh objects (non-finite boxes
-        // come back kept), their bits put back at the objects' offsets.
-        let fresh = drawable & !reused;
-        let inside = frustum_bits(inputs, &block, &pushed);
-        let mut visible = (inside | forced) & fresh;
-        local.frustum_rejected += (fresh & !visible).count_ones() as usize;
-
-        // Distance, then screen size, on the finite fresh survivors only.
-        let survivors = if secondary_culls { visible & !forced } else { 0 };
-        let (too_far, too_small) = secondary_culls_of(inputs.view, survivors, |offset| {
-            let slot = outputs.slots[word_start + offset] as usize;
-            // SAFETY: written by this job for this object's slot (this frame or before).
-            unsafe { &*outputs.bounds.add(slot) }
-        });
-        local.distance_rejected += too_far.count_ones() as usize;
-        local.size_rejected += too_small.count_ones() as usize;
-        visible &= !(too_far | too_small);
-        // Record the fresh verdicts for the next frame under the same view.
-        for (k, &entry) in fresh_entries[..block.len()].iter().enumerate() {
-            let verdict = Verdict::of(1u64 << pushed[k], visible, too_far, too_small);
-            // SAFETY: the entry of an object of this word, this job's own (taken above).
-            unsafe { (*entry).set_verdict(inputs.view_epoch, verdict) };
-        }
-        visible |= reused_visible;
-
-        local.drawable += drawable.count_ones() as usize;
-        local.visible += visible.count_ones() as usize;
-        local.non_finite += forced.count_ones() as usize;
-        let non_finite = forced & drawable;
-        for (offset, &slot) in outputs.slots[word_start..word_end].iter().enumerate() {
-            let flag = flags[offset]
-                | ((visible >> offset & 1) as u8) << SlotFlag::Visible as u8
-                | ((non_finite >> offset & 1) as u8) << SlotFlag::NonFinite as u8
-                | ((draw_changed >> offset & 1) as u8) << SlotFlag::DrawChanged as u8;
-            // SAFETY: as for the columns above: this job's object, its own slot.
-            unsafe { outputs.flags.add(slot as usize).write(flag) };
-        }
+        let visible = cull_word(inputs, outputs, &mut word, &mut local, word_start, secondary_culls);
+        write_word_flags(outputs, &word, visible, &mut local, word_start..word_end);
         word_start = word_end;
     }
     changes.flush();
     totals.add(&local);
+}
+
+/// The segment a job is in and its columns, moved forward object by object.
+struct SegmentCursor<'w> {
+    index: usize,
+    segment: Segment,
+    columns: SegmentColumns<'w>,
+    /// The flags every object of the segment has, and those its drawable ones add.
+    common_flags: u8,
+    drawable_flags: u8,
+}
+
+impl<'w> SegmentCursor<'w> {
+    /// At the segment holding object `first`.
+    #[inline]
+    fn at(inputs: &PassInputs<'w>, first: usize) -> Self {
+        let segments = inputs.segments;
+        let index = segments.partition_point(|segment| segment.start + segment.len <= first);
+        let segment = segments[index];
+        let columns = SegmentColumns::of(inputs.world, &segment);
+        let (common_flags, drawable_flags) = segment_flags(&columns);
+        SegmentCursor { index, segment, columns, common_flags, drawable_flags }
+    }
+
+    /// Moves to the segment holding object `index` (at or after the current one).
+    #[inline(always)]
+    fn advance_to(&mut self, inputs: &PassInputs<'w>, index: usize) {
+        while index >= self.segment.start + self.segment.len {
+            self.index += 1;
+            self.segment = inputs.segments[self.index];
+            self.columns = SegmentColumns::of(inputs.world, &self.segment);
+            (self.common_flags, self.drawable_flags) = segment_flags(&self.columns);
+        }
+    }
+}
+
+/// The flags every object of a segment has, and those its drawable ones add.
+#[inline]
+fn segment_flags(columns: &SegmentColumns<'_>) -> (u8, u8) {
+    let flag = |on: bool, kind: SlotFlag| u8::from(on) << kind as u8;
+    let common = flag(columns.caster, SlotFlag::Caster)
+        | flag(columns.tagged, SlotFlag::CulledTag)
+        | flag(columns.occluded_tag, SlotFlag::OccludedTag);
+    (common, common | flag(true, SlotFlag::Drawable) | flag(columns.lods.is_some(), SlotFlag::HasLod))
+}
+
+/// What one word of [`run_range`] gathers before its culls.
+struct WordScratch {
+    /// The boxes of the objects whose verdict is computed this frame, in order.
+    block: AabbBlock,
+    /// `pushed[k]` is the offset in the word of the k-th box of `block`.
+    pushed: [u8; BITS_PER_WORD],
+    /// The cache entries of the boxes of `block`, to record their verdicts.
+    fresh_entries: [*mut CachedBounds; BITS_PER_WORD],
+    /// Per object of the word: its flags but `Visible`, which the culls add at the end.
+    flags: [u8; BITS_PER_WORD],
+    drawable: u64,
+    forced: u64,
+    draw_changed: u64,
+    /// Objects whose verdict this view already gave, and those of them that were visible.
+    reused: u64,
+    reused_visible: u64,
+}
+
+impl WordScratch {
+    fn new() -> Self {
+        WordScratch {
+            block: AabbBlock::new(),
+            pushed: [0; BITS_PER_WORD],
+            fresh_entries: [std::ptr::null_mut(); BITS_PER_WORD],
+            flags: [0; BITS_PER_WORD],
+            drawable: 0,
+            forced: 0,
+            draw_changed: 0,
+            reused: 0,
+            reused_visible: 0,
+        }
+    }
+
+    /// Ready for the next word (the arrays are written before they are read).
+    #[inline(always)]
+    fn begin(&mut self) {
+        self.block.clear();
+        (self.drawable, self.forced, self.draw_changed) = (0, 0, 0);
+        (self.reused, self.reused_visible) = (0, 0);
+    }
+}
+
+/// An object of the word being culled: its index in storage order and its offset in the word.
+#[derive(Clone, Copy)]
+struct WordObject {
+    index: usize,
+    offset: usize,
+}
+
+/// One object's columns: an undrawable object's are emptied; a static object's under the
+/// same view keep its cached verdict (only its level of detail may change); any other's box
+/// is recomputed if its inputs changed and pushed to the word's block for the culls.
+#[inline(always)]
+fn prepare_object(
+    inputs: &PassInputs<'_>,
+    outputs: &PassOutputs<'_>,
+    cursor: &SegmentCursor<'_>,
+    word: &mut WordScratch,
+    local: &mut LocalTotals,
+    changes: &mut ChangeRun<'_>,
+    WordObject { index, offset }: WordObject,
+) {
+    let columns = &cursor.columns;
+    let row = index - cursor.segment.start;
+    let bit = 1u64 << offset;
+    word.flags[offset] = cursor.common_flags;
+    let slot = outputs.slots[index] as usize;
+    if let Some(&ahead) = outputs.slots.get(index + PREFETCH_DISTANCE) {
+        prefetch_slot(outputs, ahead as usize);
+    }
+    let Some((model, local_box, mesh)) = source_of(columns, row) else {
+        // SAFETY: `slot` belongs to `index`, which lies in this job's range: no other
+        // job writes it, and it is below the slot count, the length of every column.
+        unsafe {
+            if *outputs.draws.add(slot) != ObjectDraw::NONE {
+                changes.mark(slot, false);
+            }
+            outputs.models.add(slot).write(Mat4::IDENTITY);
+            outputs.bounds.add(slot).write(EMPTY_BOX);
+            outputs.draws.add(slot).write(ObjectDraw::NONE);
+            outputs.cache.add(slot).write(CachedBounds::EMPTY);
+        }
+        word.draw_changed |= bit;
+        return;
+    };
+    word.drawable |= bit;
+    word.flags[offset] = cursor.drawable_flags;
+    // SAFETY: as above: this job's own slot, below every column's length.
+    let (stored_model, entry, stored_draw) =
+        unsafe { (&mut *outputs.models.add(slot), &mut *outputs.cache.add(slot), &mut *outputs.draws.add(slot)) };
+    let appeared = *stored_draw == ObjectDraw::NONE;
+    let hit = entry.lookup(stored_model, &model, &local_box);
+    // A static object under the same view (see `cache.rs`): its columns hold this
+    // frame's values and last frame's verdict stands; only a level of detail may change
+    // (the box centre is computed for it alone, with the same operations).
+    if let (Some(finite), Some(verdict)) = (hit, entry.verdict(inputs.view_epoch)) {
+        let draw = draw_of(inputs, columns, row, mesh, || model.transform_point3(local_box.center()));
+        if *stored_draw != draw {
+            *stored_draw = draw;
+            word.draw_changed |= bit;
+            changes.mark(slot, appeared);
+        }
+        if !finite {
+            word.forced |= bit;
+        }
+        word.reused |= bit;
+        match verdict {
+            Verdict::Visible => word.reused_visible |= bit,
+            Verdict::Frustum => local.frustum_rejected += 1,
+            Verdict::Distance => local.distance_rejected += 1,
+            Verdict::Size => local.size_rejected += 1,
+        }
+        return;
+    }
+    // The same operations as when the columns were written: the same bits.
+    let (center, half) = local_box.transformed_center_half(&model);
+    let draw = draw_of(inputs, columns, row, mesh, || center);
+    let redrawn = *stored_draw != draw;
+    if redrawn {
+        *stored_draw = draw;
+        word.draw_changed |= bit;
+    }
+    if redrawn || hit.is_none() {
+        changes.mark(slot, appeared);
+    }
+    let finite = hit.unwrap_or_else(|| {
+        // New, moved or re-shaped: write the columns and a fresh entry.
+        local.bounds_computed += 1;
+        let finite = is_finite_object(&model, center, half);
+        *stored_model = model;
+        *entry = CachedBounds::new(local_box, finite);
+        // SAFETY: as above.
+        unsafe { outputs.bounds.add(slot).write(Aabb { min: center - half, max: center + half }) };
+        finite
+    });
+    if !finite {
+        word.forced |= bit;
+    }
+    word.pushed[word.block.len()] = offset as u8;
+    word.fresh_entries[word.block.len()] = entry;
+    word.block.push_center_half(center, half);
+}
+
+/// The culls on the word's fresh objects: the SIMD frustum kernel on their boxes (non-finite
+/// boxes come back kept), then distance and screen size on the finite survivors; records
+/// their verdicts and returns the word's visible bits, the reused verdicts included.
+#[inline(always)]
+fn cull_word(
+    inputs: &PassInputs<'_>,
+    outputs: &PassOutputs<'_>,
+    word: &mut WordScratch,
+    local: &mut LocalTotals,
+    word_start: usize,
+    secondary_culls: bool,
+) -> u64 {
+    let WordScratch { block, pushed, fresh_entries, drawable, forced, reused, reused_visible, .. } = word;
+    // Frustum: the SIMD kernel on the boxes of the word's fresh objects (non-finite boxes
+    // come back kept), their bits put back at the objects' offsets.
+    let fresh = *drawable & !*reused;
+    let inside = frustum_bits(inputs, block, pushed);
+    let mut visible = (inside | *forced) & fresh;
+    local.frustum_rejected += (fresh & !visible).count_ones() as usize;
+
+    // Distance, then screen size, on the finite fresh survivors only.
+    let survivors = if secondary_culls { visible & !*forced } else { 0 };
+    let (too_far, too_small) = secondary_culls_of(inputs.view, survivors, |offset| {
+        let slot = outputs.slots[word_start + offset] as usize;
+        // SAFETY: written by this job for this object's slot (this frame or before).
+        unsafe { &*outputs.bounds.add(slot) }
+    });
+    local.distance_rejected += too_far.count_ones() as usize;
+    local.size_rejected += too_small.count_ones() as usize;
+    visible &= !(too_far | too_small);
+    // Record the fresh verdicts for the next frame under the same view.
+    for (k, &entry) in fresh_entries[..block.len()].iter().enumerate() {
+        let verdict = Verdict::of(1u64 << pushed[k], visible, too_far, too_small);
+        // SAFETY: the entry of an object of this word, this job's own (taken above).
+        unsafe { (*entry).set_verdict(inputs.view_epoch, verdict) };
+    }
+    visible | *reused_visible
+}
+
+/// The word's counts, and each object's flag byte at its slot.
+#[inline(always)]
+fn write_word_flags(
+    outputs: &PassOutputs<'_>,
+    word: &WordScratch,
+    visible: u64,
+    local: &mut LocalTotals,
+    objects: Range<usize>,
+) {
+    local.drawable += word.drawable.count_ones() as usize;
+    local.visible += visible.count_ones() as usize;
+    local.non_finite += word.forced.count_ones() as usize;
+    let non_finite = word.forced & word.drawable;
+    for (offset, &slot) in outputs.slots[objects].iter().enumerate() {
+        let flag = word.flags[offset]
+            | ((visible >> offset & 1) as u8) << SlotFlag::Visible as u8
+            | ((non_finite >> offset & 1) as u8) << SlotFlag::NonFinite as u8
+            | ((word.draw_changed >> offset & 1) as u8) << SlotFlag::DrawChanged as u8;
+        // SAFETY: as for the columns above: this job's object, its own slot.
+        unsafe { outputs.flags.add(slot as usize).write(flag) };
+    }
 }
 
 /// The frustum kernel on the boxes of `block`, the `k`-th being the object at offset
@@ -462,7 +533,7 @@ pub(crate) fn is_finite_object(model: &Mat4, center: Vec3, half: Vec3) -> bool {
 /// A drawable object's world matrix, local box (posed for a posed skinned mesh) and mesh;
 /// `None` when the object is not drawable.
 #[inline(always)]
-fn source_of<'c>(columns: &'c Columns<'_>, row: usize) -> Option<(Mat4, Aabb, &'c Mesh)> {
+fn source_of<'c>(columns: &'c SegmentColumns<'_>, row: usize) -> Option<(Mat4, Aabb, &'c Mesh)> {
     let mesh = &columns.meshes[row];
     let shown = columns.shown.as_ref().is_none_or(|shown| shown[row].0);
     if !(shown && mesh.is_drawable()) {
@@ -486,7 +557,7 @@ fn source_of<'c>(columns: &'c Columns<'_>, row: usize) -> Option<(Mat4, Aabb, &'
 #[inline(always)]
 fn draw_of(
     inputs: &PassInputs<'_>,
-    columns: &Columns<'_>,
+    columns: &SegmentColumns<'_>,
     row: usize,
     mesh: &Mesh,
     center: impl FnOnce() -> Vec3,

@@ -1,10 +1,9 @@
 //! The mesh archetypes of a frame in storage order: the runs of objects the stage's passes
 //! walk, and the job size they are split by.
 
-use ecs::Mesh;
-use runtime::hecs::World;
-
 use crate::bits::BITS_PER_WORD;
+use crate::visibility::system::CullColumns;
+use ecs::Mesh;
 
 /// Objects per job: whole words, large enough that a job's work dwarfs handing it out.
 pub(crate) const GRAIN: usize = 16 * BITS_PER_WORD;
@@ -22,7 +21,7 @@ pub(crate) struct Segment {
 
 /// Fills `segments` with the archetypes holding a [`Mesh`], in query order; returns the
 /// object count.
-pub(crate) fn list_segments(world: &World, segments: &mut Vec<Segment>) -> usize {
+pub(crate) fn list_segments(world: &CullColumns<'_>, segments: &mut Vec<Segment>) -> usize {
     segments.clear();
     let mut start = 0;
     for (position, archetype) in world.archetypes().enumerate() {

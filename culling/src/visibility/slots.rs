@@ -23,9 +23,10 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use runtime::hecs::{Entity, World};
+use runtime::hecs::Entity;
 
 use super::segments::{Segment, GRAIN};
+use super::system::CullColumns;
 use crate::bits::{words_for, BITS_PER_WORD};
 
 /// Marks a free slot in `storage` and an entity id without a slot in [`SlotIndex`].
@@ -88,8 +89,8 @@ pub(crate) struct SlotWork {
 }
 
 /// The entity ids of `segment`'s archetype, row by row.
-fn archetype_ids<'w>(world: &'w World, segment: &Segment) -> &'w [u32] {
-    world.archetypes().nth(segment.archetype).expect("segments are listed in archetype order from this world").ids()
+fn archetype_ids<'w>(world: &CullColumns<'w>, segment: &Segment) -> &'w [u32] {
+    world.archetype(segment.archetype).expect("segments are listed in archetype order from this world").ids()
 }
 
 impl ObjectSlots {
@@ -130,7 +131,7 @@ impl ObjectSlots {
     pub(crate) fn look_up_segment(
         &mut self,
         index: &SlotIndex,
-        world: &World,
+        world: &CullColumns<'_>,
         segment: &Segment,
         objects: usize,
         previous_ids: &[u32],
@@ -186,7 +187,13 @@ impl ObjectSlots {
     /// The steady state (no mesh entity spawned or despawned) is one parallel gather: each
     /// job looks its objects up through their ids, with no hashing and no allocation. Only
     /// when an entity is new or a slot went unseen does a serial pass assign and free slots.
-    pub(crate) fn update(&mut self, index: &mut SlotIndex, world: &World, segments: &[Segment], objects: usize) {
+    pub(crate) fn update(
+        &mut self,
+        index: &mut SlotIndex,
+        world: &CullColumns<'_>,
+        segments: &[Segment],
+        objects: usize,
+    ) {
         runtime::profile_zone!("visibility slots");
         self.storage.clear();
         self.storage.resize(objects, NO_SLOT);
@@ -200,7 +207,7 @@ impl ObjectSlots {
 
     /// Writes the slot of every object whose entity already owns one into `storage` (the
     /// others keep [`NO_SLOT`]), in parallel; returns how many were found.
-    fn look_up(&mut self, index: &SlotIndex, world: &World, segments: &[Segment]) -> usize {
+    fn look_up(&mut self, index: &SlotIndex, world: &CullColumns<'_>, segments: &[Segment]) -> usize {
         let (by_id, storage) = (&index.by_id[..], &mut self.storage);
         let matched = AtomicUsize::new(0);
         let _job_label = runtime::profiling::job_label("visibility gather slots job");
@@ -233,7 +240,7 @@ impl ObjectSlots {
 
     /// The serial part of a frame where entities came or went: gives each object without a
     /// slot the lowest free one (in storage order), then frees the slots nobody claimed.
-    fn assign_and_free(&mut self, index: &mut SlotIndex, world: &World, segments: &[Segment]) {
+    fn assign_and_free(&mut self, index: &mut SlotIndex, world: &CullColumns<'_>, segments: &[Segment]) {
         runtime::profile_zone!("visibility slot changes");
         self.seen.clear();
         self.seen.resize(self.allocated.len(), 0);
@@ -339,6 +346,7 @@ mod tests {
     use super::*;
     use crate::visibility::segments::list_segments;
     use ecs::{scene, Transform};
+    use runtime::hecs::World;
 
     /// A slot table with its index, as the stage keeps them.
     #[derive(Default)]
@@ -348,6 +356,7 @@ mod tests {
     }
 
     fn update(table: &mut Table, world: &World) {
+        let world = &runtime::Columns::whole(world);
         table.slots.begin_frame();
         let mut segments = Vec::new();
         let objects = list_segments(world, &mut segments);

@@ -4,7 +4,7 @@ use ecs::{
     Culled, Lod, Mesh, Occluded, RenderSettings, ResolvedView, ShadowCaster, SkinnedPose, Transform, Viewport,
     VisibilityTagged, Visible, WorldTransform,
 };
-use runtime::{App, Stage, System, SystemContext};
+use runtime::{App, Columns, Frame, Res, ResMut, Stage, System};
 
 use super::answer::{Visibility, VisibilityStats};
 use super::cache::ViewKey;
@@ -24,8 +24,8 @@ use crate::view::{CullParams, ViewCullContext};
 
 /// The components the cull reads, declared at once: the mesh, both transforms, the flags and
 /// the levels that decide what is drawn, and the tags and marker the tag step compares
-/// against. The pass reads them as archetype columns (`cull.rs`), not through this query.
-type CullReads = (
+/// against. The pass reads them as archetype columns (`cull.rs`) of [`CullColumns`].
+pub(crate) type CullReads = (
     &'static Mesh,
     Option<&'static Transform>,
     Option<&'static WorldTransform>,
@@ -36,6 +36,24 @@ type CullReads = (
     Option<&'static Culled>,
     Option<&'static Occluded>,
     Option<&'static VisibilityTagged>,
+);
+
+/// The world as the stage's passes see it: the columns of [`CullReads`], checked against the
+/// system's declaration.
+pub(crate) type CullColumns<'a> = Columns<'a, CullReads>;
+
+/// What [`visibility_system`] receives each frame: the columns it reads, then its resources
+/// and frame value (each declared by its type).
+type VisibilityParams = (
+    CullColumns<'static>,
+    Res<'static, RenderSettings>,
+    Res<'static, Viewport>,
+    Option<Res<'static, OccluderMeshes>>,
+    Option<Res<'static, CullingChoice>>,
+    Option<Res<'static, GpuFeedback>>,
+    Option<Frame<'static, ResolvedView>>,
+    ResMut<'static, Visibility>,
+    Option<ResMut<'static, TagChanges>>,
 );
 
 /// Name of the system [`visibility_system`] returns.
@@ -103,55 +121,52 @@ pub fn install(app: &mut App) {
 pub fn visibility_system() -> System {
     let mut state = StageState::default();
     let watched = watched_types();
-    System::new(VISIBILITY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
+    System::with_params::<VisibilityParams>(VISIBILITY_SYSTEM, move |ctx, params| {
         runtime::profile_zone!("visibility");
+        let (world, settings, viewport, occluders, choice, feedback, view, mut visibility, mut tag_changes) = params;
         let tracked = &mut state.tracked;
         ctx.changes().collect(&mut tracked.cursor, &watched, &mut tracked.changed);
-        let mut settings = *ctx.resource::<RenderSettings>();
+        let mut settings = *settings;
         // With GPU culling the device culls what it draws; the frustum test stays here too (it
         // is cheap, and gives the GPU's bits), so the answer says `Culled` for what is off
         // screen on every backend. Occlusion comes from the GPU's bits when they are fed back.
-        let on_device = ctx.try_resource::<CullingChoice>().is_some_and(|choice| choice.on_device);
-        let feedback = on_device && ctx.try_resource::<GpuFeedback>().is_some();
+        let on_device = choice.is_some_and(|choice| choice.on_device);
         if on_device {
             settings.occlusion_culling = false;
         }
-        let viewport = *ctx.resource::<Viewport>();
-        let view = ctx.frame_value::<ResolvedView>().map(|view| *view);
-        let mut visibility = ctx.resource_mut::<Visibility>();
+        let frame = FrameInputs {
+            view: view.map(|view| *view),
+            settings: &settings,
+            viewport: *viewport,
+            feedback: feedback.as_deref().filter(|_| on_device),
+            occluders: occluders.as_deref(),
+        };
         // Without the tags system (an app that added this system alone) no tag changes.
-        let mut tag_changes = ctx.try_resource_mut::<TagChanges>();
-        let frame = FrameInputs { view, settings: &settings, viewport, feedback };
-        run_visibility(ctx, &mut visibility, tag_changes.as_deref_mut(), &mut state, frame);
+        run_visibility(&world, &mut visibility, tag_changes.as_deref_mut(), &mut state, frame);
     })
-    .query::<CullReads>()
-    .reads_resource::<RenderSettings>()
-    .reads_resource::<Viewport>()
-    .reads_resource::<OccluderMeshes>()
-    .reads_resource::<CullingChoice>()
-    .reads_resource::<GpuFeedback>()
-    .reads_frame::<ResolvedView>()
-    .writes_resource::<Visibility>()
-    .writes_resource::<TagChanges>()
 }
 
 /// What one frame of the stage is culled for.
+#[derive(Clone, Copy)]
 struct FrameInputs<'a> {
     view: Option<ResolvedView>,
     settings: &'a RenderSettings,
     viewport: Viewport,
-    /// Occlusion comes from the GPU's fed-back bits.
-    feedback: bool,
+    /// The GPU's fed-back bits, when occlusion comes from them.
+    feedback: Option<&'a GpuFeedback>,
+    /// The occluders, when the app gave some.
+    occluders: Option<&'a OccluderMeshes>,
 }
 
 /// One frame of the stage.
 fn run_visibility(
-    ctx: &mut SystemContext<'_>,
+    world: &CullColumns<'_>,
     visibility: &mut Visibility,
     tag_changes: Option<&mut TagChanges>,
     state: &mut StageState,
-    FrameInputs { view, settings, viewport, feedback }: FrameInputs<'_>,
+    frame: FrameInputs<'_>,
 ) {
+    let FrameInputs { view, settings, viewport, .. } = frame;
     let StageState { segments, work, tracked, .. } = state;
     // Nothing is written until the cull says so.
     visibility.changes.begin(work.slots.len());
@@ -163,14 +178,14 @@ fn run_visibility(
         tracked.invalidate();
         return;
     }
-    let objects = list_segments(ctx.world_unchecked(), segments);
+    let objects = list_segments(world, segments);
     let Some(view) = view else {
-        work.slots.update(&mut visibility.index, ctx.world_unchecked(), segments, objects);
+        work.slots.update(&mut visibility.index, world, segments, objects);
         visibility.clear(objects);
         state.clear_view();
         visibility.changes.begin(0);
         if let Some(tag_changes) = tag_changes {
-            visibility.stats.tags_removed = record_tags_cleared(tag_changes, ctx.world_unchecked());
+            visibility.stats.tags_removed = record_tags_cleared(tag_changes, world);
         }
         state.tracked.invalidate();
         return;
@@ -200,7 +215,7 @@ fn run_visibility(
         tracked.invalidate();
     }
     let inputs = PassInputs {
-        world: ctx.world_unchecked(),
+        world,
         segments,
         view: &context,
         kernel: Kernel::detect(),
@@ -211,7 +226,7 @@ fn run_visibility(
     };
     // A tracked frame when the change log names every change since the last frame (see
     // `tracked.rs`); else the full pass over every object.
-    let tracked_frame = tracked.plan(ctx.world_unchecked(), visibility, work, segments, objects);
+    let tracked_frame = tracked.plan(world, visibility, work, segments, objects);
     if tracked_frame {
         let totals = tracked.run(&inputs, visibility, work);
         visibility.stats = VisibilityStats {
@@ -228,12 +243,12 @@ fn run_visibility(
             ..VisibilityStats::default()
         };
     } else {
-        work.slots.update(&mut visibility.index, ctx.world_unchecked(), segments, objects);
+        work.slots.update(&mut visibility.index, world, segments, objects);
         run_full_pass(visibility, work, tracked, &inputs, objects, trusted);
     }
     visibility.view = Some(view);
-    let frame = FrameInputs { view: Some(view), settings, viewport, feedback };
-    finish_frame(ctx, visibility, tag_changes, state, !tracked_frame, frame, trusted);
+    let frame = FrameInputs { view: Some(view), viewport, ..frame };
+    finish_frame(world, visibility, tag_changes, state, !tracked_frame, frame, trusted);
 }
 
 /// The full pass over every object (see `cull.rs`); leaves the tracked state ready for the
@@ -315,12 +330,12 @@ fn run_full_pass(
 /// What every frame with a view does after the culls: occlusion, GPU feedback, the lists and
 /// the tag changes.
 fn finish_frame(
-    ctx: &SystemContext<'_>,
+    world: &CullColumns<'_>,
     visibility: &mut Visibility,
     tag_changes: Option<&mut TagChanges>,
     state: &mut StageState,
     full_frame: bool,
-    FrameInputs { settings, viewport, feedback, .. }: FrameInputs<'_>,
+    FrameInputs { settings, viewport, feedback, occluders, .. }: FrameInputs<'_>,
     trusted: bool,
 ) {
     let StageState { work, tag_marked, scene_source, gather_runs, occlusion, tracked, .. } = state;
@@ -328,21 +343,18 @@ fn finish_frame(
     // are counted in `stats.occluded`, when `settings.occlusion_culling` is on and an
     // `OccluderMeshes` resource is present (see `crate::occlusion::stage`).
     {
-        let meshes = ctx.try_resource::<OccluderMeshes>();
         let enabled = settings.occlusion_culling && trusted;
-        let with_occluders = enabled && meshes.is_some();
-        if let (Some(meshes), true) = (&meshes, enabled) {
+        let with_occluders = enabled && occluders.is_some();
+        if let (Some(meshes), true) = (occluders, enabled) {
             tracked.update_occluder_bits(visibility, meshes, full_frame);
         } else {
             tracked.forget_occluder_bits();
         }
         let groups = tracked.groups(with_occluders);
-        occlusion.run(visibility, meshes.as_deref(), groups, enabled, settings, [viewport.width, viewport.height]);
+        occlusion.run(visibility, occluders, groups, enabled, settings, [viewport.width, viewport.height]);
     }
-    if feedback {
-        if let Some(feedback) = ctx.try_resource::<GpuFeedback>() {
-            apply_gpu_occlusion(visibility, &feedback.visible, &feedback.in_view);
-        }
+    if let Some(feedback) = feedback {
+        apply_gpu_occlusion(visibility, &feedback.visible, &feedback.in_view);
     }
 
     // The gather and the search for tag changes read the final bits and write apart: one
@@ -362,7 +374,6 @@ fn finish_frame(
         tag_marked,
         changes,
     });
-    let world = ctx.world_unchecked();
     let (bits, drawable, casters) = (&*bits, &drawable[..], &casters[..]);
     // The tag search is the half that may run on another thread, as a job.
     let _job_label = runtime::profiling::job_label("visibility tags job");

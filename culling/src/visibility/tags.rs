@@ -47,10 +47,11 @@ use std::any::TypeId;
 
 use ecs::{Culled, Mesh, Occluded, VisibilityTagged, VisibilityTags, WorldTransform};
 use runtime::hecs::{Entity, World};
-use runtime::System;
+use runtime::{ResMut, System};
 
 use super::answer::Visibility;
 use super::slots::SlotIndex;
+use super::system::CullColumns;
 use crate::bits::BITS_PER_WORD;
 use crate::prefetch::prefetch_entry;
 
@@ -146,7 +147,11 @@ pub(crate) struct TagColumns<'a> {
 ///
 /// The pass recorded which objects' entities carried each tag this frame; `policy` says
 /// which entities are to carry them (`world` is read for the marked ones).
-pub(crate) fn record_tag_changes(columns: TagColumns<'_>, world: &World, policy: VisibilityTags) -> [usize; 3] {
+pub(crate) fn record_tag_changes(
+    columns: TagColumns<'_>,
+    world: &CullColumns<'_>,
+    policy: VisibilityTags,
+) -> [usize; 3] {
     runtime::profile_zone!("visibility tags");
     let TagColumns { visible, drawable, occluded, entities, index, tagged, occluded_tag, tag_marked, changes } =
         columns;
@@ -291,7 +296,7 @@ fn all_clear(words: &[u64]) -> bool {
 
 /// Sets `tag_marked` to the slots (of `words` slot words) of the mesh entities carrying
 /// [`VisibilityTagged`] (no allocation within its capacity), and returns how many there are.
-fn mark_tagged_slots(tag_marked: &mut Vec<u64>, index: &SlotIndex, words: usize, world: &World) -> usize {
+fn mark_tagged_slots(tag_marked: &mut Vec<u64>, index: &SlotIndex, words: usize, world: &CullColumns<'_>) -> usize {
     tag_marked.clear();
     tag_marked.resize(words, 0);
     let mut marked = 0;
@@ -310,7 +315,7 @@ fn mark_tagged_slots(tag_marked: &mut Vec<u64>, index: &SlotIndex, words: usize,
 /// Records the removal of every `Culled` and `Occluded` tag in `world`, for a frame without a
 /// view: with no cull to back them, tags would describe an old view, so every object counts
 /// as visible (as before its first cull). Returns how many removals were recorded.
-pub(crate) fn record_tags_cleared(changes: &mut TagChanges, world: &World) -> usize {
+pub(crate) fn record_tags_cleared(changes: &mut TagChanges, world: &CullColumns<'_>) -> usize {
     changes.clear();
     changes.remove_culled.extend(world.query::<Entity>().with::<&Culled>().iter());
     changes.remove_occluded.extend(world.query::<Entity>().with::<&Occluded>().iter());
@@ -411,11 +416,10 @@ impl TagChanges {
 /// [`install`](crate::install); it records how long the moves took in
 /// [`VisibilityStats::tag_apply_seconds`](crate::VisibilityStats).
 pub fn visibility_tags_system() -> System {
-    System::new_exclusive(VISIBILITY_TAGS_SYSTEM, |ctx| {
+    type Params = (Option<ResMut<'static, TagChanges>>, Option<ResMut<'static, Visibility>>);
+    System::exclusive_with_params::<Params>(VISIBILITY_TAGS_SYSTEM, |ctx, params| {
         runtime::profile_zone!("visibility tag apply");
-        let (Some(mut changes), Some(mut visibility)) =
-            (ctx.try_resource_mut::<TagChanges>(), ctx.try_resource_mut::<Visibility>())
-        else {
+        let (Some(mut changes), Some(mut visibility)) = params else {
             return;
         };
         let started = std::time::Instant::now();

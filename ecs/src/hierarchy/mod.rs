@@ -26,7 +26,9 @@ use std::fmt;
 use hecs::{Entity, World};
 
 pub use commands::HierarchyCommands;
-pub use propagate::{hierarchy_system, HierarchyReport, PassKind, Propagator, HIERARCHY_SYSTEM};
+pub use propagate::{
+    hierarchy_system, HierarchyAccess, HierarchyColumns, HierarchyReport, PassKind, Propagator, HIERARCHY_SYSTEM,
+};
 
 /// The entity this one is placed relative to. Its [`WorldTransform`](crate::WorldTransform) is
 /// the parent's world matrix times its own local [`Transform`](crate::Transform).

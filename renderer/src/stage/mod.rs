@@ -68,7 +68,8 @@ use std::sync::{Arc, Mutex};
 use culling::{CullingBackend, CullingChoice, GpuFeedback, NoGpuCulling, Visibility};
 use render_graph::device::DeviceConfig;
 use render_graph::{vk, GpuDevice};
-use runtime::{App, Stage, System};
+use runtime::hecs::World;
+use runtime::{App, Res, ResMut, Stage, System};
 
 pub use debug_view::{DebugView, DebugViewPass};
 pub use pipeline::{FrameInFlight, RenderExtract, RENDER_THREAD};
@@ -347,23 +348,21 @@ pub fn install_render_to(
 /// frame is with the render thread it leaves the render state alone (the Render stage reads
 /// back once the thread is done).
 fn readback_system(state: Arc<Mutex<RenderState>>, in_flight: Arc<AtomicBool>, feeds_back: bool) -> System {
-    System::new(READBACK_SYSTEM, move |ctx| {
+    type Params = (ResMut<'static, RenderReport>, Option<ResMut<'static, GpuFeedback>>);
+    System::with_params::<Params>(READBACK_SYSTEM, move |_, (mut report, feedback)| {
         if in_flight.load(Ordering::Acquire) {
             return;
         }
         runtime::profile_zone!("render readback");
-        let mut report = ctx.resource_mut::<RenderReport>();
         // Locks show in a capture: the wait for the lock, then the time it is held.
         let state = {
             runtime::profile_zone!("lock wait: render state (readback)");
             state.lock().unwrap_or_else(|poison| poison.into_inner())
         };
         runtime::profile_zone!("lock held: render state (readback)");
-        let mut feedback = feeds_back.then(|| ctx.resource_mut::<GpuFeedback>());
+        let mut feedback = feedback.filter(|_| feeds_back);
         read_back(&state, &mut report, feedback.as_deref_mut());
     })
-    .writes_resource::<RenderReport>()
-    .writes_resource::<GpuFeedback>()
 }
 
 /// The newest finished frame's statistics and bits into `report`, and into `feedback` when
@@ -397,15 +396,25 @@ fn render_system(
     in_flight: Arc<AtomicBool>,
     feeds_back: bool,
 ) -> System {
-    let system = System::new(RENDER_SYSTEM, move |ctx| {
+    // The extract hooks read whatever a game's passes need: the system reads the whole world
+    // (`&World`, declared as a read of every component, so no writer of one runs beside it).
+    type Params = (
+        &'static World,
+        Res<'static, Visibility>,
+        Option<Res<'static, culling::ShadowViews>>,
+        Res<'static, ecs::RenderSettings>,
+        ResMut<'static, RenderReport>,
+        ResMut<'static, Screenshots>,
+        Option<ResMut<'static, GpuFeedback>>,
+        ResMut<'static, RenderExtract>,
+        Res<'static, DebugView>,
+    );
+    System::with_params::<Params>(RENDER_SYSTEM, move |ctx, params| {
         runtime::profile_zone!("render");
-        let (world, changes) = (ctx.world_unchecked(), ctx.changes());
-        let visibility = ctx.resource::<Visibility>();
-        let shadows = ctx.try_resource::<culling::ShadowViews>();
-        let pipelined = ctx.resource::<ecs::RenderSettings>().pipelined_frames;
-        let mut report = ctx.resource_mut::<RenderReport>();
-        let mut shots = ctx.resource_mut::<Screenshots>();
-        let mut feedback = feeds_back.then(|| ctx.resource_mut::<GpuFeedback>());
+        let (world, visibility, shadows, settings, mut report, mut shots, feedback, mut extract, debug_view) = params;
+        let changes = ctx.changes();
+        let pipelined = settings.pipelined_frames;
+        let mut feedback = feedback.filter(|_| feeds_back);
         let mut pipeline = pipeline.0.lock().unwrap_or_else(|poison| poison.into_inner());
         // The frame the render thread holds is published first, whatever this frame does.
         let mut error = pipeline.finish(&mut report, &mut shots);
@@ -419,9 +428,9 @@ fn render_system(
             // The Input-stage readback skipped the frames the thread held.
             read_back(&state, &mut report, feedback.as_deref_mut());
         }
-        state.show_debug_view(&ctx.resource::<DebugView>());
+        state.show_debug_view(&debug_view);
         let game_frame = ctx.time.frame_index;
-        ctx.resource_mut::<RenderExtract>().run(world, game_frame);
+        extract.run(world, game_frame);
         report.upload = UploadReport::default();
         let mut outcome = pipeline.spare.take().unwrap_or_default();
         outcome.game_frame = game_frame;
@@ -463,17 +472,4 @@ fn render_system(
             }
         }
     })
-    .reads::<ecs::BaseColor>()
-    .reads_resource::<Visibility>()
-    .reads_resource::<culling::ShadowViews>()
-    .reads_resource::<ecs::RenderSettings>()
-    .writes_resource::<RenderReport>()
-    .writes_resource::<Screenshots>()
-    .writes_resource::<RenderExtract>()
-    .reads_resource::<DebugView>();
-    if feeds_back {
-        system.writes_resource::<GpuFeedback>()
-    } else {
-        system
-    }
 }

@@ -45,12 +45,21 @@ pub(crate) struct Access {
     pub(crate) writes: Vec<AccessEntry>,
     /// Conflicts with every other system (it may touch anything).
     pub(crate) exclusive: bool,
+    /// Reads every component (a system given the whole `&World`): conflicts with every
+    /// system that writes a component.
+    pub(crate) reads_all_components: bool,
 }
 
 impl Access {
     /// Two systems conflict when either is exclusive or one writes what the other touches.
     pub(crate) fn conflicts_with(&self, other: &Access) -> bool {
         if self.exclusive || other.exclusive {
+            return true;
+        }
+        let writes_components = |access: &Access| access.writes.iter().any(|entry| entry.domain == Domain::Component);
+        if (self.reads_all_components && writes_components(other))
+            || (other.reads_all_components && writes_components(self))
+        {
             return true;
         }
         let writes_touch = |writes: &[AccessEntry], reads: &[AccessEntry], others: &[AccessEntry]| {
@@ -62,6 +71,7 @@ impl Access {
     /// Whether reading `type_id` in `domain` was declared (a write implies a read).
     pub(crate) fn allows_read(&self, domain: Domain, type_id: TypeId) -> bool {
         self.exclusive
+            || (self.reads_all_components && domain == Domain::Component)
             || self.reads.iter().chain(&self.writes).any(|entry| entry.domain == domain && entry.type_id == type_id)
     }
 
@@ -81,7 +91,7 @@ impl Access {
         }
         let mut failure = None;
         Q::borrows(&mut |type_id, name, mutable| {
-            if failure.is_some() {
+            if failure.is_some() || (!mutable && self.reads_all_components) {
                 return;
             }
             let mut candidates = if mutable { &self.writes[..] } else { &self.reads[..] }
@@ -102,6 +112,38 @@ impl Access {
     }
 }
 
+impl Access {
+    /// Whether the column of `type_id` in `archetype` may be read (or, with `mutable`,
+    /// written): some declared entry names the type, and `archetype` has every component of
+    /// its `with` and none of its `without`. A few comparisons and, for a filtered entry, a
+    /// look-up of the filter's types in the archetype: cheap enough for every column borrow.
+    #[inline]
+    pub(crate) fn allows_column(&self, type_id: TypeId, mutable: bool, archetype: &hecs::Archetype) -> bool {
+        if self.exclusive || (!mutable && self.reads_all_components) {
+            return true;
+        }
+        let entries = if mutable { &self.writes[..] } else { &self.reads[..] };
+        let others = if mutable { &[][..] } else { &self.writes[..] };
+        entries.iter().chain(others).any(|entry| {
+            entry.type_id == type_id
+                && entry.domain == Domain::Component
+                && entry.with.iter().all(|&required| archetype.has_dynamic(required))
+                && !entry.without.iter().any(|&excluded| archetype.has_dynamic(excluded))
+        })
+    }
+
+    /// Whether some declared entry names component `type_id` (for a write, a declared
+    /// write), whatever its archetype filters: the check of per-entity access.
+    #[inline]
+    pub(crate) fn names_component(&self, type_id: TypeId, mutable: bool) -> bool {
+        if mutable {
+            self.allows_write(Domain::Component, type_id)
+        } else {
+            self.allows_read(Domain::Component, type_id)
+        }
+    }
+}
+
 /// A component a query borrows beyond the system's declaration.
 #[derive(Debug)]
 pub(crate) struct Undeclared {
@@ -118,7 +160,7 @@ mod tests {
     use super::*;
 
     fn access(reads: &[AccessEntry], writes: &[AccessEntry]) -> Access {
-        Access { reads: reads.to_vec(), writes: writes.to_vec(), exclusive: false }
+        Access { reads: reads.to_vec(), writes: writes.to_vec(), ..Access::default() }
     }
 
     #[test]
@@ -152,6 +194,18 @@ mod tests {
             access(&[], &[scouts]).conflicts_with(&access(&[], &[enemies])),
             "an entity may be a scout and an enemy: With<Scout> and With<Enemy> overlap"
         );
+    }
+
+    #[test]
+    fn reading_every_component_conflicts_with_component_writers_only() {
+        let everything = Access { reads_all_components: true, ..Access::default() };
+        let component = AccessEntry::of::<u32>(Domain::Component);
+        let resource = AccessEntry::of::<u32>(Domain::Resource);
+        assert!(everything.conflicts_with(&access(&[], std::slice::from_ref(&component))));
+        assert!(access(&[], std::slice::from_ref(&component)).conflicts_with(&everything));
+        assert!(!everything.conflicts_with(&access(&[component], &[resource])), "readers and resource writers");
+        assert!(everything.allows_read(Domain::Component, TypeId::of::<u64>()));
+        assert!(!everything.allows_write(Domain::Component, TypeId::of::<u64>()));
     }
 
     #[test]

@@ -42,9 +42,11 @@
 //! ([`ScheduleError::OrderCycle`]), as is a name no system of the stage has.
 
 mod access;
+mod columns;
 mod commands;
 mod order;
 mod parallel;
+mod params;
 mod query;
 mod system;
 mod typed;
@@ -61,7 +63,9 @@ use crate::jobs;
 use crate::profiling::ZoneSite;
 use crate::resources::Resources;
 
+pub use columns::{ArchetypeColumns, Columns, EntityColumns};
 pub use commands::{CommandReport, Commands};
+pub use params::{ExclusiveParam, Frame, Publish, SystemParam};
 pub use query::QueryAccess;
 pub use system::{ExclusiveContext, System, SystemContext};
 pub use typed::{QuerySet, SystemQuery};
@@ -518,5 +522,9 @@ impl fmt::Debug for Schedule {
     }
 }
 
+#[cfg(test)]
+mod declared_tests;
+#[cfg(test)]
+mod params_tests;
 #[cfg(test)]
 mod tests;

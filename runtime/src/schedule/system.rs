@@ -29,6 +29,11 @@ pub(crate) enum SystemBody {
 /// access the system did not declare panics naming the system and the type, whether or not
 /// another system is running beside it.
 ///
+/// Build a system from its parameters ([`System::with_params`]): each declares what it
+/// fetches, so a declaration is made once and cannot drift from the code. The builder below
+/// (`reads`, `writes`, `query`, `reads_resource`, …) declares by hand, for small systems that
+/// reach everything through the context.
+///
 /// ```
 /// use runtime::{App, Stage, System};
 /// struct Position(f32);
@@ -314,8 +319,9 @@ impl std::fmt::Debug for System {
 /// [`query_one`](Self::query_one), [`get`](Self::get), [`get_mut`](Self::get_mut) — which
 /// compare what they borrow with what the system declared and panic, naming the system and the
 /// component, on an undeclared access (in every build), before hecs could report a borrow
-/// clash or two systems could race. [`world_unchecked`](Self::world_unchecked) is for engine
-/// code that walks archetype columns; its accesses must still be declared.
+/// clash or two systems could race. Engine code that walks archetype columns receives a
+/// [`Columns`](crate::Columns) view instead, checked the same way (see
+/// [`System::with_params`]).
 pub struct SystemContext<'a> {
     pub(crate) world: &'a World,
     pub(crate) changes: &'a Changes,
@@ -388,8 +394,7 @@ impl<'a> SystemContext<'a> {
     }
 
     /// The change log (see [`crate::changes`]): what was lent mutably since a reader last
-    /// looked. Engine code that writes through [`world_unchecked`](Self::world_unchecked)
-    /// records its writes here.
+    /// looked.
     pub fn changes(&self) -> &'a Changes {
         self.changes
     }
@@ -397,13 +402,6 @@ impl<'a> SystemContext<'a> {
     /// Whether `entity` exists.
     pub fn contains(&self, entity: Entity) -> bool {
         self.world.contains(entity)
-    }
-
-    /// The world without access checks, for engine code that reads archetype columns
-    /// directly. Everything reached through it must still be declared: the scheduler runs
-    /// systems in parallel on the strength of the declarations.
-    pub fn world_unchecked(&self) -> &'a World {
-        self.world
     }
 
     /// Shared borrow of resource `T`.

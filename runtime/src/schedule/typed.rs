@@ -22,7 +22,7 @@ pub struct SystemQuery<'a, Q> {
 }
 
 impl<'a, Q: Query + QueryAccess> SystemQuery<'a, Q> {
-    fn new(world: &'a World, changes: &'a Changes) -> Self {
+    pub(crate) fn new(world: &'a World, changes: &'a Changes) -> Self {
         SystemQuery { world, changes, query: PhantomData }
     }
 

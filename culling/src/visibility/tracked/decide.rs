@@ -29,10 +29,7 @@ pub(super) fn decide_word(
     local.drawable += drawable.count_ones() as usize;
     local.non_finite += forced.count_ones() as usize;
     if !word.dirty && word.epoch == inputs.view_epoch {
-        local.visible += word.culled.count_ones() as usize;
-        local.frustum_rejected += usize::from(word.rejects[0]);
-        local.distance_rejected += usize::from(word.rejects[1]);
-        local.size_rejected += usize::from(word.rejects[2]);
+        count_decided(local, word.culled, word.rejects);
         return;
     }
     let base = index * BITS_PER_WORD;
@@ -47,81 +44,24 @@ pub(super) fn decide_word(
     // and the word's side of the frustum is not asked.
     let same_view = word.epoch == inputs.view_epoch;
     let keeps_answers = same_view && !secondary_culls && word.rejects[1] == 0 && word.rejects[2] == 0;
-    let eye = inputs.view.camera_position();
     let side = if !keeps_answers && inputs.frustum_culling && forced == 0 && drawable != 0 {
-        // The hold of a dirty word was found for bounds it may no longer have.
-        let held = if word.dirty { None } else { word.frustum_hold.side_at(eye, &shared.frustum_shape) };
-        match held {
-            Some(side) => {
-                #[cfg(debug_assertions)]
-                check_side_holds(shared, index, side);
-                side
-            }
-            // A hold is made for a clean word under a steady frustum: a word refreshed every
-            // frame would never keep one.
-            None if shared.frustum_shape.steady && !word.dirty => {
-                let (side, hold) =
-                    FrustumHold::decide(inputs.view.frustum(), shared.word_bounds(index), eye, &shared.frustum_shape);
-                word.frustum_hold = hold;
-                side
-            }
-            // A turning camera, or a refreshed word: the plain tests, without the slack a hold
-            // would need.
-            None => {
-                word.frustum_hold = FrustumHold::NONE;
-                // Inside is only asked for when no other cull is on, as below.
-                shared.planes.side(shared.word_bounds(index), !secondary_culls)
-            }
-        }
+        word_side(shared, index, word, secondary_culls)
     } else {
         WordSide::Straddles
     };
     let outside = side == WordSide::Outside;
-    let to_pick = with_lod & !word.refreshed;
-    // A refreshed object's own hold was voided: it is checked alone until it holds again.
-    word.lod_hold.members &= !word.refreshed;
-    // A refreshed object's frustum verdict was found for a box it may no longer have.
-    word.object_holds.members &= !word.refreshed;
-    if to_pick != 0 && word.epoch != inputs.view_epoch && !outside {
-        if word.lod_hold.covers(to_pick, eye, inputs.lod_scale) {
-            #[cfg(debug_assertions)]
-            check_levels_hold(shared, base, to_pick);
-        } else {
-            let (changed, slack) = pick_levels(shared, base, to_pick);
-            word.draws_changed |= changed;
-            word.lod_hold =
-                WordLodHold { anchor: eye, slack, scale_bits: inputs.lod_scale.to_bits(), members: to_pick };
-        }
-    }
-    let (previous_drawable, previous_culled, previous_rejects) = (word.decided_drawable, word.culled, word.rejects);
-    let changed = word.refreshed | (previous_drawable ^ drawable);
+    refresh_levels(shared, word, base, with_lod, outside);
+    let previous = Previous { drawable: word.decided_drawable, culled: word.culled, rejects: word.rejects };
+    let changed = word.refreshed | (previous.drawable ^ drawable);
     word.epoch = inputs.view_epoch;
     word.dirty = false;
     word.refreshed = 0;
     let (decided, decided_visible) = (std::mem::take(&mut word.decided), std::mem::take(&mut word.decided_visible));
     word.decided_drawable = drawable;
     if keeps_answers {
-        let kept = previous_culled & !changed;
-        let kept_rejected = (previous_drawable & !changed & !previous_culled).count_ones() as u8;
-        debug_assert_eq!(
-            u32::from(previous_rejects[0]),
-            (previous_drawable & !previous_culled).count_ones(),
-            "with only the frustum on, every drawable object not kept was rejected by it"
-        );
-        // Slots the refresh decided under this view: a reject can only be the frustum's.
-        let known = drawable & changed & decided;
-        let known_visible = known & decided_visible;
-        let known_rejected = (known & !known_visible).count_ones() as u8;
-        #[cfg(debug_assertions)]
-        check_decided(shared, base, known, known_visible);
-        let holds = &mut word.object_holds;
-        let (culled, rejects) = decide_objects(shared, base, drawable & changed & !known, forced, block, holds);
-        let rejects = [kept_rejected + known_rejected + rejects[0], rejects[1], rejects[2]];
-        (word.culled, word.rejects) = (kept | known_visible | culled, rejects);
-        local.visible += word.culled.count_ones() as usize;
-        local.frustum_rejected += usize::from(word.rejects[0]);
-        local.distance_rejected += usize::from(word.rejects[1]);
-        local.size_rejected += usize::from(word.rejects[2]);
+        let masks = ChangedMasks { drawable, forced, changed, decided, decided_visible };
+        (word.culled, word.rejects) = decide_changed(shared, base, masks, previous, block, word);
+        count_decided(local, word.culled, word.rejects);
         return;
     }
     if drawable == 0 {
@@ -141,10 +81,122 @@ pub(super) fn decide_word(
     }
     let (culled, rejects) = decide_objects(shared, base, drawable, forced, block, &mut word.object_holds);
     (word.culled, word.rejects) = (culled, rejects);
+    count_decided(local, culled, rejects);
+}
+
+/// Adds a decided word's visible objects and rejects to the totals.
+#[inline(always)]
+fn count_decided(local: &mut TrackedTotals, culled: u64, rejects: [u8; 3]) {
     local.visible += culled.count_ones() as usize;
     local.frustum_rejected += usize::from(rejects[0]);
     local.distance_rejected += usize::from(rejects[1]);
     local.size_rejected += usize::from(rejects[2]);
+}
+
+/// Which side of the frustum word `index` lies on: from its hold while the eye stays in its
+/// slack, else tested (recording a new hold for a clean word under a steady frustum).
+#[inline(always)]
+fn word_side(shared: &WordInputs<'_>, index: usize, word: &mut WordState, secondary_culls: bool) -> WordSide {
+    let eye = shared.pass.view.camera_position();
+    // The hold of a dirty word was found for bounds it may no longer have.
+    let held = if word.dirty { None } else { word.frustum_hold.side_at(eye, &shared.frustum_shape) };
+    match held {
+        Some(side) => {
+            #[cfg(debug_assertions)]
+            check_side_holds(shared, index, side);
+            side
+        }
+        // A hold is made for a clean word under a steady frustum: a word refreshed every
+        // frame would never keep one.
+        None if shared.frustum_shape.steady && !word.dirty => {
+            let (side, hold) =
+                FrustumHold::decide(shared.pass.view.frustum(), shared.word_bounds(index), eye, &shared.frustum_shape);
+            word.frustum_hold = hold;
+            side
+        }
+        // A turning camera, or a refreshed word: the plain tests, without the slack a hold
+        // would need.
+        None => {
+            word.frustum_hold = FrustumHold::NONE;
+            // Inside is only asked for when no other cull is on, as below.
+            shared.planes.side(shared.word_bounds(index), !secondary_culls)
+        }
+    }
+}
+
+/// Voids the holds of the word's refreshed objects, then picks the levels of detail of its
+/// other objects with levels under a new view (unless their word hold covers the eye, or the
+/// word is outside the view).
+#[inline(always)]
+fn refresh_levels(shared: &WordInputs<'_>, word: &mut WordState, base: usize, with_lod: u64, outside: bool) {
+    let inputs = shared.pass;
+    let eye = inputs.view.camera_position();
+    let to_pick = with_lod & !word.refreshed;
+    // A refreshed object's own hold was voided: it is checked alone until it holds again.
+    word.lod_hold.members &= !word.refreshed;
+    // A refreshed object's frustum verdict was found for a box it may no longer have.
+    word.object_holds.members &= !word.refreshed;
+    if to_pick != 0 && word.epoch != inputs.view_epoch && !outside {
+        if word.lod_hold.covers(to_pick, eye, inputs.lod_scale) {
+            #[cfg(debug_assertions)]
+            check_levels_hold(shared, base, to_pick);
+        } else {
+            let (changed, slack) = pick_levels(shared, base, to_pick);
+            word.draws_changed |= changed;
+            word.lod_hold =
+                WordLodHold { anchor: eye, slack, scale_bits: inputs.lod_scale.to_bits(), members: to_pick };
+        }
+    }
+}
+
+/// A word's answer as last decided.
+#[derive(Clone, Copy)]
+struct Previous {
+    drawable: u64,
+    culled: u64,
+    rejects: [u8; 3],
+}
+
+/// A word's objects this frame: drawable, forced (non-finite), changed since its last
+/// decision, and those the refresh decided under this view (and of them, the visible).
+#[derive(Clone, Copy)]
+struct ChangedMasks {
+    drawable: u64,
+    forced: u64,
+    changed: u64,
+    decided: u64,
+    decided_visible: u64,
+}
+
+/// The answer of a word under the same view with only the frustum on: its unchanged objects
+/// keep theirs, the refresh's decisions stand, and only the other changed objects are
+/// tested. Returns the visible bits and the rejects.
+#[inline(always)]
+fn decide_changed(
+    shared: &WordInputs<'_>,
+    base: usize,
+    ChangedMasks { drawable, forced, changed, decided, decided_visible }: ChangedMasks,
+    previous: Previous,
+    block: &mut AabbBlock,
+    word: &mut WordState,
+) -> (u64, [u8; 3]) {
+    let kept = previous.culled & !changed;
+    let kept_rejected = (previous.drawable & !changed & !previous.culled).count_ones() as u8;
+    debug_assert_eq!(
+        u32::from(previous.rejects[0]),
+        (previous.drawable & !previous.culled).count_ones(),
+        "with only the frustum on, every drawable object not kept was rejected by it"
+    );
+    // Slots the refresh decided under this view: a reject can only be the frustum's.
+    let known = drawable & changed & decided;
+    let known_visible = known & decided_visible;
+    let known_rejected = (known & !known_visible).count_ones() as u8;
+    #[cfg(debug_assertions)]
+    check_decided(shared, base, known, known_visible);
+    let holds = &mut word.object_holds;
+    let (culled, rejects) = decide_objects(shared, base, drawable & changed & !known, forced, block, holds);
+    let rejects = [kept_rejected + known_rejected + rejects[0], rejects[1], rejects[2]];
+    (kept | known_visible | culled, rejects)
 }
 
 /// Picks the level of detail of each object of `members` (bits from slot `base`) for this

@@ -31,11 +31,11 @@
 //! (`holds.rs`).
 //!
 //! **What must be true.** Everything that changes an object's inputs is in the log: systems
-//! get components through `SystemContext`, engine code that writes through
-//! `world_unchecked` records its writes (the Transform stage does), and `App::world_mut`
-//! makes the next frame a full one. Tag moves made by the tags system change no input: it
-//! records them as `Culled`/`Occluded` writes, which this stage does not watch, and its
-//! columns take the tags it asked for.
+//! get components through `SystemContext` or their parameters, engine code that writes
+//! columns through its `Columns` view records its writes (the Transform stage does), and
+//! `App::world_mut` makes the next frame a full one. Tag moves made by the tags system change
+//! no input: it records them as `Culled`/`Occluded` writes, which this stage does not watch,
+//! and its columns take the tags it asked for.
 //!
 //! The files: `plan.rs` (what to refresh), `refresh.rs` and `flags.rs` (step 1), `words.rs`,
 //! `decide.rs` and `objects.rs` (step 2), `unions.rs` (word and group bounds),
@@ -46,7 +46,6 @@ use std::sync::atomic::Ordering;
 
 use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldTransform};
 use runtime::changes::{ChangeCursor, ChangedSince};
-use runtime::hecs::World;
 
 #[cfg(debug_assertions)]
 mod checks;
@@ -74,6 +73,7 @@ use super::cull::PassInputs;
 use super::holds::{FrustumShape, LodHold, ObjectHold, WordLodHold, WordPlanes};
 use super::segments::Segment;
 use super::slots::{ObjectSlots, SlotWork};
+use super::system::CullColumns;
 use crate::bits::BITS_PER_WORD;
 use crate::occlusion::stage::WordGroups;
 use crate::occlusion::OccluderMeshes;
@@ -87,13 +87,15 @@ use crate::soa::AabbBlock;
 ///
 /// # Safety
 /// No one may write `T` meanwhile. The Visibility system declares reads of every component
-/// it reads this way (`CullReads`), so the scheduler runs no writer of them beside it.
-pub(super) unsafe fn read_unborrowed<T: runtime::hecs::Component>(
-    world: &World,
+/// it reads this way (`CullReads`, its [`CullColumns`]) and writes none, so the scheduler
+/// runs no writer of them beside it; debug builds check the declaration.
+#[inline]
+pub(super) unsafe fn read_unborrowed<'w, T: runtime::hecs::Component>(
+    world: &CullColumns<'w>,
     entity: runtime::hecs::Entity,
-) -> Option<&T> {
+) -> Option<&'w T> {
     // SAFETY: the caller's duty (above).
-    unsafe { world.get_unchecked::<&T>(entity) }.ok()
+    unsafe { world.get_unborrowed::<T>(entity) }
 }
 
 /// The component types whose writes change what the stage computes for an object.
@@ -193,7 +195,7 @@ impl TrackedState {
     /// the new slot count.
     pub(crate) fn plan(
         &mut self,
-        world: &World,
+        world: &CullColumns<'_>,
         visibility: &mut Visibility,
         work: &mut SlotWork,
         segments: &[Segment],

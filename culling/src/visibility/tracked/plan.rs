@@ -7,11 +7,12 @@
 
 use ecs::Mesh;
 use runtime::changes::ChangedSince;
-use runtime::hecs::{Entity, World};
+use runtime::hecs::Entity;
 
 use crate::bits::BITS_PER_WORD;
 use crate::visibility::segments::Segment;
 use crate::visibility::slots::{ObjectSlots, SlotIndex};
+use crate::visibility::system::CullColumns;
 
 /// Above this many single objects to refresh (or [`OBJECTS_PER_SINGLE`]th of the objects, if
 /// more), the archetypes holding them are refreshed whole instead: a lookup through the
@@ -69,7 +70,7 @@ impl RefreshPlan {
     pub(super) fn find(
         &mut self,
         changed: &ChangedSince,
-        world: &World,
+        world: &CullColumns<'_>,
         index: &mut SlotIndex,
         slots: &mut ObjectSlots,
         segments: &[Segment],
@@ -133,7 +134,7 @@ impl RefreshPlan {
     }
 
     /// Marks in `segment_marks` every segment holding one of `entities`.
-    fn mark_archetypes_of_entities(&mut self, world: &World, segments: &[Segment]) {
+    fn mark_archetypes_of_entities(&mut self, world: &CullColumns<'_>, segments: &[Segment]) {
         self.entity_marks.clear();
         for &(_, entity) in &self.entities {
             mark_id(&mut self.entity_marks, entity.id());
@@ -143,7 +144,7 @@ impl RefreshPlan {
             if *segment_marked {
                 continue;
             }
-            let archetype = world.archetypes().nth(segment.archetype).expect("segments are listed from this world");
+            let archetype = world.archetype(segment.archetype).expect("segments are listed from this world");
             *segment_marked = archetype.ids().iter().any(|&id| marked(id));
         }
     }
@@ -197,13 +198,13 @@ impl SegmentSlots {
     /// Records `segment`'s slots in `slots`' storage order; false when a row has no slot.
     fn look_up(
         &mut self,
-        world: &World,
+        world: &CullColumns<'_>,
         segment: &Segment,
         index: &SlotIndex,
         slots: &mut ObjectSlots,
         objects: usize,
     ) -> bool {
-        let archetype = world.archetypes().nth(segment.archetype).expect("segments are listed from this world");
+        let archetype = world.archetype(segment.archetype).expect("segments are listed from this world");
         let ids = archetype.ids();
         let entry = match self.entries.iter().position(|(position, _, _)| *position == segment.archetype) {
             Some(index) => &mut self.entries[index],

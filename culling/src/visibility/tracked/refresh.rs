@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 
 use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldTransform};
 use glam::Mat4;
-use runtime::hecs::{Entity, World};
+use runtime::hecs::Entity;
 
 use super::flags::{FlagWriter, DENSE_REFRESH};
 use super::plan::RefreshPlan;
@@ -16,12 +16,13 @@ use super::read_unborrowed;
 use super::words::WordState;
 use crate::bits::{words_for, BITS_PER_WORD};
 use crate::parallel::SharedMut;
-use crate::visibility::answer::{ObjectDraw, Visibility, EMPTY_BOX};
+use crate::visibility::answer::{ObjectColumns, ObjectDraw, Visibility, EMPTY_BOX};
 use crate::visibility::cache::CachedBounds;
 use crate::visibility::cull::{is_finite_object, run_range, PassInputs, PassOutputs, PassTotals, SlotFlag};
 use crate::visibility::holds::LodHold;
 use crate::visibility::segments::GRAIN;
 use crate::visibility::slots::SlotWork;
+use crate::visibility::system::CullColumns;
 
 /// Scratch of [`refresh`]: per slot word, the slots the archetype refresh wrote (all zero
 /// between frames), and the words with any; the single entities to refresh, each once, and
@@ -73,31 +74,9 @@ pub(super) fn refresh(
     for &(slot, entity) in &plan.spawned {
         visibility.objects.entities[slot as usize] = entity;
     }
-    let pass_totals = PassTotals::default();
-    let objects = work.slots.storage().len();
-    let outputs = PassOutputs::of(visibility, work, objects);
-    let refresh_label = runtime::profiling::job_label("visibility refresh job");
-    for segment in &plan.segments {
-        let range = segment.start..segment.start + segment.len;
-        runtime::jobs::parallel_for_ranges(range, GRAIN, |range| run_range(inputs, &outputs, &pass_totals, range));
-    }
-    drop(refresh_label);
-    let mut computed = pass_totals.bounds_computed.load(Ordering::Relaxed);
-    // Gather the refreshed slots per word first, then write each word's flags once:
-    // storage order need not follow slot order (tags reshuffle rows, and slots freed by
-    // despawns are reused), and a run per change of word would then be a run per slot.
+    let mut computed = refresh_segments(plan, inputs, visibility, work);
     let RefreshScratch { mask, words, singles, outcomes } = scratch;
-    mask.resize(words_for(work.slots.len()), 0);
-    words.clear();
-    for segment in &plan.segments {
-        for &slot in &work.slots.storage()[segment.start..segment.start + segment.len] {
-            let (word, bit) = (slot as usize / BITS_PER_WORD, 1u64 << (slot as usize % BITS_PER_WORD));
-            if mask[word] == 0 {
-                words.push(word as u32);
-            }
-            mask[word] |= bit;
-        }
-    }
+    mark_segment_words(plan, work, mask, words);
     let Visibility { objects: columns, drawable, casters, changes, .. } = &mut *visibility;
     let SlotWork { slot_flags, tagged, occluded_tag, .. } = &mut *work;
     let TrackedColumns { forced, with_lod, words: word_states, lod_holds } = tracked;
@@ -112,7 +91,72 @@ pub(super) fn refresh(
         changes.mark(slot);
         writer.set(slot, u8::from(was_drawn) << SlotFlag::DrawChanged as u8);
     }
-    for &word in words.iter() {
+    write_segment_flags(words, mask, slot_flags, &mut writer);
+    writer.flush();
+    pick_singles(plan, mask, singles);
+    refresh_singles(singles, outcomes, columns, inputs);
+    for (&(slot, _), outcome) in singles.iter().zip(outcomes.iter()) {
+        let slot = slot as usize;
+        if outcome.fresh || outcome.flag >> SlotFlag::DrawChanged as u8 & 1 == 1 {
+            let drawn = columns.draws[slot] != ObjectDraw::NONE;
+            if drawn && !outcome.was_drawn {
+                changes.mark_appeared(slot);
+            } else {
+                changes.mark(slot);
+            }
+        }
+        computed += usize::from(outcome.fresh);
+        writer.set(slot, outcome.flag);
+    }
+    #[cfg(debug_assertions)]
+    check_nothing_missed(inputs.world, visibility);
+    computed
+}
+
+/// The written archetypes' rows through the full pass's `run_range`; returns how many boxes
+/// were computed.
+#[inline]
+fn refresh_segments(
+    plan: &RefreshPlan,
+    inputs: &PassInputs<'_>,
+    visibility: &mut Visibility,
+    work: &mut SlotWork,
+) -> usize {
+    let pass_totals = PassTotals::default();
+    let objects = work.slots.storage().len();
+    let outputs = PassOutputs::of(visibility, work, objects);
+    let _refresh_label = runtime::profiling::job_label("visibility refresh job");
+    for segment in &plan.segments {
+        let range = segment.start..segment.start + segment.len;
+        runtime::jobs::parallel_for_ranges(range, GRAIN, |range| run_range(inputs, &outputs, &pass_totals, range));
+    }
+    pass_totals.bounds_computed.load(Ordering::Relaxed)
+}
+
+/// Gathers the refreshed archetypes' slots per word (`mask`, and `words` listing the words
+/// with any), so each word's flags are written once: storage order need not follow slot
+/// order (tags reshuffle rows, and slots freed by despawns are reused), and a run per change
+/// of word would then be a run per slot.
+#[inline]
+fn mark_segment_words(plan: &RefreshPlan, work: &SlotWork, mask: &mut Vec<u64>, words: &mut Vec<u32>) {
+    mask.resize(words_for(work.slots.len()), 0);
+    words.clear();
+    for segment in &plan.segments {
+        for &slot in &work.slots.storage()[segment.start..segment.start + segment.len] {
+            let (word, bit) = (slot as usize / BITS_PER_WORD, 1u64 << (slot as usize % BITS_PER_WORD));
+            if mask[word] == 0 {
+                words.push(word as u32);
+            }
+            mask[word] |= bit;
+        }
+    }
+}
+
+/// Writes the flag bytes of the slots marked in `mask` (clearing it), word by word: slot by
+/// slot in a sparse word, the whole word at once in a dense one.
+#[inline]
+fn write_segment_flags(words: &[u32], mask: &mut [u64], slot_flags: &[u8], writer: &mut FlagWriter<'_>) {
+    for &word in words {
         let word = word as usize;
         let mut bits = std::mem::take(&mut mask[word]);
         if bits.count_ones() <= DENSE_REFRESH {
@@ -126,11 +170,12 @@ pub(super) fn refresh(
             writer.add_word(word, bits, &slot_flags[start..(start + BITS_PER_WORD).min(slot_flags.len())]);
         }
     }
-    writer.flush();
-    // Single entities, each once (the log may name one twice). Each writes only its own
-    // slot's entries, so many are refreshed in parallel (a hierarchy's moved children are
-    // hundreds a frame, each a few component lookups); their flags then go into the word
-    // columns in order.
+}
+
+/// The single entities to refresh, each once (the log may name one twice, and one in a
+/// refreshed archetype is done already); `mask` is all zero again after.
+#[inline]
+fn pick_singles(plan: &RefreshPlan, mask: &mut [u64], singles: &mut Vec<(u32, Entity)>) {
     singles.clear();
     for &(slot, entity) in &plan.entities {
         let (word, bit) = (slot as usize / BITS_PER_WORD, 1u64 << (slot as usize % BITS_PER_WORD));
@@ -142,6 +187,18 @@ pub(super) fn refresh(
     for &(slot, _) in singles.iter() {
         mask[slot as usize / BITS_PER_WORD] = 0;
     }
+}
+
+/// Refreshes each single entity into `outcomes`. Each writes only its own slot's entries, so
+/// many are refreshed in parallel (a hierarchy's moved children are hundreds a frame, each a
+/// few component lookups); their flags then go into the word columns in order.
+#[inline]
+fn refresh_singles(
+    singles: &[(u32, Entity)],
+    outcomes: &mut Vec<Outcome>,
+    columns: &mut ObjectColumns,
+    inputs: &PassInputs<'_>,
+) {
     outcomes.clear();
     outcomes.resize(singles.len(), Outcome::default());
     let (models, bounds, draws, cache) = (
@@ -179,22 +236,6 @@ pub(super) fn refresh(
             *outcome = refresh_one(single);
         }
     }
-    for (&(slot, _), outcome) in singles.iter().zip(outcomes.iter()) {
-        let slot = slot as usize;
-        if outcome.fresh || outcome.flag >> SlotFlag::DrawChanged as u8 & 1 == 1 {
-            let drawn = columns.draws[slot] != ObjectDraw::NONE;
-            if drawn && !outcome.was_drawn {
-                changes.mark_appeared(slot);
-            } else {
-                changes.mark(slot);
-            }
-        }
-        computed += usize::from(outcome.fresh);
-        writer.set(slot, outcome.flag);
-    }
-    #[cfg(debug_assertions)]
-    check_nothing_missed(inputs.world, visibility);
-    computed
 }
 
 /// One slot's entries of the per-object columns.
@@ -212,7 +253,7 @@ struct SlotEntries<'a> {
 /// # Safety
 /// As [`read_unborrowed`]: no one writes the entity's components meanwhile.
 unsafe fn refresh_entity_into(
-    world: &World,
+    world: &CullColumns<'_>,
     entity: Entity,
     entries: SlotEntries<'_>,
     view: Option<&PassInputs<'_>>,
@@ -296,7 +337,7 @@ unsafe fn refresh_entity_into(
 /// match its archetype. A failure is a write the change log did not see, which would be a
 /// stale box (false-hidden) in a release build. Skipped above 50k objects to bound its cost.
 #[cfg(debug_assertions)]
-fn check_nothing_missed(world: &World, visibility: &Visibility) {
+fn check_nothing_missed(world: &CullColumns<'_>, visibility: &Visibility) {
     if visibility.len() > 50_000 {
         return;
     }

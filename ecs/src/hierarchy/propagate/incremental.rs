@@ -17,13 +17,14 @@ use std::any::TypeId;
 use std::sync::atomic::Ordering;
 
 use glam::Mat4;
-use hecs::{Entity, World};
+use hecs::Entity;
 use runtime::changes::{ChangeCursor, ChangedSince, Changes};
 use runtime::jobs::parallel_for_chunks;
 use runtime::Commands;
 
+use super::rows::{prefetch, RunFinder, SharedRows};
 use super::{
-    is_node_archetype, same_bits, same_float_bits, ArchetypeRun, HierarchyReport, Link, NodeInput, PassKind,
+    is_node_archetype, same_bits, same_float_bits, HierarchyColumns, HierarchyReport, Link, NodeInput, PassKind,
     Propagator, GRAIN, NONE,
 };
 use crate::hierarchy::Parent;
@@ -90,11 +91,12 @@ impl Propagator {
     /// recomputes only the moved nodes and their descendants when only `Transform` values
     /// may have changed, and runs the full pass otherwise (see
     /// [`hierarchy_system`](crate::hierarchy::hierarchy_system)). Records the
-    /// `WorldTransform`s it wrote in `changes`; structural fixes go to `commands`. The result
-    /// is bit-identical to a full pass over the same world.
+    /// `WorldTransform`s it wrote through `world`, the system's view (whose log is `changes`);
+    /// structural fixes go to `commands`. The result is bit-identical to a full pass over the
+    /// same world.
     pub fn run_tracked(
         &mut self,
-        world: &World,
+        world: &HierarchyColumns<'_>,
         changes: &Changes,
         commands: &mut Commands<'_>,
         report: &mut HierarchyReport,
@@ -111,19 +113,19 @@ impl Propagator {
             return;
         }
         if value_changes_only {
-            if let Some(updated) = self.propagate_changes(world, changes) {
+            if let Some(updated) = self.propagate_changes(world) {
                 report.last_pass = PassKind::Incremental;
                 report.updated = updated;
                 return;
             }
         }
         self.full_pass(world, commands, report);
-        self.record_full_pass(changes);
+        self.record_full_pass(world);
     }
 
     /// The incremental pass; returns how many matrices it recomputed, or `None` when the
     /// frame needs the full pass (too many candidates, a changed `Parent`, rows that moved).
-    fn propagate_changes(&mut self, world: &World, changes: &Changes) -> Option<usize> {
+    fn propagate_changes(&mut self, world: &HierarchyColumns<'_>) -> Option<usize> {
         runtime::profile_zone!("hierarchy incremental");
         // Rows as at the last full pass; else (entities moved between archetypes, as the
         // Visibility stage's tags do, with the same nodes) nodes are found by entity id.
@@ -154,9 +156,9 @@ impl Propagator {
         self.list_moved_subtrees();
         self.compute_moved(world);
         if rows_match {
-            self.write_moved(world, changes);
+            self.write_moved(world);
         } else {
-            self.write_moved_by_entity(world, changes);
+            self.write_moved_by_entity(world);
         }
         Some(self.tracking.moved.nodes.len())
     }
@@ -164,7 +166,7 @@ impl Propagator {
     /// Whether the nodes are those of the last full pass, wherever their rows are now: as
     /// many rows in node archetypes, each with a `WorldTransform` column (no node came or
     /// went: the caller saw no structural entry).
-    fn same_nodes(&self, world: &World) -> bool {
+    fn same_nodes(&self, world: &HierarchyColumns<'_>) -> bool {
         let mut rows = 0usize;
         for archetype in world.archetypes().filter(|archetype| is_node_archetype(archetype)) {
             if !archetype.has::<WorldTransform>() {
@@ -178,15 +180,15 @@ impl Propagator {
     /// [`Propagator::find_moved`] for rows that moved since the last full pass: each row of a
     /// written archetype is found through its entity id. `false` when an id is not a node of
     /// the last full pass, or a `Parent` changed.
-    fn find_moved_by_id(&mut self, world: &World) -> bool {
+    fn find_moved_by_id(&mut self, world: &HierarchyColumns<'_>) -> bool {
         let Propagator { inputs, node_of_id, tracking, .. } = self;
         tracking.dirty.clear();
         for (position, archetype) in world.archetypes().enumerate() {
-            if !is_node_archetype(archetype) || tracking.inputs.archetypes.binary_search(&(position as u32)).is_err() {
+            if !is_node_archetype(&archetype) || tracking.inputs.archetypes.binary_search(&(position as u32)).is_err() {
                 continue;
             }
-            let transforms = archetype.get::<&Transform>().expect("node archetypes have a Transform column");
-            let parents = archetype.get::<&Parent>();
+            let transforms = archetype.column::<Transform>().expect("node archetypes have a Transform column");
+            let parents = archetype.column::<Parent>();
             for (row, &id) in archetype.ids().iter().enumerate() {
                 let node = node_of_id.get(id as usize).map_or(NONE, |node| node.load(Ordering::Relaxed)) as usize;
                 let Some(input) = inputs.get_mut(node).filter(|input| input.entity.id() == id) else {
@@ -206,25 +208,25 @@ impl Propagator {
 
     /// [`Propagator::write_moved`] for rows that moved since the last full pass: each matrix
     /// is stored through its entity (the moved set is small: at most a share of the nodes).
-    fn write_moved_by_entity(&mut self, world: &World, changes: &Changes) {
+    fn write_moved_by_entity(&mut self, world: &HierarchyColumns<'_>) {
         runtime::profile_zone!("hierarchy write moved by entity");
         let moved = &self.tracking.moved;
         for (&entity, matrix) in moved.entities.iter().zip(&moved.worlds) {
-            if let Ok(mut stored) = world.get::<&mut WorldTransform>(entity) {
+            if let Ok(mut stored) = world.get_mut::<WorldTransform>(entity) {
                 if !same_bits(&stored.0, matrix) {
                     stored.0 = *matrix;
                 }
             }
         }
-        changes.record_entity_writes(TypeId::of::<WorldTransform>(), &moved.entities);
+        world.record_entity_writes::<WorldTransform>(&moved.entities);
     }
 
     /// Whether the node archetypes are those of the last full pass, with as many rows, and
     /// all have a `WorldTransform` column (so every parent's matrix can be read).
-    fn runs_match(&self, world: &World) -> bool {
+    fn runs_match(&self, world: &HierarchyColumns<'_>) -> bool {
         let mut runs = self.runs.iter();
         for (position, archetype) in world.archetypes().enumerate() {
-            if !is_node_archetype(archetype) {
+            if !is_node_archetype(&archetype) {
                 continue;
             }
             match runs.next() {
@@ -241,7 +243,7 @@ impl Propagator {
 
     /// Fills `dirty` with the candidates whose `Transform` bits changed (updating their
     /// inputs); `false` when a candidate's `Parent` changed or a candidate is unknown.
-    fn find_moved(&mut self, world: &World) -> bool {
+    fn find_moved(&mut self, world: &HierarchyColumns<'_>) -> bool {
         let Propagator { inputs, runs, tracking, .. } = self;
         tracking.dirty.clear();
         let archetypes = world.archetypes().filter(|archetype| is_node_archetype(archetype));
@@ -249,8 +251,8 @@ impl Propagator {
             if tracking.inputs.archetypes.binary_search(&run.archetype).is_err() {
                 continue;
             }
-            let transforms = archetype.get::<&Transform>().expect("node archetypes have a Transform column");
-            let parents = archetype.get::<&Parent>();
+            let transforms = archetype.column::<Transform>().expect("node archetypes have a Transform column");
+            let parents = archetype.column::<Parent>();
             let start = run.start as usize;
             for (row, input) in inputs[start..start + run.len as usize].iter_mut().enumerate() {
                 if parents.as_ref().map(|parents| parents[row].0) != input.parent {
@@ -266,7 +268,7 @@ impl Propagator {
     }
 
     /// The single-entity candidates of [`Propagator::find_moved`] (by id, whatever the rows).
-    fn find_moved_entities(&mut self, world: &World) -> bool {
+    fn find_moved_entities(&mut self, world: &HierarchyColumns<'_>) -> bool {
         let Propagator { inputs, node_of_id, tracking, .. } = self;
         for &entity in &tracking.inputs.entities {
             let Ok(entity_ref) = world.entity(entity) else {
@@ -275,7 +277,7 @@ impl Propagator {
             };
             let known = node_of_id.get(entity.id() as usize).map(|node| node.load(Ordering::Relaxed) as usize);
             let node = known.filter(|&node| inputs.get(node).is_some_and(|input| input.entity == entity));
-            let (node, local) = match (node, entity_ref.get::<&Transform>()) {
+            let (node, local) = match (node, entity_ref.get::<Transform>()) {
                 (Some(node), Some(local)) => (node, local),
                 // Not a node at the last full pass, nor now: nothing to place.
                 (None, None) => continue,
@@ -283,7 +285,7 @@ impl Propagator {
                 _ => return false,
             };
             let input = &mut inputs[node];
-            if entity_ref.get::<&Parent>().map(|parent| parent.0) != input.parent {
+            if entity_ref.get::<Parent>().map(|parent| parent.0) != input.parent {
                 return false;
             }
             if !same_transform(&local, &input.local) {
@@ -366,7 +368,7 @@ impl Propagator {
     /// Computes the world matrix of every listed node with the same operations as the full
     /// pass (`parent world * local.to_matrix()`), so the bits are the same. Subtrees are
     /// independent, so the list is split between subtrees across the job system.
-    fn compute_moved(&mut self, world: &World) {
+    fn compute_moved(&mut self, world: &HierarchyColumns<'_>) {
         runtime::profile_zone!("hierarchy moved matrices");
         let Propagator { inputs, links, tracking, .. } = self;
         let moved = &mut tracking.moved;
@@ -382,7 +384,7 @@ impl Propagator {
     /// once (more runs take more passes over the list), and records the recomputed entities'
     /// `WorldTransform` writes in `changes` (all of them: one that kept its bits is a harmless
     /// extra for a reader).
-    fn write_moved(&mut self, world: &World, changes: &Changes) {
+    fn write_moved(&mut self, world: &HierarchyColumns<'_>) {
         runtime::profile_zone!("hierarchy write moved");
         let Propagator { runs, tracking, .. } = self;
         let moved = &mut tracking.moved;
@@ -396,7 +398,7 @@ impl Propagator {
             for ((column, rows), archetype) in
                 columns.iter_mut().zip(&mut rows).zip(archetypes.by_ref().take(pass_runs.len()))
             {
-                *column = archetype.get::<&mut WorldTransform>();
+                *column = archetype.column_mut::<WorldTransform>();
                 *rows = column.as_mut().map(|column| SharedRows::new(column));
             }
             let (nodes, worlds) = (&moved.nodes, &moved.worlds);
@@ -427,95 +429,13 @@ impl Propagator {
             });
             drop(columns);
         }
-        changes.record_entity_writes(TypeId::of::<WorldTransform>(), &moved.entities);
-    }
-}
-
-/// Finds the run of a node, trying the last two runs found first: a subtree's top and its
-/// descendants often sit in two runs that alternate down the list.
-struct RunFinder<'a> {
-    runs: &'a [ArchetypeRun],
-    recent: [usize; 2],
-}
-
-impl<'a> RunFinder<'a> {
-    fn new(runs: &'a [ArchetypeRun]) -> Self {
-        RunFinder { runs, recent: [0; 2] }
-    }
-
-    fn holds(&self, run: usize, node: u32) -> bool {
-        node.wrapping_sub(self.runs[run].start) < self.runs[run].len
-    }
-
-    /// The run of `node`, remembered for the next look-ups.
-    fn find(&mut self, node: u32) -> usize {
-        if self.holds(self.recent[0], node) {
-            return self.recent[0];
-        }
-        if self.holds(self.recent[1], node) {
-            self.recent.swap(0, 1);
-            return self.recent[0];
-        }
-        self.recent[1] = self.recent[0];
-        self.recent[0] = self.runs.partition_point(|run| run.start <= node) - 1;
-        self.recent[0]
-    }
-
-    /// The run of `node` if it is one of the last two found (for a prefetch, where a miss
-    /// only costs the hint), else the last one.
-    fn peek(&self, node: u32) -> usize {
-        if self.holds(self.recent[1], node) {
-            self.recent[1]
-        } else {
-            self.recent[0]
-        }
-    }
-}
-
-/// The rows of one `WorldTransform` column, stored to by several jobs at once, each at rows
-/// no other job touches. Valid while the column borrow it was made from is held.
-#[derive(Clone, Copy)]
-struct SharedRows {
-    base: *mut WorldTransform,
-    len: usize,
-}
-
-// SAFETY: the pointer is only dereferenced through `SharedRows::store`, whose callers promise
-// that no two threads store to the same row, and only while the column borrow is held.
-unsafe impl Send for SharedRows {}
-// SAFETY: as for `Send`: shared use only ever stores to disjoint rows.
-unsafe impl Sync for SharedRows {}
-
-impl SharedRows {
-    fn new(column: &mut [WorldTransform]) -> SharedRows {
-        SharedRows { base: column.as_mut_ptr(), len: column.len() }
-    }
-
-    /// Stores `matrix` at `row` unless the row holds those bits already (so an unchanged
-    /// line is not dirtied).
-    ///
-    /// # Safety
-    /// No other thread may read or store `row` during the call, and the column borrow this
-    /// was made from must still be held.
-    unsafe fn store(&self, row: usize, matrix: Mat4) {
-        assert!(row < self.len, "row {row} is past the column's {} rows", self.len);
-        // SAFETY: `row` is in bounds (checked above) of a column the caller still borrows
-        // mutably, and no other thread touches this row (the caller's promise).
-        let stored = unsafe { &mut (*self.base.add(row)).0 };
-        if !same_bits(stored, &matrix) {
-            *stored = matrix;
-        }
-    }
-
-    /// Asks for the cache line of `row` ahead of its store (see [`prefetch`]).
-    fn prefetch(&self, row: usize) {
-        prefetch_address(self.base.wrapping_add(row));
+        world.record_entity_writes::<WorldTransform>(&moved.entities);
     }
 }
 
 /// What [`compute_range`] reads.
 struct ListInputs<'a> {
-    world: &'a World,
+    world: &'a HierarchyColumns<'a>,
     inputs: &'a [NodeInput],
     links: &'a [Link],
     nodes: &'a [u32],
@@ -557,7 +477,7 @@ fn compute_range(list: &ListInputs<'_>, tops: &[u32], first: usize, worlds: &mut
             local
         } else {
             let parent = input.parent.expect("a node linked to a parent node has a Parent");
-            let parent_world = list.world.get::<&WorldTransform>(parent).expect("a parent node has a WorldTransform");
+            let parent_world = list.world.get::<WorldTransform>(parent).expect("a parent node has a WorldTransform");
             parent_world.0 * local
         };
         entities[offset] = input.entity;
@@ -590,26 +510,4 @@ fn is_marked(bits: &[u64], node: u32) -> bool {
 
 fn mark(bits: &mut [u64], node: u32) {
     bits[node as usize / 64] |= 1 << (node % 64);
-}
-
-/// Asks the CPU to bring the cache line of `slice[index]` closer (a hint with no effect on
-/// the result; nothing on targets without one).
-#[inline(always)]
-fn prefetch<T>(slice: &[T], index: usize) {
-    // A prefetch never faults, so computing the address is all that is needed; wrapping
-    // arithmetic keeps even an index past the end from being undefined behaviour.
-    prefetch_address(slice.as_ptr().wrapping_add(index));
-}
-
-/// Asks the CPU to bring the cache line at `address` closer; any address will do.
-#[inline(always)]
-fn prefetch_address<T>(address: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: prefetching is a hint that never dereferences or faults.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(address as *const i8) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = address;
 }

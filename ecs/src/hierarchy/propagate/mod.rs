@@ -43,17 +43,17 @@
 //! `Relaxed` stores by disjoint jobs and read after the parallel loop that wrote them has
 //! returned; the job system's join orders those reads after the writes.
 
+mod depth;
 mod fixes;
 mod incremental;
+mod rows;
 
-use std::any::TypeId;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use glam::Mat4;
-use hecs::{Entity, World};
-use runtime::changes::Changes;
+use hecs::{Entity, With, World};
 use runtime::jobs::parallel_for_chunks;
-use runtime::{System, SystemContext};
+use runtime::{ArchetypeColumns, Columns, ResMut, System};
 
 use super::Parent;
 use crate::transform::{Transform, WorldTransform};
@@ -116,6 +116,13 @@ pub struct HierarchyReport {
 /// this frame) or [`System::after`] (a system that reads this frame's `WorldTransform`).
 pub const HIERARCHY_SYSTEM: &str = "ecs::hierarchy";
 
+/// The components [`hierarchy_system`] declares, as the query type of its [`Columns`]: it
+/// reads every node's `Transform` and `Parent`, and writes the nodes' `WorldTransform`.
+pub type HierarchyAccess = (&'static Transform, Option<&'static Parent>, Option<&'static mut WorldTransform>);
+
+/// The world as the propagation sees it: the columns of [`HierarchyAccess`].
+pub type HierarchyColumns<'a> = Columns<'a, HierarchyAccess>;
+
 /// The hierarchy system for [`Stage::Transform`](runtime::Stage::Transform), named
 /// [`HIERARCHY_SYSTEM`].
 ///
@@ -138,21 +145,18 @@ pub const HIERARCHY_SYSTEM: &str = "ecs::hierarchy";
 /// has no `Transform` places its children as roots for as long as it lacks one.
 pub fn hierarchy_system() -> System {
     let mut propagator = Propagator::default();
-    System::new(HIERARCHY_SYSTEM, move |ctx: &mut SystemContext<'_>| {
-        runtime::profile_zone!("hierarchy");
-        let mut report = ctx.resource_mut::<HierarchyReport>();
-        let world = ctx.world_unchecked();
-        let changes = ctx.changes();
-        let commands = &mut ctx.commands;
-        // One scope around all the parallel loops: a thread outside the pool (the main thread
-        // running a lone system) then joins the pool once per frame, not once per loop.
-        let _job_label = runtime::profiling::job_label("transform propagate job");
-        runtime::jobs::scope(|_| propagator.run_tracked(world, changes, commands, &mut report));
-    })
-    .reads::<Transform>()
-    .reads::<Parent>()
-    .writes::<WorldTransform>()
-    .writes_resource::<HierarchyReport>()
+    System::with_params::<(HierarchyColumns, ResMut<HierarchyReport>)>(
+        HIERARCHY_SYSTEM,
+        move |ctx, (world, mut report)| {
+            runtime::profile_zone!("hierarchy");
+            let changes = ctx.changes();
+            let commands = &mut ctx.commands;
+            // One scope around all the parallel loops: a thread outside the pool (the main thread
+            // running a lone system) then joins the pool once per frame, not once per loop.
+            let _job_label = runtime::profiling::job_label("transform propagate job");
+            runtime::jobs::scope(|_| propagator.run_tracked(&world, changes, commands, &mut report));
+        },
+    )
 }
 
 /// A node's inputs, copied from its archetype row (64 bytes: one cache line).
@@ -185,27 +189,6 @@ struct ArchetypeRun {
     start: u32,
     len: u32,
     has_world: bool,
-}
-
-/// What a node's `Parent` points at this frame.
-enum ParentState {
-    /// No `Parent`: a root.
-    Root,
-    /// The parent's node.
-    Node(u32),
-    /// The parent entity no longer exists.
-    Gone,
-    /// The parent exists but has no `Transform`.
-    Unplaced,
-}
-
-/// Flags the parallel link pass raises for the serial follow-ups.
-#[derive(Default)]
-struct LinkFlags {
-    parent_gone: AtomicBool,
-    parent_unplaced: AtomicBool,
-    too_deep: AtomicBool,
-    deepest: AtomicU32,
 }
 
 /// The propagation itself, outside any system: what [`hierarchy_system`] runs each frame.
@@ -265,11 +248,11 @@ impl Propagator {
     /// are recorded in `commands` for the caller to apply.
     pub fn run(&mut self, world: &World, commands: &mut hecs::CommandBuffer, report: &mut HierarchyReport) {
         report.orphans_this_frame = 0;
-        self.full_pass(world, commands, report);
+        self.full_pass(&Columns::whole(world), commands, report);
     }
 
     /// The full pass, with its structural fixes sent to `fixes`.
-    fn full_pass(&mut self, world: &World, fixes: &mut impl FixSink, report: &mut HierarchyReport) {
+    fn full_pass(&mut self, world: &HierarchyColumns<'_>, fixes: &mut impl FixSink, report: &mut HierarchyReport) {
         let count = self.gather(world);
         let flags = self.link(world);
         if flags.parent_gone.load(Ordering::Relaxed) {
@@ -300,13 +283,13 @@ impl Propagator {
     }
 
     /// Copies every node's inputs from the archetype columns; returns the node count.
-    fn gather(&mut self, world: &World) -> usize {
+    fn gather(&mut self, world: &HierarchyColumns<'_>) -> usize {
         runtime::profile_zone!("hierarchy gather");
         self.runs.clear();
         let mut total = 0usize;
         let mut max_id = 0;
         for (position, archetype) in world.archetypes().enumerate() {
-            if !is_node_archetype(archetype) {
+            if !is_node_archetype(&archetype) {
                 continue;
             }
             self.runs.push(ArchetypeRun {
@@ -324,9 +307,9 @@ impl Propagator {
         self.inputs.resize(total, NodeInput::default());
         let node_of_id = &self.node_of_id;
         for (archetype, run) in world.archetypes().filter(|archetype| is_node_archetype(archetype)).zip(&self.runs) {
-            let transforms = archetype.get::<&Transform>().expect("node archetypes have a Transform column");
+            let transforms = archetype.column::<Transform>().expect("node archetypes have a Transform column");
             let transforms: &[Transform] = &transforms;
-            let parents_column = archetype.get::<&Parent>();
+            let parents_column = archetype.column::<Parent>();
             let parents: Option<&[Parent]> = parents_column.as_deref();
             let ids = archetype.ids();
             let start = run.start as usize;
@@ -347,63 +330,12 @@ impl Propagator {
         total
     }
 
-    /// Links nodes to parent nodes and finds the depth of every node within [`HOP_LIMIT`]
-    /// links of a root, in parallel.
-    fn link(&mut self, world: &World) -> LinkFlags {
-        runtime::profile_zone!("hierarchy link");
-        let flags = LinkFlags::default();
-        let (inputs, node_of_id) = (&self.inputs, &self.node_of_id);
-        self.links.resize(inputs.len(), Link { parent: NONE, depth: DEPTH_UNKNOWN });
-        parallel_for_chunks(&mut self.links, GRAIN, |first, chunk| {
-            let (mut gone, mut unplaced, mut too_deep, mut deepest) = (false, false, false, 0);
-            for (offset, link) in chunk.iter_mut().enumerate() {
-                link.parent = match parent_state(world, node_of_id, inputs, inputs[first + offset].parent) {
-                    ParentState::Root => NONE,
-                    ParentState::Node(parent) => parent,
-                    ParentState::Gone => {
-                        gone = true;
-                        NONE
-                    }
-                    ParentState::Unplaced => {
-                        unplaced = true;
-                        NONE
-                    }
-                };
-                let mut hops = 0;
-                let mut above = link.parent;
-                while above != NONE && hops < HOP_LIMIT {
-                    hops += 1;
-                    above = match parent_state(world, node_of_id, inputs, inputs[above as usize].parent) {
-                        ParentState::Node(parent) => parent,
-                        _ => NONE,
-                    };
-                }
-                if above == NONE {
-                    link.depth = hops;
-                    deepest = deepest.max(hops);
-                } else {
-                    link.depth = DEPTH_UNKNOWN;
-                    too_deep = true;
-                }
-            }
-            for (flag, raised) in
-                [(&flags.parent_gone, gone), (&flags.parent_unplaced, unplaced), (&flags.too_deep, too_deep)]
-            {
-                if raised {
-                    flag.store(true, Ordering::Relaxed);
-                }
-            }
-            flags.deepest.fetch_max(deepest, Ordering::Relaxed);
-        });
-        flags
-    }
-
     /// Makes every node whose parent was despawned a root where it stands: its local
     /// `Transform` becomes its last world pose (this frame's matrices use it already, so it
     /// does not jump) and its `Parent` is removed. Each is logged once (the removal makes it a
     /// root, so the next frame does not see it again) and counted in the report.
-    fn detach_orphans(&mut self, world: &World, fixes: &mut impl FixSink, report: &mut HierarchyReport) {
-        let mut query = world.query::<(Entity, &Parent, Option<&WorldTransform>)>().with::<&Transform>();
+    fn detach_orphans(&mut self, world: &HierarchyColumns<'_>, fixes: &mut impl FixSink, report: &mut HierarchyReport) {
+        let mut query = world.query::<With<(Entity, &Parent, Option<&WorldTransform>), &Transform>>();
         for (child, parent, last_world) in query.iter() {
             if world.contains(parent.0) {
                 continue;
@@ -422,116 +354,6 @@ impl Propagator {
             report.orphans_detached += 1;
             report.orphans_this_frame += 1;
         }
-    }
-
-    /// Serial memoised depth walk for the nodes the parallel pass left; cuts loops. Returns
-    /// the deepest depth it assigned.
-    fn finish_depths(&mut self, report: &mut HierarchyReport) -> u32 {
-        runtime::profile_zone!("hierarchy deep links");
-        let mut deepest = 0;
-        for start in 0..self.links.len() as u32 {
-            let mut current = start;
-            while self.links[current as usize].depth == DEPTH_UNKNOWN {
-                self.links[current as usize].depth = DEPTH_ON_STACK;
-                self.walk.push(current);
-                let parent = self.links[current as usize].parent;
-                if parent == NONE {
-                    break;
-                }
-                current = parent;
-            }
-            // Unwind from the highest ancestor reached down to `start`.
-            while let Some(node) = self.walk.pop() {
-                let parent = self.links[node as usize].parent;
-                let depth = if parent == NONE {
-                    0
-                } else if self.links[parent as usize].depth == DEPTH_ON_STACK {
-                    // The parent is still being walked: the links loop. Cut the loop here.
-                    log::error!(
-                        "Parent links through entity id {} form a loop; it is placed as a root (hierarchy::set_parent refuses loops)",
-                        self.inputs[node as usize].entity.id()
-                    );
-                    self.links[node as usize].parent = NONE;
-                    report.cycles_cut += 1;
-                    0
-                } else {
-                    self.links[parent as usize].depth + 1
-                };
-                self.links[node as usize].depth = depth;
-                deepest = deepest.max(depth);
-            }
-        }
-        deepest
-    }
-
-    /// Stable counting sort of the nodes by depth into `order` / `position_of_node`.
-    fn sort_by_depth(&mut self, levels: usize) {
-        runtime::profile_zone!("hierarchy sort");
-        let count = self.links.len();
-        if self.order.len() < count {
-            self.order.resize_with(count, || AtomicU32::new(NONE));
-            self.position_of_node.resize_with(count, || AtomicU32::new(NONE));
-        }
-        self.level_start.clear();
-        self.level_start.resize(levels + 1, 0);
-        if levels > PARALLEL_LEVELS {
-            self.sort_serially(levels);
-            return;
-        }
-        let chunks = count.div_ceil(SORT_CHUNK);
-        self.chunk_cursors.clear();
-        self.chunk_cursors.resize(chunks, [0; PARALLEL_LEVELS]);
-        let links = &self.links;
-        let chunk_nodes = |chunk: usize| chunk * SORT_CHUNK..((chunk + 1) * SORT_CHUNK).min(count);
-        parallel_for_chunks(&mut self.chunk_cursors, 1, |first, rows| {
-            for (offset, row) in rows.iter_mut().enumerate() {
-                for link in &links[chunk_nodes(first + offset)] {
-                    row[link.depth as usize] += 1;
-                }
-            }
-        });
-        // Positions: level-major, then chunk, then node order within the chunk.
-        let mut running = 0;
-        for level in 0..levels {
-            self.level_start[level] = running;
-            for row in &mut self.chunk_cursors {
-                let level_count = row[level];
-                row[level] = running;
-                running += level_count;
-            }
-        }
-        self.level_start[levels] = running;
-        let (order, position_of_node) = (&self.order, &self.position_of_node);
-        parallel_for_chunks(&mut self.chunk_cursors, 1, |first, rows| {
-            for (offset, cursor) in rows.iter_mut().enumerate() {
-                for node in chunk_nodes(first + offset) {
-                    let level = links[node].depth as usize;
-                    let position = cursor[level];
-                    cursor[level] += 1;
-                    position_of_node[node].store(position, Ordering::Relaxed);
-                    order[position as usize].store(node as u32, Ordering::Relaxed);
-                }
-            }
-        });
-    }
-
-    fn sort_serially(&mut self, levels: usize) {
-        for link in &self.links {
-            self.level_start[link.depth as usize + 1] += 1;
-        }
-        for level in 0..levels {
-            self.level_start[level + 1] += self.level_start[level];
-        }
-        // `walk` doubles as the fill cursor of each level.
-        self.walk.clear();
-        self.walk.extend_from_slice(&self.level_start[..levels]);
-        for (node, link) in self.links.iter().enumerate() {
-            let position = self.walk[link.depth as usize];
-            self.walk[link.depth as usize] += 1;
-            self.order[position as usize].store(node as u32, Ordering::Relaxed);
-            self.position_of_node[node].store(position, Ordering::Relaxed);
-        }
-        self.walk.clear();
     }
 
     /// World matrices, level by level; each level in parallel.
@@ -563,14 +385,14 @@ impl Propagator {
 
     /// Copies the matrices into the `WorldTransform` columns, storing only those whose bits
     /// changed, and flags in `run_written` the runs where any did.
-    fn write_back(&mut self, world: &World) {
+    fn write_back(&mut self, world: &HierarchyColumns<'_>) {
         runtime::profile_zone!("hierarchy write back");
         self.run_written.resize_with(self.runs.len(), AtomicBool::default);
         let (position_of_node, worlds) = (&self.position_of_node, &self.worlds);
         let archetypes = world.archetypes().filter(|archetype| is_node_archetype(archetype));
         for ((archetype, run), written) in archetypes.zip(&self.runs).zip(&self.run_written) {
             written.store(false, Ordering::Relaxed);
-            let Some(mut column) = archetype.get::<&mut WorldTransform>() else {
+            let Some(mut column) = archetype.column_mut::<WorldTransform>() else {
                 continue;
             };
             let start = run.start as usize;
@@ -592,17 +414,17 @@ impl Propagator {
         }
     }
 
-    /// Records in `changes` the archetypes whose matrices the last full pass changed.
-    fn record_full_pass(&self, changes: &Changes) {
+    /// Records in the change log the archetypes whose matrices the last full pass changed.
+    fn record_full_pass(&self, world: &HierarchyColumns<'_>) {
         for (run, written) in self.runs.iter().zip(&self.run_written) {
             if written.load(Ordering::Relaxed) {
-                changes.record_archetype_write(TypeId::of::<WorldTransform>(), run.archetype as usize);
+                world.record_archetype_write::<WorldTransform>(run.archetype as usize);
             }
         }
     }
 
     /// Gives nodes spawned without a `WorldTransform` one, holding this frame's value.
-    fn insert_missing_world_transforms(&self, world: &World, fixes: &mut impl FixSink) {
+    fn insert_missing_world_transforms(&self, world: &HierarchyColumns<'_>, fixes: &mut impl FixSink) {
         let mut query = world.query::<Entity>().with::<&Transform>().without::<&WorldTransform>();
         for entity in query.iter() {
             let node = self.node_of_id[entity.id() as usize].load(Ordering::Relaxed) as usize;
@@ -612,7 +434,7 @@ impl Propagator {
     }
 }
 
-fn is_node_archetype(archetype: &hecs::Archetype) -> bool {
+fn is_node_archetype(archetype: &ArchetypeColumns<'_>) -> bool {
     !archetype.is_empty() && archetype.has::<Transform>()
 }
 
@@ -626,21 +448,4 @@ fn same_bits(left: &Mat4, right: &Mat4) -> bool {
 /// arrays, which compiles to a call to `memcmp`: this is a handful of vector instructions.
 fn same_float_bits<const N: usize>(left: &[f32; N], right: &[f32; N]) -> bool {
     left.iter().zip(right).fold(0, |differ, (left, right)| differ | (left.to_bits() ^ right.to_bits())) == 0
-}
-
-/// What `parent` points at: a node of this frame, a despawned entity, or one without a
-/// `Transform`. A table entry counts only if its node has the same id and the parent handle
-/// is alive (so a reused id with a newer generation is not mistaken for the parent).
-fn parent_state(world: &World, node_of_id: &[AtomicU32], inputs: &[NodeInput], parent: Option<Entity>) -> ParentState {
-    let Some(parent) = parent else {
-        return ParentState::Root;
-    };
-    if !world.contains(parent) {
-        return ParentState::Gone;
-    }
-    let node = node_of_id.get(parent.id() as usize).map_or(NONE, |node| node.load(Ordering::Relaxed));
-    match inputs.get(node as usize) {
-        Some(input) if input.entity == parent => ParentState::Node(node),
-        _ => ParentState::Unplaced,
-    }
 }

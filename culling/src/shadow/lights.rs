@@ -1,0 +1,109 @@
+//! The lights of the world, as the shadow views see them: the sun, and the spot and point
+//! lights that may light the camera's frame.
+
+use ecs::{DirectionalLight, PointLight, ResolvedView, ShadowBias, SpotLight, Transform, WorldTransform};
+use glam::{Mat4, Vec3};
+use runtime::hecs::Entity;
+use runtime::Columns;
+
+use super::system::{LocalLight, LocalLightKind, MAX_LOCAL_LIGHTS};
+use crate::frustum::Frustum;
+
+/// What [`shadow_views_system`](super::shadow_views_system) reads of the world: the lights
+/// and their poses.
+pub(super) type LightAccess = (
+    Option<&'static DirectionalLight>,
+    Option<&'static SpotLight>,
+    Option<&'static PointLight>,
+    Option<&'static Transform>,
+    Option<&'static WorldTransform>,
+);
+
+/// The world as the shadow views see it: the columns of [`LightAccess`].
+pub(super) type LightColumns<'a> = Columns<'a, LightAccess>;
+
+/// A light that may light the frame, before the atlas is handed out.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Candidate {
+    /// Distance from the camera to the light's sphere (0 inside).
+    pub(super) distance: f32,
+    /// Entity id, for a stable order among equals.
+    pub(super) id: u64,
+    pub(super) light: LocalLight,
+    /// Tile side asked for; 0 when it casts no shadow.
+    pub(super) resolution: u32,
+    pub(super) bias: ShadowBias,
+}
+
+/// Lists in `candidates` the spot and point lights that may light the frame of `camera`, the
+/// nearest [`MAX_LOCAL_LIGHTS`] of them, nearest first (ties by entity id).
+pub(super) fn gather_local_lights(
+    candidates: &mut Vec<Candidate>,
+    world: &LightColumns<'_>,
+    camera: Option<&ResolvedView>,
+) {
+    candidates.clear();
+    let camera_frustum = camera.map(|view| Frustum::from_view_projection(view.view_projection));
+    let eye = camera.map_or(Vec3::ZERO, |view| view.position);
+    let mut consider =
+        |entity: Entity, kind: LocalLightKind, pose: Mat4, light: (Vec3, f32), shadow: (u32, ShadowBias)| {
+            let (radiance, range) = light;
+            let position = pose.w_axis.truncate();
+            if !(position.is_finite() && range.is_finite() && range > 0.0 && radiance.is_finite()) {
+                return;
+            }
+            let sphere = ecs::Sphere { center: position, radius: range };
+            if camera_frustum.is_some_and(|frustum| !frustum.may_intersect_sphere(&sphere)) {
+                return;
+            }
+            candidates.push(Candidate {
+                distance: (position.distance(eye) - range).max(0.0),
+                id: entity.to_bits().get(),
+                light: LocalLight { entity, kind, position, radiance, range, first_view: None },
+                resolution: shadow.0,
+                bias: shadow.1,
+            });
+        };
+    for (entity, spot, world_transform, transform) in
+        world.query::<(Entity, &SpotLight, Option<&WorldTransform>, Option<&Transform>)>().iter()
+    {
+        let pose = pose_of(world_transform, transform);
+        let direction = pose.transform_vector3(Vec3::NEG_Z).normalize_or_zero();
+        let direction = if direction == Vec3::ZERO { Vec3::NEG_Y } else { direction };
+        let outer = if spot.outer_angle.is_finite() { spot.outer_angle.clamp(0.01, 1.5) } else { 0.6 };
+        let kind =
+            LocalLightKind::Spot { direction, inner_angle: spot.inner_angle.clamp(0.0, outer), outer_angle: outer };
+        let shadow = if spot.casts_shadows { spot.shadow_resolution.max(1) } else { 0 };
+        let radiance = Vec3::from_array(spot.color) * spot.intensity;
+        consider(entity, kind, pose, (radiance, spot.range), (shadow, spot.bias));
+    }
+    for (entity, point, world_transform, transform) in
+        world.query::<(Entity, &PointLight, Option<&WorldTransform>, Option<&Transform>)>().iter()
+    {
+        let pose = pose_of(world_transform, transform);
+        let shadow = if point.casts_shadows { point.shadow_resolution.max(1) } else { 0 };
+        let radiance = Vec3::from_array(point.color) * point.intensity;
+        consider(entity, LocalLightKind::Point, pose, (radiance, point.range), (shadow, point.bias));
+    }
+    candidates.sort_by(|a, b| a.distance.total_cmp(&b.distance).then(a.id.cmp(&b.id)));
+    candidates.truncate(MAX_LOCAL_LIGHTS);
+}
+
+/// The pose of a light: its world matrix, or its local transform before the first
+/// Transform stage.
+fn pose_of(world_transform: Option<&WorldTransform>, transform: Option<&Transform>) -> Mat4 {
+    match (world_transform, transform) {
+        (Some(world), _) => world.0,
+        (None, Some(local)) => local.to_matrix(),
+        (None, None) => Mat4::IDENTITY,
+    }
+}
+
+/// The world's sun: the directional light with the lowest entity id.
+pub(super) fn find_sun(world: &LightColumns<'_>) -> Option<(Entity, DirectionalLight, Mat4)> {
+    world
+        .query::<(Entity, &DirectionalLight, Option<&WorldTransform>, Option<&Transform>)>()
+        .iter()
+        .map(|(entity, light, world_transform, transform)| (entity, *light, pose_of(world_transform, transform)))
+        .min_by_key(|(entity, _, _)| entity.to_bits())
+}
