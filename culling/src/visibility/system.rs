@@ -225,7 +225,7 @@ fn run_visibility(
         view_epoch,
     };
     // A tracked frame when the change log names every change since the last frame (see
-    // `tracked.rs`); else the full pass over every object.
+    // `tracked/`); else the full pass over every object.
     let tracked_frame = tracked.plan(world, visibility, work, segments, objects);
     if tracked_frame {
         let totals = tracked.run(&inputs, visibility, work);

@@ -192,7 +192,7 @@ pub(crate) fn record_tag_changes(
             let now = (tagged[offset], occluded_tag[offset]);
             record_word_changes(entities, changes, block.start + offset, (want_culled, occluded), now);
             // What the tags will be once `visibility_tags_system` applied the changes: a
-            // tracked frame (see `tracked.rs`) starts from these instead of reading archetypes.
+            // tracked frame (see `tracked/`) starts from these instead of reading archetypes.
             tagged[offset] = want_culled;
             occluded_tag[offset] = occluded;
         }

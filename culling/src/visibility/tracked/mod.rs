@@ -28,7 +28,7 @@
 //! level picked again in every word that is decided, so draws match the full pass as well.
 //! A camera that only moves (no turn, no new projection) lets a word keep its side of the
 //! frustum and its levels without the work while the camera stays within the word's slack
-//! (`holds.rs`).
+//! (`holds/`).
 //!
 //! **What must be true.** Everything that changes an object's inputs is in the log: systems
 //! get components through `SystemContext` or their parameters, engine code that writes

@@ -56,9 +56,9 @@ pub(super) struct WordState {
     /// How far the camera may move before one of the word's levels could change.
     pub(super) lod_hold: WordLodHold,
     /// The word's side of the frustum, and how far the camera may move before it could
-    /// change (`holds.rs`).
+    /// change (`holds/`).
     pub(super) frustum_hold: FrustumHold,
-    /// Which of its objects keep their frustum verdict by their own holds (`holds.rs`).
+    /// Which of its objects keep their frustum verdict by their own holds (`holds/`).
     pub(super) object_holds: WordObjectHolds,
 }
 
