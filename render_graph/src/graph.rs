@@ -10,7 +10,7 @@ use runtime::profiling::ZoneSite;
 use crate::compile::{compile, compiled_to_dot, GraphDecl, ResourceKind, SyncState};
 use crate::device::GpuDevice;
 use crate::error::{nearest_name, GraphError, Result};
-use crate::execute::{Executor, Frame, GraphStats, Pass, PassStats, Typed, TypedPass};
+use crate::execute::{Executor, Frame, FrameParams, GraphStats, Pass, PassStats, Typed, TypedPass};
 use crate::memory::{GpuBuffer, GpuImage};
 use crate::resources::{
     assign_range_views, check_mip_ranges, Compiled, Import, ImportedResource, PresentSync, Resolved,
@@ -65,6 +65,8 @@ pub struct RenderGraph {
     stats: GraphStats,
     /// Set by [`RenderGraph::import_swapchain_image`] for the next frame only.
     present: Option<PresentSync>,
+    /// The frame's parameters (see [`RenderGraph::set_param`]).
+    params: FrameParams,
 }
 
 impl RenderGraph {
@@ -91,6 +93,7 @@ impl RenderGraph {
             frame_index: 0,
             stats: GraphStats::default(),
             present: None,
+            params: FrameParams::default(),
         })
     }
 
@@ -308,6 +311,36 @@ impl RenderGraph {
         self.import(name, ImportedResource::Buffer(buffer));
     }
 
+    /// Sets the frame parameter of type `T`: a value the host hands the passes (the camera,
+    /// settings), which they read in `prepare` and `execute` with
+    /// [`PrepareContext::param`](crate::PrepareContext::param) and
+    /// [`ExecuteContext::param`](crate::ExecuteContext::param) (or `require_param`, which is
+    /// [`GraphError::MissingParam`](crate::GraphError::MissingParam) naming the pass and the
+    /// type when it was never set). One value per type: setting it again replaces the
+    /// previous value in place (no allocation once a type was set), and it stays until
+    /// replaced, for every later frame. An example is at
+    /// [`ExecuteContext::require_param`](crate::ExecuteContext::require_param).
+    pub fn set_param<T: Send + 'static>(&mut self, value: T) {
+        self.params.set(value);
+    }
+
+    /// The frame parameter of type `T`, if one was set ([`RenderGraph::set_param`]).
+    pub fn param<T: 'static>(&self) -> Option<&T> {
+        self.params.get()
+    }
+
+    /// The frame parameter of type `T` to change in place (a large value the host rewrites
+    /// each frame, without moving it), if one was set.
+    pub fn param_mut<T: 'static>(&mut self) -> Option<&mut T> {
+        self.params.get_mut()
+    }
+
+    /// Removes the frame parameter of type `T` and returns it: passes that require it fail
+    /// their frames until it is set again.
+    pub fn remove_param<T: 'static>(&mut self) -> Option<T> {
+        self.params.remove()
+    }
+
     /// How many times the graph compiled.
     pub fn compile_count(&self) -> u64 {
         self.compile_count
@@ -463,6 +496,7 @@ impl RenderGraph {
             present,
             index: self.frame_index,
             output_extent: self.output_extent,
+            params: &self.params,
         })?;
         self.present = None;
         self.frame_index += 1;
