@@ -105,7 +105,7 @@ resource_ref_from!(
     &BufferWrite
 );
 
-impl ExecuteContext<'_> {
+impl<'frame> ExecuteContext<'frame> {
     /// The logical device, for commands the helpers do not cover.
     pub fn device(&self) -> &ash::Device {
         self.device.raw()
@@ -166,9 +166,10 @@ impl ExecuteContext<'_> {
     }
 
     /// The frame's parameter of type `T` ([`crate::RenderGraph::set_param`]), if the host set
-    /// one; [`ExecuteContext::require_param`] for a pass that cannot run without it.
+    /// one; [`ExecuteContext::require_param`] for a pass that cannot run without it. It
+    /// borrows the frame, not the context, so the pass may record while it holds it.
     #[inline]
-    pub fn param<T: 'static>(&self) -> Option<&T> {
+    pub fn param<T: 'static>(&self) -> Option<&'frame T> {
         self.params.get()
     }
 
@@ -205,7 +206,7 @@ impl ExecuteContext<'_> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn require_param<T: 'static>(&self) -> Result<&T> {
+    pub fn require_param<T: 'static>(&self) -> Result<&'frame T> {
         self.params.require(self.pass_name)
     }
 

@@ -37,7 +37,7 @@ pub struct PrepareContext<'frame> {
     pub(crate) params: &'frame FrameParams,
 }
 
-impl PrepareContext<'_> {
+impl<'frame> PrepareContext<'frame> {
     /// Reports a problem the pass found while preparing (e.g. an upload error):
     /// [`crate::RenderGraph::execute_frame`] returns the first such error and does not
     /// submit the frame.
@@ -58,7 +58,7 @@ impl PrepareContext<'_> {
     }
 
     /// The frame's parameter of type `T` ([`crate::RenderGraph::set_param`]), if the host set
-    /// one.
+    /// one (it borrows the frame, not the context).
     ///
     /// ```no_run
     /// # use render_graph::{BufferWrite, PrepareContext};
@@ -72,7 +72,7 @@ impl PrepareContext<'_> {
     /// # }
     /// ```
     #[inline]
-    pub fn param<T: 'static>(&self) -> Option<&T> {
+    pub fn param<T: 'static>(&self) -> Option<&'frame T> {
         self.params.get()
     }
 
@@ -90,7 +90,7 @@ impl PrepareContext<'_> {
     /// # let _ = camera;
     /// # }
     /// ```
-    pub fn require_param<T: 'static>(&self) -> Result<&T> {
+    pub fn require_param<T: 'static>(&self) -> Result<&'frame T> {
         self.params.require(self.pass_name)
     }
 
