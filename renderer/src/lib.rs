@@ -17,6 +17,12 @@
 //!   meshlet culling ([`add_cluster_culled_scene_passes`]).
 //! - `names.rs`: the resources' stable names (**contract**).
 //!
+//! Every pass is a [`render_graph::TypedPass`] with read and write handles. The camera is the
+//! render graph's parameter, not the scene's: the host sets the frame's [`FrameView`]
+//! (`graph.set_param(view)`; the Render stage does it each frame from the View stage's
+//! resolved view), and the culls, the draws and the `view` uniform read it; the shadow views
+//! are a [`ShadowFrame`] parameter likewise.
+//!
 //! A GPU-culled frame, two-phase so that nothing pops:
 //!
 //! 1. object upload (every transform and record that changed, scattered into its slot);

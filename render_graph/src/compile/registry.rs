@@ -126,8 +126,12 @@ impl GraphDecl {
     }
 }
 
-/// Handed to [`crate::Pass::register`]: declares the resources a pass creates or uses and
-/// how it accesses each. Handles returned for the same name are equal across passes.
+/// Handed to [`crate::TypedPass::register`] (and [`crate::Pass::register`]): declares the
+/// resources a pass creates or uses and how it accesses each. Naming a resource gives an
+/// [`ImageHandle`] or a [`BufferHandle`] (equal across passes for the same name), good only
+/// for declaring an access; a read access gives a read handle ([`ImageRead`],
+/// [`BufferRead`]), a write access a write handle ([`ImageWrite`], [`BufferWrite`]), which the
+/// pass keeps (its `Handles`) to resolve, bind and record with.
 pub struct Registry<'graph> {
     decl: &'graph mut GraphDecl,
     pass: usize,
