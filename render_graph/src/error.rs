@@ -35,7 +35,7 @@ pub enum GraphError {
         nearest: Option<String>,
     },
     /// A pass was placed at an insertion point the graph does not have
-    /// ([`crate::RenderGraph::add_pass_at`]).
+    /// ([`crate::RenderGraph::add_typed_pass_at`]).
     UnknownInsertionPoint {
         /// The pass.
         pass: String,
