@@ -498,5 +498,11 @@ mod tests {
             "{reasons:?}"
         );
         assert_eq!(reasons[2], None, "matching kinds are fine");
+        let error = crate::compile::compile(&decl, &|_, _| false).expect_err("a write through a read method");
+        assert!(
+            matches!(&error, crate::GraphError::InvalidAccess { pass, resource, .. }
+                if pass == "sneaky write" && resource == "data"),
+            "{error}"
+        );
     }
 }
