@@ -13,17 +13,16 @@ use std::sync::Arc;
 use criterion::{criterion_group, criterion_main, Criterion};
 use render_graph::device::{DeviceConfig, GpuDevice};
 use render_graph::{
-    compile, plan_aliasing, vk, Access, AliasItem, BufferDesc, BufferHandle, ExecuteContext, GraphDecl, ImageDesc,
-    ImageHandle, ImageSize, Pass, Registry, RenderGraph, ResourceKind,
+    compile, plan_aliasing, vk, Access, AliasItem, BufferDesc, BufferWrite, ExecuteContext, GraphDecl, ImageDesc,
+    ImageSize, ImageWrite, Registry, RenderGraph, ResourceKind, TypedPass,
 };
 
 const PASSES: usize = 200;
 const RESOURCES: usize = 500;
 
-#[derive(Clone, Copy)]
 enum Handle {
-    Image(ImageHandle),
-    Buffer(BufferHandle),
+    Image(ImageWrite),
+    Buffer(BufferWrite),
 }
 
 /// Pass `index` creates and clears resources `index, index + 200, …` and reads two
@@ -33,7 +32,6 @@ struct SyntheticPass {
     /// Every pass has a side effect (nothing culled); otherwise every fourth.
     keep_all: bool,
     name: String,
-    writes: Vec<Handle>,
 }
 
 fn is_image(resource: usize) -> bool {
@@ -44,24 +42,27 @@ fn resource_name(resource: usize) -> String {
     format!("resource {resource}")
 }
 
-impl Pass for SyntheticPass {
+impl TypedPass for SyntheticPass {
+    /// What the pass writes.
+    type Handles = Vec<Handle>;
+
     fn name(&self) -> &str {
         &self.name
     }
 
-    fn register(&mut self, registry: &mut Registry) {
-        self.writes.clear();
+    fn register(&mut self, registry: &mut Registry) -> Vec<Handle> {
+        let mut writes = Vec::new();
         for resource in (self.index..RESOURCES).step_by(PASSES) {
             let name = resource_name(resource);
             let handle = if is_image(resource) {
                 let desc = ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::Absolute { width: 16, height: 16 });
                 let image = registry.create_image(&name, desc);
-                Handle::Image(registry.access_image(image, Access::TransferWrite))
+                Handle::Image(registry.write_image(image, Access::TransferWrite))
             } else {
                 let buffer = registry.create_buffer(&name, BufferDesc { size: 256 });
-                Handle::Buffer(registry.access_buffer(buffer, Access::TransferWrite))
+                Handle::Buffer(registry.write_buffer(buffer, Access::TransferWrite))
             };
-            self.writes.push(handle);
+            writes.push(handle);
         }
         if self.index > 0 {
             let first = (self.index * 31 + 1) % self.index;
@@ -71,22 +72,23 @@ impl Pass for SyntheticPass {
                 let name = resource_name(source);
                 if is_image(source) {
                     let image = registry.image(&name);
-                    registry.access_image(image, Access::TransferRead);
+                    registry.read_image(image, Access::TransferRead);
                 } else {
                     let buffer = registry.buffer(&name);
-                    registry.access_buffer(buffer, Access::TransferRead);
+                    registry.read_buffer(buffer, Access::TransferRead);
                 }
             }
         }
         if self.keep_all || self.index.is_multiple_of(4) {
             registry.side_effect();
         }
+        writes
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext) {
+    fn execute(&mut self, writes: &Vec<Handle>, context: &mut ExecuteContext) {
         let (device, command_buffer) = (context.device().clone(), context.command_buffer());
-        for handle in &self.writes {
-            match *handle {
+        for handle in writes {
+            match handle {
                 Handle::Buffer(buffer) => {
                     let buffer = context.buffer(buffer).buffer;
                     // SAFETY: recording; the pass declared a transfer write on the buffer.
@@ -113,9 +115,7 @@ impl Pass for SyntheticPass {
 }
 
 fn passes(keep_all: bool) -> Vec<SyntheticPass> {
-    (0..PASSES)
-        .map(|index| SyntheticPass { index, keep_all, name: format!("pass {index}"), writes: Vec::new() })
-        .collect()
+    (0..PASSES).map(|index| SyntheticPass { index, keep_all, name: format!("pass {index}") }).collect()
 }
 
 fn no_imports(_: &str, _: ResourceKind) -> bool {
@@ -129,7 +129,9 @@ fn compile_benchmark(criterion: &mut Criterion) {
             let mut decl = GraphDecl::default();
             for pass in &mut passes {
                 let name = pass.name.clone();
-                decl.declare_pass(&name, |registry| pass.register(registry));
+                decl.declare_pass(&name, |registry| {
+                    pass.register(registry);
+                });
             }
             let compiled = compile(&decl, &no_imports).expect("the synthetic graph is valid");
             let items: Vec<AliasItem> = compiled
@@ -165,7 +167,7 @@ fn record_benchmark(criterion: &mut Criterion) {
     let mut graph =
         RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: 64, height: 64 }).expect("graph creates");
     for pass in passes(true) {
-        graph.add_pass(pass);
+        graph.add_typed_pass(pass);
     }
     graph.execute_frame().expect("first frame runs");
     println!(

@@ -35,7 +35,7 @@ pub enum GraphError {
         nearest: Option<String>,
     },
     /// A pass was placed at an insertion point the graph does not have
-    /// ([`crate::RenderGraph::add_pass_at`]).
+    /// ([`crate::RenderGraph::add_typed_pass_at`]).
     UnknownInsertionPoint {
         /// The pass.
         pass: String,
@@ -150,7 +150,7 @@ pub enum GraphError {
         reason: &'static str,
     },
     /// A pass declares mips an image does not have (see
-    /// [`crate::Registry::access_image_mips`]).
+    /// [`crate::Registry::read_image_mips`]).
     MipRangeOutOfBounds {
         /// The pass.
         pass: String,
@@ -162,6 +162,14 @@ pub enum GraphError {
         count: u32,
         /// Mips the image has.
         mip_levels: u32,
+    },
+    /// A pass requires a frame parameter the host did not set
+    /// ([`crate::RenderGraph::set_param`], [`crate::PrepareContext::require_param`]).
+    MissingParam {
+        /// The pass.
+        pass: String,
+        /// The parameter's type.
+        param: &'static str,
     },
     /// A resource description is unusable (zero size, unknown format for the use, …).
     InvalidDescription {
@@ -196,7 +204,8 @@ impl GraphError {
             | GraphError::BindingMismatch { pass, .. }
             | GraphError::InvalidCommand { pass, .. }
             | GraphError::InvalidAccess { pass, .. }
-            | GraphError::MipRangeOutOfBounds { pass, .. } => Some(pass),
+            | GraphError::MipRangeOutOfBounds { pass, .. }
+            | GraphError::MissingParam { pass, .. } => Some(pass),
             _ => None,
         }
     }
@@ -301,6 +310,11 @@ impl fmt::Display for GraphError {
                 let levels = MipRange::new(*base, *count);
                 write!(formatter, "pass `{pass}` declares {levels} of `{resource}`, which has {mip_levels} mips")
             }
+            GraphError::MissingParam { pass, param } => write!(
+                formatter,
+                "pass `{pass}` needs the frame parameter `{param}`, which was not set; \
+                 call RenderGraph::set_param before the frame"
+            ),
             GraphError::InvalidDescription { resource, reason } => {
                 write!(formatter, "resource `{resource}` is invalid: {reason}")
             }

@@ -10,7 +10,7 @@ use runtime::profiling::ZoneSite;
 use crate::compile::{compile, compiled_to_dot, GraphDecl, ResourceKind, SyncState};
 use crate::device::GpuDevice;
 use crate::error::{nearest_name, GraphError, Result};
-use crate::execute::{Executor, Frame, GraphStats, Pass, PassStats, Typed, TypedPass};
+use crate::execute::{Executor, Frame, FrameParams, GraphStats, Pass, PassStats, Typed, TypedPass};
 use crate::memory::{GpuBuffer, GpuImage};
 use crate::resources::{
     assign_range_views, check_mip_ranges, Compiled, Import, ImportedResource, PresentSync, Resolved,
@@ -32,7 +32,8 @@ pub struct AliasReport {
 
 /// A render graph of passes with the Register → Prepare → Execute lifecycle.
 ///
-/// Add passes with [`RenderGraph::add_pass`], import outside resources by name, then call
+/// Add passes with [`RenderGraph::add_typed_pass`], import outside resources by name, set the
+/// frame's parameters ([`RenderGraph::set_param`]), then call
 /// [`RenderGraph::execute_frame`] once per frame. The graph compiles on the first frame and
 /// again only after it changes (a pass added, the output extent, an import's kind or an
 /// imported image's mip count changed).
@@ -65,6 +66,8 @@ pub struct RenderGraph {
     stats: GraphStats,
     /// Set by [`RenderGraph::import_swapchain_image`] for the next frame only.
     present: Option<PresentSync>,
+    /// The frame's parameters (see [`RenderGraph::set_param`]).
+    params: FrameParams,
 }
 
 impl RenderGraph {
@@ -91,6 +94,7 @@ impl RenderGraph {
             frame_index: 0,
             stats: GraphStats::default(),
             present: None,
+            params: FrameParams::default(),
         })
     }
 
@@ -99,7 +103,7 @@ impl RenderGraph {
         &self.device
     }
 
-    /// Adds a pass. Declaration order is the order of the program:
+    /// Adds a [`TypedPass`](crate::TypedPass). Declaration order is the order of the program:
     ///
     /// - every write of a resource makes a new *version*; a pass that reads it sees the
     ///   version written last by a pass added *before* it (a reader added before every writer
@@ -115,29 +119,30 @@ impl RenderGraph {
     /// [`GraphError::Cycle`](crate::GraphError::Cycle) naming the passes. Names must be unique
     /// ([`GraphError::DuplicatePass`](crate::GraphError::DuplicatePass)).
     #[track_caller]
-    pub fn add_pass<P: Pass>(&mut self, pass: P) {
-        self.pass_sites.push(ZoneSite::caller(std::any::type_name::<P>()));
-        self.passes.push(Box::new(pass));
-        self.dirty = true;
-    }
-
-    /// Adds a [`TypedPass`](crate::TypedPass) (see [`RenderGraph::add_pass`]).
-    #[track_caller]
     pub fn add_typed_pass<P: TypedPass>(&mut self, pass: P) {
         self.pass_sites.push(ZoneSite::caller(std::any::type_name::<P>()));
         self.passes.push(Box::new(Typed::new(pass)));
         self.dirty = true;
     }
 
-    /// Adds a [`TypedPass`](crate::TypedPass) at an insertion point (see
-    /// [`RenderGraph::add_pass_at`]).
+    /// Adds an untyped [`Pass`] (for the rare pass that needs the untyped form; see
+    /// [`RenderGraph::add_typed_pass`], whose rules of declaration order hold).
+    #[track_caller]
+    pub fn add_pass<P: Pass>(&mut self, pass: P) {
+        self.pass_sites.push(ZoneSite::caller(std::any::type_name::<P>()));
+        self.passes.push(Box::new(pass));
+        self.dirty = true;
+    }
+
+    /// Adds a [`TypedPass`](crate::TypedPass) at insertion point `point` (see
+    /// [`RenderGraph::add_pass_at`], which places an untyped pass the same way).
     #[track_caller]
     pub fn add_typed_pass_at<P: TypedPass>(&mut self, point: &str, pass: P) -> Result<()> {
         self.add_pass_at(point, Typed::new(pass))
     }
 
     /// Adds a named insertion point after the passes added so far: a place where passes can
-    /// be put later with [`RenderGraph::add_pass_at`], however many passes are appended after
+    /// be put later with [`RenderGraph::add_typed_pass_at`], however many passes are appended after
     /// it meanwhile. An engine builds its frame with points between its passes (the renderer's
     /// are in `renderer::points`) so that a user's pass can run before, between or after them
     /// without rebuilding the frame. A point is not a pass: it costs nothing at run time.
@@ -146,16 +151,16 @@ impl RenderGraph {
     /// # fn main() -> render_graph::Result<()> {
     /// # let Some(device) = render_graph::testing::gpu_test_context() else { return Ok(()) };
     /// # struct Named(&'static str);
-    /// # impl render_graph::Pass for Named {
+    /// # impl render_graph::TypedPass for Named {
+    /// #     type Handles = ();
     /// #     fn name(&self) -> &str { self.0 }
     /// #     fn register(&mut self, registry: &mut render_graph::Registry) { registry.side_effect(); }
-    /// #     fn execute(&mut self, _: &mut render_graph::ExecuteContext) {}
     /// # }
     /// let mut graph = render_graph::RenderGraph::new(device, render_graph::vk::Extent2D { width: 8, height: 8 })?;
-    /// graph.add_pass(Named("upload"));
+    /// graph.add_typed_pass(Named("upload"));
     /// graph.add_insertion_point("after upload")?;
-    /// graph.add_pass(Named("draw"));
-    /// graph.add_pass_at("after upload", Named("animate"))?;
+    /// graph.add_typed_pass(Named("draw"));
+    /// graph.add_typed_pass_at("after upload", Named("animate"))?;
     /// assert_eq!(graph.execution_order()?, ["upload", "animate", "draw"]);
     /// # Ok(())
     /// # }
@@ -169,10 +174,10 @@ impl RenderGraph {
         Ok(())
     }
 
-    /// Adds a pass at insertion point `point`: after every pass added before the point
+    /// Adds an untyped [`Pass`] at insertion point `point`: after every pass added before the point
     /// (engine passes and earlier passes placed at this point or earlier points) and before
     /// every pass added after it. What the pass writes is seen by the passes after it in the
-    /// same frame, as for [`RenderGraph::add_pass`]'s declaration order. An unknown point is
+    /// same frame, as for [`RenderGraph::add_typed_pass`]'s declaration order. An unknown point is
     /// [`GraphError::UnknownInsertionPoint`], naming the points there are and the nearest.
     #[track_caller]
     pub fn add_pass_at<P: Pass>(&mut self, point: &str, pass: P) -> Result<()> {
@@ -306,6 +311,36 @@ impl RenderGraph {
     /// the host once the frame's fence signals.
     pub fn import_buffer(&mut self, name: &str, buffer: Arc<GpuBuffer>) {
         self.import(name, ImportedResource::Buffer(buffer));
+    }
+
+    /// Sets the frame parameter of type `T`: a value the host hands the passes (the camera,
+    /// settings), which they read in `prepare` and `execute` with
+    /// [`PrepareContext::param`](crate::PrepareContext::param) and
+    /// [`ExecuteContext::param`](crate::ExecuteContext::param) (or `require_param`, which is
+    /// [`GraphError::MissingParam`](crate::GraphError::MissingParam) naming the pass and the
+    /// type when it was never set). One value per type: setting it again replaces the
+    /// previous value in place (no allocation once a type was set), and it stays until
+    /// replaced, for every later frame. An example is at
+    /// [`ExecuteContext::require_param`](crate::ExecuteContext::require_param).
+    pub fn set_param<T: Send + 'static>(&mut self, value: T) {
+        self.params.set(value);
+    }
+
+    /// The frame parameter of type `T`, if one was set ([`RenderGraph::set_param`]).
+    pub fn param<T: 'static>(&self) -> Option<&T> {
+        self.params.get()
+    }
+
+    /// The frame parameter of type `T` to change in place (a large value the host rewrites
+    /// each frame, without moving it), if one was set.
+    pub fn param_mut<T: 'static>(&mut self) -> Option<&mut T> {
+        self.params.get_mut()
+    }
+
+    /// Removes the frame parameter of type `T` and returns it: passes that require it fail
+    /// their frames until it is set again.
+    pub fn remove_param<T: 'static>(&mut self) -> Option<T> {
+        self.params.remove()
     }
 
     /// How many times the graph compiled.
@@ -463,6 +498,7 @@ impl RenderGraph {
             present,
             index: self.frame_index,
             output_extent: self.output_extent,
+            params: &self.params,
         })?;
         self.present = None;
         self.frame_index += 1;

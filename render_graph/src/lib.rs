@@ -9,8 +9,9 @@
 //!   forced by the loader; kept messages name the pass that was recording.
 //! - [`memory`]: buffers, images, aliased memory blocks, a staging ring and readback buffers,
 //!   all through gpu-allocator.
-//! - [`RenderGraph`]: passes implement [`Pass`]; every read sees the version of its resource
-//!   written before it in declaration order ([`RenderGraph::add_pass`]); the compiler orders
+//! - [`RenderGraph`]: passes implement [`TypedPass`] (the graph runs them as [`Pass`]); every
+//!   read sees the version of its resource written before it in declaration order
+//!   ([`RenderGraph::add_typed_pass`]); the compiler orders
 //!   passes accordingly, culls unused ones, places every barrier and layout transition,
 //!   aliases transient memory and keeps last frame's versions of resources that some pass
 //!   reads as history (across recompiles, when their description is unchanged).
@@ -30,11 +31,67 @@
 //! - `testing` (feature `test-support`): a validated device for GPU tests that skips where
 //!   there is no Vulkan.
 //!
+//! # A pass
+//!
+//! A pass declares in `register` every resource it uses and how, and gets a handle per
+//! access: a *read* handle ([`BufferRead`], [`ImageRead`]: `Copy`) for a read, a *write*
+//! handle ([`BufferWrite`], [`ImageWrite`]: neither `Copy` nor `Clone`) for a write, which it
+//! lends (`&ImageWrite`) to whatever records the write. `register` returns them, and
+//! `prepare`, `execute` and `record_draw` receive them. Values the host hands the frame (a
+//! camera, settings) are the frame's parameters ([`RenderGraph::set_param`]), read with
+//! [`ExecuteContext::param`] or [`ExecuteContext::require_param`]:
+//!
+//! ```no_run
+//! use render_graph::{Binding, BufferRead, ComputePipeline, ExecuteContext, ImageDesc, ImageSize, ImageWrite,
+//!     Registry, ShaderStage, TypedPass};
+//! use ash::vk;
+//!
+//! /// The host's value for the frame: `graph.set_param(Tint([1.0, 0.5, 0.5, 1.0]))`.
+//! struct Tint([f32; 4]);
+//!
+//! struct Shade {
+//!     pipeline: ComputePipeline,
+//! }
+//!
+//! impl TypedPass for Shade {
+//!     /// The lights it reads, the image it writes.
+//!     type Handles = (BufferRead, ImageWrite);
+//!
+//!     fn name(&self) -> &str {
+//!         "shade"
+//!     }
+//!
+//!     fn register(&mut self, registry: &mut Registry) -> Self::Handles {
+//!         let lights = registry.buffer("lights");
+//!         let image = registry.create_image("shaded", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
+//!         (registry.read_storage_buffer(lights, ShaderStage::Compute), registry.write_storage_image(image, ShaderStage::Compute))
+//!     }
+//!
+//!     fn execute(&mut self, (lights, shaded): &Self::Handles, context: &mut ExecuteContext) {
+//!         let tint = match context.require_param::<Tint>() {
+//!             Ok(tint) => tint.0,
+//!             Err(error) => return context.fail(error),
+//!         };
+//!         let extent = context.image(shaded).extent;
+//!         context.bind_compute(&self.pipeline, &[Binding::buffer(*lights), Binding::image(shaded)]);
+//!         context.push_constants(&tint.map(f32::to_bits));
+//!         context.dispatch(extent.width.div_ceil(8), extent.height.div_ceil(8), 1);
+//!     }
+//! }
+//! ```
+//!
+//! Add it with [`RenderGraph::add_typed_pass`]. The graph checks each descriptor against the
+//! shader: one made from a read handle at a slot the shader may write (`writeonly`, or a
+//! storage binding without `readonly`) is a [`GraphError::BindingMismatch`] naming the pass,
+//! the slot and the resource. [`Pass`] is the untyped trait the graph runs, for the rare pass
+//! that needs it.
+//!
 //! # Declaring mip access
 //!
 //! A pass may declare one mip or a range of mips ([`MipRange`]) of an image instead of the
 //! whole image: [`Registry::write_storage_image_mip`], [`Registry::read_storage_image_mip`],
-//! [`Registry::read_sampled_image_mips`], or any access with [`Registry::access_image_mips`].
+//! [`Registry::read_sampled_image_mips`], or any access with [`Registry::read_image_mips`] and
+//! [`Registry::write_image_mips`].
 //! The barrier planner then tracks every image per mip segment (the disjoint ranges its
 //! declarations delimit): a pass writing mip `k` waits for, and transitions, mip `k` only,
 //! and a later read of many mips gets barriers from each mip's own last access and layout
@@ -43,7 +100,7 @@
 //! Imported and double-buffered images end the frame with every mip in one layout.
 //!
 //! The pass gets a view per declared range: [`ExecuteContext::image_view_mips`], or in a
-//! descriptor [`Binding::ImageMips`] (one level, every level, or exactly a declared range).
+//! descriptor [`Binding::image_mips`] (one level, every level, or exactly a declared range).
 //! Views of several levels are made on first use and destroyed with the image.
 //!
 //! Compiling fails, naming the pass and the image, when a range does not fit the image's
@@ -57,33 +114,33 @@
 //! `tests/mip_access.rs` then samples mips `0..=n` through one view):
 //!
 //! ```no_run
-//! use render_graph::{Binding, ComputePipeline, ExecuteContext, ImageHandle, MipRange, Pass, Registry, ShaderStage};
+//! use render_graph::{Binding, ComputePipeline, ExecuteContext, ImageRead, ImageWrite, Registry, ShaderStage, TypedPass};
 //!
 //! struct ReduceMip {
 //!     mip: u32,
 //!     pipeline: ComputePipeline,
-//!     pyramid: Option<ImageHandle>,
 //! }
 //!
-//! impl Pass for ReduceMip {
+//! impl TypedPass for ReduceMip {
+//!     /// Mip `mip - 1`, read; mip `mip`, written.
+//!     type Handles = (ImageRead, ImageWrite);
+//!
 //!     fn name(&self) -> &str {
 //!         "reduce"
 //!     }
 //!
-//!     fn register(&mut self, registry: &mut Registry) {
+//!     fn register(&mut self, registry: &mut Registry) -> Self::Handles {
 //!         let pyramid = registry.image("pyramid");
-//!         registry.read_storage_image_mip(pyramid, self.mip - 1, ShaderStage::Compute);
-//!         self.pyramid = Some(registry.write_storage_image_mip(pyramid, self.mip, ShaderStage::Compute));
+//!         (
+//!             registry.read_storage_image_mip(pyramid, self.mip - 1, ShaderStage::Compute),
+//!             registry.write_storage_image_mip(pyramid, self.mip, ShaderStage::Compute),
+//!         )
 //!     }
 //!
-//!     fn execute(&mut self, context: &mut ExecuteContext) {
-//!         let pyramid = self.pyramid.expect("register runs first");
-//!         let bindings = [
-//!             Binding::ImageMips { image: pyramid, mips: MipRange::level(self.mip - 1) },
-//!             Binding::ImageMips { image: pyramid, mips: MipRange::level(self.mip) },
-//!         ];
+//!     fn execute(&mut self, (source, target): &Self::Handles, context: &mut ExecuteContext) {
+//!         let bindings = [Binding::image_mip(*source, self.mip - 1), Binding::image_mip(target, self.mip)];
 //!         context.bind_compute(&self.pipeline, &bindings);
-//!         let extent = context.image(pyramid).mip_extent(self.mip);
+//!         let extent = context.image(target).mip_extent(self.mip);
 //!         context.dispatch(extent.width.div_ceil(8), extent.height.div_ceil(8), 1);
 //!     }
 //! }
@@ -125,8 +182,9 @@ pub use ash::vk;
 
 pub use access::{Access, MipRange, ShaderStage};
 pub use compile::{
-    compile, AttachmentLoad, BarrierPlan, BarrierSource, BufferDesc, BufferHandle, CompiledGraph, CompiledResource,
-    GraphDecl, ImageDesc, ImageHandle, ImageSize, PlannedBarrier, Registry, Residency, ResourceKind, SyncState,
+    compile, AccessedBuffer, AccessedImage, AttachmentLoad, BarrierPlan, BarrierSource, BufferDesc, BufferHandle,
+    BufferRead, BufferWrite, CompiledGraph, CompiledResource, GraphDecl, ImageDesc, ImageHandle, ImageRead, ImageSize,
+    ImageWrite, PlannedBarrier, Registry, Residency, ResourceKind, SyncState,
 };
 pub use device::validation::{ValidationCounts, ValidationLog};
 pub use device::{DeviceCapabilities, DeviceConfig, GpuDevice};

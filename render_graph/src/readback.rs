@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use ash::vk;
 
 use crate::access::Access;
-use crate::compile::{BufferHandle, ImageHandle, Registry};
+use crate::compile::{BufferRead, BufferWrite, ImageRead, Registry};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
-use crate::execute::{ExecuteContext, Pass};
+use crate::execute::{ExecuteContext, TypedPass};
 use crate::memory::{aspect_of, ReadbackBuffer};
 use crate::resources::ResolvedImage;
 
@@ -54,7 +54,7 @@ pub fn has_four_byte_texels(format: vk::Format) -> bool {
 /// [`Access::TransferRead`]; `buffer` is live, writable by transfers and large enough.
 pub unsafe fn record_image_to_buffer(
     context: &ExecuteContext<'_>,
-    source: ImageHandle,
+    source: ImageRead,
     image: &ResolvedImage,
     buffer: vk::Buffer,
 ) {
@@ -77,17 +77,18 @@ pub unsafe fn record_image_to_buffer(
 /// `y * width * 4`): into a buffer imported into the graph ([`ReadbackPass::with_names`]), or
 /// into a buffer the pass owns and sizes to the image every frame ([`ReadbackPass::following`]),
 /// which is the one to use for an image that changes size with the window.
+///
+/// Add it with [`RenderGraph::add_typed_pass`](crate::RenderGraph::add_typed_pass).
 pub struct ReadbackPass {
     name: String,
     source_name: String,
     target: Target,
-    source: Option<ImageHandle>,
 }
 
 /// Where a [`ReadbackPass`] copies to.
 enum Target {
     /// A buffer imported into the graph under this name.
-    Imported { name: String, handle: Option<BufferHandle> },
+    Imported(String),
     /// The pass's own buffer, shared with an [`ImageReadback`].
     Own(Arc<Mutex<FollowingCopy>>),
 }
@@ -114,8 +115,7 @@ impl ReadbackPass {
         ReadbackPass {
             name: readback_name("readback", source, target),
             source_name: source.to_owned(),
-            target: Target::Imported { name: target.to_owned(), handle: None },
-            source: None,
+            target: Target::Imported(target.to_owned()),
         }
     }
 
@@ -128,7 +128,7 @@ impl ReadbackPass {
     /// # fn demo(graph: &mut render_graph::RenderGraph) -> render_graph::Result<()> {
     /// use render_graph::readback::ReadbackPass;
     /// let (pass, color) = ReadbackPass::following("color");
-    /// graph.add_pass(pass);
+    /// graph.add_typed_pass(pass);
     /// graph.execute_frame()?;
     /// graph.wait_idle()?;
     /// let (extent, texels) = color.read()?;
@@ -141,33 +141,37 @@ impl ReadbackPass {
             name: format!("readback {source} for the host"),
             source_name: source.to_owned(),
             target: Target::Own(Arc::clone(&copy)),
-            source: None,
         };
         (pass, ImageReadback { name: source.to_owned(), copy })
     }
 }
 
-impl Pass for ReadbackPass {
+impl TypedPass for ReadbackPass {
+    /// The image, and the imported buffer it is copied into (none for the pass's own).
+    type Handles = (ImageRead, Option<BufferWrite>);
+
     fn name(&self) -> &str {
         &self.name
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) {
+    fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles {
         let source = registry.image(&self.source_name);
-        self.source = Some(registry.access_image(source, Access::TransferRead));
-        match &mut self.target {
-            Target::Imported { name, handle } => {
+        let source = registry.read_image(source, Access::TransferRead);
+        match &self.target {
+            Target::Imported(name) => {
                 let target = registry.buffer(name);
-                *handle = Some(registry.access_buffer(target, Access::TransferWrite));
+                (source, Some(registry.write_buffer(target, Access::TransferWrite)))
             }
-            // Nothing in the graph reads the pass's own buffer: the host does.
-            Target::Own(_) => registry.side_effect(),
+            Target::Own(_) => {
+                // Nothing in the graph reads the pass's own buffer: the host does.
+                registry.side_effect();
+                (source, None)
+            }
         }
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
-        let source_handle = self.source.expect("register runs before execute");
-        let source = context.image(source_handle);
+    fn execute(&mut self, (source_handle, imported): &Self::Handles, context: &mut ExecuteContext<'_>) {
+        let source = context.image(*source_handle);
         if !has_four_byte_texels(source.format) {
             context.fail(GraphError::InvalidDescription {
                 resource: self.source_name.clone(),
@@ -175,9 +179,9 @@ impl Pass for ReadbackPass {
             });
             return;
         }
-        match &self.target {
-            Target::Imported { name, handle } => {
-                let target = context.buffer(handle.expect("register runs before execute"));
+        match (&self.target, imported) {
+            (Target::Imported(name), Some(target)) => {
+                let target = context.buffer(target);
                 let needed = u64::from(source.extent.width) * u64::from(source.extent.height) * READBACK_TEXEL_BYTES;
                 if target.size < needed {
                     context.fail(GraphError::InvalidDescription {
@@ -191,14 +195,16 @@ impl Pass for ReadbackPass {
                 }
                 // SAFETY: the graph put the image in a transfer-source layout and made the
                 // buffer writable by transfers (both declared); the copy fits (checked above).
-                unsafe { record_image_to_buffer(context, source_handle, &source, target.buffer) };
+                unsafe { record_image_to_buffer(context, *source_handle, &source, target.buffer) };
             }
-            Target::Own(copy) => {
+            (Target::Own(copy), _) => {
                 let mut copy = copy.lock().unwrap_or_else(PoisonError::into_inner);
-                if copy.host.record(context, &self.name, source_handle, &source) {
+                if copy.host.record(context, &self.name, *source_handle, &source) {
                     (copy.extent, copy.format) = (source.extent, source.format);
                 }
             }
+            // `register` declared the imported target.
+            (Target::Imported(_), None) => {}
         }
     }
 }
@@ -239,7 +245,7 @@ impl HostImageCopy {
         &mut self,
         context: &mut ExecuteContext<'_>,
         name: &str,
-        source: ImageHandle,
+        source: ImageRead,
         image: &ResolvedImage,
     ) -> bool {
         self.retired.retain(|buffer| buffer.buffer().pending_gpu_write().is_some());
@@ -302,14 +308,13 @@ impl ImageReadback {
 /// Copies a graph buffer into an imported host-visible buffer: at its start
 /// ([`BufferReadbackPass::new`]), or into region `frame % regions` of a ring
 /// ([`BufferReadbackPass::ring`]), so the host reads older frames' regions without waiting.
+/// Add it with [`RenderGraph::add_typed_pass`](crate::RenderGraph::add_typed_pass).
 pub struct BufferReadbackPass {
     name: String,
     source_name: String,
     target_name: String,
     /// The ring's region size in bytes and region count, or `None` for a copy to the start.
     ring: Option<(u64, u64)>,
-    source: Option<BufferHandle>,
-    target: Option<BufferHandle>,
 }
 
 impl BufferReadbackPass {
@@ -320,8 +325,6 @@ impl BufferReadbackPass {
             source_name: source.to_owned(),
             target_name: target.to_owned(),
             ring: None,
-            source: None,
-            target: None,
         }
     }
 
@@ -336,21 +339,22 @@ impl BufferReadbackPass {
     }
 }
 
-impl Pass for BufferReadbackPass {
+impl TypedPass for BufferReadbackPass {
+    /// The source, and the imported buffer it is copied into.
+    type Handles = (BufferRead, BufferWrite);
+
     fn name(&self) -> &str {
         &self.name
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) {
+    fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles {
         let source = registry.buffer(&self.source_name);
-        self.source = Some(registry.access_buffer(source, Access::TransferRead));
         let target = registry.buffer(&self.target_name);
-        self.target = Some(registry.access_buffer(target, Access::TransferWrite));
+        (registry.read_buffer(source, Access::TransferRead), registry.write_buffer(target, Access::TransferWrite))
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
-        let source = context.buffer(self.source.expect("register ran"));
-        let target = context.buffer(self.target.expect("register ran"));
+    fn execute(&mut self, (source, target): &Self::Handles, context: &mut ExecuteContext<'_>) {
+        let (source, target) = (context.buffer(*source), context.buffer(target));
         let (offset, size) = match self.ring {
             None => (0, source.size.min(target.size)),
             Some((region, regions)) => (context.frame_index() % regions * region, region.min(source.size)),

@@ -16,10 +16,10 @@ use ash::vk;
 use raw_window_handle::{RawDisplayHandle, RawWindowHandle};
 
 use crate::access::Access;
-use crate::compile::{ImageHandle, Registry};
+use crate::compile::{ImageRead, ImageWrite, Registry};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
-use crate::execute::{ExecuteContext, Pass, FRAMES_IN_FLIGHT};
+use crate::execute::{ExecuteContext, TypedPass, FRAMES_IN_FLIGHT};
 use crate::memory::{aspect_of, GpuImage, ImageInfo};
 
 /// Name under which the acquired swapchain image is imported.
@@ -350,44 +350,39 @@ fn create_semaphore(device: &GpuDevice) -> Result<vk::Semaphore> {
 
 /// Copies an image (by default `color`) into the imported swapchain image, converting the
 /// format where they differ (a nearest-filter blit of the same size is exact between UNORM
-/// formats), so the window shows the same bytes a readback of `color` gives.
+/// formats), so the window shows the same bytes a readback of `color` gives. Add it with
+/// [`RenderGraph::add_typed_pass`](crate::RenderGraph::add_typed_pass).
 pub struct BlitToSwapchainPass {
     name: String,
     source_name: String,
-    source: Option<ImageHandle>,
-    target: Option<ImageHandle>,
 }
 
 impl BlitToSwapchainPass {
     /// Copies `source` into [`SWAPCHAIN`].
     pub fn new(source: &str) -> BlitToSwapchainPass {
-        BlitToSwapchainPass {
-            name: format!("present {source}"),
-            source_name: source.to_owned(),
-            source: None,
-            target: None,
-        }
+        BlitToSwapchainPass { name: format!("present {source}"), source_name: source.to_owned() }
     }
 }
 
-impl Pass for BlitToSwapchainPass {
+impl TypedPass for BlitToSwapchainPass {
+    /// The source, and the swapchain image.
+    type Handles = (ImageRead, ImageWrite);
+
     fn name(&self) -> &str {
         &self.name
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) {
+    fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles {
         let source = registry.image(&self.source_name);
-        self.source = Some(registry.access_image(source, Access::TransferRead));
         let target = registry.image(SWAPCHAIN);
-        self.target = Some(registry.access_image(target, Access::TransferWrite));
+        (registry.read_image(source, Access::TransferRead), registry.write_image(target, Access::TransferWrite))
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
-        let (source_handle, target_handle) =
-            (self.source.expect("register runs before execute"), self.target.expect("register runs before execute"));
-        let source = context.image(source_handle);
+    fn execute(&mut self, (source_handle, target_handle): &Self::Handles, context: &mut ExecuteContext<'_>) {
+        let source = context.image(*source_handle);
         let target = context.image(target_handle);
-        let (source_layout, target_layout) = (context.image_layout(source_handle), context.image_layout(target_handle));
+        let (source_layout, target_layout) =
+            (context.image_layout(*source_handle), context.image_layout(target_handle));
         let layers = |format| vk::ImageSubresourceLayers {
             aspect_mask: aspect_of(format),
             mip_level: 0,

@@ -12,9 +12,9 @@ use common::{filled, import_report, updated, ImageRead, ProbeKind, ProbeOp, Prob
 use render_graph::readback::ReadbackPass;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context, gpu_test_context_without};
 use render_graph::{
-    AttachmentLoad, Binding, BufferDesc, BufferHandle, ExecuteContext, GpuDevice, GraphError, GraphicsPipeline,
-    GraphicsPipelineDesc, ImageDesc, ImageHandle, ImageSize, Pass, PrepareContext, ReadbackBuffer, Registry,
-    RenderGraph, ShaderStage, POISON_WORD,
+    Access, AttachmentLoad, Binding, BufferDesc, BufferRead, BufferWrite, ExecuteContext, GpuDevice, GraphError,
+    GraphicsPipeline, GraphicsPipelineDesc, ImageDesc, ImageSize, ImageWrite, Pass, PrepareContext, ReadbackBuffer,
+    Registry, RenderGraph, ShaderStage, TypedPass, POISON_WORD,
 };
 use shaders::{PROBE_ELEMENTS, PROBE_WIDTH, PROBE_WORKGROUP};
 
@@ -36,8 +36,52 @@ fn update(resource: &str, kind: ProbeKind, seed: u32) -> ProbeOp {
 /// Adds `pass` with its report buffer; returns the report.
 fn add_probe(device: &Arc<GpuDevice>, graph: &mut RenderGraph, pass: ProbePass) -> Option<ReadbackBuffer> {
     let report = import_report(device, graph, &pass);
-    graph.add_pass(pass);
+    graph.add_typed_pass(pass);
     report
+}
+
+/// A read handle one pass declared, lent to another that uses it without declaring an access
+/// of its own (the misuse the tests below check is reported).
+type Lent<T> = Arc<Mutex<Option<T>>>;
+
+/// Reads `resource` (a transfer read, a side effect) and lends the read handle.
+struct Lender {
+    resource: &'static str,
+    image: bool,
+    lent_buffer: Lent<BufferRead>,
+    lent_image: Lent<render_graph::ImageRead>,
+}
+
+impl Lender {
+    fn buffer(resource: &'static str, lent: &Lent<BufferRead>) -> Lender {
+        Lender { resource, image: false, lent_buffer: Arc::clone(lent), lent_image: Lent::default() }
+    }
+
+    fn image(resource: &'static str, lent: &Lent<render_graph::ImageRead>) -> Lender {
+        Lender { resource, image: true, lent_buffer: Lent::default(), lent_image: Arc::clone(lent) }
+    }
+}
+
+impl TypedPass for Lender {
+    type Handles = ();
+    fn name(&self) -> &str {
+        "lender"
+    }
+    fn register(&mut self, registry: &mut Registry) {
+        if self.image {
+            let image = registry.image(self.resource);
+            *self.lent_image.lock().expect("not poisoned") = Some(registry.read_image(image, Access::TransferRead));
+        } else {
+            let buffer = registry.buffer(self.resource);
+            *self.lent_buffer.lock().expect("not poisoned") = Some(registry.read_buffer(buffer, Access::TransferRead));
+        }
+        registry.side_effect();
+    }
+}
+
+/// The handle lent by a [`Lender`] registered before.
+fn borrowed<T: Copy>(lent: &Lent<T>) -> T {
+    lent.lock().expect("not poisoned").expect("the lender registers first")
 }
 
 #[test]
@@ -71,7 +115,7 @@ fn add_probe_at(
     pass: ProbePass,
 ) -> Option<ReadbackBuffer> {
     let report = import_report(device, graph, &pass);
-    graph.add_pass_at(point, pass).expect("the point exists");
+    graph.add_typed_pass_at(point, pass).expect("the point exists");
     report
 }
 
@@ -118,7 +162,7 @@ fn unknown_and_duplicate_insertion_points_and_misspelt_resources_are_named_error
     let kind = ProbeKind::Buffer;
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
     let error = graph
-        .add_pass_at("before cull", ProbePass::new("early", vec![fill("x", kind, 1)], &pipelines))
+        .add_typed_pass_at("before cull", ProbePass::new("early", vec![fill("x", kind, 1)], &pipelines))
         .expect_err("a graph without points");
     assert!(error.to_string().contains("it has none"), "{error}");
     graph.add_insertion_point("before cull").expect("a new point");
@@ -127,7 +171,7 @@ fn unknown_and_duplicate_insertion_points_and_misspelt_resources_are_named_error
         matches!(graph.add_insertion_point("after geometry"), Err(GraphError::DuplicateInsertionPoint(name)) if name == "after geometry")
     );
     let error = graph
-        .add_pass_at("after geometr", ProbePass::new("fog", vec![fill("x", kind, 1)], &pipelines))
+        .add_typed_pass_at("after geometr", ProbePass::new("fog", vec![fill("x", kind, 1)], &pipelines))
         .expect_err("a misspelt point");
     match &error {
         GraphError::UnknownInsertionPoint { pass, point, known, nearest } => {
@@ -162,7 +206,7 @@ fn two_passes_with_one_name_are_an_error() {
     for resource in ["a", "b"] {
         let mut pass = ProbePass::new("twin", vec![fill(resource, ProbeKind::Buffer, 1)], &pipelines);
         pass.side_effect = true;
-        graph.add_pass(pass);
+        graph.add_typed_pass(pass);
     }
     let error = graph.execute_frame().expect_err("names are unique");
     assert!(matches!(&error, GraphError::DuplicatePass(name) if name == "twin"), "{error}");
@@ -198,28 +242,29 @@ fn a_zero_output_extent_is_an_error_naming_pass_and_image() {
     assert_no_validation_messages(&device);
 }
 
-/// Binds `bound` (maybe undeclared) to a probe pipeline; declares `declared` as sampled.
+/// Binds a report buffer it never declared (another pass's handle) to a probe pipeline, or
+/// binds the image it declared as sampled to a storage-image pipeline.
 struct Binder {
     pipelines: Arc<ProbePipelines>,
-    declared: Option<ImageHandle>,
-    undeclared: Option<BufferHandle>,
+    undeclared: Lent<BufferRead>,
     bind_undeclared: bool,
 }
 
-impl Pass for Binder {
+impl TypedPass for Binder {
+    type Handles = render_graph::ImageRead;
     fn name(&self) -> &str {
         "binder"
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> render_graph::ImageRead {
         let image = registry.image("probe image");
-        self.declared = Some(registry.sample(image, COMPUTE));
         // Named, but no access declared.
-        self.undeclared = Some(registry.buffer("report binder"));
+        registry.buffer("report binder");
         registry.side_effect();
+        registry.sample(image, COMPUTE)
     }
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        let image = Binding::Image(self.declared.expect("registered"));
-        let report = Binding::Buffer(self.undeclared.expect("registered"));
+    fn execute(&mut self, &declared: &render_graph::ImageRead, context: &mut ExecuteContext) {
+        let image = Binding::image(declared);
+        let report = Binding::buffer(borrowed(&self.undeclared));
         if self.bind_undeclared {
             context.bind_compute(&self.pipelines.read_sampled_image, &[image, report]);
         } else {
@@ -239,8 +284,10 @@ fn undeclared_and_mismatched_bindings_are_errors_naming_pass_resource_and_slot()
         let report = ReadbackBuffer::new(&device, "report binder", PROBE_BYTES).expect("allocates");
         let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
         graph.import_buffer("report binder", report.shared());
-        graph.add_pass(ProbePass::new("make", vec![fill("probe image", ProbeKind::Image, 3)], &pipelines));
-        graph.add_pass(Binder { pipelines: Arc::clone(&pipelines), declared: None, undeclared: None, bind_undeclared });
+        graph.add_typed_pass(ProbePass::new("make", vec![fill("probe image", ProbeKind::Image, 3)], &pipelines));
+        let undeclared = Lent::default();
+        graph.add_typed_pass(Lender::buffer("report binder", &undeclared));
+        graph.add_typed_pass(Binder { pipelines: Arc::clone(&pipelines), undeclared, bind_undeclared });
         let error = graph.execute_frame().expect_err("misuse is an error, not a panic");
         if bind_undeclared {
             assert!(
@@ -265,7 +312,8 @@ struct Lazy {
     kind: ProbeKind,
 }
 
-impl Pass for Lazy {
+impl TypedPass for Lazy {
+    type Handles = ();
     fn name(&self) -> &str {
         "lazy"
     }
@@ -282,35 +330,33 @@ impl Pass for Lazy {
             }
         }
     }
-    fn execute(&mut self, _context: &mut ExecuteContext) {}
 }
 
 /// A pass that makes a mistake the type system cannot catch: it asks for an image it never
-/// declared an access to, or pushes more constants than its pipeline takes.
+/// declared an access to (another pass's handle), or pushes more constants than its pipeline
+/// takes.
 struct Careless {
     pipeline: render_graph::ComputePipeline,
     undeclared_image: bool,
-    image: Option<ImageHandle>,
-    target: Option<ImageHandle>,
+    image: Lent<render_graph::ImageRead>,
 }
 
-impl Pass for Careless {
+impl TypedPass for Careless {
+    type Handles = ImageWrite;
     fn name(&self) -> &str {
         "careless"
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> ImageWrite {
         let target =
             registry.create_image("careless target", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
-        self.target = Some(registry.write_storage_image(target, COMPUTE));
-        // A handle to an image of another pass, without an access of its own.
-        self.image = Some(registry.image("probe image"));
         registry.side_effect();
+        registry.write_storage_image(target, COMPUTE)
     }
-    fn execute(&mut self, context: &mut ExecuteContext) {
+    fn execute(&mut self, target: &ImageWrite, context: &mut ExecuteContext) {
         if self.undeclared_image {
-            let _ = context.image(self.image.expect("registered"));
+            let _ = context.image(borrowed(&self.image));
         }
-        context.bind_compute(&self.pipeline, &[Binding::Image(self.target.expect("registered"))]);
+        context.bind_compute(&self.pipeline, &[Binding::image(target)]);
         context.push_constants(&[EXTENT.width, EXTENT.height, 0, 0, 0]);
         context.dispatch(1, 1, 1);
     }
@@ -322,7 +368,9 @@ fn an_undeclared_image_and_too_many_push_constants_are_errors_not_panics() {
     let pipelines = Arc::new(ProbePipelines::new(&device));
     for undeclared_image in [true, false] {
         let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
-        graph.add_pass(ProbePass::new("make", vec![fill("probe image", ProbeKind::Image, 3)], &pipelines));
+        graph.add_typed_pass(ProbePass::new("make", vec![fill("probe image", ProbeKind::Image, 3)], &pipelines));
+        let image = Lent::default();
+        graph.add_typed_pass(Lender::image("probe image", &image));
         let pipeline = render_graph::ComputePipeline::new(
             &device,
             "pattern",
@@ -331,7 +379,7 @@ fn an_undeclared_image_and_too_many_push_constants_are_errors_not_panics() {
             8,
         )
         .expect("pipeline");
-        graph.add_pass(Careless { pipeline, undeclared_image, image: None, target: None });
+        graph.add_typed_pass(Careless { pipeline, undeclared_image, image });
         for _ in 0..2 {
             let error = graph.execute_frame().expect_err("a mistake is an error");
             if undeclared_image {
@@ -364,7 +412,7 @@ fn a_declared_write_never_performed_shows_as_poison_under_validation() {
         add_probe(&device, &mut graph, ProbePass::new("earlier", vec![fill("earlier", kind, 5)], &pipelines));
         let earlier =
             add_probe(&device, &mut graph, ProbePass::new("use earlier", vec![read("earlier", kind)], &pipelines));
-        graph.add_pass(Lazy { kind });
+        graph.add_typed_pass(Lazy { kind });
         let reader = add_probe(&device, &mut graph, ProbePass::new("reader", vec![read("lazy", kind)], &pipelines));
         for _ in 0..2 {
             graph.execute_frame().expect("frame runs");
@@ -401,30 +449,31 @@ fn readback_before_the_frame_finished_is_an_error() {
 /// Each frame: `counter` = last frame's `counter` (copied by the probe read shader).
 struct Carry {
     pipelines: Arc<ProbePipelines>,
-    previous: Option<BufferHandle>,
-    counter: Option<BufferHandle>,
-    sized_previous: Option<ImageHandle>,
     resets: Arc<Mutex<Vec<(bool, bool)>>>,
 }
 
-impl Pass for Carry {
+/// Last frame's counter, this frame's, and last frame's `sized`.
+type CarryHandles = (BufferRead, BufferWrite, render_graph::ImageRead);
+
+impl TypedPass for Carry {
+    type Handles = CarryHandles;
     fn name(&self) -> &str {
         "carry"
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> CarryHandles {
         let previous = registry.history_buffer("counter");
-        self.previous = Some(registry.read_storage_buffer(previous, COMPUTE));
         let counter = registry.create_buffer("counter", BufferDesc { size: PROBE_BYTES });
-        self.counter = Some(registry.write_storage_buffer(counter, COMPUTE));
         let sized_previous = registry.history_image("sized");
-        self.sized_previous = Some(registry.read_storage_image(sized_previous, COMPUTE));
+        (
+            registry.read_storage_buffer(previous, COMPUTE),
+            registry.write_storage_buffer(counter, COMPUTE),
+            registry.read_storage_image(sized_previous, COMPUTE),
+        )
     }
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        let previous = self.previous.expect("registered");
-        let resets =
-            (context.history_was_reset(previous), context.history_was_reset(self.sized_previous.expect("registered")));
+    fn execute(&mut self, (previous, counter, sized_previous): &CarryHandles, context: &mut ExecuteContext) {
+        let resets = (context.history_was_reset(previous), context.history_was_reset(sized_previous));
         self.resets.lock().expect("not poisoned").push(resets);
-        let bindings = [Binding::Buffer(previous), Binding::Buffer(self.counter.expect("registered"))];
+        let bindings = [Binding::buffer(*previous), Binding::buffer(counter)];
         context.bind_compute(&self.pipelines.read_buffer, &bindings);
         context.push_constants(&[0, 0]);
         context.dispatch(PROBE_ELEMENTS / PROBE_WORKGROUP, 1, 1);
@@ -434,19 +483,19 @@ impl Pass for Carry {
 /// Writes the output-sized image `sized` (its first 16x16 texels).
 struct SizedWriter {
     pipelines: Arc<ProbePipelines>,
-    target: Option<ImageHandle>,
 }
 
-impl Pass for SizedWriter {
+impl TypedPass for SizedWriter {
+    type Handles = ImageWrite;
     fn name(&self) -> &str {
         "sized writer"
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> ImageWrite {
         let image = registry.create_image("sized", ImageDesc::new(vk::Format::R32_UINT, ImageSize::OUTPUT));
-        self.target = Some(registry.write_storage_image(image, COMPUTE));
+        registry.write_storage_image(image, COMPUTE)
     }
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        context.bind_compute(&self.pipelines.fill_image, &[Binding::Image(self.target.expect("registered"))]);
+    fn execute(&mut self, target: &ImageWrite, context: &mut ExecuteContext) {
+        context.bind_compute(&self.pipelines.fill_image, &[Binding::image(target)]);
         context.push_constants(&[1, 0]);
         context.dispatch(PROBE_ELEMENTS / PROBE_WORKGROUP, 1, 1);
     }
@@ -458,14 +507,8 @@ fn history_survives_a_resize_that_keeps_its_description_and_reports_resets() {
     let pipelines = Arc::new(ProbePipelines::new(&device));
     let resets = Arc::new(Mutex::new(Vec::new()));
     let mut graph = RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: 16, height: 16 }).expect("graph");
-    graph.add_pass(SizedWriter { pipelines: Arc::clone(&pipelines), target: None });
-    graph.add_pass(Carry {
-        pipelines: Arc::clone(&pipelines),
-        previous: None,
-        counter: None,
-        sized_previous: None,
-        resets: Arc::clone(&resets),
-    });
+    graph.add_typed_pass(SizedWriter { pipelines: Arc::clone(&pipelines) });
+    graph.add_typed_pass(Carry { pipelines: Arc::clone(&pipelines), resets: Arc::clone(&resets) });
     // Reports last frame's counter, then steps it: counter = hash(counter ^ 77).
     let step = ProbePass::new("step", vec![update("counter", ProbeKind::Buffer, 77)], &pipelines);
     let report = add_probe(&device, &mut graph, step).expect("reads");
@@ -496,9 +539,9 @@ fn a_following_readback_takes_the_size_of_its_image_after_every_resize() {
     let Some(device) = gpu_test_context() else { return };
     let pipelines = Arc::new(ProbePipelines::new(&device));
     let mut graph = RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: 16, height: 16 }).expect("graph");
-    graph.add_pass(SizedWriter { pipelines: Arc::clone(&pipelines), target: None });
+    graph.add_typed_pass(SizedWriter { pipelines: Arc::clone(&pipelines) });
     let (pass, sized) = ReadbackPass::following("sized");
-    graph.add_pass(pass);
+    graph.add_typed_pass(pass);
     assert!(sized.read().is_err(), "nothing is copied before the first frame");
     let mut first_block = None;
     for extent in [(16, 16), (48, 40), (8, 8), (64, 64)] {
@@ -584,52 +627,44 @@ fn draw_args() -> Vec<u8> {
 }
 
 /// Uploads the indirect arguments and the index buffer.
-struct UploadArgs {
-    args: Option<BufferHandle>,
-    indices: Option<BufferHandle>,
-}
+struct UploadArgs;
 
-impl Pass for UploadArgs {
+impl TypedPass for UploadArgs {
+    /// The arguments, and the indices.
+    type Handles = (BufferWrite, BufferWrite);
     fn name(&self) -> &str {
         "upload args"
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> Self::Handles {
         let args = registry.create_buffer("draw args", BufferDesc { size: ARGS_BYTES });
-        self.args = Some(registry.access_buffer(args, render_graph::Access::TransferWrite));
         let indices = registry.create_buffer("indices", BufferDesc { size: 24 });
-        self.indices = Some(registry.access_buffer(indices, render_graph::Access::TransferWrite));
+        (registry.write_buffer(args, Access::TransferWrite), registry.write_buffer(indices, Access::TransferWrite))
     }
-    fn prepare(&mut self, context: &mut PrepareContext) {
-        context.upload_buffer(self.args.expect("registered"), 0, &draw_args()).expect("fits");
-        context
-            .upload_buffer(self.indices.expect("registered"), 0, &words_to_bytes(&[0, 1, 2, 3, 4, 5]))
-            .expect("fits");
+    fn prepare(&mut self, (args, indices): &Self::Handles, context: &mut PrepareContext) {
+        context.upload_buffer(args, 0, &draw_args()).expect("fits");
+        context.upload_buffer(indices, 0, &words_to_bytes(&[0, 1, 2, 3, 4, 5])).expect("fits");
     }
-    fn execute(&mut self, _context: &mut ExecuteContext) {}
 }
 
 /// Draws cells with every draw helper.
 struct Cells {
     pipeline: GraphicsPipeline,
-    args: Option<BufferHandle>,
-    indices: Option<BufferHandle>,
 }
 
-impl Pass for Cells {
+impl TypedPass for Cells {
+    /// The indirect arguments, and the indices.
+    type Handles = (BufferRead, BufferRead);
     fn name(&self) -> &str {
         "cells"
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> Self::Handles {
         let args = registry.buffer("draw args");
-        self.args = Some(registry.indirect_buffer(args));
         let indices = registry.buffer("indices");
-        self.indices = Some(registry.index_buffer(indices));
         let color = registry.create_image("color", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
         registry.color_attachment(color, AttachmentLoad::ClearColor([0.0, 0.0, 0.0, 1.0]));
+        (registry.indirect_buffer(args), registry.index_buffer(indices))
     }
-    fn execute(&mut self, _context: &mut ExecuteContext) {}
-    fn record_draw(&mut self, context: &mut ExecuteContext) {
-        let (args, indices) = (self.args.expect("registered"), self.indices.expect("registered"));
+    fn record_draw(&mut self, &(args, indices): &Self::Handles, context: &mut ExecuteContext) {
         context.bind_graphics(&self.pipeline, &[]);
         context.push_constant_bytes(&BandParams { band_count: BANDS, column_count: COLUMNS }.bytes());
         context.draw(6, 1);
@@ -646,24 +681,23 @@ impl Pass for Cells {
 /// Fills `indirect filled` with the probe fill, dispatched with GPU-side arguments.
 struct IndirectFill {
     pipelines: Arc<ProbePipelines>,
-    args: Option<BufferHandle>,
-    target: Option<BufferHandle>,
 }
 
-impl Pass for IndirectFill {
+impl TypedPass for IndirectFill {
+    /// The arguments, and the buffer filled.
+    type Handles = (BufferRead, BufferWrite);
     fn name(&self) -> &str {
         "indirect fill"
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> Self::Handles {
         let args = registry.buffer("draw args");
-        self.args = Some(registry.indirect_buffer(args));
         let target = registry.create_buffer("indirect filled", BufferDesc { size: PROBE_BYTES });
-        self.target = Some(registry.write_storage_buffer(target, COMPUTE));
+        (registry.indirect_buffer(args), registry.write_storage_buffer(target, COMPUTE))
     }
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        context.bind_compute(&self.pipelines.fill_buffer, &[Binding::Buffer(self.target.expect("registered"))]);
+    fn execute(&mut self, (args, target): &Self::Handles, context: &mut ExecuteContext) {
+        context.bind_compute(&self.pipelines.fill_buffer, &[Binding::buffer(target)]);
         context.push_constants(&[123, 0]);
-        context.dispatch_indirect(self.args.expect("registered"), DISPATCH_AT);
+        context.dispatch_indirect(*args, DISPATCH_AT);
     }
 }
 
@@ -710,10 +744,10 @@ fn draw_cells(device: &Arc<GpuDevice>) {
     let readback = render_graph::readback::image_readback_buffer(&device, "readback", GRID_EXTENT).expect("allocates");
     let mut graph = RenderGraph::new(Arc::clone(&device), GRID_EXTENT).expect("graph creates");
     graph.import_buffer("readback", readback.shared());
-    graph.add_pass(UploadArgs { args: None, indices: None });
-    graph.add_pass(Cells { pipeline: band_pipeline(&device), args: None, indices: None });
-    graph.add_pass(ReadbackPass::with_names("color", "readback"));
-    graph.add_pass(IndirectFill { pipelines: Arc::clone(&pipelines), args: None, target: None });
+    graph.add_typed_pass(UploadArgs);
+    graph.add_typed_pass(Cells { pipeline: band_pipeline(&device) });
+    graph.add_typed_pass(ReadbackPass::with_names("color", "readback"));
+    graph.add_typed_pass(IndirectFill { pipelines: Arc::clone(&pipelines) });
     let filled_report = add_probe(
         &device,
         &mut graph,
@@ -760,34 +794,34 @@ enum Misuse {
 
 struct WrongDraws {
     pipeline: GraphicsPipeline,
-    args: Option<BufferHandle>,
     misuse: Misuse,
 }
 
-impl Pass for WrongDraws {
+impl TypedPass for WrongDraws {
+    type Handles = BufferRead;
     fn name(&self) -> &str {
         "wrong draws"
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> BufferRead {
         let args = registry.buffer("draw args");
-        self.args = Some(registry.indirect_buffer(args));
         let color = registry.create_image("color", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
         registry.color_attachment(color, AttachmentLoad::ClearColor([0.0; 4]));
         registry.side_effect();
+        registry.indirect_buffer(args)
     }
-    fn execute(&mut self, context: &mut ExecuteContext) {
+    fn execute(&mut self, _args: &BufferRead, context: &mut ExecuteContext) {
         if self.misuse == Misuse::DrawOutsideRendering {
             context.draw(3, 1);
         }
     }
-    fn record_draw(&mut self, context: &mut ExecuteContext) {
+    fn record_draw(&mut self, &args: &BufferRead, context: &mut ExecuteContext) {
         context.bind_graphics(&self.pipeline, &[]);
         context.push_constants(&[BANDS, COLUMNS]);
         if self.misuse == Misuse::DispatchInRendering {
             context.dispatch(1, 1, 1);
         }
         if self.misuse == Misuse::IndexBufferDeclaredIndirect {
-            context.bind_index_buffer(self.args.expect("registered"), 0, vk::IndexType::UINT32);
+            context.bind_index_buffer(args, 0, vk::IndexType::UINT32);
         }
         context.draw_indexed(0..6, 0, 0..1);
     }
@@ -804,8 +838,8 @@ fn draws_with_wrong_declarations_or_outside_rendering_are_errors() {
     ];
     for misuse in misuses {
         let mut graph = RenderGraph::new(Arc::clone(&device), GRID_EXTENT).expect("graph creates");
-        graph.add_pass(UploadArgs { args: None, indices: None });
-        graph.add_pass(WrongDraws { pipeline: band_pipeline(&device), args: None, misuse });
+        graph.add_typed_pass(UploadArgs);
+        graph.add_typed_pass(WrongDraws { pipeline: band_pipeline(&device), misuse });
         let error = graph.execute_frame().expect_err("misuse is reported");
         let expected = match misuse {
             Misuse::IndexBufferDeclaredIndirect => {
@@ -828,19 +862,19 @@ fn draws_with_wrong_declarations_or_outside_rendering_are_errors() {
 /// Fills `user filled` with a pipeline built from SPIR-V bytes loaded at run time.
 struct UserShaderFill {
     pipeline: render_graph::ComputePipeline,
-    target: Option<BufferHandle>,
 }
 
-impl Pass for UserShaderFill {
+impl TypedPass for UserShaderFill {
+    type Handles = BufferWrite;
     fn name(&self) -> &str {
         "user shader"
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> BufferWrite {
         let target = registry.create_buffer("user filled", BufferDesc { size: PROBE_BYTES });
-        self.target = Some(registry.write_storage_buffer(target, COMPUTE));
+        registry.write_storage_buffer(target, COMPUTE)
     }
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        context.bind_compute(&self.pipeline, &[Binding::Buffer(self.target.expect("registered"))]);
+    fn execute(&mut self, target: &BufferWrite, context: &mut ExecuteContext) {
+        context.bind_compute(&self.pipeline, &[Binding::buffer(target)]);
         context.push_constant_bytes(&[42, 0, 0, 0, 0, 0, 0, 0]);
         context.dispatch(PROBE_ELEMENTS / PROBE_WORKGROUP, 1, 1);
     }
@@ -863,7 +897,7 @@ fn a_shader_loaded_from_a_spv_file_runs_in_a_pass() {
     .expect("the pipeline builds");
     let pipelines = Arc::new(ProbePipelines::new(&device));
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
-    graph.add_pass(UserShaderFill { pipeline, target: None });
+    graph.add_typed_pass(UserShaderFill { pipeline });
     let report = add_probe(
         &device,
         &mut graph,
@@ -877,30 +911,31 @@ fn a_shader_loaded_from_a_spv_file_runs_in_a_pass() {
     assert_no_validation_messages(&device);
 }
 
-/// Uploads to a buffer it declared as a storage write, and asks for an undeclared image.
+/// Uploads to a buffer it declared as a storage write, and asks for an image it never
+/// declared (another pass's handle).
 struct WrongUpload {
-    target: Option<BufferHandle>,
-    other: Option<ImageHandle>,
+    other: Lent<render_graph::ImageRead>,
     seen: Arc<Mutex<Option<GraphError>>>,
 }
 
-impl Pass for WrongUpload {
+impl TypedPass for WrongUpload {
+    type Handles = BufferWrite;
     fn name(&self) -> &str {
         "wrong upload"
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> BufferWrite {
         let target = registry.create_buffer("upload target", BufferDesc { size: 16 });
-        self.target = Some(registry.write_storage_buffer(target, COMPUTE));
-        self.other = Some(registry.image("never declared"));
+        registry.image("never declared");
         registry.side_effect();
+        registry.write_storage_buffer(target, COMPUTE)
     }
-    fn prepare(&mut self, context: &mut PrepareContext) {
-        if let Err(error) = context.upload_buffer(self.target.expect("registered"), 0, &[1, 2, 3, 4]) {
+    fn prepare(&mut self, target: &BufferWrite, context: &mut PrepareContext) {
+        if let Err(error) = context.upload_buffer(target, 0, &[1, 2, 3, 4]) {
             context.fail(error);
         }
     }
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        *self.seen.lock().expect("not poisoned") = context.try_image(self.other.expect("registered")).err();
+    fn execute(&mut self, _target: &BufferWrite, context: &mut ExecuteContext) {
+        *self.seen.lock().expect("not poisoned") = context.try_image(borrowed(&self.other)).err();
     }
 }
 
@@ -923,7 +958,9 @@ fn uploads_and_lookups_of_undeclared_or_mismatched_resources_are_errors() {
         fn execute(&mut self, _context: &mut ExecuteContext) {}
     }
     graph.add_pass(Maker(image));
-    graph.add_pass(WrongUpload { target: None, other: None, seen: Arc::clone(&seen) });
+    let other = Lent::default();
+    graph.add_typed_pass(Lender::image("never declared", &other));
+    graph.add_typed_pass(WrongUpload { other, seen: Arc::clone(&seen) });
     let error = graph.execute_frame().expect_err("the upload is refused");
     assert!(
         matches!(&error, GraphError::InvalidAccess { pass, resource, reason }
@@ -974,24 +1011,38 @@ fn a_pipeline_whose_layout_does_not_match_its_shader_is_an_error_naming_binding_
 }
 
 /// Runs the noise shader (a `writeonly` storage image at binding 0) on another pass's r32ui
-/// image, declared with `access`.
+/// image, declared as a storage read (a read handle) or write.
 struct Noise {
     pipeline: render_graph::ComputePipeline,
-    access: fn(&mut Registry, ImageHandle) -> ImageHandle,
-    target: Option<ImageHandle>,
+    write: bool,
 }
 
-impl Pass for Noise {
+/// The image as [`Noise`] declared it.
+enum NoiseTarget {
+    Read(render_graph::ImageRead),
+    Write(ImageWrite),
+}
+
+impl TypedPass for Noise {
+    type Handles = NoiseTarget;
     fn name(&self) -> &str {
         "noise"
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> NoiseTarget {
         let image = registry.image("probe image");
-        self.target = Some((self.access)(registry, image));
         registry.side_effect();
+        if self.write {
+            NoiseTarget::Write(registry.write_storage_image(image, COMPUTE))
+        } else {
+            NoiseTarget::Read(registry.read_storage_image(image, COMPUTE))
+        }
     }
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        context.bind_compute(&self.pipeline, &[Binding::Image(self.target.expect("registered"))]);
+    fn execute(&mut self, target: &NoiseTarget, context: &mut ExecuteContext) {
+        let binding = match target {
+            NoiseTarget::Read(image) => Binding::image(*image),
+            NoiseTarget::Write(image) => Binding::image(image),
+        };
+        context.bind_compute(&self.pipeline, &[binding]);
         context.dispatch(EXTENT.width.div_ceil(8), EXTENT.height.div_ceil(8), 1);
     }
 }
@@ -1009,14 +1060,10 @@ fn a_shader_write_declared_as_a_read_is_an_error_naming_pass_binding_and_resourc
         )
         .expect("pipeline")
     };
-    let read: fn(&mut Registry, ImageHandle) -> ImageHandle =
-        |registry, image| registry.read_storage_image(image, COMPUTE);
-    let write: fn(&mut Registry, ImageHandle) -> ImageHandle =
-        |registry, image| registry.write_storage_image(image, COMPUTE);
     let pipelines = Arc::new(ProbePipelines::new(&device));
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
-    graph.add_pass(ProbePass::new("make", vec![fill("probe image", ProbeKind::Image, 3)], &pipelines));
-    graph.add_pass(Noise { pipeline: noise(), access: read, target: None });
+    graph.add_typed_pass(ProbePass::new("make", vec![fill("probe image", ProbeKind::Image, 3)], &pipelines));
+    graph.add_typed_pass(Noise { pipeline: noise(), write: false });
     let error = graph.execute_frame().expect_err("a writeonly binding declared as a read");
     assert!(
         matches!(&error, GraphError::BindingMismatch { pass, slot: 0, reason }
@@ -1025,10 +1072,55 @@ fn a_shader_write_declared_as_a_read_is_an_error_naming_pass_binding_and_resourc
     );
     drop(graph);
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
-    graph.add_pass(ProbePass::new("make", vec![fill("probe image", ProbeKind::Image, 3)], &pipelines));
-    graph.add_pass(Noise { pipeline: noise(), access: write, target: None });
+    graph.add_typed_pass(ProbePass::new("make", vec![fill("probe image", ProbeKind::Image, 3)], &pipelines));
+    graph.add_typed_pass(Noise { pipeline: noise(), write: true });
     graph.execute_frame().expect("declared as the write it is");
     graph.wait_idle().expect("idle");
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
+
+/// Binds a buffer it declared as a storage read (a read handle) to the probe update shader,
+/// whose binding 0 has no `readonly`: the shader may write it.
+struct ReadIntoWritable {
+    pipelines: Arc<ProbePipelines>,
+}
+
+impl TypedPass for ReadIntoWritable {
+    /// The buffer read, and the report.
+    type Handles = (BufferRead, BufferWrite);
+    fn name(&self) -> &str {
+        "read into writable"
+    }
+    fn register(&mut self, registry: &mut Registry) -> Self::Handles {
+        let source = registry.buffer("probe buffer");
+        let report = registry.buffer(&ProbePass::report_name("read into writable"));
+        (registry.read_storage_buffer(source, COMPUTE), registry.write_storage_buffer(report, COMPUTE))
+    }
+    fn execute(&mut self, (source, report): &Self::Handles, context: &mut ExecuteContext) {
+        context.bind_compute(&self.pipelines.update_buffer, &[Binding::buffer(*source), Binding::buffer(report)]);
+        context.push_constants(&[1, 0]);
+        context.dispatch(PROBE_ELEMENTS / PROBE_WORKGROUP, 1, 1);
+    }
+}
+
+#[test]
+fn a_read_handle_bound_where_the_shader_may_write_is_a_binding_mismatch_naming_pass_binding_and_resource() {
+    let Some(device) = gpu_test_context() else { return };
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    let report = ReadbackBuffer::new(&device, "report read into writable", PROBE_BYTES).expect("allocates");
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    graph.import_buffer("report read into writable", report.shared());
+    graph.add_typed_pass(ProbePass::new("make", vec![fill("probe buffer", ProbeKind::Buffer, 3)], &pipelines));
+    graph.add_typed_pass(ReadIntoWritable { pipelines: Arc::clone(&pipelines) });
+    let error = graph.execute_frame().expect_err("a read handle at a slot the shader may write");
+    assert!(
+        matches!(&error, GraphError::BindingMismatch { pass, slot: 0, reason }
+            if pass == "read into writable" && reason.contains("read handle") && reason.contains("`probe buffer`")),
+        "{error}"
+    );
+    assert_eq!(error.to_string().split(':').next(), Some("pass `read into writable`, binding 0"), "{error}");
+    graph.wait_idle().expect("the graph is usable after the failed frame");
     drop(graph);
     assert_no_validation_messages(&device);
 }
@@ -1036,19 +1128,19 @@ fn a_shader_write_declared_as_a_read_is_an_error_naming_pass_binding_and_resourc
 /// Uploads known words into a buffer it creates; its handle comes back from `register`.
 struct TypedUpload;
 
-impl render_graph::TypedPass for TypedUpload {
-    type Handles = BufferHandle;
+impl TypedPass for TypedUpload {
+    type Handles = BufferWrite;
 
     fn name(&self) -> &str {
         "typed upload"
     }
 
-    fn register(&mut self, registry: &mut Registry) -> BufferHandle {
+    fn register(&mut self, registry: &mut Registry) -> BufferWrite {
         let buffer = registry.create_buffer("typed data", BufferDesc { size: PROBE_BYTES });
-        registry.access_buffer(buffer, render_graph::Access::TransferWrite)
+        registry.write_buffer(buffer, Access::TransferWrite)
     }
 
-    fn prepare(&mut self, &buffer: &BufferHandle, context: &mut PrepareContext) {
+    fn prepare(&mut self, buffer: &BufferWrite, context: &mut PrepareContext) {
         let words: Vec<u32> = (0..PROBE_ELEMENTS).map(|index| index * 3 + 1).collect();
         context.upload_buffer(buffer, 0, &words_to_bytes(&words)).expect("declared as a transfer write");
     }
@@ -1070,6 +1162,81 @@ fn a_typed_pass_gets_the_handles_its_register_returned() {
     graph.wait_idle().expect("frame finishes");
     let expected: Vec<u32> = (0..PROBE_ELEMENTS).map(|index| index * 3 + 1).collect();
     assert_eq!(report.expect("reads").read_u32().expect("maps"), expected);
+    drop(graph);
+    assert_no_validation_messages(&device);
+}
+
+/// A frame parameter of the test: the value [`ParamUpload`] writes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Fill(u32);
+
+/// Uploads [`Fill`]'s value in `prepare` into every word of `param data`, and records the
+/// value `execute` sees.
+struct ParamUpload {
+    seen: Arc<Mutex<Vec<u32>>>,
+}
+
+impl TypedPass for ParamUpload {
+    type Handles = BufferWrite;
+
+    fn name(&self) -> &str {
+        "param upload"
+    }
+
+    fn register(&mut self, registry: &mut Registry) -> BufferWrite {
+        let buffer = registry.create_buffer("param data", BufferDesc { size: PROBE_BYTES });
+        registry.write_buffer(buffer, Access::TransferWrite)
+    }
+
+    fn prepare(&mut self, target: &BufferWrite, context: &mut PrepareContext) {
+        let fill = match context.require_param::<Fill>() {
+            Ok(fill) => *fill,
+            Err(error) => return context.fail(error),
+        };
+        let words = vec![fill.0; PROBE_ELEMENTS as usize];
+        context.upload_buffer(target, 0, &words_to_bytes(&words)).expect("declared as a transfer write");
+    }
+
+    fn execute(&mut self, _target: &BufferWrite, context: &mut ExecuteContext) {
+        let seen = context.param::<Fill>().map_or(u32::MAX, |fill| fill.0);
+        self.seen.lock().expect("not poisoned").push(seen);
+    }
+}
+
+#[test]
+fn frame_parameters_reach_prepare_and_execute_and_a_missing_one_names_pass_and_type() {
+    let Some(device) = gpu_test_context() else { return };
+    let pipelines = Arc::new(ProbePipelines::new(&device));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
+    graph.add_typed_pass(ParamUpload { seen: Arc::clone(&seen) });
+    let report = add_probe(
+        &device,
+        &mut graph,
+        ProbePass::new("reader", vec![read("param data", ProbeKind::Buffer)], &pipelines),
+    )
+    .expect("reads");
+    let error = graph.execute_frame().expect_err("no Fill was set");
+    assert!(
+        matches!(&error, GraphError::MissingParam { pass, param } if pass == "param upload" && param.ends_with("Fill")),
+        "{error}"
+    );
+    // The failed frame is recorded but not submitted: execute saw no value.
+    assert_eq!(std::mem::take(&mut *seen.lock().expect("not poisoned")), [u32::MAX]);
+    for value in [5, 9, 9] {
+        graph.set_param(Fill(value));
+        graph.execute_frame().expect("frame runs");
+        graph.wait_idle().expect("frame finishes");
+        assert_eq!(report.read_u32().expect("maps"), vec![value; PROBE_ELEMENTS as usize], "prepare saw {value}");
+    }
+    assert_eq!(*seen.lock().expect("not poisoned"), [5, 9, 9], "execute saw the frame's value");
+    assert_eq!(graph.param::<Fill>(), Some(&Fill(9)));
+    if let Some(fill) = graph.param_mut::<Fill>() {
+        fill.0 = 11;
+    }
+    assert_eq!(graph.remove_param::<Fill>(), Some(Fill(11)));
+    assert!(matches!(graph.execute_frame(), Err(GraphError::MissingParam { .. })), "removed, it is missing again");
+    graph.wait_idle().expect("the graph is usable after the failed frame");
     drop(graph);
     assert_no_validation_messages(&device);
 }

@@ -9,30 +9,29 @@ use ash::vk;
 use common::{filled, import_report, ImageRead, ProbeKind, ProbeOp, ProbePass, ProbePipelines};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{
-    Access, AttachmentLoad, Binding, BindingKind, BufferHandle, ComputePipeline, ExecuteContext, GraphError,
-    GraphicsPipeline, GraphicsPipelineDesc, ImageDesc, ImageHandle, ImageSize, Pass, ReadbackBuffer, Registry,
-    RenderGraph, ShaderStage,
+    Access, AttachmentLoad, Binding, BindingKind, BufferRead, BufferWrite, ComputePipeline, ExecuteContext, GraphError,
+    GraphicsPipeline, GraphicsPipelineDesc, ImageDesc, ImageSize, ImageWrite, Pass, ReadbackBuffer, Registry,
+    RenderGraph, ShaderStage, TypedPass,
 };
 
 const EXTENT: vk::Extent2D = vk::Extent2D { width: 40, height: 24 };
 
 struct PatternPass {
     pipeline: ComputePipeline,
-    target: Option<ImageHandle>,
 }
 
-impl Pass for PatternPass {
+impl TypedPass for PatternPass {
+    type Handles = ImageWrite;
     fn name(&self) -> &str {
         "pattern"
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> ImageWrite {
         let image = registry.create_image("pattern", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
-        self.target = Some(registry.write_storage_image(image, ShaderStage::Compute));
+        registry.write_storage_image(image, ShaderStage::Compute)
     }
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        let target = self.target.expect("registered");
+    fn execute(&mut self, target: &ImageWrite, context: &mut ExecuteContext) {
         let extent = context.image(target).extent;
-        context.bind_compute(&self.pipeline, &[Binding::Image(target)]);
+        context.bind_compute(&self.pipeline, &[Binding::image(target)]);
         context.push_constants(&[extent.width, extent.height]);
         context.dispatch(extent.width.div_ceil(8), extent.height.div_ceil(8), 1);
     }
@@ -40,44 +39,41 @@ impl Pass for PatternPass {
 
 struct InvertPass {
     pipeline: GraphicsPipeline,
-    source: Option<ImageHandle>,
 }
 
-impl Pass for InvertPass {
+impl TypedPass for InvertPass {
+    type Handles = render_graph::ImageRead;
     fn name(&self) -> &str {
         "invert"
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> render_graph::ImageRead {
         let source = registry.image("pattern");
-        self.source = Some(registry.sample(source, ShaderStage::Fragment));
         let color = registry.create_image("color", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
         registry.color_attachment(color, AttachmentLoad::ClearColor([0.0, 0.0, 0.0, 0.0]));
+        registry.sample(source, ShaderStage::Fragment)
     }
-    fn execute(&mut self, _context: &mut ExecuteContext) {}
-    fn record_draw(&mut self, context: &mut ExecuteContext) {
-        context.bind_graphics(&self.pipeline, &[Binding::Image(self.source.expect("registered"))]);
+    fn record_draw(&mut self, &source: &render_graph::ImageRead, context: &mut ExecuteContext) {
+        context.bind_graphics(&self.pipeline, &[Binding::image(source)]);
         context.draw(3, 1);
     }
 }
 
-struct CopyOutPass {
-    color: Option<ImageHandle>,
-    target: Option<BufferHandle>,
-}
+struct CopyOutPass;
 
-impl Pass for CopyOutPass {
+impl TypedPass for CopyOutPass {
+    /// The color image, and the buffer it is copied into.
+    type Handles = (render_graph::ImageRead, BufferWrite);
     fn name(&self) -> &str {
         "copy out"
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> Self::Handles {
         let color = registry.image("color");
-        self.color = Some(registry.access_image(color, Access::TransferRead));
         let target = registry.buffer("readback");
-        self.target = Some(registry.access_buffer(target, Access::TransferWrite));
+        (registry.read_image(color, Access::TransferRead), registry.write_buffer(target, Access::TransferWrite))
     }
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        let color = context.image(self.color.expect("registered"));
-        let target = context.buffer(self.target.expect("registered"));
+    fn execute(&mut self, (color_handle, target): &Self::Handles, context: &mut ExecuteContext) {
+        let color = context.image(*color_handle);
+        let target = context.buffer(target);
         let region = vk::BufferImageCopy::default()
             .image_subresource(vk::ImageSubresourceLayers {
                 aspect_mask: vk::ImageAspectFlags::COLOR,
@@ -86,7 +82,7 @@ impl Pass for CopyOutPass {
                 layer_count: 1,
             })
             .image_extent(vk::Extent3D { width: color.extent.width, height: color.extent.height, depth: 1 });
-        let layout = context.image_layout(self.color.expect("registered"));
+        let layout = context.image_layout(*color_handle);
         // SAFETY: recording; both resources were declared with transfer accesses, so the graph
         // placed the barriers and the image is in TRANSFER_SRC_OPTIMAL.
         unsafe {
@@ -130,9 +126,9 @@ fn compute_graphics_transfer_chain_produces_the_right_pixels() {
         .expect("readback allocates");
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
     // Declared out of order on purpose: the compiler orders by dependencies.
-    graph.add_pass(CopyOutPass { color: None, target: None });
-    graph.add_pass(InvertPass { pipeline: invert_pipeline(&device), source: None });
-    graph.add_pass(PatternPass { pipeline: pattern, target: None });
+    graph.add_typed_pass(CopyOutPass);
+    graph.add_typed_pass(InvertPass { pipeline: invert_pipeline(&device) });
+    graph.add_typed_pass(PatternPass { pipeline: pattern });
     graph.import_buffer("readback", readback.shared());
     for _ in 0..3 {
         graph.execute_frame().expect("frame runs");
@@ -188,7 +184,7 @@ fn transient_images_with_disjoint_lifetimes_share_memory_and_stay_right() {
         if let Some(report) = import_report(&device, &mut graph, &pass) {
             reports.push(report);
         }
-        graph.add_pass(pass);
+        graph.add_typed_pass(pass);
     }
     for _ in 0..3 {
         graph.execute_frame().expect("frame runs");
@@ -214,8 +210,8 @@ fn a_pass_whose_output_nobody_reads_is_not_executed() {
     let mut kept = probe("kept", vec![fill("scratch 2", ProbeKind::Buffer, 2)], &pipelines);
     kept.side_effect = true;
     let kept_runs = Arc::clone(&kept.executed);
-    graph.add_pass(unread);
-    graph.add_pass(kept);
+    graph.add_typed_pass(unread);
+    graph.add_typed_pass(kept);
     graph.execute_frame().expect("frame runs");
     graph.execute_frame().expect("frame runs");
     graph.wait_idle().expect("frames finish");
@@ -236,8 +232,8 @@ fn cycles_and_missing_resources_are_clear_compile_errors() {
     first.side_effect = true;
     let second = probe("second", vec![fill("b", ProbeKind::Buffer, 2), read("a", ProbeKind::Buffer)], &pipelines);
     let reports = [import_report(&device, &mut graph, &first), import_report(&device, &mut graph, &second)];
-    graph.add_pass(first);
-    graph.add_pass(second);
+    graph.add_typed_pass(first);
+    graph.add_typed_pass(second);
     let error = graph.execute_frame().expect_err("the passes form a cycle");
     assert!(matches!(&error, GraphError::Cycle(names) if names.len() == 3), "{error}");
     let message = error.to_string();
@@ -247,7 +243,7 @@ fn cycles_and_missing_resources_are_clear_compile_errors() {
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
     let reader = probe("reader", vec![read("nowhere", ProbeKind::Image)], &pipelines);
     let _report = import_report(&device, &mut graph, &reader);
-    graph.add_pass(reader);
+    graph.add_typed_pass(reader);
     let error = graph.compile().expect_err("`nowhere` is never declared");
     assert_eq!(error.to_string(), "pass `reader` uses resource `nowhere`, which no pass creates and nobody imported");
 
@@ -277,49 +273,50 @@ fn history_reads_see_last_frame_and_zero_first() {
     let pipelines = Arc::new(ProbePipelines::new(&device));
     struct HistoryReader {
         pipelines: Arc<ProbePipelines>,
-        previous: Option<ImageHandle>,
-        report: Option<BufferHandle>,
     }
-    impl Pass for HistoryReader {
+    impl TypedPass for HistoryReader {
+        type Handles = (render_graph::ImageRead, BufferWrite);
         fn name(&self) -> &str {
             "hiz"
         }
-        fn register(&mut self, registry: &mut Registry) {
+        fn register(&mut self, registry: &mut Registry) -> Self::Handles {
             let previous = registry.history_image("depth_prepass");
-            self.previous = Some(registry.access_image(previous, Access::StorageRead(ShaderStage::Compute)));
             let report = registry.buffer("report hiz");
-            self.report = Some(registry.write_storage_buffer(report, ShaderStage::Compute));
+            (
+                registry.read_image(previous, Access::StorageRead(ShaderStage::Compute)),
+                registry.write_storage_buffer(report, ShaderStage::Compute),
+            )
         }
-        fn execute(&mut self, context: &mut ExecuteContext) {
-            let bindings =
-                [Binding::Image(self.previous.expect("registered")), Binding::Buffer(self.report.expect("registered"))];
+        fn execute(&mut self, (previous, report): &Self::Handles, context: &mut ExecuteContext) {
+            let bindings = [Binding::image(*previous), Binding::buffer(report)];
             context.bind_compute(&self.pipelines.read_storage_image, &bindings);
             context.push_constants(&[0, 0]);
             context.dispatch(shaders::PROBE_ELEMENTS / shaders::PROBE_WORKGROUP, 1, 1);
         }
     }
     struct Seeded(ProbePass);
-    impl Pass for Seeded {
+    impl TypedPass for Seeded {
+        type Handles = common::ProbeHandles;
         fn name(&self) -> &str {
             self.0.name()
         }
-        fn register(&mut self, registry: &mut Registry) {
+        fn register(&mut self, registry: &mut Registry) -> Self::Handles {
             self.0.register(registry)
         }
-        fn prepare(&mut self, context: &mut render_graph::PrepareContext) {
+        fn prepare(&mut self, _handles: &Self::Handles, context: &mut render_graph::PrepareContext) {
             // A different value every frame, so the reader proves which frame it saw.
             let seed = 1000 * (context.frame_index() as u32 + 1);
             self.0.ops = vec![fill("depth_prepass", ProbeKind::Image, seed)];
         }
-        fn execute(&mut self, context: &mut ExecuteContext) {
-            self.0.execute(context)
+        fn execute(&mut self, handles: &Self::Handles, context: &mut ExecuteContext) {
+            self.0.execute(handles, context)
         }
     }
     let report = ReadbackBuffer::new(&device, "report hiz", common::PROBE_BYTES).expect("allocates");
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
     graph.import_buffer("report hiz", report.shared());
-    graph.add_pass(HistoryReader { pipelines: Arc::clone(&pipelines), previous: None, report: None });
-    graph.add_pass(Seeded(probe("depth prepass", vec![fill("depth_prepass", ProbeKind::Image, 0)], &pipelines)));
+    graph.add_typed_pass(HistoryReader { pipelines: Arc::clone(&pipelines) });
+    graph.add_typed_pass(Seeded(probe("depth prepass", vec![fill("depth_prepass", ProbeKind::Image, 0)], &pipelines)));
     graph.execute_frame().expect("frame runs");
     graph.wait_idle().expect("frame finishes");
     assert_eq!(report.read_u32().expect("maps"), vec![0; shaders::PROBE_ELEMENTS as usize], "frame 0 sees zeros");
@@ -336,28 +333,26 @@ fn history_reads_see_last_frame_and_zero_first() {
 fn uploads_through_the_staging_ring_arrive() {
     let Some(device) = gpu_test_context() else { return };
     let pipelines = Arc::new(ProbePipelines::new(&device));
-    struct Upload {
-        target: Option<BufferHandle>,
-    }
-    impl Pass for Upload {
+    struct Upload;
+    impl TypedPass for Upload {
+        type Handles = BufferWrite;
         fn name(&self) -> &str {
             "upload"
         }
-        fn register(&mut self, registry: &mut Registry) {
+        fn register(&mut self, registry: &mut Registry) -> BufferWrite {
             let buffer = registry.create_buffer("uploaded", render_graph::BufferDesc { size: common::PROBE_BYTES });
-            self.target = Some(registry.access_buffer(buffer, Access::TransferWrite));
+            registry.write_buffer(buffer, Access::TransferWrite)
         }
-        fn prepare(&mut self, context: &mut render_graph::PrepareContext) {
+        fn prepare(&mut self, target: &BufferWrite, context: &mut render_graph::PrepareContext) {
             let bytes: Vec<u8> = filled(77).iter().flat_map(|value| value.to_le_bytes()).collect();
-            context.upload_buffer(self.target.expect("registered"), 0, &bytes).expect("fits the ring");
+            context.upload_buffer(target, 0, &bytes).expect("fits the ring");
         }
-        fn execute(&mut self, _context: &mut ExecuteContext) {}
     }
     let reader = probe("reader", vec![read("uploaded", ProbeKind::Buffer)], &pipelines);
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
     let report = import_report(&device, &mut graph, &reader).expect("the reader reports");
-    graph.add_pass(Upload { target: None });
-    graph.add_pass(reader);
+    graph.add_typed_pass(Upload);
+    graph.add_typed_pass(reader);
     for _ in 0..3 {
         graph.execute_frame().expect("frame runs");
     }
@@ -369,20 +364,19 @@ fn uploads_through_the_staging_ring_arrive() {
 
 /// Clears one buffer twice inside one pass: a write-after-write hazard the graph cannot
 /// see, because barriers are placed between passes, not inside them.
-struct DoubleWrite {
-    target: Option<BufferHandle>,
-}
-impl Pass for DoubleWrite {
+struct DoubleWrite;
+impl TypedPass for DoubleWrite {
+    type Handles = BufferWrite;
     fn name(&self) -> &str {
         "double write"
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> BufferWrite {
         let buffer = registry.create_buffer("twice", render_graph::BufferDesc { size: common::PROBE_BYTES });
-        self.target = Some(registry.access_buffer(buffer, Access::TransferWrite));
         registry.side_effect();
+        registry.write_buffer(buffer, Access::TransferWrite)
     }
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        let buffer = context.buffer(self.target.expect("registered")).buffer;
+    fn execute(&mut self, target: &BufferWrite, context: &mut ExecuteContext) {
+        let buffer = context.buffer(target).buffer;
         for value in [1, 2] {
             // SAFETY: recording; the buffer is live and has TRANSFER_DST usage. The missing
             // barrier between the two clears is the point of the test.
@@ -395,7 +389,7 @@ impl Pass for DoubleWrite {
 fn synchronization_validation_is_on_and_catches_a_missing_barrier() {
     let Some(device) = gpu_test_context() else { return };
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
-    graph.add_pass(DoubleWrite { target: None });
+    graph.add_typed_pass(DoubleWrite);
     graph.execute_frame().expect("frame runs");
     graph.wait_idle().expect("frame finishes");
     drop(graph);
@@ -447,14 +441,14 @@ fn forced_layer_child() {
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
     let mut pass = probe("clean", vec![fill("clean buffer", ProbeKind::Buffer, 5)], &pipelines);
     pass.side_effect = true;
-    graph.add_pass(pass);
+    graph.add_typed_pass(pass);
     graph.execute_frame().expect("frame runs");
     graph.wait_idle().expect("frame finishes");
     drop(graph);
     assert_no_validation_messages(&device);
     // ...and a hazard is counted, naming its pass.
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
-    graph.add_pass(DoubleWrite { target: None });
+    graph.add_typed_pass(DoubleWrite);
     graph.execute_frame().expect("frame runs");
     graph.wait_idle().expect("frame finishes");
     drop(graph);
@@ -474,7 +468,7 @@ fn tracy_gpu_zones_follow_the_passes() {
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
     let mut pass = probe("zoned", vec![fill("zoned buffer", ProbeKind::Buffer, 5)], &pipelines);
     pass.side_effect = true;
-    graph.add_pass(pass);
+    graph.add_typed_pass(pass);
     for _ in 0..4 {
         graph.execute_frame().expect("frame runs");
     }
@@ -486,7 +480,7 @@ fn tracy_gpu_zones_follow_the_passes() {
         assert_eq!(graph.gpu_zone_names(), [format!("{}: zoned", graph.name())]);
         let mut later = probe("later", vec![fill("later buffer", ProbeKind::Buffer, 6)], &pipelines);
         later.side_effect = true;
-        graph.add_pass(later);
+        graph.add_typed_pass(later);
         graph.set_name("probe graph");
         graph.execute_frame().expect("frame runs");
         graph.wait_idle().expect("frame finishes");
@@ -503,7 +497,7 @@ fn the_graph_recompiles_only_when_it_changes() {
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
     let mut first = probe("first", vec![fill("some buffer", ProbeKind::Buffer, 3)], &pipelines);
     first.side_effect = true;
-    graph.add_pass(first);
+    graph.add_typed_pass(first);
     for _ in 0..3 {
         graph.execute_frame().expect("frame runs");
     }
@@ -516,7 +510,7 @@ fn the_graph_recompiles_only_when_it_changes() {
     assert_eq!(graph.compile_count(), 2, "a new extent recompiles");
     let mut second = probe("second", vec![fill("other buffer", ProbeKind::Buffer, 4)], &pipelines);
     second.side_effect = true;
-    graph.add_pass(second);
+    graph.add_typed_pass(second);
     graph.execute_frame().expect("frame runs");
     assert_eq!(graph.compile_count(), 3, "a new pass recompiles");
     assert_eq!(graph.execution_order().expect("compiles"), ["first", "second"]);
@@ -593,7 +587,7 @@ fn imported_images_keep_their_contents_when_imported_in_layout() {
     let mut graph = RenderGraph::new(Arc::clone(&device), extent).expect("graph creates");
     graph.import_image_in_layout("color", Arc::clone(&image), vk::ImageLayout::READ_ONLY_OPTIMAL);
     graph.import_buffer("readback", readback.shared());
-    graph.add_pass(CopyOutPass { color: None, target: None });
+    graph.add_typed_pass(CopyOutPass);
     graph.execute_frame().expect("frame runs");
     graph.wait_idle().expect("frame finishes");
     let pixels = readback.read().expect("maps");
@@ -605,8 +599,10 @@ fn imported_images_keep_their_contents_when_imported_in_layout() {
 #[test]
 fn using_an_undeclared_resource_fails_the_frame_naming_pass_and_resource() {
     let Some(device) = gpu_test_context() else { return };
+    // A handle another pass declared: using it without an access of its own is misuse.
+    type Borrowed = Arc<std::sync::Mutex<Option<BufferRead>>>;
     struct Sneaky {
-        other: Option<BufferHandle>,
+        other: Borrowed,
     }
     impl Pass for Sneaky {
         fn name(&self) -> &str {
@@ -614,28 +610,45 @@ fn using_an_undeclared_resource_fails_the_frame_naming_pass_and_resource() {
         }
         fn register(&mut self, registry: &mut Registry) {
             // Refers to the buffer by name but declares no access to it.
-            self.other = Some(registry.buffer("declared elsewhere"));
+            registry.buffer("declared elsewhere");
             registry.side_effect();
         }
         fn execute(&mut self, context: &mut ExecuteContext) {
-            context.buffer(self.other.expect("registered"));
+            let other = self.other.lock().expect("not poisoned").expect("the reader registered first");
+            context.buffer(other);
         }
     }
     struct Owner;
-    impl Pass for Owner {
+    impl TypedPass for Owner {
+        type Handles = BufferWrite;
         fn name(&self) -> &str {
             "owner"
         }
-        fn register(&mut self, registry: &mut Registry) {
+        fn register(&mut self, registry: &mut Registry) -> BufferWrite {
             let buffer = registry.create_buffer("declared elsewhere", render_graph::BufferDesc { size: 16 });
-            registry.access_buffer(buffer, Access::TransferWrite);
+            registry.side_effect();
+            registry.write_buffer(buffer, Access::TransferWrite)
+        }
+    }
+    struct Lender {
+        lent: Borrowed,
+    }
+    impl TypedPass for Lender {
+        type Handles = ();
+        fn name(&self) -> &str {
+            "lender"
+        }
+        fn register(&mut self, registry: &mut Registry) {
+            let buffer = registry.buffer("declared elsewhere");
+            *self.lent.lock().expect("not poisoned") = Some(registry.read_buffer(buffer, Access::TransferRead));
             registry.side_effect();
         }
-        fn execute(&mut self, _context: &mut ExecuteContext) {}
     }
+    let lent = Borrowed::default();
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
-    graph.add_pass(Owner);
-    graph.add_pass(Sneaky { other: None });
+    graph.add_typed_pass(Owner);
+    graph.add_typed_pass(Lender { lent: Arc::clone(&lent) });
+    graph.add_pass(Sneaky { other: lent });
     // The pass's panic is the frame's error, naming the pass and the resource; the program
     // and the graph go on (the frame is not submitted).
     let error = graph.execute_frame().expect_err("an undeclared access is programmer misuse");

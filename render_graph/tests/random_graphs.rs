@@ -122,7 +122,7 @@ fn check(seed: u64, device: &Arc<GpuDevice>, pipelines: &Arc<ProbePipelines>) {
             reports.insert(rank, report);
         }
         executed.insert(rank, Arc::clone(&pass.executed));
-        graph.add_pass(pass);
+        graph.add_typed_pass(pass);
     }
     for _ in 0..FRAMES {
         graph.execute_frame().unwrap_or_else(|error| panic!("seed {seed}: {error}"));

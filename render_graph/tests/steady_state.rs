@@ -34,7 +34,7 @@ fn steady_frames_allocate_nothing() {
     let mut reports = Vec::new();
     for pass in passes {
         reports.extend(import_report(&device, &mut graph, &pass));
-        graph.add_pass(pass);
+        graph.add_typed_pass(pass);
     }
     for _ in 0..4 {
         graph.execute_frame().expect("frame runs");

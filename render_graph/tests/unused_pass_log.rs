@@ -39,7 +39,7 @@ impl Pass for Orphan {
     }
     fn register(&mut self, registry: &mut Registry<'_>) {
         let buffer = registry.create_buffer(&format!("{} output", self.name), BufferDesc { size: 16 });
-        registry.access_buffer(buffer, render_graph::Access::TransferWrite);
+        registry.write_buffer(buffer, render_graph::Access::TransferWrite);
         if self.optional {
             registry.optional();
         }
@@ -61,7 +61,7 @@ fn a_pass_dropped_as_unused_is_logged_once_unless_optional() {
         &pipelines,
     );
     kept.side_effect = true;
-    graph.add_pass(kept);
+    graph.add_typed_pass(kept);
     graph.add_pass(Orphan { name: "forgotten", optional: false });
     graph.add_pass(Orphan { name: "view upload", optional: true });
     for _ in 0..3 {

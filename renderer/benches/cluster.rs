@@ -23,7 +23,9 @@ use renderer::{
     add_cluster_culled_scene_passes, add_gpu_culled_scene_passes, ClusterCullPass, ClusterReadbacks,
     ClusterSurvivorPass, GpuCullSettings, GpuCullStats,
 };
-use renderer::{lock_scene, GpuScene, MeshLibrary, MeshVertices, Meshlet, ObjectDesc, ScenePassOptions, SharedScene};
+use renderer::{
+    lock_scene, FrameView, GpuScene, MeshLibrary, MeshVertices, Meshlet, ObjectDesc, ScenePassOptions, SharedScene,
+};
 
 const EXTENT: vk::Extent2D = vk::Extent2D { width: 1280, height: 720 };
 
@@ -103,11 +105,11 @@ fn street_scene(device: &Arc<GpuDevice>, blocks: u32, meshlets: u32) -> SharedSc
     scene.into_shared()
 }
 
-fn street_view(scene: &SharedScene) {
+fn street_view(graph: &mut RenderGraph) {
     let projection = Mat4::perspective_infinite_reverse_rh(60f32.to_radians(), 16.0 / 9.0, 0.1);
     let eye = Vec3::new(10.0, 1.8, 3.0);
     let view = Mat4::look_at_rh(eye, eye + Vec3::new(0.3, -0.02, 1.0), Vec3::Y);
-    lock_scene(scene).set_view_projection((projection * view).to_cols_array_2d());
+    graph.set_param(FrameView::from_view_projection(projection * view));
 }
 
 /// Uploads every record (4 MiB of staging per frame) and warms the history.
@@ -136,8 +138,8 @@ fn benches(criterion: &mut Criterion) {
         };
     let options = ScenePassOptions { readback: false, ..ScenePassOptions::default() };
     let objects_scene = street_scene(&device, 40, 1_000_000);
-    street_view(&objects_scene);
     let mut objects_graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph");
+    street_view(&mut objects_graph);
     let settings = Arc::new(Mutex::new(GpuCullSettings::default()));
     let culled =
         add_gpu_culled_scene_passes(&mut objects_graph, &objects_scene, &options, &settings, false).expect("passes");
@@ -145,8 +147,8 @@ fn benches(criterion: &mut Criterion) {
     let object_stats = GpuCullStats::from_counters(culled.stats.read().expect("stats"), objects_graph.stats());
 
     let clusters_scene = street_scene(&device, 40, 1_000_000);
-    street_view(&clusters_scene);
     let mut clusters_graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph");
+    street_view(&mut clusters_graph);
     let clusters = add_cluster_culled_scene_passes(
         &mut clusters_graph,
         &clusters_scene,

@@ -17,7 +17,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use glam::{Mat4, Vec3};
 use render_graph::device::{DeviceConfig, GpuDevice};
 use render_graph::{vk, RenderGraph};
-use renderer::{add_gpu_culled_scene_passes, GpuCullPass, GpuCullSettings, HiZBuildPass};
+use renderer::{add_gpu_culled_scene_passes, FrameView, GpuCullPass, GpuCullSettings, HiZBuildPass};
 use renderer::{lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
 
 const EXTENT: vk::Extent2D = vk::Extent2D { width: 1280, height: 720 };
@@ -85,7 +85,7 @@ fn graph_for(
     let options = ScenePassOptions { readback: false, ..ScenePassOptions::default() };
     add_gpu_culled_scene_passes(&mut graph, scene, &options, &settings, false).expect("passes");
     let projection = Mat4::perspective_infinite_reverse_rh(60f32.to_radians(), 16.0 / 9.0, 0.1);
-    lock_scene(scene).set_view_projection((projection * Mat4::look_at_rh(eye, target, Vec3::Y)).to_cols_array_2d());
+    graph.set_param(FrameView::from_view_projection(projection * Mat4::look_at_rh(eye, target, Vec3::Y)));
     // Upload every record (4 MiB of staging per frame) and warm the history.
     while lock_scene(scene).dirty_count() > 0 {
         graph.execute_frame().expect("upload frame");

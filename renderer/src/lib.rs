@@ -17,6 +17,12 @@
 //!   meshlet culling ([`add_cluster_culled_scene_passes`]).
 //! - `names.rs`: the resources' stable names (**contract**).
 //!
+//! Every pass is a [`render_graph::TypedPass`] with read and write handles. The camera is the
+//! render graph's parameter, not the scene's: the host sets the frame's [`FrameView`]
+//! (`graph.set_param(view)`; the Render stage does it each frame from the View stage's
+//! resolved view), and the culls, the draws and the `view` uniform read it; the shadow views
+//! are a [`ShadowFrame`] parameter likewise.
+//!
 //! A GPU-culled frame, two-phase so that nothing pops:
 //!
 //! 1. object upload (every transform and record that changed, scattered into its slot);
@@ -68,11 +74,10 @@ pub use stage::{
 // The GPU scene: object slots, their records and transforms, the mesh and material uploads,
 // the cluster tables and the shadow views.
 pub use scene::{
-    lock_scene, pack_rgba8, world_box, CameraConstants, ClusterBuffers, ClusterTable, DrawCommand, FrameView,
-    GpuMaterial, GpuMeshlet, GpuScene, ObjectDesc, ObjectRecord, ObjectTransform, ShadowCulling,
-    ShadowFrame, ShadowViewDraws, SharedScene, UploadReport, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS,
-    CLUSTER_PAIRS, DRAW_COMMAND_BYTES, IDENTITY, MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
-    PAIR_FIRST, PAIR_WHOLE, SHADOW_LIGHTS_BYTES,
+    lock_scene, pack_rgba8, world_box, ClusterBuffers, ClusterTable, DrawCommand, FrameView, GpuMaterial, GpuMeshlet,
+    GpuScene, ObjectDesc, ObjectRecord, ObjectTransform, ShadowCulling, ShadowFrame, ShadowViewDraws, SharedScene,
+    UploadReport, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS, DRAW_COMMAND_BYTES, IDENTITY,
+    MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES, PAIR_FIRST, PAIR_WHOLE, SHADOW_LIGHTS_BYTES,
 };
 
 // The frames assembled from the passes, their insertion points and their readbacks.
@@ -107,15 +112,15 @@ pub use passes::{
 
 // Shadow casters' culling and the shadow atlas:
 pub use passes::{
-    shadow_bits_words, shadow_draws_bytes, ShadowAtlasPass, ShadowCull, ShadowCullHandles, ShadowCullPass,
-    SHADOW_CASTER_BITS, SHADOW_DRAWS, SHADOW_DRAWS_LATE, SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS,
+    shadow_bits_words, shadow_draws_bytes, ShadowAtlasHandles, ShadowAtlasPass, ShadowCull, ShadowCullHandles,
+    ShadowCullPass, SHADOW_CASTER_BITS, SHADOW_DRAWS, SHADOW_DRAWS_LATE, SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS,
     SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ, SHADOW_LATE_COUNTS,
 };
 
 // Depth, the Hi-Z pyramid and colour:
 pub use passes::{
-    reduce_depth_pyramid, BlendedPass, DepthPrepass, DrawMode, GeometryPass, HiZBuildPass, HIZ_DEPTH, HIZ_FORMAT,
-    HIZ_GROUP,
+    reduce_depth_pyramid, BlendedInputs, BlendedPass, DepthPrepass, DrawMode, GeometryInputs, GeometryPass,
+    HiZBuildPass, HiZHandles, SceneInputs, HIZ_DEPTH, HIZ_FORMAT, HIZ_GROUP,
 };
 
 // The resources' stable names and formats (a contract with users' passes and shaders).

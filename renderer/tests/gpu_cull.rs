@@ -8,7 +8,7 @@ use glam::{Mat4, Vec3};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, GpuDevice, RenderGraph};
 use renderer::{add_gpu_culled_scene_passes, read_visibility_words, GpuCullSettings, GpuCullStats};
-use renderer::{lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
+use renderer::{lock_scene, FrameView, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
 
 /// xorshift, so the scene is the same on every run.
 struct Random(u64);
@@ -91,7 +91,7 @@ fn frustum_bits_equal_the_cpu_kernel_for_eight_views() {
     let mut gpu_words = Vec::new();
     let mut cpu_words = vec![0u64; count.div_ceil(64) as usize];
     for (view_index, view_projection) in views().into_iter().enumerate() {
-        lock_scene(&scene).set_view_projection(view_projection.to_cols_array_2d());
+        graph.set_param(FrameView::from_view_projection(view_projection));
         graph.execute_frame().expect("frame");
         graph.wait_idle().expect("idle");
         read_visibility_words(&bits, &mut gpu_words).expect("bits");
@@ -168,7 +168,6 @@ struct Frame {
 
 struct Renderer {
     graph: RenderGraph,
-    scene: SharedScene,
     color: render_graph::ReadbackBuffer,
     bits: render_graph::ReadbackBuffer,
     stats: render_graph::ReadbackBuffer,
@@ -183,7 +182,6 @@ impl Renderer {
             .expect("passes");
         Renderer {
             graph,
-            scene,
             color: culled.color.expect("asked for colour"),
             bits: culled.bits.expect("asked for bits"),
             stats: culled.stats,
@@ -191,7 +189,7 @@ impl Renderer {
     }
 
     fn frame(&mut self, view_projection: Mat4) -> Frame {
-        lock_scene(&self.scene).set_view_projection(view_projection.to_cols_array_2d());
+        self.graph.set_param(FrameView::from_view_projection(view_projection));
         self.graph.execute_frame().expect("frame");
         self.graph.wait_idle().expect("idle");
         let mut bits = Vec::new();
@@ -302,9 +300,9 @@ fn twenty_cameras_in_an_occluder_heavy_scene_hide_no_visible_object() {
         let angle = camera as f32 * 0.7;
         let eye = Vec3::new(angle.cos() * 20.0 + 6.0, 2.0 + (camera % 3) as f32, angle.sin() * 20.0 + 6.0);
         let target = eye + Vec3::new((angle * 2.3).sin(), -0.05, (angle * 2.3).cos());
-        let view_projection = (projection * Mat4::look_at_rh(eye, target, Vec3::Y)).to_cols_array_2d();
-        for (graph, scene) in [(&mut graph, &scene), (&mut reference_graph, &reference_scene)] {
-            lock_scene(scene).set_view_projection(view_projection);
+        let view_projection = projection * Mat4::look_at_rh(eye, target, Vec3::Y);
+        for graph in [&mut graph, &mut reference_graph] {
+            graph.set_param(FrameView::from_view_projection(view_projection));
             graph.execute_frame().expect("frame");
             graph.wait_idle().expect("idle");
         }

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use render_graph::readback::{image_readback_buffer, ReadbackPass};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{
-    vk, AttachmentLoad, BufferHandle, ExecuteContext, GpuDevice, GraphicsPipeline, GraphicsPipelineDesc, ImageDesc,
-    ImageHandle, ImageSize, Pass, ReadbackBuffer, Registry, RenderGraph,
+    vk, AttachmentLoad, BufferWrite, ExecuteContext, GpuDevice, GraphicsPipeline, GraphicsPipelineDesc, ImageDesc,
+    ImageRead, ImageSize, ImageWrite, ReadbackBuffer, Registry, RenderGraph, TypedPass,
 };
 use renderer::{reduce_depth_pyramid, HiZBuildPass, HIZ_DEPTH};
 use renderer::{DEPTH_FORMAT, DEPTH_PREPASS};
@@ -18,7 +18,10 @@ struct DepthPatternPass {
     seed: u32,
 }
 
-impl Pass for DepthPatternPass {
+impl TypedPass for DepthPatternPass {
+    /// The depth attachment (the graph records its writes).
+    type Handles = ();
+
     fn name(&self) -> &str {
         "depth pattern"
     }
@@ -28,9 +31,7 @@ impl Pass for DepthPatternPass {
         registry.depth_attachment(depth, AttachmentLoad::ClearDepth(0.0));
     }
 
-    fn execute(&mut self, _context: &mut ExecuteContext<'_>) {}
-
-    fn record_draw(&mut self, context: &mut ExecuteContext<'_>) {
+    fn record_draw(&mut self, _: &(), context: &mut ExecuteContext<'_>) {
         context.bind_graphics(&self.pipeline, &[]);
         context.push_constants(&[self.seed]);
         context.draw(3, 1);
@@ -38,27 +39,28 @@ impl Pass for DepthPatternPass {
 }
 
 /// Copies every mip of `hiz_depth` into an imported buffer, mip after mip, rows packed.
-struct PyramidReadbackPass {
-    pyramid: Option<ImageHandle>,
-    target: Option<BufferHandle>,
-}
+struct PyramidReadbackPass;
 
-impl Pass for PyramidReadbackPass {
+impl TypedPass for PyramidReadbackPass {
+    /// The pyramid, and the buffer it is copied into.
+    type Handles = (ImageRead, BufferWrite);
+
     fn name(&self) -> &str {
         "pyramid readback"
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) {
+    fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles {
         let pyramid = registry.image(HIZ_DEPTH);
-        self.pyramid = Some(registry.access_image(pyramid, render_graph::Access::TransferRead));
         let target = registry.buffer("pyramid readback");
-        self.target = Some(registry.access_buffer(target, render_graph::Access::TransferWrite));
+        (
+            registry.read_image(pyramid, render_graph::Access::TransferRead),
+            registry.write_buffer(target, render_graph::Access::TransferWrite),
+        )
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
-        let pyramid = self.pyramid.expect("register ran");
+    fn execute(&mut self, &(pyramid, ref target): &Self::Handles, context: &mut ExecuteContext<'_>) {
         let image = context.image(pyramid);
-        let target = context.buffer(self.target.expect("register ran"));
+        let target = context.buffer(target);
         let mut offset = 0;
         let mut regions = Vec::new();
         for mip in 0..image.mip_levels {
@@ -122,10 +124,10 @@ fn pyramid_matches_the_cpu(device: &Arc<GpuDevice>, width: u32, height: u32) {
     let pyramid_readback = ReadbackBuffer::new(device, "pyramid readback", texels * 4).expect("pyramid readback");
     graph.import_buffer("depth readback", depth_readback.shared());
     graph.import_buffer("pyramid readback", pyramid_readback.shared());
-    graph.add_pass(DepthPatternPass { pipeline: pattern_pipeline(device), seed: 1 });
-    graph.add_pass(HiZBuildPass::new(device).expect("hi-z pass"));
-    graph.add_pass(ReadbackPass::with_names(DEPTH_PREPASS, "depth readback"));
-    graph.add_pass(PyramidReadbackPass { pyramid: None, target: None });
+    graph.add_typed_pass(DepthPatternPass { pipeline: pattern_pipeline(device), seed: 1 });
+    graph.add_typed_pass(HiZBuildPass::new(device).expect("hi-z pass"));
+    graph.add_typed_pass(ReadbackPass::with_names(DEPTH_PREPASS, "depth readback"));
+    graph.add_typed_pass(PyramidReadbackPass);
     for frame in 0..2 {
         graph.execute_frame().expect("frame");
         graph.wait_idle().expect("idle");
@@ -159,24 +161,25 @@ fn the_pyramid_equals_the_cpu_reduction_at_odd_sizes() {
     }
 }
 
-/// Calls `mip_barrier` on `hiz_depth` declared only for sampling: a misuse.
-struct MisusedMipBarrier {
-    pyramid: Option<ImageHandle>,
-}
+/// Calls `mip_barrier` on `hiz_depth` declared a storage write (not read-write): a misuse
+/// the types cannot see (a sampled image's read handle does not even compile there).
+struct MisusedMipBarrier;
 
-impl Pass for MisusedMipBarrier {
+impl TypedPass for MisusedMipBarrier {
+    type Handles = ImageWrite;
+
     fn name(&self) -> &str {
         "misused mip barrier"
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) {
+    fn register(&mut self, registry: &mut Registry<'_>) -> ImageWrite {
         let pyramid = registry.image(HIZ_DEPTH);
-        self.pyramid = Some(registry.sample(pyramid, render_graph::ShaderStage::Compute));
         registry.side_effect();
+        registry.write_storage_image(pyramid, render_graph::ShaderStage::Compute)
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
-        context.mip_barrier(self.pyramid.expect("register ran"), 0);
+    fn execute(&mut self, pyramid: &ImageWrite, context: &mut ExecuteContext<'_>) {
+        context.mip_barrier(pyramid, 0);
     }
 }
 
@@ -184,9 +187,9 @@ impl Pass for MisusedMipBarrier {
 fn a_mip_barrier_on_an_image_not_declared_read_write_storage_is_an_error() {
     let Some(device) = gpu_test_context() else { return };
     let mut graph = RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: 8, height: 8 }).expect("graph");
-    graph.add_pass(DepthPatternPass { pipeline: pattern_pipeline(&device), seed: 3 });
-    graph.add_pass(HiZBuildPass::new(&device).expect("hi-z pass"));
-    graph.add_pass(MisusedMipBarrier { pyramid: None });
+    graph.add_typed_pass(DepthPatternPass { pipeline: pattern_pipeline(&device), seed: 3 });
+    graph.add_typed_pass(HiZBuildPass::new(&device).expect("hi-z pass"));
+    graph.add_typed_pass(MisusedMipBarrier);
     let error = graph.execute_frame().expect_err("the misuse fails the frame");
     let text = error.to_string();
     assert!(text.contains("misused mip barrier") && text.contains(HIZ_DEPTH), "the error names pass and image: {text}");

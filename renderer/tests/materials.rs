@@ -249,10 +249,10 @@ fn meshlet_cone_culling_leaves_double_sided_objects_alone() {
         scene
             .push_object(ObjectDesc { world, color: renderer::pack_rgba8(255, 255, 255, 255), mesh: 1, material })
             .expect("room");
-        scene.set_view_projection(view.to_cols_array_2d());
         let scene = scene.into_shared();
         let mut graph = render_graph::RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: 48, height: 32 })
             .expect("a graph");
+        graph.set_param(renderer::FrameView::from_view_projection(view));
         let readbacks = ClusterReadbacks { color: true, verdicts: false, early_depth: false };
         let frame = add_cluster_culled_scene_passes(
             &mut graph,
@@ -295,11 +295,11 @@ fn nearest_materials_keep_magnified_texels_hard() {
         scene.push_object(renderer::ObjectDesc { world, color, mesh: 1, material: 0 }).expect("room");
         let view = glam::Mat4::perspective_infinite_reverse_rh(1.0, 1.5, 0.1)
             * glam::Mat4::look_at_rh(Vec3::new(0.0, 0.0, 2.0), Vec3::ZERO, Vec3::Y);
-        scene.set_view_projection(view.to_cols_array_2d());
         scene.draw_all_objects();
         let scene = scene.into_shared();
         let mut graph = render_graph::RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: 48, height: 32 })
             .expect("a graph");
+        graph.set_param(renderer::FrameView::from_view_projection(view));
         let readback = renderer::add_scene_passes(&mut graph, &scene, &renderer::ScenePassOptions::default())
             .expect("the frame")
             .expect("a readback");

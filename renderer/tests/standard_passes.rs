@@ -7,8 +7,8 @@ use render_graph::device::GpuDevice;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, GraphError, ReadbackBuffer, RenderGraph};
 use renderer::{
-    add_scene_passes, lock_scene, pack_rgba8, DepthPrepass, DrawMode, GeometryPass, GpuScene, MeshLibrary, ObjectDesc,
-    ScenePassOptions, SharedScene, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
+    add_scene_passes, lock_scene, pack_rgba8, DepthPrepass, DrawMode, FrameView, GeometryPass, GpuScene, MeshLibrary,
+    ObjectDesc, ScenePassOptions, SharedScene, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
 };
 
 const SIZE: u32 = 64;
@@ -51,14 +51,19 @@ fn cube(world: Matrix, color: u32) -> ObjectDesc {
     ObjectDesc { world, color, mesh: 0, material: 0 }
 }
 
-fn new_scene(device: &Arc<GpuDevice>, objects: &[ObjectDesc], camera: Matrix) -> GpuScene {
+/// A scene of `objects`, with the camera it is drawn with (the graph's [`FrameView`]).
+fn new_scene(device: &Arc<GpuDevice>, objects: &[ObjectDesc], camera: Matrix) -> (GpuScene, Matrix) {
     let mut scene = GpuScene::new(device, MeshLibrary::with_unit_cube(), 64).expect("scene");
     for object in objects {
         scene.push_object(*object).expect("room for the object");
     }
-    scene.set_view_projection(camera);
     scene.draw_all_objects();
-    scene
+    (scene, camera)
+}
+
+/// The graph parameter of a camera matrix.
+fn frame_view(camera: &Matrix) -> FrameView {
+    FrameView::from_view_projection(glam::Mat4::from_cols_array_2d(camera))
 }
 
 fn pixel(image: &[u8], x: u32, y: u32) -> [u8; 4] {
@@ -73,11 +78,12 @@ struct Renderer {
 }
 
 impl Renderer {
-    fn new(device: &Arc<GpuDevice>, scene: GpuScene, mode: Option<DrawMode>) -> Renderer {
+    fn new(device: &Arc<GpuDevice>, (scene, camera): (GpuScene, Matrix), mode: Option<DrawMode>) -> Renderer {
         let scene = scene.into_shared();
         let mut graph = RenderGraph::new(Arc::clone(device), EXTENT).expect("graph");
         let options = ScenePassOptions { draw_mode: mode, ..ScenePassOptions::default() };
         let readback = add_scene_passes(&mut graph, &scene, &options).expect("passes").expect("a readback");
+        graph.set_param(frame_view(&camera));
         Renderer { graph, scene, readback }
     }
 
@@ -197,9 +203,8 @@ fn thousands_of_changes_reach_the_gpu_in_the_frame_they_are_made() {
     for index in 0..OBJECTS {
         scene.push_object(cube(place(index, 0.0), RED)).expect("room");
     }
-    scene.set_view_projection(camera_looking_down_negative_z([0.0, 0.0, 1.0]));
     scene.draw_all_objects();
-    let mut renderer = Renderer::new(&device, scene, None);
+    let mut renderer = Renderer::new(&device, (scene, camera_looking_down_negative_z([0.0, 0.0, 1.0])), None);
     let first = renderer.frame();
     let reds = first.chunks_exact(4).filter(|texel| *texel == RED.to_le_bytes()).count();
     assert!(reds > 1000, "the grid covers the image: {reds} red pixels");
@@ -273,11 +278,11 @@ fn every_draw_mode_renders_the_same_image() {
             println!("skipping {mode:?}: not supported by {}", device.capabilities().name);
             continue;
         }
-        let mut scene = new_scene(&device, &objects, camera);
+        let (mut scene, camera) = new_scene(&device, &objects, camera);
         // Every other object: the draw list, not the scene, decides what is drawn.
         let list: Vec<u32> = (0..24).step_by(2).collect();
         scene.set_draw_list(&list).expect("valid list");
-        let mut renderer = Renderer::new(&device, scene, Some(mode));
+        let mut renderer = Renderer::new(&device, (scene, camera), Some(mode));
         images.push((mode, renderer.frame()));
     }
     let (first_mode, first) = &images[0];
@@ -291,11 +296,11 @@ fn every_draw_mode_renders_the_same_image() {
 #[test]
 fn an_empty_draw_list_clears_and_bad_lists_are_errors() {
     let Some(device) = gpu_test_context() else { return };
-    let mut scene =
+    let (mut scene, camera) =
         new_scene(&device, &[cube(renderer::IDENTITY, RED)], camera_looking_down_negative_z([0.0, 0.0, 3.0]));
     assert!(scene.set_draw_list(&[1]).is_err(), "object 1 does not exist");
     scene.set_draw_list(&[]).expect("an empty list is valid");
-    let mut renderer = Renderer::new(&device, scene, None);
+    let mut renderer = Renderer::new(&device, (scene, camera), None);
     let image = renderer.frame();
     assert!(image.chunks_exact(4).all(|texel| texel == CLEAR), "nothing drawn");
     drop(renderer);
@@ -306,7 +311,7 @@ fn an_empty_draw_list_clears_and_bad_lists_are_errors() {
 fn zero_size_output_is_an_error() {
     let Some(device) = gpu_test_context() else { return };
     let zero = vk::Extent2D { width: 0, height: 0 };
-    let scene = new_scene(&device, &[cube(renderer::IDENTITY, RED)], renderer::IDENTITY).into_shared();
+    let scene = new_scene(&device, &[cube(renderer::IDENTITY, RED)], renderer::IDENTITY).0.into_shared();
 
     let mut graph = RenderGraph::new(Arc::clone(&device), zero).expect("graph");
     let error = add_scene_passes(&mut graph, &scene, &ScenePassOptions::default()).err();
@@ -316,14 +321,15 @@ fn zero_size_output_is_an_error() {
     // Passes added by hand report the zero extent when the frame runs.
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph");
     lock_scene(&scene).import_into(&mut graph);
-    graph.add_pass(renderer::ObjectUploadPass::new(&device, Arc::clone(&scene)).expect("upload pass"));
-    graph.add_pass(renderer::DrawListPass::new(Arc::clone(&scene)));
-    graph.add_pass(DepthPrepass::new(&device, Arc::clone(&scene)).expect("prepass"));
-    graph.add_pass(GeometryPass::new(&device, Arc::clone(&scene), [0.0; 4]).expect("geometry"));
+    graph.set_param(frame_view(&renderer::IDENTITY));
+    graph.add_typed_pass(renderer::ObjectUploadPass::new(&device, Arc::clone(&scene)).expect("upload pass"));
+    graph.add_typed_pass(renderer::DrawListPass::new(Arc::clone(&scene)));
+    graph.add_typed_pass(DepthPrepass::new(&device, Arc::clone(&scene)).expect("prepass"));
+    graph.add_typed_pass(GeometryPass::new(&device, Arc::clone(&scene), [0.0; 4]).expect("geometry"));
     let readback =
         render_graph::readback::image_readback_buffer(&device, renderer::COLOR_READBACK, EXTENT).expect("readback");
     graph.import_buffer(renderer::COLOR_READBACK, readback.shared());
-    graph.add_pass(renderer::color_readback_pass());
+    graph.add_typed_pass(renderer::color_readback_pass());
     graph.execute_frame().expect("a non-zero extent renders");
     graph.set_output_extent(zero);
     let error = graph.execute_frame().err();

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, RenderGraph};
-use renderer::{add_scene_passes, lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions};
+use renderer::{add_scene_passes, lock_scene, FrameView, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions};
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
@@ -32,10 +32,11 @@ fn changing_frames_of_the_standard_passes_allocate_nothing() {
     let readback = add_scene_passes(&mut graph, &scene, &ScenePassOptions::default()).expect("passes");
     let mut list = Vec::with_capacity(OBJECTS as usize);
     let mut run_frame = |frame: u32| {
+        let offset = frame as f32 * 0.01;
+        let camera = glam::Mat4::from_cols_array_2d(&translation(offset, 0.0, 0.0));
+        graph.set_param(FrameView::from_view_projection(camera));
         {
             let mut scene = lock_scene(&scene);
-            let offset = frame as f32 * 0.01;
-            scene.set_view_projection(translation(offset, 0.0, 0.0));
             list.clear();
             list.extend((0..OBJECTS).filter(|index| !(index + frame).is_multiple_of(3)));
             scene.set_draw_list(&list).expect("valid list");

@@ -10,8 +10,8 @@ use ecs::{scene, Camera, Transform, Viewport};
 use glam::Vec3;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{
-    vk, Binding, BindingKind, BufferHandle, ComputePipeline, ExecuteContext, GpuDevice, Pass, Registry, RenderGraph,
-    ShaderStage,
+    vk, Binding, BindingKind, BufferRead, BufferWrite, ComputePipeline, ExecuteContext, GpuDevice, ImageRead, Pass,
+    Registry, RenderGraph, ShaderStage, TypedPass,
 };
 use renderer::{
     add_gpu_culled_scene_passes, add_scene_passes, install_render, points, BitsReadback, GpuCullSettings, GpuScene,
@@ -24,33 +24,35 @@ struct MoveObjects {
     pipeline: ComputePipeline,
     offset: [f32; 4],
     capacity: u32,
-    handles: Option<(BufferHandle, BufferHandle)>,
 }
 
 impl MoveObjects {
     fn new(device: &Arc<GpuDevice>, offset: Vec3, capacity: u32) -> render_graph::Result<MoveObjects> {
         let kinds = [BindingKind::StorageBuffer, BindingKind::UniformBuffer];
         let pipeline = ComputePipeline::new(device, "move objects", shaders::MOVE_OBJECTS_COMP.words(), &kinds, 16)?;
-        Ok(MoveObjects { pipeline, offset: offset.extend(0.0).to_array(), capacity, handles: None })
+        Ok(MoveObjects { pipeline, offset: offset.extend(0.0).to_array(), capacity })
     }
 }
 
-impl Pass for MoveObjects {
+impl TypedPass for MoveObjects {
+    /// The transforms it moves, and the view it reads.
+    type Handles = (BufferWrite, BufferRead);
+
     fn name(&self) -> &str {
         "move objects"
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) {
+    fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles {
         let transforms = registry.buffer(OBJECT_TRANSFORMS);
-        let transforms = registry.read_write_storage_buffer(transforms, ShaderStage::Compute);
         let view = registry.buffer(VIEW);
-        let view = registry.read_uniform_buffer(view, ShaderStage::Compute);
-        self.handles = Some((transforms, view));
+        (
+            registry.read_write_storage_buffer(transforms, ShaderStage::Compute),
+            registry.read_uniform_buffer(view, ShaderStage::Compute),
+        )
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
-        let Some((transforms, view)) = self.handles else { return };
-        context.bind_compute(&self.pipeline, &[Binding::Buffer(transforms), Binding::Buffer(view)]);
+    fn execute(&mut self, (transforms, view): &Self::Handles, context: &mut ExecuteContext<'_>) {
+        context.bind_compute(&self.pipeline, &[Binding::buffer(transforms), Binding::buffer(*view)]);
         let bytes: Vec<u8> = self.offset.iter().flat_map(|value| value.to_le_bytes()).collect();
         context.push_constant_bytes(&bytes);
         context.dispatch(self.capacity.div_ceil(64), 1, 1);
@@ -152,7 +154,7 @@ fn a_pass_before_the_cull_moves_objects_and_the_cull_and_draw_see_it_that_frame(
         bits: BitsReadback::Wait,
         passes: vec![Box::new(|graph: &mut RenderGraph| {
             let pass = MoveObjects::new(graph.device(), Vec3::X * 100.0, 64)?;
-            graph.add_pass_at(points::BEFORE_CULL, pass)
+            graph.add_typed_pass_at(points::BEFORE_CULL, pass)
         })],
         ..gpu_setup(&device, 48, 32, 64)
     };
@@ -256,22 +258,21 @@ fn screenshots_of_any_image_at_a_game_frame_without_a_frame_target() {
 /// Draws the complement of `input` over the whole of `color` (a full-screen triangle).
 struct Invert {
     pipeline: render_graph::GraphicsPipeline,
-    input: Option<render_graph::ImageHandle>,
 }
 
-impl Pass for Invert {
+impl TypedPass for Invert {
+    type Handles = ImageRead;
     fn name(&self) -> &str {
         "invert"
     }
-    fn register(&mut self, registry: &mut Registry<'_>) {
+    fn register(&mut self, registry: &mut Registry<'_>) -> ImageRead {
         let input = registry.image("invert input");
-        self.input = Some(registry.sample(input, ShaderStage::Fragment));
         let color = registry.image(renderer::COLOR);
         registry.color_attachment(color, render_graph::AttachmentLoad::DontCare);
+        registry.sample(input, ShaderStage::Fragment)
     }
-    fn record_draw(&mut self, context: &mut ExecuteContext<'_>) {
-        let Some(input) = self.input else { return };
-        context.bind_graphics(&self.pipeline, &[Binding::Image(input)]);
+    fn record_draw(&mut self, &input: &ImageRead, context: &mut ExecuteContext<'_>) {
+        context.bind_graphics(&self.pipeline, &[Binding::image(input)]);
         context.draw(3, 1);
     }
 }
@@ -292,7 +293,7 @@ fn first_frame(device: &Arc<GpuDevice>, inverted: bool) -> Vec<u8> {
                 blend: render_graph::ColorBlend::Replace,
             };
             let pipeline = render_graph::GraphicsPipeline::new(graph.device(), "invert", &desc)?;
-            renderer::add_post_process(graph, "invert input", Invert { pipeline, input: None })
+            renderer::add_post_process(graph, "invert input", Invert { pipeline })
         })]
     } else {
         Vec::new()

@@ -16,7 +16,7 @@ use glam::{Mat4, Vec3};
 use render_graph::device::GpuDevice;
 use render_graph::{vk, RenderGraph};
 use renderer::{add_cluster_culled_scene_passes, cluster_pass_ms, ClusterCulledScene, ClusterReadbacks};
-use renderer::{lock_scene, pack_rgba8, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
+use renderer::{lock_scene, pack_rgba8, FrameView, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
 
 use crate::mesh_render::{upload_objects, MeshRenderer, RenderError};
 
@@ -109,7 +109,7 @@ impl ClusterRenderer {
         }
         let culled = self.culled.as_mut().expect("made above");
         upload_objects(&culled.scene, visibility, &color_of)?;
-        lock_scene(&culled.scene).set_view_projection(view_projection);
+        culled.graph.set_param(FrameView::from_view_projection(Mat4::from_cols_array_2d(&view_projection)));
         for _ in 0..frames {
             culled.graph.execute_frame()?;
         }
@@ -177,8 +177,9 @@ impl ClusterRenderer {
     /// `color_of(p, object)`, with culling off.
     fn draw_meshlets(&self, color_of: impl Fn(u32, u32) -> u32) -> Result<Vec<u8>, RenderError> {
         let culled = self.culled.as_ref().ok_or("no frame was rendered")?;
+        let view = *culled.graph.param::<FrameView>().ok_or("no frame was rendered")?;
+        let view_projection = view.view_projection();
         let scene = lock_scene(&culled.scene);
-        let view_projection = Mat4::from_cols_array_2d(&scene.camera().view_projection);
         let frustum = Frustum::from_view_projection(view_projection);
         let table = &culled.culled.table;
         let (positions, indices) = (self.meshes.positions(), self.meshes.indices());
@@ -228,8 +229,8 @@ impl ClusterRenderer {
         }
         meshlet_scene.draw_all_objects();
         let meshlet_scene = meshlet_scene.into_shared();
-        lock_scene(&meshlet_scene).set_view_projection(view_projection.to_cols_array_2d());
         let mut graph = RenderGraph::new(Arc::clone(&self.device), self.extent)?;
+        graph.set_param(view);
         graph.set_name("cluster reference render");
         let options = ScenePassOptions { clear_color: self.clear_color, ..ScenePassOptions::default() };
         let readback =

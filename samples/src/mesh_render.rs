@@ -14,7 +14,7 @@ use culling::Visibility;
 use crate::cluster_render::ClusterRenderer;
 use render_graph::device::{DeviceConfig, GpuDevice};
 use render_graph::{vk, ReadbackBuffer, RenderGraph};
-use renderer::{lock_scene, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
+use renderer::{lock_scene, FrameView, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, ShadowFrame, SharedScene};
 
 /// What went wrong while drawing, as text for a report.
 pub type RenderError = Box<dyn std::error::Error>;
@@ -294,20 +294,21 @@ impl MeshRenderer {
         color_of: impl Fn(usize) -> u32,
     ) -> Result<Vec<u64>, RenderError> {
         let triangles = upload_objects(&self.scene, visibility, &color_of)?;
-        let mut scene = lock_scene(&self.scene);
-        match &self.shadows {
-            Some((shadows, eye, forward)) => scene.set_shadows(shadows, *eye, *forward),
-            None => scene.clear_shadows(),
+        // The shadow views are the graph's parameter (its frame set it when it has shadows).
+        if let Some(frame) = self.graph.param_mut::<ShadowFrame>() {
+            match &self.shadows {
+                Some((shadows, eye, forward)) => {
+                    frame.update(shadows, lock_scene(&self.scene).records(), (*eye, *forward))
+                }
+                None => frame.clear(),
+            }
         }
         Ok(triangles)
     }
 
     fn draw(&mut self, view_projection: [[f32; 4]; 4], list: &[u32]) -> Result<Vec<u8>, RenderError> {
-        {
-            let mut scene = lock_scene(&self.scene);
-            scene.set_view_projection(view_projection);
-            scene.set_draw_list(list)?;
-        }
+        lock_scene(&self.scene).set_draw_list(list)?;
+        self.graph.set_param(FrameView::from_view_projection(glam::Mat4::from_cols_array_2d(&view_projection)));
         self.graph.execute_frame()?;
         self.graph.wait_idle()?;
         Ok(self.readback.read()?.to_vec())

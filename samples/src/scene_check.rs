@@ -89,8 +89,8 @@ impl FrameTarget for SceneCheckTarget {
         let records = ReadbackBuffer::new(&self.device, RECORDS_READBACK, slots * OBJECT_RECORD_BYTES)?;
         graph.import_buffer(TRANSFORMS_READBACK, transforms.shared());
         graph.import_buffer(RECORDS_READBACK, records.shared());
-        graph.add_pass(BufferReadbackPass::new(OBJECT_TRANSFORMS, TRANSFORMS_READBACK));
-        graph.add_pass(BufferReadbackPass::new(OBJECT_RECORDS, RECORDS_READBACK));
+        graph.add_typed_pass(BufferReadbackPass::new(OBJECT_TRANSFORMS, TRANSFORMS_READBACK));
+        graph.add_typed_pass(BufferReadbackPass::new(OBJECT_RECORDS, RECORDS_READBACK));
         self.readbacks = Some((transforms, records));
         Ok(())
     }

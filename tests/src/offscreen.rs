@@ -77,9 +77,9 @@ impl OffscreenRenderer {
     /// Renders the objects of `draw_list` (every object, in storage order, when `None`) from
     /// `view_projection` and returns the image, RGBA8 rows top first.
     pub fn render(&mut self, view_projection: Mat4, draw_list: Option<&[u32]>) -> Result<Vec<u8>> {
+        self.graph.set_param(renderer::FrameView::from_view_projection(view_projection));
         {
             let mut scene = lock_scene(&self.scene);
-            scene.set_view_projection(view_projection.to_cols_array_2d());
             match draw_list {
                 Some(list) => scene.set_draw_list(list)?,
                 None => scene.draw_all_objects(),

@@ -101,9 +101,8 @@ fn twenty_cameras_over_large_closed_meshes_hide_no_meshlet_that_owns_a_pixel() {
     let mut verdicts = Vec::new();
     let (mut agree, mut compared) = (0usize, 0usize);
     for (camera, (eye, view_projection)) in cameras().into_iter().enumerate() {
-        let matrix = view_projection.to_cols_array_2d();
-        for (graph, shared) in [(&mut graph, &scene), (&mut truth_graph, &truth), (&mut reference_graph, &reference)] {
-            lock_scene(shared).set_view_projection(matrix);
+        for graph in [&mut graph, &mut truth_graph, &mut reference_graph] {
+            graph.set_param(renderer::FrameView::from_view_projection(view_projection));
             graph.execute_frame().expect("frame");
             graph.wait_idle().expect("idle");
         }

@@ -32,10 +32,10 @@ fn a_lit_quad_takes_the_sun_and_an_unlit_cube_keeps_its_colour() {
     // Looking straight down from 6 m, +z towards the bottom of the image.
     let view = Mat4::look_at_rh(Vec3::new(0.0, 6.0, 0.0), Vec3::ZERO, Vec3::NEG_Z);
     let projection = Mat4::perspective_infinite_reverse_rh(60f32.to_radians(), 1.0, 0.1);
-    scene.set_view_projection((projection * view).to_cols_array_2d());
     scene.draw_all_objects();
     let scene = scene.into_shared();
     let mut graph = RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: SIZE, height: SIZE }).expect("graph");
+    graph.set_param(renderer::FrameView::from_view_projection(projection * view));
     let readback =
         add_scene_passes(&mut graph, &scene, &ScenePassOptions::default()).expect("passes").expect("readback");
     graph.execute_frame().expect("frame");

@@ -79,6 +79,12 @@ impl Access {
         )
     }
 
+    /// Whether the access is an attachment of the pass's rendering (which covers the whole
+    /// image).
+    pub(crate) fn is_attachment(self) -> bool {
+        matches!(self, Access::ColorAttachment | Access::DepthAttachment | Access::DepthRead)
+    }
+
     /// Whether the access reads the resource's previous contents.
     pub fn is_read(self) -> bool {
         !matches!(self, Access::StorageWrite(_) | Access::TransferWrite | Access::ColorAttachment)

@@ -335,11 +335,11 @@ mod tests {
         });
         decl.declare_pass("read", |registry| {
             let data = registry.buffer("data");
-            registry.access_buffer(data, Access::IndirectArgument);
+            registry.read_buffer(data, Access::IndirectArgument);
         });
         decl.declare_pass("rewrite", |registry| {
             let data = registry.buffer("data");
-            registry.access_buffer(data, Access::TransferWrite);
+            registry.write_buffer(data, Access::TransferWrite);
         });
         let plan = plan(&decl);
         let BarrierSource::Known(source) = plan.per_pass[2][0].source else { panic!("expected a known source") };
@@ -377,7 +377,7 @@ mod tests {
         decl.declare_pass("seed", |registry| {
             let pyramid = registry
                 .create_image("pyramid", ImageDesc::new(vk::Format::R32_SFLOAT, ImageSize::OUTPUT).with_mips(6));
-            registry.access_image_mips(pyramid, MipRange::level(0), Access::TransferWrite);
+            registry.write_image_mips(pyramid, MipRange::level(0), Access::TransferWrite);
         });
         for mip in 1..=4 {
             decl.declare_pass(&format!("reduce {mip}"), |registry| {
@@ -432,7 +432,7 @@ mod tests {
         let mut decl = GraphDecl::default();
         decl.declare_pass("copy", |registry| {
             let pyramid = registry.image("pyramid");
-            registry.access_image_mips(pyramid, MipRange::level(0), Access::TransferWrite);
+            registry.write_image_mips(pyramid, MipRange::level(0), Access::TransferWrite);
         });
         decl.declare_pass("reduce", |registry| {
             let pyramid = registry.image("pyramid");

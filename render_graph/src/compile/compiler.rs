@@ -403,7 +403,7 @@ mod tests {
 
         let mut decl = pyramid_decl(4);
         pyramid_pass(&mut decl, "attach", |registry, pyramid| {
-            registry.access_image_mips(pyramid, MipRange::level(1), Access::ColorAttachment);
+            registry.write_image_mips(pyramid, MipRange::level(1), Access::ColorAttachment);
             registry.side_effect();
         });
         let error = compile(&decl, &no_imports).expect_err("attachments are whole images");

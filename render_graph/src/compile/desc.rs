@@ -1,16 +1,8 @@
-//! What a graph resource is, as passes name it: typed handles, and the descriptions of the
-//! images and buffers the graph creates (sizes absolute or relative to the output extent,
-//! mip counts, how attachments start).
+//! The descriptions of the images and buffers the graph creates (sizes absolute or relative
+//! to the output extent, mip counts, how attachments start); the handles passes name them by
+//! are in `handles.rs`.
 
 use ash::vk;
-
-/// A typed reference to an image of the graph; valid for the graph it was registered in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ImageHandle(pub(crate) u32);
-
-/// A typed reference to a buffer of the graph; valid for the graph it was registered in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct BufferHandle(pub(crate) u32);
 
 /// Size of an image: fixed, or a fraction of the graph's output extent.
 #[derive(Clone, Copy, Debug, PartialEq)]

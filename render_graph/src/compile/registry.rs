@@ -5,7 +5,8 @@ use std::collections::HashMap;
 
 use ash::vk;
 
-use super::desc::{AttachmentLoad, BufferDesc, BufferHandle, ImageDesc, ImageHandle, ResourceKind};
+use super::desc::{AttachmentLoad, BufferDesc, ImageDesc, ResourceKind};
+use super::handles::{BufferHandle, BufferRead, BufferWrite, ImageHandle, ImageRead, ImageWrite};
 use crate::access::{Access, MipRange, ShaderStage};
 
 /// Where a declared resource comes from.
@@ -125,8 +126,12 @@ impl GraphDecl {
     }
 }
 
-/// Handed to [`crate::Pass::register`]: declares the resources a pass creates or uses and
-/// how it accesses each. Handles returned for the same name are equal across passes.
+/// Handed to [`crate::TypedPass::register`] (and [`crate::Pass::register`]): declares the
+/// resources a pass creates or uses and how it accesses each. Naming a resource gives an
+/// [`ImageHandle`] or a [`BufferHandle`] (equal across passes for the same name), good only
+/// for declaring an access; a read access gives a read handle ([`ImageRead`],
+/// [`BufferRead`]), a write access a write handle ([`ImageWrite`], [`BufferWrite`]), which the
+/// pass keeps (its `Handles`) to resolve, bind and record with.
 pub struct Registry<'graph> {
     decl: &'graph mut GraphDecl,
     pass: usize,
@@ -225,56 +230,86 @@ impl Registry<'_> {
         pass.accesses.push(AccessDecl { resource, access, load, mips, view: NO_VIEW, step });
     }
 
-    /// Declares an access to an image.
-    pub fn access_image(&mut self, image: ImageHandle, access: Access) -> ImageHandle {
-        if access.applies_to() == crate::access::Applies::BuffersOnly {
-            self.decl.passes[self.pass].invalid = Some((image.0, "a buffer-only access on an image"));
+    /// Checks that `access` fits the kind of resource and the kind of handle asked for (a
+    /// read handle for a read, a write handle for a write), then declares it on `mips`.
+    fn declare_checked(&mut self, resource: u32, access: Access, mips: MipRange, image: bool, write: bool) {
+        use crate::access::Applies;
+        let applies = access.applies_to();
+        let reason = if image && applies == Applies::BuffersOnly {
+            Some("a buffer-only access on an image")
+        } else if !image && applies == Applies::ImagesOnly {
+            Some("an image-only access on a buffer")
+        } else if image && access.is_attachment() && !mips.is_all() {
+            Some("attachments cover the whole image; declare them with color_attachment or depth_attachment")
+        } else if access.is_write() && !write {
+            Some("a write access declared through a read method (read_image, read_buffer); declare it with write_image or write_buffer")
+        } else if !access.is_write() && write {
+            Some("a read access declared through a write method (write_image, write_buffer); declare it with read_image or read_buffer")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            self.decl.passes[self.pass].invalid = Some((resource, reason));
         }
-        self.declare(image.0, access, None);
-        image
+        self.declare_mips(resource, access, None, mips);
     }
 
-    /// Declares an access to a buffer.
-    pub fn access_buffer(&mut self, buffer: BufferHandle, access: Access) -> BufferHandle {
-        if access.applies_to() == crate::access::Applies::ImagesOnly {
-            self.decl.passes[self.pass].invalid = Some((buffer.0, "an image-only access on a buffer"));
-        }
-        self.declare(buffer.0, access, None);
-        buffer
+    /// Declares a read of an image by any reading `access` (a write access is
+    /// [`crate::GraphError::InvalidAccess`] naming the pass and the image; declare it with
+    /// [`Registry::write_image`]). The helpers below name the common ones.
+    pub fn read_image(&mut self, image: ImageHandle, access: Access) -> ImageRead {
+        self.declare_checked(image.0, access, MipRange::ALL, true, false);
+        ImageRead(image.0)
     }
 
-    /// Declares an access to the mips `mips` of an image (one level: [`MipRange::level`]).
+    /// Declares a write of an image by any writing `access` (a read access is
+    /// [`crate::GraphError::InvalidAccess`]; declare it with [`Registry::read_image`]).
+    pub fn write_image(&mut self, image: ImageHandle, access: Access) -> ImageWrite {
+        self.declare_checked(image.0, access, MipRange::ALL, true, true);
+        ImageWrite(image.0)
+    }
+
+    /// Declares a read of a buffer by any reading `access` (see [`Registry::read_image`]).
+    pub fn read_buffer(&mut self, buffer: BufferHandle, access: Access) -> BufferRead {
+        self.declare_checked(buffer.0, access, MipRange::ALL, false, false);
+        BufferRead(buffer.0)
+    }
+
+    /// Declares a write of a buffer by any writing `access` (see [`Registry::write_image`]).
+    pub fn write_buffer(&mut self, buffer: BufferHandle, access: Access) -> BufferWrite {
+        self.declare_checked(buffer.0, access, MipRange::ALL, false, true);
+        BufferWrite(buffer.0)
+    }
+
+    /// Declares a read of the mips `mips` of an image (one level: [`MipRange::level`]).
     /// Barriers are placed per mip range: this pass waits only for earlier accesses to these
     /// mips, and leaves the others in their own state and layout. The pass gets a view of the
-    /// range ([`crate::ExecuteContext::image_view_mips`], [`crate::Binding::ImageMips`]).
+    /// range ([`crate::ExecuteContext::image_view_mips`], [`crate::Binding::image_mips`]).
     ///
     /// Compiling fails with [`crate::GraphError::MipRangeOutOfBounds`] when the range does
     /// not fit the image's mips, and with [`crate::GraphError::InvalidAccess`] when it is
-    /// empty, overlaps another declaration of this pass on the same image, or is an
-    /// attachment access (attachments cover the whole image).
-    pub fn access_image_mips(&mut self, image: ImageHandle, mips: impl Into<MipRange>, access: Access) -> ImageHandle {
-        let mips = mips.into();
-        let attachment = matches!(access, Access::ColorAttachment | Access::DepthAttachment | Access::DepthRead);
-        if access.applies_to() == crate::access::Applies::BuffersOnly {
-            self.decl.passes[self.pass].invalid = Some((image.0, "a buffer-only access on an image"));
-        } else if attachment && !mips.is_all() {
-            self.decl.passes[self.pass].invalid = Some((
-                image.0,
-                "attachments cover the whole image; declare them with color_attachment or depth_attachment",
-            ));
-        }
-        self.declare_mips(image.0, access, None, mips);
-        image
+    /// empty, overlaps another declaration of this pass on the same image, is an attachment
+    /// access (attachments cover the whole image) or a write.
+    pub fn read_image_mips(&mut self, image: ImageHandle, mips: impl Into<MipRange>, access: Access) -> ImageRead {
+        self.declare_checked(image.0, access, mips.into(), true, false);
+        ImageRead(image.0)
+    }
+
+    /// Declares a write of the mips `mips` of an image (see [`Registry::read_image_mips`]; a
+    /// read access is [`crate::GraphError::InvalidAccess`]).
+    pub fn write_image_mips(&mut self, image: ImageHandle, mips: impl Into<MipRange>, access: Access) -> ImageWrite {
+        self.declare_checked(image.0, access, mips.into(), true, true);
+        ImageWrite(image.0)
     }
 
     /// Mip `mip` of the image is a storage image written (not read) by `stage`.
-    pub fn write_storage_image_mip(&mut self, image: ImageHandle, mip: u32, stage: ShaderStage) -> ImageHandle {
-        self.access_image_mips(image, MipRange::level(mip), Access::StorageWrite(stage))
+    pub fn write_storage_image_mip(&mut self, image: ImageHandle, mip: u32, stage: ShaderStage) -> ImageWrite {
+        self.write_image_mips(image, MipRange::level(mip), Access::StorageWrite(stage))
     }
 
     /// Mip `mip` of the image is a storage image read (not written) by `stage`.
-    pub fn read_storage_image_mip(&mut self, image: ImageHandle, mip: u32, stage: ShaderStage) -> ImageHandle {
-        self.access_image_mips(image, MipRange::level(mip), Access::StorageRead(stage))
+    pub fn read_storage_image_mip(&mut self, image: ImageHandle, mip: u32, stage: ShaderStage) -> ImageRead {
+        self.read_image_mips(image, MipRange::level(mip), Access::StorageRead(stage))
     }
 
     /// The mips `mips` of the image are sampled by `stage` (e.g. `0..n` of a pyramid whose
@@ -284,84 +319,84 @@ impl Registry<'_> {
         image: ImageHandle,
         mips: impl Into<MipRange>,
         stage: ShaderStage,
-    ) -> ImageHandle {
-        self.access_image_mips(image, mips, Access::Sampled(stage))
+    ) -> ImageRead {
+        self.read_image_mips(image, mips, Access::Sampled(stage))
     }
 
     /// The image is sampled by `stage`.
-    pub fn sample(&mut self, image: ImageHandle, stage: ShaderStage) -> ImageHandle {
-        self.access_image(image, Access::Sampled(stage))
+    pub fn sample(&mut self, image: ImageHandle, stage: ShaderStage) -> ImageRead {
+        self.read_image(image, Access::Sampled(stage))
     }
 
     /// The image is a storage image written (not read) by `stage`.
-    pub fn write_storage_image(&mut self, image: ImageHandle, stage: ShaderStage) -> ImageHandle {
-        self.access_image(image, Access::StorageWrite(stage))
+    pub fn write_storage_image(&mut self, image: ImageHandle, stage: ShaderStage) -> ImageWrite {
+        self.write_image(image, Access::StorageWrite(stage))
     }
 
     /// The image is a storage image read (not written) by `stage`.
-    pub fn read_storage_image(&mut self, image: ImageHandle, stage: ShaderStage) -> ImageHandle {
-        self.access_image(image, Access::StorageRead(stage))
+    pub fn read_storage_image(&mut self, image: ImageHandle, stage: ShaderStage) -> ImageRead {
+        self.read_image(image, Access::StorageRead(stage))
     }
 
     /// The image is a storage image read and written in place by `stage`: it sees the
     /// version written before this pass in declaration order and makes a new one.
-    pub fn read_write_storage_image(&mut self, image: ImageHandle, stage: ShaderStage) -> ImageHandle {
-        self.access_image(image, Access::StorageReadWrite(stage))
+    pub fn read_write_storage_image(&mut self, image: ImageHandle, stage: ShaderStage) -> ImageWrite {
+        self.write_image(image, Access::StorageReadWrite(stage))
     }
 
     /// The buffer is a storage buffer read and written in place by `stage` (see
     /// [`Registry::read_write_storage_image`]).
-    pub fn read_write_storage_buffer(&mut self, buffer: BufferHandle, stage: ShaderStage) -> BufferHandle {
-        self.access_buffer(buffer, Access::StorageReadWrite(stage))
+    pub fn read_write_storage_buffer(&mut self, buffer: BufferHandle, stage: ShaderStage) -> BufferWrite {
+        self.write_buffer(buffer, Access::StorageReadWrite(stage))
     }
 
     /// The buffer is a uniform buffer read by `stage`.
-    pub fn read_uniform_buffer(&mut self, buffer: BufferHandle, stage: ShaderStage) -> BufferHandle {
-        self.access_buffer(buffer, Access::UniformRead(stage))
+    pub fn read_uniform_buffer(&mut self, buffer: BufferHandle, stage: ShaderStage) -> BufferRead {
+        self.read_buffer(buffer, Access::UniformRead(stage))
     }
 
     /// The buffer holds indirect draw or dispatch arguments (or a draw count) that this pass
     /// consumes with [`crate::ExecuteContext::draw_indirect`] and friends.
-    pub fn indirect_buffer(&mut self, buffer: BufferHandle) -> BufferHandle {
-        self.access_buffer(buffer, Access::IndirectArgument)
+    pub fn indirect_buffer(&mut self, buffer: BufferHandle) -> BufferRead {
+        self.read_buffer(buffer, Access::IndirectArgument)
     }
 
     /// The buffer is bound with [`crate::ExecuteContext::bind_index_buffer`].
-    pub fn index_buffer(&mut self, buffer: BufferHandle) -> BufferHandle {
-        self.access_buffer(buffer, Access::IndexBuffer)
+    pub fn index_buffer(&mut self, buffer: BufferHandle) -> BufferRead {
+        self.read_buffer(buffer, Access::IndexBuffer)
     }
 
     /// The buffer is a vertex buffer.
-    pub fn vertex_buffer(&mut self, buffer: BufferHandle) -> BufferHandle {
-        self.access_buffer(buffer, Access::VertexBuffer)
+    pub fn vertex_buffer(&mut self, buffer: BufferHandle) -> BufferRead {
+        self.read_buffer(buffer, Access::VertexBuffer)
     }
 
     /// The buffer is a storage buffer read by `stage`.
-    pub fn read_storage_buffer(&mut self, buffer: BufferHandle, stage: ShaderStage) -> BufferHandle {
-        self.access_buffer(buffer, Access::StorageRead(stage))
+    pub fn read_storage_buffer(&mut self, buffer: BufferHandle, stage: ShaderStage) -> BufferRead {
+        self.read_buffer(buffer, Access::StorageRead(stage))
     }
 
     /// The buffer is a storage buffer written (not read) by `stage`.
-    pub fn write_storage_buffer(&mut self, buffer: BufferHandle, stage: ShaderStage) -> BufferHandle {
-        self.access_buffer(buffer, Access::StorageWrite(stage))
+    pub fn write_storage_buffer(&mut self, buffer: BufferHandle, stage: ShaderStage) -> BufferWrite {
+        self.write_buffer(buffer, Access::StorageWrite(stage))
     }
 
     /// The image is a color attachment of this pass's rendering, which starts with `load`.
-    pub fn color_attachment(&mut self, image: ImageHandle, load: AttachmentLoad) -> ImageHandle {
+    pub fn color_attachment(&mut self, image: ImageHandle, load: AttachmentLoad) -> ImageWrite {
         self.declare(image.0, Access::ColorAttachment, Some(load));
-        image
+        ImageWrite(image.0)
     }
 
     /// The image is the depth attachment (tested and written), which starts with `load`.
-    pub fn depth_attachment(&mut self, image: ImageHandle, load: AttachmentLoad) -> ImageHandle {
+    pub fn depth_attachment(&mut self, image: ImageHandle, load: AttachmentLoad) -> ImageWrite {
         self.declare(image.0, Access::DepthAttachment, Some(load));
-        image
+        ImageWrite(image.0)
     }
 
     /// The image is a read-only depth attachment (tested, not written).
-    pub fn depth_read(&mut self, image: ImageHandle) -> ImageHandle {
+    pub fn depth_read(&mut self, image: ImageHandle) -> ImageRead {
         self.declare(image.0, Access::DepthRead, Some(AttachmentLoad::Load));
-        image
+        ImageRead(image.0)
     }
 
     /// The pass must run even when nobody reads what it writes (e.g. it writes to the host).
@@ -434,5 +469,40 @@ mod tests {
             registry.write_storage_buffer(buffer, ShaderStage::Compute);
         });
         assert!(decl.passes[0].invalid.is_some());
+    }
+
+    #[test]
+    fn a_write_through_a_read_method_and_the_reverse_are_flagged() {
+        let mut decl = GraphDecl::default();
+        decl.declare_pass("sneaky write", |registry| {
+            let buffer = registry.create_buffer("data", BufferDesc { size: 16 });
+            registry.read_buffer(buffer, Access::TransferWrite);
+        });
+        decl.declare_pass("timid read", |registry| {
+            let image = registry.image("color");
+            registry.write_image(image, Access::Sampled(ShaderStage::Fragment));
+        });
+        decl.declare_pass("honest", |registry| {
+            let buffer = registry.buffer("data");
+            registry.read_buffer(buffer, Access::TransferRead);
+            let image = registry.image("color");
+            registry.write_image(image, Access::TransferWrite);
+        });
+        let reasons: Vec<_> = decl.passes.iter().map(|pass| pass.invalid.map(|(_, reason)| reason)).collect();
+        assert!(
+            reasons[0].is_some_and(|reason| reason.contains("write access declared through a read")),
+            "{reasons:?}"
+        );
+        assert!(
+            reasons[1].is_some_and(|reason| reason.contains("read access declared through a write")),
+            "{reasons:?}"
+        );
+        assert_eq!(reasons[2], None, "matching kinds are fine");
+        let error = crate::compile::compile(&decl, &|_, _| false).expect_err("a write through a read method");
+        assert!(
+            matches!(&error, crate::GraphError::InvalidAccess { pass, resource, .. }
+                if pass == "sneaky write" && resource == "data"),
+            "{error}"
+        );
     }
 }

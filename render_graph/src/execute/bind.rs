@@ -6,54 +6,85 @@ use ash::vk;
 
 use super::execute_context::ExecuteContext;
 use crate::access::{Access, MipRange};
-use crate::compile::{BufferHandle, ImageHandle};
+use crate::compile::{raw_handle, AccessedBuffer, AccessedImage};
 use crate::error::{GraphError, Result};
 use crate::pipeline::{BindingKind, ComputePipeline, GraphicsPipeline, PipelineCore, ShaderAccess, MAX_BINDINGS};
 use crate::resources::Resolved;
 
-/// One descriptor of a bind call; the binding index is its position in the slice.
+/// One descriptor of a bind call; the binding index is its position in the slice. Made from
+/// an accessed handle ([`Binding::image`], [`Binding::buffer`] and the ranges), which says
+/// whether the descriptor may be written: one made from a read handle is refused at a slot
+/// the shader writes (or may write: a storage binding without `readonly`), with
+/// [`GraphError::BindingMismatch`] naming the pass, the slot and the resource.
+///
+/// ```no_run
+/// # use render_graph::{Binding, BufferRead, ImageWrite};
+/// # fn bindings(source: BufferRead, target: &ImageWrite) -> [Binding; 2] {
+/// [Binding::buffer(source), Binding::image(target)]
+/// # }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Binding {
-    /// A graph image (storage or sampled, as the pipeline binding says).
-    Image(ImageHandle),
+pub struct Binding(pub(crate) Bound);
+
+/// What a [`Binding`] holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Bound {
+    /// Mips of a graph image, from a write handle when `written`.
+    Image { resource: u32, written: bool, mips: MipRange },
+    /// A range of a graph buffer (`None`: all of it), from a write handle when `written`.
+    Buffer { resource: u32, written: bool, range: Option<(u64, u64)> },
+    /// A range of a buffer outside the graph.
+    External { buffer: vk::Buffer, offset: u64, size: u64 },
+}
+
+impl Binding {
+    /// A whole graph image (storage or sampled, as the pipeline binding says).
+    pub fn image(image: impl AccessedImage) -> Binding {
+        Binding::image_mips(image, MipRange::ALL)
+    }
+
     /// One mip of a graph image, through its own view (a pass that reduces a mip chain binds
-    /// each level it reads and writes; see [`ExecuteContext::mip_barrier`]).
-    ImageMip {
-        /// The image.
-        image: ImageHandle,
-        /// The mip level (below the image's mip count).
-        mip: u32,
-    },
+    /// each level it reads and writes; see [`ExecuteContext::next_step`]).
+    pub fn image_mip(image: impl AccessedImage, mip: u32) -> Binding {
+        Binding::image_mips(image, MipRange::level(mip))
+    }
+
     /// Some mips of a graph image through a view of just those mips (a pass that declared
-    /// them with [`crate::Registry::access_image_mips`] and friends; the range must be one
+    /// them with [`crate::Registry::read_image_mips`] and friends; the range must be one
     /// level, every level, or exactly a declared range).
-    ImageMips {
-        /// The image.
-        image: ImageHandle,
-        /// The mips.
-        mips: MipRange,
-    },
+    pub fn image_mips(image: impl AccessedImage, mips: MipRange) -> Binding {
+        let (resource, written) = raw_handle(image);
+        Binding(Bound::Image { resource, written, mips })
+    }
+
     /// A whole graph buffer.
-    Buffer(BufferHandle),
-    /// A range of a graph buffer.
-    BufferRange {
-        /// The buffer.
-        buffer: BufferHandle,
-        /// Start in bytes.
-        offset: u64,
-        /// Length in bytes.
-        size: u64,
-    },
+    pub fn buffer(buffer: impl AccessedBuffer) -> Binding {
+        let (resource, written) = raw_handle(buffer);
+        Binding(Bound::Buffer { resource, written, range: None })
+    }
+
+    /// `size` bytes of a graph buffer from byte `offset`.
+    pub fn buffer_range(buffer: impl AccessedBuffer, offset: u64, size: u64) -> Binding {
+        let (resource, written) = raw_handle(buffer);
+        Binding(Bound::Buffer { resource, written, range: Some((offset, size)) })
+    }
+
     /// A range of a buffer outside the graph, such as data from
-    /// [`PrepareContext::stage_data`](crate::PrepareContext::stage_data); the caller keeps it synchronized.
-    External {
-        /// The buffer.
-        buffer: vk::Buffer,
-        /// Start in bytes.
-        offset: u64,
-        /// Length in bytes.
-        size: u64,
-    },
+    /// [`PrepareContext::stage_data`](crate::PrepareContext::stage_data); the caller keeps it
+    /// synchronized.
+    pub fn external(buffer: vk::Buffer, offset: u64, size: u64) -> Binding {
+        Binding(Bound::External { buffer, offset, size })
+    }
+
+    /// The buffer, offset and size of a binding made by [`Binding::external`] (or by
+    /// [`PrepareContext::stage_data`](crate::PrepareContext::stage_data)); `None` for a graph
+    /// resource.
+    pub fn external_range(&self) -> Option<(vk::Buffer, u64, u64)> {
+        match self.0 {
+            Bound::External { buffer, offset, size } => Some((buffer, offset, size)),
+            _ => None,
+        }
+    }
 }
 
 impl ExecuteContext<'_> {
@@ -68,17 +99,16 @@ impl ExecuteContext<'_> {
     }
 
     /// Checks one descriptor against the pipeline's binding kind and the declared access, and
-    /// the declared access against what the shader's qualifiers say it does: a `writeonly`
+    /// against what the shader's qualifiers say it does: a descriptor made from a read handle
+    /// at a storage slot the shader may write (`writeonly`, or no qualifier), a `writeonly`
     /// binding declared as a read (the pass would be dropped as unused, its write lost) or a
     /// `readonly` one declared as a write (the declared output would never be written).
     fn check_binding(&self, slot: usize, binding: Binding, kind: BindingKind, shader: ShaderAccess) -> Result<()> {
         let mismatch = |reason: String| GraphError::BindingMismatch { pass: self.pass_name.to_owned(), slot, reason };
-        let (resource, is_image, mips) = match binding {
-            Binding::Image(handle) => (handle.0, true, MipRange::ALL),
-            Binding::ImageMip { image, mip } => (image.0, true, MipRange::level(mip)),
-            Binding::ImageMips { image, mips } => (image.0, true, mips),
-            Binding::Buffer(handle) | Binding::BufferRange { buffer: handle, .. } => (handle.0, false, MipRange::ALL),
-            Binding::External { .. } => {
+        let (resource, is_image, written, mips) = match binding.0 {
+            Bound::Image { resource, written, mips } => (resource, true, written, mips),
+            Bound::Buffer { resource, written, .. } => (resource, false, written, MipRange::ALL),
+            Bound::External { .. } => {
                 return match kind {
                     BindingKind::StorageBuffer | BindingKind::UniformBuffer => Ok(()),
                     _ => Err(mismatch(format!("the pipeline expects {kind:?}, got an external buffer"))),
@@ -97,6 +127,15 @@ impl ExecuteContext<'_> {
         if resolved_is_image != is_image {
             let what = if resolved_is_image { "an image" } else { "a buffer" };
             return Err(mismatch(format!("`{name}` is {what}")));
+        }
+        let storage = matches!(kind, BindingKind::StorageBuffer | BindingKind::StorageImage);
+        if storage && !written && matches!(shader, ShaderAccess::WriteOnly | ShaderAccess::Either) {
+            let writes =
+                if shader == ShaderAccess::WriteOnly { "writes (writeonly)" } else { "may write (no readonly)" };
+            return Err(mismatch(format!(
+                "the shader {writes} this binding, but `{name}` is bound through a read handle (declared as \
+                 {access:?}); declare a write and bind its write handle, or qualify the binding readonly"
+            )));
         }
         match (shader, access) {
             (ShaderAccess::WriteOnly, Access::StorageRead(_)) => {
@@ -154,23 +193,15 @@ impl ExecuteContext<'_> {
         let mut image_infos = [vk::DescriptorImageInfo::default(); MAX_BINDINGS];
         // Every binding was checked above: kinds, declarations and resource types agree.
         for (index, (binding, kind)) in bindings.iter().zip(&core.bindings).enumerate() {
-            match *binding {
-                Binding::Image(handle)
-                | Binding::ImageMip { image: handle, .. }
-                | Binding::ImageMips { image: handle, .. } => {
-                    let mips = match *binding {
-                        Binding::ImageMip { mip, .. } => MipRange::level(mip),
-                        Binding::ImageMips { mips, .. } => mips,
-                        _ => MipRange::ALL,
+            match binding.0 {
+                Bound::Image { resource, mips, .. } => {
+                    let (image_view, layout) = match (self.view_of(resource, mips), self.layout_of(resource, mips)) {
+                        (Ok(view), Ok(layout)) => (view, layout),
+                        (Err(error), _) | (_, Err(error)) => {
+                            self.fail(error);
+                            return;
+                        }
                     };
-                    let (image_view, layout) =
-                        match (self.image_view_mips(handle, mips), self.image_layout_mips(handle, mips)) {
-                            (Ok(view), Ok(layout)) => (view, layout),
-                            (Err(error), _) | (_, Err(error)) => {
-                                self.fail(error);
-                                return;
-                            }
-                        };
                     image_infos[index] = vk::DescriptorImageInfo {
                         sampler: match kind {
                             BindingKind::SampledImage => self.device.nearest_sampler(),
@@ -181,16 +212,14 @@ impl ExecuteContext<'_> {
                         image_layout: layout,
                     };
                 }
-                Binding::Buffer(handle) => {
-                    let buffer = self.buffer(handle);
-                    buffer_infos[index] =
-                        vk::DescriptorBufferInfo { buffer: buffer.buffer, offset: 0, range: vk::WHOLE_SIZE };
+                Bound::Buffer { resource, range, .. } => {
+                    let Resolved::Buffer(resolved) = self.resolved[resource as usize] else {
+                        unreachable!("checked above: `{}` is a buffer", self.names.resource_name(resource))
+                    };
+                    let (offset, range) = range.unwrap_or((0, vk::WHOLE_SIZE));
+                    buffer_infos[index] = vk::DescriptorBufferInfo { buffer: resolved.buffer, offset, range };
                 }
-                Binding::BufferRange { buffer, offset, size } => {
-                    let resolved = self.buffer(buffer);
-                    buffer_infos[index] = vk::DescriptorBufferInfo { buffer: resolved.buffer, offset, range: size };
-                }
-                Binding::External { buffer, offset, size } => {
+                Bound::External { buffer, offset, size } => {
                     buffer_infos[index] = vk::DescriptorBufferInfo { buffer, offset, range: size };
                 }
             }

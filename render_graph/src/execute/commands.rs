@@ -10,7 +10,7 @@ use ash::vk;
 
 use super::execute_context::ExecuteContext;
 use crate::access::{Access, ShaderStage};
-use crate::compile::{BufferHandle, ImageHandle};
+use crate::compile::{raw_handle, AccessedBuffer, ImageWrite};
 use crate::error::GraphError;
 use crate::resources::{Resolved, ResolvedBuffer};
 
@@ -33,10 +33,11 @@ impl ExecuteContext<'_> {
 
     /// Dispatches with the workgroup counts of the `VkDispatchIndirectCommand` at `offset` in
     /// `arguments`, a buffer declared with [`crate::Registry::indirect_buffer`].
-    pub fn dispatch_indirect(&mut self, arguments: BufferHandle, offset: u64) {
+    pub fn dispatch_indirect(&mut self, arguments: impl AccessedBuffer, offset: u64) {
         if !self.check_dispatching() {
             return;
         }
+        let arguments = raw_handle(arguments).0;
         let Some(buffer) = self.indirect_arguments(arguments, offset, 1, DISPATCH_INDIRECT_COMMAND_BYTES, 4) else {
             return;
         };
@@ -50,19 +51,21 @@ impl ExecuteContext<'_> {
     ///
     /// For a pass that reduces a mip chain in one pass: write mip `k`, call this, read mip `k`
     /// to write mip `k + 1`. The image must be declared
-    /// [`read_write_storage_image`](crate::Registry::read_write_storage_image) for compute; any
-    /// other declaration, or a mip past the image's chain, fails the frame with an error
-    /// naming the pass and the image.
-    pub fn mip_barrier(&mut self, image: ImageHandle, mip: u32) {
+    /// [`read_write_storage_image`](crate::Registry::read_write_storage_image) for compute (the
+    /// barrier orders this pass's own writes, so it takes the write handle); any other
+    /// declaration, or a mip past the image's chain, fails the frame with an error naming the
+    /// pass and the image.
+    pub fn mip_barrier(&mut self, image: &ImageWrite, mip: u32) {
         if self.error.is_some() {
             return;
         }
-        let name = || self.names.resource_name(image.0).to_owned();
-        let access = match self.declared_access(image.0) {
+        let image = image.0;
+        let name = || self.names.resource_name(image).to_owned();
+        let access = match self.declared_access(image) {
             Ok(access) => access,
             Err(error) => return self.fail(error),
         };
-        let resolved = match self.resolved[image.0 as usize] {
+        let resolved = match self.resolved[image as usize] {
             Resolved::Image(resolved) if access == Access::StorageReadWrite(ShaderStage::Compute) => resolved,
             _ => {
                 let error = GraphError::InvalidAccess {
@@ -129,12 +132,13 @@ impl ExecuteContext<'_> {
 
     /// Binds `buffer` (declared with [`crate::Registry::index_buffer`]) from `offset` as the
     /// index buffer of later indexed draws of this pass.
-    pub fn bind_index_buffer(&mut self, buffer: BufferHandle, offset: u64, index_type: vk::IndexType) {
+    pub fn bind_index_buffer(&mut self, buffer: impl AccessedBuffer, offset: u64, index_type: vk::IndexType) {
+        let buffer = raw_handle(buffer).0;
         let Some(resolved) = self.declared_buffer(buffer, Access::IndexBuffer) else {
             return;
         };
         if offset >= resolved.size {
-            self.fail_access(buffer.0, "the index buffer offset lies past the end of the buffer");
+            self.fail_access(buffer, "the index buffer offset lies past the end of the buffer");
             return;
         }
         // SAFETY: recording; the buffer was declared as an index buffer (usage and barrier
@@ -168,14 +172,14 @@ impl ExecuteContext<'_> {
     /// the device's `multiDrawIndirect` feature the graph records one draw per command.
     /// A `firstInstance` other than 0 needs `drawIndirectFirstInstance`
     /// ([`crate::DeviceCapabilities::draw_indirect_first_instance`]).
-    pub fn draw_indirect(&mut self, arguments: BufferHandle, offset: u64, draw_count: u32, stride: u32) {
-        self.indirect_draws(arguments, offset, draw_count, stride, false);
+    pub fn draw_indirect(&mut self, arguments: impl AccessedBuffer, offset: u64, draw_count: u32, stride: u32) {
+        self.indirect_draws(raw_handle(arguments).0, offset, draw_count, stride, false);
     }
 
     /// Like [`ExecuteContext::draw_indirect`] with `VkDrawIndexedIndirectCommand`s and the
     /// bound index buffer.
-    pub fn draw_indexed_indirect(&mut self, arguments: BufferHandle, offset: u64, draw_count: u32, stride: u32) {
-        self.indirect_draws(arguments, offset, draw_count, stride, true);
+    pub fn draw_indexed_indirect(&mut self, arguments: impl AccessedBuffer, offset: u64, draw_count: u32, stride: u32) {
+        self.indirect_draws(raw_handle(arguments).0, offset, draw_count, stride, true);
     }
 
     /// Draws as many `VkDrawIndirectCommand`s from `arguments` as the u32 at `count_offset`
@@ -189,13 +193,14 @@ impl ExecuteContext<'_> {
     #[allow(clippy::too_many_arguments)]
     pub fn draw_indirect_count(
         &mut self,
-        arguments: BufferHandle,
+        arguments: impl AccessedBuffer,
         offset: u64,
-        count: BufferHandle,
+        count: impl AccessedBuffer,
         count_offset: u64,
         max_draw_count: u32,
         stride: u32,
     ) {
+        let (arguments, count) = (raw_handle(arguments).0, raw_handle(count).0);
         self.indirect_count_draws(arguments, offset, count, count_offset, max_draw_count, stride, false);
     }
 
@@ -203,13 +208,14 @@ impl ExecuteContext<'_> {
     /// the bound index buffer (same fallback).
     pub fn draw_indexed_indirect_count(
         &mut self,
-        arguments: BufferHandle,
+        arguments: impl AccessedBuffer,
         offset: u64,
-        count: BufferHandle,
+        count: impl AccessedBuffer,
         count_offset: u64,
         max_draw_count: u32,
         stride: u32,
     ) {
+        let (arguments, count) = (raw_handle(arguments).0, raw_handle(count).0);
         self.indirect_count_draws(arguments, offset, count, count_offset, max_draw_count, stride, true);
     }
 
@@ -223,11 +229,11 @@ impl ExecuteContext<'_> {
     }
 
     /// The buffer, when the pass declared exactly `wanted` on it; otherwise fails the frame.
-    fn declared_buffer(&mut self, buffer: BufferHandle, wanted: Access) -> Option<ResolvedBuffer> {
+    fn declared_buffer(&mut self, buffer: u32, wanted: Access) -> Option<ResolvedBuffer> {
         if self.error.is_some() {
             return None;
         }
-        let access = match self.declared_access(buffer.0) {
+        let access = match self.declared_access(buffer) {
             Ok(access) => access,
             Err(error) => {
                 self.fail(error);
@@ -239,13 +245,13 @@ impl ExecuteContext<'_> {
                 Access::IndexBuffer => "an index buffer must be declared with Registry::index_buffer",
                 _ => "indirect arguments and counts must be declared with Registry::indirect_buffer",
             };
-            self.fail_access(buffer.0, reason);
+            self.fail_access(buffer, reason);
             return None;
         }
-        match self.resolved[buffer.0 as usize] {
+        match self.resolved[buffer as usize] {
             Resolved::Buffer(resolved) => Some(resolved),
             _ => {
-                self.fail_access(buffer.0, "it is not a buffer");
+                self.fail_access(buffer, "it is not a buffer");
                 None
             }
         }
@@ -254,7 +260,7 @@ impl ExecuteContext<'_> {
     /// Checks an indirect read of `count` commands of `size` bytes, `stride` apart.
     fn indirect_arguments(
         &mut self,
-        arguments: BufferHandle,
+        arguments: u32,
         offset: u64,
         count: u32,
         size: u32,
@@ -264,13 +270,13 @@ impl ExecuteContext<'_> {
         let end = offset + u64::from(stride) * u64::from(count.saturating_sub(1)) + u64::from(size);
         if !offset.is_multiple_of(4) || (count > 1 && (stride < size || !stride.is_multiple_of(4))) {
             self.fail_access(
-                arguments.0,
+                arguments,
                 "indirect offsets and strides must be multiples of 4, strides at least one command",
             );
             return None;
         }
         if end > resolved.size {
-            self.fail_access(arguments.0, "the indirect commands run past the end of the buffer");
+            self.fail_access(arguments, "the indirect commands run past the end of the buffer");
             return None;
         }
         Some(resolved.buffer)
@@ -312,7 +318,7 @@ impl ExecuteContext<'_> {
         self.index_bound
     }
 
-    fn indirect_draws(&mut self, arguments: BufferHandle, offset: u64, draw_count: u32, stride: u32, indexed: bool) {
+    fn indirect_draws(&mut self, arguments: u32, offset: u64, draw_count: u32, stride: u32, indexed: bool) {
         if !self.check_drawing() || (indexed && !self.check_index_buffer()) || draw_count == 0 {
             return;
         }
@@ -341,9 +347,9 @@ impl ExecuteContext<'_> {
     #[allow(clippy::too_many_arguments)]
     fn indirect_count_draws(
         &mut self,
-        arguments: BufferHandle,
+        arguments: u32,
         offset: u64,
-        count: BufferHandle,
+        count: u32,
         count_offset: u64,
         max_draw_count: u32,
         stride: u32,

@@ -10,9 +10,13 @@ use std::sync::Arc;
 use ash::vk;
 
 use super::gpu_zones::ZoneRecorder;
+use super::params::FrameParams;
 use super::recording::{flush_barriers, push_barrier, BarrierScratch};
 use crate::access::{Access, MipRange};
-use crate::compile::{AccessDecl, BarrierSource, BufferHandle, GraphDecl, ImageHandle, PlannedBarrier, SyncState};
+use crate::compile::{
+    raw_handle, AccessDecl, AccessedBuffer, AccessedImage, BarrierSource, BufferHandle, BufferRead, BufferWrite,
+    GraphDecl, ImageHandle, ImageRead, ImageWrite, PlannedBarrier, SyncState,
+};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::memory::{FrameClock, ReadbackBuffer};
@@ -56,6 +60,8 @@ pub struct ExecuteContext<'frame> {
     pub(crate) steps: StepState<'frame>,
     /// GPU zones inside the pass (`None` where the queue has no timestamps).
     pub(crate) zones: Option<ZoneRecorder<'frame>>,
+    /// The frame's parameters ([`crate::RenderGraph::set_param`]).
+    pub(crate) params: &'frame FrameParams,
 }
 
 /// The steps of the pass being recorded (see [`crate::Registry::next_step`]).
@@ -73,23 +79,33 @@ pub(crate) struct StepState<'frame> {
     pub(crate) recorded: u32,
 }
 
-/// Any graph resource handle, for calls that accept images and buffers alike.
+/// Any graph resource handle, for calls that accept images and buffers alike (a handle as
+/// `register` named it, a read handle, or a reference to a write handle).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ResourceRef(pub(crate) u32);
 
-impl From<ImageHandle> for ResourceRef {
-    fn from(handle: ImageHandle) -> Self {
-        ResourceRef(handle.0)
-    }
+macro_rules! resource_ref_from {
+    ($($handle:ty),*) => {
+        $(impl From<$handle> for ResourceRef {
+            fn from(handle: $handle) -> Self {
+                ResourceRef(handle.0)
+            }
+        })*
+    };
 }
 
-impl From<BufferHandle> for ResourceRef {
-    fn from(handle: BufferHandle) -> Self {
-        ResourceRef(handle.0)
-    }
-}
+resource_ref_from!(
+    ImageHandle,
+    BufferHandle,
+    ImageRead,
+    BufferRead,
+    &ImageRead,
+    &BufferRead,
+    &ImageWrite,
+    &BufferWrite
+);
 
-impl ExecuteContext<'_> {
+impl<'frame> ExecuteContext<'frame> {
     /// The logical device, for commands the helpers do not cover.
     pub fn device(&self) -> &ash::Device {
         self.device.raw()
@@ -149,15 +165,64 @@ impl ExecuteContext<'_> {
         }
     }
 
+    /// The frame's parameter of type `T` ([`crate::RenderGraph::set_param`]), if the host set
+    /// one; [`ExecuteContext::require_param`] for a pass that cannot run without it. It
+    /// borrows the frame, not the context, so the pass may record while it holds it.
+    #[inline]
+    pub fn param<T: 'static>(&self) -> Option<&'frame T> {
+        self.params.get()
+    }
+
+    /// The frame's parameter of type `T`, or [`GraphError::MissingParam`] naming this pass
+    /// and the type (see [`crate::PrepareContext::require_param`]):
+    ///
+    /// ```
+    /// # fn main() -> render_graph::Result<()> {
+    /// # let Some(device) = render_graph::testing::gpu_test_context() else { return Ok(()) };
+    /// use render_graph::{ExecuteContext, Registry, RenderGraph, TypedPass};
+    ///
+    /// #[derive(Clone, Copy, Debug, PartialEq)]
+    /// struct Exposure(f32);
+    ///
+    /// struct Tonemap;
+    /// impl TypedPass for Tonemap {
+    ///     type Handles = ();
+    ///     fn name(&self) -> &str { "tonemap" }
+    ///     fn register(&mut self, registry: &mut Registry) { registry.side_effect(); }
+    ///     fn execute(&mut self, _: &(), context: &mut ExecuteContext) {
+    ///         if let Err(error) = context.require_param::<Exposure>() {
+    ///             context.fail(error);
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let mut graph = RenderGraph::new(device, render_graph::vk::Extent2D { width: 8, height: 8 })?;
+    /// graph.add_typed_pass(Tonemap);
+    /// let missing = graph.execute_frame().expect_err("no exposure was set");
+    /// assert_eq!(missing.pass(), Some("tonemap"));
+    /// graph.set_param(Exposure(1.5));
+    /// graph.execute_frame()?;
+    /// assert_eq!(graph.param::<Exposure>(), Some(&Exposure(1.5)));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn require_param<T: 'static>(&self) -> Result<&'frame T> {
+        self.params.require(self.pass_name)
+    }
+
     /// The image behind `handle`, or [`GraphError::UndeclaredAccess`] naming the pass and the
     /// resource when the pass did not declare an access to it.
-    pub fn try_image(&self, handle: ImageHandle) -> Result<ResolvedImage> {
-        self.declared_access(handle.0)?;
-        match self.resolved[handle.0 as usize] {
+    pub fn try_image(&self, handle: impl AccessedImage) -> Result<ResolvedImage> {
+        self.resolved_image(raw_handle(handle).0)
+    }
+
+    fn resolved_image(&self, resource: u32) -> Result<ResolvedImage> {
+        self.declared_access(resource)?;
+        match self.resolved[resource as usize] {
             Resolved::Image(image) => Ok(image),
             _ => Err(GraphError::InvalidAccess {
                 pass: self.pass_name.to_owned(),
-                resource: self.names.resource_name(handle.0).to_owned(),
+                resource: self.names.resource_name(resource).to_owned(),
                 reason: "it is not an image",
             }),
         }
@@ -165,70 +230,80 @@ impl ExecuteContext<'_> {
 
     /// The buffer behind `handle`, or [`GraphError::UndeclaredAccess`] (see
     /// [`ExecuteContext::try_image`]).
-    pub fn try_buffer(&self, handle: BufferHandle) -> Result<ResolvedBuffer> {
-        self.declared_access(handle.0)?;
-        match self.resolved[handle.0 as usize] {
+    pub fn try_buffer(&self, handle: impl AccessedBuffer) -> Result<ResolvedBuffer> {
+        let resource = raw_handle(handle).0;
+        self.declared_access(resource)?;
+        match self.resolved[resource as usize] {
             Resolved::Buffer(buffer) => Ok(buffer),
             _ => Err(GraphError::InvalidAccess {
                 pass: self.pass_name.to_owned(),
-                resource: self.names.resource_name(handle.0).to_owned(),
+                resource: self.names.resource_name(resource).to_owned(),
                 reason: "it is not a buffer",
             }),
         }
     }
 
-    /// The image behind `handle`.
+    /// The image behind `handle` (a read handle, or a reference to a write handle).
     ///
     /// # Panics
     /// When the pass did not declare an access to it (the message names the pass and the
     /// resource); the graph turns the panic into [`GraphError::PassPanicked`] and does not
     /// submit the frame. [`ExecuteContext::try_image`] and the bind and draw helpers return
     /// [`GraphError::UndeclaredAccess`] instead.
-    pub fn image(&self, handle: ImageHandle) -> ResolvedImage {
-        declared(self.pass_name, self.accesses, self.names, handle.0);
-        match self.resolved[handle.0 as usize] {
+    pub fn image(&self, handle: impl AccessedImage) -> ResolvedImage {
+        let resource = raw_handle(handle).0;
+        declared(self.pass_name, self.accesses, self.names, resource);
+        match self.resolved[resource as usize] {
             Resolved::Image(image) => image,
-            _ => panic!("pass `{}`: `{}` is not an image", self.pass_name, self.names.resource_name(handle.0)),
+            _ => panic!("pass `{}`: `{}` is not an image", self.pass_name, self.names.resource_name(resource)),
         }
     }
 
-    /// The buffer behind `handle`.
+    /// The buffer behind `handle` (a read handle, or a reference to a write handle).
     ///
     /// # Panics
     /// As [`ExecuteContext::image`].
-    pub fn buffer(&self, handle: BufferHandle) -> ResolvedBuffer {
-        declared(self.pass_name, self.accesses, self.names, handle.0);
-        match self.resolved[handle.0 as usize] {
+    pub fn buffer(&self, handle: impl AccessedBuffer) -> ResolvedBuffer {
+        let resource = raw_handle(handle).0;
+        declared(self.pass_name, self.accesses, self.names, resource);
+        match self.resolved[resource as usize] {
             Resolved::Buffer(buffer) => buffer,
-            _ => panic!("pass `{}`: `{}` is not a buffer", self.pass_name, self.names.resource_name(handle.0)),
+            _ => panic!("pass `{}`: `{}` is not a buffer", self.pass_name, self.names.resource_name(resource)),
         }
     }
 
     /// The layout an image is in during this pass (for an image declared per mip range, the
     /// layout of its first declaration; see [`ExecuteContext::image_layout_mips`]).
-    pub fn image_layout(&self, handle: ImageHandle) -> vk::ImageLayout {
-        declared(self.pass_name, self.accesses, self.names, handle.0).image_layout()
+    pub fn image_layout(&self, handle: impl AccessedImage) -> vk::ImageLayout {
+        declared(self.pass_name, self.accesses, self.names, raw_handle(handle).0).image_layout()
     }
 
     /// The layout the mips `mips` of an image are in during this pass, or an error naming
     /// the pass and image when no declaration of this pass covers them.
-    pub fn image_layout_mips(&self, handle: ImageHandle, mips: MipRange) -> Result<vk::ImageLayout> {
-        Ok(self.declaration_of(handle.0, mips)?.access.image_layout())
+    pub fn image_layout_mips(&self, handle: impl AccessedImage, mips: MipRange) -> Result<vk::ImageLayout> {
+        self.layout_of(raw_handle(handle).0, mips)
+    }
+
+    pub(crate) fn layout_of(&self, resource: u32, mips: MipRange) -> Result<vk::ImageLayout> {
+        Ok(self.declaration_of(resource, mips)?.access.image_layout())
     }
 
     /// A view of the mips `mips` of `image` for a descriptor or an attachment: the image's
     /// view when they are all its mips, the level's view for one level, and for other ranges
-    /// the view of a range this pass declared ([`crate::Registry::access_image_mips`]),
+    /// the view of a range this pass declared ([`crate::Registry::read_image_mips`]),
     /// made once and destroyed with the image. Errors name the pass and the image: mips this
     /// pass did not declare, mips past the image's chain, or a range of several levels that
     /// is not exactly a declared one.
-    pub fn image_view_mips(&self, image: ImageHandle, mips: impl Into<MipRange>) -> Result<vk::ImageView> {
-        let mips = mips.into();
-        let declaration = self.declaration_of(image.0, mips)?;
-        let resolved = self.try_image(image)?;
+    pub fn image_view_mips(&self, image: impl AccessedImage, mips: impl Into<MipRange>) -> Result<vk::ImageView> {
+        self.view_of(raw_handle(image).0, mips.into())
+    }
+
+    pub(crate) fn view_of(&self, resource: u32, mips: MipRange) -> Result<vk::ImageView> {
+        let declaration = self.declaration_of(resource, mips)?;
+        let resolved = self.resolved_image(resource)?;
         let error = |reason| GraphError::InvalidAccess {
             pass: self.pass_name.to_owned(),
-            resource: self.names.resource_name(image.0).to_owned(),
+            resource: self.names.resource_name(resource).to_owned(),
             reason,
         };
         let Some((base, count)) = mips.resolve(resolved.mip_levels).filter(|_| mips.fits(resolved.mip_levels)) else {

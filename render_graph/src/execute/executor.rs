@@ -24,6 +24,7 @@ use super::frame_slots::FrameSlot;
 #[cfg(feature = "profile")]
 use super::gpu_profiler::GpuProfiler;
 use super::gpu_zones::{ZoneLog, MAX_GPU_ZONES};
+use super::params::FrameParams;
 use super::pass::Pass;
 use super::prepare_context::{PrepareContext, Upload};
 use super::recording::{cleared_state, flush_barriers, push_barrier, record_history_clears, BarrierScratch};
@@ -200,6 +201,8 @@ pub(crate) struct Frame<'graph> {
     /// The frame's number (as [`crate::RenderGraph::frame_index`] counts).
     pub(crate) index: u64,
     pub(crate) output_extent: vk::Extent2D,
+    /// The frame's parameters, which passes read.
+    pub(crate) params: &'graph FrameParams,
 }
 
 impl Executor {
@@ -256,6 +259,7 @@ impl Executor {
                 frame_index: frame.index,
                 output_extent: frame.output_extent,
                 error: &mut self.error,
+                params: frame.params,
             };
             let pass = &mut frame.passes[pass_index];
             if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pass.prepare(&mut context)))

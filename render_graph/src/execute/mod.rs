@@ -1,7 +1,8 @@
 //! Running a compiled graph: the executor records each frame in named steps into one of its
 //! frames in flight, and passes see the frame through their contexts.
 
-// The pass trait (`pass.rs`) and what a pass sees: `prepare_context.rs`,
+// The pass trait (`pass.rs`) and what a pass sees: the frame's parameters (`params.rs`),
+// `prepare_context.rs`,
 // `execute_context.rs` with descriptor binding (`bind.rs`), draws and dispatches
 // (`commands.rs`) and GPU zones (`gpu_zones.rs`). The executor (`executor.rs`) runs a frame
 // in steps, `record_pass.rs` records one pass, `recording.rs` holds the recording helpers
@@ -16,6 +17,7 @@ mod frame_slots;
 #[cfg(feature = "profile")]
 mod gpu_profiler;
 mod gpu_zones;
+mod params;
 mod pass;
 mod prepare_context;
 mod record_pass;
@@ -28,6 +30,7 @@ pub use execute_context::{ExecuteContext, ResourceRef};
 pub use executor::FRAMES_IN_FLIGHT;
 pub(crate) use executor::{Executor, Frame};
 pub use gpu_zones::MAX_GPU_ZONES;
+pub(crate) use params::FrameParams;
 pub use pass::{Pass, Typed, TypedPass};
 pub use prepare_context::PrepareContext;
 pub use recording::{POISON_COLOR, POISON_DEPTH, POISON_WORD};

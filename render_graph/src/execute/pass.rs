@@ -4,43 +4,22 @@ use super::execute_context::ExecuteContext;
 use super::prepare_context::PrepareContext;
 use crate::compile::Registry;
 
-/// One node of the render graph.
+/// One node of the render graph, as the graph runs it: the untyped form of [`TypedPass`],
+/// which is how passes are written (a [`TypedPass`] runs as a `Pass` through [`Typed`]).
+/// Implement `Pass` itself only for a pass that really needs the untyped form (one that
+/// keeps no handles, say, or a test of the trait).
 ///
 /// Passes are `Send`, so a whole [`RenderGraph`](crate::RenderGraph) can live in a
 /// Render-stage system of the frame scheduler (which may run it on any worker).
 ///
 /// - `register` declares every resource the pass creates or uses and each access; it runs
 ///   when the graph compiles (once, until the graph changes).
-/// - `prepare` does per-frame CPU work: uploads through the staging ring, parameters.
+/// - `prepare` does per-frame CPU work: uploads through the staging ring, the frame's
+///   parameters ([`PrepareContext::param`]).
 /// - `execute` records commands against the resolved resources, after the graph placed the
 ///   barriers the declared accesses need.
 /// - `record_draw` runs inside a dynamic-rendering scope the graph opens on the pass's
 ///   declared color and depth attachments (only for passes that declare attachments).
-///
-/// A compute pass in a handful of lines:
-///
-/// ```no_run
-/// use render_graph::{Access, BindingKind, ComputePipeline, ExecuteContext, ImageDesc,
-///     ImageHandle, ImageSize, Pass, Registry, ShaderStage, Binding};
-/// use ash::vk;
-///
-/// struct Pattern { pipeline: ComputePipeline, target: Option<ImageHandle> }
-///
-/// impl Pass for Pattern {
-///     fn name(&self) -> &str { "pattern" }
-///     fn register(&mut self, registry: &mut Registry) {
-///         let image = registry.create_image("pattern", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
-///         self.target = Some(registry.write_storage_image(image, ShaderStage::Compute));
-///     }
-///     fn execute(&mut self, context: &mut ExecuteContext) {
-///         let target = self.target.expect("registered");
-///         let extent = context.image(target).extent;
-///         context.bind_compute(&self.pipeline, &[Binding::Image(target)]);
-///         context.push_constants(&[extent.width, extent.height]);
-///         context.dispatch(extent.width.div_ceil(8), extent.height.div_ceil(8), 1);
-///     }
-/// }
-/// ```
 pub trait Pass: Send + 'static {
     /// A name unique in the graph, shown in errors, labels, statistics and the DOT dump.
     fn name(&self) -> &str;
@@ -60,30 +39,37 @@ pub trait Pass: Send + 'static {
     fn record_draw(&mut self, _context: &mut ExecuteContext<'_>) {}
 }
 
-/// A pass whose `register` returns the handles it declared, which `prepare`, `execute` and
-/// `record_draw` then receive: no `Option` fields filled in `register` and unwrapped later.
+/// A pass of the graph: `register` declares what the pass creates or uses and returns the
+/// handles of its accesses, which `prepare`, `execute` and `record_draw` then receive (no
+/// `Option` fields filled in `register` and unwrapped later). A read access gives a read
+/// handle ([`ImageRead`](crate::ImageRead), [`BufferRead`](crate::BufferRead): `Copy`), a
+/// write access a write handle ([`ImageWrite`](crate::ImageWrite),
+/// [`BufferWrite`](crate::BufferWrite): neither `Copy` nor `Clone`), so a write cannot be
+/// recorded through a read and a read handle cannot bind a slot the shader writes.
+///
 /// Add it with [`RenderGraph::add_typed_pass`](crate::RenderGraph::add_typed_pass) (or
 /// [`add_typed_pass_at`](crate::RenderGraph::add_typed_pass_at) an insertion point); it runs
 /// as a [`Pass`] through [`Typed`]. Every method but `name` and `register` has an empty
-/// default, so a pass that only draws writes `record_draw` alone.
+/// default, so a pass that only draws writes `record_draw` alone. A compute pass in a handful
+/// of lines:
 ///
 /// ```no_run
-/// use render_graph::{Binding, ComputePipeline, ExecuteContext, ImageDesc, ImageHandle, ImageSize,
-///     Registry, ShaderStage, TypedPass};
+/// use render_graph::{Binding, ComputePipeline, ExecuteContext, ImageDesc, ImageSize, ImageWrite, Registry,
+///     ShaderStage, TypedPass};
 /// use ash::vk;
 ///
 /// struct Pattern { pipeline: ComputePipeline }
 ///
 /// impl TypedPass for Pattern {
-///     type Handles = ImageHandle;
+///     type Handles = ImageWrite;
 ///     fn name(&self) -> &str { "pattern" }
-///     fn register(&mut self, registry: &mut Registry) -> ImageHandle {
+///     fn register(&mut self, registry: &mut Registry) -> ImageWrite {
 ///         let image = registry.create_image("pattern", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
 ///         registry.write_storage_image(image, ShaderStage::Compute)
 ///     }
-///     fn execute(&mut self, &target: &ImageHandle, context: &mut ExecuteContext) {
+///     fn execute(&mut self, target: &ImageWrite, context: &mut ExecuteContext) {
 ///         let extent = context.output_extent();
-///         context.bind_compute(&self.pipeline, &[Binding::Image(target)]);
+///         context.bind_compute(&self.pipeline, &[Binding::image(target)]);
 ///         context.push_constants(&[extent.width, extent.height]);
 ///         context.dispatch(extent.width.div_ceil(8), extent.height.div_ceil(8), 1);
 ///     }
@@ -91,8 +77,9 @@ pub trait Pass: Send + 'static {
 /// ```
 ///
 /// Reads and writes are told apart where they can be: the graph checks every bound
-/// descriptor against the pass's declaration and the shader's `readonly`/`writeonly`
-/// qualifiers, and a write declared as a read (or the reverse) is a
+/// descriptor against the pass's declaration, the handle's kind and the shader's
+/// `readonly`/`writeonly` qualifiers, and a write declared as a read (or the reverse), or a
+/// read handle at a slot the shader may write, is a
 /// [`GraphError::BindingMismatch`](crate::GraphError::BindingMismatch) naming the pass, the
 /// binding and the resource.
 pub trait TypedPass: Send + 'static {

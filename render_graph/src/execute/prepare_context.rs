@@ -5,8 +5,9 @@
 use ash::vk;
 
 use super::bind::Binding;
+use super::params::FrameParams;
 use crate::access::Access;
-use crate::compile::{AccessDecl, BufferHandle, GraphDecl};
+use crate::compile::{AccessDecl, BufferWrite, GraphDecl};
 use crate::error::{GraphError, Result};
 use crate::memory::StagingRing;
 use crate::resources::Resolved;
@@ -32,9 +33,11 @@ pub struct PrepareContext<'frame> {
     pub(crate) frame_index: u64,
     pub(crate) output_extent: vk::Extent2D,
     pub(crate) error: &'frame mut Option<GraphError>,
+    /// The frame's parameters ([`crate::RenderGraph::set_param`]).
+    pub(crate) params: &'frame FrameParams,
 }
 
-impl PrepareContext<'_> {
+impl<'frame> PrepareContext<'frame> {
     /// Reports a problem the pass found while preparing (e.g. an upload error):
     /// [`crate::RenderGraph::execute_frame`] returns the first such error and does not
     /// submit the frame.
@@ -54,10 +57,47 @@ impl PrepareContext<'_> {
         self.output_extent
     }
 
+    /// The frame's parameter of type `T` ([`crate::RenderGraph::set_param`]), if the host set
+    /// one (it borrows the frame, not the context).
+    ///
+    /// ```no_run
+    /// # use render_graph::{BufferWrite, PrepareContext};
+    /// struct Exposure(f32);
+    /// # fn prepare(target: &BufferWrite, context: &mut PrepareContext) {
+    /// // The host: `graph.set_param(Exposure(1.5))` before `execute_frame`.
+    /// let exposure = context.param::<Exposure>().map_or(1.0, |exposure| exposure.0);
+    /// if let Err(error) = context.upload_buffer(target, 0, &exposure.to_le_bytes()) {
+    ///     context.fail(error);
+    /// }
+    /// # }
+    /// ```
+    #[inline]
+    pub fn param<T: 'static>(&self) -> Option<&'frame T> {
+        self.params.get()
+    }
+
+    /// The frame's parameter of type `T`, or [`GraphError::MissingParam`] naming this pass
+    /// and the type, for a pass that cannot run without it:
+    ///
+    /// ```no_run
+    /// # use render_graph::PrepareContext;
+    /// # #[derive(Clone, Copy)] struct Camera([f32; 16]);
+    /// # fn prepare(context: &mut PrepareContext) {
+    /// let camera = match context.require_param::<Camera>() {
+    ///     Ok(camera) => *camera,
+    ///     Err(error) => return context.fail(error),
+    /// };
+    /// # let _ = camera;
+    /// # }
+    /// ```
+    pub fn require_param<T: 'static>(&self) -> Result<&'frame T> {
+        self.params.require(self.pass_name)
+    }
+
     /// Copies `data` to `buffer` at `offset` through the staging ring, at the start of this
     /// pass. The pass must declare [`Access::TransferWrite`] on the buffer; otherwise the
     /// error names the pass and the buffer.
-    pub fn upload_buffer(&mut self, buffer: BufferHandle, offset: u64, data: &[u8]) -> Result<()> {
+    pub fn upload_buffer(&mut self, buffer: &BufferWrite, offset: u64, data: &[u8]) -> Result<()> {
         let resource = || self.names.resource_name(buffer.0).to_owned();
         let Some(access) = self.accesses.iter().find(|access| access.resource == buffer.0) else {
             return Err(GraphError::UndeclaredAccess { pass: self.pass_name.to_owned(), resource: resource() });
@@ -100,7 +140,7 @@ impl PrepareContext<'_> {
     /// `INDIRECT_BUFFER` usage); the submit makes host writes visible.
     pub fn stage_data(&mut self, data: &[u8]) -> Result<Binding> {
         let (buffer, offset) = self.staging.push(data, 256)?;
-        Ok(Binding::External { buffer, offset, size: data.len().max(4) as u64 })
+        Ok(Binding::external(buffer, offset, data.len().max(4) as u64))
     }
 
     /// Like [`PrepareContext::stage_data`] for `len` bytes that `fill` writes in place, so
@@ -108,6 +148,6 @@ impl PrepareContext<'_> {
     /// memory the device reads. The bytes start zeroed only if `fill` zeroes them.
     pub fn stage_with(&mut self, len: u64, fill: impl FnOnce(&mut [u8])) -> Result<Binding> {
         let (buffer, offset) = self.staging.push_with(len, 256, fill)?;
-        Ok(Binding::External { buffer, offset, size: len.max(4) })
+        Ok(Binding::external(buffer, offset, len.max(4)))
     }
 }

@@ -92,6 +92,7 @@ impl Executor {
                 recorded: 0,
             },
             zones,
+            params: frame.params,
         };
         let pass = frame.passes[pass_index].as_mut();
         execute(pass, &mut context, decl);

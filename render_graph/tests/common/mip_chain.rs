@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use render_graph::{
-    vk, Access, Binding, BindingKind, BufferDesc, BufferHandle, ComputePipeline, ExecuteContext, GpuDevice, GpuImage,
-    GraphError, ImageDesc, ImageHandle, ImageInfo, ImageSize, MipRange, Pass, PrepareContext, ReadbackBuffer, Registry,
-    RenderGraph, ShaderStage,
+    vk, Access, Binding, BindingKind, BufferDesc, BufferRead, BufferWrite, ComputePipeline, ExecuteContext, GpuDevice,
+    GpuImage, GraphError, ImageDesc, ImageInfo, ImageRead, ImageSize, ImageWrite, MipRange, PrepareContext,
+    ReadbackBuffer, Registry, RenderGraph, ShaderStage, TypedPass,
 };
 
 const COMPUTE: ShaderStage = ShaderStage::Compute;
@@ -78,44 +78,43 @@ fn gather_words() -> u64 {
 /// Uploads this frame's mip 0 texels into a buffer (through bytes it keeps: no allocation
 /// per frame).
 struct UploadTexels {
-    texels: Option<BufferHandle>,
     bytes: Vec<u8>,
 }
 
-impl Pass for UploadTexels {
+impl TypedPass for UploadTexels {
+    type Handles = BufferWrite;
     fn name(&self) -> &str {
         "upload texels"
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> BufferWrite {
         let texels = registry.create_buffer(TEXELS, BufferDesc { size: u64::from(BASE.width * BASE.height) * 4 });
-        self.texels = Some(registry.access_buffer(texels, Access::TransferWrite));
+        registry.write_buffer(texels, Access::TransferWrite)
     }
-    fn prepare(&mut self, context: &mut PrepareContext) {
+    fn prepare(&mut self, texels: &BufferWrite, context: &mut PrepareContext) {
         let frame = context.frame_index();
         self.bytes.clear();
         self.bytes.extend((0..BASE.width * BASE.height).flat_map(|index| base_texel(index, frame).to_le_bytes()));
-        if let Err(error) = context.upload_buffer(self.texels.expect("registered"), 0, &self.bytes) {
+        if let Err(error) = context.upload_buffer(texels, 0, &self.bytes) {
             context.fail(error);
         }
     }
-    fn execute(&mut self, _context: &mut ExecuteContext) {}
 }
 
 /// Copies the texels into mip 0 only (a transfer write of one mip); creates the pyramid
 /// unless it is imported.
 struct SeedMip0 {
     create: bool,
-    texels: Option<BufferHandle>,
-    pyramid: Option<ImageHandle>,
 }
 
-impl Pass for SeedMip0 {
+impl TypedPass for SeedMip0 {
+    /// The texels, and mip 0 of the pyramid.
+    type Handles = (BufferRead, ImageWrite);
     fn name(&self) -> &str {
         "seed mip 0"
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> Self::Handles {
         let texels = registry.buffer(TEXELS);
-        self.texels = Some(registry.access_buffer(texels, Access::TransferRead));
+        let texels = registry.read_buffer(texels, Access::TransferRead);
         let pyramid = if self.create {
             let size = ImageSize::Absolute { width: BASE.width, height: BASE.height };
             let desc = ImageDesc::new(vk::Format::R32_SFLOAT, size).with_mips(ImageDesc::FULL_MIP_CHAIN);
@@ -123,12 +122,11 @@ impl Pass for SeedMip0 {
         } else {
             registry.image(PYRAMID)
         };
-        self.pyramid = Some(registry.access_image_mips(pyramid, MipRange::level(0), Access::TransferWrite));
+        (texels, registry.write_image_mips(pyramid, MipRange::level(0), Access::TransferWrite))
     }
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        let pyramid = self.pyramid.expect("registered");
+    fn execute(&mut self, (texels, pyramid): &Self::Handles, context: &mut ExecuteContext) {
         let image = context.image(pyramid);
-        let texels = context.buffer(self.texels.expect("registered"));
+        let texels = context.buffer(*texels);
         let layout = context.image_layout_mips(pyramid, MipRange::level(0)).expect("mip 0 is declared");
         let region = vk::BufferImageCopy::default()
             .image_subresource(vk::ImageSubresourceLayers {
@@ -157,25 +155,25 @@ struct ReduceMip {
     name: String,
     mip: u32,
     pipeline: Arc<ComputePipeline>,
-    pyramid: Option<ImageHandle>,
 }
 
-impl Pass for ReduceMip {
+impl TypedPass for ReduceMip {
+    /// Mip `mip - 1`, read; mip `mip`, written.
+    type Handles = (ImageRead, ImageWrite);
     fn name(&self) -> &str {
         &self.name
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> Self::Handles {
         let pyramid = registry.image(PYRAMID);
-        registry.read_storage_image_mip(pyramid, self.mip - 1, COMPUTE);
-        self.pyramid = Some(registry.write_storage_image_mip(pyramid, self.mip, COMPUTE));
+        (
+            registry.read_storage_image_mip(pyramid, self.mip - 1, COMPUTE),
+            registry.write_storage_image_mip(pyramid, self.mip, COMPUTE),
+        )
     }
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        let pyramid = self.pyramid.expect("registered");
+    fn execute(&mut self, (source, target): &Self::Handles, context: &mut ExecuteContext) {
         // Both binding forms of one level.
-        let bindings = [
-            Binding::ImageMip { image: pyramid, mip: self.mip - 1 },
-            Binding::ImageMips { image: pyramid, mips: MipRange::level(self.mip) },
-        ];
+        let bindings =
+            [Binding::image_mip(*source, self.mip - 1), Binding::image_mips(target, MipRange::level(self.mip))];
         context.bind_compute(&self.pipeline, &bindings);
         let extent = mip_extent(self.mip);
         context.dispatch(extent.width.div_ceil(8), extent.height.div_ceil(8), 1);
@@ -186,32 +184,32 @@ impl Pass for ReduceMip {
 /// mip `k`; the graph records the barriers between steps.
 struct ReduceSteps {
     pipeline: Arc<ComputePipeline>,
-    pyramid: Option<ImageHandle>,
 }
 
-impl Pass for ReduceSteps {
+impl TypedPass for ReduceSteps {
+    /// Per step: the mip it reads and the mip it writes.
+    type Handles = Vec<(ImageRead, ImageWrite)>;
     fn name(&self) -> &str {
         REDUCE_STEPS
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> Self::Handles {
         let pyramid = registry.image(PYRAMID);
+        let mut steps = Vec::new();
         for mip in 1..=LAST {
             if mip > 1 {
                 registry.next_step();
             }
-            registry.read_storage_image_mip(pyramid, mip - 1, COMPUTE);
-            registry.write_storage_image_mip(pyramid, mip, COMPUTE);
+            let source = registry.read_storage_image_mip(pyramid, mip - 1, COMPUTE);
+            steps.push((source, registry.write_storage_image_mip(pyramid, mip, COMPUTE)));
         }
-        self.pyramid = Some(pyramid);
+        steps
     }
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        let pyramid = self.pyramid.expect("registered");
-        for mip in 1..=LAST {
+    fn execute(&mut self, steps: &Self::Handles, context: &mut ExecuteContext) {
+        for (mip, (source, target)) in (1..=LAST).zip(steps) {
             if mip > 1 {
                 context.next_step();
             }
-            let bindings =
-                [Binding::ImageMip { image: pyramid, mip: mip - 1 }, Binding::ImageMip { image: pyramid, mip }];
+            let bindings = [Binding::image_mip(*source, mip - 1), Binding::image_mip(target, mip)];
             context.bind_compute(&self.pipeline, &bindings);
             let extent = mip_extent(mip);
             context.dispatch(extent.width.div_ceil(8), extent.height.div_ceil(8), 1);
@@ -225,22 +223,24 @@ pub const REDUCE_STEPS: &str = "reduce mips in steps";
 /// Samples mips `0..=LAST` through the view of that declared range into the readback buffer.
 struct GatherMips {
     pipeline: Arc<ComputePipeline>,
-    pyramid: Option<ImageHandle>,
-    gathered: Option<BufferHandle>,
 }
 
-impl Pass for GatherMips {
+impl TypedPass for GatherMips {
+    /// The pyramid's mips, and the buffer they are gathered into.
+    type Handles = (ImageRead, BufferWrite);
     fn name(&self) -> &str {
         "gather mips"
     }
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> Self::Handles {
         let pyramid = registry.image(PYRAMID);
-        self.pyramid = Some(registry.read_sampled_image_mips(pyramid, 0..LAST + 1, COMPUTE));
         let gathered = registry.buffer(GATHERED);
-        self.gathered = Some(registry.write_storage_buffer(gathered, COMPUTE));
+        (
+            registry.read_sampled_image_mips(pyramid, 0..LAST + 1, COMPUTE),
+            registry.write_storage_buffer(gathered, COMPUTE),
+        )
     }
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        let pyramid = self.pyramid.expect("registered");
+    fn execute(&mut self, (pyramid, gathered): &Self::Handles, context: &mut ExecuteContext) {
+        let pyramid = *pyramid;
         let mips = MipRange::from(0..LAST + 1);
         if context.frame_index() == 0 {
             // (Errors allocate their messages: checked once, off the steady state.)
@@ -252,8 +252,7 @@ impl Pass for GatherMips {
             let outside = context.image_view_mips(pyramid, MipRange::level(LAST + 1));
             assert!(matches!(outside, Err(GraphError::InvalidAccess { .. })), "{outside:?}");
         }
-        let bindings =
-            [Binding::ImageMips { image: pyramid, mips }, Binding::Buffer(self.gathered.expect("registered"))];
+        let bindings = [Binding::image_mips(pyramid, mips), Binding::buffer(gathered)];
         context.bind_compute(&self.pipeline, &bindings);
         context.dispatch((BASE.width * BASE.height).div_ceil(64), 1, 1);
     }
@@ -288,19 +287,14 @@ pub fn chain_graph(device: &Arc<GpuDevice>, imported: bool, one_pass: bool) -> (
     }
     let gathered = ReadbackBuffer::new(device, GATHERED, gather_words() * 4).expect("readback creates");
     graph.import_buffer(GATHERED, gathered.shared());
-    graph.add_pass(UploadTexels { texels: None, bytes: Vec::new() });
-    graph.add_pass(SeedMip0 { create: !imported, texels: None, pyramid: None });
+    graph.add_typed_pass(UploadTexels { bytes: Vec::new() });
+    graph.add_typed_pass(SeedMip0 { create: !imported });
     if one_pass {
-        graph.add_pass(ReduceSteps { pipeline: Arc::clone(&reduce), pyramid: None });
+        graph.add_typed_pass(ReduceSteps { pipeline: Arc::clone(&reduce) });
     }
     for mip in (1..=LAST).filter(|_| !one_pass) {
-        graph.add_pass(ReduceMip {
-            name: format!("reduce mip {mip}"),
-            mip,
-            pipeline: Arc::clone(&reduce),
-            pyramid: None,
-        });
+        graph.add_typed_pass(ReduceMip { name: format!("reduce mip {mip}"), mip, pipeline: Arc::clone(&reduce) });
     }
-    graph.add_pass(GatherMips { pipeline: Arc::new(gather_pipeline(device)), pyramid: None, gathered: None });
+    graph.add_typed_pass(GatherMips { pipeline: Arc::new(gather_pipeline(device)) });
     (graph, gathered)
 }

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use ash::vk;
 use render_graph::{
-    Access, Binding, BindingKind, BufferDesc, ComputePipeline, ExecuteContext, GpuDevice, ImageDesc, ImageSize, Pass,
-    ReadbackBuffer, Registry, RenderGraph, ShaderStage,
+    Access, Binding, BindingKind, BufferDesc, BufferRead, BufferWrite, ComputePipeline, ExecuteContext, GpuDevice,
+    ImageDesc, ImageSize, ImageWrite, ReadbackBuffer, Registry, RenderGraph, ShaderStage, TypedPass,
 };
 use shaders::{probe_hash, PROBE_ELEMENTS, PROBE_WIDTH, PROBE_WORKGROUP};
 
@@ -96,10 +96,31 @@ pub struct ProbePass {
     pub pipelines: Arc<ProbePipelines>,
     pub side_effect: bool,
     pub executed: Arc<std::sync::atomic::AtomicU32>,
-    handles: Vec<u32>,
-    report: Option<render_graph::BufferHandle>,
-    image_handles: Vec<Option<render_graph::ImageHandle>>,
-    buffer_handles: Vec<Option<render_graph::BufferHandle>>,
+}
+
+/// The handle of one probe operation's resource.
+pub enum ProbeHandle {
+    ReadImage(render_graph::ImageRead),
+    WriteImage(ImageWrite),
+    ReadBuffer(BufferRead),
+    WriteBuffer(BufferWrite),
+}
+
+impl ProbeHandle {
+    fn binding(&self) -> Binding {
+        match self {
+            ProbeHandle::ReadImage(image) => Binding::image(*image),
+            ProbeHandle::WriteImage(image) => Binding::image(image),
+            ProbeHandle::ReadBuffer(buffer) => Binding::buffer(*buffer),
+            ProbeHandle::WriteBuffer(buffer) => Binding::buffer(buffer),
+        }
+    }
+}
+
+/// What a probe pass declared: one handle per operation, and its report buffer.
+pub struct ProbeHandles {
+    ops: Vec<ProbeHandle>,
+    report: Option<BufferWrite>,
 }
 
 impl ProbePass {
@@ -110,10 +131,6 @@ impl ProbePass {
             pipelines: Arc::clone(pipelines),
             side_effect: false,
             executed: Arc::default(),
-            handles: Vec::new(),
-            report: None,
-            image_handles: Vec::new(),
-            buffer_handles: Vec::new(),
         }
     }
 
@@ -132,15 +149,16 @@ fn image_desc() -> ImageDesc {
     ImageDesc::new(vk::Format::R32_UINT, ImageSize::Absolute { width: PROBE_WIDTH, height: PROBE_WIDTH })
 }
 
-impl Pass for ProbePass {
+impl TypedPass for ProbePass {
+    type Handles = ProbeHandles;
+
     fn name(&self) -> &str {
         &self.name
     }
 
-    fn register(&mut self, registry: &mut Registry) {
-        self.image_handles.clear();
-        self.buffer_handles.clear();
+    fn register(&mut self, registry: &mut Registry) -> ProbeHandles {
         let compute = ShaderStage::Compute;
+        let mut ops = Vec::with_capacity(self.ops.len());
         for op in &self.ops {
             let (resource, kind, access) = match op {
                 ProbeOp::Fill { resource, kind, .. } => (resource, *kind, Access::StorageWrite(compute)),
@@ -154,49 +172,48 @@ impl Pass for ProbePass {
                 ProbeOp::Update { resource, kind, .. } => (resource, *kind, Access::StorageReadWrite(compute)),
             };
             let create = matches!(op, ProbeOp::Fill { .. });
-            match kind {
+            ops.push(match kind {
                 ProbeKind::Buffer => {
                     let handle = if create {
                         registry.create_buffer(resource, BufferDesc { size: PROBE_BYTES })
                     } else {
                         registry.buffer(resource)
                     };
-                    self.buffer_handles.push(Some(registry.access_buffer(handle, access)));
-                    self.image_handles.push(None);
+                    if access.is_write() {
+                        ProbeHandle::WriteBuffer(registry.write_buffer(handle, access))
+                    } else {
+                        ProbeHandle::ReadBuffer(registry.read_buffer(handle, access))
+                    }
                 }
                 ProbeKind::Image => {
                     let handle =
                         if create { registry.create_image(resource, image_desc()) } else { registry.image(resource) };
-                    self.image_handles.push(Some(registry.access_image(handle, access)));
-                    self.buffer_handles.push(None);
+                    if access.is_write() {
+                        ProbeHandle::WriteImage(registry.write_image(handle, access))
+                    } else {
+                        ProbeHandle::ReadImage(registry.read_image(handle, access))
+                    }
                 }
-            }
+            });
         }
-        self.report = (self.report_slots() > 0).then(|| {
+        let report = (self.report_slots() > 0).then(|| {
             let report = registry.buffer(&ProbePass::report_name(&self.name));
             registry.write_storage_buffer(report, compute)
         });
         if self.side_effect {
             registry.side_effect();
         }
-        self.handles.clear();
+        ProbeHandles { ops, report }
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext) {
+    fn execute(&mut self, handles: &ProbeHandles, context: &mut ExecuteContext) {
         self.executed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let groups = PROBE_ELEMENTS / PROBE_WORKGROUP;
         let mut slot = 0_u64;
-        for (index, op) in self.ops.iter().enumerate() {
-            let target = match (self.image_handles[index], self.buffer_handles[index]) {
-                (Some(image), _) => Binding::Image(image),
-                (None, Some(buffer)) => Binding::Buffer(buffer),
-                (None, None) => unreachable!("every op has a handle"),
-            };
-            let report = self.report.map(|buffer| Binding::BufferRange {
-                buffer,
-                offset: slot * PROBE_BYTES,
-                size: PROBE_BYTES,
-            });
+        for (op, handle) in self.ops.iter().zip(&handles.ops) {
+            let target = handle.binding();
+            let report =
+                handles.report.as_ref().map(|buffer| Binding::buffer_range(buffer, slot * PROBE_BYTES, PROBE_BYTES));
             let pipelines = &self.pipelines;
             let seed = match op {
                 ProbeOp::Fill { kind, seed, .. } => {

@@ -141,11 +141,9 @@ pub fn add_cluster_culled_scene_passes(
         .drawing_from(covered);
     let object_late = GpuCullPass::new(&device, Arc::clone(scene), Arc::clone(&object_settings), CullPhase::Late)?
         .drawing_from(covered);
-    let cluster_early =
-        ClusterCullPass::new(&device, Arc::clone(scene), Arc::clone(&cluster_settings), &table, CullPhase::Early)?;
-    let survivors = ClusterSurvivorPass::new(&device, Arc::clone(scene), Arc::clone(&cluster_settings), &table)?;
-    let cluster_late =
-        ClusterCullPass::new(&device, Arc::clone(scene), Arc::clone(&cluster_settings), &table, CullPhase::Late)?;
+    let cluster_early = ClusterCullPass::new(&device, Arc::clone(&cluster_settings), &table, CullPhase::Early)?;
+    let survivors = ClusterSurvivorPass::new(&device, Arc::clone(&cluster_settings), &table)?;
+    let cluster_late = ClusterCullPass::new(&device, Arc::clone(&cluster_settings), &table, CullPhase::Late)?;
     let depth = DepthPrepass::with_mode(&device, Arc::clone(scene), mode)?;
     let late_depth = DepthPrepass::late(&device, Arc::clone(scene), mode)?;
     let geometry = GeometryPass::with_mode(&device, Arc::clone(scene), options.clear_color, mode)?;
@@ -162,43 +160,43 @@ pub fn add_cluster_culled_scene_passes(
     let stats = ReadbackBuffer::new(&device, CLUSTER_STATS_READBACK, CLUSTER_STAT_WORDS as u64 * 4)?;
     lock_scene(scene).import_into(graph);
     buffers.import_into(graph);
-    graph.add_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
-    graph.add_pass(ViewUploadPass::new(Arc::clone(scene)));
+    graph.add_typed_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
+    graph.add_typed_pass(ViewUploadPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::AFTER_UPLOAD)?;
     graph.add_insertion_point(points::BEFORE_CULL)?;
     graph.add_typed_pass(CullResetPass::clusters(commands, pairs, covered, mode != DrawMode::IndirectCount));
     graph.add_typed_pass(object_early);
     graph.add_typed_pass(cluster_early);
-    graph.add_pass(depth);
-    graph.add_pass(hiz);
+    graph.add_typed_pass(depth);
+    graph.add_typed_pass(hiz);
     if let Some(early_depth) = &early_depth {
         graph.import_buffer(EARLY_DEPTH_READBACK, early_depth.shared());
-        graph.add_pass(ReadbackPass::with_names(DEPTH_PREPASS, EARLY_DEPTH_READBACK));
+        graph.add_typed_pass(ReadbackPass::with_names(DEPTH_PREPASS, EARLY_DEPTH_READBACK));
     }
     graph.add_insertion_point(points::BETWEEN_CULL_PHASES)?;
     graph.add_typed_pass(object_late);
     graph.add_typed_pass(survivors);
     graph.add_typed_pass(cluster_late);
-    graph.add_pass(late_depth);
+    graph.add_typed_pass(late_depth);
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
-    graph.add_pass(geometry);
+    graph.add_typed_pass(geometry);
     if lock_scene(scene).meshes().has_blended_materials() {
-        graph.add_pass(BlendedPass::gpu_culled(&device, Arc::clone(scene))?);
+        graph.add_typed_pass(BlendedPass::gpu_culled(&device, Arc::clone(scene))?);
     }
     graph.add_insertion_point(points::AFTER_GEOMETRY)?;
     graph.add_insertion_point(points::BEFORE_OUTPUT)?;
     if let Some(color) = &color {
         graph.import_buffer(COLOR_READBACK, color.shared());
-        graph.add_pass(color_readback_pass());
+        graph.add_typed_pass(color_readback_pass());
     }
     if let (Some(verdicts), Some(bits)) = (&verdicts, &bits) {
         graph.import_buffer(CLUSTER_VERDICTS_READBACK, verdicts.shared());
-        graph.add_pass(BufferReadbackPass::new(CLUSTER_VERDICTS, CLUSTER_VERDICTS_READBACK));
+        graph.add_typed_pass(BufferReadbackPass::new(CLUSTER_VERDICTS, CLUSTER_VERDICTS_READBACK));
         graph.import_buffer(CLUSTER_BITS_READBACK, bits.shared());
-        graph.add_pass(BufferReadbackPass::new(CLUSTER_BITS, CLUSTER_BITS_READBACK));
+        graph.add_typed_pass(BufferReadbackPass::new(CLUSTER_BITS, CLUSTER_BITS_READBACK));
     }
     graph.import_buffer(CLUSTER_STATS_READBACK, stats.shared());
-    graph.add_pass(BufferReadbackPass::new(CLUSTER_STATS, CLUSTER_STATS_READBACK));
+    graph.add_typed_pass(BufferReadbackPass::new(CLUSTER_STATS, CLUSTER_STATS_READBACK));
     Ok(ClusterCulledScene {
         table,
         settings: cluster_settings,

@@ -19,8 +19,12 @@
 //! commands as one u32. [`DrawMode`] picks `vkCmdDrawIndexedIndirectCount` where the device
 //! has it and falls back to plain indirect or direct draws with the host's count.
 //!
+//! Every frame draws from the camera the host hands the graph, the frame's [`FrameView`](crate::FrameView)
+//! parameter ([`RenderGraph::set_param`]; the Render stage sets it from the View stage's
+//! resolved view):
+//!
 //! ```no_run
-//! use renderer::{add_scene_passes, pack_rgba8, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, IDENTITY};
+//! use renderer::{add_scene_passes, pack_rgba8, FrameView, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, IDENTITY};
 //! use render_graph::{vk, RenderGraph};
 //! # fn main() -> render_graph::Result<()> {
 //! let device = render_graph::testing::gpu_test_context().expect("a Vulkan device");
@@ -30,6 +34,10 @@
 //! let scene = scene.into_shared();
 //! let mut graph = RenderGraph::new(device.clone(), vk::Extent2D { width: 64, height: 64 })?;
 //! let readback = add_scene_passes(&mut graph, &scene, &ScenePassOptions::default())?;
+//! let eye = glam::Vec3::new(0.0, 0.0, 4.0);
+//! let view = glam::Mat4::look_at_rh(eye, glam::Vec3::ZERO, glam::Vec3::Y);
+//! let projection = glam::Mat4::perspective_infinite_reverse_rh(1.0, 1.0, 0.1);
+//! graph.set_param(FrameView::new(view, projection, eye, (64, 64), 0.1, f32::INFINITY));
 //! graph.execute_frame()?;
 //! graph.wait_idle()?;
 //! let readback = readback.expect("asked for a readback");
@@ -50,7 +58,7 @@ use crate::passes::{
     color_readback_pass, BlendedPass, DepthPrepass, DrawListPass, DrawMode, GeometryPass, ObjectUploadPass,
     ShadowAtlasPass, ViewUploadPass,
 };
-use crate::scene::{lock_scene, SharedScene};
+use crate::scene::{lock_scene, ShadowCulling, ShadowFrame, SharedScene};
 #[cfg(doc)]
 use crate::scene::{DrawCommand, GpuScene, ObjectRecord, ObjectTransform};
 
@@ -64,7 +72,8 @@ pub struct ScenePassOptions {
     /// Add a readback of `color` ([`color_readback_pass`]) and return its buffer.
     pub readback: bool,
     /// Side of the shadow atlas in texels, or 0 for a frame without shadows (the default).
-    /// Above 0 the frame draws the scene's [`ShadowFrame`](crate::ShadowFrame) with a
+    /// Above 0 the frame draws the graph's [`ShadowFrame`](crate::ShadowFrame) parameter
+    /// (which the frame sets, empty, for the host to update each frame) with a
     /// [`ShadowAtlasPass`] before the `after depth prepass` point and the geometry pass
     /// lights and shadows with it ([`GeometryPass::shadowed`]).
     pub shadow_atlas: u32,
@@ -118,26 +127,27 @@ pub fn add_scene_passes(
     };
     let readback = if options.readback { Some(image_readback_buffer(&device, COLOR_READBACK, extent)?) } else { None };
     lock_scene(scene).import_into(graph);
-    graph.add_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
-    graph.add_pass(ViewUploadPass::new(Arc::clone(scene)));
+    graph.add_typed_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
+    graph.add_typed_pass(ViewUploadPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::AFTER_UPLOAD)?;
     graph.add_insertion_point(points::BEFORE_CULL)?;
-    graph.add_pass(DrawListPass::new(Arc::clone(scene)));
+    graph.add_typed_pass(DrawListPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::BETWEEN_CULL_PHASES)?;
-    graph.add_pass(depth_prepass);
+    graph.add_typed_pass(depth_prepass);
     if options.shadow_atlas > 0 {
-        graph.add_pass(ShadowAtlasPass::new(&device, Arc::clone(scene), options.shadow_atlas, mode)?);
+        graph.set_param(ShadowFrame::with_culling(ShadowCulling::Host));
+        graph.add_typed_pass(ShadowAtlasPass::new(&device, Arc::clone(scene), options.shadow_atlas, mode)?);
     }
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
-    graph.add_pass(geometry);
+    graph.add_typed_pass(geometry);
     if lock_scene(scene).meshes().has_blended_materials() {
-        graph.add_pass(BlendedPass::new(&device, Arc::clone(scene))?);
+        graph.add_typed_pass(BlendedPass::new(&device, Arc::clone(scene))?);
     }
     graph.add_insertion_point(points::AFTER_GEOMETRY)?;
     graph.add_insertion_point(points::BEFORE_OUTPUT)?;
     if let Some(readback) = &readback {
         graph.import_buffer(COLOR_READBACK, readback.shared());
-        graph.add_pass(color_readback_pass());
+        graph.add_typed_pass(color_readback_pass());
     }
     Ok(readback)
 }

@@ -13,7 +13,7 @@ use crate::passes::{
     GeometryPass, GpuCullPass, HiZBuildPass, ObjectUploadPass, ShadowAtlasPass, ShadowCullPass, SharedCullSettings,
     ViewUploadPass, CULL_STATS, CULL_STAT_WORDS, SHADOW_DRAWS_MAX_BYTES, VISIBILITY_BITS,
 };
-use crate::scene::{lock_scene, SharedScene};
+use crate::scene::{lock_scene, ShadowCulling, ShadowFrame, SharedScene};
 
 /// Name of the imported host-visible buffer the bits are copied into.
 pub const VISIBILITY_READBACK: &str = "visibility_readback";
@@ -79,17 +79,17 @@ pub fn add_gpu_culled_scene_passes(
         scene.import_into(graph);
         scene.draw_gpu_list();
     }
-    graph.add_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
-    graph.add_pass(ViewUploadPass::new(Arc::clone(scene)));
+    graph.add_typed_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
+    graph.add_typed_pass(ViewUploadPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::AFTER_UPLOAD)?;
     graph.add_insertion_point(points::BEFORE_CULL)?;
     graph.add_typed_pass(CullResetPass::objects(capacity, mode != DrawMode::IndirectCount));
     graph.add_typed_pass(early);
-    graph.add_pass(depth);
-    graph.add_pass(hiz);
+    graph.add_typed_pass(depth);
+    graph.add_typed_pass(hiz);
     graph.add_insertion_point(points::BETWEEN_CULL_PHASES)?;
     graph.add_typed_pass(late);
-    graph.add_pass(late_depth);
+    graph.add_typed_pass(late_depth);
     let shadows_on_device = options.shadow_atlas > 0 && shadow_culling_on_device(mode, capacity, options.shadow_views);
     if shadows_on_device {
         // Every view's casters, then the cascades' occlusion: the pyramid of what the early
@@ -97,32 +97,35 @@ pub fn add_gpu_culled_scene_passes(
         let (views, atlas) = (options.shadow_views, options.shadow_atlas);
         let atlas_side = 1 << (31 - atlas.clamp(256, 16_384).leading_zeros());
         let pyramid = if options.shadow_pyramid == 0 { atlas_side } else { options.shadow_pyramid.min(atlas_side) };
+        let region = capacity.max(1);
+        graph.set_param(ShadowFrame::with_culling(ShadowCulling::Device { region, views, pyramid }));
         graph.add_typed_pass(CullResetPass::shadows(capacity, views));
         graph.add_typed_pass(ShadowCullPass::new(&device, Arc::clone(scene), views)?);
-        graph.add_pass(ShadowAtlasPass::device_culled(&device, Arc::clone(scene), atlas, (views, pyramid))?);
-        graph.add_pass(HiZBuildPass::shadow_atlas(&device, pyramid)?);
+        graph.add_typed_pass(ShadowAtlasPass::device_culled(&device, Arc::clone(scene), atlas)?);
+        graph.add_typed_pass(HiZBuildPass::shadow_atlas(&device, pyramid)?);
         graph.add_typed_pass(ShadowCullPass::late(&device, Arc::clone(scene), views)?);
-        graph.add_pass(ShadowAtlasPass::device_culled_late(&device, Arc::clone(scene), atlas)?);
+        graph.add_typed_pass(ShadowAtlasPass::device_culled_late(&device, Arc::clone(scene), atlas)?);
     } else if options.shadow_atlas > 0 {
-        graph.add_pass(ShadowAtlasPass::new(&device, Arc::clone(scene), options.shadow_atlas, mode)?);
+        graph.set_param(ShadowFrame::with_culling(ShadowCulling::Host));
+        graph.add_typed_pass(ShadowAtlasPass::new(&device, Arc::clone(scene), options.shadow_atlas, mode)?);
     }
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
-    graph.add_pass(geometry);
+    graph.add_typed_pass(geometry);
     if lock_scene(scene).meshes().has_blended_materials() {
-        graph.add_pass(BlendedPass::gpu_culled(&device, Arc::clone(scene))?);
+        graph.add_typed_pass(BlendedPass::gpu_culled(&device, Arc::clone(scene))?);
     }
     graph.add_insertion_point(points::AFTER_GEOMETRY)?;
     graph.add_insertion_point(points::BEFORE_OUTPUT)?;
     if let Some(color) = &color {
         graph.import_buffer(COLOR_READBACK, color.shared());
-        graph.add_pass(color_readback_pass());
+        graph.add_typed_pass(color_readback_pass());
     }
     if let Some(bits) = &bits {
         graph.import_buffer(VISIBILITY_READBACK, bits.shared());
-        graph.add_pass(BufferReadbackPass::new(VISIBILITY_BITS, VISIBILITY_READBACK));
+        graph.add_typed_pass(BufferReadbackPass::new(VISIBILITY_BITS, VISIBILITY_READBACK));
     }
     graph.import_buffer(CULL_STATS_READBACK, stats.shared());
-    graph.add_pass(BufferReadbackPass::new(CULL_STATS, CULL_STATS_READBACK));
+    graph.add_typed_pass(BufferReadbackPass::new(CULL_STATS, CULL_STATS_READBACK));
     Ok(GpuCulledScene { color, bits, stats, shadows_on_device, mode })
 }
 

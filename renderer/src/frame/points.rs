@@ -1,5 +1,6 @@
 //! The insertion points of the engine's frame: where a user's pass can run inside it
-//! ([`RenderGraph::add_pass_at`](render_graph::RenderGraph::add_pass_at)), in frame order.
+//! ([`RenderGraph::add_typed_pass_at`](render_graph::RenderGraph::add_typed_pass_at)), in
+//! frame order.
 //! Every frame ([`add_scene_passes`](crate::add_scene_passes),
 //! [`add_gpu_culled_scene_passes`](crate::add_gpu_culled_scene_passes),
 //! [`add_cluster_culled_scene_passes`](crate::add_cluster_culled_scene_passes)) has all of
@@ -16,16 +17,16 @@
 //! | [`BEFORE_OUTPUT`] | every pass above | readbacks, the target's passes, presenting | the final `color` |
 //!
 //! ```no_run
-//! # use render_graph::{Pass, Registry, ExecuteContext};
+//! # use render_graph::{Registry, TypedPass};
 //! # struct Animate;
-//! # impl Pass for Animate {
+//! # impl TypedPass for Animate {
+//! #     type Handles = ();
 //! #     fn name(&self) -> &str { "animate" }
 //! #     fn register(&mut self, _: &mut Registry) {}
-//! #     fn execute(&mut self, _: &mut ExecuteContext) {}
 //! # }
 //! # fn add(graph: &mut render_graph::RenderGraph) -> render_graph::Result<()> {
 //! // A compute pass that moves objects: the cull and the draw see the new places this frame.
-//! graph.add_pass_at(renderer::points::BEFORE_CULL, Animate)?;
+//! graph.add_typed_pass_at(renderer::points::BEFORE_CULL, Animate)?;
 //! # Ok(())
 //! # }
 //! ```

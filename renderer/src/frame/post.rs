@@ -8,7 +8,7 @@
 //! need no copy: they read and write `color` in place as a storage image.
 
 use render_graph::{
-    vk, Access, ExecuteContext, ImageDesc, ImageHandle, ImageSize, Pass, Registry, RenderGraph, Result,
+    vk, Access, ExecuteContext, ImageDesc, ImageRead, ImageSize, ImageWrite, Registry, RenderGraph, Result, TypedPass,
 };
 
 use crate::frame::points;
@@ -19,53 +19,58 @@ use crate::names::{COLOR, COLOR_FORMAT};
 /// output's size), which `pass` reads with `registry.image(input)` while it writes `color`.
 ///
 /// ```no_run
-/// # use render_graph::{Pass, Registry, ExecuteContext, ShaderStage, AttachmentLoad};
-/// struct Blur;
-/// impl Pass for Blur {
+/// # use render_graph::{AttachmentLoad, Binding, ExecuteContext, GraphicsPipeline, ImageRead, Registry, ShaderStage, TypedPass};
+/// struct Blur { pipeline: GraphicsPipeline }
+/// impl TypedPass for Blur {
+///     type Handles = ImageRead;
 ///     fn name(&self) -> &str { "blur" }
-///     fn register(&mut self, registry: &mut Registry) {
+///     fn register(&mut self, registry: &mut Registry) -> ImageRead {
 ///         let input = registry.image("blur input");
-///         registry.sample(input, ShaderStage::Fragment);
 ///         let color = registry.image(renderer::COLOR);
 ///         registry.color_attachment(color, AttachmentLoad::DontCare);
+///         registry.sample(input, ShaderStage::Fragment)
 ///     }
-///     fn record_draw(&mut self, _: &mut ExecuteContext) { /* a full-screen triangle */ }
+///     fn record_draw(&mut self, &input: &ImageRead, context: &mut ExecuteContext) {
+///         context.bind_graphics(&self.pipeline, &[Binding::image(input)]);
+///         context.draw(3, 1); // a full-screen triangle
+///     }
 /// }
-/// # fn add(graph: &mut render_graph::RenderGraph) -> render_graph::Result<()> {
-/// renderer::add_post_process(graph, "blur input", Blur)?;
+/// # fn add(graph: &mut render_graph::RenderGraph, pipeline: GraphicsPipeline) -> render_graph::Result<()> {
+/// renderer::add_post_process(graph, "blur input", Blur { pipeline })?;
 /// # Ok(())
 /// # }
 /// ```
 #[track_caller]
-pub fn add_post_process<P: Pass>(graph: &mut RenderGraph, input: &str, pass: P) -> Result<()> {
-    graph.add_pass_at(
+pub fn add_post_process<P: TypedPass>(graph: &mut RenderGraph, input: &str, pass: P) -> Result<()> {
+    graph.add_typed_pass_at(
         points::AFTER_GEOMETRY,
-        CopyColor { input: input.to_owned(), name: format!("copy color to {input}"), handles: None },
+        CopyColor { input: input.to_owned(), name: format!("copy color to {input}") },
     )?;
-    graph.add_pass_at(points::AFTER_GEOMETRY, pass)
+    graph.add_typed_pass_at(points::AFTER_GEOMETRY, pass)
 }
 
 /// Copies `color` into the image `input` it creates.
 struct CopyColor {
     input: String,
     name: String,
-    handles: Option<(ImageHandle, ImageHandle)>,
 }
 
-impl Pass for CopyColor {
+impl TypedPass for CopyColor {
+    /// `color`, and the copy.
+    type Handles = (ImageRead, ImageWrite);
+
     fn name(&self) -> &str {
         &self.name
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) {
+    fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles {
         let color = registry.image(COLOR);
-        let color = registry.access_image(color, Access::TransferRead);
         let input = registry.create_image(&self.input, ImageDesc::new(COLOR_FORMAT, ImageSize::OUTPUT));
-        self.handles = Some((color, registry.access_image(input, Access::TransferWrite)));
+        (registry.read_image(color, Access::TransferRead), registry.write_image(input, Access::TransferWrite))
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
-        let Some((color, input)) = self.handles else { return };
+    fn execute(&mut self, (color, input): &Self::Handles, context: &mut ExecuteContext<'_>) {
+        let color = *color;
         let (source, target) = match (context.try_image(color), context.try_image(input)) {
             (Ok(source), Ok(target)) => (source, target),
             (Err(error), _) | (_, Err(error)) => return context.fail(error),

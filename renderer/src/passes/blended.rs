@@ -14,19 +14,21 @@
 use std::sync::Arc;
 
 use render_graph::vk;
-use render_graph::{AttachmentLoad, Binding, BindingKind, BufferHandle, ColorBlend, ExecuteContext, GpuDevice};
-use render_graph::{GraphicsPipeline, Pass, Registry, Result, ShaderStage};
+use render_graph::{AttachmentLoad, Binding, BindingKind, BufferRead, ColorBlend, ExecuteContext, GpuDevice};
+use render_graph::{GraphicsPipeline, Registry, Result, ShaderStage, TypedPass};
 
 use super::draw::SCENE_BINDINGS;
-use super::draw::{check_output_extent, scene_pipeline, scene_push_words, DrawFilter, SceneInputs, ScenePipelineKind};
+use super::draw::{check_output_extent, frame_view_projection, scene_pipeline, scene_push_words};
+use super::draw::{DrawFilter, SceneInputs, ScenePipelineKind};
 use super::VISIBILITY_BITS;
 use crate::names::{COLOR, COLOR_FORMAT, DEPTH_FORMAT, DEPTH_PREPASS};
 use crate::scene::{lock_scene, SharedScene};
 
-/// Draws the scene's blended objects sorted back to front ([`GpuScene::sort_blended`]) over
-/// `color`, blending "over" by alpha and keeping `color`'s alpha; double-sided materials
-/// draw both faces. Named `"blended"`; the frames add it after the geometry pass when the
-/// library has a blended material.
+/// Draws the scene's blended objects sorted back to front ([`GpuScene::sort_blended`], with
+/// the frame's [`FrameView`](crate::FrameView) parameter) over `color`, blending "over" by
+/// alpha and keeping `color`'s alpha; double-sided materials draw both faces. Named
+/// `"blended"`; the frames add it after the geometry pass when the library has a blended
+/// material.
 ///
 /// [`GpuScene::sort_blended`]: crate::GpuScene::sort_blended
 pub struct BlendedPass {
@@ -34,9 +36,16 @@ pub struct BlendedPass {
     double_sided: GraphicsPipeline,
     scene: SharedScene,
     gated: bool,
-    inputs: Option<SceneInputs>,
-    bits: Option<BufferHandle>,
     order: Vec<u32>,
+    /// The view the order was sorted for (this frame's).
+    view_projection: [[f32; 4]; 4],
+}
+
+/// What the blended pass reads: the scene, and on a GPU-culled frame this frame's
+/// `visibility_bits`.
+pub struct BlendedInputs {
+    scene: SceneInputs,
+    bits: Option<BufferRead>,
 }
 
 impl BlendedPass {
@@ -71,19 +80,17 @@ impl BlendedPass {
             double_sided: pipeline("blended double-sided", vk::CullModeFlags::NONE)?,
             scene,
             gated,
-            inputs: None,
-            bits: None,
             order: Vec::new(),
+            view_projection: [[0.0; 4]; 4],
         })
     }
 
     /// Binds `pipeline` with the scene's bindings (and the bits) and this frame's camera.
-    fn bind(&self, context: &mut ExecuteContext<'_>, pipeline: &GraphicsPipeline, push: &[u32; 17]) {
-        let inputs = self.inputs.expect("register runs before record_draw");
-        let scene = inputs.bindings();
-        match self.bits {
+    fn bind(inputs: &BlendedInputs, context: &mut ExecuteContext<'_>, pipeline: &GraphicsPipeline, push: &[u32; 17]) {
+        let scene = inputs.scene.bindings();
+        match inputs.bits {
             Some(bits) => {
-                let mut bindings = [Binding::Buffer(bits); 7];
+                let mut bindings = [Binding::buffer(bits); 7];
                 bindings[..6].copy_from_slice(&scene);
                 context.bind_graphics(pipeline, &bindings);
             }
@@ -93,48 +100,52 @@ impl BlendedPass {
     }
 }
 
-impl Pass for BlendedPass {
+impl TypedPass for BlendedPass {
+    type Handles = BlendedInputs;
+
     fn name(&self) -> &str {
         "blended"
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) {
-        self.inputs = Some(SceneInputs::register(registry));
-        if self.gated {
+    fn register(&mut self, registry: &mut Registry<'_>) -> BlendedInputs {
+        let scene = SceneInputs::register(registry);
+        let bits = self.gated.then(|| {
             let bits = registry.buffer(VISIBILITY_BITS);
-            self.bits = Some(registry.read_storage_buffer(bits, ShaderStage::Vertex));
-        }
+            registry.read_storage_buffer(bits, ShaderStage::Vertex)
+        });
         let depth = registry.image(DEPTH_PREPASS);
         registry.depth_read(depth);
         let color = registry.image(COLOR);
         registry.color_attachment(color, AttachmentLoad::Load);
+        BlendedInputs { scene, bits }
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
+    fn execute(&mut self, _inputs: &BlendedInputs, context: &mut ExecuteContext<'_>) {
+        self.order.clear();
         if !check_output_extent(context, COLOR) {
             return;
         }
+        let Some(view_projection) = frame_view_projection(context) else { return };
+        self.view_projection = view_projection;
         let mut scene = lock_scene(&self.scene);
-        self.order.clear();
-        self.order.extend_from_slice(scene.sort_blended());
+        self.order.extend_from_slice(scene.sort_blended(glam::Mat4::from_cols_array_2d(&view_projection)));
     }
 
-    fn record_draw(&mut self, context: &mut ExecuteContext<'_>) {
+    fn record_draw(&mut self, inputs: &BlendedInputs, context: &mut ExecuteContext<'_>) {
         if context.failed() || self.order.is_empty() {
             return;
         }
-        let inputs = self.inputs.expect("register runs before record_draw");
         let scene = Arc::clone(&self.scene);
         let scene = lock_scene(&scene);
-        let push = scene_push_words(scene.camera(), DrawFilter::Blended);
+        let push = scene_push_words(&self.view_projection, DrawFilter::Blended);
         let mut bound_double_sided = None;
-        let indices = context.buffer(inputs.index_buffer()).buffer;
+        let indices = context.buffer(inputs.scene.index_buffer()).buffer;
         for &slot in &self.order {
             let Some(record) = scene.record(slot) else { continue };
             let double_sided = scene.meshes().material_is_double_sided(record.material);
             if bound_double_sided != Some(double_sided) {
                 let pipeline = if double_sided { &self.double_sided } else { &self.one_sided };
-                self.bind(context, pipeline, &push);
+                BlendedPass::bind(inputs, context, pipeline, &push);
                 if context.failed() {
                     return;
                 }

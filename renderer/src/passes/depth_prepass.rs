@@ -11,13 +11,13 @@ use crate::names::{DEPTH_FORMAT, DEPTH_PREPASS};
 use crate::scene::SharedScene;
 use render_graph::ExecuteContext;
 use render_graph::GpuDevice;
-use render_graph::Pass;
 use render_graph::Result;
-use render_graph::{AttachmentLoad, ImageDesc, ImageSize, Registry};
+use render_graph::{AttachmentLoad, ImageDesc, ImageSize, Registry, TypedPass};
 
 /// Writes the nearest depth of the drawn objects to `depth_prepass`, the size of the
 /// graph's output. Reads `object_records`, `mesh_vertices`, `mesh_indices`,
-/// `draw_commands` and `draw_count`.
+/// `draw_commands` and `draw_count`, and the frame's [`FrameView`](crate::FrameView)
+/// parameter (its `view_projection`).
 ///
 /// [`DepthPrepass::late`] makes the second prepass of two-phase occlusion culling: it adds
 /// to the `depth_prepass` an earlier prepass drew (loaded, not cleared), drawing the
@@ -27,7 +27,6 @@ pub struct DepthPrepass {
     pipeline: OpaquePipelines,
     scene: SharedScene,
     mode: DrawMode,
-    inputs: Option<SceneInputs>,
     late: bool,
 }
 
@@ -48,7 +47,7 @@ impl DepthPrepass {
             &[],
             (DEPTH_FORMAT, vk::CompareOp::GREATER, true),
         )?;
-        Ok(DepthPrepass { pipeline, scene, mode, inputs: None, late: false })
+        Ok(DepthPrepass { pipeline, scene, mode, late: false })
     }
 
     /// The late prepass of two-phase culling, named [`DepthPrepass::LATE_NAME`]: loads
@@ -61,7 +60,10 @@ impl DepthPrepass {
     pub const LATE_NAME: &'static str = "depth_prepass late";
 }
 
-impl Pass for DepthPrepass {
+impl TypedPass for DepthPrepass {
+    /// The scene's buffers (the depth attachment is the graph's to record).
+    type Handles = SceneInputs;
+
     fn name(&self) -> &str {
         if self.late {
             Self::LATE_NAME
@@ -70,27 +72,27 @@ impl Pass for DepthPrepass {
         }
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) {
-        self.inputs = Some(SceneInputs::register(registry));
+    fn register(&mut self, registry: &mut Registry<'_>) -> SceneInputs {
+        let inputs = SceneInputs::register(registry);
         if self.late {
             let depth = registry.image(DEPTH_PREPASS);
             registry.depth_attachment(depth, AttachmentLoad::Load);
-            return;
+            return inputs;
         }
         let depth = registry.create_image(DEPTH_PREPASS, ImageDesc::new(DEPTH_FORMAT, ImageSize::OUTPUT));
         // Reversed-Z: 0 is infinitely far.
         registry.depth_attachment(depth, AttachmentLoad::ClearDepth(0.0));
+        inputs
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
+    fn execute(&mut self, _inputs: &SceneInputs, context: &mut ExecuteContext<'_>) {
         check_output_extent(context, DEPTH_PREPASS);
     }
 
-    fn record_draw(&mut self, context: &mut ExecuteContext<'_>) {
+    fn record_draw(&mut self, inputs: &SceneInputs, context: &mut ExecuteContext<'_>) {
         if context.failed() {
             return;
         }
-        let inputs = self.inputs.expect("register runs before record_draw");
-        self.pipeline.draw(&inputs, context, &self.scene, self.mode);
+        self.pipeline.draw(inputs, &[], context, &self.scene, self.mode);
     }
 }

@@ -1,6 +1,6 @@
 //! What the depth prepass and the geometry pass share: the scene inputs they declare, the
-//! pipeline layout of the scene shaders, and how the draw commands are issued on the device
-//! at hand.
+//! pipeline layout of the scene shaders (with the push constants of the frame's view), and how
+//! the draw commands are issued on the device at hand.
 
 use std::sync::Arc;
 
@@ -10,12 +10,12 @@ use crate::names::{
     DRAW_COMMANDS, DRAW_COUNT, MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_RECORDS,
     OBJECT_TRANSFORMS,
 };
-use crate::scene::{lock_scene, SharedScene};
-use crate::scene::{CameraConstants, DRAW_COMMAND_BYTES};
-use render_graph::{Access, ShaderStage};
+use crate::scene::DRAW_COMMAND_BYTES;
+use crate::scene::{lock_scene, FrameView, SharedScene};
+use render_graph::ShaderStage;
 use render_graph::{Binding, ExecuteContext};
 use render_graph::{BindingKind, ColorBlend, GraphicsPipeline, GraphicsPipelineDesc};
-use render_graph::{BufferHandle, ImageHandle, Registry};
+use render_graph::{BufferRead, ImageRead, Registry};
 use render_graph::{DeviceCapabilities, GpuDevice};
 use render_graph::{GraphError, Result};
 
@@ -112,15 +112,31 @@ pub(crate) const SHADOWED_SCENE_BINDINGS: [BindingKind; 8] = [
     BindingKind::SampledImage,
 ];
 
-/// Push-constant bytes of the scene shaders: the camera, then the draw filter.
-const SCENE_PUSH_BYTES: u32 = CameraConstants::BYTES + 4;
+/// Push-constant bytes of the scene shaders (the block `CameraConstants` of
+/// `scene_common.h`): the view-projection matrix, then the draw filter.
+const SCENE_PUSH_BYTES: u32 = 17 * 4;
 
-/// The scene shaders' push constants for `camera` and `filter`.
-pub(crate) fn scene_push_words(camera: &CameraConstants, filter: DrawFilter) -> [u32; 17] {
+/// The scene shaders' push constants: `view_projection` (world to clip, column-major: the
+/// frame's [`FrameView`]'s, or a light view's) and `filter`.
+pub(crate) fn scene_push_words(view_projection: &[[f32; 4]; 4], filter: DrawFilter) -> [u32; 17] {
     let mut words = [0; 17];
-    words[..16].copy_from_slice(&camera.words());
+    for (word, value) in words.iter_mut().zip(view_projection.as_flattened()) {
+        *word = value.to_bits();
+    }
     words[16] = filter as u32;
     words
+}
+
+/// The view-projection of the frame's [`FrameView`] parameter, or the frame's error naming
+/// the pass when the host set none.
+pub(crate) fn frame_view_projection(context: &mut ExecuteContext<'_>) -> Option<[[f32; 4]; 4]> {
+    match context.require_param::<FrameView>() {
+        Ok(view) => Some(view.view_projection),
+        Err(error) => {
+            context.fail(error);
+            None
+        }
+    }
 }
 
 /// The fixed-function choices of a scene pipeline that vary between its uses.
@@ -189,19 +205,9 @@ impl OpaquePipelines {
     }
 
     /// Draws the scene's list with the one-sided pipeline, then, when the library has
-    /// double-sided surfaces, again with the double-sided one.
+    /// double-sided surfaces, again with the double-sided one, binding `extra` after the
+    /// scene's bindings, with the frame's view ([`FrameView`], the graph's parameter).
     pub(crate) fn draw(
-        &self,
-        inputs: &SceneInputs,
-        context: &mut ExecuteContext<'_>,
-        scene: &SharedScene,
-        mode: DrawMode,
-    ) {
-        self.draw_with(inputs, &[], context, scene, mode);
-    }
-
-    /// As [`OpaquePipelines::draw`], binding `extra` after the scene's bindings.
-    pub(crate) fn draw_with(
         &self,
         inputs: &SceneInputs,
         extra: &[Binding],
@@ -209,25 +215,42 @@ impl OpaquePipelines {
         scene: &SharedScene,
         mode: DrawMode,
     ) {
-        inputs.draw_with(context, &self.one_sided, extra, scene, mode, DrawFilter::OneSided);
+        let Some(view_projection) = frame_view_projection(context) else { return };
+        let draw = SceneDraw { pipeline: &self.one_sided, extra, view_projection, mode, filter: DrawFilter::OneSided };
+        inputs.draw_with(context, scene, &draw);
         if lock_scene(scene).meshes().has_double_sided_surfaces() {
-            inputs.draw_with(context, &self.double_sided, extra, scene, mode, DrawFilter::DoubleSided);
+            let draw = SceneDraw { pipeline: &self.double_sided, filter: DrawFilter::DoubleSided, ..draw };
+            inputs.draw_with(context, scene, &draw);
         }
     }
 }
 
-/// The scene buffers a drawing pass reads, declared in its `register`.
+/// One draw of the scene's list: the pipeline, the bindings after the scene's, the camera
+/// pushed, how the commands are issued and which objects it is for.
+#[derive(Clone, Copy)]
+pub(crate) struct SceneDraw<'a> {
+    pub(crate) pipeline: &'a GraphicsPipeline,
+    pub(crate) extra: &'a [Binding],
+    pub(crate) view_projection: [[f32; 4]; 4],
+    pub(crate) mode: DrawMode,
+    pub(crate) filter: DrawFilter,
+}
+
+/// The scene buffers a drawing pass reads, declared in its `register` (the handles of the
+/// depth prepasses and of the geometry, blended and shadow atlas passes): the objects'
+/// transforms and records, the meshes' vertices, indices and UVs, the materials and their
+/// textures, and the draw list with its count.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct SceneInputs {
-    transforms: BufferHandle,
-    objects: BufferHandle,
-    vertices: BufferHandle,
-    indices: BufferHandle,
-    commands: BufferHandle,
-    count: BufferHandle,
-    uvs: BufferHandle,
-    materials: BufferHandle,
-    textures: ImageHandle,
+pub struct SceneInputs {
+    transforms: BufferRead,
+    objects: BufferRead,
+    vertices: BufferRead,
+    indices: BufferRead,
+    commands: BufferRead,
+    count: BufferRead,
+    uvs: BufferRead,
+    materials: BufferRead,
+    textures: ImageRead,
 }
 
 impl SceneInputs {
@@ -250,49 +273,43 @@ impl SceneInputs {
             transforms: registry.read_storage_buffer(transforms, ShaderStage::Vertex),
             objects: registry.read_storage_buffer(objects, ShaderStage::Vertex),
             vertices: registry.read_storage_buffer(vertices, ShaderStage::Vertex),
-            indices: registry.access_buffer(indices, Access::IndexBuffer),
-            commands: registry.access_buffer(commands, Access::IndirectArgument),
-            count: registry.access_buffer(count, Access::IndirectArgument),
+            indices: registry.index_buffer(indices),
+            commands: registry.indirect_buffer(commands),
+            count: registry.indirect_buffer(count),
         }
     }
 
     /// The bindings of [`SCENE_BINDINGS`], in order.
     pub(crate) fn bindings(&self) -> [Binding; 6] {
         [
-            Binding::Buffer(self.transforms),
-            Binding::Buffer(self.objects),
-            Binding::Buffer(self.vertices),
-            Binding::Buffer(self.uvs),
-            Binding::Buffer(self.materials),
-            Binding::Image(self.textures),
+            Binding::buffer(self.transforms),
+            Binding::buffer(self.objects),
+            Binding::buffer(self.vertices),
+            Binding::buffer(self.uvs),
+            Binding::buffer(self.materials),
+            Binding::image(self.textures),
         ]
     }
 
     /// The index buffer the scene draws from.
-    pub(crate) fn index_buffer(&self) -> BufferHandle {
+    pub(crate) fn index_buffer(&self) -> BufferRead {
         self.indices
     }
 
-    /// Binds `pipeline` with the scene buffers and camera, then draws the scene's commands in
-    /// `mode` (inside the pass's rendering scope). Without a GPU count the host's list is
-    /// drawn, or every object's command when a GPU pass writes the list.
-    /// `extra` bindings follow the scene's (the shadowed geometry pass's lights and atlas).
-    pub(crate) fn draw_with(
-        &self,
-        context: &mut ExecuteContext<'_>,
-        pipeline: &GraphicsPipeline,
-        extra: &[Binding],
-        scene: &SharedScene,
-        mode: DrawMode,
-        filter: DrawFilter,
-    ) {
+    /// Binds the draw's pipeline with the scene buffers and its camera, then draws the
+    /// scene's commands in its mode (inside the pass's rendering scope). Without a GPU count
+    /// the host's list is drawn, or every object's command when a GPU pass writes the list.
+    /// The draw's `extra` bindings follow the scene's (the shadowed geometry pass's lights and
+    /// atlas).
+    pub(crate) fn draw_with(&self, context: &mut ExecuteContext<'_>, scene: &SharedScene, draw: &SceneDraw<'_>) {
+        let SceneDraw { pipeline, extra, view_projection, mode, filter } = *draw;
         let scene = lock_scene(scene);
-        let mut bindings = [Binding::Buffer(self.transforms); 8];
+        let mut bindings = [Binding::buffer(self.transforms); 8];
         bindings[..6].copy_from_slice(&self.bindings());
         let count = 6 + extra.len().min(2);
         bindings[6..count].copy_from_slice(&extra[..count - 6]);
         context.bind_graphics(pipeline, &bindings[..count]);
-        context.push_constants(&scene_push_words(scene.camera(), filter));
+        context.push_constants(&scene_push_words(&view_projection, filter));
         if context.failed() {
             return;
         }

@@ -12,10 +12,9 @@ use crate::names::{COLOR, COLOR_FORMAT, DEPTH_FORMAT, DEPTH_PREPASS, SHADOW_ATLA
 use crate::scene::SharedScene;
 use render_graph::ExecuteContext;
 use render_graph::GpuDevice;
-use render_graph::Pass;
 use render_graph::Result;
-use render_graph::{AttachmentLoad, ImageDesc, ImageSize, Registry};
-use render_graph::{Binding, BindingKind, BufferHandle, ImageHandle, ShaderStage};
+use render_graph::{AttachmentLoad, ImageDesc, ImageSize, Registry, TypedPass};
+use render_graph::{Binding, BindingKind, BufferRead, ImageRead, ShaderStage};
 
 /// Draws every object of the draw list in its flat colour into `color`, the size of the
 /// graph's output, cleared to the pass's clear colour.
@@ -35,9 +34,14 @@ pub struct GeometryPass {
     scene: SharedScene,
     mode: DrawMode,
     clear_color: [f32; 4],
-    inputs: Option<SceneInputs>,
     shadowed: bool,
-    shadow_inputs: Option<(BufferHandle, ImageHandle)>,
+}
+
+/// What the geometry pass reads: the scene, and in a frame with shadows the lights and the
+/// atlas.
+pub struct GeometryInputs {
+    scene: SceneInputs,
+    shadows: Option<(BufferRead, ImageRead)>,
 }
 
 impl GeometryPass {
@@ -88,46 +92,45 @@ impl GeometryPass {
             &[COLOR_FORMAT],
             (DEPTH_FORMAT, vk::CompareOp::GREATER_OR_EQUAL, false),
         )?;
-        Ok(GeometryPass { pipeline, scene, mode, clear_color, inputs: None, shadowed, shadow_inputs: None })
+        Ok(GeometryPass { pipeline, scene, mode, clear_color, shadowed })
     }
 }
 
-impl Pass for GeometryPass {
+impl TypedPass for GeometryPass {
+    type Handles = GeometryInputs;
+
     fn name(&self) -> &str {
         "geometry"
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) {
-        self.inputs = Some(SceneInputs::register(registry));
+    fn register(&mut self, registry: &mut Registry<'_>) -> GeometryInputs {
+        let scene = SceneInputs::register(registry);
         let depth = registry.image(DEPTH_PREPASS);
         registry.depth_read(depth);
         let color = registry.create_image(COLOR, ImageDesc::new(COLOR_FORMAT, ImageSize::OUTPUT));
         registry.color_attachment(color, AttachmentLoad::ClearColor(self.clear_color));
-        if self.shadowed {
+        let shadows = self.shadowed.then(|| {
             let lights = registry.buffer(SHADOW_LIGHTS);
             let atlas = registry.image(SHADOW_ATLAS);
-            self.shadow_inputs = Some((
-                registry.read_storage_buffer(lights, ShaderStage::Fragment),
-                registry.sample(atlas, ShaderStage::Fragment),
-            ));
-        }
+            (registry.read_storage_buffer(lights, ShaderStage::Fragment), registry.sample(atlas, ShaderStage::Fragment))
+        });
+        GeometryInputs { scene, shadows }
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
+    fn execute(&mut self, _inputs: &GeometryInputs, context: &mut ExecuteContext<'_>) {
         check_output_extent(context, COLOR);
     }
 
-    fn record_draw(&mut self, context: &mut ExecuteContext<'_>) {
+    fn record_draw(&mut self, inputs: &GeometryInputs, context: &mut ExecuteContext<'_>) {
         if context.failed() {
             return;
         }
-        let inputs = self.inputs.expect("register runs before record_draw");
-        match self.shadow_inputs {
+        match inputs.shadows {
             Some((lights, atlas)) => {
-                let extra = [Binding::Buffer(lights), Binding::Image(atlas)];
-                self.pipeline.draw_with(&inputs, &extra, context, &self.scene, self.mode);
+                let extra = [Binding::buffer(lights), Binding::image(atlas)];
+                self.pipeline.draw(&inputs.scene, &extra, context, &self.scene, self.mode);
             }
-            None => self.pipeline.draw(&inputs, context, &self.scene, self.mode),
+            None => self.pipeline.draw(&inputs.scene, &[], context, &self.scene, self.mode),
         }
     }
 }

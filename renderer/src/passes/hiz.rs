@@ -16,14 +16,15 @@
 //! writes mip 0 in its first step and, for each mip `k` of the chain (known from the output
 //! extent when the graph compiles), one more step that reads mip `k - 1` and writes mip `k`
 //! ([`Registry::next_step`]); `execute` begins each step ([`ExecuteContext::next_step`]) and
-//! binds one view per mip ([`Binding::ImageMip`]).
+//! binds one view per mip ([`Binding::image_mip`]): the read handle of mip `k - 1`, the write
+//! handle of mip `k`.
 
 use std::sync::Arc;
 
 use crate::names::DEPTH_PREPASS;
 use render_graph::{
-    full_mip_chain, vk, Binding, BindingKind, ComputePipeline, ExecuteContext, GpuDevice, ImageDesc, ImageHandle,
-    ImageSize, Pass, Registry, ShaderStage,
+    full_mip_chain, vk, Binding, BindingKind, ComputePipeline, ExecuteContext, GpuDevice, ImageDesc, ImageRead,
+    ImageSize, ImageWrite, Registry, ShaderStage, TypedPass,
 };
 
 /// Name of the depth pyramid (**contract**): R32_SFLOAT, the size of `depth_prepass`, full
@@ -46,8 +47,14 @@ pub struct HiZBuildPass {
     size: ImageSize,
     seed: ComputePipeline,
     reduce: ComputePipeline,
-    depth: Option<ImageHandle>,
-    pyramid: Option<ImageHandle>,
+}
+
+/// What the Hi-Z build declared: the depth it samples, mip 0 of the pyramid it writes, and
+/// per later mip `k` (step `k`) the read of mip `k - 1` and the write of mip `k`.
+pub struct HiZHandles {
+    depth: ImageRead,
+    seed: ImageWrite,
+    steps: Vec<(ImageRead, ImageWrite)>,
 }
 
 impl HiZBuildPass {
@@ -91,42 +98,46 @@ impl HiZBuildPass {
             &[StorageImage, StorageImage],
             0,
         )?;
-        Ok(HiZBuildPass { name, source, target, size, seed, reduce, depth: None, pyramid: None })
+        Ok(HiZBuildPass { name, source, target, size, seed, reduce })
     }
 }
 
-impl Pass for HiZBuildPass {
+impl TypedPass for HiZBuildPass {
+    type Handles = HiZHandles;
+
     fn name(&self) -> &str {
         self.name
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) {
+    fn register(&mut self, registry: &mut Registry<'_>) -> HiZHandles {
         let depth = registry.image(self.source);
-        self.depth = Some(registry.sample(depth, ShaderStage::Compute));
+        let depth = registry.sample(depth, ShaderStage::Compute);
         let desc = ImageDesc::new(HIZ_FORMAT, self.size).with_mips(ImageDesc::FULL_MIP_CHAIN);
         let pyramid = registry.create_image(self.target, desc);
-        registry.write_storage_image_mip(pyramid, 0, ShaderStage::Compute);
+        let seed = registry.write_storage_image_mip(pyramid, 0, ShaderStage::Compute);
         let extent = self.size.resolve(registry.output_extent()).unwrap_or(registry.output_extent());
         // One step per mip: the graph makes mip `k - 1` visible to the step that reads it.
-        for mip in 1..full_mip_chain(extent) {
-            registry.next_step();
-            registry.read_storage_image_mip(pyramid, mip - 1, ShaderStage::Compute);
-            registry.write_storage_image_mip(pyramid, mip, ShaderStage::Compute);
-        }
-        self.pyramid = Some(pyramid);
+        let steps = (1..full_mip_chain(extent))
+            .map(|mip| {
+                registry.next_step();
+                let source = registry.read_storage_image_mip(pyramid, mip - 1, ShaderStage::Compute);
+                (source, registry.write_storage_image_mip(pyramid, mip, ShaderStage::Compute))
+            })
+            .collect();
+        HiZHandles { depth, seed, steps }
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
-        let (depth, pyramid) = (self.depth.expect("register ran"), self.pyramid.expect("register ran"));
-        let image = context.image(pyramid);
+    fn execute(&mut self, handles: &HiZHandles, context: &mut ExecuteContext<'_>) {
+        let image = context.image(&handles.seed);
         let groups = |extent: vk::Extent2D| (extent.width.div_ceil(HIZ_GROUP), extent.height.div_ceil(HIZ_GROUP));
         let (x, y) = groups(image.extent);
-        context.bind_compute(&self.seed, &[Binding::Image(depth), Binding::ImageMip { image: pyramid, mip: 0 }]);
+        context.bind_compute(&self.seed, &[Binding::image(handles.depth), Binding::image_mip(&handles.seed, 0)]);
         context.dispatch(x, y, 1);
         for mip in 1..image.mip_levels {
             context.next_step();
-            let bindings =
-                [Binding::ImageMip { image: pyramid, mip: mip - 1 }, Binding::ImageMip { image: pyramid, mip }];
+            // A chain longer than the declared steps has failed the frame in `next_step`.
+            let Some((source, target)) = handles.steps.get(mip as usize - 1) else { return };
+            let bindings = [Binding::image_mip(*source, mip - 1), Binding::image_mip(target, mip)];
             context.bind_compute(&self.reduce, &bindings);
             let (x, y) = groups(image.mip_extent(mip));
             context.dispatch(x, y, 1);

@@ -38,7 +38,7 @@ mod shadow;
 mod upload;
 mod view;
 
-pub use blended::BlendedPass;
+pub use blended::{BlendedInputs, BlendedPass};
 pub(crate) use cull::lock_cluster_settings;
 pub use cull::{
     cluster_bits_bytes, shadow_bits_words, shadow_draws_bytes, visibility_bits_bytes, ClusterCull, ClusterCullHandles,
@@ -51,10 +51,10 @@ pub use cull::{
     SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ, SHADOW_LATE_COUNTS, VISIBILITY_BITS,
 };
 pub use depth_prepass::DepthPrepass;
-pub use draw::DrawMode;
-pub use geometry::GeometryPass;
-pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HIZ_DEPTH, HIZ_FORMAT, HIZ_GROUP};
-pub use shadow::ShadowAtlasPass;
+pub use draw::{DrawMode, SceneInputs};
+pub use geometry::{GeometryInputs, GeometryPass};
+pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HiZHandles, HIZ_DEPTH, HIZ_FORMAT, HIZ_GROUP};
+pub use shadow::{ShadowAtlasHandles, ShadowAtlasPass};
 pub use upload::{DrawListPass, ObjectUploadPass, SCATTER_GROUP};
 pub use view::ViewUploadPass;
 

@@ -8,11 +8,10 @@ use crate::names::{DRAW_COMMANDS, DRAW_COUNT, OBJECT_RECORDS, OBJECT_TRANSFORMS}
 use crate::scene::{as_bytes, DRAW_COMMAND_BYTES, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES};
 use crate::scene::{lock_scene, SharedScene};
 use render_graph::GpuDevice;
-use render_graph::Pass;
 use render_graph::{Access, ShaderStage};
 use render_graph::{Binding, ExecuteContext, PrepareContext};
 use render_graph::{BindingKind, ComputePipeline};
-use render_graph::{BufferDesc, BufferHandle, Registry};
+use render_graph::{BufferDesc, BufferWrite, Registry, TypedPass};
 use render_graph::{GraphError, Result};
 
 /// Threads per workgroup of the scatter shader (`SCATTER_GROUP` in `scene_scatter.comp`).
@@ -42,8 +41,6 @@ struct Staged {
 pub struct ObjectUploadPass {
     scene: SharedScene,
     pipeline: ComputePipeline,
-    transforms: Option<BufferHandle>,
-    records: Option<BufferHandle>,
     /// This frame's staged transforms and records.
     staged: [Option<Staged>; 2],
 }
@@ -54,26 +51,31 @@ impl ObjectUploadPass {
     pub fn new(device: &Arc<GpuDevice>, scene: SharedScene) -> Result<ObjectUploadPass> {
         let pipeline =
             ComputePipeline::new(device, "object_upload", shaders::SCENE_SCATTER_COMP.words(), &SCATTER_BINDINGS, 8)?;
-        Ok(ObjectUploadPass { scene, pipeline, transforms: None, records: None, staged: [None; 2] })
+        Ok(ObjectUploadPass { scene, pipeline, staged: [None; 2] })
     }
 
     /// Name of the pass.
     pub const NAME: &'static str = "object_upload";
 }
 
-impl Pass for ObjectUploadPass {
+impl TypedPass for ObjectUploadPass {
+    /// `object_transforms` and `object_records`, in that order.
+    type Handles = [BufferWrite; 2];
+
     fn name(&self) -> &str {
         Self::NAME
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) {
+    fn register(&mut self, registry: &mut Registry<'_>) -> [BufferWrite; 2] {
         let transforms = registry.buffer(OBJECT_TRANSFORMS);
-        self.transforms = Some(registry.write_storage_buffer(transforms, ShaderStage::Compute));
         let records = registry.buffer(OBJECT_RECORDS);
-        self.records = Some(registry.write_storage_buffer(records, ShaderStage::Compute));
+        [
+            registry.write_storage_buffer(transforms, ShaderStage::Compute),
+            registry.write_storage_buffer(records, ShaderStage::Compute),
+        ]
     }
 
-    fn prepare(&mut self, context: &mut PrepareContext<'_>) {
+    fn prepare(&mut self, _targets: &[BufferWrite; 2], context: &mut PrepareContext<'_>) {
         let mut scene = lock_scene(&self.scene);
         let mut counts = [0u32; 2];
         for (kind, records) in [false, true].into_iter().enumerate() {
@@ -101,12 +103,11 @@ impl Pass for ObjectUploadPass {
         scene.note_upload(counts[0], counts[1]);
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
-        let targets = [self.transforms.expect("register ran"), self.records.expect("register ran")];
+    fn execute(&mut self, targets: &[BufferWrite; 2], context: &mut ExecuteContext<'_>) {
         let item_vec4s = [OBJECT_TRANSFORM_BYTES / 16, OBJECT_RECORD_BYTES / 16];
         for kind in 0..2 {
             let Some(staged) = self.staged[kind].take() else { continue };
-            context.bind_compute(&self.pipeline, &[staged.slots, staged.items, Binding::Buffer(targets[kind])]);
+            context.bind_compute(&self.pipeline, &[staged.slots, staged.items, Binding::buffer(&targets[kind])]);
             context.push_constants(&[staged.count, item_vec4s[kind] as u32]);
             context.dispatch(staged.count.div_ceil(SCATTER_GROUP).min(MAX_SCATTER_GROUPS), 1, 1);
         }
@@ -119,8 +120,6 @@ impl Pass for ObjectUploadPass {
 pub struct DrawListPass {
     scene: SharedScene,
     capacity: u32,
-    commands: Option<BufferHandle>,
-    count: Option<BufferHandle>,
     error: Option<GraphError>,
 }
 
@@ -128,25 +127,26 @@ impl DrawListPass {
     /// A pass uploading `scene`'s draw list.
     pub fn new(scene: SharedScene) -> DrawListPass {
         let capacity = lock_scene(&scene).capacity();
-        DrawListPass { scene, capacity, commands: None, count: None, error: None }
+        DrawListPass { scene, capacity, error: None }
     }
 }
 
-impl Pass for DrawListPass {
+impl TypedPass for DrawListPass {
+    /// `draw_commands` and `draw_count`.
+    type Handles = (BufferWrite, BufferWrite);
+
     fn name(&self) -> &str {
         "draw_list_upload"
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) {
+    fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles {
         let commands =
             registry.create_buffer(DRAW_COMMANDS, BufferDesc { size: u64::from(self.capacity) * DRAW_COMMAND_BYTES });
         let count = registry.create_buffer(DRAW_COUNT, BufferDesc { size: 4 });
-        self.commands = Some(registry.access_buffer(commands, Access::TransferWrite));
-        self.count = Some(registry.access_buffer(count, Access::TransferWrite));
+        (registry.write_buffer(commands, Access::TransferWrite), registry.write_buffer(count, Access::TransferWrite))
     }
 
-    fn prepare(&mut self, context: &mut PrepareContext<'_>) {
-        let (commands, count) = (self.commands.expect("registered"), self.count.expect("registered"));
+    fn prepare(&mut self, (commands, count): &Self::Handles, context: &mut PrepareContext<'_>) {
         let mut scene = lock_scene(&self.scene);
         let draws = scene.draw_commands();
         let count_word = [draws.len() as u32];
@@ -160,7 +160,7 @@ impl Pass for DrawListPass {
         }
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
+    fn execute(&mut self, _handles: &Self::Handles, context: &mut ExecuteContext<'_>) {
         if let Some(error) = self.error.take() {
             context.fail(error);
         }

@@ -21,7 +21,7 @@ pub(crate) use materials::{MaterialBuffers, TEXTURE_LAYOUT};
 pub(crate) use mesh::MeshBuffers;
 pub(crate) use records::as_bytes;
 pub use records::{
-    pack_rgba8, world_box, CameraConstants, DrawCommand, ObjectRecord, ObjectTransform, DRAW_COMMAND_BYTES, IDENTITY,
+    pack_rgba8, world_box, DrawCommand, ObjectRecord, ObjectTransform, DRAW_COMMAND_BYTES, IDENTITY,
     OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
 };
 pub use shadows::{ShadowCulling, ShadowFrame, ShadowViewDraws, MAX_SHADOW_VIEWS, SHADOW_LIGHTS_BYTES};

@@ -202,35 +202,6 @@ impl DrawCommand {
     }
 }
 
-/// The push constants of the scene shaders.
-///
-/// GLSL twin: `CameraConstants` in `shaders/glsl/engine/scene_common.h`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CameraConstants {
-    /// World to clip, column-major (reversed-Z infinite projection by default).
-    pub view_projection: [[f32; 4]; 4],
-}
-
-const _: () = {
-    assert!(size_of::<CameraConstants>() == 64, "a mat4 push constant block is 64 bytes");
-    assert!(size_of::<CameraConstants>() <= 128, "Vulkan guarantees 128 bytes of push constants");
-};
-
-impl CameraConstants {
-    /// Bytes of the push-constant block.
-    pub const BYTES: u32 = size_of::<CameraConstants>() as u32;
-
-    /// The block as 32-bit words for [`render_graph::ExecuteContext::push_constants`].
-    pub fn words(&self) -> [u32; 16] {
-        let mut words = [0_u32; 16];
-        for (word, value) in words.iter_mut().zip(self.view_projection.as_flattened()) {
-            *word = value.to_bits();
-        }
-        words
-    }
-}
-
 /// The identity matrix in the column-major layout of the records.
 pub const IDENTITY: [[f32; 4]; 4] =
     [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]];
@@ -283,16 +254,6 @@ mod tests {
     #[test]
     fn colour_packs_red_in_the_lowest_byte() {
         assert_eq!(pack_rgba8(0x11, 0x22, 0x33, 0x44), 0x4433_2211);
-    }
-
-    #[test]
-    fn camera_words_are_the_column_major_floats() {
-        let camera = CameraConstants { view_projection: IDENTITY };
-        let words = camera.words();
-        assert_eq!(words[0], 1.0_f32.to_bits());
-        assert_eq!(words[1], 0);
-        assert_eq!(words[5], 1.0_f32.to_bits());
-        assert_eq!(words[15], 1.0_f32.to_bits());
     }
 
     #[test]

@@ -62,8 +62,12 @@ pub enum ShadowCulling {
     },
 }
 
-/// The frame's shadow views, caster draws and lights, kept in the [`GpuScene`](super::GpuScene)
-/// and reused across frames.
+/// The frame's shadow views, caster draws and lights: a parameter of the render graph
+/// ([`render_graph::RenderGraph::set_param`]), set by the frame that draws shadows
+/// ([`ShadowFrame::with_culling`]) and updated in place by the Render stage each frame
+/// ([`render_graph::RenderGraph::param_mut`], [`ShadowFrame::update`]), so the shadow culls
+/// and the shadow atlas passes read one source (`context.require_param::<ShadowFrame>()`).
+/// Its vectors keep their capacity across frames.
 #[derive(Clone, Debug, Default)]
 pub struct ShadowFrame {
     views: Vec<ShadowViewDraws>,
@@ -79,6 +83,11 @@ pub struct ShadowFrame {
 }
 
 impl ShadowFrame {
+    /// An empty frame whose casters `culling` culls.
+    pub fn with_culling(culling: ShadowCulling) -> ShadowFrame {
+        ShadowFrame { culling, ..ShadowFrame::default() }
+    }
+
     /// The views of the frame, in [`ShadowViews::views`] order.
     pub fn views(&self) -> &[ShadowViewDraws] {
         &self.views

@@ -1,12 +1,23 @@
-//! The view every pass can read: [`FrameView`], uploaded each frame into the uniform buffer
-//! [`VIEW`](crate::VIEW) by [`ViewUploadPass`](crate::ViewUploadPass), with its GLSL twin in
-//! the engine's include directory (`view.h`, [`shaders::ENGINE_INCLUDE_DIR`]).
+//! The view every pass can read: [`FrameView`], the frame's parameter of the render graph
+//! ([`render_graph::RenderGraph::set_param`], set by the Render stage from the View stage's
+//! resolved view), uploaded each frame into the uniform buffer [`VIEW`](crate::VIEW) by
+//! [`ViewUploadPass`](crate::ViewUploadPass), with its GLSL twin in the engine's include
+//! directory (`view.h`, [`shaders::ENGINE_INCLUDE_DIR`]).
 
 use glam::{Mat4, Vec3};
 
-/// The camera of a frame as passes see it: a std140 uniform block, GLSL twin `FrameView` in
-/// `shaders/glsl/engine/view.h` (the layout is checked by `renderer/tests/shader_layouts.rs`).
-/// Matrices are column-major, glam's conventions (right-handed, reversed-Z).
+/// The camera of a frame as passes see it, in one form from the View stage to the shaders:
+/// the Render stage sets it as the render graph's parameter
+/// ([`render_graph::RenderGraph::set_param`]); the culls make their
+/// [`CullView`](crate::CullView)s of it ([`CullView::camera`](crate::CullView::camera),
+/// [`CullView::cluster`](crate::CullView::cluster)), the draw passes push its
+/// `view_projection`, and [`ViewUploadPass`](crate::ViewUploadPass) uploads it into the
+/// [`VIEW`](crate::VIEW) uniform. A pass reads it with
+/// `context.require_param::<FrameView>()`.
+///
+/// A std140 uniform block, GLSL twin `FrameView` in `shaders/glsl/engine/view.h` (the layout
+/// is checked by `renderer/tests/shader_layouts.rs`). Matrices are column-major, glam's
+/// conventions (right-handed, reversed-Z).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FrameView {
@@ -60,6 +71,19 @@ impl FrameView {
         };
         frame_view.set_view_projection(projection * view);
         frame_view
+    }
+
+    /// A view of `view_projection` (world to clip) alone: identity view and projection, the
+    /// eye at the origin (a test's camera, or a host that has only the matrix).
+    pub fn from_view_projection(view_projection: Mat4) -> FrameView {
+        let mut frame_view = FrameView::default();
+        frame_view.set_view_projection(view_projection);
+        frame_view
+    }
+
+    /// What the scene is drawn and culled with: world to clip.
+    pub fn view_projection(&self) -> Mat4 {
+        Mat4::from_cols_array_2d(&self.view_projection)
     }
 
     /// Replaces what the scene is drawn with (a free camera's view of what another camera

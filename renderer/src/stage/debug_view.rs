@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use render_graph::{
     vk, AttachmentLoad, Binding, BindingKind, ExecuteContext, GpuDevice, GraphError, GraphicsPipeline,
-    GraphicsPipelineDesc, ImageHandle, MipRange, Registry, Result, ShaderStage, TypedPass,
+    GraphicsPipelineDesc, ImageRead, MipRange, Registry, Result, ShaderStage, TypedPass,
 };
 
 use crate::names::{COLOR, COLOR_FORMAT};
@@ -75,13 +75,13 @@ impl DebugViewPass {
 }
 
 impl TypedPass for DebugViewPass {
-    type Handles = ImageHandle;
+    type Handles = ImageRead;
 
     fn name(&self) -> &str {
         Self::NAME
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) -> ImageHandle {
+    fn register(&mut self, registry: &mut Registry<'_>) -> ImageRead {
         let source = registry.image(&self.image);
         let source = registry.read_sampled_image_mips(source, MipRange::level(self.mip), ShaderStage::Fragment);
         let color = registry.image(COLOR);
@@ -89,7 +89,7 @@ impl TypedPass for DebugViewPass {
         source
     }
 
-    fn record_draw(&mut self, &source: &ImageHandle, context: &mut ExecuteContext<'_>) {
+    fn record_draw(&mut self, &source: &ImageRead, context: &mut ExecuteContext<'_>) {
         let format = match context.try_image(source) {
             Ok(image) => image.format,
             Err(error) => return context.fail(error),
@@ -109,7 +109,7 @@ impl TypedPass for DebugViewPass {
             u32::from(grey),
             self.log_decades.to_bits(),
         ];
-        context.bind_graphics(&self.pipeline, &[Binding::ImageMip { image: source, mip: self.mip }]);
+        context.bind_graphics(&self.pipeline, &[Binding::image_mip(source, self.mip)]);
         context.push_constants(&words);
         context.draw(3, 1);
     }

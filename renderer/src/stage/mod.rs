@@ -123,22 +123,23 @@ pub struct RenderSetup {
     pub bits: BitsReadback,
     /// The user's passes, each added to the frame once the engine's passes are in: place
     /// them at the frame's insertion points ([`crate::points`]) with
-    /// [`RenderGraph::add_pass_at`](render_graph::RenderGraph::add_pass_at); a pass appended
-    /// with `add_pass` runs after the whole frame. A pass that cannot be added turns
-    /// rendering off like any other setup error (logged, and in [`RenderReport::error`]).
+    /// [`RenderGraph::add_typed_pass_at`](render_graph::RenderGraph::add_typed_pass_at); a
+    /// pass appended with `add_typed_pass` runs after the whole frame. A pass that cannot be
+    /// added turns rendering off like any other setup error (logged, and in
+    /// [`RenderReport::error`]).
     ///
     /// ```no_run
-    /// # use render_graph::{Pass, Registry, ExecuteContext, GpuDevice};
+    /// # use render_graph::{GpuDevice, Registry, TypedPass};
     /// # struct Fog;
     /// # impl Fog { fn new(_: &std::sync::Arc<GpuDevice>) -> render_graph::Result<Fog> { Ok(Fog) } }
-    /// # impl Pass for Fog {
+    /// # impl TypedPass for Fog {
+    /// #     type Handles = ();
     /// #     fn name(&self) -> &str { "fog" }
     /// #     fn register(&mut self, _: &mut Registry) {}
-    /// #     fn execute(&mut self, _: &mut ExecuteContext) {}
     /// # }
     /// let passes: Vec<renderer::AddPasses> = vec![Box::new(|graph| {
     ///     let fog = Fog::new(graph.device())?;
-    ///     graph.add_pass_at(renderer::points::AFTER_GEOMETRY, fog)
+    ///     graph.add_typed_pass_at(renderer::points::AFTER_GEOMETRY, fog)
     /// })];
     /// ```
     pub passes: Vec<AddPasses>,

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use render_graph::readback::{has_four_byte_texels, HostImageCopy};
-use render_graph::{vk, Access, ExecuteContext, ImageHandle, Pass, Registry};
+use render_graph::{vk, Access, ExecuteContext, ImageRead, Registry, TypedPass};
 
 /// What a game asks for: image `image` of game frame `frame` (the next frame drawn when
 /// `None`), written to `png` when given.
@@ -144,34 +144,35 @@ pub(crate) fn lock_copied(copy: &SharedCopy) -> std::sync::MutexGuard<'_, Copied
 pub struct ScreenshotPass {
     name: String,
     image_name: String,
-    image: Option<ImageHandle>,
     copy: SharedCopy,
 }
 
 impl ScreenshotPass {
     pub(crate) fn new(image: &str, copy: SharedCopy) -> ScreenshotPass {
-        ScreenshotPass { name: format!("screenshot {image}"), image_name: image.to_owned(), image: None, copy }
+        ScreenshotPass { name: format!("screenshot {image}"), image_name: image.to_owned(), copy }
     }
 }
 
-impl Pass for ScreenshotPass {
+impl TypedPass for ScreenshotPass {
+    /// The image, read as a transfer source.
+    type Handles = ImageRead;
+
     fn name(&self) -> &str {
         &self.name
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) {
+    fn register(&mut self, registry: &mut Registry<'_>) -> ImageRead {
         let image = registry.image(&self.image_name);
-        self.image = Some(registry.access_image(image, Access::TransferRead));
         registry.side_effect();
+        registry.read_image(image, Access::TransferRead)
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext<'_>) {
+    fn execute(&mut self, &handle: &ImageRead, context: &mut ExecuteContext<'_>) {
         let mut copy = lock_copied(&self.copy);
         if !copy.armed {
             return;
         }
         copy.armed = false;
-        let Some(handle) = self.image else { return };
         let image = match context.try_image(handle) {
             Ok(image) => image,
             Err(error) => {

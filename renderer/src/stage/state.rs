@@ -17,7 +17,7 @@ use crate::passes::{
     shadow_bits_words, visibility_bits_bytes, GpuCullSettings, SharedCullSettings, CULL_STATS, CULL_STAT_WORDS,
     SHADOW_CASTER_BITS, SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, VISIBILITY_BITS,
 };
-use crate::scene::{lock_scene, FrameView, GpuScene, SharedScene};
+use crate::scene::{lock_scene, FrameView, GpuScene, ShadowFrame, SharedScene};
 
 /// What submitting one frame produced, for the Render stage to publish into its resources
 /// (at once when serial, at the next frame's Render stage when pipelined).
@@ -143,7 +143,7 @@ impl RenderState {
              -> render_graph::Result<ReadbackBuffer> {
                 let buffer = ReadbackBuffer::new(device, name, bytes * READBACK_RING)?;
                 graph.import_buffer(name, buffer.shared());
-                graph.add_pass(BufferReadbackPass::ring(source, name, bytes, READBACK_RING));
+                graph.add_typed_pass(BufferReadbackPass::ring(source, name, bytes, READBACK_RING));
                 Ok(buffer)
             };
             ring.stats = Some(ring_of("cull stats ring", CULL_STATS, CULL_STAT_WORDS as u64 * 4, &mut graph)?);
@@ -195,10 +195,12 @@ impl RenderState {
     }
 
     /// The host half of a frame, on the Render stage's thread (the extract): the changed
-    /// slots into the GPU scene (every frame, drawn or not), the view, the host's list and
-    /// the screenshots due. Afterwards the scene holds everything the frame draws, so the
-    /// next frame's systems may change the world while [`RenderState::submit`] runs. Returns
-    /// whether there is a frame to submit (not without a view or under a zero viewport).
+    /// slots into the GPU scene (every frame, drawn or not), the host's list, the view and
+    /// the shadow views into the graph's parameters ([`FrameView`], [`ShadowFrame`]) and the
+    /// screenshots due. Afterwards the scene and the graph hold everything the frame draws,
+    /// so the next frame's systems may change the world while [`RenderState::submit`] runs.
+    /// Returns whether there is a frame to submit (not without a view or under a zero
+    /// viewport).
     pub(super) fn prepare(
         &mut self,
         inputs: FrameInputs<'_>,
@@ -245,31 +247,27 @@ impl RenderState {
         if let Some(draw_view) = self.target.as_ref().and_then(|target| target.draw_view()) {
             frame_view.set_view_projection(glam::Mat4::from_cols_array_2d(&draw_view));
         }
+        // The view goes from the View stage to the passes as the graph's parameter: what this
+        // frame's culls, draws and `view` uniform use.
+        self.graph.set_param(frame_view);
+        let shadowed = shadows.is_some() && self.shadow_atlas > 0;
         {
             let mut scene = lock_scene(&self.scene);
-            scene.set_frame_view(frame_view);
             if !self.on_device {
                 scene.set_draw_list(visibility.visible())?;
             }
-            match shadows {
-                Some(shadows) if self.shadow_atlas > 0 => {
-                    let forward = view.rotation * glam::Vec3::NEG_Z;
-                    scene.set_shadows(shadows, view.position, forward);
-                    if self.shadows_on_device {
-                        // The GPU's counts come back with the frame's other answers.
-                        let region = &mut self.ring.shadow_views[(self.frames % READBACK_RING) as usize];
-                        region.clear();
-                        region.extend_from_slice(scene.shadows().views());
-                    } else {
-                        report.shadows.update(scene.shadows());
+            // The shadow views likewise, updated in place (the frames with shadows set it).
+            if let Some(frame) = self.graph.param_mut::<ShadowFrame>() {
+                match shadows {
+                    Some(shadows) if self.shadow_atlas > 0 => {
+                        let forward = view.rotation * glam::Vec3::NEG_Z;
+                        frame.update(shadows, scene.records(), (view.position, forward));
                     }
-                }
-                _ => {
-                    scene.clear_shadows();
-                    report.shadows.update(scene.shadows());
+                    _ => frame.clear(),
                 }
             }
         }
+        self.report_shadows(shadowed, report);
         // What the GPU's answer of this frame is compared with (its ring region).
         let in_view = &mut self.ring.in_view[(self.frames % READBACK_RING) as usize];
         in_view.clear();
@@ -353,6 +351,23 @@ impl RenderState {
         Ok(())
     }
 
+    /// Puts the frame's shadow views (`shadowed`: the frame has some) where they are
+    /// reported: at once when the host culled them (or there are none); culled on the GPU,
+    /// into the frame's ring region, whose counts come back with the frame's other answers.
+    fn report_shadows(&mut self, shadowed: bool, report: &mut RenderReport) {
+        let Some(frame) = self.graph.param::<ShadowFrame>() else {
+            report.shadows.update(&ShadowFrame::default());
+            return;
+        };
+        if shadowed && self.shadows_on_device {
+            let region = &mut self.ring.shadow_views[(self.frames % READBACK_RING) as usize];
+            region.clear();
+            region.extend_from_slice(frame.views());
+        } else {
+            report.shadows.update(frame);
+        }
+    }
+
     /// Shows `wanted` from this frame on when it differs from what is shown: the debug view's
     /// pass is replaced (the graph recompiles). An image that cannot be shown (unknown, or of
     /// integer texels) is logged once and the frame shown instead.
@@ -383,7 +398,7 @@ impl RenderState {
             let image = self.due_shots[index].image.clone();
             if !self.screenshot_copies.iter().any(|(known, _)| *known == image) {
                 let copy = SharedCopy::default();
-                self.graph.add_pass(ScreenshotPass::new(&image, Arc::clone(&copy)));
+                self.graph.add_typed_pass(ScreenshotPass::new(&image, Arc::clone(&copy)));
                 if let Err(error) = self.graph.compile() {
                     self.graph.remove_pass(&format!("screenshot {image}"));
                     let request = self.due_shots.remove(index);

@@ -10,9 +10,13 @@
 //! 3. The engine's `render_graph::readback::ReadbackPass` (transfer): copies `color` into a host-visible
 //!    buffer the program imported as `readback`.
 //!
-//! Each pass declares in `register` what it creates and how it accesses each resource; the
-//! graph orders the passes, inserts every barrier and layout transition, and allocates the
-//! images. `execute` only records the pass's own commands.
+//! Each pass is a `TypedPass`: `register` declares what it creates and how it accesses each
+//! resource, and returns the handles of those accesses, which `execute` and `record_draw`
+//! receive. A read gives a read handle (`ImageRead`, `Copy`), a write a write handle
+//! (`ImageWrite`, neither `Copy` nor `Clone`, lent by reference): what a shader may write is
+//! bound from a write handle only. The graph orders the passes, inserts every barrier and
+//! layout transition, and allocates the images. `execute` only records the pass's own
+//! commands.
 //!
 //! Run: `cargo run -p samples --bin custom_pass [-- --out FILE.png]` (default `custom_pass.png`
 //! in the current folder). Set `ENGINE_VALIDATION=1` (or force the layer through the loader,
@@ -29,7 +33,7 @@ use render_graph::readback::ReadbackPass;
 use render_graph::vk;
 use render_graph::{
     AttachmentLoad, Binding, BindingKind, ComputePipeline, ExecuteContext, GraphicsPipeline, GraphicsPipelineDesc,
-    ImageDesc, ImageHandle, ImageSize, Pass, Registry, RenderGraph, ShaderStage,
+    ImageDesc, ImageRead, ImageSize, ImageWrite, Registry, RenderGraph, ShaderStage, TypedPass,
 };
 
 const WIDTH: u32 = 256;
@@ -38,52 +42,54 @@ const HEIGHT: u32 = 192;
 /// A compute pass: the whole user code is `register` and `execute`.
 struct PatternPass {
     pipeline: ComputePipeline,
-    target: Option<ImageHandle>,
 }
 
-impl Pass for PatternPass {
+impl TypedPass for PatternPass {
+    /// The image it writes.
+    type Handles = ImageWrite;
+
     fn name(&self) -> &str {
         "pattern"
     }
 
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> ImageWrite {
         // Created by the graph, the size of the output; transient, so its memory may be shared.
         let image = registry.create_image("pattern", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
-        self.target = Some(registry.write_storage_image(image, ShaderStage::Compute));
+        registry.write_storage_image(image, ShaderStage::Compute)
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        let target = self.target.expect("register ran");
+    fn execute(&mut self, target: &ImageWrite, context: &mut ExecuteContext) {
         let extent = context.image(target).extent;
-        context.bind_compute(&self.pipeline, &[Binding::Image(target)]);
+        context.bind_compute(&self.pipeline, &[Binding::image(target)]);
         context.push_constants(&[extent.width, extent.height]);
         context.dispatch(extent.width.div_ceil(8), extent.height.div_ceil(8), 1);
     }
 }
 
-/// A graphics pass: declares a sampled input and a color attachment; the graph opens the
-/// rendering scope (clear, viewport, scissor) and calls `record_draw` inside it.
+/// A graphics pass: declares a sampled input (a read handle) and a color attachment (a write
+/// handle, which the graph records through: it opens the rendering scope, with the clear,
+/// viewport and scissor, and calls `record_draw` inside it).
 struct InvertPass {
     pipeline: GraphicsPipeline,
-    source: Option<ImageHandle>,
 }
 
-impl Pass for InvertPass {
+impl TypedPass for InvertPass {
+    /// The pattern it samples, the colour it draws.
+    type Handles = (ImageRead, ImageWrite);
+
     fn name(&self) -> &str {
         "invert"
     }
 
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> Self::Handles {
         let source = registry.image("pattern");
-        self.source = Some(registry.sample(source, ShaderStage::Fragment));
         let color = registry.create_image("color", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
-        registry.color_attachment(color, AttachmentLoad::ClearColor([0.0, 0.0, 0.0, 1.0]));
+        let color = registry.color_attachment(color, AttachmentLoad::ClearColor([0.0, 0.0, 0.0, 1.0]));
+        (registry.sample(source, ShaderStage::Fragment), color)
     }
 
-    fn execute(&mut self, _context: &mut ExecuteContext) {}
-
-    fn record_draw(&mut self, context: &mut ExecuteContext) {
-        context.bind_graphics(&self.pipeline, &[Binding::Image(self.source.expect("register ran"))]);
+    fn record_draw(&mut self, (source, _color): &Self::Handles, context: &mut ExecuteContext) {
+        context.bind_graphics(&self.pipeline, &[Binding::image(*source)]);
         context.draw(3, 1);
     }
 }
@@ -118,10 +124,10 @@ fn run(output: &PathBuf) -> Result<(), Box<dyn std::error::Error>> {
 
     let mut graph = RenderGraph::new(Arc::clone(&device), extent)?;
     graph.import_buffer("readback", readback.shared());
-    graph.add_pass(PatternPass { pipeline: pattern, target: None });
-    graph.add_pass(InvertPass { pipeline: invert, source: None });
+    graph.add_typed_pass(PatternPass { pipeline: pattern });
+    graph.add_typed_pass(InvertPass { pipeline: invert });
     // The third pass is the engine's own: writing an imported buffer makes it run.
-    graph.add_pass(ReadbackPass::with_names("color", "readback"));
+    graph.add_typed_pass(ReadbackPass::with_names("color", "readback"));
     graph.execute_frame()?;
     graph.wait_idle()?;
 

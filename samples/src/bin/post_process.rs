@@ -12,7 +12,14 @@
 //!    told ([`ExecuteContext::history_was_reset`]).
 //! 3. **GPU-written indirect draw**: `bright bands` counts bright texels of `accumulated` and
 //!    writes a `VkDrawIndirectCommand`; `bands` (graphics) draws one horizontal band per
-//!    instance with [`ExecuteContext::draw_indirect`] — the CPU never sees the count.
+//!    instance with [`ExecuteContext::draw_indirect`] — the CPU never sees the count. What
+//!    "bright" means is a per-frame parameter the host hands the graph
+//!    ([`RenderGraph::set_param`]), which the pass reads with
+//!    [`ExecuteContext::require_param`].
+//!
+//! Every pass is a `TypedPass`: its `register` returns read handles (`ImageRead`,
+//! `BufferRead`) for what it reads and write handles (`ImageWrite`, `BufferWrite`) for what it
+//! writes, and `execute` binds them.
 //!
 //! Run: `cargo run -p samples --bin post_process [-- --out FILE.png]` (default
 //! `post_process.png`). Set `ENGINE_VALIDATION=1` to run under the validation layer.
@@ -26,9 +33,9 @@ use render_graph::device::{DeviceConfig, GpuDevice};
 use render_graph::readback::ReadbackPass;
 use render_graph::vk;
 use render_graph::{
-    AttachmentLoad, Binding, BindingKind, BufferDesc, BufferHandle, ComputePipeline, ExecuteContext, GraphicsPipeline,
-    GraphicsPipelineDesc, ImageDesc, ImageHandle, ImageSize, Pass, ReadbackBuffer, Registry, RenderGraph, ShaderStage,
-    DRAW_INDIRECT_COMMAND_BYTES,
+    AttachmentLoad, Binding, BindingKind, BufferDesc, BufferRead, BufferWrite, ComputePipeline, ExecuteContext,
+    GraphicsPipeline, GraphicsPipelineDesc, ImageDesc, ImageRead, ImageSize, ImageWrite, ReadbackBuffer, Registry,
+    RenderGraph, ShaderStage, TypedPass, DRAW_INDIRECT_COMMAND_BYTES,
 };
 
 const WIDTH: u32 = 64;
@@ -50,26 +57,32 @@ fn groups(extent: vk::Extent2D) -> (u32, u32) {
     (extent.width.div_ceil(8), extent.height.div_ceil(8))
 }
 
+/// What `bright bands` counts as bright: a texel of `accumulated` above it. The frame's
+/// parameter ([`RenderGraph::set_param`]).
+struct Brightness {
+    threshold: u32,
+}
+
 /// Fills `noise` (created here, the size of the output).
 struct NoisePass {
     pipeline: Arc<ComputePipeline>,
-    target: Option<ImageHandle>,
 }
 
-impl Pass for NoisePass {
+impl TypedPass for NoisePass {
+    type Handles = ImageWrite;
+
     fn name(&self) -> &str {
         "noise"
     }
 
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> ImageWrite {
         let image = registry.create_image("noise", ImageDesc::new(IMAGE_FORMAT, ImageSize::OUTPUT));
-        self.target = Some(registry.write_storage_image(image, COMPUTE));
+        registry.write_storage_image(image, COMPUTE)
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        let target = self.target.expect("register ran");
+    fn execute(&mut self, target: &ImageWrite, context: &mut ExecuteContext) {
         let (x, y) = groups(context.image(target).extent);
-        context.bind_compute(&self.pipeline, &[Binding::Image(target)]);
+        context.bind_compute(&self.pipeline, &[Binding::image(target)]);
         context.dispatch(x, y, 1);
     }
 }
@@ -83,30 +96,28 @@ struct BlurPass {
     source_name: &'static str,
     target_name: &'static str,
     creates: bool,
-    source: Option<ImageHandle>,
-    target: Option<ImageHandle>,
 }
 
-impl Pass for BlurPass {
+impl TypedPass for BlurPass {
+    type Handles = (ImageRead, ImageWrite);
+
     fn name(&self) -> &str {
         &self.name
     }
 
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> Self::Handles {
         let source = registry.image(self.source_name);
-        self.source = Some(registry.read_storage_image(source, COMPUTE));
         let target = if self.creates {
             registry.create_image(self.target_name, ImageDesc::new(IMAGE_FORMAT, ImageSize::OUTPUT))
         } else {
             registry.image(self.target_name)
         };
-        self.target = Some(registry.write_storage_image(target, COMPUTE));
+        (registry.read_storage_image(source, COMPUTE), registry.write_storage_image(target, COMPUTE))
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        let (source, target) = (self.source.expect("register ran"), self.target.expect("register ran"));
+    fn execute(&mut self, (source, target): &Self::Handles, context: &mut ExecuteContext) {
         let (x, y) = groups(context.image(target).extent);
-        context.bind_compute(&self.pipeline, &[Binding::Image(source), Binding::Image(target)]);
+        context.bind_compute(&self.pipeline, &[Binding::image(*source), Binding::image(target)]);
         context.push_constants(&[self.axis]);
         context.dispatch(x, y, 1);
     }
@@ -115,38 +126,37 @@ impl Pass for BlurPass {
 /// `accumulated` = last frame's `accumulated` + the blurred image.
 struct AccumulatePass {
     pipeline: ComputePipeline,
-    previous: Option<ImageHandle>,
-    current: Option<ImageHandle>,
-    target: Option<ImageHandle>,
     /// Frames in which the history restarted from zero (shared with the program).
     resets: Arc<Mutex<Vec<u64>>>,
 }
 
-impl Pass for AccumulatePass {
+impl TypedPass for AccumulatePass {
+    /// Last frame's `accumulated` and the blurred image, read; this frame's, written.
+    type Handles = (ImageRead, ImageRead, ImageWrite);
+
     fn name(&self) -> &str {
         "accumulate"
     }
 
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> Self::Handles {
         let previous = registry.history_image("accumulated");
-        self.previous = Some(registry.read_storage_image(previous, COMPUTE));
         let current = registry.image(blurred_name());
-        self.current = Some(registry.read_storage_image(current, COMPUTE));
         let target = registry.create_image("accumulated", ImageDesc::new(IMAGE_FORMAT, ImageSize::OUTPUT));
-        self.target = Some(registry.write_storage_image(target, COMPUTE));
+        (
+            registry.read_storage_image(previous, COMPUTE),
+            registry.read_storage_image(current, COMPUTE),
+            registry.write_storage_image(target, COMPUTE),
+        )
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        let previous = self.previous.expect("register ran");
+    fn execute(&mut self, (previous, current, target): &Self::Handles, context: &mut ExecuteContext) {
         if context.history_was_reset(previous) {
             // A temporal effect would restart here (e.g. weight this frame fully); summing
             // onto the zeros the graph provides is already right for this one.
             self.resets.lock().unwrap_or_else(|poison| poison.into_inner()).push(context.frame_index());
         }
-        let target = self.target.expect("register ran");
         let (x, y) = groups(context.image(target).extent);
-        let bindings =
-            [Binding::Image(previous), Binding::Image(self.current.expect("register ran")), Binding::Image(target)];
+        let bindings = [Binding::image(*previous), Binding::image(*current), Binding::image(target)];
         context.bind_compute(&self.pipeline, &bindings);
         context.dispatch(x, y, 1);
     }
@@ -155,27 +165,29 @@ impl Pass for AccumulatePass {
 /// Writes the indirect draw command of the bands from `accumulated`.
 struct BrightBandsPass {
     pipeline: ComputePipeline,
-    source: Option<ImageHandle>,
-    command: Option<BufferHandle>,
 }
 
-impl Pass for BrightBandsPass {
+impl TypedPass for BrightBandsPass {
+    /// `accumulated`, read; the draw command, written.
+    type Handles = (ImageRead, BufferWrite);
+
     fn name(&self) -> &str {
         "bright bands"
     }
 
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> Self::Handles {
         let source = registry.image("accumulated");
-        self.source = Some(registry.read_storage_image(source, COMPUTE));
         let command = registry.create_buffer("band draw", BufferDesc { size: u64::from(DRAW_INDIRECT_COMMAND_BYTES) });
-        self.command = Some(registry.write_storage_buffer(command, COMPUTE));
+        (registry.read_storage_image(source, COMPUTE), registry.write_storage_buffer(command, COMPUTE))
     }
 
-    fn execute(&mut self, context: &mut ExecuteContext) {
-        let bindings =
-            [Binding::Image(self.source.expect("register ran")), Binding::Buffer(self.command.expect("register ran"))];
-        context.bind_compute(&self.pipeline, &bindings);
-        context.push_constants(&[THRESHOLD, PIXELS_PER_BAND, BANDS]);
+    fn execute(&mut self, (source, command): &Self::Handles, context: &mut ExecuteContext) {
+        let threshold = match context.require_param::<Brightness>() {
+            Ok(brightness) => brightness.threshold,
+            Err(error) => return context.fail(error),
+        };
+        context.bind_compute(&self.pipeline, &[Binding::image(*source), Binding::buffer(command)]);
+        context.push_constants(&[threshold, PIXELS_PER_BAND, BANDS]);
         context.dispatch(1, 1, 1);
     }
 }
@@ -183,28 +195,28 @@ impl Pass for BrightBandsPass {
 /// Draws the bands the GPU counted into `color`.
 struct BandsPass {
     pipeline: GraphicsPipeline,
-    command: Option<BufferHandle>,
 }
 
-impl Pass for BandsPass {
+impl TypedPass for BandsPass {
+    /// The draw command it reads (`color` is its attachment: the graph records that write).
+    type Handles = BufferRead;
+
     fn name(&self) -> &str {
         "bands"
     }
 
-    fn register(&mut self, registry: &mut Registry) {
+    fn register(&mut self, registry: &mut Registry) -> BufferRead {
         let command = registry.buffer("band draw");
-        self.command = Some(registry.indirect_buffer(command));
         let color = registry.create_image("color", ImageDesc::new(vk::Format::R8G8B8A8_UNORM, ImageSize::OUTPUT));
         registry.color_attachment(color, AttachmentLoad::ClearColor([0.0, 0.0, 0.0, 1.0]));
+        registry.indirect_buffer(command)
     }
 
-    fn execute(&mut self, _context: &mut ExecuteContext) {}
-
-    fn record_draw(&mut self, context: &mut ExecuteContext) {
+    fn record_draw(&mut self, &command: &BufferRead, context: &mut ExecuteContext) {
         context.bind_graphics(&self.pipeline, &[]);
         // `band.vert`'s push constants: band count, column count (one column: full width).
         context.push_constants(&[BANDS, 1]);
-        context.draw_indirect(self.command.expect("register ran"), 0, 1, DRAW_INDIRECT_COMMAND_BYTES);
+        context.draw_indirect(command, 0, 1, DRAW_INDIRECT_COMMAND_BYTES);
     }
 }
 
@@ -263,31 +275,25 @@ impl PostProcess {
         let mut graph = RenderGraph::new(Arc::clone(device), extent)?;
         graph.import_buffer("accumulated readback", accumulated.shared());
         graph.import_buffer("color readback", color.shared());
-        graph.add_pass(NoisePass { pipeline: noise, target: None });
+        graph.add_typed_pass(NoisePass { pipeline: noise });
         for pass in 0..BLUR_PASSES {
             let axis = (pass % 2) as u32;
-            graph.add_pass(BlurPass {
+            graph.add_typed_pass(BlurPass {
                 name: format!("blur {} {}", if axis == 0 { "x" } else { "y" }, pass / 2),
                 pipeline: Arc::clone(&blur),
                 axis,
                 source_name: if pass == 0 { "noise" } else { blur_target(pass - 1) },
                 target_name: blur_target(pass),
                 creates: pass < 2,
-                source: None,
-                target: None,
             });
         }
-        graph.add_pass(AccumulatePass {
-            pipeline: accumulate,
-            previous: None,
-            current: None,
-            target: None,
-            resets: Arc::clone(&resets),
-        });
-        graph.add_pass(BrightBandsPass { pipeline: bright, source: None, command: None });
-        graph.add_pass(BandsPass { pipeline: bands, command: None });
-        graph.add_pass(ReadbackPass::with_names("accumulated", "accumulated readback"));
-        graph.add_pass(ReadbackPass::with_names("color", "color readback"));
+        graph.add_typed_pass(AccumulatePass { pipeline: accumulate, resets: Arc::clone(&resets) });
+        graph.add_typed_pass(BrightBandsPass { pipeline: bright });
+        graph.add_typed_pass(BandsPass { pipeline: bands });
+        graph.add_typed_pass(ReadbackPass::with_names("accumulated", "accumulated readback"));
+        graph.add_typed_pass(ReadbackPass::with_names("color", "color readback"));
+        // The frame's parameter: set once here, it holds for every frame until set again.
+        graph.set_param(Brightness { threshold: THRESHOLD });
         Ok(PostProcess { graph, accumulated, color, resets })
     }
 

@@ -137,7 +137,7 @@ impl FrameTarget for HeadlessTarget {
     fn add_passes(&mut self, graph: &mut RenderGraph) -> render_graph::Result<()> {
         let readback = image_readback_buffer(&self.device, CAPTURE_READBACK, self.extent)?;
         graph.import_buffer(CAPTURE_READBACK, readback.shared());
-        graph.add_pass(ReadbackPass::with_names(COLOR, CAPTURE_READBACK));
+        graph.add_typed_pass(ReadbackPass::with_names(COLOR, CAPTURE_READBACK));
         self.readback = Some(readback);
         Ok(())
     }

@@ -132,15 +132,17 @@ impl FramePassCheck {
         };
         let add = move |graph: &mut RenderGraph| {
             if drawn_over {
-                graph.add_pass_at(points::AFTER_GEOMETRY, color_pass)?;
+                graph.add_typed_pass_at(points::AFTER_GEOMETRY, color_pass)?;
             }
             if choice.fog || choice.outline {
-                graph.add_pass_at(points::AFTER_GEOMETRY, depth_pass)?;
+                graph.add_typed_pass_at(points::AFTER_GEOMETRY, depth_pass)?;
             }
             if let Some(transforms) = &transforms {
                 graph.import_buffer(TRANSFORMS_AFTER, transforms.shared());
-                graph
-                    .add_pass_at(points::BEFORE_OUTPUT, BufferReadbackPass::new(OBJECT_TRANSFORMS, TRANSFORMS_AFTER))?;
+                graph.add_typed_pass_at(
+                    points::BEFORE_OUTPUT,
+                    BufferReadbackPass::new(OBJECT_TRANSFORMS, TRANSFORMS_AFTER),
+                )?;
             }
             add_frame_passes(graph, &choice, capacity, &clock)
         };

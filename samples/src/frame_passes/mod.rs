@@ -22,8 +22,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use render_graph::{
-    vk, AttachmentLoad, Binding, BindingKind, BufferDesc, BufferHandle, ComputePipeline, ExecuteContext, GpuDevice,
-    GraphicsPipeline, GraphicsPipelineDesc, ImageHandle, Registry, Result, ShaderStage, TypedPass,
+    vk, AttachmentLoad, Binding, BindingKind, BufferDesc, BufferRead, BufferWrite, ComputePipeline, ExecuteContext,
+    GpuDevice, GraphicsPipeline, GraphicsPipelineDesc, ImageRead, ImageWrite, Registry, Result, ShaderStage, TypedPass,
 };
 use renderer::{
     points, COLOR, COLOR_FORMAT, DEPTH_PREPASS, OBJECT_RECORDS, OBJECT_TRANSFORMS, OBJECT_TRANSFORM_BYTES, VIEW,
@@ -62,7 +62,8 @@ impl DepthPost {
 }
 
 impl TypedPass for DepthPost {
-    type Handles = (ImageHandle, ImageHandle, BufferHandle);
+    /// `color`, written in place; `depth_prepass` and `view`, read.
+    type Handles = (ImageWrite, ImageRead, BufferRead);
 
     fn name(&self) -> &str {
         self.name
@@ -75,8 +76,8 @@ impl TypedPass for DepthPost {
         (color, depth, registry.read_uniform_buffer(view, COMPUTE))
     }
 
-    fn execute(&mut self, &(color, depth, view): &Self::Handles, context: &mut ExecuteContext<'_>) {
-        context.bind_compute(&self.pipeline, &[Binding::Image(color), Binding::Image(depth), Binding::Buffer(view)]);
+    fn execute(&mut self, (color, depth, view): &Self::Handles, context: &mut ExecuteContext<'_>) {
+        context.bind_compute(&self.pipeline, &[Binding::image(color), Binding::image(*depth), Binding::buffer(*view)]);
         context.push_constant_bytes(&self.constants);
         let extent = context.output_extent();
         context.dispatch(extent.width.div_ceil(8), extent.height.div_ceil(8), 1);
@@ -114,7 +115,8 @@ impl DebugBoxes {
 }
 
 impl TypedPass for DebugBoxes {
-    type Handles = [BufferHandle; 4];
+    /// `object_transforms`, `object_records`, `visibility_bits` and `view`, all read.
+    type Handles = [BufferRead; 4];
 
     fn name(&self) -> &str {
         "debug boxes"
@@ -134,7 +136,7 @@ impl TypedPass for DebugBoxes {
     }
 
     fn record_draw(&mut self, &handles: &Self::Handles, context: &mut ExecuteContext<'_>) {
-        context.bind_graphics(&self.pipeline, &handles.map(Binding::Buffer));
+        context.bind_graphics(&self.pipeline, &handles.map(Binding::buffer));
         context.draw(24, self.capacity);
     }
 }
@@ -194,8 +196,17 @@ impl Bob {
     }
 }
 
+/// What [`Bob`] declared: the transforms it moves, last frame's state it reads, this frame's
+/// state it writes, the `view` it reads.
+pub struct BobHandles {
+    transforms: BufferWrite,
+    last: BufferRead,
+    state: BufferWrite,
+    view: BufferRead,
+}
+
 impl TypedPass for Bob {
-    type Handles = [BufferHandle; 4];
+    type Handles = BobHandles;
 
     fn name(&self) -> &str {
         "bob"
@@ -208,13 +219,19 @@ impl TypedPass for Bob {
         let last = registry.read_storage_buffer(last, COMPUTE);
         let state = registry.create_buffer(BOB_STATE, BufferDesc { size: u64::from(self.capacity) * 8 });
         let state = registry.write_storage_buffer(state, COMPUTE);
-        [transforms, last, state, registry.read_uniform_buffer(view, COMPUTE)]
+        BobHandles { transforms, last, state, view: registry.read_uniform_buffer(view, COMPUTE) }
     }
 
-    fn execute(&mut self, handles: &Self::Handles, context: &mut ExecuteContext<'_>) {
-        let transform_slots = (context.buffer(handles[0]).size / OBJECT_TRANSFORM_BYTES) as u32;
+    fn execute(&mut self, handles: &BobHandles, context: &mut ExecuteContext<'_>) {
+        let transform_slots = (context.buffer(&handles.transforms).size / OBJECT_TRANSFORM_BYTES) as u32;
         let slots = self.capacity.min(transform_slots);
-        context.bind_compute(&self.pipeline, &handles.map(Binding::Buffer));
+        let bindings = [
+            Binding::buffer(&handles.transforms),
+            Binding::buffer(handles.last),
+            Binding::buffer(&handles.state),
+            Binding::buffer(handles.view),
+        ];
+        context.bind_compute(&self.pipeline, &bindings);
         let mut constants = floats_to_bytes(&[BOB_HEIGHT, bob_phase(self.clock.frame()), BOB_SPREAD]);
         constants.extend_from_slice(&slots.to_le_bytes());
         context.push_constant_bytes(&constants);

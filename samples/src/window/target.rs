@@ -79,9 +79,9 @@ impl SwapchainTarget {
 
 impl FrameTarget for SwapchainTarget {
     fn add_passes(&mut self, graph: &mut RenderGraph) -> render_graph::Result<()> {
-        graph.add_pass(BlitToSwapchainPass::new(COLOR));
+        graph.add_typed_pass(BlitToSwapchainPass::new(COLOR));
         if self.wants_screenshot {
-            graph.add_pass(ReadbackPass::with_names(SWAPCHAIN, SCREENSHOT_READBACK));
+            graph.add_typed_pass(ReadbackPass::with_names(SWAPCHAIN, SCREENSHOT_READBACK));
         }
         Ok(())
     }

@@ -22,10 +22,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::names::{DRAW_COMMANDS, DRAW_COUNT};
 use crate::passes::hiz::HIZ_DEPTH;
-use crate::scene::{lock_scene, SharedScene, DRAW_COMMAND_BYTES};
-use glam::Mat4;
+use crate::scene::{lock_scene, FrameView, SharedScene, DRAW_COMMAND_BYTES};
 use render_graph::{
-    Binding, BindingKind, BufferDesc, BufferHandle, ExecuteContext, GpuDevice, PrepareContext, Registry, ShaderStage,
+    Binding, BindingKind, BufferDesc, BufferWrite, ExecuteContext, GpuDevice, PrepareContext, Registry, ShaderStage,
 };
 
 use super::skeleton::{CullKind, CullPhase, CullResetPass, TwoPhaseCull};
@@ -148,13 +147,13 @@ pub struct ObjectCull {
     draw_from: u32,
 }
 
-/// The object cull's own resources: the bits (late phase), the draw list, its count and the
-/// counters.
+/// The object cull's own resources: the bits (the late phase writes them; the early phase
+/// has none), the draw list, its count and the counters.
 pub struct ObjectCullHandles {
-    bits: Option<BufferHandle>,
-    commands: BufferHandle,
-    count: BufferHandle,
-    stats: BufferHandle,
+    bits: Option<BufferWrite>,
+    commands: BufferWrite,
+    count: BufferWrite,
+    stats: BufferWrite,
 }
 
 /// The cull pass of one phase of the camera's objects (see the module docs).
@@ -232,12 +231,16 @@ impl CullKind for ObjectCull {
         context: &mut PrepareContext<'_>,
         views: &mut Vec<CullView>,
     ) -> Option<CullConstants> {
-        let (view_projection, object_count) = {
-            let scene = lock_scene(&self.scene);
-            (Mat4::from_cols_array_2d(&scene.camera().view_projection), scene.object_count())
+        let view = match context.require_param::<FrameView>() {
+            Ok(view) => view,
+            Err(error) => {
+                context.fail(error);
+                return None;
+            }
         };
+        let object_count = lock_scene(&self.scene).object_count();
         let settings = *lock_settings(&self.settings);
-        views.push(CullView::camera(view_projection, context.output_extent(), settings.frustum, settings.occlusion));
+        views.push(CullView::camera(view, context.output_extent(), settings.frustum, settings.occlusion));
         Some(CullConstants {
             item_count: object_count.min(self.capacity),
             words_per_view: self.capacity.div_ceil(64) * 2,
@@ -247,12 +250,12 @@ impl CullKind for ObjectCull {
     }
 
     fn bind(&self, handles: &ObjectCullHandles, bind: &mut dyn FnMut(Binding)) {
-        if let Some(bits) = handles.bits {
-            bind(Binding::Buffer(bits));
+        if let Some(bits) = &handles.bits {
+            bind(Binding::buffer(bits));
         }
-        bind(Binding::Buffer(handles.commands));
-        bind(Binding::Buffer(handles.count));
-        bind(Binding::Buffer(handles.stats));
+        bind(Binding::buffer(&handles.commands));
+        bind(Binding::buffer(&handles.count));
+        bind(Binding::buffer(&handles.stats));
     }
 
     fn dispatch(&self, _handles: &ObjectCullHandles, constants: &CullConstants, context: &mut ExecuteContext<'_>) {

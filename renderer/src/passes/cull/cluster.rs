@@ -19,9 +19,8 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use glam::Mat4;
 use render_graph::{
-    Binding, BindingKind, BufferHandle, ExecuteContext, GpuDevice, PrepareContext, Registry, ShaderStage,
+    Binding, BindingKind, BufferRead, BufferWrite, ExecuteContext, GpuDevice, PrepareContext, Registry, ShaderStage,
 };
 
 use super::camera::{CULL_STATS, CULL_STAT_WORDS};
@@ -29,7 +28,7 @@ use super::skeleton::{CullKind, CullPhase, CullResetPass, TwoPhaseCull};
 use super::view::{CullConstants, CullView};
 use crate::names::{DRAW_COMMANDS, DRAW_COUNT};
 use crate::passes::hiz::HIZ_DEPTH;
-use crate::scene::{lock_scene, ClusterTable, SharedScene, DRAW_COMMAND_BYTES};
+use crate::scene::{ClusterTable, FrameView, DRAW_COMMAND_BYTES};
 use crate::scene::{CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS};
 use culling::cluster::{ClusterSettings, CLUSTER_STAT_WORDS};
 
@@ -90,7 +89,6 @@ impl CullResetPass {
 /// The meshlet cull: the [`CullKind`] of [`ClusterCullPass`] and, between its phases, of
 /// [`ClusterSurvivorPass`](super::ClusterSurvivorPass).
 pub struct ClusterCull {
-    scene: SharedScene,
     settings: SharedClusterSettings,
     /// Pairs, meshlet pairs and objects of the table.
     counts: [u32; 3],
@@ -98,32 +96,43 @@ pub struct ClusterCull {
 
 impl ClusterCull {
     /// The cull of the pairs of `table` (imported as the cluster tables).
-    pub(crate) fn new(scene: SharedScene, settings: SharedClusterSettings, table: &ClusterTable) -> ClusterCull {
-        ClusterCull { scene, settings, counts: [table.pair_count(), table.meshlet_pair_count(), table.object_count()] }
+    pub(crate) fn new(settings: SharedClusterSettings, table: &ClusterTable) -> ClusterCull {
+        ClusterCull { settings, counts: [table.pair_count(), table.meshlet_pair_count(), table.object_count()] }
     }
 
     /// Declares the cluster tables, read by every pass of the cull.
-    pub(crate) fn register_tables(registry: &mut Registry<'_>) -> [BufferHandle; 3] {
+    pub(crate) fn register_tables(registry: &mut Registry<'_>) -> [BufferRead; 3] {
         [CLUSTER_MESHLETS, CLUSTER_PAIRS, CLUSTER_OBJECTS].map(|name| {
             let buffer = registry.buffer(name);
             registry.read_storage_buffer(buffer, ShaderStage::Compute)
         })
     }
 
-    /// The camera's view for meshlets and the constants of the table; the same for every pass
-    /// of the cull.
-    pub(crate) fn prepare_view(&self, context: &PrepareContext<'_>, views: &mut Vec<CullView>) -> CullConstants {
-        let view_projection = Mat4::from_cols_array_2d(&lock_scene(&self.scene).camera().view_projection);
+    /// The camera's view for meshlets (of the frame's [`FrameView`] parameter) and the
+    /// constants of the table; the same for every pass of the cull. `None`, the frame failed,
+    /// without a view.
+    pub(crate) fn prepare_view(
+        &self,
+        context: &mut PrepareContext<'_>,
+        views: &mut Vec<CullView>,
+    ) -> Option<CullConstants> {
+        let view = match context.require_param::<FrameView>() {
+            Ok(view) => view,
+            Err(error) => {
+                context.fail(error);
+                return None;
+            }
+        };
         let settings = *lock_cluster_settings(&self.settings);
-        views.push(CullView::cluster(view_projection, context.output_extent(), settings));
+        views.push(CullView::cluster(view, context.output_extent(), settings));
         let [pairs, meshlet_pairs, objects] = self.counts;
-        CullConstants {
+        Some(CullConstants {
             item_count: pairs,
             words_per_view: pairs.div_ceil(64) * 2,
             meshlet_pairs,
             object_count: objects,
             ..CullConstants::default()
-        }
+        })
     }
 
     /// Pairs, meshlet pairs and objects of the table.
@@ -132,12 +141,14 @@ impl ClusterCull {
     }
 }
 
-/// The cluster cull's own resources: the tables, then the phase's outputs (and, late, the
-/// survivors, the pair ranges and the indirect dispatch).
+/// The cluster cull's own resources, in binding order: the tables; late, the bits and
+/// verdicts the survivor pass began; the draw list, its count and the counters; late, the
+/// survivors and the pair ranges it reads, and the indirect dispatch (not bound).
 pub struct ClusterCullHandles {
-    tables: [BufferHandle; 3],
-    outputs: Vec<BufferHandle>,
-    dispatch: Option<BufferHandle>,
+    tables: [BufferRead; 3],
+    late_outputs: Option<[BufferWrite; 2]>,
+    outputs: [BufferWrite; 3],
+    late_inputs: Option<([BufferRead; 2], BufferRead)>,
 }
 
 /// The cluster cull pass of one phase (see the module docs).
@@ -152,12 +163,11 @@ impl TwoPhaseCull<ClusterCull> {
     /// A cluster pass of `phase` over the pairs of `table` (imported as the cluster tables).
     pub fn new(
         device: &Arc<GpuDevice>,
-        scene: SharedScene,
         settings: SharedClusterSettings,
         table: &ClusterTable,
         phase: CullPhase,
     ) -> render_graph::Result<ClusterCullPass> {
-        TwoPhaseCull::with_kind(device, ClusterCull::new(scene, settings, table), phase)
+        TwoPhaseCull::with_kind(device, ClusterCull::new(settings, table), phase)
     }
 }
 
@@ -187,28 +197,23 @@ impl CullKind for ClusterCull {
     fn register(&mut self, phase: CullPhase, registry: &mut Registry<'_>) -> ClusterCullHandles {
         const COMPUTE: ShaderStage = ShaderStage::Compute;
         let tables = ClusterCull::register_tables(registry);
-        let mut outputs = Vec::with_capacity(7);
-        let mut dispatch = None;
-        if phase == CullPhase::Late {
-            // The survivor pass wrote the verdicts of the culled objects' pairs.
-            for name in [CLUSTER_BITS, CLUSTER_VERDICTS] {
-                let buffer = registry.buffer(name);
-                outputs.push(registry.read_write_storage_buffer(buffer, COMPUTE));
-            }
-        }
-        for name in [DRAW_COMMANDS, DRAW_COUNT, CLUSTER_STATS] {
+        let late = phase == CullPhase::Late;
+        let mut read_write = |name: &str| {
             let buffer = registry.buffer(name);
-            outputs.push(registry.read_write_storage_buffer(buffer, COMPUTE));
-        }
-        if phase == CullPhase::Late {
-            for name in [CLUSTER_SURVIVORS, CLUSTER_OBJECT_PAIRS] {
+            registry.read_write_storage_buffer(buffer, COMPUTE)
+        };
+        // The survivor pass wrote the verdicts of the culled objects' pairs.
+        let late_outputs = late.then(|| [CLUSTER_BITS, CLUSTER_VERDICTS].map(&mut read_write));
+        let outputs = [DRAW_COMMANDS, DRAW_COUNT, CLUSTER_STATS].map(read_write);
+        let late_inputs = late.then(|| {
+            let inputs = [CLUSTER_SURVIVORS, CLUSTER_OBJECT_PAIRS].map(|name| {
                 let buffer = registry.buffer(name);
-                outputs.push(registry.read_storage_buffer(buffer, COMPUTE));
-            }
-            let buffer = registry.buffer(CLUSTER_DISPATCH);
-            dispatch = Some(registry.indirect_buffer(buffer));
-        }
-        ClusterCullHandles { tables, outputs, dispatch }
+                registry.read_storage_buffer(buffer, COMPUTE)
+            });
+            let dispatch = registry.buffer(CLUSTER_DISPATCH);
+            (inputs, registry.indirect_buffer(dispatch))
+        });
+        ClusterCullHandles { tables, late_outputs, outputs, late_inputs }
     }
 
     fn prepare(
@@ -217,17 +222,25 @@ impl CullKind for ClusterCull {
         context: &mut PrepareContext<'_>,
         views: &mut Vec<CullView>,
     ) -> Option<CullConstants> {
-        Some(self.prepare_view(context, views))
+        self.prepare_view(context, views)
     }
 
     fn bind(&self, handles: &ClusterCullHandles, bind: &mut dyn FnMut(Binding)) {
-        for &buffer in handles.tables.iter().chain(&handles.outputs) {
-            bind(Binding::Buffer(buffer));
+        for &table in &handles.tables {
+            bind(Binding::buffer(table));
+        }
+        for output in handles.late_outputs.iter().flatten().chain(&handles.outputs) {
+            bind(Binding::buffer(output));
+        }
+        if let Some((inputs, _)) = handles.late_inputs {
+            for input in inputs {
+                bind(Binding::buffer(input));
+            }
         }
     }
 
     fn dispatch(&self, handles: &ClusterCullHandles, constants: &CullConstants, context: &mut ExecuteContext<'_>) {
-        if let Some(dispatch) = handles.dispatch {
+        if let Some((_, dispatch)) = handles.late_inputs {
             // One workgroup per object the object pass kept (the survivor pass's count).
             context.dispatch_indirect(dispatch, 0);
             return;

@@ -9,7 +9,8 @@
 use std::sync::Arc;
 
 use render_graph::{
-    Binding, BindingKind, BufferDesc, BufferHandle, ExecuteContext, GpuDevice, PrepareContext, Registry, ShaderStage,
+    Binding, BindingKind, BufferDesc, BufferRead, BufferWrite, ExecuteContext, GpuDevice, PrepareContext, Registry,
+    ShaderStage,
 };
 
 use super::camera::VISIBILITY_BITS;
@@ -20,7 +21,7 @@ use super::cluster::{
 use super::skeleton::{CullKind, CullPhase, TwoPhaseCull};
 use super::view::{CullConstants, CullView};
 use crate::passes::hiz::HIZ_DEPTH;
-use crate::scene::{ClusterTable, SharedScene, CLUSTER_OBJECT_PAIRS};
+use crate::scene::{ClusterTable, CLUSTER_OBJECT_PAIRS};
 
 /// The survivor step of the meshlet cull: the [`CullKind`] of [`ClusterSurvivorPass`].
 pub struct ClusterSurvivors {
@@ -30,7 +31,8 @@ pub struct ClusterSurvivors {
 /// The survivor step's own resources, in binding order: the tables, the object bits and pair
 /// ranges it reads, the verdicts, survivors, dispatch and counters it writes.
 pub struct ClusterSurvivorHandles {
-    buffers: [BufferHandle; 9],
+    reads: [BufferRead; 5],
+    writes: [BufferWrite; 4],
 }
 
 /// The survivor pass of the cluster cull (see the module docs).
@@ -43,11 +45,10 @@ impl TwoPhaseCull<ClusterSurvivors> {
     /// A survivor pass over the objects of `table` (imported as the cluster tables).
     pub fn new(
         device: &Arc<GpuDevice>,
-        scene: SharedScene,
         settings: SharedClusterSettings,
         table: &ClusterTable,
     ) -> render_graph::Result<ClusterSurvivorPass> {
-        let kind = ClusterSurvivors { cull: ClusterCull::new(scene, settings, table) };
+        let kind = ClusterSurvivors { cull: ClusterCull::new(settings, table) };
         TwoPhaseCull::with_kind(device, kind, CullPhase::Early)
     }
 }
@@ -81,7 +82,8 @@ impl CullKind for ClusterSurvivors {
             registry.read_write_storage_buffer(buffer, COMPUTE)
         });
         ClusterSurvivorHandles {
-            buffers: [meshlets, pairs, objects, object_bits, object_pairs, verdicts, survivors, dispatch, stats],
+            reads: [meshlets, pairs, objects, object_bits, object_pairs],
+            writes: [verdicts, survivors, dispatch, stats],
         }
     }
 
@@ -91,12 +93,15 @@ impl CullKind for ClusterSurvivors {
         context: &mut PrepareContext<'_>,
         views: &mut Vec<CullView>,
     ) -> Option<CullConstants> {
-        Some(self.cull.prepare_view(context, views))
+        self.cull.prepare_view(context, views)
     }
 
     fn bind(&self, handles: &ClusterSurvivorHandles, bind: &mut dyn FnMut(Binding)) {
-        for &buffer in &handles.buffers {
-            bind(Binding::Buffer(buffer));
+        for &buffer in &handles.reads {
+            bind(Binding::buffer(buffer));
+        }
+        for buffer in &handles.writes {
+            bind(Binding::buffer(buffer));
         }
     }
 

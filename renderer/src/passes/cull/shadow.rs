@@ -18,13 +18,13 @@
 use std::sync::Arc;
 
 use render_graph::{
-    Binding, BindingKind, BufferDesc, BufferHandle, ExecuteContext, GpuDevice, PrepareContext, Registry, ShaderStage,
+    Binding, BindingKind, BufferDesc, BufferWrite, ExecuteContext, GpuDevice, PrepareContext, Registry, ShaderStage,
 };
 
 use super::camera::CULL_GROUP;
 use super::skeleton::{CullKind, CullPhase, CullResetPass, TwoPhaseCull};
 use super::view::{CullConstants, CullView};
-use crate::scene::{as_bytes, lock_scene, SharedScene, DRAW_COMMAND_BYTES, MAX_SHADOW_VIEWS};
+use crate::scene::{as_bytes, lock_scene, ShadowFrame, SharedScene, DRAW_COMMAND_BYTES, MAX_SHADOW_VIEWS};
 
 /// Each light view's caster draws of the early phase (**contract** name): view `v`'s list
 /// starts at command `v * region` (`region` = the scene's capacity), one
@@ -99,14 +99,14 @@ pub struct ShadowCull {
 /// The shadow cull's own resources: the casters' slot bits (staged each frame), the phase's
 /// lists, the counts and the views' bits.
 pub struct ShadowCullHandles {
-    draws: BufferHandle,
-    counts: BufferHandle,
-    bits: BufferHandle,
+    draws: BufferWrite,
+    counts: BufferWrite,
+    bits: BufferWrite,
 }
 
 /// One phase of the shadow caster cull (see the module docs): reads `object_transforms` and
-/// `object_records`, the casters' slot bits and the views (the light views of
-/// [`crate::ShadowFrame`], staged each frame) and last frame's [`SHADOW_CASTER_BITS`]; the
+/// `object_records`, the casters' slot bits and the views (the light views of the frame's
+/// [`ShadowFrame`] parameter, staged each frame) and last frame's [`SHADOW_CASTER_BITS`]; the
 /// early phase writes [`SHADOW_DRAWS`], the late one reads [`SHADOW_HIZ`] and writes
 /// [`SHADOW_DRAWS_LATE`]; both add to [`SHADOW_DRAW_COUNTS`] and write the bits of the views
 /// they decide.
@@ -185,9 +185,14 @@ impl CullKind for ShadowCull {
         views: &mut Vec<CullView>,
     ) -> Option<CullConstants> {
         self.casters = None;
-        let scene = lock_scene(&self.scene);
-        let shadows = scene.shadows();
-        let objects = scene.object_count().min(self.capacity);
+        let shadows = match context.require_param::<ShadowFrame>() {
+            Ok(shadows) => shadows,
+            Err(error) => {
+                context.fail(error);
+                return None;
+            }
+        };
+        let objects = lock_scene(&self.scene).object_count().min(self.capacity);
         let frame_views = shadows.cull_views();
         let view_count = frame_views.len().min(self.views as usize);
         let two_phase = frame_views[..view_count].iter().any(|view| view.flags & super::view::CULL_TWO_PHASE != 0);
@@ -223,9 +228,9 @@ impl CullKind for ShadowCull {
         if let Some(casters) = self.casters {
             bind(casters);
         }
-        bind(Binding::Buffer(handles.draws));
-        bind(Binding::Buffer(handles.counts));
-        bind(Binding::Buffer(handles.bits));
+        bind(Binding::buffer(&handles.draws));
+        bind(Binding::buffer(&handles.counts));
+        bind(Binding::buffer(&handles.bits));
     }
 
     fn dispatch(&self, _handles: &ShadowCullHandles, constants: &CullConstants, context: &mut ExecuteContext<'_>) {

@@ -8,13 +8,15 @@
 //! [`CullConstants`] pushed with the dispatch, and the order of the work (register, stage the
 //! views, bind, dispatch). The kind adds its own resources (bound after the common inputs, in
 //! the order its shader declares them from `CULL_KIND_BINDING`), chooses its views and
-//! constants each frame, and records its dispatch.
+//! constants each frame from the frame's parameters (the camera's
+//! [`FrameView`](crate::FrameView), the [`ShadowFrame`](crate::ShadowFrame)'s light views),
+//! and records its dispatch.
 
 use std::sync::Arc;
 
 use render_graph::{
-    Binding, BindingKind, BufferHandle, ComputePipeline, ExecuteContext, GpuDevice, ImageHandle, PrepareContext,
-    Registry, ShaderStage, TypedPass,
+    Binding, BindingKind, BufferRead, BufferWrite, ComputePipeline, ExecuteContext, GpuDevice, ImageRead,
+    PrepareContext, Registry, ShaderStage, TypedPass,
 };
 
 use super::view::{CullConstants, CullView};
@@ -59,8 +61,9 @@ pub trait CullKind: Send + 'static {
     /// Declares the kind's own resources and accesses in `phase`.
     fn register(&mut self, phase: CullPhase, registry: &mut Registry<'_>) -> Self::Handles;
 
-    /// This frame's views (pushed into `views`, at least one) and constants; `None` when
-    /// there is nothing to cull, and the pass records nothing.
+    /// This frame's views (pushed into `views`, at least one, made from the frame's
+    /// parameters) and constants; `None` when there is nothing to cull, and the pass records
+    /// nothing (a missing parameter fails the frame).
     fn prepare(
         &mut self,
         phase: CullPhase,
@@ -78,10 +81,11 @@ pub trait CullKind: Send + 'static {
 
 /// The common inputs of a cull pass (bindings 0-4, the views staged each frame).
 pub struct CullInputs {
-    transforms: BufferHandle,
-    records: BufferHandle,
-    history: BufferHandle,
-    pyramid: Option<ImageHandle>,
+    transforms: BufferRead,
+    records: BufferRead,
+    history: BufferRead,
+    /// The late phase's pyramid (the early phase has none).
+    pyramid: Option<ImageRead>,
 }
 
 /// One phase of a two-phase cull of kind `K` (see the module docs). Add it with
@@ -175,11 +179,11 @@ impl<K: CullKind> TypedPass for TwoPhaseCull<K> {
             }
             count += 1;
         };
-        push(Binding::Buffer(inputs.transforms));
-        push(Binding::Buffer(inputs.records));
-        push(Binding::Buffer(inputs.history));
+        push(Binding::buffer(inputs.transforms));
+        push(Binding::buffer(inputs.records));
+        push(Binding::buffer(inputs.history));
         if let Some(pyramid) = inputs.pyramid {
-            push(Binding::Image(pyramid));
+            push(Binding::image(pyramid));
         }
         self.kind.bind(handles, &mut push);
         assert!(
@@ -218,22 +222,22 @@ impl CullResetPass {
 }
 
 impl TypedPass for CullResetPass {
-    type Handles = Vec<BufferHandle>;
+    type Handles = Vec<BufferWrite>;
 
     fn name(&self) -> &str {
         self.name
     }
 
-    fn register(&mut self, registry: &mut Registry<'_>) -> Vec<BufferHandle> {
+    fn register(&mut self, registry: &mut Registry<'_>) -> Vec<BufferWrite> {
         let declare = |&(name, size, _): &(&'static str, u64, bool)| {
             let buffer = registry.create_buffer(name, render_graph::BufferDesc { size });
-            registry.access_buffer(buffer, render_graph::Access::TransferWrite)
+            registry.write_buffer(buffer, render_graph::Access::TransferWrite)
         };
         self.buffers.iter().map(declare).collect()
     }
 
-    fn execute(&mut self, handles: &Vec<BufferHandle>, context: &mut ExecuteContext<'_>) {
-        for (&handle, &(_, _, zeroed)) in handles.iter().zip(&self.buffers) {
+    fn execute(&mut self, handles: &Vec<BufferWrite>, context: &mut ExecuteContext<'_>) {
+        for (handle, &(_, _, zeroed)) in handles.iter().zip(&self.buffers) {
             if zeroed {
                 let buffer = context.buffer(handle);
                 // SAFETY: recording outside rendering; the buffer was declared a transfer

@@ -10,6 +10,8 @@ use culling::{Frustum, MAX_PLANES};
 use glam::Mat4;
 use render_graph::vk;
 
+use crate::scene::FrameView;
+
 /// `flags` bit of [`CullView`]: test the frustum's planes (`CULL_FRUSTUM` in `config.h`).
 pub const CULL_FRUSTUM: u32 = 1;
 /// `flags` bit: test the depth pyramid in the late phase (`CULL_OCCLUSION`).
@@ -28,8 +30,10 @@ pub const DEPTH_MARGIN: f32 = 4.0e-6;
 /// Footprint widening in texels, for the same rounding.
 pub const FOOTPRINT_MARGIN: f32 = 1.0e-2;
 
-/// One view as the cull shaders test it: the camera ([`CullView::camera`]), a light view
-/// ([`CullView::light`]), the camera for meshlets ([`CullView::cluster`]).
+/// One view as the cull shaders test it: the camera ([`CullView::camera`], made from the
+/// frame's [`FrameView`] parameter), a light view ([`CullView::light`], from the frame's
+/// [`ShadowFrame`](crate::ShadowFrame) parameter), the camera for meshlets
+/// ([`CullView::cluster`]).
 ///
 /// GLSL twin: `CullView` in `shaders/glsl/engine/cull_inputs.h` (std430, 224 bytes; checked by
 /// `renderer/tests/shader_layouts.rs`). The planes are the Visibility stage's own
@@ -94,8 +98,8 @@ impl CullView {
             view_projection: view_projection.to_cols_array_2d(),
             planes: frustum.plane_array(),
             plane_count: frustum.planes().len() as u32,
-            flags: u32::from(trusted && test_frustum) * CULL_FRUSTUM
-                | u32::from(trusted && test_occlusion) * CULL_OCCLUSION,
+            flags: (u32::from(trusted && test_frustum) * CULL_FRUSTUM)
+                | (u32::from(trusted && test_occlusion) * CULL_OCCLUSION),
             pyramid: pyramid.0,
             pyramid_mips: pyramid.1,
             depth_margin: DEPTH_MARGIN,
@@ -104,10 +108,12 @@ impl CullView {
         }
     }
 
-    /// The camera's view for the object cull, in two phases: `view_projection`'s frustum
-    /// (when `frustum` is on) and, with `occlusion`, the whole pyramid of the depth prepass
-    /// (`hiz_size` texels, a full mip chain). A frustum that is not finite tests nothing.
-    pub fn camera(view_projection: Mat4, hiz_size: vk::Extent2D, frustum: bool, occlusion: bool) -> CullView {
+    /// The camera's view for the object cull, in two phases: the frustum of the frame's
+    /// view (its `view_projection`, when `frustum` is on) and, with `occlusion`, the whole
+    /// pyramid of the depth prepass (`hiz_size` texels, a full mip chain). A frustum that is
+    /// not finite tests nothing.
+    pub fn camera(view: &FrameView, hiz_size: vk::Extent2D, frustum: bool, occlusion: bool) -> CullView {
+        let view_projection = view.view_projection();
         let planes = Frustum::from_view_projection(view_projection);
         let rectangle = [0.0, 0.0, hiz_size.width as f32, hiz_size.height as f32];
         let pyramid = (rectangle, render_graph::full_mip_chain(hiz_size));
@@ -136,8 +142,9 @@ impl CullView {
     /// The camera's view for the meshlet cull: as [`CullView::camera`] with `settings`' tests,
     /// the eye of a perspective view for the cone test (an orthographic one has none) and
     /// the meshlet margins of [`ClusterMargins::GPU`].
-    pub fn cluster(view_projection: Mat4, hiz_size: vk::Extent2D, settings: ClusterSettings) -> CullView {
-        let mut view = CullView::camera(view_projection, hiz_size, settings.frustum, settings.occlusion);
+    pub fn cluster(frame_view: &FrameView, hiz_size: vk::Extent2D, settings: ClusterSettings) -> CullView {
+        let view_projection = frame_view.view_projection();
+        let mut view = CullView::camera(frame_view, hiz_size, settings.frustum, settings.occlusion);
         let eye = view_eye(&view_projection);
         view.eye = eye.map_or([0.0; 4], |eye| [eye.x, eye.y, eye.z, 1.0]);
         let trusted = Frustum::from_view_projection(view_projection).is_finite();
@@ -199,43 +206,43 @@ mod tests {
     use super::*;
     use glam::Vec3;
 
-    fn camera_matrix() -> Mat4 {
+    fn camera_matrix() -> FrameView {
         let view = Mat4::look_at_rh(Vec3::new(0.0, 2.0, 8.0), Vec3::ZERO, Vec3::Y);
-        Mat4::perspective_infinite_reverse_rh(1.0, 16.0 / 9.0, 0.1) * view
+        FrameView::from_view_projection(Mat4::perspective_infinite_reverse_rh(1.0, 16.0 / 9.0, 0.1) * view)
     }
 
     #[test]
     fn the_camera_is_culled_in_two_phases_against_the_whole_pyramid() {
         let extent = vk::Extent2D { width: 640, height: 360 };
-        let view = CullView::camera(camera_matrix(), extent, true, true);
+        let view = CullView::camera(&camera_matrix(), extent, true, true);
         assert_eq!(view.flags, CULL_FRUSTUM | CULL_OCCLUSION | CULL_TWO_PHASE);
         assert_eq!(view.pyramid, [0.0, 0.0, 640.0, 360.0]);
         assert_eq!(view.pyramid_mips, render_graph::full_mip_chain(extent));
         assert_eq!(view.plane_count, 5, "an infinite far plane gives five planes");
-        let off = CullView::camera(camera_matrix(), extent, true, false);
+        let off = CullView::camera(&camera_matrix(), extent, true, false);
         assert_eq!(off.flags, CULL_FRUSTUM | CULL_TWO_PHASE, "occlusion off keeps the two phases");
     }
 
     #[test]
     fn a_view_that_cannot_be_trusted_tests_nothing() {
         let extent = vk::Extent2D { width: 64, height: 64 };
-        let nan = Mat4::from_cols_array(&[f32::NAN; 16]);
-        let view = CullView::camera(nan, extent, true, true);
+        let nan = FrameView::from_view_projection(Mat4::from_cols_array(&[f32::NAN; 16]));
+        let view = CullView::camera(&nan, extent, true, true);
         assert_eq!(view.flags, CULL_TWO_PHASE, "no frustum, no occlusion: every object kept");
-        let cluster = CullView::cluster(nan, extent, ClusterSettings::default());
+        let cluster = CullView::cluster(&nan, extent, ClusterSettings::default());
         assert_eq!(cluster.flags & (CULL_FRUSTUM | CULL_OCCLUSION | CULL_CONE), 0);
     }
 
     #[test]
     fn a_perspective_cluster_view_has_its_eye_and_cone_test() {
         let extent = vk::Extent2D { width: 64, height: 64 };
-        let view = CullView::cluster(camera_matrix(), extent, ClusterSettings::default());
+        let view = CullView::cluster(&camera_matrix(), extent, ClusterSettings::default());
         assert!(view.flags & CULL_CONE != 0);
         let eye = Vec3::new(view.eye[0], view.eye[1], view.eye[2]);
         assert!((eye - Vec3::new(0.0, 2.0, 8.0)).length() < 1e-3, "{eye}");
         assert_eq!(view.eye[3], 1.0);
-        let orthographic = Mat4::orthographic_rh(-4.0, 4.0, -4.0, 4.0, 50.0, 0.1);
-        let flat = CullView::cluster(orthographic, extent, ClusterSettings::default());
+        let orthographic = FrameView::from_view_projection(Mat4::orthographic_rh(-4.0, 4.0, -4.0, 4.0, 50.0, 0.1));
+        let flat = CullView::cluster(&orthographic, extent, ClusterSettings::default());
         assert_eq!(flat.flags & CULL_CONE, 0, "an orthographic view has no eye");
     }
 }

@@ -59,13 +59,13 @@ impl GpuScene {
     /// then leaves out the hidden ones). The key is the depth of the object's box centre
     /// (reversed-Z `z / w`, so perspective and orthographic cameras alike); centres behind
     /// the eye or not finite come first, and equal keys go in slot order, so the order (and
-    /// the image) depends only on the scene and the camera.
-    pub fn sort_blended(&mut self) -> &[u32] {
+    /// the image) depends only on the scene and the camera (`view_projection`, world to
+    /// clip, the frame's [`FrameView`](crate::FrameView)'s).
+    pub fn sort_blended(&mut self, view_projection: glam::Mat4) -> &[u32] {
         if self.draw_source == DrawSource::Gpu {
             self.host_blended.clear();
             self.blended.push_set_below(self.count, &mut self.host_blended);
         }
-        let view_projection = glam::Mat4::from_cols_array_2d(&self.camera.view_projection);
         self.blend_keys.clear();
         for &slot in &self.host_blended {
             let (center, _) = world_box(&self.transforms[slot as usize], &self.records[slot as usize]);

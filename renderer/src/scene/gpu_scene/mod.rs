@@ -1,6 +1,9 @@
 //! The GPU scene a renderer fills each frame: per object slot an [`ObjectTransform`] and an
-//! [`ObjectRecord`] (kept on the host, uploaded when they change), the list of objects to
-//! draw this frame, and the camera.
+//! [`ObjectRecord`] (kept on the host, uploaded when they change) and the list of objects to
+//! draw this frame. The camera is not the scene's: the host hands the frame's
+//! [`FrameView`](crate::FrameView) to the graph as a parameter
+//! ([`render_graph::RenderGraph::set_param`]), and the frame's shadow views likewise
+//! ([`ShadowFrame`](crate::ShadowFrame)).
 //!
 //! **Every change reaches the GPU in the frame it is made.** Setting an object compares each
 //! part with what the GPU holds and marks only a part that differs; the next graph frame's
@@ -27,10 +30,8 @@ use gpu_allocator::MemoryLocation;
 use crate::names::{
     MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORMS,
 };
-use crate::scene::{
-    CameraConstants, DrawCommand, ObjectRecord, ObjectTransform, IDENTITY, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
-};
-use crate::scene::{FrameView, MaterialBuffers, MeshBuffers, ShadowFrame, TEXTURE_LAYOUT};
+use crate::scene::{DrawCommand, ObjectRecord, ObjectTransform, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES};
+use crate::scene::{MaterialBuffers, MeshBuffers, TEXTURE_LAYOUT};
 use meshes::{MeshLibrary, MeshRange};
 use render_graph::vk;
 use render_graph::GpuBuffer;
@@ -88,7 +89,6 @@ pub struct GpuScene {
     upload_slots: Vec<u32>,
     draws: Vec<DrawCommand>,
     draw_source: DrawSource,
-    camera: CameraConstants,
     /// Slots whose record names a blended material.
     blended: SlotBits,
     /// The blended objects of this frame's host list (when the host draws).
@@ -96,11 +96,7 @@ pub struct GpuScene {
     /// Scratch of [`GpuScene::sort_blended`]: (depth key, slot), then the order.
     blend_keys: Vec<(f32, u32)>,
     blend_order: Vec<u32>,
-    /// The view uploaded into `view` for every pass ([`crate::ViewUploadPass`]).
-    view: FrameView,
     last_upload: UploadReport,
-    /// This frame's shadow views, caster draws and lights (frames with shadows).
-    shadows: ShadowFrame,
 }
 
 fn out_of_range(reason: &'static str) -> GraphError {
@@ -138,14 +134,11 @@ impl GpuScene {
             upload_slots: Vec::new(),
             draws: Vec::with_capacity(capacity as usize),
             draw_source: DrawSource::Host,
-            camera: CameraConstants { view_projection: IDENTITY },
             blended: SlotBits::new(capacity),
             host_blended: Vec::new(),
             blend_keys: Vec::new(),
             blend_order: Vec::new(),
-            view: FrameView::default(),
             last_upload: UploadReport::default(),
-            shadows: ShadowFrame::default(),
         })
     }
 
@@ -323,51 +316,5 @@ impl GpuScene {
         }
         self.count = count;
         Ok(())
-    }
-
-    /// Sets the camera (world to clip, column-major; reversed-Z infinite by convention).
-    /// The view's other fields stay as [`GpuScene::set_frame_view`] left them.
-    pub fn set_view_projection(&mut self, view_projection: [[f32; 4]; 4]) {
-        self.camera = CameraConstants { view_projection };
-        self.view.set_view_projection(glam::Mat4::from_cols_array_2d(&view_projection));
-    }
-
-    /// Sets the whole view of this frame: what every pass reads in the `view` uniform
-    /// ([`crate::VIEW`]), and the camera the scene is drawn and culled with.
-    pub fn set_frame_view(&mut self, view: FrameView) {
-        self.camera = CameraConstants { view_projection: view.view_projection };
-        self.view = view;
-    }
-
-    /// This frame's view (its frame index and object count are filled in at upload).
-    pub fn frame_view(&self) -> &FrameView {
-        &self.view
-    }
-
-    /// The camera push constants.
-    pub fn camera(&self) -> &CameraConstants {
-        &self.camera
-    }
-
-    /// This frame's shadow views, their caster draws and the lights.
-    pub fn shadows(&self) -> &ShadowFrame {
-        &self.shadows
-    }
-
-    /// Takes this frame's shadow views and lights from `shadows` (the caster draws from the
-    /// scene's records, by slot), with the camera at `eye` looking along `forward`.
-    pub fn set_shadows(&mut self, shadows: &culling::ShadowViews, eye: glam::Vec3, forward: glam::Vec3) {
-        let records = &self.records[..self.count as usize];
-        self.shadows.update(shadows, records, (eye, forward));
-    }
-
-    /// Sets who culls the shadow casters (see [`ShadowFrame::culling`]).
-    pub fn set_shadow_culling(&mut self, culling: crate::scene::ShadowCulling) {
-        self.shadows.set_culling(culling);
-    }
-
-    /// Clears the frame's shadow views and lights.
-    pub fn clear_shadows(&mut self) {
-        self.shadows.clear();
     }
 }
