@@ -7,7 +7,9 @@
 //! and the smallest reach of its casters along the sun (the cascades' depth). Each refresh
 //! reads the Visibility stage's [`SlotChanges`](crate::visibility::SlotChanges) when the
 //! answer follows the one the store last read; any other answer (the first, one after a frame
-//! the store skipped, or one from another resource) rebuilds everything.
+//! the store skipped, or one from another resource) rebuilds everything. A word the answer
+//! names but whose casters kept their boxes and their membership (a level of detail or a
+//! colour changed, say) is not counted as changed: no view needs to look at it again.
 
 use ecs::Aabb;
 use glam::{Vec3, Vec3A};
@@ -58,36 +60,91 @@ pub(super) struct CasterStore {
     reach_along: Option<[u32; 3]>,
     /// The words whose casters changed in the last refresh, ascending.
     dirty: Vec<u32>,
+    /// Per entry of `dirty` while it is redone: the caster slots whose boxes are read again
+    /// (those the answer names, and new casters).
+    reread: Vec<u64>,
+    /// Per entry of `dirty` while it is redone: whether the word's casters changed (their
+    /// membership, else their boxes, bit for bit); the entries left false are dropped.
+    changed: Vec<bool>,
     /// The caster slots, ascending (rebuilt when a caster comes or goes).
     list: Vec<u32>,
-}
-
-/// The reach of one caster box along `direction`: the smallest `dot(p, direction)` over its
-/// points, written exactly as the host's cascades have always computed it.
-#[inline]
-fn box_reach(boxes: &AabbSlices<'_>, index: usize, direction: Vec3, abs: Vec3) -> f32 {
-    let ([cx, cy, cz], [hx, hy, hz]) = (boxes.center, boxes.half);
-    cx[index] * direction.x + cy[index] * direction.y + cz[index] * direction.z
-        - (hx[index] * abs.x + hy[index] * abs.y + hz[index] * abs.z)
 }
 
 /// An unbounded box: a word holding a non-finite caster box is never decided by its union.
 const UNBOUNDED: Aabb = Aabb { min: Vec3::NEG_INFINITY, max: Vec3::INFINITY };
 
-/// The union of the boxes of `members` (bits over `bounds`): inverted without a member,
-/// unbounded when a member's box is not finite.
-fn union_of(bounds: &[Aabb], mut members: u64) -> Aabb {
-    let (mut min, mut max) = (Vec3A::INFINITY, Vec3A::NEG_INFINITY);
-    while members != 0 {
-        let aabb = &bounds[members.trailing_zeros() as usize];
-        members &= members - 1;
-        if !(aabb.min.is_finite() && aabb.max.is_finite()) {
-            return UNBOUNDED;
+/// Lanes [`summarize`] works on at once.
+const LANES: usize = 8;
+
+/// The union of a word's caster boxes and, with `along` (a direction and its absolute value),
+/// their smallest reach along it: the smallest `dot(p, direction)` over their points, written
+/// exactly as the host's cascades have always computed it. `lanes` are the word's slots'
+/// centres and half extents (x, y, z each), `casters` says which hold a caster. The union is
+/// taken over `centre ± half` (what the kernels test), inverted without a caster, unbounded
+/// when a caster's box is not finite; the reach skips non-finite values (every cull keeps
+/// those boxes anyway) and is infinite without one. Every lane is visited without a branch,
+/// [`LANES`] at a time, so that the loop compiles to vector code.
+#[inline]
+fn summarize(lanes: [&[f32]; 6], casters: u64, along: Option<(Vec3, Vec3)>) -> (Aabb, f32) {
+    let count = lanes[0].len();
+    debug_assert!(count <= BITS_PER_WORD && lanes.iter().all(|lane| lane.len() == count), "a word's lanes");
+    let (direction, abs) = along.unwrap_or((Vec3::ZERO, Vec3::ZERO));
+    let mut partial = Partial::EMPTY;
+    let whole = count / LANES * LANES;
+    for first in (0..whole).step_by(LANES) {
+        for lane in 0..LANES {
+            partial.add(&lanes, first + lane, lane, casters, (direction, abs));
         }
-        min = min.min(Vec3A::from(aabb.min));
-        max = max.max(Vec3A::from(aabb.max));
     }
-    Aabb { min: min.into(), max: max.into() }
+    for slot in whole..count {
+        partial.add(&lanes, slot, slot - whole, casters, (direction, abs));
+    }
+    let smallest = |values: &[f32; LANES]| values.iter().fold(f32::INFINITY, |least, &value| least.min(value));
+    let largest = |values: &[f32; LANES]| values.iter().fold(f32::NEG_INFINITY, |most, &value| most.max(value));
+    let union = if partial.finite.iter().all(|&finite| finite) {
+        let [low, high] = [partial.low, partial.high];
+        Aabb {
+            min: Vec3::new(smallest(&low[0]), smallest(&low[1]), smallest(&low[2])),
+            max: Vec3::new(largest(&high[0]), largest(&high[1]), largest(&high[2])),
+        }
+    } else {
+        UNBOUNDED
+    };
+    (union, if along.is_some() { smallest(&partial.reach) } else { f32::INFINITY })
+}
+
+/// What [`summarize`] gathers, lane by lane.
+struct Partial {
+    low: [[f32; LANES]; 3],
+    high: [[f32; LANES]; 3],
+    reach: [f32; LANES],
+    finite: [bool; LANES],
+}
+
+impl Partial {
+    const EMPTY: Partial = Partial {
+        low: [[f32::INFINITY; LANES]; 3],
+        high: [[f32::NEG_INFINITY; LANES]; 3],
+        reach: [f32::INFINITY; LANES],
+        finite: [true; LANES],
+    };
+
+    /// Takes in slot `slot` of the word's `lanes` into lane `lane`, when `casters` holds it.
+    #[inline(always)]
+    fn add(&mut self, lanes: &[&[f32]; 6], slot: usize, lane: usize, casters: u64, (direction, abs): (Vec3, Vec3)) {
+        let member = casters >> slot & 1 == 1;
+        let [cx, cy, cz, hx, hy, hz] = lanes;
+        let (centre, half) = ([cx[slot], cy[slot], cz[slot]], [hx[slot], hy[slot], hz[slot]]);
+        for axis in 0..3 {
+            let (min, max) = (centre[axis] - half[axis], centre[axis] + half[axis]);
+            self.finite[lane] &= !member || (min.is_finite() && max.is_finite());
+            self.low[axis][lane] = if member { self.low[axis][lane].min(min) } else { self.low[axis][lane] };
+            self.high[axis][lane] = if member { self.high[axis][lane].max(max) } else { self.high[axis][lane] };
+        }
+        let value = centre[0] * direction.x + centre[1] * direction.y + centre[2] * direction.z
+            - (half[0] * abs.x + half[1] * abs.y + half[2] * abs.z);
+        self.reach[lane] = if member && value.is_finite() { self.reach[lane].min(value) } else { self.reach[lane] };
+    }
 }
 
 /// The word's casters' boxes and derived values, written by one job (see
@@ -96,6 +153,20 @@ struct WordTargets {
     boxes: [SharedMut<f32>; 6],
     unions: SharedMut<Aabb>,
     reach: SharedMut<f32>,
+}
+
+/// Writes `value` to `target` and says whether it differed from what was there, bit for bit.
+///
+/// # Safety
+/// `target` is valid for reads and writes, and no other thread touches it meanwhile.
+#[inline(always)]
+unsafe fn write_changed(target: *mut f32, value: f32) -> bool {
+    // SAFETY: the caller's duty.
+    unsafe {
+        let differs = (*target).to_bits() != value.to_bits();
+        *target = value;
+        differs
+    }
 }
 
 impl CasterStore {
@@ -182,7 +253,11 @@ impl CasterStore {
         self.reach.resize(words, f32::INFINITY);
         self.dirty.clear();
         self.dirty.extend(0..words as u32);
-        self.redo_dirty(visibility, true);
+        self.reread.clear();
+        self.reread.extend_from_slice(&self.words);
+        self.changed.clear();
+        self.changed.resize(words, true);
+        self.redo_dirty(visibility);
         self.groups.clear();
         self.groups.resize(words.div_ceil(GROUP_WORDS), UNBOUNDED);
         self.redo_groups();
@@ -202,14 +277,18 @@ impl CasterStore {
         self.unions.resize(words, UNBOUNDED);
         self.reach.resize(words, f32::INFINITY);
         self.dirty.clear();
+        self.reread.clear();
+        self.changed.clear();
         for (index, (&drawable, &caster)) in visibility.drawable.iter().zip(&visibility.casters).enumerate() {
             let now = drawable & caster;
             let before = self.words[index];
-            let touched = changes.word(index) & (before | now) | (before ^ now);
-            if touched != 0 {
+            let named = changes.word(index);
+            if named & (before | now) != 0 || before != now {
                 membership |= before != now;
                 self.words[index] = now;
                 self.dirty.push(index as u32);
+                self.reread.push((named | !before) & now);
+                self.changed.push(before != now);
             }
         }
         // Words a shorter answer no longer holds had no drawable bits to compare with.
@@ -218,13 +297,22 @@ impl CasterStore {
                 if self.words[index] != 0 {
                     self.words[index] = 0;
                     self.dirty.push(index as u32);
+                    self.reread.push(0);
+                    self.changed.push(true);
                     membership = true;
                 }
             }
         }
         self.groups.resize(words.div_ceil(GROUP_WORDS), UNBOUNDED);
         if !self.dirty.is_empty() {
-            self.redo_dirty(visibility, true);
+            self.redo_dirty(visibility);
+            // Only the words whose casters changed are news to the views.
+            let mut entry = 0;
+            let changed = &self.changed;
+            self.dirty.retain(|_| {
+                entry += 1;
+                changed[entry - 1]
+            });
             self.redo_groups();
         }
         if membership {
@@ -263,9 +351,10 @@ impl CasterStore {
         }
     }
 
-    /// Redoes the dirty words: with `boxes`, their casters' boxes and unions; and their reach
-    /// when it is kept. On the job system when they are many.
-    fn redo_dirty(&mut self, visibility: &Visibility, boxes: bool) {
+    /// Redoes the dirty words: their casters' boxes, their unions and (when kept) their reach,
+    /// and sets each entry of `changed` whose word's boxes changed. On the job system when
+    /// they are many.
+    fn redo_dirty(&mut self, visibility: &Visibility) {
         let bounds = &visibility.objects.bounds[..];
         let along = self.reach_along.map(|bits| Vec3::from_array(bits.map(f32::from_bits)));
         let targets = WordTargets {
@@ -281,25 +370,36 @@ impl CasterStore {
             reach: SharedMut(self.reach.as_mut_ptr()),
         };
         let (words, dirty) = (&self.words[..], &self.dirty[..]);
+        debug_assert_eq!(self.changed.len(), dirty.len(), "a changed flag per dirty word");
+        debug_assert_eq!(self.reread.len(), dirty.len(), "slots to read again per dirty word");
+        let reread = &self.reread[..];
+        let changed = SharedMut(self.changed.as_mut_ptr());
         let slots = self.boxes.center_x.len();
-        let redo = |word: usize| {
-            // SAFETY: each dirty word is listed once, and its slots, union and reach belong
-            // to it alone; the arrays hold `slots` boxes and a union and reach per word.
-            unsafe { Self::redo_word(&targets, bounds, slots, words[word], word, boxes, along) };
+        let redo = |entry: usize| {
+            let word = dirty[entry] as usize;
+            // SAFETY: entry `entry` is this call's alone (one call per entry), in range.
+            let known = unsafe { *changed.at(entry) };
+            // SAFETY: each dirty word is listed once, and its slots, union and reach belong to
+            // it alone; the arrays hold `slots` boxes and a union and reach per word.
+            let moved =
+                unsafe { Self::redo_word(&targets, bounds, slots, (words[word], reread[entry]), word, !known, along) };
+            // SAFETY: as for the read above.
+            unsafe { *changed.at(entry) = known || moved };
         };
         if dirty.len() >= PARALLEL_DIRTY {
             let _job_label = runtime::profiling::job_label("shadow casters job");
-            runtime::jobs::parallel_for_ranges(0..dirty.len(), WORD_GRAIN, |range| {
-                dirty[range].iter().for_each(|&word| redo(word as usize));
-            });
+            runtime::jobs::parallel_for_ranges(0..dirty.len(), WORD_GRAIN, |range| range.for_each(redo));
         } else {
-            dirty.iter().for_each(|&word| redo(word as usize));
+            (0..dirty.len()).for_each(redo);
         }
     }
 
-    /// Redoes word `word` (its caster bits `casters`): with `boxes`, each caster's centre and
-    /// half extents from the Visibility column `bounds` and the word's union; with `along`,
-    /// the word's reach.
+    /// Redoes word `word` (its caster bits and the casters among them to read again,
+    /// `(casters, reread)`): those casters' centres and half extents from the Visibility
+    /// column `bounds`, then the word's union and, with `along`, its reach. With `compare`,
+    /// the union and reach are left as they are when no box read changed, bit for bit (the
+    /// casters are the ones they were: the caller knows). Returns whether a box changed (true
+    /// without `compare`).
     ///
     /// # Safety
     /// No other thread reads or writes word `word`'s slots, union or reach meanwhile, and the
@@ -308,47 +408,40 @@ impl CasterStore {
         targets: &WordTargets,
         bounds: &[Aabb],
         slots: usize,
-        casters: u64,
+        (casters, reread): (u64, u64),
         word: usize,
-        boxes: bool,
+        compare: bool,
         along: Option<Vec3>,
-    ) {
+    ) -> bool {
         let first = word * BITS_PER_WORD;
-        if boxes {
-            let mut members = casters;
-            while members != 0 {
-                let slot = first + members.trailing_zeros() as usize;
-                members &= members - 1;
-                debug_assert!(slot < slots, "caster slot {slot} past the {slots} slots");
-                let aabb = &bounds[slot];
-                let (center, half) = (aabb.center(), aabb.half_extent());
-                for (axis, value) in [center.x, center.y, center.z, half.x, half.y, half.z].into_iter().enumerate() {
-                    // SAFETY: the caller's duty: slot `slot` is word `word`'s, and in range.
-                    unsafe { *targets.boxes[axis].at(slot) = value };
-                }
-            }
-            // SAFETY: the caller's duty: the union of word `word` is this call's.
-            unsafe { *targets.unions.at(word) = union_of(&bounds[first..], casters) };
-        }
-        let Some(direction) = along else { return };
-        let abs = direction.abs();
-        let mut reach = f32::INFINITY;
-        let mut members = casters;
+        let mut differs = false;
+        let mut members = reread;
         while members != 0 {
             let slot = first + members.trailing_zeros() as usize;
             members &= members - 1;
-            // SAFETY: the caller's duty: slot `slot` is this word's, written above or before.
-            let value = unsafe {
-                let read = |axis: usize| *targets.boxes[axis].at(slot);
-                read(0) * direction.x + read(1) * direction.y + read(2) * direction.z
-                    - (read(3) * abs.x + read(4) * abs.y + read(5) * abs.z)
-            };
-            if value.is_finite() {
-                reach = reach.min(value);
+            debug_assert!(slot < slots, "caster slot {slot} past the {slots} slots");
+            let aabb = &bounds[slot];
+            let (center, half) = (aabb.center(), aabb.half_extent());
+            for (axis, value) in [center.x, center.y, center.z, half.x, half.y, half.z].into_iter().enumerate() {
+                // SAFETY: the caller's duty: slot `slot` is word `word`'s, and in range.
+                differs |= unsafe { write_changed(targets.boxes[axis].at(slot), value) };
             }
         }
-        // SAFETY: the caller's duty: the reach of word `word` is this call's.
-        unsafe { *targets.reach.at(word) = reach };
+        if compare && !differs {
+            return false;
+        }
+        let count = BITS_PER_WORD.min(slots - first);
+        // SAFETY: the caller's duty: the word's slots are in range and this call's alone, and
+        // nothing writes them while these slices live.
+        let lanes =
+            targets.boxes.each_ref().map(|column| unsafe { std::slice::from_raw_parts(column.at(first), count) });
+        let (union, reach) = summarize(lanes, casters, along.map(|direction| (direction, direction.abs())));
+        // SAFETY: the caller's duty: the union and reach of word `word` are this call's.
+        unsafe {
+            *targets.unions.at(word) = union;
+            *targets.reach.at(word) = reach;
+        }
+        true
     }
 
     /// Every word's reach along the kept direction, or none.
@@ -357,22 +450,66 @@ impl CasterStore {
         self.reach.resize(self.words.len(), f32::INFINITY);
         let Some(bits) = self.reach_along else { return };
         let direction = Vec3::from_array(bits.map(f32::from_bits));
-        let abs = direction.abs();
+        let along = Some((direction, direction.abs()));
         let boxes = self.boxes.slices();
         let words = &self.words[..];
         runtime::jobs::parallel_for_chunks(&mut self.reach, WORD_GRAIN, |first, chunk| {
             for (offset, reach) in chunk.iter_mut().enumerate() {
                 let word = first + offset;
-                let mut members = words[word];
-                while members != 0 {
-                    let slot = word * BITS_PER_WORD + members.trailing_zeros() as usize;
-                    members &= members - 1;
-                    let value = box_reach(&boxes, slot, direction, abs);
-                    if value.is_finite() {
-                        *reach = reach.min(value);
-                    }
-                }
+                let slots = word * BITS_PER_WORD..((word + 1) * BITS_PER_WORD).min(boxes.len());
+                let sub = boxes.sub(slots);
+                let ([cx, cy, cz], [hx, hy, hz]) = (sub.center, sub.half);
+                *reach = summarize([cx, cy, cz, hx, hy, hz], words[word], along).1;
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The word's reach is the smallest of its casters' own, bit for bit, skipping the
+        /// non-finite ones; its union holds every caster's box, or is unbounded when one is not
+        /// finite; a lane without a caster counts for nothing.
+        #[test]
+        fn a_word_summary_is_its_casters(
+            boxes in prop::collection::vec((prop::array::uniform3(-1e3f32..1e3), prop::array::uniform3(0.0f32..50.0)), 1..=64),
+            casters in any::<u64>(),
+            broken in prop::option::of(0usize..64),
+            direction in prop::array::uniform3(-1.0f32..1.0),
+        ) {
+            let mut soa = AabbSoa::default();
+            for (index, (centre, half)) in boxes.iter().enumerate() {
+                let centre = if broken == Some(index) { [f32::NAN, 0.0, 0.0] } else { *centre };
+                soa.push(&Aabb::from_center_half_extent(Vec3::from(centre), Vec3::from(*half)));
+            }
+            let slices = soa.slices();
+            let ([cx, cy, cz], [hx, hy, hz]) = (slices.center, slices.half);
+            let direction = Vec3::from(direction);
+            let (union, reach) = summarize([cx, cy, cz, hx, hy, hz], casters, Some((direction, direction.abs())));
+            let members: Vec<usize> = (0..boxes.len()).filter(|&index| casters >> index & 1 == 1).collect();
+            let expected = members
+                .iter()
+                .map(|&index| {
+                    cx[index] * direction.x + cy[index] * direction.y + cz[index] * direction.z
+                        - (hx[index] * direction.x.abs() + hy[index] * direction.y.abs() + hz[index] * direction.z.abs())
+                })
+                .filter(|value| value.is_finite())
+                .fold(f32::INFINITY, f32::min);
+            prop_assert_eq!(reach.to_bits(), expected.to_bits());
+            if members.iter().any(|&index| broken == Some(index)) {
+                prop_assert_eq!(union, UNBOUNDED);
+            } else if members.is_empty() {
+                prop_assert!(union.min.x > union.max.x, "inverted without a caster: {:?}", union);
+            } else {
+                for &index in &members {
+                    let (centre, half) = (Vec3::new(cx[index], cy[index], cz[index]), Vec3::new(hx[index], hy[index], hz[index]));
+                    prop_assert!((centre - half).cmpge(union.min).all() && (centre + half).cmple(union.max).all());
+                }
+            }
+        }
     }
 }

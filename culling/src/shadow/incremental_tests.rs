@@ -1,12 +1,14 @@
 //! The shadow views frame after frame against a from-scratch answer: casters, lights and the
-//! camera moved by a system (so the change log names what moved), casters spawned, despawned,
-//! hidden, made and unmade; a still light keeps its bits and redoes nothing, a moved caster
-//! or light changes them, and every frame's answer is the one a fresh [`ShadowViews`] gives
+//! camera moved by a system (so the change log names what moved), casters restyled, spawned,
+//! despawned, hidden, made and unmade; a still light keeps its bits and redoes nothing (nor
+//! for a caster changed in place), a moved caster or light changes them, and every frame's answer is the one a fresh [`ShadowViews`] gives
 //! for the same world, and the brute-force box test's.
 
 use std::sync::{Arc, Mutex};
 
-use ecs::{scene, Camera, DirectionalLight, PointLight, ShadowCaster, SpotLight, Transform, Visible, WorldTransform};
+use ecs::{
+    scene, Camera, DirectionalLight, Mesh, PointLight, ShadowCaster, SpotLight, Transform, Visible, WorldTransform,
+};
 use glam::{Quat, Vec3};
 use proptest::prelude::*;
 use runtime::hecs::Entity;
@@ -20,6 +22,7 @@ use crate::visibility::Visibility;
 #[derive(Default)]
 struct Script {
     moves: Vec<(Entity, Transform)>,
+    restyle: Vec<Entity>,
     hide: Vec<Entity>,
     make_caster: Vec<Entity>,
     unmake_caster: Vec<Entity>,
@@ -53,6 +56,10 @@ fn scripted_app(eye: Vec3, script: Arc<Mutex<Script>>) -> (App, Entity, [Entity;
             for (entity, transform) in script.moves.drain(..) {
                 *ctx.get_mut::<Transform>(entity).expect("alive") = transform;
             }
+            for entity in script.restyle.drain(..) {
+                let mut mesh = ctx.get_mut::<Mesh>(entity).expect("a mesh");
+                mesh.material.0 += 1;
+            }
             for entity in script.hide.drain(..) {
                 let mut shown = ctx.get_mut::<Visible>(entity).expect("a mesh");
                 shown.0 = !shown.0;
@@ -78,6 +85,7 @@ fn scripted_app(eye: Vec3, script: Arc<Mutex<Script>>) -> (App, Entity, [Entity;
         })
         .writes::<Transform>()
         .writes::<Visible>()
+        .writes::<Mesh>()
         .spawns(),
     );
     (app, camera, [spot, point])
@@ -150,6 +158,25 @@ fn a_still_light_over_still_casters_keeps_its_answer_and_redoes_nothing() {
         drop(shadows);
         assert_fresh_answer(&app, frame);
     }
+}
+
+#[test]
+fn a_caster_changed_in_place_is_no_news_to_the_views() {
+    let script = Arc::new(Mutex::new(Script::default()));
+    let (mut app, _, _) = scripted_app(Vec3::new(0.0, 12.0, 30.0), Arc::clone(&script));
+    let casters = spawn_grid(&mut app, 12);
+    app.run_frames(2);
+    // A new material: the Visibility stage names the slots, but no box moved.
+    script.lock().unwrap().restyle.extend(&casters[..70]);
+    app.run_frame();
+    let slot = app.resource::<Visibility>().slot_of(casters[0]).expect("a caster");
+    assert!(app.resource::<Visibility>().changes().contains(slot as usize), "the answer names the restyled slot");
+    let shadows = app.resource::<ShadowViews>();
+    let work = shadows.work();
+    assert_eq!(work.changed_words, 0, "no caster moved, came or went: {work:?}");
+    assert_eq!((work.kept_views, work.kernel_words), (shadows.views().len(), 0), "nothing redone: {work:?}");
+    drop(shadows);
+    assert_fresh_answer(&app, 0);
 }
 
 #[test]
@@ -252,6 +279,8 @@ fn a_frame_without_shadow_views_or_a_visibility_answer_is_caught_up_on() {
 enum Change {
     /// Caster `index` (of those spawned) moves to a place.
     Move(usize, [f32; 3]),
+    /// Caster `index` gets another material (its box stays).
+    Restyle(usize),
     /// Caster `index` is hidden, or shown again.
     Hide(usize),
     /// Caster `index` stops casting, or starts again.
@@ -270,6 +299,7 @@ fn change() -> impl Strategy<Value = Change> {
     let place = prop::array::uniform3(-30.0f32..30.0);
     prop_oneof![
         6 => (0usize..200, place.clone()).prop_map(|(index, at)| Change::Move(index, at)),
+        1 => (0usize..200).prop_map(Change::Restyle),
         1 => (0usize..200).prop_map(Change::Hide),
         1 => (0usize..200, any::<bool>()).prop_map(|(index, on)| Change::Cast(index, on)),
         1 => (0usize..200).prop_map(Change::Despawn),
@@ -300,6 +330,9 @@ proptest! {
                     match *change {
                         Change::Move(index, at) if alive[index % casters.len()] => {
                             script.moves.push((casters[index % casters.len()], caster_at(Vec3::from(at) * Vec3::new(1.0, 0.2, 1.0), 1.5)));
+                        }
+                        Change::Restyle(index) if alive[index % casters.len()] => {
+                            script.restyle.push(casters[index % casters.len()]);
                         }
                         Change::Hide(index) if alive[index % casters.len()] => script.hide.push(casters[index % casters.len()]),
                         Change::Cast(index, on) if alive[index % casters.len()] => {
