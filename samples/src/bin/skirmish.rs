@@ -139,6 +139,41 @@ fn parse_size(text: &str) -> Result<(u32, u32), String> {
     Ok((number(width)?, number(height)?))
 }
 
+/// What the shadow views redid, summed over the frames (see `culling::ShadowWork`).
+#[derive(Default)]
+struct ShadowWorkTotals {
+    frames: usize,
+    views: usize,
+    kept_views: usize,
+    changed_words: usize,
+    kernel_words: usize,
+}
+
+impl ShadowWorkTotals {
+    fn add(&mut self, shadows: &ShadowViews) {
+        let work = shadows.work();
+        self.frames += 1;
+        self.views += shadows.views().len();
+        self.kept_views += work.kept_views;
+        self.changed_words += work.changed_words;
+        self.kernel_words += work.kernel_words;
+    }
+
+    /// The per-frame means, or `None` without a shadow view.
+    fn line(&self) -> Option<String> {
+        (self.views > 0).then(|| {
+            let mean = |total: usize| total as f64 / self.frames as f64;
+            format!(
+                "shadow work per frame: {:.1} views, {:.1} kept from the last frame, {:.1} caster words changed, {:.0} words of 64 casters tested box by box",
+                mean(self.views),
+                mean(self.kept_views),
+                mean(self.changed_words),
+                mean(self.kernel_words)
+            )
+        })
+    }
+}
+
 /// The skirmish's renderer and the checker that draws its frames again with culling off.
 struct Rendering {
     capture: SharedCapture,
@@ -301,6 +336,7 @@ fn main() -> ExitCode {
     let mut invariant_frames = 0;
     let mut child_error = 0.0f32;
     let mut dropped_total = None;
+    let mut shadow_work = ShadowWorkTotals::default();
     while app.frame_index() < options.frames {
         let turn_end = (app.frame_index() + options.turns).min(options.frames);
         while app.frame_index() < turn_end {
@@ -314,6 +350,7 @@ fn main() -> ExitCode {
             }
             let mut record = run_measured(&mut app);
             let frame = app.frame_index();
+            shadow_work.add(&app.resource::<ShadowViews>());
             match skirmish::invariants::check(app.world(), &app.resource::<SkirmishState>()) {
                 Ok(found) => {
                     invariant_frames += 1;
@@ -451,6 +488,9 @@ fn main() -> ExitCode {
         state.units.len()
     );
     drop(state);
+    if let Some(line) = shadow_work.line() {
+        println!("{line}");
+    }
     if let Some(dropped) = dropped_total {
         println!("shadows: {dropped} dropped casters over the checked frames");
     }
