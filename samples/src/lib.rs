@@ -1,5 +1,5 @@
-//! Runnable programs of the engine: the demo, the render-graph pass examples and a headless
-//! example game (`tower_defence`).
+//! Runnable programs of the engine: the demo, the render-graph pass examples, a headless
+//! example game (`tower_defence`) and a game's world as a benchmark scene (`skirmish`).
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -8,6 +8,7 @@ pub mod cluster_render;
 pub mod frame_passes;
 pub mod mesh_render;
 pub mod scene_check;
+pub mod skirmish;
 pub mod stress;
 pub mod tower_defence;
 pub mod window;

@@ -4,25 +4,35 @@
 //! - `views.rs`: the matrices and culling volumes of each kind of light view, and the
 //!   atlas's tile allocator.
 //! - `system.rs`: [`ShadowViews`], the resource [`shadow_views_system`] fills in the
-//!   Visibility stage: lights found, views placed, every caster culled against every view
-//!   in one parallel pass.
+//!   Visibility stage: lights found, views placed, casters gathered and culled.
+//! - `casters.rs`: the casters kept by slot from one Visibility answer to the next, with the
+//!   union of each word's and group's boxes and each word's reach along the sun; a frame
+//!   reads only the slots the answer names as changed.
+//! - `view_bits.rs`: each view's caster bits by slot, kept while the view does not move and
+//!   redone where casters changed; a view that moved is culled afresh, a group and a word of
+//!   casters at a time where its volume misses or holds their box (`sides.rs`).
 //! - `lights.rs`: the lights as the system's columns give them: the sun, and the spot and
 //!   point lights nearest the camera's frame.
 //! - `cull.rs`: [`ShadowCull`], the same cull over caller-given views.
 
+mod casters;
 mod cull;
 mod lights;
+mod sides;
 mod system;
+mod view_bits;
 mod views;
 
+#[cfg(test)]
+mod incremental_tests;
 #[cfg(test)]
 mod tests;
 
 pub use cull::ShadowCull;
 pub(crate) use system::install;
 pub use system::{
-    shadow_views_system, LocalLight, LocalLightKind, ShadowViewStats, ShadowViews, SunLight, MAX_LOCAL_LIGHTS,
-    SHADOW_VIEWS_SYSTEM,
+    shadow_views_system, LocalLight, LocalLightKind, ShadowViewStats, ShadowViews, ShadowWork, SunLight,
+    MAX_LOCAL_LIGHTS, SHADOW_VIEWS_SYSTEM,
 };
 pub use views::{
     cascade_slice, cascade_view_projection, cube_face_view_projection, light_near, spot_view_projection,

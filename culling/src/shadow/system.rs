@@ -1,21 +1,25 @@
 //! The shadow views of the frame and the casters of each: [`ShadowViews`], filled by
 //! [`shadow_views_system`] in the Visibility stage right after the camera's cull.
+//!
+//! The casters are kept by slot from frame to frame (`casters.rs`) and each view's bits with
+//! them (`view_bits.rs`): a frame reads the casters the Visibility stage's answer names as
+//! changed, a view that did not move redoes only the words holding them, and a view that
+//! moved tests the casters its volume may hold, by groups and words of them first.
 
 use ecs::{ResolvedView, ShadowBias, ShadowSettings, MAX_CASCADES, MAX_SHADOWED_LIGHTS};
 use glam::Vec3;
 use runtime::hecs::{Entity, World};
 use runtime::{Columns, Frame, Res, ResMut, Stage, System};
 
+use super::casters::{CasterStore, Refresh};
 use super::lights::{find_sun, gather_local_lights, Candidate, LightColumns};
+use super::view_bits::{Fill, ViewBits};
 use super::views::{
     cascade_slice, cascade_view_projection, cube_face_view_projection, spot_view_projection, AtlasAllocator, AtlasTile,
     LightView, LightViewKind, MIN_TILE,
 };
-use crate::bits::{words_for, VisibilityBits, BITS_PER_WORD};
+use crate::bits::{VisibilityBits, BITS_PER_WORD};
 use crate::frustum::Frustum;
-use crate::kernels::Kernel;
-use crate::parallel::SharedMut;
-use crate::soa::AabbSoa;
 use crate::visibility::{Visibility, VISIBILITY_SYSTEM};
 
 /// Name of [`shadow_views_system`].
@@ -24,9 +28,6 @@ pub const SHADOW_VIEWS_SYSTEM: &str = "culling::shadow_views";
 /// Most local lights (spot and point, shadowed or not) the frame lights with; the nearest
 /// to the camera win.
 pub const MAX_LOCAL_LIGHTS: usize = 64;
-
-/// Casters per job of the multi-view cull (a multiple of 64, so jobs own whole words).
-const CULL_GRAIN: usize = 4096;
 
 /// The sun of the frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -80,6 +81,25 @@ pub struct LocalLight {
     pub first_view: Option<usize>,
 }
 
+/// What the last [`ShadowViews::update`] did: the share of the work a frame whose lights and
+/// casters stand still is spared.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShadowWork {
+    /// The casters were gathered from every slot (the first frame with a shadow view, or one
+    /// after a Visibility answer the views did not read); otherwise only the changed ones.
+    pub rebuilt: bool,
+    /// Words of 64 slots whose casters changed (moved, came or went) since the last frame:
+    /// what the views that kept their bits redid.
+    pub changed_words: usize,
+    /// Views that kept last frame's bits (their volume did not move).
+    pub kept_views: usize,
+    /// Views culled afresh (new or moved).
+    pub culled_views: usize,
+    /// Words of 64 casters tested box by box, summed over the views; the others were decided
+    /// by the union of their group's or word's boxes, or kept.
+    pub kernel_words: usize,
+}
+
 /// Casters of one view before and after culling.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ShadowViewStats {
@@ -92,11 +112,17 @@ pub struct ShadowViewStats {
 /// The frame's lights and shadow views, and the casters each view draws: a resource,
 /// reused across frames (a steady light setup allocates nothing).
 ///
-/// Bit `k` of [`ShadowViews::caster_words`]`(v)` is set when caster
-/// [`Visibility::casters`]`()[k]` may draw into view `v`; [`ShadowViews::caster_slots`]
-/// names them by slot. The test is the camera's conservative box test against the view's
-/// volume (a straddling box is kept, a non-finite one is kept), with the same kernels, so
-/// the GPU's multi-view cull gives the same bits per view.
+/// Bit `s % 64` of word `s / 64` of [`ShadowViews::slot_words`]`(v)` is set when the caster
+/// in slot `s` (one of [`Visibility::casters`]) may draw into view `v`;
+/// [`ShadowViews::caster_slots`] lists them. The test is the camera's conservative box test
+/// against the view's volume (a straddling box is kept, a non-finite one is kept), with the
+/// same kernels, so the GPU's multi-view cull gives the same bits per view.
+///
+/// It costs what changed: the casters are kept by slot from one Visibility answer to the
+/// next, so a frame reads only those the answer names as moved, new or gone, and a view
+/// whose volume is bit for bit last frame's keeps its bits but for theirs. A view that moved
+/// is culled again, a group of casters at a time where its volume misses or holds the
+/// group's box. The bits are those a cull of every caster against every view would give.
 ///
 /// ```
 /// use ecs::{DirectionalLight, Transform};
@@ -116,13 +142,15 @@ pub struct ShadowViews {
     views: Vec<LightView>,
     sun: Option<SunLight>,
     lights: Vec<LocalLight>,
-    /// Every view's caster words, view after view (`words_per_view` each).
-    words: Vec<u64>,
-    words_per_view: usize,
+    /// The casters by slot, kept from frame to frame.
+    casters: CasterStore,
+    /// Whether this frame's casters were gathered (a frame with a shadow view).
+    gathered: bool,
+    /// Every view's caster bits by slot, kept from frame to frame.
+    bits: ViewBits,
+    /// How the last gather found the casters.
+    refresh: Refresh,
     stats: Vec<ShadowViewStats>,
-    casters: Vec<u32>,
-    /// The casters as slot bits (what a device cull reads).
-    caster_slot_words: Vec<u64>,
     atlas_resolution: u32,
     caster_culling: bool,
     caster_occlusion: bool,
@@ -130,7 +158,6 @@ pub struct ShadowViews {
     device_culling: bool,
     unplaced_lights: usize,
     // Working memory.
-    bounds: AabbSoa,
     atlas: AtlasAllocator,
     candidates: Vec<Candidate>,
     ends: Vec<f32>,
@@ -188,14 +215,19 @@ impl ShadowViews {
     /// drawable shadow caster (the slots of [`ShadowViews::casters`]), over the frame's slots;
     /// empty in a frame without a shadow view.
     pub fn caster_slot_words(&self) -> &[u64] {
-        &self.caster_slot_words
+        if self.gathered {
+            self.casters.words()
+        } else {
+            &[]
+        }
     }
 
     /// Tests every caster against every view on the host, as [`ShadowViews::update`] does
     /// unless the GPU culls: for checking a device's bits against the host's.
     pub fn cull_on_host(&mut self) {
         let device_culling = std::mem::replace(&mut self.device_culling, false);
-        self.cull();
+        self.bits.recull(&self.views, &self.casters);
+        self.fill_stats();
         self.device_culling = device_culling;
     }
 
@@ -203,7 +235,8 @@ impl ShadowViews {
     /// draws every caster (to check a culled frame against) is made from.
     pub fn keep_every_caster(&mut self) {
         self.caster_culling = false;
-        self.cull_on_host();
+        self.bits.update(&self.views, &self.casters, self.refresh, Fill::Every);
+        self.fill_stats();
     }
 
     /// Shadow-casting lights that found no room in the atlas this frame (they light
@@ -215,28 +248,32 @@ impl ShadowViews {
     /// The casters the views were culled over (slots, ascending): the frame's
     /// [`Visibility::casters`]; empty in a frame without a shadow view.
     pub fn casters(&self) -> &[u32] {
-        &self.casters
+        if self.gathered {
+            self.casters.list()
+        } else {
+            &[]
+        }
     }
 
-    /// View `view`'s caster words: bit `k % 64` of word `k / 64` set when caster
-    /// `casters()[k]` draws into it.
+    /// View `view`'s casters as slot bits: bit `s % 64` of word `s / 64` set when the caster
+    /// in slot `s` draws into it (a word per 64 of the frame's slots).
     ///
     /// # Panics
     /// When `view >= views().len()`.
-    pub fn caster_words(&self, view: usize) -> &[u64] {
+    pub fn slot_words(&self, view: usize) -> &[u64] {
         assert!(view < self.views.len(), "shadow view {view} of {}", self.views.len());
-        &self.words[view * self.words_per_view..(view + 1) * self.words_per_view]
+        self.bits.words(view)
     }
 
     /// The slots of the casters view `view` draws, ascending.
     pub fn caster_slots(&self, view: usize) -> impl Iterator<Item = u32> + '_ {
-        self.caster_words(view).iter().enumerate().flat_map(move |(index, &word)| {
+        self.slot_words(view).iter().enumerate().flat_map(|(index, &word)| {
             let mut word = word;
             std::iter::from_fn(move || {
                 (word != 0).then(|| {
-                    let bit = word.trailing_zeros() as usize;
+                    let bit = word.trailing_zeros();
                     word &= word - 1;
-                    self.casters[index * BITS_PER_WORD + bit]
+                    (index * BITS_PER_WORD) as u32 + bit
                 })
             })
         })
@@ -261,6 +298,18 @@ impl ShadowViews {
     /// Casters kept, summed over the views.
     pub fn kept_total(&self) -> usize {
         self.stats[..self.views.len()].iter().map(|stats| stats.kept).sum()
+    }
+
+    /// What the last update did (see [`ShadowWork`]).
+    pub fn work(&self) -> ShadowWork {
+        let bits = self.bits.work();
+        ShadowWork {
+            rebuilt: self.gathered && self.refresh == Refresh::Rebuilt,
+            changed_words: if self.gathered { self.casters.dirty().len() } else { 0 },
+            kept_views: bits.kept_views,
+            culled_views: bits.culled_views,
+            kernel_words: bits.kernel_words,
+        }
     }
 
     /// Fills the views for `camera` from the lights of `world` and the casters of
@@ -293,10 +342,7 @@ impl ShadowViews {
         self.caster_occlusion = settings.caster_occlusion;
         // The casters are gathered only for a frame with a shadow view: a world without a
         // shadow-casting light pays nothing here, however many casters it has.
-        self.casters.clear();
-        self.caster_slot_words.clear();
-        self.bounds.clear();
-        let mut gathered = false;
+        self.gathered = false;
         self.atlas_resolution = settings.atlas_resolution.clamp(256, 16_384);
         self.atlas.reset(self.atlas_resolution);
         let shadows = settings.enabled && camera.is_some();
@@ -315,25 +361,19 @@ impl ShadowViews {
             };
             if let (true, true, Some(camera)) = (shadows, light.casts_shadows, camera) {
                 // The cascades' depth reaches back to the casters nearest the sun.
-                self.gather_casters(visibility);
-                gathered = true;
+                self.refresh = self.casters.refresh(visibility, Some(direction));
+                self.gathered = true;
                 self.add_cascades(camera, settings, &light.bias, &mut state);
             }
             self.sun = Some(state);
         }
         gather_local_lights(&mut self.candidates, world, camera);
         self.place_local_lights(settings, shadows);
-        if !self.views.is_empty() && !gathered {
-            self.gather_casters(visibility);
+        if !self.views.is_empty() && !self.gathered {
+            self.refresh = self.casters.refresh(visibility, None);
+            self.gathered = true;
         }
         self.cull();
-    }
-
-    /// The frame's casters, as slots, slot bits and world boxes.
-    fn gather_casters(&mut self, visibility: &Visibility) {
-        self.casters.extend_from_slice(visibility.casters());
-        visibility.caster_slot_words_into(&mut self.caster_slot_words);
-        visibility.caster_bounds_into(&mut self.bounds);
     }
 
     fn add_cascades(
@@ -344,7 +384,7 @@ impl ShadowViews {
         sun: &mut SunLight,
     ) {
         settings.cascade_ends_into(camera.near, camera.far, &mut self.ends);
-        let reach = caster_reach(&self.bounds, sun.direction);
+        let reach = self.casters.reach();
         let resolution = settings.cascade_resolution.clamp(64, self.atlas_resolution / 2);
         let mut start = camera.near;
         for (index, &end) in self.ends.iter().enumerate() {
@@ -442,73 +482,30 @@ impl ShadowViews {
         self.lights.extend(candidates.iter().filter(|c| c.light.first_view.is_none()).map(|c| c.light));
     }
 
-    /// Culls every caster against every view: jobs take ranges of whole words of casters
-    /// and test each range against all views while its boxes are in cache.
+    /// Fills every view's caster bits: culled on the host, every caster with caster culling
+    /// off, none when the GPU culls them.
     fn cull(&mut self) {
-        let views = self.views.len();
-        let casters = self.casters.len();
-        self.words_per_view = words_for(casters);
-        self.words.clear();
-        self.words.resize(views * self.words_per_view, 0);
-        self.stats.clear();
-        self.stats.resize(views, ShadowViewStats { casters, kept: 0 });
-        if views == 0 || casters == 0 || self.device_culling {
-            return;
+        let fill = if !self.gathered || self.device_culling {
+            Fill::None
+        } else if self.caster_culling {
+            Fill::Cull
+        } else {
+            Fill::Every
+        };
+        if self.gathered {
+            self.bits.update(&self.views, &self.casters, self.refresh, fill);
+        } else {
+            self.bits.update(&self.views, &CasterStore::default(), Refresh::Rebuilt, Fill::None);
         }
-        if !self.caster_culling {
-            for view in 0..views {
-                let words = &mut self.words[view * self.words_per_view..(view + 1) * self.words_per_view];
-                words.fill(u64::MAX);
-                if !casters.is_multiple_of(BITS_PER_WORD) {
-                    words[words.len() - 1] = (1u64 << (casters % BITS_PER_WORD)) - 1;
-                }
-                self.stats[view].kept = casters;
-            }
-            return;
-        }
-        runtime::profile_zone!("shadow caster cull");
-        let kernel = Kernel::detect();
-        let boxes = self.bounds.slices();
-        let words_per_view = self.words_per_view;
-        // The caster words of every view, written by the jobs.
-        let target = SharedMut(self.words.as_mut_ptr());
-        let frusta = &self.views;
-        runtime::jobs::parallel_for_ranges(0..words_per_view, CULL_GRAIN / BITS_PER_WORD, |range| {
-            let objects = range.start * BITS_PER_WORD..(range.end * BITS_PER_WORD).min(casters);
-            let sub = boxes.sub(objects);
-            for (view, light_view) in frusta.iter().enumerate() {
-                // SAFETY: each job owns words `range` of every view (disjoint ranges of one
-                // parallel loop), and `words` holds `views * words_per_view` words.
-                let out = unsafe {
-                    std::slice::from_raw_parts_mut(target.at(view * words_per_view + range.start), range.len())
-                };
-                kernel.cull_aabbs(&light_view.frustum, sub, out);
-            }
-        });
-        for (view, stats) in self.stats.iter_mut().enumerate() {
-            let words = &self.words[view * words_per_view..(view + 1) * words_per_view];
-            stats.kept = words.iter().map(|word| word.count_ones() as usize).sum();
-        }
+        self.fill_stats();
     }
-}
 
-/// The smallest `dot(p, direction)` over every point of every caster box (the caster
-/// nearest a light shining along `direction`); infinity without casters. Non-finite boxes
-/// are skipped (they are kept by every cull anyway).
-fn caster_reach(bounds: &AabbSoa, direction: Vec3) -> f32 {
-    let slices = bounds.slices();
-    let [cx, cy, cz] = slices.center;
-    let [hx, hy, hz] = slices.half;
-    let abs = direction.abs();
-    let mut reach = f32::INFINITY;
-    for i in 0..slices.len() {
-        let value = cx[i] * direction.x + cy[i] * direction.y + cz[i] * direction.z
-            - (hx[i] * abs.x + hy[i] * abs.y + hz[i] * abs.z);
-        if value.is_finite() {
-            reach = reach.min(value);
-        }
+    /// Each view's casters before and after culling.
+    fn fill_stats(&mut self) {
+        let casters = self.casters().len();
+        self.stats.clear();
+        self.stats.extend((0..self.views.len()).map(|view| ShadowViewStats { casters, kept: self.bits.kept(view) }));
     }
-    reach
 }
 
 /// Fills [`ShadowViews`] each frame from the lights, the [`ShadowSettings`], the frame's

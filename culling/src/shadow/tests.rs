@@ -32,7 +32,7 @@ fn caster(app: &mut App, center: Vec3, scale: Vec3) -> Entity {
 }
 
 /// Every view's caster bits equal the scalar box test of each caster against the view.
-fn assert_bits_match_the_reference(app: &App) {
+pub(super) fn assert_bits_match_the_reference(app: &App) {
     let shadows = app.resource::<ShadowViews>();
     let visibility = app.resource::<Visibility>();
     for (index, view) in shadows.views().iter().enumerate() {

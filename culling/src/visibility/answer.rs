@@ -7,7 +7,7 @@ use glam::Mat4;
 use runtime::hecs::Entity;
 
 use super::cache::CachedBounds;
-use super::changes::SlotChanges;
+use super::changes::{AnswerRun, SlotChanges};
 use super::slots::SlotIndex;
 use crate::bits::VisibilityBits;
 use crate::kernels::CullStats;
@@ -208,6 +208,9 @@ pub struct Visibility {
     pub(crate) occluded: Vec<u64>,
     /// The slots this frame's cull wrote.
     pub(crate) changes: SlotChanges,
+    /// Which run of the stage wrote this answer, and which the one before (what `changes`
+    /// lead from).
+    pub(crate) run: AnswerRun,
 }
 
 impl Visibility {

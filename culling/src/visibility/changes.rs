@@ -110,6 +110,29 @@ impl SlotChanges {
     }
 }
 
+/// Which run of the Visibility stage wrote an answer: its own number, and the number of the
+/// run that wrote the answer before it into the same resource, so a reader that kept what it
+/// read of the earlier answer knows whether this one's [`SlotChanges`] lead from it. Numbers
+/// come from one counter for the whole process and are never 0, so no two answers share one,
+/// whichever resource they are in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct AnswerRun {
+    /// This answer's run.
+    pub(crate) id: u64,
+    /// The run of the answer before it in the same resource (0 for the first).
+    pub(crate) previous: u64,
+}
+
+impl AnswerRun {
+    /// A new run begins in the resource that holds this one.
+    pub(crate) fn advance(&mut self) {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        self.previous = self.id;
+        // Relaxed: only uniqueness is asked of the counter.
+        self.id = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// Collects the bits a parallel pass marks, one word at a time: each job keeps the slot word
 /// it is in and its bits, and hands them over when it moves to another word (storage order
 /// mostly walks slots in runs, so one atomic per run instead of one per slot).

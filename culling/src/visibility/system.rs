@@ -169,6 +169,7 @@ fn run_visibility(
     let FrameInputs { view, settings, viewport, .. } = frame;
     let StageState { segments, work, tracked, .. } = state;
     // Nothing is written until the cull says so.
+    visibility.run.advance();
     visibility.changes.begin(work.slots.len());
     work.slots.begin_frame();
     // The view's own size (a camera's `CameraViewport`, else the global resource).
