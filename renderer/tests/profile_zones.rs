@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use render_graph::testing::gpu_test_context;
 use render_graph::{vk, RenderGraph};
-use renderer::{add_scene_passes, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions};
+use renderer::{add_scene_passes, FrameView, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions};
 
 #[test]
 fn gpu_zones_carry_the_pass_names_of_graph_stats() {
@@ -25,6 +25,7 @@ fn gpu_zones_carry_the_pass_names_of_graph_stats() {
     let mut graph = RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: 32, height: 32 }).expect("graph");
     graph.set_name("test scene");
     add_scene_passes(&mut graph, &scene, &ScenePassOptions::default()).expect("passes");
+    graph.set_param(FrameView::from_view_projection(glam::Mat4::IDENTITY));
     for _ in 0..3 {
         graph.execute_frame().expect("frame");
     }
