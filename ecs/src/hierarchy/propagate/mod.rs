@@ -43,10 +43,14 @@
 //! `Relaxed` stores by disjoint jobs and read after the parallel loop that wrote them has
 //! returned; the job system's join orders those reads after the writes.
 
+mod children;
 mod depth;
 mod fixes;
 mod incremental;
+mod moved;
+mod places;
 mod rows;
+mod structure;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
@@ -59,6 +63,8 @@ use super::Parent;
 use crate::transform::{Transform, WorldTransform};
 use fixes::FixSink;
 use incremental::Tracking;
+#[cfg(test)]
+pub(in crate::hierarchy) use incremental::INCREMENTAL_SHARE;
 
 /// Marks "no node" in index tables.
 const NONE: u32 = u32::MAX;
@@ -275,7 +281,7 @@ impl Propagator {
             self.insert_missing_world_transforms(world, fixes);
         }
         self.linked = true;
-        self.tracking.children_built = false;
+        self.tracking.ready = false;
         report.nodes = count;
         report.levels = levels;
         report.last_pass = PassKind::Full;
@@ -344,12 +350,15 @@ impl Propagator {
                 "entity {child:?} lost its parent {:?} (despawned); it is a root where it stands from now on",
                 parent.0
             );
+            let node = self.node_of_id[child.id() as usize].load(Ordering::Relaxed) as usize;
+            debug_assert_eq!(self.inputs[node].entity, child, "gathered this frame");
             if let Some(pose) = last_world.filter(|last| last.is_finite()).map(|last| Transform::from_matrix(last.0)) {
-                let node = self.node_of_id[child.id() as usize].load(Ordering::Relaxed) as usize;
-                debug_assert_eq!(self.inputs[node].entity, child, "gathered this frame");
                 self.inputs[node].local = pose;
                 fixes.set_pose(child, pose);
             }
+            // The inputs say what the fixes leave, so a `Parent` given back to the same
+            // despawned entity is a change the next incremental pass sees.
+            self.inputs[node].parent = None;
             fixes.remove_parent(child);
             report.orphans_detached += 1;
             report.orphans_this_frame += 1;
