@@ -17,7 +17,7 @@ use runtime::{App, Stage, System};
 use super::change_tests::{
     app, arbitrary_transform, assert_matches_full_pass, report, snapshot, subtree, translation, Mover, MoverQuery,
 };
-use super::propagate::INCREMENTAL_SHARE;
+use super::propagate::{INCREMENTAL_SHARE, NAMED_WEIGHT};
 use super::*;
 use crate::scene;
 use crate::transform::{Transform, WorldTransform};
@@ -213,7 +213,7 @@ fn add_systems(app: &mut App, plan: Arc<Mutex<Plan>>, seen: Arc<Mutex<Seen>>) {
                 .map(|archetype| archetype.len() as usize)
                 .sum();
             before.lock().expect("not poisoned").expect_full =
-                changed.everything || written + changed.entities.len() > nodes / INCREMENTAL_SHARE;
+                changed.everything || written + NAMED_WEIGHT * changed.entities.len() > nodes / INCREMENTAL_SHARE;
         })
         .reports_own_changes()
         .before(HIERARCHY_SYSTEM),
@@ -487,7 +487,8 @@ fn changes_to_more_than_the_incremental_share_of_the_nodes_run_the_full_pass() {
         .spawns(),
     );
     app.run_frames(2);
-    let share = 280 / INCREMENTAL_SHARE;
+    // Each spawn is one entity named by the log.
+    let share = 280 / INCREMENTAL_SHARE / NAMED_WEIGHT;
     for (burst, pass) in [(share, PassKind::Incremental), (share + 1, PassKind::Full)] {
         *count.lock().expect("not poisoned") = burst;
         app.run_frame();
@@ -522,4 +523,30 @@ fn a_recursive_despawn_and_archetype_moves_leave_no_node_behind() {
     assert_eq!(report.nodes, nodes(app.world()));
     assert_eq!(report.updated, 7, "the moved tree; the despawned one needs nothing");
     assert_matches_full_pass(&app, "after a recursive despawn and a tag");
+}
+
+#[test]
+fn a_loop_made_by_a_raw_parent_is_cut_by_a_full_pass_and_later_frames_stay_incremental() {
+    let mut app = app();
+    let forest = forest(&mut app);
+    let (root, child) = (forest.roots[2], children(app.world(), forest.roots[2])[0]);
+    app.add_system(
+        Stage::Input,
+        System::new("loop", move |ctx| match ctx.time.frame_index {
+            // Past `set_parent`, which refuses loops.
+            2 => ctx.commands.insert_one(root, Parent(child)),
+            4 => {
+                ctx.commands.spawn((Transform::IDENTITY,));
+            }
+            _ => {}
+        })
+        .spawns(),
+    );
+    app.run_frames(3);
+    assert_eq!((report(&app).last_pass, report(&app).cycles_cut), (PassKind::Full, 1), "only the full pass cuts");
+    assert_matches_full_pass(&app, "after the loop was cut");
+    app.run_frames(2);
+    assert_eq!(report(&app).last_pass, PassKind::Incremental, "a spawn away from the loop");
+    assert_eq!(report(&app).cycles_cut, 1, "the cut stays");
+    assert_matches_full_pass(&app, "a spawn away from the loop");
 }
