@@ -28,6 +28,9 @@ pub(super) struct ChildIndex {
     /// One bit per node: it may have children (set when it gains one, cleared by a build).
     /// A leaf, the common case, is passed over without reading its lists.
     has_children: Vec<u64>,
+    /// One bit per node: its added list may not be empty (so a parent that gained no child
+    /// since the build does not read the added lists' head, a cache miss of its own).
+    has_added: Vec<u64>,
 }
 
 impl ChildIndex {
@@ -62,6 +65,7 @@ impl ChildIndex {
         self.added_next.clear();
         self.added_prev.clear();
         self.in_added.clear();
+        self.has_added.clear();
         self.cover(nodes);
     }
 
@@ -76,6 +80,7 @@ impl ChildIndex {
         if self.in_added.len() < words {
             self.in_added.resize(words, 0);
             self.has_children.resize(words, 0);
+            self.has_added.resize(words, 0);
         }
     }
 
@@ -85,21 +90,33 @@ impl ChildIndex {
         is_marked(&self.has_children, node)
     }
 
+    /// The children `node` had at the build, with [`NONE`] for those that left since.
+    #[inline]
+    pub(super) fn built(&self, node: u32) -> &[u32] {
+        match self.built_start.get(node as usize..node as usize + 2) {
+            Some(range) => &self.built[range[0] as usize..range[1] as usize],
+            None => &[],
+        }
+    }
+
+    /// The children `node` gained since the build.
+    #[inline]
+    pub(super) fn added(&self, node: u32) -> AddedChildren<'_> {
+        let first = if is_marked(&self.has_added, node) { self.added_first[node as usize] } else { NONE };
+        AddedChildren { next: &self.added_next, child: first }
+    }
+
     /// Calls `visit` with each child of `node`: those of the build that stayed, then those
     /// it gained since.
     #[inline]
     pub(super) fn for_each(&self, node: u32, mut visit: impl FnMut(u32)) {
-        if let Some(range) = self.built_start.get(node as usize..node as usize + 2) {
-            for &child in &self.built[range[0] as usize..range[1] as usize] {
-                if child != NONE {
-                    visit(child);
-                }
+        for &child in self.built(node) {
+            if child != NONE {
+                visit(child);
             }
         }
-        let mut child = self.added_first[node as usize];
-        while child != NONE {
+        for child in self.added(node) {
             visit(child);
-            child = self.added_next[child as usize];
         }
     }
 
@@ -114,6 +131,7 @@ impl ChildIndex {
         self.added_first[parent as usize] = child;
         mark(&mut self.in_added, child);
         mark(&mut self.has_children, parent);
+        mark(&mut self.has_added, parent);
     }
 
     /// Takes `child` out of the children of `parent`, its parent until now.
@@ -135,6 +153,26 @@ impl ChildIndex {
         let slot = self.built[range].iter().position(|&listed| listed == child);
         let slot = slot.expect("a child in no added list is in its parent's built list");
         self.built[self.built_start[parent as usize] as usize + slot] = NONE;
+    }
+}
+
+/// The children a node gained since the build, from its added list.
+pub(super) struct AddedChildren<'a> {
+    next: &'a [u32],
+    child: u32,
+}
+
+impl Iterator for AddedChildren<'_> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        let child = self.child;
+        if child == NONE {
+            return None;
+        }
+        self.child = self.next[child as usize];
+        Some(child)
     }
 }
 

@@ -26,7 +26,7 @@ use runtime::Commands;
 
 use super::children::ChildIndex;
 use super::moved::MovedList;
-use super::places::{Place, Places};
+use super::places::Places;
 use super::structure::Structure;
 use super::{is_node_archetype, same_float_bits, HierarchyColumns, HierarchyReport, PassKind, Propagator, NONE};
 use crate::hierarchy::Parent;
@@ -154,24 +154,29 @@ impl Propagator {
     }
 
     /// Reads the rows of the node archetypes where a `Transform` or `Parent` was lent
-    /// mutably: a new `Parent` relinks the node, new `Transform` bits make it dirty. Notes
-    /// each row as its node's place. `false` when a row holds an entity that is no node.
+    /// mutably: a new `Parent` relinks the node, new `Transform` bits make it dirty. `false`
+    /// when a row holds an entity that is no node.
     fn find_written_rows(&mut self, world: &HierarchyColumns<'_>) -> bool {
         let Propagator { inputs, node_of_id, tracking, .. } = self;
-        let Tracking { changed, places, structure, dirty, .. } = tracking;
+        let Tracking { changed, structure, dirty, .. } = tracking;
         for &position in &changed.archetypes {
             let Some(archetype) = world.archetype(position as usize).filter(is_node_archetype) else {
                 continue;
             };
-            let run = places.run_for(position as usize);
             let transforms = archetype.column::<Transform>().expect("node archetypes have a Transform column");
             let parents = archetype.column::<Parent>();
+            // The rows of an archetype are mostly consecutive nodes (a full pass numbers them
+            // so): the node after the last one found is tried before the id's table entry.
+            let mut node = NONE;
             for (row, &id) in archetype.ids().iter().enumerate() {
-                let node = node_of_id.get(id as usize).map_or(NONE, |node| node.load(Ordering::Relaxed));
+                let next = node.wrapping_add(1);
+                node = match inputs.get(next as usize) {
+                    Some(input) if input.entity.id() == id => next,
+                    _ => node_of_id.get(id as usize).map_or(NONE, |node| node.load(Ordering::Relaxed)),
+                };
                 let Some(input) = inputs.get_mut(node as usize).filter(|input| input.entity.id() == id) else {
                     return false;
                 };
-                places.of_node[node as usize] = Place { run, row: row as u32 };
                 let parent = parents.as_ref().map(|parents| parents[row].0);
                 if parent != input.parent {
                     input.parent = parent;

@@ -11,7 +11,7 @@ use runtime::jobs::parallel_for_chunks;
 use super::children::{is_marked, mark};
 use super::fixes::FixSink;
 use super::incremental::Tracking;
-use super::places::Place;
+use super::places::{Place, RunIds};
 use super::rows::{prefetch, SharedRows};
 use super::{same_bits, HierarchyColumns, Link, NodeInput, Propagator, GRAIN, NONE};
 use crate::transform::WorldTransform;
@@ -38,7 +38,8 @@ pub(super) struct MovedList {
     entities: Vec<Entity>,
     /// Per entry: the new world matrix.
     worlds: Vec<Mat4>,
-    /// Per entry: where its node's row was last seen, copied from the places.
+    /// Per entry: its node's row, from the places (unknown when that row holds another
+    /// entity now).
     places: Vec<Place>,
     /// Per entry: 1 once stored into its row (else it is stored through its entity).
     stored: Vec<u8>,
@@ -77,18 +78,26 @@ impl Propagator {
                 if !children.may_have_children(node) {
                     continue;
                 }
-                children.for_each(node, |child| {
+                let parent = head as u32 - 1;
+                for &child in children.built(node).iter().filter(|&&child| child != NONE) {
                     debug_assert!(!is_marked(recomputed, child), "the links form a forest: one visit per node");
                     mark(recomputed, child);
                     moved.nodes.push(child);
-                    moved.parents.push(head as u32 - 1);
-                });
+                    moved.parents.push(parent);
+                }
+                for child in children.added(node) {
+                    debug_assert!(!is_marked(recomputed, child), "the links form a forest: one visit per node");
+                    mark(recomputed, child);
+                    moved.nodes.push(child);
+                    moved.parents.push(parent);
+                }
             }
         }
     }
 
     /// Computes the world matrix of every listed node with the same operations as the full
-    /// pass (`parent world * local.to_matrix()`), so the bits are the same. Subtrees are
+    /// pass (`parent world * local.to_matrix()`), so the bits are the same, and checks its
+    /// place against its row's entity id (a place that fails is left unknown). Subtrees are
     /// independent, so the list is split between subtrees across the job system. `false`
     /// when a subtree's top has a parent node without a `WorldTransform` to read (a change
     /// the log did not name).
@@ -101,11 +110,13 @@ impl Propagator {
         moved.entities.resize(count, Entity::DANGLING);
         moved.places.resize(count, Place::UNKNOWN);
         let missing = AtomicBool::new(false);
+        places.note_ids(world);
         let list = ListInputs {
             world,
             inputs,
             links,
             places: &places.of_node,
+            run_ids: places.run_ids(),
             nodes: &moved.nodes,
             parents: &moved.parents,
             missing: &missing,
@@ -118,9 +129,9 @@ impl Propagator {
 
     /// Stores the computed matrices whose bits changed, in list order split across the job
     /// system, with the `WorldTransform` columns of up to [`RUNS_PER_PASS`] runs borrowed at
-    /// once (more runs take more passes over the list). A node whose row is not where its
-    /// place says (checked by entity id) is stored through its entity afterwards, and its
-    /// place found again; one without a `WorldTransform` gets one through `fixes`. Records
+    /// once (more runs take more passes over the list). A node whose place is unknown (new,
+    /// or not where its place said) is stored through its entity afterwards, and its place
+    /// found again; one without a `WorldTransform` gets one through `fixes`. Records
     /// the recomputed entities' `WorldTransform` writes in the change log (all of them: one
     /// that kept its bits is a harmless extra for a reader).
     pub(super) fn write_moved(&mut self, world: &HierarchyColumns<'_>, fixes: &mut impl FixSink) {
@@ -133,37 +144,32 @@ impl Propagator {
             let pass_runs = &places.archetypes[first_run..(first_run + RUNS_PER_PASS).min(places.archetypes.len())];
             let mut columns: [Option<hecs::ArchetypeColumnMut<'_, WorldTransform>>; RUNS_PER_PASS] =
                 [const { None }; RUNS_PER_PASS];
-            let mut rows: [Option<(SharedRows, &[u32])>; RUNS_PER_PASS] = [None; RUNS_PER_PASS];
+            let mut rows: [Option<SharedRows>; RUNS_PER_PASS] = [None; RUNS_PER_PASS];
             for ((column, rows), &position) in columns.iter_mut().zip(&mut rows).zip(pass_runs) {
                 let archetype = world.archetype(position as usize).expect("archetypes are never removed");
                 *column = archetype.column_mut::<WorldTransform>();
-                *rows = column.as_mut().map(|column| (SharedRows::new(column), archetype.ids()));
+                *rows = column.as_mut().map(|column| SharedRows::new(column));
             }
-            let (entries, worlds, entities) = (&moved.places, &moved.worlds, &moved.entities);
+            let (entries, worlds) = (&moved.places, &moved.worlds);
             let run_rows = |place: Place| place.run.wrapping_sub(first_run as u32) as usize;
             parallel_for_chunks(&mut moved.stored, GRAIN, |first, chunk| {
                 let mut count = 0;
                 for (offset, stored) in chunk.iter_mut().enumerate() {
                     let entry = first + offset;
                     if let Some(&ahead) = entries.get(entry + PREFETCH_DISTANCE) {
-                        if let Some(&Some((rows, ids))) = rows.get(run_rows(ahead)) {
+                        if let Some(&Some(rows)) = rows.get(run_rows(ahead)) {
                             // A stale place prefetches a useless line, nothing worse.
                             rows.prefetch(ahead.row as usize);
-                            prefetch(ids, ahead.row as usize);
                         }
                     }
                     let place = entries[entry];
-                    let Some(&Some((rows, ids))) = rows.get(run_rows(place)) else {
+                    let Some(&Some(rows)) = rows.get(run_rows(place)) else {
                         continue;
                     };
-                    let row = place.row as usize;
-                    if ids.get(row) != Some(&entities[entry].id()) {
-                        continue;
-                    }
                     // SAFETY: each list entry is a distinct node (a node is listed once), whose
-                    // entity's row this is (checked by its id just above): no other job stores
-                    // to it.
-                    unsafe { rows.store(row, worlds[entry]) };
+                    // entity's row this is (its place was checked against the row's entity id
+                    // while computing): no other job stores to it.
+                    unsafe { rows.store(place.row as usize, worlds[entry]) };
                     *stored = 1;
                     count += 1;
                 }
@@ -209,6 +215,8 @@ struct ListInputs<'a> {
     inputs: &'a [NodeInput],
     links: &'a [Link],
     places: &'a [Place],
+    /// Per run: its rows' entity ids, to check a place against.
+    run_ids: &'a [RunIds],
     nodes: &'a [u32],
     parents: &'a [u32],
     /// Raised when a top's parent node has no `WorldTransform`.
@@ -223,8 +231,9 @@ struct ListOutputs<'a> {
 }
 
 /// Computes the matrices of list entries `first..first + outputs.worlds.len()`, whole
-/// subtrees whose tops (entry indices) are `tops`, and copies their entities and places.
-/// Large ranges are halved at a subtree boundary and run in parallel.
+/// subtrees whose tops (entry indices) are `tops`, and copies their entities and their
+/// places, those whose row holds another entity made unknown. Large ranges are halved at a
+/// subtree boundary and run in parallel.
 ///
 /// A subtree's top reads its parent's matrix from the parent's `WorldTransform`, which holds
 /// exactly what the last pass computed for it; every other node reads its parent's from the
@@ -271,6 +280,10 @@ fn compute_range(list: &ListInputs<'_>, tops: &[u32], first: usize, outputs: Lis
             }
         };
         entities[offset] = input.entity;
-        places[offset] = list.places[node];
+        let place = list.places[node];
+        let run_ids = list.run_ids.get(place.run as usize);
+        // SAFETY: the ids were noted from `list.world`, borrowed unchanged for the whole pass.
+        let holds = run_ids.is_some_and(|ids| unsafe { ids.holds(place.row, input.entity.id()) });
+        places[offset] = if holds { place } else { Place::UNKNOWN };
     }
 }

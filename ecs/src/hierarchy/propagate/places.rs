@@ -4,9 +4,10 @@
 //! A node is a persistent slot; its row is not: a despawn or an archetype move elsewhere in
 //! its archetype (hecs fills the hole with the last row), a tag added by the Visibility stage,
 //! all move rows without naming every entity they move. So a place is a hint, checked
-//! against the archetype's entity ids before each store. A node found elsewhere (a
-//! *stray*) is stored through its entity, and its new place is found from the address of
-//! its `WorldTransform` among the columns' address ranges.
+//! against the archetype's entity ids (noted once per pass, [`RunIds`]) while the node's
+//! matrix is computed. A node found elsewhere (a *stray*) is stored through its entity, and
+//! its new place is found from the address of its `WorldTransform` among the columns'
+//! address ranges.
 
 use super::{is_node_archetype, ArchetypeRun, HierarchyColumns, NONE};
 use crate::transform::WorldTransform;
@@ -36,6 +37,36 @@ pub(super) struct Places {
     /// Scratch of [`Places::locate`]: per `WorldTransform` column, its address range and the
     /// archetype's position, by address.
     columns: Vec<(usize, usize, u32)>,
+    /// Per run: the entity ids of its archetype's rows, as noted by the current pass (stale
+    /// after it, and noted again by the next).
+    run_ids: Vec<RunIds>,
+}
+
+/// The entity ids of a run's rows, noted by a pass before it computes: a slice's address and
+/// length, valid while the world it was read from is borrowed unchanged.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RunIds {
+    first: *const u32,
+    len: usize,
+}
+
+// SAFETY: only read through `RunIds::holds`, whose callers promise the archetype is unchanged
+// since the ids were noted (the world is borrowed shared for the whole pass).
+unsafe impl Send for RunIds {}
+// SAFETY: as for `Send`: the ids are only read.
+unsafe impl Sync for RunIds {}
+
+impl RunIds {
+    /// Whether row `row` holds entity id `id`.
+    ///
+    /// # Safety
+    /// The world these ids were noted from must not have changed since.
+    #[inline]
+    pub(super) unsafe fn holds(&self, row: u32, id: u32) -> bool {
+        // SAFETY: `row` is in bounds (checked first) of the ids slice noted from a world the
+        // caller promises is unchanged, so still alive and unmoved.
+        (row as usize) < self.len && unsafe { *self.first.add(row as usize) } == id
+    }
 }
 
 impl Places {
@@ -63,6 +94,21 @@ impl Places {
             self.archetypes.push(position as u32);
         }
         self.run_of_archetype[position]
+    }
+
+    /// Notes the entity ids of every run's rows for this pass (see [`Places::run_ids`]).
+    pub(super) fn note_ids(&mut self, world: &HierarchyColumns<'_>) {
+        self.run_ids.clear();
+        for &position in &self.archetypes {
+            let ids = world.archetype(position as usize).map_or(&[][..], |archetype| archetype.ids());
+            self.run_ids.push(RunIds { first: ids.as_ptr(), len: ids.len() });
+        }
+    }
+
+    /// The ids noted by [`Places::note_ids`], per run.
+    #[inline]
+    pub(super) fn run_ids(&self) -> &[RunIds] {
+        &self.run_ids
     }
 
     /// Notes the address ranges of the node archetypes' `WorldTransform` columns, for

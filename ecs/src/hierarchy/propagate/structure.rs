@@ -18,6 +18,8 @@
 //! `Parent` links, which only a full pass cuts, sends the frame to one), and its subtree's
 //! depths follow. Every relinked node is recomputed with its subtree.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use hecs::Entity;
 
 use super::children::ChildIndex;
@@ -108,7 +110,7 @@ impl Propagator {
 
     /// The node of `entity` (this very entity, not an earlier one with its id), if it has one.
     fn node_of(&self, entity: Entity) -> Option<u32> {
-        let node = self.node_of_id.get(entity.id() as usize)?.load(std::sync::atomic::Ordering::Relaxed);
+        let node = self.node_of_id.get(entity.id() as usize)?.load(Ordering::Relaxed);
         self.inputs.get(node as usize).filter(|input| input.entity == entity).map(|_| node)
     }
 
@@ -154,9 +156,9 @@ impl Propagator {
     fn add_node(&mut self, world: &HierarchyColumns<'_>, input: NodeInput) -> bool {
         let id = input.entity.id() as usize;
         if self.node_of_id.len() <= id {
-            self.node_of_id.resize_with((id + 1).next_power_of_two(), || std::sync::atomic::AtomicU32::new(NONE));
+            self.node_of_id.resize_with((id + 1).next_power_of_two(), || AtomicU32::new(NONE));
         }
-        let held = self.node_of_id[id].load(std::sync::atomic::Ordering::Relaxed);
+        let held = self.node_of_id[id].load(Ordering::Relaxed);
         if let Some(earlier) = self.inputs.get(held as usize).map(|input| input.entity).filter(|e| e.id() == id as u32)
         {
             // An earlier entity of this id, despawned before the log's entries began.
@@ -165,8 +167,7 @@ impl Propagator {
             }
             self.remove_node(held);
         }
-        let structure = &mut self.tracking.structure;
-        let node = match structure.free.pop() {
+        let node = match self.tracking.structure.free.pop() {
             Some(node) => node,
             None => {
                 self.inputs.push(NodeInput::default());
@@ -180,7 +181,7 @@ impl Propagator {
         self.inputs[node as usize] = input;
         self.links[node as usize] = Link { parent: NONE, depth: 0 };
         self.tracking.places.of_node[node as usize] = Place::UNKNOWN;
-        self.node_of_id[id].store(node, std::sync::atomic::Ordering::Relaxed);
+        self.node_of_id[id].store(node, Ordering::Relaxed);
         structure.live += 1;
         if structure.level_nodes.is_empty() {
             structure.level_nodes.push(0);
@@ -214,8 +215,8 @@ impl Propagator {
         structure.level_nodes[depth as usize] -= 1;
         structure.live -= 1;
         let id = inputs[node as usize].entity.id() as usize;
-        if node_of_id[id].load(std::sync::atomic::Ordering::Relaxed) == node {
-            node_of_id[id].store(NONE, std::sync::atomic::Ordering::Relaxed);
+        if node_of_id[id].load(Ordering::Relaxed) == node {
+            node_of_id[id].store(NONE, Ordering::Relaxed);
         }
         inputs[node as usize] = NodeInput::default();
         links[node as usize] = Link { parent: NONE, depth: 0 };
