@@ -15,22 +15,22 @@ use crate::scene;
 use crate::transform::{Transform, WorldTransform};
 
 /// Marks the nodes the test systems move through a filtered query.
-struct Mover;
+pub(super) struct Mover;
 
-type MoverQuery<'a> = With<&'a mut Transform, &'a Mover>;
+pub(super) type MoverQuery<'a> = With<&'a mut Transform, &'a Mover>;
 
-fn app() -> App {
+pub(super) fn app() -> App {
     let mut app = App::new();
     crate::install(&mut app);
     app
 }
 
-fn report(app: &App) -> HierarchyReport {
+pub(super) fn report(app: &App) -> HierarchyReport {
     *app.resource::<HierarchyReport>()
 }
 
 /// Every node's world matrix as bits, by entity.
-fn snapshot(world: &World) -> Vec<(Entity, [u32; 16])> {
+pub(super) fn snapshot(world: &World) -> Vec<(Entity, [u32; 16])> {
     let mut query = world.query::<(Entity, &WorldTransform)>().with::<&Transform>();
     let mut rows: Vec<_> =
         query.iter().map(|(entity, matrix)| (entity, matrix.0.to_cols_array().map(f32::to_bits))).collect();
@@ -40,7 +40,7 @@ fn snapshot(world: &World) -> Vec<(Entity, [u32; 16])> {
 
 /// Runs a fresh full pass over the app's world and checks it wrote the same bits the app's
 /// hierarchy system left there.
-fn assert_matches_full_pass(app: &App, what: &str) {
+pub(super) fn assert_matches_full_pass(app: &App, what: &str) {
     let before = snapshot(app.world());
     let (mut fresh, mut commands, mut report) =
         (Propagator::default(), hecs::CommandBuffer::new(), HierarchyReport::default());
@@ -51,7 +51,7 @@ fn assert_matches_full_pass(app: &App, what: &str) {
     assert_eq!(first_difference, None, "{what}: the matrices must equal a fresh full pass bit for bit");
 }
 
-fn translation(world: &World, entity: Entity) -> Vec3 {
+pub(super) fn translation(world: &World, entity: Entity) -> Vec3 {
     world.get::<&WorldTransform>(entity).expect("a node").0.w_axis.truncate()
 }
 
@@ -83,7 +83,7 @@ fn add_driver(app: &mut App) {
 }
 
 /// The nodes of the subtree under `root`, from `Children`.
-fn subtree(world: &World, root: Entity) -> Vec<Entity> {
+pub(super) fn subtree(world: &World, root: Entity) -> Vec<Entity> {
     let mut nodes = vec![root];
     let mut next = 0;
     while let Some(&node) = nodes.get(next) {
@@ -379,7 +379,7 @@ enum Edit {
     Spawn(Transform, prop::sample::Index),
 }
 
-fn arbitrary_transform() -> impl Strategy<Value = Transform> {
+pub(super) fn arbitrary_transform() -> impl Strategy<Value = Transform> {
     (prop::array::uniform3(-10.0f32..10.0), -3.2f32..3.2, 0.25f32..2.0).prop_map(|(translation, angle, scale)| {
         Transform {
             translation: Vec3::from(translation),

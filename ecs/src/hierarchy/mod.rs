@@ -211,4 +211,6 @@ fn detach_from_list(world: &World, parent: Entity, child: Entity) {
 #[cfg(test)]
 mod change_tests;
 #[cfg(test)]
+mod structure_tests;
+#[cfg(test)]
 mod tests;

@@ -13,7 +13,7 @@ use super::{
 };
 
 /// What a node's `Parent` points at this frame.
-enum ParentState {
+pub(super) enum ParentState {
     /// No `Parent`: a root.
     Root,
     /// The parent's node.
@@ -199,7 +199,7 @@ impl Propagator {
 /// What `parent` points at: a node of this frame, a despawned entity, or one without a
 /// `Transform`. A table entry counts only if its node has the same id and the parent handle
 /// is alive (so a reused id with a newer generation is not mistaken for the parent).
-fn parent_state(
+pub(super) fn parent_state(
     world: &HierarchyColumns<'_>,
     node_of_id: &[AtomicU32],
     inputs: &[NodeInput],

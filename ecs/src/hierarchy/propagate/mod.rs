@@ -3,12 +3,15 @@
 //!
 //! The system reads the app's change log ([`runtime::changes`]) and picks one of three passes:
 //! - nothing it depends on changed: **skipped** (no gather, `WorldTransform` untouched);
-//! - only `Transform` (or `Parent`) values were lent mutably, no entity spawned, despawned or
-//!   changed components, and the candidates are few: **incremental** (`incremental.rs`): the
-//!   nodes whose `Transform` bits differ from the last pass, and their descendants, are
-//!   recomputed by the same operations as the full pass, so the matrices are bit-identical;
-//! - anything else (structure, a changed `Parent`, "everything", the first frame): the
-//!   **full** pass below.
+//! - the log names what changed (`Transform` or `Parent` values written, entities spawned,
+//!   despawned or given or stripped of components) and the candidates are at most a quarter
+//!   of the nodes: **incremental** (`incremental.rs`): new nodes join, despawned ones leave,
+//!   a new `Parent` relinks a subtree (`structure.rs`), and the nodes whose `Transform` bits
+//!   differ from the last pass, the new and the relinked ones, and their descendants, are
+//!   recomputed by the same operations as the full pass (`moved.rs`), so the matrices are
+//!   bit-identical;
+//! - anything else (many changes, "everything", a loop of `Parent` links, the first frame):
+//!   the **full** pass below.
 //!
 //! Either way it records what it wrote in the change log for readers downstream: entity by
 //! entity after an incremental pass, archetype by archetype (only those whose matrices
@@ -37,16 +40,22 @@
 //! happen only on transitions.
 //!
 //! A full pass leaves its link data (node of each id, parent node, depth) for the incremental
-//! passes that follow; it stays valid until the next structural change, which the log reports.
+//! passes that follow, which keep it in step with the world from then on: a node keeps its
+//! slot (its index in these tables) for as long as its entity has a `Transform`, wherever its
+//! row moves.
 //!
 //! Atomics: the id-to-node table and the sort's scatter targets are `AtomicU32`s written with
 //! `Relaxed` stores by disjoint jobs and read after the parallel loop that wrote them has
 //! returned; the job system's join orders those reads after the writes.
 
+mod children;
 mod depth;
 mod fixes;
 mod incremental;
+mod moved;
+mod places;
 mod rows;
+mod structure;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
@@ -59,6 +68,8 @@ use super::Parent;
 use crate::transform::{Transform, WorldTransform};
 use fixes::FixSink;
 use incremental::Tracking;
+#[cfg(test)]
+pub(in crate::hierarchy) use incremental::{INCREMENTAL_SHARE, NAMED_WEIGHT};
 
 /// Marks "no node" in index tables.
 const NONE: u32 = u32::MAX;
@@ -89,9 +100,9 @@ pub enum PassKind {
 
 /// What the hierarchy system did, as a resource (inserted by [`install`](crate::install)).
 ///
-/// `nodes` and `levels` describe the hierarchy as of the last full pass (the incremental and
-/// skipped passes change no structure); `last_pass` and `updated` describe the last frame; the
-/// counters add up over the app's life.
+/// `nodes` and `levels` describe the hierarchy as the last pass left it (a skipped pass
+/// changes nothing); `last_pass` and `updated` describe the last frame; the counters add up
+/// over the app's life.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HierarchyReport {
     /// Entities with a `Transform`.
@@ -131,10 +142,11 @@ pub type HierarchyColumns<'a> = Columns<'a, HierarchyAccess>;
 /// where the app's change log ([`runtime::changes`]) says something may have moved
 /// ([`Propagator::run_tracked`]), in one of three passes ([`PassKind`]):
 /// - nothing it depends on changed: skipped, `WorldTransform` untouched;
-/// - only `Transform` values were lent mutably (no spawn, despawn or component change), to
-///   at most an eighth of the nodes: incremental, the moved nodes and their descendants
-///   recomputed, bit-identical to a full pass;
-/// - anything else (structure, `Parent`, a lent world, the first frame): the full pass.
+/// - the log names the changes (written `Transform`s or `Parent`s, spawns, despawns,
+///   components inserted or removed), and they are at most a quarter of the nodes:
+///   incremental, new nodes joined, despawned ones dropped, re-parented ones relinked, and
+///   the changed nodes and their descendants recomputed, bit-identical to a full pass;
+/// - anything else (many changes, a lent world, the first frame): the full pass.
 ///
 /// It records the `WorldTransform`s it wrote in the change log (entities after an
 /// incremental pass, archetypes whose matrices changed after a full one). `WorldTransform` is
@@ -213,7 +225,8 @@ struct ArchetypeRun {
 pub struct Propagator {
     /// Node of each entity id; stale entries are caught by comparing `inputs[node].entity`'s id.
     node_of_id: Vec<AtomicU32>,
-    /// Per node, in archetype-row order.
+    /// Per node: in archetype-row order after a full pass, then each node keeps its slot (a
+    /// freed slot holds `Entity::DANGLING` until a new node takes it).
     inputs: Vec<NodeInput>,
     links: Vec<Link>,
     position_of_node: Vec<AtomicU32>,
@@ -230,9 +243,10 @@ pub struct Propagator {
     warned_parent_without_transform: bool,
     /// Per run: whether the last full pass changed any of its matrices.
     run_written: Vec<AtomicBool>,
-    /// The link data above describes the world as of the last full pass.
+    /// The link data above describes the world: a full pass built it, and the incremental
+    /// passes since kept it in step.
     linked: bool,
-    /// Change-log cursors and the incremental pass's buffers.
+    /// The change-log cursor and what the incremental passes keep.
     tracking: Tracking,
 }
 
@@ -275,7 +289,7 @@ impl Propagator {
             self.insert_missing_world_transforms(world, fixes);
         }
         self.linked = true;
-        self.tracking.children_built = false;
+        self.tracking.ready = false;
         report.nodes = count;
         report.levels = levels;
         report.last_pass = PassKind::Full;
@@ -344,12 +358,15 @@ impl Propagator {
                 "entity {child:?} lost its parent {:?} (despawned); it is a root where it stands from now on",
                 parent.0
             );
+            let node = self.node_of_id[child.id() as usize].load(Ordering::Relaxed) as usize;
+            debug_assert_eq!(self.inputs[node].entity, child, "gathered this frame");
             if let Some(pose) = last_world.filter(|last| last.is_finite()).map(|last| Transform::from_matrix(last.0)) {
-                let node = self.node_of_id[child.id() as usize].load(Ordering::Relaxed) as usize;
-                debug_assert_eq!(self.inputs[node].entity, child, "gathered this frame");
                 self.inputs[node].local = pose;
                 fixes.set_pose(child, pose);
             }
+            // The inputs say what the fixes leave, so a `Parent` given back to the same
+            // despawned entity is a change the next incremental pass sees.
+            self.inputs[node].parent = None;
             fixes.remove_parent(child);
             report.orphans_detached += 1;
             report.orphans_this_frame += 1;

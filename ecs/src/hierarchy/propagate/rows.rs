@@ -1,56 +1,11 @@
-//! Where the incremental pass stores its matrices: the run of each listed node, found by
-//! remembering the last two; the rows of a `WorldTransform` column that several jobs store
-//! to at once; and the cache hints that keep scattered nodes' loads in flight.
+//! Where the incremental pass stores its matrices: the rows of a `WorldTransform` column that
+//! several jobs store to at once, and the cache hints that keep scattered nodes' loads in
+//! flight.
 
 use glam::Mat4;
 
-use super::{same_bits, ArchetypeRun};
+use super::same_bits;
 use crate::transform::WorldTransform;
-
-/// Finds the run of a node, trying the last two runs found first: a subtree's top and its
-/// descendants often sit in two runs that alternate down the list.
-pub(super) struct RunFinder<'a> {
-    runs: &'a [ArchetypeRun],
-    recent: [usize; 2],
-}
-
-impl<'a> RunFinder<'a> {
-    #[inline]
-    pub(super) fn new(runs: &'a [ArchetypeRun]) -> Self {
-        RunFinder { runs, recent: [0; 2] }
-    }
-
-    #[inline]
-    fn holds(&self, run: usize, node: u32) -> bool {
-        node.wrapping_sub(self.runs[run].start) < self.runs[run].len
-    }
-
-    /// The run of `node`, remembered for the next look-ups.
-    #[inline]
-    pub(super) fn find(&mut self, node: u32) -> usize {
-        if self.holds(self.recent[0], node) {
-            return self.recent[0];
-        }
-        if self.holds(self.recent[1], node) {
-            self.recent.swap(0, 1);
-            return self.recent[0];
-        }
-        self.recent[1] = self.recent[0];
-        self.recent[0] = self.runs.partition_point(|run| run.start <= node) - 1;
-        self.recent[0]
-    }
-
-    /// The run of `node` if it is one of the last two found (for a prefetch, where a miss
-    /// only costs the hint), else the last one.
-    #[inline]
-    pub(super) fn peek(&self, node: u32) -> usize {
-        if self.holds(self.recent[1], node) {
-            self.recent[1]
-        } else {
-            self.recent[0]
-        }
-    }
-}
 
 /// The rows of one `WorldTransform` column, stored to by several jobs at once, each at rows
 /// no other job touches. Valid while the column borrow it was made from is held.
