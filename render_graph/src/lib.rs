@@ -182,19 +182,19 @@ pub use ash::vk;
 
 pub use access::{Access, MipRange, ShaderStage};
 pub use compile::{
-    compile, AccessedBuffer, AccessedImage, AttachmentLoad, BarrierPlan, BarrierSource, BufferDesc, BufferHandle,
-    BufferRead, BufferWrite, CompiledGraph, CompiledResource, GraphDecl, ImageDesc, ImageHandle, ImageRead, ImageSize,
-    ImageWrite, PlannedBarrier, Registry, Residency, ResourceKind, SyncState,
+    compile, compile_shuffled, AccessedBuffer, AccessedImage, AttachmentLoad, BarrierPlan, BarrierSource, BufferDesc,
+    BufferHandle, BufferRead, BufferWrite, CompiledGraph, CompiledResource, GraphDecl, ImageDesc, ImageHandle,
+    ImageRead, ImageSize, ImageWrite, Named, Owner, PlannedBarrier, Registry, Residency, ResourceKind, SyncState,
 };
 pub use device::validation::{ValidationCounts, ValidationLog};
 pub use device::{DeviceCapabilities, DeviceConfig, GpuDevice};
 pub use error::{GraphError, Result};
 pub use execute::{
-    Binding, ExecuteContext, GraphStats, Pass, PassStats, PrepareContext, ResourceRef, Typed, TypedPass, ZoneStats,
-    DISPATCH_INDIRECT_COMMAND_BYTES, DRAW_INDEXED_INDIRECT_COMMAND_BYTES, DRAW_INDIRECT_COMMAND_BYTES,
+    Binding, ExecuteContext, GraphStats, Pass, PassStats, PassWarning, PrepareContext, ResourceRef, Typed, TypedPass,
+    ZoneStats, DISPATCH_INDIRECT_COMMAND_BYTES, DRAW_INDEXED_INDIRECT_COMMAND_BYTES, DRAW_INDIRECT_COMMAND_BYTES,
     FRAMES_IN_FLIGHT, MAX_GPU_ZONES, POISON_COLOR, POISON_DEPTH, POISON_WORD,
 };
-pub use graph::{AliasReport, RenderGraph};
+pub use graph::{AliasReport, DroppedPass, RenderGraph, SHUFFLE_ENV};
 pub use memory::{
     full_mip_chain, GpuBuffer, GpuImage, ImageInfo, ReadbackBuffer, StagingRing, MAX_ARRAY_LAYERS, MAX_MIP_LEVELS,
 };

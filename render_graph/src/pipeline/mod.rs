@@ -2,7 +2,8 @@
 //! of plain bindings and optional push constants, built from SPIR-V words and checked
 //! against the shaders' own descriptors.
 
-// What a binding holds (`binding.rs`), the shader check (`reflect.rs`), the layouts both
+// What a binding holds (`binding.rs`), the shader check (`reflect.rs`, with the scan of
+// the stores a shader makes, `stores.rs`), the layouts both
 // kinds share (`layout.rs`), the pipelines (`compute.rs`, `graphics.rs`) and the per-frame
 // descriptor sets bound with them (`descriptors.rs`).
 mod binding;
@@ -11,6 +12,7 @@ mod descriptors;
 mod graphics;
 mod layout;
 mod reflect;
+mod stores;
 
 pub use binding::BindingKind;
 pub use compute::ComputePipeline;

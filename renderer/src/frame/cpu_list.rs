@@ -127,6 +127,9 @@ pub fn add_scene_passes(
     };
     let readback = if options.readback { Some(image_readback_buffer(&device, COLOR_READBACK, extent)?) } else { None };
     lock_scene(scene).import_into(graph);
+    // Post-processes rewrite the colour in place; every other engine resource is read-only
+    // to the users' passes (see `render_graph::Owner`).
+    graph.share_resource(COLOR);
     graph.add_typed_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
     graph.add_typed_pass(ViewUploadPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::AFTER_UPLOAD)?;

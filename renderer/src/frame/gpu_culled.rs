@@ -79,6 +79,9 @@ pub fn add_gpu_culled_scene_passes(
         scene.import_into(graph);
         scene.draw_gpu_list();
     }
+    // Post-processes rewrite the colour in place; every other engine resource is read-only
+    // to the users' passes (see `render_graph::Owner`).
+    graph.share_resource(COLOR);
     graph.add_typed_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
     graph.add_typed_pass(ViewUploadPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::AFTER_UPLOAD)?;

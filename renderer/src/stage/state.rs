@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use culling::Visibility;
 use render_graph::readback::BufferReadbackPass;
-use render_graph::{GpuDevice, ReadbackBuffer, RenderGraph};
+use render_graph::{GpuDevice, Owner, ReadbackBuffer, RenderGraph};
 
 use super::debug_view::{DebugView, DebugViewPass};
 use super::readback::{ReadbackRing, READBACK_RING};
@@ -52,6 +52,11 @@ impl FrameOutcome {
             report.frames = self.report.frames;
             report.extent = self.report.extent;
         }
+        report.pass_warnings = self.report.pass_warnings;
+        if report.dropped_passes.len() != self.report.dropped_passes.len() {
+            report.dropped_passes.clone_from(&self.report.dropped_passes);
+        }
+        std::mem::swap(&mut report.user_passes, &mut self.report.user_passes);
         if self.read_bits {
             report.gpu = self.report.gpu.take();
             report.bits_frame = self.report.bits_frame;
@@ -63,6 +68,32 @@ impl FrameOutcome {
         }
         self.error.take().map(|error| error.to_string())
     }
+}
+
+/// The users' passes into `report`: their timings of the newest frame whose times are known
+/// (rewritten in place while the passes stay the same), the ones dropped so far and the
+/// count of their warnings.
+fn report_user_passes(graph: &RenderGraph, report: &mut RenderReport) {
+    let users = graph.stats().passes.iter().filter(|pass| pass.owner == Owner::User);
+    let same = users.clone().count() == report.user_passes.len()
+        && users.clone().zip(&report.user_passes).all(|(pass, known)| pass.name == known.name);
+    if same {
+        for (pass, known) in users.zip(&mut report.user_passes) {
+            known.gpu_ms = pass.gpu_ms;
+            known.cpu_record_ms = pass.cpu_record_ms;
+            known.barriers = pass.barriers;
+        }
+    } else {
+        report.user_passes.clear();
+        report.user_passes.extend(users.cloned());
+    }
+    let dropped = graph.dropped_passes();
+    if dropped.len() != report.dropped_passes.len() {
+        report.dropped_passes = dropped.iter().map(ToString::to_string).collect();
+    }
+    let is_user = |name: &str| graph.pass_owner(name) != Some(Owner::Engine);
+    report.pass_warnings =
+        graph.pass_warnings().iter().filter(|warning| is_user(&warning.pass)).map(|warning| warning.count).sum();
 }
 
 /// What the Render stage's extract reads of the frame.
@@ -167,9 +198,13 @@ impl RenderState {
         } else {
             add_scene_passes(&mut graph, &scene, &options)?;
         }
+        // The users' passes: each closure's passes one group, dropped together (logged, in
+        // `RenderReport::dropped_passes`) when one fails, while the engine's frame goes on.
+        graph.set_owner(Owner::User);
         for add in setup.passes {
-            add(&mut graph)?;
+            let _ = graph.add_group(add);
         }
+        graph.set_owner(Owner::Engine);
         if let Some(target) = &mut target {
             target.add_passes(&mut graph)?;
         }
@@ -319,6 +354,7 @@ impl RenderState {
                 executed = self.execute();
             }
         }
+        report_user_passes(&self.graph, &mut outcome.report);
         let frame = match executed {
             Ok(frame) => frame,
             Err(error) => {

@@ -214,6 +214,9 @@ impl TypedPass for Bob {
 
     fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles {
         let (transforms, view) = (registry.buffer(OBJECT_TRANSFORMS), registry.buffer(VIEW));
+        // The engine's transforms are read-only to users' passes: moving objects on the GPU
+        // is the audited exception, asked for here (and logged once by the graph).
+        registry.claim_engine_write(transforms);
         let transforms = registry.read_write_storage_buffer(transforms, COMPUTE);
         let last = registry.history_buffer(BOB_STATE);
         let last = registry.read_storage_buffer(last, COMPUTE);
