@@ -210,12 +210,13 @@ pub(super) fn bind_versions(decl: &GraphDecl, writers: &[Vec<usize>]) -> Result<
             if is_history(resource) || !reads || writers[resource].is_empty() {
                 continue;
             }
-            if let (0, Some(point)) = (written[resource], &pass.point) {
+            let first_writer = writers[resource][0];
+            if let (0, Some(point), false) = (written[resource], &pass.point, first_writer == pass_index) {
                 return Err(GraphError::ReadBeforeWrite {
                     pass: pass.name.clone(),
                     point: point.clone(),
                     resource: decl.resources[resource].name.clone(),
-                    writer: decl.passes[writers[resource][0]].name.clone(),
+                    writer: decl.passes[first_writer].name.clone(),
                 });
             }
             let version = written[resource].saturating_sub(1);
@@ -276,6 +277,18 @@ mod tests {
                 if pass == "grass" && point == "before cull" && resource == "pyramid" && writer == "hi-z"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_pass_at_a_point_may_read_what_it_writes_itself() {
+        let mut decl = GraphDecl::default();
+        let at_point = PassMeta { point: Some(String::from("after geometry")), ..PassMeta::default() };
+        decl.declare_pass_of("particles", at_point, |registry| {
+            let particles = registry.create_buffer("particles", BufferDesc { size: 16 });
+            registry.read_write_storage_buffer(particles, COMPUTE);
+            registry.side_effect();
+        });
+        compile(&decl, &|_, _| false).expect("its own write is no later pass's");
     }
 
     #[test]

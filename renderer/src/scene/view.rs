@@ -31,8 +31,9 @@ pub struct FrameView {
     pub inverse_view_projection: [[f32; 4]; 4],
     /// The eye in world space (w is 1).
     pub eye: [f32; 4],
-    /// Width and height of the image in pixels, then their reciprocals (the graph's output
-    /// extent, filled in at upload).
+    /// Width and height of the image in pixels, then their reciprocals: the graph's output
+    /// extent, the size of the image drawn this frame (set by the Render stage before the
+    /// frame runs and again at upload).
     pub viewport: [f32; 4],
     /// Distance to the near plane.
     pub near_plane: f32,
@@ -79,6 +80,14 @@ impl FrameView {
         let mut frame_view = FrameView::default();
         frame_view.set_view_projection(view_projection);
         frame_view
+    }
+
+    /// Sets the image's size in pixels (and their reciprocals): the Render stage sets the
+    /// graph's output extent, the size of the image drawn this frame, right before the
+    /// frame runs, so a pass reading the host's value never sees a stale window size.
+    pub fn set_viewport(&mut self, (width, height): (u32, u32)) {
+        let (width, height) = (width.max(1) as f32, height.max(1) as f32);
+        self.viewport = [width, height, 1.0 / width, 1.0 / height];
     }
 
     /// What the scene is drawn and culled with: world to clip.

@@ -339,6 +339,12 @@ impl RenderState {
                 return Ok(());
             }
         }
+        // The image's size as the graph draws it, now that the target has set it: the view's
+        // viewport is never a stale window size.
+        let extent = self.graph.output_extent();
+        if let Some(view) = self.graph.param_mut::<FrameView>() {
+            view.set_viewport((extent.width, extent.height));
+        }
         let mut executed = self.execute();
         if let Err(error) = &executed {
             if self.debug_view.image.is_some() && error.pass() == Some(DebugViewPass::NAME) {
