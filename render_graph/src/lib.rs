@@ -179,6 +179,9 @@ pub mod testing;
 pub use ash;
 /// Vulkan types (`vk::Format`, `vk::Extent2D`, …).
 pub use ash::vk;
+/// Where a buffer's memory lives ([`GpuBuffer::new`]): the allocator's type, re-exported so
+/// passes need no dependency of their own on it.
+pub use gpu_allocator::MemoryLocation;
 
 pub use access::{Access, MipRange, ShaderStage};
 pub use compile::{
@@ -198,5 +201,8 @@ pub use graph::{AliasReport, DroppedPass, RenderGraph, SHUFFLE_ENV};
 pub use memory::{
     full_mip_chain, GpuBuffer, GpuImage, ImageInfo, ReadbackBuffer, StagingRing, MAX_ARRAY_LAYERS, MAX_MIP_LEVELS,
 };
-pub use pipeline::{BindingKind, ColorBlend, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
+pub use pipeline::{
+    hot_reload_asked, BindingKind, ColorBlend, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, HotPipeline,
+    HotSource, HOT_RELOAD_ENV, HOT_RETIRE_FRAMES, MAX_BINDINGS,
+};
 pub use resources::{plan_aliasing, AliasBlock, AliasItem, AliasPlan, ResolvedBuffer, ResolvedImage};

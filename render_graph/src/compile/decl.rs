@@ -116,8 +116,9 @@ impl GraphDecl {
         &self.resources[index as usize].name
     }
 
-    /// Sets the extent [`Registry::output_extent`] reports to passes declared afterwards
-    /// ([`crate::RenderGraph`] sets its output extent; zero by default).
+    /// Sets the extent [`Registry::output_extent`](super::Registry::output_extent) reports to
+    /// passes declared afterwards ([`crate::RenderGraph`] sets its output extent; zero by
+    /// default).
     pub fn set_output_extent(&mut self, extent: vk::Extent2D) {
         self.output_extent = extent;
     }

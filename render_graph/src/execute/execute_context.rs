@@ -70,6 +70,8 @@ pub struct ExecuteContext<'frame> {
     pub(crate) params: &'frame FrameParams,
     /// Warnings of work that does nothing.
     pub(crate) warnings: &'frame mut Warnings,
+    /// The resources this pass wrote by the transfer helpers.
+    pub(crate) transfers: TransferLog,
 }
 
 /// The steps of the pass being recorded (see [`crate::Registry::next_step`]).
@@ -85,6 +87,31 @@ pub(crate) struct StepState<'frame> {
     pub(crate) scratch: &'frame mut BarrierScratch,
     /// Barriers recorded by `next_step` (for the statistics).
     pub(crate) recorded: u32,
+}
+
+/// The resources a pass wrote by transfers so far (the first few; past them every write is
+/// taken for a repeat, which costs a barrier, never a missing one).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TransferLog {
+    written: [u32; 8],
+    count: usize,
+}
+
+impl TransferLog {
+    /// Notes a transfer write to `resource`; returns whether the pass may have written it by
+    /// a transfer before.
+    pub(crate) fn note(&mut self, resource: u32) -> bool {
+        if self.count > self.written.len() || self.written[..self.count].contains(&resource) {
+            return true;
+        }
+        if self.count == self.written.len() {
+            self.count += 1;
+            return true;
+        }
+        self.written[self.count] = resource;
+        self.count += 1;
+        false
+    }
 }
 
 /// Any graph resource handle, for calls that accept images and buffers alike (a handle as

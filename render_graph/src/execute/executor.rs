@@ -40,6 +40,9 @@ use crate::resources::{Compiled, EntrySource, Import, ImportedResource, PresentS
 /// Frames the CPU may record ahead of the GPU.
 pub const FRAMES_IN_FLIGHT: usize = 2;
 
+// A pipeline replaced by a hot reload must outlive the frames in flight that used it.
+const _: () = assert!(crate::pipeline::HOT_RETIRE_FRAMES > FRAMES_IN_FLIGHT as u64);
+
 /// Bytes of staging memory each frame in flight starts with: a steady frame's uniforms and
 /// changed records fit; a frame that needs more grows its region (see `StagingRing`).
 const STAGING_BYTES_PER_FRAME: u64 = 4 << 20;

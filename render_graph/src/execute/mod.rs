@@ -4,7 +4,7 @@
 // The pass trait (`pass.rs`) and what a pass sees: the frame's parameters (`params.rs`),
 // `prepare_context.rs`,
 // `execute_context.rs` with descriptor binding (`bind.rs`), draws and dispatches
-// (`commands.rs`) and GPU zones (`gpu_zones.rs`). The executor (`executor.rs`) runs a frame
+// (`commands.rs`), fills, clears and copies (`transfers.rs`) and GPU zones (`gpu_zones.rs`). The executor (`executor.rs`) runs a frame
 // in steps, `record_pass.rs` records one pass, `recording.rs` holds the recording helpers
 // (barrier batches, clears, poison fills, the rendering scope); the frame slots
 // (`frame_slots.rs`) give back the statistics (`stats.rs`; warnings of work that does
@@ -24,6 +24,7 @@ mod prepare_context;
 mod record_pass;
 mod recording;
 mod stats;
+mod transfers;
 mod warnings;
 
 pub use bind::Binding;

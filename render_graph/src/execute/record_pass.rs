@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use ash::vk;
 
-use super::execute_context::{ExecuteContext, StepState};
+use super::execute_context::{ExecuteContext, StepState, TransferLog};
 use super::executor::{pass_panicked, Executor, Frame};
 use super::gpu_zones::ZoneRecorder;
 use super::pass::Pass;
@@ -97,6 +97,7 @@ impl Executor {
             zones,
             params: frame.params,
             warnings: &mut self.warnings,
+            transfers: TransferLog::default(),
         };
         let pass = frame.passes[pass_index].as_mut();
         if !skipped {

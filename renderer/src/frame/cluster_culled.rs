@@ -179,6 +179,7 @@ pub fn add_cluster_culled_scene_passes(
     graph.add_typed_pass(survivors);
     graph.add_typed_pass(cluster_late);
     graph.add_typed_pass(late_depth);
+    graph.add_typed_pass(HiZBuildPass::final_depth(&device)?);
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
     graph.add_typed_pass(geometry);
     if lock_scene(scene).meshes().has_blended_materials() {

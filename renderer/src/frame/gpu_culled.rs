@@ -93,6 +93,7 @@ pub fn add_gpu_culled_scene_passes(
     graph.add_insertion_point(points::BETWEEN_CULL_PHASES)?;
     graph.add_typed_pass(late);
     graph.add_typed_pass(late_depth);
+    graph.add_typed_pass(HiZBuildPass::final_depth(&device)?);
     let shadows_on_device = options.shadow_atlas > 0 && shadow_culling_on_device(mode, capacity, options.shadow_views);
     if shadows_on_device {
         // Every view's casters, then the cascades' occlusion: the pyramid of what the early

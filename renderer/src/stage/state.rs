@@ -135,6 +135,8 @@ pub(super) struct RenderState {
     pub(super) cull_settings: Option<SharedCullSettings>,
     /// The debug view the graph shows now (see [`DebugView`]).
     debug_view: DebugView,
+    /// The view of the last frame drawn: the next frame's `previous_*` matrices.
+    last_view: Option<FrameView>,
     /// The images screenshots were asked of, each with its pass's copy.
     screenshot_copies: Vec<(String, SharedCopy)>,
     /// This frame's due screenshot requests.
@@ -226,6 +228,7 @@ impl RenderState {
             screenshot_copies: Vec::new(),
             due_shots: Vec::new(),
             debug_view: DebugView::default(),
+            last_view: None,
         })
     }
 
@@ -341,9 +344,14 @@ impl RenderState {
         }
         // The image's size as the graph draws it, now that the target has set it: the view's
         // viewport is never a stale window size.
+        // Last frame's matrices are those of the last frame drawn (a frame that failed is not
+        // one).
         let extent = self.graph.output_extent();
         if let Some(view) = self.graph.param_mut::<FrameView>() {
             view.set_viewport((extent.width, extent.height));
+            if let Some(last) = &self.last_view {
+                view.set_previous(last);
+            }
         }
         let mut executed = self.execute();
         if let Err(error) = &executed {
@@ -378,6 +386,7 @@ impl RenderState {
             }
         }
         outcome.drawn = true;
+        self.last_view = self.graph.param::<FrameView>().copied();
         let report = &mut outcome.report;
         report.upload = lock_scene(&self.scene).last_upload();
         report.frames = self.frames;
