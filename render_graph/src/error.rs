@@ -346,10 +346,13 @@ impl GraphError {
                     formatter,
                     "pass `{pass}` uses resource `{resource}`, which no pass creates and nobody imported"
                 )?;
-                match nearest {
-                    Some(nearest) => write!(formatter, " (did you mean `{nearest}`?)"),
-                    None => Ok(()),
+                if let Some(nearest) = nearest {
+                    write!(formatter, " (did you mean `{nearest}`?)")?;
                 }
+                write!(
+                    formatter,
+                    "; refer to a resource only some frames have with Registry::optional_image or optional_buffer"
+                )
             }
             GraphError::UnknownInsertionPoint { pass, point, known, nearest, site } => {
                 write!(
@@ -406,7 +409,7 @@ impl From<gpu_allocator::AllocationError> for GraphError {
 /// The name of `candidates` nearest to `wanted`, when it is near enough to be what was meant:
 /// equal but for case, or within a third of the name's length in edits (transpositions count
 /// once), at least one edit allowed; failing that, the shortest name that begins with
-/// `wanted` (`hiz` for `hiz_depth`) or with a word of it of three letters or more.
+/// `wanted` (`hiz` for `hiz_depth`) or with its first word, of three letters or more.
 pub(crate) fn nearest_name<'a>(wanted: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
     let lowered = wanted.to_lowercase();
     let allowed = (wanted.chars().count() / 3).max(1);
@@ -425,10 +428,9 @@ pub(crate) fn nearest_name<'a>(wanted: &str, candidates: impl IntoIterator<Item 
         .min_by_key(|&(distance, _)| distance)
         .map(|(_, candidate)| candidate.to_owned());
     by_edits.or_else(|| {
-        let prefixes: Vec<&str> = std::iter::once(lowered.as_str())
-            .chain(lowered.split(|letter: char| !letter.is_alphanumeric()))
-            .filter(|prefix| prefix.chars().count() >= 3)
-            .collect();
+        let first_word = lowered.split(|letter: char| !letter.is_alphanumeric()).next().unwrap_or_default();
+        let prefixes: Vec<&str> =
+            [lowered.as_str(), first_word].into_iter().filter(|prefix| prefix.chars().count() >= 3).collect();
         candidates
             .iter()
             .filter(|candidate| {
@@ -459,7 +461,8 @@ mod tests {
         let frame = ["hiz_depth", "hiz_depth_final", "depth_prepass", "object_transforms"];
         assert_eq!(nearest_name("hiz", frame).as_deref(), Some("hiz_depth"), "a prefix names the shortest");
         assert_eq!(nearest_name("transforms", frame), None, "a word must begin the name");
-        assert_eq!(nearest_name("object_xforms", frame).as_deref(), Some("object_transforms"), "a word of it");
+        assert_eq!(nearest_name("object_xforms", frame).as_deref(), Some("object_transforms"), "its first word");
+        assert_eq!(nearest_name("hiz_depth", ["depth_prepass", "color"]), None, "not by a later word");
         assert_eq!(nearest_name("hi", frame), None, "too short to guess from");
     }
 

@@ -144,7 +144,7 @@ fn a_pipeline_unlike_its_shader_and_a_binding_of_the_wrong_kind_drop_their_passe
     let dropped = &faulty.report.dropped_passes;
     assert_eq!(dropped.len(), 2, "{dropped:?}");
     assert!(dropped[0].contains("pipeline `uniform fill`, compute shader, binding 0"), "{}", dropped[0]);
-    assert!(dropped[0].contains("were not added"), "{}", dropped[0]);
+    assert!(dropped[0].contains("user passes of RenderSetup::passes[0] were not added"), "{}", dropped[0]);
     // Dropped after its first frame, which the engine drew all the same.
     assert!(dropped[1].contains("`wrong kind`") && dropped[1].contains("binding 0"), "{}", dropped[1]);
     assert!(dropped[1].contains("pass_mistakes.rs:"), "{}", dropped[1]);

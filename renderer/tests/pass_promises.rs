@@ -191,10 +191,10 @@ fn the_committed_test_spirv_is_fresh() {
         println!("skipping: glslc not found, cannot check the committed SPIR-V");
         return;
     }
-    for name in ["fixed_array", "read_unqualified", "count_unqualified"] {
+    for name in ["fixed_array", "read_unqualified", "count_unqualified", "guide_cull"] {
         let output = std::env::temp_dir().join(format!("{name}-{}.spv", std::process::id()));
         let status = Command::new("glslc")
-            .args(["-fshader-stage=comp", "--target-env=vulkan1.2", "-O", "-o"])
+            .args(["-fshader-stage=comp", "--target-env=vulkan1.2", "-O", "-I", shaders::ENGINE_INCLUDE_DIR, "-o"])
             .arg(&output)
             .arg(dir.join(format!("{name}.comp.glsl")))
             .status()
@@ -206,7 +206,7 @@ fn the_committed_test_spirv_is_fresh() {
         assert!(
             fresh == committed,
             "tests/shaders/{name}.comp.spv is stale: recompile it with glslc -fshader-stage=comp \
-             --target-env=vulkan1.2 -O and commit it"
+             --target-env=vulkan1.2 -O -I ../shaders/glsl/engine and commit it"
         );
     }
 }

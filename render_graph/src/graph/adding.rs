@@ -197,8 +197,8 @@ impl RenderGraph {
     /// Runs `add`, which adds passes to the graph: they form one group, dropped together
     /// when one of them fails (they usually feed each other). When `add` itself fails (an
     /// unknown insertion point, a pipeline that does not match its shader), the passes it
-    /// added are removed, and the error is logged and kept among
-    /// [`RenderGraph::dropped_passes`] before it is returned; the graph is as before the call.
+    /// added are removed and the error is returned (for a user's group, after it is logged
+    /// and kept among [`RenderGraph::dropped_passes`]); the graph is as before the call.
     ///
     /// ```
     /// # fn main() -> render_graph::Result<()> {
@@ -226,7 +226,18 @@ impl RenderGraph {
     /// ```
     #[track_caller]
     pub fn add_group(&mut self, add: impl FnOnce(&mut RenderGraph) -> Result<()>) -> Result<()> {
-        let site = ZoneSite::caller("add_group");
+        let caller = std::panic::Location::caller();
+        self.add_group_named(format!("{}:{}", caller.file(), caller.line()), add)
+    }
+
+    /// [`RenderGraph::add_group`], with `name` saying where the group comes from in a
+    /// failure that names no pass's `add_*` call (a pipeline that does not match its shader):
+    /// the renderer names each group `RenderSetup::passes[i]`.
+    pub fn add_group_named(
+        &mut self,
+        name: impl Into<String>,
+        add: impl FnOnce(&mut RenderGraph) -> Result<()>,
+    ) -> Result<()> {
         let outer = self.open_group;
         if outer.is_none() {
             self.next_group += 1;
@@ -239,8 +250,16 @@ impl RenderGraph {
             if outer.is_some() {
                 return Err(error);
             }
-            let origin = PassOrigin { site, owner: self.owner, group, point: None };
-            self.drop_group(None, &origin, error.clone());
+            if self.owner == Owner::Engine {
+                // The engine's own group: removed, and the error is the caller's to handle.
+                while let Some(index) = self.origins.iter().rposition(|origin| origin.group == group) {
+                    let removed = self.remove_at(index);
+                    self.retired.push(removed);
+                }
+                return Err(error);
+            }
+            let origin = PassOrigin { site: ZoneSite::caller("add_group"), owner: self.owner, group, point: None };
+            self.drop_group(None, &origin, Some(name.into()), error.clone());
             return Err(error);
         }
         Ok(())

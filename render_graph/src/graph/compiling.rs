@@ -72,7 +72,7 @@ impl RenderGraph {
             };
             let Some(culprit) = self.user_culprit(&error, decl.as_ref()) else { return Err(error) };
             let origin = self.origins[culprit].clone();
-            self.drop_group(Some(culprit), &origin, error);
+            self.drop_group(Some(culprit), &origin, None, error);
         }
     }
 

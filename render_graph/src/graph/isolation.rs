@@ -18,8 +18,9 @@ pub struct DroppedPass {
     /// The pass the error names (empty when the passes failed to be added at all, e.g. a
     /// pipeline that does not match its shader).
     pub pass: String,
-    /// Where it was added (`file:line`): the `add_*` call of the pass, or the
-    /// [`RenderGraph::add_group`] call when no pass is named.
+    /// Where it was added (`file:line`): the `add_*` call of the pass, or the group's
+    /// ([`RenderGraph::add_group`]'s call, or the name given to
+    /// [`RenderGraph::add_group_named`]) when no pass's call is known.
     pub site: String,
     /// The insertion point it was placed at, if any.
     pub point: Option<String>,
@@ -32,7 +33,7 @@ pub struct DroppedPass {
 impl fmt::Display for DroppedPass {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.pass.is_empty() {
-            write!(formatter, "user passes added at {} were not added", self.site)?;
+            write!(formatter, "user passes of {} were not added", self.site)?;
         } else {
             write!(formatter, "user pass `{}` (added at {}", self.pass, self.site)?;
             if let Some(point) = &self.point {
@@ -82,8 +83,15 @@ impl RenderGraph {
     }
 
     /// Drops the group of `origin` (its user passes), naming `culprit` (the index of the pass
-    /// the error names, if any) in the record; logs the error once.
-    pub(super) fn drop_group(&mut self, culprit: Option<usize>, origin: &PassOrigin, error: GraphError) {
+    /// the error names, if any) in the record, and `group_name` as where the group was added
+    /// when the error names no add site of its own; logs the error once.
+    pub(super) fn drop_group(
+        &mut self,
+        culprit: Option<usize>,
+        origin: &PassOrigin,
+        group_name: Option<String>,
+        error: GraphError,
+    ) {
         let pass = match culprit {
             Some(index) => self.passes[index].name().to_owned(),
             None => error.pass().map(str::to_owned).unwrap_or_default(),
@@ -102,8 +110,9 @@ impl RenderGraph {
                 self.retired.push(removed);
             }
         }
-        let site = match &error {
-            GraphError::UnknownInsertionPoint { site, .. } => site.clone(),
+        let site = match (&error, group_name) {
+            (GraphError::UnknownInsertionPoint { site, .. }, _) => site.clone(),
+            (_, Some(name)) => name,
             _ => origin.location(),
         };
         let dropped = DroppedPass { pass, site, point: origin.point.clone(), group, error };
@@ -126,7 +135,7 @@ impl RenderGraph {
                 .find(|&index| self.origins[index].group == group && self.passes[index].name() == name);
             if let Some(index) = found {
                 let origin = self.origins[index].clone();
-                self.drop_group(Some(index), &origin, error);
+                self.drop_group(Some(index), &origin, None, error);
             }
         }
     }

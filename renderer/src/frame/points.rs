@@ -8,7 +8,8 @@
 //! what a pass writes is seen by every pass after it in the same frame. A point never moves
 //! a pass: one that reads what only a later pass writes (`hiz_depth` at [`BEFORE_CULL`]) is
 //! an error naming its writer, and the pass is dropped. The engine's resources are
-//! read-only to the users' passes but for `color`:
+//! read-only to the users' passes but for `color` (the pass author's guide is
+//! `docs/passes.md`):
 //!
 //! | point | after | before | what a pass there sees and changes |
 //! |---|---|---|---|

@@ -203,8 +203,8 @@ impl RenderState {
         // The users' passes: each closure's passes one group, dropped together (logged, in
         // `RenderReport::dropped_passes`) when one fails, while the engine's frame goes on.
         graph.set_owner(Owner::User);
-        for add in setup.passes {
-            let _ = graph.add_group(add);
+        for (index, add) in setup.passes.into_iter().enumerate() {
+            let _ = graph.add_group_named(format!("RenderSetup::passes[{index}]"), add);
         }
         graph.set_owner(Owner::Engine);
         if let Some(target) = &mut target {
