@@ -8,7 +8,7 @@ use crate::access::MipRange;
 
 /// Everything that can go wrong while creating the device, allocating memory, compiling or
 /// running the graph.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum GraphError {
     /// The Vulkan loader library could not be found or loaded.
     LoaderMissing(String),
@@ -45,6 +45,8 @@ pub enum GraphError {
         known: Vec<String>,
         /// The known point whose name is nearest, if one is near.
         nearest: Option<String>,
+        /// Where the pass was added (`file:line`).
+        site: String,
     },
     /// Two insertion points have the same name.
     DuplicateInsertionPoint(String),
@@ -97,7 +99,35 @@ pub enum GraphError {
         imported: bool,
     },
     /// Two passes have the same name (names label errors, statistics and captures).
-    DuplicatePass(String),
+    DuplicatePass {
+        /// The name.
+        name: String,
+        /// Where each pass of that name was added (`file:line`), in declaration order.
+        sites: Vec<String>,
+    },
+    /// A user's pass writes a resource of the engine's without claiming the write
+    /// ([`crate::Registry::claim_engine_write`]); see [`crate::Owner`].
+    EngineResourceWrite {
+        /// The user's pass.
+        pass: String,
+        /// The engine's resource.
+        resource: String,
+        /// The engine's pass that writes it (its creator, or the first engine pass writing an
+        /// imported resource).
+        engine_pass: Option<String>,
+    },
+    /// A pass placed at an insertion point reads a resource that no pass before it writes
+    /// this frame, while a later pass does: an insertion point never moves a pass.
+    ReadBeforeWrite {
+        /// The reading pass.
+        pass: String,
+        /// The insertion point it was placed at.
+        point: String,
+        /// The resource.
+        resource: String,
+        /// The first pass that writes it, later in the frame.
+        writer: String,
+    },
     /// A pass creates an image sized relative to the output extent, and that extent has a
     /// zero width or height (e.g. a minimized window).
     ZeroOutputExtent {
@@ -205,7 +235,9 @@ impl GraphError {
             | GraphError::InvalidCommand { pass, .. }
             | GraphError::InvalidAccess { pass, .. }
             | GraphError::MipRangeOutOfBounds { pass, .. }
-            | GraphError::MissingParam { pass, .. } => Some(pass),
+            | GraphError::MissingParam { pass, .. }
+            | GraphError::EngineResourceWrite { pass, .. }
+            | GraphError::ReadBeforeWrite { pass, .. } => Some(pass),
             _ => None,
         }
     }
@@ -230,31 +262,11 @@ impl fmt::Display for GraphError {
             GraphError::Cycle(passes) => {
                 write!(formatter, "the passes form a cycle: {}", passes.join(" -> "))
             }
-            GraphError::MissingResource { pass, resource, nearest } => {
-                write!(
-                    formatter,
-                    "pass `{pass}` uses resource `{resource}`, which no pass creates and nobody imported"
-                )?;
-                match nearest {
-                    Some(nearest) => write!(formatter, " (did you mean `{nearest}`?)"),
-                    None => Ok(()),
-                }
-            }
-            GraphError::UnknownInsertionPoint { pass, point, known, nearest } => {
-                write!(
-                    formatter,
-                    "pass `{pass}` is placed at insertion point `{point}`, which the graph does not have"
-                )?;
-                if let Some(nearest) = nearest {
-                    write!(formatter, " (did you mean `{nearest}`?)")?;
-                }
-                if known.is_empty() {
-                    write!(formatter, "; it has none (the engine's frame adds them)")
-                } else {
-                    let known = known.iter().map(|point| format!("`{point}`")).collect::<Vec<_>>().join(", ");
-                    write!(formatter, "; it has {known}")
-                }
-            }
+            GraphError::MissingResource { .. }
+            | GraphError::UnknownInsertionPoint { .. }
+            | GraphError::DuplicatePass { .. }
+            | GraphError::EngineResourceWrite { .. }
+            | GraphError::ReadBeforeWrite { .. } => self.fmt_placement(formatter),
             GraphError::PushConstantSize { pass, bytes, capacity } => write!(
                 formatter,
                 "pass `{pass}` pushes {bytes} bytes of constants; its pipeline's block takes {capacity} \
@@ -282,9 +294,6 @@ impl fmt::Display for GraphError {
                 } else {
                     write!(formatter, "resource `{resource}` is created by more than one pass: {creators}")
                 }
-            }
-            GraphError::DuplicatePass(name) => {
-                write!(formatter, "two passes are named `{name}`; pass names must be unique")
             }
             GraphError::ZeroOutputExtent { pass, resource } => write!(
                 formatter,
@@ -327,6 +336,68 @@ impl fmt::Display for GraphError {
     }
 }
 
+impl GraphError {
+    /// The messages of errors about where passes are and what they may touch: names,
+    /// insertion points, duplicates, ownership.
+    fn fmt_placement(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GraphError::MissingResource { pass, resource, nearest } => {
+                write!(
+                    formatter,
+                    "pass `{pass}` uses resource `{resource}`, which no pass creates and nobody imported"
+                )?;
+                if let Some(nearest) = nearest {
+                    write!(formatter, " (did you mean `{nearest}`?)")?;
+                }
+                write!(
+                    formatter,
+                    "; refer to a resource only some frames have with Registry::optional_image or optional_buffer"
+                )
+            }
+            GraphError::UnknownInsertionPoint { pass, point, known, nearest, site } => {
+                write!(
+                    formatter,
+                    "pass `{pass}` (added at {site}) is placed at insertion point `{point}`, which the graph does not have"
+                )?;
+                if let Some(nearest) = nearest {
+                    write!(formatter, " (did you mean `{nearest}`?)")?;
+                }
+                if known.is_empty() {
+                    write!(formatter, "; it has none (the engine's frame adds them)")
+                } else {
+                    let known = known.iter().map(|point| format!("`{point}`")).collect::<Vec<_>>().join(", ");
+                    write!(formatter, "; it has {known}")
+                }
+            }
+            GraphError::DuplicatePass { name, sites } => {
+                write!(formatter, "two passes are named `{name}`; pass names must be unique")?;
+                if !sites.is_empty() {
+                    write!(formatter, " (added at {})", sites.join(" and at "))?;
+                }
+                Ok(())
+            }
+            GraphError::EngineResourceWrite { pass, resource, engine_pass } => {
+                write!(formatter, "pass `{pass}` writes `{resource}`, which belongs to the engine")?;
+                if let Some(engine_pass) = engine_pass {
+                    write!(formatter, " (its pass `{engine_pass}` writes it)")?;
+                }
+                write!(
+                    formatter,
+                    "; the engine's resources are read-only to other passes: declare a read, or ask for the \
+                     write with Registry::claim_engine_write"
+                )
+            }
+            GraphError::ReadBeforeWrite { pass, point, resource, writer } => write!(
+                formatter,
+                "pass `{pass}` at insertion point `{point}` reads `{resource}`, which pass `{writer}` writes only \
+                 later in the frame; an insertion point never moves a pass: place it at a later point, or read \
+                 last frame's version (Registry::history_image / history_buffer)"
+            ),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl std::error::Error for GraphError {}
 
 impl From<gpu_allocator::AllocationError> for GraphError {
@@ -337,14 +408,15 @@ impl From<gpu_allocator::AllocationError> for GraphError {
 
 /// The name of `candidates` nearest to `wanted`, when it is near enough to be what was meant:
 /// equal but for case, or within a third of the name's length in edits (transpositions count
-/// once), at least one edit allowed.
+/// once), at least one edit allowed; failing that, the shortest name that begins with
+/// `wanted` (`hiz` for `hiz_depth`) or with its first word, of three letters or more.
 pub(crate) fn nearest_name<'a>(wanted: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
     let lowered = wanted.to_lowercase();
     let allowed = (wanted.chars().count() / 3).max(1);
-    candidates
-        .into_iter()
-        .filter(|candidate| *candidate != wanted)
-        .map(|candidate| {
+    let candidates: Vec<&str> = candidates.into_iter().filter(|candidate| *candidate != wanted).collect();
+    let by_edits = candidates
+        .iter()
+        .map(|&candidate| {
             let distance = if candidate.to_lowercase() == lowered {
                 0
             } else {
@@ -354,7 +426,20 @@ pub(crate) fn nearest_name<'a>(wanted: &str, candidates: impl IntoIterator<Item 
         })
         .filter(|&(distance, _)| distance <= allowed)
         .min_by_key(|&(distance, _)| distance)
-        .map(|(_, candidate)| candidate.to_owned())
+        .map(|(_, candidate)| candidate.to_owned());
+    by_edits.or_else(|| {
+        let first_word = lowered.split(|letter: char| !letter.is_alphanumeric()).next().unwrap_or_default();
+        let prefixes: Vec<&str> =
+            [lowered.as_str(), first_word].into_iter().filter(|prefix| prefix.chars().count() >= 3).collect();
+        candidates
+            .iter()
+            .filter(|candidate| {
+                let candidate = candidate.to_lowercase();
+                prefixes.iter().any(|prefix| candidate.starts_with(prefix))
+            })
+            .min_by_key(|candidate| (candidate.len(), **candidate))
+            .map(|candidate| (*candidate).to_owned())
+    })
 }
 
 /// The result type of this crate.
@@ -373,13 +458,19 @@ mod tests {
         assert_eq!(nearest_name("shadow_map", names), None);
         assert_eq!(nearest_name("x", ["y"]).as_deref(), Some("y"));
         assert_eq!(nearest_name("anything", std::iter::empty()), None);
+        let frame = ["hiz_depth", "hiz_depth_final", "depth_prepass", "object_transforms"];
+        assert_eq!(nearest_name("hiz", frame).as_deref(), Some("hiz_depth"), "a prefix names the shortest");
+        assert_eq!(nearest_name("transforms", frame), None, "a word must begin the name");
+        assert_eq!(nearest_name("object_xforms", frame).as_deref(), Some("object_transforms"), "its first word");
+        assert_eq!(nearest_name("hiz_depth", ["depth_prepass", "color"]), None, "not by a later word");
+        assert_eq!(nearest_name("hi", frame), None, "too short to guess from");
     }
 
     #[test]
     fn errors_that_name_a_pass_say_which() {
         let error = GraphError::PassPanicked { pass: "fog".into(), message: "boom".into() };
         assert_eq!(error.pass(), Some("fog"));
-        assert_eq!(GraphError::DuplicatePass("fog".into()).pass(), None);
+        assert_eq!(GraphError::DuplicatePass { name: "fog".into(), sites: Vec::new() }.pass(), None);
     }
 
     #[test]

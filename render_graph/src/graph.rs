@@ -1,20 +1,29 @@
 //! The render graph: passes, imports, compilation on change, and one frame's run (wait for
 //! the frame slot, resolve this frame's physical resources, hand the rest to the executor).
 
+// Adding passes, points, owners and groups (`adding.rs`), compiling with the user passes that
+// fail dropped (`compiling.rs`, `isolation.rs`).
+mod adding;
+mod compiling;
+mod isolation;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use ash::vk;
-use runtime::profiling::ZoneSite;
 
-use crate::compile::{compile, compiled_to_dot, GraphDecl, ResourceKind, SyncState};
+use crate::compile::{Owner, SyncState};
 use crate::device::GpuDevice;
-use crate::error::{nearest_name, GraphError, Result};
-use crate::execute::{Executor, Frame, FrameParams, GraphStats, Pass, PassStats, Typed, TypedPass};
+use crate::error::Result;
+use crate::execute::{Executor, Frame, FrameParams, GraphStats, Pass, PassOrigin, PassWarning};
 use crate::memory::{GpuBuffer, GpuImage};
-use crate::resources::{
-    assign_range_views, check_mip_ranges, Compiled, Import, ImportedResource, PresentSync, Resolved,
-};
+use crate::resources::{Compiled, Import, ImportedResource, PresentSync, Resolved};
+
+pub use isolation::DroppedPass;
+
+/// The environment variable that makes every graph of the process shuffle the passes it
+/// considers independent, seeded with its value (see [`RenderGraph::shuffle_independent`]).
+pub const SHUFFLE_ENV: &str = "ENGINE_SHUFFLE_PASSES";
 
 /// Graphs made in the process, for their default names.
 static GRAPHS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -40,8 +49,26 @@ pub struct AliasReport {
 pub struct RenderGraph {
     device: Arc<GpuDevice>,
     passes: Vec<Box<dyn Pass>>,
-    /// Per pass: its type and where it was added (its Tracy zones' source).
-    pass_sites: Vec<ZoneSite>,
+    /// Per pass: where it was added (its Tracy zones' source), its owner and group.
+    origins: Vec<PassOrigin>,
+    /// Who owns the passes added and resources imported now (see [`RenderGraph::set_owner`]).
+    owner: Owner,
+    /// The group passes added now join ([`RenderGraph::add_group`]); `None`: each its own.
+    open_group: Option<u64>,
+    /// The last group number given.
+    next_group: u64,
+    /// Per imported name: who imported it.
+    import_owners: HashMap<String, Owner>,
+    /// Engine resources every pass may write ([`RenderGraph::share_resource`]).
+    shared: Vec<String>,
+    /// The user passes dropped so far, and why.
+    dropped: Vec<DroppedPass>,
+    /// Dropped passes, kept until no frame in flight may use their pipelines.
+    retired: Vec<Box<dyn Pass>>,
+    /// Claims of engine resources already logged, as `(pass, resource)`.
+    logged_claims: Vec<(String, String)>,
+    /// The seed of the shuffled order of independent passes, if shuffled.
+    shuffle: Option<u64>,
     /// Named places in the pass order, in order (see [`RenderGraph::add_insertion_point`]).
     points: Vec<InsertionPoint>,
     /// Passes already logged as not running (each is logged once per graph).
@@ -78,7 +105,16 @@ impl RenderGraph {
         Ok(RenderGraph {
             device,
             passes: Vec::new(),
-            pass_sites: Vec::new(),
+            origins: Vec::new(),
+            owner: Owner::Engine,
+            open_group: None,
+            next_group: 0,
+            import_owners: HashMap::new(),
+            shared: Vec::new(),
+            dropped: Vec::new(),
+            retired: Vec::new(),
+            logged_claims: Vec::new(),
+            shuffle: std::env::var(SHUFFLE_ENV).ok().and_then(|seed| seed.trim().parse().ok()),
             points: Vec::new(),
             logged_unused: Vec::new(),
             zone_names: Vec::new(),
@@ -101,125 +137,6 @@ impl RenderGraph {
     /// The device the graph runs on.
     pub fn device(&self) -> &Arc<GpuDevice> {
         &self.device
-    }
-
-    /// Adds a [`TypedPass`](crate::TypedPass). Declaration order is the order of the program:
-    ///
-    /// - every write of a resource makes a new *version*; a pass that reads it sees the
-    ///   version written last by a pass added *before* it (a reader added before every writer
-    ///   sees the first version), never a later modification;
-    /// - so a pass runs after the writer of each version it reads, writers of one resource run
-    ///   in the order added, and readers of a version run before the next write replaces it;
-    /// - passes with no dependency between them run in the order added; history reads
-    ///   ([`crate::Registry::history_image`]) see last frame's final version and add no
-    ///   dependency.
-    ///
-    /// Write `x` → read `x` → modify `x` in place runs in exactly that order, and the reader
-    /// sees the first write. Dependencies that contradict each other across resources are a
-    /// [`GraphError::Cycle`](crate::GraphError::Cycle) naming the passes. Names must be unique
-    /// ([`GraphError::DuplicatePass`](crate::GraphError::DuplicatePass)).
-    #[track_caller]
-    pub fn add_typed_pass<P: TypedPass>(&mut self, pass: P) {
-        self.pass_sites.push(ZoneSite::caller(std::any::type_name::<P>()));
-        self.passes.push(Box::new(Typed::new(pass)));
-        self.dirty = true;
-    }
-
-    /// Adds an untyped [`Pass`] (for the rare pass that needs the untyped form; see
-    /// [`RenderGraph::add_typed_pass`], whose rules of declaration order hold).
-    #[track_caller]
-    pub fn add_pass<P: Pass>(&mut self, pass: P) {
-        self.pass_sites.push(ZoneSite::caller(std::any::type_name::<P>()));
-        self.passes.push(Box::new(pass));
-        self.dirty = true;
-    }
-
-    /// Adds a [`TypedPass`](crate::TypedPass) at insertion point `point` (see
-    /// [`RenderGraph::add_pass_at`], which places an untyped pass the same way).
-    #[track_caller]
-    pub fn add_typed_pass_at<P: TypedPass>(&mut self, point: &str, pass: P) -> Result<()> {
-        self.add_pass_at(point, Typed::new(pass))
-    }
-
-    /// Adds a named insertion point after the passes added so far: a place where passes can
-    /// be put later with [`RenderGraph::add_typed_pass_at`], however many passes are appended after
-    /// it meanwhile. An engine builds its frame with points between its passes (the renderer's
-    /// are in `renderer::points`) so that a user's pass can run before, between or after them
-    /// without rebuilding the frame. A point is not a pass: it costs nothing at run time.
-    ///
-    /// ```
-    /// # fn main() -> render_graph::Result<()> {
-    /// # let Some(device) = render_graph::testing::gpu_test_context() else { return Ok(()) };
-    /// # struct Named(&'static str);
-    /// # impl render_graph::TypedPass for Named {
-    /// #     type Handles = ();
-    /// #     fn name(&self) -> &str { self.0 }
-    /// #     fn register(&mut self, registry: &mut render_graph::Registry) { registry.side_effect(); }
-    /// # }
-    /// let mut graph = render_graph::RenderGraph::new(device, render_graph::vk::Extent2D { width: 8, height: 8 })?;
-    /// graph.add_typed_pass(Named("upload"));
-    /// graph.add_insertion_point("after upload")?;
-    /// graph.add_typed_pass(Named("draw"));
-    /// graph.add_typed_pass_at("after upload", Named("animate"))?;
-    /// assert_eq!(graph.execution_order()?, ["upload", "animate", "draw"]);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn add_insertion_point(&mut self, name: impl Into<String>) -> Result<()> {
-        let name = name.into();
-        if self.points.iter().any(|point| point.name == name) {
-            return Err(GraphError::DuplicateInsertionPoint(name));
-        }
-        self.points.push(InsertionPoint { name, index: self.passes.len() });
-        Ok(())
-    }
-
-    /// Adds an untyped [`Pass`] at insertion point `point`: after every pass added before the point
-    /// (engine passes and earlier passes placed at this point or earlier points) and before
-    /// every pass added after it. What the pass writes is seen by the passes after it in the
-    /// same frame, as for [`RenderGraph::add_typed_pass`]'s declaration order. An unknown point is
-    /// [`GraphError::UnknownInsertionPoint`], naming the points there are and the nearest.
-    #[track_caller]
-    pub fn add_pass_at<P: Pass>(&mut self, point: &str, pass: P) -> Result<()> {
-        let Some(position) = self.points.iter().position(|known| known.name == point) else {
-            let known: Vec<String> = self.points.iter().map(|known| known.name.clone()).collect();
-            let nearest = nearest_name(point, known.iter().map(String::as_str));
-            return Err(GraphError::UnknownInsertionPoint {
-                pass: pass.name().to_owned(),
-                point: point.to_owned(),
-                known,
-                nearest,
-            });
-        };
-        let index = self.points[position].index;
-        self.pass_sites.insert(index, ZoneSite::caller(std::any::type_name::<P>()));
-        self.passes.insert(index, Box::new(pass));
-        // This point and every later one now lie one pass further; earlier points (at the
-        // same index or before) stay before the new pass.
-        for later in &mut self.points[position..] {
-            later.index += 1;
-        }
-        self.dirty = true;
-        Ok(())
-    }
-
-    /// Removes the pass named `name` and returns it (`None` when there is none); the graph
-    /// recompiles at its next frame, and insertion points keep their places among the others.
-    pub fn remove_pass(&mut self, name: &str) -> Option<Box<dyn Pass>> {
-        let index = self.passes.iter().position(|pass| pass.name() == name)?;
-        self.pass_sites.remove(index);
-        for point in &mut self.points {
-            if point.index > index {
-                point.index -= 1;
-            }
-        }
-        self.dirty = true;
-        Some(self.passes.remove(index))
-    }
-
-    /// The graph's insertion points, in order.
-    pub fn insertion_points(&self) -> impl Iterator<Item = &str> {
-        self.points.iter().map(|point| point.name.as_str())
     }
 
     /// Names the graph: the name of its Tracy GPU context (`render graph N` by default, N
@@ -264,6 +181,9 @@ impl RenderGraph {
             _ => true,
         };
         if !same_kind || !same_mips {
+            self.dirty = true;
+        }
+        if self.import_owners.insert(name.to_owned(), self.owner) != Some(self.owner) {
             self.dirty = true;
         }
         self.imports.insert(name.to_owned(), Import { resource, state: SyncState::NONE });
@@ -353,125 +273,32 @@ impl RenderGraph {
         self.frame_index
     }
 
+    /// Warnings of work that did nothing (a dispatch of zero workgroups, a draw of zero
+    /// vertices or instances), per pass and kind, counted over every frame so far; each was
+    /// logged once.
+    pub fn pass_warnings(&self) -> &[PassWarning] {
+        &self.executor.warnings.list
+    }
+
+    /// The number of [`RenderGraph::pass_warnings`] over every frame so far.
+    pub fn warning_count(&self) -> u64 {
+        self.executor.warnings.total()
+    }
+
     /// Statistics of the latest completed frame.
     pub fn stats(&self) -> &GraphStats {
         &self.stats
     }
 
-    /// Names of the passes that run, in order (compiles if needed).
-    pub fn execution_order(&mut self) -> Result<Vec<String>> {
-        self.compile()?;
-        let compiled = self.compiled.as_ref().expect("compile succeeded");
-        Ok(compiled.graph.order_names(&compiled.decl).into_iter().map(str::to_owned).collect())
-    }
-
-    /// Names of the passes that do not run (compiles if needed).
-    pub fn culled_passes(&mut self) -> Result<Vec<String>> {
-        self.compile()?;
-        let compiled = self.compiled.as_ref().expect("compile succeeded");
-        Ok(compiled.graph.culled_names(&compiled.decl).into_iter().map(str::to_owned).collect())
-    }
-
-    /// Barriers in the compiled plan (entry barriers included).
-    pub fn barrier_count(&mut self) -> Result<usize> {
-        self.compile()?;
-        Ok(self.compiled.as_ref().expect("compile succeeded").graph.barriers.count())
-    }
-
-    /// What transient aliasing achieved (compiles if needed).
-    pub fn alias_report(&mut self) -> Result<AliasReport> {
-        self.compile()?;
-        let compiled = self.compiled.as_ref().expect("compile succeeded");
-        let shared = compiled
-            .alias
-            .blocks
-            .iter()
-            .filter(|block| block.occupants.len() > 1)
-            .map(|block| {
-                block
-                    .occupants
-                    .iter()
-                    .map(|&item| compiled.decl.resource_name(compiled.alias_resources[item]).to_owned())
-                    .collect()
-            })
-            .collect();
-        Ok(AliasReport { transient_bytes: compiled.transient_bytes, bytes_saved: compiled.alias.bytes_saved, shared })
-    }
-
-    /// Compiles the graph if it changed since the last compilation. Waits for the GPU first
-    /// when resources must be recreated.
-    pub fn compile(&mut self) -> Result<()> {
-        if !self.dirty && self.compiled.is_some() {
-            return Ok(());
-        }
-        runtime::profile_zone!("render graph compile");
-        let mut decl = GraphDecl::default();
-        decl.set_output_extent(self.output_extent);
-        for pass in &mut self.passes {
-            let name = pass.name().to_owned();
-            decl.declare_pass(&name, |registry| pass.register(registry));
-        }
-        let imports = &self.imports;
-        let is_imported = |name: &str, kind: ResourceKind| match imports.get(name).map(|import| &import.resource) {
-            Some(ImportedResource::Image(_)) => kind == ResourceKind::Image,
-            Some(ImportedResource::Buffer(_)) => kind == ResourceKind::Buffer,
-            None => false,
-        };
-        let graph = compile(&decl, &is_imported).map_err(|error| suggest_resource(error, &decl, imports))?;
-        check_mip_ranges(&decl, &self.imports, self.output_extent)?;
-        let view_ranges = assign_range_views(&mut decl);
-        // Old resources may be in use by frames in flight.
-        self.executor.wait_all(&self.device, &mut self.stats)?;
-        let mut kept = self.compiled.take().map(Compiled::into_history).unwrap_or_default();
-        let mut compiled = Compiled::allocate(&self.device, self.output_extent, decl, graph, &mut kept)?;
-        compiled.view_ranges = view_ranges;
-        self.resolved = vec![Resolved::None; compiled.decl.resource_count()];
-        self.range_views = vec![vk::ImageView::null(); compiled.view_ranges.len()];
-        self.executor.prepare_for(&self.device, &compiled)?;
-        self.stats = GraphStats {
-            transient_bytes: compiled.transient_bytes,
-            aliased_bytes_saved: compiled.alias.bytes_saved,
-            passes: compiled
-                .graph
-                .order
-                .iter()
-                .map(|&pass| PassStats { name: compiled.decl.passes[pass].name.clone(), ..PassStats::default() })
-                .collect(),
-            ..GraphStats::default()
-        };
-        self.compiled = Some(compiled);
-        // The GPU is idle (waited above): only the layouts remain.
-        for import in self.imports.values_mut() {
-            import.state = SyncState { layout: import.state.layout, ..SyncState::NONE };
-        }
-        self.dirty = false;
-        self.compile_count += 1;
-        self.zone_names.clear();
-        self.log_unused_passes();
-        Ok(())
-    }
-
-    /// Logs, once per pass, each pass that does not run because nothing reads what it writes,
-    /// unless it is [`crate::Registry::optional`]: usually a mistake (an output declared as a
-    /// read, a reader added before its writer).
-    fn log_unused_passes(&mut self) {
-        let Some(compiled) = &self.compiled else { return };
-        for name in compiled.graph.culled_names(&compiled.decl) {
-            let optional = compiled.decl.passes.iter().any(|pass| pass.name == name && pass.optional);
-            if optional || self.logged_unused.iter().any(|logged| logged == name) {
-                continue;
-            }
-            log::warn!(
-                "render graph `{}`: pass `{name}` does not run, since no pass reads what it writes and it has no \
-                 side effect (declare what it writes, or Registry::side_effect if it must run)",
-                self.name
-            );
-            self.logged_unused.push(name.to_owned());
-        }
-    }
-
     /// Runs one frame: compiles if the graph changed, waits for the frame slot, calls every
     /// running pass's `prepare`, records all passes with their barriers and submits.
+    ///
+    /// A user pass ([`Owner::User`]) that fails or panics in `prepare`, `execute` or
+    /// `record_draw` does not fail the frame: the rest of its group skips its work this
+    /// frame, the frame is submitted (and counted: frame numbers and history advance once per
+    /// submitted frame), and the group is dropped from the next frame on, logged and kept in
+    /// [`RenderGraph::dropped_passes`]. An engine pass's failure returns the error and
+    /// submits nothing; the frame number does not advance.
     pub fn execute_frame(&mut self) -> Result<()> {
         runtime::profile_zone!("render graph frame");
         // Kept until the frame is submitted: a frame that fails before (a compile error the
@@ -486,10 +313,10 @@ impl RenderGraph {
             self.zone_names.extend(compiled.decl.passes.iter().map(|pass| format!("{name}: {}", pass.name)));
         }
         compiled.resolve(&self.imports, self.frame_index, &mut self.resolved, &mut self.range_views)?;
-        self.executor.run_frame(Frame {
+        let ran = self.executor.run_frame(Frame {
             compiled,
             passes: &mut self.passes,
-            pass_sites: &self.pass_sites,
+            origins: &self.origins,
             zone_names: &self.zone_names,
             graph_name: &self.name,
             imports: &mut self.imports,
@@ -499,7 +326,11 @@ impl RenderGraph {
             index: self.frame_index,
             output_extent: self.output_extent,
             params: &self.params,
-        })?;
+        });
+        // The user passes that failed are dropped from the next frame on: this one went on
+        // without them (their groups skipped the rest of their work).
+        self.drop_failed_passes();
+        ran?;
         self.present = None;
         self.frame_index += 1;
         Ok(())
@@ -540,15 +371,6 @@ impl RenderGraph {
     pub fn wait_idle(&mut self) -> Result<()> {
         self.executor.wait_all(&self.device, &mut self.stats)
     }
-
-    /// The compiled graph in Graphviz DOT: boxes for passes (dashed when culled, labelled
-    /// with their position and barriers), ellipses for images, rectangles with rounded
-    /// corners for buffers, and one edge per access (writes point at the resource).
-    pub fn to_dot(&mut self) -> Result<String> {
-        self.compile()?;
-        let compiled = self.compiled.as_ref().expect("compile succeeded");
-        Ok(compiled_to_dot(&compiled.decl, &compiled.graph))
-    }
 }
 
 impl Drop for RenderGraph {
@@ -567,16 +389,4 @@ impl Drop for RenderGraph {
 struct InsertionPoint {
     name: String,
     index: usize,
-}
-
-/// Adds the nearest created or imported name to a missing-resource error (a typo's fix).
-fn suggest_resource(error: GraphError, decl: &GraphDecl, imports: &HashMap<String, Import>) -> GraphError {
-    match error {
-        GraphError::MissingResource { pass, resource, nearest: None } => {
-            let created = decl.resources.iter().filter(|known| known.creations > 0).map(|known| known.name.as_str());
-            let nearest = nearest_name(&resource, created.chain(imports.keys().map(String::as_str)));
-            GraphError::MissingResource { pass, resource, nearest }
-        }
-        other => other,
-    }
 }

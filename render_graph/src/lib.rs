@@ -179,24 +179,30 @@ pub mod testing;
 pub use ash;
 /// Vulkan types (`vk::Format`, `vk::Extent2D`, …).
 pub use ash::vk;
+/// Where a buffer's memory lives ([`GpuBuffer::new`]): the allocator's type, re-exported so
+/// passes need no dependency of their own on it.
+pub use gpu_allocator::MemoryLocation;
 
 pub use access::{Access, MipRange, ShaderStage};
 pub use compile::{
-    compile, AccessedBuffer, AccessedImage, AttachmentLoad, BarrierPlan, BarrierSource, BufferDesc, BufferHandle,
-    BufferRead, BufferWrite, CompiledGraph, CompiledResource, GraphDecl, ImageDesc, ImageHandle, ImageRead, ImageSize,
-    ImageWrite, PlannedBarrier, Registry, Residency, ResourceKind, SyncState,
+    compile, compile_shuffled, AccessedBuffer, AccessedImage, AttachmentLoad, BarrierPlan, BarrierSource, BufferDesc,
+    BufferHandle, BufferRead, BufferWrite, CompiledGraph, CompiledResource, GraphDecl, ImageDesc, ImageHandle,
+    ImageRead, ImageSize, ImageWrite, Named, Owner, PlannedBarrier, Registry, Residency, ResourceKind, SyncState,
 };
 pub use device::validation::{ValidationCounts, ValidationLog};
 pub use device::{DeviceCapabilities, DeviceConfig, GpuDevice};
 pub use error::{GraphError, Result};
 pub use execute::{
-    Binding, ExecuteContext, GraphStats, Pass, PassStats, PrepareContext, ResourceRef, Typed, TypedPass, ZoneStats,
-    DISPATCH_INDIRECT_COMMAND_BYTES, DRAW_INDEXED_INDIRECT_COMMAND_BYTES, DRAW_INDIRECT_COMMAND_BYTES,
+    Binding, ExecuteContext, GraphStats, Pass, PassStats, PassWarning, PrepareContext, ResourceRef, Typed, TypedPass,
+    ZoneStats, DISPATCH_INDIRECT_COMMAND_BYTES, DRAW_INDEXED_INDIRECT_COMMAND_BYTES, DRAW_INDIRECT_COMMAND_BYTES,
     FRAMES_IN_FLIGHT, MAX_GPU_ZONES, POISON_COLOR, POISON_DEPTH, POISON_WORD,
 };
-pub use graph::{AliasReport, RenderGraph};
+pub use graph::{AliasReport, DroppedPass, RenderGraph, SHUFFLE_ENV};
 pub use memory::{
     full_mip_chain, GpuBuffer, GpuImage, ImageInfo, ReadbackBuffer, StagingRing, MAX_ARRAY_LAYERS, MAX_MIP_LEVELS,
 };
-pub use pipeline::{BindingKind, ColorBlend, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, MAX_BINDINGS};
+pub use pipeline::{
+    hot_reload_asked, BindingKind, ColorBlend, ComputePipeline, GraphicsPipeline, GraphicsPipelineDesc, HotPipeline,
+    HotSource, HOT_RELOAD_ENV, HOT_RETIRE_FRAMES, MAX_BINDINGS,
+};
 pub use resources::{plan_aliasing, AliasBlock, AliasItem, AliasPlan, ResolvedBuffer, ResolvedImage};

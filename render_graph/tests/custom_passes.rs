@@ -174,7 +174,8 @@ fn unknown_and_duplicate_insertion_points_and_misspelt_resources_are_named_error
         .add_typed_pass_at("after geometr", ProbePass::new("fog", vec![fill("x", kind, 1)], &pipelines))
         .expect_err("a misspelt point");
     match &error {
-        GraphError::UnknownInsertionPoint { pass, point, known, nearest } => {
+        GraphError::UnknownInsertionPoint { pass, point, known, nearest, site } => {
+            assert!(site.starts_with("render_graph/tests/custom_passes.rs:"), "where the pass was added: {site}");
             assert_eq!((pass.as_str(), point.as_str()), ("fog", "after geometr"));
             assert_eq!(known, &["before cull", "after geometry"]);
             assert_eq!(nearest.as_deref(), Some("after geometry"));
@@ -193,7 +194,7 @@ fn unknown_and_duplicate_insertion_points_and_misspelt_resources_are_named_error
             if pass == "reader" && resource == "shadow_mpa" && nearest == "shadow_map"),
         "{error:?}"
     );
-    assert!(error.to_string().ends_with("(did you mean `shadow_map`?)"), "{error}");
+    assert!(error.to_string().contains("(did you mean `shadow_map`?)"), "{error}");
     drop(graph);
     assert_no_validation_messages(&device);
 }
@@ -203,13 +204,23 @@ fn two_passes_with_one_name_are_an_error() {
     let Some(device) = gpu_test_context() else { return };
     let pipelines = Arc::new(ProbePipelines::new(&device));
     let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("graph creates");
-    for resource in ["a", "b"] {
+    let twin = |resource: &str| {
         let mut pass = ProbePass::new("twin", vec![fill(resource, ProbeKind::Buffer, 1)], &pipelines);
         pass.side_effect = true;
-        graph.add_typed_pass(pass);
-    }
+        pass
+    };
+    graph.add_typed_pass(twin("a"));
+    graph.add_typed_pass(twin("b"));
     let error = graph.execute_frame().expect_err("names are unique");
-    assert!(matches!(&error, GraphError::DuplicatePass(name) if name == "twin"), "{error}");
+    match &error {
+        GraphError::DuplicatePass { name, sites } => {
+            assert_eq!(name, "twin");
+            assert_eq!(sites.len(), 2, "both add sites: {sites:?}");
+            assert!(sites.iter().all(|site| site.contains("custom_passes.rs:")), "{sites:?}");
+            assert_ne!(sites[0], sites[1]);
+        }
+        other => panic!("{other}"),
+    }
     drop(graph);
     assert_no_validation_messages(&device);
 }

@@ -120,7 +120,7 @@ pub use passes::{
 // Depth, the Hi-Z pyramid and colour:
 pub use passes::{
     reduce_depth_pyramid, BlendedInputs, BlendedPass, DepthPrepass, DrawMode, GeometryInputs, GeometryPass,
-    HiZBuildPass, HiZHandles, SceneInputs, HIZ_DEPTH, HIZ_FORMAT, HIZ_GROUP,
+    HiZBuildPass, HiZHandles, SceneInputs, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT, HIZ_GROUP,
 };
 
 // The resources' stable names and formats (a contract with users' passes and shaders).

@@ -79,6 +79,21 @@ fn twins() -> [(&'static str, u64); 17] {
     ]
 }
 
+/// The constants with a Rust twin of the same `f32` value (the occlusion margins).
+const FLOAT_TWINS: [(&str, f32); 2] =
+    [("HIZ_DEPTH_MARGIN", renderer::DEPTH_MARGIN), ("HIZ_FOOTPRINT_MARGIN", renderer::FOOTPRINT_MARGIN)];
+
+/// The value of `#define NAME VALUE` in `header`, read as an `f32`.
+fn float_define(header: &str, name: &str) -> Option<f32> {
+    header.lines().find_map(|line| {
+        let mut words = line.split_whitespace();
+        match (words.next(), words.next(), words.next()) {
+            (Some("#define"), Some(defined), Some(value)) if defined == name => value.parse().ok(),
+            _ => None,
+        }
+    })
+}
+
 /// The meshlet verdicts, twins of [`ClusterVerdict`]'s discriminants.
 const VERDICTS: [(&str, ClusterVerdict); 6] = [
     ("VERDICT_UNTESTED", ClusterVerdict::Untested),
@@ -123,12 +138,16 @@ fn every_shared_constant_equals_its_rust_twin() {
     for (name, verdict) in VERDICTS {
         assert_eq!(values.get(name).copied(), Some(verdict as u64), "config.h's {name}");
     }
+    for (name, rust) in FLOAT_TWINS {
+        assert_eq!(float_define(shaders::ENGINE_CONFIG_H, name), Some(rust), "config.h's {name} against the host's");
+    }
 }
 
 #[test]
 fn every_define_is_checked() {
     let mut checked: HashSet<&str> = twins().iter().map(|(name, _)| *name).collect();
     checked.extend(VERDICTS.iter().map(|(name, _)| *name));
+    checked.extend(FLOAT_TWINS.iter().map(|(name, _)| *name));
     checked.extend(CULL_COUNTERS);
     checked.extend(CLUSTER_COUNTERS);
     checked.insert("CSTAT_TESTED");

@@ -71,6 +71,9 @@ fn the_view_block_is_laid_out_as_frame_view() {
         ("far_plane", offset_of!(FrameView, far_plane)),
         ("frame_index", offset_of!(FrameView, frame_index)),
         ("object_count", offset_of!(FrameView, object_count)),
+        ("previous_view", offset_of!(FrameView, previous_view)),
+        ("previous_view_projection", offset_of!(FrameView, previous_view_projection)),
+        ("frustum_planes", offset_of!(FrameView, frustum_planes)),
     ];
     check(shaders::ENGINE_VIEW_H, "FrameView", true, &rust, size_of::<FrameView>());
 }

@@ -44,6 +44,7 @@ impl TypedPass for MoveObjects {
 
     fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles {
         let transforms = registry.buffer(OBJECT_TRANSFORMS);
+        registry.claim_engine_write(transforms);
         let view = registry.buffer(VIEW);
         (
             registry.read_write_storage_buffer(transforms, ShaderStage::Compute),

@@ -8,8 +8,8 @@
 
 use ash::vk;
 
+use super::decl::GraphDecl;
 use super::desc::ResourceKind;
-use super::registry::GraphDecl;
 use crate::access::{Access, MipRange};
 
 /// The accesses a later barrier must wait for, and the layout they left.

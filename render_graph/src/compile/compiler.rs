@@ -7,9 +7,9 @@
 use ash::vk;
 
 use super::barriers::{plan_barriers, BarrierPlan};
+use super::decl::{GraphDecl, Origin};
 use super::desc::ResourceKind;
 use super::order::{bind_versions, execution_order, kept_passes, writers_of};
-use super::registry::{GraphDecl, Origin};
 use super::validate::validate;
 use crate::error::Result;
 
@@ -56,12 +56,23 @@ pub struct CompiledGraph {
 
 /// Compiles declarations. `is_imported(name, kind)` tells which names the graph imports.
 pub fn compile(decl: &GraphDecl, is_imported: &dyn Fn(&str, ResourceKind) -> bool) -> Result<CompiledGraph> {
+    compile_shuffled(decl, is_imported, None)
+}
+
+/// [`compile`], with the passes that do not depend on each other in an order picked by a
+/// generator seeded with `shuffle` instead of declaration order (see
+/// [`crate::RenderGraph::shuffle_independent`]).
+pub fn compile_shuffled(
+    decl: &GraphDecl,
+    is_imported: &dyn Fn(&str, ResourceKind) -> bool,
+    shuffle: Option<u64>,
+) -> Result<CompiledGraph> {
     validate(decl, is_imported)?;
     let writers = writers_of(decl);
     // Dependency edges from versions in declaration order (see `bind_versions`). History
     // reads add no edge (they read last frame's version).
-    let versions = bind_versions(decl, &writers);
-    let full_order = execution_order(decl, &versions.edges)?;
+    let versions = bind_versions(decl, &writers)?;
+    let full_order = execution_order(decl, &versions.edges, shuffle)?;
     let kept = kept_passes(decl, &writers, &versions.read_version, is_imported);
     let order: Vec<usize> = full_order.iter().copied().filter(|&pass| kept[pass]).collect();
     let culled: Vec<usize> = (0..decl.passes.len()).filter(|&pass| !kept[pass]).collect();
@@ -225,7 +236,7 @@ mod tests {
             decl.declare_pass("twin", |registry| registry.side_effect());
         }
         let error = compile(&decl, &no_imports).expect_err("names are unique");
-        assert!(matches!(&error, GraphError::DuplicatePass(name) if name == "twin"), "{error}");
+        assert!(matches!(&error, GraphError::DuplicatePass { name, .. } if name == "twin"), "{error}");
 
         let mut decl = GraphDecl::default();
         for name in ["first", "second"] {

@@ -5,8 +5,8 @@ use std::fmt::Write;
 
 use super::barriers::BarrierSource;
 use super::compiler::{CompiledGraph, Residency};
+use super::decl::GraphDecl;
 use super::desc::ResourceKind;
-use super::registry::GraphDecl;
 
 fn escape(text: &str) -> String {
     text.replace('\\', "\\\\").replace('"', "\\\"")

@@ -134,3 +134,32 @@ accessed!(AccessedBuffer, BufferRead, BufferWrite);
 pub(crate) fn raw_handle(handle: impl sealed::Handle) -> (u32, bool) {
     handle.raw()
 }
+
+mod sealed_named {
+    /// Keeps [`super::Named`] to this crate's handles.
+    pub trait NamedHandle {}
+}
+
+/// A resource as `register` names it ([`ImageHandle`], [`BufferHandle`]), for declarations
+/// that concern the resource rather than one access, such as
+/// [`crate::Registry::claim_engine_write`].
+pub trait Named: sealed_named::NamedHandle + Copy {
+    /// The resource's index in the graph.
+    #[doc(hidden)]
+    fn index(self) -> u32;
+}
+
+impl sealed_named::NamedHandle for ImageHandle {}
+impl sealed_named::NamedHandle for BufferHandle {}
+
+impl Named for ImageHandle {
+    fn index(self) -> u32 {
+        self.0
+    }
+}
+
+impl Named for BufferHandle {
+    fn index(self) -> u32 {
+        self.0
+    }
+}

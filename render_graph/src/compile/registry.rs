@@ -1,128 +1,26 @@
-//! What passes declare in `register`: named resources (created, imported or last frame's
-//! version) and how each pass accesses them.
+//! The registry passes declare through in `register`: resources by name (created, referred
+//! to, optional, last frame's version) and how the pass accesses each, checked as they are
+//! declared; the declarations it fills are `decl.rs`'s.
 
-use std::collections::HashMap;
-
+use super::decl::{AccessDecl, GraphDecl, Origin, PassDecl, PassMeta, NO_VIEW};
+use super::desc::{AttachmentLoad, BufferDesc, ImageDesc, ResourceKind};
+use super::handles::{BufferHandle, BufferRead, BufferWrite, ImageHandle, ImageRead, ImageWrite, Named};
+use crate::access::{Access, MipRange, ShaderStage};
 use ash::vk;
 
-use super::desc::{AttachmentLoad, BufferDesc, ImageDesc, ResourceKind};
-use super::handles::{BufferHandle, BufferRead, BufferWrite, ImageHandle, ImageRead, ImageWrite};
-use crate::access::{Access, MipRange, ShaderStage};
-
-/// Where a declared resource comes from.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Origin {
-    /// Only referred to so far; compile fails unless it is imported.
-    Referenced,
-    /// Created by the graph from a description.
-    CreatedImage(ImageDesc),
-    /// Created by the graph from a description.
-    CreatedBuffer(BufferDesc),
-    /// Last frame's version of resource `of`.
-    History { of: u32 },
-}
-
-/// One named resource of the graph.
-#[derive(Clone, Debug)]
-pub(crate) struct ResourceDecl {
-    pub(crate) name: String,
-    pub(crate) kind: ResourceKind,
-    pub(crate) origin: Origin,
-    /// The first pass that mentioned the resource (for error messages).
-    pub(crate) first_user: usize,
-    /// Number of creations (more than one is an error).
-    pub(crate) creations: u32,
-    /// The passes that create it, in declaration order.
-    pub(crate) creators: Vec<usize>,
-}
-
-/// One declared access of a pass.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct AccessDecl {
-    pub(crate) resource: u32,
-    pub(crate) access: Access,
-    pub(crate) load: Option<AttachmentLoad>,
-    /// The mips it covers ([`MipRange::ALL`] for buffers and whole-image accesses).
-    pub(crate) mips: MipRange,
-    /// Index of its view among the graph's per-range views ([`NO_VIEW`] when the image's own
-    /// views serve); set when the graph compiles.
-    pub(crate) view: u32,
-    /// The step of the pass it belongs to (see [`Registry::next_step`]).
-    pub(crate) step: u32,
-}
-
-/// [`AccessDecl::view`] of an access without a per-range view.
-pub(crate) const NO_VIEW: u32 = u32::MAX;
-
-/// What one pass declared.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct PassDecl {
-    pub(crate) name: String,
-    pub(crate) accesses: Vec<AccessDecl>,
-    pub(crate) side_effect: bool,
-    /// Not running when nobody reads its writes is expected (not logged).
-    pub(crate) optional: bool,
-    /// A problem found while registering (reported by the compiler).
-    pub(crate) invalid: Option<(u32, &'static str)>,
-    /// The last step declared (0 for a pass without steps).
-    pub(crate) last_step: u32,
-}
-
-/// All declarations of a graph, input of the compiler.
-#[derive(Clone, Debug, Default)]
-pub struct GraphDecl {
-    pub(crate) passes: Vec<PassDecl>,
-    pub(crate) resources: Vec<ResourceDecl>,
-    names: HashMap<(String, bool), u32>,
-    output_extent: vk::Extent2D,
-}
-
 impl GraphDecl {
-    /// Number of declared passes.
-    pub fn pass_count(&self) -> usize {
-        self.passes.len()
-    }
-
-    /// Number of declared resources.
-    pub fn resource_count(&self) -> usize {
-        self.resources.len()
-    }
-
-    /// Name of resource `index`.
-    pub fn resource_name(&self, index: u32) -> &str {
-        &self.resources[index as usize].name
-    }
-
-    /// Sets the extent [`Registry::output_extent`] reports to passes declared afterwards
-    /// ([`crate::RenderGraph`] sets its output extent; zero by default).
-    pub fn set_output_extent(&mut self, extent: vk::Extent2D) {
-        self.output_extent = extent;
-    }
-
     /// Declares one pass: runs `register` against a registry for it.
     pub fn declare_pass(&mut self, name: &str, register: impl FnOnce(&mut Registry<'_>)) {
-        let index = self.passes.len();
-        self.passes.push(PassDecl { name: name.to_owned(), ..PassDecl::default() });
-        let mut registry = Registry { decl: self, pass: index };
-        register(&mut registry);
+        self.declare_pass_of(name, PassMeta::default(), register);
     }
 
-    fn intern(&mut self, name: &str, kind: ResourceKind, history: bool, pass: usize) -> u32 {
-        if let Some(&index) = self.names.get(&(name.to_owned(), history)) {
-            return index;
-        }
-        let index = self.resources.len() as u32;
-        let display = if history { format!("{name} (previous frame)") } else { name.to_owned() };
-        self.resources.push(ResourceDecl {
-            name: display,
-            kind,
-            origin: Origin::Referenced,
-            first_user: pass,
-            creations: 0,
-            creators: Vec::new(),
-        });
-        self.names.insert((name.to_owned(), history), index);
-        index
+    /// Declares one pass with what the graph knows of it (owner, point, site).
+    pub(crate) fn declare_pass_of(&mut self, name: &str, meta: PassMeta, register: impl FnOnce(&mut Registry<'_>)) {
+        let index = self.passes.len();
+        let PassMeta { owner, point, site } = meta;
+        self.passes.push(PassDecl { name: name.to_owned(), owner, point, site, ..PassDecl::default() });
+        let mut registry = Registry { decl: self, pass: index };
+        register(&mut registry);
     }
 }
 
@@ -143,6 +41,7 @@ impl Registry<'_> {
         let resource = &mut self.decl.resources[index as usize];
         resource.creations += 1;
         resource.creators.push(self.pass);
+        resource.required = true;
         if resource.kind != kind {
             self.decl.passes[self.pass].invalid = Some((index, "the name is used for both an image and a buffer"));
         } else if resource.creations == 1 {
@@ -162,6 +61,12 @@ impl Registry<'_> {
     }
 
     fn refer(&mut self, name: &str, kind: ResourceKind, history: bool) -> u32 {
+        let index = self.refer_maybe(name, kind, history);
+        self.decl.resources[index as usize].required = true;
+        index
+    }
+
+    fn refer_maybe(&mut self, name: &str, kind: ResourceKind, history: bool) -> u32 {
         let index = self.decl.intern(name, kind, history, self.pass);
         if self.decl.resources[index as usize].kind != kind {
             self.decl.passes[self.pass].invalid = Some((index, "the name is used for both an image and a buffer"));
@@ -181,6 +86,45 @@ impl Registry<'_> {
     /// Refers to a buffer created by another pass or imported into the graph.
     pub fn buffer(&mut self, name: &str) -> BufferHandle {
         BufferHandle(self.refer(name, ResourceKind::Buffer, false))
+    }
+
+    /// Refers to an image that may not exist this frame (one that only some frames create,
+    /// such as `hiz_depth`, made only by GPU culling): when no pass creates it and nobody
+    /// imported it, the accesses declared to it are dropped instead of failing the
+    /// compilation, and the pass asks [`crate::ExecuteContext::exists`] (or
+    /// [`crate::PrepareContext::exists`]) before it uses it. So one pass serves every kind
+    /// of frame. A resource another pass refers to plainly ([`Registry::image`]) is required.
+    pub fn optional_image(&mut self, name: &str) -> ImageHandle {
+        ImageHandle(self.refer_maybe(name, ResourceKind::Image, false))
+    }
+
+    /// Refers to a buffer that may not exist this frame (see [`Registry::optional_image`]).
+    pub fn optional_buffer(&mut self, name: &str) -> BufferHandle {
+        BufferHandle(self.refer_maybe(name, ResourceKind::Buffer, false))
+    }
+
+    /// Asks to write `resource`, which belongs to the engine (see
+    /// [`crate::RenderGraph::set_owner`]): a pass of the user's that writes an engine
+    /// resource without asking is refused ([`crate::GraphError::EngineResourceWrite`],
+    /// naming the pass and the engine pass that writes it). The escape hatch is audited: each
+    /// claim is logged once when the graph compiles, naming the pass, where it was added and
+    /// the resource. The write itself is declared as usual; a GPU animation that moves
+    /// objects before the cull writes `object_transforms` this way:
+    ///
+    /// ```no_run
+    /// # use render_graph::{Registry, ShaderStage, BufferWrite};
+    /// # fn register(registry: &mut Registry) -> BufferWrite {
+    /// let transforms = registry.buffer("object_transforms");
+    /// registry.claim_engine_write(transforms);
+    /// registry.read_write_storage_buffer(transforms, ShaderStage::Compute)
+    /// # }
+    /// ```
+    pub fn claim_engine_write(&mut self, resource: impl Named) {
+        let resource = resource.index();
+        let claims = &mut self.decl.passes[self.pass].claims;
+        if !claims.contains(&resource) {
+            claims.push(resource);
+        }
     }
 
     /// Refers to last frame's version of a created image (e.g. `depth_prepass` for the

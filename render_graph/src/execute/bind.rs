@@ -130,8 +130,11 @@ impl ExecuteContext<'_> {
         }
         let storage = matches!(kind, BindingKind::StorageBuffer | BindingKind::StorageImage);
         if storage && !written && matches!(shader, ShaderAccess::WriteOnly | ShaderAccess::Either) {
-            let writes =
-                if shader == ShaderAccess::WriteOnly { "writes (writeonly)" } else { "may write (no readonly)" };
+            let writes = if shader == ShaderAccess::WriteOnly {
+                "writes (writeonly)"
+            } else {
+                "writes (it stores to it or updates it atomically)"
+            };
             return Err(mismatch(format!(
                 "the shader {writes} this binding, but `{name}` is bound through a read handle (declared as \
                  {access:?}); declare a write and bind its write handle, or qualify the binding readonly"
@@ -159,6 +162,39 @@ impl ExecuteContext<'_> {
         }
     }
 
+    /// Checks that a buffer bound at `slot` holds the `min_bytes` its shader block needs (a
+    /// block's fixed size, or what comes before its runtime array).
+    fn check_size(&self, slot: usize, binding: Binding, min_bytes: u64) -> Result<()> {
+        let (bytes, resource) = match binding.0 {
+            Bound::Buffer { resource, range, .. } => {
+                let Resolved::Buffer(resolved) = self.resolved[resource as usize] else { return Ok(()) };
+                let bytes = match range {
+                    Some((_, size)) if size != vk::WHOLE_SIZE => size,
+                    Some((offset, _)) => resolved.size.saturating_sub(offset),
+                    None => resolved.size,
+                };
+                (bytes, Some(resource))
+            }
+            Bound::External { size, .. } if size != vk::WHOLE_SIZE => (size, None),
+            _ => return Ok(()),
+        };
+        if bytes >= min_bytes {
+            return Ok(());
+        }
+        let name = match resource {
+            Some(resource) => format!("`{}`", self.names.resource_name(resource)),
+            None => String::from("the external buffer"),
+        };
+        Err(GraphError::BindingMismatch {
+            pass: self.pass_name.to_owned(),
+            slot,
+            reason: format!(
+                "the shader's block needs {min_bytes} bytes (its declared size: fixed arrays and members), but \
+                 {name} gives {bytes}; the shader would read or write past the buffer"
+            ),
+        })
+    }
+
     fn bind(&mut self, core: &PipelineCore, bindings: &[Binding]) {
         if self.error.is_some() {
             return;
@@ -176,8 +212,9 @@ impl ExecuteContext<'_> {
             return;
         }
         for (slot, (&binding, &kind)) in bindings.iter().zip(&core.bindings).enumerate() {
-            let shader = core.shader_accesses.get(slot).copied().unwrap_or_default();
-            if let Err(error) = self.check_binding(slot, binding, kind, shader) {
+            let shader = core.shader_uses.get(slot).copied().unwrap_or_default();
+            let checked = self.check_binding(slot, binding, kind, shader.access);
+            if let Err(error) = checked.and_then(|()| self.check_size(slot, binding, shader.min_bytes)) {
                 self.fail(error);
                 return;
             }

@@ -9,6 +9,7 @@ use std::ops::Range;
 use ash::vk;
 
 use super::execute_context::ExecuteContext;
+use super::warnings::{ZERO_DISPATCH, ZERO_DRAW};
 use crate::access::{Access, ShaderStage};
 use crate::compile::{raw_handle, AccessedBuffer, ImageWrite};
 use crate::error::GraphError;
@@ -22,9 +23,14 @@ pub const DRAW_INDEXED_INDIRECT_COMMAND_BYTES: u32 = 20;
 pub const DISPATCH_INDIRECT_COMMAND_BYTES: u32 = 12;
 
 impl ExecuteContext<'_> {
-    /// Dispatches compute workgroups.
+    /// Dispatches compute workgroups. A dispatch of zero workgroups records nothing and is
+    /// a warning ([`crate::RenderGraph::pass_warnings`], logged once per pass).
     pub fn dispatch(&mut self, groups_x: u32, groups_y: u32, groups_z: u32) {
         if !self.check_dispatching() {
+            return;
+        }
+        if groups_x == 0 || groups_y == 0 || groups_z == 0 {
+            self.warnings.warn(self.pass_name, ZERO_DISPATCH);
             return;
         }
         // SAFETY: the command buffer is recording with a compute pipeline bound.
@@ -111,9 +117,14 @@ impl ExecuteContext<'_> {
     }
 
     /// Draws the vertices and instances of the two ranges (inside `record_draw`):
-    /// `gl_VertexIndex` runs over `vertices`, `gl_InstanceIndex` over `instances`.
+    /// `gl_VertexIndex` runs over `vertices`, `gl_InstanceIndex` over `instances`. An empty
+    /// range records nothing and is a warning (see [`ExecuteContext::dispatch`]).
     pub fn draw_ranges(&mut self, vertices: Range<u32>, instances: Range<u32>) {
         if !self.check_drawing() {
+            return;
+        }
+        if vertices.is_empty() || instances.is_empty() {
+            self.warnings.warn(self.pass_name, ZERO_DRAW);
             return;
         }
         let (vertex_count, instance_count) = (vertices.len() as u32, instances.len() as u32);
@@ -151,6 +162,10 @@ impl ExecuteContext<'_> {
     /// the indices of `indices`, each plus `vertex_offset`, for the instances of `instances`.
     pub fn draw_indexed(&mut self, indices: Range<u32>, vertex_offset: i32, instances: Range<u32>) {
         if !self.check_drawing() || !self.check_index_buffer() {
+            return;
+        }
+        if indices.is_empty() || instances.is_empty() {
+            self.warnings.warn(self.pass_name, ZERO_DRAW);
             return;
         }
         // SAFETY: recording inside a rendering scope with a graphics pipeline and an index

@@ -12,6 +12,7 @@ use ash::vk;
 use super::gpu_zones::ZoneRecorder;
 use super::params::FrameParams;
 use super::recording::{flush_barriers, push_barrier, BarrierScratch};
+use super::warnings::Warnings;
 use crate::access::{Access, MipRange};
 use crate::compile::{
     raw_handle, AccessDecl, AccessedBuffer, AccessedImage, BarrierSource, BufferHandle, BufferRead, BufferWrite,
@@ -26,6 +27,11 @@ use crate::resources::{Resolved, ResolvedBuffer, ResolvedImage};
 fn declared(pass: &str, accesses: &[AccessDecl], names: &GraphDecl, resource: u32) -> Access {
     match accesses.iter().find(|access| access.resource == resource) {
         Some(access) => access.access,
+        None if !names.resources[resource as usize].required => panic!(
+            "pass `{pass}` uses resource `{}`, which does not exist this frame (an optional reference: ask \
+             ExecuteContext::exists first)",
+            names.resource_name(resource)
+        ),
         None => panic!(
             "pass `{pass}` uses resource `{}` without declaring an access in register",
             names.resource_name(resource)
@@ -62,6 +68,10 @@ pub struct ExecuteContext<'frame> {
     pub(crate) zones: Option<ZoneRecorder<'frame>>,
     /// The frame's parameters ([`crate::RenderGraph::set_param`]).
     pub(crate) params: &'frame FrameParams,
+    /// Warnings of work that does nothing.
+    pub(crate) warnings: &'frame mut Warnings,
+    /// The resources this pass wrote by the transfer helpers.
+    pub(crate) transfers: TransferLog,
 }
 
 /// The steps of the pass being recorded (see [`crate::Registry::next_step`]).
@@ -77,6 +87,31 @@ pub(crate) struct StepState<'frame> {
     pub(crate) scratch: &'frame mut BarrierScratch,
     /// Barriers recorded by `next_step` (for the statistics).
     pub(crate) recorded: u32,
+}
+
+/// The resources a pass wrote by transfers so far (the first few; past them every write is
+/// taken for a repeat, which costs a barrier, never a missing one).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TransferLog {
+    written: [u32; 8],
+    count: usize,
+}
+
+impl TransferLog {
+    /// Notes a transfer write to `resource`; returns whether the pass may have written it by
+    /// a transfer before.
+    pub(crate) fn note(&mut self, resource: u32) -> bool {
+        if self.count > self.written.len() || self.written[..self.count].contains(&resource) {
+            return true;
+        }
+        if self.count == self.written.len() {
+            self.count += 1;
+            return true;
+        }
+        self.written[self.count] = resource;
+        self.count += 1;
+        false
+    }
 }
 
 /// Any graph resource handle, for calls that accept images and buffers alike (a handle as
@@ -208,6 +243,22 @@ impl<'frame> ExecuteContext<'frame> {
     /// ```
     pub fn require_param<T: 'static>(&self) -> Result<&'frame T> {
         self.params.require(self.pass_name)
+    }
+
+    /// Whether `resource` exists this frame: false for an optional reference
+    /// ([`crate::Registry::optional_image`], [`crate::Registry::optional_buffer`]) to a
+    /// resource no pass creates and nobody imported, whose accesses the graph dropped. A pass
+    /// that serves frames with and without it asks before it binds or resolves it:
+    ///
+    /// ```no_run
+    /// # use render_graph::{ExecuteContext, ImageRead};
+    /// # fn execute(pyramid: ImageRead, context: &mut ExecuteContext) {
+    /// let occlusion = context.exists(pyramid); // `hiz_depth` exists with GPU culling only
+    /// # }
+    /// ```
+    pub fn exists(&self, resource: impl Into<ResourceRef>) -> bool {
+        let resource = resource.into().0 as usize;
+        !matches!(self.resolved.get(resource), None | Some(Resolved::None))
     }
 
     /// The image behind `handle`, or [`GraphError::UndeclaredAccess`] naming the pass and the
@@ -342,7 +393,20 @@ impl<'frame> ExecuteContext<'frame> {
             return self.fail(GraphError::InvalidCommand { pass: self.pass_name.to_owned(), reason });
         }
         self.steps.current += 1;
-        let step = self.steps.current;
+        self.record_step_barriers(self.steps.current);
+    }
+
+    /// Records the barriers of the steps the pass declared and did not begin (a user pass
+    /// that failed, or was skipped, midway): later passes were planned on their layouts.
+    pub(crate) fn finish_steps(&mut self) {
+        while self.steps.current < self.steps.last {
+            self.steps.current += 1;
+            self.record_step_barriers(self.steps.current);
+        }
+    }
+
+    /// Records the barriers step `step` of the pass needs.
+    fn record_step_barriers(&mut self, step: u32) {
         let barriers = self.steps.barriers;
         let start = barriers.partition_point(|planned| planned.step < step);
         let end = barriers.partition_point(|planned| planned.step <= step);

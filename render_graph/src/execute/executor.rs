@@ -18,19 +18,19 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use ash::vk;
-use runtime::profiling::ZoneSite;
 
 use super::frame_slots::FrameSlot;
 #[cfg(feature = "profile")]
 use super::gpu_profiler::GpuProfiler;
 use super::gpu_zones::{ZoneLog, MAX_GPU_ZONES};
 use super::params::FrameParams;
-use super::pass::Pass;
+use super::pass::{Pass, PassOrigin};
 use super::prepare_context::{PrepareContext, Upload};
 use super::recording::{cleared_state, flush_barriers, push_barrier, record_history_clears, BarrierScratch};
 use super::stats::GraphStats;
+use super::warnings::Warnings;
 use crate::access::MipRange;
-use crate::compile::{BarrierSource, Residency, SyncState};
+use crate::compile::{BarrierSource, Owner, Residency, SyncState};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 use crate::memory::{FrameClock, StagingRing};
@@ -39,6 +39,9 @@ use crate::resources::{Compiled, EntrySource, Import, ImportedResource, PresentS
 
 /// Frames the CPU may record ahead of the GPU.
 pub const FRAMES_IN_FLIGHT: usize = 2;
+
+// A pipeline replaced by a hot reload must outlive the frames in flight that used it.
+const _: () = assert!(crate::pipeline::HOT_RETIRE_FRAMES > FRAMES_IN_FLIGHT as u64);
 
 /// Bytes of staging memory each frame in flight starts with: a steady frame's uniforms and
 /// changed records fit; a frame that needs more grows its region (see `StagingRing`).
@@ -59,6 +62,13 @@ pub(crate) struct Executor {
     /// buffer's).
     pub(super) entry_states: Vec<(SyncState, bool)>,
     pub(super) error: Option<GraphError>,
+    /// The error of the user pass being prepared or recorded (kept apart from the frame's:
+    /// a user pass's failure does not fail the frame).
+    pub(super) pass_error: Option<GraphError>,
+    /// The user passes that failed this frame (declared index, error), which the graph drops.
+    pub(crate) user_failures: Vec<(usize, GraphError)>,
+    /// Warnings of work that does nothing, per pass.
+    pub(crate) warnings: Warnings,
     #[cfg(feature = "profile")]
     pub(super) profiler: GpuProfiler,
 }
@@ -75,6 +85,9 @@ impl Executor {
             scratch: BarrierScratch::default(),
             entry_states: Vec::new(),
             error: None,
+            pass_error: None,
+            user_failures: Vec::new(),
+            warnings: Warnings::default(),
             #[cfg(feature = "profile")]
             profiler: GpuProfiler::new(FRAMES_IN_FLIGHT),
         };
@@ -186,8 +199,9 @@ pub(super) fn pass_panicked(pass: &str, payload: &(dyn std::any::Any + Send)) ->
 pub(crate) struct Frame<'graph> {
     pub(crate) compiled: &'graph mut Compiled,
     pub(crate) passes: &'graph mut [Box<dyn Pass>],
-    /// Per pass (as `passes`): its type and `add_pass` call, its zones' source.
-    pub(crate) pass_sites: &'graph [ZoneSite],
+    /// Per pass (as `passes`): its type and `add_pass` call (its zones' source), owner and
+    /// group.
+    pub(crate) origins: &'graph [PassOrigin],
     /// Per pass (as the compiled declarations): its zones' name, `graph: pass`.
     pub(crate) zone_names: &'graph [String],
     /// The graph's name, its Tracy GPU context's.
@@ -235,6 +249,8 @@ impl Executor {
         self.staging.begin_frame(slot_index as u32);
         self.uploads.clear();
         self.next_upload = 0;
+        self.user_failures.clear();
+        self.pass_error = None;
         #[cfg(feature = "profile")]
         {
             self.profiler.discard(slot_index);
@@ -244,10 +260,16 @@ impl Executor {
         Ok(())
     }
 
-    /// Calls every running pass's `prepare`: per-frame CPU work and staged uploads.
+    /// Calls every running pass's `prepare`: per-frame CPU work and staged uploads. A user
+    /// pass's failure is kept apart (see [`Executor::user_failed`]).
     fn prepare_passes(&mut self, frame: &mut Frame) {
         let compiled = &*frame.compiled;
         for (position, &pass_index) in compiled.graph.order.iter().enumerate() {
+            let user = frame.origins[pass_index].owner == Owner::User;
+            if user && self.group_failed(frame.origins, pass_index) {
+                continue;
+            }
+            let error = if user { &mut self.pass_error } else { &mut self.error };
             let mut context = PrepareContext {
                 pass_name: &compiled.decl.passes[pass_index].name,
                 position,
@@ -258,7 +280,7 @@ impl Executor {
                 uploads: &mut self.uploads,
                 frame_index: frame.index,
                 output_extent: frame.output_extent,
-                error: &mut self.error,
+                error,
                 params: frame.params,
             };
             let pass = &mut frame.passes[pass_index];
@@ -266,7 +288,24 @@ impl Executor {
             {
                 context.fail(pass_panicked(&compiled.decl.passes[pass_index].name, payload.as_ref()));
             }
+            if user {
+                self.user_failed(pass_index);
+            }
         }
+    }
+
+    /// Moves the error the user pass `pass_index` left (if any) to the frame's user failures.
+    pub(super) fn user_failed(&mut self, pass_index: usize) {
+        if let Some(error) = self.pass_error.take() {
+            self.user_failures.push((pass_index, error));
+        }
+    }
+
+    /// Whether a pass of the group of `pass_index` failed earlier this frame: the rest of the
+    /// group skips its work (it would read what the failed pass did not write).
+    pub(super) fn group_failed(&self, origins: &[PassOrigin], pass_index: usize) -> bool {
+        let group = origins[pass_index].group;
+        self.user_failures.iter().any(|&(failed, _)| origins[failed].group == group)
     }
 
     /// Begins the slot's command buffer, resets its timestamp queries, clears last frame's

@@ -149,3 +149,22 @@ impl<P: TypedPass> Pass for Typed<P> {
         }
     }
 }
+
+/// Where a pass of the graph comes from: where it was added (its type and `add_*` call, the
+/// source of its Tracy zones and of its errors), who added it and the group it was added
+/// with (a user pass that fails is dropped with its group).
+#[derive(Clone, Debug)]
+pub(crate) struct PassOrigin {
+    pub(crate) site: runtime::profiling::ZoneSite,
+    pub(crate) owner: crate::compile::Owner,
+    pub(crate) group: u64,
+    /// The insertion point it was placed at, if any.
+    pub(crate) point: Option<String>,
+}
+
+impl PassOrigin {
+    /// Where it was added, as `file:line`.
+    pub(crate) fn location(&self) -> String {
+        format!("{}:{}", self.site.location.file(), self.site.location.line())
+    }
+}

@@ -47,6 +47,12 @@ impl<'frame> PrepareContext<'frame> {
         }
     }
 
+    /// Whether `resource` exists this frame (see [`crate::ExecuteContext::exists`]).
+    pub fn exists(&self, resource: impl Into<super::ResourceRef>) -> bool {
+        let resource = resource.into().0 as usize;
+        !matches!(self.resolved.get(resource), None | Some(Resolved::None))
+    }
+
     /// The number of this frame (0 for the first).
     pub fn frame_index(&self) -> u64 {
         self.frame_index

@@ -8,12 +8,12 @@ use std::time::Instant;
 
 use ash::vk;
 
-use super::execute_context::{ExecuteContext, StepState};
+use super::execute_context::{ExecuteContext, StepState, TransferLog};
 use super::executor::{pass_panicked, Executor, Frame};
 use super::gpu_zones::ZoneRecorder;
 use super::pass::Pass;
 use super::recording::{begin_rendering, cleared_state, flush_barriers, is_blind_write, push_barrier, record_poison};
-use crate::compile::{BarrierSource, PassDecl, PlannedBarrier};
+use crate::compile::{BarrierSource, Owner, PassDecl, PlannedBarrier};
 use crate::device::validation::RecordingScope;
 use crate::error::GraphError;
 use crate::resources::{Compiled, Resolved};
@@ -48,12 +48,15 @@ impl Executor {
                 slot_index,
                 position,
                 &frame.zone_names[pass_index],
-                &frame.pass_sites[pass_index],
+                &frame.origins[pass_index].site,
             );
             self.write_timestamp(command_buffer, slot_index, (position * 2) as u32);
         }
         self.record_uploads(command_buffer, position);
-        runtime::profile_zone_site!(frame.zone_names[pass_index].as_str(), &frame.pass_sites[pass_index]);
+        runtime::profile_zone_site!(frame.zone_names[pass_index].as_str(), &frame.origins[pass_index].site);
+        let user = frame.origins[pass_index].owner == Owner::User;
+        // A pass whose group failed earlier this frame records nothing of its own.
+        let skipped = user && self.group_failed(frame.origins, pass_index);
         let started = Instant::now();
         let raw = self.device.raw();
         let slot = &mut self.slots[slot_index];
@@ -64,7 +67,7 @@ impl Executor {
             first_query: (compiled.graph.order.len() * 2) as u32,
             position,
             #[cfg(feature = "profile")]
-            tracy: (&mut self.profiler, slot_index, &frame.zone_names[pass_index], &frame.pass_sites[pass_index]),
+            tracy: (&mut self.profiler, slot_index, &frame.zone_names[pass_index], &frame.origins[pass_index].site),
         });
         let mut context = ExecuteContext {
             device: &self.device,
@@ -74,7 +77,7 @@ impl Executor {
             names: &compiled.decl,
             resolved: frame.resolved,
             descriptors: &mut slot.descriptors,
-            error: &mut self.error,
+            error: if user { &mut self.pass_error } else { &mut self.error },
             frame_index: frame.index,
             output_extent: frame.output_extent,
             clock: &self.clock,
@@ -93,11 +96,18 @@ impl Executor {
             },
             zones,
             params: frame.params,
+            warnings: &mut self.warnings,
+            transfers: TransferLog::default(),
         };
         let pass = frame.passes[pass_index].as_mut();
-        execute(pass, &mut context, decl);
-        record_draws(raw, command_buffer, pass, &mut context, decl, frame.resolved);
-        finish(&mut context, decl);
+        if !skipped {
+            execute(pass, &mut context, decl);
+            record_draws(raw, command_buffer, pass, &mut context, decl, frame.resolved);
+            finish(&mut context, decl);
+        }
+        if user {
+            context.finish_steps();
+        }
         let step_barriers = context.steps.recorded;
         let slot = &mut self.slots[slot_index];
         slot.barriers[position] = step_zero_barriers + step_barriers;
@@ -108,6 +118,9 @@ impl Executor {
             self.write_timestamp(command_buffer, slot_index, (position * 2 + 1) as u32);
         }
         self.end_label(command_buffer);
+        if user {
+            self.user_failed(pass_index);
+        }
     }
 
     /// Opens the pass's debug label (for capture tools), when debug utils are present.

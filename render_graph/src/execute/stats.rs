@@ -12,6 +12,8 @@ pub struct PassStats {
     pub cpu_record_ms: f64,
     /// Barriers recorded before the pass.
     pub barriers: u32,
+    /// Who added the pass ([`crate::RenderGraph::set_owner`]).
+    pub owner: crate::compile::Owner,
 }
 
 /// Timing of one GPU zone a pass opened inside itself ([`crate::ExecuteContext::begin_gpu_zone`]).

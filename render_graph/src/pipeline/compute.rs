@@ -6,7 +6,7 @@ use ash::vk;
 
 use super::binding::BindingKind;
 use super::layout::{PipelineCore, ShaderModule};
-use super::reflect::{check_shader, ShaderAccess};
+use super::reflect::{check_shader, BindingUse};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 
@@ -25,12 +25,12 @@ impl ComputePipeline {
         bindings: &[BindingKind],
         push_constant_bytes: u32,
     ) -> Result<Self> {
-        let mut accesses = vec![ShaderAccess::Unused; bindings.len()];
-        check_shader(name, "compute", spirv, bindings, push_constant_bytes, &mut accesses)?;
+        let mut uses = vec![BindingUse::default(); bindings.len()];
+        check_shader(name, "compute", spirv, bindings, push_constant_bytes, &mut uses)?;
         let stage = vk::ShaderStageFlags::COMPUTE;
         let mut core =
             PipelineCore::layouts(device, bindings, push_constant_bytes, stage, vk::PipelineBindPoint::COMPUTE)?;
-        core.shader_accesses = accesses;
+        core.shader_uses = uses;
         let module = ShaderModule::new(device.raw(), spirv)?;
         let stage_info = vk::PipelineShaderStageCreateInfo::default().stage(stage).module(module.module).name(c"main");
         let info = vk::ComputePipelineCreateInfo::default().stage(stage_info).layout(core.layout);

@@ -8,7 +8,7 @@ use ash::vk;
 
 use super::binding::BindingKind;
 use super::layout::{PipelineCore, ShaderModule};
-use super::reflect::{check_shader, ShaderAccess};
+use super::reflect::{check_shader, BindingUse};
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 
@@ -73,13 +73,19 @@ pub struct GraphicsPipeline {
 impl GraphicsPipeline {
     /// Builds a graphics pipeline.
     pub fn new(device: &Arc<GpuDevice>, name: &str, desc: &GraphicsPipelineDesc<'_>) -> Result<Self> {
-        let (mut vertex_accesses, mut fragment_accesses) =
-            (vec![ShaderAccess::Unused; desc.bindings.len()], vec![ShaderAccess::Unused; desc.bindings.len()]);
+        let (mut vertex_uses, mut fragment_uses) =
+            (vec![BindingUse::default(); desc.bindings.len()], vec![BindingUse::default(); desc.bindings.len()]);
         let (bindings, push) = (desc.bindings, desc.push_constant_bytes);
-        check_shader(name, "vertex", desc.vertex, bindings, push, &mut vertex_accesses)?;
-        check_shader(name, "fragment", desc.fragment, bindings, push, &mut fragment_accesses)?;
-        let accesses: Vec<ShaderAccess> =
-            vertex_accesses.iter().zip(&fragment_accesses).map(|(vertex, fragment)| vertex.and(*fragment)).collect();
+        check_shader(name, "vertex", desc.vertex, bindings, push, &mut vertex_uses)?;
+        check_shader(name, "fragment", desc.fragment, bindings, push, &mut fragment_uses)?;
+        let uses: Vec<BindingUse> = vertex_uses
+            .iter()
+            .zip(&fragment_uses)
+            .map(|(vertex, fragment)| BindingUse {
+                access: vertex.access.and(fragment.access),
+                min_bytes: vertex.min_bytes.max(fragment.min_bytes),
+            })
+            .collect();
         let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
         let mut core = PipelineCore::layouts(
             device,
@@ -144,7 +150,7 @@ impl GraphicsPipeline {
         let pipelines = unsafe { device.raw().create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
             .map_err(|(_, result)| GraphError::vulkan("vkCreateGraphicsPipelines")(result))?;
         core.pipeline = pipelines[0];
-        core.shader_accesses = accesses;
+        core.shader_uses = uses;
         device.set_name(core.pipeline, name);
         Ok(GraphicsPipeline { core })
     }

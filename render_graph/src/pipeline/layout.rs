@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ash::vk;
 
 use super::binding::BindingKind;
-use super::reflect::ShaderAccess;
+use super::reflect::BindingUse;
 use crate::device::GpuDevice;
 use crate::error::{GraphError, Result};
 
@@ -24,8 +24,9 @@ pub(crate) struct PipelineCore {
     pub(crate) push_constant_bytes: u32,
     pub(crate) stages: vk::ShaderStageFlags,
     pub(crate) bind_point: vk::PipelineBindPoint,
-    /// Per binding: what the shaders' qualifiers say they do with it (checked at bind).
-    pub(crate) shader_accesses: Vec<ShaderAccess>,
+    /// Per binding: what the shaders do with it and the bytes its block needs (checked at
+    /// bind).
+    pub(crate) shader_uses: Vec<BindingUse>,
 }
 
 impl PipelineCore {
@@ -69,7 +70,7 @@ impl PipelineCore {
             push_constant_bytes,
             stages,
             bind_point,
-            shader_accesses: vec![ShaderAccess::Unused; bindings.len()],
+            shader_uses: vec![BindingUse::default(); bindings.len()],
         };
         let set_layouts = [set_layout];
         let ranges = [vk::PushConstantRange { stage_flags: stages, offset: 0, size: push_constant_bytes }];

@@ -10,20 +10,33 @@ use spirq::var::Variable;
 use spirq::ReflectConfig;
 
 use super::binding::BindingKind;
+use super::stores::written_bindings;
 use crate::error::{GraphError, Result};
 
-/// What a shader's qualifiers say it does with a storage binding (`readonly`, `writeonly`, or
-/// neither, which says nothing: the shader may do either).
+/// What a pipeline's shaders do with one binding.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct BindingUse {
+    /// Read, written, or both (see [`ShaderAccess`]).
+    pub(crate) access: ShaderAccess,
+    /// The bytes a buffer bound there must hold: the block's size, or for a block ending in a
+    /// runtime array the offset of that array (0 for images and unused bindings).
+    pub(crate) min_bytes: u64,
+}
+
+/// What a shader does with a storage binding: its qualifiers (`readonly`, `writeonly`) and,
+/// for a binding with neither, its instructions (stores, atomics, image writes; see
+/// `stores.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum ShaderAccess {
     /// Not used by the shader (of this stage).
     #[default]
     Unused,
-    /// `readonly` in every stage that uses it.
+    /// `readonly`, or never written (no qualifier, no store), in every stage that uses it.
     ReadOnly,
     /// `writeonly` in every stage that uses it.
     WriteOnly,
-    /// Without a qualifier, or not a storage binding, or qualified differently by two stages.
+    /// Read and written: without a qualifier and stored to (or atomically updated), or not a
+    /// storage binding, or qualified differently by two stages.
     Either,
 }
 
@@ -39,15 +52,15 @@ impl ShaderAccess {
 }
 
 /// Checks `spirv` (the `stage` shader of pipeline `pipeline`) against set-0 `bindings` and
-/// `push_constant_bytes`; merges into `accesses` (one per binding) what the shader's
-/// qualifiers say of each storage binding it uses.
+/// `push_constant_bytes`; merges into `uses` (one per binding) what the shader does with each
+/// storage binding it uses and the bytes each buffer binding's block needs.
 pub(crate) fn check_shader(
     pipeline: &str,
     stage: &'static str,
     spirv: &[u32],
     bindings: &[BindingKind],
     push_constant_bytes: u32,
-    accesses: &mut [ShaderAccess],
+    uses: &mut [BindingUse],
 ) -> Result<()> {
     let mismatch = |binding: Option<u32>, reason: String| GraphError::ShaderMismatch {
         pipeline: pipeline.to_owned(),
@@ -65,9 +78,10 @@ pub(crate) fn check_shader(
     let Some(entry_point) = entry_points.iter().find(|entry_point| entry_point.name == "main") else {
         return Err(mismatch(None, String::from("the module has no entry point `main`")));
     };
+    let written = written_bindings(spirv);
     for variable in &entry_point.vars {
         match variable {
-            Variable::Descriptor { desc_bind, desc_ty, nbind, name, .. } => {
+            Variable::Descriptor { desc_bind, desc_ty, nbind, name, ty } => {
                 let (set, binding) = (desc_bind.set(), desc_bind.bind());
                 let named = name.as_deref().map(|name| format!(" (`{name}`)")).unwrap_or_default();
                 let declared = describe(desc_ty);
@@ -98,16 +112,20 @@ pub(crate) fn check_shader(
                         format!("the shader declares an array of {nbind} descriptors{named}; pipelines bind one"),
                     ));
                 }
+                let stores = written.binary_search(&binding).is_ok();
                 let qualified = match desc_ty {
                     DescriptorType::StorageBuffer(access) | DescriptorType::StorageImage(access) => match access {
                         AccessType::ReadOnly => ShaderAccess::ReadOnly,
                         AccessType::WriteOnly => ShaderAccess::WriteOnly,
-                        AccessType::ReadWrite => ShaderAccess::Either,
+                        AccessType::ReadWrite if stores => ShaderAccess::Either,
+                        AccessType::ReadWrite => ShaderAccess::ReadOnly,
                     },
                     _ => ShaderAccess::Either,
                 };
-                if let Some(merged) = accesses.get_mut(binding as usize) {
-                    *merged = merged.and(qualified);
+                if let Some(merged) = uses.get_mut(binding as usize) {
+                    merged.access = merged.access.and(qualified);
+                    // A block's fixed part: all of it, or what comes before a runtime array.
+                    merged.min_bytes = merged.min_bytes.max(ty.nbyte().unwrap_or(0) as u64);
                 }
             }
             Variable::PushConstant { ty, .. } => {

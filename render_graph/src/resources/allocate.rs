@@ -245,6 +245,13 @@ fn image_info(
             reason: "the size resolves to zero or is not finite",
         },
     })?;
+    // Every image gets views; an image only copied, cleared or filled (transfers need none)
+    // must still have a usage a view may be made for.
+    let viewable = vk::ImageUsageFlags::SAMPLED
+        | vk::ImageUsageFlags::STORAGE
+        | vk::ImageUsageFlags::COLOR_ATTACHMENT
+        | vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT;
+    let usage = if usage.intersects(viewable) { usage } else { usage | vk::ImageUsageFlags::SAMPLED };
     Ok(ImageInfo { format: desc.format, extent, mip_levels: desc.resolve_mips(extent), usage })
 }
 

@@ -8,7 +8,7 @@ use render_graph::readback::{image_readback_buffer, BufferReadbackPass, Readback
 use render_graph::{ReadbackBuffer, RenderGraph, Result};
 
 use crate::frame::{culled_frame_mode, points, ScenePassOptions};
-use crate::names::{COLOR_READBACK, DEPTH_PREPASS};
+use crate::names::{COLOR, COLOR_READBACK, DEPTH_PREPASS};
 use crate::passes::{
     cluster_bits_bytes, color_readback_pass, lock_cluster_settings, BlendedPass, ClusterCullPass, ClusterSurvivorPass,
     CullPhase, CullResetPass, DepthPrepass, DrawMode, GeometryPass, GpuCullPass, GpuCullSettings, HiZBuildPass,
@@ -160,6 +160,7 @@ pub fn add_cluster_culled_scene_passes(
     let stats = ReadbackBuffer::new(&device, CLUSTER_STATS_READBACK, CLUSTER_STAT_WORDS as u64 * 4)?;
     lock_scene(scene).import_into(graph);
     buffers.import_into(graph);
+    graph.share_resource(COLOR);
     graph.add_typed_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
     graph.add_typed_pass(ViewUploadPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::AFTER_UPLOAD)?;
@@ -178,6 +179,7 @@ pub fn add_cluster_culled_scene_passes(
     graph.add_typed_pass(survivors);
     graph.add_typed_pass(cluster_late);
     graph.add_typed_pass(late_depth);
+    graph.add_typed_pass(HiZBuildPass::final_depth(&device)?);
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
     graph.add_typed_pass(geometry);
     if lock_scene(scene).meshes().has_blended_materials() {

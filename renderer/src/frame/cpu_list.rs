@@ -55,8 +55,8 @@ use render_graph::{GraphError, ReadbackBuffer, RenderGraph, Result};
 use crate::frame::points;
 use crate::names::{COLOR, COLOR_READBACK};
 use crate::passes::{
-    color_readback_pass, BlendedPass, DepthPrepass, DrawListPass, DrawMode, GeometryPass, ObjectUploadPass,
-    ShadowAtlasPass, ViewUploadPass,
+    color_readback_pass, BlendedPass, DepthPrepass, DrawListPass, DrawMode, GeometryPass, HiZBuildPass,
+    ObjectUploadPass, ShadowAtlasPass, ViewUploadPass,
 };
 use crate::scene::{lock_scene, ShadowCulling, ShadowFrame, SharedScene};
 #[cfg(doc)]
@@ -127,6 +127,9 @@ pub fn add_scene_passes(
     };
     let readback = if options.readback { Some(image_readback_buffer(&device, COLOR_READBACK, extent)?) } else { None };
     lock_scene(scene).import_into(graph);
+    // Post-processes rewrite the colour in place; every other engine resource is read-only
+    // to the users' passes (see `render_graph::Owner`).
+    graph.share_resource(COLOR);
     graph.add_typed_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
     graph.add_typed_pass(ViewUploadPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::AFTER_UPLOAD)?;
@@ -134,6 +137,7 @@ pub fn add_scene_passes(
     graph.add_typed_pass(DrawListPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::BETWEEN_CULL_PHASES)?;
     graph.add_typed_pass(depth_prepass);
+    graph.add_typed_pass(HiZBuildPass::final_depth(&device)?);
     if options.shadow_atlas > 0 {
         graph.set_param(ShadowFrame::with_culling(ShadowCulling::Host));
         graph.add_typed_pass(ShadowAtlasPass::new(&device, Arc::clone(scene), options.shadow_atlas, mode)?);

@@ -79,6 +79,9 @@ pub fn add_gpu_culled_scene_passes(
         scene.import_into(graph);
         scene.draw_gpu_list();
     }
+    // Post-processes rewrite the colour in place; every other engine resource is read-only
+    // to the users' passes (see `render_graph::Owner`).
+    graph.share_resource(COLOR);
     graph.add_typed_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
     graph.add_typed_pass(ViewUploadPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::AFTER_UPLOAD)?;
@@ -90,6 +93,7 @@ pub fn add_gpu_culled_scene_passes(
     graph.add_insertion_point(points::BETWEEN_CULL_PHASES)?;
     graph.add_typed_pass(late);
     graph.add_typed_pass(late_depth);
+    graph.add_typed_pass(HiZBuildPass::final_depth(&device)?);
     let shadows_on_device = options.shadow_atlas > 0 && shadow_culling_on_device(mode, capacity, options.shadow_views);
     if shadows_on_device {
         // Every view's casters, then the cascades' occlusion: the pyramid of what the early

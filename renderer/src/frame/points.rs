@@ -5,14 +5,18 @@
 //! [`add_gpu_culled_scene_passes`](crate::add_gpu_culled_scene_passes),
 //! [`add_cluster_culled_scene_passes`](crate::add_cluster_culled_scene_passes)) has all of
 //! them, in this order; passes placed at one point run in the order they were placed, and
-//! what a pass writes is seen by every pass after it in the same frame:
+//! what a pass writes is seen by every pass after it in the same frame. A point never moves
+//! a pass: one that reads what only a later pass writes (`hiz_depth` at [`BEFORE_CULL`]) is
+//! an error naming its writer, and the pass is dropped. The engine's resources are
+//! read-only to the users' passes but for `color` (the pass author's guide is
+//! `docs/passes.md`):
 //!
 //! | point | after | before | what a pass there sees and changes |
 //! |---|---|---|---|
 //! | [`AFTER_UPLOAD`] | object upload | anything culled or drawn | this frame's `object_transforms` and `object_records`: move objects (their boxes follow their transforms), change colours |
 //! | [`BEFORE_CULL`] | [`AFTER_UPLOAD`]'s passes | the cull (GPU) or the draw list (CPU) | the same, after the passes that animate |
 //! | [`BETWEEN_CULL_PHASES`] | Hi-Z build (GPU; the CPU frame: the draw list) | late cull | the early phase's `depth_prepass` and `hiz_depth` |
-//! | [`AFTER_DEPTH_PREPASS`] | the last depth prepass | geometry | the whole frame's `depth_prepass` |
+//! | [`AFTER_DEPTH_PREPASS`] | the last depth prepass | geometry | the whole frame's `depth_prepass` and its pyramid `hiz_depth_final` |
 //! | [`AFTER_GEOMETRY`] | geometry | [`BEFORE_OUTPUT`] | `color` and `depth_prepass`: post-processes |
 //! | [`BEFORE_OUTPUT`] | every pass above | readbacks, the target's passes, presenting | the final `color` |
 //!

@@ -8,7 +8,7 @@
 //! need no copy: they read and write `color` in place as a storage image.
 
 use render_graph::{
-    vk, Access, ExecuteContext, ImageDesc, ImageRead, ImageSize, ImageWrite, Registry, RenderGraph, Result, TypedPass,
+    Access, ExecuteContext, ImageDesc, ImageRead, ImageSize, ImageWrite, Registry, RenderGraph, Result, TypedPass,
 };
 
 use crate::frame::points;
@@ -70,35 +70,6 @@ impl TypedPass for CopyColor {
     }
 
     fn execute(&mut self, (color, input): &Self::Handles, context: &mut ExecuteContext<'_>) {
-        let color = *color;
-        let (source, target) = match (context.try_image(color), context.try_image(input)) {
-            (Ok(source), Ok(target)) => (source, target),
-            (Err(error), _) | (_, Err(error)) => return context.fail(error),
-        };
-        let layers = vk::ImageSubresourceLayers {
-            aspect_mask: vk::ImageAspectFlags::COLOR,
-            mip_level: 0,
-            base_array_layer: 0,
-            layer_count: 1,
-        };
-        let extent = vk::Extent3D {
-            width: source.extent.width.min(target.extent.width),
-            height: source.extent.height.min(target.extent.height),
-            depth: 1,
-        };
-        let region = vk::ImageCopy::default().src_subresource(layers).dst_subresource(layers).extent(extent);
-        let (source_layout, target_layout) = (context.image_layout(color), context.image_layout(input));
-        // SAFETY: recording outside a rendering scope; the graph put both images in the
-        // transfer layouts their declared accesses need; the region fits both.
-        unsafe {
-            context.device().cmd_copy_image(
-                context.command_buffer(),
-                source.image,
-                source_layout,
-                target.image,
-                target_layout,
-                &[region],
-            )
-        };
+        context.copy_image(*color, input);
     }
 }

@@ -1,4 +1,5 @@
-//! [`HiZBuildPass`]: the depth pyramid `hiz_depth` from `depth_prepass`.
+//! [`HiZBuildPass`]: the depth pyramid `hiz_depth` from `depth_prepass` (and, after the last
+//! depth prepass, `hiz_depth_final` when a pass reads it).
 //!
 //! Reversed-Z: a pyramid texel keeps the **farthest** depth of the texels it covers, which is
 //! the **smallest** stored value, so an object is occluded only when its nearest depth is
@@ -31,6 +32,12 @@ use render_graph::{
 /// mip chain.
 pub const HIZ_DEPTH: &str = "hiz_depth";
 
+/// Name of the pyramid of the frame's final depth (**contract**): as [`HIZ_DEPTH`], built
+/// after the frame's last depth prepass (the late phase's, on GPU-culled frames), where
+/// [`HIZ_DEPTH`] holds the early phase's. Built only in frames where a pass reads it
+/// ([`HiZBuildPass::final_depth`] is optional), so it costs nothing otherwise.
+pub const HIZ_DEPTH_FINAL: &str = "hiz_depth_final";
+
 /// Format of [`HIZ_DEPTH`].
 pub const HIZ_FORMAT: vk::Format = vk::Format::R32_SFLOAT;
 
@@ -47,6 +54,8 @@ pub struct HiZBuildPass {
     size: ImageSize,
     seed: ComputePipeline,
     reduce: ComputePipeline,
+    /// Built only when a pass reads the pyramid ([`Registry::optional`]).
+    optional: bool,
 }
 
 /// What the Hi-Z build declared: the depth it samples, mip 0 of the pyramid it writes, and
@@ -62,10 +71,22 @@ impl HiZBuildPass {
     pub const NAME: &'static str = "hi-z build";
     /// Name of the shadow atlas's pyramid pass.
     pub const SHADOW_NAME: &'static str = "shadow hi-z build";
+    /// Name of the final depth's pyramid pass.
+    pub const FINAL_NAME: &'static str = "hi-z build final";
 
     /// Creates the pass and its two pipelines on `device`.
     pub fn new(device: &Arc<GpuDevice>) -> render_graph::Result<HiZBuildPass> {
         HiZBuildPass::build(device, Self::NAME, (DEPTH_PREPASS, HIZ_DEPTH), ImageSize::OUTPUT)
+    }
+
+    /// The pyramid of the frame's final `depth_prepass` into [`HIZ_DEPTH_FINAL`], for the
+    /// passes after the last depth prepass that cull against the whole frame's depth; it runs
+    /// only in frames where some pass reads it.
+    pub fn final_depth(device: &Arc<GpuDevice>) -> render_graph::Result<HiZBuildPass> {
+        let mut pass =
+            HiZBuildPass::build(device, Self::FINAL_NAME, (DEPTH_PREPASS, HIZ_DEPTH_FINAL), ImageSize::OUTPUT)?;
+        pass.optional = true;
+        Ok(pass)
     }
 
     /// The pyramid of the top-left square of `shadow_atlas`, `side` texels (at most the
@@ -98,7 +119,7 @@ impl HiZBuildPass {
             &[StorageImage, StorageImage],
             0,
         )?;
-        Ok(HiZBuildPass { name, source, target, size, seed, reduce })
+        Ok(HiZBuildPass { name, source, target, size, seed, reduce, optional: false })
     }
 }
 
@@ -110,6 +131,9 @@ impl TypedPass for HiZBuildPass {
     }
 
     fn register(&mut self, registry: &mut Registry<'_>) -> HiZHandles {
+        if self.optional {
+            registry.optional();
+        }
         let depth = registry.image(self.source);
         let depth = registry.sample(depth, ShaderStage::Compute);
         let desc = ImageDesc::new(HIZ_FORMAT, self.size).with_mips(ImageDesc::FULL_MIP_CHAIN);

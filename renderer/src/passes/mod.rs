@@ -53,7 +53,7 @@ pub use cull::{
 pub use depth_prepass::DepthPrepass;
 pub use draw::{DrawMode, SceneInputs};
 pub use geometry::{GeometryInputs, GeometryPass};
-pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HiZHandles, HIZ_DEPTH, HIZ_FORMAT, HIZ_GROUP};
+pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HiZHandles, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT, HIZ_GROUP};
 pub use shadow::{ShadowAtlasHandles, ShadowAtlasPass};
 pub use upload::{DrawListPass, ObjectUploadPass, SCATTER_GROUP};
 pub use view::ViewUploadPass;

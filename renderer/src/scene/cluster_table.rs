@@ -11,8 +11,8 @@
 use std::mem::{offset_of, size_of};
 use std::sync::Arc;
 
-use gpu_allocator::MemoryLocation;
 use meshes::MeshLibrary;
+use render_graph::MemoryLocation;
 use render_graph::{vk, GpuBuffer, GpuDevice, RenderGraph, Result};
 
 use super::GpuScene;

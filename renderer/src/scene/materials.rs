@@ -9,8 +9,8 @@
 
 use std::sync::Arc;
 
-use gpu_allocator::MemoryLocation;
 use meshes::{Material, MeshLibrary, TextureLayers, TextureWrap, MAX_TEXTURE_LAYERS};
+use render_graph::MemoryLocation;
 use render_graph::{vk, GpuBuffer, GpuDevice, GpuImage, GraphError, ImageInfo, Result, MAX_ARRAY_LAYERS};
 
 use crate::scene::as_bytes;

@@ -8,9 +8,9 @@
 
 use std::sync::Arc;
 
-use gpu_allocator::MemoryLocation;
 use meshes::MeshLibrary;
 use render_graph::vk;
+use render_graph::MemoryLocation;
 use render_graph::{GpuBuffer, GpuDevice, GraphError, Result};
 
 use crate::scene::as_bytes;

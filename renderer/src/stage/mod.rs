@@ -124,9 +124,13 @@ pub struct RenderSetup {
     /// The user's passes, each added to the frame once the engine's passes are in: place
     /// them at the frame's insertion points ([`crate::points`]) with
     /// [`RenderGraph::add_typed_pass_at`](render_graph::RenderGraph::add_typed_pass_at); a
-    /// pass appended with `add_typed_pass` runs after the whole frame. A pass that cannot be
-    /// added turns rendering off like any other setup error (logged, and in
-    /// [`RenderReport::error`]).
+    /// pass appended with `add_typed_pass` runs after the whole frame. They are the user's
+    /// ([`render_graph::Owner::User`]): they read every engine resource but write only
+    /// `color` unless they claim the write
+    /// ([`Registry::claim_engine_write`](render_graph::Registry::claim_engine_write)), and the
+    /// passes of one closure are one group: when one of them (or the closure) fails, the
+    /// group is dropped, logged and listed in [`RenderReport::dropped_passes`], and the
+    /// engine's frame is drawn without it.
     ///
     /// ```no_run
     /// # use render_graph::{GpuDevice, Registry, TypedPass};
@@ -195,6 +199,18 @@ pub struct RenderReport {
     /// This frame's shadow views: casters before and after culling, draws and triangles
     /// (empty without shadows).
     pub shadows: ShadowReport,
+    /// The users' passes ([`RenderSetup::passes`]) that run, with their GPU and CPU
+    /// milliseconds of the newest frame whose times are known (`gpu_ms` is `None` without
+    /// timestamps).
+    pub user_passes: Vec<render_graph::PassStats>,
+    /// Every user pass the graph dropped so far, with its group, where it was added and why
+    /// (each also logged once): a pass that does not compile, bind or record, a misspelt
+    /// insertion point, a write of an engine resource it did not claim. The engine's frame
+    /// is drawn without them.
+    pub dropped_passes: Vec<String>,
+    /// Warnings of the users' passes so far: dispatches of zero workgroups, draws of nothing
+    /// (each kind logged once per pass; see `RenderGraph::pass_warnings`).
+    pub pass_warnings: u64,
     /// This frame's rendering error, if any (the frame was then not drawn; its changes stay
     /// marked and go with the next frame that draws). Logged once (`log::error!`) until a
     /// different error comes: a scene fuller than its capacity, host-visible memory the

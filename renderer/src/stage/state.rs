@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use culling::Visibility;
 use render_graph::readback::BufferReadbackPass;
-use render_graph::{GpuDevice, ReadbackBuffer, RenderGraph};
+use render_graph::{GpuDevice, Owner, ReadbackBuffer, RenderGraph};
 
 use super::debug_view::{DebugView, DebugViewPass};
 use super::readback::{ReadbackRing, READBACK_RING};
@@ -52,6 +52,11 @@ impl FrameOutcome {
             report.frames = self.report.frames;
             report.extent = self.report.extent;
         }
+        report.pass_warnings = self.report.pass_warnings;
+        if report.dropped_passes.len() != self.report.dropped_passes.len() {
+            report.dropped_passes.clone_from(&self.report.dropped_passes);
+        }
+        std::mem::swap(&mut report.user_passes, &mut self.report.user_passes);
         if self.read_bits {
             report.gpu = self.report.gpu.take();
             report.bits_frame = self.report.bits_frame;
@@ -63,6 +68,32 @@ impl FrameOutcome {
         }
         self.error.take().map(|error| error.to_string())
     }
+}
+
+/// The users' passes into `report`: their timings of the newest frame whose times are known
+/// (rewritten in place while the passes stay the same), the ones dropped so far and the
+/// count of their warnings.
+fn report_user_passes(graph: &RenderGraph, report: &mut RenderReport) {
+    let users = graph.stats().passes.iter().filter(|pass| pass.owner == Owner::User);
+    let same = users.clone().count() == report.user_passes.len()
+        && users.clone().zip(&report.user_passes).all(|(pass, known)| pass.name == known.name);
+    if same {
+        for (pass, known) in users.zip(&mut report.user_passes) {
+            known.gpu_ms = pass.gpu_ms;
+            known.cpu_record_ms = pass.cpu_record_ms;
+            known.barriers = pass.barriers;
+        }
+    } else {
+        report.user_passes.clear();
+        report.user_passes.extend(users.cloned());
+    }
+    let dropped = graph.dropped_passes();
+    if dropped.len() != report.dropped_passes.len() {
+        report.dropped_passes = dropped.iter().map(ToString::to_string).collect();
+    }
+    let is_user = |name: &str| graph.pass_owner(name) != Some(Owner::Engine);
+    report.pass_warnings =
+        graph.pass_warnings().iter().filter(|warning| is_user(&warning.pass)).map(|warning| warning.count).sum();
 }
 
 /// What the Render stage's extract reads of the frame.
@@ -104,6 +135,8 @@ pub(super) struct RenderState {
     pub(super) cull_settings: Option<SharedCullSettings>,
     /// The debug view the graph shows now (see [`DebugView`]).
     debug_view: DebugView,
+    /// The view of the last frame drawn: the next frame's `previous_*` matrices.
+    last_view: Option<FrameView>,
     /// The images screenshots were asked of, each with its pass's copy.
     screenshot_copies: Vec<(String, SharedCopy)>,
     /// This frame's due screenshot requests.
@@ -167,9 +200,13 @@ impl RenderState {
         } else {
             add_scene_passes(&mut graph, &scene, &options)?;
         }
-        for add in setup.passes {
-            add(&mut graph)?;
+        // The users' passes: each closure's passes one group, dropped together (logged, in
+        // `RenderReport::dropped_passes`) when one fails, while the engine's frame goes on.
+        graph.set_owner(Owner::User);
+        for (index, add) in setup.passes.into_iter().enumerate() {
+            let _ = graph.add_group_named(format!("RenderSetup::passes[{index}]"), add);
         }
+        graph.set_owner(Owner::Engine);
         if let Some(target) = &mut target {
             target.add_passes(&mut graph)?;
         }
@@ -191,6 +228,7 @@ impl RenderState {
             screenshot_copies: Vec::new(),
             due_shots: Vec::new(),
             debug_view: DebugView::default(),
+            last_view: None,
         })
     }
 
@@ -304,6 +342,17 @@ impl RenderState {
                 return Ok(());
             }
         }
+        // The image's size as the graph draws it, now that the target has set it: the view's
+        // viewport is never a stale window size.
+        // Last frame's matrices are those of the last frame drawn (a frame that failed is not
+        // one).
+        let extent = self.graph.output_extent();
+        if let Some(view) = self.graph.param_mut::<FrameView>() {
+            view.set_viewport((extent.width, extent.height));
+            if let Some(last) = &self.last_view {
+                view.set_previous(last);
+            }
+        }
         let mut executed = self.execute();
         if let Err(error) = &executed {
             if self.debug_view.image.is_some() && error.pass() == Some(DebugViewPass::NAME) {
@@ -319,6 +368,7 @@ impl RenderState {
                 executed = self.execute();
             }
         }
+        report_user_passes(&self.graph, &mut outcome.report);
         let frame = match executed {
             Ok(frame) => frame,
             Err(error) => {
@@ -336,6 +386,7 @@ impl RenderState {
             }
         }
         outcome.drawn = true;
+        self.last_view = self.graph.param::<FrameView>().copied();
         let report = &mut outcome.report;
         report.upload = lock_scene(&self.scene).last_upload();
         report.frames = self.frames;

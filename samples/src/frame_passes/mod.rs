@@ -18,12 +18,14 @@ mod check;
 
 pub use check::{linear_depth, post_reference, FramePassCheck, FramePassMismatches};
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use render_graph::{
     vk, AttachmentLoad, Binding, BindingKind, BufferDesc, BufferRead, BufferWrite, ComputePipeline, ExecuteContext,
-    GpuDevice, GraphicsPipeline, GraphicsPipelineDesc, ImageRead, ImageWrite, Registry, Result, ShaderStage, TypedPass,
+    GpuDevice, GraphicsPipeline, GraphicsPipelineDesc, HotPipeline, ImageRead, ImageWrite, Registry, Result,
+    ShaderStage, TypedPass,
 };
 use renderer::{
     points, COLOR, COLOR_FORMAT, DEPTH_PREPASS, OBJECT_RECORDS, OBJECT_TRANSFORMS, OBJECT_TRANSFORM_BYTES, VIEW,
@@ -36,17 +38,21 @@ fn floats_to_bytes(floats: &[f32]) -> Vec<u8> {
     floats.iter().flat_map(|value| value.to_le_bytes()).collect()
 }
 
-/// A compute post-process on `color`, in place, from `depth_prepass` and `view`.
+/// A compute post-process on `color`, in place, from `depth_prepass` and `view`. Its shader
+/// follows its GLSL file with `ENGINE_HOT_RELOAD=1` in a debug build (edit
+/// `shaders/glsl/samples/fog.comp.glsl` while the sample runs).
 pub struct DepthPost {
     name: &'static str,
-    pipeline: ComputePipeline,
+    pipeline: HotPipeline<ComputePipeline>,
     constants: Vec<u8>,
 }
 
 impl DepthPost {
     fn new(device: &Arc<GpuDevice>, name: &'static str, shader: &shaders::Shader, constants: [f32; 5]) -> Result<Self> {
         let kinds = [BindingKind::StorageImage, BindingKind::SampledImage, BindingKind::UniformBuffer];
-        let pipeline = ComputePipeline::new(device, name, shader.words(), &kinds, 20)?;
+        let engine = PathBuf::from(shaders::ENGINE_INCLUDE_DIR);
+        let glsl = engine.join("../..").join(shader.source_path);
+        let pipeline = HotPipeline::compute(device, name, glsl, shader.words(), &kinds, 20, &[engine])?;
         Ok(DepthPost { name, pipeline, constants: floats_to_bytes(&constants) })
     }
 
@@ -77,7 +83,8 @@ impl TypedPass for DepthPost {
     }
 
     fn execute(&mut self, (color, depth, view): &Self::Handles, context: &mut ExecuteContext<'_>) {
-        context.bind_compute(&self.pipeline, &[Binding::image(color), Binding::image(*depth), Binding::buffer(*view)]);
+        let pipeline = self.pipeline.current(context.frame_index());
+        context.bind_compute(pipeline, &[Binding::image(color), Binding::image(*depth), Binding::buffer(*view)]);
         context.push_constant_bytes(&self.constants);
         let extent = context.output_extent();
         context.dispatch(extent.width.div_ceil(8), extent.height.div_ceil(8), 1);
@@ -214,6 +221,9 @@ impl TypedPass for Bob {
 
     fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles {
         let (transforms, view) = (registry.buffer(OBJECT_TRANSFORMS), registry.buffer(VIEW));
+        // The engine's transforms are read-only to users' passes: moving objects on the GPU
+        // is the audited exception, asked for here (and logged once by the graph).
+        registry.claim_engine_write(transforms);
         let transforms = registry.read_write_storage_buffer(transforms, COMPUTE);
         let last = registry.history_buffer(BOB_STATE);
         let last = registry.read_storage_buffer(last, COMPUTE);

@@ -60,6 +60,13 @@
 
 // Workgroup side of the Hi-Z build shaders, 8x8 texels (renderer::HIZ_GROUP).
 #define HIZ_GROUP 8
+// The margins of the occlusion test (hiz_occlusion.h) for a camera's view against
+// `hiz_depth` or `hiz_depth_final`, the engine's object cull's: the relative raise of a box's
+// nearest depth and the footprint's widening in texels, both for the f32 rounding of the
+// projection (renderer::DEPTH_MARGIN, renderer::FOOTPRINT_MARGIN). A pass of yours that tests
+// its own boxes with `hiz_test` passes these and is exactly as conservative as the engine.
+#define HIZ_DEPTH_MARGIN 4.0e-6
+#define HIZ_FOOTPRINT_MARGIN 1.0e-2
 // Threads per workgroup of the scene upload's scatter (renderer::SCATTER_GROUP).
 #define SCATTER_GROUP 64
 // Local lights (spot and point) the shading loop reads at most (culling::shadow::MAX_LOCAL_LIGHTS).

@@ -1,8 +1,31 @@
 // The occlusion test of a world box against a depth pyramid, shared by the object late cull
 // (`gpu_cull_late.comp`), the cluster late cull (`cluster_cull_late.comp`), both against
 // `hiz_depth`, and the shadow casters' late cull (`shadow_cull_late.comp`), against a tile of
-// the shadow atlas's pyramid. The includer declares `uniform sampler2D hiz`.
-// CPU twin: culling/src/cluster/hiz.rs (`occlusion_test`), step for step.
+// the shadow atlas's pyramid. CPU twin: culling/src/cluster/hiz.rs (`occlusion_test`), step
+// for step.
+//
+// User API. A pass of yours may cull its own things (grass blades, particles, decals) the way
+// the engine culls objects:
+//
+//     #include "config.h"          // HIZ_DEPTH_MARGIN, HIZ_FOOTPRINT_MARGIN
+//     #include "view.h"
+//     ENGINE_VIEW_BLOCK(0, 0);
+//     layout(set = 0, binding = 1) uniform sampler2D hiz;   // declare `hiz` before the include
+//     #include "hiz_occlusion.h"
+//     ...
+//     int verdict = hiz_test(engine_view.view_projection, box_min, box_max,
+//         vec2(textureSize(hiz, 0)), uint(textureQueryLevels(hiz)), HIZ_DEPTH_MARGIN, HIZ_FOOTPRINT_MARGIN);
+//     bool drawn = verdict != HIZ_HIDDEN;   // HIZ_UNDECIDED is kept, like HIZ_VISIBLE
+//
+// On the host: read the pyramid with `registry.sample(registry.image(renderer::HIZ_DEPTH),
+// ShaderStage::Compute)` (a `SampledImage` binding; the engine's nearest sampler, no
+// filtering between depths) at `points::BETWEEN_CULL_PHASES` or later for the early phase's
+// pyramid (what was drawn last frame and is still visible), or `renderer::HIZ_DEPTH_FINAL`
+// after the frame's last depth prepass (`points::AFTER_DEPTH_PREPASS` or later: the whole
+// frame's depth). Both exist with GPU culling only: declare them with `optional_image` and
+// ask `context.exists(..)` to serve the CPU frame too. The box is in world space, the matrix
+// the one the pyramid's depth was drawn with; the test never hides a box it cannot judge (a
+// corner behind the eye, a non-finite number): false-visible is allowed, false-hidden never.
 #ifndef HIZ_OCCLUSION_H
 #define HIZ_OCCLUSION_H
 

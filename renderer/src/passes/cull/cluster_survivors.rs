@@ -116,6 +116,8 @@ impl CullKind for ClusterSurvivors {
             });
             return;
         }
-        context.dispatch(groups, 1, 1);
+        if groups > 0 {
+            context.dispatch(groups, 1, 1);
+        }
     }
 }

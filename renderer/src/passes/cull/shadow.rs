@@ -234,6 +234,9 @@ impl CullKind for ShadowCull {
     }
 
     fn dispatch(&self, _handles: &ShadowCullHandles, constants: &CullConstants, context: &mut ExecuteContext<'_>) {
-        context.dispatch(constants.item_count.div_ceil(CULL_GROUP), 1, 1);
+        let groups = constants.item_count.div_ceil(CULL_GROUP);
+        if groups > 0 {
+            context.dispatch(groups, 1, 1);
+        }
     }
 }

@@ -239,18 +239,7 @@ impl TypedPass for CullResetPass {
     fn execute(&mut self, handles: &Vec<BufferWrite>, context: &mut ExecuteContext<'_>) {
         for (handle, &(_, _, zeroed)) in handles.iter().zip(&self.buffers) {
             if zeroed {
-                let buffer = context.buffer(handle);
-                // SAFETY: recording outside rendering; the buffer was declared a transfer
-                // destination, so the graph made it writable by transfers; a whole-buffer fill.
-                unsafe {
-                    context.device().cmd_fill_buffer(
-                        context.command_buffer(),
-                        buffer.buffer,
-                        0,
-                        render_graph::vk::WHOLE_SIZE,
-                        0,
-                    )
-                };
+                context.fill_buffer(handle, 0, render_graph::vk::WHOLE_SIZE, 0);
             }
         }
     }

@@ -25,7 +25,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use gpu_allocator::MemoryLocation;
+use render_graph::MemoryLocation;
 
 use crate::names::{
     MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORMS,
