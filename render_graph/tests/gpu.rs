@@ -245,7 +245,11 @@ fn cycles_and_missing_resources_are_clear_compile_errors() {
     let _report = import_report(&device, &mut graph, &reader);
     graph.add_typed_pass(reader);
     let error = graph.compile().expect_err("`nowhere` is never declared");
-    assert_eq!(error.to_string(), "pass `reader` uses resource `nowhere`, which no pass creates and nobody imported");
+    assert_eq!(
+        error.to_string(),
+        "pass `reader` uses resource `nowhere`, which no pass creates and nobody imported; \
+         refer to a resource only some frames have with Registry::optional_image or optional_buffer"
+    );
 
     struct Lonely;
     impl Pass for Lonely {
