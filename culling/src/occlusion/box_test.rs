@@ -16,6 +16,12 @@
 //!    at most [`FOOTPRINT_TEXELS`] texels per axis. A pyramid texel is at most every depth
 //!    it covers, so if the object's nearest depth is smaller than all the texels of either
 //!    level, every pixel of its footprint holds an occluder nearer than any point of it.
+//!
+//! The AVX2 batch (`box_test_avx2.rs`) settles most boxes in one read of the 2x2 level: its
+//! window proves a box hidden, and its ceiling (the largest depth under the block, see
+//! `pyramid.rs`) proves one seen when no occluder over it is nearer than the box, which is
+//! most of what a camera sees where few occluders are drawn. Only the boxes it leaves go
+//! through the reference above, so the verdicts are the reference's.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -194,7 +200,7 @@ impl TestTarget<'_> {
         } else {
             BatchVerdicts::default()
         };
-        if u64::from(read.occluded()) & mask != mask {
+        if u64::from(read.settled()) & mask != mask {
             // SAFETY: AVX2 is available (the caller's duty).
             unsafe { lanes.store(out) };
         }
@@ -243,7 +249,7 @@ impl TestTarget<'_> {
         let mut projected = [Projected::default(); 8];
         let read = self.project_gathered(0, mask, box_of, &mut projected);
         let proven = u64::from(read.occluded()) & mask;
-        let (mut occluded, mut remaining) = (proven, mask & !proven);
+        let (mut occluded, mut remaining) = (proven, mask & !proven & !u64::from(read.visible()));
         while remaining != 0 {
             let lane = remaining.trailing_zeros() as usize;
             remaining &= remaining - 1;
@@ -290,11 +296,12 @@ impl TestTarget<'_> {
                     }
                     let read = project(base + part * 16, mask, &mut projected);
                     let proven = u64::from(read.occluded()) & mask;
+                    let seen = u64::from(read.visible()) & mask;
                     // The proven lanes in one go; the others one by one through the judge.
-                    local.tested += proven.count_ones() as usize;
+                    local.tested += (proven | seen).count_ones() as usize;
                     local.occluded += proven.count_ones() as usize;
                     *word &= !(proven << (part * 16));
-                    let mut remaining = mask & !proven;
+                    let mut remaining = mask & !proven & !seen;
                     while remaining != 0 {
                         let lane = remaining.trailing_zeros() as usize;
                         remaining &= remaining - 1;
@@ -377,7 +384,7 @@ impl TestTarget<'_> {
                 Some(issued) => unsafe { coarse_finish(&issued[half], self.pyramid, wanted as u32) },
                 None => BatchVerdicts::default(),
             };
-            if u64::from(batch.occluded()) & wanted != wanted {
+            if u64::from(batch.settled()) & wanted != wanted {
                 // SAFETY: AVX2 is available (the caller's duty).
                 unsafe { lanes.store(out) };
             }
@@ -465,5 +472,59 @@ impl SharedStats {
             occluded: self.occluded.load(Ordering::Relaxed),
             kept_conservatively: self.kept_conservatively.load(Ordering::Relaxed),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ecs::{Aabb, MeshHandle};
+    use glam::Mat4;
+
+    use super::*;
+    use crate::occlusion::{OccluderInstance, OccluderMesh, OccluderMeshes, OcclusionCuller};
+
+    /// The ceiling read proves visible the boxes with no nearer occluder over them (beside the
+    /// wall, in front of it), never one the reference hides, and leaves the judge nothing to
+    /// do for them; the hidden ones are still proven occluded.
+    #[test]
+    fn the_ceiling_proves_visible_what_no_nearer_occluder_covers() {
+        if !Kernel::detect().uses_avx2() {
+            return;
+        }
+        let wall = Aabb::new(Vec3::new(-5.0, -5.0, -11.0), Vec3::new(5.0, 5.0, -10.0));
+        let mut meshes = OccluderMeshes::new();
+        meshes.insert(MeshHandle(0), OccluderMesh::from_box(&wall).expect("a valid box"));
+        let instances = [OccluderInstance { mesh: MeshHandle(0), world: Mat4::IDENTITY }];
+        let view_projection = Mat4::perspective_infinite_reverse_rh(60f32.to_radians(), 2.0, 0.1)
+            * Mat4::look_at_rh(Vec3::ZERO, Vec3::NEG_Z, Vec3::Y);
+        let mut culler = OcclusionCuller::default();
+        culler.rasterize(view_projection, &meshes, &instances);
+        let boxes = [
+            // Behind the wall (hidden), in front of it, beside it, far beside it, in front of it,
+            // behind it, across its edge, beside it.
+            (Vec3::new(0.0, 0.0, -20.5), Vec3::ONE),
+            (Vec3::new(0.0, 0.0, -5.5), Vec3::ONE),
+            (Vec3::new(15.0, 0.0, -20.5), Vec3::ONE),
+            (Vec3::new(-60.0, 10.0, -80.0), Vec3::splat(2.0)),
+            (Vec3::new(0.0, 0.0, -5.5), Vec3::new(0.5, 0.5, 0.5)),
+            (Vec3::new(-3.0, 2.0, -30.0), Vec3::splat(0.25)),
+            (Vec3::new(5.0, 0.0, -20.5), Vec3::ONE),
+            (Vec3::new(30.0, -8.0, -40.0), Vec3::ONE),
+        ];
+        let target = culler.target();
+        let mut projected = [Projected::default(); 8];
+        let read = target.project_gathered(0, 0xff, &|lane| boxes[lane], &mut projected);
+        for (lane, &(center, half)) in boxes.iter().enumerate() {
+            let verdict = target.test(center, half);
+            if read.visible() >> lane & 1 == 1 {
+                assert_eq!(verdict, OcclusionVerdict::Visible, "lane {lane} proven visible is visible");
+            }
+            if read.occluded() >> lane & 1 == 1 {
+                assert_eq!(verdict, OcclusionVerdict::Occluded, "lane {lane} proven occluded is occluded");
+            }
+        }
+        assert_eq!(read.occluded() & 0b10_0001, 0b10_0001, "the boxes behind the wall are proven hidden");
+        assert_eq!(read.visible() & 0b1001_1110, 0b1001_1110, "the boxes with no nearer occluder are proven seen");
+        assert_eq!(read.coarse_failed() & read.visible(), 0, "a lane has one verdict");
     }
 }

@@ -4,8 +4,11 @@
 //! [`super::box_test::TestTarget::judge`] is the reference. A lane this proves occluded is one
 //! the reference proves occluded by the same operations in the same order (the footprint,
 //! the raised nearest depth, the finest level where the footprint spans at most 2x2 texels,
-//! and `texel > nearest` for those texels); every other lane goes through the reference,
-//! so the batch gives the reference's verdicts exactly.
+//! and `texel > nearest` for those texels). A lane this proves visible has a ceiling at most
+//! its raised nearest depth: every texel the reference reads, on either of its levels, covers
+//! a pixel of the footprint and so is at most that ceiling, and none is nearer than the box.
+//! Every other lane goes through the reference, so the batch gives the reference's verdicts
+//! exactly.
 
 #[cfg(target_arch = "x86")]
 use std::arch::x86::*;
@@ -60,10 +63,11 @@ pub(crate) struct Issued {
 }
 
 /// The lanes of `lanes` proven occluded by their 2x2 read (so the reference judges them
-/// occluded too), and of the lanes of `wanted` (the lanes the caller tests) left unproven,
-/// those whose 2x2 read was the reference's first read and failed; the reference decides the
-/// rest. The window read comes first; the four texel reads only when it leaves a lane of
-/// `wanted` unproven.
+/// occluded too), of the lanes of `wanted` (the lanes the caller tests) left unproven, those
+/// proven visible by their ceiling (so the reference judges them visible) and those whose
+/// 2x2 read was the reference's first read and failed; the reference decides the rest. The
+/// window read comes first; the ceiling read, then the four texel reads, only when a lane of
+/// `wanted` is left unproven.
 ///
 /// # Safety
 /// The CPU must support AVX2, and `table` must describe `pyramid`.
@@ -206,8 +210,29 @@ pub(crate) unsafe fn coarse_finish(issued: &Issued, pyramid: &MinPyramid, wanted
     if proven_bits & wanted == wanted {
         return BatchVerdicts::new(proven_bits, 0);
     }
-    let texels = pyramid.texels().as_ptr();
     let mask = _mm256_andnot_ps(proven, _mm256_castsi256_ps(clean));
+    // The ceiling: at least every level-0 depth under the 2x2 block, so where it is not
+    // above the raised nearest depth, every texel the reference reads over the footprint is
+    // not nearer than the box (each covers a pixel of the footprint): visible.
+    let low_index = _mm256_add_epi32(starts, _mm256_add_epi32(_mm256_mullo_epi32(row_low, widths), column_low));
+    // SAFETY: as the window read of `coarse_issue`: the ceilings have the windows' layout and
+    // padding, and only lanes of `mask` (clean lanes) read.
+    let ceiling = unsafe {
+        _mm256_castsi256_ps(_mm256_slli_epi32::<16>(_mm256_mask_i32gather_epi32::<2>(
+            _mm256_setzero_si256(),
+            pyramid.ceilings().as_ptr().cast::<i32>(),
+            low_index,
+            _mm256_castps_si256(mask),
+        )))
+    };
+    let seen = _mm256_and_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(ceiling, nearest), mask);
+    let visible_bits = (_mm256_movemask_ps(seen) as u32) & 0xff;
+    if (proven_bits | visible_bits) & wanted == wanted {
+        // No texel was read: no lane's 2x2 read is known to fail.
+        return BatchVerdicts::with_visible(proven_bits, 0, visible_bits);
+    }
+    let texels = pyramid.texels().as_ptr();
+    let mask = _mm256_andnot_ps(seen, mask);
     let read = |row: __m256i, column: __m256i| {
         let index = _mm256_add_epi32(starts, _mm256_add_epi32(_mm256_mullo_epi32(row, widths), column));
         // SAFETY: in a clean lane the texel (column, row) lies inside its level (the
@@ -223,5 +248,5 @@ pub(crate) unsafe fn coarse_finish(issued: &Issued, pyramid: &MinPyramid, wanted
     let proven_bits = proven_bits | (_mm256_movemask_ps(_mm256_and_ps(farther, mask)) as u32) & 0xff;
     // A clean lane's footprint, level and texels are the reference's (module docs), so an
     // unproven one failed the reference's 2x2 read too.
-    BatchVerdicts::new(proven_bits, clean_bits & !proven_bits)
+    BatchVerdicts::with_visible(proven_bits, clean_bits & !proven_bits & !visible_bits, visible_bits)
 }

@@ -16,6 +16,14 @@
 //! depth of a superset of its texels, so a window that proves an object hidden proves what
 //! the four reads would; at half the bytes, the windows stay in cache beside the object
 //! stream.
+//!
+//! And beside each window its **ceiling**: the same 2x2 block's **largest** value, over the
+//! *max* pyramid (each texel of a level above 0 the largest level-0 value it covers), rounded
+//! up to 16 bits. A ceiling is at least every level-0 value under its block, so a box whose
+//! raised nearest depth is at least its ceiling has, on every level, a texel over its
+//! footprint that is not nearer than it: the test's verdict is visible without a texel read.
+//! Most objects a high camera sees stand where no occluder is drawn (texels of 0), and the
+//! ceiling settles them in one read where the reference would read two levels.
 
 use super::raster::TiledDepth;
 
@@ -30,6 +38,11 @@ pub(crate) struct MinPyramid {
     /// Every level's window texels (16-bit), laid out as `texels`, and one more so a
     /// 32-bit read at the last texel stays inside.
     windows: Vec<u16>,
+    /// The max pyramid's levels above level 0 (whose level 0 is `texels`'), laid out as
+    /// `texels` from level 1 on.
+    peaks: Vec<f32>,
+    /// Every level's ceiling texels (16-bit), laid out as `windows`, with the same padding.
+    ceilings: Vec<u16>,
 }
 
 impl MinPyramid {
@@ -43,7 +56,14 @@ impl MinPyramid {
             levels.push((level_width, level_height, end));
             end += level_width * level_height;
         }
-        MinPyramid { levels, texels: vec![0.0; end], windows: vec![0; end + 1] }
+        let above = end - width * height;
+        MinPyramid {
+            levels,
+            texels: vec![0.0; end],
+            windows: vec![0; end + 1],
+            peaks: vec![0.0; above],
+            ceilings: vec![0; end + 1],
+        }
     }
 
     /// Number of levels, level 0 included.
@@ -65,26 +85,16 @@ impl MinPyramid {
                 base.copy_row(first / base_width + offset, row);
             }
         });
+        let base_len = base_width * base_height;
         for pair in self.levels.windows(2) {
-            let [(below_width, below_height, below_start), (width, height, start)] = [pair[0], pair[1]];
+            let [(below_width, below_height, below_start), (width, _, start)] = [pair[0], pair[1]];
             // Levels lie in order, so the one below ends where this one starts.
             let (done, rest) = self.texels.split_at_mut(start);
-            let below_texels = &done[below_start..];
-            let texels = &mut rest[..width * height];
-            for (y, row) in texels.chunks_exact_mut(width).enumerate() {
-                let (top, bottom) = (2 * y, (2 * y + 1).min(below_height - 1));
-                let top = &below_texels[top * below_width..(top + 1) * below_width];
-                let bottom = &below_texels[bottom * below_width..(bottom + 1) * below_width];
-                // Whole 2x2 blocks as pairs of pairs (a loop that vectorizes), then the odd
-                // last column's block of one column.
-                let pairs = top.chunks_exact(2).zip(bottom.chunks_exact(2));
-                for (texel, (upper, lower)) in row.iter_mut().zip(pairs) {
-                    *texel = lesser(lesser(upper[0], upper[1]), lesser(lower[0], lower[1]));
-                }
-                if below_width % 2 == 1 {
-                    row[width - 1] = lesser(top[below_width - 1], bottom[below_width - 1]);
-                }
-            }
+            reduce_level(&done[below_start..], below_width, below_height, &mut rest[..], width, lesser);
+            // The max pyramid's level 1 reduces level 0, which it shares with the min pyramid.
+            let (done, rest) = self.peaks.split_at_mut(start - base_len);
+            let below = if below_start == 0 { &self.texels[..base_len] } else { &done[below_start - base_len..] };
+            reduce_level(below, below_width, below_height, rest, width, greater);
         }
         let texels = &self.texels;
         runtime::jobs::parallel_for_chunks(&mut self.windows[..base_width * base_height], band, |first, rows| {
@@ -94,6 +104,18 @@ impl MinPyramid {
             let level = &self.texels[start..start + width * height];
             window_rows(level, width, height, 0, &mut self.windows[start..start + width * height]);
         }
+        ceiling_rows(&self.texels[..base_len], base_width, base_height, &mut self.ceilings[..base_len]);
+        for &(width, height, start) in &self.levels[1..] {
+            let level = &self.peaks[start - base_len..start - base_len + width * height];
+            ceiling_rows(level, width, height, &mut self.ceilings[start..start + width * height]);
+        }
+    }
+
+    /// Every level's ceiling texels (see the module docs), laid out as
+    /// [`MinPyramid::windows`], and one padding texel.
+    #[inline]
+    pub fn ceilings(&self) -> &[u16] {
+        &self.ceilings
     }
 
     /// Every level's window texels (see the module docs), laid out as [`MinPyramid::texels`],
@@ -141,6 +163,66 @@ fn window_rows(texels: &[f32], width: usize, height: usize, first_row: usize, ou
             *window = round_down(lesser(lesser(a, b), lesser(c, d)));
         }
         row[width - 1] = round_down(lesser(top[width - 1], bottom[width - 1]));
+    }
+}
+
+/// Writes the `width`-wide level above a `below_width` x `below_height` level (`below`,
+/// row-major) into `out`: each texel `combine`s the up-to-2x2 block beneath it.
+fn reduce_level(
+    below: &[f32],
+    below_width: usize,
+    below_height: usize,
+    out: &mut [f32],
+    width: usize,
+    combine: fn(f32, f32) -> f32,
+) {
+    let height = below_height.div_ceil(2);
+    for (y, row) in out[..width * height].chunks_exact_mut(width).enumerate() {
+        let (top, bottom) = (2 * y, (2 * y + 1).min(below_height - 1));
+        let top = &below[top * below_width..(top + 1) * below_width];
+        let bottom = &below[bottom * below_width..(bottom + 1) * below_width];
+        // Whole 2x2 blocks as pairs of pairs (a loop that vectorizes), then the odd last
+        // column's block of one column.
+        let pairs = top.chunks_exact(2).zip(bottom.chunks_exact(2));
+        for (texel, (upper, lower)) in row.iter_mut().zip(pairs) {
+            *texel = combine(combine(upper[0], upper[1]), combine(lower[0], lower[1]));
+        }
+        if below_width % 2 == 1 {
+            row[width - 1] = combine(top[below_width - 1], bottom[below_width - 1]);
+        }
+    }
+}
+
+/// Writes the ceiling texels of a `width` x `height` level of the max pyramid (`texels`,
+/// row-major) into `out`: each the largest of its 2x2 block, rounded up.
+fn ceiling_rows(texels: &[f32], width: usize, height: usize, out: &mut [u16]) {
+    for (y, row) in out.chunks_exact_mut(width).enumerate() {
+        let below = (y + 1).min(height - 1);
+        let (top, bottom) = (&texels[y * width..(y + 1) * width], &texels[below * width..(below + 1) * width]);
+        let pairs = top.iter().zip(&top[1..]).zip(bottom.iter().zip(&bottom[1..]));
+        for (ceiling, ((&a, &b), (&c, &d))) in row.iter_mut().zip(pairs) {
+            *ceiling = round_up(greater(greater(a, b), greater(c, d)));
+        }
+        row[width - 1] = round_up(greater(top[width - 1], bottom[width - 1]));
+    }
+}
+
+/// The upper 16 bits of a depth's bits, rounded away from zero (nearer for the non-negative
+/// depths stored): the smallest 16-bit value whose `f32` is at least the depth.
+#[inline]
+fn round_up(depth: f32) -> u16 {
+    let bits = depth.to_bits();
+    // A finite depth below the largest `f32` rounds to at most infinity's upper half.
+    ((bits >> 16) + u32::from(bits & 0xffff != 0)) as u16
+}
+
+/// The larger of two depths (stored depths are never NaN).
+#[inline]
+fn greater(a: f32, b: f32) -> f32 {
+    if a > b {
+        a
+    } else {
+        b
     }
 }
 
@@ -223,6 +305,29 @@ mod tests {
                     let window = f32::from_bits(u32::from(pyramid.windows()[start + y * width + x]) << 16);
                     assert!(window <= lowest && window >= lowest * (1.0 - 1.0 / 128.0), "window ({x}, {y}) at {start}");
                     assert_eq!(window.to_bits() >> 16, lowest.to_bits() >> 16, "the upper half of the minimum's bits");
+                }
+            }
+        }
+        check_ceilings(pyramid, base, buffer_width, buffer_height);
+    }
+
+    /// Every ceiling texel is the largest level-0 pixel under its 2x2 block, rounded up to
+    /// the nearest 16-bit value at or above it.
+    fn check_ceilings(pyramid: &MinPyramid, base: &TiledDepth, buffer_width: usize, buffer_height: usize) {
+        for (level, &(width, height, start)) in pyramid.levels.iter().enumerate() {
+            for y in 0..height {
+                for x in 0..width {
+                    let mut largest = 0.0f32;
+                    for pixel_y in (y << level)..((y + 2) << level).min(buffer_height) {
+                        for pixel_x in (x << level)..((x + 2) << level).min(buffer_width) {
+                            largest = largest.max(base.at(pixel_x, pixel_y));
+                        }
+                    }
+                    let bits = u32::from(pyramid.ceilings()[start + y * width + x]) << 16;
+                    assert!(f32::from_bits(bits) >= largest, "ceiling ({x}, {y}) of level {level} is above its block");
+                    if bits != 0 {
+                        assert!(f32::from_bits(bits - (1 << 16)) < largest, "ceiling ({x}, {y}) rounds up by one step");
+                    }
                 }
             }
         }
