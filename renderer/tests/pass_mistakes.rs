@@ -10,21 +10,15 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use culling::CullingBackend;
-use frame_harness::{assert_same_frames, draw, dropped_message, fill_pipeline, Marker, UserCompute};
+use frame_harness::{assert_same_frames, draw, dropped_message, fill_pipeline, passes, Marker, UserCompute};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{
-    AttachmentLoad, Binding, BindingKind, ComputePipeline, ExecuteContext, ImageRead, Registry, RenderGraph,
-    ShaderStage, TypedPass,
+    AttachmentLoad, Binding, BindingKind, ComputePipeline, ExecuteContext, ImageRead, Registry, ShaderStage, TypedPass,
 };
-use renderer::{points, AddPasses, COLOR, DEPTH_PREPASS, HIZ_DEPTH, VISIBILITY_BITS};
+use renderer::{points, COLOR, DEPTH_PREPASS, HIZ_DEPTH, VISIBILITY_BITS};
 
 const FRAMES: u32 = 3;
 const COMPUTE: ShaderStage = ShaderStage::Compute;
-
-/// The user's passes of one `RenderSetup::passes` closure.
-fn passes(add: impl FnOnce(&mut RenderGraph) -> render_graph::Result<()> + Send + 'static) -> Vec<AddPasses> {
-    vec![Box::new(add)]
-}
 
 #[test]
 fn a_user_pass_writing_visibility_bits_is_refused_naming_both_passes_and_the_gpu_answer_is_unchanged() {

@@ -11,7 +11,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use culling::CullingBackend;
-use frame_harness::{assert_same_frames, draw, dropped_message, test_pipeline, UserCompute, CAPACITY};
+use frame_harness::{assert_same_frames, draw, dropped_message, passes, test_pipeline, UserCompute, CAPACITY};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{
     vk, Binding, BindingKind, BufferDesc, ExecuteContext, Registry, RenderGraph, ShaderStage, TypedPass,
@@ -23,11 +23,6 @@ const COMPUTE: ShaderStage = ShaderStage::Compute;
 const FIXED_ARRAY: &[u8] = include_bytes!("shaders/fixed_array.comp.spv");
 const READ_UNQUALIFIED: &[u8] = include_bytes!("shaders/read_unqualified.comp.spv");
 const COUNT_UNQUALIFIED: &[u8] = include_bytes!("shaders/count_unqualified.comp.spv");
-
-/// The user's passes of one `RenderSetup::passes` closure.
-fn passes(add: impl FnOnce(&mut RenderGraph) -> render_graph::Result<()> + Send + 'static) -> Vec<AddPasses> {
-    vec![Box::new(add)]
-}
 
 /// A user pass running the shader `spirv` on `object_records` (declared as a read) and a
 /// buffer of its own, `groups` workgroups.

@@ -19,6 +19,13 @@ pub const HEIGHT: u32 = 32;
 /// Object slots of the scene.
 pub const CAPACITY: u32 = 64;
 
+/// The user's passes of one `RenderSetup::passes` closure.
+pub fn passes(
+    add: impl FnOnce(&mut render_graph::RenderGraph) -> render_graph::Result<()> + Send + 'static,
+) -> Vec<AddPasses> {
+    vec![Box::new(add)]
+}
+
 /// What the engine answered, frame by frame.
 #[derive(Clone, Debug, Default)]
 pub struct Drawn {
