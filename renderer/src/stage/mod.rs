@@ -55,6 +55,7 @@
 //!   thread lives on. Dropping the `App` lets the thread finish its frame and joins it.
 
 mod debug_view;
+mod headless;
 mod pipeline;
 mod readback;
 mod screenshot;
@@ -72,6 +73,7 @@ use runtime::hecs::World;
 use runtime::{App, Res, ResMut, Stage, System};
 
 pub use debug_view::{DebugView, DebugViewPass};
+pub use headless::{lock_capture, Capture, HeadlessTarget, SharedCapture, HEADLESS_PASS};
 pub use pipeline::{FrameInFlight, RenderExtract, RENDER_THREAD};
 pub use readback::{READBACK_RING, READBACK_SYSTEM};
 pub use screenshot::{picture, write_png, Screenshot, ScreenshotPass, ScreenshotRequest, Screenshots};
@@ -279,14 +281,23 @@ impl ShadowReport {
 /// [`CullingChoice`] resource and returned; a fallback's reason is logged once). Without a
 /// usable device the CPU culls and nothing is drawn. Only the GPU backend required without a
 /// device is an error.
+///
+/// This is the headless form: the frames go to a [`HeadlessTarget`] that draws every frame
+/// (the whole frame: depth prepass, geometry, shadow atlas) and copies none; its capture is
+/// the [`SharedCapture`] resource, where a game asks for the next frames' pictures
+/// ([`Capture::capture`]). [`Screenshots`] work as in a window.
 pub fn install_render(app: &mut App, setup: RenderSetup) -> Result<CullingChoice, NoGpuCulling> {
-    install_render_to(app, setup, None)
+    let (target, capture) = HeadlessTarget::drawing();
+    app.insert_resource(capture);
+    install_render_to(app, setup, Some(Box::new(target)))
 }
 
 /// [`install_render`] with a [`FrameTarget`] that adds its passes to the graph and is called
-/// around every frame: a window's swapchain, a host copy of the image. A target whose
-/// passes cannot be added turns rendering off like any other setup error (the reason is in
-/// [`RenderReport::error`]).
+/// around every frame: a window's swapchain, a host copy of the image ([`HeadlessTarget`]).
+/// A target whose passes cannot be added turns rendering off like any other setup error (the
+/// reason is in [`RenderReport::error`]). Without a target nothing reads `color`, so the
+/// graph drops the passes that draw it as unused (a warning names each): give a target, or
+/// use [`install_render`].
 pub fn install_render_to(
     app: &mut App,
     setup: RenderSetup,
