@@ -38,8 +38,9 @@
 //!   its picture reaches the screen one frame later (submitted during frame `N + 1`).
 //! - **What frame `N`'s results are, and when.** Serial: its screenshots, upload report and
 //!   error are in the resources when `run_frame` returns. Pipelined: they are published by
-//!   frame `N + 1`'s Render stage ([`Screenshot::frame`] says which frame a picture is of), or
-//!   by [`FrameInFlight::finish`] for a host that stops. The GPU's statistics and bits are read
+//!   frame `N + 1`'s Render stage ([`Screenshot::frame`] says which frame a picture is of;
+//!   [`RenderReport::upload`] and [`RenderReport::frames`] after frame `N + 1` are serial's
+//!   after frame `N`), or by [`FrameInFlight::finish`] for a host that stops. The GPU's statistics and bits are read
 //!   without a stall as before, but pipelined they are read in the Render stage, once the
 //!   render thread is done: frame `N + 1`'s Visibility stage sees the answer of frame `N - 1`
 //!   at best (one frame older than serial).
@@ -444,6 +445,9 @@ fn render_system(
         let pipelined = settings.pipelined_frames;
         let mut feedback = feedback.filter(|_| feeds_back);
         let mut pipeline = pipeline.0.lock().unwrap_or_else(|poison| poison.into_inner());
+        // A frame not drawn uploaded nothing; cleared before the frame the render thread held
+        // is published, so that its upload stands.
+        report.upload = UploadReport::default();
         // The frame the render thread holds is published first, whatever this frame does.
         let mut error = pipeline.finish(&mut report, &mut shots);
         // Locks show in a capture: the wait for the lock, then the time it is held.
@@ -459,7 +463,6 @@ fn render_system(
         state.show_debug_view(&debug_view);
         let game_frame = ctx.time.frame_index;
         extract.run(world, game_frame);
-        report.upload = UploadReport::default();
         let mut outcome = pipeline.spare.take().unwrap_or_default();
         outcome.game_frame = game_frame;
         let inputs = FrameInputs { world, changes, visibility: &visibility, shadows: shadows.as_deref() };
