@@ -6,13 +6,13 @@
 use std::sync::Arc;
 
 use culling::{CullingBackend, Visibility};
-use ecs::{scene, Aabb, BaseColor, Camera, Transform};
+use ecs::{scene, Aabb, BaseColor, Camera, MaterialHandle, Transform};
 use glam::{Mat4, Quat, Vec3};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, GpuDevice};
 use renderer::truth::{check_frame, ReferenceRenderer};
 use renderer::{
-    install_render, install_render_to, lock_capture, BitsReadback, HeadlessTarget, MeshLibrary, RenderReport,
+    install_render, install_render_to, lock_capture, BitsReadback, HeadlessTarget, Material, MeshLibrary, RenderReport,
     RenderSetup, SharedCapture,
 };
 
@@ -146,6 +146,55 @@ fn the_truth_catches_a_planted_culling_bug() {
         assert_eq!(checked.truth.false_hidden, 1, "{backend:?}: {:?}", checked.truth);
         assert_eq!(checked.truth.false_hidden_slots, [slot], "{backend:?}: the planted cube is named");
         assert!(checked.differing_pixels > 0, "{backend:?}: and the picture lacks it");
+    }
+    assert_no_validation_messages(&device);
+}
+
+/// The id image of masked, textured surfaces: each object is named by its own id, whatever
+/// its slot and its texels' alpha. Cubes of a masked material whose texel alpha (200) is
+/// above the cutoff stand in a row in view, after 300 cubes behind the camera (so their
+/// slots need more than one byte); the objects owning pixels are exactly the row.
+#[test]
+fn the_id_image_names_masked_textured_objects_by_their_own_ids() {
+    let Some(device) = gpu_test_context() else { return };
+    let mut meshes = MeshLibrary::with_unit_cube();
+    let texture = meshes.add_texture(1, vec![vec![255, 255, 255, 200]]).expect("a texel");
+    let masked =
+        meshes.add_material(Material { texture: Some(texture), alpha_cutoff: Some(0.5), ..Material::default() });
+    let masked = MaterialHandle(masked.expect("a masked material"));
+    let capacity = 512;
+    for backend in [CullingBackend::Cpu, CullingBackend::Gpu] {
+        let mut app = runtime::App::with_threads(1);
+        let (target, capture) = HeadlessTarget::new();
+        let setup = RenderSetup { capacity, meshes: meshes.clone(), ..setup(&device, backend) };
+        install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+        scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 0.0, 8.0), Vec3::ZERO));
+        for index in 0..300 {
+            let behind = Transform::from_translation(Vec3::new(index as f32 * 0.1, 0.0, 20.0));
+            scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), behind);
+        }
+        let mut row = Vec::new();
+        for index in 0..5 {
+            let mut cube = scene::unit_cube_mesh();
+            cube.material = masked;
+            let place = Transform::from_translation(Vec3::new(index as f32 * 1.6 - 3.2, 0.0, 0.0));
+            row.push(scene::spawn_mesh(app.world_mut(), cube, place));
+        }
+        let mut reference =
+            ReferenceRenderer::with_device(Arc::clone(&device), WIDTH, HEIGHT, capacity, meshes.clone(), SKY)
+                .expect("a reference");
+        app.run_frame();
+        let capture = lock_capture(&capture);
+        let (world, visibility) = (app.world(), app.resource::<Visibility>());
+        let mut expected: Vec<u32> = row.iter().map(|&cube| visibility.slot_of(cube).expect("a slot")).collect();
+        expected.sort_unstable();
+        assert!(expected[0] > 255, "{backend:?}: the row's slots need two bytes: {expected:?}");
+        let owners = reference.objects_with_pixels(world, &visibility).expect("the id image");
+        assert_eq!(owners, expected, "{backend:?}: the masked cubes own pixels under their own ids");
+        let report = app.resource::<RenderReport>();
+        let checked =
+            check_frame(&mut reference, &capture.pixels, world, &visibility, &report, None).expect("the truth answers");
+        assert_eq!((checked.truth.false_hidden, checked.differing_pixels), (0, 0), "{backend:?}: {:?}", checked.truth);
     }
     assert_no_validation_messages(&device);
 }

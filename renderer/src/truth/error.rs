@@ -34,6 +34,9 @@ pub enum TruthError {
     CasterBitsMissing,
     /// A PNG could not be written.
     Png(PathBuf, std::io::Error),
+    /// The clear colour's alpha (given) rounds to byte 0, the object-id image's mark of an
+    /// object: the sky could not be told from object 0.
+    ClearAlpha(f32),
 }
 
 impl fmt::Display for TruthError {
@@ -53,6 +56,12 @@ impl fmt::Display for TruthError {
                 write!(formatter, "the GPU culled the shadow casters but their bits were not read back")
             }
             TruthError::Png(path, error) => write!(formatter, "writing {}: {error}", path.display()),
+            TruthError::ClearAlpha(alpha) => {
+                write!(
+                    formatter,
+                    "the clear colour's alpha {alpha} rounds to 0, which the object-id image keeps for objects"
+                )
+            }
         }
     }
 }

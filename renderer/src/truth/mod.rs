@@ -6,7 +6,8 @@
 //!   the colour the Render stage gave it ([`slot_colors`]) must give the very image culling
 //!   drew: [`differing_pixels`] 0.
 //! - **The object-id image** ([`ReferenceRenderer::objects_with_pixels`]): every drawable
-//!   object drawn as its id; the objects owning at least one pixel.
+//!   object drawn as its id (in one draw, unlit, a masked material cutting its holes as in
+//!   the frame, a blended one owning nothing); the objects owning at least one pixel.
 //! - **False hidden** ([`Truth::judge`]): objects owning a pixel that culling did not submit
 //!   ([`submitted`]: the GPU's visibility bits of the frame on the GPU backend, the host's
 //!   visible list on the CPU's). Must be 0. **Efficiency**: objects with pixels over objects
@@ -186,11 +187,11 @@ pub fn check_frame(
     }
     reference.set_shadows(shadows, visibility);
     let differing_pixels = compare_with_unculled(reference, image, world, visibility)?;
-    let owners = reference.objects_with_pixels(visibility)?;
+    let owners = reference.objects_with_pixels(world, visibility)?;
     let submitted = submitted(report, visibility, reference.parts().1);
     let mut truth = Truth::judge(&owners, &submitted.objects, visibility.objects().len());
     if let Some(shadows) = shadows {
-        truth.dropped_casters = Some(dropped_casters(reference, visibility, shadows, report)?);
+        truth.dropped_casters = Some(dropped_casters(reference, world, visibility, shadows, report)?);
     }
     Ok(FrameCheck { differing_pixels, submitted, truth })
 }

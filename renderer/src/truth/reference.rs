@@ -11,7 +11,10 @@ use culling::Visibility;
 use render_graph::device::{DeviceConfig, GpuDevice};
 use render_graph::{vk, ReadbackBuffer, RenderGraph};
 
+use runtime::hecs::World;
+
 use super::TruthError;
+use crate::passes::ObjectIdImage;
 use crate::UploadReport;
 use crate::{lock_scene, FrameView, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, ShadowFrame, SharedScene};
 
@@ -145,45 +148,45 @@ impl ReferenceRenderer {
 
     /// The objects among `objects` owning at least one pixel when they alone are drawn
     /// from `view_projection` (a camera's, or a light view's), sorted: the id image of
-    /// [`ReferenceRenderer::objects_with_pixels`] for any view.
+    /// [`ReferenceRenderer::objects_with_pixels`] for any view. `world` gives each object's
+    /// [`ecs::BaseColor`], whose alpha cuts a masked material's holes as in the frame.
     pub fn owners_in_view(
         &mut self,
+        world: &World,
         visibility: &Visibility,
         view_projection: [[f32; 4]; 4],
         objects: &[u32],
     ) -> Result<Vec<u32>, TruthError> {
-        let pixels = (self.extent.width * self.extent.height) as usize;
-        let mut ids = vec![0u32; pixels];
-        let mut sky = vec![false; pixels];
-        for digit in 0..3u32 {
-            let place = 255u32.pow(digit);
-            self.upload(visibility, |object| ((object as u32 + 1) / place % 255) << 24)?;
-            let image = self.draw_list(view_projection, objects)?;
-            for ((id, sky), pixel) in ids.iter_mut().zip(&mut sky).zip(image.chunks_exact(4)) {
-                if pixel[3] == 255 {
-                    *sky = true;
-                } else {
-                    *id += u32::from(pixel[3]) * place;
-                }
-            }
+        if self.clear_color[3] * 255.0 < 0.5 {
+            return Err(TruthError::ClearAlpha(self.clear_color[3]));
         }
-        let mut owners: Vec<u32> = ids.iter().zip(&sky).filter(|(_, &sky)| !sky).map(|(&id, _)| id - 1).collect();
+        if visibility.objects().len() > ID_LIMIT {
+            return Err(TruthError::Capacity { objects: visibility.objects().len(), capacity: ID_LIMIT as u32 });
+        }
+        let colors = super::slot_colors(world, visibility.objects());
+        self.upload(visibility, |object| id_color(object, colors[object]))?;
+        self.graph.set_param(ObjectIdImage(true));
+        let image = self.draw_list(view_projection, objects);
+        self.graph.remove_param::<ObjectIdImage>();
+        let mut owners: Vec<u32> = image?.chunks_exact(4).filter_map(pixel_owner).collect();
         owners.sort_unstable();
         owners.dedup();
         Ok(owners)
     }
 
-    /// The culling truth of the frame: draws every drawable object of `visibility` with
-    /// culling off as an object-id image and returns the objects owning at least one pixel,
-    /// sorted. The id is written through the colour's alpha byte, which the geometry shader
-    /// passes through unlit: `id + 1` in base 255, one digit per draw (three draws, up to
-    /// 16.5M objects), while the sky clears to alpha 255, a value no digit takes. The next
-    /// drawing call re-uploads its own colours.
-    pub fn objects_with_pixels(&mut self, visibility: &Visibility) -> Result<Vec<u32>, TruthError> {
+    /// The culling truth of the frame: draws every drawable object of `visibility` (in
+    /// `world`) with culling off as an object-id image and returns the objects owning at
+    /// least one pixel, sorted. Object `i` is drawn with `i + 1` in its colour's red, green
+    /// and blue bytes and its [`ecs::BaseColor`]'s alpha, which the geometry pass's id image
+    /// writes back whole with alpha 0 (see [`crate::passes`]' `ObjectIdImage`): one draw,
+    /// up to 16.7M objects, where the sky keeps the clear colour's alpha (which must not
+    /// round to 0). A masked material cuts the same holes as in the frame, and a blended one
+    /// owns no pixel (it hides nothing). The next drawing call re-uploads its own colours.
+    pub fn objects_with_pixels(&mut self, world: &World, visibility: &Visibility) -> Result<Vec<u32>, TruthError> {
         let view_projection = view_projection_of(visibility)?;
         self.collect_drawable(visibility);
         let all = std::mem::take(&mut self.all_drawable);
-        let owners = self.owners_in_view(visibility, view_projection, &all);
+        let owners = self.owners_in_view(world, visibility, view_projection, &all);
         self.all_drawable = all;
         owners
     }
@@ -274,6 +277,24 @@ impl ReferenceRenderer {
             Vec::new()
         }
     }
+}
+
+/// Objects the id image tells apart: ids `1..=ID_LIMIT` fill the 24 bits of red, green and
+/// blue, 0 being no object.
+const ID_LIMIT: usize = (1 << 24) - 1;
+
+/// The colour object `object` is drawn with in the id image: `object + 1` in the red, green
+/// and blue bytes (red lowest, as [`ecs::BaseColor::packed`]) and the alpha byte of its frame
+/// colour `color` (packed RGBA8), which the masked materials' hole test reads.
+fn id_color(object: usize, color: u32) -> u32 {
+    (object as u32 + 1) & 0x00ff_ffff | color & 0xff00_0000
+}
+
+/// The object owning an id-image pixel (RGBA8), or `None` for the sky (alpha not 0: the
+/// clear colour's).
+fn pixel_owner(pixel: &[u8]) -> Option<u32> {
+    let id = u32::from_le_bytes([pixel[0], pixel[1], pixel[2], 0]);
+    (pixel[3] == 0 && id > 0).then(|| id - 1)
 }
 
 /// The camera's view-projection of the frame (column-major).

@@ -91,7 +91,7 @@ pub fn check_frame(
         checker.write_png(path, pixels)?;
     }
     let classify = request.classify && !request.pngs.is_empty();
-    let owners = if request.truth || classify { Some(checker.objects_with_pixels(visibility)?) } else { None };
+    let owners = if request.truth || classify { Some(checker.objects_with_pixels(world, visibility)?) } else { None };
     if let (true, Some(owners)) = (classify, &owners) {
         let verdicts = classify::verdict_colors(visibility, owners);
         let classified = checker.draw_all(visibility, |object| verdicts[object])?;
@@ -118,7 +118,7 @@ pub fn check_frame(
         (true, Some(owners)) => {
             let mut truth = Truth::judge(&owners, &submitted.objects, visibility.objects().len());
             if let Some(shadows) = shadows {
-                truth.dropped_casters = Some(dropped_casters(checker, visibility, shadows, report)?);
+                truth.dropped_casters = Some(dropped_casters(checker, world, visibility, shadows, report)?);
             }
             Some(truth)
         }
