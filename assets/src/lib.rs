@@ -22,8 +22,9 @@ mod mesh;
 mod process;
 
 pub use gltf_import::{
-    load_gltf, load_gltf_bytes, mip_chain, AlphaMode, BaseColor, BaseColorTexture, GltfMaterial, GltfScene,
-    ImportError, LoadTimings, SceneNode, SpawnedScene, TextureImage, TextureSampler, Wrap,
+    load_gltf, load_gltf_bytes, mip_chain, spawn_model, AlphaMode, BaseColor, BaseColorTexture, GltfMaterial,
+    GltfScene, ImportError, LoadTimings, Model, SceneNode, SpawnedModel, SpawnedScene, TextureImage, TextureSampler,
+    Wrap,
 };
 pub use library::{add_to_library, LibraryMesh};
 pub use mesh::{MeshData, MeshError};

@@ -28,6 +28,13 @@ impl MaterialHandle {
     /// No material: an entity carrying it is not drawable (nothing to shade it with).
     pub const NONE: MaterialHandle = MaterialHandle(u32::MAX);
 
+    /// The plain material: the object's colour ([`BaseColor`]) alone, opaque and one-sided,
+    /// whatever the library holds. It lies past every material table (a library never holds
+    /// `u32::MAX - 1` materials), where the renderer draws no texture, so a plain-colour
+    /// mesh never depends on what was loaded before it (a glTF file's material 0 is often
+    /// textured).
+    pub const PLAIN: MaterialHandle = MaterialHandle(u32::MAX - 1);
+
     /// Whether the handle names a material.
     #[inline]
     pub const fn is_some(self) -> bool {

@@ -55,6 +55,7 @@ pub mod names;
 pub mod passes;
 pub mod scene;
 pub mod stage;
+pub mod truth;
 
 // The CPU-side meshes the GPU scene uploads (crate `meshes`), re-exported so that a renderer's
 // user needs no second dependency.
@@ -66,9 +67,10 @@ pub use meshes::{
 // The Render stage: installing it, what it reports, where frames go, screenshots and the
 // debug view.
 pub use stage::{
-    install_render, install_render_to, picture, write_png, AddPasses, BitsReadback, DebugView, DebugViewPass,
-    FrameInFlight, FrameTarget, GpuCullControl, RenderExtract, RenderReport, RenderSetup, Screenshot, ScreenshotPass,
-    ScreenshotRequest, Screenshots, ShadowReport, READBACK_RING, READBACK_SYSTEM, RENDER_SYSTEM, RENDER_THREAD,
+    install_render, install_render_to, lock_capture, picture, write_png, AddPasses, BitsReadback, Capture, DebugView,
+    DebugViewPass, FrameInFlight, FrameTarget, GpuCullControl, HeadlessTarget, RenderExtract, RenderReport,
+    RenderSetup, Screenshot, ScreenshotPass, ScreenshotRequest, Screenshots, ShadowReport, SharedCapture,
+    HEADLESS_PASS, READBACK_RING, READBACK_SYSTEM, RENDER_SYSTEM, RENDER_THREAD,
 };
 
 // The GPU scene: object slots, their records and transforms, the mesh and material uploads,

@@ -135,6 +135,32 @@ fn pipelined_frames_draw_the_serial_pictures_one_frame_later_on_both_backends() 
     assert_no_validation_messages(&device);
 }
 
+/// The report's upload and frame count after each of `frames` frames.
+fn reports(app: &mut App, frames: u64) -> Vec<(renderer::UploadReport, u64)> {
+    (0..frames)
+        .map(|frame| {
+            app.run_frame();
+            let report = app.resource::<RenderReport>();
+            assert!(report.error.is_none(), "frame {frame}: {:?}", report.error);
+            (report.upload, report.frames)
+        })
+        .collect()
+}
+
+#[test]
+fn pipelined_reports_are_the_serial_reports_one_frame_later() {
+    let Some(device) = gpu_test_context() else { return };
+    for backend in [CullingBackend::Gpu, CullingBackend::Cpu] {
+        let serial = reports(&mut game(&device, backend, false, None), 10);
+        let pipelined = reports(&mut game(&device, backend, true, None), 11);
+        assert!(serial.iter().all(|(upload, _)| upload.bytes > 0), "{backend:?}: the script moves things: {serial:?}");
+        // Pipelined, frame N's report is published by frame N + 1's Render stage.
+        assert_eq!(pipelined[0].1, 0, "{backend:?}: nothing was drawn when frame 0 returned");
+        assert_eq!(&pipelined[1..], &serial[..], "{backend:?}: the serial reports, one frame later");
+    }
+    assert_no_validation_messages(&device);
+}
+
 #[test]
 fn switching_modes_and_resizing_with_a_frame_in_flight_keep_every_picture() {
     let Some(device) = gpu_test_context() else { return };

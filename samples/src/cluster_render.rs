@@ -18,7 +18,8 @@ use render_graph::{vk, RenderGraph};
 use renderer::{add_cluster_culled_scene_passes, cluster_pass_ms, ClusterCulledScene, ClusterReadbacks};
 use renderer::{lock_scene, pack_rgba8, FrameView, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
 
-use crate::mesh_render::{upload_objects, MeshRenderer, RenderError};
+use crate::mesh_render::{MeshRenderer, RenderError};
+use renderer::truth::upload_objects;
 
 /// What one cluster-culled frame drew.
 #[derive(Clone, Debug, Default)]

@@ -13,8 +13,8 @@ use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, GpuDevice};
 use renderer::MeshLibrary;
 use renderer::{install_render_to, BitsReadback, GpuCullControl, RenderReport, RenderSetup};
+use renderer::{lock_capture, HeadlessTarget, SharedCapture};
 use runtime::App;
-use samples::city::rendering::{lock_capture, HeadlessTarget, SharedCapture};
 use samples::scene_check::{compare_scene, expected_scene, lock_copy, SceneCheckTarget, SharedSceneCopy};
 use samples::stress::{build_stress, StressConfig, StressMeshes};
 
@@ -44,7 +44,7 @@ fn rendered(
     let extent = vk::Extent2D { width: 64, height: 48 };
     let library = StressMeshes::library();
     let (inner, shared): (Option<Box<dyn renderer::FrameTarget>>, _) = if capture {
-        let (target, shared) = HeadlessTarget::new(device, extent);
+        let (target, shared) = HeadlessTarget::new();
         lock_capture(&shared).draw = true;
         lock_capture(&shared).capture = true;
         (Some(Box::new(target)), Some(shared))

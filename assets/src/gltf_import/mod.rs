@@ -1,9 +1,11 @@
 //! glTF 2.0 scenes (.gltf with external or embedded buffers, and .glb) into the ECS.
 //!
 //! [`load_gltf`] reads and checks the file and processes every triangle primitive (one mesh
-//! each) through [`crate::process_meshes`] on the job system; [`GltfScene::spawn`] then adds
-//! the meshes to a [`MeshLibrary`] and spawns one entity per node with [`Transform`] and the
-//! engine's [`ecs::Parent`] hierarchy, meshes with their [`Lod`] levels (biased by the node's
+//! each) through [`crate::process_meshes`] on the job system; [`GltfScene::add_model`] then
+//! adds the meshes, materials and textures to a [`MeshLibrary`](meshes::MeshLibrary) once, as a [`Model`] that
+//! [`spawn_model`] spawns any number of times ([`GltfScene::spawn`] does both, once): one
+//! entity per node with [`Transform`] and the
+//! engine's [`ecs::Parent`] hierarchy, meshes with their [`Lod`](ecs::Lod) levels (biased by the node's
 //! world scale) and [`BaseColor`], and
 //! [`Camera`]s. A closed mesh gets its inner-box occluder; an open one none.
 //!
@@ -26,22 +28,21 @@ mod error;
 mod extensions;
 mod materials;
 mod meshopt_views;
+mod model;
 mod views;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use culling::occlusion::{OccluderMesh, OccluderMeshes};
-use ecs::hierarchy::set_parent;
-use ecs::{Camera, Lod, MaterialHandle, Mesh, Projection, Transform, Visible, WorldTransform};
+use ecs::{Camera, Projection, Transform};
 use glam::{Quat, Vec3};
-use hecs::{Entity, World};
-use meshes::MeshLibrary;
+use hecs::Entity;
 
 pub use error::ImportError;
 pub use materials::{mip_chain, AlphaMode, BaseColorTexture, GltfMaterial, TextureImage, TextureSampler, Wrap};
+pub use model::{spawn_model, Model, SpawnedModel};
 
-use crate::library::{add_to_library, LibraryMesh};
+use crate::library::LibraryMesh;
 use crate::mesh::MeshData;
 use crate::process::{process_meshes, ProcessOptions, ProcessedMesh};
 
@@ -440,7 +441,7 @@ fn camera_of(camera: &gltf::Camera<'_>) -> Result<Camera, ImportError> {
 
 /// The finest level's indices with every vertex replaced by the first one at the same
 /// position, so a closed surface with split normals or UVs is closed by index too.
-fn welded_indices(mesh: &ProcessedMesh) -> Vec<u32> {
+pub(super) fn welded_indices(mesh: &ProcessedMesh) -> Vec<u32> {
     let mut first_at = std::collections::HashMap::with_capacity(mesh.positions.len());
     let canonical: Vec<u32> = (0..mesh.positions.len() as u32)
         .map(|vertex| *first_at.entry(mesh.positions[vertex as usize].map(f32::to_bits)).or_insert(vertex))
@@ -477,78 +478,5 @@ impl GltfScene {
             worlds.push(node.parent.map_or(local, |parent| worlds[parent] * local));
         }
         worlds
-    }
-
-    /// Adds the meshes to `library` (their inner-box occluders, for closed ones, to
-    /// `occluders`, under every level's id) and spawns the nodes into `world`.
-    pub fn spawn(
-        &self,
-        world: &mut World,
-        library: &mut MeshLibrary,
-        occluders: &mut OccluderMeshes,
-    ) -> meshes::Result<SpawnedScene> {
-        let material_base = materials::add_materials(library, &self.material_list, &self.images)?;
-        let mut meshes = Vec::with_capacity(self.meshes.len());
-        let mut occluder_count = 0;
-        for (index, mesh) in self.meshes.iter().enumerate() {
-            let placed = add_to_library(library, mesh)?;
-            // A surface with holes (alpha mask) or that blends hides nothing behind it.
-            if self.material_of(index).alpha.lets_light_through() {
-                meshes.push(placed);
-                continue;
-            }
-            let positions: Vec<Vec3> = mesh.positions.iter().map(|&position| Vec3::from(position)).collect();
-            if let Ok(occluder) = OccluderMesh::inner_box_of(&positions, &welded_indices(mesh)) {
-                for level in placed.levels.clone() {
-                    occluders.insert(ecs::MeshHandle(level), occluder.clone());
-                }
-                occluder_count += 1;
-            }
-            meshes.push(placed);
-        }
-        let mut spawned = SpawnedScene {
-            nodes: Vec::with_capacity(self.nodes.len()),
-            drawables: Vec::new(),
-            cameras: Vec::new(),
-            meshes,
-            occluders: occluder_count,
-            material_base,
-        };
-        // A level's hand-over distance is in mesh units, so an entity scaled by `s` in the
-        // world carries `bias = s`.
-        for (node, world_matrix) in self.nodes.iter().zip(self.node_worlds()) {
-            let scale = [world_matrix.x_axis, world_matrix.y_axis, world_matrix.z_axis]
-                .map(|axis| axis.truncate().length())
-                .into_iter()
-                .fold(0.0_f32, f32::max);
-            let bias = if scale.is_finite() && scale > 0.0 { scale } else { 1.0 };
-            let entity = world.spawn((node.transform, WorldTransform::from(node.transform)));
-            if let Some(parent) = node.parent {
-                set_parent(world, entity, spawned.nodes[parent]).expect("parents are spawned before their children");
-            }
-            if let Some(camera) = node.camera {
-                world.insert_one(entity, camera).expect("the entity was just spawned");
-                spawned.cameras.push(entity);
-            }
-            let single = node.meshes.len() == 1;
-            for &mesh in &node.meshes {
-                // One primitive goes on the node itself; several get a child each.
-                let holder = if single {
-                    entity
-                } else {
-                    let child = world.spawn((Transform::IDENTITY, WorldTransform::from(Transform::IDENTITY)));
-                    set_parent(world, child, entity).expect("the node was just spawned");
-                    child
-                };
-                let placed = &spawned.meshes[mesh];
-                let component =
-                    Mesh::new(placed.finest(), MaterialHandle(material_base + self.materials[mesh]), placed.bounds);
-                let lod = Lod { bias, ..placed.lod.clone() };
-                world.insert(holder, (component, lod, self.colors[mesh], Visible(true))).expect("the entity exists");
-                spawned.drawables.push(holder);
-            }
-            spawned.nodes.push(entity);
-        }
-        Ok(spawned)
     }
 }

@@ -18,7 +18,7 @@ use render_graph::{AttachmentLoad, Binding, BindingKind, BufferRead, ColorBlend,
 use render_graph::{GraphicsPipeline, Registry, Result, ShaderStage, TypedPass};
 
 use super::draw::SCENE_BINDINGS;
-use super::draw::{check_output_extent, frame_view_projection, scene_pipeline, scene_push_words};
+use super::draw::{check_output_extent, frame_push_words, frame_view_projection, scene_pipeline};
 use super::draw::{DrawFilter, SceneInputs, ScenePipelineKind};
 use super::VISIBILITY_BITS;
 use crate::names::{COLOR, COLOR_FORMAT, DEPTH_FORMAT, DEPTH_PREPASS};
@@ -137,7 +137,7 @@ impl TypedPass for BlendedPass {
         }
         let scene = Arc::clone(&self.scene);
         let scene = lock_scene(&scene);
-        let push = scene_push_words(&self.view_projection, DrawFilter::Blended);
+        let push = frame_push_words(context, &self.view_projection, DrawFilter::Blended);
         let mut bound_double_sided = None;
         let indices = context.buffer(inputs.scene.index_buffer()).buffer;
         for &slot in &self.order {

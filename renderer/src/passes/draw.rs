@@ -99,6 +99,33 @@ pub(crate) enum DrawFilter {
     Blended = 2,
 }
 
+/// The bit of `draw_filter` that asks the geometry pass for the object-id image
+/// (`DRAW_OBJECT_IDS` in `draw_filter.h`): see [`ObjectIdImage`].
+const OBJECT_IDS_BIT: u32 = 0x100;
+
+/// A graph parameter: while the graph holds `ObjectIdImage(true)`, its geometry pass draws the
+/// object-id image instead of the lit colours. Each fragment writes its object colour's red,
+/// green and blue bytes as they are (unlit, untextured) with alpha 0, so a colour holding an
+/// id comes back whole; a masked material still cuts its holes with the colour's alpha byte
+/// times its texel's, as in the frame drawn with the real colours; blended surfaces hide
+/// nothing and are left out. The truth checks' reference renderer sets it for its id draws.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ObjectIdImage(pub(crate) bool);
+
+/// [`scene_push_words`] for a draw of the frame `context` executes: with [`OBJECT_IDS_BIT`]
+/// while the graph holds [`ObjectIdImage`]`(true)`.
+pub(crate) fn frame_push_words(
+    context: &ExecuteContext<'_>,
+    view_projection: &[[f32; 4]; 4],
+    filter: DrawFilter,
+) -> [u32; 17] {
+    let mut words = scene_push_words(view_projection, filter);
+    if context.param::<ObjectIdImage>().is_some_and(|ids| ids.0) {
+        words[16] |= OBJECT_IDS_BIT;
+    }
+    words
+}
+
 /// Set-0 bindings of the shadowed geometry pass: [`SCENE_BINDINGS`], then 6 `shadow_lights`
 /// and 7 `shadow_atlas` (`shadows.h`).
 pub(crate) const SHADOWED_SCENE_BINDINGS: [BindingKind; 8] = [
@@ -309,7 +336,8 @@ impl SceneInputs {
         let count = 6 + extra.len().min(2);
         bindings[6..count].copy_from_slice(&extra[..count - 6]);
         context.bind_graphics(pipeline, &bindings[..count]);
-        context.push_constants(&scene_push_words(&view_projection, filter));
+        let push = frame_push_words(context, &view_projection, filter);
+        context.push_constants(&push);
         if context.failed() {
             return;
         }

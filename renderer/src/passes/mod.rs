@@ -51,6 +51,7 @@ pub use cull::{
     SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ, SHADOW_LATE_COUNTS, VISIBILITY_BITS,
 };
 pub use depth_prepass::DepthPrepass;
+pub(crate) use draw::ObjectIdImage;
 pub use draw::{DrawMode, SceneInputs};
 pub use geometry::{GeometryInputs, GeometryPass};
 pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HiZHandles, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT, HIZ_GROUP};

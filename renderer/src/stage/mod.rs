@@ -38,8 +38,9 @@
 //!   its picture reaches the screen one frame later (submitted during frame `N + 1`).
 //! - **What frame `N`'s results are, and when.** Serial: its screenshots, upload report and
 //!   error are in the resources when `run_frame` returns. Pipelined: they are published by
-//!   frame `N + 1`'s Render stage ([`Screenshot::frame`] says which frame a picture is of), or
-//!   by [`FrameInFlight::finish`] for a host that stops. The GPU's statistics and bits are read
+//!   frame `N + 1`'s Render stage ([`Screenshot::frame`] says which frame a picture is of;
+//!   [`RenderReport::upload`] and [`RenderReport::frames`] after frame `N + 1` are serial's
+//!   after frame `N`), or by [`FrameInFlight::finish`] for a host that stops. The GPU's statistics and bits are read
 //!   without a stall as before, but pipelined they are read in the Render stage, once the
 //!   render thread is done: frame `N + 1`'s Visibility stage sees the answer of frame `N - 1`
 //!   at best (one frame older than serial).
@@ -55,6 +56,7 @@
 //!   thread lives on. Dropping the `App` lets the thread finish its frame and joins it.
 
 mod debug_view;
+mod headless;
 mod pipeline;
 mod readback;
 mod screenshot;
@@ -72,6 +74,7 @@ use runtime::hecs::World;
 use runtime::{App, Res, ResMut, Stage, System};
 
 pub use debug_view::{DebugView, DebugViewPass};
+pub use headless::{lock_capture, Capture, HeadlessTarget, SharedCapture, HEADLESS_PASS};
 pub use pipeline::{FrameInFlight, RenderExtract, RENDER_THREAD};
 pub use readback::{READBACK_RING, READBACK_SYSTEM};
 pub use screenshot::{picture, write_png, Screenshot, ScreenshotPass, ScreenshotRequest, Screenshots};
@@ -279,14 +282,23 @@ impl ShadowReport {
 /// [`CullingChoice`] resource and returned; a fallback's reason is logged once). Without a
 /// usable device the CPU culls and nothing is drawn. Only the GPU backend required without a
 /// device is an error.
+///
+/// This is the headless form: the frames go to a [`HeadlessTarget`] that draws every frame
+/// (the whole frame: depth prepass, geometry, shadow atlas) and copies none; its capture is
+/// the [`SharedCapture`] resource, where a game asks for the next frames' pictures
+/// ([`Capture::capture`]). [`Screenshots`] work as in a window.
 pub fn install_render(app: &mut App, setup: RenderSetup) -> Result<CullingChoice, NoGpuCulling> {
-    install_render_to(app, setup, None)
+    let (target, capture) = HeadlessTarget::drawing();
+    app.insert_resource(capture);
+    install_render_to(app, setup, Some(Box::new(target)))
 }
 
 /// [`install_render`] with a [`FrameTarget`] that adds its passes to the graph and is called
-/// around every frame: a window's swapchain, a host copy of the image. A target whose
-/// passes cannot be added turns rendering off like any other setup error (the reason is in
-/// [`RenderReport::error`]).
+/// around every frame: a window's swapchain, a host copy of the image ([`HeadlessTarget`]).
+/// A target whose passes cannot be added turns rendering off like any other setup error (the
+/// reason is in [`RenderReport::error`]). Without a target nothing reads `color`, so the
+/// graph drops the passes that draw it as unused (a warning names each): give a target, or
+/// use [`install_render`].
 pub fn install_render_to(
     app: &mut App,
     setup: RenderSetup,
@@ -433,6 +445,9 @@ fn render_system(
         let pipelined = settings.pipelined_frames;
         let mut feedback = feedback.filter(|_| feeds_back);
         let mut pipeline = pipeline.0.lock().unwrap_or_else(|poison| poison.into_inner());
+        // A frame not drawn uploaded nothing; cleared before the frame the render thread held
+        // is published, so that its upload stands.
+        report.upload = UploadReport::default();
         // The frame the render thread holds is published first, whatever this frame does.
         let mut error = pipeline.finish(&mut report, &mut shots);
         // Locks show in a capture: the wait for the lock, then the time it is held.
@@ -448,7 +463,6 @@ fn render_system(
         state.show_debug_view(&debug_view);
         let game_frame = ctx.time.frame_index;
         extract.run(world, game_frame);
-        report.upload = UploadReport::default();
         let mut outcome = pipeline.spare.take().unwrap_or_default();
         outcome.game_frame = game_frame;
         let inputs = FrameInputs { world, changes, visibility: &visibility, shadows: shadows.as_deref() };

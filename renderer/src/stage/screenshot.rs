@@ -149,7 +149,12 @@ pub struct ScreenshotPass {
 
 impl ScreenshotPass {
     pub(crate) fn new(image: &str, copy: SharedCopy) -> ScreenshotPass {
-        ScreenshotPass { name: format!("screenshot {image}"), image_name: image.to_owned(), copy }
+        ScreenshotPass::named(format!("screenshot {image}"), image, copy)
+    }
+
+    /// A pass named `name` (the headless target's own, apart from the screenshots').
+    pub(crate) fn named(name: String, image: &str, copy: SharedCopy) -> ScreenshotPass {
+        ScreenshotPass { name, image_name: image.to_owned(), copy }
     }
 }
 

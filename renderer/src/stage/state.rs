@@ -275,10 +275,9 @@ impl RenderState {
             // A view resolved for a zero viewport: nothing to draw into.
             return Ok(false);
         }
-        // The image follows the view it was culled for, unless a target owns the extent (a
-        // swapchain's may differ from the window's size for a frame; following both would
-        // recompile the graph back and forth).
-        if self.target.is_none() {
+        // The image follows the view it was culled for, unless the target owns the extent
+        // (see `FrameTarget::follows_view`).
+        if self.target.as_ref().is_none_or(|target| target.follows_view()) {
             self.graph.set_output_extent(render_graph::vk::Extent2D { width: viewport.0, height: viewport.1 });
         }
         let mut frame_view = FrameView::new(view.view, view.projection, view.position, viewport, view.near, view.far);

@@ -26,4 +26,12 @@ pub trait FrameTarget: Send {
     fn draw_view(&self) -> Option<[[f32; 4]; 4]> {
         None
     }
+
+    /// Whether the image follows the [`ecs::Viewport`] the frame is culled for (a headless
+    /// target) rather than an extent the target sets in [`FrameTarget::begin_frame`] (a
+    /// swapchain's, which may differ from the window's size for a frame; following both would
+    /// recompile the graph back and forth).
+    fn follows_view(&self) -> bool {
+        false
+    }
 }

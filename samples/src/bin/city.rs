@@ -34,11 +34,12 @@ use culling::{CullingBackend, Visibility};
 use ecs::{RenderSettings, Viewport};
 use indicatif::{ProgressBar, ProgressStyle};
 use render_graph::{vk, DeviceConfig, GpuDevice};
+use renderer::{lock_capture, HeadlessTarget, SharedCapture};
 use renderer::{BitsReadback, RenderReport};
 use runtime::{App, Stage};
 use samples::city::check::{check_frame, CheckRequest, Checked};
 use samples::city::memory::MemoryReport;
-use samples::city::rendering::{lock_capture, HeadlessTarget, SharedCapture, SKY};
+use samples::city::rendering::SKY;
 use samples::city::summary::FrameRecord;
 use samples::city::{
     self, CameraKeyframes, CameraPath, CityLibrary, CityMeshes, CityOptions, CullChoice, PresentChoice, RenderChoice,
@@ -220,7 +221,7 @@ fn main() -> ExitCode {
         if let Some(device) = device {
             let capacity = city::rendering::capacity(app.world());
             let clock = BobClock::default();
-            let (target, capture) = HeadlessTarget::new(&device, extent);
+            let (target, capture) = HeadlessTarget::drawing();
             let installed = FramePassCheck::new(&device, passes, capacity, clock.clone())
                 .map_err(city::RenderError::from)
                 .and_then(|(frame_check, add_passes)| {

@@ -26,10 +26,11 @@ use culling::{CullingBackend, ShadowViews, Visibility};
 use ecs::Viewport;
 use render_graph::{vk, DeviceConfig, GpuDevice};
 use renderer::{install_render_to, BitsReadback, RenderReport, RenderSetup};
+use renderer::{lock_capture, HeadlessTarget, SharedCapture};
 use runtime::App;
 use samples::city::check::{check_frame, CheckRequest, Checked};
 use samples::city::memory::{self, MemoryReport};
-use samples::city::rendering::{lock_capture, HeadlessTarget, SharedCapture, SKY};
+use samples::city::rendering::SKY;
 use samples::city::summary::{self, FrameRecord};
 use samples::city::{RenderChoice, Switch};
 use samples::mesh_render::MeshRenderer;
@@ -279,7 +280,7 @@ fn main() -> ExitCode {
             city_app(skirmish.objects, threads, Viewport { width, height }, options.city_shadows);
         let mut capture = None;
         if let Some(device) = &device {
-            let (target, shared) = HeadlessTarget::new(device, extent);
+            let (target, shared) = HeadlessTarget::drawing();
             let frames = samples::city::rendering::CityFrames {
                 backend,
                 extent,
@@ -526,7 +527,7 @@ fn install_rendering(
 ) -> Result<Rendering, String> {
     // Room for the world and the slots a frame's spawns take before its despawns free theirs.
     let capacity = (config.objects + config.volley * 2 + 64) as u32;
-    let (target, capture) = HeadlessTarget::new(device, extent);
+    let (target, capture) = HeadlessTarget::drawing();
     let setup = RenderSetup {
         shadows: config.shadows,
         backend,

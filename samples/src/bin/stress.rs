@@ -25,10 +25,10 @@ use culling::{CullingBackend, Visibility};
 use ecs::{RenderSettings, Viewport};
 use render_graph::{vk, DeviceConfig, GpuDevice};
 use renderer::{install_render_to, BitsReadback, RenderReport, RenderSetup};
+use renderer::{lock_capture, HeadlessTarget};
 use runtime::App;
 use samples::city::check::{check_frame, CheckRequest, Checked};
 use samples::city::memory::{self, MemoryReport};
-use samples::city::rendering::{lock_capture, HeadlessTarget};
 use samples::city::summary::{self, FrameRecord};
 use samples::city::{RenderChoice, Switch};
 use samples::mesh_render::MeshRenderer;
@@ -134,7 +134,7 @@ fn parse_size(text: &str) -> Result<(u32, u32), String> {
 
 /// The renderer, its checker and what its target copies out.
 struct Rendering {
-    capture: samples::city::rendering::SharedCapture,
+    capture: renderer::SharedCapture,
     scene_copy: samples::scene_check::SharedSceneCopy,
     scene_reads: Arc<std::sync::atomic::AtomicBool>,
     checker: MeshRenderer,
@@ -204,7 +204,7 @@ fn main() -> ExitCode {
             // Room for the world and the slots a frame's spawns take before its despawns free theirs.
             let capacity = objects as u32 + config.churn as u32 * 2 + 64;
             let extent = vk::Extent2D { width, height };
-            let (headless, capture) = HeadlessTarget::new(&device, extent);
+            let (headless, capture) = HeadlessTarget::drawing();
             let (target, scene_copy) = SceneCheckTarget::new(&device, capacity, Some(Box::new(headless)));
             let scene_reads = target.reads();
             scene_reads.store(options.truth, Ordering::Relaxed);
@@ -228,9 +228,16 @@ fn main() -> ExitCode {
                     None => Ok(choice),
                 })
                 .and_then(|choice| {
-                    MeshRenderer::with_device(device, width, height, capacity, library.clone(), CLEAR)
-                        .map(|checker| (choice, checker))
-                        .map_err(|error| error.to_string())
+                    renderer::truth::ReferenceRenderer::with_device(
+                        device,
+                        width,
+                        height,
+                        capacity,
+                        library.clone(),
+                        CLEAR,
+                    )
+                    .map(|checker| (choice, MeshRenderer::from(checker)))
+                    .map_err(|error| error.to_string())
                 });
             if let Some(control) = app.resources().get::<renderer::GpuCullControl>() {
                 let mut settings = control.settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -1,17 +1,15 @@
 //! The city's rendering in one call: [`install`] hands the city to
 //! [`renderer::install_render_to`], whose Render-stage system draws every frame through
 //! the render graph (GPU or CPU culling, the library's meshes at each object's level of
-//! detail) into a [`FrameTarget`]: [`HeadlessTarget`] copies chosen frames to the host for
-//! PNGs and checks; a window presents them.
+//! detail) into a [`FrameTarget`]: the engine's [`renderer::HeadlessTarget`] copies chosen
+//! frames to the host for PNGs and checks; a window presents them.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
 use culling::{CullingBackend, CullingChoice, ObjectColumns};
 use ecs::{BaseColor, Mesh};
 use hecs::World;
-use render_graph::readback::{image_readback_buffer, ReadbackPass};
-use render_graph::{vk, GpuDevice, ReadbackBuffer, RenderGraph};
-use renderer::COLOR;
+use render_graph::{vk, GpuDevice};
 use renderer::{install_render_to, BitsReadback, FrameTarget, RenderSetup};
 use runtime::App;
 
@@ -20,9 +18,6 @@ use renderer::MeshLibrary;
 
 /// The sky the image is cleared to.
 pub const SKY: [f32; 4] = [0.55, 0.70, 0.90, 1.0];
-
-/// Name of the host copy of `color` that [`HeadlessTarget`] adds.
-pub const CAPTURE_READBACK: &str = "city capture";
 
 /// Each object's colour as the Render stage draws it: the packed [`BaseColor`] of the slot's
 /// entity (white without one), for the checker that draws the same frame with culling off.
@@ -90,77 +85,4 @@ pub fn install(
         return Err(format!("rendering could not be set up: {error}").into());
     }
     Ok(choice)
-}
-
-/// What the city asks of the next frame and what [`HeadlessTarget`] copied out of it.
-#[derive(Debug, Default)]
-pub struct Capture {
-    /// Draw the next frame.
-    pub draw: bool,
-    /// Copy the next frame's image to [`Capture::pixels`] (waits for it).
-    pub capture: bool,
-    /// The last captured image (RGBA8, rows top first).
-    pub pixels: Vec<u8>,
-    /// Whether the last frame was captured.
-    pub captured: bool,
-    /// GPU milliseconds of each pass of the last captured frame, by `GraphStats` name.
-    pub gpu_ms: Vec<(String, Option<f64>)>,
-}
-
-/// [`Capture`] shared between the city's frame loop and the Render stage.
-pub type SharedCapture = Arc<Mutex<Capture>>;
-
-/// Locks a [`SharedCapture`] (a panicked holder left plain data behind).
-pub fn lock_capture(capture: &SharedCapture) -> MutexGuard<'_, Capture> {
-    capture.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// A headless [`FrameTarget`]: draws the frames [`Capture::draw`] asks for and copies
-/// `color` to the host when [`Capture::capture`] asks.
-pub struct HeadlessTarget {
-    device: Arc<GpuDevice>,
-    extent: vk::Extent2D,
-    shared: SharedCapture,
-    readback: Option<ReadbackBuffer>,
-}
-
-impl HeadlessTarget {
-    /// A target for `extent`-sized frames on `device`, and the capture it fills.
-    pub fn new(device: &Arc<GpuDevice>, extent: vk::Extent2D) -> (HeadlessTarget, SharedCapture) {
-        let shared = SharedCapture::default();
-        let target = HeadlessTarget { device: Arc::clone(device), extent, shared: Arc::clone(&shared), readback: None };
-        (target, shared)
-    }
-}
-
-impl FrameTarget for HeadlessTarget {
-    fn add_passes(&mut self, graph: &mut RenderGraph) -> render_graph::Result<()> {
-        let readback = image_readback_buffer(&self.device, CAPTURE_READBACK, self.extent)?;
-        graph.import_buffer(CAPTURE_READBACK, readback.shared());
-        graph.add_typed_pass(ReadbackPass::with_names(COLOR, CAPTURE_READBACK));
-        self.readback = Some(readback);
-        Ok(())
-    }
-
-    fn begin_frame(&mut self, _graph: &mut RenderGraph, _frame: u64) -> render_graph::Result<bool> {
-        let mut shared = lock_capture(&self.shared);
-        shared.captured = false;
-        Ok(shared.draw)
-    }
-
-    fn end_frame(&mut self, graph: &mut RenderGraph, _frame: u64) -> render_graph::Result<()> {
-        let mut shared = lock_capture(&self.shared);
-        if !shared.capture {
-            return Ok(());
-        }
-        let Some(readback) = &self.readback else { return Ok(()) };
-        graph.wait_idle()?;
-        let shared = &mut *shared;
-        shared.pixels.clear();
-        shared.pixels.extend_from_slice(readback.read()?);
-        shared.gpu_ms.clear();
-        shared.gpu_ms.extend(graph.stats().passes.iter().map(|pass| (pass.name.clone(), pass.gpu_ms)));
-        shared.captured = true;
-        Ok(())
-    }
 }

@@ -5,7 +5,8 @@
 // as in the depth prepass, so what lies behind them shows.
 // A mesh without normals (interpolated normal exactly zero) gets its flat colour, byte for
 // byte; either way the image depends only on which surface covers each pixel, so two
-// renders of the same visible surfaces are equal byte for byte.
+// renders of the same visible surfaces are equal byte for byte. With DRAW_OBJECT_IDS in the
+// push constants (draw_filter.h) it writes the object-id image instead.
 layout(location = 0) flat in uint in_color;
 layout(location = 1) in vec3 in_normal;
 layout(location = 2) in vec2 in_uv;
@@ -13,6 +14,13 @@ layout(location = 3) flat in uint in_material;
 layout(location = 0) out vec4 out_color;
 
 #include "material.h"
+#include "draw_filter.h"
+
+// The scene shaders' push constants (scene_common.h): only `draw_filter` is read here.
+layout(push_constant) uniform CameraConstants {
+    mat4 view_projection;
+    uint draw_filter;
+} camera;
 
 #ifdef SHADOWED
 layout(location = 4) in vec3 in_world;
@@ -30,6 +38,13 @@ void main() {
     base *= material_texel(in_material, in_uv);
     if (material_hole(in_material, base.a)) {
         discard;
+    }
+    if ((camera.draw_filter & DRAW_OBJECT_IDS) != 0u) {
+        if ((camera.draw_filter & DRAW_FILTER_MASK) == DRAW_BLENDED) {
+            discard;
+        }
+        out_color = vec4(unpackUnorm4x8(in_color).rgb, 0.0);
+        return;
     }
     float normal_length = length(in_normal);
     if (normal_length == 0.0) {

@@ -28,18 +28,18 @@ layout(std430, set = 0, binding = 3) readonly buffer MeshUvs {
 };
 
 // The camera: clip = view_projection * world position (reversed-Z, glam conventions), and
-// which objects this draw is for (`DRAW_*`, host twin `DrawFilter` in
-// renderer/src/passes/draw.rs): the opaque passes draw the same list once with back-face
-// culling for one-sided materials and, when the library has any, once without it for
-// double-sided ones; blended materials are the blended pass's alone.
+// which objects this draw is for (`DRAW_*` in the bits of DRAW_FILTER_MASK, host twin
+// `DrawFilter` in renderer/src/passes/draw.rs): the opaque passes draw the same list once
+// with back-face culling for one-sided materials and, when the library has any, once without
+// it for double-sided ones; blended materials are the blended pass's alone. The bit
+// DRAW_OBJECT_IDS asks the geometry fragment shader for the object-id image
+// (geometry_fragment.h, which declares the same block).
 layout(push_constant) uniform CameraConstants {
     mat4 view_projection;
     uint draw_filter;
 } camera;
 
-#define DRAW_ONE_SIDED 0u
-#define DRAW_DOUBLE_SIDED 1u
-#define DRAW_BLENDED 2u
+#include "draw_filter.h"
 
 // Outside the clip volume (z > w): a vertex the draw leaves out, so none of the object's
 // triangles reaches the rasterizer.
@@ -47,14 +47,15 @@ const vec4 CLIPPED_AWAY = vec4(2.0, 2.0, 2.0, 1.0);
 
 // Whether object `object_index` belongs to this draw (see `draw_filter`).
 bool object_in_draw(uint object_index) {
-    if (camera.draw_filter == DRAW_BLENDED) {
+    uint objects_drawn = camera.draw_filter & DRAW_FILTER_MASK;
+    if (objects_drawn == DRAW_BLENDED) {
         return true;
     }
     uint flags = material_flags(objects[object_index].material);
     if ((flags & MATERIAL_BLENDED) != 0u) {
         return false;
     }
-    return ((flags & MATERIAL_DOUBLE_SIDED) != 0u) == (camera.draw_filter == DRAW_DOUBLE_SIDED);
+    return ((flags & MATERIAL_DOUBLE_SIDED) != 0u) == (objects_drawn == DRAW_DOUBLE_SIDED);
 }
 
 // Clip position of vertex `vertex_index` of object `object_index`. Both scene vertex shaders

@@ -1,0 +1,216 @@
+//! A loaded glTF scene as a model to spawn any number of times (a prefab):
+//! [`GltfScene::add_model`] puts its meshes, materials and textures in a [`MeshLibrary`] once
+//! (and its closed meshes' occluders in the [`OccluderMeshes`]), and [`spawn_model`] spawns
+//! its nodes under a root entity at a transform, sharing them: a thousand spawns add nothing
+//! to the library.
+
+use std::sync::Arc;
+
+use culling::occlusion::{OccluderMesh, OccluderMeshes};
+use ecs::hierarchy::set_parent;
+use ecs::{BaseColor, Camera, Lod, MaterialHandle, Mesh, Transform, Visible, WorldTransform};
+use glam::Vec3;
+use hecs::{Entity, World};
+use meshes::MeshLibrary;
+
+use super::{materials, welded_indices, GltfScene, SpawnedScene};
+use crate::library::{add_to_library, LibraryMesh};
+
+/// A glTF scene whose parts are in a [`MeshLibrary`]: what [`spawn_model`] spawns. Cloning
+/// it is cheap (the parts are shared).
+#[derive(Clone, Debug)]
+pub struct Model {
+    parts: Arc<ModelParts>,
+}
+
+/// What every spawn of a [`Model`] shares.
+#[derive(Debug)]
+struct ModelParts {
+    /// Per node, parents first: its parent's position, its local transform, its camera and
+    /// its meshes (indices into `meshes`).
+    nodes: Vec<ModelNode>,
+    /// Where each mesh of the scene went in the library.
+    meshes: Vec<LibraryMesh>,
+    /// Per mesh: the library's material and the base colour.
+    looks: Vec<(MaterialHandle, BaseColor)>,
+    /// Meshes that got an inner-box occluder.
+    occluders: usize,
+    /// The library's index of the scene's first material.
+    material_base: u32,
+}
+
+#[derive(Debug)]
+struct ModelNode {
+    parent: Option<usize>,
+    transform: Transform,
+    camera: Option<Camera>,
+    meshes: Vec<usize>,
+    /// The level-of-detail bias: the node's world scale within the model.
+    bias: f32,
+}
+
+/// What [`spawn_model`] made.
+#[derive(Clone, Debug)]
+pub struct SpawnedModel {
+    /// The entity every root node of the model hangs under, at the spawn's transform.
+    pub root: Entity,
+    /// One entity per node of the model, in the scene's node order.
+    pub nodes: Vec<Entity>,
+    /// Entities carrying a mesh.
+    pub drawables: Vec<Entity>,
+    /// Entities carrying a camera.
+    pub cameras: Vec<Entity>,
+}
+
+impl Model {
+    /// Where each mesh of the scene is in the library (its levels, bounds and `Lod`).
+    pub fn meshes(&self) -> &[LibraryMesh] {
+        &self.parts.meshes
+    }
+
+    /// The library's index of the scene's first material: a drawable's `MaterialHandle` is
+    /// this plus its material's index in [`GltfScene::material_list`].
+    pub fn material_base(&self) -> u32 {
+        self.parts.material_base
+    }
+
+    /// Meshes that got an inner-box occluder (the closed, opaque ones).
+    pub fn occluders(&self) -> usize {
+        self.parts.occluders
+    }
+
+    /// Nodes of the model (entities each spawn makes, the root aside).
+    pub fn node_count(&self) -> usize {
+        self.parts.nodes.len()
+    }
+}
+
+impl GltfScene {
+    /// Adds the meshes, materials and textures to `library` (and the inner-box occluders of
+    /// the closed, opaque meshes to `occluders`, under every level's id) once, and returns the
+    /// model to [`spawn_model`] from.
+    pub fn add_model(&self, library: &mut MeshLibrary, occluders: &mut OccluderMeshes) -> meshes::Result<Model> {
+        let material_base = materials::add_materials(library, &self.material_list, &self.images)?;
+        let mut meshes = Vec::with_capacity(self.meshes.len());
+        let mut occluder_count = 0;
+        for (index, mesh) in self.meshes.iter().enumerate() {
+            let placed = add_to_library(library, mesh)?;
+            // A surface with holes (alpha mask) or that blends hides nothing behind it.
+            if !self.material_of(index).alpha.lets_light_through() {
+                let positions: Vec<Vec3> = mesh.positions.iter().map(|&position| Vec3::from(position)).collect();
+                if let Ok(occluder) = OccluderMesh::inner_box_of(&positions, &welded_indices(mesh)) {
+                    for level in placed.levels.clone() {
+                        occluders.insert(ecs::MeshHandle(level), occluder.clone());
+                    }
+                    occluder_count += 1;
+                }
+            }
+            meshes.push(placed);
+        }
+        let looks = (0..self.meshes.len())
+            .map(|mesh| (MaterialHandle(material_base + self.materials[mesh]), self.colors[mesh]))
+            .collect();
+        // A level's hand-over distance is in mesh units, so an entity scaled by `s` carries
+        // `bias = s`.
+        let nodes = self
+            .nodes
+            .iter()
+            .zip(self.node_worlds())
+            .map(|(node, world_matrix)| {
+                let scale = [world_matrix.x_axis, world_matrix.y_axis, world_matrix.z_axis]
+                    .map(|axis| axis.truncate().length())
+                    .into_iter()
+                    .fold(0.0_f32, f32::max);
+                ModelNode {
+                    parent: node.parent,
+                    transform: node.transform,
+                    camera: node.camera,
+                    meshes: node.meshes.clone(),
+                    bias: if scale.is_finite() && scale > 0.0 { scale } else { 1.0 },
+                }
+            })
+            .collect();
+        let parts = ModelParts { nodes, meshes, looks, occluders: occluder_count, material_base };
+        Ok(Model { parts: Arc::new(parts) })
+    }
+
+    /// Adds the meshes to `library` (their inner-box occluders, for closed ones, to
+    /// `occluders`, under every level's id) and spawns the nodes into `world`, roots at the
+    /// world's origin: [`GltfScene::add_model`] and one spawn of it. To spawn a model more
+    /// than once, add it once and call [`spawn_model`] for each.
+    pub fn spawn(
+        &self,
+        world: &mut World,
+        library: &mut MeshLibrary,
+        occluders: &mut OccluderMeshes,
+    ) -> meshes::Result<SpawnedScene> {
+        let model = self.add_model(library, occluders)?;
+        let (nodes, drawables, cameras) = spawn_nodes(world, &model, None);
+        Ok(SpawnedScene {
+            nodes,
+            drawables,
+            cameras,
+            meshes: model.parts.meshes.clone(),
+            occluders: model.parts.occluders,
+            material_base: model.parts.material_base,
+        })
+    }
+}
+
+/// Spawns `model` into `world` at `transform`: a root entity there and, under it, one entity
+/// per node with its [`Transform`], mesh ([`Mesh`], [`Lod`], [`BaseColor`], [`Visible`]) and
+/// camera, sharing the meshes and materials [`GltfScene::add_model`] added.
+pub fn spawn_model(world: &mut World, model: &Model, transform: Transform) -> SpawnedModel {
+    let root = world.spawn((transform, WorldTransform::from(transform)));
+    let (nodes, drawables, cameras) = spawn_nodes(world, model, Some((root, transform.to_matrix())));
+    SpawnedModel { root, nodes, drawables, cameras }
+}
+
+/// The model's nodes as entities (roots under `root` when given, placed by its matrix):
+/// the nodes, the drawables and the cameras.
+fn spawn_nodes(
+    world: &mut World,
+    model: &Model,
+    root: Option<(Entity, glam::Mat4)>,
+) -> (Vec<Entity>, Vec<Entity>, Vec<Entity>) {
+    let parts = &model.parts;
+    let mut nodes: Vec<Entity> = Vec::with_capacity(parts.nodes.len());
+    let mut worlds: Vec<glam::Mat4> = Vec::with_capacity(parts.nodes.len());
+    let (mut drawables, mut cameras) = (Vec::new(), Vec::new());
+    for node in &parts.nodes {
+        let local = node.transform.to_matrix();
+        let above = match (node.parent, root) {
+            (Some(parent), _) => Some((nodes[parent], worlds[parent])),
+            (None, root) => root,
+        };
+        let placed = above.map_or(local, |(_, matrix)| matrix * local);
+        let entity = world.spawn((node.transform, WorldTransform(placed)));
+        if let Some((parent, _)) = above {
+            set_parent(world, entity, parent).expect("parents are spawned before their children");
+        }
+        if let Some(camera) = node.camera {
+            world.insert_one(entity, camera).expect("the entity was just spawned");
+            cameras.push(entity);
+        }
+        let single = node.meshes.len() == 1;
+        for &mesh in &node.meshes {
+            // One primitive goes on the node itself; several get a child each.
+            let holder = if single {
+                entity
+            } else {
+                let child = world.spawn((Transform::IDENTITY, WorldTransform(placed)));
+                set_parent(world, child, entity).expect("the node was just spawned");
+                child
+            };
+            let library_mesh = &parts.meshes[mesh];
+            let (material, color) = parts.looks[mesh];
+            let component = Mesh::new(library_mesh.finest(), material, library_mesh.bounds);
+            let lod = Lod { bias: node.bias, ..library_mesh.lod.clone() };
+            world.insert(holder, (component, lod, color, Visible(true))).expect("the entity exists");
+            drawables.push(holder);
+        }
+        nodes.push(entity);
+        worlds.push(placed);
+    }
+    (nodes, drawables, cameras)
+}

@@ -1,0 +1,337 @@
+//! The reference renderer of the truth checks: a frame's [`Visibility`] drawn again through
+//! the engine's standard passes (depth prepass, lit geometry, readback) on a graph of its own,
+//! with culling off or with any list of objects. Object `i` is drawn with the mesh its level
+//! of detail chose (`draws[i].mesh`, an id of the [`MeshLibrary`]) at its world matrix, in a
+//! colour the caller gives, or as its id (see [`ReferenceRenderer::objects_with_pixels`]).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use culling::Visibility;
+use render_graph::device::{DeviceConfig, GpuDevice};
+use render_graph::{vk, ReadbackBuffer, RenderGraph};
+
+use runtime::hecs::World;
+
+use super::TruthError;
+use crate::passes::ObjectIdImage;
+use crate::UploadReport;
+use crate::{lock_scene, FrameView, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, ShadowFrame, SharedScene};
+
+/// A headless renderer of a frame's objects with culling off, for the truth checks: the
+/// image of every drawable object, its object-id image, and light views' id images.
+pub struct ReferenceRenderer {
+    device: Arc<GpuDevice>,
+    graph: RenderGraph,
+    scene: SharedScene,
+    readback: ReadbackBuffer,
+    extent: vk::Extent2D,
+    clear_color: [f32; 4],
+    meshes: MeshLibrary,
+    /// Every drawable object, for the culling-off image.
+    all_drawable: Vec<u32>,
+    /// Most objects.
+    capacity: u32,
+    /// The light views every frame draws shadows from (every caster kept), with the eye and
+    /// view axis they are lit for; `None` draws no shadows.
+    shadows: Option<(culling::ShadowViews, glam::Vec3, glam::Vec3)>,
+}
+
+impl ReferenceRenderer {
+    /// A renderer of `width` x `height` pixels for up to `capacity` objects drawing meshes of
+    /// `meshes`, cleared to `clear_color`, on the best Vulkan device there is. Fails with the
+    /// reason when there is none.
+    pub fn new(
+        width: u32,
+        height: u32,
+        capacity: u32,
+        meshes: MeshLibrary,
+        clear_color: [f32; 4],
+    ) -> Result<ReferenceRenderer, TruthError> {
+        let device = Arc::new(GpuDevice::new(&DeviceConfig { app_name: "meshes".into(), ..DeviceConfig::default() })?);
+        ReferenceRenderer::with_device(device, width, height, capacity, meshes, clear_color)
+    }
+
+    /// [`ReferenceRenderer::new`] on an existing device (shared with the game's own renderer,
+    /// so validation and memory are counted once).
+    pub fn with_device(
+        device: Arc<GpuDevice>,
+        width: u32,
+        height: u32,
+        capacity: u32,
+        meshes: MeshLibrary,
+        clear_color: [f32; 4],
+    ) -> Result<ReferenceRenderer, TruthError> {
+        ReferenceRenderer::with_shadows(device, (width, height), capacity, meshes, clear_color, 0)
+    }
+
+    /// [`ReferenceRenderer::with_device`] drawing shadows into an atlas `shadow_atlas` texels
+    /// square (0: no shadows), from the views [`ReferenceRenderer::set_shadows`] gives it,
+    /// with the host's caster lists.
+    pub fn with_shadows(
+        device: Arc<GpuDevice>,
+        (width, height): (u32, u32),
+        capacity: u32,
+        meshes: MeshLibrary,
+        clear_color: [f32; 4],
+        shadow_atlas: u32,
+    ) -> Result<ReferenceRenderer, TruthError> {
+        let extent = vk::Extent2D { width, height };
+        let capacity = capacity.max(1);
+        let scene = GpuScene::new(&device, meshes.clone(), capacity)?.into_shared();
+        let mut graph = RenderGraph::new(Arc::clone(&device), extent)?;
+        graph.set_name("reference render");
+        let options = ScenePassOptions { clear_color, shadow_atlas, ..ScenePassOptions::default() };
+        let readback = crate::add_scene_passes(&mut graph, &scene, &options)?.ok_or(TruthError::NoReadback)?;
+        Ok(ReferenceRenderer {
+            device,
+            graph,
+            scene,
+            readback,
+            extent,
+            clear_color,
+            meshes,
+            all_drawable: Vec::new(),
+            capacity,
+            shadows: None,
+        })
+    }
+
+    /// Adds passes to the renderer's graph (its frame has the engine's insertion points,
+    /// [`crate::points`]), as [`crate::RenderSetup::passes`] does for the Render stage's.
+    pub fn add_passes(
+        &mut self,
+        add: impl FnOnce(&mut RenderGraph) -> render_graph::Result<()>,
+    ) -> Result<(), TruthError> {
+        add(&mut self.graph)?;
+        Ok(())
+    }
+
+    /// The device, meshes, size and clear colour, for a renderer beside this one.
+    pub fn parts(&self) -> (&Arc<GpuDevice>, &MeshLibrary, vk::Extent2D, [f32; 4]) {
+        (&self.device, &self.meshes, self.extent, self.clear_color)
+    }
+
+    /// Most objects the renderer draws.
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// The device's name.
+    pub fn device_name(&self) -> &str {
+        &self.device.capabilities().name
+    }
+
+    /// The renderer's graph (its statistics: each pass's GPU time of the last draw).
+    pub fn graph(&self) -> &RenderGraph {
+        &self.graph
+    }
+
+    /// What the last draw uploaded.
+    pub fn last_upload(&self) -> UploadReport {
+        lock_scene(&self.scene).last_upload()
+    }
+
+    /// The shadows the next frames draw: every caster of every view of `shadows` (whatever
+    /// the views' own culling kept), lit as for `visibility`'s camera; `None` draws none.
+    /// Only for a renderer made [`ReferenceRenderer::with_shadows`].
+    pub fn set_shadows(&mut self, shadows: Option<&culling::ShadowViews>, visibility: &Visibility) {
+        self.shadows = match (shadows, visibility.view()) {
+            (Some(shadows), Some(view)) => {
+                let mut every = shadows.clone();
+                every.keep_every_caster();
+                Some((every, view.position, view.rotation * glam::Vec3::NEG_Z))
+            }
+            _ => None,
+        };
+    }
+
+    /// The objects among `objects` owning at least one pixel when they alone are drawn
+    /// from `view_projection` (a camera's, or a light view's), sorted: the id image of
+    /// [`ReferenceRenderer::objects_with_pixels`] for any view. `world` gives each object's
+    /// [`ecs::BaseColor`], whose alpha cuts a masked material's holes as in the frame.
+    pub fn owners_in_view(
+        &mut self,
+        world: &World,
+        visibility: &Visibility,
+        view_projection: [[f32; 4]; 4],
+        objects: &[u32],
+    ) -> Result<Vec<u32>, TruthError> {
+        if self.clear_color[3] * 255.0 < 0.5 {
+            return Err(TruthError::ClearAlpha(self.clear_color[3]));
+        }
+        if visibility.objects().len() > ID_LIMIT {
+            return Err(TruthError::Capacity { objects: visibility.objects().len(), capacity: ID_LIMIT as u32 });
+        }
+        let colors = super::slot_colors(world, visibility.objects());
+        self.upload(visibility, |object| id_color(object, colors[object]))?;
+        self.graph.set_param(ObjectIdImage(true));
+        let image = self.draw_list(view_projection, objects);
+        self.graph.remove_param::<ObjectIdImage>();
+        let mut owners: Vec<u32> = image?.chunks_exact(4).filter_map(pixel_owner).collect();
+        owners.sort_unstable();
+        owners.dedup();
+        Ok(owners)
+    }
+
+    /// The culling truth of the frame: draws every drawable object of `visibility` (in
+    /// `world`) with culling off as an object-id image and returns the objects owning at
+    /// least one pixel, sorted. Object `i` is drawn with `i + 1` in its colour's red, green
+    /// and blue bytes and its [`ecs::BaseColor`]'s alpha, which the geometry pass's id image
+    /// writes back whole with alpha 0 (see [`crate::passes`]' `ObjectIdImage`): one draw,
+    /// up to 16.7M objects, where the sky keeps the clear colour's alpha (which must not
+    /// round to 0). A masked material cuts the same holes as in the frame, and a blended one
+    /// owns no pixel (it hides nothing). The next drawing call re-uploads its own colours.
+    pub fn objects_with_pixels(&mut self, world: &World, visibility: &Visibility) -> Result<Vec<u32>, TruthError> {
+        let view_projection = view_projection_of(visibility)?;
+        self.collect_drawable(visibility);
+        let all = std::mem::take(&mut self.all_drawable);
+        let owners = self.owners_in_view(world, visibility, view_projection, &all);
+        self.all_drawable = all;
+        owners
+    }
+
+    /// The reference of a frame drawn elsewhere (by the Render stage): every drawable object
+    /// of `visibility` with culling off, object `i` in `color_of(i)` (RGBA8 packed; see
+    /// [`super::slot_colors`]); returns the image (RGBA8, rows top first).
+    pub fn draw_reference(
+        &mut self,
+        visibility: &Visibility,
+        color_of: impl Fn(usize) -> u32,
+    ) -> Result<Vec<u8>, TruthError> {
+        self.collect_drawable(visibility);
+        self.draw_all(visibility, color_of)
+    }
+
+    /// Draws every drawable object of the last [`ReferenceRenderer::draw_reference`] (or
+    /// [`ReferenceRenderer::objects_with_pixels`]) with culling off, object `i` in
+    /// `color_of(i)`; returns the image (RGBA8, rows top first): an image of each object's
+    /// verdict, say.
+    pub fn draw_all(
+        &mut self,
+        visibility: &Visibility,
+        color_of: impl Fn(usize) -> u32,
+    ) -> Result<Vec<u8>, TruthError> {
+        let view_projection = view_projection_of(visibility)?;
+        self.upload(visibility, color_of)?;
+        let all = std::mem::take(&mut self.all_drawable);
+        let image = self.draw_list(view_projection, &all);
+        self.all_drawable = all;
+        image
+    }
+
+    /// Every drawable object of `visibility`, sorted, as the list the culling-off image draws.
+    pub fn collect_drawable(&mut self, visibility: &Visibility) {
+        self.all_drawable.clear();
+        self.all_drawable.extend(visibility.scene());
+        self.all_drawable.sort_unstable();
+    }
+
+    /// The objects the culling-off image draws (see [`ReferenceRenderer::collect_drawable`]).
+    pub fn drawable(&self) -> &[u32] {
+        &self.all_drawable
+    }
+
+    /// The image's size in pixels.
+    pub fn extent(&self) -> (u32, u32) {
+        (self.extent.width, self.extent.height)
+    }
+
+    /// Writes every object as a record, object `i` in `color_of(i)`, and the shadows' caster
+    /// draws from those records; returns each object's triangle count.
+    pub fn upload(&mut self, visibility: &Visibility, color_of: impl Fn(usize) -> u32) -> Result<Vec<u64>, TruthError> {
+        let triangles = upload_objects(&self.scene, visibility, &color_of)?;
+        // The shadow views are the graph's parameter (its frame set it when it has shadows).
+        if let Some(frame) = self.graph.param_mut::<ShadowFrame>() {
+            match &self.shadows {
+                Some((shadows, eye, forward)) => {
+                    frame.update(shadows, lock_scene(&self.scene).records(), (*eye, *forward))
+                }
+                None => frame.clear(),
+            }
+        }
+        Ok(triangles)
+    }
+
+    /// Draws the objects of `list` as last uploaded, seen from `view_projection`; returns the
+    /// image (RGBA8, rows top first). Waits for the GPU.
+    pub fn draw_list(&mut self, view_projection: [[f32; 4]; 4], list: &[u32]) -> Result<Vec<u8>, TruthError> {
+        lock_scene(&self.scene).set_draw_list(list)?;
+        self.graph.set_param(FrameView::from_view_projection(glam::Mat4::from_cols_array_2d(&view_projection)));
+        self.graph.execute_frame()?;
+        self.graph.wait_idle()?;
+        Ok(self.readback.read()?.to_vec())
+    }
+
+    /// Writes `pixels` (an image of this renderer's size) as a PNG.
+    pub fn write_png(&self, path: &Path, pixels: &[u8]) -> Result<(), TruthError> {
+        crate::write_png(path, pixels, self.extent.width, self.extent.height)
+            .map_err(|error| TruthError::Png(path.to_path_buf(), error))
+    }
+
+    /// Validation warnings and errors so far (validation is on with `ENGINE_VALIDATION=1`).
+    pub fn validation_problems(&self) -> Vec<String> {
+        if self.device.validation_counts().has_problems() {
+            self.device.validation_messages()
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// Objects the id image tells apart: ids `1..=ID_LIMIT` fill the 24 bits of red, green and
+/// blue, 0 being no object.
+const ID_LIMIT: usize = (1 << 24) - 1;
+
+/// The colour object `object` is drawn with in the id image: `object + 1` in the red, green
+/// and blue bytes (red lowest, as [`ecs::BaseColor::packed`]) and the alpha byte of its frame
+/// colour `color` (packed RGBA8), which the masked materials' hole test reads.
+fn id_color(object: usize, color: u32) -> u32 {
+    (object as u32 + 1) & 0x00ff_ffff | color & 0xff00_0000
+}
+
+/// The object owning an id-image pixel (RGBA8), or `None` for the sky (alpha not 0: the
+/// clear colour's).
+fn pixel_owner(pixel: &[u8]) -> Option<u32> {
+    let id = u32::from_le_bytes([pixel[0], pixel[1], pixel[2], 0]);
+    (pixel[3] == 0 && id > 0).then(|| id - 1)
+}
+
+/// The camera's view-projection of the frame (column-major).
+pub(super) fn view_projection_of(visibility: &Visibility) -> Result<[[f32; 4]; 4], TruthError> {
+    let view = visibility.view().ok_or(TruthError::NoView)?;
+    Ok((view.projection * view.view).to_cols_array_2d())
+}
+
+/// Writes object (slot) `i` of the frame as object `i` of `scene`, with the mesh its level of
+/// detail chose, in `color_of(i)`; returns each object's triangle count.
+pub fn upload_objects(
+    scene: &SharedScene,
+    visibility: &Visibility,
+    color_of: &impl Fn(usize) -> u32,
+) -> Result<Vec<u64>, TruthError> {
+    let objects = visibility.objects();
+    let mut scene = lock_scene(scene);
+    if objects.len() as u32 > scene.capacity() {
+        return Err(TruthError::Capacity { objects: objects.len(), capacity: scene.capacity() });
+    }
+    scene.set_object_count(objects.len() as u32)?;
+    let mut triangles = vec![0; objects.len()];
+    for (index, count) in triangles.iter_mut().enumerate() {
+        let draw = objects.draws[index];
+        // An object that is not drawable is in no list: its slot holds the empty record.
+        if !draw.mesh.is_some() {
+            scene.clear_object(index as u32)?;
+            continue;
+        }
+        let mesh = draw.mesh.0;
+        if scene.meshes().range(mesh).is_none() {
+            return Err(TruthError::MissingMesh { object: index, mesh });
+        }
+        *count = u64::from(scene.meshes().triangle_count(mesh));
+        let world = objects.models[index].to_cols_array_2d();
+        scene
+            .set_object(index as u32, ObjectDesc { world, color: color_of(index), mesh, material: draw.material.0 })?;
+    }
+    Ok(triangles)
+}

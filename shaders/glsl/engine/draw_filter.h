@@ -1,0 +1,17 @@
+// The `draw_filter` word of the scene shaders' push constants (`CameraConstants` in
+// scene_common.h and geometry_fragment.h). Host twin: `DrawFilter` and `OBJECT_IDS_BIT` in
+// renderer/src/passes/draw.rs.
+#ifndef ENGINE_DRAW_FILTER_H
+#define ENGINE_DRAW_FILTER_H
+// Bits 0-7: which objects of the list the draw is for.
+#define DRAW_FILTER_MASK 0xffu
+#define DRAW_ONE_SIDED 0u
+#define DRAW_DOUBLE_SIDED 1u
+#define DRAW_BLENDED 2u
+// Bit 8: the geometry pass draws the object-id image (the truth checks' reference renderer):
+// each fragment writes its colour's red, green and blue bytes as they are (the object's id,
+// unlit, untextured) with alpha 0, while a masked material still cuts its holes with the
+// colour's alpha byte times the texel's, as in the frame it checks. Blended surfaces hide
+// nothing and own no pixel of it: they are discarded.
+#define DRAW_OBJECT_IDS 0x100u
+#endif
