@@ -71,7 +71,8 @@ enum Jobs {
 /// app.add_system(Stage::Input, System::new("count", |ctx| ctx.resource_mut::<FrameCount>().0 += 1).writes_resource::<FrameCount>());
 /// app.run_frames(3);
 /// assert_eq!(app.resource::<FrameCount>().0, 3);
-/// assert_eq!(app.frame_index(), 3);
+/// assert_eq!(app.frames_run(), 3);
+/// assert_eq!(app.last_frame_index(), Some(2));
 /// ```
 pub struct App {
     world: World,
@@ -280,7 +281,8 @@ impl App {
         self
     }
 
-    /// The time of the last frame run (or of the next, before any has run).
+    /// The time the systems of the last frame run saw (all zero before the first): its
+    /// [`FrameTime::frame_index`] is [`App::last_frame_index`].
     pub fn time(&self) -> FrameTime {
         self.time
     }
@@ -296,9 +298,33 @@ impl App {
         self.stats
     }
 
-    /// Number of frames run so far.
-    pub fn frame_index(&self) -> u64 {
-        self.time.frame_index
+    /// Number of frames run so far (a frame that panicked counts): also the
+    /// [`FrameTime::frame_index`] the next [`App::run_frame`] gives its systems.
+    pub fn frames_run(&self) -> u64 {
+        self.stats.frames
+    }
+
+    /// The [`FrameTime::frame_index`] the systems of the last frame run saw (`None` before the
+    /// first): after `run_frame` returns, the number of the frame it ran. It is the number
+    /// every answer about that frame uses (`RenderReport::game_frame` in the renderer, a
+    /// screenshot's frame).
+    ///
+    /// ```
+    /// use runtime::{App, Stage, System};
+    /// #[derive(Default)]
+    /// struct Seen(Option<u64>);
+    ///
+    /// let mut app = App::new();
+    /// app.insert_resource(Seen::default());
+    /// app.add_system(Stage::Input, System::new("note", |ctx| ctx.resource_mut::<Seen>().0 = Some(ctx.time.frame_index)).writes_resource::<Seen>());
+    /// assert_eq!(app.last_frame_index(), None);
+    /// app.run_frame();
+    /// assert_eq!(app.last_frame_index(), Some(0));
+    /// assert_eq!(app.last_frame_index(), app.resource::<Seen>().0);
+    /// assert_eq!(app.frames_run(), 1);
+    /// ```
+    pub fn last_frame_index(&self) -> Option<u64> {
+        self.stats.frames.checked_sub(1)
     }
 
     /// Runs one frame: every stage in order, then clears the frame context.
@@ -309,7 +335,7 @@ impl App {
     /// and the app can run the next frame. The panicking stage's command buffers are applied
     /// with the next stage that ends.
     pub fn run_frame(&mut self) {
-        if self.time.frame_index == 0 {
+        if self.stats.frames == 0 {
             crate::profiling::setup_done();
         }
         let app_frame = crate::profiling::app_frame();
@@ -317,7 +343,7 @@ impl App {
         let measured = self.last_frame_start.map_or(0.0, |last| now.duration_since(last).as_secs_f32());
         self.last_frame_start = Some(now);
         let delta_seconds = self.fixed_delta.unwrap_or(measured);
-        let frame_index = self.time.frame_index;
+        let frame_index = self.stats.frames;
         let time = FrameTime {
             frame_index,
             delta_seconds,
@@ -341,7 +367,7 @@ impl App {
         self.stats.record(now.elapsed().as_secs_f64());
         drop(app_frame);
         crate::profiling::frame_mark();
-        self.time = FrameTime { frame_index: frame_index + 1, ..time };
+        self.time = time;
         if let Err(payload) = outcome {
             std::panic::resume_unwind(payload);
         }
@@ -360,7 +386,7 @@ impl std::fmt::Debug for App {
         formatter
             .debug_struct("App")
             .field("entities", &self.world.len())
-            .field("frame_index", &self.time.frame_index)
+            .field("frames_run", &self.stats.frames)
             .field("schedule", &self.schedule)
             .finish()
     }

@@ -348,10 +348,11 @@ fn a_panicking_system_reaches_the_caller_and_the_app_keeps_running() {
         "the panic names the system and the stage"
     );
     // The failed frame still ended; the next frames run normally on the same pool.
-    assert_eq!(app.frame_index(), 2, "the failed frame used up its index");
+    assert_eq!(app.frames_run(), 2, "the failed frame used up its index");
+    assert_eq!(app.last_frame_index(), Some(1), "the failed frame is the last frame run");
     app.run_frames(3);
     assert_eq!(runs.load(Ordering::SeqCst), 5, "the counter ran in every frame, the failed one included");
-    assert_eq!(app.frame_index(), 5);
+    assert_eq!(app.frames_run(), 5);
 }
 
 #[test]
@@ -486,6 +487,23 @@ fn frame_stats_count_every_frame() {
     assert!(stats.last_seconds > 0.0 && stats.max_seconds >= stats.last_seconds, "{stats:?}");
     assert!((stats.mean_seconds() * 4.0 - stats.total_seconds).abs() < 1e-12);
     assert_eq!(app.frame_seconds(), stats.last_seconds);
+}
+
+#[test]
+fn the_app_names_the_last_frame_as_its_systems_saw_it() {
+    let mut app = App::with_threads(1);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let noted = Arc::clone(&seen);
+    app.add_system(Stage::Input, System::new("note", move |ctx| noted.lock().push(ctx.time)));
+    assert_eq!((app.frames_run(), app.last_frame_index()), (0, None));
+    for frame in 0..4_u64 {
+        app.run_frame();
+        let time = *seen.lock().last().expect("the system ran");
+        assert_eq!(time.frame_index, frame, "systems count frames from 0");
+        assert_eq!(app.last_frame_index(), Some(time.frame_index), "the frame just run, by the systems' number");
+        assert_eq!(app.time(), time, "the time the systems saw");
+        assert_eq!(app.frames_run(), frame + 1);
+    }
 }
 
 fn snapshot_positions(app: &App) -> Vec<(u32, u32)> {

@@ -302,7 +302,8 @@ fn main() -> ExitCode {
         RenderChoice::None => false,
     };
     for _ in 0..options.frames {
-        let next = app.frame_index() + 1;
+        // Frames run once this one has (the frame's index is one less).
+        let next = app.frames_run() + 1;
         let last = next == options.frames;
         let checked = render == RenderChoice::Every || (render == RenderChoice::Last && last);
         if let Some(rendering) = &rendering {
@@ -314,8 +315,9 @@ fn main() -> ExitCode {
         let started = Instant::now();
         app.run_frame();
         frame_ms.push(started.elapsed().as_secs_f64() * 1e3);
+        let frame = app.last_frame_index().expect("a frame was run");
         let mut record = FrameRecord {
-            frame: app.frame_index(),
+            frame,
             frame_ms: started.elapsed().as_secs_f64() * 1e3,
             ..FrameRecord::default()
         };
@@ -351,8 +353,8 @@ fn main() -> ExitCode {
             if last {
                 request.pngs.push(options.out.join("city.png"));
             }
-            if options.png_every.is_some_and(|every| app.frame_index() % every == 0) {
-                request.pngs.push(options.out.join(format!("frame-{:06}.png", app.frame_index())));
+            if options.png_every.is_some_and(|every| frame % every == 0) {
+                request.pngs.push(options.out.join(format!("frame-{frame:06}.png")));
             }
             if let Some(frame_check) = &rendering.frame_check {
                 // The user's passes against the CPU: fog and outline of the colour before them,
@@ -367,12 +369,12 @@ fn main() -> ExitCode {
                         let FramePassMismatches { post, lines, heights } = mismatches;
                         format!(
                             "frame {} passes vs cpu: post {post} lines {lines} heights {heights}",
-                            app.frame_index()
+                            frame
                         )
                     }
                     Err(error) => {
                         status = ExitCode::FAILURE;
-                        format!("frame {} passes vs cpu: cannot check: {error}", app.frame_index())
+                        format!("frame {frame} passes vs cpu: cannot check: {error}")
                     }
                 };
                 progress.suspend(|| println!("{line}"));
@@ -399,7 +401,7 @@ fn main() -> ExitCode {
                         &report,
                         &check,
                         &request,
-                        app.frame_index(),
+                        frame,
                         options.size,
                         lossless,
                         gpu_culling,
@@ -407,7 +409,7 @@ fn main() -> ExitCode {
                     );
                     progress.suspend(|| println!("{line}"));
                     if options.shadows {
-                        let line = shadow_line(&report, app.frame_index());
+                        let line = shadow_line(&report, frame);
                         progress.suspend(|| println!("{line}"));
                     }
                     if let Some(clusters) = clusters {
@@ -418,14 +420,14 @@ fn main() -> ExitCode {
                     }
                     if let Some(truth) = truth {
                         progress.suspend(|| {
-                            println!("frame {} false_hidden {}", app.frame_index(), truth.false_hidden);
-                            println!("frame {} efficiency {:.3}", app.frame_index(), truth.efficiency);
+                            println!("frame {frame} false_hidden {}", truth.false_hidden);
+                            println!("frame {frame} efficiency {:.3}", truth.efficiency);
                         });
                         if truth.false_hidden != 0 && lossless {
                             status = ExitCode::FAILURE;
                         }
                         if let Some(dropped) = truth.dropped_casters {
-                            progress.suspend(|| println!("frame {} dropped_casters {dropped}", app.frame_index()));
+                            progress.suspend(|| println!("frame {frame} dropped_casters {dropped}"));
                             if dropped != 0 {
                                 status = ExitCode::FAILURE;
                             }
@@ -442,18 +444,18 @@ fn main() -> ExitCode {
                 }
                 Err(error) => {
                     progress.abandon();
-                    eprintln!("render: frame {}: {error}", app.frame_index());
+                    eprintln!("render: frame {frame}: {error}");
                     return ExitCode::FAILURE;
                 }
             }
         }
-        if app.frame_index() % options.report_every == 0 {
+        if next % options.report_every == 0 {
             let height = visibility.view().map_or(f32::NAN, |view| view.position.y);
             let recent = options.report_every as usize;
             let window = |values: &[f64]| median(&mut values[values.len().saturating_sub(recent)..].to_vec());
             let line = format!(
                 "{:>6} {:>8.1} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9.3} {:>9.3} {:>9.3}",
-                app.frame_index(),
+                frame,
                 height,
                 stats.objects,
                 stats.visible,
@@ -469,13 +471,13 @@ fn main() -> ExitCode {
             progress.suspend(|| println!("{line}"));
         }
         records.push(record);
-        if app.frame_index() == 100 || last {
+        if next == 100 || last {
             // A few reads of /proc in the run: the peak is a high-water mark, so the last read has it.
-            memory.after_frame(app.frame_index(), city::memory::sample());
+            memory.after_frame(next, city::memory::sample());
         }
         if rendering.is_some() && !drawn(next) && drawn(next + 1) {
             // The next frame is the first the GPU draws.
-            memory.before_drawing(app.frame_index(), city::memory::sample());
+            memory.before_drawing(next, city::memory::sample());
         }
         progress.inc(1);
     }

@@ -97,7 +97,7 @@ fn main() -> ExitCode {
     }
     let mut failures = 0;
     for frame in 0..options.frames {
-        clock.set(app.frame_index() + 1);
+        clock.set(app.frames_run() + 1);
         {
             let mut shots = app.resource_mut::<Screenshots>();
             shots.request(renderer::COLOR);

@@ -338,10 +338,11 @@ fn main() -> ExitCode {
     let mut child_error = 0.0f32;
     let mut dropped_total = None;
     let mut shadow_work = ShadowWorkTotals::default();
-    while app.frame_index() < options.frames {
-        let turn_end = (app.frame_index() + options.turns).min(options.frames);
-        while app.frame_index() < turn_end {
-            let next = app.frame_index() + 1;
+    while app.frames_run() < options.frames {
+        let turn_end = (app.frames_run() + options.turns).min(options.frames);
+        while app.frames_run() < turn_end {
+            // Frames run once this one has (the frame's index is one less).
+            let next = app.frames_run() + 1;
             let last = next == options.frames;
             let checked = render == RenderChoice::Every || (render == RenderChoice::Last && last);
             if let Some(rendering) = &rendering {
@@ -350,7 +351,7 @@ fn main() -> ExitCode {
                 capture.capture = checked;
             }
             let mut record = run_measured(&mut app);
-            let frame = app.frame_index();
+            let frame = app.last_frame_index().expect("a frame was run");
             shadow_work.add(&app.resource::<ShadowViews>());
             match skirmish::invariants::check(app.world(), &app.resource::<SkirmishState>()) {
                 Ok(found) => {
@@ -431,7 +432,7 @@ fn main() -> ExitCode {
                     }
                 }
             }
-            if frame % options.report_every == 0 || last {
+            if next % options.report_every == 0 || last {
                 let visibility = app.resource::<Visibility>();
                 let height = visibility.view().map_or(f32::NAN, |view| view.position.y);
                 let stage = |name: &str| record.stage_ms.get(name).copied().unwrap_or(0.0);
@@ -450,21 +451,21 @@ fn main() -> ExitCode {
                     shadow_ms.unwrap_or(0.0)
                 );
             }
-            if frame == 100 || last {
-                memory.after_frame(frame, memory::sample());
+            if next == 100 || last {
+                memory.after_frame(next, memory::sample());
             }
             records.push(record);
         }
         if let Some(city) = &mut city {
-            while city.app.frame_index() < turn_end {
-                let next = city.app.frame_index() + 1;
+            while city.app.frames_run() < turn_end {
+                let next = city.app.frames_run() + 1;
                 if let Some(capture) = &city.capture {
                     lock_capture(capture).draw = drawn(next);
                 }
                 city.records.push(run_measured(&mut city.app));
                 if let Some(error) = city.app.resources().get::<RenderReport>().and_then(|report| report.error.clone())
                 {
-                    eprintln!("render: the city's frame {next}: {error}");
+                    eprintln!("render: the city's frame {}: {error}", next - 1);
                     return ExitCode::FAILURE;
                 }
             }

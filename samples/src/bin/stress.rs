@@ -285,7 +285,8 @@ fn main() -> ExitCode {
     let mut memory = MemoryReport::default();
     memory.after_setup(memory::sample());
     for _ in 0..options.frames {
-        let next = app.frame_index() + 1;
+        // Frames run once this one has (the frame's index is one less).
+        let next = app.frames_run() + 1;
         let last = next == options.frames;
         let check = options.check.unwrap_or(if options.truth { CheckChoice::Every } else { CheckChoice::Last });
         let checked = render != RenderChoice::None && (last || (check == CheckChoice::Every && drawn(next)));
@@ -297,8 +298,9 @@ fn main() -> ExitCode {
         }
         let started = Instant::now();
         app.run_frame();
+        let frame = app.last_frame_index().expect("a frame was run");
         let mut record = FrameRecord {
-            frame: app.frame_index(),
+            frame,
             frame_ms: started.elapsed().as_secs_f64() * 1e3,
             ..FrameRecord::default()
         };
@@ -347,7 +349,7 @@ fn main() -> ExitCode {
                     record.gpu_ms = check.gpu_ms.into_iter().filter_map(|(pass, ms)| Some((pass, ms?))).collect();
                     println!(
                         "render: frame {} drew {} of {} drawable objects; culling on vs off: {}",
-                        app.frame_index(),
+                        frame,
                         check.drawn,
                         check.drawn_without_culling,
                         match check.differing_pixels {
@@ -359,7 +361,7 @@ fn main() -> ExitCode {
                         status = ExitCode::FAILURE;
                     }
                     if let Some(truth) = truth {
-                        println!("frame {} false_hidden {}", app.frame_index(), truth.false_hidden);
+                        println!("frame {frame} false_hidden {}", truth.false_hidden);
                         if truth.false_hidden != 0 {
                             status = ExitCode::FAILURE;
                             for &slot in &truth.false_hidden_slots {
@@ -378,19 +380,19 @@ fn main() -> ExitCode {
                     }
                 }
                 Err(error) => {
-                    eprintln!("render: frame {}: {error}", app.frame_index());
+                    eprintln!("render: frame {frame}: {error}");
                     return ExitCode::FAILURE;
                 }
             }
             if options.truth {
                 let copy = lock_copy(&rendering.scene_copy);
                 if !copy.fresh {
-                    eprintln!("render: frame {}: the GPU scene was not read back", app.frame_index());
+                    eprintln!("render: frame {frame}: the GPU scene was not read back");
                     return ExitCode::FAILURE;
                 }
                 let expected = expected_scene(app.world(), &visibility, &library);
                 let (mismatches, described) = compare_scene(&expected, &copy, 3);
-                println!("frame {} scene_mismatches {mismatches}", app.frame_index());
+                println!("frame {frame} scene_mismatches {mismatches}");
                 for line in described {
                     println!("  {line}");
                 }
@@ -401,14 +403,14 @@ fn main() -> ExitCode {
             }
         }
         if let Some(error) = &report.error {
-            eprintln!("render: frame {}: {error}", app.frame_index());
+            eprintln!("render: frame {frame}: {error}");
             return ExitCode::FAILURE;
         }
-        if app.frame_index() % options.report_every == 0 || last {
+        if next % options.report_every == 0 || last {
             let stage = |name: &str| record.stage_ms.get(name).copied().unwrap_or(0.0);
             println!(
                 "{:>6} {:>8} {:>8} {:>8} {:>9} {:>10} {:>10} {:>9.3} {:>9.3} {:>9.3}",
-                app.frame_index(),
+                frame,
                 stats.objects,
                 stats.visible,
                 stats.frustum_rejected,
@@ -420,8 +422,8 @@ fn main() -> ExitCode {
                 stage("Render"),
             );
         }
-        if app.frame_index() == 100 || last {
-            memory.after_frame(app.frame_index(), memory::sample());
+        if next == 100 || last {
+            memory.after_frame(next, memory::sample());
         }
         records.push(record);
     }

@@ -12,7 +12,7 @@ use super::memory::MemoryReport;
 /// One frame's measurements (an element of `stats.json`'s `frames`).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct FrameRecord {
-    /// The frame's index (1 for the first frame run).
+    /// The frame's index ([`runtime::FrameTime::frame_index`]: 0 for the first frame run).
     pub frame: u64,
     /// Wall-clock milliseconds of the whole frame on the CPU.
     pub frame_ms: f64,

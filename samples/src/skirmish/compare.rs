@@ -56,7 +56,7 @@ pub fn run_measured(app: &mut App) -> FrameRecord {
     let started = Instant::now();
     app.run_frame();
     let mut record = FrameRecord {
-        frame: app.frame_index(),
+        frame: app.last_frame_index().expect("a frame was run"),
         frame_ms: started.elapsed().as_secs_f64() * 1e3,
         ..FrameRecord::default()
     };

@@ -108,7 +108,7 @@ mod tests {
         let mut arrows_seen = Vec::new();
         for _ in 0..8 {
             app.run_frame();
-            let frame = app.frame_index();
+            let frame = app.last_frame_index().expect("a frame was run");
             let found = check(app.world(), &app.resource::<SkirmishState>()).unwrap_or_else(|error| panic!("{error}"));
             assert_eq!((found.units, found.children), (60, 63), "frame {frame}: a child per unit, a light per torch");
             arrows_seen.push(app.resource::<SkirmishState>().arrows.front().copied());
