@@ -59,8 +59,8 @@ pub struct CullingChoice {
 /// Render stage clears its [`GpuFeedback::in_view`] bit from then on.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GpuFeedback {
-    /// The frame (count of rendered frames before it) the bits were computed in; `None`
-    /// until a frame has been read back.
+    /// The game frame (its `FrameTime::frame_index`) the bits were computed in; `None` until
+    /// a frame has been read back.
     pub frame: Option<u64>,
     /// Bit `i` of word `i / 64` set when the GPU found slot `i` visible.
     pub visible: Vec<u64>,

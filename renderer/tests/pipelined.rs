@@ -27,19 +27,36 @@ fn game(
     pipelined: bool,
     target: Option<Box<dyn FrameTarget>>,
 ) -> App {
+    game_with(device, backend, pipelined, target, BitsReadback::None, false)
+}
+
+/// [`game`] with the GPU's answers read back as `bits` says, and with a shadowing sun when
+/// `shadows`.
+fn game_with(
+    device: &Arc<GpuDevice>,
+    backend: CullingBackend,
+    pipelined: bool,
+    target: Option<Box<dyn FrameTarget>>,
+    bits: BitsReadback,
+    shadows: bool,
+) -> App {
     let mut app = App::with_threads(2);
     let setup = RenderSetup {
-        shadows: false,
+        shadows,
         backend,
         device: Some(Arc::clone(device)),
         extent: vk::Extent2D { width: 64, height: 40 },
         capacity: 256,
         meshes: MeshLibrary::with_unit_cube(),
         clear_color: [0.1, 0.1, 0.2, 1.0],
-        bits: BitsReadback::None,
+        bits,
         passes: Vec::new(),
     };
     install_render_to(&mut app, setup, target).expect("a device is there");
+    if shadows {
+        let sun = scene::look_at(Vec3::new(10.0, 20.0, 10.0), Vec3::ZERO);
+        app.world_mut().spawn((sun, ecs::DirectionalLight::default()));
+    }
     app.resource_mut::<RenderSettings>().pipelined_frames = pipelined;
     scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 12.0, 30.0), Vec3::ZERO));
     for index in 0..40_u32 {
@@ -80,6 +97,17 @@ fn game(
         .reads::<Mover>()
         .spawns(),
     );
+    if shadows {
+        let meshes = app
+            .world()
+            .query::<(runtime::hecs::Entity, &ecs::Mesh)>()
+            .iter()
+            .map(|(entity, _)| entity)
+            .collect::<Vec<_>>();
+        for entity in meshes {
+            app.world_mut().insert_one(entity, ecs::ShadowCaster).expect("spawned");
+        }
+    }
     app
 }
 
@@ -135,14 +163,59 @@ fn pipelined_frames_draw_the_serial_pictures_one_frame_later_on_both_backends() 
     assert_no_validation_messages(&device);
 }
 
-/// The report's upload and frame count after each of `frames` frames.
-fn reports(app: &mut App, frames: u64) -> Vec<(renderer::UploadReport, u64)> {
+/// What a report says of its frame: every field that does not measure time.
+#[derive(Debug, PartialEq)]
+struct Answers {
+    game_frame: Option<u64>,
+    frames: u64,
+    extent: (u32, u32),
+    upload: renderer::UploadReport,
+    synced_slots: u32,
+    missing_meshes: u32,
+    /// The GPU's culling counts: objects, frustum and occlusion rejected, early and late
+    /// drawn, triangles.
+    gpu: Option<[u32; 6]>,
+    bits_frame: Option<u64>,
+    bits: Vec<u64>,
+    /// Each shadow view's casters, draws and triangles, and whether the GPU culled them.
+    shadows: (Vec<(u32, u32, u64)>, bool),
+}
+
+impl Answers {
+    fn of(report: &RenderReport) -> Answers {
+        let gpu = report.gpu.as_ref().map(|gpu| {
+            [gpu.objects, gpu.frustum_rejected, gpu.occlusion_rejected, gpu.early_drawn, gpu.late_drawn, gpu.triangles]
+        });
+        let views = report.shadows.views.iter().map(|view| (view.casters, view.count, view.triangles)).collect();
+        Answers {
+            game_frame: report.game_frame,
+            frames: report.frames,
+            extent: (report.extent.width, report.extent.height),
+            upload: report.upload,
+            synced_slots: report.synced_slots,
+            missing_meshes: report.missing_meshes,
+            gpu,
+            bits_frame: report.bits_frame,
+            bits: report.bits.clone(),
+            shadows: (views, report.shadows.on_device),
+        }
+    }
+}
+
+/// The report's answers after each of `frames` frames, checking that the app names each
+/// frame as its systems saw it.
+fn reports(app: &mut App, frames: u64) -> Vec<Answers> {
+    let seen = Arc::new(AtomicU64::new(u64::MAX));
+    let noted = Arc::clone(&seen);
+    app.add_system(Stage::Input, System::new("note", move |ctx| noted.store(ctx.time.frame_index, Ordering::Relaxed)));
     (0..frames)
         .map(|frame| {
             app.run_frame();
+            assert_eq!(seen.load(Ordering::Relaxed), frame, "systems number frames from 0");
+            assert_eq!(app.last_frame_index(), Some(frame), "the app names the frame its systems saw");
             let report = app.resource::<RenderReport>();
             assert!(report.error.is_none(), "frame {frame}: {:?}", report.error);
-            (report.upload, report.frames)
+            Answers::of(&report)
         })
         .collect()
 }
@@ -151,12 +224,29 @@ fn reports(app: &mut App, frames: u64) -> Vec<(renderer::UploadReport, u64)> {
 fn pipelined_reports_are_the_serial_reports_one_frame_later() {
     let Some(device) = gpu_test_context() else { return };
     for backend in [CullingBackend::Gpu, CullingBackend::Cpu] {
-        let serial = reports(&mut game(&device, backend, false, None), 10);
-        let pipelined = reports(&mut game(&device, backend, true, None), 11);
-        assert!(serial.iter().all(|(upload, _)| upload.bytes > 0), "{backend:?}: the script moves things: {serial:?}");
+        // Waited readbacks: each frame's own GPU answer, so serial and pipelined read the same.
+        let run = |pipelined: bool, frames: u64| {
+            let mut app = game_with(&device, backend, pipelined, None, BitsReadback::Wait, true);
+            reports(&mut app, frames)
+        };
+        let serial = run(false, 10);
+        let pipelined = run(true, 11);
+        for (frame, answers) in (0..).zip(&serial) {
+            assert_eq!(answers.game_frame, Some(frame), "{backend:?}: serial, the report is of the frame just run");
+            assert!(answers.upload.bytes > 0 && answers.synced_slots > 0, "{backend:?}: the script moves things");
+            assert!(answers.shadows.0.iter().any(|view| view.1 > 0), "{backend:?}: the sun's casters: {answers:?}");
+            if backend == CullingBackend::Gpu {
+                assert_eq!(answers.bits_frame, Some(frame), "{backend:?}: the frame's own GPU answer");
+                let gpu = answers.gpu.expect("the GPU culls");
+                assert!(gpu[0] > 0 && gpu[3] + gpu[4] > 0 && gpu[5] > 0, "{backend:?}: counts: {gpu:?}");
+            }
+        }
         // Pipelined, frame N's report is published by frame N + 1's Render stage.
-        assert_eq!(pipelined[0].1, 0, "{backend:?}: nothing was drawn when frame 0 returned");
-        assert_eq!(&pipelined[1..], &serial[..], "{backend:?}: the serial reports, one frame later");
+        assert_eq!(pipelined[0].game_frame, None, "{backend:?}: no report when frame 0 returned");
+        assert_eq!(pipelined[0].frames, 0, "{backend:?}: nothing was drawn when frame 0 returned");
+        for (frame, (serial, pipelined)) in (0..).zip(serial.iter().zip(&pipelined[1..])) {
+            assert_eq!(pipelined, serial, "{backend:?}: frame {frame}: the serial report, one frame later");
+        }
     }
     assert_no_validation_messages(&device);
 }

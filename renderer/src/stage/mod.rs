@@ -38,9 +38,10 @@
 //!   its picture reaches the screen one frame later (submitted during frame `N + 1`).
 //! - **What frame `N`'s results are, and when.** Serial: its screenshots, upload report and
 //!   error are in the resources when `run_frame` returns. Pipelined: they are published by
-//!   frame `N + 1`'s Render stage ([`Screenshot::frame`] says which frame a picture is of;
-//!   [`RenderReport::upload`] and [`RenderReport::frames`] after frame `N + 1` are serial's
-//!   after frame `N`), or by [`FrameInFlight::finish`] for a host that stops. The GPU's statistics and bits are read
+//!   frame `N + 1`'s Render stage ([`Screenshot::frame`] says which frame a picture is of,
+//!   [`RenderReport::game_frame`] which frame the report is of: the whole report after frame
+//!   `N + 1` is serial's after frame `N`, its statistics, upload and counts included), or by
+//!   [`FrameInFlight::finish`] for a host that stops. The GPU's statistics and bits are read
 //!   without a stall as before, but pipelined they are read in the Render stage, once the
 //!   render thread is done: frame `N + 1`'s Visibility stage sees the answer of frame `N - 1`
 //!   at best (one frame older than serial).
@@ -169,10 +170,24 @@ pub struct GpuCullControl {
     pub settings: SharedCullSettings,
 }
 
-/// What the Render stage did last frame: a resource written by [`RENDER_SYSTEM`].
+/// What the Render stage did: a resource written by [`RENDER_SYSTEM`].
+///
+/// Its answers name the game frame they belong to by the frame's
+/// [`FrameTime::frame_index`](runtime::FrameTime::frame_index) (what
+/// [`App::last_frame_index`] says after `run_frame`): [`RenderReport::game_frame`] for what
+/// the Render stage did with a frame, [`RenderReport::bits_frame`] for the GPU's answer read
+/// back. Serial, after frame `N` the report is frame `N`'s; pipelined
+/// ([`ecs::RenderSettings::pipelined_frames`]), frame `N`'s report is published by frame
+/// `N + 1`'s Render stage (see the [module docs](self)), so after frame `N + 1` the report
+/// is the one serial gives after frame `N`.
 #[derive(Clone, Debug, Default)]
 pub struct RenderReport {
-    /// Frames rendered so far.
+    /// The game frame the fields below describe (all but those of the GPU's answer: `gpu`,
+    /// `bits`, `bits_frame` and the device-culled `shadows`, which come back later; and the
+    /// ones that say "so far"); `None` until a frame's report is published.
+    pub game_frame: Option<u64>,
+    /// Frames drawn so far (a count: frames not drawn, such as those without a view, are not
+    /// in it).
     pub frames: u64,
     /// The size of the last frame drawn (see [`RenderSetup::extent`]).
     pub extent: vk::Extent2D,
@@ -185,22 +200,25 @@ pub struct RenderReport {
     /// [`RenderReport::gpu`], when asked for; also fed back to the Visibility stage as the
     /// [`GpuFeedback`] resource, for the `Occluded` tags.
     pub bits: Vec<u64>,
-    /// The frame [`RenderReport::bits`] and [`RenderReport::gpu`] come from.
+    /// The game frame [`RenderReport::bits`] and [`RenderReport::gpu`] come from.
     pub bits_frame: Option<u64>,
-    /// Object transforms and records uploaded this frame.
+    /// Object transforms and records uploaded for frame [`RenderReport::game_frame`] (none
+    /// when it was not drawn).
     pub upload: UploadReport,
-    /// Object slots the Render stage wrote into the GPU scene this frame (those the
+    /// Object slots the Render stage wrote into the GPU scene in frame
+    /// [`RenderReport::game_frame`] (those the
     /// Visibility stage changed; nothing else is looked at).
     pub synced_slots: u32,
     /// Drawable objects whose mesh handle names no mesh of the library: not drawn (logged
     /// once).
     pub missing_meshes: u32,
-    /// Seconds the Render stage spent writing the changed slots into the GPU scene this
-    /// frame (the part of its CPU time that follows what changed; the rest is recording and
-    /// submitting the graph).
+    /// Seconds the Render stage spent writing the changed slots into the GPU scene in frame
+    /// [`RenderReport::game_frame`] (the part of its CPU time that follows what changed; the
+    /// rest is recording and submitting the graph).
     pub sync_seconds: f64,
-    /// This frame's shadow views: casters before and after culling, draws and triangles
-    /// (empty without shadows).
+    /// The shadow views of frame [`RenderReport::game_frame`] (culled on the host) or of
+    /// [`RenderReport::bits_frame`] (culled on the GPU): casters before and after culling,
+    /// draws and triangles (empty without shadows).
     pub shadows: ShadowReport,
     /// The users' passes ([`RenderSetup::passes`]) that run, with their GPU and CPU
     /// milliseconds of the newest frame whose times are known (`gpu_ms` is `None` without
@@ -466,7 +484,12 @@ fn render_system(
         let mut outcome = pipeline.spare.take().unwrap_or_default();
         outcome.game_frame = game_frame;
         let inputs = FrameInputs { world, changes, visibility: &visibility, shadows: shadows.as_deref() };
-        match state.prepare(inputs, &mut report, &mut shots, game_frame) {
+        let prepared = state.prepare(inputs, &mut outcome, &mut shots);
+        if !matches!(prepared, Ok(true)) {
+            // Nothing to submit: what the extract did is this frame's whole answer.
+            outcome.publish_prepared(&mut report);
+        }
+        match prepared {
             Ok(true) => {
                 if pipelined && pipeline.thread.is_none() {
                     match RenderThread::spawn(Arc::clone(&shared), Arc::clone(&in_flight)) {

@@ -180,7 +180,8 @@ impl Pipeline {
     pub(super) fn note_error(&mut self, report: &mut RenderReport, error: Option<String>) {
         report.error = error;
         if report.error.is_some() && report.error != self.logged_error {
-            log::error!("rendering frame {}: {}", report.frames, report.error.as_deref().unwrap_or_default());
+            let frame = report.game_frame.unwrap_or_default();
+            log::error!("rendering frame {frame}: {}", report.error.as_deref().unwrap_or_default());
         }
         if report.error.is_some() {
             self.logged_error.clone_from(&report.error);

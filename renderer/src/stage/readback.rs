@@ -36,12 +36,16 @@ pub(super) struct ReadbackRing {
     pub(super) shadow_words_per_view: usize,
     /// Per ring region: the shadow views of the frame that wrote it, as the host placed them.
     pub(super) shadow_views: Vec<Vec<crate::ShadowViewDraws>>,
+    /// Per ring region: the game frame (`FrameTime::frame_index`) of the drawn frame that
+    /// wrote it, which names its answers ([`RenderReport::bits_frame`]).
+    pub(super) game_frames: [u64; READBACK_RING as usize],
 }
 
 impl ReadbackRing {
-    /// The CPU's bits in view for frame `frame`'s region.
-    pub(super) fn in_view_of(&self, frame: u64) -> &[u64] {
-        &self.in_view[(frame % READBACK_RING) as usize]
+    /// The CPU's bits in view of game frame `game_frame`, whose answers were read last (an
+    /// empty list when no region holds it).
+    pub(super) fn in_view_of(&self, game_frame: u64) -> &[u64] {
+        self.game_frames.iter().position(|&frame| frame == game_frame).map_or(&[], |region| &self.in_view[region])
     }
 
     /// At the start of a frame, with `frames` submitted: reads the newest submitted frame
@@ -58,7 +62,8 @@ impl ReadbackRing {
         let oldest = newest.saturating_sub(render_graph::FRAMES_IN_FLIGHT as u64);
         for candidate in (oldest..=newest).rev() {
             if graph.frame_complete(candidate)? {
-                if report.bits_frame.is_some_and(|read| read >= candidate) {
+                let game_frame = self.game_frames[(candidate % READBACK_RING) as usize];
+                if report.bits_frame.is_some_and(|read| read >= game_frame) {
                     return Ok(());
                 }
                 return self.read_frame(graph, candidate, report);
@@ -67,7 +72,8 @@ impl ReadbackRing {
         Ok(())
     }
 
-    /// Reads `frame`'s (finished) statistics and bits into `report`.
+    /// Reads drawn frame `frame`'s (finished) statistics and bits into `report`, named by its
+    /// game frame.
     pub(super) fn read_frame(
         &self,
         graph: &RenderGraph,
@@ -75,12 +81,13 @@ impl ReadbackRing {
         report: &mut RenderReport,
     ) -> render_graph::Result<()> {
         let Some(stats) = &self.stats else { return Ok(()) };
-        report.bits_frame = Some(frame);
+        let game_frame = self.game_frames[(frame % READBACK_RING) as usize];
+        report.bits_frame = Some(game_frame);
         let region = ring_region(stats, frame)?;
         let gpu = GpuCullStats::from_counters(region, graph.stats());
         // The GPU's own counts, plotted as they arrive: `gpu stats frame` says which frame
         // they belong to (one or more frames before the one being recorded).
-        runtime::profile_plot!("gpu stats frame", frame);
+        runtime::profile_plot!("gpu stats frame", game_frame);
         runtime::profile_plot!("gpu drawn early", gpu.early_drawn);
         runtime::profile_plot!("gpu drawn late", gpu.late_drawn);
         runtime::profile_plot!("gpu frustum rejected", gpu.frustum_rejected);

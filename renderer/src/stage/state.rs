@@ -33,16 +33,34 @@ pub(super) struct FrameOutcome {
     pub(super) shots: Vec<Screenshot>,
     /// Screenshot requests of a frame not drawn: they wait for the next.
     pub(super) deferred: Vec<ScreenshotRequest>,
-    /// `upload`, `frames` and `extent` of the drawn frame; with `read_bits`, also `gpu`,
-    /// `bits` and `bits_frame` (a waited readback).
+    /// What the frame's extract did (`synced_slots`, `missing_meshes`, `sync_seconds`, and
+    /// `shadows` with `host_shadows`); `upload`, `frames` and `extent` of the drawn frame;
+    /// with `read_bits`, also `gpu`, `bits` and `bits_frame` (a waited readback).
     pub(super) report: RenderReport,
     /// Whether `report` holds a waited readback.
     pub(super) read_bits: bool,
+    /// Whether `report.shadows` holds the frame's shadow views as the host culled them.
+    pub(super) host_shadows: bool,
 }
 
 impl FrameOutcome {
+    /// Publishes what the frame's extract did (a frame that was not submitted has nothing
+    /// else): `game_frame` and the extract's fields of the report.
+    pub(super) fn publish_prepared(&mut self, report: &mut RenderReport) {
+        report.game_frame = Some(self.game_frame);
+        report.synced_slots = self.report.synced_slots;
+        report.missing_meshes = self.report.missing_meshes;
+        report.sync_seconds = self.report.sync_seconds;
+        if self.host_shadows {
+            // Swapped, not cloned: the vectors go back and forth without allocating.
+            std::mem::swap(&mut report.shadows, &mut self.report.shadows);
+            self.host_shadows = false;
+        }
+    }
+
     /// Publishes the outcome: the report's fields, the screenshots; returns the error.
     pub(super) fn publish(&mut self, report: &mut RenderReport, shots: &mut Screenshots) -> Option<String> {
+        self.publish_prepared(report);
         for shot in self.shots.drain(..) {
             shots.deliver(shot);
         }
@@ -239,14 +257,21 @@ impl RenderState {
     /// so the next frame's systems may change the world while [`RenderState::submit`] runs.
     /// Returns whether there is a frame to submit (not without a view or under a zero
     /// viewport).
+    /// What the extract did goes to `outcome` ([`FrameOutcome::publish_prepared`]), to be
+    /// published with the frame it belongs to.
     pub(super) fn prepare(
         &mut self,
         inputs: FrameInputs<'_>,
-        report: &mut RenderReport,
+        outcome: &mut FrameOutcome,
         shots: &mut Screenshots,
-        game_frame: u64,
     ) -> render_graph::Result<bool> {
         let FrameInputs { world, changes, visibility, shadows } = inputs;
+        let game_frame = outcome.game_frame;
+        let report = &mut outcome.report;
+        report.sync_seconds = 0.0;
+        report.synced_slots = 0;
+        report.missing_meshes = 0;
+        outcome.host_shadows = false;
         {
             let mut scene = {
                 runtime::profile_zone!("lock wait: scene");
@@ -304,7 +329,7 @@ impl RenderState {
                 }
             }
         }
-        self.report_shadows(shadowed, report);
+        outcome.host_shadows = self.report_shadows(shadowed, &mut outcome.report);
         // What the GPU's answer of this frame is compared with (its ring region).
         let in_view = &mut self.ring.in_view[(self.frames % READBACK_RING) as usize];
         in_view.clear();
@@ -385,6 +410,8 @@ impl RenderState {
             }
         }
         outcome.drawn = true;
+        // The ring regions this frame writes answer for its game frame.
+        self.ring.game_frames[(frame % READBACK_RING) as usize] = game_frame;
         self.last_view = self.graph.param::<FrameView>().copied();
         let report = &mut outcome.report;
         report.upload = lock_scene(&self.scene).last_upload();
@@ -404,17 +431,20 @@ impl RenderState {
     /// Puts the frame's shadow views (`shadowed`: the frame has some) where they are
     /// reported: at once when the host culled them (or there are none); culled on the GPU,
     /// into the frame's ring region, whose counts come back with the frame's other answers.
-    fn report_shadows(&mut self, shadowed: bool, report: &mut RenderReport) {
+    /// Returns whether `report.shadows` took them.
+    fn report_shadows(&mut self, shadowed: bool, report: &mut RenderReport) -> bool {
         let Some(frame) = self.graph.param::<ShadowFrame>() else {
             report.shadows.update(&ShadowFrame::default());
-            return;
+            return true;
         };
         if shadowed && self.shadows_on_device {
             let region = &mut self.ring.shadow_views[(self.frames % READBACK_RING) as usize];
             region.clear();
             region.extend_from_slice(frame.views());
+            false
         } else {
             report.shadows.update(frame);
+            true
         }
     }
 

@@ -316,11 +316,8 @@ fn main() -> ExitCode {
         app.run_frame();
         frame_ms.push(started.elapsed().as_secs_f64() * 1e3);
         let frame = app.last_frame_index().expect("a frame was run");
-        let mut record = FrameRecord {
-            frame,
-            frame_ms: started.elapsed().as_secs_f64() * 1e3,
-            ..FrameRecord::default()
-        };
+        let mut record =
+            FrameRecord { frame, frame_ms: started.elapsed().as_secs_f64() * 1e3, ..FrameRecord::default() };
         for (stage, system, seconds) in app.schedule().system_seconds() {
             record.system_ms.insert(format!("{stage}/{system}"), seconds * 1e3);
         }
@@ -367,10 +364,7 @@ fn main() -> ExitCode {
                             status = ExitCode::FAILURE;
                         }
                         let FramePassMismatches { post, lines, heights } = mismatches;
-                        format!(
-                            "frame {} passes vs cpu: post {post} lines {lines} heights {heights}",
-                            frame
-                        )
+                        format!("frame {} passes vs cpu: post {post} lines {lines} heights {heights}", frame)
                     }
                     Err(error) => {
                         status = ExitCode::FAILURE;

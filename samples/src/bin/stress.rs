@@ -299,11 +299,8 @@ fn main() -> ExitCode {
         let started = Instant::now();
         app.run_frame();
         let frame = app.last_frame_index().expect("a frame was run");
-        let mut record = FrameRecord {
-            frame,
-            frame_ms: started.elapsed().as_secs_f64() * 1e3,
-            ..FrameRecord::default()
-        };
+        let mut record =
+            FrameRecord { frame, frame_ms: started.elapsed().as_secs_f64() * 1e3, ..FrameRecord::default() };
         for (stage, system, seconds) in app.schedule().system_seconds() {
             record.system_ms.insert(format!("{stage}/{system}"), seconds * 1e3);
         }
