@@ -376,3 +376,47 @@ fn the_debug_view_shows_any_image_of_the_frame_in_place_of_the_colour() {
     drop(app);
     assert_no_validation_messages(&device);
 }
+
+#[test]
+fn depth_screenshots_are_developed_on_the_debug_views_log_scale() {
+    let Some(device) = gpu_test_context() else { return };
+    let setup = RenderSetup { clear_color: [0.2, 0.4, 0.6, 1.0], ..gpu_setup(&device, 32, 24, 8) };
+    let mut app = rendering_app(1, setup, Vec3::new(0.5, 0.5, 3.0));
+    scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::IDENTITY);
+    *app.resource_mut::<renderer::DebugView>() = renderer::DebugView::depth(renderer::DEPTH_PREPASS, 0);
+    let shoot = |app: &mut runtime::App| {
+        {
+            let mut shots = app.resource_mut::<renderer::Screenshots>();
+            shots.request(renderer::COLOR);
+            shots.request(renderer::DEPTH_PREPASS);
+        }
+        app.run_frame();
+        assert!(app.resource::<RenderReport>().error.is_none(), "{:?}", app.resource::<RenderReport>().error);
+        let shots = app.resource_mut::<renderer::Screenshots>().take();
+        let of = |name: &str| shots.iter().find(|shot| shot.image == name).expect("taken").clone();
+        (of(renderer::COLOR), of(renderer::DEPTH_PREPASS))
+    };
+    let (shown, depth) = shoot(&mut app);
+    let greys: Vec<u8> = depth.rgba8.chunks_exact(4).map(|texel| texel[0]).collect();
+    // The cube's faces spread over the grey range, not all crowded near black.
+    let cube: Vec<u8> = greys.iter().copied().filter(|&grey| grey > 0).collect();
+    assert!(!cube.is_empty() && cube.iter().all(|&grey| grey > 128), "the cube is clearly visible: {greys:?}");
+    let shades: std::collections::BTreeSet<u8> = greys.iter().copied().collect();
+    assert!(shades.len() >= 3, "the sky and more than one shade of the cube: {shades:?}");
+    // The same picture as the debug view draws of the same depth.
+    let drawn = shown.rgba8.chunks_exact(4).map(|texel| texel[0]);
+    assert!(drawn.zip(&greys).all(|(a, &b)| a.abs_diff(b) <= 1), "the screenshot shows the depth as the view does");
+    let mapped = depth.texels.chunks_exact(4).map(|texel| {
+        let value = f32::from_le_bytes(texel.try_into().unwrap());
+        (renderer::debug_view_grey(value, renderer::DebugView::DEPTH_LOG_DECADES) * 255.0).round() as u8
+    });
+    assert!(mapped.eq(greys.iter().copied()), "developed with the debug view's mapping");
+    // The raw depth, when asked for: reversed-Z puts a cube a few metres away near black.
+    app.resource_mut::<renderer::Screenshots>().set_depth_log_decades(0.0);
+    let (_, raw) = shoot(&mut app);
+    let darkest = raw.rgba8.chunks_exact(4).map(|texel| texel[0]).max().unwrap_or(0);
+    assert!(darkest < 64, "the raw depth is dark: {darkest}");
+    assert_eq!(raw.rgba8, renderer::picture(&raw.texels, raw.format));
+    drop(app);
+    assert_no_validation_messages(&device);
+}

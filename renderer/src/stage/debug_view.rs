@@ -36,11 +36,39 @@ pub struct DebugView {
 }
 
 impl DebugView {
+    /// Decades of the logarithmic scale depth is shown on ([`DebugView::depth`]) and
+    /// screenshots of depth images are developed on by default
+    /// ([`Screenshots::set_depth_log_decades`](crate::Screenshots::set_depth_log_decades)).
+    pub const DEPTH_LOG_DECADES: f32 = 4.0;
+
     /// Mip `mip` of the depth image `image` (the `depth_prepass`, a Hi-Z mip) on a
-    /// logarithmic scale of four decades.
+    /// logarithmic scale of [`DebugView::DEPTH_LOG_DECADES`] decades.
     pub fn depth(image: &str, mip: u32) -> DebugView {
-        DebugView { image: Some(image.to_owned()), mip, log_decades: 4.0 }
+        DebugView { image: Some(image.to_owned()), mip, log_decades: Self::DEPTH_LOG_DECADES }
     }
+}
+
+/// The grey (0 black, 1 white) the debug view shows for the value `value` of a grey image on
+/// a logarithmic scale of `log_decades` decades (see [`DebugView::log_decades`]; 0: the value
+/// as it is). The host twin of `debug_view.frag.glsl`'s mapping, step for step: screenshots
+/// develop depth images with it, so a screenshot and the debug view show a depth alike.
+///
+/// ```
+/// use renderer::{debug_view_grey, DebugView};
+/// let decades = DebugView::DEPTH_LOG_DECADES;
+/// assert_eq!(debug_view_grey(1.0, decades), 1.0);
+/// assert!((debug_view_grey(0.01, decades) - 0.5).abs() < 1e-6);
+/// assert_eq!(debug_view_grey(0.0, decades), 0.0);
+/// assert_eq!(debug_view_grey(0.25, 0.0), 0.25);
+/// ```
+#[inline]
+pub fn debug_view_grey(value: f32, log_decades: f32) -> f32 {
+    let mut grey = value;
+    if log_decades > 0.0 {
+        // log10 as the shader computes it: log2 times log10(2).
+        grey = 1.0 + value.max(1e-30).log2() * (0.30103 / log_decades);
+    }
+    grey.clamp(0.0, 1.0)
 }
 
 /// Draws mip `mip` of `image` over the whole of `color` (see the module docs).

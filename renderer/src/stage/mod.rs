@@ -74,11 +74,13 @@ use render_graph::{vk, GpuDevice};
 use runtime::hecs::World;
 use runtime::{App, Res, ResMut, Stage, System};
 
-pub use debug_view::{DebugView, DebugViewPass};
+pub use debug_view::{debug_view_grey, DebugView, DebugViewPass};
 pub use headless::{lock_capture, Capture, HeadlessTarget, SharedCapture, HEADLESS_PASS};
 pub use pipeline::{FrameInFlight, RenderExtract, RENDER_THREAD};
 pub use readback::{READBACK_RING, READBACK_SYSTEM};
-pub use screenshot::{picture, write_png, Screenshot, ScreenshotPass, ScreenshotRequest, Screenshots};
+pub use screenshot::{
+    picture, picture_on_scale, write_png, Screenshot, ScreenshotPass, ScreenshotRequest, Screenshots,
+};
 pub use target::FrameTarget;
 
 use crate::passes::{GpuCullStats, SharedCullSettings};

@@ -42,9 +42,12 @@ pub struct Screenshot {
     pub format: vk::Format,
     /// Texels as the GPU holds them (4 bytes each), rows top first.
     pub texels: Vec<u8>,
-    /// A picture of them: colour images as they are (BGRA swapped to RGBA), depth and float
-    /// images as grey (0 black, 1 and above white; reversed-Z puts near surfaces white),
-    /// integer images as grey scaled to their largest value (0 black).
+    /// A picture of them: colour images as they are (BGRA swapped to RGBA); depth images
+    /// (`D32_SFLOAT`) as grey on the debug view's logarithmic scale
+    /// ([`DebugView::DEPTH_LOG_DECADES`](crate::DebugView::DEPTH_LOG_DECADES) decades unless
+    /// [`Screenshots::set_depth_log_decades`] says otherwise; reversed-Z puts near surfaces
+    /// white), float images as grey (0 black, 1 and above white), integer images as grey
+    /// scaled to their largest value (0 black).
     pub rgba8: Vec<u8>,
     /// Where it was written, when a PNG was asked for and written.
     pub saved: Option<PathBuf>,
@@ -66,13 +69,34 @@ pub struct Screenshot {
 ///     println!("{} of frame {}: {:?}", shot.image, shot.frame, shot.error);
 /// }
 /// ```
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Screenshots {
     pending: Vec<ScreenshotRequest>,
     taken: Vec<Screenshot>,
+    depth_log_decades: f32,
+}
+
+impl Default for Screenshots {
+    fn default() -> Screenshots {
+        Screenshots { pending: Vec::new(), taken: Vec::new(), depth_log_decades: crate::DebugView::DEPTH_LOG_DECADES }
+    }
 }
 
 impl Screenshots {
+    /// Develops the pictures ([`Screenshot::rgba8`]) of depth images on a logarithmic scale
+    /// of `decades` decades, as the debug view shows them ([`crate::debug_view_grey`]); 0
+    /// develops the raw depth (0 black, 1 white), which is nearly black for reversed-Z.
+    /// The texels ([`Screenshot::texels`]) are the GPU's either way.
+    pub fn set_depth_log_decades(&mut self, decades: f32) {
+        self.depth_log_decades = decades.max(0.0);
+    }
+
+    /// The decades depth pictures are developed on (see
+    /// [`Screenshots::set_depth_log_decades`]).
+    pub fn depth_log_decades(&self) -> f32 {
+        self.depth_log_decades
+    }
+
     /// Asks for `image` of the next frame drawn, as bytes.
     pub fn request(&mut self, image: &str) {
         self.pending.push(ScreenshotRequest { image: image.to_owned(), frame: None, png: None });
@@ -201,7 +225,8 @@ impl TypedPass for ScreenshotPass {
 }
 
 /// The screenshot a finished frame's copy gives for `request`.
-pub(crate) fn develop(request: &ScreenshotRequest, frame: u64, copy: &Copied) -> Screenshot {
+/// `depth_log_decades`: the scale of depth pictures ([`Screenshots::set_depth_log_decades`]).
+pub(crate) fn develop(request: &ScreenshotRequest, frame: u64, copy: &Copied, depth_log_decades: f32) -> Screenshot {
     let mut shot = Screenshot { image: request.image.clone(), frame, ..Screenshot::default() };
     if let Some(error) = &copy.error {
         shot.error = Some(error.clone());
@@ -221,7 +246,7 @@ pub(crate) fn develop(request: &ScreenshotRequest, frame: u64, copy: &Copied) ->
         return shot;
     }
     (shot.width, shot.height, shot.format) = (copy.extent.width, copy.extent.height, copy.format);
-    shot.rgba8 = picture(&shot.texels, copy.format);
+    shot.rgba8 = picture_on_scale(&shot.texels, copy.format, depth_log_decades);
     if let Some(path) = &request.png {
         match write_png(path, &shot.rgba8, shot.width, shot.height) {
             Ok(()) => shot.saved = Some(path.clone()),
@@ -231,20 +256,32 @@ pub(crate) fn develop(request: &ScreenshotRequest, frame: u64, copy: &Copied) ->
     shot
 }
 
-/// An RGBA8 picture of 4-byte texels of `format` (see [`Screenshot::rgba8`]).
+/// An RGBA8 picture of 4-byte texels of `format`, depth as it is (0 black, 1 white; see
+/// [`picture_on_scale`]).
 pub fn picture(texels: &[u8], format: vk::Format) -> Vec<u8> {
+    picture_on_scale(texels, format, 0.0)
+}
+
+/// An RGBA8 picture of 4-byte texels of `format` (see [`Screenshot::rgba8`]), depth
+/// (`D32_SFLOAT`) on a logarithmic scale of `depth_log_decades` decades as the debug view
+/// shows it ([`crate::debug_view_grey`]; 0: as it is).
+pub fn picture_on_scale(texels: &[u8], format: vk::Format, depth_log_decades: f32) -> Vec<u8> {
     let words = || texels.chunks_exact(4).map(|texel| [texel[0], texel[1], texel[2], texel[3]]);
     let grey = |value: u8| [value, value, value, 255];
     match format {
         vk::Format::B8G8R8A8_UNORM | vk::Format::B8G8R8A8_SRGB => {
             words().flat_map(|[b, g, r, a]| [r, g, b, a]).collect()
         }
-        vk::Format::R32_SFLOAT | vk::Format::D32_SFLOAT => words()
-            .flat_map(|texel| {
-                let value = f32::from_le_bytes(texel);
-                grey(if value.is_nan() { 0 } else { (value.clamp(0.0, 1.0) * 255.0).round() as u8 })
-            })
-            .collect(),
+        vk::Format::R32_SFLOAT | vk::Format::D32_SFLOAT => {
+            let decades = if format == vk::Format::D32_SFLOAT { depth_log_decades } else { 0.0 };
+            words()
+                .flat_map(|texel| {
+                    let value = f32::from_le_bytes(texel);
+                    let shown = crate::debug_view_grey(value, decades);
+                    grey(if value.is_nan() { 0 } else { (shown * 255.0).round() as u8 })
+                })
+                .collect()
+        }
         vk::Format::R32_UINT | vk::Format::R32_SINT => {
             let value = |texel: [u8; 4]| u64::from(u32::from_le_bytes(texel));
             let largest = words().map(value).max().unwrap_or(0).max(1);

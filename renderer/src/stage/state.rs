@@ -159,6 +159,8 @@ pub(super) struct RenderState {
     screenshot_copies: Vec<(String, SharedCopy)>,
     /// This frame's due screenshot requests.
     due_shots: Vec<ScreenshotRequest>,
+    /// The scale their depth pictures are developed on, taken with them.
+    depth_log_decades: f32,
 }
 
 impl RenderState {
@@ -245,6 +247,7 @@ impl RenderState {
             cull_settings,
             screenshot_copies: Vec::new(),
             due_shots: Vec::new(),
+            depth_log_decades: 0.0,
             debug_view: DebugView::default(),
             last_view: None,
         })
@@ -342,6 +345,7 @@ impl RenderState {
                 .map(|(index, word)| word | visibility.occluded_words().get(index).copied().unwrap_or(0)),
         );
         shots.due(game_frame, &mut self.due_shots);
+        self.depth_log_decades = shots.depth_log_decades();
         self.arm_screenshots(shots, game_frame);
         Ok(true)
     }
@@ -405,7 +409,8 @@ impl RenderState {
             self.graph.wait_idle()?;
             for request in self.due_shots.drain(..) {
                 if let Some((_, copy)) = self.screenshot_copies.iter().find(|(image, _)| *image == request.image) {
-                    outcome.shots.push(develop(&request, game_frame, &lock_copied(copy)));
+                    let scale = self.depth_log_decades;
+                    outcome.shots.push(develop(&request, game_frame, &lock_copied(copy), scale));
                 }
             }
         }
