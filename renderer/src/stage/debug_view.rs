@@ -65,8 +65,8 @@ impl DebugView {
 pub fn debug_view_grey(value: f32, log_decades: f32) -> f32 {
     let mut grey = value;
     if log_decades > 0.0 {
-        // log10 as the shader computes it: log2 times log10(2).
-        grey = 1.0 + value.max(1e-30).log2() * (0.30103 / log_decades);
+        // log10 as the shader computes it: log2 times log10(2) (the shader's 0.30103).
+        grey = 1.0 + value.max(1e-30).log2() * (std::f32::consts::LOG10_2 / log_decades);
     }
     grey.clamp(0.0, 1.0)
 }
