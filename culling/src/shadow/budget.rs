@@ -101,11 +101,15 @@ impl CastingLights {
     }
 
     /// Ends the frame: this frame's casters become the ones the next frame favours (lights
-    /// that did not cast, despawned ones among them, are forgotten).
-    pub(super) fn end_frame(&mut self) {
+    /// that did not cast, despawned ones among them, are forgotten). Returns how many of them
+    /// did not cast last frame.
+    pub(super) fn end_frame(&mut self) -> usize {
+        let last = &self.last;
+        let new = self.now.iter().filter(|id| last.binary_search(id).is_err()).count();
         std::mem::swap(&mut self.last, &mut self.now);
         self.last.sort_unstable();
         self.now.clear();
+        new
     }
 }
 
@@ -155,7 +159,7 @@ mod tests {
         assert_eq!(lights.map(|light| light.id as u32), [5, 3, 9]);
         // Light 9 cast: it stays ahead of 3 and of 5 (2 < 1.25 * 1.0 is false, so 5 wins).
         casting.cast(1 << 32 | 9);
-        casting.end_frame();
+        assert_eq!(casting.end_frame(), 1, "a new caster");
         casting.rank(&mut lights);
         assert_eq!(lights.map(|light| light.id as u32), [5, 9, 3]);
         // At exactly the margin the caster keeps its place.
@@ -167,7 +171,7 @@ mod tests {
         casting.rank(&mut lights);
         assert_eq!(lights.map(|light| light.id as u32), [3, 9], "past the margin the challenger wins");
         // A frame without it forgets it.
-        casting.end_frame();
+        assert_eq!(casting.end_frame(), 0);
         casting.rank(&mut lights);
         assert!(lights.iter().all(|light| !light.incumbent));
     }

@@ -184,6 +184,7 @@ proptest! {
             let now: BTreeSet<Entity> = casting(&app, eye).into_iter().collect();
             let seen = in_view(&app);
             let shadows = app.resource::<ShadowViews>();
+            prop_assert_eq!(shadows.budget().new_casters, now.difference(&before).count(), "step {}", step);
             let score = |entity: Entity| shadows.lights().iter().find(|light| light.entity == entity).map(|light| light.score);
             let challengers: Vec<f32> = seen.iter().filter(|entity| !before.contains(entity)).filter_map(|&entity| score(entity)).collect();
             let crossed = |held: f32| challengers.iter().any(|&challenger| challenger > held * KEEP_MARGIN);

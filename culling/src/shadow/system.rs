@@ -115,6 +115,9 @@ pub struct ShadowBudget {
     pub max_views: usize,
     /// Candidates passed over for the light cap or the views left.
     pub over_budget: usize,
+    /// Of the lights that cast, those that did not cast last frame: shadows that came on
+    /// (what the hysteresis keeps low while the lights and the camera move).
+    pub new_casters: usize,
 }
 
 /// What the last [`ShadowViews::update`] did: the share of the work a frame whose lights and
@@ -491,7 +494,7 @@ impl ShadowViews {
             self.budget.views += faces;
             self.casting.cast(id);
         }
-        self.casting.end_frame();
+        self.budget.new_casters = self.casting.end_frame();
         // Shadowed lights first, then the rest, each part in the ranking's order.
         let candidates = &self.candidates;
         self.lights.extend(candidates.iter().filter(|c| c.light.first_view.is_some()).map(|c| c.light));
