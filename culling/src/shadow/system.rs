@@ -226,6 +226,25 @@ impl ShadowViews {
     /// The spot and point lights that cast a shadow this frame, best ranked first: their
     /// entities and views ([`LocalLight::views`]). The first lights of
     /// [`ShadowViews::lights`].
+    ///
+    /// ```
+    /// use ecs::{PointLight, ShadowSettings, Transform};
+    /// use glam::Vec3;
+    /// let mut app = runtime::App::new();
+    /// culling::install(&mut app);
+    /// let eye = Transform::from_translation(Vec3::new(0.0, 2.0, 10.0));
+    /// ecs::scene::spawn_camera(app.world_mut(), ecs::Camera::default(), eye);
+    /// let near = app.world_mut().spawn((Transform::from_translation(Vec3::ZERO), PointLight::default()));
+    /// let far = Transform::from_translation(Vec3::new(0.0, 0.0, -60.0));
+    /// app.world_mut().spawn((far, PointLight::default()));
+    /// // Room for one point light's six views: the one lighting more of the image casts.
+    /// app.resource_mut::<ShadowSettings>().max_light_views = 6;
+    /// app.run_frame();
+    /// let shadows = app.resource::<culling::ShadowViews>();
+    /// let cast: Vec<_> = shadows.shadowed_lights().iter().map(|light| (light.entity, light.views())).collect();
+    /// assert_eq!(cast, [(near, 0..6)]);
+    /// assert_eq!(shadows.budget().candidates, 2);
+    /// ```
     pub fn shadowed_lights(&self) -> &[LocalLight] {
         &self.lights[..self.budget.shadowed]
     }
