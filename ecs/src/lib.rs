@@ -53,8 +53,8 @@ pub use hierarchy::{
     hierarchy_system, Children, HierarchyCommands, HierarchyError, HierarchyReport, Parent, HIERARCHY_SYSTEM,
 };
 pub use light::{
-    CascadeSplit, DirectionalLight, PointLight, ShadowBias, ShadowSettings, SpotLight, MAX_CASCADES,
-    MAX_SHADOWED_LIGHTS,
+    CascadeSplit, DirectionalLight, PointLight, ShadowBias, ShadowSettings, SpotLight, DEFAULT_MAX_LIGHT_VIEWS,
+    MAX_CASCADES, MAX_LIGHT_VIEWS, MAX_SHADOWED_LIGHTS,
 };
 pub use lod::{Lod, LodLevel};
 pub use render::{

@@ -7,8 +7,10 @@
 //!
 //! Shadows are drawn per *light view*: the sun gets [`ShadowSettings::cascade_count`]
 //! cascades fitted to slices of the camera's view, a spot light one atlas tile, a point light
-//! six (the faces of its cube). Up to [`ShadowSettings::max_shadowed_lights`] spot and point
-//! lights cast at once (nearest to the camera first); the rest shine without shadows.
+//! six (the faces of its cube). The spot and point lights that cast are chosen each frame by
+//! their contribution to the camera's image (see [`ShadowSettings::max_light_views`]): at
+//! most [`ShadowSettings::max_shadowed_lights`] of them, whose views fit
+//! [`ShadowSettings::max_light_views`]; the rest shine without shadows.
 //!
 //! ```
 //! use ecs::{DirectionalLight, SpotLight, Transform};
@@ -150,6 +152,12 @@ pub enum CascadeSplit {
 pub const MAX_CASCADES: usize = 4;
 /// Most spot and point lights that cast shadows at once.
 pub const MAX_SHADOWED_LIGHTS: usize = 16;
+/// Most views of spot and point lights a frame may draw: six cube faces for each of
+/// [`MAX_SHADOWED_LIGHTS`] point lights ([`ShadowSettings::max_light_views`] is capped here).
+pub const MAX_LIGHT_VIEWS: usize = 6 * MAX_SHADOWED_LIGHTS;
+/// The default of [`ShadowSettings::max_light_views`]: four point lights' cubes, or 24 spot
+/// lights (as many as [`ShadowSettings::max_shadowed_lights`] allows).
+pub const DEFAULT_MAX_LIGHT_VIEWS: u32 = 24;
 
 /// The frame's shadow knobs, a resource read live like [`RenderSettings`](crate::RenderSettings).
 ///
@@ -186,6 +194,22 @@ pub struct ShadowSettings {
     pub atlas_resolution: u32,
     /// Most spot and point lights that cast at once, up to [`MAX_SHADOWED_LIGHTS`].
     pub max_shadowed_lights: u32,
+    /// The shadow budget: most views of spot and point lights drawn per frame (a spot light
+    /// is one view, a point light six, its cube's faces), up to [`MAX_LIGHT_VIEWS`]; the
+    /// sun's cascades are not counted ([`ShadowSettings::cascade_count`] caps them). Default
+    /// [`DEFAULT_MAX_LIGHT_VIEWS`]; [`MAX_LIGHT_VIEWS`] (or more) leaves only the light cap.
+    ///
+    /// The lights are ranked by their screen contribution, an estimate of how much of the
+    /// image they light: `luminance(color * intensity) * min(1, (range / distance)^2)`, with
+    /// `distance` from the camera to the light; `range / distance` is the projected radius of
+    /// the lit sphere, squared the share of the image its disc covers (up to a factor of the
+    /// field of view every light shares), 1 with the camera inside it. Highest first (ties by
+    /// entity id), each light casts when it fits the light cap, the views left and the
+    /// atlas. A light that cast last frame ranks as if its score were
+    /// `culling::shadow::KEEP_MARGIN` (1.25) times higher, so it keeps its shadow until a
+    /// challenger outscores it by that margin: a shadow does not flicker between two
+    /// equal lights.
+    pub max_light_views: u32,
 }
 
 impl Default for ShadowSettings {
@@ -200,11 +224,22 @@ impl Default for ShadowSettings {
             cascade_resolution: 1024,
             atlas_resolution: 4096,
             max_shadowed_lights: MAX_SHADOWED_LIGHTS as u32,
+            max_light_views: DEFAULT_MAX_LIGHT_VIEWS,
         }
     }
 }
 
 impl ShadowSettings {
+    /// The light cap clamped to `0..=MAX_SHADOWED_LIGHTS`.
+    pub fn shadowed_lights(&self) -> usize {
+        (self.max_shadowed_lights as usize).min(MAX_SHADOWED_LIGHTS)
+    }
+
+    /// The shadow budget clamped to `0..=MAX_LIGHT_VIEWS`.
+    pub fn light_views(&self) -> usize {
+        (self.max_light_views as usize).min(MAX_LIGHT_VIEWS)
+    }
+
     /// The cascade count clamped to `1..=MAX_CASCADES`.
     pub fn cascades(&self) -> usize {
         (self.cascade_count as usize).clamp(1, MAX_CASCADES)

@@ -231,6 +231,10 @@ fn shadows_culled_per_light_view_drop_no_caster_on_either_backend() {
             assert!(line.contains(&format!("8 views culled on the {device}")), "{line}");
             assert!(line.contains("c0 ") && line.contains("spot "), "{line}");
         }
+        // The budget line names the four lamps that cast, four views of the budget's 24.
+        let budgets =
+            text.lines().filter(|line| line.contains(" shadowed lights 4 of ") && line.contains(", views 4 of 24 "));
+        assert_eq!(budgets.count(), 3, "{cull}: {text}");
     }
     // Without culling every view draws every caster, and the counts say so.
     let (output, text) =

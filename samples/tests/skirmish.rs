@@ -62,6 +62,9 @@ fn a_small_skirmish_runs_beside_the_city_and_keeps_its_invariants() {
     assert!(row("stage Skirmish").contains(" - "), "the city has no skirmish stage: {text}");
     assert!(row("system Visibility/culling::shadow_views").len() > 40, "{text}");
     assert!(text.contains("shadow work per frame: "), "what the shadow views redid: {text}");
+    // How the default budget of 24 views was shared among the torches.
+    let budget = text.lines().find(|line| line.starts_with("shadow budget per frame: ")).expect("a budget line");
+    assert!(budget.contains("(budget 24)"), "{budget}");
     for (file, count) in [("stats.json", frames), ("city-stats.json", frames)] {
         let stats = std::fs::read_to_string(folder.join(file)).expect("the stats are written");
         let stats: serde_json::Value = serde_json::from_str(&stats).expect("valid JSON");

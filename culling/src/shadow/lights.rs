@@ -1,11 +1,12 @@
 //! The lights of the world, as the shadow views see them: the sun, and the spot and point
-//! lights that may light the camera's frame.
+//! lights that may light the camera's frame, each with its screen contribution (`budget.rs`).
 
 use ecs::{DirectionalLight, PointLight, ResolvedView, ShadowBias, SpotLight, Transform, WorldTransform};
 use glam::{Mat4, Vec3};
 use runtime::hecs::Entity;
 use runtime::Columns;
 
+use super::budget::screen_contribution;
 use super::system::{LocalLight, LocalLightKind, MAX_LOCAL_LIGHTS};
 use crate::frustum::Frustum;
 
@@ -29,6 +30,10 @@ pub(super) struct Candidate {
     pub(super) distance: f32,
     /// Entity id, for a stable order among equals.
     pub(super) id: u64,
+    /// Its screen contribution, what the shadow budget ranks it by.
+    pub(super) score: f32,
+    /// Whether it cast a shadow last frame (set by the ranking).
+    pub(super) incumbent: bool,
     pub(super) light: LocalLight,
     /// Tile side asked for; 0 when it casts no shadow.
     pub(super) resolution: u32,
@@ -36,7 +41,8 @@ pub(super) struct Candidate {
 }
 
 /// Lists in `candidates` the spot and point lights that may light the frame of `camera`, the
-/// nearest [`MAX_LOCAL_LIGHTS`] of them, nearest first (ties by entity id).
+/// nearest [`MAX_LOCAL_LIGHTS`] of them, nearest first (ties by entity id), each scored by
+/// its screen contribution.
 pub(super) fn gather_local_lights(
     candidates: &mut Vec<Candidate>,
     world: &LightColumns<'_>,
@@ -56,10 +62,13 @@ pub(super) fn gather_local_lights(
             if camera_frustum.is_some_and(|frustum| !frustum.may_intersect_sphere(&sphere)) {
                 return;
             }
+            let score = screen_contribution(position, range, radiance, eye);
             candidates.push(Candidate {
                 distance: (position.distance(eye) - range).max(0.0),
                 id: entity.to_bits().get(),
-                light: LocalLight { entity, kind, position, radiance, range, first_view: None },
+                score,
+                incumbent: false,
+                light: LocalLight { entity, kind, position, radiance, range, score, first_view: None },
                 resolution: shadow.0,
                 bias: shadow.1,
             });
@@ -85,7 +94,8 @@ pub(super) fn gather_local_lights(
         let radiance = Vec3::from_array(point.color) * point.intensity;
         consider(entity, LocalLightKind::Point, pose, (radiance, point.range), (shadow, point.bias));
     }
-    candidates.sort_by(|a, b| a.distance.total_cmp(&b.distance).then(a.id.cmp(&b.id)));
+    // Unstable and total (ids are unique): no allocation, the same order every time.
+    candidates.sort_unstable_by(|a, b| a.distance.total_cmp(&b.distance).then(a.id.cmp(&b.id)));
     candidates.truncate(MAX_LOCAL_LIGHTS);
 }
 

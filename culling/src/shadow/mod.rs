@@ -13,8 +13,11 @@
 //!   casters at a time where its volume misses or holds their box (`sides.rs`).
 //! - `lights.rs`: the lights as the system's columns give them: the sun, and the spot and
 //!   point lights nearest the camera's frame.
+//! - `budget.rs`: the shadow budget: the local lights ranked by [`screen_contribution`],
+//!   with hysteresis ([`KEEP_MARGIN`]), the best that fit casting.
 //! - `cull.rs`: [`ShadowCull`], the same cull over caller-given views.
 
+mod budget;
 mod casters;
 mod cull;
 mod lights;
@@ -24,14 +27,17 @@ mod view_bits;
 mod views;
 
 #[cfg(test)]
+mod budget_tests;
+#[cfg(test)]
 mod incremental_tests;
 #[cfg(test)]
 mod tests;
 
+pub use budget::{screen_contribution, KEEP_MARGIN};
 pub use cull::ShadowCull;
 pub(crate) use system::install;
 pub use system::{
-    shadow_views_system, LocalLight, LocalLightKind, ShadowViewStats, ShadowViews, ShadowWork, SunLight,
+    shadow_views_system, LocalLight, LocalLightKind, ShadowBudget, ShadowViewStats, ShadowViews, ShadowWork, SunLight,
     MAX_LOCAL_LIGHTS, SHADOW_VIEWS_SYSTEM,
 };
 pub use views::{

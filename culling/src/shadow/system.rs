@@ -6,17 +6,18 @@
 //! changed, a view that did not move redoes only the words holding them, and a view that
 //! moved tests the casters its volume may hold, by groups and words of them first.
 
-use ecs::{ResolvedView, ShadowBias, ShadowSettings, MAX_CASCADES, MAX_SHADOWED_LIGHTS};
+use ecs::{ResolvedView, ShadowBias, ShadowSettings, MAX_CASCADES};
 use glam::Vec3;
 use runtime::hecs::{Entity, World};
 use runtime::{Columns, Frame, Res, ResMut, Stage, System};
 
+use super::budget::CastingLights;
 use super::casters::{CasterStore, Refresh};
 use super::lights::{find_sun, gather_local_lights, Candidate, LightColumns};
 use super::view_bits::{Fill, ViewBits};
 use super::views::{
     cascade_slice, cascade_view_projection, cube_face_view_projection, spot_view_projection, AtlasAllocator, AtlasTile,
-    LightView, LightViewKind, MIN_TILE,
+    LightView, LightViewKind,
 };
 use crate::bits::{VisibilityBits, BITS_PER_WORD};
 use crate::frustum::Frustum;
@@ -76,9 +77,47 @@ pub struct LocalLight {
     pub radiance: Vec3,
     /// Where its light ends.
     pub range: f32,
+    /// Its screen contribution this frame, what the shadow budget ranks it by
+    /// ([`screen_contribution`](super::screen_contribution)).
+    pub score: f32,
     /// Index of its first view in [`ShadowViews::views`] (one for a spot, six for a point),
     /// `None` when it casts no shadow this frame.
     pub first_view: Option<usize>,
+}
+
+impl LocalLight {
+    /// Views its shadow takes: one for a spot light, six (a cube's faces) for a point light.
+    pub fn view_count(&self) -> usize {
+        match self.kind {
+            LocalLightKind::Spot { .. } => 1,
+            LocalLightKind::Point => 6,
+        }
+    }
+
+    /// Its views in [`ShadowViews::views`] this frame (empty when it casts no shadow).
+    pub fn views(&self) -> std::ops::Range<usize> {
+        self.first_view.map_or(0..0, |first| first..first + self.view_count())
+    }
+}
+
+/// How the shadow budget shared this frame's views among the spot and point lights (see
+/// [`ShadowSettings::max_light_views`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShadowBudget {
+    /// Lights that may light the frame and cast shadows: the candidates for a shadow.
+    pub candidates: usize,
+    /// Of them, those that cast this frame ([`ShadowViews::shadowed_lights`]).
+    pub shadowed: usize,
+    /// Their views (the sun's cascades not counted).
+    pub views: usize,
+    /// The budget the views were held to ([`ShadowSettings::light_views`]; 0 with shadows
+    /// off).
+    pub max_views: usize,
+    /// Candidates passed over for the light cap or the views left.
+    pub over_budget: usize,
+    /// Of the lights that cast, those that did not cast last frame: shadows that came on
+    /// (what the hysteresis keeps low while the lights and the camera move).
+    pub new_casters: usize,
 }
 
 /// What the last [`ShadowViews::update`] did: the share of the work a frame whose lights and
@@ -157,6 +196,9 @@ pub struct ShadowViews {
     /// Whether [`ShadowViews::update`] tests the casters itself (else a GPU does).
     device_culling: bool,
     unplaced_lights: usize,
+    budget: ShadowBudget,
+    /// The lights that cast last frame, for the budget's hysteresis.
+    casting: CastingLights,
     // Working memory.
     atlas: AtlasAllocator,
     candidates: Vec<Candidate>,
@@ -174,10 +216,42 @@ impl ShadowViews {
         self.sun.as_ref()
     }
 
-    /// The local lights of the frame, nearest the camera first: every shadowed one, then
-    /// the rest, at most [`MAX_LOCAL_LIGHTS`].
+    /// The local lights of the frame (the nearest [`MAX_LOCAL_LIGHTS`] to the camera):
+    /// every shadowed one, then the rest, each part in the shadow budget's ranking, best
+    /// first.
     pub fn lights(&self) -> &[LocalLight] {
         &self.lights
+    }
+
+    /// The spot and point lights that cast a shadow this frame, best ranked first: their
+    /// entities and views ([`LocalLight::views`]). The first lights of
+    /// [`ShadowViews::lights`].
+    ///
+    /// ```
+    /// use ecs::{PointLight, ShadowSettings, Transform};
+    /// use glam::Vec3;
+    /// let mut app = runtime::App::new();
+    /// culling::install(&mut app);
+    /// let eye = Transform::from_translation(Vec3::new(0.0, 2.0, 10.0));
+    /// ecs::scene::spawn_camera(app.world_mut(), ecs::Camera::default(), eye);
+    /// let near = app.world_mut().spawn((Transform::from_translation(Vec3::ZERO), PointLight::default()));
+    /// let far = Transform::from_translation(Vec3::new(0.0, 0.0, -60.0));
+    /// app.world_mut().spawn((far, PointLight::default()));
+    /// // Room for one point light's six views: the one lighting more of the image casts.
+    /// app.resource_mut::<ShadowSettings>().max_light_views = 6;
+    /// app.run_frame();
+    /// let shadows = app.resource::<culling::ShadowViews>();
+    /// let cast: Vec<_> = shadows.shadowed_lights().iter().map(|light| (light.entity, light.views())).collect();
+    /// assert_eq!(cast, [(near, 0..6)]);
+    /// assert_eq!(shadows.budget().candidates, 2);
+    /// ```
+    pub fn shadowed_lights(&self) -> &[LocalLight] {
+        &self.lights[..self.budget.shadowed]
+    }
+
+    /// How the shadow budget shared this frame's views (see [`ShadowBudget`]).
+    pub fn budget(&self) -> ShadowBudget {
+        self.budget
     }
 
     /// Side of the shadow atlas every view's tile lies in.
@@ -338,6 +412,7 @@ impl ShadowViews {
         self.lights.clear();
         self.sun = None;
         self.unplaced_lights = 0;
+        self.budget = ShadowBudget::default();
         self.caster_culling = settings.caster_culling;
         self.caster_occlusion = settings.caster_occlusion;
         // The casters are gathered only for a frame with a shadow view: a world without a
@@ -407,76 +482,39 @@ impl ShadowViews {
         }
     }
 
+    /// Gives shadows to the local lights the budget ranks best, as many as fit the light
+    /// cap, the views of the budget and the atlas (see `budget.rs`).
     fn place_local_lights(&mut self, settings: &ShadowSettings, shadows: bool) {
-        let limit = if shadows { (settings.max_shadowed_lights as usize).min(MAX_SHADOWED_LIGHTS) } else { 0 };
-        let mut shadowed = 0;
+        let (limit, max_views) = if shadows { (settings.shadowed_lights(), settings.light_views()) } else { (0, 0) };
+        self.budget.max_views = max_views;
+        self.casting.rank(&mut self.candidates);
         for index in 0..self.candidates.len() {
-            let Candidate { mut light, resolution, bias, .. } = self.candidates[index];
-            if resolution == 0 || shadowed == limit {
+            let Candidate { mut light, resolution, bias, id, .. } = self.candidates[index];
+            if resolution == 0 {
                 continue;
             }
-            let faces = match light.kind {
-                LocalLightKind::Spot { .. } => 1,
-                LocalLightKind::Point => 6,
-            };
-            // All the light's tiles or none (a cube with a missing face would light through
-            // it), halving the size until they fit.
+            self.budget.candidates += 1;
+            let faces = light.view_count();
+            if self.budget.shadowed == limit || self.budget.views + faces > max_views {
+                self.budget.over_budget += 1;
+                continue;
+            }
             let mut tiles = [AtlasTile::default(); 6];
-            let mut size = resolution.min(self.atlas_resolution / 2);
-            let placed = loop {
-                let mut got = 0;
-                while got < faces {
-                    match self.atlas.allocate_exact(size) {
-                        Some(tile) => {
-                            tiles[got] = tile;
-                            got += 1;
-                        }
-                        None => break,
-                    }
-                }
-                if got == faces {
-                    break true;
-                }
-                for tile in &tiles[..got] {
-                    self.atlas.release(*tile);
-                }
-                if size <= MIN_TILE {
-                    break false;
-                }
-                size /= 2;
-            };
-            if !placed {
+            if !self.atlas.allocate_all(&mut tiles[..faces], resolution.min(self.atlas_resolution / 2)) {
                 self.unplaced_lights += 1;
                 continue;
             }
             light.first_view = Some(self.views.len());
             for (face, tile) in tiles[..faces].iter().enumerate() {
-                let (view_projection, texel_world, kind) = match light.kind {
-                    LocalLightKind::Spot { direction, outer_angle, .. } => {
-                        let (matrix, texel) =
-                            spot_view_projection(light.position, direction, outer_angle, light.range, tile.size);
-                        (matrix, texel, LightViewKind::Spot)
-                    }
-                    LocalLightKind::Point => {
-                        let (matrix, texel) = cube_face_view_projection(light.position, light.range, face, tile.size);
-                        (matrix, texel, LightViewKind::CubeFace(face as u8))
-                    }
-                };
-                self.views.push(LightView {
-                    light: light.entity,
-                    kind,
-                    view_projection,
-                    frustum: Frustum::from_view_projection(view_projection),
-                    tile: *tile,
-                    bias,
-                    texel_world,
-                    perspective: true,
-                });
+                self.views.push(local_view(&light, face, *tile, bias));
             }
             self.candidates[index].light = light;
-            shadowed += 1;
+            self.budget.shadowed += 1;
+            self.budget.views += faces;
+            self.casting.cast(id);
         }
-        // Shadowed lights first, then the rest, each part nearest first.
+        self.budget.new_casters = self.casting.end_frame();
+        // Shadowed lights first, then the rest, each part in the ranking's order.
         let candidates = &self.candidates;
         self.lights.extend(candidates.iter().filter(|c| c.light.first_view.is_some()).map(|c| c.light));
         self.lights.extend(candidates.iter().filter(|c| c.light.first_view.is_none()).map(|c| c.light));
@@ -505,6 +543,30 @@ impl ShadowViews {
         let casters = self.casters().len();
         self.stats.clear();
         self.stats.extend((0..self.views.len()).map(|view| ShadowViewStats { casters, kept: self.bits.kept(view) }));
+    }
+}
+
+/// View `face` of a local light's shadow (a spot light has only face 0), in `tile`.
+fn local_view(light: &LocalLight, face: usize, tile: AtlasTile, bias: ShadowBias) -> LightView {
+    let (view_projection, texel_world, kind) = match light.kind {
+        LocalLightKind::Spot { direction, outer_angle, .. } => {
+            let (matrix, texel) = spot_view_projection(light.position, direction, outer_angle, light.range, tile.size);
+            (matrix, texel, LightViewKind::Spot)
+        }
+        LocalLightKind::Point => {
+            let (matrix, texel) = cube_face_view_projection(light.position, light.range, face, tile.size);
+            (matrix, texel, LightViewKind::CubeFace(face as u8))
+        }
+    };
+    LightView {
+        light: light.entity,
+        kind,
+        view_projection,
+        frustum: Frustum::from_view_projection(view_projection),
+        tile,
+        bias,
+        texel_world,
+        perspective: true,
     }
 }
 

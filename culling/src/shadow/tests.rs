@@ -137,6 +137,8 @@ fn views_follow_the_lights_and_the_limits() {
     ));
     app.world_mut().spawn((Transform::from_translation(Vec3::new(0.0, 1.0, 500.0)), PointLight::default()));
     caster(&mut app, Vec3::ZERO, Vec3::ONE);
+    // The light cap alone: a budget of views that holds every shadowed light's.
+    app.resource_mut::<ShadowSettings>().max_light_views = ecs::MAX_LIGHT_VIEWS as u32;
     app.run_frame();
     let shadows = app.resource::<ShadowViews>();
     let shadowed = shadows.lights().iter().filter(|light| light.first_view.is_some()).count();

@@ -252,6 +252,37 @@ impl AtlasAllocator {
         Some(tile)
     }
 
+    /// Fills every entry of `tiles` with a tile of one size: `size` (rounded down to a power
+    /// of two), or half that, and so on down to [`MIN_TILE`], the largest at which all of
+    /// them fit. All or none: `false`, with the atlas as it was but for unmerged buddies,
+    /// when even [`MIN_TILE`] does not fit them all (a cube with a missing face would light
+    /// through it).
+    pub fn allocate_all(&mut self, tiles: &mut [AtlasTile], size: u32) -> bool {
+        let mut size = size;
+        loop {
+            let mut got = 0;
+            while got < tiles.len() {
+                match self.allocate_exact(size) {
+                    Some(tile) => {
+                        tiles[got] = tile;
+                        got += 1;
+                    }
+                    None => break,
+                }
+            }
+            if got == tiles.len() {
+                return true;
+            }
+            for tile in &tiles[..got] {
+                self.release(*tile);
+            }
+            if size <= MIN_TILE {
+                return false;
+            }
+            size /= 2;
+        }
+    }
+
     /// Gives `tile` back (its space is free again; buddies are not merged until the next
     /// [`AtlasAllocator::reset`]).
     pub fn release(&mut self, tile: AtlasTile) {

@@ -165,9 +165,10 @@ fn main() -> ExitCode {
         settings.max_shadowed_lights = options.shadow_lights;
         settings.caster_culling = options.shadow_culling == Switch::On;
         println!(
-            "shadows: a sun with {} cascades and {lamps} street lamps, the nearest {} casting; atlas {}x{}, caster culling {}",
+            "shadows: a sun with {} cascades and {lamps} street lamps, at most {} casting (budget {} views); atlas {}x{}, caster culling {}",
             settings.cascade_count,
             options.shadow_lights,
+            settings.max_light_views,
             settings.atlas_resolution,
             settings.atlas_resolution,
             if settings.caster_culling { "on" } else { "off" }
@@ -403,8 +404,9 @@ fn main() -> ExitCode {
                     );
                     progress.suspend(|| println!("{line}"));
                     if options.shadows {
+                        let budget = city::lights::budget_line(&app.resource::<culling::ShadowViews>(), frame);
                         let line = shadow_line(&report, frame);
-                        progress.suspend(|| println!("{line}"));
+                        progress.suspend(|| println!("{line}\n{budget}"));
                     }
                     if let Some(clusters) = clusters {
                         progress.suspend(|| println!("{clusters}"));

@@ -35,6 +35,7 @@ use samples::city::summary::{self, FrameRecord};
 use samples::city::{RenderChoice, Switch};
 use samples::mesh_render::MeshRenderer;
 use samples::skirmish::compare::{city_app, run_measured, side_by_side};
+use samples::skirmish::shadow_work::ShadowWorkTotals;
 use samples::skirmish::{self, skirmish_app, SkirmishConfig, SkirmishLibrary, SkirmishState, Still};
 
 /// Which backend culls.
@@ -86,6 +87,10 @@ struct SkirmishOptions {
     /// Whether the sun and the torches cast shadows.
     #[arg(long, value_enum, value_name = "on|off", default_value_t = Switch::On)]
     shadows: Switch,
+    /// The shadow budget: most torch shadow views a frame (six a torch), the torches ranked
+    /// by their share of the image (`ecs::ShadowSettings::max_light_views`; 96: no budget).
+    #[arg(long, value_name = "N", default_value_t = ecs::DEFAULT_MAX_LIGHT_VIEWS, value_parser = clap::value_parser!(u32).range(0..=96))]
+    shadow_views: u32,
     /// Frames to run (the camera zooms down and back up every 600).
     #[arg(long, value_name = "N", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     frames: u64,
@@ -138,41 +143,6 @@ fn parse_size(text: &str) -> Result<(u32, u32), String> {
             .ok_or_else(|| format!("'{part}' in '{text}' is not a size from 1 to 16384"))
     };
     Ok((number(width)?, number(height)?))
-}
-
-/// What the shadow views redid, summed over the frames (see `culling::ShadowWork`).
-#[derive(Default)]
-struct ShadowWorkTotals {
-    frames: usize,
-    views: usize,
-    kept_views: usize,
-    changed_words: usize,
-    kernel_words: usize,
-}
-
-impl ShadowWorkTotals {
-    fn add(&mut self, shadows: &ShadowViews) {
-        let work = shadows.work();
-        self.frames += 1;
-        self.views += shadows.views().len();
-        self.kept_views += work.kept_views;
-        self.changed_words += work.changed_words;
-        self.kernel_words += work.kernel_words;
-    }
-
-    /// The per-frame means, or `None` without a shadow view.
-    fn line(&self) -> Option<String> {
-        (self.views > 0).then(|| {
-            let mean = |total: usize| total as f64 / self.frames as f64;
-            format!(
-                "shadow work per frame: {:.1} views, {:.1} kept from the last frame, {:.1} caster words changed, {:.0} words of 64 casters tested box by box",
-                mean(self.views),
-                mean(self.kept_views),
-                mean(self.changed_words),
-                mean(self.kernel_words)
-            )
-        })
-    }
 }
 
 /// The skirmish's renderer and the checker that draws its frames again with culling off.
@@ -230,6 +200,7 @@ fn main() -> ExitCode {
         .map_or_else(|| std::thread::available_parallelism().map_or(1, usize::from), |threads| threads as usize);
     let built = Instant::now();
     let (mut app, library, skirmish) = skirmish_app(config, threads, Viewport { width, height });
+    app.resource_mut::<ecs::ShadowSettings>().max_light_views = options.shadow_views;
     println!(
         "skirmish: {} mesh entities on a {:.0} m map: {} props, {} units carrying a pack or torch, {} torches casting {}, {} arrows fired and despawned a frame ({} in flight); built in {:.1} ms",
         skirmish.objects,
@@ -490,7 +461,7 @@ fn main() -> ExitCode {
         state.units.len()
     );
     drop(state);
-    if let Some(line) = shadow_work.line() {
+    for line in [shadow_work.line(), shadow_work.budget_line()].into_iter().flatten() {
         println!("{line}");
     }
     if let Some(dropped) = dropped_total {

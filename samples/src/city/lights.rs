@@ -1,8 +1,12 @@
 //! The city's lights for `--shadows`: a low afternoon sun and a row of street lamps along the
 //! camera's street, one at every other crossing, shining down (spot lights). The renderer
-//! gives shadows to the sun's cascades and to the lamps nearest the camera, as many as
-//! [`ecs::ShadowSettings::max_shadowed_lights`] allows; the other lamps light without.
+//! gives shadows to the sun's cascades and to the lamps that light most of the image, as
+//! many as [`ecs::ShadowSettings::max_shadowed_lights`] and the shadow budget
+//! ([`ecs::ShadowSettings::max_light_views`]) allow; the other lamps light without.
 
+use std::fmt::Write;
+
+use culling::ShadowViews;
 use ecs::{DirectionalLight, ShadowBias, SpotLight, Transform};
 use glam::{Quat, Vec3};
 use hecs::World;
@@ -41,4 +45,22 @@ pub fn spawn_lights(world: &mut World, config: &CityConfig) -> usize {
         lamps += 1;
     }
     lamps
+}
+
+/// The frame's shadow budget as a line: `frame N shadowed lights 4 of 9, views 4 of 24 (and
+/// 4 cascades): lamps 31 30 32 29` (the casting lamps' entity ids, best ranked first).
+pub fn budget_line(shadows: &ShadowViews, frame: u64) -> String {
+    let budget = shadows.budget();
+    let mut line = format!(
+        "frame {frame} shadowed lights {} of {}, views {} of {} (and {} cascades): lamps",
+        budget.shadowed,
+        budget.candidates,
+        budget.views,
+        budget.max_views,
+        shadows.views().len() - budget.views
+    );
+    for light in shadows.shadowed_lights() {
+        let _ = write!(line, " {}", light.entity.id());
+    }
+    line
 }

@@ -140,7 +140,7 @@ pub struct CityOptions {
     #[arg(long)]
     pub debug_boxes: bool,
     /// Shadows: a sun with four cascades and street lamps (spot lights) along the camera's
-    /// street, the nearest `--shadow-lights` of them casting; the Render stage culls every
+    /// street, the `--shadow-lights` that light most of the image casting; the Render stage culls every
     /// caster against every light view (on the GPU with GPU culling) and draws them into a
     /// shadow atlas. Every checked frame prints a `shadows:` line (casters per view before
     /// and after culling, draws, triangles, GPU ms of the cull and of the atlas) and is

@@ -11,14 +11,17 @@
 //! Everything is a function of the frame index and the seed, so two runs see the same frames.
 //! The parts: `art.rs` (the meshes and their level chains), `scene.rs` (the map, the units
 //! and the lights), `motion.rs` (the systems that move them and the camera's path),
-//! `compare.rs` (the same-run comparison with the city at the same object count) and
-//! `invariants.rs` (what must hold of any frame: arrows, children, counts).
+//! `compare.rs` (the same-run comparison with the city at the same object count),
+//! `invariants.rs` (what must hold of any frame: arrows, children, counts) and
+//! `shadow_work.rs` (what the shadow views cost over a run, and how the shadow budget
+//! shared them among the torches).
 
 pub mod art;
 pub mod compare;
 pub mod invariants;
 pub mod motion;
 pub mod scene;
+pub mod shadow_work;
 
 pub use art::{SkirmishLibrary, SkirmishMeshes};
 pub use motion::{Arrow, SkirmishCamera, TorchBearer, Walker};
