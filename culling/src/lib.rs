@@ -17,6 +17,7 @@ mod kernels;
 mod lod;
 pub mod occlusion;
 mod parallel;
+mod plane_lanes;
 mod prefetch;
 pub mod shadow;
 mod size;

@@ -4,7 +4,7 @@
 //! neither (the casters are tested one by one).
 //!
 //! "Clearly" keeps a margin for rounding, relative to the magnitudes involved, as the
-//! Visibility stage's word test does (`visibility/holds/side.rs`): the kernel works from
+//! Visibility stage's word test does (both use `plane_lanes.rs`): the kernel works from
 //! centres and half extents and the union from corners, so a box the margin cannot tell apart
 //! from the plane is left to the kernel. The test never decides for a view with non-finite
 //! planes or a union holding a non-finite box (an unbounded union), which the kernel keeps.
@@ -12,9 +12,7 @@
 use ecs::Aabb;
 
 use crate::frustum::Frustum;
-
-/// Lanes of [`ViewPlanes`]: one per plane of a frustum, the unused ones neutral.
-const PLANE_LANES: usize = 8;
+use crate::plane_lanes::PlaneLanes;
 
 /// Where a union of boxes lies against a view's volume.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,70 +25,27 @@ pub(super) enum Side {
     Across,
 }
 
-/// A frustum's planes lane by lane: every plane tested at once, without stopping early, so
-/// that the test compiles to a few vector instructions.
+/// A light view's planes lane by lane ([`PlaneLanes`]), deciding caster unions.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct ViewPlanes {
-    normal: [[f32; PLANE_LANES]; 3],
-    offset: [f32; PLANE_LANES],
-    /// The frustum's planes are finite; else no union is decided.
-    finite: bool,
-}
+pub(super) struct ViewPlanes(PlaneLanes);
 
 impl ViewPlanes {
-    /// The planes of `frustum`; the lanes past them are a plane every finite box is inside
-    /// (normal zero, offset one), which decides nothing.
+    /// The planes of `frustum`.
     pub(super) fn of(frustum: &Frustum) -> ViewPlanes {
-        let mut lanes =
-            ViewPlanes { normal: [[0.0; PLANE_LANES]; 3], offset: [1.0; PLANE_LANES], finite: frustum.is_finite() };
-        for (lane, plane) in frustum.planes().iter().enumerate().take(PLANE_LANES) {
-            lanes.normal[0][lane] = plane.x;
-            lanes.normal[1][lane] = plane.y;
-            lanes.normal[2][lane] = plane.z;
-            lanes.offset[lane] = plane.w;
-        }
-        lanes.finite &= frustum.planes().len() <= PLANE_LANES;
-        lanes
+        ViewPlanes(PlaneLanes::of(frustum))
     }
 
-    /// Where `bounds` lies: per plane, the corner farthest along the normal decides
-    /// "outside" (its distance below minus the margin) and the corner farthest against it
-    /// decides "inside" (its distance above the margin). A non-finite box (an unbounded
+    /// Where `bounds` lies, by [`PlaneLanes::clear_sides`]. A non-finite box (an unbounded
     /// union, or the inverted one of no box) is never decided.
     #[inline]
     pub(super) fn side(&self, bounds: &Aabb) -> Side {
-        if !(self.finite && bounds.min.is_finite() && bounds.max.is_finite()) {
+        if !(self.0.is_finite() && bounds.min.is_finite() && bounds.max.is_finite()) {
             return Side::Across;
         }
-        let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
-        let (mut outside, mut inside) = ([false; PLANE_LANES], [false; PLANE_LANES]);
-        for lane in 0..PLANE_LANES {
-            let normal = [self.normal[0][lane], self.normal[1][lane], self.normal[2][lane]];
-            let offset = self.offset[lane];
-            let mut farthest = [0.0f32; 3];
-            let mut nearest = [0.0f32; 3];
-            for axis in 0..3 {
-                let positive = normal[axis] > 0.0;
-                farthest[axis] = if positive { max[axis] } else { min[axis] };
-                nearest[axis] = if positive { min[axis] } else { max[axis] };
-            }
-            let distance_and_margin = |corner: [f32; 3]| {
-                let terms = [normal[0] * corner[0], normal[1] * corner[1], normal[2] * corner[2]];
-                let distance = terms[0] + terms[1] + terms[2] + offset;
-                let margin = 1e-4 * (terms[0].abs() + terms[1].abs() + terms[2].abs() + offset.abs()) + 1e-4;
-                (distance, margin)
-            };
-            let (distance, margin) = distance_and_margin(farthest);
-            outside[lane] = distance < -margin;
-            let (distance, margin) = distance_and_margin(nearest);
-            inside[lane] = distance > margin;
-        }
-        if outside.iter().any(|&outside| outside) {
-            Side::Outside
-        } else if inside.iter().all(|&inside| inside) {
-            Side::Inside
-        } else {
-            Side::Across
+        match self.0.clear_sides(bounds) {
+            (true, _) => Side::Outside,
+            (false, true) => Side::Inside,
+            (false, false) => Side::Across,
         }
     }
 }

@@ -6,6 +6,7 @@ use ecs::Aabb;
 use glam::{Vec3, Vec4};
 
 use crate::frustum::Frustum;
+use crate::plane_lanes::PlaneLanes;
 
 /// Where a word's bounds lie against the frustum, as the tracked frame (`tracked/`) decides it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,72 +35,31 @@ impl WordSide {
     }
 }
 
-/// Lanes of [`WordPlanes`]: one per plane of a frustum, the unused ones neutral.
-const PLANE_LANES: usize = 8;
-
-/// A frustum's planes lane by lane, for the word pass's side test of every word: the plain
-/// tests of [`WordSide::of`] on all planes at once, each lane with the same operations in the
-/// same order as [`clearly_outside`] and [`clearly_inside`] (so the same answers), which the
-/// compiler turns into a few vector instructions instead of a loop that stops early.
+/// The frustum's planes lane by lane ([`PlaneLanes`]), for the word pass's side test of
+/// every word: the plain tests of [`WordSide::of`] on all planes at once, each lane with the
+/// same operations in the same order as [`clearly_outside`] and [`clearly_inside`] (so the
+/// same answers), which the compiler turns into a few vector instructions instead of a loop
+/// that stops early.
 #[derive(Clone, Copy, Debug)]
-pub(in crate::visibility) struct WordPlanes {
-    normal: [[f32; PLANE_LANES]; 3],
-    offset: [f32; PLANE_LANES],
-    /// The frustum's planes are finite; else no word is decided by its bounds.
-    finite: bool,
-}
+pub(in crate::visibility) struct WordPlanes(PlaneLanes);
 
 impl WordPlanes {
-    /// The planes of `frustum`; the lanes past them are a plane every finite box is inside
-    /// (normal zero, offset one), which decides nothing.
+    /// The planes of `frustum`.
     pub(in crate::visibility) fn of(frustum: &Frustum) -> WordPlanes {
-        let mut lanes =
-            WordPlanes { normal: [[0.0; PLANE_LANES]; 3], offset: [1.0; PLANE_LANES], finite: frustum.is_finite() };
-        for (lane, plane) in frustum.planes().iter().enumerate().take(PLANE_LANES) {
-            lanes.normal[0][lane] = plane.x;
-            lanes.normal[1][lane] = plane.y;
-            lanes.normal[2][lane] = plane.z;
-            lanes.offset[lane] = plane.w;
-        }
-        lanes.finite &= frustum.planes().len() <= PLANE_LANES;
-        lanes
+        WordPlanes(PlaneLanes::of(frustum))
     }
 
-    /// [`WordSide::of`] for the frustum these planes came from: per lane, the corner farthest
-    /// along the normal and the one farthest against it, each plane's distance to them and
-    /// its rounding margin, as [`corners`] and [`distance_and_margin`] compute them, written
-    /// out on plain arrays so that the lanes vectorize.
+    /// [`WordSide::of`] for the frustum these planes came from, by
+    /// [`PlaneLanes::clear_sides`].
+    #[inline]
     pub(in crate::visibility) fn side(&self, bounds: &Aabb, ask_inside: bool) -> WordSide {
-        if !self.finite {
+        if !self.0.is_finite() {
             return WordSide::Straddles;
         }
-        let (min, max) = (bounds.min.to_array(), bounds.max.to_array());
-        let (mut outside, mut inside) = ([false; PLANE_LANES], [false; PLANE_LANES]);
-        for lane in 0..PLANE_LANES {
-            let normal = [self.normal[0][lane], self.normal[1][lane], self.normal[2][lane]];
-            let offset = self.offset[lane];
-            let mut farthest = [0.0f32; 3];
-            let mut nearest = [0.0f32; 3];
-            for axis in 0..3 {
-                let positive = normal[axis] > 0.0;
-                farthest[axis] = if positive { max[axis] } else { min[axis] };
-                nearest[axis] = if positive { min[axis] } else { max[axis] };
-            }
-            let distance_and_margin = |corner: [f32; 3]| {
-                let terms = [normal[0] * corner[0], normal[1] * corner[1], normal[2] * corner[2]];
-                let distance = terms[0] + terms[1] + terms[2] + offset;
-                let margin = 1e-4 * (terms[0].abs() + terms[1].abs() + terms[2].abs() + offset.abs()) + 1e-4;
-                (distance, margin)
-            };
-            let (distance, margin) = distance_and_margin(farthest);
-            outside[lane] = distance < -margin;
-            let (distance, margin) = distance_and_margin(nearest);
-            inside[lane] = distance > margin;
-        }
-        if outside.iter().any(|&outside| outside) {
+        let (outside, inside) = self.0.clear_sides(bounds);
+        if outside {
             WordSide::Outside
-        } else if ask_inside && bounds.min.is_finite() && bounds.max.is_finite() && inside.iter().all(|&inside| inside)
-        {
+        } else if ask_inside && bounds.min.is_finite() && bounds.max.is_finite() && inside {
             WordSide::Inside
         } else {
             WordSide::Straddles
