@@ -414,7 +414,7 @@ fn main() -> ExitCode {
                     if check.differing_pixels != 0 && lossless {
                         status = ExitCode::FAILURE;
                     }
-                    if let Some(truth) = truth {
+                    if let Some(truth) = &truth {
                         progress.suspend(|| {
                             println!("frame {frame} false_hidden {}", truth.false_hidden);
                             println!("frame {frame} efficiency {:.3}", truth.efficiency);
@@ -428,15 +428,8 @@ fn main() -> ExitCode {
                                 status = ExitCode::FAILURE;
                             }
                         }
-                        record.objects_with_pixels = Some(truth.objects_with_pixels);
-                        record.false_hidden = Some(truth.false_hidden);
-                        record.efficiency = Some(truth.efficiency);
                     }
-                    record.drawn = Some(check.drawn);
-                    record.triangles = Some(check.triangles);
-                    record.uploaded_bytes = Some(check.uploaded_bytes);
-                    record.differing_pixels = Some(check.differing_pixels);
-                    record.gpu_ms = check.gpu_ms.into_iter().filter_map(|(pass, ms)| Some((pass, ms?))).collect();
+                    record.record_check(&check, truth.as_ref());
                 }
                 Err(error) => {
                     progress.abandon();

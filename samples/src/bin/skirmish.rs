@@ -95,7 +95,7 @@ struct SkirmishOptions {
     #[arg(long, value_name = "N", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     frames: u64,
     /// Size of the view and of the images.
-    #[arg(long, value_name = "WxH", default_value = "1280x720", value_parser = parse_size)]
+    #[arg(long, value_name = "WxH", default_value = "1280x720", value_parser = samples::city::options::parse_size)]
     size: (u32, u32),
     /// Which backend culls (auto: the GPU where a device is usable).
     #[arg(long, value_enum, default_value_t = CullChoice::Auto)]
@@ -131,18 +131,6 @@ struct SkirmishOptions {
     /// Print a line every N frames.
     #[arg(long, value_name = "N", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     report_every: u64,
-}
-
-fn parse_size(text: &str) -> Result<(u32, u32), String> {
-    let (width, height) = text.split_once(['x', 'X']).ok_or_else(|| format!("'{text}' is not WIDTHxHEIGHT"))?;
-    let number = |part: &str| {
-        part.trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|&value| (1..=16384).contains(&value))
-            .ok_or_else(|| format!("'{part}' in '{text}' is not a size from 1 to 16384"))
-    };
-    Ok((number(width)?, number(height)?))
 }
 
 /// The skirmish's renderer and the checker that draws its frames again with culling off.
@@ -375,7 +363,7 @@ fn main() -> ExitCode {
                         if check.differing_pixels != 0 {
                             status = ExitCode::FAILURE;
                         }
-                        if let Some(truth) = truth {
+                        if let Some(truth) = &truth {
                             println!("frame {frame} false_hidden {}", truth.false_hidden);
                             if truth.false_hidden != 0 {
                                 status = ExitCode::FAILURE;
@@ -387,15 +375,8 @@ fn main() -> ExitCode {
                                     status = ExitCode::FAILURE;
                                 }
                             }
-                            record.objects_with_pixels = Some(truth.objects_with_pixels);
-                            record.false_hidden = Some(truth.false_hidden);
-                            record.efficiency = Some(truth.efficiency);
                         }
-                        record.drawn = Some(check.drawn);
-                        record.triangles = Some(check.triangles);
-                        record.uploaded_bytes = Some(check.uploaded_bytes);
-                        record.differing_pixels = Some(check.differing_pixels);
-                        record.gpu_ms = check.gpu_ms.into_iter().filter_map(|(pass, ms)| Some((pass, ms?))).collect();
+                        record.record_check(&check, truth.as_ref());
                     }
                     Err(error) => {
                         eprintln!("render: frame {frame}: {error}");

@@ -76,7 +76,7 @@ struct StressOptions {
     #[arg(long, value_name = "N", default_value_t = 300)]
     frames: u64,
     /// Image size.
-    #[arg(long, value_name = "WxH", default_value = "640x360", value_parser = parse_size)]
+    #[arg(long, value_name = "WxH", default_value = "640x360", value_parser = samples::city::options::parse_size)]
     size: (u32, u32),
     /// Which backend culls (auto: the GPU where a device is usable).
     #[arg(long, value_enum, default_value_t = CullChoice::Auto)]
@@ -118,18 +118,6 @@ fn parse_share(text: &str) -> Result<f32, String> {
         .ok()
         .filter(|share| (0.0..=1.0).contains(share))
         .ok_or_else(|| format!("'{text}' is not a share from 0 to 1"))
-}
-
-fn parse_size(text: &str) -> Result<(u32, u32), String> {
-    let (width, height) = text.split_once(['x', 'X']).ok_or_else(|| format!("'{text}' is not WIDTHxHEIGHT"))?;
-    let number = |part: &str| {
-        part.trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|&value| (1..=16384).contains(&value))
-            .ok_or_else(|| format!("'{part}' in '{text}' is not a size from 1 to 16384"))
-    };
-    Ok((number(width)?, number(height)?))
 }
 
 /// The renderer, its checker and what its target copies out.

@@ -245,7 +245,8 @@ impl CityOptions {
     }
 }
 
-fn parse_size(text: &str) -> Result<(u32, u32), String> {
+/// `--size WIDTHxHEIGHT`: each side from 1 to 16384 (the samples' one parser of sizes).
+pub fn parse_size(text: &str) -> Result<(u32, u32), String> {
     let (width, height) = text.split_once(['x', 'X']).ok_or_else(|| format!("'{text}' is not WIDTHxHEIGHT"))?;
     let number = |part: &str| {
         part.trim()

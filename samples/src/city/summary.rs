@@ -7,7 +7,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use renderer::truth::Truth;
+
 use super::memory::MemoryReport;
+use crate::mesh_render::MeshFrame;
 
 /// One frame's measurements (an element of `stats.json`'s `frames`).
 #[derive(Clone, Debug, Default, Serialize)]
@@ -54,6 +57,24 @@ pub struct FrameRecord {
     /// scene's `--truth`; must be 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scene_mismatches: Option<usize>,
+}
+
+impl FrameRecord {
+    /// Fills a drawn frame's figures from its check: what was drawn and uploaded, how the
+    /// image compares with the frame drawn with culling off, the GPU's pass times, and the
+    /// truth when it was asked for.
+    pub fn record_check(&mut self, check: &MeshFrame, truth: Option<&Truth>) {
+        if let Some(truth) = truth {
+            self.objects_with_pixels = Some(truth.objects_with_pixels);
+            self.false_hidden = Some(truth.false_hidden);
+            self.efficiency = Some(truth.efficiency);
+        }
+        self.drawn = Some(check.drawn);
+        self.triangles = Some(check.triangles);
+        self.uploaded_bytes = Some(check.uploaded_bytes);
+        self.differing_pixels = Some(check.differing_pixels);
+        self.gpu_ms = check.gpu_ms.iter().filter_map(|(pass, ms)| Some((pass.clone(), (*ms)?))).collect();
+    }
 }
 
 #[derive(Serialize)]
