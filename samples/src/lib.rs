@@ -7,6 +7,7 @@ pub mod city;
 pub mod cluster_render;
 pub mod frame_passes;
 pub mod mesh_render;
+pub mod random;
 pub mod scene_check;
 pub mod skirmish;
 pub mod stress;

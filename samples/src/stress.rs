@@ -24,6 +24,8 @@ use hecs::{Entity, With, World};
 use renderer::MeshLibrary;
 use runtime::{App, Stage, System};
 
+use crate::random::XorShift;
+
 /// The stage the stress systems run in, between `Input` and `Transform`.
 pub const STRESS_STAGE: &str = "Stress";
 
@@ -153,7 +155,7 @@ pub struct Turret;
 pub struct StressState {
     /// The configuration it was built with.
     pub config: StressConfig,
-    random: u64,
+    random: XorShift,
     bullets: VecDeque<Entity>,
     /// Every ship, in spawn order.
     pub ships: Vec<Entity>,
@@ -166,30 +168,15 @@ pub struct StressState {
 }
 
 impl StressState {
-    fn next(&mut self) -> u64 {
-        self.random ^= self.random << 13;
-        self.random ^= self.random >> 7;
-        self.random ^= self.random << 17;
-        self.random
-    }
-
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn range(&mut self, low: f32, high: f32) -> f32 {
-        low + (high - low) * self.unit()
-    }
-
     fn color(&mut self) -> BaseColor {
-        BaseColor([self.range(0.2, 1.0), self.range(0.2, 1.0), self.range(0.2, 1.0), 1.0])
+        BaseColor([self.random.range(0.2, 1.0), self.random.range(0.2, 1.0), self.random.range(0.2, 1.0), 1.0])
     }
 
     /// A new bullet fired at frame `frame` from a random point of the field.
     fn bullet(&mut self, frame: u64) -> (Transform, WorldTransform, Mesh, Visible, BaseColor, Bullet) {
         let field = self.config.field();
-        let from = Vec3::new(self.range(0.0, field), self.range(0.5, 3.0), self.range(0.0, field));
-        let direction = Quat::from_rotation_y(self.range(0.0, std::f32::consts::TAU)) * Vec3::X;
+        let from = Vec3::new(self.random.range(0.0, field), self.random.range(0.5, 3.0), self.random.range(0.0, field));
+        let direction = Quat::from_rotation_y(self.random.range(0.0, std::f32::consts::TAU)) * Vec3::X;
         let transform = Transform { translation: from, rotation: Quat::IDENTITY, scale: Vec3::splat(0.3) };
         let bullet = Bullet { from, velocity: direction * 0.8, born: frame };
         (
@@ -208,7 +195,7 @@ impl StressState {
 pub fn build_stress(app: &mut App, config: StressConfig) -> usize {
     let mut state = StressState {
         config,
-        random: config.seed | 1,
+        random: XorShift::new(config.seed),
         bullets: VecDeque::new(),
         ships: Vec::new(),
         turrets: Vec::new(),
@@ -226,7 +213,7 @@ pub fn build_stress(app: &mut App, config: StressConfig) -> usize {
     for index in 0..others {
         let home = Vec3::new((index % side) as f32 * 3.0 + 1.5, 0.0, (index / side) as f32 * 3.0 + 1.5);
         let handle = StressMeshes::ALL[index % 3];
-        let scale = Vec3::new(state.range(0.6, 1.6), state.range(0.6, 2.5), state.range(0.6, 1.6));
+        let scale = Vec3::new(state.random.range(0.6, 1.6), state.random.range(0.6, 2.5), state.random.range(0.6, 1.6));
         let transform = Transform { translation: home, rotation: Quat::IDENTITY, scale };
         let components = (
             transform,
@@ -241,9 +228,9 @@ pub fn build_stress(app: &mut App, config: StressConfig) -> usize {
         if moves {
             let mover = Mover {
                 home,
-                radius: state.range(0.2, 1.2),
-                phase: state.range(0.0, std::f32::consts::TAU),
-                speed: state.range(0.02, 0.08),
+                radius: state.random.range(0.2, 1.2),
+                phase: state.random.range(0.0, std::f32::consts::TAU),
+                speed: state.random.range(0.02, 0.08),
             };
             world.insert_one(entity, mover).expect("just spawned");
         }
@@ -354,9 +341,9 @@ fn restyle() -> System {
             if state.objects.is_empty() {
                 return;
             }
-            let index = (state.next() % state.objects.len() as u64) as usize;
+            let index = (state.random.next_u64() % state.objects.len() as u64) as usize;
             let entity = state.objects[index];
-            let handle = StressMeshes::ALL[(state.next() % 3) as usize];
+            let handle = StressMeshes::ALL[(state.random.next_u64() % 3) as usize];
             let color = state.color();
             if let Ok(mut mesh) = ctx.get_mut::<Mesh>(entity) {
                 mesh.mesh = handle;
@@ -364,7 +351,7 @@ fn restyle() -> System {
             if let Ok(mut base) = ctx.get_mut::<BaseColor>(entity) {
                 *base = color;
             }
-            if state.next() % 8 == 0 {
+            if state.random.next_u64() % 8 == 0 {
                 if let Ok(mut shown) = ctx.get_mut::<Visible>(entity) {
                     shown.0 = !shown.0;
                 }
@@ -385,7 +372,10 @@ fn reparent() -> System {
             return;
         }
         for _ in 0..state.config.reparent {
-            let (turret, ship) = (state.next() % state.turrets.len() as u64, state.next() % state.ships.len() as u64);
+            let (turret, ship) = (
+                state.random.next_u64() % state.turrets.len() as u64,
+                state.random.next_u64() % state.ships.len() as u64,
+            );
             let (turret, ship) = (state.turrets[turret as usize], state.ships[ship as usize]);
             ctx.commands.set_parent(turret, ship);
         }

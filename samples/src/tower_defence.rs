@@ -24,6 +24,8 @@ use hecs::{Entity, With, Without};
 use runtime::glam::{Quat, Vec3};
 use runtime::{App, Stage, System};
 
+use crate::random::XorShift;
+
 /// The game's own stage, between `Input` and `Transform`.
 pub const GAMEPLAY: &str = "Gameplay";
 
@@ -66,26 +68,13 @@ pub struct FollowCamera;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Game {
     /// xorshift64 state.
-    pub random: u64,
+    pub random: XorShift,
     /// Enemies spawned per wave frame.
     pub spawn_per_frame: u32,
     /// Enemies killed by turrets.
     pub kills: u64,
     /// Enemies that reached the base.
     pub leaks: u64,
-}
-
-impl Game {
-    fn next(&mut self) -> u64 {
-        self.random ^= self.random << 13;
-        self.random ^= self.random >> 7;
-        self.random ^= self.random << 17;
-        self.random
-    }
-
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
 }
 
 type ScoutMove = With<(&'static mut Transform, &'static Velocity), &'static Scout>;
@@ -99,7 +88,7 @@ pub fn build(threads: usize, spawn_per_frame: u32) -> App {
     app.set_fixed_delta(Some(1.0 / 60.0));
     culling::install(&mut app);
     app.add_stage_after(Stage::Input, GAMEPLAY).expect("Input exists and Gameplay is new");
-    app.insert_resource(Game { random: 0x9E37_79B9_7F4A_7C15, spawn_per_frame, kills: 0, leaks: 0 });
+    app.insert_resource(Game { random: XorShift::new(0x9E37_79B9_7F4A_7C15), spawn_per_frame, kills: 0, leaks: 0 });
 
     let world = app.world_mut();
     let camera = scene::spawn_camera(world, Camera::default(), scene::look_at(Vec3::new(0.0, 30.0, 40.0), Vec3::ZERO));
@@ -127,11 +116,11 @@ fn spawn_wave() -> System {
     System::new("spawn wave", |ctx| {
         let mut game = ctx.resource_mut::<Game>();
         for _ in 0..game.spawn_per_frame {
-            let z = game.unit() * 60.0 - 30.0;
-            let scout = game.next() % 5 == 0;
-            let speed = if scout { 18.0 } else { 6.0 + game.unit() * 4.0 };
+            let z = game.random.unit() * 60.0 - 30.0;
+            let scout = game.random.next_u64() % 5 == 0;
+            let speed = if scout { 18.0 } else { 6.0 + game.random.unit() * 4.0 };
             let transform = Transform::from_translation(Vec3::new(-20.0, 0.0, z));
-            let drift = (game.unit() - 0.5) * 2.0;
+            let drift = (game.random.unit() - 0.5) * 2.0;
             let enemy = ctx.commands.spawn_mesh_with(
                 MeshBundle::new(scene::unit_cube_mesh(), transform),
                 (Enemy { health: 3 }, Velocity(Vec3::new(speed, 0.0, drift))),

@@ -16,6 +16,7 @@ use runtime::{App, Stage, System};
 use super::art::{color, hut_occluder, SkirmishLibrary, SkirmishMeshes};
 use super::motion::{fly_arrows, fly_camera, march, patrol, Arrow, SkirmishCamera, TorchBearer, Walker};
 use super::{SkirmishConfig, PROP_SPACING};
+use crate::random::XorShift;
 
 /// The stage the skirmish's systems run in, between `Input` and `Transform`.
 pub const SKIRMISH_STAGE: &str = "Skirmish";
@@ -46,7 +47,7 @@ pub struct Skirmish {
 pub struct SkirmishState {
     /// The configuration it was built with.
     pub config: SkirmishConfig,
-    random: u64,
+    random: XorShift,
     /// Each unit's round, in unit order (the first [`SkirmishConfig::torch_bearers`] carry
     /// torches).
     pub rounds: Vec<Walker>,
@@ -62,27 +63,12 @@ pub struct SkirmishState {
     pub despawned: u64,
     /// The frame the units were mustered in.
     pub mustered: Option<u64>,
-    /// The frame index the skirmish's systems last ran with (`App::frame_index` counts the
-    /// frames run, so it is one more after that frame).
+    /// The frame index the skirmish's systems last ran with (`FrameTime::frame_index`, which
+    /// `App::last_frame_index` names after the frame).
     pub frame: u64,
 }
 
 impl SkirmishState {
-    fn next(&mut self) -> u64 {
-        self.random ^= self.random << 13;
-        self.random ^= self.random >> 7;
-        self.random ^= self.random << 17;
-        self.random
-    }
-
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn range(&mut self, low: f32, high: f32) -> f32 {
-        low + (high - low) * self.unit()
-    }
-
     /// Where unit `index` stands at frame `frame` (where it stood at the start, if it stands
     /// still).
     pub fn unit_pose(&self, index: usize, frame: u64) -> Transform {
@@ -96,11 +82,11 @@ impl SkirmishState {
     fn loose(&mut self, frame: u64) -> (Arrow, Transform) {
         let bearers = self.config.torch_bearers();
         let archers = self.rounds.len() - bearers;
-        let index = if archers > 0 { bearers + (self.next() % archers as u64) as usize } else { 0 };
+        let index = if archers > 0 { bearers + (self.random.next_u64() % archers as u64) as usize } else { 0 };
         let from = self.unit_pose(index, frame).translation + Vec3::Y * 1.4;
-        let heading = self.range(0.0, std::f32::consts::TAU);
-        let speed = self.range(25.0, 35.0);
-        let velocity = Vec3::new(heading.cos() * speed, self.range(4.0, 8.0), heading.sin() * speed);
+        let heading = self.random.range(0.0, std::f32::consts::TAU);
+        let speed = self.random.range(25.0, 35.0);
+        let velocity = Vec3::new(heading.cos() * speed, self.random.range(4.0, 8.0), heading.sin() * speed);
         let arrow = Arrow { from, velocity, fired: frame };
         (arrow, arrow.pose(frame))
     }
@@ -130,7 +116,7 @@ pub fn build_skirmish(app: &mut App, config: SkirmishConfig, library: &SkirmishL
     let field = config.field();
     let mut state = SkirmishState {
         config,
-        random: config.seed | 1,
+        random: XorShift::new(config.seed),
         rounds: Vec::with_capacity(config.units),
         units: Vec::new(),
         lights: Vec::new(),
@@ -150,14 +136,21 @@ pub fn build_skirmish(app: &mut App, config: SkirmishConfig, library: &SkirmishL
         let (home, radius) = if index < config.torch_bearers() {
             let middle = field * 0.5;
             (
-                Vec3::new(middle + state.range(-40.0, 40.0), 0.0, middle + state.range(-40.0, 40.0)),
-                state.range(6.0, 15.0),
+                Vec3::new(middle + state.random.range(-40.0, 40.0), 0.0, middle + state.random.range(-40.0, 40.0)),
+                state.random.range(6.0, 15.0),
             )
         } else {
-            (Vec3::new(state.range(0.0, field), 0.0, state.range(0.0, field)), state.range(3.0, 12.0))
+            (
+                Vec3::new(state.random.range(0.0, field), 0.0, state.random.range(0.0, field)),
+                state.random.range(3.0, 12.0),
+            )
         };
-        let walker =
-            Walker { home, radius, phase: state.range(0.0, std::f32::consts::TAU), speed: state.range(1.0, 1.8) };
+        let walker = Walker {
+            home,
+            radius,
+            phase: state.random.range(0.0, std::f32::consts::TAU),
+            speed: state.random.range(1.0, 1.8),
+        };
         state.rounds.push(walker);
     }
     // A low sun from the south-west: long shadows across the map.
@@ -207,11 +200,11 @@ fn spawn_props(world: &mut hecs::World, state: &mut SkirmishState, library: &Ski
             if props.len() == count {
                 break 'chunks;
             }
-            let handle = SkirmishLibrary::prop(state.unit());
-            let jitter = Vec3::new(state.range(-1.0, 1.0), 0.0, state.range(-1.0, 1.0));
+            let handle = SkirmishLibrary::prop(state.random.unit());
+            let jitter = Vec3::new(state.random.range(-1.0, 1.0), 0.0, state.random.range(-1.0, 1.0));
             let place = Vec3::new(x as f32 + 0.5, 0.0, z as f32 + 0.5) * PROP_SPACING + jitter;
-            let scale = state.range(0.8, 1.3);
-            let turn = Quat::from_rotation_y(state.range(0.0, std::f32::consts::TAU));
+            let scale = state.random.range(0.8, 1.3);
+            let turn = Quat::from_rotation_y(state.random.range(0.0, std::f32::consts::TAU));
             let transform = Transform { translation: place, rotation: turn, scale: Vec3::splat(scale) };
             props.push((transform, handle));
         }
