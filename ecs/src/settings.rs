@@ -49,6 +49,13 @@ pub struct RenderSettings {
     pub occluder_min_screen_size: f32,
     /// Most occluder triangles rasterized per frame, nearest occluders first. Default 16,384.
     pub occluder_triangle_budget: u32,
+    /// Whether every closed mesh of the renderer's library may occlude on the CPU backend, by
+    /// an inner box found when the renderer is installed (`renderer::derive_occluders`;
+    /// meshes whose occluder the game registered keep it; see-through materials never
+    /// occlude), so the occluders are chosen by their size on screen in each view, whatever
+    /// their kind. Off, only the occluders the game registers in `OccluderMeshes` occlude.
+    /// Read when the renderer is installed. Default on.
+    pub occluders_from_meshes: bool,
     /// Which entities the Visibility stage gives the `Culled` and `Occluded` tags. Default
     /// [`VisibilityTags::All`]: every drawable mesh entity, so `Without<Culled>` means "not
     /// culled". See [`VisibilityTags::Marked`] for the cheaper opt-in policy and its trap.
@@ -99,6 +106,7 @@ impl Default for RenderSettings {
             occlusion_buffer_follows_viewport: true,
             occluder_min_screen_size: 0.02,
             occluder_triangle_budget: 16 * 1024,
+            occluders_from_meshes: true,
             visibility_tags: VisibilityTags::All,
             pipelined_frames: false,
         }

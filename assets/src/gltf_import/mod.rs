@@ -439,16 +439,6 @@ fn camera_of(camera: &gltf::Camera<'_>) -> Result<Camera, ImportError> {
     Ok(Camera { projection, ..Camera::default() })
 }
 
-/// The finest level's indices with every vertex replaced by the first one at the same
-/// position, so a closed surface with split normals or UVs is closed by index too.
-pub(super) fn welded_indices(mesh: &ProcessedMesh) -> Vec<u32> {
-    let mut first_at = std::collections::HashMap::with_capacity(mesh.positions.len());
-    let canonical: Vec<u32> = (0..mesh.positions.len() as u32)
-        .map(|vertex| *first_at.entry(mesh.positions[vertex as usize].map(f32::to_bits)).or_insert(vertex))
-        .collect();
-    mesh.levels[0].indices.iter().map(|&index| canonical[index as usize]).collect()
-}
-
 impl GltfScene {
     /// The material of mesh `mesh` (glTF's default material for a mesh out of range).
     pub fn material_of(&self, mesh: usize) -> &GltfMaterial {

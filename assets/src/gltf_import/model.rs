@@ -13,7 +13,7 @@ use glam::Vec3;
 use hecs::{Entity, World};
 use meshes::MeshLibrary;
 
-use super::{materials, welded_indices, GltfScene, SpawnedScene};
+use super::{materials, GltfScene, SpawnedScene};
 use crate::library::{add_to_library, LibraryMesh};
 
 /// A glTF scene whose parts are in a [`MeshLibrary`]: what [`spawn_model`] spawns. Cloning
@@ -87,7 +87,7 @@ impl Model {
 
 impl GltfScene {
     /// Adds the meshes, materials and textures to `library` (and the inner-box occluders of
-    /// the closed, opaque meshes to `occluders`, under every level's id) once, and returns the
+    /// the closed, opaque meshes to `occluders`, each level's own) once, and returns the
     /// model to [`spawn_model`] from.
     pub fn add_model(&self, library: &mut MeshLibrary, occluders: &mut OccluderMeshes) -> meshes::Result<Model> {
         let material_base = materials::add_materials(library, &self.material_list, &self.images)?;
@@ -98,12 +98,16 @@ impl GltfScene {
             // A surface with holes (alpha mask) or that blends hides nothing behind it.
             if !self.material_of(index).alpha.lets_light_through() {
                 let positions: Vec<Vec3> = mesh.positions.iter().map(|&position| Vec3::from(position)).collect();
-                if let Ok(occluder) = OccluderMesh::inner_box_of(&positions, &welded_indices(mesh)) {
-                    for level in placed.levels.clone() {
-                        occluders.insert(ecs::MeshHandle(level), occluder.clone());
+                // Each level its own box: a coarser level's surface may lie inside the finer
+                // one's, and the occluder must lie inside what is drawn.
+                let mut any = false;
+                for (level, id) in mesh.levels.iter().zip(placed.levels.clone()) {
+                    if let Ok(occluder) = OccluderMesh::inner_box_of(&positions, &level.indices) {
+                        occluders.insert(ecs::MeshHandle(id), occluder);
+                        any = true;
                     }
-                    occluder_count += 1;
                 }
+                occluder_count += usize::from(any);
             }
             meshes.push(placed);
         }

@@ -15,7 +15,8 @@
 
 use glam::{Mat3, Mat4, Vec3, Vec4};
 
-use super::occluders::{OccluderInstance, OccluderMeshes};
+use super::occluders::OccluderInstance;
+use super::OccluderMeshes;
 
 /// Occluders below this count are drawn in one pass (the second pyramid build would cost
 /// more than the setups it saves).

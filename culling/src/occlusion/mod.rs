@@ -65,6 +65,7 @@ mod raster;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod raster_avx2;
 pub mod reference;
+mod registry;
 mod setup;
 pub(crate) mod stage;
 mod tile;
@@ -78,9 +79,9 @@ use glam::{DVec2, Mat4, Vec3};
 
 pub use buffer_size::fit_buffer;
 pub use occluders::{
-    OccluderCandidate, OccluderInstance, OccluderMesh, OccluderMeshes, OccluderSelector, MAX_HULL_FACES,
-    MAX_HULL_VERTICES,
+    OccluderCandidate, OccluderInstance, OccluderMesh, OccluderSelector, MAX_HULL_FACES, MAX_HULL_VERTICES,
 };
+pub use registry::OccluderMeshes;
 pub use tile::{TILE_HEIGHT, TILE_WIDTH};
 pub use verdicts::FOOTPRINT_TEXELS;
 

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use ecs::{Aabb, MeshHandle};
 use glam::{Mat4, Vec3, Vec4};
 
-use super::OcclusionError;
+use super::{OccluderMeshes, OcclusionError};
 
 /// Most vertices of an occluder rasterized as one convex silhouette (see
 /// [`OccluderMesh::is_convex`]).
@@ -37,6 +37,8 @@ pub struct OccluderMesh {
     hull_faces: Vec<(Vec4, [u32; 3])>,
     /// The smallest and largest coordinate of the positions on each axis.
     bounds: (Vec3, Vec3),
+    /// See [`OccluderMesh::open_side`].
+    open_side: Option<Vec4>,
 }
 
 impl OccluderMesh {
@@ -65,7 +67,7 @@ impl OccluderMesh {
             positions.iter().fold((Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)), |(low, high), &p| {
                 (low.min(p), high.max(p))
             });
-        Ok(OccluderMesh { positions, indices, hull_faces, bounds })
+        Ok(OccluderMesh { positions, indices, hull_faces, bounds, open_side: None })
     }
 
     /// The 12 triangles of `aabb`, wound outwards: the occluder of a building, a wall or a
@@ -116,19 +118,30 @@ impl OccluderMesh {
         OccluderMesh::new(positions.to_vec(), indices.to_vec())
     }
 
-    /// A box occluder generated from a closed, outward-wound render mesh: the largest box
-    /// proportional to the mesh's bounds and centred on them that lies entirely inside the
-    /// mesh (exact inside/overlap tests, so conservative by construction).
+    /// A box occluder generated from a render mesh: the largest box proportional to the
+    /// bounds of one of its parts (connected pieces of surface) and centred on them that lies
+    /// entirely inside that part (exact inside/overlap tests, so conservative by
+    /// construction), the part giving the largest box. Vertices at the same position count
+    /// as one (render meshes split them for normals and UVs). A part must be closed, or open
+    /// only through one face of its bounds (a crate or a house without a floor, standing on
+    /// the ground): then the occluder has that [`OccluderMesh::open_side`] and is drawn only
+    /// for views on the closed side of it (from below, the real mesh hides nothing).
     ///
     /// # Errors
-    /// [`OcclusionError::BadMesh`] when the mesh is malformed or not closed, or the centre
-    /// of its bounds lies outside it (a ring, an L): author an occluder for such a mesh.
+    /// [`OcclusionError::BadMesh`] when the mesh is malformed, or no part of it is closed (or
+    /// open through one side only), wound outwards, with the centre of its bounds inside it
+    /// (a ring, an L): author an occluder for such a mesh.
     pub fn inner_box_of(positions: &[Vec3], indices: &[u32]) -> Result<OccluderMesh, OcclusionError> {
-        let checked = OccluderMesh::new(positions.to_vec(), indices.to_vec())?;
-        if !is_closed(&checked.indices) {
-            return Err(OcclusionError::BadMesh("an inner box needs a closed mesh"));
-        }
-        OccluderMesh::from_box(&super::inner_box::inner_box(&checked.positions, &checked.indices)?)
+        let checked = OccluderMesh::new(positions.to_vec(), super::inner_box::welded(positions, indices))?;
+        let (inner, open_side) = super::inner_box::largest_inner_box(&checked.positions, &checked.indices)?;
+        Ok(OccluderMesh { open_side, ..OccluderMesh::from_box(&inner)? })
+    }
+
+    /// The plane (`xyz` outward normal, `w` offset: positive on the open side) through which
+    /// the mesh this occluder stands for is open, if it is: the occluder hides nothing for a
+    /// view whose eye is on that side or on the plane.
+    pub fn open_side(&self) -> Option<Vec4> {
+        self.open_side
     }
 
     /// Vertex positions in mesh space.
@@ -235,76 +248,6 @@ fn convex_faces(positions: &[Vec3], indices: &[u32]) -> Option<Vec<(Vec4, [u32; 
     }
     // A closed solid has at least four faces; more than the limit goes the triangle way.
     (faces.len() >= 4 && faces.len() <= MAX_HULL_FACES).then_some(faces)
-}
-
-/// The occluder of each mesh, by mesh handle: a registry resource read by the Visibility
-/// stage when occlusion culling is on.
-#[derive(Clone, Debug)]
-pub struct OccluderMeshes {
-    meshes: Vec<Option<OccluderMesh>>,
-    /// Changes with every edit, and differs between registries made apart, so a cache of
-    /// which objects are occluders knows when to look again.
-    generation: u64,
-}
-
-/// The source of [`OccluderMeshes::generation`] values, unique in the process.
-static NEXT_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-
-fn next_generation() -> u64 {
-    NEXT_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-}
-
-impl Default for OccluderMeshes {
-    fn default() -> Self {
-        OccluderMeshes { meshes: Vec::new(), generation: next_generation() }
-    }
-}
-
-impl OccluderMeshes {
-    /// An empty registry.
-    pub fn new() -> OccluderMeshes {
-        OccluderMeshes::default()
-    }
-
-    /// A value that changes whenever the registry does (and differs between registries),
-    /// for caches of which objects are occluders.
-    pub fn generation(&self) -> u64 {
-        self.generation
-    }
-
-    /// Registers (or replaces) the occluder of `mesh`. A [`MeshHandle::NONE`] is ignored.
-    pub fn insert(&mut self, mesh: MeshHandle, occluder: OccluderMesh) {
-        if !mesh.is_some() {
-            return;
-        }
-        let index = mesh.0 as usize;
-        if self.meshes.len() <= index {
-            self.meshes.resize(index + 1, None);
-        }
-        self.meshes[index] = Some(occluder);
-        self.generation = next_generation();
-    }
-
-    /// Removes the occluder of `mesh`, returning it.
-    pub fn remove(&mut self, mesh: MeshHandle) -> Option<OccluderMesh> {
-        self.generation = next_generation();
-        self.meshes.get_mut(mesh.0 as usize).and_then(Option::take)
-    }
-
-    /// The occluder of `mesh`, if one is registered.
-    pub fn get(&self, mesh: MeshHandle) -> Option<&OccluderMesh> {
-        self.meshes.get(mesh.0 as usize).and_then(Option::as_ref)
-    }
-
-    /// Number of registered occluders.
-    pub fn len(&self) -> usize {
-        self.meshes.iter().filter(|mesh| mesh.is_some()).count()
-    }
-
-    /// Whether no occluder is registered.
-    pub fn is_empty(&self) -> bool {
-        self.meshes.iter().all(Option::is_none)
-    }
 }
 
 /// One occluder to rasterize this frame: which occluder mesh, placed where.

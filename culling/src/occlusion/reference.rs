@@ -10,7 +10,8 @@
 use ecs::Aabb;
 use glam::{DMat4, DVec2, DVec3, DVec4, Mat4};
 
-use super::occluders::{OccluderInstance, OccluderMeshes};
+use super::occluders::OccluderInstance;
+use super::OccluderMeshes;
 
 /// A reversed-Z depth image of occluders at `samples` samples per buffer pixel and axis.
 #[derive(Clone, Debug)]
@@ -47,6 +48,10 @@ impl ReferenceRaster {
             let clip_from_object = raster.view_projection * occluder.world.as_dmat4();
             let eye = clip_from_object.inverse() * DVec4::Z;
             if !eye.is_finite() {
+                continue;
+            }
+            // Seen from its open side, an open mesh's occluder hides nothing.
+            if mesh.open_side().is_some_and(|plane| plane.as_dvec4().dot(eye) >= 0.0) {
                 continue;
             }
             for triangle in mesh.indices().chunks_exact(3) {

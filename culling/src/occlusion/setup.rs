@@ -148,6 +148,18 @@ impl InstanceSetup {
         if !eye.is_finite() {
             return;
         }
+        // An occluder of a mesh open on one side (a prop without a floor) stands for the
+        // mesh only for eyes strictly on its closed side: from the open side the real mesh
+        // is seen into, and hides nothing.
+        if let Some(plane) = mesh.open_side() {
+            let plane = plane.as_dvec4();
+            let scale =
+                (plane.truncate().length() + plane.w.abs()) * (eye.truncate().abs().max_element() + eye.w.abs());
+            // The view arrives in f32: an eye within its rounding of the plane counts as on it.
+            if plane.dot(eye) >= -1.0e-5 * scale {
+                return;
+            }
+        }
         (self.clip_from_object, self.eye, self.silhouette, self.usable) = (clip_from_object, eye, silhouette, true);
     }
 }
@@ -446,6 +458,34 @@ mod tests {
         let mut setup = InstanceSetup::UNUSABLE;
         setup.prepare(&view, &flat, &mesh);
         assert!(!setup.usable, "a singular world draws nothing");
+    }
+
+    #[test]
+    fn an_open_bottomed_occluder_is_used_only_from_its_closed_side() {
+        // A box without its floor, standing on y = 0.
+        let cube = OccluderMesh::from_box(&ecs::Aabb::new(glam::Vec3::ZERO, glam::Vec3::ONE)).expect("valid");
+        let walls: Vec<u32> = cube
+            .indices()
+            .chunks_exact(3)
+            .filter(|triangle| !triangle.iter().all(|&vertex| cube.positions()[vertex as usize].y == 0.0))
+            .flatten()
+            .copied()
+            .collect();
+        let open = OccluderMesh::inner_box_of(cube.positions(), &walls).expect("open only through its floor");
+        assert_eq!(open.open_side(), Some(glam::Vec4::new(0.0, -1.0, 0.0, 0.0)));
+        let usable_from = |eye: glam::Vec3| {
+            let view = ViewSetup::new(
+                &(Mat4::perspective_infinite_reverse_rh(1.1, 1.6, 0.1)
+                    * Mat4::look_at_rh(eye, glam::Vec3::new(0.5, 0.5, 0.5), glam::Vec3::Z)),
+            );
+            let mut setup = InstanceSetup::UNUSABLE;
+            setup.prepare(&view, &Mat4::IDENTITY, &open);
+            setup.usable
+        };
+        assert!(usable_from(glam::Vec3::new(3.0, 2.0, 0.5)), "above its floor's plane");
+        assert!(usable_from(glam::Vec3::new(3.0, 0.01, 0.5)), "just above");
+        assert!(!usable_from(glam::Vec3::new(3.0, -0.5, 0.5)), "below: the real box is seen into");
+        assert!(!usable_from(glam::Vec3::new(3.0, 0.0, 0.5)), "on the plane");
     }
 
     #[test]

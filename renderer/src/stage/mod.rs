@@ -58,6 +58,7 @@
 
 mod debug_view;
 mod headless;
+mod occluders;
 mod pipeline;
 mod readback;
 mod screenshot;
@@ -76,6 +77,7 @@ use runtime::{App, Res, ResMut, Stage, System};
 
 pub use debug_view::{debug_view_grey, DebugView, DebugViewPass};
 pub use headless::{lock_capture, Capture, HeadlessTarget, SharedCapture, HEADLESS_PASS};
+pub use occluders::{derive_occluders, DerivedOccluders};
 pub use pipeline::{FrameInFlight, RenderExtract, RENDER_THREAD};
 pub use readback::{READBACK_RING, READBACK_SYSTEM};
 pub use screenshot::{
@@ -331,6 +333,18 @@ pub fn install_render_to(
         app.insert_resource(ecs::Viewport { width: setup.extent.width, height: setup.extent.height });
     }
     culling::install(app);
+    if app.resource::<ecs::RenderSettings>().occluders_from_meshes {
+        if !app.resources().contains::<culling::occlusion::OccluderMeshes>() {
+            app.insert_resource(culling::occlusion::OccluderMeshes::new());
+        }
+        let found = derive_occluders(&setup.meshes, &mut app.resource_mut::<culling::occlusion::OccluderMeshes>());
+        log::debug!(
+            "occluders: {} derived from closed meshes, {} registered, {} open",
+            found.derived,
+            found.registered,
+            found.open
+        );
+    }
     let device = match setup.device.clone() {
         _ if culling::cpu_culling_forced() => Err(String::from("no device looked for")),
         Some(device) => Ok(device),

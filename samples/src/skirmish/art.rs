@@ -350,4 +350,18 @@ mod tests {
         assert_eq!(SkirmishLibrary::prop(0.0), SkirmishMeshes::TREE);
         assert_eq!(SkirmishLibrary::prop(0.95), SkirmishMeshes::HUT);
     }
+
+    #[test]
+    fn the_engine_finds_occluders_for_every_solid_prop_and_unit() {
+        let library = SkirmishLibrary::build(100.0);
+        let mut occluders = culling::occlusion::OccluderMeshes::new();
+        occluders.insert(SkirmishMeshes::HUT, hut_occluder());
+        let found = renderer::derive_occluders(&library.library, &mut occluders);
+        for handle in [SkirmishMeshes::TREE, SkirmishMeshes::ROCK, SkirmishMeshes::CRATE, SkirmishMeshes::UNIT] {
+            assert!(occluders.get(handle).is_some(), "{handle:?} is solid (open below at most)");
+        }
+        assert!(occluders.get(SkirmishMeshes::GROUND).is_none(), "a flat ground hides nothing");
+        assert_eq!(occluders.get(SkirmishMeshes::HUT), Some(&hut_occluder()), "the game's own occluder stays");
+        assert_eq!(found.registered, 1);
+    }
 }

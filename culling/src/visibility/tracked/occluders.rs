@@ -1,4 +1,5 @@
-//! Which drawable objects draw a mesh with a registered occluder, kept per slot word, so that
+//! Which drawable objects draw a mesh with a registered occluder in a material that is not
+//! see-through, kept per slot word, so that
 //! the occlusion step picks its occluders without visiting every visible object: found again
 //! for every word after a full frame or a change of the registry, else only for the words
 //! where a refresh or a level of detail changed a draw.
@@ -46,16 +47,17 @@ impl OccluderBits {
             let mut members = drawable[word];
             let mut bits = 0u64;
             // Neighbouring slots mostly draw the same mesh: one registry lookup per run.
-            let mut last: Option<(ecs::MeshHandle, bool)> = None;
+            let mut last: Option<((ecs::MeshHandle, ecs::MaterialHandle), bool)> = None;
             while members != 0 {
                 let offset = members.trailing_zeros() as usize;
                 members &= members - 1;
-                let mesh = draws[word * BITS_PER_WORD + offset].mesh;
+                let draw = draws[word * BITS_PER_WORD + offset];
+                let key = (draw.mesh, draw.material);
                 let occludes = match last {
-                    Some((seen, occludes)) if seen == mesh => occludes,
-                    _ => meshes.get(mesh).is_some(),
+                    Some((seen, occludes)) if seen == key => occludes,
+                    _ => meshes.occludes(draw.mesh, draw.material),
                 };
-                last = Some((mesh, occludes));
+                last = Some((key, occludes));
                 bits |= u64::from(occludes) << offset;
             }
             bits
