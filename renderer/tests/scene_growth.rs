@@ -16,7 +16,7 @@ use glam::{Quat, Vec3};
 use lit_cube::lit_cube;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, GpuDevice};
-use renderer::truth::{check_frame, ReferenceRenderer};
+use renderer::truth::{check_frame, compare_with_unculled, ReferenceRenderer};
 use renderer::{
     install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, RenderReport, RenderSetup,
     SharedCapture,
@@ -41,7 +41,12 @@ impl Random {
     }
 }
 
-fn app(device: &Arc<GpuDevice>, backend: CullingBackend, pipelined: bool) -> (runtime::App, SharedCapture) {
+fn app(
+    device: &Arc<GpuDevice>,
+    backend: CullingBackend,
+    pipelined: bool,
+    bits: BitsReadback,
+) -> (runtime::App, SharedCapture) {
     let setup = RenderSetup {
         backend,
         device: Some(Arc::clone(device)),
@@ -49,8 +54,7 @@ fn app(device: &Arc<GpuDevice>, backend: CullingBackend, pipelined: bool) -> (ru
         capacity: INITIAL,
         meshes: lit_cube(),
         clear_color: SKY,
-        // The truth needs each frame's own GPU answer.
-        bits: BitsReadback::Wait,
+        bits,
         passes: Vec::new(),
         shadows: true,
     };
@@ -100,7 +104,8 @@ fn burst(app: &mut runtime::App, random: &mut Random, living: &mut Vec<Entity>, 
 /// Grows the world from 1 to past 640 objects (ten times the initial capacity) and checks
 /// every frame against the truth; returns the most objects alive at once.
 fn grow_and_check(device: &Arc<GpuDevice>, backend: CullingBackend, pipelined: bool) -> usize {
-    let (mut app, capture) = app(device, backend, pipelined);
+    // The truth needs each frame's own GPU answer.
+    let (mut app, capture) = app(device, backend, pipelined, BitsReadback::Wait);
     let mut reference =
         ReferenceRenderer::with_shadows(Arc::clone(device), (WIDTH, HEIGHT), INITIAL, lit_cube(), SKY, ATLAS)
             .expect("a reference");
@@ -141,6 +146,36 @@ fn a_world_ten_times_the_initial_capacity_draws_every_object_the_frame_it_spawns
             assert!(most >= 10 * INITIAL as usize, "{backend:?}: {most} objects at most");
         }
     }
+    assert_no_validation_messages(&device);
+}
+
+/// Frames in flight while the world grows (pipelined, the GPU's answer read a frame late,
+/// no frame waited for): the outgrown buffers outlive the frames that use them (validation
+/// would name a destroyed buffer), no frame reports an error, and the last frame's picture is
+/// the one drawn with culling off.
+#[test]
+fn growth_while_frames_overlap_keeps_every_frame_whole() {
+    let Some(device) = gpu_test_context() else { return };
+    let (mut app, capture) = app(&device, CullingBackend::Gpu, true, BitsReadback::Lagged);
+    let mut random = Random(0x2545_f491_4f6c_dd1d);
+    let mut living = Vec::new();
+    for frame in 0..20 {
+        let count = [8, 40, 70, 30][frame % 4];
+        burst(&mut app, &mut random, &mut living, count, count / 4);
+        app.run_frame();
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "frame {frame} ({} objects): {:?}", living.len(), report.error);
+    }
+    FrameInFlight::finish(&mut app);
+    assert!(app.resource::<RenderReport>().error.is_none());
+    let mut reference =
+        ReferenceRenderer::with_shadows(Arc::clone(&device), (WIDTH, HEIGHT), INITIAL, lit_cube(), SKY, ATLAS)
+            .expect("a reference");
+    let capture = lock_capture(&capture);
+    let (world, visibility) = (app.world(), app.resource::<Visibility>());
+    reference.set_shadows(Some(&app.resource::<ShadowViews>()), &visibility);
+    let differing = compare_with_unculled(&mut reference, &capture.pixels, world, &visibility).expect("the truth");
+    assert_eq!(differing, 0, "the last frame of {} objects is whole", living.len());
     assert_no_validation_messages(&device);
 }
 
