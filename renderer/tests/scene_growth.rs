@@ -210,7 +210,7 @@ fn the_scene_doubles_keeping_its_slots_on_the_host_and_on_the_gpu() {
         material: 0,
     };
     let mut generation = 0;
-    let mut draw = |graph: &mut render_graph::RenderGraph, generation: &mut u64| {
+    let draw = |graph: &mut render_graph::RenderGraph, generation: &mut u64| {
         lock_scene(&scene).follow_growth(graph, generation);
         lock_scene(&scene).draw_all_objects();
         graph.execute_frame().expect("a frame");

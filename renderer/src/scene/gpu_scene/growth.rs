@@ -39,7 +39,7 @@ pub struct SceneGrowthError {
     /// The capacity it tried to grow to.
     pub wanted: u32,
     /// Why the allocation failed.
-    pub source: GraphError,
+    pub source: Box<GraphError>,
 }
 
 impl std::fmt::Display for SceneGrowthError {
@@ -55,7 +55,7 @@ impl std::fmt::Display for SceneGrowthError {
 
 impl std::error::Error for SceneGrowthError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
+        Some(&*self.source)
     }
 }
 
@@ -110,7 +110,7 @@ impl GpuScene {
         while capacity < slots {
             capacity = capacity.saturating_mul(2);
         }
-        let fail = |source| SceneGrowthError { capacity: self.capacity, wanted: capacity, source };
+        let fail = |source| SceneGrowthError { capacity: self.capacity, wanted: capacity, source: Box::new(source) };
         let slot_bytes = OBJECT_TRANSFORM_BYTES + OBJECT_RECORD_BYTES;
         if u64::from(capacity) * slot_bytes > MEMORY_LIMIT.load(Ordering::Relaxed) {
             let result = vk::Result::ERROR_OUT_OF_DEVICE_MEMORY;

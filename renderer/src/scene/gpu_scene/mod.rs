@@ -248,7 +248,7 @@ impl GpuScene {
     /// or the mesh is unknown.
     pub fn push_object(&mut self, object: ObjectDesc) -> Result<u32> {
         if self.count >= self.capacity {
-            self.reserve(self.count + 1).map_err(|error| error.source)?;
+            self.reserve(self.count + 1).map_err(|error| *error.source)?;
         }
         let (transform, record) = self.parts_of(&object)?;
         let index = self.count;
