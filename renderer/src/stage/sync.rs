@@ -65,9 +65,13 @@ impl SceneSync {
         let mut report = SyncReport::default();
         let wanted = u32::try_from(visibility.len()).unwrap_or(u32::MAX);
         if wanted > scene.capacity() && self.failed_growth.is_none_or(|failed| wanted > failed) {
-            if let Err(error) = scene.reserve(wanted) {
-                self.failed_growth = Some(error.wanted);
-                report.growth_error = Some(error);
+            let before = scene.capacity();
+            match scene.reserve(wanted) {
+                Ok(_) => log::info!("the GPU scene grew from {before} to {} object slots", scene.capacity()),
+                Err(error) => {
+                    self.failed_growth = Some(error.wanted);
+                    report.growth_error = Some(error);
+                }
             }
         }
         let len = wanted.min(scene.capacity()) as usize;
