@@ -38,6 +38,16 @@ pub(super) fn add_ring(
     Ok(buffer)
 }
 
+/// Replaces the ring `name` (and its pass) by one of `bytes` regions, allocated first.
+fn replace_ring(graph: &mut RenderGraph, name: &str, source: &str, bytes: u64) -> render_graph::Result<ReadbackBuffer> {
+    let buffer = ReadbackBuffer::new(graph.device(), name, bytes * READBACK_RING)?;
+    let pass = BufferReadbackPass::ring(source, name, bytes, READBACK_RING);
+    graph.remove_pass(pass.name());
+    graph.import_buffer(name, buffer.shared());
+    graph.add_typed_pass(pass);
+    Ok(buffer)
+}
+
 /// The rings the GPU culling's readback passes write, and what the CPU knew of each frame.
 #[derive(Default)]
 pub(super) struct ReadbackRing {
@@ -110,17 +120,17 @@ impl ReadbackRing {
         next_frame: u64,
     ) -> render_graph::Result<()> {
         self.valid_from = next_frame;
+        // Each new ring is allocated before its pass is replaced: a failed allocation leaves
+        // the old ring and its pass as they were.
         if self.bits.is_some() {
             let bytes = visibility_bits_bytes(capacity);
-            graph.remove_pass(BufferReadbackPass::ring(VISIBILITY_BITS, VISIBILITY_RING, bytes, 1).name());
-            let ring = add_ring(graph, VISIBILITY_RING, VISIBILITY_BITS, bytes)?;
+            let ring = replace_ring(graph, VISIBILITY_RING, VISIBILITY_BITS, bytes)?;
             self.outgrown.extend(self.bits.replace(ring));
         }
         if self.shadow_bits.is_some() {
             let words = shadow_bits_words(capacity);
             let bytes = u64::from(words) * 4 * u64::from(shadow_views.clamp(1, crate::MAX_SHADOW_VIEWS as u32));
-            graph.remove_pass(BufferReadbackPass::ring(SHADOW_CASTER_BITS, SHADOW_BITS_RING, bytes, 1).name());
-            let ring = add_ring(graph, SHADOW_BITS_RING, SHADOW_CASTER_BITS, bytes)?;
+            let ring = replace_ring(graph, SHADOW_BITS_RING, SHADOW_CASTER_BITS, bytes)?;
             self.outgrown.extend(self.shadow_bits.replace(ring));
             self.shadow_words_per_view = words as usize / 2;
         }
