@@ -162,6 +162,14 @@ impl RenderGraph {
         }
     }
 
+    /// Compiles the graph again at its next frame, though no pass or import changed: for
+    /// passes whose declarations follow state outside the graph (the sizes of buffers that
+    /// grow with a scene), which then declare again. Like any compile, it first waits for
+    /// the frames in flight.
+    pub fn invalidate(&mut self) {
+        self.dirty = true;
+    }
+
     /// The extent relative sizes refer to.
     pub fn output_extent(&self) -> vk::Extent2D {
         self.output_extent

@@ -77,10 +77,11 @@ pub use stage::{
 // The GPU scene: object slots, their records and transforms, the mesh and material uploads,
 // the cluster tables and the shadow views.
 pub use scene::{
-    lock_scene, pack_rgba8, world_box, ClusterBuffers, ClusterTable, DrawCommand, FrameView, GpuMaterial, GpuMeshlet,
-    GpuScene, ObjectDesc, ObjectRecord, ObjectTransform, ShadowCulling, ShadowFrame, ShadowViewDraws, SharedScene,
-    UploadReport, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS, DRAW_COMMAND_BYTES, IDENTITY,
-    MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES, PAIR_FIRST, PAIR_WHOLE, SHADOW_LIGHTS_BYTES,
+    lock_scene, pack_rgba8, set_scene_memory_limit, world_box, ClusterBuffers, ClusterTable, DrawCommand, FrameView,
+    GpuMaterial, GpuMeshlet, GpuScene, ObjectDesc, ObjectRecord, ObjectTransform, SceneGrowthError, ShadowCulling,
+    ShadowFrame, ShadowViewDraws, SharedScene, UploadReport, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS,
+    CLUSTER_PAIRS, DRAW_COMMAND_BYTES, IDENTITY, MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
+    PAIR_FIRST, PAIR_WHOLE, SHADOW_LIGHTS_BYTES,
 };
 
 // The frames assembled from the passes, their insertion points and their readbacks.

@@ -86,7 +86,9 @@ pub fn add_gpu_culled_scene_passes(
     graph.add_typed_pass(ViewUploadPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::AFTER_UPLOAD)?;
     graph.add_insertion_point(points::BEFORE_CULL)?;
-    graph.add_typed_pass(CullResetPass::objects(capacity, mode != DrawMode::IndirectCount));
+    let zero_commands = mode != DrawMode::IndirectCount;
+    let reset = CullResetPass::objects(capacity, zero_commands);
+    graph.add_typed_pass(reset.following(Arc::clone(scene), move |slots| CullResetPass::objects(slots, zero_commands)));
     graph.add_typed_pass(early);
     graph.add_typed_pass(depth);
     graph.add_typed_pass(hiz);
@@ -103,7 +105,8 @@ pub fn add_gpu_culled_scene_passes(
         let pyramid = if options.shadow_pyramid == 0 { atlas_side } else { options.shadow_pyramid.min(atlas_side) };
         let region = capacity.max(1);
         graph.set_param(ShadowFrame::with_culling(ShadowCulling::Device { region, views, pyramid }));
-        graph.add_typed_pass(CullResetPass::shadows(capacity, views));
+        let reset = CullResetPass::shadows(capacity, views);
+        graph.add_typed_pass(reset.following(Arc::clone(scene), move |slots| CullResetPass::shadows(slots, views)));
         graph.add_typed_pass(ShadowCullPass::new(&device, Arc::clone(scene), views)?);
         graph.add_typed_pass(ShadowAtlasPass::device_culled(&device, Arc::clone(scene), atlas)?);
         graph.add_typed_pass(HiZBuildPass::shadow_atlas(&device, pyramid)?);

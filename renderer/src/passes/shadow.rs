@@ -283,6 +283,10 @@ impl TypedPass for ShadowAtlasPass {
     }
 
     fn register(&mut self, registry: &mut Registry<'_>) -> ShadowAtlasHandles {
+        if self.device_lists.is_some() {
+            // One list per view with room for every slot: the scene may have grown.
+            self.device_lists = Some(lock_scene(&self.scene).capacity().max(1));
+        }
         let scene = SceneInputs::register(registry);
         if self.late {
             let atlas = registry.image(SHADOW_ATLAS);

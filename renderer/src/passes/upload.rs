@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use crate::names::{DRAW_COMMANDS, DRAW_COUNT, OBJECT_RECORDS, OBJECT_TRANSFORMS};
 use crate::scene::{as_bytes, DRAW_COMMAND_BYTES, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES};
-use crate::scene::{lock_scene, SharedScene};
+use crate::scene::{lock_scene, RecordedCopy, SharedScene};
+use render_graph::vk;
 use render_graph::GpuDevice;
 use render_graph::{Access, ShaderStage};
 use render_graph::{Binding, ExecuteContext, PrepareContext};
@@ -38,11 +39,17 @@ struct Staged {
 /// `object_records` with a compute shader: one dispatch per buffer, whatever the pattern of
 /// slots (a copy command per run of slots would cost a region per mover). A still scene
 /// uploads nothing. The frame's bytes are in [`crate::scene::GpuScene::last_upload`].
+///
+/// In the frame after the scene grew ([`crate::scene::GpuScene::reserve`]), the pass first
+/// copies the outgrown buffers into the new ones (transfers, then a barrier that makes them
+/// visible to every later access), then scatters.
 pub struct ObjectUploadPass {
     scene: SharedScene,
     pipeline: ComputePipeline,
     /// This frame's staged transforms and records.
     staged: [Option<Staged>; 2],
+    /// This frame's copies of outgrown buffers (empty unless the scene grew).
+    copies: Vec<RecordedCopy>,
 }
 
 impl ObjectUploadPass {
@@ -51,7 +58,7 @@ impl ObjectUploadPass {
     pub fn new(device: &Arc<GpuDevice>, scene: SharedScene) -> Result<ObjectUploadPass> {
         let pipeline =
             ComputePipeline::new(device, "object_upload", shaders::SCENE_SCATTER_COMP.words(), &SCATTER_BINDINGS, 8)?;
-        Ok(ObjectUploadPass { scene, pipeline, staged: [None; 2] })
+        Ok(ObjectUploadPass { scene, pipeline, staged: [None; 2], copies: Vec::new() })
     }
 
     /// Name of the pass.
@@ -77,6 +84,7 @@ impl TypedPass for ObjectUploadPass {
 
     fn prepare(&mut self, _targets: &[BufferWrite; 2], context: &mut PrepareContext<'_>) {
         let mut scene = lock_scene(&self.scene);
+        scene.growth_copies_for(context.frame_index(), &mut self.copies);
         let mut counts = [0u32; 2];
         for (kind, records) in [false, true].into_iter().enumerate() {
             self.staged[kind] = None;
@@ -104,6 +112,7 @@ impl TypedPass for ObjectUploadPass {
     }
 
     fn execute(&mut self, targets: &[BufferWrite; 2], context: &mut ExecuteContext<'_>) {
+        record_growth_copies(&self.copies, context);
         let item_vec4s = [OBJECT_TRANSFORM_BYTES / 16, OBJECT_RECORD_BYTES / 16];
         for kind in 0..2 {
             let Some(staged) = self.staged[kind].take() else { continue };
@@ -111,6 +120,37 @@ impl TypedPass for ObjectUploadPass {
             context.push_constants(&[staged.count, item_vec4s[kind] as u32]);
             context.dispatch(staged.count.div_ceil(SCATTER_GROUP).min(MAX_SCATTER_GROUPS), 1, 1);
         }
+    }
+}
+
+/// Records the copies of outgrown object buffers into the buffers that replaced them, oldest
+/// first, each followed by a barrier: the next copy reads what this one wrote, the scatter
+/// writes over it, and every later pass reads it (at any stage), so the barrier's second
+/// scope is every command.
+fn record_growth_copies(copies: &[RecordedCopy], context: &ExecuteContext<'_>) {
+    let (device, command_buffer) = (context.device(), context.command_buffer());
+    for copy in copies {
+        for kind in 0..2 {
+            if copy.bytes[kind] == 0 {
+                continue;
+            }
+            let region = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: copy.bytes[kind] }];
+            // SAFETY: both buffers are the scene's (kept alive by it until this frame has
+            // finished), made with transfer usage, and hold `bytes` (the slots below the
+            // count when the scene grew, which both capacities hold); the outgrown buffer's
+            // last writes belong to frames the graph waited for when it compiled for the
+            // growth, and the target is not used before this pass in the frame.
+            unsafe { device.cmd_copy_buffer(command_buffer, copy.sources[kind], copy.targets[kind], &region) };
+        }
+        let barrier = [vk::MemoryBarrier2::default()
+            .src_stage_mask(vk::PipelineStageFlags2::COPY)
+            .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+            .dst_stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)
+            .dst_access_mask(vk::AccessFlags2::MEMORY_READ | vk::AccessFlags2::MEMORY_WRITE)];
+        let dependency = vk::DependencyInfo::default().memory_barriers(&barrier);
+        // SAFETY: a global memory barrier recorded outside a rendering scope on the frame's
+        // command buffer.
+        unsafe { device.cmd_pipeline_barrier2(command_buffer, &dependency) };
     }
 }
 
@@ -140,6 +180,8 @@ impl TypedPass for DrawListPass {
     }
 
     fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles {
+        // The scene may have grown since the last compile.
+        self.capacity = lock_scene(&self.scene).capacity();
         let commands =
             registry.create_buffer(DRAW_COMMANDS, BufferDesc { size: u64::from(self.capacity) * DRAW_COMMAND_BYTES });
         let count = registry.create_buffer(DRAW_COUNT, BufferDesc { size: 4 });

@@ -119,9 +119,13 @@ pub struct RenderSetup {
     /// window's swapchain); under a zero viewport (a minimised window) culling keeps its last
     /// answer and the image its last size.
     pub extent: vk::Extent2D,
-    /// Most object slots: the most mesh entities alive at once, and the slots a frame's
-    /// spawns take before the despawns of that frame free theirs (a frame past it reports an
-    /// error and draws nothing).
+    /// Object slots the GPU scene and the frame's buffers are made with at first (at least
+    /// 1). Not a limit: a frame with more slots (more mesh entities alive, or a frame's spawns
+    /// before its despawns free theirs) doubles it as often as needed, in the frame that
+    /// needs it (the graph compiles again then; the outgrown buffers are copied on the GPU).
+    /// A good guess saves those frames; only device memory bounds it (a growth that cannot
+    /// allocate is reported once in [`RenderReport::error`], and the slots that fit are
+    /// drawn).
     pub capacity: u32,
     /// The meshes objects name.
     pub meshes: MeshLibrary,
@@ -238,8 +242,10 @@ pub struct RenderReport {
     pub pass_warnings: u64,
     /// This frame's rendering error, if any (the frame was then not drawn; its changes stay
     /// marked and go with the next frame that draws). Logged once (`log::error!`) until a
-    /// different error comes: a scene fuller than its capacity, host-visible memory the
-    /// staging could not grow into, a device lost.
+    /// different error comes: host-visible memory the staging could not grow into, a device
+    /// lost. One error comes with a frame that is drawn: a scene that could not grow
+    /// (`scene growth failed: ...`, a [`SceneGrowthError`](crate::SceneGrowthError), in the
+    /// frame whose growth failed); its frames draw the slots that fit.
     pub error: Option<String>,
 }
 

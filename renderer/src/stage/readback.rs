@@ -3,10 +3,11 @@
 //! finished frame without waiting ([`READBACK_SYSTEM`] feeds it back to the Visibility
 //! stage as [`GpuFeedback`](culling::GpuFeedback)).
 
-use render_graph::{ReadbackBuffer, RenderGraph};
+use render_graph::readback::BufferReadbackPass;
+use render_graph::{ReadbackBuffer, RenderGraph, TypedPass};
 
 use super::RenderReport;
-use crate::passes::GpuCullStats;
+use crate::passes::{shadow_bits_words, visibility_bits_bytes, GpuCullStats, SHADOW_CASTER_BITS, VISIBILITY_BITS};
 
 /// Name of the system [`install_render`](super::install_render) adds to
 /// [`Stage::Input`](runtime::Stage::Input) on the GPU backend: it reads back the newest
@@ -16,6 +17,36 @@ pub const READBACK_SYSTEM: &str = "renderer::readback";
 
 /// Host regions of each lagged readback: one per frame in flight, plus the one being read.
 pub const READBACK_RING: u64 = render_graph::FRAMES_IN_FLIGHT as u64 + 1;
+
+/// Name of the imported ring the visibility bits are copied into.
+pub(super) const VISIBILITY_RING: &str = "visibility ring";
+
+/// Name of the imported ring the shadow views' caster bits are copied into.
+pub(super) const SHADOW_BITS_RING: &str = "shadow bits ring";
+
+/// Imports a ring of `READBACK_RING` regions of `bytes` as `name` into `graph` and adds the
+/// pass copying `source` into it each frame (after every pass added so far).
+pub(super) fn add_ring(
+    graph: &mut RenderGraph,
+    name: &str,
+    source: &str,
+    bytes: u64,
+) -> render_graph::Result<ReadbackBuffer> {
+    let buffer = ReadbackBuffer::new(graph.device(), name, bytes * READBACK_RING)?;
+    graph.import_buffer(name, buffer.shared());
+    graph.add_typed_pass(BufferReadbackPass::ring(source, name, bytes, READBACK_RING));
+    Ok(buffer)
+}
+
+/// Replaces the ring `name` (and its pass) by one of `bytes` regions, allocated first.
+fn replace_ring(graph: &mut RenderGraph, name: &str, source: &str, bytes: u64) -> render_graph::Result<ReadbackBuffer> {
+    let buffer = ReadbackBuffer::new(graph.device(), name, bytes * READBACK_RING)?;
+    let pass = BufferReadbackPass::ring(source, name, bytes, READBACK_RING);
+    graph.remove_pass(pass.name());
+    graph.import_buffer(name, buffer.shared());
+    graph.add_typed_pass(pass);
+    Ok(buffer)
+}
 
 /// The rings the GPU culling's readback passes write, and what the CPU knew of each frame.
 #[derive(Default)]
@@ -39,6 +70,12 @@ pub(super) struct ReadbackRing {
     /// Per ring region: the game frame (`FrameTime::frame_index`) of the drawn frame that
     /// wrote it, which names its answers ([`RenderReport::bits_frame`]).
     pub(super) game_frames: [u64; READBACK_RING as usize],
+    /// The first frame the rings hold: the frames before it wrote rings that were replaced
+    /// when the scene grew, and are not read.
+    pub(super) valid_from: u64,
+    /// Replaced rings, kept until the frames that may write them have finished (the frame
+    /// after the growth compiles, which waits for them).
+    pub(super) outgrown: Vec<ReadbackBuffer>,
 }
 
 impl ReadbackRing {
@@ -59,7 +96,7 @@ impl ReadbackRing {
         report: &mut RenderReport,
     ) -> render_graph::Result<()> {
         let Some(newest) = frames.checked_sub(1) else { return Ok(()) };
-        let oldest = newest.saturating_sub(render_graph::FRAMES_IN_FLIGHT as u64);
+        let oldest = newest.saturating_sub(render_graph::FRAMES_IN_FLIGHT as u64).max(self.valid_from);
         for candidate in (oldest..=newest).rev() {
             if graph.frame_complete(candidate)? {
                 let game_frame = self.game_frames[(candidate % READBACK_RING) as usize];
@@ -68,6 +105,34 @@ impl ReadbackRing {
                 }
                 return self.read_frame(graph, candidate, report);
             }
+        }
+        Ok(())
+    }
+
+    /// The scene grew to `capacity` slots: the rings of bits sized by the capacity are
+    /// replaced by rings that hold it (with their passes), from frame `next_frame` on, for
+    /// `shadow_views` shadow views.
+    pub(super) fn follow_growth(
+        &mut self,
+        graph: &mut RenderGraph,
+        capacity: u32,
+        shadow_views: u32,
+        next_frame: u64,
+    ) -> render_graph::Result<()> {
+        self.valid_from = next_frame;
+        // Each new ring is allocated before its pass is replaced: a failed allocation leaves
+        // the old ring and its pass as they were.
+        if self.bits.is_some() {
+            let bytes = visibility_bits_bytes(capacity);
+            let ring = replace_ring(graph, VISIBILITY_RING, VISIBILITY_BITS, bytes)?;
+            self.outgrown.extend(self.bits.replace(ring));
+        }
+        if self.shadow_bits.is_some() {
+            let words = shadow_bits_words(capacity);
+            let bytes = u64::from(words) * 4 * u64::from(shadow_views.clamp(1, crate::MAX_SHADOW_VIEWS as u32));
+            let ring = replace_ring(graph, SHADOW_BITS_RING, SHADOW_CASTER_BITS, bytes)?;
+            self.outgrown.extend(self.shadow_bits.replace(ring));
+            self.shadow_words_per_view = words as usize / 2;
         }
         Ok(())
     }

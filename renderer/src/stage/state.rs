@@ -4,11 +4,10 @@
 use std::sync::{Arc, Mutex};
 
 use culling::Visibility;
-use render_graph::readback::BufferReadbackPass;
-use render_graph::{GpuDevice, Owner, ReadbackBuffer, RenderGraph};
+use render_graph::{GpuDevice, Owner, RenderGraph};
 
 use super::debug_view::{DebugView, DebugViewPass};
-use super::readback::{ReadbackRing, READBACK_RING};
+use super::readback::{add_ring, ReadbackRing, READBACK_RING, SHADOW_BITS_RING, VISIBILITY_RING};
 use super::screenshot::{develop, lock_copied, Screenshot, ScreenshotPass, ScreenshotRequest, Screenshots, SharedCopy};
 use super::sync::SceneSync;
 use super::{BitsReadback, FrameTarget, RenderReport, RenderSetup};
@@ -17,7 +16,7 @@ use crate::passes::{
     shadow_bits_words, visibility_bits_bytes, GpuCullSettings, SharedCullSettings, CULL_STATS, CULL_STAT_WORDS,
     SHADOW_CASTER_BITS, SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, VISIBILITY_BITS,
 };
-use crate::scene::{lock_scene, FrameView, GpuScene, ShadowFrame, SharedScene};
+use crate::scene::{lock_scene, FrameView, GpuScene, ShadowCulling, ShadowFrame, SharedScene};
 
 /// What submitting one frame produced, for the Render stage to publish into its resources
 /// (at once when serial, at the next frame's Render stage when pipelined).
@@ -29,6 +28,8 @@ pub(super) struct FrameOutcome {
     pub(super) drawn: bool,
     /// Its error, if it was not drawn.
     pub(super) error: Option<render_graph::GraphError>,
+    /// The scene could not grow to hold every object: the frame draws those that fit.
+    pub(super) growth_error: Option<String>,
     /// Screenshots developed.
     pub(super) shots: Vec<Screenshot>,
     /// Screenshot requests of a frame not drawn: they wait for the next.
@@ -75,6 +76,7 @@ impl FrameOutcome {
             report.dropped_passes.clone_from(&self.report.dropped_passes);
         }
         std::mem::swap(&mut report.user_passes, &mut self.report.user_passes);
+        let growth_error = self.growth_error.take();
         if self.read_bits {
             report.gpu = self.report.gpu.take();
             report.bits_frame = self.report.bits_frame;
@@ -84,7 +86,7 @@ impl FrameOutcome {
                 std::mem::swap(&mut report.shadows, &mut self.report.shadows);
             }
         }
-        self.error.take().map(|error| error.to_string())
+        self.error.take().map(|error| error.to_string()).or(growth_error)
     }
 }
 
@@ -161,6 +163,13 @@ pub(super) struct RenderState {
     due_shots: Vec<ScreenshotRequest>,
     /// The scale their depth pictures are developed on, taken with them.
     depth_log_decades: f32,
+    /// The scene's generation the graph imported ([`GpuScene::follow_growth`]).
+    scene_generation: u64,
+    /// Most shadow views a frame draws (the rings of their bits are sized for them).
+    shadow_views: u32,
+    /// Scratch: the host's list of the objects the scene holds, while it holds fewer slots
+    /// than the Visibility stage (a growth failed).
+    fitting: Vec<u32>,
 }
 
 impl RenderState {
@@ -189,31 +198,21 @@ impl RenderState {
             let settings = Arc::new(Mutex::new(GpuCullSettings::default()));
             cull_settings = Some(Arc::clone(&settings));
             let culled = add_gpu_culled_scene_passes(&mut graph, &scene, &options, &settings, false)?;
-            let ring_of = |name: &str,
-                           source: &str,
-                           bytes: u64,
-                           graph: &mut RenderGraph|
-             -> render_graph::Result<ReadbackBuffer> {
-                let buffer = ReadbackBuffer::new(device, name, bytes * READBACK_RING)?;
-                graph.import_buffer(name, buffer.shared());
-                graph.add_typed_pass(BufferReadbackPass::ring(source, name, bytes, READBACK_RING));
-                Ok(buffer)
-            };
-            ring.stats = Some(ring_of("cull stats ring", CULL_STATS, CULL_STAT_WORDS as u64 * 4, &mut graph)?);
+            ring.stats = Some(add_ring(&mut graph, "cull stats ring", CULL_STATS, CULL_STAT_WORDS as u64 * 4)?);
             let read_bits = setup.bits != BitsReadback::None;
             if read_bits {
                 let bytes = visibility_bits_bytes(setup.capacity);
-                ring.bits = Some(ring_of("visibility ring", VISIBILITY_BITS, bytes, &mut graph)?);
+                ring.bits = Some(add_ring(&mut graph, VISIBILITY_RING, VISIBILITY_BITS, bytes)?);
             }
             if culled.shadows_on_device {
                 ring.shadow_counts =
-                    Some(ring_of("shadow counts ring", SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, &mut graph)?);
+                    Some(add_ring(&mut graph, "shadow counts ring", SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES)?);
                 ring.shadow_views = (0..READBACK_RING).map(|_| Vec::new()).collect();
                 if read_bits {
                     let words = shadow_bits_words(setup.capacity);
                     let bytes =
                         u64::from(words) * 4 * u64::from(shadows.views.clamp(1, crate::MAX_SHADOW_VIEWS as u32));
-                    ring.shadow_bits = Some(ring_of("shadow bits ring", SHADOW_CASTER_BITS, bytes, &mut graph)?);
+                    ring.shadow_bits = Some(add_ring(&mut graph, SHADOW_BITS_RING, SHADOW_CASTER_BITS, bytes)?);
                     ring.shadow_words_per_view = words as usize / 2;
                 }
             }
@@ -250,6 +249,9 @@ impl RenderState {
             depth_log_decades: 0.0,
             debug_view: DebugView::default(),
             last_view: None,
+            scene_generation: 0,
+            shadow_views: shadows.views,
+            fitting: Vec::new(),
         })
     }
 
@@ -275,7 +277,8 @@ impl RenderState {
         report.synced_slots = 0;
         report.missing_meshes = 0;
         outcome.host_shadows = false;
-        {
+        outcome.growth_error = None;
+        let grew = {
             let mut scene = {
                 runtime::profile_zone!("lock wait: scene");
                 lock_scene(&self.scene)
@@ -286,6 +289,17 @@ impl RenderState {
             report.sync_seconds = started.elapsed().as_secs_f64();
             report.synced_slots = synced.slots;
             report.missing_meshes = synced.missing_meshes;
+            outcome.growth_error = synced.growth_error.map(|error| error.to_string());
+            // Passes sized by the capacity declare again, in the frame that grows.
+            scene.follow_growth(&mut self.graph, &mut self.scene_generation).then(|| scene.capacity())
+        };
+        if let Some(capacity) = grew {
+            self.ring.follow_growth(&mut self.graph, capacity, self.shadow_views, self.frames)?;
+            if let Some(frame) = self.graph.param_mut::<ShadowFrame>() {
+                if let ShadowCulling::Device { views, pyramid, .. } = frame.culling() {
+                    frame.set_culling(ShadowCulling::Device { region: capacity.max(1), views, pyramid });
+                }
+            }
         }
         // A slot whose object appeared (a new owner, or newly drawable) has no GPU answer of
         // its own yet: the older frames' in-view bits must not make it look occluded.
@@ -319,7 +333,15 @@ impl RenderState {
         {
             let mut scene = lock_scene(&self.scene);
             if !self.on_device {
-                scene.set_draw_list(visibility.visible())?;
+                let count = scene.object_count();
+                if visibility.len() <= count as usize {
+                    scene.set_draw_list(visibility.visible())?;
+                } else {
+                    // The scene could not grow: the objects that fit are drawn.
+                    self.fitting.clear();
+                    self.fitting.extend(visibility.visible().iter().copied().filter(|&slot| slot < count));
+                    scene.set_draw_list(&self.fitting)?;
+                }
             }
             // The shadow views likewise, updated in place (the frames with shadows set it).
             if let Some(frame) = self.graph.param_mut::<ShadowFrame>() {
@@ -509,6 +531,9 @@ impl RenderState {
     /// the frame's index (its ring regions).
     fn execute(&mut self) -> render_graph::Result<u64> {
         self.graph.execute_frame()?;
+        // The frame compiled after the last growth, waiting for every frame that could
+        // write the rings it replaced.
+        self.ring.outgrown.clear();
         let frame = self.frames;
         self.frames += 1;
         Ok(frame)

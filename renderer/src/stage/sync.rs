@@ -7,11 +7,14 @@
 //! library), the local box the stage culled it with (so the GPU's world box is the stage's, bit
 //! for bit), its material handle and the entity's [`BaseColor`] (white without one). An
 //! undrawable or freed slot, and every slot past [`Visibility::len`], holds the empty record.
+//!
+//! The scene grows to hold every slot ([`GpuScene::reserve`]). When it cannot (device memory
+//! exhausted), the frame draws the slots that fit, the error is reported once, and the
+//! growth is tried again only when more slots are wanted than the failed try asked for.
 
 use std::any::TypeId;
 
-use crate::names::OBJECT_RECORDS;
-use crate::scene::{GpuScene, ObjectRecord, ObjectTransform};
+use crate::scene::{GpuScene, ObjectRecord, ObjectTransform, SceneGrowthError};
 use ecs::{BaseColor, MeshHandle};
 use runtime::changes::{ChangeCursor, ChangedSince, Changes};
 use runtime::hecs::{Entity, World};
@@ -28,18 +31,24 @@ pub(crate) struct SceneSync {
     colors: ChangedSince,
     /// Whether the missing-mesh warning was logged (it is logged once).
     warned_missing_mesh: bool,
-    /// A frame's changes could not be applied (more slots than the capacity): the next frame
-    /// that can writes every slot.
-    resync: bool,
+    /// The scene holds fewer slots than the Visibility stage has (a growth failed): the
+    /// changes of the slots past it are not written, so every slot is written once it holds
+    /// them all.
+    short: bool,
+    /// The capacity the last failed growth asked for: not asked for again until more slots
+    /// are wanted.
+    failed_growth: Option<u32>,
 }
 
 /// What one frame's sync did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub(crate) struct SyncReport {
     /// Slots the Visibility stage changed that were written.
     pub slots: u32,
     /// Drawable objects naming a mesh the library does not hold: left empty (not drawn).
     pub missing_meshes: u32,
+    /// The scene could not grow to hold every slot: the frame draws those that fit.
+    pub growth_error: Option<SceneGrowthError>,
 }
 
 impl SceneSync {
@@ -53,18 +62,23 @@ impl SceneSync {
         scene: &mut GpuScene,
     ) -> render_graph::Result<SyncReport> {
         runtime::profile_zone!("render scene sync");
-        let len = visibility.len();
-        if len > scene.capacity() as usize {
-            self.resync = true;
-            return Err(render_graph::GraphError::InvalidDescription {
-                resource: String::from(OBJECT_RECORDS),
-                reason: "more object slots than the GPU scene holds; install rendering with a larger capacity",
-            });
+        let mut report = SyncReport::default();
+        let wanted = u32::try_from(visibility.len()).unwrap_or(u32::MAX);
+        if wanted > scene.capacity() && self.failed_growth.is_none_or(|failed| wanted > failed) {
+            let before = scene.capacity();
+            match scene.reserve(wanted) {
+                Ok(_) => log::info!("the GPU scene grew from {before} to {} object slots", scene.capacity()),
+                Err(error) => {
+                    self.failed_growth = Some(error.wanted);
+                    report.growth_error = Some(error);
+                }
+            }
         }
+        let len = wanted.min(scene.capacity()) as usize;
         scene.set_object_count(len as u32)?;
         self.owners.resize(len, Entity::DANGLING);
-        let mut report = SyncReport::default();
-        let resync = std::mem::take(&mut self.resync);
+        let resync = self.short && len == visibility.len();
+        self.short = len < visibility.len();
         let mut write = |sync: &mut SceneSync, slot: usize| {
             report.slots += 1;
             if !sync.write_slot(world, visibility, scene, slot) {

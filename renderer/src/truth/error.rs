@@ -11,7 +11,8 @@ pub enum TruthError {
     Graph(render_graph::GraphError),
     /// The frame has no camera: nothing to draw.
     NoView,
-    /// The frame has more objects than the reference renderer has room for.
+    /// The frame has more objects than the reference renderer has room for (an id image
+    /// names at most 2^24 objects; the scene grows, unless device memory is exhausted).
     Capacity {
         /// Objects of the frame.
         objects: usize,

@@ -30,15 +30,18 @@ pub struct ReferenceRenderer {
     meshes: MeshLibrary,
     /// Every drawable object, for the culling-off image.
     all_drawable: Vec<u32>,
-    /// Most objects.
+    /// Most objects the scene holds now (it grows with the frames drawn).
     capacity: u32,
+    /// The scene's generation the graph imported.
+    generation: u64,
     /// The light views every frame draws shadows from (every caster kept), with the eye and
     /// view axis they are lit for; `None` draws no shadows.
     shadows: Option<(culling::ShadowViews, glam::Vec3, glam::Vec3)>,
 }
 
 impl ReferenceRenderer {
-    /// A renderer of `width` x `height` pixels for up to `capacity` objects drawing meshes of
+    /// A renderer of `width` x `height` pixels for `capacity` objects at first (it grows with
+    /// the frames it draws) drawing meshes of
     /// `meshes`, cleared to `clear_color`, on the best Vulkan device there is. Fails with the
     /// reason when there is none.
     pub fn new(
@@ -93,6 +96,7 @@ impl ReferenceRenderer {
             meshes,
             all_drawable: Vec::new(),
             capacity,
+            generation: 0,
             shadows: None,
         })
     }
@@ -112,7 +116,7 @@ impl ReferenceRenderer {
         (&self.device, &self.meshes, self.extent, self.clear_color)
     }
 
-    /// Most objects the renderer draws.
+    /// Most objects the renderer draws now (it grows to hold every frame's objects).
     pub fn capacity(&self) -> u32 {
         self.capacity
     }
@@ -241,6 +245,11 @@ impl ReferenceRenderer {
     /// draws from those records; returns each object's triangle count.
     pub fn upload(&mut self, visibility: &Visibility, color_of: impl Fn(usize) -> u32) -> Result<Vec<u64>, TruthError> {
         let triangles = upload_objects(&self.scene, visibility, &color_of)?;
+        {
+            let scene = lock_scene(&self.scene);
+            scene.follow_growth(&mut self.graph, &mut self.generation);
+            self.capacity = scene.capacity();
+        }
         // The shadow views are the graph's parameter (its frame set it when it has shadows).
         if let Some(frame) = self.graph.param_mut::<ShadowFrame>() {
             match &self.shadows {
@@ -304,7 +313,9 @@ pub(super) fn view_projection_of(visibility: &Visibility) -> Result<[[f32; 4]; 4
 }
 
 /// Writes object (slot) `i` of the frame as object `i` of `scene`, with the mesh its level of
-/// detail chose, in `color_of(i)`; returns each object's triangle count.
+/// detail chose, in `color_of(i)`; returns each object's triangle count. The scene grows to
+/// hold them ([`GpuScene::reserve`]: a graph drawing it must follow,
+/// [`GpuScene::follow_growth`]); [`TruthError::Capacity`] when it cannot.
 pub fn upload_objects(
     scene: &SharedScene,
     visibility: &Visibility,
@@ -312,8 +323,12 @@ pub fn upload_objects(
 ) -> Result<Vec<u64>, TruthError> {
     let objects = visibility.objects();
     let mut scene = lock_scene(scene);
-    if objects.len() as u32 > scene.capacity() {
-        return Err(TruthError::Capacity { objects: objects.len(), capacity: scene.capacity() });
+    // The scene grows to hold every object; a graph drawing it follows
+    // (`GpuScene::follow_growth`).
+    let wanted = u32::try_from(objects.len()).unwrap_or(u32::MAX);
+    if let Err(error) = scene.reserve(wanted) {
+        log::warn!("{error}");
+        return Err(TruthError::Capacity { objects: objects.len(), capacity: error.capacity });
     }
     scene.set_object_count(objects.len() as u32)?;
     let mut triangles = vec![0; objects.len()];

@@ -111,6 +111,10 @@ struct StressOptions {
     /// Print a line every N frames.
     #[arg(long, value_name = "N", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     report_every: u64,
+    /// Object slots the renderer starts with (`RenderSetup::capacity`; it grows, doubling, in
+    /// the frames that need more). Default: room for the world and a frame's churn.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    capacity: Option<u32>,
 }
 
 fn parse_share(text: &str) -> Result<f32, String> {
@@ -189,11 +193,14 @@ fn main() -> ExitCode {
             }
         };
         if let Some(device) = device {
-            // Room for the world and the slots a frame's spawns take before its despawns free theirs.
-            let capacity = objects as u32 + config.churn as u32 * 2 + 64;
+            // Room for the world and the slots a frame's spawns take before its despawns free
+            // theirs, unless asked to start smaller (the renderer grows).
+            let room = objects as u32 + config.churn as u32 * 2 + 64;
+            let capacity = options.capacity.unwrap_or(room);
             let extent = vk::Extent2D { width, height };
             let (headless, capture) = HeadlessTarget::drawing();
-            let (target, scene_copy) = SceneCheckTarget::new(&device, capacity, Some(Box::new(headless)));
+            // The check reads back every slot of the world, however small the renderer starts.
+            let (target, scene_copy) = SceneCheckTarget::new(&device, room.max(capacity), Some(Box::new(headless)));
             let scene_reads = target.reads();
             scene_reads.store(options.truth, Ordering::Relaxed);
             let setup = RenderSetup {

@@ -209,6 +209,8 @@ impl CullKind for ObjectCull {
 
     fn register(&mut self, phase: CullPhase, registry: &mut Registry<'_>) -> ObjectCullHandles {
         const COMPUTE: ShaderStage = ShaderStage::Compute;
+        // The scene may have grown since the last compile.
+        self.capacity = lock_scene(&self.scene).capacity();
         let bits = (phase == CullPhase::Late).then(|| {
             let bits =
                 registry.create_buffer(VISIBILITY_BITS, BufferDesc { size: visibility_bits_bytes(self.capacity) });

@@ -164,6 +164,8 @@ impl CullKind for ShadowCull {
 
     fn register(&mut self, phase: CullPhase, registry: &mut Registry<'_>) -> ShadowCullHandles {
         const COMPUTE: ShaderStage = ShaderStage::Compute;
+        // The scene may have grown since the last compile.
+        self.capacity = lock_scene(&self.scene).capacity();
         let (name, views) = match phase {
             CullPhase::Early => (SHADOW_DRAWS, self.views),
             CullPhase::Late => (SHADOW_DRAWS_LATE, ecs::MAX_CASCADES as u32),

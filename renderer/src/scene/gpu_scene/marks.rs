@@ -106,6 +106,11 @@ impl SlotBits {
         SlotBits { words: vec![0; (capacity as usize).div_ceil(64)] }
     }
 
+    /// Makes room for `capacity` bits; the new ones are clear.
+    pub(super) fn grow(&mut self, capacity: u32) {
+        self.words.resize((capacity as usize).div_ceil(64), 0);
+    }
+
     #[inline]
     pub(super) fn mark(&mut self, index: u32) {
         self.words[index as usize / 64] |= 1 << (index % 64);
@@ -188,5 +193,21 @@ mod tests {
         bits.mark_range(62, 66);
         assert_eq!(set(&bits, 200), vec![62, 63, 64, 65]);
         assert_eq!(bits.count_below(200), 4);
+    }
+
+    #[test]
+    fn slot_bits_grow_keeping_their_bits_with_the_new_ones_clear() {
+        let mut bits = SlotBits::new(64);
+        bits.mark_range(60, 64);
+        bits.grow(64);
+        assert_eq!(set(&bits, 64), vec![60, 61, 62, 63], "growing to the same size changes nothing");
+        bits.grow(1000);
+        assert_eq!(bits.words.len(), 16, "room for 1000 bits");
+        assert_eq!(set(&bits, 1000), vec![60, 61, 62, 63], "the old bits stay, the new ones are clear");
+        bits.mark(999);
+        bits.mark_range(62, 130);
+        assert_eq!(bits.count_below(1000), 71, "marks across the old end count once each");
+        bits.clear_range(63, 1000);
+        assert_eq!(set(&bits, 1000), vec![60, 61, 62]);
     }
 }

@@ -16,16 +16,18 @@
 //! grows the range the passes draw and cull over; a slot left or cleared holds
 //! [`ObjectRecord::EMPTY`] (no draw, no box, no depth).
 //!
-//! Nothing here allocates after [`GpuScene::new`] but the scratch lists, which keep their
-//! capacity: every array is sized to the capacity up front.
+//! **The capacity grows.** The capacity given to [`GpuScene::new`] is the initial size of
+//! every array and buffer; [`GpuScene::reserve`] doubles it (as often as needed) when more
+//! slots are wanted, and the next upload copies the old buffers into the new ones on the GPU
+//! (`growth.rs`). Nothing allocates but on growth and the scratch lists, which keep their
+//! capacity.
 //!
 //! The parts: the scene and its objects (this file), this frame's draws (`draws.rs`: the
-//! host's list or the GPU's, and the blended objects' order) and what waits for upload
-//! (`marks.rs`: the slots marked changed, listed and staged by the upload pass).
+//! host's list or the GPU's, and the blended objects' order), what waits for upload
+//! (`marks.rs`: the slots marked changed, listed and staged by the upload pass) and growth
+//! (`growth.rs`).
 
 use std::sync::{Arc, Mutex, MutexGuard};
-
-use render_graph::MemoryLocation;
 
 use crate::names::{
     MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORMS,
@@ -33,16 +35,19 @@ use crate::names::{
 use crate::scene::{DrawCommand, ObjectRecord, ObjectTransform, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES};
 use crate::scene::{MaterialBuffers, MeshBuffers, TEXTURE_LAYOUT};
 use meshes::{MeshLibrary, MeshRange};
-use render_graph::vk;
 use render_graph::GpuBuffer;
 use render_graph::GpuDevice;
 use render_graph::RenderGraph;
 use render_graph::{GraphError, Result};
 
 mod draws;
+mod growth;
 mod marks;
 
 use draws::DrawSource;
+pub(crate) use growth::RecordedCopy;
+pub use growth::{set_scene_memory_limit, SceneGrowthError};
+use growth::{GrowthCopy, Retired};
 use marks::SlotBits;
 pub use marks::UploadReport;
 
@@ -71,7 +76,15 @@ pub fn lock_scene(scene: &SharedScene) -> MutexGuard<'_, GpuScene> {
 
 /// Host mirror of the GPU scene: what the GPU holds, and what changed since the last upload.
 pub struct GpuScene {
+    device: Arc<GpuDevice>,
     capacity: u32,
+    /// Times the capacity grew (see [`GpuScene::generation`]).
+    generation: u64,
+    /// The outgrown buffers whose contents the next upload copies into the new ones, oldest
+    /// first.
+    growth_copies: Vec<GrowthCopy>,
+    /// Outgrown buffers a frame in flight may still read.
+    retired: Vec<Retired>,
     meshes: MeshLibrary,
     mesh_buffers: MeshBuffers,
     material_buffers: MaterialBuffers,
@@ -104,23 +117,22 @@ fn out_of_range(reason: &'static str) -> GraphError {
 }
 
 impl GpuScene {
-    /// Creates a scene for up to `capacity` objects drawing meshes of `meshes` (uploaded now,
-    /// waiting for the copy). Returns an error for a zero capacity or an empty library.
+    /// Creates a scene with room for `capacity` objects at first (it grows:
+    /// [`GpuScene::reserve`]) drawing meshes of `meshes` (uploaded now, waiting for the
+    /// copy). Returns an error for a zero capacity or an empty library.
     pub fn new(device: &Arc<GpuDevice>, meshes: MeshLibrary, capacity: u32) -> Result<GpuScene> {
         if capacity == 0 {
             return Err(out_of_range("the scene capacity is zero"));
         }
         let mesh_buffers = MeshBuffers::upload(device, &meshes)?;
         let material_buffers = MaterialBuffers::upload(device, &meshes)?;
-        // Copy source too: tools and tests read the scene back.
-        let usage = vk::BufferUsageFlags::STORAGE_BUFFER
-            | vk::BufferUsageFlags::TRANSFER_DST
-            | vk::BufferUsageFlags::TRANSFER_SRC;
-        let buffer = |name: &str, bytes: u64| {
-            GpuBuffer::new(device, name, u64::from(capacity) * bytes, usage, MemoryLocation::GpuOnly).map(Arc::new)
-        };
+        let buffer = |name: &str, bytes: u64| growth::object_buffer(device, name, capacity, bytes);
         Ok(GpuScene {
+            device: Arc::clone(device),
             capacity,
+            generation: 0,
+            growth_copies: Vec::new(),
+            retired: Vec::new(),
             meshes,
             mesh_buffers,
             material_buffers,
@@ -160,7 +172,7 @@ impl GpuScene {
         graph.import_buffer(MESH_INDICES, Arc::clone(&self.mesh_buffers.indices));
     }
 
-    /// Most objects the scene holds.
+    /// Most objects the scene holds now (it grows: [`GpuScene::reserve`]).
     pub fn capacity(&self) -> u32 {
         self.capacity
     }
@@ -231,10 +243,12 @@ impl GpuScene {
     }
 
     /// Appends an object at slot [`GpuScene::object_count`] and returns it; it is uploaded with
-    /// the next frame. Returns an error when the scene is full or the mesh is unknown.
+    /// the next frame. A full scene grows first ([`GpuScene::reserve`]: the graph drawing it
+    /// must follow, [`GpuScene::follow_growth`]). Returns an error when the scene cannot grow
+    /// or the mesh is unknown.
     pub fn push_object(&mut self, object: ObjectDesc) -> Result<u32> {
         if self.count >= self.capacity {
-            return Err(out_of_range("the scene is full"));
+            self.reserve(self.count + 1).map_err(|error| *error.source)?;
         }
         let (transform, record) = self.parts_of(&object)?;
         let index = self.count;
@@ -294,7 +308,8 @@ impl GpuScene {
         self.set_parts(index, ObjectTransform::IDENTITY, ObjectRecord::EMPTY)
     }
 
-    /// Sets the number of slots the passes draw and cull over (at most the capacity). Slots
+    /// Sets the number of slots the passes draw and cull over (at most the capacity: grow it
+    /// first with [`GpuScene::reserve`]). Slots
     /// past a smaller count are emptied; slots a larger count brings in hold empty records
     /// until set, and are uploaded with the next frame either way (the GPU's copy of a slot
     /// outside the count is not kept).
