@@ -70,8 +70,8 @@ pub use stage::{
     debug_view_grey, derive_occluders, install_render, install_render_to, lock_capture, picture, picture_on_scale,
     write_png, AddPasses, BitsReadback, Capture, DebugView, DebugViewPass, DerivedOccluders, FrameInFlight,
     FrameTarget, GpuCullControl, HeadlessTarget, RenderExtract, RenderReport, RenderSetup, Screenshot, ScreenshotPass,
-    ScreenshotRequest, Screenshots, ShadowReport, SharedCapture, HEADLESS_PASS, READBACK_RING, READBACK_SYSTEM,
-    RENDER_SYSTEM, RENDER_THREAD,
+    ScreenshotRequest, Screenshots, ShadowReport, SharedCapture, TargetFrame, HEADLESS_PASS, READBACK_RING,
+    READBACK_SYSTEM, RENDER_SYSTEM, RENDER_THREAD,
 };
 
 // The GPU scene: object slots, their records and transforms, the mesh and material uploads,

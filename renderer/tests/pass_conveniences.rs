@@ -26,10 +26,10 @@ impl FrameTarget for Order {
     fn add_passes(&mut self, _: &mut RenderGraph) -> render_graph::Result<()> {
         Ok(())
     }
-    fn begin_frame(&mut self, _: &mut RenderGraph, _: u64) -> render_graph::Result<bool> {
+    fn begin_frame(&mut self, _: &mut RenderGraph, _: renderer::TargetFrame) -> render_graph::Result<bool> {
         Ok(true)
     }
-    fn end_frame(&mut self, graph: &mut RenderGraph, _: u64) -> render_graph::Result<()> {
+    fn end_frame(&mut self, graph: &mut RenderGraph, _: renderer::TargetFrame) -> render_graph::Result<()> {
         *self.0.lock().expect("not poisoned") = graph.execution_order()?;
         Ok(())
     }

@@ -115,11 +115,11 @@ impl FrameTarget for SmallWindow {
     fn add_passes(&mut self, _: &mut RenderGraph) -> render_graph::Result<()> {
         Ok(())
     }
-    fn begin_frame(&mut self, graph: &mut RenderGraph, _: u64) -> render_graph::Result<bool> {
+    fn begin_frame(&mut self, graph: &mut RenderGraph, _: renderer::TargetFrame) -> render_graph::Result<bool> {
         graph.set_output_extent(vk::Extent2D { width: 24, height: 16 });
         Ok(true)
     }
-    fn end_frame(&mut self, _: &mut RenderGraph, _: u64) -> render_graph::Result<()> {
+    fn end_frame(&mut self, _: &mut RenderGraph, _: renderer::TargetFrame) -> render_graph::Result<()> {
         Ok(())
     }
 }

@@ -290,16 +290,16 @@ impl FrameTarget for PanickingTarget {
         Ok(())
     }
 
-    fn begin_frame(&mut self, _graph: &mut RenderGraph, frame: u64) -> render_graph::Result<bool> {
+    fn begin_frame(&mut self, _graph: &mut RenderGraph, frame: renderer::TargetFrame) -> render_graph::Result<bool> {
         self.begun.fetch_add(1, Ordering::Relaxed);
-        if frame == self.at && !self.panicked {
+        if frame.drawn == self.at && !self.panicked {
             self.panicked = true;
-            panic!("the target fails at frame {frame}");
+            panic!("the target fails at frame {}", frame.drawn);
         }
         Ok(true)
     }
 
-    fn end_frame(&mut self, _graph: &mut RenderGraph, _frame: u64) -> render_graph::Result<()> {
+    fn end_frame(&mut self, _graph: &mut RenderGraph, _frame: renderer::TargetFrame) -> render_graph::Result<()> {
         Ok(())
     }
 }

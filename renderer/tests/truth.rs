@@ -66,6 +66,36 @@ fn headless_app(device: &Arc<GpuDevice>, backend: CullingBackend) -> (runtime::A
     (app, capture)
 }
 
+#[test]
+fn a_capture_names_the_game_frame_its_pixels_are_of_when_frames_are_skipped() {
+    let Some(device) = gpu_test_context() else { return };
+    let mut app = runtime::App::with_threads(1);
+    install_render(&mut app, setup(&device, CullingBackend::Cpu)).expect("a device is there");
+    build_scene(&mut app);
+    let capture = app.resource::<SharedCapture>().clone();
+    for frame in 0..6u64 {
+        // Frames 1 and 2 are not drawn: the drawn count and the game frame part ways.
+        let drawn = !(1..=2).contains(&frame);
+        (lock_capture(&capture).draw, lock_capture(&capture).capture) = (drawn, true);
+        app.run_frame();
+        assert_eq!(app.last_frame_index(), Some(frame));
+        let report = app.resource::<RenderReport>();
+        let capture = lock_capture(&capture);
+        assert_eq!(capture.captured, drawn, "frame {frame}: copied when drawn");
+        if capture.captured {
+            assert_eq!(
+                capture.frame,
+                Some(frame),
+                "the game frame, not the {} frames drawn before it",
+                report.frames - 1
+            );
+            assert_eq!(report.game_frame, Some(frame), "the report agrees");
+        }
+    }
+    assert_eq!(app.resource::<RenderReport>().frames, 4, "two frames were not drawn");
+    assert_no_validation_messages(&device);
+}
+
 fn reference_renderer(device: &Arc<GpuDevice>) -> ReferenceRenderer {
     let meshes = MeshLibrary::with_unit_cube();
     ReferenceRenderer::with_device(Arc::clone(device), WIDTH, HEIGHT, CAPACITY, meshes, SKY).expect("a reference")

@@ -95,7 +95,7 @@ impl FrameTarget for SceneCheckTarget {
         Ok(())
     }
 
-    fn begin_frame(&mut self, graph: &mut RenderGraph, frame: u64) -> render_graph::Result<bool> {
+    fn begin_frame(&mut self, graph: &mut RenderGraph, frame: renderer::TargetFrame) -> render_graph::Result<bool> {
         lock_copy(&self.copy).fresh = false;
         match &mut self.inner {
             Some(inner) => inner.begin_frame(graph, frame),
@@ -103,7 +103,7 @@ impl FrameTarget for SceneCheckTarget {
         }
     }
 
-    fn end_frame(&mut self, graph: &mut RenderGraph, frame: u64) -> render_graph::Result<()> {
+    fn end_frame(&mut self, graph: &mut RenderGraph, frame: renderer::TargetFrame) -> render_graph::Result<()> {
         if let Some(inner) = &mut self.inner {
             inner.end_frame(graph, frame)?;
         }

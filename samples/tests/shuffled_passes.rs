@@ -47,10 +47,10 @@ impl FrameTarget for Shuffled {
         graph.shuffle_independent(self.seed);
         Ok(())
     }
-    fn begin_frame(&mut self, _: &mut RenderGraph, _: u64) -> render_graph::Result<bool> {
+    fn begin_frame(&mut self, _: &mut RenderGraph, _: renderer::TargetFrame) -> render_graph::Result<bool> {
         Ok(true)
     }
-    fn end_frame(&mut self, graph: &mut RenderGraph, _: u64) -> render_graph::Result<()> {
+    fn end_frame(&mut self, graph: &mut RenderGraph, _: renderer::TargetFrame) -> render_graph::Result<()> {
         *self.order.lock().expect("not poisoned") = graph.execution_order()?;
         Ok(())
     }

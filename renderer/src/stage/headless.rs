@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use render_graph::RenderGraph;
 
 use super::screenshot::{lock_copied, picture, Copied, ScreenshotPass, SharedCopy};
-use super::target::FrameTarget;
+use super::target::{FrameTarget, TargetFrame};
 use crate::names::COLOR;
 
 /// Name of the pass [`HeadlessTarget`] adds (it copies `color` on the frames asked for).
@@ -33,8 +33,9 @@ pub struct Capture {
     pub extent: (u32, u32),
     /// Whether the last frame was captured.
     pub captured: bool,
-    /// The frame (as counted by [`FrameTarget::begin_frame`]: frames drawn before it) the
-    /// pixels are of.
+    /// The game frame the pixels are of ([`TargetFrame::game`]: the frame's
+    /// [`FrameTime::frame_index`](runtime::FrameTime::frame_index), as in
+    /// [`crate::RenderReport::game_frame`]).
     pub frame: Option<u64>,
     /// GPU milliseconds of each pass of the last captured frame, by `GraphStats` name.
     pub gpu_ms: Vec<(String, Option<f64>)>,
@@ -104,14 +105,14 @@ impl FrameTarget for HeadlessTarget {
         Ok(())
     }
 
-    fn begin_frame(&mut self, _graph: &mut RenderGraph, _frame: u64) -> render_graph::Result<bool> {
+    fn begin_frame(&mut self, _graph: &mut RenderGraph, _frame: TargetFrame) -> render_graph::Result<bool> {
         let mut shared = lock_capture(&self.shared);
         shared.captured = false;
         lock_copied(&self.copy).armed = shared.draw && shared.capture;
         Ok(shared.draw)
     }
 
-    fn end_frame(&mut self, graph: &mut RenderGraph, frame: u64) -> render_graph::Result<()> {
+    fn end_frame(&mut self, graph: &mut RenderGraph, frame: TargetFrame) -> render_graph::Result<()> {
         let mut shared = lock_capture(&self.shared);
         if !shared.capture {
             return Ok(());
@@ -127,7 +128,7 @@ impl FrameTarget for HeadlessTarget {
             return Ok(());
         }
         shared.extent = (copy.extent.width, copy.extent.height);
-        shared.frame = Some(frame);
+        shared.frame = Some(frame.game);
         shared.gpu_ms.clear();
         shared.gpu_ms.extend(graph.stats().passes.iter().map(|pass| (pass.name.clone(), pass.gpu_ms)));
         shared.captured = true;

@@ -83,7 +83,7 @@ pub use readback::{READBACK_RING, READBACK_SYSTEM};
 pub use screenshot::{
     picture, picture_on_scale, write_png, Screenshot, ScreenshotPass, ScreenshotRequest, Screenshots,
 };
-pub use target::FrameTarget;
+pub use target::{FrameTarget, TargetFrame};
 
 use crate::passes::{GpuCullStats, SharedCullSettings};
 use crate::scene::UploadReport;

@@ -10,7 +10,7 @@ use super::debug_view::{DebugView, DebugViewPass};
 use super::readback::{add_ring, ReadbackRing, READBACK_RING, SHADOW_BITS_RING, VISIBILITY_RING};
 use super::screenshot::{develop, lock_copied, Screenshot, ScreenshotPass, ScreenshotRequest, Screenshots, SharedCopy};
 use super::sync::SceneSync;
-use super::{BitsReadback, FrameTarget, RenderReport, RenderSetup};
+use super::{BitsReadback, FrameTarget, RenderReport, RenderSetup, TargetFrame};
 use crate::frame::{add_gpu_culled_scene_passes, add_scene_passes, points, ScenePassOptions};
 use crate::passes::{
     shadow_bits_words, visibility_bits_bytes, GpuCullSettings, SharedCullSettings, CULL_STATS, CULL_STAT_WORDS,
@@ -387,7 +387,7 @@ impl RenderState {
 
     fn submit_inner(&mut self, game_frame: u64, outcome: &mut FrameOutcome) -> render_graph::Result<()> {
         if let Some(target) = &mut self.target {
-            if !target.begin_frame(&mut self.graph, self.frames)? {
+            if !target.begin_frame(&mut self.graph, TargetFrame { game: game_frame, drawn: self.frames })? {
                 outcome.deferred.append(&mut self.due_shots);
                 return Ok(());
             }
@@ -450,7 +450,7 @@ impl RenderState {
             outcome.read_bits = true;
         }
         if let Some(target) = &mut self.target {
-            target.end_frame(&mut self.graph, frame)?;
+            target.end_frame(&mut self.graph, TargetFrame { game: game_frame, drawn: frame })?;
         }
         Ok(())
     }

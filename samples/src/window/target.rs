@@ -86,7 +86,7 @@ impl FrameTarget for SwapchainTarget {
         Ok(())
     }
 
-    fn begin_frame(&mut self, graph: &mut RenderGraph, _frame: u64) -> render_graph::Result<bool> {
+    fn begin_frame(&mut self, graph: &mut RenderGraph, _frame: renderer::TargetFrame) -> render_graph::Result<bool> {
         let window_extent = lock_window(&self.shared).window_extent;
         self.swapchain.resize(window_extent);
         // The slot's acquire semaphore is free once the slot's last frame has finished.
@@ -110,7 +110,7 @@ impl FrameTarget for SwapchainTarget {
         Ok(true)
     }
 
-    fn end_frame(&mut self, graph: &mut RenderGraph, _frame: u64) -> render_graph::Result<()> {
+    fn end_frame(&mut self, graph: &mut RenderGraph, _frame: renderer::TargetFrame) -> render_graph::Result<()> {
         let Some(acquired) = self.acquired.take() else { return Ok(()) };
         self.swapchain.present(&acquired)?;
         let mut shared = lock_window(&self.shared);
