@@ -81,6 +81,7 @@ pub use scene::{
     UploadReport, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS, DRAW_COMMAND_BYTES, IDENTITY,
     MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES, PAIR_FIRST, PAIR_WHOLE, SHADOW_LIGHTS_BYTES,
 };
+pub use scene::{BatchKey, BatchTable, NO_BATCH};
 
 // The frames assembled from the passes, their insertion points and their readbacks.
 pub use frame::{
@@ -121,13 +122,13 @@ pub use passes::{
 
 // Depth, the Hi-Z pyramid and colour:
 pub use passes::{
-    reduce_depth_pyramid, BlendedInputs, BlendedPass, DepthPrepass, DrawMode, GeometryInputs, GeometryPass,
-    HiZBuildPass, HiZHandles, SceneInputs, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT, HIZ_GROUP,
+    reduce_depth_pyramid, BlendedInputs, BlendedPass, DepthPrepass, DrawBatchPass, DrawMode, GeometryInputs,
+    GeometryPass, HiZBuildPass, HiZHandles, SceneInputs, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT, HIZ_GROUP,
 };
 
 // The resources' stable names and formats (a contract with users' passes and shaders).
 pub use names::{
-    COLOR, COLOR_FORMAT, COLOR_READBACK, DEPTH_FORMAT, DEPTH_PREPASS, DRAW_COMMANDS, DRAW_COUNT, MATERIALS,
-    MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORMS, SHADOW_ATLAS,
-    SHADOW_LIGHTS, VIEW,
+    COLOR, COLOR_FORMAT, COLOR_READBACK, DEPTH_FORMAT, DEPTH_PREPASS, DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES,
+    MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_BATCHES, OBJECT_RECORDS,
+    OBJECT_TRANSFORMS, SHADOW_ATLAS, SHADOW_LIGHTS, VIEW,
 };

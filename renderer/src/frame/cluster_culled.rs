@@ -138,12 +138,14 @@ pub fn add_cluster_culled_scene_passes(
         Arc::new(Mutex::new(GpuCullSettings { frustum: settings.frustum, occlusion: settings.occlusion }));
     let cluster_settings = Arc::new(Mutex::new(settings));
     let object_early = GpuCullPass::new(&device, Arc::clone(scene), Arc::clone(&object_settings), CullPhase::Early)?
-        .drawing_from(covered);
+        .drawing_from(covered, commands);
     let object_late = GpuCullPass::new(&device, Arc::clone(scene), Arc::clone(&object_settings), CullPhase::Late)?
-        .drawing_from(covered);
-    let cluster_early = ClusterCullPass::new(&device, Arc::clone(&cluster_settings), &table, CullPhase::Early)?;
+        .drawing_from(covered, commands);
+    let cluster_early = ClusterCullPass::new(&device, Arc::clone(&cluster_settings), &table, CullPhase::Early)?
+        .with_list_room(commands);
     let survivors = ClusterSurvivorPass::new(&device, Arc::clone(&cluster_settings), &table)?;
-    let cluster_late = ClusterCullPass::new(&device, Arc::clone(&cluster_settings), &table, CullPhase::Late)?;
+    let cluster_late =
+        ClusterCullPass::new(&device, Arc::clone(&cluster_settings), &table, CullPhase::Late)?.with_list_room(commands);
     let depth = DepthPrepass::with_mode(&device, Arc::clone(scene), mode)?;
     let late_depth = DepthPrepass::late(&device, Arc::clone(scene), mode)?;
     let geometry = GeometryPass::with_mode(&device, Arc::clone(scene), options.clear_color, mode)?;
