@@ -27,13 +27,28 @@
 //!
 //! 1. object upload (every transform and record that changed, scattered into its slot);
 //! 2. [`CullResetPass::objects`]: `draw_count` and [`CULL_STATS`] to zero;
+//!    [`DrawBatchPass`]: the changed slots' batch ids and, batched, one template command per
+//!    (mesh, level of detail, material) in each list;
 //! 3. [`GpuCullPass`] early: last frame's visible objects (history of [`VISIBILITY_BITS`])
-//!    that pass this frame's frustum are appended to the draw list;
+//!    that pass this frame's frustum are appended to the early list;
 //! 4. depth prepass of that list; 5. [`HiZBuildPass`] from that depth;
 //! 6. [`GpuCullPass`] late: every object against the frustum and the new pyramid; the bits
-//!    become next frame's history, the newly visible objects are appended;
-//! 7. a late depth prepass and the geometry pass draw the whole list
+//!    become next frame's history, the newly visible objects are appended to the late list;
+//! 7. a late depth prepass draws the late list, the geometry pass both
 //!    (`vkCmdDrawIndexedIndirectCount`), then the readbacks.
+//!
+//! **The draw lists (contract).** `draw_commands` holds two lists of
+//! `VkDrawIndexedIndirectCommand`s ([`DrawCommand`]): the early list from command 0 and the
+//! late list from the middle of the buffer (command `size / 20 / 2`); `draw_count` holds
+//! their command counts (two u32). The host's list (CPU culling) is the early list, the late
+//! one empty. With batching on ([`ecs::RenderSettings::batch_draws`],
+//! [`GpuScene::set_batch_draws`], the default) a list is *instanced*: one command per batch
+//! of (mesh, level of detail, material) ([`BatchTable`]), `firstInstance` the start of its
+//! run in `draw_instances` (u32 object slots) and `instanceCount` the objects drawn, so the
+//! vertex shader reads the object at `draw_instances[gl_InstanceIndex]`; a GPU list keeps a
+//! command for every batch id, those of no instance drawing nothing. Unbatched (and always
+//! for meshlets, and for the shadow casters' lists) a command draws one object:
+//! `instanceCount` 1, `firstInstance` its slot.
 //!
 //! On the first frame the history is zero, so the early phase draws nothing, the pyramid is
 //! empty and the late phase draws everything in view; after a camera cut the late phase
@@ -44,8 +59,8 @@
 //! ([`GpuCullPass::drawing_from`]), and [`ClusterCullPass`] early (last frame's visible
 //! meshlets: sphere-frustum and cone tests) and late (every meshlet of every surviving
 //! object: sphere, cone, box against `hiz_depth`) append one command per meshlet, its own
-//! index range with `firstInstance` = the object, which the same depth and geometry passes
-//! draw. The CPU reference of every test is [`culling::cluster`]; the counters are
+//! index range with `firstInstance` = the object (never batched), which the same depth and
+//! geometry passes draw. The CPU reference of every test is [`culling::cluster`]; the counters are
 //! [`ClusterStats`](culling::cluster::ClusterStats).
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
