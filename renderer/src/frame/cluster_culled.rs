@@ -141,11 +141,10 @@ pub fn add_cluster_culled_scene_passes(
         .drawing_from(covered, commands);
     let object_late = GpuCullPass::new(&device, Arc::clone(scene), Arc::clone(&object_settings), CullPhase::Late)?
         .drawing_from(covered, commands);
-    let cluster_early = ClusterCullPass::new(&device, Arc::clone(&cluster_settings), &table, CullPhase::Early)?
-        .with_list_room(commands);
+    let cluster_early =
+        ClusterCullPass::new(&device, Arc::clone(&cluster_settings), &table, commands, CullPhase::Early)?;
     let survivors = ClusterSurvivorPass::new(&device, Arc::clone(&cluster_settings), &table)?;
-    let cluster_late =
-        ClusterCullPass::new(&device, Arc::clone(&cluster_settings), &table, CullPhase::Late)?.with_list_room(commands);
+    let cluster_late = ClusterCullPass::new(&device, Arc::clone(&cluster_settings), &table, commands, CullPhase::Late)?;
     let depth = DepthPrepass::with_mode(&device, Arc::clone(scene), mode)?;
     let late_depth = DepthPrepass::late(&device, Arc::clone(scene), mode)?;
     let geometry = GeometryPass::with_mode(&device, Arc::clone(scene), options.clear_color, mode)?;

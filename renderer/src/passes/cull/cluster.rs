@@ -95,7 +95,7 @@ pub struct ClusterCull {
     /// Pairs, meshlet pairs and objects of the table.
     counts: [u32; 3],
     /// Commands each draw list has room for: the late phase appends to the late list, from
-    /// command `list_room`.
+    /// command `list_room` (0 for the survivor pass, which draws nothing).
     list_room: u32,
 }
 
@@ -167,21 +167,18 @@ impl TwoPhaseCull<ClusterCull> {
     /// Name of the late pass in the graph.
     pub const LATE_NAME: &'static str = "cluster cull late";
 
-    /// A cluster pass of `phase` over the pairs of `table` (imported as the cluster tables).
+    /// A cluster pass of `phase` over the pairs of `table` (imported as the cluster tables),
+    /// drawing into lists of `list_room` commands each (`draw_commands` holds two: the late
+    /// phase's meshlets go to the late list, from command `list_room`).
     pub fn new(
         device: &Arc<GpuDevice>,
         settings: SharedClusterSettings,
         table: &ClusterTable,
+        list_room: u32,
         phase: CullPhase,
     ) -> render_graph::Result<ClusterCullPass> {
-        TwoPhaseCull::with_kind(device, ClusterCull::new(settings, table), phase)
-    }
-
-    /// The same pass drawing into lists of `list_room` commands each (the late phase's
-    /// meshlets go to the late list, from command `list_room`).
-    pub fn with_list_room(mut self, list_room: u32) -> ClusterCullPass {
-        self.kind_mut().list_room = list_room;
-        self
+        let kind = ClusterCull { list_room, ..ClusterCull::new(settings, table) };
+        TwoPhaseCull::with_kind(device, kind, phase)
     }
 }
 
