@@ -159,7 +159,12 @@ pub fn add_cluster_culled_scene_passes(
         (None, None)
     };
     let stats = ReadbackBuffer::new(&device, CLUSTER_STATS_READBACK, CLUSTER_STAT_WORDS as u64 * 4)?;
-    lock_scene(scene).import_into(graph);
+    {
+        // The lists are the GPU's, one command per meshlet or object: never instanced.
+        let mut scene = lock_scene(scene);
+        scene.import_into(graph);
+        scene.draw_gpu_list();
+    }
     buffers.import_into(graph);
     graph.share_resource(COLOR);
     graph.add_typed_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);

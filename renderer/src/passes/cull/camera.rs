@@ -272,8 +272,11 @@ impl CullKind for ObjectCull {
             }
         };
         let (object_count, batched) = {
-            let scene = lock_scene(&self.scene);
-            (scene.object_count(), self.may_batch && scene.batch_draws())
+            let mut scene = lock_scene(&self.scene);
+            let batched = self.may_batch && scene.batch_draws();
+            // The scene passes draw what this cull writes, whatever list the host set last.
+            scene.set_gpu_list_instanced(batched);
+            (scene.object_count(), batched)
         };
         let settings = *lock_settings(&self.settings);
         views.push(CullView::camera(view, context.output_extent(), settings.frustum, settings.occlusion));
