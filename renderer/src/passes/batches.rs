@@ -93,6 +93,8 @@ impl TypedPass for DrawBatchPass {
     }
 
     fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles {
+        // The lists' room follows the scene's capacity as the reset sizes them.
+        self.capacity = lock_scene(&self.scene).capacity();
         let batches = registry.buffer(OBJECT_BATCHES);
         let commands = registry.buffer(DRAW_COMMANDS);
         let count = registry.buffer(DRAW_COUNT);

@@ -161,8 +161,9 @@ pub struct ObjectCull {
     settings: SharedCullSettings,
     capacity: u32,
     draw_from: u32,
-    /// Commands each list has room for (the late list starts there).
-    list_room: u32,
+    /// Commands each list has room for (the late list starts there); `None`: the scene's
+    /// capacity.
+    list_room: Option<u32>,
     /// Whether the lists may be batched (not when meshlet commands share them).
     may_batch: bool,
 }
@@ -197,7 +198,7 @@ impl TwoPhaseCull<ObjectCull> {
         phase: CullPhase,
     ) -> render_graph::Result<GpuCullPass> {
         let capacity = lock_scene(&scene).capacity();
-        let kind = ObjectCull { scene, settings, capacity, draw_from: 0, list_room: capacity, may_batch: true };
+        let kind = ObjectCull { scene, settings, capacity, draw_from: 0, list_room: None, may_batch: true };
         TwoPhaseCull::with_kind(device, kind, phase)
     }
 
@@ -208,7 +209,7 @@ impl TwoPhaseCull<ObjectCull> {
     pub fn drawing_from(mut self, first: u32, list_room: u32) -> GpuCullPass {
         let kind = self.kind_mut();
         kind.draw_from = first;
-        kind.list_room = list_room;
+        kind.list_room = Some(list_room);
         kind.may_batch = false;
         self
     }
@@ -283,7 +284,7 @@ impl CullKind for ObjectCull {
         Some(CullConstants {
             item_count: object_count.min(self.capacity),
             words_per_view: self.capacity.div_ceil(64) * 2,
-            region: self.list_room,
+            region: self.list_room.unwrap_or(self.capacity),
             draw_from: self.draw_from,
             batched: u32::from(batched),
             ..CullConstants::default()
