@@ -66,6 +66,13 @@ pub struct RenderSettings {
     /// default). See `renderer`'s stage docs for the latency this adds and what a game must
     /// not do. Switching at run time is safe: the frame in flight finishes first.
     pub pipelined_frames: bool,
+    /// Whether the renderer batches its draws: the objects of one (mesh, level of detail,
+    /// material) are drawn by one instanced indirect command, so the commands follow the
+    /// distinct triples instead of the objects (the camera's lists on both backends; shadow
+    /// casters and meshlets keep one command each). Off, one command per object. Both draw
+    /// the same image; the switch is for comparing them. Switching at run time is safe.
+    /// Default on.
+    pub batch_draws: bool,
 }
 
 /// Which entities carry the `Culled` and `Occluded` tags (see [`RenderSettings::visibility_tags`]).
@@ -109,6 +116,7 @@ impl Default for RenderSettings {
             occluders_from_meshes: true,
             visibility_tags: VisibilityTags::All,
             pipelined_frames: false,
+            batch_draws: true,
         }
     }
 }

@@ -27,13 +27,28 @@
 //!
 //! 1. object upload (every transform and record that changed, scattered into its slot);
 //! 2. [`CullResetPass::objects`]: `draw_count` and [`CULL_STATS`] to zero;
+//!    [`DrawBatchPass`]: the changed slots' batch ids and, batched, one template command per
+//!    (mesh, level of detail, material) in each list;
 //! 3. [`GpuCullPass`] early: last frame's visible objects (history of [`VISIBILITY_BITS`])
-//!    that pass this frame's frustum are appended to the draw list;
+//!    that pass this frame's frustum are appended to the early list;
 //! 4. depth prepass of that list; 5. [`HiZBuildPass`] from that depth;
 //! 6. [`GpuCullPass`] late: every object against the frustum and the new pyramid; the bits
-//!    become next frame's history, the newly visible objects are appended;
-//! 7. a late depth prepass and the geometry pass draw the whole list
+//!    become next frame's history, the newly visible objects are appended to the late list;
+//! 7. a late depth prepass draws the late list, the geometry pass both
 //!    (`vkCmdDrawIndexedIndirectCount`), then the readbacks.
+//!
+//! **The draw lists (contract).** `draw_commands` holds two lists of
+//! `VkDrawIndexedIndirectCommand`s ([`DrawCommand`]): the early list from command 0 and the
+//! late list from the middle of the buffer (command `size / 20 / 2`); `draw_count` holds
+//! their command counts (two u32). The host's list (CPU culling) is the early list, the late
+//! one empty. With batching on ([`ecs::RenderSettings::batch_draws`],
+//! [`GpuScene::set_batch_draws`], the default) a list is *instanced*: one command per batch
+//! of (mesh, level of detail, material) ([`BatchTable`]), `firstInstance` the start of its
+//! run in `draw_instances` (u32 object slots) and `instanceCount` the objects drawn, so the
+//! vertex shader reads the object at `draw_instances[gl_InstanceIndex]`; a GPU list keeps a
+//! command for every batch id, those of no instance drawing nothing. Unbatched (and always
+//! for meshlets, and for the shadow casters' lists) a command draws one object:
+//! `instanceCount` 1, `firstInstance` its slot.
 //!
 //! On the first frame the history is zero, so the early phase draws nothing, the pyramid is
 //! empty and the late phase draws everything in view; after a camera cut the late phase
@@ -44,8 +59,8 @@
 //! ([`GpuCullPass::drawing_from`]), and [`ClusterCullPass`] early (last frame's visible
 //! meshlets: sphere-frustum and cone tests) and late (every meshlet of every surviving
 //! object: sphere, cone, box against `hiz_depth`) append one command per meshlet, its own
-//! index range with `firstInstance` = the object, which the same depth and geometry passes
-//! draw. The CPU reference of every test is [`culling::cluster`]; the counters are
+//! index range with `firstInstance` = the object (never batched), which the same depth and
+//! geometry passes draw. The CPU reference of every test is [`culling::cluster`]; the counters are
 //! [`ClusterStats`](culling::cluster::ClusterStats).
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -83,6 +98,7 @@ pub use scene::{
     CLUSTER_PAIRS, DRAW_COMMAND_BYTES, IDENTITY, MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES,
     PAIR_FIRST, PAIR_WHOLE, SHADOW_LIGHTS_BYTES,
 };
+pub use scene::{BatchKey, BatchTable, NO_BATCH};
 
 // The frames assembled from the passes, their insertion points and their readbacks.
 pub use frame::{
@@ -123,13 +139,13 @@ pub use passes::{
 
 // Depth, the Hi-Z pyramid and colour:
 pub use passes::{
-    reduce_depth_pyramid, BlendedInputs, BlendedPass, DepthPrepass, DrawMode, GeometryInputs, GeometryPass,
-    HiZBuildPass, HiZHandles, SceneInputs, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT, HIZ_GROUP,
+    reduce_depth_pyramid, BlendedInputs, BlendedPass, DepthPrepass, DrawBatchPass, DrawMode, GeometryInputs,
+    GeometryPass, HiZBuildPass, HiZHandles, SceneInputs, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT, HIZ_GROUP,
 };
 
 // The resources' stable names and formats (a contract with users' passes and shaders).
 pub use names::{
-    COLOR, COLOR_FORMAT, COLOR_READBACK, DEPTH_FORMAT, DEPTH_PREPASS, DRAW_COMMANDS, DRAW_COUNT, MATERIALS,
-    MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORMS, SHADOW_ATLAS,
-    SHADOW_LIGHTS, VIEW,
+    COLOR, COLOR_FORMAT, COLOR_READBACK, DEPTH_FORMAT, DEPTH_PREPASS, DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES,
+    MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_BATCHES, OBJECT_RECORDS,
+    OBJECT_TRANSFORMS, SHADOW_ATLAS, SHADOW_LIGHTS, VIEW,
 };

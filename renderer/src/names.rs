@@ -11,10 +11,19 @@ pub const OBJECT_RECORDS: &str = "object_records";
 /// The object transforms buffer: one [`ObjectTransform`](crate::ObjectTransform) per slot, what a moving object
 /// uploads.
 pub const OBJECT_TRANSFORMS: &str = "object_transforms";
-/// The indirect draw commands buffer (**contract** name).
+/// The indirect draw commands buffer (**contract** name): two lists of
+/// [`DrawCommand`](crate::DrawCommand)s, the early one from command 0 and the late one from
+/// the middle of the buffer (command `size / 20 / 2`); see the crate docs.
 pub const DRAW_COMMANDS: &str = "draw_commands";
-/// The draw count buffer, one u32 (**contract** name).
+/// The draw count buffer (**contract** name): two u32, the early list's command count, then
+/// the late list's.
 pub const DRAW_COUNT: &str = "draw_count";
+/// The instances of the instanced (batched) draw lists (**contract** name): u32 object slots;
+/// a batched command draws the slots from its `firstInstance` on, `instanceCount` of them.
+pub const DRAW_INSTANCES: &str = "draw_instances";
+/// Each object slot's batch id (u32, [`NO_BATCH`](crate::NO_BATCH) for an empty slot), the
+/// GPU cull's table for instanced lists ([`BatchTable`](crate::BatchTable)).
+pub const OBJECT_BATCHES: &str = "object_batches";
 /// The colour image the geometry pass writes (**contract** name).
 pub const COLOR: &str = "color";
 /// Mesh positions (vec4 per vertex), pulled by the vertex shader.

@@ -105,13 +105,15 @@ const VERDICTS: [(&str, ClusterVerdict); 6] = [
 ];
 
 /// The object cull's counter slots, which [`GpuCullStats::from_counters`] decodes.
-const CULL_COUNTERS: [&str; 6] = [
+const CULL_COUNTERS: [&str; 8] = [
     "STAT_OBJECTS",
     "STAT_FRUSTUM_REJECTED",
     "STAT_EARLY_DRAWN",
     "STAT_OCCLUSION_REJECTED",
     "STAT_LATE_DRAWN",
     "STAT_TRIANGLES",
+    "STAT_EARLY_COMMANDS",
+    "STAT_LATE_COMMANDS",
 ];
 
 /// The meshlet cull's counter slots, which [`ClusterStats::from_counters`] decodes (with
@@ -189,6 +191,8 @@ fn the_counter_layouts_are_the_decoders_layouts() {
     assert_eq!(stats.occlusion_rejected, at("STAT_OCCLUSION_REJECTED"));
     assert_eq!(stats.late_drawn, at("STAT_LATE_DRAWN"));
     assert_eq!(stats.triangles, at("STAT_TRIANGLES"));
+    assert_eq!(stats.early_commands, at("STAT_EARLY_COMMANDS"));
+    assert_eq!(stats.late_commands, at("STAT_LATE_COMMANDS"));
 
     let bytes = counters(&values, &CLUSTER_COUNTERS, CLUSTER_STAT_WORDS);
     let stats = ClusterStats::from_counters(&bytes);

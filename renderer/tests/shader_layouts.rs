@@ -131,7 +131,7 @@ fn the_cull_view_and_constants_are_laid_out_as_their_twins() {
         ("draw_from", offset_of!(CullConstants, draw_from)),
         ("meshlet_pairs", offset_of!(CullConstants, meshlet_pairs)),
         ("object_count", offset_of!(CullConstants, object_count)),
-        ("pad1", offset_of!(CullConstants, padding)),
+        ("batched", offset_of!(CullConstants, batched)),
     ];
     check(shaders::ENGINE_CULL_INPUTS_H, "CullConstants", false, &constants, size_of::<CullConstants>());
 }

@@ -155,7 +155,20 @@ fn only_changed_parts_are_uploaded() {
     let report = lock_scene(&renderer.scene).last_upload();
     assert_eq!((report.transforms, report.records), (10, 10), "the first frame uploads all: {report:?}");
     assert_eq!(report.bytes, 10 * (OBJECT_TRANSFORM_BYTES + OBJECT_RECORD_BYTES + 8), "both parts and their slots");
-    assert_eq!(report.draw_bytes, 10 * 20 + 4, "ten draw commands and the count");
+    assert_eq!(
+        report.draw_bytes,
+        20 + 10 * 4 + 8,
+        "batched: one instanced command (ten cubes of one mesh and material), their ten slots and the two counts"
+    );
+    {
+        let (mut unbatched, camera) = new_scene(&device, &objects, camera_looking_down_negative_z([0.0, 0.0, 3.0]));
+        unbatched.set_batch_draws(false);
+        unbatched.draw_all_objects();
+        let mut unbatched = Renderer::new(&device, (unbatched, camera), None);
+        assert_eq!(unbatched.frame(), first, "batched and unbatched lists draw the same image");
+        let report = lock_scene(&unbatched.scene).last_upload();
+        assert_eq!(report.draw_bytes, 10 * 20 + 8, "unbatched: ten draw commands and the two counts");
+    }
 
     let second = renderer.frame();
     let report = lock_scene(&renderer.scene).last_upload();

@@ -259,6 +259,9 @@ shaders! {
     BAND_VERT = Samples "samples" / "band.vert", Vertex;
     /// Colours a cell of [`BAND_VERT`]: red = band + 1, green = column + 1 (unorm8).
     BAND_FRAG = Samples "samples" / "band.frag", Fragment;
+    /// The batch ids' upload: writes `(slot, batch id)` pairs (binding 0) into
+    /// `object_batches` (binding 1); push constant `uint count`; workgroup 64, grid-stride.
+    BATCH_SCATTER_COMP = Engine "engine" / "batch_scatter.comp", Compute;
     /// One axis of a separable 3-tap box blur on r32ui images: `source` (binding 0) to
     /// `target` (binding 1); push constant `uint axis`; workgroup 8x8.
     BLUR_COMP = Samples "samples" / "blur.comp", Compute;

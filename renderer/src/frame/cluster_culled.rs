@@ -138,12 +138,13 @@ pub fn add_cluster_culled_scene_passes(
         Arc::new(Mutex::new(GpuCullSettings { frustum: settings.frustum, occlusion: settings.occlusion }));
     let cluster_settings = Arc::new(Mutex::new(settings));
     let object_early = GpuCullPass::new(&device, Arc::clone(scene), Arc::clone(&object_settings), CullPhase::Early)?
-        .drawing_from(covered);
+        .drawing_from(covered, commands);
     let object_late = GpuCullPass::new(&device, Arc::clone(scene), Arc::clone(&object_settings), CullPhase::Late)?
-        .drawing_from(covered);
-    let cluster_early = ClusterCullPass::new(&device, Arc::clone(&cluster_settings), &table, CullPhase::Early)?;
+        .drawing_from(covered, commands);
+    let cluster_early =
+        ClusterCullPass::new(&device, Arc::clone(&cluster_settings), &table, commands, CullPhase::Early)?;
     let survivors = ClusterSurvivorPass::new(&device, Arc::clone(&cluster_settings), &table)?;
-    let cluster_late = ClusterCullPass::new(&device, Arc::clone(&cluster_settings), &table, CullPhase::Late)?;
+    let cluster_late = ClusterCullPass::new(&device, Arc::clone(&cluster_settings), &table, commands, CullPhase::Late)?;
     let depth = DepthPrepass::with_mode(&device, Arc::clone(scene), mode)?;
     let late_depth = DepthPrepass::late(&device, Arc::clone(scene), mode)?;
     let geometry = GeometryPass::with_mode(&device, Arc::clone(scene), options.clear_color, mode)?;
@@ -158,7 +159,12 @@ pub fn add_cluster_culled_scene_passes(
         (None, None)
     };
     let stats = ReadbackBuffer::new(&device, CLUSTER_STATS_READBACK, CLUSTER_STAT_WORDS as u64 * 4)?;
-    lock_scene(scene).import_into(graph);
+    {
+        // The lists are the GPU's, one command per meshlet or object: never instanced.
+        let mut scene = lock_scene(scene);
+        scene.import_into(graph);
+        scene.draw_gpu_list();
+    }
     buffers.import_into(graph);
     graph.share_resource(COLOR);
     graph.add_typed_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);

@@ -5,19 +5,24 @@
 //!    last frame (all of them in the first frame, then only what changed, however much) and
 //!    scatters them into `object_transforms` and `object_records` (see
 //!    [`GpuScene::last_upload`]).
-//! 2. [`DrawListPass`] writes this frame's draw list into `draw_commands` and `draw_count`.
-//!    A GPU culling pass that writes both itself replaces it.
+//! 2. [`DrawListPass`] writes this frame's draw list into `draw_commands`, `draw_count` and
+//!    `draw_instances`. A GPU culling pass that writes them itself replaces it.
 //! 3. [`DepthPrepass`] draws the list into `depth_prepass` (D32, reversed-Z).
 //! 4. [`GeometryPass`] draws it again into `color` (RGBA8, flat per-object colour), testing
 //!    against the prepass's depth without writing it.
 //! 5. [`color_readback_pass`] copies `color` into a host-visible buffer (optional).
 //!
-//! **Draw commands.** `draw_commands` holds one `VkDrawIndexedIndirectCommand`
-//! ([`DrawCommand`]) per drawn object: the mesh's index range, `instanceCount` 1 and
-//! `firstInstance` = the object's index, which the vertex shader reads as
-//! `gl_InstanceIndex` to fetch its [`ObjectTransform`] and [`ObjectRecord`]. `draw_count` holds the number of
-//! commands as one u32. [`DrawMode`] picks `vkCmdDrawIndexedIndirectCount` where the device
-//! has it and falls back to plain indirect or direct draws with the host's count.
+//! **Draw commands.** The host's list is the early list of `draw_commands` (from command 0;
+//! the late list, from the buffer's middle, is empty) and `draw_count` holds its length and
+//! a zero (two u32). Batched ([`GpuScene::set_batch_draws`], the default), it holds one
+//! `VkDrawIndexedIndirectCommand` ([`DrawCommand`]) per (mesh, level of detail, material)
+//! with a listed object: the mesh's index range, `instanceCount` the listed objects of that
+//! batch and `firstInstance` the start of their slots in `draw_instances`, which the vertex
+//! shader reads at `gl_InstanceIndex` to fetch each object's [`ObjectTransform`] and
+//! [`ObjectRecord`]. Unbatched, one command per listed object: `instanceCount` 1 and
+//! `firstInstance` = the object's index (`gl_InstanceIndex`). [`DrawMode`] picks
+//! `vkCmdDrawIndexedIndirectCount` where the device has it and falls back to plain indirect
+//! or direct draws with the host's count.
 //!
 //! Every frame draws from the camera the host hands the graph, the frame's [`FrameView`](crate::FrameView)
 //! parameter ([`RenderGraph::set_param`]; the Render stage sets it from the View stage's

@@ -9,9 +9,9 @@ use render_graph::{vk, GraphError, ReadbackBuffer, RenderGraph, Result};
 use crate::frame::{points, ScenePassOptions};
 use crate::names::{COLOR, COLOR_READBACK, DRAW_COMMANDS};
 use crate::passes::{
-    color_readback_pass, visibility_bits_bytes, BlendedPass, CullPhase, CullResetPass, DepthPrepass, DrawMode,
-    GeometryPass, GpuCullPass, HiZBuildPass, ObjectUploadPass, ShadowAtlasPass, ShadowCullPass, SharedCullSettings,
-    ViewUploadPass, CULL_STATS, CULL_STAT_WORDS, SHADOW_DRAWS_MAX_BYTES, VISIBILITY_BITS,
+    color_readback_pass, visibility_bits_bytes, BlendedPass, CullPhase, CullResetPass, DepthPrepass, DrawBatchPass,
+    DrawMode, GeometryPass, GpuCullPass, HiZBuildPass, ObjectUploadPass, ShadowAtlasPass, ShadowCullPass,
+    SharedCullSettings, ViewUploadPass, CULL_STATS, CULL_STAT_WORDS, SHADOW_DRAWS_MAX_BYTES, VISIBILITY_BITS,
 };
 use crate::scene::{lock_scene, ShadowCulling, ShadowFrame, SharedScene};
 
@@ -41,8 +41,10 @@ pub struct GpuCulledScene {
 }
 
 /// Imports the scene's buffers and adds the GPU-culled scene passes, in order: object
-/// upload, [`CullResetPass::objects`], [`GpuCullPass`] early, depth prepass, [`HiZBuildPass`],
-/// [`GpuCullPass`] late, late depth prepass, geometry, and the readbacks asked for.
+/// upload, [`CullResetPass::objects`], [`DrawBatchPass`], [`GpuCullPass`] early, depth
+/// prepass (the early list), [`HiZBuildPass`], [`GpuCullPass`] late, late depth prepass (the
+/// late list alone), geometry (both lists), and the readbacks asked for. The lists are
+/// batched while the scene says so ([`GpuScene::set_batch_draws`](crate::GpuScene::set_batch_draws)).
 ///
 /// Returns [`GraphError::InvalidDescription`] when the output extent is zero or the device
 /// cannot draw indirectly with a first instance (then cull on the CPU).
@@ -89,6 +91,7 @@ pub fn add_gpu_culled_scene_passes(
     let zero_commands = mode != DrawMode::IndirectCount;
     let reset = CullResetPass::objects(capacity, zero_commands);
     graph.add_typed_pass(reset.following(Arc::clone(scene), move |slots| CullResetPass::objects(slots, zero_commands)));
+    graph.add_typed_pass(DrawBatchPass::new(&device, Arc::clone(scene))?);
     graph.add_typed_pass(early);
     graph.add_typed_pass(depth);
     graph.add_typed_pass(hiz);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use render_graph::vk;
 
-use super::draw::{check_mode, check_output_extent, DrawMode, OpaquePipelines, SceneInputs, SCENE_BINDINGS};
+use super::draw::{check_mode, check_output_extent, DrawLists, DrawMode, OpaquePipelines, SceneInputs, SCENE_BINDINGS};
 use crate::names::{DEPTH_FORMAT, DEPTH_PREPASS};
 use crate::scene::SharedScene;
 use render_graph::ExecuteContext;
@@ -15,14 +15,14 @@ use render_graph::Result;
 use render_graph::{AttachmentLoad, ImageDesc, ImageSize, Registry, TypedPass};
 
 /// Writes the nearest depth of the drawn objects to `depth_prepass`, the size of the
-/// graph's output. Reads `object_records`, `mesh_vertices`, `mesh_indices`,
-/// `draw_commands` and `draw_count`, and the frame's [`FrameView`](crate::FrameView)
-/// parameter (its `view_projection`).
+/// graph's output: the early list of `draw_commands` (the host's whole list, or what the
+/// early cull appended). Reads `object_records`, `mesh_vertices`, `mesh_indices`,
+/// `draw_commands`, `draw_count` and `draw_instances`, and the frame's
+/// [`FrameView`](crate::FrameView) parameter (its `view_projection`).
 ///
 /// [`DepthPrepass::late`] makes the second prepass of two-phase occlusion culling: it adds
-/// to the `depth_prepass` an earlier prepass drew (loaded, not cleared), drawing the
-/// commands a later culling pass appended (the earlier commands again find their own depth
-/// and change nothing).
+/// to the `depth_prepass` an earlier prepass drew (loaded, not cleared), drawing only the
+/// late list, the commands the late culling passes appended.
 pub struct DepthPrepass {
     pipeline: OpaquePipelines,
     scene: SharedScene,
@@ -93,6 +93,7 @@ impl TypedPass for DepthPrepass {
         if context.failed() {
             return;
         }
-        self.pipeline.draw(inputs, &[], context, &self.scene, self.mode);
+        let lists = if self.late { DrawLists::Late } else { DrawLists::Early };
+        self.pipeline.draw(inputs, &[], context, &self.scene, (self.mode, lists));
     }
 }

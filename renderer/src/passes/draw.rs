@@ -7,8 +7,8 @@ use std::sync::Arc;
 use render_graph::vk;
 
 use crate::names::{
-    DRAW_COMMANDS, DRAW_COUNT, MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_RECORDS,
-    OBJECT_TRANSFORMS,
+    DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES, MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES,
+    OBJECT_RECORDS, OBJECT_TRANSFORMS,
 };
 use crate::scene::DRAW_COMMAND_BYTES;
 use crate::scene::{lock_scene, FrameView, SharedScene};
@@ -21,14 +21,58 @@ use render_graph::{GraphError, Result};
 
 /// Set-0 bindings of the scene shaders (`scene_common.h`, `material.h`): 0
 /// `object_transforms`, 1 `object_records`, 2 `mesh_vertices`, 3 `mesh_uvs`, 4 `materials`,
-/// 5 `material_textures`.
-pub(crate) const SCENE_BINDINGS: [BindingKind; 6] = [
+/// 5 `material_textures`, 6 `draw_instances`.
+pub(crate) const SCENE_BINDINGS: [BindingKind; 7] = [
     BindingKind::StorageBuffer,
     BindingKind::StorageBuffer,
     BindingKind::StorageBuffer,
     BindingKind::StorageBuffer,
     BindingKind::StorageBuffer,
     BindingKind::TextureImage,
+    BindingKind::StorageBuffer,
+];
+
+/// The scene's draw lists (see `draw_commands` in the crate docs): the early list from
+/// command 0 (the host's list, or what the early cull appended), the late list from the
+/// middle of `draw_commands` (what the late cull appended); `draw_count` holds each one's
+/// command count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DrawLists {
+    /// The early list (the host's whole list, or the GPU's early phase).
+    Early,
+    /// The late list alone (the late depth prepass).
+    Late,
+    /// Both, early then late (the geometry pass).
+    Both,
+}
+
+impl DrawLists {
+    /// The lists drawn, by index (0 early, 1 late).
+    fn range(self) -> std::ops::Range<u32> {
+        match self {
+            DrawLists::Early => 0..1,
+            DrawLists::Late => 1..2,
+            DrawLists::Both => 0..2,
+        }
+    }
+}
+
+/// The bit of `draw_filter` that says the list is instanced (`DRAW_INSTANCED` in
+/// `draw_filter.h`): each command's instances are slots read from `draw_instances`.
+const INSTANCED_BIT: u32 = 0x200;
+
+/// Set-0 bindings of the shadowed geometry pass: [`SCENE_BINDINGS`], then 7 `shadow_lights`
+/// and 8 `shadow_atlas` (`shadows.h`).
+pub(crate) const SHADOWED_SCENE_BINDINGS: [BindingKind; 9] = [
+    BindingKind::StorageBuffer,
+    BindingKind::StorageBuffer,
+    BindingKind::StorageBuffer,
+    BindingKind::StorageBuffer,
+    BindingKind::StorageBuffer,
+    BindingKind::TextureImage,
+    BindingKind::StorageBuffer,
+    BindingKind::StorageBuffer,
+    BindingKind::SampledImage,
 ];
 
 /// How the scene passes issue their draws.
@@ -126,19 +170,6 @@ pub(crate) fn frame_push_words(
     words
 }
 
-/// Set-0 bindings of the shadowed geometry pass: [`SCENE_BINDINGS`], then 6 `shadow_lights`
-/// and 7 `shadow_atlas` (`shadows.h`).
-pub(crate) const SHADOWED_SCENE_BINDINGS: [BindingKind; 8] = [
-    BindingKind::StorageBuffer,
-    BindingKind::StorageBuffer,
-    BindingKind::StorageBuffer,
-    BindingKind::StorageBuffer,
-    BindingKind::StorageBuffer,
-    BindingKind::TextureImage,
-    BindingKind::StorageBuffer,
-    BindingKind::SampledImage,
-];
-
 /// Push-constant bytes of the scene shaders (the block `CameraConstants` of
 /// `scene_common.h`): the view-projection matrix, then the draw filter.
 const SCENE_PUSH_BYTES: u32 = 17 * 4;
@@ -231,7 +262,7 @@ impl OpaquePipelines {
         })
     }
 
-    /// Draws the scene's list with the one-sided pipeline, then, when the library has
+    /// Draws the scene's `lists` with the one-sided pipeline, then, when the library has
     /// double-sided surfaces, again with the double-sided one, binding `extra` after the
     /// scene's bindings, with the frame's view ([`FrameView`], the graph's parameter).
     pub(crate) fn draw(
@@ -240,10 +271,11 @@ impl OpaquePipelines {
         extra: &[Binding],
         context: &mut ExecuteContext<'_>,
         scene: &SharedScene,
-        mode: DrawMode,
+        (mode, lists): (DrawMode, DrawLists),
     ) {
         let Some(view_projection) = frame_view_projection(context) else { return };
-        let draw = SceneDraw { pipeline: &self.one_sided, extra, view_projection, mode, filter: DrawFilter::OneSided };
+        let filter = DrawFilter::OneSided;
+        let draw = SceneDraw { pipeline: &self.one_sided, extra, view_projection, mode, filter, lists };
         inputs.draw_with(context, scene, &draw);
         if lock_scene(scene).meshes().has_double_sided_surfaces() {
             let draw = SceneDraw { pipeline: &self.double_sided, filter: DrawFilter::DoubleSided, ..draw };
@@ -252,8 +284,8 @@ impl OpaquePipelines {
     }
 }
 
-/// One draw of the scene's list: the pipeline, the bindings after the scene's, the camera
-/// pushed, how the commands are issued and which objects it is for.
+/// One draw of the scene's lists: the pipeline, the bindings after the scene's, the camera
+/// pushed, how the commands are issued, which objects it is for and which lists.
 #[derive(Clone, Copy)]
 pub(crate) struct SceneDraw<'a> {
     pub(crate) pipeline: &'a GraphicsPipeline,
@@ -261,12 +293,13 @@ pub(crate) struct SceneDraw<'a> {
     pub(crate) view_projection: [[f32; 4]; 4],
     pub(crate) mode: DrawMode,
     pub(crate) filter: DrawFilter,
+    pub(crate) lists: DrawLists,
 }
 
 /// The scene buffers a drawing pass reads, declared in its `register` (the handles of the
 /// depth prepasses and of the geometry, blended and shadow atlas passes): the objects'
 /// transforms and records, the meshes' vertices, indices and UVs, the materials and their
-/// textures, and the draw list with its count.
+/// textures, and the draw lists with their counts and instances.
 #[derive(Clone, Copy, Debug)]
 pub struct SceneInputs {
     transforms: BufferRead,
@@ -275,15 +308,16 @@ pub struct SceneInputs {
     indices: BufferRead,
     commands: BufferRead,
     count: BufferRead,
+    instances: BufferRead,
     uvs: BufferRead,
     materials: BufferRead,
     textures: ImageRead,
 }
 
 impl SceneInputs {
-    /// Declares the reads of `object_transforms`, `object_records`, `mesh_vertices` (vertex
-    /// shader), `mesh_indices` (index buffer), `draw_commands` and `draw_count` (indirect
-    /// arguments).
+    /// Declares the reads of `object_transforms`, `object_records`, `mesh_vertices` and
+    /// `draw_instances` (vertex shader), `mesh_indices` (index buffer), `draw_commands` and
+    /// `draw_count` (indirect arguments).
     pub(crate) fn register(registry: &mut Registry<'_>) -> SceneInputs {
         let transforms = registry.buffer(OBJECT_TRANSFORMS);
         let objects = registry.buffer(OBJECT_RECORDS);
@@ -291,6 +325,7 @@ impl SceneInputs {
         let indices = registry.buffer(MESH_INDICES);
         let commands = registry.buffer(DRAW_COMMANDS);
         let count = registry.buffer(DRAW_COUNT);
+        let instances = registry.buffer(DRAW_INSTANCES);
         let (uvs, materials) = (registry.buffer(MESH_UVS), registry.buffer(MATERIALS));
         let textures = registry.image(MATERIAL_TEXTURES);
         SceneInputs {
@@ -303,11 +338,12 @@ impl SceneInputs {
             indices: registry.index_buffer(indices),
             commands: registry.indirect_buffer(commands),
             count: registry.indirect_buffer(count),
+            instances: registry.read_storage_buffer(instances, ShaderStage::Vertex),
         }
     }
 
     /// The bindings of [`SCENE_BINDINGS`], in order.
-    pub(crate) fn bindings(&self) -> [Binding; 6] {
+    pub(crate) fn bindings(&self) -> [Binding; 7] {
         [
             Binding::buffer(self.transforms),
             Binding::buffer(self.objects),
@@ -315,6 +351,7 @@ impl SceneInputs {
             Binding::buffer(self.uvs),
             Binding::buffer(self.materials),
             Binding::image(self.textures),
+            Binding::buffer(self.instances),
         ]
     }
 
@@ -324,28 +361,37 @@ impl SceneInputs {
     }
 
     /// Binds the draw's pipeline with the scene buffers and its camera, then draws the
-    /// scene's commands in its mode (inside the pass's rendering scope). Without a GPU count
-    /// the host's list is drawn, or every object's command when a GPU pass writes the list.
-    /// The draw's `extra` bindings follow the scene's (the shadowed geometry pass's lights and
-    /// atlas).
+    /// scene's lists the draw names in its mode (inside the pass's rendering scope), each from
+    /// its place in `draw_commands` (the early list from command 0, the late one from the
+    /// middle) with its count (`draw_count` word 0 or 1). Without a GPU count the host's list
+    /// is drawn, or the commands a GPU pass may have written ([`GpuScene`]'s indirect counts).
+    /// An instanced list sets the `DRAW_INSTANCED` bit, so the vertex shader reads each
+    /// instance's slot from `draw_instances`. The draw's `extra` bindings follow the scene's
+    /// (the shadowed geometry pass's lights and atlas).
+    ///
+    /// [`GpuScene`]: crate::GpuScene
     pub(crate) fn draw_with(&self, context: &mut ExecuteContext<'_>, scene: &SharedScene, draw: &SceneDraw<'_>) {
-        let SceneDraw { pipeline, extra, view_projection, mode, filter } = *draw;
+        let SceneDraw { pipeline, extra, view_projection, mode, filter, lists } = *draw;
         let scene = lock_scene(scene);
-        let mut bindings = [Binding::buffer(self.transforms); 8];
-        bindings[..6].copy_from_slice(&self.bindings());
-        let count = 6 + extra.len().min(2);
-        bindings[6..count].copy_from_slice(&extra[..count - 6]);
+        let mut bindings = [Binding::buffer(self.transforms); 9];
+        bindings[..7].copy_from_slice(&self.bindings());
+        let count = 7 + extra.len().min(2);
+        bindings[7..count].copy_from_slice(&extra[..count - 7]);
         context.bind_graphics(pipeline, &bindings[..count]);
-        let push = frame_push_words(context, &view_projection, filter);
+        let mut push = frame_push_words(context, &view_projection, filter);
+        if scene.draws_instanced() {
+            push[16] |= INSTANCED_BIT;
+        }
         context.push_constants(&push);
         if context.failed() {
             return;
         }
         let indices = context.buffer(self.indices);
         let commands = context.buffer(self.commands);
-        let max_draws = (commands.size / DRAW_COMMAND_BYTES) as u32;
+        // Each list has room for half the buffer's commands.
+        let room = (commands.size / DRAW_COMMAND_BYTES / 2) as u32;
         let host_draws = scene.draw_commands();
-        let host_count = scene.indirect_draw_count().min(max_draws);
+        let host_counts = scene.indirect_draw_counts().map(|count| count.min(room));
         let stride = DRAW_COMMAND_BYTES as u32;
         let command_buffer = context.command_buffer();
         let multi_draw = context.gpu().capabilities().multi_draw_indirect;
@@ -353,59 +399,68 @@ impl SceneInputs {
         // SAFETY: recording inside the pass's rendering scope; `mesh_indices` was declared as
         // an index buffer and holds u32 indices.
         unsafe { raw.cmd_bind_index_buffer(command_buffer, indices.buffer, 0, vk::IndexType::UINT32) };
-        match mode {
-            DrawMode::IndirectCount => {
-                let count = context.buffer(self.count);
-                // SAFETY: recording with the scene pipeline bound; both buffers were declared
-                // as indirect arguments; `max_draws` commands fit in `draw_commands`, and the
-                // mode's features were checked when the pass was built.
-                unsafe {
-                    raw.cmd_draw_indexed_indirect_count(
-                        command_buffer,
-                        commands.buffer,
-                        0,
-                        count.buffer,
-                        0,
-                        max_draws,
-                        stride,
-                    )
-                };
-            }
-            DrawMode::Indirect if multi_draw => {
-                if host_count > 0 {
-                    // SAFETY: as above; `host_count` commands fit in the buffer.
-                    unsafe { raw.cmd_draw_indexed_indirect(command_buffer, commands.buffer, 0, host_count, stride) };
-                }
-            }
-            DrawMode::Indirect => {
-                for draw in 0..u64::from(host_count) {
-                    // SAFETY: as above; one command at a time without multiDrawIndirect.
+        for list in lists.range() {
+            let first = u64::from(list) * u64::from(room) * DRAW_COMMAND_BYTES;
+            let host_count = host_counts[list as usize];
+            match mode {
+                DrawMode::IndirectCount => {
+                    let count = context.buffer(self.count);
+                    // SAFETY: recording with the scene pipeline bound; both buffers were
+                    // declared as indirect arguments; `room` commands from `first` fit in
+                    // `draw_commands`, the list's count word in `draw_count`, and the mode's
+                    // features were checked when the pass was built.
                     unsafe {
-                        raw.cmd_draw_indexed_indirect(
+                        raw.cmd_draw_indexed_indirect_count(
                             command_buffer,
                             commands.buffer,
-                            draw * DRAW_COMMAND_BYTES,
-                            1,
+                            first,
+                            count.buffer,
+                            u64::from(list) * 4,
+                            room,
                             stride,
                         )
                     };
                 }
-            }
-            DrawMode::Direct => {
-                for draw in host_draws.iter().take(host_count as usize) {
-                    // SAFETY: recording with the scene pipeline bound and the index buffer set;
-                    // direct draws may use any first instance.
-                    unsafe {
-                        raw.cmd_draw_indexed(
-                            command_buffer,
-                            draw.index_count,
-                            draw.instance_count,
-                            draw.first_index,
-                            draw.vertex_offset,
-                            draw.first_instance,
-                        )
-                    };
+                DrawMode::Indirect if multi_draw => {
+                    if host_count > 0 {
+                        // SAFETY: as above; `host_count` commands from `first` fit in the buffer.
+                        unsafe {
+                            raw.cmd_draw_indexed_indirect(command_buffer, commands.buffer, first, host_count, stride)
+                        };
+                    }
                 }
+                DrawMode::Indirect => {
+                    for draw in 0..u64::from(host_count) {
+                        // SAFETY: as above; one command at a time without multiDrawIndirect.
+                        unsafe {
+                            raw.cmd_draw_indexed_indirect(
+                                command_buffer,
+                                commands.buffer,
+                                first + draw * DRAW_COMMAND_BYTES,
+                                1,
+                                stride,
+                            )
+                        };
+                    }
+                }
+                DrawMode::Direct if list == 0 => {
+                    for draw in host_draws.iter().take(host_count as usize) {
+                        // SAFETY: recording with the scene pipeline bound and the index buffer
+                        // set; direct draws may use any first instance.
+                        unsafe {
+                            raw.cmd_draw_indexed(
+                                command_buffer,
+                                draw.index_count,
+                                draw.instance_count,
+                                draw.first_index,
+                                draw.vertex_offset,
+                                draw.first_instance,
+                            )
+                        };
+                    }
+                }
+                // The host's list is the early list alone.
+                DrawMode::Direct => {}
             }
         }
     }

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use render_graph::vk;
 
 use super::draw::{
-    check_mode, check_output_extent, DrawMode, OpaquePipelines, SceneInputs, SCENE_BINDINGS, SHADOWED_SCENE_BINDINGS,
+    check_mode, check_output_extent, DrawLists, DrawMode, OpaquePipelines, SceneInputs, SCENE_BINDINGS,
+    SHADOWED_SCENE_BINDINGS,
 };
 use crate::names::{COLOR, COLOR_FORMAT, DEPTH_FORMAT, DEPTH_PREPASS, SHADOW_ATLAS, SHADOW_LIGHTS};
 use crate::scene::SharedScene;
@@ -16,8 +17,8 @@ use render_graph::Result;
 use render_graph::{AttachmentLoad, ImageDesc, ImageSize, Registry, TypedPass};
 use render_graph::{Binding, BindingKind, BufferRead, ImageRead, ShaderStage};
 
-/// Draws every object of the draw list in its flat colour into `color`, the size of the
-/// graph's output, cleared to the pass's clear colour.
+/// Draws every object of the draw lists (early, then late) in its flat colour into `color`,
+/// the size of the graph's output, cleared to the pass's clear colour.
 ///
 /// Its vertex shader computes positions with the depth prepass's `precise` function, so each
 /// surface reaches the depth test with the depth the prepass stored and passes
@@ -128,9 +129,9 @@ impl TypedPass for GeometryPass {
         match inputs.shadows {
             Some((lights, atlas)) => {
                 let extra = [Binding::buffer(lights), Binding::image(atlas)];
-                self.pipeline.draw(&inputs.scene, &extra, context, &self.scene, self.mode);
+                self.pipeline.draw(&inputs.scene, &extra, context, &self.scene, (self.mode, DrawLists::Both));
             }
-            None => self.pipeline.draw(&inputs.scene, &[], context, &self.scene, self.mode),
+            None => self.pipeline.draw(&inputs.scene, &[], context, &self.scene, (self.mode, DrawLists::Both)),
         }
     }
 }

@@ -5,7 +5,9 @@
 //!    their slots; [`ViewUploadPass`] (`view.rs`) the frame's view into the `view` uniform,
 //!    when a pass reads it; [`DrawListPass`] (`upload.rs`) the host's draw list, on the CPU
 //!    path;
-//! 2. [`CullResetPass`] (`cull/`): the draw list and the cull counters to zero;
+//! 2. [`CullResetPass`] (`cull/`): the draw lists and the cull counters to zero;
+//!    [`DrawBatchPass`] (`batches.rs`): the changed slots' batch ids and, batched, the lists'
+//!    template commands (one per (mesh, level, material));
 //! 3. [`GpuCullPass`] early (`cull/camera.rs`): last frame's visible objects in this frame's
 //!    frustum; [`ClusterCullPass`] early (`cull/cluster.rs`) under meshlet culling;
 //! 4. [`DepthPrepass`] (`depth_prepass.rs`);
@@ -28,6 +30,7 @@
 //! (`cull/`). `draw.rs` holds what the two drawing passes share ([`DrawMode`]). Passes find each
 //! other's resources by the stable names of [`crate::names`].
 
+mod batches;
 mod blended;
 mod cull;
 mod depth_prepass;
@@ -38,6 +41,7 @@ mod shadow;
 mod upload;
 mod view;
 
+pub use batches::DrawBatchPass;
 pub use blended::{BlendedInputs, BlendedPass};
 pub(crate) use cull::lock_cluster_settings;
 pub use cull::{

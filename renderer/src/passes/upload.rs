@@ -1,10 +1,10 @@
 //! The passes that move the host scene to the GPU each frame: the changed object transforms
 //! and records into `object_transforms` and `object_records`, and the draw list into
-//! `draw_commands` and `draw_count`.
+//! `draw_commands`, `draw_count` and `draw_instances`.
 
 use std::sync::Arc;
 
-use crate::names::{DRAW_COMMANDS, DRAW_COUNT, OBJECT_RECORDS, OBJECT_TRANSFORMS};
+use crate::names::{DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES, OBJECT_RECORDS, OBJECT_TRANSFORMS};
 use crate::scene::{as_bytes, DRAW_COMMAND_BYTES, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES};
 use crate::scene::{lock_scene, RecordedCopy, SharedScene};
 use render_graph::vk;
@@ -154,9 +154,12 @@ fn record_growth_copies(copies: &[RecordedCopy], context: &ExecuteContext<'_>) {
     }
 }
 
-/// Creates `draw_commands` (room for one command per object of the scene) and `draw_count`
-/// (one u32), and fills them from the scene's draw list each frame. A GPU culling pass that
-/// writes both buffers itself takes this pass's place.
+/// Creates `draw_commands` (two lists of room for one command per object of the scene),
+/// `draw_count` (two u32) and `draw_instances` (one slot per object), and fills them from the
+/// scene's draw list each frame: the early list is the host's (batched, one instanced command
+/// per (mesh, level, material) with its slots in `draw_instances`; else one command per
+/// object), the late list is empty. A GPU culling pass that writes the lists itself takes
+/// this pass's place.
 pub struct DrawListPass {
     scene: SharedScene,
     capacity: u32,
@@ -172,8 +175,8 @@ impl DrawListPass {
 }
 
 impl TypedPass for DrawListPass {
-    /// `draw_commands` and `draw_count`.
-    type Handles = (BufferWrite, BufferWrite);
+    /// `draw_commands`, `draw_count` and `draw_instances`.
+    type Handles = (BufferWrite, BufferWrite, BufferWrite);
 
     fn name(&self) -> &str {
         "draw_list_upload"
@@ -182,20 +185,29 @@ impl TypedPass for DrawListPass {
     fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles {
         // The scene may have grown since the last compile.
         self.capacity = lock_scene(&self.scene).capacity();
-        let commands =
-            registry.create_buffer(DRAW_COMMANDS, BufferDesc { size: u64::from(self.capacity) * DRAW_COMMAND_BYTES });
-        let count = registry.create_buffer(DRAW_COUNT, BufferDesc { size: 4 });
-        (registry.write_buffer(commands, Access::TransferWrite), registry.write_buffer(count, Access::TransferWrite))
+        let commands = 2 * u64::from(self.capacity) * DRAW_COMMAND_BYTES;
+        let commands = registry.create_buffer(DRAW_COMMANDS, BufferDesc { size: commands });
+        let count = registry.create_buffer(DRAW_COUNT, BufferDesc { size: 8 });
+        let instances = registry.create_buffer(DRAW_INSTANCES, BufferDesc { size: u64::from(self.capacity) * 4 });
+        (
+            registry.write_buffer(commands, Access::TransferWrite),
+            registry.write_buffer(count, Access::TransferWrite),
+            registry.write_buffer(instances, Access::TransferWrite),
+        )
     }
 
-    fn prepare(&mut self, (commands, count): &Self::Handles, context: &mut PrepareContext<'_>) {
+    fn prepare(&mut self, (commands, count, instances): &Self::Handles, context: &mut PrepareContext<'_>) {
         let mut scene = lock_scene(&self.scene);
         let draws = scene.draw_commands();
-        let count_word = [draws.len() as u32];
-        let result = context
+        let slots = scene.draw_instances();
+        let count_words = [draws.len() as u32, 0];
+        let mut result = context
             .upload_buffer(commands, 0, as_bytes(draws))
-            .and_then(|()| context.upload_buffer(count, 0, as_bytes(&count_word)));
-        let bytes = std::mem::size_of_val(draws) as u64 + 4;
+            .and_then(|()| context.upload_buffer(count, 0, as_bytes(&count_words)));
+        if !slots.is_empty() {
+            result = result.and_then(|()| context.upload_buffer(instances, 0, as_bytes(slots)));
+        }
+        let bytes = std::mem::size_of_val(draws) as u64 + std::mem::size_of_val(slots) as u64 + 8;
         match result {
             Ok(()) => scene.note_draw_upload(bytes),
             Err(error) => self.error = Some(error),

@@ -3,6 +3,7 @@
 //! of a [`meshes::MeshLibrary`] (uploaded once, `mesh.rs`) and its materials (`materials.rs`),
 //! and the cluster tables of meshlet culling ([`ClusterTable`]).
 
+mod batches;
 mod cluster_table;
 mod gpu_scene;
 mod materials;
@@ -11,6 +12,8 @@ mod records;
 mod shadows;
 mod view;
 
+pub(crate) use batches::Batching;
+pub use batches::{BatchKey, BatchTable, NO_BATCH};
 pub use cluster_table::{
     ClusterBuffers, ClusterTable, GpuMeshlet, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS,
     PAIR_FIRST, PAIR_WHOLE,

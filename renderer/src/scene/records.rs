@@ -157,22 +157,28 @@ pub fn world_box(transform: &ObjectTransform, record: &ObjectRecord) -> ([f32; 3
 
 /// One indexed indirect draw: `VkDrawIndexedIndirectCommand`, as stored in `draw_commands`.
 ///
-/// The scene passes draw one object per command: `instance_count` is 1 and
-/// `first_instance` is the object's index in `object_records` (the vertex shader reads its
-/// record at `gl_InstanceIndex`). GLSL twin for writers on the GPU: five `uint`s (20 bytes,
-/// `vertex_offset` an `int`).
+/// A command of an instanced (batched) list draws every object of one (mesh, level of detail,
+/// material) that the list holds: `instance_count` objects whose slots are
+/// `draw_instances[first_instance ..]`, so the vertex shader reads the object at
+/// `draw_instances[gl_InstanceIndex]` (a GPU list may hold commands of no instances, for
+/// batches it drew nothing of). A command of a list of one command per object (unbatched, a
+/// meshlet, a shadow caster) has `instance_count` 1 and `first_instance` the object's index in
+/// `object_records` (the vertex shader reads its record at `gl_InstanceIndex`). See the crate
+/// docs for the two lists of `draw_commands`. GLSL twin for writers on the GPU: five `uint`s
+/// (20 bytes, `vertex_offset` an `int`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DrawCommand {
     /// Indices to draw.
     pub index_count: u32,
-    /// Instances to draw (1 per object).
+    /// Instances to draw: the objects of a batch, or 1 for one object.
     pub instance_count: u32,
     /// First index in the index buffer.
     pub first_index: u32,
     /// Added to each index before pulling the vertex.
     pub vertex_offset: i32,
-    /// The object index (read as `gl_InstanceIndex`).
+    /// The start of the batch's objects in `draw_instances`, or the object's index (read as
+    /// `gl_InstanceIndex`).
     pub first_instance: u32,
 }
 
@@ -190,7 +196,7 @@ const _: () = {
 pub const DRAW_COMMAND_BYTES: u64 = size_of::<DrawCommand>() as u64;
 
 impl DrawCommand {
-    /// The command that draws object `object` with the draw arguments of its record.
+    /// The command that draws object `object` alone with the draw arguments of its record.
     pub fn for_object(object: u32, record: &ObjectRecord) -> DrawCommand {
         DrawCommand {
             index_count: record.index_count,

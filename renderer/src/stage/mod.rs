@@ -220,6 +220,12 @@ pub struct RenderReport {
     /// Drawable objects whose mesh handle names no mesh of the library: not drawn (logged
     /// once).
     pub missing_meshes: u32,
+    /// Commands of the host's draw list in frame [`RenderReport::game_frame`] (CPU backend):
+    /// one per batch of (mesh, level of detail, material) with a visible object when
+    /// [`ecs::RenderSettings::batch_draws`] is on, else one per visible object. 0 when the
+    /// GPU writes the lists: its commands are [`GpuCullStats::early_commands`] and
+    /// [`GpuCullStats::late_commands`] of [`RenderReport::gpu`].
+    pub host_draw_commands: u32,
     /// Seconds the Render stage spent writing the changed slots into the GPU scene in frame
     /// [`RenderReport::game_frame`] (the part of its CPU time that follows what changed; the
     /// rest is recording and submitting the graph).
@@ -505,7 +511,9 @@ fn render_system(
         extract.run(world, game_frame);
         let mut outcome = pipeline.spare.take().unwrap_or_default();
         outcome.game_frame = game_frame;
-        let inputs = FrameInputs { world, changes, visibility: &visibility, shadows: shadows.as_deref() };
+        let shadows = shadows.as_deref();
+        let inputs =
+            FrameInputs { world, changes, visibility: &visibility, shadows, batch_draws: settings.batch_draws };
         let prepared = state.prepare(inputs, &mut outcome, &mut shots);
         if !matches!(prepared, Ok(true)) {
             // Nothing to submit: what the extract did is this frame's whole answer.

@@ -52,6 +52,7 @@ impl FrameOutcome {
         report.synced_slots = self.report.synced_slots;
         report.missing_meshes = self.report.missing_meshes;
         report.sync_seconds = self.report.sync_seconds;
+        report.host_draw_commands = self.report.host_draw_commands;
         if self.host_shadows {
             // Swapped, not cloned: the vectors go back and forth without allocating.
             std::mem::swap(&mut report.shadows, &mut self.report.shadows);
@@ -122,6 +123,8 @@ pub(super) struct FrameInputs<'a> {
     pub(super) changes: &'a runtime::changes::Changes,
     pub(super) visibility: &'a Visibility,
     pub(super) shadows: Option<&'a culling::ShadowViews>,
+    /// Whether the frame batches its draws ([`ecs::RenderSettings::batch_draws`]).
+    pub(super) batch_draws: bool,
 }
 
 /// The shadows of the frame as the renderer was installed (all zero without shadows).
@@ -270,12 +273,13 @@ impl RenderState {
         outcome: &mut FrameOutcome,
         shots: &mut Screenshots,
     ) -> render_graph::Result<bool> {
-        let FrameInputs { world, changes, visibility, shadows } = inputs;
+        let FrameInputs { world, changes, visibility, shadows, batch_draws } = inputs;
         let game_frame = outcome.game_frame;
         let report = &mut outcome.report;
         report.sync_seconds = 0.0;
         report.synced_slots = 0;
         report.missing_meshes = 0;
+        report.host_draw_commands = 0;
         outcome.host_shadows = false;
         outcome.growth_error = None;
         let grew = {
@@ -284,6 +288,7 @@ impl RenderState {
                 lock_scene(&self.scene)
             };
             runtime::profile_zone!("lock held: scene");
+            scene.set_batch_draws(batch_draws);
             let started = std::time::Instant::now();
             let synced = self.sync.apply(world, changes, visibility, &mut scene)?;
             report.sync_seconds = started.elapsed().as_secs_f64();
@@ -342,6 +347,7 @@ impl RenderState {
                     self.fitting.extend(visibility.visible().iter().copied().filter(|&slot| slot < count));
                     scene.set_draw_list(&self.fitting)?;
                 }
+                outcome.report.host_draw_commands = scene.draw_commands().len() as u32;
             }
             // The shadow views likewise, updated in place (the frames with shadows set it).
             if let Some(frame) = self.graph.param_mut::<ShadowFrame>() {

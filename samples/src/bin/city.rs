@@ -96,6 +96,7 @@ fn main() -> ExitCode {
         settings.cull_max_distance = options.max_distance;
         settings.occlusion_culling = options.occlusion == Switch::On;
         settings.visibility_tags = options.tags.policy();
+        settings.batch_draws = options.batch == Switch::On;
         // `--cull gpu|auto` are decided below, once the city's size is known (the renderer
         // that culls on the GPU is made then).
         if options.cull == CullChoice::Off {
@@ -430,6 +431,7 @@ fn main() -> ExitCode {
                         }
                     }
                     record.record_check(&check, truth.as_ref());
+                    record.record_commands(&app.resource::<RenderReport>());
                 }
                 Err(error) => {
                     progress.abandon();

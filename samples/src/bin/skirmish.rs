@@ -131,6 +131,11 @@ struct SkirmishOptions {
     /// Print a line every N frames.
     #[arg(long, value_name = "N", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     report_every: u64,
+    /// Instanced batching of the camera's draws (`ecs::RenderSettings::batch_draws`), in the
+    /// skirmish and the city alike: one command per (mesh, level of detail, material) (`on`)
+    /// or per object (`off`); the summary's `draw commands` row counts them.
+    #[arg(long, value_enum, value_name = "on|off", default_value_t = Switch::On)]
+    batch: Switch,
 }
 
 /// The skirmish's renderer and the checker that draws its frames again with culling off.
@@ -189,6 +194,7 @@ fn main() -> ExitCode {
     let built = Instant::now();
     let (mut app, library, skirmish) = skirmish_app(config, threads, Viewport { width, height });
     app.resource_mut::<ecs::ShadowSettings>().max_light_views = options.shadow_views;
+    app.resource_mut::<ecs::RenderSettings>().batch_draws = options.batch == Switch::On;
     println!(
         "skirmish: {} mesh entities on a {:.0} m map: {} props, {} units carrying a pack or torch, {} torches casting {}, {} arrows fired and despawned a frame ({} in flight); built in {:.1} ms",
         skirmish.objects,
@@ -237,6 +243,7 @@ fn main() -> ExitCode {
         let started = Instant::now();
         let (mut city_app, meshes, city_built) =
             city_app(skirmish.objects, threads, Viewport { width, height }, options.city_shadows);
+        city_app.resource_mut::<ecs::RenderSettings>().batch_draws = options.batch == Switch::On;
         let mut capture = None;
         if let Some(device) = &device {
             let (target, shared) = HeadlessTarget::drawing();
@@ -377,6 +384,7 @@ fn main() -> ExitCode {
                             }
                         }
                         record.record_check(&check, truth.as_ref());
+                        record.record_commands(&report);
                     }
                     Err(error) => {
                         eprintln!("render: frame {frame}: {error}");

@@ -162,6 +162,11 @@ pub struct CityOptions {
     /// reference bobbed alike.
     #[arg(long)]
     pub gpu_animate: bool,
+    /// Instanced batching of the camera's draws (`ecs::RenderSettings::batch_draws`): one
+    /// indirect command per (mesh, level of detail, material) (`on`), or one per object
+    /// (`off`). Both draw the same image; the summary's `draw commands` row counts them.
+    #[arg(long, value_enum, value_name = "on|off", default_value_t = Switch::On)]
+    pub batch: Switch,
 }
 
 /// `--tags`: the tag policy (`ecs::VisibilityTags`).

@@ -40,6 +40,10 @@ pub struct FrameRecord {
     pub drawn: Option<usize>,
     /// Triangles the GPU drew (only on drawn frames).
     pub triangles: Option<u64>,
+    /// Draw commands the camera's lists issued that draw something (only on drawn frames):
+    /// the host's list on the CPU backend, the GPU's early and late lists (as the cull
+    /// counted them, for the frame its statistics come from) on the GPU backend.
+    pub draw_commands: Option<u64>,
     /// Bytes uploaded to the GPU (only on drawn frames).
     pub uploaded_bytes: Option<u64>,
     /// GPU milliseconds of each render-graph pass, by its `GraphStats` name (drawn frames
@@ -74,6 +78,15 @@ impl FrameRecord {
         self.uploaded_bytes = Some(check.uploaded_bytes);
         self.differing_pixels = Some(check.differing_pixels);
         self.gpu_ms = check.gpu_ms.iter().filter_map(|(pass, ms)| Some((pass.clone(), (*ms)?))).collect();
+    }
+
+    /// Fills the draw commands of a drawn frame from its report (see
+    /// [`FrameRecord::draw_commands`]).
+    pub fn record_commands(&mut self, report: &renderer::RenderReport) {
+        self.draw_commands = Some(match &report.gpu {
+            Some(gpu) if gpu.culled_on_device => u64::from(gpu.early_commands) + u64::from(gpu.late_commands),
+            _ => u64::from(report.host_draw_commands),
+        });
     }
 }
 
@@ -148,6 +161,7 @@ pub fn table(records: &[FrameRecord]) -> String {
     row("visible (submitted)", count(|record| Some(record.visible as f64)), 0);
     row("drawn", count(|record| record.drawn.map(|drawn| drawn as f64)), 0);
     row("triangles", count(|record| record.triangles.map(|triangles| triangles as f64)), 0);
+    row("draw commands", count(|record| record.draw_commands.map(|commands| commands as f64)), 0);
     row("bytes uploaded", count(|record| record.uploaded_bytes.map(|bytes| bytes as f64)), 0);
     row("objects with pixels", count(|record| record.objects_with_pixels.map(|objects| objects as f64)), 0);
     row("false_hidden", count(|record| record.false_hidden.map(|objects| objects as f64)), 0);

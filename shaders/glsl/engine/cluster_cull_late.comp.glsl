@@ -4,7 +4,7 @@
 // striding over the object's pairs. Every meshlet of a surviving object is tested: sphere
 // against the frustum, normal cone against the eye, box against the pyramid built from the
 // early phase's depth. Writes each pair's verdict and bit (next frame's history) and appends
-// the visible pairs the early phase did not draw. (The survivor pass gave the pairs of culled
+// the visible pairs the early phase did not draw to the late list. (The survivor pass gave the pairs of culled
 // objects their verdicts.)
 #define CULL_LATE 1
 #include "cluster_cull.h"
@@ -20,8 +20,9 @@ layout(std430, set = 0, binding = CLUSTER_BINDING + 1) writeonly buffer Verdicts
 layout(std430, set = 0, binding = CLUSTER_BINDING + 2) writeonly buffer DrawCommands {
     DrawCommand commands[];
 };
-layout(std430, set = 0, binding = CLUSTER_BINDING + 3) buffer DrawCount {
-    uint draw_count;
+// The early list's count, then the late list's (which starts at command `constants.region`).
+layout(std430, set = 0, binding = CLUSTER_BINDING + 3) buffer DrawCounts {
+    uint draw_counts[];
 };
 layout(std430, set = 0, binding = CLUSTER_BINDING + 4) buffer ClusterStats {
     uint stats[CSTAT_COUNT];
@@ -66,7 +67,7 @@ void cull_keep(uint view, uint pair, CullItem item, bool draw, bool bit) {
     }
     if (draw) {
         DrawCommand command = pair_command(item);
-        commands[atomicAdd(draw_count, 1u)] = command;
+        commands[constants.region + atomicAdd(draw_counts[1], 1u)] = command;
         atomicAdd(stats[CSTAT_LATE_DRAWN], 1u);
         atomicAdd(stats[CSTAT_TRIANGLES], command.index_count / 3u);
         if (item.whole) {

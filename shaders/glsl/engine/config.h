@@ -22,6 +22,10 @@
 #define STAT_OCCLUSION_REJECTED 3
 #define STAT_LATE_DRAWN 4
 #define STAT_TRIANGLES 5
+// Commands of the early and of the late list that draw something: one per drawn object, or,
+// batched, one per batch with an instance in that list.
+#define STAT_EARLY_COMMANDS 6
+#define STAT_LATE_COMMANDS 7
 #define STAT_COUNT 8
 
 // Threads per workgroup of the cluster cull shaders (renderer::CLUSTER_GROUP).

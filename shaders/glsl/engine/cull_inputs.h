@@ -53,7 +53,8 @@ layout(push_constant) uniform CullConstants {
     uint view_count;
     // u32 words of each view's bits (and of its history).
     uint words_per_view;
-    // Commands each view's list has room for (the scene's capacity).
+    // Commands each view's list has room for (the scene's capacity); the camera's and the
+    // meshlets' late list starts at command `region` of `draw_commands`.
     uint region;
     // The camera's object cull draws only objects from this slot on (0 unless cluster culling
     // draws the objects below it meshlet by meshlet); it still decides every object's bit.
@@ -62,7 +63,8 @@ layout(push_constant) uniform CullConstants {
     uint meshlet_pairs;
     // Objects the cluster tables cover.
     uint object_count;
-    uint pad1;
+    // 1 when the camera's object cull batches its lists (`gpu_cull.h`), else 0.
+    uint batched;
 } constants;
 
 layout(std430, set = 0, binding = 0) readonly buffer CullViews {

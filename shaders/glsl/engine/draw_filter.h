@@ -14,4 +14,8 @@
 // colour's alpha byte times the texel's, as in the frame it checks. Blended surfaces hide
 // nothing and own no pixel of it: they are discarded.
 #define DRAW_OBJECT_IDS 0x100u
+// Bit 9: the draw's list is instanced (batched): a command's instances are object slots read
+// from `draw_instances` at gl_InstanceIndex (its firstInstance is the base of the batch's run);
+// without it, gl_InstanceIndex is the object's slot (firstInstance the slot, one instance).
+#define DRAW_INSTANCED 0x200u
 #endif

@@ -5,17 +5,20 @@
 // Geometry pass: transforms one vertex of one object and passes on its flat colour and its
 // world-space normal.
 //
-// The object is the instance: every draw command sets firstInstance to the object's index
-// and instanceCount to 1, so gl_InstanceIndex (which includes firstInstance) names its
-// transform and record. Vertices are pulled from `mesh_vertices`; gl_VertexIndex includes
-// the command's vertexOffset. The position comes from object_clip_position, as in the depth prepass.
+// The object is the instance's (`draw_object` in scene_common.h): in an instanced (batched)
+// list a command draws every object of one (mesh, level, material) kept this frame, its
+// instances the slots at draw_instances[firstInstance + i], so gl_InstanceIndex (which
+// includes firstInstance) indexes `draw_instances`; in a list of one command per object
+// (DRAW_INSTANCED clear) firstInstance is the object's slot and instanceCount 1, and
+// gl_InstanceIndex names its transform and record. Vertices are pulled from `mesh_vertices`;
+// gl_VertexIndex includes the command's vertexOffset. The position comes from object_clip_position, as in the depth prepass.
 #include "scene_common.h"
 
 #ifdef GATED_BY_VISIBILITY
 // The blended pass of a GPU-culled frame draws every blended object the host sorted and
-// leaves out those the cull found hidden (its `visibility_bits`, binding 6).
+// leaves out those the cull found hidden (its `visibility_bits`, binding 7).
 #include "visibility_bits.h"
-layout(std430, set = 0, binding = 6) readonly buffer VisibilityBits {
+layout(std430, set = 0, binding = 7) readonly buffer VisibilityBits {
     uint visibility[];
 };
 #endif
@@ -44,7 +47,7 @@ vec3 unpack_normal(uint bits) {
 }
 
 void main() {
-    uint object_index = uint(gl_InstanceIndex);
+    uint object_index = draw_object();
     bool drawn = object_in_draw(object_index);
 #ifdef GATED_BY_VISIBILITY
     drawn = drawn && VISIBILITY_BIT(visibility, object_index);

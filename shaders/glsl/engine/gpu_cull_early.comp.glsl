@@ -1,19 +1,10 @@
 #version 450
 // The camera's object cull, early phase (`gpu_cull.h`): the objects visible last frame that
-// are in this frame's frustum are appended to `draw_commands`; the depth prepass draws them,
-// the Hi-Z build reduces that depth and the late phase tests everything against it.
+// are in this frame's frustum are appended to the early list of `draw_commands`; the depth
+// prepass draws them, the Hi-Z build reduces that depth and the late phase tests everything
+// against it.
 #define CULL_LATE 0
 #include "gpu_cull.h"
-
-layout(std430, set = 0, binding = CULL_KIND_BINDING) writeonly buffer DrawCommands {
-    DrawCommand commands[];
-};
-layout(std430, set = 0, binding = CULL_KIND_BINDING + 1) buffer DrawCount {
-    uint draw_count;
-};
-layout(std430, set = 0, binding = CULL_KIND_BINDING + 2) buffer CullStats {
-    uint stats[STAT_COUNT];
-};
 
 // The early phase decides no verdict of the camera's (the late phase counts them).
 void cull_judged(uint view, uint object, CullItem item, uint verdict) {
@@ -21,7 +12,9 @@ void cull_judged(uint view, uint object, CullItem item, uint verdict) {
 
 void cull_keep(uint view, uint object, CullItem item, bool draw, bool bit) {
     if (draw) {
-        commands[atomicAdd(draw_count, 1u)] = object_command(object, item.record);
+        if (append_object(0u, object, item.record)) {
+            atomicAdd(stats[STAT_EARLY_COMMANDS], 1u);
+        }
         atomicAdd(stats[STAT_EARLY_DRAWN], 1u);
         atomicAdd(stats[STAT_TRIANGLES], item.record.index_count / 3u);
     }

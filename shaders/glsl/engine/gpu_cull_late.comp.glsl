@@ -2,21 +2,12 @@
 // The camera's object cull, late phase (`gpu_cull.h`): every object is tested against this
 // frame's frustum, then against the pyramid built from the early phase's depth; its bit goes
 // to `visibility_bits` (next frame's history), and the objects visible now that the early
-// phase did not draw are appended to `draw_commands`.
+// phase did not draw are appended to the late list of `draw_commands`.
 #define CULL_LATE 1
 #include "gpu_cull.h"
 
 layout(std430, set = 0, binding = CULL_KIND_BINDING) writeonly buffer VisibilityBits {
     uint visibility[];
-};
-layout(std430, set = 0, binding = CULL_KIND_BINDING + 1) writeonly buffer DrawCommands {
-    DrawCommand commands[];
-};
-layout(std430, set = 0, binding = CULL_KIND_BINDING + 2) buffer DrawCount {
-    uint draw_count;
-};
-layout(std430, set = 0, binding = CULL_KIND_BINDING + 3) buffer CullStats {
-    uint stats[STAT_COUNT];
 };
 
 // This workgroup's 64 bits and counters, written to the buffers once.
@@ -38,7 +29,9 @@ void cull_keep(uint view, uint object, CullItem item, bool draw, bool bit) {
     }
     // Under cluster culling only objects from `draw_from` on are drawn whole here.
     if (draw && object >= constants.draw_from) {
-        commands[atomicAdd(draw_count, 1u)] = object_command(object, item.record);
+        if (append_object(1u, object, item.record)) {
+            atomicAdd(counts[STAT_LATE_COMMANDS], 1u);
+        }
         atomicAdd(counts[STAT_LATE_DRAWN], 1u);
         atomicAdd(counts[STAT_TRIANGLES], item.record.index_count / 3u);
     }

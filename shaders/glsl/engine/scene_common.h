@@ -1,5 +1,5 @@
-// Shared by the scene passes (depth prepass and geometry): the GPU scene's buffers and the
-// camera push constants.
+// Shared by the scene passes' vertex shaders (depth prepass and geometry): the GPU scene's
+// buffers, the instances of an instanced list and the camera push constants.
 // Host twins: renderer/src/scene/records.rs (`ObjectTransform`, `ObjectRecord`,
 // `CameraConstants`) and the binding order of renderer/src/passes/draw.rs
 // (`SCENE_BINDINGS`).
@@ -27,6 +27,12 @@ layout(std430, set = 0, binding = 3) readonly buffer MeshUvs {
     vec2 uvs[];
 };
 
+// The instances of an instanced list (`draw_instances`): object slots, each command's from its
+// firstInstance (see DRAW_INSTANCED).
+layout(std430, set = 0, binding = 6) readonly buffer DrawInstances {
+    uint draw_instances[];
+};
+
 // The camera: clip = view_projection * world position (reversed-Z, glam conventions), and
 // which objects this draw is for (`DRAW_*` in the bits of DRAW_FILTER_MASK, host twin
 // `DrawFilter` in renderer/src/passes/draw.rs): the opaque passes draw the same list once
@@ -44,6 +50,13 @@ layout(push_constant) uniform CameraConstants {
 // Outside the clip volume (z > w): a vertex the draw leaves out, so none of the object's
 // triangles reaches the rasterizer.
 const vec4 CLIPPED_AWAY = vec4(2.0, 2.0, 2.0, 1.0);
+
+// The object slot this vertex's instance draws: read from `draw_instances` in an instanced
+// list (a batch's run), else the instance index itself (firstInstance = the slot).
+uint draw_object() {
+    uint instance = uint(gl_InstanceIndex);
+    return (camera.draw_filter & DRAW_INSTANCED) != 0u ? draw_instances[instance] : instance;
+}
 
 // Whether object `object_index` belongs to this draw (see `draw_filter`).
 bool object_in_draw(uint object_index) {

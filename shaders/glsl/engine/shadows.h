@@ -27,7 +27,7 @@ struct LocalLight {
     vec4 cos_inner_view;
 };
 
-layout(std430, set = 0, binding = 6) readonly buffer ShadowLights {
+layout(std430, set = 0, binding = 7) readonly buffer ShadowLights {
     // Sun present (0/1), its cascades, local lights, atlas side in texels.
     uvec4 light_counts;
     // Direction the sun's light travels (unit); unused.
@@ -43,7 +43,7 @@ layout(std430, set = 0, binding = 6) readonly buffer ShadowLights {
     ShadowView shadow_views[MAX_SHADOW_VIEWS];
 };
 
-layout(set = 0, binding = 7) uniform sampler2D shadow_atlas;
+layout(set = 0, binding = 8) uniform sampler2D shadow_atlas;
 
 // How lit `world` is in view `index` (1 lit, 0 in shadow): the receiver moved along its
 // normal and towards the light by the view's offsets, then a 3x3 tent of bilinear

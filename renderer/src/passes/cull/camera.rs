@@ -1,16 +1,23 @@
 //! The camera's object cull on the GPU, [`GpuCullPass`]: the two-phase skeleton
 //! ([`TwoPhaseCull`]) specialised to the object slots of the shared `object_records` and
 //! `object_transforms` and one view, the camera's, one thread per object, compacted into
-//! `draw_commands` + `draw_count`; and [`CullResetPass`], which creates and zeroes the draw
-//! buffers each frame. Shaders: `gpu_cull.h` with `gpu_cull_early.comp` and
-//! `gpu_cull_late.comp`.
+//! `draw_commands` + `draw_count` (and `draw_instances` when batched); and [`CullResetPass`],
+//! which creates and zeroes the draw buffers each frame. Shaders: `gpu_cull.h` with
+//! `gpu_cull_early.comp` and `gpu_cull_late.comp`.
 //!
 //! - [`CullPhase::Early`]: objects visible last frame (the history of `visibility_bits`)
-//!   that pass this frame's frustum are appended to the draw list; the depth prepass draws
+//!   that pass this frame's frustum are appended to the early list; the depth prepass draws
 //!   them and the Hi-Z build reduces that depth.
 //! - [`CullPhase::Late`]: every object is tested against the frustum, then against
 //!   `hiz_depth`; the answer is written to `visibility_bits` (next frame's history) and the
-//!   objects visible now that the early phase did not draw are appended.
+//!   objects visible now that the early phase did not draw are appended to the late list,
+//!   which the late depth prepass draws alone.
+//!
+//! Batched (the scene's [`GpuScene::batch_draws`](crate::GpuScene::batch_draws), the
+//! default), each list holds one instanced command per batch (mesh, level, material) that
+//! [`DrawBatchPass`](crate::DrawBatchPass) laid out, and a kept object's slot is appended to its
+//! batch's run of `draw_instances`; unbatched, one command per object (`firstInstance` its
+//! slot).
 //!
 //! Each thread computes its object's world box from the record's local box and the transform
 //! as the CPU's `Aabb::transformed_center_half` does, and the frustum test repeats the CPU
@@ -20,7 +27,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::names::{DRAW_COMMANDS, DRAW_COUNT};
+use crate::names::{DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES, OBJECT_BATCHES};
 use crate::passes::hiz::HIZ_DEPTH;
 use crate::scene::{lock_scene, FrameView, SharedScene, DRAW_COMMAND_BYTES};
 use render_graph::{
@@ -59,6 +66,11 @@ pub struct GpuCullStats {
     /// Triangles of every drawn command (both phases; each is drawn by a depth prepass and
     /// the geometry pass).
     pub triangles: u32,
+    /// Commands of the early list that draw something: [`GpuCullStats::early_drawn`]
+    /// unbatched, the batches with an instance in the list when batched.
+    pub early_commands: u32,
+    /// Commands of the late list that draw something (as [`GpuCullStats::early_commands`]).
+    pub late_commands: u32,
     /// GPU milliseconds of the early cull, Hi-Z build and late cull passes (`None` where the
     /// device has no timestamps or the frame is not known finished).
     pub gpu_ms: [Option<f64>; 3],
@@ -81,6 +93,8 @@ impl GpuCullStats {
             occlusion_rejected: word(3),
             late_drawn: word(4),
             triangles: word(5),
+            early_commands: word(6),
+            late_commands: word(7),
             gpu_ms: [
                 gpu_ms(GpuCullPass::EARLY_NAME),
                 gpu_ms(crate::passes::HiZBuildPass::NAME),
@@ -124,15 +138,17 @@ pub fn visibility_bits_bytes(capacity: u32) -> u64 {
 }
 
 impl CullResetPass {
-    /// The reset of the object cull: creates `draw_commands` (room for `capacity` commands),
-    /// `draw_count` and [`CULL_STATS`], and zeroes the count and the counters each frame (and,
-    /// with `zero_commands`, every command, for draw modes that draw up to the maximum without
-    /// the count: unused commands then draw nothing).
+    /// The reset of the object cull: creates `draw_commands` (two lists of room for
+    /// `capacity` commands each), `draw_count` (two counts), `draw_instances` (two runs of
+    /// `capacity` slots) and [`CULL_STATS`], and zeroes the counts and the counters each frame
+    /// (and, with `zero_commands`, every command, for draw modes that draw up to the maximum
+    /// without the count: unused commands then draw nothing).
     pub fn objects(capacity: u32, zero_commands: bool) -> CullResetPass {
-        let commands = u64::from(capacity.max(1)) * DRAW_COMMAND_BYTES;
+        let commands = 2 * u64::from(capacity.max(1)) * DRAW_COMMAND_BYTES;
         let buffers = vec![
             (DRAW_COMMANDS, commands, zero_commands),
-            (DRAW_COUNT, 4, true),
+            (DRAW_COUNT, 8, true),
+            (DRAW_INSTANCES, 2 * u64::from(capacity.max(1)) * 4, false),
             (CULL_STATS, CULL_STAT_WORDS as u64 * 4, true),
         ];
         CullResetPass::new(CullResetPass::OBJECTS, buffers)
@@ -145,15 +161,23 @@ pub struct ObjectCull {
     settings: SharedCullSettings,
     capacity: u32,
     draw_from: u32,
+    /// Commands each list has room for (the late list starts there); `None`: the scene's
+    /// capacity.
+    list_room: Option<u32>,
+    /// Whether the lists may be batched (not when meshlet commands share them).
+    may_batch: bool,
 }
 
 /// The object cull's own resources: the bits (the late phase writes them; the early phase
-/// has none), the draw list, its count and the counters.
+/// has none), the draw lists, their counts, the counters, each slot's batch and the
+/// instances.
 pub struct ObjectCullHandles {
     bits: Option<BufferWrite>,
     commands: BufferWrite,
     count: BufferWrite,
     stats: BufferWrite,
+    batches: render_graph::BufferRead,
+    instances: BufferWrite,
 }
 
 /// The cull pass of one phase of the camera's objects (see the module docs).
@@ -174,14 +198,19 @@ impl TwoPhaseCull<ObjectCull> {
         phase: CullPhase,
     ) -> render_graph::Result<GpuCullPass> {
         let capacity = lock_scene(&scene).capacity();
-        TwoPhaseCull::with_kind(device, ObjectCull { scene, settings, capacity, draw_from: 0 }, phase)
+        let kind = ObjectCull { scene, settings, capacity, draw_from: 0, list_room: None, may_batch: true };
+        TwoPhaseCull::with_kind(device, kind, phase)
     }
 
-    /// The same pass appending only objects from `first` on: cluster culling draws the
-    /// objects its table covers (those below `first`) meshlet by meshlet, and this pass
-    /// still writes every object's bit.
-    pub fn drawing_from(mut self, first: u32) -> GpuCullPass {
-        self.kind_mut().draw_from = first;
+    /// The same pass appending only objects from `first` on, one command per object, to
+    /// lists of `list_room` commands each: cluster culling draws the objects its table covers
+    /// (those below `first`) meshlet by meshlet into the same lists, and this pass still
+    /// writes every object's bit.
+    pub fn drawing_from(mut self, first: u32, list_room: u32) -> GpuCullPass {
+        let kind = self.kind_mut();
+        kind.draw_from = first;
+        kind.list_room = Some(list_room);
+        kind.may_batch = false;
         self
     }
 }
@@ -200,7 +229,8 @@ impl CullKind for ObjectCull {
     }
 
     fn shader(&self, phase: CullPhase) -> (&'static [u32], &'static [BindingKind]) {
-        const OUTPUTS: [BindingKind; 4] = [BindingKind::StorageBuffer; 4];
+        // The bits (late), the commands, counts, counters, batches and instances.
+        const OUTPUTS: [BindingKind; 6] = [BindingKind::StorageBuffer; 6];
         match phase {
             CullPhase::Early => (shaders::GPU_CULL_EARLY_COMP.words(), &OUTPUTS[1..]),
             CullPhase::Late => (shaders::GPU_CULL_LATE_COMP.words(), &OUTPUTS),
@@ -219,11 +249,15 @@ impl CullKind for ObjectCull {
         let commands = registry.buffer(DRAW_COMMANDS);
         let count = registry.buffer(DRAW_COUNT);
         let stats = registry.buffer(CULL_STATS);
+        let batches = registry.buffer(OBJECT_BATCHES);
+        let instances = registry.buffer(DRAW_INSTANCES);
         ObjectCullHandles {
             bits,
             commands: registry.read_write_storage_buffer(commands, COMPUTE),
             count: registry.read_write_storage_buffer(count, COMPUTE),
             stats: registry.read_write_storage_buffer(stats, COMPUTE),
+            batches: registry.read_storage_buffer(batches, COMPUTE),
+            instances: registry.read_write_storage_buffer(instances, COMPUTE),
         }
     }
 
@@ -240,13 +274,21 @@ impl CullKind for ObjectCull {
                 return None;
             }
         };
-        let object_count = lock_scene(&self.scene).object_count();
+        let (object_count, batched) = {
+            let mut scene = lock_scene(&self.scene);
+            let batched = self.may_batch && scene.batch_draws();
+            // The scene passes draw what this cull writes, whatever list the host set last.
+            scene.set_gpu_list_instanced(batched);
+            (scene.object_count(), batched)
+        };
         let settings = *lock_settings(&self.settings);
         views.push(CullView::camera(view, context.output_extent(), settings.frustum, settings.occlusion));
         Some(CullConstants {
             item_count: object_count.min(self.capacity),
             words_per_view: self.capacity.div_ceil(64) * 2,
+            region: self.list_room.unwrap_or(self.capacity),
             draw_from: self.draw_from,
+            batched: u32::from(batched),
             ..CullConstants::default()
         })
     }
@@ -258,6 +300,8 @@ impl CullKind for ObjectCull {
         bind(Binding::buffer(&handles.commands));
         bind(Binding::buffer(&handles.count));
         bind(Binding::buffer(&handles.stats));
+        bind(Binding::buffer(handles.batches));
+        bind(Binding::buffer(&handles.instances));
     }
 
     fn dispatch(&self, _handles: &ObjectCullHandles, constants: &CullConstants, context: &mut ExecuteContext<'_>) {

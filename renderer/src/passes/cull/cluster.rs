@@ -26,7 +26,7 @@ use render_graph::{
 use super::camera::{CULL_STATS, CULL_STAT_WORDS};
 use super::skeleton::{CullKind, CullPhase, CullResetPass, TwoPhaseCull};
 use super::view::{CullConstants, CullView};
-use crate::names::{DRAW_COMMANDS, DRAW_COUNT};
+use crate::names::{DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES};
 use crate::passes::hiz::HIZ_DEPTH;
 use crate::scene::{ClusterTable, FrameView, DRAW_COMMAND_BYTES};
 use crate::scene::{CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS};
@@ -67,20 +67,22 @@ pub(crate) fn lock_cluster_settings(settings: &SharedClusterSettings) -> MutexGu
 }
 
 impl CullResetPass {
-    /// The reset of the cluster cull: creates `draw_commands` (room for `capacity` commands),
-    /// `draw_count`, `cull_stats`, [`CLUSTER_STATS`], [`CLUSTER_BITS`] (for `pairs` pairs),
-    /// [`CLUSTER_SURVIVORS`] (for `objects` objects) and [`CLUSTER_DISPATCH`], and zeroes them
-    /// each frame (the commands only with `zero_commands`, for draw modes that draw every
-    /// command without the count).
+    /// The reset of the cluster cull: creates `draw_commands` (two lists of room for
+    /// `capacity` commands each), `draw_count` (two counts), `cull_stats`, [`CLUSTER_STATS`],
+    /// [`CLUSTER_BITS`] (for `pairs` pairs), [`CLUSTER_SURVIVORS`] (for `objects` objects),
+    /// [`CLUSTER_DISPATCH`] and `draw_instances` (unused: the lists hold one command per
+    /// meshlet or object), and zeroes them each frame (the commands only with
+    /// `zero_commands`, for draw modes that draw every command without the count).
     pub fn clusters(capacity: u32, pairs: u32, objects: u32, zero_commands: bool) -> CullResetPass {
         let buffers = vec![
-            (DRAW_COUNT, 4, true),
+            (DRAW_COUNT, 8, true),
+            (DRAW_INSTANCES, 4, false),
             (CULL_STATS, CULL_STAT_WORDS as u64 * 4, true),
             (CLUSTER_STATS, CLUSTER_STAT_WORDS as u64 * 4, true),
             (CLUSTER_BITS, cluster_bits_bytes(pairs), true),
             (CLUSTER_SURVIVORS, (u64::from(objects) + 1) * 4, true),
             (CLUSTER_DISPATCH, 12, true),
-            (DRAW_COMMANDS, u64::from(capacity.max(1)) * DRAW_COMMAND_BYTES, zero_commands),
+            (DRAW_COMMANDS, 2 * u64::from(capacity.max(1)) * DRAW_COMMAND_BYTES, zero_commands),
         ];
         CullResetPass::new(CullResetPass::CLUSTERS, buffers)
     }
@@ -92,12 +94,16 @@ pub struct ClusterCull {
     settings: SharedClusterSettings,
     /// Pairs, meshlet pairs and objects of the table.
     counts: [u32; 3],
+    /// Commands each draw list has room for: the late phase appends to the late list, from
+    /// command `list_room` (0 for the survivor pass, which draws nothing).
+    list_room: u32,
 }
 
 impl ClusterCull {
     /// The cull of the pairs of `table` (imported as the cluster tables).
     pub(crate) fn new(settings: SharedClusterSettings, table: &ClusterTable) -> ClusterCull {
-        ClusterCull { settings, counts: [table.pair_count(), table.meshlet_pair_count(), table.object_count()] }
+        let counts = [table.pair_count(), table.meshlet_pair_count(), table.object_count()];
+        ClusterCull { settings, counts, list_room: 0 }
     }
 
     /// Declares the cluster tables, read by every pass of the cull.
@@ -131,6 +137,7 @@ impl ClusterCull {
             words_per_view: pairs.div_ceil(64) * 2,
             meshlet_pairs,
             object_count: objects,
+            region: self.list_room,
             ..CullConstants::default()
         })
     }
@@ -160,14 +167,18 @@ impl TwoPhaseCull<ClusterCull> {
     /// Name of the late pass in the graph.
     pub const LATE_NAME: &'static str = "cluster cull late";
 
-    /// A cluster pass of `phase` over the pairs of `table` (imported as the cluster tables).
+    /// A cluster pass of `phase` over the pairs of `table` (imported as the cluster tables),
+    /// drawing into lists of `list_room` commands each (`draw_commands` holds two: the late
+    /// phase's meshlets go to the late list, from command `list_room`).
     pub fn new(
         device: &Arc<GpuDevice>,
         settings: SharedClusterSettings,
         table: &ClusterTable,
+        list_room: u32,
         phase: CullPhase,
     ) -> render_graph::Result<ClusterCullPass> {
-        TwoPhaseCull::with_kind(device, ClusterCull::new(settings, table), phase)
+        let kind = ClusterCull { list_room, ..ClusterCull::new(settings, table) };
+        TwoPhaseCull::with_kind(device, kind, phase)
     }
 }
 

@@ -179,8 +179,9 @@ pub struct CullConstants {
     pub meshlet_pairs: u32,
     /// Objects the cluster tables cover.
     pub object_count: u32,
-    /// Padding to 32 bytes.
-    pub padding: u32,
+    /// 1 when the camera's object cull batches its lists (one instanced command per (mesh,
+    /// level, material), `gpu_cull.h`), else 0.
+    pub batched: u32,
 }
 
 const _: () = assert!(size_of::<CullConstants>() == 32, "CullConstants must match cull_inputs.h");
@@ -196,7 +197,7 @@ impl CullConstants {
             self.draw_from,
             self.meshlet_pairs,
             self.object_count,
-            self.padding,
+            self.batched,
         ]
     }
 }

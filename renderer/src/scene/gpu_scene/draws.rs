@@ -1,8 +1,11 @@
 //! This frame's draws: the host's list of objects ([`GpuScene::set_draw_list`],
 //! [`GpuScene::draw_all_objects`]) or a GPU pass's ([`GpuScene::draw_gpu_list`]), and the
-//! blended objects' order, farthest first ([`GpuScene::sort_blended`]).
+//! blended objects' order, farthest first ([`GpuScene::sort_blended`]). With batching on
+//! ([`GpuScene::set_batch_draws`], the default) the host's list is grouped by (mesh, level,
+//! material): one instanced command per batch with a listed object, the slots in
+//! [`GpuScene::draw_instances`].
 
-use crate::scene::{world_box, DrawCommand};
+use crate::scene::{world_box, BatchTable, DrawCommand};
 use render_graph::Result;
 
 use super::{out_of_range, GpuScene};
@@ -26,8 +29,14 @@ impl GpuScene {
         }
         self.draw_source = DrawSource::Host;
         self.draws.clear();
-        let records = &self.records;
-        self.draws.extend(objects.iter().map(|&object| DrawCommand::for_object(object, &records[object as usize])));
+        self.batching.instances.clear();
+        self.batching.list_instanced = self.batching.enabled;
+        if self.batching.enabled {
+            self.batching.table.group(objects.iter().copied(), &mut self.draws, &mut self.batching.instances);
+        } else {
+            let records = &self.records;
+            self.draws.extend(objects.iter().map(|&object| DrawCommand::for_object(object, &records[object as usize])));
+        }
         self.host_blended.clear();
         let blended = &self.blended;
         self.host_blended.extend(objects.iter().copied().filter(|&object| blended.is_set(object)));
@@ -38,9 +47,16 @@ impl GpuScene {
     pub fn draw_all_objects(&mut self) {
         self.draw_source = DrawSource::Host;
         self.draws.clear();
-        let records = &self.records[..self.count as usize];
-        self.draws
-            .extend(records.iter().enumerate().map(|(index, record)| DrawCommand::for_object(index as u32, record)));
+        self.batching.instances.clear();
+        self.batching.list_instanced = self.batching.enabled;
+        if self.batching.enabled {
+            self.batching.table.group(0..self.count, &mut self.draws, &mut self.batching.instances);
+        } else {
+            let records = &self.records[..self.count as usize];
+            self.draws.extend(
+                records.iter().enumerate().map(|(index, record)| DrawCommand::for_object(index as u32, record)),
+            );
+        }
         self.host_blended.clear();
         self.blended.push_set_below(self.count, &mut self.host_blended);
     }
@@ -52,6 +68,50 @@ impl GpuScene {
         self.draw_source = DrawSource::Gpu;
         self.draws.clear();
         self.host_blended.clear();
+        self.batching.instances.clear();
+        self.batching.list_instanced = false;
+    }
+
+    /// Whether frames batch their draws: objects of one (mesh, level of detail, material)
+    /// drawn by one instanced command (on by default). Takes effect with the next list the
+    /// host sets, or the next GPU-culled frame; cluster-culled frames draw one command per
+    /// meshlet or object whatever it says. Batched and unbatched frames draw the same image.
+    pub fn set_batch_draws(&mut self, batch: bool) {
+        self.batching.enabled = batch;
+    }
+
+    /// Whether frames batch their draws (see [`GpuScene::set_batch_draws`]).
+    pub fn batch_draws(&self) -> bool {
+        self.batching.enabled
+    }
+
+    /// Whether this frame's list is instanced: each command's instances are object slots read
+    /// from `draw_instances` at `firstInstance + i` (else `firstInstance` is the object's slot
+    /// and `instanceCount` 1).
+    pub fn draws_instanced(&self) -> bool {
+        self.batching.list_instanced
+    }
+
+    /// The instances of this frame's host list when it is instanced: object slots, each
+    /// command's from its `firstInstance` (empty when a GPU pass writes the list).
+    pub fn draw_instances(&self) -> &[u32] {
+        &self.batching.instances
+    }
+
+    /// The batches of the scene's objects.
+    pub fn batches(&self) -> &BatchTable {
+        &self.batching.table
+    }
+
+    /// The batches, for the GPU frame's batch pass (which lays out the runs and takes the
+    /// changed slots).
+    pub(crate) fn batches_mut(&mut self) -> &mut BatchTable {
+        &mut self.batching.table
+    }
+
+    /// The GPU frame's batch pass says whether this frame's GPU list is instanced.
+    pub(crate) fn set_gpu_list_instanced(&mut self, instanced: bool) {
+        self.batching.list_instanced = instanced;
     }
 
     /// This frame's blended objects, farthest first, as the blended pass draws them: those
@@ -85,12 +145,14 @@ impl GpuScene {
         &self.draws
     }
 
-    /// How many commands a draw without a GPU count issues: the host list's length, or the
-    /// object count when a GPU pass writes the list.
-    pub(crate) fn indirect_draw_count(&self) -> u32 {
+    /// How many commands a draw without a GPU count issues from the early and the late list:
+    /// the host list's length (and no late list), or, when a GPU pass writes the lists, the
+    /// batches (instanced) or the object count.
+    pub(crate) fn indirect_draw_counts(&self) -> [u32; 2] {
         match self.draw_source {
-            DrawSource::Host => self.draws.len() as u32,
-            DrawSource::Gpu => self.count,
+            DrawSource::Host => [self.draws.len() as u32, 0],
+            DrawSource::Gpu if self.batching.list_instanced => [self.batching.table.len(); 2],
+            DrawSource::Gpu => [self.count; 2],
         }
     }
 }

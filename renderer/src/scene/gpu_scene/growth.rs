@@ -15,14 +15,18 @@ use std::sync::Arc;
 use render_graph::{vk, GpuBuffer, GraphError, MemoryLocation, RenderGraph};
 
 use super::{GpuScene, ObjectRecord, ObjectTransform};
-use crate::names::{OBJECT_RECORDS, OBJECT_TRANSFORMS};
+use crate::names::{OBJECT_BATCHES, OBJECT_RECORDS, OBJECT_TRANSFORMS};
 use crate::scene::{OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES};
+
+/// Bytes of a slot's batch id in `object_batches`.
+pub(super) const BATCH_ID_BYTES: u64 = 4;
 
 /// Bytes the object buffers of one scene may take (`u64::MAX`: no limit).
 static MEMORY_LIMIT: AtomicU64 = AtomicU64::new(u64::MAX);
 
 /// Sets, for every scene of the process, the most bytes a scene's object buffers
-/// (`object_transforms` and `object_records`, 96 bytes a slot) may take: a growth past it
+/// (`object_transforms` and `object_records`, 96 bytes a slot; the 4 of `object_batches` are
+/// not counted) may take: a growth past it
 /// fails as a device out of memory does (`VK_ERROR_OUT_OF_DEVICE_MEMORY`). `None` lifts the
 /// limit (the default). Meant for tests and tools that check how a game degrades under
 /// memory pressure.
@@ -63,6 +67,9 @@ impl std::error::Error for SceneGrowthError {
 pub(super) struct GrowthCopy {
     transforms: Arc<GpuBuffer>,
     records: Arc<GpuBuffer>,
+    /// The outgrown `object_batches`, not copied (the next batch pass writes every slot's
+    /// batch again) but kept as long as the others.
+    batches: Arc<GpuBuffer>,
     /// Slots whose contents are copied (the object count when the scene grew).
     slots: u32,
     /// The graph frame that recorded the copy (a frame that fails is not submitted and keeps
@@ -118,15 +125,19 @@ impl GpuScene {
         }
         let transforms = object_buffer(&self.device, OBJECT_TRANSFORMS, capacity, OBJECT_TRANSFORM_BYTES);
         let records = object_buffer(&self.device, OBJECT_RECORDS, capacity, OBJECT_RECORD_BYTES);
-        let (transforms, records) = match (transforms, records) {
-            (Ok(transforms), Ok(records)) => (transforms, records),
-            (Err(error), _) | (_, Err(error)) => return Err(fail(error)),
+        let batches = object_buffer(&self.device, OBJECT_BATCHES, capacity, BATCH_ID_BYTES);
+        let (transforms, records, batches) = match (transforms, records, batches) {
+            (Ok(transforms), Ok(records), Ok(batches)) => (transforms, records, batches),
+            (Err(error), _, _) | (_, Err(error), _) | (_, _, Err(error)) => return Err(fail(error)),
         };
         let transforms = std::mem::replace(&mut self.transform_buffer, transforms);
         let records = std::mem::replace(&mut self.record_buffer, records);
+        let batches = std::mem::replace(&mut self.batch_buffer, batches);
+        // The new `object_batches` holds nothing yet: the next batch pass writes every slot.
+        self.batching.table.mark_all_changed();
         // Copies chain: a growth before the last one's copy was submitted copies through the
         // buffers between, in order, in one frame.
-        self.growth_copies.push(GrowthCopy { transforms, records, slots: self.count, recorded_in: None });
+        self.growth_copies.push(GrowthCopy { transforms, records, batches, slots: self.count, recorded_in: None });
         self.capacity = capacity;
         self.generation += 1;
         self.transforms.resize(capacity as usize, ObjectTransform::IDENTITY);
@@ -169,6 +180,7 @@ impl GpuScene {
             Some(recorded) if recorded < frame => {
                 retired.push(Retired { frame: recorded, _buffer: Arc::clone(&copy.transforms) });
                 retired.push(Retired { frame: recorded, _buffer: Arc::clone(&copy.records) });
+                retired.push(Retired { frame: recorded, _buffer: Arc::clone(&copy.batches) });
                 false
             }
             _ => true,

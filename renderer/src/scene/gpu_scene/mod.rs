@@ -30,10 +30,11 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::names::{
-    MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORMS,
+    MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_BATCHES, OBJECT_RECORDS,
+    OBJECT_TRANSFORMS,
 };
+use crate::scene::{Batching, MaterialBuffers, MeshBuffers, TEXTURE_LAYOUT};
 use crate::scene::{DrawCommand, ObjectRecord, ObjectTransform, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES};
-use crate::scene::{MaterialBuffers, MeshBuffers, TEXTURE_LAYOUT};
 use meshes::{MeshLibrary, MeshRange};
 use render_graph::GpuBuffer;
 use render_graph::GpuDevice;
@@ -90,6 +91,8 @@ pub struct GpuScene {
     material_buffers: MaterialBuffers,
     transform_buffer: Arc<GpuBuffer>,
     record_buffer: Arc<GpuBuffer>,
+    /// Each slot's batch id (`object_batches`), written by the GPU frame's batch pass.
+    batch_buffer: Arc<GpuBuffer>,
     /// Slots the passes draw and cull over.
     count: u32,
     /// By slot, for every slot below the capacity: what the GPU holds once the marked parts
@@ -110,6 +113,8 @@ pub struct GpuScene {
     blend_keys: Vec<(f32, u32)>,
     blend_order: Vec<u32>,
     last_upload: UploadReport,
+    /// The instanced batches of the records and this frame's batched list.
+    batching: Batching,
 }
 
 fn out_of_range(reason: &'static str) -> GraphError {
@@ -138,6 +143,7 @@ impl GpuScene {
             material_buffers,
             transform_buffer: buffer(OBJECT_TRANSFORMS, OBJECT_TRANSFORM_BYTES)?,
             record_buffer: buffer(OBJECT_RECORDS, OBJECT_RECORD_BYTES)?,
+            batch_buffer: buffer(OBJECT_BATCHES, growth::BATCH_ID_BYTES)?,
             count: 0,
             transforms: vec![ObjectTransform::IDENTITY; capacity as usize],
             records: vec![ObjectRecord::EMPTY; capacity as usize],
@@ -151,6 +157,7 @@ impl GpuScene {
             blend_keys: Vec::new(),
             blend_order: Vec::new(),
             last_upload: UploadReport::default(),
+            batching: Batching::default(),
         })
     }
 
@@ -160,14 +167,15 @@ impl GpuScene {
     }
 
     /// Makes the scene's buffers available to `graph` as `object_transforms`,
-    /// `object_records`, `mesh_vertices`, `mesh_indices`, `mesh_uvs`, `materials` and the
-    /// image array `material_textures`.
+    /// `object_records`, `object_batches`, `mesh_vertices`, `mesh_indices`, `mesh_uvs`,
+    /// `materials` and the image array `material_textures`.
     pub fn import_into(&self, graph: &mut RenderGraph) {
         graph.import_buffer(MESH_UVS, Arc::clone(&self.material_buffers.uvs));
         graph.import_buffer(MATERIALS, Arc::clone(&self.material_buffers.materials));
         graph.import_image_in_layout(MATERIAL_TEXTURES, Arc::clone(&self.material_buffers.textures), TEXTURE_LAYOUT);
         graph.import_buffer(OBJECT_TRANSFORMS, Arc::clone(&self.transform_buffer));
         graph.import_buffer(OBJECT_RECORDS, Arc::clone(&self.record_buffer));
+        graph.import_buffer(OBJECT_BATCHES, Arc::clone(&self.batch_buffer));
         graph.import_buffer(MESH_VERTICES, Arc::clone(&self.mesh_buffers.vertices));
         graph.import_buffer(MESH_INDICES, Arc::clone(&self.mesh_buffers.indices));
     }
@@ -294,6 +302,7 @@ impl GpuScene {
         if *stored != record {
             *stored = record;
             self.record_dirty.mark(index);
+            self.batching.table.set(index, &record);
             if record.index_count > 0 && self.meshes.material_blends(record.material) {
                 self.blended.mark(index);
             } else {
@@ -321,6 +330,7 @@ impl GpuScene {
             for slot in count..self.count {
                 self.transforms[slot as usize] = ObjectTransform::IDENTITY;
                 self.records[slot as usize] = ObjectRecord::EMPTY;
+                self.batching.table.set(slot, &ObjectRecord::EMPTY);
             }
             self.transform_dirty.clear_range(count, self.count);
             self.record_dirty.clear_range(count, self.count);
