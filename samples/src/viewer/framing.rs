@@ -13,12 +13,12 @@
 //! Looking at the bounds' centre alone does not centre the model: in perspective the corners
 //! nearer the eye spread wider than the far ones, so the drawn box sits off-centre (by a
 //! tenth of the image for a cube seen from above). Instead the eye keeps the direction it
-//! would have looking at the centre from [`DIRECTION`] and moves so that the frustum's
+//! would have looking at the centre from above and to the side, and moves so that the frustum's
 //! opposite planes touch the corners symmetrically: the corners' projections span the same
 //! angle on both sides of the view axis.
 
 use ecs::{Aabb, Camera, Projection, Transform};
-use glam::{Quat, Vec3};
+use glam::Vec3;
 
 /// The vertical field of view of the framing camera (the engine's default, 60°).
 const FOV_Y: f32 = std::f32::consts::FRAC_PI_3;
@@ -51,7 +51,7 @@ pub struct Framing {
 
 /// The camera that sees all of `bounds` in an image of `aspect` (width over height), the
 /// bounds' corners centred in it and reaching 1 / 1.1 of the way to the edges on the tighter
-/// axis; it looks along the direction from [`DIRECTION`] to the bounds' centre, its near
+/// axis; it looks down and across from +x, +y, +z of the bounds towards their centre, its near
 /// plane a tenth of the way to the nearest corner.
 ///
 /// ```
@@ -94,7 +94,7 @@ pub fn frame_bounds(bounds: Aabb, aspect: f32) -> Framing {
     let eye = center + right * eye_x + up * eye_y + forward * eye_depth;
     let nearest = corners.iter().map(|corner| corner.z - eye_depth).fold(f32::MAX, f32::min);
     let near = nearest * NEAR_SHARE;
-    let pose = Transform::from_translation_rotation(eye, Quat::from(rotation));
+    let pose = Transform::from_translation_rotation(eye, rotation);
     let projection = Projection::PerspectiveInfiniteReverse { fov_y_radians: FOV_Y, near };
     Framing { camera: Camera::new(projection), pose, distance: (center - eye).length(), radius: half.length() }
 }
