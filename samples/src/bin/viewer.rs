@@ -130,7 +130,7 @@ fn parse_options() -> Result<Options, String> {
     Ok(Options { scenes, placement, out, width, height, classify, window, frames, screenshot, shadows })
 }
 
-/// A file that loaded, with where it is shown.
+/// A file that loaded, with its path (for the lines naming it).
 struct Loaded {
     path: PathBuf,
     scene: GltfScene,
