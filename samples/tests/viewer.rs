@@ -411,6 +411,21 @@ fn two_files_are_drawn_side_by_side() {
     assert!(output.status.success(), "viewer failed: {stdout}\n{stderr}");
     assert_eq!(stdout.matches("load: 1 meshes, 12 triangles").count(), 2, "{stdout}");
     assert!(stdout.contains("red.glb") && stdout.contains("green.glb"), "{stdout}");
+    // Side by side the unit cubes span x from -0.5 to 1.6 (a gap of a tenth of their side);
+    // `--as-is` leaves both at the origin.
+    assert!(stdout.contains("centre [0.5500, 0.0000, 0.0000]"), "{stdout}");
+    let as_is_png = folder.join("as-is.png");
+    let as_is = run_viewer(&[
+        red.as_os_str(),
+        green.as_os_str(),
+        "--as-is".as_ref(),
+        "--out".as_ref(),
+        as_is_png.as_os_str(),
+        "--size".as_ref(),
+        "96x64".as_ref(),
+    ]);
+    let as_is_out = String::from_utf8_lossy(&as_is.stdout);
+    assert!(as_is.status.success() && as_is_out.contains("centre [0.0000, 0.0000, 0.0000]"), "{as_is_out}");
     if stdout.contains("no usable Vulkan device") {
         assert!(!render_graph::testing::vulkan_required(), "Vulkan is required here: {stdout}");
         return;
