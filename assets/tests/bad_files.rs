@@ -36,6 +36,39 @@ fn a_missing_external_buffer_is_named() {
     std::fs::remove_dir_all(&folder).unwrap();
 }
 
+/// A buffer something reads must have data: one without a URI in a .gltf, in a .glb without
+/// BIN chunk, or past the first (never the BIN chunk) is an error naming the buffer and its
+/// reader.
+#[test]
+fn a_used_buffer_without_data_is_named() {
+    let document = good();
+    let cases = [
+        ("a .gltf", serde_json::to_vec(&document).unwrap(), 0, "no BIN chunk"),
+        ("a .glb without BIN chunk", common::glb_without_bin(&document), 0, "no BIN chunk"),
+    ];
+    let mut second = common::document_with_unused_first_buffer();
+    second["buffers"] = json!([second["buffers"][1].clone(), { "byteLength": 228 }]);
+    for view in second["bufferViews"].as_array_mut().unwrap() {
+        view["buffer"] = json!(0);
+    }
+    second["bufferViews"][2]["buffer"] = json!(1);
+    let cases =
+        cases.into_iter().chain([("a second buffer", serde_json::to_vec(&second).unwrap(), 1, "not the first buffer")]);
+    for (what, bytes, buffer, lacks) in cases {
+        let error = load_gltf_bytes(&bytes, None, &ProcessOptions::default()).unwrap_err();
+        assert!(matches!(error, ImportError::Buffer { buffer: index, .. } if index == buffer), "{what}: {error}");
+        let message = error.to_string();
+        assert!(message.starts_with(&format!("buffer {buffer}: has no data")), "{what}: {message}");
+        assert!(message.contains(lacks) && message.contains("accessor"), "{what}: {message}");
+    }
+    // An image reads its buffer too.
+    let mut document = common::document_with_unused_first_buffer();
+    document["bufferViews"].as_array_mut().unwrap().push(json!({ "buffer": 0, "byteLength": 8 }));
+    document["images"] = json!([{ "bufferView": 4, "mimeType": "image/png" }]);
+    let error = load_gltf_bytes(&serde_json::to_vec(&document).unwrap(), None, &ProcessOptions::default()).unwrap_err();
+    assert!(error.to_string().contains("buffer 0: has no data") && error.to_string().contains("image 0"), "{error}");
+}
+
 #[test]
 fn an_accessor_out_of_range_is_named() {
     let mut document = good();

@@ -761,6 +761,38 @@ fn a_fallback_buffer_in_a_gltf_with_a_data_uri_loads() {
     assert!(load(&serde_json::to_vec(&document).unwrap()).is_ok());
 }
 
+/// Buffers without data that nothing reads: glTF allows a buffer without `uri` that no
+/// accessor or image uses, in a .gltf and in a .glb without BIN chunk (the Khronos validator
+/// accepts both); only a buffer something reads must have data.
+#[test]
+fn buffers_without_data_that_nothing_reads_load() {
+    let document = common::document_with_unused_first_buffer();
+    let gltf = load(&serde_json::to_vec(&document).unwrap()).expect("the .gltf with an unused uri-less buffer loads");
+    assert_eq!((gltf.meshes.len(), gltf.triangle_count()), (2, 14));
+    let glb = load(&common::glb_without_bin(&document)).expect("the .glb without BIN chunk loads");
+    assert_eq!((glb.meshes.len(), glb.triangle_count()), (2, 14));
+    // The unused buffer past the first, and a .glb without BIN chunk whose one buffer no
+    // view uses.
+    let mut document = document.clone();
+    document["buffers"][0]["uri"] = document["buffers"][1]["uri"].clone();
+    document["buffers"][0]["byteLength"] = document["buffers"][1]["byteLength"].clone();
+    document["buffers"][1] = json!({ "byteLength": 16 });
+    for view in document["bufferViews"].as_array_mut().unwrap() {
+        view["buffer"] = json!(0);
+    }
+    let scene = load(&serde_json::to_vec(&document).unwrap()).expect("an unused uri-less second buffer loads");
+    assert_eq!(scene.meshes.len(), 2);
+    let empty = json!({
+        "asset": { "version": "2.0" },
+        "scenes": [{ "nodes": [0] }],
+        "nodes": [{ "name": "lonely" }],
+        "buffers": [{ "byteLength": 12 }],
+        "bufferViews": [{ "buffer": 0, "byteLength": 12 }]
+    });
+    let scene = load(&common::glb_without_bin(&empty)).expect("a .glb without BIN chunk and no used buffer loads");
+    assert_eq!((scene.meshes.len(), scene.nodes.len()), (0, 1));
+}
+
 /// An edit of a compressed view's extension object.
 type Change = fn(&mut Value);
 

@@ -12,6 +12,7 @@ pub mod scene_check;
 pub mod skirmish;
 pub mod stress;
 pub mod tower_defence;
+pub mod viewer;
 pub mod window;
 
 /// Installs a logger that prints the engine's warnings and errors on standard error

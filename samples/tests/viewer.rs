@@ -1,6 +1,7 @@
 //! The viewer binary on glTF files the test writes: a scene renders to a PNG (when there is
 //! a Vulkan device), a scene without meshes exits 0 saying so, a bad file exits non-zero with
-//! one line naming the problem.
+//! one line naming the problem; a model of any size is framed centred in the image, and
+//! several files are drawn side by side (a bad one among them named, the others drawn).
 
 #[path = "../../assets/tests/common/mod.rs"]
 mod common;
@@ -290,5 +291,185 @@ fn gltfpacks_outputs_render_the_picture_of_the_original() {
         // Quantized positions move edges by a fraction of a pixel: at most 1% of the pixels.
         assert!(differing * 100 <= original.len() / 4, "{name}: {differing} pixels differ from the original's picture");
     }
+    std::fs::remove_dir_all(&folder).unwrap();
+}
+
+/// A .glb of the unit cube alone, scaled by `side` and moved to `at`, coloured `color`, with
+/// no camera (the viewer frames it).
+fn cube_file(side: f32, at: [f32; 3], color: [f32; 4]) -> Vec<u8> {
+    let data = common::buffer();
+    let mut document = common::document(json!({ "byteLength": data.len() }));
+    document["nodes"] = json!([{ "name": "cube", "mesh": 0, "scale": [side, side, side], "translation": at }]);
+    // The cube only: no primitive to skip (and warn about) in a test that counts lines.
+    document["meshes"] = json!([document["meshes"][0].clone()]);
+    document["scenes"] = json!([{ "nodes": [0] }]);
+    document.as_object_mut().expect("an object").remove("cameras");
+    document["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"] = json!(color);
+    common::glb_from(&document, &data)
+}
+
+const RED: [f32; 4] = [1.0, 0.0, 0.0, 1.0];
+const GREEN: [f32; 4] = [0.0, 1.0, 0.0, 1.0];
+
+/// Where the model is in an image: the pixels unlike the sky (the top-left pixel's colour,
+/// which a framed model never reaches), their count and the centre and size of their box.
+struct Drawn {
+    count: usize,
+    centre: (f32, f32),
+    size: (u32, u32),
+}
+
+fn drawn(width: u32, height: u32, pixels: &[u8]) -> Drawn {
+    let sky = &pixels[..4];
+    let (mut low, mut high) = ((u32::MAX, u32::MAX), (0, 0));
+    let mut count = 0;
+    for (index, texel) in pixels.chunks_exact(4).enumerate() {
+        if texel.iter().zip(sky).all(|(a, b)| a.abs_diff(*b) <= 8) {
+            continue;
+        }
+        let (x, y) = (index as u32 % width, index as u32 / width);
+        (low, high) = ((low.0.min(x), low.1.min(y)), (high.0.max(x), high.1.max(y)));
+        count += 1;
+    }
+    assert!(count > 0, "nothing drawn in the {width}x{height} image");
+    let centre = ((low.0 + high.0 + 1) as f32 * 0.5, (low.1 + high.1 + 1) as f32 * 0.5);
+    Drawn { count, centre, size: (high.0 - low.0 + 1, high.1 - low.1 + 1) }
+}
+
+/// Pixels of a hue: red (`texel[0]` well above the others) or green.
+fn hue_pixels(pixels: &[u8], channel: usize) -> Vec<usize> {
+    pixels
+        .chunks_exact(4)
+        .enumerate()
+        .filter(|(_, texel)| {
+            (0..3)
+                .filter(|&other| other != channel)
+                .all(|other| u16::from(texel[channel]) > u16::from(texel[other]) + 40)
+        })
+        .map(|(index, _)| index)
+        .collect()
+}
+
+/// A 2 cm cube and a 2 km one (each away from the origin) are framed alike: drawn, not cut by
+/// the near plane, centred in the image and covering a good part of it.
+#[test]
+fn models_from_two_centimetres_to_two_kilometres_are_framed_centred() {
+    let folder = common::scratch("viewer-scales");
+    for side in [0.02_f32, 2000.0] {
+        let scene = folder.join(format!("cube-{side}.glb"));
+        std::fs::write(&scene, cube_file(side, [3.0 * side, -2.0 * side, 5.0 * side], RED)).unwrap();
+        let out = folder.join(format!("cube-{side}.png"));
+        let output =
+            run_viewer(&[scene.as_os_str(), "--out".as_ref(), out.as_os_str(), "--size".as_ref(), "96x64".as_ref()]);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{side} m: {stdout}\n{stderr}");
+        assert!(stdout.contains("camera: framing the scene's bounds"), "{stdout}");
+        if stdout.contains("no usable Vulkan device") {
+            assert!(!render_graph::testing::vulkan_required(), "Vulkan is required here: {stdout}");
+            return;
+        }
+        assert!(stdout.contains("identical images"), "{side} m: {stdout}");
+        let (width, height, pixels) = samples_common::read_png(&out);
+        let model = drawn(width, height, &pixels);
+        let (dx, dy) = (model.centre.0 - width as f32 * 0.5, model.centre.1 - height as f32 * 0.5);
+        assert!(
+            dx.abs() <= width as f32 * 0.08 && dy.abs() <= height as f32 * 0.08,
+            "{side} m: the model's box is centred at {:?} in a {width}x{height} image",
+            model.centre
+        );
+        assert!(
+            model.size.1 * 3 >= height && model.count * 10 >= (width * height) as usize,
+            "{side} m: the model covers a good share of the image (box {:?}, {} pixels)",
+            model.size,
+            model.count
+        );
+        assert!(hue_pixels(&pixels, 0).len() * 2 >= model.count, "{side} m: the drawn pixels are the red cube");
+    }
+    std::fs::remove_dir_all(&folder).unwrap();
+}
+
+/// Two files in one run: both are drawn, side by side along +x (the second to the right of
+/// the first), each file's load reported.
+#[test]
+fn two_files_are_drawn_side_by_side() {
+    let folder = common::scratch("viewer-two");
+    let (red, green) = (folder.join("red.glb"), folder.join("green.glb"));
+    std::fs::write(&red, cube_file(1.0, [0.0; 3], RED)).unwrap();
+    std::fs::write(&green, cube_file(1.0, [0.0; 3], GREEN)).unwrap();
+    let out = folder.join("two.png");
+    let output = run_viewer(&[
+        red.as_os_str(),
+        green.as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+        "--size".as_ref(),
+        "96x64".as_ref(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "viewer failed: {stdout}\n{stderr}");
+    assert_eq!(stdout.matches("load: 1 meshes, 12 triangles").count(), 2, "{stdout}");
+    assert!(stdout.contains("red.glb") && stdout.contains("green.glb"), "{stdout}");
+    // Side by side the unit cubes span x from -0.5 to 1.6 (a gap of a tenth of their side);
+    // `--as-is` leaves both at the origin.
+    assert!(stdout.contains("centre [0.5500, 0.0000, 0.0000]"), "{stdout}");
+    let as_is_png = folder.join("as-is.png");
+    let as_is = run_viewer(&[
+        red.as_os_str(),
+        green.as_os_str(),
+        "--as-is".as_ref(),
+        "--out".as_ref(),
+        as_is_png.as_os_str(),
+        "--size".as_ref(),
+        "96x64".as_ref(),
+    ]);
+    let as_is_out = String::from_utf8_lossy(&as_is.stdout);
+    assert!(as_is.status.success() && as_is_out.contains("centre [0.0000, 0.0000, 0.0000]"), "{as_is_out}");
+    if stdout.contains("no usable Vulkan device") {
+        assert!(!render_graph::testing::vulkan_required(), "Vulkan is required here: {stdout}");
+        return;
+    }
+    assert!(stdout.contains("identical images"), "{stdout}");
+    let (width, _, pixels) = samples_common::read_png(&out);
+    let (reds, greens) = (hue_pixels(&pixels, 0), hue_pixels(&pixels, 1));
+    assert!(reds.len() > 20 && greens.len() > 20, "both cubes drawn: {} red, {} green", reds.len(), greens.len());
+    let mean_x =
+        |found: &[usize]| found.iter().map(|&index| (index as u32 % width) as f32).sum::<f32>() / found.len() as f32;
+    assert!(mean_x(&reds) < mean_x(&greens), "the second file stands to the right of the first");
+    std::fs::remove_dir_all(&folder).unwrap();
+}
+
+/// One bad file among two: the bad one is named on one line, the good one still drawn, and
+/// the exit code is 1 so scripts notice.
+#[test]
+fn a_bad_file_among_two_is_named_and_the_good_one_drawn() {
+    let folder = common::scratch("viewer-one-bad");
+    let (good, bad) = (folder.join("good.glb"), folder.join("bad.glb"));
+    std::fs::write(&good, cube_file(1.0, [0.0; 3], RED)).unwrap();
+    let bytes = common::glb();
+    std::fs::write(&bad, &bytes[..bytes.len() / 2]).unwrap();
+    let out = folder.join("good.png");
+    let output = run_viewer(&[
+        bad.as_os_str(),
+        good.as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+        "--size".as_ref(),
+        "96x64".as_ref(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "a bad file makes the exit code 1: {stdout}\n{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("bad.glb") && stderr.contains("truncated") && !stderr.contains("good.glb"), "{stderr}");
+    assert!(stdout.contains("load: 1 meshes, 12 triangles"), "the good file loads: {stdout}");
+    if stdout.contains("no usable Vulkan device") {
+        assert!(!render_graph::testing::vulkan_required(), "Vulkan is required here: {stdout}");
+        return;
+    }
+    assert!(stdout.contains("identical images"), "{stdout}");
+    let (_, _, pixels) = samples_common::read_png(&out);
+    assert!(hue_pixels(&pixels, 0).len() > 20, "the good file's red cube is drawn");
     std::fs::remove_dir_all(&folder).unwrap();
 }

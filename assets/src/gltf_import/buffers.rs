@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use super::error::ImportError;
+use super::meshopt_views::CompressedView;
 
 const GLB_MAGIC: &[u8; 4] = b"glTF";
 const CHUNK_JSON: u32 = 0x4E4F_534A;
@@ -87,29 +88,87 @@ pub(crate) fn decode_base64(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// A buffer's bytes, or `None` for a placeholder without data: a buffer without a URI
-/// other than the first (only the first is the .glb binary chunk), or one tagged as an
-/// `EXT_meshopt_compression` fallback. Only compressed views may lie in a placeholder.
+/// A buffer's bytes, or `None` for a placeholder without data: one tagged as an
+/// `EXT_meshopt_compression` fallback, or one without a URI that nothing reads (a buffer
+/// without a URI other than the first is never the .glb binary chunk, and a .gltf or a .glb
+/// without that chunk has none). Only compressed views may lie in a placeholder.
 pub(crate) type BufferData = Option<Vec<u8>>;
 
 /// The bytes of every buffer of `document`, in order, each at least as long as it claims;
 /// `fallback` says per buffer whether it is a compression fallback, which is never loaded
-/// (its data is only for loaders that cannot decompress).
+/// (its data is only for loaders that cannot decompress). A buffer without a URI and without
+/// the binary chunk behind it is a placeholder when nothing reads it (the specification
+/// allows one, and the Khronos validator accepts it) and a [`ImportError::Buffer`] naming
+/// its first reader when something does; `compressed` says per view which buffer its
+/// compressed stream lies in (such a view reads that buffer, not its own).
 pub(crate) fn load_buffers(
     document: &gltf::Document,
     bin: Option<&[u8]>,
     base: Option<&Path>,
     fallback: &[bool],
+    compressed: &[Option<CompressedView>],
 ) -> Result<Vec<BufferData>, ImportError> {
+    let readers = first_readers(document, compressed);
     let mut buffers = Vec::with_capacity(document.buffers().len());
     for buffer in document.buffers() {
         let index = buffer.index();
-        let is_placeholder = fallback.get(index).copied().unwrap_or(false)
-            || (index > 0 && matches!(buffer.source(), gltf::buffer::Source::Bin));
-        let data = if is_placeholder { None } else { Some(buffer_bytes(&buffer, bin, base)?) };
+        let without_data = matches!(buffer.source(), gltf::buffer::Source::Bin) && (index > 0 || bin.is_none());
+        let data = if fallback.get(index).copied().unwrap_or(false) {
+            None
+        } else if without_data {
+            if let Some(reader) = &readers[index] {
+                let lacks = if index > 0 { "it is not the first buffer" } else { "the file has no BIN chunk" };
+                return Err(ImportError::Buffer {
+                    buffer: index,
+                    reason: format!("has no data (no uri, and {lacks}) but {reader} reads it"),
+                });
+            }
+            None
+        } else {
+            Some(buffer_bytes(&buffer, bin, base)?)
+        };
         buffers.push(data);
     }
     Ok(buffers)
+}
+
+/// Per buffer of `document`: the first thing that reads it (an accessor, its sparse indices
+/// or values, an image, or a compressed view's stream), named for an error message; `None`
+/// for a buffer nothing reads. A compressed view reads the buffer of its stream (always:
+/// every compressed view is decoded at load), not its own.
+fn first_readers(document: &gltf::Document, compressed: &[Option<CompressedView>]) -> Vec<Option<String>> {
+    let mut readers: Vec<Option<String>> = vec![None; document.buffers().len()];
+    let mut note = |buffer: usize, reader: &dyn Fn() -> String| {
+        if let Some(slot) = readers.get_mut(buffer).filter(|slot| slot.is_none()) {
+            *slot = Some(reader());
+        }
+    };
+    for (view, compression) in compressed.iter().enumerate() {
+        if let Some(compression) = compression {
+            note(compression.buffer, &|| format!("buffer view {view}'s {}", compression.extension));
+        }
+    }
+    let is_plain = |view: &gltf::buffer::View<'_>| compressed.get(view.index()).is_none_or(Option::is_none);
+    for accessor in document.accessors() {
+        let index = accessor.index();
+        let mut views = Vec::new();
+        views.extend(accessor.view().map(|view| (view, "accessor")));
+        if let Some(sparse) = accessor.sparse() {
+            views.push((sparse.indices().view(), "the sparse indices of accessor"));
+            views.push((sparse.values().view(), "the sparse values of accessor"));
+        }
+        for (view, what) in views.into_iter().filter(|(view, _)| is_plain(view)) {
+            note(view.buffer().index(), &|| format!("{what} {index}"));
+        }
+    }
+    for image in document.images() {
+        if let gltf::image::Source::View { view, .. } = image.source() {
+            if is_plain(&view) {
+                note(view.buffer().index(), &|| format!("image {}", image.index()));
+            }
+        }
+    }
+    readers
 }
 
 fn buffer_bytes(buffer: &gltf::Buffer<'_>, bin: Option<&[u8]>, base: Option<&Path>) -> Result<Vec<u8>, ImportError> {

@@ -166,7 +166,7 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
     lap(&mut timings.parse);
     let buffers = {
         runtime::profile_zone!("glTF buffers");
-        buffers::load_buffers(&document, container.bin, base, &fallback)?
+        buffers::load_buffers(&document, container.bin, base, &fallback, &compressed)?
     };
     let views = {
         runtime::profile_zone!("glTF decompress views");

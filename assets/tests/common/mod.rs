@@ -111,6 +111,34 @@ pub fn glb_from(document: &Value, bin: &[u8]) -> Vec<u8> {
     out
 }
 
+/// `document` as .glb bytes with a JSON chunk only (no BIN chunk).
+pub fn glb_without_bin(document: &Value) -> Vec<u8> {
+    let mut json = serde_json::to_vec(document).unwrap();
+    while !json.len().is_multiple_of(4) {
+        json.push(b' ');
+    }
+    let mut out = b"glTF".to_vec();
+    out.extend_from_slice(&2_u32.to_le_bytes());
+    out.extend_from_slice(&((12 + 8 + json.len()) as u32).to_le_bytes());
+    out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&json);
+    out
+}
+
+/// The scene's document with its data in buffer 1 (a data URI) and buffer 0 a buffer
+/// without a URI that no view uses: valid in a .gltf and in a .glb without BIN chunk.
+pub fn document_with_unused_first_buffer() -> Value {
+    let data = buffer();
+    let uri = format!("data:application/octet-stream;base64,{}", base64(&data));
+    let mut document = document(json!({ "byteLength": 64 }));
+    document["buffers"] = json!([{ "byteLength": 64 }, { "byteLength": data.len(), "uri": uri }]);
+    for view in document["bufferViews"].as_array_mut().unwrap() {
+        view["buffer"] = json!(1);
+    }
+    document
+}
+
 /// The scene as .glb bytes.
 pub fn glb() -> Vec<u8> {
     let data = buffer();

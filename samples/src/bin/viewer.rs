@@ -1,10 +1,24 @@
-//! The glTF viewer: loads a .gltf or .glb scene into the ECS (meshes processed by meshopt:
-//! LOD chains and meshlets), frames it with a camera (or looks through the file's first
-//! camera), runs the engine's stages with culling on, and draws it through the standard
-//! passes into a PNG, checking the image against one drawn with culling off.
+//! The glTF viewer: loads one or more .gltf or .glb files into one scene in the ECS (meshes
+//! processed by meshopt: LOD chains and meshlets), frames it with a camera (or looks through
+//! the file's first camera when one file is given), runs the engine's stages with culling
+//! on, and draws it through the standard passes into a PNG, checking the image against one
+//! drawn with culling off.
 //!
-//! Run: `cargo run --release -p samples --bin viewer -- scene.glb [--out IMAGE.png] [--size WxH]
-//! [--classify]`
+//! Run: `cargo run --release -p samples --bin viewer -- SCENE.glb [MORE.gltf ...] [--as-is]
+//! [--out IMAGE.png] [--size WxH] [--classify]`
+//!
+//! Several files: each file's model is added to the mesh library once and spawned once
+//! (`GltfScene::add_model`, `spawn_model`). They stand side by side along +x by their
+//! bounds, the first at its own origin, each next one shifted along x only to start a tenth
+//! of the largest model's size after the previous one ends, so none overlaps another;
+//! `--as-is` leaves every model at its own origin instead. The files' own cameras are then
+//! left inactive and the framing camera sees them all. A file that cannot be loaded gets one
+//! line naming it and the problem on standard error; the others are still drawn, and the
+//! viewer exits 1 at the end so scripts notice.
+//!
+//! The framing camera looks at the centre of the scene's bounds, far enough for the bounding
+//! sphere to fit the field of view, its near plane following the scene's size (a 2 cm model
+//! and a 2 km one are framed alike; see `samples::viewer::framing`).
 //!
 //! `--window` shows the scene in a window instead (the engine's Render stage, GPU culling
 //! where a device can, textures, masks and blending as in the PNG), starting from the same
@@ -24,9 +38,10 @@
 //! every object drawn with culling off in its material's alpha mode (opaque grey, masked
 //! green, blended blue; textured ones lighter).
 //!
-//! Prints objects, triangles per LOD level drawn, and meshlets. A file with nothing to draw
-//! says so and exits 0; a bad file exits 1 with one line naming the problem. Without a
-//! Vulkan device the viewer says why, skips the image and exits 0.
+//! Prints, per file, objects, triangles per LOD level drawn, and meshlets. A scene with
+//! nothing to draw says so and exits 0; a bad file exits 1 with one line naming the problem.
+//! Without a Vulkan device the viewer says why, skips the image and exits 0 (1 if a file was
+//! bad).
 
 /// Every heap allocation, in the Tracy capture's memory view (feature `profile-memory`).
 #[cfg(feature = "profile-memory")]
@@ -36,19 +51,26 @@ static ALLOCATOR: runtime::profiling::TrackedAllocator = runtime::profiling::tra
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use assets::{load_gltf, AlphaMode, BaseColor, GltfScene, ProcessOptions};
+use assets::{load_gltf, spawn_model, AlphaMode, BaseColor, GltfMaterial, GltfScene, Model, ProcessOptions};
 use culling::occlusion::OccluderMeshes;
 use culling::Visibility;
-use ecs::{Aabb, Camera, Viewport};
+use ecs::{Aabb, Camera, Transform, Viewport};
 use glam::Vec3;
 use renderer::{pack_rgba8, MeshLibrary};
 use runtime::App;
 use samples::mesh_render::MeshRenderer;
+use samples::viewer::{frame_bounds, place_models, scene_bounds, Placement};
 
 const SKY: [f32; 4] = [0.55, 0.70, 0.90, 1.0];
 
+const USAGE: &str = "usage: viewer SCENE.gltf|SCENE.glb [MORE.gltf|MORE.glb ...] [--as-is] [--out IMAGE.png] \
+                     [--size WxH] [--classify] [--shadows] [--window [--frames N] [--screenshot IMAGE.png]]\n\
+                     several files stand side by side along +x by their bounds (--as-is: each at its own \
+                     origin); a bad one is named, the others drawn, and the exit code is 1";
+
 struct Options {
-    scene: PathBuf,
+    scenes: Vec<PathBuf>,
+    placement: Placement,
     out: PathBuf,
     width: u32,
     height: u32,
@@ -60,7 +82,8 @@ struct Options {
 }
 
 fn parse_options() -> Result<Options, String> {
-    let mut scene = None;
+    let mut scenes = Vec::new();
+    let mut placement = Placement::SideBySide;
     let mut out = PathBuf::from("viewer.png");
     let (mut width, mut height) = (1280, 720);
     let mut classify = false;
@@ -78,6 +101,7 @@ fn parse_options() -> Result<Options, String> {
                     _ => return Err(format!("--size: '{size}' is not WxH with sides from 1 to 16384")),
                 }
             }
+            "--as-is" => placement = Placement::AsIs,
             "--classify" => classify = true,
             "--window" => window = true,
             "--shadows" => shadows = true,
@@ -91,18 +115,25 @@ fn parse_options() -> Result<Options, String> {
             "--screenshot" => screenshot = Some(PathBuf::from(arguments.next().ok_or("--screenshot needs a path")?)),
             "--help" | "-h" => return Err(String::new()),
             flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}'")),
-            path if scene.is_none() => scene = Some(PathBuf::from(path)),
-            extra => return Err(format!("one scene only ('{extra}' is a second)")),
+            path => scenes.push(PathBuf::from(path)),
         }
     }
-    let scene = scene.ok_or("no scene file given")?;
+    if scenes.is_empty() {
+        return Err(String::from("no scene file given"));
+    }
     if (frames.is_some() || screenshot.is_some()) && !window {
         return Err(String::from("--frames and --screenshot are for --window"));
     }
     if screenshot.is_some() && frames.is_none() {
         return Err(String::from("--screenshot needs --frames N (the last frame is the screenshot)"));
     }
-    Ok(Options { scene, out, width, height, classify, window, frames, screenshot, shadows })
+    Ok(Options { scenes, placement, out, width, height, classify, window, frames, screenshot, shadows })
+}
+
+/// A file that loaded, with its path (for the lines naming it).
+struct Loaded {
+    path: PathBuf,
+    scene: GltfScene,
 }
 
 fn main() -> ExitCode {
@@ -113,20 +144,38 @@ fn main() -> ExitCode {
             if !message.is_empty() {
                 eprintln!("viewer: {message}");
             }
-            eprintln!(
-                "usage: viewer SCENE.gltf|SCENE.glb [--out IMAGE.png] [--size WxH] [--classify] [--shadows] \
-                 [--window [--frames N] [--screenshot IMAGE.png]]"
-            );
+            eprintln!("{USAGE}");
             return if message.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE };
         }
     };
-    let scene = match load_gltf(&options.scene, &ProcessOptions::default()) {
-        Ok(scene) => scene,
-        Err(error) => {
-            eprintln!("viewer: {}: {error}", options.scene.display());
-            return ExitCode::FAILURE;
+    let mut loaded = Vec::with_capacity(options.scenes.len());
+    let mut any_bad = false;
+    for path in &options.scenes {
+        match load_gltf(path, &ProcessOptions::default()) {
+            Ok(scene) => {
+                if options.scenes.len() > 1 {
+                    println!("file: {}", path.display());
+                }
+                report_load(&scene);
+                loaded.push(Loaded { path: path.clone(), scene });
+            }
+            Err(error) => {
+                eprintln!("viewer: {}: {error}", path.display());
+                any_bad = true;
+            }
         }
-    };
+    }
+    let outcome = if loaded.is_empty() { ExitCode::FAILURE } else { view(&options, &loaded, &mut any_bad) };
+    // A bad file among good ones: the good ones were shown, the exit code still says so.
+    if any_bad {
+        ExitCode::FAILURE
+    } else {
+        outcome
+    }
+}
+
+/// Prints what a file held and how long each load step took.
+fn report_load(scene: &GltfScene) {
     let timings = scene.timings;
     println!(
         "load: {} meshes, {} triangles in {:.1} ms (read {:.1}, parse {:.1}, buffers {:.1}, decode {:.1}, meshopt {:.1}){}",
@@ -157,36 +206,90 @@ fn main() -> ExitCode {
         scene.images.len(),
         scene.image_bytes() as f64 / (1 << 20) as f64
     );
-    view(&options, &scene)
 }
 
-fn view(options: &Options, scene: &GltfScene) -> ExitCode {
+/// What the viewer spawned of every file.
+struct Spawned {
+    /// Per spawned file: its model in the library and its scene's materials.
+    models: Vec<(Model, Vec<GltfMaterial>)>,
+    /// Every entity with a mesh.
+    drawables: Vec<runtime::hecs::Entity>,
+    /// Every entity with a camera, in file order.
+    cameras: Vec<runtime::hecs::Entity>,
+    /// The placed scenes' bounds together (`None` when nothing is drawn).
+    bounds: Option<Aabb>,
+}
+
+/// Adds each file's model to the library once and spawns it where `placement` puts it; a
+/// file whose model does not fit the library is named and left out (`any_bad` set).
+fn spawn_files(
+    app: &mut App,
+    loaded: &[Loaded],
+    placement: Placement,
+    library: &mut MeshLibrary,
+    occluders: &mut OccluderMeshes,
+    any_bad: &mut bool,
+) -> Spawned {
+    let file_bounds: Vec<Option<Aabb>> = loaded.iter().map(|file| scene_bounds(&file.scene)).collect();
+    let offsets = place_models(&file_bounds, placement);
+    let mut spawned = Spawned { models: Vec::new(), drawables: Vec::new(), cameras: Vec::new(), bounds: None };
+    for ((file, bounds), offset) in loaded.iter().zip(&file_bounds).zip(offsets) {
+        let model = match file.scene.add_model(library, occluders) {
+            Ok(model) => model,
+            Err(error) => {
+                eprintln!("viewer: {}: {error}", file.path.display());
+                *any_bad = true;
+                continue;
+            }
+        };
+        let placed = spawn_model(app.world_mut(), &model, Transform::from_translation(offset));
+        spawned.drawables.extend(placed.drawables);
+        spawned.cameras.extend(placed.cameras);
+        if let Some(bounds) = bounds {
+            let moved = Aabb::new(bounds.min + offset, bounds.max + offset);
+            spawned.bounds = Some(spawned.bounds.map_or(moved, |all| all.union(&moved)));
+        }
+        spawned.models.push((model, file.scene.material_list.clone()));
+    }
+    spawned
+}
+
+fn view(options: &Options, loaded: &[Loaded], any_bad: &mut bool) -> ExitCode {
     let mut app = App::new();
     culling::install(&mut app);
     app.insert_resource(Viewport { width: options.width, height: options.height });
     let mut library = MeshLibrary::new();
     let mut occluders = OccluderMeshes::new();
-    let spawned = match scene.spawn(app.world_mut(), &mut library, &mut occluders) {
-        Ok(spawned) => spawned,
-        Err(error) => {
-            eprintln!("viewer: {}: {error}", options.scene.display());
-            return ExitCode::FAILURE;
-        }
-    };
+    let spawned = spawn_files(&mut app, loaded, options.placement, &mut library, &mut occluders, any_bad);
+    let names = || loaded.iter().map(|file| file.path.display().to_string()).collect::<Vec<_>>().join(", ");
     if spawned.drawables.is_empty() {
-        println!("viewer: {} has nothing to draw", options.scene.display());
+        println!("viewer: {} has nothing to draw", names());
         return ExitCode::SUCCESS;
     }
     app.insert_resource(occluders);
     if options.shadows {
-        add_sun(&mut app, scene, &spawned.drawables);
+        add_sun(&mut app, spawned.bounds, &spawned.drawables);
     }
-    if spawned.cameras.is_empty() {
-        let eye = frame_scene(scene, options.width as f32 / options.height as f32);
-        ecs::scene::spawn_camera(app.world_mut(), Camera::default(), eye);
-        println!("camera: framing the scene's bounds");
-    } else {
+    // One file looks through its own first camera; several are framed together.
+    if loaded.len() == 1 && !spawned.cameras.is_empty() {
         println!("camera: the file's first camera");
+    } else {
+        for &entity in &spawned.cameras {
+            if let Ok(mut camera) = app.world_mut().get::<&mut Camera>(entity) {
+                camera.active = false;
+            }
+        }
+        let bounds = spawned.bounds.unwrap_or(Aabb::new(Vec3::splat(-1.0), Vec3::splat(1.0)));
+        let framing = frame_bounds(bounds, options.width as f32 / options.height as f32);
+        ecs::scene::spawn_camera(app.world_mut(), framing.camera, framing.pose);
+        let (near, _) = framing.camera.projection.planes();
+        println!(
+            "camera: framing the scene's bounds (centre {:.4?}, radius {:.4}, distance {:.4}, near plane {:.4})",
+            bounds.center().to_array(),
+            framing.radius,
+            framing.distance,
+            near
+        );
     }
     if options.window {
         let window = samples::window::run::WindowOptions {
@@ -211,7 +314,7 @@ fn view(options: &Options, scene: &GltfScene) -> ExitCode {
     // Which level of which mesh each library id is.
     let mut level_of = vec![0_usize; library.len()];
     let mut levels_drawn = Vec::new();
-    for mesh in &spawned.meshes {
+    for mesh in spawned.models.iter().flat_map(|(model, _)| model.meshes()) {
         for (level, id) in mesh.levels.clone().enumerate() {
             level_of[id as usize] = level;
         }
@@ -286,14 +389,9 @@ fn view(options: &Options, scene: &GltfScene) -> ExitCode {
             );
             if options.classify {
                 let outs = [options.out.clone()];
-                if let Err(error) = write_material_classes(
-                    &mut renderer,
-                    &visibility,
-                    app.world(),
-                    scene,
-                    spawned.material_base,
-                    &options.out,
-                ) {
+                if let Err(error) =
+                    write_material_classes(&mut renderer, &visibility, app.world(), &spawned.models, &options.out)
+                {
                     eprintln!("viewer: materials: {error}");
                     return ExitCode::FAILURE;
                 }
@@ -333,7 +431,7 @@ fn view(options: &Options, scene: &GltfScene) -> ExitCode {
 /// Lights the scene with a sun from above and behind the framing camera's side and makes
 /// every drawable a shadow caster; the cascades reach as far as the scene is wide, three
 /// times over.
-fn add_sun(app: &mut App, scene: &GltfScene, drawables: &[runtime::hecs::Entity]) {
+fn add_sun(app: &mut App, bounds: Option<Aabb>, drawables: &[runtime::hecs::Entity]) {
     let direction = Vec3::new(-0.5, -1.0, -0.35).normalize();
     let pose =
         ecs::Transform::from_translation_rotation(Vec3::ZERO, glam::Quat::from_rotation_arc(Vec3::NEG_Z, direction));
@@ -341,59 +439,33 @@ fn add_sun(app: &mut App, scene: &GltfScene, drawables: &[runtime::hecs::Entity]
     for &entity in drawables {
         let _ = app.world_mut().insert_one(entity, ecs::ShadowCaster);
     }
-    let size = scene_bounds(scene).map_or(10.0, |bounds| (bounds.max - bounds.min).length());
+    let size = bounds.map_or(10.0, |bounds| (bounds.max - bounds.min).length());
     app.resource_mut::<ecs::ShadowSettings>().max_distance = (size * 3.0).max(1.0);
 }
 
-/// The scene's bounds: every drawable node's mesh box in world space (`None` without one).
-fn scene_bounds(scene: &GltfScene) -> Option<Aabb> {
-    let mut bounds: Option<Aabb> = None;
-    for (node, world) in scene.nodes.iter().zip(scene.node_worlds()) {
-        for &mesh in &node.meshes {
-            let mesh = &scene.meshes[mesh];
-            let local_box = Aabb::new(Vec3::from(mesh.bounds_min), Vec3::from(mesh.bounds_max));
-            let world_box = local_box.transformed(&world);
-            bounds = Some(match bounds {
-                Some(all) => Aabb::new(all.min.min(world_box.min), all.max.max(world_box.max)),
-                None => world_box,
-            });
-        }
-    }
-    bounds
-}
-
-/// A camera pose that sees the whole scene: its bounds (every drawable node's mesh box in
-/// world space) seen from above and to the side, far enough for the bounding sphere to fit
-/// the default 60° vertical field of view at `aspect`.
-fn frame_scene(scene: &GltfScene, aspect: f32) -> ecs::Transform {
-    let bounds = scene_bounds(scene).unwrap_or(Aabb::new(Vec3::splat(-1.0), Vec3::splat(1.0)));
-    let center = bounds.center();
-    let radius = (bounds.max - bounds.min).length().max(1.0e-3) * 0.5;
-    let half_fov = 30f32.to_radians().min((30f32.to_radians().tan() * aspect.min(1.0)).atan());
-    let distance = radius / half_fov.sin() * 1.05;
-    let direction = Vec3::new(0.6, 0.45, 1.0).normalize();
-    ecs::scene::look_at(center + direction * distance, center)
-}
-
 /// Writes `IMAGE-materials.png`: every object drawn with culling off in its material's alpha
-/// mode's colour (opaque grey, masked green, blended blue; lighter where textured).
+/// mode's colour (opaque grey, masked green, blended blue; lighter where textured). `models`
+/// gives each file's model and materials: a material handle belongs to the model whose
+/// range of library materials holds it.
 fn write_material_classes(
     renderer: &mut MeshRenderer,
     visibility: &Visibility,
     world: &hecs::World,
-    scene: &GltfScene,
-    material_base: u32,
+    models: &[(Model, Vec<GltfMaterial>)],
     out: &std::path::Path,
 ) -> Result<(), samples::city::RenderError> {
+    let material_of = |handle: u32| {
+        models.iter().find_map(|(model, materials)| {
+            handle.checked_sub(model.material_base()).and_then(|index| materials.get(index as usize))
+        })
+    };
     let classes: Vec<u32> = visibility
         .objects()
         .entities
         .iter()
         .map(|&entity| {
-            let material =
-                world.get::<&ecs::Mesh>(entity).ok().and_then(|mesh| mesh.material.0.checked_sub(material_base));
-            let material =
-                material.and_then(|index| scene.material_list.get(index as usize)).cloned().unwrap_or_default();
+            let material = world.get::<&ecs::Mesh>(entity).ok().and_then(|mesh| material_of(mesh.material.0)).cloned();
+            let material = material.unwrap_or_default();
             let lift = if material.base_color_texture.is_some() { 60 } else { 0 };
             match material.alpha {
                 AlphaMode::Opaque => pack_rgba8(140 + lift, 140 + lift, 140 + lift, 255),
