@@ -10,8 +10,8 @@ use crate::names::{
     DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES, MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES,
     OBJECT_RECORDS, OBJECT_TRANSFORMS,
 };
-use crate::scene::DRAW_COMMAND_BYTES;
 use crate::scene::{lock_scene, FrameView, SharedScene};
+use crate::scene::{DrawCommand, DRAW_COMMAND_BYTES};
 use render_graph::ShaderStage;
 use render_graph::{Binding, ExecuteContext};
 use render_graph::{BindingKind, ColorBlend, GraphicsPipeline, GraphicsPipelineDesc};
@@ -62,18 +62,18 @@ impl DrawLists {
 const INSTANCED_BIT: u32 = 0x200;
 
 /// Set-0 bindings of the shadowed geometry pass: [`SCENE_BINDINGS`], then 7 `shadow_lights`
-/// and 8 `shadow_atlas` (`shadows.h`).
-pub(crate) const SHADOWED_SCENE_BINDINGS: [BindingKind; 9] = [
-    BindingKind::StorageBuffer,
-    BindingKind::StorageBuffer,
-    BindingKind::StorageBuffer,
-    BindingKind::StorageBuffer,
-    BindingKind::StorageBuffer,
-    BindingKind::TextureImage,
-    BindingKind::StorageBuffer,
-    BindingKind::StorageBuffer,
-    BindingKind::SampledImage,
-];
+/// and 8 `shadow_atlas` (`shadows.h`). Built from [`SCENE_BINDINGS`], so a scene binding added
+/// there is here too.
+pub(crate) const SHADOWED_SCENE_BINDINGS: [BindingKind; SCENE_BINDINGS.len() + 2] = {
+    let mut kinds = [BindingKind::StorageBuffer; SCENE_BINDINGS.len() + 2];
+    let mut index = 0;
+    while index < SCENE_BINDINGS.len() {
+        kinds[index] = SCENE_BINDINGS[index];
+        index += 1;
+    }
+    kinds[SCENE_BINDINGS.len() + 1] = BindingKind::SampledImage;
+    kinds
+};
 
 /// How the scene passes issue their draws.
 ///
@@ -444,25 +444,37 @@ impl SceneInputs {
                     }
                 }
                 DrawMode::Direct if list == 0 => {
-                    for draw in host_draws.iter().take(host_count as usize) {
-                        // SAFETY: recording with the scene pipeline bound and the index buffer
-                        // set; direct draws may use any first instance.
-                        unsafe {
-                            raw.cmd_draw_indexed(
-                                command_buffer,
-                                draw.index_count,
-                                draw.instance_count,
-                                draw.first_index,
-                                draw.vertex_offset,
-                                draw.first_instance,
-                            )
-                        };
-                    }
+                    let draws = &host_draws[..host_draws.len().min(host_count as usize)];
+                    // SAFETY: recording with the scene pipeline bound and the index buffer set.
+                    unsafe { draw_direct(context, draws) };
                 }
                 // The host's list is the early list alone.
                 DrawMode::Direct => {}
             }
         }
+    }
+}
+
+/// Records one `vkCmdDrawIndexed` per command of `draws` (direct draws may use any first
+/// instance): the [`DrawMode::Direct`] form of a list the host holds.
+///
+/// # Safety
+/// The pass is recording inside its rendering scope with its pipeline bound and the index
+/// buffer of the commands' ranges set.
+pub(crate) unsafe fn draw_direct(context: &ExecuteContext<'_>, draws: &[DrawCommand]) {
+    let (raw, command_buffer) = (context.device(), context.command_buffer());
+    for draw in draws {
+        // SAFETY: the caller's contract: a pipeline and an index buffer are bound.
+        unsafe {
+            raw.cmd_draw_indexed(
+                command_buffer,
+                draw.index_count,
+                draw.instance_count,
+                draw.first_index,
+                draw.vertex_offset,
+                draw.first_instance,
+            )
+        };
     }
 }
 

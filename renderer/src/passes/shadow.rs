@@ -9,7 +9,9 @@ use render_graph::vk;
 
 use super::cull::CULL_OCCLUSION;
 use super::cull::{SHADOW_DRAWS, SHADOW_DRAWS_LATE, SHADOW_DRAW_COUNTS, SHADOW_LATE_COUNTS};
-use super::draw::{check_mode, scene_push_words, DrawFilter, DrawMode, OpaquePipelines, SceneInputs, SCENE_BINDINGS};
+use super::draw::{
+    check_mode, draw_direct, scene_push_words, DrawFilter, DrawMode, OpaquePipelines, SceneInputs, SCENE_BINDINGS,
+};
 use crate::names::{DEPTH_FORMAT, SHADOW_ATLAS, SHADOW_LIGHTS};
 use crate::scene::{
     as_bytes, lock_scene, ShadowFrame, ShadowViewDraws, SharedScene, DRAW_COMMAND_BYTES, SHADOW_LIGHTS_BYTES,
@@ -200,19 +202,8 @@ impl ShadowAtlasPass {
             }
             _ => {
                 let commands = &shadows.commands()[view.first as usize..(view.first + view.count) as usize];
-                for draw in commands {
-                    // SAFETY: recording with the pipeline bound and the index buffer set.
-                    unsafe {
-                        raw.cmd_draw_indexed(
-                            command_buffer,
-                            draw.index_count,
-                            draw.instance_count,
-                            draw.first_index,
-                            draw.vertex_offset,
-                            draw.first_instance,
-                        )
-                    };
-                }
+                // SAFETY: recording with the pipeline bound and the index buffer set.
+                unsafe { draw_direct(context, commands) };
             }
         }
     }
