@@ -37,9 +37,13 @@ pub(crate) fn largest_inner_box(
         let found = open_side(positions, &part).and_then(|open| {
             let bounds = Aabb::from_points(part.iter().map(|&vertex| positions[vertex as usize]))
                 .ok_or(OcclusionError::BadMesh("an occluder needs positions"))?;
-            // A closed part's volume is the same from any apex: the origin's.
-            let apex_plane = open.map_or(glam::Vec4::ZERO, |side| side.plane(&bounds));
-            if open_volume(positions, &part, apex_plane) <= 0.0 {
+            // A closed part's volume is the same from any apex; an open one's is taken from a
+            // point of its open side's plane.
+            let apex = open.map_or(glam::DVec3::ZERO, |side| {
+                let plane = side.plane(&bounds).as_dvec4();
+                -plane.truncate() * plane.w
+            });
+            if super::occluders::signed_volume_from(positions, &part, apex) <= 0.0 {
                 return Err(OcclusionError::BadMesh("an occluder's surface must be wound outwards"));
             }
             Ok((inner_box(positions, &part, open)?, open.map(|side| side.plane(&bounds))))
@@ -56,20 +60,6 @@ pub(crate) fn largest_inner_box(
 fn volume(aabb: &Aabb) -> f32 {
     let size = aabb.max - aabb.min;
     size.x * size.y * size.z
-}
-
-/// Six times the volume enclosed by the open surface `indices` and its open side's `plane`:
-/// tetrahedra from a point on the plane, where the missing cap's own tetrahedra are flat.
-fn open_volume(positions: &[Vec3], indices: &[u32], plane: glam::Vec4) -> f64 {
-    let normal = plane.truncate().as_dvec3();
-    let apex = -normal * f64::from(plane.w);
-    indices
-        .chunks_exact(3)
-        .map(|triangle| {
-            let [a, b, c] = [0, 1, 2].map(|corner| positions[triangle[corner] as usize].as_dvec3() - apex);
-            a.dot(b.cross(c))
-        })
-        .sum()
 }
 
 /// The triangles of `indices` grouped by connected part (triangles sharing a vertex), each
@@ -122,13 +112,8 @@ impl OpenSide {
 /// one face plane of the bounds of `positions`: `Ok(None)` for a closed surface, the open
 /// side for a surface open only there, an error otherwise.
 pub(crate) fn open_side(positions: &[Vec3], indices: &[u32]) -> Result<Option<OpenSide>, OcclusionError> {
-    let mut edges: Vec<(u32, u32)> = indices
-        .chunks_exact(3)
-        .flat_map(|triangle| [(triangle[0], triangle[1]), (triangle[1], triangle[2]), (triangle[2], triangle[0])])
-        .collect();
-    edges.sort_unstable();
-    let mut border = edges.iter().filter(|&&(from, to)| edges.binary_search(&(to, from)).is_err()).peekable();
-    if border.peek().is_none() {
+    let border = super::occluders::border_edges(indices);
+    if border.is_empty() {
         return Ok(None);
     }
     let bounds = Aabb::from_points(indices.iter().map(|&vertex| positions[vertex as usize]))
@@ -136,7 +121,7 @@ pub(crate) fn open_side(positions: &[Vec3], indices: &[u32]) -> Result<Option<Op
     let tolerance = bounds.half_extent().max_element() * 1.0e-5;
     let mut sides: Vec<OpenSide> =
         (0..3).flat_map(|axis| [OpenSide { axis, sign: -1 }, OpenSide { axis, sign: 1 }]).collect();
-    for &(from, to) in border {
+    for (from, to) in border {
         sides.retain(|side| {
             let face = if side.sign < 0 { bounds.min[side.axis] } else { bounds.max[side.axis] };
             [from, to].iter().all(|&vertex| (positions[vertex as usize][side.axis] - face).abs() <= tolerance)

@@ -201,20 +201,33 @@ impl OccluderMesh {
 /// Whether every directed edge of `indices` is matched by the opposite edge of another
 /// triangle (a closed, consistently wound surface).
 fn is_closed(indices: &[u32]) -> bool {
+    border_edges(indices).is_empty()
+}
+
+/// The directed edges of `indices` that no other triangle matches with the opposite edge:
+/// the border of an open surface (none for a closed one).
+pub(super) fn border_edges(indices: &[u32]) -> Vec<(u32, u32)> {
     let mut edges: Vec<(u32, u32)> = indices
         .chunks_exact(3)
         .flat_map(|triangle| [(triangle[0], triangle[1]), (triangle[1], triangle[2]), (triangle[2], triangle[0])])
         .collect();
     edges.sort_unstable();
-    edges.iter().all(|&(from, to)| edges.binary_search(&(to, from)).is_ok())
+    edges.iter().copied().filter(|&(from, to)| edges.binary_search(&(to, from)).is_err()).collect()
 }
 
 /// Six times the signed volume the triangles enclose (positive when wound outwards).
 fn signed_volume(positions: &[Vec3], indices: &[u32]) -> f64 {
+    signed_volume_from(positions, indices, glam::DVec3::ZERO)
+}
+
+/// Six times the signed volume of the tetrahedra from `apex` to each triangle: the volume a
+/// closed surface encloses from any apex, and that of an open surface closed by a flat cap
+/// when the apex lies in the cap's plane (the cap's own tetrahedra are flat).
+pub(super) fn signed_volume_from(positions: &[Vec3], indices: &[u32], apex: glam::DVec3) -> f64 {
     indices
         .chunks_exact(3)
         .map(|triangle| {
-            let [a, b, c] = [0, 1, 2].map(|corner| positions[triangle[corner] as usize].as_dvec3());
+            let [a, b, c] = [0, 1, 2].map(|corner| positions[triangle[corner] as usize].as_dvec3() - apex);
             a.dot(b.cross(c))
         })
         .sum()
