@@ -32,7 +32,7 @@ pub use history::{FrameHistory, Series, CPU_FRAME, GPU_FRAME, HISTORY_FRAMES};
 pub use overlay::Overlay;
 pub use panels::{Requests, Switches};
 pub use pass::{lock_painted, OverlayPass, Painted, SharedPainted, OVERLAY_PASS};
-pub use snapshot::{MemoryFigures, ShadowCounters, Snapshot, ViewCounters, MEMORY_PERIOD};
+pub use snapshot::{MemoryFigures, Selection, ShadowCounters, Snapshot, ViewCounters, MEMORY_PERIOD};
 
 /// The egui library the overlay is built with (its input events, for injected input).
 pub use egui;

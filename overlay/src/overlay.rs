@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use egui::{Context, RawInput, Rect};
+use runtime::hecs::Entity;
 use runtime::App;
 use winit::event::WindowEvent;
 use winit::window::Window;
@@ -41,6 +42,8 @@ pub struct Overlay {
     /// Whether the pass was last handed an empty overlay (closed).
     cleared: bool,
     build_seconds: f64,
+    /// The entity whose components and explanation the overlay shows.
+    selected: Option<Entity>,
 }
 
 impl Overlay {
@@ -61,6 +64,7 @@ impl Overlay {
             updates: 0,
             cleared: false,
             build_seconds: 0.0,
+            selected: None,
         }
     }
 
@@ -89,6 +93,17 @@ impl Overlay {
         self.open = !self.open;
     }
 
+    /// Shows `entity`'s components, slot, `state_of` and explanation (a picked entity), or
+    /// nothing with `None`.
+    pub fn select(&mut self, entity: Option<Entity>) {
+        self.selected = entity;
+    }
+
+    /// The selected entity.
+    pub fn selected(&self) -> Option<Entity> {
+        self.selected
+    }
+
     /// Why the overlay was dropped (its renderer failed), if it was.
     pub fn error(&self) -> Option<String> {
         lock_painted(&self.shared).error.clone()
@@ -104,6 +119,11 @@ impl Overlay {
     /// and tessellate them.
     pub fn build_seconds(&self) -> f64 {
         self.build_seconds
+    }
+
+    /// The figures of the last build.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
     }
 
     /// What the overlay hands its pass (tests use it to inject a renderer's failure).
@@ -198,7 +218,7 @@ impl Overlay {
             return (Requests::default(), None);
         }
         let device = lock_painted(&self.shared).device.clone();
-        self.snapshot.read(app, device.as_ref(), self.updates.is_multiple_of(MEMORY_PERIOD));
+        self.snapshot.read(app, device.as_ref(), self.updates.is_multiple_of(MEMORY_PERIOD), self.selected);
         self.updates += 1;
         let mut requests = Requests::default();
         let Overlay { context, snapshot, history, rects, .. } = self;

@@ -6,7 +6,7 @@
 use egui::{Color32, Context, Pos2, Rect, Stroke, Ui, Vec2};
 
 use crate::history::FrameHistory;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Selection, Snapshot};
 
 /// The switches the window's keys flip, as the overlay shows them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -88,6 +88,9 @@ pub fn build(
     panel(0, "memory and jobs", &mut |ui| memory_panel(ui, snapshot));
     panel(1, "passes (GPU ms)", &mut |ui| passes_panel(ui, snapshot));
     panel(1, "switches", &mut |ui| switches_panel(ui, switches, &mut requests));
+    if let Some(selection) = &snapshot.selection {
+        panel(1, "selected", &mut |ui| selection_panel(ui, selection));
+    }
     requests
 }
 
@@ -192,4 +195,26 @@ fn switches_panel(ui: &mut Ui, switches: &Switches, requests: &mut Requests) {
         requests.next_debug_view = true;
     }
     ui.label(format!("shadows: {}", if switches.shadows { "on" } else { "off" }));
+}
+
+fn selection_panel(ui: &mut Ui, selection: &Selection) {
+    let explanation = &selection.explanation;
+    ui.label(format!("entity {:?}, slot {:?}", selection.entity, explanation.slot));
+    if let Some([x, y, z]) = selection.position {
+        ui.label(format!("at ({x:.2}, {y:.2}, {z:.2})"));
+    }
+    if let Some((mesh, material)) = selection.mesh {
+        ui.label(format!("mesh {mesh}, material {material}"));
+    }
+    if let Some(lod) = explanation.lod {
+        ui.label(format!(
+            "level {} of {} (distance {:.1} within {:.1})",
+            lod.level, lod.levels, lod.scaled_distance, lod.range
+        ));
+    } else if let Some(levels) = selection.levels {
+        ui.label(format!("{levels} levels of detail"));
+    }
+    ui.label(format!("state: {:?}", explanation.state));
+    ui.label(format!("why: {:?}", explanation.reason));
+    ui.label(if explanation.caster { "casts shadows" } else { "casts no shadow" });
 }

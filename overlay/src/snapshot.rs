@@ -5,8 +5,11 @@
 
 use std::sync::Arc;
 
+use culling::{Explanation, Visibility};
+use ecs::{Lod, Mesh, RenderSettings, WorldTransform};
 use render_graph::GpuDevice;
 use renderer::RenderReport;
+use runtime::hecs::Entity;
 use runtime::App;
 
 /// Frames between two reads of the memory figures.
@@ -63,6 +66,37 @@ pub struct MemoryFigures {
     pub gpu_blocks: u64,
 }
 
+/// The selected entity as the overlay shows it: its components, slot, the stage's answer
+/// and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Selection {
+    /// The entity.
+    pub entity: Entity,
+    /// Its world position, when it has a world transform.
+    pub position: Option<[f32; 3]>,
+    /// Its mesh and material handles, when it has a mesh.
+    pub mesh: Option<(u32, u32)>,
+    /// Its levels of detail, when it has some.
+    pub levels: Option<usize>,
+    /// [`Visibility::explain`] for it: slot, `state_of`, the reason and the level chosen.
+    pub explanation: Explanation,
+}
+
+impl Selection {
+    /// Reads `entity`'s components and explanation from `app`; `None` without a Visibility
+    /// stage.
+    pub fn read(app: &App, entity: Entity) -> Option<Selection> {
+        let visibility = app.resources().get::<Visibility>()?;
+        let settings = app.resources().get::<RenderSettings>()?;
+        let world = app.world();
+        let explanation = visibility.explain(world, &settings, entity);
+        let position = world.get::<&WorldTransform>(entity).ok().map(|world| world.0.w_axis.truncate().to_array());
+        let mesh = world.get::<&Mesh>(entity).ok().map(|mesh| (mesh.mesh.0, mesh.material.0));
+        let levels = world.get::<&Lod>(entity).ok().map(|lod| lod.levels.len());
+        Some(Selection { entity, position, mesh, levels, explanation })
+    }
+}
+
 /// Everything the panels show of one frame.
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
@@ -90,12 +124,15 @@ pub struct Snapshot {
     pub inline_batches: usize,
     /// The Render stage's error of the last frame.
     pub error: Option<String>,
+    /// The selected entity, when one is.
+    pub selection: Option<Selection>,
 }
 
 impl Snapshot {
     /// Reads the figures of the frame `app` ran last; `device` gives the memory pools, asked
-    /// when `refresh_memory`.
-    pub fn read(&mut self, app: &App, device: Option<&Arc<GpuDevice>>, refresh_memory: bool) {
+    /// when `refresh_memory`; `selected` is explained.
+    pub fn read(&mut self, app: &App, device: Option<&Arc<GpuDevice>>, refresh_memory: bool, selected: Option<Entity>) {
+        self.selection = selected.and_then(|entity| Selection::read(app, entity));
         self.cpu_ms = (app.frame_stats().last_seconds * 1e3) as f32;
         self.threads = app.job_system().threads();
         self.inline_batches = app.schedule().inline_batches();

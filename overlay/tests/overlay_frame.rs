@@ -158,3 +158,23 @@ fn a_renderer_error_drops_the_overlay_and_the_frame_goes_on() {
     assert!(app.resource::<RenderReport>().frames >= 8, "every frame was drawn");
     assert_no_validation_messages(&device);
 }
+
+#[test]
+fn the_selected_entity_is_explained_in_a_panel_of_its_own() {
+    let Some(device) = gpu_test_context() else { return };
+    let mut overlay = Overlay::new(true);
+    let mut app = overlay_app(&device, CullingBackend::Cpu, &overlay);
+    let cube = scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::IDENTITY);
+    for _ in 0..3 {
+        frame(&mut app, &mut overlay);
+    }
+    assert_eq!(overlay.panel_rects().count(), 5, "nothing selected: no panel for it");
+    overlay.select(Some(cube));
+    frame(&mut app, &mut overlay);
+    assert_eq!(overlay.panel_rects().count(), 6, "the selection's panel");
+    let selection = overlay.snapshot().selection.clone().expect("the cube is selected");
+    assert_eq!(selection.explanation.reason, culling::Reason::Visible);
+    assert_eq!(selection.explanation.state, Some(culling::ObjectState::Visible));
+    assert_eq!(selection.position, Some([0.0, 0.0, 0.0]));
+    assert_no_validation_messages(&device);
+}
