@@ -12,6 +12,8 @@
 //!   `egui-ash-renderer` inside the graph's rendering scope over `color` (a colour attachment
 //!   it loads, so the graph places its barriers). A renderer error drops the overlay with one
 //!   logged error; the frame goes on.
+//! - [`Picking`] (`picking.rs`) answers which entity owns a pixel of the main view, from an
+//!   object-id image drawn on the asking frame; [`Overlay::select`] shows one.
 //! - In a window, [`Overlay::on_window_event`] feeds egui through `egui-winit` and says
 //!   whether the overlay took the event (then the fly camera does not).
 //!
@@ -26,12 +28,14 @@ mod history;
 mod overlay;
 mod panels;
 mod pass;
+mod picking;
 mod snapshot;
 
 pub use history::{FrameHistory, Series, CPU_FRAME, GPU_FRAME, HISTORY_FRAMES};
 pub use overlay::Overlay;
 pub use panels::{Requests, Switches};
 pub use pass::{lock_painted, OverlayPass, Painted, SharedPainted, OVERLAY_PASS};
+pub use picking::{PickMiss, Picking};
 pub use snapshot::{MemoryFigures, Selection, ShadowCounters, Snapshot, ViewCounters, MEMORY_PERIOD};
 
 /// The egui library the overlay is built with (its input events, for injected input).

@@ -88,7 +88,8 @@ pub struct CityOptions {
     pub clusters: bool,
     /// Open a window and fly the city: WASD to move, Space/Ctrl up and down, Shift faster,
     /// the mouse with the left button held to look, F1 toggles culling, F2 freezes the
-    /// culling camera (fly out to see what it kept), F3 shows the debug overlay, Esc quits.
+    /// culling camera (fly out to see what it kept), F3 shows the debug overlay, Alt + click
+    /// selects the entity under the cursor in it, Esc quits.
     /// Every frame is drawn through the render graph into the window. With `--frames N` the
     /// window closes after N frames.
     #[arg(long)]

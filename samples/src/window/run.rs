@@ -23,7 +23,7 @@ use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 use winit::window::{Window, WindowId};
 
-use overlay::{Overlay, Switches};
+use overlay::{Overlay, Picking, Switches};
 
 use super::fly::{fly_system, keys, DrawView, FlyCamera, FlyInput};
 use super::target::{lock_window, SharedWindow, SwapchainTarget};
@@ -116,6 +116,8 @@ pub fn run(app: App, meshes: &MeshLibrary, options: WindowOptions) -> Result<Win
         title_at: Instant::now(),
         title_frames: 0,
         overlay: None,
+        picking: None,
+        alt: false,
     };
     event_loop.run_app(&mut runner)?;
     // The renderer (in the app's systems) goes before the window its surface draws to.
@@ -193,6 +195,10 @@ struct Runner<'a> {
     title_frames: u64,
     /// The debug overlay (made with the window).
     overlay: Option<Overlay>,
+    /// Picking for Alt + click (made with the window).
+    picking: Option<Picking>,
+    /// Whether Alt is held.
+    alt: bool,
 }
 
 impl Runner<'_> {
@@ -254,6 +260,7 @@ impl Runner<'_> {
         }
         *app.resource_mut::<DebugView>() = self.options.debug_view.clone();
         self.overlay = Some(overlay);
+        self.picking = Some(Picking::new(Some(Arc::clone(&device)), self.meshes.clone()));
         self.window = Some(window);
         self.device = Some(device);
         Ok(())
@@ -363,6 +370,28 @@ impl Runner<'_> {
         }
     }
 
+    /// Alt + click: selects the entity under the cursor in the overlay (and shows it), or
+    /// logs why there is none.
+    fn pick(&mut self) {
+        let (Some(app), Some(picking), Some(overlay), Some(cursor)) =
+            (self.app.as_ref(), self.picking.as_mut(), self.overlay.as_mut(), self.cursor)
+        else {
+            return;
+        };
+        // The last simulated frame's answer: a pipelined window shows the frame before it,
+        // which differs only while things move.
+        match picking.at(app, cursor.x as u32, cursor.y as u32) {
+            Ok(entity) => {
+                overlay.select(Some(entity));
+                overlay.set_open(true);
+            }
+            Err(miss) => {
+                log::info!("pick: {miss}");
+                overlay.select(None);
+            }
+        }
+    }
+
     fn key(&mut self, event_loop: &ActiveEventLoop, event: &KeyEvent) {
         let PhysicalKey::Code(code) = event.physical_key else { return };
         let pressed = event.state == ElementState::Pressed;
@@ -445,6 +474,10 @@ impl ApplicationHandler for Runner<'_> {
                 }
             }
             WindowEvent::KeyboardInput { event, .. } => self.key(event_loop, &event),
+            WindowEvent::ModifiersChanged(modifiers) => self.alt = modifiers.state().alt_key(),
+            WindowEvent::MouseInput { button: MouseButton::Left, state: ElementState::Pressed, .. } if self.alt => {
+                self.pick();
+            }
             WindowEvent::MouseInput { button: MouseButton::Left, state, .. } => {
                 self.looking = state == ElementState::Pressed;
             }
