@@ -36,7 +36,8 @@
 //! **Where things are.** `system.rs` runs the frame: `segments.rs` lists the mesh archetypes,
 //! `slots.rs` gives every object its slot, `cull.rs` is the full pass (`cache.rs` the
 //! per-slot box cache), `tracked/` the pass over what changed, `gather.rs` the index lists,
-//! `tags.rs` the tag changes and the system applying them. `answer.rs` is [`Visibility`], all a game reads
+//! `tags.rs` the tag changes and the system applying them, `explain.rs` why one entity is drawn
+//! or not ([`Visibility::explain`]). `answer.rs` is [`Visibility`], all a game reads
 //! (`changes.rs`: which slots it changed); `state.rs` is the stage's working memory, which
 //! nothing outside the stage sees; `holds/` what a word may skip while the camera creeps.
 
@@ -44,6 +45,7 @@ mod answer;
 mod cache;
 mod changes;
 mod cull;
+mod explain;
 mod gather;
 mod holds;
 mod segments;
@@ -55,6 +57,7 @@ mod tracked;
 
 pub use answer::{ObjectColumns, ObjectDraw, ObjectState, Visibility, VisibilityStats};
 pub use changes::SlotChanges;
+pub use explain::{Explanation, FrustumPlane, Kept, LodChoice, Missing, Reason};
 pub use system::{install, visibility_system, VISIBILITY_SYSTEM};
 pub use tags::{visibility_tags_system, VISIBILITY_TAGS_SYSTEM};
 pub(crate) use tracked::GROUP_WORDS;

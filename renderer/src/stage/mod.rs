@@ -238,6 +238,9 @@ pub struct RenderReport {
     /// milliseconds of the newest frame whose times are known (`gpu_ms` is `None` without
     /// timestamps).
     pub user_passes: Vec<render_graph::PassStats>,
+    /// Every pass of the frame (the engine's and the users'), in recording order, with the
+    /// same timings as [`RenderReport::user_passes`]: what a debug overlay lists per pass.
+    pub passes: Vec<render_graph::PassStats>,
     /// Every user pass the graph dropped so far, with its group, where it was added and why
     /// (each also logged once): a pass that does not compile, bind or record, a misspelt
     /// insertion point, a write of an engine resource it did not claim. The engine's frame

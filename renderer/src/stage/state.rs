@@ -77,6 +77,7 @@ impl FrameOutcome {
             report.dropped_passes.clone_from(&self.report.dropped_passes);
         }
         std::mem::swap(&mut report.user_passes, &mut self.report.user_passes);
+        std::mem::swap(&mut report.passes, &mut self.report.passes);
         let growth_error = self.growth_error.take();
         if self.read_bits {
             report.gpu = self.report.gpu.take();
@@ -91,23 +92,33 @@ impl FrameOutcome {
     }
 }
 
+/// The timings of `passes` into `known`, rewritten in place while the passes stay the same
+/// (no allocation per frame), replaced when they change.
+fn copy_pass_stats<'graph>(
+    passes: impl Iterator<Item = &'graph render_graph::PassStats> + Clone,
+    known: &mut Vec<render_graph::PassStats>,
+) {
+    let same = passes.clone().count() == known.len()
+        && passes.clone().zip(known.iter()).all(|(pass, old)| pass.name == old.name);
+    if same {
+        for (pass, old) in passes.zip(known.iter_mut()) {
+            old.gpu_ms = pass.gpu_ms;
+            old.cpu_record_ms = pass.cpu_record_ms;
+            old.barriers = pass.barriers;
+        }
+    } else {
+        known.clear();
+        known.extend(passes.cloned());
+    }
+}
+
 /// The users' passes into `report`: their timings of the newest frame whose times are known
 /// (rewritten in place while the passes stay the same), the ones dropped so far and the
 /// count of their warnings.
 fn report_user_passes(graph: &RenderGraph, report: &mut RenderReport) {
     let users = graph.stats().passes.iter().filter(|pass| pass.owner == Owner::User);
-    let same = users.clone().count() == report.user_passes.len()
-        && users.clone().zip(&report.user_passes).all(|(pass, known)| pass.name == known.name);
-    if same {
-        for (pass, known) in users.zip(&mut report.user_passes) {
-            known.gpu_ms = pass.gpu_ms;
-            known.cpu_record_ms = pass.cpu_record_ms;
-            known.barriers = pass.barriers;
-        }
-    } else {
-        report.user_passes.clear();
-        report.user_passes.extend(users.cloned());
-    }
+    copy_pass_stats(users, &mut report.user_passes);
+    copy_pass_stats(graph.stats().passes.iter(), &mut report.passes);
     let dropped = graph.dropped_passes();
     if dropped.len() != report.dropped_passes.len() {
         report.dropped_passes = dropped.iter().map(ToString::to_string).collect();

@@ -178,6 +178,32 @@ impl ReferenceRenderer {
         Ok(owners)
     }
 
+    /// The object owning pixel (`x`, `y`) (rows from the top) of the frame's view with
+    /// culling off: the id image of every drawable object of `visibility`, drawn now and
+    /// waited for; `None` for the sky. Picking's answer, exact whatever the frame culled.
+    pub fn owner_at(
+        &mut self,
+        world: &World,
+        visibility: &Visibility,
+        x: u32,
+        y: u32,
+    ) -> Result<Option<u32>, TruthError> {
+        let view_projection = view_projection_of(visibility)?;
+        if visibility.objects().len() > ID_LIMIT {
+            return Err(TruthError::Capacity { objects: visibility.objects().len(), capacity: ID_LIMIT as u32 });
+        }
+        self.collect_drawable(visibility);
+        let colors = super::slot_colors(world, visibility.objects());
+        self.upload(visibility, |object| id_color(object, colors[object]))?;
+        self.graph.set_param(ObjectIdImage(true));
+        let all = std::mem::take(&mut self.all_drawable);
+        let image = self.draw_list(view_projection, &all);
+        self.all_drawable = all;
+        self.graph.remove_param::<ObjectIdImage>();
+        let offset = (y as usize * self.extent.width as usize + x as usize) * 4;
+        Ok(image?.get(offset..offset + 4).and_then(pixel_owner))
+    }
+
     /// The culling truth of the frame: draws every drawable object of `visibility` (in
     /// `world`) with culling off as an object-id image and returns the objects owning at
     /// least one pixel, sorted. Object `i` is drawn with `i + 1` in its colour's red, green

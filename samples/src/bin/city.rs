@@ -541,6 +541,7 @@ fn run_window(
         debug_view: options.debug_view.clone().unwrap_or_default(),
         pipelined: !options.serial,
         shadows: options.shadows,
+        hud: options.hud,
     };
     let outcome = samples::window::run::run(app, &meshes.library, window_options);
     samples::window::run::WindowSummary::report(outcome, "city", options.screenshot.as_deref())

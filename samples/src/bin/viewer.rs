@@ -23,8 +23,8 @@
 //! `--window` shows the scene in a window instead (the engine's Render stage, GPU culling
 //! where a device can, textures, masks and blending as in the PNG), starting from the same
 //! camera, pipelined; fly with W A S D, Space, Ctrl and the left mouse button, F1 turns culling off,
-//! V cycles the depth views, Esc closes. With `--frames N` it closes after N frames, and
-//! `--screenshot PATH` writes the last one.
+//! V cycles the depth views, F3 shows the debug overlay (`--hud`: from the start), Esc closes.
+//! With `--frames N` it closes after N frames, and `--screenshot PATH` writes the last one.
 //!
 //! `--shadows` lights the scene with a sun casting shadows (four cascades) from every mesh
 //! onto every mesh, in the PNG (every caster drawn into every cascade, checked culled against
@@ -64,7 +64,7 @@ use samples::viewer::{frame_bounds, place_models, scene_bounds, Placement};
 const SKY: [f32; 4] = [0.55, 0.70, 0.90, 1.0];
 
 const USAGE: &str = "usage: viewer SCENE.gltf|SCENE.glb [MORE.gltf|MORE.glb ...] [--as-is] [--out IMAGE.png] \
-                     [--size WxH] [--classify] [--shadows] [--window [--frames N] [--screenshot IMAGE.png]]\n\
+                     [--size WxH] [--classify] [--shadows] [--window [--hud] [--frames N] [--screenshot IMAGE.png]]\n\
                      several files stand side by side along +x by their bounds (--as-is: each at its own \
                      origin); a bad one is named, the others drawn, and the exit code is 1";
 
@@ -79,6 +79,7 @@ struct Options {
     frames: Option<u64>,
     screenshot: Option<PathBuf>,
     shadows: bool,
+    hud: bool,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -88,7 +89,7 @@ fn parse_options() -> Result<Options, String> {
     let (mut width, mut height) = (1280, 720);
     let mut classify = false;
     let (mut window, mut frames, mut screenshot) = (false, None, None);
-    let mut shadows = false;
+    let (mut shadows, mut hud) = (false, false);
     let mut arguments = std::env::args().skip(1);
     while let Some(argument) = arguments.next() {
         match argument.as_str() {
@@ -105,6 +106,7 @@ fn parse_options() -> Result<Options, String> {
             "--classify" => classify = true,
             "--window" => window = true,
             "--shadows" => shadows = true,
+            "--hud" => hud = true,
             "--frames" => {
                 let count = arguments.next().ok_or("--frames needs a count")?;
                 match count.parse::<u64>() {
@@ -121,13 +123,13 @@ fn parse_options() -> Result<Options, String> {
     if scenes.is_empty() {
         return Err(String::from("no scene file given"));
     }
-    if (frames.is_some() || screenshot.is_some()) && !window {
-        return Err(String::from("--frames and --screenshot are for --window"));
+    if (frames.is_some() || screenshot.is_some() || hud) && !window {
+        return Err(String::from("--frames, --screenshot and --hud are for --window"));
     }
     if screenshot.is_some() && frames.is_none() {
         return Err(String::from("--screenshot needs --frames N (the last frame is the screenshot)"));
     }
-    Ok(Options { scenes, placement, out, width, height, classify, window, frames, screenshot, shadows })
+    Ok(Options { scenes, placement, out, width, height, classify, window, frames, screenshot, shadows, hud })
 }
 
 /// A file that loaded, with its path (for the lines naming it).
@@ -304,6 +306,7 @@ fn view(options: &Options, loaded: &[Loaded], any_bad: &mut bool) -> ExitCode {
             debug_view: renderer::DebugView::default(),
             pipelined: true,
             shadows: options.shadows,
+            hud: options.hud,
         };
         let outcome = samples::window::run::run(app, &library, window);
         return samples::window::run::WindowSummary::report(outcome, "viewer", options.screenshot.as_deref());

@@ -88,10 +88,16 @@ pub struct CityOptions {
     pub clusters: bool,
     /// Open a window and fly the city: WASD to move, Space/Ctrl up and down, Shift faster,
     /// the mouse with the left button held to look, F1 toggles culling, F2 freezes the
-    /// culling camera (fly out to see what it kept), Esc quits. Every frame is drawn through
-    /// the render graph into the window. With `--frames N` the window closes after N frames.
+    /// culling camera (fly out to see what it kept), F3 shows the debug overlay, Alt + click
+    /// selects the entity under the cursor in it, Esc quits.
+    /// Every frame is drawn through the render graph into the window. With `--frames N` the
+    /// window closes after N frames.
     #[arg(long)]
     pub window: bool,
+    /// With `--window`: show the debug overlay from the start (F3 hides it): frame times,
+    /// culling counters, GPU time per pass, memory and switches.
+    #[arg(long, requires = "window")]
+    pub hud: bool,
     /// With `--window`: pipelined frames (the default there): a render thread records and
     /// submits frame N while frame N + 1 simulates and culls; the picture shows a frame
     /// later. The headless run checks every frame against its own reference and stays serial.

@@ -1,6 +1,7 @@
 //! The window's event loop: makes the window, the device with surface extensions, the
 //! swapchain and the city's rendering on the first `resumed`, then runs one frame of the
-//! schedule per turn of the loop. Keys and mouse go to [`FlyInput`]; resizes to the
+//! schedule per turn of the loop. Keys and mouse go to the debug overlay first (F3 shows or
+//! hides it; while shown it takes what it wants), the rest to [`FlyInput`]; resizes to the
 //! [`Viewport`] and the swapchain.
 
 use std::path::PathBuf;
@@ -21,6 +22,8 @@ use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
 use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 use winit::window::{Window, WindowId};
+
+use overlay::{Overlay, Picking, Switches};
 
 use super::fly::{fly_system, keys, DrawView, FlyCamera, FlyInput};
 use super::target::{lock_window, SharedWindow, SwapchainTarget};
@@ -54,6 +57,8 @@ pub struct WindowOptions {
     pub pipelined: bool,
     /// Draw the world's lights and shadows (`RenderSetup::shadows`).
     pub shadows: bool,
+    /// Show the debug overlay from the start (`--hud`); F3 shows or hides it.
+    pub hud: bool,
 }
 
 /// What `V` cycles through in the window: the frame, then these images (and mips).
@@ -110,6 +115,9 @@ pub fn run(app: App, meshes: &MeshLibrary, options: WindowOptions) -> Result<Win
         frame_ms: Vec::new(),
         title_at: Instant::now(),
         title_frames: 0,
+        overlay: None,
+        picking: None,
+        alt: false,
     };
     event_loop.run_app(&mut runner)?;
     // The renderer (in the app's systems) goes before the window its surface draws to.
@@ -185,6 +193,12 @@ struct Runner<'a> {
     frame_ms: Vec<f64>,
     title_at: Instant,
     title_frames: u64,
+    /// The debug overlay (made with the window).
+    overlay: Option<Overlay>,
+    /// Picking for Alt + click (made with the window).
+    picking: Option<Picking>,
+    /// Whether Alt is held.
+    alt: bool,
 }
 
 impl Runner<'_> {
@@ -227,11 +241,13 @@ impl Runner<'_> {
         let capacity = rendering::capacity(app.world());
         let clock = BobClock::default();
         let frame_clock = clock.clone();
+        let mut overlay = Overlay::new(self.options.hud);
+        overlay.attach_window(&window);
         let frames = rendering::CityFrames {
             backend: self.options.backend,
             extent: render_extent,
             bits: renderer::BitsReadback::Lagged,
-            passes: vec![Box::new(move |graph| add_frame_passes(graph, &choice, capacity, &clock))],
+            passes: vec![Box::new(move |graph| add_frame_passes(graph, &choice, capacity, &clock)), overlay.passes()],
             shadows: self.options.shadows,
         };
         let culling = rendering::install(app, &device, self.meshes, Box::new(target), frames)?;
@@ -243,6 +259,8 @@ impl Runner<'_> {
             return Err("--gpu-animate and --debug-boxes need GPU culling (--cull gpu)".into());
         }
         *app.resource_mut::<DebugView>() = self.options.debug_view.clone();
+        self.overlay = Some(overlay);
+        self.picking = Some(Picking::new(Some(Arc::clone(&device)), self.meshes.clone()));
         self.window = Some(window);
         self.device = Some(device);
         Ok(())
@@ -293,6 +311,7 @@ impl Runner<'_> {
             self.title_at = Instant::now();
             self.title_frames = 0;
         }
+        self.update_overlay();
         if self.options.frames.is_some_and(|frames| next >= frames) {
             self.finish(event_loop);
         }
@@ -325,6 +344,54 @@ impl Runner<'_> {
         event_loop.exit();
     }
 
+    /// Builds the overlay from the frame just run and applies what its switches asked, as
+    /// the keys would.
+    fn update_overlay(&mut self) {
+        let (Some(app), Some(overlay), Some(window)) = (self.app.as_mut(), self.overlay.as_mut(), &self.window) else {
+            return;
+        };
+        let switches = {
+            let fly = app.resource::<FlyCamera>();
+            Switches {
+                culling_off: fly.culling_off,
+                frozen: fly.frozen,
+                debug_view: app.resource::<DebugView>().image.clone(),
+                shadows: self.options.shadows,
+            }
+        };
+        let requests = overlay.update_in_window(app, &switches, window);
+        let mut input = app.resource_mut::<FlyInput>();
+        input.toggle_culling |= requests.toggle_culling;
+        input.toggle_freeze |= requests.toggle_freeze;
+        drop(input);
+        if requests.next_debug_view {
+            let mut view = app.resource_mut::<DebugView>();
+            *view = next_debug_view(&view);
+        }
+    }
+
+    /// Alt + click: selects the entity under the cursor in the overlay (and shows it), or
+    /// logs why there is none.
+    fn pick(&mut self) {
+        let (Some(app), Some(picking), Some(overlay), Some(cursor)) =
+            (self.app.as_ref(), self.picking.as_mut(), self.overlay.as_mut(), self.cursor)
+        else {
+            return;
+        };
+        // The last simulated frame's answer: a pipelined window shows the frame before it,
+        // which differs only while things move.
+        match picking.at(app, cursor.x as u32, cursor.y as u32) {
+            Ok(entity) => {
+                overlay.select(Some(entity));
+                overlay.set_open(true);
+            }
+            Err(miss) => {
+                log::info!("pick: {miss}");
+                overlay.select(None);
+            }
+        }
+    }
+
     fn key(&mut self, event_loop: &ActiveEventLoop, event: &KeyEvent) {
         let PhysicalKey::Code(code) = event.physical_key else { return };
         let pressed = event.state == ElementState::Pressed;
@@ -344,6 +411,12 @@ impl Runner<'_> {
             }
             KeyCode::F2 if pressed && !event.repeat => {
                 input.toggle_freeze = true;
+                return;
+            }
+            KeyCode::F3 if pressed && !event.repeat => {
+                if let Some(overlay) = self.overlay.as_mut() {
+                    overlay.toggle();
+                }
                 return;
             }
             KeyCode::KeyV if pressed && !event.repeat => {
@@ -379,6 +452,18 @@ impl ApplicationHandler for Runner<'_> {
     }
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _window: WindowId, event: WindowEvent) {
+        if let (Some(overlay), Some(window)) = (self.overlay.as_mut(), &self.window) {
+            // A shown overlay takes the pointer over its panels and the keyboard while a
+            // panel has it; F3 and closing always reach the window.
+            let toggle = matches!(&event, WindowEvent::KeyboardInput { event, .. }
+                if event.physical_key == PhysicalKey::Code(KeyCode::F3));
+            if !toggle && overlay.on_window_event(window, &event) && !matches!(event, WindowEvent::CloseRequested) {
+                if let (WindowEvent::MouseInput { state: ElementState::Released, .. }, true) = (&event, self.looking) {
+                    self.looking = false;
+                }
+                return;
+            }
+        }
         match event {
             WindowEvent::CloseRequested => self.finish(event_loop),
             WindowEvent::Resized(size) => {
@@ -389,6 +474,10 @@ impl ApplicationHandler for Runner<'_> {
                 }
             }
             WindowEvent::KeyboardInput { event, .. } => self.key(event_loop, &event),
+            WindowEvent::ModifiersChanged(modifiers) => self.alt = modifiers.state().alt_key(),
+            WindowEvent::MouseInput { button: MouseButton::Left, state: ElementState::Pressed, .. } if self.alt => {
+                self.pick();
+            }
             WindowEvent::MouseInput { button: MouseButton::Left, state, .. } => {
                 self.looking = state == ElementState::Pressed;
             }

@@ -1,0 +1,42 @@
+//! The in-game debug overlay: an egui overlay drawn by a render-graph pass at the frame's
+//! [`renderer::points::BEFORE_OUTPUT`] point, over the final `color`, so it appears in the
+//! window and in headless pictures alike.
+//!
+//! - [`Overlay`] (`overlay.rs`) owns the egui context. A game calls [`Overlay::update`] (or
+//!   [`Overlay::update_in_window`]) after each frame: it reads that frame's figures from the
+//!   [`runtime::App`] ([`Snapshot`], `snapshot.rs`), records the frame-time history
+//!   ([`FrameHistory`], `history.rs`), builds the panels (`panels.rs`) when the overlay is
+//!   open, and hands the tessellated result to the pass. F3 in the samples' window calls
+//!   [`Overlay::toggle`]; `--hud` starts it open.
+//! - [`OverlayPass`] (`pass.rs`) draws the newest tessellated overlay with
+//!   `egui-ash-renderer` inside the graph's rendering scope over `color` (a colour attachment
+//!   it loads, so the graph places its barriers). A renderer error drops the overlay with one
+//!   logged error; the frame goes on.
+//! - [`Picking`] (`picking.rs`) answers which entity owns a pixel of the main view, from an
+//!   object-id image drawn on the asking frame; [`Overlay::select`] shows one.
+//! - In a window, [`Overlay::on_window_event`] feeds egui through `egui-winit` and says
+//!   whether the overlay took the event (then the fly camera does not).
+//!
+//! The panels: the frame-time graph (CPU frame, each stage, GPU frame; the last
+//! [`HISTORY_FRAMES`] frames), the main view's and each shadow view's culling counters, GPU
+//! milliseconds per pass, memory (resident, GPU pools) and the job system, and the switches
+//! the window's keys flip ([`Switches`], answered with [`Requests`]).
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+mod history;
+mod overlay;
+mod panels;
+mod pass;
+mod picking;
+mod snapshot;
+
+pub use history::{FrameHistory, Series, CPU_FRAME, GPU_FRAME, HISTORY_FRAMES};
+pub use overlay::Overlay;
+pub use panels::{Requests, Switches};
+pub use pass::{lock_painted, OverlayPass, Painted, SharedPainted, OVERLAY_PASS};
+pub use picking::{PickMiss, Picking};
+pub use snapshot::{MemoryFigures, Selection, ShadowCounters, Snapshot, ViewCounters, MEMORY_PERIOD};
+
+/// The egui library the overlay is built with (its input events, for injected input).
+pub use egui;

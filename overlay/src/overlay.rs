@@ -1,0 +1,245 @@
+//! [`Overlay`]: the egui context, the open switch (F3), the history and the snapshot; built
+//! between frames from the [`App`], handed to [`OverlayPass`] tessellated.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use egui::{Context, RawInput, Rect};
+use runtime::hecs::Entity;
+use runtime::App;
+use winit::event::WindowEvent;
+use winit::window::Window;
+
+use crate::history::FrameHistory;
+use crate::panels::{self, Requests, Switches};
+use crate::pass::{lock_painted, OverlayPass, Painted, SharedPainted};
+use crate::snapshot::{Snapshot, MEMORY_PERIOD};
+
+/// The debug overlay (see the crate docs).
+///
+/// ```no_run
+/// # fn setup() -> renderer::RenderSetup { unimplemented!() }
+/// let mut overlay = overlay::Overlay::new(true);
+/// let mut setup = setup();
+/// setup.passes.push(overlay.passes());
+/// let mut app = runtime::App::new();
+/// renderer::install_render(&mut app, setup).expect("installed");
+/// for _ in 0..10 {
+///     app.run_frame();
+///     overlay.update(&app, &overlay::Switches::default());
+/// }
+/// ```
+pub struct Overlay {
+    context: Context,
+    open: bool,
+    shared: SharedPainted,
+    history: FrameHistory,
+    snapshot: Snapshot,
+    rects: Vec<Rect>,
+    window_input: Option<egui_winit::State>,
+    started: Instant,
+    updates: u64,
+    /// Whether the pass was last handed an empty overlay (closed).
+    cleared: bool,
+    build_seconds: f64,
+    /// The entity whose components and explanation the overlay shows.
+    selected: Option<Entity>,
+}
+
+impl Overlay {
+    /// An overlay, open from the start when `open` (`--hud`).
+    pub fn new(open: bool) -> Overlay {
+        let context = Context::default();
+        panels::style(&context);
+        let shared = SharedPainted::new(std::sync::Mutex::new(Painted { pixels_per_point: 1.0, ..Painted::default() }));
+        Overlay {
+            context,
+            open,
+            shared,
+            history: FrameHistory::default(),
+            snapshot: Snapshot::default(),
+            rects: Vec::new(),
+            window_input: None,
+            started: Instant::now(),
+            updates: 0,
+            cleared: false,
+            build_seconds: 0.0,
+            selected: None,
+        }
+    }
+
+    /// The overlay's pass for [`renderer::RenderSetup::passes`]: added at
+    /// [`renderer::points::BEFORE_OUTPUT`].
+    pub fn passes(&self) -> renderer::AddPasses {
+        let shared = Arc::clone(&self.shared);
+        Box::new(move |graph| {
+            let pass = OverlayPass::new(graph.device(), shared)?;
+            graph.add_typed_pass_at(renderer::points::BEFORE_OUTPUT, pass)
+        })
+    }
+
+    /// Whether the overlay is shown.
+    pub fn is_open(&self) -> bool {
+        self.open
+    }
+
+    /// Shows or hides the overlay.
+    pub fn set_open(&mut self, open: bool) {
+        self.open = open;
+    }
+
+    /// Shows a hidden overlay, hides a shown one (F3).
+    pub fn toggle(&mut self) {
+        self.open = !self.open;
+    }
+
+    /// Shows `entity`'s components, slot, `state_of` and explanation (a picked entity), or
+    /// nothing with `None`.
+    pub fn select(&mut self, entity: Option<Entity>) {
+        self.selected = entity;
+    }
+
+    /// The selected entity.
+    pub fn selected(&self) -> Option<Entity> {
+        self.selected
+    }
+
+    /// Why the overlay was dropped (its renderer failed), if it was.
+    pub fn error(&self) -> Option<String> {
+        lock_painted(&self.shared).error.clone()
+    }
+
+    /// The panels' rectangles of the last build, in pixels of the image.
+    pub fn panel_rects(&self) -> impl Iterator<Item = Rect> + '_ {
+        let scale = self.context.pixels_per_point();
+        self.rects.iter().map(move |rect| Rect::from_min_max(rect.min * scale, rect.max * scale))
+    }
+
+    /// CPU seconds the last [`Overlay::update`] took to read the figures, build the panels
+    /// and tessellate them.
+    pub fn build_seconds(&self) -> f64 {
+        self.build_seconds
+    }
+
+    /// The figures of the last build.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// What the overlay hands its pass (tests use it to inject a renderer's failure).
+    pub fn painted(&self) -> &SharedPainted {
+        &self.shared
+    }
+
+    /// Follows `window`'s input from now on (see [`Overlay::on_window_event`]).
+    pub fn attach_window(&mut self, window: &Window) {
+        let viewport = egui::ViewportId::ROOT;
+        let scale = Some(window.scale_factor() as f32);
+        self.window_input = Some(egui_winit::State::new(self.context.clone(), viewport, window, scale, None, None));
+    }
+
+    /// Gives a window event to the overlay; true when the overlay took it (the pointer is
+    /// over a panel, or a panel has the keyboard), so the fly camera should not.
+    pub fn on_window_event(&mut self, window: &Window, event: &WindowEvent) -> bool {
+        let Some(state) = self.window_input.as_mut() else { return false };
+        if !self.open {
+            return false;
+        }
+        let response = state.on_window_event(window, event);
+        let wants = match event {
+            WindowEvent::KeyboardInput { .. } => self.context.egui_wants_keyboard_input(),
+            WindowEvent::MouseInput { .. } | WindowEvent::MouseWheel { .. } => self.context.is_pointer_over_egui(),
+            _ => false,
+        };
+        response.consumed || wants
+    }
+
+    /// Reads the frame `app` ran last and builds the panels for the next frame, from the
+    /// window's input when one is attached (else none); returns what the switches asked.
+    pub fn update_in_window(&mut self, app: &App, switches: &Switches, window: &Window) -> Requests {
+        let input = match self.window_input.as_mut() {
+            Some(state) => state.take_egui_input(window),
+            None => self.headless_input(app),
+        };
+        let (requests, output) = self.update_with(app, switches, input);
+        if let (Some(state), Some(output)) = (self.window_input.as_mut(), output) {
+            state.handle_platform_output(window, output);
+        }
+        requests
+    }
+
+    /// Reads the frame `app` ran last and builds the panels for the next frame, with no
+    /// input (headless: the image's size, one pixel a point).
+    pub fn update(&mut self, app: &App, switches: &Switches) -> Requests {
+        let input = self.headless_input(app);
+        self.update_with(app, switches, input).0
+    }
+
+    /// Like [`Overlay::update`] with input events of the caller's (injected clicks).
+    pub fn update_with_events(&mut self, app: &App, switches: &Switches, events: Vec<egui::Event>) -> Requests {
+        let mut input = self.headless_input(app);
+        input.events = events;
+        self.update_with(app, switches, input).0
+    }
+
+    fn headless_input(&self, app: &App) -> RawInput {
+        let extent = app
+            .resources()
+            .get::<renderer::RenderReport>()
+            .map_or((0, 0), |report| (report.extent.width, report.extent.height));
+        let size = egui::vec2(extent.0 as f32, extent.1 as f32);
+        RawInput {
+            screen_rect: Some(Rect::from_min_size(egui::Pos2::ZERO, size)),
+            time: Some(self.started.elapsed().as_secs_f64()),
+            ..RawInput::default()
+        }
+    }
+
+    fn update_with(
+        &mut self,
+        app: &App,
+        switches: &Switches,
+        input: RawInput,
+    ) -> (Requests, Option<egui::PlatformOutput>) {
+        let started = Instant::now();
+        let stages = app.schedule().stage_seconds().map(|(name, seconds)| (name, (seconds * 1e3) as f32));
+        let gpu_ms = self.snapshot.gpu_ms;
+        self.history.record((app.frame_stats().last_seconds * 1e3) as f32, stages, gpu_ms);
+        let dropped = lock_painted(&self.shared).error.is_some();
+        if dropped || !self.open {
+            self.rects.clear();
+            if !dropped && !self.cleared {
+                let mut painted = lock_painted(&self.shared);
+                painted.primitives.clear();
+                painted.taken = false;
+                self.cleared = true;
+            }
+            self.build_seconds = started.elapsed().as_secs_f64();
+            return (Requests::default(), None);
+        }
+        let device = lock_painted(&self.shared).device.clone();
+        self.snapshot.read(app, device.as_ref(), self.updates.is_multiple_of(MEMORY_PERIOD), self.selected);
+        self.updates += 1;
+        let mut requests = Requests::default();
+        let Overlay { context, snapshot, history, rects, .. } = self;
+        let mut output = context.run_ui(input, |ui| {
+            requests = panels::build(ui.ctx(), snapshot, history, switches, rects);
+        });
+        let primitives = self.context.tessellate(output.shapes, output.pixels_per_point);
+        {
+            let mut painted = lock_painted(&self.shared);
+            // Each texture's changes in the order egui made them (a partial update follows
+            // the texture's creation).
+            for (id, deltas) in std::mem::take(&mut output.textures_delta.set) {
+                painted.textures.extend(deltas.into_iter().map(|delta| (id, delta)));
+            }
+            painted.frees.extend(std::mem::take(&mut output.textures_delta.free));
+            painted.primitives = primitives;
+            painted.pixels_per_point = output.pixels_per_point;
+            painted.taken = false;
+        }
+        self.cleared = false;
+        self.build_seconds = started.elapsed().as_secs_f64();
+        (requests, Some(output.platform_output))
+    }
+}

@@ -1,0 +1,220 @@
+//! The overlay's panels, built with egui from a [`Snapshot`] and a [`FrameHistory`]: the
+//! frame-time graph, the culling counters, GPU milliseconds per pass, memory and jobs, and
+//! the window's switches. Each panel is an egui window without a shadow, so what it draws
+//! stays inside the rectangle it reports.
+
+use egui::{Color32, Context, Pos2, Rect, Stroke, Ui, Vec2};
+
+use crate::history::FrameHistory;
+use crate::snapshot::{Selection, Snapshot};
+
+/// The switches the window's keys flip, as the overlay shows them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Switches {
+    /// Culling is off (F1).
+    pub culling_off: bool,
+    /// The culling camera is frozen (F2).
+    pub frozen: bool,
+    /// The graph image shown in place of the frame (V), `None` for the frame.
+    pub debug_view: Option<String>,
+    /// Shadows are drawn (chosen at start).
+    pub shadows: bool,
+}
+
+/// What the user asked for in the overlay's switches this frame; the window applies it as
+/// it would the key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Requests {
+    /// Flip culling on or off (what F1 does).
+    pub toggle_culling: bool,
+    /// Freeze or release the culling camera (what F2 does).
+    pub toggle_freeze: bool,
+    /// Show the next debug view (what V does).
+    pub next_debug_view: bool,
+}
+
+/// Height of the frame-time graph, points.
+const GRAPH_HEIGHT: f32 = 80.0;
+/// Width of every panel, points.
+const PANEL_WIDTH: f32 = 260.0;
+/// Space around the panels, points.
+const PANEL_MARGIN: f32 = 8.0;
+/// Colours of the graph's series, in turn.
+const SERIES_COLOURS: [Color32; 6] = [
+    Color32::WHITE,
+    Color32::from_rgb(120, 200, 255),
+    Color32::from_rgb(255, 200, 90),
+    Color32::from_rgb(150, 255, 150),
+    Color32::from_rgb(255, 130, 200),
+    Color32::from_rgb(255, 90, 90),
+];
+
+/// Makes the overlay's style: opaque-looking panels with no shadow.
+pub fn style(context: &Context) {
+    context.all_styles_mut(|style| {
+        style.visuals.window_shadow = egui::epaint::Shadow::NONE;
+        style.visuals.popup_shadow = egui::epaint::Shadow::NONE;
+    });
+}
+
+/// Builds every panel; returns their rectangles (points) and what was asked.
+pub fn build(
+    context: &Context,
+    snapshot: &Snapshot,
+    history: &FrameHistory,
+    switches: &Switches,
+    rects: &mut Vec<Rect>,
+) -> Requests {
+    rects.clear();
+    let mut requests = Requests::default();
+    // Two columns of panels, each placed under the one above it as drawn this frame.
+    let mut tops = [PANEL_MARGIN; 2];
+    let mut panel = |column: usize, title: &str, body: &mut dyn FnMut(&mut Ui)| {
+        let left = PANEL_MARGIN + column as f32 * (PANEL_WIDTH + 3.0 * PANEL_MARGIN);
+        let shown = egui::Window::new(title)
+            .current_pos(Pos2::new(left, tops[column]))
+            .default_width(PANEL_WIDTH)
+            .movable(false)
+            .resizable(false)
+            .collapsible(true)
+            .show(context, |ui| body(ui));
+        if let Some(shown) = shown {
+            rects.push(shown.response.rect);
+            tops[column] = shown.response.rect.bottom() + PANEL_MARGIN;
+        }
+    };
+    panel(0, "frame", &mut |ui| frame_panel(ui, snapshot, history));
+    panel(0, "culling", &mut |ui| culling_panel(ui, snapshot));
+    panel(0, "memory and jobs", &mut |ui| memory_panel(ui, snapshot));
+    panel(1, "passes (GPU ms)", &mut |ui| passes_panel(ui, snapshot));
+    panel(1, "switches", &mut |ui| switches_panel(ui, switches, &mut requests));
+    if let Some(selection) = &snapshot.selection {
+        panel(1, "selected", &mut |ui| selection_panel(ui, selection));
+    }
+    requests
+}
+
+fn frame_panel(ui: &mut Ui, snapshot: &Snapshot, history: &FrameHistory) {
+    ui.label(format!(
+        "cpu {:.2} ms   gpu {:.2} ms   frame {}   {}x{}",
+        snapshot.cpu_ms, snapshot.gpu_ms, snapshot.frames, snapshot.extent.0, snapshot.extent.1
+    ));
+    let (response, painter) = ui.allocate_painter(Vec2::new(PANEL_WIDTH, GRAPH_HEIGHT), egui::Sense::hover());
+    let area = response.rect;
+    painter.rect_filled(area, 0.0, Color32::from_black_alpha(160));
+    let top = history.series().iter().map(|series| series.max()).fold(1.0, f32::max);
+    let step = area.width() / (crate::HISTORY_FRAMES - 1) as f32;
+    for (index, series) in history.series().iter().enumerate() {
+        let colour = SERIES_COLOURS[index % SERIES_COLOURS.len()];
+        let points: Vec<Pos2> = series
+            .oldest_first(history.next())
+            .enumerate()
+            .map(|(at, ms)| Pos2::new(area.left() + at as f32 * step, area.bottom() - area.height() * (ms / top)))
+            .collect();
+        painter.add(egui::Shape::line(points, Stroke::new(1.0, colour)));
+    }
+    ui.horizontal_wrapped(|ui| {
+        for (index, series) in history.series().iter().enumerate() {
+            let colour = SERIES_COLOURS[index % SERIES_COLOURS.len()];
+            ui.colored_label(colour, format!("{} {:.2}", series.name, history.newest(index)));
+        }
+    });
+    ui.label(format!("graph top: {top:.2} ms"));
+}
+
+fn culling_panel(ui: &mut Ui, snapshot: &Snapshot) {
+    let main = &snapshot.main;
+    let backend = if snapshot.gpu_culled { "GPU" } else { "CPU" };
+    egui::Grid::new("culling counters").num_columns(2).show(ui, |ui| {
+        let mut row = |name: &str, value: u64| {
+            ui.label(name);
+            ui.label(value.to_string());
+            ui.end_row();
+        };
+        row("objects", main.objects);
+        row("frustum", main.frustum);
+        row("too far", main.too_far);
+        row("too small", main.too_small);
+        row("occluded", main.occluded);
+        row("visible", main.visible);
+        row("early draws", main.early_draws);
+        row("late draws", main.late_draws);
+        row("triangles", main.triangles);
+    });
+    ui.label(format!("main view culled on the {backend}"));
+    for (index, view) in snapshot.shadows.iter().enumerate() {
+        ui.label(format!(
+            "shadow {index}: {} casters, {} draws ({} late), {} tris{}",
+            view.casters,
+            view.draws,
+            view.late,
+            view.triangles,
+            view.gpu_ms.map_or(String::new(), |ms| format!(", {ms:.3} ms"))
+        ));
+    }
+}
+
+fn passes_panel(ui: &mut Ui, snapshot: &Snapshot) {
+    egui::Grid::new("pass times").num_columns(3).show(ui, |ui| {
+        for (name, gpu_ms, cpu_ms) in &snapshot.passes {
+            ui.label(name.as_str());
+            ui.label(gpu_ms.map_or("-".to_owned(), |ms| format!("{ms:.3}")));
+            ui.label(format!("cpu {cpu_ms:.3}"));
+            ui.end_row();
+        }
+    });
+}
+
+fn memory_panel(ui: &mut Ui, snapshot: &Snapshot) {
+    const MIB: f64 = 1024.0 * 1024.0;
+    let memory = &snapshot.memory;
+    ui.label(format!("resident {:.1} MiB", memory.resident as f64 / MIB));
+    ui.label(format!(
+        "GPU pools {:.1} of {:.1} MiB in {} blocks",
+        memory.gpu_allocated as f64 / MIB,
+        memory.gpu_reserved as f64 / MIB,
+        memory.gpu_blocks
+    ));
+    ui.label(format!("job threads {}, inline system batches {}", snapshot.threads, snapshot.inline_batches));
+    if let Some(error) = &snapshot.error {
+        ui.colored_label(Color32::RED, format!("render error: {error}"));
+    }
+}
+
+fn switches_panel(ui: &mut Ui, switches: &Switches, requests: &mut Requests) {
+    let mut culling = !switches.culling_off;
+    if ui.checkbox(&mut culling, "culling (F1)").changed() {
+        requests.toggle_culling = true;
+    }
+    let mut frozen = switches.frozen;
+    if ui.checkbox(&mut frozen, "freeze culling camera (F2)").changed() {
+        requests.toggle_freeze = true;
+    }
+    let view = switches.debug_view.as_deref().unwrap_or("the frame");
+    if ui.button(format!("debug view: {view} (V)")).clicked() {
+        requests.next_debug_view = true;
+    }
+    ui.label(format!("shadows: {}", if switches.shadows { "on" } else { "off" }));
+}
+
+fn selection_panel(ui: &mut Ui, selection: &Selection) {
+    let explanation = &selection.explanation;
+    ui.label(format!("entity {:?}, slot {:?}", selection.entity, explanation.slot));
+    if let Some([x, y, z]) = selection.position {
+        ui.label(format!("at ({x:.2}, {y:.2}, {z:.2})"));
+    }
+    if let Some((mesh, material)) = selection.mesh {
+        ui.label(format!("mesh {mesh}, material {material}"));
+    }
+    if let Some(lod) = explanation.lod {
+        ui.label(format!(
+            "level {} of {} (distance {:.1} within {:.1})",
+            lod.level, lod.levels, lod.scaled_distance, lod.range
+        ));
+    } else if let Some(levels) = selection.levels {
+        ui.label(format!("{levels} levels of detail"));
+    }
+    ui.label(format!("state: {:?}", explanation.state));
+    ui.label(format!("why: {:?}", explanation.reason));
+    ui.label(if explanation.caster { "casts shadows" } else { "casts no shadow" });
+}

@@ -1,0 +1,209 @@
+//! What the panels show, read from an [`App`] between frames: the Visibility stage's counters,
+//! the Render stage's report (GPU culling, shadow views, passes), memory and the job system.
+//! Reading it costs a few copies; the memory pools are asked every [`MEMORY_PERIOD`] frames
+//! (the allocator's report lists every allocation).
+
+use std::sync::Arc;
+
+use culling::{Explanation, Visibility};
+use ecs::{Lod, Mesh, RenderSettings, WorldTransform};
+use render_graph::GpuDevice;
+use renderer::RenderReport;
+use runtime::hecs::Entity;
+use runtime::App;
+
+/// Frames between two reads of the memory figures.
+pub const MEMORY_PERIOD: u64 = 30;
+
+/// The main view's culling counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ViewCounters {
+    /// Mesh entities.
+    pub objects: u64,
+    /// Rejected by the frustum.
+    pub frustum: u64,
+    /// Rejected by the maximum distance.
+    pub too_far: u64,
+    /// Rejected for their screen size.
+    pub too_small: u64,
+    /// Hidden by occluders (the CPU's occlusion, or the GPU's late phase).
+    pub occluded: u64,
+    /// Objects kept.
+    pub visible: u64,
+    /// Objects the early phase drew (the GPU backend; the host's list otherwise).
+    pub early_draws: u64,
+    /// Objects the late phase added (GPU backend).
+    pub late_draws: u64,
+    /// Triangles drawn (GPU backend).
+    pub triangles: u64,
+}
+
+/// One shadow view's counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ShadowCounters {
+    /// Casters tested.
+    pub casters: u64,
+    /// Caster draws.
+    pub draws: u64,
+    /// Of those, drawn by the late phase (GPU occlusion of the cascades).
+    pub late: u64,
+    /// Triangles drawn.
+    pub triangles: u64,
+    /// GPU milliseconds of the view's draws, when known.
+    pub gpu_ms: Option<f64>,
+}
+
+/// Memory figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MemoryFigures {
+    /// Resident set of the process, bytes (0 where the system does not say).
+    pub resident: u64,
+    /// Bytes allocated from the GPU memory pools.
+    pub gpu_allocated: u64,
+    /// Bytes the GPU memory pools hold (allocated or free).
+    pub gpu_reserved: u64,
+    /// Memory blocks of the pools.
+    pub gpu_blocks: u64,
+}
+
+/// The selected entity as the overlay shows it: its components, slot, the stage's answer
+/// and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Selection {
+    /// The entity.
+    pub entity: Entity,
+    /// Its world position, when it has a world transform.
+    pub position: Option<[f32; 3]>,
+    /// Its mesh and material handles, when it has a mesh.
+    pub mesh: Option<(u32, u32)>,
+    /// Its levels of detail, when it has some.
+    pub levels: Option<usize>,
+    /// [`Visibility::explain`] for it: slot, `state_of`, the reason and the level chosen.
+    pub explanation: Explanation,
+}
+
+impl Selection {
+    /// Reads `entity`'s components and explanation from `app`; `None` without a Visibility
+    /// stage.
+    pub fn read(app: &App, entity: Entity) -> Option<Selection> {
+        let visibility = app.resources().get::<Visibility>()?;
+        let settings = app.resources().get::<RenderSettings>()?;
+        let world = app.world();
+        let explanation = visibility.explain(world, &settings, entity);
+        let position = world.get::<&WorldTransform>(entity).ok().map(|world| world.0.w_axis.truncate().to_array());
+        let mesh = world.get::<&Mesh>(entity).ok().map(|mesh| (mesh.mesh.0, mesh.material.0));
+        let levels = world.get::<&Lod>(entity).ok().map(|lod| lod.levels.len());
+        Some(Selection { entity, position, mesh, levels, explanation })
+    }
+}
+
+/// Everything the panels show of one frame.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    /// The CPU frame, milliseconds.
+    pub cpu_ms: f32,
+    /// GPU milliseconds of the newest frame whose times are known (the sum of its passes).
+    pub gpu_ms: f32,
+    /// Frames drawn so far.
+    pub frames: u64,
+    /// The image's size.
+    pub extent: (u32, u32),
+    /// The main view.
+    pub main: ViewCounters,
+    /// Whether the GPU culled the main view.
+    pub gpu_culled: bool,
+    /// Each shadow view.
+    pub shadows: Vec<ShadowCounters>,
+    /// Each pass of the frame with its GPU and CPU-recording milliseconds.
+    pub passes: Vec<(String, Option<f64>, f64)>,
+    /// Memory.
+    pub memory: MemoryFigures,
+    /// Threads of the job system.
+    pub threads: usize,
+    /// System batches the scheduler ran inline in the last frame.
+    pub inline_batches: usize,
+    /// The Render stage's error of the last frame.
+    pub error: Option<String>,
+    /// The selected entity, when one is.
+    pub selection: Option<Selection>,
+}
+
+impl Snapshot {
+    /// Reads the figures of the frame `app` ran last; `device` gives the memory pools, asked
+    /// when `refresh_memory`; `selected` is explained.
+    pub fn read(&mut self, app: &App, device: Option<&Arc<GpuDevice>>, refresh_memory: bool, selected: Option<Entity>) {
+        self.selection = selected.and_then(|entity| Selection::read(app, entity));
+        self.cpu_ms = (app.frame_stats().last_seconds * 1e3) as f32;
+        self.threads = app.job_system().threads();
+        self.inline_batches = app.schedule().inline_batches();
+        if let Some(visibility) = app.resources().get::<culling::Visibility>() {
+            let stats = visibility.stats();
+            self.main.objects = stats.objects as u64;
+            self.main.frustum = stats.frustum_rejected as u64;
+            self.main.too_far = stats.distance_rejected as u64;
+            self.main.too_small = stats.size_rejected as u64;
+            self.main.occluded = stats.occluded as u64;
+            self.main.visible = stats.visible as u64;
+        }
+        if let Some(report) = app.resources().get::<RenderReport>() {
+            self.read_report(&report);
+        }
+        if refresh_memory {
+            self.memory.resident = resident_bytes();
+            if let Some(device) = device {
+                let report = device.allocator().generate_report();
+                self.memory.gpu_allocated = report.total_allocated_bytes;
+                self.memory.gpu_reserved = report.total_capacity_bytes;
+                self.memory.gpu_blocks = report.blocks.len() as u64;
+            }
+        }
+    }
+
+    fn read_report(&mut self, report: &RenderReport) {
+        self.frames = report.frames;
+        self.extent = (report.extent.width, report.extent.height);
+        self.error.clone_from(&report.error);
+        self.gpu_culled = report.gpu.is_some();
+        match &report.gpu {
+            Some(gpu) => {
+                self.main.frustum = u64::from(gpu.frustum_rejected);
+                self.main.occluded = u64::from(gpu.occlusion_rejected);
+                self.main.early_draws = u64::from(gpu.early_drawn);
+                self.main.late_draws = u64::from(gpu.late_drawn);
+                self.main.triangles = u64::from(gpu.triangles);
+            }
+            None => {
+                self.main.early_draws = u64::from(report.host_draw_commands);
+                self.main.late_draws = 0;
+                self.main.triangles = 0;
+            }
+        }
+        self.shadows.clear();
+        self.shadows.extend(report.shadows.views.iter().map(|view| ShadowCounters {
+            casters: u64::from(view.casters),
+            draws: u64::from(view.count),
+            late: u64::from(view.late),
+            triangles: view.triangles,
+            gpu_ms: view.gpu_ms,
+        }));
+        let same = self.passes.len() == report.passes.len()
+            && self.passes.iter().zip(&report.passes).all(|(known, pass)| known.0 == pass.name);
+        if same {
+            for (known, pass) in self.passes.iter_mut().zip(&report.passes) {
+                known.1 = pass.gpu_ms;
+                known.2 = pass.cpu_record_ms;
+            }
+        } else {
+            self.passes.clear();
+            self.passes.extend(report.passes.iter().map(|pass| (pass.name.clone(), pass.gpu_ms, pass.cpu_record_ms)));
+        }
+        self.gpu_ms = report.passes.iter().filter_map(|pass| pass.gpu_ms).sum::<f64>() as f32;
+    }
+}
+
+/// The process's resident set in bytes, from `/proc/self/statm` (0 elsewhere).
+fn resident_bytes() -> u64 {
+    const PAGE_BYTES: u64 = 4096;
+    let Ok(text) = std::fs::read_to_string("/proc/self/statm") else { return 0 };
+    text.split_whitespace().nth(1).and_then(|pages| pages.parse::<u64>().ok()).map_or(0, |pages| pages * PAGE_BYTES)
+}

@@ -1,0 +1,75 @@
+//! `city --window --hud` under a virtual X server (Xvfb) on lavapipe with validation: the
+//! debug overlay is in the window's picture (its panels at the top left), the rest of the
+//! picture is the picture without it, and validation stays silent. Without `xvfb-run` the
+//! test skips, unless `ENGINE_REQUIRE_VULKAN=1`, where it fails.
+
+use std::path::Path;
+use std::process::Command;
+
+use render_graph::testing::gpu_test_context;
+
+mod common;
+use common::{read_png, temporary};
+
+/// A fixed camera over the city, so both runs see one view.
+const PATH: &str = r#"{"keyframes":[{"frame":0,"position":[30,40,120],"yaw":20,"pitch":-20,"fov":60}]}"#;
+
+/// The window's size: wide enough that the overlay's two columns of panels leave the right
+/// part of the picture alone.
+const WIDTH: u32 = 1000;
+const HEIGHT: u32 = 600;
+/// Columns right of this are outside every panel.
+const PANELS_END: u32 = 720;
+
+/// `city --window ARGS` under Xvfb in `folder`; its screenshot.
+fn windowed(folder: &Path, arguments: &[&str], shot: &str) -> Vec<u8> {
+    let size = format!("{WIDTH}x{HEIGHT}");
+    let output = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1024x768x24", env!("CARGO_BIN_EXE_city"), "--window"])
+        .args(["--frames", "6", "--objects", "1000", "--size", &size, "--validate", "--cull", "cpu"])
+        .args(["--camera-path", "path.json", "--screenshot", shot])
+        .args(arguments)
+        .current_dir(folder)
+        .output()
+        .expect("xvfb-run starts");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{text}");
+    assert!(!text.contains("debug overlay is dropped"), "{text}");
+    let (width, height, pixels) = read_png(&folder.join(shot));
+    assert_eq!((width, height), (WIDTH, HEIGHT));
+    pixels
+}
+
+#[test]
+fn the_hud_shows_the_overlay_in_the_window_and_leaves_the_rest_of_the_picture() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let has_xvfb = Command::new("xvfb-run").arg("--help").output().is_ok_and(|output| output.status.success());
+    if !has_xvfb {
+        let required = std::env::var("ENGINE_REQUIRE_VULKAN").is_ok_and(|value| value == "1");
+        assert!(!required, "ENGINE_REQUIRE_VULKAN=1 but xvfb-run is missing (apt-get install xvfb xauth)");
+        return;
+    }
+    let folder = temporary("window_hud", "hud");
+    std::fs::write(folder.join("path.json"), PATH).expect("the path is written");
+    let plain = windowed(&folder, &[], "plain.png");
+    let hud = windowed(&folder, &["--hud"], "hud.png");
+    let _ = std::fs::remove_dir_all(&folder);
+    let row_bytes = WIDTH as usize * 4;
+    let (mut inside, mut outside) = (0, 0);
+    for (row, (plain_row, hud_row)) in plain.chunks_exact(row_bytes).zip(hud.chunks_exact(row_bytes)).enumerate() {
+        for (column, (old, new)) in plain_row.chunks_exact(4).zip(hud_row.chunks_exact(4)).enumerate() {
+            if old != new {
+                if column as u32 >= PANELS_END {
+                    outside += 1;
+                    assert!(outside < 10, "pixel ({column}, {row}) changed outside the panels");
+                } else {
+                    inside += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(outside, 0);
+    assert!(inside > 20_000, "the overlay's panels are in the picture: {inside} pixels changed");
+}
