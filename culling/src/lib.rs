@@ -42,6 +42,6 @@ pub use size::{is_near_enough, max_distance_sq, ScreenSizeCull};
 pub use soa::{AabbBlock, AabbSlices, AabbSoa, SphereSlices, SphereSoa};
 pub use view::{CullParams, CullVerdict, ViewCullContext};
 pub use visibility::{
-    install, visibility_system, visibility_tags_system, ObjectColumns, ObjectDraw, ObjectState, SlotChanges,
-    Visibility, VisibilityStats, VISIBILITY_SYSTEM, VISIBILITY_TAGS_SYSTEM,
+    install, visibility_system, visibility_tags_system, ListsRefused, ObjectColumns, ObjectDraw, ObjectState,
+    SlotChanges, Visibility, VisibilityStats, VISIBILITY_SYSTEM, VISIBILITY_TAGS_SYSTEM,
 };
