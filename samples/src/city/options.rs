@@ -354,6 +354,19 @@ mod tests {
     }
 
     #[test]
+    fn cpu_answers_default_to_every_frame_and_name_each_policy() {
+        assert_eq!(parse(&[]).expect("no options").cpu_answers.policy(), ecs::CpuAnswers::EveryFrame);
+        for (name, policy) in [
+            ("every-frame", ecs::CpuAnswers::EveryFrame),
+            ("on-request", ecs::CpuAnswers::OnRequest),
+            ("none", ecs::CpuAnswers::None),
+        ] {
+            assert_eq!(parse(&["--cpu-answers", name]).expect("a policy").cpu_answers.policy(), policy);
+        }
+        assert!(parse(&["--cpu-answers", "sometimes"]).is_err());
+    }
+
+    #[test]
     fn defaults_give_about_100k_objects_and_bad_values_are_errors() {
         let options = parse(&[]).expect("no options");
         assert_eq!((options.objects, options.size), (100_000, (1280, 720)));
