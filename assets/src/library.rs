@@ -35,6 +35,8 @@ pub fn add_to_library(library: &mut MeshLibrary, mesh: &ProcessedMesh) -> meshes
         mesh.levels.iter().map(|level| (level.indices.as_slice(), level.meshlets.as_slice())).collect();
     let vertices = MeshVertices { positions: &mesh.positions, normals: &mesh.normals, uvs: &mesh.uvs };
     let ids = library.add_mesh_levels(vertices, &levels)?;
+    let errors: Vec<f32> = mesh.levels.iter().map(|level| level.error).collect();
+    library.set_level_errors(ids.clone(), &errors)?;
     let lod = Lod {
         levels: ids
             .clone()
@@ -48,4 +50,44 @@ pub fn add_to_library(library: &mut MeshLibrary, mesh: &ProcessedMesh) -> meshes
         bounds: Aabb { min: Vec3::from(mesh.bounds_min), max: Vec3::from(mesh.bounds_max) },
         lod,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mesh::MeshData;
+    use crate::process::{process_mesh, ProcessOptions};
+
+    #[test]
+    fn the_library_keeps_each_levels_error_for_the_gpu_rule() {
+        // A wavy grid of quads: enough triangles for a chain of several levels.
+        let side = 16u32;
+        let positions: Vec<[f32; 3]> = (0..=side)
+            .flat_map(|row| {
+                (0..=side).map(move |column| [column as f32, ((row * column) as f32 * 0.3).sin(), row as f32])
+            })
+            .collect();
+        let mut indices = Vec::new();
+        for row in 0..side {
+            for column in 0..side {
+                let corner = row * (side + 1) + column;
+                indices.extend_from_slice(&[
+                    corner,
+                    corner + side + 1,
+                    corner + 1,
+                    corner + 1,
+                    corner + side + 1,
+                    corner + side + 2,
+                ]);
+            }
+        }
+        let mesh = process_mesh(&MeshData::new(positions, indices), &ProcessOptions::default()).unwrap();
+        assert!(mesh.levels.len() > 1, "a chain to record");
+        let mut library = MeshLibrary::new();
+        let placed = add_to_library(&mut library, &mesh).unwrap();
+        assert_eq!(library.lod_chain(placed.levels.start), placed.levels);
+        for (id, level) in placed.levels.zip(&mesh.levels) {
+            assert_eq!(library.level_error(id), Some(level.error), "mesh {id}: the importer's error");
+        }
+    }
 }

@@ -15,6 +15,7 @@ pub mod cluster;
 mod frustum;
 mod kernels;
 mod lod;
+mod lod_error;
 pub mod occlusion;
 mod parallel;
 mod plane_lanes;
@@ -33,6 +34,7 @@ pub use ecs::{Aabb, Sphere};
 pub use frustum::{Frustum, PlaneLanes, MAX_PLANES};
 pub use kernels::{cull_aabbs, cull_spheres, CullStats, Kernel, NO_AVX512_ENV, NO_SIMD_ENV};
 pub use lod::{is_orthographic, lod_scale, select_lod, REFERENCE_P11};
+pub use lod_error::{lod_box_distance_sq, lod_scale_sq, select_lod_by_error, LodErrorView};
 pub use occlusion::{OcclusionCuller, OcclusionStats, OcclusionVerdict};
 pub use parallel::DEFAULT_GRAIN;
 pub use shadow::{ShadowCull, ShadowViews, SHADOW_VIEWS_SYSTEM};
@@ -40,7 +42,7 @@ pub use size::{is_near_enough, max_distance_sq, ScreenSizeCull};
 pub use soa::{AabbBlock, AabbSlices, AabbSoa, SphereSlices, SphereSoa};
 pub use view::{CullParams, CullVerdict, ViewCullContext};
 pub use visibility::{
-    install, visibility_system, visibility_tags_system, Explanation, FrustumPlane, Kept, LodChoice, Missing,
-    ObjectColumns, ObjectDraw, ObjectState, Reason, SlotChanges, Visibility, VisibilityStats, VISIBILITY_SYSTEM,
-    VISIBILITY_TAGS_SYSTEM,
+    install, visibility_system, visibility_tags_system, Explanation, FrustumPlane, Kept, ListsRefused, LodChoice,
+    Missing, ObjectColumns, ObjectDraw, ObjectState, Reason, SlotChanges, Visibility, VisibilityStats,
+    VISIBILITY_SYSTEM, VISIBILITY_TAGS_SYSTEM,
 };

@@ -73,6 +73,35 @@ pub struct RenderSettings {
     /// the same image; the switch is for comparing them. Switching at run time is safe.
     /// Default on.
     pub batch_draws: bool,
+    /// Which of the Visibility stage's per-object answers the CPU keeps for the view (the
+    /// engine culls one view a frame, so this is that view's setting). Default
+    /// [`CpuAnswers::EveryFrame`]. Switching at run time is safe: the next frame answers
+    /// under the new policy.
+    pub cpu_answers: CpuAnswers,
+}
+
+/// How much of the per-object answer the Visibility stage keeps on the CPU (see
+/// [`RenderSettings::cpu_answers`]).
+///
+/// With GPU culling the GPU decides what is drawn; what the CPU answers is then for the game
+/// alone (`culling::Visibility::state_of`, the `visible`/`scene` lists, the `Culled` and
+/// `Occluded` tags). A game that asks about a few entities, or none, need not pay for the
+/// lists and tags of every object each frame. Whatever the policy, the renderer gets what it
+/// draws from (world matrices and boxes, the level of detail, the frustum bits, occlusion),
+/// so the image does not change. On the CPU culling backend the renderer draws the `visible`
+/// list, so there the stage answers every frame whatever this says
+/// (`culling::Visibility::answers` tells what a frame did).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CpuAnswers {
+    /// Every frame: the lists, the tags and `state_of` for every object (the default).
+    #[default]
+    EveryFrame,
+    /// On request: no lists and no tags (asking for a list is a named error, every tag is
+    /// removed); `state_of(entity)` computes that one entity's answer when asked, from its
+    /// world box and the frame's view.
+    OnRequest,
+    /// None: no lists, no tags, and `state_of` answers that nothing was answered.
+    None,
 }
 
 /// Which entities carry the `Culled` and `Occluded` tags (see [`RenderSettings::visibility_tags`]).
@@ -117,6 +146,7 @@ impl Default for RenderSettings {
             visibility_tags: VisibilityTags::All,
             pipelined_frames: false,
             batch_draws: true,
+            cpu_answers: CpuAnswers::EveryFrame,
         }
     }
 }

@@ -4,7 +4,10 @@
 //! objects name.
 //!
 //! A mesh may have several levels of detail sharing its vertices: each level is a mesh id of
-//! its own (its own index range), so an `ecs::Lod` level list names them.
+//! its own (its own index range), so an `ecs::Lod` level list names them. The levels of one
+//! `add_mesh_levels` are one LOD chain ([`MeshLibrary::lod_chain`]); an importer that made
+//! them by simplification records each level's error ([`MeshLibrary::set_level_errors`]),
+//! which the GPU culls choose levels from.
 
 use std::ops::Range;
 
@@ -36,6 +39,10 @@ pub struct MeshLibrary {
     /// Per mesh id: its range in `meshlets`.
     meshlet_ranges: Vec<Range<u32>>,
     meshlets: Vec<Meshlet>,
+    /// Per mesh id: the ids of its LOD chain (its own id alone for a mesh of one level).
+    chains: Vec<Range<u32>>,
+    /// Per mesh id: its level's simplification error, where the importer recorded one.
+    level_errors: Vec<Option<f32>>,
     /// The materials objects name by index (see `material.rs`).
     materials: Vec<Material>,
     /// Their base-colour textures.
@@ -173,7 +180,48 @@ impl MeshLibrary {
         for (indices, meshlets) in levels {
             self.push_range(vertex_offset, vertices.positions, indices, meshlets);
         }
-        Ok(first..self.ranges.len() as u32)
+        let chain = first..self.ranges.len() as u32;
+        for mesh in chain.clone() {
+            self.chains[mesh as usize] = chain.clone();
+        }
+        Ok(chain)
+    }
+
+    /// Records the simplification error of each level of the chain `levels` (as
+    /// [`MeshLibrary::add_mesh_levels`] returned it), finest first: mesh units, as meshopt
+    /// reports it, 0 for the finest. Returns an error, recording nothing, when `levels` is not
+    /// one whole chain of the library, the counts differ, or an error is negative, not finite
+    /// or smaller than the one before it.
+    pub fn set_level_errors(&mut self, levels: Range<u32>, errors: &[f32]) -> Result<()> {
+        let invalid = |reason| Err(LibraryError::InvalidMesh(reason));
+        if self.chains.get(levels.start as usize) != Some(&levels) {
+            return invalid("level errors need one whole LOD chain of the library");
+        }
+        if errors.len() != levels.len() {
+            return invalid("level errors need one error per level");
+        }
+        if errors.iter().any(|error| !error.is_finite() || *error < 0.0) {
+            return invalid("a level error is negative or not finite");
+        }
+        if errors.windows(2).any(|pair| pair[1] < pair[0]) {
+            return invalid("level errors must not shrink from a finer level to a coarser one");
+        }
+        for (mesh, &error) in levels.zip(errors) {
+            self.level_errors[mesh as usize] = Some(error);
+        }
+        Ok(())
+    }
+
+    /// The simplification error of mesh `mesh` as a level of its chain, where one was recorded
+    /// ([`MeshLibrary::set_level_errors`]); `None` for hand-made levels and unknown ids.
+    pub fn level_error(&self, mesh: u32) -> Option<f32> {
+        self.level_errors.get(mesh as usize).copied().flatten()
+    }
+
+    /// The mesh ids of the LOD chain mesh `mesh` belongs to, finest first (its own id alone
+    /// for a mesh of one level; empty for an unknown id).
+    pub fn lod_chain(&self, mesh: u32) -> Range<u32> {
+        self.chains.get(mesh as usize).cloned().unwrap_or(0..0)
     }
 
     /// Appends the range of one mesh id over vertices already appended at `vertex_offset`.
@@ -199,7 +247,10 @@ impl MeshLibrary {
         let first_meshlet = self.meshlets.len() as u32;
         self.meshlets.extend_from_slice(meshlets);
         self.meshlet_ranges.push(first_meshlet..self.meshlets.len() as u32);
-        self.ranges.len() as u32 - 1
+        let mesh = self.ranges.len() as u32 - 1;
+        self.chains.push(mesh..mesh + 1);
+        self.level_errors.push(None);
+        mesh
     }
 
     /// The meshlets of mesh `mesh` (empty for an unknown id or a mesh without meshlets); a
@@ -324,5 +375,25 @@ mod tests {
         let short = MeshVertices { normals: &normals[..4], ..vertices };
         assert!(library.add_mesh_levels(short, &[(&coarse, &[])]).is_err(), "a normal missing");
         assert_eq!(library.len(), 3, "failed adds add nothing");
+    }
+
+    #[test]
+    fn level_errors_belong_to_whole_chains() {
+        let mut library = MeshLibrary::with_unit_cube();
+        let normals = [[0.0, 0.0, 1.0]; 8];
+        let vertices = MeshVertices { positions: &UNIT_CUBE_POSITIONS, normals: &normals, uvs: &[] };
+        let coarse = &UNIT_CUBE_INDICES[..18];
+        let chain = library.add_mesh_levels(vertices, &[(&UNIT_CUBE_INDICES, &[]), (coarse, &[])]).unwrap();
+        assert_eq!((library.lod_chain(1), library.lod_chain(2)), (1..3, 1..3));
+        assert_eq!((library.lod_chain(0), library.lod_chain(9)), (0..1, 0..0));
+        assert_eq!(library.level_error(1), None, "no error until the importer records one");
+        assert!(library.set_level_errors(2..3, &[0.0]).is_err(), "part of a chain");
+        assert!(library.set_level_errors(chain.clone(), &[0.0]).is_err(), "one error short");
+        assert!(library.set_level_errors(chain.clone(), &[0.0, f32::NAN]).is_err(), "NaN");
+        assert!(library.set_level_errors(chain.clone(), &[0.2, 0.1]).is_err(), "shrinking");
+        assert_eq!(library.level_error(2), None, "refused errors record nothing");
+        library.set_level_errors(chain, &[0.0, 0.05]).unwrap();
+        assert_eq!((library.level_error(1), library.level_error(2)), (Some(0.0), Some(0.05)));
+        assert_eq!(library.level_error(0), None, "a hand-made mesh keeps none");
     }
 }

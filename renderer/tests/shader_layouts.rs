@@ -137,6 +137,18 @@ fn the_cull_view_and_constants_are_laid_out_as_their_twins() {
 }
 
 #[test]
+fn the_lod_view_is_laid_out_as_lod_error_view() {
+    use culling::LodErrorView;
+    let view = [
+        ("pixels_per_unit", offset_of!(LodErrorView, pixels_per_unit)),
+        ("coarsen_sq", offset_of!(LodErrorView, coarsen_sq)),
+        ("keep_sq", offset_of!(LodErrorView, keep_sq)),
+        ("orthographic", offset_of!(LodErrorView, orthographic)),
+    ];
+    check(shaders::ENGINE_LOD_SELECT_H, "LodView", false, &view, size_of::<LodErrorView>());
+}
+
+#[test]
 fn the_layout_reader_catches_a_reordered_member() {
     let header = "struct Wrong {\n    float near_plane;\n    vec4 eye;\n};";
     let (members, size) = layout(header, "Wrong", true);

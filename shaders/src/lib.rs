@@ -105,6 +105,10 @@ pub const ENGINE_MATERIAL_H: &str = include_str!("../glsl/engine/material.h");
 /// engine's two-phase culls, for tests that check them against the host's layout.
 pub const ENGINE_CULL_INPUTS_H: &str = include_str!("../glsl/engine/cull_inputs.h");
 
+/// `lod_select.h`: the level-of-detail rule's GLSL twin (`LodView`, `lod_select`), for tests
+/// that check it against the host's (`culling::LodErrorView`).
+pub const ENGINE_LOD_SELECT_H: &str = include_str!("../glsl/engine/lod_select.h");
+
 /// One shader: its name, stage, GLSL source path and compiled SPIR-V.
 ///
 /// The shaders of this crate are statics ([`ALL`]); a shader of your own, compiled by you

@@ -2,7 +2,7 @@
 //! a game reads of it (the stage's working memory is `state.rs`). Kept across frames so that
 //! steady-state frames allocate nothing.
 
-use ecs::{Aabb, MaterialHandle, MeshHandle, ResolvedView};
+use ecs::{Aabb, CpuAnswers, MaterialHandle, MeshHandle, ResolvedView};
 use glam::Mat4;
 use runtime::hecs::Entity;
 
@@ -13,6 +13,7 @@ use crate::bits::VisibilityBits;
 use crate::kernels::CullStats;
 use crate::shadow::ShadowCull;
 use crate::soa::AabbSoa;
+use crate::view::ViewCullContext;
 
 /// What an object is drawn with this frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -164,6 +165,8 @@ pub enum ObjectState {
     /// A mesh entity that cannot be drawn (`Visible(false)`, no mesh or material, empty
     /// bounds, no transform): never in any list, and never tagged.
     NotDrawable,
+    /// Nothing was answered: the view's [`CpuAnswers`] is [`CpuAnswers::None`].
+    NotAnswered,
 }
 
 /// The Visibility stage's answer for the frame's view: a resource, reused across frames.
@@ -211,6 +214,11 @@ pub struct Visibility {
     /// Which run of the stage wrote this answer, and which the one before (what `changes`
     /// lead from).
     pub(crate) run: AnswerRun,
+    /// The policy this answer was made under (see [`Visibility::answers`]).
+    pub(crate) answers: CpuAnswers,
+    /// The frame's cull context and whether the frustum test was on: what an answer on
+    /// request is computed from.
+    pub(crate) context: Option<(ViewCullContext, bool)>,
 }
 
 impl Visibility {
@@ -349,6 +357,7 @@ impl Visibility {
         self.drawable.clear();
         self.casters.clear();
         self.occluded.clear();
+        self.context = None;
     }
 
     /// What the last cull decided about `entity`, read from the dense per-slot answer in
@@ -369,20 +378,26 @@ impl Visibility {
     /// | `Culled` | this frame's frustum, distance and screen-size culls | the same, on the CPU (the frustum bits equal the GPU's) |
     /// | `Occluded` | this frame's CPU occlusion (when it runs) | the GPU's bits of an earlier frame, when read back (`renderer::BitsReadback`): one frame late when the GPU keeps up, at most the frames in flight plus one; never for an object the GPU did not test then (out of that frame's view, or appeared since) |
     /// | `Visible` | everything else drawable | everything else drawable; without the bits read back, every drawable object in view |
+    ///
+    /// Under [`CpuAnswers::OnRequest`] the answer is computed when asked, for that entity
+    /// alone, from its world box and the frame's view (see [`Visibility::answers`]); under
+    /// [`CpuAnswers::None`] it is [`ObjectState::NotAnswered`].
     pub fn state_of(&self, entity: Entity) -> Option<ObjectState> {
         let slot = self.index.slot_of(entity)? as usize;
         if slot >= self.len() || self.view.is_none() {
             return None;
         }
         let (word, bit) = (slot / 64, 1u64 << (slot % 64));
-        Some(if self.drawable[word] & bit == 0 {
+        Some(if self.answers == CpuAnswers::None {
+            ObjectState::NotAnswered
+        } else if self.drawable[word] & bit == 0 {
             ObjectState::NotDrawable
-        } else if self.bits.words()[word] & bit != 0 {
-            ObjectState::Visible
+        } else if !self.is_kept(slot) {
+            ObjectState::Culled
         } else if self.occluded.get(word).is_some_and(|occluded| occluded & bit != 0) {
             ObjectState::Occluded
         } else {
-            ObjectState::Culled
+            ObjectState::Visible
         })
     }
 

@@ -22,7 +22,11 @@
 //! 4. Occlusion of the survivors (see `crate::occlusion::stage`), or on the GPU backend the
 //!    GPU's fed-back answer.
 //! 5. A serial gather over the words: `visible` in slot order, `scene` with the shadow
-//!    casters first, and the [`Culled`](ecs::Culled) tag changes of this frame.
+//!    casters first, and the [`Culled`](ecs::Culled) tag changes of this frame. Under
+//!    [`CpuAnswers::OnRequest`](ecs::CpuAnswers) or `None` this step is left out: the lists
+//!    are emptied and refused by name, no tags are given, and `state_of` computes one
+//!    entity's answer when asked (`on_request.rs`). Steps 1-4 still run: the renderer draws
+//!    from their columns, the level of detail and the frustum bits.
 //!
 //! **Object index.** An object's index is its entity's persistent *slot*: given when a mesh
 //! entity is first seen, kept while it lives whatever components it gains or loses (the
@@ -37,7 +41,8 @@
 //! `slots.rs` gives every object its slot, `cull.rs` is the full pass (`cache.rs` the
 //! per-slot box cache), `tracked/` the pass over what changed, `gather.rs` the index lists,
 //! `tags.rs` the tag changes and the system applying them, `explain.rs` why one entity is drawn
-//! or not ([`Visibility::explain`]). `answer.rs` is [`Visibility`], all a game reads
+//! or not ([`Visibility::explain`]), `on_request.rs` the answer on request. `answer.rs` is
+//! [`Visibility`], all a game reads
 //! (`changes.rs`: which slots it changed); `state.rs` is the stage's working memory, which
 //! nothing outside the stage sees; `holds/` what a word may skip while the camera creeps.
 
@@ -48,6 +53,7 @@ mod cull;
 mod explain;
 mod gather;
 mod holds;
+mod on_request;
 mod segments;
 mod slots;
 mod state;
@@ -58,12 +64,15 @@ mod tracked;
 pub use answer::{ObjectColumns, ObjectDraw, ObjectState, Visibility, VisibilityStats};
 pub use changes::SlotChanges;
 pub use explain::{Explanation, FrustumPlane, Kept, LodChoice, Missing, Reason};
+pub use on_request::ListsRefused;
 pub use system::{install, visibility_system, VISIBILITY_SYSTEM};
 pub use tags::{visibility_tags_system, VISIBILITY_TAGS_SYSTEM};
 pub(crate) use tracked::GROUP_WORDS;
 
 #[cfg(test)]
 mod cache_tests;
+#[cfg(test)]
+mod on_request_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! The Visibility-stage system: the cull pass on the job system, then the serial gather.
 
 use ecs::{
-    Culled, Lod, Mesh, Occluded, RenderSettings, ResolvedView, ShadowCaster, SkinnedPose, Transform, Viewport,
-    VisibilityTagged, Visible, WorldTransform,
+    CpuAnswers, Culled, Lod, Mesh, Occluded, RenderSettings, ResolvedView, ShadowCaster, SkinnedPose, Transform,
+    Viewport, VisibilityTagged, Visible, WorldTransform,
 };
 use runtime::{App, Columns, Frame, Res, ResMut, Stage, System};
 
@@ -118,6 +118,11 @@ pub fn install(app: &mut App) {
 /// resource; a minimised window) renders nothing and changes nothing here: the last answer and
 /// the tags stay as they were until the viewport has an area again. The screen-size cull uses
 /// the view's own height too.
+///
+/// Under [`RenderSettings::cpu_answers`] other than `EveryFrame` (and a backend that does not
+/// draw the CPU's list) the gather and the tag search are left out: the lists are emptied
+/// and refused, the tags an earlier frame gave are removed once, and
+/// [`Visibility::state_of`] answers one entity when asked (see [`Visibility::answers`]).
 pub fn visibility_system() -> System {
     let mut state = StageState::default();
     let watched = watched_types();
@@ -130,9 +135,14 @@ pub fn visibility_system() -> System {
         // With GPU culling the device culls what it draws; the frustum test stays here too (it
         // is cheap, and gives the GPU's bits), so the answer says `Culled` for what is off
         // screen on every backend. Occlusion comes from the GPU's bits when they are fed back.
-        let on_device = choice.is_some_and(|choice| choice.on_device);
+        let on_device = choice.as_ref().is_some_and(|choice| choice.on_device);
         if on_device {
             settings.occlusion_culling = false;
+        }
+        // The CPU backend draws the `visible` list: there the lists are the renderer's, and
+        // are built (and every answer kept) each frame whatever the game asked.
+        if choice.is_some_and(|choice| !choice.on_device) {
+            settings.cpu_answers = ecs::CpuAnswers::EveryFrame;
         }
         let frame = FrameInputs {
             view: view.map(|view| *view),
@@ -168,6 +178,7 @@ fn run_visibility(
 ) {
     let FrameInputs { view, settings, viewport, .. } = frame;
     let StageState { segments, work, tracked, .. } = state;
+    let last_answers = std::mem::replace(&mut visibility.answers, settings.cpu_answers);
     // Nothing is written until the cull says so.
     visibility.run.advance();
     visibility.changes.begin(work.slots.len());
@@ -191,6 +202,7 @@ fn run_visibility(
         state.tracked.invalidate();
         return;
     };
+    let answers_switched = (last_answers == CpuAnswers::EveryFrame) != (settings.cpu_answers == CpuAnswers::EveryFrame);
     let params = CullParams {
         max_distance: settings.cull_max_distance,
         min_pixels: settings.cull_min_pixels,
@@ -248,8 +260,13 @@ fn run_visibility(
         run_full_pass(visibility, work, tracked, &inputs, objects, trusted);
     }
     visibility.view = Some(view);
+    visibility.context = Some((context, frustum_culling));
     let frame = FrameInputs { view: Some(view), viewport, ..frame };
     finish_frame(world, visibility, tag_changes, state, !tracked_frame, frame, trusted);
+    if answers_switched {
+        // The tag columns describe what the world carries: the next frame reads it again.
+        state.tracked.invalidate();
+    }
 }
 
 /// The full pass over every object (see `cull.rs`); leaves the tracked state ready for the
@@ -357,6 +374,10 @@ fn finish_frame(
     if let Some(feedback) = feedback {
         apply_gpu_occlusion(visibility, &feedback.visible, &feedback.in_view);
     }
+    if settings.cpu_answers != CpuAnswers::EveryFrame {
+        refuse_lists(world, visibility, tag_changes, work, scene_source);
+        return;
+    }
 
     // The gather and the search for tag changes read the final bits and write apart: one
     // runs beside the other.
@@ -394,6 +415,28 @@ fn finish_frame(
     runtime::profile_plot!("objects", visibility.stats.objects as f64);
     runtime::profile_plot!("visible", visibility.stats.visible as f64);
     runtime::profile_plot!("occluded", visibility.stats.occluded as f64);
+}
+
+/// The end of a frame answered on request or not at all: the lists are emptied (never left
+/// stale), and the first such frame removes every tag, so none describes an old view. Later
+/// frames give no tags, so they have none to remove.
+fn refuse_lists(
+    world: &CullColumns<'_>,
+    visibility: &mut Visibility,
+    tag_changes: Option<&mut TagChanges>,
+    work: &mut SlotWork,
+    scene_source: &mut (Vec<u64>, Vec<u64>),
+) {
+    visibility.visible.clear();
+    visibility.scene.clear();
+    visibility.caster_count = 0;
+    scene_source.0.clear();
+    scene_source.1.clear();
+    let tagged = work.tagged.iter().chain(&work.occluded_tag).any(|&word| word != 0);
+    if let (Some(tag_changes), true) = (tag_changes, tagged) {
+        visibility.stats.tags_removed = record_tags_cleared(tag_changes, world);
+        work.tagged.iter_mut().chain(work.occluded_tag.iter_mut()).for_each(|word| *word = 0);
+    }
 }
 
 /// Takes occlusion from the GPU's (earlier) bits: a survivor whose GPU bit is clear is

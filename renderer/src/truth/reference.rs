@@ -253,8 +253,8 @@ impl ReferenceRenderer {
     /// Every drawable object of `visibility`, sorted, as the list the culling-off image draws.
     pub fn collect_drawable(&mut self, visibility: &Visibility) {
         self.all_drawable.clear();
-        self.all_drawable.extend(visibility.scene());
-        self.all_drawable.sort_unstable();
+        // From the drawable bits, which every answer policy keeps (`scene` may be refused).
+        self.all_drawable.extend((0..visibility.len() as u32).filter(|&slot| visibility.is_drawable(slot as usize)));
     }
 
     /// The objects the culling-off image draws (see [`ReferenceRenderer::collect_drawable`]).

@@ -96,6 +96,7 @@ fn main() -> ExitCode {
         settings.cull_max_distance = options.max_distance;
         settings.occlusion_culling = options.occlusion == Switch::On;
         settings.visibility_tags = options.tags.policy();
+        settings.cpu_answers = options.cpu_answers.policy();
         settings.batch_draws = options.batch == Switch::On;
         // `--cull gpu|auto` are decided below, once the city's size is known (the renderer
         // that culls on the GPU is made then).

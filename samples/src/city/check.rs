@@ -81,7 +81,7 @@ pub fn check_frame(
     let submitted = submitted(report, visibility, library);
     let frame = MeshFrame {
         drawn: submitted.drawn,
-        drawn_without_culling: visibility.scene().len(),
+        drawn_without_culling: (0..visibility.len()).filter(|&slot| visibility.is_drawable(slot)).count(),
         triangles: submitted.triangles,
         differing_pixels: differing_pixels(compared, &reference),
         gpu_ms: capture.gpu_ms.clone(),

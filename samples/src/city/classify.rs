@@ -27,8 +27,8 @@ pub fn verdict_colors(visibility: &Visibility, with_pixels: &[u32]) -> Vec<u32> 
     let objects = visibility.objects();
     let mut colors = vec![0; objects.len()];
     let mut submitted = vec![false; objects.len()];
-    for &object in visibility.visible() {
-        submitted[object as usize] = true;
+    for object in visibility.bits().iter_visible() {
+        submitted[object] = true;
     }
     let view_projection = visibility.view().map(|view| view.projection * view.view);
     for (object, color) in colors.iter_mut().enumerate() {

@@ -173,6 +173,35 @@ pub struct CityOptions {
     /// (`off`). Both draw the same image; the summary's `draw commands` row counts them.
     #[arg(long, value_enum, value_name = "on|off", default_value_t = Switch::On)]
     pub batch: Switch,
+    /// Which per-object answers the Visibility stage keeps on the CPU
+    /// (`ecs::RenderSettings::cpu_answers`): `every-frame` (the engine's default: the lists,
+    /// and `state_of` read from them), `on-request` (no lists; `state_of` computed for the
+    /// entity asked about) or `none`. The image is the same; the summary's Visibility-stage
+    /// CPU time shows what the lists cost.
+    #[arg(long, value_enum, value_name = "every-frame|on-request|none", default_value_t = AnswersChoice::EveryFrame)]
+    pub cpu_answers: AnswersChoice,
+}
+
+/// `--cpu-answers`: the CPU's answer policy (`ecs::CpuAnswers`).
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnswersChoice {
+    /// Every frame (`CpuAnswers::EveryFrame`).
+    EveryFrame,
+    /// On request (`CpuAnswers::OnRequest`).
+    OnRequest,
+    /// None (`CpuAnswers::None`).
+    None,
+}
+
+impl AnswersChoice {
+    /// The engine's policy for this choice.
+    pub fn policy(self) -> ecs::CpuAnswers {
+        match self {
+            AnswersChoice::EveryFrame => ecs::CpuAnswers::EveryFrame,
+            AnswersChoice::OnRequest => ecs::CpuAnswers::OnRequest,
+            AnswersChoice::None => ecs::CpuAnswers::None,
+        }
+    }
 }
 
 /// `--tags`: the tag policy (`ecs::VisibilityTags`).
@@ -328,6 +357,19 @@ mod tests {
         assert_eq!(parse(&["--tags", "all"]).expect("a policy").tags.policy(), ecs::VisibilityTags::All);
         assert_eq!(options.render_choice(), RenderChoice::Every, "--truth draws every frame");
         assert_eq!(options.camera_path, Some(PathBuf::from("path.json")));
+    }
+
+    #[test]
+    fn cpu_answers_default_to_every_frame_and_name_each_policy() {
+        assert_eq!(parse(&[]).expect("no options").cpu_answers.policy(), ecs::CpuAnswers::EveryFrame);
+        for (name, policy) in [
+            ("every-frame", ecs::CpuAnswers::EveryFrame),
+            ("on-request", ecs::CpuAnswers::OnRequest),
+            ("none", ecs::CpuAnswers::None),
+        ] {
+            assert_eq!(parse(&["--cpu-answers", name]).expect("a policy").cpu_answers.policy(), policy);
+        }
+        assert!(parse(&["--cpu-answers", "sometimes"]).is_err());
     }
 
     #[test]
