@@ -28,6 +28,7 @@ mod error;
 mod library;
 mod material;
 mod meshlet;
+mod transfer;
 mod vertex;
 
 // The library and what goes into it.
@@ -36,5 +37,10 @@ pub use meshlet::Meshlet;
 pub use vertex::{pack_normal, MeshVertices, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS};
 // Materials and their textures.
 pub use material::{Material, TextureLayers, TextureWrap, MAX_TEXTURE_LAYERS};
+// Bounded uploads of assets added while the game runs.
+pub use transfer::{
+    resident_level, FrameTransfer, TransferCopy, TransferQueue, TransferRegion, DEFAULT_TRANSFER_BUDGET,
+    TRANSFER_GRANULE,
+};
 // Errors.
 pub use error::{LibraryError, Result};
