@@ -122,3 +122,15 @@ fn a_removed_handle_is_refused_and_its_late_result_dropped() {
     assert_eq!(server.loading(), 0);
     std::fs::remove_dir_all(&folder).unwrap();
 }
+
+#[test]
+fn dropping_the_server_finishes_the_loads_running_and_skips_the_queued_ones() {
+    let folder = common::scratch("server-drop");
+    let path = folder.join("scene.glb");
+    std::fs::write(&path, common::glb()).unwrap();
+    let server = server(1);
+    let handles: Vec<_> = (0..50).map(|_| server.load(&path)).collect();
+    assert!(server.loading() <= handles.len());
+    drop(server);
+    std::fs::remove_dir_all(&folder).unwrap();
+}

@@ -16,6 +16,7 @@
 mod handle;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -98,6 +99,8 @@ struct Shared {
     slots: Mutex<Assets<Slot>>,
     /// Signalled whenever a load finishes.
     finished: Condvar,
+    /// Set when the server is dropped: the loaders skip what is still queued.
+    closing: AtomicBool,
 }
 
 impl Shared {
@@ -131,7 +134,8 @@ impl Default for ServerOptions {
     }
 }
 
-/// Loads glTF files on loader threads; see the [module docs](self).
+/// Loads glTF files on loader threads; see the [module docs](self). Dropping the server
+/// waits for the files its threads are loading then, and drops the queued ones.
 ///
 /// ```no_run
 /// use assets::{AssetServer, LoadState};
@@ -164,7 +168,11 @@ impl AssetServer {
     /// # Panics
     /// If the operating system refuses to start a thread.
     pub fn new(options: ServerOptions) -> AssetServer {
-        let shared = Arc::new(Shared { slots: Mutex::new(Assets::new()), finished: Condvar::new() });
+        let shared = Arc::new(Shared {
+            slots: Mutex::new(Assets::new()),
+            finished: Condvar::new(),
+            closing: AtomicBool::new(false),
+        });
         let (sender, receiver) = mpsc::channel::<Request>();
         let receiver = Arc::new(Mutex::new(receiver));
         let threads = (0..options.loader_threads.max(1))
@@ -244,6 +252,8 @@ impl AssetServer {
 
 impl Drop for AssetServer {
     fn drop(&mut self) {
+        // Relaxed: the flag orders nothing else; a loader that misses it loads one more file.
+        self.shared.closing.store(true, Ordering::Relaxed);
         // Closing the channel ends each loader's loop once its current file is done.
         self.requests = None;
         for thread in self.threads.drain(..) {
@@ -262,6 +272,10 @@ fn loader_loop(shared: &Shared, receiver: &Mutex<mpsc::Receiver<Request>>, optio
             receiver.recv()
         };
         let Ok(Request { handle, path }) = request else { return };
+        // Relaxed: see `AssetServer::drop`.
+        if shared.closing.load(Ordering::Relaxed) {
+            return;
+        }
         if !shared.slots().contains(handle) {
             continue;
         }
