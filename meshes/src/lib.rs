@@ -6,6 +6,10 @@
 //! the [`Material`]s and base-colour textures ([`TextureLayers`]) objects name by index.
 //! Every addition is checked, and nothing is added on an error ([`LibraryError`]).
 //!
+//! Assets added while the game runs reach the GPU in bounded slices: a [`TransferQueue`]
+//! hands out each frame's copies under a byte budget ([`DEFAULT_TRANSFER_BUDGET`]), and
+//! [`resident_level`] picks the level an object draws until its own has arrived.
+//!
 //! This crate holds data only: `assets` (meshopt processing, glTF import) fills a library
 //! without depending on the GPU, and `renderer` uploads it into the GPU scene (its buffers,
 //! the shaders' material table and the texture array live there).

@@ -78,7 +78,9 @@ struct Pending<K> {
     sent: u64,
 }
 
-/// Assets waiting for the GPU, sent in bounded slices; see the [module docs](self).
+/// Assets waiting for the GPU, sent in bounded slices, in the order they were pushed; an
+/// asset listed in a frame's [`FrameTransfer::completed`] is resident once that frame has
+/// finished on the GPU.
 ///
 /// ```
 /// use meshes::{TransferQueue, TransferRegion, FrameTransfer};
