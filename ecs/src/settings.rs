@@ -73,7 +73,16 @@ pub struct RenderSettings {
     /// the same image; the switch is for comparing them. Switching at run time is safe.
     /// Default on.
     pub batch_draws: bool,
+    /// Most bytes of meshes added while the game runs that the renderer copies to the GPU in
+    /// one frame: a larger mesh arrives over several frames, its objects drawn meanwhile
+    /// from a coarser level or a box of their bounds. Read every frame. Default
+    /// [`DEFAULT_TRANSFER_BUDGET`] (16 MiB).
+    pub transfer_budget: u64,
 }
+
+/// The default [`RenderSettings::transfer_budget`]: 16 MiB a frame, about a 500k-triangle
+/// mesh with its levels of detail (the same value as `meshes::DEFAULT_TRANSFER_BUDGET`).
+pub const DEFAULT_TRANSFER_BUDGET: u64 = 16 << 20;
 
 /// Which entities carry the `Culled` and `Occluded` tags (see [`RenderSettings::visibility_tags`]).
 ///
@@ -117,6 +126,7 @@ impl Default for RenderSettings {
             visibility_tags: VisibilityTags::All,
             pipelined_frames: false,
             batch_draws: true,
+            transfer_budget: DEFAULT_TRANSFER_BUDGET,
         }
     }
 }
