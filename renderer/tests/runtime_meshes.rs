@@ -173,3 +173,83 @@ fn a_mesh_added_while_frames_run_arrives_under_the_budget_and_is_never_missing()
         }
     }
 }
+
+/// The figure of the note (run it in release: `cargo test --release -p renderer --test
+/// runtime_meshes -- --ignored --nocapture`): frames and milliseconds from the spawn of an
+/// object of a new 1M-triangle mesh to its full-detail draw under the default budget, and the
+/// median frame before the mesh is added, while it uploads and once it is drawn in full.
+#[test]
+#[ignore = "a timing for the docs, not a check"]
+fn time_from_spawn_to_full_detail_of_a_million_triangles() {
+    let Some(device) = gpu_test_context() else { return };
+    let (mut app, _capture) = app(&device, CullingBackend::Gpu, false);
+    app.resource_mut::<ecs::RenderSettings>().transfer_budget = ecs::DEFAULT_TRANSFER_BUDGET;
+    // 2 * 1024 * 512 triangles, and a level of every 8th row and column.
+    let (slices, stacks) = (1024u32, 512u32);
+    let mut positions = Vec::new();
+    for stack in 0..=stacks {
+        let polar = std::f32::consts::PI * stack as f32 / stacks as f32;
+        for slice in 0..=slices {
+            let azimuth = std::f32::consts::TAU * slice as f32 / slices as f32;
+            positions.push([polar.sin() * azimuth.cos(), polar.cos(), polar.sin() * azimuth.sin()]);
+        }
+    }
+    let vertex = |stack: u32, slice: u32| stack * (slices + 1) + slice;
+    let grid = |step: u32| {
+        let mut indices = Vec::new();
+        for stack in (0..stacks).step_by(step as usize) {
+            for slice in (0..slices).step_by(step as usize) {
+                let (a, b) = (vertex(stack, slice), vertex(stack, slice + step));
+                let (c, d) = (vertex(stack + step, slice), vertex(stack + step, slice + step));
+                indices.extend([a, b, d, a, d, c]);
+            }
+        }
+        indices
+    };
+    let (fine, coarse) = (grid(1), grid(COARSE));
+    let vertices = MeshVertices { positions: &positions, normals: &positions, uvs: &[] };
+    let levels: [(&[u32], &[renderer::Meshlet]); 2] = [(&fine, &[]), (&coarse, &[])];
+    let median = |times: &mut Vec<f64>| {
+        times.sort_by(f64::total_cmp);
+        times.get(times.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let frame_ms = |app: &mut runtime::App| {
+        let started = std::time::Instant::now();
+        app.run_frame();
+        started.elapsed().as_secs_f64() * 1e3
+    };
+    let mut before: Vec<f64> = (0..10).map(|_| frame_ms(&mut app)).collect();
+    let started = std::time::Instant::now();
+    let ids = app.resource::<RenderMeshes>().add_mesh_levels(vertices, &levels).expect("a valid sphere");
+    let add_ms = started.elapsed().as_secs_f64() * 1e3;
+    let mesh = Mesh::new(MeshHandle(ids.start), MaterialHandle(0), Aabb::new(Vec3::splat(-1.0), Vec3::ONE));
+    scene::spawn_mesh(app.world_mut(), mesh, Transform::from_translation(Vec3::ZERO));
+    // The frames drawing a stand-in, then the first at full detail.
+    let mut during = Vec::new();
+    let first_full = loop {
+        let milliseconds = frame_ms(&mut app);
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "{:?}", report.error);
+        if !report.stand_ins.iter().any(|&(mesh, _)| mesh == ids.start) {
+            break milliseconds;
+        }
+        during.push(milliseconds);
+    };
+    let to_full = started.elapsed().as_secs_f64() * 1e3;
+    let frames = during.len() + 1;
+    let mut after: Vec<f64> = (0..10).map(|_| frame_ms(&mut app)).collect();
+    let bytes = (positions.len() * 24 + (fine.len() + coarse.len()) * 4) as f64 / f64::from(1 << 20);
+    println!(
+        "{} triangles ({bytes:.1} MiB with the coarse level and texture coordinates), budget {} MiB a frame: full \
+         detail drawn by frame {frames} after the spawn, {to_full:.1} ms from the add (the add itself {add_ms:.1} ms, \
+         the first full frame {first_full:.1} ms); median frame {:.2} ms before the add, {:.2} ms while a stand-in \
+         draws ({} frames), {:.2} ms at full detail",
+        fine.len() / 3,
+        ecs::DEFAULT_TRANSFER_BUDGET >> 20,
+        median(&mut before),
+        median(&mut during.clone()),
+        during.len(),
+        median(&mut after),
+    );
+    assert_no_validation_messages(&device);
+}

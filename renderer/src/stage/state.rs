@@ -294,6 +294,7 @@ impl RenderState {
             runtime::profile_zone!("lock held: scene");
             scene.set_batch_draws(batch_draws);
             let started = std::time::Instant::now();
+            let capacity_before = scene.capacity();
             // The frame's slice of added meshes first: the records written next may name what
             // it completes.
             let streamed = scene.stream_frame(transfer_budget)?;
@@ -303,8 +304,10 @@ impl RenderState {
             report.synced_slots = synced.slots;
             report.missing_meshes = synced.missing_meshes;
             outcome.growth_error = synced.growth_error.map(|error| error.to_string());
-            // Passes sized by the capacity declare again, in the frame that grows.
-            scene.follow_growth(&mut self.graph, &mut self.scene_generation).then(|| scene.capacity())
+            // Passes sized by the capacity declare again, in the frame that grows (the mesh
+            // buffers growing alone leaves the rings of bits as they are).
+            let followed = scene.follow_growth(&mut self.graph, &mut self.scene_generation);
+            (followed && scene.capacity() != capacity_before).then(|| scene.capacity())
         };
         if let Some(capacity) = grew {
             self.ring.follow_growth(&mut self.graph, capacity, self.shadow_views, self.frames)?;
