@@ -178,7 +178,10 @@ impl GpuScene {
             }
         }
         let box_vertex = self.meshes.positions().len() as u64;
-        let placeholder = self.meshes.add_mesh(&box_corners(min, max), &BOX_INDICES)?;
+        // The levels' positions were found finite, so are their bounds: the box is valid, and
+        // nothing can fail once the levels are in.
+        let placeholder =
+            self.meshes.add_mesh(&box_corners(min, max), &BOX_INDICES).expect("a box of finite bounds is a valid mesh");
         let stream = &mut self.stream;
         if stream.families.is_empty() {
             stream.families = (0..stream.resident.len() as u32)
