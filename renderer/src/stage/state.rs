@@ -297,13 +297,19 @@ impl RenderState {
             let capacity_before = scene.capacity();
             // The frame's slice of added meshes first: the records written next may name what
             // it completes.
-            let streamed = scene.stream_frame(transfer_budget)?;
+            // A mesh buffer that cannot grow leaves the added meshes' objects on their
+            // stand-ins; the frame is drawn and the error reported.
+            let mut stream_error = None;
+            let streamed = scene.stream_frame(transfer_budget).unwrap_or_else(|error| {
+                stream_error = Some(format!("the mesh buffers could not grow for the meshes added: {error}"));
+                false
+            });
             scene.stand_ins(&mut report.stand_ins);
             let synced = self.sync.apply(world, changes, visibility, &mut scene, streamed)?;
             report.sync_seconds = started.elapsed().as_secs_f64();
             report.synced_slots = synced.slots;
             report.missing_meshes = synced.missing_meshes;
-            outcome.growth_error = synced.growth_error.map(|error| error.to_string());
+            outcome.growth_error = synced.growth_error.map(|error| error.to_string()).or(stream_error);
             // Passes sized by the capacity declare again, in the frame that grows (the mesh
             // buffers growing alone leaves the rings of bits as they are).
             let followed = scene.follow_growth(&mut self.graph, &mut self.scene_generation);

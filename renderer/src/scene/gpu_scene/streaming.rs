@@ -267,7 +267,8 @@ impl GpuScene {
     /// [`GpuScene::follow_growth`]), and, once the last frame's slice was staged, takes this
     /// frame's (at most `budget` bytes) and marks the meshes it completes resident. Returns
     /// whether a mesh became resident (the records naming its family draw another mesh now).
-    /// Returns an error when a buffer cannot grow (nothing new is then taken).
+    /// Returns an error when a buffer cannot grow: nothing new is taken then (the objects
+    /// keep their stand-ins), and the growth is tried again by the next call.
     pub fn stream_frame(&mut self, budget: u64) -> render_graph::Result<bool> {
         if self.stream.boxes.is_empty() && self.stream.levels.is_empty() && self.stream.staged {
             return Ok(false);
@@ -323,7 +324,17 @@ impl GpuScene {
             };
             let usage = usage | vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
             let bytes = needed[target as usize].max(size.saturating_mul(2));
-            let buffer = Arc::new(GpuBuffer::new(&self.device, name, bytes, usage, MemoryLocation::GpuOnly)?);
+            let buffer = match GpuBuffer::new(&self.device, name, bytes, usage, MemoryLocation::GpuOnly) {
+                Ok(buffer) => Arc::new(buffer),
+                Err(error) => {
+                    // The buffers replaced before this one stay replaced: a graph must follow
+                    // them.
+                    if grew {
+                        self.generation += 1;
+                    }
+                    return Err(error);
+                }
+            };
             let outgrown = match target {
                 TARGET_VERTICES => std::mem::replace(&mut self.mesh_buffers.vertices, buffer),
                 TARGET_INDICES => std::mem::replace(&mut self.mesh_buffers.indices, buffer),
