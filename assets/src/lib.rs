@@ -1,6 +1,8 @@
 //! Mesh assets: indexed triangle meshes processed once at load time by meshopt (vertex cache
 //! and fetch order, an LOD chain with each level's error and hand-over distance, meshlets
-//! with bounds and normal cones), and the glTF 2.0 importer that turns a scene into entities.
+//! with bounds and normal cones), the glTF 2.0 importer that turns a scene into entities, and
+//! assets at run time ([`server`]): generation-checked handles and glTF loads on loader
+//! threads.
 //!
 //! ```
 //! use assets::{process_mesh, MeshData, ProcessOptions};
@@ -20,6 +22,7 @@ pub mod gltf_import;
 mod library;
 mod mesh;
 mod process;
+pub mod server;
 
 pub use gltf_import::{
     load_gltf, load_gltf_bytes, mip_chain, spawn_model, AlphaMode, BaseColor, BaseColorTexture, GltfMaterial,
@@ -32,4 +35,8 @@ pub use meshes::Meshlet;
 pub use process::{
     hand_over_distance, process_mesh, process_meshes, ProcessOptions, ProcessedLevel, ProcessedMesh,
     MAX_MESHLET_TRIANGLES, MAX_MESHLET_VERTICES,
+};
+pub use server::{
+    AssetChange, AssetServer, Assets, Handle, LoadError, LoadState, SceneHandle, ServerOptions, StaleHandle,
+    StaleReason,
 };

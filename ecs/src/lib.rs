@@ -60,7 +60,7 @@ pub use lod::{Lod, LodLevel};
 pub use render::{
     BaseColor, Culled, MaterialHandle, Mesh, MeshHandle, Occluded, ShadowCaster, SkinnedPose, VisibilityTagged, Visible,
 };
-pub use settings::{CpuAnswers, RenderSettings, VisibilityTags};
+pub use settings::{CpuAnswers, RenderSettings, VisibilityTags, DEFAULT_TRANSFER_BUDGET};
 pub use transform::{Transform, WorldTransform};
 pub use view::{view_system, CameraSelection, FrameContextExt, HostView, NoViewReason, ResolvedView, VIEW_STAGE};
 

@@ -78,6 +78,11 @@ pub struct RenderSettings {
     /// [`CpuAnswers::EveryFrame`]. Switching at run time is safe: the next frame answers
     /// under the new policy.
     pub cpu_answers: CpuAnswers,
+    /// Most bytes of meshes added while the game runs that the renderer copies to the GPU in
+    /// one frame: a larger mesh arrives over several frames, its objects drawn meanwhile
+    /// from a coarser level or a box of their bounds. Read every frame. Default
+    /// [`DEFAULT_TRANSFER_BUDGET`] (16 MiB).
+    pub transfer_budget: u64,
 }
 
 /// How much of the per-object answer the Visibility stage keeps on the CPU (see
@@ -103,6 +108,10 @@ pub enum CpuAnswers {
     /// None: no lists, no tags, and `state_of` answers that nothing was answered.
     None,
 }
+
+/// The default [`RenderSettings::transfer_budget`]: 16 MiB a frame, about a 500k-triangle
+/// mesh with its levels of detail (the same value as `meshes::DEFAULT_TRANSFER_BUDGET`).
+pub const DEFAULT_TRANSFER_BUDGET: u64 = 16 << 20;
 
 /// Which entities carry the `Culled` and `Occluded` tags (see [`RenderSettings::visibility_tags`]).
 ///
@@ -147,6 +156,7 @@ impl Default for RenderSettings {
             pipelined_frames: false,
             batch_draws: true,
             cpu_answers: CpuAnswers::EveryFrame,
+            transfer_budget: DEFAULT_TRANSFER_BUDGET,
         }
     }
 }

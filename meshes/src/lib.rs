@@ -6,6 +6,10 @@
 //! the [`Material`]s and base-colour textures ([`TextureLayers`]) objects name by index.
 //! Every addition is checked, and nothing is added on an error ([`LibraryError`]).
 //!
+//! Assets added while the game runs reach the GPU in bounded slices: a [`TransferQueue`]
+//! hands out each frame's copies under a byte budget ([`DEFAULT_TRANSFER_BUDGET`]), and
+//! [`resident_level`] picks the level an object draws until its own has arrived.
+//!
 //! This crate holds data only: `assets` (meshopt processing, glTF import) fills a library
 //! without depending on the GPU, and `renderer` uploads it into the GPU scene (its buffers,
 //! the shaders' material table and the texture array live there).
@@ -28,6 +32,7 @@ mod error;
 mod library;
 mod material;
 mod meshlet;
+mod transfer;
 mod vertex;
 
 // The library and what goes into it.
@@ -36,5 +41,10 @@ pub use meshlet::Meshlet;
 pub use vertex::{pack_normal, MeshVertices, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS};
 // Materials and their textures.
 pub use material::{Material, TextureLayers, TextureWrap, MAX_TEXTURE_LAYERS};
+// Bounded uploads of assets added while the game runs.
+pub use transfer::{
+    resident_level, FrameTransfer, TransferCopy, TransferQueue, TransferRegion, DEFAULT_TRANSFER_BUDGET,
+    TRANSFER_GRANULE,
+};
 // Errors.
 pub use error::{LibraryError, Result};

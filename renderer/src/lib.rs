@@ -84,9 +84,9 @@ pub use meshes::{
 pub use stage::{
     debug_view_grey, derive_occluders, install_render, install_render_to, lock_capture, picture, picture_on_scale,
     write_png, AddPasses, BitsReadback, Capture, DebugView, DebugViewPass, DerivedOccluders, FrameInFlight,
-    FrameTarget, GpuCullControl, HeadlessTarget, RenderExtract, RenderReport, RenderSetup, Screenshot, ScreenshotPass,
-    ScreenshotRequest, Screenshots, ShadowReport, SharedCapture, TargetFrame, HEADLESS_PASS, READBACK_RING,
-    READBACK_SYSTEM, RENDER_SYSTEM, RENDER_THREAD,
+    FrameTarget, GpuCullControl, HeadlessTarget, RenderExtract, RenderMeshes, RenderReport, RenderSetup, Screenshot,
+    ScreenshotPass, ScreenshotRequest, Screenshots, ShadowReport, SharedCapture, TargetFrame, HEADLESS_PASS,
+    READBACK_RING, READBACK_SYSTEM, RENDER_SYSTEM, RENDER_THREAD,
 };
 
 // The GPU scene: object slots, their records and transforms, the mesh and material uploads,
@@ -109,7 +109,7 @@ pub use frame::{
 };
 
 // The passes. Uploads and the host's draw list:
-pub use passes::{color_readback_pass, DrawListPass, ObjectUploadPass, ViewUploadPass, SCATTER_GROUP};
+pub use passes::{color_readback_pass, DrawListPass, MeshUploadPass, ObjectUploadPass, ViewUploadPass, SCATTER_GROUP};
 
 // The two-phase cull skeleton and the form a view takes on its way to the cull shaders:
 pub use passes::{

@@ -12,8 +12,8 @@ use crate::names::{COLOR, COLOR_READBACK, DEPTH_PREPASS};
 use crate::passes::{
     cluster_bits_bytes, color_readback_pass, lock_cluster_settings, BlendedPass, ClusterCullPass, ClusterSurvivorPass,
     CullPhase, CullResetPass, DepthPrepass, DrawMode, GeometryPass, GpuCullPass, GpuCullSettings, HiZBuildPass,
-    ObjectUploadPass, SharedClusterSettings, SharedCullSettings, ViewUploadPass, CLUSTER_BITS, CLUSTER_STATS,
-    CLUSTER_VERDICTS,
+    MeshUploadPass, ObjectUploadPass, SharedClusterSettings, SharedCullSettings, ViewUploadPass, CLUSTER_BITS,
+    CLUSTER_STATS, CLUSTER_VERDICTS,
 };
 use crate::scene::{lock_scene, ClusterBuffers, ClusterTable, SharedScene};
 
@@ -168,6 +168,7 @@ pub fn add_cluster_culled_scene_passes(
     buffers.import_into(graph);
     graph.share_resource(COLOR);
     graph.add_typed_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
+    graph.add_typed_pass(MeshUploadPass::new(Arc::clone(scene)));
     graph.add_typed_pass(ViewUploadPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::AFTER_UPLOAD)?;
     graph.add_insertion_point(points::BEFORE_CULL)?;

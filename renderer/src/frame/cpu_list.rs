@@ -60,7 +60,7 @@ use render_graph::{GraphError, ReadbackBuffer, RenderGraph, Result};
 use crate::frame::points;
 use crate::names::{COLOR, COLOR_READBACK};
 use crate::passes::{
-    color_readback_pass, BlendedPass, DepthPrepass, DrawListPass, DrawMode, GeometryPass, HiZBuildPass,
+    color_readback_pass, BlendedPass, DepthPrepass, DrawListPass, DrawMode, GeometryPass, HiZBuildPass, MeshUploadPass,
     ObjectUploadPass, ShadowAtlasPass, ViewUploadPass,
 };
 use crate::scene::{lock_scene, ShadowCulling, ShadowFrame, SharedScene};
@@ -136,6 +136,7 @@ pub fn add_scene_passes(
     // to the users' passes (see `render_graph::Owner`).
     graph.share_resource(COLOR);
     graph.add_typed_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
+    graph.add_typed_pass(MeshUploadPass::new(Arc::clone(scene)));
     graph.add_typed_pass(ViewUploadPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::AFTER_UPLOAD)?;
     graph.add_insertion_point(points::BEFORE_CULL)?;

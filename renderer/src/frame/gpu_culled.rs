@@ -10,8 +10,9 @@ use crate::frame::{points, ScenePassOptions};
 use crate::names::{COLOR, COLOR_READBACK, DRAW_COMMANDS};
 use crate::passes::{
     color_readback_pass, visibility_bits_bytes, BlendedPass, CullPhase, CullResetPass, DepthPrepass, DrawBatchPass,
-    DrawMode, GeometryPass, GpuCullPass, HiZBuildPass, ObjectUploadPass, ShadowAtlasPass, ShadowCullPass,
-    SharedCullSettings, ViewUploadPass, CULL_STATS, CULL_STAT_WORDS, SHADOW_DRAWS_MAX_BYTES, VISIBILITY_BITS,
+    DrawMode, GeometryPass, GpuCullPass, HiZBuildPass, MeshUploadPass, ObjectUploadPass, ShadowAtlasPass,
+    ShadowCullPass, SharedCullSettings, ViewUploadPass, CULL_STATS, CULL_STAT_WORDS, SHADOW_DRAWS_MAX_BYTES,
+    VISIBILITY_BITS,
 };
 use crate::scene::{lock_scene, ShadowCulling, ShadowFrame, SharedScene};
 
@@ -85,6 +86,7 @@ pub fn add_gpu_culled_scene_passes(
     // to the users' passes (see `render_graph::Owner`).
     graph.share_resource(COLOR);
     graph.add_typed_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
+    graph.add_typed_pass(MeshUploadPass::new(Arc::clone(scene)));
     graph.add_typed_pass(ViewUploadPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::AFTER_UPLOAD)?;
     graph.add_insertion_point(points::BEFORE_CULL)?;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::names::{DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES, OBJECT_RECORDS, OBJECT_TRANSFORMS};
 use crate::scene::{as_bytes, DRAW_COMMAND_BYTES, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES};
-use crate::scene::{lock_scene, RecordedCopy, SharedScene};
+use crate::scene::{lock_scene, MeshCopy, RecordedCopy, SharedScene};
 use render_graph::vk;
 use render_graph::GpuDevice;
 use render_graph::{Access, ShaderStage};
@@ -42,7 +42,9 @@ struct Staged {
 ///
 /// In the frame after the scene grew ([`crate::scene::GpuScene::reserve`]), the pass first
 /// copies the outgrown buffers into the new ones (transfers, then a barrier that makes them
-/// visible to every later access), then scatters.
+/// visible to every later access), then scatters. Outgrown mesh buffers
+/// ([`crate::scene::GpuScene::stream_frame`]) are copied here too, before the frame's
+/// [`MeshUploadPass`](crate::passes::MeshUploadPass) writes the new meshes' bytes over them.
 pub struct ObjectUploadPass {
     scene: SharedScene,
     pipeline: ComputePipeline,
@@ -50,6 +52,8 @@ pub struct ObjectUploadPass {
     staged: [Option<Staged>; 2],
     /// This frame's copies of outgrown buffers (empty unless the scene grew).
     copies: Vec<RecordedCopy>,
+    /// This frame's copies of outgrown mesh buffers (empty unless a mesh buffer grew).
+    mesh_copies: Vec<MeshCopy>,
 }
 
 impl ObjectUploadPass {
@@ -58,7 +62,7 @@ impl ObjectUploadPass {
     pub fn new(device: &Arc<GpuDevice>, scene: SharedScene) -> Result<ObjectUploadPass> {
         let pipeline =
             ComputePipeline::new(device, "object_upload", shaders::SCENE_SCATTER_COMP.words(), &SCATTER_BINDINGS, 8)?;
-        Ok(ObjectUploadPass { scene, pipeline, staged: [None; 2], copies: Vec::new() })
+        Ok(ObjectUploadPass { scene, pipeline, staged: [None; 2], copies: Vec::new(), mesh_copies: Vec::new() })
     }
 
     /// Name of the pass.
@@ -85,6 +89,7 @@ impl TypedPass for ObjectUploadPass {
     fn prepare(&mut self, _targets: &[BufferWrite; 2], context: &mut PrepareContext<'_>) {
         let mut scene = lock_scene(&self.scene);
         scene.growth_copies_for(context.frame_index(), &mut self.copies);
+        scene.mesh_growth_copies_for(context.frame_index(), &mut self.mesh_copies);
         let mut counts = [0u32; 2];
         for (kind, records) in [false, true].into_iter().enumerate() {
             self.staged[kind] = None;
@@ -113,6 +118,7 @@ impl TypedPass for ObjectUploadPass {
 
     fn execute(&mut self, targets: &[BufferWrite; 2], context: &mut ExecuteContext<'_>) {
         record_growth_copies(&self.copies, context);
+        record_mesh_copies(&self.mesh_copies, context);
         let item_vec4s = [OBJECT_TRANSFORM_BYTES / 16, OBJECT_RECORD_BYTES / 16];
         for kind in 0..2 {
             let Some(staged) = self.staged[kind].take() else { continue };
@@ -152,6 +158,34 @@ fn record_growth_copies(copies: &[RecordedCopy], context: &ExecuteContext<'_>) {
         // command buffer.
         unsafe { device.cmd_pipeline_barrier2(command_buffer, &dependency) };
     }
+}
+
+/// Records the copies of outgrown mesh buffers into their replacements, then one barrier
+/// that makes them visible to every later command (the mesh upload's copies over them, the
+/// draws).
+fn record_mesh_copies(copies: &[MeshCopy], context: &ExecuteContext<'_>) {
+    if copies.is_empty() {
+        return;
+    }
+    let (device, command_buffer) = (context.device(), context.command_buffer());
+    for copy in copies {
+        let region = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: copy.bytes }];
+        // SAFETY: both buffers are the scene's (the outgrown one kept alive by it until this
+        // frame has finished), made with transfer usage; the replacement is at least as large
+        // as the outgrown one; the outgrown one's last writes belong to frames the graph
+        // waited for when it compiled for the growth, and the replacement is not used before
+        // this pass in the frame.
+        unsafe { device.cmd_copy_buffer(command_buffer, copy.source, copy.target, &region) };
+    }
+    let barrier = [vk::MemoryBarrier2::default()
+        .src_stage_mask(vk::PipelineStageFlags2::COPY)
+        .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+        .dst_stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)
+        .dst_access_mask(vk::AccessFlags2::MEMORY_READ | vk::AccessFlags2::MEMORY_WRITE)];
+    let dependency = vk::DependencyInfo::default().memory_barriers(&barrier);
+    // SAFETY: a global memory barrier recorded outside a rendering scope on the frame's
+    // command buffer.
+    unsafe { device.cmd_pipeline_barrier2(command_buffer, &dependency) };
 }
 
 /// Creates `draw_commands` (two lists of room for one command per object of the scene),

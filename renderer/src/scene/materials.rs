@@ -108,7 +108,9 @@ impl MaterialBuffers {
         let storage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
         let materials =
             GpuBuffer::new(device, "materials", table_bytes.len() as u64, storage, MemoryLocation::GpuOnly)?;
-        let uvs = GpuBuffer::new(device, "mesh_uvs", uv_bytes.len().max(8) as u64, storage, MemoryLocation::GpuOnly)?;
+        // A copy source too: meshes added while frames run may outgrow it.
+        let uv_usage = storage | vk::BufferUsageFlags::TRANSFER_SRC;
+        let uvs = GpuBuffer::new(device, "mesh_uvs", uv_bytes.len().max(8) as u64, uv_usage, MemoryLocation::GpuOnly)?;
         let texel_bytes = textures.bytes();
         let total = table_bytes.len() + uv_bytes.len() + texel_bytes;
         let mut staging = GpuBuffer::new(

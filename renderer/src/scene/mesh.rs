@@ -34,7 +34,8 @@ impl MeshBuffers {
         }
         let vertex_bytes = as_bytes(library.positions());
         let index_bytes = as_bytes(library.indices());
-        let dst_usage = vk::BufferUsageFlags::TRANSFER_DST;
+        // Copy source too: a mesh added while frames run may outgrow them (`streaming.rs`).
+        let dst_usage = vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
         let vertices = GpuBuffer::new(
             device,
             "mesh_vertices",

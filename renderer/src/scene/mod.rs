@@ -18,10 +18,10 @@ pub use cluster_table::{
     ClusterBuffers, ClusterTable, GpuMeshlet, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS,
     PAIR_FIRST, PAIR_WHOLE,
 };
-pub(crate) use gpu_scene::RecordedCopy;
 pub use gpu_scene::{
     lock_scene, set_scene_memory_limit, GpuScene, ObjectDesc, SceneGrowthError, SharedScene, UploadReport,
 };
+pub(crate) use gpu_scene::{MeshCopy, RecordedCopy};
 pub use materials::GpuMaterial;
 pub(crate) use materials::{MaterialBuffers, TEXTURE_LAYOUT};
 pub(crate) use mesh::MeshBuffers;

@@ -56,6 +56,7 @@
 //!   render thread is raised by the next frame's Render stage as its own panic, once; the
 //!   thread lives on. Dropping the `App` lets the thread finish its frame and joins it.
 
+mod added_meshes;
 mod debug_view;
 mod headless;
 mod occluders;
@@ -75,6 +76,7 @@ use render_graph::{vk, GpuDevice};
 use runtime::hecs::World;
 use runtime::{App, Res, ResMut, Stage, System};
 
+pub use added_meshes::RenderMeshes;
 pub use debug_view::{debug_view_grey, DebugView, DebugViewPass};
 pub use headless::{lock_capture, Capture, HeadlessTarget, SharedCapture, HEADLESS_PASS};
 pub use occluders::{derive_occluders, DerivedOccluders};
@@ -220,6 +222,12 @@ pub struct RenderReport {
     /// Drawable objects whose mesh handle names no mesh of the library: not drawn (logged
     /// once).
     pub missing_meshes: u32,
+    /// The meshes added while the game runs that are not on the GPU yet in frame
+    /// [`RenderReport::game_frame`], each with the mesh its objects drew instead (a coarser
+    /// level or a box of its bounds; `None`: nothing, not one byte of it had arrived); see
+    /// [`GpuScene::add_mesh_levels`](crate::GpuScene::add_mesh_levels). Empty when every
+    /// mesh is resident. The truth checks draw the same stand-ins.
+    pub stand_ins: Vec<(u32, Option<u32>)>,
     /// Commands of the host's draw list in frame [`RenderReport::game_frame`] (CPU backend):
     /// one per batch of (mesh, level of detail, material) with a visible object when
     /// [`ecs::RenderSettings::batch_draws`] is on, else one per visible object. 0 when the
@@ -399,6 +407,7 @@ pub fn install_render_to(
         Ok(state) => {
             // The GPU tests the casters: the host only places the views.
             app.resource_mut::<culling::ShadowViews>().set_device_culling(state.shadows_on_device);
+            app.insert_resource(RenderMeshes::new(Arc::clone(&state.scene)));
             if let Some(settings) = &state.cull_settings {
                 app.insert_resource(GpuCullControl { settings: Arc::clone(settings) });
             }
@@ -515,8 +524,14 @@ fn render_system(
         let mut outcome = pipeline.spare.take().unwrap_or_default();
         outcome.game_frame = game_frame;
         let shadows = shadows.as_deref();
-        let inputs =
-            FrameInputs { world, changes, visibility: &visibility, shadows, batch_draws: settings.batch_draws };
+        let inputs = FrameInputs {
+            world,
+            changes,
+            visibility: &visibility,
+            shadows,
+            batch_draws: settings.batch_draws,
+            transfer_budget: settings.transfer_budget,
+        };
         let prepared = state.prepare(inputs, &mut outcome, &mut shots);
         if !matches!(prepared, Ok(true)) {
             // Nothing to submit: what the extract did is this frame's whole answer.

@@ -51,6 +51,8 @@ impl FrameOutcome {
         report.game_frame = Some(self.game_frame);
         report.synced_slots = self.report.synced_slots;
         report.missing_meshes = self.report.missing_meshes;
+        // Swapped, not cloned, as the shadows below.
+        std::mem::swap(&mut report.stand_ins, &mut self.report.stand_ins);
         report.sync_seconds = self.report.sync_seconds;
         report.host_draw_commands = self.report.host_draw_commands;
         if self.host_shadows {
@@ -136,6 +138,8 @@ pub(super) struct FrameInputs<'a> {
     pub(super) shadows: Option<&'a culling::ShadowViews>,
     /// Whether the frame batches its draws ([`ecs::RenderSettings::batch_draws`]).
     pub(super) batch_draws: bool,
+    /// Most bytes of added meshes the frame copies ([`ecs::RenderSettings::transfer_budget`]).
+    pub(super) transfer_budget: u64,
 }
 
 /// The shadows of the frame as the renderer was installed (all zero without shadows).
@@ -284,7 +288,7 @@ impl RenderState {
         outcome: &mut FrameOutcome,
         shots: &mut Screenshots,
     ) -> render_graph::Result<bool> {
-        let FrameInputs { world, changes, visibility, shadows, batch_draws } = inputs;
+        let FrameInputs { world, changes, visibility, shadows, batch_draws, transfer_budget } = inputs;
         let game_frame = outcome.game_frame;
         let report = &mut outcome.report;
         report.sync_seconds = 0.0;
@@ -301,13 +305,26 @@ impl RenderState {
             runtime::profile_zone!("lock held: scene");
             scene.set_batch_draws(batch_draws);
             let started = std::time::Instant::now();
-            let synced = self.sync.apply(world, changes, visibility, &mut scene)?;
+            let capacity_before = scene.capacity();
+            // The frame's slice of added meshes first: the records written next may name what
+            // it completes.
+            // A mesh buffer that cannot grow leaves the added meshes' objects on their
+            // stand-ins; the frame is drawn and the error reported.
+            let mut stream_error = None;
+            let streamed = scene.stream_frame(transfer_budget).unwrap_or_else(|error| {
+                stream_error = Some(format!("the mesh buffers could not grow for the meshes added: {error}"));
+                false
+            });
+            scene.stand_ins(&mut report.stand_ins);
+            let synced = self.sync.apply(world, changes, visibility, &mut scene, streamed)?;
             report.sync_seconds = started.elapsed().as_secs_f64();
             report.synced_slots = synced.slots;
             report.missing_meshes = synced.missing_meshes;
-            outcome.growth_error = synced.growth_error.map(|error| error.to_string());
-            // Passes sized by the capacity declare again, in the frame that grows.
-            scene.follow_growth(&mut self.graph, &mut self.scene_generation).then(|| scene.capacity())
+            outcome.growth_error = synced.growth_error.map(|error| error.to_string()).or(stream_error);
+            // Passes sized by the capacity declare again, in the frame that grows (the mesh
+            // buffers growing alone leaves the rings of bits as they are).
+            let followed = scene.follow_growth(&mut self.graph, &mut self.scene_generation);
+            (followed && scene.capacity() != capacity_before).then(|| scene.capacity())
         };
         if let Some(capacity) = grew {
             self.ring.follow_growth(&mut self.graph, capacity, self.shadow_views, self.frames)?;

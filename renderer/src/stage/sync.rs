@@ -8,6 +8,10 @@
 //! for bit), its material handle and the entity's [`BaseColor`] (white without one). An
 //! undrawable or freed slot, and every slot past [`Visibility::len`], holds the empty record.
 //!
+//! An object whose mesh was added while frames run and is not on the GPU yet draws the
+//! stand-in [`GpuScene::drawn_mesh`] names (a coarser level, or a box of the mesh's bounds),
+//! culled with its own box; every slot is written again in a frame where a mesh arrives.
+//!
 //! The scene grows to hold every slot ([`GpuScene::reserve`]). When it cannot (device memory
 //! exhausted), the frame draws the slots that fit, the error is reported once, and the
 //! growth is tried again only when more slots are wanted than the failed try asked for.
@@ -52,14 +56,16 @@ pub(crate) struct SyncReport {
 }
 
 impl SceneSync {
-    /// Brings `scene` to `visibility`'s columns: the object count, then every changed slot,
-    /// then the colours written since the last frame.
+    /// Brings `scene` to `visibility`'s columns: the object count, then every changed slot
+    /// (every slot when `meshes_arrived`: a mesh became resident, so the objects drawing a
+    /// stand-in for it draw it now), then the colours written since the last frame.
     pub(crate) fn apply(
         &mut self,
         world: &World,
         changes: &Changes,
         visibility: &Visibility,
         scene: &mut GpuScene,
+        meshes_arrived: bool,
     ) -> render_graph::Result<SyncReport> {
         runtime::profile_zone!("render scene sync");
         let mut report = SyncReport::default();
@@ -77,7 +83,7 @@ impl SceneSync {
         let len = wanted.min(scene.capacity()) as usize;
         scene.set_object_count(len as u32)?;
         self.owners.resize(len, Entity::DANGLING);
-        let resync = self.short && len == visibility.len();
+        let resync = (self.short && len == visibility.len()) || meshes_arrived;
         self.short = len < visibility.len();
         let mut write = |sync: &mut SceneSync, slot: usize| {
             report.slots += 1;
@@ -152,7 +158,19 @@ impl SceneSync {
             color_of(world, entity)
         };
         let local = objects.local_bounds(slot);
-        let record = scene.record_for(draw.mesh.0, local.min.to_array(), local.max.to_array(), color, draw.material.0);
+        // A mesh added while frames run draws a stand-in until it is on the GPU; the box is
+        // the object's own either way. An unknown mesh is left to `record_for`'s error.
+        let mesh = match scene.drawn_mesh(draw.mesh.0) {
+            Some(mesh) => mesh,
+            None if scene.meshes().range(draw.mesh.0).is_some() => {
+                // Not one byte of it arrived yet (earlier meshes took the budget): nothing to
+                // draw this frame.
+                scene.set_parts(index, ObjectTransform::IDENTITY, ObjectRecord::EMPTY).expect("slot below the count");
+                return true;
+            }
+            None => draw.mesh.0,
+        };
+        let record = scene.record_for(mesh, local.min.to_array(), local.max.to_array(), color, draw.material.0);
         let Ok(mut record) = record else {
             scene.set_parts(index, ObjectTransform::IDENTITY, ObjectRecord::EMPTY).expect("slot below the count");
             return false;

@@ -26,6 +26,8 @@ pub enum TruthError {
         /// The mesh it names.
         mesh: u32,
     },
+    /// A mesh added to the reference renderer is unusable.
+    Mesh(meshes::LibraryError),
     /// The standard passes gave no readback of the image.
     NoReadback,
     /// The frame to check was not drawn (the Render stage's error, or no image kept).
@@ -53,6 +55,7 @@ impl fmt::Display for TruthError {
             }
             TruthError::NoReadback => write!(formatter, "the scene passes gave no readback of the image"),
             TruthError::Frame(error) => write!(formatter, "the frame was not drawn: {error}"),
+            TruthError::Mesh(error) => write!(formatter, "the mesh cannot be added: {error}"),
             TruthError::CasterBitsMissing => {
                 write!(formatter, "the GPU culled the shadow casters but their bits were not read back")
             }
@@ -72,6 +75,7 @@ impl std::error::Error for TruthError {
         match self {
             TruthError::Graph(error) => Some(error),
             TruthError::Png(_, error) => Some(error),
+            TruthError::Mesh(error) => Some(error),
             _ => None,
         }
     }

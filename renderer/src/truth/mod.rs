@@ -40,7 +40,7 @@ use runtime::hecs::World;
 
 pub use casters::dropped_casters;
 pub use error::TruthError;
-pub use reference::{upload_objects, ReferenceRenderer};
+pub use reference::{upload_objects, upload_objects_drawing, ReferenceRenderer};
 
 use crate::{MeshLibrary, RenderReport};
 
@@ -186,6 +186,7 @@ pub fn check_frame(
         return Err(TruthError::Frame(error.clone()));
     }
     reference.set_shadows(shadows, visibility);
+    reference.follow_stand_ins(report);
     let differing_pixels = compare_with_unculled(reference, image, world, visibility)?;
     let owners = reference.objects_with_pixels(world, visibility)?;
     let submitted = submitted(report, visibility, reference.parts().1);

@@ -34,6 +34,8 @@ pub struct ReferenceRenderer {
     capacity: u32,
     /// The scene's generation the graph imported.
     generation: u64,
+    /// The meshes the frame checked drew a stand-in for ([`crate::RenderReport::stand_ins`]).
+    stand_ins: Vec<(u32, Option<u32>)>,
     /// The light views every frame draws shadows from (every caster kept), with the eye and
     /// view axis they are lit for; `None` draws no shadows.
     shadows: Option<(culling::ShadowViews, glam::Vec3, glam::Vec3)>,
@@ -97,6 +99,7 @@ impl ReferenceRenderer {
             all_drawable: Vec::new(),
             capacity,
             generation: 0,
+            stand_ins: Vec::new(),
             shadows: None,
         })
     }
@@ -267,10 +270,33 @@ impl ReferenceRenderer {
         (self.extent.width, self.extent.height)
     }
 
+    /// Adds a mesh with its levels as the game's renderer did
+    /// ([`GpuScene::add_mesh_levels`]; the same meshes in the same order give the same ids).
+    /// This renderer has no budget: the whole mesh is on its GPU with the next image it
+    /// draws, and each object draws what the frame checked drew
+    /// ([`ReferenceRenderer::follow_stand_ins`]).
+    pub fn add_mesh_levels(
+        &mut self,
+        vertices: meshes::MeshVertices<'_>,
+        levels: &[(&[u32], &[meshes::Meshlet])],
+    ) -> Result<std::ops::Range<u32>, TruthError> {
+        let mut scene = lock_scene(&self.scene);
+        let ids = scene.add_mesh_levels(vertices, levels).map_err(TruthError::Mesh)?;
+        self.meshes = scene.meshes().clone();
+        Ok(ids)
+    }
+
+    /// Draws, from now on, each mesh of `report`'s [`stand_ins`](crate::RenderReport::stand_ins)
+    /// as the frame it describes drew it ([`check_frame`](super::check_frame) calls it).
+    pub fn follow_stand_ins(&mut self, report: &crate::RenderReport) {
+        self.stand_ins.clone_from(&report.stand_ins);
+    }
+
     /// Writes every object as a record, object `i` in `color_of(i)`, and the shadows' caster
     /// draws from those records; returns each object's triangle count.
     pub fn upload(&mut self, visibility: &Visibility, color_of: impl Fn(usize) -> u32) -> Result<Vec<u64>, TruthError> {
-        let triangles = upload_objects(&self.scene, visibility, &color_of)?;
+        lock_scene(&self.scene).stream_frame(u64::MAX)?;
+        let triangles = upload_objects_drawing(&self.scene, visibility, &color_of, &self.stand_ins)?;
         {
             let scene = lock_scene(&self.scene);
             scene.follow_growth(&mut self.graph, &mut self.generation);
@@ -347,6 +373,17 @@ pub fn upload_objects(
     visibility: &Visibility,
     color_of: &impl Fn(usize) -> u32,
 ) -> Result<Vec<u64>, TruthError> {
+    upload_objects_drawing(scene, visibility, color_of, &[])
+}
+
+/// [`upload_objects`], where an object naming a mesh of `stand_ins` draws its stand-in instead
+/// (nothing for `None`), as the frame checked did ([`crate::RenderReport::stand_ins`]).
+pub fn upload_objects_drawing(
+    scene: &SharedScene,
+    visibility: &Visibility,
+    color_of: &impl Fn(usize) -> u32,
+    stand_ins: &[(u32, Option<u32>)],
+) -> Result<Vec<u64>, TruthError> {
     let objects = visibility.objects();
     let mut scene = lock_scene(scene);
     // The scene grows to hold every object; a graph drawing it follows
@@ -365,7 +402,14 @@ pub fn upload_objects(
             scene.clear_object(index as u32)?;
             continue;
         }
-        let mesh = draw.mesh.0;
+        let mesh = match stand_ins.iter().find(|(wanted, _)| *wanted == draw.mesh.0) {
+            None => draw.mesh.0,
+            Some(&(_, Some(drawn))) => drawn,
+            Some(&(_, None)) => {
+                scene.clear_object(index as u32)?;
+                continue;
+            }
+        };
         if scene.meshes().range(mesh).is_none() {
             return Err(TruthError::MissingMesh { object: index, mesh });
         }

@@ -84,6 +84,13 @@ pub(super) struct Retired {
     _buffer: Arc<GpuBuffer>,
 }
 
+impl Retired {
+    /// `buffer`, last used by graph frame `frame`.
+    pub(super) fn new(frame: u64, buffer: Arc<GpuBuffer>) -> Retired {
+        Retired { frame, _buffer: buffer }
+    }
+}
+
 /// One copy of outgrown buffers an upload records: the sources and the targets (kept alive
 /// by the scene) and the bytes of each, `object_transforms` then `object_records`.
 #[derive(Clone, Copy, Debug)]
@@ -97,7 +104,7 @@ pub(crate) struct RecordedCopy {
 }
 
 impl GpuScene {
-    /// How many times the capacity grew: a graph that imported the scene's buffers compares
+    /// How many times the capacity or a mesh buffer grew: a graph that imported the scene's buffers compares
     /// it with the generation it imported ([`GpuScene::follow_growth`]).
     pub fn generation(&self) -> u64 {
         self.generation

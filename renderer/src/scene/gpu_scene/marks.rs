@@ -19,6 +19,9 @@ pub struct UploadReport {
     /// Bytes of draw commands and count copied to `draw_commands` and `draw_count` (the host
     /// draw list; zero when a GPU culling pass writes them).
     pub draw_bytes: u64,
+    /// Bytes of meshes added while frames run copied to the mesh buffers (at most the
+    /// frame's transfer budget, [`GpuScene::stream_frame`](crate::GpuScene::stream_frame)).
+    pub mesh_bytes: u64,
 }
 
 impl UploadReport {
@@ -28,6 +31,7 @@ impl UploadReport {
         self.transforms += other.transforms;
         self.records += other.records;
         self.draw_bytes += other.draw_bytes;
+        self.mesh_bytes += other.mesh_bytes;
     }
 }
 
@@ -86,6 +90,7 @@ impl GpuScene {
             transforms,
             records,
             draw_bytes: 0,
+            mesh_bytes: 0,
         };
     }
 

@@ -24,8 +24,8 @@
 //!
 //! The parts: the scene and its objects (this file), this frame's draws (`draws.rs`: the
 //! host's list or the GPU's, and the blended objects' order), what waits for upload
-//! (`marks.rs`: the slots marked changed, listed and staged by the upload pass) and growth
-//! (`growth.rs`).
+//! (`marks.rs`: the slots marked changed, listed and staged by the upload pass), growth
+//! (`growth.rs`) and the meshes added while frames run (`streaming.rs`).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -44,6 +44,7 @@ use render_graph::{GraphError, Result};
 mod draws;
 mod growth;
 mod marks;
+mod streaming;
 
 use draws::DrawSource;
 pub(crate) use growth::RecordedCopy;
@@ -51,6 +52,8 @@ pub use growth::{set_scene_memory_limit, SceneGrowthError};
 use growth::{GrowthCopy, Retired};
 use marks::SlotBits;
 pub use marks::UploadReport;
+pub(crate) use streaming::MeshCopy;
+use streaming::MeshStream;
 
 /// What a renderer says about one object; [`GpuScene`] turns it into an [`ObjectTransform`]
 /// and an [`ObjectRecord`] culled with the mesh's own box.
@@ -86,6 +89,10 @@ pub struct GpuScene {
     growth_copies: Vec<GrowthCopy>,
     /// Outgrown buffers a frame in flight may still read.
     retired: Vec<Retired>,
+    /// The meshes added while frames run, on their way to the GPU (`streaming.rs`).
+    stream: MeshStream,
+    /// The last graph frame an upload was prepared for.
+    frames_prepared: u64,
     meshes: MeshLibrary,
     mesh_buffers: MeshBuffers,
     material_buffers: MaterialBuffers,
@@ -138,6 +145,8 @@ impl GpuScene {
             generation: 0,
             growth_copies: Vec::new(),
             retired: Vec::new(),
+            stream: MeshStream::new(meshes.len()),
+            frames_prepared: 0,
             meshes,
             mesh_buffers,
             material_buffers,

@@ -1,0 +1,419 @@
+//! Meshes added while frames run ([`GpuScene::add_mesh_levels`]): the host library takes them
+//! at once (their ids are valid from the call), the GPU gets their bytes in slices of at most
+//! a per-frame budget ([`meshes::TransferQueue`]), and until a level is on the GPU an object
+//! naming it draws another one ([`GpuScene::drawn_mesh`]).
+//!
+//! **What is queued.** Each added mesh gets a placeholder: a box of its bounds (8 vertices,
+//! 36 indices, a mesh id of its own after its levels). The boxes go out before anything else
+//! (a queue of their own, drained first each frame); then the mesh's vertices and texture
+//! coordinates with its coarsest level's indices, then each finer level, coarsest first. So
+//! an object of a new mesh draws its box in the first frame, then its coarsest level, then
+//! its own.
+//!
+//! **When a level is drawn.** [`GpuScene::stream_frame`] (the Render stage calls it before it
+//! writes the frame's records) takes the frame's slice from the queues and marks the levels
+//! whose last bytes are in it resident: the frame's upload pass
+//! ([`MeshUploadPass`](crate::passes::MeshUploadPass)) copies the slice before any pass of
+//! the frame draws, so the records of that same frame may name them. A frame that does not
+//! stage its slice (it fails, or draws nothing) keeps it: the next frame stages it again
+//! before a new slice is taken.
+//!
+//! **Growth.** The buffers (`mesh_vertices`, `mesh_indices`, `mesh_uvs`) double when the
+//! library outgrows them, in [`GpuScene::stream_frame`] (between frames, never while a frame
+//! is being prepared); the next frame's object upload copies the outgrown buffers into the
+//! new ones on the GPU before that frame's slice is copied, and the outgrown ones are kept until the frame that copied them has finished, as
+//! the object buffers are (`growth.rs`).
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use meshes::{FrameTransfer, MeshVertices, Meshlet, TransferQueue, TransferRegion, TRANSFER_GRANULE};
+use render_graph::{vk, GpuBuffer, MemoryLocation};
+
+use super::growth::Retired;
+use super::GpuScene;
+use crate::names::{MESH_INDICES, MESH_UVS, MESH_VERTICES};
+
+/// Bytes of one vertex in `mesh_vertices`.
+const VERTEX_BYTES: u64 = 16;
+/// Bytes of one index in `mesh_indices`.
+const INDEX_BYTES: u64 = 4;
+/// Bytes of one vertex's texture coordinates in `mesh_uvs`.
+const UV_BYTES: u64 = 8;
+
+/// The transfer targets, as the queue numbers them.
+pub(crate) const TARGET_VERTICES: u32 = 0;
+/// See [`TARGET_VERTICES`].
+pub(crate) const TARGET_INDICES: u32 = 1;
+/// See [`TARGET_VERTICES`].
+pub(crate) const TARGET_UVS: u32 = 2;
+
+/// The twelve triangles of a box over the corners [`box_corners`] lists, outward.
+const BOX_INDICES: [u32; 36] = [
+    0, 2, 1, 0, 3, 2, // -z
+    4, 5, 6, 4, 6, 7, // +z
+    0, 1, 5, 0, 5, 4, // -y
+    3, 7, 6, 3, 6, 2, // +y
+    0, 4, 7, 0, 7, 3, // -x
+    1, 2, 6, 1, 6, 5, // +x
+];
+
+/// The corners of the box `min..max`: bit 0 of the corner index picks x, bit 1 y (with the
+/// first two swapped so the faces wind in order), the upper four the +z face.
+fn box_corners(min: [f32; 3], max: [f32; 3]) -> [[f32; 3]; 8] {
+    let corner = |x: bool, y: bool, z: bool| {
+        [if x { max[0] } else { min[0] }, if y { max[1] } else { min[1] }, if z { max[2] } else { min[2] }]
+    };
+    [
+        corner(false, false, false),
+        corner(true, false, false),
+        corner(true, true, false),
+        corner(false, true, false),
+        corner(false, false, true),
+        corner(true, false, true),
+        corner(true, true, true),
+        corner(false, true, true),
+    ]
+}
+
+/// The levels of detail a mesh id belongs to, and its placeholder.
+#[derive(Clone, Copy, Debug)]
+struct Family {
+    /// The finest level's id.
+    first: u32,
+    /// Number of levels (consecutive ids from `first`).
+    levels: u32,
+    /// The id of the box drawn while no level is resident ([`NO_PLACEHOLDER`]: none).
+    placeholder: u32,
+}
+
+/// A mesh with no placeholder (one of the library the scene was made with, or a box).
+const NO_PLACEHOLDER: u32 = u32::MAX;
+
+/// An outgrown mesh buffer the next upload copies, whole, into its replacement: what it holds
+/// of meshes not sent yet is overwritten when they are sent (after the copy).
+struct MeshGrowth {
+    outgrown: Arc<GpuBuffer>,
+    /// The graph frame that recorded the copy (a failed frame keeps its number).
+    recorded_in: Option<u64>,
+}
+
+/// One copy of an outgrown mesh buffer into the one that replaced it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MeshCopy {
+    /// The outgrown buffer.
+    pub(crate) source: vk::Buffer,
+    /// Its replacement.
+    pub(crate) target: vk::Buffer,
+    /// Bytes from the start of both.
+    pub(crate) bytes: u64,
+}
+
+/// The streaming state of a scene's meshes (see the module docs).
+pub(super) struct MeshStream {
+    /// The placeholder boxes, sent first.
+    boxes: TransferQueue<u32>,
+    /// The meshes' levels.
+    levels: TransferQueue<u32>,
+    /// This frame's slices of both queues.
+    box_frame: FrameTransfer<u32>,
+    level_frame: FrameTransfer<u32>,
+    /// Whether the slices were staged by a frame (a new pair may be taken).
+    staged: bool,
+    /// By mesh id: whether its indices (and the vertices they use) are on the GPU once this
+    /// frame's slice is.
+    resident: Vec<bool>,
+    /// Mesh ids not resident.
+    missing: usize,
+    /// By mesh id: its family. Empty while every mesh is the scene's first library's.
+    families: Vec<Family>,
+    /// By target: an outgrown buffer waiting to be copied.
+    growth: [Option<MeshGrowth>; 3],
+}
+
+impl MeshStream {
+    /// The stream of a scene whose first `meshes` mesh ids are resident.
+    pub(super) fn new(meshes: usize) -> MeshStream {
+        MeshStream {
+            boxes: TransferQueue::new(),
+            levels: TransferQueue::new(),
+            box_frame: FrameTransfer::default(),
+            level_frame: FrameTransfer::default(),
+            staged: true,
+            resident: vec![true; meshes],
+            missing: 0,
+            families: Vec::new(),
+            growth: [None, None, None],
+        }
+    }
+}
+
+/// A queue region of `count` items of `item` bytes from item `first` of `target`.
+fn region(target: u32, first: u64, count: u64, item: u64) -> TransferRegion {
+    TransferRegion { target, offset: first * item, bytes: count * item }
+}
+
+impl GpuScene {
+    /// Adds a lit mesh with its levels of detail (finest first, as
+    /// [`meshes::MeshLibrary::add_mesh_levels`] takes them) while frames run, and returns the
+    /// levels' ids. An object may name them at once: until a level is on the GPU the object
+    /// draws the nearest resident level, coarser first, or a box of the mesh's bounds (see
+    /// [`GpuScene::drawn_mesh`]); its culling box is its own either way. The bytes reach the
+    /// GPU over the next frames, at most the frame's budget each ([`GpuScene::stream_frame`]).
+    /// Nothing is added on an error (see `add_mesh_levels`).
+    pub fn add_mesh_levels(
+        &mut self,
+        vertices: MeshVertices<'_>,
+        levels: &[(&[u32], &[Meshlet])],
+    ) -> meshes::Result<Range<u32>> {
+        let first_vertex = self.meshes.positions().len() as u64;
+        let ids = self.meshes.add_mesh_levels(vertices, levels)?;
+        let vertex_count = vertices.positions.len() as u64;
+        let (mut min, mut max) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+        for id in ids.clone() {
+            let range = self.meshes.range(id).expect("an id just added");
+            for axis in 0..3 {
+                min[axis] = min[axis].min(range.bounds_min[axis]);
+                max[axis] = max[axis].max(range.bounds_max[axis]);
+            }
+        }
+        let box_vertex = self.meshes.positions().len() as u64;
+        // The levels' positions were found finite, so are their bounds: the box is valid, and
+        // nothing can fail once the levels are in.
+        let placeholder =
+            self.meshes.add_mesh(&box_corners(min, max), &BOX_INDICES).expect("a box of finite bounds is a valid mesh");
+        let stream = &mut self.stream;
+        if stream.families.is_empty() {
+            stream.families = (0..stream.resident.len() as u32)
+                .map(|id| Family { first: id, levels: 1, placeholder: NO_PLACEHOLDER })
+                .collect();
+        }
+        let family = Family { first: ids.start, levels: ids.len() as u32, placeholder };
+        stream.families.extend(ids.clone().map(|_| family));
+        stream.families.push(Family { first: placeholder, levels: 1, placeholder: NO_PLACEHOLDER });
+        stream.resident.resize(self.meshes.len(), false);
+        stream.missing += ids.len() + 1;
+        let indices = |id: u32| {
+            let range = self.meshes.range(id).expect("an id just added");
+            region(TARGET_INDICES, u64::from(range.first_index), u64::from(range.index_count), INDEX_BYTES)
+        };
+        stream.boxes.push(
+            placeholder,
+            &[
+                region(TARGET_VERTICES, box_vertex, 8, VERTEX_BYTES),
+                region(TARGET_UVS, box_vertex, 8, UV_BYTES),
+                indices(placeholder),
+            ],
+        );
+        let coarsest = ids.end - 1;
+        stream.levels.push(
+            coarsest,
+            &[
+                region(TARGET_VERTICES, first_vertex, vertex_count, VERTEX_BYTES),
+                region(TARGET_UVS, first_vertex, vertex_count, UV_BYTES),
+                indices(coarsest),
+            ],
+        );
+        for id in ids.clone().rev().skip(1) {
+            stream.levels.push(id, &[indices(id)]);
+        }
+        Ok(ids)
+    }
+
+    /// Whether mesh `mesh`'s own indices are drawn (false for an unknown id).
+    pub fn is_resident(&self, mesh: u32) -> bool {
+        self.stream.resident.get(mesh as usize).copied().unwrap_or(false)
+    }
+
+    /// The mesh an object naming `mesh` draws this frame: `mesh` itself when it is resident,
+    /// else the nearest resident level of its family ([`meshes::resident_level`]: coarser
+    /// first), else its placeholder box when that is resident, else `None` (its bytes have
+    /// not started: the frame's budget went to earlier meshes) or an unknown id.
+    #[inline]
+    pub fn drawn_mesh(&self, mesh: u32) -> Option<u32> {
+        if self.is_resident(mesh) {
+            return Some(mesh);
+        }
+        self.stand_in(mesh)
+    }
+
+    /// [`GpuScene::drawn_mesh`] of a mesh that is not resident.
+    fn stand_in(&self, mesh: u32) -> Option<u32> {
+        let family = *self.stream.families.get(mesh as usize)?;
+        let resident = |level: usize| self.is_resident(family.first + level as u32);
+        meshes::resident_level(family.levels as usize, (mesh - family.first) as usize, resident)
+            .map(|level| family.first + level as u32)
+            .or_else(|| self.is_resident(family.placeholder).then_some(family.placeholder))
+    }
+
+    /// Lists into `out` (cleared first) every mesh that is not resident, with what an object
+    /// naming it draws ([`GpuScene::drawn_mesh`]), ascending.
+    pub fn stand_ins(&self, out: &mut Vec<(u32, Option<u32>)>) {
+        out.clear();
+        if self.stream.missing == 0 {
+            return;
+        }
+        let missing = self.stream.resident.iter().enumerate().filter(|(_, &resident)| !resident);
+        out.extend(missing.map(|(mesh, _)| (mesh as u32, self.stand_in(mesh as u32))));
+    }
+
+    /// Bytes of added meshes not yet handed to a frame.
+    pub fn pending_mesh_bytes(&self) -> u64 {
+        self.stream.boxes.pending_bytes() + self.stream.levels.pending_bytes()
+    }
+
+    /// Starts a frame's mesh streaming, before its records are written: grows the mesh
+    /// buffers when the library outgrew them (a graph drawing the scene must then follow,
+    /// [`GpuScene::follow_growth`]), and, once the last frame's slice was staged, takes this
+    /// frame's (at most `budget` bytes) and marks the meshes it completes resident. Returns
+    /// whether a mesh became resident (the records naming its family draw another mesh now).
+    /// Returns an error when a buffer cannot grow: nothing new is taken then (the objects
+    /// keep their stand-ins), and the growth is tried again by the next call.
+    pub fn stream_frame(&mut self, budget: u64) -> render_graph::Result<bool> {
+        if self.stream.boxes.is_empty() && self.stream.levels.is_empty() && self.stream.staged {
+            return Ok(false);
+        }
+        self.grow_mesh_buffers()?;
+        let stream = &mut self.stream;
+        if !stream.staged {
+            return Ok(false);
+        }
+        stream.boxes.next_frame(budget, &mut stream.box_frame);
+        let left = budget.saturating_sub(stream.box_frame.bytes);
+        if left >= TRANSFER_GRANULE {
+            stream.levels.next_frame(left, &mut stream.level_frame);
+        } else {
+            stream.level_frame.copies.clear();
+            stream.level_frame.completed.clear();
+            stream.level_frame.bytes = 0;
+        }
+        stream.staged = stream.box_frame.copies.is_empty() && stream.level_frame.copies.is_empty();
+        let completed = stream.box_frame.completed.iter().chain(&stream.level_frame.completed);
+        let mut changed = false;
+        for &mesh in completed {
+            stream.resident[mesh as usize] = true;
+            stream.missing -= 1;
+            changed = true;
+        }
+        Ok(changed)
+    }
+
+    /// Replaces each mesh buffer the library outgrew by one of twice the size (or more),
+    /// keeping the outgrown one for the next upload's copy.
+    fn grow_mesh_buffers(&mut self) -> render_graph::Result<()> {
+        let needed = [
+            self.meshes.positions().len() as u64 * VERTEX_BYTES,
+            self.meshes.indices().len() as u64 * INDEX_BYTES,
+            self.meshes.uvs().len() as u64 * UV_BYTES,
+        ];
+        let mut grew = false;
+        for target in [TARGET_VERTICES, TARGET_INDICES, TARGET_UVS] {
+            let current = match target {
+                TARGET_VERTICES => &self.mesh_buffers.vertices,
+                TARGET_INDICES => &self.mesh_buffers.indices,
+                _ => &self.material_buffers.uvs,
+            };
+            let size = current.size();
+            if needed[target as usize] <= size {
+                continue;
+            }
+            let (name, usage) = match target {
+                TARGET_VERTICES => (MESH_VERTICES, vk::BufferUsageFlags::STORAGE_BUFFER),
+                TARGET_INDICES => (MESH_INDICES, vk::BufferUsageFlags::INDEX_BUFFER),
+                _ => (MESH_UVS, vk::BufferUsageFlags::STORAGE_BUFFER),
+            };
+            let usage = usage | vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
+            let bytes = needed[target as usize].max(size.saturating_mul(2));
+            let buffer = match GpuBuffer::new(&self.device, name, bytes, usage, MemoryLocation::GpuOnly) {
+                Ok(buffer) => Arc::new(buffer),
+                Err(error) => {
+                    // The buffers replaced before this one stay replaced: a graph must follow
+                    // them.
+                    if grew {
+                        self.generation += 1;
+                    }
+                    return Err(error);
+                }
+            };
+            let outgrown = match target {
+                TARGET_VERTICES => std::mem::replace(&mut self.mesh_buffers.vertices, buffer),
+                TARGET_INDICES => std::mem::replace(&mut self.mesh_buffers.indices, buffer),
+                _ => std::mem::replace(&mut self.material_buffers.uvs, buffer),
+            };
+            let slot = &mut self.stream.growth[target as usize];
+            match slot {
+                // Not copied yet: no frame wrote the buffer between, so the oldest one is
+                // still the source, and the one between is dropped once no frame can hold it.
+                Some(waiting) if waiting.recorded_in.is_none() => {
+                    self.retired.push(Retired::new(self.frames_prepared, outgrown));
+                }
+                _ => {
+                    if let Some(done) = slot.take() {
+                        let frame = done.recorded_in.unwrap_or(self.frames_prepared);
+                        self.retired.push(Retired::new(frame, done.outgrown));
+                    }
+                    *slot = Some(MeshGrowth { outgrown, recorded_in: None });
+                }
+            }
+            grew = true;
+        }
+        if grew {
+            self.generation += 1;
+        }
+        Ok(())
+    }
+
+    /// Lists into `out` the copies of outgrown mesh buffers graph frame `frame` records, and
+    /// retires the sources of copies an earlier frame recorded.
+    pub(crate) fn mesh_growth_copies_for(&mut self, frame: u64, out: &mut Vec<MeshCopy>) {
+        out.clear();
+        self.frames_prepared = frame;
+        for target in [TARGET_VERTICES, TARGET_INDICES, TARGET_UVS] {
+            let slot = &mut self.stream.growth[target as usize];
+            let Some(growth) = slot else { continue };
+            if let Some(recorded) = growth.recorded_in.filter(|&recorded| recorded < frame) {
+                let done = slot.take().expect("matched above");
+                self.retired.push(Retired::new(recorded, done.outgrown));
+                continue;
+            }
+            growth.recorded_in = Some(frame);
+            let replacement = match target {
+                TARGET_VERTICES => &self.mesh_buffers.vertices,
+                TARGET_INDICES => &self.mesh_buffers.indices,
+                _ => &self.material_buffers.uvs,
+            };
+            out.push(MeshCopy {
+                source: growth.outgrown.raw(),
+                target: replacement.raw(),
+                bytes: growth.outgrown.size(),
+            });
+        }
+    }
+
+    /// This frame's slice of added meshes, waiting to be staged: every copy with its target
+    /// and its bytes, boxes first.
+    pub(crate) fn mesh_slice(&self) -> impl Iterator<Item = (u32, u64, &[u8])> + '_ {
+        let stream = &self.stream;
+        let copies = if stream.staged { &[][..] } else { &stream.box_frame.copies[..] };
+        let levels = if stream.staged { &[][..] } else { &stream.level_frame.copies[..] };
+        copies.iter().chain(levels).map(move |copy| {
+            let source = match copy.target {
+                TARGET_VERTICES => crate::scene::as_bytes(self.meshes.positions()),
+                TARGET_INDICES => crate::scene::as_bytes(self.meshes.indices()),
+                _ => crate::scene::as_bytes(self.meshes.uvs()),
+            };
+            (copy.target, copy.offset, &source[copy.offset as usize..(copy.offset + copy.bytes) as usize])
+        })
+    }
+
+    /// Notes that this frame's slice was staged: its bytes are sent.
+    pub(crate) fn note_mesh_slice_staged(&mut self) {
+        let stream = &mut self.stream;
+        if stream.staged {
+            self.last_upload.mesh_bytes = 0;
+            return;
+        }
+        self.last_upload.mesh_bytes = stream.box_frame.bytes + stream.level_frame.bytes;
+        stream.staged = true;
+    }
+}

@@ -1,0 +1,255 @@
+//! Meshes added while the game runs, on lavapipe with validation: a world starts with a
+//! small library (a lit cube); a few frames in, a sphere of about 100k triangles with a
+//! coarser level is added under a 256 KiB transfer budget, so its bytes arrive over several
+//! frames, and an object using it is spawned in the same frame, before any of it is on the
+//! GPU. Every frame, serial and pipelined, with GPU and CPU culling: no frame copies more
+//! than the budget, the truth finds nothing hidden that shows and the same picture as with
+//! culling off (drawing the same stand-ins), and the sphere's object draws its placeholder
+//! box, then its coarse level, then its own triangles, never nothing.
+
+mod lit_cube;
+
+use std::sync::Arc;
+
+use culling::{CullingBackend, Visibility};
+use ecs::{scene, Aabb, BaseColor, Camera, MaterialHandle, Mesh, MeshHandle, Transform};
+use glam::Vec3;
+use lit_cube::lit_cube;
+use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
+use render_graph::{vk, GpuDevice};
+use renderer::truth::{check_frame, ReferenceRenderer};
+use renderer::{
+    install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, MeshVertices, RenderMeshes,
+    RenderReport, RenderSetup, SharedCapture,
+};
+
+const WIDTH: u32 = 64;
+const HEIGHT: u32 = 48;
+const SKY: [f32; 4] = [0.1, 0.2, 0.3, 1.0];
+const BUDGET: u64 = 256 << 10;
+/// Quads around and from pole to pole of the sphere's fine level (2 * 256 * 192 triangles).
+const SLICES: u32 = 256;
+const STACKS: u32 = 192;
+/// The coarse level takes every `COARSE`-th row and column of the same vertices.
+const COARSE: u32 = 8;
+/// The frame the sphere is added and its object spawned in.
+const ADDED: u64 = 3;
+
+/// A unit sphere's vertices (a grid of latitude and longitude) and two levels over them.
+struct Sphere {
+    positions: Vec<[f32; 3]>,
+    fine: Vec<u32>,
+    coarse: Vec<u32>,
+}
+
+fn sphere() -> Sphere {
+    let mut positions = Vec::new();
+    for stack in 0..=STACKS {
+        let polar = std::f32::consts::PI * stack as f32 / STACKS as f32;
+        for slice in 0..=SLICES {
+            let azimuth = std::f32::consts::TAU * slice as f32 / SLICES as f32;
+            positions.push([polar.sin() * azimuth.cos(), polar.cos(), polar.sin() * azimuth.sin()]);
+        }
+    }
+    let vertex = |stack: u32, slice: u32| stack * (SLICES + 1) + slice;
+    let grid = |step: u32| {
+        let mut indices = Vec::new();
+        for stack in (0..STACKS).step_by(step as usize) {
+            for slice in (0..SLICES).step_by(step as usize) {
+                let (a, b) = (vertex(stack, slice), vertex(stack, slice + step));
+                let (c, d) = (vertex(stack + step, slice), vertex(stack + step, slice + step));
+                // Counter-clockwise from outside.
+                indices.extend([a, b, d, a, d, c]);
+            }
+        }
+        indices
+    };
+    Sphere { fine: grid(1), coarse: grid(COARSE), positions }
+}
+
+fn app(device: &Arc<GpuDevice>, backend: CullingBackend, pipelined: bool) -> (runtime::App, SharedCapture) {
+    let setup = RenderSetup {
+        backend,
+        device: Some(Arc::clone(device)),
+        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
+        capacity: 16,
+        meshes: lit_cube(),
+        clear_color: SKY,
+        bits: BitsReadback::Wait,
+        passes: Vec::new(),
+        shadows: false,
+    };
+    let mut app = runtime::App::with_threads(2);
+    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
+    ecs::install(&mut app);
+    {
+        let mut settings = app.resource_mut::<ecs::RenderSettings>();
+        settings.pipelined_frames = pipelined;
+        settings.transfer_budget = BUDGET;
+    }
+    let (target, capture) = HeadlessTarget::new();
+    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 2.0, 6.0), Vec3::ZERO));
+    for x in [-2.5f32, 2.5] {
+        let mesh = Mesh::new(MeshHandle(0), MaterialHandle(0), Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)));
+        scene::spawn_mesh(app.world_mut(), mesh, Transform::from_translation(Vec3::new(x, 0.0, -1.0)));
+    }
+    (app, capture)
+}
+
+/// What the sphere's object drew in a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Drawn {
+    Placeholder,
+    Coarse,
+    Full,
+}
+
+/// Runs the frames and checks each; returns what the sphere's object drew, frame by frame.
+fn stream_and_check(device: &Arc<GpuDevice>, backend: CullingBackend, pipelined: bool) -> Vec<Drawn> {
+    let (mut app, capture) = app(device, backend, pipelined);
+    let mut reference =
+        ReferenceRenderer::with_device(Arc::clone(device), WIDTH, HEIGHT, 16, lit_cube(), SKY).expect("a reference");
+    let sphere = sphere();
+    let normals = sphere.positions.clone();
+    let vertices = MeshVertices { positions: &sphere.positions, normals: &normals, uvs: &[] };
+    let levels: [(&[u32], &[renderer::Meshlet]); 2] = [(&sphere.fine, &[]), (&sphere.coarse, &[])];
+    let mut ids = 0..0;
+    let mut drawn = Vec::new();
+    for frame in 0..24u64 {
+        if frame == ADDED {
+            ids = app.resource::<RenderMeshes>().add_mesh_levels(vertices, &levels).expect("a valid sphere");
+            assert_eq!(reference.add_mesh_levels(vertices, &levels).expect("the same sphere"), ids.clone());
+            assert!(!app.resource::<RenderMeshes>().is_resident(ids.start), "nothing is on the GPU yet");
+            let mesh = Mesh::new(MeshHandle(ids.start), MaterialHandle(0), Aabb::new(Vec3::splat(-1.0), Vec3::ONE));
+            let entity = scene::spawn_mesh(app.world_mut(), mesh, Transform::from_translation(Vec3::ZERO));
+            app.world_mut().insert_one(entity, BaseColor::from_rgba8([230, 120, 40, 255])).expect("spawned");
+        }
+        app.run_frame();
+        FrameInFlight::finish(&mut app);
+        let capture = lock_capture(&capture);
+        let report = app.resource::<RenderReport>();
+        let label = format!("{backend:?} pipelined {pipelined} frame {frame}");
+        assert!(report.error.is_none(), "{label}: {:?}", report.error);
+        assert_eq!(report.game_frame, Some(frame), "{label}: the report is the frame's");
+        assert!(report.upload.mesh_bytes <= BUDGET, "{label}: {} bytes of meshes", report.upload.mesh_bytes);
+        let (world, visibility) = (app.world(), app.resource::<Visibility>());
+        let checked =
+            check_frame(&mut reference, &capture.pixels, world, &visibility, &report, None).expect("the truth answers");
+        assert_eq!(checked.truth.false_hidden, 0, "{label}: {:?}", checked.truth);
+        assert_eq!(checked.differing_pixels, 0, "{label}: culling changed the picture");
+        if frame >= ADDED {
+            let stand_in = report.stand_ins.iter().find(|(mesh, _)| *mesh == ids.start).map(|&(_, drawn)| drawn);
+            let now = match stand_in {
+                None => Drawn::Full,
+                Some(Some(mesh)) if mesh == ids.start + 1 => Drawn::Coarse,
+                Some(Some(mesh)) => {
+                    assert_eq!(mesh, ids.end, "{label}: the placeholder box follows the levels");
+                    Drawn::Placeholder
+                }
+                Some(None) => panic!("{label}: the sphere's object drew nothing"),
+            };
+            assert!(checked.truth.objects_with_pixels >= 3, "{label}: the sphere and the cubes show");
+            drawn.push(now);
+        }
+    }
+    assert_no_validation_messages(device);
+    drawn
+}
+
+#[test]
+fn a_mesh_added_while_frames_run_arrives_under_the_budget_and_is_never_missing() {
+    let Some(device) = gpu_test_context() else { return };
+    for backend in [CullingBackend::Gpu, CullingBackend::Cpu] {
+        for pipelined in [false, true] {
+            let drawn = stream_and_check(&device, backend, pipelined);
+            let label = format!("{backend:?} pipelined {pipelined}: {drawn:?}");
+            assert!(drawn.windows(2).all(|pair| pair[0] <= pair[1]), "{label}: never a step back");
+            assert_eq!(drawn.first(), Some(&Drawn::Placeholder), "{label}: the box in the spawn frame");
+            assert!(drawn.contains(&Drawn::Coarse), "{label}: the coarse level before the fine one");
+            assert_eq!(drawn.last(), Some(&Drawn::Full), "{label}: full detail in the end");
+            let waited = drawn.iter().filter(|&&now| now != Drawn::Full).count();
+            assert!(waited >= 4, "{label}: about 2.4 MB at 256 KiB a frame takes several frames");
+        }
+    }
+}
+
+/// The figure of the note (run it in release: `cargo test --release -p renderer --test
+/// runtime_meshes -- --ignored --nocapture`): frames and milliseconds from the spawn of an
+/// object of a new 1M-triangle mesh to its full-detail draw under the default budget, and the
+/// median frame before the mesh is added, while it uploads and once it is drawn in full.
+#[test]
+#[ignore = "a timing for the docs, not a check"]
+fn time_from_spawn_to_full_detail_of_a_million_triangles() {
+    let Some(device) = gpu_test_context() else { return };
+    let (mut app, _capture) = app(&device, CullingBackend::Gpu, false);
+    app.resource_mut::<ecs::RenderSettings>().transfer_budget = ecs::DEFAULT_TRANSFER_BUDGET;
+    // 2 * 1024 * 512 triangles, and a level of every 8th row and column.
+    let (slices, stacks) = (1024u32, 512u32);
+    let mut positions = Vec::new();
+    for stack in 0..=stacks {
+        let polar = std::f32::consts::PI * stack as f32 / stacks as f32;
+        for slice in 0..=slices {
+            let azimuth = std::f32::consts::TAU * slice as f32 / slices as f32;
+            positions.push([polar.sin() * azimuth.cos(), polar.cos(), polar.sin() * azimuth.sin()]);
+        }
+    }
+    let vertex = |stack: u32, slice: u32| stack * (slices + 1) + slice;
+    let grid = |step: u32| {
+        let mut indices = Vec::new();
+        for stack in (0..stacks).step_by(step as usize) {
+            for slice in (0..slices).step_by(step as usize) {
+                let (a, b) = (vertex(stack, slice), vertex(stack, slice + step));
+                let (c, d) = (vertex(stack + step, slice), vertex(stack + step, slice + step));
+                indices.extend([a, b, d, a, d, c]);
+            }
+        }
+        indices
+    };
+    let (fine, coarse) = (grid(1), grid(COARSE));
+    let vertices = MeshVertices { positions: &positions, normals: &positions, uvs: &[] };
+    let levels: [(&[u32], &[renderer::Meshlet]); 2] = [(&fine, &[]), (&coarse, &[])];
+    let median = |times: &mut Vec<f64>| {
+        times.sort_by(f64::total_cmp);
+        times.get(times.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let frame_ms = |app: &mut runtime::App| {
+        let started = std::time::Instant::now();
+        app.run_frame();
+        started.elapsed().as_secs_f64() * 1e3
+    };
+    let mut before: Vec<f64> = (0..10).map(|_| frame_ms(&mut app)).collect();
+    let started = std::time::Instant::now();
+    let ids = app.resource::<RenderMeshes>().add_mesh_levels(vertices, &levels).expect("a valid sphere");
+    let add_ms = started.elapsed().as_secs_f64() * 1e3;
+    let mesh = Mesh::new(MeshHandle(ids.start), MaterialHandle(0), Aabb::new(Vec3::splat(-1.0), Vec3::ONE));
+    scene::spawn_mesh(app.world_mut(), mesh, Transform::from_translation(Vec3::ZERO));
+    // The frames drawing a stand-in, then the first at full detail.
+    let mut during = Vec::new();
+    let first_full = loop {
+        let milliseconds = frame_ms(&mut app);
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "{:?}", report.error);
+        if !report.stand_ins.iter().any(|&(mesh, _)| mesh == ids.start) {
+            break milliseconds;
+        }
+        during.push(milliseconds);
+    };
+    let to_full = started.elapsed().as_secs_f64() * 1e3;
+    let frames = during.len() + 1;
+    let mut after: Vec<f64> = (0..10).map(|_| frame_ms(&mut app)).collect();
+    let bytes = (positions.len() * 24 + (fine.len() + coarse.len()) * 4) as f64 / f64::from(1 << 20);
+    println!(
+        "{} triangles ({bytes:.1} MiB with the coarse level and texture coordinates), budget {} MiB a frame: full \
+         detail drawn by frame {frames} after the spawn, {to_full:.1} ms from the add (the add itself {add_ms:.1} ms, \
+         the first full frame {first_full:.1} ms); median frame {:.2} ms before the add, {:.2} ms while a stand-in \
+         draws ({} frames), {:.2} ms at full detail",
+        fine.len() / 3,
+        ecs::DEFAULT_TRANSFER_BUDGET >> 20,
+        median(&mut before),
+        median(&mut during.clone()),
+        during.len(),
+        median(&mut after),
+    );
+    assert_no_validation_messages(&device);
+}
