@@ -131,6 +131,7 @@ fn report_user_passes(graph: &RenderGraph, report: &mut RenderReport) {
 }
 
 /// What the Render stage's extract reads of the frame.
+#[derive(Clone, Copy)]
 pub(super) struct FrameInputs<'a> {
     pub(super) world: &'a runtime::hecs::World,
     pub(super) changes: &'a runtime::changes::Changes,
@@ -288,7 +289,7 @@ impl RenderState {
         outcome: &mut FrameOutcome,
         shots: &mut Screenshots,
     ) -> render_graph::Result<bool> {
-        let FrameInputs { world, changes, visibility, shadows, batch_draws, transfer_budget } = inputs;
+        let FrameInputs { visibility, shadows, .. } = inputs;
         let game_frame = outcome.game_frame;
         let report = &mut outcome.report;
         report.sync_seconds = 0.0;
@@ -297,35 +298,7 @@ impl RenderState {
         report.host_draw_commands = 0;
         outcome.host_shadows = false;
         outcome.growth_error = None;
-        let grew = {
-            let mut scene = {
-                runtime::profile_zone!("lock wait: scene");
-                lock_scene(&self.scene)
-            };
-            runtime::profile_zone!("lock held: scene");
-            scene.set_batch_draws(batch_draws);
-            let started = std::time::Instant::now();
-            let capacity_before = scene.capacity();
-            // The frame's slice of added meshes first: the records written next may name what
-            // it completes.
-            // A mesh buffer that cannot grow leaves the added meshes' objects on their
-            // stand-ins; the frame is drawn and the error reported.
-            let mut stream_error = None;
-            let streamed = scene.stream_frame(transfer_budget).unwrap_or_else(|error| {
-                stream_error = Some(format!("the mesh buffers could not grow for the meshes added: {error}"));
-                false
-            });
-            scene.stand_ins(&mut report.stand_ins);
-            let synced = self.sync.apply(world, changes, visibility, &mut scene, streamed)?;
-            report.sync_seconds = started.elapsed().as_secs_f64();
-            report.synced_slots = synced.slots;
-            report.missing_meshes = synced.missing_meshes;
-            outcome.growth_error = synced.growth_error.map(|error| error.to_string()).or(stream_error);
-            // Passes sized by the capacity declare again, in the frame that grows (the mesh
-            // buffers growing alone leaves the rings of bits as they are).
-            let followed = scene.follow_growth(&mut self.graph, &mut self.scene_generation);
-            (followed && scene.capacity() != capacity_before).then(|| scene.capacity())
-        };
+        let grew = self.sync_scene(&inputs, outcome)?;
         if let Some(capacity) = grew {
             self.ring.follow_growth(&mut self.graph, capacity, self.shadow_views, self.frames)?;
             if let Some(frame) = self.graph.param_mut::<ShadowFrame>() {
@@ -404,6 +377,46 @@ impl RenderState {
         self.depth_log_decades = shots.depth_log_decades();
         self.arm_screenshots(shots, game_frame);
         Ok(true)
+    }
+
+    /// The scene half of [`RenderState::prepare`]: the frame's slice of added meshes, the
+    /// changed slots into the GPU scene and the growth the graph must follow. Returns the new
+    /// capacity when the object slots grew.
+    fn sync_scene(
+        &mut self,
+        inputs: &FrameInputs<'_>,
+        outcome: &mut FrameOutcome,
+    ) -> render_graph::Result<Option<u32>> {
+        let FrameInputs { world, changes, visibility, batch_draws, transfer_budget, .. } = *inputs;
+        let report = &mut outcome.report;
+        let mut scene = {
+            runtime::profile_zone!("lock wait: scene");
+            lock_scene(&self.scene)
+        };
+        runtime::profile_zone!("lock held: scene");
+        scene.set_batch_draws(batch_draws);
+        let started = std::time::Instant::now();
+        let capacity_before = scene.capacity();
+        // The frame's slice of added meshes first: the records written next may name what
+        // it completes.
+        // A mesh buffer that cannot grow leaves the added meshes' objects on their
+        // stand-ins; the frame is drawn and the error reported.
+        let mut stream_error = None;
+        let streamed = scene.stream_frame(transfer_budget).unwrap_or_else(|error| {
+            stream_error = Some(format!("the mesh buffers could not grow for the meshes added: {error}"));
+            false
+        });
+        scene.stand_ins(&mut report.stand_ins);
+        let synced = self.sync.apply(world, changes, visibility, &mut scene, streamed)?;
+        report.sync_seconds = started.elapsed().as_secs_f64();
+        report.synced_slots = synced.slots;
+        report.missing_meshes = synced.missing_meshes;
+        outcome.growth_error = synced.growth_error.map(|error| error.to_string()).or(stream_error);
+        // Passes sized by the capacity declare again, in the frame that grows (the mesh
+        // buffers growing alone leaves the rings of bits as they are).
+        let followed = scene.follow_growth(&mut self.graph, &mut self.scene_generation);
+        let grown = (followed && scene.capacity() != capacity_before).then(|| scene.capacity());
+        Ok(grown)
     }
 
     /// The device half of the frame [`RenderState::prepare`] made, on the render thread
