@@ -31,12 +31,23 @@ impl LibraryMesh {
 /// An error is the library's refusal, which [`crate::process_mesh`]'s output never earns.
 pub fn add_to_library(library: &mut MeshLibrary, mesh: &ProcessedMesh) -> meshes::Result<LibraryMesh> {
     runtime::profile_zone!("add mesh to library");
+    let placed = add_levels_with(mesh, |vertices, levels| library.add_mesh_levels(vertices, levels))?;
+    let errors: Vec<f32> = mesh.levels.iter().map(|level| level.error).collect();
+    library.set_level_errors(placed.levels.clone(), &errors)?;
+    Ok(placed)
+}
+
+/// Hands `mesh` (every level, with its meshlets, finest first) to `add_levels`, which adds
+/// them where they are drawn and returns their ids (as [`MeshLibrary::add_mesh_levels`]
+/// does; a renderer's meshes while frames run take the same call), and says where it went.
+pub(crate) fn add_levels_with(
+    mesh: &ProcessedMesh,
+    add_levels: impl FnOnce(MeshVertices<'_>, &[(&[u32], &[Meshlet])]) -> meshes::Result<Range<u32>>,
+) -> meshes::Result<LibraryMesh> {
     let levels: Vec<(&[u32], &[Meshlet])> =
         mesh.levels.iter().map(|level| (level.indices.as_slice(), level.meshlets.as_slice())).collect();
     let vertices = MeshVertices { positions: &mesh.positions, normals: &mesh.normals, uvs: &mesh.uvs };
-    let ids = library.add_mesh_levels(vertices, &levels)?;
-    let errors: Vec<f32> = mesh.levels.iter().map(|level| level.error).collect();
-    library.set_level_errors(ids.clone(), &errors)?;
+    let ids = add_levels(vertices, &levels)?;
     let lod = Lod {
         levels: ids
             .clone()

@@ -5,7 +5,9 @@
 //! GPU. Every frame, serial and pipelined, with GPU and CPU culling: no frame copies more
 //! than the budget, the truth finds nothing hidden that shows and the same picture as with
 //! culling off (drawing the same stand-ins), and the sphere's object draws its placeholder
-//! box, then its coarse level, then its own triangles, never nothing.
+//! box, then its coarse level, then its own triangles, never nothing. A removed mesh's object
+//! draws nothing (bad removals are named errors), and a replaced mesh's object draws the old
+//! data until the new is on the GPU, under the same id.
 
 mod lit_cube;
 
@@ -251,5 +253,138 @@ fn time_from_spawn_to_full_detail_of_a_million_triangles() {
         during.len(),
         median(&mut after),
     );
+    assert_no_validation_messages(&device);
+}
+
+/// A mesh removed while its object still names it, frames pipelined: the object draws nothing
+/// from then on (the truth reference agrees), the cubes go on, and removing it again, an
+/// unknown id or a mesh of the install-time library is refused by name.
+#[test]
+fn a_removed_mesh_draws_nothing_and_bad_removals_are_named_errors() {
+    let Some(device) = gpu_test_context() else { return };
+    for backend in [CullingBackend::Gpu, CullingBackend::Cpu] {
+        let (mut app, capture) = app(&device, backend, true);
+        app.resource_mut::<ecs::RenderSettings>().transfer_budget = ecs::DEFAULT_TRANSFER_BUDGET;
+        let mut reference = ReferenceRenderer::with_device(Arc::clone(&device), WIDTH, HEIGHT, 16, lit_cube(), SKY)
+            .expect("a reference");
+        let sphere = sphere();
+        let vertices = MeshVertices { positions: &sphere.positions, normals: &sphere.positions, uvs: &[] };
+        let levels: [(&[u32], &[renderer::Meshlet]); 2] = [(&sphere.fine, &[]), (&sphere.coarse, &[])];
+        let meshes = app.resource::<RenderMeshes>().clone();
+        let ids = meshes.add_mesh_levels(vertices, &levels).expect("a valid sphere");
+        assert_eq!(reference.add_mesh_levels(vertices, &levels).expect("the same sphere"), ids.clone());
+        let mesh = Mesh::new(MeshHandle(ids.start), MaterialHandle(0), Aabb::new(Vec3::splat(-1.0), Vec3::ONE));
+        scene::spawn_mesh(app.world_mut(), mesh, Transform::from_translation(Vec3::ZERO));
+        const REMOVED: u64 = 4;
+        for frame in 0..10u64 {
+            if frame == REMOVED {
+                assert!(meshes.is_resident(ids.start), "{backend:?}: the sphere arrived under the default budget");
+                assert_eq!(meshes.remove_mesh(ids.start), Ok(ids.clone()));
+                assert!(!meshes.is_resident(ids.start), "{backend:?}: a removed mesh is not drawn");
+                assert_eq!(meshes.remove_mesh(ids.start), Err(renderer::RemoveMeshError::AlreadyRemoved(ids.start)));
+                assert_eq!(meshes.remove_mesh(9999), Err(renderer::RemoveMeshError::Unknown(9999)));
+                assert_eq!(meshes.remove_mesh(0), Err(renderer::RemoveMeshError::NotAdded(0)));
+                assert_eq!(
+                    meshes.remove_mesh(ids.start + 1),
+                    Err(renderer::RemoveMeshError::NotAdded(ids.start + 1)),
+                    "{backend:?}: a coarser level alone cannot be removed"
+                );
+            }
+            app.run_frame();
+            FrameInFlight::finish(&mut app);
+            let capture = lock_capture(&capture);
+            let report = app.resource::<RenderReport>();
+            let label = format!("{backend:?} frame {frame}");
+            assert!(report.error.is_none(), "{label}: {:?}", report.error);
+            let (world, visibility) = (app.world(), app.resource::<Visibility>());
+            let checked = check_frame(&mut reference, &capture.pixels, world, &visibility, &report, None)
+                .expect("the truth answers");
+            assert_eq!(checked.truth.false_hidden, 0, "{label}: {:?}", checked.truth);
+            assert_eq!(checked.differing_pixels, 0, "{label}: culling changed the picture");
+            let stand_in = report.stand_ins.iter().find(|(mesh, _)| *mesh == ids.start).map(|&(_, drawn)| drawn);
+            if frame >= REMOVED {
+                assert_eq!(stand_in, Some(None), "{label}: the removed sphere's object draws nothing");
+                assert_eq!(checked.truth.objects_with_pixels, 2, "{label}: the two cubes alone show");
+            } else if frame >= 2 {
+                assert_eq!(stand_in, None, "{label}: the sphere is drawn in full");
+                assert_eq!(checked.truth.objects_with_pixels, 3, "{label}: the sphere and the cubes show");
+            }
+        }
+    }
+    assert_no_validation_messages(&device);
+}
+
+/// A mesh's data replaced while frames run, pipelined, under the small budget: its object
+/// draws the old data until the new is on the GPU, then the new, under the same id, never
+/// nothing; the truth reference (given the same new data) agrees every frame.
+#[test]
+fn a_replaced_mesh_keeps_its_id_and_draws_the_old_data_until_the_new_is_resident() {
+    let Some(device) = gpu_test_context() else { return };
+    for backend in [CullingBackend::Gpu, CullingBackend::Cpu] {
+        let (mut app, capture) = app(&device, backend, true);
+        let mut reference = ReferenceRenderer::with_device(Arc::clone(&device), WIDTH, HEIGHT, 16, lit_cube(), SKY)
+            .expect("a reference");
+        let sphere = sphere();
+        let vertices = MeshVertices { positions: &sphere.positions, normals: &sphere.positions, uvs: &[] };
+        let levels: [(&[u32], &[renderer::Meshlet]); 2] = [(&sphere.fine, &[]), (&sphere.coarse, &[])];
+        // The new data: a smaller sphere, flattened.
+        let squashed: Vec<[f32; 3]> = sphere.positions.iter().map(|&[x, y, z]| [0.8 * x, 0.4 * y, 0.8 * z]).collect();
+        let new_vertices = MeshVertices { positions: &squashed, normals: &sphere.positions, uvs: &[] };
+        let meshes = app.resource::<RenderMeshes>().clone();
+        let ids = meshes.add_mesh_levels(vertices, &levels).expect("a valid sphere");
+        assert_eq!(reference.add_mesh_levels(vertices, &levels).expect("the same sphere"), ids.clone());
+        let mesh = Mesh::new(MeshHandle(ids.start), MaterialHandle(0), Aabb::new(Vec3::splat(-1.0), Vec3::ONE));
+        scene::spawn_mesh(app.world_mut(), mesh, Transform::from_translation(Vec3::ZERO));
+        let mut replaced = None;
+        let (mut old_frames, mut new_frames) = (0, 0);
+        for frame in 0..40u64 {
+            let label = format!("{backend:?} frame {frame}");
+            if replaced.is_none() && meshes.is_resident(ids.start) {
+                let new = meshes.replace_mesh_levels(ids.start, new_vertices, &levels).expect("same level count");
+                assert_eq!(reference.add_mesh_levels(new_vertices, &levels).expect("the same data"), new.clone());
+                let one_level: [(&[u32], &[renderer::Meshlet]); 1] = [(&sphere.fine, &[])];
+                assert!(
+                    matches!(
+                        meshes.replace_mesh_levels(ids.start, new_vertices, &one_level),
+                        Err(renderer::ReplaceMeshError::LevelCount { levels: 2, given: 1, .. })
+                    ),
+                    "{label}: another level count is refused"
+                );
+                assert!(
+                    matches!(
+                        meshes.replace_mesh_levels(0, new_vertices, &levels),
+                        Err(renderer::ReplaceMeshError::Mesh(renderer::RemoveMeshError::NotAdded(0)))
+                    ),
+                    "{label}: a mesh of the install-time library cannot be replaced"
+                );
+                replaced = Some(new);
+            }
+            app.run_frame();
+            FrameInFlight::finish(&mut app);
+            let capture = lock_capture(&capture);
+            let report = app.resource::<RenderReport>();
+            assert!(report.error.is_none(), "{label}: {:?}", report.error);
+            assert!(report.upload.mesh_bytes <= BUDGET, "{label}: {} bytes of meshes", report.upload.mesh_bytes);
+            let (world, visibility) = (app.world(), app.resource::<Visibility>());
+            let checked = check_frame(&mut reference, &capture.pixels, world, &visibility, &report, None)
+                .expect("the truth answers");
+            assert_eq!(checked.truth.false_hidden, 0, "{label}: {:?}", checked.truth);
+            assert_eq!(checked.differing_pixels, 0, "{label}: culling changed the picture");
+            let stand_in = report.stand_ins.iter().find(|(mesh, _)| *mesh == ids.start).map(|&(_, drawn)| drawn);
+            assert_ne!(stand_in, Some(None), "{label}: the sphere's object drew nothing");
+            let Some(new) = &replaced else { continue };
+            assert!(checked.truth.objects_with_pixels >= 3, "{label}: the sphere and the cubes show");
+            match stand_in {
+                None => {
+                    assert_eq!(new_frames, 0, "{label}: never back to the old data");
+                    old_frames += 1;
+                }
+                Some(Some(mesh)) if mesh == new.start => new_frames += 1,
+                Some(other) => panic!("{label}: the replaced sphere drew {other:?}"),
+            }
+        }
+        assert!(old_frames >= 2, "{backend:?}: the old data drawn while the new uploads ({old_frames} frames)");
+        assert!(new_frames >= 2, "{backend:?}: the new data drawn in the end ({new_frames} frames)");
+    }
     assert_no_validation_messages(&device);
 }

@@ -4,6 +4,7 @@
 //! its nodes under a root entity at a transform, sharing them: a thousand spawns add nothing
 //! to the library.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use culling::occlusion::{OccluderMesh, OccluderMeshes};
@@ -11,10 +12,10 @@ use ecs::hierarchy::set_parent;
 use ecs::{BaseColor, Camera, Lod, MaterialHandle, Mesh, Transform, Visible, WorldTransform};
 use glam::Vec3;
 use hecs::{Entity, World};
-use meshes::MeshLibrary;
+use meshes::{MeshLibrary, MeshVertices, Meshlet};
 
 use super::{materials, GltfScene, SpawnedScene};
-use crate::library::{add_to_library, LibraryMesh};
+use crate::library::{add_levels_with, add_to_library, LibraryMesh};
 
 /// A glTF scene whose parts are in a [`MeshLibrary`]: what [`spawn_model`] spawns. Cloning
 /// it is cheap (the parts are shared).
@@ -69,7 +70,9 @@ impl Model {
     }
 
     /// The library's index of the scene's first material: a drawable's `MaterialHandle` is
-    /// this plus its material's index in [`GltfScene::material_list`].
+    /// this plus its material's index in [`GltfScene::material_list`]. A model made by
+    /// [`GltfScene::add_model_with`] draws every mesh with [`MaterialHandle::PLAIN`], whose
+    /// index this is then.
     pub fn material_base(&self) -> u32 {
         self.parts.material_base
     }
@@ -114,6 +117,52 @@ impl GltfScene {
         let looks = (0..self.meshes.len())
             .map(|mesh| (MaterialHandle(material_base + self.materials[mesh]), self.colors[mesh]))
             .collect();
+        Ok(self.model_of(meshes, looks, occluder_count, material_base))
+    }
+
+    /// Hands the meshes (each with its levels of detail and meshlets) to `add_levels`, which
+    /// adds them where they are drawn and returns each one's level ids, and returns the model
+    /// to [`spawn_model`] from. This is how a scene loaded while the game runs reaches the
+    /// renderer: `add_levels` is the renderer's `RenderMeshes::add_mesh_levels`, whose ids
+    /// are valid at once (the objects draw stand-ins until the bytes are on the GPU).
+    ///
+    /// Materials and textures cannot be added while frames run, so every drawable gets
+    /// [`MaterialHandle::PLAIN`] (opaque, one-sided, no texture) with its glTF material's
+    /// base colour ([`BaseColor`]): a textured, masked or blended material of the file draws
+    /// as its flat base colour, never as whatever the renderer's material table holds at that
+    /// index. No occluders are made (the occluder table is fixed at install). Stops at the
+    /// first refusal of `add_levels`; the meshes added before it stay added.
+    ///
+    /// ```
+    /// # use assets::{GltfScene, spawn_model};
+    /// # fn game(scene: &GltfScene, world: &mut hecs::World, meshes: &mut meshes::MeshLibrary) -> meshes::Result<()> {
+    /// // With a renderer: `|vertices, levels| render_meshes.add_mesh_levels(vertices, levels)`.
+    /// let model = scene.add_model_with(|vertices, levels| meshes.add_mesh_levels(vertices, levels))?;
+    /// let spawned = spawn_model(world, &model, ecs::Transform::IDENTITY);
+    /// assert_eq!(spawned.drawables.len(), scene.meshes.len());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn add_model_with(
+        &self,
+        mut add_levels: impl FnMut(MeshVertices<'_>, &[(&[u32], &[Meshlet])]) -> meshes::Result<Range<u32>>,
+    ) -> meshes::Result<Model> {
+        let mut meshes = Vec::with_capacity(self.meshes.len());
+        for mesh in &self.meshes {
+            meshes.push(add_levels_with(mesh, &mut add_levels)?);
+        }
+        let looks = self.colors.iter().map(|&color| (MaterialHandle::PLAIN, color)).collect();
+        Ok(self.model_of(meshes, looks, 0, MaterialHandle::PLAIN.0))
+    }
+
+    /// The model of the scene's nodes over meshes placed as `meshes` and drawn with `looks`.
+    fn model_of(
+        &self,
+        meshes: Vec<LibraryMesh>,
+        looks: Vec<(MaterialHandle, BaseColor)>,
+        occluders: usize,
+        material_base: u32,
+    ) -> Model {
         // A level's hand-over distance is in mesh units, so an entity scaled by `s` carries
         // `bias = s`.
         let nodes = self
@@ -134,8 +183,8 @@ impl GltfScene {
                 }
             })
             .collect();
-        let parts = ModelParts { nodes, meshes, looks, occluders: occluder_count, material_base };
-        Ok(Model { parts: Arc::new(parts) })
+        let parts = ModelParts { nodes, meshes, looks, occluders, material_base };
+        Model { parts: Arc::new(parts) }
     }
 
     /// Adds the meshes to `library` (their inner-box occluders, for closed ones, to

@@ -43,6 +43,28 @@ impl RenderMeshes {
         lock_scene(&self.scene).add_mesh_levels(vertices, levels)
     }
 
+    /// Removes a mesh added here, named by its finest level's id (the start of what
+    /// [`RenderMeshes::add_mesh_levels`] returned): objects still naming its levels draw
+    /// nothing from the next frame on, with one warning naming it; an unknown id, another
+    /// mesh's or one removed already is refused by name (see
+    /// [`GpuScene::remove_mesh`](crate::GpuScene::remove_mesh)).
+    pub fn remove_mesh(&self, mesh: u32) -> Result<Range<u32>, crate::RemoveMeshError> {
+        lock_scene(&self.scene).remove_mesh(mesh)
+    }
+
+    /// Replaces the data of a mesh added here (named by its finest level's id) by new
+    /// levels, as many as it has, keeping its ids: its objects draw the new data once it is
+    /// on the GPU and the old until then (see
+    /// [`GpuScene::replace_mesh_levels`](crate::GpuScene::replace_mesh_levels)).
+    pub fn replace_mesh_levels(
+        &self,
+        mesh: u32,
+        vertices: MeshVertices<'_>,
+        levels: &[(&[u32], &[Meshlet])],
+    ) -> Result<Range<u32>, crate::ReplaceMeshError> {
+        lock_scene(&self.scene).replace_mesh_levels(mesh, vertices, levels)
+    }
+
     /// Whether mesh `mesh`'s own triangles are drawn (its bytes are on the GPU).
     pub fn is_resident(&self, mesh: u32) -> bool {
         lock_scene(&self.scene).is_resident(mesh)

@@ -163,8 +163,11 @@ impl SceneSync {
         let mesh = match scene.drawn_mesh(draw.mesh.0) {
             Some(mesh) => mesh,
             None if scene.meshes().range(draw.mesh.0).is_some() => {
-                // Not one byte of it arrived yet (earlier meshes took the budget): nothing to
-                // draw this frame.
+                // Removed by the game, or not one byte of it arrived yet (earlier meshes took
+                // the budget): nothing to draw this frame.
+                if scene.is_removed(draw.mesh.0) {
+                    scene.warn_removed_once(draw.mesh.0);
+                }
                 scene.set_parts(index, ObjectTransform::IDENTITY, ObjectRecord::EMPTY).expect("slot below the count");
                 return true;
             }

@@ -44,6 +44,7 @@ use render_graph::{GraphError, Result};
 mod draws;
 mod growth;
 mod marks;
+mod mesh_changes;
 mod streaming;
 
 use draws::DrawSource;
@@ -52,6 +53,7 @@ pub use growth::{set_scene_memory_limit, SceneGrowthError};
 use growth::{GrowthCopy, Retired};
 use marks::SlotBits;
 pub use marks::UploadReport;
+pub use mesh_changes::{RemoveMeshError, ReplaceMeshError};
 pub(crate) use streaming::MeshCopy;
 use streaming::MeshStream;
 

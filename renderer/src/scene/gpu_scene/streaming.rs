@@ -78,17 +78,35 @@ fn box_corners(min: [f32; 3], max: [f32; 3]) -> [[f32; 3]; 8] {
 
 /// The levels of detail a mesh id belongs to, and its placeholder.
 #[derive(Clone, Copy, Debug)]
-struct Family {
+pub(super) struct Family {
     /// The finest level's id.
-    first: u32,
+    pub(super) first: u32,
     /// Number of levels (consecutive ids from `first`).
-    levels: u32,
+    pub(super) levels: u32,
     /// The id of the box drawn while no level is resident ([`NO_PLACEHOLDER`]: none).
-    placeholder: u32,
+    pub(super) placeholder: u32,
+    /// Whether the game removed the mesh: its objects draw nothing.
+    pub(super) removed: bool,
+    /// This id's own: the id whose data an object naming it draws once that id replaced its
+    /// data ([`NO_MESH`]: its own, or a stand-in while it is not resident).
+    pub(super) current: u32,
+    /// This id's own: the id whose data this one replaces once resident ([`NO_MESH`]: none).
+    pub(super) replaces: u32,
 }
 
+impl Family {
+    /// The family of levels `first..first + levels` with `placeholder`, neither removed nor
+    /// replaced.
+    pub(super) const fn new(first: u32, levels: u32, placeholder: u32) -> Family {
+        Family { first, levels, placeholder, removed: false, current: NO_MESH, replaces: NO_MESH }
+    }
+}
+
+/// No mesh id (see [`Family::current`]).
+pub(super) const NO_MESH: u32 = u32::MAX;
+
 /// A mesh with no placeholder (one of the library the scene was made with, or a box).
-const NO_PLACEHOLDER: u32 = u32::MAX;
+pub(super) const NO_PLACEHOLDER: u32 = u32::MAX;
 
 /// An outgrown mesh buffer the next upload copies, whole, into its replacement: what it holds
 /// of meshes not sent yet is overwritten when they are sent (after the copy).
@@ -122,11 +140,15 @@ pub(super) struct MeshStream {
     staged: bool,
     /// By mesh id: whether its indices (and the vertices they use) are on the GPU once this
     /// frame's slice is.
-    resident: Vec<bool>,
+    pub(super) resident: Vec<bool>,
     /// Mesh ids not resident.
-    missing: usize,
+    pub(super) missing: usize,
     /// By mesh id: its family. Empty while every mesh is the scene's first library's.
-    families: Vec<Family>,
+    pub(super) families: Vec<Family>,
+    /// Removed meshes whose objects were warned of (each once).
+    pub(super) warned: Vec<u32>,
+    /// Whether a mesh was removed since the last frame (the records naming it change).
+    pub(super) removed_since: bool,
     /// By target: an outgrown buffer waiting to be copied.
     growth: [Option<MeshGrowth>; 3],
 }
@@ -143,6 +165,8 @@ impl MeshStream {
             resident: vec![true; meshes],
             missing: 0,
             families: Vec::new(),
+            warned: Vec::new(),
+            removed_since: false,
             growth: [None, None, None],
         }
     }
@@ -184,13 +208,11 @@ impl GpuScene {
             self.meshes.add_mesh(&box_corners(min, max), &BOX_INDICES).expect("a box of finite bounds is a valid mesh");
         let stream = &mut self.stream;
         if stream.families.is_empty() {
-            stream.families = (0..stream.resident.len() as u32)
-                .map(|id| Family { first: id, levels: 1, placeholder: NO_PLACEHOLDER })
-                .collect();
+            stream.families = (0..stream.resident.len() as u32).map(|id| Family::new(id, 1, NO_PLACEHOLDER)).collect();
         }
-        let family = Family { first: ids.start, levels: ids.len() as u32, placeholder };
+        let family = Family::new(ids.start, ids.len() as u32, placeholder);
         stream.families.extend(ids.clone().map(|_| family));
-        stream.families.push(Family { first: placeholder, levels: 1, placeholder: NO_PLACEHOLDER });
+        stream.families.push(Family::new(placeholder, 1, NO_PLACEHOLDER));
         stream.resident.resize(self.meshes.len(), false);
         stream.missing += ids.len() + 1;
         let indices = |id: u32| {
@@ -240,6 +262,12 @@ impl GpuScene {
     /// [`GpuScene::drawn_mesh`] of a mesh that is not resident.
     fn stand_in(&self, mesh: u32) -> Option<u32> {
         let family = *self.stream.families.get(mesh as usize)?;
+        if family.removed {
+            return None;
+        }
+        if family.current != NO_MESH {
+            return Some(family.current);
+        }
         let resident = |level: usize| self.is_resident(family.first + level as u32);
         meshes::resident_level(family.levels as usize, (mesh - family.first) as usize, resident)
             .map(|level| family.first + level as u32)
@@ -266,17 +294,22 @@ impl GpuScene {
     /// buffers when the library outgrew them (a graph drawing the scene must then follow,
     /// [`GpuScene::follow_growth`]), and, once the last frame's slice was staged, takes this
     /// frame's (at most `budget` bytes) and marks the meshes it completes resident. Returns
-    /// whether a mesh became resident (the records naming its family draw another mesh now).
+    /// whether a mesh became resident or was removed (the records naming its family draw another
+    /// mesh now).
     /// Returns an error when a buffer cannot grow: nothing new is taken then (the objects
     /// keep their stand-ins), and the growth is tried again by the next call.
     pub fn stream_frame(&mut self, budget: u64) -> render_graph::Result<bool> {
+        let removed = std::mem::take(&mut self.stream.removed_since);
         if self.stream.boxes.is_empty() && self.stream.levels.is_empty() && self.stream.staged {
-            return Ok(false);
+            return Ok(removed);
         }
-        self.grow_mesh_buffers()?;
+        if let Err(error) = self.grow_mesh_buffers() {
+            self.stream.removed_since |= removed;
+            return Err(error);
+        }
         let stream = &mut self.stream;
         if !stream.staged {
-            return Ok(false);
+            return Ok(removed);
         }
         stream.boxes.next_frame(budget, &mut stream.box_frame);
         let left = budget.saturating_sub(stream.box_frame.bytes);
@@ -289,11 +322,23 @@ impl GpuScene {
         }
         stream.staged = stream.box_frame.copies.is_empty() && stream.level_frame.copies.is_empty();
         let completed = stream.box_frame.completed.iter().chain(&stream.level_frame.completed);
-        let mut changed = false;
+        let mut changed = removed;
         for &mesh in completed {
+            // A removed mesh's bytes still in the queue arrive unused.
+            if stream.families.get(mesh as usize).is_some_and(|family| family.removed) {
+                continue;
+            }
             stream.resident[mesh as usize] = true;
             stream.missing -= 1;
             changed = true;
+            // A replacement's level, once resident, is what the level it replaces draws.
+            let replaced = stream.families[mesh as usize].replaces;
+            if replaced != NO_MESH && !stream.families[replaced as usize].removed {
+                stream.families[replaced as usize].current = mesh;
+                if std::mem::replace(&mut stream.resident[replaced as usize], false) {
+                    stream.missing += 1;
+                }
+            }
         }
         Ok(changed)
     }

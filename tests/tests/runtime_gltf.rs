@@ -1,0 +1,252 @@
+//! glTF files loaded while frames run, written as a game would: two outside threads ask the
+//! `AssetServer` for two small .glb files (a sphere with an LOD chain each) while the game
+//! thread runs frames; once a handle is `Ready`, one call hands the scene's meshes to the
+//! renderer's `RenderMeshes` and spawns its nodes. Under a small transfer budget the new
+//! objects draw stand-ins first, then their own levels. Every frame, with GPU and CPU culling,
+//! the truth finds nothing hidden that shows and the same picture as with culling off.
+//! Lavapipe with validation.
+
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+use assets::{spawn_model, AssetServer, LoadState, SceneHandle, ServerOptions, SpawnedModel};
+use culling::{CullingBackend, Visibility};
+use ecs::{scene, Camera, MaterialHandle, Transform};
+use glam::Vec3;
+use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
+use render_graph::{vk, GpuDevice};
+use renderer::truth::{check_frame, ReferenceRenderer};
+use renderer::{
+    install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, MeshLibrary, RenderMeshes,
+    RenderReport, RenderSetup, SharedCapture,
+};
+use runtime::JobSystem;
+
+const WIDTH: u32 = 64;
+const HEIGHT: u32 = 48;
+const SKY: [f32; 4] = [0.1, 0.2, 0.3, 1.0];
+const CAPACITY: u32 = 16;
+/// Small enough that each sphere's bytes take several frames.
+const BUDGET: u64 = 8 << 10;
+/// Frames the test runs at most: the loads, then the uploads.
+const FRAMES: u64 = 400;
+
+/// A .glb holding one node with a unit sphere of `slices` x `stacks` quads, its material's
+/// base colour `color`.
+fn sphere_glb(slices: u32, stacks: u32, color: [f32; 4]) -> Vec<u8> {
+    let mut positions = Vec::new();
+    for stack in 0..=stacks {
+        let polar = std::f32::consts::PI * stack as f32 / stacks as f32;
+        for slice in 0..=slices {
+            let azimuth = std::f32::consts::TAU * slice as f32 / slices as f32;
+            positions.push([polar.sin() * azimuth.cos(), polar.cos(), polar.sin() * azimuth.sin()]);
+        }
+    }
+    let vertex = |stack: u32, slice: u32| stack * (slices + 1) + slice;
+    let mut indices = Vec::new();
+    for stack in 0..stacks {
+        for slice in 0..slices {
+            let (a, b) = (vertex(stack, slice), vertex(stack, slice + 1));
+            let (c, d) = (vertex(stack + 1, slice), vertex(stack + 1, slice + 1));
+            // Counter-clockwise from outside.
+            indices.extend([a, b, d, a, d, c]);
+        }
+    }
+    let mut bin: Vec<u8> = positions.iter().flatten().flat_map(|value| value.to_le_bytes()).collect();
+    let position_bytes = bin.len();
+    bin.extend(indices.iter().flat_map(|value| value.to_le_bytes()));
+    let json = format!(
+        r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":[0]}}],"nodes":[{{"mesh":0}}],
+"materials":[{{"pbrMetallicRoughness":{{"baseColorFactor":[{},{},{},{}]}}}}],
+"meshes":[{{"primitives":[{{"attributes":{{"POSITION":0}},"indices":1,"material":0}}]}}],
+"buffers":[{{"byteLength":{}}}],
+"bufferViews":[{{"buffer":0,"byteOffset":0,"byteLength":{position_bytes}}},{{"buffer":0,"byteOffset":{position_bytes},"byteLength":{}}}],
+"accessors":[{{"bufferView":0,"componentType":5126,"count":{},"type":"VEC3","min":[-1,-1,-1],"max":[1,1,1]}},
+{{"bufferView":1,"componentType":5125,"count":{},"type":"SCALAR"}}]}}"#,
+        color[0],
+        color[1],
+        color[2],
+        color[3],
+        bin.len(),
+        indices.len() * 4,
+        positions.len(),
+        indices.len(),
+    );
+    let mut json = json.into_bytes();
+    json.resize(json.len().next_multiple_of(4), b' ');
+    bin.resize(bin.len().next_multiple_of(4), 0);
+    let mut glb = Vec::new();
+    glb.extend(b"glTF");
+    glb.extend(2u32.to_le_bytes());
+    glb.extend(((12 + 8 + json.len() + 8 + bin.len()) as u32).to_le_bytes());
+    glb.extend((json.len() as u32).to_le_bytes());
+    glb.extend(b"JSON");
+    glb.extend(&json);
+    glb.extend((bin.len() as u32).to_le_bytes());
+    glb.extend(b"BIN\0");
+    glb.extend(&bin);
+    glb
+}
+
+/// A fresh folder for this test's files.
+fn scratch() -> PathBuf {
+    let folder = Path::new(env!("CARGO_TARGET_TMPDIR")).join("runtime-gltf");
+    std::fs::create_dir_all(&folder).expect("a scratch folder");
+    folder
+}
+
+/// The renderer's app over `library`, with a camera and a unit cube in view.
+fn app(
+    device: &Arc<GpuDevice>,
+    backend: CullingBackend,
+    pipelined: bool,
+    library: &MeshLibrary,
+    cube: u32,
+) -> (runtime::App, SharedCapture) {
+    let setup = RenderSetup {
+        backend,
+        device: Some(Arc::clone(device)),
+        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
+        capacity: CAPACITY,
+        meshes: library.clone(),
+        clear_color: SKY,
+        bits: BitsReadback::Wait,
+        passes: Vec::new(),
+        shadows: false,
+    };
+    let mut app = runtime::App::with_threads(2);
+    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
+    ecs::install(&mut app);
+    {
+        let mut settings = app.resource_mut::<ecs::RenderSettings>();
+        settings.pipelined_frames = pipelined;
+        settings.transfer_budget = BUDGET;
+    }
+    let (target, capture) = HeadlessTarget::new();
+    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 2.0, 7.0), Vec3::ZERO));
+    let mut mesh = scene::unit_cube_mesh();
+    (mesh.mesh, mesh.material) = (ecs::MeshHandle(cube), MaterialHandle::PLAIN);
+    scene::spawn_mesh(app.world_mut(), mesh, Transform::from_translation(Vec3::new(0.0, -1.5, 0.0)));
+    (app, capture)
+}
+
+/// Loads the two files from two outside threads while frames run, spawning each scene once it
+/// is ready, and checks every frame; returns the frames in which a spawned object drew a
+/// stand-in.
+fn load_while_running(device: &Arc<GpuDevice>, backend: CullingBackend, pipelined: bool, files: &[PathBuf]) -> usize {
+    let label = format!("{backend:?} pipelined {pipelined}");
+    let mut library = MeshLibrary::new();
+    let cube = library.add_unit_cube();
+    let (mut app, capture) = app(device, backend, pipelined, &library, cube);
+    let mut reference =
+        ReferenceRenderer::with_device(Arc::clone(device), WIDTH, HEIGHT, CAPACITY, library, SKY).expect("a reference");
+    let jobs = Some(Arc::new(JobSystem::new(1)));
+    let server = Arc::new(AssetServer::new(ServerOptions { loader_threads: 2, jobs, ..ServerOptions::default() }));
+    let (sender, handles) = mpsc::channel::<(usize, SceneHandle)>();
+    // The game's own threads ask for the files while the game thread runs frames.
+    let askers: Vec<_> = files
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(index, path)| {
+            let (server, sender) = (Arc::clone(&server), sender.clone());
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(5 * index as u64));
+                sender.send((index, server.load(path))).expect("the game thread listens");
+            })
+        })
+        .collect();
+    drop(sender);
+    let mut waiting: Vec<(usize, SceneHandle)> = Vec::new();
+    let mut spawned: Vec<Option<SpawnedModel>> = vec![None; files.len()];
+    let mut stand_in_frames = 0;
+    let mut frame = 0u64;
+    while frame < FRAMES {
+        waiting.extend(handles.try_iter());
+        let mut index = 0;
+        while index < waiting.len() {
+            let (file, handle) = waiting[index];
+            match server.state(handle).expect("a live handle") {
+                LoadState::Loading => index += 1,
+                LoadState::Failed(error) => panic!("{label}: {error}"),
+                LoadState::Ready => {
+                    waiting.swap_remove(index);
+                    let scene = server.get(handle).expect("a live handle").expect("ready");
+                    let meshes = app.resource::<RenderMeshes>().clone();
+                    let model = scene
+                        .add_model_with(|vertices, levels| {
+                            let ids = meshes.add_mesh_levels(vertices, levels)?;
+                            let twin = reference.add_mesh_levels(vertices, levels).expect("the reference takes it");
+                            assert_eq!(twin, ids, "{label}: the reference numbers the meshes alike");
+                            Ok(ids)
+                        })
+                        .expect("a loaded scene's meshes are valid");
+                    assert!(model.meshes()[0].levels.len() > 1, "{label}: the sphere comes with its LOD chain");
+                    let place = Vec3::new(if file == 0 { -1.5 } else { 1.5 }, 0.0, 0.0);
+                    spawned[file] = Some(spawn_model(app.world_mut(), &model, Transform::from_translation(place)));
+                }
+            }
+        }
+        app.run_frame();
+        FrameInFlight::finish(&mut app);
+        let capture = lock_capture(&capture);
+        let report = app.resource::<RenderReport>();
+        let at = format!("{label} frame {frame}");
+        assert!(report.error.is_none(), "{at}: {:?}", report.error);
+        assert!(report.upload.mesh_bytes <= BUDGET, "{at}: {} bytes of meshes", report.upload.mesh_bytes);
+        let (world, visibility) = (app.world(), app.resource::<Visibility>());
+        let checked =
+            check_frame(&mut reference, &capture.pixels, world, &visibility, &report, None).expect("the truth answers");
+        assert_eq!(checked.truth.false_hidden, 0, "{at}: {:?}", checked.truth);
+        assert_eq!(checked.differing_pixels, 0, "{at}: culling changed the picture");
+        let drawn_meshes: Vec<u32> = spawned
+            .iter()
+            .flatten()
+            .flat_map(|model| &model.drawables)
+            .map(|&entity| world.get::<&ecs::Mesh>(entity).expect("a drawable").mesh.0)
+            .collect();
+        for mesh in &drawn_meshes {
+            let stand_in = report.stand_ins.iter().find(|(missing, _)| missing == mesh);
+            assert!(!matches!(stand_in, Some((_, None))), "{at}: mesh {mesh} drew nothing");
+        }
+        if drawn_meshes.iter().any(|mesh| report.stand_ins.iter().any(|(missing, _)| missing == mesh)) {
+            stand_in_frames += 1;
+        }
+        frame += 1;
+        let all_spawned = spawned.iter().all(Option::is_some);
+        if all_spawned && report.stand_ins.is_empty() {
+            // Both spheres and the cube show in their own colours.
+            assert!(checked.truth.objects_with_pixels >= 3, "{at}: {:?}", checked.truth);
+            break;
+        }
+    }
+    assert!(frame < FRAMES, "{label}: both files load and reach the GPU in {FRAMES} frames");
+    for asker in askers {
+        asker.join().expect("an asking thread");
+    }
+    stand_in_frames
+}
+
+#[test]
+fn gltf_files_loaded_by_outside_threads_while_frames_run_are_drawn_and_culling_hides_nothing() {
+    let Some(device) = gpu_test_context() else { return };
+    let folder = scratch();
+    let files: Vec<PathBuf> = [(24, 16, [1.0, 0.4, 0.1, 1.0]), (32, 24, [0.2, 0.9, 0.3, 1.0])]
+        .iter()
+        .enumerate()
+        .map(|(index, &(slices, stacks, color))| {
+            let path = folder.join(format!("sphere {index}.glb"));
+            std::fs::write(&path, sphere_glb(slices, stacks, color)).expect("the file is written");
+            path
+        })
+        .collect();
+    for backend in [CullingBackend::Gpu, CullingBackend::Cpu] {
+        for pipelined in [false, true] {
+            let stand_in_frames = load_while_running(&device, backend, pipelined, &files);
+            assert!(stand_in_frames > 0, "{backend:?} pipelined {pipelined}: stand-ins under a small budget");
+        }
+    }
+    assert_no_validation_messages(&device);
+}
