@@ -3,7 +3,7 @@
 //! the window's switches. Each panel is an egui window without a shadow, so what it draws
 //! stays inside the rectangle it reports.
 
-use egui::{Color32, Context, Pos2, Rect, Stroke, Ui, Vec2};
+use egui::{Color32, Context, Pos2, Rect, Ui, Vec2};
 
 use crate::history::FrameHistory;
 use crate::snapshot::{Selection, Snapshot};
@@ -103,16 +103,7 @@ fn frame_panel(ui: &mut Ui, snapshot: &Snapshot, history: &FrameHistory) {
     let area = response.rect;
     painter.rect_filled(area, 0.0, Color32::from_black_alpha(160));
     let top = history.series().iter().map(|series| series.max()).fold(1.0, f32::max);
-    let step = area.width() / (crate::HISTORY_FRAMES - 1) as f32;
-    for (index, series) in history.series().iter().enumerate() {
-        let colour = SERIES_COLOURS[index % SERIES_COLOURS.len()];
-        let points: Vec<Pos2> = series
-            .oldest_first(history.next())
-            .enumerate()
-            .map(|(at, ms)| Pos2::new(area.left() + at as f32 * step, area.bottom() - area.height() * (ms / top)))
-            .collect();
-        painter.add(egui::Shape::line(points, Stroke::new(1.0, colour)));
-    }
+    painter.add(graph_mesh(history, area, top));
     ui.horizontal_wrapped(|ui| {
         for (index, series) in history.series().iter().enumerate() {
             let colour = SERIES_COLOURS[index % SERIES_COLOURS.len()];
@@ -120,6 +111,40 @@ fn frame_panel(ui: &mut Ui, snapshot: &Snapshot, history: &FrameHistory) {
         }
     });
     ui.label(format!("graph top: {top:.2} ms"));
+}
+
+/// Every series of the graph as one mesh of one-pixel quads, a quad a segment: what a
+/// `Shape::line` a series draws, without the tessellator's anti-aliased path of
+/// [`crate::HISTORY_FRAMES`] points a series, which cost most of the overlay's frame.
+fn graph_mesh(history: &FrameHistory, area: Rect, top: f32) -> egui::Shape {
+    const HALF_WIDTH: f32 = 0.5;
+    let step = area.width() / (crate::HISTORY_FRAMES - 1) as f32;
+    let segments = history.series().len() * (crate::HISTORY_FRAMES - 1);
+    let mut mesh = egui::Mesh::default();
+    mesh.reserve_vertices(segments * 4);
+    mesh.reserve_triangles(segments * 2);
+    for (index, series) in history.series().iter().enumerate() {
+        let colour = SERIES_COLOURS[index % SERIES_COLOURS.len()];
+        let mut points = series
+            .oldest_first(history.next())
+            .enumerate()
+            .map(|(at, ms)| Pos2::new(area.left() + at as f32 * step, area.bottom() - area.height() * (ms / top)));
+        let Some(mut from) = points.next() else { continue };
+        for to in points {
+            let along = to - from;
+            // A square root, not `length`'s `hypot`: the figures are far from overflowing.
+            let length = (along.x * along.x + along.y * along.y).sqrt().max(f32::EPSILON);
+            let across = Vec2::new(-along.y, along.x) * (HALF_WIDTH / length);
+            let first = mesh.vertices.len() as u32;
+            for corner in [from - across, from + across, to + across, to - across] {
+                mesh.colored_vertex(corner, colour);
+            }
+            mesh.add_triangle(first, first + 1, first + 2);
+            mesh.add_triangle(first, first + 2, first + 3);
+            from = to;
+        }
+    }
+    egui::Shape::mesh(mesh)
 }
 
 fn culling_panel(ui: &mut Ui, snapshot: &Snapshot) {

@@ -3,6 +3,16 @@
 //! the truth checks draw it: `renderer::truth::ReferenceRenderer`) on the asking frame only,
 //! waits for it and reads the one pixel; frames that ask nothing cost nothing. It works the
 //! same whichever backend culled the frame, as it draws from the stage's columns.
+//!
+//! [`Picking::request`] submits the same id image without waiting and [`Picking::poll`]
+//! reads the pixel once the fence of the id image's frame has signalled, never waiting: the
+//! answer is the one [`Picking::at`] gives for the same frame and pixel, a frame or so later.
+//! The id image is the reference renderer's on a graph of its own rather than a 1x1 scissored
+//! draw in the frame's graph: it needs no pass in the frame (frames that ask nothing cost
+//! nothing), draws every drawable object whatever the frame culled (a scissored draw of the
+//! frame's own list would miss objects the frame culled wrongly), and shares its code with
+//! the waiting mode, so the two answer alike by construction. One request is in flight at a
+//! time, as the image has one readback buffer.
 
 use std::fmt;
 use std::sync::Arc;
@@ -34,6 +44,8 @@ pub enum PickMiss {
     Sky,
     /// Drawing the id image failed.
     Failed(String),
+    /// A request is in flight: poll its answer before asking again.
+    Pending,
 }
 
 impl fmt::Display for PickMiss {
@@ -47,6 +59,7 @@ impl fmt::Display for PickMiss {
             PickMiss::NoDevice(reason) => write!(formatter, "no device draws the object ids: {reason}"),
             PickMiss::Sky => write!(formatter, "no object at that pixel"),
             PickMiss::Failed(reason) => write!(formatter, "the object-id image failed: {reason}"),
+            PickMiss::Pending => write!(formatter, "a pick is in flight"),
         }
     }
 }
@@ -59,19 +72,90 @@ pub struct Picking {
     meshes: MeshLibrary,
     /// The id renderer, made at the view's size on the first pick (again when it changes).
     renderer: Option<ReferenceRenderer>,
+    /// The request in flight: the id image's graph frame, the pixel, and the entity of
+    /// each slot of the frame it was asked on.
+    pending: Option<Pending>,
+    /// The answer of a request that failed or missed before any drawing, for the next poll.
+    early: Option<Result<Entity, PickMiss>>,
+}
+
+/// A request whose id image the GPU draws.
+struct Pending {
+    frame: u64,
+    pixel: (u32, u32),
+    entities: Vec<Entity>,
 }
 
 impl Picking {
     /// Picking on `device` (`None`: every pick says [`PickMiss::NoDevice`]) for objects
     /// drawing meshes of `meshes` (the library the frame draws).
     pub fn new(device: Option<Arc<GpuDevice>>, meshes: MeshLibrary) -> Picking {
-        Picking { device, meshes, renderer: None }
+        Picking { device, meshes, renderer: None, pending: None, early: None }
     }
 
     /// The entity owning pixel (`x`, `y`) (rows from the top) of the main view as the last
     /// frame culled it, or why there is none. Draws and waits (one id image).
     pub fn at(&mut self, app: &App, x: u32, y: u32) -> Result<Entity, PickMiss> {
         let visibility = app.resources().get::<Visibility>().ok_or(PickMiss::NoView)?;
+        let renderer = self.renderer_for(&visibility, x, y)?;
+        let owner =
+            renderer.owner_at(app.world(), &visibility, x, y).map_err(|error| PickMiss::Failed(error.to_string()))?;
+        entity_of(&visibility.objects().entities, owner)
+    }
+
+    /// Asks which entity owns pixel (`x`, `y`) of the main view as the last frame culled it,
+    /// without waiting: the id image is submitted now and [`Picking::poll`] gives the answer
+    /// once the GPU has drawn it. Latency: on lavapipe the answer is there at the first poll
+    /// after the next frame (one frame); a GPU still busy with the frames before may take up
+    /// to `render_graph::FRAMES_IN_FLIGHT` frames. Bad input (no view, outside it, no
+    /// device) is answered by the next poll. [`PickMiss::Pending`] while a request is in
+    /// flight (nothing is asked then).
+    pub fn request(&mut self, app: &App, x: u32, y: u32) -> Result<(), PickMiss> {
+        if self.pending.is_some() || self.early.is_some() {
+            return Err(PickMiss::Pending);
+        }
+        let Some(visibility) = app.resources().get::<Visibility>() else {
+            self.early = Some(Err(PickMiss::NoView));
+            return Ok(());
+        };
+        let submitted = self.renderer_for(&visibility, x, y).and_then(|renderer| {
+            renderer.submit_owner_image(app.world(), &visibility).map_err(|error| PickMiss::Failed(error.to_string()))
+        });
+        match submitted {
+            Ok(frame) => {
+                let entities = visibility.objects().entities.clone();
+                self.pending = Some(Pending { frame, pixel: (x, y), entities });
+            }
+            Err(miss) => self.early = Some(Err(miss)),
+        }
+        Ok(())
+    }
+
+    /// The answer of the request in flight once its id image is drawn, asked without waiting:
+    /// `None` while the GPU draws it (or when nothing was asked).
+    pub fn poll(&mut self) -> Option<Result<Entity, PickMiss>> {
+        if let Some(answer) = self.early.take() {
+            return Some(answer);
+        }
+        let pending = self.pending.as_ref()?;
+        let renderer = self.renderer.as_ref().expect("a request in flight has its renderer");
+        let (x, y) = pending.pixel;
+        let answer = match renderer.owner_when_drawn(pending.frame, x, y) {
+            Ok(None) => return None,
+            Ok(Some(owner)) => entity_of(&pending.entities, owner),
+            Err(error) => Err(PickMiss::Failed(error.to_string())),
+        };
+        self.pending = None;
+        Some(answer)
+    }
+
+    /// Whether a request waits for its answer.
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some() || self.early.is_some()
+    }
+
+    /// Checks the pixel against the view and makes the id renderer at the view's size.
+    fn renderer_for(&mut self, visibility: &Visibility, x: u32, y: u32) -> Result<&mut ReferenceRenderer, PickMiss> {
         let view = visibility.view().ok_or(PickMiss::NoView)?;
         let size = (view.viewport.width, view.viewport.height);
         if size.0 == 0 || size.1 == 0 {
@@ -93,16 +177,12 @@ impl Picking {
             );
             self.renderer = Some(made.map_err(|error| PickMiss::Failed(error.to_string()))?);
         }
-        let renderer = self.renderer.as_mut().expect("made above when missing");
-        let owner =
-            renderer.owner_at(app.world(), &visibility, x, y).map_err(|error| PickMiss::Failed(error.to_string()))?;
-        let slot = owner.ok_or(PickMiss::Sky)?;
-        visibility
-            .objects()
-            .entities
-            .get(slot as usize)
-            .copied()
-            .filter(|&entity| entity != Entity::DANGLING)
-            .ok_or(PickMiss::Sky)
+        Ok(self.renderer.as_mut().expect("made above when missing"))
     }
+}
+
+/// The entity of slot `owner` (`None`: the sky) among `entities`.
+fn entity_of(entities: &[Entity], owner: Option<u32>) -> Result<Entity, PickMiss> {
+    let slot = owner.ok_or(PickMiss::Sky)?;
+    entities.get(slot as usize).copied().filter(|&entity| entity != Entity::DANGLING).ok_or(PickMiss::Sky)
 }

@@ -1,5 +1,6 @@
 //! Picking on lavapipe with validation: a pick at the pixel of a known object returns it on
-//! both culling backends, the sky and bad input give `None` with a reason.
+//! both culling backends, the sky and bad input give `None` with a reason; a request answers
+//! a frame later, never waiting, what the waiting pick answers.
 
 use std::sync::Arc;
 
@@ -81,6 +82,71 @@ fn a_pick_returns_the_object_at_its_pixel_with_gpu_culling() {
 #[test]
 fn a_pick_returns_the_object_at_its_pixel_with_cpu_culling() {
     picks(CullingBackend::Cpu);
+}
+
+/// Requests the pixel, runs frames until the answer comes (polled before each, never
+/// waiting); the answer, the frames it took and the CPU milliseconds of the request.
+fn request_and_poll(
+    app: &mut runtime::App,
+    picking: &mut Picking,
+    (x, y): (u32, u32),
+) -> (Result<Entity, PickMiss>, u32, f64) {
+    let started = std::time::Instant::now();
+    picking.request(app, x, y).expect("nothing else is in flight");
+    let request_ms = started.elapsed().as_secs_f64() * 1e3;
+    assert_eq!(picking.request(app, x, y), Err(PickMiss::Pending), "one request at a time");
+    for frames in 0..8 {
+        let started = std::time::Instant::now();
+        let polled = picking.poll();
+        assert!(started.elapsed().as_secs_f64() < 0.05, "a poll does not wait");
+        if let Some(answer) = polled {
+            assert!(!picking.is_pending());
+            return (answer, frames, request_ms);
+        }
+        app.run_frame();
+    }
+    panic!("no answer to ({x}, {y}) in 8 frames");
+}
+
+fn requests(backend: CullingBackend) {
+    let Some(device) = gpu_test_context() else { return };
+    let (mut app, cubes) = cubes(&device, backend);
+    let mut waiting = Picking::new(Some(Arc::clone(&device)), MeshLibrary::with_unit_cube());
+    let mut requesting = Picking::new(Some(Arc::clone(&device)), MeshLibrary::with_unit_cube());
+    assert_eq!(requesting.poll(), None, "nothing asked, nothing answered");
+    let mut pixels: Vec<(u32, u32)> =
+        (0..cubes.len()).map(|index| pixel_of(&app, Vec3::new(index as f32 * 2.0 - 2.0, 0.0, 0.0))).collect();
+    pixels.push((2, 2));
+    let mut latencies = Vec::new();
+    for (index, &pixel) in pixels.iter().enumerate() {
+        let expected = waiting.at(&app, pixel.0, pixel.1);
+        let (answer, frames, request_ms) = request_and_poll(&mut app, &mut requesting, pixel);
+        match cubes.get(index) {
+            Some(&cube) => assert_eq!(answer, Ok(cube), "cube {index} at {pixel:?} ({backend:?})"),
+            None => assert_eq!(answer, Err(PickMiss::Sky), "the sky at {pixel:?} ({backend:?})"),
+        }
+        assert_eq!(answer, expected, "the request answers what the waiting pick does");
+        assert!(frames <= 2, "answered {frames} frames after the request");
+        println!("request ({backend:?}) at {pixel:?}: {request_ms:.3} ms CPU to ask, answered after {frames} frames");
+        latencies.push(frames);
+    }
+    // Bad input is answered by the next poll, without drawing.
+    let outside = request_and_poll(&mut app, &mut requesting, (WIDTH, 0)).0;
+    assert_eq!(outside, Err(PickMiss::OutsideView { pixel: (WIDTH, 0), size: (WIDTH, HEIGHT) }));
+    let mut without_device = Picking::new(None, MeshLibrary::with_unit_cube());
+    assert!(matches!(request_and_poll(&mut app, &mut without_device, (10, 10)), (Err(PickMiss::NoDevice(_)), 0, _)));
+    println!("request latency ({backend:?}): {latencies:?} frames");
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn a_request_answers_a_frame_later_what_the_waiting_pick_answers_gpu_culled() {
+    requests(CullingBackend::Gpu);
+}
+
+#[test]
+fn a_request_answers_a_frame_later_what_the_waiting_pick_answers_cpu_culled() {
+    requests(CullingBackend::Cpu);
 }
 
 #[test]

@@ -191,6 +191,15 @@ impl ReferenceRenderer {
         x: u32,
         y: u32,
     ) -> Result<Option<u32>, TruthError> {
+        self.submit_owner_image(world, visibility)?;
+        self.graph.wait_idle()?;
+        Ok(self.owner_in_image(self.readback.read()?, x, y))
+    }
+
+    /// Submits the id image [`ReferenceRenderer::owner_at`] reads, without waiting for it;
+    /// returns the graph frame drawing it, for [`ReferenceRenderer::owner_when_drawn`]. The
+    /// image has one readback buffer: submit the next one only once this one was read.
+    pub fn submit_owner_image(&mut self, world: &World, visibility: &Visibility) -> Result<u64, TruthError> {
         let view_projection = view_projection_of(visibility)?;
         if visibility.objects().len() > ID_LIMIT {
             return Err(TruthError::Capacity { objects: visibility.objects().len(), capacity: ID_LIMIT as u32 });
@@ -200,11 +209,30 @@ impl ReferenceRenderer {
         self.upload(visibility, |object| id_color(object, colors[object]))?;
         self.graph.set_param(ObjectIdImage(true));
         let all = std::mem::take(&mut self.all_drawable);
-        let image = self.draw_list(view_projection, &all);
+        let submitted = self.submit_list(view_projection, &all);
         self.all_drawable = all;
         self.graph.remove_param::<ObjectIdImage>();
+        submitted
+    }
+
+    /// The owner of pixel (`x`, `y`) of the id image graph frame `frame` drew
+    /// ([`ReferenceRenderer::submit_owner_image`]), asked without waiting: `None` while the
+    /// GPU still draws it, `Some(None)` for the sky.
+    pub fn owner_when_drawn(&self, frame: u64, x: u32, y: u32) -> Result<Option<Option<u32>>, TruthError> {
+        if !self.graph.frame_complete(frame)? {
+            return Ok(None);
+        }
+        // The graph's own clock counts the frame finished only once it waited for it; the
+        // fence said it has, so the mapped bytes hold what the frame wrote.
+        let buffer = self.readback.buffer();
+        buffer.invalidate()?;
+        let bytes = buffer.mapped().ok_or(TruthError::NoReadback)?;
+        Ok(Some(self.owner_in_image(bytes, x, y)))
+    }
+
+    fn owner_in_image(&self, image: &[u8], x: u32, y: u32) -> Option<u32> {
         let offset = (y as usize * self.extent.width as usize + x as usize) * 4;
-        Ok(image?.get(offset..offset + 4).and_then(pixel_owner))
+        image.get(offset..offset + 4).and_then(pixel_owner)
     }
 
     /// The culling truth of the frame: draws every drawable object of `visibility` (in
@@ -317,11 +345,17 @@ impl ReferenceRenderer {
     /// Draws the objects of `list` as last uploaded, seen from `view_projection`; returns the
     /// image (RGBA8, rows top first). Waits for the GPU.
     pub fn draw_list(&mut self, view_projection: [[f32; 4]; 4], list: &[u32]) -> Result<Vec<u8>, TruthError> {
+        self.submit_list(view_projection, list)?;
+        self.graph.wait_idle()?;
+        Ok(self.readback.read()?.to_vec())
+    }
+
+    /// Submits the draw of `list` seen from `view_projection`; returns its graph frame.
+    fn submit_list(&mut self, view_projection: [[f32; 4]; 4], list: &[u32]) -> Result<u64, TruthError> {
         lock_scene(&self.scene).set_draw_list(list)?;
         self.graph.set_param(FrameView::from_view_projection(glam::Mat4::from_cols_array_2d(&view_projection)));
         self.graph.execute_frame()?;
-        self.graph.wait_idle()?;
-        Ok(self.readback.read()?.to_vec())
+        Ok(self.graph.frame_index() - 1)
     }
 
     /// Writes `pixels` (an image of this renderer's size) as a PNG.

@@ -311,6 +311,7 @@ impl Runner<'_> {
             self.title_at = Instant::now();
             self.title_frames = 0;
         }
+        self.poll_pick();
         self.update_overlay();
         if self.options.frames.is_some_and(|frames| next >= frames) {
             self.finish(event_loop);
@@ -370,22 +371,30 @@ impl Runner<'_> {
         }
     }
 
-    /// Alt + click: selects the entity under the cursor in the overlay (and shows it), or
-    /// logs why there is none.
+    /// Alt + click: asks which entity is under the cursor, without waiting; a later frame's
+    /// `poll_pick` selects it. A click while a pick is in flight is ignored.
     fn pick(&mut self) {
-        let (Some(app), Some(picking), Some(overlay), Some(cursor)) =
-            (self.app.as_ref(), self.picking.as_mut(), self.overlay.as_mut(), self.cursor)
-        else {
+        let (Some(app), Some(picking), Some(cursor)) = (self.app.as_ref(), self.picking.as_mut(), self.cursor) else {
             return;
         };
         // The last simulated frame's answer: a pipelined window shows the frame before it,
         // which differs only while things move.
-        match picking.at(app, cursor.x as u32, cursor.y as u32) {
-            Ok(entity) => {
+        if let Err(miss) = picking.request(app, cursor.x as u32, cursor.y as u32) {
+            log::info!("pick: {miss}");
+        }
+    }
+
+    /// Selects the entity of the pick in flight once the GPU has drawn it (in the overlay,
+    /// opened to show it), or logs why there is none; does nothing while it is drawn.
+    fn poll_pick(&mut self) {
+        let (Some(picking), Some(overlay)) = (self.picking.as_mut(), self.overlay.as_mut()) else { return };
+        match picking.poll() {
+            None => {}
+            Some(Ok(entity)) => {
                 overlay.select(Some(entity));
                 overlay.set_open(true);
             }
-            Err(miss) => {
+            Some(Err(miss)) => {
                 log::info!("pick: {miss}");
                 overlay.select(None);
             }
