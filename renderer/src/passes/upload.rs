@@ -148,15 +148,7 @@ fn record_growth_copies(copies: &[RecordedCopy], context: &ExecuteContext<'_>) {
             // growth, and the target is not used before this pass in the frame.
             unsafe { device.cmd_copy_buffer(command_buffer, copy.sources[kind], copy.targets[kind], &region) };
         }
-        let barrier = [vk::MemoryBarrier2::default()
-            .src_stage_mask(vk::PipelineStageFlags2::COPY)
-            .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-            .dst_stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)
-            .dst_access_mask(vk::AccessFlags2::MEMORY_READ | vk::AccessFlags2::MEMORY_WRITE)];
-        let dependency = vk::DependencyInfo::default().memory_barriers(&barrier);
-        // SAFETY: a global memory barrier recorded outside a rendering scope on the frame's
-        // command buffer.
-        unsafe { device.cmd_pipeline_barrier2(command_buffer, &dependency) };
+        barrier_after_copies(context);
     }
 }
 
@@ -177,6 +169,13 @@ fn record_mesh_copies(copies: &[MeshCopy], context: &ExecuteContext<'_>) {
         // this pass in the frame.
         unsafe { device.cmd_copy_buffer(command_buffer, copy.source, copy.target, &region) };
     }
+    barrier_after_copies(context);
+}
+
+/// One barrier after the copies recorded so far: their writes visible to every later command
+/// (another copy, the scatter, every pass at any stage).
+fn barrier_after_copies(context: &ExecuteContext<'_>) {
+    let (device, command_buffer) = (context.device(), context.command_buffer());
     let barrier = [vk::MemoryBarrier2::default()
         .src_stage_mask(vk::PipelineStageFlags2::COPY)
         .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
