@@ -45,19 +45,25 @@ struct Sphere {
 }
 
 fn sphere() -> Sphere {
+    sphere_of(SLICES, STACKS)
+}
+
+/// A sphere of `slices` quads around and `stacks` from pole to pole, and its level of every
+/// `COARSE`-th row and column.
+fn sphere_of(slices: u32, stacks: u32) -> Sphere {
     let mut positions = Vec::new();
-    for stack in 0..=STACKS {
-        let polar = std::f32::consts::PI * stack as f32 / STACKS as f32;
-        for slice in 0..=SLICES {
-            let azimuth = std::f32::consts::TAU * slice as f32 / SLICES as f32;
+    for stack in 0..=stacks {
+        let polar = std::f32::consts::PI * stack as f32 / stacks as f32;
+        for slice in 0..=slices {
+            let azimuth = std::f32::consts::TAU * slice as f32 / slices as f32;
             positions.push([polar.sin() * azimuth.cos(), polar.cos(), polar.sin() * azimuth.sin()]);
         }
     }
-    let vertex = |stack: u32, slice: u32| stack * (SLICES + 1) + slice;
+    let vertex = |stack: u32, slice: u32| stack * (slices + 1) + slice;
     let grid = |step: u32| {
         let mut indices = Vec::new();
-        for stack in (0..STACKS).step_by(step as usize) {
-            for slice in (0..SLICES).step_by(step as usize) {
+        for stack in (0..stacks).step_by(step as usize) {
+            for slice in (0..slices).step_by(step as usize) {
                 let (a, b) = (vertex(stack, slice), vertex(stack, slice + step));
                 let (c, d) = (vertex(stack + step, slice), vertex(stack + step, slice + step));
                 // Counter-clockwise from outside.
@@ -187,28 +193,7 @@ fn time_from_spawn_to_full_detail_of_a_million_triangles() {
     let (mut app, _capture) = app(&device, CullingBackend::Gpu, false);
     app.resource_mut::<ecs::RenderSettings>().transfer_budget = ecs::DEFAULT_TRANSFER_BUDGET;
     // 2 * 1024 * 512 triangles, and a level of every 8th row and column.
-    let (slices, stacks) = (1024u32, 512u32);
-    let mut positions = Vec::new();
-    for stack in 0..=stacks {
-        let polar = std::f32::consts::PI * stack as f32 / stacks as f32;
-        for slice in 0..=slices {
-            let azimuth = std::f32::consts::TAU * slice as f32 / slices as f32;
-            positions.push([polar.sin() * azimuth.cos(), polar.cos(), polar.sin() * azimuth.sin()]);
-        }
-    }
-    let vertex = |stack: u32, slice: u32| stack * (slices + 1) + slice;
-    let grid = |step: u32| {
-        let mut indices = Vec::new();
-        for stack in (0..stacks).step_by(step as usize) {
-            for slice in (0..slices).step_by(step as usize) {
-                let (a, b) = (vertex(stack, slice), vertex(stack, slice + step));
-                let (c, d) = (vertex(stack + step, slice), vertex(stack + step, slice + step));
-                indices.extend([a, b, d, a, d, c]);
-            }
-        }
-        indices
-    };
-    let (fine, coarse) = (grid(1), grid(COARSE));
+    let Sphere { positions, fine, coarse } = sphere_of(1024, 512);
     let vertices = MeshVertices { positions: &positions, normals: &positions, uvs: &[] };
     let levels: [(&[u32], &[renderer::Meshlet]); 2] = [(&fine, &[]), (&coarse, &[])];
     let median = |times: &mut Vec<f64>| {
