@@ -11,10 +11,14 @@
 
 use std::hint::black_box;
 
+#[path = "support/grid.rs"]
+mod grid;
+
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use culling::Visibility;
-use ecs::{scene, Camera, CpuAnswers, RenderSettings, ShadowCaster, Transform, Visible, WorldTransform};
-use glam::{Mat4, Quat, Vec3};
+use ecs::{scene, Camera, CpuAnswers, RenderSettings, ShadowCaster, Transform, Visible};
+use glam::{Quat, Vec3};
+use grid::grid_place;
 use runtime::hecs::Entity;
 use runtime::{App, Stage, System};
 
@@ -36,16 +40,8 @@ fn answers_app(answers: CpuAnswers, step: f32) -> (App, Entity) {
     let mut app = App::new();
     culling::install(&mut app);
     app.resource_mut::<RenderSettings>().cpu_answers = answers;
-    let side = (OBJECTS as f32).sqrt().ceil() as usize;
     let mesh = scene::unit_cube_mesh();
-    let place = |index: usize| {
-        let (x, z) = ((index % side) as f32, (index / side) as f32);
-        WorldTransform(Mat4::from_translation(Vec3::new(
-            (x - side as f32 / 2.0) * 2.0,
-            0.0,
-            (z - side as f32 / 2.0) * 2.0,
-        )))
-    };
+    let place = |index: usize| grid_place(index, OBJECTS);
     let world = app.world_mut();
     world.spawn_batch((0..OBJECTS).filter(|index| index % 4 != 0).map(|index| (place(index), mesh, Visible(true))));
     world.spawn_batch(

@@ -29,11 +29,14 @@ use ecs::{
     VisibilityTags, Visible, WorldTransform,
 };
 use glam::{Mat4, Quat, Vec3};
+use grid::grid_place;
 use runtime::hecs::{CommandBuffer, Entity, With, World};
 use runtime::{App, Stage, System};
 
 #[path = "support/city.rs"]
 mod city;
+#[path = "support/grid.rs"]
+mod grid;
 mod support;
 use city::{city_app, Clock, CITY_BLOCKS, CITY_PROPS};
 
@@ -57,16 +60,8 @@ fn stage_app_with(threads: Option<usize>, marked_every: Option<usize>) -> (App, 
     if marked_every.is_some() {
         app.resource_mut::<RenderSettings>().visibility_tags = VisibilityTags::Marked;
     }
-    let side = (OBJECTS as f32).sqrt().ceil() as usize;
     let mesh = scene::unit_cube_mesh();
-    let place = |index: usize| {
-        let (x, z) = ((index % side) as f32, (index / side) as f32);
-        WorldTransform(Mat4::from_translation(Vec3::new(
-            (x - side as f32 / 2.0) * 2.0,
-            0.0,
-            (z - side as f32 / 2.0) * 2.0,
-        )))
-    };
+    let place = |index: usize| grid_place(index, OBJECTS);
     let world = app.world_mut();
     world.spawn_batch(
         (0..OBJECTS).filter(|index| index % 4 != 0 && index % 8 != 1).map(|index| (place(index), mesh, Visible(true))),
