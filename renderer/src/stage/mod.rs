@@ -58,6 +58,7 @@
 
 mod added_meshes;
 mod debug_view;
+mod family_slots;
 mod headless;
 mod occluders;
 mod pipeline;

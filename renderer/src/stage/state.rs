@@ -402,12 +402,11 @@ impl RenderState {
         // A mesh buffer that cannot grow leaves the added meshes' objects on their
         // stand-ins; the frame is drawn and the error reported.
         let mut stream_error = None;
-        let streamed = scene.stream_frame(transfer_budget).unwrap_or_else(|error| {
+        if let Err(error) = scene.stream_frame(transfer_budget) {
             stream_error = Some(format!("the mesh buffers could not grow for the meshes added: {error}"));
-            false
-        });
+        }
         scene.stand_ins(&mut report.stand_ins);
-        let synced = self.sync.apply(world, changes, visibility, &mut scene, streamed)?;
+        let synced = self.sync.apply(world, changes, visibility, &mut scene)?;
         report.sync_seconds = started.elapsed().as_secs_f64();
         report.synced_slots = synced.slots;
         report.missing_meshes = synced.missing_meshes;

@@ -10,7 +10,9 @@
 //!
 //! An object whose mesh was added while frames run and is not on the GPU yet draws the
 //! stand-in [`GpuScene::drawn_mesh`] names (a coarser level, or a box of the mesh's bounds),
-//! culled with its own box; every slot is written again in a frame where a mesh arrives.
+//! culled with its own box. In a frame where a level of such a mesh arrives, or the mesh is
+//! replaced or removed, the slots written for that mesh ([`FamilySlots`], kept as records
+//! are written) are written again, and no others.
 //!
 //! The scene grows to hold every slot ([`GpuScene::reserve`]). When it cannot (device memory
 //! exhausted), the frame draws the slots that fit, the error is reported once, and the
@@ -18,6 +20,7 @@
 
 use std::any::TypeId;
 
+use super::family_slots::FamilySlots;
 use crate::scene::{GpuScene, ObjectRecord, ObjectTransform, SceneGrowthError};
 use ecs::{BaseColor, MeshHandle};
 use runtime::changes::{ChangeCursor, ChangedSince, Changes};
@@ -31,6 +34,8 @@ use culling::Visibility;
 pub(crate) struct SceneSync {
     /// The entity each slot's record was built for ([`Entity::DANGLING`]: none).
     owners: Vec<Entity>,
+    /// The slots written for each mesh added while frames run.
+    families: FamilySlots,
     cursor: ChangeCursor,
     colors: ChangedSince,
     /// Whether the missing-mesh warning was logged (it is logged once).
@@ -57,15 +62,15 @@ pub(crate) struct SyncReport {
 
 impl SceneSync {
     /// Brings `scene` to `visibility`'s columns: the object count, then every changed slot
-    /// (every slot when `meshes_arrived`: a mesh became resident, so the objects drawing a
-    /// stand-in for it draw it now), then the colours written since the last frame.
+    /// and every slot of a mesh family whose drawn level changed
+    /// ([`GpuScene::changed_families`]: the objects drawing a stand-in for a level that
+    /// arrived draw it now), then the colours written since the last frame.
     pub(crate) fn apply(
         &mut self,
         world: &World,
         changes: &Changes,
         visibility: &Visibility,
         scene: &mut GpuScene,
-        meshes_arrived: bool,
     ) -> render_graph::Result<SyncReport> {
         runtime::profile_zone!("render scene sync");
         let mut report = SyncReport::default();
@@ -83,23 +88,38 @@ impl SceneSync {
         let len = wanted.min(scene.capacity()) as usize;
         scene.set_object_count(len as u32)?;
         self.owners.resize(len, Entity::DANGLING);
-        let resync = (self.short && len == visibility.len()) || meshes_arrived;
+        self.families.truncate(len as u32);
+        let resync = self.short && len == visibility.len();
         self.short = len < visibility.len();
-        let mut write = |sync: &mut SceneSync, slot: usize| {
+        let mut write = |sync: &mut SceneSync, scene: &mut GpuScene, slot: usize| {
             report.slots += 1;
             if !sync.write_slot(world, visibility, scene, slot) {
                 report.missing_meshes += 1;
             }
         };
         if resync {
-            (0..len).for_each(|slot| write(self, slot));
+            (0..len).for_each(|slot| write(self, scene, slot));
         } else {
             visibility
                 .changes()
                 .slots()
                 .map(|slot| slot as usize)
                 .take_while(|&slot| slot < len)
-                .for_each(|slot| write(self, slot));
+                .for_each(|slot| write(self, scene, slot));
+            for index in 0..scene.changed_families().len() {
+                let family = scene.changed_families()[index];
+                let mut next = self.families.first_of(family);
+                while let Some(slot) = next {
+                    // Taken first: writing the slot may list it elsewhere.
+                    next = self.families.next_of(slot);
+                    if slot as usize >= len {
+                        continue;
+                    }
+                    write(self, scene, slot as usize);
+                    // A slot that drew nothing kept no colour: it takes its entity's again.
+                    refresh_color(world, visibility, scene, slot as usize);
+                }
+            }
         }
         changes.collect(&mut self.cursor, &[TypeId::of::<BaseColor>()], &mut self.colors);
         if self.colors.everything || resync {
@@ -145,6 +165,7 @@ impl SceneSync {
         let objects = visibility.objects();
         let (draw, entity) = (objects.draws[slot], objects.entities[slot]);
         let index = slot as u32;
+        self.families.set(index, scene.family_key(draw.mesh.0));
         if draw.mesh == MeshHandle::NONE {
             self.owners[slot] = Entity::DANGLING;
             // In range: the count was set to the slot count above.

@@ -133,7 +133,7 @@ impl GpuScene {
     pub fn remove_mesh(&mut self, mesh: u32) -> Result<Range<u32>, RemoveMeshError> {
         let family = self.added_family(mesh)?;
         let stream = &mut self.stream;
-        stream.removed_since = true;
+        stream.changed_since.push(family.first);
         let levels = family.first..family.first + family.levels;
         for id in levels.clone().chain([family.placeholder]) {
             stream.families[id as usize].removed = true;

@@ -92,13 +92,16 @@ pub(super) struct Family {
     pub(super) current: u32,
     /// This id's own: the id whose data this one replaces once resident ([`NO_MESH`]: none).
     pub(super) replaces: u32,
+    /// The family whose objects draw this id (its finest level's id): `first`, but for a
+    /// placeholder box, the mesh it stands in for.
+    pub(super) owner: u32,
 }
 
 impl Family {
     /// The family of levels `first..first + levels` with `placeholder`, neither removed nor
     /// replaced.
     pub(super) const fn new(first: u32, levels: u32, placeholder: u32) -> Family {
-        Family { first, levels, placeholder, removed: false, current: NO_MESH, replaces: NO_MESH }
+        Family { first, levels, placeholder, removed: false, current: NO_MESH, replaces: NO_MESH, owner: first }
     }
 }
 
@@ -147,8 +150,12 @@ pub(super) struct MeshStream {
     pub(super) families: Vec<Family>,
     /// Removed meshes whose objects were warned of (each once).
     pub(super) warned: Vec<u32>,
-    /// Whether a mesh was removed since the last frame (the records naming it change).
-    pub(super) removed_since: bool,
+    /// Families (finest level's id) removed since the last frame: the records naming them
+    /// change.
+    pub(super) changed_since: Vec<u32>,
+    /// Families whose drawn level changed in this frame's [`GpuScene::stream_frame`] (a
+    /// level arrived or the family was removed), each once.
+    changed: Vec<u32>,
     /// By target: an outgrown buffer waiting to be copied.
     growth: [Option<MeshGrowth>; 3],
 }
@@ -166,7 +173,8 @@ impl MeshStream {
             missing: 0,
             families: Vec::new(),
             warned: Vec::new(),
-            removed_since: false,
+            changed_since: Vec::new(),
+            changed: Vec::new(),
             growth: [None, None, None],
         }
     }
@@ -212,7 +220,7 @@ impl GpuScene {
         }
         let family = Family::new(ids.start, ids.len() as u32, placeholder);
         stream.families.extend(ids.clone().map(|_| family));
-        stream.families.push(Family::new(placeholder, 1, NO_PLACEHOLDER));
+        stream.families.push(Family { owner: ids.start, ..Family::new(placeholder, 1, NO_PLACEHOLDER) });
         stream.resident.resize(self.meshes.len(), false);
         stream.missing += ids.len() + 1;
         let indices = |id: u32| {
@@ -240,6 +248,22 @@ impl GpuScene {
             stream.levels.push(id, &[indices(id)]);
         }
         Ok(ids)
+    }
+
+    /// The families (named by their finest level's id) whose objects draw another mesh since
+    /// the last [`GpuScene::stream_frame`]: a level arrived, was replaced or the mesh was
+    /// removed. Each once.
+    pub(crate) fn changed_families(&self) -> &[u32] {
+        &self.stream.changed
+    }
+
+    /// The family an object naming `mesh` is listed under (its finest level's id) when `mesh`
+    /// is a level of a mesh added while frames run; `None` for the meshes given at install
+    /// (they never change) and unknown ids.
+    #[inline]
+    pub(crate) fn family_key(&self, mesh: u32) -> Option<u32> {
+        let family = self.stream.families.get(mesh as usize)?;
+        (family.placeholder != NO_PLACEHOLDER).then_some(family.first)
     }
 
     /// Whether mesh `mesh`'s own indices are drawn (false for an unknown id).
@@ -299,14 +323,14 @@ impl GpuScene {
     /// Returns an error when a buffer cannot grow: nothing new is taken then (the objects
     /// keep their stand-ins), and the growth is tried again by the next call.
     pub fn stream_frame(&mut self, budget: u64) -> render_graph::Result<bool> {
-        let removed = std::mem::take(&mut self.stream.removed_since);
-        if self.stream.boxes.is_empty() && self.stream.levels.is_empty() && self.stream.staged {
+        let stream = &mut self.stream;
+        stream.changed.clear();
+        stream.changed.append(&mut stream.changed_since);
+        let removed = !stream.changed.is_empty();
+        if stream.boxes.is_empty() && stream.levels.is_empty() && stream.staged {
             return Ok(removed);
         }
-        if let Err(error) = self.grow_mesh_buffers() {
-            self.stream.removed_since |= removed;
-            return Err(error);
-        }
+        self.grow_mesh_buffers()?;
         let stream = &mut self.stream;
         if !stream.staged {
             return Ok(removed);
@@ -331,15 +355,22 @@ impl GpuScene {
             stream.resident[mesh as usize] = true;
             stream.missing -= 1;
             changed = true;
+            if let Some(family) = stream.families.get(mesh as usize) {
+                stream.changed.push(family.owner);
+            }
             // A replacement's level, once resident, is what the level it replaces draws.
             let replaced = stream.families[mesh as usize].replaces;
             if replaced != NO_MESH && !stream.families[replaced as usize].removed {
                 stream.families[replaced as usize].current = mesh;
+                stream.changed.push(stream.families[replaced as usize].first);
                 if std::mem::replace(&mut stream.resident[replaced as usize], false) {
                     stream.missing += 1;
                 }
             }
         }
+        // Each family's slots are written once however many of its levels arrived.
+        stream.changed.sort_unstable();
+        stream.changed.dedup();
         Ok(changed)
     }
 
