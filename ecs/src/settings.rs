@@ -83,6 +83,18 @@ pub struct RenderSettings {
     /// from a coarser level or a box of their bounds. Read every frame. Default
     /// [`DEFAULT_TRANSFER_BUDGET`] (16 MiB).
     pub transfer_budget: u64,
+    /// Most bytes of mesh data the renderer keeps on the GPU (`None`, the default: no
+    /// budget, every level of every mesh stays). Under a budget the levels of the meshes
+    /// added while the game runs follow the views: what a view needs now is loaded, nearest
+    /// first, and levels no view needed for [`evict_after_frames`](Self::evict_after_frames)
+    /// frames make room, least recently needed first; past that the objects draw coarser
+    /// levels. Each mesh's coarsest level is kept whatever the budget. Where the device
+    /// reports its memory budget the renderer may hold less (see `renderer`'s residency
+    /// docs). Read every frame.
+    pub mesh_memory_budget: Option<u64>,
+    /// Frames a level of detail must go unneeded by every view before the mesh memory budget
+    /// may evict it. Default 60.
+    pub evict_after_frames: u32,
 }
 
 /// How much of the per-object answer the Visibility stage keeps on the CPU (see
@@ -157,6 +169,8 @@ impl Default for RenderSettings {
             batch_draws: true,
             cpu_answers: CpuAnswers::EveryFrame,
             transfer_budget: DEFAULT_TRANSFER_BUDGET,
+            mesh_memory_budget: None,
+            evict_after_frames: 60,
         }
     }
 }

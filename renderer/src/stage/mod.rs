@@ -229,6 +229,10 @@ pub struct RenderReport {
     /// [`GpuScene::add_mesh_levels`](crate::GpuScene::add_mesh_levels). Empty when every
     /// mesh is resident. The truth checks draw the same stand-ins.
     pub stand_ins: Vec<(u32, Option<u32>)>,
+    /// The mesh memory budget in frame [`RenderReport::game_frame`]: bytes resident, the
+    /// budget in force, bytes and levels loaded, levels evicted, bytes pending (see
+    /// [`ecs::RenderSettings::mesh_memory_budget`]).
+    pub residency: crate::ResidencyReport,
     /// Commands of the host's draw list in frame [`RenderReport::game_frame`] (CPU backend):
     /// one per batch of (mesh, level of detail, material) with a visible object when
     /// [`ecs::RenderSettings::batch_draws`] is on, else one per visible object. 0 when the
@@ -532,6 +536,8 @@ fn render_system(
             shadows,
             batch_draws: settings.batch_draws,
             transfer_budget: settings.transfer_budget,
+            mesh_memory_budget: settings.mesh_memory_budget,
+            evict_after_frames: settings.evict_after_frames,
         };
         let prepared = state.prepare(inputs, &mut outcome, &mut shots);
         if !matches!(prepared, Ok(true)) {

@@ -54,6 +54,7 @@ impl FrameOutcome {
         // Swapped, not cloned, as the shadows below.
         std::mem::swap(&mut report.stand_ins, &mut self.report.stand_ins);
         report.sync_seconds = self.report.sync_seconds;
+        report.residency = self.report.residency;
         report.host_draw_commands = self.report.host_draw_commands;
         if self.host_shadows {
             // Swapped, not cloned: the vectors go back and forth without allocating.
@@ -141,6 +142,10 @@ pub(super) struct FrameInputs<'a> {
     pub(super) batch_draws: bool,
     /// Most bytes of added meshes the frame copies ([`ecs::RenderSettings::transfer_budget`]).
     pub(super) transfer_budget: u64,
+    /// [`ecs::RenderSettings::mesh_memory_budget`].
+    pub(super) mesh_memory_budget: Option<u64>,
+    /// [`ecs::RenderSettings::evict_after_frames`].
+    pub(super) evict_after_frames: u32,
 }
 
 /// The shadows of the frame as the renderer was installed (all zero without shadows).
@@ -388,6 +393,7 @@ impl RenderState {
         outcome: &mut FrameOutcome,
     ) -> render_graph::Result<Option<u32>> {
         let FrameInputs { world, changes, visibility, batch_draws, transfer_budget, .. } = *inputs;
+        let (memory_budget, evict_after) = (inputs.mesh_memory_budget, inputs.evict_after_frames);
         let report = &mut outcome.report;
         let mut scene = {
             runtime::profile_zone!("lock wait: scene");
@@ -402,10 +408,12 @@ impl RenderState {
         // A mesh buffer that cannot grow leaves the added meshes' objects on their
         // stand-ins; the frame is drawn and the error reported.
         let mut stream_error = None;
+        scene.plan_residency(visibility, memory_budget, evict_after);
         if let Err(error) = scene.stream_frame(transfer_budget) {
             stream_error = Some(format!("the mesh buffers could not grow for the meshes added: {error}"));
         }
         scene.stand_ins(&mut report.stand_ins);
+        report.residency = scene.residency_report();
         let synced = self.sync.apply(world, changes, visibility, &mut scene)?;
         report.sync_seconds = started.elapsed().as_secs_f64();
         report.synced_slots = synced.slots;

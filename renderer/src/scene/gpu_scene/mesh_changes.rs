@@ -13,9 +13,11 @@
 //! copied, the old level counts as not resident and draws the new id
 //! ([`crate::RenderReport::stand_ins`] lists it so, and the truth reference follows).
 //!
-//! **Bytes.** A removed or replaced mesh's bytes stay in the host library and in the GPU mesh
-//! buffers, unused (what its queued bytes still send is sent and ignored): reusing those
-//! ranges needs a free-range allocator over the mesh buffers, which is not done.
+//! **Bytes.** A removed mesh's GPU ranges (its levels' indices, its vertices, its box) are
+//! freed, and what it still had queued is dropped; a replaced level's indices are freed once
+//! its replacement is resident (the vertices the old levels shared are not: they stay
+//! unused). A freed range is given again once the frames in flight that may read it have
+//! finished (`placement.rs`). The host library keeps every byte.
 
 use std::ops::Range;
 
@@ -121,6 +123,13 @@ impl GpuScene {
         for (new, old) in added.clone().zip(family.first..) {
             self.stream.families[new as usize].replaces = old;
         }
+        // The new levels stand for the old ids, which the views name: they are all loaded,
+        // budget or not, and never evicted.
+        for id in added.clone().rev().skip(1) {
+            if !self.stream.placement.place(id).placed {
+                self.queue_level(id, None);
+            }
+        }
         Ok(added)
     }
 
@@ -132,6 +141,7 @@ impl GpuScene {
     /// removed already is refused by name, and nothing changes.
     pub fn remove_mesh(&mut self, mesh: u32) -> Result<Range<u32>, RemoveMeshError> {
         let family = self.added_family(mesh)?;
+        let frame = self.frames_prepared;
         let stream = &mut self.stream;
         stream.changed_since.push(family.first);
         let levels = family.first..family.first + family.levels;
@@ -140,7 +150,15 @@ impl GpuScene {
             if std::mem::replace(&mut stream.resident[id as usize], false) {
                 stream.missing += 1;
             }
+            stream.levels.cancel(id);
+            stream.boxes.cancel(id);
+            let count = self.meshes.range(id).expect("a level of an added mesh").index_count;
+            stream.placement.free_indices(id, count, frame);
         }
+        let coarsest = stream.placement.place(family.first + family.levels - 1).vertex_offset;
+        stream.placement.free_vertices(coarsest, family.vertex_count, frame);
+        let placeholder = stream.placement.place(family.placeholder).vertex_offset;
+        stream.placement.free_vertices(placeholder, 8, frame);
         Ok(levels)
     }
 

@@ -45,6 +45,8 @@ mod draws;
 mod growth;
 mod marks;
 mod mesh_changes;
+mod placement;
+mod residency;
 mod streaming;
 
 use draws::DrawSource;
@@ -54,6 +56,7 @@ use growth::{GrowthCopy, Retired};
 use marks::SlotBits;
 pub use marks::UploadReport;
 pub use mesh_changes::{RemoveMeshError, ReplaceMeshError};
+pub use residency::ResidencyReport;
 pub(crate) use streaming::MeshCopy;
 use streaming::MeshStream;
 
@@ -147,7 +150,7 @@ impl GpuScene {
             generation: 0,
             growth_copies: Vec::new(),
             retired: Vec::new(),
-            stream: MeshStream::new(meshes.len()),
+            stream: MeshStream::new(&meshes),
             frames_prepared: 0,
             meshes,
             mesh_buffers,
@@ -243,12 +246,14 @@ impl GpuScene {
     ) -> Result<ObjectRecord> {
         let range = self.mesh_range(mesh)?;
         let (local_center, local_half) = ObjectRecord::center_half(local_min, local_max);
+        // The mesh's GPU range (`placement.rs`); a level holding none draws nothing.
+        let place = self.stream.placement.place(mesh);
         Ok(ObjectRecord {
             local_center,
-            index_count: range.index_count,
+            index_count: if place.placed { range.index_count } else { 0 },
             local_half,
-            first_index: range.first_index,
-            vertex_offset: range.vertex_offset,
+            first_index: place.first_index,
+            vertex_offset: place.vertex_offset,
             color,
             material,
             mesh,

@@ -31,6 +31,8 @@ use meshes::{FrameTransfer, MeshVertices, Meshlet, TransferQueue, TransferRegion
 use render_graph::{vk, GpuBuffer, MemoryLocation};
 
 use super::growth::Retired;
+use super::placement::MeshPlacement;
+use super::residency::Residency;
 use super::GpuScene;
 use crate::names::{MESH_INDICES, MESH_UVS, MESH_VERTICES};
 
@@ -95,13 +97,24 @@ pub(super) struct Family {
     /// The family whose objects draw this id (its finest level's id): `first`, but for a
     /// placeholder box, the mesh it stands in for.
     pub(super) owner: u32,
+    /// Vertices the levels share (freed with the mesh).
+    pub(super) vertex_count: u32,
 }
 
 impl Family {
     /// The family of levels `first..first + levels` with `placeholder`, neither removed nor
     /// replaced.
     pub(super) const fn new(first: u32, levels: u32, placeholder: u32) -> Family {
-        Family { first, levels, placeholder, removed: false, current: NO_MESH, replaces: NO_MESH, owner: first }
+        Family {
+            first,
+            levels,
+            placeholder,
+            removed: false,
+            current: NO_MESH,
+            replaces: NO_MESH,
+            owner: first,
+            vertex_count: 0,
+        }
     }
 }
 
@@ -133,14 +146,14 @@ pub(crate) struct MeshCopy {
 /// The streaming state of a scene's meshes (see the module docs).
 pub(super) struct MeshStream {
     /// The placeholder boxes, sent first.
-    boxes: TransferQueue<u32>,
+    pub(super) boxes: TransferQueue<u32>,
     /// The meshes' levels.
-    levels: TransferQueue<u32>,
+    pub(super) levels: TransferQueue<u32>,
     /// This frame's slices of both queues.
     box_frame: FrameTransfer<u32>,
     level_frame: FrameTransfer<u32>,
     /// Whether the slices were staged by a frame (a new pair may be taken).
-    staged: bool,
+    pub(super) staged: bool,
     /// By mesh id: whether its indices (and the vertices they use) are on the GPU once this
     /// frame's slice is.
     pub(super) resident: Vec<bool>,
@@ -158,11 +171,18 @@ pub(super) struct MeshStream {
     changed: Vec<u32>,
     /// By target: an outgrown buffer waiting to be copied.
     growth: [Option<MeshGrowth>; 3],
+    /// Where each mesh lies in the GPU buffers (`placement.rs`).
+    pub(super) placement: MeshPlacement,
+    /// What the views need and the memory budget (`residency.rs`).
+    pub(super) residency: Residency,
 }
 
 impl MeshStream {
-    /// The stream of a scene whose first `meshes` mesh ids are resident.
-    pub(super) fn new(meshes: usize) -> MeshStream {
+    /// The stream of a scene made with `library` (every mesh of it resident, in buffers just
+    /// its size).
+    pub(super) fn new(library: &meshes::MeshLibrary) -> MeshStream {
+        let meshes = library.len();
+        let (vertices, indices) = (library.positions().len() as u32, library.indices().len() as u32);
         MeshStream {
             boxes: TransferQueue::new(),
             levels: TransferQueue::new(),
@@ -176,6 +196,8 @@ impl MeshStream {
             changed_since: Vec::new(),
             changed: Vec::new(),
             growth: [None, None, None],
+            placement: MeshPlacement::new(library, vertices, indices),
+            residency: Residency::default(),
         }
     }
 }
@@ -198,9 +220,8 @@ impl GpuScene {
         vertices: MeshVertices<'_>,
         levels: &[(&[u32], &[Meshlet])],
     ) -> meshes::Result<Range<u32>> {
-        let first_vertex = self.meshes.positions().len() as u64;
         let ids = self.meshes.add_mesh_levels(vertices, levels)?;
-        let vertex_count = vertices.positions.len() as u64;
+        let vertex_count = vertices.positions.len() as u32;
         let (mut min, mut max) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
         for id in ids.clone() {
             let range = self.meshes.range(id).expect("an id just added");
@@ -209,7 +230,6 @@ impl GpuScene {
                 max[axis] = max[axis].max(range.bounds_max[axis]);
             }
         }
-        let box_vertex = self.meshes.positions().len() as u64;
         // The levels' positions were found finite, so are their bounds: the box is valid, and
         // nothing can fail once the levels are in.
         let placeholder =
@@ -218,36 +238,59 @@ impl GpuScene {
         if stream.families.is_empty() {
             stream.families = (0..stream.resident.len() as u32).map(|id| Family::new(id, 1, NO_PLACEHOLDER)).collect();
         }
-        let family = Family::new(ids.start, ids.len() as u32, placeholder);
+        let family = Family { vertex_count, ..Family::new(ids.start, ids.len() as u32, placeholder) };
         stream.families.extend(ids.clone().map(|_| family));
-        stream.families.push(Family { owner: ids.start, ..Family::new(placeholder, 1, NO_PLACEHOLDER) });
+        stream.families.push(Family {
+            owner: ids.start,
+            vertex_count: 8,
+            ..Family::new(placeholder, 1, NO_PLACEHOLDER)
+        });
         stream.resident.resize(self.meshes.len(), false);
         stream.missing += ids.len() + 1;
-        let indices = |id: u32| {
-            let range = self.meshes.range(id).expect("an id just added");
-            region(TARGET_INDICES, u64::from(range.first_index), u64::from(range.index_count), INDEX_BYTES)
-        };
-        stream.boxes.push(
-            placeholder,
-            &[
-                region(TARGET_VERTICES, box_vertex, 8, VERTEX_BYTES),
-                region(TARGET_UVS, box_vertex, 8, UV_BYTES),
-                indices(placeholder),
-            ],
-        );
-        let coarsest = ids.end - 1;
-        stream.levels.push(
-            coarsest,
-            &[
-                region(TARGET_VERTICES, first_vertex, vertex_count, VERTEX_BYTES),
-                region(TARGET_UVS, first_vertex, vertex_count, UV_BYTES),
-                indices(coarsest),
-            ],
-        );
-        for id in ids.clone().rev().skip(1) {
-            stream.levels.push(id, &[indices(id)]);
+        let box_block = stream.placement.take_vertices(8);
+        self.queue_level(placeholder, Some(box_block.start));
+        let block = self.stream.placement.take_vertices(vertex_count);
+        self.queue_level(ids.end - 1, Some(block.start));
+        // The finer levels: at once without a memory budget; under one, when a view needs
+        // them (`residency.rs`).
+        if self.stream.residency.budget().is_none() {
+            for id in ids.clone().rev().skip(1) {
+                self.queue_level(id, None);
+            }
         }
         Ok(ids)
+    }
+
+    /// Gives level `mesh` its GPU indices and queues its bytes: with its family's vertices
+    /// from slot `vertices` when given (the coarsest level and a box), else at the vertex
+    /// slots the family's coarsest level has.
+    pub(super) fn queue_level(&mut self, mesh: u32, vertices: Option<u32>) {
+        let range = *self.meshes.range(mesh).expect("a level of an added mesh");
+        let family = self.stream.families[mesh as usize];
+        let coarsest = family.first + family.levels - 1;
+        let vertex_offset = match vertices {
+            Some(first) => first as i32,
+            None => self.stream.placement.place(coarsest).vertex_offset,
+        };
+        let stream = &mut self.stream;
+        let place = stream.placement.place_indices(mesh, range.index_count, vertex_offset);
+        let indices = region(TARGET_INDICES, u64::from(place.first_index), u64::from(range.index_count), INDEX_BYTES);
+        let queue = if family.placeholder == NO_PLACEHOLDER { &mut stream.boxes } else { &mut stream.levels };
+        match vertices {
+            Some(first) => {
+                let count = u64::from(family.vertex_count);
+                let first = u64::from(first);
+                queue.push(
+                    mesh,
+                    &[
+                        region(TARGET_VERTICES, first, count, VERTEX_BYTES),
+                        region(TARGET_UVS, first, count, UV_BYTES),
+                        indices,
+                    ],
+                );
+            }
+            None => queue.push(mesh, &[indices]),
+        }
     }
 
     /// The families (named by their finest level's id) whose objects draw another mesh since
@@ -347,6 +390,9 @@ impl GpuScene {
         stream.staged = stream.box_frame.copies.is_empty() && stream.level_frame.copies.is_empty();
         let completed = stream.box_frame.completed.iter().chain(&stream.level_frame.completed);
         let mut changed = removed;
+        stream
+            .residency
+            .note_slice(stream.box_frame.bytes + stream.level_frame.bytes, stream.level_frame.completed.len());
         for &mesh in completed {
             // A removed mesh's bytes still in the queue arrive unused.
             if stream.families.get(mesh as usize).is_some_and(|family| family.removed) {
@@ -366,6 +412,8 @@ impl GpuScene {
                 if std::mem::replace(&mut stream.resident[replaced as usize], false) {
                     stream.missing += 1;
                 }
+                let count = self.meshes.range(replaced).expect("a replaced level is in the library").index_count;
+                stream.placement.free_indices(replaced, count, self.frames_prepared);
             }
         }
         // Each family's slots are written once however many of its levels arrived.
@@ -377,10 +425,11 @@ impl GpuScene {
     /// Replaces each mesh buffer the library outgrew by one of twice the size (or more),
     /// keeping the outgrown one for the next upload's copy.
     fn grow_mesh_buffers(&mut self) -> render_graph::Result<()> {
+        let (vertex_slots, index_slots) = self.stream.placement.extents();
         let needed = [
-            self.meshes.positions().len() as u64 * VERTEX_BYTES,
-            self.meshes.indices().len() as u64 * INDEX_BYTES,
-            self.meshes.uvs().len() as u64 * UV_BYTES,
+            u64::from(vertex_slots) * VERTEX_BYTES,
+            u64::from(index_slots) * INDEX_BYTES,
+            u64::from(vertex_slots) * UV_BYTES,
         ];
         let mut grew = false;
         for target in [TARGET_VERTICES, TARGET_INDICES, TARGET_UVS] {
@@ -444,6 +493,7 @@ impl GpuScene {
     pub(crate) fn mesh_growth_copies_for(&mut self, frame: u64, out: &mut Vec<MeshCopy>) {
         out.clear();
         self.frames_prepared = frame;
+        self.stream.placement.release(frame.checked_sub(render_graph::FRAMES_IN_FLIGHT as u64));
         for target in [TARGET_VERTICES, TARGET_INDICES, TARGET_UVS] {
             let slot = &mut self.stream.growth[target as usize];
             let Some(growth) = slot else { continue };
@@ -473,12 +523,32 @@ impl GpuScene {
         let copies = if stream.staged { &[][..] } else { &stream.box_frame.copies[..] };
         let levels = if stream.staged { &[][..] } else { &stream.level_frame.copies[..] };
         copies.iter().chain(levels).map(move |copy| {
-            let source = match copy.target {
-                TARGET_VERTICES => crate::scene::as_bytes(self.meshes.positions()),
-                TARGET_INDICES => crate::scene::as_bytes(self.meshes.indices()),
-                _ => crate::scene::as_bytes(self.meshes.uvs()),
+            // The copy's offset is the GPU's: its bytes lie as far into the mesh's library
+            // range as into its GPU range.
+            let range = self.meshes.range(copy.key).expect("a queued mesh is in the library");
+            let place = stream.placement.place(copy.key);
+            let (source, host, gpu, item) = match copy.target {
+                TARGET_VERTICES => (
+                    crate::scene::as_bytes(self.meshes.positions()),
+                    range.vertex_offset as u64,
+                    place.vertex_offset as u64,
+                    VERTEX_BYTES,
+                ),
+                TARGET_INDICES => (
+                    crate::scene::as_bytes(self.meshes.indices()),
+                    u64::from(range.first_index),
+                    u64::from(place.first_index),
+                    INDEX_BYTES,
+                ),
+                _ => (
+                    crate::scene::as_bytes(self.meshes.uvs()),
+                    range.vertex_offset as u64,
+                    place.vertex_offset as u64,
+                    UV_BYTES,
+                ),
             };
-            (copy.target, copy.offset, &source[copy.offset as usize..(copy.offset + copy.bytes) as usize])
+            let start = (copy.offset - gpu * item + host * item) as usize;
+            (copy.target, copy.offset, &source[start..start + copy.bytes as usize])
         })
     }
 

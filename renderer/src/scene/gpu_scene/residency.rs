@@ -1,0 +1,256 @@
+//! Which levels of the meshes added while frames run are on the GPU, under a memory budget
+//! (`RenderSettings::mesh_memory_budget`), steered by what the views need.
+//!
+//! **Needs.** Every frame ([`GpuScene::plan_residency`], before the frame's slice is taken),
+//! each object the Visibility stage found visible names the level its LOD choice picked
+//! (`Visibility::objects().draws`): that level is needed this frame, at the object's distance
+//! from the eye (the nearest such object's). Each level keeps the last frame it was needed.
+//!
+//! **Loads.** A needed level that holds no GPU range is given one and queued, nearest first,
+//! behind what is queued already (each mesh's box and coarsest level are queued when it is
+//! added, so they go first). **Eviction.** When a load would take the resident bytes (every
+//! range given out, `placement.rs`) past the budget, levels no view needed for
+//! `evict_after` frames are evicted, least recently needed first: their range is freed, the
+//! objects naming them draw a resident level of their mesh (coarser first, as stand-ins do)
+//! from this frame on, and their slots are written again. When that is not enough the load
+//! waits: the frame degrades, nothing fails. A mesh's coarsest level, its vertices and its box
+//! are never evicted while the mesh is in the library; a budget below what they take is
+//! warned of once, and they are kept. Without a budget every level is loaded when added.
+
+use culling::Visibility;
+use ecs::MeshHandle;
+
+use super::streaming::{NO_MESH, NO_PLACEHOLDER};
+use super::GpuScene;
+
+/// What the mesh residency did in one frame ([`crate::RenderReport::residency`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ResidencyReport {
+    /// Bytes of mesh data on the GPU (every range of the mesh buffers given out, the ranges
+    /// freed but still read by a frame in flight included).
+    pub resident_bytes: u64,
+    /// The budget in force (`None`: no budget).
+    pub budget: Option<u64>,
+    /// Bytes copied to the mesh buffers this frame.
+    pub loaded_bytes: u64,
+    /// Levels whose last bytes were copied this frame.
+    pub levels_loaded: u32,
+    /// Levels evicted this frame.
+    pub levels_evicted: u32,
+    /// Levels a view needed this frame that the budget kept off the GPU (their objects drew a
+    /// coarser resident level).
+    pub levels_deferred: u32,
+    /// Bytes queued and not copied yet.
+    pub pending_bytes: u64,
+}
+
+/// The residency state of a scene's added meshes (see the module docs).
+#[derive(Default)]
+pub(crate) struct Residency {
+    budget: Option<u64>,
+    /// Frames planned.
+    tick: u64,
+    /// By mesh id: the last frame ([`Residency::tick`]) a view needed it (0: never).
+    last_needed: Vec<u64>,
+    /// By mesh id: the nearest distance it was needed at in that frame.
+    nearest: Vec<f32>,
+    /// Scratch: this frame's needed levels that hold no range, then the eviction candidates.
+    wanted: Vec<u32>,
+    candidates: Vec<u32>,
+    report: ResidencyReport,
+    /// Whether the budget below the coarsest levels was warned of.
+    warned_floor: bool,
+}
+
+impl Residency {
+    /// The budget in force.
+    pub(crate) fn budget(&self) -> Option<u64> {
+        self.budget
+    }
+
+    /// Notes the frame's slice: `bytes` copied, `levels` levels completed.
+    pub(super) fn note_slice(&mut self, bytes: u64, levels: usize) {
+        self.report.loaded_bytes += bytes;
+        self.report.levels_loaded += levels as u32;
+    }
+}
+
+impl GpuScene {
+    /// Plans the frame's residency (see the module docs) from the views' needs in
+    /// `visibility`, under `budget` bytes (`None`: every level is loaded), evicting levels no
+    /// view needed for `evict_after` frames. Call it before [`GpuScene::stream_frame`].
+    pub fn plan_residency(&mut self, visibility: &Visibility, budget: Option<u64>, evict_after: u32) {
+        let residency = &mut self.stream.residency;
+        residency.report = ResidencyReport { budget, ..ResidencyReport::default() };
+        residency.tick += 1;
+        let previous = std::mem::replace(&mut residency.budget, budget);
+        // An unstaged slice still names the ranges it copies to: nothing is freed or given
+        // until it is staged.
+        if self.stream.families.is_empty() || !self.stream.staged {
+            return;
+        }
+        let Some(budget) = budget else {
+            if previous.is_some() {
+                self.load_every_level();
+            }
+            return;
+        };
+        self.note_needs(visibility);
+        let residency = &mut self.stream.residency;
+        let nearest = &residency.nearest;
+        residency.wanted.sort_unstable_by(|&one, &other| nearest[one as usize].total_cmp(&nearest[other as usize]));
+        let evict_after = u64::from(evict_after);
+        let mut candidates_listed = false;
+        let mut over = self.stream.placement.bytes() > budget;
+        for index in 0..=self.stream.residency.wanted.len() {
+            // First the bytes over a lowered budget, then each load.
+            let mesh = self.stream.residency.wanted.get(index).copied();
+            let bytes = mesh.map_or(0, |mesh| self.level_bytes(mesh));
+            while self.stream.placement.bytes() + bytes > budget {
+                if !candidates_listed {
+                    self.list_candidates(evict_after);
+                    candidates_listed = true;
+                }
+                let Some(victim) = self.stream.residency.candidates.pop() else { break };
+                self.evict(victim);
+            }
+            let Some(mesh) = mesh else { continue };
+            if self.stream.placement.bytes() + bytes <= budget {
+                self.queue_level(mesh, None);
+            } else {
+                self.stream.residency.report.levels_deferred += 1;
+                over = true;
+            }
+        }
+        if over && !self.stream.residency.warned_floor {
+            let floor = self.floor_bytes();
+            if floor > budget {
+                self.stream.residency.warned_floor = true;
+                log::warn!(
+                    "the mesh memory budget of {budget} bytes is below the {floor} bytes the meshes take at their \
+                     coarsest levels (with their vertices, boxes and the meshes given at install): those are kept, \
+                     and the objects draw them"
+                );
+            }
+        }
+    }
+
+    /// Bytes never evicted: the meshes given at install, and each added mesh's vertices, box
+    /// and coarsest level.
+    fn floor_bytes(&self) -> u64 {
+        use super::placement::{INDEX_SLOT_BYTES, VERTEX_SLOT_BYTES};
+        let stream = &self.stream;
+        let indices = |mesh: u32| self.meshes.range(mesh).map_or(0, |range| u64::from(range.index_count));
+        let added = stream.families.iter().enumerate().filter(|&(mesh, family)| {
+            family.placeholder != NO_PLACEHOLDER && !family.removed && family.first == mesh as u32
+        });
+        let added: u64 = added
+            .map(|(_, family)| {
+                let coarsest = indices(family.first + family.levels - 1) + indices(family.placeholder);
+                coarsest * INDEX_SLOT_BYTES + u64::from(family.vertex_count + 8) * VERTEX_SLOT_BYTES
+            })
+            .sum();
+        stream.placement.install_bytes() + added
+    }
+
+    /// What the residency did this frame, with the bytes resident and pending now.
+    pub fn residency_report(&self) -> ResidencyReport {
+        ResidencyReport {
+            resident_bytes: self.stream.placement.bytes(),
+            pending_bytes: self.pending_mesh_bytes(),
+            ..self.stream.residency.report
+        }
+    }
+
+    /// Marks the levels the visible objects name as needed now, at their distance; lists
+    /// those holding no range in `wanted`.
+    fn note_needs(&mut self, visibility: &Visibility) {
+        let stream = &mut self.stream;
+        let residency = &mut stream.residency;
+        let tick = residency.tick;
+        residency.wanted.clear();
+        if residency.last_needed.len() < stream.families.len() {
+            residency.last_needed.resize(stream.families.len(), 0);
+            residency.nearest.resize(stream.families.len(), f32::INFINITY);
+        }
+        let Some(eye) = visibility.view().map(|view| view.position) else { return };
+        let objects = visibility.objects();
+        for &slot in visibility.visible() {
+            let mesh = objects.draws[slot as usize].mesh;
+            if mesh == MeshHandle::NONE {
+                continue;
+            }
+            let Some(family) = stream.families.get(mesh.0 as usize) else { continue };
+            // Replaced meshes' levels stand for the old ids and are all loaded.
+            if family.placeholder == NO_PLACEHOLDER || family.removed || family.current != NO_MESH {
+                continue;
+            }
+            let distance = (objects.models[slot as usize].w_axis.truncate() - eye).length();
+            let index = mesh.0 as usize;
+            if residency.last_needed[index] == tick {
+                residency.nearest[index] = residency.nearest[index].min(distance);
+                continue;
+            }
+            residency.last_needed[index] = tick;
+            residency.nearest[index] = distance;
+            if !stream.placement.place(mesh.0).placed {
+                residency.wanted.push(mesh.0);
+            }
+        }
+    }
+
+    /// Lists in `candidates` the levels that may be evicted (placed finer levels of meshes
+    /// neither removed nor replaced, needed last `evict_after` frames ago or earlier), least
+    /// recently needed last (popped first).
+    fn list_candidates(&mut self, evict_after: u64) {
+        let stream = &mut self.stream;
+        let residency = &mut stream.residency;
+        let tick = residency.tick;
+        residency.candidates.clear();
+        for (mesh, family) in stream.families.iter().enumerate() {
+            let coarsest = family.first + family.levels - 1;
+            let evictable = family.placeholder != NO_PLACEHOLDER
+                && !family.removed
+                && family.current == NO_MESH
+                && family.replaces == NO_MESH
+                && mesh as u32 != coarsest
+                && stream.placement.place(mesh as u32).placed;
+            let last = residency.last_needed.get(mesh).copied().unwrap_or(0);
+            if evictable && last + evict_after <= tick {
+                residency.candidates.push(mesh as u32);
+            }
+        }
+        let last_needed = &residency.last_needed;
+        let last = |mesh: u32| last_needed.get(mesh as usize).copied().unwrap_or(0);
+        residency.candidates.sort_unstable_by_key(|&mesh| std::cmp::Reverse(last(mesh)));
+    }
+
+    /// Evicts level `mesh`: its bytes leave the queue, its range is freed, and its objects'
+    /// slots are written again this frame.
+    fn evict(&mut self, mesh: u32) {
+        let count = self.meshes.range(mesh).expect("a level of an added mesh").index_count;
+        let stream = &mut self.stream;
+        stream.levels.cancel(mesh);
+        stream.placement.free_indices(mesh, count, self.frames_prepared);
+        if std::mem::replace(&mut stream.resident[mesh as usize], false) {
+            stream.missing += 1;
+        }
+        stream.changed_since.push(stream.families[mesh as usize].owner);
+        stream.residency.report.levels_evicted += 1;
+    }
+
+    /// Bytes of level `mesh`'s indices.
+    fn level_bytes(&self, mesh: u32) -> u64 {
+        self.meshes.range(mesh).map_or(0, |range| u64::from(range.index_count) * super::placement::INDEX_SLOT_BYTES)
+    }
+
+    /// Queues every level holding no range (the budget was lifted).
+    fn load_every_level(&mut self) {
+        for mesh in 0..self.stream.families.len() as u32 {
+            let family = self.stream.families[mesh as usize];
+            if family.placeholder != NO_PLACEHOLDER && !family.removed && !self.stream.placement.place(mesh).placed {
+                self.queue_level(mesh, None);
+            }
+        }
+    }
+}
