@@ -1,19 +1,25 @@
 //! The cost and the memory of meshes added while frames run, on lavapipe with validation: an
-//! arrival rewrites only the slots of the mesh that arrived.
+//! arrival rewrites only the slots of the mesh that arrived; under a mesh memory budget a
+//! camera flight over meshes whose full levels exceed it keeps the resident bytes under it on
+//! every frame, evicts levels and loads them again into the ranges they left (the buffers do
+//! not grow), and every frame holds to the truth (nothing hidden that shows, the same image
+//! with culling off drawing the same resident set), on both culling backends; a budget below
+//! the coarsest levels keeps them and draws them.
 
 mod lit_cube;
 
 use std::sync::Arc;
 
-use culling::CullingBackend;
-use ecs::{scene, Aabb, Camera, MaterialHandle, Mesh, MeshHandle, Transform};
+use culling::{CullingBackend, Visibility};
+use ecs::{scene, Aabb, Camera, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, Transform};
 use glam::Vec3;
 use lit_cube::lit_cube;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, GpuDevice};
+use renderer::truth::{check_frame, ReferenceRenderer};
 use renderer::{
-    install_render_to, BitsReadback, FrameInFlight, HeadlessTarget, MeshVertices, RenderMeshes, RenderReport,
-    RenderSetup, SharedCapture,
+    install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, MeshVertices, RenderMeshes,
+    RenderReport, RenderSetup, SharedCapture,
 };
 
 const WIDTH: u32 = 64;
@@ -134,5 +140,211 @@ fn an_arrival_rewrites_only_the_slots_of_its_mesh() {
         }
     }
     assert!(arrivals >= 2, "the coarser levels then the finest arrive in frames of their own ({arrivals})");
+    assert_no_validation_messages(&device);
+}
+
+/// Meshes added in a row along +x, `SPACING` apart, each an object of three levels chosen by
+/// distance.
+const MESHES: u32 = 8;
+const SPACING: f32 = 12.0;
+/// The levels' steps: full detail near, then coarser.
+const STEPS: [u32; 3] = [1, 4, 16];
+
+/// The flight's world: the meshes added (the reference given the same), one object each
+/// with its levels, and the camera; returns the camera and each mesh's ids.
+fn spawn_flight(
+    app: &mut runtime::App,
+    reference: &mut ReferenceRenderer,
+    dome: &Patch,
+) -> (runtime::hecs::Entity, Vec<std::ops::Range<u32>>) {
+    let vertices = MeshVertices { positions: &dome.positions, normals: &dome.normals, uvs: &[] };
+    let levels: Vec<(&[u32], &[renderer::Meshlet])> = dome.levels.iter().map(|level| (&level[..], &[][..])).collect();
+    let mut all = Vec::new();
+    for index in 0..MESHES {
+        let ids = app.resource::<RenderMeshes>().add_mesh_levels(vertices, &levels).expect("a valid dome");
+        assert_eq!(reference.add_mesh_levels(vertices, &levels).expect("the same dome"), ids.clone());
+        let lod_levels: Vec<LodLevel> = ids
+            .clone()
+            .zip([6.0, 14.0, f32::INFINITY])
+            .map(|(id, max_distance)| LodLevel { mesh: MeshHandle(id), max_distance })
+            .collect();
+        let bounds = Aabb::new(Vec3::new(-0.5, 0.0, -0.5), Vec3::new(0.5, 0.5, 0.5));
+        let mesh = Mesh::new(MeshHandle(ids.start), MaterialHandle(0), bounds);
+        let place =
+            Transform::from_translation(Vec3::new(index as f32 * SPACING, 0.0, 0.0)).with_scale(Vec3::splat(4.0));
+        let entity = scene::spawn_mesh(app.world_mut(), mesh, place);
+        app.world_mut().insert_one(entity, Lod { levels: lod_levels.into(), bias: 1.0 }).expect("spawned");
+        all.push(ids);
+    }
+    let camera = scene::spawn_camera(app.world_mut(), Camera::default(), camera_at(0.0));
+    (camera, all)
+}
+
+/// The camera over the row at `x`, looking ahead and down.
+fn camera_at(x: f32) -> Transform {
+    scene::look_at(Vec3::new(x - 3.0, 3.0, 3.0), Vec3::new(x + 2.0, 0.0, 0.0))
+}
+
+/// The camera's x in frame `frame` of `frames`: out along the row and back.
+fn flight_x(frame: u32, frames: u32) -> f32 {
+    let far = (MESHES - 1) as f32 * SPACING;
+    let half = frames / 2;
+    if frame < half {
+        far * frame as f32 / half as f32
+    } else {
+        far * (frames - frame) as f32 / half as f32
+    }
+}
+
+/// What a flight saw.
+struct Flight {
+    max_resident: u64,
+    evicted: u32,
+    loaded: u32,
+    /// Levels that were resident, evicted, then resident again.
+    reloaded: usize,
+    /// Bytes of the mesh buffers when the camera turned back, and at the end.
+    buffers_at_turn: u64,
+    buffers_at_end: u64,
+}
+
+/// Flies the camera out along the row and back under `budget`, checking every frame against
+/// the truth.
+fn fly(device: &Arc<GpuDevice>, backend: CullingBackend, budget: u64, frames: u32) -> Flight {
+    let (mut app, capture) = app(device, backend, 16);
+    {
+        let mut settings = app.resource_mut::<ecs::RenderSettings>();
+        settings.mesh_memory_budget = Some(budget);
+        settings.evict_after_frames = 4;
+        settings.transfer_budget = 64 << 10;
+    }
+    let mut reference =
+        ReferenceRenderer::with_device(Arc::clone(device), WIDTH, HEIGHT, 16, lit_cube(), SKY).expect("a reference");
+    let dome = patch(48, &STEPS);
+    // The first frame runs before the meshes are added: the budget is in force when they are.
+    app.run_frame();
+    let (camera, ids) = spawn_flight(&mut app, &mut reference, &dome);
+    let meshes = app.resource::<RenderMeshes>().clone();
+    let levels: Vec<u32> = ids.iter().flat_map(|ids| ids.clone()).collect();
+    // By level: resident, then evicted, then resident again.
+    let mut history = vec![(false, false, false); levels.len()];
+    let mut flight =
+        Flight { max_resident: 0, evicted: 0, loaded: 0, reloaded: 0, buffers_at_turn: 0, buffers_at_end: 0 };
+    for frame in 0..frames {
+        if frame == frames / 2 {
+            flight.buffers_at_turn = meshes.buffer_bytes();
+        }
+        *app.world_mut().get::<&mut Transform>(camera).expect("the camera") = camera_at(flight_x(frame, frames));
+        app.run_frame();
+        FrameInFlight::finish(&mut app);
+        let capture = lock_capture(&capture);
+        let report = app.resource::<RenderReport>();
+        let label = format!("{backend:?} frame {frame}");
+        assert!(report.error.is_none(), "{label}: {:?}", report.error);
+        let residency = report.residency;
+        assert_eq!(residency.budget, Some(budget), "{label}");
+        assert!(residency.resident_bytes <= budget, "{label}: {residency:?}");
+        flight.max_resident = flight.max_resident.max(residency.resident_bytes);
+        flight.evicted += residency.levels_evicted;
+        flight.loaded += residency.levels_loaded;
+        let (world, visibility) = (app.world(), app.resource::<Visibility>());
+        let checked =
+            check_frame(&mut reference, &capture.pixels, world, &visibility, &report, None).expect("the truth answers");
+        assert_eq!(checked.truth.false_hidden, 0, "{label}: {:?}", checked.truth);
+        assert_eq!(checked.differing_pixels, 0, "{label}: culling changed the picture");
+        assert!(checked.truth.objects_with_pixels >= 1, "{label}: the meshes ahead show");
+        for (index, &level) in levels.iter().enumerate() {
+            let resident = meshes.is_resident(level);
+            let seen = &mut history[index];
+            match (resident, *seen) {
+                (true, (false, _, _)) => seen.0 = true,
+                (false, (true, false, _)) => seen.1 = true,
+                (true, (true, true, _)) => seen.2 = true,
+                _ => {}
+            }
+        }
+    }
+    flight.buffers_at_end = meshes.buffer_bytes();
+    flight.reloaded = history.iter().filter(|seen| seen.2).count();
+    assert_no_validation_messages(device);
+    flight
+}
+
+/// The bytes a mesh of the flight takes with its levels, and at its coarsest (with its
+/// vertices and box).
+fn dome_bytes(dome: &Patch) -> (u64, u64) {
+    let vertices = dome.positions.len() as u64 * 24 + 8 * 24 + 36 * 4;
+    let levels: Vec<u64> = dome.levels.iter().map(|level| level.len() as u64 * 4).collect();
+    (vertices + levels.iter().sum::<u64>(), vertices + levels.last().copied().unwrap_or(0))
+}
+
+#[test]
+fn a_flight_under_a_budget_evicts_and_reloads_levels_and_holds_to_the_truth() {
+    let Some(device) = gpu_test_context() else { return };
+    let (full, coarsest) = dome_bytes(&patch(48, &STEPS));
+    let cube = lit_cube();
+    let install = cube.positions().len() as u64 * 24 + cube.indices().len() as u64 * 4;
+    // Every mesh at its coarsest and three meshes in full: far below every level of every mesh.
+    let budget = install + u64::from(MESHES) * coarsest + 3 * (full - coarsest);
+    assert!(budget < install + u64::from(MESHES) * full * 3 / 4, "the full levels exceed the budget");
+    for backend in [CullingBackend::Gpu, CullingBackend::Cpu] {
+        let flight = fly(&device, backend, budget, 120);
+        println!(
+            "{backend:?}: budget {budget} bytes (all levels {} bytes), resident at most {} bytes, {} levels loaded, \
+             {} evicted, {} loaded again; mesh buffers {} bytes at the turn, {} at the end",
+            install + u64::from(MESHES) * full,
+            flight.max_resident,
+            flight.loaded,
+            flight.evicted,
+            flight.reloaded,
+            flight.buffers_at_turn,
+            flight.buffers_at_end
+        );
+        assert!(flight.evicted > 0, "{backend:?}: levels were evicted");
+        assert!(flight.reloaded > 0, "{backend:?}: an evicted level was loaded again on the way back");
+        assert_eq!(
+            flight.buffers_at_turn, flight.buffers_at_end,
+            "{backend:?}: levels loaded again take the ranges freed: the buffers do not grow"
+        );
+    }
+}
+
+#[test]
+fn a_budget_below_the_coarsest_levels_keeps_them_and_draws() {
+    let Some(device) = gpu_test_context() else { return };
+    for backend in [CullingBackend::Gpu, CullingBackend::Cpu] {
+        let (mut app, capture) = app(&device, backend, 16);
+        app.resource_mut::<ecs::RenderSettings>().mesh_memory_budget = Some(1024);
+        let mut reference = ReferenceRenderer::with_device(Arc::clone(&device), WIDTH, HEIGHT, 16, lit_cube(), SKY)
+            .expect("a reference");
+        let dome = patch(48, &STEPS);
+        app.run_frame();
+        let (_camera, ids) = spawn_flight(&mut app, &mut reference, &dome);
+        let meshes = app.resource::<RenderMeshes>().clone();
+        for frame in 0..12 {
+            app.run_frame();
+            FrameInFlight::finish(&mut app);
+            let capture = lock_capture(&capture);
+            let report = app.resource::<RenderReport>();
+            let label = format!("{backend:?} frame {frame}");
+            assert!(report.error.is_none(), "{label}: {:?}", report.error);
+            if frame >= 2 {
+                assert_eq!(report.residency.levels_loaded, 0, "{label}: the coarsest levels alone, loaded first");
+            }
+            let (world, visibility) = (app.world(), app.resource::<Visibility>());
+            let checked = check_frame(&mut reference, &capture.pixels, world, &visibility, &report, None)
+                .expect("the truth answers");
+            assert_eq!(checked.truth.false_hidden, 0, "{label}: {:?}", checked.truth);
+            assert_eq!(checked.differing_pixels, 0, "{label}: culling changed the picture");
+            if frame >= 2 {
+                assert!(report.residency.levels_deferred > 0, "{label}: the near mesh wants its finest level");
+                assert!(checked.truth.objects_with_pixels >= 1, "{label}: the coarsest levels draw");
+            }
+        }
+        for ids in &ids {
+            assert!(meshes.is_resident(ids.end - 1), "{backend:?}: the coarsest level is kept");
+            assert!(!meshes.is_resident(ids.start), "{backend:?}: no finest level fits");
+        }
+    }
     assert_no_validation_messages(&device);
 }

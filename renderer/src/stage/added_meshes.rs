@@ -70,6 +70,13 @@ impl RenderMeshes {
         lock_scene(&self.scene).is_resident(mesh)
     }
 
+    /// Bytes the GPU mesh buffers (`mesh_vertices`, `mesh_indices`, `mesh_uvs`) take now:
+    /// they grow when the meshes no longer fit, and a level loaded into a range an evicted
+    /// or removed one left takes no more.
+    pub fn buffer_bytes(&self) -> u64 {
+        lock_scene(&self.scene).mesh_buffer_bytes()
+    }
+
     /// Bytes of added meshes still waiting for a frame to take them.
     pub fn pending_bytes(&self) -> u64 {
         lock_scene(&self.scene).pending_mesh_bytes()

@@ -352,6 +352,11 @@ impl GpuScene {
         out.extend(missing.map(|(mesh, _)| (mesh as u32, self.stand_in(mesh as u32))));
     }
 
+    /// Bytes of the GPU mesh buffers (`mesh_vertices`, `mesh_indices` and `mesh_uvs`).
+    pub fn mesh_buffer_bytes(&self) -> u64 {
+        self.mesh_buffers.vertices.size() + self.mesh_buffers.indices.size() + self.material_buffers.uvs.size()
+    }
+
     /// Bytes of added meshes not yet handed to a frame.
     pub fn pending_mesh_bytes(&self) -> u64 {
         self.stream.boxes.pending_bytes() + self.stream.levels.pending_bytes()
