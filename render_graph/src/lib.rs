@@ -190,7 +190,7 @@ pub use compile::{
     ImageRead, ImageSize, ImageWrite, Named, Owner, PlannedBarrier, Registry, Residency, ResourceKind, SyncState,
 };
 pub use device::validation::{ValidationCounts, ValidationLog};
-pub use device::{DeviceCapabilities, DeviceConfig, GpuDevice};
+pub use device::{DeviceCapabilities, DeviceConfig, GpuDevice, HeapBudget};
 pub use error::{GraphError, Result};
 pub use execute::{
     Binding, ExecuteContext, GraphStats, Pass, PassStats, PassWarning, PrepareContext, ResourceRef, Typed, TypedPass,

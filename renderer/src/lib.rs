@@ -95,8 +95,9 @@ pub use scene::{
     lock_scene, pack_rgba8, set_scene_memory_limit, world_box, ClusterBuffers, ClusterTable, DrawCommand, FrameView,
     GpuMaterial, GpuMeshlet, GpuScene, ObjectDesc, ObjectRecord, ObjectTransform, RemoveMeshError, ReplaceMeshError,
     ResidencyReport, SceneGrowthError, ShadowCulling, ShadowFrame, ShadowViewDraws, SharedScene, UploadReport,
-    CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS, DRAW_COMMAND_BYTES, IDENTITY,
-    MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES, PAIR_FIRST, PAIR_WHOLE, SHADOW_LIGHTS_BYTES,
+    CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS, DEVICE_HEAP_SHARE, DRAW_COMMAND_BYTES,
+    IDENTITY, MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES, PAIR_FIRST, PAIR_WHOLE,
+    SHADOW_LIGHTS_BYTES,
 };
 pub use scene::{BatchKey, BatchTable, NO_BATCH};
 

@@ -287,6 +287,9 @@ fn a_flight_under_a_budget_evicts_and_reloads_levels_and_holds_to_the_truth() {
     // Every mesh at its coarsest and three meshes in full: far below every level of every mesh.
     let budget = install + u64::from(MESHES) * coarsest + 3 * (full - coarsest);
     assert!(budget < install + u64::from(MESHES) * full * 3 / 4, "the full levels exceed the budget");
+    // Where the device reports its heap's budget, the one in force is also capped by it: far
+    // above this test's on any device it runs on.
+    println!("the device's memory budget: {:?}", device.memory_budget());
     for backend in [CullingBackend::Gpu, CullingBackend::Cpu] {
         let flight = fly(&device, backend, budget, 120);
         println!(

@@ -32,6 +32,9 @@ pub struct DeviceCapabilities {
     /// ([`GpuDevice::calibrated_timestamps`](crate::GpuDevice::calibrated_timestamps)), which
     /// keeps Tracy's GPU zones on the CPU's clock.
     pub calibrated_timestamps: bool,
+    /// `VK_EXT_memory_budget` (enabled when offered): the heaps' budgets and usage
+    /// ([`GpuDevice::memory_budget`](crate::GpuDevice::memory_budget)).
+    pub memory_budget: bool,
     /// Alignment of mapped-memory flush and invalidate ranges.
     pub non_coherent_atom_size: u64,
     /// Optional features the device lacks, for the log.
@@ -148,6 +151,11 @@ fn inspect_physical_device(
     if !calibrated_timestamps {
         missing_optional.push("calibratedTimestamps");
     }
+    // SAFETY: `physical` is a device of this instance.
+    let extensions = unsafe { instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
+    let memory_budget = extensions
+        .iter()
+        .any(|extension| extension.extension_name_as_c_str().is_ok_and(|name| name == ash::ext::memory_budget::NAME));
     Ok(Candidate {
         physical,
         queue_family: family_index as u32,
@@ -163,6 +171,7 @@ fn inspect_physical_device(
             timestamps,
             timestamp_period_ns: properties.limits.timestamp_period,
             calibrated_timestamps,
+            memory_budget,
             non_coherent_atom_size: properties.limits.non_coherent_atom_size.max(1),
             missing_optional,
         },

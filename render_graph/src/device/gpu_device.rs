@@ -15,6 +15,17 @@ use super::instance::InstanceParts;
 use super::validation::{ValidationCounts, ValidationLog};
 use crate::error::{GraphError, Result};
 
+/// What the driver reports of a memory heap ([`GpuDevice::memory_budget`]), in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeapBudget {
+    /// The heap's size.
+    pub size: u64,
+    /// What the process may use of it.
+    pub budget: u64,
+    /// What the process uses of it now.
+    pub usage: u64,
+}
+
 /// A headless Vulkan device with one graphics+compute queue and its memory allocator.
 pub struct GpuDevice {
     // Field order does not matter: `Drop` destroys everything explicitly in reverse order.
@@ -163,6 +174,30 @@ impl GpuDevice {
     /// What the device offers beyond the required core.
     pub fn capabilities(&self) -> &DeviceCapabilities {
         &self.capabilities
+    }
+
+    /// The budget and usage of the largest device-local heap as the driver reports them
+    /// (`VK_EXT_memory_budget`), when the device has the extension; `None` otherwise. The
+    /// budget is what the process may use before the driver or the system starts to page;
+    /// the usage counts every allocation of the process in the heap. Cheap enough to ask
+    /// every frame.
+    pub fn memory_budget(&self) -> Option<HeapBudget> {
+        if !self.capabilities.memory_budget {
+            return None;
+        }
+        let mut budgets = vk::PhysicalDeviceMemoryBudgetPropertiesEXT::default();
+        let mut properties = vk::PhysicalDeviceMemoryProperties2::default().push_next(&mut budgets);
+        // SAFETY: the extension is enabled on this device; `properties` chains only `budgets`,
+        // both locals that outlive the call.
+        unsafe { self.instance.get_physical_device_memory_properties2(self.physical, &mut properties) };
+        let memory = properties.memory_properties;
+        let heaps = &memory.memory_heaps[..memory.memory_heap_count as usize];
+        let (index, heap) = heaps
+            .iter()
+            .enumerate()
+            .filter(|(_, heap)| heap.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL))
+            .max_by_key(|(_, heap)| heap.size)?;
+        Some(HeapBudget { size: heap.size, budget: budgets.heap_budget[index], usage: budgets.heap_usage[index] })
     }
 
     /// Locks the memory allocator.
@@ -359,6 +394,9 @@ fn create_logical_device(instance: &ash::Instance, candidate: &Candidate, swapch
     let mut extensions = if swapchain { vec![ash::khr::swapchain::NAME.as_ptr()] } else { Vec::new() };
     if capabilities.calibrated_timestamps {
         extensions.push(ash::ext::calibrated_timestamps::NAME.as_ptr());
+    }
+    if capabilities.memory_budget {
+        extensions.push(ash::ext::memory_budget::NAME.as_ptr());
     }
     let info = vk::DeviceCreateInfo::default()
         .queue_create_infos(&queue_infos)

@@ -14,4 +14,4 @@ pub(crate) mod validation;
 
 pub use capabilities::DeviceCapabilities;
 pub use config::{validation_forced_by_env, validation_requested_by_env, DeviceConfig};
-pub use gpu_device::GpuDevice;
+pub use gpu_device::{GpuDevice, HeapBudget};

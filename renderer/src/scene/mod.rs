@@ -20,7 +20,7 @@ pub use cluster_table::{
 };
 pub use gpu_scene::{
     lock_scene, set_scene_memory_limit, GpuScene, ObjectDesc, RemoveMeshError, ReplaceMeshError, ResidencyReport,
-    SceneGrowthError, SharedScene, UploadReport,
+    SceneGrowthError, SharedScene, UploadReport, DEVICE_HEAP_SHARE,
 };
 pub(crate) use gpu_scene::{MeshCopy, RecordedCopy};
 pub use materials::GpuMaterial;

@@ -56,7 +56,7 @@ use growth::{GrowthCopy, Retired};
 use marks::SlotBits;
 pub use marks::UploadReport;
 pub use mesh_changes::{RemoveMeshError, ReplaceMeshError};
-pub use residency::ResidencyReport;
+pub use residency::{ResidencyReport, DEVICE_HEAP_SHARE};
 pub(crate) use streaming::MeshCopy;
 use streaming::MeshStream;
 

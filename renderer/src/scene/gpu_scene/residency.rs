@@ -16,12 +16,23 @@
 //! waits: the frame degrades, nothing fails. A mesh's coarsest level, its vertices and its box
 //! are never evicted while the mesh is in the library; a budget below what they take is
 //! warned of once, and they are kept. Without a budget every level is loaded when added.
+//!
+//! **The device's budget.** Where the device reports its memory budget
+//! (`VK_EXT_memory_budget`, [`render_graph::GpuDevice::memory_budget`]), the budget in force
+//! is also at most [`DEVICE_HEAP_SHARE`] of what the device-local heap's budget leaves once the
+//! rest of the engine's usage (the heap's usage less the mesh buffers) is taken off; the
+//! first frame under a budget logs which applies.
 
 use culling::Visibility;
 use ecs::MeshHandle;
 
 use super::streaming::{NO_MESH, NO_PLACEHOLDER};
 use super::GpuScene;
+
+/// The share of the device-local heap's budget, less the rest of the engine's usage, that
+/// mesh data may take when the device reports its budget: a half, leaving the rest to the
+/// textures, the render targets and what the heap's other users allocate meanwhile.
+pub const DEVICE_HEAP_SHARE: f64 = 0.5;
 
 /// What the mesh residency did in one frame ([`crate::RenderReport::residency`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -60,6 +71,8 @@ pub(crate) struct Residency {
     report: ResidencyReport,
     /// Whether the budget below the coarsest levels was warned of.
     warned_floor: bool,
+    /// Whether the budget's source (the setting, or the device's cap) was logged.
+    logged_source: bool,
 }
 
 impl Residency {
@@ -80,6 +93,7 @@ impl GpuScene {
     /// `visibility`, under `budget` bytes (`None`: every level is loaded), evicting levels no
     /// view needed for `evict_after` frames. Call it before [`GpuScene::stream_frame`].
     pub fn plan_residency(&mut self, visibility: &Visibility, budget: Option<u64>, evict_after: u32) {
+        let budget = budget.map(|setting| self.device_capped(setting));
         let residency = &mut self.stream.residency;
         residency.report = ResidencyReport { budget, ..ResidencyReport::default() };
         residency.tick += 1;
@@ -133,6 +147,35 @@ impl GpuScene {
                 );
             }
         }
+    }
+
+    /// `setting` capped by the device's memory budget where it reports one (see the module
+    /// docs); logs once which applies.
+    fn device_capped(&mut self, setting: u64) -> u64 {
+        let heap = self.device.memory_budget();
+        let mesh_bytes = self.mesh_buffer_bytes();
+        let cap = heap.map(|heap| {
+            let others = heap.usage.saturating_sub(mesh_bytes);
+            (heap.budget.saturating_sub(others) as f64 * DEVICE_HEAP_SHARE) as u64
+        });
+        let residency = &mut self.stream.residency;
+        if !residency.logged_source {
+            residency.logged_source = true;
+            match cap {
+                Some(cap) if cap < setting => log::info!(
+                    "mesh memory budget: the device's memory budget caps the {setting} bytes set to {cap} bytes \
+                     (a share of its device-local heap's budget less the engine's other usage)"
+                ),
+                Some(cap) => {
+                    log::info!("mesh memory budget: {setting} bytes as set (the device's memory budget allows {cap})")
+                }
+                None => log::info!(
+                    "mesh memory budget: {setting} bytes as set (the device does not report its memory budget: no \
+                     VK_EXT_memory_budget)"
+                ),
+            }
+        }
+        cap.map_or(setting, |cap| setting.min(cap))
     }
 
     /// Bytes never evicted: the meshes given at install, and each added mesh's vertices, box
