@@ -414,6 +414,7 @@ impl RenderState {
         }
         scene.stand_ins(&mut report.stand_ins);
         report.residency = scene.residency_report();
+        plot_residency(&report.residency);
         let synced = self.sync.apply(world, changes, visibility, &mut scene)?;
         report.sync_seconds = started.elapsed().as_secs_f64();
         report.synced_slots = synced.slots;
@@ -592,4 +593,15 @@ impl RenderState {
         self.frames += 1;
         Ok(frame)
     }
+}
+
+/// Plots the frame's mesh residency in Tracy: resident bytes against the budget (0: none),
+/// what was loaded and evicted, what waits.
+fn plot_residency(residency: &crate::ResidencyReport) {
+    runtime::profile_plot!("mesh resident bytes", residency.resident_bytes);
+    runtime::profile_plot!("mesh budget bytes", residency.budget.unwrap_or(0));
+    runtime::profile_plot!("mesh loaded bytes", residency.loaded_bytes);
+    runtime::profile_plot!("mesh levels loaded", residency.levels_loaded);
+    runtime::profile_plot!("mesh levels evicted", residency.levels_evicted);
+    runtime::profile_plot!("mesh pending bytes", residency.pending_bytes);
 }
