@@ -26,12 +26,18 @@ static MEMORY_LIMIT: AtomicU64 = AtomicU64::new(u64::MAX);
 
 /// Sets, for every scene of the process, the most bytes a scene's object buffers
 /// (`object_transforms` and `object_records`, 96 bytes a slot; the 4 of `object_batches` are
-/// not counted) may take: a growth past it
+/// not counted) may take, and, each on its own, its mesh buffers (`mesh_vertices`,
+/// `mesh_indices`, `mesh_uvs`): a growth past it
 /// fails as a device out of memory does (`VK_ERROR_OUT_OF_DEVICE_MEMORY`). `None` lifts the
 /// limit (the default). Meant for tests and tools that check how a game degrades under
 /// memory pressure.
 pub fn set_scene_memory_limit(bytes: Option<u64>) {
     MEMORY_LIMIT.store(bytes.unwrap_or(u64::MAX), Ordering::Relaxed);
+}
+
+/// The limit [`set_scene_memory_limit`] set (`u64::MAX`: none).
+pub(super) fn memory_limit() -> u64 {
+    MEMORY_LIMIT.load(Ordering::Relaxed)
 }
 
 /// The scene could not grow: its buffers for `wanted` slots could not be allocated. The scene

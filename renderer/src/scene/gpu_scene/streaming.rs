@@ -454,7 +454,13 @@ impl GpuScene {
             };
             let usage = usage | vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
             let bytes = needed[target as usize].max(size.saturating_mul(2));
-            let buffer = match GpuBuffer::new(&self.device, name, bytes, usage, MemoryLocation::GpuOnly) {
+            let allocated = if bytes > super::growth::memory_limit() {
+                let result = vk::Result::ERROR_OUT_OF_DEVICE_MEMORY;
+                Err(render_graph::GraphError::Vulkan { call: "vkAllocateMemory", result })
+            } else {
+                GpuBuffer::new(&self.device, name, bytes, usage, MemoryLocation::GpuOnly)
+            };
+            let buffer = match allocated {
                 Ok(buffer) => Arc::new(buffer),
                 Err(error) => {
                     // The buffers replaced before this one stay replaced: a graph must follow
