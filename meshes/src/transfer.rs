@@ -176,6 +176,13 @@ impl<K: Copy + PartialEq> TransferQueue<K> {
         self.bytes -= out.bytes;
     }
 
+    /// Reorders the assets waiting by `rank` of their key, lowest first (an asset partly
+    /// sent keeps its progress wherever it goes; equal ranks are in no set order). Does not
+    /// allocate.
+    pub fn reorder_by<R: Ord>(&mut self, mut rank: impl FnMut(K) -> R) {
+        self.pending.make_contiguous().sort_unstable_by_key(|pending| rank(pending.key));
+    }
+
     /// Whether asset `key` still has bytes to send.
     pub fn is_pending(&self, key: K) -> bool {
         self.pending.iter().any(|pending| pending.key == key)
@@ -283,6 +290,21 @@ mod tests {
         let Drained { bytes, completed, .. } = drain(&mut queue, 0);
         assert_eq!(bytes.iter().sum::<u64>(), 84);
         assert_eq!(completed.iter().map(|&(key, _)| key).collect::<Vec<_>>(), [7, 9]);
+    }
+
+    #[test]
+    fn a_reordered_queue_sends_by_rank_and_a_partly_sent_asset_resumes() {
+        let mut queue = TransferQueue::new();
+        queue.push(3, &[region(0, 0, 64)]);
+        queue.push(1, &[region(0, 64, 32)]);
+        queue.push(2, &[region(0, 96, 16)]);
+        let mut frame = FrameTransfer::default();
+        queue.next_frame(32, &mut frame);
+        assert_eq!((frame.copies[0].key, frame.bytes), (3, 32), "half of the first asset");
+        queue.reorder_by(|key| key);
+        let Drained { completed, copies, .. } = drain(&mut queue, 1000);
+        assert_eq!(completed, [(1, 0), (2, 0), (3, 0)]);
+        assert_eq!(copies.last().map(|copy| (copy.offset, copy.bytes)), Some((32, 32)), "the rest of asset 3");
     }
 
     #[test]

@@ -136,6 +136,7 @@ impl GpuScene {
                 over = true;
             }
         }
+        self.reorder_loads();
         if over && !self.stream.residency.warned_floor {
             let floor = self.floor_bytes();
             if floor > budget {
@@ -176,6 +177,29 @@ impl GpuScene {
             }
         }
         cap.map_or(setting, |cap| setting.min(cap))
+    }
+
+    /// Orders the levels queued: every coarsest level first (a mesh in use draws it while
+    /// its finer levels wait), then the levels needed this frame, nearest first, then the
+    /// rest, most recently needed first.
+    fn reorder_loads(&mut self) {
+        let stream = &mut self.stream;
+        let residency = &stream.residency;
+        let families = &stream.families;
+        let tick = residency.tick;
+        stream.levels.reorder_by(|mesh| {
+            let family = families[mesh as usize];
+            if mesh == family.first + family.levels - 1 {
+                return (0, 0, 0);
+            }
+            let last = residency.last_needed.get(mesh as usize).copied().unwrap_or(0);
+            if last == tick {
+                // A distance is not negative: its bits order as it does.
+                (1, residency.nearest[mesh as usize].to_bits(), 0)
+            } else {
+                (2, 0, u64::MAX - last)
+            }
+        });
     }
 
     /// Bytes never evicted: the meshes given at install, and each added mesh's vertices, box
