@@ -143,6 +143,53 @@ fn an_arrival_rewrites_only_the_slots_of_its_mesh() {
     assert_no_validation_messages(&device);
 }
 
+/// The figure of the note (`cargo test --release -p renderer --test mesh_budget -- --ignored
+/// --nocapture`): what an arrival writes and uploads among 100k cubes, frame by frame.
+#[test]
+#[ignore = "a figure for the docs, not a check"]
+fn what_an_arrival_writes_among_100k_objects() {
+    let Some(device) = gpu_test_context() else { return };
+    const SIDE: u32 = 317;
+    const USERS: u32 = 3;
+    let (mut app, _capture) = app(&device, CullingBackend::Gpu, SIDE * SIDE + USERS);
+    app.resource_mut::<ecs::RenderSettings>().transfer_budget = 16 << 10;
+    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 30.0, 30.0), Vec3::ZERO));
+    spawn_cubes(&mut app, SIDE);
+    let dome = patch(64, &[1, 4, 16]);
+    let vertices = MeshVertices { positions: &dome.positions, normals: &dome.normals, uvs: &[] };
+    let levels: Vec<(&[u32], &[renderer::Meshlet])> = dome.levels.iter().map(|level| (&level[..], &[][..])).collect();
+    for _ in 0..3 {
+        app.run_frame();
+    }
+    let ids = app.resource::<RenderMeshes>().add_mesh_levels(vertices, &levels).expect("a valid dome");
+    for user in 0..USERS {
+        let mesh = Mesh::new(MeshHandle(ids.start), MaterialHandle(0), Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)));
+        let place = Transform::from_translation(Vec3::new(user as f32 * 2.0, 1.0, 0.0));
+        scene::spawn_mesh(app.world_mut(), mesh, place);
+    }
+    let mut before = None;
+    for frame in 0..40 {
+        app.run_frame();
+        FrameInFlight::finish(&mut app);
+        let report = app.resource::<RenderReport>();
+        let drawn = report.stand_ins.iter().find(|(mesh, _)| *mesh == ids.start).map(|&(_, drawn)| drawn);
+        if frame > 0 && drawn != before {
+            println!(
+                "arrival in frame {frame} ({drawn:?}): {} slots written, {} records uploaded ({} bytes of objects), \
+                 sync {:.3} ms",
+                report.synced_slots,
+                report.upload.records,
+                report.upload.bytes,
+                report.sync_seconds * 1e3
+            );
+        }
+        before = drawn;
+        if drawn.is_none() && frame > 0 {
+            break;
+        }
+    }
+}
+
 /// Meshes added in a row along +x, `SPACING` apart, each an object of three levels chosen by
 /// distance.
 const MESHES: u32 = 8;
