@@ -257,10 +257,11 @@ struct Flight {
 
 /// Flies the camera out along the row and back under `budget`, checking every frame against
 /// the truth.
-fn fly(device: &Arc<GpuDevice>, backend: CullingBackend, budget: u64, frames: u32) -> Flight {
+fn fly(device: &Arc<GpuDevice>, backend: CullingBackend, pipelined: bool, budget: u64, frames: u32) -> Flight {
     let (mut app, capture) = app(device, backend, 16);
     {
         let mut settings = app.resource_mut::<ecs::RenderSettings>();
+        settings.pipelined_frames = pipelined;
         settings.mesh_memory_budget = Some(budget);
         settings.evict_after_frames = 4;
         settings.transfer_budget = 64 << 10;
@@ -286,7 +287,7 @@ fn fly(device: &Arc<GpuDevice>, backend: CullingBackend, budget: u64, frames: u3
         FrameInFlight::finish(&mut app);
         let capture = lock_capture(&capture);
         let report = app.resource::<RenderReport>();
-        let label = format!("{backend:?} frame {frame}");
+        let label = format!("{backend:?} pipelined {pipelined} frame {frame}");
         assert!(report.error.is_none(), "{label}: {:?}", report.error);
         let residency = report.residency;
         assert_eq!(residency.budget, Some(budget), "{label}");
@@ -337,10 +338,13 @@ fn a_flight_under_a_budget_evicts_and_reloads_levels_and_holds_to_the_truth() {
     // Where the device reports its heap's budget, the one in force is also capped by it: far
     // above this test's on any device it runs on.
     println!("the device's memory budget: {:?}", device.memory_budget());
-    for backend in [CullingBackend::Gpu, CullingBackend::Cpu] {
-        let flight = fly(&device, backend, budget, 120);
+    for (backend, pipelined) in
+        [(CullingBackend::Gpu, false), (CullingBackend::Cpu, false), (CullingBackend::Gpu, true)]
+    {
+        let flight = fly(&device, backend, pipelined, budget, 120);
+        let backend = format!("{backend:?} pipelined {pipelined}");
         println!(
-            "{backend:?}: budget {budget} bytes (all levels {} bytes), resident at most {} bytes, {} levels loaded, \
+            "{backend}: budget {budget} bytes (all levels {} bytes), resident at most {} bytes, {} levels loaded, \
              {} evicted, {} loaded again; mesh buffers {} bytes at the turn, {} at the end",
             install + u64::from(MESHES) * full,
             flight.max_resident,
@@ -350,11 +354,11 @@ fn a_flight_under_a_budget_evicts_and_reloads_levels_and_holds_to_the_truth() {
             flight.buffers_at_turn,
             flight.buffers_at_end
         );
-        assert!(flight.evicted > 0, "{backend:?}: levels were evicted");
-        assert!(flight.reloaded > 0, "{backend:?}: an evicted level was loaded again on the way back");
+        assert!(flight.evicted > 0, "{backend}: levels were evicted");
+        assert!(flight.reloaded > 0, "{backend}: an evicted level was loaded again on the way back");
         assert_eq!(
             flight.buffers_at_turn, flight.buffers_at_end,
-            "{backend:?}: levels loaded again take the ranges freed: the buffers do not grow"
+            "{backend}: levels loaded again take the ranges freed: the buffers do not grow"
         );
     }
 }

@@ -141,7 +141,7 @@ impl GpuScene {
     /// removed already is refused by name, and nothing changes.
     pub fn remove_mesh(&mut self, mesh: u32) -> Result<Range<u32>, RemoveMeshError> {
         let family = self.added_family(mesh)?;
-        let frame = self.frames_prepared;
+        let frame = self.last_reader();
         let stream = &mut self.stream;
         stream.changed_since.push(family.first);
         let levels = family.first..family.first + family.levels;

@@ -8,8 +8,9 @@
 //! (whose offsets are the GPU's) reads its bytes from the library range of its mesh.
 //!
 //! **Reuse waits for the frames in flight.** A freed range may still be read by a frame that
-//! was prepared before it was freed: it goes back to its allocator once every such frame has
-//! finished (the rule `growth.rs` keeps outgrown buffers by). **Growth.** A request the
+//! was prepared before it was freed, and, with pipelined frames, by the next one: it goes
+//! back to its allocator once every such frame has finished (the rule `growth.rs` keeps
+//! outgrown buffers by). **Growth.** A request the
 //! allocator cannot fit doubles its range (or more); the buffers follow at the next
 //! [`GpuScene::stream_frame`](super::GpuScene::stream_frame).
 

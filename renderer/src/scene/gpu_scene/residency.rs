@@ -296,9 +296,10 @@ impl GpuScene {
     /// slots are written again this frame.
     fn evict(&mut self, mesh: u32) {
         let count = self.meshes.range(mesh).expect("a level of an added mesh").index_count;
+        let last_reader = self.last_reader();
         let stream = &mut self.stream;
         stream.levels.cancel(mesh);
-        stream.placement.free_indices(mesh, count, self.frames_prepared);
+        stream.placement.free_indices(mesh, count, last_reader);
         if std::mem::replace(&mut stream.resident[mesh as usize], false) {
             stream.missing += 1;
         }

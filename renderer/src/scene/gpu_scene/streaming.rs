@@ -393,6 +393,8 @@ impl GpuScene {
             stream.level_frame.bytes = 0;
         }
         stream.staged = stream.box_frame.copies.is_empty() && stream.level_frame.copies.is_empty();
+        let last_reader = self.last_reader();
+        let stream = &mut self.stream;
         let completed = stream.box_frame.completed.iter().chain(&stream.level_frame.completed);
         let mut changed = removed;
         stream
@@ -418,7 +420,7 @@ impl GpuScene {
                     stream.missing += 1;
                 }
                 let count = self.meshes.range(replaced).expect("a replaced level is in the library").index_count;
-                stream.placement.free_indices(replaced, count, self.frames_prepared);
+                stream.placement.free_indices(replaced, count, last_reader);
             }
         }
         // Each family's slots are written once however many of its levels arrived.
@@ -497,6 +499,13 @@ impl GpuScene {
             self.generation += 1;
         }
         Ok(())
+    }
+
+    /// The last graph frame that may read a mesh range freed now: the next one, whose
+    /// upload may have been prepared with the records of before the change when frames are
+    /// pipelined (one frame more than needed otherwise, never one too few).
+    pub(super) fn last_reader(&self) -> u64 {
+        self.frames_prepared + 1
     }
 
     /// Lists into `out` the copies of outgrown mesh buffers graph frame `frame` records, and
