@@ -8,7 +8,7 @@
 
 mod lit_cube;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Once};
 
 use culling::{CullingBackend, Visibility};
 use ecs::{scene, Aabb, Camera, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, Transform};
@@ -21,6 +21,32 @@ use renderer::{
     install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, MeshVertices, RenderMeshes,
     RenderReport, RenderSetup, SharedCapture,
 };
+
+/// The warnings logged by this binary's tests.
+static WARNINGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+struct Capture;
+
+impl log::Log for Capture {
+    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+        true
+    }
+    fn log(&self, record: &log::Record<'_>) {
+        if record.level() <= log::Level::Warn {
+            WARNINGS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(record.args().to_string());
+        }
+    }
+    fn flush(&self) {}
+}
+
+/// Installs [`Capture`] as the binary's logger (once, whichever test comes first).
+fn capture_warnings() {
+    static INSTALLED: Once = Once::new();
+    INSTALLED.call_once(|| {
+        log::set_logger(&Capture).expect("the only logger of this binary");
+        log::set_max_level(log::LevelFilter::Warn);
+    });
+}
 
 const WIDTH: u32 = 64;
 const HEIGHT: u32 = 48;
@@ -366,6 +392,7 @@ fn a_flight_under_a_budget_evicts_and_reloads_levels_and_holds_to_the_truth() {
 #[test]
 fn a_budget_below_the_coarsest_levels_keeps_them_and_draws() {
     let Some(device) = gpu_test_context() else { return };
+    capture_warnings();
     for backend in [CullingBackend::Gpu, CullingBackend::Cpu] {
         let (mut app, capture) = app(&device, backend, 16);
         app.resource_mut::<ecs::RenderSettings>().mesh_memory_budget = Some(1024);
@@ -400,5 +427,9 @@ fn a_budget_below_the_coarsest_levels_keeps_them_and_draws() {
             assert!(!meshes.is_resident(ids.start), "{backend:?}: no finest level fits");
         }
     }
+    let warnings = WARNINGS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let below: Vec<&String> = warnings.iter().filter(|warning| warning.contains("budget of 1024 bytes")).collect();
+    assert_eq!(below.len(), 2, "one warning a renderer, naming the budget and the need: {below:?}");
+    assert!(below.iter().all(|warning| warning.contains("bytes the meshes take at their coarsest")), "{below:?}");
     assert_no_validation_messages(&device);
 }
