@@ -408,7 +408,7 @@ impl RenderState {
         // A mesh buffer that cannot grow leaves the added meshes' objects on their
         // stand-ins; the frame is drawn and the error reported.
         let mut stream_error = None;
-        scene.plan_residency(visibility, memory_budget, evict_after);
+        scene.plan_residency(visibility, inputs.shadows, memory_budget, evict_after);
         if let Err(error) = scene.stream_frame(transfer_budget) {
             stream_error = Some(format!("the mesh buffers could not grow for the meshes added: {error}"));
         }

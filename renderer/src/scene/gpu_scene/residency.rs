@@ -2,9 +2,11 @@
 //! (`RenderSettings::mesh_memory_budget`), steered by what the views need.
 //!
 //! **Needs.** Every frame ([`GpuScene::plan_residency`], before the frame's slice is taken),
-//! each object the Visibility stage found visible names the level its LOD choice picked
-//! (`Visibility::objects().draws`): that level is needed this frame, at the object's distance
-//! from the eye (the nearest such object's). Each level keeps the last frame it was needed.
+//! each object the Visibility stage found visible, and each shadow view's caster, names the
+//! level its LOD choice picked (`Visibility::objects().draws`): that level is needed this
+//! frame, at the object's distance from the eye (the nearest such object's). Where the GPU
+//! culls the shadow views the host does not know which casters each keeps: every caster
+//! counts. Each level keeps the last frame it was needed.
 //!
 //! **Loads.** A needed level that holds no GPU range is given one and queued, nearest first,
 //! behind what is queued already (each mesh's box and coarsest level are queued when it is
@@ -23,10 +25,10 @@
 //! rest of the engine's usage (the heap's usage less the mesh buffers) is taken off; the
 //! first frame under a budget logs which applies.
 
-use culling::Visibility;
+use culling::{ShadowViews, Visibility};
 use ecs::MeshHandle;
 
-use super::streaming::{NO_MESH, NO_PLACEHOLDER};
+use super::streaming::{MeshStream, NO_MESH, NO_PLACEHOLDER};
 use super::GpuScene;
 
 /// The share of the device-local heap's budget, less the rest of the engine's usage, that
@@ -90,9 +92,15 @@ impl Residency {
 
 impl GpuScene {
     /// Plans the frame's residency (see the module docs) from the views' needs in
-    /// `visibility`, under `budget` bytes (`None`: every level is loaded), evicting levels no
+    /// `visibility` and `shadows` (the frame's shadow views, if any), under `budget` bytes (`None`: every level is loaded), evicting levels no
     /// view needed for `evict_after` frames. Call it before [`GpuScene::stream_frame`].
-    pub fn plan_residency(&mut self, visibility: &Visibility, budget: Option<u64>, evict_after: u32) {
+    pub fn plan_residency(
+        &mut self,
+        visibility: &Visibility,
+        shadows: Option<&ShadowViews>,
+        budget: Option<u64>,
+        evict_after: u32,
+    ) {
         let budget = budget.map(|setting| self.device_capped(setting));
         let residency = &mut self.stream.residency;
         residency.report = ResidencyReport { budget, ..ResidencyReport::default() };
@@ -109,7 +117,7 @@ impl GpuScene {
             }
             return;
         };
-        self.note_needs(visibility);
+        self.note_needs(visibility, shadows);
         let residency = &mut self.stream.residency;
         let nearest = &residency.nearest;
         residency.wanted.sort_unstable_by(|&one, &other| nearest[one as usize].total_cmp(&nearest[other as usize]));
@@ -229,39 +237,27 @@ impl GpuScene {
         }
     }
 
-    /// Marks the levels the visible objects name as needed now, at their distance; lists
-    /// those holding no range in `wanted`.
-    fn note_needs(&mut self, visibility: &Visibility) {
+    /// Marks the levels the objects of every view name as needed now, at their distance
+    /// from the eye: the camera's visible objects, and each shadow view's casters (every
+    /// caster when the GPU culls the shadow views: the host does not know which it keeps).
+    /// Lists those holding no range in `wanted`.
+    fn note_needs(&mut self, visibility: &Visibility, shadows: Option<&ShadowViews>) {
         let stream = &mut self.stream;
         let residency = &mut stream.residency;
-        let tick = residency.tick;
         residency.wanted.clear();
         if residency.last_needed.len() < stream.families.len() {
             residency.last_needed.resize(stream.families.len(), 0);
             residency.nearest.resize(stream.families.len(), f32::INFINITY);
         }
         let Some(eye) = visibility.view().map(|view| view.position) else { return };
-        let objects = visibility.objects();
-        for &slot in visibility.visible() {
-            let mesh = objects.draws[slot as usize].mesh;
-            if mesh == MeshHandle::NONE {
-                continue;
-            }
-            let Some(family) = stream.families.get(mesh.0 as usize) else { continue };
-            // Replaced meshes' levels stand for the old ids and are all loaded.
-            if family.placeholder == NO_PLACEHOLDER || family.removed || family.current != NO_MESH {
-                continue;
-            }
-            let distance = (objects.models[slot as usize].w_axis.truncate() - eye).length();
-            let index = mesh.0 as usize;
-            if residency.last_needed[index] == tick {
-                residency.nearest[index] = residency.nearest[index].min(distance);
-                continue;
-            }
-            residency.last_needed[index] = tick;
-            residency.nearest[index] = distance;
-            if !stream.placement.place(mesh.0).placed {
-                residency.wanted.push(mesh.0);
+        let mut needs = Needs { stream, visibility, eye };
+        visibility.visible().iter().for_each(|&slot| needs.note(slot));
+        let Some(shadows) = shadows.filter(|shadows| !shadows.views().is_empty()) else { return };
+        if shadows.device_culling() || !shadows.caster_culling() {
+            shadows.casters().iter().for_each(|&slot| needs.note(slot));
+        } else {
+            for view in 0..shadows.views().len() {
+                shadows.caster_slots(view).for_each(|slot| needs.note(slot));
             }
         }
     }
@@ -319,6 +315,44 @@ impl GpuScene {
             if family.placeholder != NO_PLACEHOLDER && !family.removed && !self.stream.placement.place(mesh).placed {
                 self.queue_level(mesh, None);
             }
+        }
+    }
+}
+
+/// One frame's marking of needed levels ([`GpuScene::plan_residency`]).
+struct Needs<'a> {
+    stream: &'a mut MeshStream,
+    visibility: &'a Visibility,
+    eye: glam::Vec3,
+}
+
+impl Needs<'_> {
+    /// Marks the level object `slot` draws as needed now (see the module docs).
+    #[inline]
+    fn note(&mut self, slot: u32) {
+        let objects = self.visibility.objects();
+        let Some(draw) = objects.draws.get(slot as usize) else { return };
+        if draw.mesh == MeshHandle::NONE {
+            return;
+        }
+        let mesh = draw.mesh.0;
+        let stream = &mut *self.stream;
+        let Some(family) = stream.families.get(mesh as usize) else { return };
+        // Replaced meshes' levels stand for the old ids and are all loaded.
+        if family.placeholder == NO_PLACEHOLDER || family.removed || family.current != NO_MESH {
+            return;
+        }
+        let residency = &mut stream.residency;
+        let distance = (objects.models[slot as usize].w_axis.truncate() - self.eye).length();
+        let index = mesh as usize;
+        if residency.last_needed[index] == residency.tick {
+            residency.nearest[index] = residency.nearest[index].min(distance);
+            return;
+        }
+        residency.last_needed[index] = residency.tick;
+        residency.nearest[index] = distance;
+        if !stream.placement.place(mesh).placed {
+            residency.wanted.push(mesh);
         }
     }
 }
