@@ -3,16 +3,20 @@
 //! camera flight over meshes whose full levels exceed it keeps the resident bytes under it on
 //! every frame, evicts levels and loads them again into the ranges they left (the buffers do
 //! not grow), and every frame holds to the truth (nothing hidden that shows, the same image
-//! with culling off drawing the same resident set), on both culling backends; a budget below
+//! with culling off drawing the same resident set), on both culling backends, pipelined and
+//! under a sun whose cascades the domes cast into (no caster dropped); a budget below
 //! the coarsest levels keeps them and draws them.
 
 mod lit_cube;
 
 use std::sync::{Arc, Mutex, Once};
 
+use culling::ShadowViews;
 use culling::{CullingBackend, Visibility};
-use ecs::{scene, Aabb, Camera, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, Transform};
-use glam::Vec3;
+use ecs::{
+    scene, Aabb, Camera, DirectionalLight, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, ShadowCaster, Transform,
+};
+use glam::{Quat, Vec3};
 use lit_cube::lit_cube;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, GpuDevice};
@@ -89,7 +93,21 @@ fn patch(side: u32, steps: &[u32]) -> Patch {
     Patch { positions, normals, levels }
 }
 
+/// Side of the shadow atlas of the flights with a sun.
+const ATLAS: u32 = 512;
+
 fn app(device: &Arc<GpuDevice>, backend: CullingBackend, capacity: u32) -> (runtime::App, SharedCapture) {
+    app_with(device, backend, capacity, false)
+}
+
+/// An app of `capacity` slots at first, with shadows (a sun's cascades in an [`ATLAS`] atlas)
+/// when `shadows`.
+fn app_with(
+    device: &Arc<GpuDevice>,
+    backend: CullingBackend,
+    capacity: u32,
+    shadows: bool,
+) -> (runtime::App, SharedCapture) {
     let setup = RenderSetup {
         backend,
         device: Some(Arc::clone(device)),
@@ -99,13 +117,23 @@ fn app(device: &Arc<GpuDevice>, backend: CullingBackend, capacity: u32) -> (runt
         clear_color: SKY,
         bits: BitsReadback::Wait,
         passes: Vec::new(),
-        shadows: false,
+        shadows,
     };
     let mut app = runtime::App::with_threads(2);
     app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
     ecs::install(&mut app);
+    if shadows {
+        let mut settings = app.resource_mut::<ecs::ShadowSettings>();
+        settings.atlas_resolution = ATLAS;
+        settings.cascade_resolution = 256;
+        settings.max_distance = 40.0;
+    }
     let (target, capture) = HeadlessTarget::new();
     install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    if shadows {
+        let sun = Quat::from_rotation_arc(Vec3::NEG_Z, Vec3::new(0.5, -1.0, 0.3).normalize());
+        app.world_mut().spawn((Transform::from_translation_rotation(Vec3::ZERO, sun), DirectionalLight::default()));
+    }
     (app, capture)
 }
 
@@ -246,7 +274,8 @@ fn spawn_flight(
         let place =
             Transform::from_translation(Vec3::new(index as f32 * SPACING, 0.0, 0.0)).with_scale(Vec3::splat(4.0));
         let entity = scene::spawn_mesh(app.world_mut(), mesh, place);
-        app.world_mut().insert_one(entity, Lod { levels: lod_levels.into(), bias: 1.0 }).expect("spawned");
+        let lod = Lod { levels: lod_levels.into(), bias: 1.0 };
+        app.world_mut().insert(entity, (lod, ShadowCaster)).expect("spawned");
         all.push(ids);
     }
     let camera = scene::spawn_camera(app.world_mut(), Camera::default(), camera_at(0.0));
@@ -269,6 +298,14 @@ fn flight_x(frame: u32, frames: u32) -> f32 {
     }
 }
 
+/// How a flight's frames run.
+#[derive(Clone, Copy, Debug)]
+struct Mode {
+    pipelined: bool,
+    /// A sun's shadows, the domes casting.
+    shadows: bool,
+}
+
 /// What a flight saw.
 struct Flight {
     max_resident: u64,
@@ -283,8 +320,9 @@ struct Flight {
 
 /// Flies the camera out along the row and back under `budget`, checking every frame against
 /// the truth.
-fn fly(device: &Arc<GpuDevice>, backend: CullingBackend, pipelined: bool, budget: u64, frames: u32) -> Flight {
-    let (mut app, capture) = app(device, backend, 16);
+fn fly(device: &Arc<GpuDevice>, backend: CullingBackend, mode: Mode, budget: u64, frames: u32) -> Flight {
+    let Mode { pipelined, shadows } = mode;
+    let (mut app, capture) = app_with(device, backend, 16, shadows);
     {
         let mut settings = app.resource_mut::<ecs::RenderSettings>();
         settings.pipelined_frames = pipelined;
@@ -292,8 +330,12 @@ fn fly(device: &Arc<GpuDevice>, backend: CullingBackend, pipelined: bool, budget
         settings.evict_after_frames = 4;
         settings.transfer_budget = 64 << 10;
     }
-    let mut reference =
-        ReferenceRenderer::with_device(Arc::clone(device), WIDTH, HEIGHT, 16, lit_cube(), SKY).expect("a reference");
+    let mut reference = if shadows {
+        ReferenceRenderer::with_shadows(Arc::clone(device), (WIDTH, HEIGHT), 16, lit_cube(), SKY, ATLAS)
+    } else {
+        ReferenceRenderer::with_device(Arc::clone(device), WIDTH, HEIGHT, 16, lit_cube(), SKY)
+    }
+    .expect("a reference");
     let dome = patch(48, &STEPS);
     // The first frame runs before the meshes are added: the budget is in force when they are.
     app.run_frame();
@@ -313,7 +355,7 @@ fn fly(device: &Arc<GpuDevice>, backend: CullingBackend, pipelined: bool, budget
         FrameInFlight::finish(&mut app);
         let capture = lock_capture(&capture);
         let report = app.resource::<RenderReport>();
-        let label = format!("{backend:?} pipelined {pipelined} frame {frame}");
+        let label = format!("{backend:?} {mode:?} frame {frame}");
         assert!(report.error.is_none(), "{label}: {:?}", report.error);
         let residency = report.residency;
         assert_eq!(residency.budget, Some(budget), "{label}");
@@ -322,11 +364,16 @@ fn fly(device: &Arc<GpuDevice>, backend: CullingBackend, pipelined: bool, budget
         flight.evicted += residency.levels_evicted;
         flight.loaded += residency.levels_loaded;
         let (world, visibility) = (app.world(), app.resource::<Visibility>());
-        let checked =
-            check_frame(&mut reference, &capture.pixels, world, &visibility, &report, None).expect("the truth answers");
+        let views = app.resource::<ShadowViews>();
+        let views = shadows.then_some(&*views);
+        let checked = check_frame(&mut reference, &capture.pixels, world, &visibility, &report, views)
+            .expect("the truth answers");
         assert_eq!(checked.truth.false_hidden, 0, "{label}: {:?}", checked.truth);
         assert_eq!(checked.differing_pixels, 0, "{label}: culling changed the picture");
         assert!(checked.truth.objects_with_pixels >= 1, "{label}: the meshes ahead show");
+        if shadows {
+            assert_eq!(checked.truth.dropped_casters, Some(0), "{label}: {:?}", checked.truth);
+        }
         for (index, &level) in levels.iter().enumerate() {
             let resident = meshes.is_resident(level);
             let seen = &mut history[index];
@@ -364,11 +411,17 @@ fn a_flight_under_a_budget_evicts_and_reloads_levels_and_holds_to_the_truth() {
     // Where the device reports its heap's budget, the one in force is also capped by it: far
     // above this test's on any device it runs on.
     println!("the device's memory budget: {:?}", device.memory_budget());
-    for (backend, pipelined) in
-        [(CullingBackend::Gpu, false), (CullingBackend::Cpu, false), (CullingBackend::Gpu, true)]
-    {
-        let flight = fly(&device, backend, pipelined, budget, 120);
-        let backend = format!("{backend:?} pipelined {pipelined}");
+    let serial = Mode { pipelined: false, shadows: false };
+    let runs = [
+        (CullingBackend::Gpu, serial),
+        (CullingBackend::Cpu, serial),
+        (CullingBackend::Gpu, Mode { pipelined: true, shadows: false }),
+        (CullingBackend::Gpu, Mode { pipelined: false, shadows: true }),
+        (CullingBackend::Cpu, Mode { pipelined: false, shadows: true }),
+    ];
+    for (backend, mode) in runs {
+        let flight = fly(&device, backend, mode, budget, 120);
+        let backend = format!("{backend:?} {mode:?}");
         println!(
             "{backend}: budget {budget} bytes (all levels {} bytes), resident at most {} bytes, {} levels loaded, \
              {} evicted, {} loaded again; mesh buffers {} bytes at the turn, {} at the end",
