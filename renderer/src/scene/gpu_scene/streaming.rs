@@ -8,7 +8,9 @@
 //! (a queue of their own, drained first each frame); then the mesh's vertices and texture
 //! coordinates with its coarsest level's indices, then each finer level, coarsest first. So
 //! an object of a new mesh draws its box in the first frame, then its coarsest level, then
-//! its own.
+//! its own. Each of them gets its GPU range when queued (`placement.rs`). Under a mesh
+//! memory budget the finer levels are queued only when a view needs them, and may be
+//! evicted again (`residency.rs`).
 //!
 //! **When a level is drawn.** [`GpuScene::stream_frame`] (the Render stage calls it before it
 //! writes the frame's records) takes the frame's slice from the queues and marks the levels
@@ -19,7 +21,7 @@
 //! before a new slice is taken.
 //!
 //! **Growth.** The buffers (`mesh_vertices`, `mesh_indices`, `mesh_uvs`) double when the
-//! library outgrows them, in [`GpuScene::stream_frame`] (between frames, never while a frame
+//! ranges given out outgrow them (no free range fitted), in [`GpuScene::stream_frame`] (between frames, never while a frame
 //! is being prepared); the next frame's object upload copies the outgrown buffers into the
 //! new ones on the GPU before that frame's slice is copied, and the outgrown ones are kept until the frame that copied them has finished, as
 //! the object buffers are (`growth.rs`).
@@ -213,7 +215,9 @@ impl GpuScene {
     /// levels' ids. An object may name them at once: until a level is on the GPU the object
     /// draws the nearest resident level, coarser first, or a box of the mesh's bounds (see
     /// [`GpuScene::drawn_mesh`]); its culling box is its own either way. The bytes reach the
-    /// GPU over the next frames, at most the frame's budget each ([`GpuScene::stream_frame`]).
+    /// GPU over the next frames, at most the frame's budget each ([`GpuScene::stream_frame`]);
+    /// under a mesh memory budget the finer levels wait until a view needs them
+    /// ([`GpuScene::plan_residency`]).
     /// Nothing is added on an error (see `add_mesh_levels`).
     pub fn add_mesh_levels(
         &mut self,
