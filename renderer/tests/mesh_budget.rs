@@ -304,6 +304,8 @@ struct Mode {
     pipelined: bool,
     /// A sun's shadows, the domes casting.
     shadows: bool,
+    /// The view answers on request (no lists: the needs come from the frame's bits).
+    on_request: bool,
 }
 
 /// What a flight saw.
@@ -321,7 +323,7 @@ struct Flight {
 /// Flies the camera out along the row and back under `budget`, checking every frame against
 /// the truth.
 fn fly(device: &Arc<GpuDevice>, backend: CullingBackend, mode: Mode, budget: u64, frames: u32) -> Flight {
-    let Mode { pipelined, shadows } = mode;
+    let Mode { pipelined, shadows, on_request } = mode;
     let (mut app, capture) = app_with(device, backend, 16, shadows);
     {
         let mut settings = app.resource_mut::<ecs::RenderSettings>();
@@ -329,6 +331,9 @@ fn fly(device: &Arc<GpuDevice>, backend: CullingBackend, mode: Mode, budget: u64
         settings.mesh_memory_budget = Some(budget);
         settings.evict_after_frames = 4;
         settings.transfer_budget = 64 << 10;
+        if on_request {
+            settings.cpu_answers = ecs::CpuAnswers::OnRequest;
+        }
     }
     let mut reference = if shadows {
         ReferenceRenderer::with_shadows(Arc::clone(device), (WIDTH, HEIGHT), 16, lit_cube(), SKY, ATLAS)
@@ -411,13 +416,14 @@ fn a_flight_under_a_budget_evicts_and_reloads_levels_and_holds_to_the_truth() {
     // Where the device reports its heap's budget, the one in force is also capped by it: far
     // above this test's on any device it runs on.
     println!("the device's memory budget: {:?}", device.memory_budget());
-    let serial = Mode { pipelined: false, shadows: false };
+    let serial = Mode { pipelined: false, shadows: false, on_request: false };
     let runs = [
         (CullingBackend::Gpu, serial),
         (CullingBackend::Cpu, serial),
-        (CullingBackend::Gpu, Mode { pipelined: true, shadows: false }),
-        (CullingBackend::Gpu, Mode { pipelined: false, shadows: true }),
-        (CullingBackend::Cpu, Mode { pipelined: false, shadows: true }),
+        (CullingBackend::Gpu, Mode { pipelined: true, ..serial }),
+        (CullingBackend::Gpu, Mode { shadows: true, ..serial }),
+        (CullingBackend::Cpu, Mode { shadows: true, ..serial }),
+        (CullingBackend::Gpu, Mode { on_request: true, ..serial }),
     ];
     for (backend, mode) in runs {
         let flight = fly(&device, backend, mode, budget, 120);

@@ -238,7 +238,7 @@ impl GpuScene {
     }
 
     /// Marks the levels the objects of every view name as needed now, at their distance
-    /// from the eye: the camera's visible objects, and each shadow view's casters (every
+    /// from the eye: the camera's visible objects (its bits, when the view answers on request), and each shadow view's casters (every
     /// caster when the GPU culls the shadow views: the host does not know which it keeps).
     /// Lists those holding no range in `wanted`.
     fn note_needs(&mut self, visibility: &Visibility, shadows: Option<&ShadowViews>) {
@@ -251,7 +251,12 @@ impl GpuScene {
         }
         let Some(eye) = visibility.view().map(|view| view.position) else { return };
         let mut needs = Needs { stream, visibility, eye };
-        visibility.visible().iter().for_each(|&slot| needs.note(slot));
+        if visibility.lists_refused().is_none() {
+            visibility.visible().iter().for_each(|&slot| needs.note(slot));
+        } else {
+            // Answers on request build no list; the frame's bits are still final.
+            for_each_set_bit(visibility.bits().words(), |slot| needs.note(slot));
+        }
         let Some(shadows) = shadows.filter(|shadows| !shadows.views().is_empty()) else { return };
         if shadows.device_culling() || !shadows.caster_culling() {
             shadows.casters().iter().for_each(|&slot| needs.note(slot));
@@ -320,6 +325,18 @@ impl GpuScene {
 }
 
 /// One frame's marking of needed levels ([`GpuScene::plan_residency`]).
+/// Calls `visit` with the index of every set bit of `words`, ascending.
+#[inline]
+fn for_each_set_bit(words: &[u64], mut visit: impl FnMut(u32)) {
+    for (at, &word) in words.iter().enumerate() {
+        let mut rest = word;
+        while rest != 0 {
+            visit(at as u32 * 64 + rest.trailing_zeros());
+            rest &= rest - 1;
+        }
+    }
+}
+
 struct Needs<'a> {
     stream: &'a mut MeshStream,
     visibility: &'a Visibility,
