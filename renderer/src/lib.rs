@@ -93,10 +93,11 @@ pub use stage::{
 // the cluster tables and the shadow views.
 pub use scene::{
     lock_scene, pack_rgba8, set_scene_memory_limit, world_box, ClusterBuffers, ClusterTable, DrawCommand, FrameView,
-    GpuMaterial, GpuMeshlet, GpuScene, ObjectDesc, ObjectRecord, ObjectTransform, RemoveMeshError, ReplaceMeshError,
-    SceneGrowthError, ShadowCulling, ShadowFrame, ShadowViewDraws, SharedScene, UploadReport, CLUSTER_MESHLETS,
-    CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS, DRAW_COMMAND_BYTES, IDENTITY, MAX_SHADOW_VIEWS,
-    OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES, PAIR_FIRST, PAIR_WHOLE, SHADOW_LIGHTS_BYTES,
+    GpuMaterial, GpuMeshlet, GpuScene, MaterialError, ObjectDesc, ObjectRecord, ObjectTransform, RemoveMeshError,
+    ReplaceMeshError, SceneGrowthError, ShadowCulling, ShadowFrame, ShadowViewDraws, SharedScene, UploadReport,
+    CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS, DRAW_COMMAND_BYTES, IDENTITY,
+    MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES, PAIR_FIRST, PAIR_WHOLE, REMOVED_MATERIAL_DRAWS,
+    SHADOW_LIGHTS_BYTES,
 };
 pub use scene::{BatchKey, BatchTable, NO_BATCH};
 

@@ -19,8 +19,8 @@ pub use cluster_table::{
     PAIR_FIRST, PAIR_WHOLE,
 };
 pub use gpu_scene::{
-    lock_scene, set_scene_memory_limit, GpuScene, ObjectDesc, RemoveMeshError, ReplaceMeshError, SceneGrowthError,
-    SharedScene, UploadReport,
+    lock_scene, set_scene_memory_limit, GpuScene, MaterialError, ObjectDesc, RemoveMeshError, ReplaceMeshError,
+    SceneGrowthError, SharedScene, UploadReport, REMOVED_MATERIAL_DRAWS,
 };
 pub(crate) use gpu_scene::{MeshCopy, RecordedCopy};
 pub use materials::GpuMaterial;

@@ -1,4 +1,5 @@
-//! [`RenderMeshes`]: the resource through which a game adds meshes while it runs.
+//! [`RenderMeshes`]: the resource through which a game adds meshes and materials while it
+//! runs.
 
 use std::ops::Range;
 
@@ -68,6 +69,30 @@ impl RenderMeshes {
     /// Whether mesh `mesh`'s own triangles are drawn (its bytes are on the GPU).
     pub fn is_resident(&self, mesh: u32) -> bool {
         lock_scene(&self.scene).is_resident(mesh)
+    }
+
+    /// Adds a material and returns its id, valid at once (a `MaterialHandle` may name it in
+    /// the same frame); its entry reaches the GPU with the next frame (see
+    /// [`GpuScene::add_material`](crate::GpuScene::add_material)). A game whose material has
+    /// holes (an alpha mask or blending) marks it see-through for the CPU's occlusion culling
+    /// ([`culling::occlusion::OccluderMeshes::set_see_through`]) if one of its objects' meshes
+    /// occludes.
+    pub fn add_material(&self, material: meshes::Material) -> Result<u32, crate::MaterialError> {
+        lock_scene(&self.scene).add_material(material)
+    }
+
+    /// Replaces material `id`, keeping the id: its objects draw the new one from the next
+    /// frame; an unknown or removed id is refused by name (see
+    /// [`GpuScene::replace_material`](crate::GpuScene::replace_material)).
+    pub fn replace_material(&self, id: u32, material: meshes::Material) -> Result<(), crate::MaterialError> {
+        lock_scene(&self.scene).replace_material(id, material)
+    }
+
+    /// Removes material `id`: objects still naming it draw with the default material (their
+    /// colour alone) from the next frame, with one warning naming it; the id is refused from
+    /// then on (see [`GpuScene::remove_material`](crate::GpuScene::remove_material)).
+    pub fn remove_material(&self, id: u32) -> Result<(), crate::MaterialError> {
+        lock_scene(&self.scene).remove_material(id)
     }
 
     /// Bytes of added meshes still waiting for a frame to take them.

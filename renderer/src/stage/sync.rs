@@ -11,6 +11,8 @@
 //! An object whose mesh was added while frames run and is not on the GPU yet draws the
 //! stand-in [`GpuScene::drawn_mesh`] names (a coarser level, or a box of the mesh's bounds),
 //! culled with its own box; every slot is written again in a frame where a mesh arrives.
+//! An object whose material was removed draws with the default material (its colour alone);
+//! every slot is written again in a frame after a material was removed or replaced.
 //!
 //! The scene grows to hold every slot ([`GpuScene::reserve`]). When it cannot (device memory
 //! exhausted), the frame draws the slots that fit, the error is reported once, and the
@@ -173,6 +175,10 @@ impl SceneSync {
             }
             None => draw.mesh.0,
         };
+        // A removed material draws the default one (`record_for`), said once.
+        if scene.is_material_removed(draw.material.0) {
+            scene.warn_removed_material_once(draw.material.0);
+        }
         let record = scene.record_for(mesh, local.min.to_array(), local.max.to_array(), color, draw.material.0);
         let Ok(mut record) = record else {
             scene.set_parts(index, ObjectTransform::IDENTITY, ObjectRecord::EMPTY).expect("slot below the count");

@@ -298,6 +298,32 @@ impl ReferenceRenderer {
         (self.extent.width, self.extent.height)
     }
 
+    /// Adds a material as the renderer under test was given it
+    /// ([`GpuScene::add_material`](crate::GpuScene::add_material)), so that the reference
+    /// draws the same picture; returns its id (the same, given the same calls in order).
+    pub fn add_material(&mut self, material: meshes::Material) -> Result<u32, crate::MaterialError> {
+        let mut scene = lock_scene(&self.scene);
+        let id = scene.add_material(material)?;
+        self.meshes = scene.meshes().clone();
+        Ok(id)
+    }
+
+    /// Replaces a material as the renderer under test did
+    /// ([`GpuScene::replace_material`](crate::GpuScene::replace_material)).
+    pub fn replace_material(&mut self, id: u32, material: meshes::Material) -> Result<(), crate::MaterialError> {
+        let mut scene = lock_scene(&self.scene);
+        scene.replace_material(id, material)?;
+        self.meshes = scene.meshes().clone();
+        Ok(())
+    }
+
+    /// Removes a material as the renderer under test did
+    /// ([`GpuScene::remove_material`](crate::GpuScene::remove_material)): objects naming it
+    /// draw with the default material.
+    pub fn remove_material(&mut self, id: u32) -> Result<(), crate::MaterialError> {
+        lock_scene(&self.scene).remove_material(id)
+    }
+
     /// Adds a mesh with its levels as the game's renderer did
     /// ([`GpuScene::add_mesh_levels`]; the same meshes in the same order give the same ids).
     /// This renderer has no budget: the whole mesh is on its GPU with the next image it

@@ -22,6 +22,9 @@ pub struct UploadReport {
     /// Bytes of meshes added while frames run copied to the mesh buffers (at most the
     /// frame's transfer budget, [`GpuScene::stream_frame`](crate::GpuScene::stream_frame)).
     pub mesh_bytes: u64,
+    /// Bytes of material table entries added or changed while frames run (16 each; not
+    /// counted against the transfer budget).
+    pub material_bytes: u64,
 }
 
 impl UploadReport {
@@ -32,6 +35,7 @@ impl UploadReport {
         self.records += other.records;
         self.draw_bytes += other.draw_bytes;
         self.mesh_bytes += other.mesh_bytes;
+        self.material_bytes += other.material_bytes;
     }
 }
 
@@ -91,6 +95,7 @@ impl GpuScene {
             records,
             draw_bytes: 0,
             mesh_bytes: 0,
+            material_bytes: 0,
         };
     }
 

@@ -44,6 +44,7 @@ use render_graph::{GraphError, Result};
 mod draws;
 mod growth;
 mod marks;
+mod material_changes;
 mod mesh_changes;
 mod streaming;
 
@@ -53,6 +54,8 @@ pub use growth::{set_scene_memory_limit, SceneGrowthError};
 use growth::{GrowthCopy, Retired};
 use marks::SlotBits;
 pub use marks::UploadReport;
+use material_changes::MaterialTable;
+pub use material_changes::{MaterialError, REMOVED_MATERIAL_DRAWS};
 pub use mesh_changes::{RemoveMeshError, ReplaceMeshError};
 pub(crate) use streaming::MeshCopy;
 use streaming::MeshStream;
@@ -98,6 +101,9 @@ pub struct GpuScene {
     meshes: MeshLibrary,
     mesh_buffers: MeshBuffers,
     material_buffers: MaterialBuffers,
+    /// The host's copy of the material table and what waits for upload
+    /// (`material_changes.rs`).
+    materials: MaterialTable,
     transform_buffer: Arc<GpuBuffer>,
     record_buffer: Arc<GpuBuffer>,
     /// Each slot's batch id (`object_batches`), written by the GPU frame's batch pass.
@@ -140,6 +146,7 @@ impl GpuScene {
         }
         let mesh_buffers = MeshBuffers::upload(device, &meshes)?;
         let material_buffers = MaterialBuffers::upload(device, &meshes)?;
+        let materials = MaterialTable::new(&meshes);
         let buffer = |name: &str, bytes: u64| growth::object_buffer(device, name, capacity, bytes);
         Ok(GpuScene {
             device: Arc::clone(device),
@@ -152,6 +159,7 @@ impl GpuScene {
             meshes,
             mesh_buffers,
             material_buffers,
+            materials,
             transform_buffer: buffer(OBJECT_TRANSFORMS, OBJECT_TRANSFORM_BYTES)?,
             record_buffer: buffer(OBJECT_RECORDS, OBJECT_RECORD_BYTES)?,
             batch_buffer: buffer(OBJECT_BATCHES, growth::BATCH_ID_BYTES)?,
@@ -250,7 +258,7 @@ impl GpuScene {
             first_index: range.first_index,
             vertex_offset: range.vertex_offset,
             color,
-            material,
+            material: self.drawn_material(material),
             mesh,
         })
     }
@@ -314,7 +322,7 @@ impl GpuScene {
             *stored = record;
             self.record_dirty.mark(index);
             self.batching.table.set(index, &record);
-            if record.index_count > 0 && self.meshes.material_blends(record.material) {
+            if record.index_count > 0 && self.material_blends(record.material) {
                 self.blended.mark(index);
             } else {
                 self.blended.clear_range(index, index + 1);

@@ -299,7 +299,9 @@ impl GpuScene {
     /// Returns an error when a buffer cannot grow: nothing new is taken then (the objects
     /// keep their stand-ins), and the growth is tried again by the next call.
     pub fn stream_frame(&mut self, budget: u64) -> render_graph::Result<bool> {
-        let removed = std::mem::take(&mut self.stream.removed_since);
+        // Materials first: the table grows, and a removed or replaced one rewrites records.
+        let materials_changed = self.material_frame()?;
+        let removed = std::mem::take(&mut self.stream.removed_since) | materials_changed;
         if self.stream.boxes.is_empty() && self.stream.levels.is_empty() && self.stream.staged {
             return Ok(removed);
         }
