@@ -70,6 +70,12 @@ impl MeshLibrary {
         self.textures.add(size, mips)
     }
 
+    /// Replaces texture layer `index`'s texels, checked as [`MeshLibrary::add_texture`]
+    /// checks them; nothing changes on an error.
+    pub fn replace_texture(&mut self, index: u32, size: u32, mips: Vec<Vec<u8>>) -> Result<()> {
+        self.textures.replace(index, size, mips)
+    }
+
     /// Adds a material and returns its index (an object's `MaterialHandle`). Its texture must
     /// have been added.
     pub fn add_material(&mut self, material: Material) -> Result<u32> {

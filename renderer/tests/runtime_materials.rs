@@ -21,7 +21,7 @@ use render_graph::{vk, GpuDevice};
 use renderer::truth::{check_frame, ReferenceRenderer};
 use renderer::{
     install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, Material, MaterialError, MeshLibrary,
-    RenderMeshes, RenderReport, RenderSetup, SharedCapture,
+    MeshVertices, RenderMeshes, RenderReport, RenderSetup, SharedCapture,
 };
 
 const WIDTH: u32 = 64;
@@ -157,4 +157,223 @@ fn materials_added_replaced_and_removed_while_frames_run_draw_at_once() {
             }
         }
     }
+}
+
+/// Side of the test textures.
+const TEXTURE_SIDE: u32 = 64;
+/// A budget under one 64x64 mip (16 KiB): the finest mip arrives over several frames.
+const SMALL_BUDGET: u64 = 4 << 10;
+/// The frame the textures are added in.
+const TEXTURED: u64 = 2;
+
+/// A checkerboard of `cells` cells a side in colours `a` and `b`, with its full mip chain
+/// (each mip the 2x2 average of the one above).
+fn checkerboard(cells: u32, a: [u8; 4], b: [u8; 4]) -> Vec<Vec<u8>> {
+    let side = TEXTURE_SIDE as usize;
+    let cell = side / cells as usize;
+    let mut level: Vec<u8> = (0..side * side)
+        .flat_map(|texel| if ((texel % side) / cell + (texel / side) / cell).is_multiple_of(2) { a } else { b })
+        .collect();
+    let mut mips = vec![level.clone()];
+    let mut width = side;
+    while width > 1 {
+        let half = width / 2;
+        let mut next = vec![0u8; half * half * 4];
+        for y in 0..half {
+            for x in 0..half {
+                for channel in 0..4 {
+                    let at = |dx: usize, dy: usize| u32::from(level[((2 * y + dy) * width + 2 * x + dx) * 4 + channel]);
+                    next[(y * half + x) * 4 + channel] = ((at(0, 0) + at(1, 0) + at(0, 1) + at(1, 1)) / 4) as u8;
+                }
+            }
+        }
+        mips.push(next.clone());
+        level = next;
+        width = half;
+    }
+    mips
+}
+
+/// A unit cube with texture coordinates 0..1 over each face, normals per face.
+fn textured_cube() -> MeshLibrary {
+    let (mut positions, mut normals, mut uvs, mut indices) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for axis in 0..3 {
+        for sign in [1.0f32, -1.0] {
+            let normal = Vec3::from_array(std::array::from_fn(|i| if i == axis { sign } else { 0.0 }));
+            let u = Vec3::from_array(std::array::from_fn(|i| if i == (axis + 1) % 3 { 1.0 } else { 0.0 }));
+            let v = normal.cross(u);
+            let base = positions.len() as u32;
+            for (a, b) in [(-1.0f32, -1.0f32), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
+                positions.push((normal * 0.5 + u * (0.5 * a) + v * (0.5 * b)).to_array());
+                normals.push(normal.to_array());
+                uvs.push([(a + 1.0) * 0.5, (b + 1.0) * 0.5]);
+            }
+            indices.extend([base, base + 1, base + 2, base, base + 2, base + 3]);
+        }
+    }
+    let mut library = MeshLibrary::new();
+    let vertices = MeshVertices { positions: &positions, normals: &normals, uvs: &uvs };
+    library.add_mesh_levels(vertices, &[(&indices, &[])]).expect("the cube");
+    library
+}
+
+const RED: [u8; 4] = [220, 40, 30, 255];
+const CREAM: [u8; 4] = [240, 230, 200, 255];
+const BLUE: [u8; 4] = [30, 60, 200, 255];
+const GREEN: [u8; 4] = [40, 180, 60, 255];
+
+/// The textured cube with the first texture and its material; with `preloaded`, the second
+/// texture and its material too (what the streamed run adds at [`TEXTURED`]).
+fn textured_library(preloaded: bool) -> MeshLibrary {
+    let mut library = textured_cube();
+    let first = library.add_texture(TEXTURE_SIDE, checkerboard(4, RED, CREAM)).expect("a texture");
+    library.add_material(Material { texture: Some(first), ..Material::default() }).expect("a material");
+    if preloaded {
+        let second = library.add_texture(TEXTURE_SIDE, checkerboard(8, BLUE, CREAM)).expect("a texture");
+        library.add_material(Material { texture: Some(second), ..Material::default() }).expect("a material");
+    }
+    library
+}
+
+fn textured_app(
+    device: &Arc<GpuDevice>,
+    backend: CullingBackend,
+    pipelined: bool,
+    preloaded: bool,
+) -> (runtime::App, SharedCapture) {
+    let setup = RenderSetup {
+        backend,
+        device: Some(Arc::clone(device)),
+        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
+        capacity: 16,
+        meshes: textured_library(preloaded),
+        clear_color: SKY,
+        bits: BitsReadback::Wait,
+        passes: Vec::new(),
+        shadows: false,
+    };
+    let mut app = runtime::App::with_threads(2);
+    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
+    ecs::install(&mut app);
+    {
+        let mut settings = app.resource_mut::<ecs::RenderSettings>();
+        settings.pipelined_frames = pipelined;
+        settings.transfer_budget = SMALL_BUDGET;
+    }
+    let (target, capture) = HeadlessTarget::new();
+    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 1.5, 3.5), Vec3::ZERO));
+    spawn_textured(&mut app, -0.8, 0);
+    if preloaded {
+        spawn_textured(&mut app, 0.8, 1);
+    }
+    (app, capture)
+}
+
+fn spawn_textured(app: &mut runtime::App, x: f32, material: u32) {
+    let mesh = Mesh::new(MeshHandle(0), MaterialHandle(material), Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)));
+    scene::spawn_mesh(app.world_mut(), mesh, Transform::from_translation(Vec3::new(x, 0.0, 0.0)));
+}
+
+/// The picture of the preloaded run once its frames settle.
+fn preloaded_picture(device: &Arc<GpuDevice>, backend: CullingBackend) -> Vec<u8> {
+    let (mut app, capture) = textured_app(device, backend, false, true);
+    for _ in 0..4 {
+        app.run_frame();
+        FrameInFlight::finish(&mut app);
+    }
+    let pixels = lock_capture(&capture).pixels.clone();
+    pixels
+}
+
+/// Textures added while frames run under a budget smaller than one mip: the array grows past
+/// its one layer (the install-time texture copied on the GPU), each new texture's materials
+/// sample ever finer mips, never one without texels (the truth reference samples the same
+/// mips and agrees every frame), the picture settles to the picture of the same textures
+/// loaded at install, and replaced and removed textures follow, bad ids being named errors.
+#[test]
+fn textures_added_while_frames_run_stream_smallest_mips_first_and_settle_to_the_preloaded_picture() {
+    let Some(device) = gpu_test_context() else { return };
+    for backend in [CullingBackend::Gpu, CullingBackend::Cpu] {
+        let preloaded = preloaded_picture(&device, backend);
+        for pipelined in [false, true] {
+            let label = format!("{backend:?} pipelined {pipelined}");
+            let (mut app, capture) = textured_app(&device, backend, pipelined, false);
+            let mut reference =
+                ReferenceRenderer::with_device(Arc::clone(&device), WIDTH, HEIGHT, 16, textured_library(false), SKY)
+                    .expect("a reference");
+            let assets = app.resource::<RenderMeshes>().clone();
+            assert_eq!(assets.texture_size(), TEXTURE_SIDE);
+            let (mut second, mut third) = (0, 0);
+            let mut finest_seen = Vec::new();
+            let mut settled_at = None;
+            let mut replaced_at = None;
+            for frame in 0..48u64 {
+                let label = format!("{label} frame {frame}");
+                if frame == TEXTURED {
+                    second = assets.add_texture(TEXTURE_SIDE, checkerboard(8, BLUE, CREAM)).expect("a texture");
+                    assert_eq!(reference.add_texture(TEXTURE_SIDE, checkerboard(8, BLUE, CREAM)), Ok(second));
+                    // A third layer: the array grows past two as well.
+                    third = assets.add_texture(TEXTURE_SIDE, checkerboard(2, GREEN, CREAM)).expect("a texture");
+                    assert_eq!(reference.add_texture(TEXTURE_SIDE, checkerboard(2, GREEN, CREAM)), Ok(third));
+                    let material = Material { texture: Some(second), ..Material::default() };
+                    let id = assets.add_material(material).expect("a material");
+                    assert_eq!((id, reference.add_material(material)), (1, Ok(1)));
+                    spawn_textured(&mut app, 0.8, id);
+                    assert!(!assets.is_texture_resident(second), "{label}: nothing is on the GPU yet");
+                    let wrong = checkerboard(1, BLUE, BLUE)[1..].to_vec();
+                    assert!(matches!(assets.add_texture(32, wrong), Err(MaterialError::Invalid(_))), "{label}");
+                }
+                if settled_at.is_some_and(|settled| frame == settled + 3) && replaced_at.is_none() {
+                    // The picture settled: replace the second texture, remove the third.
+                    assets.replace_texture(second, TEXTURE_SIDE, checkerboard(2, GREEN, CREAM)).expect("known");
+                    assets.remove_texture(third).expect("known");
+                    assert_eq!(assets.remove_texture(third), Err(MaterialError::Removed(third)), "{label}");
+                    assert_eq!(assets.remove_texture(99), Err(MaterialError::Unknown(99)), "{label}");
+                    let naming_removed = Material { texture: Some(third), ..Material::default() };
+                    assert_eq!(assets.add_material(naming_removed), Err(MaterialError::Removed(third)), "{label}");
+                    replaced_at = Some(frame);
+                    // The reference gets the new texels whole (it follows the frame's mips).
+                    reference.replace_texture(second, TEXTURE_SIDE, checkerboard(2, GREEN, CREAM)).expect("known");
+                    reference.remove_texture(third).expect("known");
+                }
+                app.run_frame();
+                FrameInFlight::finish(&mut app);
+                let capture = lock_capture(&capture);
+                let report = app.resource::<RenderReport>();
+                assert!(report.error.is_none(), "{label}: {:?}", report.error);
+                assert!(
+                    report.upload.texture_bytes <= SMALL_BUDGET,
+                    "{label}: {} bytes of texels",
+                    report.upload.texture_bytes
+                );
+                let (world, visibility) = (app.world(), app.resource::<Visibility>());
+                let checked = check_frame(&mut reference, &capture.pixels, world, &visibility, &report, None)
+                    .expect("the truth answers");
+                assert_eq!(checked.truth.false_hidden, 0, "{label}: {:?}", checked.truth);
+                assert_eq!(checked.differing_pixels, 0, "{label}: the picture is the reference's");
+                if frame >= TEXTURED && replaced_at.is_none() {
+                    let finest =
+                        report.texture_mips.iter().find(|&&(layer, _)| layer == second).map_or(0, |&(_, mip)| mip);
+                    finest_seen.push(finest);
+                    if finest == 0 && settled_at.is_none() {
+                        settled_at = Some(frame);
+                    }
+                    if settled_at.is_some_and(|settled| frame > settled) {
+                        assert_eq!(capture.pixels, preloaded, "{label}: the preloaded picture once resident");
+                    }
+                }
+            }
+            assert!(settled_at.is_some(), "{label}: the texture arrived: {finest_seen:?}");
+            assert!(finest_seen.windows(2).all(|pair| pair[1] <= pair[0]), "{label}: ever finer: {finest_seen:?}");
+            assert!(
+                finest_seen.iter().filter(|&&mip| mip != 0).count() >= 4,
+                "{label}: several frames: {finest_seen:?}"
+            );
+            assert!(replaced_at.is_some(), "{label}: replaced");
+            assert!(assets.is_texture_resident(second), "{label}: the replacement arrived");
+            assert!(!assets.is_texture_resident(third), "{label}: removed");
+        }
+    }
+    assert_no_validation_messages(&device);
 }

@@ -1,5 +1,5 @@
-//! [`RenderMeshes`]: the resource through which a game adds meshes and materials while it
-//! runs.
+//! [`RenderMeshes`]: the resource through which a game adds meshes, materials and textures
+//! while it runs.
 
 use std::ops::Range;
 
@@ -93,6 +93,43 @@ impl RenderMeshes {
     /// then on (see [`GpuScene::remove_material`](crate::GpuScene::remove_material)).
     pub fn remove_material(&self, id: u32) -> Result<(), crate::MaterialError> {
         lock_scene(&self.scene).remove_material(id)
+    }
+
+    /// Adds a base-colour texture (a square power-of-two RGBA8 sRGB image with its full mip
+    /// chain, of [`RenderMeshes::texture_size`] when that is not 0) and returns its id, valid
+    /// at once for a material; its texels reach the GPU under the transfer budget, smallest
+    /// mips first, and its materials sample what arrived (see
+    /// [`GpuScene::add_texture`](crate::GpuScene::add_texture)).
+    pub fn add_texture(&self, size: u32, mips: Vec<Vec<u8>>) -> Result<u32, crate::MaterialError> {
+        lock_scene(&self.scene).add_texture(size, mips)
+    }
+
+    /// Replaces texture `id`'s texels, keeping the id (see
+    /// [`GpuScene::replace_texture`](crate::GpuScene::replace_texture)).
+    pub fn replace_texture(&self, id: u32, size: u32, mips: Vec<Vec<u8>>) -> Result<(), crate::MaterialError> {
+        lock_scene(&self.scene).replace_texture(id, size, mips)
+    }
+
+    /// Removes texture `id`: its materials draw the colour alone from the next frame, and the
+    /// id is refused from then on (see
+    /// [`GpuScene::remove_texture`](crate::GpuScene::remove_texture)).
+    pub fn remove_texture(&self, id: u32) -> Result<(), crate::MaterialError> {
+        lock_scene(&self.scene).remove_texture(id)
+    }
+
+    /// The side every texture added must have (0 before the first texture: any).
+    pub fn texture_size(&self) -> u32 {
+        lock_scene(&self.scene).texture_size()
+    }
+
+    /// Whether every mip of texture `id` is on the GPU.
+    pub fn is_texture_resident(&self, id: u32) -> bool {
+        lock_scene(&self.scene).is_texture_resident(id)
+    }
+
+    /// Bytes of added textures still waiting for a frame to take them.
+    pub fn pending_texture_bytes(&self) -> u64 {
+        lock_scene(&self.scene).pending_texture_bytes()
     }
 
     /// Bytes of added meshes still waiting for a frame to take them.

@@ -228,6 +228,12 @@ pub struct RenderReport {
     /// [`GpuScene::add_mesh_levels`](crate::GpuScene::add_mesh_levels). Empty when every
     /// mesh is resident. The truth checks draw the same stand-ins.
     pub stand_ins: Vec<(u32, Option<u32>)>,
+    /// The textures added while the game runs whose mips are not all on the GPU yet in frame
+    /// [`RenderReport::game_frame`], each with the finest mip its materials sampled
+    /// (`u32::MAX`: none yet, the colour alone); see
+    /// [`GpuScene::add_texture`](crate::GpuScene::add_texture). Empty when every texture is
+    /// resident. The truth checks sample the same mips.
+    pub texture_mips: Vec<(u32, u32)>,
     /// Commands of the host's draw list in frame [`RenderReport::game_frame`] (CPU backend):
     /// one per batch of (mesh, level of detail, material) with a visible object when
     /// [`ecs::RenderSettings::batch_draws`] is on, else one per visible object. 0 when the

@@ -53,6 +53,7 @@ impl FrameOutcome {
         report.missing_meshes = self.report.missing_meshes;
         // Swapped, not cloned, as the shadows below.
         std::mem::swap(&mut report.stand_ins, &mut self.report.stand_ins);
+        std::mem::swap(&mut report.texture_mips, &mut self.report.texture_mips);
         report.sync_seconds = self.report.sync_seconds;
         report.host_draw_commands = self.report.host_draw_commands;
         if self.host_shadows {
@@ -407,6 +408,7 @@ impl RenderState {
             false
         });
         scene.stand_ins(&mut report.stand_ins);
+        scene.texture_stand_ins(&mut report.texture_mips);
         let synced = self.sync.apply(world, changes, visibility, &mut scene, streamed)?;
         report.sync_seconds = started.elapsed().as_secs_f64();
         report.synced_slots = synced.slots;

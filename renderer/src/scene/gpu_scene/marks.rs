@@ -25,6 +25,9 @@ pub struct UploadReport {
     /// Bytes of material table entries added or changed while frames run (16 each; not
     /// counted against the transfer budget).
     pub material_bytes: u64,
+    /// Bytes of texels of textures added while frames run copied to `material_textures`
+    /// (their share of the frame's transfer budget).
+    pub texture_bytes: u64,
 }
 
 impl UploadReport {
@@ -36,6 +39,7 @@ impl UploadReport {
         self.draw_bytes += other.draw_bytes;
         self.mesh_bytes += other.mesh_bytes;
         self.material_bytes += other.material_bytes;
+        self.texture_bytes += other.texture_bytes;
     }
 }
 
@@ -96,6 +100,7 @@ impl GpuScene {
             draw_bytes: 0,
             mesh_bytes: 0,
             material_bytes: 0,
+            texture_bytes: 0,
         };
     }
 

@@ -47,23 +47,25 @@ const ENTRY_BYTES: u64 = size_of::<GpuMaterial>() as u64;
 /// alone), past every table.
 pub const REMOVED_MATERIAL_DRAWS: u32 = ecs::MaterialHandle::PLAIN.0;
 
-/// Why a material change was refused; nothing changed.
+/// Why a material or texture change was refused; nothing changed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum MaterialError {
-    /// No material has this id.
+    /// No material (or texture, for a texture call) has this id.
     Unknown(u32),
-    /// The material was removed: its id is never used again.
+    /// The material or texture was removed: its id is never used again (a material naming
+    /// a removed texture is refused with the texture's id).
     Removed(u32),
-    /// The library refused the material (a texture it does not have, a non-finite cutoff).
+    /// The library refused the material or texture (a texture it does not have, a
+    /// non-finite cutoff; texels of another size or without their full mip chain).
     Invalid(meshes::LibraryError),
 }
 
 impl std::fmt::Display for MaterialError {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            MaterialError::Unknown(material) => write!(formatter, "material {material}: no material has this id"),
-            MaterialError::Removed(material) => write!(formatter, "material {material} was removed"),
-            MaterialError::Invalid(error) => write!(formatter, "invalid material: {error}"),
+            MaterialError::Unknown(id) => write!(formatter, "no material or texture has id {id}"),
+            MaterialError::Removed(id) => write!(formatter, "material or texture {id} was removed"),
+            MaterialError::Invalid(error) => write!(formatter, "invalid material or texture: {error}"),
         }
     }
 }
@@ -140,9 +142,11 @@ impl MaterialTable {
 }
 
 impl GpuScene {
-    /// The shaders' form of `material`, blended only when the frames draw blended objects.
+    /// The shaders' form of `material`: blended only when the frames draw blended objects,
+    /// its texture sampled from the finest resident mip (none while no mip is resident).
     fn gpu_material(&mut self, material: &Material) -> GpuMaterial {
         let mut entry = GpuMaterial::of(material);
+        (entry.texture, entry.min_lod) = self.texture_entry(material);
         if material.blend && !self.materials.blend_pass {
             entry.flags &= !GpuMaterial::BLENDED;
             if !std::mem::replace(&mut self.materials.warned_blend, true) {
@@ -155,6 +159,14 @@ impl GpuScene {
         entry
     }
 
+    /// Writes material `id`'s entry again from `material` (its texture's residency changed).
+    pub(super) fn refresh_material_entry(&mut self, id: u32, material: &Material) {
+        let entry = self.gpu_material(material);
+        if self.materials.entries.get(id as usize) != Some(&entry) {
+            self.materials.set(id, entry);
+        }
+    }
+
     /// Whether objects of material `material` are drawn by the blended pass.
     #[inline]
     pub(super) fn material_blends(&self, material: u32) -> bool {
@@ -165,6 +177,9 @@ impl GpuScene {
     /// name it in the same frame: its entry is uploaded with the next frame). Nothing is
     /// added on an error (a texture the library does not have, a non-finite cutoff).
     pub fn add_material(&mut self, material: Material) -> Result<u32, MaterialError> {
+        if let Some(texture) = material.texture.filter(|&texture| self.is_texture_removed(texture)) {
+            return Err(MaterialError::Removed(texture));
+        }
         let id = self.meshes.add_material(material).map_err(MaterialError::Invalid)?;
         let entry = self.gpu_material(&material);
         self.materials.set(id, entry);
@@ -176,6 +191,9 @@ impl GpuScene {
     /// refuses, is an error, and nothing changes.
     pub fn replace_material(&mut self, id: u32, material: Material) -> Result<(), MaterialError> {
         self.check_material_id(id)?;
+        if let Some(texture) = material.texture.filter(|&texture| self.is_texture_removed(texture)) {
+            return Err(MaterialError::Removed(texture));
+        }
         let before = self.meshes.materials()[id as usize];
         self.meshes.replace_material(id, material).map_err(MaterialError::Invalid)?;
         let entry = self.gpu_material(&material);

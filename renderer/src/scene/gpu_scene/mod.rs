@@ -30,8 +30,8 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::names::{
-    MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_BATCHES, OBJECT_RECORDS,
-    OBJECT_TRANSFORMS,
+    MATERIALS, MATERIAL_TEXTURES, MATERIAL_TEXTURES_OUTGROWN, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_BATCHES,
+    OBJECT_RECORDS, OBJECT_TRANSFORMS,
 };
 use crate::scene::{Batching, MaterialBuffers, MeshBuffers, TEXTURE_LAYOUT};
 use crate::scene::{DrawCommand, ObjectRecord, ObjectTransform, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES};
@@ -47,6 +47,7 @@ mod marks;
 mod material_changes;
 mod mesh_changes;
 mod streaming;
+mod texture_streaming;
 
 use draws::DrawSource;
 pub(crate) use growth::RecordedCopy;
@@ -59,6 +60,7 @@ pub use material_changes::{MaterialError, REMOVED_MATERIAL_DRAWS};
 pub use mesh_changes::{RemoveMeshError, ReplaceMeshError};
 pub(crate) use streaming::MeshCopy;
 use streaming::MeshStream;
+use texture_streaming::TextureStream;
 
 /// What a renderer says about one object; [`GpuScene`] turns it into an [`ObjectTransform`]
 /// and an [`ObjectRecord`] culled with the mesh's own box.
@@ -104,6 +106,9 @@ pub struct GpuScene {
     /// The host's copy of the material table and what waits for upload
     /// (`material_changes.rs`).
     materials: MaterialTable,
+    /// The textures added while frames run, on their way to the GPU
+    /// (`texture_streaming.rs`).
+    textures: TextureStream,
     transform_buffer: Arc<GpuBuffer>,
     record_buffer: Arc<GpuBuffer>,
     /// Each slot's batch id (`object_batches`), written by the GPU frame's batch pass.
@@ -147,6 +152,7 @@ impl GpuScene {
         let mesh_buffers = MeshBuffers::upload(device, &meshes)?;
         let material_buffers = MaterialBuffers::upload(device, &meshes)?;
         let materials = MaterialTable::new(&meshes);
+        let textures = TextureStream::new(meshes.textures());
         let buffer = |name: &str, bytes: u64| growth::object_buffer(device, name, capacity, bytes);
         Ok(GpuScene {
             device: Arc::clone(device),
@@ -160,6 +166,7 @@ impl GpuScene {
             mesh_buffers,
             material_buffers,
             materials,
+            textures,
             transform_buffer: buffer(OBJECT_TRANSFORMS, OBJECT_TRANSFORM_BYTES)?,
             record_buffer: buffer(OBJECT_RECORDS, OBJECT_RECORD_BYTES)?,
             batch_buffer: buffer(OBJECT_BATCHES, growth::BATCH_ID_BYTES)?,
@@ -191,7 +198,16 @@ impl GpuScene {
     pub fn import_into(&self, graph: &mut RenderGraph) {
         graph.import_buffer(MESH_UVS, Arc::clone(&self.material_buffers.uvs));
         graph.import_buffer(MATERIALS, Arc::clone(&self.material_buffers.materials));
-        graph.import_image_in_layout(MATERIAL_TEXTURES, Arc::clone(&self.material_buffers.textures), TEXTURE_LAYOUT);
+        let textures = Arc::clone(&self.material_buffers.textures);
+        if self.textures_fresh() {
+            // Made for textures added while frames run: nothing written yet.
+            graph.import_image(MATERIAL_TEXTURES, textures);
+        } else {
+            graph.import_image_in_layout(MATERIAL_TEXTURES, textures, TEXTURE_LAYOUT);
+        }
+        if let Some(outgrown) = self.outgrown_textures() {
+            graph.import_image_in_layout(MATERIAL_TEXTURES_OUTGROWN, Arc::clone(outgrown), TEXTURE_LAYOUT);
+        }
         graph.import_buffer(OBJECT_TRANSFORMS, Arc::clone(&self.transform_buffer));
         graph.import_buffer(OBJECT_RECORDS, Arc::clone(&self.record_buffer));
         graph.import_buffer(OBJECT_BATCHES, Arc::clone(&self.batch_buffer));

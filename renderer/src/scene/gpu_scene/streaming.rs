@@ -299,8 +299,12 @@ impl GpuScene {
     /// Returns an error when a buffer cannot grow: nothing new is taken then (the objects
     /// keep their stand-ins), and the growth is tried again by the next call.
     pub fn stream_frame(&mut self, budget: u64) -> render_graph::Result<bool> {
-        // Materials first: the table grows, and a removed or replaced one rewrites records.
+        // Materials and textures first: the table grows, a removed or replaced material
+        // rewrites records, and textures take their share of the budget (half while meshes
+        // wait too).
         let materials_changed = self.material_frame()?;
+        let texture_share = if self.pending_mesh_bytes() > 0 { budget / 2 } else { budget };
+        let budget = budget.saturating_sub(self.texture_frame(texture_share)?);
         let removed = std::mem::take(&mut self.stream.removed_since) | materials_changed;
         if self.stream.boxes.is_empty() && self.stream.levels.is_empty() && self.stream.staged {
             return Ok(removed);
