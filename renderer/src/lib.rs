@@ -75,8 +75,8 @@ pub mod truth;
 // The CPU-side meshes the GPU scene uploads (crate `meshes`), re-exported so that a renderer's
 // user needs no second dependency.
 pub use meshes::{
-    pack_normal, LibraryError, Material, MeshLibrary, MeshRange, MeshVertices, Meshlet, TextureLayers, TextureWrap,
-    MAX_TEXTURE_LAYERS, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS,
+    pack_normal, AssetSink, LibraryError, Material, MeshLibrary, MeshRange, MeshVertices, Meshlet, TextureLayers,
+    TextureWrap, MAX_TEXTURE_LAYERS, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS,
 };
 
 // The Render stage: installing it, what it reports, where frames go, screenshots and the

@@ -137,3 +137,27 @@ impl RenderMeshes {
         lock_scene(&self.scene).pending_mesh_bytes()
     }
 }
+
+/// A loaded model's parts go to the renderer while frames run: an importer given the
+/// resource adds meshes, textures and materials with ids valid at once.
+impl meshes::AssetSink for RenderMeshes {
+    fn add_mesh_levels(
+        &mut self,
+        vertices: MeshVertices<'_>,
+        levels: &[(&[u32], &[Meshlet])],
+    ) -> meshes::Result<Range<u32>> {
+        RenderMeshes::add_mesh_levels(self, vertices, levels)
+    }
+
+    fn texture_size(&self) -> u32 {
+        RenderMeshes::texture_size(self)
+    }
+
+    fn add_texture(&mut self, size: u32, mips: Vec<Vec<u8>>) -> meshes::Result<u32> {
+        RenderMeshes::add_texture(self, size, mips).map_err(Into::into)
+    }
+
+    fn add_material(&mut self, material: meshes::Material) -> meshes::Result<u32> {
+        RenderMeshes::add_material(self, material).map_err(Into::into)
+    }
+}

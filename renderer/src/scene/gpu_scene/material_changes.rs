@@ -72,6 +72,18 @@ impl std::fmt::Display for MaterialError {
 
 impl std::error::Error for MaterialError {}
 
+/// For an importer adding through [`meshes::AssetSink`]: the library's error, or one naming
+/// the refused id's fault.
+impl From<MaterialError> for meshes::LibraryError {
+    fn from(error: MaterialError) -> meshes::LibraryError {
+        match error {
+            MaterialError::Invalid(error) => error,
+            MaterialError::Unknown(_) => meshes::LibraryError::InvalidMaterial("no material or texture has this id"),
+            MaterialError::Removed(_) => meshes::LibraryError::InvalidMaterial("the material or texture was removed"),
+        }
+    }
+}
+
 /// The host's copy of `materials` and what waits for upload (see the module docs).
 pub(super) struct MaterialTable {
     /// By id, what the GPU holds once uploaded; at least as long as the buffer, the tail
