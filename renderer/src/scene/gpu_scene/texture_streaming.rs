@@ -248,7 +248,7 @@ impl GpuScene {
     }
 
     /// Lists into `out` (cleared first) every texture not wholly on the GPU, with the finest
-    /// mip its materials sample ([`NOT_RESIDENT`]: none), ascending.
+    /// mip its materials sample (`u32::MAX`: none yet), ascending.
     pub fn texture_stand_ins(&self, out: &mut Vec<(u32, u32)>) {
         out.clear();
         let textures = &self.textures;
@@ -260,7 +260,7 @@ impl GpuScene {
         out.extend(waiting.map(|(layer, &finest)| (layer as u32, finest)));
     }
 
-    /// Samples each texture of `mips` (layer, finest mip; [`NOT_RESIDENT`]: none) from no
+    /// Samples each texture of `mips` (layer, finest mip; `u32::MAX`: none) from no
     /// finer a mip than that, as another renderer's frame did
     /// ([`GpuScene::texture_stand_ins`]); the rest from their finest resident mip. A truth
     /// reference follows the frame it checks so.
