@@ -377,3 +377,90 @@ fn textures_added_while_frames_run_stream_smallest_mips_first_and_settle_to_the_
     }
     assert_no_validation_messages(&device);
 }
+
+/// The figure of the note (run it in release: `cargo test --release -p renderer --test
+/// runtime_materials -- --ignored --nocapture`): the frame that takes a new 1024x1024
+/// texture (5.3 MiB with its mips) under the default transfer budget against the frames
+/// around it, and the bytes each moves. Every add past a power of two of layers also grows
+/// the array (a GPU copy of the layers before it).
+#[test]
+#[ignore = "a timing for the docs, not a check"]
+fn time_of_a_frame_that_adds_a_1024_texture() {
+    let Some(device) = gpu_test_context() else { return };
+    const SIDE: u32 = 1024;
+    let chain = |seed: u8| -> Vec<Vec<u8>> {
+        (0..=SIDE.trailing_zeros())
+            .map(|level| {
+                let side = (SIDE >> level) as usize;
+                (0..side * side * 4).map(|byte| (byte as u8).wrapping_mul(seed)).collect()
+            })
+            .collect()
+    };
+    let mut library = textured_cube();
+    let first = library.add_texture(SIDE, chain(3)).expect("a texture");
+    library.add_material(Material { texture: Some(first), ..Material::default() }).expect("a material");
+    let setup = RenderSetup {
+        backend: CullingBackend::Gpu,
+        device: Some(Arc::clone(&device)),
+        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
+        capacity: 16,
+        meshes: library,
+        clear_color: SKY,
+        bits: BitsReadback::Wait,
+        passes: Vec::new(),
+        shadows: false,
+    };
+    let mut app = runtime::App::with_threads(2);
+    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
+    ecs::install(&mut app);
+    let (target, _capture) = HeadlessTarget::new();
+    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 1.5, 3.5), Vec3::ZERO));
+    spawn_textured(&mut app, -0.8, 0);
+    let assets = app.resource::<RenderMeshes>().clone();
+    let frame_ms = |app: &mut runtime::App| {
+        let started = std::time::Instant::now();
+        app.run_frame();
+        FrameInFlight::finish(app);
+        started.elapsed().as_secs_f64() * 1e3
+    };
+    let median = |times: &mut Vec<f64>| {
+        times.sort_by(f64::total_cmp);
+        times[times.len() / 2]
+    };
+    for _ in 0..5 {
+        frame_ms(&mut app);
+    }
+    let (mut quiet, mut adding, mut growing) = (Vec::new(), Vec::new(), Vec::new());
+    for add in 0..7u8 {
+        for _ in 0..4 {
+            quiet.push(frame_ms(&mut app));
+        }
+        let texels = chain(add + 5);
+        let started = std::time::Instant::now();
+        let id = assets.add_texture(SIDE, texels).expect("a texture");
+        let add_ms = started.elapsed().as_secs_f64() * 1e3;
+        let milliseconds = frame_ms(&mut app);
+        let bytes = app.resource::<RenderReport>().upload.texture_bytes;
+        let grew = id.is_power_of_two();
+        println!(
+            "texture {id}: add {add_ms:.2} ms, its frame {milliseconds:.2} ms, {bytes} bytes of texels{}",
+            if grew { ", the array grew" } else { "" }
+        );
+        assert!(assets.is_texture_resident(id), "one frame takes it under the default budget");
+        if grew {
+            growing.push(milliseconds)
+        } else {
+            adding.push(milliseconds)
+        }
+    }
+    println!(
+        "median frame: {:.2} ms without an add, {:.2} ms taking a 1024x1024 texture ({} frames), {:.2} ms taking one and growing the array ({} frames)",
+        median(&mut quiet),
+        median(&mut adding.clone()),
+        adding.len(),
+        median(&mut growing.clone()),
+        growing.len(),
+    );
+    assert_no_validation_messages(&device);
+}
