@@ -32,6 +32,7 @@ mod error;
 mod library;
 mod material;
 mod meshlet;
+mod sink;
 mod transfer;
 mod vertex;
 
@@ -41,6 +42,8 @@ pub use meshlet::Meshlet;
 pub use vertex::{pack_normal, MeshVertices, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS};
 // Materials and their textures.
 pub use material::{Material, TextureLayers, TextureWrap, MAX_TEXTURE_LAYERS};
+// Where an importer puts a model's parts.
+pub use sink::AssetSink;
 // Bounded uploads of assets added while the game runs.
 pub use transfer::{
     resident_level, FrameTransfer, TransferCopy, TransferQueue, TransferRegion, DEFAULT_TRANSFER_BUDGET,

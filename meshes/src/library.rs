@@ -70,17 +70,41 @@ impl MeshLibrary {
         self.textures.add(size, mips)
     }
 
+    /// Replaces texture layer `index`'s texels, checked as [`MeshLibrary::add_texture`]
+    /// checks them; nothing changes on an error.
+    pub fn replace_texture(&mut self, index: u32, size: u32, mips: Vec<Vec<u8>>) -> Result<()> {
+        self.textures.replace(index, size, mips)
+    }
+
     /// Adds a material and returns its index (an object's `MaterialHandle`). Its texture must
     /// have been added.
     pub fn add_material(&mut self, material: Material) -> Result<u32> {
+        self.check_material(&material)?;
+        self.materials.push(material);
+        Ok(self.materials.len() as u32 - 1)
+    }
+
+    /// Replaces material `index` (added before) by `material`, checked as
+    /// [`MeshLibrary::add_material`] checks it; nothing changes on an error.
+    pub fn replace_material(&mut self, index: u32, material: Material) -> Result<()> {
+        self.check_material(&material)?;
+        let slot = self
+            .materials
+            .get_mut(index as usize)
+            .ok_or(LibraryError::InvalidMaterial("no material has this index"))?;
+        *slot = material;
+        Ok(())
+    }
+
+    /// Whether `material` can join the table: its texture was added, its cutoff is finite.
+    fn check_material(&self, material: &Material) -> Result<()> {
         if material.texture.is_some_and(|texture| texture as usize >= self.textures.len()) {
             return Err(LibraryError::InvalidMaterial("the material names a texture the library does not have"));
         }
         if material.alpha_cutoff.is_some_and(|cutoff| !cutoff.is_finite()) {
             return Err(LibraryError::InvalidMaterial("the alpha cutoff is not finite"));
         }
-        self.materials.push(material);
-        Ok(self.materials.len() as u32 - 1)
+        Ok(())
     }
 
     /// The materials, by index.

@@ -1,7 +1,10 @@
 //! Materials as a game or an importer describes them (what an object's texture is, how it is
 //! addressed, whether its alpha cuts holes or blends) and their base-colour textures: square
 //! RGBA8 sRGB layers of one size, each with its full mip chain. Both live in the
-//! [`MeshLibrary`](crate::MeshLibrary), which the renderer uploads once with the meshes.
+//! [`MeshLibrary`](crate::MeshLibrary): the renderer uploads what it holds at install with the
+//! meshes, and a game adds, replaces and removes materials and textures while frames run
+//! through the renderer (its `RenderMeshes`), which keeps its library's copy and streams the
+//! texels to the GPU under the per-frame transfer budget, smallest mips first.
 //!
 //! An object's colour (a game's `BaseColor` or a glTF material's factor) multiplies the
 //! texture. A material index past the table, or a material without a texture, draws the
@@ -72,10 +75,32 @@ impl TextureLayers {
     /// first layer's size, at most [`MAX_TEXTURE_LAYERS`] of them. Returns an error naming
     /// what is wrong otherwise.
     pub fn add(&mut self, size: u32, mips: Vec<Vec<u8>>) -> Result<u32> {
+        if self.layers.len() as u32 >= MAX_TEXTURE_LAYERS {
+            return Err(LibraryError::InvalidTexture(
+                "more texture layers than an image array holds (MAX_TEXTURE_LAYERS)",
+            ));
+        }
         self.check(size, &mips)?;
         self.size = size;
         self.layers.push(Arc::new(mips));
         Ok(self.layers.len() as u32 - 1)
+    }
+
+    /// Replaces layer `index`'s texels by `mips`, checked as [`TextureLayers::add`] checks
+    /// them (the same size as every layer); nothing changes on an error.
+    pub fn replace(&mut self, index: u32, size: u32, mips: Vec<Vec<u8>>) -> Result<()> {
+        self.check(size, &mips)?;
+        let layer = self
+            .layers
+            .get_mut(index as usize)
+            .ok_or(LibraryError::InvalidTexture("no texture layer has this index"))?;
+        *layer = Arc::new(mips);
+        Ok(())
+    }
+
+    /// Layer `index`'s mips, from the largest.
+    pub fn layer(&self, index: u32) -> Option<&[Vec<u8>]> {
+        self.layers.get(index as usize).map(|layer| layer.as_slice())
     }
 
     /// The side of every layer, or 0 without any.
@@ -111,9 +136,6 @@ impl TextureLayers {
         }
         if self.size != 0 && self.size != size {
             return invalid("every texture layer has the size of the first (resize it on import)");
-        }
-        if self.layers.len() as u32 >= MAX_TEXTURE_LAYERS {
-            return invalid("more texture layers than an image array holds (MAX_TEXTURE_LAYERS)");
         }
         let chain = 32 - size.leading_zeros();
         if mips.len() != chain as usize {

@@ -37,6 +37,9 @@ pub const MESH_UVS: &str = "mesh_uvs";
 pub const MATERIALS: &str = "materials";
 /// The base-colour textures, one layer each of an sRGB image array (`sampler2DArray`).
 pub const MATERIAL_TEXTURES: &str = "material_textures";
+/// The texture array outgrown by textures added while frames run, while its layers are
+/// copied into `material_textures`.
+pub const MATERIAL_TEXTURES_OUTGROWN: &str = "material_textures_outgrown";
 /// The frame's view, a uniform buffer holding one [`FrameView`](crate::FrameView)
 /// (**contract** name): camera matrices, eye, viewport, planes, frame index, object count.
 pub const VIEW: &str = "view";

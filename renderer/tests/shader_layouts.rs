@@ -101,7 +101,7 @@ fn the_material_table_is_laid_out_as_gpu_material() {
         ("texture", offset_of!(GpuMaterial, texture)),
         ("flags", offset_of!(GpuMaterial, flags)),
         ("cutoff", offset_of!(GpuMaterial, cutoff)),
-        ("pad", offset_of!(GpuMaterial, pad)),
+        ("min_lod", offset_of!(GpuMaterial, min_lod)),
     ];
     check(shaders::ENGINE_MATERIAL_H, "Material", false, &material, size_of::<GpuMaterial>());
 }

@@ -250,3 +250,198 @@ fn gltf_files_loaded_by_outside_threads_while_frames_run_are_drawn_and_culling_h
     }
     assert_no_validation_messages(&device);
 }
+
+/// Side of the textured file's image.
+const IMAGE_SIDE: u32 = 64;
+
+/// A PNG of `IMAGE_SIDE` texels a side (16 KiB of finest mip: more than the budget): a checkerboard of orange and cream cells, with a
+/// transparent band (alpha 0) across its middle rows, which an alpha mask cuts out.
+fn checker_png() -> Vec<u8> {
+    let side = IMAGE_SIDE as usize;
+    let mut texels = Vec::with_capacity(side * side * 4);
+    for y in 0..side {
+        for x in 0..side {
+            let color = if (x / 16 + y / 16).is_multiple_of(2) { [240, 120, 30] } else { [245, 235, 210] };
+            let alpha = if (24..40).contains(&y) { 0 } else { 255 };
+            texels.extend([color[0], color[1], color[2], alpha]);
+        }
+    }
+    let mut bytes = Vec::new();
+    {
+        let mut encoder = png::Encoder::new(&mut bytes, IMAGE_SIDE, IMAGE_SIDE);
+        encoder.set_color(png::ColorType::Rgba);
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder.write_header().expect("a PNG header");
+        writer.write_image_data(&texels).expect("the texels");
+    }
+    bytes
+}
+
+/// A .glb of one node with a unit quad facing +z (texture coordinates over it), its material
+/// textured with [`checker_png`], alpha-masked and double-sided.
+fn textured_quad_glb() -> Vec<u8> {
+    let positions: [[f32; 3]; 4] = [[-1.0, -1.0, 0.0], [1.0, -1.0, 0.0], [1.0, 1.0, 0.0], [-1.0, 1.0, 0.0]];
+    let uvs: [[f32; 2]; 4] = [[0.0, 1.0], [1.0, 1.0], [1.0, 0.0], [0.0, 0.0]];
+    let indices: [u32; 6] = [0, 1, 2, 0, 2, 3];
+    let mut bin: Vec<u8> = positions.iter().flatten().flat_map(|value| value.to_le_bytes()).collect();
+    let uv_at = bin.len();
+    bin.extend(uvs.iter().flatten().flat_map(|value| value.to_le_bytes()));
+    let index_at = bin.len();
+    bin.extend(indices.iter().flat_map(|value| value.to_le_bytes()));
+    let image_at = bin.len();
+    let image = checker_png();
+    bin.extend(&image);
+    let json = format!(
+        r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":[0]}}],"nodes":[{{"mesh":0}}],
+"materials":[{{"pbrMetallicRoughness":{{"baseColorTexture":{{"index":0}}}},"alphaMode":"MASK","alphaCutoff":0.5,"doubleSided":true}}],
+"textures":[{{"source":0}}],
+"images":[{{"bufferView":3,"mimeType":"image/png"}}],
+"meshes":[{{"primitives":[{{"attributes":{{"POSITION":0,"TEXCOORD_0":1}},"indices":2,"material":0}}]}}],
+"buffers":[{{"byteLength":{}}}],
+"bufferViews":[{{"buffer":0,"byteOffset":0,"byteLength":{uv_at}}},{{"buffer":0,"byteOffset":{uv_at},"byteLength":{}}},
+{{"buffer":0,"byteOffset":{index_at},"byteLength":24}},{{"buffer":0,"byteOffset":{image_at},"byteLength":{}}}],
+"accessors":[{{"bufferView":0,"componentType":5126,"count":4,"type":"VEC3","min":[-1,-1,0],"max":[1,1,0]}},
+{{"bufferView":1,"componentType":5126,"count":4,"type":"VEC2"}},
+{{"bufferView":2,"componentType":5125,"count":6,"type":"SCALAR"}}]}}"#,
+        bin.len(),
+        index_at - uv_at,
+        image.len(),
+    );
+    let mut json = json.into_bytes();
+    json.resize(json.len().next_multiple_of(4), b' ');
+    bin.resize(bin.len().next_multiple_of(4), 0);
+    let mut glb = Vec::new();
+    glb.extend(b"glTF");
+    glb.extend(2u32.to_le_bytes());
+    glb.extend(((12 + 8 + json.len() + 8 + bin.len()) as u32).to_le_bytes());
+    glb.extend((json.len() as u32).to_le_bytes());
+    glb.extend(b"JSON");
+    glb.extend(&json);
+    glb.extend((bin.len() as u32).to_le_bytes());
+    glb.extend(b"BIN\0");
+    glb.extend(&bin);
+    glb
+}
+
+/// Hands a loaded model's parts to the renderer under test and to its truth reference alike.
+struct Twin<'a> {
+    meshes: RenderMeshes,
+    reference: &'a mut ReferenceRenderer,
+}
+
+impl renderer::AssetSink for Twin<'_> {
+    fn add_mesh_levels(
+        &mut self,
+        vertices: renderer::MeshVertices<'_>,
+        levels: &[(&[u32], &[renderer::Meshlet])],
+    ) -> Result<std::ops::Range<u32>, renderer::LibraryError> {
+        let ids = self.meshes.add_mesh_levels(vertices, levels)?;
+        assert_eq!(self.reference.add_mesh_levels(vertices, levels).expect("the reference takes it"), ids);
+        Ok(ids)
+    }
+
+    fn texture_size(&self) -> u32 {
+        self.meshes.texture_size()
+    }
+
+    fn add_texture(&mut self, size: u32, mips: Vec<Vec<u8>>) -> Result<u32, renderer::LibraryError> {
+        let id = self.meshes.add_texture(size, mips.clone())?;
+        assert_eq!(self.reference.add_texture(size, mips), Ok(id));
+        Ok(id)
+    }
+
+    fn add_material(&mut self, material: renderer::Material) -> Result<u32, renderer::LibraryError> {
+        let id = self.meshes.add_material(material)?;
+        assert_eq!(self.reference.add_material(material), Ok(id));
+        Ok(id)
+    }
+}
+
+/// Where the textured quad is placed: turned a little, so its back face shows (it is
+/// double-sided) and its texture is minified unevenly.
+fn quad_place() -> Transform {
+    Transform {
+        translation: Vec3::new(0.0, 0.3, 0.0),
+        rotation: glam::Quat::from_rotation_y(2.6),
+        scale: Vec3::splat(1.2),
+    }
+}
+
+/// A textured, masked, double-sided glTF file loaded by the `AssetServer` while frames run
+/// keeps its look: its texture streams in under the small budget (the truth reference samples
+/// the same mips every frame and agrees), and once resident the picture equals the picture
+/// of the same file loaded into the library before the first frame.
+#[test]
+fn a_textured_gltf_loaded_while_frames_run_draws_as_when_preloaded() {
+    let Some(device) = gpu_test_context() else { return };
+    let path = scratch().join("textured quad.glb");
+    std::fs::write(&path, textured_quad_glb()).expect("the file is written");
+    let loaded = assets::load_gltf(&path, &assets::ProcessOptions::default()).expect("a valid file");
+    assert!(loaded.images.len() == 1, "the image is decoded");
+    for backend in [CullingBackend::Gpu, CullingBackend::Cpu] {
+        // The same file in the library before the first frame.
+        let mut library = MeshLibrary::new();
+        let cube = library.add_unit_cube();
+        let model = loaded.add_model_to(&mut library).expect("the file's parts");
+        let (mut first, capture) = app(&device, backend, false, &library, cube);
+        spawn_model(first.world_mut(), &model, quad_place());
+        for _ in 0..4 {
+            first.run_frame();
+            FrameInFlight::finish(&mut first);
+        }
+        let preloaded = lock_capture(&capture).pixels.clone();
+        drop(first);
+        // The quad's back (lit dimly) shows its orange cells.
+        let orange = preloaded
+            .chunks(4)
+            .filter(|pixel| pixel[0] > 60 && u32::from(pixel[0]) > 2 * u32::from(pixel[2]) + 10)
+            .count();
+        assert!(orange > 20, "{backend:?}: the texture shows ({orange} orange pixels)");
+        for pipelined in [false, true] {
+            let label = format!("{backend:?} pipelined {pipelined}");
+            let mut library = MeshLibrary::new();
+            let cube = library.add_unit_cube();
+            let (mut game, capture) = app(&device, backend, pipelined, &library, cube);
+            let mut reference =
+                ReferenceRenderer::with_device(Arc::clone(&device), WIDTH, HEIGHT, CAPACITY, library, SKY)
+                    .expect("a reference");
+            let server = AssetServer::new(ServerOptions { loader_threads: 1, ..ServerOptions::default() });
+            let handle = server.load(path.clone());
+            let mut spawned_at = None;
+            let mut settled_at = None;
+            let mut streaming_frames = 0;
+            for frame in 0..FRAMES {
+                let at = format!("{label} frame {frame}");
+                if spawned_at.is_none() && server.state(handle).expect("a live handle") == LoadState::Ready {
+                    let scene = server.get(handle).expect("a live handle").expect("ready");
+                    let meshes = game.resource::<RenderMeshes>().clone();
+                    let model =
+                        scene.add_model_to(&mut Twin { meshes, reference: &mut reference }).expect("the file's parts");
+                    spawn_model(game.world_mut(), &model, quad_place());
+                    spawned_at = Some(frame);
+                }
+                game.run_frame();
+                FrameInFlight::finish(&mut game);
+                let capture = lock_capture(&capture);
+                let report = game.resource::<RenderReport>();
+                assert!(report.error.is_none(), "{at}: {:?}", report.error);
+                let (world, visibility) = (game.world(), game.resource::<Visibility>());
+                let checked = check_frame(&mut reference, &capture.pixels, world, &visibility, &report, None)
+                    .expect("the truth answers");
+                assert_eq!(checked.truth.false_hidden, 0, "{at}: {:?}", checked.truth);
+                assert_eq!(checked.differing_pixels, 0, "{at}: the picture is the reference's");
+                streaming_frames += usize::from(!report.texture_mips.is_empty());
+                if spawned_at.is_some() && report.stand_ins.is_empty() && report.texture_mips.is_empty() {
+                    let settled = *settled_at.get_or_insert(frame);
+                    if frame > settled {
+                        assert!(capture.pixels == preloaded, "{at}: the preloaded picture once resident");
+                        break;
+                    }
+                }
+            }
+            assert!(settled_at.is_some(), "{label}: the file loads and reaches the GPU in {FRAMES} frames");
+            assert!(streaming_frames >= 2, "{label}: the texture streams over frames ({streaming_frames})");
+        }
+    }
+    assert_no_validation_messages(&device);
+}

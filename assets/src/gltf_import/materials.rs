@@ -329,14 +329,15 @@ const MAX_TEXTURE_SIDE: u32 = 2048;
 
 /// Adds `images` to `library` as texture layers (every layer square and of one power-of-two
 /// side, so images of other shapes are resized, with their mips made again) and `materials`
-/// as library materials; returns the library index of the first material.
+/// as library materials; returns the id each material got, in order (consecutive in a library
+/// only one thread fills).
 pub(crate) fn add_materials(
-    library: &mut meshes::MeshLibrary,
+    library: &mut impl meshes::AssetSink,
     materials: &[GltfMaterial],
     images: &[TextureImage],
-) -> meshes::Result<u32> {
+) -> meshes::Result<Vec<u32>> {
     runtime::profile_zone!("glTF textures to the library");
-    let side = match library.textures().size() {
+    let side = match library.texture_size() {
         0 => images
             .iter()
             .map(|image| image.width.max(image.height))
@@ -358,7 +359,7 @@ pub(crate) fn add_materials(
         };
         layers.push(library.add_texture(side, mips)?);
     }
-    let base = library.materials().len() as u32;
+    let mut ids = Vec::with_capacity(materials.len());
     for material in materials {
         let wrap = |wrap: Wrap| match wrap {
             Wrap::Repeat => meshes::TextureWrap::Repeat,
@@ -366,7 +367,7 @@ pub(crate) fn add_materials(
             Wrap::ClampToEdge => meshes::TextureWrap::ClampToEdge,
         };
         let texture = material.base_color_texture;
-        library.add_material(meshes::Material {
+        ids.push(library.add_material(meshes::Material {
             texture: texture.map(|texture| layers[texture.image]),
             alpha_cutoff: match material.alpha {
                 AlphaMode::Opaque => None,
@@ -379,9 +380,9 @@ pub(crate) fn add_materials(
             blend: material.alpha == AlphaMode::Blend,
             double_sided: material.double_sided,
             nearest: texture.is_some_and(|texture| !texture.sampler.linear_mag),
-        })?;
+        })?);
     }
-    Ok(base)
+    Ok(ids)
 }
 
 #[cfg(test)]

@@ -93,7 +93,8 @@ impl GltfScene {
     /// the closed, opaque meshes to `occluders`, each level's own) once, and returns the
     /// model to [`spawn_model`] from.
     pub fn add_model(&self, library: &mut MeshLibrary, occluders: &mut OccluderMeshes) -> meshes::Result<Model> {
-        let material_base = materials::add_materials(library, &self.material_list, &self.images)?;
+        let material_ids = materials::add_materials(library, &self.material_list, &self.images)?;
+        let material_base = material_ids[0];
         let mut meshes = Vec::with_capacity(self.meshes.len());
         let mut occluder_count = 0;
         for (index, mesh) in self.meshes.iter().enumerate() {
@@ -115,7 +116,7 @@ impl GltfScene {
             meshes.push(placed);
         }
         let looks = (0..self.meshes.len())
-            .map(|mesh| (MaterialHandle(material_base + self.materials[mesh]), self.colors[mesh]))
+            .map(|mesh| (MaterialHandle(material_ids[self.materials[mesh] as usize]), self.colors[mesh]))
             .collect();
         Ok(self.model_of(meshes, looks, occluder_count, material_base))
     }
@@ -126,12 +127,11 @@ impl GltfScene {
     /// renderer: `add_levels` is the renderer's `RenderMeshes::add_mesh_levels`, whose ids
     /// are valid at once (the objects draw stand-ins until the bytes are on the GPU).
     ///
-    /// Materials and textures cannot be added while frames run, so every drawable gets
-    /// [`MaterialHandle::PLAIN`] (opaque, one-sided, no texture) with its glTF material's
-    /// base colour ([`BaseColor`]): a textured, masked or blended material of the file draws
-    /// as its flat base colour, never as whatever the renderer's material table holds at that
-    /// index. No occluders are made (the occluder table is fixed at install). Stops at the
-    /// first refusal of `add_levels`; the meshes added before it stay added.
+    /// Only the meshes are handed over: every drawable gets [`MaterialHandle::PLAIN`]
+    /// (opaque, one-sided, no texture) with its glTF material's base colour ([`BaseColor`]).
+    /// [`GltfScene::add_model_to`] hands over the materials and textures too. No occluders
+    /// are made (the occluder table is fixed at install). Stops at the first refusal of
+    /// `add_levels`; the meshes added before it stay added.
     ///
     /// ```
     /// # use assets::{GltfScene, spawn_model};
@@ -153,6 +153,38 @@ impl GltfScene {
         }
         let looks = self.colors.iter().map(|&color| (MaterialHandle::PLAIN, color)).collect();
         Ok(self.model_of(meshes, looks, 0, MaterialHandle::PLAIN.0))
+    }
+
+    /// Adds the textures, materials and meshes (with their levels of detail and meshlets) to
+    /// `sink` and returns the model to [`spawn_model`] from: a [`MeshLibrary`] before the
+    /// first frame, or the renderer's `RenderMeshes` while frames run, whose ids are valid at
+    /// once (the objects draw stand-ins until the meshes are on the GPU, and sample the
+    /// textures' mips that arrived). The drawables keep their materials' look: textures,
+    /// alpha mask, blending, double-sidedness and sampling. Images of another size than the
+    /// sink's textures are resized here, on the calling thread (a loader's, off the frame).
+    /// No occluders are made (see [`GltfScene::add_model`] for a library's). Stops at the
+    /// first refusal; what was added before it stays added.
+    ///
+    /// ```
+    /// # use assets::{GltfScene, spawn_model};
+    /// # fn game(scene: &GltfScene, world: &mut hecs::World, meshes: &mut meshes::MeshLibrary) -> meshes::Result<()> {
+    /// // With a renderer: `scene.add_model_to(&mut render_meshes.clone())`.
+    /// let model = scene.add_model_to(meshes)?;
+    /// let spawned = spawn_model(world, &model, ecs::Transform::IDENTITY);
+    /// assert_eq!(spawned.drawables.len(), scene.meshes.len());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn add_model_to(&self, sink: &mut impl meshes::AssetSink) -> meshes::Result<Model> {
+        let material_ids = materials::add_materials(sink, &self.material_list, &self.images)?;
+        let mut meshes = Vec::with_capacity(self.meshes.len());
+        for mesh in &self.meshes {
+            meshes.push(add_levels_with(mesh, |vertices, levels| sink.add_mesh_levels(vertices, levels))?);
+        }
+        let looks = (0..self.meshes.len())
+            .map(|mesh| (MaterialHandle(material_ids[self.materials[mesh] as usize]), self.colors[mesh]))
+            .collect();
+        Ok(self.model_of(meshes, looks, 0, material_ids[0]))
     }
 
     /// The model of the scene's nodes over meshes placed as `meshes` and drawn with `looks`.

@@ -11,6 +11,7 @@
 use ash::vk;
 
 use super::execute_context::ExecuteContext;
+use super::Binding;
 use crate::access::Access;
 use crate::compile::{raw_handle, AccessedBuffer, AccessedImage, BufferWrite, ImageWrite};
 use crate::error::GraphError;
@@ -145,6 +146,78 @@ impl ExecuteContext<'_> {
                 to.image,
                 vk::ImageLayout::TRANSFER_DST_OPTIMAL,
                 &[region],
+            )
+        };
+    }
+
+    /// Copies every mip of layers `0..layers` of the image array `source` (declared
+    /// [`Access::TransferRead`]) into the same layers of `target` (declared
+    /// [`Access::TransferWrite`]): an array outgrown by one with more layers. Both have the
+    /// same format, size and mip count, and at least `layers` layers.
+    pub fn copy_image_layers(&mut self, source: impl AccessedImage, target: &ImageWrite, layers: u32) {
+        let source = raw_handle(source).0;
+        let Some(from) = self.transfer_image(source, Access::TransferRead) else { return };
+        let Some(to) = self.transfer_image(target.0, Access::TransferWrite) else { return };
+        if from.format != to.format || from.extent != to.extent || from.mip_levels != to.mip_levels {
+            return self.fail_transfer(target.0, "a layer copy between images of different formats, sizes or mips");
+        }
+        if layers == 0 {
+            return;
+        }
+        let aspect_mask = full_range(from.format, 1).aspect_mask;
+        let regions: Vec<vk::ImageCopy> = (0..from.mip_levels)
+            .map(|mip_level| {
+                let layers =
+                    vk::ImageSubresourceLayers { aspect_mask, mip_level, base_array_layer: 0, layer_count: layers };
+                let extent = vk::Extent3D {
+                    width: (from.extent.width >> mip_level).max(1),
+                    height: (from.extent.height >> mip_level).max(1),
+                    depth: 1,
+                };
+                vk::ImageCopy::default().src_subresource(layers).dst_subresource(layers).extent(extent)
+            })
+            .collect();
+        self.before_transfer_write(target.0, None, Some((to.image, full_range(to.format, to.mip_levels))));
+        // SAFETY: recording outside a rendering scope; both images are in the transfer layouts
+        // their declarations give; every mip and layer copied exists in both (same size and
+        // mips, `layers` at most either's count by the caller's contract, which validation
+        // checks).
+        unsafe {
+            self.device.raw().cmd_copy_image(
+                self.command_buffer,
+                from.image,
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                to.image,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                &regions,
+            )
+        };
+    }
+
+    /// Copies texels staged in prepare ([`crate::PrepareContext::stage_data`] or
+    /// [`crate::PrepareContext::stage_with`]: `staged`) into `target` (declared
+    /// [`Access::TransferWrite`]); each region's `buffer_offset` counts from the start of
+    /// `staged` and must lie inside it.
+    pub fn copy_staged_to_image(&mut self, staged: &Binding, target: &ImageWrite, regions: &[vk::BufferImageCopy]) {
+        let Some(to) = self.transfer_image(target.0, Access::TransferWrite) else { return };
+        let Some((buffer, offset, size)) = staged.external_range() else {
+            return self.fail_transfer(target.0, "texels must come from this frame's staging (stage_data)");
+        };
+        if regions.iter().any(|region| region.buffer_offset >= size) {
+            return self.fail_transfer(target.0, "a texel region starts past the staged bytes");
+        }
+        let regions: Vec<vk::BufferImageCopy> =
+            regions.iter().map(|region| region.buffer_offset(region.buffer_offset + offset)).collect();
+        self.before_transfer_write(target.0, None, Some((to.image, full_range(to.format, to.mip_levels))));
+        // SAFETY: recording outside a rendering scope; the image is in TRANSFER_DST_OPTIMAL
+        // (its declaration); the staging buffer lives until the frame has finished.
+        unsafe {
+            self.device.raw().cmd_copy_buffer_to_image(
+                self.command_buffer,
+                buffer,
+                to.image,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                &regions,
             )
         };
     }

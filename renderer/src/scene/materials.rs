@@ -1,7 +1,10 @@
 //! Materials of the GPU scene: the [`MeshLibrary`]'s material table as the shaders read it
 //! ([`GpuMaterial`], indexed by each object's `material`) and its base-colour textures, one
-//! layer each of one sRGB image array with full mips, uploaded once with the meshes, beside
-//! the texture coordinates (`mesh_uvs`).
+//! layer each of one sRGB image array with full mips, beside the texture coordinates
+//! (`mesh_uvs`). What the library holds at install is uploaded here, waiting for the copy;
+//! materials and textures added, replaced or removed while frames run go up with the frames
+//! (`gpu_scene/material_changes.rs`, `gpu_scene/texture_streaming.rs`), the table and the
+//! array growing as they fill.
 //!
 //! An object's colour (its record's `color`, a game's `BaseColor` or a glTF material's
 //! factor) multiplies the texture. A material index past the table, or the table's absent
@@ -38,8 +41,10 @@ pub struct GpuMaterial {
     pub flags: u32,
     /// The alpha cutoff of a masked material.
     pub cutoff: f32,
-    /// Padding to 16 bytes.
-    pub pad: u32,
+    /// The finest mip of the texture the shaders sample: 0 once every mip is on the GPU;
+    /// while a texture added at run time streams in, the finest mip that arrived (the
+    /// sampled level is clamped to it, so no mip without texels is read).
+    pub min_lod: u32,
 }
 
 impl GpuMaterial {
@@ -67,7 +72,7 @@ impl GpuMaterial {
             texture: material.texture.unwrap_or(GpuMaterial::NO_TEXTURE),
             flags,
             cutoff: material.alpha_cutoff.unwrap_or(0.0),
-            pad: 0,
+            min_lod: 0,
         }
     }
 }
@@ -100,7 +105,8 @@ impl MaterialBuffers {
             format: vk::Format::R8G8B8A8_SRGB,
             extent: vk::Extent2D { width: textures.size(), height: textures.size() },
             mip_levels,
-            usage: vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST,
+            // A copy source too: an array outgrown by textures added at run time is copied.
+            usage: vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST | vk::ImageUsageFlags::TRANSFER_SRC,
         };
         let image = GpuImage::new_array(device, "material_textures", info, textures.len() as u32)?;
         let table_bytes = as_bytes(&table);

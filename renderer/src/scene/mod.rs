@@ -1,6 +1,7 @@
 //! The GPU scene the passes draw and cull: one [`ObjectTransform`] and one [`ObjectRecord`]
 //! per object slot ([`GpuScene`], kept on the host and uploaded as it changes), the meshes
-//! of a [`meshes::MeshLibrary`] (uploaded once, `mesh.rs`) and its materials (`materials.rs`),
+//! of a [`meshes::MeshLibrary`] (uploaded at install, `mesh.rs`, and streamed as meshes are
+//! added) and its materials and textures (`materials.rs`, likewise),
 //! and the cluster tables of meshlet culling ([`ClusterTable`]).
 
 mod batches;
@@ -19,8 +20,8 @@ pub use cluster_table::{
     PAIR_FIRST, PAIR_WHOLE,
 };
 pub use gpu_scene::{
-    lock_scene, set_scene_memory_limit, GpuScene, ObjectDesc, RemoveMeshError, ReplaceMeshError, ResidencyReport,
-    SceneGrowthError, SharedScene, UploadReport, DEVICE_HEAP_SHARE,
+    lock_scene, set_scene_memory_limit, GpuScene, MaterialError, ObjectDesc, RemoveMeshError, ReplaceMeshError,
+    ResidencyReport, SceneGrowthError, SharedScene, UploadReport, DEVICE_HEAP_SHARE, REMOVED_MATERIAL_DRAWS,
 };
 pub(crate) use gpu_scene::{MeshCopy, RecordedCopy};
 pub use materials::GpuMaterial;

@@ -1,4 +1,5 @@
-//! [`RenderMeshes`]: the resource through which a game adds meshes while it runs.
+//! [`RenderMeshes`]: the resource through which a game adds meshes, materials and textures
+//! while it runs.
 
 use std::ops::Range;
 
@@ -77,8 +78,93 @@ impl RenderMeshes {
         lock_scene(&self.scene).mesh_buffer_bytes()
     }
 
+    /// Adds a material and returns its id, valid at once (a `MaterialHandle` may name it in
+    /// the same frame); its entry reaches the GPU with the next frame (see
+    /// [`GpuScene::add_material`](crate::GpuScene::add_material)). A game whose material has
+    /// holes (an alpha mask or blending) marks it see-through for the CPU's occlusion culling
+    /// ([`culling::occlusion::OccluderMeshes::set_see_through`]) if one of its objects' meshes
+    /// occludes.
+    pub fn add_material(&self, material: meshes::Material) -> Result<u32, crate::MaterialError> {
+        lock_scene(&self.scene).add_material(material)
+    }
+
+    /// Replaces material `id`, keeping the id: its objects draw the new one from the next
+    /// frame; an unknown or removed id is refused by name (see
+    /// [`GpuScene::replace_material`](crate::GpuScene::replace_material)).
+    pub fn replace_material(&self, id: u32, material: meshes::Material) -> Result<(), crate::MaterialError> {
+        lock_scene(&self.scene).replace_material(id, material)
+    }
+
+    /// Removes material `id`: objects still naming it draw with the default material (their
+    /// colour alone) from the next frame, with one warning naming it; the id is refused from
+    /// then on (see [`GpuScene::remove_material`](crate::GpuScene::remove_material)).
+    pub fn remove_material(&self, id: u32) -> Result<(), crate::MaterialError> {
+        lock_scene(&self.scene).remove_material(id)
+    }
+
+    /// Adds a base-colour texture (a square power-of-two RGBA8 sRGB image with its full mip
+    /// chain, of [`RenderMeshes::texture_size`] when that is not 0) and returns its id, valid
+    /// at once for a material; its texels reach the GPU under the transfer budget, smallest
+    /// mips first, and its materials sample what arrived (see
+    /// [`GpuScene::add_texture`](crate::GpuScene::add_texture)).
+    pub fn add_texture(&self, size: u32, mips: Vec<Vec<u8>>) -> Result<u32, crate::MaterialError> {
+        lock_scene(&self.scene).add_texture(size, mips)
+    }
+
+    /// Replaces texture `id`'s texels, keeping the id (see
+    /// [`GpuScene::replace_texture`](crate::GpuScene::replace_texture)).
+    pub fn replace_texture(&self, id: u32, size: u32, mips: Vec<Vec<u8>>) -> Result<(), crate::MaterialError> {
+        lock_scene(&self.scene).replace_texture(id, size, mips)
+    }
+
+    /// Removes texture `id`: its materials draw the colour alone from the next frame, and the
+    /// id is refused from then on (see
+    /// [`GpuScene::remove_texture`](crate::GpuScene::remove_texture)).
+    pub fn remove_texture(&self, id: u32) -> Result<(), crate::MaterialError> {
+        lock_scene(&self.scene).remove_texture(id)
+    }
+
+    /// The side every texture added must have (0 before the first texture: any).
+    pub fn texture_size(&self) -> u32 {
+        lock_scene(&self.scene).texture_size()
+    }
+
+    /// Whether every mip of texture `id` is on the GPU.
+    pub fn is_texture_resident(&self, id: u32) -> bool {
+        lock_scene(&self.scene).is_texture_resident(id)
+    }
+
+    /// Bytes of added textures still waiting for a frame to take them.
+    pub fn pending_texture_bytes(&self) -> u64 {
+        lock_scene(&self.scene).pending_texture_bytes()
+    }
+
     /// Bytes of added meshes still waiting for a frame to take them.
     pub fn pending_bytes(&self) -> u64 {
         lock_scene(&self.scene).pending_mesh_bytes()
+    }
+}
+
+/// A loaded model's parts go to the renderer while frames run: an importer given the
+/// resource adds meshes, textures and materials with ids valid at once.
+impl meshes::AssetSink for RenderMeshes {
+    fn add_mesh_levels(
+        &mut self,
+        vertices: MeshVertices<'_>,
+        levels: &[(&[u32], &[Meshlet])],
+    ) -> meshes::Result<Range<u32>> {
+        RenderMeshes::add_mesh_levels(self, vertices, levels)
+    }
+
+    fn texture_size(&self) -> u32 {
+        RenderMeshes::texture_size(self)
+    }
+
+    fn add_texture(&mut self, size: u32, mips: Vec<Vec<u8>>) -> meshes::Result<u32> {
+        RenderMeshes::add_texture(self, size, mips).map_err(Into::into)
+    }
+
+    fn add_material(&mut self, material: meshes::Material) -> meshes::Result<u32> {
+        RenderMeshes::add_material(self, material).map_err(Into::into)
     }
 }

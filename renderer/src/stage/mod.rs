@@ -233,6 +233,12 @@ pub struct RenderReport {
     /// budget in force, bytes and levels loaded, levels evicted, bytes pending (see
     /// [`ecs::RenderSettings::mesh_memory_budget`]).
     pub residency: crate::ResidencyReport,
+    /// The textures added while the game runs whose mips are not all on the GPU yet in frame
+    /// [`RenderReport::game_frame`], each with the finest mip its materials sampled
+    /// (`u32::MAX`: none yet, the colour alone); see
+    /// [`GpuScene::add_texture`](crate::GpuScene::add_texture). Empty when every texture is
+    /// resident. The truth checks sample the same mips.
+    pub texture_mips: Vec<(u32, u32)>,
     /// Commands of the host's draw list in frame [`RenderReport::game_frame`] (CPU backend):
     /// one per batch of (mesh, level of detail, material) with a visible object when
     /// [`ecs::RenderSettings::batch_draws`] is on, else one per visible object. 0 when the

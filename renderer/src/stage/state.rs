@@ -53,6 +53,7 @@ impl FrameOutcome {
         report.missing_meshes = self.report.missing_meshes;
         // Swapped, not cloned, as the shadows below.
         std::mem::swap(&mut report.stand_ins, &mut self.report.stand_ins);
+        std::mem::swap(&mut report.texture_mips, &mut self.report.texture_mips);
         report.sync_seconds = self.report.sync_seconds;
         report.residency = self.report.residency;
         report.host_draw_commands = self.report.host_draw_commands;
@@ -413,6 +414,7 @@ impl RenderState {
             stream_error = Some(format!("the mesh buffers could not grow for the meshes added: {error}"));
         }
         scene.stand_ins(&mut report.stand_ins);
+        scene.texture_stand_ins(&mut report.texture_mips);
         report.residency = scene.residency_report();
         plot_residency(&report.residency);
         let synced = self.sync.apply(world, changes, visibility, &mut scene)?;

@@ -12,7 +12,9 @@
 //! stand-in [`GpuScene::drawn_mesh`] names (a coarser level, or a box of the mesh's bounds),
 //! culled with its own box. In a frame where a level of such a mesh arrives, or the mesh is
 //! replaced or removed, the slots written for that mesh ([`FamilySlots`], kept as records
-//! are written) are written again, and no others.
+//! are written) are written again, and no others. An object whose material was removed draws
+//! with the default material (its colour alone); every slot is written again in a frame after
+//! a material was removed or replaced ([`GpuScene::materials_changed`]).
 //!
 //! The scene grows to hold every slot ([`GpuScene::reserve`]). When it cannot (device memory
 //! exhausted), the frame draws the slots that fit, the error is reported once, and the
@@ -64,7 +66,8 @@ impl SceneSync {
     /// Brings `scene` to `visibility`'s columns: the object count, then every changed slot
     /// and every slot of a mesh family whose drawn level changed
     /// ([`GpuScene::changed_families`]: the objects drawing a stand-in for a level that
-    /// arrived draw it now), then the colours written since the last frame.
+    /// arrived draw it now), or every slot after a material was removed or replaced, then the
+    /// colours written since the last frame.
     pub(crate) fn apply(
         &mut self,
         world: &World,
@@ -89,7 +92,7 @@ impl SceneSync {
         scene.set_object_count(len as u32)?;
         self.owners.resize(len, Entity::DANGLING);
         self.families.truncate(len as u32);
-        let resync = self.short && len == visibility.len();
+        let resync = (self.short && len == visibility.len()) || scene.materials_changed();
         self.short = len < visibility.len();
         let mut write = |sync: &mut SceneSync, scene: &mut GpuScene, slot: usize| {
             report.slots += 1;
@@ -194,6 +197,10 @@ impl SceneSync {
             }
             None => draw.mesh.0,
         };
+        // A removed material draws the default one (`record_for`), said once.
+        if scene.is_material_removed(draw.material.0) {
+            scene.warn_removed_material_once(draw.material.0);
+        }
         let record = scene.record_for(mesh, local.min.to_array(), local.max.to_array(), color, draw.material.0);
         let Ok(mut record) = record else {
             scene.set_parts(index, ObjectTransform::IDENTITY, ObjectRecord::EMPTY).expect("slot below the count");

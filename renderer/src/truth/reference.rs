@@ -298,6 +298,57 @@ impl ReferenceRenderer {
         (self.extent.width, self.extent.height)
     }
 
+    /// Adds a material as the renderer under test was given it
+    /// ([`GpuScene::add_material`](crate::GpuScene::add_material)), so that the reference
+    /// draws the same picture; returns its id (the same, given the same calls in order).
+    pub fn add_material(&mut self, material: meshes::Material) -> Result<u32, crate::MaterialError> {
+        let mut scene = lock_scene(&self.scene);
+        let id = scene.add_material(material)?;
+        self.meshes = scene.meshes().clone();
+        Ok(id)
+    }
+
+    /// Replaces a material as the renderer under test did
+    /// ([`GpuScene::replace_material`](crate::GpuScene::replace_material)).
+    pub fn replace_material(&mut self, id: u32, material: meshes::Material) -> Result<(), crate::MaterialError> {
+        let mut scene = lock_scene(&self.scene);
+        scene.replace_material(id, material)?;
+        self.meshes = scene.meshes().clone();
+        Ok(())
+    }
+
+    /// Adds a texture as the renderer under test was given it
+    /// ([`GpuScene::add_texture`](crate::GpuScene::add_texture)); the reference's frames take
+    /// it whole (no budget), so the reference draws it at full detail from its first frame.
+    pub fn add_texture(&mut self, size: u32, mips: Vec<Vec<u8>>) -> Result<u32, crate::MaterialError> {
+        let mut scene = lock_scene(&self.scene);
+        let id = scene.add_texture(size, mips)?;
+        self.meshes = scene.meshes().clone();
+        Ok(id)
+    }
+
+    /// Replaces a texture as the renderer under test did
+    /// ([`GpuScene::replace_texture`](crate::GpuScene::replace_texture)).
+    pub fn replace_texture(&mut self, id: u32, size: u32, mips: Vec<Vec<u8>>) -> Result<(), crate::MaterialError> {
+        let mut scene = lock_scene(&self.scene);
+        scene.replace_texture(id, size, mips)?;
+        self.meshes = scene.meshes().clone();
+        Ok(())
+    }
+
+    /// Removes a texture as the renderer under test did
+    /// ([`GpuScene::remove_texture`](crate::GpuScene::remove_texture)).
+    pub fn remove_texture(&mut self, id: u32) -> Result<(), crate::MaterialError> {
+        lock_scene(&self.scene).remove_texture(id)
+    }
+
+    /// Removes a material as the renderer under test did
+    /// ([`GpuScene::remove_material`](crate::GpuScene::remove_material)): objects naming it
+    /// draw with the default material.
+    pub fn remove_material(&mut self, id: u32) -> Result<(), crate::MaterialError> {
+        lock_scene(&self.scene).remove_material(id)
+    }
+
     /// Adds a mesh with its levels as the game's renderer did
     /// ([`GpuScene::add_mesh_levels`]; the same meshes in the same order give the same ids).
     /// This renderer has no budget: the whole mesh is on its GPU with the next image it
@@ -315,9 +366,11 @@ impl ReferenceRenderer {
     }
 
     /// Draws, from now on, each mesh of `report`'s [`stand_ins`](crate::RenderReport::stand_ins)
-    /// as the frame it describes drew it ([`check_frame`](super::check_frame) calls it).
+    /// as the frame it describes drew it, and samples each texture of its
+    /// [`texture_mips`](crate::RenderReport::texture_mips) from the same finest mip ([`check_frame`](super::check_frame) calls it).
     pub fn follow_stand_ins(&mut self, report: &crate::RenderReport) {
         self.stand_ins.clone_from(&report.stand_ins);
+        lock_scene(&self.scene).follow_texture_mips(&report.texture_mips);
     }
 
     /// Writes every object as a record, object `i` in `color_of(i)`, and the shadows' caster

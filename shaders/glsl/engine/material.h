@@ -9,7 +9,9 @@ struct Material {
     uint texture;
     uint flags;
     float cutoff;
-    uint pad;
+    // The finest mip sampled: 0 once every mip is on the GPU; while a texture added at run
+    // time streams in (smallest mips first), the finest one that arrived.
+    uint min_lod;
 };
 
 #define MATERIAL_NO_TEXTURE 0xffffffffu
@@ -60,11 +62,16 @@ vec4 material_texel(uint index, vec2 uv) {
         // its nearest texel; repeat wraps the texel index, as the sampler would.
         int levels = textureQueryLevels(material_textures);
         float lod = textureQueryLod(material_textures, uv).y;
-        int level = clamp(int(floor(lod + 0.5)), 0, levels - 1);
+        int level = clamp(int(floor(lod + 0.5)), int(material.min_lod), levels - 1);
         ivec2 size = textureSize(material_textures, level).xy;
         ivec2 texel = ivec2(floor(wrapped * vec2(size)));
         texel = ((texel % size) + size) % size;
         return texelFetch(material_textures, ivec3(texel, int(material.texture)), level);
+    }
+    if (material.min_lod != 0u) {
+        // Mips finer than min_lod hold no texels yet: sample the finest that does.
+        float lod = max(textureQueryLod(material_textures, uv).y, float(material.min_lod));
+        return textureLod(material_textures, vec3(wrapped, float(material.texture)), lod);
     }
     return textureGrad(material_textures, vec3(wrapped, float(material.texture)), dFdx(uv), dFdy(uv));
 }

@@ -12,7 +12,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use render_graph::{vk, GpuBuffer, GraphError, MemoryLocation, RenderGraph};
+use render_graph::{vk, GpuBuffer, GpuImage, GraphError, MemoryLocation, RenderGraph};
 
 use super::{GpuScene, ObjectRecord, ObjectTransform};
 use crate::names::{OBJECT_BATCHES, OBJECT_RECORDS, OBJECT_TRANSFORMS};
@@ -83,17 +83,28 @@ pub(super) struct GrowthCopy {
     recorded_in: Option<u64>,
 }
 
-/// An outgrown buffer kept until the frame that last used it has finished.
+/// An outgrown buffer or image kept until the frame that last used it has finished.
 pub(super) struct Retired {
     frame: u64,
     /// Held only to keep it alive.
-    _buffer: Arc<GpuBuffer>,
+    _held: Held,
+}
+
+/// What a [`Retired`] keeps alive.
+enum Held {
+    Buffer { _buffer: Arc<GpuBuffer> },
+    Image { _image: Arc<GpuImage> },
 }
 
 impl Retired {
     /// `buffer`, last used by graph frame `frame`.
     pub(super) fn new(frame: u64, buffer: Arc<GpuBuffer>) -> Retired {
-        Retired { frame, _buffer: buffer }
+        Retired { frame, _held: Held::Buffer { _buffer: buffer } }
+    }
+
+    /// `image`, last used by graph frame `frame`.
+    pub(super) fn image(frame: u64, image: Arc<GpuImage>) -> Retired {
+        Retired { frame, _held: Held::Image { _image: image } }
     }
 }
 
@@ -191,9 +202,9 @@ impl GpuScene {
         let retired = &mut self.retired;
         self.growth_copies.retain_mut(|copy| match copy.recorded_in {
             Some(recorded) if recorded < frame => {
-                retired.push(Retired { frame: recorded, _buffer: Arc::clone(&copy.transforms) });
-                retired.push(Retired { frame: recorded, _buffer: Arc::clone(&copy.records) });
-                retired.push(Retired { frame: recorded, _buffer: Arc::clone(&copy.batches) });
+                retired.push(Retired::new(recorded, Arc::clone(&copy.transforms)));
+                retired.push(Retired::new(recorded, Arc::clone(&copy.records)));
+                retired.push(Retired::new(recorded, Arc::clone(&copy.batches)));
                 false
             }
             _ => true,

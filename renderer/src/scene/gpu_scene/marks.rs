@@ -22,6 +22,12 @@ pub struct UploadReport {
     /// Bytes of meshes added while frames run copied to the mesh buffers (at most the
     /// frame's transfer budget, [`GpuScene::stream_frame`](crate::GpuScene::stream_frame)).
     pub mesh_bytes: u64,
+    /// Bytes of material table entries added or changed while frames run (16 each; not
+    /// counted against the transfer budget).
+    pub material_bytes: u64,
+    /// Bytes of texels of textures added while frames run copied to `material_textures`
+    /// (their share of the frame's transfer budget).
+    pub texture_bytes: u64,
 }
 
 impl UploadReport {
@@ -32,6 +38,8 @@ impl UploadReport {
         self.records += other.records;
         self.draw_bytes += other.draw_bytes;
         self.mesh_bytes += other.mesh_bytes;
+        self.material_bytes += other.material_bytes;
+        self.texture_bytes += other.texture_bytes;
     }
 }
 
@@ -91,6 +99,8 @@ impl GpuScene {
             records,
             draw_bytes: 0,
             mesh_bytes: 0,
+            material_bytes: 0,
+            texture_bytes: 0,
         };
     }
 

@@ -30,8 +30,8 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::names::{
-    MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_BATCHES, OBJECT_RECORDS,
-    OBJECT_TRANSFORMS,
+    MATERIALS, MATERIAL_TEXTURES, MATERIAL_TEXTURES_OUTGROWN, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_BATCHES,
+    OBJECT_RECORDS, OBJECT_TRANSFORMS,
 };
 use crate::scene::{Batching, MaterialBuffers, MeshBuffers, TEXTURE_LAYOUT};
 use crate::scene::{DrawCommand, ObjectRecord, ObjectTransform, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES};
@@ -44,10 +44,12 @@ use render_graph::{GraphError, Result};
 mod draws;
 mod growth;
 mod marks;
+mod material_changes;
 mod mesh_changes;
 mod placement;
 mod residency;
 mod streaming;
+mod texture_streaming;
 
 use draws::DrawSource;
 pub(crate) use growth::RecordedCopy;
@@ -55,10 +57,13 @@ pub use growth::{set_scene_memory_limit, SceneGrowthError};
 use growth::{GrowthCopy, Retired};
 use marks::SlotBits;
 pub use marks::UploadReport;
+use material_changes::MaterialTable;
+pub use material_changes::{MaterialError, REMOVED_MATERIAL_DRAWS};
 pub use mesh_changes::{RemoveMeshError, ReplaceMeshError};
 pub use residency::{ResidencyReport, DEVICE_HEAP_SHARE};
 pub(crate) use streaming::MeshCopy;
 use streaming::MeshStream;
+use texture_streaming::TextureStream;
 
 /// What a renderer says about one object; [`GpuScene`] turns it into an [`ObjectTransform`]
 /// and an [`ObjectRecord`] culled with the mesh's own box.
@@ -101,6 +106,12 @@ pub struct GpuScene {
     meshes: MeshLibrary,
     mesh_buffers: MeshBuffers,
     material_buffers: MaterialBuffers,
+    /// The host's copy of the material table and what waits for upload
+    /// (`material_changes.rs`).
+    materials: MaterialTable,
+    /// The textures added while frames run, on their way to the GPU
+    /// (`texture_streaming.rs`).
+    textures: TextureStream,
     transform_buffer: Arc<GpuBuffer>,
     record_buffer: Arc<GpuBuffer>,
     /// Each slot's batch id (`object_batches`), written by the GPU frame's batch pass.
@@ -143,6 +154,8 @@ impl GpuScene {
         }
         let mesh_buffers = MeshBuffers::upload(device, &meshes)?;
         let material_buffers = MaterialBuffers::upload(device, &meshes)?;
+        let materials = MaterialTable::new(&meshes);
+        let textures = TextureStream::new(meshes.textures());
         let buffer = |name: &str, bytes: u64| growth::object_buffer(device, name, capacity, bytes);
         Ok(GpuScene {
             device: Arc::clone(device),
@@ -155,6 +168,8 @@ impl GpuScene {
             meshes,
             mesh_buffers,
             material_buffers,
+            materials,
+            textures,
             transform_buffer: buffer(OBJECT_TRANSFORMS, OBJECT_TRANSFORM_BYTES)?,
             record_buffer: buffer(OBJECT_RECORDS, OBJECT_RECORD_BYTES)?,
             batch_buffer: buffer(OBJECT_BATCHES, growth::BATCH_ID_BYTES)?,
@@ -186,7 +201,16 @@ impl GpuScene {
     pub fn import_into(&self, graph: &mut RenderGraph) {
         graph.import_buffer(MESH_UVS, Arc::clone(&self.material_buffers.uvs));
         graph.import_buffer(MATERIALS, Arc::clone(&self.material_buffers.materials));
-        graph.import_image_in_layout(MATERIAL_TEXTURES, Arc::clone(&self.material_buffers.textures), TEXTURE_LAYOUT);
+        let textures = Arc::clone(&self.material_buffers.textures);
+        if self.textures_fresh() {
+            // Made for textures added while frames run: nothing written yet.
+            graph.import_image(MATERIAL_TEXTURES, textures);
+        } else {
+            graph.import_image_in_layout(MATERIAL_TEXTURES, textures, TEXTURE_LAYOUT);
+        }
+        if let Some(outgrown) = self.outgrown_textures() {
+            graph.import_image_in_layout(MATERIAL_TEXTURES_OUTGROWN, Arc::clone(outgrown), TEXTURE_LAYOUT);
+        }
         graph.import_buffer(OBJECT_TRANSFORMS, Arc::clone(&self.transform_buffer));
         graph.import_buffer(OBJECT_RECORDS, Arc::clone(&self.record_buffer));
         graph.import_buffer(OBJECT_BATCHES, Arc::clone(&self.batch_buffer));
@@ -255,7 +279,7 @@ impl GpuScene {
             first_index: place.first_index,
             vertex_offset: place.vertex_offset,
             color,
-            material,
+            material: self.drawn_material(material),
             mesh,
         })
     }
@@ -319,7 +343,7 @@ impl GpuScene {
             *stored = record;
             self.record_dirty.mark(index);
             self.batching.table.set(index, &record);
-            if record.index_count > 0 && self.meshes.material_blends(record.material) {
+            if record.index_count > 0 && self.material_blends(record.material) {
                 self.blended.mark(index);
             } else {
                 self.blended.clear_range(index, index + 1);

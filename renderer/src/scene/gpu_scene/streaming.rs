@@ -171,6 +171,10 @@ pub(super) struct MeshStream {
     /// Families whose drawn level changed in this frame's [`GpuScene::stream_frame`] (a
     /// level arrived or the family was removed), each once.
     changed: Vec<u32>,
+    /// Whether a material was removed or replaced before this frame's
+    /// [`GpuScene::stream_frame`]: no slot list per material is kept, so every record is
+    /// written again (a rare event, unlike a level's arrival).
+    materials_changed: bool,
     /// By target: an outgrown buffer waiting to be copied.
     growth: [Option<MeshGrowth>; 3],
     /// Where each mesh lies in the GPU buffers (`placement.rs`).
@@ -197,6 +201,7 @@ impl MeshStream {
             warned: Vec::new(),
             changed_since: Vec::new(),
             changed: Vec::new(),
+            materials_changed: false,
             growth: [None, None, None],
             placement: MeshPlacement::new(library, vertices, indices),
             residency: Residency::default(),
@@ -304,6 +309,12 @@ impl GpuScene {
         &self.stream.changed
     }
 
+    /// Whether a material was removed or replaced before the last
+    /// [`GpuScene::stream_frame`]: every record is then written again.
+    pub(crate) fn materials_changed(&self) -> bool {
+        self.stream.materials_changed
+    }
+
     /// The family an object naming `mesh` is listed under (its finest level's id) when `mesh`
     /// is a level of a mesh added while frames run; `None` for the meshes given at install
     /// (they never change) and unknown ids.
@@ -366,15 +377,22 @@ impl GpuScene {
         self.stream.boxes.pending_bytes() + self.stream.levels.pending_bytes()
     }
 
-    /// Starts a frame's mesh streaming, before its records are written: grows the mesh
-    /// buffers when the library outgrew them (a graph drawing the scene must then follow,
-    /// [`GpuScene::follow_growth`]), and, once the last frame's slice was staged, takes this
-    /// frame's (at most `budget` bytes) and marks the meshes it completes resident. Returns
-    /// whether a mesh became resident or was removed (the records naming its family draw another
-    /// mesh now).
+    /// Starts a frame's streaming, before its records are written: grows the material table,
+    /// the texture array and the mesh buffers when the library outgrew them (a graph drawing
+    /// the scene must then follow, [`GpuScene::follow_growth`]), takes the textures' share of
+    /// `budget`, and, once the last frame's slice was staged, takes this frame's meshes (the
+    /// rest of `budget` bytes) and marks the meshes it completes resident. Returns whether a
+    /// mesh became resident or was removed (the records naming its family draw another mesh
+    /// now).
     /// Returns an error when a buffer cannot grow: nothing new is taken then (the objects
     /// keep their stand-ins), and the growth is tried again by the next call.
     pub fn stream_frame(&mut self, budget: u64) -> render_graph::Result<bool> {
+        // Materials and textures first: the table grows, a removed or replaced material
+        // rewrites every record (`materials_changed`), and textures take their share of the
+        // budget (half while meshes wait too).
+        self.stream.materials_changed = self.material_frame()?;
+        let texture_share = if self.pending_mesh_bytes() > 0 { budget / 2 } else { budget };
+        let budget = budget.saturating_sub(self.texture_frame(texture_share)?);
         let stream = &mut self.stream;
         stream.changed.clear();
         stream.changed.append(&mut stream.changed_since);
