@@ -46,6 +46,7 @@ mod growth;
 mod marks;
 mod material_changes;
 mod mesh_changes;
+mod mesh_growth;
 mod placement;
 mod residency;
 mod streaming;
@@ -60,8 +61,8 @@ pub use marks::UploadReport;
 use material_changes::MaterialTable;
 pub use material_changes::{MaterialError, REMOVED_MATERIAL_DRAWS};
 pub use mesh_changes::{RemoveMeshError, ReplaceMeshError};
+pub(crate) use mesh_growth::MeshCopy;
 pub use residency::{ResidencyReport, DEVICE_HEAP_SHARE};
-pub(crate) use streaming::MeshCopy;
 use streaming::MeshStream;
 use texture_streaming::TextureStream;
 
