@@ -61,6 +61,7 @@ mod debug_view;
 mod family_slots;
 mod headless;
 mod occluders;
+mod outcome;
 mod pipeline;
 mod readback;
 mod screenshot;

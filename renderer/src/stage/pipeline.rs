@@ -22,7 +22,8 @@ use std::thread::JoinHandle;
 
 use runtime::hecs::World;
 
-use super::state::{FrameOutcome, RenderState};
+use super::outcome::FrameOutcome;
+use super::state::RenderState;
 use super::{RenderReport, Screenshots};
 
 /// The name of the render thread (in Tracy and in panics).
