@@ -68,8 +68,8 @@ thread_local! {
 
 /// The animation system for [`Stage::Input`](runtime::Stage::Input) (see the module docs).
 /// Reads [`SkinnedMesh`]; writes [`Skin`] (its palette slice), [`AnimationPlayer`] (its
-/// times), [`SkinnedPose`] (inserted by command where missing, so such a rig is culled by its
-/// bind box on its first frame) and the resources [`SkinPalette`] and [`AnimationReport`]
+/// times), [`SkinnedPose`] (inserted by command where missing: commands apply at the end of
+/// the Input stage, before the Visibility stage reads the pose) and the resources [`SkinPalette`] and [`AnimationReport`]
 /// ([`install`](crate::install) inserts them).
 ///
 /// Cost is proportional to the rigs: each frame it checks every rig's slice, advances every
