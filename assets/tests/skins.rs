@@ -145,6 +145,14 @@ fn a_two_joint_skin_and_its_clip_give_the_hand_computed_pose() {
         );
     }
     assert!(bounds.min.x <= -1.0 && bounds.max.y >= 1.1, "the bent leg's box {bounds:?} holds the shin");
+
+    // The library keeps the influences beside the vertices.
+    let mut library = meshes::MeshLibrary::new();
+    let placed = assets::add_to_library(&mut library, &scene.meshes[0]).expect("a processed mesh fits the library");
+    let first = library.range(placed.levels.start).unwrap().vertex_offset as usize;
+    let skin = scene.meshes[0].skin.as_ref().unwrap();
+    assert_eq!(&library.vertex_joints()[first..], skin.joints.as_slice());
+    assert_eq!(&library.vertex_weights()[first..], skin.weights.as_slice());
 }
 
 #[test]
