@@ -3,6 +3,7 @@
 
 use glam::{Quat, Vec3};
 
+use crate::track::KeySpan;
 use crate::{AnimationError, JointPose, Skeleton, Track};
 
 /// The tracks of one joint (each optional: a joint keeps what a missing track would set).
@@ -30,6 +31,39 @@ pub struct AnimationClip {
     fingerprint: u64,
     duration: f32,
     joints: Vec<JointTracks>,
+    /// The key times every track shares, when they all do (exporters usually sample every
+    /// channel at the same times): one key search per sample instead of one per track.
+    shared: Option<SharedKeys>,
+}
+
+/// Key times shared by every track of a clip, and their step when evenly spaced.
+#[derive(Clone, Debug, PartialEq)]
+struct SharedKeys {
+    times: Vec<f32>,
+    step: Option<f32>,
+}
+
+impl SharedKeys {
+    fn of(joints: &[JointTracks]) -> Option<SharedKeys> {
+        let mut all = joints.iter().flat_map(|tracks| {
+            [
+                tracks.translation.as_ref().map(Track::times),
+                tracks.rotation.as_ref().map(Track::times),
+                tracks.scale.as_ref().map(Track::times),
+            ]
+        });
+        let first = all.next().flatten().or_else(|| all.find_map(|times| times))?;
+        if !all.flatten().all(|times| times == first) || first.len() < 2 {
+            return None;
+        }
+        let step = (first[first.len() - 1] - first[0]) / (first.len() - 1) as f32;
+        let even = step > 0.0
+            && first
+                .iter()
+                .enumerate()
+                .all(|(key, &time)| (time - (first[0] + step * key as f32)).abs() <= step * 1e-3);
+        Some(SharedKeys { times: first.to_vec(), step: even.then_some(step) })
+    }
 }
 
 impl AnimationClip {
@@ -58,6 +92,7 @@ impl AnimationClip {
             })
             .flatten()
             .fold(0.0_f32, f32::max);
+        let shared = SharedKeys::of(&joints);
         Ok(AnimationClip {
             name: name.into(),
             skeleton: skeleton.name().to_owned(),
@@ -65,6 +100,7 @@ impl AnimationClip {
             fingerprint: skeleton.fingerprint(),
             duration,
             joints,
+            shared,
         })
     }
 
@@ -116,6 +152,22 @@ impl AnimationClip {
     #[inline]
     pub fn sample(&self, time: f32, poses: &mut [JointPose]) {
         assert!(poses.len() >= self.joint_count, "clip '{}': one pose per joint of '{}'", self.name, self.skeleton);
+        if let Some(shared) = &self.shared {
+            let span = KeySpan::find(&shared.times, time, shared.step);
+            for tracks in &self.joints {
+                let pose = &mut poses[usize::from(tracks.joint)];
+                if let Some(track) = &tracks.translation {
+                    pose.translation = track.sample_in(span);
+                }
+                if let Some(track) = &tracks.rotation {
+                    pose.rotation = track.sample_in(span);
+                }
+                if let Some(track) = &tracks.scale {
+                    pose.scale = track.sample_in(span);
+                }
+            }
+            return;
+        }
         for tracks in &self.joints {
             let pose = &mut poses[usize::from(tracks.joint)];
             if let Some(track) = &tracks.translation {

@@ -206,3 +206,52 @@ mod posed_bounds {
 
 #[path = "system_tests.rs"]
 mod system_tests;
+
+#[test]
+fn shared_key_times_sample_as_each_track_alone() {
+    let skeleton = chain_skeleton("rig", 3);
+    let even: Vec<f32> = (0..9).map(|key| key as f32 * 0.125).collect();
+    let uneven = vec![0.0, 0.1, 0.5, 0.55, 1.0];
+    for (times, interpolation) in [
+        (even.clone(), Interpolation::Linear),
+        (uneven.clone(), Interpolation::Linear),
+        (even, Interpolation::CubicSpline),
+        (uneven, Interpolation::Step),
+    ] {
+        let per_key = if interpolation == Interpolation::CubicSpline { 3 } else { 1 };
+        let count = times.len() * per_key;
+        let tracks: Vec<JointTracks> = (0..3u16)
+            .map(|joint| JointTracks {
+                joint,
+                translation: Some(
+                    Track::new(
+                        interpolation,
+                        times.clone(),
+                        (0..count).map(|value| Vec3::splat(value as f32 + joint as f32)).collect(),
+                    )
+                    .unwrap(),
+                ),
+                rotation: Some(
+                    Track::new(
+                        interpolation,
+                        times.clone(),
+                        (0..count).map(|value| Quat::from_rotation_y(value as f32 * 0.3 + joint as f32)).collect(),
+                    )
+                    .unwrap(),
+                ),
+                scale: None,
+            })
+            .collect();
+        let clip = AnimationClip::new("shared", &skeleton, tracks.clone()).unwrap();
+        for step in 0..=60 {
+            let time = step as f32 / 50.0 - 0.1;
+            let mut poses = vec![JointPose::IDENTITY; 3];
+            clip.sample(time, &mut poses);
+            for (pose, tracks) in poses.iter().zip(&tracks) {
+                let translation = tracks.translation.as_ref().unwrap().sample(time);
+                let rotation = tracks.rotation.as_ref().unwrap().sample(time);
+                assert_eq!((pose.translation, pose.rotation), (translation, rotation), "{interpolation:?} at {time}");
+            }
+        }
+    }
+}

@@ -147,9 +147,18 @@ impl<T: TrackValue> Track<T> {
         }
         // The key at or before `time`: times[next - 1] <= time < times[next].
         let next = times.partition_point(|&key| key <= time);
-        let start = next - 1;
-        let interval = times[next] - times[start];
-        let weight = (time - times[start]) / interval;
+        self.sample_in(KeySpan::between(times, next - 1, time))
+    }
+
+    /// The value inside `span` (found in this track's times, or in equal ones).
+    #[inline]
+    pub(crate) fn sample_in(&self, span: KeySpan) -> T {
+        let KeySpan { start, weight, interval } = span;
+        let next = start + 1;
+        // On a key (or past the last): that key's value exactly, whatever the sampler.
+        if next >= self.times.len() || weight == 0.0 {
+            return self.key(start.min(self.times.len() - 1));
+        }
         match self.interpolation {
             Interpolation::Step => self.values[start],
             Interpolation::Linear => self.values[start].interpolate(self.values[next], weight),
@@ -166,4 +175,51 @@ impl<T: TrackValue> Track<T> {
 #[inline]
 fn scaled<T: TrackValue>(tangent: T, interval: f32) -> T {
     T::scale(tangent, interval)
+}
+
+/// Where a time falls among key times: after key `start`, `weight` of the way to the next
+/// key, which lies `interval` seconds later (a time at or past the last key is that key,
+/// weight 0).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct KeySpan {
+    pub start: usize,
+    pub weight: f32,
+    pub interval: f32,
+}
+
+impl KeySpan {
+    /// The span of `time` after key `start` of `times` (`times[start] <= time`).
+    #[inline]
+    pub(crate) fn between(times: &[f32], start: usize, time: f32) -> KeySpan {
+        let interval = times[start + 1] - times[start];
+        KeySpan { start, weight: (time - times[start]) / interval, interval }
+    }
+
+    /// The span of `time` among `times` (non-decreasing, at least one): clamped to the first
+    /// and last keys. `step`, when the keys are evenly spaced, finds the key in constant time
+    /// (a guess from the step, corrected against the times, so the answer is the search's).
+    #[inline]
+    pub(crate) fn find(times: &[f32], time: f32, step: Option<f32>) -> KeySpan {
+        let last = times.len() - 1;
+        if time.is_nan() || time <= times[0] {
+            return KeySpan { start: 0, weight: 0.0, interval: 0.0 };
+        }
+        if time >= times[last] {
+            return KeySpan { start: last, weight: 0.0, interval: 0.0 };
+        }
+        let start = match step {
+            Some(step) => {
+                let mut start = (((time - times[0]) / step) as usize).min(last - 1);
+                while start > 0 && times[start] > time {
+                    start -= 1;
+                }
+                while times[start + 1] <= time {
+                    start += 1;
+                }
+                start
+            }
+            None => times.partition_point(|&key| key <= time) - 1,
+        };
+        KeySpan::between(times, start, time)
+    }
 }
