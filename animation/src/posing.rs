@@ -21,7 +21,8 @@ pub struct PoseScratch {
 pub enum PoseOutcome {
     /// Posed by its player's clips (or its rest pose without a player).
     Posed,
-    /// A clip gave a non-finite joint transform: the rig was put in its rest pose.
+    /// A clip gave a non-finite joint transform (or a box too far to hold): the rig was put in
+    /// its bind pose.
     NonFinite,
 }
 
@@ -30,7 +31,7 @@ pub enum PoseOutcome {
 /// (the system refuses it by name, once). Writes `palette` (one skin matrix per joint:
 /// `model * inverse_bind`) and returns the box of the skinned mesh from `boxes` with
 /// `palette`. A non-finite joint transform puts the whole rig
-/// in its rest pose ([`PoseOutcome::NonFinite`]): never a NaN box or palette.
+/// in its bind pose ([`PoseOutcome::NonFinite`]): never a NaN box or palette.
 ///
 /// # Panics
 /// When `palette` is not one entry per joint.
@@ -66,19 +67,21 @@ pub fn pose_rig(
         }
     }
     skeleton.model_matrices(locals, models);
-    let mut outcome = PoseOutcome::Posed;
-    if !models.iter().all(Affine3A::is_finite) {
-        skeleton.model_matrices(skeleton.rest(), models);
-        outcome = PoseOutcome::NonFinite;
-    }
-    skeleton.palette_from_models(models, palette);
-    let mut bounds = boxes.posed(palette);
-    if !bounds.is_finite() && outcome == PoseOutcome::Posed {
-        // Finite matrices can still overflow a far box: fall back to the rest pose too.
-        skeleton.model_matrices(skeleton.rest(), models);
+    if models.iter().all(Affine3A::is_finite) {
         skeleton.palette_from_models(models, palette);
-        bounds = boxes.posed(palette);
-        outcome = PoseOutcome::NonFinite;
+        let bounds = boxes.posed(palette);
+        // Finite matrices can still overflow a far box: that falls back too.
+        if bounds.is_finite() {
+            return (bounds, PoseOutcome::Posed);
+        }
     }
-    (bounds, outcome)
+    bind_pose(boxes, palette)
+}
+
+/// The bind pose: every skin matrix the identity (the pose the inverse binds undo), the
+/// bind box.
+#[cold]
+fn bind_pose(boxes: &JointBoxes, palette: &mut [Mat4]) -> (Aabb, PoseOutcome) {
+    palette.fill(Mat4::IDENTITY);
+    (boxes.bind_bounds(), PoseOutcome::NonFinite)
 }

@@ -31,7 +31,7 @@ pub struct AnimationReport {
     pub rigs: usize,
     /// Joints posed (palette entries written).
     pub joints: usize,
-    /// Rigs put in their rest pose for a non-finite joint transform.
+    /// Rigs put in their bind pose for a non-finite joint transform.
     pub non_finite_rigs: usize,
     /// Players whose clip (or crossfade clip) was made for another skeleton, left out.
     pub refused_clips: usize,
@@ -145,7 +145,7 @@ pub fn animation_system() -> System {
         report.joints = joints;
         palette.set_written(joints);
         warn_once(&mut state.warned_non_finite, report.non_finite_rigs, || {
-            format!("{} rigs had a non-finite joint transform and were put in their rest pose", report.non_finite_rigs)
+            format!("{} rigs had a non-finite joint transform and were put in their bind pose", report.non_finite_rigs)
         });
         warn_once(&mut state.warned_unrigged, report.unrigged_meshes, || {
             format!(

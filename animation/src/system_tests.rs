@@ -142,9 +142,26 @@ fn bad_inputs_are_counted_not_fatal() {
         SkinnedPose::from_skin_box(ecs::Aabb::new(Vec3::ZERO, Vec3::ONE)),
     ));
     let unrigged = app.world_mut().spawn((SkinnedMesh { joint_boxes: chain_boxes(8) },));
+    let broken_skeleton = Arc::new(chain_skeleton("broken", 8));
+    let nan = Track::new(Interpolation::Linear, vec![0.0, 1.0], vec![Vec3::ZERO, Vec3::NAN]).unwrap();
+    let nan_tracks = vec![JointTracks { joint: 3, translation: Some(nan), ..JointTracks::default() }];
+    let nan_clip = Arc::new(AnimationClip::new("nan", &broken_skeleton, nan_tracks).unwrap());
+    let mut nan_player = AnimationPlayer::new(nan_clip, &broken_skeleton).unwrap();
+    nan_player.time = 0.5;
+    let broken = app.world_mut().spawn((
+        SkinnedMesh { joint_boxes: chain_boxes(8) },
+        Skin::new(broken_skeleton),
+        nan_player,
+        SkinnedPose::from_skin_box(ecs::Aabb::new(Vec3::ZERO, Vec3::ONE)),
+    ));
     app.run_frame();
     let report = *app.resource::<AnimationReport>();
-    assert_eq!((report.refused_clips, report.unrigged_meshes, report.rigs), (1, 1, 3));
+    assert_eq!((report.refused_clips, report.unrigged_meshes, report.non_finite_rigs, report.rigs), (1, 1, 1, 4));
+    let pose = *app.world().get::<&SkinnedPose>(broken).unwrap();
+    assert_eq!(pose.bounds(0.0), chain_boxes(8).bind_bounds(), "a NaN joint: the bind box, never a NaN box");
+    let skin = app.world().get::<&Skin>(broken).unwrap().clone();
+    let palette = app.resource::<SkinPalette>();
+    assert!(palette.slice(skin.skin_first(), skin.skin_count()).iter().all(|matrix| *matrix == Mat4::IDENTITY));
     let pose = *app.world().get::<&SkinnedPose>(rigged).unwrap();
     assert_eq!(
         pose.bounds(0.0),
