@@ -230,3 +230,30 @@ fn every_field_of_a_skinned_file_removed_or_wrong_loads_or_fails_without_panic()
     assert!(variants > 500, "the corpus walks the whole document ({variants} variants)");
     assert!(outcomes[0] > 0 && outcomes[1] > 0, "{} refused, {} loaded", outcomes[0], outcomes[1]);
 }
+
+#[test]
+fn short_joints_and_normalized_short_weights_skin_alike() {
+    // The same file with JOINTS_0 as unsigned shorts and WEIGHTS_0 as normalized unsigned shorts.
+    let plain = buffer(&JOINTS, &WEIGHTS, knee_bind());
+    let mut data = plain[..96].to_vec();
+    data.extend(JOINTS.iter().flatten().flat_map(|&joint| u16::from(joint).to_le_bytes())); // 96, 48
+    let unorm = |weight: f32| ((weight * 65535.0).round() as u16).to_le_bytes();
+    data.extend(WEIGHTS.iter().flatten().flat_map(|&weight| unorm(weight))); // 144, 48
+    data.extend_from_slice(&plain[216..]); // 192: binds, times, rotations
+    let mut file = document(&data);
+    let views = [(96, 48), (144, 48), (192, 128), (320, 8), (328, 32)];
+    for (view, (offset, length)) in (2..).zip(views) {
+        file["bufferViews"][view]["byteOffset"] = json!(offset);
+        file["bufferViews"][view]["byteLength"] = json!(length);
+    }
+    file["accessors"][2]["componentType"] = json!(5123);
+    file["accessors"][3]["componentType"] = json!(5123);
+    file["accessors"][3]["normalized"] = json!(true);
+    let shorts = load(&file).expect("u16 joints and normalized u16 weights load");
+    let floats = load(&document(&plain)).unwrap();
+    let (shorts, _) = skinned_at(&shorts, 1.0);
+    let (floats, _) = skinned_at(&floats, 1.0);
+    for ((_, short), (_, float)) in shorts.iter().zip(&floats) {
+        assert!(short.distance(*float) < 1e-4, "{short} against {float}");
+    }
+}
