@@ -4,7 +4,7 @@ use std::ops::Range;
 
 use ecs::{Aabb, Lod, LodLevel, MeshHandle};
 use glam::Vec3;
-use meshes::{MeshLibrary, MeshVertices, Meshlet};
+use meshes::{MeshLibrary, MeshVertices, Meshlet, VertexSkin};
 
 use crate::process::ProcessedMesh;
 
@@ -26,12 +26,19 @@ impl LibraryMesh {
     }
 }
 
-/// Adds `mesh` (every level, with its meshlets) to `library`.
+/// Adds `mesh` (every level, with its meshlets, and a skinned mesh's joints and weights) to
+/// `library`.
 ///
 /// An error is the library's refusal, which [`crate::process_mesh`]'s output never earns.
 pub fn add_to_library(library: &mut MeshLibrary, mesh: &ProcessedMesh) -> meshes::Result<LibraryMesh> {
     runtime::profile_zone!("add mesh to library");
-    let placed = add_levels_with(mesh, |vertices, levels| library.add_mesh_levels(vertices, levels))?;
+    let placed = add_levels_with(mesh, |vertices, levels| match &mesh.skin {
+        Some(skin) => {
+            let influences = VertexSkin { joints: &skin.joints, weights: &skin.weights };
+            library.add_skinned_mesh_levels(vertices, influences, levels)
+        }
+        None => library.add_mesh_levels(vertices, levels),
+    })?;
     let errors: Vec<f32> = mesh.levels.iter().map(|level| level.error).collect();
     library.set_level_errors(placed.levels.clone(), &errors)?;
     Ok(placed)

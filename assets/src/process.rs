@@ -98,6 +98,8 @@ pub struct ProcessedMesh {
     pub bounds_min: [f32; 3],
     /// Maximum corner of the mesh's bounding box.
     pub bounds_max: [f32; 3],
+    /// The vertices' skinning influences, in vertex order, for a skinned mesh.
+    pub skin: Option<SkinnedVertices>,
 }
 
 impl ProcessedMesh {
@@ -143,10 +145,50 @@ struct Vertex {
     uv: [f32; 2],
 }
 
+/// A skinned vertex: the interleaved vertex and its influences, reordered together.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
+struct SkinnedVertex {
+    vertex: Vertex,
+    joints: [u16; 4],
+    weights: [f32; 4],
+}
+
+/// Per-vertex skinning influences of a mesh (four joints and their weights per vertex), as
+/// the importer read them; processing reorders them with the vertices.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SkinnedVertices {
+    /// Joints, four per vertex (indices into the mesh's skeleton).
+    pub joints: Vec<[u16; 4]>,
+    /// Their weights, non-negative and summing to 1.
+    pub weights: Vec<[f32; 4]>,
+}
+
+/// Vertex-cache order of the triangles, then vertex-fetch order of `vertices`.
+fn cache_and_fetch_order<V: Clone + Default>(indices: &[u32], vertices: &[V]) -> (Vec<u32>, Vec<V>) {
+    runtime::profile_zone!("meshopt vertex cache and fetch");
+    let mut indices = meshopt::optimize_vertex_cache(indices, vertices.len());
+    let vertices = meshopt::optimize_vertex_fetch(&mut indices, vertices);
+    (indices, vertices)
+}
+
 /// Processes one mesh (see the module docs). Returns the first defect of a bad mesh.
 pub fn process_mesh(source: &MeshData, options: &ProcessOptions) -> Result<ProcessedMesh, MeshError> {
+    process_skinned_mesh(source, None, options)
+}
+
+/// [`process_mesh`] for a skinned mesh: `skin`'s influences (one per position; ignored
+/// otherwise) are reordered with the vertices and returned in [`ProcessedMesh::skin`]. The
+/// levels of detail index the same vertices, so they keep their joints and weights.
+pub fn process_skinned_mesh(
+    source: &MeshData,
+    skin: Option<&SkinnedVertices>,
+    options: &ProcessOptions,
+) -> Result<ProcessedMesh, MeshError> {
     runtime::profile_zone!("process mesh");
     source.validate()?;
+    let skin =
+        skin.filter(|skin| skin.joints.len() == source.positions.len() && skin.weights.len() == source.positions.len());
     let computed;
     let normals = if source.normals.is_empty() {
         computed = source.computed_normals();
@@ -161,11 +203,24 @@ pub fn process_mesh(source: &MeshData, options: &ProcessOptions) -> Result<Proce
             uv: source.uvs.get(vertex).copied().unwrap_or_default(),
         })
         .collect();
-    let (indices, vertices) = {
-        runtime::profile_zone!("meshopt vertex cache and fetch");
-        let mut indices = meshopt::optimize_vertex_cache(&source.indices, vertices.len());
-        let vertices = meshopt::optimize_vertex_fetch(&mut indices, &vertices);
-        (indices, vertices)
+    let (indices, vertices, skin) = match skin {
+        None => {
+            let (indices, vertices) = cache_and_fetch_order(&source.indices, &vertices);
+            (indices, vertices, None)
+        }
+        Some(skin) => {
+            let skinned: Vec<SkinnedVertex> = vertices
+                .iter()
+                .zip(skin.joints.iter().zip(&skin.weights))
+                .map(|(&vertex, (&joints, &weights))| SkinnedVertex { vertex, joints, weights })
+                .collect();
+            let (indices, skinned) = cache_and_fetch_order(&source.indices, &skinned);
+            let influences = SkinnedVertices {
+                joints: skinned.iter().map(|vertex| vertex.joints).collect(),
+                weights: skinned.iter().map(|vertex| vertex.weights).collect(),
+            };
+            (indices, skinned.iter().map(|vertex| vertex.vertex).collect(), Some(influences))
+        }
     };
 
     let positions: Vec<[f32; 3]> = vertices.iter().map(|vertex| vertex.position).collect();
@@ -214,18 +269,30 @@ pub fn process_mesh(source: &MeshData, options: &ProcessOptions) -> Result<Proce
         levels,
         bounds_min,
         bounds_max,
+        skin,
     })
 }
 
 /// Processes many meshes in parallel on the job system, one job per mesh; the results are in
 /// the order of `sources`.
 pub fn process_meshes(sources: &[MeshData], options: &ProcessOptions) -> Vec<Result<ProcessedMesh, MeshError>> {
+    process_skinned_meshes(sources, &[], options)
+}
+
+/// [`process_meshes`] with each source's skinning influences (`skins[i]` for `sources[i]`;
+/// missing entries and `None` are rigid meshes), as [`process_skinned_mesh`].
+pub fn process_skinned_meshes(
+    sources: &[MeshData],
+    skins: &[Option<SkinnedVertices>],
+    options: &ProcessOptions,
+) -> Vec<Result<ProcessedMesh, MeshError>> {
     runtime::profile_zone!("process meshes");
     let mut results: Vec<Option<Result<ProcessedMesh, MeshError>>> = vec![None; sources.len()];
     let _job_label = runtime::profiling::job_label("process mesh job");
     runtime::jobs::parallel_for_chunks(&mut results, 1, |first, chunk| {
         for (offset, slot) in chunk.iter_mut().enumerate() {
-            *slot = Some(process_mesh(&sources[first + offset], options));
+            let index = first + offset;
+            *slot = Some(process_skinned_mesh(&sources[index], skins.get(index).and_then(Option::as_ref), options));
         }
     });
     results.into_iter().map(|result| result.expect("parallel_for_chunks visits every element")).collect()

@@ -178,10 +178,13 @@ pub struct VisibilityTagged;
 
 /// The pose of a skinned mesh this frame, as the animation publishes it.
 ///
-/// The pose knows where the bones are, not where the skin is: it gives the box of the posed
-/// bone origins in rig space and the largest scale any bone carries. The culls pad it by the
-/// mesh's [`Mesh::skin_radius`] to bound the skin (see [`SkinnedPose::bounds`]). Written
-/// before the Visibility stage by whatever animates the rig.
+/// Two writers, one reading. A hand-made pose knows where the bones are, not where the skin
+/// is: it gives the box of the posed bone origins in rig space and the largest scale any bone
+/// carries, and the culls pad it by the mesh's [`Mesh::skin_radius`] to bound the skin (see
+/// [`SkinnedPose::bounds`]). The engine's animation system (the `animation` crate) knows the
+/// skin: it writes the box that already holds every skinned vertex
+/// ([`SkinnedPose::from_skin_box`]), and its meshes carry a skin radius of 0, so the pad adds
+/// nothing. Written before the Visibility stage by whatever animates the rig.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SkinnedPose {
     /// Smallest coordinate of any posed bone origin, in rig space.
@@ -193,6 +196,19 @@ pub struct SkinnedPose {
 }
 
 impl SkinnedPose {
+    /// A pose whose box already bounds the skin (a scale of 1, so a mesh with a skin radius
+    /// of 0 is culled by exactly `skin`).
+    ///
+    /// ```
+    /// use ecs::{Aabb, SkinnedPose};
+    /// use glam::Vec3;
+    /// let skin = Aabb::new(Vec3::splat(-1.0), Vec3::ONE);
+    /// assert_eq!(SkinnedPose::from_skin_box(skin).bounds(0.0), skin);
+    /// ```
+    pub const fn from_skin_box(skin: Aabb) -> SkinnedPose {
+        SkinnedPose { origin_min: skin.min, origin_max: skin.max, max_bone_scale: 1.0 }
+    }
+
     /// The box of the skin: the bone-origin box padded by `skin_radius` times the largest
     /// bone scale, the scale floored at 1 so the pad only ever grows.
     ///

@@ -4,6 +4,8 @@
 //! and packed normal, [`pack_normal`], plus texture coordinates), one mesh id per level of
 //! detail with its index range and local bounds ([`MeshRange`]) and its [`Meshlet`]s, and
 //! the [`Material`]s and base-colour textures ([`TextureLayers`]) objects name by index.
+//! Skinned meshes add their vertices' joints and weights ([`VertexSkin`]), a stream parallel to
+//! the vertices ([`MeshLibrary::vertex_joints`], [`MeshLibrary::vertex_weights`]).
 //! Every addition is checked, and nothing is added on an error ([`LibraryError`]).
 //!
 //! Assets added while the game runs reach the GPU in bounded slices: a [`TransferQueue`]
@@ -33,12 +35,14 @@ mod library;
 mod material;
 mod meshlet;
 mod sink;
+mod skin;
 mod transfer;
 mod vertex;
 
 // The library and what goes into it.
 pub use library::{MeshLibrary, MeshRange};
 pub use meshlet::Meshlet;
+pub use skin::VertexSkin;
 pub use vertex::{pack_normal, MeshVertices, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS};
 // Materials and their textures.
 pub use material::{Material, TextureLayers, TextureWrap, MAX_TEXTURE_LAYERS};

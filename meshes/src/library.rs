@@ -47,6 +47,8 @@ pub struct MeshLibrary {
     materials: Vec<Material>,
     /// Their base-colour textures.
     textures: TextureLayers,
+    /// Skinning influences, parallel to the vertices once a skinned mesh is added (skin.rs).
+    pub(crate) skin: crate::skin::SkinStream,
 }
 
 impl MeshLibrary {
@@ -153,6 +155,7 @@ impl MeshLibrary {
         let vertex_offset = self.positions.len() as i32;
         self.positions.extend(positions.iter().map(|&[x, y, z]| [x, y, z, f32::from_bits(0)]));
         self.uvs.resize(self.positions.len(), [0.0; 2]);
+        self.skin.pad(self.positions.len());
         Ok(self.push_range(vertex_offset, positions, indices, &[]))
     }
 
@@ -200,6 +203,7 @@ impl MeshLibrary {
         } else {
             self.uvs.extend_from_slice(vertices.uvs);
         }
+        self.skin.pad(self.positions.len());
         let first = self.ranges.len() as u32;
         for (indices, meshlets) in levels {
             self.push_range(vertex_offset, vertices.positions, indices, meshlets);

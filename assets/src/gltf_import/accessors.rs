@@ -280,6 +280,31 @@ pub(crate) fn read_vec2(
     read_floats(accessor, views, Attribute::TexCoord, quantized)
 }
 
+/// Elements of `accessor` as floats (normalized integers mapped per glTF), after checking its
+/// shape is `dimensions` and its `(component type, normalized)` is one of `allowed`; `what`
+/// names the use in the error.
+pub(crate) fn read_checked<const N: usize>(
+    accessor: &gltf::Accessor<'_>,
+    views: &[ViewBytes<'_>],
+    dimensions: Dimensions,
+    allowed: &[(DataType, bool)],
+    what: &str,
+) -> Result<Vec<[f32; N]>, ImportError> {
+    let fail = |reason: String| ImportError::Accessor { accessor: accessor.index(), reason };
+    if accessor.dimensions() != dimensions || dimensions.multiplicity() != N {
+        return Err(fail(format!("{what} is {:?}, {dimensions:?} expected", accessor.dimensions())));
+    }
+    let found = (accessor.data_type(), accessor.normalized());
+    if !allowed.contains(&found) {
+        let normalized = if found.1 { " normalized" } else { "" };
+        return Err(fail(format!("{what} cannot be {:?}{normalized}", found.0)));
+    }
+    let (data_type, size, normalized) = (found.0, found.0.size(), found.1);
+    read_elements(accessor, views, [0.0; N], |bytes| {
+        std::array::from_fn(|axis| component(&bytes[axis * size..], data_type, normalized))
+    })
+}
+
 /// A SCALAR index list of unsigned bytes, shorts or ints.
 pub(crate) fn read_indices(accessor: &gltf::Accessor<'_>, views: &[ViewBytes<'_>]) -> Result<Vec<u32>, ImportError> {
     let fail = |reason: String| ImportError::Accessor { accessor: accessor.index(), reason };

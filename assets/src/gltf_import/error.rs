@@ -68,6 +68,20 @@ pub enum ImportError {
         /// What is wrong.
         reason: String,
     },
+    /// A skin is unusable (see the skins module for what is an error and what is repaired).
+    Skin {
+        /// The skin's index.
+        skin: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An animation is unusable (a sampler's times or outputs).
+    Animation {
+        /// The animation's index.
+        animation: usize,
+        /// What is wrong.
+        reason: String,
+    },
     /// A feature this importer does not read (an extension the file requires that the
     /// importer cannot honour).
     Unsupported(String),
@@ -88,6 +102,8 @@ impl fmt::Display for ImportError {
             ImportError::Transform { node } => write!(formatter, "node {node}: the transform is not finite"),
             ImportError::Camera { camera, reason } => write!(formatter, "camera {camera}: {reason}"),
             ImportError::Compression { view, reason } => write!(formatter, "buffer view {view}: {reason}"),
+            ImportError::Skin { skin, reason } => write!(formatter, "skin {skin}: {reason}"),
+            ImportError::Animation { animation, reason } => write!(formatter, "animation {animation}: {reason}"),
             ImportError::Unsupported(what) => write!(formatter, "unsupported: {what}"),
         }
     }

@@ -23,12 +23,14 @@
 //! [`ImportError`] naming where it is.
 
 mod accessors;
+mod animations;
 mod buffers;
 mod error;
 mod extensions;
 mod materials;
 mod meshopt_views;
 mod model;
+mod skins;
 mod views;
 
 use std::path::Path;
@@ -38,13 +40,15 @@ use ecs::{Camera, Projection, Transform};
 use glam::{Quat, Vec3};
 use hecs::Entity;
 
+pub use animations::GltfAnimation;
 pub use error::ImportError;
 pub use materials::{mip_chain, AlphaMode, BaseColorTexture, GltfMaterial, TextureImage, TextureSampler, Wrap};
 pub use model::{spawn_model, Model, SpawnedModel};
+pub use skins::GltfSkin;
 
 use crate::library::LibraryMesh;
 use crate::mesh::MeshData;
-use crate::process::{process_meshes, ProcessOptions, ProcessedMesh};
+use crate::process::{process_skinned_meshes, ProcessOptions, ProcessedMesh, SkinnedVertices};
 
 /// The base colour of a mesh entity: its glTF material's `baseColorFactor`, white without a
 /// material (the engine's component; see [`ecs::BaseColor`]).
@@ -106,6 +110,16 @@ pub struct GltfScene {
     pub images: Vec<TextureImage>,
     /// The nodes of the scene, parents before children.
     pub nodes: Vec<SceneNode>,
+    /// The file's skins, as skeletons (see the skins module for the repairs made).
+    pub skins: Vec<GltfSkin>,
+    /// Per mesh: the skin that poses it (that of the first node drawing it with a skin), or
+    /// `None` for a rigid mesh; its joints and weights are in [`ProcessedMesh::skin`].
+    pub mesh_skins: Vec<Option<usize>>,
+    /// Per mesh: the boxes of the vertices each joint moves, for a skinned mesh (see
+    /// [`animation::JointBoxes`]).
+    pub joint_boxes: Vec<Option<std::sync::Arc<animation::JointBoxes>>>,
+    /// The file's animations that move a skin's joints, as clips.
+    pub animations: Vec<GltfAnimation>,
     /// Primitives left out because they are not triangles (each logged as a warning).
     pub skipped_primitives: usize,
     /// How long each step took.
@@ -175,6 +189,8 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
     lap(&mut timings.buffers);
 
     let mut sources = Vec::new();
+    let mut influences = Vec::new();
+    let mut repairs = skins::SkinRepairs::default();
     let mut colors = Vec::new();
     let mut materials = Vec::new();
     let mut skipped_primitives = 0;
@@ -194,6 +210,7 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
                 continue;
             }
             let mut data = decode_primitive(&primitive, &views, declared)?;
+            influences.push(skins::read_influences(&primitive, &views, data.positions.len(), &mut repairs)?);
             if let Some(transform) = base_colour_uv_transform(&primitive.material())? {
                 data.uvs.iter_mut().for_each(|uv| *uv = transform.transform_point2(glam::Vec2::from(*uv)).to_array());
             }
@@ -212,20 +229,63 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
         mesh_primitives.push(kept);
     }
     let nodes = scene_nodes(&document, &mesh_primitives)?;
+    let parent_of = parents_of(&document);
+    let skins = skins::read_skins(&document, &views, &parent_of)?;
+    let animations = animations::read_animations(&document, &views, &skins)?;
+    let mut mesh_skins: Vec<Option<usize>> = vec![None; sources.len()];
+    let mut skinned: Vec<Option<SkinnedVertices>> = vec![None; sources.len()];
+    for node in document.nodes() {
+        let (Some(mesh), Some(skin)) = (node.mesh(), node.skin()) else {
+            continue;
+        };
+        for &source in &mesh_primitives[mesh.index()] {
+            if mesh_skins[source].is_some() {
+                continue;
+            }
+            if let Some(raw) = &influences[source] {
+                skinned[source] = Some(skins::bind_influences(raw, &skins[skin.index()], skin.index(), mesh.index())?);
+                mesh_skins[source] = Some(skin.index());
+            }
+        }
+    }
+    repairs.warn();
     let (material_list, images) = {
         runtime::profile_zone!("glTF materials");
         materials::read_materials(&document, &views, base)
     };
     lap(&mut timings.decode);
 
-    let processed = process_meshes(&sources, options);
+    let processed = process_skinned_meshes(&sources, &skinned, options);
     let mut meshes = Vec::with_capacity(processed.len());
     for result in processed {
         // Every source was validated above, the only way processing fails.
         meshes.push(result.map_err(|error| ImportError::Mesh { mesh: usize::MAX, primitive: usize::MAX, error })?);
     }
+    let joint_boxes = meshes
+        .iter()
+        .zip(&mesh_skins)
+        .map(|(mesh, skin)| {
+            let (skin, influences) = (skin.as_ref()?, mesh.skin.as_ref()?);
+            let joint_count = skins[*skin].skeleton.joint_count();
+            animation::JointBoxes::from_vertices(&mesh.positions, &influences.joints, &influences.weights, joint_count)
+                .map(std::sync::Arc::new)
+        })
+        .collect();
     lap(&mut timings.process);
-    Ok(GltfScene { meshes, colors, materials, material_list, images, nodes, skipped_primitives, timings })
+    Ok(GltfScene {
+        meshes,
+        colors,
+        materials,
+        material_list,
+        images,
+        nodes,
+        skins,
+        mesh_skins,
+        joint_boxes,
+        animations,
+        skipped_primitives,
+        timings,
+    })
 }
 
 /// The validated document and what the importer reads from the raw JSON beside it.
@@ -340,6 +400,17 @@ fn renormalize(normal: &mut [f32; 3]) {
     if length > 0.0 {
         *normal = (Vec3::from(*normal) / length).to_array();
     }
+}
+
+/// Each node's parent (the node graph was checked to be a forest before).
+fn parents_of(document: &gltf::Document) -> Vec<Option<usize>> {
+    let mut parent_of = vec![None; document.nodes().len()];
+    for node in document.nodes() {
+        for child in node.children() {
+            parent_of[child.index()] = Some(node.index());
+        }
+    }
+    parent_of
 }
 
 /// The nodes of the default scene (else the first; else every parentless node), parents

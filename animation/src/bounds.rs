@@ -1,0 +1,133 @@
+//! Bounds of a skinned mesh in any pose: per-joint boxes of the vertices each joint moves,
+//! computed once from the bind-pose vertices, moved by the pose's skin matrices.
+//!
+//! **Why the union is conservative.** Linear blend skinning puts a vertex `v` with joints
+//! `j_k` and weights `w_k` (non-negative, summing to 1) at `v' = Σ w_k · (M_{j_k} v)`, where
+//! `M_j` is joint `j`'s skin matrix (its palette entry, affine). For every `k` with `w_k > 0`,
+//! `v` lies in joint `j_k`'s bind box `B_{j_k}` (the box of all the vertices that joint moves
+//! with a positive weight), so `M_{j_k} v` lies in `M_{j_k}(B_{j_k})`, and that in the axis-aligned box of
+//! the transformed box (Arvo's method gives exactly it). Terms with `w_k = 0` add nothing.
+//! So `v'` is a convex combination of points of the union `U` of the moved boxes, and a box is
+//! convex, so `v'` lies in `U`. No assumption on the matrices but that they are affine (the
+//! skeleton refuses a projective inverse bind) and that the GPU skins with the same palette
+//! and weights; the weights are renormalized at import so they sum to 1.
+
+use ecs::Aabb;
+use glam::{Mat4, Vec3};
+
+/// Normalizes four skinning weights in place so they are non-negative and sum to 1; returns
+/// `false` (leaving full weight on the first influence) when they sum to 0 or are not finite.
+///
+/// ```
+/// let mut weights = [2.0, 2.0, 0.0, 0.0];
+/// assert!(animation::normalize_weights(&mut weights));
+/// assert_eq!(weights, [0.5, 0.5, 0.0, 0.0]);
+/// let mut zero = [0.0; 4];
+/// assert!(!animation::normalize_weights(&mut zero));
+/// assert_eq!(zero, [1.0, 0.0, 0.0, 0.0]);
+/// ```
+pub fn normalize_weights(weights: &mut [f32; 4]) -> bool {
+    for weight in weights.iter_mut() {
+        *weight = if weight.is_finite() { weight.max(0.0) } else { 0.0 };
+    }
+    let sum: f32 = weights.iter().sum();
+    if sum.is_nan() || sum <= 0.0 || !sum.is_finite() {
+        *weights = [1.0, 0.0, 0.0, 0.0];
+        return false;
+    }
+    weights.iter_mut().for_each(|weight| *weight /= sum);
+    true
+}
+
+/// Per joint, the mesh-space box of the bind-pose vertices it moves with a positive weight;
+/// [`JointBoxes::posed`] bounds the skinned mesh in a pose (see the module docs for why).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JointBoxes {
+    /// `(joint, centre, half extent)` of each joint that moves a vertex.
+    boxes: Vec<(u16, Vec3, Vec3)>,
+    /// The box of every vertex (the bind pose).
+    bind: Aabb,
+}
+
+impl JointBoxes {
+    /// The boxes of a mesh's vertices: positions, and per vertex four joints and weights
+    /// (normalized as [`normalize_weights`] does). Joints past `joint_count` are ignored
+    /// (the importer refuses them before). `None` without a vertex.
+    pub fn from_vertices(
+        positions: &[[f32; 3]],
+        joints: &[[u16; 4]],
+        weights: &[[f32; 4]],
+        joint_count: usize,
+    ) -> Option<JointBoxes> {
+        let bind = Aabb::from_points(positions.iter().map(|&position| Vec3::from(position)))?;
+        let mut mins = vec![Vec3::splat(f32::INFINITY); joint_count];
+        let mut maxs = vec![Vec3::splat(f32::NEG_INFINITY); joint_count];
+        for ((position, joints), weights) in positions.iter().zip(joints).zip(weights) {
+            let position = Vec3::from(*position);
+            for (&joint, &weight) in joints.iter().zip(weights) {
+                let joint = usize::from(joint);
+                if weight > 0.0 && joint < joint_count {
+                    mins[joint] = mins[joint].min(position);
+                    maxs[joint] = maxs[joint].max(position);
+                }
+            }
+        }
+        let boxes = (0..joint_count)
+            .filter(|&joint| mins[joint].cmple(maxs[joint]).all())
+            .map(|joint| (joint as u16, (mins[joint] + maxs[joint]) * 0.5, (maxs[joint] - mins[joint]) * 0.5))
+            .collect();
+        Some(JointBoxes { boxes, bind })
+    }
+
+    /// The box of the bind-pose vertices.
+    pub fn bind_bounds(&self) -> Aabb {
+        self.bind
+    }
+
+    /// Number of joints that move some vertex.
+    pub fn len(&self) -> usize {
+        self.boxes.len()
+    }
+
+    /// Whether no joint moves a vertex.
+    pub fn is_empty(&self) -> bool {
+        self.boxes.is_empty()
+    }
+
+    /// The largest joint index that moves a vertex, plus one (a palette must be this long).
+    pub fn joints_needed(&self) -> usize {
+        self.boxes.last().map_or(0, |&(joint, ..)| usize::from(joint) + 1)
+    }
+
+    /// The box of the skinned mesh under `palette` (one skin matrix per joint): the union of
+    /// each joint's box moved by its matrix (Arvo's method). Conservative for every vertex
+    /// (module docs). A non-finite matrix gives a non-finite box. The bind box when no joint
+    /// moves a vertex.
+    ///
+    /// # Panics
+    /// When `palette` is shorter than [`JointBoxes::joints_needed`].
+    #[inline]
+    pub fn posed(&self, palette: &[Mat4]) -> Aabb {
+        if self.boxes.is_empty() {
+            return self.bind;
+        }
+        let mut min = Vec3::splat(f32::INFINITY);
+        let mut max = Vec3::splat(f32::NEG_INFINITY);
+        let mut nan = false;
+        for &(joint, center, half) in &self.boxes {
+            let matrix = &palette[usize::from(joint)];
+            let moved = matrix.transform_point3(center);
+            let extent = matrix.x_axis.truncate().abs() * half.x
+                + matrix.y_axis.truncate().abs() * half.y
+                + matrix.z_axis.truncate().abs() * half.z;
+            nan |= moved.is_nan() || extent.is_nan();
+            min = min.min(moved - extent);
+            max = max.max(moved + extent);
+        }
+        // `min`/`max` skip NaN; keep it visible instead, as the culls expect.
+        if nan {
+            return Aabb::new(Vec3::NAN, Vec3::NAN);
+        }
+        Aabb::new(min, max)
+    }
+}

@@ -1,0 +1,226 @@
+//! The animation system: advances every player, poses every rig in parallel over the animated
+//! archetypes, writes the skinning palette and each rig's posed box ([`SkinnedPose`]).
+//!
+//! It runs in [`Stage::Input`](runtime::Stage::Input): the pose is in the rig's own space, so
+//! it needs no world matrix, and the Transform stage (world matrices) and the Visibility stage
+//! (which moves the posed box to world space) come after it, so the frame culls the pose it
+//! draws. A game system that sets players should be added before it
+//! (`before(ANIMATION_SYSTEM)`) to take effect the same frame.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use ecs::{Aabb, SkinnedPose};
+use hecs::Entity;
+use runtime::jobs::parallel_for_chunks;
+use runtime::{Columns, ResMut, System};
+
+use crate::palette::PaletteCells;
+use crate::{pose_rig, AnimationPlayer, PoseOutcome, PoseScratch, Skin, SkinPalette, SkinnedMesh};
+
+/// The animation system's name, for `before`/`after` constraints.
+pub const ANIMATION_SYSTEM: &str = "animation::animate";
+
+/// Rigs per job: a rig of 40 joints takes a few microseconds.
+const GRAIN: usize = 64;
+
+/// What the last run of the animation system did (a resource it writes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AnimationReport {
+    /// Rigs posed.
+    pub rigs: usize,
+    /// Joints posed (palette entries written).
+    pub joints: usize,
+    /// Rigs put in their bind pose for a non-finite joint transform.
+    pub non_finite_rigs: usize,
+    /// Players whose clip (or crossfade clip) was made for another skeleton, left out.
+    pub refused_clips: usize,
+    /// Entities with a [`SkinnedMesh`] but no [`Skin`], left in their bind pose.
+    pub unrigged_meshes: usize,
+    /// Palette slices allocated this run.
+    pub allocated: usize,
+}
+
+/// The columns the system reads and writes: every archetype with a [`SkinnedMesh`].
+type AnimationAccess = (
+    &'static SkinnedMesh,
+    Option<&'static mut Skin>,
+    Option<&'static mut AnimationPlayer>,
+    Option<&'static mut SkinnedPose>,
+);
+
+/// Warnings given once each, and lists reused from frame to frame.
+#[derive(Default)]
+struct SystemState {
+    warned_non_finite: bool,
+    warned_refused: bool,
+    warned_unrigged: bool,
+    /// Entities given a slice this run (their `Skin` changed).
+    allocated: Vec<Entity>,
+    /// Boxes of rigs in archetypes without a `SkinnedPose`, inserted by command.
+    boxes: Vec<SkinnedPose>,
+}
+
+thread_local! {
+    /// Each job thread's scratch for posing rigs (grows once, then allocates nothing).
+    static SCRATCH: RefCell<PoseScratch> = RefCell::new(PoseScratch::default());
+}
+
+/// The animation system for [`Stage::Input`](runtime::Stage::Input) (see the module docs).
+/// Reads [`SkinnedMesh`]; writes [`Skin`] (its palette slice), [`AnimationPlayer`] (its
+/// times), [`SkinnedPose`] (inserted by command where missing: commands apply at the end of
+/// the Input stage, before the Visibility stage reads the pose) and the resources [`SkinPalette`] and [`AnimationReport`]
+/// ([`install`](crate::install) inserts them).
+///
+/// Cost is proportional to the rigs: each frame it checks every rig's slice, advances every
+/// player and poses every rig, and allocates nothing once every rig has its slice and every
+/// thread its scratch.
+pub fn animation_system() -> System {
+    type Params = (Columns<'static, AnimationAccess>, ResMut<'static, SkinPalette>, ResMut<'static, AnimationReport>);
+    let mut state = SystemState::default();
+    System::with_params::<Params>(ANIMATION_SYSTEM, move |ctx, (world, mut palette, mut report)| {
+        runtime::profile_zone!("animate rigs");
+        let delta = ctx.time.delta_seconds;
+        *report = AnimationReport::default();
+        release_gone_rigs(&world, &mut palette);
+        let mut joints = 0;
+        for (position, archetype) in world.archetypes().enumerate() {
+            if archetype.is_empty() || !archetype.has::<SkinnedMesh>() {
+                continue;
+            }
+            if !archetype.has::<Skin>() {
+                report.unrigged_meshes += archetype.len() as usize;
+                continue;
+            }
+            // SAFETY: the ids are read from an archetype of this view, so they are live.
+            let entity_of = |row: usize| unsafe { world.find_entity_from_id(archetype.ids()[row]) };
+            {
+                let mut skins = archetype.column_mut::<Skin>().expect("the archetype has Skin (checked above)");
+                state.allocated.clear();
+                for (row, skin) in skins.iter_mut().enumerate() {
+                    let entity = entity_of(row);
+                    if !skin.owns_slice(entity) {
+                        let first = palette.allocate(entity, skin.skeleton.joint_count() as u32);
+                        skin.set_slice(entity, first);
+                        state.allocated.push(entity);
+                    }
+                    joints += skin.skin_count() as usize;
+                }
+                if !state.allocated.is_empty() {
+                    report.allocated += state.allocated.len();
+                    world.record_entity_writes::<Skin>(&state.allocated);
+                }
+                if let Some(mut players) = archetype.column_mut::<AnimationPlayer>() {
+                    for (player, skin) in players.iter_mut().zip(skins.iter()) {
+                        player.advance(delta);
+                        report.refused_clips += refuse_wrong_clips(player, skin, &mut state.warned_refused);
+                    }
+                    world.record_archetype_write::<AnimationPlayer>(position);
+                }
+            }
+            let meshes = archetype.column::<SkinnedMesh>().expect("the archetype has SkinnedMesh (checked above)");
+            let skins = archetype.column::<Skin>().expect("the archetype has Skin (checked above)");
+            let players = archetype.column::<AnimationPlayer>();
+            let rigs = Rigs { meshes: &meshes, skins: &skins, players: players.as_deref(), cells: palette.cells() };
+            let non_finite = AtomicUsize::new(0);
+            match archetype.column_mut::<SkinnedPose>() {
+                Some(mut poses) => {
+                    rigs.pose_all(&mut poses, &non_finite);
+                    world.record_archetype_write::<SkinnedPose>(position);
+                }
+                None => {
+                    state.boxes.resize(
+                        archetype.len() as usize,
+                        SkinnedPose::from_skin_box(Aabb::new(glam::Vec3::ZERO, glam::Vec3::ZERO)),
+                    );
+                    rigs.pose_all(&mut state.boxes, &non_finite);
+                    for (row, pose) in state.boxes.iter().enumerate() {
+                        ctx.commands.insert_one(entity_of(row), *pose);
+                    }
+                }
+            }
+            report.rigs += archetype.len() as usize;
+            report.non_finite_rigs += non_finite.load(Ordering::Relaxed);
+        }
+        report.joints = joints;
+        palette.set_written(joints);
+        warn_once(&mut state.warned_non_finite, report.non_finite_rigs, || {
+            format!("{} rigs had a non-finite joint transform and were put in their bind pose", report.non_finite_rigs)
+        });
+        warn_once(&mut state.warned_unrigged, report.unrigged_meshes, || {
+            format!(
+                "{} entities have a SkinnedMesh but no Skin (no skeleton): drawn and culled in their bind pose",
+                report.unrigged_meshes
+            )
+        });
+    })
+}
+
+/// The columns of one archetype's rigs, and the palette they write.
+struct Rigs<'a> {
+    meshes: &'a [SkinnedMesh],
+    skins: &'a [Skin],
+    players: Option<&'a [AnimationPlayer]>,
+    cells: PaletteCells,
+}
+
+impl Rigs<'_> {
+    /// Poses every rig into `poses` (one per row), in parallel.
+    fn pose_all(&self, poses: &mut [SkinnedPose], non_finite: &AtomicUsize) {
+        parallel_for_chunks(poses, GRAIN, |first, chunk| {
+            SCRATCH.with(|scratch| {
+                let mut scratch = scratch.borrow_mut();
+                let mut bad = 0;
+                for (offset, pose) in chunk.iter_mut().enumerate() {
+                    let row = first + offset;
+                    let skin = &self.skins[row];
+                    // SAFETY: each rig's slice was allocated to it alone (`SkinPalette::allocate`,
+                    // checked by `owns_slice` this frame), and this job alone poses this row.
+                    let palette = unsafe { self.cells.slice_mut(skin.skin_first(), skin.skin_count()) };
+                    let player = self.players.map(|players| &players[row]);
+                    let (bounds, outcome) =
+                        pose_rig(&skin.skeleton, &self.meshes[row].joint_boxes, player, palette, &mut scratch);
+                    bad += usize::from(outcome == PoseOutcome::NonFinite);
+                    *pose = SkinnedPose::from_skin_box(bounds);
+                }
+                if bad > 0 {
+                    non_finite.fetch_add(bad, Ordering::Relaxed);
+                }
+            });
+        });
+    }
+}
+
+/// Frees the slices of rigs whose entity or `Skin` went away (or whose `Skin` was replaced).
+fn release_gone_rigs(world: &Columns<'_, AnimationAccess>, palette: &mut SkinPalette) {
+    palette.release_where(|rig| {
+        world
+            .entity(rig.entity)
+            .ok()
+            .and_then(|entity| entity.get::<Skin>())
+            .is_some_and(|skin| skin.owns_slice(rig.entity) && skin.skin_first() == rig.first)
+    });
+}
+
+/// Counts the player's clips made for another skeleton (the posing leaves them out), warning
+/// once by name.
+fn refuse_wrong_clips(player: &AnimationPlayer, skin: &Skin, warned: &mut bool) -> usize {
+    let clips = std::iter::once(&player.clip).chain(player.crossfade.as_ref().map(|fade| &fade.clip));
+    let mut refused = 0;
+    for clip in clips {
+        if let Err(error) = clip.check_skeleton(&skin.skeleton) {
+            refused += 1;
+            if !std::mem::replace(warned, true) {
+                log::warn!("animation refused: {error}; the rig keeps its rest pose for it");
+            }
+        }
+    }
+    refused
+}
+
+/// Logs `message` the first time `count` is not 0.
+fn warn_once(warned: &mut bool, count: usize, message: impl FnOnce() -> String) {
+    if count > 0 && !std::mem::replace(warned, true) {
+        log::warn!("{}", message());
+    }
+}

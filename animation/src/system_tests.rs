@@ -1,0 +1,172 @@
+//! The animation system in an app: palettes on one and two threads, slices freed and reused,
+//! and the bad inputs it survives.
+
+use std::sync::Arc;
+
+use ecs::SkinnedPose;
+use glam::{Mat4, Quat, Vec3};
+use runtime::App;
+
+use super::chain_skeleton;
+use crate::*;
+
+/// A swinging clip for a chain: every joint rotates about Z over one second.
+pub(crate) fn swing(skeleton: &Skeleton) -> Arc<AnimationClip> {
+    let joints = (0..skeleton.joint_count() as u16)
+        .map(|joint| {
+            let keys = vec![0.0, 0.5, 1.0];
+            let angles = [0.0, 0.6 + joint as f32 * 0.01, -0.3];
+            let rotation = Track::new(
+                Interpolation::Linear,
+                keys,
+                angles.iter().map(|&angle| Quat::from_rotation_z(angle)).collect(),
+            )
+            .unwrap();
+            JointTracks { joint, rotation: Some(rotation), ..JointTracks::default() }
+        })
+        .collect();
+    Arc::new(AnimationClip::new("swing", skeleton, joints).unwrap())
+}
+
+/// A mesh along a chain of `joints`: two vertices per joint, each on that joint alone.
+pub(crate) fn chain_boxes(joints: usize) -> Arc<JointBoxes> {
+    let positions: Vec<[f32; 3]> =
+        (0..joints).flat_map(|joint| [[-0.2, joint as f32, 0.0], [0.2, joint as f32 + 0.5, 0.1]]).collect();
+    let influences: Vec<[u16; 4]> = (0..joints).flat_map(|joint| [[joint as u16, 0, 0, 0]; 2]).collect();
+    Arc::new(
+        JointBoxes::from_vertices(&positions, &influences, &vec![[1.0, 0.0, 0.0, 0.0]; positions.len()], joints)
+            .unwrap(),
+    )
+}
+
+fn animated_app(threads: usize, rigs: usize) -> App {
+    let mut app = App::with_threads(threads);
+    install(&mut app);
+    app.set_fixed_delta(Some(1.0 / 60.0));
+    let skeleton = Arc::new(chain_skeleton("chain", 8));
+    let clip = swing(&skeleton);
+    let boxes = chain_boxes(8);
+    for rig in 0..rigs {
+        let mut player = AnimationPlayer::new(clip.clone(), &skeleton).unwrap();
+        player.time = rig as f32 * 0.013;
+        player.speed = 1.0 + (rig % 7) as f32 * 0.1;
+        let mesh = SkinnedMesh { joint_boxes: boxes.clone() };
+        let pose = SkinnedPose::from_skin_box(boxes.bind_bounds());
+        app.world_mut().spawn((mesh, Skin::new(skeleton.clone()), player, pose));
+    }
+    app
+}
+
+#[test]
+fn one_and_two_threads_give_bit_identical_palettes() {
+    let palettes: Vec<Vec<Mat4>> = [1, 2]
+        .into_iter()
+        .map(|threads| {
+            let mut app = animated_app(threads, 500);
+            app.run_frames(5);
+            assert_eq!(app.resource::<AnimationReport>().rigs, 500);
+            let palette = app.resource::<SkinPalette>().matrices().to_vec();
+            palette
+        })
+        .collect();
+    let bits = |palette: &[Mat4]| {
+        palette.iter().flat_map(|matrix| matrix.to_cols_array().map(f32::to_bits)).collect::<Vec<_>>()
+    };
+    assert_eq!(bits(&palettes[0]), bits(&palettes[1]), "the palette must not depend on the thread count");
+}
+
+#[test]
+fn posed_box_is_written_and_holds_the_skin() {
+    let mut app = animated_app(2, 3);
+    app.run_frames(20);
+    let palette = app.resource::<SkinPalette>().matrices().to_vec();
+    assert_eq!(app.resource::<SkinPalette>().bytes_written(), 3 * 8 * 64, "3 rigs of 8 joints, 64 bytes each");
+    let mut query = app.world().query::<(&Skin, &SkinnedMesh, &SkinnedPose)>();
+    for (skin, mesh, pose) in query.iter() {
+        let slice = &palette[skin.skin_first() as usize..][..skin.skin_count() as usize];
+        let bounds = pose.bounds(0.0);
+        assert_eq!(bounds, mesh.joint_boxes.posed(slice), "the pose is the moved joint boxes");
+        assert_ne!(bounds, mesh.joint_boxes.bind_bounds(), "a swung chain leaves its bind box");
+    }
+}
+
+#[test]
+fn despawned_rigs_free_their_slices_for_new_ones() {
+    let mut app = animated_app(1, 4);
+    app.run_frame();
+    let victim = app
+        .world()
+        .query::<(hecs::Entity, &Skin)>()
+        .iter()
+        .map(|(entity, skin)| (entity, skin.skin_first()))
+        .nth(1)
+        .unwrap();
+    app.world_mut().despawn(victim.0).unwrap();
+    app.run_frame();
+    assert_eq!(app.resource::<SkinPalette>().rigs().len(), 3, "the despawned rig's slice is freed");
+    let skeleton = Arc::new(chain_skeleton("chain", 8));
+    let newcomer = app.world_mut().spawn((SkinnedMesh { joint_boxes: chain_boxes(8) }, Skin::new(skeleton)));
+    app.run_frame();
+    let first = app.world().get::<&Skin>(newcomer).unwrap().skin_first();
+    assert_eq!(first, victim.1, "the freed slice is reused");
+    assert_eq!(app.resource::<SkinPalette>().matrices().len(), 4 * 8, "no growth");
+    app.run_frame();
+    assert!(app.world().get::<&SkinnedPose>(newcomer).is_ok(), "a rig without a pose gets one");
+}
+
+#[test]
+fn palette_grows_without_a_cap() {
+    let mut app = animated_app(2, 10);
+    app.run_frame();
+    let skeleton = Arc::new(chain_skeleton("chain", 8));
+    for _ in 0..5000 {
+        app.world_mut().spawn((SkinnedMesh { joint_boxes: chain_boxes(8) }, Skin::new(skeleton.clone())));
+    }
+    app.run_frame();
+    assert_eq!(app.resource::<SkinPalette>().matrices().len(), 5010 * 8);
+    assert_eq!(app.resource::<AnimationReport>().rigs, 5010);
+}
+
+#[test]
+fn bad_inputs_are_counted_not_fatal() {
+    let mut app = animated_app(2, 2);
+    let hero = Arc::new(chain_skeleton("hero", 8));
+    let other = chain_skeleton("other", 3);
+    let foreign = swing(&other);
+    let mut player = AnimationPlayer::new(swing(&hero), &hero).unwrap();
+    player.clip = foreign;
+    let rigged = app.world_mut().spawn((
+        SkinnedMesh { joint_boxes: chain_boxes(8) },
+        Skin::new(hero),
+        player,
+        SkinnedPose::from_skin_box(ecs::Aabb::new(Vec3::ZERO, Vec3::ONE)),
+    ));
+    let unrigged = app.world_mut().spawn((SkinnedMesh { joint_boxes: chain_boxes(8) },));
+    let broken_skeleton = Arc::new(chain_skeleton("broken", 8));
+    let nan = Track::new(Interpolation::Linear, vec![0.0, 1.0], vec![Vec3::ZERO, Vec3::NAN]).unwrap();
+    let nan_tracks = vec![JointTracks { joint: 3, translation: Some(nan), ..JointTracks::default() }];
+    let nan_clip = Arc::new(AnimationClip::new("nan", &broken_skeleton, nan_tracks).unwrap());
+    let mut nan_player = AnimationPlayer::new(nan_clip, &broken_skeleton).unwrap();
+    nan_player.time = 0.5;
+    let broken = app.world_mut().spawn((
+        SkinnedMesh { joint_boxes: chain_boxes(8) },
+        Skin::new(broken_skeleton),
+        nan_player,
+        SkinnedPose::from_skin_box(ecs::Aabb::new(Vec3::ZERO, Vec3::ONE)),
+    ));
+    app.run_frame();
+    let report = *app.resource::<AnimationReport>();
+    assert_eq!((report.refused_clips, report.unrigged_meshes, report.non_finite_rigs, report.rigs), (1, 1, 1, 4));
+    let pose = *app.world().get::<&SkinnedPose>(broken).unwrap();
+    assert_eq!(pose.bounds(0.0), chain_boxes(8).bind_bounds(), "a NaN joint: the bind box, never a NaN box");
+    let skin = app.world().get::<&Skin>(broken).unwrap().clone();
+    let palette = app.resource::<SkinPalette>();
+    assert!(palette.slice(skin.skin_first(), skin.skin_count()).iter().all(|matrix| *matrix == Mat4::IDENTITY));
+    let pose = *app.world().get::<&SkinnedPose>(rigged).unwrap();
+    assert_eq!(
+        pose.bounds(0.0),
+        chain_boxes(8).bind_bounds(),
+        "a refused clip leaves the rest pose (here the bind pose)"
+    );
+    assert!(app.world().get::<&SkinnedPose>(unrigged).is_err(), "no skeleton: culled by its bind box");
+}

@@ -1,0 +1,259 @@
+//! glTF skins and animations written here: a bar of two joints (hip, knee) listed child
+//! first, bent 90° at the knee by a clip; the importer's skeleton, influences, clip and posed
+//! box against values computed by hand, and the bad skins it refuses or repairs.
+
+mod common;
+
+use animation::{pose_rig, AnimationPlayer, PoseScratch};
+use assets::{load_gltf_bytes, GltfScene, ImportError, ProcessOptions};
+use glam::{Mat4, Quat, Vec3};
+use serde_json::{json, Value};
+
+const POSITIONS: [[f32; 3]; 6] =
+    [[-0.1, 0.0, 0.0], [0.1, 0.0, 0.0], [-0.1, 1.0, 0.0], [0.1, 1.0, 0.0], [-0.1, 2.0, 0.0], [0.1, 2.0, 0.0]];
+const INDICES: [u16; 12] = [0, 1, 3, 0, 3, 2, 2, 3, 5, 2, 5, 4];
+/// The file numbers the skin's joints knee = 0, hip = 1 (child first).
+const JOINTS: [[u8; 4]; 6] = [[1, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]];
+const WEIGHTS: [[f32; 4]; 6] = [
+    [1.0, 0.0, 0.0, 0.0],
+    [1.0, 0.0, 0.0, 0.0],
+    [0.5, 0.5, 0.0, 0.0],
+    [0.5, 0.5, 0.0, 0.0],
+    [1.0, 0.0, 0.0, 0.0],
+    [1.0, 0.0, 0.0, 0.0],
+];
+
+/// The buffer, with `joints`, `weights` and the knee's inverse bind changeable.
+fn buffer(joints: &[[u8; 4]; 6], weights: &[[f32; 4]; 6], knee_inverse_bind: Mat4) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    bytes.extend(POSITIONS.iter().flatten().flat_map(|value| value.to_le_bytes())); // 0, 72
+    bytes.extend(INDICES.iter().flat_map(|value| value.to_le_bytes())); // 72, 24
+    bytes.extend(joints.iter().flatten()); // 96, 24
+    bytes.extend(weights.iter().flatten().flat_map(|value| value.to_le_bytes())); // 120, 96
+    let binds = [knee_inverse_bind, Mat4::IDENTITY];
+    bytes.extend(binds.iter().flat_map(|matrix| matrix.to_cols_array()).flat_map(|value| value.to_le_bytes())); // 216, 128
+    bytes.extend([0.0_f32, 1.0].iter().flat_map(|value| value.to_le_bytes())); // 344, 8
+    let bent = Quat::from_rotation_z(std::f32::consts::FRAC_PI_2);
+    bytes.extend([Quat::IDENTITY, bent].iter().flat_map(|quat| quat.to_array()).flat_map(|value| value.to_le_bytes())); // 352, 32
+    assert_eq!(bytes.len(), 384);
+    bytes
+}
+
+fn document(data: &[u8]) -> Value {
+    let uri = format!("data:application/octet-stream;base64,{}", common::base64(data));
+    json!({
+        "asset": { "version": "2.0" },
+        "scene": 0,
+        "scenes": [{ "nodes": [0] }],
+        "nodes": [
+            { "name": "root", "children": [1, 2] },
+            { "name": "leg", "mesh": 0, "skin": 0 },
+            { "name": "hip", "children": [3] },
+            { "name": "knee", "translation": [0.0, 1.0, 0.0] }
+        ],
+        "skins": [{ "name": "legs", "joints": [3, 2], "inverseBindMatrices": 4, "skeleton": 2 }],
+        "meshes": [{ "primitives": [{ "attributes": { "POSITION": 0, "JOINTS_0": 2, "WEIGHTS_0": 3 }, "indices": 1 }] }],
+        "animations": [{
+            "name": "bend",
+            "channels": [{ "sampler": 0, "target": { "node": 3, "path": "rotation" } }],
+            "samplers": [{ "input": 5, "output": 6, "interpolation": "LINEAR" }]
+        }],
+        "buffers": [{ "byteLength": data.len(), "uri": uri }],
+        "bufferViews": [
+            { "buffer": 0, "byteOffset": 0, "byteLength": 72 },
+            { "buffer": 0, "byteOffset": 72, "byteLength": 24 },
+            { "buffer": 0, "byteOffset": 96, "byteLength": 24 },
+            { "buffer": 0, "byteOffset": 120, "byteLength": 96 },
+            { "buffer": 0, "byteOffset": 216, "byteLength": 128 },
+            { "buffer": 0, "byteOffset": 344, "byteLength": 8 },
+            { "buffer": 0, "byteOffset": 352, "byteLength": 32 }
+        ],
+        "accessors": [
+            { "bufferView": 0, "componentType": 5126, "count": 6, "type": "VEC3", "min": [-0.1, 0.0, 0.0], "max": [0.1, 2.0, 0.0] },
+            { "bufferView": 1, "componentType": 5123, "count": 12, "type": "SCALAR" },
+            { "bufferView": 2, "componentType": 5121, "count": 6, "type": "VEC4" },
+            { "bufferView": 3, "componentType": 5126, "count": 6, "type": "VEC4" },
+            { "bufferView": 4, "componentType": 5126, "count": 2, "type": "MAT4" },
+            { "bufferView": 5, "componentType": 5126, "count": 2, "type": "SCALAR", "min": [0.0], "max": [1.0] },
+            { "bufferView": 6, "componentType": 5126, "count": 2, "type": "VEC4" }
+        ]
+    })
+}
+
+fn knee_bind() -> Mat4 {
+    Mat4::from_translation(-Vec3::Y)
+}
+
+fn load(document: &Value) -> Result<GltfScene, ImportError> {
+    load_gltf_bytes(&serde_json::to_vec(document).unwrap(), None, &ProcessOptions::default())
+}
+
+/// Each processed vertex skinned on the CPU under the clip at `time`, with its bind position.
+fn skinned_at(scene: &GltfScene, time: f32) -> (Vec<(Vec3, Vec3)>, ecs::Aabb) {
+    let skeleton = &scene.skins[0].skeleton;
+    let mut player = AnimationPlayer::new(scene.animations[0].clip.clone(), skeleton).expect("the clip fits its skin");
+    player.time = time;
+    let mut palette = vec![Mat4::IDENTITY; skeleton.joint_count()];
+    let boxes = scene.joint_boxes[0].as_ref().expect("a skinned mesh has joint boxes");
+    let (bounds, _) = pose_rig(skeleton, boxes, Some(&player), &mut palette, &mut PoseScratch::default());
+    let mesh = &scene.meshes[0];
+    let skin = mesh.skin.as_ref().expect("the mesh keeps its influences");
+    let vertices = mesh
+        .positions
+        .iter()
+        .zip(skin.joints.iter().zip(&skin.weights))
+        .map(|(&position, (joints, weights))| {
+            let position = Vec3::from(position);
+            let skinned =
+                (0..4).map(|slot| palette[usize::from(joints[slot])].transform_point3(position) * weights[slot]).sum();
+            (position, skinned)
+        })
+        .collect();
+    (vertices, bounds)
+}
+
+#[test]
+fn a_two_joint_skin_and_its_clip_give_the_hand_computed_pose() {
+    let scene = load(&document(&buffer(&JOINTS, &WEIGHTS, knee_bind()))).expect("a valid skinned file");
+    let skeleton = &scene.skins[0].skeleton;
+    assert_eq!(skeleton.name(), "legs");
+    assert_eq!(skeleton.joint_names(), ["hip", "knee"], "joints reordered parents first");
+    assert_eq!((skeleton.parent(0), skeleton.parent(1)), (None, Some(0)));
+    assert_eq!(scene.skins[0].joint_nodes, [2, 3]);
+    assert_eq!(scene.mesh_skins, [Some(0)]);
+    assert_eq!(scene.animations.len(), 1);
+    assert_eq!((scene.animations[0].clip.name(), scene.animations[0].skin), ("bend", 0));
+    assert_eq!(scene.animations[0].clip.duration(), 1.0);
+
+    // At t = 0 the pose is the bind pose: every vertex stays.
+    let (rest, _) = skinned_at(&scene, 0.0);
+    for (bind, skinned) in &rest {
+        assert!(bind.distance(*skinned) < 1e-6, "{bind} moved to {skinned} in the bind pose");
+    }
+    // At t = 1 the knee is bent 90° about Z: (x, y) above the knee goes to (-(y - 1), 1 + x).
+    let (bent, bounds) = skinned_at(&scene, 1.0);
+    for (bind, skinned) in &bent {
+        let expected = match bind.y {
+            0.0 => *bind,
+            1.0 => (*bind + Vec3::new(0.0, 1.0 + bind.x, 0.0)) * 0.5,
+            _ => Vec3::new(-(bind.y - 1.0), 1.0 + bind.x, 0.0),
+        };
+        assert!(skinned.distance(expected) < 1e-5, "{bind} skinned to {skinned}, {expected} expected");
+        assert!(
+            skinned.cmpge(bounds.min - 1e-5).all() && skinned.cmple(bounds.max + 1e-5).all(),
+            "{skinned} outside {bounds:?}"
+        );
+    }
+    assert!(bounds.min.x <= -1.0 && bounds.max.y >= 1.1, "the bent leg's box {bounds:?} holds the shin");
+
+    // The library keeps the influences beside the vertices.
+    let mut library = meshes::MeshLibrary::new();
+    let placed = assets::add_to_library(&mut library, &scene.meshes[0]).expect("a processed mesh fits the library");
+    let first = library.range(placed.levels.start).unwrap().vertex_offset as usize;
+    let skin = scene.meshes[0].skin.as_ref().unwrap();
+    assert_eq!(&library.vertex_joints()[first..], skin.joints.as_slice());
+    assert_eq!(&library.vertex_weights()[first..], skin.weights.as_slice());
+}
+
+#[test]
+fn more_than_four_influences_fold_into_the_four_largest() {
+    let mut file = document(&buffer(&JOINTS, &WEIGHTS, knee_bind()));
+    file["meshes"][0]["primitives"][0]["attributes"]["JOINTS_1"] = json!(2);
+    file["meshes"][0]["primitives"][0]["attributes"]["WEIGHTS_1"] = json!(3);
+    let folded = load(&file).expect("eight influences load");
+    let plain = load(&document(&buffer(&JOINTS, &WEIGHTS, knee_bind()))).unwrap();
+    let (folded, _) = skinned_at(&folded, 1.0);
+    let (plain, _) = skinned_at(&plain, 1.0);
+    for ((_, folded), (_, plain)) in folded.iter().zip(&plain) {
+        assert!(folded.distance(*plain) < 1e-5, "the same influences twice skin alike: {folded} against {plain}");
+    }
+}
+
+#[test]
+fn missing_inverse_binds_are_identities() {
+    let mut file = document(&buffer(&JOINTS, &WEIGHTS, knee_bind()));
+    file["skins"][0].as_object_mut().unwrap().remove("inverseBindMatrices");
+    let scene = load(&file).expect("inverse binds are optional");
+    assert_eq!(scene.skins[0].skeleton.inverse_binds(), [Mat4::IDENTITY; 2]);
+}
+
+#[test]
+fn weights_summing_to_zero_put_full_weight_on_the_first_joint() {
+    let mut weights = WEIGHTS;
+    weights[5] = [0.0; 4];
+    let scene = load(&document(&buffer(&JOINTS, &weights, knee_bind()))).expect("repaired, not refused");
+    let skin = scene.meshes[0].skin.as_ref().unwrap();
+    assert!(
+        skin.weights.iter().all(|weights| (weights.iter().sum::<f32>() - 1.0).abs() < 1e-6),
+        "every vertex renormalized"
+    );
+}
+
+#[test]
+fn bad_skins_are_named_errors() {
+    let skin_error = |result: Result<GltfScene, ImportError>, what: &str| match result {
+        Err(ImportError::Skin { skin: 0, reason }) => reason,
+        other => panic!("{what}: expected ImportError::Skin, got {:?}", other.map(|_| "a scene")),
+    };
+    let mut joints = JOINTS;
+    joints[4] = [7, 0, 0, 0];
+    let reason = skin_error(load(&document(&buffer(&joints, &WEIGHTS, knee_bind()))), "joint out of range");
+    assert!(reason.contains("names joint 7"), "{reason}");
+
+    let mut file = document(&buffer(&JOINTS, &WEIGHTS, knee_bind()));
+    file["accessors"][4]["count"] = json!(1);
+    let reason = skin_error(load(&file), "short inverse binds");
+    assert!(reason.contains("1 inverse bind matrices for 2 joints"), "{reason}");
+
+    let nan = Mat4::from_translation(Vec3::new(f32::NAN, 0.0, 0.0));
+    skin_error(load(&document(&buffer(&JOINTS, &WEIGHTS, nan))), "non-finite inverse bind");
+}
+
+#[test]
+fn morph_weight_channels_are_skipped() {
+    let mut file = document(&buffer(&JOINTS, &WEIGHTS, knee_bind()));
+    file["animations"][0]["channels"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({ "sampler": 0, "target": { "node": 1, "path": "weights" } }));
+    let scene = load(&file).expect("a morph channel is skipped, not refused");
+    assert_eq!(scene.animations[0].clip.joint_tracks().len(), 1, "only the knee's rotation");
+}
+
+#[test]
+fn every_field_of_a_skinned_file_removed_or_wrong_loads_or_fails_without_panic() {
+    let base = document(&buffer(&JOINTS, &WEIGHTS, knee_bind()));
+    let mut outcomes = [0, 0];
+    let variants = common::for_each_variant(&base, |variant| {
+        outcomes[usize::from(load(variant).is_ok())] += 1;
+    });
+    assert!(variants > 500, "the corpus walks the whole document ({variants} variants)");
+    assert!(outcomes[0] > 0 && outcomes[1] > 0, "{} refused, {} loaded", outcomes[0], outcomes[1]);
+}
+
+#[test]
+fn short_joints_and_normalized_short_weights_skin_alike() {
+    // The same file with JOINTS_0 as unsigned shorts and WEIGHTS_0 as normalized unsigned shorts.
+    let plain = buffer(&JOINTS, &WEIGHTS, knee_bind());
+    let mut data = plain[..96].to_vec();
+    data.extend(JOINTS.iter().flatten().flat_map(|&joint| u16::from(joint).to_le_bytes())); // 96, 48
+    let unorm = |weight: f32| ((weight * 65535.0).round() as u16).to_le_bytes();
+    data.extend(WEIGHTS.iter().flatten().flat_map(|&weight| unorm(weight))); // 144, 48
+    data.extend_from_slice(&plain[216..]); // 192: binds, times, rotations
+    let mut file = document(&data);
+    let views = [(96, 48), (144, 48), (192, 128), (320, 8), (328, 32)];
+    for (view, (offset, length)) in (2..).zip(views) {
+        file["bufferViews"][view]["byteOffset"] = json!(offset);
+        file["bufferViews"][view]["byteLength"] = json!(length);
+    }
+    file["accessors"][2]["componentType"] = json!(5123);
+    file["accessors"][3]["componentType"] = json!(5123);
+    file["accessors"][3]["normalized"] = json!(true);
+    let shorts = load(&file).expect("u16 joints and normalized u16 weights load");
+    let floats = load(&document(&plain)).unwrap();
+    let (shorts, _) = skinned_at(&shorts, 1.0);
+    let (floats, _) = skinned_at(&floats, 1.0);
+    for ((_, short), (_, float)) in shorts.iter().zip(&floats) {
+        assert!(short.distance(*float) < 1e-4, "{short} against {float}");
+    }
+}
