@@ -116,7 +116,7 @@ impl Streaming {
                 Ok(LoadState::Failed(error)) => self.fail(path, error.to_string()),
                 Err(error) => self.fail(path, error),
             }
-            self.loading.swap_remove(index);
+            self.loading.remove(index);
             lock(&self.arrivals).pending -= 1;
         }
     }
