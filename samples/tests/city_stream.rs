@@ -38,7 +38,8 @@ fn streamed_districts_load_and_leave_within_the_budget_and_culling_hides_nothing
     for backend in ["cpu", "gpu"] {
         let output = Command::new(env!("CARGO_BIN_EXE_city"))
             .args(["--stream", "--budget", "1.5", "--stream-radius", "60", "--objects", "1000", "--frames", "24"])
-            .args(["--size", "96x64", "--render", "every", "--truth", "--validate", "--threads", "2", "--cull", backend])
+            .args(["--size", "96x64", "--render", "every", "--truth", "--validate", "--threads", "2"])
+            .args(["--cull", backend])
             .arg("--stream-dir")
             .arg(folder.join("districts"))
             .arg("--camera-path")
