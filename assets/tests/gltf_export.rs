@@ -7,8 +7,16 @@ use assets::{load_gltf_bytes, ProcessOptions};
 use ecs::Transform;
 use glam::{Quat, Vec3};
 
+/// A mesh's vertex attributes and triangles.
+struct Triangles {
+    positions: Vec<[f32; 3]>,
+    normals: Vec<[f32; 3]>,
+    uvs: Vec<[f32; 2]>,
+    indices: Vec<u32>,
+}
+
 /// A box of `size` with flat faces: 24 vertices (normals and texture coordinates per face).
-fn flat_box(size: [f32; 3]) -> (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<[f32; 2]>, Vec<u32>) {
+fn flat_box(size: [f32; 3]) -> Triangles {
     let (mut positions, mut normals, mut uvs, mut indices) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let half = Vec3::from(size) * 0.5;
     for axis in 0..3 {
@@ -30,7 +38,7 @@ fn flat_box(size: [f32; 3]) -> (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<[f32; 2]>, Vec
             indices.extend([first, first + 1, first + 2, first, first + 2, first + 3]);
         }
     }
-    (positions, normals, uvs, indices)
+    Triangles { positions, normals, uvs, indices }
 }
 
 /// Each triangle as its three (position, normal, uv) corners, starting at its smallest corner
@@ -60,8 +68,8 @@ fn triangles(positions: &[[f32; 3]], normals: &[[f32; 3]], uvs: &[[f32; 2]], ind
 
 #[test]
 fn a_written_scene_loads_back_with_its_triangles_transforms_and_colours() {
-    let (positions, normals, uvs, indices) = flat_box([1.0, 2.0, 3.0]);
-    let (small, small_normals, _, small_indices) = flat_box([0.5, 0.5, 0.5]);
+    let Triangles { positions, normals, uvs, indices } = flat_box([1.0, 2.0, 3.0]);
+    let Triangles { positions: small, normals: small_normals, indices: small_indices, .. } = flat_box([0.5; 3]);
     let mut writer = GlbWriter::new();
     let green = writer.add_material([0.1, 0.8, 0.2, 1.0]);
     let blue = writer.add_material([0.1, 0.2, 0.9, 1.0]);
@@ -127,7 +135,7 @@ fn a_written_scene_loads_back_with_its_triangles_transforms_and_colours() {
 
 #[test]
 fn write_glb_is_the_writer_in_one_call_and_an_empty_scene_loads() {
-    let (positions, _, _, indices) = flat_box([1.0, 1.0, 1.0]);
+    let Triangles { positions, indices, .. } = flat_box([1.0, 1.0, 1.0]);
     let mesh = ExportMesh { positions: &positions, normals: &[], uvs: &[], indices: &indices, material: None };
     let nodes = [(0, Transform::IDENTITY), (0, Transform::from_translation(Vec3::Y))];
     let bytes = write_glb(&[], &[mesh], &nodes);

@@ -7,6 +7,8 @@ use std::process::Command;
 
 use render_graph::testing::gpu_test_context;
 
+/// The samples' test helpers (`temporary`).
+#[allow(dead_code)]
 mod common;
 use common::temporary;
 
