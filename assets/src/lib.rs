@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod gltf_export;
 pub mod gltf_import;
 mod library;
 mod mesh;

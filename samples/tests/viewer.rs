@@ -440,6 +440,43 @@ fn two_files_are_drawn_side_by_side() {
     std::fs::remove_dir_all(&folder).unwrap();
 }
 
+/// `--stream`: the files load through the asset server while frames run, and once both are
+/// on the GPU the frame shows them side by side, culled and unculled alike, the truth hiding
+/// nothing.
+#[test]
+fn two_files_streamed_while_frames_run_are_drawn_side_by_side() {
+    let folder = common::scratch("viewer-stream");
+    let (red, green) = (folder.join("red.glb"), folder.join("green.glb"));
+    std::fs::write(&red, cube_file(1.0, [0.0; 3], RED)).unwrap();
+    std::fs::write(&green, cube_file(1.0, [0.0; 3], GREEN)).unwrap();
+    let out = folder.join("streamed.png");
+    let output = run_viewer(&[
+        red.as_os_str(),
+        green.as_os_str(),
+        "--stream".as_ref(),
+        "--out".as_ref(),
+        out.as_os_str(),
+        "--size".as_ref(),
+        "96x64".as_ref(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "viewer failed: {stdout}\n{stderr}");
+    if stdout.contains("no usable Vulkan device") {
+        assert!(!render_graph::testing::vulkan_required(), "Vulkan is required here: {stdout}");
+        return;
+    }
+    assert!(stdout.contains("2 of 2 files arrived"), "{stdout}");
+    assert!(stdout.contains("identical images; false_hidden 0"), "{stdout}");
+    let (width, _, pixels) = samples_common::read_png(&out);
+    let (reds, greens) = (hue_pixels(&pixels, 0), hue_pixels(&pixels, 1));
+    assert!(reds.len() > 20 && greens.len() > 20, "both cubes drawn: {} red, {} green", reds.len(), greens.len());
+    let mean_x =
+        |found: &[usize]| found.iter().map(|&index| (index as u32 % width) as f32).sum::<f32>() / found.len() as f32;
+    assert!(mean_x(&reds) < mean_x(&greens), "the second file stands to the right of the first");
+    std::fs::remove_dir_all(&folder).unwrap();
+}
+
 /// One bad file among two: the bad one is named on one line, the good one still drawn, and
 /// the exit code is 1 so scripts notice.
 #[test]

@@ -34,12 +34,14 @@ use culling::{CullingBackend, Visibility};
 use ecs::{RenderSettings, Viewport};
 use indicatif::{ProgressBar, ProgressStyle};
 use render_graph::{vk, DeviceConfig, GpuDevice};
-use renderer::{lock_capture, HeadlessTarget, SharedCapture};
+use renderer::{lock_capture, HeadlessTarget, RenderMeshes, SharedCapture};
 use renderer::{BitsReadback, RenderReport};
 use runtime::{App, Stage};
 use samples::city::check::{check_frame, CheckRequest, Checked};
+use samples::city::districts::DistrictFiles;
 use samples::city::memory::MemoryReport;
 use samples::city::rendering::SKY;
+use samples::city::stream::DistrictStreamer;
 use samples::city::summary::FrameRecord;
 use samples::city::{
     self, CameraKeyframes, CameraPath, CityLibrary, CityMeshes, CityOptions, CullChoice, PresentChoice, RenderChoice,
@@ -98,6 +100,7 @@ fn main() -> ExitCode {
         settings.visibility_tags = options.tags.policy();
         settings.cpu_answers = options.cpu_answers.policy();
         settings.batch_draws = options.batch == Switch::On;
+        settings.mesh_memory_budget = options.budget.map(|mib| (mib * f64::from(1 << 20)) as u64);
         // `--cull gpu|auto` are decided below, once the city's size is known (the renderer
         // that culls on the GPU is made then).
         if options.cull == CullChoice::Off {
@@ -146,6 +149,39 @@ fn main() -> ExitCode {
     for line in city::bounds::describe(app.world(), &config) {
         println!("{line}");
     }
+    let districts = if options.stream {
+        if options.window || render == RenderChoice::None {
+            eprintln!("city: --stream runs headless and draws its frames (no --window, no --render none)");
+            return ExitCode::FAILURE;
+        }
+        let folder =
+            options.stream_dir.clone().unwrap_or_else(|| DistrictFiles::default_folder(options.seed, options.objects));
+        let started = Instant::now();
+        match DistrictFiles::take_from(app.world_mut(), &config, &folder) {
+            Ok(files) => {
+                println!(
+                    "stream: {} buildings and trees in {} districts of {}x{} blocks, {} files in {} ({:.1} MiB, {} in {:.1} ms); radius {} m",
+                    files.objects,
+                    files.grid.count(),
+                    files.grid.blocks,
+                    files.grid.blocks,
+                    files.paths.len(),
+                    folder.display(),
+                    files.file_bytes as f64 / f64::from(1 << 20),
+                    if files.written { "written" } else { "reused" },
+                    started.elapsed().as_secs_f64() * 1e3,
+                    options.stream_radius
+                );
+                Some(files)
+            }
+            Err(error) => {
+                eprintln!("city: cannot write the district files in {}: {error}", folder.display());
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        None
+    };
     if let Some(path) = &options.camera_path {
         let keyframes = match CameraKeyframes::load(path) {
             Ok(keyframes) => keyframes,
@@ -264,6 +300,16 @@ fn main() -> ExitCode {
             }
         }
     }
+    let mut streaming = match (&districts, &rendering) {
+        (Some(files), Some(_)) => {
+            Some((DistrictStreamer::new(files, options.stream_radius), app.resource::<RenderMeshes>().clone()))
+        }
+        (Some(_), None) => {
+            eprintln!("city: --stream needs a usable Vulkan device");
+            return ExitCode::FAILURE;
+        }
+        _ => None,
+    };
     println!(
         "jobs: {} threads; culling: {} ({:?} kernel for the CPU's part); profiling: {}",
         app.job_system().threads(),
@@ -315,7 +361,18 @@ fn main() -> ExitCode {
             capture.draw = drawn(next);
             capture.capture = checked;
         }
-        let started = Instant::now();
+        // The streaming work between frames (adding ready districts, removing far ones) is
+        // the game's, so it counts in the frame's time; the check's copy of the meshes does not.
+        let mut started = Instant::now();
+        if let Some((streamer, render_meshes)) = &mut streaming {
+            let checker = rendering.as_mut().map(|rendering| &mut rendering.checker);
+            if let Err(error) = streamer.update(app.world_mut(), render_meshes, checker) {
+                eprintln!("stream: {error}");
+                return ExitCode::FAILURE;
+            }
+            started += std::time::Duration::from_secs_f64(streamer.checker_seconds());
+            streamer.report.update_ms.push(started.elapsed().as_secs_f64() * 1e3);
+        }
         app.run_frame();
         frame_ms.push(started.elapsed().as_secs_f64() * 1e3);
         let frame = app.last_frame_index().expect("a frame was run");
@@ -441,6 +498,12 @@ fn main() -> ExitCode {
                 }
             }
         }
+        if let Some((streamer, _)) = &mut streaming {
+            let line = stream_frame(streamer, &app, &meshes, frame, options.truth);
+            if let Some(line) = line {
+                progress.suspend(|| println!("{line}"));
+            }
+        }
         if next % options.report_every == 0 {
             let height = visibility.view().map_or(f32::NAN, |view| view.position.y);
             let recent = options.report_every as usize;
@@ -492,6 +555,9 @@ fn main() -> ExitCode {
     }
 
     print!("{}", city::summary::table(&records));
+    if let Some((streamer, _)) = &streaming {
+        print!("{}", streamer.report.lines());
+    }
     let path = options.out.join("stats.json");
     println!("{}", memory.line());
     match city::summary::write_stats_json(&path, &records, &memory) {
@@ -511,6 +577,32 @@ fn main() -> ExitCode {
         city.mesh_entities
     );
     status
+}
+
+/// Adds the frame to the streaming report; with `truth`, returns the frame's `stream:` line
+/// (resident mesh bytes against the budget, districts in the world).
+fn stream_frame(
+    streamer: &mut DistrictStreamer,
+    app: &App,
+    meshes: &CityLibrary,
+    frame: u64,
+    truth: bool,
+) -> Option<String> {
+    let report = app.resource::<RenderReport>();
+    let visibility = app.resource::<Visibility>();
+    let submitted = renderer::truth::submitted(&report, &visibility, &meshes.library);
+    let stand_in = city::stream::visible_stand_in(&report, &visibility, &submitted.objects);
+    streamer.report.record_frame(&report, stand_in);
+    let residency = &report.residency;
+    truth.then(|| {
+        format!(
+            "frame {frame} resident_bytes {} budget {} districts {} stand_in {}",
+            residency.resident_bytes,
+            residency.budget.map_or_else(|| String::from("none"), |budget| budget.to_string()),
+            streamer.spawned(),
+            u8::from(stand_in)
+        )
+    })
 }
 
 /// `--window`: the city in a window until it closes or `--frames` have run.

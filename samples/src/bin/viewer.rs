@@ -26,6 +26,14 @@
 //! V cycles the depth views, F3 shows the debug overlay (`--hud`: from the start), Esc closes.
 //! With `--frames N` it closes after N frames, and `--screenshot PATH` writes the last one.
 //!
+//! `--stream` loads the files through the engine's asset server on a loader thread while
+//! frames run (the Render stage draws from the first frame, in the window or headless): each
+//! model appears once it is ready, its meshes drawing stand-ins until their bytes are on the
+//! GPU, beside those arrived before it (in arrival order), and the camera frames everything
+//! arrived (`samples::viewer::stream`). Headless, frames run until every file has arrived and
+//! is on the GPU; the last one is the PNG, checked against the unculled image and the truth
+//! (`false_hidden`).
+//!
 //! `--shadows` lights the scene with a sun casting shadows (four cascades) from every mesh
 //! onto every mesh, in the PNG (every caster drawn into every cascade, checked culled against
 //! unculled like the rest) and in the window (the Render stage culls the casters per cascade,
@@ -59,12 +67,12 @@ use glam::Vec3;
 use renderer::{pack_rgba8, MeshLibrary};
 use runtime::App;
 use samples::mesh_render::MeshRenderer;
-use samples::viewer::{frame_bounds, place_models, scene_bounds, Placement};
+use samples::viewer::{frame_bounds, place_models, scene_bounds, stream, Placement};
 
 const SKY: [f32; 4] = [0.55, 0.70, 0.90, 1.0];
 
 const USAGE: &str = "usage: viewer SCENE.gltf|SCENE.glb [MORE.gltf|MORE.glb ...] [--as-is] [--out IMAGE.png] \
-                     [--size WxH] [--classify] [--shadows] [--window [--hud] [--frames N] [--screenshot IMAGE.png]]\n\
+                     [--size WxH] [--classify] [--shadows] [--stream] [--window [--hud] [--frames N] [--screenshot IMAGE.png]]\n\
                      several files stand side by side along +x by their bounds (--as-is: each at its own \
                      origin); a bad one is named, the others drawn, and the exit code is 1";
 
@@ -80,6 +88,7 @@ struct Options {
     screenshot: Option<PathBuf>,
     shadows: bool,
     hud: bool,
+    stream: bool,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -89,7 +98,7 @@ fn parse_options() -> Result<Options, String> {
     let (mut width, mut height) = (1280, 720);
     let mut classify = false;
     let (mut window, mut frames, mut screenshot) = (false, None, None);
-    let (mut shadows, mut hud) = (false, false);
+    let (mut shadows, mut hud, mut stream) = (false, false, false);
     let mut arguments = std::env::args().skip(1);
     while let Some(argument) = arguments.next() {
         match argument.as_str() {
@@ -107,6 +116,7 @@ fn parse_options() -> Result<Options, String> {
             "--window" => window = true,
             "--shadows" => shadows = true,
             "--hud" => hud = true,
+            "--stream" => stream = true,
             "--frames" => {
                 let count = arguments.next().ok_or("--frames needs a count")?;
                 match count.parse::<u64>() {
@@ -129,7 +139,10 @@ fn parse_options() -> Result<Options, String> {
     if screenshot.is_some() && frames.is_none() {
         return Err(String::from("--screenshot needs --frames N (the last frame is the screenshot)"));
     }
-    Ok(Options { scenes, placement, out, width, height, classify, window, frames, screenshot, shadows, hud })
+    if stream && classify {
+        return Err(String::from("--classify draws the preloaded scene: leave out --stream"));
+    }
+    Ok(Options { scenes, placement, out, width, height, classify, window, frames, screenshot, shadows, hud, stream })
 }
 
 /// A file that loaded, with its path (for the lines naming it).
@@ -150,6 +163,9 @@ fn main() -> ExitCode {
             return if message.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE };
         }
     };
+    if options.stream {
+        return view_streamed(&options);
+    }
     let mut loaded = Vec::with_capacity(options.scenes.len());
     let mut any_bad = false;
     for path in &options.scenes {
@@ -428,6 +444,196 @@ fn view(options: &Options, loaded: &[Loaded], any_bad: &mut bool) -> ExitCode {
             eprintln!("viewer: render: {error}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Frames the viewer runs at most while streaming headless.
+const STREAM_FRAMES: u64 = 100_000;
+
+/// `--stream`: the files load through the asset server while the Render stage draws frames
+/// (see `samples::viewer::stream`); headless, the last frame once all is on the GPU is the
+/// PNG, checked against the unculled image and the truth.
+fn view_streamed(options: &Options) -> ExitCode {
+    let mut app = App::new();
+    culling::install(&mut app);
+    app.insert_resource(Viewport { width: options.width, height: options.height });
+    let aspect = options.width as f32 / options.height as f32;
+    let framing = frame_bounds(Aabb::new(Vec3::splat(-1.0), Vec3::splat(1.0)), aspect);
+    let camera = ecs::scene::spawn_camera(app.world_mut(), framing.camera, framing.pose);
+    if options.shadows {
+        add_sun(&mut app, None, &[]);
+    }
+    let arrivals = stream::install(&mut app, &options.scenes, options.placement, camera, aspect, options.shadows);
+    // The library the renderer starts with: the unit cube alone (the files' meshes come later).
+    let library = MeshLibrary::with_unit_cube();
+    let any_failed = || !stream::lock(&arrivals).failed.is_empty();
+    if options.window {
+        let window = samples::window::run::WindowOptions {
+            title: "viewer",
+            size: (options.width, options.height),
+            frames: options.frames,
+            present: render_graph::vk::PresentModeKHR::FIFO,
+            screenshot: options.screenshot.clone(),
+            resize_to: None,
+            backend: culling::CullingBackend::Auto,
+            frame_passes: samples::frame_passes::FramePassChoice::default(),
+            debug_view: renderer::DebugView::default(),
+            pipelined: true,
+            shadows: options.shadows,
+            hud: options.hud,
+        };
+        let outcome = samples::window::run::run(app, &library, window);
+        let code = samples::window::run::WindowSummary::report(outcome, "viewer", options.screenshot.as_deref());
+        return if any_failed() { ExitCode::FAILURE } else { code };
+    }
+    let device = match render_graph::GpuDevice::new(&render_graph::DeviceConfig {
+        app_name: "viewer".into(),
+        ..render_graph::DeviceConfig::default()
+    }) {
+        Ok(device) => std::sync::Arc::new(device),
+        Err(reason) => {
+            println!("render: no usable Vulkan device ({reason}); --stream draws while it loads, nothing done");
+            return ExitCode::SUCCESS;
+        }
+    };
+    let (target, capture) = renderer::HeadlessTarget::drawing();
+    let setup = renderer::RenderSetup {
+        backend: culling::CullingBackend::Auto,
+        device: Some(std::sync::Arc::clone(&device)),
+        extent: render_graph::vk::Extent2D { width: options.width, height: options.height },
+        capacity: 64,
+        meshes: library.clone(),
+        clear_color: SKY,
+        bits: renderer::BitsReadback::Wait,
+        passes: Vec::new(),
+        shadows: options.shadows,
+    };
+    if let Err(error) = renderer::install_render_to(&mut app, setup, Some(Box::new(target))) {
+        eprintln!("viewer: rendering could not be set up: {error}");
+        return ExitCode::FAILURE;
+    }
+    let started = std::time::Instant::now();
+    let mut frame_ms = Vec::new();
+    let mut stand_in_frames = 0_u64;
+    loop {
+        renderer::lock_capture(&capture).capture = true;
+        let frame_started = std::time::Instant::now();
+        app.run_frame();
+        frame_ms.push(frame_started.elapsed().as_secs_f64() * 1e3);
+        let report = app.resource::<renderer::RenderReport>();
+        if let Some(error) = &report.error {
+            eprintln!("viewer: frame {}: {error}", frame_ms.len() - 1);
+            return ExitCode::FAILURE;
+        }
+        stand_in_frames += u64::from(!report.stand_ins.is_empty());
+        if stream::lock(&arrivals).done() && report.stand_ins.is_empty() {
+            break;
+        }
+        if frame_ms.len() as u64 >= STREAM_FRAMES {
+            eprintln!("viewer: the files did not arrive in {STREAM_FRAMES} frames");
+            return ExitCode::FAILURE;
+        }
+    }
+    frame_ms.sort_by(f64::total_cmp);
+    let (scenes, drawables) = {
+        let arrived = stream::lock(&arrivals);
+        (arrived.scenes.clone(), arrived.drawables.len())
+    };
+    println!(
+        "stream: {} of {} files arrived in {} frames ({:.1} ms; frame median {:.3} ms, worst {:.3} ms), {} frames drew stand-ins",
+        scenes.len(),
+        options.scenes.len(),
+        frame_ms.len(),
+        started.elapsed().as_secs_f64() * 1e3,
+        frame_ms[frame_ms.len() / 2],
+        frame_ms[frame_ms.len() - 1],
+        stand_in_frames
+    );
+    if drawables == 0 {
+        println!("viewer: nothing to draw");
+        return if any_failed() { ExitCode::FAILURE } else { ExitCode::SUCCESS };
+    }
+    // The check's renderer gets the same meshes in the same order, so the same ids.
+    let capacity = app.resource::<Visibility>().objects().len() as u32;
+    let atlas = if options.shadows { app.resource::<ecs::ShadowSettings>().atlas_resolution } else { 0 };
+    let size = (options.width, options.height);
+    let mut checker = match MeshRenderer::with_shadows(device, size, capacity, library.clone(), SKY, atlas) {
+        Ok(checker) => checker,
+        Err(error) => {
+            eprintln!("viewer: the check's renderer: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut refused = None;
+    for (_, scene) in &scenes {
+        let added = scene.add_model_with(|vertices, levels| match checker.add_mesh_levels(vertices, levels) {
+            Ok(ids) => Ok(ids),
+            Err(error) => {
+                refused = Some(error.to_string());
+                Ok(0..levels.len() as u32)
+            }
+        });
+        if let Err(error) = added {
+            refused = Some(error.to_string());
+        }
+    }
+    if let Some(error) = refused {
+        eprintln!("viewer: the check's renderer refused a mesh: {error}");
+        return ExitCode::FAILURE;
+    }
+    let visibility = app.resource::<Visibility>();
+    let report = app.resource::<renderer::RenderReport>();
+    let shadows = options.shadows.then(|| app.resource::<culling::ShadowViews>());
+    let request =
+        samples::city::check::CheckRequest { truth: true, pngs: vec![options.out.clone()], ..Default::default() };
+    let checked = samples::city::check::check_frame(
+        &mut checker,
+        &renderer::lock_capture(&capture),
+        &visibility,
+        &report,
+        app.world(),
+        &library,
+        shadows.as_deref(),
+        &request,
+    );
+    let code = match checked {
+        Ok(samples::city::check::Checked { frame, truth, .. }) => {
+            let false_hidden = truth.map_or(0, |truth| truth.false_hidden);
+            println!(
+                "render: {}x{} on {}: drew {} of {} objects, {} triangles, wrote {}; culling on vs off: {}; false_hidden {false_hidden}",
+                options.width,
+                options.height,
+                checker.device_name(),
+                frame.drawn,
+                frame.drawn_without_culling,
+                frame.triangles,
+                options.out.display(),
+                if frame.differing_pixels == 0 {
+                    String::from("identical images")
+                } else {
+                    format!("{} pixels differ", frame.differing_pixels)
+                }
+            );
+            if frame.differing_pixels == 0 && false_hidden == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(error) => {
+            eprintln!("viewer: render: {error}");
+            ExitCode::FAILURE
+        }
+    };
+    let problems = checker.validation_problems();
+    if !problems.is_empty() {
+        eprintln!("viewer: validation reported problems: {problems:?}");
+        return ExitCode::FAILURE;
+    }
+    if any_failed() {
+        ExitCode::FAILURE
+    } else {
+        code
     }
 }
 

@@ -6,6 +6,7 @@
 pub mod bounds;
 pub mod check;
 pub mod classify;
+pub mod districts;
 pub mod keyframes;
 pub mod lights;
 pub mod memory;
@@ -15,6 +16,7 @@ pub mod options;
 pub mod rendering;
 mod scene;
 mod shapes;
+pub mod stream;
 pub mod summary;
 
 pub use crate::mesh_render::RenderError;

@@ -180,6 +180,25 @@ pub struct CityOptions {
     /// CPU time shows what the lists cost.
     #[arg(long, value_enum, value_name = "every-frame|on-request|none", default_value_t = AnswersChoice::EveryFrame)]
     pub cpu_answers: AnswersChoice,
+    /// Stream the districts: their buildings and trees are written once to one `.glb` per
+    /// district in `--stream-dir`, then loaded through the asset server while frames run as
+    /// the camera nears them (`--stream-radius`, nearest first) and removed once it is far
+    /// (needs a Vulkan device; the props, cars and pedestrians stay preloaded).
+    #[arg(long)]
+    pub stream: bool,
+    /// Folder of the district files (default: `city-stream-SEED-OBJECTS` in the system's
+    /// temporary folder); reused when the files are there.
+    #[arg(long, value_name = "DIR", requires = "stream")]
+    pub stream_dir: Option<PathBuf>,
+    /// With `--stream`: districts whose ground square is within this many metres of the
+    /// camera are loaded; those farther than 1.25 times it are removed.
+    #[arg(long, value_name = "M", default_value_t = 250.0, requires = "stream")]
+    pub stream_radius: f32,
+    /// The GPU memory budget for meshes added while the game runs, in MiB
+    /// (`ecs::RenderSettings::mesh_memory_budget`): levels no view needed lately are evicted
+    /// and objects draw coarser levels rather than go over it.
+    #[arg(long, value_name = "MiB")]
+    pub budget: Option<f64>,
 }
 
 /// `--cpu-answers`: the CPU's answer policy (`ecs::CpuAnswers`).

@@ -1,0 +1,282 @@
+//! `city --stream`: the districts' files ([`super::districts`]) loaded through the
+//! [`AssetServer`] as the camera nears them and removed once it is far, while frames run.
+//!
+//! Between two frames, [`DistrictStreamer::update`] asks the server for the districts within
+//! the radius that are not loaded, nearest first (a few at a time: the loader threads parse
+//! and process them off the frame), hands each ready scene's meshes to the renderer's
+//! [`RenderMeshes`] (and to the check's reference renderer, which numbers them alike) and
+//! spawns its nodes; a district past the radius and a margin has its entities despawned and
+//! its meshes removed. [`StreamReport`] adds up what happened, frame by frame.
+
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use assets::{spawn_model, AssetServer, LoadState, SceneHandle, ServerOptions, SpawnedModel};
+use culling::Visibility;
+use ecs::{Camera, ShadowCaster, WorldTransform};
+use glam::Vec3;
+use hecs::World;
+use renderer::{RenderMeshes, RenderReport};
+
+use super::districts::{DistrictFiles, DistrictGrid};
+use crate::mesh_render::{MeshRenderer, RenderError};
+
+/// Loads asked for at once: enough to keep the loader threads busy, few enough that the
+/// nearest districts are not queued behind far ones.
+const LOADS_IN_FLIGHT: usize = 4;
+
+/// A district loaded is removed once the camera is this much farther than the radius: a
+/// camera on the border does not load and remove it frame after frame.
+const REMOVE_MARGIN: f32 = 1.25;
+
+/// Where one district stands.
+enum DistrictState {
+    /// Not loaded.
+    Idle,
+    /// Asked of the server.
+    Loading(SceneHandle),
+    /// In the world: its entities and the first level id of each of its meshes.
+    Spawned { handle: SceneHandle, model: SpawnedModel, meshes: Vec<u32> },
+}
+
+/// What streaming did over a run (printed by the city's summary).
+#[derive(Clone, Debug, Default)]
+pub struct StreamReport {
+    /// Districts spawned.
+    pub loaded: usize,
+    /// Districts removed.
+    pub removed: usize,
+    /// Entities spawned from the districts' files.
+    pub spawned_objects: usize,
+    /// Highest mesh bytes resident on the GPU in any frame.
+    pub max_resident: u64,
+    /// Mesh bytes resident after the last frame.
+    pub resident_at_end: u64,
+    /// The budget in force (last frame's).
+    pub budget: Option<u64>,
+    /// Frames whose resident bytes were above the budget.
+    pub over_budget_frames: usize,
+    /// Levels of detail loaded, all frames.
+    pub levels_loaded: u64,
+    /// Levels of detail evicted, all frames.
+    pub levels_evicted: u64,
+    /// Frame-levels a view needed that the budget kept off the GPU (their objects drew a
+    /// coarser level), all frames.
+    pub levels_deferred: u64,
+    /// Frames on which a visible object drew a stand-in (a coarser level or its placeholder
+    /// box) because its mesh was not resident.
+    pub stand_in_frames: usize,
+    /// Milliseconds spent between frames adding ready districts and removing far ones (the
+    /// check's reference renderer taking the same meshes left out).
+    pub update_ms: Vec<f64>,
+}
+
+impl StreamReport {
+    /// Adds one frame's residency report and whether a visible object drew a stand-in.
+    pub fn record_frame(&mut self, report: &RenderReport, visible_stand_in: bool) {
+        let residency = &report.residency;
+        self.max_resident = self.max_resident.max(residency.resident_bytes);
+        self.resident_at_end = residency.resident_bytes;
+        self.budget = residency.budget;
+        if residency.budget.is_some_and(|budget| residency.resident_bytes > budget) {
+            self.over_budget_frames += 1;
+        }
+        self.levels_loaded += u64::from(residency.levels_loaded);
+        self.levels_evicted += u64::from(residency.levels_evicted);
+        self.levels_deferred += u64::from(residency.levels_deferred);
+        self.stand_in_frames += usize::from(visible_stand_in);
+    }
+
+    /// The summary's `stream:` lines.
+    pub fn lines(&self) -> String {
+        let mib = |bytes: u64| bytes as f64 / f64::from(1 << 20);
+        let budget = self.budget.map_or_else(|| String::from("none"), |budget| format!("{:.2} MiB", mib(budget)));
+        let mut updates = self.update_ms.clone();
+        updates.sort_by(f64::total_cmp);
+        let (median, worst) =
+            (updates.get(updates.len() / 2).copied().unwrap_or(0.0), updates.last().copied().unwrap_or(0.0));
+        format!(
+            "stream: districts loaded {} removed {} ({} objects spawned); resident mesh bytes max {} ({:.2} MiB) at end {} ({:.2} MiB), budget {budget}, frames over budget {}\n\
+             stream: levels loaded {} evicted {} deferred by the budget {}; frames on which a visible object drew a stand-in {}; between-frame streaming work median {median:.3} ms worst {worst:.3} ms\n",
+            self.loaded,
+            self.removed,
+            self.spawned_objects,
+            self.max_resident,
+            mib(self.max_resident),
+            self.resident_at_end,
+            mib(self.resident_at_end),
+            self.over_budget_frames,
+            self.levels_loaded,
+            self.levels_evicted,
+            self.levels_deferred,
+            self.stand_in_frames,
+        )
+    }
+}
+
+/// Loads and removes the city's districts as the camera flies (see the module docs).
+pub struct DistrictStreamer {
+    server: AssetServer,
+    grid: DistrictGrid,
+    paths: Vec<PathBuf>,
+    states: Vec<DistrictState>,
+    /// Districts whose square is within this many metres of the camera are loaded.
+    radius: f32,
+    /// Scratch: the districts to ask for this frame, with their distances.
+    wanted: Vec<(f32, usize)>,
+    /// Seconds the last update spent giving the check's renderer its meshes.
+    checker_seconds: f64,
+    /// What happened so far.
+    pub report: StreamReport,
+}
+
+impl DistrictStreamer {
+    /// A streamer of `files` within `radius` metres of the camera. One loader thread reads
+    /// and parses the files, and one job thread of its own runs their meshopt processing:
+    /// the loads go on beside the frames without taking the frame's job threads.
+    pub fn new(files: &DistrictFiles, radius: f32) -> DistrictStreamer {
+        let jobs = Some(Arc::new(runtime::JobSystem::new(1)));
+        let server = AssetServer::new(ServerOptions { loader_threads: 1, jobs, ..ServerOptions::default() });
+        DistrictStreamer {
+            server,
+            grid: files.grid,
+            paths: files.paths.clone(),
+            states: files.paths.iter().map(|_| DistrictState::Idle).collect(),
+            radius,
+            wanted: Vec::new(),
+            checker_seconds: 0.0,
+            report: StreamReport::default(),
+        }
+    }
+
+    /// Seconds the last [`DistrictStreamer::update`] spent giving the check's renderer the
+    /// meshes it gave the game's: the check's work, not the game's.
+    pub fn checker_seconds(&self) -> f64 {
+        self.checker_seconds
+    }
+
+    /// Districts in the world now.
+    pub fn spawned(&self) -> usize {
+        self.states.iter().filter(|state| matches!(state, DistrictState::Spawned { .. })).count()
+    }
+
+    /// One step between frames: removes the far districts, spawns the ready ones (their
+    /// meshes to `meshes` and to `checker` when frames are checked) and asks for the near
+    /// ones, nearest first.
+    pub fn update(
+        &mut self,
+        world: &mut World,
+        meshes: &RenderMeshes,
+        mut checker: Option<&mut MeshRenderer>,
+    ) -> Result<(), RenderError> {
+        self.checker_seconds = 0.0;
+        let Some(eye) = camera_position(world) else { return Ok(()) };
+        let far = self.radius * REMOVE_MARGIN;
+        for district in 0..self.states.len() {
+            let distance = self.grid.distance(district, eye);
+            let state = std::mem::replace(&mut self.states[district], DistrictState::Idle);
+            self.states[district] = match state {
+                DistrictState::Loading(handle) if distance > far => {
+                    // Not needed any more: what the loader made is dropped.
+                    self.server.remove(handle).map_err(|error| error.to_string())?;
+                    DistrictState::Idle
+                }
+                DistrictState::Spawned { handle, model, meshes: ids } if distance > far => {
+                    for &entity in model.nodes.iter().chain([&model.root]) {
+                        world.despawn(entity).map_err(|_| "a district's entity vanished")?;
+                    }
+                    for &mesh in &ids {
+                        meshes.remove_mesh(mesh).map_err(|error| format!("district {district}: {error}"))?;
+                    }
+                    self.server.remove(handle).map_err(|error| error.to_string())?;
+                    self.report.removed += 1;
+                    DistrictState::Idle
+                }
+                DistrictState::Loading(handle) => match self.server.state(handle).map_err(|error| error.to_string())? {
+                    LoadState::Loading => DistrictState::Loading(handle),
+                    LoadState::Failed(error) => return Err(format!("district {district}: {error}").into()),
+                    LoadState::Ready => {
+                        let (model, ids) = self.spawn(world, handle, meshes, checker.as_deref_mut())?;
+                        DistrictState::Spawned { handle, model, meshes: ids }
+                    }
+                },
+                other => other,
+            };
+        }
+        let loading = self.states.iter().filter(|state| matches!(state, DistrictState::Loading(_))).count();
+        self.wanted.clear();
+        for (district, state) in self.states.iter().enumerate() {
+            let distance = self.grid.distance(district, eye);
+            if matches!(state, DistrictState::Idle) && distance <= self.radius {
+                self.wanted.push((distance, district));
+            }
+        }
+        self.wanted.sort_by(|one, other| one.0.total_cmp(&other.0));
+        for &(_, district) in self.wanted.iter().take(LOADS_IN_FLIGHT.saturating_sub(loading)) {
+            self.states[district] = DistrictState::Loading(self.server.load(&self.paths[district]));
+        }
+        Ok(())
+    }
+
+    /// Hands a ready district's meshes to the renderers and spawns its nodes at the origin
+    /// (the files hold world positions); returns the model and its meshes' first level ids.
+    fn spawn(
+        &mut self,
+        world: &mut World,
+        handle: SceneHandle,
+        meshes: &RenderMeshes,
+        mut checker: Option<&mut MeshRenderer>,
+    ) -> Result<(SpawnedModel, Vec<u32>), RenderError> {
+        let scene =
+            self.server.get(handle).map_err(|error| error.to_string())?.ok_or("a ready district has a scene")?;
+        let mut mismatch = None;
+        let mut checker_seconds = 0.0;
+        let model = scene.add_model_with(|vertices, levels| {
+            let ids: Range<u32> = meshes.add_mesh_levels(vertices, levels)?;
+            if let Some(checker) = checker.as_deref_mut() {
+                let started = Instant::now();
+                // The reference adds the same meshes in the same order, so it gives the same
+                // ids; a refusal or another id is reported once the model is made.
+                match checker.add_mesh_levels(vertices, levels) {
+                    Ok(twin) if twin == ids => {}
+                    other => mismatch = Some(format!("the check's renderer numbered a mesh {other:?}, not {ids:?}")),
+                }
+                checker_seconds += started.elapsed().as_secs_f64();
+            }
+            Ok(ids)
+        })?;
+        self.checker_seconds += checker_seconds;
+        if let Some(mismatch) = mismatch {
+            return Err(mismatch.into());
+        }
+        let spawned = spawn_model(world, &model, ecs::Transform::IDENTITY);
+        for &entity in &spawned.drawables {
+            world.insert_one(entity, ShadowCaster).map_err(|_| "a district's entity vanished")?;
+        }
+        self.report.loaded += 1;
+        self.report.spawned_objects += spawned.drawables.len();
+        let ids = model.meshes().iter().map(|mesh| mesh.levels.start).collect();
+        Ok((spawned, ids))
+    }
+}
+
+/// Where the camera is (the first entity with a camera).
+fn camera_position(world: &World) -> Option<Vec3> {
+    let mut query = world.query::<(&Camera, &WorldTransform)>();
+    let position = query.iter().next().map(|(_, placed)| placed.0.w_axis.truncate());
+    position
+}
+
+/// Whether a visible object of the frame drew a stand-in: a mesh in `report`'s
+/// [`stand_ins`](RenderReport::stand_ins) named by an object the frame submitted.
+pub fn visible_stand_in(report: &RenderReport, visibility: &Visibility, submitted: &[u32]) -> bool {
+    if report.stand_ins.is_empty() {
+        return false;
+    }
+    let draws = &visibility.objects().draws;
+    submitted.iter().any(|&slot| {
+        draws.get(slot as usize).is_some_and(|draw| report.stand_ins.iter().any(|(missing, _)| *missing == draw.mesh.0))
+    })
+}
