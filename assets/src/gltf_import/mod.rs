@@ -48,7 +48,7 @@ pub use skins::GltfSkin;
 
 use crate::library::LibraryMesh;
 use crate::mesh::MeshData;
-use crate::process::{process_skinned_meshes, ProcessOptions, ProcessedMesh, SkinnedVertices};
+use crate::process::{process_skinned_meshes, ProcessOptions, ProcessedMesh};
 
 /// The base colour of a mesh entity: its glTF material's `baseColorFactor`, white without a
 /// material (the engine's component; see [`ecs::BaseColor`]).
@@ -232,22 +232,7 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
     let parent_of = parents_of(&document);
     let skins = skins::read_skins(&document, &views, &parent_of)?;
     let animations = animations::read_animations(&document, &views, &skins)?;
-    let mut mesh_skins: Vec<Option<usize>> = vec![None; sources.len()];
-    let mut skinned: Vec<Option<SkinnedVertices>> = vec![None; sources.len()];
-    for node in document.nodes() {
-        let (Some(mesh), Some(skin)) = (node.mesh(), node.skin()) else {
-            continue;
-        };
-        for &source in &mesh_primitives[mesh.index()] {
-            if mesh_skins[source].is_some() {
-                continue;
-            }
-            if let Some(raw) = &influences[source] {
-                skinned[source] = Some(skins::bind_influences(raw, &skins[skin.index()], skin.index(), mesh.index())?);
-                mesh_skins[source] = Some(skin.index());
-            }
-        }
-    }
+    let (mesh_skins, skinned) = skins::bind_mesh_skins(&document, &mesh_primitives, &influences, &skins)?;
     repairs.warn();
     let (material_list, images) = {
         runtime::profile_zone!("glTF materials");

@@ -128,6 +128,37 @@ pub(crate) fn read_influences(
     Ok(Some(influences))
 }
 
+/// Per primitive: its skin's index, and its influences renumbered into that skin's skeleton
+/// (`None` for a rigid primitive).
+pub(crate) type BoundSkins = (Vec<Option<usize>>, Vec<Option<SkinnedVertices>>);
+
+/// Binds each primitive with influences (`influences`, by primitive) to the skin of the first
+/// node that draws its mesh with a skin; `mesh_primitives` lists each glTF mesh's primitives.
+pub(crate) fn bind_mesh_skins(
+    document: &gltf::Document,
+    mesh_primitives: &[Vec<usize>],
+    influences: &[Option<RawInfluences>],
+    skins: &[GltfSkin],
+) -> Result<BoundSkins, ImportError> {
+    let mut mesh_skins: Vec<Option<usize>> = vec![None; influences.len()];
+    let mut skinned: Vec<Option<SkinnedVertices>> = vec![None; influences.len()];
+    for node in document.nodes() {
+        let (Some(mesh), Some(skin)) = (node.mesh(), node.skin()) else {
+            continue;
+        };
+        for &source in &mesh_primitives[mesh.index()] {
+            if mesh_skins[source].is_some() {
+                continue;
+            }
+            if let Some(raw) = &influences[source] {
+                skinned[source] = Some(bind_influences(raw, &skins[skin.index()], skin.index(), mesh.index())?);
+                mesh_skins[source] = Some(skin.index());
+            }
+        }
+    }
+    Ok((mesh_skins, skinned))
+}
+
 /// The influences renumbered into `skin`'s skeleton; a joint past the skin with a weight
 /// above 0 is an error naming the skin, mesh and vertex (one with weight 0 becomes joint 0).
 pub(crate) fn bind_influences(
