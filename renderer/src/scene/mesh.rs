@@ -1,5 +1,6 @@
 //! Meshes of the GPU scene: the [`MeshLibrary`]'s vertices and 32-bit indices in two shared
-//! buffers (`mesh_vertices`, `mesh_indices`), uploaded once; the vertex shader pulls vertices
+//! buffers (`mesh_vertices`, `mesh_indices`), uploaded at install (meshes added later go up in
+//! slices, `renderer/src/scene/gpu_scene/streaming.rs`); the vertex shader pulls vertices
 //! by `gl_VertexIndex`, so there is no vertex input state.
 //!
 //! A vertex is 16 bytes: the position in `xyz` and, in the bits of `w`, the normal packed by
