@@ -310,20 +310,7 @@ fn view(options: &Options, loaded: &[Loaded], any_bad: &mut bool) -> ExitCode {
         );
     }
     if options.window {
-        let window = samples::window::run::WindowOptions {
-            title: "viewer",
-            size: (options.width, options.height),
-            frames: options.frames,
-            present: render_graph::vk::PresentModeKHR::FIFO,
-            screenshot: options.screenshot.clone(),
-            resize_to: None,
-            backend: culling::CullingBackend::Auto,
-            frame_passes: samples::frame_passes::FramePassChoice::default(),
-            debug_view: renderer::DebugView::default(),
-            pipelined: true,
-            shadows: options.shadows,
-            hud: options.hud,
-        };
+        let window = window_options(options);
         let outcome = samples::window::run::run(app, &library, window);
         return samples::window::run::WindowSummary::report(outcome, "viewer", options.screenshot.as_deref());
     }
@@ -468,20 +455,7 @@ fn view_streamed(options: &Options) -> ExitCode {
     let library = MeshLibrary::with_unit_cube();
     let any_failed = || !stream::lock(&arrivals).failed.is_empty();
     if options.window {
-        let window = samples::window::run::WindowOptions {
-            title: "viewer",
-            size: (options.width, options.height),
-            frames: options.frames,
-            present: render_graph::vk::PresentModeKHR::FIFO,
-            screenshot: options.screenshot.clone(),
-            resize_to: None,
-            backend: culling::CullingBackend::Auto,
-            frame_passes: samples::frame_passes::FramePassChoice::default(),
-            debug_view: renderer::DebugView::default(),
-            pipelined: true,
-            shadows: options.shadows,
-            hud: options.hud,
-        };
+        let window = window_options(options);
         let outcome = samples::window::run::run(app, &library, window);
         let code = samples::window::run::WindowSummary::report(outcome, "viewer", options.screenshot.as_deref());
         return if any_failed() { ExitCode::FAILURE } else { code };
@@ -689,4 +663,22 @@ fn write_material_classes(
     renderer.write_png(&path, &image)?;
     println!("materials: wrote {}", path.display());
     Ok(())
+}
+
+/// The window the viewer opens with `--window`, preloaded or streamed alike.
+fn window_options(options: &Options) -> samples::window::run::WindowOptions {
+    samples::window::run::WindowOptions {
+        title: "viewer",
+        size: (options.width, options.height),
+        frames: options.frames,
+        present: render_graph::vk::PresentModeKHR::FIFO,
+        screenshot: options.screenshot.clone(),
+        resize_to: None,
+        backend: culling::CullingBackend::Auto,
+        frame_passes: samples::frame_passes::FramePassChoice::default(),
+        debug_view: renderer::DebugView::default(),
+        pipelined: true,
+        shadows: options.shadows,
+        hud: options.hud,
+    }
 }
