@@ -135,19 +135,7 @@ impl ExecuteContext<'_> {
             depth: 1,
         };
         let region = vk::ImageCopy::default().src_subresource(layers).dst_subresource(layers).extent(extent);
-        self.before_transfer_write(target.0, None, Some((to.image, full_range(to.format, to.mip_levels))));
-        // SAFETY: recording outside a rendering scope; both images are in the transfer layouts
-        // their declarations give; the region fits both.
-        unsafe {
-            self.device.raw().cmd_copy_image(
-                self.command_buffer,
-                from.image,
-                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-                to.image,
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                &[region],
-            )
-        };
+        self.record_image_copy(target, &from, &to, &[region]);
     }
 
     /// Copies every mip of layers `0..layers` of the image array `source` (declared
@@ -177,11 +165,23 @@ impl ExecuteContext<'_> {
                 vk::ImageCopy::default().src_subresource(layers).dst_subresource(layers).extent(extent)
             })
             .collect();
+        // Every mip and layer copied exists in both: same size and mips, and `layers` at most
+        // either's count by the caller's contract, which validation checks.
+        self.record_image_copy(target, &from, &to, &regions);
+    }
+
+    /// Records the copy of `regions` from `from` into `to` (the image `target` declares),
+    /// after the barrier that brings `to` to its transfer write.
+    fn record_image_copy(
+        &mut self,
+        target: &ImageWrite,
+        from: &ResolvedImage,
+        to: &ResolvedImage,
+        regions: &[vk::ImageCopy],
+    ) {
         self.before_transfer_write(target.0, None, Some((to.image, full_range(to.format, to.mip_levels))));
         // SAFETY: recording outside a rendering scope; both images are in the transfer layouts
-        // their declarations give; every mip and layer copied exists in both (same size and
-        // mips, `layers` at most either's count by the caller's contract, which validation
-        // checks).
+        // their declarations give; the callers' regions fit both images.
         unsafe {
             self.device.raw().cmd_copy_image(
                 self.command_buffer,
@@ -189,7 +189,7 @@ impl ExecuteContext<'_> {
                 vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
                 to.image,
                 vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                &regions,
+                regions,
             )
         };
     }
