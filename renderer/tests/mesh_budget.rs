@@ -146,19 +146,18 @@ fn spawn_cubes(app: &mut runtime::App, side: u32) {
     }
 }
 
-/// A scene of many cubes and a few objects of one added mesh whose levels arrive over several
-/// frames: each arrival writes the added mesh's slots and no others, and uploads their
-/// records alone.
-#[test]
-fn an_arrival_rewrites_only_the_slots_of_its_mesh() {
-    let Some(device) = gpu_test_context() else { return };
-    const SIDE: u32 = 40;
-    const USERS: u32 = 3;
-    let (mut app, _capture) = app(&device, CullingBackend::Gpu, SIDE * SIDE + USERS);
-    // A small budget: the box, then each level, in frames of their own.
+/// A GPU-culled app with `side` x `side` cubes, then (three frames later) a dome of three
+/// levels added under a transfer budget of 16 KiB a frame (the box, then each level, in frames
+/// of their own), drawn by `users` objects. Returns the app, its capture and the dome's ids.
+fn cubes_then_a_dome(
+    device: &Arc<GpuDevice>,
+    side: u32,
+    users: u32,
+) -> (runtime::App, SharedCapture, std::ops::Range<u32>) {
+    let (mut app, capture) = app(device, CullingBackend::Gpu, side * side + users);
     app.resource_mut::<ecs::RenderSettings>().transfer_budget = 16 << 10;
     scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 30.0, 30.0), Vec3::ZERO));
-    spawn_cubes(&mut app, SIDE);
+    spawn_cubes(&mut app, side);
     let dome = patch(64, &[1, 4, 16]);
     let vertices = MeshVertices { positions: &dome.positions, normals: &dome.normals, uvs: &[] };
     let levels: Vec<(&[u32], &[renderer::Meshlet])> = dome.levels.iter().map(|level| (&level[..], &[][..])).collect();
@@ -166,11 +165,22 @@ fn an_arrival_rewrites_only_the_slots_of_its_mesh() {
         app.run_frame();
     }
     let ids = app.resource::<RenderMeshes>().add_mesh_levels(vertices, &levels).expect("a valid dome");
-    for user in 0..USERS {
+    for user in 0..users {
         let mesh = Mesh::new(MeshHandle(ids.start), MaterialHandle(0), Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)));
         let place = Transform::from_translation(Vec3::new(user as f32 * 2.0, 1.0, 0.0));
         scene::spawn_mesh(app.world_mut(), mesh, place);
     }
+    (app, capture, ids)
+}
+
+/// A scene of many cubes and a few objects of one added mesh whose levels arrive over several
+/// frames: each arrival writes the added mesh's slots and no others, and uploads their
+/// records alone.
+#[test]
+fn an_arrival_rewrites_only_the_slots_of_its_mesh() {
+    let Some(device) = gpu_test_context() else { return };
+    const USERS: u32 = 3;
+    let (mut app, _capture, ids) = cubes_then_a_dome(&device, 40, USERS);
     let mut arrivals = 0;
     let mut drawn_before = None;
     for frame in 0..40 {
@@ -203,24 +213,8 @@ fn an_arrival_rewrites_only_the_slots_of_its_mesh() {
 #[ignore = "a figure for the docs, not a check"]
 fn what_an_arrival_writes_among_100k_objects() {
     let Some(device) = gpu_test_context() else { return };
-    const SIDE: u32 = 317;
     const USERS: u32 = 3;
-    let (mut app, _capture) = app(&device, CullingBackend::Gpu, SIDE * SIDE + USERS);
-    app.resource_mut::<ecs::RenderSettings>().transfer_budget = 16 << 10;
-    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 30.0, 30.0), Vec3::ZERO));
-    spawn_cubes(&mut app, SIDE);
-    let dome = patch(64, &[1, 4, 16]);
-    let vertices = MeshVertices { positions: &dome.positions, normals: &dome.normals, uvs: &[] };
-    let levels: Vec<(&[u32], &[renderer::Meshlet])> = dome.levels.iter().map(|level| (&level[..], &[][..])).collect();
-    for _ in 0..3 {
-        app.run_frame();
-    }
-    let ids = app.resource::<RenderMeshes>().add_mesh_levels(vertices, &levels).expect("a valid dome");
-    for user in 0..USERS {
-        let mesh = Mesh::new(MeshHandle(ids.start), MaterialHandle(0), Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)));
-        let place = Transform::from_translation(Vec3::new(user as f32 * 2.0, 1.0, 0.0));
-        scene::spawn_mesh(app.world_mut(), mesh, place);
-    }
+    let (mut app, _capture, ids) = cubes_then_a_dome(&device, 317, USERS);
     let mut before = None;
     for frame in 0..40 {
         app.run_frame();
