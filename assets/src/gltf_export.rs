@@ -148,23 +148,7 @@ impl GlbWriter {
             let _ = write!(json, r#","buffers":[{{"byteLength":{}}}]"#, self.bin.len());
         }
         json.push('}');
-        let mut json = json.into_bytes();
-        json.resize(json.len().next_multiple_of(4), b' ');
-        let bin_chunk = if self.bin.is_empty() { 0 } else { 8 + self.bin.len() };
-        let total = 12 + 8 + json.len() + bin_chunk;
-        let mut glb = Vec::with_capacity(total);
-        glb.extend(b"glTF");
-        glb.extend(2_u32.to_le_bytes());
-        glb.extend((total as u32).to_le_bytes());
-        glb.extend((json.len() as u32).to_le_bytes());
-        glb.extend(b"JSON");
-        glb.extend(&json);
-        if !self.bin.is_empty() {
-            glb.extend((self.bin.len() as u32).to_le_bytes());
-            glb.extend(b"BIN\0");
-            glb.extend(&self.bin);
-        }
-        glb
+        glb_container(&json, &self.bin)
     }
 
     /// Appends `bytes` to the binary chunk as a buffer view of `target` and an accessor of
@@ -225,4 +209,29 @@ pub fn write_glb(materials: &[[f32; 4]], meshes: &[ExportMesh<'_>], nodes: &[(u3
         writer.add_node(mesh, transform);
     }
     writer.to_glb()
+}
+
+/// A `.glb` file of a glTF document's JSON and its binary chunk: the 12-byte header, the JSON
+/// chunk padded with spaces to 4 bytes, then the binary chunk padded with zeros (left out when
+/// `bin` is empty), as the glTF 2.0 container format lays them out.
+pub fn glb_container(json: &str, bin: &[u8]) -> Vec<u8> {
+    let json_length = json.len().next_multiple_of(4);
+    let bin_length = bin.len().next_multiple_of(4);
+    let bin_chunk = if bin.is_empty() { 0 } else { 8 + bin_length };
+    let total = 12 + 8 + json_length + bin_chunk;
+    let mut glb = Vec::with_capacity(total);
+    glb.extend(b"glTF");
+    glb.extend(2_u32.to_le_bytes());
+    glb.extend((total as u32).to_le_bytes());
+    glb.extend((json_length as u32).to_le_bytes());
+    glb.extend(b"JSON");
+    glb.extend(json.as_bytes());
+    glb.resize(12 + 8 + json_length, b' ');
+    if !bin.is_empty() {
+        glb.extend((bin_length as u32).to_le_bytes());
+        glb.extend(b"BIN\0");
+        glb.extend(bin);
+        glb.resize(total, 0);
+    }
+    glb
 }

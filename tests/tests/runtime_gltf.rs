@@ -73,20 +73,7 @@ fn sphere_glb(slices: u32, stacks: u32, color: [f32; 4]) -> Vec<u8> {
         positions.len(),
         indices.len(),
     );
-    let mut json = json.into_bytes();
-    json.resize(json.len().next_multiple_of(4), b' ');
-    bin.resize(bin.len().next_multiple_of(4), 0);
-    let mut glb = Vec::new();
-    glb.extend(b"glTF");
-    glb.extend(2u32.to_le_bytes());
-    glb.extend(((12 + 8 + json.len() + 8 + bin.len()) as u32).to_le_bytes());
-    glb.extend((json.len() as u32).to_le_bytes());
-    glb.extend(b"JSON");
-    glb.extend(&json);
-    glb.extend((bin.len() as u32).to_le_bytes());
-    glb.extend(b"BIN\0");
-    glb.extend(&bin);
-    glb
+    assets::gltf_export::glb_container(&json, &bin)
 }
 
 /// A fresh folder for this test's files.
@@ -307,20 +294,7 @@ fn textured_quad_glb() -> Vec<u8> {
         index_at - uv_at,
         image.len(),
     );
-    let mut json = json.into_bytes();
-    json.resize(json.len().next_multiple_of(4), b' ');
-    bin.resize(bin.len().next_multiple_of(4), 0);
-    let mut glb = Vec::new();
-    glb.extend(b"glTF");
-    glb.extend(2u32.to_le_bytes());
-    glb.extend(((12 + 8 + json.len() + 8 + bin.len()) as u32).to_le_bytes());
-    glb.extend((json.len() as u32).to_le_bytes());
-    glb.extend(b"JSON");
-    glb.extend(&json);
-    glb.extend((bin.len() as u32).to_le_bytes());
-    glb.extend(b"BIN\0");
-    glb.extend(&bin);
-    glb
+    assets::gltf_export::glb_container(&json, &bin)
 }
 
 /// Hands a loaded model's parts to the renderer under test and to its truth reference alike.
