@@ -124,12 +124,26 @@ pub fn lod_scale_sq(axes: [Vec3; 3]) -> f32 {
 /// ```
 #[inline]
 pub fn select_lod_by_error(errors: &[f32], scale_sq: f32, distance_sq: f32, view: &LodErrorView, last: u32) -> u32 {
+    select_lod_by_error_of(errors.len() as u32, |level| errors[level as usize], scale_sq, distance_sq, view, last)
+}
+
+/// [`select_lod_by_error`] for a chain of `count` levels whose errors `error_of(level)` gives
+/// (asked for levels `1..count` in order, until one fails): for chains kept in another layout
+/// than a slice, as the Visibility stage's (each level's error looked up by its mesh).
+#[inline]
+pub fn select_lod_by_error_of(
+    count: u32,
+    error_of: impl Fn(u32) -> f32,
+    scale_sq: f32,
+    distance_sq: f32,
+    view: &LodErrorView,
+    last: u32,
+) -> u32 {
     let distance_sq = if view.orthographic != 0 { 1.0 } else { distance_sq };
     let mut level = 0u32;
-    for (index, &error) in errors.iter().enumerate().skip(1) {
-        let index = index as u32;
+    for index in 1..count {
         let limit_sq = if index > last { view.coarsen_sq } else { view.keep_sq };
-        let pixels = error * view.pixels_per_unit;
+        let pixels = error_of(index) * view.pixels_per_unit;
         // "Not at most", so a NaN ends the run (the finer level stays).
         let passes = (pixels * pixels) * scale_sq <= limit_sq * distance_sq;
         if !passes {

@@ -42,6 +42,7 @@ mod camera;
 pub mod hierarchy;
 mod light;
 pub mod lod;
+mod lod_errors;
 mod render;
 pub mod scene;
 mod settings;
@@ -57,6 +58,7 @@ pub use light::{
     MAX_CASCADES, MAX_LIGHT_VIEWS, MAX_SHADOWED_LIGHTS,
 };
 pub use lod::{Lod, LodLevel};
+pub use lod_errors::LodErrors;
 pub use render::{
     BaseColor, Culled, MaterialHandle, Mesh, MeshHandle, Occluded, ShadowCaster, SkinnedPose, VisibilityTagged, Visible,
 };

@@ -27,6 +27,14 @@ pub struct RenderSettings {
     pub cull_max_distance: f32,
     /// Global level-of-detail bias: above 1 keeps finer levels further out. Default 1.
     pub lod_bias: f32,
+    /// Pixels a level's simplification error may cover on screen for the level to draw (the
+    /// rule of chains whose levels carry an error, see [`LodErrors`](crate::LodErrors)); the
+    /// global [`lod_bias`](Self::lod_bias) divides it. Default 1.
+    pub lod_error_pixels: f32,
+    /// Hysteresis of the error rule, a fraction of [`lod_error_pixels`](Self::lod_error_pixels)
+    /// (clamped to `0..=1`): an object moves to a coarser level only under
+    /// `pixels * (1 - band)` and keeps its level up to `pixels * (1 + band)`. Default 0.1.
+    pub lod_error_band: f32,
     /// Whether objects outside the view frustum are culled. Default on.
     pub frustum_culling: bool,
     /// Whether objects hidden behind others are culled (Hi-Z occlusion). Default on.
@@ -157,6 +165,8 @@ impl Default for RenderSettings {
             cull_min_pixels: 0.0,
             cull_max_distance: 0.0,
             lod_bias: 1.0,
+            lod_error_pixels: 1.0,
+            lod_error_band: 0.1,
             frustum_culling: true,
             occlusion_culling: true,
             occlusion_buffer: [256, 128],
@@ -192,6 +202,27 @@ impl RenderSettings {
             self.lod_bias
         } else {
             1.0
+        }
+    }
+}
+
+impl RenderSettings {
+    /// The threshold of the error rule in pixels: [`lod_error_pixels`](Self::lod_error_pixels)
+    /// over the effective bias, or 1 pixel over it when the setting is not a positive finite
+    /// number.
+    pub fn effective_lod_error_pixels(&self) -> f32 {
+        let pixels =
+            if self.lod_error_pixels.is_finite() && self.lod_error_pixels > 0.0 { self.lod_error_pixels } else { 1.0 };
+        pixels / self.effective_lod_bias()
+    }
+
+    /// The hysteresis band of the error rule: [`lod_error_band`](Self::lod_error_band) in
+    /// `0..=1`, 0 for NaN.
+    pub fn effective_lod_error_band(&self) -> f32 {
+        if self.lod_error_band.is_nan() {
+            0.0
+        } else {
+            self.lod_error_band.clamp(0.0, 1.0)
         }
     }
 }

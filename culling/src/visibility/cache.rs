@@ -169,11 +169,12 @@ fn same_bits<const N: usize>(left: &[Vec3; N], right: &[Vec3; N]) -> bool {
 }
 
 /// Words of a [`ViewKey`].
-const VIEW_KEY_WORDS: usize = 37;
+const VIEW_KEY_WORDS: usize = 40;
 
 /// Everything besides an object's box that the culls' verdict depends on, as bits: the view
 /// and projection matrices, the viewport height, the distance and size thresholds, the LOD
-/// bias and whether the frustum cull is on. Two frames with equal keys decide every box
+/// bias, the error rule's threshold and band, the generation of the levels' errors
+/// (`ecs::LodErrors::generation`, as bits) and whether the frustum cull is on. Two frames with equal keys decide every box
 /// alike.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ViewKey([u32; VIEW_KEY_WORDS]);
@@ -186,7 +187,7 @@ impl Default for ViewKey {
 
 impl ViewKey {
     /// The key of a frame's cull inputs.
-    pub(crate) fn new(view: &Mat4, projection: &Mat4, height: f32, thresholds: [f32; 3], frustum: bool) -> Self {
+    pub(crate) fn new(view: &Mat4, projection: &Mat4, height: f32, thresholds: [f32; 6], frustum: bool) -> Self {
         let mut words = [0u32; VIEW_KEY_WORDS];
         let floats =
             view.to_cols_array().into_iter().chain(projection.to_cols_array()).chain([height]).chain(thresholds);
@@ -258,13 +259,15 @@ mod tests {
         entry.forget_verdict();
         assert_eq!(entry.verdict(3), None, "a forgotten verdict is gone");
         let mut epochs = ViewEpoch::default();
-        let key = ViewKey::new(&Mat4::IDENTITY, &Mat4::IDENTITY, 720.0, [0.0, 0.0, 1.0], true);
+        let key = ViewKey::new(&Mat4::IDENTITY, &Mat4::IDENTITY, 720.0, [0.0, 0.0, 1.0, 1.0, 0.1, 0.0], true);
         let (first, _) = epochs.advance(key);
         assert_ne!(first, NO_EPOCH);
         assert_eq!(epochs.advance(key), (first, false), "the same key keeps the epoch");
-        let turned = ViewKey::new(&Mat4::from_rotation_y(0.1), &Mat4::IDENTITY, 720.0, [0.0, 0.0, 1.0], true);
+        let turned =
+            ViewKey::new(&Mat4::from_rotation_y(0.1), &Mat4::IDENTITY, 720.0, [0.0, 0.0, 1.0, 1.0, 0.1, 0.0], true);
         assert_ne!(epochs.advance(turned).0, first, "a new view is a new epoch");
-        let off = ViewKey::new(&Mat4::from_rotation_y(0.1), &Mat4::IDENTITY, 720.0, [0.0, 0.0, 1.0], false);
+        let off =
+            ViewKey::new(&Mat4::from_rotation_y(0.1), &Mat4::IDENTITY, 720.0, [0.0, 0.0, 1.0, 1.0, 0.1, 0.0], false);
         assert_ne!(off, turned, "the frustum switch is part of the key");
         let mut near_wrap = ViewEpoch { key, epoch: u32::MAX };
         assert_eq!(near_wrap.advance(turned), (1, true), "the counter wraps past NO_EPOCH and says so");

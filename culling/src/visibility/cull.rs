@@ -19,6 +19,7 @@ use runtime::hecs::ArchetypeColumn;
 use super::answer::{ObjectDraw, Visibility, EMPTY_BOX};
 use super::cache::{CachedBounds, Verdict};
 use super::changes::{ChangeRun, SlotChanges};
+use super::level::LevelRule;
 use super::segments::Segment;
 use super::slots::SlotWork;
 use super::system::CullColumns;
@@ -42,6 +43,8 @@ pub(crate) struct PassInputs<'a> {
     pub frustum_culling: bool,
     pub lod_scale: f32,
     pub lod_bias: f32,
+    /// How a level of detail is picked (the error rule or the distances).
+    pub levels: LevelRule<'a>,
     /// Changes whenever anything a verdict depends on besides the box changes (see `cache.rs`).
     pub view_epoch: u32,
 }
@@ -352,7 +355,7 @@ fn prepare_object(
     // frame's values and last frame's verdict stands; only a level of detail may change
     // (the box centre is computed for it alone, with the same operations).
     if let (Some(finite), Some(verdict)) = (hit, entry.verdict(inputs.view_epoch)) {
-        let draw = draw_of(inputs, columns, row, mesh, || model.transform_point3(local_box.center()));
+        let draw = draw_of(inputs, columns, row, mesh, &model, &local_box, stored_draw.mesh);
         if *stored_draw != draw {
             *stored_draw = draw;
             word.draw_changed |= bit;
@@ -372,7 +375,7 @@ fn prepare_object(
     }
     // The same operations as when the columns were written: the same bits.
     let (center, half) = local_box.transformed_center_half(&model);
-    let draw = draw_of(inputs, columns, row, mesh, || center);
+    let draw = draw_of(inputs, columns, row, mesh, &model, &local_box, stored_draw.mesh);
     let redrawn = *stored_draw != draw;
     if redrawn {
         *stored_draw = draw;
@@ -551,21 +554,21 @@ fn source_of<'c>(columns: &'c SegmentColumns<'_>, row: usize) -> Option<(Mat4, A
     Some((model, local, mesh))
 }
 
-/// A drawable object's draw for this view: its mesh's material, and the level of detail its
-/// world centre's distance picks (else the mesh itself; `center` is called only for a mesh
-/// with levels).
+/// A drawable object's draw for this view: its mesh's material, and the level of detail
+/// [`LevelRule::pick`] picks (else the mesh itself), `drawn` the mesh its slot drew last frame.
 #[inline(always)]
 fn draw_of(
     inputs: &PassInputs<'_>,
     columns: &SegmentColumns<'_>,
     row: usize,
     mesh: &Mesh,
-    center: impl FnOnce() -> Vec3,
+    model: &Mat4,
+    local_box: &Aabb,
+    drawn: ecs::MeshHandle,
 ) -> ObjectDraw {
     let mut draw = ObjectDraw { mesh: mesh.mesh, material: mesh.material };
     if let Some(lods) = &columns.lods {
-        let distance = inputs.view.distance_sq(center()).sqrt();
-        if let Some(level) = lods[row].select(distance, inputs.lod_scale, inputs.lod_bias) {
+        if let Some(level) = inputs.levels.pick(inputs.view, &lods[row], model, local_box, drawn) {
             draw.mesh = level;
         }
     }

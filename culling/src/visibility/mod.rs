@@ -53,6 +53,7 @@ mod cull;
 mod explain;
 mod gather;
 mod holds;
+mod level;
 mod on_request;
 mod segments;
 mod slots;

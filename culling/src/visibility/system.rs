@@ -1,8 +1,8 @@
 //! The Visibility-stage system: the cull pass on the job system, then the serial gather.
 
 use ecs::{
-    CpuAnswers, Culled, Lod, Mesh, Occluded, RenderSettings, ResolvedView, ShadowCaster, SkinnedPose, Transform,
-    Viewport, VisibilityTagged, Visible, WorldTransform,
+    CpuAnswers, Culled, Lod, LodErrors, Mesh, Occluded, RenderSettings, ResolvedView, ShadowCaster, SkinnedPose,
+    Transform, Viewport, VisibilityTagged, Visible, WorldTransform,
 };
 use runtime::{App, Columns, Frame, Res, ResMut, Stage, System};
 
@@ -10,6 +10,7 @@ use super::answer::{Visibility, VisibilityStats};
 use super::cache::ViewKey;
 use super::cull::{pack_slot_flags, run_range, PassInputs, PassOutputs, PassTotals};
 use super::gather::{gather, GatherLists};
+use super::level::LevelRule;
 use super::segments::{list_segments, GRAIN};
 use super::slots::SlotWork;
 use super::state::StageState;
@@ -19,6 +20,7 @@ use crate::backend::{CullingChoice, GpuFeedback};
 use crate::bits::words_for;
 use crate::kernels::Kernel;
 use crate::lod::lod_scale;
+use crate::lod_error::LodErrorView;
 use crate::occlusion::OccluderMeshes;
 use crate::view::{CullParams, ViewCullContext};
 
@@ -51,6 +53,7 @@ type VisibilityParams = (
     Option<Res<'static, OccluderMeshes>>,
     Option<Res<'static, CullingChoice>>,
     Option<Res<'static, GpuFeedback>>,
+    Option<Res<'static, LodErrors>>,
     Option<Frame<'static, ResolvedView>>,
     ResMut<'static, Visibility>,
     Option<ResMut<'static, TagChanges>>,
@@ -128,7 +131,8 @@ pub fn visibility_system() -> System {
     let watched = watched_types();
     System::with_params::<VisibilityParams>(VISIBILITY_SYSTEM, move |ctx, params| {
         runtime::profile_zone!("visibility");
-        let (world, settings, viewport, occluders, choice, feedback, view, mut visibility, mut tag_changes) = params;
+        let (world, settings, viewport, occluders, choice, feedback, lod_errors, view, mut visibility, mut tag_changes) =
+            params;
         let tracked = &mut state.tracked;
         ctx.changes().collect(&mut tracked.cursor, &watched, &mut tracked.changed);
         let mut settings = *settings;
@@ -150,6 +154,7 @@ pub fn visibility_system() -> System {
             viewport: *viewport,
             feedback: feedback.as_deref().filter(|_| on_device),
             occluders: occluders.as_deref(),
+            lod_errors: lod_errors.as_deref().filter(|errors| !errors.is_empty()),
         };
         // Without the tags system (an app that added this system alone) no tag changes.
         run_visibility(&world, &mut visibility, tag_changes.as_deref_mut(), &mut state, frame);
@@ -166,6 +171,8 @@ struct FrameInputs<'a> {
     feedback: Option<&'a GpuFeedback>,
     /// The occluders, when the app gave some.
     occluders: Option<&'a OccluderMeshes>,
+    /// The levels' errors, when some mesh has one.
+    lod_errors: Option<&'a LodErrors>,
 }
 
 /// One frame of the stage.
@@ -219,7 +226,10 @@ fn run_visibility(
     };
 
     let frustum_culling = settings.frustum_culling && trusted;
-    let thresholds = [params.max_distance, params.min_pixels, params.lod_bias];
+    let error_pixels = settings.effective_lod_error_pixels();
+    let error_band = settings.effective_lod_error_band();
+    let generation = f32::from_bits(frame.lod_errors.map_or(0, LodErrors::generation));
+    let thresholds = [params.max_distance, params.min_pixels, params.lod_bias, error_pixels, error_band, generation];
     let key = ViewKey::new(&view.view, &view.projection, viewport.height as f32, thresholds, frustum_culling);
     let (view_epoch, wrapped) = state.view_epoch.advance(key);
     let StageState { segments, work, tracked, .. } = state;
@@ -235,6 +245,12 @@ fn run_visibility(
         frustum_culling,
         lod_scale: lod_scale(&view.projection),
         lod_bias: params.lod_bias,
+        levels: LevelRule {
+            errors: frame.lod_errors,
+            error_view: LodErrorView::new(&view.projection, viewport.height as f32, error_pixels, error_band),
+            lod_scale: lod_scale(&view.projection),
+            lod_bias: params.lod_bias,
+        },
         view_epoch,
     };
     // A tracked frame when the change log names every change since the last frame (see

@@ -368,6 +368,12 @@ pub fn install_render_to(
         app.insert_resource(ecs::Viewport { width: setup.extent.width, height: setup.extent.height });
     }
     culling::install(app);
+    // The levels' simplification errors, for the Visibility stage's error rule (a game's
+    // own table, inserted before, is kept).
+    if !app.resources().contains::<ecs::LodErrors>() {
+        let library = &setup.meshes;
+        app.insert_resource(ecs::LodErrors::from_fn(library.len() as u32, |mesh| library.level_error(mesh)));
+    }
     if app.resource::<ecs::RenderSettings>().occluders_from_meshes {
         if !app.resources().contains::<culling::occlusion::OccluderMeshes>() {
             app.insert_resource(culling::occlusion::OccluderMeshes::new());

@@ -11,7 +11,7 @@ use super::words::{TrackedTotals, WordInputs, WordState};
 use crate::bits::BITS_PER_WORD;
 use crate::soa::AabbBlock;
 use crate::visibility::answer::ObjectDraw;
-use crate::visibility::holds::{hold_of, hold_slack, FrustumHold, WordLodHold, WordSide};
+use crate::visibility::holds::{hold_of, hold_slack, FrustumHold, LodHold, WordLodHold, WordSide};
 use ecs::{Lod, Mesh};
 
 /// Decides word `index`: reuses a clean word's answer under the same view, rejects a word
@@ -229,13 +229,19 @@ fn pick_levels(shared: &WordInputs<'_>, base: usize, mut members: u64) -> (bool,
         };
         // SAFETY: as above.
         let (entry, draw) = unsafe { (&*shared.cache.0.add(slot), &mut *shared.draws.0.add(slot)) };
-        let center = shared.models[slot].transform_point3(entry.local().center());
+        let model = &shared.models[slot];
         let mut picked = ObjectDraw { mesh: mesh.mesh, material: mesh.material };
-        let distance = inputs.view.distance_sq(center).sqrt();
-        if let Some(level) = lods.select(distance, inputs.lod_scale, inputs.lod_bias) {
+        if let Some(level) = inputs.levels.pick(inputs.view, lods, model, entry.local(), draw.mesh) {
             picked.mesh = level;
         }
-        *hold = hold_of(lods, center, distance * inputs.lod_scale, inputs.lod_bias);
+        // A level the error rule picks depends on the one drawn: it holds nothing (the
+        // object is picked again under every new view).
+        *hold = if inputs.levels.by_error(lods) {
+            LodHold::NONE
+        } else {
+            let center = model.transform_point3(entry.local().center());
+            hold_of(lods, center, inputs.view.distance_sq(center).sqrt() * inputs.lod_scale, inputs.lod_bias)
+        };
         if *draw != picked {
             *draw = picked;
             changed = true;

@@ -307,9 +307,8 @@ unsafe fn refresh_entity_into(
     flag |= u8::from(lods.is_some()) << SlotFlag::HasLod as u8;
     let mut draw = draw;
     if let (Some(lods), Some(inputs)) = (lods, view) {
-        // As `draw_of`: the level the world centre's distance picks.
-        let center = model.transform_point3(local_box.center());
-        if let Some(level) = lods.select(inputs.view.distance_sq(center).sqrt(), inputs.lod_scale, inputs.lod_bias) {
+        // As `draw_of`: the level the rule picks, the slot's drawn mesh its state.
+        if let Some(level) = inputs.levels.pick(inputs.view, lods, &model, &local_box, entries.draw.mesh) {
             draw.mesh = level;
         }
     }
