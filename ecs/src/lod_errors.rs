@@ -28,6 +28,8 @@ use crate::render::MeshHandle;
 pub struct LodErrors {
     /// Indexed by mesh id; NaN for none.
     errors: Vec<f32>,
+    /// Meshes with an error.
+    count: usize,
     /// Counts the changes (see [`LodErrors::generation`]).
     generation: u32,
 }
@@ -35,7 +37,9 @@ pub struct LodErrors {
 impl LodErrors {
     /// The errors of meshes `0..count`, `error_of(id)` each (none for `None` or a NaN).
     pub fn from_fn(count: u32, mut error_of: impl FnMut(u32) -> Option<f32>) -> LodErrors {
-        LodErrors { errors: (0..count).map(|id| error_of(id).unwrap_or(f32::NAN)).collect(), generation: 0 }
+        let errors: Vec<f32> = (0..count).map(|id| error_of(id).unwrap_or(f32::NAN)).collect();
+        let count = errors.iter().filter(|error| !error.is_nan()).count();
+        LodErrors { errors, count, generation: 0 }
     }
 
     /// Records `mesh`'s error (`None`, or a NaN, removes it), growing the table as needed.
@@ -47,7 +51,9 @@ impl LodErrors {
             }
             self.errors.resize(index + 1, f32::NAN);
         }
-        self.errors[index] = error.unwrap_or(f32::NAN);
+        let error = error.unwrap_or(f32::NAN);
+        self.count = self.count + usize::from(!error.is_nan()) - usize::from(!self.errors[index].is_nan());
+        self.errors[index] = error;
         self.generation = self.generation.wrapping_add(1);
     }
 
@@ -74,7 +80,7 @@ impl LodErrors {
     /// Whether no mesh has an error (every chain keeps the distance rule).
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.errors.iter().all(|error| error.is_nan())
+        self.count == 0
     }
 }
 
@@ -99,5 +105,10 @@ mod tests {
         assert_eq!(errors.get(MeshHandle(40)), None, "removing past the table grows nothing");
         assert!(!LodErrors::default().covers(&lod(&[0])));
         assert!(LodErrors::default().is_empty());
+        assert!(!errors.is_empty());
+        for id in 0..4 {
+            errors.set(MeshHandle(id), None);
+        }
+        assert!(errors.is_empty(), "every error removed");
     }
 }

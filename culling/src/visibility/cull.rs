@@ -355,7 +355,8 @@ fn prepare_object(
     // frame's values and last frame's verdict stands; only a level of detail may change
     // (the box centre is computed for it alone, with the same operations).
     if let (Some(finite), Some(verdict)) = (hit, entry.verdict(inputs.view_epoch)) {
-        let draw = draw_of(inputs, columns, row, mesh, &model, &local_box, stored_draw.mesh);
+        let center = || model.transform_point3(local_box.center());
+        let draw = draw_of(inputs, columns, row, mesh, (&model, &local_box), stored_draw.mesh, center);
         if *stored_draw != draw {
             *stored_draw = draw;
             word.draw_changed |= bit;
@@ -375,7 +376,7 @@ fn prepare_object(
     }
     // The same operations as when the columns were written: the same bits.
     let (center, half) = local_box.transformed_center_half(&model);
-    let draw = draw_of(inputs, columns, row, mesh, &model, &local_box, stored_draw.mesh);
+    let draw = draw_of(inputs, columns, row, mesh, (&model, &local_box), stored_draw.mesh, || center);
     let redrawn = *stored_draw != draw;
     if redrawn {
         *stored_draw = draw;
@@ -555,20 +556,23 @@ fn source_of<'c>(columns: &'c SegmentColumns<'_>, row: usize) -> Option<(Mat4, A
 }
 
 /// A drawable object's draw for this view: its mesh's material, and the level of detail
-/// [`LevelRule::pick`] picks (else the mesh itself), `drawn` the mesh its slot drew last frame.
+/// [`LevelRule::pick`] picks (else the mesh itself) for the object's world matrix and local
+/// box `source`, `drawn` the mesh its slot drew last frame and `center` its world centre
+/// (called only for a chain of the distance rule).
 #[inline(always)]
 fn draw_of(
     inputs: &PassInputs<'_>,
     columns: &SegmentColumns<'_>,
     row: usize,
     mesh: &Mesh,
-    model: &Mat4,
-    local_box: &Aabb,
+    (model, local_box): (&Mat4, &Aabb),
     drawn: ecs::MeshHandle,
+    center: impl FnOnce() -> Vec3,
 ) -> ObjectDraw {
     let mut draw = ObjectDraw { mesh: mesh.mesh, material: mesh.material };
     if let Some(lods) = &columns.lods {
-        if let Some(level) = inputs.levels.pick(inputs.view, &lods[row], model, local_box, drawn) {
+        let rule = &inputs.levels;
+        if let Some(level) = rule.pick_with_center(inputs.view, &lods[row], model, local_box, drawn, center) {
             draw.mesh = level;
         }
     }

@@ -44,12 +44,24 @@ impl LevelRule<'_> {
         local: &Aabb,
         drawn: MeshHandle,
     ) -> Option<MeshHandle> {
+        self.pick_with_center(view, lods, model, local, drawn, || model.transform_point3(local.center()))
+    }
+
+    /// [`LevelRule::pick`] with the world centre of the distance rule from `center` (the
+    /// caller's, computed with the same operations, when it has one).
+    #[inline]
+    pub(crate) fn pick_with_center(
+        &self,
+        view: &ViewCullContext,
+        lods: &Lod,
+        model: &Mat4,
+        local: &Aabb,
+        drawn: MeshHandle,
+        center: impl FnOnce() -> Vec3,
+    ) -> Option<MeshHandle> {
         match self.errors.filter(|errors| errors.covers(lods)) {
             Some(errors) => Some(self.pick_by_error(errors, view.camera_position(), lods, model, local, drawn)),
-            None => {
-                let center = model.transform_point3(local.center());
-                lods.select(view.distance_sq(center).sqrt(), self.lod_scale, self.lod_bias)
-            }
+            None => lods.select(view.distance_sq(center()).sqrt(), self.lod_scale, self.lod_bias),
         }
     }
 

@@ -4,8 +4,9 @@
 
 use std::sync::Arc;
 
-use ecs::{scene, Lod, LodErrors, LodLevel, Mesh, MeshHandle, RenderSettings};
+use ecs::{scene, Camera, Lod, LodErrors, LodLevel, Mesh, MeshHandle, RenderSettings, Visible, WorldTransform};
 use glam::{Mat4, Vec3};
+use runtime::App;
 
 use super::{answer_by_index, driven_app, Motion, Mutex};
 use crate::visibility::cache_tests::{spawn_objects, uniform};
@@ -80,4 +81,43 @@ fn error_chains_keep_their_hysteresis_state_on_tracked_frames() {
     assert!(tracked > 100, "most frames are tracked ({tracked})");
     assert!(level_changes > 50, "levels change along the walk ({level_changes})");
     assert!(band_decided > 0, "the state decides some picks");
+}
+
+/// A slot freed and taken again in one frame starts the new object's state afresh: it draws
+/// the level a new object gets, not one its slot's last owner left.
+#[test]
+fn a_reused_slot_starts_its_state_afresh() {
+    let levels: Vec<LodLevel> =
+        (1..=3).map(|id| LodLevel { mesh: MeshHandle(id), max_distance: 1.0 + id as f32 }).collect();
+    let lod = Lod { levels: levels.into(), bias: 1.0 };
+    let mut app = App::with_threads(2);
+    crate::visibility::install(&mut app);
+    app.insert_resource(RenderSettings { lod_error_band: 0.25, ..RenderSettings::default() });
+    app.insert_resource(LodErrors::from_fn(4, |id| id.checked_sub(1).map(|level| ERRORS[level as usize])));
+    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::ZERO, Vec3::NEG_Z));
+    let at = |z: f32| WorldTransform(Mat4::from_translation(Vec3::new(0.0, 0.0, z)));
+    let far = app.world_mut().spawn((at(-100.0), scene::unit_cube_mesh(), Visible(true), lod.clone()));
+    app.run_frame();
+    let drawn = |app: &App, entity| {
+        let visibility = app.resource::<Visibility>();
+        let slot = visibility.slot_of(entity).expect("a mesh object") as usize;
+        visibility.objects().draws[slot].mesh
+    };
+    assert_eq!(drawn(&app, far), MeshHandle(3), "far away: the coarsest level");
+    // Inside the band of level 1: a new object draws level 0, one that drew level 1 or 2
+    // keeps level 1.
+    let view = *app.resource::<Visibility>().view().expect("a camera");
+    let error_view = LodErrorView::new(&view.projection, view.viewport.height as f32, 1.0, 0.25);
+    let in_band = ERRORS[1] * error_view.pixels_per_unit * 1.05;
+    let mut far = far;
+    for frame in 0..2 {
+        app.world_mut().despawn(far).expect("alive");
+        let near = app.world_mut().spawn((at(-(in_band + 0.5)), scene::unit_cube_mesh(), Visible(true), lod.clone()));
+        app.run_frame();
+        assert_eq!(drawn(&app, near), MeshHandle(1), "frame {frame}: a new object's state is 0");
+        app.world_mut().despawn(near).expect("alive");
+        far = app.world_mut().spawn((at(-100.0), scene::unit_cube_mesh(), Visible(true), lod.clone()));
+        app.run_frame();
+        assert_eq!(drawn(&app, far), MeshHandle(3));
+    }
 }
