@@ -109,7 +109,10 @@ impl Reason {
     }
 }
 
-/// The level of detail an object's distance picks, and why.
+/// The level of detail an object's distance picks, and why: the distance rule's reading. A
+/// chain the stage chose by its levels' errors (`ecs::LodErrors`) draws
+/// [`ObjectColumns::draws`](super::ObjectColumns::draws)' level, which depends on the level
+/// drawn before (hysteresis) and is not recomputed here.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LodChoice {
     /// The level drawn (0 the finest).

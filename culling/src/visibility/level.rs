@@ -60,26 +60,28 @@ impl LevelRule<'_> {
         center: impl FnOnce() -> Vec3,
     ) -> Option<MeshHandle> {
         match self.errors.filter(|errors| errors.covers(lods)) {
-            Some(errors) => Some(self.pick_by_error(errors, view.camera_position(), lods, model, local, drawn)),
+            Some(errors) => Some(self.pick_by_error(errors, view.camera_position(), lods, *model, *local, drawn)),
             None => lods.select(view.distance_sq(center()).sqrt(), self.lod_scale, self.lod_bias),
         }
     }
 
-    /// The error rule's pick of a chain `errors` covers (at least one level).
-    #[inline]
+    /// The error rule's pick of a chain `errors` covers (at least one level). Not inlined, and
+    /// given copies: the distance rule's callers are the word loops, whose matrix and box stay
+    /// in registers.
+    #[inline(never)]
     fn pick_by_error(
         &self,
         errors: &LodErrors,
         eye: Vec3,
         lods: &Lod,
-        model: &Mat4,
-        local: &Aabb,
+        model: Mat4,
+        local: Aabb,
         drawn: MeshHandle,
     ) -> MeshHandle {
         let levels = &lods.levels;
         let last = levels.iter().position(|level| level.mesh == drawn).unwrap_or(0) as u32;
         // The same operations as the columns' box (and the GPU's `object_world_box`).
-        let (center, half) = local.transformed_center_half(model);
+        let (center, half) = local.transformed_center_half(&model);
         let distance_sq = lod_box_distance_sq(eye, center, half);
         let scale_sq = lod_scale_sq([model.x_axis.truncate(), model.y_axis.truncate(), model.z_axis.truncate()]);
         let error_of = |level: u32| errors.get(levels[level as usize].mesh).unwrap_or(f32::NAN);

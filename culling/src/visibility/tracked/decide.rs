@@ -230,16 +230,17 @@ fn pick_levels(shared: &WordInputs<'_>, base: usize, mut members: u64) -> (bool,
         // SAFETY: as above.
         let (entry, draw) = unsafe { (&*shared.cache.0.add(slot), &mut *shared.draws.0.add(slot)) };
         let model = &shared.models[slot];
+        let center = model.transform_point3(entry.local().center());
         let mut picked = ObjectDraw { mesh: mesh.mesh, material: mesh.material };
-        if let Some(level) = inputs.levels.pick(inputs.view, lods, model, entry.local(), draw.mesh) {
+        let rule = &inputs.levels;
+        if let Some(level) = rule.pick_with_center(inputs.view, lods, model, entry.local(), draw.mesh, || center) {
             picked.mesh = level;
         }
         // A level the error rule picks depends on the one drawn: it holds nothing (the
         // object is picked again under every new view).
-        *hold = if inputs.levels.by_error(lods) {
+        *hold = if rule.by_error(lods) {
             LodHold::NONE
         } else {
-            let center = model.transform_point3(entry.local().center());
             hold_of(lods, center, inputs.view.distance_sq(center).sqrt() * inputs.lod_scale, inputs.lod_bias)
         };
         if *draw != picked {
