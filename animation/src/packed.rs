@@ -18,7 +18,11 @@ struct Column<T> {
 
 impl<T: TrackValue> Column<T> {
     /// The column of the tracks `track_of` picks; every picked track has `keys` keys.
-    fn of<'a>(tracks: &'a [JointTracks], keys: usize, track_of: impl Fn(&'a JointTracks) -> Option<&'a Track<T>>) -> Self {
+    fn of<'a>(
+        tracks: &'a [JointTracks],
+        keys: usize,
+        track_of: impl Fn(&'a JointTracks) -> Option<&'a Track<T>>,
+    ) -> Self {
         let picked: Vec<(u16, &Track<T>)> =
             tracks.iter().filter_map(|joint| track_of(joint).map(|track| (joint.joint, track))).collect();
         let joints = picked.iter().map(|&(joint, _)| joint).collect();
@@ -64,7 +68,8 @@ impl PackedTracks {
     /// The packed tracks of `tracks` whose times all equal `times`, or `None` when a track is
     /// not LINEAR.
     pub(crate) fn of(tracks: &[JointTracks], times: &[f32]) -> Option<PackedTracks> {
-        let linear = |interpolation: Option<Interpolation>| interpolation.is_none_or(|mode| mode == Interpolation::Linear);
+        let linear =
+            |interpolation: Option<Interpolation>| interpolation.is_none_or(|mode| mode == Interpolation::Linear);
         let all_linear = tracks.iter().all(|joint| {
             linear(joint.translation.as_ref().map(Track::interpolation))
                 && linear(joint.rotation.as_ref().map(Track::interpolation))

@@ -227,8 +227,7 @@ impl Stride {
 }
 
 fn walk_clip(skeleton: &Skeleton) -> AnimationClip {
-    let times: Vec<f32> =
-        (0..WALK_KEYS).map(|key| key as f32 / (WALK_KEYS - 1) as f32 * WALK_CYCLE_SECONDS).collect();
+    let times: Vec<f32> = (0..WALK_KEYS).map(|key| key as f32 / (WALK_KEYS - 1) as f32 * WALK_CYCLE_SECONDS).collect();
     let strides: Vec<Stride> = (0..WALK_KEYS).map(|key| Stride::at(key as f32 / (WALK_KEYS - 1) as f32)).collect();
     let rotation_track = |angle: &dyn Fn(&Stride) -> Quat| {
         let values = strides.iter().map(angle).collect();
@@ -290,12 +289,60 @@ fn cuboid(mesh: &mut MeshData, min: Vec3, max: Vec3) {
         Vec3::new(if x { max.x } else { min.x }, if y { max.y } else { min.y }, if z { max.z } else { min.z })
     };
     let faces = [
-        (Vec3::X, [corner(true, false, true), corner(true, false, false), corner(true, true, false), corner(true, true, true)]),
-        (Vec3::NEG_X, [corner(false, false, false), corner(false, false, true), corner(false, true, true), corner(false, true, false)]),
-        (Vec3::Y, [corner(false, true, true), corner(true, true, true), corner(true, true, false), corner(false, true, false)]),
-        (Vec3::NEG_Y, [corner(false, false, false), corner(true, false, false), corner(true, false, true), corner(false, false, true)]),
-        (Vec3::Z, [corner(false, false, true), corner(true, false, true), corner(true, true, true), corner(false, true, true)]),
-        (Vec3::NEG_Z, [corner(true, false, false), corner(false, false, false), corner(false, true, false), corner(true, true, false)]),
+        (
+            Vec3::X,
+            [
+                corner(true, false, true),
+                corner(true, false, false),
+                corner(true, true, false),
+                corner(true, true, true),
+            ],
+        ),
+        (
+            Vec3::NEG_X,
+            [
+                corner(false, false, false),
+                corner(false, false, true),
+                corner(false, true, true),
+                corner(false, true, false),
+            ],
+        ),
+        (
+            Vec3::Y,
+            [
+                corner(false, true, true),
+                corner(true, true, true),
+                corner(true, true, false),
+                corner(false, true, false),
+            ],
+        ),
+        (
+            Vec3::NEG_Y,
+            [
+                corner(false, false, false),
+                corner(true, false, false),
+                corner(true, false, true),
+                corner(false, false, true),
+            ],
+        ),
+        (
+            Vec3::Z,
+            [
+                corner(false, false, true),
+                corner(true, false, true),
+                corner(true, true, true),
+                corner(false, true, true),
+            ],
+        ),
+        (
+            Vec3::NEG_Z,
+            [
+                corner(true, false, false),
+                corner(false, false, false),
+                corner(false, true, false),
+                corner(true, true, false),
+            ],
+        ),
     ];
     for (normal, corners) in faces {
         let first = mesh.positions.len() as u32;

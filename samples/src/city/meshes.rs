@@ -161,7 +161,8 @@ impl CityLibrary {
         runtime::profile_zone!("city meshes");
         let generated = generators(config);
         let sources: Vec<MeshData> = generated.iter().map(|(_, _, mesh)| mesh.clone()).collect();
-        let skins: Vec<Option<SkinnedVertices>> = generated.iter().map(|(handle, ..)| pedestrian_skin(*handle)).collect();
+        let skins: Vec<Option<SkinnedVertices>> =
+            generated.iter().map(|(handle, ..)| pedestrian_skin(*handle)).collect();
         let processed: Vec<ProcessedMesh> = process_skinned_meshes(&sources, &skins, &ProcessOptions::default())
             .into_iter()
             .map(|result| result.expect("the generated meshes are valid"))

@@ -1,9 +1,7 @@
 //! Building the city: blocks of buildings, props, trees with LOD levels, cars with wheels
 //! (a hierarchy), skinned pedestrians and a camera.
 
-use ecs::{
-    scene, Aabb, BaseColor, Camera, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, ShadowCaster, Transform,
-};
+use ecs::{scene, Aabb, BaseColor, Camera, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, ShadowCaster, Transform};
 use glam::{Quat, Vec3};
 use hecs::{Entity, World};
 

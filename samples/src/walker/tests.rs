@@ -26,10 +26,7 @@ fn the_body_fills_its_bind_bounds_and_every_vertex_has_one_joint() {
     assert!(rig.skin.weights.iter().all(|weights| *weights == [1.0, 0.0, 0.0, 0.0]));
     assert_eq!(rig.walk.duration(), WALK_CYCLE_SECONDS);
     let rest = rig.skeleton.rest_palette();
-    assert!(
-        rest.iter().all(|matrix| matrix.abs_diff_eq(Mat4::IDENTITY, 1e-6)),
-        "the rest pose is the bind pose"
-    );
+    assert!(rest.iter().all(|matrix| matrix.abs_diff_eq(Mat4::IDENTITY, 1e-6)), "the rest pose is the bind pose");
 }
 
 #[test]
