@@ -13,7 +13,7 @@
 //! and weights; the weights are renormalized at import so they sum to 1.
 
 use ecs::Aabb;
-use glam::{Mat4, Vec3};
+use glam::{Affine3A, Mat4, Vec3, Vec3A};
 
 /// Normalizes four skinning weights in place so they are non-negative and sum to 1; returns
 /// `false` (leaving full weight on the first influence) when they sum to 0 or are not finite.
@@ -129,5 +129,35 @@ impl JointBoxes {
             return Aabb::new(Vec3::NAN, Vec3::NAN);
         }
         Aabb::new(min, max)
+    }
+
+    /// [`JointBoxes::posed`] for skin matrices held as 3x4 affine matrices (what the posing
+    /// computes): the same box, bit for bit, as `posed` gives for the same matrices as `Mat4`.
+    ///
+    /// # Panics
+    /// When `skins` is shorter than [`JointBoxes::joints_needed`].
+    #[inline]
+    pub fn posed_affine(&self, skins: &[Affine3A]) -> Aabb {
+        if self.boxes.is_empty() {
+            return self.bind;
+        }
+        let mut min = Vec3A::splat(f32::INFINITY);
+        let mut max = Vec3A::splat(f32::NEG_INFINITY);
+        let mut nan = false;
+        for &(joint, center, half) in &self.boxes {
+            let skin = &skins[usize::from(joint)];
+            let moved = skin.transform_point3a(center.into());
+            let extent = skin.matrix3.x_axis.abs() * half.x
+                + skin.matrix3.y_axis.abs() * half.y
+                + skin.matrix3.z_axis.abs() * half.z;
+            nan |= moved.is_nan() || extent.is_nan();
+            min = min.min(moved - extent);
+            max = max.max(moved + extent);
+        }
+        // `min`/`max` skip NaN; keep it visible instead, as the culls expect.
+        if nan {
+            return Aabb::new(Vec3::NAN, Vec3::NAN);
+        }
+        Aabb::new(min.into(), max.into())
     }
 }

@@ -3,6 +3,7 @@
 
 use glam::{Quat, Vec3};
 
+use crate::packed::PackedTracks;
 use crate::track::KeySpan;
 use crate::{AnimationError, JointPose, Skeleton, Track};
 
@@ -41,6 +42,8 @@ pub struct AnimationClip {
 struct SharedKeys {
     times: Vec<f32>,
     step: Option<f32>,
+    /// The tracks packed key-major, when they are all LINEAR.
+    packed: Option<PackedTracks>,
 }
 
 impl SharedKeys {
@@ -62,7 +65,8 @@ impl SharedKeys {
                 .iter()
                 .enumerate()
                 .all(|(key, &time)| (time - (first[0] + step * key as f32)).abs() <= step * 1e-3);
-        Some(SharedKeys { times: first.to_vec(), step: even.then_some(step) })
+        let packed = PackedTracks::of(joints, first);
+        Some(SharedKeys { times: first.to_vec(), step: even.then_some(step), packed })
     }
 }
 
@@ -154,6 +158,10 @@ impl AnimationClip {
         assert!(poses.len() >= self.joint_count, "clip '{}': one pose per joint of '{}'", self.name, self.skeleton);
         if let Some(shared) = &self.shared {
             let span = KeySpan::find(&shared.times, time, shared.step);
+            if let Some(packed) = &shared.packed {
+                packed.sample(span, poses);
+                return;
+            }
             for tracks in &self.joints {
                 let pose = &mut poses[usize::from(tracks.joint)];
                 if let Some(track) = &tracks.translation {

@@ -18,6 +18,7 @@ mod bounds;
 mod clip;
 mod components;
 mod error;
+mod packed;
 mod palette;
 mod pose;
 mod posing;
@@ -34,7 +35,7 @@ pub use pose::JointPose;
 pub use posing::{pose_rig, PoseOutcome, PoseScratch};
 pub use skeleton::{Skeleton, MAX_JOINTS};
 pub use system::{animation_system, AnimationReport, ANIMATION_SYSTEM};
-pub use track::{Interpolation, Track, TrackValue};
+pub use track::{fast_slerp, Interpolation, Track, TrackValue, SLERP_ERROR_BOUND};
 
 use runtime::{App, Stage};
 

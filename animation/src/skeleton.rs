@@ -22,6 +22,9 @@ pub struct Skeleton {
     parents: Vec<Option<u16>>,
     rest: Vec<JointPose>,
     inverse_binds: Vec<Mat4>,
+    /// The inverse binds as 3x4 affine matrices (they are affine: checked by `new`), what the
+    /// posing multiplies by.
+    inverse_bind_affines: Vec<Affine3A>,
     root_bases: Vec<Affine3A>,
     fingerprint: u64,
 }
@@ -67,12 +70,14 @@ impl Skeleton {
             return Err(bad(joint, "the inverse bind matrix is not finite and affine"));
         }
         let fingerprint = fingerprint_of(&names, &packed);
+        let inverse_bind_affines = inverse_binds.iter().copied().map(Affine3A::from_mat4).collect();
         Ok(Skeleton {
             name,
             names,
             parents: packed,
             rest,
             inverse_binds,
+            inverse_bind_affines,
             root_bases: vec![Affine3A::IDENTITY; count],
             fingerprint,
         })
@@ -163,6 +168,34 @@ impl Skeleton {
         for ((entry, model), inverse_bind) in palette.iter_mut().zip(models).zip(&self.inverse_binds) {
             *entry = Mat4::from(*model) * *inverse_bind;
         }
+    }
+
+    /// Model matrices and skin matrices (`model * inverse_bind`) of every joint from local
+    /// poses, in one pass parents first, all 3x4 affine: what [`Skeleton::model_matrices`]
+    /// and [`Skeleton::palette_from_models`] compute, without the 4x4 products. `locals`,
+    /// `models` and `skins` hold one entry per joint. Returns whether every skin matrix is
+    /// finite.
+    #[inline]
+    pub fn skin_matrices(&self, locals: &[JointPose], models: &mut [Affine3A], skins: &mut [Affine3A]) -> bool {
+        let count = self.joint_count();
+        assert!(
+            locals.len() >= count && models.len() >= count && skins.len() >= count,
+            "skeleton '{}': one pose and two matrices per joint",
+            self.name
+        );
+        let mut finite = true;
+        for joint in 0..count {
+            let local = locals[joint].to_affine();
+            let model = match self.parents[joint] {
+                Some(parent) => models[usize::from(parent)] * local,
+                None => self.root_bases[joint] * local,
+            };
+            models[joint] = model;
+            let skin = model * self.inverse_bind_affines[joint];
+            finite &= skin.is_finite();
+            skins[joint] = skin;
+        }
+        finite
     }
 
     /// The palette of the rest pose.

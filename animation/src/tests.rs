@@ -191,6 +191,9 @@ mod posed_bounds {
             let mut palette = vec![Mat4::IDENTITY; 5];
             skeleton.palette_from_models(&models, &mut palette);
             let bounds = boxes.posed(&palette);
+            let mut skins = vec![glam::Affine3A::IDENTITY; 5];
+            prop_assert!(skeleton.skin_matrices(&poses, &mut models, &mut skins), "finite poses give finite skins");
+            prop_assert_eq!(bounds, boxes.posed_affine(&skins), "the fused 3x4 posing gives the same box");
             for ((position, joints), weights) in positions.iter().zip(&joints).zip(&weights) {
                 let skinned = skin_vertex(&palette, Vec3::from(*position), *joints, *weights);
                 let slack = 1e-4 * (1.0 + skinned.abs().max_element());

@@ -8,7 +8,8 @@ use crate::AnimationError;
 /// How a track fills the time between two keys (glTF's `sampler.interpolation`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Interpolation {
-    /// Straight between the keys (rotations: spherical, along the shorter arc).
+    /// Straight between the keys (rotations: spherical, along the shorter arc, by
+    /// [`fast_slerp`]).
     Linear,
     /// The earlier key's value until the next key.
     Step,
@@ -18,7 +19,8 @@ pub enum Interpolation {
 
 /// A value a track can hold: what the samplers need of it.
 pub trait TrackValue: Copy + Send + Sync + 'static {
-    /// The value `weight` of the way from `self` to `other` (rotations: slerp).
+    /// The value `weight` of the way from `self` to `other` (rotations: [`fast_slerp`], within
+    /// [`SLERP_ERROR_BOUND`] of slerp).
     fn interpolate(self, other: Self, weight: f32) -> Self;
     /// The Hermite spline between `(start, out_tangent)` and `(end, in_tangent)` at `weight`,
     /// the tangents already scaled by the key interval (rotations: normalized afterwards).
@@ -55,7 +57,7 @@ impl TrackValue for Vec3 {
 impl TrackValue for Quat {
     #[inline]
     fn interpolate(self, other: Self, weight: f32) -> Self {
-        self.slerp(other, weight)
+        fast_slerp(self, other, weight)
     }
 
     #[inline]
@@ -70,6 +72,36 @@ impl TrackValue for Quat {
     fn scale(self, factor: f32) -> Self {
         Quat::from_vec4(Vec4::from(self) * factor)
     }
+}
+
+/// Largest angle, in radians, between [`fast_slerp`] and `Quat::slerp` over every pair of
+/// unit quaternions and every weight in `0..=1` (measured by the test beside this file on a
+/// grid of key angles and weights: 7.7e-4 at worst, for keys a half turn apart; under 5e-5
+/// for keys up to 30 degrees apart, the most a 30 Hz clip turns a joint between keys). A joint
+/// 1 m long moves its tip by at most this many metres: well under a pixel at any distance a
+/// character is drawn, and the posed bounds do not depend on it (they bound the palette
+/// that was computed, whatever rotation it holds).
+pub const SLERP_ERROR_BOUND: f32 = 1e-3;
+
+/// Spherical interpolation along the shorter arc, approximated: a linear blend of the two
+/// quaternions, normalized, with the weight corrected by a polynomial in the cosine of the
+/// half angle so that the angle moves at the uniform rate slerp moves it (the correction is
+/// Arseny Kapoulkine's, "Approximating slerp", 2015). Costs a few multiplies where slerp
+/// costs an `acos` and two `sin`s; within [`SLERP_ERROR_BOUND`] of slerp for every pair of
+/// keys, exact at weights 0, 1/2 and 1 (up to rounding). glTF's LINEAR rotation is slerp;
+/// this is how real-time engines sample it.
+#[inline]
+pub fn fast_slerp(start: Quat, end: Quat, weight: f32) -> Quat {
+    let (start, end) = (Vec4::from(start), Vec4::from(end));
+    let dot = start.dot(end);
+    // The shorter arc: q and -q are the same rotation.
+    let (end, cosine) = if dot < 0.0 { (-end, -dot) } else { (end, dot) };
+    let centred = weight - 0.5;
+    let curve_a = 1.0904 + cosine * (-3.2452 + cosine * (3.55645 - cosine * 1.43519));
+    let curve_b = 0.848013 + cosine * (-1.06021 + cosine * 0.215638);
+    let curve = curve_a * centred * centred + curve_b;
+    let corrected = weight + weight * centred * (weight - 1.0) * curve;
+    Quat::from_vec4(start.lerp(end, corrected).normalize())
 }
 
 /// Key times and values of one property, with its sampler. For [`Interpolation::CubicSpline`]
@@ -118,7 +150,7 @@ impl<T: TrackValue> Track<T> {
 
     /// The value of key `key` (the value itself for a cubic track, not a tangent).
     #[inline]
-    fn key(&self, key: usize) -> T {
+    pub(crate) fn key(&self, key: usize) -> T {
         match self.interpolation {
             Interpolation::CubicSpline => self.values[3 * key + 1],
             _ => self.values[key],
@@ -221,5 +253,41 @@ impl KeySpan {
             None => times.partition_point(|&key| key <= time) - 1,
         };
         KeySpan::between(times, start, time)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The angle of the rotation from `first` to `second`, precise near 0 (where the `acos`
+    /// of `Quat::angle_between` loses half the digits).
+    fn rotation_between(first: Quat, second: Quat) -> f32 {
+        let relative = first * second.conjugate();
+        2.0 * relative.xyz().length().atan2(relative.w.abs())
+    }
+
+    #[test]
+    fn fast_slerp_stays_within_its_bound_of_slerp() {
+        let (mut worst, mut worst_near) = (0.0_f32, 0.0_f32);
+        let axis = Vec3::new(0.3, -0.8, 0.52).normalize();
+        for step in 0..=360 {
+            // Key angles from 0 to 360 degrees apart, both arcs (the shorter one is taken).
+            let angle = step as f32 / 360.0 * std::f32::consts::TAU;
+            let start = Quat::from_rotation_x(0.4) * Quat::from_rotation_z(-1.1);
+            let end = Quat::from_axis_angle(axis, angle) * start;
+            for sample in 0..=64 {
+                let weight = sample as f32 / 64.0;
+                let error = rotation_between(fast_slerp(start, end, weight), start.slerp(end, weight));
+                worst = worst.max(error);
+                if step <= 30 {
+                    worst_near = worst_near.max(error);
+                }
+            }
+        }
+        assert!(worst <= SLERP_ERROR_BOUND, "fast_slerp is {worst} rad from slerp, bound {SLERP_ERROR_BOUND}");
+        assert!(worst > 0.0, "the test must exercise the approximation");
+        assert!(worst_near <= 5e-5, "keys up to 30 degrees apart: {worst_near} rad from slerp");
+        eprintln!("fast_slerp worst error {worst} rad, {worst_near} rad for keys up to 30 degrees apart");
     }
 }

@@ -13,6 +13,7 @@ pub mod skirmish;
 pub mod stress;
 pub mod tower_defence;
 pub mod viewer;
+pub mod walker;
 pub mod window;
 
 /// Installs a logger that prints the engine's warnings and errors on standard error

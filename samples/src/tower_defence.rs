@@ -17,6 +17,8 @@
 //!   never a frame late;
 //! - AI that skips enemies tagged `Culled` (last frame's answer: gameplay runs before
 //!   Visibility);
+//! - animated units: every enemy is a [`WalkerRig`] playing its walk (a scout's faster), posed
+//!   by the engine's animation system (`animation::install`) and culled by its posed box;
 //! - `runtime::glam`, `App::frame_stats`, and the reports a game should watch.
 
 use ecs::{scene, Camera, Culled, HierarchyCommands, Mesh, MeshBundle, SpawnMesh, Transform};
@@ -25,6 +27,7 @@ use runtime::glam::{Quat, Vec3};
 use runtime::{App, Stage, System};
 
 use crate::random::XorShift;
+use crate::walker::WalkerRig;
 
 /// The game's own stage, between `Input` and `Transform`.
 pub const GAMEPLAY: &str = "Gameplay";
@@ -87,6 +90,7 @@ pub fn build(threads: usize, spawn_per_frame: u32) -> App {
     let mut app = App::with_threads(threads);
     app.set_fixed_delta(Some(1.0 / 60.0));
     culling::install(&mut app);
+    animation::install(&mut app);
     app.add_stage_after(Stage::Input, GAMEPLAY).expect("Input exists and Gameplay is new");
     app.insert_resource(Game { random: XorShift::new(0x9E37_79B9_7F4A_7C15), spawn_per_frame, kills: 0, leaks: 0 });
 
@@ -112,8 +116,14 @@ pub fn build(threads: usize, spawn_per_frame: u32) -> App {
     app
 }
 
+/// Enemies walk at this many metres per second at the walk's normal speed: a faster enemy
+/// plays its walk faster.
+const WALK_METRES_PER_SECOND: f32 = 6.0;
+
 fn spawn_wave() -> System {
-    System::new("spawn wave", |ctx| {
+    let walker = WalkerRig::new();
+    let body = Mesh { bounds: WalkerRig::BIND_BOUNDS, ..scene::unit_cube_mesh() };
+    System::new("spawn wave", move |ctx| {
         let mut game = ctx.resource_mut::<Game>();
         for _ in 0..game.spawn_per_frame {
             let z = game.random.unit() * 60.0 - 30.0;
@@ -121,9 +131,12 @@ fn spawn_wave() -> System {
             let speed = if scout { 18.0 } else { 6.0 + game.random.unit() * 4.0 };
             let transform = Transform::from_translation(Vec3::new(-20.0, 0.0, z));
             let drift = (game.random.unit() - 0.5) * 2.0;
+            // The drift, already random, sets the phase: no extra draw, the same waves.
+            let phase = drift * 0.5 + 0.5;
+            let (mesh, skin, player, pose) = walker.components(phase, speed / WALK_METRES_PER_SECOND);
             let enemy = ctx.commands.spawn_mesh_with(
-                MeshBundle::new(scene::unit_cube_mesh(), transform),
-                (Enemy { health: 3 }, Velocity(Vec3::new(speed, 0.0, drift))),
+                MeshBundle::new(body, transform),
+                (Enemy { health: 3 }, Velocity(Vec3::new(speed, 0.0, drift)), mesh, skin, player, pose),
             );
             if scout {
                 ctx.commands.insert_one(enemy, Scout);

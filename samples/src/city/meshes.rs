@@ -9,7 +9,7 @@
 //! entity its mesh's chain, the tree's first three levels being the handles `TREE_HIGH`,
 //! `TREE_MEDIUM` and `TREE_LOW`.
 
-use assets::{process_meshes, MeshData, ProcessOptions, ProcessedMesh};
+use assets::{process_skinned_meshes, MeshData, ProcessOptions, ProcessedMesh, SkinnedVertices};
 use culling::occlusion::OccluderMesh;
 use ecs::{Aabb, Lod, LodLevel, Mesh, MeshHandle, Transform};
 use glam::Vec3;
@@ -18,6 +18,7 @@ use renderer::{MeshLibrary, MeshVertices, Meshlet};
 
 use super::scene::{CityConfig, CityMeshes};
 use super::shapes::{cone, cuboid, cylinder, ellipsoid, hipped_roof, polygon};
+use crate::walker::WalkerRig;
 
 /// Height of a building's full-footprint base block, as a fraction of its height: the part
 /// its occluder may cover.
@@ -34,7 +35,8 @@ pub struct CityLibrary {
     pub summaries: Vec<(MeshHandle, &'static str, String)>,
 }
 
-/// The handles with a mesh of their own, their names and generators.
+/// The handles with a mesh of their own, their names and generators (the pedestrian is the
+/// walker's body, skinned: [`pedestrian_skin`]).
 fn generators(config: &CityConfig) -> Vec<(MeshHandle, &'static str, MeshData)> {
     vec![
         (CityMeshes::BUILDING, "building", building()),
@@ -113,14 +115,12 @@ fn wheel() -> MeshData {
 }
 
 fn pedestrian() -> MeshData {
-    let mut mesh = MeshData::default();
-    for x in [-0.1, 0.1] {
-        cylinder(&mut mesh, Vec3::new(x, 0.0, 0.0), Vec3::Y, 0.08, 0.88, 10);
-        cylinder(&mut mesh, Vec3::new(x * 2.4, 0.9, 0.0), Vec3::Y, 0.05, 0.58, 8);
-    }
-    ellipsoid(&mut mesh, Vec3::new(0.0, 1.2, 0.0), Vec3::new(0.2, 0.36, 0.14), 10, 16);
-    ellipsoid(&mut mesh, Vec3::new(0.0, 1.68, 0.0), Vec3::new(0.1, 0.12, 0.1), 8, 12);
-    mesh
+    WalkerRig::new().mesh
+}
+
+/// The skinning influences of `handle`'s mesh: the walker's for the pedestrian, none else.
+fn pedestrian_skin(handle: MeshHandle) -> Option<SkinnedVertices> {
+    (handle == CityMeshes::PEDESTRIAN).then(|| WalkerRig::new().skin)
 }
 
 fn ground(config: &CityConfig) -> MeshData {
@@ -146,6 +146,9 @@ pub fn building_occluder() -> OccluderMesh {
 }
 
 fn add_level(library: &mut MeshLibrary, mesh: &ProcessedMesh, level: usize) -> u32 {
+    if mesh.skin.is_some() {
+        return WalkerRig::add_level(library, mesh, level);
+    }
     let vertices = MeshVertices { positions: &mesh.positions, normals: &mesh.normals, uvs: &mesh.uvs };
     let level = &mesh.levels[level];
     let levels: [(&[u32], &[Meshlet]); 1] = [(&level.indices, &level.meshlets)];
@@ -158,7 +161,9 @@ impl CityLibrary {
         runtime::profile_zone!("city meshes");
         let generated = generators(config);
         let sources: Vec<MeshData> = generated.iter().map(|(_, _, mesh)| mesh.clone()).collect();
-        let processed: Vec<ProcessedMesh> = process_meshes(&sources, &ProcessOptions::default())
+        let skins: Vec<Option<SkinnedVertices>> =
+            generated.iter().map(|(handle, ..)| pedestrian_skin(*handle)).collect();
+        let processed: Vec<ProcessedMesh> = process_skinned_meshes(&sources, &skins, &ProcessOptions::default())
             .into_iter()
             .map(|result| result.expect("the generated meshes are valid"))
             .collect();

@@ -1,5 +1,5 @@
 //! The city: a procedural scene large enough to make culling matter, and the systems that
-//! move it (traffic, walking characters that raise their arms, a camera on a flight path).
+//! move it (traffic, skinned pedestrians playing a walk, a camera on a flight path).
 //!
 //! Everything is deterministic for a given [`CityConfig`], so two runs see the same frames.
 
@@ -22,6 +22,6 @@ pub mod summary;
 pub use crate::mesh_render::RenderError;
 pub use keyframes::{CameraKeyframes, CameraPose, Keyframe};
 pub use meshes::{attach_lods, building_occluder, city_color, CityLibrary};
-pub use motion::{camera_path_system, install as install_motion, CameraPath, PoseAnimation, Traffic};
+pub use motion::{camera_path_system, install as install_motion, CameraPath, Traffic};
 pub use options::{CityOptions, CullChoice, PresentChoice, RenderChoice, Switch, TagChoice};
 pub use scene::{build_city, City, CityConfig, CityMeshes};

@@ -1,15 +1,13 @@
 //! Building the city: blocks of buildings, props, trees with LOD levels, cars with wheels
 //! (a hierarchy), skinned pedestrians and a camera.
 
-use ecs::{
-    scene, Aabb, BaseColor, Camera, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, ShadowCaster, SkinnedPose,
-    Transform,
-};
+use ecs::{scene, Aabb, BaseColor, Camera, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, ShadowCaster, Transform};
 use glam::{Quat, Vec3};
 use hecs::{Entity, World};
 
 use super::meshes::{city_color, CityLibrary};
-use super::motion::{CameraPath, PoseAnimation, Traffic};
+use super::motion::{CameraPath, Traffic};
+use crate::walker::WalkerRig;
 
 /// How big the city is. The defaults give about 45k mesh entities.
 #[derive(Clone, Copy, Debug)]
@@ -308,24 +306,25 @@ fn spawn_traffic(world: &mut World, config: &CityConfig, layout: &mut Layout, ci
     }
 }
 
-/// Pedestrians on the sidewalks, skinned: their pose box grows when they raise an arm.
+/// Pedestrians on the sidewalks: walkers ([`WalkerRig`]) each playing the walk from its own
+/// phase at its own speed; the animation system poses them and writes the box they are
+/// culled by. Their mesh keeps a skin radius of the rig's bind-pose margin: the renderer draws
+/// the body unskinned (in its bind pose), and the posed box padded by the margin holds it.
 fn spawn_pedestrians(world: &mut World, config: &CityConfig, layout: &mut Layout, city: &mut City) {
     let mut body = city_mesh(CityMeshes::PEDESTRIAN, 7);
-    body.skin_radius = 0.12;
+    body.skin_radius = WalkerRig::BIND_POSE_MARGIN;
+    let walker = WalkerRig::new();
     let pitch = config.pitch();
     for block_x in 0..config.blocks {
         for block_z in 0..config.blocks {
             let corner = Vec3::new(block_x as f32 * pitch - 2.0, 0.0, block_z as f32 * pitch - 2.0);
             let position = corner + Vec3::new(layout.range(0.0, config.block_size), 0.0, 0.0);
-            let pose = SkinnedPose {
-                origin_min: Vec3::new(-0.25, 0.0, -0.1),
-                origin_max: Vec3::new(0.25, 1.7, 0.1),
-                max_bone_scale: 1.0,
-            };
             let entity = scene::spawn_mesh(world, body, Transform::from_translation(position));
-            let animation = PoseAnimation { phase: layout.range(0.0, 4.0), period: layout.range(2.0, 4.0) };
+            let (mesh, skin, player, pose) = walker.components(layout.range(0.0, 1.0), layout.range(0.8, 1.25));
             let color = paint(&body, city.pedestrians.len());
-            world.insert(entity, (pose, animation, ShadowCaster, color)).expect("the pedestrian was just spawned");
+            world
+                .insert(entity, (mesh, skin, player, pose, ShadowCaster, color))
+                .expect("the pedestrian was just spawned");
             city.pedestrians.push(entity);
             city.mesh_entities += 1;
         }
