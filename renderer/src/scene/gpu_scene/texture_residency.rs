@@ -177,6 +177,10 @@ impl GpuScene {
             let residency = &mut self.textures.residency;
             let wanted = residency.wanted[layer as usize].min(levels - 1);
             residency.wanted[layer as usize] = NOT_NEEDED;
+            if self.textures.is_removed(layer) {
+                continue;
+            }
+            let residency = &mut self.textures.residency;
             let reserved = residency.reserved_from[layer as usize].min(levels);
             // Coarser first: each mip joins the chain its layer samples.
             for mip in (wanted..reserved).rev() {
