@@ -91,17 +91,21 @@ pub struct RenderSettings {
     /// from a coarser level or a box of their bounds. Read every frame. Default
     /// [`DEFAULT_TRANSFER_BUDGET`] (16 MiB).
     pub transfer_budget: u64,
-    /// Most bytes of mesh data the renderer keeps on the GPU (`None`, the default: no
-    /// budget, every level of every mesh stays). Under a budget the levels of the meshes
-    /// added while the game runs follow the views: what a view needs now is loaded, nearest
-    /// first, and levels no view needed for [`evict_after_frames`](Self::evict_after_frames)
-    /// frames make room, least recently needed first; past that the objects draw coarser
-    /// levels. Each mesh's coarsest level is kept whatever the budget. Where the device
-    /// reports its memory budget the renderer may hold less (see `renderer`'s residency
-    /// docs). Read every frame.
+    /// Most bytes of mesh data and texture mips the renderer keeps on the GPU, the two
+    /// together (`None`, the default: no budget, every level of every mesh and every mip
+    /// stays). Under a budget the levels of the meshes added while the game runs, and the
+    /// mips of every base-colour texture, follow the views: what a view needs now is loaded
+    /// (levels nearest first, mips as fine as the object's size on screen asks, the largest
+    /// on screen first), and levels and mips no view needed for
+    /// [`evict_after_frames`](Self::evict_after_frames) frames make room, least recently
+    /// needed first; past that the objects draw coarser levels and sample coarser mips. Each
+    /// mesh's coarsest level and each texture's coarsest mip are kept whatever the budget.
+    /// Where the device reports its memory budget the renderer may hold less (see
+    /// `renderer`'s residency docs). Read every frame.
     pub mesh_memory_budget: Option<u64>,
-    /// Frames a level of detail must go unneeded by every view before the mesh memory budget
-    /// may evict it. Default 60.
+    /// Frames a level of detail or a texture mip must go unneeded by every view before the
+    /// memory budget ([`mesh_memory_budget`](Self::mesh_memory_budget)) may evict it.
+    /// Default 60.
     pub evict_after_frames: u32,
 }
 

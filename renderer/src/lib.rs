@@ -83,10 +83,10 @@ pub use meshes::{
 // debug view.
 pub use stage::{
     debug_view_grey, derive_occluders, install_render, install_render_to, lock_capture, picture, picture_on_scale,
-    write_png, AddPasses, BitsReadback, Capture, DebugView, DebugViewPass, DerivedOccluders, FrameInFlight,
-    FrameTarget, GpuCullControl, HeadlessTarget, RenderExtract, RenderMeshes, RenderReport, RenderSetup, Screenshot,
-    ScreenshotPass, ScreenshotRequest, Screenshots, ShadowReport, SharedCapture, TargetFrame, HEADLESS_PASS,
-    READBACK_RING, READBACK_SYSTEM, RENDER_SYSTEM, RENDER_THREAD,
+    streamed_occluder, write_png, AddPasses, BitsReadback, Capture, DebugView, DebugViewPass, DerivedOccluders,
+    FrameInFlight, FrameTarget, GpuCullControl, HeadlessTarget, RenderExtract, RenderMeshes, RenderReport, RenderSetup,
+    Screenshot, ScreenshotPass, ScreenshotRequest, Screenshots, ShadowReport, SharedCapture, TargetFrame,
+    HEADLESS_PASS, READBACK_RING, READBACK_SYSTEM, RENDER_SYSTEM, RENDER_THREAD,
 };
 
 // The GPU scene: object slots, their records and transforms, the mesh and material uploads,

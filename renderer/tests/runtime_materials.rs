@@ -9,6 +9,7 @@
 //! the same picture as with culling off, and bad ids are named errors.
 
 mod lit_cube;
+mod textured_cube;
 
 use std::sync::Arc;
 
@@ -21,8 +22,9 @@ use render_graph::{vk, GpuDevice};
 use renderer::truth::{check_frame, ReferenceRenderer};
 use renderer::{
     install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, Material, MaterialError, MeshLibrary,
-    MeshVertices, RenderMeshes, RenderReport, RenderSetup, SharedCapture,
+    RenderMeshes, RenderReport, RenderSetup, SharedCapture,
 };
+use textured_cube::{checkerboard, textured_cube};
 
 const WIDTH: u32 = 64;
 const HEIGHT: u32 = 48;
@@ -166,57 +168,6 @@ const SMALL_BUDGET: u64 = 4 << 10;
 /// The frame the textures are added in.
 const TEXTURED: u64 = 2;
 
-/// A checkerboard of `cells` cells a side in colours `a` and `b`, with its full mip chain
-/// (each mip the 2x2 average of the one above).
-fn checkerboard(cells: u32, a: [u8; 4], b: [u8; 4]) -> Vec<Vec<u8>> {
-    let side = TEXTURE_SIDE as usize;
-    let cell = side / cells as usize;
-    let mut level: Vec<u8> = (0..side * side)
-        .flat_map(|texel| if ((texel % side) / cell + (texel / side) / cell).is_multiple_of(2) { a } else { b })
-        .collect();
-    let mut mips = vec![level.clone()];
-    let mut width = side;
-    while width > 1 {
-        let half = width / 2;
-        let mut next = vec![0u8; half * half * 4];
-        for y in 0..half {
-            for x in 0..half {
-                for channel in 0..4 {
-                    let at = |dx: usize, dy: usize| u32::from(level[((2 * y + dy) * width + 2 * x + dx) * 4 + channel]);
-                    next[(y * half + x) * 4 + channel] = ((at(0, 0) + at(1, 0) + at(0, 1) + at(1, 1)) / 4) as u8;
-                }
-            }
-        }
-        mips.push(next.clone());
-        level = next;
-        width = half;
-    }
-    mips
-}
-
-/// A unit cube with texture coordinates 0..1 over each face, normals per face.
-fn textured_cube() -> MeshLibrary {
-    let (mut positions, mut normals, mut uvs, mut indices) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for axis in 0..3 {
-        for sign in [1.0f32, -1.0] {
-            let normal = Vec3::from_array(std::array::from_fn(|i| if i == axis { sign } else { 0.0 }));
-            let u = Vec3::from_array(std::array::from_fn(|i| if i == (axis + 1) % 3 { 1.0 } else { 0.0 }));
-            let v = normal.cross(u);
-            let base = positions.len() as u32;
-            for (a, b) in [(-1.0f32, -1.0f32), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
-                positions.push((normal * 0.5 + u * (0.5 * a) + v * (0.5 * b)).to_array());
-                normals.push(normal.to_array());
-                uvs.push([(a + 1.0) * 0.5, (b + 1.0) * 0.5]);
-            }
-            indices.extend([base, base + 1, base + 2, base, base + 2, base + 3]);
-        }
-    }
-    let mut library = MeshLibrary::new();
-    let vertices = MeshVertices { positions: &positions, normals: &normals, uvs: &uvs };
-    library.add_mesh_levels(vertices, &[(&indices, &[])]).expect("the cube");
-    library
-}
-
 const RED: [u8; 4] = [220, 40, 30, 255];
 const CREAM: [u8; 4] = [240, 230, 200, 255];
 const BLUE: [u8; 4] = [30, 60, 200, 255];
@@ -226,10 +177,10 @@ const GREEN: [u8; 4] = [40, 180, 60, 255];
 /// texture and its material too (what the streamed run adds at [`TEXTURED`]).
 fn textured_library(preloaded: bool) -> MeshLibrary {
     let mut library = textured_cube();
-    let first = library.add_texture(TEXTURE_SIDE, checkerboard(4, RED, CREAM)).expect("a texture");
+    let first = library.add_texture(TEXTURE_SIDE, checkerboard(TEXTURE_SIDE, 4, RED, CREAM)).expect("a texture");
     library.add_material(Material { texture: Some(first), ..Material::default() }).expect("a material");
     if preloaded {
-        let second = library.add_texture(TEXTURE_SIDE, checkerboard(8, BLUE, CREAM)).expect("a texture");
+        let second = library.add_texture(TEXTURE_SIDE, checkerboard(TEXTURE_SIDE, 8, BLUE, CREAM)).expect("a texture");
         library.add_material(Material { texture: Some(second), ..Material::default() }).expect("a material");
     }
     library
@@ -311,22 +262,34 @@ fn textures_added_while_frames_run_stream_smallest_mips_first_and_settle_to_the_
             for frame in 0..48u64 {
                 let label = format!("{label} frame {frame}");
                 if frame == TEXTURED {
-                    second = assets.add_texture(TEXTURE_SIDE, checkerboard(8, BLUE, CREAM)).expect("a texture");
-                    assert_eq!(reference.add_texture(TEXTURE_SIDE, checkerboard(8, BLUE, CREAM)), Ok(second));
+                    second = assets
+                        .add_texture(TEXTURE_SIDE, checkerboard(TEXTURE_SIDE, 8, BLUE, CREAM))
+                        .expect("a texture");
+                    assert_eq!(
+                        reference.add_texture(TEXTURE_SIDE, checkerboard(TEXTURE_SIDE, 8, BLUE, CREAM)),
+                        Ok(second)
+                    );
                     // A third layer: the array grows past two as well.
-                    third = assets.add_texture(TEXTURE_SIDE, checkerboard(2, GREEN, CREAM)).expect("a texture");
-                    assert_eq!(reference.add_texture(TEXTURE_SIDE, checkerboard(2, GREEN, CREAM)), Ok(third));
+                    third = assets
+                        .add_texture(TEXTURE_SIDE, checkerboard(TEXTURE_SIDE, 2, GREEN, CREAM))
+                        .expect("a texture");
+                    assert_eq!(
+                        reference.add_texture(TEXTURE_SIDE, checkerboard(TEXTURE_SIDE, 2, GREEN, CREAM)),
+                        Ok(third)
+                    );
                     let material = Material { texture: Some(second), ..Material::default() };
                     let id = assets.add_material(material).expect("a material");
                     assert_eq!((id, reference.add_material(material)), (1, Ok(1)));
                     spawn_textured(&mut app, 0.8, id);
                     assert!(!assets.is_texture_resident(second), "{label}: nothing is on the GPU yet");
-                    let wrong = checkerboard(1, BLUE, BLUE)[1..].to_vec();
+                    let wrong = checkerboard(TEXTURE_SIDE, 1, BLUE, BLUE)[1..].to_vec();
                     assert!(matches!(assets.add_texture(32, wrong), Err(MaterialError::Invalid(_))), "{label}");
                 }
                 if settled_at.is_some_and(|settled| frame == settled + 3) && replaced_at.is_none() {
                     // The picture settled: replace the second texture, remove the third.
-                    assets.replace_texture(second, TEXTURE_SIDE, checkerboard(2, GREEN, CREAM)).expect("known");
+                    assets
+                        .replace_texture(second, TEXTURE_SIDE, checkerboard(TEXTURE_SIDE, 2, GREEN, CREAM))
+                        .expect("known");
                     assets.remove_texture(third).expect("known");
                     assert_eq!(assets.remove_texture(third), Err(MaterialError::Removed(third)), "{label}");
                     assert_eq!(assets.remove_texture(99), Err(MaterialError::Unknown(99)), "{label}");
@@ -334,7 +297,9 @@ fn textures_added_while_frames_run_stream_smallest_mips_first_and_settle_to_the_
                     assert_eq!(assets.add_material(naming_removed), Err(MaterialError::Removed(third)), "{label}");
                     replaced_at = Some(frame);
                     // The reference gets the new texels whole (it follows the frame's mips).
-                    reference.replace_texture(second, TEXTURE_SIDE, checkerboard(2, GREEN, CREAM)).expect("known");
+                    reference
+                        .replace_texture(second, TEXTURE_SIDE, checkerboard(TEXTURE_SIDE, 2, GREEN, CREAM))
+                        .expect("known");
                     reference.remove_texture(third).expect("known");
                 }
                 app.run_frame();

@@ -10,6 +10,7 @@ const _: () = assert!(
     "the render settings' default budget is the transfer queue's"
 );
 
+use super::occluders::{OccluderChanges, SharedOccluderChanges};
 use crate::scene::{lock_scene, SharedScene};
 
 /// The renderer's meshes, for a game adding to them while it runs: a resource
@@ -22,15 +23,23 @@ use crate::scene::{lock_scene, SharedScene};
 /// [`GpuScene::add_mesh_levels`](crate::GpuScene::add_mesh_levels) and
 /// [`crate::RenderReport::stand_ins`]). The ids follow those of the library given to
 /// `install_render`, each mesh's levels then one id for its placeholder box.
+///
+/// Where the renderer derives the CPU occluders from the meshes
+/// ([`ecs::RenderSettings::occluders_from_meshes`]), a mesh added here gets one too (a box
+/// inside every level, derived on the calling thread), from the next frame; a removed or
+/// replaced mesh's levels lose theirs, and a material added or replaced here is marked
+/// see-through when it has holes (see `renderer/src/stage/occluders.rs`).
 #[derive(Clone)]
 pub struct RenderMeshes {
     scene: SharedScene,
+    /// The occluder changes for the next frame (`None`: occluders are the game's alone).
+    occluders: Option<SharedOccluderChanges>,
 }
 
 impl RenderMeshes {
-    /// The meshes of `scene`.
-    pub(super) fn new(scene: SharedScene) -> RenderMeshes {
-        RenderMeshes { scene }
+    /// The meshes of `scene`, noting occluder changes in `occluders`.
+    pub(super) fn new(scene: SharedScene, occluders: Option<SharedOccluderChanges>) -> RenderMeshes {
+        RenderMeshes { scene, occluders }
     }
 
     /// Adds a lit mesh with its levels of detail (finest first) and returns the levels' ids;
@@ -41,7 +50,16 @@ impl RenderMeshes {
         vertices: MeshVertices<'_>,
         levels: &[(&[u32], &[Meshlet])],
     ) -> meshes::Result<Range<u32>> {
-        lock_scene(&self.scene).add_mesh_levels(vertices, levels)
+        let ids = lock_scene(&self.scene).add_mesh_levels(vertices, levels)?;
+        self.note_occluder(ids.clone(), &vertices, levels);
+        Ok(ids)
+    }
+
+    /// Derives the occluder of levels `ids` (see the type's docs).
+    fn note_occluder(&self, ids: Range<u32>, vertices: &MeshVertices<'_>, levels: &[(&[u32], &[Meshlet])]) {
+        let Some(changes) = &self.occluders else { return };
+        let indices: Vec<&[u32]> = levels.iter().map(|&(indices, _)| indices).collect();
+        OccluderChanges::note_mesh(changes, ids, vertices.positions, &indices);
     }
 
     /// Removes a mesh added here, named by its finest level's id (the start of what
@@ -50,7 +68,11 @@ impl RenderMeshes {
     /// mesh's or one removed already is refused by name (see
     /// [`GpuScene::remove_mesh`](crate::GpuScene::remove_mesh)).
     pub fn remove_mesh(&self, mesh: u32) -> Result<Range<u32>, crate::RemoveMeshError> {
-        lock_scene(&self.scene).remove_mesh(mesh)
+        let ids = lock_scene(&self.scene).remove_mesh(mesh)?;
+        if let Some(changes) = &self.occluders {
+            OccluderChanges::note_removed(changes, ids.clone());
+        }
+        Ok(ids)
     }
 
     /// Replaces the data of a mesh added here (named by its finest level's id) by new
@@ -63,7 +85,12 @@ impl RenderMeshes {
         vertices: MeshVertices<'_>,
         levels: &[(&[u32], &[Meshlet])],
     ) -> Result<Range<u32>, crate::ReplaceMeshError> {
-        lock_scene(&self.scene).replace_mesh_levels(mesh, vertices, levels)
+        let ids = lock_scene(&self.scene).replace_mesh_levels(mesh, vertices, levels)?;
+        // The old data draws until the new is on the GPU: neither's box alone is safe.
+        if let Some(changes) = &self.occluders {
+            OccluderChanges::note_removed(changes, ids.clone());
+        }
+        Ok(ids)
     }
 
     /// Whether mesh `mesh`'s own triangles are drawn (its bytes are on the GPU).
@@ -80,19 +107,27 @@ impl RenderMeshes {
 
     /// Adds a material and returns its id, valid at once (a `MaterialHandle` may name it in
     /// the same frame); its entry reaches the GPU with the next frame (see
-    /// [`GpuScene::add_material`](crate::GpuScene::add_material)). A game whose material has
-    /// holes (an alpha mask or blending) marks it see-through for the CPU's occlusion culling
-    /// ([`culling::occlusion::OccluderMeshes::set_see_through`]) if one of its objects' meshes
-    /// occludes.
+    /// [`GpuScene::add_material`](crate::GpuScene::add_material)). Where the renderer derives
+    /// the occluders, a material with holes (an alpha mask or blending) is marked see-through
+    /// for the CPU's occlusion culling from the next frame
+    /// ([`culling::occlusion::OccluderMeshes::set_see_through`]); else that is the game's.
     pub fn add_material(&self, material: meshes::Material) -> Result<u32, crate::MaterialError> {
-        lock_scene(&self.scene).add_material(material)
+        let id = lock_scene(&self.scene).add_material(material)?;
+        if let Some(changes) = &self.occluders {
+            OccluderChanges::note_material(changes, id, &material);
+        }
+        Ok(id)
     }
 
     /// Replaces material `id`, keeping the id: its objects draw the new one from the next
     /// frame; an unknown or removed id is refused by name (see
     /// [`GpuScene::replace_material`](crate::GpuScene::replace_material)).
     pub fn replace_material(&self, id: u32, material: meshes::Material) -> Result<(), crate::MaterialError> {
-        lock_scene(&self.scene).replace_material(id, material)
+        lock_scene(&self.scene).replace_material(id, material)?;
+        if let Some(changes) = &self.occluders {
+            OccluderChanges::note_material(changes, id, &material);
+        }
+        Ok(())
     }
 
     /// Removes material `id`: objects still naming it draw with the default material (their

@@ -81,7 +81,7 @@ use runtime::{App, Res, ResMut, Stage, System};
 pub use added_meshes::RenderMeshes;
 pub use debug_view::{debug_view_grey, DebugView, DebugViewPass};
 pub use headless::{lock_capture, Capture, HeadlessTarget, SharedCapture, HEADLESS_PASS};
-pub use occluders::{derive_occluders, DerivedOccluders};
+pub use occluders::{derive_occluders, streamed_occluder, DerivedOccluders};
 pub use pipeline::{FrameInFlight, RenderExtract, RENDER_THREAD};
 pub use readback::{READBACK_RING, READBACK_SYSTEM};
 pub use screenshot::{
@@ -425,7 +425,13 @@ pub fn install_render_to(
         Ok(state) => {
             // The GPU tests the casters: the host only places the views.
             app.resource_mut::<culling::ShadowViews>().set_device_culling(state.shadows_on_device);
-            app.insert_resource(RenderMeshes::new(Arc::clone(&state.scene)));
+            let derives_occluders = app.resource::<ecs::RenderSettings>().occluders_from_meshes;
+            let occluder_changes = derives_occluders.then(|| {
+                let changes = occluders::SharedOccluderChanges::default();
+                app.add_system(Stage::Input, occluders::occluder_changes_system(Arc::clone(&changes)));
+                changes
+            });
+            app.insert_resource(RenderMeshes::new(Arc::clone(&state.scene), occluder_changes));
             if let Some(settings) = &state.cull_settings {
                 app.insert_resource(GpuCullControl { settings: Arc::clone(settings) });
             }

@@ -297,6 +297,7 @@ impl RenderState {
         // stand-ins; the frame is drawn and the error reported.
         let mut stream_error = None;
         scene.plan_residency(visibility, inputs.shadows, memory_budget, evict_after);
+        scene.plan_texture_residency(visibility, inputs.shadows, evict_after);
         if let Err(error) = scene.stream_frame(transfer_budget) {
             stream_error = Some(format!("the mesh buffers could not grow for the meshes added: {error}"));
         }
@@ -487,10 +488,13 @@ impl RenderState {
 /// Plots the frame's mesh residency in Tracy: resident bytes against the budget (0: none),
 /// what was loaded and evicted, what waits.
 fn plot_residency(residency: &crate::ResidencyReport) {
-    runtime::profile_plot!("mesh resident bytes", residency.resident_bytes);
+    runtime::profile_plot!("mesh resident bytes", residency.mesh_bytes);
+    runtime::profile_plot!("texture resident bytes", residency.texture_bytes);
     runtime::profile_plot!("mesh budget bytes", residency.budget.unwrap_or(0));
     runtime::profile_plot!("mesh loaded bytes", residency.loaded_bytes);
     runtime::profile_plot!("mesh levels loaded", residency.levels_loaded);
     runtime::profile_plot!("mesh levels evicted", residency.levels_evicted);
     runtime::profile_plot!("mesh pending bytes", residency.pending_bytes);
+    runtime::profile_plot!("texture mips loaded", residency.texture_mips_loaded);
+    runtime::profile_plot!("texture mips evicted", residency.texture_mips_evicted);
 }

@@ -50,6 +50,7 @@ mod mesh_growth;
 mod placement;
 mod residency;
 mod streaming;
+mod texture_residency;
 mod texture_streaming;
 
 use draws::DrawSource;

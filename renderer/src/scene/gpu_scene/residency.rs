@@ -1,5 +1,6 @@
 //! Which levels of the meshes added while frames run are on the GPU, under a memory budget
-//! (`RenderSettings::mesh_memory_budget`), steered by what the views need.
+//! (`RenderSettings::mesh_memory_budget`, which the texture mips share:
+//! `texture_residency.rs`), steered by what the views need.
 //!
 //! **Needs.** Every frame ([`GpuScene::plan_residency`], before the frame's slice is taken),
 //! each object the Visibility stage found visible, and each shadow view's caster, names the
@@ -11,8 +12,9 @@
 //! **Loads.** A needed level that holds no GPU range is given one and queued, nearest first,
 //! behind what is queued already (each mesh's box and coarsest level are queued when it is
 //! added, so they go first). **Eviction.** When a load would take the resident bytes (every
-//! range given out, `placement.rs`) past the budget, levels no view needed for
-//! `evict_after` frames are evicted, least recently needed first: their range is freed, the
+//! range given out, `placement.rs`, and the texture mips resident or queued) past the budget,
+//! levels no view needed for `evict_after` frames are evicted, least recently needed first
+//! (then the texture mips no view needed for as long): their range is freed, the
 //! objects naming them draw a resident level of their mesh (coarser first, as stand-ins do)
 //! from this frame on, and their slots are written again. When that is not enough the load
 //! waits: the frame degrades, nothing fails. A mesh's coarsest level, its vertices and its box
@@ -32,16 +34,22 @@ use super::streaming::{MeshStream, NO_MESH, NO_PLACEHOLDER};
 use super::GpuScene;
 
 /// The share of the device-local heap's budget, less the rest of the engine's usage, that
-/// mesh data may take when the device reports its budget: a half, leaving the rest to the
-/// textures, the render targets and what the heap's other users allocate meanwhile.
+/// mesh data and texture mips may take when the device reports its budget: a half, leaving
+/// the rest to the render targets and what the heap's other users allocate meanwhile.
 pub const DEVICE_HEAP_SHARE: f64 = 0.5;
 
 /// What the mesh residency did in one frame ([`crate::RenderReport::residency`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ResidencyReport {
+    /// Bytes counted against the budget: [`ResidencyReport::mesh_bytes`] and
+    /// [`ResidencyReport::texture_bytes`].
+    pub resident_bytes: u64,
     /// Bytes of mesh data on the GPU (every range of the mesh buffers given out, the ranges
     /// freed but still read by a frame in flight included).
-    pub resident_bytes: u64,
+    pub mesh_bytes: u64,
+    /// Bytes of the texture mips resident or queued (every layer's chain from its finest
+    /// such mip to its 1x1).
+    pub texture_bytes: u64,
     /// The budget in force (`None`: no budget).
     pub budget: Option<u64>,
     /// Bytes copied to the mesh buffers this frame.
@@ -55,6 +63,12 @@ pub struct ResidencyReport {
     pub levels_deferred: u32,
     /// Bytes queued and not copied yet.
     pub pending_bytes: u64,
+    /// Texture mips whose last rows were copied this frame.
+    pub texture_mips_loaded: u32,
+    /// Texture mips evicted this frame (their materials sample the next coarser mip).
+    pub texture_mips_evicted: u32,
+    /// Texture mips a view needed this frame that the budget kept off the GPU.
+    pub texture_mips_deferred: u32,
 }
 
 /// The residency state of a scene's added meshes (see the module docs).
@@ -70,6 +84,8 @@ pub(crate) struct Residency {
     /// Scratch: this frame's needed levels that hold no range, then the eviction candidates.
     wanted: Vec<u32>,
     candidates: Vec<u32>,
+    /// The frame [`Residency::candidates`] was listed in.
+    listed_in: u64,
     report: ResidencyReport,
     /// Whether the budget below the coarsest levels was warned of.
     warned_floor: bool,
@@ -122,22 +138,18 @@ impl GpuScene {
         let nearest = &residency.nearest;
         residency.wanted.sort_unstable_by(|&one, &other| nearest[one as usize].total_cmp(&nearest[other as usize]));
         let evict_after = u64::from(evict_after);
-        let mut candidates_listed = false;
-        let mut over = self.stream.placement.bytes() > budget;
+        let mut over = self.budgeted_bytes() > budget;
         for index in 0..=self.stream.residency.wanted.len() {
             // First the bytes over a lowered budget, then each load.
             let mesh = self.stream.residency.wanted.get(index).copied();
             let bytes = mesh.map_or(0, |mesh| self.level_bytes(mesh));
-            while self.stream.placement.bytes() + bytes > budget {
-                if !candidates_listed {
-                    self.list_candidates(evict_after);
-                    candidates_listed = true;
+            while self.budgeted_bytes() + bytes > budget {
+                if !self.evict_stale_level(evict_after) && !self.evict_stale_texture_mip(evict_after) {
+                    break;
                 }
-                let Some(victim) = self.stream.residency.candidates.pop() else { break };
-                self.evict(victim);
             }
             let Some(mesh) = mesh else { continue };
-            if self.stream.placement.bytes() + bytes <= budget {
+            if self.budgeted_bytes() + bytes <= budget {
                 self.queue_level(mesh, None);
             } else {
                 self.stream.residency.report.levels_deferred += 1;
@@ -230,11 +242,33 @@ impl GpuScene {
 
     /// What the residency did this frame, with the bytes resident and pending now.
     pub fn residency_report(&self) -> ResidencyReport {
+        let textures = self.texture_counts();
         ResidencyReport {
-            resident_bytes: self.stream.placement.bytes(),
+            resident_bytes: self.budgeted_bytes(),
+            mesh_bytes: self.stream.placement.bytes(),
+            texture_bytes: textures.bytes,
             pending_bytes: self.pending_mesh_bytes(),
+            texture_mips_loaded: textures.mips_loaded,
+            texture_mips_evicted: textures.mips_evicted,
+            texture_mips_deferred: textures.mips_deferred,
             ..self.stream.residency.report
         }
+    }
+
+    /// Evicts the least recently needed of the levels no view needed for `evict_after` frames
+    /// (listed once a frame); false when there is none, or while a slice is unstaged.
+    pub(super) fn evict_stale_level(&mut self, evict_after: u64) -> bool {
+        if self.stream.families.is_empty() || !self.stream.staged {
+            return false;
+        }
+        let residency = &mut self.stream.residency;
+        if residency.listed_in != residency.tick {
+            residency.listed_in = residency.tick;
+            self.list_candidates(evict_after);
+        }
+        let Some(victim) = self.stream.residency.candidates.pop() else { return false };
+        self.evict(victim);
+        true
     }
 
     /// Marks the levels the objects of every view name as needed now, at their distance
@@ -327,7 +361,7 @@ impl GpuScene {
 /// One frame's marking of needed levels ([`GpuScene::plan_residency`]).
 /// Calls `visit` with the index of every set bit of `words`, ascending.
 #[inline]
-fn for_each_set_bit(words: &[u64], mut visit: impl FnMut(u32)) {
+pub(super) fn for_each_set_bit(words: &[u64], mut visit: impl FnMut(u32)) {
     for (at, &word) in words.iter().enumerate() {
         let mut rest = word;
         while rest != 0 {

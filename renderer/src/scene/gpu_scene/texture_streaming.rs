@@ -37,12 +37,13 @@ use render_graph::{vk, GpuImage, ImageInfo};
 
 use super::growth::Retired;
 use super::material_changes::MaterialError;
+use super::texture_residency::TextureResidency;
 use super::GpuScene;
 use crate::names::MATERIAL_TEXTURES;
 use crate::scene::GpuMaterial;
 
 /// Bytes of one texel (RGBA8).
-const TEXEL_BYTES: u64 = 4;
+pub(super) const TEXEL_BYTES: u64 = 4;
 
 /// A layer none of whose mips is on the GPU.
 pub(super) const NOT_RESIDENT: u32 = u32::MAX;
@@ -77,7 +78,7 @@ struct OutgrownImage {
 pub(super) struct TextureStream {
     /// By layer: the finest mip on the GPU once this frame's slice is ([`NOT_RESIDENT`]:
     /// none).
-    resident_from: Vec<u32>,
+    pub(super) resident_from: Vec<u32>,
     /// By layer: whether the game removed it. Empty until a texture is removed.
     removed: Vec<bool>,
     /// Mips waiting, each texture's smallest first.
@@ -98,7 +99,9 @@ pub(super) struct TextureStream {
     /// Whether the upload pass declares the texture writes (texels or a copy wait).
     declared: bool,
     /// Layers whose residency changed this frame (their materials' entries follow).
-    changed: Vec<u32>,
+    pub(super) changed: Vec<u32>,
+    /// The mips counted against the memory budget (`texture_residency.rs`).
+    pub(super) residency: TextureResidency,
     /// Layers sampled from a coarser mip than resident, as another renderer's frame did
     /// ([`GpuScene::follow_texture_mips`]: a truth reference).
     followed: Vec<(u32, u32)>,
@@ -122,16 +125,17 @@ impl TextureStream {
             declared: false,
             changed: Vec::new(),
             followed: Vec::new(),
+            residency: TextureResidency::new(textures.len(), textures.size()),
         }
     }
 
-    fn is_removed(&self, layer: u32) -> bool {
+    pub(super) fn is_removed(&self, layer: u32) -> bool {
         self.removed.get(layer as usize).copied().unwrap_or(false)
     }
 
-    /// Queues every mip of layer `layer` (of `levels` mips), smallest first, after what waits.
-    fn queue(&mut self, layer: u32, levels: u32) {
-        self.pending.extend((0..levels).rev().map(|level| PendingMip { layer, level, rows_sent: 0 }));
+    /// Queues mips `finest..=coarsest` of layer `layer`, smallest first, after what waits.
+    pub(super) fn queue_mips(&mut self, layer: u32, finest: u32, coarsest: u32) {
+        self.pending.extend((finest..=coarsest).rev().map(|level| PendingMip { layer, level, rows_sent: 0 }));
     }
 
     /// Drops what waits of layer `layer` (copies already handed to a frame still land).
@@ -166,6 +170,7 @@ impl TextureStream {
             if !self.is_removed(layer) {
                 self.resident_from[layer as usize] = level;
                 self.changed.push(layer);
+                self.residency.mips_loaded += 1;
             }
         }
     }
@@ -184,7 +189,9 @@ impl GpuScene {
         let textures = &mut self.textures;
         textures.resident_from.resize(id as usize + 1, NOT_RESIDENT);
         textures.resident_from[id as usize] = NOT_RESIDENT;
-        textures.queue(id, levels);
+        let first = textures.residency.first_load(size);
+        textures.residency.reserve(id, first, size);
+        textures.queue_mips(id, first, levels - 1);
         Ok(id)
     }
 
@@ -196,7 +203,10 @@ impl GpuScene {
         self.meshes.replace_texture(id, size, mips).map_err(MaterialError::Invalid)?;
         let textures = &mut self.textures;
         textures.cancel(id);
-        textures.queue(id, 32 - size.leading_zeros());
+        let first = textures.residency.first_load(size);
+        textures.residency.reserve(id, NOT_RESIDENT, size);
+        textures.residency.reserve(id, first, size);
+        textures.queue_mips(id, first, 31 - size.leading_zeros());
         textures.resident_from[id as usize] = NOT_RESIDENT;
         self.refresh_texture_materials(id);
         Ok(())
@@ -213,6 +223,8 @@ impl GpuScene {
         textures.removed[id as usize] = true;
         textures.cancel(id);
         textures.resident_from[id as usize] = NOT_RESIDENT;
+        let size = self.texture_size();
+        self.textures.residency.reserve(id, NOT_RESIDENT, size);
         self.refresh_texture_materials(id);
         Ok(())
     }
@@ -490,7 +502,7 @@ mod tests {
         let mut stream = TextureStream::new(&meshes::TextureLayers::default());
         stream.resident_from.push(NOT_RESIDENT);
         // A 16x16 layer: mips of 1, 2, 4, 8 and 16 texels a side.
-        stream.queue(0, 5);
+        stream.queue_mips(0, 0, 4);
         let mut frames = Vec::new();
         while !stream.pending.is_empty() {
             stream.take_slice(256, 16);
@@ -505,7 +517,7 @@ mod tests {
             frames.iter().flat_map(|(copies, _)| copies).filter(|copy| copy.level == 0).map(|copy| copy.rows).sum();
         assert_eq!(rows_of_mip0, 16, "every row once");
         // A budget under one row still moves one.
-        stream.queue(0, 5);
+        stream.queue_mips(0, 0, 4);
         stream.take_slice(1, 16);
         assert_eq!(stream.frame.len(), 1);
     }
