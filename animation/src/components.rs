@@ -61,6 +61,22 @@ impl Skin {
     }
 }
 
+/// Marker: pose this rig only while it may be seen. On a frame its entity carries the main
+/// view's [`Culled`](ecs::Culled) or [`Occluded`](ecs::Occluded) tag (last frame's answer, as
+/// every system before the Visibility stage sees it) the animation system advances its player
+/// but leaves its palette and its [`SkinnedPose`](ecs::SkinnedPose) as they were, so nothing of
+/// it is uploaded either. This is Unity's "cull update transforms": the cost of a crowd follows
+/// the part of it in view.
+///
+/// It never hides anything: the rig is culled by the box of the pose it is drawn in (both held),
+/// and the frame its tag goes away it is culled and drawn in that held pose, posed afresh the
+/// next frame. What it costs is a pose one frame old when a rig comes into view, and a shadow
+/// of a rig out of view that holds still. A rig is always posed the first frame it has a
+/// palette slice; without tags (`CpuAnswers::OnRequest` or `None`, or an unmarked entity under
+/// `VisibilityTags::Marked`) the marker changes nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoseWhenSeen;
+
 /// A second clip blending in over the first ([`AnimationPlayer::crossfade`]).
 #[derive(Clone, Debug)]
 pub struct Crossfade {

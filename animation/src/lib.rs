@@ -28,7 +28,7 @@ mod track;
 
 pub use bounds::{normalize_weights, JointBoxes};
 pub use clip::{AnimationClip, JointTracks};
-pub use components::{AnimationPlayer, Crossfade, Skin, SkinnedMesh};
+pub use components::{AnimationPlayer, Crossfade, PoseWhenSeen, Skin, SkinnedMesh};
 pub use error::AnimationError;
 pub use palette::{PaletteRig, SkinPalette, PALETTE_ENTRY_BYTES};
 pub use pose::JointPose;

@@ -16,7 +16,7 @@ use runtime::jobs::parallel_for_chunks;
 use runtime::{Columns, ResMut, System};
 
 use crate::palette::PaletteCells;
-use crate::{pose_rig, AnimationPlayer, PoseOutcome, PoseScratch, Skin, SkinPalette, SkinnedMesh};
+use crate::{pose_rig, AnimationPlayer, PoseOutcome, PoseScratch, PoseWhenSeen, Skin, SkinPalette, SkinnedMesh};
 
 /// The animation system's name, for `before`/`after` constraints.
 pub const ANIMATION_SYSTEM: &str = "animation::animate";
@@ -29,6 +29,8 @@ const GRAIN: usize = 64;
 pub struct AnimationReport {
     /// Rigs posed.
     pub rigs: usize,
+    /// Rigs marked [`PoseWhenSeen`] left in the pose they hold because they were out of view.
+    pub held_rigs: usize,
     /// Joints posed (palette entries written).
     pub joints: usize,
     /// Rigs put in their bind pose for a non-finite joint transform.
@@ -73,8 +75,8 @@ thread_local! {
 /// ([`install`](crate::install) inserts them).
 ///
 /// Cost is proportional to the rigs: each frame it checks every rig's slice, advances every
-/// player and poses every rig, and allocates nothing once every rig has its slice and every
-/// thread its scratch.
+/// player and poses every rig (but those marked [`PoseWhenSeen`] that were out of view), and
+/// allocates nothing once every rig has its slice and every thread its scratch.
 pub fn animation_system() -> System {
     type Params = (Columns<'static, AnimationAccess>, ResMut<'static, SkinPalette>, ResMut<'static, AnimationReport>);
     let mut state = SystemState::default();
@@ -92,6 +94,7 @@ pub fn animation_system() -> System {
                 report.unrigged_meshes += archetype.len() as usize;
                 continue;
             }
+            let mut archetype_joints = 0;
             // SAFETY: the ids are read from an archetype of this view, so they are live.
             let entity_of = |row: usize| unsafe { world.find_entity_from_id(archetype.ids()[row]) };
             {
@@ -104,7 +107,7 @@ pub fn animation_system() -> System {
                         skin.set_slice(entity, first);
                         state.allocated.push(entity);
                     }
-                    joints += skin.skin_count() as usize;
+                    archetype_joints += skin.skin_count() as usize;
                 }
                 if !state.allocated.is_empty() {
                     report.allocated += state.allocated.len();
@@ -118,6 +121,11 @@ pub fn animation_system() -> System {
                     world.record_archetype_write::<AnimationPlayer>(position);
                 }
             }
+            if holds_its_pose(&archetype) && state.allocated.is_empty() {
+                report.held_rigs += archetype.len() as usize;
+                continue;
+            }
+            joints += archetype_joints;
             let meshes = archetype.column::<SkinnedMesh>().expect("the archetype has SkinnedMesh (checked above)");
             let skins = archetype.column::<Skin>().expect("the archetype has Skin (checked above)");
             let players = archetype.column::<AnimationPlayer>();
@@ -189,6 +197,15 @@ impl Rigs<'_> {
             });
         });
     }
+}
+
+/// Whether the archetype's rigs keep last frame's pose: marked [`PoseWhenSeen`], out of the
+/// main view last frame, and already posed once (they have a [`SkinnedPose`]). The tags are
+/// archetype columns, so the whole archetype is held or posed together.
+fn holds_its_pose(archetype: &runtime::ArchetypeColumns<'_>) -> bool {
+    archetype.has::<PoseWhenSeen>()
+        && archetype.has::<SkinnedPose>()
+        && (archetype.has::<ecs::Culled>() || archetype.has::<ecs::Occluded>())
 }
 
 /// Frees the slices of rigs whose entity or `Skin` went away (or whose `Skin` was replaced).

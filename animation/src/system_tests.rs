@@ -170,3 +170,42 @@ fn bad_inputs_are_counted_not_fatal() {
     );
     assert!(app.world().get::<&SkinnedPose>(unrigged).is_err(), "no skeleton: culled by its bind box");
 }
+
+#[test]
+fn rigs_marked_pose_when_seen_hold_their_pose_out_of_view() {
+    let mut app = animated_app(2, 4);
+    let rigs: Vec<hecs::Entity> = app.world().iter().map(|entity| entity.entity()).collect();
+    for &rig in &rigs {
+        app.world_mut().insert_one(rig, PoseWhenSeen).unwrap();
+    }
+    // The first frame poses every rig, tagged or not: each needs its palette once.
+    app.world_mut().insert_one(rigs[0], ecs::Culled).unwrap();
+    app.world_mut().insert_one(rigs[1], ecs::Occluded).unwrap();
+    app.run_frames(1);
+    assert_eq!(app.resource::<AnimationReport>().rigs, 4);
+    let pose_of = |app: &App, rig| *app.world().get::<&SkinnedPose>(rig).unwrap();
+    let held = [pose_of(&app, rigs[0]), pose_of(&app, rigs[1])];
+    let moving = pose_of(&app, rigs[2]);
+    let palette_of = |app: &App, rig| {
+        let skin = app.world().get::<&Skin>(rig).unwrap().clone();
+        app.resource::<SkinPalette>().slice(skin.skin_first(), skin.skin_count()).to_vec()
+    };
+    let held_palette = palette_of(&app, rigs[0]);
+    let time_before = app.world().get::<&AnimationPlayer>(rigs[0]).unwrap().time;
+
+    app.run_frames(10);
+    let report = *app.resource::<AnimationReport>();
+    assert_eq!((report.rigs, report.held_rigs), (2, 2), "the culled and the occluded rig are held");
+    assert_eq!(report.joints, 2 * 8, "only the posed rigs' joints are written");
+    assert_eq!([pose_of(&app, rigs[0]), pose_of(&app, rigs[1])], held, "held rigs keep the box they are drawn in");
+    assert_eq!(palette_of(&app, rigs[0]), held_palette, "and the palette they are drawn with");
+    assert_ne!(pose_of(&app, rigs[2]), moving, "rigs in view go on moving");
+    let time_after = app.world().get::<&AnimationPlayer>(rigs[0]).unwrap().time;
+    assert_ne!(time_after, time_before, "a held rig's clip goes on playing");
+
+    // Back in view: posed again at its player's time.
+    app.world_mut().remove_one::<ecs::Culled>(rigs[0]).unwrap();
+    app.run_frames(1);
+    assert_eq!(app.resource::<AnimationReport>().held_rigs, 1);
+    assert_ne!(pose_of(&app, rigs[0]), held[0], "a rig back in view is posed again");
+}

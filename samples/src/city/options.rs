@@ -126,9 +126,10 @@ pub struct CityOptions {
     #[arg(long, value_name = "N", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub report_every: u64,
     /// Which mesh entities get the `Culled` and `Occluded` tags: `marked` (only those carrying
-    /// `VisibilityTagged`, and the city marks none: its systems and its colour classification
-    /// read the Visibility resource, never tags, so no tag moves an entity between
-    /// archetypes and memory stays flat) or `all` (the engine's default: every drawable
+    /// `VisibilityTagged`: the city marks only its pedestrians, whose animation is posed
+    /// only while in view (`animation::PoseWhenSeen` reads the tags); its other systems and its
+    /// colour classification read the Visibility resource, never tags, so few tag moves
+    /// happen and memory stays flat) or `all` (the engine's default: every drawable
     /// entity, each transition an archetype move).
     #[arg(long, value_enum, value_name = "marked|all", default_value_t = TagChoice::Marked)]
     pub tags: TagChoice,

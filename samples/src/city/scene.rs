@@ -1,7 +1,10 @@
 //! Building the city: blocks of buildings, props, trees with LOD levels, cars with wheels
 //! (a hierarchy), skinned pedestrians and a camera.
 
-use ecs::{scene, Aabb, BaseColor, Camera, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, ShadowCaster, Transform};
+use animation::PoseWhenSeen;
+use ecs::{
+    scene, Aabb, BaseColor, Camera, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, ShadowCaster, Transform, VisibilityTagged,
+};
 use glam::{Quat, Vec3};
 use hecs::{Entity, World};
 
@@ -308,7 +311,8 @@ fn spawn_traffic(world: &mut World, config: &CityConfig, layout: &mut Layout, ci
 
 /// Pedestrians on the sidewalks: walkers ([`WalkerRig`]) each playing the walk from its own
 /// phase at its own speed; the animation system poses them and writes the box they are
-/// culled by. Their mesh keeps a skin radius of the rig's bind-pose margin: the renderer draws
+/// culled by. They carry their visibility tags and [`PoseWhenSeen`], so only the crowd in view
+/// (last frame) is posed each frame. Their mesh keeps a skin radius of the rig's bind-pose margin: the renderer draws
 /// the body unskinned (in its bind pose), and the posed box padded by the margin holds it.
 fn spawn_pedestrians(world: &mut World, config: &CityConfig, layout: &mut Layout, city: &mut City) {
     let mut body = city_mesh(CityMeshes::PEDESTRIAN, 7);
@@ -323,7 +327,7 @@ fn spawn_pedestrians(world: &mut World, config: &CityConfig, layout: &mut Layout
             let (mesh, skin, player, pose) = walker.components(layout.range(0.0, 1.0), layout.range(0.8, 1.25));
             let color = paint(&body, city.pedestrians.len());
             world
-                .insert(entity, (mesh, skin, player, pose, ShadowCaster, color))
+                .insert(entity, (mesh, skin, player, pose, ShadowCaster, color, VisibilityTagged, PoseWhenSeen))
                 .expect("the pedestrian was just spawned");
             city.pedestrians.push(entity);
             city.mesh_entities += 1;
