@@ -92,12 +92,12 @@ pub use stage::{
 // The GPU scene: object slots, their records and transforms, the mesh and material uploads,
 // the cluster tables and the shadow views.
 pub use scene::{
-    gpu_skin_weights, lock_scene, mesh_is_skinned, pack_rgba8, pack_vertex_skin, set_scene_memory_limit, world_box, ClusterBuffers, ClusterTable, DrawCommand, FrameView,
-    GpuMaterial, GpuMeshlet, GpuScene, MaterialError, ObjectDesc, ObjectRecord, ObjectTransform, RemoveMeshError,
-    ReplaceMeshError, ResidencyReport, SceneGrowthError, ShadowCulling, ShadowFrame, ShadowViewDraws, SharedScene,
-    UploadReport, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS, DEVICE_HEAP_SHARE,
-    DRAW_COMMAND_BYTES, IDENTITY, MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES, PAIR_FIRST,
-    PAIR_WHOLE, PALETTE_JOINT_BYTES, REMOVED_MATERIAL_DRAWS, SHADOW_LIGHTS_BYTES,
+    gpu_skin_weights, lock_scene, mesh_is_skinned, pack_rgba8, pack_vertex_skin, set_scene_memory_limit, world_box,
+    ClusterBuffers, ClusterTable, DrawCommand, FrameView, GpuMaterial, GpuMeshlet, GpuScene, MaterialError, ObjectDesc,
+    ObjectRecord, ObjectTransform, RemoveMeshError, ReplaceMeshError, ResidencyReport, SceneGrowthError, ShadowCulling,
+    ShadowFrame, ShadowViewDraws, SharedScene, UploadReport, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS,
+    CLUSTER_PAIRS, DEVICE_HEAP_SHARE, DRAW_COMMAND_BYTES, IDENTITY, MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES,
+    OBJECT_TRANSFORM_BYTES, PAIR_FIRST, PAIR_WHOLE, PALETTE_JOINT_BYTES, REMOVED_MATERIAL_DRAWS, SHADOW_LIGHTS_BYTES,
 };
 pub use scene::{BatchKey, BatchTable, NO_BATCH};
 

@@ -75,7 +75,8 @@ pub(super) struct SkinBuffers {
     pub(super) palette: Arc<GpuBuffer>,
     /// What the GPU holds (once the marked ranges are uploaded), one entry per palette entry.
     rows: Vec<ObjectTransform>,
-    /// Entry ranges changed since the last upload, in the order marked (neighbours merged).
+    /// Entry ranges changed since the last upload: disjoint runs in address order once a
+    /// sync is done (`merge_ranges`).
     pending: Vec<(u32, u32)>,
     /// The packed influences of every vertex of the library (empty while no mesh is skinned).
     pub(super) vertex_words: Vec<[u32; 4]>,
@@ -113,6 +114,28 @@ impl SkinBuffers {
             _ => self.pending.push((first, count)),
         }
     }
+}
+
+/// Sorts the marked ranges `(first, count)` and merges those that overlap or touch: each
+/// entry is copied once (two copies of one entry in a pass would race), in as few regions as
+/// there are runs. The rigs come nearly in address order, so the sort is close to linear.
+fn merge_ranges(pending: &mut Vec<(u32, u32)>) {
+    if pending.len() < 2 {
+        return;
+    }
+    pending.sort_unstable_by_key(|&(first, _)| first);
+    let mut kept = 0;
+    for index in 1..pending.len() {
+        let (first, count) = pending[index];
+        let (kept_first, kept_count) = &mut pending[kept];
+        if first <= *kept_first + *kept_count {
+            *kept_count = (*kept_count).max(first + count - *kept_first);
+        } else {
+            kept += 1;
+            pending[kept] = (first, count);
+        }
+    }
+    pending.truncate(kept + 1);
 }
 
 /// A device-local palette buffer of `bytes`.
@@ -153,7 +176,8 @@ impl GpuScene {
         for rig in palette.rigs() {
             let (first, count) = (rig.first as usize, rig.count as usize);
             let mut changed = false;
-            for (stored, matrix) in self.skin.rows[first..first + count].iter_mut().zip(&matrices[first..first + count]) {
+            for (stored, matrix) in self.skin.rows[first..first + count].iter_mut().zip(&matrices[first..first + count])
+            {
                 let rows = ObjectTransform::from_cols(&matrix.to_cols_array_2d());
                 if *stored != rows {
                     *stored = rows;
@@ -164,6 +188,7 @@ impl GpuScene {
                 self.skin.mark(rig.first, rig.count);
             }
         }
+        merge_ranges(&mut self.skin.pending);
         Ok(())
     }
 
@@ -215,5 +240,12 @@ mod tests {
         assert_eq!(words[3] >> 16, 0);
         assert_eq!(pack_vertex_skin([0; 4], [0.0; 4]), [0; 4], "a rigid vertex packs to zeros");
         assert_eq!(gpu_skin_weights([1.0, 0.0, 0.0, 0.0]), [1.0, 0.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn marked_ranges_merge_into_disjoint_runs() {
+        let mut pending = vec![(8, 4), (0, 4), (2, 2), (20, 2), (12, 1)];
+        merge_ranges(&mut pending);
+        assert_eq!(pending, [(0, 4), (8, 5), (20, 2)]);
     }
 }
