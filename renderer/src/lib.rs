@@ -76,7 +76,7 @@ pub mod truth;
 // user needs no second dependency.
 pub use meshes::{
     pack_normal, AssetSink, LibraryError, Material, MeshLibrary, MeshRange, MeshVertices, Meshlet, TextureLayers,
-    TextureWrap, MAX_TEXTURE_LAYERS, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS,
+    TextureWrap, VertexSkin, MAX_TEXTURE_LAYERS, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS,
 };
 
 // The Render stage: installing it, what it reports, where frames go, screenshots and the

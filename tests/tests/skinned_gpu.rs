@@ -2,8 +2,11 @@
 //! imported, spawned (which rigs it and starts its clip), posed by the animation system and
 //! drawn by the engine: the vertices the GPU skins (`skinning.h`, read back by a compute
 //! probe over the scene's own buffers) equal a CPU reference skinning of the same palette.
-//! Forty rigs outgrow the palette's first buffer, which grows; a rig whose `Skin` is taken
-//! away is drawn in its bind pose. Lavapipe with validation.
+//! Forty rigs outgrow the palette's first buffer, which grows; only rigs that moved upload
+//! (48 bytes a joint); a rig whose `Skin` is taken away is drawn in its bind pose; a skinned
+//! mesh added while frames run skins once it arrives; a limb swung out of its bind box at
+//! the screen's edge is drawn on both culling backends and in the shadows (the truth).
+//! Lavapipe with validation.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -289,6 +292,7 @@ fn a_skinned_gltf_is_skinned_on_the_gpu_as_on_the_cpu_and_in_bind_pose_without_a
     // (The upload of the grown buffer sent every entry; a held pose sends nothing after.)
     app.run_frame();
     assert_eq!(app.resource::<RenderReport>().upload.palette_bytes, 0, "a held pose uploads no palette");
+    assert_eq!(app.resource::<RenderReport>().upload.records, 0, "nor any record: the posed boxes stand still");
     let moving = legs[0];
     app.world_mut().get::<&mut AnimationPlayer>(moving).expect("a player").time = 0.25;
     app.run_frame();
@@ -419,4 +423,102 @@ fn swing_and_check(device: &Arc<GpuDevice>, backend: culling::CullingBackend) {
         let owners = reference.objects_with_pixels(world, &visibility).expect("the truth answers");
         assert_eq!(owners.contains(&slot), frame >= 2, "{label}: the leg shows only bent ({owners:?})");
     }
+}
+
+/// A skinned mesh added while frames run (`RenderMeshes::add_skinned_mesh_levels`) streams
+/// its influences with its vertices: once it is on the GPU, its rig skins it as the CPU does.
+#[test]
+fn a_skinned_mesh_added_while_frames_run_is_skinned_once_it_arrives() {
+    let Some(device) = gpu_test_context() else { return };
+    let scene =
+        load_gltf_bytes(gltf_text().as_bytes(), None, &ProcessOptions::default()).expect("a valid skinned file");
+    let bar = &scene.meshes[0];
+    let influences = bar.skin.as_ref().expect("the bar is skinned");
+
+    let mut app = runtime::App::with_threads(2);
+    animation::install(&mut app);
+    scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 1.0, 8.0), Vec3::Y));
+    let object = Arc::new(AtomicU32::new(0));
+    let readback =
+        Arc::new(ReadbackBuffer::new(&device, PROBE_READBACK, POSITIONS.len() as u64 * 16).expect("a buffer"));
+    let (probe_object, probe_readback, probe_device) =
+        (Arc::clone(&object), Arc::clone(&readback), Arc::clone(&device));
+    let add_probe: renderer::AddPasses = Box::new(move |graph| {
+        let kinds = [BindingKind::StorageBuffer; 9];
+        let pipeline = ComputePipeline::new(&probe_device, "skin probe", shaders::PROBE_SKIN_COMP.words(), &kinds, 12)?;
+        graph.import_buffer(PROBE_READBACK, probe_readback.shared());
+        graph.add_typed_pass_at(points::AFTER_GEOMETRY, SkinProbe { pipeline, object: probe_object })?;
+        graph.add_typed_pass_at(points::AFTER_GEOMETRY, BufferReadbackPass::new(PROBE, PROBE_READBACK))
+    });
+    let setup = RenderSetup {
+        shadows: false,
+        backend: culling::CullingBackend::Cpu,
+        device: Some(Arc::clone(&device)),
+        extent: vk::Extent2D { width: 64, height: 64 },
+        capacity: 16,
+        meshes: MeshLibrary::with_unit_cube(),
+        clear_color: [0.0, 0.0, 0.0, 1.0],
+        bits: BitsReadback::None,
+        passes: vec![add_probe],
+    };
+    let (target, _capture) = HeadlessTarget::new();
+    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    app.run_frame();
+
+    let vertices = renderer::MeshVertices { positions: &bar.positions, normals: &bar.normals, uvs: &bar.uvs };
+    let skin = renderer::VertexSkin { joints: &influences.joints, weights: &influences.weights };
+    let levels: Vec<(&[u32], &[renderer::Meshlet])> =
+        bar.levels.iter().map(|level| (level.indices.as_slice(), &[][..])).collect();
+    let ids = app
+        .resource::<renderer::RenderMeshes>()
+        .add_skinned_mesh_levels(vertices, skin, &levels)
+        .expect("a valid skinned mesh");
+    let bounds = ecs::Aabb::new(Vec3::from(bar.bounds_min), Vec3::from(bar.bounds_max));
+    let mesh = ecs::Mesh::new(ecs::MeshHandle(ids.start), ecs::MaterialHandle::PLAIN, bounds);
+    let skeleton = Arc::clone(&scene.skins[0].skeleton);
+    let mut player = AnimationPlayer::new(Arc::clone(&scene.animations[0].clip), &skeleton).expect("the clip fits");
+    (player.time, player.playing) = (0.5, false);
+    let joint_boxes = scene.joint_boxes[0].clone().expect("joint boxes");
+    let leg = scene::spawn_mesh(app.world_mut(), mesh, Transform::IDENTITY);
+    app.world_mut()
+        .insert(leg, (animation::SkinnedMesh { joint_boxes }, Skin::new(skeleton), player))
+        .expect("spawned");
+    for _ in 0..8 {
+        app.run_frame();
+        if app.resource::<RenderReport>().stand_ins.is_empty() {
+            break;
+        }
+    }
+    assert!(app.resource::<RenderReport>().stand_ins.is_empty(), "the mesh arrived");
+    object.store(app.resource::<Visibility>().slot_of(leg).expect("a slot"), Ordering::Relaxed);
+    app.run_frame();
+    device.wait_idle().expect("the GPU finishes");
+    assert_eq!(app.resource::<RenderReport>().error, None);
+
+    let palette = app.resource::<SkinPalette>();
+    let rig = app.world().get::<&Skin>(leg).map(|skin| (skin.skin_first(), skin.skin_count())).expect("a rig");
+    let rows: Vec<[[f32; 4]; 3]> = palette
+        .slice(rig.0, rig.1)
+        .iter()
+        .map(|matrix| renderer::ObjectTransform::from_cols(&matrix.to_cols_array_2d()).rows)
+        .collect();
+    let gpu = probed(&readback);
+    let mut moved = 0;
+    for (vertex, drawn) in gpu.iter().enumerate() {
+        let position = Vec3::from(bar.positions[vertex]);
+        let weights = gpu_skin_weights(influences.weights[vertex]);
+        let mut blended = [Vec4::ZERO; 3];
+        for slot in 0..4 {
+            let joint = rows[usize::from(influences.joints[vertex][slot]).min(rows.len() - 1)];
+            for row in 0..3 {
+                blended[row] += Vec4::from(joint[row]) * weights[slot];
+            }
+        }
+        let point = position.extend(1.0);
+        let cpu = Vec3::new(blended[0].dot(point), blended[1].dot(point), blended[2].dot(point));
+        assert!(drawn.distance(cpu) < 1e-5, "vertex {vertex}: the GPU skinned it to {drawn}, the CPU to {cpu}");
+        moved += usize::from(drawn.distance(position) > 0.1);
+    }
+    assert!(moved >= 2, "the bend moved the upper vertices ({moved})");
+    assert_no_validation_messages(&device);
 }

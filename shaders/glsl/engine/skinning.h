@@ -11,7 +11,7 @@
 // buffer: the branch is the same for every vertex of a draw's object (an instanced batch
 // shares its mesh), so a static mesh pays one uniform test.
 // Host twins: renderer/src/scene/gpu_scene/skinning.rs (`pack_vertex_skin`, the palette's
-// rows) and the CPU reference of renderer/tests/skinning.rs.
+// rows) and the CPU reference of tests/tests/skinned_gpu.rs.
 #ifndef SKINNING_H
 #define SKINNING_H
 
