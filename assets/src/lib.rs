@@ -26,9 +26,9 @@ mod process;
 pub mod server;
 
 pub use gltf_import::{
-    load_gltf, load_gltf_bytes, mip_chain, spawn_model, AlphaMode, BaseColor, BaseColorTexture, GltfMaterial,
-    GltfScene, ImportError, LoadTimings, Model, SceneNode, SpawnedModel, SpawnedScene, TextureImage, TextureSampler,
-    Wrap,
+    load_gltf, load_gltf_bytes, mip_chain, spawn_model, spawn_model_animated, AlphaMode, BaseColor, BaseColorTexture,
+    GltfMaterial, GltfScene, ImportError, LoadTimings, Model, ModelAnimation, SceneNode, SpawnedModel, SpawnedScene,
+    TextureImage, TextureSampler, Wrap,
 };
 pub use library::{add_to_library, LibraryMesh};
 pub use mesh::{MeshData, MeshError};

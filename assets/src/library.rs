@@ -44,15 +44,23 @@ pub fn add_to_library(library: &mut MeshLibrary, mesh: &ProcessedMesh) -> meshes
     Ok(placed)
 }
 
-/// Hands `mesh` (every level, with its meshlets, finest first) to `add_levels`, which adds
+/// Hands `mesh` (every level, with its meshlets, finest first; a skinned mesh without
+/// meshlets) to `add_levels`, which adds
 /// them where they are drawn and returns their ids (as [`MeshLibrary::add_mesh_levels`]
 /// does; a renderer's meshes while frames run take the same call), and says where it went.
 pub(crate) fn add_levels_with(
     mesh: &ProcessedMesh,
     add_levels: impl FnOnce(MeshVertices<'_>, &[(&[u32], &[Meshlet])]) -> meshes::Result<Range<u32>>,
 ) -> meshes::Result<LibraryMesh> {
-    let levels: Vec<(&[u32], &[Meshlet])> =
-        mesh.levels.iter().map(|level| (level.indices.as_slice(), level.meshlets.as_slice())).collect();
+    // A skinned mesh's meshlets are left out: their bounds are of the bind pose, which the
+    // drawn pose leaves, so cluster culling would hide what shows. Without meshlets its
+    // objects are culled and drawn whole by the object path, by their posed box.
+    let skinned = mesh.skin.is_some();
+    let levels: Vec<(&[u32], &[Meshlet])> = mesh
+        .levels
+        .iter()
+        .map(|level| (level.indices.as_slice(), if skinned { &[][..] } else { level.meshlets.as_slice() }))
+        .collect();
     let vertices = MeshVertices { positions: &mesh.positions, normals: &mesh.normals, uvs: &mesh.uvs };
     let ids = add_levels(vertices, &levels)?;
     let lod = Lod {

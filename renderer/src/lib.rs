@@ -76,7 +76,7 @@ pub mod truth;
 // user needs no second dependency.
 pub use meshes::{
     pack_normal, AssetSink, LibraryError, Material, MeshLibrary, MeshRange, MeshVertices, Meshlet, TextureLayers,
-    TextureWrap, MAX_TEXTURE_LAYERS, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS,
+    TextureWrap, VertexSkin, MAX_TEXTURE_LAYERS, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS,
 };
 
 // The Render stage: installing it, what it reports, where frames go, screenshots and the
@@ -92,12 +92,12 @@ pub use stage::{
 // The GPU scene: object slots, their records and transforms, the mesh and material uploads,
 // the cluster tables and the shadow views.
 pub use scene::{
-    lock_scene, pack_rgba8, set_scene_memory_limit, world_box, ClusterBuffers, ClusterTable, DrawCommand, FrameView,
-    GpuMaterial, GpuMeshlet, GpuScene, MaterialError, ObjectDesc, ObjectRecord, ObjectTransform, RemoveMeshError,
-    ReplaceMeshError, ResidencyReport, SceneGrowthError, ShadowCulling, ShadowFrame, ShadowViewDraws, SharedScene,
-    UploadReport, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS, DEVICE_HEAP_SHARE,
-    DRAW_COMMAND_BYTES, IDENTITY, MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES, PAIR_FIRST,
-    PAIR_WHOLE, REMOVED_MATERIAL_DRAWS, SHADOW_LIGHTS_BYTES,
+    gpu_skin_weights, lock_scene, mesh_is_skinned, pack_rgba8, pack_vertex_skin, set_scene_memory_limit, world_box,
+    ClusterBuffers, ClusterTable, DrawCommand, FrameView, GpuMaterial, GpuMeshlet, GpuScene, MaterialError, ObjectDesc,
+    ObjectRecord, ObjectTransform, RemoveMeshError, ReplaceMeshError, ResidencyReport, SceneGrowthError, ShadowCulling,
+    ShadowFrame, ShadowViewDraws, SharedScene, UploadReport, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS,
+    CLUSTER_PAIRS, DEVICE_HEAP_SHARE, DRAW_COMMAND_BYTES, IDENTITY, MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES,
+    OBJECT_TRANSFORM_BYTES, PAIR_FIRST, PAIR_WHOLE, PALETTE_JOINT_BYTES, REMOVED_MATERIAL_DRAWS, SHADOW_LIGHTS_BYTES,
 };
 pub use scene::{BatchKey, BatchTable, NO_BATCH};
 
@@ -147,6 +147,6 @@ pub use passes::{
 // The resources' stable names and formats (a contract with users' passes and shaders).
 pub use names::{
     COLOR, COLOR_FORMAT, COLOR_READBACK, DEPTH_FORMAT, DEPTH_PREPASS, DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES,
-    MATERIALS, MATERIAL_TEXTURES, MATERIAL_TEXTURES_OUTGROWN, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_BATCHES,
-    OBJECT_RECORDS, OBJECT_TRANSFORMS, SHADOW_ATLAS, SHADOW_LIGHTS, VIEW,
+    MATERIALS, MATERIAL_TEXTURES, MATERIAL_TEXTURES_OUTGROWN, MESH_INDICES, MESH_SKIN, MESH_UVS, MESH_VERTICES,
+    OBJECT_BATCHES, OBJECT_RECORDS, OBJECT_TRANSFORMS, SHADOW_ATLAS, SHADOW_LIGHTS, SKIN_PALETTE, VIEW,
 };

@@ -32,6 +32,13 @@ pub const MESH_VERTICES: &str = "mesh_vertices";
 pub const MESH_INDICES: &str = "mesh_indices";
 /// Mesh texture coordinates (`vec2` per vertex, parallel to `mesh_vertices`).
 pub const MESH_UVS: &str = "mesh_uvs";
+/// Vertex skinning influences (`uvec4` per vertex, parallel to `mesh_vertices`: four u16
+/// joints, four unorm16 weights; see `skinning.h`).
+pub const MESH_SKIN: &str = "mesh_skin";
+/// The skin palette: every rig's skin matrices, three rows of an affine matrix each (48
+/// bytes, like an [`ObjectTransform`](crate::ObjectTransform)), a record's `skin_first ..
+/// skin_first + skin_count` its rig's.
+pub const SKIN_PALETTE: &str = "skin_palette";
 /// The materials (one [`GpuMaterial`](crate::GpuMaterial) each), indexed by a record's
 /// `material`; an index past the table draws untextured and opaque.
 pub const MATERIALS: &str = "materials";

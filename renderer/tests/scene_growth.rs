@@ -183,7 +183,8 @@ fn growth_while_frames_overlap_keeps_every_frame_whole() {
 fn gpu_records(readback: &render_graph::ReadbackBuffer, count: usize) -> Vec<(u32, u32)> {
     let bytes = readback.read().expect("the frame finished");
     let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
-    (0..count).map(|slot| (word(slot * 48 + 36), word(slot * 48 + 12))).collect()
+    let stride = renderer::OBJECT_RECORD_BYTES as usize;
+    (0..count).map(|slot| (word(slot * stride + 36), word(slot * stride + 12))).collect()
 }
 
 /// The records' colours and index counts as the host holds them.
@@ -200,7 +201,8 @@ fn the_scene_doubles_keeping_its_slots_on_the_host_and_on_the_gpu() {
         render_graph::RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: 16, height: 16 }).expect("a graph");
     add_scene_passes(&mut graph, &scene, &ScenePassOptions::default()).expect("the scene's passes");
     graph.set_param(FrameView::from_view_projection(glam::Mat4::IDENTITY));
-    let readback = render_graph::ReadbackBuffer::new(&device, "records readback", 256 * 48).expect("a readback");
+    let readback = render_graph::ReadbackBuffer::new(&device, "records readback", 256 * renderer::OBJECT_RECORD_BYTES)
+        .expect("a readback");
     graph.import_buffer("records readback", readback.shared());
     graph.add_typed_pass(render_graph::readback::BufferReadbackPass::new(renderer::OBJECT_RECORDS, "records readback"));
     let object = |slot: u32| ObjectDesc {

@@ -91,6 +91,9 @@ fn the_object_buffers_are_laid_out_as_their_records() {
         ("color", offset_of!(ObjectRecord, color)),
         ("material", offset_of!(ObjectRecord, material)),
         ("mesh", offset_of!(ObjectRecord, mesh)),
+        ("skin_first", offset_of!(ObjectRecord, skin_first)),
+        ("skin_count", offset_of!(ObjectRecord, skin_count)),
+        ("reserved", offset_of!(ObjectRecord, reserved)),
     ];
     check(shaders::ENGINE_OBJECT_RECORD_H, "ObjectRecord", false, &record, size_of::<ObjectRecord>());
 }

@@ -149,6 +149,9 @@ fn record_of(bytes: &[u8]) -> ObjectRecord {
         color: w[9],
         material: w[10],
         mesh: w[11],
+        skin_first: w[12],
+        skin_count: w[13],
+        reserved: [w[14], w[15]],
     }
 }
 
@@ -195,6 +198,15 @@ pub fn expected_scene(
             color: color.map_or(BaseColor::WHITE, |color| *color).packed(),
             material: mesh.material.0,
             mesh: drawn.0,
+            ..ObjectRecord::EMPTY
+        };
+        // A skinned mesh carries its rig's palette slice; without a rig it is drawn rigid.
+        let skin = world.get::<&animation::Skin>(entity).ok().map(|skin| (skin.skin_first(), skin.skin_count()));
+        let record = match skin {
+            Some((skin_first, skin_count)) if skin_count > 0 && renderer::mesh_is_skinned(meshes, drawn.0) => {
+                ObjectRecord { skin_first, skin_count, ..record }
+            }
+            _ => record,
         };
         slots[slot] = Some((ObjectTransform::from_cols(&model.to_cols_array_2d()), record));
     }

@@ -508,3 +508,61 @@ fn a_bad_file_among_two_is_named_and_the_good_one_drawn() {
     assert!(hue_pixels(&pixels, 0).len() > 20, "the good file's red cube is drawn");
     std::fs::remove_dir_all(&folder).unwrap();
 }
+
+/// `--animate` on a real skinned sample (Khronos' RiggedSimple, `samples/tests/data/`):
+/// the cylinder bends, so the frames differ, and every frame's culled image equals the
+/// unculled one (`--truth`); the PNGs asked for are written beside `--out`.
+#[test]
+fn animate_plays_a_khronos_skinned_sample_and_culls_it_by_its_pose() {
+    let folder = common::scratch("viewer-animate");
+    let scene = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/RiggedSimple.gltf");
+    let out = folder.join("rigged.png");
+    let output = run_viewer(&[
+        scene.as_os_str(),
+        "--animate".as_ref(),
+        "--frames".as_ref(),
+        "12".as_ref(),
+        "--png-every".as_ref(),
+        "6".as_ref(),
+        "--truth".as_ref(),
+        "--out".as_ref(),
+        out.as_os_str(),
+        "--size".as_ref(),
+        "96x64".as_ref(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if stdout.contains("no usable Vulkan device") {
+        assert!(!render_graph::testing::vulkan_required(), "Vulkan is required here: {stdout}");
+        return;
+    }
+    assert!(output.status.success(), "viewer failed: {stdout}\n{stderr}");
+    let line = stdout.lines().find(|line| line.starts_with("animate:")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(line.contains("1 rigs, 2 joints"), "{line}");
+    assert!(line.contains("identical images"), "culled and unculled differ: {line}");
+    let moved: u64 = line
+        .split(" differ from the first")
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .and_then(|count| count.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(moved > 0, "the animation plays: {line}");
+    for frame in [5, 11] {
+        let png = folder.join(format!("rigged-{frame:04}.png"));
+        let (width, height, _) = samples_common::read_png(&png);
+        assert_eq!((width, height), (96, 64), "{}", png.display());
+    }
+    std::fs::remove_dir_all(&folder).unwrap();
+}
+
+/// `--animate CLIP` names the clip by name or index; one the file lacks is named with the
+/// clips it has, and the viewer exits 1.
+#[test]
+fn animate_refuses_a_clip_the_file_lacks_by_name() {
+    let scene = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/RiggedSimple.gltf");
+    let output =
+        run_viewer(&[scene.as_os_str(), "--animate".as_ref(), "walk".as_ref(), "--frames".as_ref(), "1".as_ref()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "an unknown clip fails");
+    assert!(stderr.contains("no animation 'walk'"), "{stderr}");
+}

@@ -389,6 +389,11 @@ shaders! {
     PROBE_UPDATE_BUFFER_COMP = Probes "probes" / "probe_update_buffer.comp", Compute;
     /// Probe: reports the r32ui storage image at binding 0, then writes `probe_hash(seen ^ seed)`.
     PROBE_UPDATE_IMAGE_COMP = Probes "probes" / "probe_update_image.comp", Compute;
+    /// Probe: the object-space positions of vertices `first_vertex ..` (`count` of them, from
+    /// the record's `vertex_offset`) of object `object` as the scene passes skin them (`skinning.h`), as vec4 at binding 3;
+    /// bindings 1 `object_records`, 2 `mesh_vertices`, 7 `skin_palette`, 8 `mesh_skin`; push
+    /// constants `uint object, first_vertex, count`; workgroup 64.
+    PROBE_SKIN_COMP = Probes "probes" / "skin_probe.comp", Compute;
     /// Scene upload: copies item `i` (`vec4s_per_item` vec4s of binding 1) to slot
     /// `slots[i]` (binding 0) of the target buffer (binding 2); push constants
     /// `uint count, vec4s_per_item`; workgroup 64, grid-stride.

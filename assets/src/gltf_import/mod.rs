@@ -43,7 +43,7 @@ use hecs::Entity;
 pub use animations::GltfAnimation;
 pub use error::ImportError;
 pub use materials::{mip_chain, AlphaMode, BaseColorTexture, GltfMaterial, TextureImage, TextureSampler, Wrap};
-pub use model::{spawn_model, Model, SpawnedModel};
+pub use model::{spawn_model, spawn_model_animated, Model, ModelAnimation, SpawnedModel};
 pub use skins::GltfSkin;
 
 use crate::library::LibraryMesh;

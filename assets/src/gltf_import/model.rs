@@ -3,10 +3,18 @@
 //! (and its closed meshes' occluders in the [`OccluderMeshes`]), and [`spawn_model`] spawns
 //! its nodes under a root entity at a transform, sharing them: a thousand spawns add nothing
 //! to the library.
+//!
+//! A skinned mesh is spawned animated: its entity gets the mesh's joint boxes
+//! ([`SkinnedMesh`]), a rig of its skin's skeleton ([`Skin`]) and, unless the caller asks
+//! for a still model ([`ModelAnimation::Still`]), an [`AnimationPlayer`] playing the first
+//! of the file's clips for that skin, looping ([`ModelAnimation::First`], what
+//! [`spawn_model`] does), or the clip the caller picks ([`Model::clips`],
+//! [`spawn_model_animated`]). With `animation::install` in the app, the character moves.
 
 use std::ops::Range;
 use std::sync::Arc;
 
+use animation::{AnimationClip, AnimationPlayer, JointBoxes, Skeleton, Skin, SkinnedMesh};
 use culling::occlusion::{OccluderMesh, OccluderMeshes};
 use ecs::hierarchy::set_parent;
 use ecs::{BaseColor, Camera, Lod, MaterialHandle, Mesh, Transform, Visible, WorldTransform};
@@ -38,6 +46,31 @@ struct ModelParts {
     occluders: usize,
     /// The library's index of the scene's first material.
     material_base: u32,
+    /// Per mesh: its skin's skeleton and index, and its joint boxes (`None`: rigid).
+    skins: Vec<Option<MeshSkin>>,
+    /// The file's clips, each with the skin it animates.
+    clips: Vec<(Arc<AnimationClip>, usize)>,
+}
+
+/// What a skinned mesh's entities are rigged with.
+#[derive(Debug)]
+struct MeshSkin {
+    skin: usize,
+    skeleton: Arc<Skeleton>,
+    joint_boxes: Arc<JointBoxes>,
+}
+
+/// What plays on a spawned model's skinned meshes ([`spawn_model_animated`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelAnimation {
+    /// The first clip of the file made for each mesh's skin, looping from its start (no
+    /// player where the file has none for that skin).
+    First,
+    /// Clip `n` of [`Model::clips`], looping, on the meshes of the skin it was made for
+    /// (the others get none).
+    Clip(usize),
+    /// No player: the rigs hold their rest pose until the game adds one.
+    Still,
 }
 
 #[derive(Debug)]
@@ -75,6 +108,17 @@ impl Model {
     /// index this is then.
     pub fn material_base(&self) -> u32 {
         self.parts.material_base
+    }
+
+    /// The file's animation clips, in file order, with the skin each animates (an index into
+    /// [`GltfScene::skins`]): what [`ModelAnimation::Clip`] picks from.
+    pub fn clips(&self) -> impl ExactSizeIterator<Item = (&Arc<AnimationClip>, usize)> + '_ {
+        self.parts.clips.iter().map(|(clip, skin)| (clip, *skin))
+    }
+
+    /// The index in [`Model::clips`] of the clip named `name`, if any.
+    pub fn clip_named(&self, name: &str) -> Option<usize> {
+        self.parts.clips.iter().position(|(clip, _)| clip.name() == name)
     }
 
     /// Meshes that got an inner-box occluder (the closed, opaque ones).
@@ -215,7 +259,15 @@ impl GltfScene {
                 }
             })
             .collect();
-        let parts = ModelParts { nodes, meshes, looks, occluders, material_base };
+        let skins = (0..self.meshes.len())
+            .map(|mesh| {
+                let skin = self.mesh_skins.get(mesh).copied().flatten()?;
+                let joint_boxes = self.joint_boxes.get(mesh).cloned().flatten()?;
+                Some(MeshSkin { skin, skeleton: Arc::clone(&self.skins.get(skin)?.skeleton), joint_boxes })
+            })
+            .collect();
+        let clips = self.animations.iter().map(|animation| (Arc::clone(&animation.clip), animation.skin)).collect();
+        let parts = ModelParts { nodes, meshes, looks, occluders, material_base, skins, clips };
         Model { parts: Arc::new(parts) }
     }
 
@@ -230,7 +282,7 @@ impl GltfScene {
         occluders: &mut OccluderMeshes,
     ) -> meshes::Result<SpawnedScene> {
         let model = self.add_model(library, occluders)?;
-        let (nodes, drawables, cameras) = spawn_nodes(world, &model, None);
+        let (nodes, drawables, cameras) = spawn_nodes(world, &model, None, ModelAnimation::First);
         Ok(SpawnedScene {
             nodes,
             drawables,
@@ -244,11 +296,33 @@ impl GltfScene {
 
 /// Spawns `model` into `world` at `transform`: a root entity there and, under it, one entity
 /// per node with its [`Transform`], mesh ([`Mesh`], [`Lod`], [`BaseColor`], [`Visible`]) and
-/// camera, sharing the meshes and materials [`GltfScene::add_model`] added.
+/// camera, sharing the meshes and materials [`GltfScene::add_model`] added. A skinned mesh
+/// is rigged and plays its skin's first clip, looping (see the module docs;
+/// [`spawn_model_animated`] picks another or none).
 pub fn spawn_model(world: &mut World, model: &Model, transform: Transform) -> SpawnedModel {
+    spawn_model_animated(world, model, transform, ModelAnimation::First)
+}
+
+/// [`spawn_model`], with `animation` saying what plays on the skinned meshes.
+pub fn spawn_model_animated(
+    world: &mut World,
+    model: &Model,
+    transform: Transform,
+    animation: ModelAnimation,
+) -> SpawnedModel {
     let root = world.spawn((transform, WorldTransform::from(transform)));
-    let (nodes, drawables, cameras) = spawn_nodes(world, model, Some((root, transform.to_matrix())));
+    let (nodes, drawables, cameras) = spawn_nodes(world, model, Some((root, transform.to_matrix())), animation);
     SpawnedModel { root, nodes, drawables, cameras }
+}
+
+/// The player of a mesh rigged with `skin` under `animation`, if any.
+fn player_for(parts: &ModelParts, skin: &MeshSkin, animation: ModelAnimation) -> Option<AnimationPlayer> {
+    let clip = match animation {
+        ModelAnimation::First => parts.clips.iter().find(|(_, clip_skin)| *clip_skin == skin.skin),
+        ModelAnimation::Clip(index) => parts.clips.get(index).filter(|(_, clip_skin)| *clip_skin == skin.skin),
+        ModelAnimation::Still => None,
+    }?;
+    AnimationPlayer::new(Arc::clone(&clip.0), &skin.skeleton).ok()
 }
 
 /// The model's nodes as entities (roots under `root` when given, placed by its matrix):
@@ -257,6 +331,7 @@ fn spawn_nodes(
     world: &mut World,
     model: &Model,
     root: Option<(Entity, glam::Mat4)>,
+    animation: ModelAnimation,
 ) -> (Vec<Entity>, Vec<Entity>, Vec<Entity>) {
     let parts = &model.parts;
     let mut nodes: Vec<Entity> = Vec::with_capacity(parts.nodes.len());
@@ -292,6 +367,14 @@ fn spawn_nodes(
             let component = Mesh::new(library_mesh.finest(), material, library_mesh.bounds);
             let lod = Lod { bias: node.bias, ..library_mesh.lod.clone() };
             world.insert(holder, (component, lod, color, Visible(true))).expect("the entity exists");
+            if let Some(skin) = &parts.skins[mesh] {
+                let rig =
+                    (SkinnedMesh { joint_boxes: Arc::clone(&skin.joint_boxes) }, Skin::new(Arc::clone(&skin.skeleton)));
+                world.insert(holder, rig).expect("the entity exists");
+                if let Some(player) = player_for(parts, skin, animation) {
+                    world.insert_one(holder, player).expect("the entity exists");
+                }
+            }
             drawables.push(holder);
         }
         nodes.push(entity);

@@ -90,8 +90,8 @@ impl BlendedPass {
         let scene = inputs.scene.bindings();
         match inputs.bits {
             Some(bits) => {
-                let mut bindings = [Binding::buffer(bits); 8];
-                bindings[..7].copy_from_slice(&scene);
+                let mut bindings = [Binding::buffer(bits); SCENE_BINDINGS.len() + 1];
+                bindings[..SCENE_BINDINGS.len()].copy_from_slice(&scene);
                 context.bind_graphics(pipeline, &bindings);
             }
             None => context.bind_graphics(pipeline, &scene),

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use render_graph::vk;
 
 use crate::names::{
-    DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES, MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_UVS, MESH_VERTICES,
-    OBJECT_RECORDS, OBJECT_TRANSFORMS,
+    DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES, MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_SKIN, MESH_UVS,
+    MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORMS, SKIN_PALETTE,
 };
 use crate::scene::{lock_scene, FrameView, SharedScene};
 use crate::scene::{DrawCommand, DRAW_COMMAND_BYTES};
@@ -19,16 +19,18 @@ use render_graph::{BufferRead, ImageRead, Registry};
 use render_graph::{DeviceCapabilities, GpuDevice};
 use render_graph::{GraphError, Result};
 
-/// Set-0 bindings of the scene shaders (`scene_common.h`, `material.h`): 0
+/// Set-0 bindings of the scene shaders (`scene_common.h`, `material.h`, `skinning.h`): 0
 /// `object_transforms`, 1 `object_records`, 2 `mesh_vertices`, 3 `mesh_uvs`, 4 `materials`,
-/// 5 `material_textures`, 6 `draw_instances`.
-pub(crate) const SCENE_BINDINGS: [BindingKind; 7] = [
+/// 5 `material_textures`, 6 `draw_instances`, 7 `skin_palette`, 8 `mesh_skin`.
+pub(crate) const SCENE_BINDINGS: [BindingKind; 9] = [
     BindingKind::StorageBuffer,
     BindingKind::StorageBuffer,
     BindingKind::StorageBuffer,
     BindingKind::StorageBuffer,
     BindingKind::StorageBuffer,
     BindingKind::TextureImage,
+    BindingKind::StorageBuffer,
+    BindingKind::StorageBuffer,
     BindingKind::StorageBuffer,
 ];
 
@@ -61,8 +63,8 @@ impl DrawLists {
 /// `draw_filter.h`): each command's instances are slots read from `draw_instances`.
 const INSTANCED_BIT: u32 = 0x200;
 
-/// Set-0 bindings of the shadowed geometry pass: [`SCENE_BINDINGS`], then 7 `shadow_lights`
-/// and 8 `shadow_atlas` (`shadows.h`). Built from [`SCENE_BINDINGS`], so a scene binding added
+/// Set-0 bindings of the shadowed geometry pass: [`SCENE_BINDINGS`], then 9 `shadow_lights`
+/// and 10 `shadow_atlas` (`shadows.h`). Built from [`SCENE_BINDINGS`], so a scene binding added
 /// there is here too.
 pub(crate) const SHADOWED_SCENE_BINDINGS: [BindingKind; SCENE_BINDINGS.len() + 2] = {
     let mut kinds = [BindingKind::StorageBuffer; SCENE_BINDINGS.len() + 2];
@@ -312,12 +314,15 @@ pub struct SceneInputs {
     uvs: BufferRead,
     materials: BufferRead,
     textures: ImageRead,
+    palette: BufferRead,
+    skin: BufferRead,
 }
 
 impl SceneInputs {
     /// Declares the reads of `object_transforms`, `object_records`, `mesh_vertices` and
-    /// `draw_instances` (vertex shader), `mesh_indices` (index buffer), `draw_commands` and
-    /// `draw_count` (indirect arguments).
+    /// `draw_instances`, `mesh_uvs`, `skin_palette` and `mesh_skin` (vertex shader),
+    /// `materials` and `material_textures`, `mesh_indices` (index buffer), `draw_commands`
+    /// and `draw_count` (indirect arguments).
     pub(crate) fn register(registry: &mut Registry<'_>) -> SceneInputs {
         let transforms = registry.buffer(OBJECT_TRANSFORMS);
         let objects = registry.buffer(OBJECT_RECORDS);
@@ -328,7 +333,10 @@ impl SceneInputs {
         let instances = registry.buffer(DRAW_INSTANCES);
         let (uvs, materials) = (registry.buffer(MESH_UVS), registry.buffer(MATERIALS));
         let textures = registry.image(MATERIAL_TEXTURES);
+        let (palette, skin) = (registry.buffer(SKIN_PALETTE), registry.buffer(MESH_SKIN));
         SceneInputs {
+            palette: registry.read_storage_buffer(palette, ShaderStage::Vertex),
+            skin: registry.read_storage_buffer(skin, ShaderStage::Vertex),
             uvs: registry.read_storage_buffer(uvs, ShaderStage::Vertex),
             materials: registry.read_storage_buffer(materials, ShaderStage::Graphics),
             textures: registry.sample(textures, ShaderStage::Fragment),
@@ -343,7 +351,7 @@ impl SceneInputs {
     }
 
     /// The bindings of [`SCENE_BINDINGS`], in order.
-    pub(crate) fn bindings(&self) -> [Binding; 7] {
+    pub(crate) fn bindings(&self) -> [Binding; SCENE_BINDINGS.len()] {
         [
             Binding::buffer(self.transforms),
             Binding::buffer(self.objects),
@@ -352,6 +360,8 @@ impl SceneInputs {
             Binding::buffer(self.materials),
             Binding::image(self.textures),
             Binding::buffer(self.instances),
+            Binding::buffer(self.palette),
+            Binding::buffer(self.skin),
         ]
     }
 
@@ -373,10 +383,11 @@ impl SceneInputs {
     pub(crate) fn draw_with(&self, context: &mut ExecuteContext<'_>, scene: &SharedScene, draw: &SceneDraw<'_>) {
         let SceneDraw { pipeline, extra, view_projection, mode, filter, lists } = *draw;
         let scene = lock_scene(scene);
-        let mut bindings = [Binding::buffer(self.transforms); 9];
-        bindings[..7].copy_from_slice(&self.bindings());
-        let count = 7 + extra.len().min(2);
-        bindings[7..count].copy_from_slice(&extra[..count - 7]);
+        const SCENE: usize = SCENE_BINDINGS.len();
+        let mut bindings = [Binding::buffer(self.transforms); SCENE + 2];
+        bindings[..SCENE].copy_from_slice(&self.bindings());
+        let count = SCENE + extra.len().min(2);
+        bindings[SCENE..count].copy_from_slice(&extra[..count - SCENE]);
         context.bind_graphics(pipeline, &bindings[..count]);
         let mut push = frame_push_words(context, &view_projection, filter);
         if scene.draws_instanced() {

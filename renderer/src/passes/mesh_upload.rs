@@ -1,17 +1,24 @@
 //! The pass that copies each frame's slice of the assets added while frames run: the meshes
 //! ([`GpuScene::add_mesh_levels`](crate::scene::GpuScene::add_mesh_levels)) into
-//! `mesh_vertices`, `mesh_indices` and `mesh_uvs`, the material table entries added or
+//! `mesh_vertices`, `mesh_indices`, `mesh_uvs` and `mesh_skin`, the skin matrices the
+//! animation changed into `skin_palette`
+//! ([`GpuScene::sync_palette`](crate::scene::GpuScene::sync_palette)), the material table entries added or
 //! changed since the last frame ([`GpuScene::add_material`](crate::scene::GpuScene::add_material))
 //! into `materials`, and the texels of textures
 //! ([`GpuScene::add_texture`](crate::scene::GpuScene::add_texture)) into `material_textures`.
 
-use crate::names::{MATERIALS, MATERIAL_TEXTURES, MATERIAL_TEXTURES_OUTGROWN, MESH_INDICES, MESH_UVS, MESH_VERTICES};
+use crate::names::{
+    MATERIALS, MATERIAL_TEXTURES, MATERIAL_TEXTURES_OUTGROWN, MESH_INDICES, MESH_SKIN, MESH_UVS, MESH_VERTICES,
+    SKIN_PALETTE,
+};
 use crate::scene::{lock_scene, SharedScene};
 use render_graph::{vk, Access, Binding, BufferWrite, ExecuteContext, ImageRead, ImageWrite, PrepareContext};
 use render_graph::{Registry, TypedPass};
 
 /// The handle of `materials` among the pass's buffers.
-const MATERIAL_TARGET: usize = 3;
+const MATERIAL_TARGET: usize = 4;
+/// The handle of `skin_palette` among the pass's buffers.
+const PALETTE_TARGET: usize = 5;
 
 /// Copies the slice of added meshes the frame took
 /// ([`GpuScene::stream_frame`](crate::scene::GpuScene::stream_frame), at most the transfer
@@ -44,9 +51,9 @@ impl MeshUploadPass {
 
 /// What [`MeshUploadPass`] declares.
 pub struct MeshUploadHandles {
-    /// `mesh_vertices`, `mesh_indices` and `mesh_uvs`, in the order of the transfer targets,
-    /// then `materials`.
-    buffers: [BufferWrite; 4],
+    /// `mesh_vertices`, `mesh_indices`, `mesh_uvs` and `mesh_skin`, in the order of the
+    /// transfer targets, then `materials` and `skin_palette`.
+    buffers: [BufferWrite; 6],
     /// `material_textures`, while texels or a layer copy wait.
     textures: Option<ImageWrite>,
     /// The outgrown array, while its layers wait to be copied.
@@ -61,7 +68,7 @@ impl TypedPass for MeshUploadPass {
     }
 
     fn register(&mut self, registry: &mut Registry<'_>) -> MeshUploadHandles {
-        let buffers = [MESH_VERTICES, MESH_INDICES, MESH_UVS, MATERIALS].map(|name| {
+        let buffers = [MESH_VERTICES, MESH_INDICES, MESH_UVS, MESH_SKIN, MATERIALS, SKIN_PALETTE].map(|name| {
             let buffer = registry.buffer(name);
             registry.write_buffer(buffer, Access::TransferWrite)
         });
@@ -85,6 +92,17 @@ impl TypedPass for MeshUploadPass {
             result = context.upload_buffer(&targets[target as usize], offset, bytes);
             if result.is_err() {
                 break;
+            }
+        }
+        if result.is_ok() {
+            for (offset, bytes) in scene.palette_slice() {
+                result = context.upload_buffer(&targets[PALETTE_TARGET], offset, bytes);
+                if result.is_err() {
+                    break;
+                }
+            }
+            if result.is_ok() {
+                scene.note_palette_staged();
             }
         }
         if let (Ok(()), Some((offset, bytes))) = (&result, scene.material_slice()) {

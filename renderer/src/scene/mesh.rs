@@ -16,17 +16,21 @@ use render_graph::{GpuBuffer, GpuDevice, GraphError, Result};
 
 use crate::scene::as_bytes;
 
-/// The device copies of a [`MeshLibrary`]: `mesh_vertices` (vec4 vertices, storage buffer)
-/// and `mesh_indices` (u32 index buffer).
+/// The device copies of a [`MeshLibrary`]: `mesh_vertices` (vec4 vertices, storage buffer),
+/// `mesh_indices` (u32 index buffer) and `mesh_skin` (the vertices' packed skinning
+/// influences, storage buffer; one entry while no mesh is skinned).
 pub(crate) struct MeshBuffers {
     pub(crate) vertices: Arc<GpuBuffer>,
     pub(crate) indices: Arc<GpuBuffer>,
+    pub(crate) skin: Arc<GpuBuffer>,
 }
 
 impl MeshBuffers {
     /// Creates device-local buffers and fills them through a temporary staging buffer,
     /// waiting for the copy (setup work, outside the frame loop).
-    pub(crate) fn upload(device: &Arc<GpuDevice>, library: &MeshLibrary) -> Result<MeshBuffers> {
+    /// `skin` is the library's packed influences (`skinning.rs`), empty while no mesh is
+    /// skinned.
+    pub(crate) fn upload(device: &Arc<GpuDevice>, library: &MeshLibrary, skin: &[[u32; 4]]) -> Result<MeshBuffers> {
         if library.is_empty() {
             return Err(GraphError::InvalidDescription {
                 resource: String::from("mesh_vertices"),
@@ -51,7 +55,15 @@ impl MeshBuffers {
             dst_usage | vk::BufferUsageFlags::INDEX_BUFFER,
             MemoryLocation::GpuOnly,
         )?;
-        let total = (vertex_bytes.len() + index_bytes.len()) as u64;
+        let skin_bytes = as_bytes(skin);
+        let skin_buffer = GpuBuffer::new(
+            device,
+            "mesh_skin",
+            skin_bytes.len().max(16) as u64,
+            dst_usage | vk::BufferUsageFlags::STORAGE_BUFFER,
+            MemoryLocation::GpuOnly,
+        )?;
+        let total = (vertex_bytes.len() + index_bytes.len() + skin_bytes.len()) as u64;
         let mut staging = GpuBuffer::new(
             device,
             "mesh staging",
@@ -64,7 +76,9 @@ impl MeshBuffers {
                 .mapped_mut()
                 .ok_or_else(|| GraphError::Allocation(String::from("mesh staging buffer is not mapped")))?;
             mapped[..vertex_bytes.len()].copy_from_slice(vertex_bytes);
-            mapped[vertex_bytes.len()..total as usize].copy_from_slice(index_bytes);
+            let skin_start = vertex_bytes.len() + index_bytes.len();
+            mapped[vertex_bytes.len()..skin_start].copy_from_slice(index_bytes);
+            mapped[skin_start..total as usize].copy_from_slice(skin_bytes);
         }
         staging.flush()?;
         let raw = device.raw();
@@ -77,7 +91,13 @@ impl MeshBuffers {
             unsafe { raw.cmd_copy_buffer(command_buffer, staging.raw(), vertices.raw(), &[vertex_copy]) };
             // SAFETY: as above.
             unsafe { raw.cmd_copy_buffer(command_buffer, staging.raw(), indices.raw(), &[index_copy]) };
+            if !skin_bytes.is_empty() {
+                let src_offset = (vertex_bytes.len() + index_bytes.len()) as u64;
+                let skin_copy = vk::BufferCopy { src_offset, dst_offset: 0, size: skin_bytes.len() as u64 };
+                // SAFETY: as above.
+                unsafe { raw.cmd_copy_buffer(command_buffer, staging.raw(), skin_buffer.raw(), &[skin_copy]) };
+            }
         })?;
-        Ok(MeshBuffers { vertices: Arc::new(vertices), indices: Arc::new(indices) })
+        Ok(MeshBuffers { vertices: Arc::new(vertices), indices: Arc::new(indices), skin: Arc::new(skin_buffer) })
     }
 }

@@ -20,8 +20,9 @@ pub use cluster_table::{
     PAIR_FIRST, PAIR_WHOLE,
 };
 pub use gpu_scene::{
-    lock_scene, set_scene_memory_limit, GpuScene, MaterialError, ObjectDesc, RemoveMeshError, ReplaceMeshError,
-    ResidencyReport, SceneGrowthError, SharedScene, UploadReport, DEVICE_HEAP_SHARE, REMOVED_MATERIAL_DRAWS,
+    gpu_skin_weights, lock_scene, mesh_is_skinned, pack_vertex_skin, set_scene_memory_limit, GpuScene, MaterialError,
+    ObjectDesc, RemoveMeshError, ReplaceMeshError, ResidencyReport, SceneGrowthError, SharedScene, UploadReport,
+    DEVICE_HEAP_SHARE, PALETTE_JOINT_BYTES, REMOVED_MATERIAL_DRAWS,
 };
 pub(crate) use gpu_scene::{MeshCopy, RecordedCopy};
 pub use materials::GpuMaterial;

@@ -4,8 +4,9 @@
 //!
 //! An object lives in two buffers indexed by its slot, split by how often each part changes:
 //! [`ObjectTransform`] (`object_transforms`, 48 bytes) is all that a moving object uploads;
-//! [`ObjectRecord`] (`object_records`, 48 bytes) holds what changes with the mesh, its level
-//! of detail, colour or material. The world box is not stored: every shader that culls
+//! [`ObjectRecord`] (`object_records`, 64 bytes) holds what changes with the mesh, its level
+//! of detail, colour, material or skin (a skinned object's palette slice, and its posed box
+//! on frames its rig was animated). The world box is not stored: every shader that culls
 //! computes it from the record's local box and the transform ([`world_box`], the GLSL
 //! `object_world_box`), with the operations of the CPU's `Aabb::transformed_center_half`, so
 //! the GPU's frustum bits equal the CPU kernels' bits for the same object.
@@ -61,7 +62,7 @@ impl ObjectTransform {
 /// What an object is drawn and culled with, as stored in `object_records`: its box in its own
 /// space, its mesh's draw arguments, colour and material.
 ///
-/// GLSL twin: `struct ObjectRecord` in `shaders/glsl/engine/object_record.h` (std430, 48 bytes). The
+/// GLSL twin: `struct ObjectRecord` in `shaders/glsl/engine/object_record.h` (std430, 64 bytes). The
 /// pair of record and [`ObjectTransform`] is self-contained for GPU culling: a compaction
 /// shader writes a [`DrawCommand`] from the record alone. An empty slot holds
 /// [`ObjectRecord::EMPTY`]: no indices, so it is never drawn, never counted visible and never
@@ -88,10 +89,18 @@ pub struct ObjectRecord {
     pub material: u32,
     /// The mesh id (index into the scene's [`meshes::MeshLibrary`]).
     pub mesh: u32,
+    /// First entry of the object's rig in `skin_palette` (its `animation::Skin`'s
+    /// `skin_first`); meaningful when [`ObjectRecord::skin_count`] is not 0.
+    pub skin_first: u32,
+    /// Joints of the object's rig in `skin_palette`: 0 draws the mesh rigid (a static mesh,
+    /// or a skinned one without a rig, in its bind pose).
+    pub skin_count: u32,
+    /// Zero; free for later columns (the record stays a multiple of 16 bytes).
+    pub reserved: [u32; 2],
 }
 
 const _: () = {
-    assert!(size_of::<ObjectRecord>() == 48, "ObjectRecord must match the std430 size in object_record.h");
+    assert!(size_of::<ObjectRecord>() == 64, "ObjectRecord must match the std430 size in object_record.h");
     assert!(offset_of!(ObjectRecord, local_center) == 0);
     assert!(offset_of!(ObjectRecord, index_count) == 12, "uint index_count packs after the vec3");
     assert!(offset_of!(ObjectRecord, local_half) == 16);
@@ -100,6 +109,9 @@ const _: () = {
     assert!(offset_of!(ObjectRecord, color) == 36);
     assert!(offset_of!(ObjectRecord, material) == 40);
     assert!(offset_of!(ObjectRecord, mesh) == 44);
+    assert!(offset_of!(ObjectRecord, skin_first) == 48);
+    assert!(offset_of!(ObjectRecord, skin_count) == 52);
+    assert!(offset_of!(ObjectRecord, reserved) == 56);
     // std430 rounds the array stride of a struct holding a vec3 up to 16 bytes.
     assert!(size_of::<ObjectRecord>().is_multiple_of(16));
 };
@@ -118,6 +130,9 @@ impl ObjectRecord {
         color: 0,
         material: 0,
         mesh: 0,
+        skin_first: 0,
+        skin_count: 0,
+        reserved: [0; 2],
     };
 
     /// Whether the record draws nothing.
@@ -226,7 +241,7 @@ pub const fn pack_rgba8(red: u8, green: u8, blue: u8, alpha: u8) -> u32 {
 /// The type must be `#[repr(C)]`, `Copy`, and have no padding bytes.
 pub(crate) unsafe trait PlainData: Copy {}
 
-// SAFETY: repr(C) of twelve four-byte fields, 48 bytes (checked above): no padding.
+// SAFETY: repr(C) of sixteen four-byte fields, 64 bytes (checked above): no padding.
 unsafe impl PlainData for ObjectRecord {}
 // SAFETY: repr(C) of twelve f32, 48 bytes (checked above): no padding.
 unsafe impl PlainData for ObjectTransform {}
@@ -241,6 +256,8 @@ unsafe impl PlainData for u64 {}
 unsafe impl PlainData for crate::passes::CullView {}
 // SAFETY: an array of four f32 has no padding.
 unsafe impl PlainData for [f32; 4] {}
+// SAFETY: an array of four u32 has no padding.
+unsafe impl PlainData for [u32; 4] {}
 // SAFETY: an array of two f32 has no padding.
 unsafe impl PlainData for [f32; 2] {}
 // SAFETY: repr(C) of four four-byte fields, 16 bytes (checked in materials.rs): no padding.

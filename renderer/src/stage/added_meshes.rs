@@ -62,6 +62,19 @@ impl RenderMeshes {
         OccluderChanges::note_mesh(changes, ids, vertices.positions, &indices);
     }
 
+    /// Adds a skinned mesh with its levels of detail (finest first) and its vertices' joints
+    /// and weights, as [`RenderMeshes::add_mesh_levels`]: the influences stream to the GPU
+    /// with the vertices, so an entity drawing it with an `animation::Skin` is skinned (see
+    /// [`GpuScene::add_skinned_mesh_levels`](crate::GpuScene::add_skinned_mesh_levels)).
+    pub fn add_skinned_mesh_levels(
+        &self,
+        vertices: MeshVertices<'_>,
+        skin: meshes::VertexSkin<'_>,
+        levels: &[(&[u32], &[Meshlet])],
+    ) -> meshes::Result<Range<u32>> {
+        lock_scene(&self.scene).add_skinned_mesh_levels(vertices, skin, levels)
+    }
+
     /// Removes a mesh added here, named by its finest level's id (the start of what
     /// [`RenderMeshes::add_mesh_levels`] returned): objects still naming its levels draw
     /// nothing from the next frame on, with one warning naming it; an unknown id, another

@@ -519,10 +519,12 @@ fn render_system(
         Option<ResMut<'static, GpuFeedback>>,
         ResMut<'static, RenderExtract>,
         Res<'static, DebugView>,
+        Option<Res<'static, animation::SkinPalette>>,
     );
     System::with_params::<Params>(RENDER_SYSTEM, move |ctx, params| {
         runtime::profile_zone!("render");
-        let (world, visibility, shadows, settings, mut report, mut shots, feedback, mut extract, debug_view) = params;
+        let (world, visibility, shadows, settings, mut report, mut shots, feedback, mut extract, debug_view, palette) =
+            params;
         let changes = ctx.changes();
         let pipelined = settings.pipelined_frames;
         let mut feedback = feedback.filter(|_| feeds_back);
@@ -557,6 +559,7 @@ fn render_system(
             transfer_budget: settings.transfer_budget,
             mesh_memory_budget: settings.mesh_memory_budget,
             evict_after_frames: settings.evict_after_frames,
+            palette: palette.as_deref(),
         };
         let prepared = state.prepare(inputs, &mut outcome, &mut shots);
         if !matches!(prepared, Ok(true)) {

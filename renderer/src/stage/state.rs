@@ -34,6 +34,8 @@ pub(super) struct FrameInputs<'a> {
     pub(super) mesh_memory_budget: Option<u64>,
     /// [`ecs::RenderSettings::evict_after_frames`].
     pub(super) evict_after_frames: u32,
+    /// The animation system's skin palette, when animation is installed.
+    pub(super) palette: Option<&'a animation::SkinPalette>,
 }
 
 /// The shadows of the frame as the renderer was installed (all zero without shadows).
@@ -306,6 +308,11 @@ impl RenderState {
         report.residency = scene.residency_report();
         plot_residency(&report.residency);
         let synced = self.sync.apply(world, changes, visibility, &mut scene)?;
+        if let Some(palette) = inputs.palette {
+            if let Err(error) = scene.sync_palette(palette) {
+                stream_error = Some(format!("the skin palette buffer could not grow: {error}"));
+            }
+        }
         report.sync_seconds = started.elapsed().as_secs_f64();
         report.synced_slots = synced.slots;
         report.missing_meshes = synced.missing_meshes;

@@ -8,6 +8,14 @@
 //! for bit), its material handle and the entity's [`BaseColor`] (white without one). An
 //! undrawable or freed slot, and every slot past [`Visibility::len`], holds the empty record.
 //!
+//! A skinned object (its drawn mesh has influences and its entity an [`animation::Skin`]
+//! holding a palette slice) carries the slice in its record (`skin_first`, `skin_count`); the
+//! local box is then the posed box the Visibility stage culled it with
+//! ([`ecs::SkinnedPose`]), so the record changes, and uploads, on the frames its rig moved.
+//! The slots of entities whose `Skin` was written (a slice given or moved) are written
+//! again. A skinned mesh on an entity without a rig is drawn rigid, in its bind pose, with
+//! one warning.
+//!
 //! An object whose mesh was added while frames run and is not on the GPU yet draws the
 //! stand-in [`GpuScene::drawn_mesh`] names (a coarser level, or a box of the mesh's bounds),
 //! culled with its own box. In a frame where a level of such a mesh arrives, or the mesh is
@@ -23,7 +31,8 @@
 use std::any::TypeId;
 
 use super::family_slots::FamilySlots;
-use crate::scene::{GpuScene, ObjectRecord, ObjectTransform, SceneGrowthError};
+use crate::scene::{mesh_is_skinned, GpuScene, ObjectRecord, ObjectTransform, SceneGrowthError};
+use animation::Skin;
 use ecs::{BaseColor, MeshHandle};
 use runtime::changes::{ChangeCursor, ChangedSince, Changes};
 use runtime::hecs::{Entity, World};
@@ -40,6 +49,11 @@ pub(crate) struct SceneSync {
     families: FamilySlots,
     cursor: ChangeCursor,
     colors: ChangedSince,
+    /// Where the sync stands in the change log of [`Skin`]s, and what it found there.
+    skin_cursor: ChangeCursor,
+    skins: ChangedSince,
+    /// Whether the unrigged skinned mesh warning was logged (it is logged once).
+    warned_unrigged: bool,
     /// Whether the missing-mesh warning was logged (it is logged once).
     warned_missing_mesh: bool,
     /// The scene holds fewer slots than the Visibility stage has (a growth failed): the
@@ -103,6 +117,9 @@ impl SceneSync {
         if resync {
             (0..len).for_each(|slot| write(self, scene, slot));
         } else {
+            if scene.has_skinned_meshes() {
+                self.rewrite_skins(world, changes, visibility, scene, len, &mut write);
+            }
             visibility
                 .changes()
                 .slots()
@@ -206,6 +223,9 @@ impl SceneSync {
             scene.set_parts(index, ObjectTransform::IDENTITY, ObjectRecord::EMPTY).expect("slot below the count");
             return false;
         };
+        if scene.has_skinned_meshes() && mesh_is_skinned(scene.meshes(), mesh) {
+            self.set_skin(world, entity, &mut record);
+        }
         if !objects.is_finite(slot) {
             // The stage keeps an object it cannot bound; a non-finite box makes every GPU
             // test keep it too.
@@ -214,6 +234,65 @@ impl SceneSync {
         let transform = ObjectTransform::from_cols(&objects.models[slot].to_cols_array_2d());
         scene.set_parts(index, transform, record).expect("slot below the count");
         true
+    }
+}
+
+impl SceneSync {
+    /// Writes again the slots of the entities whose [`Skin`] was written since the last frame
+    /// (a palette slice given or moved), below `len`.
+    fn rewrite_skins(
+        &mut self,
+        world: &World,
+        changes: &Changes,
+        visibility: &Visibility,
+        scene: &mut GpuScene,
+        len: usize,
+        write: &mut impl FnMut(&mut SceneSync, &mut GpuScene, usize),
+    ) {
+        let mut skins = std::mem::take(&mut self.skins);
+        changes.collect(&mut self.skin_cursor, &[TypeId::of::<Skin>()], &mut skins);
+        let mut rewrite = |sync: &mut SceneSync, entity: Entity| {
+            if let Some(slot) = visibility.slot_of(entity).map(|slot| slot as usize).filter(|&slot| slot < len) {
+                write(sync, scene, slot);
+            }
+        };
+        if skins.everything {
+            (0..len).for_each(|slot| write(self, scene, slot));
+        } else {
+            for &position in &skins.archetypes {
+                let Some(archetype) = world.archetypes().nth(position as usize) else { continue };
+                for &id in archetype.ids() {
+                    // SAFETY: an archetype's ids name live entities, and the world is borrowed
+                    // shared, so none can be despawned meanwhile.
+                    let entity = unsafe { world.find_entity_from_id(id) };
+                    rewrite(self, entity);
+                }
+            }
+            for &entity in &skins.entities {
+                rewrite(self, entity);
+            }
+        }
+        self.skins = skins;
+    }
+
+    /// Puts `entity`'s palette slice in `record` (drawing a skinned mesh); without a rig the
+    /// mesh is drawn rigid, in its bind pose, said once.
+    fn set_skin(&mut self, world: &World, entity: Entity, record: &mut ObjectRecord) {
+        let slice = world.get::<&Skin>(entity).ok().map(|skin| (skin.skin_first(), skin.skin_count()));
+        match slice {
+            Some((first, count)) if count > 0 => {
+                record.skin_first = first;
+                record.skin_count = count;
+            }
+            _ => {
+                if !std::mem::replace(&mut self.warned_unrigged, true) {
+                    log::warn!(
+                        "an entity draws a skinned mesh without a rig (no animation::Skin, or one the animation \
+                         system has not posed): it is drawn in its bind pose"
+                    );
+                }
+            }
+        }
     }
 }
 

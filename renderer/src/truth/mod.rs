@@ -187,6 +187,7 @@ pub fn check_frame(
     }
     reference.set_shadows(shadows, visibility);
     reference.follow_stand_ins(report);
+    reference.follow_skins(world, visibility);
     let differing_pixels = compare_with_unculled(reference, image, world, visibility)?;
     let owners = reference.objects_with_pixels(world, visibility)?;
     let submitted = submitted(report, visibility, reference.parts().1);

@@ -39,6 +39,11 @@ pub struct ReferenceRenderer {
     /// The light views every frame draws shadows from (every caster kept), with the eye and
     /// view axis they are lit for; `None` draws no shadows.
     shadows: Option<(culling::ShadowViews, glam::Vec3, glam::Vec3)>,
+    /// Whether a skin palette was given ([`ReferenceRenderer::set_palette`]): skinned
+    /// objects are then drawn in their pose, else in their bind pose.
+    palette_given: bool,
+    /// By slot, the palette slice of its entity's rig (`(0, 0)`: none), for the frame checked.
+    skins: Vec<(u32, u32)>,
 }
 
 impl ReferenceRenderer {
@@ -100,6 +105,8 @@ impl ReferenceRenderer {
             capacity,
             generation: 0,
             stand_ins: Vec::new(),
+            palette_given: false,
+            skins: Vec::new(),
             shadows: None,
         })
     }
@@ -373,11 +380,35 @@ impl ReferenceRenderer {
         lock_scene(&self.scene).follow_texture_mips(&report.texture_mips);
     }
 
+    /// Draws skinned objects with `palette` (the frame's, the `animation` resource) from now
+    /// on, each with its entity's rig ([`ReferenceRenderer::follow_skins`], which
+    /// [`check_frame`](super::check_frame) calls): the reference then draws the pose the frame
+    /// drew. Without it, skinned objects are drawn in their bind pose. Call it before each
+    /// frame's check; an error when the palette buffer cannot grow.
+    pub fn set_palette(&mut self, palette: &animation::SkinPalette) -> Result<(), TruthError> {
+        lock_scene(&self.scene).sync_palette(palette)?;
+        self.palette_given = true;
+        Ok(())
+    }
+
+    /// Takes each slot's rig from `world` (its entity's `animation::Skin`), for skinned
+    /// objects drawn in their pose once a palette was given.
+    pub fn follow_skins(&mut self, world: &World, visibility: &Visibility) {
+        self.skins.clear();
+        if !self.palette_given {
+            return;
+        }
+        let entities = &visibility.objects().entities;
+        self.skins.extend(entities.iter().map(|&entity| {
+            world.get::<&animation::Skin>(entity).map_or((0, 0), |skin| (skin.skin_first(), skin.skin_count()))
+        }));
+    }
+
     /// Writes every object as a record, object `i` in `color_of(i)`, and the shadows' caster
     /// draws from those records; returns each object's triangle count.
     pub fn upload(&mut self, visibility: &Visibility, color_of: impl Fn(usize) -> u32) -> Result<Vec<u64>, TruthError> {
         lock_scene(&self.scene).stream_frame(u64::MAX)?;
-        let triangles = upload_objects_drawing(&self.scene, visibility, &color_of, &self.stand_ins)?;
+        let triangles = upload_objects_skinned(&self.scene, visibility, &color_of, &self.stand_ins, &self.skins)?;
         {
             let scene = lock_scene(&self.scene);
             scene.follow_growth(&mut self.graph, &mut self.generation);
@@ -471,6 +502,18 @@ pub fn upload_objects_drawing(
     color_of: &impl Fn(usize) -> u32,
     stand_ins: &[(u32, Option<u32>)],
 ) -> Result<Vec<u64>, TruthError> {
+    upload_objects_skinned(scene, visibility, color_of, stand_ins, &[])
+}
+
+/// [`upload_objects_drawing`], where the object of slot `i` drawing a skinned mesh is skinned
+/// with the palette slice `skins[i]` (none past the list, or for `(_, 0)`).
+fn upload_objects_skinned(
+    scene: &SharedScene,
+    visibility: &Visibility,
+    color_of: &impl Fn(usize) -> u32,
+    stand_ins: &[(u32, Option<u32>)],
+    skins: &[(u32, u32)],
+) -> Result<Vec<u64>, TruthError> {
     let objects = visibility.objects();
     let mut scene = lock_scene(scene);
     // The scene grows to hold every object; a graph drawing it follows
@@ -504,6 +547,13 @@ pub fn upload_objects_drawing(
         let world = objects.models[index].to_cols_array_2d();
         scene
             .set_object(index as u32, ObjectDesc { world, color: color_of(index), mesh, material: draw.material.0 })?;
+        if let Some(&(skin_first, skin_count)) = skins.get(index).filter(|skin| skin.1 > 0) {
+            if crate::mesh_is_skinned(scene.meshes(), mesh) {
+                let record = crate::ObjectRecord { skin_first, skin_count, ..scene.records()[index] };
+                let transform = scene.transforms()[index];
+                scene.set_parts(index as u32, transform, record)?;
+            }
+        }
     }
     Ok(triangles)
 }

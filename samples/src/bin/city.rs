@@ -445,6 +445,7 @@ fn main() -> ExitCode {
                     app.world(),
                     &meshes.library,
                     shadows.as_deref(),
+                    app.resources().get::<animation::SkinPalette>().as_deref(),
                     &request,
                 )
             };

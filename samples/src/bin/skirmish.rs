@@ -351,6 +351,7 @@ fn main() -> ExitCode {
                         app.world(),
                         &library.library,
                         shadows.as_deref(),
+                        app.resources().get::<animation::SkinPalette>().as_deref(),
                         &request,
                     )
                 };

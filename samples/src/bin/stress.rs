@@ -330,6 +330,7 @@ fn main() -> ExitCode {
                     app.world(),
                     &library,
                     None,
+                    app.resources().get::<animation::SkinPalette>().as_deref(),
                     &request,
                 )
             };

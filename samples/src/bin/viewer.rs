@@ -39,6 +39,15 @@
 //! unculled like the rest) and in the window (the Render stage culls the casters per cascade,
 //! on the GPU with GPU culling).
 //!
+//! `--animate [CLIP]` plays the files' animations: each skinned mesh is rigged when spawned
+//! and plays the clip named CLIP (a name or an index into the file's clips; the first clip
+//! of its skin without one), looping, posed by the animation system and skinned on the GPU.
+//! Headless it draws `--frames N` frames (60 without) at 30 frames a second, writes every
+//! `--png-every K`-th one (only the last without) beside `--out` as `IMAGE-NNNN.png`, and
+//! prints how many frames differ from the first; `--truth` compares each frame's culled
+//! image with the unculled one (else only the last frame is compared). In the window it
+//! plays until closed. Without `--animate` skinned meshes stand in their bind pose.
+//!
 //! `--classify` also culls meshlet by meshlet on the GPU (a `cluster cull:` line, checked
 //! against the unculled image and the meshlet truth) and writes `IMAGE-meshlets.png`: every
 //! meshlet drawn with culling off in its verdict's colour (visible green, frustum red,
@@ -59,7 +68,10 @@ static ALLOCATOR: runtime::profiling::TrackedAllocator = runtime::profiling::tra
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use assets::{load_gltf, spawn_model, AlphaMode, BaseColor, GltfMaterial, GltfScene, Model, ProcessOptions};
+use assets::{
+    load_gltf, spawn_model_animated, AlphaMode, BaseColor, GltfMaterial, GltfScene, Model, ModelAnimation,
+    ProcessOptions,
+};
 use culling::occlusion::OccluderMeshes;
 use culling::Visibility;
 use ecs::{Aabb, Camera, Transform, Viewport};
@@ -72,7 +84,8 @@ use samples::viewer::{frame_bounds, place_models, scene_bounds, stream, Placemen
 const SKY: [f32; 4] = [0.55, 0.70, 0.90, 1.0];
 
 const USAGE: &str = "usage: viewer SCENE.gltf|SCENE.glb [MORE.gltf|MORE.glb ...] [--as-is] [--out IMAGE.png] \
-                     [--size WxH] [--classify] [--shadows] [--stream] [--window [--hud] [--frames N] [--screenshot IMAGE.png]]\n\
+                     [--size WxH] [--classify] [--shadows] [--stream] [--window [--hud] [--frames N] [--screenshot IMAGE.png]] \
+                     [--animate [CLIP] [--frames N] [--png-every K] [--truth]]\n\
                      several files stand side by side along +x by their bounds (--as-is: each at its own \
                      origin); a bad one is named, the others drawn, and the exit code is 1";
 
@@ -89,7 +102,16 @@ struct Options {
     shadows: bool,
     hud: bool,
     stream: bool,
+    /// `--animate`: the clip asked for (`Some(None)`: each skin's first).
+    animate: Option<Option<String>>,
+    png_every: Option<u64>,
+    truth: bool,
 }
+
+/// Frames `--animate` draws headless without `--frames`.
+const ANIMATE_FRAMES: u64 = 60;
+/// The animation's time step, seconds a frame.
+const ANIMATE_DELTA: f32 = 1.0 / 30.0;
 
 fn parse_options() -> Result<Options, String> {
     let mut scenes = Vec::new();
@@ -99,7 +121,8 @@ fn parse_options() -> Result<Options, String> {
     let mut classify = false;
     let (mut window, mut frames, mut screenshot) = (false, None, None);
     let (mut shadows, mut hud, mut stream) = (false, false, false);
-    let mut arguments = std::env::args().skip(1);
+    let (mut animate, mut png_every, mut truth) = (None, None, false);
+    let mut arguments = std::env::args().skip(1).peekable();
     while let Some(argument) = arguments.next() {
         match argument.as_str() {
             "--out" => out = PathBuf::from(arguments.next().ok_or("--out needs a path")?),
@@ -117,6 +140,25 @@ fn parse_options() -> Result<Options, String> {
             "--shadows" => shadows = true,
             "--hud" => hud = true,
             "--stream" => stream = true,
+            "--truth" => truth = true,
+            "--animate" => {
+                // The clip is the next argument unless it is an option or a file.
+                let next = arguments
+                    .peek()
+                    .filter(|next| !next.starts_with("--") && !next.ends_with(".gltf") && !next.ends_with(".glb"));
+                let clip = next.cloned();
+                if clip.is_some() {
+                    arguments.next();
+                }
+                animate = Some(clip);
+            }
+            "--png-every" => {
+                let count = arguments.next().ok_or("--png-every needs a count")?;
+                match count.parse::<u64>() {
+                    Ok(count) if count > 0 => png_every = Some(count),
+                    _ => return Err(format!("--png-every: '{count}' is not a positive count")),
+                }
+            }
             "--frames" => {
                 let count = arguments.next().ok_or("--frames needs a count")?;
                 match count.parse::<u64>() {
@@ -133,8 +175,17 @@ fn parse_options() -> Result<Options, String> {
     if scenes.is_empty() {
         return Err(String::from("no scene file given"));
     }
-    if (frames.is_some() || screenshot.is_some() || hud) && !window {
-        return Err(String::from("--frames, --screenshot and --hud are for --window"));
+    if (screenshot.is_some() || hud) && !window {
+        return Err(String::from("--screenshot and --hud are for --window"));
+    }
+    if frames.is_some() && !window && animate.is_none() {
+        return Err(String::from("--frames is for --window or --animate"));
+    }
+    if (png_every.is_some() || truth) && animate.is_none() {
+        return Err(String::from("--png-every and --truth are for --animate"));
+    }
+    if animate.is_some() && (stream || classify) {
+        return Err(String::from("--animate draws the preloaded scene: leave out --stream and --classify"));
     }
     if screenshot.is_some() && frames.is_none() {
         return Err(String::from("--screenshot needs --frames N (the last frame is the screenshot)"));
@@ -142,7 +193,23 @@ fn parse_options() -> Result<Options, String> {
     if stream && classify {
         return Err(String::from("--classify draws the preloaded scene: leave out --stream"));
     }
-    Ok(Options { scenes, placement, out, width, height, classify, window, frames, screenshot, shadows, hud, stream })
+    Ok(Options {
+        scenes,
+        placement,
+        out,
+        width,
+        height,
+        classify,
+        window,
+        frames,
+        screenshot,
+        shadows,
+        hud,
+        stream,
+        animate,
+        png_every,
+        truth,
+    })
 }
 
 /// A file that loaded, with its path (for the lines naming it).
@@ -238,12 +305,14 @@ struct Spawned {
     bounds: Option<Aabb>,
 }
 
-/// Adds each file's model to the library once and spawns it where `placement` puts it; a
-/// file whose model does not fit the library is named and left out (`any_bad` set).
+/// Adds each file's model to the library once and spawns it where `placement` puts it,
+/// playing `animate`'s clip (see [`model_animation`]; still without); a file whose model does
+/// not fit the library, or has no such clip, is named and left out (`any_bad` set).
 fn spawn_files(
     app: &mut App,
     loaded: &[Loaded],
     placement: Placement,
+    animate: Option<&Option<String>>,
     library: &mut MeshLibrary,
     occluders: &mut OccluderMeshes,
     any_bad: &mut bool,
@@ -260,7 +329,15 @@ fn spawn_files(
                 continue;
             }
         };
-        let placed = spawn_model(app.world_mut(), &model, Transform::from_translation(offset));
+        let animation = match model_animation(&model, animate) {
+            Ok(animation) => animation,
+            Err(error) => {
+                eprintln!("viewer: {}: {error}", file.path.display());
+                *any_bad = true;
+                continue;
+            }
+        };
+        let placed = spawn_model_animated(app.world_mut(), &model, Transform::from_translation(offset), animation);
         spawned.drawables.extend(placed.drawables);
         spawned.cameras.extend(placed.cameras);
         if let Some(bounds) = bounds {
@@ -272,13 +349,43 @@ fn spawn_files(
     spawned
 }
 
+/// What plays on `model` for `--animate` (`animate`): the clip named or numbered, or each
+/// skin's first; nothing without `--animate`.
+fn model_animation(model: &Model, animate: Option<&Option<String>>) -> Result<ModelAnimation, String> {
+    let Some(clip) = animate else { return Ok(ModelAnimation::Still) };
+    let Some(clip) = clip else { return Ok(ModelAnimation::First) };
+    let index =
+        clip.parse::<usize>().ok().filter(|&index| index < model.clips().len()).or_else(|| model.clip_named(clip));
+    match index {
+        Some(index) => Ok(ModelAnimation::Clip(index)),
+        None => {
+            let names: Vec<&str> = model.clips().map(|(clip, _)| clip.name()).collect();
+            Err(format!("no animation '{clip}' (the file has {names:?})"))
+        }
+    }
+}
+
 fn view(options: &Options, loaded: &[Loaded], any_bad: &mut bool) -> ExitCode {
     let mut app = App::new();
     culling::install(&mut app);
+    if options.animate.is_some() {
+        animation::install(&mut app);
+        if !options.window {
+            app.set_fixed_delta(Some(ANIMATE_DELTA));
+        }
+    }
     app.insert_resource(Viewport { width: options.width, height: options.height });
     let mut library = MeshLibrary::new();
     let mut occluders = OccluderMeshes::new();
-    let spawned = spawn_files(&mut app, loaded, options.placement, &mut library, &mut occluders, any_bad);
+    let spawned = spawn_files(
+        &mut app,
+        loaded,
+        options.placement,
+        options.animate.as_ref(),
+        &mut library,
+        &mut occluders,
+        any_bad,
+    );
     let names = || loaded.iter().map(|file| file.path.display().to_string()).collect::<Vec<_>>().join(", ");
     if spawned.drawables.is_empty() {
         println!("viewer: {} has nothing to draw", names());
@@ -369,6 +476,10 @@ fn view(options: &Options, loaded: &[Loaded], any_bad: &mut bool) -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
+    if options.animate.is_some() {
+        drop(visibility);
+        return animate_frames(options, &mut app, &mut renderer, &colors);
+    }
     if options.shadows {
         renderer.set_shadows(Some(&app.resource::<culling::ShadowViews>()), &visibility);
     }
@@ -432,6 +543,79 @@ fn view(options: &Options, loaded: &[Loaded], any_bad: &mut bool) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--animate` headless: draws the frames, the skinned meshes posed by the animation system
+/// and skinned on the GPU, writes the PNGs asked for and compares culled with unculled
+/// images (every frame with `--truth`, else the last).
+fn animate_frames(options: &Options, app: &mut App, renderer: &mut MeshRenderer, colors: &[u32]) -> ExitCode {
+    let frames = options.frames.unwrap_or(ANIMATE_FRAMES);
+    let every = options.png_every.unwrap_or(frames);
+    let (mut first, mut moved, mut differing, mut written) = (None::<Vec<u8>>, 0_u64, 0_usize, Vec::new());
+    for frame in 0..frames {
+        if frame > 0 {
+            app.run_frame();
+        }
+        if let Err(error) = renderer.set_palette(&app.resource::<animation::SkinPalette>()) {
+            eprintln!("viewer: animate: {error}");
+            return ExitCode::FAILURE;
+        }
+        let visibility = app.resource::<Visibility>();
+        renderer.follow_skins(app.world(), &visibility);
+        if options.shadows {
+            renderer.set_shadows(Some(&app.resource::<culling::ShadowViews>()), &visibility);
+        }
+        let white = pack_rgba8(255, 255, 255, 255);
+        let color_of = |object: usize| colors.get(object).copied().unwrap_or(white);
+        let (pixels, checked) = match renderer.render_and_check(&visibility, color_of) {
+            Ok(drawn) => drawn,
+            Err(error) => {
+                eprintln!("viewer: render: {error}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let last = frame + 1 == frames;
+        if options.truth || last {
+            differing += checked.differing_pixels;
+        }
+        match &first {
+            None => first = Some(pixels.clone()),
+            Some(first) => moved += u64::from(*first != pixels),
+        }
+        if (frame + 1) % every == 0 || last {
+            let path = frame_path(&options.out, frame);
+            if let Err(error) = renderer.write_png(&path, &pixels) {
+                eprintln!("viewer: {}: {error}", path.display());
+                return ExitCode::FAILURE;
+            }
+            written.push(path);
+        }
+    }
+    let report = app.resource::<animation::AnimationReport>();
+    println!(
+        "animate: {} rigs, {} joints; {frames} frames, {moved} differ from the first; culled vs unculled: {}; wrote {} PNGs ({})",
+        report.rigs,
+        report.joints,
+        if differing == 0 { String::from("identical images") } else { format!("{differing} pixels differ") },
+        written.len(),
+        written.last().map_or(String::new(), |path| path.display().to_string())
+    );
+    let problems = renderer.validation_problems();
+    if !problems.is_empty() {
+        eprintln!("viewer: validation reported problems: {problems:?}");
+        return ExitCode::FAILURE;
+    }
+    if differing == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// `--animate`'s PNG of frame `frame`: beside `out`, named `STEM-NNNN.png`.
+fn frame_path(out: &std::path::Path, frame: u64) -> PathBuf {
+    let stem = out.file_stem().map_or_else(|| String::from("viewer"), |stem| stem.to_string_lossy().into_owned());
+    out.with_file_name(format!("{stem}-{frame:04}.png"))
 }
 
 /// Frames the viewer runs at most while streaming headless.
@@ -568,6 +752,7 @@ fn view_streamed(options: &Options) -> ExitCode {
         app.world(),
         &library,
         shadows.as_deref(),
+        app.resources().get::<animation::SkinPalette>().as_deref(),
         &request,
     );
     let code = match checked {

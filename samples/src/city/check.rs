@@ -55,6 +55,9 @@ pub struct Checked {
 /// pixel; `truth` then also draws each light view's id image of every caster and counts
 /// the owners of its texels that the view's culling left out (the GPU's per-view bits, or
 /// the host's).
+///
+/// With `palette` (the frame's `animation::SkinPalette`, where the game animates) the reference
+/// draws every skinned object in the pose the frame drew it in; without it, in its bind pose.
 #[allow(clippy::too_many_arguments)]
 pub fn check_frame(
     checker: &mut MeshRenderer,
@@ -64,6 +67,7 @@ pub fn check_frame(
     world: &hecs::World,
     library: &MeshLibrary,
     shadows: Option<&culling::ShadowViews>,
+    palette: Option<&animation::SkinPalette>,
     request: &CheckRequest,
 ) -> Result<Checked, RenderError> {
     if let Some(error) = &report.error {
@@ -78,6 +82,10 @@ pub fn check_frame(
     // Meshes added while the game runs draw what the frame drew for them (a coarser level or
     // a box) until their bytes are on the GPU; the reference draws the same.
     checker.follow_stand_ins(report);
+    if let Some(palette) = palette {
+        checker.set_palette(palette)?;
+        checker.follow_skins(world, visibility);
+    }
     let reference = checker.draw_reference(visibility, |object| slot_colors[object])?;
     let pixels = &capture.pixels;
     let compared = request.geometry.as_deref().unwrap_or(pixels);

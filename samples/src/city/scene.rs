@@ -312,11 +312,10 @@ fn spawn_traffic(world: &mut World, config: &CityConfig, layout: &mut Layout, ci
 /// Pedestrians on the sidewalks: walkers ([`WalkerRig`]) each playing the walk from its own
 /// phase at its own speed; the animation system poses them and writes the box they are
 /// culled by. They carry their visibility tags and [`PoseWhenSeen`], so only the crowd in view
-/// (last frame) is posed each frame. Their mesh keeps a skin radius of the rig's bind-pose margin: the renderer draws
-/// the body unskinned (in its bind pose), and the posed box padded by the margin holds it.
+/// (last frame) is posed each frame. The GPU skins the body with the palette the posed box
+/// was made from, so the box needs no padding (skin radius 0).
 fn spawn_pedestrians(world: &mut World, config: &CityConfig, layout: &mut Layout, city: &mut City) {
-    let mut body = city_mesh(CityMeshes::PEDESTRIAN, 7);
-    body.skin_radius = WalkerRig::BIND_POSE_MARGIN;
+    let body = city_mesh(CityMeshes::PEDESTRIAN, 7);
     let walker = WalkerRig::new();
     let pitch = config.pitch();
     for block_x in 0..config.blocks {

@@ -16,9 +16,9 @@
 
 #ifdef GATED_BY_VISIBILITY
 // The blended pass of a GPU-culled frame draws every blended object the host sorted and
-// leaves out those the cull found hidden (its `visibility_bits`, binding 7).
+// leaves out those the cull found hidden (its `visibility_bits`, binding 9).
 #include "visibility_bits.h"
-layout(std430, set = 0, binding = 7) readonly buffer VisibilityBits {
+layout(std430, set = 0, binding = 9) readonly buffer VisibilityBits {
     uint visibility[];
 };
 #endif
@@ -52,9 +52,11 @@ void main() {
 #ifdef GATED_BY_VISIBILITY
     drawn = drawn && VISIBILITY_BIT(visibility, object_index);
 #endif
-    gl_Position = drawn ? object_clip_position(object_index, uint(gl_VertexIndex)) : CLIPPED_AWAY;
+    // Skinned once for the position, the world point and the normal.
+    vec3 local = object_vertex(object_index, uint(gl_VertexIndex));
+    gl_Position = drawn ? object_clip_position_of(object_index, local) : CLIPPED_AWAY;
 #ifdef SHADOWED
-    out_world = object_point(transforms[object_index], positions[gl_VertexIndex].xyz);
+    out_world = object_point(transforms[object_index], local);
 #endif
     out_color = objects[object_index].color;
     out_uv = uvs[gl_VertexIndex];
@@ -67,6 +69,7 @@ void main() {
         ObjectTransform transform = transforms[object_index];
         mat3 axes = mat3(transform_column(transform, 0), transform_column(transform, 1), transform_column(transform, 2));
         mat3 normal_matrix = transpose(inverse(axes));
-        out_normal = normalize(normal_matrix * unpack_normal(normal_bits));
+        vec3 normal = object_local_normal(objects[object_index], uint(gl_VertexIndex), unpack_normal(normal_bits));
+        out_normal = normalize(normal_matrix * normal);
     }
 }

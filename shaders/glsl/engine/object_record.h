@@ -1,8 +1,10 @@
 // One object of the GPU scene, in two std430 buffers indexed by the object's slot:
 // `object_transforms` (what moves, 48 bytes) and `object_records` (what it is drawn and culled
-// with, 48 bytes). `rows` are the three rows of the affine local-to-world matrix; the record
+// with, 64 bytes). `rows` are the three rows of the affine local-to-world matrix; the record
 // holds the object's box in its own space as centre and half extents, `color` (RGBA8 packed
-// with red in the lowest byte) and the mesh's draw arguments. An empty slot has
+// with red in the lowest byte), the mesh's draw arguments and its rig's slice of
+// `skin_palette` (`skin_first`, `skin_count`; a count of 0 draws the mesh rigid: skinning.h).
+// `reserved` is zero, free for later columns. An empty slot has
 // `index_count` 0: it is never drawn, counted visible or in the depth.
 // Host twins: renderer/src/scene/records.rs (`ObjectTransform`, `ObjectRecord`,
 // `world_box`). Included by the scene passes (`scene_common.h`), GPU culling (`gpu_cull.h`)
@@ -22,6 +24,9 @@ struct ObjectRecord {
     uint color;
     uint material;
     uint mesh;
+    uint skin_first;
+    uint skin_count;
+    uint reserved[2];
 };
 
 // Column `c` of the matrix (0-2 the axes, 3 the translation).

@@ -1,5 +1,6 @@
 // Shared by the scene passes' vertex shaders (depth prepass and geometry): the GPU scene's
-// buffers, the instances of an instanced list and the camera push constants.
+// buffers, the instances of an instanced list, the skinning palette and influences
+// (skinning.h, bindings 7 and 8) and the camera push constants.
 // Host twins: renderer/src/scene/records.rs (`ObjectTransform`, `ObjectRecord`,
 // `CameraConstants`) and the binding order of renderer/src/passes/draw.rs
 // (`SCENE_BINDINGS`).
@@ -32,6 +33,8 @@ layout(std430, set = 0, binding = 3) readonly buffer MeshUvs {
 layout(std430, set = 0, binding = 6) readonly buffer DrawInstances {
     uint draw_instances[];
 };
+
+#include "skinning.h"
 
 // The camera: clip = view_projection * world position (reversed-Z, glam conventions), and
 // which objects this draw is for (`DRAW_*` in the bits of DRAW_FILTER_MASK, host twin
@@ -71,13 +74,15 @@ bool object_in_draw(uint object_index) {
     return ((flags & MATERIAL_DOUBLE_SIDED) != 0u) == (objects_drawn == DRAW_DOUBLE_SIDED);
 }
 
-// Clip position of vertex `vertex_index` of object `object_index`. Both scene vertex shaders
-// (depth prepass and geometry) call this; `precise` forbids contraction into fused
-// multiply-adds and reordering, so both compute bit-identical positions and depths (the
-// geometry pass tests GREATER_OR_EQUAL against the prepass's depth and must find its own
-// surfaces equal).
-vec4 object_clip_position(uint object_index, uint vertex_index) {
-    vec3 world = object_point(transforms[object_index], positions[vertex_index].xyz);
+// Vertex `vertex_index` of object `object_index` in the object's space: skinned by its rig
+// when its record has one (skinning.h), else the mesh's position.
+vec3 object_vertex(uint object_index, uint vertex_index) {
+    return object_local_position(objects[object_index], vertex_index, positions[vertex_index].xyz);
+}
+
+// Clip position of the point `local` of object `object_index` (its space).
+vec4 object_clip_position_of(uint object_index, vec3 local) {
+    vec3 world = object_point(transforms[object_index], local);
     precise vec4 clip = camera.view_projection * vec4(world, 1.0);
     // glam's projections put +y up; Vulkan's framebuffer y points down. Flipping y keeps
     // row 0 of the image at the top of the view, and makes triangles wound counter-clockwise
@@ -85,4 +90,13 @@ vec4 object_clip_position(uint object_index, uint vertex_index) {
     // back faces with the usual counter-clockwise front face.
     clip.y = -clip.y;
     return clip;
+}
+
+// Clip position of vertex `vertex_index` of object `object_index`, skinned when the object
+// is. Both scene vertex shaders (depth prepass and geometry) compute it this way; `precise`
+// (here, in object_point and in the skinning) forbids contraction into fused multiply-adds
+// and reordering, so both compute bit-identical positions and depths (the geometry pass
+// tests GREATER_OR_EQUAL against the prepass's depth and must find its own surfaces equal).
+vec4 object_clip_position(uint object_index, uint vertex_index) {
+    return object_clip_position_of(object_index, object_vertex(object_index, vertex_index));
 }

@@ -1,5 +1,5 @@
 // The frame's lights and shadow maps, read by the shadowed geometry pass.
-// Host twin: renderer/src/scene/shadows.rs (`ShadowFrame::write_lights`), bindings 6 and 7
+// Host twin: renderer/src/scene/shadows.rs (`ShadowFrame::write_lights`), bindings 9 and 10
 // of `SHADOWED_SCENE_BINDINGS` in renderer/src/passes/draw.rs.
 //
 // Every shadow view is a tile of one D32 atlas, drawn reversed-Z (1 nearest the light, 0
@@ -27,7 +27,7 @@ struct LocalLight {
     vec4 cos_inner_view;
 };
 
-layout(std430, set = 0, binding = 7) readonly buffer ShadowLights {
+layout(std430, set = 0, binding = 9) readonly buffer ShadowLights {
     // Sun present (0/1), its cascades, local lights, atlas side in texels.
     uvec4 light_counts;
     // Direction the sun's light travels (unit); unused.
@@ -43,7 +43,7 @@ layout(std430, set = 0, binding = 7) readonly buffer ShadowLights {
     ShadowView shadow_views[MAX_SHADOW_VIEWS];
 };
 
-layout(set = 0, binding = 8) uniform sampler2D shadow_atlas;
+layout(set = 0, binding = 10) uniform sampler2D shadow_atlas;
 
 // How lit `world` is in view `index` (1 lit, 0 in shadow): the receiver moved along its
 // normal and towards the light by the view's offsets, then a 3x3 tent of bilinear

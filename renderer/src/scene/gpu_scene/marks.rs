@@ -28,6 +28,9 @@ pub struct UploadReport {
     /// Bytes of texels of textures added while frames run copied to `material_textures`
     /// (their share of the frame's transfer budget).
     pub texture_bytes: u64,
+    /// Bytes of skin palette entries copied to `skin_palette`: the joints of the rigs whose
+    /// skin matrices changed, 48 bytes each (or the whole palette once after it grew).
+    pub palette_bytes: u64,
 }
 
 impl UploadReport {
@@ -40,6 +43,7 @@ impl UploadReport {
         self.mesh_bytes += other.mesh_bytes;
         self.material_bytes += other.material_bytes;
         self.texture_bytes += other.texture_bytes;
+        self.palette_bytes += other.palette_bytes;
     }
 }
 
@@ -101,6 +105,7 @@ impl GpuScene {
             mesh_bytes: 0,
             material_bytes: 0,
             texture_bytes: 0,
+            palette_bytes: 0,
         };
     }
 

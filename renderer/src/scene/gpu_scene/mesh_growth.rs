@@ -1,4 +1,4 @@
-//! Growth of the mesh buffers (`mesh_vertices`, `mesh_indices`, `mesh_uvs`) for meshes added
+//! Growth of the mesh buffers (`mesh_vertices`, `mesh_indices`, `mesh_uvs`, `mesh_skin`) for meshes added
 //! while frames run: when the ranges given out pass a buffer's size, it is replaced by one of
 //! twice the size (or more) between frames, the next frame's upload copies the outgrown one
 //! into it on the GPU before that frame's slice, and the outgrown one is kept until the frame
@@ -9,9 +9,10 @@ use std::sync::Arc;
 use render_graph::{vk, GpuBuffer, MemoryLocation};
 
 use super::growth::Retired;
-use super::streaming::{INDEX_BYTES, TARGET_INDICES, TARGET_UVS, TARGET_VERTICES, UV_BYTES, VERTEX_BYTES};
+use super::skinning::SKIN_BYTES;
+use super::streaming::{INDEX_BYTES, TARGET_INDICES, TARGET_SKIN, TARGET_UVS, TARGET_VERTICES, UV_BYTES, VERTEX_BYTES};
 use super::GpuScene;
-use crate::names::{MESH_INDICES, MESH_UVS, MESH_VERTICES};
+use crate::names::{MESH_INDICES, MESH_SKIN, MESH_UVS, MESH_VERTICES};
 
 /// An outgrown mesh buffer the next upload copies, whole, into its replacement: what it holds
 /// of meshes not sent yet is overwritten when they are sent (after the copy).
@@ -37,16 +38,20 @@ impl GpuScene {
     /// keeping the outgrown one for the next upload's copy.
     pub(super) fn grow_mesh_buffers(&mut self) -> render_graph::Result<()> {
         let (vertex_slots, index_slots) = self.stream.placement.extents();
+        // `mesh_skin` follows the vertex slots once a mesh is skinned.
+        let skin_slots = if self.has_skinned_meshes() { u64::from(vertex_slots) } else { 0 };
         let needed = [
             u64::from(vertex_slots) * VERTEX_BYTES,
             u64::from(index_slots) * INDEX_BYTES,
             u64::from(vertex_slots) * UV_BYTES,
+            skin_slots * SKIN_BYTES,
         ];
         let mut grew = false;
-        for target in [TARGET_VERTICES, TARGET_INDICES, TARGET_UVS] {
+        for target in [TARGET_VERTICES, TARGET_INDICES, TARGET_UVS, TARGET_SKIN] {
             let current = match target {
                 TARGET_VERTICES => &self.mesh_buffers.vertices,
                 TARGET_INDICES => &self.mesh_buffers.indices,
+                TARGET_SKIN => &self.mesh_buffers.skin,
                 _ => &self.material_buffers.uvs,
             };
             let size = current.size();
@@ -56,6 +61,7 @@ impl GpuScene {
             let (name, usage) = match target {
                 TARGET_VERTICES => (MESH_VERTICES, vk::BufferUsageFlags::STORAGE_BUFFER),
                 TARGET_INDICES => (MESH_INDICES, vk::BufferUsageFlags::INDEX_BUFFER),
+                TARGET_SKIN => (MESH_SKIN, vk::BufferUsageFlags::STORAGE_BUFFER),
                 _ => (MESH_UVS, vk::BufferUsageFlags::STORAGE_BUFFER),
             };
             let usage = usage | vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
@@ -80,6 +86,7 @@ impl GpuScene {
             let outgrown = match target {
                 TARGET_VERTICES => std::mem::replace(&mut self.mesh_buffers.vertices, buffer),
                 TARGET_INDICES => std::mem::replace(&mut self.mesh_buffers.indices, buffer),
+                TARGET_SKIN => std::mem::replace(&mut self.mesh_buffers.skin, buffer),
                 _ => std::mem::replace(&mut self.material_buffers.uvs, buffer),
             };
             let slot = &mut self.stream.growth[target as usize];
@@ -118,7 +125,7 @@ impl GpuScene {
         out.clear();
         self.frames_prepared = frame;
         self.stream.placement.release(frame.checked_sub(render_graph::FRAMES_IN_FLIGHT as u64));
-        for target in [TARGET_VERTICES, TARGET_INDICES, TARGET_UVS] {
+        for target in [TARGET_VERTICES, TARGET_INDICES, TARGET_UVS, TARGET_SKIN] {
             let slot = &mut self.stream.growth[target as usize];
             let Some(growth) = slot else { continue };
             if let Some(recorded) = growth.recorded_in.filter(|&recorded| recorded < frame) {
@@ -130,6 +137,7 @@ impl GpuScene {
             let replacement = match target {
                 TARGET_VERTICES => &self.mesh_buffers.vertices,
                 TARGET_INDICES => &self.mesh_buffers.indices,
+                TARGET_SKIN => &self.mesh_buffers.skin,
                 _ => &self.material_buffers.uvs,
             };
             out.push(MeshCopy {

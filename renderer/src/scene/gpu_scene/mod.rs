@@ -30,8 +30,8 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::names::{
-    MATERIALS, MATERIAL_TEXTURES, MATERIAL_TEXTURES_OUTGROWN, MESH_INDICES, MESH_UVS, MESH_VERTICES, OBJECT_BATCHES,
-    OBJECT_RECORDS, OBJECT_TRANSFORMS,
+    MATERIALS, MATERIAL_TEXTURES, MATERIAL_TEXTURES_OUTGROWN, MESH_INDICES, MESH_SKIN, MESH_UVS, MESH_VERTICES,
+    OBJECT_BATCHES, OBJECT_RECORDS, OBJECT_TRANSFORMS, SKIN_PALETTE,
 };
 use crate::scene::{Batching, MaterialBuffers, MeshBuffers, TEXTURE_LAYOUT};
 use crate::scene::{DrawCommand, ObjectRecord, ObjectTransform, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES};
@@ -49,6 +49,7 @@ mod mesh_changes;
 mod mesh_growth;
 mod placement;
 mod residency;
+mod skinning;
 mod streaming;
 mod texture_residency;
 mod texture_streaming;
@@ -64,6 +65,8 @@ pub use material_changes::{MaterialError, REMOVED_MATERIAL_DRAWS};
 pub use mesh_changes::{RemoveMeshError, ReplaceMeshError};
 pub(crate) use mesh_growth::MeshCopy;
 pub use residency::{ResidencyReport, DEVICE_HEAP_SHARE};
+use skinning::SkinBuffers;
+pub use skinning::{gpu_skin_weights, mesh_is_skinned, pack_vertex_skin, PALETTE_JOINT_BYTES};
 use streaming::MeshStream;
 use texture_streaming::TextureStream;
 
@@ -114,6 +117,8 @@ pub struct GpuScene {
     /// The textures added while frames run, on their way to the GPU
     /// (`texture_streaming.rs`).
     textures: TextureStream,
+    /// The skin palette and the vertices' influences (`skinning.rs`).
+    skin: SkinBuffers,
     transform_buffer: Arc<GpuBuffer>,
     record_buffer: Arc<GpuBuffer>,
     /// Each slot's batch id (`object_batches`), written by the GPU frame's batch pass.
@@ -154,7 +159,8 @@ impl GpuScene {
         if capacity == 0 {
             return Err(out_of_range("the scene capacity is zero"));
         }
-        let mesh_buffers = MeshBuffers::upload(device, &meshes)?;
+        let skin = SkinBuffers::new(device, &meshes)?;
+        let mesh_buffers = MeshBuffers::upload(device, &meshes, &skin.vertex_words)?;
         let material_buffers = MaterialBuffers::upload(device, &meshes)?;
         let materials = MaterialTable::new(&meshes);
         let textures = TextureStream::new(meshes.textures());
@@ -172,6 +178,7 @@ impl GpuScene {
             material_buffers,
             materials,
             textures,
+            skin,
             transform_buffer: buffer(OBJECT_TRANSFORMS, OBJECT_TRANSFORM_BYTES)?,
             record_buffer: buffer(OBJECT_RECORDS, OBJECT_RECORD_BYTES)?,
             batch_buffer: buffer(OBJECT_BATCHES, growth::BATCH_ID_BYTES)?,
@@ -199,7 +206,7 @@ impl GpuScene {
 
     /// Makes the scene's buffers available to `graph` as `object_transforms`,
     /// `object_records`, `object_batches`, `mesh_vertices`, `mesh_indices`, `mesh_uvs`,
-    /// `materials` and the image array `material_textures`.
+    /// `mesh_skin`, `skin_palette`, `materials` and the image array `material_textures`.
     pub fn import_into(&self, graph: &mut RenderGraph) {
         graph.import_buffer(MESH_UVS, Arc::clone(&self.material_buffers.uvs));
         graph.import_buffer(MATERIALS, Arc::clone(&self.material_buffers.materials));
@@ -218,6 +225,8 @@ impl GpuScene {
         graph.import_buffer(OBJECT_BATCHES, Arc::clone(&self.batch_buffer));
         graph.import_buffer(MESH_VERTICES, Arc::clone(&self.mesh_buffers.vertices));
         graph.import_buffer(MESH_INDICES, Arc::clone(&self.mesh_buffers.indices));
+        graph.import_buffer(MESH_SKIN, Arc::clone(&self.mesh_buffers.skin));
+        graph.import_buffer(SKIN_PALETTE, Arc::clone(&self.skin.palette));
     }
 
     /// Most objects the scene holds now (it grows: [`GpuScene::reserve`]).
@@ -283,6 +292,9 @@ impl GpuScene {
             color,
             material: self.drawn_material(material),
             mesh,
+            skin_first: 0,
+            skin_count: 0,
+            reserved: [0; 2],
         })
     }
 

@@ -20,7 +20,11 @@
 //! stage its slice (it fails, or draws nothing) keeps it: the next frame stages it again
 //! before a new slice is taken.
 //!
-//! **Growth** (`mesh_growth.rs`). The buffers (`mesh_vertices`, `mesh_indices`, `mesh_uvs`)
+//! A skinned mesh's vertices carry their influences into `mesh_skin` the same way (a region
+//! of their own beside the texture coordinates, `skinning.rs`).
+//!
+//! **Growth** (`mesh_growth.rs`). The buffers (`mesh_vertices`, `mesh_indices`, `mesh_uvs`,
+//! `mesh_skin`)
 //! double when the ranges given out outgrow them (no free range fitted), in [`GpuScene::stream_frame`] (between frames, never while a frame
 //! is being prepared); the next frame's object upload copies the outgrown buffers into the
 //! new ones on the GPU before that frame's slice is copied, and the outgrown ones are kept until the frame that copied them has finished, as
@@ -28,7 +32,7 @@
 
 use std::ops::Range;
 
-use meshes::{FrameTransfer, MeshVertices, Meshlet, TransferQueue, TransferRegion, TRANSFER_GRANULE};
+use meshes::{FrameTransfer, MeshVertices, Meshlet, TransferQueue, TransferRegion, VertexSkin, TRANSFER_GRANULE};
 
 use super::mesh_growth::MeshGrowth;
 use super::placement::MeshPlacement;
@@ -48,6 +52,8 @@ pub(crate) const TARGET_VERTICES: u32 = 0;
 pub(crate) const TARGET_INDICES: u32 = 1;
 /// See [`TARGET_VERTICES`].
 pub(crate) const TARGET_UVS: u32 = 2;
+/// See [`TARGET_VERTICES`]: `mesh_skin`, the influences of skinned meshes' vertices.
+pub(crate) const TARGET_SKIN: u32 = 3;
 
 /// The twelve triangles of a box over the corners [`box_corners`] lists, outward.
 const BOX_INDICES: [u32; 36] = [
@@ -154,7 +160,7 @@ pub(super) struct MeshStream {
     /// written again (a rare event, unlike a level's arrival).
     materials_changed: bool,
     /// By target: an outgrown buffer waiting to be copied.
-    pub(super) growth: [Option<MeshGrowth>; 3],
+    pub(super) growth: [Option<MeshGrowth>; 4],
     /// Where each mesh lies in the GPU buffers (`placement.rs`).
     pub(super) placement: MeshPlacement,
     /// What the views need and the memory budget (`residency.rs`).
@@ -180,7 +186,7 @@ impl MeshStream {
             changed_since: Vec::new(),
             changed: Vec::new(),
             materials_changed: false,
-            growth: [None, None, None],
+            growth: [None, None, None, None],
             placement: MeshPlacement::new(library, vertices, indices),
             residency: Residency::default(),
         }
@@ -207,7 +213,35 @@ impl GpuScene {
         vertices: MeshVertices<'_>,
         levels: &[(&[u32], &[Meshlet])],
     ) -> meshes::Result<Range<u32>> {
-        let ids = self.meshes.add_mesh_levels(vertices, levels)?;
+        self.add_levels(vertices, None, levels)
+    }
+
+    /// Adds a skinned mesh with its levels of detail while frames run, as
+    /// [`GpuScene::add_mesh_levels`], with its vertices' joints and weights (checked as
+    /// [`meshes::MeshLibrary::add_skinned_mesh_levels`] checks them): the influences go to
+    /// `mesh_skin` with the vertices, so an object drawing it with a rig (its record's
+    /// `skin_count`) is skinned from the frame its level arrives. Its placeholder box is
+    /// drawn rigid.
+    pub fn add_skinned_mesh_levels(
+        &mut self,
+        vertices: MeshVertices<'_>,
+        skin: VertexSkin<'_>,
+        levels: &[(&[u32], &[Meshlet])],
+    ) -> meshes::Result<Range<u32>> {
+        self.add_levels(vertices, Some(skin), levels)
+    }
+
+    /// [`GpuScene::add_mesh_levels`], skinned when `skin` is given.
+    fn add_levels(
+        &mut self,
+        vertices: MeshVertices<'_>,
+        skin: Option<VertexSkin<'_>>,
+        levels: &[(&[u32], &[Meshlet])],
+    ) -> meshes::Result<Range<u32>> {
+        let ids = match skin {
+            Some(skin) => self.meshes.add_skinned_mesh_levels(vertices, skin, levels)?,
+            None => self.meshes.add_mesh_levels(vertices, levels)?,
+        };
         let vertex_count = vertices.positions.len() as u32;
         let (mut min, mut max) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
         for id in ids.clone() {
@@ -221,6 +255,7 @@ impl GpuScene {
         // nothing can fail once the levels are in.
         let placeholder =
             self.meshes.add_mesh(&box_corners(min, max), &BOX_INDICES).expect("a box of finite bounds is a valid mesh");
+        self.skin.pack_new_vertices(&self.meshes);
         let stream = &mut self.stream;
         if stream.families.is_empty() {
             stream.families = (0..stream.resident.len() as u32).map(|id| Family::new(id, 1, NO_PLACEHOLDER)).collect();
@@ -267,14 +302,18 @@ impl GpuScene {
             Some(first) => {
                 let count = u64::from(family.vertex_count);
                 let first = u64::from(first);
-                queue.push(
-                    mesh,
-                    &[
-                        region(TARGET_VERTICES, first, count, VERTEX_BYTES),
-                        region(TARGET_UVS, first, count, UV_BYTES),
-                        indices,
-                    ],
-                );
+                let vertex_regions = [
+                    region(TARGET_VERTICES, first, count, VERTEX_BYTES),
+                    region(TARGET_UVS, first, count, UV_BYTES),
+                    indices,
+                ];
+                if super::skinning::mesh_is_skinned(&self.meshes, mesh) {
+                    let influences = region(TARGET_SKIN, first, count, super::skinning::SKIN_BYTES);
+                    let [positions, uvs, indices] = vertex_regions;
+                    queue.push(mesh, &[positions, uvs, influences, indices]);
+                } else {
+                    queue.push(mesh, &vertex_regions);
+                }
             }
             None => queue.push(mesh, &[indices]),
         }
@@ -345,9 +384,13 @@ impl GpuScene {
         out.extend(missing.map(|(mesh, _)| (mesh as u32, self.stand_in(mesh as u32))));
     }
 
-    /// Bytes of the GPU mesh buffers (`mesh_vertices`, `mesh_indices` and `mesh_uvs`).
+    /// Bytes of the GPU mesh buffers (`mesh_vertices`, `mesh_indices`, `mesh_uvs` and
+    /// `mesh_skin`).
     pub fn mesh_buffer_bytes(&self) -> u64 {
-        self.mesh_buffers.vertices.size() + self.mesh_buffers.indices.size() + self.material_buffers.uvs.size()
+        self.mesh_buffers.vertices.size()
+            + self.mesh_buffers.indices.size()
+            + self.material_buffers.uvs.size()
+            + self.mesh_buffers.skin.size()
     }
 
     /// Bytes of added meshes not yet handed to a frame.
@@ -452,6 +495,12 @@ impl GpuScene {
                     u64::from(range.first_index),
                     u64::from(place.first_index),
                     INDEX_BYTES,
+                ),
+                TARGET_SKIN => (
+                    crate::scene::as_bytes(&self.skin.vertex_words),
+                    range.vertex_offset as u64,
+                    place.vertex_offset as u64,
+                    super::skinning::SKIN_BYTES,
                 ),
                 _ => (
                     crate::scene::as_bytes(self.meshes.uvs()),
