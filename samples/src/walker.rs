@@ -18,7 +18,7 @@ use animation::{SkinnedMesh, Track};
 use assets::{process_skinned_mesh, MeshData, ProcessOptions, ProcessedMesh, SkinnedVertices};
 use ecs::{Aabb, SkinnedPose};
 use glam::{Mat4, Quat, Vec3};
-use meshes::VertexSkin;
+use renderer::VertexSkin;
 use renderer::{MeshLibrary, MeshVertices, Meshlet};
 
 /// Joints: name, parent, and bind position in the character's space (every bind rotation is

@@ -3,7 +3,8 @@
 
 use animation::PoseWhenSeen;
 use ecs::{
-    scene, Aabb, BaseColor, Camera, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, ShadowCaster, Transform, VisibilityTagged,
+    scene, Aabb, BaseColor, Camera, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, ShadowCaster, Transform,
+    VisibilityTagged,
 };
 use glam::{Quat, Vec3};
 use hecs::{Entity, World};
