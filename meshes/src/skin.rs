@@ -35,7 +35,10 @@ impl SkinStream {
 
 impl MeshLibrary {
     /// Adds a skinned mesh with its levels of detail, as [`MeshLibrary::add_mesh_levels`],
-    /// with its vertices' joints and weights. Nothing is added on an error: what
+    /// with its vertices' joints and weights, and without meshlets: a meshlet's bounds and
+    /// cone are of the bind pose, which the drawn pose leaves, so cluster culling would hide
+    /// what shows; the levels' meshlets are dropped and the cluster frame draws the mesh's
+    /// objects whole, culled by their posed box. Nothing is added on an error: what
     /// `add_mesh_levels` refuses, or influences without one entry per position, or weights
     /// that are negative, not finite or do not sum to 1 (within 1e-3).
     pub fn add_skinned_mesh_levels(
@@ -55,7 +58,9 @@ impl MeshLibrary {
         if skin.weights.iter().any(bad_weights) {
             return Err(LibraryError::InvalidMesh("skin weights must be non-negative and sum to 1"));
         }
-        let chain = self.add_mesh_levels(vertices, levels)?;
+        let without_meshlets: Vec<(&[u32], &[Meshlet])> =
+            levels.iter().map(|&(indices, _)| (indices, &[][..])).collect();
+        let chain = self.add_mesh_levels(vertices, &without_meshlets)?;
         let total = self.positions().len();
         let stream = &mut self.skin;
         stream.joints.resize(total, [0; 4]);

@@ -19,7 +19,7 @@ use renderer::{add_cluster_culled_scene_passes, cluster_pass_ms, ClusterCulledSc
 use renderer::{lock_scene, pack_rgba8, FrameView, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
 
 use crate::mesh_render::{MeshRenderer, RenderError};
-use renderer::truth::upload_objects;
+use renderer::truth::ReferenceRenderer;
 
 /// What one cluster-culled frame drew.
 #[derive(Clone, Debug, Default)]
@@ -68,9 +68,11 @@ impl ClusterRenderer {
 
     /// Draws the frame `frames` times with object + cluster culling (two more first when
     /// the graph is new, so the early phase has a history), then checks the image against
-    /// `reference` (the unculled image of the same frame, same colours).
+    /// `reference` (the unculled image of the same frame, same colours, drawn by `drawn_as`,
+    /// whose stand-ins and skinned poses it draws too).
     pub fn render(
         &mut self,
+        drawn_as: &ReferenceRenderer,
         visibility: &Visibility,
         color_of: impl Fn(usize) -> u32,
         frames: u32,
@@ -98,7 +100,7 @@ impl ClusterRenderer {
             frames += 2;
             self.culled = None;
             let scene = GpuScene::new(&self.device, self.meshes.clone(), self.capacity)?.into_shared();
-            upload_objects(&scene, visibility, &color_of)?;
+            drawn_as.upload_as_drawn(&scene, visibility, &color_of)?;
             lock_scene(&scene).draw_all_objects();
             let mut graph = RenderGraph::new(Arc::clone(&self.device), self.extent)?;
             graph.set_name("cluster render");
@@ -109,7 +111,7 @@ impl ClusterRenderer {
             self.culled = Some(Culled { graph, scene, culled });
         }
         let culled = self.culled.as_mut().expect("made above");
-        upload_objects(&culled.scene, visibility, &color_of)?;
+        drawn_as.upload_as_drawn(&culled.scene, visibility, &color_of)?;
         culled.graph.set_param(FrameView::from_view_projection(Mat4::from_cols_array_2d(&view_projection)));
         for _ in 0..frames {
             culled.graph.execute_frame()?;
@@ -284,7 +286,7 @@ fn report_with(
     classify: bool,
     truth: bool,
 ) -> Result<String, RenderError> {
-    let (_, frame) = clusters.render(visibility, color_of, 1, reference)?;
+    let (_, frame) = clusters.render(renderer, visibility, color_of, 1, reference)?;
     let stats = frame.stats;
     let ms = |value: Option<f64>| value.map_or_else(|| String::from("n/a"), |ms| format!("{ms:.3}"));
     let mut line = format!(

@@ -39,9 +39,9 @@ pub struct ReferenceRenderer {
     /// The light views every frame draws shadows from (every caster kept), with the eye and
     /// view axis they are lit for; `None` draws no shadows.
     shadows: Option<(culling::ShadowViews, glam::Vec3, glam::Vec3)>,
-    /// Whether a skin palette was given ([`ReferenceRenderer::set_palette`]): skinned
-    /// objects are then drawn in their pose, else in their bind pose.
-    palette_given: bool,
+    /// The last skin palette given ([`ReferenceRenderer::set_palette`]): skinned objects are
+    /// then drawn in their pose, else in their bind pose.
+    palette: Option<animation::SkinPalette>,
     /// By slot, the palette slice of its entity's rig (`(0, 0)`: none), for the frame checked.
     skins: Vec<(u32, u32)>,
 }
@@ -105,7 +105,7 @@ impl ReferenceRenderer {
             capacity,
             generation: 0,
             stand_ins: Vec::new(),
-            palette_given: false,
+            palette: None,
             skins: Vec::new(),
             shadows: None,
         })
@@ -387,15 +387,31 @@ impl ReferenceRenderer {
     /// frame's check; an error when the palette buffer cannot grow.
     pub fn set_palette(&mut self, palette: &animation::SkinPalette) -> Result<(), TruthError> {
         lock_scene(&self.scene).sync_palette(palette)?;
-        self.palette_given = true;
+        self.palette.get_or_insert_with(animation::SkinPalette::new).clone_from(palette);
         Ok(())
+    }
+
+    /// Writes the frame's objects into `scene` (another renderer's scene of the same meshes,
+    /// such as a cluster-culled one) as this reference draws them: object `i` in
+    /// `color_of(i)`, the stand-ins it follows and, once given a palette, each skinned object
+    /// in its pose. Returns each object's triangle count.
+    pub fn upload_as_drawn(
+        &self,
+        scene: &SharedScene,
+        visibility: &Visibility,
+        color_of: &impl Fn(usize) -> u32,
+    ) -> Result<Vec<u64>, TruthError> {
+        if let Some(palette) = &self.palette {
+            lock_scene(scene).sync_palette(palette)?;
+        }
+        upload_objects_skinned(scene, visibility, color_of, &self.stand_ins, &self.skins)
     }
 
     /// Takes each slot's rig from `world` (its entity's `animation::Skin`), for skinned
     /// objects drawn in their pose once a palette was given.
     pub fn follow_skins(&mut self, world: &World, visibility: &Visibility) {
         self.skins.clear();
-        if !self.palette_given {
+        if self.palette.is_none() {
             return;
         }
         let entities = &visibility.objects().entities;
