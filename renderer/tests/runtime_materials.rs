@@ -8,9 +8,11 @@
 //! serial and pipelined, GPU and CPU culling: the truth finds nothing hidden that shows and
 //! the same picture as with culling off, and bad ids are named errors.
 
+mod headless_app;
 mod lit_cube;
 mod textured_cube;
 
+use headless_app::{headless_app, SKY};
 use std::sync::Arc;
 
 use culling::{CullingBackend, Visibility};
@@ -18,17 +20,15 @@ use ecs::{scene, Aabb, BaseColor, Camera, MaterialHandle, Mesh, MeshHandle, Tran
 use glam::Vec3;
 use lit_cube::lit_cube;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
-use render_graph::{vk, GpuDevice};
+use render_graph::GpuDevice;
 use renderer::truth::{check_frame, ReferenceRenderer};
 use renderer::{
-    install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, Material, MaterialError, MeshLibrary,
-    RenderMeshes, RenderReport, RenderSetup, SharedCapture,
+    lock_capture, FrameInFlight, Material, MaterialError, MeshLibrary, RenderMeshes, RenderReport, SharedCapture,
 };
 use textured_cube::{checkerboard, textured_cube};
 
 const WIDTH: u32 = 64;
 const HEIGHT: u32 = 48;
-const SKY: [f32; 4] = [0.1, 0.2, 0.3, 1.0];
 /// The frame the materials are added and the masked cube spawned in.
 const ADDED: u64 = 2;
 /// The frame its material is replaced by an opaque one.
@@ -49,23 +49,9 @@ fn library() -> MeshLibrary {
 }
 
 fn app(device: &Arc<GpuDevice>, backend: CullingBackend, pipelined: bool) -> (runtime::App, SharedCapture) {
-    let setup = RenderSetup {
-        backend,
-        device: Some(Arc::clone(device)),
-        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
-        capacity: 16,
-        meshes: library(),
-        clear_color: SKY,
-        bits: BitsReadback::Wait,
-        passes: Vec::new(),
-        shadows: false,
-    };
-    let mut app = runtime::App::with_threads(2);
-    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
-    ecs::install(&mut app);
-    app.resource_mut::<ecs::RenderSettings>().pipelined_frames = pipelined;
-    let (target, capture) = HeadlessTarget::new();
-    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    let (mut app, capture) = headless_app(device, backend, library(), (WIDTH, HEIGHT, 16), |settings| {
+        settings.pipelined_frames = pipelined;
+    });
     scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 2.0, 6.0), Vec3::ZERO));
     for x in [-2.5f32, 2.5] {
         let mesh = Mesh::new(MeshHandle(0), MaterialHandle(0), Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)));
@@ -192,27 +178,11 @@ fn textured_app(
     pipelined: bool,
     preloaded: bool,
 ) -> (runtime::App, SharedCapture) {
-    let setup = RenderSetup {
-        backend,
-        device: Some(Arc::clone(device)),
-        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
-        capacity: 16,
-        meshes: textured_library(preloaded),
-        clear_color: SKY,
-        bits: BitsReadback::Wait,
-        passes: Vec::new(),
-        shadows: false,
-    };
-    let mut app = runtime::App::with_threads(2);
-    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
-    ecs::install(&mut app);
-    {
-        let mut settings = app.resource_mut::<ecs::RenderSettings>();
-        settings.pipelined_frames = pipelined;
-        settings.transfer_budget = SMALL_BUDGET;
-    }
-    let (target, capture) = HeadlessTarget::new();
-    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    let (mut app, capture) =
+        headless_app(device, backend, textured_library(preloaded), (WIDTH, HEIGHT, 16), |settings| {
+            settings.pipelined_frames = pipelined;
+            settings.transfer_budget = SMALL_BUDGET;
+        });
     scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 1.5, 3.5), Vec3::ZERO));
     spawn_textured(&mut app, -0.8, 0);
     if preloaded {
@@ -364,22 +334,7 @@ fn time_of_a_frame_that_adds_a_1024_texture() {
     let mut library = textured_cube();
     let first = library.add_texture(SIDE, chain(3)).expect("a texture");
     library.add_material(Material { texture: Some(first), ..Material::default() }).expect("a material");
-    let setup = RenderSetup {
-        backend: CullingBackend::Gpu,
-        device: Some(Arc::clone(&device)),
-        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
-        capacity: 16,
-        meshes: library,
-        clear_color: SKY,
-        bits: BitsReadback::Wait,
-        passes: Vec::new(),
-        shadows: false,
-    };
-    let mut app = runtime::App::with_threads(2);
-    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
-    ecs::install(&mut app);
-    let (target, _capture) = HeadlessTarget::new();
-    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    let (mut app, _capture) = headless_app(&device, CullingBackend::Gpu, library, (WIDTH, HEIGHT, 16), |_| {});
     scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 1.5, 3.5), Vec3::ZERO));
     spawn_textured(&mut app, -0.8, 0);
     let assets = app.resource::<RenderMeshes>().clone();

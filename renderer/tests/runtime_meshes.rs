@@ -9,8 +9,10 @@
 //! draws nothing (bad removals are named errors), and a replaced mesh's object draws the old
 //! data until the new is on the GPU, under the same id.
 
+mod headless_app;
 mod lit_cube;
 
+use headless_app::{headless_app, SKY};
 use std::sync::Arc;
 
 use culling::{CullingBackend, Visibility};
@@ -18,16 +20,12 @@ use ecs::{scene, Aabb, BaseColor, Camera, MaterialHandle, Mesh, MeshHandle, Tran
 use glam::Vec3;
 use lit_cube::lit_cube;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
-use render_graph::{vk, GpuDevice};
+use render_graph::GpuDevice;
 use renderer::truth::{check_frame, ReferenceRenderer};
-use renderer::{
-    install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, MeshVertices, RenderMeshes,
-    RenderReport, RenderSetup, SharedCapture,
-};
+use renderer::{lock_capture, FrameInFlight, MeshVertices, RenderMeshes, RenderReport, SharedCapture};
 
 const WIDTH: u32 = 64;
 const HEIGHT: u32 = 48;
-const SKY: [f32; 4] = [0.1, 0.2, 0.3, 1.0];
 const BUDGET: u64 = 256 << 10;
 /// Quads around and from pole to pole of the sphere's fine level (2 * 256 * 192 triangles).
 const SLICES: u32 = 256;
@@ -76,27 +74,10 @@ fn sphere_of(slices: u32, stacks: u32) -> Sphere {
 }
 
 fn app(device: &Arc<GpuDevice>, backend: CullingBackend, pipelined: bool) -> (runtime::App, SharedCapture) {
-    let setup = RenderSetup {
-        backend,
-        device: Some(Arc::clone(device)),
-        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
-        capacity: 16,
-        meshes: lit_cube(),
-        clear_color: SKY,
-        bits: BitsReadback::Wait,
-        passes: Vec::new(),
-        shadows: false,
-    };
-    let mut app = runtime::App::with_threads(2);
-    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
-    ecs::install(&mut app);
-    {
-        let mut settings = app.resource_mut::<ecs::RenderSettings>();
+    let (mut app, capture) = headless_app(device, backend, lit_cube(), (WIDTH, HEIGHT, 16), |settings| {
         settings.pipelined_frames = pipelined;
         settings.transfer_budget = BUDGET;
-    }
-    let (target, capture) = HeadlessTarget::new();
-    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    });
     scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 2.0, 6.0), Vec3::ZERO));
     for x in [-2.5f32, 2.5] {
         let mesh = Mesh::new(MeshHandle(0), MaterialHandle(0), Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)));

@@ -5,8 +5,10 @@
 //! removed its levels have none, and the cubes show again. Every frame the truth finds
 //! nothing hidden that shows and the picture of the unculled frame.
 
+mod headless_app;
 mod lit_cube;
 
+use headless_app::{headless_app, SKY};
 use std::sync::Arc;
 
 use culling::occlusion::OccluderMeshes;
@@ -15,16 +17,12 @@ use ecs::{scene, Aabb, Camera, MaterialHandle, Mesh, MeshHandle, Transform};
 use glam::Vec3;
 use lit_cube::lit_cube;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
-use render_graph::{vk, GpuDevice};
+use render_graph::GpuDevice;
 use renderer::truth::{check_frame, ReferenceRenderer};
-use renderer::{
-    install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, MeshVertices, RenderMeshes,
-    RenderReport, RenderSetup,
-};
+use renderer::{lock_capture, FrameInFlight, MeshVertices, RenderMeshes, RenderReport};
 
 const WIDTH: u32 = 96;
 const HEIGHT: u32 = 64;
-const SKY: [f32; 4] = [0.1, 0.2, 0.3, 1.0];
 /// The frame the wall is added and spawned in, and the frame its mesh is removed in.
 const ADDED: u64 = 2;
 const REMOVED: u64 = 8;
@@ -62,22 +60,7 @@ fn a_mesh_added_while_frames_run_occludes_from_the_next_frame_until_removed() {
 }
 
 fn run(device: &Arc<GpuDevice>, backend: CullingBackend) {
-    let setup = RenderSetup {
-        backend,
-        device: Some(Arc::clone(device)),
-        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
-        capacity: 32,
-        meshes: lit_cube(),
-        clear_color: SKY,
-        bits: BitsReadback::Wait,
-        passes: Vec::new(),
-        shadows: false,
-    };
-    let mut app = runtime::App::with_threads(2);
-    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
-    ecs::install(&mut app);
-    let (target, capture) = HeadlessTarget::new();
-    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    let (mut app, capture) = headless_app(device, backend, lit_cube(), (WIDTH, HEIGHT, 32), |_| {});
     let mut reference =
         ReferenceRenderer::with_device(Arc::clone(device), WIDTH, HEIGHT, 32, lit_cube(), SKY).expect("a reference");
     scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 1.0, 9.0), Vec3::ZERO));

@@ -7,25 +7,23 @@
 //! (`RenderReport::texture_mips`), so nothing outside the resident mips is sampled; nothing
 //! visible is culled. GPU and CPU culling, serial and pipelined.
 
+mod headless_app;
 mod textured_cube;
 
+use headless_app::{headless_app, SKY};
 use std::sync::Arc;
 
 use culling::{CullingBackend, Visibility};
 use ecs::{scene, Aabb, Camera, MaterialHandle, Mesh, MeshHandle, Transform};
 use glam::Vec3;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
-use render_graph::{vk, GpuDevice};
+use render_graph::GpuDevice;
 use renderer::truth::{check_frame, ReferenceRenderer};
-use renderer::{
-    install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, Material, MeshLibrary, RenderReport,
-    RenderSetup, SharedCapture,
-};
+use renderer::{lock_capture, FrameInFlight, Material, MeshLibrary, RenderReport, SharedCapture};
 use textured_cube::{checkerboard, textured_cube};
 
 const WIDTH: u32 = 128;
 const HEIGHT: u32 = 96;
-const SKY: [f32; 4] = [0.1, 0.2, 0.3, 1.0];
 const SIDE: u32 = 64;
 /// Cubes (and textures) along the row.
 const CUBES: u32 = 8;
@@ -50,29 +48,12 @@ fn library() -> MeshLibrary {
 }
 
 fn app(device: &Arc<GpuDevice>, backend: CullingBackend, pipelined: bool) -> (runtime::App, SharedCapture) {
-    let setup = RenderSetup {
-        backend,
-        device: Some(Arc::clone(device)),
-        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
-        capacity: 16,
-        meshes: library(),
-        clear_color: SKY,
-        bits: BitsReadback::Wait,
-        passes: Vec::new(),
-        shadows: false,
-    };
-    let mut app = runtime::App::with_threads(2);
-    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
-    ecs::install(&mut app);
-    {
-        let mut settings = app.resource_mut::<ecs::RenderSettings>();
+    let (mut app, capture) = headless_app(device, backend, library(), (WIDTH, HEIGHT, 16), |settings| {
         settings.pipelined_frames = pipelined;
         settings.evict_after_frames = 4;
         // A 64x64 mip takes two frames: loads wait in the queue across frames.
         settings.transfer_budget = 8 << 10;
-    }
-    let (target, capture) = HeadlessTarget::new();
-    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    });
     for cube in 0..CUBES {
         let mesh = Mesh::new(MeshHandle(0), MaterialHandle(cube), Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)));
         let place = Transform::from_translation(Vec3::new(cube as f32 * SPACING, 0.0, 0.0));
