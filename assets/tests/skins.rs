@@ -156,6 +156,22 @@ fn a_two_joint_skin_and_its_clip_give_the_hand_computed_pose() {
 }
 
 #[test]
+fn a_skinned_model_added_through_a_sink_keeps_its_influences() {
+    // The sink path (a renderer's meshes while frames run take the same call) must hand the
+    // joints and weights on, or the GPU draws the character rigid.
+    let scene = load(&document(&buffer(&JOINTS, &WEIGHTS, knee_bind()))).expect("a valid skinned file");
+    let mut library = meshes::MeshLibrary::with_unit_cube();
+    let model = scene.add_model_to(&mut library).expect("the sink takes the model");
+    let skin = scene.meshes[0].skin.as_ref().unwrap();
+    let mesh = model.meshes()[0].levels.start;
+    let first = library.range(mesh).unwrap().vertex_offset as usize;
+    let count = skin.joints.len();
+    assert_eq!(&library.vertex_joints()[first..first + count], skin.joints.as_slice());
+    assert_eq!(&library.vertex_weights()[first..first + count], skin.weights.as_slice());
+    assert!(library.meshlets(mesh).is_empty(), "a skinned mesh has no bind-pose meshlets");
+}
+
+#[test]
 fn more_than_four_influences_fold_into_the_four_largest() {
     let mut file = document(&buffer(&JOINTS, &WEIGHTS, knee_bind()));
     file["meshes"][0]["primitives"][0]["attributes"]["JOINTS_1"] = json!(2);

@@ -5,13 +5,26 @@
 
 use std::ops::Range;
 
-use crate::{Material, MeshLibrary, MeshVertices, Meshlet, Result};
+use crate::{Material, MeshLibrary, MeshVertices, Meshlet, Result, VertexSkin};
 
 /// Takes a model's parts and numbers them: what an importer adds a loaded file to.
 pub trait AssetSink {
     /// Adds a lit mesh with its levels of detail (finest first) and returns the levels' ids
     /// ([`MeshLibrary::add_mesh_levels`]).
     fn add_mesh_levels(&mut self, vertices: MeshVertices<'_>, levels: &[(&[u32], &[Meshlet])]) -> Result<Range<u32>>;
+
+    /// Adds a skinned mesh with its levels of detail and its vertices' joints and weights
+    /// ([`MeshLibrary::add_skinned_mesh_levels`]: its meshlets are dropped). A sink that
+    /// does not override it refuses skinned meshes by name rather than drawing them rigid.
+    fn add_skinned_mesh_levels(
+        &mut self,
+        vertices: MeshVertices<'_>,
+        skin: VertexSkin<'_>,
+        levels: &[(&[u32], &[Meshlet])],
+    ) -> Result<Range<u32>> {
+        let _ = (vertices, skin, levels);
+        Err(crate::LibraryError::InvalidMesh("this asset sink takes no skinned meshes"))
+    }
 
     /// The side every texture added must have; 0 before the first (any power of two).
     fn texture_size(&self) -> u32;
@@ -27,6 +40,15 @@ pub trait AssetSink {
 impl AssetSink for MeshLibrary {
     fn add_mesh_levels(&mut self, vertices: MeshVertices<'_>, levels: &[(&[u32], &[Meshlet])]) -> Result<Range<u32>> {
         MeshLibrary::add_mesh_levels(self, vertices, levels)
+    }
+
+    fn add_skinned_mesh_levels(
+        &mut self,
+        vertices: MeshVertices<'_>,
+        skin: VertexSkin<'_>,
+        levels: &[(&[u32], &[Meshlet])],
+    ) -> Result<Range<u32>> {
+        MeshLibrary::add_skinned_mesh_levels(self, vertices, skin, levels)
     }
 
     fn texture_size(&self) -> u32 {

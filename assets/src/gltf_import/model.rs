@@ -203,7 +203,8 @@ impl GltfScene {
     /// `sink` and returns the model to [`spawn_model`] from: a [`MeshLibrary`] before the
     /// first frame, or the renderer's `RenderMeshes` while frames run, whose ids are valid at
     /// once (the objects draw stand-ins until the meshes are on the GPU, and sample the
-    /// textures' mips that arrived). The drawables keep their materials' look: textures,
+    /// textures' mips that arrived; skinned meshes keep their joints and weights, so the
+    /// GPU skins them). The drawables keep their materials' look: textures,
     /// alpha mask, blending, double-sidedness and sampling. Images of another size than the
     /// sink's textures are resized here, on the calling thread (a loader's, off the frame).
     /// No occluders are made (see [`GltfScene::add_model`] for a library's). Stops at the
@@ -223,7 +224,13 @@ impl GltfScene {
         let material_ids = materials::add_materials(sink, &self.material_list, &self.images)?;
         let mut meshes = Vec::with_capacity(self.meshes.len());
         for mesh in &self.meshes {
-            meshes.push(add_levels_with(mesh, |vertices, levels| sink.add_mesh_levels(vertices, levels))?);
+            meshes.push(add_levels_with(mesh, |vertices, levels| match &mesh.skin {
+                Some(skin) => {
+                    let influences = meshes::VertexSkin { joints: &skin.joints, weights: &skin.weights };
+                    sink.add_skinned_mesh_levels(vertices, influences, levels)
+                }
+                None => sink.add_mesh_levels(vertices, levels),
+            })?);
         }
         let looks = (0..self.meshes.len())
             .map(|mesh| (MaterialHandle(material_ids[self.materials[mesh] as usize]), self.colors[mesh]))

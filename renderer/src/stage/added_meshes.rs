@@ -204,6 +204,15 @@ impl meshes::AssetSink for RenderMeshes {
         RenderMeshes::add_mesh_levels(self, vertices, levels)
     }
 
+    fn add_skinned_mesh_levels(
+        &mut self,
+        vertices: MeshVertices<'_>,
+        skin: meshes::VertexSkin<'_>,
+        levels: &[(&[u32], &[Meshlet])],
+    ) -> meshes::Result<Range<u32>> {
+        RenderMeshes::add_skinned_mesh_levels(self, vertices, skin, levels)
+    }
+
     fn texture_size(&self) -> u32 {
         RenderMeshes::texture_size(self)
     }
