@@ -1,11 +1,11 @@
 //! What the shadow views of a frame drew, as the frame's [`RenderReport`](super::RenderReport)
 //! carries it.
 
-/// What the shadow views of a frame drew (see [`RenderReport::shadows`]).
+/// What the shadow views of a frame drew (see [`RenderReport::shadows`](super::RenderReport::shadows)).
 ///
 /// Culled on the host, it is the frame's own, taken when the frame is prepared. Culled on
 /// the GPU ([`ShadowReport::on_device`]), the counts are the GPU's and come back like
-/// [`RenderReport::gpu`], for frame [`RenderReport::bits_frame`].
+/// [`RenderReport::gpu`](super::RenderReport::gpu), for frame [`RenderReport::bits_frame`](super::RenderReport::bits_frame).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ShadowReport {
     /// Each view in [`culling::ShadowViews::views`] order.
