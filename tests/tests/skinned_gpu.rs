@@ -226,18 +226,7 @@ fn a_skinned_gltf_is_skinned_on_the_gpu_as_on_the_cpu_and_in_bind_pose_without_a
     }
     scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 1.0, 12.0), Vec3::Y));
 
-    let object = Arc::new(AtomicU32::new(0));
-    let readback =
-        Arc::new(ReadbackBuffer::new(&device, PROBE_READBACK, POSITIONS.len() as u64 * 16).expect("a buffer"));
-    let (probe_object, probe_readback, probe_device) =
-        (Arc::clone(&object), Arc::clone(&readback), Arc::clone(&device));
-    let add_probe: renderer::AddPasses = Box::new(move |graph| {
-        let kinds = [BindingKind::StorageBuffer; 9];
-        let pipeline = ComputePipeline::new(&probe_device, "skin probe", shaders::PROBE_SKIN_COMP.words(), &kinds, 12)?;
-        graph.import_buffer(PROBE_READBACK, probe_readback.shared());
-        graph.add_typed_pass_at(points::AFTER_GEOMETRY, SkinProbe { pipeline, object: probe_object })?;
-        graph.add_typed_pass_at(points::AFTER_GEOMETRY, BufferReadbackPass::new(PROBE, PROBE_READBACK))
-    });
+    let (object, readback, add_probe) = skin_probe(&device);
     let setup = RenderSetup {
         shadows: false,
         backend: culling::CullingBackend::Cpu,
@@ -438,18 +427,7 @@ fn a_skinned_mesh_added_while_frames_run_is_skinned_once_it_arrives() {
     let mut app = runtime::App::with_threads(2);
     animation::install(&mut app);
     scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 1.0, 8.0), Vec3::Y));
-    let object = Arc::new(AtomicU32::new(0));
-    let readback =
-        Arc::new(ReadbackBuffer::new(&device, PROBE_READBACK, POSITIONS.len() as u64 * 16).expect("a buffer"));
-    let (probe_object, probe_readback, probe_device) =
-        (Arc::clone(&object), Arc::clone(&readback), Arc::clone(&device));
-    let add_probe: renderer::AddPasses = Box::new(move |graph| {
-        let kinds = [BindingKind::StorageBuffer; 9];
-        let pipeline = ComputePipeline::new(&probe_device, "skin probe", shaders::PROBE_SKIN_COMP.words(), &kinds, 12)?;
-        graph.import_buffer(PROBE_READBACK, probe_readback.shared());
-        graph.add_typed_pass_at(points::AFTER_GEOMETRY, SkinProbe { pipeline, object: probe_object })?;
-        graph.add_typed_pass_at(points::AFTER_GEOMETRY, BufferReadbackPass::new(PROBE, PROBE_READBACK))
-    });
+    let (object, readback, add_probe) = skin_probe(&device);
     let setup = RenderSetup {
         shadows: false,
         backend: culling::CullingBackend::Cpu,
@@ -521,4 +499,21 @@ fn a_skinned_mesh_added_while_frames_run_is_skinned_once_it_arrives() {
     }
     assert!(moved >= 2, "the bend moved the upper vertices ({moved})");
     assert_no_validation_messages(&device);
+}
+
+/// The skin probe's passes after the geometry pass: it skins the slot `object` holds and its
+/// positions are read back into the returned buffer.
+fn skin_probe(device: &Arc<GpuDevice>) -> (Arc<AtomicU32>, Arc<ReadbackBuffer>, renderer::AddPasses) {
+    let object = Arc::new(AtomicU32::new(0));
+    let readback =
+        Arc::new(ReadbackBuffer::new(device, PROBE_READBACK, POSITIONS.len() as u64 * 16).expect("a buffer"));
+    let (probe_object, probe_readback, probe_device) = (Arc::clone(&object), Arc::clone(&readback), Arc::clone(device));
+    let add_probe: renderer::AddPasses = Box::new(move |graph| {
+        let kinds = [BindingKind::StorageBuffer; 9];
+        let pipeline = ComputePipeline::new(&probe_device, "skin probe", shaders::PROBE_SKIN_COMP.words(), &kinds, 12)?;
+        graph.import_buffer(PROBE_READBACK, probe_readback.shared());
+        graph.add_typed_pass_at(points::AFTER_GEOMETRY, SkinProbe { pipeline, object: probe_object })?;
+        graph.add_typed_pass_at(points::AFTER_GEOMETRY, BufferReadbackPass::new(PROBE, PROBE_READBACK))
+    });
+    (object, readback, add_probe)
 }
