@@ -201,6 +201,14 @@ fn memory_panel(ui: &mut Ui, snapshot: &Snapshot) {
         memory.gpu_blocks
     ));
     ui.label(format!("job threads {}, inline system batches {}", snapshot.threads, snapshot.inline_batches));
+    let jobs = &snapshot.jobs;
+    ui.label(format!(
+        "jobs {}, stolen {}, sleeps {}, asleep {:.2} ms",
+        jobs.jobs,
+        jobs.steals,
+        jobs.sleeps,
+        jobs.asleep().as_secs_f64() * 1e3
+    ));
     if let Some(error) = &snapshot.error {
         ui.colored_label(Color32::RED, format!("render error: {error}"));
     }

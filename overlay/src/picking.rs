@@ -2,7 +2,8 @@
 //! object-id image (every drawable object of the Visibility stage's answer, culling off, as
 //! the truth checks draw it: `renderer::truth::ReferenceRenderer`) on the asking frame only,
 //! waits for it and reads the one pixel; frames that ask nothing cost nothing. It works the
-//! same whichever backend culled the frame, as it draws from the stage's columns.
+//! same whichever backend culled the frame, as it draws from the stage's columns, and draws
+//! skinned meshes in the frame's pose (the app's `animation::SkinPalette`).
 //!
 //! [`Picking::request`] submits the same id image without waiting and [`Picking::poll`]
 //! reads the pixel once the fence of the id image's frame has signalled, never waiting: the
@@ -98,6 +99,7 @@ impl Picking {
     pub fn at(&mut self, app: &App, x: u32, y: u32) -> Result<Entity, PickMiss> {
         let visibility = app.resources().get::<Visibility>().ok_or(PickMiss::NoView)?;
         let renderer = self.renderer_for(&visibility, x, y)?;
+        follow_poses(renderer, app, &visibility)?;
         let owner =
             renderer.owner_at(app.world(), &visibility, x, y).map_err(|error| PickMiss::Failed(error.to_string()))?;
         entity_of(&visibility.objects().entities, owner)
@@ -119,6 +121,7 @@ impl Picking {
             return Ok(());
         };
         let submitted = self.renderer_for(&visibility, x, y).and_then(|renderer| {
+            follow_poses(renderer, app, &visibility)?;
             renderer.submit_owner_image(app.world(), &visibility).map_err(|error| PickMiss::Failed(error.to_string()))
         });
         match submitted {
@@ -179,6 +182,17 @@ impl Picking {
         }
         Ok(self.renderer.as_mut().expect("made above when missing"))
     }
+}
+
+/// Draws skinned objects in the pose the frame drew them (the app's `animation::SkinPalette`,
+/// where it animates), so a pick finds a limb where it is on screen, not where its bind pose
+/// would put it. An app without animation draws every object rigid, as its frame did.
+fn follow_poses(renderer: &mut ReferenceRenderer, app: &App, visibility: &Visibility) -> Result<(), PickMiss> {
+    if let Some(palette) = app.resources().get::<animation::SkinPalette>() {
+        renderer.set_palette(&palette).map_err(|error| PickMiss::Failed(error.to_string()))?;
+        renderer.follow_skins(app.world(), visibility);
+    }
+    Ok(())
 }
 
 /// The entity of slot `owner` (`None`: the sky) among `entities`.

@@ -122,6 +122,11 @@ pub struct Snapshot {
     pub threads: usize,
     /// System batches the scheduler ran inline in the last frame.
     pub inline_batches: usize,
+    /// What the job system's threads did since the previous snapshot (a frame, when the
+    /// overlay is updated every frame): jobs, steals, sleeps, time asleep.
+    pub jobs: runtime::jobs::JobCounters,
+    /// The job system's totals at the previous snapshot.
+    jobs_total: runtime::jobs::JobCounters,
     /// The Render stage's error of the last frame.
     pub error: Option<String>,
     /// The selected entity, when one is.
@@ -136,6 +141,9 @@ impl Snapshot {
         self.cpu_ms = (app.frame_stats().last_seconds * 1e3) as f32;
         self.threads = app.job_system().threads();
         self.inline_batches = app.schedule().inline_batches();
+        let jobs_total = app.job_system().counters();
+        self.jobs = jobs_total.since(&self.jobs_total);
+        self.jobs_total = jobs_total;
         if let Some(visibility) = app.resources().get::<culling::Visibility>() {
             let stats = visibility.stats();
             self.main.objects = stats.objects as u64;

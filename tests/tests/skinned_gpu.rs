@@ -5,7 +5,8 @@
 //! Forty rigs outgrow the palette's first buffer, which grows; only rigs that moved upload
 //! (48 bytes a joint); a rig whose `Skin` is taken away is drawn in its bind pose; a skinned
 //! mesh added while frames run skins once it arrives; a limb swung out of its bind box at
-//! the screen's edge is drawn on both culling backends and in the shadows (the truth).
+//! the screen's edge is drawn on both culling backends and in the shadows (the truth), and
+//! picked where it is drawn.
 //! Lavapipe with validation.
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -387,8 +388,9 @@ fn swing_and_check(device: &Arc<GpuDevice>, backend: culling::CullingBackend) {
     let (target, capture) = HeadlessTarget::new();
     install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
     let mut reference =
-        ReferenceRenderer::with_shadows(Arc::clone(device), (LIMB_WIDTH, LIMB_HEIGHT), 16, library, SKY, 1024)
+        ReferenceRenderer::with_shadows(Arc::clone(device), (LIMB_WIDTH, LIMB_HEIGHT), 16, library.clone(), SKY, 1024)
             .expect("a reference");
+    let mut picking = overlay::Picking::new(Some(Arc::clone(device)), library);
 
     // Frames 0-1 in the bind pose (out of view), then bent (its upper half in view).
     for frame in 0..5 {
@@ -411,7 +413,19 @@ fn swing_and_check(device: &Arc<GpuDevice>, backend: culling::CullingBackend) {
         let slot = visibility.slot_of(leg).expect("the leg has a slot");
         let owners = reference.objects_with_pixels(world, &visibility).expect("the truth answers");
         assert_eq!(owners.contains(&slot), frame >= 2, "{label}: the leg shows only bent ({owners:?})");
+        // Picking draws the pose too: the middle of the swung half is the leg once bent, sky before.
+        let (px, py) = pixel_of(view_projection, Vec3::new(x - 0.6, 1.0, 0.0));
+        let picked = picking.at(&app, px, py);
+        let expected = if frame >= 2 { Ok(leg) } else { Err(overlay::PickMiss::Sky) };
+        assert_eq!(picked, expected, "{label}: pick at ({px}, {py})");
     }
+}
+
+/// The pixel (rows from the top) `point` projects to through `view_projection`.
+fn pixel_of(view_projection: glam::Mat4, point: Vec3) -> (u32, u32) {
+    let clip = view_projection * point.extend(1.0);
+    let (x, y) = (clip.x / clip.w, clip.y / clip.w);
+    (((0.5 + 0.5 * x) * LIMB_WIDTH as f32) as u32, ((0.5 - 0.5 * y) * LIMB_HEIGHT as f32) as u32)
 }
 
 /// A skinned mesh added while frames run (`RenderMeshes::add_skinned_mesh_levels`) streams

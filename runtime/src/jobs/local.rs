@@ -180,6 +180,7 @@ impl LocalThread {
         });
         if stolen.is_some() {
             crate::profiling::job_stolen();
+            self.registry.counters_of(self.slot).stolen();
         }
         stolen
     }
@@ -198,7 +199,9 @@ impl LocalThread {
                     || {
                         let registry = &self.registry;
                         crate::profile_zone!("idle: waiting for a job to finish");
-                        registry.sleep.sleep_unless(Sleeper::Waiter, || latch.probe() || registry.has_work());
+                        registry.counters_of(self.slot).asleep(|| {
+                            registry.sleep.sleep_unless(Sleeper::Waiter, || latch.probe() || registry.has_work())
+                        });
                     },
                 );
             }
@@ -238,6 +241,7 @@ impl LocalThread {
             self.push(delivered);
         }
         hunger.fed();
+        self.registry.counters_of(self.slot).job_run();
         // SAFETY: every JobRef in the queues and mailboxes is live until executed, and taking
         // it out of one means it runs exactly once, here.
         unsafe { job.execute() };
@@ -293,8 +297,10 @@ pub(super) fn worker_main(local: LocalThread) {
                     || {
                         #[cfg(feature = "profile")]
                         let _zone = crate::profiling::sleep_zone();
-                        registry.sleep.sleep_unless(Sleeper::Worker, || {
-                            registry.terminate.load(Ordering::SeqCst) || registry.has_work()
+                        registry.counters_of(local.slot).asleep(|| {
+                            registry.sleep.sleep_unless(Sleeper::Worker, || {
+                                registry.terminate.load(Ordering::SeqCst) || registry.has_work()
+                            })
                         });
                     },
                 );

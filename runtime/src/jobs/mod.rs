@@ -29,6 +29,7 @@
 
 mod arena;
 mod barrier;
+mod counters;
 mod frames;
 mod guests;
 mod idle;
@@ -49,6 +50,7 @@ use std::sync::{Arc, OnceLock};
 use local::LocalThread;
 use registry::Registry;
 
+pub use counters::JobCounters;
 pub use scope::Scope;
 
 /// A pool of worker threads plus the threads that call into it.
@@ -91,6 +93,12 @@ impl JobSystem {
             let cores = std::thread::available_parallelism().map(usize::from).unwrap_or(1);
             JobSystem::new(from_env.unwrap_or(cores))
         })
+    }
+
+    /// What the pool's threads did since it started: jobs run, steals, sleeps and time
+    /// asleep (see [`JobCounters`]; subtract two readings for a frame's).
+    pub fn counters(&self) -> JobCounters {
+        self.registry.counters.total()
     }
 
     /// Parallelism of the pool: its workers plus the calling thread.

@@ -7,6 +7,7 @@
 use std::cell::Cell;
 use std::sync::Arc;
 
+use super::counters::{PoolCounters, ThreadCounters};
 use super::frames::{Frames, Stolen};
 use super::guests::{GuestChunk, GuestSlot};
 use super::job::JobRef;
@@ -34,6 +35,8 @@ pub(crate) struct Registry {
     pub(super) guests: GuestChunk,
     pub(crate) sleep: Sleep,
     pub(super) terminate: AtomicBool,
+    /// What each thread did (jobs, steals, sleeps), for [`super::JobSystem::counters`].
+    pub(super) counters: PoolCounters,
 }
 
 /// Where a local deque is registered, so thieves can skip their own.
@@ -58,6 +61,7 @@ impl Registry {
             guests: GuestChunk::new(),
             sleep: Sleep::new(),
             terminate: AtomicBool::new(false),
+            counters: PoolCounters::new(worker_count),
         });
         let mut handles = Vec::with_capacity(worker_count);
         for (index, deque) in deques.into_iter().enumerate() {
@@ -83,6 +87,14 @@ impl Registry {
             }
         }
         Ok((registry, handles))
+    }
+
+    /// The counters `slot`'s thread counts into.
+    pub(super) fn counters_of(&self, slot: Slot) -> &ThreadCounters {
+        match slot {
+            Slot::Worker(index) => self.counters.worker(index),
+            Slot::Guest(_) => self.counters.guests(),
+        }
     }
 
     /// Number of worker threads (calling threads are not counted).
