@@ -14,7 +14,6 @@ pub struct PoseScratch {
     locals: Vec<JointPose>,
     fading: Vec<JointPose>,
     models: Vec<Affine3A>,
-    skins: Vec<Affine3A>,
 }
 
 /// How a rig came out of [`pose_rig`].
@@ -46,15 +45,13 @@ pub fn pose_rig(
 ) -> (Aabb, PoseOutcome) {
     let count = skeleton.joint_count();
     assert_eq!(palette.len(), count, "skeleton '{}': one palette entry per joint", skeleton.name());
-    let PoseScratch { locals, fading, models, skins } = scratch;
+    let PoseScratch { locals, fading, models } = scratch;
     if locals.len() < count {
         locals.resize(count, JointPose::IDENTITY);
         fading.resize(count, JointPose::IDENTITY);
         models.resize(count, Affine3A::IDENTITY);
-        skins.resize(count, Affine3A::IDENTITY);
     }
-    let (locals, fading, models, skins) =
-        (&mut locals[..count], &mut fading[..count], &mut models[..count], &mut skins[..count]);
+    let (locals, fading, models) = (&mut locals[..count], &mut fading[..count], &mut models[..count]);
     locals.copy_from_slice(skeleton.rest());
     if let Some(player) = player {
         if player.clip.fits(skeleton) {
@@ -69,15 +66,13 @@ pub fn pose_rig(
             }
         }
     }
-    // One pass over the joints for model and skin matrices (3x4), then the box from the
-    // skins while they are in cache, and the palette written once, only when finite.
-    if skeleton.skin_matrices(locals, models, skins) {
-        let bounds = boxes.posed_affine(skins);
+    // One pass over the joints for model and skin matrices (3x4), each skin written to the
+    // palette as it is made; then the box from the palette while it is in cache. A
+    // non-finite matrix or box overwrites the whole slice with the bind pose.
+    if skeleton.skin_palette(locals, models, palette) {
+        let bounds = boxes.posed(palette);
         // Finite matrices can still overflow a far box: that falls back too.
         if bounds.is_finite() {
-            for (entry, skin) in palette.iter_mut().zip(skins.iter()) {
-                *entry = Mat4::from(*skin);
-            }
             return (bounds, PoseOutcome::Posed);
         }
     }
