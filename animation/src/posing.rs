@@ -5,6 +5,7 @@
 use ecs::Aabb;
 use glam::{Affine3A, Mat4};
 
+use crate::wide::WideScratch;
 use crate::{AnimationPlayer, JointBoxes, JointPose, Skeleton};
 
 /// Scratch arrays for posing rigs, reused from rig to rig (one per thread): they grow to the
@@ -14,7 +15,14 @@ pub struct PoseScratch {
     locals: Vec<JointPose>,
     fading: Vec<JointPose>,
     models: Vec<Affine3A>,
+    /// The animation system's rigs that pose in groups, by group key, then row.
+    pub(crate) grouped: Vec<(GroupKey, usize)>,
+    /// The group posing's scratch.
+    pub(crate) wide: WideScratch,
 }
+
+/// What rigs posed together share: their clip and skeleton (by address).
+pub(crate) type GroupKey = (usize, usize);
 
 /// How a rig came out of [`pose_rig`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,7 +53,7 @@ pub fn pose_rig(
 ) -> (Aabb, PoseOutcome) {
     let count = skeleton.joint_count();
     assert_eq!(palette.len(), count, "skeleton '{}': one palette entry per joint", skeleton.name());
-    let PoseScratch { locals, fading, models } = scratch;
+    let PoseScratch { locals, fading, models, .. } = scratch;
     if locals.len() < count {
         locals.resize(count, JointPose::IDENTITY);
         fading.resize(count, JointPose::IDENTITY);
@@ -69,7 +77,15 @@ pub fn pose_rig(
     // One pass over the joints for model and skin matrices (3x4), each skin written to the
     // palette as it is made; then the box from the palette while it is in cache. A
     // non-finite matrix or box overwrites the whole slice with the bind pose.
-    if skeleton.skin_palette(locals, models, palette) {
+    let finite = skeleton.skin_palette(locals, models, palette);
+    bound_rig(boxes, palette, finite)
+}
+
+/// The box of a rig whose palette was just written (`finite`: whether every matrix is), or
+/// its bind pose (palette and box) when a matrix or the box is not finite.
+#[inline]
+pub(crate) fn bound_rig(boxes: &JointBoxes, palette: &mut [Mat4], finite: bool) -> (Aabb, PoseOutcome) {
+    if finite {
         let bounds = boxes.posed(palette);
         // Finite matrices can still overflow a far box: that falls back too.
         if bounds.is_finite() {

@@ -3,6 +3,7 @@
 
 use glam::{Affine3A, BVec3A, Mat4};
 
+use crate::wide::WideAffine;
 use crate::{AnimationError, JointPose};
 
 /// Most joints one skeleton may have: vertex joint indices are 16-bit.
@@ -25,6 +26,8 @@ pub struct Skeleton {
     /// The inverse binds as 3x4 affine matrices (they are affine: checked by `new`), what the
     /// posing multiplies by.
     inverse_bind_affines: Vec<Affine3A>,
+    /// The inverse binds in every lane, what the four-rig posing multiplies by.
+    inverse_bind_lanes: Vec<WideAffine>,
     root_bases: Vec<Affine3A>,
     fingerprint: u64,
 }
@@ -70,7 +73,8 @@ impl Skeleton {
             return Err(bad(joint, "the inverse bind matrix is not finite and affine"));
         }
         let fingerprint = fingerprint_of(&names, &packed);
-        let inverse_bind_affines = inverse_binds.iter().copied().map(Affine3A::from_mat4).collect();
+        let inverse_bind_affines: Vec<Affine3A> = inverse_binds.iter().copied().map(Affine3A::from_mat4).collect();
+        let inverse_bind_lanes = inverse_bind_affines.iter().map(WideAffine::splat).collect();
         Ok(Skeleton {
             name,
             names,
@@ -78,6 +82,7 @@ impl Skeleton {
             rest,
             inverse_binds,
             inverse_bind_affines,
+            inverse_bind_lanes,
             root_bases: vec![Affine3A::IDENTITY; count],
             fingerprint,
         })
@@ -122,6 +127,18 @@ impl Skeleton {
     /// Each joint's parent (an earlier joint), `None` for a root.
     pub fn parent(&self, joint: usize) -> Option<usize> {
         self.parents[joint].map(usize::from)
+    }
+
+    /// What holds root joint `joint` (the identity for a joint with a parent).
+    #[inline]
+    pub(crate) fn root_base(&self, joint: usize) -> &Affine3A {
+        &self.root_bases[joint]
+    }
+
+    /// Joint `joint`'s inverse bind matrix in every lane.
+    #[inline]
+    pub(crate) fn inverse_bind_lanes(&self, joint: usize) -> &WideAffine {
+        &self.inverse_bind_lanes[joint]
     }
 
     /// The rest local poses.
