@@ -120,8 +120,8 @@ pub(crate) struct WideSpan {
     pub weight: Vec4,
 }
 
-/// The packed-sampling cost of a lane's value: [`crate::fast_slerp`] lane by lane, with the
-/// same terms in the same order as the scalar function.
+/// [`crate::fast_slerp`] lane by lane, with the same terms as the scalar function (within
+/// rounding of it: tested), on quaternions given component by component.
 #[inline(always)]
 pub(crate) fn fast_slerp_lanes(start: [Vec4; 4], end: [Vec4; 4], weight: Vec4) -> [Vec4; 4] {
     let dot = start[0] * end[0] + start[1] * end[1] + start[2] * end[2] + start[3] * end[3];
@@ -197,7 +197,7 @@ pub(crate) struct WideScratch {
 
 /// Poses up to [`LANES`] rigs of `skeleton` playing `clip` (packed: checked by the caller),
 /// each at its own time, writing each rig's palette; the lanes from the first `None` on
-/// repeat the first rig into spare palettes. Returns, per lane, whether all its skin matrices
+/// repeat the first rig into spare palettes (lanes with a rig must come first). Returns, per lane, whether all its skin matrices
 /// are finite (the caller bounds the rig and falls back to its bind pose when not).
 ///
 /// # Panics
