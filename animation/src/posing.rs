@@ -21,8 +21,8 @@ pub struct PoseScratch {
     pub(crate) wide: WideScratch,
 }
 
-/// What rigs posed together share: their clip and skeleton (by address).
-pub(crate) type GroupKey = (usize, usize);
+/// What rigs posed together share: their clip, skeleton and joint boxes (by address).
+pub(crate) type GroupKey = (usize, usize, usize);
 
 /// How a rig came out of [`pose_rig`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,14 +85,19 @@ pub fn pose_rig(
 /// its bind pose (palette and box) when a matrix or the box is not finite.
 #[inline]
 pub(crate) fn bound_rig(boxes: &JointBoxes, palette: &mut [Mat4], finite: bool) -> (Aabb, PoseOutcome) {
-    if finite {
-        let bounds = boxes.posed(palette);
+    let bounds = finite.then(|| boxes.posed(palette));
+    keep_or_bind(boxes, palette, bounds)
+}
+
+/// The posed box `bounds` of a rig whose palette was just written (`None`: a matrix was not
+/// finite), or its bind pose (palette and box) when there is none or it is not finite.
+#[inline]
+pub(crate) fn keep_or_bind(boxes: &JointBoxes, palette: &mut [Mat4], bounds: Option<Aabb>) -> (Aabb, PoseOutcome) {
+    match bounds {
         // Finite matrices can still overflow a far box: that falls back too.
-        if bounds.is_finite() {
-            return (bounds, PoseOutcome::Posed);
-        }
+        Some(bounds) if bounds.is_finite() => (bounds, PoseOutcome::Posed),
+        _ => bind_pose(boxes, palette),
     }
-    bind_pose(boxes, palette)
 }
 
 /// The bind pose: every skin matrix the identity (the pose the inverse binds undo), the

@@ -17,7 +17,7 @@ use runtime::jobs::parallel_for_chunks;
 use runtime::{Columns, ResMut, System};
 
 use crate::palette::PaletteCells;
-use crate::posing::{bound_rig, GroupKey};
+use crate::posing::{keep_or_bind, GroupKey};
 use crate::wide::{pose_wide, WideRig, WideScratch, LANES};
 use crate::{pose_rig, AnimationPlayer, PoseOutcome, PoseScratch, PoseWhenSeen, Skin, SkinPalette, SkinnedMesh};
 
@@ -209,13 +209,14 @@ impl Rigs<'_> {
         });
     }
 
-    /// The group a rig poses in: its clip and skeleton, when it plays a packed clip that fits
-    /// without a crossfade.
+    /// The group a rig poses in: its clip, skeleton and joint boxes, when it plays a packed
+    /// clip that fits without a crossfade.
     fn group_key(&self, row: usize) -> Option<GroupKey> {
         let player = &self.players?[row];
         let skeleton = &self.skins[row].skeleton;
         let groups = player.crossfade.is_none() && player.clip.fits(skeleton) && player.clip.packed().is_some();
-        groups.then_some((Arc::as_ptr(&player.clip) as usize, Arc::as_ptr(skeleton) as usize))
+        let boxes = Arc::as_ptr(&self.meshes[row].joint_boxes) as usize;
+        groups.then_some((Arc::as_ptr(&player.clip) as usize, Arc::as_ptr(skeleton) as usize, boxes))
     }
 
     /// Poses row `row` alone; returns 1 when it fell back to its bind pose.
@@ -249,11 +250,12 @@ impl Rigs<'_> {
             let palette = unsafe { self.cells.slice_mut(skin.skin_first(), skin.skin_count()) };
             Some(WideRig { time, palette })
         });
-        let finite = pose_wide(skeleton, clip, &mut rigs, scratch);
+        let boxes = &self.meshes[lead].joint_boxes;
+        let posed = pose_wide(skeleton, clip, boxes, &mut rigs, scratch);
         let mut bad = 0;
-        for ((rig, &(_, row)), finite) in rigs.iter_mut().zip(group).zip(finite) {
+        for ((rig, &(_, row)), bounds) in rigs.iter_mut().zip(group).zip(posed) {
             let palette = &mut rig.as_mut().expect("a lane per row of the group").palette;
-            let (bounds, outcome) = bound_rig(&self.meshes[row].joint_boxes, palette, finite);
+            let (bounds, outcome) = keep_or_bind(boxes, palette, bounds);
             chunk[row - first] = SkinnedPose::from_skin_box(bounds);
             bad += usize::from(outcome == PoseOutcome::NonFinite);
         }

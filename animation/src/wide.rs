@@ -11,7 +11,9 @@
 use glam::{Affine3A, BVec4A, Mat4, Quat, Vec3, Vec4};
 
 use crate::track::KeySpan;
-use crate::{AnimationClip, JointPose, Skeleton};
+use ecs::Aabb;
+
+use crate::{AnimationClip, JointBoxes, JointPose, Skeleton};
 
 /// Rigs posed together.
 pub(crate) const LANES: usize = 4;
@@ -20,7 +22,7 @@ pub(crate) const LANES: usize = 4;
 /// axes, then the translation).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct WideAffine {
-    cols: [[Vec4; 3]; 4],
+    pub(crate) cols: [[Vec4; 3]; 4],
 }
 
 impl WideAffine {
@@ -192,13 +194,16 @@ pub(crate) struct WideRig<'a> {
 pub(crate) struct WideScratch {
     locals: Vec<WideAffine>,
     models: Vec<WideAffine>,
+    skins: Vec<WideAffine>,
     spare: [Vec<Mat4>; LANES],
 }
 
 /// Poses up to [`LANES`] rigs of `skeleton` playing `clip` (packed: checked by the caller),
 /// each at its own time, writing each rig's palette; the lanes from the first `None` on
-/// repeat the first rig into spare palettes (lanes with a rig must come first). Returns, per lane, whether all its skin matrices
-/// are finite (the caller bounds the rig and falls back to its bind pose when not).
+/// repeat the first rig into spare palettes (lanes with a rig must come first). Returns, per
+/// lane, the box of its mesh (`boxes`, shared by the rigs) moved by its palette
+/// ([`JointBoxes::posed`], bit for bit), or `None` when a skin matrix is not finite (the
+/// caller falls back to the rig's bind pose then, and for a box that is not finite).
 ///
 /// # Panics
 /// Without a first rig, with a clip that is not packed, or a palette slice shorter than the
@@ -206,15 +211,16 @@ pub(crate) struct WideScratch {
 pub(crate) fn pose_wide(
     skeleton: &Skeleton,
     clip: &AnimationClip,
+    boxes: &JointBoxes,
     rigs: &mut [Option<WideRig<'_>>; LANES],
     scratch: &mut WideScratch,
-) -> [bool; LANES] {
+) -> [Option<Aabb>; LANES] {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx") {
         // SAFETY: the CPU has AVX (checked above).
-        return unsafe { pose_wide_avx(skeleton, clip, rigs, scratch) };
+        return unsafe { pose_wide_avx(skeleton, clip, boxes, rigs, scratch) };
     }
-    pose_wide_lanes(skeleton, clip, rigs, scratch)
+    pose_wide_lanes(skeleton, clip, boxes, rigs, scratch)
 }
 
 /// [`pose_wide`] compiled for AVX: the same operations (no fused multiply-add, so the same
@@ -227,10 +233,11 @@ pub(crate) fn pose_wide(
 unsafe fn pose_wide_avx(
     skeleton: &Skeleton,
     clip: &AnimationClip,
+    boxes: &JointBoxes,
     rigs: &mut [Option<WideRig<'_>>; LANES],
     scratch: &mut WideScratch,
-) -> [bool; LANES] {
-    pose_wide_lanes(skeleton, clip, rigs, scratch)
+) -> [Option<Aabb>; LANES] {
+    pose_wide_lanes(skeleton, clip, boxes, rigs, scratch)
 }
 
 /// The body of [`pose_wide`], inlined into each instruction-set variant.
@@ -238,9 +245,10 @@ unsafe fn pose_wide_avx(
 fn pose_wide_lanes(
     skeleton: &Skeleton,
     clip: &AnimationClip,
+    boxes: &JointBoxes,
     rigs: &mut [Option<WideRig<'_>>; LANES],
     scratch: &mut WideScratch,
-) -> [bool; LANES] {
+) -> [Option<Aabb>; LANES] {
     let count = skeleton.joint_count();
     let first_time = rigs[0].as_ref().expect("a group has a first rig").time;
     assert!(rigs.iter().flatten().all(|rig| rig.palette.len() >= count), "one palette entry per joint");
@@ -248,6 +256,7 @@ fn pose_wide_lanes(
     if scratch.models.len() < count {
         scratch.models.resize(count, WideAffine::default());
         scratch.locals.resize(count, WideAffine::default());
+        scratch.skins.resize(count, WideAffine::default());
     }
     // Lanes without a rig repeat the first rig's time into a spare palette.
     let lane_time = |lane: usize| rigs[lane].as_ref().map_or(first_time, |rig| rig.time);
@@ -271,6 +280,7 @@ fn pose_wide_lanes(
         *local = WideAffine::from_trs(translation, rotation, scale);
     }
     let models = &mut scratch.models[..count];
+    let skins = &mut scratch.skins[..count];
     let [spare_a, spare_b, spare_c, spare_d] = &mut scratch.spare;
     let [rig_a, rig_b, rig_c, rig_d] = rigs;
     let outs = [
@@ -288,6 +298,7 @@ fn pose_wide_lanes(
         };
         models[joint] = model;
         let skin = model.mul(skeleton.inverse_bind_lanes(joint));
+        skins[joint] = skin;
         finite &= skin.finite_mask();
         let [a, b, c, d] = skin.lanes_as_mat4();
         out_a[joint] = a;
@@ -296,7 +307,8 @@ fn pose_wide_lanes(
         out_d[joint] = d;
     }
     let bits = finite.bitmask();
-    [0, 1, 2, 3].map(|lane| bits & (1 << lane) != 0)
+    let bounds = boxes.posed_lanes(skins);
+    [0, 1, 2, 3].map(|lane| (bits & (1 << lane) != 0).then_some(bounds[lane]))
 }
 
 /// Where a lane writes: its rig's palette, or a spare one for a lane without a rig.
