@@ -13,7 +13,9 @@
 //! and weights; the weights are renormalized at import so they sum to 1.
 
 use ecs::Aabb;
-use glam::{Affine3A, Mat4, Vec3, Vec3A};
+use glam::{Affine3A, BVec3A, BVec4A, Mat4, Vec3, Vec3A, Vec4};
+
+use crate::wide::{WideAffine, LANES};
 
 /// Normalizes four skinning weights in place so they are non-negative and sum to 1; returns
 /// `false` (leaving full weight on the first influence) when they sum to 0 or are not finite.
@@ -108,54 +110,81 @@ impl JointBoxes {
     /// When `palette` is shorter than [`JointBoxes::joints_needed`].
     #[inline]
     pub fn posed(&self, palette: &[Mat4]) -> Aabb {
-        if self.boxes.is_empty() {
-            return self.bind;
-        }
-        let mut min = Vec3::splat(f32::INFINITY);
-        let mut max = Vec3::splat(f32::NEG_INFINITY);
-        let mut nan = false;
-        for &(joint, center, half) in &self.boxes {
-            let matrix = &palette[usize::from(joint)];
-            let moved = matrix.transform_point3(center);
-            let extent = matrix.x_axis.truncate().abs() * half.x
-                + matrix.y_axis.truncate().abs() * half.y
-                + matrix.z_axis.truncate().abs() * half.z;
-            nan |= moved.is_nan() || extent.is_nan();
-            min = min.min(moved - extent);
-            max = max.max(moved + extent);
-        }
-        // `min`/`max` skip NaN; keep it visible instead, as the culls expect.
-        if nan {
-            return Aabb::new(Vec3::NAN, Vec3::NAN);
-        }
-        Aabb::new(min, max)
+        self.posed_by(|joint| {
+            let matrix = &palette[joint];
+            [matrix.x_axis, matrix.y_axis, matrix.z_axis, matrix.w_axis].map(Vec3A::from_vec4)
+        })
     }
 
-    /// [`JointBoxes::posed`] for skin matrices held as 3x4 affine matrices (what the posing
-    /// computes): the same box, bit for bit, as `posed` gives for the same matrices as `Mat4`.
+    /// [`JointBoxes::posed`] for skin matrices held as 3x4 affine matrices: the same box, bit
+    /// for bit, as `posed` gives for the same matrices as `Mat4`.
     ///
     /// # Panics
     /// When `skins` is shorter than [`JointBoxes::joints_needed`].
     #[inline]
     pub fn posed_affine(&self, skins: &[Affine3A]) -> Aabb {
+        self.posed_by(|joint| {
+            let skin = &skins[joint];
+            [skin.matrix3.x_axis, skin.matrix3.y_axis, skin.matrix3.z_axis, skin.translation]
+        })
+    }
+
+    /// [`JointBoxes::posed`] for four rigs at once, one per lane of `skins` (each joint's skin
+    /// matrices, [`crate::wide`]): per lane the same box, bit for bit, as `posed` gives for
+    /// that lane's matrices (the same terms in the same order).
+    ///
+    /// # Panics
+    /// When `skins` is shorter than [`JointBoxes::joints_needed`].
+    #[inline]
+    pub(crate) fn posed_lanes(&self, skins: &[WideAffine]) -> [Aabb; LANES] {
+        if self.boxes.is_empty() {
+            return [self.bind; LANES];
+        }
+        let mut min = [Vec4::splat(f32::INFINITY); 3];
+        let mut max = [Vec4::splat(f32::NEG_INFINITY); 3];
+        let mut nan = BVec4A::splat(false);
+        for &(joint, center, half) in &self.boxes {
+            let [x_axis, y_axis, z_axis, translation] = &skins[usize::from(joint)].cols;
+            for row in 0..3 {
+                let moved = x_axis[row] * center.x + y_axis[row] * center.y + z_axis[row] * center.z + translation[row];
+                let extent = x_axis[row].abs() * half.x + y_axis[row].abs() * half.y + z_axis[row].abs() * half.z;
+                nan |= moved.is_nan_mask() | extent.is_nan_mask();
+                min[row] = min[row].min(moved - extent);
+                max[row] = max[row].max(moved + extent);
+            }
+        }
+        let nan = nan.bitmask();
+        [0, 1, 2, 3].map(|lane| {
+            if nan & (1 << lane) != 0 {
+                return Aabb::new(Vec3::NAN, Vec3::NAN);
+            }
+            let corner = |rows: &[Vec4; 3]| Vec3::new(rows[0][lane], rows[1][lane], rows[2][lane]);
+            Aabb::new(corner(&min), corner(&max))
+        })
+    }
+
+    /// The union of the moved boxes, each joint's matrix given by `columns` (its three axes
+    /// and translation). The NaN test is a mask or-ed over every box and read once at the
+    /// end, with no branch per joint.
+    #[inline(always)]
+    fn posed_by(&self, columns: impl Fn(usize) -> [Vec3A; 4]) -> Aabb {
         if self.boxes.is_empty() {
             return self.bind;
         }
         let mut min = Vec3A::splat(f32::INFINITY);
         let mut max = Vec3A::splat(f32::NEG_INFINITY);
-        let mut nan = false;
+        let mut nan = BVec3A::splat(false);
         for &(joint, center, half) in &self.boxes {
-            let skin = &skins[usize::from(joint)];
-            let moved = skin.transform_point3a(center.into());
-            let extent = skin.matrix3.x_axis.abs() * half.x
-                + skin.matrix3.y_axis.abs() * half.y
-                + skin.matrix3.z_axis.abs() * half.z;
-            nan |= moved.is_nan() || extent.is_nan();
+            let [x_axis, y_axis, z_axis, translation] = columns(usize::from(joint));
+            // The order of `Affine3A::transform_point3a`, so both entry points agree bit for bit.
+            let moved = x_axis * center.x + y_axis * center.y + z_axis * center.z + translation;
+            let extent = x_axis.abs() * half.x + y_axis.abs() * half.y + z_axis.abs() * half.z;
+            nan |= moved.is_nan_mask() | extent.is_nan_mask();
             min = min.min(moved - extent);
             max = max.max(moved + extent);
         }
         // `min`/`max` skip NaN; keep it visible instead, as the culls expect.
-        if nan {
+        if nan.any() {
             return Aabb::new(Vec3::NAN, Vec3::NAN);
         }
         Aabb::new(min.into(), max.into())

@@ -147,6 +147,14 @@ impl AnimationClip {
         }
     }
 
+    /// Its tracks packed key-major, with the key times they share and their step when even:
+    /// `None` unless every track is LINEAR on the same times.
+    #[inline]
+    pub(crate) fn packed(&self) -> Option<(&PackedTracks, &[f32], Option<f32>)> {
+        let shared = self.shared.as_ref()?;
+        Some((shared.packed.as_ref()?, &shared.times, shared.step))
+    }
+
     /// Writes the clip's value at `time` (seconds, clamped to its keys) into `poses`, one
     /// local pose per joint of its skeleton: each track sets its own property, and what no
     /// track animates keeps the value `poses` held (start from [`Skeleton::rest`]).

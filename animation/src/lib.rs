@@ -25,6 +25,7 @@ mod posing;
 mod skeleton;
 mod system;
 mod track;
+mod wide;
 
 pub use bounds::{normalize_weights, JointBoxes};
 pub use clip::{AnimationClip, JointTracks};

@@ -3,9 +3,10 @@
 //! over two contiguous runs of values instead of one key search and three sampler dispatches
 //! per joint.
 
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec3, Vec4};
 
 use crate::track::KeySpan;
+use crate::wide::{fast_slerp_lanes, gather_quats, gather_vec3s, splat_rest, WideSpan, LANES};
 use crate::{Interpolation, JointPose, JointTracks, Track, TrackValue};
 
 /// One property of every joint that animates it, key-major: key `k` of the `n`-th joint in
@@ -62,7 +63,13 @@ pub(crate) struct PackedTracks {
     translations: Column<Vec3>,
     rotations: Column<Quat>,
     scales: Column<Vec3>,
+    /// Per joint, its place in the translation, rotation and scale columns ([`NOT_ANIMATED`]
+    /// where no track sets that property); joints past the end animate nothing.
+    slots: Vec<[u32; 3]>,
 }
+
+/// A slot of a joint property no track animates.
+const NOT_ANIMATED: u32 = u32::MAX;
 
 impl PackedTracks {
     /// The packed tracks of `tracks` whose times all equal `times`, or `None` when a track is
@@ -79,12 +86,17 @@ impl PackedTracks {
             return None;
         }
         let keys = times.len();
-        Some(PackedTracks {
-            keys,
-            translations: Column::of(tracks, keys, |joint| joint.translation.as_ref()),
-            rotations: Column::of(tracks, keys, |joint| joint.rotation.as_ref()),
-            scales: Column::of(tracks, keys, |joint| joint.scale.as_ref()),
-        })
+        let translations = Column::of(tracks, keys, |joint| joint.translation.as_ref());
+        let rotations = Column::of(tracks, keys, |joint| joint.rotation.as_ref());
+        let scales = Column::of(tracks, keys, |joint| joint.scale.as_ref());
+        let joints = tracks.iter().map(|joint| usize::from(joint.joint) + 1).max().unwrap_or(0);
+        let mut slots = vec![[NOT_ANIMATED; 3]; joints];
+        for (property, column) in [&translations.joints, &rotations.joints, &scales.joints].into_iter().enumerate() {
+            for (slot, &joint) in column.iter().enumerate() {
+                slots[usize::from(joint)][property] = slot as u32;
+            }
+        }
+        Some(PackedTracks { keys, translations, rotations, scales, slots })
     }
 
     /// Writes every animated property at `span` into `poses` (one per joint of the skeleton).
@@ -94,4 +106,54 @@ impl PackedTracks {
         self.translations.sample(span, self.keys, poses, |pose, translation| pose.translation = translation);
         self.scales.sample(span, self.keys, poses, |pose, scale| pose.scale = scale);
     }
+
+    /// Every lane's translation, rotation and scale of `joint` at its span (lanes: one rig
+    /// each, see [`crate::wide`]); a property no track animates keeps `rest`.
+    #[inline(always)]
+    pub(crate) fn sample_wide(
+        &self,
+        joint: usize,
+        span: &WideSpan,
+        rest: &JointPose,
+    ) -> ([Vec4; 3], [Vec4; 4], [Vec4; 3]) {
+        let (mut translation, mut rotation, mut scale) = splat_rest(rest);
+        let Some(&[t, r, s]) = self.slots.get(joint) else {
+            return (translation, rotation, scale);
+        };
+        if r != NOT_ANIMATED {
+            let width = self.rotations.joints.len();
+            let start = gather_quats(&self.rotations.values, lane_offsets(width, r, span.start));
+            let end = gather_quats(&self.rotations.values, lane_offsets(width, r, span.next));
+            rotation = fast_slerp_lanes(start, end, span.weight);
+        }
+        if t != NOT_ANIMATED {
+            translation = lerp_wide(&self.translations, t, span);
+        }
+        if s != NOT_ANIMATED {
+            scale = lerp_wide(&self.scales, s, span);
+        }
+        (translation, rotation, scale)
+    }
+}
+
+/// Each lane's index of `slot` at its key in a key-major column `width` values wide.
+#[inline(always)]
+fn lane_offsets(width: usize, slot: u32, keys: [usize; LANES]) -> [usize; LANES] {
+    let slot = slot as usize;
+    [keys[0] * width + slot, keys[1] * width + slot, keys[2] * width + slot, keys[3] * width + slot]
+}
+
+/// Every lane's value of `slot` in a three-component column, lerped across its span (glam's
+/// `lerp` terms, lane by lane).
+#[inline(always)]
+fn lerp_wide(column: &Column<Vec3>, slot: u32, span: &WideSpan) -> [Vec4; 3] {
+    let width = column.joints.len();
+    let start = gather_vec3s(&column.values, lane_offsets(width, slot, span.start));
+    let end = gather_vec3s(&column.values, lane_offsets(width, slot, span.next));
+    let keep = Vec4::ONE - span.weight;
+    [
+        start[0] * keep + end[0] * span.weight,
+        start[1] * keep + end[1] * span.weight,
+        start[2] * keep + end[2] * span.weight,
+    ]
 }

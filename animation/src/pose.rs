@@ -3,6 +3,8 @@
 
 use glam::{Affine3A, Quat, Vec3};
 
+use crate::fast_slerp;
+
 /// A joint's transform relative to its parent joint: scale, then rotate, then translate (glTF's
 /// TRS order).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -32,7 +34,10 @@ impl JointPose {
     }
 
     /// The pose `weight` of the way from `self` to `other`: translation and scale lerped,
-    /// rotation slerped along the shorter arc. `weight` 0 gives `self`, 1 gives `other`.
+    /// rotation by [`fast_slerp`] along the shorter arc (a corrected nlerp, within
+    /// [`SLERP_ERROR_BOUND`](crate::SLERP_ERROR_BOUND) of slerp: a crossfade costs a few
+    /// multiplies a joint, not an `acos` and two `sin`s). `weight` 0 gives `self`, 1 gives
+    /// `other`.
     ///
     /// ```
     /// use animation::JointPose;
@@ -44,7 +49,7 @@ impl JointPose {
     pub fn blend(&self, other: &JointPose, weight: f32) -> JointPose {
         JointPose {
             translation: self.translation.lerp(other.translation, weight),
-            rotation: self.rotation.slerp(other.rotation, weight),
+            rotation: fast_slerp(self.rotation, other.rotation, weight),
             scale: self.scale.lerp(other.scale, weight),
         }
     }

@@ -5,6 +5,7 @@
 use ecs::Aabb;
 use glam::{Affine3A, Mat4};
 
+use crate::wide::WideScratch;
 use crate::{AnimationPlayer, JointBoxes, JointPose, Skeleton};
 
 /// Scratch arrays for posing rigs, reused from rig to rig (one per thread): they grow to the
@@ -14,8 +15,14 @@ pub struct PoseScratch {
     locals: Vec<JointPose>,
     fading: Vec<JointPose>,
     models: Vec<Affine3A>,
-    skins: Vec<Affine3A>,
+    /// The animation system's rigs that pose in groups, by group key, then row.
+    pub(crate) grouped: Vec<(GroupKey, usize)>,
+    /// The group posing's scratch.
+    pub(crate) wide: WideScratch,
 }
+
+/// What rigs posed together share: their clip, skeleton and joint boxes (by address).
+pub(crate) type GroupKey = (usize, usize, usize);
 
 /// How a rig came out of [`pose_rig`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,15 +53,13 @@ pub fn pose_rig(
 ) -> (Aabb, PoseOutcome) {
     let count = skeleton.joint_count();
     assert_eq!(palette.len(), count, "skeleton '{}': one palette entry per joint", skeleton.name());
-    let PoseScratch { locals, fading, models, skins } = scratch;
+    let PoseScratch { locals, fading, models, .. } = scratch;
     if locals.len() < count {
         locals.resize(count, JointPose::IDENTITY);
         fading.resize(count, JointPose::IDENTITY);
         models.resize(count, Affine3A::IDENTITY);
-        skins.resize(count, Affine3A::IDENTITY);
     }
-    let (locals, fading, models, skins) =
-        (&mut locals[..count], &mut fading[..count], &mut models[..count], &mut skins[..count]);
+    let (locals, fading, models) = (&mut locals[..count], &mut fading[..count], &mut models[..count]);
     locals.copy_from_slice(skeleton.rest());
     if let Some(player) = player {
         if player.clip.fits(skeleton) {
@@ -69,19 +74,30 @@ pub fn pose_rig(
             }
         }
     }
-    // One pass over the joints for model and skin matrices (3x4), then the box from the
-    // skins while they are in cache, and the palette written once, only when finite.
-    if skeleton.skin_matrices(locals, models, skins) {
-        let bounds = boxes.posed_affine(skins);
+    // One pass over the joints for model and skin matrices (3x4), each skin written to the
+    // palette as it is made; then the box from the palette while it is in cache. A
+    // non-finite matrix or box overwrites the whole slice with the bind pose.
+    let finite = skeleton.skin_palette(locals, models, palette);
+    bound_rig(boxes, palette, finite)
+}
+
+/// The box of a rig whose palette was just written (`finite`: whether every matrix is), or
+/// its bind pose (palette and box) when a matrix or the box is not finite.
+#[inline]
+pub(crate) fn bound_rig(boxes: &JointBoxes, palette: &mut [Mat4], finite: bool) -> (Aabb, PoseOutcome) {
+    let bounds = finite.then(|| boxes.posed(palette));
+    keep_or_bind(boxes, palette, bounds)
+}
+
+/// The posed box `bounds` of a rig whose palette was just written (`None`: a matrix was not
+/// finite), or its bind pose (palette and box) when there is none or it is not finite.
+#[inline]
+pub(crate) fn keep_or_bind(boxes: &JointBoxes, palette: &mut [Mat4], bounds: Option<Aabb>) -> (Aabb, PoseOutcome) {
+    match bounds {
         // Finite matrices can still overflow a far box: that falls back too.
-        if bounds.is_finite() {
-            for (entry, skin) in palette.iter_mut().zip(skins.iter()) {
-                *entry = Mat4::from(*skin);
-            }
-            return (bounds, PoseOutcome::Posed);
-        }
+        Some(bounds) if bounds.is_finite() => (bounds, PoseOutcome::Posed),
+        _ => bind_pose(boxes, palette),
     }
-    bind_pose(boxes, palette)
 }
 
 /// The bind pose: every skin matrix the identity (the pose the inverse binds undo), the

@@ -1,8 +1,9 @@
 //! A skeleton: joints in parent-before-child order, each with its parent, rest pose, inverse
 //! bind matrix and name, and the fingerprint clips are matched against.
 
-use glam::{Affine3A, Mat4};
+use glam::{Affine3A, BVec3A, Mat4};
 
+use crate::wide::WideAffine;
 use crate::{AnimationError, JointPose};
 
 /// Most joints one skeleton may have: vertex joint indices are 16-bit.
@@ -25,6 +26,8 @@ pub struct Skeleton {
     /// The inverse binds as 3x4 affine matrices (they are affine: checked by `new`), what the
     /// posing multiplies by.
     inverse_bind_affines: Vec<Affine3A>,
+    /// The inverse binds in every lane, what the four-rig posing multiplies by.
+    inverse_bind_lanes: Vec<WideAffine>,
     root_bases: Vec<Affine3A>,
     fingerprint: u64,
 }
@@ -70,7 +73,8 @@ impl Skeleton {
             return Err(bad(joint, "the inverse bind matrix is not finite and affine"));
         }
         let fingerprint = fingerprint_of(&names, &packed);
-        let inverse_bind_affines = inverse_binds.iter().copied().map(Affine3A::from_mat4).collect();
+        let inverse_bind_affines: Vec<Affine3A> = inverse_binds.iter().copied().map(Affine3A::from_mat4).collect();
+        let inverse_bind_lanes = inverse_bind_affines.iter().map(WideAffine::splat).collect();
         Ok(Skeleton {
             name,
             names,
@@ -78,6 +82,7 @@ impl Skeleton {
             rest,
             inverse_binds,
             inverse_bind_affines,
+            inverse_bind_lanes,
             root_bases: vec![Affine3A::IDENTITY; count],
             fingerprint,
         })
@@ -122,6 +127,18 @@ impl Skeleton {
     /// Each joint's parent (an earlier joint), `None` for a root.
     pub fn parent(&self, joint: usize) -> Option<usize> {
         self.parents[joint].map(usize::from)
+    }
+
+    /// What holds root joint `joint` (the identity for a joint with a parent).
+    #[inline]
+    pub(crate) fn root_base(&self, joint: usize) -> &Affine3A {
+        &self.root_bases[joint]
+    }
+
+    /// Joint `joint`'s inverse bind matrix in every lane.
+    #[inline]
+    pub(crate) fn inverse_bind_lanes(&self, joint: usize) -> &WideAffine {
+        &self.inverse_bind_lanes[joint]
     }
 
     /// The rest local poses.
@@ -177,25 +194,56 @@ impl Skeleton {
     /// finite.
     #[inline]
     pub fn skin_matrices(&self, locals: &[JointPose], models: &mut [Affine3A], skins: &mut [Affine3A]) -> bool {
+        self.walk_skins(locals, models, |joint, skin| skins[joint] = *skin)
+    }
+
+    /// [`Skeleton::skin_matrices`] writing each skin matrix straight into `palette` as a 4x4
+    /// matrix (the same values): the palette is written in the walk, while the matrix is in
+    /// registers, rather than in a second pass over a scratch copy. Returns whether every skin
+    /// matrix is finite (the caller overwrites the palette when not).
+    #[inline]
+    pub(crate) fn skin_palette(&self, locals: &[JointPose], models: &mut [Affine3A], palette: &mut [Mat4]) -> bool {
+        let palette = &mut palette[..self.joint_count()];
+        self.walk_skins(locals, models, |joint, skin| palette[joint] = Mat4::from(*skin))
+    }
+
+    /// The walk behind [`Skeleton::skin_matrices`]: parents first, each joint's model matrix
+    /// from its parent's (or its root base), its skin matrix handed to `write`. The finite
+    /// test is a mask and-ed over every matrix and read once at the end, with no branch per
+    /// joint.
+    #[inline(always)]
+    fn walk_skins(
+        &self,
+        locals: &[JointPose],
+        models: &mut [Affine3A],
+        mut write: impl FnMut(usize, &Affine3A),
+    ) -> bool {
         let count = self.joint_count();
         assert!(
-            locals.len() >= count && models.len() >= count && skins.len() >= count,
+            locals.len() >= count && models.len() >= count,
             "skeleton '{}': one pose and two matrices per joint",
             self.name
         );
-        let mut finite = true;
+        let (locals, models) = (&locals[..count], &mut models[..count]);
+        let (parents, root_bases, inverse_binds) =
+            (&self.parents[..count], &self.root_bases[..count], &self.inverse_bind_affines[..count]);
+        let mut finite = BVec3A::splat(true);
         for joint in 0..count {
             let local = locals[joint].to_affine();
-            let model = match self.parents[joint] {
-                Some(parent) => models[usize::from(parent)] * local,
-                None => self.root_bases[joint] * local,
+            let base = match parents[joint] {
+                Some(parent) => &models[usize::from(parent)],
+                None => &root_bases[joint],
             };
+            let model = *base * local;
             models[joint] = model;
-            let skin = model * self.inverse_bind_affines[joint];
-            finite &= skin.is_finite();
-            skins[joint] = skin;
+            let skin = model * inverse_binds[joint];
+            finite &= skin.matrix3.x_axis.is_finite_mask()
+                & skin.matrix3.y_axis.is_finite_mask()
+                & skin.matrix3.z_axis.is_finite_mask()
+                & skin.translation.is_finite_mask();
+            write(joint, &skin);
         }
-        finite
+        finite.all()
     }
 
     /// The palette of the rest pose.

@@ -9,6 +9,7 @@
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use ecs::{Aabb, SkinnedPose};
 use hecs::Entity;
@@ -16,6 +17,8 @@ use runtime::jobs::parallel_for_chunks;
 use runtime::{Columns, ResMut, System};
 
 use crate::palette::PaletteCells;
+use crate::posing::{keep_or_bind, GroupKey};
+use crate::wide::{pose_wide, WideRig, WideScratch, LANES};
 use crate::{pose_rig, AnimationPlayer, PoseOutcome, PoseScratch, PoseWhenSeen, Skin, SkinPalette, SkinnedMesh};
 
 /// The animation system's name, for `before`/`after` constraints.
@@ -173,29 +176,90 @@ struct Rigs<'a> {
 }
 
 impl Rigs<'_> {
-    /// Poses every rig into `poses` (one per row), in parallel.
+    /// Poses every rig into `poses` (one per row), in parallel. In each job, rigs of one
+    /// skeleton playing one packed clip without a crossfade pose four at a time
+    /// ([`pose_wide`]); the others one by one ([`pose_rig`]). Which rigs share a group does
+    /// not change a rig's result (the lanes never mix), so the palette is the same on any
+    /// number of threads.
     fn pose_all(&self, poses: &mut [SkinnedPose], non_finite: &AtomicUsize) {
         parallel_for_chunks(poses, GRAIN, |first, chunk| {
             SCRATCH.with(|scratch| {
                 let mut scratch = scratch.borrow_mut();
+                let mut grouped = std::mem::take(&mut scratch.grouped);
+                grouped.clear();
                 let mut bad = 0;
                 for (offset, pose) in chunk.iter_mut().enumerate() {
                     let row = first + offset;
-                    let skin = &self.skins[row];
-                    // SAFETY: each rig's slice was allocated to it alone (`SkinPalette::allocate`,
-                    // checked by `owns_slice` this frame), and this job alone poses this row.
-                    let palette = unsafe { self.cells.slice_mut(skin.skin_first(), skin.skin_count()) };
-                    let player = self.players.map(|players| &players[row]);
-                    let (bounds, outcome) =
-                        pose_rig(&skin.skeleton, &self.meshes[row].joint_boxes, player, palette, &mut scratch);
-                    bad += usize::from(outcome == PoseOutcome::NonFinite);
-                    *pose = SkinnedPose::from_skin_box(bounds);
+                    match self.group_key(row) {
+                        Some(key) => grouped.push((key, row)),
+                        None => bad += self.pose_one(row, pose, &mut scratch),
+                    }
                 }
+                grouped.sort_unstable();
+                for run in grouped.chunk_by(|one, other| one.0 == other.0) {
+                    for group in run.chunks(LANES) {
+                        bad += self.pose_group(group, first, chunk, &mut scratch.wide);
+                    }
+                }
+                scratch.grouped = grouped;
                 if bad > 0 {
                     non_finite.fetch_add(bad, Ordering::Relaxed);
                 }
             });
         });
+    }
+
+    /// The group a rig poses in: its clip, skeleton and joint boxes, when it plays a packed
+    /// clip that fits without a crossfade.
+    fn group_key(&self, row: usize) -> Option<GroupKey> {
+        let player = &self.players?[row];
+        let skeleton = &self.skins[row].skeleton;
+        let groups = player.crossfade.is_none() && player.clip.fits(skeleton) && player.clip.packed().is_some();
+        let boxes = Arc::as_ptr(&self.meshes[row].joint_boxes) as usize;
+        groups.then_some((Arc::as_ptr(&player.clip) as usize, Arc::as_ptr(skeleton) as usize, boxes))
+    }
+
+    /// Poses row `row` alone; returns 1 when it fell back to its bind pose.
+    fn pose_one(&self, row: usize, pose: &mut SkinnedPose, scratch: &mut PoseScratch) -> usize {
+        let skin = &self.skins[row];
+        // SAFETY: each rig's slice was allocated to it alone (`SkinPalette::allocate`,
+        // checked by `owns_slice` this frame), and this job alone poses this row.
+        let palette = unsafe { self.cells.slice_mut(skin.skin_first(), skin.skin_count()) };
+        let player = self.players.map(|players| &players[row]);
+        let (bounds, outcome) = pose_rig(&skin.skeleton, &self.meshes[row].joint_boxes, player, palette, scratch);
+        *pose = SkinnedPose::from_skin_box(bounds);
+        usize::from(outcome == PoseOutcome::NonFinite)
+    }
+
+    /// Poses the rows of `group` (one to four of one key) together into `chunk` (rows from
+    /// `first`); returns how many fell back to their bind pose.
+    fn pose_group(
+        &self,
+        group: &[(GroupKey, usize)],
+        first: usize,
+        chunk: &mut [SkinnedPose],
+        scratch: &mut WideScratch,
+    ) -> usize {
+        let lead = group[0].1;
+        let (skeleton, clip) = (&self.skins[lead].skeleton, &self.players.expect("grouped rigs play")[lead].clip);
+        let mut rigs: [Option<WideRig<'_>>; LANES] = [0, 1, 2, 3].map(|lane| {
+            let &(_, row) = group.get(lane)?;
+            let skin = &self.skins[row];
+            let time = self.players.expect("grouped rigs play")[row].time;
+            // SAFETY: as in `pose_one`; the rows of a group differ, so their slices do.
+            let palette = unsafe { self.cells.slice_mut(skin.skin_first(), skin.skin_count()) };
+            Some(WideRig { time, palette })
+        });
+        let boxes = &self.meshes[lead].joint_boxes;
+        let posed = pose_wide(skeleton, clip, boxes, &mut rigs, scratch);
+        let mut bad = 0;
+        for ((rig, &(_, row)), bounds) in rigs.iter_mut().zip(group).zip(posed) {
+            let palette = &mut rig.as_mut().expect("a lane per row of the group").palette;
+            let (bounds, outcome) = keep_or_bind(boxes, palette, bounds);
+            chunk[row - first] = SkinnedPose::from_skin_box(bounds);
+            bad += usize::from(outcome == PoseOutcome::NonFinite);
+        }
+        bad
     }
 }
 

@@ -75,6 +75,76 @@ fn one_and_two_threads_give_bit_identical_palettes() {
     assert_eq!(bits(&palettes[0]), bits(&palettes[1]), "the palette must not depend on the thread count");
 }
 
+/// A clip moving every property of every joint, LINEAR on shared keys (so it packs, and rigs
+/// playing it pose four at a time).
+fn full_clip(skeleton: &Skeleton, phase: f32) -> Arc<AnimationClip> {
+    let times: Vec<f32> = (0..6).map(|key| key as f32 * 0.2).collect();
+    let joints = (0..skeleton.joint_count() as u16)
+        .map(|joint| {
+            let wave = |key: usize| (key as f32 * 0.9 + joint as f32 * 0.4 + phase).sin();
+            let track = |values| Track::new(Interpolation::Linear, times.clone(), values).unwrap();
+            JointTracks {
+                joint,
+                translation: Some(track((0..6).map(|key| Vec3::new(wave(key) * 0.1, 1.0, 0.05)).collect())),
+                rotation: Some(
+                    Track::new(
+                        Interpolation::Linear,
+                        times.clone(),
+                        (0..6)
+                            .map(|key| Quat::from_rotation_z(wave(key)) * Quat::from_rotation_x(0.3 * wave(key + 1)))
+                            .collect(),
+                    )
+                    .unwrap(),
+                ),
+                scale: Some(track((0..6).map(|key| Vec3::new(1.0 + 0.2 * wave(key), 1.0, 0.9)).collect())),
+            }
+        })
+        .collect();
+    Arc::new(AnimationClip::new(format!("full{phase}"), skeleton, joints).unwrap())
+}
+
+#[test]
+fn rigs_posed_in_groups_match_rigs_posed_alone() {
+    let mut app = App::with_threads(2);
+    install(&mut app);
+    app.set_fixed_delta(Some(1.0 / 60.0));
+    let skeleton = Arc::new(chain_skeleton("chain", 8));
+    let clips = [full_clip(&skeleton, 0.0), full_clip(&skeleton, 1.3)];
+    let boxes = chain_boxes(8);
+    // Seven rigs on one clip and three on the other (groups of four, with lanes left over),
+    // and the last crossfading (posed alone).
+    for rig in 0..10 {
+        let mut player = AnimationPlayer::new(clips[usize::from(rig >= 7)].clone(), &skeleton).unwrap();
+        player.time = rig as f32 * 0.09;
+        if rig == 9 {
+            player.crossfade_to(clips[0].clone(), &skeleton, 10.0).unwrap();
+        }
+        let pose = SkinnedPose::from_skin_box(boxes.bind_bounds());
+        app.world_mut().spawn((SkinnedMesh { joint_boxes: boxes.clone() }, Skin::new(skeleton.clone()), player, pose));
+    }
+    app.run_frames(4);
+    let palette = app.resource::<SkinPalette>().matrices().to_vec();
+    let mut query = app.world().query::<(&Skin, &SkinnedMesh, &AnimationPlayer, &SkinnedPose)>();
+    let mut checked = 0;
+    for (skin, mesh, player, pose) in query.iter() {
+        let slice = &palette[skin.skin_first() as usize..][..skin.skin_count() as usize];
+        let mut alone = vec![Mat4::IDENTITY; 8];
+        let (bounds, outcome) =
+            pose_rig(&skin.skeleton, &mesh.joint_boxes, Some(player), &mut alone, &mut PoseScratch::default());
+        assert_eq!(outcome, PoseOutcome::Posed);
+        for (grouped, alone) in slice.iter().zip(&alone) {
+            assert!(grouped.abs_diff_eq(*alone, 1e-5), "grouped {grouped:?} against alone {alone:?}");
+        }
+        assert_eq!(pose.bounds(0.0), mesh.joint_boxes.posed(slice), "the box is the palette's");
+        let drawn = pose.bounds(0.0);
+        assert!(
+            (drawn.min - bounds.min).abs().max_element() < 1e-4 && (drawn.max - bounds.max).abs().max_element() < 1e-4
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 10);
+}
+
 #[test]
 fn posed_box_is_written_and_holds_the_skin() {
     let mut app = animated_app(2, 3);

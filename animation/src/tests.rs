@@ -119,6 +119,27 @@ fn crossfade_blends_by_weight_and_hands_over() {
 }
 
 #[test]
+fn crossfade_rotations_stay_within_the_slerp_bound() {
+    let axis = Vec3::new(-0.4, 0.7, 0.59).normalize();
+    let start = JointPose { rotation: Quat::from_rotation_y(0.8), ..JointPose::IDENTITY };
+    let mut worst = 0.0_f32;
+    for step in 0..=72 {
+        let angle = step as f32 / 72.0 * std::f32::consts::TAU;
+        let target = JointPose { rotation: Quat::from_axis_angle(axis, angle) * start.rotation, ..JointPose::IDENTITY };
+        for sample in 0..=32 {
+            let weight = sample as f32 / 32.0;
+            let blended = start.blend(&target, weight).rotation;
+            let exact = start.rotation.slerp(target.rotation, weight);
+            let relative = blended * exact.conjugate();
+            worst = worst.max(2.0 * relative.xyz().length().atan2(relative.w.abs()));
+        }
+        assert!(start.blend(&target, 0.0).rotation.abs_diff_eq(start.rotation, 1e-6), "weight 0 keeps the pose");
+    }
+    assert!(worst <= SLERP_ERROR_BOUND, "a crossfade turns {worst} rad off slerp");
+    assert!(worst > 0.0, "the blend is the approximation, not slerp itself");
+}
+
+#[test]
 fn nan_joint_gives_the_bind_pose_never_a_nan_box() {
     let skeleton = chain_skeleton("rig", 2);
     let track = Track::new(Interpolation::Linear, vec![0.0], vec![Vec3::NAN]).unwrap();

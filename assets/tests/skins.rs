@@ -155,6 +155,70 @@ fn a_two_joint_skin_and_its_clip_give_the_hand_computed_pose() {
     assert_eq!(&library.vertex_weights()[first..], skin.weights.as_slice());
 }
 
+/// The file with a node that is not a joint between hip and knee: it holds half the knee's
+/// height (the knee the other half), and with `lift` a channel moves it from 0.5 to 1.5 up.
+fn with_node_between_joints(lift: bool) -> Value {
+    let mut data = buffer(&JOINTS, &WEIGHTS, knee_bind());
+    let lifts = [Vec3::new(0.0, 0.5, 0.0), Vec3::new(0.0, 1.5, 0.0)];
+    data.extend(lifts.iter().flat_map(|lift| lift.to_array()).flat_map(|value| value.to_le_bytes()));
+    let mut document = document(&data);
+    document["nodes"][2]["children"] = json!([4]);
+    document["nodes"][3]["translation"] = json!([0.0, 0.5, 0.0]);
+    document["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({ "name": "thigh", "translation": [0.0, 0.5, 0.0], "children": [3] }));
+    document["bufferViews"].as_array_mut().unwrap().push(json!({ "buffer": 0, "byteOffset": 384, "byteLength": 24 }));
+    document["accessors"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({ "bufferView": 7, "componentType": 5126, "count": 2, "type": "VEC3" }));
+    if lift {
+        let animation = &mut document["animations"][0];
+        animation["samplers"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({ "input": 5, "output": 7, "interpolation": "LINEAR" }));
+        animation["channels"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({ "sampler": 1, "target": { "node": 4, "path": "translation" } }));
+    }
+    document
+}
+
+#[test]
+fn a_node_between_joints_becomes_a_joint_no_vertex_names() {
+    for lift in [false, true] {
+        let scene = load(&with_node_between_joints(lift)).expect("a valid skinned file");
+        let skeleton = &scene.skins[0].skeleton;
+        assert_eq!(skeleton.joint_names(), ["hip", "thigh", "knee"], "the node between sits between");
+        assert_eq!((skeleton.parent(1), skeleton.parent(2)), (Some(0), Some(1)));
+        assert_eq!(scene.skins[0].joint_nodes, [2, 4, 3]);
+        // Bind pose: the thigh's half and the knee's half put the knee where its inverse bind
+        // expects it, so nothing moves (reading the knee alone would put it half a unit low).
+        let (rest, _) = skinned_at(&scene, 0.0);
+        for (bind, skinned) in &rest {
+            assert!(bind.distance(*skinned) < 1e-6, "{bind} moved to {skinned} in the bind pose (lift {lift})");
+        }
+        // Bent at the knee, and with `lift` the thigh one unit longer.
+        let up = if lift { 1.0 } else { 0.0 };
+        let (bent, bounds) = skinned_at(&scene, 1.0);
+        for (bind, skinned) in &bent {
+            let expected = match bind.y {
+                0.0 => *bind,
+                1.0 => (*bind + Vec3::new(0.0, 1.0 + up + bind.x, 0.0)) * 0.5,
+                _ => Vec3::new(-(bind.y - 1.0), 1.0 + up + bind.x, 0.0),
+            };
+            assert!(
+                skinned.distance(expected) < 1e-5,
+                "{bind} skinned to {skinned}, {expected} expected (lift {lift})"
+            );
+            assert!(skinned.cmpge(bounds.min - 1e-5).all() && skinned.cmple(bounds.max + 1e-5).all());
+        }
+    }
+}
+
 #[test]
 fn a_skinned_model_added_through_a_sink_keeps_its_influences() {
     // The sink path (a renderer's meshes while frames run take the same call) must hand the

@@ -19,7 +19,7 @@ pub struct MeshVertices<'a> {
 /// 0–9, `y` in 10–19, `z` in 20–29, each `round(c * 511)`), the top two bits zero. A unit
 /// normal never packs to 0, which marks a vertex without a normal.
 ///
-/// GLSL twin: `unpack_normal` in `shaders/glsl/engine/geometry.vert.glsl`.
+/// GLSL twin: `unpack_normal` in `shaders/glsl/engine/vertex_normal.h`.
 pub fn pack_normal(normal: [f32; 3]) -> u32 {
     let mut packed = 0_u32;
     for (axis, value) in normal.iter().enumerate() {

@@ -42,6 +42,11 @@ const WEIGHTS: [[f32; 4]; 6] = [
     [1.0, 0.0, 0.0, 0.0],
     [1.0, 0.0, 0.0, 0.0],
 ];
+/// Every vertex's normal: tilted out of the bar's plane, so the hip's depth scale turns it.
+const NORMAL: [f32; 3] = [0.6, 0.0, 0.8];
+/// The hip's scale along z: the bar lies in z = 0, so its positions do not move, but its
+/// normals are turned by the inverse transpose (not by the matrix, which turns them elsewhere).
+const HIP_DEPTH_SCALE: f32 = 3.0;
 /// Rigs spawned: 80 palette entries, past the buffer's first 64.
 const RIGS: usize = 40;
 const PROBE: &str = "skin_probe";
@@ -62,25 +67,27 @@ fn gltf_text() -> String {
     bytes.extend(
         [glam::Quat::IDENTITY, bent].iter().flat_map(|quat| quat.to_array()).flat_map(|value| value.to_le_bytes()),
     );
-    assert_eq!(bytes.len(), 384);
+    bytes.extend(std::iter::repeat_n(NORMAL, POSITIONS.len()).flatten().flat_map(|value| value.to_le_bytes()));
+    assert_eq!(bytes.len(), 456);
     let uri = format!("data:application/octet-stream;base64,{}", base64(&bytes));
     format!(
         r#"{{
   "asset": {{ "version": "2.0" }}, "scene": 0, "scenes": [{{ "nodes": [0] }}],
   "nodes": [
     {{ "name": "root", "children": [1, 2] }}, {{ "name": "leg", "mesh": 0, "skin": 0 }},
-    {{ "name": "hip", "children": [3] }}, {{ "name": "knee", "translation": [0.0, 1.0, 0.0] }}
+    {{ "name": "hip", "children": [3], "scale": [1.0, 1.0, {HIP_DEPTH_SCALE:.1}] }},
+    {{ "name": "knee", "translation": [0.0, 1.0, 0.0] }}
   ],
   "skins": [{{ "name": "legs", "joints": [3, 2], "inverseBindMatrices": 4, "skeleton": 2 }}],
-  "meshes": [{{ "primitives": [{{ "attributes": {{ "POSITION": 0, "JOINTS_0": 2, "WEIGHTS_0": 3 }}, "indices": 1 }}] }}],
+  "meshes": [{{ "primitives": [{{ "attributes": {{ "POSITION": 0, "NORMAL": 7, "JOINTS_0": 2, "WEIGHTS_0": 3 }}, "indices": 1 }}] }}],
   "animations": [{{ "name": "bend", "channels": [{{ "sampler": 0, "target": {{ "node": 3, "path": "rotation" }} }}],
     "samplers": [{{ "input": 5, "output": 6, "interpolation": "LINEAR" }}] }}],
-  "buffers": [{{ "byteLength": 384, "uri": "{uri}" }}],
+  "buffers": [{{ "byteLength": 456, "uri": "{uri}" }}],
   "bufferViews": [
     {{ "buffer": 0, "byteOffset": 0, "byteLength": 72 }}, {{ "buffer": 0, "byteOffset": 72, "byteLength": 24 }},
     {{ "buffer": 0, "byteOffset": 96, "byteLength": 24 }}, {{ "buffer": 0, "byteOffset": 120, "byteLength": 96 }},
     {{ "buffer": 0, "byteOffset": 216, "byteLength": 128 }}, {{ "buffer": 0, "byteOffset": 344, "byteLength": 8 }},
-    {{ "buffer": 0, "byteOffset": 352, "byteLength": 32 }}
+    {{ "buffer": 0, "byteOffset": 352, "byteLength": 32 }}, {{ "buffer": 0, "byteOffset": 384, "byteLength": 72 }}
   ],
   "accessors": [
     {{ "bufferView": 0, "componentType": 5126, "count": 6, "type": "VEC3", "min": [-0.1, 0.0, 0.0], "max": [0.1, 2.0, 0.0] }},
@@ -89,7 +96,8 @@ fn gltf_text() -> String {
     {{ "bufferView": 3, "componentType": 5126, "count": 6, "type": "VEC4" }},
     {{ "bufferView": 4, "componentType": 5126, "count": 2, "type": "MAT4" }},
     {{ "bufferView": 5, "componentType": 5126, "count": 2, "type": "SCALAR", "min": [0.0], "max": [1.0] }},
-    {{ "bufferView": 6, "componentType": 5126, "count": 2, "type": "VEC4" }}
+    {{ "bufferView": 6, "componentType": 5126, "count": 2, "type": "VEC4" }},
+    {{ "bufferView": 7, "componentType": 5126, "count": 6, "type": "VEC3" }}
   ]
 }}"#
     )
@@ -133,7 +141,7 @@ impl TypedPass for SkinProbe {
             let buffer = registry.buffer(name);
             registry.read_storage_buffer(buffer, ShaderStage::Compute)
         });
-        let report = registry.create_buffer(PROBE, BufferDesc { size: POSITIONS.len() as u64 * 16 });
+        let report = registry.create_buffer(PROBE, BufferDesc { size: POSITIONS.len() as u64 * 32 });
         (reads, registry.write_storage_buffer(report, ShaderStage::Compute))
     }
 
@@ -160,13 +168,14 @@ impl TypedPass for SkinProbe {
 
 /// The CPU reference: each vertex of `mesh` skinned by `rows` (the rig's palette slice as
 /// the GPU holds it, three rows per joint) with the weights the GPU keeps, summed in joint
-/// order like `skinning.h`.
-fn cpu_skinned(library: &MeshLibrary, mesh: u32, rows: &[[[f32; 4]; 3]]) -> Vec<Vec3> {
+/// order like `skinning.h`: its position, and its normal turned by the inverse transpose of
+/// the blended matrix, normalized.
+fn cpu_skinned(library: &MeshLibrary, mesh: u32, rows: &[[[f32; 4]; 3]]) -> Vec<(Vec3, Vec3)> {
     let range = library.range(mesh).expect("the mesh");
     let first = range.vertex_offset as usize;
     (first..first + POSITIONS.len())
         .map(|vertex| {
-            let [x, y, z, _] = library.positions()[vertex];
+            let [x, y, z, normal_bits] = library.positions()[vertex];
             let position = Vec3::new(x, y, z);
             let (joints, weights) =
                 (library.vertex_joints()[vertex], gpu_skin_weights(library.vertex_weights()[vertex]));
@@ -178,9 +187,22 @@ fn cpu_skinned(library: &MeshLibrary, mesh: u32, rows: &[[[f32; 4]; 3]]) -> Vec<
                 }
             }
             let point = position.extend(1.0);
-            Vec3::new(blended[0].dot(point), blended[1].dot(point), blended[2].dot(point))
+            let axes = glam::Mat3::from_cols(
+                Vec3::new(blended[0].x, blended[1].x, blended[2].x),
+                Vec3::new(blended[0].y, blended[1].y, blended[2].y),
+                Vec3::new(blended[0].z, blended[1].z, blended[2].z),
+            );
+            let normal = axes.inverse().transpose() * unpack_normal(normal_bits.to_bits());
+            (Vec3::new(blended[0].dot(point), blended[1].dot(point), blended[2].dot(point)), normal.normalize())
         })
         .collect()
+}
+
+/// A packed vertex normal (`meshes::pack_normal`'s three signed 10-bit values), unpacked as
+/// `vertex_normal.h` does.
+fn unpack_normal(bits: u32) -> Vec3 {
+    let component = |axis: u32| (((bits >> (10 * axis)) & 0x3FF) as i32) << 22 >> 22;
+    Vec3::new(component(0) as f32, component(1) as f32, component(2) as f32) / 511.0
 }
 
 /// The bind positions of `mesh`'s vertices, in the library's order.
@@ -189,13 +211,16 @@ fn bind_positions(library: &MeshLibrary, mesh: u32) -> Vec<Vec3> {
     library.positions()[first..first + POSITIONS.len()].iter().map(|&[x, y, z, _]| Vec3::new(x, y, z)).collect()
 }
 
+/// What the probe read back: each vertex's position and (normalized) normal.
+fn probed_with_normals(readback: &ReadbackBuffer) -> Vec<(Vec3, Vec3)> {
+    let words = readback.read_u32().expect("the probe's report");
+    let vector = |word: &[u32]| Vec3::new(f32::from_bits(word[0]), f32::from_bits(word[1]), f32::from_bits(word[2]));
+    words.chunks_exact(8).map(|vertex| (vector(&vertex[..4]), vector(&vertex[4..]))).collect()
+}
+
 /// What the probe read back, as points.
 fn probed(readback: &ReadbackBuffer) -> Vec<Vec3> {
-    let words = readback.read_u32().expect("the probe's report");
-    words
-        .chunks_exact(4)
-        .map(|word| Vec3::new(f32::from_bits(word[0]), f32::from_bits(word[1]), f32::from_bits(word[2])))
-        .collect()
+    probed_with_normals(readback).into_iter().map(|(position, _)| position).collect()
 }
 
 #[test]
@@ -263,12 +288,22 @@ fn a_skinned_gltf_is_skinned_on_the_gpu_as_on_the_cpu_and_in_bind_pose_without_a
             .collect();
         cpu_skinned(&library, mesh, &rows)
     };
-    let gpu = probed(&readback);
-    for (vertex, (gpu, cpu)) in gpu.iter().zip(&reference).enumerate() {
+    let gpu_with_normals = probed_with_normals(&readback);
+    for (vertex, ((gpu, gpu_normal), (cpu, cpu_normal))) in gpu_with_normals.iter().zip(&reference).enumerate() {
         assert!(gpu.distance(*cpu) < 1e-5, "vertex {vertex}: the GPU skinned it to {gpu}, the CPU to {cpu}");
+        assert!(
+            gpu_normal.distance(*cpu_normal) < 1e-4,
+            "vertex {vertex}: the GPU turned its normal to {gpu_normal}, the inverse transpose to {cpu_normal}"
+        );
     }
+    // The check can fail: the blended matrix itself would turn the normals elsewhere.
+    let scaled_by_matrix = (Vec3::from(NORMAL) * Vec3::new(1.0, 1.0, HIP_DEPTH_SCALE)).normalize();
     // The importer reorders vertices: the bind positions are the library's.
     let bind = bind_positions(&library, mesh);
+    let hip_only = gpu_with_normals.iter().zip(&bind).find(|(_, bind)| bind.y == 0.0);
+    let ((_, hip_normal), _) = hip_only.expect("the hip holds the bar's foot");
+    assert!(hip_normal.distance(scaled_by_matrix) > 0.3, "{hip_normal} must not be the matrix's {scaled_by_matrix}");
+    let gpu: Vec<Vec3> = gpu_with_normals.iter().map(|(position, _)| *position).collect();
     for (drawn, bind) in gpu.iter().zip(&bind) {
         if bind.y == 0.0 {
             assert!(drawn.distance(*bind) < 1e-6, "the hip's vertices stay: {bind} went to {drawn}");
@@ -520,7 +555,7 @@ fn a_skinned_mesh_added_while_frames_run_is_skinned_once_it_arrives() {
 fn skin_probe(device: &Arc<GpuDevice>) -> (Arc<AtomicU32>, Arc<ReadbackBuffer>, renderer::AddPasses) {
     let object = Arc::new(AtomicU32::new(0));
     let readback =
-        Arc::new(ReadbackBuffer::new(device, PROBE_READBACK, POSITIONS.len() as u64 * 16).expect("a buffer"));
+        Arc::new(ReadbackBuffer::new(device, PROBE_READBACK, POSITIONS.len() as u64 * 32).expect("a buffer"));
     let (probe_object, probe_readback, probe_device) = (Arc::clone(&object), Arc::clone(&readback), Arc::clone(device));
     let add_probe: renderer::AddPasses = Box::new(move |graph| {
         let kinds = [BindingKind::StorageBuffer; 9];

@@ -4,8 +4,10 @@
 //! A glTF skin lists its joints in any order; the engine's [`Skeleton`] wants parents first,
 //! so the joints are sorted by depth in the node forest and the vertices' joint indices are
 //! renumbered to match. A joint's parent is its nearest ancestor node among the skin's joints;
-//! a root joint hangs under the world transform of its parent node (the skeleton's root
-//! base). Missing inverse bind matrices are identities (the specification's default).
+//! nodes between a joint and that ancestor become extra joints of the skeleton (no vertex
+//! names them; a clip may animate them), so their transforms are kept; a root joint hangs
+//! under the world transform of its parent node (the skeleton's root base). Missing inverse
+//! bind matrices are identities (the specification's default).
 //!
 //! Bad skins are errors ([`ImportError::Skin`]): fewer inverse binds than joints, a
 //! non-finite or projective one, a joint listed twice, a vertex naming a joint the skin does
@@ -250,21 +252,26 @@ fn read_skin(
     if let Some(joint) = inverse_binds.iter().position(|matrix| !matrix.is_finite() || matrix.row(3) != glam::Vec4::W) {
         return Err(fail(format!("inverse bind matrix {joint} is not finite and affine")));
     }
+    // The skeleton's nodes: the joints, then the nodes between a joint and its nearest joint
+    // ancestor, as extra joints no vertex names (so their transforms, still or animated, sit
+    // between the two as the file places them).
+    let skeleton_nodes = with_nodes_between(&listed, parent_of);
     // Parents first: by depth in the node forest (a parent is shallower than its child).
-    let mut order: Vec<usize> = (0..listed.len()).collect();
-    order.sort_by_key(|&joint| (depth(listed[joint]), joint));
-    let mut renumber = vec![0_u16; listed.len()];
+    let mut order: Vec<usize> = (0..skeleton_nodes.len()).collect();
+    order.sort_by_key(|&entry| (depth(skeleton_nodes[entry]), entry));
+    let mut position = vec![0_u16; skeleton_nodes.len()];
     for (new, &old) in order.iter().enumerate() {
-        renumber[old] = new as u16;
+        position[old] = new as u16;
     }
+    let renumber = position[..listed.len()].to_vec();
     let joint_of_node =
-        |node: usize| listed.iter().position(|&joint| joint == node).map(|old| usize::from(renumber[old]));
-    let mut names = Vec::with_capacity(listed.len());
-    let mut parents = Vec::with_capacity(listed.len());
-    let mut rest = Vec::with_capacity(listed.len());
-    let mut bases = Vec::with_capacity(listed.len());
+        |node: usize| skeleton_nodes.iter().position(|&joint| joint == node).map(|old| usize::from(position[old]));
+    let mut names = Vec::with_capacity(skeleton_nodes.len());
+    let mut parents = Vec::with_capacity(skeleton_nodes.len());
+    let mut rest = Vec::with_capacity(skeleton_nodes.len());
+    let mut bases = Vec::with_capacity(skeleton_nodes.len());
     for &old in &order {
-        let node = listed[old];
+        let node = skeleton_nodes[old];
         names.push(nodes[node].name().map_or_else(|| format!("node{node}"), String::from));
         let parent_joint = std::iter::successors(parent_of[node], |&at| parent_of[at]).find_map(joint_of_node);
         parents.push(parent_joint);
@@ -277,13 +284,39 @@ fn read_skin(
         };
         bases.push(Affine3A::from_mat4(base));
     }
-    let binds = order.iter().map(|&old| inverse_binds[old]).collect();
+    // A node between joints moves no vertex: its inverse bind is never used.
+    let binds = order.iter().map(|&old| inverse_binds.get(old).copied().unwrap_or(Mat4::IDENTITY)).collect();
     let name = skin.name().map_or_else(|| format!("skin{index}"), String::from);
     let skeleton = Skeleton::new(name, names, parents, rest, binds)
         .and_then(|skeleton| skeleton.with_root_bases(bases))
         .map_err(|error| fail(error.to_string()))?;
-    let joint_nodes = order.iter().map(|&old| listed[old]).collect();
+    let joint_nodes = order.iter().map(|&old| skeleton_nodes[old]).collect();
     Ok(GltfSkin { skeleton: Arc::new(skeleton), joint_nodes, renumber })
+}
+
+/// The skin's joints `listed`, then each node between a joint and its nearest ancestor that
+/// is a joint (once each, nearest first); nodes above a root joint are not included (they are
+/// its root base).
+fn with_nodes_between(listed: &[usize], parent_of: &[Option<usize>]) -> Vec<usize> {
+    let mut member = vec![false; parent_of.len()];
+    for &joint in listed {
+        member[joint] = true;
+    }
+    let is_joint = member.clone();
+    let mut nodes = listed.to_vec();
+    for &joint in listed {
+        let ancestors = || std::iter::successors(parent_of[joint], |&at| parent_of[at]);
+        let Some(reach) = ancestors().position(|node| is_joint[node]) else {
+            continue;
+        };
+        for between in ancestors().take(reach) {
+            if !member[between] {
+                member[between] = true;
+                nodes.push(between);
+            }
+        }
+    }
+    nodes
 }
 
 /// Checks every index a skin names (joints, skeleton, inverse binds) and every node's skin

@@ -13,6 +13,7 @@
 // gl_InstanceIndex names its transform and record. Vertices are pulled from `mesh_vertices`;
 // gl_VertexIndex includes the command's vertexOffset. The position comes from object_clip_position, as in the depth prepass.
 #include "scene_common.h"
+#include "vertex_normal.h"
 
 #ifdef GATED_BY_VISIBILITY
 // The blended pass of a GPU-culled frame draws every blended object the host sorted and
@@ -38,13 +39,6 @@ layout(location = 3) flat out uint out_material;
 layout(location = 4) out vec3 out_world;
 #endif
 
-// Host twin: `pack_normal` in meshes/src/vertex.rs: three signed 10-bit values,
-// x in bits 0-9, y in 10-19, z in 20-29; 0 means no normal (drawn unlit).
-vec3 unpack_normal(uint bits) {
-    int packed = int(bits);
-    ivec3 fixed_point = ivec3(bitfieldExtract(packed, 0, 10), bitfieldExtract(packed, 10, 10), bitfieldExtract(packed, 20, 10));
-    return vec3(fixed_point) / 511.0;
-}
 
 void main() {
     uint object_index = draw_object();

@@ -56,14 +56,24 @@ vec3 object_local_position(ObjectRecord record, uint vertex_index, vec3 mesh_pos
     return object_point(vertex_skin_matrix(record, vertex_index), mesh_position);
 }
 
-// The vertex's normal in its object's space: `mesh_normal` turned by the skin matrix's axes
-// (not normalized; the caller normalizes after the object's own normal matrix).
+// The vertex's normal in its object's space: `mesh_normal` turned by the inverse transpose of
+// the skin matrix's 3x3 part, so a joint scaled unevenly keeps its normals perpendicular to its
+// surface. It uses the cofactor matrix (the inverse transpose times the determinant: columns
+// y x z, z x x, x x y of the axes; no division, finite for any finite matrix) with the
+// determinant's sign, so a mirroring skin turns normals as the inverse transpose does (not
+// normalized; the caller normalizes after the object's own normal matrix).
 vec3 object_local_normal(ObjectRecord record, uint vertex_index, vec3 mesh_normal) {
     if (!object_skinned(record)) {
         return mesh_normal;
     }
     ObjectTransform skin = vertex_skin_matrix(record, vertex_index);
-    return transform_column(skin, 0) * mesh_normal.x + transform_column(skin, 1) * mesh_normal.y
-        + transform_column(skin, 2) * mesh_normal.z;
+    vec3 x_axis = transform_column(skin, 0);
+    vec3 y_axis = transform_column(skin, 1);
+    vec3 z_axis = transform_column(skin, 2);
+    vec3 cofactor_x = cross(y_axis, z_axis);
+    vec3 cofactor_y = cross(z_axis, x_axis);
+    vec3 cofactor_z = cross(x_axis, y_axis);
+    float orientation = dot(x_axis, cofactor_x) < 0.0 ? -1.0 : 1.0;
+    return (cofactor_x * mesh_normal.x + cofactor_y * mesh_normal.y + cofactor_z * mesh_normal.z) * orientation;
 }
 #endif
