@@ -292,7 +292,8 @@ fn run_visibility(
     }
     visibility.view = Some(view);
     visibility.context = Some((context, frustum_culling));
-    cull_other_views(world, visibility, &tracked.with_lod, &frame, inputs.kernel);
+    let objects_unchanged = tracked_frame && tracked.changed.is_empty();
+    cull_other_views(world, visibility, &tracked.with_lod, &frame, (inputs.kernel, objects_unchanged));
     let frame = FrameInputs { view: Some(view), viewport, ..frame };
     finish_frame(world, visibility, tag_changes, state, !tracked_frame, frame, trusted);
     if answers_switched {
@@ -302,20 +303,25 @@ fn run_visibility(
 }
 
 /// Culls the frame's other views (every listed view but the main one; see `views.rs`) with
-/// the world boxes the main view's cull wrote.
+/// the world boxes the main view's cull wrote, unless nothing they depend on changed.
 fn cull_other_views(
     world: &CullColumns<'_>,
     visibility: &mut Visibility,
     with_lod: &[u64],
     frame: &FrameInputs<'_>,
-    kernel: Kernel,
+    (kernel, objects_unchanged): (Kernel, bool),
 ) {
     let Some(views) = frame.views else {
         visibility.others.clear();
         return;
     };
     let Visibility { others, objects, drawable, .. } = visibility;
-    others.set_views(views, views.main(), frame.settings);
+    let generation = frame.lod_errors.map_or(0, LodErrors::generation);
+    let made_under = (*frame.settings, generation, objects.len());
+    if others.still_answered(views, views.main(), made_under, objects_unchanged) {
+        return;
+    }
+    others.set_views(views, views.main(), made_under);
     others.cull(objects, drawable, kernel);
     others.gather(world, objects, with_lod, frame.lod_errors, frame.settings);
 }

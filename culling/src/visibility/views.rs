@@ -59,6 +59,9 @@ pub(crate) struct OtherViews {
     pub(crate) answers: CpuAnswers,
     /// Scratch: the views' contexts, apart from the views so the pass can write the words.
     contexts: Vec<(ViewCullContext, bool)>,
+    /// What the answers were made from: the settings, the levels' error generation and the
+    /// slot count (see [`OtherViews::still_answered`]).
+    made_under: Option<(RenderSettings, u32, usize)>,
 }
 
 impl OtherViews {
@@ -67,6 +70,29 @@ impl OtherViews {
         self.count = 0;
         self.main = None;
         self.words.clear();
+        self.made_under = None;
+    }
+
+    /// Whether the answers kept from last frame are this frame's: the same views (ids, eyes,
+    /// projections, viewports), settings, level errors and slots, and no object changed
+    /// (`objects_unchanged`: the change log named nothing the stage watches, and the main
+    /// view's cull was a tracked one). Then the pass and the lists are skipped.
+    pub(crate) fn still_answered(
+        &self,
+        views: &ResolvedViews,
+        main: Option<ViewId>,
+        made_under: (RenderSettings, u32, usize),
+        objects_unchanged: bool,
+    ) -> bool {
+        if !objects_unchanged || self.made_under != Some(made_under) || self.main != main {
+            return false;
+        }
+        let mut listed = views.views().iter().filter(|view| Some(view.id) != main && has_area(&view.view));
+        let same = self
+            .current()
+            .iter()
+            .all(|kept| listed.next().is_some_and(|view| view.id == kept.id && view.view == kept.view));
+        same && listed.next().is_none()
     }
 
     /// This frame's other views.
@@ -88,14 +114,22 @@ impl OtherViews {
     }
 
     /// Takes this frame's views from `views` (all but `main` and those of no area), with the
-    /// thresholds of `settings`.
-    pub(crate) fn set_views(&mut self, views: &ResolvedViews, main: Option<ViewId>, settings: &RenderSettings) {
+    /// thresholds of the settings in `made_under`.
+    /// `made_under` is what [`OtherViews::still_answered`] compares next frame.
+    pub(crate) fn set_views(
+        &mut self,
+        views: &ResolvedViews,
+        main: Option<ViewId>,
+        made_under: (RenderSettings, u32, usize),
+    ) {
+        let settings = &made_under.0;
         self.main = main;
         self.answers = settings.cpu_answers;
+        self.made_under = Some(made_under);
         self.count = 0;
         self.contexts.clear();
         let others = views.views().iter().filter(|view| Some(view.id) != main);
-        for frame_view in others.filter(|view| view.view.viewport.width > 0 && view.view.viewport.height > 0) {
+        for frame_view in others.filter(|view| has_area(&view.view)) {
             let (context, frustum_culling) = cull_context(&frame_view.view, settings);
             let entry =
                 OtherView { id: frame_view.id, view: frame_view.view, context, visible: Vec::new(), draws: Vec::new() };
@@ -132,6 +166,11 @@ impl OtherViews {
             }
         });
     }
+}
+
+/// Whether a view's viewport has an area (a view without one is not answered).
+fn has_area(view: &ResolvedView) -> bool {
+    view.viewport.width > 0 && view.viewport.height > 0
 }
 
 /// The cull context of `view` under `settings`, and whether its frustum test runs: a

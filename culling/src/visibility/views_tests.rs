@@ -217,3 +217,39 @@ fn a_gone_camera_and_a_view_of_no_area_have_no_answer() {
     assert_eq!(visibility.other_views().count(), 0);
     assert!(visibility.for_view(ViewId(5)).is_none());
 }
+
+/// Where the moving cube stands (the system below puts it there each frame).
+struct CubeAt(Vec3);
+
+#[test]
+fn an_object_moved_by_a_system_is_followed_by_every_view() {
+    let mut app = App::with_threads(2);
+    super::install(&mut app);
+    camera_at(&mut app, 0, Vec3::new(0.0, 0.0, 30.0), Vec3::ZERO);
+    let side = camera_at(&mut app, 1, Vec3::new(100.0, 0.0, 0.0), Vec3::new(100.0, 0.0, -10.0));
+    scene::spawn_mesh_grid(app.world_mut(), 50, 3.0, scene::unit_cube_mesh());
+    let cube = scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::IDENTITY);
+    app.insert_resource(CubeAt(Vec3::ZERO));
+    app.add_system(
+        runtime::Stage::Input,
+        runtime::System::new("move cube", move |ctx| {
+            let at = ctx.resource::<CubeAt>().0;
+            ctx.get_mut::<Transform>(cube).expect("the cube lives").translation = at;
+        })
+        .writes::<Transform>()
+        .reads_resource::<CubeAt>(),
+    );
+    let side_state = |app: &App| {
+        let views = app.resource::<ResolvedViews>();
+        let visibility = app.resource::<Visibility>();
+        visibility.for_view(views.of_camera(side).unwrap().id).unwrap().state_of(cube)
+    };
+    app.run_frames(3);
+    assert_eq!(side_state(&app), Some(ObjectState::Culled));
+    app.run_frames(2);
+    assert_eq!(side_state(&app), Some(ObjectState::Culled), "still frames keep the answer");
+    app.resource_mut::<CubeAt>().0 = Vec3::new(100.0, 0.0, -20.0);
+    app.run_frame();
+    assert!(app.resource::<Visibility>().stats().tracked, "the move is a tracked frame");
+    assert_eq!(side_state(&app), Some(ObjectState::Visible), "the side view sees the cube arrive");
+}
