@@ -147,6 +147,8 @@ pub fn visibility_system() -> System {
         ) = params;
         let tracked = &mut state.tracked;
         ctx.changes().collect(&mut tracked.cursor, &watched, &mut tracked.changed);
+        let (lod_cursor, lod_changed) = &mut state.lod_watch;
+        ctx.changes().collect(lod_cursor, &[std::any::TypeId::of::<Lod>()], lod_changed);
         let mut settings = *settings;
         // With GPU culling the device culls what it draws; the frustum test stays here too (it
         // is cheap, and gives the GPU's bits), so the answer says `Culled` for what is off
@@ -292,7 +294,9 @@ fn run_visibility(
     }
     visibility.view = Some(view);
     visibility.context = Some((context, frustum_culling));
-    let objects_unchanged = tracked_frame && tracked.changed.is_empty();
+    // No slot's columns written (moves, spawns, despawns, new draws and drawability all mark
+    // their slot) and no levels replaced: the other views' inputs are last frame's.
+    let objects_unchanged = tracked_frame && visibility.changes.count() == 0 && state.lod_watch.1.is_empty();
     cull_other_views(world, visibility, &tracked.with_lod, &frame, (inputs.kernel, objects_unchanged));
     let frame = FrameInputs { view: Some(view), viewport, ..frame };
     finish_frame(world, visibility, tag_changes, state, !tracked_frame, frame, trusted);

@@ -253,3 +253,46 @@ fn an_object_moved_by_a_system_is_followed_by_every_view() {
     assert!(app.resource::<Visibility>().stats().tracked, "the move is a tracked frame");
     assert_eq!(side_state(&app), Some(ObjectState::Visible), "the side view sees the cube arrive");
 }
+
+/// The levels the system below gives the cube, when set.
+struct NewLevels(Option<Lod>);
+
+#[test]
+fn levels_replaced_while_everything_stands_still_reach_every_view() {
+    let mut app = App::with_threads(2);
+    super::install(&mut app);
+    camera_at(&mut app, 0, Vec3::new(0.0, 0.0, 200.0), Vec3::ZERO);
+    let near_view = camera_at(&mut app, 1, Vec3::new(0.0, 0.0, 5.0), Vec3::ZERO);
+    let cube = scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::IDENTITY);
+    let levels = |fine: u32| Lod {
+        levels: Arc::from(vec![
+            LodLevel { mesh: MeshHandle(fine), max_distance: 20.0 },
+            LodLevel { mesh: MeshHandle(11), max_distance: f32::INFINITY },
+        ]),
+        bias: 1.0,
+    };
+    app.world_mut().insert_one(cube, levels(10)).unwrap();
+    app.insert_resource(NewLevels(None));
+    app.add_system(
+        runtime::Stage::Input,
+        runtime::System::new("swap levels", move |ctx| {
+            if let Some(lod) = ctx.resource_mut::<NewLevels>().0.take() {
+                *ctx.get_mut::<Lod>(cube).expect("the cube lives") = lod;
+            }
+        })
+        .writes::<Lod>()
+        .writes_resource::<NewLevels>(),
+    );
+    let near_draw = |app: &App| {
+        let views = app.resource::<ResolvedViews>();
+        let answer = app.resource::<Visibility>();
+        let answer = answer.for_view(views.of_camera(near_view).unwrap().id).unwrap();
+        answer.draw(0)
+    };
+    app.run_frames(4);
+    assert_eq!(near_draw(&app), MeshHandle(10));
+    app.resource_mut::<NewLevels>().0 = Some(levels(12));
+    app.run_frame();
+    assert_eq!(app.resource::<Visibility>().changes().count(), 0, "the main view's draw did not change");
+    assert_eq!(near_draw(&app), MeshHandle(12), "the near view draws the new level");
+}
