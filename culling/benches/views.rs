@@ -78,39 +78,49 @@ fn views_app(cameras: usize) -> (App, Vec<Entity>) {
     (app, entities)
 }
 
-/// Median wall time of the Visibility stage over `frames` frames, in ms; `turn` turns every
-/// camera 10° each frame.
-fn visibility_median(app: &mut App, frames: usize, turn: bool) -> f64 {
-    let mut times = Vec::with_capacity(frames);
+/// The Visibility stage's wall time of the frame `app` just ran, in ms.
+fn visibility_ms(app: &App) -> f64 {
+    app.schedule().stage_seconds().find(|(stage, _)| *stage == "Visibility").map_or(0.0, |(_, seconds)| seconds * 1e3)
+}
+
+/// Median Visibility-stage time of each app over `frames` frames, the apps taking turns frame
+/// by frame (so a machine whose load changes meanwhile weighs on every row alike); `turn`
+/// turns every camera 10° each frame.
+fn interleaved_medians(apps: &mut [App], frames: usize, turn: bool) -> Vec<f64> {
+    let mut times = vec![Vec::with_capacity(frames); apps.len()];
     for _ in 0..frames {
-        if turn {
-            app.resource_mut::<Heading>().0 += 10.0;
+        for (app, times) in apps.iter_mut().zip(&mut times) {
+            if turn {
+                app.resource_mut::<Heading>().0 += 10.0;
+            }
+            app.run_frame();
+            times.push(visibility_ms(app));
         }
-        app.run_frame();
-        let seconds = app.schedule().stage_seconds().find(|(stage, _)| *stage == "Visibility").map_or(0.0, |(_, s)| s);
-        times.push(seconds);
     }
-    times.sort_by(f64::total_cmp);
-    times[times.len() / 2] * 1e3
+    times
+        .into_iter()
+        .map(|mut times| {
+            times.sort_by(f64::total_cmp);
+            times[times.len() / 2]
+        })
+        .collect()
+}
+
+/// The visible count of every view of `app`'s last frame.
+fn visible_per_view(app: &App) -> Vec<usize> {
+    let views = app.resource::<ResolvedViews>();
+    let visibility = app.resource::<Visibility>();
+    views.views().iter().filter_map(|view| visibility.for_view(view.id)).map(|answer| answer.visible().len()).collect()
 }
 
 fn bench_views(c: &mut Criterion) {
     let mut group = c.benchmark_group("visibility_views");
     group.throughput(Throughput::Elements(OBJECTS as u64));
-    for cameras in [1, 2, 4] {
-        for turn in [false, true] {
-            let (mut app, _) = views_app(cameras);
+    let counts = [1, 2, 4];
+    for turn in [false, true] {
+        let mut apps: Vec<App> = counts.iter().map(|&cameras| views_app(cameras).0).collect();
+        for (&cameras, app) in counts.iter().zip(&mut apps) {
             let name = format!("{cameras}_views_{}", if turn { "turning" } else { "still" });
-            let visible: Vec<usize> = {
-                let views = app.resource::<ResolvedViews>();
-                let visibility = app.resource::<Visibility>();
-                views
-                    .views()
-                    .iter()
-                    .filter_map(|view| visibility.for_view(view.id))
-                    .map(|answer| answer.visible().len())
-                    .collect()
-            };
             group.bench_function(&name, |b| {
                 b.iter(|| {
                     if turn {
@@ -119,12 +129,15 @@ fn bench_views(c: &mut Criterion) {
                     app.run_frame()
                 })
             });
-            let median = visibility_median(&mut app, 101, turn);
-            eprintln!(
-                "{name}: {} threads, visible per view {visible:?}, Visibility stage median {median:.3} ms",
-                app.job_system().threads()
-            );
+            eprintln!("{name}: {} threads, visible per view {:?}", app.job_system().threads(), visible_per_view(app));
         }
+        let medians = interleaved_medians(&mut apps, 301, turn);
+        let rows: Vec<String> = counts
+            .iter()
+            .zip(&medians)
+            .map(|(cameras, ms)| format!("{cameras} views {ms:.3} ms ({:.2}x)", ms / medians[0]))
+            .collect();
+        eprintln!("Visibility stage median, {}: {}", if turn { "turning" } else { "still" }, rows.join(", "));
     }
     group.finish();
 }
