@@ -367,8 +367,9 @@ impl Visibility {
         self.others.clear();
     }
 
-    /// What the last cull decided about `entity`, read from the dense per-slot answer in
-    /// O(1) (an id lookup and three bits): truthful for every mesh entity whatever
+    /// What the last cull decided about `entity` in the main view (the one
+    /// [`Visibility::view`] names; [`Visibility::for_view`] answers for every view), read
+    /// from the dense per-slot answer in O(1) (an id lookup and three bits): truthful for every mesh entity whatever
     /// [`RenderSettings::visibility_tags`](ecs::RenderSettings::visibility_tags) says, so it
     /// is the way to ask about an entity the opt-in tag policy leaves untagged.
     ///
