@@ -91,7 +91,10 @@ impl Visibility {
     ///
     /// Another view is culled by frustum, distance and screen size, each with its own eye and
     /// viewport, and picks its own levels of detail; it has no occlusion (a raster per view
-    /// would cost as much as the main view's) and no tags.
+    /// would cost as much as the main view's) and no tags. Its bits and lists are made every
+    /// frame something changed, whatever [`RenderSettings::cpu_answers`](ecs::RenderSettings)
+    /// says (a renderer draws them); under [`CpuAnswers::None`] its `state_of` is
+    /// [`ObjectState::NotAnswered`], as the main view's.
     ///
     /// ```
     /// use culling::{ObjectState, Visibility};
