@@ -43,6 +43,6 @@ pub use soa::{AabbBlock, AabbSlices, AabbSoa, SphereSlices, SphereSoa};
 pub use view::{CullParams, CullVerdict, ViewCullContext};
 pub use visibility::{
     install, visibility_system, visibility_tags_system, Explanation, FrustumPlane, Kept, ListsRefused, LodChoice,
-    Missing, ObjectColumns, ObjectDraw, ObjectState, Reason, SlotChanges, Visibility, VisibilityStats,
+    Missing, ObjectColumns, ObjectDraw, ObjectState, Reason, SlotChanges, ViewVisibility, Visibility, VisibilityStats,
     VISIBILITY_SYSTEM, VISIBILITY_TAGS_SYSTEM,
 };

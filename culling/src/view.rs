@@ -155,6 +155,14 @@ impl ViewCullContext {
         if !verdict.visible {
             return CullVerdict::OutsideFrustum;
         }
+        self.classify_in_frustum(center, half)
+    }
+
+    /// The distance and screen-size culls of a box of `center` and `half` extent the frustum
+    /// kept: [`CullVerdict::Visible`], [`CullVerdict::TooFar`] or [`CullVerdict::TooSmall`]
+    /// (bad numbers are kept).
+    #[inline]
+    pub fn classify_in_frustum(&self, center: Vec3, half: Vec3) -> CullVerdict {
         if !is_near_enough(self.distance_sq(center), self.max_distance_sq) {
             return CullVerdict::TooFar;
         }

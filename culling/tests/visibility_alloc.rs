@@ -65,3 +65,39 @@ fn steady_state_frames_allocate_nothing() {
     assert!(stats.tags_inserted + stats.tags_removed > 100, "the swing must change tags: {stats:?}");
     assert_eq!(swinging, 0, "frames whose tags change must not allocate either");
 }
+
+#[test]
+fn several_views_allocate_nothing_in_steady_state() {
+    let mut app = App::with_threads(2);
+    culling::install(&mut app);
+    app.set_fixed_delta(Some(1.0 / 60.0));
+    let main = scene::spawn_camera(app.world_mut(), Camera::default(), Transform::IDENTITY);
+    let side = scene::spawn_camera(app.world_mut(), Camera { order: 1, ..Camera::default() }, Transform::IDENTITY);
+    let monitor = scene::spawn_camera(app.world_mut(), Camera { order: 2, ..Camera::default() }, Transform::IDENTITY);
+    let image = ecs::ImageTarget::new("monitor", 256, 256, ecs::ImageFormat::Rgba8Srgb);
+    app.world_mut().insert_one(monitor, ecs::CameraTarget::Image(image)).expect("the camera is alive");
+    app.world_mut().insert_one(main, ecs::CameraRect::new(0.0, 0.0, 0.5, 1.0)).expect("the camera is alive");
+    app.world_mut().insert_one(side, ecs::CameraRect::new(0.5, 0.0, 0.5, 1.0)).expect("the camera is alive");
+    let meshes = scene::spawn_mesh_grid(app.world_mut(), 5000, 2.0, scene::unit_cube_mesh());
+    for &entity in meshes.iter().step_by(7) {
+        let levels = vec![
+            LodLevel { mesh: MeshHandle(1), max_distance: 20.0 },
+            LodLevel { mesh: MeshHandle(2), max_distance: 60.0 },
+        ];
+        app.world_mut().insert_one(entity, Lod { levels: levels.into(), bias: 1.0 }).expect("the mesh is alive");
+    }
+    let targets = [Vec3::new(50.0, 0.0, 50.0), Vec3::new(-50.0, 0.0, 50.0), Vec3::new(0.0, 0.0, -50.0)];
+    let swing = |app: &mut App, frame: u64| {
+        for (index, camera) in [main, side, monitor].into_iter().enumerate() {
+            aim(app, camera, targets[(frame as usize + index) % 3]);
+        }
+    };
+    for frame in 0..12 {
+        swing(&mut app, frame);
+        app.run_frame();
+    }
+    app.run_frames(4);
+    let swinging = allocations_of(&mut app, 12, swing);
+    assert_eq!(app.resource::<Visibility>().other_views().count(), 2, "the side view and the monitor are answered");
+    assert_eq!(swinging, 0, "frames of three views must not allocate");
+}

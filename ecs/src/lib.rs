@@ -9,7 +9,9 @@
 //! - [`hierarchy`]: parenting that refuses loops, and the `Transform`-stage system that
 //!   writes world matrices level by level on the job system.
 //! - [`view`]: a host's view for one frame, else the held active camera, published as
-//!   [`ResolvedView`] in the [`VIEW_STAGE`] between `Transform` and `Visibility`.
+//!   [`ResolvedView`] in the [`VIEW_STAGE`] between `Transform` and `Visibility`;
+//!   [`views`]: every active camera's view in render order ([`ResolvedViews`]), each into
+//!   the window ([`CameraRect`] for split-screen) or an image ([`CameraTarget`]).
 //! - [`RenderSettings`] and [`Viewport`]: resources every system reads live.
 //! - [`scene`]: helpers that build scenes for tests, samples and benchmarks.
 //!
@@ -46,8 +48,10 @@ mod lod_errors;
 mod render;
 pub mod scene;
 mod settings;
+mod target;
 mod transform;
 pub mod view;
+pub mod views;
 
 pub use camera::{Camera, CameraViewport, Projection, ProjectionKind, Viewport};
 pub use hierarchy::{
@@ -63,8 +67,10 @@ pub use render::{
     BaseColor, Culled, MaterialHandle, Mesh, MeshHandle, Occluded, ShadowCaster, SkinnedPose, VisibilityTagged, Visible,
 };
 pub use settings::{CpuAnswers, RenderSettings, VisibilityTags, DEFAULT_TRANSFER_BUDGET};
+pub use target::{CameraRect, CameraTarget, ImageFormat, ImageTarget, PixelRect, ViewError};
 pub use transform::{Transform, WorldTransform};
 pub use view::{view_system, CameraSelection, FrameContextExt, HostView, NoViewReason, ResolvedView, VIEW_STAGE};
+pub use views::{FrameView, ResolvedViews, ViewId, ViewTarget};
 
 use runtime::{App, Stage};
 
@@ -72,7 +78,7 @@ use runtime::{App, Stage};
 ///
 /// - resources [`RenderSettings`], [`ShadowSettings`] and [`Viewport`] (defaults, unless
 ///   already inserted),
-///   [`HierarchyReport`] and [`CameraSelection`];
+///   [`HierarchyReport`], [`CameraSelection`] and [`ResolvedViews`];
 /// - [`hierarchy_system`] in [`Stage::Transform`];
 /// - the stage [`VIEW_STAGE`] right after `Transform`, holding [`view_system`].
 ///
@@ -92,6 +98,7 @@ pub fn install(app: &mut App) {
     }
     app.insert_resource(HierarchyReport::default());
     app.insert_resource(CameraSelection::default());
+    app.insert_resource(ResolvedViews::default());
     app.add_stage_after(Stage::Transform, VIEW_STAGE)
         .expect("install runs once per app (guarded above), so the view stage is new");
     app.add_system(Stage::Transform, hierarchy_system());

@@ -143,6 +143,10 @@ pub struct ShadowCaster;
 /// without a view (no camera, an inactive one, a non-finite pose) removes every tag: nothing
 /// is known to be hidden. A 0x0 viewport (minimised window) leaves the tags as they were.
 ///
+/// **Which view.** The main view's ([`ResolvedView`](crate::ResolvedView)): with several
+/// views a frame ([`ResolvedViews`](crate::ResolvedViews)) the tags never describe the
+/// others; `culling::Visibility::for_view` answers for each.
+///
 /// **Which entities.** Under the default [`VisibilityTags::All`](crate::VisibilityTags) every
 /// drawable mesh entity; under [`VisibilityTags::Marked`](crate::VisibilityTags) only those
 /// carrying [`VisibilityTagged`], and then an unmarked entity's missing tag says nothing.
@@ -157,7 +161,7 @@ pub struct Culled;
 ///
 /// Changed only on transitions, with the same timing as [`Culled`] (one frame late for
 /// systems before the Visibility stage, absent on new entities and in frames without a view),
-/// and given to the same entities (see [`Culled`]).
+/// and given to the same entities, for the main view alone (see [`Culled`]).
 ///
 /// **On each culling backend.** With CPU culling it is this frame's CPU occlusion answer
 /// (when occlusion runs there). With GPU culling it comes from the GPU's visibility bits of

@@ -1,6 +1,11 @@
 //! Where the view comes from: a host's view for this frame, else the scene's active camera,
 //! held rather than hinted. The answer is published as [`ResolvedView`] for the rest of the
-//! frame.
+//! frame. Every other active camera gets a view of its own beside it, listed with it in
+//! render order in [`ResolvedViews`] (see [`views`](crate::views)); code that wants only the
+//! main view keeps reading `ResolvedView`.
+//!
+//! A camera's viewport is its [`CameraRect`] of the window in pixels, else its
+//! [`CameraViewport`], else the [`Viewport`] resource.
 //!
 //! The resolver runs in its own stage, [`VIEW_STAGE`], right after `Transform` (so a camera
 //! parented to a rig sees from where the rig puts it this frame) and before `Visibility` (so
@@ -16,7 +21,8 @@
 //!    and has a usable pose, even if a lower-slot camera becomes active beside it.
 //! 3. Only when it is gone, deactivated or unposed, or when the world was replaced (its epoch
 //!    changed, so a stranger may hold the old id), the lowest-slot active camera is looked up
-//!    (slot: [`Camera::order`], then entity id).
+//!    (slot: [`Camera::order`], then entity id). A camera rendering into an image
+//!    ([`CameraTarget::Image`]) is never chosen nor held: the main view is the window's.
 //! 4. No usable camera: no view is published, so nothing renders, and the reason
 //!    ([`NoViewReason`]: no camera, none active, or an active camera without a finite pose) is
 //!    logged once per gap and kept in [`CameraSelection::no_view_reason`].
@@ -26,7 +32,9 @@ use hecs::{Entity, World};
 use runtime::{Columns, Frame, FrameContext, Publish, Res, ResMut, System};
 
 use crate::camera::{Camera, CameraViewport, ProjectionKind, Viewport};
+use crate::target::{CameraRect, CameraTarget};
 use crate::transform::{Transform, WorldTransform};
+use crate::views::{window_rect, ResolvedViews};
 
 /// Name of the stage, inserted after `Transform` by [`install`](crate::install), in which the
 /// view is resolved.
@@ -191,32 +199,46 @@ impl CameraSelection {
     }
 }
 
-/// The view system for [`VIEW_STAGE`]: applies the rules of this module and publishes
-/// [`ResolvedView`].
+/// The view system for [`VIEW_STAGE`]: applies the rules of this module, publishes
+/// [`ResolvedView`] (the main view) and rewrites [`ResolvedViews`] (every view of the frame,
+/// see [`views`](crate::views)).
 ///
-/// Reads `Camera`, [`CameraViewport`], `Transform`, `WorldTransform`, the [`Viewport`] resource and the
-/// [`HostView`] frame value; writes the [`CameraSelection`] resource and the `ResolvedView`
-/// frame value. Both resources must be present ([`install`](crate::install) inserts them).
+/// Reads `Camera`, [`CameraViewport`], [`CameraRect`], [`CameraTarget`], `Transform`,
+/// `WorldTransform`, the [`Viewport`] resource and the [`HostView`] frame value; writes the
+/// [`CameraSelection`] and `ResolvedViews` resources and the `ResolvedView` frame value. The
+/// resources must be present ([`install`](crate::install) inserts them).
 pub fn view_system() -> System {
     type Params = (
         Columns<'static, CameraAccess>,
         Res<'static, Viewport>,
         Option<Frame<'static, HostView>>,
         ResMut<'static, CameraSelection>,
+        ResMut<'static, ResolvedViews>,
         Publish<'static, ResolvedView>,
     );
-    System::with_params::<Params>("ecs::view", |ctx, (world, viewport, host, mut selection, published)| {
+    System::with_params::<Params>("ecs::view", |ctx, (world, viewport, host, mut selection, mut views, published)| {
         runtime::profile_zone!("resolve view");
         let host = host.map(|view| *view);
-        if let Some(view) = resolve_in(&world, ctx.world_epoch, host, *viewport, &mut selection) {
+        let main = resolve_in(&world, ctx.world_epoch, host, *viewport, &mut selection);
+        // A host's view stands in for the camera the scene would have shown.
+        let replaced = host.and_then(|_| selection.held.or_else(|| lowest_slot_active_camera(&world)));
+        views.rebuild(&world, main.as_ref(), replaced, *viewport);
+        if let Some(view) = main {
             published.publish(view);
         }
     })
 }
 
-/// What the view system reads of the world: the cameras, their own viewports and poses.
-type CameraAccess =
-    (&'static Camera, Option<&'static CameraViewport>, Option<&'static Transform>, Option<&'static WorldTransform>);
+/// What the view system reads of the world: the cameras, their own viewports, targets and
+/// poses.
+pub(crate) type CameraAccess = (
+    &'static Camera,
+    Option<&'static CameraViewport>,
+    Option<&'static CameraRect>,
+    Option<&'static CameraTarget>,
+    Option<&'static Transform>,
+    Option<&'static WorldTransform>,
+);
 
 /// The rules of this module, outside any system (the view system calls it each frame).
 pub fn resolve(
@@ -250,7 +272,7 @@ fn resolve_in(
         Some(HostView::Through(entity)) => match camera_pose(world, entity) {
             Some((camera, position, rotation)) => {
                 selection.bad_through = None;
-                let viewport = own_viewport(world, entity).unwrap_or(viewport);
+                let viewport = window_rect(world, entity, viewport).viewport();
                 return Some(ResolvedView::new(&camera, position, rotation, viewport, Some(entity)));
             }
             None => {
@@ -265,7 +287,7 @@ fn resolve_in(
         None => {}
     }
     if let Some(held) = selection.held {
-        if !matches!(camera_pose(world, held), Some((camera, ..)) if camera.active) {
+        if !matches!(camera_pose(world, held), Some((camera, ..)) if camera.active) || renders_to_image(world, held) {
             selection.held = None;
         }
     }
@@ -286,18 +308,13 @@ fn resolve_in(
     selection.in_gap = false;
     let (camera, position, rotation) =
         camera_pose(world, entity).expect("the held camera was checked to be posed above");
-    let viewport = own_viewport(world, entity).unwrap_or(viewport);
+    let viewport = window_rect(world, entity, viewport).viewport();
     Some(ResolvedView::new(&camera, position, rotation, viewport, Some(entity)))
-}
-
-/// The camera's own [`CameraViewport`], if it has one.
-fn own_viewport(world: &Columns<'_, CameraAccess>, entity: Entity) -> Option<Viewport> {
-    world.get::<CameraViewport>(entity).ok().map(|own| own.0)
 }
 
 /// A camera entity's camera and finite pose (from `WorldTransform`, else `Transform`), or
 /// `None` when it is gone, has no `Camera` or no usable pose.
-fn camera_pose(world: &Columns<'_, CameraAccess>, entity: Entity) -> Option<(Camera, Vec3, Quat)> {
+pub(crate) fn camera_pose(world: &Columns<'_, CameraAccess>, entity: Entity) -> Option<(Camera, Vec3, Quat)> {
     let mut query = world.query_one::<(&Camera, Option<&WorldTransform>, Option<&Transform>)>(entity);
     let (camera, world_transform, local) = query.get().ok()?;
     let matrix = match (world_transform, local) {
@@ -330,12 +347,17 @@ fn why_no_view(world: &Columns<'_, CameraAccess>) -> NoViewReason {
     }
 }
 
-/// The active, posed camera with the lowest `(order, entity id)`.
+/// Whether the camera renders into an image (never the main view, which is the window's).
+fn renders_to_image(world: &Columns<'_, CameraAccess>, entity: Entity) -> bool {
+    world.get::<CameraTarget>(entity).is_ok_and(|target| matches!(*target, CameraTarget::Image(_)))
+}
+
+/// The active, posed window camera with the lowest `(order, entity id)`.
 fn lowest_slot_active_camera(world: &Columns<'_, CameraAccess>) -> Option<Entity> {
     let mut query = world.query::<(Entity, &Camera)>();
     query
         .iter()
-        .filter(|(_, camera)| camera.active)
+        .filter(|(entity, camera)| camera.active && !renders_to_image(world, *entity))
         .map(|(entity, camera)| ((camera.order, entity.id()), entity))
         .filter(|(_, entity)| camera_pose(world, *entity).is_some())
         .min_by_key(|(slot, _)| *slot)

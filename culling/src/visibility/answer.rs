@@ -9,6 +9,7 @@ use runtime::hecs::Entity;
 use super::cache::CachedBounds;
 use super::changes::{AnswerRun, SlotChanges};
 use super::slots::SlotIndex;
+use super::views::OtherViews;
 use crate::bits::VisibilityBits;
 use crate::kernels::CullStats;
 use crate::shadow::ShadowCull;
@@ -169,7 +170,8 @@ pub enum ObjectState {
     NotAnswered,
 }
 
-/// The Visibility stage's answer for the frame's view: a resource, reused across frames.
+/// The Visibility stage's answer for the frame's main view, and for each other view: a
+/// resource, reused across frames.
 ///
 /// Written by [`visibility_system`](crate::visibility_system) in the `Visibility` stage;
 /// read by everything after it (the render path, the shadow plan, picking). It holds:
@@ -183,6 +185,8 @@ pub enum ObjectState {
 ///   a shadow pass culls against its light views (see [`Visibility::cull_shadow_casters`]);
 /// - [`view`](Visibility::view): the view the frame was culled for, `None` on a frame with
 ///   no camera (and then everything above is empty);
+/// - [`for_view`](Visibility::for_view): the answer of each view of the frame (the main
+///   view's is all of the above; the other views' are their own bits, lists and levels);
 /// - [`stats`](Visibility::stats).
 ///
 /// An object index is the entity's persistent *slot*: a mesh entity keeps its slot from the
@@ -219,6 +223,8 @@ pub struct Visibility {
     /// The frame's cull context and whether the frustum test was on: what an answer on
     /// request is computed from.
     pub(crate) context: Option<(ViewCullContext, bool)>,
+    /// The answers of the frame's other views (see [`Visibility::for_view`]).
+    pub(crate) others: OtherViews,
 }
 
 impl Visibility {
@@ -358,10 +364,12 @@ impl Visibility {
         self.casters.clear();
         self.occluded.clear();
         self.context = None;
+        self.others.clear();
     }
 
-    /// What the last cull decided about `entity`, read from the dense per-slot answer in
-    /// O(1) (an id lookup and three bits): truthful for every mesh entity whatever
+    /// What the last cull decided about `entity` in the main view (the one
+    /// [`Visibility::view`] names; [`Visibility::for_view`] answers for every view), read
+    /// from the dense per-slot answer in O(1) (an id lookup and three bits): truthful for every mesh entity whatever
     /// [`RenderSettings::visibility_tags`](ecs::RenderSettings::visibility_tags) says, so it
     /// is the way to ask about an entity the opt-in tag policy leaves untagged.
     ///

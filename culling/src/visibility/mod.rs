@@ -40,7 +40,9 @@
 //! **Where things are.** `system.rs` runs the frame: `segments.rs` lists the mesh archetypes,
 //! `slots.rs` gives every object its slot, `cull.rs` is the full pass (`cache.rs` the
 //! per-slot box cache), `tracked/` the pass over what changed, `gather.rs` the index lists,
-//! `tags.rs` the tag changes and the system applying them, `explain.rs` why one entity is drawn
+//! `tags.rs` the tag changes and the system applying them, `views.rs` the one pass culling
+//! the frame's other views (`views_levels.rs` their lists and levels, `view_answer.rs`
+//! [`Visibility::for_view`]), `explain.rs` why one entity is drawn
 //! or not ([`Visibility::explain`]), `on_request.rs` the answer on request. `answer.rs` is
 //! [`Visibility`], all a game reads
 //! (`changes.rs`: which slots it changed); `state.rs` is the stage's working memory, which
@@ -61,6 +63,9 @@ mod state;
 mod system;
 mod tags;
 mod tracked;
+mod view_answer;
+mod views;
+mod views_levels;
 
 pub use answer::{ObjectColumns, ObjectDraw, ObjectState, Visibility, VisibilityStats};
 pub use changes::SlotChanges;
@@ -69,6 +74,7 @@ pub use on_request::ListsRefused;
 pub use system::{install, visibility_system, VISIBILITY_SYSTEM};
 pub use tags::{visibility_tags_system, VISIBILITY_TAGS_SYSTEM};
 pub(crate) use tracked::GROUP_WORDS;
+pub use view_answer::ViewVisibility;
 
 #[cfg(test)]
 mod cache_tests;
@@ -78,3 +84,5 @@ mod on_request_tests;
 mod tests;
 #[cfg(test)]
 mod tracked_tests;
+#[cfg(test)]
+mod views_tests;

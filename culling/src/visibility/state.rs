@@ -3,6 +3,8 @@
 //! None of it is part of the answer (the `Visibility` resource, `answer.rs`): it lives in the
 //! system and no other code sees it.
 
+use runtime::changes::{ChangeCursor, ChangedSince};
+
 use super::cache::ViewEpoch;
 use super::segments::Segment;
 use super::slots::SlotWork;
@@ -30,6 +32,9 @@ pub(crate) struct StageState {
     pub(crate) occlusion: OcclusionPass,
     /// What tracked frames keep: the change log's cursor, word states, holds, bounds.
     pub(crate) tracked: TrackedState,
+    /// The change log's writes of `Lod` since the last frame (the other views' levels depend
+    /// on an object's levels even when the main view's pick stays the same).
+    pub(crate) lod_watch: (ChangeCursor, ChangedSince),
 }
 
 impl StageState {

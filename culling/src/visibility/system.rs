@@ -1,8 +1,8 @@
 //! The Visibility-stage system: the cull pass on the job system, then the serial gather.
 
 use ecs::{
-    CpuAnswers, Culled, Lod, LodErrors, Mesh, Occluded, RenderSettings, ResolvedView, ShadowCaster, SkinnedPose,
-    Transform, Viewport, VisibilityTagged, Visible, WorldTransform,
+    CpuAnswers, Culled, Lod, LodErrors, Mesh, Occluded, RenderSettings, ResolvedView, ResolvedViews, ShadowCaster,
+    SkinnedPose, Transform, Viewport, VisibilityTagged, Visible, WorldTransform,
 };
 use runtime::{App, Columns, Frame, Res, ResMut, Stage, System};
 
@@ -55,6 +55,7 @@ type VisibilityParams = (
     Option<Res<'static, GpuFeedback>>,
     Option<Res<'static, LodErrors>>,
     Option<Frame<'static, ResolvedView>>,
+    Option<Res<'static, ResolvedViews>>,
     ResMut<'static, Visibility>,
     Option<ResMut<'static, TagChanges>>,
 );
@@ -131,10 +132,23 @@ pub fn visibility_system() -> System {
     let watched = watched_types();
     System::with_params::<VisibilityParams>(VISIBILITY_SYSTEM, move |ctx, params| {
         runtime::profile_zone!("visibility");
-        let (world, settings, viewport, occluders, choice, feedback, lod_errors, view, mut visibility, mut tag_changes) =
-            params;
+        let (
+            world,
+            settings,
+            viewport,
+            occluders,
+            choice,
+            feedback,
+            lod_errors,
+            view,
+            views,
+            mut visibility,
+            mut tag_changes,
+        ) = params;
         let tracked = &mut state.tracked;
         ctx.changes().collect(&mut tracked.cursor, &watched, &mut tracked.changed);
+        let (lod_cursor, lod_changed) = &mut state.lod_watch;
+        ctx.changes().collect(lod_cursor, &[std::any::TypeId::of::<Lod>()], lod_changed);
         let mut settings = *settings;
         // With GPU culling the device culls what it draws; the frustum test stays here too (it
         // is cheap, and gives the GPU's bits), so the answer says `Culled` for what is off
@@ -155,6 +169,7 @@ pub fn visibility_system() -> System {
             feedback: feedback.as_deref().filter(|_| on_device),
             occluders: occluders.as_deref(),
             lod_errors: lod_errors.as_deref().filter(|errors| !errors.is_empty()),
+            views: views.as_deref(),
         };
         // Without the tags system (an app that added this system alone) no tag changes.
         run_visibility(&world, &mut visibility, tag_changes.as_deref_mut(), &mut state, frame);
@@ -173,6 +188,8 @@ struct FrameInputs<'a> {
     occluders: Option<&'a OccluderMeshes>,
     /// The levels' errors, when some mesh has one.
     lod_errors: Option<&'a LodErrors>,
+    /// Every view of the frame, when the view stage lists them.
+    views: Option<&'a ResolvedViews>,
 }
 
 /// One frame of the stage.
@@ -277,12 +294,40 @@ fn run_visibility(
     }
     visibility.view = Some(view);
     visibility.context = Some((context, frustum_culling));
+    // No slot's columns written (moves, spawns, despawns, new draws and drawability all mark
+    // their slot) and no levels replaced: the other views' inputs are last frame's.
+    let objects_unchanged = tracked_frame && visibility.changes.count() == 0 && state.lod_watch.1.is_empty();
+    cull_other_views(world, visibility, &tracked.with_lod, &frame, (inputs.kernel, objects_unchanged));
     let frame = FrameInputs { view: Some(view), viewport, ..frame };
     finish_frame(world, visibility, tag_changes, state, !tracked_frame, frame, trusted);
     if answers_switched {
         // The tag columns describe what the world carries: the next frame reads it again.
         state.tracked.invalidate();
     }
+}
+
+/// Culls the frame's other views (every listed view but the main one; see `views.rs`) with
+/// the world boxes the main view's cull wrote, unless nothing they depend on changed.
+fn cull_other_views(
+    world: &CullColumns<'_>,
+    visibility: &mut Visibility,
+    with_lod: &[u64],
+    frame: &FrameInputs<'_>,
+    (kernel, objects_unchanged): (Kernel, bool),
+) {
+    let Some(views) = frame.views else {
+        visibility.others.clear();
+        return;
+    };
+    let Visibility { others, objects, drawable, .. } = visibility;
+    let generation = frame.lod_errors.map_or(0, LodErrors::generation);
+    let made_under = (*frame.settings, generation, objects.len());
+    if others.still_answered(views, views.main(), made_under, objects_unchanged) {
+        return;
+    }
+    others.set_views(views, views.main(), made_under);
+    others.cull(objects, drawable, kernel);
+    others.gather(world, objects, with_lod, frame.lod_errors, frame.settings);
 }
 
 /// The full pass over every object (see `cull.rs`); leaves the tracked state ready for the

@@ -416,10 +416,10 @@ fn shadow_casters_cull_against_light_views() {
 }
 
 /// Deterministic xorshift numbers.
-struct Random(u64);
+pub(super) struct Random(pub(super) u64);
 
 impl Random {
-    fn range(&mut self, low: f32, high: f32) -> f32 {
+    pub(super) fn range(&mut self, low: f32, high: f32) -> f32 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -428,7 +428,7 @@ impl Random {
 }
 
 /// The brute-force reference of one object: may it be visible?
-fn reference_keeps(view: &ecs::ResolvedView, settings: &RenderSettings, height: f32, world: &Aabb) -> bool {
+pub(super) fn reference_keeps(view: &ecs::ResolvedView, settings: &RenderSettings, height: f32, world: &Aabb) -> bool {
     let frustum = Frustum::from_view_projection(view.projection * view.view);
     if !frustum.may_intersect_aabb(world) {
         return false;

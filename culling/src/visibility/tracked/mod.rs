@@ -90,7 +90,7 @@ use crate::soa::AabbBlock;
 /// it reads this way (`CullReads`, its [`CullColumns`]) and writes none, so the scheduler
 /// runs no writer of them beside it; debug builds check the declaration.
 #[inline]
-pub(super) unsafe fn read_unborrowed<'w, T: runtime::hecs::Component>(
+pub(crate) unsafe fn read_unborrowed<'w, T: runtime::hecs::Component>(
     world: &CullColumns<'w>,
     entity: runtime::hecs::Entity,
 ) -> Option<&'w T> {
