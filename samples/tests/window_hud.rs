@@ -1,6 +1,6 @@
-//! `city --window --hud` under a virtual X server (Xvfb) on lavapipe with validation: the
-//! debug overlay is in the window's picture (its panels at the top left), the rest of the
-//! picture is the picture without it, and validation stays silent. Without `xvfb-run` the
+//! `city --window --hud` and `stress --window --hud` under a virtual X server (Xvfb) on
+//! lavapipe with validation: the debug overlay is in the window's picture (its panels at the
+//! top left), the rest of the picture is the picture without it, and validation stays silent. Without `xvfb-run` the
 //! test skips, unless `ENGINE_REQUIRE_VULKAN=1`, where it fails.
 
 use std::path::Path;
@@ -21,13 +21,13 @@ const HEIGHT: u32 = 600;
 /// Columns right of this are outside every panel.
 const PANELS_END: u32 = 720;
 
-/// `city --window ARGS` under Xvfb in `folder`; its screenshot.
-fn windowed(folder: &Path, arguments: &[&str], shot: &str) -> Vec<u8> {
+/// `program --window --frames 6 --size WxH --validate --cull cpu --screenshot SHOT ARGS`
+/// under Xvfb in `folder`; its screenshot.
+fn windowed(program: &str, folder: &Path, arguments: &[&str], shot: &str) -> Vec<u8> {
     let size = format!("{WIDTH}x{HEIGHT}");
     let output = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1024x768x24", env!("CARGO_BIN_EXE_city"), "--window"])
-        .args(["--frames", "6", "--objects", "1000", "--size", &size, "--validate", "--cull", "cpu"])
-        .args(["--camera-path", "path.json", "--screenshot", shot])
+        .args(["-a", "-s", "-screen 0 1024x768x24", program, "--window"])
+        .args(["--frames", "6", "--size", &size, "--validate", "--cull", "cpu", "--screenshot", shot])
         .args(arguments)
         .current_dir(folder)
         .output()
@@ -40,22 +40,22 @@ fn windowed(folder: &Path, arguments: &[&str], shot: &str) -> Vec<u8> {
     pixels
 }
 
-#[test]
-fn the_hud_shows_the_overlay_in_the_window_and_leaves_the_rest_of_the_picture() {
+/// Whether the window tests can run here (a device and Xvfb); fails where
+/// `ENGINE_REQUIRE_VULKAN=1` asks for them and Xvfb is missing.
+fn can_run() -> bool {
     if gpu_test_context().is_none() {
-        return;
+        return false;
     }
     let has_xvfb = Command::new("xvfb-run").arg("--help").output().is_ok_and(|output| output.status.success());
     if !has_xvfb {
         let required = std::env::var("ENGINE_REQUIRE_VULKAN").is_ok_and(|value| value == "1");
         assert!(!required, "ENGINE_REQUIRE_VULKAN=1 but xvfb-run is missing (apt-get install xvfb xauth)");
-        return;
     }
-    let folder = temporary("window_hud", "hud");
-    std::fs::write(folder.join("path.json"), PATH).expect("the path is written");
-    let plain = windowed(&folder, &[], "plain.png");
-    let hud = windowed(&folder, &["--hud"], "hud.png");
-    let _ = std::fs::remove_dir_all(&folder);
+    has_xvfb
+}
+
+/// The overlay changed pixels inside its panels only, and enough of them to be there.
+fn assert_overlay_only_in_panels(plain: &[u8], hud: &[u8]) {
     let row_bytes = WIDTH as usize * 4;
     let (mut inside, mut outside) = (0, 0);
     for (row, (plain_row, hud_row)) in plain.chunks_exact(row_bytes).zip(hud.chunks_exact(row_bytes)).enumerate() {
@@ -72,4 +72,35 @@ fn the_hud_shows_the_overlay_in_the_window_and_leaves_the_rest_of_the_picture() 
     }
     assert_eq!(outside, 0);
     assert!(inside > 20_000, "the overlay's panels are in the picture: {inside} pixels changed");
+}
+
+#[test]
+fn the_hud_shows_the_overlay_in_the_window_and_leaves_the_rest_of_the_picture() {
+    if !can_run() {
+        return;
+    }
+    let folder = temporary("window_hud", "hud");
+    std::fs::write(folder.join("path.json"), PATH).expect("the path is written");
+    let city = env!("CARGO_BIN_EXE_city");
+    let arguments = ["--objects", "1000", "--camera-path", "path.json"];
+    let plain = windowed(city, &folder, &arguments, "plain.png");
+    let hud = windowed(city, &folder, &[&arguments[..], &["--hud"]].concat(), "hud.png");
+    let _ = std::fs::remove_dir_all(&folder);
+    assert_overlay_only_in_panels(&plain, &hud);
+}
+
+/// The stress world moves, spawns and despawns by its frame count alone, so two windowed runs
+/// of as many frames draw the same picture but for the overlay.
+#[test]
+fn the_stress_world_shows_the_overlay_in_its_window_too() {
+    if !can_run() {
+        return;
+    }
+    let folder = temporary("window_hud", "stress");
+    let stress = env!("CARGO_BIN_EXE_stress");
+    let arguments = ["--objects", "2000", "--churn", "50"];
+    let plain = windowed(stress, &folder, &arguments, "plain.png");
+    let hud = windowed(stress, &folder, &[&arguments[..], &["--hud"]].concat(), "hud.png");
+    let _ = std::fs::remove_dir_all(&folder);
+    assert_overlay_only_in_panels(&plain, &hud);
 }

@@ -9,6 +9,11 @@
 //! must be identical); `--truth` also draws the object-id image (`false_hidden` must be 0) and
 //! reads the GPU scene's buffers back, comparing every slot with a from-scratch upload of the
 //! same world (`scene_mismatches` must be 0).
+//!
+//! `--window` shows the same world in a window (the city's keys: WASD and the mouse fly the
+//! camera, which leaves its path for it; F1 culling, F2 freeze, V debug views, F3 the debug
+//! overlay, Alt + click picks); `--hud` opens the overlay from the start. It runs until closed,
+//! or for `--frames` when given (`--screenshot IMAGE.png` then writes the last frame).
 
 /// Every heap allocation, in the Tracy capture's memory view (feature `profile-memory`).
 #[cfg(feature = "profile-memory")]
@@ -20,7 +25,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use clap::{Parser, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 use culling::{CullingBackend, Visibility};
 use ecs::{RenderSettings, Viewport};
 use render_graph::{vk, DeviceConfig, GpuDevice};
@@ -31,9 +37,11 @@ use samples::city::check::{check_frame, CheckRequest, Checked};
 use samples::city::memory::{self, MemoryReport};
 use samples::city::summary::{self, FrameRecord};
 use samples::city::{RenderChoice, Switch};
+use samples::frame_passes::FramePassChoice;
 use samples::mesh_render::MeshRenderer;
 use samples::scene_check::{compare_scene, expected_scene, lock_copy, SceneCheckTarget};
-use samples::stress::{build_stress, StressConfig, StressMeshes};
+use samples::stress::{build_stress, StressCamera, StressConfig, StressMeshes};
+use samples::window::run::WindowOptions;
 
 /// The background the frames are cleared to.
 const CLEAR: [f32; 4] = [0.05, 0.06, 0.08, 1.0];
@@ -111,6 +119,15 @@ struct StressOptions {
     /// Print a line every N frames.
     #[arg(long, value_name = "N", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     report_every: u64,
+    /// Show the world in a window (until it closes, or for `--frames` when given).
+    #[arg(long)]
+    window: bool,
+    /// With `--window`: open the debug overlay from the start (F3 shows or hides it).
+    #[arg(long, requires = "window")]
+    hud: bool,
+    /// With `--window` and `--frames`: write the last frame's picture here.
+    #[arg(long, value_name = "IMAGE.png", requires = "window")]
+    screenshot: Option<std::path::PathBuf>,
     /// Object slots the renderer starts with (`RenderSetup::capacity`; it grows, doubling, in
     /// the frames that need more). Default: room for the world and a frame's churn.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -133,9 +150,47 @@ struct Rendering {
     on_device: bool,
 }
 
+/// `--window`: the world in a window. The camera leaves its fly-over path (its
+/// `StressCamera` marker is taken away) so the window's fly camera moves it.
+fn run_window(
+    mut app: App,
+    library: &renderer::MeshLibrary,
+    options: &StressOptions,
+    frames_given: bool,
+    backend: CullingBackend,
+) -> ExitCode {
+    if options.screenshot.is_some() && !frames_given {
+        eprintln!("stress: --screenshot needs --frames N (the last frame is the screenshot)");
+        return ExitCode::FAILURE;
+    }
+    let on_path: Vec<_> =
+        app.world().query::<(runtime::hecs::Entity, &StressCamera)>().iter().map(|(entity, _)| entity).collect();
+    for camera in on_path {
+        let _ = app.world_mut().remove_one::<StressCamera>(camera);
+    }
+    let window_options = WindowOptions {
+        title: "stress",
+        size: options.size,
+        frames: frames_given.then_some(options.frames),
+        present: vk::PresentModeKHR::FIFO,
+        screenshot: options.screenshot.clone(),
+        resize_to: None,
+        backend,
+        frame_passes: FramePassChoice::default(),
+        debug_view: renderer::DebugView::default(),
+        pipelined: true,
+        shadows: false,
+        hud: options.hud,
+    };
+    let outcome = samples::window::run::run(app, library, window_options);
+    samples::window::run::WindowSummary::report(outcome, "stress", options.screenshot.as_deref())
+}
+
 fn main() -> ExitCode {
     samples::init_logging();
-    let options = StressOptions::parse();
+    let matches = StressOptions::command().get_matches();
+    let options = StressOptions::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
+    let frames_given = matches.value_source("frames") == Some(ValueSource::CommandLine);
     if options.validate {
         // Read by `DeviceConfig::default` when the renderer makes its device.
         std::env::set_var("ENGINE_VALIDATION", "1");
@@ -179,6 +234,9 @@ fn main() -> ExitCode {
         CullChoice::Gpu => CullingBackend::Gpu,
         CullChoice::Auto => CullingBackend::Auto,
     };
+    if options.window {
+        return run_window(app, &library, &options, frames_given, backend);
+    }
     let mut rendering = None;
     if render != RenderChoice::None {
         let device = match GpuDevice::new(&DeviceConfig { app_name: "stress".into(), ..DeviceConfig::default() }) {
