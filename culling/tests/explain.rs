@@ -1,7 +1,8 @@
 //! `Visibility::explain` agrees with the stage's verdict (`state_of`) for every object of a
 //! scene that holds each reason: visible, off each kind of frustum plane, too far, too
 //! small, occluded by the CPU occlusion, not drawable for each missing piece, kept for bad
-//! numbers; and it names the level of detail and why.
+//! numbers; and it names the level of detail and why. Another view (a second camera) is
+//! explained against its own eye, agreeing with its own answer.
 
 use culling::occlusion::{OccluderMesh, OccluderMeshes};
 use culling::{Aabb, FrustumPlane, Kept, Missing, ObjectState, Reason, Visibility};
@@ -141,4 +142,33 @@ fn no_answer_without_a_cull() {
     let visibility = app.resource::<Visibility>();
     let explanation = visibility.explain(app.world(), &app.resource::<RenderSettings>(), cube);
     assert_eq!((explanation.reason, explanation.state), (Reason::NoAnswer, None), "no camera, no view");
+}
+
+/// A second camera across the scene, looking back at it: its answer is explained against its
+/// own eye and frustum, agrees with its `state_of` for every object, and never says occluded
+/// (other views have no occlusion).
+#[test]
+fn another_views_explanation_agrees_with_that_views_answer() {
+    let mut scene = scene();
+    let across = scene::look_at(Vec3::new(0.0, 0.0, -100.0), Vec3::ZERO);
+    scene::spawn_camera(scene.app.world_mut(), Camera { order: 1, ..Camera::default() }, across);
+    scene.app.run_frames(2);
+    let app = &scene.app;
+    let (visibility, settings) = (app.resource::<Visibility>(), app.resource::<RenderSettings>());
+    let views = app.resource::<ecs::ResolvedViews>();
+    let other = views.views().iter().find(|view| Some(view.id) != views.main()).expect("the second camera's view");
+    let second = visibility.for_view(other.id).expect("an answer for the second view");
+    let main = visibility.for_view(views.main().expect("a main view")).expect("the main answer");
+    for &entity in &visibility.objects().entities {
+        if entity == Entity::DANGLING {
+            continue;
+        }
+        let explanation = second.explain(app.world(), &settings, entity);
+        assert_eq!(explanation.reason.state(), second.state_of(entity), "{explanation:?}");
+        assert_ne!(explanation.reason, Reason::Occluded, "{explanation:?}");
+        assert_eq!(main.explain(app.world(), &settings, entity), visibility.explain(app.world(), &settings, entity));
+    }
+    assert!(matches!(visibility.explain(app.world(), &settings, scene.behind).reason, Reason::OffFrustum { .. }));
+    assert_eq!(second.explain(app.world(), &settings, scene.behind).reason, Reason::Visible, "in front of it");
+    assert_eq!(visibility.explain(app.world(), &settings, scene.hidden_by_wall).reason, Reason::Occluded);
 }

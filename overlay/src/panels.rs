@@ -249,5 +249,8 @@ fn selection_panel(ui: &mut Ui, selection: &Selection) {
     }
     ui.label(format!("state: {:?}", explanation.state));
     ui.label(format!("why: {:?}", explanation.reason));
+    for (view, other) in &selection.other_views {
+        ui.label(format!("view {}: {:?}", view.0, other.reason));
+    }
     ui.label(if explanation.caster { "casts shadows" } else { "casts no shadow" });
 }

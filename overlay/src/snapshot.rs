@@ -80,12 +80,21 @@ pub struct Selection {
     pub levels: Option<usize>,
     /// [`Visibility::explain`] for it: slot, `state_of`, the reason and the level chosen.
     pub explanation: Explanation,
+    /// The frame's other views (split-screen halves, image targets), each with why the entity
+    /// is drawn or not there (`culling::ViewVisibility::explain`).
+    pub other_views: Vec<(ecs::ViewId, Explanation)>,
 }
 
 impl Selection {
     /// Reads `entity`'s components and explanation from `app`; `None` without a Visibility
     /// stage.
     pub fn read(app: &App, entity: Entity) -> Option<Selection> {
+        Selection::read_into(app, entity, Vec::new())
+    }
+
+    /// [`Selection::read`], filling `other_views` (emptied first) so a selection read every
+    /// frame reuses the list of the frame before.
+    pub fn read_into(app: &App, entity: Entity, mut other_views: Vec<(ecs::ViewId, Explanation)>) -> Option<Selection> {
         let visibility = app.resources().get::<Visibility>()?;
         let settings = app.resources().get::<RenderSettings>()?;
         let world = app.world();
@@ -93,7 +102,13 @@ impl Selection {
         let position = world.get::<&WorldTransform>(entity).ok().map(|world| world.0.w_axis.truncate().to_array());
         let mesh = world.get::<&Mesh>(entity).ok().map(|mesh| (mesh.mesh.0, mesh.material.0));
         let levels = world.get::<&Lod>(entity).ok().map(|lod| lod.levels.len());
-        Some(Selection { entity, position, mesh, levels, explanation })
+        other_views.clear();
+        other_views.extend(
+            visibility
+                .other_views()
+                .filter_map(|id| Some((id, visibility.for_view(id)?.explain(world, &settings, entity)))),
+        );
+        Some(Selection { entity, position, mesh, levels, explanation, other_views })
     }
 }
 
@@ -137,7 +152,8 @@ impl Snapshot {
     /// Reads the figures of the frame `app` ran last; `device` gives the memory pools, asked
     /// when `refresh_memory`; `selected` is explained.
     pub fn read(&mut self, app: &App, device: Option<&Arc<GpuDevice>>, refresh_memory: bool, selected: Option<Entity>) {
-        self.selection = selected.and_then(|entity| Selection::read(app, entity));
+        let reused = self.selection.take().map(|selection| selection.other_views).unwrap_or_default();
+        self.selection = selected.and_then(|entity| Selection::read_into(app, entity, reused));
         self.cpu_ms = (app.frame_stats().last_seconds * 1e3) as f32;
         self.threads = app.job_system().threads();
         self.inline_batches = app.schedule().inline_batches();

@@ -196,5 +196,16 @@ fn the_selected_entity_is_explained_in_a_panel_of_its_own() {
     assert_eq!(selection.explanation.reason, culling::Reason::Visible);
     assert_eq!(selection.explanation.state, Some(culling::ObjectState::Visible));
     assert_eq!(selection.position, Some([0.0, 0.0, 0.0]));
+    assert!(selection.other_views.is_empty(), "one camera, no other view");
+    // A second camera looking away from the cube: the panel says why it is not drawn there.
+    let away = scene::look_at(glam::Vec3::new(0.0, 0.0, 20.0), glam::Vec3::new(0.0, 0.0, 40.0));
+    scene::spawn_camera(app.world_mut(), ecs::Camera { order: 1, ..ecs::Camera::default() }, away);
+    // The overlay reads the frame before the one it draws over: two frames.
+    frame(&mut app, &mut overlay);
+    frame(&mut app, &mut overlay);
+    let selection = overlay.snapshot().selection.clone().expect("the cube is selected");
+    assert_eq!(selection.explanation.reason, culling::Reason::Visible, "the main view still sees it");
+    assert_eq!(selection.other_views.len(), 1, "{:?}", selection.other_views);
+    assert!(matches!(selection.other_views[0].1.reason, culling::Reason::OffFrustum { .. }), "{selection:?}");
     assert_no_validation_messages(&device);
 }

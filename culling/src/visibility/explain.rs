@@ -14,8 +14,10 @@ use glam::{Mat4, Vec4};
 use runtime::hecs::{Entity, World};
 
 use super::answer::{ObjectState, Visibility};
+use super::view_answer::ViewVisibility;
 use crate::lod::{lod_scale, select_lod};
 use crate::view::{CullParams, CullVerdict, ViewCullContext};
+use ecs::ResolvedView;
 
 /// A frustum plane, in the order [`crate::Frustum`] extracts them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -147,13 +149,27 @@ pub struct Explanation {
 impl Visibility {
     /// Why `entity` is drawn or not in the main view, as the last cull decided (see the
     /// module docs): computed now, for this entity only. `settings` are the render settings
-    /// the stage culled with.
+    /// the stage culled with. Another view's: [`ViewVisibility::explain`].
     pub fn explain(&self, world: &World, settings: &RenderSettings, entity: Entity) -> Explanation {
+        let view = self.view.as_ref();
+        self.explain_in(world, settings, entity, view, self.state_of(entity), |slot| self.is_occluded(slot))
+    }
+
+    /// [`Visibility::explain`] against `view`, whose answer for the entity is `state` and
+    /// whose occlusion says `occluded(slot)`.
+    fn explain_in(
+        &self,
+        world: &World,
+        settings: &RenderSettings,
+        entity: Entity,
+        view: Option<&ResolvedView>,
+        state: Option<ObjectState>,
+        occluded: impl Fn(usize) -> bool,
+    ) -> Explanation {
         let slot = self.slot_of(entity);
-        let state = self.state_of(entity);
         let caster = world.get::<&ShadowCaster>(entity).is_ok();
         let mut explanation = Explanation { entity, slot, state, reason: Reason::NoAnswer, lod: None, caster };
-        let (Some(slot), Some(view), Some(_)) = (slot, self.view.as_ref(), state) else { return explanation };
+        let (Some(slot), Some(view), Some(_)) = (slot, view, state) else { return explanation };
         if let Some(missing) = missing_piece(world, entity) {
             explanation.reason = Reason::NotDrawable(missing);
             return explanation;
@@ -198,11 +214,42 @@ impl Visibility {
                     min_pixels: params.min_pixels,
                 },
                 CullVerdict::NonFinite => Reason::Kept(Kept::NonFinite),
-                CullVerdict::Visible if self.is_occluded(slot) => Reason::Occluded,
+                CullVerdict::Visible if occluded(slot) => Reason::Occluded,
                 CullVerdict::Visible => Reason::Visible,
             }
         };
         explanation
+    }
+}
+
+impl ViewVisibility<'_> {
+    /// Why `entity` is drawn or not in this view, as the last cull decided: what
+    /// [`Visibility::explain`] says for the main view, computed against this view's eye,
+    /// frustum and viewport for another (which has no occlusion, so it never says
+    /// [`Reason::Occluded`]). For this entity only, on demand.
+    ///
+    /// ```
+    /// use culling::{Reason, Visibility};
+    /// use ecs::{scene, Camera, RenderSettings, ResolvedViews, Transform};
+    /// use glam::{Quat, Vec3};
+    /// let mut app = runtime::App::new();
+    /// culling::install(&mut app);
+    /// scene::spawn_camera(app.world_mut(), Camera::default(), Transform::from_translation(Vec3::new(0.0, 0.0, 10.0)));
+    /// let behind = Transform { translation: Vec3::new(0.0, 0.0, -10.0), rotation: Quat::from_rotation_y(std::f32::consts::PI), ..Transform::IDENTITY };
+    /// scene::spawn_camera(app.world_mut(), Camera { order: 1, ..Camera::default() }, behind);
+    /// let cube = scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::from_translation(Vec3::new(0.0, 0.0, 20.0)));
+    /// app.run_frame();
+    /// let (views, visibility) = (app.resource::<ResolvedViews>(), app.resource::<Visibility>());
+    /// let settings = app.resource::<RenderSettings>();
+    /// let second = visibility.for_view(views.views()[1].id).unwrap();
+    /// assert!(matches!(visibility.explain(app.world(), &settings, cube).reason, Reason::OffFrustum { .. }));
+    /// assert_eq!(second.explain(app.world(), &settings, cube).reason, Reason::Visible);
+    /// ```
+    pub fn explain(&self, world: &World, settings: &RenderSettings, entity: Entity) -> Explanation {
+        if self.is_main() {
+            return self.answer().explain(world, settings, entity);
+        }
+        self.answer().explain_in(world, settings, entity, Some(self.view()), self.state_of(entity), |_| false)
     }
 }
 

@@ -22,6 +22,11 @@ impl<'a> ViewVisibility<'a> {
         self.other.is_none()
     }
 
+    /// The whole answer this view's is part of.
+    pub(super) fn answer(&self) -> &'a Visibility {
+        self.visibility
+    }
+
     /// The view this answer was culled for.
     pub fn view(&self) -> &'a ResolvedView {
         match self.other {
