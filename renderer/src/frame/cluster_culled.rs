@@ -196,9 +196,7 @@ pub fn add_cluster_culled_scene_passes(
     graph.add_typed_pass(HiZBuildPass::final_depth(&device)?);
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
     graph.add_typed_pass(geometry);
-    if lock_scene(scene).meshes().has_blended_materials() {
-        graph.add_typed_pass(BlendedPass::gpu_culled(&device, Arc::clone(scene))?);
-    }
+    graph.add_typed_pass(BlendedPass::gpu_culled(&device, Arc::clone(scene))?);
     graph.add_insertion_point(points::AFTER_GEOMETRY)?;
     graph.add_insertion_point(points::BEFORE_OUTPUT)?;
     if let Some(color) = &color {
