@@ -48,6 +48,7 @@ mod growth;
 mod marks;
 mod material_changes;
 mod mesh_changes;
+mod mesh_freeing;
 mod mesh_growth;
 mod placement;
 mod residency;
