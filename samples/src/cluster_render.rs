@@ -200,7 +200,9 @@ impl ClusterRenderer {
             }
             let meshlet = field & !renderer::PAIR_FIRST;
             let (first, count) = match table.meshlets().get(meshlet as usize) {
-                Some(meshlet) if record.mesh == meshlet.mesh => (meshlet.first_index, meshlet.index_count),
+                Some(meshlet) if record.mesh == meshlet.mesh => {
+                    (record.first_index + meshlet.first_index, meshlet.index_count)
+                }
                 // Drawn whole: by its first pair only.
                 _ if field & renderer::PAIR_FIRST != 0 => (record.first_index, record.index_count),
                 _ => continue,

@@ -165,7 +165,8 @@ fn twenty_cameras_over_large_closed_meshes_hide_no_meshlet_that_owns_a_pixel() {
             let transform = scene_guard.transform(object).expect("object");
             let world = Mat4::from_cols_array_2d(&transform.to_cols()).as_dmat4();
             let local_eye = world.inverse().transform_point3(eye.as_dvec3());
-            let range = meshlet.first_index as usize..(meshlet.first_index + meshlet.index_count) as usize;
+            let first = record.first_index + meshlet.first_index;
+            let range = first as usize..(first + meshlet.index_count) as usize;
             for triangle in library_indices[range].chunks_exact(3) {
                 let vertices = [0, 1, 2].map(|corner| (record.vertex_offset + triangle[corner] as i32) as usize);
                 assert!(

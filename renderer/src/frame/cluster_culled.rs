@@ -15,7 +15,7 @@ use crate::passes::{
     MeshUploadPass, ObjectUploadPass, SharedClusterSettings, SharedCullSettings, ViewUploadPass, CLUSTER_BITS,
     CLUSTER_STATS, CLUSTER_VERDICTS,
 };
-use crate::scene::{lock_scene, ClusterBuffers, ClusterTable, SharedScene};
+use crate::scene::{lock_scene, ClusterTable, SharedScene};
 
 /// Name of the imported host-visible buffer the cluster counters are copied into.
 pub const CLUSTER_STATS_READBACK: &str = "cluster_stats_readback";
@@ -40,7 +40,9 @@ pub struct ClusterReadbacks {
 
 /// What [`add_cluster_culled_scene_passes`] made.
 pub struct ClusterCulledScene {
-    /// The tables the passes cull (host copy).
+    /// The tables the passes culled at the build (host copy; the scene keeps the ones of
+    /// now, [`GpuScene::cluster_table`](crate::GpuScene::cluster_table)). The verdict and
+    /// bit readbacks hold the pairs of this table.
     pub table: ClusterTable,
     /// Settings of the cluster passes; change them with [`ClusterCulledScene::set_settings`]
     /// so that the object pass follows.
@@ -103,8 +105,10 @@ pub fn cluster_pass_ms(graph: &render_graph::GraphStats) -> [Option<f64>; 2] {
     [ms(ClusterCullPass::EARLY_NAME), late]
 }
 
-/// Builds the cluster tables of `scene` as it is now, imports the scene's and the tables'
-/// buffers, and adds the cluster-culled scene passes, in order: object upload,
+/// Has `scene` keep its cluster tables ([`GpuScene::track_clusters`](crate::GpuScene::track_clusters):
+/// built now, and again by [`GpuScene::refresh_clusters`](crate::GpuScene::refresh_clusters)
+/// when the objects name other meshes, meshes added while frames run included), imports the
+/// scene's buffers with the tables, and adds the cluster-culled scene passes, in order: object upload,
 /// [`CullResetPass::clusters`], [`GpuCullPass`] early (only objects the table does not cover),
 /// [`ClusterCullPass`] early, depth prepass, [`HiZBuildPass`], [`GpuCullPass`] late (bits
 /// of every object; draws only uncovered objects), [`ClusterSurvivorPass`] (the kept
@@ -125,26 +129,24 @@ pub fn add_cluster_culled_scene_passes(
         "cluster culling needs indirect draws with a first instance (drawIndirectFirstInstance)",
     )?;
     let device = Arc::clone(graph.device());
-    let (table, capacity) = {
-        let scene = lock_scene(scene);
-        (ClusterTable::build(&scene), scene.capacity())
+    let table = {
+        let mut scene = lock_scene(scene);
+        scene.track_clusters()?;
+        scene.cluster_table().cloned().unwrap_or_default()
     };
-    let buffers = ClusterBuffers::upload(&device, &table)?;
     let pairs = table.pair_count();
-    let covered = table.object_count();
-    // Meshlet commands plus objects pushed after the build, drawn whole.
-    let commands = pairs + (capacity - covered.min(capacity));
     let object_settings =
         Arc::new(Mutex::new(GpuCullSettings { frustum: settings.frustum, occlusion: settings.occlusion }));
     let cluster_settings = Arc::new(Mutex::new(settings));
     let object_early = GpuCullPass::new(&device, Arc::clone(scene), Arc::clone(&object_settings), CullPhase::Early)?
-        .drawing_from(covered, commands);
+        .drawing_after_clusters();
     let object_late = GpuCullPass::new(&device, Arc::clone(scene), Arc::clone(&object_settings), CullPhase::Late)?
-        .drawing_from(covered, commands);
+        .drawing_after_clusters();
     let cluster_early =
-        ClusterCullPass::new(&device, Arc::clone(&cluster_settings), &table, commands, CullPhase::Early)?;
-    let survivors = ClusterSurvivorPass::new(&device, Arc::clone(&cluster_settings), &table)?;
-    let cluster_late = ClusterCullPass::new(&device, Arc::clone(&cluster_settings), &table, commands, CullPhase::Late)?;
+        ClusterCullPass::new(&device, Arc::clone(&cluster_settings), Arc::clone(scene), CullPhase::Early)?;
+    let survivors = ClusterSurvivorPass::new(&device, Arc::clone(&cluster_settings), Arc::clone(scene))?;
+    let cluster_late =
+        ClusterCullPass::new(&device, Arc::clone(&cluster_settings), Arc::clone(scene), CullPhase::Late)?;
     let depth = DepthPrepass::with_mode(&device, Arc::clone(scene), mode)?;
     let late_depth = DepthPrepass::late(&device, Arc::clone(scene), mode)?;
     let geometry = GeometryPass::with_mode(&device, Arc::clone(scene), options.clear_color, mode)?;
@@ -165,14 +167,19 @@ pub fn add_cluster_culled_scene_passes(
         scene.import_into(graph);
         scene.draw_gpu_list();
     }
-    buffers.import_into(graph);
     graph.share_resource(COLOR);
     graph.add_typed_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
     graph.add_typed_pass(MeshUploadPass::new(Arc::clone(scene)));
     graph.add_typed_pass(ViewUploadPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::AFTER_UPLOAD)?;
     graph.add_insertion_point(points::BEFORE_CULL)?;
-    graph.add_typed_pass(CullResetPass::clusters(commands, pairs, covered, mode != DrawMode::IndirectCount));
+    let zero_commands = mode != DrawMode::IndirectCount;
+    let reset = move |scene: &crate::GpuScene| {
+        let layout = scene.cluster_layout();
+        CullResetPass::clusters(layout.list_room, layout.pairs, layout.objects, zero_commands)
+    };
+    let first_reset = reset(&lock_scene(scene));
+    graph.add_typed_pass(first_reset.following(Arc::clone(scene), reset));
     graph.add_typed_pass(object_early);
     graph.add_typed_pass(cluster_early);
     graph.add_typed_pass(depth);
@@ -189,9 +196,7 @@ pub fn add_cluster_culled_scene_passes(
     graph.add_typed_pass(HiZBuildPass::final_depth(&device)?);
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
     graph.add_typed_pass(geometry);
-    if lock_scene(scene).meshes().has_blended_materials() {
-        graph.add_typed_pass(BlendedPass::gpu_culled(&device, Arc::clone(scene))?);
-    }
+    graph.add_typed_pass(BlendedPass::gpu_culled(&device, Arc::clone(scene))?);
     graph.add_insertion_point(points::AFTER_GEOMETRY)?;
     graph.add_insertion_point(points::BEFORE_OUTPUT)?;
     if let Some(color) = &color {

@@ -150,9 +150,7 @@ pub fn add_scene_passes(
     }
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
     graph.add_typed_pass(geometry);
-    if lock_scene(scene).meshes().has_blended_materials() {
-        graph.add_typed_pass(BlendedPass::new(&device, Arc::clone(scene))?);
-    }
+    graph.add_typed_pass(BlendedPass::new(&device, Arc::clone(scene))?);
     graph.add_insertion_point(points::AFTER_GEOMETRY)?;
     graph.add_insertion_point(points::BEFORE_OUTPUT)?;
     if let Some(readback) = &readback {

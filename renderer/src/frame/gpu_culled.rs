@@ -92,7 +92,9 @@ pub fn add_gpu_culled_scene_passes(
     graph.add_insertion_point(points::BEFORE_CULL)?;
     let zero_commands = mode != DrawMode::IndirectCount;
     let reset = CullResetPass::objects(capacity, zero_commands);
-    graph.add_typed_pass(reset.following(Arc::clone(scene), move |slots| CullResetPass::objects(slots, zero_commands)));
+    graph.add_typed_pass(
+        reset.following(Arc::clone(scene), move |scene| CullResetPass::objects(scene.capacity(), zero_commands)),
+    );
     graph.add_typed_pass(DrawBatchPass::new(&device, Arc::clone(scene))?);
     graph.add_typed_pass(early);
     graph.add_typed_pass(depth);
@@ -111,7 +113,9 @@ pub fn add_gpu_culled_scene_passes(
         let region = capacity.max(1);
         graph.set_param(ShadowFrame::with_culling(ShadowCulling::Device { region, views, pyramid }));
         let reset = CullResetPass::shadows(capacity, views);
-        graph.add_typed_pass(reset.following(Arc::clone(scene), move |slots| CullResetPass::shadows(slots, views)));
+        graph.add_typed_pass(
+            reset.following(Arc::clone(scene), move |scene| CullResetPass::shadows(scene.capacity(), views)),
+        );
         graph.add_typed_pass(ShadowCullPass::new(&device, Arc::clone(scene), views)?);
         graph.add_typed_pass(ShadowAtlasPass::device_culled(&device, Arc::clone(scene), atlas)?);
         graph.add_typed_pass(HiZBuildPass::shadow_atlas(&device, pyramid)?);
@@ -123,9 +127,7 @@ pub fn add_gpu_culled_scene_passes(
     }
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
     graph.add_typed_pass(geometry);
-    if lock_scene(scene).meshes().has_blended_materials() {
-        graph.add_typed_pass(BlendedPass::gpu_culled(&device, Arc::clone(scene))?);
-    }
+    graph.add_typed_pass(BlendedPass::gpu_culled(&device, Arc::clone(scene))?);
     graph.add_insertion_point(points::AFTER_GEOMETRY)?;
     graph.add_insertion_point(points::BEFORE_OUTPUT)?;
     if let Some(color) = &color {

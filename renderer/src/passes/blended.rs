@@ -27,8 +27,9 @@ use crate::scene::{lock_scene, SharedScene};
 /// Draws the scene's blended objects sorted back to front ([`GpuScene::sort_blended`], with
 /// the frame's [`FrameView`](crate::FrameView) parameter) over `color`, blending "over" by
 /// alpha and keeping `color`'s alpha; double-sided materials draw both faces. Named
-/// `"blended"`; the frames add it after the geometry pass when the library has a blended
-/// material.
+/// `"blended"`; the frames add it after the geometry pass, and it runs only while the scene
+/// draws blended objects (it had a blended material at install, or one added since: the
+/// graph compiles again then), an optional pass that declares no attachment before.
 ///
 /// [`GpuScene::sort_blended`]: crate::GpuScene::sort_blended
 pub struct BlendedPass {
@@ -36,6 +37,8 @@ pub struct BlendedPass {
     double_sided: GraphicsPipeline,
     scene: SharedScene,
     gated: bool,
+    /// Whether the scene drew blended objects at the last compile (the pass runs).
+    active: bool,
     order: Vec<u32>,
     /// The view the order was sorted for (this frame's).
     view_projection: [[f32; 4]; 4],
@@ -80,6 +83,7 @@ impl BlendedPass {
             double_sided: pipeline("blended double-sided", vk::CullModeFlags::NONE)?,
             scene,
             gated,
+            active: false,
             order: Vec::new(),
             view_projection: [[0.0; 4]; 4],
         })
@@ -113,6 +117,13 @@ impl TypedPass for BlendedPass {
             let bits = registry.buffer(VISIBILITY_BITS);
             registry.read_storage_buffer(bits, ShaderStage::Vertex)
         });
+        self.active = lock_scene(&self.scene).draws_blended();
+        if !self.active {
+            // Nothing reads what it writes without attachments: the graph leaves it out, and
+            // compiles again with it once a blended material comes.
+            registry.optional();
+            return BlendedInputs { scene, bits };
+        }
         let depth = registry.image(DEPTH_PREPASS);
         registry.depth_read(depth);
         let color = registry.image(COLOR);
@@ -122,7 +133,7 @@ impl TypedPass for BlendedPass {
 
     fn execute(&mut self, _inputs: &BlendedInputs, context: &mut ExecuteContext<'_>) {
         self.order.clear();
-        if !check_output_extent(context, COLOR) {
+        if !self.active || !check_output_extent(context, COLOR) {
             return;
         }
         let Some(view_projection) = frame_view_projection(context) else { return };

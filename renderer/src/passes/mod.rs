@@ -20,9 +20,8 @@
 //!    light view's casters into its tile of `shadow_atlas`; on GPU-culled frames then the
 //!    cascades' occlusion: [`HiZBuildPass::shadow_atlas`], [`ShadowCullPass::late`],
 //!    [`ShadowAtlasPass::device_culled_late`];
-//! 8. [`GeometryPass`] (`geometry.rs`), then, when the
-//!    library has a blended material, [`BlendedPass`] (`blended.rs`): translucent objects
-//!    back to front;
+//! 8. [`GeometryPass`] (`geometry.rs`), then [`BlendedPass`] (`blended.rs`): translucent
+//!    objects back to front, run only once the scene has a blended material;
 //! 9. the readbacks ([`color_readback_pass`], and [`render_graph::readback`]'s passes for
 //!    buffers).
 //!

@@ -1,12 +1,19 @@
 //! The cluster tables of a GPU scene: every meshlet of the mesh library with its bounds
 //! ([`GpuMeshlet`], `cluster_meshlets`), one pair per meshlet of every object
 //! (`cluster_pairs`), and the mesh each object's pairs were built for (`cluster_objects`).
-//! Built once on the host from the scene and uploaded to device-local buffers.
+//! Built on the host from the scene and uploaded to device-local buffers; a scene culled
+//! meshlet by meshlet keeps them ([`GpuScene::refresh_clusters`] builds them again when its
+//! objects name other meshes, meshes added while frames run included).
 //!
 //! An object whose mesh has no meshlets gets one pair that draws it whole. An object whose
-//! record names another mesh later (a LOD switch) is drawn whole by its first pair, so a
-//! stale table costs triangles, never pixels; objects pushed after the build are drawn
-//! whole by the object pass ([`GpuCullPass::drawing_from`](super::GpuCullPass::drawing_from)).
+//! record names another mesh than its pairs were built for (a LOD switch not refreshed yet)
+//! is drawn whole by its first pair, so a stale table costs triangles, never pixels; objects
+//! past the table's are drawn whole by the object pass
+//! ([`GpuCullPass::drawing_from`](super::GpuCullPass::drawing_from)).
+//!
+//! A meshlet's first index counts from its mesh's first index, which the object's record
+//! holds: a mesh added while frames run lies wherever the GPU buffers had room, and a level
+//! evicted and loaded again may lie elsewhere, without the meshlet table changing.
 
 use std::mem::{offset_of, size_of};
 use std::sync::Arc;
@@ -15,7 +22,7 @@ use meshes::MeshLibrary;
 use render_graph::MemoryLocation;
 use render_graph::{vk, GpuBuffer, GpuDevice, RenderGraph, Result};
 
-use super::GpuScene;
+use super::{GpuScene, ObjectRecord};
 
 use culling::cluster::ClusterBounds;
 
@@ -52,7 +59,8 @@ pub struct GpuMeshlet {
     pub cone_cutoff: f32,
     /// Axis of the normal cone.
     pub cone_axis: [f32; 3],
-    /// First index in `mesh_indices` (absolute).
+    /// First index from the first index of its mesh (the record's: `mesh_indices` holds the
+    /// meshlet at `record.first_index + first_index`).
     pub first_index: u32,
     /// Minimum corner of the box of the meshlet's vertices.
     pub box_min: [f32; 3],
@@ -93,23 +101,45 @@ impl GpuMeshlet {
 #[derive(Clone, Debug, Default)]
 pub struct ClusterTable {
     meshlets: Vec<GpuMeshlet>,
+    /// By mesh id, for every mesh read so far: its first meshlet in `meshlets`.
+    mesh_first: Vec<u32>,
     pairs: Vec<[u32; 2]>,
     built_mesh: Vec<u32>,
     object_pairs: Vec<[u32; 2]>,
+    meshlet_pairs: u32,
 }
 
 impl ClusterTable {
     /// The tables of `scene`'s objects as they are now.
     pub fn build(scene: &GpuScene) -> ClusterTable {
-        let library = scene.meshes();
-        let (meshlets, mesh_first) = library_meshlets(library);
-        let mut pairs = Vec::new();
-        let mut built_mesh = Vec::with_capacity(scene.object_count() as usize);
-        let mut object_pairs = Vec::with_capacity(scene.object_count() as usize);
-        for object in 0..scene.object_count() {
-            let first_pair = pairs.len() as u32;
-            let record = scene.record(object).expect("objects below object_count have records");
-            built_mesh.push(record.mesh);
+        let mut table = ClusterTable::default();
+        table.read_meshes(scene.meshes());
+        table.pair_objects(scene.meshes(), scene.records());
+        table
+    }
+
+    /// Reads the meshlets of the meshes `library` gained since the last read (the library
+    /// only appends); returns whether any were read.
+    pub(crate) fn read_meshes(&mut self, library: &MeshLibrary) -> bool {
+        let before = self.meshlets.len();
+        for mesh in self.mesh_first.len() as u32..library.len() as u32 {
+            self.mesh_first.push(self.meshlets.len() as u32);
+            push_meshlets(library, mesh, &mut self.meshlets);
+        }
+        self.meshlets.len() > before
+    }
+
+    /// Builds the pairs of `records` (one per object slot) again, from the meshes read so
+    /// far; returns whether they changed.
+    pub(crate) fn pair_objects(&mut self, library: &MeshLibrary, records: &[ObjectRecord]) -> bool {
+        let old_pairs = std::mem::take(&mut self.pairs);
+        let old_built = std::mem::take(&mut self.built_mesh);
+        self.object_pairs.clear();
+        self.meshlet_pairs = 0;
+        for (object, record) in records.iter().enumerate() {
+            let object = object as u32;
+            let first_pair = self.pairs.len() as u32;
+            self.built_mesh.push(record.mesh);
             // A double-sided object's back faces are drawn, so meshlet back-face (cone)
             // culling must leave it alone: it is drawn whole, culled as an object.
             let count = if library.material_is_double_sided(record.material) {
@@ -117,17 +147,19 @@ impl ClusterTable {
             } else {
                 library.meshlets(record.mesh).len() as u32
             };
-            let first = mesh_first.get(record.mesh as usize).copied().unwrap_or(0);
+            let first = self.mesh_first.get(record.mesh as usize).copied();
+            let count = if first.is_some() { count } else { 0 };
             if count == 0 {
-                pairs.push([object, PAIR_WHOLE | PAIR_FIRST]);
+                self.pairs.push([object, PAIR_WHOLE | PAIR_FIRST]);
             }
             for local in 0..count {
                 let flag = if local == 0 { PAIR_FIRST } else { 0 };
-                pairs.push([object, (first + local) | flag]);
+                self.pairs.push([object, (first.unwrap_or(0) + local) | flag]);
             }
-            object_pairs.push([first_pair, pairs.len() as u32 - first_pair]);
+            self.meshlet_pairs += count;
+            self.object_pairs.push([first_pair, self.pairs.len() as u32 - first_pair]);
         }
-        ClusterTable { meshlets, pairs, built_mesh, object_pairs }
+        old_pairs != self.pairs || old_built != self.built_mesh
     }
 
     /// Every meshlet of the library.
@@ -147,7 +179,7 @@ impl ClusterTable {
 
     /// Pairs that are meshlets (the others draw their object whole).
     pub fn meshlet_pair_count(&self) -> u32 {
-        self.pairs.iter().filter(|[_, field]| field & !PAIR_FIRST != PAIR_WHOLE).count() as u32
+        self.meshlet_pairs
     }
 
     /// Objects the table covers (the scene's object count at the build).
@@ -175,43 +207,37 @@ impl ClusterTable {
     }
 }
 
-/// Every meshlet of `library`, with absolute index ranges and boxes, and the first meshlet
-/// of each mesh.
-fn library_meshlets(library: &MeshLibrary) -> (Vec<GpuMeshlet>, Vec<u32>) {
+/// Appends the meshlets of mesh `mesh` of `library` to `out`, with index ranges from the
+/// mesh's first index and boxes of their vertices.
+fn push_meshlets(library: &MeshLibrary, mesh: u32, out: &mut Vec<GpuMeshlet>) {
     let (positions, indices) = (library.positions(), library.indices());
-    let mut meshlets = Vec::new();
-    let mut mesh_first = Vec::with_capacity(library.len());
-    for mesh in 0..library.len() as u32 {
-        mesh_first.push(meshlets.len() as u32);
-        let Some(range) = library.range(mesh) else { continue };
-        for meshlet in library.meshlets(mesh) {
-            let first_index = range.first_index + meshlet.first_index;
-            let mut box_min = [f32::INFINITY; 3];
-            let mut box_max = [f32::NEG_INFINITY; 3];
-            let slice = indices.get(first_index as usize..(first_index + meshlet.index_count) as usize).unwrap_or(&[]);
-            for &index in slice {
-                let vertex = (range.vertex_offset + index as i32) as usize;
-                let position = positions[vertex];
-                for axis in 0..3 {
-                    box_min[axis] = box_min[axis].min(position[axis]);
-                    box_max[axis] = box_max[axis].max(position[axis]);
-                }
+    let Some(range) = library.range(mesh) else { return };
+    for meshlet in library.meshlets(mesh) {
+        let first_index = range.first_index + meshlet.first_index;
+        let mut box_min = [f32::INFINITY; 3];
+        let mut box_max = [f32::NEG_INFINITY; 3];
+        let slice = indices.get(first_index as usize..(first_index + meshlet.index_count) as usize).unwrap_or(&[]);
+        for &index in slice {
+            let vertex = (range.vertex_offset + index as i32) as usize;
+            let position = positions[vertex];
+            for axis in 0..3 {
+                box_min[axis] = box_min[axis].min(position[axis]);
+                box_max[axis] = box_max[axis].max(position[axis]);
             }
-            meshlets.push(GpuMeshlet {
-                center: meshlet.center,
-                radius: meshlet.radius,
-                cone_apex: meshlet.cone_apex,
-                cone_cutoff: meshlet.cone_cutoff,
-                cone_axis: meshlet.cone_axis,
-                first_index,
-                box_min,
-                index_count: meshlet.index_count,
-                box_max,
-                mesh,
-            });
         }
+        out.push(GpuMeshlet {
+            center: meshlet.center,
+            radius: meshlet.radius,
+            cone_apex: meshlet.cone_apex,
+            cone_cutoff: meshlet.cone_cutoff,
+            cone_axis: meshlet.cone_axis,
+            first_index: meshlet.first_index,
+            box_min,
+            index_count: meshlet.index_count,
+            box_max,
+            mesh,
+        });
     }
-    (meshlets, mesh_first)
 }
 
 /// The device copies of a [`ClusterTable`].
@@ -272,6 +298,11 @@ impl ClusterBuffers {
         let mut buffers = buffers.into_iter().map(Arc::new);
         let mut next = || buffers.next().expect("four buffers were made");
         Ok(ClusterBuffers { meshlets: next(), pairs: next(), objects: next(), object_pairs: next() })
+    }
+
+    /// The four buffers (to keep them alive while frames in flight may read them).
+    pub(crate) fn into_buffers(self) -> [Arc<GpuBuffer>; 4] {
+        [self.meshlets, self.pairs, self.objects, self.object_pairs]
     }
 
     /// Imports the four tables into `graph` under their names.

@@ -24,7 +24,7 @@ pub use gpu_scene::{
     ObjectDesc, RemoveMeshError, ReplaceMeshError, ResidencyReport, SceneGrowthError, SharedScene, UploadReport,
     DEVICE_HEAP_SHARE, PALETTE_JOINT_BYTES, REMOVED_MATERIAL_DRAWS,
 };
-pub(crate) use gpu_scene::{MeshCopy, RecordedCopy};
+pub(crate) use gpu_scene::{ClusterLayout, MeshCopy, RecordedCopy};
 pub use materials::GpuMaterial;
 pub(crate) use materials::{MaterialBuffers, TEXTURE_LAYOUT};
 pub(crate) use mesh::MeshBuffers;

@@ -22,7 +22,8 @@ struct GpuMeshlet {
     vec3 cone_apex;
     float cone_cutoff;
     vec3 cone_axis;
-    // First index in `mesh_indices` (absolute).
+    // First index of the meshlet from its mesh's first index (the record's: a mesh added
+    // while frames run lies wherever the GPU buffers had room).
     uint first_index;
     vec3 box_min;
     uint index_count;
@@ -216,6 +217,7 @@ DrawCommand pair_command(CullItem item) {
     if (item.whole) {
         return DrawCommand(item.record.index_count, 1u, item.record.first_index, item.record.vertex_offset, item.object);
     }
-    return DrawCommand(item.meshlet.index_count, 1u, item.meshlet.first_index, item.record.vertex_offset, item.object);
+    uint first_index = item.record.first_index + item.meshlet.first_index;
+    return DrawCommand(item.meshlet.index_count, 1u, first_index, item.record.vertex_offset, item.object);
 }
 #endif

@@ -166,6 +166,9 @@ pub struct ObjectCull {
     list_room: Option<u32>,
     /// Whether the lists may be batched (not when meshlet commands share them).
     may_batch: bool,
+    /// Whether `draw_from` and `list_room` follow the scene's cluster tables at each
+    /// compile ([`GpuCullPass::drawing_after_clusters`]).
+    follows_clusters: bool,
 }
 
 /// The object cull's own resources: the bits (the late phase writes them; the early phase
@@ -198,7 +201,15 @@ impl TwoPhaseCull<ObjectCull> {
         phase: CullPhase,
     ) -> render_graph::Result<GpuCullPass> {
         let capacity = lock_scene(&scene).capacity();
-        let kind = ObjectCull { scene, settings, capacity, draw_from: 0, list_room: None, may_batch: true };
+        let kind = ObjectCull {
+            scene,
+            settings,
+            capacity,
+            draw_from: 0,
+            list_room: None,
+            may_batch: true,
+            follows_clusters: false,
+        };
         TwoPhaseCull::with_kind(device, kind, phase)
     }
 
@@ -212,6 +223,15 @@ impl TwoPhaseCull<ObjectCull> {
         kind.list_room = Some(list_room);
         kind.may_batch = false;
         self
+    }
+
+    /// [`GpuCullPass::drawing_from`] the objects past those the scene's cluster tables cover,
+    /// into lists of the tables' room ([`GpuScene::track_clusters`](crate::GpuScene::track_clusters)),
+    /// both read again at each compile: the tables change with the objects.
+    pub fn drawing_after_clusters(self) -> GpuCullPass {
+        let mut pass = self.drawing_from(0, 0);
+        pass.kind_mut().follows_clusters = true;
+        pass
     }
 }
 
@@ -240,7 +260,15 @@ impl CullKind for ObjectCull {
     fn register(&mut self, phase: CullPhase, registry: &mut Registry<'_>) -> ObjectCullHandles {
         const COMPUTE: ShaderStage = ShaderStage::Compute;
         // The scene may have grown since the last compile.
-        self.capacity = lock_scene(&self.scene).capacity();
+        {
+            let scene = lock_scene(&self.scene);
+            self.capacity = scene.capacity();
+            if self.follows_clusters {
+                let layout = scene.cluster_layout();
+                self.draw_from = layout.objects;
+                self.list_room = Some(layout.list_room);
+            }
+        }
         let bits = (phase == CullPhase::Late).then(|| {
             let bits =
                 registry.create_buffer(VISIBILITY_BITS, BufferDesc { size: visibility_bits_bytes(self.capacity) });

@@ -1,5 +1,5 @@
 //! The meshlet (cluster) cull on the GPU, [`ClusterCullPass`]: the two-phase skeleton
-//! ([`TwoPhaseCull`]) specialised to the pairs of the [`ClusterTable`] (a meshlet of an
+//! ([`TwoPhaseCull`]) specialised to the pairs of the scene's [`ClusterTable`] (a meshlet of an
 //! object, or an object drawn whole), one thread per pair, one view (the camera's), two
 //! phases like the object pass (`cluster_cull.h`); [`CullResetPass::clusters`] creates and
 //! zeroes the frame's draw buffers, and [`ClusterSurvivorPass`](super::ClusterSurvivorPass)
@@ -16,6 +16,12 @@
 //! Each command is a meshlet's own index range with `firstInstance` = the object, so the
 //! standard depth and geometry passes draw it unchanged (`vkCmdDrawIndexedIndirectCount`).
 //! The tests are the CPU reference's ([`culling::cluster`]), step for step.
+//!
+//! The table is the scene's ([`GpuScene::track_clusters`](crate::GpuScene::track_clusters)):
+//! every pass reads its counts from the scene at each compile and sizes its buffers from
+//! them; a table built again ([`GpuScene::refresh_clusters`](crate::GpuScene::refresh_clusters))
+//! moves the scene's generation, so the graph that follows it imports the new tables and
+//! compiles again, and the counts, the sizes and the imported tables always match.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -28,7 +34,9 @@ use super::skeleton::{CullKind, CullPhase, CullResetPass, TwoPhaseCull};
 use super::view::{CullConstants, CullView};
 use crate::names::{DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES};
 use crate::passes::hiz::HIZ_DEPTH;
-use crate::scene::{ClusterTable, FrameView, DRAW_COMMAND_BYTES};
+#[cfg(doc)]
+use crate::scene::ClusterTable;
+use crate::scene::{lock_scene, ClusterLayout, FrameView, SharedScene, DRAW_COMMAND_BYTES};
 use crate::scene::{CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS};
 use culling::cluster::{ClusterSettings, CLUSTER_STAT_WORDS};
 
@@ -92,18 +100,26 @@ impl CullResetPass {
 /// [`ClusterSurvivorPass`](super::ClusterSurvivorPass).
 pub struct ClusterCull {
     settings: SharedClusterSettings,
-    /// Pairs, meshlet pairs and objects of the table.
-    counts: [u32; 3],
-    /// Commands each draw list has room for: the late phase appends to the late list, from
-    /// command `list_room` (0 for the survivor pass, which draws nothing).
-    list_room: u32,
+    /// The scene whose cluster tables are culled.
+    scene: SharedScene,
+    /// Whether the pass draws: the late phase appends to the late list, from the scene's
+    /// list room on (the survivor pass draws nothing).
+    draws: bool,
+    /// The counts of the scene's table at the last compile.
+    layout: ClusterLayout,
 }
 
 impl ClusterCull {
-    /// The cull of the pairs of `table` (imported as the cluster tables).
-    pub(crate) fn new(settings: SharedClusterSettings, table: &ClusterTable) -> ClusterCull {
-        let counts = [table.pair_count(), table.meshlet_pair_count(), table.object_count()];
-        ClusterCull { settings, counts, list_room: 0 }
+    /// The cull of the pairs of `scene`'s cluster tables (imported with the scene).
+    pub(crate) fn new(settings: SharedClusterSettings, scene: SharedScene) -> ClusterCull {
+        let layout = lock_scene(&scene).cluster_layout();
+        ClusterCull { settings, scene, draws: false, layout }
+    }
+
+    /// Reads the counts of the scene's table (at each compile: the graph imported the
+    /// tables of the same generation).
+    pub(crate) fn follow_table(&mut self) {
+        self.layout = lock_scene(&self.scene).cluster_layout();
     }
 
     /// Declares the cluster tables, read by every pass of the cull.
@@ -115,8 +131,9 @@ impl ClusterCull {
     }
 
     /// The camera's view for meshlets (of the frame's [`FrameView`] parameter) and the
-    /// constants of the table; the same for every pass of the cull. `None`, the frame failed,
-    /// without a view.
+    /// constants of the scene's table at the last compile; the same for every pass of the
+    /// cull. `None`, the
+    /// frame failed, without a view.
     pub(crate) fn prepare_view(
         &self,
         context: &mut PrepareContext<'_>,
@@ -131,20 +148,20 @@ impl ClusterCull {
         };
         let settings = *lock_cluster_settings(&self.settings);
         views.push(CullView::cluster(view, context.output_extent(), settings));
-        let [pairs, meshlet_pairs, objects] = self.counts;
+        let layout = self.layout;
         Some(CullConstants {
-            item_count: pairs,
-            words_per_view: pairs.div_ceil(64) * 2,
-            meshlet_pairs,
-            object_count: objects,
-            region: self.list_room,
+            item_count: layout.pairs,
+            words_per_view: layout.pairs.div_ceil(64) * 2,
+            meshlet_pairs: layout.meshlet_pairs,
+            object_count: layout.objects,
+            region: if self.draws { layout.list_room } else { 0 },
             ..CullConstants::default()
         })
     }
 
-    /// Pairs, meshlet pairs and objects of the table.
-    pub(crate) fn counts(&self) -> [u32; 3] {
-        self.counts
+    /// Pairs of the scene's table at the last compile.
+    pub(crate) fn pair_count(&self) -> u32 {
+        self.layout.pairs
     }
 }
 
@@ -167,17 +184,17 @@ impl TwoPhaseCull<ClusterCull> {
     /// Name of the late pass in the graph.
     pub const LATE_NAME: &'static str = "cluster cull late";
 
-    /// A cluster pass of `phase` over the pairs of `table` (imported as the cluster tables),
-    /// drawing into lists of `list_room` commands each (`draw_commands` holds two: the late
-    /// phase's meshlets go to the late list, from command `list_room`).
+    /// A cluster pass of `phase` over the pairs of `scene`'s cluster tables (kept by the
+    /// scene: [`GpuScene::track_clusters`](crate::GpuScene::track_clusters)), drawing into
+    /// the lists of the scene's list room each (`draw_commands` holds two: the late phase's
+    /// meshlets go to the late list).
     pub fn new(
         device: &Arc<GpuDevice>,
         settings: SharedClusterSettings,
-        table: &ClusterTable,
-        list_room: u32,
+        scene: SharedScene,
         phase: CullPhase,
     ) -> render_graph::Result<ClusterCullPass> {
-        let kind = ClusterCull { list_room, ..ClusterCull::new(settings, table) };
+        let kind = ClusterCull { draws: true, ..ClusterCull::new(settings, scene) };
         TwoPhaseCull::with_kind(device, kind, phase)
     }
 }
@@ -207,6 +224,7 @@ impl CullKind for ClusterCull {
 
     fn register(&mut self, phase: CullPhase, registry: &mut Registry<'_>) -> ClusterCullHandles {
         const COMPUTE: ShaderStage = ShaderStage::Compute;
+        self.follow_table();
         let tables = ClusterCull::register_tables(registry);
         let late = phase == CullPhase::Late;
         let mut read_write = |name: &str| {

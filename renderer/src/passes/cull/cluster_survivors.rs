@@ -21,7 +21,7 @@ use super::cluster::{
 use super::skeleton::{CullKind, CullPhase, TwoPhaseCull};
 use super::view::{CullConstants, CullView};
 use crate::passes::hiz::HIZ_DEPTH;
-use crate::scene::{ClusterTable, CLUSTER_OBJECT_PAIRS};
+use crate::scene::{SharedScene, CLUSTER_OBJECT_PAIRS};
 
 /// The survivor step of the meshlet cull: the [`CullKind`] of [`ClusterSurvivorPass`].
 pub struct ClusterSurvivors {
@@ -42,13 +42,14 @@ impl TwoPhaseCull<ClusterSurvivors> {
     /// Name of the pass in the graph.
     pub const NAME: &'static str = "cluster survivors";
 
-    /// A survivor pass over the objects of `table` (imported as the cluster tables).
+    /// A survivor pass over the objects `scene`'s cluster tables cover (kept by the scene:
+    /// [`GpuScene::track_clusters`](crate::GpuScene::track_clusters)).
     pub fn new(
         device: &Arc<GpuDevice>,
         settings: SharedClusterSettings,
-        table: &ClusterTable,
+        scene: SharedScene,
     ) -> render_graph::Result<ClusterSurvivorPass> {
-        let kind = ClusterSurvivors { cull: ClusterCull::new(settings, table) };
+        let kind = ClusterSurvivors { cull: ClusterCull::new(settings, scene) };
         TwoPhaseCull::with_kind(device, kind, CullPhase::Early)
     }
 }
@@ -69,12 +70,13 @@ impl CullKind for ClusterSurvivors {
 
     fn register(&mut self, _phase: CullPhase, registry: &mut Registry<'_>) -> ClusterSurvivorHandles {
         const COMPUTE: ShaderStage = ShaderStage::Compute;
+        self.cull.follow_table();
         let [meshlets, pairs, objects] = ClusterCull::register_tables(registry);
         let [object_bits, object_pairs] = [VISIBILITY_BITS, CLUSTER_OBJECT_PAIRS].map(|name| {
             let buffer = registry.buffer(name);
             registry.read_storage_buffer(buffer, COMPUTE)
         });
-        let size = u64::from(self.cull.counts()[0].max(1)) * 4;
+        let size = u64::from(self.cull.pair_count().max(1)) * 4;
         let verdicts = registry.create_buffer(CLUSTER_VERDICTS, BufferDesc { size });
         let verdicts = registry.write_storage_buffer(verdicts, COMPUTE);
         let [survivors, dispatch, stats] = [CLUSTER_SURVIVORS, CLUSTER_DISPATCH, CLUSTER_STATS].map(|name| {

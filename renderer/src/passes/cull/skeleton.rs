@@ -21,7 +21,7 @@ use render_graph::{
 
 use super::view::{CullConstants, CullView};
 use crate::names::{OBJECT_RECORDS, OBJECT_TRANSFORMS};
-use crate::scene::{as_bytes, lock_scene, SharedScene};
+use crate::scene::{as_bytes, lock_scene, GpuScene, SharedScene};
 
 /// Which half of two-phase culling a pass runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -205,13 +205,13 @@ pub struct CullResetPass {
     /// Each buffer's name, size in bytes, and whether it is zeroed each frame (a draw list
     /// that is only appended to is not: its count says how much of it is used).
     buffers: Vec<(&'static str, u64, bool)>,
-    /// The scene whose capacity sizes the buffers at each compile, with the reset of a
-    /// capacity (see [`CullResetPass::following`]); `None`: the sizes are fixed.
-    follows: Option<(SharedScene, ResetOfCapacity)>,
+    /// The scene that sizes the buffers at each compile, with the reset of a scene (see
+    /// [`CullResetPass::following`]); `None`: the sizes are fixed.
+    follows: Option<(SharedScene, ResetOfScene)>,
 }
 
-/// The reset of the buffers for a scene of a given capacity.
-type ResetOfCapacity = Box<dyn Fn(u32) -> CullResetPass + Send>;
+/// The reset of the buffers for a scene as it is (its capacity, its cluster tables).
+type ResetOfScene = Box<dyn Fn(&GpuScene) -> CullResetPass + Send>;
 
 impl CullResetPass {
     /// Name of the object cull's reset.
@@ -226,10 +226,14 @@ impl CullResetPass {
         CullResetPass { name, buffers, follows: None }
     }
 
-    /// The same reset with its buffers sized again at every compile from `scene`'s capacity
-    /// then, as `reset(capacity)` sizes them: the scene grows, and the graph compiles again
-    /// when it does.
-    pub fn following(mut self, scene: SharedScene, reset: impl Fn(u32) -> CullResetPass + Send + 'static) -> Self {
+    /// The same reset with its buffers sized again at every compile from `scene` as it is
+    /// then, as `reset(scene)` sizes them: the scene grows (its capacity, its cluster
+    /// tables), and the graph compiles again when it does.
+    pub fn following(
+        mut self,
+        scene: SharedScene,
+        reset: impl Fn(&GpuScene) -> CullResetPass + Send + 'static,
+    ) -> Self {
         self.follows = Some((scene, Box::new(reset)));
         self
     }
@@ -244,7 +248,7 @@ impl TypedPass for CullResetPass {
 
     fn register(&mut self, registry: &mut Registry<'_>) -> Vec<BufferWrite> {
         if let Some((scene, reset)) = &self.follows {
-            self.buffers = reset(lock_scene(scene).capacity()).buffers;
+            self.buffers = reset(&lock_scene(scene)).buffers;
         }
         let declare = |&(name, size, _): &(&'static str, u64, bool)| {
             let buffer = registry.create_buffer(name, render_graph::BufferDesc { size });

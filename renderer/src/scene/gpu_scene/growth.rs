@@ -121,8 +121,9 @@ pub(crate) struct RecordedCopy {
 }
 
 impl GpuScene {
-    /// How many times the capacity or a mesh buffer grew: a graph that imported the scene's buffers compares
-    /// it with the generation it imported ([`GpuScene::follow_growth`]).
+    /// How many times the capacity or a mesh buffer grew or the cluster tables were built
+    /// again: a graph that imported the scene's buffers compares it with the generation it
+    /// imported ([`GpuScene::follow_growth`]).
     pub fn generation(&self) -> u64 {
         self.generation
     }

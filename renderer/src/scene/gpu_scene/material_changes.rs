@@ -24,10 +24,11 @@
 //! **Replacement** keeps the id: the new entry is uploaded with the next frame, and the
 //! objects naming it follow (their blended or opaque pass too).
 //!
-//! **Blending.** A frame draws blended objects in a pass it adds only when the library given
-//! at install has a blended material. In a renderer without that pass, a blended material
-//! added or replaced later is drawn opaque (its alpha ignored), with one warning, rather than
-//! not at all.
+//! **Blending.** Every frame has a blended pass, which runs only while the scene draws blended
+//! objects: from the start when the library given at install has a blended material, else
+//! from the first blended material added or replaced while frames run. That material moves
+//! the scene's generation, so the graph follows ([`GpuScene::follow_growth`]) and compiles
+//! again with the pass in, before the frame whose records name the material.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -100,11 +101,9 @@ pub(super) struct MaterialTable {
     /// Whether a material was removed or replaced since the last frame (the records naming
     /// it are written again).
     changed_since: bool,
-    /// Whether the frames draw blended objects (the library had a blended material when the
-    /// scene was made: the frames add their blended pass then).
+    /// Whether the frames' blended pass runs (the library had a blended material when the
+    /// scene was made, or one was added or replaced since).
     blend_pass: bool,
-    /// Whether a blended material was drawn opaque for want of the blended pass (warned once).
-    warned_blend: bool,
 }
 
 impl MaterialTable {
@@ -123,7 +122,6 @@ impl MaterialTable {
             warned: Vec::new(),
             changed_since: false,
             blend_pass: library.has_blended_materials(),
-            warned_blend: false,
         }
     }
 
@@ -154,21 +152,22 @@ impl MaterialTable {
 }
 
 impl GpuScene {
-    /// The shaders' form of `material`: blended only when the frames draw blended objects,
-    /// its texture sampled from the finest resident mip (none while no mip is resident).
+    /// The shaders' form of `material`, its texture sampled from the finest resident mip
+    /// (none while no mip is resident). The first blended material of a scene without one
+    /// turns the frames' blended pass on (see the module docs).
     fn gpu_material(&mut self, material: &Material) -> GpuMaterial {
         let mut entry = GpuMaterial::of(material);
         (entry.texture, entry.min_lod) = self.texture_entry(material);
         if material.blend && !self.materials.blend_pass {
-            entry.flags &= !GpuMaterial::BLENDED;
-            if !std::mem::replace(&mut self.materials.warned_blend, true) {
-                log::warn!(
-                    "a blended material was added while frames run, but the library given at install had none, so \
-                     the frames have no blended pass: it is drawn opaque"
-                );
-            }
+            self.materials.blend_pass = true;
+            self.generation += 1;
         }
         entry
+    }
+
+    /// Whether the frames' blended pass runs: the scene has had a blended material.
+    pub(crate) fn draws_blended(&self) -> bool {
+        self.materials.blend_pass
     }
 
     /// Writes material `id`'s entry again from `material` (its texture's residency changed).

@@ -13,11 +13,12 @@
 //! copied, the old level counts as not resident and draws the new id
 //! ([`crate::RenderReport::stand_ins`] lists it so, and the truth reference follows).
 //!
-//! **Bytes.** A removed mesh's GPU ranges (its levels' indices, its vertices, its box) are
-//! freed, and what it still had queued is dropped; a replaced level's indices are freed once
-//! its replacement is resident (the vertices the old levels shared are not: they stay
-//! unused). A freed range is given again once the frames in flight that may read it have
-//! finished (`placement.rs`). The host library keeps every byte.
+//! **Bytes** (`mesh_freeing.rs`). A removed mesh's GPU ranges (its levels' indices, its
+//! vertices, its box, and those of its replacements) are freed, and what it still had queued
+//! is dropped; a replaced level's indices are freed once its replacement is resident (an
+//! earlier replacement's likewise), and a family's shared vertices and box once all its
+//! levels are superseded. A freed range is given again once the frames in flight that may
+//! read it have finished (`placement.rs`). The host library keeps every byte.
 
 use std::ops::Range;
 
@@ -142,23 +143,18 @@ impl GpuScene {
     pub fn remove_mesh(&mut self, mesh: u32) -> Result<Range<u32>, RemoveMeshError> {
         let family = self.added_family(mesh)?;
         let frame = self.last_reader();
-        let stream = &mut self.stream;
-        stream.changed_since.push(family.first);
+        self.stream.changed_since.push(family.first);
         let levels = family.first..family.first + family.levels;
-        for id in levels.clone().chain([family.placeholder]) {
-            stream.families[id as usize].removed = true;
-            if std::mem::replace(&mut stream.resident[id as usize], false) {
-                stream.missing += 1;
-            }
-            stream.levels.cancel(id);
-            stream.boxes.cancel(id);
-            let count = self.meshes.range(id).expect("a level of an added mesh").index_count;
-            stream.placement.free_indices(id, count, frame);
+        self.free_family(family.first, frame);
+        // Its replacements, resident or on their way, go with it.
+        let families = &self.stream.families;
+        let replacements: Vec<u32> = (levels.end..families.len() as u32)
+            .filter(|&id| families[id as usize].first == id && levels.contains(&families[id as usize].replaces))
+            .filter(|&id| !families[id as usize].removed)
+            .collect();
+        for first in replacements {
+            self.free_family(first, frame);
         }
-        let coarsest = stream.placement.place(family.first + family.levels - 1).vertex_offset;
-        stream.placement.free_vertices(coarsest, family.vertex_count, frame);
-        let placeholder = stream.placement.place(family.placeholder).vertex_offset;
-        stream.placement.free_vertices(placeholder, 8, frame);
         Ok(levels)
     }
 

@@ -25,7 +25,8 @@
 //! The parts: the scene and its objects (this file), this frame's draws (`draws.rs`: the
 //! host's list or the GPU's, and the blended objects' order), what waits for upload
 //! (`marks.rs`: the slots marked changed, listed and staged by the upload pass), growth
-//! (`growth.rs`) and the meshes added while frames run (`streaming.rs`).
+//! (`growth.rs`), the meshes added while frames run (`streaming.rs`) and the cluster
+//! tables of meshlet culling (`clusters.rs`).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -41,11 +42,13 @@ use render_graph::GpuDevice;
 use render_graph::RenderGraph;
 use render_graph::{GraphError, Result};
 
+mod clusters;
 mod draws;
 mod growth;
 mod marks;
 mod material_changes;
 mod mesh_changes;
+mod mesh_freeing;
 mod mesh_growth;
 mod placement;
 mod residency;
@@ -54,6 +57,8 @@ mod streaming;
 mod texture_residency;
 mod texture_streaming;
 
+pub(crate) use clusters::ClusterLayout;
+use clusters::SceneClusters;
 use draws::DrawSource;
 pub(crate) use growth::RecordedCopy;
 pub use growth::{set_scene_memory_limit, SceneGrowthError};
@@ -145,6 +150,8 @@ pub struct GpuScene {
     last_upload: UploadReport,
     /// The instanced batches of the records and this frame's batched list.
     batching: Batching,
+    /// The cluster tables, once a cluster-culled frame asked for them (`clusters.rs`).
+    clusters: Option<SceneClusters>,
 }
 
 fn out_of_range(reason: &'static str) -> GraphError {
@@ -196,6 +203,7 @@ impl GpuScene {
             blend_order: Vec::new(),
             last_upload: UploadReport::default(),
             batching: Batching::default(),
+            clusters: None,
         })
     }
 
@@ -206,7 +214,8 @@ impl GpuScene {
 
     /// Makes the scene's buffers available to `graph` as `object_transforms`,
     /// `object_records`, `object_batches`, `mesh_vertices`, `mesh_indices`, `mesh_uvs`,
-    /// `mesh_skin`, `skin_palette`, `materials` and the image array `material_textures`.
+    /// `mesh_skin`, `skin_palette`, `materials`, the image array `material_textures`, and
+    /// the cluster tables once kept ([`GpuScene::track_clusters`]).
     pub fn import_into(&self, graph: &mut RenderGraph) {
         graph.import_buffer(MESH_UVS, Arc::clone(&self.material_buffers.uvs));
         graph.import_buffer(MATERIALS, Arc::clone(&self.material_buffers.materials));
@@ -227,6 +236,7 @@ impl GpuScene {
         graph.import_buffer(MESH_INDICES, Arc::clone(&self.mesh_buffers.indices));
         graph.import_buffer(MESH_SKIN, Arc::clone(&self.mesh_buffers.skin));
         graph.import_buffer(SKIN_PALETTE, Arc::clone(&self.skin.palette));
+        self.import_clusters(graph);
     }
 
     /// Most objects the scene holds now (it grows: [`GpuScene::reserve`]).
@@ -354,7 +364,11 @@ impl GpuScene {
     pub(crate) fn set_record(&mut self, index: u32, record: ObjectRecord) {
         let stored = &mut self.records[index as usize];
         if *stored != record {
+            let paired_anew = stored.mesh != record.mesh || stored.material != record.material;
             *stored = record;
+            if paired_anew {
+                self.note_cluster_change();
+            }
             self.record_dirty.mark(index);
             self.batching.table.set(index, &record);
             if record.index_count > 0 && self.material_blends(record.material) {
@@ -392,6 +406,9 @@ impl GpuScene {
         } else {
             self.transform_dirty.mark_range(self.count, count);
             self.record_dirty.mark_range(self.count, count);
+        }
+        if count != self.count {
+            self.note_cluster_change();
         }
         self.count = count;
         Ok(())

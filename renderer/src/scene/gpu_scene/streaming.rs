@@ -154,7 +154,7 @@ pub(super) struct MeshStream {
     pub(super) changed_since: Vec<u32>,
     /// Families whose drawn level changed in this frame's [`GpuScene::stream_frame`] (a
     /// level arrived or the family was removed), each once.
-    changed: Vec<u32>,
+    pub(super) changed: Vec<u32>,
     /// Whether a material was removed or replaced before this frame's
     /// [`GpuScene::stream_frame`]: no slot list per material is kept, so every record is
     /// written again (a rare event, unlike a level's arrival).
@@ -165,6 +165,9 @@ pub(super) struct MeshStream {
     pub(super) placement: MeshPlacement,
     /// What the views need and the memory budget (`residency.rs`).
     pub(super) residency: Residency,
+    /// Scratch of [`GpuScene::stream_frame`]: (replaced level, its replacement) of the
+    /// replacements' levels this frame completes.
+    pub(super) superseded: Vec<(u32, u32)>,
 }
 
 impl MeshStream {
@@ -189,6 +192,7 @@ impl MeshStream {
             growth: [None, None, None, None],
             placement: MeshPlacement::new(library, vertices, indices),
             residency: Residency::default(),
+            superseded: Vec::new(),
         }
     }
 }
@@ -454,18 +458,15 @@ impl GpuScene {
             if let Some(family) = stream.families.get(mesh as usize) {
                 stream.changed.push(family.owner);
             }
-            // A replacement's level, once resident, is what the level it replaces draws.
+            // A replacement's level, once resident, is what the level it replaces draws
+            // (`mesh_freeing.rs`).
             let replaced = stream.families[mesh as usize].replaces;
-            if replaced != NO_MESH && !stream.families[replaced as usize].removed {
-                stream.families[replaced as usize].current = mesh;
-                stream.changed.push(stream.families[replaced as usize].first);
-                if std::mem::replace(&mut stream.resident[replaced as usize], false) {
-                    stream.missing += 1;
-                }
-                let count = self.meshes.range(replaced).expect("a replaced level is in the library").index_count;
-                stream.placement.free_indices(replaced, count, last_reader);
+            if replaced != NO_MESH {
+                stream.superseded.push((replaced, mesh));
             }
         }
+        self.supersede_replaced(last_reader);
+        let stream = &mut self.stream;
         // Each family's slots are written once however many of its levels arrived.
         stream.changed.sort_unstable();
         stream.changed.dedup();

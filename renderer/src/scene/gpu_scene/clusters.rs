@@ -1,0 +1,125 @@
+//! The cluster tables of a scene culled meshlet by meshlet: the scene keeps them
+//! ([`GpuScene::track_clusters`]) like its other buffers, so meshes added while frames run
+//! are culled meshlet by meshlet like the installed ones.
+//!
+//! **When they change.** An object whose record names another mesh or material, or a change
+//! of the object count, marks the tables stale; [`GpuScene::refresh_clusters`], called by the
+//! host between frames once the frame's records are set, reads the meshlets of meshes added
+//! since (each mesh's meshlets are read once) and pairs the objects again. Only when the
+//! tables differ are they uploaded to new buffers, and the generation moves: the graph
+//! follows ([`GpuScene::follow_growth`]) and compiles again, its cluster passes reading the
+//! new counts and sizing their buffers from them. A stale table still draws every pixel (an
+//! object whose mesh changed is drawn whole), so a host may refresh less often than its
+//! objects change level.
+//!
+//! **Frames in flight.** The outgrown buffers are kept until the frames that may read them
+//! have finished (the rule of `growth.rs`).
+
+use render_graph::Result;
+
+use super::growth::Retired;
+use super::GpuScene;
+use crate::scene::{ClusterBuffers, ClusterTable};
+
+/// The cluster tables of a scene, on the host and on the GPU.
+pub(super) struct SceneClusters {
+    table: ClusterTable,
+    buffers: ClusterBuffers,
+    /// Whether an object's mesh or material or the object count changed since the tables
+    /// were paired.
+    stale: bool,
+}
+
+/// What the cluster passes read of the scene's tables each frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ClusterLayout {
+    /// Pairs of the table (threads of the cluster passes).
+    pub(crate) pairs: u32,
+    /// Pairs that are meshlets.
+    pub(crate) meshlet_pairs: u32,
+    /// Objects the table covers (the object pass draws the ones past them).
+    pub(crate) objects: u32,
+    /// Commands each draw list has room for: a meshlet or an object drawn whole per pair,
+    /// and every slot past the covered objects.
+    pub(crate) list_room: u32,
+}
+
+impl GpuScene {
+    /// Builds the cluster tables of the scene now and keeps them from now on (see the
+    /// module docs); nothing when they are kept already. The graph gets them with the
+    /// scene's other buffers ([`GpuScene::import_into`]). Returns an error when the upload
+    /// fails.
+    pub fn track_clusters(&mut self) -> Result<()> {
+        if self.clusters.is_some() {
+            return Ok(());
+        }
+        let table = ClusterTable::build(self);
+        let buffers = ClusterBuffers::upload(&self.device, &table)?;
+        self.clusters = Some(SceneClusters { table, buffers, stale: false });
+        Ok(())
+    }
+
+    /// The cluster tables the scene keeps (`None` until [`GpuScene::track_clusters`]).
+    pub fn cluster_table(&self) -> Option<&ClusterTable> {
+        self.clusters.as_ref().map(|clusters| &clusters.table)
+    }
+
+    /// Builds the cluster tables again when an object's mesh or material or the object
+    /// count changed since they were built (meshes added while frames run included), and
+    /// uploads them when they differ; then the generation moves and the graph must follow
+    /// ([`GpuScene::follow_growth`]). Call it between frames, after the frame's records are
+    /// set. Returns whether the tables changed; an error when the upload fails (the old
+    /// tables stay, drawing the changed objects whole).
+    pub fn refresh_clusters(&mut self) -> Result<bool> {
+        let Some(clusters) = &mut self.clusters else { return Ok(false) };
+        if !clusters.stale {
+            return Ok(false);
+        }
+        clusters.stale = false;
+        let mut table = clusters.table.clone();
+        let read = table.read_meshes(&self.meshes);
+        let paired = table.pair_objects(&self.meshes, &self.records[..self.count as usize]);
+        if !read && !paired {
+            return Ok(false);
+        }
+        let buffers = ClusterBuffers::upload(&self.device, &table)?;
+        let last_reader = self.last_reader();
+        let Some(clusters) = &mut self.clusters else { return Ok(false) };
+        let outgrown = std::mem::replace(&mut clusters.buffers, buffers);
+        clusters.table = table;
+        for buffer in outgrown.into_buffers() {
+            self.retired.push(Retired::new(last_reader, buffer));
+        }
+        self.generation += 1;
+        Ok(true)
+    }
+
+    /// The counts of the kept cluster tables (zero without them) and the room of the draw
+    /// lists for the scene's capacity.
+    pub(crate) fn cluster_layout(&self) -> ClusterLayout {
+        let Some(clusters) = &self.clusters else { return ClusterLayout::default() };
+        let table = &clusters.table;
+        let objects = table.object_count();
+        ClusterLayout {
+            pairs: table.pair_count(),
+            meshlet_pairs: table.meshlet_pair_count(),
+            objects,
+            list_room: table.pair_count() + self.capacity.saturating_sub(objects),
+        }
+    }
+
+    /// Marks the kept cluster tables stale (an object's mesh or material or the count
+    /// changed).
+    pub(super) fn note_cluster_change(&mut self) {
+        if let Some(clusters) = &mut self.clusters {
+            clusters.stale = true;
+        }
+    }
+
+    /// Imports the kept cluster tables into `graph`.
+    pub(super) fn import_clusters(&self, graph: &mut render_graph::RenderGraph) {
+        if let Some(clusters) = &self.clusters {
+            clusters.buffers.import_into(graph);
+        }
+    }
+}

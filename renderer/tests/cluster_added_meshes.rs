@@ -1,0 +1,226 @@
+//! Meshes added while frames run, culled meshlet by meshlet, on lavapipe with validation: a
+//! cluster-culled scene installed with one mesh gets two more while it draws (each with its
+//! meshlets, placed wherever the GPU buffers have room), its objects move between the meshes,
+//! and every frame's image equals the unculled image of the same objects drawn from a
+//! library that held every mesh from the start. Once the scene's cluster tables are refreshed,
+//! every object is culled meshlet by meshlet (none drawn whole) and the counters count the
+//! added meshes' meshlets; before, the new objects are drawn whole (stale, never missing).
+
+use std::sync::Arc;
+
+use culling::cluster::{ClusterSettings, ClusterStats};
+use glam::{Mat4, Vec3};
+use meshopt::VertexDataAdapter;
+use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
+use render_graph::{vk, GpuDevice, ReadbackBuffer, RenderGraph};
+use renderer::{
+    add_cluster_culled_scene_passes, add_scene_passes, lock_scene, ClusterCulledScene, ClusterReadbacks, FrameView,
+    GpuScene, MeshLibrary, MeshVertices, Meshlet, ObjectDesc, ScenePassOptions, SharedScene,
+};
+
+const EXTENT: vk::Extent2D = vk::Extent2D { width: 96, height: 64 };
+
+/// A mesh's index list in meshlet order and its meshlets (meshopt, as the assets pipeline
+/// builds them).
+fn meshlets_of(positions: &[[f32; 3]], indices: &[u32]) -> (Vec<u32>, Vec<Meshlet>) {
+    let adapter = VertexDataAdapter::new(meshopt::typed_to_bytes(positions), 12, 0).expect("positions");
+    let built = meshopt::build_meshlets(indices, &adapter, 64, 124, 0.25);
+    let mut ordered = Vec::with_capacity(indices.len());
+    let mut meshlets = Vec::new();
+    for meshlet in built.iter() {
+        let bounds = meshopt::compute_meshlet_bounds(meshlet, &adapter);
+        let first_index = ordered.len() as u32;
+        ordered.extend(meshlet.triangles.iter().map(|&local| meshlet.vertices[usize::from(local)]));
+        meshlets.push(Meshlet {
+            first_index,
+            index_count: ordered.len() as u32 - first_index,
+            vertex_count: meshlet.vertices.len() as u32,
+            center: bounds.center,
+            radius: bounds.radius,
+            cone_apex: bounds.cone_apex,
+            cone_axis: bounds.cone_axis,
+            cone_cutoff: bounds.cone_cutoff,
+        });
+    }
+    (ordered, meshlets)
+}
+
+/// A closed mesh with its meshlets.
+struct Shape {
+    geometry: ecs::scene::Geometry,
+    ordered: Vec<u32>,
+    meshlets: Vec<Meshlet>,
+}
+
+impl Shape {
+    fn new(geometry: ecs::scene::Geometry) -> Shape {
+        let (ordered, meshlets) = meshlets_of(&geometry.positions, &geometry.indices);
+        Shape { geometry, ordered, meshlets }
+    }
+
+    fn vertices(&self) -> MeshVertices<'_> {
+        MeshVertices { positions: &self.geometry.positions, normals: &self.geometry.normals, uvs: &[] }
+    }
+}
+
+/// The installed box, then the two meshes the game adds.
+fn shapes() -> [Shape; 3] {
+    [ecs::scene::subdivided_box(6), ecs::scene::uv_sphere(24), ecs::scene::uv_sphere(12)].map(Shape::new)
+}
+
+/// The objects of frame `frame`: the box, and two objects per added mesh (their shape
+/// indices, mapped to mesh ids by the caller), moving between the added meshes.
+fn objects(frame: u32, added: usize) -> Vec<(usize, Mat4, u32)> {
+    let mut objects = vec![(0, Mat4::from_scale(Vec3::new(3.0, 1.5, 1.5)), 0xff80_8080)];
+    for slot in 0..added * 2 {
+        let shape = 1 + (slot + frame as usize / 3) % added;
+        let x = slot as f32 * 1.6 - 2.4;
+        let world = Mat4::from_translation(Vec3::new(x, 1.8 + 0.2 * (slot % 2) as f32, 0.5));
+        objects.push((shape, world * Mat4::from_scale(Vec3::splat(0.7)), 0xff20_40c0 + slot as u32 * 0x0030_1000));
+    }
+    objects
+}
+
+fn view(graph: &mut RenderGraph, frame: u32) {
+    let projection = Mat4::perspective_infinite_reverse_rh(1.0, 1.5, 0.1);
+    let turn = frame as f32 * 0.15;
+    let eye = Vec3::new(6.0 * turn.sin(), 2.5, 6.0 * turn.cos());
+    graph.set_param(FrameView::from_view_projection(projection * Mat4::look_at_rh(eye, Vec3::ZERO, Vec3::Y)));
+}
+
+/// Sets `scene`'s objects to `objects`, shape `s` drawn as mesh `ids[s]`.
+fn set_objects(scene: &mut GpuScene, objects: &[(usize, Mat4, u32)], ids: &[u32]) {
+    scene.reserve(objects.len() as u32).expect("the scene grows");
+    scene.set_object_count(objects.len() as u32).expect("room");
+    for (slot, &(shape, world, color)) in objects.iter().enumerate() {
+        let desc = ObjectDesc { world: world.to_cols_array_2d(), color, mesh: ids[shape], material: 0 };
+        scene.set_object(slot as u32, desc).expect("a known mesh");
+    }
+}
+
+/// The unculled image of `objects` from a scene that held every shape from the start.
+struct Reference {
+    graph: RenderGraph,
+    scene: SharedScene,
+    color: ReadbackBuffer,
+}
+
+impl Reference {
+    fn new(device: &Arc<GpuDevice>, shapes: &[Shape]) -> Reference {
+        let mut library = MeshLibrary::new();
+        for shape in shapes {
+            library.add_mesh_levels(shape.vertices(), &[(&shape.ordered, &shape.meshlets)]).expect("a mesh");
+        }
+        let scene = GpuScene::new(device, library, 8).expect("a scene").into_shared();
+        let mut graph = RenderGraph::new(Arc::clone(device), EXTENT).expect("a graph");
+        let color =
+            add_scene_passes(&mut graph, &scene, &ScenePassOptions::default()).expect("passes").expect("a readback");
+        Reference { graph, scene, color }
+    }
+
+    fn image(&mut self, frame: u32, objects: &[(usize, Mat4, u32)]) -> Vec<u8> {
+        {
+            let mut scene = lock_scene(&self.scene);
+            set_objects(&mut scene, objects, &[0, 1, 2]);
+            scene.draw_all_objects();
+        }
+        view(&mut self.graph, frame);
+        self.graph.execute_frame().expect("a reference frame");
+        self.graph.wait_idle().expect("idle");
+        self.color.read().expect("read").to_vec()
+    }
+}
+
+/// One cluster-culled frame: its image and counters.
+fn culled_frame(graph: &mut RenderGraph, culled: &ClusterCulledScene, frame: u32) -> (Vec<u8>, ClusterStats) {
+    view(graph, frame);
+    graph.execute_frame().expect("a cluster frame");
+    graph.wait_idle().expect("idle");
+    let image = culled.color.as_ref().expect("asked for").read().expect("read").to_vec();
+    (image, culled.read_stats().expect("counters"))
+}
+
+#[test]
+fn meshes_added_while_frames_run_are_culled_meshlet_by_meshlet() {
+    let Some(device) = gpu_test_context() else { return };
+    let shapes = shapes();
+    let mut reference = Reference::new(&device, &shapes);
+    let mut library = MeshLibrary::new();
+    library.add_mesh_levels(shapes[0].vertices(), &[(&shapes[0].ordered, &shapes[0].meshlets)]).expect("the box");
+    let scene = GpuScene::new(&device, library, 2).expect("a scene").into_shared();
+    set_objects(&mut lock_scene(&scene), &objects(0, 0), &[0]);
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("a graph");
+    let readbacks = ClusterReadbacks { color: true, verdicts: false, early_depth: false };
+    let culled = add_cluster_culled_scene_passes(
+        &mut graph,
+        &scene,
+        &ScenePassOptions::default(),
+        ClusterSettings::default(),
+        readbacks,
+    )
+    .expect("the cluster frame");
+    let mut generation = lock_scene(&scene).generation();
+    let mut ids = vec![0u32];
+    let mut refreshed_with = [false; 2];
+    let mut fresh_frames = 0;
+    // A mesh added and removed at once: its GPU ranges are given again (once the frames
+    // that may read them finished) to the next mesh, which so lies elsewhere on the GPU than
+    // in the library.
+    let decoy = Shape::new(ecs::scene::uv_sphere(32));
+    let decoy_id = lock_scene(&scene)
+        .add_mesh_levels(decoy.vertices(), &[(&decoy.ordered, &decoy.meshlets)])
+        .expect("an added mesh")
+        .start;
+    lock_scene(&scene).remove_mesh(decoy_id).expect("removed");
+    for frame in 0..24u32 {
+        let added = match frame {
+            0..4 => 0,
+            4..12 => 1,
+            _ => 2,
+        };
+        {
+            let mut scene = lock_scene(&scene);
+            if ids.len() <= added {
+                let shape = &shapes[added];
+                let levels = scene.add_mesh_levels(shape.vertices(), &[(&shape.ordered, &shape.meshlets)]);
+                ids.push(levels.expect("an added mesh").start);
+            }
+            scene.stream_frame(u64::MAX).expect("streams");
+            assert!(ids.iter().all(|&id| scene.is_resident(id)), "frame {frame}: the whole budget loads them");
+            set_objects(&mut scene, &objects(frame, added), &ids);
+            // The host refreshes the tables every other frame: a stale table draws the new
+            // objects whole, never missing.
+            if frame % 2 == 0 && scene.refresh_clusters().expect("uploads") && added > 0 {
+                refreshed_with[added - 1] = true;
+            }
+            scene.follow_growth(&mut graph, &mut generation);
+        }
+        let (image, stats) = culled_frame(&mut graph, &culled, frame);
+        let expected = reference.image(frame, &objects(frame, added));
+        let differing = image.chunks_exact(4).zip(expected.chunks_exact(4)).filter(|(a, b)| a != b).count();
+        assert_eq!(differing, 0, "frame {frame} ({added} added): the image is the unculled one");
+        let scene = lock_scene(&scene);
+        let table = scene.cluster_table().expect("kept");
+        let fresh = table.object_count() == scene.object_count()
+            && (0..scene.object_count())
+                .all(|object| table.built_mesh(object) == Some(scene.records()[object as usize].mesh));
+        if fresh {
+            fresh_frames += 1;
+            let meshlets: usize = objects(frame, added).iter().map(|(shape, ..)| shapes[*shape].meshlets.len()).sum();
+            assert_eq!(table.meshlet_pair_count() as usize, meshlets, "frame {frame}: every object in meshlets");
+            assert_eq!(stats.meshlets as usize, meshlets, "frame {frame}: the GPU counts them all: {stats:?}");
+            assert_eq!(stats.whole_objects, 0, "frame {frame}: nothing drawn whole: {stats:?}");
+            assert!(stats.cone_rejected > 0, "frame {frame}: back-facing meshlets are culled: {stats:?}");
+        }
+    }
+    assert_eq!(refreshed_with, [true; 2], "the tables were built again with each added mesh");
+    assert!(fresh_frames >= 8, "{fresh_frames} frames culled every object meshlet by meshlet");
+    let scene = lock_scene(&scene);
+    let sphere = scene.cluster_table().expect("kept").meshlets().iter().find(|meshlet| meshlet.mesh == ids[1]);
+    assert!(sphere.is_some(), "the added mesh's meshlets are in the table");
+    let gpu_first =
+        (0..scene.object_count()).map(|object| scene.records()[object as usize]).find(|record| record.mesh == ids[1]);
+    let library_first = scene.meshes().range(ids[1]).expect("a mesh").first_index;
+    assert_ne!(gpu_first.map(|record| record.first_index), Some(library_first), "placed apart from its library range");
+    assert_no_validation_messages(&device);
+}
