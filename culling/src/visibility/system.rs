@@ -277,6 +277,8 @@ fn run_visibility(
     }
     visibility.view = Some(view);
     visibility.context = Some((context, frustum_culling));
+    let publishes_errors = inputs.levels.errors.is_some_and(|errors| !errors.is_empty());
+    visibility.lod_view = publishes_errors.then(|| (inputs.levels.error_view, context.camera_position()));
     let frame = FrameInputs { view: Some(view), viewport, ..frame };
     finish_frame(world, visibility, tag_changes, state, !tracked_frame, frame, trusted);
     if answers_switched {

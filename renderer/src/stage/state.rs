@@ -36,6 +36,8 @@ pub(super) struct FrameInputs<'a> {
     pub(super) evict_after_frames: u32,
     /// The animation system's skin palette, when animation is installed.
     pub(super) palette: Option<&'a animation::SkinPalette>,
+    /// Each mesh's simplification error, for the LOD chains the GPU chooses levels of.
+    pub(super) lod_errors: Option<&'a ecs::LodErrors>,
 }
 
 /// The shadows of the frame as the renderer was installed (all zero without shadows).
@@ -307,7 +309,8 @@ impl RenderState {
         scene.texture_stand_ins(&mut report.texture_mips);
         report.residency = scene.residency_report();
         plot_residency(&report.residency);
-        let synced = self.sync.apply(world, changes, visibility, &mut scene)?;
+        scene.set_lod_view(visibility.lod_error_view(), !visibility.stats().tracked);
+        let synced = self.sync.apply(world, changes, visibility, inputs.lod_errors, &mut scene)?;
         if let Some(palette) = inputs.palette {
             if let Err(error) = scene.sync_palette(palette) {
                 stream_error = Some(format!("the skin palette buffer could not grow: {error}"));
