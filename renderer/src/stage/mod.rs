@@ -515,6 +515,7 @@ fn render_system(
             visibility: &visibility,
             shadows,
             batch_draws: settings.batch_draws,
+            gpu_lod_selection: settings.gpu_lod_selection,
             transfer_budget: settings.transfer_budget,
             mesh_memory_budget: settings.mesh_memory_budget,
             evict_after_frames: settings.evict_after_frames,
