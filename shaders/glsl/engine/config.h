@@ -40,7 +40,7 @@
 #define CULL_LOD_EVERY_OBJECT 32u
 // Levels of a chain the GPU chooses from at most, and the entries each chain takes in
 // `lod_entries` (renderer::MAX_GPU_LOD_LEVELS).
-#define MAX_GPU_LOD_LEVELS 4u
+#define MAX_GPU_LOD_LEVELS 8u
 
 // Threads per workgroup of the cluster cull shaders (renderer::CLUSTER_GROUP).
 #define CLUSTER_GROUP 64

@@ -26,7 +26,7 @@ use super::GpuScene;
 use crate::scene::{BatchKey, ObjectRecord};
 
 /// Levels of a chain the GPU chooses from at most (`MAX_GPU_LOD_LEVELS` in `config.h`).
-pub const MAX_GPU_LOD_LEVELS: u32 = 4;
+pub const MAX_GPU_LOD_LEVELS: u32 = 8;
 
 /// Chains the scene's table holds at most.
 pub const MAX_LOD_CHAINS: u32 = 1024;
