@@ -41,9 +41,10 @@
 
 use glam::{Mat4, Vec3};
 
-/// A view's side of the error rule (GLSL twin: `LodView` of `lod_select.h`, 16 bytes).
+/// A view's side of the error rule (GLSL twin: `LodView` of `lod_select.h`, 16 bytes). The
+/// default (all zero) is no view: every chain draws its finest level.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LodErrorView {
     /// Pixels an error of one mesh unit covers at distance 1: `(height / 2) *
     /// projection[1][1]` (for an orthographic view, at any distance).

@@ -81,6 +81,12 @@ pub struct RenderSettings {
     /// the same image; the switch is for comparing them. Switching at run time is safe.
     /// Default on.
     pub batch_draws: bool,
+    /// Whether the GPU cull chooses the level of detail of chains of the error rule itself
+    /// (the Visibility stage's rule and view, so the same levels; the CPU's pick is still
+    /// what `state_of` and the other passes see). Off, the GPU draws the level the
+    /// Visibility stage wrote into each record. Both draw the same image; the switch is for
+    /// comparing them. Default on.
+    pub gpu_lod_selection: bool,
     /// Which of the Visibility stage's per-object answers the CPU keeps for the view (the
     /// engine culls one view a frame, so this is that view's setting). Default
     /// [`CpuAnswers::EveryFrame`]. Switching at run time is safe: the next frame answers
@@ -181,6 +187,7 @@ impl Default for RenderSettings {
             visibility_tags: VisibilityTags::All,
             pipelined_frames: false,
             batch_draws: true,
+            gpu_lod_selection: true,
             cpu_answers: CpuAnswers::EveryFrame,
             transfer_budget: DEFAULT_TRANSFER_BUDGET,
             mesh_memory_budget: None,

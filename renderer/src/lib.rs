@@ -94,10 +94,11 @@ pub use stage::{
 // the cluster tables and the shadow views.
 pub use scene::{
     gpu_skin_weights, lock_scene, mesh_is_skinned, pack_rgba8, pack_vertex_skin, set_scene_memory_limit, world_box,
-    ClusterBuffers, ClusterTable, DrawCommand, FrameView, GpuMaterial, GpuMeshlet, GpuScene, MaterialError, ObjectDesc,
-    ObjectRecord, ObjectTransform, RemoveMeshError, ReplaceMeshError, ResidencyReport, SceneGrowthError, ShadowCulling,
-    ShadowFrame, ShadowViewDraws, SharedScene, UploadReport, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS,
-    CLUSTER_PAIRS, DEVICE_HEAP_SHARE, DRAW_COMMAND_BYTES, IDENTITY, MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES,
+    ClusterBuffers, ClusterTable, DrawCommand, FrameView, GpuMaterial, GpuMeshlet, GpuScene, LodEntry, MaterialError,
+    ObjectDesc, ObjectRecord, ObjectTransform, RemoveMeshError, ReplaceMeshError, ResidencyReport, SceneGrowthError,
+    ShadowCulling, ShadowFrame, ShadowViewDraws, SharedScene, UploadReport, CLUSTER_MESHLETS, CLUSTER_OBJECTS,
+    CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS, DEVICE_HEAP_SHARE, DRAW_COMMAND_BYTES, IDENTITY, LOD_ENTRIES_BYTES,
+    LOD_INSTANCE_ROOM, MAX_GPU_LOD_LEVELS, MAX_LOD_CHAINS, MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES,
     OBJECT_TRANSFORM_BYTES, PAIR_FIRST, PAIR_WHOLE, PALETTE_JOINT_BYTES, REMOVED_MATERIAL_DRAWS, SHADOW_LIGHTS_BYTES,
 };
 pub use scene::{BatchKey, BatchTable, NO_BATCH};
@@ -116,13 +117,13 @@ pub use passes::{color_readback_pass, DrawListPass, MeshUploadPass, ObjectUpload
 // The two-phase cull skeleton and the form a view takes on its way to the cull shaders:
 pub use passes::{
     CullConstants, CullInputs, CullKind, CullPhase, CullResetPass, CullView, TwoPhaseCull, CULL_CONE, CULL_FRUSTUM,
-    CULL_OCCLUSION, CULL_TWO_PHASE, DEPTH_MARGIN, FOOTPRINT_MARGIN,
+    CULL_LOD, CULL_LOD_EVERY_OBJECT, CULL_OCCLUSION, CULL_TWO_PHASE, DEPTH_MARGIN, FOOTPRINT_MARGIN,
 };
 
 // Object culling (two-phase, against the frustum and the Hi-Z pyramid):
 pub use passes::{
     visibility_bits_bytes, GpuCullPass, GpuCullSettings, GpuCullStats, ObjectCull, ObjectCullHandles,
-    SharedCullSettings, CULL_GROUP, CULL_STATS, CULL_STAT_WORDS, VISIBILITY_BITS,
+    SharedCullSettings, CULL_GROUP, CULL_STATS, CULL_STAT_WORDS, LOD_STAT_LEVELS, VISIBILITY_BITS,
 };
 
 // Meshlet culling:
@@ -148,6 +149,7 @@ pub use passes::{
 // The resources' stable names and formats (a contract with users' passes and shaders).
 pub use names::{
     COLOR, COLOR_FORMAT, COLOR_READBACK, DEPTH_FORMAT, DEPTH_PREPASS, DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES,
-    MATERIALS, MATERIAL_TEXTURES, MATERIAL_TEXTURES_OUTGROWN, MESH_INDICES, MESH_SKIN, MESH_UVS, MESH_VERTICES,
-    OBJECT_BATCHES, OBJECT_RECORDS, OBJECT_TRANSFORMS, SHADOW_ATLAS, SHADOW_LIGHTS, SKIN_PALETTE, VIEW,
+    LOD_ENTRIES, MATERIALS, MATERIAL_TEXTURES, MATERIAL_TEXTURES_OUTGROWN, MESH_INDICES, MESH_SKIN, MESH_UVS,
+    MESH_VERTICES, OBJECT_BATCHES, OBJECT_LOD_LEVELS, OBJECT_RECORDS, OBJECT_TRANSFORMS, SHADOW_ATLAS, SHADOW_LIGHTS,
+    SKIN_PALETTE, VIEW,
 };

@@ -24,6 +24,14 @@ pub const DRAW_INSTANCES: &str = "draw_instances";
 /// Each object slot's batch id (u32, [`NO_BATCH`](crate::NO_BATCH) for an empty slot), the
 /// GPU cull's table for instanced lists ([`BatchTable`](crate::BatchTable)).
 pub const OBJECT_BATCHES: &str = "object_batches";
+/// The levels of the LOD chains the camera's GPU cull chooses from (`LodEntry`s of
+/// `lod_table.h`, [`MAX_GPU_LOD_LEVELS`](crate::MAX_GPU_LOD_LEVELS) per chain), the scene's
+/// table.
+pub const LOD_ENTRIES: &str = "lod_entries";
+/// Each object slot's level of detail as the camera's GPU cull last chose it (a state word of
+/// `lod_table.h`: the chain and the level), next frame's hysteresis state; the late cull
+/// writes it, both phases read last frame's.
+pub const OBJECT_LOD_LEVELS: &str = "object_lod_levels";
 /// The colour image the geometry pass writes (**contract** name).
 pub const COLOR: &str = "color";
 /// Mesh positions (vec4 per vertex), pulled by the vertex shader.

@@ -57,7 +57,7 @@ const NOT_CONSTANTS: [&str; 1] = [
 ];
 
 /// The constants with a Rust twin of the same value.
-fn twins() -> [(&'static str, u64); 17] {
+fn twins() -> [(&'static str, u64); 21] {
     [
         ("MAX_LOCAL_LIGHTS", culling::shadow::MAX_LOCAL_LIGHTS as u64),
         ("MAX_SHADOW_VIEWS", renderer::MAX_SHADOW_VIEWS as u64),
@@ -67,6 +67,10 @@ fn twins() -> [(&'static str, u64); 17] {
         ("CULL_OCCLUSION", CULL_OCCLUSION.into()),
         ("CULL_CONE", CULL_CONE.into()),
         ("CULL_TWO_PHASE", CULL_TWO_PHASE.into()),
+        ("CULL_LOD", renderer::CULL_LOD.into()),
+        ("CULL_LOD_EVERY_OBJECT", renderer::CULL_LOD_EVERY_OBJECT.into()),
+        ("MAX_GPU_LOD_LEVELS", renderer::MAX_GPU_LOD_LEVELS.into()),
+        ("LOD_STAT_LEVELS", renderer::LOD_STAT_LEVELS as u64),
         ("STAT_COUNT", CULL_STAT_WORDS as u64),
         ("CLUSTER_GROUP", CLUSTER_GROUP.into()),
         ("CLUSTER_MAX_GROUPS", CLUSTER_MAX_GROUPS.into()),
@@ -105,7 +109,7 @@ const VERDICTS: [(&str, ClusterVerdict); 6] = [
 ];
 
 /// The object cull's counter slots, which [`GpuCullStats::from_counters`] decodes.
-const CULL_COUNTERS: [&str; 8] = [
+const CULL_COUNTERS: [&str; 9] = [
     "STAT_OBJECTS",
     "STAT_FRUSTUM_REJECTED",
     "STAT_EARLY_DRAWN",
@@ -114,6 +118,7 @@ const CULL_COUNTERS: [&str; 8] = [
     "STAT_TRIANGLES",
     "STAT_EARLY_COMMANDS",
     "STAT_LATE_COMMANDS",
+    "STAT_LOD_LEVEL0",
 ];
 
 /// The meshlet cull's counter slots, which [`ClusterStats::from_counters`] decodes (with
@@ -193,6 +198,12 @@ fn the_counter_layouts_are_the_decoders_layouts() {
     assert_eq!(stats.triangles, at("STAT_TRIANGLES"));
     assert_eq!(stats.early_commands, at("STAT_EARLY_COMMANDS"));
     assert_eq!(stats.late_commands, at("STAT_LATE_COMMANDS"));
+    assert_eq!(stats.lod_levels[0], at("STAT_LOD_LEVEL0"));
+    assert_eq!(
+        values["STAT_LOD_LEVEL0"] + values["LOD_STAT_LEVELS"],
+        values["STAT_COUNT"],
+        "the histogram's levels follow its first word and end the counters"
+    );
 
     let bytes = counters(&values, &CLUSTER_COUNTERS, CLUSTER_STAT_WORDS);
     let stats = ClusterStats::from_counters(&bytes);

@@ -5,7 +5,7 @@
 
 use std::mem::{offset_of, size_of};
 
-use renderer::{CullConstants, CullView, FrameView, GpuMaterial, ObjectRecord, ObjectTransform};
+use renderer::{CullConstants, CullView, FrameView, GpuMaterial, LodEntry, ObjectRecord, ObjectTransform};
 
 /// Alignment and size in bytes of a GLSL type; `std140` rounds array elements up to 16.
 fn glsl_type(name: &str) -> (usize, usize) {
@@ -15,6 +15,8 @@ fn glsl_type(name: &str) -> (usize, usize) {
         "vec3" | "ivec3" | "uvec3" => (16, 12),
         "vec4" | "ivec4" | "uvec4" => (16, 16),
         "mat4" => (16, 64),
+        // `lod_select.h`'s four-word struct (std430: aligned as its members).
+        "LodView" => (4, 16),
         other => panic!("the layout test does not know GLSL type {other}"),
     }
 }
@@ -110,6 +112,21 @@ fn the_material_table_is_laid_out_as_gpu_material() {
 }
 
 #[test]
+fn the_lod_entry_is_laid_out_as_its_twin() {
+    let entry = [
+        ("index_count", offset_of!(LodEntry, index_count)),
+        ("first_index", offset_of!(LodEntry, first_index)),
+        ("vertex_offset", offset_of!(LodEntry, vertex_offset)),
+        ("error", offset_of!(LodEntry, error)),
+        ("batch", offset_of!(LodEntry, batch)),
+        ("mesh", offset_of!(LodEntry, mesh)),
+        ("pad0", offset_of!(LodEntry, padding)),
+        ("pad1", offset_of!(LodEntry, padding) + 4),
+    ];
+    check(shaders::ENGINE_LOD_TABLE_H, "LodEntry", false, &entry, size_of::<LodEntry>());
+}
+
+#[test]
 fn the_cull_view_and_constants_are_laid_out_as_their_twins() {
     let view = [
         ("view_projection", offset_of!(CullView, view_projection)),
@@ -124,6 +141,8 @@ fn the_cull_view_and_constants_are_laid_out_as_their_twins() {
         ("footprint_margin", offset_of!(CullView, footprint_margin)),
         ("bounds_margin", offset_of!(CullView, bounds_margin)),
         ("cone_margin", offset_of!(CullView, cone_margin)),
+        ("lod", offset_of!(CullView, lod)),
+        ("lod_eye", offset_of!(CullView, lod_eye)),
     ];
     check(shaders::ENGINE_CULL_INPUTS_H, "CullView", false, &view, size_of::<CullView>());
     let constants = [

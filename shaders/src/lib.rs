@@ -109,6 +109,11 @@ pub const ENGINE_CULL_INPUTS_H: &str = include_str!("../glsl/engine/cull_inputs.
 /// that check it against the host's (`culling::LodErrorView`).
 pub const ENGINE_LOD_SELECT_H: &str = include_str!("../glsl/engine/lod_select.h");
 
+/// `lod_table.h`: the LOD chains' entries the camera's GPU cull chooses levels from
+/// (`LodEntry`) and the slots' state words, for tests that check it against the host's
+/// (`renderer::LodEntry`).
+pub const ENGINE_LOD_TABLE_H: &str = include_str!("../glsl/engine/lod_table.h");
+
 /// One shader: its name, stage, GLSL source path and compiled SPIR-V.
 ///
 /// The shaders of this crate are statics ([`ALL`]); a shader of your own, compiled by you

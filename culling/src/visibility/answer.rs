@@ -225,6 +225,9 @@ pub struct Visibility {
     pub(crate) context: Option<(ViewCullContext, bool)>,
     /// The answers of the frame's other views (see [`Visibility::for_view`]).
     pub(crate) others: OtherViews,
+    /// The frame's side of the error rule of levels of detail and the eye it measured from,
+    /// when meshes publish errors (see [`Visibility::lod_error_view`]).
+    pub(crate) lod_view: Option<(crate::LodErrorView, glam::Vec3)>,
 }
 
 impl Visibility {
@@ -365,6 +368,16 @@ impl Visibility {
         self.occluded.clear();
         self.context = None;
         self.others.clear();
+        self.lod_view = None;
+    }
+
+    /// The view of the error rule of levels of detail this frame's picks used and the eye
+    /// they measured from (the exact bits), when the frame had a view and meshes publish
+    /// errors ([`ecs::LodErrors`]): what a GPU cull choosing levels by the same rule
+    /// (`lod_select.h`) needs to pick the same levels.
+    #[inline]
+    pub fn lod_error_view(&self) -> Option<(crate::LodErrorView, glam::Vec3)> {
+        self.lod_view
     }
 
     /// What the last cull decided about `entity` in the main view (the one

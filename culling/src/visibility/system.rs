@@ -298,6 +298,8 @@ fn run_visibility(
     // their slot) and no levels replaced: the other views' inputs are last frame's.
     let objects_unchanged = tracked_frame && visibility.changes.count() == 0 && state.lod_watch.1.is_empty();
     cull_other_views(world, visibility, &tracked.with_lod, &frame, (inputs.kernel, objects_unchanged));
+    let publishes_errors = inputs.levels.errors.is_some_and(|errors| !errors.is_empty());
+    visibility.lod_view = publishes_errors.then(|| (inputs.levels.error_view, context.camera_position()));
     let frame = FrameInputs { view: Some(view), viewport, ..frame };
     finish_frame(world, visibility, tag_changes, state, !tracked_frame, frame, trusted);
     if answers_switched {

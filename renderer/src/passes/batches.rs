@@ -14,11 +14,11 @@
 
 use std::sync::Arc;
 
-use crate::names::{DRAW_COMMANDS, DRAW_COUNT, OBJECT_BATCHES};
+use crate::names::{DRAW_COMMANDS, DRAW_COUNT, LOD_ENTRIES, OBJECT_BATCHES};
 use crate::passes::SCATTER_GROUP;
-use crate::scene::{as_bytes, lock_scene, DrawCommand, SharedScene, DRAW_COMMAND_BYTES};
+use crate::scene::{as_bytes, lock_scene, DrawCommand, SharedScene, DRAW_COMMAND_BYTES, LOD_INSTANCE_ROOM};
 use render_graph::{Access, Binding, BindingKind, BufferWrite, ComputePipeline, ExecuteContext, GpuDevice};
-use render_graph::{GraphError, PrepareContext, Registry, Result, ShaderStage, TypedPass};
+use render_graph::{PrepareContext, Registry, Result, ShaderStage, TypedPass};
 
 /// Workgroups one scatter dispatches at most (the shader strides over the rest).
 const MAX_SCATTER_GROUPS: u32 = 65_535;
@@ -85,8 +85,8 @@ impl DrawBatchPass {
 }
 
 impl TypedPass for DrawBatchPass {
-    /// `object_batches`, `draw_commands` and `draw_count`.
-    type Handles = (BufferWrite, BufferWrite, BufferWrite);
+    /// `object_batches`, `draw_commands`, `draw_count` and `lod_entries`.
+    type Handles = (BufferWrite, BufferWrite, BufferWrite, BufferWrite);
 
     fn name(&self) -> &str {
         Self::NAME
@@ -98,18 +98,27 @@ impl TypedPass for DrawBatchPass {
         let batches = registry.buffer(OBJECT_BATCHES);
         let commands = registry.buffer(DRAW_COMMANDS);
         let count = registry.buffer(DRAW_COUNT);
+        let lod_entries = registry.buffer(LOD_ENTRIES);
         (
             registry.write_storage_buffer(batches, ShaderStage::Compute),
             registry.write_buffer(commands, Access::TransferWrite),
             registry.write_buffer(count, Access::TransferWrite),
+            registry.write_buffer(lod_entries, Access::TransferWrite),
         )
     }
 
-    fn prepare(&mut self, (_, commands, count): &Self::Handles, context: &mut PrepareContext<'_>) {
+    fn prepare(&mut self, (_, commands, count, lod_entries): &Self::Handles, context: &mut PrepareContext<'_>) {
         self.staged = None;
         self.stage_ids(context);
         let mut scene = lock_scene(&self.scene);
-        let batched = scene.batch_draws();
+        if let Some(entries) = scene.lod_entries_to_upload() {
+            if let Err(error) = context.upload_buffer(lod_entries, 0, as_bytes(entries)) {
+                scene.lod_upload_failed();
+                context.fail(error);
+                return;
+            }
+        }
+        let batched = scene.batches_fit();
         scene.set_gpu_list_instanced(batched);
         if !batched {
             // The reset zeroed the counts: the culls append one command per object.
@@ -124,18 +133,12 @@ impl TypedPass for DrawBatchPass {
             // No object: the reset's zero counts draw nothing.
             return;
         }
-        if batches > self.capacity {
-            context.fail(GraphError::InvalidDescription {
-                resource: String::from(DRAW_COMMANDS),
-                reason: "more batches than the scene's capacity",
-            });
-            return;
-        }
         // The early list's runs fill the first half of `draw_instances`, the late list's the
         // second: an object drawn in either phase has its place.
+        let late_runs = self.capacity * LOD_INSTANCE_ROOM;
         self.templates.clear();
         self.templates.extend((0..batches).map(|id| table.template(id, 0)));
-        self.templates.extend((0..batches).map(|id| table.template(id, self.capacity)));
+        self.templates.extend((0..batches).map(|id| table.template(id, late_runs)));
         let (early, late) = self.templates.split_at(batches as usize);
         let late_at = u64::from(self.capacity) * DRAW_COMMAND_BYTES;
         let result = context
@@ -147,7 +150,7 @@ impl TypedPass for DrawBatchPass {
         }
     }
 
-    fn execute(&mut self, (batches, _, _): &Self::Handles, context: &mut ExecuteContext<'_>) {
+    fn execute(&mut self, (batches, _, _, _): &Self::Handles, context: &mut ExecuteContext<'_>) {
         let Some(staged) = self.staged.take() else { return };
         context.bind_compute(&self.pipeline, &[staged.pairs, Binding::buffer(batches)]);
         context.push_constants(&[staged.count]);

@@ -118,13 +118,32 @@ impl BatchTable {
         }
     }
 
+    /// Adds `count` places to the batch of `key` without a slot, for levels of detail the GPU
+    /// may choose (`lod_table.rs`: each object of a chain holds a place in the batch of every
+    /// level it may draw, so every run has room for all of them). Returns the batch id, kept
+    /// while any place is held.
+    pub(crate) fn hold(&mut self, key: BatchKey, count: u32) -> u32 {
+        self.join_n(key, count)
+    }
+
+    /// Gives back `count` places [`BatchTable::hold`] took in batch `id`.
+    pub(crate) fn release(&mut self, id: u32, count: u32) {
+        if count > 0 {
+            self.leave_n(id, count);
+        }
+    }
+
     fn join(&mut self, key: BatchKey) -> u32 {
+        self.join_n(key, 1)
+    }
+
+    fn join_n(&mut self, key: BatchKey, count: u32) -> u32 {
         self.layout_dirty = true;
         if let Some(&id) = self.ids.get(&key) {
-            self.batches[id as usize].members += 1;
+            self.batches[id as usize].members += count;
             return id;
         }
-        let batch = Batch { key, members: 1, base: 0 };
+        let batch = Batch { key, members: count, base: 0 };
         let id = match self.free.pop() {
             Some(Reverse(id)) => {
                 self.batches[id as usize] = batch;
@@ -140,9 +159,13 @@ impl BatchTable {
     }
 
     fn leave(&mut self, id: u32) {
+        self.leave_n(id, 1);
+    }
+
+    fn leave_n(&mut self, id: u32, count: u32) {
         self.layout_dirty = true;
         let batch = &mut self.batches[id as usize];
-        batch.members -= 1;
+        batch.members -= count;
         if batch.members > 0 {
             return;
         }

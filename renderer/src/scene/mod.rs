@@ -20,9 +20,10 @@ pub use cluster_table::{
     PAIR_FIRST, PAIR_WHOLE,
 };
 pub use gpu_scene::{
-    gpu_skin_weights, lock_scene, mesh_is_skinned, pack_vertex_skin, set_scene_memory_limit, GpuScene, MaterialError,
-    ObjectDesc, RemoveMeshError, ReplaceMeshError, ResidencyReport, SceneGrowthError, SharedScene, UploadReport,
-    DEVICE_HEAP_SHARE, PALETTE_JOINT_BYTES, REMOVED_MATERIAL_DRAWS,
+    gpu_skin_weights, lock_scene, mesh_is_skinned, pack_vertex_skin, set_scene_memory_limit, GpuScene, LodEntry,
+    MaterialError, ObjectDesc, RemoveMeshError, ReplaceMeshError, ResidencyReport, SceneGrowthError, SharedScene,
+    UploadReport, DEVICE_HEAP_SHARE, LOD_ENTRIES_BYTES, LOD_INSTANCE_ROOM, MAX_GPU_LOD_LEVELS, MAX_LOD_CHAINS,
+    PALETTE_JOINT_BYTES, REMOVED_MATERIAL_DRAWS,
 };
 pub(crate) use gpu_scene::{ClusterLayout, MeshCopy, RecordedCopy};
 pub use materials::GpuMaterial;

@@ -95,7 +95,9 @@ pub struct ObjectRecord {
     /// Joints of the object's rig in `skin_palette`: 0 draws the mesh rigid (a static mesh,
     /// or a skinned one without a rig, in its bind pose).
     pub skin_count: u32,
-    /// Zero; free for later columns (the record stays a multiple of 16 bytes).
+    /// The LOD chain the camera's GPU cull chooses this object's level from: its first entry
+    /// in `lod_entries` and its level count ([`GpuScene::lod_chain_columns`](crate::GpuScene::lod_chain_columns)); zero
+    /// without one (the record's own range is drawn).
     pub reserved: [u32; 2],
 }
 
@@ -247,11 +249,13 @@ unsafe impl PlainData for ObjectRecord {}
 unsafe impl PlainData for ObjectTransform {}
 // SAFETY: repr(C) of five four-byte fields, 20 bytes (checked above): no padding.
 unsafe impl PlainData for DrawCommand {}
+// SAFETY: `#[repr(C)]` of u32, i32 and f32 fields, no padding (checked at its definition).
+unsafe impl PlainData for crate::scene::LodEntry {}
 // SAFETY: a u32 has no padding.
 unsafe impl PlainData for u32 {}
 // SAFETY: a u64 has no padding.
 unsafe impl PlainData for u64 {}
-// SAFETY: repr(C) of 56 four-byte fields, 224 bytes (checked in passes/cull/view.rs): no
+// SAFETY: repr(C) of 64 four-byte fields, 256 bytes (checked in passes/cull/view.rs): no
 // padding.
 unsafe impl PlainData for crate::passes::CullView {}
 // SAFETY: an array of four f32 has no padding.

@@ -467,11 +467,23 @@ fn render_system(
         ResMut<'static, RenderExtract>,
         Res<'static, DebugView>,
         Option<Res<'static, animation::SkinPalette>>,
+        Option<Res<'static, ecs::LodErrors>>,
     );
     System::with_params::<Params>(RENDER_SYSTEM, move |ctx, params| {
         runtime::profile_zone!("render");
-        let (world, visibility, shadows, settings, mut report, mut shots, feedback, mut extract, debug_view, palette) =
-            params;
+        let (
+            world,
+            visibility,
+            shadows,
+            settings,
+            mut report,
+            mut shots,
+            feedback,
+            mut extract,
+            debug_view,
+            palette,
+            lod_errors,
+        ) = params;
         let changes = ctx.changes();
         let pipelined = settings.pipelined_frames;
         let mut feedback = feedback.filter(|_| feeds_back);
@@ -503,10 +515,12 @@ fn render_system(
             visibility: &visibility,
             shadows,
             batch_draws: settings.batch_draws,
+            gpu_lod_selection: settings.gpu_lod_selection,
             transfer_budget: settings.transfer_budget,
             mesh_memory_budget: settings.mesh_memory_budget,
             evict_after_frames: settings.evict_after_frames,
             palette: palette.as_deref(),
+            lod_errors: lod_errors.as_deref(),
         };
         let prepared = state.prepare(inputs, &mut outcome, &mut shots);
         if !matches!(prepared, Ok(true)) {

@@ -158,6 +158,11 @@ impl ReadbackRing {
         runtime::profile_plot!("gpu frustum rejected", gpu.frustum_rejected);
         runtime::profile_plot!("gpu occlusion rejected", gpu.occlusion_rejected);
         runtime::profile_plot!("gpu triangles", gpu.triangles);
+        // The GPU's LOD histogram: objects drawn at each level the cull chose.
+        runtime::profile_plot!("gpu lod level 0", gpu.lod_levels[0]);
+        runtime::profile_plot!("gpu lod level 1", gpu.lod_levels[1]);
+        runtime::profile_plot!("gpu lod level 2", gpu.lod_levels[2]);
+        runtime::profile_plot!("gpu lod level 3+", gpu.lod_levels[3]);
         report.gpu = Some(gpu);
         if let Some(bits) = &self.bits {
             let region = ring_region(bits, frame)?;

@@ -28,6 +28,8 @@ pub(super) struct FrameInputs<'a> {
     pub(super) shadows: Option<&'a culling::ShadowViews>,
     /// Whether the frame batches its draws ([`ecs::RenderSettings::batch_draws`]).
     pub(super) batch_draws: bool,
+    /// Whether the GPU cull chooses levels of detail ([`ecs::RenderSettings::gpu_lod_selection`]).
+    pub(super) gpu_lod_selection: bool,
     /// Most bytes of added meshes the frame copies ([`ecs::RenderSettings::transfer_budget`]).
     pub(super) transfer_budget: u64,
     /// [`ecs::RenderSettings::mesh_memory_budget`].
@@ -36,6 +38,8 @@ pub(super) struct FrameInputs<'a> {
     pub(super) evict_after_frames: u32,
     /// The animation system's skin palette, when animation is installed.
     pub(super) palette: Option<&'a animation::SkinPalette>,
+    /// Each mesh's simplification error, for the LOD chains the GPU chooses levels of.
+    pub(super) lod_errors: Option<&'a ecs::LodErrors>,
 }
 
 /// The shadows of the frame as the renderer was installed (all zero without shadows).
@@ -307,7 +311,9 @@ impl RenderState {
         scene.texture_stand_ins(&mut report.texture_mips);
         report.residency = scene.residency_report();
         plot_residency(&report.residency);
-        let synced = self.sync.apply(world, changes, visibility, &mut scene)?;
+        let lod_view = visibility.lod_error_view().filter(|_| inputs.gpu_lod_selection);
+        scene.set_lod_view(lod_view, !visibility.stats().tracked);
+        let synced = self.sync.apply(world, changes, visibility, inputs.lod_errors, &mut scene)?;
         if let Some(palette) = inputs.palette {
             if let Err(error) = scene.sync_palette(palette) {
                 stream_error = Some(format!("the skin palette buffer could not grow: {error}"));

@@ -31,9 +31,9 @@
 use std::any::TypeId;
 
 use super::family_slots::FamilySlots;
-use crate::scene::{mesh_is_skinned, GpuScene, ObjectRecord, ObjectTransform, SceneGrowthError};
+use crate::scene::{mesh_is_skinned, GpuScene, ObjectRecord, ObjectTransform, SceneGrowthError, MAX_GPU_LOD_LEVELS};
 use animation::Skin;
-use ecs::{BaseColor, MeshHandle};
+use ecs::{BaseColor, Lod, LodErrors, MeshHandle};
 use runtime::changes::{ChangeCursor, ChangedSince, Changes};
 use runtime::hecs::{Entity, World};
 
@@ -87,6 +87,7 @@ impl SceneSync {
         world: &World,
         changes: &Changes,
         visibility: &Visibility,
+        lod_errors: Option<&LodErrors>,
         scene: &mut GpuScene,
     ) -> render_graph::Result<SyncReport> {
         runtime::profile_zone!("render scene sync");
@@ -108,9 +109,14 @@ impl SceneSync {
         self.families.truncate(len as u32);
         let resync = (self.short && len == visibility.len()) || scene.materials_changed();
         self.short = len < visibility.len();
+        let lod_errors = lod_errors.filter(|errors| !errors.is_empty());
+        if resync || !scene.changed_families().is_empty() {
+            // The levels' ranges or materials as drawn changed: so did the chains' entries.
+            scene.refresh_lod_chains();
+        }
         let mut write = |sync: &mut SceneSync, scene: &mut GpuScene, slot: usize| {
             report.slots += 1;
-            if !sync.write_slot(world, visibility, scene, slot) {
+            if !sync.write_slot(world, visibility, lod_errors, scene, slot) {
                 report.missing_meshes += 1;
             }
         };
@@ -181,7 +187,14 @@ impl SceneSync {
 
     /// Writes slot `slot` from the columns; false when its mesh is not in the library (the slot
     /// is left empty).
-    fn write_slot(&mut self, world: &World, visibility: &Visibility, scene: &mut GpuScene, slot: usize) -> bool {
+    fn write_slot(
+        &mut self,
+        world: &World,
+        visibility: &Visibility,
+        lod_errors: Option<&LodErrors>,
+        scene: &mut GpuScene,
+        slot: usize,
+    ) -> bool {
         let objects = visibility.objects();
         let (draw, entity) = (objects.draws[slot], objects.entities[slot]);
         let index = slot as u32;
@@ -225,6 +238,8 @@ impl SceneSync {
         };
         if scene.has_skinned_meshes() && mesh_is_skinned(scene.meshes(), mesh) {
             self.set_skin(world, entity, &mut record);
+        } else if let Some(errors) = lod_errors {
+            record.reserved = lod_chain_columns(world, entity, errors, draw.material.0, scene).unwrap_or([0; 2]);
         }
         if !objects.is_finite(slot) {
             // The stage keeps an object it cannot bound; a non-finite box makes every GPU
@@ -294,6 +309,30 @@ impl SceneSync {
             }
         }
     }
+}
+
+/// The record columns of `entity`'s LOD chain when the GPU may choose its levels: a chain of
+/// the error rule (every level has an error in `errors`, as the Visibility stage picks it),
+/// at most [`MAX_GPU_LOD_LEVELS`] levels, drawn with `material`.
+fn lod_chain_columns(
+    world: &World,
+    entity: Entity,
+    errors: &LodErrors,
+    material: u32,
+    scene: &mut GpuScene,
+) -> Option<[u32; 2]> {
+    let lod = world.get::<&Lod>(entity).ok()?;
+    let levels = lod.levels.len();
+    if levels > MAX_GPU_LOD_LEVELS as usize || !errors.covers(&lod) {
+        return None;
+    }
+    let mut meshes = [0u32; MAX_GPU_LOD_LEVELS as usize];
+    let mut level_errors = [0f32; MAX_GPU_LOD_LEVELS as usize];
+    for (index, level) in lod.levels.iter().enumerate() {
+        meshes[index] = level.mesh.0;
+        level_errors[index] = errors.get(level.mesh)?;
+    }
+    scene.lod_chain_columns(&meshes[..levels], &level_errors[..levels], material)
 }
 
 /// Writes slot `slot`'s colour again from its entity's [`BaseColor`] (a drawn slot only).

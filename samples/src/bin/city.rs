@@ -100,6 +100,7 @@ fn main() -> ExitCode {
         settings.visibility_tags = options.tags.policy();
         settings.cpu_answers = options.cpu_answers.policy();
         settings.batch_draws = options.batch == Switch::On;
+        settings.gpu_lod_selection = options.gpu_lod == Switch::On;
         settings.mesh_memory_budget = options.budget.map(|mib| (mib * f64::from(1 << 20)) as u64);
         // `--cull gpu|auto` are decided below, once the city's size is known (the renderer
         // that culls on the GPU is made then).
@@ -125,6 +126,9 @@ fn main() -> ExitCode {
     // The meshes first, so the city's entities are spawned with their LOD chains.
     let meshes_started = Instant::now();
     let meshes = CityLibrary::build(&config);
+    if options.lod_rule == city::options::LodRule::Error {
+        app.insert_resource(meshes.lod_errors());
+    }
     let meshes_ms = meshes_started.elapsed().as_secs_f64() * 1e3;
     let build_started = Instant::now();
     let city = city::build_city(app.world_mut(), &config, Some(&meshes));
@@ -491,6 +495,7 @@ fn main() -> ExitCode {
                     }
                     record.record_check(&check, truth.as_ref());
                     record.record_commands(&app.resource::<RenderReport>());
+                    record.cpu_lod_levels = Some(meshes.lod_histogram(&app.resource::<Visibility>(), app.world()));
                 }
                 Err(error) => {
                     progress.abandon();

@@ -33,6 +33,8 @@ pub struct CityLibrary {
     /// Per handle: a report line (triangles, errors and hand-over distances per level,
     /// meshlets), for the handles that have a mesh.
     pub summaries: Vec<(MeshHandle, &'static str, String)>,
+    /// Per mesh id: its simplification error as a level of its handle's chain.
+    level_errors: Vec<Option<f32>>,
 }
 
 /// The handles with a mesh of their own, their names and generators (the pedestrian is the
@@ -184,6 +186,7 @@ impl CityLibrary {
             debug_assert_eq!(id, handle, "the finest level of a handle has the handle's id");
         }
         let mut lods = vec![None; handle_count];
+        let mut level_errors = Vec::new();
         let mut summaries = Vec::new();
         for ((handle, name, _), mesh) in generated.iter().zip(&processed) {
             let mut levels = Vec::with_capacity(mesh.levels.len());
@@ -195,11 +198,15 @@ impl CityLibrary {
                     _ => add_level(&mut library, mesh, level),
                 };
                 levels.push(LodLevel { mesh: MeshHandle(id), max_distance: data.max_distance });
+                if level_errors.len() <= id as usize {
+                    level_errors.resize(id as usize + 1, None);
+                }
+                level_errors[id as usize] = Some(data.error);
             }
             lods[handle.0 as usize] = Some(Lod { levels: levels.into(), bias: 1.0 });
             summaries.push((*handle, *name, mesh.summary()));
         }
-        CityLibrary { library, lods, summaries }
+        CityLibrary { library, lods, summaries, level_errors }
     }
 
     /// Triangles of the objects `visibility` found visible: at the levels their LOD chose, and
@@ -216,6 +223,29 @@ impl CityLibrary {
             finest += u64::from(self.library.triangle_count(handle.0));
         }
         (chosen, finest)
+    }
+
+    /// Objects `visibility` found visible at each level of detail their chains chose (the last
+    /// entry counting that level and every coarser one; an object without a chain at 0).
+    pub fn lod_histogram(&self, visibility: &culling::Visibility, world: &World) -> [u32; renderer::LOD_STAT_LEVELS] {
+        let objects = visibility.objects();
+        let mut levels = [0u32; renderer::LOD_STAT_LEVELS];
+        for object in visibility.bits().iter_visible() {
+            let drawn = objects.draws[object].mesh;
+            let handle = world.get::<&Mesh>(objects.entities[object]).map_or(drawn, |mesh| mesh.mesh);
+            let level = self.lod(handle).and_then(|lod| lod.levels.iter().position(|level| level.mesh == drawn));
+            levels[level.unwrap_or(0).min(renderer::LOD_STAT_LEVELS - 1)] += 1;
+        }
+        levels
+    }
+
+    /// Each mesh's simplification error as a level of its chain (meshopt's, from the
+    /// processing), for the error rule of levels of detail (`--lod-rule error`): the rule the
+    /// GPU cull can choose levels by.
+    pub fn lod_errors(&self) -> ecs::LodErrors {
+        ecs::LodErrors::from_fn(self.library.len() as u32, |mesh| {
+            self.level_errors.get(mesh as usize).copied().flatten()
+        })
     }
 
     /// The level list of `handle`'s mesh, if it has one.

@@ -174,6 +174,18 @@ pub struct CityOptions {
     /// (`off`). Both draw the same image; the summary's `draw commands` row counts them.
     #[arg(long, value_enum, value_name = "on|off", default_value_t = Switch::On)]
     pub batch: Switch,
+    /// With `--cull gpu`: the GPU cull chooses the level of detail of chains of the error rule
+    /// (`ecs::RenderSettings::gpu_lod_selection`, `on`) or draws the level the CPU chose
+    /// (`off`). Both draw the same image; the summary's `gpu lod level` rows show the GPU's
+    /// histogram beside the CPU's.
+    #[arg(long, value_enum, value_name = "on|off", default_value_t = Switch::On)]
+    pub gpu_lod: Switch,
+    /// How levels of detail are chosen: by each level's hand-over distance (`distance`, the
+    /// city's default) or by each level's simplification error projected to pixels (`error`,
+    /// `ecs::LodErrors` from the processed meshes: the rule the GPU cull can choose levels
+    /// by, `--gpu-lod`).
+    #[arg(long, value_enum, value_name = "distance|error", default_value_t = LodRule::Distance)]
+    pub lod_rule: LodRule,
     /// Which per-object answers the Visibility stage keeps on the CPU
     /// (`ecs::RenderSettings::cpu_answers`): `every-frame` (the engine's default: the lists,
     /// and `state_of` read from them), `on-request` (no lists; `state_of` computed for the
@@ -200,6 +212,15 @@ pub struct CityOptions {
     /// and objects draw coarser levels rather than go over it.
     #[arg(long, value_name = "MiB")]
     pub budget: Option<f64>,
+}
+
+/// `--lod-rule`: how levels of detail are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LodRule {
+    /// Each level's hand-over distance (`ecs::LodLevel::max_distance`).
+    Distance,
+    /// Each level's simplification error projected to pixels (`ecs::LodErrors`).
+    Error,
 }
 
 /// `--cpu-answers`: the CPU's answer policy (`ecs::CpuAnswers`).

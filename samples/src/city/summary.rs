@@ -44,6 +44,15 @@ pub struct FrameRecord {
     /// the host's list on the CPU backend, the GPU's early and late lists (as the cull
     /// counted them, for the frame its statistics come from) on the GPU backend.
     pub draw_commands: Option<u64>,
+    /// Objects drawn at each level of detail the GPU cull chose (level 3 counting every
+    /// coarser one; objects whose level the CPU chose at 0), from its statistics (drawn
+    /// frames with GPU culling).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_lod_levels: Option<[u32; renderer::LOD_STAT_LEVELS]>,
+    /// Visible objects at each level of detail the Visibility stage chose (level 3 counting
+    /// every coarser one), on drawn frames.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_lod_levels: Option<[u32; renderer::LOD_STAT_LEVELS]>,
     /// Bytes uploaded to the GPU (only on drawn frames).
     pub uploaded_bytes: Option<u64>,
     /// GPU milliseconds of each render-graph pass, by its `GraphStats` name (drawn frames
@@ -87,6 +96,7 @@ impl FrameRecord {
             Some(gpu) if gpu.culled_on_device => u64::from(gpu.early_commands) + u64::from(gpu.late_commands),
             _ => u64::from(report.host_draw_commands),
         });
+        self.gpu_lod_levels = report.gpu.filter(|gpu| gpu.culled_on_device).map(|gpu| gpu.lod_levels);
     }
 }
 
@@ -162,6 +172,13 @@ pub fn table(records: &[FrameRecord]) -> String {
     row("drawn", count(|record| record.drawn.map(|drawn| drawn as f64)), 0);
     row("triangles", count(|record| record.triangles.map(|triangles| triangles as f64)), 0);
     row("draw commands", count(|record| record.draw_commands.map(|commands| commands as f64)), 0);
+    for level in 0..renderer::LOD_STAT_LEVELS {
+        let name = format!("cpu lod level {level}{}", if level + 1 == renderer::LOD_STAT_LEVELS { "+" } else { "" });
+        let of = |levels: Option<[u32; renderer::LOD_STAT_LEVELS]>| levels.map(|levels| f64::from(levels[level]));
+        row(&name, records.iter().filter_map(|record| of(record.cpu_lod_levels)).collect(), 0);
+        let name = format!("gpu lod level {level}{}", if level + 1 == renderer::LOD_STAT_LEVELS { "+" } else { "" });
+        row(&name, records.iter().filter_map(|record| of(record.gpu_lod_levels)).collect(), 0);
+    }
     row("bytes uploaded", count(|record| record.uploaded_bytes.map(|bytes| bytes as f64)), 0);
     row("objects with pixels", count(|record| record.objects_with_pixels.map(|objects| objects as f64)), 0);
     row("false_hidden", count(|record| record.false_hidden.map(|objects| objects as f64)), 0);

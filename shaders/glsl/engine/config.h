@@ -26,7 +26,21 @@
 // batched, one per batch with an instance in that list.
 #define STAT_EARLY_COMMANDS 6
 #define STAT_LATE_COMMANDS 7
-#define STAT_COUNT 8
+// Objects drawn (both phases) at each level the cull chose, level LOD_STAT_LEVELS - 1 counting
+// that level and every coarser one; objects whose level the cull does not choose count at 0.
+#define STAT_LOD_LEVEL0 8
+#define LOD_STAT_LEVELS 4
+#define STAT_COUNT 12
+// `CullView::flags` bit (renderer::CULL_LOD): the view's cull chooses each object's level of
+// detail from its chain in `lod_entries` (`lod_table.h`).
+#define CULL_LOD 16u
+// `CullView::flags` bit (renderer::CULL_LOD_EVERY_OBJECT): the CPU re-picked every object's
+// level this frame (its full pass), so the late cull keeps every object's level as its state,
+// not only those the frustum keeps (the CPU's tracked frames re-pick only what is in view).
+#define CULL_LOD_EVERY_OBJECT 32u
+// Levels of a chain the GPU chooses from at most, and the entries each chain takes in
+// `lod_entries` (renderer::MAX_GPU_LOD_LEVELS).
+#define MAX_GPU_LOD_LEVELS 8u
 
 // Threads per workgroup of the cluster cull shaders (renderer::CLUSTER_GROUP).
 #define CLUSTER_GROUP 64

@@ -13,12 +13,13 @@
 #include "config.h"
 #include "object_record.h"
 #include "cull_common.h"
+#include "lod_select.h"
 
 #ifndef CULL_LATE
 #error "define CULL_LATE (0 early, 1 late) before including cull_inputs.h"
 #endif
 
-// One view a cull tests against (std430, 224 bytes): the camera, a light view, the camera for
+// One view a cull tests against (std430, 256 bytes): the camera, a light view, the camera for
 // meshlets. The host makes every one from a view-projection matrix with one function per kind
 // (`CullView::camera`, `light`, `cluster`), so a view reaches the shader in this one form.
 struct CullView {
@@ -31,7 +32,7 @@ struct CullView {
     // The view's rectangle of the depth pyramid in texels of mip 0: origin (xy), size (zw).
     vec4 pyramid;
     uint plane_count;
-    // CULL_FRUSTUM, CULL_OCCLUSION, CULL_CONE, CULL_TWO_PHASE (config.h).
+    // CULL_FRUSTUM, CULL_OCCLUSION, CULL_CONE, CULL_TWO_PHASE, CULL_LOD (config.h).
     uint flags;
     // Mips of the pyramid the rectangle spans.
     uint pyramid_mips;
@@ -43,6 +44,10 @@ struct CullView {
     float footprint_margin;
     float bounds_margin;
     float cone_margin;
+    // The view's side of the level-of-detail rule (`lod_select.h`) and the eye it measures
+    // from, with the CPU's bits (xyz; w 0), for a view flagged CULL_LOD.
+    LodView lod;
+    vec4 lod_eye;
 };
 
 // The constants of one dispatch (32 bytes of push constants).

@@ -4,7 +4,11 @@
 // late phase against `hiz_depth`; its bit goes to `visibility_bits` (next frame's history) and
 // it is appended to its phase's list of `draw_commands` (the early list from command 0, the
 // late list from command `constants.region`; `draw_count` holds each list's length), counted
-// in `cull_stats` (`STAT_*` of config.h). Batched (`constants.batched`), a list holds one
+// in `cull_stats` (`STAT_*` of config.h). A view flagged CULL_LOD chooses the level of every
+// object whose record names a chain (`lod_table.h`, the CPU's rule `lod_select.h`, with last
+// frame's level of the slot as the hysteresis state): the chosen level's range is drawn and
+// its batch joined; the late phase keeps the level of every object the frustum keeps as the
+// slot's state for next frame (`object_lod_levels`), the others' state unchanged. Batched (`constants.batched`), a list holds one
 // instanced command per batch (mesh, level, material; the host's templates, instanceCount 0,
 // firstInstance the base of the batch's run in `draw_instances`), and a kept object's slot is
 // appended to its batch's run (an atomic add on the command's instanceCount); unbatched, one
@@ -15,43 +19,14 @@
 #ifndef GPU_CULL_H
 #define GPU_CULL_H
 #include "cull_inputs.h"
+#include "lod_table.h"
 layout(local_size_x = CULL_GROUP) in;
 
-// An object, read once: its record and world box.
-struct CullItem {
-    ObjectRecord record;
-    vec3 center;
-    vec3 half_extent;
-};
-
-CullItem cull_load(uint object) {
-    CullItem item;
-    item.record = objects[object];
-    object_world_box(transforms[object], item.record, item.center, item.half_extent);
-    return item;
-}
-
-// An empty slot (no indices) counts with the frustum's rejects: it is never drawn.
-uint cull_tests(uint view, CullView v, CullItem item) {
-    bool kept = item.record.index_count != 0u && view_keeps_box(v, item.center, item.half_extent);
-    return kept ? VERDICT_VISIBLE : VERDICT_FRUSTUM;
-}
-
-#if CULL_LATE
-// The corners are the CPU's stored box, centre minus and plus the half extents.
-int cull_occlusion(uint view, CullView v, CullItem item) {
-    return view_occlusion(v, item.center - item.half_extent, item.center + item.half_extent);
-}
-#endif
-
-// The object drawn whole, `firstInstance` its slot.
-DrawCommand object_command(uint object, ObjectRecord record) {
-    return DrawCommand(record.index_count, 1u, record.first_index, record.vertex_offset, object);
-}
 
 // The lists, after the late phase's bits: the commands (read: a batch's firstInstance), each
 // list's command count (early, late; zero, or the batches when batched), the counters, each
-// slot's batch id and the instances of the batches' runs.
+// slot's batch id and the instances of the batches' runs; then the chains' levels and last
+// frame's level of every slot.
 #if CULL_LATE
 #define OBJECT_LIST_BINDING (CULL_KIND_BINDING + 1)
 #else
@@ -73,12 +48,88 @@ layout(std430, set = 0, binding = OBJECT_LIST_BINDING + 4) writeonly buffer Draw
     uint draw_instances[];
 };
 
-// Appends `object` to list `list` (0 early, 1 late); true when it is the first instance of
-// its command (a command that draws something this frame).
-bool append_object(uint list, uint object, ObjectRecord record) {
+// The chains' levels and last frame's level of every slot (`lod_table.h`).
+layout(std430, set = 0, binding = OBJECT_LIST_BINDING + 5) readonly buffer LodEntries {
+    LodEntry lod_entries[];
+};
+layout(std430, set = 0, binding = OBJECT_LIST_BINDING + 6) readonly buffer LodHistory {
+    uint lod_history[];
+};
+
+// The chain `lod_select` reads: its first entry.
+uint lod_chain_first = 0u;
+
+float lod_level_error(uint level) {
+    return lod_entries[lod_chain_first + level].error;
+}
+
+// An object, read once: its record (with the chosen level's draw arguments), world box, the
+// level chosen (0 for a record without a chain), its state word for next frame (0: none)
+// and its batch.
+struct CullItem {
+    ObjectRecord record;
+    vec3 center;
+    vec3 half_extent;
+    uint level;
+    uint lod_state;
+    uint batch;
+};
+
+CullItem cull_load(uint object) {
+    CullItem item;
+    ObjectTransform transform = transforms[object];
+    item.record = objects[object];
+    object_world_box(transform, item.record, item.center, item.half_extent);
+    item.level = 0u;
+    item.lod_state = 0u;
+    item.batch = constants.batched != 0u ? object_batches[object] : 0u;
+    CullView v = views[0];
+    uint count = item.record.reserved[1];
+    if ((v.flags & CULL_LOD) != 0u && count > 0u && item.record.index_count != 0u) {
+        uint first = item.record.reserved[0];
+        lod_chain_first = first;
+        float distance_sq = lod_box_distance_sq(v.lod_eye.xyz, item.center, item.half_extent);
+        float scale_sq = lod_scale_sq(transform_column(transform, 0), transform_column(transform, 1),
+            transform_column(transform, 2));
+        uint last = lod_state_level(lod_history[object], first);
+        uint level = lod_select(min(count, MAX_GPU_LOD_LEVELS), scale_sq, distance_sq, v.lod, last);
+        LodEntry entry = lod_entries[first + level];
+        item.record.index_count = entry.index_count;
+        item.record.first_index = entry.first_index;
+        item.record.vertex_offset = entry.vertex_offset;
+        item.record.mesh = entry.mesh;
+        item.level = level;
+        item.lod_state = lod_state_word(first, level);
+        item.batch = entry.batch;
+    }
+    return item;
+}
+
+// An empty slot (no indices) counts with the frustum's rejects: it is never drawn.
+uint cull_tests(uint view, CullView v, CullItem item) {
+    bool kept = item.record.index_count != 0u && view_keeps_box(v, item.center, item.half_extent);
+    return kept ? VERDICT_VISIBLE : VERDICT_FRUSTUM;
+}
+
+#if CULL_LATE
+// The corners are the CPU's stored box, centre minus and plus the half extents.
+int cull_occlusion(uint view, CullView v, CullItem item) {
+    return view_occlusion(v, item.center - item.half_extent, item.center + item.half_extent);
+}
+#endif
+
+// The object drawn whole, `firstInstance` its slot.
+DrawCommand object_command(uint object, ObjectRecord record) {
+    return DrawCommand(record.index_count, 1u, record.first_index, record.vertex_offset, object);
+}
+
+// Appends `item` (slot `object`) to list `list` (0 early, 1 late); true when it is the first
+// instance of its command (a command that draws something this frame).
+bool append_object(uint list, uint object, CullItem item) {
+    ObjectRecord record = item.record;
     uint first = list * constants.region;
     if (constants.batched != 0u) {
-        uint batch = object_batches[object];
+        uint batch = item.batch;
         if (batch >= constants.region) {
             return false;
         }

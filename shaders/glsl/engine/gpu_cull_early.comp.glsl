@@ -2,7 +2,8 @@
 // The camera's object cull, early phase (`gpu_cull.h`): the objects visible last frame that
 // are in this frame's frustum are appended to the early list of `draw_commands`; the depth
 // prepass draws them, the Hi-Z build reduces that depth and the late phase tests everything
-// against it.
+// against it. Each is drawn at the level the late phase will keep for it (the same rule on
+// the same inputs).
 #define CULL_LATE 0
 #include "gpu_cull.h"
 
@@ -12,11 +13,12 @@ void cull_judged(uint view, uint object, CullItem item, uint verdict) {
 
 void cull_keep(uint view, uint object, CullItem item, bool draw, bool bit) {
     if (draw) {
-        if (append_object(0u, object, item.record)) {
+        if (append_object(0u, object, item)) {
             atomicAdd(stats[STAT_EARLY_COMMANDS], 1u);
         }
         atomicAdd(stats[STAT_EARLY_DRAWN], 1u);
         atomicAdd(stats[STAT_TRIANGLES], item.record.index_count / 3u);
+        atomicAdd(stats[STAT_LOD_LEVEL0 + min(item.level, LOD_STAT_LEVELS - 1u)], 1u);
     }
 }
 

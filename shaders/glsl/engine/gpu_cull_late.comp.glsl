@@ -2,12 +2,20 @@
 // The camera's object cull, late phase (`gpu_cull.h`): every object is tested against this
 // frame's frustum, then against the pyramid built from the early phase's depth; its bit goes
 // to `visibility_bits` (next frame's history), and the objects visible now that the early
-// phase did not draw are appended to the late list of `draw_commands`.
+// phase did not draw are appended to the late list of `draw_commands`; each object the frustum
+// keeps leaves its chosen level as its slot's state (`object_lod_levels`).
 #define CULL_LATE 1
 #include "gpu_cull.h"
 
 layout(std430, set = 0, binding = CULL_KIND_BINDING) writeonly buffer VisibilityBits {
     uint visibility[];
+};
+// Every slot's level for next frame (`lod_table.h`): the level chosen where the frustum
+// keeps the object (the CPU's tracked frames re-pick only what is in view) or the view is
+// flagged CULL_LOD_EVERY_OBJECT (the CPU's full pass re-picked everything), else last
+// frame's.
+layout(std430, set = 0, binding = OBJECT_LIST_BINDING + 7) writeonly buffer LodLevels {
+    uint lod_levels[];
 };
 
 // This workgroup's 64 bits and counters, written to the buffers once.
@@ -15,6 +23,8 @@ shared uint words[2];
 shared uint counts[STAT_COUNT];
 
 void cull_judged(uint view, uint object, CullItem item, uint verdict) {
+    bool picked = verdict != VERDICT_FRUSTUM || (views[0].flags & CULL_LOD_EVERY_OBJECT) != 0u;
+    lod_levels[object] = picked && item.lod_state != 0u ? item.lod_state : lod_history[object];
     atomicAdd(counts[STAT_OBJECTS], 1u);
     if (verdict == VERDICT_FRUSTUM) {
         atomicAdd(counts[STAT_FRUSTUM_REJECTED], 1u);
@@ -29,11 +39,12 @@ void cull_keep(uint view, uint object, CullItem item, bool draw, bool bit) {
     }
     // Under cluster culling only objects from `draw_from` on are drawn whole here.
     if (draw && object >= constants.draw_from) {
-        if (append_object(1u, object, item.record)) {
+        if (append_object(1u, object, item)) {
             atomicAdd(counts[STAT_LATE_COMMANDS], 1u);
         }
         atomicAdd(counts[STAT_LATE_DRAWN], 1u);
         atomicAdd(counts[STAT_TRIANGLES], item.record.index_count / 3u);
+        atomicAdd(counts[STAT_LOD_LEVEL0 + min(item.level, LOD_STAT_LEVELS - 1u)], 1u);
     }
 }
 

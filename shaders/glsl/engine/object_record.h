@@ -4,7 +4,8 @@
 // holds the object's box in its own space as centre and half extents, `color` (RGBA8 packed
 // with red in the lowest byte), the mesh's draw arguments and its rig's slice of
 // `skin_palette` (`skin_first`, `skin_count`; a count of 0 draws the mesh rigid: skinning.h).
-// `reserved` is zero, free for later columns. An empty slot has
+// `reserved` names the LOD chain the camera's GPU cull chooses levels from (lod_table.h:
+// the chain's first entry, its level count; zero without one). An empty slot has
 // `index_count` 0: it is never drawn, counted visible or in the depth.
 // Host twins: renderer/src/scene/records.rs (`ObjectTransform`, `ObjectRecord`,
 // `world_box`). Included by the scene passes (`scene_common.h`), GPU culling (`gpu_cull.h`)

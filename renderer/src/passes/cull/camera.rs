@@ -27,9 +27,9 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::names::{DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES, OBJECT_BATCHES};
+use crate::names::{DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES, LOD_ENTRIES, OBJECT_BATCHES, OBJECT_LOD_LEVELS};
 use crate::passes::hiz::HIZ_DEPTH;
-use crate::scene::{lock_scene, FrameView, SharedScene, DRAW_COMMAND_BYTES};
+use crate::scene::{lock_scene, FrameView, SharedScene, DRAW_COMMAND_BYTES, LOD_INSTANCE_ROOM};
 use render_graph::{
     Binding, BindingKind, BufferDesc, BufferWrite, ExecuteContext, GpuDevice, PrepareContext, Registry, ShaderStage,
 };
@@ -47,8 +47,12 @@ pub const VISIBILITY_BITS: &str = "visibility_bits";
 /// zeroed by [`CullResetPass`], added to by both phases; see [`GpuCullStats`].
 pub const CULL_STATS: &str = "cull_stats";
 
-/// u32 counters in [`CULL_STATS`] (`STAT_COUNT` in `gpu_cull.h`).
-pub const CULL_STAT_WORDS: usize = 8;
+/// u32 counters in [`CULL_STATS`] (`STAT_COUNT` in `config.h`).
+pub const CULL_STAT_WORDS: usize = 12;
+
+/// Levels of the GPU's LOD histogram ([`GpuCullStats::lod_levels`], `LOD_STAT_LEVELS` in
+/// `config.h`).
+pub const LOD_STAT_LEVELS: usize = 4;
 
 /// What GPU culling counted in one frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -71,6 +75,10 @@ pub struct GpuCullStats {
     pub early_commands: u32,
     /// Commands of the late list that draw something (as [`GpuCullStats::early_commands`]).
     pub late_commands: u32,
+    /// Objects drawn (both phases) at each level of detail the cull chose, the last entry
+    /// counting that level and every coarser one; objects whose level the CPU chose (no
+    /// chain on the GPU, or no LOD view) count at level 0.
+    pub lod_levels: [u32; LOD_STAT_LEVELS],
     /// GPU milliseconds of the early cull, Hi-Z build and late cull passes (`None` where the
     /// device has no timestamps or the frame is not known finished).
     pub gpu_ms: [Option<f64>; 3],
@@ -95,6 +103,7 @@ impl GpuCullStats {
             triangles: word(5),
             early_commands: word(6),
             late_commands: word(7),
+            lod_levels: [word(8), word(9), word(10), word(11)],
             gpu_ms: [
                 gpu_ms(GpuCullPass::EARLY_NAME),
                 gpu_ms(crate::passes::HiZBuildPass::NAME),
@@ -140,7 +149,8 @@ pub fn visibility_bits_bytes(capacity: u32) -> u64 {
 impl CullResetPass {
     /// The reset of the object cull: creates `draw_commands` (two lists of room for
     /// `capacity` commands each), `draw_count` (two counts), `draw_instances` (two runs of
-    /// `capacity` slots) and [`CULL_STATS`], and zeroes the counts and the counters each frame
+    /// [`LOD_INSTANCE_ROOM`] places per slot: a batched object of a LOD chain holds a place in
+    /// every level's run) and [`CULL_STATS`], and zeroes the counts and the counters each frame
     /// (and, with `zero_commands`, every command, for draw modes that draw up to the maximum
     /// without the count: unused commands then draw nothing).
     pub fn objects(capacity: u32, zero_commands: bool) -> CullResetPass {
@@ -148,7 +158,7 @@ impl CullResetPass {
         let buffers = vec![
             (DRAW_COMMANDS, commands, zero_commands),
             (DRAW_COUNT, 8, true),
-            (DRAW_INSTANCES, 2 * u64::from(capacity.max(1)) * 4, false),
+            (DRAW_INSTANCES, 2 * u64::from(capacity.max(1)) * u64::from(LOD_INSTANCE_ROOM) * 4, false),
             (CULL_STATS, CULL_STAT_WORDS as u64 * 4, true),
         ];
         CullResetPass::new(CullResetPass::OBJECTS, buffers)
@@ -164,7 +174,8 @@ pub struct ObjectCull {
     /// Commands each list has room for (the late list starts there); `None`: the scene's
     /// capacity.
     list_room: Option<u32>,
-    /// Whether the lists may be batched (not when meshlet commands share them).
+    /// Whether the lists may be batched and the levels of detail chosen (not when meshlet
+    /// commands share the lists: the meshlets are the CPU's level's).
     may_batch: bool,
     /// Whether `draw_from` and `list_room` follow the scene's cluster tables at each
     /// compile ([`GpuCullPass::drawing_after_clusters`]).
@@ -181,6 +192,10 @@ pub struct ObjectCullHandles {
     stats: BufferWrite,
     batches: render_graph::BufferRead,
     instances: BufferWrite,
+    lod_entries: render_graph::BufferRead,
+    lod_history: render_graph::BufferRead,
+    /// The slots' levels for next frame (the late phase writes them).
+    lod_levels: Option<BufferWrite>,
 }
 
 /// The cull pass of one phase of the camera's objects (see the module docs).
@@ -249,10 +264,11 @@ impl CullKind for ObjectCull {
     }
 
     fn shader(&self, phase: CullPhase) -> (&'static [u32], &'static [BindingKind]) {
-        // The bits (late), the commands, counts, counters, batches and instances.
-        const OUTPUTS: [BindingKind; 6] = [BindingKind::StorageBuffer; 6];
+        // The bits (late), the commands, counts, counters, batches, instances, LOD entries,
+        // last frame's levels and (late) this frame's.
+        const OUTPUTS: [BindingKind; 9] = [BindingKind::StorageBuffer; 9];
         match phase {
-            CullPhase::Early => (shaders::GPU_CULL_EARLY_COMP.words(), &OUTPUTS[1..]),
+            CullPhase::Early => (shaders::GPU_CULL_EARLY_COMP.words(), &OUTPUTS[2..]),
             CullPhase::Late => (shaders::GPU_CULL_LATE_COMP.words(), &OUTPUTS),
         }
     }
@@ -279,7 +295,16 @@ impl CullKind for ObjectCull {
         let stats = registry.buffer(CULL_STATS);
         let batches = registry.buffer(OBJECT_BATCHES);
         let instances = registry.buffer(DRAW_INSTANCES);
+        let lod_entries = registry.buffer(LOD_ENTRIES);
+        let lod_history = registry.history_buffer(OBJECT_LOD_LEVELS);
+        let lod_levels = (phase == CullPhase::Late).then(|| {
+            let levels = registry.create_buffer(OBJECT_LOD_LEVELS, BufferDesc { size: u64::from(self.capacity) * 4 });
+            registry.write_storage_buffer(levels, COMPUTE)
+        });
         ObjectCullHandles {
+            lod_entries: registry.read_storage_buffer(lod_entries, COMPUTE),
+            lod_history: registry.read_storage_buffer(lod_history, COMPUTE),
+            lod_levels,
             bits,
             commands: registry.read_write_storage_buffer(commands, COMPUTE),
             count: registry.read_write_storage_buffer(count, COMPUTE),
@@ -302,15 +327,17 @@ impl CullKind for ObjectCull {
                 return None;
             }
         };
-        let (object_count, batched) = {
+        let (object_count, batched, lod, every_object) = {
             let mut scene = lock_scene(&self.scene);
-            let batched = self.may_batch && scene.batch_draws();
+            let batched = self.may_batch && scene.batches_fit();
             // The scene passes draw what this cull writes, whatever list the host set last.
             scene.set_gpu_list_instanced(batched);
-            (scene.object_count(), batched)
+            let lod = scene.lod_view().filter(|_| self.may_batch);
+            (scene.object_count(), batched, lod, scene.lod_every_object())
         };
         let settings = *lock_settings(&self.settings);
-        views.push(CullView::camera(view, context.output_extent(), settings.frustum, settings.occlusion));
+        let camera = CullView::camera(view, context.output_extent(), settings.frustum, settings.occlusion);
+        views.push(camera.with_lod(lod, every_object));
         Some(CullConstants {
             item_count: object_count.min(self.capacity),
             words_per_view: self.capacity.div_ceil(64) * 2,
@@ -330,6 +357,11 @@ impl CullKind for ObjectCull {
         bind(Binding::buffer(&handles.stats));
         bind(Binding::buffer(handles.batches));
         bind(Binding::buffer(&handles.instances));
+        bind(Binding::buffer(handles.lod_entries));
+        bind(Binding::buffer(handles.lod_history));
+        if let Some(levels) = &handles.lod_levels {
+            bind(Binding::buffer(levels));
+        }
     }
 
     fn dispatch(&self, _handles: &ObjectCullHandles, constants: &CullConstants, context: &mut ExecuteContext<'_>) {

@@ -18,7 +18,7 @@ mod view;
 
 pub use camera::{
     visibility_bits_bytes, GpuCullPass, GpuCullSettings, GpuCullStats, ObjectCull, ObjectCullHandles,
-    SharedCullSettings, CULL_GROUP, CULL_STATS, CULL_STAT_WORDS, VISIBILITY_BITS,
+    SharedCullSettings, CULL_GROUP, CULL_STATS, CULL_STAT_WORDS, LOD_STAT_LEVELS, VISIBILITY_BITS,
 };
 pub(crate) use cluster::lock_cluster_settings;
 pub use cluster::{
@@ -33,5 +33,6 @@ pub use shadow::{
 };
 pub use skeleton::{CullInputs, CullKind, CullPhase, CullResetPass, TwoPhaseCull};
 pub use view::{
-    CullConstants, CullView, CULL_CONE, CULL_FRUSTUM, CULL_OCCLUSION, CULL_TWO_PHASE, DEPTH_MARGIN, FOOTPRINT_MARGIN,
+    CullConstants, CullView, CULL_CONE, CULL_FRUSTUM, CULL_LOD, CULL_LOD_EVERY_OBJECT, CULL_OCCLUSION, CULL_TWO_PHASE,
+    DEPTH_MARGIN, FOOTPRINT_MARGIN,
 };

@@ -6,7 +6,7 @@ use std::mem::{offset_of, size_of};
 
 use culling::cluster::{view_eye, ClusterMargins, ClusterSettings};
 use culling::shadow::LightView;
-use culling::{Frustum, MAX_PLANES};
+use culling::{Frustum, LodErrorView, MAX_PLANES};
 use glam::Mat4;
 use render_graph::vk;
 
@@ -23,6 +23,13 @@ pub const CULL_CONE: u32 = 4;
 /// the view kept last frame, the late phase decides every item against the pyramid of that
 /// depth. Without it the early phase decides the view alone.
 pub const CULL_TWO_PHASE: u32 = 8;
+/// `flags` bit: the view chooses each object's level of detail from its chain (`CULL_LOD`;
+/// the camera's view when the Visibility stage published its [`LodErrorView`]).
+pub const CULL_LOD: u32 = 16;
+/// `flags` bit: the CPU re-picked every object's level this frame (its full pass), so the late
+/// cull keeps every object's chosen level as its state, not only those the frustum keeps
+/// (`CULL_LOD_EVERY_OBJECT`).
+pub const CULL_LOD_EVERY_OBJECT: u32 = 32;
 
 /// Relative raise of a box's nearest depth before the occlusion comparison, for the `f32`
 /// rounding of the projection (the CPU occlusion test's margin).
@@ -35,7 +42,7 @@ pub const FOOTPRINT_MARGIN: f32 = 1.0e-2;
 /// [`ShadowFrame`](crate::ShadowFrame) parameter), the camera for meshlets
 /// ([`CullView::cluster`]).
 ///
-/// GLSL twin: `CullView` in `shaders/glsl/engine/cull_inputs.h` (std430, 224 bytes; checked by
+/// GLSL twin: `CullView` in `shaders/glsl/engine/cull_inputs.h` (std430, 256 bytes; checked by
 /// `renderer/tests/shader_layouts.rs`). The planes are the Visibility stage's own
 /// ([`Frustum::from_view_projection`], or a light view's), so the GPU's frustum bits equal the
 /// CPU kernels' on the same boxes.
@@ -67,10 +74,16 @@ pub struct CullView {
     pub bounds_margin: f32,
     /// [`ClusterMargins::cone`] (meshlets only).
     pub cone_margin: f32,
+    /// The view's side of the level-of-detail rule (with [`CULL_LOD`]).
+    pub lod: LodErrorView,
+    /// The eye the rule measures from, the CPU's bits (`w` 0).
+    pub lod_eye: [f32; 4],
 }
 
 const _: () = {
-    assert!(size_of::<CullView>() == 224, "CullView must match its std430 twin in cull_inputs.h");
+    assert!(size_of::<CullView>() == 256, "CullView must match its std430 twin in cull_inputs.h");
+    assert!(offset_of!(CullView, lod) == 224);
+    assert!(offset_of!(CullView, lod_eye) == 240);
     assert!(offset_of!(CullView, planes) == 64);
     assert!(offset_of!(CullView, eye) == 160);
     assert!(offset_of!(CullView, pyramid) == 176);
@@ -137,6 +150,19 @@ impl CullView {
             cull_view.flags |= CULL_TWO_PHASE;
         }
         cull_view
+    }
+
+    /// This view choosing each object's level of detail by the rule `lod` from `eye` (the
+    /// Visibility stage's view and eye, their exact bits, so the GPU picks the CPU's levels);
+    /// `None` leaves every record's own level drawn. `every_object`: keep every object's level
+    /// as its state ([`CULL_LOD_EVERY_OBJECT`]), else only those the frustum keeps.
+    pub fn with_lod(mut self, lod: Option<(LodErrorView, glam::Vec3)>, every_object: bool) -> CullView {
+        if let Some((lod, eye)) = lod {
+            self.lod = lod;
+            self.lod_eye = eye.extend(0.0).to_array();
+            self.flags |= CULL_LOD | (u32::from(every_object) * CULL_LOD_EVERY_OBJECT);
+        }
+        self
     }
 
     /// The camera's view for the meshlet cull: as [`CullView::camera`] with `settings`' tests,

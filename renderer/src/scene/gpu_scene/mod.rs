@@ -31,8 +31,8 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::names::{
-    MATERIALS, MATERIAL_TEXTURES, MATERIAL_TEXTURES_OUTGROWN, MESH_INDICES, MESH_SKIN, MESH_UVS, MESH_VERTICES,
-    OBJECT_BATCHES, OBJECT_RECORDS, OBJECT_TRANSFORMS, SKIN_PALETTE,
+    LOD_ENTRIES, MATERIALS, MATERIAL_TEXTURES, MATERIAL_TEXTURES_OUTGROWN, MESH_INDICES, MESH_SKIN, MESH_UVS,
+    MESH_VERTICES, OBJECT_BATCHES, OBJECT_RECORDS, OBJECT_TRANSFORMS, SKIN_PALETTE,
 };
 use crate::scene::{Batching, MaterialBuffers, MeshBuffers, TEXTURE_LAYOUT};
 use crate::scene::{DrawCommand, ObjectRecord, ObjectTransform, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES};
@@ -45,6 +45,7 @@ use render_graph::{GraphError, Result};
 mod clusters;
 mod draws;
 mod growth;
+mod lod_table;
 mod marks;
 mod material_changes;
 mod mesh_changes;
@@ -63,6 +64,8 @@ use draws::DrawSource;
 pub(crate) use growth::RecordedCopy;
 pub use growth::{set_scene_memory_limit, SceneGrowthError};
 use growth::{GrowthCopy, Retired};
+use lod_table::LodTable;
+pub use lod_table::{LodEntry, LOD_ENTRIES_BYTES, LOD_INSTANCE_ROOM, MAX_GPU_LOD_LEVELS, MAX_LOD_CHAINS};
 use marks::SlotBits;
 pub use marks::UploadReport;
 use material_changes::MaterialTable;
@@ -152,6 +155,13 @@ pub struct GpuScene {
     batching: Batching,
     /// The cluster tables, once a cluster-culled frame asked for them (`clusters.rs`).
     clusters: Option<SceneClusters>,
+    /// The LOD chains the GPU cull chooses levels from (`lod_table.rs`) and their buffer.
+    lod: LodTable,
+    lod_buffer: Arc<GpuBuffer>,
+    /// The camera's side of the level-of-detail rule and its eye, as the Visibility stage
+    /// used them this frame (`None`: the GPU draws each record's own level).
+    lod_view: Option<(culling::LodErrorView, glam::Vec3)>,
+    lod_every_object: bool,
 }
 
 fn out_of_range(reason: &'static str) -> GraphError {
@@ -189,6 +199,7 @@ impl GpuScene {
             transform_buffer: buffer(OBJECT_TRANSFORMS, OBJECT_TRANSFORM_BYTES)?,
             record_buffer: buffer(OBJECT_RECORDS, OBJECT_RECORD_BYTES)?,
             batch_buffer: buffer(OBJECT_BATCHES, growth::BATCH_ID_BYTES)?,
+            lod_buffer: growth::object_buffer(device, LOD_ENTRIES, 1, LOD_ENTRIES_BYTES)?,
             count: 0,
             transforms: vec![ObjectTransform::IDENTITY; capacity as usize],
             records: vec![ObjectRecord::EMPTY; capacity as usize],
@@ -204,6 +215,9 @@ impl GpuScene {
             last_upload: UploadReport::default(),
             batching: Batching::default(),
             clusters: None,
+            lod: LodTable::default(),
+            lod_view: None,
+            lod_every_object: true,
         })
     }
 
@@ -213,9 +227,9 @@ impl GpuScene {
     }
 
     /// Makes the scene's buffers available to `graph` as `object_transforms`,
-    /// `object_records`, `object_batches`, `mesh_vertices`, `mesh_indices`, `mesh_uvs`,
-    /// `mesh_skin`, `skin_palette`, `materials`, the image array `material_textures`, and
-    /// the cluster tables once kept ([`GpuScene::track_clusters`]).
+    /// `object_records`, `object_batches`, `lod_entries`, `mesh_vertices`, `mesh_indices`,
+    /// `mesh_uvs`, `mesh_skin`, `skin_palette`, `materials`, the image array
+    /// `material_textures`, and the cluster tables once kept ([`GpuScene::track_clusters`]).
     pub fn import_into(&self, graph: &mut RenderGraph) {
         graph.import_buffer(MESH_UVS, Arc::clone(&self.material_buffers.uvs));
         graph.import_buffer(MATERIALS, Arc::clone(&self.material_buffers.materials));
@@ -232,6 +246,7 @@ impl GpuScene {
         graph.import_buffer(OBJECT_TRANSFORMS, Arc::clone(&self.transform_buffer));
         graph.import_buffer(OBJECT_RECORDS, Arc::clone(&self.record_buffer));
         graph.import_buffer(OBJECT_BATCHES, Arc::clone(&self.batch_buffer));
+        graph.import_buffer(LOD_ENTRIES, Arc::clone(&self.lod_buffer));
         graph.import_buffer(MESH_VERTICES, Arc::clone(&self.mesh_buffers.vertices));
         graph.import_buffer(MESH_INDICES, Arc::clone(&self.mesh_buffers.indices));
         graph.import_buffer(MESH_SKIN, Arc::clone(&self.mesh_buffers.skin));
@@ -371,6 +386,7 @@ impl GpuScene {
             }
             self.record_dirty.mark(index);
             self.batching.table.set(index, &record);
+            self.note_lod_chain(index, &record);
             if record.index_count > 0 && self.material_blends(record.material) {
                 self.blended.mark(index);
             } else {
@@ -399,6 +415,7 @@ impl GpuScene {
                 self.transforms[slot as usize] = ObjectTransform::IDENTITY;
                 self.records[slot as usize] = ObjectRecord::EMPTY;
                 self.batching.table.set(slot, &ObjectRecord::EMPTY);
+                self.note_lod_chain(slot, &ObjectRecord::EMPTY);
             }
             self.transform_dirty.clear_range(count, self.count);
             self.record_dirty.clear_range(count, self.count);

@@ -1,0 +1,317 @@
+//! The LOD chains the camera's GPU cull chooses levels from: the scene's `lod_entries` table
+//! (GLSL twin: `lod_table.h`) and each slot's membership.
+//!
+//! A *chain* is the meshes of an entity's `ecs::Lod`, finest first, with each level's
+//! simplification error, drawn with one material. Each distinct chain takes
+//! [`MAX_GPU_LOD_LEVELS`] [`LodEntry`]s, from a first entry that a record naming it holds in
+//! `reserved[0]` (its level count in `reserved[1]`; 0: no chain, the record's own range is
+//! drawn). An entry holds the level's draw arguments *as drawn*: a level added while frames
+//! run and not on the GPU yet draws the stand-in [`GpuScene::drawn_mesh`] names (a coarser
+//! resident level, or the mesh's box), as the CPU path's records do, so both draw the same
+//! range for the same level; a level with nothing on the GPU draws nothing.
+//!
+//! **Batches.** The GPU may choose any level of a chain, so every object of a chain holds a
+//! place in the batch of each of its levels ([`BatchTable::hold`](crate::BatchTable)): each
+//! level's run has room for all the chain's objects, and the entry names the level's batch.
+//! The instance list has room for [`LOD_INSTANCE_ROOM`] places per slot (the record's own
+//! place and one per level).
+//!
+//! Chains longer than [`MAX_GPU_LOD_LEVELS`], and chains past the table's
+//! [`MAX_LOD_CHAINS`], are not given to the GPU: their objects draw the level the CPU chose.
+
+use std::collections::HashMap;
+use std::mem::{offset_of, size_of};
+
+use super::GpuScene;
+use crate::scene::{BatchKey, ObjectRecord};
+
+/// Levels of a chain the GPU chooses from at most (`MAX_GPU_LOD_LEVELS` in `config.h`).
+pub const MAX_GPU_LOD_LEVELS: u32 = 8;
+
+/// Chains the scene's table holds at most.
+pub const MAX_LOD_CHAINS: u32 = 1024;
+
+/// Places per slot the instance list `draw_instances` has in each list: the record's own
+/// batch and one per level of its chain.
+pub const LOD_INSTANCE_ROOM: u32 = MAX_GPU_LOD_LEVELS + 1;
+
+/// One level of a chain as the GPU cull reads it (GLSL twin: `LodEntry` of `lod_table.h`,
+/// std430, 32 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LodEntry {
+    /// Indices of the level as drawn (0: nothing on the GPU to draw).
+    pub index_count: u32,
+    /// First index of the level as drawn.
+    pub first_index: u32,
+    /// Vertex offset of the level as drawn.
+    pub vertex_offset: i32,
+    /// The level's simplification error, mesh units.
+    pub error: f32,
+    /// The batch of (the drawn mesh, the material) its objects join when batched.
+    pub batch: u32,
+    /// The mesh drawn.
+    pub mesh: u32,
+    /// std430 padding.
+    pub padding: [u32; 2],
+}
+
+const _: () = {
+    assert!(size_of::<LodEntry>() == 32, "LodEntry must match its std430 twin in lod_table.h");
+    assert!(offset_of!(LodEntry, error) == 12);
+    assert!(offset_of!(LodEntry, batch) == 16);
+};
+
+/// Bytes of the scene's `lod_entries` buffer.
+pub const LOD_ENTRIES_BYTES: u64 = (MAX_LOD_CHAINS * MAX_GPU_LOD_LEVELS) as u64 * size_of::<LodEntry>() as u64;
+
+/// What names a chain: its level meshes and their errors' bits, and the material.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct ChainKey {
+    meshes: [u32; MAX_GPU_LOD_LEVELS as usize],
+    errors: [u32; MAX_GPU_LOD_LEVELS as usize],
+    levels: u32,
+    material: u32,
+}
+
+/// One chain: its key, the objects naming it and the batch each level's place is held in.
+#[derive(Clone, Copy, Debug)]
+struct Chain {
+    key: ChainKey,
+    members: u32,
+    held: [Option<(BatchKey, u32)>; MAX_GPU_LOD_LEVELS as usize],
+}
+
+/// The scene's chains (see the module docs).
+#[derive(Debug, Default)]
+pub(crate) struct LodTable {
+    ids: HashMap<ChainKey, u32>,
+    chains: Vec<Chain>,
+    /// `MAX_GPU_LOD_LEVELS` per chain, in chain order.
+    entries: Vec<LodEntry>,
+    /// By slot: the chain its record names (`u32::MAX`: none).
+    slot_chain: Vec<u32>,
+    /// The entries changed since the last upload.
+    dirty: bool,
+}
+
+const NO_CHAIN: u32 = u32::MAX;
+
+impl LodTable {
+    /// The entries, `MAX_GPU_LOD_LEVELS` per chain.
+    pub(crate) fn entries(&self) -> &[LodEntry] {
+        &self.entries
+    }
+
+    /// Whether the entries changed since [`LodTable::take_dirty`] last said so.
+    pub(crate) fn take_dirty(&mut self) -> bool {
+        std::mem::take(&mut self.dirty)
+    }
+
+    /// Marks the entries for upload again (an upload that failed, a new buffer).
+    pub(crate) fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    /// Chains in the table.
+    pub(crate) fn len(&self) -> usize {
+        self.chains.len()
+    }
+}
+
+/// The chain a record names, from its columns.
+fn chain_of(record: &ObjectRecord) -> u32 {
+    if record.reserved[1] == 0 || record.index_count == 0 {
+        NO_CHAIN
+    } else {
+        record.reserved[0] / MAX_GPU_LOD_LEVELS
+    }
+}
+
+impl GpuScene {
+    /// The record columns (`reserved`: first entry, level count) of the chain of `meshes`
+    /// (finest first) with simplification errors `errors`, drawn with `material`, adding the
+    /// chain to the table when new; `None` when the GPU does not choose its levels (one
+    /// level, more than [`MAX_GPU_LOD_LEVELS`], lengths that differ, or a full table).
+    pub fn lod_chain_columns(&mut self, meshes: &[u32], errors: &[f32], material: u32) -> Option<[u32; 2]> {
+        let levels = meshes.len();
+        if levels < 2 || levels > MAX_GPU_LOD_LEVELS as usize || errors.len() != levels {
+            return None;
+        }
+        let mut key = ChainKey {
+            meshes: [0; MAX_GPU_LOD_LEVELS as usize],
+            errors: [0; MAX_GPU_LOD_LEVELS as usize],
+            levels: levels as u32,
+            material,
+        };
+        key.meshes[..levels].copy_from_slice(meshes);
+        for (bits, error) in key.errors.iter_mut().zip(errors) {
+            *bits = error.to_bits();
+        }
+        let id = match self.lod.ids.get(&key) {
+            Some(&id) => id,
+            None => {
+                let id = self.lod.chains.len() as u32;
+                if id >= MAX_LOD_CHAINS {
+                    return None;
+                }
+                self.lod.chains.push(Chain { key, members: 0, held: [None; MAX_GPU_LOD_LEVELS as usize] });
+                self.lod.entries.resize(self.lod.entries.len() + MAX_GPU_LOD_LEVELS as usize, LodEntry::default());
+                self.lod.ids.insert(key, id);
+                self.refresh_chain(id);
+                id
+            }
+        };
+        Some([id * MAX_GPU_LOD_LEVELS, levels as u32])
+    }
+
+    /// Slot `slot`'s record became `record`: it leaves its old chain and joins the one the
+    /// record names (each chain's objects hold a place in every level's batch).
+    pub(super) fn note_lod_chain(&mut self, slot: u32, record: &ObjectRecord) {
+        let index = slot as usize;
+        if index >= self.lod.slot_chain.len() {
+            if chain_of(record) == NO_CHAIN {
+                return;
+            }
+            self.lod.slot_chain.resize(index + 1, NO_CHAIN);
+        }
+        let (old, new) = (self.lod.slot_chain[index], chain_of(record));
+        if old == new {
+            return;
+        }
+        self.lod.slot_chain[index] = new;
+        if old != NO_CHAIN {
+            self.move_members(old, -1);
+        }
+        if new != NO_CHAIN && (new as usize) < self.lod.chains.len() {
+            self.move_members(new, 1);
+        }
+    }
+
+    /// Adds one member to chain `id` (`step` 1) or takes one away (-1), holding or releasing
+    /// its place in each level's batch.
+    fn move_members(&mut self, id: u32, step: i32) {
+        let chain = &mut self.lod.chains[id as usize];
+        chain.members = chain.members.saturating_add_signed(step);
+        let chain = *chain;
+        for level in 0..chain.key.levels as usize {
+            let Some((key, batch)) = chain.held[level] else { continue };
+            if step > 0 {
+                let held = self.batching.table.hold(key, 1);
+                let entry = &mut self.lod.entries[(id * MAX_GPU_LOD_LEVELS) as usize + level];
+                if held != batch || entry.batch != held {
+                    entry.batch = held;
+                    self.lod.dirty = true;
+                }
+                self.lod.chains[id as usize].held[level] = Some((key, held));
+            } else {
+                self.batching.table.release(batch, 1);
+            }
+        }
+    }
+
+    /// Writes chain `id`'s entries from what the GPU holds of each level now, moving its
+    /// members' places to the batches of levels whose drawn mesh changed.
+    fn refresh_chain(&mut self, id: u32) {
+        let chain = self.lod.chains[id as usize];
+        for level in 0..chain.key.levels as usize {
+            let mesh = chain.key.meshes[level];
+            let drawn = self.drawn_mesh(mesh);
+            let record = drawn.and_then(|drawn| self.record_for(drawn, [0.0; 3], [0.0; 3], 0, chain.key.material).ok());
+            let batch_key = record.as_ref().and_then(BatchKey::of);
+            let held = chain.held[level];
+            let mut batch = crate::scene::NO_BATCH;
+            if held.map(|(key, _)| key) != batch_key || held.is_none() {
+                if let Some((_, old)) = held {
+                    self.batching.table.release(old, chain.members);
+                }
+                let now = batch_key.map(|key| {
+                    let id = if chain.members > 0 { self.batching.table.hold(key, chain.members) } else { NO_HELD };
+                    (key, id)
+                });
+                self.lod.chains[id as usize].held[level] = now;
+                batch = now.map_or(crate::scene::NO_BATCH, |(_, id)| id);
+            } else if let Some((_, id)) = held {
+                batch = id;
+            }
+            let record = record.unwrap_or(ObjectRecord::EMPTY);
+            let entry = LodEntry {
+                index_count: if batch_key.is_some() { record.index_count } else { 0 },
+                first_index: record.first_index,
+                vertex_offset: record.vertex_offset,
+                error: f32::from_bits(chain.key.errors[level]),
+                batch,
+                mesh: record.mesh,
+                padding: [0; 2],
+            };
+            let stored = &mut self.lod.entries[(id * MAX_GPU_LOD_LEVELS) as usize + level];
+            if *stored != entry {
+                *stored = entry;
+                self.lod.dirty = true;
+            }
+        }
+    }
+
+    /// Writes every chain's entries again (a level of a mesh arrived or left the GPU, a mesh
+    /// or a material was replaced).
+    pub(crate) fn refresh_lod_chains(&mut self) {
+        for id in 0..self.lod.chains.len() as u32 {
+            self.refresh_chain(id);
+        }
+    }
+
+    /// The chains' entries, [`MAX_GPU_LOD_LEVELS`] per chain, as the next upload writes them.
+    pub fn lod_entries(&self) -> &[LodEntry] {
+        self.lod.entries()
+    }
+}
+
+/// The batch of a level whose chain has no member yet: taken with its first member.
+const NO_HELD: u32 = crate::scene::NO_BATCH;
+
+impl GpuScene {
+    /// Sets the camera's side of the level-of-detail rule and its eye, as the Visibility stage
+    /// used them this frame (their exact bits): the GPU cull then chooses the level of every
+    /// object whose record names a chain. `None`: every record's own level is drawn.
+    /// `every_object`: the CPU re-picked every object's level this frame (a full pass), so the
+    /// GPU keeps every object's level as its state; else only those the frustum keeps (a
+    /// tracked frame re-picks what is in view).
+    pub fn set_lod_view(&mut self, view: Option<(culling::LodErrorView, glam::Vec3)>, every_object: bool) {
+        self.lod_view = view;
+        self.lod_every_object = every_object;
+    }
+
+    /// Whether this frame's CPU pass re-picked every object's level (see
+    /// [`GpuScene::set_lod_view`]).
+    pub fn lod_every_object(&self) -> bool {
+        self.lod_every_object
+    }
+
+    /// The view [`GpuScene::set_lod_view`] set.
+    pub fn lod_view(&self) -> Option<(culling::LodErrorView, glam::Vec3)> {
+        self.lod_view
+    }
+
+    /// Whether a GPU-culled frame batches its lists: batching is on and the batches fit the
+    /// lists' room (the scene's capacity). Levels of detail add batches; a scene of more
+    /// batches than slots draws one command per object instead, the same image.
+    pub fn batches_fit(&self) -> bool {
+        self.batch_draws() && self.batches().len() <= self.capacity
+    }
+
+    /// The chains' entries for the upload when they changed since the last one (`None`
+    /// otherwise); an upload that fails gives them back with [`GpuScene::lod_upload_failed`].
+    pub(crate) fn lod_entries_to_upload(&mut self) -> Option<&[LodEntry]> {
+        self.lod.take_dirty().then(|| self.lod.entries())
+    }
+
+    /// The upload of the chains' entries failed: the next frame tries again.
+    pub(crate) fn lod_upload_failed(&mut self) {
+        self.lod.mark_dirty();
+    }
+
+    /// Chains the GPU chooses levels for.
+    pub fn lod_chain_count(&self) -> usize {
+        self.lod.len()
+    }
+}
