@@ -13,9 +13,10 @@
 //! and weights; the weights are renormalized at import so they sum to 1.
 
 use ecs::Aabb;
-use glam::{Affine3A, BVec3A, BVec4A, Mat4, Vec3, Vec3A, Vec4};
+use glam::{Affine3A, BVec3A, Mat4, Vec3, Vec3A};
 
-use crate::wide::{WideAffine, LANES};
+use crate::lanes::Lanes;
+use crate::wide::WideAffine;
 
 /// Normalizes four skinning weights in place so they are non-negative and sum to 1; returns
 /// `false` (leaving full weight on the first influence) when they sum to 0 or are not finite.
@@ -129,36 +130,38 @@ impl JointBoxes {
         })
     }
 
-    /// [`JointBoxes::posed`] for four rigs at once, one per lane of `skins` (each joint's skin
+    /// [`JointBoxes::posed`] for `N` rigs at once, one per lane of `skins` (each joint's skin
     /// matrices, [`crate::wide`]): per lane the same box, bit for bit, as `posed` gives for
     /// that lane's matrices (the same terms in the same order).
     ///
     /// # Panics
     /// When `skins` is shorter than [`JointBoxes::joints_needed`].
-    #[inline]
-    pub(crate) fn posed_lanes(&self, skins: &[WideAffine]) -> [Aabb; LANES] {
+    #[inline(always)]
+    pub(crate) fn posed_lanes<L: Lanes<N>, const N: usize>(&self, skins: &[WideAffine<L>]) -> [Aabb; N] {
         if self.boxes.is_empty() {
-            return [self.bind; LANES];
+            return [self.bind; N];
         }
-        let mut min = [Vec4::splat(f32::INFINITY); 3];
-        let mut max = [Vec4::splat(f32::NEG_INFINITY); 3];
-        let mut nan = BVec4A::splat(false);
+        let mut min = [L::splat(f32::INFINITY); 3];
+        let mut max = [L::splat(f32::NEG_INFINITY); 3];
+        let mut nan = L::mask_splat(false);
         for &(joint, center, half) in &self.boxes {
             let [x_axis, y_axis, z_axis, translation] = &skins[usize::from(joint)].cols;
+            let (cx, cy, cz) = (L::splat(center.x), L::splat(center.y), L::splat(center.z));
+            let (hx, hy, hz) = (L::splat(half.x), L::splat(half.y), L::splat(half.z));
             for row in 0..3 {
-                let moved = x_axis[row] * center.x + y_axis[row] * center.y + z_axis[row] * center.z + translation[row];
-                let extent = x_axis[row].abs() * half.x + y_axis[row].abs() * half.y + z_axis[row].abs() * half.z;
-                nan |= moved.is_nan_mask() | extent.is_nan_mask();
+                let moved = x_axis[row] * cx + y_axis[row] * cy + z_axis[row] * cz + translation[row];
+                let extent = x_axis[row].abs() * hx + y_axis[row].abs() * hy + z_axis[row].abs() * hz;
+                nan = nan | moved.is_nan() | extent.is_nan();
                 min[row] = min[row].min(moved - extent);
                 max[row] = max[row].max(moved + extent);
             }
         }
-        let nan = nan.bitmask();
-        [0, 1, 2, 3].map(|lane| {
+        let nan = L::bitmask(nan);
+        std::array::from_fn(|lane| {
             if nan & (1 << lane) != 0 {
                 return Aabb::new(Vec3::NAN, Vec3::NAN);
             }
-            let corner = |rows: &[Vec4; 3]| Vec3::new(rows[0][lane], rows[1][lane], rows[2][lane]);
+            let corner = |rows: &[L; 3]| Vec3::new(rows[0].lane(lane), rows[1].lane(lane), rows[2].lane(lane));
             Aabb::new(corner(&min), corner(&max))
         })
     }

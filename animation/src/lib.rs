@@ -18,6 +18,7 @@ mod bounds;
 mod clip;
 mod components;
 mod error;
+mod lanes;
 mod packed;
 mod palette;
 mod pose;

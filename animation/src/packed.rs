@@ -3,10 +3,11 @@
 //! over two contiguous runs of values instead of one key search and three sampler dispatches
 //! per joint.
 
-use glam::{Quat, Vec3, Vec4};
+use glam::{Quat, Vec3};
 
+use crate::lanes::Lanes;
 use crate::track::KeySpan;
-use crate::wide::{fast_slerp_lanes, gather_quats, gather_vec3s, splat_rest, WideSpan, LANES};
+use crate::wide::{fast_slerp_lanes, gather_quats, gather_vec3s, splat_rest, WideSpan};
 use crate::{Interpolation, JointPose, JointTracks, Track, TrackValue};
 
 /// One property of every joint that animates it, key-major: key `k` of the `n`-th joint in
@@ -110,20 +111,20 @@ impl PackedTracks {
     /// Every lane's translation, rotation and scale of `joint` at its span (lanes: one rig
     /// each, see [`crate::wide`]); a property no track animates keeps `rest`.
     #[inline(always)]
-    pub(crate) fn sample_wide(
+    pub(crate) fn sample_wide<L: Lanes<N>, const N: usize>(
         &self,
         joint: usize,
-        span: &WideSpan,
+        span: &WideSpan<L, N>,
         rest: &JointPose,
-    ) -> ([Vec4; 3], [Vec4; 4], [Vec4; 3]) {
+    ) -> ([L; 3], [L; 4], [L; 3]) {
         let (mut translation, mut rotation, mut scale) = splat_rest(rest);
         let Some(&[t, r, s]) = self.slots.get(joint) else {
             return (translation, rotation, scale);
         };
         if r != NOT_ANIMATED {
             let width = self.rotations.joints.len();
-            let start = gather_quats(&self.rotations.values, lane_offsets(width, r, span.start));
-            let end = gather_quats(&self.rotations.values, lane_offsets(width, r, span.next));
+            let start = gather_quats::<L, N>(&self.rotations.values, lane_offsets(width, r, span.start));
+            let end = gather_quats::<L, N>(&self.rotations.values, lane_offsets(width, r, span.next));
             rotation = fast_slerp_lanes(start, end, span.weight);
         }
         if t != NOT_ANIMATED {
@@ -138,19 +139,23 @@ impl PackedTracks {
 
 /// Each lane's index of `slot` at its key in a key-major column `width` values wide.
 #[inline(always)]
-fn lane_offsets(width: usize, slot: u32, keys: [usize; LANES]) -> [usize; LANES] {
+fn lane_offsets<const N: usize>(width: usize, slot: u32, keys: [usize; N]) -> [usize; N] {
     let slot = slot as usize;
-    [keys[0] * width + slot, keys[1] * width + slot, keys[2] * width + slot, keys[3] * width + slot]
+    let mut offsets = keys;
+    for offset in &mut offsets {
+        *offset = *offset * width + slot;
+    }
+    offsets
 }
 
 /// Every lane's value of `slot` in a three-component column, lerped across its span (glam's
 /// `lerp` terms, lane by lane).
 #[inline(always)]
-fn lerp_wide(column: &Column<Vec3>, slot: u32, span: &WideSpan) -> [Vec4; 3] {
+fn lerp_wide<L: Lanes<N>, const N: usize>(column: &Column<Vec3>, slot: u32, span: &WideSpan<L, N>) -> [L; 3] {
     let width = column.joints.len();
-    let start = gather_vec3s(&column.values, lane_offsets(width, slot, span.start));
-    let end = gather_vec3s(&column.values, lane_offsets(width, slot, span.next));
-    let keep = Vec4::ONE - span.weight;
+    let start = gather_vec3s::<L, N>(&column.values, lane_offsets(width, slot, span.start));
+    let end = gather_vec3s::<L, N>(&column.values, lane_offsets(width, slot, span.next));
+    let keep = L::splat(1.0) - span.weight;
     [
         start[0] * keep + end[0] * span.weight,
         start[1] * keep + end[1] * span.weight,

@@ -27,7 +27,7 @@ pub struct Skeleton {
     /// posing multiplies by.
     inverse_bind_affines: Vec<Affine3A>,
     /// The inverse binds in every lane, what the four-rig posing multiplies by.
-    inverse_bind_lanes: Vec<WideAffine>,
+    inverse_bind_lanes: Vec<WideAffine<glam::Vec4>>,
     root_bases: Vec<Affine3A>,
     fingerprint: u64,
 }
@@ -137,7 +137,7 @@ impl Skeleton {
 
     /// Joint `joint`'s inverse bind matrix in every lane.
     #[inline]
-    pub(crate) fn inverse_bind_lanes(&self, joint: usize) -> &WideAffine {
+    pub(crate) fn inverse_bind_lanes(&self, joint: usize) -> &WideAffine<glam::Vec4> {
         &self.inverse_bind_lanes[joint]
     }
 

@@ -18,7 +18,7 @@ use runtime::{Columns, ResMut, System};
 
 use crate::palette::PaletteCells;
 use crate::posing::{keep_or_bind, GroupKey};
-use crate::wide::{pose_wide, WideRig, WideScratch, LANES};
+use crate::wide::{pose_wide, LaneWidth, WideRig, WideScratch, MAX_LANES};
 use crate::{pose_rig, AnimationPlayer, PoseOutcome, PoseScratch, PoseWhenSeen, Skin, SkinPalette, SkinnedMesh};
 
 /// The animation system's name, for `before`/`after` constraints.
@@ -177,7 +177,7 @@ struct Rigs<'a> {
 
 impl Rigs<'_> {
     /// Poses every rig into `poses` (one per row), in parallel. In each job, rigs of one
-    /// skeleton playing one packed clip without a crossfade pose four at a time
+    /// skeleton playing one packed clip without a crossfade pose four or eight at a time (the widest the CPU runs)
     /// ([`pose_wide`]); the others one by one ([`pose_rig`]). Which rigs share a group does
     /// not change a rig's result (the lanes never mix), so the palette is the same on any
     /// number of threads.
@@ -196,9 +196,10 @@ impl Rigs<'_> {
                     }
                 }
                 grouped.sort_unstable();
+                let width = LaneWidth::detect();
                 for run in grouped.chunk_by(|one, other| one.0 == other.0) {
-                    for group in run.chunks(LANES) {
-                        bad += self.pose_group(group, first, chunk, &mut scratch.wide);
+                    for group in run.chunks(width.lanes()) {
+                        bad += self.pose_group(width, group, first, chunk, &mut scratch.wide);
                     }
                 }
                 scratch.grouped = grouped;
@@ -231,10 +232,11 @@ impl Rigs<'_> {
         usize::from(outcome == PoseOutcome::NonFinite)
     }
 
-    /// Poses the rows of `group` (one to four of one key) together into `chunk` (rows from
+    /// Poses the rows of `group` (one to eight of one key) together into `chunk` (rows from
     /// `first`); returns how many fell back to their bind pose.
     fn pose_group(
         &self,
+        width: LaneWidth,
         group: &[(GroupKey, usize)],
         first: usize,
         chunk: &mut [SkinnedPose],
@@ -242,7 +244,7 @@ impl Rigs<'_> {
     ) -> usize {
         let lead = group[0].1;
         let (skeleton, clip) = (&self.skins[lead].skeleton, &self.players.expect("grouped rigs play")[lead].clip);
-        let mut rigs: [Option<WideRig<'_>>; LANES] = [0, 1, 2, 3].map(|lane| {
+        let mut rigs: [Option<WideRig<'_>>; MAX_LANES] = std::array::from_fn(|lane| {
             let &(_, row) = group.get(lane)?;
             let skin = &self.skins[row];
             let time = self.players.expect("grouped rigs play")[row].time;
@@ -251,7 +253,7 @@ impl Rigs<'_> {
             Some(WideRig { time, palette })
         });
         let boxes = &self.meshes[lead].joint_boxes;
-        let posed = pose_wide(skeleton, clip, boxes, &mut rigs, scratch);
+        let posed = pose_wide(width, skeleton, clip, boxes, &mut rigs, scratch);
         let mut bad = 0;
         for ((rig, &(_, row)), bounds) in rigs.iter_mut().zip(group).zip(posed) {
             let palette = &mut rig.as_mut().expect("a lane per row of the group").palette;

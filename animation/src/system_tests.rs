@@ -8,6 +8,7 @@ use glam::{Mat4, Quat, Vec3};
 use runtime::App;
 
 use super::chain_skeleton;
+use crate::wide::{pose_wide, LaneWidth, WideRig, WideScratch, MAX_LANES};
 use crate::*;
 
 /// A swinging clip for a chain: every joint rotates about Z over one second.
@@ -111,12 +112,12 @@ fn rigs_posed_in_groups_match_rigs_posed_alone() {
     let skeleton = Arc::new(chain_skeleton("chain", 8));
     let clips = [full_clip(&skeleton, 0.0), full_clip(&skeleton, 1.3)];
     let boxes = chain_boxes(8);
-    // Seven rigs on one clip and three on the other (groups of four, with lanes left over),
-    // and the last crossfading (posed alone).
-    for rig in 0..10 {
-        let mut player = AnimationPlayer::new(clips[usize::from(rig >= 7)].clone(), &skeleton).unwrap();
+    // Eleven rigs on one clip and nine on the other (groups of four or eight, with lanes left
+    // over), and the last crossfading (posed alone).
+    for rig in 0..20 {
+        let mut player = AnimationPlayer::new(clips[usize::from(rig >= 11)].clone(), &skeleton).unwrap();
         player.time = rig as f32 * 0.09;
-        if rig == 9 {
+        if rig == 19 {
             player.crossfade_to(clips[0].clone(), &skeleton, 10.0).unwrap();
         }
         let pose = SkinnedPose::from_skin_box(boxes.bind_bounds());
@@ -142,7 +143,53 @@ fn rigs_posed_in_groups_match_rigs_posed_alone() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 10);
+    assert_eq!(checked, 20);
+}
+
+/// Poses `rigs` rigs playing `clip` at staggered times in groups of `width`, returning each
+/// rig's palette and posed box.
+fn pose_in_groups(
+    width: LaneWidth,
+    skeleton: &Skeleton,
+    clip: &AnimationClip,
+    rigs: usize,
+) -> Vec<(Vec<Mat4>, Option<ecs::Aabb>)> {
+    let boxes = chain_boxes(skeleton.joint_count());
+    let mut scratch = WideScratch::default();
+    let mut posed: Vec<(Vec<Mat4>, Option<ecs::Aabb>)> =
+        (0..rigs).map(|_| (vec![Mat4::IDENTITY; skeleton.joint_count()], None)).collect();
+    for (group, chunk) in posed.chunks_mut(width.lanes()).enumerate() {
+        let mut palettes = chunk.iter_mut().map(|(palette, _)| palette);
+        let mut lanes: [Option<WideRig<'_>>; MAX_LANES] = std::array::from_fn(|lane| {
+            let time = (group * width.lanes() + lane) as f32 * 0.071;
+            palettes.next().map(|palette| WideRig { time, palette: palette.as_mut_slice() })
+        });
+        let bounds = pose_wide(width, skeleton, clip, &boxes, &mut lanes, &mut scratch);
+        for ((_, out), bounds) in chunk.iter_mut().zip(bounds) {
+            *out = bounds;
+        }
+    }
+    posed
+}
+
+#[test]
+fn eight_lanes_pose_bit_for_bit_as_four() {
+    let skeleton = chain_skeleton("chain", 11);
+    let clip = full_clip(&skeleton, 0.7);
+    let four = pose_in_groups(LaneWidth::Four, &skeleton, &clip, 19);
+    assert!(four.iter().all(|(_, bounds)| bounds.is_some()), "every rig posed");
+    if LaneWidth::detect() != LaneWidth::Eight {
+        eprintln!("no AVX: the eight-lane path is not run on this CPU");
+        return;
+    }
+    let eight = pose_in_groups(LaneWidth::Eight, &skeleton, &clip, 19);
+    let bits = |palette: &[Mat4]| {
+        palette.iter().flat_map(|matrix| matrix.to_cols_array().map(f32::to_bits)).collect::<Vec<_>>()
+    };
+    for (rig, ((four_palette, four_box), (eight_palette, eight_box))) in four.iter().zip(&eight).enumerate() {
+        assert_eq!(bits(four_palette), bits(eight_palette), "rig {rig}: palettes differ");
+        assert_eq!(four_box, eight_box, "rig {rig}: boxes differ");
+    }
 }
 
 #[test]

@@ -8,41 +8,69 @@
 //! Each lane computes exactly what it would alone (the lanes never mix), so a rig's palette
 //! does not depend on which rigs share its group: the same on one thread or many.
 
-use glam::{Affine3A, BVec4A, Mat4, Quat, Vec3, Vec4};
+use glam::{Affine3A, Mat4, Quat, Vec3, Vec4};
 
+use crate::lanes::Lanes;
 use crate::track::KeySpan;
 use ecs::Aabb;
 
 use crate::{AnimationClip, JointBoxes, JointPose, Skeleton};
 
-/// Rigs posed together.
-pub(crate) const LANES: usize = 4;
+/// The most rigs posed together (the AVX width).
+pub(crate) const MAX_LANES: usize = 8;
+
+/// How many rigs pose together: four (SSE, and the fallback everywhere) or eight (AVX,
+/// detected at run time). Both give each rig the same palette, bit for bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LaneWidth {
+    /// Four rigs, in `Vec4` lanes.
+    Four,
+    /// Eight rigs, in AVX registers.
+    Eight,
+}
+
+impl LaneWidth {
+    /// The widest this CPU runs.
+    #[inline]
+    pub(crate) fn detect() -> LaneWidth {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx") {
+            return LaneWidth::Eight;
+        }
+        LaneWidth::Four
+    }
+
+    /// Rigs per group.
+    #[inline]
+    pub(crate) fn lanes(self) -> usize {
+        match self {
+            LaneWidth::Four => 4,
+            LaneWidth::Eight => 8,
+        }
+    }
+}
 
 /// One 3x4 affine matrix per lane: `cols[c][r]` is row `r` of column `c` (the x, y and z
 /// axes, then the translation).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct WideAffine {
-    pub(crate) cols: [[Vec4; 3]; 4],
+pub(crate) struct WideAffine<L> {
+    pub(crate) cols: [[L; 3]; 4],
 }
 
-impl WideAffine {
+impl<L> WideAffine<L> {
     /// `self * rhs`, lane by lane.
     #[inline(always)]
-    fn mul(&self, rhs: &WideAffine) -> WideAffine {
+    fn mul<const N: usize>(&self, rhs: &WideAffine<L>) -> WideAffine<L>
+    where
+        L: Lanes<N>,
+    {
         let a = &self.cols;
-        let column = |b: &[Vec4; 3]| {
-            [
-                a[0][0] * b[0] + a[1][0] * b[1] + a[2][0] * b[2],
-                a[0][1] * b[0] + a[1][1] * b[1] + a[2][1] * b[2],
-                a[0][2] * b[0] + a[1][2] * b[1] + a[2][2] * b[2],
-            ]
-        };
-        let t = column(&rhs.cols[3]);
+        let t = rotate_column(a, &rhs.cols[3]);
         WideAffine {
             cols: [
-                column(&rhs.cols[0]),
-                column(&rhs.cols[1]),
-                column(&rhs.cols[2]),
+                rotate_column(a, &rhs.cols[0]),
+                rotate_column(a, &rhs.cols[1]),
+                rotate_column(a, &rhs.cols[2]),
                 [t[0] + a[3][0], t[1] + a[3][1], t[2] + a[3][2]],
             ],
         }
@@ -50,8 +78,11 @@ impl WideAffine {
 
     /// One matrix in every lane.
     #[inline(always)]
-    pub(crate) fn splat(matrix: &Affine3A) -> WideAffine {
-        let column = |col: glam::Vec3A| [Vec4::splat(col.x), Vec4::splat(col.y), Vec4::splat(col.z)];
+    pub(crate) fn splat<const N: usize>(matrix: &Affine3A) -> WideAffine<L>
+    where
+        L: Lanes<N>,
+    {
+        let column = |col: glam::Vec3A| [L::splat(col.x), L::splat(col.y), L::splat(col.z)];
         WideAffine {
             cols: [
                 column(matrix.matrix3.x_axis),
@@ -62,15 +93,28 @@ impl WideAffine {
         }
     }
 
+    /// A matrix splat in four lanes ([`WideAffine::splat`] as `Vec4`) in every lane.
+    #[inline(always)]
+    fn widen<const N: usize>(splat: &WideAffine<Vec4>) -> WideAffine<L>
+    where
+        L: Lanes<N>,
+    {
+        let [x, y, z, t] = &splat.cols;
+        WideAffine { cols: [widen_rows(x), widen_rows(y), widen_rows(z), widen_rows(t)] }
+    }
+
     /// `translate * rotate * scale` per lane, with glam's quaternion-to-matrix terms.
     #[inline(always)]
-    fn from_trs(translation: [Vec4; 3], rotation: [Vec4; 4], scale: [Vec4; 3]) -> WideAffine {
+    fn from_trs<const N: usize>(translation: [L; 3], rotation: [L; 4], scale: [L; 3]) -> WideAffine<L>
+    where
+        L: Lanes<N>,
+    {
         let [x, y, z, w] = rotation;
         let (x2, y2, z2) = (x + x, y + y, z + z);
         let (xx, xy, xz) = (x * x2, x * y2, x * z2);
         let (yy, yz, zz) = (y * y2, y * z2, z * z2);
         let (wx, wy, wz) = (w * x2, w * y2, w * z2);
-        let one = Vec4::ONE;
+        let one = L::splat(1.0);
         let [sx, sy, sz] = scale;
         WideAffine {
             cols: [
@@ -86,57 +130,80 @@ impl WideAffine {
     /// so large that it overflows counts as not finite (the rig falls back to its bind pose,
     /// as a box that overflows does), which costs one addition an entry instead of a test.
     #[inline(always)]
-    fn finite_mask(&self) -> BVec4A {
-        let column = |col: &[Vec4; 3]| col[0] + col[1] + col[2];
+    fn finite_mask<const N: usize>(&self) -> L::Mask
+    where
+        L: Lanes<N>,
+    {
+        let column = |col: &[L; 3]| col[0] + col[1] + col[2];
         let sum = (column(&self.cols[0]) + column(&self.cols[1])) + (column(&self.cols[2]) + column(&self.cols[3]));
         // Zero for a finite sum, NaN for an infinite or NaN one.
-        (sum * Vec4::ZERO).cmpeq(Vec4::ZERO)
+        let zero = L::splat(0.0);
+        (sum * zero).cmpeq(zero)
     }
 
-    /// Each lane's matrix as the palette holds it (4x4, column-major).
+    /// Each lane's matrix as the palette holds it (4x4, column-major), written to entry
+    /// `joint` of that lane's palette.
     #[inline(always)]
-    fn lanes_as_mat4(&self) -> [Mat4; LANES] {
-        let column = |col: usize, last: Vec4| {
+    fn write_lanes<const N: usize>(&self, outs: &mut [&mut [Mat4]; N], joint: usize)
+    where
+        L: Lanes<N>,
+    {
+        let column = |col: usize, last: f32| {
             let rows = &self.cols[col];
-            Mat4::from_cols(rows[0], rows[1], rows[2], last).transpose()
+            L::to_rows([rows[0], rows[1], rows[2], L::splat(last)])
         };
-        let (x, y, z) = (column(0, Vec4::ZERO), column(1, Vec4::ZERO), column(2, Vec4::ZERO));
-        let t = column(3, Vec4::ONE);
-        [
-            Mat4::from_cols(x.x_axis, y.x_axis, z.x_axis, t.x_axis),
-            Mat4::from_cols(x.y_axis, y.y_axis, z.y_axis, t.y_axis),
-            Mat4::from_cols(x.z_axis, y.z_axis, z.z_axis, t.z_axis),
-            Mat4::from_cols(x.w_axis, y.w_axis, z.w_axis, t.w_axis),
-        ]
+        let (x, y, z, t) = (column(0, 0.0), column(1, 0.0), column(2, 0.0), column(3, 1.0));
+        for (lane, out) in outs.iter_mut().enumerate() {
+            out[joint] = Mat4::from_cols(x[lane], y[lane], z[lane], t[lane]);
+        }
     }
+}
+
+/// Three splat rows widened to every lane.
+#[inline(always)]
+fn widen_rows<L: Lanes<N>, const N: usize>(rows: &[Vec4; 3]) -> [L; 3] {
+    [L::widen(rows[0]), L::widen(rows[1]), L::widen(rows[2])]
+}
+
+/// The 3x3 part of `a` times column `b`. Functions here, not closures or array `map`s: those
+/// are compiled without the caller's AVX, would keep AVX operations as calls, and are not
+/// always inlined.
+#[inline(always)]
+fn rotate_column<L: Lanes<N>, const N: usize>(a: &[[L; 3]; 4], b: &[L; 3]) -> [L; 3] {
+    [
+        a[0][0] * b[0] + a[1][0] * b[1] + a[2][0] * b[2],
+        a[0][1] * b[0] + a[1][1] * b[1] + a[2][1] * b[2],
+        a[0][2] * b[0] + a[1][2] * b[1] + a[2][2] * b[2],
+    ]
 }
 
 /// Where each lane's time falls among the clip's keys: its two keys and the weight between.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct WideSpan {
+pub(crate) struct WideSpan<L, const N: usize> {
     /// Each lane's key at or before its time.
-    pub start: [usize; LANES],
+    pub start: [usize; N],
     /// Each lane's next key (its `start` at or past the last key).
-    pub next: [usize; LANES],
+    pub next: [usize; N],
     /// Each lane's weight from `start` to `next`.
-    pub weight: Vec4,
+    pub weight: L,
 }
 
 /// [`crate::fast_slerp`] lane by lane, with the same terms as the scalar function (within
 /// rounding of it: tested), on quaternions given component by component.
 #[inline(always)]
-pub(crate) fn fast_slerp_lanes(start: [Vec4; 4], end: [Vec4; 4], weight: Vec4) -> [Vec4; 4] {
+pub(crate) fn fast_slerp_lanes<L: Lanes<N>, const N: usize>(start: [L; 4], end: [L; 4], weight: L) -> [L; 4] {
     let dot = start[0] * end[0] + start[1] * end[1] + start[2] * end[2] + start[3] * end[3];
-    let negative = dot.cmplt(Vec4::ZERO);
-    let sign = Vec4::select(negative, Vec4::NEG_ONE, Vec4::ONE);
+    let negative = dot.cmplt(L::splat(0.0));
+    let sign = L::select(negative, L::splat(-1.0), L::splat(1.0));
     let cosine = dot * sign;
-    let centred = weight - Vec4::splat(0.5);
-    let curve_a = Vec4::splat(1.0904)
-        + cosine * (Vec4::splat(-3.2452) + cosine * (Vec4::splat(3.55645) - cosine * Vec4::splat(1.43519)));
-    let curve_b = Vec4::splat(0.848013) + cosine * (Vec4::splat(-1.06021) + cosine * Vec4::splat(0.215638));
+    let centred = weight - L::splat(0.5);
+    let curve_a =
+        L::splat(1.0904) + cosine * (L::splat(-3.2452) + cosine * (L::splat(3.55645) - cosine * L::splat(1.43519)));
+    let curve_b = L::splat(0.848013) + cosine * (L::splat(-1.06021) + cosine * L::splat(0.215638));
     let curve = curve_a * centred * centred + curve_b;
-    let corrected = weight + weight * centred * (weight - Vec4::ONE) * curve;
-    let keep = Vec4::ONE - corrected;
+    let one = L::splat(1.0);
+    let corrected = weight + weight * centred * (weight - one) * curve;
+    let keep = one - corrected;
     let toward = sign * corrected;
     let [x, y, z, w] = [
         start[0] * keep + end[0] * toward,
@@ -144,40 +211,29 @@ pub(crate) fn fast_slerp_lanes(start: [Vec4; 4], end: [Vec4; 4], weight: Vec4) -
         start[2] * keep + end[2] * toward,
         start[3] * keep + end[3] * toward,
     ];
-    let scale = Vec4::ONE / sqrt_lanes(x * x + y * y + z * z + w * w);
+    let scale = one / (x * x + y * y + z * z + w * w).sqrt();
     [x * scale, y * scale, z * scale, w * scale]
-}
-
-/// The square root of each lane.
-#[inline(always)]
-fn sqrt_lanes(value: Vec4) -> Vec4 {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    {
-        // SAFETY: SSE2 is enabled for this target (checked by the cfg).
-        unsafe { Vec4::from(std::arch::x86_64::_mm_sqrt_ps(value.into())) }
-    }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-    {
-        Vec4::new(value.x.sqrt(), value.y.sqrt(), value.z.sqrt(), value.w.sqrt())
-    }
 }
 
 /// `values[offsets[lane]]` of each lane, transposed: component `c` of every lane in `[c]`.
 #[inline(always)]
-pub(crate) fn gather_quats(values: &[Quat], offsets: [usize; LANES]) -> [Vec4; 4] {
-    let [a, b, c, d] = offsets;
-    let (a, b, c, d) = (Vec4::from(values[a]), Vec4::from(values[b]), Vec4::from(values[c]), Vec4::from(values[d]));
-    let transposed = Mat4::from_cols(a, b, c, d).transpose();
-    [transposed.x_axis, transposed.y_axis, transposed.z_axis, transposed.w_axis]
+pub(crate) fn gather_quats<L: Lanes<N>, const N: usize>(values: &[Quat], offsets: [usize; N]) -> [L; 4] {
+    let mut rows = [Vec4::ZERO; N];
+    for (row, offset) in rows.iter_mut().zip(offsets) {
+        *row = Vec4::from(values[offset]);
+    }
+    L::from_rows(rows)
 }
 
 /// [`gather_quats`] for three-component values.
 #[inline(always)]
-pub(crate) fn gather_vec3s(values: &[Vec3], offsets: [usize; LANES]) -> [Vec4; 3] {
-    let [a, b, c, d] = offsets;
-    let (a, b, c, d) = (values[a].extend(0.0), values[b].extend(0.0), values[c].extend(0.0), values[d].extend(0.0));
-    let transposed = Mat4::from_cols(a, b, c, d).transpose();
-    [transposed.x_axis, transposed.y_axis, transposed.z_axis]
+pub(crate) fn gather_vec3s<L: Lanes<N>, const N: usize>(values: &[Vec3], offsets: [usize; N]) -> [L; 3] {
+    let mut rows = [Vec4::ZERO; N];
+    for (row, offset) in rows.iter_mut().zip(offsets) {
+        *row = values[offset].extend(0.0);
+    }
+    let [x, y, z, _] = L::from_rows(rows);
+    [x, y, z]
 }
 
 /// One rig of a group: its clip time and the palette slice it writes.
@@ -188,43 +244,67 @@ pub(crate) struct WideRig<'a> {
     pub palette: &'a mut [Mat4],
 }
 
-/// Scratch for [`pose_wide`]: one wide matrix per joint, and a palette for lanes no rig
-/// fills. Grows to the largest skeleton once.
+/// One width's scratch: one wide matrix per joint. Grows to the largest skeleton once.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct WideScratch {
-    locals: Vec<WideAffine>,
-    models: Vec<WideAffine>,
-    skins: Vec<WideAffine>,
-    spare: [Vec<Mat4>; LANES],
+struct LaneScratch<L> {
+    locals: Vec<WideAffine<L>>,
+    models: Vec<WideAffine<L>>,
+    skins: Vec<WideAffine<L>>,
 }
 
-/// Poses up to [`LANES`] rigs of `skeleton` playing `clip` (packed: checked by the caller),
+/// Scratch for [`pose_wide`]: each width's, and a palette for lanes no rig fills.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct WideScratch {
+    four: LaneScratch<Vec4>,
+    #[cfg(target_arch = "x86_64")]
+    eight: LaneScratch<crate::lanes::F32x8>,
+    spare: [Vec<Mat4>; MAX_LANES],
+}
+
+/// Poses up to `width` rigs of `skeleton` playing `clip` (packed: checked by the caller),
 /// each at its own time, writing each rig's palette; the lanes from the first `None` on
 /// repeat the first rig into spare palettes (lanes with a rig must come first). Returns, per
 /// lane, the box of its mesh (`boxes`, shared by the rigs) moved by its palette
 /// ([`JointBoxes::posed`], bit for bit), or `None` when a skin matrix is not finite (the
-/// caller falls back to the rig's bind pose then, and for a box that is not finite).
+/// caller falls back to the rig's bind pose then, and for a box that is not finite); lanes
+/// past `width` are `None`.
 ///
 /// # Panics
-/// Without a first rig, with a clip that is not packed, or a palette slice shorter than the
-/// skeleton.
+/// Without a first rig, with a rig past `width`, with a clip that is not packed, or a
+/// palette slice shorter than the skeleton; with [`LaneWidth::Eight`] on a CPU without AVX.
 pub(crate) fn pose_wide(
+    width: LaneWidth,
     skeleton: &Skeleton,
     clip: &AnimationClip,
     boxes: &JointBoxes,
-    rigs: &mut [Option<WideRig<'_>>; LANES],
+    rigs: &mut [Option<WideRig<'_>>; MAX_LANES],
     scratch: &mut WideScratch,
-) -> [Option<Aabb>; LANES] {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx") {
-        // SAFETY: the CPU has AVX (checked above).
-        return unsafe { pose_wide_avx(skeleton, clip, boxes, rigs, scratch) };
+) -> [Option<Aabb>; MAX_LANES] {
+    let mut posed = [None; MAX_LANES];
+    match width {
+        LaneWidth::Four => {
+            let (four, rest) = rigs.split_at_mut(4);
+            assert!(rest.iter().all(Option::is_none), "four rigs at most");
+            let four: &mut [Option<WideRig<'_>>; 4] = four.try_into().expect("four lanes");
+            let bounds = pose_wide_lanes(skeleton, clip, boxes, four, &mut scratch.four, &mut scratch.spare);
+            posed[..4].copy_from_slice(&bounds);
+        }
+        LaneWidth::Eight => {
+            #[cfg(target_arch = "x86_64")]
+            {
+                assert!(std::arch::is_x86_feature_detected!("avx"), "eight lanes need AVX");
+                // SAFETY: the CPU has AVX (checked above).
+                posed = unsafe { pose_wide_avx(skeleton, clip, boxes, rigs, scratch) };
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            panic!("eight lanes need AVX");
+        }
     }
-    pose_wide_lanes(skeleton, clip, boxes, rigs, scratch)
+    posed
 }
 
-/// [`pose_wide`] compiled for AVX: the same operations (no fused multiply-add, so the same
-/// results bit for bit), in three-operand instructions that need no register copies.
+/// [`pose_wide`] for eight rigs in AVX registers: the same operations as four lanes (no fused
+/// multiply-add, so the same results bit for bit), twice as many rigs an instruction.
 ///
 /// # Safety
 /// The CPU must have AVX.
@@ -234,40 +314,42 @@ unsafe fn pose_wide_avx(
     skeleton: &Skeleton,
     clip: &AnimationClip,
     boxes: &JointBoxes,
-    rigs: &mut [Option<WideRig<'_>>; LANES],
+    rigs: &mut [Option<WideRig<'_>>; MAX_LANES],
     scratch: &mut WideScratch,
-) -> [Option<Aabb>; LANES] {
-    pose_wide_lanes(skeleton, clip, boxes, rigs, scratch)
+) -> [Option<Aabb>; MAX_LANES] {
+    pose_wide_lanes::<crate::lanes::F32x8, 8>(skeleton, clip, boxes, rigs, &mut scratch.eight, &mut scratch.spare)
 }
 
-/// The body of [`pose_wide`], inlined into each instruction-set variant.
+/// The body of [`pose_wide`] for one lane type, inlined into each entry point.
 #[inline(always)]
-fn pose_wide_lanes(
+fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
     skeleton: &Skeleton,
     clip: &AnimationClip,
     boxes: &JointBoxes,
-    rigs: &mut [Option<WideRig<'_>>; LANES],
-    scratch: &mut WideScratch,
-) -> [Option<Aabb>; LANES] {
+    rigs: &mut [Option<WideRig<'_>>; N],
+    scratch: &mut LaneScratch<L>,
+    spare: &mut [Vec<Mat4>; MAX_LANES],
+) -> [Option<Aabb>; N] {
     let count = skeleton.joint_count();
     let first_time = rigs[0].as_ref().expect("a group has a first rig").time;
     assert!(rigs.iter().flatten().all(|rig| rig.palette.len() >= count), "one palette entry per joint");
     let (packed, times, step) = clip.packed().expect("the caller groups packed clips only");
     if scratch.models.len() < count {
-        scratch.models.resize(count, WideAffine::default());
-        scratch.locals.resize(count, WideAffine::default());
-        scratch.skins.resize(count, WideAffine::default());
+        let zero = WideAffine::<L>::splat(&Affine3A::ZERO);
+        scratch.models.resize(count, zero);
+        scratch.locals.resize(count, zero);
+        scratch.skins.resize(count, zero);
     }
     // Lanes without a rig repeat the first rig's time into a spare palette.
     let lane_time = |lane: usize| rigs[lane].as_ref().map_or(first_time, |rig| rig.time);
-    let spans = [0, 1, 2, 3].map(|lane| KeySpan::find(times, lane_time(lane), step));
+    let spans: [KeySpan; N] = std::array::from_fn(|lane| KeySpan::find(times, lane_time(lane), step));
     let last = times.len() - 1;
     let span = WideSpan {
         start: spans.map(|span| span.start),
         next: spans.map(|span| (span.start + 1).min(last)),
-        weight: Vec4::from_array(spans.map(|span| span.weight)),
+        weight: L::from_array(spans.map(|span| span.weight)),
     };
-    for (spare, _) in scratch.spare.iter_mut().zip(rigs.iter()).filter(|(_, rig)| rig.is_none()) {
+    for (spare, _) in spare.iter_mut().zip(rigs.iter()).filter(|(_, rig)| rig.is_none()) {
         if spare.len() < count {
             spare.resize(count, Mat4::IDENTITY);
         }
@@ -281,34 +363,23 @@ fn pose_wide_lanes(
     }
     let models = &mut scratch.models[..count];
     let skins = &mut scratch.skins[..count];
-    let [spare_a, spare_b, spare_c, spare_d] = &mut scratch.spare;
-    let [rig_a, rig_b, rig_c, rig_d] = rigs;
-    let outs = [
-        lane_output(rig_a, spare_a, count),
-        lane_output(rig_b, spare_b, count),
-        lane_output(rig_c, spare_c, count),
-        lane_output(rig_d, spare_d, count),
-    ];
-    let [out_a, out_b, out_c, out_d] = outs;
-    let mut finite = BVec4A::splat(true);
+    let mut lanes = rigs.iter_mut().zip(spare.iter_mut()).map(|(rig, spare)| lane_output(rig, spare, count));
+    let mut outs: [&mut [Mat4]; N] = std::array::from_fn(|_| lanes.next().expect("a palette per lane"));
+    let mut finite = L::mask_splat(true);
     for (joint, local) in locals.iter().enumerate() {
         let model = match skeleton.parent(joint) {
             Some(parent) => models[parent].mul(local),
             None => WideAffine::splat(skeleton.root_base(joint)).mul(local),
         };
         models[joint] = model;
-        let skin = model.mul(skeleton.inverse_bind_lanes(joint));
+        let skin = model.mul(&WideAffine::widen(skeleton.inverse_bind_lanes(joint)));
         skins[joint] = skin;
-        finite &= skin.finite_mask();
-        let [a, b, c, d] = skin.lanes_as_mat4();
-        out_a[joint] = a;
-        out_b[joint] = b;
-        out_c[joint] = c;
-        out_d[joint] = d;
+        finite = finite & skin.finite_mask();
+        skin.write_lanes(&mut outs, joint);
     }
-    let bits = finite.bitmask();
+    let bits = L::bitmask(finite);
     let bounds = boxes.posed_lanes(skins);
-    [0, 1, 2, 3].map(|lane| (bits & (1 << lane) != 0).then_some(bounds[lane]))
+    std::array::from_fn(|lane| (bits & (1 << lane) != 0).then_some(bounds[lane]))
 }
 
 /// Where a lane writes: its rig's palette, or a spare one for a lane without a rig.
@@ -322,12 +393,12 @@ fn lane_output<'a>(rig: &'a mut Option<WideRig<'_>>, spare: &'a mut [Mat4], coun
 
 /// The rest value of a property no track animates, in every lane.
 #[inline(always)]
-pub(crate) fn splat_rest(pose: &JointPose) -> ([Vec4; 3], [Vec4; 4], [Vec4; 3]) {
-    let splat3 = |value: Vec3| [Vec4::splat(value.x), Vec4::splat(value.y), Vec4::splat(value.z)];
+pub(crate) fn splat_rest<L: Lanes<N>, const N: usize>(pose: &JointPose) -> ([L; 3], [L; 4], [L; 3]) {
+    let splat3 = |value: Vec3| [L::splat(value.x), L::splat(value.y), L::splat(value.z)];
     let rotation = pose.rotation;
     (
         splat3(pose.translation),
-        [Vec4::splat(rotation.x), Vec4::splat(rotation.y), Vec4::splat(rotation.z), Vec4::splat(rotation.w)],
+        [L::splat(rotation.x), L::splat(rotation.y), L::splat(rotation.z), L::splat(rotation.w)],
         splat3(pose.scale),
     )
 }
@@ -347,13 +418,13 @@ mod tests {
             });
             for sample in 0..=16 {
                 let weights = [0, 1, 2, 3].map(|lane| (sample as f32 + lane as f32 * 0.25) / 17.0);
-                let lanes = |values: [Quat; LANES]| {
+                let lanes = |values: [Quat; 4]| {
                     let [x, y, z, w] =
                         [0, 1, 2, 3].map(|axis| Vec4::from_array(values.map(|value| Vec4::from(value)[axis])));
                     [x, y, z, w]
                 };
-                let wide = fast_slerp_lanes(lanes([start; LANES]), lanes(ends), Vec4::from_array(weights));
-                for lane in 0..LANES {
+                let wide = fast_slerp_lanes(lanes([start; 4]), lanes(ends), Vec4::from_array(weights));
+                for lane in 0..4 {
                     let scalar = fast_slerp(start, ends[lane], weights[lane]);
                     let got = Quat::from_xyzw(wide[0][lane], wide[1][lane], wide[2][lane], wide[3][lane]);
                     assert!(got.abs_diff_eq(scalar, 1e-6), "lane {lane}: {got:?} against {scalar:?}");

@@ -1,0 +1,103 @@
+//! The characters the animation bench and the `cpu_per_joint` example pose: a humanoid-sized
+//! skeleton of 40 joints, four packed clips, and one mesh's joint boxes, spawned as animated
+//! entities in an app.
+
+use std::sync::Arc;
+
+use animation::{
+    install, AnimationClip, AnimationPlayer, Interpolation, JointBoxes, JointPose, JointTracks, Skeleton, Skin,
+    SkinnedMesh, Track,
+};
+use ecs::SkinnedPose;
+use glam::{Mat4, Quat, Vec3};
+use runtime::App;
+
+pub const JOINTS: usize = 40;
+/// Keys per track: a 1-second clip sampled at 30 Hz.
+const KEYS: usize = 31;
+
+/// A humanoid-sized tree: a spine of 10, then four limbs of 7 and a head of 2.
+fn skeleton() -> Skeleton {
+    let parents = (0..JOINTS)
+        .map(|joint| match joint {
+            0 => None,
+            1..=9 => Some(joint - 1),
+            // Each limb starts at the spine and runs down its own chain.
+            _ if (joint - 10) % 7 == 0 => Some(9 - (joint - 10) / 7 * 2),
+            _ => Some(joint - 1),
+        })
+        .collect();
+    let rest =
+        (0..JOINTS).map(|_| JointPose { translation: Vec3::new(0.0, 0.2, 0.05), ..JointPose::IDENTITY }).collect();
+    let inverse_binds =
+        (0..JOINTS).map(|joint| Mat4::from_translation(Vec3::new(0.0, -0.2 * joint as f32, 0.0))).collect();
+    Skeleton::new("humanoid", (0..JOINTS).map(|joint| format!("j{joint}")).collect(), parents, rest, inverse_binds)
+        .unwrap()
+}
+
+fn clip(skeleton: &Skeleton, phase: f32) -> AnimationClip {
+    let times: Vec<f32> = (0..KEYS).map(|key| key as f32 / (KEYS - 1) as f32).collect();
+    let tracks = (0..JOINTS as u16)
+        .map(|joint| {
+            let angle = |key: usize| ((key as f32 * 0.4 + joint as f32 + phase).sin()) * 0.5;
+            let rotation = (0..KEYS)
+                .map(|key| Quat::from_rotation_x(angle(key)) * Quat::from_rotation_z(angle(key) * 0.3))
+                .collect();
+            let translation = (0..KEYS).map(|key| Vec3::new(0.0, 0.2, 0.05 + angle(key) * 0.01)).collect();
+            JointTracks {
+                joint,
+                rotation: Some(Track::new(Interpolation::Linear, times.clone(), rotation).unwrap()),
+                translation: Some(Track::new(Interpolation::Linear, times.clone(), translation).unwrap()),
+                scale: None,
+            }
+        })
+        .collect();
+    AnimationClip::new(format!("clip{phase}"), skeleton, tracks).unwrap()
+}
+
+fn boxes() -> Arc<JointBoxes> {
+    let positions: Vec<[f32; 3]> =
+        (0..JOINTS * 20).map(|vertex| [(vertex % 7) as f32 * 0.03, vertex as f32 * 0.01, 0.0]).collect();
+    let joints: Vec<[u16; 4]> =
+        (0..positions.len()).map(|vertex| [(vertex / 20) as u16, ((vertex / 20 + 1) % JOINTS) as u16, 0, 0]).collect();
+    let weights = vec![[0.7, 0.3, 0.0, 0.0]; positions.len()];
+    Arc::new(JointBoxes::from_vertices(&positions, &joints, &weights, JOINTS).unwrap())
+}
+
+/// The shared skeleton, clips and joint boxes.
+pub struct Characters {
+    pub skeleton: Arc<Skeleton>,
+    clips: Vec<Arc<AnimationClip>>,
+    pub boxes: Arc<JointBoxes>,
+}
+
+impl Characters {
+    pub fn new() -> Characters {
+        let skeleton = Arc::new(skeleton());
+        let clips = (0..4).map(|phase| Arc::new(clip(&skeleton, phase as f32))).collect();
+        Characters { skeleton, clips, boxes: boxes() }
+    }
+
+    pub fn player(&self, character: usize) -> AnimationPlayer {
+        let mut player = AnimationPlayer::new(self.clips[character % 4].clone(), &self.skeleton).unwrap();
+        player.time = (character % 97) as f32 / 97.0;
+        player
+    }
+
+    pub fn app(&self, threads: usize, count: usize) -> App {
+        let mut app = App::with_threads(threads);
+        install(&mut app);
+        app.set_fixed_delta(Some(1.0 / 60.0));
+        app.world_mut().spawn_batch((0..count).map(|character| {
+            let pose = SkinnedPose::from_skin_box(self.boxes.bind_bounds());
+            (
+                SkinnedMesh { joint_boxes: self.boxes.clone() },
+                Skin::new(self.skeleton.clone()),
+                self.player(character),
+                pose,
+            )
+        }));
+        app.run_frames(3);
+        app
+    }
+}

@@ -1,0 +1,42 @@
+//! Thread CPU time per posed joint of the animation system: runs the bench's characters
+//! (`COUNT` of 40 joints, default 10,000) on `THREADS` threads (default 2) for `FRAMES` frames
+//! (default 200) and divides the CPU time every thread of the process spent in those frames
+//! (`/proc/self/task/*/schedstat`, nanoseconds) by the joints posed.
+//!
+//! `cargo run --release -p animation --example cpu_per_joint -- COUNT THREADS FRAMES`
+
+#[path = "../benches/support/characters.rs"]
+mod characters;
+
+use characters::{Characters, JOINTS};
+
+/// CPU nanoseconds every thread of this process has run so far (Linux; 0 elsewhere).
+fn process_thread_cpu_ns() -> u64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
+        .filter_map(|line| line.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1).map(|arg| arg.parse::<usize>().expect("a number"));
+    let count = args.next().unwrap_or(10_000);
+    let threads = args.next().unwrap_or(2);
+    let frames = args.next().unwrap_or(200);
+    let mut app = Characters::new().app(threads, count);
+    app.run_frames(10);
+    let (cpu_before, wall) = (process_thread_cpu_ns(), std::time::Instant::now());
+    app.run_frames(frames as u64);
+    let (cpu, wall) = (process_thread_cpu_ns() - cpu_before, wall.elapsed());
+    let joints = (frames * count * JOINTS) as f64;
+    println!(
+        "{count} characters x {JOINTS} joints, {threads} threads, {frames} frames: {:.2} ms a frame (wall), \
+         {:.2} ns CPU a joint (all threads)",
+        wall.as_secs_f64() * 1e3 / frames as f64,
+        cpu as f64 / joints
+    );
+}
