@@ -69,6 +69,7 @@ mod shadow_report;
 mod state;
 mod sync;
 mod target;
+mod window_views;
 
 pub use shadow_report::ShadowReport;
 
@@ -467,11 +468,24 @@ fn render_system(
         ResMut<'static, RenderExtract>,
         Res<'static, DebugView>,
         Option<Res<'static, animation::SkinPalette>>,
+        (Option<Res<'static, ecs::ResolvedViews>>, Option<Res<'static, ecs::Viewport>>),
     );
     System::with_params::<Params>(RENDER_SYSTEM, move |ctx, params| {
         runtime::profile_zone!("render");
-        let (world, visibility, shadows, settings, mut report, mut shots, feedback, mut extract, debug_view, palette) =
-            params;
+        let (
+            world,
+            visibility,
+            shadows,
+            settings,
+            mut report,
+            mut shots,
+            feedback,
+            mut extract,
+            debug_view,
+            palette,
+            views,
+        ) = params;
+        let (views, window) = views;
         let changes = ctx.changes();
         let pipelined = settings.pipelined_frames;
         let mut feedback = feedback.filter(|_| feeds_back);
@@ -507,6 +521,8 @@ fn render_system(
             mesh_memory_budget: settings.mesh_memory_budget,
             evict_after_frames: settings.evict_after_frames,
             palette: palette.as_deref(),
+            views: views.as_deref(),
+            window: window.as_deref().copied(),
         };
         let prepared = state.prepare(inputs, &mut outcome, &mut shots);
         if !matches!(prepared, Ok(true)) {

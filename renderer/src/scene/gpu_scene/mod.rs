@@ -53,6 +53,7 @@ mod skinning;
 mod streaming;
 mod texture_residency;
 mod texture_streaming;
+mod view_lists;
 
 use draws::DrawSource;
 pub(crate) use growth::RecordedCopy;
@@ -145,6 +146,8 @@ pub struct GpuScene {
     last_upload: UploadReport,
     /// The instanced batches of the records and this frame's batched list.
     batching: Batching,
+    /// The runs of this frame's host list, one per window view (split-screen).
+    view_lists: view_lists::ViewLists,
 }
 
 fn out_of_range(reason: &'static str) -> GraphError {
@@ -196,6 +199,7 @@ impl GpuScene {
             blend_order: Vec::new(),
             last_upload: UploadReport::default(),
             batching: Batching::default(),
+            view_lists: view_lists::ViewLists::default(),
         })
     }
 
