@@ -1,19 +1,21 @@
 //! Split-screen on the CPU backend, on lavapipe with validation: two cameras looking at the
 //! same cubes from opposite sides, each in one half of the window ([`CameraRect`]). Each half
 //! of the frame equals the frame its camera draws alone at the half's size, culled or not
-//! (the other view's culling never hides what a view sees); once the second camera is
+//! (the other view's culling never hides what a view sees), and the truth of each view finds
+//! nothing owning a pixel of its rectangle left out of its answer; once the second camera is
 //! despawned the frame is the first camera's alone; one and two threads draw the same frames.
 
 mod lit_cube;
 
 use std::sync::Arc;
 
-use culling::CullingBackend;
-use ecs::{scene, Camera, CameraRect, Transform};
+use culling::{CullingBackend, Visibility};
+use ecs::{scene, Camera, CameraRect, ResolvedViews, Transform, ViewTarget};
 use glam::Vec3;
 use lit_cube::lit_cube;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, GpuDevice};
+use renderer::truth::{check_view, ReferenceRenderer};
 use renderer::{
     install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, RenderReport, RenderSetup,
 };
@@ -87,7 +89,13 @@ fn app(
 }
 
 /// The frames of the split-screen app: the whole image, frame by frame.
-fn split_frames(device: &Arc<GpuDevice>, threads: usize, culled: bool) -> Vec<(Vec<u8>, (u32, u32))> {
+/// With `reference` (drawing at half the width), every view of the frames with two is judged.
+fn split_frames(
+    device: &Arc<GpuDevice>,
+    threads: usize,
+    culled: bool,
+    mut reference: Option<&mut ReferenceRenderer>,
+) -> Vec<(Vec<u8>, (u32, u32))> {
     let (mut app, capture) = app(device, (WIDTH, HEIGHT), threads, culled);
     let [left, right] = eyes();
     let first = scene::spawn_camera(app.world_mut(), Camera::default(), left);
@@ -104,9 +112,32 @@ fn split_frames(device: &Arc<GpuDevice>, threads: usize, culled: bool) -> Vec<(V
         let report = app.resource::<RenderReport>();
         assert!(report.error.is_none(), "frame {frame}: {:?}", report.error);
         let capture = lock_capture(&capture);
+        if let Some(reference) = reference.as_deref_mut().filter(|_| frame < DESPAWNED) {
+            judge_views(reference, &app, (&capture.pixels, capture.extent), frame);
+        }
         frames.push((capture.pixels.clone(), capture.extent));
     }
     frames
+}
+
+/// Each window view of the frame `app` drew into `image`: its rectangle equals the unculled
+/// reference of that view and nothing owning a pixel of it was left out of its answer.
+fn judge_views(reference: &mut ReferenceRenderer, app: &runtime::App, image: (&[u8], (u32, u32)), frame: u64) {
+    let views = app.resource::<ResolvedViews>();
+    let visibility = app.resource::<Visibility>();
+    assert_eq!(views.len(), 2, "frame {frame}: two views");
+    for view in views.views() {
+        let ViewTarget::Window(rect) = &view.target else { panic!("frame {frame}: a window view") };
+        let rect = [rect.x, rect.y, rect.width, rect.height];
+        let checked = check_view(reference, image, rect, app.world(), &visibility, view.id).expect("the truth answers");
+        let label = format!("frame {frame} view {}", view.id.0);
+        assert_eq!(checked.truth.false_hidden, 0, "{label}: {:?}", checked.truth);
+        assert_eq!(checked.differing_pixels, 0, "{label}: culling changed the picture");
+        assert!(checked.truth.objects_with_pixels > 0, "{label}: the view sees cubes");
+    }
+    let second = visibility.for_view(views.views()[1].id).expect("an answer");
+    let main = visibility.for_view(views.views()[0].id).expect("an answer");
+    assert_ne!(main.visible(), second.visible(), "frame {frame}: each view culled for itself");
 }
 
 /// The frame camera `eye` draws alone into a window of half the width.
@@ -141,9 +172,11 @@ fn each_half_of_a_split_screen_frame_is_its_camera_drawn_alone() {
     assert_ne!(left_alone, right_alone, "the cameras see different pictures");
     let sky = left_alone.chunks_exact(4).filter(|pixel| pixel[..3] == left_alone[..3]).count();
     assert!(sky < left_alone.len() / 4, "the left camera sees cubes");
-    let culled = split_frames(&device, 2, true);
-    let unculled = split_frames(&device, 2, false);
-    let one_thread = split_frames(&device, 1, true);
+    let mut reference = ReferenceRenderer::with_device(Arc::clone(&device), WIDTH / 2, HEIGHT, 64, lit_cube(), SKY)
+        .expect("a reference");
+    let culled = split_frames(&device, 2, true, Some(&mut reference));
+    let unculled = split_frames(&device, 2, false, None);
+    let one_thread = split_frames(&device, 1, true, None);
     for frame in 0..FRAMES as usize {
         let label = format!("frame {frame}");
         let (pixels, extent) = &culled[frame];
