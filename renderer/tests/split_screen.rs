@@ -89,7 +89,7 @@ fn app(
 }
 
 /// The frames of the split-screen app: the whole image, frame by frame.
-/// With `reference` (drawing at half the width), every view of the frames with two is judged.
+/// With `reference` (drawing at the window's size), every view of the frames with two is judged.
 fn split_frames(
     device: &Arc<GpuDevice>,
     threads: usize,
@@ -172,8 +172,8 @@ fn each_half_of_a_split_screen_frame_is_its_camera_drawn_alone() {
     assert_ne!(left_alone, right_alone, "the cameras see different pictures");
     let sky = left_alone.chunks_exact(4).filter(|pixel| pixel[..3] == left_alone[..3]).count();
     assert!(sky < left_alone.len() / 4, "the left camera sees cubes");
-    let mut reference = ReferenceRenderer::with_device(Arc::clone(&device), WIDTH / 2, HEIGHT, 64, lit_cube(), SKY)
-        .expect("a reference");
+    let mut reference =
+        ReferenceRenderer::with_device(Arc::clone(&device), WIDTH, HEIGHT, 64, lit_cube(), SKY).expect("a reference");
     let culled = split_frames(&device, 2, true, Some(&mut reference));
     let unculled = split_frames(&device, 2, false, None);
     let one_thread = split_frames(&device, 1, true, None);

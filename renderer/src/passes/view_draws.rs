@@ -19,10 +19,11 @@ pub(crate) struct SplitDraw {
     pub(crate) multi_draw: bool,
 }
 
-/// The frame's [`WindowViews`] when it draws several and `scene` holds their runs: then the
-/// scene passes draw view by view ([`draw_window_views`]).
+/// The graph's [`WindowViews`] when it lists any (the Render stage lists them only for a frame
+/// of several, a truth check one view at its place in the window) and the scene holds a host
+/// list: then the scene passes draw view by view ([`draw_window_views`]).
 pub(crate) fn split_views<'frame>(context: &ExecuteContext<'frame>, scene: &GpuScene) -> Option<&'frame WindowViews> {
-    context.param::<WindowViews>().filter(|views| views.is_split() && scene.view_lists().len() > 1)
+    context.param::<WindowViews>().filter(|views| !views.views().is_empty() && scene.view_list(0).is_some())
 }
 
 /// Draws every window view's run of the host list into its rectangle, each with its own
@@ -42,7 +43,7 @@ pub(crate) unsafe fn draw_window_views(
     let host_draws = scene.draw_commands();
     let stride = DRAW_COMMAND_BYTES as u32;
     for view in views.views() {
-        let Some(list) = scene.view_lists().get(view.list as usize) else { continue };
+        let Some(list) = scene.view_list(view.list as usize) else { continue };
         let range = list.first as usize..(list.first + list.count) as usize;
         let Some(draws) = host_draws.get(range) else { continue };
         if draws.is_empty() || !set_view_rect(context, view.rect) {

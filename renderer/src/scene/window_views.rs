@@ -26,10 +26,11 @@ pub struct WindowView {
 }
 
 /// A graph parameter: the frame's window views in draw order (split-screen), each drawing
-/// its run of the scene's host list ([`WindowView::list`]) into its rectangle with its own
-/// view-projection. With fewer than two views the passes draw as a frame of one view does:
-/// the whole image with the [`FrameView`](crate::FrameView)'s view-projection and the whole
-/// list.
+/// its run of the scene's host list ([`WindowView::list`]; run 0 is the whole list while the
+/// scene holds one) into its rectangle with its own view-projection. Empty, the passes draw
+/// as a frame of one view does: the whole image with the [`FrameView`](crate::FrameView)'s
+/// view-projection and the whole list. The Render stage lists views only for a frame of
+/// several; the truth checks list one, to draw a view's reference where the frame drew it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WindowViews {
     views: Vec<WindowView>,

@@ -31,6 +31,19 @@ impl GpuScene {
         &self.view_lists.lists
     }
 
+    /// Run `index` of this frame's host list: of [`GpuScene::view_lists`], or, while it is
+    /// empty, the whole list as run 0. `None` past the runs, or when a GPU pass writes the list.
+    pub fn view_list(&self, index: usize) -> Option<ViewList> {
+        if self.draw_source != DrawSource::Host {
+            return None;
+        }
+        if self.view_lists.lists.is_empty() && index == 0 {
+            let count = self.draws.len() as u32;
+            return Some(ViewList { first: 0, count, instanced: self.batching.list_instanced });
+        }
+        self.view_lists.lists.get(index).copied()
+    }
+
     /// Appends another window view's list after this frame's host list: `objects` the
     /// slots the view may see, `mesh_of(index)` the mesh `objects[index]` draws in it (its
     /// level of detail for that view's eye). A skinned object, or one whose level is not on
