@@ -1,15 +1,14 @@
-//! `city --views 2`: split-screen, each view judged against its own answer, and the refusal
-//! of what it does not take yet.
+//! `city --views 2`: split-screen, each view judged against its own answer, in the window
+//! (under Xvfb, where `xvfb-run` exists) as headless, and the refusal of what it does not take
+//! yet.
 
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use render_graph::testing::gpu_test_context;
 
-/// The samples' test helpers (`temporary`).
-#[allow(dead_code)]
 mod common;
-use common::temporary;
+use common::{read_png, temporary};
 
 /// Runs the demo in a fresh temporary folder (its default `--out` is the current folder).
 fn city(arguments: &[&str]) -> (Output, String) {
@@ -68,4 +67,38 @@ fn two_views_refuse_gpu_culling_and_what_they_do_not_take_yet() {
     assert!(text.contains("--views 2 does not yet take"), "{text}");
     let (output, text) = city(&["--views", "3", "--frames", "1"]);
     assert!(!output.status.success(), "three views are not offered: {text}");
+}
+
+#[test]
+fn two_views_split_the_window_into_two_pictures() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let has_xvfb = Command::new("xvfb-run").arg("--help").output().is_ok_and(|output| output.status.success());
+    if !has_xvfb {
+        assert!(std::env::var("ENGINE_REQUIRE_VULKAN").is_err(), "ENGINE_REQUIRE_VULKAN=1 but xvfb-run is missing");
+        return;
+    }
+    let folder = temporary("city_views", "window");
+    let output = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1024x768x24", env!("CARGO_BIN_EXE_city"), "--window"])
+        .args(["--views", "2", "--frames", "5", "--objects", "1000", "--size", "160x96", "--validate"])
+        .args(["--screenshot", "shot.png"])
+        .current_dir(&folder)
+        .output()
+        .expect("xvfb-run starts");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{text}");
+    let (width, height, pixels) = read_png(&folder.join("shot.png"));
+    let _ = std::fs::remove_dir_all(&folder);
+    assert_eq!((width, height), (160, 96), "{text}");
+    let half = |from: usize| -> Vec<u8> {
+        pixels.chunks_exact(width as usize * 4).flat_map(|row| row[from * 4..(from + 80) * 4].to_vec()).collect()
+    };
+    let (left, right) = (half(0), half(80));
+    assert_ne!(left, right, "each half shows its own camera: {text}");
+    for picture in [&left, &right] {
+        let first = &picture[..4];
+        assert!(picture.chunks_exact(4).any(|pixel| pixel != first), "a half is one colour: {text}");
+    }
 }
