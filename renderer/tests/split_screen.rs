@@ -41,8 +41,19 @@ fn app(
     threads: usize,
     culled: bool,
 ) -> (runtime::App, renderer::SharedCapture) {
+    app_on(device, CullingBackend::Cpu, (width, height), threads, culled)
+}
+
+/// [`app`] culled by `backend`.
+fn app_on(
+    device: &Arc<GpuDevice>,
+    backend: CullingBackend,
+    (width, height): (u32, u32),
+    threads: usize,
+    culled: bool,
+) -> (runtime::App, renderer::SharedCapture) {
     let setup = RenderSetup {
-        backend: CullingBackend::Cpu,
+        backend,
         device: Some(Arc::clone(device)),
         extent: vk::Extent2D { width, height },
         capacity: 64,
@@ -190,6 +201,31 @@ fn each_half_of_a_split_screen_frame_is_its_camera_drawn_alone() {
             assert_eq!(*extent, (WIDTH / 2, HEIGHT), "{label}: the first camera's rectangle alone");
             assert_eq!(differing(pixels, &left_alone), 0, "{label}: the first camera alone");
         }
+    }
+    assert_no_validation_messages(&device);
+}
+
+/// GPU culling culls one view a frame: a split frame draws the main view alone, into an image
+/// of its rectangle's size, as a frame of that one view (said once in the log), not the other
+/// view with lists culled for another.
+#[test]
+fn gpu_culling_draws_the_main_view_of_a_split_frame_alone() {
+    let Some(device) = gpu_test_context() else { return };
+    let [left, right] = eyes();
+    let left_alone = alone(&device, left);
+    let (mut app, capture) = app_on(&device, CullingBackend::Gpu, (WIDTH, HEIGHT), 2, true);
+    let first = scene::spawn_camera(app.world_mut(), Camera::default(), left);
+    let second = scene::spawn_camera(app.world_mut(), Camera { order: 1, ..Camera::default() }, right);
+    app.world_mut().insert_one(first, CameraRect::new(0.0, 0.0, 0.5, 1.0)).expect("a camera");
+    app.world_mut().insert_one(second, CameraRect::new(0.5, 0.0, 0.5, 1.0)).expect("a camera");
+    for frame in 0..2 {
+        app.run_frame();
+        FrameInFlight::finish(&mut app);
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "frame {frame}: {:?}", report.error);
+        let capture = lock_capture(&capture);
+        assert_eq!(capture.extent, (WIDTH / 2, HEIGHT), "frame {frame}: the main view's rectangle");
+        assert_eq!(differing(&capture.pixels, &left_alone), 0, "frame {frame}: the main view alone");
     }
     assert_no_validation_messages(&device);
 }
