@@ -102,6 +102,7 @@ pub use scene::{
     OBJECT_TRANSFORM_BYTES, PAIR_FIRST, PAIR_WHOLE, PALETTE_JOINT_BYTES, REMOVED_MATERIAL_DRAWS, SHADOW_LIGHTS_BYTES,
 };
 pub use scene::{BatchKey, BatchTable, NO_BATCH};
+pub use scene::{ViewList, WindowView, WindowViews, MAX_WINDOW_VIEWS};
 
 // The frames assembled from the passes, their insertion points and their readbacks.
 pub use frame::{

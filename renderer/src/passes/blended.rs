@@ -20,6 +20,7 @@ use render_graph::{GraphicsPipeline, Registry, Result, ShaderStage, TypedPass};
 use super::draw::SCENE_BINDINGS;
 use super::draw::{check_output_extent, frame_push_words, frame_view_projection, scene_pipeline};
 use super::draw::{DrawFilter, SceneInputs, ScenePipelineKind};
+use super::view_draws::{set_view_rect, split_views};
 use super::VISIBILITY_BITS;
 use crate::names::{COLOR, COLOR_FORMAT, DEPTH_FORMAT, DEPTH_PREPASS};
 use crate::scene::{lock_scene, SharedScene};
@@ -148,6 +149,13 @@ impl TypedPass for BlendedPass {
         }
         let scene = Arc::clone(&self.scene);
         let scene = lock_scene(&scene);
+        // A split-screen frame's blended objects are the main view's, drawn into its rectangle.
+        if let Some(views) = split_views(context, &scene) {
+            let Some(main) = views.views().get(views.main()) else { return };
+            if !set_view_rect(context, main.rect) {
+                return;
+            }
+        }
         let push = frame_push_words(context, &self.view_projection, DrawFilter::Blended);
         let mut bound_double_sided = None;
         let indices = context.buffer(inputs.scene.index_buffer()).buffer;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use render_graph::vk;
 
+use super::view_draws::{draw_window_views, split_views, SplitDraw};
 use crate::names::{
     DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES, MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_SKIN, MESH_UVS,
     MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORMS, SKIN_PALETTE,
@@ -61,7 +62,7 @@ impl DrawLists {
 
 /// The bit of `draw_filter` that says the list is instanced (`DRAW_INSTANCED` in
 /// `draw_filter.h`): each command's instances are slots read from `draw_instances`.
-const INSTANCED_BIT: u32 = 0x200;
+pub(crate) const INSTANCED_BIT: u32 = 0x200;
 
 /// Set-0 bindings of the shadowed geometry pass: [`SCENE_BINDINGS`], then 9 `shadow_lights`
 /// and 10 `shadow_atlas` (`shadows.h`). Built from [`SCENE_BINDINGS`], so a scene binding added
@@ -399,6 +400,22 @@ impl SceneInputs {
         }
         let indices = context.buffer(self.indices);
         let commands = context.buffer(self.commands);
+        if lists != DrawLists::Late {
+            if let Some(views) = split_views(context, &scene) {
+                let raw = context.device();
+                // SAFETY: recording inside the pass's rendering scope; `mesh_indices` was
+                // declared as an index buffer and holds u32 indices.
+                unsafe {
+                    raw.cmd_bind_index_buffer(context.command_buffer(), indices.buffer, 0, vk::IndexType::UINT32)
+                };
+                let multi_draw = context.gpu().capabilities().multi_draw_indirect;
+                let split = SplitDraw { commands: commands.buffer, mode, filter, multi_draw };
+                // SAFETY: the pipeline, its bindings and the index buffer are bound, and
+                // `draw_commands` holds the host's commands (the scene has window views' runs).
+                unsafe { draw_window_views(context, &scene, views, split) };
+                return;
+            }
+        }
         // Each list has room for half the buffer's commands.
         let room = (commands.size / DRAW_COMMAND_BYTES / 2) as u32;
         let host_draws = scene.draw_commands();

@@ -40,6 +40,7 @@ mod mesh_upload;
 mod shadow;
 mod upload;
 mod view;
+mod view_draws;
 
 pub use batches::DrawBatchPass;
 pub use blended::{BlendedInputs, BlendedPass};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::names::{DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES, OBJECT_RECORDS, OBJECT_TRANSFORMS};
 use crate::scene::{as_bytes, DRAW_COMMAND_BYTES, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES};
-use crate::scene::{lock_scene, MeshCopy, RecordedCopy, SharedScene};
+use crate::scene::{lock_scene, MeshCopy, RecordedCopy, SharedScene, MAX_WINDOW_VIEWS};
 use render_graph::vk;
 use render_graph::GpuDevice;
 use render_graph::{Access, ShaderStage};
@@ -187,11 +187,13 @@ fn barrier_after_copies(context: &ExecuteContext<'_>) {
     unsafe { device.cmd_pipeline_barrier2(command_buffer, &dependency) };
 }
 
-/// Creates `draw_commands` (two lists of room for one command per object of the scene),
-/// `draw_count` (two u32) and `draw_instances` (one slot per object), and fills them from the
-/// scene's draw list each frame: the early list is the host's (batched, one instanced command
-/// per (mesh, level, material) with its slots in `draw_instances`; else one command per
-/// object), the late list is empty. A GPU culling pass that writes the lists itself takes
+/// Creates `draw_commands` and `draw_instances` (room for one command and one slot per object
+/// of the scene for each of [`MAX_WINDOW_VIEWS`] window views) and `draw_count` (two u32),
+/// and fills them from the scene's draw list each frame: the early list is the host's
+/// (batched, one instanced command per (mesh, level, material) with its slots in
+/// `draw_instances`; else one command per object), followed by the other window views' runs
+/// of a split-screen frame ([`GpuScene::view_lists`](crate::GpuScene::view_lists)); the late
+/// list is empty. A GPU culling pass that writes the lists itself takes
 /// this pass's place.
 pub struct DrawListPass {
     scene: SharedScene,
@@ -218,10 +220,14 @@ impl TypedPass for DrawListPass {
     fn register(&mut self, registry: &mut Registry<'_>) -> Self::Handles {
         // The scene may have grown since the last compile.
         self.capacity = lock_scene(&self.scene).capacity();
-        let commands = 2 * u64::from(self.capacity) * DRAW_COMMAND_BYTES;
+        // Room for every window view's list (split-screen), each at most one command and one
+        // instance per object; the late list (from the middle) stays empty.
+        let lists = MAX_WINDOW_VIEWS.max(2) as u64;
+        let commands = lists * u64::from(self.capacity) * DRAW_COMMAND_BYTES;
         let commands = registry.create_buffer(DRAW_COMMANDS, BufferDesc { size: commands });
         let count = registry.create_buffer(DRAW_COUNT, BufferDesc { size: 8 });
-        let instances = registry.create_buffer(DRAW_INSTANCES, BufferDesc { size: u64::from(self.capacity) * 4 });
+        let instances = lists * u64::from(self.capacity) * 4;
+        let instances = registry.create_buffer(DRAW_INSTANCES, BufferDesc { size: instances });
         (
             registry.write_buffer(commands, Access::TransferWrite),
             registry.write_buffer(count, Access::TransferWrite),
@@ -233,7 +239,8 @@ impl TypedPass for DrawListPass {
         let mut scene = lock_scene(&self.scene);
         let draws = scene.draw_commands();
         let slots = scene.draw_instances();
-        let count_words = [draws.len() as u32, 0];
+        // The GPU's count is the main view's list (the others are drawn with the host's counts).
+        let count_words = [scene.indirect_draw_counts()[0], 0];
         let mut result = context
             .upload_buffer(commands, 0, as_bytes(draws))
             .and_then(|()| context.upload_buffer(count, 0, as_bytes(&count_words)));

@@ -12,6 +12,7 @@ mod mesh;
 mod records;
 mod shadows;
 mod view;
+mod window_views;
 
 pub(crate) use batches::Batching;
 pub use batches::{BatchKey, BatchTable, NO_BATCH};
@@ -36,3 +37,4 @@ pub use records::{
 };
 pub use shadows::{ShadowCulling, ShadowFrame, ShadowViewDraws, MAX_SHADOW_VIEWS, SHADOW_LIGHTS_BYTES};
 pub use view::FrameView;
+pub use window_views::{ViewList, WindowView, WindowViews, MAX_WINDOW_VIEWS};

@@ -69,6 +69,7 @@ mod shadow_report;
 mod state;
 mod sync;
 mod target;
+mod window_views;
 
 pub use shadow_report::ShadowReport;
 
@@ -467,7 +468,11 @@ fn render_system(
         ResMut<'static, RenderExtract>,
         Res<'static, DebugView>,
         Option<Res<'static, animation::SkinPalette>>,
-        Option<Res<'static, ecs::LodErrors>>,
+        (
+            Option<Res<'static, ecs::ResolvedViews>>,
+            Option<Res<'static, ecs::Viewport>>,
+            Option<Res<'static, ecs::LodErrors>>,
+        ),
     );
     System::with_params::<Params>(RENDER_SYSTEM, move |ctx, params| {
         runtime::profile_zone!("render");
@@ -482,8 +487,9 @@ fn render_system(
             mut extract,
             debug_view,
             palette,
-            lod_errors,
+            views,
         ) = params;
+        let (views, window, lod_errors) = views;
         let changes = ctx.changes();
         let pipelined = settings.pipelined_frames;
         let mut feedback = feedback.filter(|_| feeds_back);
@@ -521,6 +527,8 @@ fn render_system(
             evict_after_frames: settings.evict_after_frames,
             palette: palette.as_deref(),
             lod_errors: lod_errors.as_deref(),
+            views: views.as_deref(),
+            window: window.as_deref().copied(),
         };
         let prepared = state.prepare(inputs, &mut outcome, &mut shots);
         if !matches!(prepared, Ok(true)) {

@@ -11,13 +11,14 @@ use super::outcome::{report_user_passes, FrameOutcome};
 use super::readback::{add_ring, ReadbackRing, READBACK_RING, SHADOW_BITS_RING, VISIBILITY_RING};
 use super::screenshot::{develop, lock_copied, Screenshot, ScreenshotPass, ScreenshotRequest, Screenshots, SharedCopy};
 use super::sync::SceneSync;
+use super::window_views::{list_window_views, SplitInputs, SplitWarnings};
 use super::{BitsReadback, FrameTarget, RenderReport, RenderSetup, TargetFrame};
 use crate::frame::{add_gpu_culled_scene_passes, add_scene_passes, points, ScenePassOptions};
 use crate::passes::{
     shadow_bits_words, visibility_bits_bytes, GpuCullSettings, SharedCullSettings, CULL_STATS, CULL_STAT_WORDS,
     SHADOW_CASTER_BITS, SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, VISIBILITY_BITS,
 };
-use crate::scene::{lock_scene, FrameView, GpuScene, ShadowCulling, ShadowFrame, SharedScene};
+use crate::scene::{lock_scene, FrameView, GpuScene, ShadowCulling, ShadowFrame, SharedScene, WindowViews};
 
 /// What the Render stage's extract reads of the frame.
 #[derive(Clone, Copy)]
@@ -40,6 +41,10 @@ pub(super) struct FrameInputs<'a> {
     pub(super) palette: Option<&'a animation::SkinPalette>,
     /// Each mesh's simplification error, for the LOD chains the GPU chooses levels of.
     pub(super) lod_errors: Option<&'a ecs::LodErrors>,
+    /// Every view of the frame (split-screen draws each window view into its rectangle).
+    pub(super) views: Option<&'a ecs::ResolvedViews>,
+    /// The window's size: the image of a frame of several window views.
+    pub(super) window: Option<ecs::Viewport>,
 }
 
 /// The shadows of the frame as the renderer was installed (all zero without shadows).
@@ -88,6 +93,8 @@ pub(super) struct RenderState {
     /// Scratch: the host's list of the objects the scene holds, while it holds fewer slots
     /// than the Visibility stage (a growth failed).
     fitting: Vec<u32>,
+    /// What the extract has said once about window views it does not draw.
+    split_warnings: SplitWarnings,
 }
 
 impl RenderState {
@@ -170,6 +177,7 @@ impl RenderState {
             scene_generation: 0,
             shadow_views: shadows.views,
             fitting: Vec::new(),
+            split_warnings: SplitWarnings::default(),
         })
     }
 
@@ -222,11 +230,6 @@ impl RenderState {
             // A view resolved for a zero viewport: nothing to draw into.
             return Ok(false);
         }
-        // The image follows the view it was culled for, unless the target owns the extent
-        // (see `FrameTarget::follows_view`).
-        if self.target.as_ref().is_none_or(|target| target.follows_view()) {
-            self.graph.set_output_extent(render_graph::vk::Extent2D { width: viewport.0, height: viewport.1 });
-        }
         let mut frame_view = FrameView::new(view.view, view.projection, view.position, viewport, view.near, view.far);
         if let Some(draw_view) = self.target.as_ref().and_then(|target| target.draw_view()) {
             frame_view.set_view_projection(glam::Mat4::from_cols_array_2d(&draw_view));
@@ -235,6 +238,8 @@ impl RenderState {
         // frame's culls, draws and `view` uniform use.
         self.graph.set_param(frame_view);
         let shadowed = shadows.is_some() && self.shadow_atlas > 0;
+        let mut window_views = self.graph.param_mut::<WindowViews>().map(std::mem::take).unwrap_or_default();
+        let split;
         {
             let mut scene = lock_scene(&self.scene);
             if !self.on_device {
@@ -247,6 +252,16 @@ impl RenderState {
                     self.fitting.extend(visibility.visible().iter().copied().filter(|&slot| slot < count));
                     scene.set_draw_list(&self.fitting)?;
                 }
+            }
+            let split_inputs = SplitInputs {
+                views: inputs.views,
+                window: inputs.window,
+                visibility,
+                main: &frame_view,
+                on_device: self.on_device,
+            };
+            split = list_window_views(split_inputs, &mut scene, &mut window_views, &mut self.split_warnings);
+            if !self.on_device {
                 outcome.report.host_draw_commands = scene.draw_commands().len() as u32;
             }
             // The shadow views likewise, updated in place (the frames with shadows set it).
@@ -259,6 +274,13 @@ impl RenderState {
                     _ => frame.clear(),
                 }
             }
+        }
+        self.graph.set_param(window_views);
+        // The image follows the view it was culled for (the whole window when it shows several
+        // views), unless the target owns the extent (see `FrameTarget::follows_view`).
+        let extent = split.unwrap_or(viewport);
+        if self.target.as_ref().is_none_or(|target| target.follows_view()) {
+            self.graph.set_output_extent(render_graph::vk::Extent2D { width: extent.0, height: extent.1 });
         }
         outcome.host_shadows = self.report_shadows(shadowed, &mut outcome.report);
         // What the GPU's answer of this frame is compared with (its ring region).

@@ -40,6 +40,16 @@ pub enum TruthError {
     /// The clear colour's alpha (given) rounds to byte 0, the object-id image's mark of an
     /// object: the sky could not be told from object 0.
     ClearAlpha(f32),
+    /// A window view's rectangle (left, top, width, height) does not lie in the frame's
+    /// image, or the reference renderer does not draw at its size.
+    ViewRect {
+        /// The view's rectangle.
+        rect: [u32; 4],
+        /// The frame image's size.
+        image: (u32, u32),
+        /// The reference renderer's size.
+        reference: (u32, u32),
+    },
 }
 
 impl fmt::Display for TruthError {
@@ -60,6 +70,11 @@ impl fmt::Display for TruthError {
                 write!(formatter, "the GPU culled the shadow casters but their bits were not read back")
             }
             TruthError::Png(path, error) => write!(formatter, "writing {}: {error}", path.display()),
+            TruthError::ViewRect { rect, image, reference } => write!(
+                formatter,
+                "the view's rectangle {rect:?} does not lie in the {image:?} image or differs from the reference's size \
+                 {reference:?}"
+            ),
             TruthError::ClearAlpha(alpha) => {
                 write!(
                     formatter,

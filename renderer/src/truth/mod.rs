@@ -15,7 +15,8 @@
 //! - **Dropped casters** ([`dropped_casters`]): with shadows, casters owning a texel of a
 //!   light view drawn with every caster, which that view's culling left out. Must be 0.
 //!
-//! [`check_frame`] does all of it for one frame. On the GPU backend the frame must be read
+//! [`check_frame`] does all of it for one frame; [`check_view`] for one window view of a
+//! split-screen frame (its rectangle, its own answer). On the GPU backend the frame must be read
 //! back with [`crate::BitsReadback::Wait`], so that the bits in the [`crate::RenderReport`]
 //! are the frame's own.
 //!
@@ -33,6 +34,7 @@
 mod casters;
 mod error;
 mod reference;
+mod view;
 
 use culling::{ObjectColumns, Visibility};
 use ecs::BaseColor;
@@ -41,6 +43,7 @@ use runtime::hecs::World;
 pub use casters::dropped_casters;
 pub use error::TruthError;
 pub use reference::{upload_objects, upload_objects_drawing, ReferenceRenderer};
+pub use view::check_view;
 
 use crate::{MeshLibrary, RenderReport};
 

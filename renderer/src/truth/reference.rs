@@ -22,8 +22,8 @@ use crate::{lock_scene, FrameView, GpuScene, MeshLibrary, ObjectDesc, ScenePassO
 /// image of every drawable object, its object-id image, and light views' id images.
 pub struct ReferenceRenderer {
     device: Arc<GpuDevice>,
-    graph: RenderGraph,
-    scene: SharedScene,
+    pub(super) graph: RenderGraph,
+    pub(super) scene: SharedScene,
     readback: ReadbackBuffer,
     extent: vk::Extent2D,
     clear_color: [f32; 4],
@@ -44,6 +44,9 @@ pub struct ReferenceRenderer {
     palette: Option<animation::SkinPalette>,
     /// By slot, the palette slice of its entity's rig (`(0, 0)`: none), for the frame checked.
     skins: Vec<(u32, u32)>,
+    /// (slot, mesh): objects drawn at another level than their record's, the levels of a
+    /// split-screen view (`check_view`), applied with every upload.
+    pub(super) view_meshes: Vec<(u32, u32)>,
 }
 
 impl ReferenceRenderer {
@@ -108,6 +111,7 @@ impl ReferenceRenderer {
             palette: None,
             skins: Vec::new(),
             shadows: None,
+            view_meshes: Vec::new(),
         })
     }
 
@@ -425,6 +429,7 @@ impl ReferenceRenderer {
     pub fn upload(&mut self, visibility: &Visibility, color_of: impl Fn(usize) -> u32) -> Result<Vec<u64>, TruthError> {
         lock_scene(&self.scene).stream_frame(u64::MAX)?;
         let triangles = upload_objects_skinned(&self.scene, visibility, &color_of, &self.stand_ins, &self.skins)?;
+        self.apply_view_meshes(visibility)?;
         {
             let scene = lock_scene(&self.scene);
             scene.follow_growth(&mut self.graph, &mut self.generation);

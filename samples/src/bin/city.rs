@@ -216,8 +216,21 @@ fn main() -> ExitCode {
             if settings.caster_culling { "on" } else { "off" }
         );
     }
+    let split = options.views > 1;
+    if split {
+        if options.cull == CullChoice::Gpu {
+            eprintln!("city: --views 2 needs CPU culling (--cull cpu): the GPU culls one view a frame");
+            return ExitCode::FAILURE;
+        }
+        if let Err(error) = city::views::add_second_view(app.world_mut(), &config, &city) {
+            eprintln!("city: --views 2: {error}");
+            return ExitCode::FAILURE;
+        }
+        println!("views: 2, split-screen (left: the street's camera, right: another street, the other way)");
+    }
     let backend = match options.cull {
         CullChoice::Cpu | CullChoice::Off => CullingBackend::Cpu,
+        CullChoice::Auto if split => CullingBackend::Cpu,
         CullChoice::Gpu => CullingBackend::Gpu,
         CullChoice::Auto => CullingBackend::Auto,
     };
@@ -229,6 +242,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if split && (passes.any() || options.shadows || options.stream || options.classify || options.clusters) {
+        eprintln!(
+            "city: --views 2 does not yet take --post, --debug-boxes, --gpu-animate, --shadows, --stream, --classify \
+             or --clusters"
+        );
+        return ExitCode::FAILURE;
+    }
     if options.window {
         return run_window(app, &meshes, &options, frames_given, backend, passes);
     }
@@ -437,11 +457,41 @@ fn main() -> ExitCode {
                 };
                 progress.suspend(|| println!("{line}"));
             }
-            let checked = {
+            if split {
+                let checked = {
+                    let capture = lock_capture(&rendering.capture);
+                    let views = app.resource::<ecs::ResolvedViews>();
+                    city::views::check_views(&mut rendering.checker, &capture, &views, &visibility, app.world())
+                };
+                match checked {
+                    Ok(checks) => {
+                        for (view, check) in checks {
+                            progress.suspend(|| {
+                                println!("frame {frame} view {view} differing_pixels {}", check.differing_pixels);
+                                if options.truth {
+                                    println!("frame {frame} view {view} false_hidden {}", check.truth.false_hidden);
+                                }
+                            });
+                            let hidden = options.truth && check.truth.false_hidden != 0;
+                            if (check.differing_pixels != 0 || hidden) && lossless {
+                                status = ExitCode::FAILURE;
+                            }
+                        }
+                    }
+                    Err(error) => {
+                        progress.abandon();
+                        eprintln!("render: frame {frame}: {error}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
+            let checked = if split {
+                None
+            } else {
                 let capture = lock_capture(&rendering.capture);
                 let report = app.resource::<RenderReport>();
                 let shadows = options.shadows.then(|| app.resource::<culling::ShadowViews>());
-                check_frame(
+                Some(check_frame(
                     &mut rendering.checker,
                     &capture,
                     &visibility,
@@ -451,10 +501,11 @@ fn main() -> ExitCode {
                     shadows.as_deref(),
                     app.resources().get::<animation::SkinPalette>().as_deref(),
                     &request,
-                )
+                ))
             };
             match checked {
-                Ok(Checked { frame: check, truth, clusters }) => {
+                None => {}
+                Some(Ok(Checked { frame: check, truth, clusters })) => {
                     let report = app.resource::<RenderReport>();
                     let line = report_line(
                         &report,
@@ -497,7 +548,7 @@ fn main() -> ExitCode {
                     record.record_commands(&app.resource::<RenderReport>());
                     record.cpu_lod_levels = Some(meshes.lod_histogram(&app.resource::<Visibility>(), app.world()));
                 }
-                Err(error) => {
+                Some(Err(error)) => {
                     progress.abandon();
                     eprintln!("render: frame {frame}: {error}");
                     return ExitCode::FAILURE;

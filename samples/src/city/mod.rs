@@ -18,6 +18,7 @@ mod scene;
 mod shapes;
 pub mod stream;
 pub mod summary;
+pub mod views;
 
 pub use crate::mesh_render::RenderError;
 pub use keyframes::{CameraKeyframes, CameraPose, Keyframe};

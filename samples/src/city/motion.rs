@@ -45,12 +45,16 @@ pub struct CameraPath {
     pub heights: (f32, f32),
     /// Seconds per there-and-back flight.
     pub period: f32,
+    /// Seconds the flight is ahead of the clock (0: it starts at z = 0).
+    pub phase: f32,
+    /// 1 looks down the street towards +z, -1 towards -z.
+    pub facing: f32,
 }
 
 impl CameraPath {
     /// Where the camera is and what it looks at, `seconds` into the flight.
     pub fn pose_at(&self, seconds: f32) -> Transform {
-        let phase = seconds / self.period.max(1.0) * std::f32::consts::TAU;
+        let phase = (seconds + self.phase) / self.period.max(1.0) * std::f32::consts::TAU;
         let along = (0.5 - 0.5 * phase.cos()) * self.length;
         let climb = 0.5 - 0.5 * (phase * 1.5).cos();
         let height = self.heights.0 + (self.heights.1 - self.heights.0) * climb;
@@ -58,7 +62,7 @@ impl CameraPath {
         // Look ahead down the street, swinging up to 75 degrees to either side, and further
         // down the higher the camera is.
         let yaw = (phase * 2.5).sin() * 75f32.to_radians();
-        let heading = Vec3::new(yaw.sin(), 0.0, yaw.cos());
+        let heading = Vec3::new(yaw.sin(), 0.0, yaw.cos()) * self.facing;
         let target = eye + heading * 60.0 - Vec3::Y * (height * 0.5);
         ecs::scene::look_at(eye, target)
     }

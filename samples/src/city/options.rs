@@ -156,6 +156,13 @@ pub struct CityOptions {
     /// culling left out; must be 0).
     #[arg(long)]
     pub shadows: bool,
+    /// Split-screen: `2` adds a second camera flying another street the other way and draws
+    /// the two side by side (left and right halves), each culled for itself; with `--truth`
+    /// every view of every checked frame prints `frame N view V false_hidden X` (must be 0).
+    /// Needs CPU culling (`--cull cpu`; `auto` picks it): the GPU culls one view a frame. No
+    /// PNG is written and the shadows, streaming, user passes and classify images are refused.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
+    pub views: u32,
     /// With `--shadows`: how many lamps cast shadows at once (0 to 16).
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(0..=16))]
     pub shadow_lights: u32,

@@ -267,7 +267,8 @@ pub fn build_city(world: &mut World, config: &CityConfig, lods: Option<&CityLibr
     spawn_pedestrians(world, config, &mut layout, &mut city);
 
     let street_x = (config.blocks / 2) as f32 * pitch - config.street_width * 0.5;
-    let path = CameraPath { street_x, length: config.extent(), heights: (1.8, 140.0), period: 40.0 };
+    let path =
+        CameraPath { street_x, length: config.extent(), heights: (1.8, 140.0), period: 40.0, phase: 0.0, facing: 1.0 };
     let camera = scene::spawn_camera(world, Camera::default(), path.pose_at(0.0));
     world.insert_one(camera, path).expect("the camera was just spawned");
     city.camera = Some(camera);

@@ -29,6 +29,7 @@ impl GpuScene {
         }
         self.draw_source = DrawSource::Host;
         self.draws.clear();
+        self.view_lists.lists.clear();
         self.batching.instances.clear();
         self.batching.list_instanced = self.batching.enabled;
         if self.batching.enabled {
@@ -47,6 +48,7 @@ impl GpuScene {
     pub fn draw_all_objects(&mut self) {
         self.draw_source = DrawSource::Host;
         self.draws.clear();
+        self.view_lists.lists.clear();
         self.batching.instances.clear();
         self.batching.list_instanced = self.batching.enabled;
         if self.batching.enabled {
@@ -67,6 +69,7 @@ impl GpuScene {
     pub fn draw_gpu_list(&mut self) {
         self.draw_source = DrawSource::Gpu;
         self.draws.clear();
+        self.view_lists.lists.clear();
         self.host_blended.clear();
         self.batching.instances.clear();
         self.batching.list_instanced = false;
@@ -140,7 +143,8 @@ impl GpuScene {
         &self.blend_order
     }
 
-    /// This frame's host draw commands (empty when a GPU pass writes them).
+    /// This frame's host draw commands (empty when a GPU pass writes them): every window
+    /// view's run ([`GpuScene::view_lists`]) one after the other.
     pub fn draw_commands(&self) -> &[DrawCommand] {
         &self.draws
     }
@@ -150,7 +154,7 @@ impl GpuScene {
     /// batches (instanced) or the object count.
     pub(crate) fn indirect_draw_counts(&self) -> [u32; 2] {
         match self.draw_source {
-            DrawSource::Host => [self.draws.len() as u32, 0],
+            DrawSource::Host => [self.view_lists.lists.first().map_or(self.draws.len() as u32, |main| main.count), 0],
             DrawSource::Gpu if self.batching.list_instanced => [self.batching.table.len(); 2],
             DrawSource::Gpu => [self.count; 2],
         }

@@ -57,6 +57,7 @@ mod skinning;
 mod streaming;
 mod texture_residency;
 mod texture_streaming;
+mod view_lists;
 
 pub(crate) use clusters::ClusterLayout;
 use clusters::SceneClusters;
@@ -162,6 +163,8 @@ pub struct GpuScene {
     /// used them this frame (`None`: the GPU draws each record's own level).
     lod_view: Option<(culling::LodErrorView, glam::Vec3)>,
     lod_every_object: bool,
+    /// The runs of this frame's host list, one per window view (split-screen).
+    view_lists: view_lists::ViewLists,
 }
 
 fn out_of_range(reason: &'static str) -> GraphError {
@@ -218,6 +221,7 @@ impl GpuScene {
             lod: LodTable::default(),
             lod_view: None,
             lod_every_object: true,
+            view_lists: view_lists::ViewLists::default(),
         })
     }
 

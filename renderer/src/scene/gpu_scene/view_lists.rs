@@ -1,0 +1,126 @@
+//! The host lists of a split-screen frame's other window views: each view's visible objects,
+//! at that view's level of detail, appended after the main view's list in `draw_commands`
+//! and `draw_instances` as one run per view ([`GpuScene::view_lists`]).
+//!
+//! A run is always instanced: its commands group the view's objects by the index range they
+//! draw (the level of detail the view picked), one command per range, the slots of its
+//! objects in `draw_instances` from the command's `firstInstance`. The material and colour
+//! come from each object's record, as in the main list.
+
+use crate::scene::window_views::{ViewList, MAX_WINDOW_VIEWS};
+use crate::scene::{DrawCommand, ObjectRecord};
+use render_graph::{GraphError, Result};
+
+use super::draws::DrawSource;
+use super::{out_of_range, GpuScene};
+use crate::names::DRAW_COMMANDS;
+
+/// The runs of this frame's host list, one per window view (empty: one view, the whole list).
+#[derive(Debug, Default)]
+pub(crate) struct ViewLists {
+    pub(super) lists: Vec<ViewList>,
+    /// Scratch of [`GpuScene::push_view_list`]: (index range, slot), sorted into commands.
+    keyed: Vec<([u32; 3], u32)>,
+}
+
+impl GpuScene {
+    /// The runs of this frame's host list, one per window view: the first is the list
+    /// [`GpuScene::set_draw_list`] set (the main view's), the others those
+    /// [`GpuScene::push_view_list`] appended. Empty while the frame has one list.
+    pub fn view_lists(&self) -> &[ViewList] {
+        &self.view_lists.lists
+    }
+
+    /// Run `index` of this frame's host list: of [`GpuScene::view_lists`], or, while it is
+    /// empty, the whole list as run 0. `None` past the runs, or when a GPU pass writes the list.
+    pub fn view_list(&self, index: usize) -> Option<ViewList> {
+        if self.draw_source != DrawSource::Host {
+            return None;
+        }
+        if self.view_lists.lists.is_empty() && index == 0 {
+            let count = self.draws.len() as u32;
+            return Some(ViewList { first: 0, count, instanced: self.batching.list_instanced });
+        }
+        self.view_lists.lists.get(index).copied()
+    }
+
+    /// Appends another window view's list after this frame's host list: `objects` the
+    /// slots the view may see, `mesh_of(index)` the mesh `objects[index]` draws in it (its
+    /// level of detail for that view's eye). A skinned object, or one whose level is not on
+    /// the GPU, draws its record's mesh (the main view's level). Returns the run's index in
+    /// [`GpuScene::view_lists`].
+    ///
+    /// Errors, the list left as it was: a GPU pass writes this frame's list, a slot past the
+    /// object count, or no room for another view ([`MAX_WINDOW_VIEWS`] lists of the
+    /// capacity's commands and instances).
+    pub fn push_view_list(&mut self, objects: &[u32], mesh_of: impl Fn(usize) -> u32) -> Result<usize> {
+        if self.draw_source != DrawSource::Host {
+            return Err(no_room("a GPU pass writes this frame's draw list"));
+        }
+        if objects.iter().any(|&object| object >= self.count) {
+            return Err(out_of_range("the draw list names an object past the last object"));
+        }
+        if self.view_lists.lists.is_empty() {
+            let main = ViewList { first: 0, count: self.draws.len() as u32, instanced: self.batching.list_instanced };
+            self.view_lists.lists.push(main);
+        }
+        if self.view_lists.lists.len() >= MAX_WINDOW_VIEWS {
+            return Err(no_room("more window views than the draw lists have room for"));
+        }
+        let mut keyed = std::mem::take(&mut self.view_lists.keyed);
+        keyed.clear();
+        for (index, &slot) in objects.iter().enumerate() {
+            let record = &self.records[slot as usize];
+            if !record.is_empty() {
+                let range = self.view_range(record, mesh_of(index));
+                if range[1] > 0 {
+                    keyed.push((range, slot));
+                }
+            }
+        }
+        keyed.sort_unstable();
+        let room = MAX_WINDOW_VIEWS * self.capacity as usize;
+        let fits = self.batching.instances.len() + keyed.len() <= room && self.draws.len() + keyed.len() <= room;
+        let result = if fits {
+            let first = self.draws.len() as u32;
+            for run in keyed.chunk_by(|a, b| a.0 == b.0) {
+                let [first_index, index_count, vertex_offset] = run[0].0;
+                self.draws.push(DrawCommand {
+                    index_count,
+                    instance_count: run.len() as u32,
+                    first_index,
+                    vertex_offset: vertex_offset as i32,
+                    first_instance: self.batching.instances.len() as u32,
+                });
+                self.batching.instances.extend(run.iter().map(|&(_, slot)| slot));
+            }
+            let count = self.draws.len() as u32 - first;
+            self.view_lists.lists.push(ViewList { first, count, instanced: true });
+            Ok(self.view_lists.lists.len() - 1)
+        } else {
+            Err(no_room("the window views' lists outgrew the draw buffers"))
+        };
+        self.view_lists.keyed = keyed;
+        result
+    }
+
+    /// The index range (first index, count, vertex offset) `record`'s object draws with mesh
+    /// `mesh`: the record's own unless `mesh` is another level on the GPU and the object is
+    /// not skinned (its skin offsets are the record's level's).
+    fn view_range(&self, record: &ObjectRecord, mesh: u32) -> [u32; 3] {
+        let own = [record.first_index, record.index_count, record.vertex_offset as u32];
+        if mesh == record.mesh || record.skin_count != 0 {
+            return own;
+        }
+        let Some(drawn) = self.drawn_mesh(mesh) else { return own };
+        let (Some(range), place) = (self.meshes.range(drawn), self.stream.placement.place(drawn)) else { return own };
+        if !place.placed {
+            return own;
+        }
+        [place.first_index, range.index_count, place.vertex_offset as u32]
+    }
+}
+
+fn no_room(reason: &'static str) -> GraphError {
+    GraphError::InvalidDescription { resource: String::from(DRAW_COMMANDS), reason }
+}

@@ -1,0 +1,85 @@
+//! The window views of a frame: split-screen. Every view drawn into the window gets its own
+//! pixel rectangle, its own view-projection and its own run of the host's draw commands; the
+//! Render stage's extract lists them ([`WindowViews`], a graph parameter) beside the runs the
+//! scene holds ([`GpuScene::push_view_list`](crate::GpuScene::push_view_list)), and the depth
+//! prepass and the geometry pass draw each run into its rectangle, as the shadow atlas pass
+//! draws each shadow view into its tile.
+//!
+//! A frame with one window view (or none listed) draws as a frame always has: the whole image
+//! with the [`FrameView`](crate::FrameView) parameter's view-projection and the whole list.
+
+/// Most window views one frame draws: the host lists of the draw commands and instances have
+/// room for this many views' lists (the buffers are sized for it). Views past it are not drawn
+/// (the Render stage says so once).
+pub const MAX_WINDOW_VIEWS: usize = 4;
+
+/// One view drawn into the window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WindowView {
+    /// World to clip space of this view's camera (column-major, reversed-Z).
+    pub view_projection: [[f32; 4]; 4],
+    /// Its rectangle of the image in pixels: left, top, width, height.
+    pub rect: [u32; 4],
+    /// The run of the host list it draws: its index in
+    /// [`GpuScene::view_lists`](crate::GpuScene::view_lists).
+    pub list: u32,
+}
+
+/// A graph parameter: the frame's window views in draw order (split-screen), each drawing
+/// its run of the scene's host list ([`WindowView::list`]; run 0 is the whole list while the
+/// scene holds one) into its rectangle with its own view-projection. Empty, the passes draw
+/// as a frame of one view does: the whole image with the [`FrameView`](crate::FrameView)'s
+/// view-projection and the whole list. The Render stage lists views only for a frame of
+/// several; the truth checks list one, to draw a view's reference where the frame drew it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WindowViews {
+    views: Vec<WindowView>,
+    /// The index of the main view (the one [`FrameView`](crate::FrameView) describes).
+    main: usize,
+}
+
+impl WindowViews {
+    /// The views, in draw order.
+    #[inline]
+    pub fn views(&self) -> &[WindowView] {
+        &self.views
+    }
+
+    /// The main view's index among [`WindowViews::views`].
+    #[inline]
+    pub fn main(&self) -> usize {
+        self.main
+    }
+
+    /// Whether the frame draws several views (the passes then draw view by view).
+    #[inline]
+    pub fn is_split(&self) -> bool {
+        self.views.len() > 1
+    }
+
+    /// Forgets the views (a frame of one view), keeping the room.
+    pub fn clear(&mut self) {
+        self.views.clear();
+        self.main = 0;
+    }
+
+    /// Appends a view; `main` marks the main view.
+    pub fn push(&mut self, view: WindowView, main: bool) {
+        if main {
+            self.main = self.views.len();
+        }
+        self.views.push(view);
+    }
+}
+
+/// One view's run of the host's draw commands (see
+/// [`GpuScene::view_lists`](crate::GpuScene::view_lists)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ViewList {
+    /// First command of the run in `draw_commands`.
+    pub first: u32,
+    /// Commands in the run.
+    pub count: u32,
+    /// Whether the run's commands are instanced (slots read from `draw_instances`).
+    pub instanced: bool,
+}

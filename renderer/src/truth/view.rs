@@ -1,0 +1,105 @@
+//! The truth of one window view of a split-screen frame: its rectangle of the image judged
+//! against that view's own answer ([`Visibility::for_view`]).
+
+use culling::Visibility;
+use ecs::ViewId;
+use runtime::hecs::World;
+
+use super::reference::ReferenceRenderer;
+use super::{differing_pixels, slot_colors, FrameCheck, Submitted, Truth, TruthError};
+use crate::scene::{WindowView, WindowViews};
+
+/// The checks of [`super::check_frame`] for window view `view` of the frame `image` (RGBA8,
+/// `image_size` pixels, the whole window as the Render stage drew it on the CPU backend),
+/// whose rectangle is `rect` (left, top, width, height): the rectangle must equal every
+/// drawable object drawn with culling off from that view, and every object owning a pixel of
+/// it must be in that view's visible list. `reference` draws at the window's size, the view
+/// into its rectangle as the frame did (so the rasterisation is the frame's to the pixel).
+///
+/// The reference draws the view's visible objects at the levels that view picked (a skinned
+/// object at its record's, as the frame does) and the others at the main view's. The shadows,
+/// if any, are not judged per view.
+pub fn check_view(
+    reference: &mut ReferenceRenderer,
+    (image, image_size): (&[u8], (u32, u32)),
+    rect: [u32; 4],
+    world: &World,
+    visibility: &Visibility,
+    view: ViewId,
+) -> Result<FrameCheck, TruthError> {
+    let answer = visibility.for_view(view).ok_or(TruthError::NoView)?;
+    let [x, y, width, height] = rect;
+    let inside = x.checked_add(width).is_some_and(|right| right <= image_size.0)
+        && y.checked_add(height).is_some_and(|bottom| bottom <= image_size.1)
+        && image.len() == image_size.0 as usize * image_size.1 as usize * 4;
+    if !inside || reference.extent() != image_size {
+        return Err(TruthError::ViewRect { rect, image: image_size, reference: reference.extent() });
+    }
+    let view_projection = answer.view().view_projection.to_cols_array_2d();
+    reference.collect_drawable(visibility);
+    let drawable = reference.drawable().to_vec();
+    let colors = slot_colors(world, visibility.objects());
+    // The view's visible objects at the levels it picked; the others cannot show in it.
+    let draws = &visibility.objects().draws;
+    reference.view_meshes.clear();
+    reference.view_meshes.extend(answer.visible().iter().enumerate().filter_map(|(index, &slot)| {
+        let mesh = answer.draw(index);
+        (mesh.is_some() && mesh != draws[slot as usize].mesh).then_some((slot, mesh.0))
+    }));
+    let mut place = WindowViews::default();
+    place.push(WindowView { view_projection, rect, list: 0 }, true);
+    reference.graph.set_param(place);
+    let drawn = reference.upload(visibility, |object| colors[object]).and_then(|_| {
+        let unculled = reference.draw_list(view_projection, &drawable)?;
+        let owners = reference.owners_in_view(world, visibility, view_projection, &drawable)?;
+        Ok((unculled, owners))
+    });
+    reference.graph.remove_param::<WindowViews>();
+    reference.view_meshes.clear();
+    let (unculled, owners) = drawn?;
+    let mut visible = answer.visible().to_vec();
+    let meshes = reference.parts().1;
+    let triangles = (0..visible.len())
+        .map(|index| answer.draw(index))
+        .filter(|mesh| mesh.is_some())
+        .map(|mesh| u64::from(meshes.triangle_count(mesh.0)))
+        .sum();
+    visible.sort_unstable();
+    let submitted = Submitted { drawn: visible.len(), objects: visible, triangles };
+    let truth = Truth::judge(&owners, &submitted.objects, visibility.objects().len());
+    let differing = differing_pixels(&crop(image, image_size.0, rect), &crop(&unculled, image_size.0, rect));
+    Ok(FrameCheck { differing_pixels: differing, submitted, truth })
+}
+
+/// Rectangle `rect` (left, top, width, height) of an RGBA8 image `width` pixels wide.
+fn crop(image: &[u8], width: u32, [x, y, w, h]: [u32; 4]) -> Vec<u8> {
+    image
+        .chunks_exact(width as usize * 4)
+        .skip(y as usize)
+        .take(h as usize)
+        .flat_map(|line| &line[x as usize * 4..(x + w) as usize * 4])
+        .copied()
+        .collect()
+}
+
+impl ReferenceRenderer {
+    /// Draws the objects of `view_meshes` with their view's mesh (after an upload wrote every
+    /// record at the main view's level); a skinned or empty record keeps its own.
+    pub(super) fn apply_view_meshes(&mut self, visibility: &Visibility) -> Result<(), TruthError> {
+        if self.view_meshes.is_empty() {
+            return Ok(());
+        }
+        let objects = visibility.objects();
+        let mut scene = crate::lock_scene(&self.scene);
+        for &(slot, mesh) in &self.view_meshes {
+            let Some(&record) = scene.records().get(slot as usize) else { continue };
+            if record.is_empty() || record.skin_count != 0 || scene.meshes().range(mesh).is_none() {
+                continue;
+            }
+            let world = objects.models[slot as usize].to_cols_array_2d();
+            let material = objects.draws[slot as usize].material.0;
+            scene.set_object(slot, crate::ObjectDesc { world, color: record.color, mesh, material })?;
+        }
+        Ok(())
+    }
+}

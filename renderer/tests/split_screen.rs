@@ -1,0 +1,231 @@
+//! Split-screen on the CPU backend, on lavapipe with validation: two cameras looking at the
+//! same cubes from opposite sides, each in one half of the window ([`CameraRect`]). Each half
+//! of the frame equals the frame its camera draws alone at the half's size, culled or not
+//! (the other view's culling never hides what a view sees), and the truth of each view finds
+//! nothing owning a pixel of its rectangle left out of its answer; once the second camera is
+//! despawned the frame is the first camera's alone; one and two threads draw the same frames.
+
+mod lit_cube;
+
+use std::sync::Arc;
+
+use culling::{CullingBackend, Visibility};
+use ecs::{scene, Camera, CameraRect, ResolvedViews, Transform, ViewTarget};
+use glam::Vec3;
+use lit_cube::lit_cube;
+use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
+use render_graph::{vk, GpuDevice};
+use renderer::truth::{check_view, ReferenceRenderer};
+use renderer::{
+    install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, RenderReport, RenderSetup,
+};
+
+/// The clear colour.
+const SKY: [f32; 4] = [0.1, 0.2, 0.3, 1.0];
+const WIDTH: u32 = 128;
+const HEIGHT: u32 = 64;
+const FRAMES: u64 = 4;
+/// The frame the second camera is despawned before.
+const DESPAWNED: u64 = 3;
+
+/// The two eyes, on opposite sides of the cubes.
+fn eyes() -> [Transform; 2] {
+    [scene::look_at(Vec3::new(1.0, 2.0, 9.0), Vec3::ZERO), scene::look_at(Vec3::new(-1.0, 3.0, -9.0), Vec3::ZERO)]
+}
+
+/// An app of `threads` threads drawing into a `width` x `height` window on the CPU backend,
+/// with the cubes: a grid around the origin and a few beside each eye (seen by the other).
+fn app(
+    device: &Arc<GpuDevice>,
+    (width, height): (u32, u32),
+    threads: usize,
+    culled: bool,
+) -> (runtime::App, renderer::SharedCapture) {
+    app_on(device, CullingBackend::Cpu, (width, height), threads, culled)
+}
+
+/// [`app`] culled by `backend`.
+fn app_on(
+    device: &Arc<GpuDevice>,
+    backend: CullingBackend,
+    (width, height): (u32, u32),
+    threads: usize,
+    culled: bool,
+) -> (runtime::App, renderer::SharedCapture) {
+    let setup = RenderSetup {
+        backend,
+        device: Some(Arc::clone(device)),
+        extent: vk::Extent2D { width, height },
+        capacity: 64,
+        meshes: lit_cube(),
+        clear_color: SKY,
+        bits: BitsReadback::Wait,
+        passes: Vec::new(),
+        shadows: false,
+    };
+    let mut app = runtime::App::with_threads(threads);
+    app.insert_resource(ecs::Viewport { width, height });
+    ecs::install(&mut app);
+    {
+        let mut settings = app.resource_mut::<ecs::RenderSettings>();
+        settings.frustum_culling = culled;
+        settings.occlusion_culling = culled;
+    }
+    let (target, capture) = HeadlessTarget::new();
+    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    let world = app.world_mut();
+    for x in [-3.0f32, -1.5, 0.0, 1.5, 3.0] {
+        for z in [-1.5f32, 0.0, 1.5] {
+            scene::spawn_mesh(
+                world,
+                scene::unit_cube_mesh(),
+                Transform::from_translation(Vec3::new(x, (x + z) * 0.3, z)),
+            );
+        }
+    }
+    for side in [-1.0f32, 1.0] {
+        // Beside and behind each eye: outside one view, far inside the other.
+        scene::spawn_mesh(
+            world,
+            scene::unit_cube_mesh(),
+            Transform::from_translation(Vec3::new(6.0 * side, 0.0, 12.0 * side)),
+        );
+        scene::spawn_mesh(
+            world,
+            scene::unit_cube_mesh(),
+            Transform::from_translation(Vec3::new(0.0, -1.0, 11.0 * side)),
+        );
+    }
+    (app, capture)
+}
+
+/// The frames of the split-screen app: the whole image, frame by frame.
+/// With `reference` (drawing at the window's size), every view of the frames with two is judged.
+fn split_frames(
+    device: &Arc<GpuDevice>,
+    threads: usize,
+    culled: bool,
+    mut reference: Option<&mut ReferenceRenderer>,
+) -> Vec<(Vec<u8>, (u32, u32))> {
+    let (mut app, capture) = app(device, (WIDTH, HEIGHT), threads, culled);
+    let [left, right] = eyes();
+    let first = scene::spawn_camera(app.world_mut(), Camera::default(), left);
+    let second = scene::spawn_camera(app.world_mut(), Camera { order: 1, ..Camera::default() }, right);
+    app.world_mut().insert_one(first, CameraRect::new(0.0, 0.0, 0.5, 1.0)).expect("a camera");
+    app.world_mut().insert_one(second, CameraRect::new(0.5, 0.0, 0.5, 1.0)).expect("a camera");
+    let mut frames = Vec::new();
+    for frame in 0..FRAMES {
+        if frame == DESPAWNED {
+            app.world_mut().despawn(second).expect("spawned");
+        }
+        app.run_frame();
+        FrameInFlight::finish(&mut app);
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "frame {frame}: {:?}", report.error);
+        let capture = lock_capture(&capture);
+        if let Some(reference) = reference.as_deref_mut().filter(|_| frame < DESPAWNED) {
+            judge_views(reference, &app, (&capture.pixels, capture.extent), frame);
+        }
+        frames.push((capture.pixels.clone(), capture.extent));
+    }
+    frames
+}
+
+/// Each window view of the frame `app` drew into `image`: its rectangle equals the unculled
+/// reference of that view and nothing owning a pixel of it was left out of its answer.
+fn judge_views(reference: &mut ReferenceRenderer, app: &runtime::App, image: (&[u8], (u32, u32)), frame: u64) {
+    let views = app.resource::<ResolvedViews>();
+    let visibility = app.resource::<Visibility>();
+    assert_eq!(views.len(), 2, "frame {frame}: two views");
+    for view in views.views() {
+        let ViewTarget::Window(rect) = &view.target else { panic!("frame {frame}: a window view") };
+        let rect = [rect.x, rect.y, rect.width, rect.height];
+        let checked = check_view(reference, image, rect, app.world(), &visibility, view.id).expect("the truth answers");
+        let label = format!("frame {frame} view {}", view.id.0);
+        assert_eq!(checked.truth.false_hidden, 0, "{label}: {:?}", checked.truth);
+        assert_eq!(checked.differing_pixels, 0, "{label}: culling changed the picture");
+        assert!(checked.truth.objects_with_pixels > 0, "{label}: the view sees cubes");
+    }
+    let second = visibility.for_view(views.views()[1].id).expect("an answer");
+    let main = visibility.for_view(views.views()[0].id).expect("an answer");
+    assert_ne!(main.visible(), second.visible(), "frame {frame}: each view culled for itself");
+}
+
+/// The frame camera `eye` draws alone into a window of half the width.
+fn alone(device: &Arc<GpuDevice>, eye: Transform) -> Vec<u8> {
+    let (mut app, capture) = app(device, (WIDTH / 2, HEIGHT), 2, true);
+    scene::spawn_camera(app.world_mut(), Camera::default(), eye);
+    app.run_frame();
+    FrameInFlight::finish(&mut app);
+    let capture = lock_capture(&capture);
+    assert_eq!(capture.extent, (WIDTH / 2, HEIGHT));
+    capture.pixels.clone()
+}
+
+/// Columns `from..from + WIDTH / 2` of an RGBA8 image `WIDTH` wide.
+fn half(pixels: &[u8], from: u32) -> Vec<u8> {
+    let row = WIDTH as usize * 4;
+    let (start, len) = (from as usize * 4, WIDTH as usize / 2 * 4);
+    pixels.chunks_exact(row).flat_map(|row| row[start..start + len].iter().copied()).collect()
+}
+
+/// Pixels (RGBA8) that differ between `a` and `b`.
+fn differing(a: &[u8], b: &[u8]) -> usize {
+    assert_eq!(a.len(), b.len());
+    a.chunks_exact(4).zip(b.chunks_exact(4)).filter(|(a, b)| a != b).count()
+}
+
+#[test]
+fn each_half_of_a_split_screen_frame_is_its_camera_drawn_alone() {
+    let Some(device) = gpu_test_context() else { return };
+    let [left, right] = eyes();
+    let (left_alone, right_alone) = (alone(&device, left), alone(&device, right));
+    assert_ne!(left_alone, right_alone, "the cameras see different pictures");
+    let sky = left_alone.chunks_exact(4).filter(|pixel| pixel[..3] == left_alone[..3]).count();
+    assert!(sky < left_alone.len() / 4, "the left camera sees cubes");
+    let mut reference =
+        ReferenceRenderer::with_device(Arc::clone(&device), WIDTH, HEIGHT, 64, lit_cube(), SKY).expect("a reference");
+    let culled = split_frames(&device, 2, true, Some(&mut reference));
+    let unculled = split_frames(&device, 2, false, None);
+    let one_thread = split_frames(&device, 1, true, None);
+    for frame in 0..FRAMES as usize {
+        let label = format!("frame {frame}");
+        let (pixels, extent) = &culled[frame];
+        assert_eq!(&unculled[frame], &culled[frame], "{label}: culling changed the picture");
+        assert_eq!(&one_thread[frame], &culled[frame], "{label}: one thread and two differ");
+        if (frame as u64) < DESPAWNED {
+            assert_eq!(*extent, (WIDTH, HEIGHT), "{label}: the window");
+            assert_eq!(differing(&half(pixels, 0), &left_alone), 0, "{label}: the left half");
+            assert_eq!(differing(&half(pixels, WIDTH / 2), &right_alone), 0, "{label}: the right half");
+        } else {
+            assert_eq!(*extent, (WIDTH / 2, HEIGHT), "{label}: the first camera's rectangle alone");
+            assert_eq!(differing(pixels, &left_alone), 0, "{label}: the first camera alone");
+        }
+    }
+    assert_no_validation_messages(&device);
+}
+
+/// GPU culling culls one view a frame: a split frame draws the main view alone, into an image
+/// of its rectangle's size, as a frame of that one view (said once in the log), not the other
+/// view with lists culled for another.
+#[test]
+fn gpu_culling_draws_the_main_view_of_a_split_frame_alone() {
+    let Some(device) = gpu_test_context() else { return };
+    let [left, right] = eyes();
+    let left_alone = alone(&device, left);
+    let (mut app, capture) = app_on(&device, CullingBackend::Gpu, (WIDTH, HEIGHT), 2, true);
+    let first = scene::spawn_camera(app.world_mut(), Camera::default(), left);
+    let second = scene::spawn_camera(app.world_mut(), Camera { order: 1, ..Camera::default() }, right);
+    app.world_mut().insert_one(first, CameraRect::new(0.0, 0.0, 0.5, 1.0)).expect("a camera");
+    app.world_mut().insert_one(second, CameraRect::new(0.5, 0.0, 0.5, 1.0)).expect("a camera");
+    for frame in 0..2 {
+        app.run_frame();
+        FrameInFlight::finish(&mut app);
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "frame {frame}: {:?}", report.error);
+        let capture = lock_capture(&capture);
+        assert_eq!(capture.extent, (WIDTH / 2, HEIGHT), "frame {frame}: the main view's rectangle");
+        assert_eq!(differing(&capture.pixels, &left_alone), 0, "frame {frame}: the main view alone");
+    }
+    assert_no_validation_messages(&device);
+}

@@ -1,0 +1,56 @@
+//! `--views 2`: split-screen. A second camera flies another street the other way (half a
+//! flight ahead, looking towards -z, so the two often see the same buildings from opposite
+//! sides); the first camera draws into the window's left half, the second into its right
+//! half ([`CameraRect`]). With `--truth` each view's rectangle is judged against its own
+//! answer ([`renderer::truth::check_view`]): `frame N view V false_hidden X`.
+
+use culling::Visibility;
+use ecs::{scene, Camera, CameraRect, ResolvedViews, ViewTarget};
+use hecs::{Entity, World};
+use renderer::truth::{check_view, FrameCheck};
+use renderer::Capture;
+
+use super::motion::CameraPath;
+use super::{City, CityConfig, RenderError};
+use crate::mesh_render::MeshRenderer;
+
+/// Spawns the second camera of `--views 2` and splits the window between it (right half) and
+/// the city's camera (left half). Returns the second camera.
+pub fn add_second_view(world: &mut World, config: &CityConfig, city: &City) -> Result<Entity, RenderError> {
+    let first = city.camera.ok_or("the city has no camera")?;
+    let path = world.get::<&CameraPath>(first).map(|path| *path).map_err(|_| "the city's camera has no path")?;
+    let other = CameraPath {
+        street_x: path.street_x + 2.0 * config.pitch(),
+        phase: path.period * 0.5,
+        facing: -path.facing,
+        ..path
+    };
+    let second = scene::spawn_camera(world, Camera { order: 1, ..Camera::default() }, other.pose_at(0.0));
+    world.insert_one(second, other).map_err(|_| "the second camera vanished")?;
+    world.insert_one(first, CameraRect::new(0.0, 0.0, 0.5, 1.0)).map_err(|_| "the city's camera vanished")?;
+    world.insert_one(second, CameraRect::new(0.5, 0.0, 0.5, 1.0)).map_err(|_| "the second camera vanished")?;
+    Ok(second)
+}
+
+/// The checks of every window view of the frame `capture` holds: `checker` draws at the
+/// window's size, each view into its rectangle. Returns each view's id and checks, in render order.
+pub fn check_views(
+    checker: &mut MeshRenderer,
+    capture: &Capture,
+    views: &ResolvedViews,
+    visibility: &Visibility,
+    world: &World,
+) -> Result<Vec<(u32, FrameCheck)>, RenderError> {
+    if !capture.captured {
+        return Err("the Render stage did not capture the frame".into());
+    }
+    let mut checks = Vec::with_capacity(views.len());
+    for view in views.views() {
+        let ViewTarget::Window(rect) = &view.target else { continue };
+        let rect = [rect.x, rect.y, rect.width, rect.height];
+        let check = check_view(checker, (&capture.pixels, capture.extent), rect, world, visibility, view.id)
+            .map_err(|error| format!("view {}: {error}", view.id.0))?;
+        checks.push((view.id.0, check));
+    }
+    Ok(checks)
+}

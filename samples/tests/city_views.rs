@@ -1,0 +1,104 @@
+//! `city --views 2`: split-screen, each view judged against its own answer, in the window
+//! (under Xvfb, where `xvfb-run` exists) as headless, and the refusal of what it does not take
+//! yet.
+
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use render_graph::testing::gpu_test_context;
+
+mod common;
+use common::{read_png, temporary};
+
+/// Runs the demo in a fresh temporary folder (its default `--out` is the current folder).
+fn city(arguments: &[&str]) -> (Output, String) {
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let folder = temporary("city_views", &format!("run-{}", RUNS.fetch_add(1, Ordering::Relaxed)));
+    let output = Command::new(env!("CARGO_BIN_EXE_city"))
+        .args(arguments)
+        .current_dir(&folder)
+        .output()
+        .expect("the demo starts");
+    let _ = std::fs::remove_dir_all(&folder);
+    let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+    (output, text)
+}
+
+#[test]
+fn two_views_each_equal_their_unculled_reference_and_hide_nothing() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let frames = 3;
+    let (output, text) = city(&[
+        "--views",
+        "2",
+        "--frames",
+        "3",
+        "--objects",
+        "2000",
+        "--size",
+        "128x64",
+        "--render",
+        "every",
+        "--truth",
+        "--validate",
+    ]);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("views: 2, split-screen"), "{text}");
+    for frame in 0..frames {
+        for view in 0..2 {
+            let hidden = format!("frame {frame} view {view} false_hidden 0");
+            let pixels = format!("frame {frame} view {view} differing_pixels 0");
+            assert!(text.lines().any(|line| line == hidden), "{hidden}: {text}");
+            assert!(text.lines().any(|line| line == pixels), "{pixels}: {text}");
+        }
+    }
+    assert_eq!(text.lines().filter(|line| line.contains(" view ") && line.contains("false_hidden")).count(), 6);
+}
+
+#[test]
+fn two_views_refuse_gpu_culling_and_what_they_do_not_take_yet() {
+    let (output, text) = city(&["--views", "2", "--cull", "gpu", "--frames", "1", "--objects", "1000"]);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("--views 2 needs CPU culling"), "{text}");
+    let (output, text) = city(&["--views", "2", "--shadows", "--frames", "1", "--objects", "1000"]);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("--views 2 does not yet take"), "{text}");
+    let (output, text) = city(&["--views", "3", "--frames", "1"]);
+    assert!(!output.status.success(), "three views are not offered: {text}");
+}
+
+#[test]
+fn two_views_split_the_window_into_two_pictures() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let has_xvfb = Command::new("xvfb-run").arg("--help").output().is_ok_and(|output| output.status.success());
+    if !has_xvfb {
+        assert!(std::env::var("ENGINE_REQUIRE_VULKAN").is_err(), "ENGINE_REQUIRE_VULKAN=1 but xvfb-run is missing");
+        return;
+    }
+    let folder = temporary("city_views", "window");
+    let output = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1024x768x24", env!("CARGO_BIN_EXE_city"), "--window"])
+        .args(["--views", "2", "--frames", "5", "--objects", "1000", "--size", "160x96", "--validate"])
+        .args(["--screenshot", "shot.png"])
+        .current_dir(&folder)
+        .output()
+        .expect("xvfb-run starts");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{text}");
+    let (width, height, pixels) = read_png(&folder.join("shot.png"));
+    let _ = std::fs::remove_dir_all(&folder);
+    assert_eq!((width, height), (160, 96), "{text}");
+    let half = |from: usize| -> Vec<u8> {
+        pixels.chunks_exact(width as usize * 4).flat_map(|row| row[from * 4..(from + 80) * 4].to_vec()).collect()
+    };
+    let (left, right) = (half(0), half(80));
+    assert_ne!(left, right, "each half shows its own camera: {text}");
+    for picture in [&left, &right] {
+        let first = &picture[..4];
+        assert!(picture.chunks_exact(4).any(|pixel| pixel != first), "a half is one colour: {text}");
+    }
+}
