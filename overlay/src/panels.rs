@@ -167,6 +167,15 @@ fn culling_panel(ui: &mut Ui, snapshot: &Snapshot) {
         row("triangles", main.triangles);
     });
     ui.label(format!("main view culled on the {backend}"));
+    if let Some(levels) = main.gpu_lod_levels {
+        let last = levels.len() - 1;
+        let counts: Vec<String> = levels
+            .iter()
+            .enumerate()
+            .map(|(level, count)| format!("{level}{}: {count}", if level == last { "+" } else { "" }))
+            .collect();
+        ui.label(format!("GPU levels of detail drawn: {}", counts.join(", ")));
+    }
     for (index, view) in snapshot.shadows.iter().enumerate() {
         ui.label(format!(
             "shadow {index}: {} casters, {} draws ({} late), {} tris{}",

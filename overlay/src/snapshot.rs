@@ -36,6 +36,9 @@ pub struct ViewCounters {
     pub late_draws: u64,
     /// Triangles drawn (GPU backend).
     pub triangles: u64,
+    /// Objects drawn at each level of detail the GPU cull chose, the last entry counting that
+    /// level and every coarser one (GPU backend: `renderer::GpuCullStats::lod_levels`).
+    pub gpu_lod_levels: Option<[u32; renderer::LOD_STAT_LEVELS]>,
 }
 
 /// One shadow view's counters.
@@ -195,11 +198,13 @@ impl Snapshot {
                 self.main.early_draws = u64::from(gpu.early_drawn);
                 self.main.late_draws = u64::from(gpu.late_drawn);
                 self.main.triangles = u64::from(gpu.triangles);
+                self.main.gpu_lod_levels = Some(gpu.lod_levels);
             }
             None => {
                 self.main.early_draws = u64::from(report.host_draw_commands);
                 self.main.late_draws = 0;
                 self.main.triangles = 0;
+                self.main.gpu_lod_levels = None;
             }
         }
         self.shadows.clear();
