@@ -426,7 +426,7 @@ impl ReferenceRenderer {
         lock_scene(&self.scene).stream_frame(u64::MAX)?;
         let triangles = upload_objects_skinned(&self.scene, visibility, &color_of, &self.stand_ins, &self.skins)?;
         {
-            let scene = lock_scene(&self.scene);
+            let mut scene = lock_scene(&self.scene);
             scene.follow_growth(&mut self.graph, &mut self.generation);
             self.capacity = scene.capacity();
         }
