@@ -84,20 +84,23 @@ fn streamed_districts_load_between_the_window_frames() {
     }
     let folder = temporary("city-stream", "window");
     std::fs::write(folder.join("path.json"), PATH).expect("the path is written");
-    let output = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1024x768x24", env!("CARGO_BIN_EXE_city"), "--window"])
-        .args(["--stream", "--budget", "1.5", "--stream-radius", "60", "--objects", "1000", "--frames", "24"])
-        .args(["--size", "160x96", "--validate", "--threads", "2", "--cull", "cpu"])
-        .args(["--camera-path", "path.json", "--stream-dir", "districts", "--screenshot", "shot.png"])
-        .current_dir(&folder)
-        .output()
-        .expect("xvfb-run starts");
-    let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{text}");
-    assert!(!text.contains("validation"), "{text}");
-    assert!(text.contains("window: 24 frames"), "{text}");
-    assert!(stream_value(&text, "districts loaded ") >= 1, "{text}");
-    assert_eq!(stream_value(&text, "frames over budget "), 0, "{text}");
-    assert!(folder.join("shot.png").is_file(), "{text}");
+    for backend in ["cpu", "gpu"] {
+        let shot = format!("shot-{backend}.png");
+        let output = Command::new("xvfb-run")
+            .args(["-a", "-s", "-screen 0 1024x768x24", env!("CARGO_BIN_EXE_city"), "--window"])
+            .args(["--stream", "--budget", "1.5", "--stream-radius", "60", "--objects", "1000", "--frames", "24"])
+            .args(["--size", "160x96", "--validate", "--threads", "2", "--cull", backend])
+            .args(["--camera-path", "path.json", "--stream-dir", "districts", "--screenshot", &shot])
+            .current_dir(&folder)
+            .output()
+            .expect("xvfb-run starts");
+        let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{backend}: {text}");
+        assert!(!text.contains("validation"), "{backend}: {text}");
+        assert!(text.contains("window: 24 frames"), "{backend}: {text}");
+        assert!(stream_value(&text, "districts loaded ") >= 1, "{backend}: {text}");
+        assert_eq!(stream_value(&text, "frames over budget "), 0, "{backend}: {text}");
+        assert!(folder.join(&shot).is_file(), "{backend}: {text}");
+    }
     let _ = std::fs::remove_dir_all(&folder);
 }
