@@ -57,7 +57,8 @@
 //! **Cluster culling** ([`add_cluster_culled_scene_passes`]) refines this per meshlet: the
 //! object passes only write `visibility_bits` for the objects the scene's [`ClusterTable`]
 //! covers ([`GpuCullPass::drawing_after_clusters`]; the scene keeps the table and builds it
-//! again for meshes added while frames run: [`GpuScene::refresh_clusters`]), and [`ClusterCullPass`] early (last frame's visible
+//! again for meshes added while frames run: [`GpuScene::refresh_clusters`], called by
+//! [`GpuScene::follow_growth`]), and [`ClusterCullPass`] early (last frame's visible
 //! meshlets: sphere-frustum and cone tests) and late (every meshlet of every surviving
 //! object: sphere, cone, box against `hiz_depth`) append one command per meshlet, its own
 //! index range with `firstInstance` = the object (never batched), which the same depth and

@@ -313,6 +313,56 @@ fn textures_added_while_frames_run_stream_smallest_mips_first_and_settle_to_the_
     assert_no_validation_messages(&device);
 }
 
+/// Runs `count` frames of `app`, each finished.
+fn frames(app: &mut runtime::App, count: u32) {
+    for _ in 0..count {
+        app.run_frame();
+        FrameInFlight::finish(app);
+        assert!(app.resource::<RenderReport>().error.is_none());
+    }
+}
+
+/// Removed textures' layers are given again: not while a frame in flight may read them (a
+/// texture added at once takes a new layer), nor while a material names them, and once given
+/// the layer shows the new texels only (the picture of the same texture loaded at install).
+#[test]
+fn removed_texture_layers_are_given_again_once_their_frames_finished() {
+    let Some(device) = gpu_test_context() else { return };
+    let preloaded = preloaded_picture(&device, CullingBackend::Cpu);
+    let (mut app, capture) = textured_app(&device, CullingBackend::Cpu, true, false);
+    let assets = app.resource::<RenderMeshes>().clone();
+    frames(&mut app, 2);
+    let green = || checkerboard(TEXTURE_SIDE, 2, GREEN, CREAM);
+    let first = assets.add_texture(TEXTURE_SIDE, green()).expect("a texture");
+    frames(&mut app, 3);
+    assets.remove_texture(first).expect("known");
+    let second = assets.add_texture(TEXTURE_SIDE, green()).expect("a texture");
+    assert_ne!(second, first, "a frame in flight may still read the removed layer");
+    assets.remove_texture(second).expect("known");
+    frames(&mut app, 4);
+    let blue = assets.add_texture(TEXTURE_SIDE, checkerboard(TEXTURE_SIDE, 8, BLUE, CREAM)).expect("a texture");
+    assert_eq!(blue, first, "the oldest layer free of frames and materials is given again");
+    let material = assets.add_material(Material { texture: Some(blue), ..Material::default() }).expect("a material");
+    spawn_textured(&mut app, 0.8, material);
+    for _ in 0..64 {
+        frames(&mut app, 1);
+        if assets.is_texture_resident(blue) {
+            break;
+        }
+    }
+    frames(&mut app, 2);
+    assert!(assets.is_texture_resident(blue), "the texture arrived");
+    assert_eq!(lock_capture(&capture).pixels, preloaded, "the given layer shows the new texels only");
+    // A removed layer a material still names is kept from the next texture.
+    assets.remove_texture(blue).expect("known");
+    frames(&mut app, 4);
+    let reused = assets.add_texture(TEXTURE_SIDE, green()).expect("a texture");
+    assert_eq!(reused, second, "the layer free of frames and materials");
+    let fresh = assets.add_texture(TEXTURE_SIDE, green()).expect("a texture");
+    assert_eq!(fresh, second + 1, "the layer the material names stays as it is");
+    assert_no_validation_messages(&device);
+}
+
 /// The figure of the note (run it in release: `cargo test --release -p renderer --test
 /// runtime_materials -- --ignored --nocapture`): the frame that takes a new 1024x1024
 /// texture (5.3 MiB with its mips) under the default transfer budget against the frames

@@ -1,7 +1,8 @@
 //! `city --stream`: a short flight that loads districts from their .glb files while frames run
 //! and removes them after a cut across the city, on both culling backends, with the truth
 //! and validation: nothing that shows is hidden, and the resident mesh bytes stay within the
-//! budget on every frame.
+//! budget on every frame. The same flight in a window (`--window`, under Xvfb) loads its
+//! districts between the window's frames.
 
 use std::process::Command;
 
@@ -63,6 +64,43 @@ fn streamed_districts_load_and_leave_within_the_budget_and_culling_hides_nothing
         assert!(stream_value(&text, "districts loaded ") >= 4, "{backend}: {text}");
         assert!(stream_value(&text, "removed ") >= 1, "{backend}: the cut leaves districts behind: {text}");
         assert_eq!(stream_value(&text, "frames over budget "), 0, "{backend}: {text}");
+    }
+    let _ = std::fs::remove_dir_all(&folder);
+}
+
+/// `--stream --window`: the districts load between the window's frames as they do headless,
+/// validation stays silent and the last frame is presented. Without `xvfb-run` the test
+/// skips, unless `ENGINE_REQUIRE_VULKAN=1`, where it fails.
+#[test]
+fn streamed_districts_load_between_the_window_frames() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let has_xvfb = Command::new("xvfb-run").arg("--help").output().is_ok_and(|output| output.status.success());
+    if !has_xvfb {
+        let required = std::env::var("ENGINE_REQUIRE_VULKAN").is_ok_and(|value| value == "1");
+        assert!(!required, "ENGINE_REQUIRE_VULKAN=1 but xvfb-run is missing (apt-get install xvfb xauth)");
+        return;
+    }
+    let folder = temporary("city-stream", "window");
+    std::fs::write(folder.join("path.json"), PATH).expect("the path is written");
+    for backend in ["cpu", "gpu"] {
+        let shot = format!("shot-{backend}.png");
+        let output = Command::new("xvfb-run")
+            .args(["-a", "-s", "-screen 0 1024x768x24", env!("CARGO_BIN_EXE_city"), "--window"])
+            .args(["--stream", "--budget", "1.5", "--stream-radius", "60", "--objects", "1000", "--frames", "24"])
+            .args(["--size", "160x96", "--validate", "--threads", "2", "--cull", backend])
+            .args(["--camera-path", "path.json", "--stream-dir", "districts", "--screenshot", &shot])
+            .current_dir(&folder)
+            .output()
+            .expect("xvfb-run starts");
+        let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{backend}: {text}");
+        assert!(!text.contains("validation"), "{backend}: {text}");
+        assert!(text.contains("window: 24 frames"), "{backend}: {text}");
+        assert!(stream_value(&text, "districts loaded ") >= 1, "{backend}: {text}");
+        assert_eq!(stream_value(&text, "frames over budget "), 0, "{backend}: {text}");
+        assert!(folder.join(&shot).is_file(), "{backend}: {text}");
     }
     let _ = std::fs::remove_dir_all(&folder);
 }

@@ -106,7 +106,8 @@ pub fn cluster_pass_ms(graph: &render_graph::GraphStats) -> [Option<f64>; 2] {
 }
 
 /// Has `scene` keep its cluster tables ([`GpuScene::track_clusters`](crate::GpuScene::track_clusters):
-/// built now, and again by [`GpuScene::refresh_clusters`](crate::GpuScene::refresh_clusters)
+/// built now, and again by [`GpuScene::refresh_clusters`](crate::GpuScene::refresh_clusters), which
+/// [`GpuScene::follow_growth`](crate::GpuScene::follow_growth) calls between frames,
 /// when the objects name other meshes, meshes added while frames run included), imports the
 /// scene's buffers with the tables, and adds the cluster-culled scene passes, in order: object upload,
 /// [`CullResetPass::clusters`], [`GpuCullPass`] early (only objects the table does not cover),

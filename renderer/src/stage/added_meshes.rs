@@ -166,7 +166,7 @@ impl RenderMeshes {
     }
 
     /// Removes texture `id`: its materials draw the colour alone from the next frame, and the
-    /// id is refused from then on (see
+    /// id is refused until a later texture is given its layer (see
     /// [`GpuScene::remove_texture`](crate::GpuScene::remove_texture)).
     pub fn remove_texture(&self, id: u32) -> Result<(), crate::MaterialError> {
         lock_scene(&self.scene).remove_texture(id)

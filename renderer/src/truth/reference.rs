@@ -331,6 +331,8 @@ impl ReferenceRenderer {
     /// Adds a texture as the renderer under test was given it
     /// ([`GpuScene::add_texture`](crate::GpuScene::add_texture)); the reference's frames take
     /// it whole (no budget), so the reference draws it at full detail from its first frame.
+    /// A removed texture's layer is given again by the reference's own frames in flight: its
+    /// ids match the game's while its frames keep step with the game's.
     pub fn add_texture(&mut self, size: u32, mips: Vec<Vec<u8>>) -> Result<u32, crate::MaterialError> {
         let mut scene = lock_scene(&self.scene);
         let id = scene.add_texture(size, mips)?;
@@ -431,7 +433,7 @@ impl ReferenceRenderer {
         let triangles = upload_objects_skinned(&self.scene, visibility, &color_of, &self.stand_ins, &self.skins)?;
         self.apply_view_meshes(visibility)?;
         {
-            let scene = lock_scene(&self.scene);
+            let mut scene = lock_scene(&self.scene);
             scene.follow_growth(&mut self.graph, &mut self.generation);
             self.capacity = scene.capacity();
         }

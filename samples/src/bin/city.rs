@@ -49,7 +49,7 @@ use samples::city::{
 };
 use samples::frame_passes::{add_frame_passes, BobClock, FramePassCheck, FramePassChoice, FramePassMismatches};
 use samples::mesh_render::{MeshFrame, MeshRenderer};
-use samples::window::run::WindowOptions;
+use samples::window::run::{FrameHook, WindowOptions};
 
 /// A progress bar on standard error for long runs (hidden when it is not a terminal).
 fn progress_bar(frames: u64) -> ProgressBar {
@@ -154,8 +154,8 @@ fn main() -> ExitCode {
         println!("{line}");
     }
     let districts = if options.stream {
-        if options.window || render == RenderChoice::None {
-            eprintln!("city: --stream runs headless and draws its frames (no --window, no --render none)");
+        if !options.window && render == RenderChoice::None {
+            eprintln!("city: --stream draws its frames (no --render none)");
             return ExitCode::FAILURE;
         }
         let folder =
@@ -250,7 +250,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     if options.window {
-        return run_window(app, &meshes, &options, frames_given, backend, passes);
+        return run_window(app, &meshes, &options, frames_given, backend, passes, districts.as_ref());
     }
     if options.debug_view.is_some() {
         eprintln!("city: --debug-view shows an image in the window: add --window");
@@ -670,6 +670,7 @@ fn run_window(
     frames_given: bool,
     backend: CullingBackend,
     frame_passes: FramePassChoice,
+    districts: Option<&DistrictFiles>,
 ) -> ExitCode {
     if options.screenshot.is_some() && !frames_given {
         eprintln!("city: --screenshot needs --frames N (the last frame is the screenshot)");
@@ -693,7 +694,29 @@ fn run_window(
         shadows: options.shadows,
         hud: options.hud,
     };
-    let outcome = samples::window::run::run(app, &meshes.library, window_options);
+    // `--stream`: the districts load and leave between the window's frames, as headless.
+    let mut streamer = districts.map(|files| DistrictStreamer::new(files, options.stream_radius));
+    let hook = streamer.as_mut().map(|streamer| -> FrameHook<'_> {
+        Box::new(move |app: &mut App| {
+            if app.frames_run() > 0 {
+                // The frame just run: its residency, and whether a visible object drew a
+                // stand-in (the Visibility stage's list: objects that may be visible).
+                let report = app.resource::<RenderReport>();
+                let visibility = app.resource::<Visibility>();
+                let stand_in = city::stream::visible_stand_in(&report, &visibility, visibility.visible());
+                streamer.report.record_frame(&report, stand_in);
+            }
+            let started = Instant::now();
+            let meshes = app.resource::<RenderMeshes>().clone();
+            streamer.update(app.world_mut(), &meshes, None)?;
+            streamer.report.update_ms.push(started.elapsed().as_secs_f64() * 1e3);
+            Ok(())
+        })
+    });
+    let outcome = samples::window::run::run_with(app, &meshes.library, window_options, hook);
+    if let Some(streamer) = &streamer {
+        print!("{}", streamer.report.lines());
+    }
     samples::window::run::WindowSummary::report(outcome, "city", options.screenshot.as_deref())
 }
 

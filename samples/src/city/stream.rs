@@ -6,7 +6,9 @@
 //! and process them off the frame), hands each ready scene's meshes to the renderer's
 //! [`RenderMeshes`] (and to the check's reference renderer, which numbers them alike) and
 //! spawns its nodes; a district past the radius and a margin has its entities despawned and
-//! its meshes removed. [`StreamReport`] adds up what happened, frame by frame.
+//! its meshes removed. [`StreamReport`] adds up what happened, frame by frame. Headless the
+//! city's loop calls the update between frames; in the window a
+//! [`FrameHook`](crate::window::run::FrameHook) does, before each of the window's frames.
 
 use std::ops::Range;
 use std::path::PathBuf;

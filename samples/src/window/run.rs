@@ -95,10 +95,25 @@ pub struct WindowSummary {
     pub validation_problems: Vec<String>,
 }
 
+/// The game's work between two of the window's frames (the city's district streaming): called
+/// with the app before each frame runs, as a headless loop would between its frames; an error
+/// closes the window and is the run's error.
+pub type FrameHook<'a> = Box<dyn FnMut(&mut App) -> Result<(), RenderError> + 'a>;
+
 /// Runs `app` (a scene built with the engine's stages: the city, or a viewer's file, with a
 /// camera the fly camera starts from) drawing `meshes` in a window until it closes or
 /// `options.frames` have run; writes the screenshot when asked.
 pub fn run(app: App, meshes: &MeshLibrary, options: WindowOptions) -> Result<WindowSummary, RenderError> {
+    run_with(app, meshes, options, None)
+}
+
+/// [`run`], with `hook` called before every frame (see [`FrameHook`]).
+pub fn run_with(
+    app: App,
+    meshes: &MeshLibrary,
+    options: WindowOptions,
+    hook: Option<FrameHook<'_>>,
+) -> Result<WindowSummary, RenderError> {
     let event_loop = EventLoop::new()?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let mut runner = Runner {
@@ -118,6 +133,7 @@ pub fn run(app: App, meshes: &MeshLibrary, options: WindowOptions) -> Result<Win
         overlay: None,
         picking: None,
         alt: false,
+        hook,
     };
     event_loop.run_app(&mut runner)?;
     // The renderer (in the app's systems) goes before the window its surface draws to.
@@ -199,6 +215,8 @@ struct Runner<'a> {
     picking: Option<Picking>,
     /// Whether Alt is held.
     alt: bool,
+    /// The game's work before each frame.
+    hook: Option<FrameHook<'a>>,
 }
 
 impl Runner<'_> {
@@ -281,6 +299,13 @@ impl Runner<'_> {
             }
         }
         let started = Instant::now();
+        if let Some(hook) = self.hook.as_mut() {
+            if let Err(error) = hook(app) {
+                self.error = Some(format!("frame {next}: {error}").into());
+                event_loop.exit();
+                return;
+            }
+        }
         app.run_frame();
         self.frame_ms.push(started.elapsed().as_secs_f64() * 1e3);
         self.summary.frames = next;

@@ -3,8 +3,9 @@
 //! are culled meshlet by meshlet like the installed ones.
 //!
 //! **When they change.** An object whose record names another mesh or material, or a change
-//! of the object count, marks the tables stale; [`GpuScene::refresh_clusters`], called by the
-//! host between frames once the frame's records are set, reads the meshlets of meshes added
+//! of the object count, marks the tables stale; [`GpuScene::refresh_clusters`], called between
+//! frames once the frame's records are set (by [`GpuScene::follow_growth`], so by the Render
+//! stage and by any host that follows the scene's growth), reads the meshlets of meshes added
 //! since (each mesh's meshlets are read once) and pairs the objects again. Only when the
 //! tables differ are they uploaded to new buffers, and the generation moves: the graph
 //! follows ([`GpuScene::follow_growth`]) and compiles again, its cluster passes reading the
@@ -28,6 +29,8 @@ pub(super) struct SceneClusters {
     /// Whether an object's mesh or material or the object count changed since the tables
     /// were paired.
     stale: bool,
+    /// Whether the last refresh could not upload (warned once until one succeeds).
+    failed: bool,
 }
 
 /// What the cluster passes read of the scene's tables each frame.
@@ -55,7 +58,7 @@ impl GpuScene {
         }
         let table = ClusterTable::build(self);
         let buffers = ClusterBuffers::upload(&self.device, &table)?;
-        self.clusters = Some(SceneClusters { table, buffers, stale: false });
+        self.clusters = Some(SceneClusters { table, buffers, stale: false, failed: false });
         Ok(())
     }
 
@@ -68,23 +71,25 @@ impl GpuScene {
     /// count changed since they were built (meshes added while frames run included), and
     /// uploads them when they differ; then the generation moves and the graph must follow
     /// ([`GpuScene::follow_growth`]). Call it between frames, after the frame's records are
-    /// set. Returns whether the tables changed; an error when the upload fails (the old
-    /// tables stay, drawing the changed objects whole).
+    /// set ([`GpuScene::follow_growth`] does). Returns whether the tables changed; an error
+    /// when the upload fails (the old tables stay, drawing the changed objects whole, and
+    /// stay stale: the next call tries again).
     pub fn refresh_clusters(&mut self) -> Result<bool> {
         let Some(clusters) = &mut self.clusters else { return Ok(false) };
         if !clusters.stale {
             return Ok(false);
         }
-        clusters.stale = false;
         let mut table = clusters.table.clone();
         let read = table.read_meshes(&self.meshes);
         let paired = table.pair_objects(&self.meshes, &self.records[..self.count as usize]);
         if !read && !paired {
+            clusters.stale = false;
             return Ok(false);
         }
         let buffers = ClusterBuffers::upload(&self.device, &table)?;
         let last_reader = self.last_reader();
         let Some(clusters) = &mut self.clusters else { return Ok(false) };
+        clusters.stale = false;
         let outgrown = std::mem::replace(&mut clusters.buffers, buffers);
         clusters.table = table;
         for buffer in outgrown.into_buffers() {
@@ -92,6 +97,22 @@ impl GpuScene {
         }
         self.generation += 1;
         Ok(true)
+    }
+
+    /// [`GpuScene::refresh_clusters`], its error a warning logged once until a refresh
+    /// succeeds (the old tables draw the changed objects whole meanwhile).
+    pub(super) fn refresh_clusters_or_warn(&mut self) {
+        let outcome = self.refresh_clusters();
+        let Some(clusters) = &mut self.clusters else { return };
+        match outcome {
+            Ok(_) => clusters.failed = false,
+            Err(error) => {
+                if !clusters.failed {
+                    log::warn!("the cluster tables could not be uploaded ({error}): changed objects are drawn whole");
+                }
+                clusters.failed = true;
+            }
+        }
     }
 
     /// The counts of the kept cluster tables (zero without them) and the room of the draw

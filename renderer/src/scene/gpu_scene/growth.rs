@@ -177,7 +177,14 @@ impl GpuScene {
     /// (updated): imports the new buffers and has the graph compile again at its next frame,
     /// so that passes sized by the capacity declare their resources again. Returns whether it
     /// did.
-    pub fn follow_growth(&self, graph: &mut RenderGraph, seen: &mut u64) -> bool {
+    ///
+    /// Called between frames once the frame's records are set (the Render stage does), it
+    /// first brings kept cluster tables up to date ([`GpuScene::refresh_clusters`]), so a
+    /// scene culled meshlet by meshlet needs no other call; the graph compiles again only
+    /// when they changed. A refresh that cannot upload keeps the old tables (the changed
+    /// objects drawn whole), warns once and is tried again at the next call.
+    pub fn follow_growth(&mut self, graph: &mut RenderGraph, seen: &mut u64) -> bool {
+        self.refresh_clusters_or_warn();
         if *seen == self.generation {
             return false;
         }

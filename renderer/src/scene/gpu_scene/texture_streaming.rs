@@ -27,7 +27,13 @@
 //! **Replacement** streams the new texels into the same layer, smallest mips first; its
 //! materials draw the colour alone until the new smallest mip is there, then finer mips as
 //! they arrive. **Removal** drops what is left to send; materials naming the layer draw the
-//! colour alone, and the id is refused afterwards.
+//! colour alone, and the id is refused until its layer is given again.
+//!
+//! **Reuse.** A removed texture's layer goes to a free list with the last graph frame that
+//! may read it; [`GpuScene::add_texture`] gives it (id and layer are one) to the next texture
+//! once that frame has finished and no material names it any more, so a game that adds and
+//! removes textures keeps the array at its largest live count. Until then the id stays
+//! refused and a new texture takes a new layer.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -81,6 +87,8 @@ pub(super) struct TextureStream {
     pub(super) resident_from: Vec<u32>,
     /// By layer: whether the game removed it. Empty until a texture is removed.
     removed: Vec<bool>,
+    /// Removed layers with the last graph frame that may read them, to be given again.
+    free_layers: Vec<(u32, u64)>,
     /// Mips waiting, each texture's smallest first.
     pending: VecDeque<PendingMip>,
     /// This frame's slice.
@@ -114,6 +122,7 @@ impl TextureStream {
         TextureStream {
             resident_from: vec![0; textures.len()],
             removed: Vec::new(),
+            free_layers: Vec::new(),
             pending: VecDeque::new(),
             frame: Vec::new(),
             frame_bytes: 0,
@@ -182,12 +191,23 @@ impl GpuScene {
     /// mip chain, of the size of the scene's textures ([`GpuScene::texture_size`]; any size
     /// when it has none yet: importers resize to it). Its texels reach the GPU over the next
     /// frames under the transfer budget, smallest mips first, and its materials sample what
-    /// arrived (see the module docs). Nothing is added on an error.
+    /// arrived (see the module docs). A removed texture's layer and id are given again once
+    /// no frame in flight and no material reads them (see the module docs). Nothing is added
+    /// on an error.
     pub fn add_texture(&mut self, size: u32, mips: Vec<Vec<u8>>) -> Result<u32, MaterialError> {
-        let id = self.meshes.add_texture(size, mips).map_err(MaterialError::Invalid)?;
+        let id = match self.reusable_layer() {
+            Some(layer) => {
+                self.meshes.replace_texture(layer, size, mips).map_err(MaterialError::Invalid)?;
+                let textures = &mut self.textures;
+                textures.free_layers.retain(|&(free, _)| free != layer);
+                textures.removed[layer as usize] = false;
+                layer
+            }
+            None => self.meshes.add_texture(size, mips).map_err(MaterialError::Invalid)?,
+        };
         let levels = 32 - size.leading_zeros();
         let textures = &mut self.textures;
-        textures.resident_from.resize(id as usize + 1, NOT_RESIDENT);
+        textures.resident_from.resize(textures.resident_from.len().max(id as usize + 1), NOT_RESIDENT);
         textures.resident_from[id as usize] = NOT_RESIDENT;
         let first = textures.residency.first_load(size);
         textures.residency.reserve(id, first, size);
@@ -213,14 +233,16 @@ impl GpuScene {
     }
 
     /// Removes texture `id`: what is left to send is dropped, its materials draw the colour
-    /// alone from the next frame, and the id is refused from now on. An unknown id or one
-    /// removed already is an error.
+    /// alone from the next frame, and the id is refused until [`GpuScene::add_texture`] gives
+    /// its layer again (once no frame in flight and no material reads it). An unknown id or
+    /// one removed already is an error.
     pub fn remove_texture(&mut self, id: u32) -> Result<(), MaterialError> {
         self.check_texture_id(id)?;
         let count = self.meshes.textures().len();
         let textures = &mut self.textures;
         textures.removed.resize(count.max(textures.removed.len()), false);
         textures.removed[id as usize] = true;
+        textures.free_layers.push((id, self.frames_prepared + 1));
         textures.cancel(id);
         textures.resident_from[id as usize] = NOT_RESIDENT;
         let size = self.texture_size();
@@ -284,6 +306,17 @@ impl GpuScene {
         for &(layer, _) in before.iter().chain(mips) {
             self.refresh_texture_materials(layer);
         }
+    }
+
+    /// A removed layer no frame in flight reads (the last that could has finished) and no
+    /// material names, the oldest first.
+    fn reusable_layer(&self) -> Option<u32> {
+        let finished = self.frames_prepared.checked_sub(render_graph::FRAMES_IN_FLIGHT as u64)?;
+        let materials = self.meshes.materials();
+        let free = self.textures.free_layers.iter();
+        free.filter(|&&(_, last_reader)| last_reader <= finished)
+            .map(|&(layer, _)| layer)
+            .find(|&layer| materials.iter().all(|material| material.texture != Some(layer)))
     }
 
     /// Known and not removed.
