@@ -563,13 +563,17 @@ fn render_system(
         }
         pipeline.note_error(&mut report, error);
         if let Some(feedback) = feedback.as_deref_mut() {
-            // The GPU's answer the Visibility stage reads until a newer frame is read back
-            // (a GPU behind, or frames not drawn): a slot whose object appeared has none in it.
-            for slot in visibility.changes().appeared_slots() {
-                if let Some(word) = feedback.in_view.get_mut(slot as usize / 64) {
-                    *word &= !(1u64 << (slot % 64));
-                }
-            }
+            forget_appeared_slots(feedback, &visibility);
         }
     })
+}
+
+/// The GPU's answer the Visibility stage reads until a newer frame is read back (a GPU behind,
+/// or frames not drawn): a slot whose object appeared this frame has none in it.
+fn forget_appeared_slots(feedback: &mut GpuFeedback, visibility: &Visibility) {
+    for slot in visibility.changes().appeared_slots() {
+        if let Some(word) = feedback.in_view.get_mut(slot as usize / 64) {
+            *word &= !(1u64 << (slot % 64));
+        }
+    }
 }

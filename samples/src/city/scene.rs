@@ -154,21 +154,7 @@ pub fn build_city(world: &mut World, config: &CityConfig, lods: Option<&CityLibr
     let mut city = City::default();
     let pitch = config.pitch();
     let half_block = config.block_size * 0.5;
-
-    let ground_half = config.extent() * 0.5;
-    let ground = mesh(
-        CityMeshes::GROUND,
-        0,
-        Vec3::new(-ground_half, -0.1, -ground_half),
-        Vec3::new(ground_half, 0.0, ground_half),
-    );
-    let ground_place = Transform::from_translation(Vec3::new(
-        ground_half - config.street_width,
-        0.0,
-        ground_half - config.street_width,
-    ));
-    world.spawn((ground_place, ecs::WorldTransform::from(ground_place), ground, ecs::Visible(true), paint(&ground, 0)));
-    city.mesh_entities += 1;
+    spawn_ground(world, config, &mut city);
 
     let building = city_mesh(CityMeshes::BUILDING, 1);
     let lamp = city_mesh(CityMeshes::LAMP, 2);
@@ -273,6 +259,24 @@ pub fn build_city(world: &mut World, config: &CityConfig, lods: Option<&CityLibr
     world.insert_one(camera, path).expect("the camera was just spawned");
     city.camera = Some(camera);
     city
+}
+
+/// The ground under the whole city, streets included.
+fn spawn_ground(world: &mut World, config: &CityConfig, city: &mut City) {
+    let ground_half = config.extent() * 0.5;
+    let ground = mesh(
+        CityMeshes::GROUND,
+        0,
+        Vec3::new(-ground_half, -0.1, -ground_half),
+        Vec3::new(ground_half, 0.0, ground_half),
+    );
+    let ground_place = Transform::from_translation(Vec3::new(
+        ground_half - config.street_width,
+        0.0,
+        ground_half - config.street_width,
+    ));
+    world.spawn((ground_place, ecs::WorldTransform::from(ground_place), ground, ecs::Visible(true), paint(&ground, 0)));
+    city.mesh_entities += 1;
 }
 
 /// Two cars per street segment, each a body with four wheels parented to it.
