@@ -34,8 +34,8 @@ pub use library::{add_to_library, LibraryMesh};
 pub use mesh::{MeshData, MeshError};
 pub use meshes::Meshlet;
 pub use process::{
-    hand_over_distance, process_mesh, process_meshes, process_skinned_mesh, process_skinned_meshes, ProcessOptions,
-    ProcessedLevel, ProcessedMesh, SkinnedVertices, MAX_MESHLET_TRIANGLES, MAX_MESHLET_VERTICES,
+    hand_over_distance, meshlets_in_order, process_mesh, process_meshes, process_skinned_mesh, process_skinned_meshes,
+    ProcessOptions, ProcessedLevel, ProcessedMesh, SkinnedVertices, MAX_MESHLET_TRIANGLES, MAX_MESHLET_VERTICES,
 };
 pub use server::{
     AssetChange, AssetServer, Assets, Handle, LoadError, LoadState, SceneHandle, ServerOptions, StaleHandle,

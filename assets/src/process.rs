@@ -235,7 +235,7 @@ pub fn process_skinned_mesh(
     let _job_label = runtime::profiling::job_label("process mesh levels job");
     let meshlets = |level_indices: &[u32]| {
         runtime::profile_zone!("meshopt meshlets");
-        meshlets_of(level_indices, &adapter, options)
+        meshlets_of(level_indices, &adapter, options.cone_weight)
     };
     let (finest, chain) = runtime::jobs::join(
         || meshlets(&indices),
@@ -352,10 +352,19 @@ fn lod_chain(
     chain
 }
 
+/// A mesh's index list rewritten in meshlet order and its meshlets, built as the processing
+/// builds every level's (at most [`MAX_MESHLET_VERTICES`] vertices and
+/// [`MAX_MESHLET_TRIANGLES`] triangles a meshlet, cones weighted by `cone_weight`): for
+/// meshes made in code, such as tests' and benches' shapes.
+pub fn meshlets_in_order(positions: &[[f32; 3]], indices: &[u32], cone_weight: f32) -> (Vec<u32>, Vec<Meshlet>) {
+    let adapter = VertexDataAdapter::new(meshopt::typed_to_bytes(positions), std::mem::size_of::<[f32; 3]>(), 0)
+        .expect("tightly packed positions make a valid adapter");
+    meshlets_of(indices, &adapter, cone_weight)
+}
+
 /// The level's meshlets and its index list rewritten in meshlet order.
-fn meshlets_of(indices: &[u32], adapter: &VertexDataAdapter<'_>, options: &ProcessOptions) -> (Vec<u32>, Vec<Meshlet>) {
-    let built =
-        meshopt::build_meshlets(indices, adapter, MAX_MESHLET_VERTICES, MAX_MESHLET_TRIANGLES, options.cone_weight);
+fn meshlets_of(indices: &[u32], adapter: &VertexDataAdapter<'_>, cone_weight: f32) -> (Vec<u32>, Vec<Meshlet>) {
+    let built = meshopt::build_meshlets(indices, adapter, MAX_MESHLET_VERTICES, MAX_MESHLET_TRIANGLES, cone_weight);
     let mut ordered = Vec::with_capacity(indices.len());
     let mut meshlets = Vec::with_capacity(built.len());
     for meshlet in built.iter() {

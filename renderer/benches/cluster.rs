@@ -16,43 +16,18 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion};
 use culling::cluster::ClusterSettings;
 use glam::{Mat4, Quat, Vec3};
-use meshopt::VertexDataAdapter;
 use render_graph::device::{DeviceConfig, GpuDevice};
 use render_graph::{vk, RenderGraph};
 use renderer::{
     add_cluster_culled_scene_passes, add_gpu_culled_scene_passes, ClusterCullPass, ClusterReadbacks,
     ClusterSurvivorPass, GpuCullSettings, GpuCullStats,
 };
-use renderer::{
-    lock_scene, FrameView, GpuScene, MeshLibrary, MeshVertices, Meshlet, ObjectDesc, ScenePassOptions, SharedScene,
-};
+use renderer::{lock_scene, FrameView, GpuScene, MeshLibrary, MeshVertices, ObjectDesc, ScenePassOptions, SharedScene};
+
+/// The meshlet cones' weight these shapes are built with.
+const CONE_WEIGHT: f32 = 0.25;
 
 const EXTENT: vk::Extent2D = vk::Extent2D { width: 1280, height: 720 };
-
-/// The mesh's index list in meshlet order and its meshlets (as the assets pipeline builds
-/// them: at most 64 vertices and 124 triangles, cone weight 0.25).
-fn meshlets_of(positions: &[[f32; 3]], indices: &[u32]) -> (Vec<u32>, Vec<Meshlet>) {
-    let adapter = VertexDataAdapter::new(meshopt::typed_to_bytes(positions), 12, 0).expect("positions");
-    let built = meshopt::build_meshlets(indices, &adapter, 64, 124, 0.25);
-    let mut ordered = Vec::with_capacity(indices.len());
-    let mut meshlets = Vec::new();
-    for meshlet in built.iter() {
-        let bounds = meshopt::compute_meshlet_bounds(meshlet, &adapter);
-        let first_index = ordered.len() as u32;
-        ordered.extend(meshlet.triangles.iter().map(|&local| meshlet.vertices[usize::from(local)]));
-        meshlets.push(Meshlet {
-            first_index,
-            index_count: ordered.len() as u32 - first_index,
-            vertex_count: meshlet.vertices.len() as u32,
-            center: bounds.center,
-            radius: bounds.radius,
-            cone_apex: bounds.cone_apex,
-            cone_axis: bounds.cone_axis,
-            cone_cutoff: bounds.cone_cutoff,
-        });
-    }
-    (ordered, meshlets)
-}
 
 /// A grid of `blocks` x `blocks` buildings with spheres in the streets, about `meshlets`
 /// meshlets in all.
@@ -62,7 +37,7 @@ fn street_scene(device: &Arc<GpuDevice>, blocks: u32, meshlets: u32) -> SharedSc
     for ecs::scene::Geometry { positions, normals, indices } in
         [ecs::scene::subdivided_box(12), ecs::scene::uv_sphere(40)]
     {
-        let (ordered, built) = meshlets_of(&positions, &indices);
+        let (ordered, built) = assets::meshlets_in_order(&positions, &indices, CONE_WEIGHT);
         meshlet_counts.push(built.len() as u32);
         let vertices = MeshVertices { positions: &positions, normals: &normals, uvs: &[] };
         library.add_mesh_levels(vertices, &[(&ordered, &built)]).expect("a valid mesh");

@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use culling::cluster::{ClusterSettings, ClusterStats};
 use glam::{Mat4, Vec3};
-use meshopt::VertexDataAdapter;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, GpuDevice, ReadbackBuffer, RenderGraph};
 use renderer::{
@@ -19,32 +18,10 @@ use renderer::{
     GpuScene, MeshLibrary, MeshVertices, Meshlet, ObjectDesc, ScenePassOptions, SharedScene,
 };
 
-const EXTENT: vk::Extent2D = vk::Extent2D { width: 96, height: 64 };
+/// The meshlet cones' weight these shapes are built with.
+const CONE_WEIGHT: f32 = 0.25;
 
-/// A mesh's index list in meshlet order and its meshlets (meshopt, as the assets pipeline
-/// builds them).
-fn meshlets_of(positions: &[[f32; 3]], indices: &[u32]) -> (Vec<u32>, Vec<Meshlet>) {
-    let adapter = VertexDataAdapter::new(meshopt::typed_to_bytes(positions), 12, 0).expect("positions");
-    let built = meshopt::build_meshlets(indices, &adapter, 64, 124, 0.25);
-    let mut ordered = Vec::with_capacity(indices.len());
-    let mut meshlets = Vec::new();
-    for meshlet in built.iter() {
-        let bounds = meshopt::compute_meshlet_bounds(meshlet, &adapter);
-        let first_index = ordered.len() as u32;
-        ordered.extend(meshlet.triangles.iter().map(|&local| meshlet.vertices[usize::from(local)]));
-        meshlets.push(Meshlet {
-            first_index,
-            index_count: ordered.len() as u32 - first_index,
-            vertex_count: meshlet.vertices.len() as u32,
-            center: bounds.center,
-            radius: bounds.radius,
-            cone_apex: bounds.cone_apex,
-            cone_axis: bounds.cone_axis,
-            cone_cutoff: bounds.cone_cutoff,
-        });
-    }
-    (ordered, meshlets)
-}
+const EXTENT: vk::Extent2D = vk::Extent2D { width: 96, height: 64 };
 
 /// A closed mesh with its meshlets.
 struct Shape {
@@ -55,7 +32,7 @@ struct Shape {
 
 impl Shape {
     fn new(geometry: ecs::scene::Geometry) -> Shape {
-        let (ordered, meshlets) = meshlets_of(&geometry.positions, &geometry.indices);
+        let (ordered, meshlets) = assets::meshlets_in_order(&geometry.positions, &geometry.indices, CONE_WEIGHT);
         Shape { geometry, ordered, meshlets }
     }
 
