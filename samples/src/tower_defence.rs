@@ -20,14 +20,46 @@
 //! - animated units: every enemy is a [`WalkerRig`] playing its walk (a scout's faster), posed
 //!   by the engine's animation system (`animation::install`) and culled by its posed box;
 //! - `runtime::glam`, `App::frame_stats`, and the reports a game should watch.
+//!
+//! The simulation never needs a device: `tower_defence --window` draws the same game with the
+//! engine's rendering (the meshes of [`TowerMeshes`], the ground and turret sizes of [`dress_for_window`]), the
+//! debug overlay and picking.
 
-use ecs::{scene, Camera, Culled, HierarchyCommands, Mesh, MeshBundle, SpawnMesh, Transform};
+use ecs::{scene, Aabb, BaseColor, Camera, Culled, HierarchyCommands, MaterialHandle, Mesh, MeshBundle, MeshHandle};
+use ecs::{SpawnMesh, Transform};
 use hecs::{Entity, With, Without};
+use renderer::MeshLibrary;
 use runtime::glam::{Quat, Vec3};
 use runtime::{App, Stage, System};
 
 use crate::random::XorShift;
 use crate::walker::WalkerRig;
+
+/// The meshes the game's drawables name, by handle: the unit cube (turrets, barrels, the
+/// ground) and the walker's skinned body (enemies).
+pub struct TowerMeshes;
+
+impl TowerMeshes {
+    /// The unit cube (`-0.5..0.5` on every axis).
+    pub const CUBE: MeshHandle = MeshHandle(0);
+    /// The walker's body, the finest level of its chain ([`WalkerRig::add_to`]).
+    pub const WALKER: MeshHandle = MeshHandle(1);
+
+    /// The library the handles index.
+    pub fn library() -> MeshLibrary {
+        let mut library = MeshLibrary::with_unit_cube();
+        let walker = WalkerRig::new().add_to(&mut library);
+        assert_eq!(walker.start, Self::WALKER.0, "the walker follows the unit cube");
+        library
+    }
+}
+
+/// Colours of the game's drawables (`BaseColor`), so a window tells them apart.
+const GRUNT_COLOR: BaseColor = BaseColor([0.75, 0.2, 0.15, 1.0]);
+const SCOUT_COLOR: BaseColor = BaseColor([0.95, 0.8, 0.2, 1.0]);
+const TURRET_COLOR: BaseColor = BaseColor([0.35, 0.4, 0.5, 1.0]);
+const BARREL_COLOR: BaseColor = BaseColor([0.15, 0.15, 0.2, 1.0]);
+const GROUND_COLOR: BaseColor = BaseColor([0.3, 0.45, 0.25, 1.0]);
 
 /// The game's own stage, between `Input` and `Transform`.
 pub const GAMEPLAY: &str = "Gameplay";
@@ -100,9 +132,9 @@ pub fn build(threads: usize, spawn_per_frame: u32) -> App {
     for index in 0..16 {
         let position = Vec3::new(12.0 * index as f32, 0.0, if index % 2 == 0 { 12.0 } else { -12.0 });
         let turret = scene::spawn_mesh(world, scene::unit_cube_mesh(), Transform::from_translation(position));
-        world.insert_one(turret, Turret { cooldown: index % 4 }).expect("just spawned");
+        world.insert(turret, (Turret { cooldown: index % 4 }, TURRET_COLOR)).expect("just spawned");
         let barrel = scene::spawn_mesh(world, scene::unit_cube_mesh(), Transform::from_translation(Vec3::Y));
-        world.insert_one(barrel, Barrel).expect("just spawned");
+        world.insert(barrel, (Barrel, BARREL_COLOR)).expect("just spawned");
         ecs::hierarchy::set_parent(world, barrel, turret).expect("both alive, no loop");
     }
 
@@ -116,13 +148,40 @@ pub fn build(threads: usize, spawn_per_frame: u32) -> App {
     app
 }
 
+/// Dresses the game for a window: a ground under the lane (from behind the spawn line to past
+/// the base) and turrets three times their size, so they read from the follow camera. Not
+/// part of [`build`]: the headless game, its entities and its [`world_hash`] stay as they are.
+/// Returns the ground.
+pub fn dress_for_window(app: &mut App) -> Entity {
+    const TURRET_SCALE: f32 = 3.0;
+    let world = app.world_mut();
+    for (transform, _) in world.query_mut::<(&mut Transform, &Turret)>() {
+        transform.scale = Vec3::splat(TURRET_SCALE);
+    }
+    let size = Vec3::new(BASE_X + 120.0, 0.2, 200.0);
+    let middle = Vec3::new(BASE_X * 0.5, -0.1, 0.0);
+    let ground = Mesh::new(TowerMeshes::CUBE, MaterialHandle(0), Aabb::new(-Vec3::splat(0.5), Vec3::splat(0.5)));
+    let transform = Transform { translation: middle, rotation: Quat::IDENTITY, scale: size };
+    let entity = scene::spawn_mesh(world, ground, transform);
+    world.insert_one(entity, GROUND_COLOR).expect("just spawned");
+    entity
+}
+
+/// Lets the fly camera have the view: the camera stops following the lead enemy.
+pub fn stop_following(app: &mut App) {
+    let cameras: Vec<Entity> = app.world().query::<With<Entity, &FollowCamera>>().iter().collect();
+    for camera in cameras {
+        let _ = app.world_mut().remove_one::<FollowCamera>(camera);
+    }
+}
+
 /// Enemies walk at this many metres per second at the walk's normal speed: a faster enemy
 /// plays its walk faster.
 const WALK_METRES_PER_SECOND: f32 = 6.0;
 
 fn spawn_wave() -> System {
     let walker = WalkerRig::new();
-    let body = Mesh { bounds: WalkerRig::BIND_BOUNDS, ..scene::unit_cube_mesh() };
+    let body = Mesh::new(TowerMeshes::WALKER, MaterialHandle(0), WalkerRig::BIND_BOUNDS);
     System::new("spawn wave", move |ctx| {
         let mut game = ctx.resource_mut::<Game>();
         for _ in 0..game.spawn_per_frame {
@@ -136,7 +195,15 @@ fn spawn_wave() -> System {
             let (mesh, skin, player, pose) = walker.components(phase, speed / WALK_METRES_PER_SECOND);
             let enemy = ctx.commands.spawn_mesh_with(
                 MeshBundle::new(body, transform),
-                (Enemy { health: 3 }, Velocity(Vec3::new(speed, 0.0, drift)), mesh, skin, player, pose),
+                (
+                    Enemy { health: 3 },
+                    Velocity(Vec3::new(speed, 0.0, drift)),
+                    mesh,
+                    skin,
+                    player,
+                    pose,
+                    if scout { SCOUT_COLOR } else { GRUNT_COLOR },
+                ),
             );
             if scout {
                 ctx.commands.insert_one(enemy, Scout);

@@ -1,4 +1,4 @@
-//! `city --window --hud` and `stress --window --hud` under a virtual X server (Xvfb) on
+//! `city --window --hud`, `stress --window --hud` and `tower_defence --window --hud` under a virtual X server (Xvfb) on
 //! lavapipe with validation: the debug overlay is in the window's picture (its panels at the
 //! top left), the rest of the picture is the picture without it, and validation stays silent. Without `xvfb-run` the
 //! test skips, unless `ENGINE_REQUIRE_VULKAN=1`, where it fails.
@@ -102,5 +102,24 @@ fn the_stress_world_shows_the_overlay_in_its_window_too() {
     let plain = windowed(stress, &folder, &arguments, "plain.png");
     let hud = windowed(stress, &folder, &[&arguments[..], &["--hud"]].concat(), "hud.png");
     let _ = std::fs::remove_dir_all(&folder);
+    assert_overlay_only_in_panels(&plain, &hud);
+}
+
+/// The tower-defence game runs on a fixed step from a fixed seed (its follow camera too), so
+/// two windowed runs of as many frames draw the same game but for the overlay; the window
+/// draws the walkers at all (red grunts over the green ground and the blue sky).
+#[test]
+fn the_tower_defence_game_is_drawn_in_a_window_with_the_overlay() {
+    if !can_run() {
+        return;
+    }
+    let folder = temporary("window_hud", "tower_defence");
+    let game = env!("CARGO_BIN_EXE_tower_defence");
+    let plain = windowed(game, &folder, &[], "plain.png");
+    let hud = windowed(game, &folder, &["--hud"], "hud.png");
+    let _ = std::fs::remove_dir_all(&folder);
+    let red = |pixel: &[u8]| pixel[0] > pixel[1].saturating_add(40) && pixel[0] > pixel[2].saturating_add(40);
+    let grunts = plain.chunks_exact(4).filter(|pixel| red(pixel)).count();
+    assert!(grunts > 500, "the enemies are drawn: {grunts} red pixels");
     assert_overlay_only_in_panels(&plain, &hud);
 }
