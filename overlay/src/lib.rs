@@ -18,13 +18,15 @@
 //!   whether the overlay took the event (then the fly camera does not).
 //!
 //! The panels: the frame-time graph (CPU frame, each stage, GPU frame; the last
-//! [`HISTORY_FRAMES`] frames), the main view's and each shadow view's culling counters, GPU
+//! [`HISTORY_FRAMES`] frames), the main view's and each shadow view's culling counters (with the
+//! levels of detail the GPU and the CPU drew, [`LevelTable`]), GPU
 //! milliseconds per pass, memory (resident, GPU pools) and the job system, and the switches
 //! the window's keys flip ([`Switches`], answered with [`Requests`]).
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod history;
+mod levels;
 mod overlay;
 mod panels;
 mod pass;
@@ -32,6 +34,7 @@ mod picking;
 mod snapshot;
 
 pub use history::{FrameHistory, Series, CPU_FRAME, GPU_FRAME, HISTORY_FRAMES};
+pub use levels::LevelTable;
 pub use overlay::Overlay;
 pub use panels::{Requests, Switches};
 pub use pass::{lock_painted, OverlayPass, Painted, SharedPainted, OVERLAY_PASS};

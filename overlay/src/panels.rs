@@ -167,14 +167,10 @@ fn culling_panel(ui: &mut Ui, snapshot: &Snapshot) {
         row("triangles", main.triangles);
     });
     ui.label(format!("main view culled on the {backend}"));
-    if let Some(levels) = main.gpu_lod_levels {
-        let last = levels.len() - 1;
-        let counts: Vec<String> = levels
-            .iter()
-            .enumerate()
-            .map(|(level, count)| format!("{level}{}: {count}", if level == last { "+" } else { "" }))
-            .collect();
-        ui.label(format!("GPU levels of detail drawn: {}", counts.join(", ")));
+    for (side, levels) in [("GPU", main.gpu_lod_levels), ("CPU", main.cpu_lod_levels)] {
+        if let Some(levels) = levels {
+            ui.label(format!("{side} levels of detail drawn: {}", LevelCounts(&levels)));
+        }
     }
     for (index, view) in snapshot.shadows.iter().enumerate() {
         ui.label(format!(
@@ -185,6 +181,21 @@ fn culling_panel(ui: &mut Ui, snapshot: &Snapshot) {
             view.triangles,
             view.gpu_ms.map_or(String::new(), |ms| format!(", {ms:.3} ms"))
         ));
+    }
+}
+
+/// A level-of-detail histogram as `0: n, 1: n, 2: n, 3+: n` (the last level counts the coarser).
+struct LevelCounts<'a>(&'a [u32]);
+
+impl std::fmt::Display for LevelCounts<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let last = self.0.len().saturating_sub(1);
+        for (level, count) in self.0.iter().enumerate() {
+            let separator = if level == 0 { "" } else { ", " };
+            let plus = if level == last { "+" } else { "" };
+            write!(formatter, "{separator}{level}{plus}: {count}")?;
+        }
+        Ok(())
     }
 }
 

@@ -1,7 +1,8 @@
 //! What the panels show, read from an [`App`] between frames: the Visibility stage's counters,
 //! the Render stage's report (GPU culling, shadow views, passes), memory and the job system.
-//! Reading it costs a few copies; the memory pools are asked every [`MEMORY_PERIOD`] frames
-//! (the allocator's report lists every allocation).
+//! Reading it costs a few copies and one table read per visible object (the CPU's level-of-detail
+//! histogram, `levels.rs`); the memory pools are asked, and the level table rebuilt from the
+//! world, every [`MEMORY_PERIOD`] frames (the allocator's report lists every allocation).
 
 use std::sync::Arc;
 
@@ -11,6 +12,8 @@ use render_graph::GpuDevice;
 use renderer::RenderReport;
 use runtime::hecs::Entity;
 use runtime::App;
+
+use crate::levels::LevelTable;
 
 /// Frames between two reads of the memory figures.
 pub const MEMORY_PERIOD: u64 = 30;
@@ -39,6 +42,9 @@ pub struct ViewCounters {
     /// Objects drawn at each level of detail the GPU cull chose, the last entry counting that
     /// level and every coarser one (GPU backend: `renderer::GpuCullStats::lod_levels`).
     pub gpu_lod_levels: Option<[u32; renderer::LOD_STAT_LEVELS]>,
+    /// Objects the Visibility answer draws at each level of detail, counted as
+    /// [`ViewCounters::gpu_lod_levels`]; `None` when no entity has levels.
+    pub cpu_lod_levels: Option<[u32; renderer::LOD_STAT_LEVELS]>,
 }
 
 /// One shadow view's counters.
@@ -145,6 +151,8 @@ pub struct Snapshot {
     pub jobs: runtime::jobs::JobCounters,
     /// The job system's totals at the previous snapshot.
     jobs_total: runtime::jobs::JobCounters,
+    /// Mesh ids to levels of detail, for [`ViewCounters::cpu_lod_levels`].
+    levels: LevelTable,
     /// The Render stage's error of the last frame.
     pub error: Option<String>,
     /// The selected entity, when one is.
@@ -153,7 +161,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// Reads the figures of the frame `app` ran last; `device` gives the memory pools, asked
-    /// when `refresh_memory`; `selected` is explained.
+    /// when `refresh_memory` (the level table is rebuilt then too); `selected` is explained.
     pub fn read(&mut self, app: &App, device: Option<&Arc<GpuDevice>>, refresh_memory: bool, selected: Option<Entity>) {
         let reused = self.selection.take().map(|selection| selection.other_views).unwrap_or_default();
         self.selection = selected.and_then(|entity| Selection::read_into(app, entity, reused));
@@ -171,6 +179,10 @@ impl Snapshot {
             self.main.too_small = stats.size_rejected as u64;
             self.main.occluded = stats.occluded as u64;
             self.main.visible = stats.visible as u64;
+            if refresh_memory {
+                self.levels.refresh(app.world());
+            }
+            self.main.cpu_lod_levels = self.levels.histogram(&visibility);
         }
         if let Some(report) = app.resources().get::<RenderReport>() {
             self.read_report(&report);
