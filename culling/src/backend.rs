@@ -72,6 +72,55 @@ pub struct GpuFeedback {
     pub in_view: Vec<u64>,
 }
 
+/// What the GPU's bits read back say of one slot ([`GpuFeedback::verdict`]): the GPU path's
+/// answer to "why is this object not drawn?", with its latency.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuVerdict {
+    /// The game frame the bits were computed in.
+    pub frame: u64,
+    /// Frames from that frame to the one asking: the readback's latency.
+    pub frames_late: u64,
+    /// The GPU found the slot visible (its bit is set, or the slot is past the bits).
+    pub visible: bool,
+    /// The slot passed the CPU's culls other than occlusion in that frame: only then does a
+    /// clear GPU bit mean occluded.
+    pub in_view: bool,
+}
+
+impl GpuVerdict {
+    /// Whether the GPU's occlusion test hid the slot in [`GpuVerdict::frame`].
+    pub fn occluded(&self) -> bool {
+        self.in_view && !self.visible
+    }
+}
+
+impl GpuFeedback {
+    /// What the bits say of `slot`, asked in game frame `now`; `None` until a frame has been
+    /// read back. The slot's object may have appeared since the bits' frame (see the type's
+    /// docs): the bits then speak of the slot's earlier object, which the Visibility stage
+    /// ignores for it.
+    ///
+    /// ```
+    /// let feedback = culling::GpuFeedback { frame: Some(9), visible: vec![0b01], in_view: vec![0b11] };
+    /// assert!(!feedback.verdict(0, 10).unwrap().occluded());
+    /// let hidden = feedback.verdict(1, 10).unwrap();
+    /// assert!(hidden.occluded() && hidden.frames_late == 1);
+    /// assert!(!feedback.verdict(500, 10).unwrap().occluded(), "past the bits: visible");
+    /// assert_eq!(culling::GpuFeedback::default().verdict(0, 10), None);
+    /// ```
+    pub fn verdict(&self, slot: u32, now: u64) -> Option<GpuVerdict> {
+        let frame = self.frame?;
+        let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
+        let set = |words: &[u64]| words.get(word).is_none_or(|&bits| bits & bit != 0);
+        Some(GpuVerdict {
+            frame,
+            frames_late: now.saturating_sub(frame),
+            visible: set(&self.visible),
+            in_view: set(&self.in_view),
+        })
+    }
+}
+
 /// The GPU backend was required and cannot run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NoGpuCulling {

@@ -27,7 +27,7 @@ mod view;
 mod visibility;
 
 pub use backend::{
-    cpu_culling_forced, CullingBackend, CullingChoice, GpuFeedback, NoGpuCulling, FORCE_CPU_CULLING_ENV,
+    cpu_culling_forced, CullingBackend, CullingChoice, GpuFeedback, GpuVerdict, NoGpuCulling, FORCE_CPU_CULLING_ENV,
 };
 pub use bits::{words_for, VisibilityBits, BITS_PER_WORD};
 pub use ecs::{Aabb, Sphere};
@@ -35,7 +35,7 @@ pub use frustum::{Frustum, PlaneLanes, MAX_PLANES};
 pub use kernels::{cull_aabbs, cull_spheres, CullStats, Kernel, NO_AVX512_ENV, NO_SIMD_ENV};
 pub use lod::{is_orthographic, lod_scale, select_lod, REFERENCE_P11};
 pub use lod_error::{lod_box_distance_sq, lod_scale_sq, select_lod_by_error, select_lod_by_error_of, LodErrorView};
-pub use occlusion::{OcclusionCuller, OcclusionStats, OcclusionVerdict};
+pub use occlusion::{OcclusionCuller, OcclusionDetail, OcclusionRead, OcclusionStats, OcclusionVerdict};
 pub use parallel::DEFAULT_GRAIN;
 pub use shadow::{ShadowCull, ShadowViews, SHADOW_VIEWS_SYSTEM};
 pub use size::{is_near_enough, max_distance_sq, ScreenSizeCull};

@@ -1,11 +1,12 @@
 //! `Visibility::explain` agrees with the stage's verdict (`state_of`) for every object of a
 //! scene that holds each reason: visible, off each kind of frustum plane, too far, too
 //! small, occluded by the CPU occlusion, not drawable for each missing piece, kept for bad
-//! numbers; and it names the level of detail and why. Another view (a second camera) is
+//! numbers; and it names the level of detail and why, and for the occlusion the mip its test
+//! read with the occluder depth against the object's nearest depth. Another view (a second camera) is
 //! explained against its own eye, agreeing with its own answer.
 
-use culling::occlusion::{OccluderMesh, OccluderMeshes};
-use culling::{Aabb, FrustumPlane, Kept, Missing, ObjectState, Reason, Visibility};
+use culling::occlusion::{OccluderMesh, OccluderMeshes, FOOTPRINT_TEXELS};
+use culling::{Aabb, FrustumPlane, Kept, Missing, ObjectState, OcclusionVerdict, Reason, Visibility};
 use ecs::{scene, Camera, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, RenderSettings, Transform, Visible};
 use glam::Vec3;
 use runtime::hecs::Entity;
@@ -171,4 +172,67 @@ fn another_views_explanation_agrees_with_that_views_answer() {
     assert!(matches!(visibility.explain(app.world(), &settings, scene.behind).reason, Reason::OffFrustum { .. }));
     assert_eq!(second.explain(app.world(), &settings, scene.behind).reason, Reason::Visible, "in front of it");
     assert_eq!(visibility.explain(app.world(), &settings, scene.hidden_by_wall).reason, Reason::Occluded);
+}
+
+/// Every object in the frustum of a scene with a CPU occlusion raster is explained with what
+/// its test read, and that read gives the stage's verdict: the occluded ones (a row of cubes
+/// behind the wall, partly past its edge) with the mip read and an occluder depth nearer than
+/// their nearest depth, the others with one that is not.
+#[test]
+fn occluded_objects_are_explained_with_the_mip_and_depths_their_test_read() {
+    let mut scene = scene();
+    let world = scene.app.world_mut();
+    // Behind the wall, from well inside its shadow to past its right edge.
+    let row: Vec<Entity> = (0..24)
+        .map(|index| {
+            let position = Vec3::new(38.0 + index as f32 * 1.5, 0.0, -70.0);
+            scene::spawn_mesh(world, scene::unit_cube_mesh(), Transform::from_translation(position))
+        })
+        .collect();
+    scene.app.run_frames(2);
+    let app = &scene.app;
+    let visibility = app.resource::<Visibility>();
+    let settings = app.resource::<RenderSettings>();
+    let (mut occluded, mut read_visible) = (0, 0);
+    for &entity in visibility.objects().entities.iter().filter(|&&entity| entity != Entity::DANGLING) {
+        let explanation = visibility.explain(app.world(), &settings, entity);
+        let in_frustum = matches!(explanation.reason, Reason::Visible | Reason::Occluded);
+        assert_eq!(explanation.occlusion.is_some(), in_frustum, "{explanation:?}");
+        let Some(detail) = explanation.occlusion else { continue };
+        let hidden = visibility.state_of(entity) == Some(ObjectState::Occluded);
+        assert_eq!(detail.verdict == OcclusionVerdict::Occluded, hidden, "{explanation:?}");
+        assert_eq!(explanation.reason == Reason::Occluded, hidden);
+        let Some(read) = detail.read else { continue };
+        let levels = (detail.buffer[0].max(detail.buffer[1]) as f32).log2().ceil() as u32 + 1;
+        assert!(read.level < levels, "{read:?} of a {:?} buffer", detail.buffer);
+        assert!(read.texels.iter().all(|&side| (1..=FOOTPRINT_TEXELS as u32).contains(&side)), "{read:?}");
+        assert!((0.0..=1.0).contains(&read.nearest_depth), "reversed-Z depths: {read:?}");
+        if hidden {
+            occluded += 1;
+            assert!(read.occluder_depth > read.nearest_depth, "an occluder nearer than the box: {read:?}");
+        } else {
+            read_visible += 1;
+            assert!(read.occluder_depth <= read.nearest_depth, "no occluder nearer everywhere: {read:?}");
+        }
+    }
+    assert!(occluded >= 10, "the row behind the wall is hidden: {occluded}");
+    assert!(read_visible >= 3, "the row's end past the wall, the wall and the cube in front are seen: {read_visible}");
+    let row_hidden = row.iter().filter(|&&cube| visibility.state_of(cube) == Some(ObjectState::Occluded)).count();
+    assert!(row_hidden > 0 && row_hidden < row.len(), "the row is partly hidden: {row_hidden}");
+}
+
+/// Where no CPU occlusion rasterized (occlusion off), no object is explained with a read.
+#[test]
+fn without_a_raster_no_occlusion_detail() {
+    let mut scene = scene();
+    scene.app.resource_mut::<RenderSettings>().occlusion_culling = false;
+    scene.app.run_frame();
+    let app = &scene.app;
+    let visibility = app.resource::<Visibility>();
+    let settings = app.resource::<RenderSettings>();
+    for entity in [scene.seen, scene.wall, scene.hidden_by_wall] {
+        let explanation = visibility.explain(app.world(), &settings, entity);
+        assert_eq!(explanation.reason, Reason::Visible, "{explanation:?}");
+        assert_eq!(explanation.occlusion, None);
+    }
 }

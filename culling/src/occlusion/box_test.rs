@@ -34,7 +34,7 @@ use super::project::project_lanes_avx2;
 use super::project::{project_scalar, Projected, Rows};
 use super::pyramid::MinPyramid;
 use super::verdicts::{BatchVerdicts, DEPTH_MARGIN, FOOTPRINT_MARGIN, FOOTPRINT_TEXELS};
-use super::{OcclusionStats, OcclusionVerdict};
+use super::{OcclusionDetail, OcclusionRead, OcclusionStats, OcclusionVerdict};
 use crate::bits::BITS_PER_WORD;
 use crate::soa::AabbSlices;
 use crate::Kernel;
@@ -71,23 +71,24 @@ impl TestTarget<'_> {
         self.judge_from(projected, true)
     }
 
-    /// The judge; with `coarse_failed`, step 4's first read is known to fail.
+    /// Steps 1 to 3: the footprint (pixel rectangle, inclusive) and the nearest depth with its
+    /// margin, or the verdict when the box is not judged against the pyramid.
     #[inline(always)]
-    fn judge_from(&self, projected: &Projected, coarse_failed: bool) -> OcclusionVerdict {
+    fn footprint(&self, projected: &Projected) -> Result<([usize; 4], f32), OcclusionVerdict> {
         // Steps 1 and 2: non-finite bounds or view, or a corner at the camera or near plane.
         if !(self.view_finite && projected.judgeable) {
-            return OcclusionVerdict::KeptConservatively;
+            return Err(OcclusionVerdict::KeptConservatively);
         }
         let (low, high, nearest) = (Vec2::from(projected.low), Vec2::from(projected.high), projected.nearest);
         if !(low.is_finite() && high.is_finite() && nearest.is_finite()) {
-            return OcclusionVerdict::KeptConservatively;
+            return Err(OcclusionVerdict::KeptConservatively);
         }
         // Step 3: the footprint in pixels, clipped to the buffer.
         let low = (low * 0.5 + 0.5) * self.size - FOOTPRINT_MARGIN;
         let high = (high * 0.5 + 0.5) * self.size + FOOTPRINT_MARGIN;
         if high.x < 0.0 || high.y < 0.0 || low.x >= self.size.x || low.y >= self.size.y {
             // Off the buffer entirely: the frustum's call, not ours.
-            return OcclusionVerdict::Visible;
+            return Err(OcclusionVerdict::Visible);
         }
         // Clipped into [0, size): `low` is below the size and `high` at least 0 (just checked),
         // and neither is NaN (finite inputs; an overflow gives an infinity, which the clip
@@ -98,35 +99,82 @@ impl TestTarget<'_> {
             // SAFETY: `value` is finite and in [0, size) (above), which `u32` holds.
             unsafe { value.to_int_unchecked::<u32>() as usize }
         };
-        let (x0, y0, x1, y1) = (pixel(low.x), pixel(low.y), pixel(high.x), pixel(high.y));
-        let nearest = nearest + nearest.abs() * DEPTH_MARGIN + f32::MIN_POSITIVE;
-        // Step 4: first the finest level where the footprint spans at most 2x2 texels (four
-        // reads prove most hidden objects hidden), then, if that fails, the finest level
-        // where it spans at most FOOTPRINT_TEXELS per axis.
+        let rect = [pixel(low.x), pixel(low.y), pixel(high.x), pixel(high.y)];
+        Ok((rect, nearest + nearest.abs() * DEPTH_MARGIN + f32::MIN_POSITIVE))
+    }
+
+    /// Step 4's two levels for the footprint `rect`: the finest where it spans at most 2x2
+    /// texels and the finest where it spans at most [`FOOTPRINT_TEXELS`] per axis.
+    #[inline(always)]
+    fn levels(rect: [usize; 4]) -> (usize, usize) {
+        let [x0, y0, x1, y1] = rect;
         let span = |level: usize| ((x1 >> level) - (x0 >> level)).max((y1 >> level) - (y0 >> level));
         let mut fine = 0;
         while span(fine) >= FOOTPRINT_TEXELS {
             fine += 1;
         }
-        if coarse_failed {
-            // Where the footprint spans at most 2x2 texels on the fine level already, that
-            // level is the 2x2 read's, and it failed.
-            if span(fine) < 2 || !self.all_farther(fine, [x0, y0, x1, y1], nearest) {
-                return OcclusionVerdict::Visible;
-            }
-            return OcclusionVerdict::Occluded;
-        }
         let mut coarse = fine;
         while span(coarse) >= 2 {
             coarse += 1;
         }
-        if coarse != fine && self.all_farther(coarse, [x0, y0, x1, y1], nearest) {
+        (coarse, fine)
+    }
+
+    /// The judge; with `coarse_failed`, step 4's first read is known to fail.
+    #[inline(always)]
+    fn judge_from(&self, projected: &Projected, coarse_failed: bool) -> OcclusionVerdict {
+        let (rect, nearest) = match self.footprint(projected) {
+            Ok(footprint) => footprint,
+            Err(verdict) => return verdict,
+        };
+        // Step 4: first the finest level where the footprint spans at most 2x2 texels (four
+        // reads prove most hidden objects hidden), then, if that fails, the finest level
+        // where it spans at most FOOTPRINT_TEXELS per axis.
+        let (coarse, fine) = Self::levels(rect);
+        if coarse_failed {
+            // Where the footprint spans at most 2x2 texels on the fine level already, that
+            // level is the 2x2 read's, and it failed.
+            if coarse == fine || !self.all_farther(fine, rect, nearest) {
+                return OcclusionVerdict::Visible;
+            }
             return OcclusionVerdict::Occluded;
         }
-        if !self.all_farther(fine, [x0, y0, x1, y1], nearest) {
+        if coarse != fine && self.all_farther(coarse, rect, nearest) {
+            return OcclusionVerdict::Occluded;
+        }
+        if !self.all_farther(fine, rect, nearest) {
             return OcclusionVerdict::Visible;
         }
         OcclusionVerdict::Occluded
+    }
+
+    /// The reference test of a projected box with what it read (see [`OcclusionDetail`]):
+    /// the level that decided (the 2x2 read's when it proved the box hidden, else the finer
+    /// one) and the farthest occluder depth over the footprint there.
+    pub fn detail(&self, projected: &Projected) -> OcclusionDetail {
+        let buffer = [self.size.x as u32, self.size.y as u32];
+        let (rect, nearest) = match self.footprint(projected) {
+            Ok(footprint) => footprint,
+            Err(verdict) => return OcclusionDetail { verdict, read: None, buffer },
+        };
+        let (coarse, fine) = Self::levels(rect);
+        let level = if coarse != fine && self.all_farther(coarse, rect, nearest) { coarse } else { fine };
+        let verdict =
+            if self.all_farther(level, rect, nearest) { OcclusionVerdict::Occluded } else { OcclusionVerdict::Visible };
+        let (width, texels) = self.pyramid.level(level);
+        let mut farthest = f32::INFINITY;
+        for y in (rect[1] >> level)..=(rect[3] >> level) {
+            let row = &texels[y * width + (rect[0] >> level)..=y * width + (rect[2] >> level)];
+            farthest = row.iter().fold(farthest, |farthest, &texel| farthest.min(texel));
+        }
+        let read = OcclusionRead {
+            level: level as u32,
+            texels: [(rect[2] >> level) - (rect[0] >> level) + 1, (rect[3] >> level) - (rect[1] >> level) + 1]
+                .map(|side| side as u32),
+            occluder_depth: farthest,
+            nearest_depth: nearest,
+        };
+        OcclusionDetail { verdict, read: Some(read), buffer }
     }
 
     /// Whether every texel of `level` over the pixel rectangle `rect` (inclusive) stores a

@@ -121,6 +121,33 @@ pub enum OcclusionVerdict {
     KeptConservatively,
 }
 
+/// What the occlusion test read for one box, for an explanation ([`OcclusionCuller::detail`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OcclusionDetail {
+    /// The verdict (the batch test's for the same box).
+    pub verdict: OcclusionVerdict,
+    /// What the pyramid said, when the box was judged against it (`None`: kept without a
+    /// read, or off the buffer).
+    pub read: Option<OcclusionRead>,
+    /// The depth buffer's size, pixels (mip 0 of the pyramid).
+    pub buffer: [u32; 2],
+}
+
+/// The pyramid read that decided an occlusion verdict. Depths are reversed-Z (1 at the near
+/// plane, 0 infinitely far): the box is hidden when every texel over its footprint is nearer,
+/// that is when `occluder_depth > nearest_depth`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OcclusionRead {
+    /// The pyramid level (mip) read.
+    pub level: u32,
+    /// Texels read on that level, across and down.
+    pub texels: [u32; 2],
+    /// The farthest occluder depth over the footprint on that level (the smallest texel).
+    pub occluder_depth: f32,
+    /// The box's nearest depth (its nearest corner's, raised by the rounding margin).
+    pub nearest_depth: f32,
+}
+
 /// Counts of one batch test.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OcclusionStats {
@@ -415,6 +442,13 @@ impl OcclusionCuller {
     /// Classifies one world-space box against the last raster.
     pub fn test_aabb(&self, aabb: &Aabb) -> OcclusionVerdict {
         self.target().test(aabb.center(), aabb.half_extent())
+    }
+
+    /// [`OcclusionCuller::test_aabb`] with what the test read: the mip, the occluder depth
+    /// against the box's nearest depth.
+    pub fn detail(&self, aabb: &Aabb) -> OcclusionDetail {
+        let target = self.target();
+        target.detail(&project::project_scalar(&target.rows, aabb.center().to_array(), aabb.half_extent().to_array()))
     }
 
     /// Classifies every box of `boxes` into `verdicts`, in parallel on the current job

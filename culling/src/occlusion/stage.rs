@@ -23,6 +23,8 @@
 //! turned off), only on transitions, so a still camera makes no structural change. An
 //! occluded object is not `Culled`: that tag keeps meaning "outside the view".
 
+use std::sync::Arc;
+
 use ecs::{Aabb, RenderSettings};
 
 use super::{fit_buffer, OccluderInstance, OccluderMeshes, OccluderSelector, OcclusionCuller, OcclusionVerdict};
@@ -32,7 +34,9 @@ use crate::visibility::{Visibility, GROUP_WORDS};
 /// steady state).
 #[derive(Debug, Default)]
 pub(crate) struct OcclusionPass {
-    culler: OcclusionCuller,
+    /// Shared with the answer after a raster ([`Visibility::explain`] reads what the test
+    /// read); taken back at the start of the next run, so it is written in place.
+    culler: Arc<OcclusionCuller>,
     selector: OccluderSelector,
     /// The slots of this frame's candidate occluders (visible, with an occluder mesh).
     candidates: Vec<u32>,
@@ -48,9 +52,9 @@ impl OcclusionPass {
             return;
         }
         if let Ok(culler) = OcclusionCuller::new(width, height) {
-            self.culler = culler;
+            self.culler = Arc::new(culler);
         } else if (self.culler.width(), self.culler.height()) != (super::DEFAULT_WIDTH, super::DEFAULT_HEIGHT) {
-            self.culler = OcclusionCuller::default();
+            self.culler = Arc::default();
         }
     }
 
@@ -67,6 +71,9 @@ impl OcclusionPass {
         viewport: [u32; 2],
     ) {
         runtime::profile_zone!("visibility occlusion");
+        // The answer's share of the last raster goes first, so the raster below writes in
+        // place (a clone of the answer still holding it costs one copy).
+        visibility.occlusion_culler = None;
         self.resize(fit_buffer(settings.occlusion_buffer, viewport, settings.occlusion_buffer_follows_viewport));
         self.selector.min_screen_size = settings.occluder_min_screen_size;
         self.selector.triangle_budget = settings.occluder_triangle_budget as usize;
@@ -105,7 +112,7 @@ impl OcclusionPass {
         if self.chosen.is_empty() {
             return;
         }
-        self.culler.rasterize(view_projection, meshes, &self.chosen);
+        Arc::make_mut(&mut self.culler).rasterize(view_projection, meshes, &self.chosen);
         self.before.clear();
         self.before.extend_from_slice(visibility.bits.words());
         self.cull_words(groups, visibility.bits.words_mut());
@@ -118,6 +125,7 @@ impl OcclusionPass {
         }
         visibility.stats.occluded = occluded_count;
         visibility.stats.visible -= occluded_count;
+        visibility.occlusion_culler = Some(Arc::clone(&self.culler));
     }
 }
 

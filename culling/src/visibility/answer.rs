@@ -228,6 +228,10 @@ pub struct Visibility {
     /// The frame's side of the error rule of levels of detail and the eye it measured from,
     /// when meshes publish errors (see [`Visibility::lod_error_view`]).
     pub(crate) lod_view: Option<(crate::LodErrorView, glam::Vec3)>,
+    /// The CPU occlusion's raster of this frame, when one ran: what
+    /// [`Visibility::explain`] reads an occluded object's mip and depths from (shared, not
+    /// copied: the stage takes it back before its next raster).
+    pub(crate) occlusion_culler: Option<std::sync::Arc<crate::OcclusionCuller>>,
 }
 
 impl Visibility {

@@ -6,8 +6,10 @@
 //! the stage wrote) and adds what the stage does not keep: which frustum plane rejected the
 //! box and by how much, the object's distance against the maximum, its screen size against
 //! the threshold, and which level of detail its distance picks. Occlusion is read from the
-//! stage's answer (the CPU occlusion's bits, or the GPU's fed-back bits), whose occluder
-//! depths it does not keep.
+//! stage's answer (the CPU occlusion's bits, or the GPU's fed-back bits); where the CPU
+//! occlusion rasterized this frame, the box is tested again against its pyramid
+//! ([`crate::OcclusionCuller::detail`]) for the mip read and the occluder depth against the
+//! object's nearest depth ([`Explanation::occlusion`]).
 
 use ecs::{Lod, Mesh, RenderSettings, ShadowCaster, Transform, Visible, WorldTransform};
 use glam::{Mat4, Vec4};
@@ -16,6 +18,7 @@ use runtime::hecs::{Entity, World};
 use super::answer::{ObjectState, Visibility};
 use super::view_answer::ViewVisibility;
 use crate::lod::{lod_scale, select_lod};
+use crate::occlusion::{OcclusionCuller, OcclusionDetail};
 use crate::view::{CullParams, CullVerdict, ViewCullContext};
 use ecs::ResolvedView;
 
@@ -144,6 +147,11 @@ pub struct Explanation {
     /// Whether it carries [`ShadowCaster`] (a drawable caster is tested against every
     /// shadow view).
     pub caster: bool,
+    /// For an object in the main view's frustum, when the CPU occlusion rasterized this
+    /// frame: what its test read (the pyramid's mip, the occluder depth against the
+    /// object's nearest depth) and its verdict, which is the answer's
+    /// ([`Reason::Occluded`] exactly when the verdict is `Occluded`).
+    pub occlusion: Option<OcclusionDetail>,
 }
 
 impl Visibility {
@@ -152,11 +160,13 @@ impl Visibility {
     /// the stage culled with. Another view's: [`ViewVisibility::explain`].
     pub fn explain(&self, world: &World, settings: &RenderSettings, entity: Entity) -> Explanation {
         let view = self.view.as_ref();
-        self.explain_in(world, settings, entity, view, self.state_of(entity), |slot| self.is_occluded(slot))
+        let culler = self.occlusion_culler.as_deref();
+        self.explain_in(world, settings, entity, view, self.state_of(entity), |slot| self.is_occluded(slot), culler)
     }
 
-    /// [`Visibility::explain`] against `view`, whose answer for the entity is `state` and
-    /// whose occlusion says `occluded(slot)`.
+    /// [`Visibility::explain`] against `view`, whose answer for the entity is `state`, whose
+    /// occlusion says `occluded(slot)` and rasterized into `culler` (when it did).
+    #[allow(clippy::too_many_arguments)]
     fn explain_in(
         &self,
         world: &World,
@@ -165,10 +175,12 @@ impl Visibility {
         view: Option<&ResolvedView>,
         state: Option<ObjectState>,
         occluded: impl Fn(usize) -> bool,
+        culler: Option<&OcclusionCuller>,
     ) -> Explanation {
         let slot = self.slot_of(entity);
         let caster = world.get::<&ShadowCaster>(entity).is_ok();
-        let mut explanation = Explanation { entity, slot, state, reason: Reason::NoAnswer, lod: None, caster };
+        let mut explanation =
+            Explanation { entity, slot, state, reason: Reason::NoAnswer, lod: None, caster, occlusion: None };
         let (Some(slot), Some(view), Some(_)) = (slot, view, state) else { return explanation };
         if let Some(missing) = missing_piece(world, entity) {
             explanation.reason = Reason::NotDrawable(missing);
@@ -214,8 +226,14 @@ impl Visibility {
                     min_pixels: params.min_pixels,
                 },
                 CullVerdict::NonFinite => Reason::Kept(Kept::NonFinite),
-                CullVerdict::Visible if occluded(slot) => Reason::Occluded,
-                CullVerdict::Visible => Reason::Visible,
+                CullVerdict::Visible => {
+                    explanation.occlusion = culler.map(|culler| culler.detail(&world_box));
+                    if occluded(slot) {
+                        Reason::Occluded
+                    } else {
+                        Reason::Visible
+                    }
+                }
             }
         };
         explanation
@@ -249,7 +267,7 @@ impl ViewVisibility<'_> {
         if self.is_main() {
             return self.answer().explain(world, settings, entity);
         }
-        self.answer().explain_in(world, settings, entity, Some(self.view()), self.state_of(entity), |_| false)
+        self.answer().explain_in(world, settings, entity, Some(self.view()), self.state_of(entity), |_| false, None)
     }
 }
 
