@@ -1,6 +1,9 @@
 //! The overlay's CPU cost a frame with every panel open: reading the figures, building the
 //! panels and tessellating them ([`overlay::Overlay::update_with_events`]), from a synthetic
 //! frame report (a 1280x720 image, a dozen passes with GPU times, a full 240-frame history).
+//! Two rows: a frame as a game sees it (the panels rebuilt every
+//! [`overlay::REBUILD_PERIOD`]-th frame, the frames between only recording the history), and
+//! a rebuild every frame (input every frame, as a pointer moving over the window gives).
 //! Recording the pass needs a device: the release run of `tests/overlay_frame.rs` prints it.
 //! Run with `cargo bench -p overlay` (add `-- --quick` for a fast pass).
 
@@ -60,6 +63,15 @@ fn overlay_cost(criterion: &mut Criterion) {
             frame += 1;
             next_frame(&mut app, frame);
             overlay.update_with_events(&app, &switches, Vec::new())
+        })
+    });
+    criterion.bench_function("overlay_rebuild_every_panel_open", |bench| {
+        bench.iter(|| {
+            frame += 1;
+            next_frame(&mut app, frame);
+            // A pointer moving outside the panels: input, so the panels are rebuilt.
+            let moved = overlay::egui::Event::PointerMoved(overlay::egui::pos2(1200.0, 700.0 - (frame % 8) as f32));
+            overlay.update_with_events(&app, &switches, vec![moved])
         })
     });
 }

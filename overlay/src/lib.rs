@@ -35,7 +35,7 @@ mod snapshot;
 
 pub use history::{FrameHistory, Series, CPU_FRAME, GPU_FRAME, HISTORY_FRAMES};
 pub use levels::LevelTable;
-pub use overlay::Overlay;
+pub use overlay::{Overlay, REBUILD_PERIOD};
 pub use panels::{Requests, Switches};
 pub use pass::{lock_painted, OverlayPass, Painted, SharedPainted, OVERLAY_PASS};
 pub use picking::{PickMiss, Picking};

@@ -113,35 +113,40 @@ fn frame_panel(ui: &mut Ui, snapshot: &Snapshot, history: &FrameHistory) {
     ui.label(format!("graph top: {top:.2} ms"));
 }
 
-/// Every series of the graph as one mesh of one-pixel quads, a quad a segment: what a
-/// `Shape::line` a series draws, without the tessellator's anti-aliased path of
-/// [`crate::HISTORY_FRAMES`] points a series, which cost most of the overlay's frame.
+/// Every series of the graph as one mesh, a one-pixel ribbon a series: two vertices a sample
+/// (offset across the line's direction there), two triangles a segment. What a `Shape::line`
+/// a series draws, without the tessellator's anti-aliased path of [`crate::HISTORY_FRAMES`]
+/// points a series (which cost most of the overlay's frame), and with half the vertices of a
+/// quad a segment (the tessellator copies every one).
 fn graph_mesh(history: &FrameHistory, area: Rect, top: f32) -> egui::Shape {
     const HALF_WIDTH: f32 = 0.5;
     let step = area.width() / (crate::HISTORY_FRAMES - 1) as f32;
-    let segments = history.series().len() * (crate::HISTORY_FRAMES - 1);
+    let series = history.series().len();
     let mut mesh = egui::Mesh::default();
-    mesh.reserve_vertices(segments * 4);
-    mesh.reserve_triangles(segments * 2);
+    mesh.reserve_vertices(series * crate::HISTORY_FRAMES * 2);
+    mesh.reserve_triangles(series * (crate::HISTORY_FRAMES - 1) * 2);
+    let point =
+        |at: usize, ms: f32| Pos2::new(area.left() + at as f32 * step, area.bottom() - area.height() * (ms / top));
     for (index, series) in history.series().iter().enumerate() {
         let colour = SERIES_COLOURS[index % SERIES_COLOURS.len()];
-        let mut points = series
-            .oldest_first(history.next())
-            .enumerate()
-            .map(|(at, ms)| Pos2::new(area.left() + at as f32 * step, area.bottom() - area.height() * (ms / top)));
-        let Some(mut from) = points.next() else { continue };
-        for to in points {
-            let along = to - from;
-            // A square root, not `length`'s `hypot`: the figures are far from overflowing.
+        let mut samples = series.oldest_first(history.next()).enumerate().map(|(at, ms)| point(at, ms)).peekable();
+        let Some(mut before) = samples.peek().copied() else { continue };
+        let first = mesh.vertices.len() as u32;
+        while let Some(at) = samples.next() {
+            let after = samples.peek().copied().unwrap_or(at);
+            // Across the direction from the sample before to the one after (the end samples:
+            // their one segment's); a square root, not `length`'s `hypot`.
+            let along = after - before;
             let length = (along.x * along.x + along.y * along.y).sqrt().max(f32::EPSILON);
             let across = Vec2::new(-along.y, along.x) * (HALF_WIDTH / length);
-            let first = mesh.vertices.len() as u32;
-            for corner in [from - across, from + across, to + across, to - across] {
-                mesh.colored_vertex(corner, colour);
-            }
-            mesh.add_triangle(first, first + 1, first + 2);
-            mesh.add_triangle(first, first + 2, first + 3);
-            from = to;
+            mesh.colored_vertex(at - across, colour);
+            mesh.colored_vertex(at + across, colour);
+            before = at;
+        }
+        let last = mesh.vertices.len() as u32;
+        for left in (first..last.saturating_sub(2)).step_by(2) {
+            mesh.add_triangle(left, left + 1, left + 3);
+            mesh.add_triangle(left, left + 3, left + 2);
         }
     }
     egui::Shape::mesh(mesh)
@@ -269,6 +274,34 @@ fn selection_panel(ui: &mut Ui, selection: &Selection) {
     }
     ui.label(format!("state: {:?}", explanation.state));
     ui.label(format!("why: {:?}", explanation.reason));
+    if let Some(detail) = explanation.occlusion {
+        match detail.read {
+            Some(read) => ui.label(format!(
+                "CPU occlusion: {:?} at mip {} of the {}x{} pyramid ({}x{} texels): occluder depth {:.6} against nearest {:.6}",
+                detail.verdict,
+                read.level,
+                detail.buffer[0],
+                detail.buffer[1],
+                read.texels[0],
+                read.texels[1],
+                read.occluder_depth,
+                read.nearest_depth
+            )),
+            None => ui.label(format!("CPU occlusion: {:?} without a pyramid read", detail.verdict)),
+        };
+    }
+    if let Some(gpu) = selection.gpu {
+        ui.label(format!(
+            "GPU bits of frame {} ({} late): {}",
+            gpu.frame,
+            gpu.frames_late,
+            match (gpu.in_view, gpu.visible) {
+                (false, _) => "not in that frame's view",
+                (true, true) => "visible",
+                (true, false) => "occluded",
+            }
+        ));
+    }
     for (view, other) in &selection.other_views {
         ui.label(format!("view {}: {:?}", view.0, other.reason));
     }

@@ -2,7 +2,7 @@
 //! the Render stage's report (GPU culling, shadow views, passes), memory and the job system.
 //! Reading it costs a few copies and one table read per visible object (the CPU's level-of-detail
 //! histogram, `levels.rs`); the memory pools are asked, and the level table rebuilt from the
-//! world, every [`MEMORY_PERIOD`] frames (the allocator's report lists every allocation).
+//! world, every [`MEMORY_PERIOD`] reads (the allocator's report lists every allocation).
 
 use std::sync::Arc;
 
@@ -15,8 +15,9 @@ use runtime::App;
 
 use crate::levels::LevelTable;
 
-/// Frames between two reads of the memory figures.
-pub const MEMORY_PERIOD: u64 = 30;
+/// Builds of the panels between two reads of the memory figures (about 30 frames: see
+/// [`crate::REBUILD_PERIOD`]).
+pub const MEMORY_PERIOD: u64 = 8;
 
 /// The main view's culling counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -89,6 +90,9 @@ pub struct Selection {
     pub levels: Option<usize>,
     /// [`Visibility::explain`] for it: slot, `state_of`, the reason and the level chosen.
     pub explanation: Explanation,
+    /// On the GPU path, what the GPU's bits read back say of its slot, and from which frame
+    /// (`culling::GpuFeedback::verdict`).
+    pub gpu: Option<culling::GpuVerdict>,
     /// The frame's other views (split-screen halves, image targets), each with why the entity
     /// is drawn or not there (`culling::ViewVisibility::explain`).
     pub other_views: Vec<(ecs::ViewId, Explanation)>,
@@ -111,13 +115,16 @@ impl Selection {
         let position = world.get::<&WorldTransform>(entity).ok().map(|world| world.0.w_axis.truncate().to_array());
         let mesh = world.get::<&Mesh>(entity).ok().map(|mesh| (mesh.mesh.0, mesh.material.0));
         let levels = world.get::<&Lod>(entity).ok().map(|lod| lod.levels.len());
+        let now = app.last_frame_index().unwrap_or(0);
+        let gpu =
+            app.resources().get::<culling::GpuFeedback>().and_then(|feedback| feedback.verdict(explanation.slot?, now));
         other_views.clear();
         other_views.extend(
             visibility
                 .other_views()
                 .filter_map(|id| Some((id, visibility.for_view(id)?.explain(world, &settings, entity)))),
         );
-        Some(Selection { entity, position, mesh, levels, explanation, other_views })
+        Some(Selection { entity, position, mesh, levels, explanation, gpu, other_views })
     }
 }
 
@@ -195,6 +202,16 @@ impl Snapshot {
                 self.memory.gpu_reserved = report.total_capacity_bytes;
                 self.memory.gpu_blocks = report.blocks.len() as u64;
             }
+        }
+    }
+
+    /// Notes a frame whose figures are not read (the panels were not rebuilt), so the next
+    /// read's job counts are that frame's alone.
+    pub fn skip_frame(&mut self, app: &App) {
+        self.jobs_total = app.job_system().counters();
+        // The graph's GPU series is recorded every frame.
+        if let Some(report) = app.resources().get::<RenderReport>() {
+            self.gpu_ms = report.passes.iter().filter_map(|pass| pass.gpu_ms).sum::<f64>() as f32;
         }
     }
 

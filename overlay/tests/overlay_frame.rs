@@ -200,9 +200,11 @@ fn the_selected_entity_is_explained_in_a_panel_of_its_own() {
     // A second camera looking away from the cube: the panel says why it is not drawn there.
     let away = scene::look_at(glam::Vec3::new(0.0, 0.0, 20.0), glam::Vec3::new(0.0, 0.0, 40.0));
     scene::spawn_camera(app.world_mut(), ecs::Camera { order: 1, ..ecs::Camera::default() }, away);
-    // The overlay reads the frame before the one it draws over: two frames.
-    frame(&mut app, &mut overlay);
-    frame(&mut app, &mut overlay);
+    // The overlay reads the frame before the one it draws over, and rebuilds its panels
+    // within `REBUILD_PERIOD` frames.
+    for _ in 0..=overlay::REBUILD_PERIOD {
+        frame(&mut app, &mut overlay);
+    }
     let selection = overlay.snapshot().selection.clone().expect("the cube is selected");
     assert_eq!(selection.explanation.reason, culling::Reason::Visible, "the main view still sees it");
     assert_eq!(selection.other_views.len(), 1, "{:?}", selection.other_views);
