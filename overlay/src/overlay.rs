@@ -3,7 +3,8 @@
 //!
 //! The history is recorded every frame, but the panels are rebuilt (figures read, egui run and
 //! tessellated) only every [`REBUILD_PERIOD`] frames, or at once when there is input for them,
-//! the selection, the switches or the image's size changed, or the overlay was just opened: the
+//! the selection, the switches or the image's size changed, the overlay was just opened or egui
+//! asked for the next frame (a panel's first, invisible sizing pass; an animation): the
 //! pass draws the last build meanwhile. Text that changes every frame is what egui spends most
 //! on (a new layout per changed label), and figures that change 60 times a second cannot be
 //! read anyway.
@@ -59,6 +60,8 @@ pub struct Overlay {
     built_for: Option<(Option<Entity>, Switches, Option<Rect>)>,
     /// Frames since the last build.
     since_build: u64,
+    /// The last build asked for another at once (see `update_with`).
+    repaint_asked: bool,
 }
 
 impl Overlay {
@@ -82,6 +85,7 @@ impl Overlay {
             selected: None,
             built_for: None,
             since_build: 0,
+            repaint_asked: false,
         }
     }
 
@@ -239,7 +243,8 @@ impl Overlay {
         let unchanged = self.built_for.as_ref().is_some_and(|(selected, built, screen)| {
             *selected == self.selected && built == switches && *screen == input.screen_rect
         });
-        if unchanged && input.events.is_empty() && self.since_build < REBUILD_PERIOD {
+        let due = self.repaint_asked || self.since_build >= REBUILD_PERIOD;
+        if unchanged && input.events.is_empty() && !due {
             // The pass draws the last build again; the jobs' counts stay a frame's.
             self.snapshot.skip_frame(app);
             self.build_seconds = started.elapsed().as_secs_f64();
@@ -255,6 +260,12 @@ impl Overlay {
         let mut output = context.run_ui(input, |ui| {
             requests = panels::build(ui.ctx(), snapshot, history, switches, rects);
         });
+        // egui asks for the next frame at once when this one was not final: a window's first
+        // (invisible) sizing pass, an animation.
+        self.repaint_asked = output
+            .viewport_output
+            .get(&egui::ViewportId::ROOT)
+            .is_some_and(|viewport| viewport.repaint_delay.is_zero());
         let primitives = self.context.tessellate(output.shapes, output.pixels_per_point);
         {
             let mut painted = lock_painted(&self.shared);
