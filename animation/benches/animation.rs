@@ -5,10 +5,9 @@ mod support {
     pub mod characters;
 }
 
-use animation::{pose_rig, AnimationPlayer, PoseScratch};
+use animation::{pose_rig, AnimationPlayer, PoseScratch, SkinMatrix};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use ecs::SkinnedPose;
-use glam::Mat4;
 use support::characters::{Characters, JOINTS};
 
 fn animation(criterion: &mut Criterion) {
@@ -23,7 +22,7 @@ fn animation(criterion: &mut Criterion) {
             });
         }
         let mut players: Vec<AnimationPlayer> = (0..count).map(|character| characters.player(character)).collect();
-        let mut palette = vec![Mat4::IDENTITY; count * JOINTS];
+        let mut palette = vec![SkinMatrix::IDENTITY; count * JOINTS];
         let mut poses = vec![SkinnedPose::from_skin_box(characters.boxes.bind_bounds()); count];
         let mut scratch = PoseScratch::default();
         group.bench_function(BenchmarkId::new("serial_loop", count), |bench| {

@@ -13,10 +13,11 @@
 //! and weights; the weights are renormalized at import so they sum to 1.
 
 use ecs::Aabb;
-use glam::{Affine3A, BVec3A, Mat4, Vec3, Vec3A};
+use glam::{Affine3A, BVec3A, Vec3, Vec3A};
 
 use crate::lanes::Lanes;
 use crate::wide::WideAffine;
+use crate::SkinMatrix;
 
 /// Normalizes four skinning weights in place so they are non-negative and sum to 1; returns
 /// `false` (leaving full weight on the first influence) when they sum to 0 or are not finite.
@@ -110,15 +111,12 @@ impl JointBoxes {
     /// # Panics
     /// When `palette` is shorter than [`JointBoxes::joints_needed`].
     #[inline]
-    pub fn posed(&self, palette: &[Mat4]) -> Aabb {
-        self.posed_by(|joint| {
-            let matrix = &palette[joint];
-            [matrix.x_axis, matrix.y_axis, matrix.z_axis, matrix.w_axis].map(Vec3A::from_vec4)
-        })
+    pub fn posed(&self, palette: &[SkinMatrix]) -> Aabb {
+        self.posed_by(|joint| palette[joint].columns())
     }
 
-    /// [`JointBoxes::posed`] for skin matrices held as 3x4 affine matrices: the same box, bit
-    /// for bit, as `posed` gives for the same matrices as `Mat4`.
+    /// [`JointBoxes::posed`] for skin matrices held as [`Affine3A`]: the same box, bit for
+    /// bit, as `posed` gives for the same matrices as palette entries.
     ///
     /// # Panics
     /// When `skins` is shorter than [`JointBoxes::joints_needed`].

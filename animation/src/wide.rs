@@ -8,13 +8,13 @@
 //! Each lane computes exactly what it would alone (the lanes never mix), so a rig's palette
 //! does not depend on which rigs share its group: the same on one thread or many.
 
-use glam::{Affine3A, Mat4, Quat, Vec3, Vec4};
+use glam::{Affine3A, Quat, Vec3, Vec4};
 
 use crate::lanes::Lanes;
 use crate::track::KeySpan;
 use ecs::Aabb;
 
-use crate::{AnimationClip, JointBoxes, JointPose, Skeleton};
+use crate::{AnimationClip, JointBoxes, JointPose, Skeleton, SkinMatrix};
 
 /// The most rigs posed together (the AVX width).
 pub(crate) const MAX_LANES: usize = 8;
@@ -141,20 +141,19 @@ impl<L> WideAffine<L> {
         (sum * zero).cmpeq(zero)
     }
 
-    /// Each lane's matrix as the palette holds it (4x4, column-major), written to entry
-    /// `joint` of that lane's palette.
+    /// Each lane's matrix as the palette holds it (three rows, [`SkinMatrix`]), written to
+    /// entry `joint` of that lane's palette: row `r` of every lane is one transpose of the
+    /// four columns' `r`-th components.
     #[inline(always)]
-    fn write_lanes<const N: usize>(&self, outs: &mut [&mut [Mat4]; N], joint: usize)
+    fn write_lanes<const N: usize>(&self, outs: &mut [&mut [SkinMatrix]; N], joint: usize)
     where
         L: Lanes<N>,
     {
-        let column = |col: usize, last: f32| {
-            let rows = &self.cols[col];
-            L::to_rows([rows[0], rows[1], rows[2], L::splat(last)])
-        };
-        let (x, y, z, t) = (column(0, 0.0), column(1, 0.0), column(2, 0.0), column(3, 1.0));
+        let [x, y, z, t] = &self.cols;
+        let row = |r: usize| L::to_rows([x[r], y[r], z[r], t[r]]);
+        let (first, second, third) = (row(0), row(1), row(2));
         for (lane, out) in outs.iter_mut().enumerate() {
-            out[joint] = Mat4::from_cols(x[lane], y[lane], z[lane], t[lane]);
+            out[joint] = SkinMatrix::from_rows([first[lane], second[lane], third[lane]]);
         }
     }
 }
@@ -241,7 +240,7 @@ pub(crate) struct WideRig<'a> {
     /// The clip time it samples.
     pub time: f32,
     /// Its palette slice, one entry per joint.
-    pub palette: &'a mut [Mat4],
+    pub palette: &'a mut [SkinMatrix],
 }
 
 /// One width's scratch: one wide matrix per joint. Grows to the largest skeleton once.
@@ -258,7 +257,7 @@ pub(crate) struct WideScratch {
     four: LaneScratch<Vec4>,
     #[cfg(target_arch = "x86_64")]
     eight: LaneScratch<crate::lanes::F32x8>,
-    spare: [Vec<Mat4>; MAX_LANES],
+    spare: [Vec<SkinMatrix>; MAX_LANES],
 }
 
 /// Poses up to `width` rigs of `skeleton` playing `clip` (packed: checked by the caller),
@@ -328,7 +327,7 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
     boxes: &JointBoxes,
     rigs: &mut [Option<WideRig<'_>>; N],
     scratch: &mut LaneScratch<L>,
-    spare: &mut [Vec<Mat4>; MAX_LANES],
+    spare: &mut [Vec<SkinMatrix>; MAX_LANES],
 ) -> [Option<Aabb>; N] {
     let count = skeleton.joint_count();
     let first_time = rigs[0].as_ref().expect("a group has a first rig").time;
@@ -351,7 +350,7 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
     };
     for (spare, _) in spare.iter_mut().zip(rigs.iter()).filter(|(_, rig)| rig.is_none()) {
         if spare.len() < count {
-            spare.resize(count, Mat4::IDENTITY);
+            spare.resize(count, SkinMatrix::IDENTITY);
         }
     }
     // Sampling first, in a loop of its own: its joints do not depend on one another, so the
@@ -364,7 +363,7 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
     let models = &mut scratch.models[..count];
     let skins = &mut scratch.skins[..count];
     let mut lanes = rigs.iter_mut().zip(spare.iter_mut()).map(|(rig, spare)| lane_output(rig, spare, count));
-    let mut outs: [&mut [Mat4]; N] = std::array::from_fn(|_| lanes.next().expect("a palette per lane"));
+    let mut outs: [&mut [SkinMatrix]; N] = std::array::from_fn(|_| lanes.next().expect("a palette per lane"));
     let mut finite = L::mask_splat(true);
     for (joint, local) in locals.iter().enumerate() {
         let model = match skeleton.parent(joint) {
@@ -384,7 +383,11 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
 
 /// Where a lane writes: its rig's palette, or a spare one for a lane without a rig.
 #[inline(always)]
-fn lane_output<'a>(rig: &'a mut Option<WideRig<'_>>, spare: &'a mut [Mat4], count: usize) -> &'a mut [Mat4] {
+fn lane_output<'a>(
+    rig: &'a mut Option<WideRig<'_>>,
+    spare: &'a mut [SkinMatrix],
+    count: usize,
+) -> &'a mut [SkinMatrix] {
     match rig {
         Some(rig) => &mut rig.palette[..count],
         None => &mut spare[..count],
