@@ -128,42 +128,6 @@ impl JointBoxes {
         })
     }
 
-    /// [`JointBoxes::posed`] for `N` rigs at once, one per lane of `skins` (each joint's skin
-    /// matrices, [`crate::wide`]): per lane the same box, bit for bit, as `posed` gives for
-    /// that lane's matrices (the same terms in the same order).
-    ///
-    /// # Panics
-    /// When `skins` is shorter than [`JointBoxes::joints_needed`].
-    #[inline(always)]
-    pub(crate) fn posed_lanes<L: Lanes<N>, const N: usize>(&self, skins: &[WideAffine<L>]) -> [Aabb; N] {
-        if self.boxes.is_empty() {
-            return [self.bind; N];
-        }
-        let mut min = [L::splat(f32::INFINITY); 3];
-        let mut max = [L::splat(f32::NEG_INFINITY); 3];
-        let mut nan = L::mask_splat(false);
-        for &(joint, center, half) in &self.boxes {
-            let [x_axis, y_axis, z_axis, translation] = &skins[usize::from(joint)].cols;
-            let (cx, cy, cz) = (L::splat(center.x), L::splat(center.y), L::splat(center.z));
-            let (hx, hy, hz) = (L::splat(half.x), L::splat(half.y), L::splat(half.z));
-            for row in 0..3 {
-                let moved = x_axis[row] * cx + y_axis[row] * cy + z_axis[row] * cz + translation[row];
-                let extent = x_axis[row].abs() * hx + y_axis[row].abs() * hy + z_axis[row].abs() * hz;
-                nan = nan | moved.is_nan() | extent.is_nan();
-                min[row] = min[row].min(moved - extent);
-                max[row] = max[row].max(moved + extent);
-            }
-        }
-        let nan = L::bitmask(nan);
-        std::array::from_fn(|lane| {
-            if nan & (1 << lane) != 0 {
-                return Aabb::new(Vec3::NAN, Vec3::NAN);
-            }
-            let corner = |rows: &[L; 3]| Vec3::new(rows[0].lane(lane), rows[1].lane(lane), rows[2].lane(lane));
-            Aabb::new(corner(&min), corner(&max))
-        })
-    }
-
     /// The union of the moved boxes, each joint's matrix given by `columns` (its three axes
     /// and translation). The NaN test is a mask or-ed over every box and read once at the
     /// end, with no branch per joint.
@@ -189,5 +153,74 @@ impl JointBoxes {
             return Aabb::new(Vec3::NAN, Vec3::NAN);
         }
         Aabb::new(min.into(), max.into())
+    }
+}
+
+/// [`JointBoxes::posed`] for `N` rigs at once, one per lane, gathered joint by joint while
+/// the group posing makes each joint's skin matrices ([`crate::wide`]), so they are used
+/// while in registers rather than stored and read back: per lane the same box, bit for bit,
+/// as `posed` gives for that lane's matrices (the same terms, in the same joint order).
+pub(crate) struct LaneBounds<L: Lanes<N>, const N: usize> {
+    min: [L; 3],
+    max: [L; 3],
+    nan: L::Mask,
+    /// Joint boxes added so far.
+    added: usize,
+}
+
+impl<L: Lanes<N>, const N: usize> LaneBounds<L, N> {
+    /// No box yet.
+    #[inline(always)]
+    pub(crate) fn new() -> Self {
+        LaneBounds {
+            min: [L::splat(f32::INFINITY); 3],
+            max: [L::splat(f32::NEG_INFINITY); 3],
+            nan: L::mask_splat(false),
+            added: 0,
+        }
+    }
+
+    /// Adds joint `joint`'s box of `boxes` moved by `skin` (the joint's matrix in every lane),
+    /// if the joint moves a vertex. Joints must come in increasing order, each once.
+    #[inline(always)]
+    pub(crate) fn add_joint(&mut self, boxes: &JointBoxes, joint: usize, skin: &WideAffine<L>) {
+        let Some(&(box_joint, center, half)) = boxes.boxes.get(self.added) else {
+            return;
+        };
+        if usize::from(box_joint) != joint {
+            return;
+        }
+        self.added += 1;
+        let [x_axis, y_axis, z_axis, translation] = &skin.cols;
+        let (cx, cy, cz) = (L::splat(center.x), L::splat(center.y), L::splat(center.z));
+        let (hx, hy, hz) = (L::splat(half.x), L::splat(half.y), L::splat(half.z));
+        for row in 0..3 {
+            let moved = x_axis[row] * cx + y_axis[row] * cy + z_axis[row] * cz + translation[row];
+            let extent = x_axis[row].abs() * hx + y_axis[row].abs() * hy + z_axis[row].abs() * hz;
+            self.nan = self.nan | moved.is_nan() | extent.is_nan();
+            self.min[row] = self.min[row].min(moved - extent);
+            self.max[row] = self.max[row].max(moved + extent);
+        }
+    }
+
+    /// Each lane's box: NaN where a moved box was, the bind box when no joint moves a vertex.
+    ///
+    /// # Panics
+    /// When a joint box was not added (its joint is past the skeleton: the palette is
+    /// shorter than [`JointBoxes::joints_needed`]).
+    #[inline(always)]
+    pub(crate) fn finish(self, boxes: &JointBoxes) -> [Aabb; N] {
+        assert_eq!(self.added, boxes.boxes.len(), "every joint box has its joint in the skeleton");
+        if boxes.boxes.is_empty() {
+            return [boxes.bind; N];
+        }
+        let nan = L::bitmask(self.nan);
+        std::array::from_fn(|lane| {
+            if nan & (1 << lane) != 0 {
+                return Aabb::new(Vec3::NAN, Vec3::NAN);
+            }
+            let corner = |rows: &[L; 3]| Vec3::new(rows[0].lane(lane), rows[1].lane(lane), rows[2].lane(lane));
+            Aabb::new(corner(&self.min), corner(&self.max))
+        })
     }
 }

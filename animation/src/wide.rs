@@ -10,6 +10,7 @@
 
 use glam::{Affine3A, Quat, Vec3, Vec4};
 
+use crate::bounds::LaneBounds;
 use crate::lanes::Lanes;
 use crate::track::KeySpan;
 use ecs::Aabb;
@@ -243,12 +244,11 @@ pub(crate) struct WideRig<'a> {
     pub palette: &'a mut [SkinMatrix],
 }
 
-/// One width's scratch: one wide matrix per joint. Grows to the largest skeleton once.
+/// One width's scratch: local and model matrices, one wide matrix per joint. Grows to the largest skeleton once.
 #[derive(Clone, Debug, Default)]
 struct LaneScratch<L> {
     locals: Vec<WideAffine<L>>,
     models: Vec<WideAffine<L>>,
-    skins: Vec<WideAffine<L>>,
 }
 
 /// Scratch for [`pose_wide`]: each width's, and a palette for lanes no rig fills.
@@ -337,7 +337,6 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
         let zero = WideAffine::<L>::splat(&Affine3A::ZERO);
         scratch.models.resize(count, zero);
         scratch.locals.resize(count, zero);
-        scratch.skins.resize(count, zero);
     }
     // Lanes without a rig repeat the first rig's time into a spare palette.
     let lane_time = |lane: usize| rigs[lane].as_ref().map_or(first_time, |rig| rig.time);
@@ -361,10 +360,10 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
         *local = WideAffine::from_trs(translation, rotation, scale);
     }
     let models = &mut scratch.models[..count];
-    let skins = &mut scratch.skins[..count];
     let mut lanes = rigs.iter_mut().zip(spare.iter_mut()).map(|(rig, spare)| lane_output(rig, spare, count));
     let mut outs: [&mut [SkinMatrix]; N] = std::array::from_fn(|_| lanes.next().expect("a palette per lane"));
     let mut finite = L::mask_splat(true);
+    let mut bounds = LaneBounds::<L, N>::new();
     for (joint, local) in locals.iter().enumerate() {
         let model = match skeleton.parent(joint) {
             Some(parent) => models[parent].mul(local),
@@ -372,12 +371,12 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
         };
         models[joint] = model;
         let skin = model.mul(&WideAffine::widen(skeleton.inverse_bind_lanes(joint)));
-        skins[joint] = skin;
         finite = finite & skin.finite_mask();
         skin.write_lanes(&mut outs, joint);
+        bounds.add_joint(boxes, joint, &skin);
     }
     let bits = L::bitmask(finite);
-    let bounds = boxes.posed_lanes(skins);
+    let bounds = bounds.finish(boxes);
     std::array::from_fn(|lane| (bits & (1 << lane) != 0).then_some(bounds[lane]))
 }
 
