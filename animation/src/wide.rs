@@ -21,19 +21,26 @@ use crate::{AnimationClip, JointBoxes, JointPose, Skeleton, SkinMatrix};
 pub(crate) const MAX_LANES: usize = 8;
 
 /// How many rigs pose together: four (SSE, and the fallback everywhere) or eight (AVX,
-/// detected at run time). Both give each rig the same palette, bit for bit.
+/// detected at run time). All give each rig the same palette, bit for bit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LaneWidth {
     /// Four rigs, in `Vec4` lanes.
     Four,
     /// Eight rigs, in AVX registers.
     Eight,
+    /// Eight rigs, the same 256-bit operations compiled for AVX-512 VL: its 32 vector
+    /// registers hold a joint's matrices that the 16 of AVX spill to the stack.
+    EightWithAvx512,
 }
 
 impl LaneWidth {
     /// The widest this CPU runs.
     #[inline]
     pub(crate) fn detect() -> LaneWidth {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512vl") {
+            return LaneWidth::EightWithAvx512;
+        }
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx") {
             return LaneWidth::Eight;
@@ -46,7 +53,7 @@ impl LaneWidth {
     pub(crate) fn lanes(self) -> usize {
         match self {
             LaneWidth::Four => 4,
-            LaneWidth::Eight => 8,
+            LaneWidth::Eight | LaneWidth::EightWithAvx512 => 8,
         }
     }
 }
@@ -298,6 +305,16 @@ pub(crate) fn pose_wide(
             #[cfg(not(target_arch = "x86_64"))]
             panic!("eight lanes need AVX");
         }
+        LaneWidth::EightWithAvx512 => {
+            #[cfg(target_arch = "x86_64")]
+            {
+                assert!(std::arch::is_x86_feature_detected!("avx512vl"), "this width needs AVX-512 VL");
+                // SAFETY: the CPU has AVX-512 VL (checked above).
+                posed = unsafe { pose_wide_avx512(skeleton, clip, boxes, rigs, scratch) };
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            panic!("this width needs AVX-512 VL");
+        }
     }
     posed
 }
@@ -310,6 +327,23 @@ pub(crate) fn pose_wide(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
 unsafe fn pose_wide_avx(
+    skeleton: &Skeleton,
+    clip: &AnimationClip,
+    boxes: &JointBoxes,
+    rigs: &mut [Option<WideRig<'_>>; MAX_LANES],
+    scratch: &mut WideScratch,
+) -> [Option<Aabb>; MAX_LANES] {
+    pose_wide_lanes::<crate::lanes::F32x8, 8>(skeleton, clip, boxes, rigs, &mut scratch.eight, &mut scratch.spare)
+}
+
+/// [`pose_wide_avx`] compiled for AVX-512 VL ([`LaneWidth::EightWithAvx512`]): the same
+/// operations, so the same results bit for bit, with twice the vector registers.
+///
+/// # Safety
+/// The CPU must have AVX-512 VL.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx512f,avx512vl")]
+unsafe fn pose_wide_avx512(
     skeleton: &Skeleton,
     clip: &AnimationClip,
     boxes: &JointBoxes,
