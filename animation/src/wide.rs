@@ -196,9 +196,31 @@ pub(crate) struct WideSpan<L, const N: usize> {
 }
 
 /// [`crate::fast_slerp`] lane by lane, with the same terms as the scalar function (within
-/// rounding of it: tested), on quaternions given component by component.
+/// rounding of it: tested), on quaternions given component by component. The posing calls
+/// its two halves apart ([`fast_slerp_unnormalized_lanes`], [`normalize_lanes`]).
+#[cfg(test)]
 #[inline(always)]
 pub(crate) fn fast_slerp_lanes<L: Lanes<N>, const N: usize>(start: [L; 4], end: [L; 4], weight: L) -> [L; 4] {
+    normalize_lanes(fast_slerp_unnormalized_lanes(start, end, weight))
+}
+
+/// Each lane's quaternion scaled to unit length (the last step of [`fast_slerp_lanes`]).
+#[inline(always)]
+pub(crate) fn normalize_lanes<L: Lanes<N>, const N: usize>(quat: [L; 4]) -> [L; 4] {
+    let [x, y, z, w] = quat;
+    let scale = L::splat(1.0) / (x * x + y * y + z * z + w * w).sqrt();
+    [x * scale, y * scale, z * scale, w * scale]
+}
+
+/// [`fast_slerp_lanes`] but the normalization: the blend of the two quaternions, not yet of
+/// unit length. Apart so the sampling can leave the long square root and division to a short
+/// loop of their own, where the joints' latencies overlap.
+#[inline(always)]
+pub(crate) fn fast_slerp_unnormalized_lanes<L: Lanes<N>, const N: usize>(
+    start: [L; 4],
+    end: [L; 4],
+    weight: L,
+) -> [L; 4] {
     let dot = start[0] * end[0] + start[1] * end[1] + start[2] * end[2] + start[3] * end[3];
     let negative = dot.cmplt(L::splat(0.0));
     let sign = L::select(negative, L::splat(-1.0), L::splat(1.0));
@@ -212,14 +234,12 @@ pub(crate) fn fast_slerp_lanes<L: Lanes<N>, const N: usize>(start: [L; 4], end: 
     let corrected = weight + weight * centred * (weight - one) * curve;
     let keep = one - corrected;
     let toward = sign * corrected;
-    let [x, y, z, w] = [
+    [
         start[0] * keep + end[0] * toward,
         start[1] * keep + end[1] * toward,
         start[2] * keep + end[2] * toward,
         start[3] * keep + end[3] * toward,
-    ];
-    let scale = one / (x * x + y * y + z * z + w * w).sqrt();
-    [x * scale, y * scale, z * scale, w * scale]
+    ]
 }
 
 /// `values[offsets[lane]]` of each lane, transposed: component `c` of every lane in `[c]`.
@@ -254,6 +274,8 @@ pub(crate) struct WideRig<'a> {
 /// One width's scratch: local and model matrices, one wide matrix per joint. Grows to the largest skeleton once.
 #[derive(Clone, Debug, Default)]
 struct LaneScratch<L> {
+    /// Each joint's sampled translation, rotation (not yet normalized) and scale.
+    trs: Vec<([L; 3], [L; 4], [L; 3])>,
     locals: Vec<WideAffine<L>>,
     models: Vec<WideAffine<L>>,
 }
@@ -371,6 +393,7 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
         let zero = WideAffine::<L>::splat(&Affine3A::ZERO);
         scratch.models.resize(count, zero);
         scratch.locals.resize(count, zero);
+        scratch.trs.resize(count, (zero.cols[0], [zero.cols[0][0]; 4], zero.cols[0]));
     }
     // Lanes without a rig repeat the first rig's time into a spare palette.
     let lane_time = |lane: usize| rigs[lane].as_ref().map_or(first_time, |rig| rig.time);
@@ -386,12 +409,16 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
             spare.resize(count, SkinMatrix::IDENTITY);
         }
     }
-    // Sampling first, in a loop of its own: its joints do not depend on one another, so the
-    // long square root and division of one joint overlap the next joint's.
-    let locals = &mut scratch.locals[..count];
-    for (joint, (local, rest)) in locals.iter_mut().zip(skeleton.rest()).enumerate() {
-        let (translation, rotation, scale) = packed.sample_wide(joint, &span, rest);
-        *local = WideAffine::from_trs(translation, rotation, scale);
+    // Sampling first, in loops of their own: the joints do not depend on one another. The
+    // first gathers and blends the keys; the second, short, normalizes the rotations (a
+    // square root and a division, long) and makes the local matrices: a short loop lets the
+    // processor overlap many joints' divisions.
+    let (trs, locals) = (&mut scratch.trs[..count], &mut scratch.locals[..count]);
+    for (joint, (sampled, rest)) in trs.iter_mut().zip(skeleton.rest()).enumerate() {
+        *sampled = packed.sample_wide(joint, &span, rest);
+    }
+    for (local, &(translation, rotation, scale)) in locals.iter_mut().zip(trs.iter()) {
+        *local = WideAffine::from_trs(translation, normalize_lanes(rotation), scale);
     }
     let models = &mut scratch.models[..count];
     let mut lanes = rigs.iter_mut().zip(spare.iter_mut()).map(|(rig, spare)| lane_output(rig, spare, count));
