@@ -1,14 +1,20 @@
 //! The animation system's frame for 1,000 and 10,000 characters of 40 joints, on one and two
-//! threads, against a serial loop posing the same rigs with the same clips (no ECS, no jobs).
+//! threads, against a serial loop posing the same rigs with the same clips (no ECS, no jobs);
+//! and the memory floor under it: writing as many palette bytes as the frame does (one
+//! 48-byte entry a joint) as a plain streaming fill on one and two threads, and reading the
+//! clips' key values once.
 
 mod support {
     pub mod characters;
 }
 
-use animation::{pose_rig, AnimationPlayer, PoseScratch};
+use std::hint::black_box;
+
+use animation::{pose_rig, AnimationPlayer, PoseScratch, SkinMatrix};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use ecs::SkinnedPose;
-use glam::Mat4;
+use glam::Vec4;
+use runtime::jobs::JobSystem;
 use support::characters::{Characters, JOINTS};
 
 fn animation(criterion: &mut Criterion) {
@@ -23,7 +29,7 @@ fn animation(criterion: &mut Criterion) {
             });
         }
         let mut players: Vec<AnimationPlayer> = (0..count).map(|character| characters.player(character)).collect();
-        let mut palette = vec![Mat4::IDENTITY; count * JOINTS];
+        let mut palette = vec![SkinMatrix::IDENTITY; count * JOINTS];
         let mut poses = vec![SkinnedPose::from_skin_box(characters.boxes.bind_bounds()); count];
         let mut scratch = PoseScratch::default();
         group.bench_function(BenchmarkId::new("serial_loop", count), |bench| {
@@ -41,5 +47,31 @@ fn animation(criterion: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, animation);
+/// The floor: the palette bytes of a frame written as a plain fill (each thread one
+/// contiguous half), and the clips' key values read once (what sampling reads at least).
+fn memory_floor(criterion: &mut Criterion) {
+    let characters = Characters::new();
+    let mut group = criterion.benchmark_group("palette_floor_40_joints");
+    group.sample_size(20);
+    for count in [1_000, 10_000] {
+        let mut palette = vec![SkinMatrix::IDENTITY; count * JOINTS];
+        for threads in [1, 2] {
+            let jobs = JobSystem::new(threads);
+            let mut frame = 0.0_f32;
+            group.bench_function(BenchmarkId::new(format!("stream_write_{threads}_threads"), count), |bench| {
+                bench.iter(|| {
+                    frame += 1.0;
+                    let entry = SkinMatrix::from_rows([Vec4::X, Vec4::Y, Vec4::new(0.0, 0.0, 1.0, frame)]);
+                    let half = palette.len().div_ceil(threads);
+                    jobs.parallel_for_chunks(&mut palette, half, |_, chunk| chunk.fill(black_box(entry)));
+                })
+            });
+        }
+        black_box(&palette);
+    }
+    group.bench_function("read_keys", |bench| bench.iter(|| black_box(characters.key_sum())));
+    group.finish();
+}
+
+criterion_group!(benches, animation, memory_floor);
 criterion_main!(benches);

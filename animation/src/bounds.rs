@@ -13,10 +13,11 @@
 //! and weights; the weights are renormalized at import so they sum to 1.
 
 use ecs::Aabb;
-use glam::{Affine3A, BVec3A, Mat4, Vec3, Vec3A};
+use glam::{Affine3A, BVec3A, Vec3, Vec3A};
 
 use crate::lanes::Lanes;
 use crate::wide::WideAffine;
+use crate::SkinMatrix;
 
 /// Normalizes four skinning weights in place so they are non-negative and sum to 1; returns
 /// `false` (leaving full weight on the first influence) when they sum to 0 or are not finite.
@@ -110,15 +111,12 @@ impl JointBoxes {
     /// # Panics
     /// When `palette` is shorter than [`JointBoxes::joints_needed`].
     #[inline]
-    pub fn posed(&self, palette: &[Mat4]) -> Aabb {
-        self.posed_by(|joint| {
-            let matrix = &palette[joint];
-            [matrix.x_axis, matrix.y_axis, matrix.z_axis, matrix.w_axis].map(Vec3A::from_vec4)
-        })
+    pub fn posed(&self, palette: &[SkinMatrix]) -> Aabb {
+        self.posed_by(|joint| palette[joint].columns())
     }
 
-    /// [`JointBoxes::posed`] for skin matrices held as 3x4 affine matrices: the same box, bit
-    /// for bit, as `posed` gives for the same matrices as `Mat4`.
+    /// [`JointBoxes::posed`] for skin matrices held as [`Affine3A`]: the same box, bit for
+    /// bit, as `posed` gives for the same matrices as palette entries.
     ///
     /// # Panics
     /// When `skins` is shorter than [`JointBoxes::joints_needed`].
@@ -127,42 +125,6 @@ impl JointBoxes {
         self.posed_by(|joint| {
             let skin = &skins[joint];
             [skin.matrix3.x_axis, skin.matrix3.y_axis, skin.matrix3.z_axis, skin.translation]
-        })
-    }
-
-    /// [`JointBoxes::posed`] for `N` rigs at once, one per lane of `skins` (each joint's skin
-    /// matrices, [`crate::wide`]): per lane the same box, bit for bit, as `posed` gives for
-    /// that lane's matrices (the same terms in the same order).
-    ///
-    /// # Panics
-    /// When `skins` is shorter than [`JointBoxes::joints_needed`].
-    #[inline(always)]
-    pub(crate) fn posed_lanes<L: Lanes<N>, const N: usize>(&self, skins: &[WideAffine<L>]) -> [Aabb; N] {
-        if self.boxes.is_empty() {
-            return [self.bind; N];
-        }
-        let mut min = [L::splat(f32::INFINITY); 3];
-        let mut max = [L::splat(f32::NEG_INFINITY); 3];
-        let mut nan = L::mask_splat(false);
-        for &(joint, center, half) in &self.boxes {
-            let [x_axis, y_axis, z_axis, translation] = &skins[usize::from(joint)].cols;
-            let (cx, cy, cz) = (L::splat(center.x), L::splat(center.y), L::splat(center.z));
-            let (hx, hy, hz) = (L::splat(half.x), L::splat(half.y), L::splat(half.z));
-            for row in 0..3 {
-                let moved = x_axis[row] * cx + y_axis[row] * cy + z_axis[row] * cz + translation[row];
-                let extent = x_axis[row].abs() * hx + y_axis[row].abs() * hy + z_axis[row].abs() * hz;
-                nan = nan | moved.is_nan() | extent.is_nan();
-                min[row] = min[row].min(moved - extent);
-                max[row] = max[row].max(moved + extent);
-            }
-        }
-        let nan = L::bitmask(nan);
-        std::array::from_fn(|lane| {
-            if nan & (1 << lane) != 0 {
-                return Aabb::new(Vec3::NAN, Vec3::NAN);
-            }
-            let corner = |rows: &[L; 3]| Vec3::new(rows[0].lane(lane), rows[1].lane(lane), rows[2].lane(lane));
-            Aabb::new(corner(&min), corner(&max))
         })
     }
 
@@ -191,5 +153,74 @@ impl JointBoxes {
             return Aabb::new(Vec3::NAN, Vec3::NAN);
         }
         Aabb::new(min.into(), max.into())
+    }
+}
+
+/// [`JointBoxes::posed`] for `N` rigs at once, one per lane, gathered joint by joint while
+/// the group posing makes each joint's skin matrices ([`crate::wide`]), so they are used
+/// while in registers rather than stored and read back: per lane the same box, bit for bit,
+/// as `posed` gives for that lane's matrices (the same terms, in the same joint order).
+pub(crate) struct LaneBounds<L: Lanes<N>, const N: usize> {
+    min: [L; 3],
+    max: [L; 3],
+    nan: L::Mask,
+    /// Joint boxes added so far.
+    added: usize,
+}
+
+impl<L: Lanes<N>, const N: usize> LaneBounds<L, N> {
+    /// No box yet.
+    #[inline(always)]
+    pub(crate) fn new() -> Self {
+        LaneBounds {
+            min: [L::splat(f32::INFINITY); 3],
+            max: [L::splat(f32::NEG_INFINITY); 3],
+            nan: L::mask_splat(false),
+            added: 0,
+        }
+    }
+
+    /// Adds joint `joint`'s box of `boxes` moved by `skin` (the joint's matrix in every lane),
+    /// if the joint moves a vertex. Joints must come in increasing order, each once.
+    #[inline(always)]
+    pub(crate) fn add_joint(&mut self, boxes: &JointBoxes, joint: usize, skin: &WideAffine<L>) {
+        let Some(&(box_joint, center, half)) = boxes.boxes.get(self.added) else {
+            return;
+        };
+        if usize::from(box_joint) != joint {
+            return;
+        }
+        self.added += 1;
+        let [x_axis, y_axis, z_axis, translation] = &skin.cols;
+        let (cx, cy, cz) = (L::splat(center.x), L::splat(center.y), L::splat(center.z));
+        let (hx, hy, hz) = (L::splat(half.x), L::splat(half.y), L::splat(half.z));
+        for row in 0..3 {
+            let moved = x_axis[row] * cx + y_axis[row] * cy + z_axis[row] * cz + translation[row];
+            let extent = x_axis[row].abs() * hx + y_axis[row].abs() * hy + z_axis[row].abs() * hz;
+            self.nan = self.nan | moved.is_nan() | extent.is_nan();
+            self.min[row] = self.min[row].min(moved - extent);
+            self.max[row] = self.max[row].max(moved + extent);
+        }
+    }
+
+    /// Each lane's box: NaN where a moved box was, the bind box when no joint moves a vertex.
+    ///
+    /// # Panics
+    /// When a joint box was not added (its joint is past the skeleton: the palette is
+    /// shorter than [`JointBoxes::joints_needed`]).
+    #[inline(always)]
+    pub(crate) fn finish(self, boxes: &JointBoxes) -> [Aabb; N] {
+        assert_eq!(self.added, boxes.boxes.len(), "every joint box has its joint in the skeleton");
+        if boxes.boxes.is_empty() {
+            return [boxes.bind; N];
+        }
+        let nan = L::bitmask(self.nan);
+        std::array::from_fn(|lane| {
+            if nan & (1 << lane) != 0 {
+                return Aabb::new(Vec3::NAN, Vec3::NAN);
+            }
+            let corner = |rows: &[L; 3]| Vec3::new(rows[0].lane(lane), rows[1].lane(lane), rows[2].lane(lane));
+            Aabb::new(corner(&self.min), corner(&self.max))
+        })
     }
 }

@@ -7,7 +7,8 @@
 //! - Components: [`SkinnedMesh`] (the joint boxes of what the entity draws), [`Skin`] (its
 //!   skeleton and palette slice), [`AnimationPlayer`] (what plays, with a [`Crossfade`]).
 //! - The [`animation_system`] (Input stage) writes the [`SkinPalette`] (one flat array of skin
-//!   matrices, each rig's slice `skin_first .. skin_first + skin_count`) and each rig's
+//!   matrices, [`SkinMatrix`]: the GPU's 48-byte rows, each rig's slice
+//!   `skin_first .. skin_first + skin_count`) and each rig's
 //!   [`ecs::SkinnedPose`]: the union of its joint boxes moved by its skin matrices, which
 //!   bounds every skinned vertex (the argument is in [`JointBoxes`]' module), and which the
 //!   Visibility stage culls with.
@@ -24,6 +25,7 @@ mod palette;
 mod pose;
 mod posing;
 mod skeleton;
+mod skin_matrix;
 mod system;
 mod track;
 mod wide;
@@ -36,6 +38,7 @@ pub use palette::{PaletteRig, SkinPalette, PALETTE_ENTRY_BYTES};
 pub use pose::JointPose;
 pub use posing::{pose_rig, PoseOutcome, PoseScratch};
 pub use skeleton::{Skeleton, MAX_JOINTS};
+pub use skin_matrix::SkinMatrix;
 pub use system::{animation_system, AnimationReport, ANIMATION_SYSTEM};
 pub use track::{fast_slerp, Interpolation, Track, TrackValue, SLERP_ERROR_BOUND};
 

@@ -7,7 +7,7 @@ use glam::{Quat, Vec3};
 
 use crate::lanes::Lanes;
 use crate::track::KeySpan;
-use crate::wide::{fast_slerp_lanes, gather_quats, gather_vec3s, splat_rest, WideSpan};
+use crate::wide::{fast_slerp_unnormalized_lanes, gather_quats, gather_vec3s, splat_rest, WideSpan};
 use crate::{Interpolation, JointPose, JointTracks, Track, TrackValue};
 
 /// One property of every joint that animates it, key-major: key `k` of the `n`-th joint in
@@ -109,7 +109,9 @@ impl PackedTracks {
     }
 
     /// Every lane's translation, rotation and scale of `joint` at its span (lanes: one rig
-    /// each, see [`crate::wide`]); a property no track animates keeps `rest`.
+    /// each, see [`crate::wide`]); a property no track animates keeps `rest`. The rotation is
+    /// not yet of unit length: the caller normalizes it
+    /// ([`normalize_lanes`](crate::wide::normalize_lanes)).
     #[inline(always)]
     pub(crate) fn sample_wide<L: Lanes<N>, const N: usize>(
         &self,
@@ -125,7 +127,7 @@ impl PackedTracks {
             let width = self.rotations.joints.len();
             let start = gather_quats::<L, N>(&self.rotations.values, lane_offsets(width, r, span.start));
             let end = gather_quats::<L, N>(&self.rotations.values, lane_offsets(width, r, span.next));
-            rotation = fast_slerp_lanes(start, end, span.weight);
+            rotation = fast_slerp_unnormalized_lanes(start, end, span.weight);
         }
         if t != NOT_ANIMATED {
             translation = lerp_wide(&self.translations, t, span);

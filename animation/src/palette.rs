@@ -3,20 +3,22 @@
 
 use std::ops::Range;
 
-use glam::Mat4;
 use hecs::Entity;
 
-/// Bytes of one palette entry (a column-major `mat4`, as the GPU reads it).
-pub const PALETTE_ENTRY_BYTES: usize = std::mem::size_of::<Mat4>();
+use crate::SkinMatrix;
 
-/// Every rig's skin matrices in one array (a resource, written by the animation system): rig
+/// Bytes of one palette entry (a [`SkinMatrix`]: three rows of four floats, as the GPU reads
+/// it).
+pub const PALETTE_ENTRY_BYTES: usize = std::mem::size_of::<SkinMatrix>();
+
+/// Every rig's skin matrices ([`SkinMatrix`], the GPU's layout) in one array (a resource, written by the animation system): rig
 /// `r`'s joint `j` is entry `skin_first(r) + j`. Slices are allocated first-fit from the
 /// freed ranges, else at the end; the array grows as rigs appear, with no cap, and a freed
 /// slice is reused by the next rig that fits. Growing moves the array (amortised: capacity
 /// doubles), so a reader keeps indices, never references, across frames.
 #[derive(Clone, Debug, Default)]
 pub struct SkinPalette {
-    matrices: Vec<Mat4>,
+    matrices: Vec<SkinMatrix>,
     /// Freed ranges, sorted by start, never touching one another.
     free: Vec<Range<u32>>,
     /// The rigs holding a slice.
@@ -42,13 +44,14 @@ impl SkinPalette {
         SkinPalette::default()
     }
 
-    /// Every entry (freed slices hold stale matrices).
-    pub fn matrices(&self) -> &[Mat4] {
+    /// Every entry (freed slices hold stale matrices), laid out as the GPU buffer is:
+    /// [`SkinMatrix::as_bytes`] of it is what an upload copies.
+    pub fn matrices(&self) -> &[SkinMatrix] {
         &self.matrices
     }
 
     /// The `count` entries from `first`.
-    pub fn slice(&self, first: u32, count: u32) -> &[Mat4] {
+    pub fn slice(&self, first: u32, count: u32) -> &[SkinMatrix] {
         &self.matrices[first as usize..(first + count) as usize]
     }
 
@@ -92,11 +95,11 @@ impl SkinPalette {
                     .ok()
                     .filter(|first| first.checked_add(count).is_some())
                     .expect("the skin palette holds at most u32::MAX entries");
-                self.matrices.resize(self.matrices.len() + count as usize, Mat4::IDENTITY);
+                self.matrices.resize(self.matrices.len() + count as usize, SkinMatrix::IDENTITY);
                 first
             }
         };
-        self.matrices[first as usize..(first + count) as usize].fill(Mat4::IDENTITY);
+        self.matrices[first as usize..(first + count) as usize].fill(SkinMatrix::IDENTITY);
         self.rigs.push(PaletteRig { entity, first, count });
         first
     }
@@ -139,7 +142,7 @@ fn insert_free(free: &mut Vec<Range<u32>>, range: Range<u32>) {
 /// The palette's entries lent to the animation jobs, each writing the slices of its own rigs.
 #[derive(Clone, Copy)]
 pub(crate) struct PaletteCells {
-    start: *mut Mat4,
+    start: *mut SkinMatrix,
     len: usize,
 }
 
@@ -156,7 +159,7 @@ impl PaletteCells {
     /// No other live reference may overlap the slice: each rig's slice is lent to the one job
     /// that poses the rig, and the palette is not touched otherwise while the cells are lent.
     #[inline]
-    pub(crate) unsafe fn slice_mut<'a>(&self, first: u32, count: u32) -> &'a mut [Mat4] {
+    pub(crate) unsafe fn slice_mut<'a>(&self, first: u32, count: u32) -> &'a mut [SkinMatrix] {
         let (first, count) = (first as usize, count as usize);
         assert!(first + count <= self.len, "a rig's palette slice lies inside the palette");
         // SAFETY: in bounds (checked above); exclusive by the caller's duty.

@@ -3,10 +3,10 @@
 //! (in parallel over rigs); it is public so tools and benches pose rigs without a world.
 
 use ecs::Aabb;
-use glam::{Affine3A, Mat4};
+use glam::Affine3A;
 
 use crate::wide::WideScratch;
-use crate::{AnimationPlayer, JointBoxes, JointPose, Skeleton};
+use crate::{AnimationPlayer, JointBoxes, JointPose, Skeleton, SkinMatrix};
 
 /// Scratch arrays for posing rigs, reused from rig to rig (one per thread): they grow to the
 /// largest skeleton once and then allocate nothing.
@@ -48,7 +48,7 @@ pub fn pose_rig(
     skeleton: &Skeleton,
     boxes: &JointBoxes,
     player: Option<&AnimationPlayer>,
-    palette: &mut [Mat4],
+    palette: &mut [SkinMatrix],
     scratch: &mut PoseScratch,
 ) -> (Aabb, PoseOutcome) {
     let count = skeleton.joint_count();
@@ -75,7 +75,7 @@ pub fn pose_rig(
         }
     }
     // One pass over the joints for model and skin matrices (3x4), each skin written to the
-    // palette as it is made; then the box from the palette while it is in cache. A
+    // palette (as rows) as it is made; then the box from the palette while it is in cache. A
     // non-finite matrix or box overwrites the whole slice with the bind pose.
     let finite = skeleton.skin_palette(locals, models, palette);
     bound_rig(boxes, palette, finite)
@@ -84,7 +84,7 @@ pub fn pose_rig(
 /// The box of a rig whose palette was just written (`finite`: whether every matrix is), or
 /// its bind pose (palette and box) when a matrix or the box is not finite.
 #[inline]
-pub(crate) fn bound_rig(boxes: &JointBoxes, palette: &mut [Mat4], finite: bool) -> (Aabb, PoseOutcome) {
+pub(crate) fn bound_rig(boxes: &JointBoxes, palette: &mut [SkinMatrix], finite: bool) -> (Aabb, PoseOutcome) {
     let bounds = finite.then(|| boxes.posed(palette));
     keep_or_bind(boxes, palette, bounds)
 }
@@ -92,7 +92,11 @@ pub(crate) fn bound_rig(boxes: &JointBoxes, palette: &mut [Mat4], finite: bool) 
 /// The posed box `bounds` of a rig whose palette was just written (`None`: a matrix was not
 /// finite), or its bind pose (palette and box) when there is none or it is not finite.
 #[inline]
-pub(crate) fn keep_or_bind(boxes: &JointBoxes, palette: &mut [Mat4], bounds: Option<Aabb>) -> (Aabb, PoseOutcome) {
+pub(crate) fn keep_or_bind(
+    boxes: &JointBoxes,
+    palette: &mut [SkinMatrix],
+    bounds: Option<Aabb>,
+) -> (Aabb, PoseOutcome) {
     match bounds {
         // Finite matrices can still overflow a far box: that falls back too.
         Some(bounds) if bounds.is_finite() => (bounds, PoseOutcome::Posed),
@@ -103,7 +107,7 @@ pub(crate) fn keep_or_bind(boxes: &JointBoxes, palette: &mut [Mat4], bounds: Opt
 /// The bind pose: every skin matrix the identity (the pose the inverse binds undo), the
 /// bind box.
 #[cold]
-fn bind_pose(boxes: &JointBoxes, palette: &mut [Mat4]) -> (Aabb, PoseOutcome) {
-    palette.fill(Mat4::IDENTITY);
+fn bind_pose(boxes: &JointBoxes, palette: &mut [SkinMatrix]) -> (Aabb, PoseOutcome) {
+    palette.fill(SkinMatrix::IDENTITY);
     (boxes.bind_bounds(), PoseOutcome::NonFinite)
 }

@@ -4,7 +4,7 @@
 use glam::{Affine3A, BVec3A, Mat4};
 
 use crate::wide::WideAffine;
-use crate::{AnimationError, JointPose};
+use crate::{AnimationError, JointPose, SkinMatrix};
 
 /// Most joints one skeleton may have: vertex joint indices are 16-bit.
 pub const MAX_JOINTS: usize = u16::MAX as usize;
@@ -181,9 +181,9 @@ impl Skeleton {
 
     /// The skinning palette from model matrices: `model(j) * inverse_bind(j)` per joint.
     #[inline]
-    pub fn palette_from_models(&self, models: &[Affine3A], palette: &mut [Mat4]) {
+    pub fn palette_from_models(&self, models: &[Affine3A], palette: &mut [SkinMatrix]) {
         for ((entry, model), inverse_bind) in palette.iter_mut().zip(models).zip(&self.inverse_binds) {
-            *entry = Mat4::from(*model) * *inverse_bind;
+            *entry = SkinMatrix::from_mat4(&(Mat4::from(*model) * *inverse_bind));
         }
     }
 
@@ -197,14 +197,19 @@ impl Skeleton {
         self.walk_skins(locals, models, |joint, skin| skins[joint] = *skin)
     }
 
-    /// [`Skeleton::skin_matrices`] writing each skin matrix straight into `palette` as a 4x4
-    /// matrix (the same values): the palette is written in the walk, while the matrix is in
+    /// [`Skeleton::skin_matrices`] writing each skin matrix straight into `palette` as its
+    /// rows (the same values): the palette is written in the walk, while the matrix is in
     /// registers, rather than in a second pass over a scratch copy. Returns whether every skin
     /// matrix is finite (the caller overwrites the palette when not).
     #[inline]
-    pub(crate) fn skin_palette(&self, locals: &[JointPose], models: &mut [Affine3A], palette: &mut [Mat4]) -> bool {
+    pub(crate) fn skin_palette(
+        &self,
+        locals: &[JointPose],
+        models: &mut [Affine3A],
+        palette: &mut [SkinMatrix],
+    ) -> bool {
         let palette = &mut palette[..self.joint_count()];
-        self.walk_skins(locals, models, |joint, skin| palette[joint] = Mat4::from(*skin))
+        self.walk_skins(locals, models, |joint, skin| palette[joint] = SkinMatrix::from_affine(skin))
     }
 
     /// The walk behind [`Skeleton::skin_matrices`]: parents first, each joint's model matrix
@@ -247,10 +252,10 @@ impl Skeleton {
     }
 
     /// The palette of the rest pose.
-    pub fn rest_palette(&self) -> Vec<Mat4> {
+    pub fn rest_palette(&self) -> Vec<SkinMatrix> {
         let mut models = vec![Affine3A::IDENTITY; self.joint_count()];
         self.model_matrices(&self.rest, &mut models);
-        let mut palette = vec![Mat4::IDENTITY; self.joint_count()];
+        let mut palette = vec![SkinMatrix::IDENTITY; self.joint_count()];
         self.palette_from_models(&models, &mut palette);
         palette
     }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use ecs::SkinnedPose;
-use glam::{Mat4, Quat, Vec3};
+use glam::{Quat, Vec3};
 use runtime::App;
 
 use super::chain_skeleton;
@@ -60,7 +60,7 @@ fn animated_app(threads: usize, rigs: usize) -> App {
 
 #[test]
 fn one_and_two_threads_give_bit_identical_palettes() {
-    let palettes: Vec<Vec<Mat4>> = [1, 2]
+    let palettes: Vec<Vec<SkinMatrix>> = [1, 2]
         .into_iter()
         .map(|threads| {
             let mut app = animated_app(threads, 500);
@@ -70,8 +70,11 @@ fn one_and_two_threads_give_bit_identical_palettes() {
             palette
         })
         .collect();
-    let bits = |palette: &[Mat4]| {
-        palette.iter().flat_map(|matrix| matrix.to_cols_array().map(f32::to_bits)).collect::<Vec<_>>()
+    let bits = |palette: &[SkinMatrix]| {
+        palette
+            .iter()
+            .flat_map(|matrix| matrix.to_rows_array().into_iter().flatten().map(f32::to_bits))
+            .collect::<Vec<_>>()
     };
     assert_eq!(bits(&palettes[0]), bits(&palettes[1]), "the palette must not depend on the thread count");
 }
@@ -129,7 +132,7 @@ fn rigs_posed_in_groups_match_rigs_posed_alone() {
     let mut checked = 0;
     for (skin, mesh, player, pose) in query.iter() {
         let slice = &palette[skin.skin_first() as usize..][..skin.skin_count() as usize];
-        let mut alone = vec![Mat4::IDENTITY; 8];
+        let mut alone = vec![SkinMatrix::IDENTITY; 8];
         let (bounds, outcome) =
             pose_rig(&skin.skeleton, &mesh.joint_boxes, Some(player), &mut alone, &mut PoseScratch::default());
         assert_eq!(outcome, PoseOutcome::Posed);
@@ -153,11 +156,11 @@ fn pose_in_groups(
     skeleton: &Skeleton,
     clip: &AnimationClip,
     rigs: usize,
-) -> Vec<(Vec<Mat4>, Option<ecs::Aabb>)> {
+) -> Vec<(Vec<SkinMatrix>, Option<ecs::Aabb>)> {
     let boxes = chain_boxes(skeleton.joint_count());
     let mut scratch = WideScratch::default();
-    let mut posed: Vec<(Vec<Mat4>, Option<ecs::Aabb>)> =
-        (0..rigs).map(|_| (vec![Mat4::IDENTITY; skeleton.joint_count()], None)).collect();
+    let mut posed: Vec<(Vec<SkinMatrix>, Option<ecs::Aabb>)> =
+        (0..rigs).map(|_| (vec![SkinMatrix::IDENTITY; skeleton.joint_count()], None)).collect();
     for (group, chunk) in posed.chunks_mut(width.lanes()).enumerate() {
         let mut palettes = chunk.iter_mut().map(|(palette, _)| palette);
         let mut lanes: [Option<WideRig<'_>>; MAX_LANES] = std::array::from_fn(|lane| {
@@ -178,17 +181,26 @@ fn eight_lanes_pose_bit_for_bit_as_four() {
     let clip = full_clip(&skeleton, 0.7);
     let four = pose_in_groups(LaneWidth::Four, &skeleton, &clip, 19);
     assert!(four.iter().all(|(_, bounds)| bounds.is_some()), "every rig posed");
-    if LaneWidth::detect() != LaneWidth::Eight {
-        eprintln!("no AVX: the eight-lane path is not run on this CPU");
-        return;
-    }
-    let eight = pose_in_groups(LaneWidth::Eight, &skeleton, &clip, 19);
-    let bits = |palette: &[Mat4]| {
-        palette.iter().flat_map(|matrix| matrix.to_cols_array().map(f32::to_bits)).collect::<Vec<_>>()
+    let bits = |palette: &[SkinMatrix]| {
+        palette
+            .iter()
+            .flat_map(|matrix| matrix.to_rows_array().into_iter().flatten().map(f32::to_bits))
+            .collect::<Vec<_>>()
     };
-    for (rig, ((four_palette, four_box), (eight_palette, eight_box))) in four.iter().zip(&eight).enumerate() {
-        assert_eq!(bits(four_palette), bits(eight_palette), "rig {rig}: palettes differ");
-        assert_eq!(four_box, eight_box, "rig {rig}: boxes differ");
+    let widths = match LaneWidth::detect() {
+        LaneWidth::Four => vec![],
+        LaneWidth::Eight => vec![LaneWidth::Eight],
+        LaneWidth::EightWithAvx512 => vec![LaneWidth::Eight, LaneWidth::EightWithAvx512],
+    };
+    if widths.is_empty() {
+        eprintln!("no AVX: the eight-lane paths are not run on this CPU");
+    }
+    for width in widths {
+        let eight = pose_in_groups(width, &skeleton, &clip, 19);
+        for (rig, ((four_palette, four_box), (eight_palette, eight_box))) in four.iter().zip(&eight).enumerate() {
+            assert_eq!(bits(four_palette), bits(eight_palette), "{width:?}, rig {rig}: palettes differ");
+            assert_eq!(four_box, eight_box, "{width:?}, rig {rig}: boxes differ");
+        }
     }
 }
 
@@ -197,7 +209,7 @@ fn posed_box_is_written_and_holds_the_skin() {
     let mut app = animated_app(2, 3);
     app.run_frames(20);
     let palette = app.resource::<SkinPalette>().matrices().to_vec();
-    assert_eq!(app.resource::<SkinPalette>().bytes_written(), 3 * 8 * 64, "3 rigs of 8 joints, 64 bytes each");
+    assert_eq!(app.resource::<SkinPalette>().bytes_written(), 3 * 8 * 48, "3 rigs of 8 joints, 48 bytes each");
     let mut query = app.world().query::<(&Skin, &SkinnedMesh, &SkinnedPose)>();
     for (skin, mesh, pose) in query.iter() {
         let slice = &palette[skin.skin_first() as usize..][..skin.skin_count() as usize];
@@ -278,7 +290,7 @@ fn bad_inputs_are_counted_not_fatal() {
     assert_eq!(pose.bounds(0.0), chain_boxes(8).bind_bounds(), "a NaN joint: the bind box, never a NaN box");
     let skin = app.world().get::<&Skin>(broken).unwrap().clone();
     let palette = app.resource::<SkinPalette>();
-    assert!(palette.slice(skin.skin_first(), skin.skin_count()).iter().all(|matrix| *matrix == Mat4::IDENTITY));
+    assert!(palette.slice(skin.skin_first(), skin.skin_count()).iter().all(|matrix| *matrix == SkinMatrix::IDENTITY));
     let pose = *app.world().get::<&SkinnedPose>(rigged).unwrap();
     assert_eq!(
         pose.bounds(0.0),

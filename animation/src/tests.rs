@@ -109,7 +109,7 @@ fn crossfade_blends_by_weight_and_hands_over() {
     let mut player = AnimationPlayer::new(at(0.0), &skeleton).unwrap();
     player.crossfade_to(at(4.0), &skeleton, 2.0).unwrap();
     player.advance(0.5);
-    let mut palette = vec![Mat4::IDENTITY; 1];
+    let mut palette = vec![SkinMatrix::IDENTITY; 1];
     let boxes = JointBoxes::from_vertices(&[[0.0; 3]], &[[0; 4]], &[[1.0, 0.0, 0.0, 0.0]], 1).unwrap();
     let (bounds, _) = pose_rig(&skeleton, &boxes, Some(&player), &mut palette, &mut PoseScratch::default());
     assert_eq!(bounds.min.x, 1.0, "a quarter of the way from 0 to 4");
@@ -153,10 +153,10 @@ fn nan_joint_gives_the_bind_pose_never_a_nan_box() {
         2,
     )
     .unwrap();
-    let mut palette = vec![Mat4::ZERO; 2];
+    let mut palette = vec![SkinMatrix::from_rows([glam::Vec4::ZERO; 3]); 2];
     let (bounds, outcome) = pose_rig(&skeleton, &boxes, Some(&player), &mut palette, &mut PoseScratch::default());
     assert_eq!(outcome, PoseOutcome::NonFinite);
-    assert_eq!(palette, [Mat4::IDENTITY; 2], "the bind pose: every skin matrix the identity");
+    assert_eq!(palette, [SkinMatrix::IDENTITY; 2], "the bind pose: every skin matrix the identity");
     assert_eq!(bounds, boxes.bind_bounds(), "never a NaN box: the bind box");
 }
 
@@ -166,7 +166,7 @@ mod posed_bounds {
     use super::*;
 
     /// Linear blend skinning on the CPU, the reference the box must contain.
-    fn skin_vertex(palette: &[Mat4], position: Vec3, joints: [u16; 4], weights: [f32; 4]) -> Vec3 {
+    fn skin_vertex(palette: &[SkinMatrix], position: Vec3, joints: [u16; 4], weights: [f32; 4]) -> Vec3 {
         joints
             .iter()
             .zip(weights)
@@ -209,7 +209,7 @@ mod posed_bounds {
             let boxes = JointBoxes::from_vertices(&positions, &joints, &weights, 5).unwrap();
             let mut models = vec![glam::Affine3A::IDENTITY; 5];
             skeleton.model_matrices(&poses, &mut models);
-            let mut palette = vec![Mat4::IDENTITY; 5];
+            let mut palette = vec![SkinMatrix::IDENTITY; 5];
             skeleton.palette_from_models(&models, &mut palette);
             let bounds = boxes.posed(&palette);
             let mut skins = vec![glam::Affine3A::IDENTITY; 5];

@@ -143,6 +143,12 @@ impl<T: TrackValue> Track<T> {
         &self.times
     }
 
+    /// The stored values: one a key, or three for [`Interpolation::CubicSpline`] (in-tangent,
+    /// value, out-tangent, as glTF stores them).
+    pub fn values(&self) -> &[T] {
+        &self.values
+    }
+
     /// The time of the last key.
     pub fn end(&self) -> f32 {
         *self.times.last().expect("a track has at least one key (checked by Track::new)")

@@ -8,31 +8,39 @@
 //! Each lane computes exactly what it would alone (the lanes never mix), so a rig's palette
 //! does not depend on which rigs share its group: the same on one thread or many.
 
-use glam::{Affine3A, Mat4, Quat, Vec3, Vec4};
+use glam::{Affine3A, Quat, Vec3, Vec4};
 
+use crate::bounds::LaneBounds;
 use crate::lanes::Lanes;
 use crate::track::KeySpan;
 use ecs::Aabb;
 
-use crate::{AnimationClip, JointBoxes, JointPose, Skeleton};
+use crate::{AnimationClip, JointBoxes, JointPose, Skeleton, SkinMatrix};
 
 /// The most rigs posed together (the AVX width).
 pub(crate) const MAX_LANES: usize = 8;
 
 /// How many rigs pose together: four (SSE, and the fallback everywhere) or eight (AVX,
-/// detected at run time). Both give each rig the same palette, bit for bit.
+/// detected at run time). All give each rig the same palette, bit for bit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LaneWidth {
     /// Four rigs, in `Vec4` lanes.
     Four,
     /// Eight rigs, in AVX registers.
     Eight,
+    /// Eight rigs, the same 256-bit operations compiled for AVX-512 VL: its 32 vector
+    /// registers hold a joint's matrices that the 16 of AVX spill to the stack.
+    EightWithAvx512,
 }
 
 impl LaneWidth {
     /// The widest this CPU runs.
     #[inline]
     pub(crate) fn detect() -> LaneWidth {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512vl") {
+            return LaneWidth::EightWithAvx512;
+        }
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx") {
             return LaneWidth::Eight;
@@ -45,7 +53,7 @@ impl LaneWidth {
     pub(crate) fn lanes(self) -> usize {
         match self {
             LaneWidth::Four => 4,
-            LaneWidth::Eight => 8,
+            LaneWidth::Eight | LaneWidth::EightWithAvx512 => 8,
         }
     }
 }
@@ -141,20 +149,19 @@ impl<L> WideAffine<L> {
         (sum * zero).cmpeq(zero)
     }
 
-    /// Each lane's matrix as the palette holds it (4x4, column-major), written to entry
-    /// `joint` of that lane's palette.
+    /// Each lane's matrix as the palette holds it (three rows, [`SkinMatrix`]), written to
+    /// entry `joint` of that lane's palette: row `r` of every lane is one transpose of the
+    /// four columns' `r`-th components.
     #[inline(always)]
-    fn write_lanes<const N: usize>(&self, outs: &mut [&mut [Mat4]; N], joint: usize)
+    fn write_lanes<const N: usize>(&self, outs: &mut [&mut [SkinMatrix]; N], joint: usize)
     where
         L: Lanes<N>,
     {
-        let column = |col: usize, last: f32| {
-            let rows = &self.cols[col];
-            L::to_rows([rows[0], rows[1], rows[2], L::splat(last)])
-        };
-        let (x, y, z, t) = (column(0, 0.0), column(1, 0.0), column(2, 0.0), column(3, 1.0));
+        let [x, y, z, t] = &self.cols;
+        let row = |r: usize| L::to_rows([x[r], y[r], z[r], t[r]]);
+        let (first, second, third) = (row(0), row(1), row(2));
         for (lane, out) in outs.iter_mut().enumerate() {
-            out[joint] = Mat4::from_cols(x[lane], y[lane], z[lane], t[lane]);
+            out[joint] = SkinMatrix::from_rows([first[lane], second[lane], third[lane]]);
         }
     }
 }
@@ -189,9 +196,31 @@ pub(crate) struct WideSpan<L, const N: usize> {
 }
 
 /// [`crate::fast_slerp`] lane by lane, with the same terms as the scalar function (within
-/// rounding of it: tested), on quaternions given component by component.
+/// rounding of it: tested), on quaternions given component by component. The posing calls
+/// its two halves apart ([`fast_slerp_unnormalized_lanes`], [`normalize_lanes`]).
+#[cfg(test)]
 #[inline(always)]
 pub(crate) fn fast_slerp_lanes<L: Lanes<N>, const N: usize>(start: [L; 4], end: [L; 4], weight: L) -> [L; 4] {
+    normalize_lanes(fast_slerp_unnormalized_lanes(start, end, weight))
+}
+
+/// Each lane's quaternion scaled to unit length (the last step of [`fast_slerp_lanes`]).
+#[inline(always)]
+pub(crate) fn normalize_lanes<L: Lanes<N>, const N: usize>(quat: [L; 4]) -> [L; 4] {
+    let [x, y, z, w] = quat;
+    let scale = L::splat(1.0) / (x * x + y * y + z * z + w * w).sqrt();
+    [x * scale, y * scale, z * scale, w * scale]
+}
+
+/// [`fast_slerp_lanes`] but the normalization: the blend of the two quaternions, not yet of
+/// unit length. Apart so the sampling can leave the long square root and division to a short
+/// loop of their own, where the joints' latencies overlap.
+#[inline(always)]
+pub(crate) fn fast_slerp_unnormalized_lanes<L: Lanes<N>, const N: usize>(
+    start: [L; 4],
+    end: [L; 4],
+    weight: L,
+) -> [L; 4] {
     let dot = start[0] * end[0] + start[1] * end[1] + start[2] * end[2] + start[3] * end[3];
     let negative = dot.cmplt(L::splat(0.0));
     let sign = L::select(negative, L::splat(-1.0), L::splat(1.0));
@@ -205,14 +234,12 @@ pub(crate) fn fast_slerp_lanes<L: Lanes<N>, const N: usize>(start: [L; 4], end: 
     let corrected = weight + weight * centred * (weight - one) * curve;
     let keep = one - corrected;
     let toward = sign * corrected;
-    let [x, y, z, w] = [
+    [
         start[0] * keep + end[0] * toward,
         start[1] * keep + end[1] * toward,
         start[2] * keep + end[2] * toward,
         start[3] * keep + end[3] * toward,
-    ];
-    let scale = one / (x * x + y * y + z * z + w * w).sqrt();
-    [x * scale, y * scale, z * scale, w * scale]
+    ]
 }
 
 /// `values[offsets[lane]]` of each lane, transposed: component `c` of every lane in `[c]`.
@@ -241,15 +268,16 @@ pub(crate) struct WideRig<'a> {
     /// The clip time it samples.
     pub time: f32,
     /// Its palette slice, one entry per joint.
-    pub palette: &'a mut [Mat4],
+    pub palette: &'a mut [SkinMatrix],
 }
 
-/// One width's scratch: one wide matrix per joint. Grows to the largest skeleton once.
+/// One width's scratch: local and model matrices, one wide matrix per joint. Grows to the largest skeleton once.
 #[derive(Clone, Debug, Default)]
 struct LaneScratch<L> {
+    /// Each joint's sampled translation, rotation (not yet normalized) and scale.
+    trs: Vec<([L; 3], [L; 4], [L; 3])>,
     locals: Vec<WideAffine<L>>,
     models: Vec<WideAffine<L>>,
-    skins: Vec<WideAffine<L>>,
 }
 
 /// Scratch for [`pose_wide`]: each width's, and a palette for lanes no rig fills.
@@ -258,7 +286,7 @@ pub(crate) struct WideScratch {
     four: LaneScratch<Vec4>,
     #[cfg(target_arch = "x86_64")]
     eight: LaneScratch<crate::lanes::F32x8>,
-    spare: [Vec<Mat4>; MAX_LANES],
+    spare: [Vec<SkinMatrix>; MAX_LANES],
 }
 
 /// Poses up to `width` rigs of `skeleton` playing `clip` (packed: checked by the caller),
@@ -299,6 +327,16 @@ pub(crate) fn pose_wide(
             #[cfg(not(target_arch = "x86_64"))]
             panic!("eight lanes need AVX");
         }
+        LaneWidth::EightWithAvx512 => {
+            #[cfg(target_arch = "x86_64")]
+            {
+                assert!(std::arch::is_x86_feature_detected!("avx512vl"), "this width needs AVX-512 VL");
+                // SAFETY: the CPU has AVX-512 VL (checked above).
+                posed = unsafe { pose_wide_avx512(skeleton, clip, boxes, rigs, scratch) };
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            panic!("this width needs AVX-512 VL");
+        }
     }
     posed
 }
@@ -320,6 +358,23 @@ unsafe fn pose_wide_avx(
     pose_wide_lanes::<crate::lanes::F32x8, 8>(skeleton, clip, boxes, rigs, &mut scratch.eight, &mut scratch.spare)
 }
 
+/// [`pose_wide_avx`] compiled for AVX-512 VL ([`LaneWidth::EightWithAvx512`]): the same
+/// operations, so the same results bit for bit, with twice the vector registers.
+///
+/// # Safety
+/// The CPU must have AVX-512 VL.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx512f,avx512vl")]
+unsafe fn pose_wide_avx512(
+    skeleton: &Skeleton,
+    clip: &AnimationClip,
+    boxes: &JointBoxes,
+    rigs: &mut [Option<WideRig<'_>>; MAX_LANES],
+    scratch: &mut WideScratch,
+) -> [Option<Aabb>; MAX_LANES] {
+    pose_wide_lanes::<crate::lanes::F32x8, 8>(skeleton, clip, boxes, rigs, &mut scratch.eight, &mut scratch.spare)
+}
+
 /// The body of [`pose_wide`] for one lane type, inlined into each entry point.
 #[inline(always)]
 fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
@@ -328,7 +383,7 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
     boxes: &JointBoxes,
     rigs: &mut [Option<WideRig<'_>>; N],
     scratch: &mut LaneScratch<L>,
-    spare: &mut [Vec<Mat4>; MAX_LANES],
+    spare: &mut [Vec<SkinMatrix>; MAX_LANES],
 ) -> [Option<Aabb>; N] {
     let count = skeleton.joint_count();
     let first_time = rigs[0].as_ref().expect("a group has a first rig").time;
@@ -338,7 +393,7 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
         let zero = WideAffine::<L>::splat(&Affine3A::ZERO);
         scratch.models.resize(count, zero);
         scratch.locals.resize(count, zero);
-        scratch.skins.resize(count, zero);
+        scratch.trs.resize(count, (zero.cols[0], [zero.cols[0][0]; 4], zero.cols[0]));
     }
     // Lanes without a rig repeat the first rig's time into a spare palette.
     let lane_time = |lane: usize| rigs[lane].as_ref().map_or(first_time, |rig| rig.time);
@@ -351,21 +406,25 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
     };
     for (spare, _) in spare.iter_mut().zip(rigs.iter()).filter(|(_, rig)| rig.is_none()) {
         if spare.len() < count {
-            spare.resize(count, Mat4::IDENTITY);
+            spare.resize(count, SkinMatrix::IDENTITY);
         }
     }
-    // Sampling first, in a loop of its own: its joints do not depend on one another, so the
-    // long square root and division of one joint overlap the next joint's.
-    let locals = &mut scratch.locals[..count];
-    for (joint, (local, rest)) in locals.iter_mut().zip(skeleton.rest()).enumerate() {
-        let (translation, rotation, scale) = packed.sample_wide(joint, &span, rest);
-        *local = WideAffine::from_trs(translation, rotation, scale);
+    // Sampling first, in loops of their own: the joints do not depend on one another. The
+    // first gathers and blends the keys; the second, short, normalizes the rotations (a
+    // square root and a division, long) and makes the local matrices: a short loop lets the
+    // processor overlap many joints' divisions.
+    let (trs, locals) = (&mut scratch.trs[..count], &mut scratch.locals[..count]);
+    for (joint, (sampled, rest)) in trs.iter_mut().zip(skeleton.rest()).enumerate() {
+        *sampled = packed.sample_wide(joint, &span, rest);
+    }
+    for (local, &(translation, rotation, scale)) in locals.iter_mut().zip(trs.iter()) {
+        *local = WideAffine::from_trs(translation, normalize_lanes(rotation), scale);
     }
     let models = &mut scratch.models[..count];
-    let skins = &mut scratch.skins[..count];
     let mut lanes = rigs.iter_mut().zip(spare.iter_mut()).map(|(rig, spare)| lane_output(rig, spare, count));
-    let mut outs: [&mut [Mat4]; N] = std::array::from_fn(|_| lanes.next().expect("a palette per lane"));
+    let mut outs: [&mut [SkinMatrix]; N] = std::array::from_fn(|_| lanes.next().expect("a palette per lane"));
     let mut finite = L::mask_splat(true);
+    let mut bounds = LaneBounds::<L, N>::new();
     for (joint, local) in locals.iter().enumerate() {
         let model = match skeleton.parent(joint) {
             Some(parent) => models[parent].mul(local),
@@ -373,18 +432,22 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
         };
         models[joint] = model;
         let skin = model.mul(&WideAffine::widen(skeleton.inverse_bind_lanes(joint)));
-        skins[joint] = skin;
         finite = finite & skin.finite_mask();
         skin.write_lanes(&mut outs, joint);
+        bounds.add_joint(boxes, joint, &skin);
     }
     let bits = L::bitmask(finite);
-    let bounds = boxes.posed_lanes(skins);
+    let bounds = bounds.finish(boxes);
     std::array::from_fn(|lane| (bits & (1 << lane) != 0).then_some(bounds[lane]))
 }
 
 /// Where a lane writes: its rig's palette, or a spare one for a lane without a rig.
 #[inline(always)]
-fn lane_output<'a>(rig: &'a mut Option<WideRig<'_>>, spare: &'a mut [Mat4], count: usize) -> &'a mut [Mat4] {
+fn lane_output<'a>(
+    rig: &'a mut Option<WideRig<'_>>,
+    spare: &'a mut [SkinMatrix],
+    count: usize,
+) -> &'a mut [SkinMatrix] {
     match rig {
         Some(rig) => &mut rig.palette[..count],
         None => &mut spare[..count],

@@ -4,7 +4,7 @@
 
 mod common;
 
-use animation::{pose_rig, AnimationPlayer, PoseScratch};
+use animation::{pose_rig, AnimationPlayer, PoseScratch, SkinMatrix};
 use assets::{load_gltf_bytes, GltfScene, ImportError, ProcessOptions};
 use glam::{Mat4, Quat, Vec3};
 use serde_json::{json, Value};
@@ -93,7 +93,7 @@ fn skinned_at(scene: &GltfScene, time: f32) -> (Vec<(Vec3, Vec3)>, ecs::Aabb) {
     let skeleton = &scene.skins[0].skeleton;
     let mut player = AnimationPlayer::new(scene.animations[0].clip.clone(), skeleton).expect("the clip fits its skin");
     player.time = time;
-    let mut palette = vec![Mat4::IDENTITY; skeleton.joint_count()];
+    let mut palette = vec![SkinMatrix::IDENTITY; skeleton.joint_count()];
     let boxes = scene.joint_boxes[0].as_ref().expect("a skinned mesh has joint boxes");
     let (bounds, _) = pose_rig(skeleton, boxes, Some(&player), &mut palette, &mut PoseScratch::default());
     let mesh = &scene.meshes[0];

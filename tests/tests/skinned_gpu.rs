@@ -12,7 +12,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use animation::{AnimationPlayer, Skin, SkinPalette};
+use animation::{AnimationPlayer, Skin, SkinMatrix, SkinPalette};
 use assets::{load_gltf_bytes, spawn_model, ProcessOptions};
 use culling::occlusion::OccluderMeshes;
 use culling::Visibility;
@@ -279,13 +279,7 @@ fn a_skinned_gltf_is_skinned_on_the_gpu_as_on_the_cpu_and_in_bind_pose_without_a
         assert_eq!(palette.matrices().len(), 2 * RIGS, "every rig has its slice");
         let skin = app.world().get::<&Skin>(leg).expect("a rig");
         let slice = palette.slice(skin.skin_first(), skin.skin_count());
-        let rows: Vec<[[f32; 4]; 3]> = slice
-            .iter()
-            .map(|matrix| {
-                let rows = renderer::ObjectTransform::from_cols(&matrix.to_cols_array_2d());
-                rows.rows
-            })
-            .collect();
+        let rows: Vec<[[f32; 4]; 3]> = slice.iter().map(SkinMatrix::to_rows_array).collect();
         cpu_skinned(&library, mesh, &rows)
     };
     let gpu_with_normals = probed_with_normals(&readback);
@@ -524,11 +518,7 @@ fn a_skinned_mesh_added_while_frames_run_is_skinned_once_it_arrives() {
 
     let palette = app.resource::<SkinPalette>();
     let rig = app.world().get::<&Skin>(leg).map(|skin| (skin.skin_first(), skin.skin_count())).expect("a rig");
-    let rows: Vec<[[f32; 4]; 3]> = palette
-        .slice(rig.0, rig.1)
-        .iter()
-        .map(|matrix| renderer::ObjectTransform::from_cols(&matrix.to_cols_array_2d()).rows)
-        .collect();
+    let rows: Vec<[[f32; 4]; 3]> = palette.slice(rig.0, rig.1).iter().map(SkinMatrix::to_rows_array).collect();
     let gpu = probed(&readback);
     let mut moved = 0;
     for (vertex, drawn) in gpu.iter().enumerate() {

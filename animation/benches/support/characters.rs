@@ -78,6 +78,22 @@ impl Characters {
         Characters { skeleton, clips, boxes: boxes() }
     }
 
+    /// Every key value of every clip summed: reads the clips' key data once.
+    #[allow(dead_code, reason = "the bench's floor reads it; the cpu_per_joint example shares this file")]
+    pub fn key_sum(&self) -> f32 {
+        let mut sum = glam::Vec4::ZERO;
+        for clip in &self.clips {
+            for joint in clip.joint_tracks() {
+                let rotations =
+                    joint.rotation.iter().flat_map(|track| track.values()).map(|&value| glam::Vec4::from(value));
+                let translations =
+                    joint.translation.iter().flat_map(|track| track.values()).map(|value| value.extend(0.0));
+                sum = rotations.chain(translations).fold(sum, |sum, value| sum + value);
+            }
+        }
+        sum.element_sum()
+    }
+
     pub fn player(&self, character: usize) -> AnimationPlayer {
         let mut player = AnimationPlayer::new(self.clips[character % 4].clone(), &self.skeleton).unwrap();
         player.time = (character % 97) as f32 / 97.0;

@@ -1,8 +1,8 @@
 //! The walker's body, skeleton and walk: bounds, the ground contact, and the margin that lets
 //! an unskinned renderer cull it by its posed box.
 
-use animation::{pose_rig, PoseOutcome, PoseScratch};
-use glam::{Mat4, Vec3};
+use animation::{pose_rig, PoseOutcome, PoseScratch, SkinMatrix};
+use glam::Vec3;
 
 use super::*;
 
@@ -10,7 +10,7 @@ use super::*;
 fn posed_box(rig: &WalkerRig, cycle: f32) -> Aabb {
     let (_, _, mut player, _) = rig.components(cycle, 1.0);
     player.advance(0.0);
-    let mut palette = vec![Mat4::IDENTITY; rig.skeleton.joint_count()];
+    let mut palette = vec![SkinMatrix::IDENTITY; rig.skeleton.joint_count()];
     let (bounds, outcome) =
         pose_rig(&rig.skeleton, &rig.joint_boxes, Some(&player), &mut palette, &mut PoseScratch::default());
     assert_eq!(outcome, PoseOutcome::Posed, "the walk is finite at {cycle}");
@@ -26,7 +26,7 @@ fn the_body_fills_its_bind_bounds_and_every_vertex_has_one_joint() {
     assert!(rig.skin.weights.iter().all(|weights| *weights == [1.0, 0.0, 0.0, 0.0]));
     assert_eq!(rig.walk.duration(), WALK_CYCLE_SECONDS);
     let rest = rig.skeleton.rest_palette();
-    assert!(rest.iter().all(|matrix| matrix.abs_diff_eq(Mat4::IDENTITY, 1e-6)), "the rest pose is the bind pose");
+    assert!(rest.iter().all(|matrix| matrix.abs_diff_eq(SkinMatrix::IDENTITY, 1e-6)), "the rest pose is the bind pose");
 }
 
 #[test]

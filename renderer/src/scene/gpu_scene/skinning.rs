@@ -3,13 +3,15 @@
 //!
 //! **The palette.** Each frame the Render stage hands the scene the animation system's
 //! [`SkinPalette`] ([`GpuScene::sync_palette`]); every rig's skin matrices are compared with
-//! the host's copy of what the GPU holds, and each rig whose matrices changed is marked, so
-//! the frame's [`MeshUploadPass`](crate::passes::MeshUploadPass) copies only the rigs the
-//! animation moved: [`PALETTE_JOINT_BYTES`] times their joints (a still or paused rig
-//! uploads nothing). An entry is three rows of an affine matrix, 48 bytes, laid out like an
-//! [`ObjectTransform`]: a skin matrix (joint world times inverse bind) is affine, so the
-//! fourth row of a `mat4` would be a quarter of the upload for nothing, and the shaders move
-//! a vertex with the same `precise` `object_point` as an object. The buffer grows without a
+//! the host's copy of what the GPU holds, byte for byte, and each rig whose matrices changed
+//! is copied into it as it is and marked, so the frame's
+//! [`MeshUploadPass`](crate::passes::MeshUploadPass) copies only the rigs the animation moved:
+//! [`PALETTE_JOINT_BYTES`] times their joints (a still or paused rig uploads nothing). An
+//! entry is an [`animation::SkinMatrix`], three rows of an affine matrix, 48 bytes, laid out
+//! like an [`ObjectTransform`]: a skin matrix (joint world times inverse bind) is affine, so
+//! the fourth row of a `mat4` would be a quarter of the upload for nothing, and the shaders
+//! move a vertex with the same `precise` `object_point` as an object. The animation system
+//! writes that layout, so nothing is converted on the way. The buffer grows without a
 //! cap when the palette outgrows it (to twice its size, or more): the new one is written
 //! whole from the host's copy by the next upload, and the outgrown one is kept until the
 //! frames that may read it have finished.
@@ -24,17 +26,22 @@
 
 use std::sync::Arc;
 
-use animation::SkinPalette;
+use animation::{SkinMatrix, SkinPalette};
 use meshes::MeshLibrary;
 use render_graph::{vk, GpuBuffer, GpuDevice, MemoryLocation, Result};
 
 use super::growth::Retired;
 use super::GpuScene;
 use crate::names::SKIN_PALETTE;
-use crate::scene::{as_bytes, ObjectTransform};
+use crate::scene::ObjectTransform;
 
-/// Bytes of one joint in `skin_palette` (three rows of four floats).
+/// Bytes of one joint in `skin_palette` (three rows of four floats, an [`ObjectTransform`]).
 pub const PALETTE_JOINT_BYTES: u64 = std::mem::size_of::<ObjectTransform>() as u64;
+
+const _: () = assert!(
+    PALETTE_JOINT_BYTES == animation::PALETTE_ENTRY_BYTES as u64,
+    "the animation system writes palette entries as the GPU reads them"
+);
 
 /// Bytes of one vertex's influences in `mesh_skin`.
 pub(super) const SKIN_BYTES: u64 = 16;
@@ -74,7 +81,7 @@ pub(super) struct SkinBuffers {
     /// `skin_palette`.
     pub(super) palette: Arc<GpuBuffer>,
     /// What the GPU holds (once the marked ranges are uploaded), one entry per palette entry.
-    rows: Vec<ObjectTransform>,
+    rows: Vec<SkinMatrix>,
     /// Entry ranges changed since the last upload: disjoint runs in address order once a
     /// sync is done (`merge_ranges`).
     pending: Vec<(u32, u32)>,
@@ -161,7 +168,7 @@ impl GpuScene {
             self.generation += 1;
             log::info!("the skin palette buffer grew to {} entries", bytes / PALETTE_JOINT_BYTES);
             // The new buffer holds nothing yet: every entry goes up with the next upload.
-            self.skin.rows.resize(entries, ObjectTransform::IDENTITY);
+            self.skin.rows.resize(entries, SkinMatrix::IDENTITY);
             self.skin.pending.clear();
             self.skin.mark(0, entries as u32);
         }
@@ -169,22 +176,16 @@ impl GpuScene {
             // New entries: the buffer holds nothing there yet, so they go up once whatever
             // their rig's first pose is.
             let start = self.skin.rows.len() as u32;
-            self.skin.rows.resize(entries, ObjectTransform::IDENTITY);
+            self.skin.rows.resize(entries, SkinMatrix::IDENTITY);
             self.skin.mark(start, entries as u32 - start);
         }
         let matrices = palette.matrices();
         for rig in palette.rigs() {
-            let (first, count) = (rig.first as usize, rig.count as usize);
-            let mut changed = false;
-            for (stored, matrix) in self.skin.rows[first..first + count].iter_mut().zip(&matrices[first..first + count])
-            {
-                let rows = ObjectTransform::from_cols(&matrix.to_cols_array_2d());
-                if *stored != rows {
-                    *stored = rows;
-                    changed = true;
-                }
-            }
-            if changed {
+            let range = rig.first as usize..(rig.first + rig.count) as usize;
+            let (stored, posed) = (&mut self.skin.rows[range.clone()], &matrices[range]);
+            // Bytes, not floats: what the GPU would read differently is what changed.
+            if SkinMatrix::as_bytes(stored) != SkinMatrix::as_bytes(posed) {
+                stored.copy_from_slice(posed);
                 self.skin.mark(rig.first, rig.count);
             }
         }
@@ -197,7 +198,7 @@ impl GpuScene {
     pub(crate) fn palette_slice(&self) -> impl Iterator<Item = (u64, &[u8])> + '_ {
         self.skin.pending.iter().map(|&(first, count)| {
             let rows = &self.skin.rows[first as usize..(first + count) as usize];
-            (u64::from(first) * PALETTE_JOINT_BYTES, as_bytes(rows))
+            (u64::from(first) * PALETTE_JOINT_BYTES, SkinMatrix::as_bytes(rows))
         })
     }
 
@@ -211,7 +212,7 @@ impl GpuScene {
 
     /// The palette's entries as the GPU holds them once this frame's upload is done (three
     /// rows each), for tests and tools.
-    pub fn palette_rows(&self) -> &[ObjectTransform] {
+    pub fn palette_rows(&self) -> &[SkinMatrix] {
         &self.skin.rows
     }
 
