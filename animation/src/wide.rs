@@ -446,9 +446,11 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
         };
         models[joint] = model;
         let skin = model.mul(&WideAffine::widen(skeleton.inverse_bind_lanes(joint)));
-        finite = finite & skin.finite_mask();
         skin.write_lanes(&mut outs, joint);
-        bounds.add_joint(boxes, joint, &skin);
+        // A joint with a box has its matrix tested by the box; only the others are tested here.
+        if !bounds.add_joint(boxes, joint, &skin) {
+            finite = finite & skin.finite_mask();
+        }
     }
     let bits = L::bitmask(finite);
     let bounds = bounds.finish(boxes);
