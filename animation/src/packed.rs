@@ -108,6 +108,12 @@ impl PackedTracks {
         self.scales.sample(span, self.keys, poses, |pose, scale| pose.scale = scale);
     }
 
+    /// Whether a track animates `joint`'s scale.
+    #[inline(always)]
+    pub(crate) fn animates_scale(&self, joint: usize) -> bool {
+        self.slots.get(joint).is_some_and(|slots| slots[2] != NOT_ANIMATED)
+    }
+
     /// Every lane's translation, rotation and scale of `joint` at its span (lanes: one rig
     /// each, see [`crate::wide`]); a property no track animates keeps `rest`. The rotation is
     /// not yet of unit length: the caller normalizes it

@@ -100,7 +100,9 @@ fn full_clip(skeleton: &Skeleton, phase: f32) -> Arc<AnimationClip> {
                     )
                     .unwrap(),
                 ),
-                scale: Some(track((0..6).map(|key| Vec3::new(1.0 + 0.2 * wave(key), 1.0, 0.9)).collect())),
+                // Odd joints scale; even ones keep their unit rest scale (the posing's shortcut).
+                scale: (joint % 2 == 1)
+                    .then(|| track((0..6).map(|key| Vec3::new(1.0 + 0.2 * wave(key), 1.0, 0.9)).collect())),
             }
         })
         .collect();

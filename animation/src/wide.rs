@@ -117,18 +117,29 @@ impl<L> WideAffine<L> {
     where
         L: Lanes<N>,
     {
+        let [sx, sy, sz] = scale;
+        let [x_axis, y_axis, z_axis, translation] = Self::from_tr(translation, rotation).cols;
+        WideAffine { cols: [scaled(x_axis, sx), scaled(y_axis, sy), scaled(z_axis, sz), translation] }
+    }
+
+    /// `translate * rotate` per lane: [`WideAffine::from_trs`] with a scale of one, the same
+    /// bits (a product by one is exact).
+    #[inline(always)]
+    fn from_tr<const N: usize>(translation: [L; 3], rotation: [L; 4]) -> WideAffine<L>
+    where
+        L: Lanes<N>,
+    {
         let [x, y, z, w] = rotation;
         let (x2, y2, z2) = (x + x, y + y, z + z);
         let (xx, xy, xz) = (x * x2, x * y2, x * z2);
         let (yy, yz, zz) = (y * y2, y * z2, z * z2);
         let (wx, wy, wz) = (w * x2, w * y2, w * z2);
         let one = L::splat(1.0);
-        let [sx, sy, sz] = scale;
         WideAffine {
             cols: [
-                [(one - (yy + zz)) * sx, (xy + wz) * sx, (xz - wy) * sx],
-                [(xy - wz) * sy, (one - (xx + zz)) * sy, (yz + wx) * sy],
-                [(xz + wy) * sz, (yz - wx) * sz, (one - (xx + yy)) * sz],
+                [one - (yy + zz), xy + wz, xz - wy],
+                [xy - wz, one - (xx + zz), yz + wx],
+                [xz + wy, yz - wx, one - (xx + yy)],
                 translation,
             ],
         }
@@ -164,6 +175,12 @@ impl<L> WideAffine<L> {
             out[joint] = SkinMatrix::from_rows([first[lane], second[lane], third[lane]]);
         }
     }
+}
+
+/// `axis` times `by`, lane by lane (a function, not a closure: see [`rotate_column`]).
+#[inline(always)]
+fn scaled<L: Lanes<N>, const N: usize>(axis: [L; 3], by: L) -> [L; 3] {
+    [axis[0] * by, axis[1] * by, axis[2] * by]
 }
 
 /// Three splat rows widened to every lane.
@@ -431,8 +448,15 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
     for (joint, (sampled, rest)) in trs.iter_mut().zip(skeleton.rest()).enumerate() {
         *sampled = packed.sample_wide(joint, &span, rest);
     }
-    for (local, &(translation, rotation, scale)) in locals.iter_mut().zip(trs.iter()) {
-        *local = WideAffine::from_trs(translation, normalize_lanes(rotation), scale);
+    for (joint, (local, &(translation, rotation, scale))) in locals.iter_mut().zip(trs.iter()).enumerate() {
+        let rotation = normalize_lanes(rotation);
+        // A scale of exactly one (not animated, one at rest: most joints) multiplies by
+        // nothing: the same bits without nine products.
+        *local = if packed.animates_scale(joint) || skeleton.rest()[joint].scale != Vec3::ONE {
+            WideAffine::from_trs(translation, rotation, scale)
+        } else {
+            WideAffine::from_tr(translation, rotation)
+        };
     }
     let models = &mut scratch.models[..count];
     let mut lanes = rigs.iter_mut().zip(spare.iter_mut()).map(|(rig, spare)| lane_output(rig, spare, count));
