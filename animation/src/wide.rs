@@ -111,40 +111,6 @@ impl<L> WideAffine<L> {
         WideAffine { cols: [widen_rows(x), widen_rows(y), widen_rows(z), widen_rows(t)] }
     }
 
-    /// `translate * rotate * scale` per lane, with glam's quaternion-to-matrix terms.
-    #[inline(always)]
-    fn from_trs<const N: usize>(translation: [L; 3], rotation: [L; 4], scale: [L; 3]) -> WideAffine<L>
-    where
-        L: Lanes<N>,
-    {
-        let [sx, sy, sz] = scale;
-        let [x_axis, y_axis, z_axis, translation] = Self::from_tr(translation, rotation).cols;
-        WideAffine { cols: [scaled(x_axis, sx), scaled(y_axis, sy), scaled(z_axis, sz), translation] }
-    }
-
-    /// `translate * rotate` per lane: [`WideAffine::from_trs`] with a scale of one, the same
-    /// bits (a product by one is exact).
-    #[inline(always)]
-    fn from_tr<const N: usize>(translation: [L; 3], rotation: [L; 4]) -> WideAffine<L>
-    where
-        L: Lanes<N>,
-    {
-        let [x, y, z, w] = rotation;
-        let (x2, y2, z2) = (x + x, y + y, z + z);
-        let (xx, xy, xz) = (x * x2, x * y2, x * z2);
-        let (yy, yz, zz) = (y * y2, y * z2, z * z2);
-        let (wx, wy, wz) = (w * x2, w * y2, w * z2);
-        let one = L::splat(1.0);
-        WideAffine {
-            cols: [
-                [one - (yy + zz), xy + wz, xz - wy],
-                [xy - wz, one - (xx + zz), yz + wx],
-                [xz + wy, yz - wx, one - (xx + yy)],
-                translation,
-            ],
-        }
-    }
-
     /// Lanes whose entries are all finite and sum to a finite value: a sum of finite entries
     /// so large that it overflows counts as not finite (the rig falls back to its bind pose,
     /// as a box that overflows does), which costs one addition an entry instead of a test.
@@ -175,6 +141,27 @@ impl<L> WideAffine<L> {
             out[joint] = SkinMatrix::from_rows([first[lane], second[lane], third[lane]]);
         }
     }
+}
+
+/// The axes of `rotate * scale` per lane, with glam's quaternion-to-matrix terms.
+#[inline(always)]
+fn scaled_axes<L: Lanes<N>, const N: usize>(rotation: [L; 4], scale: [L; 3]) -> [[L; 3]; 3] {
+    let [sx, sy, sz] = scale;
+    let [x_axis, y_axis, z_axis] = rotation_axes(rotation);
+    [scaled(x_axis, sx), scaled(y_axis, sy), scaled(z_axis, sz)]
+}
+
+/// The axes of `rotate` per lane: [`scaled_axes`] with a scale of one, the same bits (a
+/// product by one is exact).
+#[inline(always)]
+fn rotation_axes<L: Lanes<N>, const N: usize>(rotation: [L; 4]) -> [[L; 3]; 3] {
+    let [x, y, z, w] = rotation;
+    let (x2, y2, z2) = (x + x, y + y, z + z);
+    let (xx, xy, xz) = (x * x2, x * y2, x * z2);
+    let (yy, yz, zz) = (y * y2, y * z2, z * z2);
+    let (wx, wy, wz) = (w * x2, w * y2, w * z2);
+    let one = L::splat(1.0);
+    [[one - (yy + zz), xy + wz, xz - wy], [xy - wz, one - (xx + zz), yz + wx], [xz + wy, yz - wx, one - (xx + yy)]]
 }
 
 /// `axis` times `by`, lane by lane (a function, not a closure: see [`rotate_column`]).
@@ -305,8 +292,9 @@ pub(crate) struct WideRig<'a> {
 /// One width's scratch: local and model matrices, one wide matrix per joint. Grows to the largest skeleton once.
 #[derive(Clone, Debug, Default)]
 struct LaneScratch<L> {
-    /// Each joint's sampled translation, rotation (not yet normalized) and scale.
-    trs: Vec<([L; 3], [L; 4], [L; 3])>,
+    /// Each joint's sampled rotation (not yet normalized) and scale; the translation goes
+    /// straight into its local matrix.
+    rotation_scale: Vec<([L; 4], [L; 3])>,
     locals: Vec<WideAffine<L>>,
     models: Vec<WideAffine<L>>,
 }
@@ -424,7 +412,7 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
         let zero = WideAffine::<L>::splat(&Affine3A::ZERO);
         scratch.models.resize(count, zero);
         scratch.locals.resize(count, zero);
-        scratch.trs.resize(count, (zero.cols[0], [zero.cols[0][0]; 4], zero.cols[0]));
+        scratch.rotation_scale.resize(count, ([zero.cols[0][0]; 4], zero.cols[0]));
     }
     // Lanes without a rig repeat the first rig's time into a spare palette.
     let lane_time = |lane: usize| rigs[lane].as_ref().map_or(first_time, |rig| rig.time);
@@ -441,22 +429,29 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
         }
     }
     // Sampling first, in loops of their own: the joints do not depend on one another. The
-    // first gathers and blends the keys; the second, short, normalizes the rotations (a
-    // square root and a division, long) and makes the local matrices: a short loop lets the
-    // processor overlap many joints' divisions.
-    let (trs, locals) = (&mut scratch.trs[..count], &mut scratch.locals[..count]);
-    for (joint, (sampled, rest)) in trs.iter_mut().zip(skeleton.rest()).enumerate() {
-        *sampled = packed.sample_wide(joint, &span, rest);
+    // first gathers and blends the keys, each translation straight into its local matrix
+    // (no copy through the stack); the second, short, normalizes the rotations and makes the
+    // local matrices' axes: a short loop lets the processor overlap many joints' latencies.
+    let (rotation_scale, locals) = (&mut scratch.rotation_scale[..count], &mut scratch.locals[..count]);
+    for (joint, ((sampled, local), rest)) in
+        rotation_scale.iter_mut().zip(locals.iter_mut()).zip(skeleton.rest()).enumerate()
+    {
+        let (translation, rotation, scale) = packed.sample_wide(joint, &span, rest);
+        *sampled = (rotation, scale);
+        local.cols[3] = translation;
     }
-    for (joint, (local, &(translation, rotation, scale))) in locals.iter_mut().zip(trs.iter()).enumerate() {
+    for (joint, (local, &(rotation, scale))) in locals.iter_mut().zip(rotation_scale.iter()).enumerate() {
         let rotation = normalize_lanes(rotation);
         // A scale of exactly one (not animated, one at rest: most joints) multiplies by
         // nothing: the same bits without nine products.
-        *local = if packed.animates_scale(joint) || skeleton.rest()[joint].scale != Vec3::ONE {
-            WideAffine::from_trs(translation, rotation, scale)
+        let [x_axis, y_axis, z_axis] = if packed.animates_scale(joint) || skeleton.rest()[joint].scale != Vec3::ONE {
+            scaled_axes(rotation, scale)
         } else {
-            WideAffine::from_tr(translation, rotation)
+            rotation_axes(rotation)
         };
+        local.cols[0] = x_axis;
+        local.cols[1] = y_axis;
+        local.cols[2] = z_axis;
     }
     let models = &mut scratch.models[..count];
     let mut lanes = rigs.iter_mut().zip(spare.iter_mut()).map(|(rig, spare)| lane_output(rig, spare, count));
