@@ -133,7 +133,7 @@ impl PackedTracks {
             let width = self.rotations.joints.len();
             let start = gather_quats::<L, N>(&self.rotations.values, lane_offsets(width, r, span.start));
             let end = gather_quats::<L, N>(&self.rotations.values, lane_offsets(width, r, span.next));
-            rotation = fast_slerp_unnormalized_lanes(start, end, span.weight);
+            rotation = fast_slerp_unnormalized_lanes(start, end, &span.weight);
         }
         if t != NOT_ANIMATED {
             translation = lerp_wide(&self.translations, t, span);
@@ -163,10 +163,6 @@ fn lerp_wide<L: Lanes<N>, const N: usize>(column: &Column<Vec3>, slot: u32, span
     let width = column.joints.len();
     let start = gather_vec3s::<L, N>(&column.values, lane_offsets(width, slot, span.start));
     let end = gather_vec3s::<L, N>(&column.values, lane_offsets(width, slot, span.next));
-    let keep = L::splat(1.0) - span.weight;
-    [
-        start[0] * keep + end[0] * span.weight,
-        start[1] * keep + end[1] * span.weight,
-        start[2] * keep + end[2] * span.weight,
-    ]
+    let (keep, weight) = (span.weight.keep, span.weight.weight);
+    [start[0] * keep + end[0] * weight, start[1] * keep + end[1] * weight, start[2] * keep + end[2] * weight]
 }

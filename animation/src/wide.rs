@@ -195,8 +195,35 @@ pub(crate) struct WideSpan<L, const N: usize> {
     pub start: [usize; N],
     /// Each lane's next key (its `start` at or past the last key).
     pub next: [usize; N],
-    /// Each lane's weight from `start` to `next`.
+    /// Each lane's weight from `start` to `next`, and the terms of it every joint shares.
+    pub weight: BlendWeight<L>,
+}
+
+/// A weight per lane and the terms of it that every joint's blend uses, computed once a
+/// group instead of once a joint (the same operations in the same order: the same bits).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BlendWeight<L> {
+    /// The weight of the second value.
     pub weight: L,
+    /// The weight of the first value in a lerp, `1 - weight`.
+    pub keep: L,
+    /// `weight - 0.5`, the slerp correction's variable.
+    centred: L,
+    /// `weight * centred * (weight - 1)`, the slerp correction's factor.
+    bend: L,
+}
+
+impl<L> BlendWeight<L> {
+    /// The terms of `weight`.
+    #[inline(always)]
+    pub(crate) fn new<const N: usize>(weight: L) -> BlendWeight<L>
+    where
+        L: Lanes<N>,
+    {
+        let one = L::splat(1.0);
+        let centred = weight - L::splat(0.5);
+        BlendWeight { weight, keep: one - weight, centred, bend: weight * centred * (weight - one) }
+    }
 }
 
 /// [`crate::fast_slerp`] lane by lane, with the same terms as the scalar function (within
@@ -205,7 +232,7 @@ pub(crate) struct WideSpan<L, const N: usize> {
 #[cfg(test)]
 #[inline(always)]
 pub(crate) fn fast_slerp_lanes<L: Lanes<N>, const N: usize>(start: [L; 4], end: [L; 4], weight: L) -> [L; 4] {
-    normalize_lanes(fast_slerp_unnormalized_lanes(start, end, weight))
+    normalize_lanes(fast_slerp_unnormalized_lanes(start, end, &BlendWeight::new(weight)))
 }
 
 /// Each lane's quaternion scaled to unit length (the last step of [`fast_slerp_lanes`]), by
@@ -237,19 +264,19 @@ pub(crate) const NORMALIZED_LENGTH_ERROR: f32 = 1e-6;
 pub(crate) fn fast_slerp_unnormalized_lanes<L: Lanes<N>, const N: usize>(
     start: [L; 4],
     end: [L; 4],
-    weight: L,
+    weight: &BlendWeight<L>,
 ) -> [L; 4] {
+    let &BlendWeight { weight, centred, bend, .. } = weight;
     let dot = start[0] * end[0] + start[1] * end[1] + start[2] * end[2] + start[3] * end[3];
     let negative = dot.cmplt(L::splat(0.0));
     let sign = L::select(negative, L::splat(-1.0), L::splat(1.0));
     let cosine = dot * sign;
-    let centred = weight - L::splat(0.5);
     let curve_a =
         L::splat(1.0904) + cosine * (L::splat(-3.2452) + cosine * (L::splat(3.55645) - cosine * L::splat(1.43519)));
     let curve_b = L::splat(0.848013) + cosine * (L::splat(-1.06021) + cosine * L::splat(0.215638));
     let curve = curve_a * centred * centred + curve_b;
     let one = L::splat(1.0);
-    let corrected = weight + weight * centred * (weight - one) * curve;
+    let corrected = weight + bend * curve;
     let keep = one - corrected;
     let toward = sign * corrected;
     [
@@ -421,7 +448,7 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
     let span = WideSpan {
         start: spans.map(|span| span.start),
         next: spans.map(|span| (span.start + 1).min(last)),
-        weight: L::from_array(spans.map(|span| span.weight)),
+        weight: BlendWeight::new(L::from_array(spans.map(|span| span.weight))),
     };
     for (spare, _) in spare.iter_mut().zip(rigs.iter()).filter(|(_, rig)| rig.is_none()) {
         if spare.len() < count {
