@@ -8,7 +8,7 @@
 //! Each lane computes exactly what it would alone (the lanes never mix), so a rig's palette
 //! does not depend on which rigs share its group: the same on one thread or many.
 
-use glam::{Affine3A, Quat, Vec3, Vec4};
+use glam::{Affine3A, Quat, Vec3, Vec3A, Vec4};
 
 use crate::bounds::LaneBounds;
 use crate::lanes::Lanes;
@@ -299,13 +299,27 @@ pub(crate) fn gather_quats<L: Lanes<N>, const N: usize>(values: &[Quat], offsets
 
 /// [`gather_quats`] for three-component values.
 #[inline(always)]
-pub(crate) fn gather_vec3s<L: Lanes<N>, const N: usize>(values: &[Vec3], offsets: [usize; N]) -> [L; 3] {
+pub(crate) fn gather_vec3s<L: Lanes<N>, const N: usize>(values: &[Vec3A], offsets: [usize; N]) -> [L; 3] {
     let mut rows = [Vec4::ZERO; N];
     for (row, offset) in rows.iter_mut().zip(offsets) {
-        *row = values[offset].extend(0.0);
+        *row = as_vec4(values[offset]);
     }
     let [x, y, z, _] = L::from_rows(rows);
     [x, y, z]
+}
+
+/// The four lanes of a `Vec3A`, the fourth unspecified (callers drop it): no instruction on
+/// SSE, where the two are the same register.
+#[inline(always)]
+fn as_vec4(value: Vec3A) -> Vec4 {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        Vec4::from(std::arch::x86_64::__m128::from(value))
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    {
+        value.extend(0.0)
+    }
 }
 
 /// One rig of a group: its clip time and the palette slice it writes.
