@@ -163,7 +163,10 @@ impl JointBoxes {
 pub(crate) struct LaneBounds<L: Lanes<N>, const N: usize> {
     min: [L; 3],
     max: [L; 3],
-    nan: L::Mask,
+    /// The sum of every moved box's upper corner: NaN or infinite once a moved box was not
+    /// finite (a NaN that `min`/`max` would skip stays here), one addition a row instead of
+    /// two NaN tests; a sum of finite corners that overflows counts as not finite too.
+    sum: L,
     /// Joint boxes added so far.
     added: usize,
 }
@@ -175,20 +178,23 @@ impl<L: Lanes<N>, const N: usize> LaneBounds<L, N> {
         LaneBounds {
             min: [L::splat(f32::INFINITY); 3],
             max: [L::splat(f32::NEG_INFINITY); 3],
-            nan: L::mask_splat(false),
+            sum: L::splat(0.0),
             added: 0,
         }
     }
 
     /// Adds joint `joint`'s box of `boxes` moved by `skin` (the joint's matrix in every lane),
-    /// if the joint moves a vertex. Joints must come in increasing order, each once.
+    /// if the joint moves a vertex; returns whether it did. Every entry of `skin` reaches the
+    /// moved box, so an added joint whose matrix is not finite makes its lanes' boxes not
+    /// finite ([`LaneBounds::finish`]): the caller need not test that matrix itself. Joints
+    /// must come in increasing order, each once.
     #[inline(always)]
-    pub(crate) fn add_joint(&mut self, boxes: &JointBoxes, joint: usize, skin: &WideAffine<L>) {
+    pub(crate) fn add_joint(&mut self, boxes: &JointBoxes, joint: usize, skin: &WideAffine<L>) -> bool {
         let Some(&(box_joint, center, half)) = boxes.boxes.get(self.added) else {
-            return;
+            return false;
         };
         if usize::from(box_joint) != joint {
-            return;
+            return false;
         }
         self.added += 1;
         let [x_axis, y_axis, z_axis, translation] = &skin.cols;
@@ -197,13 +203,16 @@ impl<L: Lanes<N>, const N: usize> LaneBounds<L, N> {
         for row in 0..3 {
             let moved = x_axis[row] * cx + y_axis[row] * cy + z_axis[row] * cz + translation[row];
             let extent = x_axis[row].abs() * hx + y_axis[row].abs() * hy + z_axis[row].abs() * hz;
-            self.nan = self.nan | moved.is_nan() | extent.is_nan();
+            let high = moved + extent;
+            self.sum = self.sum + high;
             self.min[row] = self.min[row].min(moved - extent);
-            self.max[row] = self.max[row].max(moved + extent);
+            self.max[row] = self.max[row].max(high);
         }
+        true
     }
 
-    /// Each lane's box: NaN where a moved box was, the bind box when no joint moves a vertex.
+    /// Each lane's box: NaN where a moved box was not finite (or the corners' sum overflows),
+    /// the bind box when no joint moves a vertex.
     ///
     /// # Panics
     /// When a joint box was not added (its joint is past the skeleton: the palette is
@@ -214,7 +223,9 @@ impl<L: Lanes<N>, const N: usize> LaneBounds<L, N> {
         if boxes.boxes.is_empty() {
             return [boxes.bind; N];
         }
-        let nan = L::bitmask(self.nan);
+        // Zero times a finite sum is zero; times an infinite or NaN one, NaN.
+        let zero = L::splat(0.0);
+        let nan = !L::bitmask((self.sum * zero).cmpeq(zero));
         std::array::from_fn(|lane| {
             if nan & (1 << lane) != 0 {
                 return Aabb::new(Vec3::NAN, Vec3::NAN);

@@ -3,7 +3,7 @@
 //! over two contiguous runs of values instead of one key search and three sampler dispatches
 //! per joint.
 
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec3A};
 
 use crate::lanes::Lanes;
 use crate::track::KeySpan;
@@ -18,17 +18,42 @@ struct Column<T> {
     values: Vec<T>,
 }
 
-impl<T: TrackValue> Column<T> {
+/// A value as a column holds it: rotations as they are, translations and scales as `Vec3A`
+/// (16 bytes, so the group posing loads each in one instruction).
+trait ColumnValue: Copy {
+    /// [`TrackValue::interpolate`] of the value it holds (the same operations: the same bits).
+    fn interpolate(self, other: Self, weight: f32) -> Self;
+}
+
+impl ColumnValue for Quat {
+    #[inline]
+    fn interpolate(self, other: Self, weight: f32) -> Self {
+        TrackValue::interpolate(self, other, weight)
+    }
+}
+
+impl ColumnValue for Vec3A {
+    #[inline]
+    fn interpolate(self, other: Self, weight: f32) -> Self {
+        // `Vec3::lerp`'s terms.
+        self.lerp(other, weight)
+    }
+}
+
+impl<T: ColumnValue> Column<T> {
     /// The column of the tracks `track_of` picks; every picked track has `keys` keys.
-    fn of<'a>(
+    fn of<'a, V: TrackValue>(
         tracks: &'a [JointTracks],
         keys: usize,
-        track_of: impl Fn(&'a JointTracks) -> Option<&'a Track<T>>,
-    ) -> Self {
-        let picked: Vec<(u16, &Track<T>)> =
+        track_of: impl Fn(&'a JointTracks) -> Option<&'a Track<V>>,
+    ) -> Self
+    where
+        T: From<V>,
+    {
+        let picked: Vec<(u16, &Track<V>)> =
             tracks.iter().filter_map(|joint| track_of(joint).map(|track| (joint.joint, track))).collect();
         let joints = picked.iter().map(|&(joint, _)| joint).collect();
-        let values = (0..keys).flat_map(|key| picked.iter().map(move |(_, track)| track.key(key))).collect();
+        let values = (0..keys).flat_map(|key| picked.iter().map(move |(_, track)| T::from(track.key(key)))).collect();
         Column { joints, values }
     }
 
@@ -61,9 +86,9 @@ impl<T: TrackValue> Column<T> {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct PackedTracks {
     keys: usize,
-    translations: Column<Vec3>,
+    translations: Column<Vec3A>,
     rotations: Column<Quat>,
-    scales: Column<Vec3>,
+    scales: Column<Vec3A>,
     /// Per joint, its place in the translation, rotation and scale columns ([`NOT_ANIMATED`]
     /// where no track sets that property); joints past the end animate nothing.
     slots: Vec<[u32; 3]>,
@@ -104,8 +129,14 @@ impl PackedTracks {
     #[inline]
     pub(crate) fn sample(&self, span: KeySpan, poses: &mut [JointPose]) {
         self.rotations.sample(span, self.keys, poses, |pose, rotation| pose.rotation = rotation);
-        self.translations.sample(span, self.keys, poses, |pose, translation| pose.translation = translation);
-        self.scales.sample(span, self.keys, poses, |pose, scale| pose.scale = scale);
+        self.translations.sample(span, self.keys, poses, |pose, translation| pose.translation = translation.into());
+        self.scales.sample(span, self.keys, poses, |pose, scale| pose.scale = scale.into());
+    }
+
+    /// Whether a track animates `joint`'s scale.
+    #[inline(always)]
+    pub(crate) fn animates_scale(&self, joint: usize) -> bool {
+        self.slots.get(joint).is_some_and(|slots| slots[2] != NOT_ANIMATED)
     }
 
     /// Every lane's translation, rotation and scale of `joint` at its span (lanes: one rig
@@ -127,7 +158,7 @@ impl PackedTracks {
             let width = self.rotations.joints.len();
             let start = gather_quats::<L, N>(&self.rotations.values, lane_offsets(width, r, span.start));
             let end = gather_quats::<L, N>(&self.rotations.values, lane_offsets(width, r, span.next));
-            rotation = fast_slerp_unnormalized_lanes(start, end, span.weight);
+            rotation = fast_slerp_unnormalized_lanes(start, end, &span.weight);
         }
         if t != NOT_ANIMATED {
             translation = lerp_wide(&self.translations, t, span);
@@ -153,14 +184,10 @@ fn lane_offsets<const N: usize>(width: usize, slot: u32, keys: [usize; N]) -> [u
 /// Every lane's value of `slot` in a three-component column, lerped across its span (glam's
 /// `lerp` terms, lane by lane).
 #[inline(always)]
-fn lerp_wide<L: Lanes<N>, const N: usize>(column: &Column<Vec3>, slot: u32, span: &WideSpan<L, N>) -> [L; 3] {
+fn lerp_wide<L: Lanes<N>, const N: usize>(column: &Column<Vec3A>, slot: u32, span: &WideSpan<L, N>) -> [L; 3] {
     let width = column.joints.len();
     let start = gather_vec3s::<L, N>(&column.values, lane_offsets(width, slot, span.start));
     let end = gather_vec3s::<L, N>(&column.values, lane_offsets(width, slot, span.next));
-    let keep = L::splat(1.0) - span.weight;
-    [
-        start[0] * keep + end[0] * span.weight,
-        start[1] * keep + end[1] * span.weight,
-        start[2] * keep + end[2] * span.weight,
-    ]
+    let (keep, weight) = (span.weight.keep, span.weight.weight);
+    [start[0] * keep + end[0] * weight, start[1] * keep + end[1] * weight, start[2] * keep + end[2] * weight]
 }

@@ -100,7 +100,9 @@ fn full_clip(skeleton: &Skeleton, phase: f32) -> Arc<AnimationClip> {
                     )
                     .unwrap(),
                 ),
-                scale: Some(track((0..6).map(|key| Vec3::new(1.0 + 0.2 * wave(key), 1.0, 0.9)).collect())),
+                // Odd joints scale; even ones keep their unit rest scale (the posing's shortcut).
+                scale: (joint % 2 == 1)
+                    .then(|| track((0..6).map(|key| Vec3::new(1.0 + 0.2 * wave(key), 1.0, 0.9)).collect())),
             }
         })
         .collect();
@@ -254,6 +256,43 @@ fn palette_grows_without_a_cap() {
     app.run_frame();
     assert_eq!(app.resource::<SkinPalette>().matrices().len(), 5010 * 8);
     assert_eq!(app.resource::<AnimationReport>().rigs, 5010);
+}
+
+#[test]
+fn grouped_rigs_with_a_nan_joint_are_flagged_whether_or_not_it_moves_a_vertex() {
+    let skeleton = chain_skeleton("chain", 8);
+    // Vertices on joints 0 to 4 only: joint 2 has a box, joint 7 none.
+    let boxes = chain_boxes(5);
+    let mut widths = vec![LaneWidth::Four];
+    if LaneWidth::detect() != LaneWidth::Four {
+        widths.push(LaneWidth::Eight);
+    }
+    if LaneWidth::detect() == LaneWidth::EightWithAvx512 {
+        widths.push(LaneWidth::EightWithAvx512);
+    }
+    for joint in [2_u16, 7] {
+        // Finite up to the second key, NaN at the third: even lanes finite, odd lanes NaN.
+        let values = vec![Vec3::Y, Vec3::Y, Vec3::NAN];
+        let track = Track::new(Interpolation::Linear, vec![0.0, 1.0, 2.0], values).unwrap();
+        let tracks = vec![JointTracks { joint, translation: Some(track), ..JointTracks::default() }];
+        let clip = AnimationClip::new("nan", &skeleton, tracks).unwrap();
+        for &width in &widths {
+            let mut palettes = vec![vec![SkinMatrix::IDENTITY; 8]; width.lanes()];
+            let mut outs = palettes.iter_mut();
+            let mut lanes: [Option<WideRig<'_>>; MAX_LANES] = std::array::from_fn(|lane| {
+                let time = if lane % 2 == 0 { 0.5 } else { 1.5 };
+                outs.next().map(|palette| WideRig { time, palette: palette.as_mut_slice() })
+            });
+            let bounds = pose_wide(width, &skeleton, &clip, &boxes, &mut lanes, &mut WideScratch::default());
+            for (lane, bounds) in bounds.iter().take(width.lanes()).enumerate() {
+                if lane % 2 == 0 {
+                    assert!(bounds.is_some_and(|bounds| bounds.is_finite()), "{width:?} joint {joint} lane {lane}");
+                } else {
+                    assert!(bounds.is_none() || bounds.is_some_and(|bounds| !bounds.is_finite()), "{width:?} {joint}");
+                }
+            }
+        }
+    }
 }
 
 #[test]

@@ -4,6 +4,7 @@ use std::f32::consts::FRAC_PI_2;
 
 use glam::{Mat4, Quat, Vec3};
 
+use crate::track::KeySpan;
 use crate::*;
 
 pub(crate) fn chain_skeleton(name: &str, joints: usize) -> Skeleton {
@@ -275,6 +276,49 @@ fn shared_key_times_sample_as_each_track_alone() {
                 let rotation = tracks.rotation.as_ref().unwrap().sample(time);
                 assert_eq!((pose.translation, pose.rotation), (translation, rotation), "{interpolation:?} at {time}");
             }
+        }
+    }
+}
+
+#[test]
+fn evenly_spaced_keys_find_the_searched_span_in_constant_time() {
+    let skeleton = chain_skeleton("rig", 2);
+    // Baked exports: 30 and 24 frames a second (steps that floats do not hold exactly), a
+    // clip that starts late, and keys jittered within the evenness tolerance.
+    let key_sets: [Vec<f32>; 4] = [
+        (0..31).map(|key| key as f32 / 30.0).collect(),
+        (0..49).map(|key| key as f32 / 24.0).collect(),
+        (0..17).map(|key| 0.5 + key as f32 * 0.0625).collect(),
+        (0..21).map(|key| key as f32 * 0.05 + if key % 3 == 1 { 0.00004 } else { 0.0 }).collect(),
+    ];
+    for times in key_sets {
+        let track = Track::new(Interpolation::Linear, times.clone(), vec![Vec3::ONE; times.len()]).unwrap();
+        let tracks = vec![JointTracks { joint: 1, translation: Some(track), ..JointTracks::default() }];
+        let clip = std::sync::Arc::new(AnimationClip::new("baked", &skeleton, tracks).unwrap());
+        let (_, shared, step) = clip.packed().expect("one LINEAR track: packed");
+        let step = step.expect("evenly spaced keys have a step");
+        let same = |time: f32| {
+            let (found, searched) = (KeySpan::find(shared, time, Some(step)), KeySpan::find(shared, time, None));
+            assert_eq!(found, searched, "at {time} among {} keys from {}", shared.len(), shared[0]);
+        };
+        // Every key, a float step either side, the midpoints, and outside the keys.
+        for (key, &time) in times.iter().enumerate() {
+            for probe in [time, time.next_down(), time.next_up()] {
+                same(probe);
+            }
+            if let Some(&next) = times.get(key + 1) {
+                same((time + next) * 0.5);
+            }
+        }
+        for time in [-1.0, 0.0, times[times.len() - 1] + 1.0, f32::NAN, f32::INFINITY] {
+            same(time);
+        }
+        // A looping player's times, wrapping past the last key many times.
+        let mut player = AnimationPlayer::new(clip.clone(), &skeleton).unwrap();
+        player.speed = 1.37;
+        for _ in 0..2000 {
+            player.advance(1.0 / 60.0);
+            same(player.time);
         }
     }
 }
