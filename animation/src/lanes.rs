@@ -22,10 +22,8 @@ pub(crate) trait Lanes<const N: usize>:
     fn lane(self, lane: usize) -> f32;
     /// Four lanes holding one value each (a splat `Vec4`), widened to every lane.
     fn widen(splat: Vec4) -> Self;
-    /// The processor's estimate of `1 / sqrt` of each lane (`rsqrtps`: relative error at
-    /// most 1.5 * 2^-12, the same table for four and eight lanes on one CPU; the exact
-    /// value where there is no such instruction). Refined by the caller.
-    fn rsqrt_estimate(self) -> Self;
+    /// The square root of each lane.
+    fn sqrt(self) -> Self;
     /// The absolute value of each lane.
     fn abs(self) -> Self;
     /// The smaller of each lane (the SSE rule: `rhs` where either is NaN).
@@ -72,15 +70,15 @@ impl Lanes<4> for Vec4 {
     }
 
     #[inline(always)]
-    fn rsqrt_estimate(self) -> Self {
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
+    fn sqrt(self) -> Self {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         {
-            // SAFETY: SSE is enabled for this target (checked by the cfg).
-            unsafe { Vec4::from(std::arch::x86_64::_mm_rsqrt_ps(self.into())) }
+            // SAFETY: SSE2 is enabled for this target (checked by the cfg).
+            unsafe { Vec4::from(std::arch::x86_64::_mm_sqrt_ps(self.into())) }
         }
-        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
         {
-            Vec4::ONE / Vec4::new(self.x.sqrt(), self.y.sqrt(), self.z.sqrt(), self.w.sqrt())
+            Vec4::new(self.x.sqrt(), self.y.sqrt(), self.z.sqrt(), self.w.sqrt())
         }
     }
 
@@ -260,9 +258,9 @@ mod avx {
         }
 
         #[inline(always)]
-        fn rsqrt_estimate(self) -> Self {
+        fn sqrt(self) -> Self {
             // SAFETY: as for `F32x8`.
-            F32x8(unsafe { _mm256_rsqrt_ps(self.0) })
+            F32x8(unsafe { _mm256_sqrt_ps(self.0) })
         }
 
         #[inline(always)]
