@@ -465,6 +465,22 @@ fn main() -> ExitCode {
                 progress.suspend(|| println!("{line}"));
             }
             if split {
+                // The GPU's count per view and the cull's pass times (one dispatch serves both views).
+                let report = app.resource::<RenderReport>();
+                if let Some(gpu) = report.gpu {
+                    let ms = gpu.gpu_ms.map(|ms| ms.unwrap_or(f64::NAN));
+                    let line = format!(
+                        "frame {frame} gpu ms cull early {:.3} hi-z {:.3} cull late {:.3}",
+                        ms[0], ms[1], ms[2]
+                    );
+                    progress.suspend(|| println!("{line}"));
+                }
+                for (index, stats) in report.view_gpu.iter().enumerate() {
+                    let (triangles, occluded) = (stats.triangles, stats.occlusion_rejected);
+                    let line = format!("frame {frame} view {index} gpu triangles {triangles} occluded {occluded}");
+                    progress.suspend(|| println!("{line}"));
+                }
+                drop(report);
                 let checked = {
                     let capture = lock_capture(&rendering.capture);
                     let views = app.resource::<ecs::ResolvedViews>();
