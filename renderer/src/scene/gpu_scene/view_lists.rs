@@ -109,7 +109,7 @@ impl GpuScene {
     /// Views the GPU's object cull has room for: its lists in `draw_commands`, their counts in
     /// `draw_count`, its counters and its bits are sized for this many views (at least one)
     /// when the graph compiles. It grows to the window views of the first split-screen frame
-    /// culled on the GPU ([`GpuScene::reserve_gpu_views`]) and never shrinks.
+    /// culled on the GPU (the Render stage makes the room) and never shrinks.
     pub fn gpu_view_room(&self) -> u32 {
         self.view_lists.gpu_room.max(1)
     }
