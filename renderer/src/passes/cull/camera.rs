@@ -1,6 +1,8 @@
 //! The camera's object cull on the GPU, [`GpuCullPass`]: the two-phase skeleton
 //! ([`TwoPhaseCull`]) specialised to the object slots of the shared `object_records` and
-//! `object_transforms` and one view, the camera's, one thread per object, compacted into
+//! `object_transforms` and the camera's view (or every window view of a split-screen frame,
+//! a row of workgroups each, with its own bits, lists and counters), one thread per object
+//! and view, compacted into
 //! `draw_commands` + `draw_count` (and `draw_instances` when batched); and [`CullResetPass`],
 //! which creates and zeroes the draw buffers each frame. Shaders: `gpu_cull.h` with
 //! `gpu_cull_early.comp` and `gpu_cull_late.comp`.
