@@ -118,8 +118,8 @@ pub use passes::{color_readback_pass, DrawListPass, MeshUploadPass, ObjectUpload
 
 // The two-phase cull skeleton and the form a view takes on its way to the cull shaders:
 pub use passes::{
-    CullConstants, CullInputs, CullKind, CullPhase, CullResetPass, CullView, TwoPhaseCull, CULL_CONE, CULL_FRUSTUM,
-    CULL_LOD, CULL_LOD_EVERY_OBJECT, CULL_OCCLUSION, CULL_TWO_PHASE, DEPTH_MARGIN, FOOTPRINT_MARGIN,
+    rect_mips, CullConstants, CullInputs, CullKind, CullPhase, CullResetPass, CullView, TwoPhaseCull, CULL_CONE,
+    CULL_FRUSTUM, CULL_LOD, CULL_LOD_EVERY_OBJECT, CULL_OCCLUSION, CULL_TWO_PHASE, DEPTH_MARGIN, FOOTPRINT_MARGIN,
 };
 
 // Object culling (two-phase, against the frustum and the Hi-Z pyramid):

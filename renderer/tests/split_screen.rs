@@ -1,9 +1,11 @@
-//! Split-screen on the CPU backend, on lavapipe with validation: two cameras looking at the
-//! same cubes from opposite sides, each in one half of the window ([`CameraRect`]). Each half
-//! of the frame equals the frame its camera draws alone at the half's size, culled or not
-//! (the other view's culling never hides what a view sees), and the truth of each view finds
-//! nothing owning a pixel of its rectangle left out of its answer; once the second camera is
-//! despawned the frame is the first camera's alone; one and two threads draw the same frames.
+//! Split-screen on both culling backends, on lavapipe with validation: two cameras looking at
+//! the same cubes from opposite sides, each in one half of the window ([`CameraRect`]). Each
+//! half of the frame equals the frame its camera draws alone at the half's size, culled or not
+//! (the other view's culling never hides what a view sees: on the GPU each view has its own
+//! two-phase occlusion, pyramid rectangle, bits and lists), and the truth of each view finds
+//! nothing owning a pixel of its rectangle left out of its answer (on the GPU, of its own
+//! bits); once the second camera is despawned the frame is the first camera's alone; one and
+//! two threads draw the same frames.
 
 mod lit_cube;
 
@@ -15,7 +17,7 @@ use glam::Vec3;
 use lit_cube::lit_cube;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, GpuDevice};
-use renderer::truth::{check_view, ReferenceRenderer};
+use renderer::truth::{check_gpu_view, check_view, ReferenceRenderer};
 use renderer::{
     install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, RenderReport, RenderSetup,
 };
@@ -99,15 +101,16 @@ fn app_on(
     (app, capture)
 }
 
-/// The frames of the split-screen app: the whole image, frame by frame.
+/// The frames of the split-screen app culled by `backend`: the whole image, frame by frame.
 /// With `reference` (drawing at the window's size), every view of the frames with two is judged.
 fn split_frames(
     device: &Arc<GpuDevice>,
+    backend: CullingBackend,
     threads: usize,
     culled: bool,
     mut reference: Option<&mut ReferenceRenderer>,
 ) -> Vec<(Vec<u8>, (u32, u32))> {
-    let (mut app, capture) = app(device, (WIDTH, HEIGHT), threads, culled);
+    let (mut app, capture) = app_on(device, backend, (WIDTH, HEIGHT), threads, culled);
     let [left, right] = eyes();
     let first = scene::spawn_camera(app.world_mut(), Camera::default(), left);
     let second = scene::spawn_camera(app.world_mut(), Camera { order: 1, ..Camera::default() }, right);
@@ -122,9 +125,15 @@ fn split_frames(
         FrameInFlight::finish(&mut app);
         let report = app.resource::<RenderReport>();
         assert!(report.error.is_none(), "frame {frame}: {:?}", report.error);
+        if backend == CullingBackend::Gpu {
+            let views = if frame < DESPAWNED { 2 } else { 0 };
+            assert_eq!(report.view_gpu.len(), views, "frame {frame}: the GPU culled each window view");
+            assert!(report.view_gpu.iter().all(|stats| stats.culled_on_device));
+        }
+        drop(report);
         let capture = lock_capture(&capture);
         if let Some(reference) = reference.as_deref_mut().filter(|_| frame < DESPAWNED) {
-            judge_views(reference, &app, (&capture.pixels, capture.extent), frame);
+            judge_views(reference, &app, (&capture.pixels, capture.extent), frame, backend);
         }
         frames.push((capture.pixels.clone(), capture.extent));
     }
@@ -132,15 +141,31 @@ fn split_frames(
 }
 
 /// Each window view of the frame `app` drew into `image`: its rectangle equals the unculled
-/// reference of that view and nothing owning a pixel of it was left out of its answer.
-fn judge_views(reference: &mut ReferenceRenderer, app: &runtime::App, image: (&[u8], (u32, u32)), frame: u64) {
+/// reference of that view and nothing owning a pixel of it was left out of its answer (culled
+/// on the GPU, of its own bits).
+fn judge_views(
+    reference: &mut ReferenceRenderer,
+    app: &runtime::App,
+    image: (&[u8], (u32, u32)),
+    frame: u64,
+    backend: CullingBackend,
+) {
     let views = app.resource::<ResolvedViews>();
     let visibility = app.resource::<Visibility>();
+    let report = app.resource::<RenderReport>();
     assert_eq!(views.len(), 2, "frame {frame}: two views");
     for view in views.views() {
         let ViewTarget::Window(rect) = &view.target else { panic!("frame {frame}: a window view") };
         let rect = [rect.x, rect.y, rect.width, rect.height];
-        let checked = check_view(reference, image, rect, app.world(), &visibility, view.id).expect("the truth answers");
+        let checked = if backend == CullingBackend::Gpu {
+            // The main view is the cull's view 0, the other one its view 1.
+            let index = usize::from(views.main() != Some(view.id));
+            let answers = (app.world(), &*visibility);
+            check_gpu_view(reference, image, rect, answers, (view.id, index), &report)
+        } else {
+            check_view(reference, image, rect, app.world(), &visibility, view.id)
+        };
+        let checked = checked.expect("the truth answers");
         let label = format!("frame {frame} view {}", view.id.0);
         assert_eq!(checked.truth.false_hidden, 0, "{label}: {:?}", checked.truth);
         assert_eq!(checked.differing_pixels, 0, "{label}: culling changed the picture");
@@ -149,6 +174,11 @@ fn judge_views(reference: &mut ReferenceRenderer, app: &runtime::App, image: (&[
     let second = visibility.for_view(views.views()[1].id).expect("an answer");
     let main = visibility.for_view(views.views()[0].id).expect("an answer");
     assert_ne!(main.visible(), second.visible(), "frame {frame}: each view culled for itself");
+    if backend == CullingBackend::Gpu {
+        let words = report.bits.len();
+        let (first, other) = report.view_bits.split_at(words);
+        assert_ne!(first, other, "frame {frame}: each view has bits of its own");
+    }
 }
 
 /// The frame camera `eye` draws alone into a window of half the width.
@@ -175,8 +205,10 @@ fn differing(a: &[u8], b: &[u8]) -> usize {
     a.chunks_exact(4).zip(b.chunks_exact(4)).filter(|(a, b)| a != b).count()
 }
 
-#[test]
-fn each_half_of_a_split_screen_frame_is_its_camera_drawn_alone() {
+/// The split frames culled by `backend` against the cameras drawn alone: each half is its
+/// camera's frame, culled equals unculled, one thread equals two, and after the despawn the
+/// frame is the first camera's alone.
+fn check_split_screen(backend: CullingBackend) {
     let Some(device) = gpu_test_context() else { return };
     let [left, right] = eyes();
     let (left_alone, right_alone) = (alone(&device, left), alone(&device, right));
@@ -185,9 +217,9 @@ fn each_half_of_a_split_screen_frame_is_its_camera_drawn_alone() {
     assert!(sky < left_alone.len() / 4, "the left camera sees cubes");
     let mut reference =
         ReferenceRenderer::with_device(Arc::clone(&device), WIDTH, HEIGHT, 64, lit_cube(), SKY).expect("a reference");
-    let culled = split_frames(&device, 2, true, Some(&mut reference));
-    let unculled = split_frames(&device, 2, false, None);
-    let one_thread = split_frames(&device, 1, true, None);
+    let culled = split_frames(&device, backend, 2, true, Some(&mut reference));
+    let unculled = split_frames(&device, backend, 2, false, None);
+    let one_thread = split_frames(&device, backend, 1, true, None);
     for frame in 0..FRAMES as usize {
         let label = format!("frame {frame}");
         let (pixels, extent) = &culled[frame];
@@ -205,27 +237,14 @@ fn each_half_of_a_split_screen_frame_is_its_camera_drawn_alone() {
     assert_no_validation_messages(&device);
 }
 
-/// GPU culling culls one view a frame: a split frame draws the main view alone, into an image
-/// of its rectangle's size, as a frame of that one view (said once in the log), not the other
-/// view with lists culled for another.
 #[test]
-fn gpu_culling_draws_the_main_view_of_a_split_frame_alone() {
-    let Some(device) = gpu_test_context() else { return };
-    let [left, right] = eyes();
-    let left_alone = alone(&device, left);
-    let (mut app, capture) = app_on(&device, CullingBackend::Gpu, (WIDTH, HEIGHT), 2, true);
-    let first = scene::spawn_camera(app.world_mut(), Camera::default(), left);
-    let second = scene::spawn_camera(app.world_mut(), Camera { order: 1, ..Camera::default() }, right);
-    app.world_mut().insert_one(first, CameraRect::new(0.0, 0.0, 0.5, 1.0)).expect("a camera");
-    app.world_mut().insert_one(second, CameraRect::new(0.5, 0.0, 0.5, 1.0)).expect("a camera");
-    for frame in 0..2 {
-        app.run_frame();
-        FrameInFlight::finish(&mut app);
-        let report = app.resource::<RenderReport>();
-        assert!(report.error.is_none(), "frame {frame}: {:?}", report.error);
-        let capture = lock_capture(&capture);
-        assert_eq!(capture.extent, (WIDTH / 2, HEIGHT), "frame {frame}: the main view's rectangle");
-        assert_eq!(differing(&capture.pixels, &left_alone), 0, "frame {frame}: the main view alone");
-    }
-    assert_no_validation_messages(&device);
+fn each_half_of_a_split_screen_frame_is_its_camera_drawn_alone() {
+    check_split_screen(CullingBackend::Cpu);
+}
+
+/// GPU culling culls every window view in one dispatch, each against its own rectangle of
+/// the pyramid, with its own history of bits and its own lists.
+#[test]
+fn gpu_culling_culls_each_window_view_for_itself() {
+    check_split_screen(CullingBackend::Gpu);
 }

@@ -1,4 +1,5 @@
-//! `city --views 2`: split-screen, each view judged against its own answer, in the window
+//! `city --views 2`: split-screen, each view judged against its own answer (on both culling
+//! backends), in the window
 //! (under Xvfb, where `xvfb-run` exists) as headless, and the refusal of what it does not take
 //! yet.
 
@@ -24,8 +25,9 @@ fn city(arguments: &[&str]) -> (Output, String) {
     (output, text)
 }
 
-#[test]
-fn two_views_each_equal_their_unculled_reference_and_hide_nothing() {
+/// `city --views 2 --cull CULL --truth --validate`: every view of every frame equals its unculled
+/// reference and hides nothing.
+fn two_views_hold_to_the_truth(cull: &str) {
     if gpu_test_context().is_none() {
         return;
     }
@@ -33,6 +35,8 @@ fn two_views_each_equal_their_unculled_reference_and_hide_nothing() {
     let (output, text) = city(&[
         "--views",
         "2",
+        "--cull",
+        cull,
         "--frames",
         "3",
         "--objects",
@@ -58,10 +62,18 @@ fn two_views_each_equal_their_unculled_reference_and_hide_nothing() {
 }
 
 #[test]
-fn two_views_refuse_gpu_culling_and_what_they_do_not_take_yet() {
-    let (output, text) = city(&["--views", "2", "--cull", "gpu", "--frames", "1", "--objects", "1000"]);
-    assert!(!output.status.success(), "{text}");
-    assert!(text.contains("--views 2 needs CPU culling"), "{text}");
+fn two_views_each_equal_their_unculled_reference_and_hide_nothing() {
+    two_views_hold_to_the_truth("cpu");
+}
+
+/// Culled on the GPU, each view judged against its own bits.
+#[test]
+fn two_views_culled_on_the_gpu_each_equal_their_unculled_reference_and_hide_nothing() {
+    two_views_hold_to_the_truth("gpu");
+}
+
+#[test]
+fn two_views_refuse_what_they_do_not_take_yet() {
     let (output, text) = city(&["--views", "2", "--shadows", "--frames", "1", "--objects", "1000"]);
     assert!(!output.status.success(), "{text}");
     assert!(text.contains("--views 2 does not yet take"), "{text}");

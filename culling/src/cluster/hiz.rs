@@ -98,6 +98,14 @@ pub fn occlusion_test(
     {
         level += 1;
     }
+    // A pyramid that stops short of its 1x1 level may leave a footprint wider than 2x2 texels
+    // at its last mip: four texels would not cover it (the GLSL twin's rule, which a
+    // split-screen view's rectangle needs).
+    if (last_texel[0] >> level) - (first_texel[0] >> level) > 1
+        || (last_texel[1] >> level) - (first_texel[1] >> level) > 1
+    {
+        return OcclusionAnswer::Undecided;
+    }
     // Mip sizes round down; the last texel of a level covers the source's remainder.
     let level_limit = [((hiz.width >> level).max(1) - 1) as i32, ((hiz.height >> level).max(1) - 1) as i32];
     let a = [(first_texel[0] >> level).min(level_limit[0]), (first_texel[1] >> level).min(level_limit[1])];

@@ -55,6 +55,24 @@ impl<'a> ViewVisibility<'a> {
         }
     }
 
+    /// The view of the error rule of levels of detail this view's picks used and the eye they
+    /// measured from (the exact bits), when the frame's meshes publish errors: the main
+    /// view's is [`Visibility::lod_error_view`]; another view's has its own projection, image
+    /// height and eye with the main view's threshold and band. What a GPU cull choosing this
+    /// view's levels by the same rule (`lod_select.h`) needs.
+    pub fn lod_error_view(&self) -> Option<(crate::LodErrorView, glam::Vec3)> {
+        let (main, eye) = self.visibility.lod_view?;
+        let Some((_, other)) = self.other else { return Some((main, eye)) };
+        let projection = &other.view.projection;
+        let view = crate::LodErrorView {
+            // `LodErrorView::new`'s expression, so the bits are the ones the view picked with.
+            pixels_per_unit: other.view.viewport.height as f32 * 0.5 * projection.y_axis.y,
+            orthographic: u32::from(crate::is_orthographic(projection)),
+            ..main
+        };
+        Some((view, other.context.camera_position()))
+    }
+
     /// Whether object `slot` may be visible in this view.
     pub fn is_visible(&self, slot: usize) -> bool {
         match self.other {

@@ -91,10 +91,11 @@ pub fn add_gpu_culled_scene_passes(
     graph.add_insertion_point(points::AFTER_UPLOAD)?;
     graph.add_insertion_point(points::BEFORE_CULL)?;
     let zero_commands = mode != DrawMode::IndirectCount;
-    let reset = CullResetPass::objects(capacity, zero_commands);
-    graph.add_typed_pass(
-        reset.following(Arc::clone(scene), move |scene| CullResetPass::objects(scene.capacity(), zero_commands)),
-    );
+    let views = lock_scene(scene).gpu_view_room();
+    let reset = CullResetPass::objects(capacity, views, zero_commands);
+    let reset_of =
+        move |scene: &crate::GpuScene| CullResetPass::objects(scene.capacity(), scene.gpu_view_room(), zero_commands);
+    graph.add_typed_pass(reset.following(Arc::clone(scene), reset_of));
     graph.add_typed_pass(DrawBatchPass::new(&device, Arc::clone(scene))?);
     graph.add_typed_pass(early);
     graph.add_typed_pass(depth);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use render_graph::vk;
 
-use super::view_draws::{draw_window_views, split_views, SplitDraw};
+use super::view_draws::{draw_gpu_window_views, draw_window_views, split_views, GpuSplitDraw, SplitDraw};
 use crate::names::{
     DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES, MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_SKIN, MESH_UVS,
     MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORMS, SKIN_PALETTE,
@@ -400,7 +400,30 @@ impl SceneInputs {
         }
         let indices = context.buffer(self.indices);
         let commands = context.buffer(self.commands);
-        if lists != DrawLists::Late {
+        if scene.draws_gpu_list() {
+            if let Some(views) = split_views(context, &scene) {
+                let raw = context.device();
+                // SAFETY: recording inside the pass's rendering scope; `mesh_indices` was
+                // declared as an index buffer and holds u32 indices.
+                unsafe {
+                    raw.cmd_bind_index_buffer(context.command_buffer(), indices.buffer, 0, vk::IndexType::UINT32)
+                };
+                let counts = context.buffer(self.count);
+                let split = GpuSplitDraw {
+                    commands: (commands.buffer, commands.size),
+                    counts: (counts.buffer, counts.size),
+                    mode,
+                    filter,
+                    multi_draw: context.gpu().capabilities().multi_draw_indirect,
+                    host_count: scene.indirect_draw_counts()[0],
+                };
+                // SAFETY: the pipeline, its bindings and the index buffer are bound, and the
+                // mode was checked when the pass was built.
+                if unsafe { draw_gpu_window_views(context, views, split, lists.range()) } {
+                    return;
+                }
+            }
+        } else if lists != DrawLists::Late {
             if let Some(views) = split_views(context, &scene) {
                 let raw = context.device();
                 // SAFETY: recording inside the pass's rendering scope; `mesh_indices` was
@@ -416,8 +439,10 @@ impl SceneInputs {
                 return;
             }
         }
-        // Each list has room for half the buffer's commands.
-        let room = (commands.size / DRAW_COMMAND_BYTES / 2) as u32;
+        // Each list (two per view the cull has room for, a count word each) has an equal share
+        // of the buffer's commands.
+        let list_count = (context.buffer(self.count).size / 4).max(2);
+        let room = (commands.size / DRAW_COMMAND_BYTES / list_count) as u32;
         let host_draws = scene.draw_commands();
         let host_counts = scene.indirect_draw_counts().map(|count| count.min(room));
         let stride = DRAW_COMMAND_BYTES as u32;

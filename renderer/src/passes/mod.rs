@@ -46,9 +46,9 @@ pub use batches::DrawBatchPass;
 pub use blended::{BlendedInputs, BlendedPass};
 pub(crate) use cull::lock_cluster_settings;
 pub use cull::{
-    cluster_bits_bytes, shadow_bits_words, shadow_draws_bytes, visibility_bits_bytes, ClusterCull, ClusterCullHandles,
-    ClusterCullPass, ClusterSurvivorHandles, ClusterSurvivorPass, ClusterSurvivors, CullConstants, CullInputs,
-    CullKind, CullPhase, CullResetPass, CullView, GpuCullPass, GpuCullSettings, GpuCullStats, ObjectCull,
+    cluster_bits_bytes, rect_mips, shadow_bits_words, shadow_draws_bytes, visibility_bits_bytes, ClusterCull,
+    ClusterCullHandles, ClusterCullPass, ClusterSurvivorHandles, ClusterSurvivorPass, ClusterSurvivors, CullConstants,
+    CullInputs, CullKind, CullPhase, CullResetPass, CullView, GpuCullPass, GpuCullSettings, GpuCullStats, ObjectCull,
     ObjectCullHandles, ShadowCull, ShadowCullHandles, ShadowCullPass, SharedClusterSettings, SharedCullSettings,
     TwoPhaseCull, CLUSTER_BITS, CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_MAX_GROUPS, CLUSTER_STATS, CLUSTER_SURVIVORS,
     CLUSTER_VERDICTS, CULL_CONE, CULL_FRUSTUM, CULL_GROUP, CULL_LOD, CULL_LOD_EVERY_OBJECT, CULL_OCCLUSION, CULL_STATS,

@@ -2,6 +2,8 @@
 //! ([`WindowViews`]) draws each view's run of the host list into the view's rectangle with
 //! the view's view-projection, as the shadow atlas pass draws each shadow view into its tile.
 //! The depth attachment is cleared once for the whole image: the rectangles do not overlap.
+//! With GPU culling each view draws the early and late lists the object cull wrote for it
+//! ([`draw_gpu_window_views`]).
 
 use render_graph::{vk, ExecuteContext};
 
@@ -21,9 +23,106 @@ pub(crate) struct SplitDraw {
 
 /// The graph's [`WindowViews`] when it lists any (the Render stage lists them only for a frame
 /// of several, a truth check one view at its place in the window) and the scene holds a host
-/// list: then the scene passes draw view by view ([`draw_window_views`]).
+/// list, or a GPU cull writes one list per view: then the scene passes draw view by view
+/// ([`draw_window_views`], [`draw_gpu_window_views`]).
 pub(crate) fn split_views<'frame>(context: &ExecuteContext<'frame>, scene: &GpuScene) -> Option<&'frame WindowViews> {
-    context.param::<WindowViews>().filter(|views| !views.views().is_empty() && scene.view_list(0).is_some())
+    let lists = scene.view_list(0).is_some() || scene.draws_gpu_list();
+    context.param::<WindowViews>().filter(|views| !views.views().is_empty() && lists)
+}
+
+/// How a GPU-culled split frame's scene draw issues its commands, for
+/// [`draw_gpu_window_views`].
+#[derive(Clone, Copy)]
+pub(crate) struct GpuSplitDraw {
+    /// `draw_commands` and `draw_count` with their sizes in bytes.
+    pub(crate) commands: (vk::Buffer, u64),
+    pub(crate) counts: (vk::Buffer, u64),
+    pub(crate) mode: DrawMode,
+    pub(crate) filter: DrawFilter,
+    pub(crate) multi_draw: bool,
+    /// Commands the host's count draws of each list without a GPU count
+    /// ([`DrawMode::Indirect`]: every command, unused ones zeroed).
+    pub(crate) host_count: u32,
+}
+
+/// Draws every window view's lists the GPU's object cull wrote (view `list`'s early list
+/// `2 list`, late list `2 list + 1`, each `room` commands from `list * room`, its count word
+/// at `list` of `draw_count`) into its rectangle, each with its own view-projection pushed;
+/// `phases` the lists drawn (0 early, 1 late). False, drawing nothing, when the lists have no
+/// room for every view (the cull then culled the main view alone).
+///
+/// # Safety
+/// The pass is recording inside its rendering scope with the scene pipeline bound, its
+/// bindings set and `mesh_indices` bound as the index buffer; the mode's features were checked
+/// when the pass was built.
+pub(crate) unsafe fn draw_gpu_window_views(
+    context: &mut ExecuteContext<'_>,
+    views: &WindowViews,
+    draw: GpuSplitDraw,
+    phases: std::ops::Range<u32>,
+) -> bool {
+    let lists = (draw.counts.1 / 4) as u32;
+    if lists < 2 * views.views().len() as u32 {
+        return false;
+    }
+    let room = (draw.commands.1 / DRAW_COMMAND_BYTES) as u32 / lists;
+    let stride = DRAW_COMMAND_BYTES as u32;
+    for view in views.views() {
+        if view.list as usize >= views.views().len() || !set_view_rect(context, view.rect) {
+            continue;
+        }
+        let push = frame_push_words(context, &view.view_projection, draw.filter);
+        context.push_constants(&push);
+        if context.failed() {
+            return true;
+        }
+        let (raw, command_buffer) = (context.device(), context.command_buffer());
+        for phase in phases.clone() {
+            let list = 2 * view.list + phase;
+            let first = u64::from(list) * u64::from(room) * DRAW_COMMAND_BYTES;
+            match draw.mode {
+                DrawMode::IndirectCount => {
+                    // SAFETY: the caller's contract; `room` commands from `first` lie in
+                    // `draw_commands`, the list's count word in `draw_count` (both declared as
+                    // indirect arguments).
+                    unsafe {
+                        raw.cmd_draw_indexed_indirect_count(
+                            command_buffer,
+                            draw.commands.0,
+                            first,
+                            draw.counts.0,
+                            u64::from(list) * 4,
+                            room,
+                            stride,
+                        )
+                    };
+                }
+                DrawMode::Indirect => {
+                    let count = draw.host_count.min(room);
+                    if draw.multi_draw && count > 0 {
+                        // SAFETY: as above; `count` commands from `first` fit in the list.
+                        unsafe { raw.cmd_draw_indexed_indirect(command_buffer, draw.commands.0, first, count, stride) };
+                    } else {
+                        for index in 0..u64::from(count) {
+                            // SAFETY: as above, one command at a time.
+                            unsafe {
+                                raw.cmd_draw_indexed_indirect(
+                                    command_buffer,
+                                    draw.commands.0,
+                                    first + index * DRAW_COMMAND_BYTES,
+                                    1,
+                                    stride,
+                                )
+                            };
+                        }
+                    }
+                }
+                // A GPU cull's lists are never drawn directly.
+                DrawMode::Direct => {}
+            }
+        }
+    }
+    true
 }
 
 /// Draws every window view's run of the host list into its rectangle, each with its own

@@ -21,8 +21,14 @@ pub struct WindowView {
     /// Its rectangle of the image in pixels: left, top, width, height.
     pub rect: [u32; 4],
     /// The run of the host list it draws: its index in
-    /// [`GpuScene::view_lists`](crate::GpuScene::view_lists).
+    /// [`GpuScene::view_lists`](crate::GpuScene::view_lists). With GPU culling, its index among
+    /// the views the object cull culls (0 the main view), whose lists are `2 list` (early) and
+    /// `2 list + 1` (late) of `draw_commands`.
     pub list: u32,
+    /// With GPU culling, the view's side of the level-of-detail rule and its eye (its answer's
+    /// [`ViewVisibility::lod_error_view`](culling::ViewVisibility::lod_error_view)); `None`:
+    /// the records' levels are drawn.
+    pub lod: Option<(culling::LodErrorView, glam::Vec3)>,
 }
 
 /// A graph parameter: the frame's window views in draw order (split-screen), each drawing

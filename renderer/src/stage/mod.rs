@@ -218,6 +218,15 @@ pub struct RenderReport {
     pub bits: Vec<u64>,
     /// The game frame [`RenderReport::bits`] and [`RenderReport::gpu`] come from.
     pub bits_frame: Option<u64>,
+    /// A split-screen frame culled on the GPU (frame [`RenderReport::bits_frame`]): each
+    /// window view's statistics, by its index among the cull's views
+    /// ([`WindowView::list`](crate::WindowView::list); 0 the main view, as
+    /// [`RenderReport::gpu`]; the pass times are the main one's alone, the passes being
+    /// shared). Empty for a frame of one view.
+    pub view_gpu: Vec<GpuCullStats>,
+    /// The same frame's bits of every window view, when bits are read: view `v`'s are the
+    /// `bits.len()` words from word `v * bits.len()`. Empty for a frame of one view.
+    pub view_bits: Vec<u64>,
     /// Object transforms and records uploaded for frame [`RenderReport::game_frame`] (none
     /// when it was not drawn).
     pub upload: UploadReport,

@@ -77,6 +77,8 @@ impl FrameOutcome {
             report.gpu = self.report.gpu.take();
             report.bits_frame = self.report.bits_frame;
             std::mem::swap(&mut report.bits, &mut self.report.bits);
+            std::mem::swap(&mut report.view_gpu, &mut self.report.view_gpu);
+            std::mem::swap(&mut report.view_bits, &mut self.report.view_bits);
             report.shadows.gpu_ms = self.report.shadows.gpu_ms;
             if self.report.shadows.on_device {
                 std::mem::swap(&mut report.shadows, &mut self.report.shadows);

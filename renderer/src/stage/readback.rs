@@ -7,7 +7,10 @@ use render_graph::readback::BufferReadbackPass;
 use render_graph::{ReadbackBuffer, RenderGraph, TypedPass};
 
 use super::RenderReport;
-use crate::passes::{shadow_bits_words, visibility_bits_bytes, GpuCullStats, SHADOW_CASTER_BITS, VISIBILITY_BITS};
+use crate::passes::{
+    shadow_bits_words, visibility_bits_bytes, GpuCullStats, CULL_STAT_WORDS, SHADOW_CASTER_BITS, VISIBILITY_BITS,
+};
+use crate::scene::MAX_WINDOW_VIEWS;
 
 /// Name of the system [`install_render`](super::install_render) adds to
 /// [`Stage::Input`](runtime::Stage::Input) on the GPU backend: it reads back the newest
@@ -70,6 +73,11 @@ pub(super) struct ReadbackRing {
     /// Per ring region: the game frame (`FrameTime::frame_index`) of the drawn frame that
     /// wrote it, which names its answers ([`RenderReport::bits_frame`]).
     pub(super) game_frames: [u64; READBACK_RING as usize],
+    /// Per ring region: the window views the object cull culled in the frame that wrote it
+    /// (1 unless split-screen).
+    pub(super) view_counts: [u32; READBACK_RING as usize],
+    /// u64 words of one view's bits in a `bits` region (the capacity's).
+    pub(super) words_per_view: usize,
     /// The first frame the rings hold: the frames before it wrote rings that were replaced
     /// when the scene grew, and are not read.
     pub(super) valid_from: u64,
@@ -124,8 +132,9 @@ impl ReadbackRing {
         // the old ring and its pass as they were.
         if self.bits.is_some() {
             let bytes = visibility_bits_bytes(capacity);
-            let ring = replace_ring(graph, VISIBILITY_RING, VISIBILITY_BITS, bytes)?;
+            let ring = replace_ring(graph, VISIBILITY_RING, VISIBILITY_BITS, bytes * MAX_WINDOW_VIEWS as u64)?;
             self.outgrown.extend(self.bits.replace(ring));
+            self.words_per_view = bytes as usize / 8;
         }
         if self.shadow_bits.is_some() {
             let words = shadow_bits_words(capacity);
@@ -150,6 +159,7 @@ impl ReadbackRing {
         report.bits_frame = Some(game_frame);
         let region = ring_region(stats, frame)?;
         let gpu = GpuCullStats::from_counters(region, graph.stats());
+        let from_bytes = |counts: &[u8]| GpuCullStats::from_counters(counts, graph.stats());
         // The GPU's own counts, plotted as they arrive: `gpu stats frame` says which frame
         // they belong to (one or more frames before the one being recorded).
         runtime::profile_plot!("gpu stats frame", game_frame);
@@ -164,10 +174,24 @@ impl ReadbackRing {
         runtime::profile_plot!("gpu lod level 2", gpu.lod_levels[2]);
         runtime::profile_plot!("gpu lod level 3+", gpu.lod_levels[3]);
         report.gpu = Some(gpu);
+        // A split-screen frame's every window view, by its index among the cull's views.
+        let views = self.view_counts[(frame % READBACK_RING) as usize].max(1) as usize;
+        report.view_gpu.clear();
+        if views > 1 {
+            let counters = CULL_STAT_WORDS * 4;
+            let view_stats = region.chunks_exact(counters).take(views);
+            report.view_gpu.extend(view_stats.map(|counts| GpuCullStats { gpu_ms: [None; 3], ..from_bytes(counts) }));
+            report.view_gpu[0] = gpu;
+        }
+        report.view_bits.clear();
         if let Some(bits) = &self.bits {
             let region = ring_region(bits, frame)?;
+            let words = region.chunks_exact(8).map(|word| u64::from_le_bytes(word.try_into().expect("8")));
             report.bits.clear();
-            report.bits.extend(region.chunks_exact(8).map(|word| u64::from_le_bytes(word.try_into().expect("8"))));
+            report.bits.extend(words.clone().take(self.words_per_view));
+            if views > 1 {
+                report.view_bits.extend(words.take(self.words_per_view * views));
+            }
         }
         let pass_ms = |name: &str| graph.stats().pass_gpu_ms(name);
         let both = crate::passes::sum_gpu_ms;

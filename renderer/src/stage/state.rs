@@ -18,7 +18,9 @@ use crate::passes::{
     shadow_bits_words, visibility_bits_bytes, GpuCullSettings, SharedCullSettings, CULL_STATS, CULL_STAT_WORDS,
     SHADOW_CASTER_BITS, SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, VISIBILITY_BITS,
 };
-use crate::scene::{lock_scene, FrameView, GpuScene, ShadowCulling, ShadowFrame, SharedScene, WindowViews};
+use crate::scene::{
+    lock_scene, FrameView, GpuScene, ShadowCulling, ShadowFrame, SharedScene, WindowViews, MAX_WINDOW_VIEWS,
+};
 
 /// What the Render stage's extract reads of the frame.
 #[derive(Clone, Copy)]
@@ -123,11 +125,14 @@ impl RenderState {
             let settings = Arc::new(Mutex::new(GpuCullSettings::default()));
             cull_settings = Some(Arc::clone(&settings));
             let culled = add_gpu_culled_scene_passes(&mut graph, &scene, &options, &settings, false)?;
-            ring.stats = Some(add_ring(&mut graph, "cull stats ring", CULL_STATS, CULL_STAT_WORDS as u64 * 4)?);
+            // Room for every window view of a split-screen frame.
+            let views = MAX_WINDOW_VIEWS as u64;
+            ring.stats = Some(add_ring(&mut graph, "cull stats ring", CULL_STATS, views * CULL_STAT_WORDS as u64 * 4)?);
             let read_bits = setup.bits != BitsReadback::None;
             if read_bits {
                 let bytes = visibility_bits_bytes(setup.capacity);
-                ring.bits = Some(add_ring(&mut graph, VISIBILITY_RING, VISIBILITY_BITS, bytes)?);
+                ring.bits = Some(add_ring(&mut graph, VISIBILITY_RING, VISIBILITY_BITS, views * bytes)?);
+                ring.words_per_view = bytes as usize / 8;
             }
             if culled.shadows_on_device {
                 ring.shadow_counts =
@@ -260,7 +265,18 @@ impl RenderState {
                 main: &frame_view,
                 on_device: self.on_device,
             };
-            split = list_window_views(split_inputs, &mut scene, &mut window_views, &mut self.split_warnings);
+            let mut room_grew = false;
+            split = list_window_views(
+                split_inputs,
+                &mut scene,
+                &mut window_views,
+                &mut self.split_warnings,
+                &mut room_grew,
+            );
+            if room_grew {
+                // The cull's lists, counts and bits are declared for the new room.
+                self.graph.invalidate();
+            }
             if !self.on_device {
                 outcome.report.host_draw_commands = scene.draw_commands().len() as u32;
             }
@@ -419,6 +435,8 @@ impl RenderState {
         outcome.drawn = true;
         // The ring regions this frame writes answer for its game frame.
         self.ring.game_frames[(frame % READBACK_RING) as usize] = game_frame;
+        let split = self.graph.param::<WindowViews>().filter(|views| views.is_split() && self.on_device);
+        self.ring.view_counts[(frame % READBACK_RING) as usize] = split.map_or(1, |views| views.views().len() as u32);
         self.last_view = self.graph.param::<FrameView>().copied();
         let report = &mut outcome.report;
         report.upload = lock_scene(&self.scene).last_upload();

@@ -2,15 +2,15 @@
 //! into the window gets its rectangle, its view-projection and its run of the host list (its
 //! own answer, [`Visibility::for_view`]), listed in the graph's [`WindowViews`] parameter.
 //!
-//! With GPU culling the GPU culls the main view alone (per-view GPU culling does not exist
-//! yet): a frame of several window views then draws the main view as a frame of one view
-//! does, and says once that the others are not drawn, rather than drawing them with lists
-//! the GPU did not cull for them.
+//! With GPU culling the object cull culls every window view in one dispatch (each its own
+//! two-phase occlusion against its rectangle of the depth pyramid, its own bits, lists and
+//! levels of detail): the views are numbered for it (the main view 0) and carry their
+//! level-of-detail views; the scene's lists, counts and bits grow to hold them once.
 
 use culling::Visibility;
 use ecs::{ResolvedViews, ViewTarget, Viewport};
 
-use crate::scene::{FrameView, GpuScene, WindowView, WindowViews};
+use crate::scene::{FrameView, GpuScene, WindowView, WindowViews, MAX_WINDOW_VIEWS};
 
 /// What the extract has said once about window views it does not draw.
 #[derive(Clone, Copy, Debug, Default)]
@@ -31,7 +31,10 @@ pub(super) struct SplitInputs<'a> {
 }
 
 /// Fills `out` with the frame's window views in render order, appending each other view's
-/// list to `scene` (whose host list is the main view's already). Returns the window's extent
+/// list to `scene` (whose host list is the main view's already), or, with GPU culling,
+/// numbering them for the object cull (the main view 0, the others from 1 in render order,
+/// with their levels-of-detail views) and making room for them in the scene
+/// (`room_grew` set when it grew: the graph must compile again). Returns the window's extent
 /// when the frame draws several views (the image is the whole window); `None`, `out` empty,
 /// for a frame drawn as one view.
 pub(super) fn list_window_views(
@@ -39,6 +42,7 @@ pub(super) fn list_window_views(
     scene: &mut GpuScene,
     out: &mut WindowViews,
     warned: &mut SplitWarnings,
+    room_grew: &mut bool,
 ) -> Option<(u32, u32)> {
     out.clear();
     let views = inputs.views?;
@@ -46,42 +50,60 @@ pub(super) fn list_window_views(
     if views.views().iter().filter(is_window).count() < 2 {
         return None;
     }
-    if inputs.on_device {
+    if inputs.on_device && !scene.draws_gpu_list() {
         if !warned.gpu_culled {
             warned.gpu_culled = true;
             log::warn!(
-                "split-screen: GPU culling culls the main view alone; the frame's other window views are not drawn \
-                 (CPU culling draws them all)"
+                "split-screen: this GPU-culled graph draws the main view alone; the other window views are not drawn"
             );
         }
         return None;
     }
     let window = inputs.window.filter(|window| window.width > 0 && window.height > 0)?;
     let mut has_main = false;
+    // With GPU culling the views are the cull's, numbered in render order after the main one.
+    let mut culled = 1;
     for view in views.views().iter().filter(is_window) {
         let ViewTarget::Window(rect) = &view.target else { continue };
         let Some(answer) = inputs.visibility.for_view(view.id) else { continue };
         let (list, view_projection) = if answer.is_main() {
             (0, inputs.main.view_projection)
+        } else if inputs.on_device {
+            if culled >= MAX_WINDOW_VIEWS as u32 {
+                warn_refused(warned, view.id, "more window views than GPU culling has room for");
+                continue;
+            }
+            culled += 1;
+            (culled - 1, answer.view().view_projection.to_cols_array_2d())
         } else {
             match scene.push_view_list(answer.visible(), |index| answer.draw(index).0) {
                 Ok(list) => (list as u32, answer.view().view_projection.to_cols_array_2d()),
                 Err(error) => {
-                    if !warned.refused {
-                        warned.refused = true;
-                        log::warn!("split-screen: window view {} is not drawn: {error}", view.id.0);
-                    }
+                    warn_refused(warned, view.id, &error.to_string());
                     continue;
                 }
             }
         };
         has_main |= answer.is_main();
         let rect = [rect.x, rect.y, rect.width, rect.height];
-        out.push(WindowView { view_projection, rect, list }, answer.is_main());
+        let lod = if inputs.on_device { answer.lod_error_view() } else { None };
+        out.push(WindowView { view_projection, rect, list, lod }, answer.is_main());
     }
-    if !has_main || !out.is_split() || scene.view_lists().len() < 2 {
+    let lists = if inputs.on_device { culled as usize } else { scene.view_lists().len() };
+    if !has_main || !out.is_split() || lists < 2 {
         out.clear();
         return None;
     }
+    if inputs.on_device && scene.reserve_gpu_views(culled) {
+        *room_grew = true;
+    }
     Some((window.width, window.height))
+}
+
+/// Says once that window view `id` is not drawn, and why.
+fn warn_refused(warned: &mut SplitWarnings, id: ecs::ViewId, reason: &str) {
+    if !warned.refused {
+        warned.refused = true;
+        log::warn!("split-screen: window view {} is not drawn: {reason}", id.0);
+    }
 }

@@ -8,6 +8,7 @@ use runtime::hecs::World;
 use super::reference::ReferenceRenderer;
 use super::{differing_pixels, slot_colors, FrameCheck, Submitted, Truth, TruthError};
 use crate::scene::{WindowView, WindowViews};
+use crate::RenderReport;
 
 /// The checks of [`super::check_frame`] for window view `view` of the frame `image` (RGBA8,
 /// `image_size` pixels, the whole window as the Render stage drew it on the CPU backend),
@@ -21,11 +22,59 @@ use crate::scene::{WindowView, WindowViews};
 /// if any, are not judged per view.
 pub fn check_view(
     reference: &mut ReferenceRenderer,
-    (image, image_size): (&[u8], (u32, u32)),
+    image: (&[u8], (u32, u32)),
     rect: [u32; 4],
     world: &World,
     visibility: &Visibility,
     view: ViewId,
+) -> Result<FrameCheck, TruthError> {
+    check_view_against(reference, image, rect, (world, visibility), view, None)
+}
+
+/// [`check_view`] for a frame culled on the GPU: what the view submitted is what its bits
+/// mark (its words of [`RenderReport::view_bits`], `index` its place among the cull's views,
+/// [`WindowView::list`]; [`RenderReport::bits`] for a frame of one view), read back with
+/// [`crate::BitsReadback::Wait`], and its statistics those of
+/// [`RenderReport::view_gpu`]. The reference draws the levels the CPU picked for the view,
+/// which the GPU's choice repeats.
+pub fn check_gpu_view(
+    reference: &mut ReferenceRenderer,
+    image: (&[u8], (u32, u32)),
+    rect: [u32; 4],
+    (world, visibility): (&World, &Visibility),
+    (view, index): (ViewId, usize),
+    report: &RenderReport,
+) -> Result<FrameCheck, TruthError> {
+    if let Some(error) = &report.error {
+        return Err(TruthError::Frame(error.clone()));
+    }
+    let words = report.bits.len();
+    let bits = if report.view_bits.is_empty() && index == 0 {
+        &report.bits[..]
+    } else {
+        report.view_bits.get(index * words..(index + 1) * words).ok_or(TruthError::NoView)?
+    };
+    let stats = report.view_gpu.get(index).copied().or(report.gpu.filter(|_| index == 0)).unwrap_or_default();
+    let objects = (0..visibility.len() as u32)
+        .filter(|&slot| bits.get(slot as usize / 64).is_some_and(|word| word >> (slot % 64) & 1 == 1))
+        .collect();
+    let submitted = Submitted {
+        objects,
+        drawn: (stats.early_drawn + stats.late_drawn) as usize,
+        triangles: u64::from(stats.triangles),
+    };
+    check_view_against(reference, image, rect, (world, visibility), view, Some(submitted))
+}
+
+/// The checks of [`check_view`] with what the view submitted: `submitted`, or its answer's
+/// visible list.
+fn check_view_against(
+    reference: &mut ReferenceRenderer,
+    (image, image_size): (&[u8], (u32, u32)),
+    rect: [u32; 4],
+    (world, visibility): (&World, &Visibility),
+    view: ViewId,
+    submitted: Option<Submitted>,
 ) -> Result<FrameCheck, TruthError> {
     let answer = visibility.for_view(view).ok_or(TruthError::NoView)?;
     let [x, y, width, height] = rect;
@@ -47,7 +96,7 @@ pub fn check_view(
         (mesh.is_some() && mesh != draws[slot as usize].mesh).then_some((slot, mesh.0))
     }));
     let mut place = WindowViews::default();
-    place.push(WindowView { view_projection, rect, list: 0 }, true);
+    place.push(WindowView { view_projection, rect, list: 0, lod: None }, true);
     reference.graph.set_param(place);
     let drawn = reference.upload(visibility, |object| colors[object]).and_then(|_| {
         let unculled = reference.draw_list(view_projection, &drawable)?;
@@ -57,15 +106,17 @@ pub fn check_view(
     reference.graph.remove_param::<WindowViews>();
     reference.view_meshes.clear();
     let (unculled, owners) = drawn?;
-    let mut visible = answer.visible().to_vec();
-    let meshes = reference.parts().1;
-    let triangles = (0..visible.len())
-        .map(|index| answer.draw(index))
-        .filter(|mesh| mesh.is_some())
-        .map(|mesh| u64::from(meshes.triangle_count(mesh.0)))
-        .sum();
-    visible.sort_unstable();
-    let submitted = Submitted { drawn: visible.len(), objects: visible, triangles };
+    let submitted = submitted.unwrap_or_else(|| {
+        let mut visible = answer.visible().to_vec();
+        let meshes = reference.parts().1;
+        let triangles = (0..visible.len())
+            .map(|index| answer.draw(index))
+            .filter(|mesh| mesh.is_some())
+            .map(|mesh| u64::from(meshes.triangle_count(mesh.0)))
+            .sum();
+        visible.sort_unstable();
+        Submitted { drawn: visible.len(), objects: visible, triangles }
+    });
     let truth = Truth::judge(&owners, &submitted.objects, visibility.objects().len());
     let differing = differing_pixels(&crop(image, image_size.0, rect), &crop(&unculled, image_size.0, rect));
     Ok(FrameCheck { differing_pixels: differing, submitted, truth })

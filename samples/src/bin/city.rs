@@ -74,7 +74,19 @@ fn median(values: &mut [f64]) -> f64 {
 fn main() -> ExitCode {
     samples::init_logging();
     let matches = CityOptions::command().get_matches();
-    let options = CityOptions::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
+    let mut options = CityOptions::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
+    if options.views > 1 && options.cull == CullChoice::Gpu {
+        // The GPU chooses each other view's levels by the error rule alone; by distance it
+        // would draw the main view's levels there.
+        if matches.value_source("lod_rule") == Some(ValueSource::CommandLine)
+            && options.lod_rule == city::options::LodRule::Distance
+        {
+            eprintln!("city: --views 2 --cull gpu needs --lod-rule error: the GPU chooses each view's levels by error");
+            return ExitCode::FAILURE;
+        }
+        options.lod_rule = city::options::LodRule::Error;
+        println!("views: the GPU chooses each view's levels of detail by their errors (--lod-rule error)");
+    }
     // `--window` runs until closed unless `--frames` was given.
     let frames_given = matches.value_source("frames") == Some(ValueSource::CommandLine);
     if options.validate {
@@ -218,10 +230,6 @@ fn main() -> ExitCode {
     }
     let split = options.views > 1;
     if split {
-        if options.cull == CullChoice::Gpu {
-            eprintln!("city: --views 2 needs CPU culling (--cull cpu): the GPU culls one view a frame");
-            return ExitCode::FAILURE;
-        }
         if let Err(error) = city::views::add_second_view(app.world_mut(), &config, &city) {
             eprintln!("city: --views 2: {error}");
             return ExitCode::FAILURE;
@@ -230,7 +238,6 @@ fn main() -> ExitCode {
     }
     let backend = match options.cull {
         CullChoice::Cpu | CullChoice::Off => CullingBackend::Cpu,
-        CullChoice::Auto if split => CullingBackend::Cpu,
         CullChoice::Gpu => CullingBackend::Gpu,
         CullChoice::Auto => CullingBackend::Auto,
     };
@@ -458,10 +465,28 @@ fn main() -> ExitCode {
                 progress.suspend(|| println!("{line}"));
             }
             if split {
+                // The GPU's count per view and the cull's pass times (one dispatch serves both views).
+                let report = app.resource::<RenderReport>();
+                if let Some(gpu) = report.gpu {
+                    let ms = gpu.gpu_ms.map(|ms| ms.unwrap_or(f64::NAN));
+                    let line = format!(
+                        "frame {frame} gpu ms cull early {:.3} hi-z {:.3} cull late {:.3}",
+                        ms[0], ms[1], ms[2]
+                    );
+                    progress.suspend(|| println!("{line}"));
+                }
+                for (index, stats) in report.view_gpu.iter().enumerate() {
+                    let (triangles, occluded) = (stats.triangles, stats.occlusion_rejected);
+                    let line = format!("frame {frame} view {index} gpu triangles {triangles} occluded {occluded}");
+                    progress.suspend(|| println!("{line}"));
+                }
+                drop(report);
                 let checked = {
                     let capture = lock_capture(&rendering.capture);
                     let views = app.resource::<ecs::ResolvedViews>();
-                    city::views::check_views(&mut rendering.checker, &capture, &views, &visibility, app.world())
+                    let report = app.resource::<RenderReport>();
+                    let gpu = report.gpu.is_some().then_some(&*report);
+                    city::views::check_views(&mut rendering.checker, &capture, (&views, &visibility), app.world(), gpu)
                 };
                 match checked {
                     Ok(checks) => {

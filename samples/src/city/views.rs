@@ -2,13 +2,14 @@
 //! flight ahead, looking towards -z, so the two often see the same buildings from opposite
 //! sides); the first camera draws into the window's left half, the second into its right
 //! half ([`CameraRect`]). With `--truth` each view's rectangle is judged against its own
-//! answer ([`renderer::truth::check_view`]): `frame N view V false_hidden X`.
+//! answer ([`renderer::truth::check_view`]; culled on the GPU, against its own bits,
+//! [`renderer::truth::check_gpu_view`]): `frame N view V false_hidden X`.
 
 use culling::Visibility;
 use ecs::{scene, Camera, CameraRect, ResolvedViews, ViewTarget};
 use hecs::{Entity, World};
-use renderer::truth::{check_view, FrameCheck};
-use renderer::Capture;
+use renderer::truth::{check_gpu_view, check_view, FrameCheck};
+use renderer::{Capture, RenderReport};
 
 use super::motion::CameraPath;
 use super::{City, CityConfig, RenderError};
@@ -33,23 +34,39 @@ pub fn add_second_view(world: &mut World, config: &CityConfig, city: &City) -> R
 }
 
 /// The checks of every window view of the frame `capture` holds: `checker` draws at the
-/// window's size, each view into its rectangle. Returns each view's id and checks, in render order.
+/// window's size, each view into its rectangle; `gpu`, the frame's report when the GPU culled
+/// it (read back with `BitsReadback::Wait`), judges each view against its own bits. Returns
+/// each view's id and checks, in render order.
 pub fn check_views(
     checker: &mut MeshRenderer,
     capture: &Capture,
-    views: &ResolvedViews,
-    visibility: &Visibility,
+    (views, visibility): (&ResolvedViews, &Visibility),
     world: &World,
+    gpu: Option<&RenderReport>,
 ) -> Result<Vec<(u32, FrameCheck)>, RenderError> {
     if !capture.captured {
         return Err("the Render stage did not capture the frame".into());
     }
     let mut checks = Vec::with_capacity(views.len());
+    // The GPU culls the main view as its view 0, the other window views from 1 in render order.
+    let mut culled = 0;
     for view in views.views() {
         let ViewTarget::Window(rect) = &view.target else { continue };
         let rect = [rect.x, rect.y, rect.width, rect.height];
-        let check = check_view(checker, (&capture.pixels, capture.extent), rect, world, visibility, view.id)
-            .map_err(|error| format!("view {}: {error}", view.id.0))?;
+        let image = (&capture.pixels[..], capture.extent);
+        let check = match gpu {
+            Some(report) => {
+                let index = if views.main() == Some(view.id) {
+                    0
+                } else {
+                    culled += 1;
+                    culled
+                };
+                check_gpu_view(checker, image, rect, (world, visibility), (view.id, index), report)
+            }
+            None => check_view(checker, image, rect, world, visibility, view.id),
+        }
+        .map_err(|error| format!("view {}: {error}", view.id.0))?;
         checks.push((view.id.0, check));
     }
     Ok(checks)

@@ -1,13 +1,16 @@
 // The camera's object cull (`gpu_cull_early.comp`, `gpu_cull_late.comp`), the two-phase
-// skeleton (`two_phase_cull.h`) specialised to one view, the camera (view 0 of `cull_views`),
-// one thread per object slot: an object's world box is tested against the frustum, and in the
-// late phase against `hiz_depth`; its bit goes to `visibility_bits` (next frame's history) and
-// it is appended to its phase's list of `draw_commands` (the early list from command 0, the
-// late list from command `constants.region`; `draw_count` holds each list's length), counted
-// in `cull_stats` (`STAT_*` of config.h). A view flagged CULL_LOD chooses the level of every
+// skeleton (`two_phase_cull.h`) specialised to the window's views (view 0 of `cull_views` the
+// main camera, the others the split-screen views), one thread per object slot and view (the
+// view is the workgroup's y): an object's world box is tested against the view's frustum, and
+// in the late phase against the view's rectangle of `hiz_depth`; its bit goes to the view's
+// words of `visibility_bits` (next frame's history) and it is appended to the view's list of
+// its phase in `draw_commands` (list `2 view + phase` from command `list * constants.region`;
+// `draw_count` word `list` holds its length), counted in the view's `STAT_COUNT` words of
+// `cull_stats` (`STAT_*` of config.h). A view flagged CULL_LOD chooses the level of every
 // object whose record names a chain (`lod_table.h`, the CPU's rule `lod_select.h`, with last
-// frame's level of the slot as the hysteresis state): the chosen level's range is drawn and
-// its batch joined; the late phase keeps the level of every object the frustum keeps as the
+// frame's level of the slot as the hysteresis state; another view takes the main view's level
+// of this frame as its state, as the CPU's other views do): the chosen level's range is drawn
+// and its batch joined; the late phase keeps the level of every object the frustum keeps as the
 // slot's state for next frame (`object_lod_levels`), the others' state unchanged. Batched (`constants.batched`), a list holds one
 // instanced command per batch (mesh, level, material; the host's templates, instanceCount 0,
 // firstInstance the base of the batch's run in `draw_instances`), and a kept object's slot is
@@ -39,7 +42,7 @@ layout(std430, set = 0, binding = OBJECT_LIST_BINDING + 1) buffer DrawCounts {
     uint draw_counts[];
 };
 layout(std430, set = 0, binding = OBJECT_LIST_BINDING + 2) buffer CullStats {
-    uint stats[STAT_COUNT];
+    uint stats[];
 };
 layout(std430, set = 0, binding = OBJECT_LIST_BINDING + 3) readonly buffer ObjectBatches {
     uint object_batches[];
@@ -75,7 +78,21 @@ struct CullItem {
     uint batch;
 };
 
-CullItem cull_load(uint object) {
+// The state the main view's late phase leaves a chained slot this frame (`gpu_cull_late.comp`):
+// the level it picks where its frustum keeps the box (or every object's), else last frame's.
+// The other views measure their hysteresis from it, as the CPU's take the main view's level.
+uint main_lod_state(uint first, uint levels, float scale_sq, vec3 center, vec3 half_extent, uint history) {
+    CullView main_view = views[0];
+    bool picked = (main_view.flags & CULL_LOD_EVERY_OBJECT) != 0u || view_keeps_box(main_view, center, half_extent);
+    if ((main_view.flags & CULL_LOD) == 0u || !picked) {
+        return history;
+    }
+    float distance_sq = lod_box_distance_sq(main_view.lod_eye.xyz, center, half_extent);
+    uint level = lod_select(levels, scale_sq, distance_sq, main_view.lod, lod_state_level(history, first));
+    return lod_state_word(first, level);
+}
+
+CullItem cull_load_in(uint view, uint object) {
     CullItem item;
     ObjectTransform transform = transforms[object];
     item.record = objects[object];
@@ -83,16 +100,20 @@ CullItem cull_load(uint object) {
     item.level = 0u;
     item.lod_state = 0u;
     item.batch = constants.batched != 0u ? object_batches[object] : 0u;
-    CullView v = views[0];
+    CullView v = views[view];
     uint count = item.record.reserved[1];
     if ((v.flags & CULL_LOD) != 0u && count > 0u && item.record.index_count != 0u) {
         uint first = item.record.reserved[0];
         lod_chain_first = first;
-        float distance_sq = lod_box_distance_sq(v.lod_eye.xyz, item.center, item.half_extent);
+        uint levels = min(count, MAX_GPU_LOD_LEVELS);
         float scale_sq = lod_scale_sq(transform_column(transform, 0), transform_column(transform, 1),
             transform_column(transform, 2));
-        uint last = lod_state_level(lod_history[object], first);
-        uint level = lod_select(min(count, MAX_GPU_LOD_LEVELS), scale_sq, distance_sq, v.lod, last);
+        uint state = lod_history[object];
+        if (view != 0u) {
+            state = main_lod_state(first, levels, scale_sq, item.center, item.half_extent, state);
+        }
+        float distance_sq = lod_box_distance_sq(v.lod_eye.xyz, item.center, item.half_extent);
+        uint level = lod_select(levels, scale_sq, distance_sq, v.lod, lod_state_level(state, first));
         LodEntry entry = lod_entries[first + level];
         item.record.index_count = entry.index_count;
         item.record.first_index = entry.first_index;
@@ -103,6 +124,11 @@ CullItem cull_load(uint object) {
         item.batch = entry.batch;
     }
     return item;
+}
+
+// The main view's item (view 0).
+CullItem cull_load(uint object) {
+    return cull_load_in(0u, object);
 }
 
 // An empty slot (no indices) counts with the frustum's rejects: it is never drawn.
@@ -123,8 +149,9 @@ DrawCommand object_command(uint object, ObjectRecord record) {
     return DrawCommand(record.index_count, 1u, record.first_index, record.vertex_offset, object);
 }
 
-// Appends `item` (slot `object`) to list `list` (0 early, 1 late); true when it is the first
-// instance of its command (a command that draws something this frame).
+// Appends `item` (slot `object`) to list `list` (`2 view + phase`: 0 the main view's early
+// list, 1 its late list); true when it is the first instance of its command (a command that
+// draws something this frame). Only a dispatch of one view is batched.
 bool append_object(uint list, uint object, CullItem item) {
     ObjectRecord record = item.record;
     uint first = list * constants.region;

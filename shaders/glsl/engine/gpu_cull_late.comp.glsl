@@ -1,9 +1,10 @@
 #version 450
-// The camera's object cull, late phase (`gpu_cull.h`): every object is tested against this
-// frame's frustum, then against the pyramid built from the early phase's depth; its bit goes
-// to `visibility_bits` (next frame's history), and the objects visible now that the early
-// phase did not draw are appended to the late list of `draw_commands`; each object the frustum
-// keeps leaves its chosen level as its slot's state (`object_lod_levels`).
+// The camera's object cull, late phase (`gpu_cull.h`): every object is tested against each
+// view's frustum this frame, then against the view's rectangle of the pyramid built from the
+// early phase's depth; its bit goes to the view's words of `visibility_bits` (next frame's
+// history), and the objects visible now that the view's early phase did not draw are appended
+// to its late list of `draw_commands`; each object the main view's frustum keeps leaves its
+// chosen level as its slot's state (`object_lod_levels`).
 #define CULL_LATE 1
 #include "gpu_cull.h"
 
@@ -23,8 +24,11 @@ shared uint words[2];
 shared uint counts[STAT_COUNT];
 
 void cull_judged(uint view, uint object, CullItem item, uint verdict) {
-    bool picked = verdict != VERDICT_FRUSTUM || (views[0].flags & CULL_LOD_EVERY_OBJECT) != 0u;
-    lod_levels[object] = picked && item.lod_state != 0u ? item.lod_state : lod_history[object];
+    // The slots' states are the main view's; the other views measure from them.
+    if (view == 0u) {
+        bool picked = verdict != VERDICT_FRUSTUM || (views[0].flags & CULL_LOD_EVERY_OBJECT) != 0u;
+        lod_levels[object] = picked && item.lod_state != 0u ? item.lod_state : lod_history[object];
+    }
     atomicAdd(counts[STAT_OBJECTS], 1u);
     if (verdict == VERDICT_FRUSTUM) {
         atomicAdd(counts[STAT_FRUSTUM_REJECTED], 1u);
@@ -39,7 +43,7 @@ void cull_keep(uint view, uint object, CullItem item, bool draw, bool bit) {
     }
     // Under cluster culling only objects from `draw_from` on are drawn whole here.
     if (draw && object >= constants.draw_from) {
-        if (append_object(1u, object, item)) {
+        if (append_object(2u * view + 1u, object, item)) {
             atomicAdd(counts[STAT_LATE_COMMANDS], 1u);
         }
         atomicAdd(counts[STAT_LATE_DRAWN], 1u);
@@ -59,14 +63,16 @@ void main() {
     }
     barrier();
     uint object = gl_GlobalInvocationID.x;
+    uint view = gl_WorkGroupID.y;
     if (object < constants.item_count) {
-        cull_in_view(0u, object, cull_load(object));
+        cull_in_view(view, object, cull_load_in(view, object));
     }
     barrier();
     if (gl_LocalInvocationIndex < 2u) {
-        visibility[gl_WorkGroupID.x * 2u + gl_LocalInvocationIndex] = words[gl_LocalInvocationIndex];
+        uint word = view * constants.words_per_view + gl_WorkGroupID.x * 2u + gl_LocalInvocationIndex;
+        visibility[word] = words[gl_LocalInvocationIndex];
     }
     if (gl_LocalInvocationIndex < STAT_COUNT && counts[gl_LocalInvocationIndex] != 0u) {
-        atomicAdd(stats[gl_LocalInvocationIndex], counts[gl_LocalInvocationIndex]);
+        atomicAdd(stats[view * STAT_COUNT + gl_LocalInvocationIndex], counts[gl_LocalInvocationIndex]);
     }
 }

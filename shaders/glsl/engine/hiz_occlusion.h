@@ -42,8 +42,9 @@
 // footprint spans at most 2x2 texels, and each pyramid texel holds the farthest depth of
 // every texel it covers. Hidden only when the nearest depth is smaller than all four texels.
 //
-// The view covers the pyramid's texels `origin .. origin + size` (the whole image, or a tile
-// of an atlas aligned to its power-of-two side, with `mips` at most its own chain): the
+// The view covers the pyramid's texels `origin .. origin + size` (the whole image, a tile of
+// an atlas aligned to its power-of-two side, with `mips` at most its own chain, or a
+// split-screen view's rectangle with `mips` the levels whose texels stay inside it): the
 // footprint is clipped to that rectangle, as the view's rasterization is, so no texel of
 // another view is read.
 int hiz_test_rect(mat4 view_projection, vec3 bounds_min, vec3 bounds_max, vec2 origin, vec2 size, uint mips,
@@ -84,6 +85,12 @@ int hiz_test_rect(mat4 view_projection, vec3 bounds_min, vec3 bounds_max, vec2 o
     int level = 0;
     while (uint(level + 1) < mips && any(greaterThan((last_texel >> level) - (first_texel >> level), ivec2(1)))) {
         level += 1;
+    }
+    // A rectangle whose mips stop short of its 1x1 level (a split-screen view's, whose coarser
+    // texels would cover another view's depth) may leave a footprint wider than 2x2 texels at
+    // its last mip: four texels would not cover it, so it is undecided.
+    if (any(greaterThan((last_texel >> level) - (first_texel >> level), ivec2(1)))) {
+        return HIZ_UNDECIDED;
     }
     // Mip sizes round down; the last texel of a level covers the source's remainder.
     ivec2 level_limit = max(ivec2(origin + size) >> level, ivec2(1)) - 1;

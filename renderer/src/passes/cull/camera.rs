@@ -1,6 +1,8 @@
 //! The camera's object cull on the GPU, [`GpuCullPass`]: the two-phase skeleton
 //! ([`TwoPhaseCull`]) specialised to the object slots of the shared `object_records` and
-//! `object_transforms` and one view, the camera's, one thread per object, compacted into
+//! `object_transforms` and the camera's view (or every window view of a split-screen frame,
+//! a row of workgroups each, with its own bits, lists and counters), one thread per object
+//! and view, compacted into
 //! `draw_commands` + `draw_count` (and `draw_instances` when batched); and [`CullResetPass`],
 //! which creates and zeroes the draw buffers each frame. Shaders: `gpu_cull.h` with
 //! `gpu_cull_early.comp` and `gpu_cull_late.comp`.
@@ -29,7 +31,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::names::{DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES, LOD_ENTRIES, OBJECT_BATCHES, OBJECT_LOD_LEVELS};
 use crate::passes::hiz::HIZ_DEPTH;
-use crate::scene::{lock_scene, FrameView, SharedScene, DRAW_COMMAND_BYTES, LOD_INSTANCE_ROOM};
+use crate::scene::{lock_scene, FrameView, SharedScene, WindowViews, DRAW_COMMAND_BYTES, LOD_INSTANCE_ROOM};
 use render_graph::{
     Binding, BindingKind, BufferDesc, BufferWrite, ExecuteContext, GpuDevice, PrepareContext, Registry, ShaderStage,
 };
@@ -147,19 +149,22 @@ pub fn visibility_bits_bytes(capacity: u32) -> u64 {
 }
 
 impl CullResetPass {
-    /// The reset of the object cull: creates `draw_commands` (two lists of room for
-    /// `capacity` commands each), `draw_count` (two counts), `draw_instances` (two runs of
-    /// [`LOD_INSTANCE_ROOM`] places per slot: a batched object of a LOD chain holds a place in
-    /// every level's run) and [`CULL_STATS`], and zeroes the counts and the counters each frame
-    /// (and, with `zero_commands`, every command, for draw modes that draw up to the maximum
-    /// without the count: unused commands then draw nothing).
-    pub fn objects(capacity: u32, zero_commands: bool) -> CullResetPass {
-        let commands = 2 * u64::from(capacity.max(1)) * DRAW_COMMAND_BYTES;
+    /// The reset of the object cull for `views` views (window views culled on the GPU, at
+    /// least one): creates `draw_commands` (an early and a late list per view, room for
+    /// `capacity` commands each: view `v`'s lists `2v` and `2v + 1`), `draw_count` (a count per
+    /// list), `draw_instances` (two runs of [`LOD_INSTANCE_ROOM`] places per slot: a batched
+    /// object of a LOD chain holds a place in every level's run; only a cull of one view
+    /// batches) and [`CULL_STATS`] ([`CULL_STAT_WORDS`] per view), and zeroes the counts and the
+    /// counters each frame (and, with `zero_commands`, every command, for draw modes that draw
+    /// up to the maximum without the count: unused commands then draw nothing).
+    pub fn objects(capacity: u32, views: u32, zero_commands: bool) -> CullResetPass {
+        let lists = 2 * u64::from(views.max(1));
+        let commands = lists * u64::from(capacity.max(1)) * DRAW_COMMAND_BYTES;
         let buffers = vec![
             (DRAW_COMMANDS, commands, zero_commands),
-            (DRAW_COUNT, 8, true),
+            (DRAW_COUNT, lists * 4, true),
             (DRAW_INSTANCES, 2 * u64::from(capacity.max(1)) * u64::from(LOD_INSTANCE_ROOM) * 4, false),
-            (CULL_STATS, CULL_STAT_WORDS as u64 * 4, true),
+            (CULL_STATS, u64::from(views.max(1)) * CULL_STAT_WORDS as u64 * 4, true),
         ];
         CullResetPass::new(CullResetPass::OBJECTS, buffers)
     }
@@ -180,6 +185,9 @@ pub struct ObjectCull {
     /// Whether `draw_from` and `list_room` follow the scene's cluster tables at each
     /// compile ([`GpuCullPass::drawing_after_clusters`]).
     follows_clusters: bool,
+    /// Views the buffers declared at the last compile have room for
+    /// ([`GpuScene::gpu_view_room`](crate::GpuScene::gpu_view_room)).
+    view_room: u32,
 }
 
 /// The object cull's own resources: the bits (the late phase writes them; the early phase
@@ -224,6 +232,7 @@ impl TwoPhaseCull<ObjectCull> {
             list_room: None,
             may_batch: true,
             follows_clusters: false,
+            view_room: 1,
         };
         TwoPhaseCull::with_kind(device, kind, phase)
     }
@@ -279,6 +288,8 @@ impl CullKind for ObjectCull {
         {
             let scene = lock_scene(&self.scene);
             self.capacity = scene.capacity();
+            // Cluster culling culls the main view alone.
+            self.view_room = if self.list_room.is_none() { scene.gpu_view_room() } else { 1 };
             if self.follows_clusters {
                 let layout = scene.cluster_layout();
                 self.draw_from = layout.objects;
@@ -286,8 +297,8 @@ impl CullKind for ObjectCull {
             }
         }
         let bits = (phase == CullPhase::Late).then(|| {
-            let bits =
-                registry.create_buffer(VISIBILITY_BITS, BufferDesc { size: visibility_bits_bytes(self.capacity) });
+            let size = visibility_bits_bytes(self.capacity) * u64::from(self.view_room);
+            let bits = registry.create_buffer(VISIBILITY_BITS, BufferDesc { size });
             registry.write_storage_buffer(bits, COMPUTE)
         });
         let commands = registry.buffer(DRAW_COMMANDS);
@@ -327,17 +338,33 @@ impl CullKind for ObjectCull {
                 return None;
             }
         };
+        // A split-screen frame culls each window view (the Render stage made room for them).
+        let split = context
+            .param::<WindowViews>()
+            .filter(|windows| windows.is_split() && windows.views().len() <= self.view_room as usize);
         let (object_count, batched, lod, every_object) = {
             let mut scene = lock_scene(&self.scene);
-            let batched = self.may_batch && scene.batches_fit();
+            // The lists of several views are not batched (the templates are one view's).
+            let batched = self.may_batch && scene.batches_fit() && split.is_none();
             // The scene passes draw what this cull writes, whatever list the host set last.
             scene.set_gpu_list_instanced(batched);
             let lod = scene.lod_view().filter(|_| self.may_batch);
             (scene.object_count(), batched, lod, scene.lod_every_object())
         };
         let settings = *lock_settings(&self.settings);
-        let camera = CullView::camera(view, context.output_extent(), settings.frustum, settings.occlusion);
+        let extent = context.output_extent();
+        let camera = CullView::camera(view, extent, settings.frustum, settings.occlusion);
         views.push(camera.with_lod(lod, every_object));
+        if let Some(windows) = split {
+            // View `list` of the cull is the window view of that list (0 the main view).
+            views.resize(windows.views().len(), views[0]);
+            for window in windows.views() {
+                let Some(slot) = views.get_mut(window.list as usize) else { continue };
+                let view_projection = glam::Mat4::from_cols_array_2d(&window.view_projection);
+                let cull = CullView::window(view_projection, window.rect, extent, settings.frustum, settings.occlusion);
+                *slot = cull.with_lod(window.lod.filter(|_| lod.is_some()), every_object);
+            }
+        }
         Some(CullConstants {
             item_count: object_count.min(self.capacity),
             words_per_view: self.capacity.div_ceil(64) * 2,
@@ -365,9 +392,10 @@ impl CullKind for ObjectCull {
     }
 
     fn dispatch(&self, _handles: &ObjectCullHandles, constants: &CullConstants, context: &mut ExecuteContext<'_>) {
+        // One row of workgroups per view (`gl_WorkGroupID.y`).
         let groups = constants.item_count.div_ceil(CULL_GROUP);
         if groups > 0 {
-            context.dispatch(groups, 1, 1);
+            context.dispatch(groups, constants.view_count.max(1), 1);
         }
     }
 }

@@ -135,6 +135,26 @@ impl CullView {
         view
     }
 
+    /// A split-screen view for the object cull, in two phases: the frustum of
+    /// `view_projection` and, with `occlusion`, its rectangle `rect` (left, top, width,
+    /// height) of the pyramid of the window's depth, `image` texels, over the mips whose
+    /// texels stay inside it ([`rect_mips`]), so the view reads only its own depth. A frustum
+    /// that is not finite tests nothing.
+    pub fn window(
+        view_projection: Mat4,
+        rect: [u32; 4],
+        image: vk::Extent2D,
+        frustum: bool,
+        occlusion: bool,
+    ) -> CullView {
+        let planes = Frustum::from_view_projection(view_projection);
+        let rectangle = rect.map(|side| side as f32);
+        let pyramid = (rectangle, rect_mips(rect, image));
+        let mut view = CullView::new(view_projection, &planes, planes.is_finite(), [frustum, occlusion], pyramid);
+        view.flags |= CULL_TWO_PHASE;
+        view
+    }
+
     /// A light view: its planes (every caster kept when `cull` is false or the view is not
     /// finite) and, with `occlusion` (the sun's cascades), its tile of a pyramid of
     /// `pyramid_mips` mips, in two phases; other light views are decided in one.
@@ -184,6 +204,29 @@ impl CullView {
         view.cone_margin = margins.cone;
         view
     }
+}
+
+/// Mips of the pyramid of an `image`-sized depth whose texels inside `rect` (left, top, width,
+/// height) cover pixels of `rect` alone: each edge of the rectangle inside the image must fall
+/// between texels at every such mip (a multiple of the mip's texel side, left of the image's
+/// last texel, which covers the remainder of an odd size). At least 1 (mip 0), at most the
+/// rectangle's own full chain; a rectangle as large as the image gets the image's chain.
+pub fn rect_mips([x, y, width, height]: [u32; 4], image: vk::Extent2D) -> u32 {
+    let own = render_graph::full_mip_chain(vk::Extent2D { width: width.max(1), height: height.max(1) });
+    let between_texels = |edges: [u32; 2], size: u32, mip: u32| {
+        edges
+            .into_iter()
+            .filter(|&edge| edge != 0 && edge < size)
+            .all(|edge| mip < 32 && edge.trailing_zeros() >= mip && (edge >> mip) < (size >> mip))
+    };
+    let mut mips = 1;
+    while mips < own
+        && between_texels([x, x.saturating_add(width)], image.width, mips)
+        && between_texels([y, y.saturating_add(height)], image.height, mips)
+    {
+        mips += 1;
+    }
+    mips
 }
 
 /// The push constants of every cull dispatch (`CullConstants` in `cull_inputs.h`, 32 bytes).
@@ -248,6 +291,25 @@ mod tests {
         assert_eq!(view.plane_count, 5, "an infinite far plane gives five planes");
         let off = CullView::camera(&camera_matrix(), extent, true, false);
         assert_eq!(off.flags, CULL_FRUSTUM | CULL_TWO_PHASE, "occlusion off keeps the two phases");
+    }
+
+    #[test]
+    fn a_split_screen_view_reads_only_mips_whose_texels_stay_inside_it() {
+        let window = vk::Extent2D { width: 1280, height: 720 };
+        // 640 = 5 * 128: texels up to 128 wide end at the halves' edge, 256 wide ones cross it.
+        assert_eq!(rect_mips([0, 0, 640, 720], window), 8);
+        assert_eq!(rect_mips([640, 0, 640, 720], window), 8);
+        assert_eq!(rect_mips([0, 0, 1280, 720], window), render_graph::full_mip_chain(window));
+        // An edge at an odd pixel: mip 0 alone.
+        assert_eq!(rect_mips([0, 0, 639, 720], vk::Extent2D { width: 1279, height: 720 }), 1);
+        // The image's last texel covers its remainder: at mip 6 (64 wide) texel 9 covers
+        // 576..700, across 640.
+        let narrow = vk::Extent2D { width: 700, height: 720 };
+        assert_eq!(rect_mips([0, 0, 640, 720], narrow), 6);
+        let view = CullView::window(camera_matrix().view_projection(), [640, 0, 640, 720], window, true, true);
+        assert_eq!(view.pyramid, [640.0, 0.0, 640.0, 720.0]);
+        assert_eq!(view.pyramid_mips, 8);
+        assert_eq!(view.flags, CULL_FRUSTUM | CULL_OCCLUSION | CULL_TWO_PHASE);
     }
 
     #[test]

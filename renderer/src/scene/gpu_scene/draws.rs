@@ -113,6 +113,11 @@ impl GpuScene {
     }
 
     /// The GPU frame's batch pass says whether this frame's GPU list is instanced.
+    /// Whether a GPU pass writes the draw lists ([`GpuScene::draw_gpu_list`]).
+    pub(crate) fn draws_gpu_list(&self) -> bool {
+        self.draw_source == DrawSource::Gpu
+    }
+
     pub(crate) fn set_gpu_list_instanced(&mut self, instanced: bool) {
         self.batching.list_instanced = instanced;
     }

@@ -21,6 +21,8 @@ pub(crate) struct ViewLists {
     pub(super) lists: Vec<ViewList>,
     /// Scratch of [`GpuScene::push_view_list`]: (index range, slot), sorted into commands.
     keyed: Vec<([u32; 3], u32)>,
+    /// Views the GPU's object cull has room for (0 read as 1).
+    gpu_room: u32,
 }
 
 impl GpuScene {
@@ -102,6 +104,26 @@ impl GpuScene {
         };
         self.view_lists.keyed = keyed;
         result
+    }
+
+    /// Views the GPU's object cull has room for: its lists in `draw_commands`, their counts in
+    /// `draw_count`, its counters and its bits are sized for this many views (at least one)
+    /// when the graph compiles. It grows to the window views of the first split-screen frame
+    /// culled on the GPU (the Render stage makes the room) and never shrinks.
+    pub fn gpu_view_room(&self) -> u32 {
+        self.view_lists.gpu_room.max(1)
+    }
+
+    /// Makes room for `views` GPU-culled window views (at most [`MAX_WINDOW_VIEWS`]); true when
+    /// the room grew: the graph must compile again ([`render_graph::RenderGraph::invalidate`]),
+    /// its culls and draws declaring the buffers for the new room.
+    pub(crate) fn reserve_gpu_views(&mut self, views: u32) -> bool {
+        let views = views.min(MAX_WINDOW_VIEWS as u32);
+        if views <= self.gpu_view_room() {
+            return false;
+        }
+        self.view_lists.gpu_room = views;
+        true
     }
 
     /// The index range (first index, count, vertex offset) `record`'s object draws with mesh
