@@ -45,6 +45,13 @@ pub struct ProcessOptions {
     /// so flat-shaded low-poly meshes (no vertex shared across faces) keep wide cones; 0.5
     /// gave the city the most cone rejects of 0, 0.25, 0.5 and 1.
     pub cone_weight: f32,
+    /// Whether a file's loader also derives each rigid mesh's occluder, one box inside every
+    /// level ([`culling::occlusion::streamed_occluder`], in [`crate::GltfScene::occluders`]):
+    /// the inner-box search reads every triangle of every level some twenty times, work for
+    /// the loader's thread rather than the frame that adds the mesh. The
+    /// [`crate::AssetServer`]'s default options turn it on; a library built before the first
+    /// frame derives its occluders itself (off here).
+    pub occluders: bool,
 }
 
 impl Default for ProcessOptions {
@@ -56,6 +63,7 @@ impl Default for ProcessOptions {
             pixel_error: 1.0,
             reference_height: 1080.0,
             cone_weight: 0.5,
+            occluders: false,
         }
     }
 }

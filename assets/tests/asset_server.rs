@@ -47,6 +47,9 @@ fn four_game_threads_load_at_once_and_every_file_becomes_ready() {
         let scene = server.get(*handle).unwrap().expect("ready");
         assert_eq!(scene.meshes.len(), 2);
         assert_eq!(scene.triangle_count(), 14);
+        // The loader derived each mesh's occluder: the closed cube has one, the open quad none.
+        let derived: Vec<bool> = scene.occluders.iter().map(Option::is_some).collect();
+        assert_eq!((derived.len(), derived.iter().filter(|&&some| some).count()), (2, 1), "{derived:?}");
         let model = scene.add_model(&mut library, &mut occluders).expect("a loaded scene adds to a library");
         let mut world = hecs::World::new();
         let spawned = assets::spawn_model(&mut world, &model, ecs::Transform::IDENTITY);

@@ -3,7 +3,12 @@
 //! the truth checks draw it: `renderer::truth::ReferenceRenderer`) on the asking frame only,
 //! waits for it and reads the one pixel; frames that ask nothing cost nothing. It works the
 //! same whichever backend culled the frame, as it draws from the stage's columns, and draws
-//! skinned meshes in the frame's pose (the app's `animation::SkinPalette`).
+//! skinned meshes in the frame's pose (the app's `animation::SkinPalette`). Meshes the game
+//! added while frames run (through the app's [`RenderMeshes`]) are drawn too: a pick that
+//! finds the renderer's library grown since the id renderer was made copies it again, and
+//! an object whose mesh is not on the GPU yet is drawn as the frame drew it (the frame's
+//! [`RenderReport::stand_ins`](renderer::RenderReport::stand_ins)), so the answer is the
+//! object the picture shows there.
 //!
 //! [`Picking::request`] submits the same id image without waiting and [`Picking::poll`]
 //! reads the pixel once the fence of the id image's frame has signalled, never waiting: the
@@ -21,7 +26,7 @@ use std::sync::Arc;
 use culling::Visibility;
 use render_graph::GpuDevice;
 use renderer::truth::ReferenceRenderer;
-use renderer::MeshLibrary;
+use renderer::{MeshLibrary, RenderMeshes, RenderReport};
 use runtime::hecs::Entity;
 use runtime::App;
 
@@ -71,8 +76,11 @@ impl std::error::Error for PickMiss {}
 pub struct Picking {
     device: Option<Arc<GpuDevice>>,
     meshes: MeshLibrary,
-    /// The id renderer, made at the view's size on the first pick (again when it changes).
+    /// The id renderer, made at the view's size on the first pick (again when it changes, or
+    /// when the game's library grew: see [`Picking::follow_added_meshes`]).
     renderer: Option<ReferenceRenderer>,
+    /// The game's [`RenderMeshes::library_extent`] when `meshes` was copied from it.
+    library_extent: Option<(usize, usize)>,
     /// The request in flight: the id image's graph frame, the pixel, and the entity of
     /// each slot of the frame it was asked on.
     pending: Option<Pending>,
@@ -91,15 +99,16 @@ impl Picking {
     /// Picking on `device` (`None`: every pick says [`PickMiss::NoDevice`]) for objects
     /// drawing meshes of `meshes` (the library the frame draws).
     pub fn new(device: Option<Arc<GpuDevice>>, meshes: MeshLibrary) -> Picking {
-        Picking { device, meshes, renderer: None, pending: None, early: None }
+        Picking { device, meshes, renderer: None, library_extent: None, pending: None, early: None }
     }
 
     /// The entity owning pixel (`x`, `y`) (rows from the top) of the main view as the last
     /// frame culled it, or why there is none. Draws and waits (one id image).
     pub fn at(&mut self, app: &App, x: u32, y: u32) -> Result<Entity, PickMiss> {
         let visibility = app.resources().get::<Visibility>().ok_or(PickMiss::NoView)?;
+        self.follow_added_meshes(app);
         let renderer = self.renderer_for(&visibility, x, y)?;
-        follow_poses(renderer, app, &visibility)?;
+        follow_frame(renderer, app, &visibility)?;
         let owner =
             renderer.owner_at(app.world(), &visibility, x, y).map_err(|error| PickMiss::Failed(error.to_string()))?;
         entity_of(&visibility.objects().entities, owner)
@@ -120,8 +129,9 @@ impl Picking {
             self.early = Some(Err(PickMiss::NoView));
             return Ok(());
         };
+        self.follow_added_meshes(app);
         let submitted = self.renderer_for(&visibility, x, y).and_then(|renderer| {
-            follow_poses(renderer, app, &visibility)?;
+            follow_frame(renderer, app, &visibility)?;
             renderer.submit_owner_image(app.world(), &visibility).map_err(|error| PickMiss::Failed(error.to_string()))
         });
         match submitted {
@@ -157,6 +167,23 @@ impl Picking {
         self.pending.is_some() || self.early.is_some()
     }
 
+    /// Copies the library of the app's [`RenderMeshes`] (where it draws) when it grew since
+    /// the last copy, meshes added while frames run included; the id renderer is then made
+    /// again with it. Picks between additions copy nothing.
+    fn follow_added_meshes(&mut self, app: &App) {
+        // The request in flight keeps the renderer that draws its image.
+        if self.pending.is_some() {
+            return;
+        }
+        let Some(meshes) = app.resources().get::<RenderMeshes>() else { return };
+        let extent = meshes.library_extent();
+        if self.library_extent != Some(extent) {
+            self.meshes = meshes.library();
+            self.library_extent = Some(extent);
+            self.renderer = None;
+        }
+    }
+
     /// Checks the pixel against the view and makes the id renderer at the view's size.
     fn renderer_for(&mut self, visibility: &Visibility, x: u32, y: u32) -> Result<&mut ReferenceRenderer, PickMiss> {
         let view = visibility.view().ok_or(PickMiss::NoView)?;
@@ -184,10 +211,15 @@ impl Picking {
     }
 }
 
-/// Draws skinned objects in the pose the frame drew them (the app's `animation::SkinPalette`,
-/// where it animates), so a pick finds a limb where it is on screen, not where its bind pose
-/// would put it. An app without animation draws every object rigid, as its frame did.
-fn follow_poses(renderer: &mut ReferenceRenderer, app: &App, visibility: &Visibility) -> Result<(), PickMiss> {
+/// Draws the objects as the frame drew them: an object whose mesh was not on the GPU as the
+/// stand-in the frame drew (the app's [`RenderReport`]), and skinned objects in their pose
+/// (the app's `animation::SkinPalette`, where it animates), so a pick finds a limb where it
+/// is on screen, not where its bind pose would put it. An app without animation draws every
+/// object rigid, as its frame did.
+fn follow_frame(renderer: &mut ReferenceRenderer, app: &App, visibility: &Visibility) -> Result<(), PickMiss> {
+    if let Some(report) = app.resources().get::<RenderReport>() {
+        renderer.follow_stand_ins(&report);
+    }
     if let Some(palette) = app.resources().get::<animation::SkinPalette>() {
         renderer.set_palette(&palette).map_err(|error| PickMiss::Failed(error.to_string()))?;
         renderer.follow_skins(app.world(), visibility);

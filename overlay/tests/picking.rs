@@ -1,6 +1,7 @@
 //! Picking on lavapipe with validation: a pick at the pixel of a known object returns it on
 //! both culling backends, the sky and bad input give `None` with a reason; a request answers
-//! a frame later, never waiting, what the waiting pick answers.
+//! a frame later, never waiting, what the waiting pick answers; an object of a mesh added
+//! while frames run is picked.
 
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use glam::{Vec3, Vec4Swizzles};
 use overlay::{PickMiss, Picking};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, GpuDevice};
-use renderer::{install_render, BitsReadback, MeshLibrary, RenderSetup};
+use renderer::{install_render, BitsReadback, MeshLibrary, MeshVertices, RenderMeshes, RenderSetup};
 use runtime::hecs::Entity;
 
 const WIDTH: u32 = 320;
@@ -147,6 +148,29 @@ fn a_request_answers_a_frame_later_what_the_waiting_pick_answers_gpu_culled() {
 #[test]
 fn a_request_answers_a_frame_later_what_the_waiting_pick_answers_cpu_culled() {
     requests(CullingBackend::Cpu);
+}
+
+#[test]
+fn a_pick_finds_an_object_of_a_mesh_added_while_frames_run() {
+    let Some(device) = gpu_test_context() else { return };
+    let (mut app, cubes) = cubes(&device, CullingBackend::Gpu);
+    let mut picking = Picking::new(Some(Arc::clone(&device)), MeshLibrary::with_unit_cube());
+    // The id renderer is made with the installed meshes at the first pick.
+    let (x, y) = pixel_of(&app, Vec3::ZERO);
+    assert_eq!(picking.at(&app, x, y), Ok(cubes[1]), "the middle cube before the addition");
+    let sphere = scene::uv_sphere(16);
+    let vertices = MeshVertices { positions: &sphere.positions, normals: &sphere.normals, uvs: &[] };
+    let ids = app.resource::<RenderMeshes>().add_mesh_levels(vertices, &[(&sphere.indices, &[])]).expect("added");
+    let mesh =
+        ecs::Mesh::new(ecs::MeshHandle(ids.start), ecs::MaterialHandle(0), ecs::Aabb::new(-Vec3::ONE, Vec3::ONE));
+    let above = Vec3::new(0.0, 2.0, 0.0);
+    let ball = scene::spawn_mesh(app.world_mut(), mesh, Transform::from_translation(above));
+    app.run_frames(3);
+    let (x, y) = pixel_of(&app, above);
+    assert_eq!(picking.at(&app, x, y), Ok(ball), "the added mesh's object at ({x}, {y})");
+    let (x, y) = pixel_of(&app, Vec3::ZERO);
+    assert_eq!(picking.at(&app, x, y), Ok(cubes[1]), "the middle cube after it");
+    assert_no_validation_messages(&device);
 }
 
 #[test]

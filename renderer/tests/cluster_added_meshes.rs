@@ -6,6 +6,11 @@
 //! itself: following the scene's growth between frames does, so every frame culls every
 //! object meshlet by meshlet (none drawn whole), the counters count the added meshes'
 //! meshlets, and the graph compiles again only on frames whose objects changed mesh.
+//!
+//! Meshes arriving frame after frame (a loader's) recompile the graph a bounded number of
+//! times: the tables are refreshed at most once per `GpuScene::set_cluster_refresh_frames`
+//! frames, the objects of meshes not in them yet drawn whole meanwhile, every image still the
+//! unculled one.
 
 use std::sync::Arc;
 
@@ -89,7 +94,8 @@ impl Reference {
         for shape in shapes {
             library.add_mesh_levels(shape.vertices(), &[(&shape.ordered, &shape.meshlets)]).expect("a mesh");
         }
-        let scene = GpuScene::new(device, library, 8).expect("a scene").into_shared();
+        // Room for every object of both tests: the reference does not follow growth.
+        let scene = GpuScene::new(device, library, 32).expect("a scene").into_shared();
         let mut graph = RenderGraph::new(Arc::clone(device), EXTENT).expect("a graph");
         let color =
             add_scene_passes(&mut graph, &scene, &ScenePassOptions::default()).expect("passes").expect("a readback");
@@ -137,6 +143,8 @@ fn meshes_added_while_frames_run_are_culled_meshlet_by_meshlet() {
         readbacks,
     )
     .expect("the cluster frame");
+    // Every frame whose objects changed mesh refreshes the tables (no throttle).
+    lock_scene(&scene).set_cluster_refresh_frames(1);
     let mut generation = lock_scene(&scene).generation();
     let mut ids = vec![0u32];
     let mut compiles_unchanged = 0;
@@ -201,5 +209,95 @@ fn meshes_added_while_frames_run_are_culled_meshlet_by_meshlet() {
         (0..scene.object_count()).map(|object| scene.records()[object as usize]).find(|record| record.mesh == ids[1]);
     let library_first = scene.meshes().range(ids[1]).expect("a mesh").first_index;
     assert_ne!(gpu_first.map(|record| record.first_index), Some(library_first), "placed apart from its library range");
+    assert_no_validation_messages(&device);
+}
+
+/// The objects of a frame of the arrivals test: the box, and one object per mesh arrived so
+/// far, in a row (the reference draws them all with shape 1, the arrivals' shape).
+fn arrival_objects(arrived: usize) -> Vec<(usize, Mat4, u32)> {
+    let mut objects = vec![(0, Mat4::from_scale(Vec3::new(3.0, 1.5, 1.5)), 0xff80_8080)];
+    for slot in 0..arrived {
+        let world = Mat4::from_translation(Vec3::new(slot as f32 * 0.7 - 2.6, 1.9, 0.4 + 0.3 * (slot % 3) as f32));
+        objects.push((1, world * Mat4::from_scale(Vec3::splat(0.35)), 0xff20_40c0 + slot as u32 * 0x0004_0800));
+    }
+    objects
+}
+
+#[test]
+fn meshes_arriving_frame_after_frame_recompile_a_bounded_number_of_times() {
+    let Some(device) = gpu_test_context() else { return };
+    const ARRIVALS: u32 = 16;
+    const REFRESH_FRAMES: u32 = 4;
+    let shapes = shapes();
+    let mut reference = Reference::new(&device, &shapes);
+    let mut library = MeshLibrary::new();
+    library.add_mesh_levels(shapes[0].vertices(), &[(&shapes[0].ordered, &shapes[0].meshlets)]).expect("the box");
+    // Room for every object from the start: only the cluster tables and the mesh buffers
+    // move the generation.
+    let scene = GpuScene::new(&device, library, 32).expect("a scene").into_shared();
+    set_objects(&mut lock_scene(&scene), &arrival_objects(0), &[0]);
+    let mut graph = RenderGraph::new(Arc::clone(&device), EXTENT).expect("a graph");
+    let readbacks = ClusterReadbacks { color: true, verdicts: false, early_depth: false };
+    let culled = add_cluster_culled_scene_passes(
+        &mut graph,
+        &scene,
+        &ScenePassOptions::default(),
+        ClusterSettings::default(),
+        readbacks,
+    )
+    .expect("the cluster frame");
+    lock_scene(&scene).set_cluster_refresh_frames(REFRESH_FRAMES);
+    let mut generation = lock_scene(&scene).generation();
+    // The first frame compiles the graph; count the recompiles of the arrival frames after it.
+    culled_frame(&mut graph, &culled, 0);
+    let compiles_before = graph.compile_count();
+    // Object k draws arrival k, so every arrival changes the objects' meshes.
+    let mut ids = vec![0u32];
+    let (mut lagging_frames, mut buffer_growths) = (0, 0);
+    let frames = ARRIVALS + REFRESH_FRAMES;
+    for frame in 1..=frames {
+        let arrived = (frame.min(ARRIVALS)) as usize;
+        {
+            let mut scene = lock_scene(&scene);
+            if frame <= ARRIVALS {
+                let shape = &shapes[1];
+                let levels = scene.add_mesh_levels(shape.vertices(), &[(&shape.ordered, &shape.meshlets)]);
+                ids.push(levels.expect("an arrival").start);
+            }
+            let buffer_bytes = scene.mesh_buffer_bytes();
+            scene.stream_frame(u64::MAX).expect("streams");
+            // A mesh buffer that grew is imported again: a recompile of its own.
+            buffer_growths += u32::from(scene.mesh_buffer_bytes() != buffer_bytes);
+            let objects = arrival_objects(arrived);
+            scene.reserve(objects.len() as u32).expect("the scene grows");
+            scene.set_object_count(objects.len() as u32).expect("room");
+            for (slot, &(_, world, color)) in objects.iter().enumerate() {
+                let desc = ObjectDesc { world: world.to_cols_array_2d(), color, mesh: ids[slot], material: 0 };
+                scene.set_object(slot as u32, desc).expect("an arrived mesh");
+            }
+            scene.follow_growth(&mut graph, &mut generation);
+            // Objects past the tables' are drawn whole by the object pass until they catch up.
+            lagging_frames += u32::from(scene.cluster_table().expect("kept").object_count() < scene.object_count());
+        }
+        let (image, _) = culled_frame(&mut graph, &culled, frame);
+        let expected = reference.image(frame, &arrival_objects(arrived));
+        let differing = image.chunks_exact(4).zip(expected.chunks_exact(4)).filter(|(a, b)| a != b).count();
+        assert_eq!(differing, 0, "frame {frame} ({arrived} arrived): the image is the unculled one");
+    }
+    let recompiles = graph.compile_count() - compiles_before;
+    // One refresh at the first arrival, then at most one per REFRESH_FRAMES frames, and the
+    // frames whose mesh buffers grew.
+    let bound = 1 + (frames - 1) / REFRESH_FRAMES + buffer_growths;
+    assert!(
+        recompiles as u32 <= bound,
+        "{recompiles} recompiles over {frames} frames of arrivals ({buffer_growths} buffer growths, bound {bound})"
+    );
+    assert!(recompiles >= 2, "the tables followed the arrivals ({recompiles} recompiles)");
+    assert!(lagging_frames > 0, "the tables lagged the arrivals on some frames, their objects drawn whole");
+    let scene = lock_scene(&scene);
+    let table = scene.cluster_table().expect("kept");
+    let fresh =
+        (0..scene.object_count()).all(|object| table.built_mesh(object) == Some(scene.records()[object as usize].mesh));
+    assert!(fresh, "once the arrivals stopped, the tables caught up within {REFRESH_FRAMES} frames");
     assert_no_validation_messages(&device);
 }

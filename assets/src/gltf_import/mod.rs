@@ -36,6 +36,7 @@ mod views;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use culling::occlusion::OccluderMesh;
 use ecs::{Camera, Projection, Transform};
 use glam::{Quat, Vec3};
 use hecs::Entity;
@@ -122,6 +123,11 @@ pub struct GltfScene {
     pub animations: Vec<GltfAnimation>,
     /// Primitives left out because they are not triangles (each logged as a warning).
     pub skipped_primitives: usize,
+    /// Per mesh: one occluder inside every level, derived by the loader when
+    /// [`ProcessOptions::occluders`] asked for it (`None`: open, malformed or skinned; empty
+    /// when not asked), for `RenderMeshes::add_mesh_levels_with_occluder`
+    /// ([`GltfScene::add_model_with_occluders`]).
+    pub occluders: Vec<Option<OccluderMesh>>,
     /// How long each step took.
     pub timings: LoadTimings,
 }
@@ -256,6 +262,7 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
                 .map(std::sync::Arc::new)
         })
         .collect();
+    let occluders = if options.occluders { meshes.iter().map(mesh_occluder).collect() } else { Vec::new() };
     lap(&mut timings.process);
     Ok(GltfScene {
         meshes,
@@ -269,8 +276,19 @@ pub fn load_gltf_bytes(bytes: &[u8], base: Option<&Path>, options: &ProcessOptio
         joint_boxes,
         animations,
         skipped_primitives,
+        occluders,
         timings,
     })
+}
+
+/// The occluder of a processed mesh's levels (none for a skinned one: its pose moves its
+/// surface away from any box of the bind pose).
+fn mesh_occluder(mesh: &ProcessedMesh) -> Option<OccluderMesh> {
+    if mesh.skin.is_some() {
+        return None;
+    }
+    let levels: Vec<&[u32]> = mesh.levels.iter().map(|level| level.indices.as_slice()).collect();
+    culling::occlusion::streamed_occluder(&mesh.positions, &levels)
 }
 
 /// The validated document and what the importer reads from the raw JSON beside it.

@@ -191,9 +191,26 @@ impl GltfScene {
         &self,
         mut add_levels: impl FnMut(MeshVertices<'_>, &[(&[u32], &[Meshlet])]) -> meshes::Result<Range<u32>>,
     ) -> meshes::Result<Model> {
+        self.add_model_with_occluders(|vertices, levels, _| add_levels(vertices, levels))
+    }
+
+    /// [`GltfScene::add_model_with`], handing each mesh's occluder the loader derived
+    /// ([`GltfScene::occluders`]; `None` where it derived none) along with it: with a
+    /// renderer, `|vertices, levels, occluder|
+    /// render_meshes.add_mesh_levels_with_occluder(vertices, levels, occluder.cloned())`, so
+    /// the frame that adds the meshes does not search their inner boxes.
+    pub fn add_model_with_occluders(
+        &self,
+        mut add_levels: impl FnMut(
+            MeshVertices<'_>,
+            &[(&[u32], &[Meshlet])],
+            Option<&OccluderMesh>,
+        ) -> meshes::Result<Range<u32>>,
+    ) -> meshes::Result<Model> {
         let mut meshes = Vec::with_capacity(self.meshes.len());
-        for mesh in &self.meshes {
-            meshes.push(add_levels_with(mesh, &mut add_levels)?);
+        for (index, mesh) in self.meshes.iter().enumerate() {
+            let occluder = self.occluders.get(index).and_then(Option::as_ref);
+            meshes.push(add_levels_with(mesh, |vertices, levels| add_levels(vertices, levels, occluder))?);
         }
         let looks = self.colors.iter().map(|&color| (MaterialHandle::PLAIN, color)).collect();
         Ok(self.model_of(meshes, looks, 0, MaterialHandle::PLAIN.0))

@@ -122,7 +122,8 @@ struct Request {
 pub struct ServerOptions {
     /// Loader threads (at least 1): files load side by side up to this many.
     pub loader_threads: usize,
-    /// How each mesh is processed.
+    /// How each mesh is processed (the default derives each mesh's occluder on the loader
+    /// thread: [`ProcessOptions::occluders`]).
     pub process: ProcessOptions,
     /// The job system the processing's jobs run on; `None`: [`JobSystem::global`].
     pub jobs: Option<Arc<JobSystem>>,
@@ -130,7 +131,11 @@ pub struct ServerOptions {
 
 impl Default for ServerOptions {
     fn default() -> ServerOptions {
-        ServerOptions { loader_threads: 2, process: ProcessOptions::default(), jobs: None }
+        ServerOptions {
+            loader_threads: 2,
+            process: ProcessOptions { occluders: true, ..ProcessOptions::default() },
+            jobs: None,
+        }
     }
 }
 

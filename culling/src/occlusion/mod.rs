@@ -58,6 +58,7 @@ mod box_test_avx2;
 mod buffer_size;
 mod hidden_occluders;
 mod inner_box;
+mod levels;
 mod occluders;
 mod project;
 mod pyramid;
@@ -78,6 +79,7 @@ use ecs::Aabb;
 use glam::{DVec2, Mat4, Vec3};
 
 pub use buffer_size::fit_buffer;
+pub use levels::{inner_box_of_level, streamed_occluder};
 pub use occluders::{
     OccluderCandidate, OccluderInstance, OccluderMesh, OccluderSelector, MAX_HULL_FACES, MAX_HULL_VERTICES,
 };

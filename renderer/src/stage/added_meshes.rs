@@ -55,6 +55,25 @@ impl RenderMeshes {
         Ok(ids)
     }
 
+    /// [`RenderMeshes::add_mesh_levels`] with the mesh's occluder derived already, off the
+    /// frame (by [`crate::streamed_occluder`], as an asset loader thread does:
+    /// `assets::ProcessOptions::occluders`), so this call only copies the mesh: the inner-box
+    /// search over every level's triangles is the longest part of an add. `None`: the mesh
+    /// occludes nothing (open or malformed). Where the renderer does not derive occluders
+    /// (see the type's docs) the occluder is dropped.
+    pub fn add_mesh_levels_with_occluder(
+        &self,
+        vertices: MeshVertices<'_>,
+        levels: &[(&[u32], &[Meshlet])],
+        occluder: Option<culling::occlusion::OccluderMesh>,
+    ) -> meshes::Result<Range<u32>> {
+        let ids = lock_scene(&self.scene).add_mesh_levels(vertices, levels)?;
+        if let Some(changes) = &self.occluders {
+            OccluderChanges::note_derived(changes, ids.clone(), occluder);
+        }
+        Ok(ids)
+    }
+
     /// Derives the occluder of levels `ids` (see the type's docs).
     fn note_occluder(&self, ids: Range<u32>, vertices: &MeshVertices<'_>, levels: &[(&[u32], &[Meshlet])]) {
         let Some(changes) = &self.occluders else { return };
@@ -104,6 +123,21 @@ impl RenderMeshes {
             OccluderChanges::note_removed(changes, ids.clone());
         }
         Ok(ids)
+    }
+
+    /// How much the host library holds: its mesh ids (levels and placeholder boxes) and its
+    /// indices. Every mesh added or replaced grows it, so a tool drawing from a copy of the
+    /// library ([`RenderMeshes::library`]) compares it to know when to copy again.
+    pub fn library_extent(&self) -> (usize, usize) {
+        let scene = lock_scene(&self.scene);
+        (scene.meshes().len(), scene.meshes().indices().len())
+    }
+
+    /// A copy of the host library: every mesh installed or added so far (ids as the frame's
+    /// records name them), for a tool drawing the frame's objects on its own (picking).
+    /// Copies every mesh: not for every frame.
+    pub fn library(&self) -> meshes::MeshLibrary {
+        lock_scene(&self.scene).meshes().clone()
     }
 
     /// Whether mesh `mesh`'s own triangles are drawn (its bytes are on the GPU).

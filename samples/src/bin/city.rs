@@ -331,9 +331,23 @@ fn main() -> ExitCode {
             }
         }
     }
-    let mut streaming = match (&districts, &rendering) {
-        (Some(files), Some(_)) => {
-            Some((DistrictStreamer::new(files, options.stream_radius), app.resource::<RenderMeshes>().clone()))
+    let mut streaming = match (&districts, &mut rendering) {
+        (Some(files), Some(rendering)) => {
+            let mut streamer = DistrictStreamer::new(files, options.stream_radius);
+            let render_meshes = app.resource::<RenderMeshes>().clone();
+            if options.preload {
+                let started = Instant::now();
+                if let Err(error) = streamer.preload(app.world_mut(), &render_meshes, Some(&mut rendering.checker)) {
+                    eprintln!("stream: {error}");
+                    return ExitCode::FAILURE;
+                }
+                println!(
+                    "stream: preloaded {} districts in {:.1} ms",
+                    streamer.spawned(),
+                    started.elapsed().as_secs_f64() * 1e3
+                );
+            }
+            Some((streamer, render_meshes))
         }
         (Some(_), None) => {
             eprintln!("city: --stream needs a usable Vulkan device");
@@ -395,6 +409,7 @@ fn main() -> ExitCode {
         // The streaming work between frames (adding ready districts, removing far ones) is
         // the game's, so it counts in the frame's time; the check's copy of the meshes does not.
         let mut started = Instant::now();
+        let mut stream_ms = None;
         if let Some((streamer, render_meshes)) = &mut streaming {
             let checker = rendering.as_mut().map(|rendering| &mut rendering.checker);
             if let Err(error) = streamer.update(app.world_mut(), render_meshes, checker) {
@@ -402,13 +417,14 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
             started += std::time::Duration::from_secs_f64(streamer.checker_seconds());
+            stream_ms = Some(started.elapsed().as_secs_f64() * 1e3);
             streamer.report.update_ms.push(started.elapsed().as_secs_f64() * 1e3);
         }
         app.run_frame();
         frame_ms.push(started.elapsed().as_secs_f64() * 1e3);
         let frame = app.last_frame_index().expect("a frame was run");
         let mut record =
-            FrameRecord { frame, frame_ms: started.elapsed().as_secs_f64() * 1e3, ..FrameRecord::default() };
+            FrameRecord { frame, frame_ms: started.elapsed().as_secs_f64() * 1e3, stream_ms, ..FrameRecord::default() };
         for (stage, system, seconds) in app.schedule().system_seconds() {
             record.system_ms.insert(format!("{stage}/{system}"), seconds * 1e3);
         }

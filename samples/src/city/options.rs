@@ -214,6 +214,11 @@ pub struct CityOptions {
     /// camera are loaded; those farther than 1.25 times it are removed.
     #[arg(long, value_name = "M", default_value_t = 250.0, requires = "stream")]
     pub stream_radius: f32,
+    /// With `--stream`: load every district before the first frame (the loader waited for)
+    /// and keep them all: the same meshes and objects as the streamed flight, preloaded, to
+    /// measure streaming against.
+    #[arg(long, requires = "stream", conflicts_with = "window")]
+    pub preload: bool,
     /// The GPU memory budget for meshes added while the game runs, in MiB
     /// (`ecs::RenderSettings::mesh_memory_budget`): levels no view needed lately are evicted
     /// and objects draw coarser levels rather than go over it.

@@ -3,7 +3,8 @@
 //!
 //! Between two frames, [`DistrictStreamer::update`] asks the server for the districts within
 //! the radius that are not loaded, nearest first (a few at a time: the loader threads parse
-//! and process them off the frame), hands each ready scene's meshes to the renderer's
+//! and process them off the frame, and derive each mesh's occluder there), hands each ready
+//! scene's meshes to the renderer's
 //! [`RenderMeshes`] (and to the check's reference renderer, which numbers them alike) and
 //! spawns its nodes; a district past the radius and a margin has its entities despawned and
 //! its meshes removed. [`StreamReport`] adds up what happened, frame by frame. Headless the
@@ -222,6 +223,30 @@ impl DistrictStreamer {
         Ok(())
     }
 
+    /// Loads every district and spawns it before the first frame, waiting for the loader
+    /// (`city --stream --preload`: the same meshes and objects as a streamed flight, all in
+    /// the world from the start, to measure streaming against); the radius then covers the
+    /// whole city, so [`DistrictStreamer::update`] loads and removes nothing.
+    pub fn preload(
+        &mut self,
+        world: &mut World,
+        meshes: &RenderMeshes,
+        mut checker: Option<&mut MeshRenderer>,
+    ) -> Result<(), RenderError> {
+        self.radius = f32::INFINITY;
+        let handles: Vec<SceneHandle> = self.paths.iter().map(|path| self.server.load(path)).collect();
+        for (district, handle) in handles.into_iter().enumerate() {
+            match self.server.wait(handle, std::time::Duration::from_secs(600)).map_err(|error| error.to_string())? {
+                LoadState::Ready => {}
+                LoadState::Loading => return Err(format!("district {district}: still loading after 600 s").into()),
+                LoadState::Failed(error) => return Err(format!("district {district}: {error}").into()),
+            }
+            let (model, ids) = self.spawn(world, handle, meshes, checker.as_deref_mut())?;
+            self.states[district] = DistrictState::Spawned { handle, model, meshes: ids };
+        }
+        Ok(())
+    }
+
     /// Hands a ready district's meshes to the renderers and spawns its nodes at the origin
     /// (the files hold world positions); returns the model and its meshes' first level ids.
     fn spawn(
@@ -235,8 +260,9 @@ impl DistrictStreamer {
             self.server.get(handle).map_err(|error| error.to_string())?.ok_or("a ready district has a scene")?;
         let mut mismatch = None;
         let mut checker_seconds = 0.0;
-        let model = scene.add_model_with(|vertices, levels| {
-            let ids: Range<u32> = meshes.add_mesh_levels(vertices, levels)?;
+        // The loader thread derived each mesh's occluder: the frame only copies the meshes.
+        let model = scene.add_model_with_occluders(|vertices, levels, occluder| {
+            let ids: Range<u32> = meshes.add_mesh_levels_with_occluder(vertices, levels, occluder.cloned())?;
             if let Some(checker) = checker.as_deref_mut() {
                 let started = Instant::now();
                 // The reference adds the same meshes in the same order, so it gives the same

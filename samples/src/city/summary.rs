@@ -23,6 +23,10 @@ pub struct FrameRecord {
     pub stage_ms: BTreeMap<String, f64>,
     /// CPU milliseconds of each system, by `stage/system` (systems of one batch overlap).
     pub system_ms: BTreeMap<String, f64>,
+    /// `--stream`: milliseconds of the streaming work before the frame (spawning ready
+    /// districts, removing far ones), part of [`FrameRecord::frame_ms`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_ms: Option<f64>,
     /// Objects the Visibility stage saw.
     pub objects: usize,
     /// Objects outside the view frustum.
@@ -137,6 +141,7 @@ pub fn table(records: &[FrameRecord]) -> String {
         let _ = writeln!(text, "{name:<28} {median:>10.decimals$} {p95:>10.decimals$} {max:>10.decimals$}");
     };
     row("cpu ms frame", records.iter().map(|record| record.frame_ms).collect(), 3);
+    row("cpu ms streaming", records.iter().filter_map(|record| record.stream_ms).collect(), 3);
     let stages: Vec<&String> = records.first().map(|record| record.stage_ms.keys().collect()).unwrap_or_default();
     for stage in stages {
         row(

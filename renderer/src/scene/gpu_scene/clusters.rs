@@ -13,6 +13,15 @@
 //! object whose mesh changed is drawn whole), so a host may refresh less often than its
 //! objects change level.
 //!
+//! **Throttle.** Each refresh that changes the tables recompiles the graph, so a scene whose
+//! objects change mesh frame after frame (meshes arriving from a loader over consecutive
+//! frames, objects changing level) would recompile on every frame. Following the growth
+//! refreshes stale tables at most once per [`GpuScene::set_cluster_refresh_frames`] frames
+//! (default [`CLUSTER_REFRESH_FRAMES`]): the first change after a quiet spell is refreshed at
+//! once, the changes of the next frames wait and are refreshed together; meanwhile their
+//! objects are drawn whole by their first pair or by the object pass, every pixel drawn.
+//! [`GpuScene::refresh_clusters`], called by the host, is not throttled.
+//!
 //! **Frames in flight.** The outgrown buffers are kept until the frames that may read them
 //! have finished (the rule of `growth.rs`).
 
@@ -31,7 +40,16 @@ pub(super) struct SceneClusters {
     stale: bool,
     /// Whether the last refresh could not upload (warned once until one succeeds).
     failed: bool,
+    /// Frames followed since the tables last changed (saturating).
+    since_change: u32,
+    /// Least frames between two changes of the tables when following the growth.
+    refresh_frames: u32,
 }
+
+/// Default least number of frames between two refreshes of the cluster tables (and so graph
+/// recompiles) when following the scene's growth: a loader's meshes arriving over a second
+/// recompile some eight times, not sixty.
+pub const CLUSTER_REFRESH_FRAMES: u32 = 8;
 
 /// What the cluster passes read of the scene's tables each frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -58,7 +76,14 @@ impl GpuScene {
         }
         let table = ClusterTable::build(self);
         let buffers = ClusterBuffers::upload(&self.device, &table)?;
-        self.clusters = Some(SceneClusters { table, buffers, stale: false, failed: false });
+        self.clusters = Some(SceneClusters {
+            table,
+            buffers,
+            stale: false,
+            failed: false,
+            since_change: u32::MAX,
+            refresh_frames: CLUSTER_REFRESH_FRAMES,
+        });
         Ok(())
     }
 
@@ -90,6 +115,7 @@ impl GpuScene {
         let last_reader = self.last_reader();
         let Some(clusters) = &mut self.clusters else { return Ok(false) };
         clusters.stale = false;
+        clusters.since_change = 0;
         let outgrown = std::mem::replace(&mut clusters.buffers, buffers);
         clusters.table = table;
         for buffer in outgrown.into_buffers() {
@@ -99,9 +125,26 @@ impl GpuScene {
         Ok(true)
     }
 
-    /// [`GpuScene::refresh_clusters`], its error a warning logged once until a refresh
-    /// succeeds (the old tables draw the changed objects whole meanwhile).
+    /// Sets the least number of frames between two refreshes of the kept cluster tables when
+    /// following the scene's growth (see the module docs; 0 counts as 1: every frame whose
+    /// objects changed mesh refreshes). Kept while the tables are; before
+    /// [`GpuScene::track_clusters`] nothing is kept and nothing is set.
+    pub fn set_cluster_refresh_frames(&mut self, frames: u32) {
+        if let Some(clusters) = &mut self.clusters {
+            clusters.refresh_frames = frames.max(1);
+        }
+    }
+
+    /// [`GpuScene::refresh_clusters`] once per frame when following the growth, throttled to
+    /// one change of the tables per `refresh_frames` frames (see the module docs); its error
+    /// a warning logged once until a refresh succeeds (the old tables draw the changed
+    /// objects whole meanwhile, and the next frame tries again).
     pub(super) fn refresh_clusters_or_warn(&mut self) {
+        let Some(clusters) = &mut self.clusters else { return };
+        clusters.since_change = clusters.since_change.saturating_add(1);
+        if !clusters.stale || clusters.since_change < clusters.refresh_frames {
+            return;
+        }
         let outcome = self.refresh_clusters();
         let Some(clusters) = &mut self.clusters else { return };
         match outcome {

@@ -61,6 +61,7 @@ mod view_lists;
 
 pub(crate) use clusters::ClusterLayout;
 use clusters::SceneClusters;
+pub use clusters::CLUSTER_REFRESH_FRAMES;
 use draws::DrawSource;
 pub(crate) use growth::RecordedCopy;
 pub use growth::{set_scene_memory_limit, SceneGrowthError};
