@@ -11,3 +11,8 @@ for source in glsl/*/*.glsl; do
     mkdir -p "spirv/$group"
     glslc -fshader-stage="$stage" --target-env=vulkan1.2 -O -I glsl/engine -o "spirv/$group/$name.spv" "$source"
 done
+# The renderer's test shaders include the engine's headers too: keep them fresh with them
+# (`renderer/tests/pass_promises.rs` checks).
+for source in ../renderer/tests/shaders/*.comp.glsl; do
+    glslc -fshader-stage=comp --target-env=vulkan1.2 -O -I glsl/engine -o "${source%.glsl}.spv" "$source"
+done

@@ -40,7 +40,18 @@ fn streamed_districts_load_and_leave_within_the_budget_and_culling_hides_nothing
     std::fs::write(&path, PATH).expect("the path is written");
     for backend in ["cpu", "gpu"] {
         let output = Command::new(env!("CARGO_BIN_EXE_city"))
-            .args(["--stream", "--budget", "1.5", "--stream-radius", "60", "--objects", "1000", "--frames", "24"])
+            .args([
+                "--stream",
+                "--stream-wait",
+                "--budget",
+                "1.5",
+                "--stream-radius",
+                "60",
+                "--objects",
+                "1000",
+                "--frames",
+                "24",
+            ])
             .args(["--size", "96x64", "--render", "every", "--truth", "--validate", "--threads", "2"])
             .args(["--cull", backend])
             .arg("--stream-dir")
@@ -88,7 +99,18 @@ fn streamed_districts_load_between_the_window_frames() {
         let shot = format!("shot-{backend}.png");
         let output = Command::new("xvfb-run")
             .args(["-a", "-s", "-screen 0 1024x768x24", env!("CARGO_BIN_EXE_city"), "--window"])
-            .args(["--stream", "--budget", "1.5", "--stream-radius", "60", "--objects", "1000", "--frames", "24"])
+            .args([
+                "--stream",
+                "--stream-wait",
+                "--budget",
+                "1.5",
+                "--stream-radius",
+                "60",
+                "--objects",
+                "1000",
+                "--frames",
+                "24",
+            ])
             .args(["--size", "160x96", "--validate", "--threads", "2", "--cull", backend])
             .args(["--camera-path", "path.json", "--stream-dir", "districts", "--screenshot", &shot])
             .current_dir(&folder)

@@ -333,7 +333,8 @@ fn main() -> ExitCode {
     }
     let mut streaming = match (&districts, &mut rendering) {
         (Some(files), Some(rendering)) => {
-            let mut streamer = DistrictStreamer::new(files, options.stream_radius);
+            let mut streamer =
+                DistrictStreamer::new(files, options.stream_radius).waiting_for_loads(options.stream_wait);
             let render_meshes = app.resource::<RenderMeshes>().clone();
             if options.preload {
                 let started = Instant::now();
@@ -736,7 +737,8 @@ fn run_window(
         hud: options.hud,
     };
     // `--stream`: the districts load and leave between the window's frames, as headless.
-    let mut streamer = districts.map(|files| DistrictStreamer::new(files, options.stream_radius));
+    let mut streamer = districts
+        .map(|files| DistrictStreamer::new(files, options.stream_radius).waiting_for_loads(options.stream_wait));
     let hook = streamer.as_mut().map(|streamer| -> FrameHook<'_> {
         Box::new(move |app: &mut App| {
             if app.frames_run() > 0 {

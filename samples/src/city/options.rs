@@ -219,6 +219,11 @@ pub struct CityOptions {
     /// measure streaming against.
     #[arg(long, requires = "stream", conflicts_with = "window")]
     pub preload: bool,
+    /// With `--stream`: each frame first waits for the districts asked for before the frame
+    /// before it (still loaded on the loader thread), so the flight loads the same districts
+    /// on the same frames on any machine (tests, captures); not for timing.
+    #[arg(long, requires = "stream")]
+    pub stream_wait: bool,
     /// The GPU memory budget for meshes added while the game runs, in MiB
     /// (`ecs::RenderSettings::mesh_memory_budget`): levels no view needed lately are evicted
     /// and objects draw coarser levels rather than go over it.

@@ -131,6 +131,8 @@ pub struct DistrictStreamer {
     wanted: Vec<(f32, usize)>,
     /// Seconds the last update spent giving the check's renderer its meshes.
     checker_seconds: f64,
+    /// Each update first waits for the loads asked for before it (`--stream-wait`).
+    wait_for_loads: bool,
     /// What happened so far.
     pub report: StreamReport,
 }
@@ -150,8 +152,19 @@ impl DistrictStreamer {
             radius,
             wanted: Vec::new(),
             checker_seconds: 0.0,
+            wait_for_loads: false,
             report: StreamReport::default(),
         }
+    }
+
+    /// With `wait` (`city --stream-wait`), each [`DistrictStreamer::update`] first waits for
+    /// the districts asked for by the update before it: the loader thread still does the
+    /// work, but a district asked for between frames N-1 and N is in the world from frame N+1
+    /// on any machine, so a flight is the same run after run (tests, captures). The wait
+    /// counts in the between-frame streaming time.
+    pub fn waiting_for_loads(mut self, wait: bool) -> DistrictStreamer {
+        self.wait_for_loads = wait;
+        self
     }
 
     /// Seconds the last [`DistrictStreamer::update`] spent giving the check's renderer the
@@ -176,6 +189,15 @@ impl DistrictStreamer {
     ) -> Result<(), RenderError> {
         self.checker_seconds = 0.0;
         let Some(eye) = camera_position(world) else { return Ok(()) };
+        if self.wait_for_loads {
+            for state in &self.states {
+                if let DistrictState::Loading(handle) = state {
+                    self.server
+                        .wait(*handle, std::time::Duration::from_secs(600))
+                        .map_err(|error| error.to_string())?;
+                }
+            }
+        }
         let far = self.radius * REMOVE_MARGIN;
         for district in 0..self.states.len() {
             let distance = self.grid.distance(district, eye);
