@@ -4,7 +4,8 @@
 //! With the GPU backend the Visibility stage still picks LOD, writes the per-object columns
 //! (the boxes the GPU culls) and the lists of drawable objects, and keeps its frustum test
 //! (cheap, and the same bits as the GPU's for the same boxes), so `visible`, `state_of` and
-//! the `Culled` tags are this frame's on every backend. Occlusion is left to the GPU culling
+//! the `Culled` tags are this frame's on every backend. Under `ecs::CpuAnswers::OnRequest`
+//! it keeps only the columns of what changed, and answers `state_of` when asked. Occlusion is left to the GPU culling
 //! passes (the `renderer` crate), whose answer is in `visibility_bits`, and reaches the host's
 //! answer only through [`GpuFeedback`].
 

@@ -123,3 +123,76 @@ fn gpu_lod_app_frames_equal_the_frames_of_the_cpu_levels() {
     assert_eq!(chosen_by_gpu, 0, "with the selection off the GPU draws the records' levels (counted at 0)");
     assert_no_validation_messages(&device);
 }
+
+/// The camera of frame `frame` of the flight answered on request: it walks and turns, then
+/// only turns where it stands, then walks again.
+fn turning_camera_at(frame: u64) -> Transform {
+    let walked = frame.min(4) + frame.saturating_sub(9);
+    let step = walked as f32;
+    let eye = Vec3::new(-10.0 + 1.5 * step, 2.0, 12.0 - 3.0 * step);
+    let heading = frame as f32 * 0.35;
+    scene::look_at(eye, eye + Vec3::new(heading.sin(), -0.1, -heading.cos()))
+}
+
+/// Per frame: the image, every mesh entity's `state_of`, and whether the Visibility stage
+/// culled every object.
+type AnsweredRun = Vec<(Vec<u8>, Vec<Option<culling::ObjectState>>, bool)>;
+
+fn run_answered(device: &Arc<GpuDevice>, answers: ecs::CpuAnswers, gpu_lod: bool) -> AnsweredRun {
+    let mut app = runtime::App::with_threads(1);
+    let (target, capture): (HeadlessTarget, SharedCapture) = HeadlessTarget::new();
+    install_render_to(&mut app, setup(device), Some(Box::new(target))).expect("a device is there");
+    app.resource_mut::<ecs::RenderSettings>().gpu_lod_selection = gpu_lod;
+    app.resource_mut::<ecs::RenderSettings>().cpu_answers = answers;
+    let camera = build_scene(&mut app);
+    // The camera moves from a system, so the frames after the first stay tracked.
+    app.add_system(
+        runtime::Stage::Input,
+        runtime::System::new("fly", move |ctx| {
+            *ctx.get_mut::<Transform>(camera).expect("the camera") = turning_camera_at(ctx.time.frame_index);
+        })
+        .writes::<Transform>(),
+    );
+    let meshes: Vec<runtime::hecs::Entity> =
+        app.world().query::<(runtime::hecs::Entity, &Mesh)>().iter().map(|(entity, _)| entity).collect();
+    let mut frames = Vec::new();
+    for frame in 0..14 {
+        app.run_frame();
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "frame {frame}: {:?}", report.error);
+        let visibility = app.resource::<culling::Visibility>();
+        let states = meshes.iter().map(|&entity| visibility.state_of(entity)).collect();
+        let image = lock_capture(&capture).pixels.clone();
+        frames.push((image, states, visibility.stats().objects_culled));
+    }
+    frames
+}
+
+/// Answered on request, the Visibility stage leaves the objects alone while the camera only
+/// turns, and the frames are those answered every frame, pixel for pixel, with the GPU
+/// choosing the levels or drawing the CPU's; so is every entity's `state_of` (the GPU's
+/// occlusion included, tested one entity at a time).
+#[test]
+fn gpu_lod_app_frames_answered_on_request_equal_the_frames_answered_every_frame() {
+    let Some(device) = gpu_test_context() else { return };
+    for gpu_lod in [true, false] {
+        let every = run_answered(&device, ecs::CpuAnswers::EveryFrame, gpu_lod);
+        let asked = run_answered(&device, ecs::CpuAnswers::OnRequest, gpu_lod);
+        let mut occluded = 0;
+        for (frame, ((every_image, every_states, _), (image, states, _))) in every.iter().zip(&asked).enumerate() {
+            let differing = image.chunks_exact(4).zip(every_image.chunks_exact(4)).filter(|(a, b)| a != b).count();
+            assert_eq!(differing, 0, "frame {frame} (GPU levels {gpu_lod}): {differing} pixels differ on request");
+            assert_eq!(states, every_states, "frame {frame} (GPU levels {gpu_lod}): the answers differ on request");
+            occluded += states.iter().filter(|state| **state == Some(culling::ObjectState::Occluded)).count();
+        }
+        assert!(occluded > 0, "the GPU's bits occlude some objects");
+        // The frames that only turn (5 to 9, the first of them after the walk excepted).
+        let skipped: Vec<usize> = asked.iter().enumerate().filter(|(_, run)| !run.2).map(|(frame, _)| frame).collect();
+        assert_eq!(
+            skipped,
+            vec![5, 6, 7, 8, 9],
+            "(GPU levels {gpu_lod}) only the turning frames leave the objects alone"
+        );
+    }
+    assert_no_validation_messages(&device);
+}

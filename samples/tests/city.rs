@@ -451,3 +451,38 @@ fn users_frame_passes_match_the_cpu_and_keep_culled_and_unculled_frames_identica
     let (output, text) = city(&["--frames", "1", "--size", "96x64", "--cull", "cpu", "--gpu-animate"]);
     assert!(!output.status.success() && text.contains("need GPU culling"), "{text}");
 }
+
+/// Answered on request (`--cpu-answers on-request`): the Visibility stage leaves the objects
+/// alone while the camera only turns, refreshing the 2% that bob, and every drawn frame
+/// still equals the unculled reference and hides nothing, with the GPU choosing the levels
+/// of the error rule and with the CPU's levels of the distance rule.
+#[test]
+fn gpu_culling_answered_on_request_hides_nothing_on_every_frame() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let folder = temporary("city", "on-request");
+    let path = folder.join("path.json");
+    // Down the street, then turning where it stands, then on again.
+    std::fs::write(
+        &path,
+        r#"{"keyframes":[{"frame":0,"position":[-6,3,40],"yaw":0,"pitch":-5,"fov":60},
+                         {"frame":3,"position":[-6,3,20],"yaw":20,"pitch":-5,"fov":60},
+                         {"frame":7,"position":[-6,3,20],"yaw":140,"pitch":-5,"fov":60},
+                         {"frame":9,"position":[-6,20,0],"yaw":180,"pitch":-20,"fov":60}]}"#,
+    )
+    .expect("the path is written");
+    for lod_rule in ["error", "distance"] {
+        let arguments = ["--cull", "gpu", "--cpu-answers", "on-request", "--lod-rule", lod_rule, "--movers", "2"];
+        let size = ["--frames", "10", "--objects", "1000", "--size", "96x64", "--render", "every", "--truth"];
+        let path = ["--validate", "--camera-path", path.to_str().expect("a UTF-8 path")];
+        let (output, text) = city(&[&arguments[..], &size, &path].concat());
+        assert!(output.status.success(), "{lod_rule}: {text}");
+        assert!(text.contains(" bobbing) on "), "{lod_rule}: {text}");
+        assert_eq!(text.matches("identical images").count(), 10, "{lod_rule}: {text}");
+        assert_eq!(text.lines().filter(|line| line.ends_with("false_hidden 0")).count(), 10, "{lod_rule}: {text}");
+    }
+    let _ = std::fs::remove_dir_all(&folder);
+    let (output, text) = city(&["--frames", "1", "--movers", "101"]);
+    assert!(!output.status.success() && text.contains("not a percent"), "{text}");
+}

@@ -6,6 +6,7 @@ use ecs::{Aabb, CpuAnswers, MaterialHandle, MeshHandle, ResolvedView};
 use glam::Mat4;
 use runtime::hecs::Entity;
 
+use super::asked::AskedState;
 use super::cache::CachedBounds;
 use super::changes::{AnswerRun, SlotChanges};
 use super::slots::SlotIndex;
@@ -139,6 +140,11 @@ pub struct VisibilityStats {
     /// what the stage kept. Otherwise a full pass read every object (the first frame, after
     /// `App::world_mut`, a spawn or despawn of a mesh entity, or a frame without a view).
     pub tracked: bool,
+    /// The frame's culls ran over every object, or every word of 64 (a full pass, or the
+    /// word pass of a tracked frame). False on a tracked frame answered on request that left
+    /// the word pass out: only the changed objects were read, and [`Visibility::bits`] are
+    /// not this frame's verdict (see [`Visibility::answers`]).
+    pub objects_culled: bool,
     /// `Culled` and `Occluded` tags inserted this frame (applied right after the cull).
     pub tags_inserted: usize,
     /// `Culled` and `Occluded` tags removed this frame.
@@ -232,6 +238,8 @@ pub struct Visibility {
     /// [`Visibility::explain`] reads an occluded object's mip and depths from (shared, not
     /// copied: the stage takes it back before its next raster).
     pub(crate) occlusion_culler: Option<std::sync::Arc<crate::OcclusionCuller>>,
+    /// What an answer on request reads besides the columns (see `asked.rs`).
+    pub(crate) asked: AskedState,
 }
 
 impl Visibility {
@@ -248,7 +256,9 @@ impl Visibility {
         self.objects.is_empty()
     }
 
-    /// One bit per object: set when it may be visible.
+    /// One bit per object: set when it may be visible. Under
+    /// [`CpuAnswers::OnRequest`] or `None`, what the GPU drew in the fed-back frame and what
+    /// appeared since instead (see [`Visibility::answers`]).
     #[inline]
     pub fn bits(&self) -> &VisibilityBits {
         &self.bits
@@ -405,7 +415,9 @@ impl Visibility {
     /// | `Visible` | everything else drawable | everything else drawable; without the bits read back, every drawable object in view |
     ///
     /// Under [`CpuAnswers::OnRequest`] the answer is computed when asked, for that entity
-    /// alone, from its world box and the frame's view (see [`Visibility::answers`]); under
+    /// alone, from its world box, the frame's view and the fed-back bits (see
+    /// [`Visibility::answers`]: the same answers, but for an object moved since the bits'
+    /// frame, and no CPU occlusion); under
     /// [`CpuAnswers::None`] it is [`ObjectState::NotAnswered`].
     pub fn state_of(&self, entity: Entity) -> Option<ObjectState> {
         let slot = self.index.slot_of(entity)? as usize;
@@ -419,7 +431,7 @@ impl Visibility {
             ObjectState::NotDrawable
         } else if !self.is_kept(slot) {
             ObjectState::Culled
-        } else if self.occluded.get(word).is_some_and(|occluded| occluded & bit != 0) {
+        } else if self.is_hidden(slot) {
             ObjectState::Occluded
         } else {
             ObjectState::Visible

@@ -25,8 +25,11 @@
 //!    casters first, and the [`Culled`](ecs::Culled) tag changes of this frame. Under
 //!    [`CpuAnswers::OnRequest`](ecs::CpuAnswers) or `None` this step is left out: the lists
 //!    are emptied and refused by name, no tags are given, and `state_of` computes one
-//!    entity's answer when asked (`on_request.rs`). Steps 1-4 still run: the renderer draws
-//!    from their columns, the level of detail and the frustum bits.
+//!    entity's answer when asked (`on_request.rs`, `asked.rs`). So is step 4, and on a
+//!    tracked frame the per-word part of step 3 unless a level of detail could change (the
+//!    camera's position or the level rule moved): only the changed objects' columns are
+//!    written, which is all the renderer needs (the GPU culls, and picks the levels of the
+//!    error rule itself).
 //!
 //! **Object index.** An object's index is its entity's persistent *slot*: given when a mesh
 //! entity is first seen, kept while it lives whatever components it gains or loses (the
@@ -49,6 +52,7 @@
 //! nothing outside the stage sees; `holds/` what a word may skip while the camera creeps.
 
 mod answer;
+mod asked;
 mod cache;
 mod changes;
 mod cull;

@@ -36,17 +36,33 @@ impl Visibility {
     /// [`RenderSettings::cpu_answers`](ecs::RenderSettings::cpu_answers) in the frame).
     ///
     /// Under [`CpuAnswers::OnRequest`] the stage builds no lists and gives no tags (it
-    /// removes those an earlier frame gave), and [`Visibility::state_of`] computes one
-    /// entity's frustum, distance and screen-size verdict when asked, from the world box in
-    /// [`Visibility::objects`] and this frame's view: the same verdict the full cull gives.
-    /// Its level of detail is [`ObjectColumns::draws`](super::ObjectColumns::draws), which the
-    /// stage keeps writing because the renderer draws from it. Occlusion comes from the
-    /// frame's occlusion words as under every policy: the CPU occlusion of this frame on the
-    /// CPU backend; on the GPU backend the GPU's bits read back from an earlier frame (one
-    /// frame late when the GPU keeps up, at most the frames in flight plus one; see the
-    /// table of [`Visibility::state_of`]).
+    /// removes those an earlier frame gave), runs no occlusion, and on a tracked frame culls
+    /// no object but those that changed, unless a level of detail could change (the
+    /// camera's position, its projection or the level rule changed, and objects have
+    /// levels): a still or turning camera over a still world costs what changed.
+    /// [`Visibility::state_of`] then computes one entity's answer when asked, in O(1):
     ///
-    /// The `visible`, `scene` and `casters` lists are then empty and
+    /// - its frustum, distance and screen-size verdict from its world box in
+    ///   [`Visibility::objects`] (kept up to date for every object that changed) and this
+    ///   frame's view: the verdict the full cull gives, this frame's;
+    /// - its occlusion from the GPU's bits fed back ([`GpuFeedback`](crate::GpuFeedback)),
+    ///   by the rule of the answer every frame: occluded when its GPU bit is clear in the
+    ///   bits' frame and its box, as it is now, lay in that frame's view (the stage keeps the
+    ///   last eight views), unless it appeared since. **Latency:** the bits' frame, one frame
+    ///   late when the GPU keeps up, at most the frames in flight plus one; an object that
+    ///   moved since may read `Occluded` where the answer every frame, which tests the box it
+    ///   had then, reads `Visible`, or the other way. No CPU occlusion runs: without fed-back
+    ///   bits nothing is occluded (false-visible, never false-hidden);
+    /// - its level of detail from [`ObjectColumns::draws`](super::ObjectColumns::draws): picked
+    ///   whenever the object changed or the camera moved; a camera that only turns keeps the
+    ///   levels of its last position (see `LevelsKey` in `tracked/mod.rs`). On the GPU
+    ///   backend with `gpu_lod_selection` the cull picks the levels of error-rule chains
+    ///   itself, each frame.
+    ///
+    /// [`Visibility::bits`] are then not this frame's verdict: they name the drawable
+    /// objects the GPU drew in the fed-back frame (all the drawable ones without fed-back
+    /// bits) and those that appeared this frame, what the renderer's mesh and texture
+    /// residency want. The `visible`, `scene` and `casters` lists are empty and
     /// [`Visibility::try_visible`] and its kin say why.
     #[inline]
     pub fn answers(&self) -> CpuAnswers {
@@ -93,6 +109,18 @@ impl Visibility {
         self.lists_refused().map_or(Ok(self.casters()), Err)
     }
 
+    /// Whether drawable object `slot`, kept by the frustum, distance and screen-size culls, is
+    /// occluded: read from the occlusion words, or found now from the fed-back bits under
+    /// [`CpuAnswers::OnRequest`] (see `asked.rs`).
+    pub(super) fn is_hidden(&self, slot: usize) -> bool {
+        match self.answers {
+            CpuAnswers::OnRequest => {
+                self.asked.occluded(slot, &self.objects.bounds[slot], self.objects.is_finite(slot))
+            }
+            _ => self.occluded.get(slot / 64).is_some_and(|occluded| occluded >> (slot % 64) & 1 == 1),
+        }
+    }
+
     /// Whether drawable object `slot` passed the frustum, distance and screen-size culls
     /// (occluded or not): read from the bits, or computed now under
     /// [`CpuAnswers::OnRequest`].
@@ -112,7 +140,7 @@ impl Visibility {
 
 /// The cull of one world box, in the order and with the tests of the stage's pass (frustum
 /// when on, then distance, then screen size); a non-finite view keeps everything.
-fn keeps(context: &ViewCullContext, frustum_culling: bool, world: &ecs::Aabb) -> bool {
+pub(super) fn keeps(context: &ViewCullContext, frustum_culling: bool, world: &ecs::Aabb) -> bool {
     if !context.is_finite() {
         return true;
     }

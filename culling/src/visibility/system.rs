@@ -163,6 +163,7 @@ pub fn visibility_system() -> System {
             settings.cpu_answers = ecs::CpuAnswers::EveryFrame;
         }
         let frame = FrameInputs {
+            frame_index: ctx.time.frame_index,
             view: view.map(|view| *view),
             settings: &settings,
             viewport: *viewport,
@@ -179,6 +180,8 @@ pub fn visibility_system() -> System {
 /// What one frame of the stage is culled for.
 #[derive(Clone, Copy)]
 struct FrameInputs<'a> {
+    /// The frame's `FrameTime::frame_index`.
+    frame_index: u64,
     view: Option<ResolvedView>,
     settings: &'a RenderSettings,
     viewport: Viewport,
@@ -226,7 +229,11 @@ fn run_visibility(
         state.tracked.invalidate();
         return;
     };
-    let answers_switched = (last_answers == CpuAnswers::EveryFrame) != (settings.cpu_answers == CpuAnswers::EveryFrame);
+    let on_request = settings.cpu_answers != CpuAnswers::EveryFrame;
+    let answers_switched = (last_answers == CpuAnswers::EveryFrame) == on_request;
+    if answers_switched && !on_request {
+        visibility.asked.every_frame_since = frame.frame_index;
+    }
     let params = CullParams {
         max_distance: settings.cull_max_distance,
         min_pixels: settings.cull_min_pixels,
@@ -274,18 +281,21 @@ fn run_visibility(
     // `tracked/`); else the full pass over every object.
     let tracked_frame = tracked.plan(world, visibility, work, segments, objects);
     if tracked_frame {
-        let totals = tracked.run(&inputs, visibility, work);
+        let (totals, decided) = tracked.run(&inputs, visibility, work, on_request.then_some(view.position));
+        // Without the word pass the drawable objects are counted from their words.
+        let drawable = if decided { totals.drawable } else { count_bits(&visibility.drawable) };
         visibility.stats = VisibilityStats {
             objects,
-            drawable: totals.drawable,
+            drawable,
             visible: totals.visible,
             frustum_rejected: totals.frustum_rejected,
             distance_rejected: totals.distance_rejected,
             size_rejected: totals.size_rejected,
             occluded: 0,
-            non_finite: if trusted { totals.non_finite } else { totals.drawable },
+            non_finite: if trusted { totals.non_finite } else { drawable },
             bounds_computed: totals.bounds_computed,
             tracked: true,
+            objects_culled: decided,
             ..VisibilityStats::default()
         };
     } else {
@@ -294,6 +304,8 @@ fn run_visibility(
     }
     visibility.view = Some(view);
     visibility.context = Some((context, frustum_culling));
+    let Visibility { asked, changes, .. } = &mut *visibility;
+    asked.record_frame(frame.frame_index, (context, frustum_culling), changes, work.slots.len());
     // No slot's columns written (moves, spawns, despawns, new draws and drawability all mark
     // their slot) and no levels replaced: the other views' inputs are last frame's.
     let objects_unchanged = tracked_frame && visibility.changes.count() == 0 && state.lod_watch.1.is_empty();
@@ -400,6 +412,7 @@ fn run_full_pass(
         non_finite: if trusted { load(&totals.non_finite) } else { drawable },
         bounds_computed: load(&totals.bounds_computed),
         tracked: false,
+        objects_culled: true,
         tags_inserted: 0,
         tags_removed: 0,
         tags_traded: 0,
@@ -420,6 +433,16 @@ fn finish_frame(
     trusted: bool,
 ) {
     let StageState { work, tag_marked, scene_source, gather_runs, occlusion, tracked, .. } = state;
+    if settings.cpu_answers != CpuAnswers::EveryFrame {
+        // No occlusion pass over the objects: `state_of` finds one object's occlusion when
+        // asked, from the fed-back bits kept here.
+        tracked.forget_occluder_bits();
+        visibility.asked.keep_feedback(feedback);
+        visibility.occluded.clear();
+        bits_on_request(visibility);
+        refuse_lists(world, visibility, tag_changes, work, scene_source);
+        return;
+    }
     // Occlusion: survivors hidden behind the chosen occluders lose their bit and
     // are counted in `stats.occluded`, when `settings.occlusion_culling` is on and an
     // `OccluderMeshes` resource is present (see `crate::occlusion::stage`).
@@ -434,12 +457,10 @@ fn finish_frame(
         let groups = tracked.groups(with_occluders);
         occlusion.run(visibility, occluders, groups, enabled, settings, [viewport.width, viewport.height]);
     }
-    if let Some(feedback) = feedback {
+    // Bits fed back from frames answered on request carry no in-view bits of the CPU's.
+    let since = visibility.asked.every_frame_since;
+    if let Some(feedback) = feedback.filter(|feedback| feedback.frame.is_some_and(|frame| frame >= since)) {
         apply_gpu_occlusion(visibility, &feedback.visible, &feedback.in_view);
-    }
-    if settings.cpu_answers != CpuAnswers::EveryFrame {
-        refuse_lists(world, visibility, tag_changes, work, scene_source);
-        return;
     }
 
     // The gather and the search for tag changes read the final bits and write apart: one
@@ -500,6 +521,30 @@ fn refuse_lists(
         visibility.stats.tags_removed = record_tags_cleared(tag_changes, world);
         work.tagged.iter_mut().chain(work.occluded_tag.iter_mut()).for_each(|word| *word = 0);
     }
+}
+
+/// The bits of a frame answered on request, which no per-object pass decided: the drawable
+/// objects the GPU drew in the fed-back frame (words past its bits all set) and those that
+/// appeared this frame; every drawable object without fed-back bits. What the readers of
+/// [`Visibility::bits`] that want the camera's objects (mesh residency) take instead.
+fn bits_on_request(visibility: &mut Visibility) {
+    let Visibility { bits, objects, drawable, asked, changes, stats, .. } = visibility;
+    let gpu = asked.gpu_visible();
+    bits.resize(objects.len());
+    let mut visible = 0;
+    for (index, (word, drawable)) in bits.words_mut().iter_mut().zip(drawable.iter()).enumerate() {
+        let drawn = gpu.map_or(u64::MAX, |gpu| gpu.get(index).copied().unwrap_or(u64::MAX));
+        *word = drawable & (drawn | changes.appeared_word(index));
+        visible += word.count_ones() as usize;
+    }
+    stats.visible = visible;
+    stats.occluded = 0;
+    (stats.frustum_rejected, stats.distance_rejected, stats.size_rejected) = (0, 0, 0);
+}
+
+/// How many bits `words` hold.
+fn count_bits(words: &[u64]) -> usize {
+    words.iter().map(|word| word.count_ones() as usize).sum()
 }
 
 /// Takes occlusion from the GPU's (earlier) bits: a survivor whose GPU bit is clear is

@@ -263,6 +263,11 @@ pub struct RenderReport {
     /// [`RenderReport::game_frame`] (the part of its CPU time that follows what changed; the
     /// rest is recording and submitting the graph).
     pub sync_seconds: f64,
+    /// Seconds the Render stage's extract took in frame [`RenderReport::game_frame`] (the
+    /// changed slots into the GPU scene, the residency, the views into the graph's
+    /// parameters): its CPU time apart from recording and submitting the graph (the
+    /// passes' `cpu_record_ms` in [`RenderReport::passes`]) and waiting for the device.
+    pub extract_seconds: f64,
     /// The shadow views of frame [`RenderReport::game_frame`] (culled on the host) or of
     /// [`RenderReport::bits_frame`] (culled on the GPU): casters before and after culling,
     /// draws and triangles (empty without shadows).
@@ -539,7 +544,9 @@ fn render_system(
             views: views.as_deref(),
             window: window.as_deref().copied(),
         };
+        let extract_started = std::time::Instant::now();
         let prepared = state.prepare(inputs, &mut outcome, &mut shots);
+        outcome.report.extract_seconds = extract_started.elapsed().as_secs_f64();
         if !matches!(prepared, Ok(true)) {
             // Nothing to submit: what the extract did is this frame's whole answer.
             outcome.publish_prepared(&mut report);

@@ -45,6 +45,7 @@ impl FrameOutcome {
         std::mem::swap(&mut report.stand_ins, &mut self.report.stand_ins);
         std::mem::swap(&mut report.texture_mips, &mut self.report.texture_mips);
         report.sync_seconds = self.report.sync_seconds;
+        report.extract_seconds = self.report.extract_seconds;
         report.residency = self.report.residency;
         report.host_draw_commands = self.report.host_draw_commands;
         if self.host_shadows {

@@ -299,17 +299,16 @@ impl RenderState {
             self.graph.set_output_extent(render_graph::vk::Extent2D { width: extent.0, height: extent.1 });
         }
         outcome.host_shadows = self.report_shadows(shadowed, &mut outcome.report);
-        // What the GPU's answer of this frame is compared with (its ring region).
+        // What the GPU's answer of this frame is compared with (its ring region). A frame
+        // answered on request has no CPU bits in view: the region stays empty (all in view),
+        // and the Visibility stage tests the box against that frame's view when asked.
         let in_view = &mut self.ring.in_view[(self.frames % READBACK_RING) as usize];
         in_view.clear();
-        in_view.extend(
-            visibility
-                .bits()
-                .words()
-                .iter()
-                .enumerate()
-                .map(|(index, word)| word | visibility.occluded_words().get(index).copied().unwrap_or(0)),
-        );
+        if visibility.answers() == ecs::CpuAnswers::EveryFrame {
+            let occluded = visibility.occluded_words();
+            let words = visibility.bits().words().iter().enumerate();
+            in_view.extend(words.map(|(index, word)| word | occluded.get(index).copied().unwrap_or(0)));
+        }
         shots.due(game_frame, &mut self.due_shots);
         self.depth_log_decades = shots.depth_log_decades();
         self.arm_screenshots(shots, game_frame);

@@ -101,7 +101,12 @@ fn main() -> ExitCode {
         None => App::new(),
     };
     culling::install(&mut app);
-    city::install_motion(&mut app);
+    if options.world_motion == Switch::On {
+        city::install_motion(&mut app);
+    } else {
+        city::install_still(&mut app);
+    }
+    app.add_system(runtime::Stage::Input, city::Bobbing::system());
     app.set_fixed_delta(Some(1.0 / 60.0));
     app.insert_resource(Viewport { width, height });
     {
@@ -145,6 +150,12 @@ fn main() -> ExitCode {
     let build_started = Instant::now();
     let city = city::build_city(app.world_mut(), &config, Some(&meshes));
     let with_lods = city::attach_lods(app.world_mut(), &meshes);
+    // A still world: its pedestrians, who always walk, are left out.
+    let walkers = if options.world_motion == Switch::On { city.pedestrians.len() } else { 0 };
+    if walkers == 0 {
+        city.pedestrians.iter().for_each(|&walker| drop(app.world_mut().despawn(walker)));
+    }
+    let movers = city::Bobbing::choose(app.world_mut(), options.movers);
     println!(
         "meshes: {} generated and processed by meshopt in {:.1} ms; {with_lods} entities got their LOD chain",
         meshes.summaries.len(),
@@ -154,11 +165,11 @@ fn main() -> ExitCode {
         println!("  {name}: {summary}");
     }
     println!(
-        "city: {} mesh entities ({} buildings, {} cars with 4 wheels each, {} pedestrians) on {} blocks, built in {:.1} ms",
-        city.mesh_entities,
+        "city: {} mesh entities ({} buildings, {} cars with 4 wheels each, {} pedestrians, {movers} bobbing) on {} blocks, built in {:.1} ms",
+        city.mesh_entities - (city.pedestrians.len() - walkers),
         city.buildings.len(),
         city.cars.len(),
-        city.pedestrians.len(),
+        walkers,
         config.blocks * config.blocks,
         build_started.elapsed().as_secs_f64() * 1e3
     );
@@ -446,6 +457,7 @@ fn main() -> ExitCode {
         record.small_or_far = stats.size_rejected + stats.distance_rejected;
         record.visible = stats.visible;
         record.tracked = stats.tracked;
+        record.objects_culled = stats.objects_culled;
         if let (true, Some(rendering)) = (checked, &mut rendering) {
             // The last frame is `city.png`; `--png-every N` adds every N-th drawn frame.
             let mut request = CheckRequest {

@@ -137,9 +137,12 @@ impl CameraKeyframes {
         }
         let (a, b) = (&self.keyframes[after - 1], &self.keyframes[after]);
         let t = (frame - a.frame) as f32 / (b.frame - a.frame) as f32;
+        // `x + (y - x) * t`, not `lerp`'s `x * (1 - t) + y * t`: a span whose ends are equal
+        // holds the camera bit for bit (what the Visibility stage tells a still camera by).
         let mix = |x: f32, y: f32| x + (y - x) * t;
+        let (from, to) = (a.position, b.position);
         CameraPose {
-            position: Vec3::from(a.position).lerp(Vec3::from(b.position), t),
+            position: Vec3::new(mix(from[0], to[0]), mix(from[1], to[1]), mix(from[2], to[2])),
             yaw: mix(a.yaw, b.yaw),
             pitch: mix(a.pitch, b.pitch),
             fov: mix(a.fov, b.fov),

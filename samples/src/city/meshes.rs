@@ -215,7 +215,8 @@ impl CityLibrary {
         let objects = visibility.objects();
         let mut chosen = 0;
         let mut finest = 0;
-        // From the bits, which every answer policy keeps (the list is refused on request).
+        // From the bits, which every answer policy keeps (the list is refused on request;
+        // there the bits name what the GPU drew in the fed-back frame).
         for object in visibility.bits().iter_visible() {
             chosen += u64::from(self.library.triangle_count(objects.draws[object].mesh.0));
             let handle =

@@ -78,6 +78,59 @@ pub fn camera_path_system() -> System {
     })
 }
 
+/// An object moved by [`Bobbing::system`]: it rises and sinks by half a metre around the
+/// height it was chosen at, each on its own phase (`city --movers`).
+#[derive(Clone, Copy, Debug)]
+pub struct Bobbing {
+    /// The height it bobs around.
+    pub base_y: f32,
+    /// Where in its period it starts, radians.
+    pub phase: f32,
+}
+
+impl Bobbing {
+    /// The system that moves every entity with a `Bobbing` (its archetypes alone are
+    /// written: the query names the marker).
+    pub fn system() -> System {
+        System::with_query::<(&mut Transform, &Bobbing)>("bobbing", |ctx, movers| {
+            let seconds = ctx.time.elapsed_seconds as f32;
+            for (transform, bobbing) in movers.borrow().iter() {
+                transform.translation.y = bobbing.base_y + 0.5 * (seconds * 3.0 + bobbing.phase).sin();
+            }
+        })
+    }
+
+    /// Gives `percent` of the mesh entities a `Bobbing`: every n-th root mesh entity with a
+    /// `Transform` (buildings, trees, props, cars; wheels follow their cars), spread over
+    /// the city by storage order. Returns how many.
+    pub fn choose(world: &mut hecs::World, percent: f64) -> usize {
+        let meshes = world.query::<&ecs::Mesh>().iter().count();
+        let wanted = ((meshes as f64 * percent / 100.0).round() as usize).min(meshes);
+        if wanted == 0 {
+            return 0;
+        }
+        let roots: Vec<(hecs::Entity, f32)> = world
+            .query::<hecs::Without<(hecs::Entity, &Transform, &ecs::Mesh), &ecs::Parent>>()
+            .iter()
+            .map(|(entity, transform, _)| (entity, transform.translation.y))
+            .collect();
+        let every = (roots.len() / wanted).max(1);
+        let chosen: Vec<_> = roots.into_iter().step_by(every).take(wanted).collect();
+        for (index, &(entity, base_y)) in chosen.iter().enumerate() {
+            let bobbing = Bobbing { base_y, phase: index as f32 * 0.7 };
+            world.insert_one(entity, bobbing).expect("a live mesh entity");
+        }
+        chosen.len()
+    }
+}
+
+/// The motion of `city --world-motion off`: the camera's flight and the animation system
+/// (with nothing to pose: the caller removes the pedestrians), no traffic.
+pub fn install_still(app: &mut runtime::App) {
+    animation::install(app);
+    app.add_system(Stage::Input, camera_path_system());
+}
+
 /// Adds the motion systems to the `Input` stage, and the animation system
 /// ([`animation::install`]).
 pub fn install(app: &mut runtime::App) {

@@ -200,6 +200,16 @@ pub struct CityOptions {
     /// CPU time shows what the lists cost.
     #[arg(long, value_enum, value_name = "every-frame|on-request|none", default_value_t = AnswersChoice::EveryFrame)]
     pub cpu_answers: AnswersChoice,
+    /// Cars drive and pedestrians walk (`on`) or the city holds still (`off`: the cars
+    /// stand and the pedestrians are left out), for measuring what a frame costs when only
+    /// the camera, or only the `--movers`, move.
+    #[arg(long, value_enum, value_name = "on|off", default_value_t = Switch::On)]
+    pub world_motion: Switch,
+    /// Percent of the mesh entities (root entities spread over the city: buildings, trees,
+    /// props, cars) that bob up and down every frame, moved by a system writing their
+    /// archetypes alone (0 to 100).
+    #[arg(long, value_name = "PERCENT", default_value_t = 0.0, value_parser = parse_percent)]
+    pub movers: f64,
     /// Stream the districts: their buildings and trees are written once to one `.glb` per
     /// district in `--stream-dir`, then loaded through the asset server while frames run as
     /// the camera nears them (`--stream-radius`, nearest first) and removed once it is far
@@ -341,6 +351,15 @@ impl CityOptions {
         let blocks = (self.objects as f64 / OBJECTS_PER_BLOCK).sqrt().round().max(1.0) as u32;
         CityConfig { blocks, seed: self.seed, ..CityConfig::default() }
     }
+}
+
+/// `--movers PERCENT`: a number from 0 to 100.
+fn parse_percent(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|percent| (0.0..=100.0).contains(percent))
+        .ok_or_else(|| format!("'{text}' is not a percent from 0 to 100"))
 }
 
 /// `--size WIDTHxHEIGHT`: each side from 1 to 16384 (the samples' one parser of sizes).

@@ -40,6 +40,10 @@ pub struct FrameRecord {
     /// The Visibility stage redid only what the change log named
     /// (`culling::VisibilityStats::tracked`), not a full pass over every object.
     pub tracked: bool,
+    /// The Visibility stage culled every object, or every word of 64
+    /// (`culling::VisibilityStats::objects_culled`; false on frames answered on request that
+    /// only refreshed what changed).
+    pub objects_culled: bool,
     /// Objects the GPU drew (only on drawn frames).
     pub drawn: Option<usize>,
     /// Triangles the GPU drew (only on drawn frames).
@@ -59,6 +63,11 @@ pub struct FrameRecord {
     pub cpu_lod_levels: Option<[u32; renderer::LOD_STAT_LEVELS]>,
     /// Bytes uploaded to the GPU (only on drawn frames).
     pub uploaded_bytes: Option<u64>,
+    /// CPU milliseconds of the Render stage's extract (`RenderReport::extract_seconds`) and
+    /// of recording the graph's passes (the sum of their `cpu_record_ms`): the stage's CPU
+    /// work apart from submitting and waiting for the device (drawn frames).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub render_cpu_ms: Option<(f64, f64)>,
     /// GPU milliseconds of each render-graph pass, by its `GraphStats` name (drawn frames
     /// on devices with timestamps).
     pub gpu_ms: BTreeMap<String, f64>,
@@ -101,6 +110,8 @@ impl FrameRecord {
             _ => u64::from(report.host_draw_commands),
         });
         self.gpu_lod_levels = report.gpu.filter(|gpu| gpu.culled_on_device).map(|gpu| gpu.lod_levels);
+        let record_ms = report.passes.iter().map(|pass| pass.cpu_record_ms).sum();
+        self.render_cpu_ms = Some((report.extract_seconds * 1e3, record_ms));
     }
 }
 
@@ -169,6 +180,8 @@ pub fn table(records: &[FrameRecord]) -> String {
         );
     }
     let count = |of: fn(&FrameRecord) -> Option<f64>| records.iter().filter_map(of).collect::<Vec<f64>>();
+    row("cpu ms render extract", count(|record| record.render_cpu_ms.map(|(extract, _)| extract)), 3);
+    row("cpu ms render record", count(|record| record.render_cpu_ms.map(|(_, record)| record)), 3);
     row("objects", count(|record| Some(record.objects as f64)), 0);
     row("frustum rejects", count(|record| Some(record.frustum_rejected as f64)), 0);
     row("occluded", count(|record| Some(record.occluded as f64)), 0);
@@ -192,6 +205,8 @@ pub fn table(records: &[FrameRecord]) -> String {
     if !records.is_empty() {
         let tracked = records.iter().filter(|record| record.tracked).count();
         text.push_str(&format!("tracked frames: {tracked} of {} (the rest were full passes)\n", records.len()));
+        let culled = records.iter().filter(|record| record.objects_culled).count();
+        text.push_str(&format!("frames that culled every object: {culled} of {}\n", records.len()));
     }
     text
 }

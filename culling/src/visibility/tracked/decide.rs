@@ -50,7 +50,7 @@ pub(super) fn decide_word(
         WordSide::Straddles
     };
     let outside = side == WordSide::Outside;
-    refresh_levels(shared, word, base, with_lod, outside);
+    refresh_levels(shared, word, base, with_lod, outside && !shared.pick_outside);
     let previous = Previous { drawable: word.decided_drawable, culled: word.culled, rejects: word.rejects };
     let changed = word.refreshed | (previous.drawable ^ drawable);
     word.epoch = inputs.view_epoch;
@@ -131,7 +131,7 @@ fn word_side(shared: &WordInputs<'_>, index: usize, word: &mut WordState, second
 fn refresh_levels(shared: &WordInputs<'_>, word: &mut WordState, base: usize, with_lod: u64, outside: bool) {
     let inputs = shared.pass;
     let eye = inputs.view.camera_position();
-    let to_pick = with_lod & !word.refreshed;
+    let to_pick = if shared.repick_refreshed { with_lod } else { with_lod & !word.refreshed };
     // A refreshed object's own hold was voided: it is checked alone until it holds again.
     word.lod_hold.members &= !word.refreshed;
     // A refreshed object's frustum verdict was found for a box it may no longer have.

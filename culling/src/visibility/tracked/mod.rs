@@ -147,6 +147,42 @@ pub(crate) struct TrackedState {
     lod_bias_bits: u32,
     /// The frustum's shape apart from the camera's position, for the words' frustum holds.
     frustum_shape: FrustumShape,
+    /// What the levels of detail were last picked from by the word pass (`None`: the next
+    /// word pass under an answer on request must pick them).
+    decided_levels: Option<LevelsKey>,
+    /// Frames answered on request left the word pass out since it last ran: the objects
+    /// refreshed meanwhile picked their levels under an older view.
+    words_skipped: bool,
+}
+
+/// Everything a level of detail depends on apart from the object: the camera's position,
+/// the distance rule's scale and bias, the error rule's view and the errors' generation. A
+/// camera that only turns keeps it.
+///
+/// The position is the camera's own (its transform's), not the eye the cull rebuilds from
+/// the view matrix, which a turn moves by a rounding error: a turn alone keeps the levels
+/// picked for the eye of the last word pass, and differs from a fresh pick only for an
+/// object within that rounding error of a hand-over.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) struct LevelsKey {
+    position: [u32; 3],
+    lod_scale: u32,
+    lod_bias: u32,
+    error_view: crate::lod_error::LodErrorView,
+    generation: u32,
+}
+
+impl LevelsKey {
+    /// The key of the pass's level rule for a camera at `position`.
+    pub(crate) fn of(inputs: &PassInputs<'_>, position: glam::Vec3) -> LevelsKey {
+        LevelsKey {
+            position: position.to_array().map(f32::to_bits),
+            lod_scale: inputs.lod_scale.to_bits(),
+            lod_bias: inputs.lod_bias.to_bits(),
+            error_view: inputs.levels.error_view,
+            generation: inputs.levels.errors.map_or(0, ecs::LodErrors::generation),
+        }
+    }
 }
 
 impl TrackedState {
@@ -169,6 +205,8 @@ impl TrackedState {
         self.word_bounds.resize(words, EMPTY_BOX);
         self.settled.clear();
         self.settled.resize(words, SettledBounds::NONE);
+        self.decided_levels = None;
+        self.words_skipped = false;
         self.valid = self.forced.len() >= words && self.with_lod.len() >= words;
         if self.valid {
             let (drawable, forced, bounds) =
@@ -261,13 +299,23 @@ impl TrackedState {
     }
 
     /// Runs a tracked frame (after [`TrackedState::plan`] said yes): refresh, then the word
-    /// pass; leaves the pre-occlusion bits in `visibility.bits`.
+    /// pass; leaves the pre-occlusion bits in `visibility.bits`. Returns the totals and
+    /// whether the word pass ran.
+    ///
+    /// A frame answered on request (`on_request`: the camera's position) leaves the word
+    /// pass out (so the bits are not this frame's) unless a level of detail could change:
+    /// objects with levels exist and the camera's position or the level rule changed since
+    /// the pass last ran ([`LevelsKey`]). A turning camera, a still one and a still world
+    /// then cost only the refresh of what changed. The words the refresh marked stay marked,
+    /// and the next word pass decides them; it picks the levels of every word, in view or
+    /// not, since a turn may bring any word into view without a pass.
     pub(crate) fn run(
         &mut self,
         inputs: &PassInputs<'_>,
         visibility: &mut Visibility,
         work: &mut SlotWork,
-    ) -> TrackedTotals {
+        on_request: Option<glam::Vec3>,
+    ) -> (TrackedTotals, bool) {
         let mut totals = TrackedTotals::default();
         let slot_count = work.slots.len();
         {
@@ -280,6 +328,14 @@ impl TrackedState {
             };
             totals.bounds_computed = refresh(&self.plan, &mut self.refresh_scratch, tracked, inputs, visibility, work);
         }
+        let levels = on_request.map(|position| LevelsKey::of(inputs, position));
+        let levels_move = self.decided_levels != levels && self.with_lod.iter().any(|&word| word != 0);
+        if on_request.is_some() && !levels_move {
+            self.words_skipped = true;
+            return (totals, false);
+        }
+        self.decided_levels = levels;
+        let repick_refreshed = std::mem::take(&mut self.words_skipped);
         runtime::profile_zone!("visibility words");
         self.frustum_shape.update(inputs.view.frustum(), inputs.view.camera_position());
         if inputs.lod_bias.to_bits() != self.lod_bias_bits || self.lod_holds.len() != slot_count {
@@ -314,6 +370,8 @@ impl TrackedState {
             lod_holds: SharedMut(self.lod_holds.as_mut_ptr()),
             object_holds: SharedMut(self.object_holds.as_mut_ptr()),
             frustum_shape: self.frustum_shape,
+            repick_refreshed,
+            pick_outside: on_request.is_some(),
             planes: WordPlanes::of(inputs.view.frustum()),
             changes,
         };
@@ -356,7 +414,7 @@ impl TrackedState {
         #[cfg(debug_assertions)]
         check_word_bounds(&self.word_bounds, &visibility.objects.bounds, &visibility.drawable, &self.forced);
         counters.into_totals(&mut totals);
-        totals
+        (totals, true)
     }
 
     /// Finds, per slot word, the drawable objects whose drawn mesh has an occluder in

@@ -111,6 +111,12 @@ pub(super) struct WordInputs<'a> {
     pub(super) lod_holds: SharedMut<LodHold>,
     pub(super) object_holds: SharedMut<ObjectHold>,
     pub(super) frustum_shape: FrustumShape,
+    /// Pick the levels of the objects refreshed since the word was decided too: frames
+    /// answered on request refreshed them without a word pass, under older views.
+    pub(super) repick_refreshed: bool,
+    /// Pick the levels of words outside the view too: a frame answered on request may turn
+    /// the camera onto them without a word pass.
+    pub(super) pick_outside: bool,
     /// This frame's frustum planes, lane by lane, for the words' side tests.
     pub(super) planes: WordPlanes,
     /// Where a level of detail that changes a draw marks its slot.

@@ -272,8 +272,10 @@ impl GpuScene {
     }
 
     /// Marks the levels the objects of every view name as needed now, at their distance
-    /// from the eye: the camera's visible objects (its bits, when the view answers on request), and each shadow view's casters (every
-    /// caster when the GPU culls the shadow views: the host does not know which it keeps).
+    /// from the eye: the camera's visible objects (when the view answers on request, its
+    /// bits: what the GPU drew in the fed-back frame and what appeared since), and each
+    /// shadow view's casters (every caster when the GPU culls the shadow views: the host does
+    /// not know which it keeps).
     /// Lists those holding no range in `wanted`.
     fn note_needs(&mut self, visibility: &Visibility, shadows: Option<&ShadowViews>) {
         let stream = &mut self.stream;
@@ -288,7 +290,8 @@ impl GpuScene {
         if visibility.lists_refused().is_none() {
             visibility.visible().iter().for_each(|&slot| needs.note(slot));
         } else {
-            // Answers on request build no list; the frame's bits are still final.
+            // Answers on request build no list: the bits name what the GPU drew in the
+            // fed-back frame and the objects that appeared this frame (`Visibility::bits`).
             for_each_set_bit(visibility.bits().words(), |slot| needs.note(slot));
         }
         let Some(shadows) = shadows.filter(|shadows| !shadows.views().is_empty()) else { return };

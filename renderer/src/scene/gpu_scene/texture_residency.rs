@@ -258,8 +258,9 @@ impl GpuScene {
     }
 
     /// Notes the textures the objects of every view need now (see the module docs): the
-    /// camera's visible objects (its bits, when the view answers on request) and each shadow
-    /// view's casters (every caster when the GPU culls the shadow views).
+    /// camera's visible objects (when the view answers on request, its bits: what the GPU
+    /// drew in the fed-back frame and what appeared since) and each shadow view's casters
+    /// (every caster when the GPU culls the shadow views).
     fn note_texture_needs(&mut self, visibility: &Visibility, shadows: Option<&ShadowViews>) {
         let layers = self.meshes.textures().len();
         let size = self.texture_size();
