@@ -375,7 +375,7 @@ fn memory_is_reported_and_the_default_tag_policy_moves_only_marked_entities() {
     let pedestrians = text
         .lines()
         .find_map(|line| {
-            line.strip_prefix("city: ")?.split(" pedestrians)").next()?.rsplit(' ').next()?.parse::<u64>().ok()
+            line.strip_prefix("city: ")?.split(" pedestrians").next()?.rsplit(' ').next()?.parse::<u64>().ok()
         })
         .expect("the city line counts its pedestrians");
     assert!(marked.iter().all(|&changes| changes <= pedestrians), "only pedestrians are marked: {marked:?}");

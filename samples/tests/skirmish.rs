@@ -53,7 +53,9 @@ fn a_small_skirmish_runs_beside_the_city_and_keeps_its_invariants() {
     );
     assert!(text.contains(&invariants), "expected '{invariants}': {text}");
     let row = |name: &str| {
-        text.lines().find(|line| line.starts_with(name)).unwrap_or_else(|| panic!("no {name} row: {text}"))
+        text.lines()
+            .find(|line| line.strip_prefix(name).is_some_and(|rest| rest.starts_with(' ')))
+            .unwrap_or_else(|| panic!("no {name} row: {text}"))
     };
     for stage in ["frame", "stage Transform", "stage Visibility"] {
         let cells: Vec<&str> = row(stage).split_whitespace().collect();
