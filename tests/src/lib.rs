@@ -5,3 +5,4 @@
 
 pub mod cluster_scene;
 pub mod offscreen;
+pub mod skinned_bar;

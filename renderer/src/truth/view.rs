@@ -18,8 +18,11 @@ use crate::RenderReport;
 /// into its rectangle as the frame did (so the rasterisation is the frame's to the pixel).
 ///
 /// The reference draws the view's visible objects at the levels that view picked (a skinned
-/// object at its record's, as the frame does) and the others at the main view's. The shadows,
-/// if any, are not judged per view.
+/// object at its record's, as the frame does) and the others at the main view's; a skinned
+/// object in the frame's pose once the reference was given the frame's palette
+/// ([`ReferenceRenderer::set_palette`], before each frame's checks, as for
+/// [`super::check_frame`]), else in its bind pose. The shadows, if any, are not judged per
+/// view.
 pub fn check_view(
     reference: &mut ReferenceRenderer,
     image: (&[u8], (u32, u32)),
@@ -85,6 +88,9 @@ fn check_view_against(
         return Err(TruthError::ViewRect { rect, image: image_size, reference: reference.extent() });
     }
     let view_projection = answer.view().view_projection.to_cols_array_2d();
+    // Each skinned slot's rig for this frame: without it the reference would draw the last
+    // checked frame's rigs, or bind poses, where the frame drew this frame's poses.
+    reference.follow_skins(world, visibility);
     reference.collect_drawable(visibility);
     let drawable = reference.drawable().to_vec();
     let colors = slot_colors(world, visibility.objects());

@@ -514,8 +514,9 @@ fn main() -> ExitCode {
                     let capture = lock_capture(&rendering.capture);
                     let views = app.resource::<ecs::ResolvedViews>();
                     let report = app.resource::<RenderReport>();
-                    let gpu = report.gpu.is_some().then_some(&*report);
-                    city::views::check_views(&mut rendering.checker, &capture, (&views, &visibility), app.world(), gpu)
+                    let palette = app.resources().get::<animation::SkinPalette>();
+                    let world = (app.world(), palette.as_deref());
+                    city::views::check_views(&mut rendering.checker, &capture, (&views, &visibility), world, &report)
                 };
                 match checked {
                     Ok(checks) => {

@@ -5,6 +5,7 @@
 //! answer ([`renderer::truth::check_view`]; culled on the GPU, against its own bits,
 //! [`renderer::truth::check_gpu_view`]): `frame N view V false_hidden X`.
 
+use animation::SkinPalette;
 use culling::Visibility;
 use ecs::{scene, Camera, CameraRect, ResolvedViews, ViewTarget};
 use hecs::{Entity, World};
@@ -34,19 +35,25 @@ pub fn add_second_view(world: &mut World, config: &CityConfig, city: &City) -> R
 }
 
 /// The checks of every window view of the frame `capture` holds: `checker` draws at the
-/// window's size, each view into its rectangle; `gpu`, the frame's report when the GPU culled
-/// it (read back with `BitsReadback::Wait`), judges each view against its own bits. Returns
-/// each view's id and checks, in render order.
+/// window's size, each view into its rectangle, with the frame's stand-ins and, given the
+/// frame's `palette`, its skinned objects in their poses (the walking pedestrians); a frame the
+/// GPU culled (its `report` read back with `BitsReadback::Wait`) judges each view against its
+/// own bits. Returns each view's id and checks, in render order.
 pub fn check_views(
     checker: &mut MeshRenderer,
     capture: &Capture,
     (views, visibility): (&ResolvedViews, &Visibility),
-    world: &World,
-    gpu: Option<&RenderReport>,
+    (world, palette): (&World, Option<&SkinPalette>),
+    report: &RenderReport,
 ) -> Result<Vec<(u32, FrameCheck)>, RenderError> {
     if !capture.captured {
         return Err("the Render stage did not capture the frame".into());
     }
+    checker.follow_stand_ins(report);
+    if let Some(palette) = palette {
+        checker.set_palette(palette)?;
+    }
+    let gpu = report.gpu.is_some().then_some(report);
     let mut checks = Vec::with_capacity(views.len());
     // The GPU culls the main view as its view 0, the other window views from 1 in render order.
     let mut culled = 0;
