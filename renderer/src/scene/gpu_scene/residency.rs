@@ -23,8 +23,8 @@
 //! own box (the Visibility answer still treats them as what they are), until a view needs
 //! them again and the level and vertices are loaded again, nearest first. A needed coarsest
 //! level (the step from a box to the mesh) may also take the room of levels no view needs
-//! this frame, however recently needed, and then of finer levels needed farther from the
-//! eye, which then draw a coarser level. Evicted levels' objects draw a resident level of
+//! this frame, however recently needed, and then of levels needed farther from the eye
+//! (finer ones first), which then draw a coarser level or their box. Evicted levels' objects draw a resident level of
 //! their mesh (coarser first, else the box, as stand-ins do) from this frame on, and their
 //! slots are written again. When that is not enough the load waits: the frame degrades,
 //! nothing fails; when a needed coarsest level waits so, the budget is below what the
@@ -103,9 +103,9 @@ pub(crate) struct Residency {
     candidates: Vec<u32>,
     /// The frame [`Residency::candidates`] was listed in.
     listed_in: u64,
-    /// Scratch: the finer levels needed this frame holding a range, nearest first, and the
-    /// frame they were listed in.
-    needed_finer: Vec<u32>,
+    /// Scratch: the levels needed this frame holding a range, nearest first, and the frame
+    /// they were listed in.
+    needed_now: Vec<u32>,
     coarsened_in: u64,
     report: ResidencyReport,
     /// Whether the budget below the coarsest levels was warned of.
@@ -200,8 +200,8 @@ impl GpuScene {
     /// Evicts one thing to make room for loading level `wanted` (`None`: for the bytes over a
     /// lowered budget); false when nothing may go. Levels and texture mips no view needed for
     /// `evict_after` frames go first; a coarsest level (or the bytes over the budget) may
-    /// also take the room of levels no view needs this frame, then of finer levels needed
-    /// farther away.
+    /// also take the room of levels no view needs this frame, then of levels needed farther
+    /// away (finer ones first).
     fn make_room(&mut self, evict_after: u64, wanted: Option<u32>) -> bool {
         if self.evict_level(evict_after, false) || self.evict_stale_texture_mip(evict_after) {
             return true;
@@ -335,42 +335,43 @@ impl GpuScene {
         false
     }
 
-    /// Evicts the finer level needed this frame farthest from the eye, farther than the
-    /// level `wanted` (`None`: any), so that a nearer mesh's coarsest level takes its room:
-    /// the frame's needs pass the budget, and the far object draws a coarser level rather
-    /// than the near one its box. False when there is none.
+    /// Evicts the level needed this frame farthest from the eye, farther than the level
+    /// `wanted` (`None`: any), a finer one before its mesh's coarsest, so that a nearer
+    /// mesh's coarsest level takes its room: the frame's needs pass the budget, and the far
+    /// object draws a coarser level (or its box) rather than the near one its box. False when
+    /// there is none.
     fn coarsen_farther(&mut self, wanted: Option<u32>) -> bool {
         let residency = &mut self.stream.residency;
         if residency.coarsened_in != residency.tick {
             residency.coarsened_in = residency.tick;
             let stream = &mut self.stream;
             let residency = &mut stream.residency;
-            residency.needed_finer.clear();
+            residency.needed_now.clear();
             for (mesh, family) in stream.families.iter().enumerate() {
-                let finer = family.placeholder != NO_PLACEHOLDER
+                let live = family.placeholder != NO_PLACEHOLDER
                     && !family.removed
                     && family.current == NO_MESH
-                    && family.replaces == NO_MESH
-                    && (mesh as u32) < family.first + family.levels - 1;
+                    && family.replaces == NO_MESH;
                 let needed = residency.last_needed.get(mesh).is_some_and(|&last| last == residency.tick);
-                if finer && needed && stream.placement.place(mesh as u32).placed {
-                    residency.needed_finer.push(mesh as u32);
+                if live && needed && stream.placement.place(mesh as u32).placed {
+                    residency.needed_now.push(mesh as u32);
                 }
             }
             let nearest = &residency.nearest;
-            residency
-                .needed_finer
-                .sort_unstable_by(|&one, &other| nearest[one as usize].total_cmp(&nearest[other as usize]));
+            // Of one mesh's levels needed as near, the coarsest (the highest id) is popped last.
+            residency.needed_now.sort_unstable_by(|&one, &other| {
+                nearest[one as usize].total_cmp(&nearest[other as usize]).then(other.cmp(&one))
+            });
         }
         let residency = &mut self.stream.residency;
-        let Some(&victim) = residency.needed_finer.last() else { return false };
+        let Some(&victim) = residency.needed_now.last() else { return false };
         let beyond =
             wanted.is_none_or(|wanted| residency.nearest[victim as usize] > residency.nearest[wanted as usize]);
         if !beyond {
             return false;
         }
-        residency.needed_finer.pop();
-        if !self.stream.placement.place(victim).placed {
+        residency.needed_now.pop();
+        if !self.stream.placement.place(victim).placed || self.holds_finer_level(victim) {
             return self.coarsen_farther(wanted);
         }
         self.evict(victim);
