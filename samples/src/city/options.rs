@@ -236,7 +236,9 @@ pub struct CityOptions {
     pub stream_wait: bool,
     /// The GPU memory budget for meshes added while the game runs, in MiB
     /// (`ecs::RenderSettings::mesh_memory_budget`): levels no view needed lately are evicted
-    /// and objects draw coarser levels rather than go over it.
+    /// (a mesh's coarsest level with its vertices too) and objects draw coarser levels, or
+    /// their placeholder boxes, rather than go over it; districts added past it are admitted
+    /// as placeholders.
     #[arg(long, value_name = "MiB")]
     pub budget: Option<f64>,
 }

@@ -126,6 +126,9 @@ impl GpuScene {
         }
         // The new levels stand for the old ids, which the views name: they are all loaded,
         // budget or not, and never evicted.
+        if self.stream.families[added.end as usize - 1].vertices_out {
+            self.queue_coarsest(added.end - 1);
+        }
         for id in added.clone().rev().skip(1) {
             if !self.stream.placement.place(id).placed {
                 self.queue_level(id, None);

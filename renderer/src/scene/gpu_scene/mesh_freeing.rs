@@ -57,7 +57,7 @@ impl GpuScene {
     /// Frees the vertices `family`'s levels share and its placeholder box, once.
     fn free_shared_vertices(&mut self, family: Family, last_reader: u64) {
         let stream = &mut self.stream;
-        if family.vertex_count > 0 {
+        if family.vertex_count > 0 && !family.vertices_out {
             let coarsest = family.first + family.levels - 1;
             let first_vertex = stream.placement.place(coarsest).vertex_offset;
             stream.placement.free_vertices(first_vertex, family.vertex_count, last_reader);

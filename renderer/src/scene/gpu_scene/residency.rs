@@ -10,16 +10,32 @@
 //! counts. Each level keeps the last frame it was needed.
 //!
 //! **Loads.** A needed level that holds no GPU range is given one and queued, nearest first,
-//! behind what is queued already (each mesh's box and coarsest level are queued when it is
-//! added, so they go first). **Eviction.** When a load would take the resident bytes (every
-//! range given out, `placement.rs`, and the texture mips resident or queued) past the budget,
-//! levels no view needed for `evict_after` frames are evicted, least recently needed first
-//! (then the texture mips no view needed for as long): their range is freed, the
-//! objects naming them draw a resident level of their mesh (coarser first, as stand-ins do)
-//! from this frame on, and their slots are written again. When that is not enough the load
-//! waits: the frame degrades, nothing fails. A mesh's coarsest level, its vertices and its box
-//! are never evicted while the mesh is in the library; a budget below what they take is
-//! warned of once, and they are kept. Without a budget every level is loaded when added.
+//! behind what is queued already (each mesh's box is queued when it is added and never
+//! evicted). A mesh's vertices go up with its coarsest level, the first time a view needs any
+//! level of it (a finer level needs its coarsest one's vertices, so that is needed too and
+//! goes first): adding meshes under a budget takes their boxes' bytes alone, so a world that
+//! adds more than the budget holds is admitted as placeholders. **Eviction.** When a load
+//! would take the resident bytes (every range given out, `placement.rs`, and the texture mips
+//! resident or queued) past the budget, levels no view needed for `evict_after` frames are
+//! evicted, least recently needed first (then the texture mips no view needed for as long).
+//! A coarsest level may be evicted too, once no finer level of its mesh holds a range: the
+//! mesh's vertices go with it, and its objects draw its placeholder box, culled with their
+//! own box (the Visibility answer still treats them as what they are), until a view needs
+//! them again and the level and vertices are loaded again, nearest first. A needed coarsest
+//! level (the step from a box to the mesh) may also take the room of levels no view needs
+//! this frame, however recently needed, and then of levels needed farther from the eye
+//! (finer ones first), which then draw a coarser level or their box. Evicted levels' objects draw a resident level of
+//! their mesh (coarser first, else the box, as stand-ins do) from this frame on, and their
+//! slots are written again. When that is not enough the load waits: the frame degrades,
+//! nothing fails; when a needed coarsest level waits so, the budget is below what the
+//! frame's views need at the coarsest levels, and that is warned of once. Only the meshes
+//! given at install and the boxes are never evicted. Without a budget every level is loaded
+//! when added.
+//!
+//! Why whole meshes are evicted rather than each level given vertices of its own (compacted
+//! per level): the placeholder box and the eviction by need were already there, so the
+//! budget holds with a few rules here and no second copy of the vertices each coarse level
+//! shares with the finer ones (which a per-level vertex set would upload again).
 //!
 //! **The device's budget.** Where the device reports its memory budget
 //! (`VK_EXT_memory_budget`, [`render_graph::GpuDevice::memory_budget`]), the budget in force
@@ -30,7 +46,8 @@
 use culling::{ShadowViews, Visibility};
 use ecs::MeshHandle;
 
-use super::streaming::{MeshStream, NO_MESH, NO_PLACEHOLDER};
+use super::placement::{INDEX_SLOT_BYTES, VERTEX_SLOT_BYTES};
+use super::streaming::{MeshStream, BOX_INDEX_COUNT, NO_MESH, NO_PLACEHOLDER};
 use super::GpuScene;
 
 /// The share of the device-local heap's budget, less the rest of the engine's usage, that
@@ -86,6 +103,10 @@ pub(crate) struct Residency {
     candidates: Vec<u32>,
     /// The frame [`Residency::candidates`] was listed in.
     listed_in: u64,
+    /// Scratch: the levels needed this frame holding a range, nearest first, and the frame
+    /// they were listed in.
+    needed_now: Vec<u32>,
+    coarsened_in: u64,
     report: ResidencyReport,
     /// Whether the budget below the coarsest levels was warned of.
     warned_floor: bool,
@@ -136,38 +157,71 @@ impl GpuScene {
         self.note_needs(visibility, shadows);
         let residency = &mut self.stream.residency;
         let nearest = &residency.nearest;
-        residency.wanted.sort_unstable_by(|&one, &other| nearest[one as usize].total_cmp(&nearest[other as usize]));
+        // Nearest first; of one family's levels needed as near, the coarsest (the highest id)
+        // first: it brings the vertices the finer ones index.
+        residency.wanted.sort_unstable_by(|&one, &other| {
+            nearest[one as usize].total_cmp(&nearest[other as usize]).then(other.cmp(&one))
+        });
         let evict_after = u64::from(evict_after);
-        let mut over = self.budgeted_bytes() > budget;
+        let mut short = self.budgeted_bytes() > budget;
         for index in 0..=self.stream.residency.wanted.len() {
             // First the bytes over a lowered budget, then each load.
             let mesh = self.stream.residency.wanted.get(index).copied();
-            let bytes = mesh.map_or(0, |mesh| self.level_bytes(mesh));
-            while self.budgeted_bytes() + bytes > budget {
-                if !self.evict_stale_level(evict_after) && !self.evict_stale_texture_mip(evict_after) {
-                    break;
-                }
+            let coarsest = mesh.is_none_or(|mesh| self.is_coarsest(mesh));
+            if mesh.is_some_and(|mesh| !coarsest && self.stream.families[mesh as usize].vertices_out) {
+                // Its coarsest level, with the vertices, waits for room: a later frame.
+                continue;
             }
+            let bytes = mesh.map_or(0, |mesh| self.load_bytes(mesh));
+            while self.budgeted_bytes() + bytes > budget && self.make_room(evict_after, mesh) {}
             let Some(mesh) = mesh else { continue };
-            if self.budgeted_bytes() + bytes <= budget {
-                self.queue_level(mesh, None);
-            } else {
+            if self.budgeted_bytes() + bytes > budget {
                 self.stream.residency.report.levels_deferred += 1;
-                over = true;
+                short |= coarsest;
+            } else if self.stream.families[mesh as usize].vertices_out {
+                self.queue_coarsest(mesh);
+            } else {
+                self.queue_level(mesh, None);
             }
         }
         self.reorder_loads();
-        if over && !self.stream.residency.warned_floor {
+        if short && !self.stream.residency.warned_floor {
+            self.stream.residency.warned_floor = true;
             let floor = self.floor_bytes();
-            if floor > budget {
-                self.stream.residency.warned_floor = true;
-                log::warn!(
-                    "the mesh memory budget of {budget} bytes is below the {floor} bytes the meshes take at their \
-                     coarsest levels (with their vertices, boxes and the meshes given at install): those are kept, \
-                     and the objects draw them"
-                );
-            }
+            log::warn!(
+                "the mesh memory budget of {budget} bytes is below what the views need at the meshes' coarsest \
+                 levels (the meshes given at install and the placeholder boxes alone take {floor} bytes): \
+                 objects whose coarsest level does not fit draw their placeholder box, the others their \
+                 coarsest resident level"
+            );
         }
+    }
+
+    /// Evicts one thing to make room for loading level `wanted` (`None`: for the bytes over a
+    /// lowered budget); false when nothing may go. Levels and texture mips no view needed for
+    /// `evict_after` frames go first; a coarsest level (or the bytes over the budget) may
+    /// also take the room of levels no view needs this frame, then of levels needed farther
+    /// away (finer ones first).
+    fn make_room(&mut self, evict_after: u64, wanted: Option<u32>) -> bool {
+        if self.evict_level(evict_after, false) || self.evict_stale_texture_mip(evict_after) {
+            return true;
+        }
+        let coarsest = wanted.is_none_or(|mesh| self.is_coarsest(mesh));
+        coarsest && (self.evict_level(evict_after, true) || self.coarsen_farther(wanted))
+    }
+
+    /// Whether `mesh` is the coarsest level of an added mesh.
+    fn is_coarsest(&self, mesh: u32) -> bool {
+        let family = self.stream.families[mesh as usize];
+        mesh == family.first + family.levels - 1
+    }
+
+    /// Bytes loading level `mesh` takes: its indices, and its family's vertices with a
+    /// coarsest level whose vertices hold no range.
+    fn load_bytes(&self, mesh: u32) -> u64 {
+        let family = self.stream.families[mesh as usize];
+        let vertices = if family.vertices_out { u64::from(family.vertex_count) * VERTEX_SLOT_BYTES } else { 0 };
+        self.level_bytes(mesh) + vertices
     }
 
     /// `setting` capped by the device's memory budget where it reports one (see the module
@@ -222,22 +276,14 @@ impl GpuScene {
         });
     }
 
-    /// Bytes never evicted: the meshes given at install, and each added mesh's vertices, box
-    /// and coarsest level.
+    /// Bytes never evicted: the meshes given at install, and each added mesh's box.
     fn floor_bytes(&self) -> u64 {
-        use super::placement::{INDEX_SLOT_BYTES, VERTEX_SLOT_BYTES};
         let stream = &self.stream;
-        let indices = |mesh: u32| self.meshes.range(mesh).map_or(0, |range| u64::from(range.index_count));
         let added = stream.families.iter().enumerate().filter(|&(mesh, family)| {
             family.placeholder != NO_PLACEHOLDER && !family.removed && family.first == mesh as u32
         });
-        let added: u64 = added
-            .map(|(_, family)| {
-                let coarsest = indices(family.first + family.levels - 1) + indices(family.placeholder);
-                coarsest * INDEX_SLOT_BYTES + u64::from(family.vertex_count + 8) * VERTEX_SLOT_BYTES
-            })
-            .sum();
-        stream.placement.install_bytes() + added
+        let box_bytes = BOX_INDEX_COUNT * INDEX_SLOT_BYTES + 8 * VERTEX_SLOT_BYTES;
+        stream.placement.install_bytes() + added.count() as u64 * box_bytes
     }
 
     /// What the residency did this frame, with the bytes resident and pending now.
@@ -258,17 +304,85 @@ impl GpuScene {
     /// Evicts the least recently needed of the levels no view needed for `evict_after` frames
     /// (listed once a frame); false when there is none, or while a slice is unstaged.
     pub(super) fn evict_stale_level(&mut self, evict_after: u64) -> bool {
+        self.evict_level(evict_after, false)
+    }
+
+    /// Evicts the least recently needed of the levels no view needed this frame (listed once
+    /// a frame), one no view needed for `evict_after` frames unless `needed_since` allows a
+    /// more recent one; false when there is none, or while a slice is unstaged. A coarsest
+    /// level goes only once no finer level of its mesh holds a range: its vertices go with it.
+    fn evict_level(&mut self, evict_after: u64, needed_since: bool) -> bool {
         if self.stream.families.is_empty() || !self.stream.staged {
             return false;
         }
         let residency = &mut self.stream.residency;
         if residency.listed_in != residency.tick {
             residency.listed_in = residency.tick;
-            self.list_candidates(evict_after);
+            self.list_candidates();
         }
-        let Some(victim) = self.stream.residency.candidates.pop() else { return false };
+        let tick = self.stream.residency.tick;
+        while let Some(&victim) = self.stream.residency.candidates.last() {
+            let last = self.stream.residency.last_needed[victim as usize];
+            if !needed_since && last + evict_after > tick {
+                return false;
+            }
+            self.stream.residency.candidates.pop();
+            if self.stream.placement.place(victim).placed && !self.holds_finer_level(victim) {
+                self.evict(victim);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Evicts the level needed this frame farthest from the eye, farther than the level
+    /// `wanted` (`None`: any), a finer one before its mesh's coarsest, so that a nearer
+    /// mesh's coarsest level takes its room: the frame's needs pass the budget, and the far
+    /// object draws a coarser level (or its box) rather than the near one its box. False when
+    /// there is none.
+    fn coarsen_farther(&mut self, wanted: Option<u32>) -> bool {
+        let residency = &mut self.stream.residency;
+        if residency.coarsened_in != residency.tick {
+            residency.coarsened_in = residency.tick;
+            let stream = &mut self.stream;
+            let residency = &mut stream.residency;
+            residency.needed_now.clear();
+            for (mesh, family) in stream.families.iter().enumerate() {
+                let live = family.placeholder != NO_PLACEHOLDER
+                    && !family.removed
+                    && family.current == NO_MESH
+                    && family.replaces == NO_MESH;
+                let needed = residency.last_needed.get(mesh).is_some_and(|&last| last == residency.tick);
+                if live && needed && stream.placement.place(mesh as u32).placed {
+                    residency.needed_now.push(mesh as u32);
+                }
+            }
+            let nearest = &residency.nearest;
+            // Of one mesh's levels needed as near, the coarsest (the highest id) is popped last.
+            residency.needed_now.sort_unstable_by(|&one, &other| {
+                nearest[one as usize].total_cmp(&nearest[other as usize]).then(other.cmp(&one))
+            });
+        }
+        let residency = &mut self.stream.residency;
+        let Some(&victim) = residency.needed_now.last() else { return false };
+        let beyond =
+            wanted.is_none_or(|wanted| residency.nearest[victim as usize] > residency.nearest[wanted as usize]);
+        if !beyond {
+            return false;
+        }
+        residency.needed_now.pop();
+        if !self.stream.placement.place(victim).placed || self.holds_finer_level(victim) {
+            return self.coarsen_farther(wanted);
+        }
         self.evict(victim);
         true
+    }
+
+    /// Whether a level finer than `mesh` of its family holds a range (it indexes the
+    /// vertices `mesh`, when the coarsest, brings).
+    fn holds_finer_level(&self, mesh: u32) -> bool {
+        let family = self.stream.families[mesh as usize];
+        self.is_coarsest(mesh) && (family.first..mesh).any(|level| self.stream.placement.place(level).placed)
     }
 
     /// Marks the levels the objects of every view name as needed now, at their distance
@@ -304,39 +418,48 @@ impl GpuScene {
         }
     }
 
-    /// Lists in `candidates` the levels that may be evicted (placed finer levels of meshes
-    /// neither removed nor replaced, needed last `evict_after` frames ago or earlier), least
-    /// recently needed last (popped first).
-    fn list_candidates(&mut self, evict_after: u64) {
+    /// Lists in `candidates` the levels that may be evicted (placed levels of meshes neither
+    /// removed nor replaced, not needed this frame), least recently needed last (popped
+    /// first); of one mesh, its coarsest level (needed whenever a finer one is) after the
+    /// finer ones.
+    fn list_candidates(&mut self) {
         let stream = &mut self.stream;
         let residency = &mut stream.residency;
         let tick = residency.tick;
         residency.candidates.clear();
         for (mesh, family) in stream.families.iter().enumerate() {
-            let coarsest = family.first + family.levels - 1;
             let evictable = family.placeholder != NO_PLACEHOLDER
                 && !family.removed
                 && family.current == NO_MESH
                 && family.replaces == NO_MESH
-                && mesh as u32 != coarsest
                 && stream.placement.place(mesh as u32).placed;
             let last = residency.last_needed.get(mesh).copied().unwrap_or(0);
-            if evictable && last + evict_after <= tick {
+            if evictable && last < tick {
                 residency.candidates.push(mesh as u32);
             }
         }
         let last_needed = &residency.last_needed;
         let last = |mesh: u32| last_needed.get(mesh as usize).copied().unwrap_or(0);
-        residency.candidates.sort_unstable_by_key(|&mesh| std::cmp::Reverse(last(mesh)));
+        residency.candidates.sort_unstable_by_key(|&mesh| (std::cmp::Reverse(last(mesh)), std::cmp::Reverse(mesh)));
     }
 
-    /// Evicts level `mesh`: its bytes leave the queue, its range is freed, and its objects'
-    /// slots are written again this frame.
+    /// Evicts level `mesh`: its bytes leave the queue, its range is freed (with its family's
+    /// vertices when it is the coarsest level), and its objects' slots are written again
+    /// this frame.
     fn evict(&mut self, mesh: u32) {
         let count = self.meshes.range(mesh).expect("a level of an added mesh").index_count;
         let last_reader = self.last_reader();
+        let coarsest = self.is_coarsest(mesh);
         let stream = &mut self.stream;
         stream.levels.cancel(mesh);
+        let family = stream.families[mesh as usize];
+        if coarsest && !family.vertices_out {
+            let first_vertex = stream.placement.place(mesh).vertex_offset;
+            stream.placement.free_vertices(first_vertex, family.vertex_count, last_reader);
+            for level in family.first..family.first + family.levels {
+                stream.families[level as usize].vertices_out = true;
+            }
+        }
         stream.placement.free_indices(mesh, count, last_reader);
         if std::mem::replace(&mut stream.resident[mesh as usize], false) {
             stream.missing += 1;
@@ -347,15 +470,24 @@ impl GpuScene {
 
     /// Bytes of level `mesh`'s indices.
     fn level_bytes(&self, mesh: u32) -> u64 {
-        self.meshes.range(mesh).map_or(0, |range| u64::from(range.index_count) * super::placement::INDEX_SLOT_BYTES)
+        self.meshes.range(mesh).map_or(0, |range| u64::from(range.index_count) * INDEX_SLOT_BYTES)
     }
 
-    /// Queues every level holding no range (the budget was lifted).
+    /// Queues every level holding no range (the budget was lifted): each mesh's coarsest
+    /// level with its vertices first.
     fn load_every_level(&mut self) {
-        for mesh in 0..self.stream.families.len() as u32 {
-            let family = self.stream.families[mesh as usize];
-            if family.placeholder != NO_PLACEHOLDER && !family.removed && !self.stream.placement.place(mesh).placed {
-                self.queue_level(mesh, None);
+        for coarsest_pass in [true, false] {
+            for mesh in 0..self.stream.families.len() as u32 {
+                let family = self.stream.families[mesh as usize];
+                let live = family.placeholder != NO_PLACEHOLDER && !family.removed && family.current == NO_MESH;
+                if !live || self.stream.placement.place(mesh).placed || self.is_coarsest(mesh) != coarsest_pass {
+                    continue;
+                }
+                if family.vertices_out {
+                    self.queue_coarsest(mesh);
+                } else {
+                    self.queue_level(mesh, None);
+                }
             }
         }
     }
@@ -390,14 +522,25 @@ impl Needs<'_> {
             return;
         }
         let mesh = draw.mesh.0;
-        let stream = &mut *self.stream;
-        let Some(family) = stream.families.get(mesh as usize) else { return };
+        let Some(&family) = self.stream.families.get(mesh as usize) else { return };
         // Replaced meshes' levels stand for the old ids and are all loaded.
         if family.placeholder == NO_PLACEHOLDER || family.removed || family.current != NO_MESH {
             return;
         }
-        let residency = &mut stream.residency;
         let distance = (objects.models[slot as usize].w_axis.truncate() - self.eye).length();
+        self.note_level(mesh, distance);
+        // A finer level indexes the vertices its coarsest level brings: that is needed too.
+        let coarsest = family.first + family.levels - 1;
+        if mesh != coarsest {
+            self.note_level(coarsest, distance);
+        }
+    }
+
+    /// Marks level `mesh` as needed now at `distance`, listed as wanted when it holds no range.
+    #[inline]
+    fn note_level(&mut self, mesh: u32, distance: f32) {
+        let stream = &mut *self.stream;
+        let residency = &mut stream.residency;
         let index = mesh as usize;
         if residency.last_needed[index] == residency.tick {
             residency.nearest[index] = residency.nearest[index].min(distance);

@@ -9,7 +9,8 @@
 //! coordinates with its coarsest level's indices, then each finer level, coarsest first. So
 //! an object of a new mesh draws its box in the first frame, then its coarsest level, then
 //! its own. Each of them gets its GPU range when queued (`placement.rs`). Under a mesh
-//! memory budget the finer levels are queued only when a view needs them, and may be
+//! memory budget only the box is queued when the mesh is added: the vertices with the
+//! coarsest level, and the finer levels, are queued when a view needs them, and may be
 //! evicted again (`residency.rs`).
 //!
 //! **When a level is drawn.** [`GpuScene::stream_frame`] (the Render stage calls it before it
@@ -55,8 +56,11 @@ pub(crate) const TARGET_UVS: u32 = 2;
 /// See [`TARGET_VERTICES`]: `mesh_skin`, the influences of skinned meshes' vertices.
 pub(crate) const TARGET_SKIN: u32 = 3;
 
+/// Indices of a placeholder box.
+pub(super) const BOX_INDEX_COUNT: u64 = 36;
+
 /// The twelve triangles of a box over the corners [`box_corners`] lists, outward.
-const BOX_INDICES: [u32; 36] = [
+const BOX_INDICES: [u32; BOX_INDEX_COUNT as usize] = [
     0, 2, 1, 0, 3, 2, // -z
     4, 5, 6, 4, 6, 7, // +z
     0, 1, 5, 0, 5, 4, // -y
@@ -104,6 +108,10 @@ pub(super) struct Family {
     pub(super) owner: u32,
     /// Vertices the levels share (freed with the mesh).
     pub(super) vertex_count: u32,
+    /// Whether the shared vertices hold no GPU range: under a memory budget a mesh's
+    /// vertices go up with its coarsest level when a view first needs it, and leave with it
+    /// when that level is evicted (`residency.rs`).
+    pub(super) vertices_out: bool,
 }
 
 impl Family {
@@ -119,6 +127,7 @@ impl Family {
             replaces: NO_MESH,
             owner: first,
             vertex_count: 0,
+            vertices_out: false,
         }
     }
 }
@@ -275,16 +284,30 @@ impl GpuScene {
         stream.missing += ids.len() + 1;
         let box_block = stream.placement.take_vertices(8);
         self.queue_level(placeholder, Some(box_block.start));
-        let block = self.stream.placement.take_vertices(vertex_count);
-        self.queue_level(ids.end - 1, Some(block.start));
-        // The finer levels: at once without a memory budget; under one, when a view needs
-        // them (`residency.rs`).
+        // Every level at once without a memory budget; under one, the box alone: the
+        // coarsest level with the vertices, then the finer levels, when a view needs them
+        // (`residency.rs`), so adding meshes never takes the resident bytes past it.
+        for id in ids.clone() {
+            self.stream.families[id as usize].vertices_out = true;
+        }
         if self.stream.residency.budget().is_none() {
+            self.queue_coarsest(ids.end - 1);
             for id in ids.clone().rev().skip(1) {
                 self.queue_level(id, None);
             }
         }
         Ok(ids)
+    }
+
+    /// Gives the vertices of the family of `coarsest` (its coarsest level) a GPU range and
+    /// queues them with that level's indices.
+    pub(super) fn queue_coarsest(&mut self, coarsest: u32) {
+        let family = self.stream.families[coarsest as usize];
+        let block = self.stream.placement.take_vertices(family.vertex_count);
+        for id in family.first..family.first + family.levels {
+            self.stream.families[id as usize].vertices_out = false;
+        }
+        self.queue_level(coarsest, Some(block.start));
     }
 
     /// Gives level `mesh` its GPU indices and queues its bytes: with its family's vertices
