@@ -195,6 +195,27 @@ struct FrameInputs<'a> {
     views: Option<&'a ResolvedViews>,
 }
 
+/// The view's cull parameters and context, and whether they are trusted: a non-finite view
+/// keeps everything (no cull is trusted with bad planes or a bad eye), so its distance and
+/// size culls are switched off.
+fn trusted_view_context(
+    view: &ResolvedView,
+    height: f32,
+    settings: &RenderSettings,
+) -> (CullParams, ViewCullContext, bool) {
+    let params = CullParams {
+        max_distance: settings.cull_max_distance,
+        min_pixels: settings.cull_min_pixels,
+        lod_bias: settings.effective_lod_bias(),
+    };
+    let context = ViewCullContext::new(view.view, view.projection, height, &params);
+    if context.is_finite() {
+        return (params, context, true);
+    }
+    let params = CullParams { max_distance: 0.0, min_pixels: 0.0, ..params };
+    (params, ViewCullContext::new(view.view, view.projection, height, &params), false)
+}
+
 /// One frame of the stage.
 fn run_visibility(
     world: &CullColumns<'_>,
@@ -234,21 +255,7 @@ fn run_visibility(
     if answers_switched && !on_request {
         visibility.asked.every_frame_since = frame.frame_index;
     }
-    let params = CullParams {
-        max_distance: settings.cull_max_distance,
-        min_pixels: settings.cull_min_pixels,
-        lod_bias: settings.effective_lod_bias(),
-    };
-    let context = ViewCullContext::new(view.view, view.projection, viewport.height as f32, &params);
-    // A non-finite view keeps everything: no cull is trusted with bad planes or a bad eye.
-    let trusted = context.is_finite();
-    let params = if trusted { params } else { CullParams { max_distance: 0.0, min_pixels: 0.0, ..params } };
-    let context = if trusted {
-        context
-    } else {
-        ViewCullContext::new(view.view, view.projection, viewport.height as f32, &params)
-    };
-
+    let (params, context, trusted) = trusted_view_context(&view, viewport.height as f32, settings);
     let frustum_culling = settings.frustum_culling && trusted;
     let error_pixels = settings.effective_lod_error_pixels();
     let error_band = settings.effective_lod_error_band();

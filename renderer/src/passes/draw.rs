@@ -11,7 +11,7 @@ use crate::names::{
     DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES, MATERIALS, MATERIAL_TEXTURES, MESH_INDICES, MESH_SKIN, MESH_UVS,
     MESH_VERTICES, OBJECT_RECORDS, OBJECT_TRANSFORMS, SKIN_PALETTE,
 };
-use crate::scene::{lock_scene, FrameView, SharedScene};
+use crate::scene::{lock_scene, FrameView, GpuScene, SharedScene};
 use crate::scene::{DrawCommand, DRAW_COMMAND_BYTES};
 use render_graph::ShaderStage;
 use render_graph::{Binding, ExecuteContext};
@@ -400,44 +400,8 @@ impl SceneInputs {
         }
         let indices = context.buffer(self.indices);
         let commands = context.buffer(self.commands);
-        if scene.draws_gpu_list() {
-            if let Some(views) = split_views(context, &scene) {
-                let raw = context.device();
-                // SAFETY: recording inside the pass's rendering scope; `mesh_indices` was
-                // declared as an index buffer and holds u32 indices.
-                unsafe {
-                    raw.cmd_bind_index_buffer(context.command_buffer(), indices.buffer, 0, vk::IndexType::UINT32)
-                };
-                let counts = context.buffer(self.count);
-                let split = GpuSplitDraw {
-                    commands: (commands.buffer, commands.size),
-                    counts: (counts.buffer, counts.size),
-                    mode,
-                    filter,
-                    multi_draw: context.gpu().capabilities().multi_draw_indirect,
-                    host_count: scene.indirect_draw_counts()[0],
-                };
-                // SAFETY: the pipeline, its bindings and the index buffer are bound, and the
-                // mode was checked when the pass was built.
-                if unsafe { draw_gpu_window_views(context, views, split, lists.range()) } {
-                    return;
-                }
-            }
-        } else if lists != DrawLists::Late {
-            if let Some(views) = split_views(context, &scene) {
-                let raw = context.device();
-                // SAFETY: recording inside the pass's rendering scope; `mesh_indices` was
-                // declared as an index buffer and holds u32 indices.
-                unsafe {
-                    raw.cmd_bind_index_buffer(context.command_buffer(), indices.buffer, 0, vk::IndexType::UINT32)
-                };
-                let multi_draw = context.gpu().capabilities().multi_draw_indirect;
-                let split = SplitDraw { commands: commands.buffer, mode, filter, multi_draw };
-                // SAFETY: the pipeline, its bindings and the index buffer are bound, and
-                // `draw_commands` holds the host's commands (the scene has window views' runs).
-                unsafe { draw_window_views(context, &scene, views, split) };
-                return;
-            }
+        if self.draw_split_views(context, &scene, draw) {
+            return;
         }
         // Each list (two per view the cull has room for, a count word each) has an equal share
         // of the buffer's commands.
@@ -505,6 +469,53 @@ impl SceneInputs {
                 DrawMode::Direct => {}
             }
         }
+    }
+
+    /// Draws a split frame: each window view into its rectangle from its own lists (the GPU's
+    /// per-view lists, or the host's runs). False when the frame has one view, or when the
+    /// GPU's per-view lists could not be drawn: the caller then draws the lists as usual.
+    fn draw_split_views(&self, context: &mut ExecuteContext<'_>, scene: &GpuScene, draw: &SceneDraw<'_>) -> bool {
+        let SceneDraw { mode, filter, lists, .. } = *draw;
+        let indices = context.buffer(self.indices);
+        let commands = context.buffer(self.commands);
+        if scene.draws_gpu_list() {
+            if let Some(views) = split_views(context, scene) {
+                let raw = context.device();
+                // SAFETY: recording inside the pass's rendering scope; `mesh_indices` was
+                // declared as an index buffer and holds u32 indices.
+                unsafe {
+                    raw.cmd_bind_index_buffer(context.command_buffer(), indices.buffer, 0, vk::IndexType::UINT32)
+                };
+                let counts = context.buffer(self.count);
+                let split = GpuSplitDraw {
+                    commands: (commands.buffer, commands.size),
+                    counts: (counts.buffer, counts.size),
+                    mode,
+                    filter,
+                    multi_draw: context.gpu().capabilities().multi_draw_indirect,
+                    host_count: scene.indirect_draw_counts()[0],
+                };
+                // SAFETY: the pipeline, its bindings and the index buffer are bound, and the
+                // mode was checked when the pass was built.
+                return unsafe { draw_gpu_window_views(context, views, split, lists.range()) };
+            }
+        } else if lists != DrawLists::Late {
+            if let Some(views) = split_views(context, scene) {
+                let raw = context.device();
+                // SAFETY: recording inside the pass's rendering scope; `mesh_indices` was
+                // declared as an index buffer and holds u32 indices.
+                unsafe {
+                    raw.cmd_bind_index_buffer(context.command_buffer(), indices.buffer, 0, vk::IndexType::UINT32)
+                };
+                let multi_draw = context.gpu().capabilities().multi_draw_indirect;
+                let split = SplitDraw { commands: commands.buffer, mode, filter, multi_draw };
+                // SAFETY: the pipeline, its bindings and the index buffer are bound, and
+                // `draw_commands` holds the host's commands (the scene has window views' runs).
+                unsafe { draw_window_views(context, scene, views, split) };
+                return true;
+            }
+        }
+        false
     }
 }
 
