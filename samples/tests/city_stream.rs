@@ -19,6 +19,11 @@ const PATH: &str = r#"{"keyframes":[{"frame":0,"position":[20,30,20],"yaw":45,"p
  {"frame":13,"position":[300,30,300],"yaw":-135,"pitch":-30,"fov":60},
  {"frame":40,"position":[280,30,280],"yaw":-135,"pitch":-30,"fov":60}]}"#;
 
+/// The streamed flight both tests run: districts within 60 m loaded under a 1.5 MiB budget,
+/// each frame waiting for the districts asked for before it (the same flight on any machine).
+const FLIGHT: [&str; 10] =
+    ["--stream", "--stream-wait", "--budget", "1.5", "--stream-radius", "60", "--objects", "1000", "--frames", "24"];
+
 /// The budget, bytes (`--budget 1.5`).
 const BUDGET: u64 = 3 << 19;
 
@@ -40,18 +45,7 @@ fn streamed_districts_load_and_leave_within_the_budget_and_culling_hides_nothing
     std::fs::write(&path, PATH).expect("the path is written");
     for backend in ["cpu", "gpu"] {
         let output = Command::new(env!("CARGO_BIN_EXE_city"))
-            .args([
-                "--stream",
-                "--stream-wait",
-                "--budget",
-                "1.5",
-                "--stream-radius",
-                "60",
-                "--objects",
-                "1000",
-                "--frames",
-                "24",
-            ])
+            .args(FLIGHT)
             .args(["--size", "96x64", "--render", "every", "--truth", "--validate", "--threads", "2"])
             .args(["--cull", backend])
             .arg("--stream-dir")
@@ -99,18 +93,7 @@ fn streamed_districts_load_between_the_window_frames() {
         let shot = format!("shot-{backend}.png");
         let output = Command::new("xvfb-run")
             .args(["-a", "-s", "-screen 0 1024x768x24", env!("CARGO_BIN_EXE_city"), "--window"])
-            .args([
-                "--stream",
-                "--stream-wait",
-                "--budget",
-                "1.5",
-                "--stream-radius",
-                "60",
-                "--objects",
-                "1000",
-                "--frames",
-                "24",
-            ])
+            .args(FLIGHT)
             .args(["--size", "160x96", "--validate", "--threads", "2", "--cull", backend])
             .args(["--camera-path", "path.json", "--stream-dir", "districts", "--screenshot", &shot])
             .current_dir(&folder)

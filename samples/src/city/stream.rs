@@ -119,6 +119,10 @@ impl StreamReport {
     }
 }
 
+/// How long waiting for one district's load may take (`--preload`, `--stream-wait`) before
+/// it counts as stuck.
+const LOAD_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// Loads and removes the city's districts as the camera flies (see the module docs).
 pub struct DistrictStreamer {
     server: AssetServer,
@@ -192,9 +196,7 @@ impl DistrictStreamer {
         if self.wait_for_loads {
             for state in &self.states {
                 if let DistrictState::Loading(handle) = state {
-                    self.server
-                        .wait(*handle, std::time::Duration::from_secs(600))
-                        .map_err(|error| error.to_string())?;
+                    self.server.wait(*handle, LOAD_WAIT).map_err(|error| error.to_string())?;
                 }
             }
         }
@@ -258,9 +260,11 @@ impl DistrictStreamer {
         self.radius = f32::INFINITY;
         let handles: Vec<SceneHandle> = self.paths.iter().map(|path| self.server.load(path)).collect();
         for (district, handle) in handles.into_iter().enumerate() {
-            match self.server.wait(handle, std::time::Duration::from_secs(600)).map_err(|error| error.to_string())? {
+            match self.server.wait(handle, LOAD_WAIT).map_err(|error| error.to_string())? {
                 LoadState::Ready => {}
-                LoadState::Loading => return Err(format!("district {district}: still loading after 600 s").into()),
+                LoadState::Loading => {
+                    return Err(format!("district {district}: still loading after {} s", LOAD_WAIT.as_secs()).into())
+                }
                 LoadState::Failed(error) => return Err(format!("district {district}: {error}").into()),
             }
             let (model, ids) = self.spawn(world, handle, meshes, checker.as_deref_mut())?;
