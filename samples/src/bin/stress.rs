@@ -37,7 +37,6 @@ use samples::city::check::{check_frame, CheckRequest, Checked};
 use samples::city::memory::{self, MemoryReport};
 use samples::city::summary::{self, FrameRecord};
 use samples::city::{RenderChoice, Switch};
-use samples::frame_passes::FramePassChoice;
 use samples::mesh_render::MeshRenderer;
 use samples::scene_check::{compare_scene, expected_scene, lock_copy, SceneCheckTarget};
 use samples::stress::{build_stress, StressCamera, StressConfig, StressMeshes};
@@ -169,18 +168,10 @@ fn run_window(
         let _ = app.world_mut().remove_one::<StressCamera>(camera);
     }
     let window_options = WindowOptions {
-        title: "stress",
-        size: options.size,
         frames: frames_given.then_some(options.frames),
-        present: vk::PresentModeKHR::FIFO,
         screenshot: options.screenshot.clone(),
-        resize_to: None,
-        backend,
-        frame_passes: FramePassChoice::default(),
-        debug_view: renderer::DebugView::default(),
-        pipelined: true,
-        shadows: false,
         hud: options.hud,
+        ..WindowOptions::new("stress", options.size, backend)
     };
     let outcome = samples::window::run::run(app, library, window_options);
     samples::window::run::WindowSummary::report(outcome, "stress", options.screenshot.as_deref())

@@ -17,10 +17,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use culling::CullingBackend;
-use render_graph::vk;
 use runtime::App;
 use samples::city::options::CullChoice;
-use samples::frame_passes::FramePassChoice;
 use samples::tower_defence::{self, Game, TowerMeshes};
 use samples::window::run::{WindowOptions, WindowSummary};
 
@@ -98,18 +96,10 @@ fn run_window(mut app: App, options: &Options) -> ExitCode {
     }
     tower_defence::dress_for_window(&mut app);
     let window_options = WindowOptions {
-        title: "tower_defence",
-        size: options.size,
         frames: options.frames,
-        present: vk::PresentModeKHR::FIFO,
         screenshot: options.screenshot.clone(),
-        resize_to: None,
-        backend,
-        frame_passes: FramePassChoice::default(),
-        debug_view: renderer::DebugView::default(),
-        pipelined: true,
-        shadows: false,
         hud: options.hud,
+        ..WindowOptions::new("tower_defence", options.size, backend)
     };
     let hook: samples::window::run::FrameHook<'_> = Box::new(|app: &mut App| {
         if app.resource::<samples::window::fly::FlyCamera>().engaged {

@@ -61,6 +61,34 @@ pub struct WindowOptions {
     pub hud: bool,
 }
 
+impl WindowOptions {
+    /// A game's window: `title`, `size` and `backend`, FIFO present, pipelined frames, no
+    /// shadows, users' passes or debug view, running until Esc; set the rest by field (struct
+    /// update syntax).
+    ///
+    /// ```
+    /// # use samples::window::run::WindowOptions;
+    /// let options = WindowOptions { frames: Some(120), hud: true, ..WindowOptions::new("game", (640, 360), Default::default()) };
+    /// assert!(options.pipelined && !options.shadows);
+    /// ```
+    pub fn new(title: &'static str, size: (u32, u32), backend: CullingBackend) -> WindowOptions {
+        WindowOptions {
+            title,
+            size,
+            frames: None,
+            present: vk::PresentModeKHR::FIFO,
+            screenshot: None,
+            resize_to: None,
+            backend,
+            frame_passes: FramePassChoice::default(),
+            debug_view: DebugView::default(),
+            pipelined: true,
+            shadows: false,
+            hud: false,
+        }
+    }
+}
+
 /// What `V` cycles through in the window: the frame, then these images (and mips).
 pub const DEBUG_VIEWS: [(&str, u32); 4] =
     [(renderer::DEPTH_PREPASS, 0), (renderer::HIZ_DEPTH, 0), (renderer::HIZ_DEPTH, 3), (renderer::HIZ_DEPTH, 5)];
