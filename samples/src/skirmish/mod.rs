@@ -14,12 +14,15 @@
 //! `compare.rs` (the same-run comparison with the city at the same object count),
 //! `invariants.rs` (what must hold of any frame: arrows, children, counts) and
 //! `shadow_work.rs` (what the shadow views cost over a run, and how the shadow budget
-//! shared them among the torches).
+//! shared them among the torches). The `skirmish` binary's command line is `options.rs`, and
+//! `run.rs` runs it step by step (setup, the frame loop in turns with the city, the summary).
 
 pub mod art;
 pub mod compare;
 pub mod invariants;
 pub mod motion;
+pub mod options;
+pub mod run;
 pub mod scene;
 pub mod shadow_work;
 

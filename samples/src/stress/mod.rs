@@ -13,6 +13,9 @@
 //!   turret parented to it; a few turrets move to another ship each frame.
 //! - **Restyling**: a few objects change mesh and colour each frame, some are hidden or shown.
 //! - **Camera**: a fly-over on a fixed path, turning slowly.
+//!
+//! The `stress` binary's command line is [`options`]; [`run`] runs it step by step (the
+//! world, the rendering, the frame loop with its checks, the summary).
 
 use std::collections::VecDeque;
 
@@ -25,6 +28,9 @@ use renderer::MeshLibrary;
 use runtime::{App, Stage, System};
 
 use crate::random::XorShift;
+
+pub mod options;
+pub mod run;
 
 /// The stage the stress systems run in, between `Input` and `Transform`.
 pub const STRESS_STAGE: &str = "Stress";
