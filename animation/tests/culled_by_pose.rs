@@ -13,6 +13,7 @@ use ecs::{scene, Aabb, Camera, MaterialHandle, Mesh, MeshHandle, Projection, Tra
 use glam::{Mat4, Quat, Vec3};
 use runtime::hecs::Entity;
 use runtime::App;
+use test_assets::skinned_bar::{knee_inverse_bind, JOINTS_PARENTS_FIRST, POSITIONS, WEIGHTS};
 
 fn is_visible(app: &App, entity: Entity) -> bool {
     let visibility = app.resource::<Visibility>();
@@ -30,14 +31,15 @@ fn a_swung_shin_outside_the_bind_box_is_kept_in_view() {
     let narrow = Camera::new(Projection::PerspectiveInfiniteReverse { fov_y_radians: 10f32.to_radians(), near: 0.1 });
     scene::spawn_camera(app.world_mut(), narrow, scene::look_at(Vec3::new(-0.9, 1.0, 4.0), Vec3::new(-0.9, 1.0, 0.0)));
 
-    // Hip at the origin, knee 1 m up; the knee bends 90° about Z, swinging the shin to -X.
+    // The skinned bar of `test_assets`: hip at the origin, knee 1 m up; the knee bends 90°
+    // about Z, swinging the shin to -X.
     let skeleton = Arc::new(
         Skeleton::new(
             "leg",
             vec!["hip".into(), "knee".into()],
             vec![None, Some(0)],
             vec![JointPose::IDENTITY, JointPose { translation: Vec3::Y, ..JointPose::IDENTITY }],
-            vec![Mat4::IDENTITY, Mat4::from_translation(-Vec3::Y)],
+            vec![Mat4::IDENTITY, knee_inverse_bind()],
         )
         .unwrap(),
     );
@@ -45,18 +47,7 @@ fn a_swung_shin_outside_the_bind_box_is_kept_in_view() {
     let rotation = Track::new(Interpolation::Step, vec![0.0], vec![bent]).unwrap();
     let tracks = vec![JointTracks { joint: 1, rotation: Some(rotation), ..JointTracks::default() }];
     let clip = Arc::new(AnimationClip::new("kneel", &skeleton, tracks).unwrap());
-    let positions =
-        [[-0.1, 0.0, 0.0], [0.1, 0.0, 0.0], [-0.1, 1.0, 0.0], [0.1, 1.0, 0.0], [-0.1, 2.0, 0.0], [0.1, 2.0, 0.0]];
-    let joints = [[0, 0, 0, 0], [0, 0, 0, 0], [0, 1, 0, 0], [0, 1, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0]];
-    let weights = [
-        [1.0, 0.0, 0.0, 0.0],
-        [1.0, 0.0, 0.0, 0.0],
-        [0.5, 0.5, 0.0, 0.0],
-        [0.5, 0.5, 0.0, 0.0],
-        [1.0, 0.0, 0.0, 0.0],
-        [1.0, 0.0, 0.0, 0.0],
-    ];
-    let boxes = Arc::new(JointBoxes::from_vertices(&positions, &joints, &weights, 2).unwrap());
+    let boxes = Arc::new(JointBoxes::from_vertices(&POSITIONS, &JOINTS_PARENTS_FIRST, &WEIGHTS, 2).unwrap());
     let bind = boxes.bind_bounds();
     let mesh = Mesh::new(MeshHandle(1), MaterialHandle(1), Aabb::new(bind.min, bind.max + Vec3::new(0.0, 0.0, 0.01)));
 

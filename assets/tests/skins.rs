@@ -6,82 +6,18 @@ mod common;
 
 use animation::{pose_rig, AnimationPlayer, PoseScratch, SkinMatrix};
 use assets::{load_gltf_bytes, GltfScene, ImportError, ProcessOptions};
-use glam::{Mat4, Quat, Vec3};
+use glam::{Mat4, Vec3};
 use serde_json::{json, Value};
+use test_assets::skinned_bar::{knee_inverse_bind, SkinnedBar, JOINTS, WEIGHTS};
 
-const POSITIONS: [[f32; 3]; 6] =
-    [[-0.1, 0.0, 0.0], [0.1, 0.0, 0.0], [-0.1, 1.0, 0.0], [0.1, 1.0, 0.0], [-0.1, 2.0, 0.0], [0.1, 2.0, 0.0]];
-const INDICES: [u16; 12] = [0, 1, 3, 0, 3, 2, 2, 3, 5, 2, 5, 4];
-/// The file numbers the skin's joints knee = 0, hip = 1 (child first).
-const JOINTS: [[u8; 4]; 6] = [[1, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]];
-const WEIGHTS: [[f32; 4]; 6] = [
-    [1.0, 0.0, 0.0, 0.0],
-    [1.0, 0.0, 0.0, 0.0],
-    [0.5, 0.5, 0.0, 0.0],
-    [0.5, 0.5, 0.0, 0.0],
-    [1.0, 0.0, 0.0, 0.0],
-    [1.0, 0.0, 0.0, 0.0],
-];
-
-/// The buffer, with `joints`, `weights` and the knee's inverse bind changeable.
+/// The bar's buffer, with `joints`, `weights` and the knee's inverse bind changeable.
 fn buffer(joints: &[[u8; 4]; 6], weights: &[[f32; 4]; 6], knee_inverse_bind: Mat4) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    bytes.extend(POSITIONS.iter().flatten().flat_map(|value| value.to_le_bytes())); // 0, 72
-    bytes.extend(INDICES.iter().flat_map(|value| value.to_le_bytes())); // 72, 24
-    bytes.extend(joints.iter().flatten()); // 96, 24
-    bytes.extend(weights.iter().flatten().flat_map(|value| value.to_le_bytes())); // 120, 96
-    let binds = [knee_inverse_bind, Mat4::IDENTITY];
-    bytes.extend(binds.iter().flat_map(|matrix| matrix.to_cols_array()).flat_map(|value| value.to_le_bytes())); // 216, 128
-    bytes.extend([0.0_f32, 1.0].iter().flat_map(|value| value.to_le_bytes())); // 344, 8
-    let bent = Quat::from_rotation_z(std::f32::consts::FRAC_PI_2);
-    bytes.extend([Quat::IDENTITY, bent].iter().flat_map(|quat| quat.to_array()).flat_map(|value| value.to_le_bytes())); // 352, 32
-    assert_eq!(bytes.len(), 384);
-    bytes
+    SkinnedBar { joints: *joints, weights: *weights, knee_inverse_bind, ..SkinnedBar::plain() }.buffer()
 }
 
+/// The bar's document with `data` as its buffer.
 fn document(data: &[u8]) -> Value {
-    let uri = format!("data:application/octet-stream;base64,{}", common::base64(data));
-    json!({
-        "asset": { "version": "2.0" },
-        "scene": 0,
-        "scenes": [{ "nodes": [0] }],
-        "nodes": [
-            { "name": "root", "children": [1, 2] },
-            { "name": "leg", "mesh": 0, "skin": 0 },
-            { "name": "hip", "children": [3] },
-            { "name": "knee", "translation": [0.0, 1.0, 0.0] }
-        ],
-        "skins": [{ "name": "legs", "joints": [3, 2], "inverseBindMatrices": 4, "skeleton": 2 }],
-        "meshes": [{ "primitives": [{ "attributes": { "POSITION": 0, "JOINTS_0": 2, "WEIGHTS_0": 3 }, "indices": 1 }] }],
-        "animations": [{
-            "name": "bend",
-            "channels": [{ "sampler": 0, "target": { "node": 3, "path": "rotation" } }],
-            "samplers": [{ "input": 5, "output": 6, "interpolation": "LINEAR" }]
-        }],
-        "buffers": [{ "byteLength": data.len(), "uri": uri }],
-        "bufferViews": [
-            { "buffer": 0, "byteOffset": 0, "byteLength": 72 },
-            { "buffer": 0, "byteOffset": 72, "byteLength": 24 },
-            { "buffer": 0, "byteOffset": 96, "byteLength": 24 },
-            { "buffer": 0, "byteOffset": 120, "byteLength": 96 },
-            { "buffer": 0, "byteOffset": 216, "byteLength": 128 },
-            { "buffer": 0, "byteOffset": 344, "byteLength": 8 },
-            { "buffer": 0, "byteOffset": 352, "byteLength": 32 }
-        ],
-        "accessors": [
-            { "bufferView": 0, "componentType": 5126, "count": 6, "type": "VEC3", "min": [-0.1, 0.0, 0.0], "max": [0.1, 2.0, 0.0] },
-            { "bufferView": 1, "componentType": 5123, "count": 12, "type": "SCALAR" },
-            { "bufferView": 2, "componentType": 5121, "count": 6, "type": "VEC4" },
-            { "bufferView": 3, "componentType": 5126, "count": 6, "type": "VEC4" },
-            { "bufferView": 4, "componentType": 5126, "count": 2, "type": "MAT4" },
-            { "bufferView": 5, "componentType": 5126, "count": 2, "type": "SCALAR", "min": [0.0], "max": [1.0] },
-            { "bufferView": 6, "componentType": 5126, "count": 2, "type": "VEC4" }
-        ]
-    })
-}
-
-fn knee_bind() -> Mat4 {
-    Mat4::from_translation(-Vec3::Y)
+    SkinnedBar::plain().document(data)
 }
 
 fn load(document: &Value) -> Result<GltfScene, ImportError> {
@@ -114,7 +50,7 @@ fn skinned_at(scene: &GltfScene, time: f32) -> (Vec<(Vec3, Vec3)>, ecs::Aabb) {
 
 #[test]
 fn a_two_joint_skin_and_its_clip_give_the_hand_computed_pose() {
-    let scene = load(&document(&buffer(&JOINTS, &WEIGHTS, knee_bind()))).expect("a valid skinned file");
+    let scene = load(&document(&buffer(&JOINTS, &WEIGHTS, knee_inverse_bind()))).expect("a valid skinned file");
     let skeleton = &scene.skins[0].skeleton;
     assert_eq!(skeleton.name(), "legs");
     assert_eq!(skeleton.joint_names(), ["hip", "knee"], "joints reordered parents first");
@@ -158,7 +94,7 @@ fn a_two_joint_skin_and_its_clip_give_the_hand_computed_pose() {
 /// The file with a node that is not a joint between hip and knee: it holds half the knee's
 /// height (the knee the other half), and with `lift` a channel moves it from 0.5 to 1.5 up.
 fn with_node_between_joints(lift: bool) -> Value {
-    let mut data = buffer(&JOINTS, &WEIGHTS, knee_bind());
+    let mut data = buffer(&JOINTS, &WEIGHTS, knee_inverse_bind());
     let lifts = [Vec3::new(0.0, 0.5, 0.0), Vec3::new(0.0, 1.5, 0.0)];
     data.extend(lifts.iter().flat_map(|lift| lift.to_array()).flat_map(|value| value.to_le_bytes()));
     let mut document = document(&data);
@@ -223,7 +159,7 @@ fn a_node_between_joints_becomes_a_joint_no_vertex_names() {
 fn a_skinned_model_added_through_a_sink_keeps_its_influences() {
     // The sink path (a renderer's meshes while frames run take the same call) must hand the
     // joints and weights on, or the GPU draws the character rigid.
-    let scene = load(&document(&buffer(&JOINTS, &WEIGHTS, knee_bind()))).expect("a valid skinned file");
+    let scene = load(&document(&buffer(&JOINTS, &WEIGHTS, knee_inverse_bind()))).expect("a valid skinned file");
     let mut library = meshes::MeshLibrary::with_unit_cube();
     let model = scene.add_model_to(&mut library).expect("the sink takes the model");
     let skin = scene.meshes[0].skin.as_ref().unwrap();
@@ -237,11 +173,11 @@ fn a_skinned_model_added_through_a_sink_keeps_its_influences() {
 
 #[test]
 fn more_than_four_influences_fold_into_the_four_largest() {
-    let mut file = document(&buffer(&JOINTS, &WEIGHTS, knee_bind()));
+    let mut file = document(&buffer(&JOINTS, &WEIGHTS, knee_inverse_bind()));
     file["meshes"][0]["primitives"][0]["attributes"]["JOINTS_1"] = json!(2);
     file["meshes"][0]["primitives"][0]["attributes"]["WEIGHTS_1"] = json!(3);
     let folded = load(&file).expect("eight influences load");
-    let plain = load(&document(&buffer(&JOINTS, &WEIGHTS, knee_bind()))).unwrap();
+    let plain = load(&document(&buffer(&JOINTS, &WEIGHTS, knee_inverse_bind()))).unwrap();
     let (folded, _) = skinned_at(&folded, 1.0);
     let (plain, _) = skinned_at(&plain, 1.0);
     for ((_, folded), (_, plain)) in folded.iter().zip(&plain) {
@@ -251,7 +187,7 @@ fn more_than_four_influences_fold_into_the_four_largest() {
 
 #[test]
 fn missing_inverse_binds_are_identities() {
-    let mut file = document(&buffer(&JOINTS, &WEIGHTS, knee_bind()));
+    let mut file = document(&buffer(&JOINTS, &WEIGHTS, knee_inverse_bind()));
     file["skins"][0].as_object_mut().unwrap().remove("inverseBindMatrices");
     let scene = load(&file).expect("inverse binds are optional");
     assert_eq!(scene.skins[0].skeleton.inverse_binds(), [Mat4::IDENTITY; 2]);
@@ -261,7 +197,7 @@ fn missing_inverse_binds_are_identities() {
 fn weights_summing_to_zero_put_full_weight_on_the_first_joint() {
     let mut weights = WEIGHTS;
     weights[5] = [0.0; 4];
-    let scene = load(&document(&buffer(&JOINTS, &weights, knee_bind()))).expect("repaired, not refused");
+    let scene = load(&document(&buffer(&JOINTS, &weights, knee_inverse_bind()))).expect("repaired, not refused");
     let skin = scene.meshes[0].skin.as_ref().unwrap();
     assert!(
         skin.weights.iter().all(|weights| (weights.iter().sum::<f32>() - 1.0).abs() < 1e-6),
@@ -277,10 +213,10 @@ fn bad_skins_are_named_errors() {
     };
     let mut joints = JOINTS;
     joints[4] = [7, 0, 0, 0];
-    let reason = skin_error(load(&document(&buffer(&joints, &WEIGHTS, knee_bind()))), "joint out of range");
+    let reason = skin_error(load(&document(&buffer(&joints, &WEIGHTS, knee_inverse_bind()))), "joint out of range");
     assert!(reason.contains("names joint 7"), "{reason}");
 
-    let mut file = document(&buffer(&JOINTS, &WEIGHTS, knee_bind()));
+    let mut file = document(&buffer(&JOINTS, &WEIGHTS, knee_inverse_bind()));
     file["accessors"][4]["count"] = json!(1);
     let reason = skin_error(load(&file), "short inverse binds");
     assert!(reason.contains("1 inverse bind matrices for 2 joints"), "{reason}");
@@ -291,7 +227,7 @@ fn bad_skins_are_named_errors() {
 
 #[test]
 fn morph_weight_channels_are_skipped() {
-    let mut file = document(&buffer(&JOINTS, &WEIGHTS, knee_bind()));
+    let mut file = document(&buffer(&JOINTS, &WEIGHTS, knee_inverse_bind()));
     file["animations"][0]["channels"]
         .as_array_mut()
         .unwrap()
@@ -302,7 +238,7 @@ fn morph_weight_channels_are_skipped() {
 
 #[test]
 fn every_field_of_a_skinned_file_removed_or_wrong_loads_or_fails_without_panic() {
-    let base = document(&buffer(&JOINTS, &WEIGHTS, knee_bind()));
+    let base = document(&buffer(&JOINTS, &WEIGHTS, knee_inverse_bind()));
     let mut outcomes = [0, 0];
     let variants = common::for_each_variant(&base, |variant| {
         outcomes[usize::from(load(variant).is_ok())] += 1;
@@ -314,7 +250,7 @@ fn every_field_of_a_skinned_file_removed_or_wrong_loads_or_fails_without_panic()
 #[test]
 fn short_joints_and_normalized_short_weights_skin_alike() {
     // The same file with JOINTS_0 as unsigned shorts and WEIGHTS_0 as normalized unsigned shorts.
-    let plain = buffer(&JOINTS, &WEIGHTS, knee_bind());
+    let plain = buffer(&JOINTS, &WEIGHTS, knee_inverse_bind());
     let mut data = plain[..96].to_vec();
     data.extend(JOINTS.iter().flatten().flat_map(|&joint| u16::from(joint).to_le_bytes())); // 96, 48
     let unorm = |weight: f32| ((weight * 65535.0).round() as u16).to_le_bytes();

@@ -5,4 +5,3 @@
 
 pub mod cluster_scene;
 pub mod offscreen;
-pub mod skinned_bar;

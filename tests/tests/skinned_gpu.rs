@@ -28,7 +28,7 @@ use renderer::{
     gpu_skin_weights, install_render_to, points, BitsReadback, HeadlessTarget, MeshLibrary, RenderReport, RenderSetup,
     MESH_SKIN, MESH_VERTICES, OBJECT_RECORDS, PALETTE_JOINT_BYTES, SKIN_PALETTE,
 };
-use tests::skinned_bar::{gltf_text, HIP_DEPTH_SCALE, NORMAL, POSITIONS};
+use test_assets::skinned_bar::{gltf_text, HIP_DEPTH_SCALE, NORMAL, POSITIONS};
 
 /// Rigs spawned: 80 palette entries, past the buffer's first 64.
 const RIGS: usize = 40;

@@ -1,6 +1,6 @@
 //! A skinned object in a split-screen frame, on both culling backends, on lavapipe with
-//! validation: the bar of `tests::skinned_bar`, bent at the knee, seen by two cameras, each in
-//! one half of the window. Each view's truth draws the bar in the frame's pose (the reference
+//! validation: the bar of `test_assets::skinned_bar`, bent at the knee, seen by two cameras,
+//! each in one half of the window. Each view's truth draws the bar in the frame's pose (the reference
 //! given the frame's palette), so each half equals its unculled reference; drawn in its bind
 //! pose instead, the reference differs from both halves (the pose shows in each).
 
@@ -16,7 +16,7 @@ use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, GpuDevice};
 use renderer::truth::{check_gpu_view, check_view, FrameCheck, ReferenceRenderer};
 use renderer::{install_render_to, lock_capture, BitsReadback, HeadlessTarget, MeshLibrary, RenderReport, RenderSetup};
-use tests::skinned_bar::gltf_text;
+use test_assets::skinned_bar::gltf_text;
 
 const SKY: [f32; 4] = [0.1, 0.2, 0.3, 1.0];
 const WIDTH: u32 = 128;

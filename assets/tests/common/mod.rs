@@ -62,24 +62,8 @@ pub fn document(buffer: Value) -> Value {
     })
 }
 
-/// Standard base64 with padding.
-pub fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let word = (u32::from(chunk[0]) << 16)
-            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*chunk.get(2).unwrap_or(&0));
-        for position in 0..4 {
-            if position <= chunk.len() {
-                out.push(ALPHABET[(word >> (18 - 6 * position)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
+/// Standard base64 with padding (the data URIs of the files written here).
+pub use test_assets::base64;
 
 /// The scene as .gltf text with the buffer embedded as a data URI.
 pub fn embedded_gltf() -> Vec<u8> {
