@@ -21,15 +21,22 @@ fn glsl_type(name: &str) -> (usize, usize) {
     }
 }
 
-/// The members of `struct NAME { ... };` (or of a block, `uniform NAME { ... }`) in `header`
-/// with their offsets, and the struct's size. Comments in the body are skipped.
-fn layout(header: &str, name: &str, std140: bool) -> (Vec<(String, usize)>, usize) {
-    let start = (header.find(&format!("struct {name} {{")))
-        .or_else(|| header.find(&format!("uniform {name} {{")))
+/// The text between the braces of `struct NAME` (or of a block, `uniform NAME`) in `header`,
+/// its comments removed.
+fn declaration_body(header: &str, name: &str) -> String {
+    let start = ["struct", "uniform"]
+        .iter()
+        .find_map(|keyword| header.find(&format!("{keyword} {name} ")))
         .unwrap_or_else(|| panic!("struct {name} in the header"));
     let body = &header[start..];
     let body = &body[body.find('{').unwrap() + 1..body.find('}').unwrap()];
-    let body: String = body.lines().map(|line| line.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
+    body.lines().map(|line| line.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n")
+}
+
+/// The members of `struct NAME { ... };` (or of a block, `uniform NAME { ... }`) in `header`
+/// with their offsets, and the struct's size.
+fn layout(header: &str, name: &str, std140: bool) -> (Vec<(String, usize)>, usize) {
+    let body = declaration_body(header, name);
     let (mut offset, mut largest, mut members) = (0usize, 4usize, Vec::new());
     for declaration in body.split(';').map(str::trim).filter(|line| !line.is_empty()) {
         let mut words = declaration.split_whitespace();
