@@ -114,7 +114,10 @@ pub use frame::{
 };
 
 // The passes. Uploads and the host's draw list:
-pub use passes::{color_readback_pass, DrawListPass, MeshUploadPass, ObjectUploadPass, ViewUploadPass, SCATTER_GROUP};
+pub use passes::{
+    color_readback_pass, DrawListPass, MeshUploadPass, ObjectUploadPass, PassView, PerView, ViewPass, ViewUploadPass,
+    SCATTER_GROUP, VIEW_BLOCKS, VIEW_BLOCK_STRIDE,
+};
 
 // The two-phase cull skeleton and the form a view takes on its way to the cull shaders:
 pub use passes::{

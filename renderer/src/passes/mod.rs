@@ -4,7 +4,8 @@
 //! 1. [`ObjectUploadPass`] (`upload.rs`): the changed object transforms and records into
 //!    their slots; [`ViewUploadPass`] (`view.rs`) the frame's view into the `view` uniform,
 //!    when a pass reads it; [`DrawListPass`] (`upload.rs`) the host's draw list, on the CPU
-//!    path;
+//!    path (then one block per window view, which users' passes wrapped in [`PerView`],
+//!    `per_view.rs`, bind view by view);
 //! 2. [`CullResetPass`] (`cull/`): the draw lists and the cull counters to zero;
 //!    [`DrawBatchPass`] (`batches.rs`): the changed slots' batch ids and, batched, the lists'
 //!    template commands (one per (mesh, level, material));
@@ -37,6 +38,7 @@ mod draw;
 mod geometry;
 mod hiz;
 mod mesh_upload;
+mod per_view;
 mod shadow;
 mod upload;
 mod view;
@@ -62,9 +64,10 @@ pub use draw::{DrawMode, SceneInputs};
 pub use geometry::{GeometryInputs, GeometryPass};
 pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HiZHandles, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT, HIZ_GROUP};
 pub use mesh_upload::MeshUploadPass;
+pub use per_view::{PassView, PerView, ViewPass};
 pub use shadow::{ShadowAtlasHandles, ShadowAtlasPass};
 pub use upload::{DrawListPass, ObjectUploadPass, SCATTER_GROUP};
-pub use view::ViewUploadPass;
+pub use view::{ViewUploadPass, VIEW_BLOCKS, VIEW_BLOCK_STRIDE};
 
 use render_graph::readback::ReadbackPass;
 

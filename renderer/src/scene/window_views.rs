@@ -8,6 +8,8 @@
 //! A frame with one window view (or none listed) draws as a frame always has: the whole image
 //! with the [`FrameView`](crate::FrameView) parameter's view-projection and the whole list.
 
+use crate::scene::FrameView;
+
 /// Most window views one frame draws: the host lists of the draw commands and instances have
 /// room for this many views' lists (the buffers are sized for it). Views past it are not drawn
 /// (the Render stage says so once).
@@ -40,6 +42,9 @@ pub struct WindowView {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WindowViews {
     views: Vec<WindowView>,
+    /// Each view's block of the `view` uniform (its camera, its rectangle's size as the
+    /// viewport), in the order of `views`.
+    uniforms: Vec<FrameView>,
     /// The index of the main view (the one [`FrameView`](crate::FrameView) describes).
     main: usize,
 }
@@ -63,18 +68,37 @@ impl WindowViews {
         self.views.len() > 1
     }
 
+    /// Each view's block of the `view` uniform, in the order of [`WindowViews::views`]: its
+    /// camera as a [`FrameView`] whose viewport is the view's rectangle (what a per-view pass,
+    /// [`PerView`](crate::PerView), reads).
+    #[inline]
+    pub fn uniforms(&self) -> &[FrameView] {
+        &self.uniforms
+    }
+
+    /// The blocks of [`WindowViews::uniforms`] to change in place (the Render stage sets
+    /// their previous matrices before the frame runs).
+    #[inline]
+    pub fn uniforms_mut(&mut self) -> &mut [FrameView] {
+        &mut self.uniforms
+    }
+
     /// Forgets the views (a frame of one view), keeping the room.
     pub fn clear(&mut self) {
         self.views.clear();
+        self.uniforms.clear();
         self.main = 0;
     }
 
-    /// Appends a view; `main` marks the main view.
-    pub fn push(&mut self, view: WindowView, main: bool) {
+    /// Appends a view with its camera's block of the `view` uniform (`uniform`, whose
+    /// viewport is set here to the view's rectangle); `main` marks the main view.
+    pub fn push(&mut self, view: WindowView, mut uniform: FrameView, main: bool) {
         if main {
             self.main = self.views.len();
         }
+        uniform.set_viewport((view.rect[2], view.rect[3]));
         self.views.push(view);
+        self.uniforms.push(uniform);
     }
 }
 

@@ -66,6 +66,13 @@ pub(super) fn list_window_views(
     for view in views.views().iter().filter(is_window) {
         let ViewTarget::Window(rect) = &view.target else { continue };
         let Some(answer) = inputs.visibility.for_view(view.id) else { continue };
+        let resolved = answer.view();
+        let uniform = if answer.is_main() {
+            *inputs.main
+        } else {
+            let size = (rect.width, rect.height);
+            FrameView::new(resolved.view, resolved.projection, resolved.position, size, resolved.near, resolved.far)
+        };
         let (list, view_projection) = if answer.is_main() {
             (0, inputs.main.view_projection)
         } else if inputs.on_device {
@@ -87,7 +94,7 @@ pub(super) fn list_window_views(
         has_main |= answer.is_main();
         let rect = [rect.x, rect.y, rect.width, rect.height];
         let lod = if inputs.on_device { answer.lod_error_view() } else { None };
-        out.push(WindowView { view_projection, rect, list, lod }, answer.is_main());
+        out.push(WindowView { view_projection, rect, list, lod }, uniform, answer.is_main());
     }
     let lists = if inputs.on_device { culled as usize } else { scene.view_lists().len() };
     if !has_main || !out.is_split() || lists < 2 {
