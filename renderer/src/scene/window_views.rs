@@ -31,6 +31,11 @@ pub struct WindowView {
     /// [`ViewVisibility::lod_error_view`](culling::ViewVisibility::lod_error_view)); `None`:
     /// the records' levels are drawn.
     pub lod: Option<(culling::LodErrorView, glam::Vec3)>,
+    /// With GPU culling, another view's side of the distance rule (its answer's
+    /// [`ViewVisibility::lod_distance_view`](culling::ViewVisibility::lod_distance_view) and
+    /// the global bias): the cull picks that view's levels of distance chains; `None` (the
+    /// main view) draws the records' levels.
+    pub lod_distance: Option<crate::DistanceLod>,
 }
 
 /// A graph parameter: the frame's window views in draw order (split-screen), each drawing

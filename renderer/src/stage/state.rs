@@ -33,6 +33,8 @@ pub(super) struct FrameInputs<'a> {
     pub(super) batch_draws: bool,
     /// Whether the GPU cull chooses levels of detail ([`ecs::RenderSettings::gpu_lod_selection`]).
     pub(super) gpu_lod_selection: bool,
+    /// The global level-of-detail bias ([`ecs::RenderSettings::effective_lod_bias`]).
+    pub(super) lod_bias: f32,
     /// Most bytes of added meshes the frame copies ([`ecs::RenderSettings::transfer_budget`]).
     pub(super) transfer_budget: u64,
     /// [`ecs::RenderSettings::mesh_memory_budget`].
@@ -268,6 +270,7 @@ impl RenderState {
                 visibility,
                 main: &frame_view,
                 on_device: self.on_device,
+                lod_bias: inputs.lod_bias,
             };
             let mut room_grew = false;
             split = list_window_views(

@@ -74,19 +74,7 @@ fn median(values: &mut [f64]) -> f64 {
 fn main() -> ExitCode {
     samples::init_logging();
     let matches = CityOptions::command().get_matches();
-    let mut options = CityOptions::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
-    if options.views > 1 && options.cull == CullChoice::Gpu {
-        // The GPU chooses each other view's levels by the error rule alone; by distance it
-        // would draw the main view's levels there.
-        if matches.value_source("lod_rule") == Some(ValueSource::CommandLine)
-            && options.lod_rule == city::options::LodRule::Distance
-        {
-            eprintln!("city: --views 2 --cull gpu needs --lod-rule error: the GPU chooses each view's levels by error");
-            return ExitCode::FAILURE;
-        }
-        options.lod_rule = city::options::LodRule::Error;
-        println!("views: the GPU chooses each view's levels of detail by their errors (--lod-rule error)");
-    }
+    let options = CityOptions::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
     // `--window` runs until closed unless `--frames` was given.
     let frames_given = matches.value_source("frames") == Some(ValueSource::CommandLine);
     if options.validate {

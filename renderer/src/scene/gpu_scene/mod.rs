@@ -67,7 +67,10 @@ pub(crate) use growth::RecordedCopy;
 pub use growth::{set_scene_memory_limit, SceneGrowthError};
 use growth::{GrowthCopy, Retired};
 use lod_table::LodTable;
-pub use lod_table::{LodEntry, LOD_ENTRIES_BYTES, LOD_INSTANCE_ROOM, MAX_GPU_LOD_LEVELS, MAX_LOD_CHAINS};
+pub use lod_table::{
+    LodEntry, LOD_ENTRIES_BYTES, LOD_INSTANCE_ROOM, LOD_RULE_DISTANCE, LOD_RULE_ERROR, MAX_GPU_LOD_LEVELS,
+    MAX_LOD_CHAINS,
+};
 use marks::SlotBits;
 pub use marks::UploadReport;
 use material_changes::MaterialTable;
