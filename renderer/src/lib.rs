@@ -99,8 +99,9 @@ pub use scene::{
     ObjectDesc, ObjectRecord, ObjectTransform, RemoveMeshError, ReplaceMeshError, ResidencyReport, SceneGrowthError,
     ShadowCulling, ShadowFrame, ShadowViewDraws, SharedScene, UploadReport, CLUSTER_MESHLETS, CLUSTER_OBJECTS,
     CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS, CLUSTER_REFRESH_FRAMES, DEVICE_HEAP_SHARE, DRAW_COMMAND_BYTES, IDENTITY,
-    LOD_ENTRIES_BYTES, LOD_INSTANCE_ROOM, MAX_GPU_LOD_LEVELS, MAX_LOD_CHAINS, MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES,
-    OBJECT_TRANSFORM_BYTES, PAIR_FIRST, PAIR_WHOLE, PALETTE_JOINT_BYTES, REMOVED_MATERIAL_DRAWS, SHADOW_LIGHTS_BYTES,
+    LOD_ENTRIES_BYTES, LOD_INSTANCE_ROOM, LOD_RULE_DISTANCE, LOD_RULE_ERROR, MAX_GPU_LOD_LEVELS, MAX_LOD_CHAINS,
+    MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES, PAIR_FIRST, PAIR_WHOLE, PALETTE_JOINT_BYTES,
+    REMOVED_MATERIAL_DRAWS, SHADOW_LIGHTS_BYTES,
 };
 pub use scene::{BatchKey, BatchTable, NO_BATCH};
 pub use scene::{ViewList, WindowView, WindowViews, MAX_WINDOW_VIEWS};
@@ -114,12 +115,16 @@ pub use frame::{
 };
 
 // The passes. Uploads and the host's draw list:
-pub use passes::{color_readback_pass, DrawListPass, MeshUploadPass, ObjectUploadPass, ViewUploadPass, SCATTER_GROUP};
+pub use passes::{
+    color_readback_pass, DrawListPass, MeshUploadPass, ObjectUploadPass, PassView, PerView, ViewPass, ViewUploadPass,
+    SCATTER_GROUP, VIEW_BLOCKS, VIEW_BLOCK_STRIDE,
+};
 
 // The two-phase cull skeleton and the form a view takes on its way to the cull shaders:
 pub use passes::{
-    rect_mips, CullConstants, CullInputs, CullKind, CullPhase, CullResetPass, CullView, TwoPhaseCull, CULL_CONE,
-    CULL_FRUSTUM, CULL_LOD, CULL_LOD_EVERY_OBJECT, CULL_OCCLUSION, CULL_TWO_PHASE, DEPTH_MARGIN, FOOTPRINT_MARGIN,
+    rect_mips, CullConstants, CullInputs, CullKind, CullPhase, CullResetPass, CullView, DistanceLod, TwoPhaseCull,
+    CULL_CONE, CULL_FRUSTUM, CULL_LOD, CULL_LOD_DISTANCE, CULL_LOD_EVERY_OBJECT, CULL_OCCLUSION, CULL_TWO_PHASE,
+    DEPTH_MARGIN, FOOTPRINT_MARGIN,
 };
 
 // Object culling (two-phase, against the frustum and the Hi-Z pyramid):

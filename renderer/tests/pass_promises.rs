@@ -186,7 +186,15 @@ fn the_committed_test_spirv_is_fresh() {
         println!("skipping: glslc not found, cannot check the committed SPIR-V");
         return;
     }
-    for name in ["fixed_array", "read_unqualified", "count_unqualified", "guide_cull", "lod_select"] {
+    for name in [
+        "fixed_array",
+        "read_unqualified",
+        "count_unqualified",
+        "guide_cull",
+        "lod_select",
+        "view_copy",
+        "lod_distance",
+    ] {
         let output = std::env::temp_dir().join(format!("{name}-{}.spv", std::process::id()));
         let status = Command::new("glslc")
             .args(["-fshader-stage=comp", "--target-env=vulkan1.2", "-O", "-I", shaders::ENGINE_INCLUDE_DIR, "-o"])

@@ -127,8 +127,8 @@ fn the_lod_entry_is_laid_out_as_its_twin() {
         ("error", offset_of!(LodEntry, error)),
         ("batch", offset_of!(LodEntry, batch)),
         ("mesh", offset_of!(LodEntry, mesh)),
-        ("pad0", offset_of!(LodEntry, padding)),
-        ("pad1", offset_of!(LodEntry, padding) + 4),
+        ("rule", offset_of!(LodEntry, rule)),
+        ("bias", offset_of!(LodEntry, bias)),
     ];
     check(shaders::ENGINE_LOD_TABLE_H, "LodEntry", false, &entry, size_of::<LodEntry>());
 }

@@ -25,29 +25,17 @@ fn city(arguments: &[&str]) -> (Output, String) {
     (output, text)
 }
 
-/// `city --views 2 --cull CULL --truth --validate`: every view of every frame equals its unculled
-/// reference and hides nothing.
-fn two_views_hold_to_the_truth(cull: &str) {
+/// `city --views 2 --cull CULL --truth --validate` (and `extra`): every view of every frame
+/// equals its unculled reference and hides nothing.
+fn two_views_hold_to_the_truth(cull: &str, extra: &[&str]) {
     if gpu_test_context().is_none() {
         return;
     }
     let frames = 3;
-    let (output, text) = city(&[
-        "--views",
-        "2",
-        "--cull",
-        cull,
-        "--frames",
-        "3",
-        "--objects",
-        "2000",
-        "--size",
-        "128x64",
-        "--render",
-        "every",
-        "--truth",
-        "--validate",
-    ]);
+    let mut arguments = vec!["--views", "2", "--cull", cull, "--frames", "3", "--objects", "2000", "--size", "128x64"];
+    arguments.extend(["--render", "every", "--truth", "--validate"]);
+    arguments.extend_from_slice(extra);
+    let (output, text) = city(&arguments);
     assert!(output.status.success(), "{text}");
     assert!(text.contains("views: 2, split-screen"), "{text}");
     for frame in 0..frames {
@@ -63,18 +51,29 @@ fn two_views_hold_to_the_truth(cull: &str) {
 
 #[test]
 fn two_views_each_equal_their_unculled_reference_and_hide_nothing() {
-    two_views_hold_to_the_truth("cpu");
+    two_views_hold_to_the_truth("cpu", &[]);
+}
+
+/// With shadows (culled on the GPU): the sun's cascades follow the main view, the lamps
+/// either view sees cast once for both, and each view's reference is lit and shadowed the
+/// same way. The CPU backend refuses the pair by name.
+#[test]
+fn two_views_with_shadows_each_equal_their_unculled_reference() {
+    two_views_hold_to_the_truth("gpu", &["--shadows"]);
+    let (output, text) = city(&["--views", "2", "--shadows", "--cull", "cpu", "--frames", "1", "--objects", "1000"]);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("--views 2 --shadows needs --cull gpu"), "{text}");
 }
 
 /// Culled on the GPU, each view judged against its own bits.
 #[test]
 fn two_views_culled_on_the_gpu_each_equal_their_unculled_reference_and_hide_nothing() {
-    two_views_hold_to_the_truth("gpu");
+    two_views_hold_to_the_truth("gpu", &[]);
 }
 
 #[test]
 fn two_views_refuse_what_they_do_not_take_yet() {
-    let (output, text) = city(&["--views", "2", "--shadows", "--frames", "1", "--objects", "1000"]);
+    let (output, text) = city(&["--views", "2", "--classify", "--frames", "1", "--objects", "1000"]);
     assert!(!output.status.success(), "{text}");
     assert!(text.contains("--views 2 does not yet take"), "{text}");
     let (output, text) = city(&["--views", "3", "--frames", "1"]);

@@ -40,13 +40,17 @@ pub(super) struct Candidate {
     pub(super) bias: ShadowBias,
 }
 
-/// Lists in `candidates` the spot and point lights that may light the frame of `camera`, the
-/// nearest [`MAX_LOCAL_LIGHTS`] of them, nearest first (ties by entity id), each scored by
-/// its screen contribution.
+/// Lists in `candidates` the spot and point lights that may light the frame of `camera` or
+/// of one of the frame's `others` window views (each its frustum and eye: a split-screen
+/// frame's lights, their shadow maps shared by every view that sees them), the nearest
+/// [`MAX_LOCAL_LIGHTS`] of them, nearest first (ties by entity id), each scored by its
+/// screen contribution and measured from the eye of a view that sees it (the largest
+/// contribution; the camera's alone in a frame of one view).
 pub(super) fn gather_local_lights(
     candidates: &mut Vec<Candidate>,
     world: &LightColumns<'_>,
     camera: Option<&ResolvedView>,
+    others: &[(Frustum, Vec3)],
 ) {
     candidates.clear();
     let camera_frustum = camera.map(|view| Frustum::from_view_projection(view.view_projection));
@@ -59,10 +63,16 @@ pub(super) fn gather_local_lights(
                 return;
             }
             let sphere = ecs::Sphere { center: position, radius: range };
-            if camera_frustum.is_some_and(|frustum| !frustum.may_intersect_sphere(&sphere)) {
-                return;
+            let main_sees = camera_frustum.is_none_or(|frustum| frustum.may_intersect_sphere(&sphere));
+            let seen_from = |eye: Vec3| (screen_contribution(position, range, radiance, eye), eye);
+            let mut best = main_sees.then(|| seen_from(eye));
+            for (_, other_eye) in others.iter().filter(|(frustum, _)| frustum.may_intersect_sphere(&sphere)) {
+                let other = seen_from(*other_eye);
+                if best.is_none_or(|(score, _)| other.0 > score) {
+                    best = Some(other);
+                }
             }
-            let score = screen_contribution(position, range, radiance, eye);
+            let Some((score, eye)) = best else { return };
             candidates.push(Candidate {
                 distance: (position.distance(eye) - range).max(0.0),
                 id: entity.to_bits().get(),

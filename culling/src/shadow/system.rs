@@ -6,7 +6,7 @@
 //! changed, a view that did not move redoes only the words holding them, and a view that
 //! moved tests the casters its volume may hold, by groups and words of them first.
 
-use ecs::{ResolvedView, ShadowBias, ShadowSettings, MAX_CASCADES};
+use ecs::{ResolvedView, ResolvedViews, ShadowBias, ShadowSettings, MAX_CASCADES};
 use glam::Vec3;
 use runtime::hecs::{Entity, World};
 use runtime::{Columns, Frame, Res, ResMut, Stage, System};
@@ -202,6 +202,8 @@ pub struct ShadowViews {
     // Working memory.
     atlas: AtlasAllocator,
     candidates: Vec<Candidate>,
+    /// The frame's other window views (frustum, eye): their lights are the frame's too.
+    other_views: Vec<(Frustum, Vec3)>,
     ends: Vec<f32>,
 }
 
@@ -399,6 +401,16 @@ impl ShadowViews {
         self.update_in(&Columns::whole(world), camera, visibility, settings);
     }
 
+    /// Sets the frame's other window views (split-screen: every view drawn into the window
+    /// besides the camera's): a spot or point light that one of them sees is the frame's too,
+    /// listed and shadowed once for every view ([`ShadowViews::update`] keeps them until set
+    /// again). The sun's cascades still follow the camera alone.
+    pub fn set_other_views<'a>(&mut self, views: impl IntoIterator<Item = &'a ResolvedView>) {
+        self.other_views.clear();
+        self.other_views
+            .extend(views.into_iter().map(|view| (Frustum::from_view_projection(view.view_projection), view.position)));
+    }
+
     /// [`update`](Self::update) over the system's columns.
     fn update_in(
         &mut self,
@@ -442,7 +454,7 @@ impl ShadowViews {
             }
             self.sun = Some(state);
         }
-        gather_local_lights(&mut self.candidates, world, camera);
+        gather_local_lights(&mut self.candidates, world, camera, &self.other_views);
         self.place_local_lights(settings, shadows);
         if !self.views.is_empty() && !self.gathered {
             self.refresh = self.casters.refresh(visibility, None);
@@ -578,12 +590,23 @@ pub fn shadow_views_system() -> System {
         LightColumns<'static>,
         Res<'static, ShadowSettings>,
         Option<Frame<'static, ResolvedView>>,
+        Option<Res<'static, ResolvedViews>>,
         Res<'static, Visibility>,
         ResMut<'static, ShadowViews>,
     );
-    System::with_params::<Params>(SHADOW_VIEWS_SYSTEM, |_, (world, settings, camera, visibility, mut shadows)| {
-        shadows.update_in(&world, camera.as_deref(), &visibility, &settings);
-    })
+    System::with_params::<Params>(
+        SHADOW_VIEWS_SYSTEM,
+        |_, (world, settings, camera, views, visibility, mut shadows)| {
+            let views = views.as_deref();
+            let main = views.and_then(ResolvedViews::main);
+            let others = views
+                .into_iter()
+                .flat_map(|views| views.views())
+                .filter(|view| Some(view.id) != main && matches!(view.target, ecs::ViewTarget::Window(_)));
+            shadows.set_other_views(others.map(|view| &view.view));
+            shadows.update_in(&world, camera.as_deref(), &visibility, &settings);
+        },
+    )
     .after(VISIBILITY_SYSTEM)
 }
 

@@ -242,3 +242,32 @@ fn a_world_without_a_shadow_view_gathers_no_caster() {
     assert_eq!((shadows.views().len(), shadows.casters().len()), (1, 200));
     assert_bits_match_the_reference(&app);
 }
+
+#[test]
+fn a_lamp_only_the_second_window_view_sees_casts_for_the_frame() {
+    // Two cameras back to back, each in one half of the window; a shadowed lamp lies in front
+    // of the second alone.
+    let mut app = App::with_threads(2);
+    crate::install(&mut app);
+    let first = scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::ZERO, Vec3::NEG_Z));
+    let second = Camera { order: 1, ..Camera::default() };
+    let second = scene::spawn_camera(app.world_mut(), second, scene::look_at(Vec3::ZERO, Vec3::Z));
+    app.world_mut().insert_one(first, ecs::CameraRect::new(0.0, 0.0, 0.5, 1.0)).unwrap();
+    app.world_mut().insert_one(second, ecs::CameraRect::new(0.5, 0.0, 0.5, 1.0)).unwrap();
+    let down = Transform::from_translation_rotation(Vec3::new(0.0, 4.0, 20.0), Quat::from_rotation_x(-1.5));
+    let lamp = app.world_mut().spawn((down, SpotLight { range: 6.0, ..SpotLight::default() }));
+    caster(&mut app, Vec3::new(0.0, 0.5, 20.0), Vec3::ONE);
+    app.run_frame();
+    {
+        let shadows = app.resource::<ShadowViews>();
+        let lit: Vec<_> = shadows.shadowed_lights().iter().map(|light| light.entity).collect();
+        assert_eq!(lit, [lamp], "the second view's lamp casts");
+        assert_eq!(shadows.views().iter().filter(|view| view.kind == LightViewKind::Spot).count(), 1);
+        assert_bits_match_the_reference(&app);
+    }
+    // The second camera gone, the first sees no lamp: none is listed.
+    app.world_mut().despawn(second).unwrap();
+    app.run_frame();
+    let shadows = app.resource::<ShadowViews>();
+    assert!(shadows.lights().is_empty() && shadows.views().is_empty(), "{:?}", shadows.lights());
+}

@@ -73,6 +73,16 @@ impl<'a> ViewVisibility<'a> {
         Some((view, other.context.camera_position()))
     }
 
+    /// The eye and field-of-view scale ([`crate::lod_scale`]) this view's picks of chains of
+    /// the distance rule used (the exact bits; with the global bias,
+    /// [`ecs::RenderSettings::effective_lod_bias`], everything `Lod::select` took): what a GPU
+    /// cull choosing this view's levels by the same rule (`lod_distance.h`) needs. `None` for
+    /// the main view, whose levels its records hold.
+    pub fn lod_distance_view(&self) -> Option<(glam::Vec3, f32)> {
+        let (_, other) = self.other?;
+        Some((other.context.camera_position(), crate::lod::lod_scale(&other.view.projection)))
+    }
+
     /// Whether object `slot` may be visible in this view.
     pub fn is_visible(&self, slot: usize) -> bool {
         match self.other {

@@ -7,7 +7,9 @@
 //! hides nothing, on the GPU as on the CPU (whose occluders leave such materials out), and is
 //! culled as an occludee only. On the host's list the pass draws the listed blended objects;
 //! on a GPU-culled frame it draws every blended object and its vertex shader leaves out
-//! those whose bit the late cull cleared.
+//! those whose bit the late cull cleared. A split-screen frame draws every window view's
+//! blended objects into its rectangle, sorted for that view and (GPU-culled) gated by that
+//! view's bits.
 //!
 //! [`Material::blend`]: crate::Material::blend
 
@@ -19,11 +21,21 @@ use render_graph::{GraphicsPipeline, Registry, Result, ShaderStage, TypedPass};
 
 use super::draw::SCENE_BINDINGS;
 use super::draw::{check_output_extent, frame_push_words, frame_view_projection, scene_pipeline};
-use super::draw::{DrawFilter, SceneInputs, ScenePipelineKind};
+use super::draw::{DrawFilter, SceneInputs, ScenePipelineKind, BITS_WORD_SHIFT};
 use super::view_draws::{set_view_rect, split_views};
 use super::VISIBILITY_BITS;
 use crate::names::{COLOR, COLOR_FORMAT, DEPTH_FORMAT, DEPTH_PREPASS};
-use crate::scene::{lock_scene, SharedScene};
+use crate::scene::{lock_scene, GpuScene, SharedScene, WindowViews};
+
+/// One view's share of the pass: its objects in `order`, its camera, its rectangle (the whole
+/// image when `None`) and the word of `visibility_bits` its bits begin at.
+#[derive(Clone, Copy)]
+struct ViewRun {
+    objects: (usize, usize),
+    view_projection: [[f32; 4]; 4],
+    rect: Option<[u32; 4]>,
+    bits_word: u32,
+}
 
 /// Draws the scene's blended objects sorted back to front ([`GpuScene::sort_blended`], with
 /// the frame's [`FrameView`](crate::FrameView) parameter) over `color`, blending "over" by
@@ -40,9 +52,10 @@ pub struct BlendedPass {
     gated: bool,
     /// Whether the scene drew blended objects at the last compile (the pass runs).
     active: bool,
+    /// This frame's objects, view after view, each view's farthest first.
     order: Vec<u32>,
-    /// The view the order was sorted for (this frame's).
-    view_projection: [[f32; 4]; 4],
+    /// Each view's share of `order` (one for a frame of one view).
+    runs: Vec<ViewRun>,
 }
 
 /// What the blended pass reads: the scene, and on a GPU-culled frame this frame's
@@ -86,7 +99,7 @@ impl BlendedPass {
             gated,
             active: false,
             order: Vec::new(),
-            view_projection: [[0.0; 4]; 4],
+            runs: Vec::new(),
         })
     }
 
@@ -134,13 +147,22 @@ impl TypedPass for BlendedPass {
 
     fn execute(&mut self, _inputs: &BlendedInputs, context: &mut ExecuteContext<'_>) {
         self.order.clear();
+        self.runs.clear();
         if !self.active || !check_output_extent(context, COLOR) {
             return;
         }
         let Some(view_projection) = frame_view_projection(context) else { return };
-        self.view_projection = view_projection;
-        let mut scene = lock_scene(&self.scene);
-        self.order.extend_from_slice(scene.sort_blended(glam::Mat4::from_cols_array_2d(&view_projection)));
+        let scene = Arc::clone(&self.scene);
+        let mut scene = lock_scene(&scene);
+        match split_views(context, &scene) {
+            Some(views) if views.is_split() => self.sort_views(&mut scene, views),
+            // A truth check's one view: the frame's camera, in that view's rectangle.
+            one => {
+                let rect = one.and_then(|views| views.views().get(views.main())).map(|view| view.rect);
+                self.order.extend_from_slice(scene.sort_blended(glam::Mat4::from_cols_array_2d(&view_projection)));
+                self.runs.push(ViewRun { objects: (0, self.order.len()), view_projection, rect, bits_word: 0 });
+            }
+        }
     }
 
     fn record_draw(&mut self, inputs: &BlendedInputs, context: &mut ExecuteContext<'_>) {
@@ -149,17 +171,48 @@ impl TypedPass for BlendedPass {
         }
         let scene = Arc::clone(&self.scene);
         let scene = lock_scene(&scene);
-        // A split-screen frame's blended objects are the main view's, drawn into its rectangle.
-        if let Some(views) = split_views(context, &scene) {
-            let Some(main) = views.views().get(views.main()) else { return };
-            if !set_view_rect(context, main.rect) {
+        for index in 0..self.runs.len() {
+            let run = self.runs[index];
+            if run.rect.is_some_and(|rect| !set_view_rect(context, rect)) {
+                continue;
+            }
+            self.draw_run(inputs, context, &scene, &run);
+            if context.failed() {
                 return;
             }
         }
-        let push = frame_push_words(context, &self.view_projection, DrawFilter::Blended);
+    }
+}
+
+impl BlendedPass {
+    /// Sorts every window view's blended objects for that view, one run per view: its share
+    /// of the host list, or on a GPU-culled frame every blended object gated by its bits.
+    fn sort_views(&mut self, scene: &mut GpuScene, views: &WindowViews) {
+        let words_per_view = scene.capacity().div_ceil(64) * 2;
+        for view in views.views() {
+            let start = self.order.len();
+            let view_projection = glam::Mat4::from_cols_array_2d(&view.view_projection);
+            self.order.extend_from_slice(scene.sort_blended_in_view(view_projection, view.list as usize));
+            let bits_word = if self.gated { view.list * words_per_view } else { 0 };
+            if bits_word >> (32 - BITS_WORD_SHIFT) != 0 {
+                // Bits past what the draw filter can address (over 2^20 words before the
+                // view's): that view's blended objects are left out rather than gated wrongly.
+                self.order.truncate(start);
+                continue;
+            }
+            let objects = (start, self.order.len());
+            let run = ViewRun { objects, view_projection: view.view_projection, rect: Some(view.rect), bits_word };
+            self.runs.push(run);
+        }
+    }
+
+    /// Draws one view's run of `order`.
+    fn draw_run(&self, inputs: &BlendedInputs, context: &mut ExecuteContext<'_>, scene: &GpuScene, run: &ViewRun) {
+        let mut push = frame_push_words(context, &run.view_projection, DrawFilter::Blended);
+        push[16] |= run.bits_word << BITS_WORD_SHIFT;
         let mut bound_double_sided = None;
         let indices = context.buffer(inputs.scene.index_buffer()).buffer;
-        for &slot in &self.order {
+        for &slot in &self.order[run.objects.0..run.objects.1] {
             let Some(record) = scene.record(slot) else { continue };
             let double_sided = scene.meshes().material_is_double_sided(record.material);
             if bound_double_sided != Some(double_sided) {

@@ -64,6 +64,11 @@ impl DrawLists {
 /// `draw_filter.h`): each command's instances are slots read from `draw_instances`.
 pub(crate) const INSTANCED_BIT: u32 = 0x200;
 
+/// The lowest bit of `draw_filter`'s word of `visibility_bits` where a GPU-culled split-screen
+/// frame's blended draw of one view reads that view's bits (`DRAW_BITS_WORD_SHIFT` in
+/// `draw_filter.h`).
+pub(crate) const BITS_WORD_SHIFT: u32 = 12;
+
 /// Set-0 bindings of the shadowed geometry pass: [`SCENE_BINDINGS`], then 9 `shadow_lights`
 /// and 10 `shadow_atlas` (`shadows.h`). Built from [`SCENE_BINDINGS`], so a scene binding added
 /// there is here too.

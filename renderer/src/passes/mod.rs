@@ -4,7 +4,8 @@
 //! 1. [`ObjectUploadPass`] (`upload.rs`): the changed object transforms and records into
 //!    their slots; [`ViewUploadPass`] (`view.rs`) the frame's view into the `view` uniform,
 //!    when a pass reads it; [`DrawListPass`] (`upload.rs`) the host's draw list, on the CPU
-//!    path;
+//!    path (then one block per window view, which users' passes wrapped in [`PerView`],
+//!    `per_view.rs`, bind view by view);
 //! 2. [`CullResetPass`] (`cull/`): the draw lists and the cull counters to zero;
 //!    [`DrawBatchPass`] (`batches.rs`): the changed slots' batch ids and, batched, the lists'
 //!    template commands (one per (mesh, level, material));
@@ -37,6 +38,7 @@ mod draw;
 mod geometry;
 mod hiz;
 mod mesh_upload;
+mod per_view;
 mod shadow;
 mod upload;
 mod view;
@@ -48,13 +50,13 @@ pub(crate) use cull::lock_cluster_settings;
 pub use cull::{
     cluster_bits_bytes, rect_mips, shadow_bits_words, shadow_draws_bytes, visibility_bits_bytes, ClusterCull,
     ClusterCullHandles, ClusterCullPass, ClusterSurvivorHandles, ClusterSurvivorPass, ClusterSurvivors, CullConstants,
-    CullInputs, CullKind, CullPhase, CullResetPass, CullView, GpuCullPass, GpuCullSettings, GpuCullStats, ObjectCull,
-    ObjectCullHandles, ShadowCull, ShadowCullHandles, ShadowCullPass, SharedClusterSettings, SharedCullSettings,
-    TwoPhaseCull, CLUSTER_BITS, CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_MAX_GROUPS, CLUSTER_STATS, CLUSTER_SURVIVORS,
-    CLUSTER_VERDICTS, CULL_CONE, CULL_FRUSTUM, CULL_GROUP, CULL_LOD, CULL_LOD_EVERY_OBJECT, CULL_OCCLUSION, CULL_STATS,
-    CULL_STAT_WORDS, CULL_TWO_PHASE, DEPTH_MARGIN, FOOTPRINT_MARGIN, LOD_STAT_LEVELS, SHADOW_CASTER_BITS, SHADOW_DRAWS,
-    SHADOW_DRAWS_LATE, SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ,
-    SHADOW_LATE_COUNTS, VISIBILITY_BITS,
+    CullInputs, CullKind, CullPhase, CullResetPass, CullView, DistanceLod, GpuCullPass, GpuCullSettings, GpuCullStats,
+    ObjectCull, ObjectCullHandles, ShadowCull, ShadowCullHandles, ShadowCullPass, SharedClusterSettings,
+    SharedCullSettings, TwoPhaseCull, CLUSTER_BITS, CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_MAX_GROUPS, CLUSTER_STATS,
+    CLUSTER_SURVIVORS, CLUSTER_VERDICTS, CULL_CONE, CULL_FRUSTUM, CULL_GROUP, CULL_LOD, CULL_LOD_DISTANCE,
+    CULL_LOD_EVERY_OBJECT, CULL_OCCLUSION, CULL_STATS, CULL_STAT_WORDS, CULL_TWO_PHASE, DEPTH_MARGIN, FOOTPRINT_MARGIN,
+    LOD_STAT_LEVELS, SHADOW_CASTER_BITS, SHADOW_DRAWS, SHADOW_DRAWS_LATE, SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS,
+    SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ, SHADOW_LATE_COUNTS, VISIBILITY_BITS,
 };
 pub use depth_prepass::DepthPrepass;
 pub(crate) use draw::ObjectIdImage;
@@ -62,9 +64,10 @@ pub use draw::{DrawMode, SceneInputs};
 pub use geometry::{GeometryInputs, GeometryPass};
 pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HiZHandles, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT, HIZ_GROUP};
 pub use mesh_upload::MeshUploadPass;
+pub use per_view::{PassView, PerView, ViewPass};
 pub use shadow::{ShadowAtlasHandles, ShadowAtlasPass};
 pub use upload::{DrawListPass, ObjectUploadPass, SCATTER_GROUP};
-pub use view::ViewUploadPass;
+pub use view::{ViewUploadPass, VIEW_BLOCKS, VIEW_BLOCK_STRIDE};
 
 use render_graph::readback::ReadbackPass;
 

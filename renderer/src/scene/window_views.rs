@@ -8,6 +8,8 @@
 //! A frame with one window view (or none listed) draws as a frame always has: the whole image
 //! with the [`FrameView`](crate::FrameView) parameter's view-projection and the whole list.
 
+use crate::scene::FrameView;
+
 /// Most window views one frame draws: the host lists of the draw commands and instances have
 /// room for this many views' lists (the buffers are sized for it). Views past it are not drawn
 /// (the Render stage says so once).
@@ -29,6 +31,11 @@ pub struct WindowView {
     /// [`ViewVisibility::lod_error_view`](culling::ViewVisibility::lod_error_view)); `None`:
     /// the records' levels are drawn.
     pub lod: Option<(culling::LodErrorView, glam::Vec3)>,
+    /// With GPU culling, another view's side of the distance rule (its answer's
+    /// [`ViewVisibility::lod_distance_view`](culling::ViewVisibility::lod_distance_view) and
+    /// the global bias): the cull picks that view's levels of distance chains; `None` (the
+    /// main view) draws the records' levels.
+    pub lod_distance: Option<crate::DistanceLod>,
 }
 
 /// A graph parameter: the frame's window views in draw order (split-screen), each drawing
@@ -40,6 +47,9 @@ pub struct WindowView {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WindowViews {
     views: Vec<WindowView>,
+    /// Each view's block of the `view` uniform (its camera, its rectangle's size as the
+    /// viewport), in the order of `views`.
+    uniforms: Vec<FrameView>,
     /// The index of the main view (the one [`FrameView`](crate::FrameView) describes).
     main: usize,
 }
@@ -63,18 +73,37 @@ impl WindowViews {
         self.views.len() > 1
     }
 
+    /// Each view's block of the `view` uniform, in the order of [`WindowViews::views`]: its
+    /// camera as a [`FrameView`] whose viewport is the view's rectangle (what a per-view pass,
+    /// [`PerView`](crate::PerView), reads).
+    #[inline]
+    pub fn uniforms(&self) -> &[FrameView] {
+        &self.uniforms
+    }
+
+    /// The blocks of [`WindowViews::uniforms`] to change in place (the Render stage sets
+    /// their previous matrices before the frame runs).
+    #[inline]
+    pub fn uniforms_mut(&mut self) -> &mut [FrameView] {
+        &mut self.uniforms
+    }
+
     /// Forgets the views (a frame of one view), keeping the room.
     pub fn clear(&mut self) {
         self.views.clear();
+        self.uniforms.clear();
         self.main = 0;
     }
 
-    /// Appends a view; `main` marks the main view.
-    pub fn push(&mut self, view: WindowView, main: bool) {
+    /// Appends a view with its camera's block of the `view` uniform (`uniform`, whose
+    /// viewport is set here to the view's rectangle); `main` marks the main view.
+    pub fn push(&mut self, view: WindowView, mut uniform: FrameView, main: bool) {
         if main {
             self.main = self.views.len();
         }
+        uniform.set_viewport((view.rect[2], view.rect[3]));
         self.views.push(view);
+        self.uniforms.push(uniform);
     }
 }
 

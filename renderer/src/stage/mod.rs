@@ -536,6 +536,7 @@ fn render_system(
             shadows,
             batch_draws: settings.batch_draws,
             gpu_lod_selection: settings.gpu_lod_selection,
+            lod_bias: settings.effective_lod_bias(),
             transfer_budget: settings.transfer_budget,
             mesh_memory_budget: settings.mesh_memory_budget,
             evict_after_frames: settings.evict_after_frames,

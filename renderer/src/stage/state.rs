@@ -33,6 +33,8 @@ pub(super) struct FrameInputs<'a> {
     pub(super) batch_draws: bool,
     /// Whether the GPU cull chooses levels of detail ([`ecs::RenderSettings::gpu_lod_selection`]).
     pub(super) gpu_lod_selection: bool,
+    /// The global level-of-detail bias ([`ecs::RenderSettings::effective_lod_bias`]).
+    pub(super) lod_bias: f32,
     /// Most bytes of added meshes the frame copies ([`ecs::RenderSettings::transfer_budget`]).
     pub(super) transfer_budget: u64,
     /// [`ecs::RenderSettings::mesh_memory_budget`].
@@ -82,6 +84,9 @@ pub(super) struct RenderState {
     debug_view: DebugView,
     /// The view of the last frame drawn: the next frame's `previous_*` matrices.
     last_view: Option<FrameView>,
+    /// The window views' blocks of the last frame drawn: the next frame's views' `previous_*`
+    /// matrices, view by view in draw order, while the frame draws as many views.
+    last_window_uniforms: Vec<FrameView>,
     /// The images screenshots were asked of, each with its pass's copy.
     screenshot_copies: Vec<(String, SharedCopy)>,
     /// This frame's due screenshot requests.
@@ -179,6 +184,7 @@ impl RenderState {
             depth_log_decades: 0.0,
             debug_view: DebugView::default(),
             last_view: None,
+            last_window_uniforms: Vec::with_capacity(MAX_WINDOW_VIEWS),
             scene_generation: 0,
             shadow_views: shadows.views,
             fitting: Vec::new(),
@@ -264,6 +270,7 @@ impl RenderState {
                 visibility,
                 main: &frame_view,
                 on_device: self.on_device,
+                lod_bias: inputs.lod_bias,
             };
             let mut room_grew = false;
             split = list_window_views(
@@ -398,6 +405,7 @@ impl RenderState {
                 view.set_previous(last);
             }
         }
+        self.follow_window_views();
         let mut executed = self.execute();
         if let Err(error) = &executed {
             if self.debug_view.image.is_some() && error.pass() == Some(DebugViewPass::NAME) {
@@ -437,6 +445,10 @@ impl RenderState {
         let split = self.graph.param::<WindowViews>().filter(|views| views.is_split() && self.on_device);
         self.ring.view_counts[(frame % READBACK_RING) as usize] = split.map_or(1, |views| views.views().len() as u32);
         self.last_view = self.graph.param::<FrameView>().copied();
+        self.last_window_uniforms.clear();
+        if let Some(views) = self.graph.param::<WindowViews>() {
+            self.last_window_uniforms.extend_from_slice(views.uniforms());
+        }
         let report = &mut outcome.report;
         report.upload = lock_scene(&self.scene).last_upload();
         report.frames = self.frames;
@@ -526,6 +538,19 @@ impl RenderState {
 
     /// Executes the graph once for the prepared frame (what the scene holds now); returns
     /// the frame's index (its ring regions).
+    /// Gives each window view's block of the `view` uniform last frame's matrices of the view
+    /// at its place (the same number of views drawn; else its own, as after a cut).
+    fn follow_window_views(&mut self) {
+        let Some(views) = self.graph.param_mut::<WindowViews>() else { return };
+        let uniforms = views.uniforms_mut();
+        if uniforms.len() != self.last_window_uniforms.len() {
+            return;
+        }
+        for (uniform, last) in uniforms.iter_mut().zip(&self.last_window_uniforms) {
+            uniform.set_previous(last);
+        }
+    }
+
     fn execute(&mut self) -> render_graph::Result<u64> {
         self.graph.execute_frame()?;
         // The frame compiled after the last growth, waiting for every frame that could

@@ -238,8 +238,8 @@ impl SceneSync {
         };
         if scene.has_skinned_meshes() && mesh_is_skinned(scene.meshes(), mesh) {
             self.set_skin(world, entity, &mut record);
-        } else if let Some(errors) = lod_errors {
-            record.reserved = lod_chain_columns(world, entity, errors, draw.material.0, scene).unwrap_or([0; 2]);
+        } else if lod_errors.is_some() || scene.draws_gpu_list() {
+            record.reserved = lod_chain_columns(world, entity, lod_errors, draw.material.0, scene).unwrap_or([0; 2]);
         }
         if !objects.is_finite(slot) {
             // The stage keeps an object it cannot bound; a non-finite box makes every GPU
@@ -311,28 +311,42 @@ impl SceneSync {
     }
 }
 
-/// The record columns of `entity`'s LOD chain when the GPU may choose its levels: a chain of
-/// the error rule (every level has an error in `errors`, as the Visibility stage picks it),
-/// at most [`MAX_GPU_LOD_LEVELS`] levels, drawn with `material`.
+/// The record columns of `entity`'s LOD chain when the GPU may choose its levels, at most
+/// [`MAX_GPU_LOD_LEVELS`] levels drawn with `material`: a chain of the error rule (every level
+/// has an error in `errors`, as the Visibility stage picks it), else, when the GPU culls, one
+/// of the distance rule (the other window views' levels; the main view draws its record's).
 fn lod_chain_columns(
     world: &World,
     entity: Entity,
-    errors: &LodErrors,
+    errors: Option<&LodErrors>,
     material: u32,
     scene: &mut GpuScene,
 ) -> Option<[u32; 2]> {
     let lod = world.get::<&Lod>(entity).ok()?;
     let levels = lod.levels.len();
-    if levels > MAX_GPU_LOD_LEVELS as usize || !errors.covers(&lod) {
+    if levels > MAX_GPU_LOD_LEVELS as usize {
         return None;
     }
     let mut meshes = [0u32; MAX_GPU_LOD_LEVELS as usize];
-    let mut level_errors = [0f32; MAX_GPU_LOD_LEVELS as usize];
+    let mut values = [0f32; MAX_GPU_LOD_LEVELS as usize];
     for (index, level) in lod.levels.iter().enumerate() {
         meshes[index] = level.mesh.0;
-        level_errors[index] = errors.get(level.mesh)?;
     }
-    scene.lod_chain_columns(&meshes[..levels], &level_errors[..levels], material)
+    match errors.filter(|errors| errors.covers(&lod)) {
+        Some(errors) => {
+            for (value, level) in values.iter_mut().zip(lod.levels.iter()) {
+                *value = errors.get(level.mesh)?;
+            }
+            scene.lod_chain_columns(&meshes[..levels], &values[..levels], material)
+        }
+        None if scene.draws_gpu_list() => {
+            for (value, level) in values.iter_mut().zip(lod.levels.iter()) {
+                *value = level.max_distance;
+            }
+            scene.lod_distance_chain_columns(&meshes[..levels], &values[..levels], lod.bias, material)
+        }
+        None => None,
+    }
 }
 
 /// Writes slot `slot`'s colour again from its entity's [`BaseColor`] (a drawn slot only).

@@ -11,6 +11,7 @@ use culling::Visibility;
 use ecs::{ResolvedViews, ViewTarget, Viewport};
 
 use crate::scene::{FrameView, GpuScene, WindowView, WindowViews, MAX_WINDOW_VIEWS};
+use crate::DistanceLod;
 
 /// What the extract has said once about window views it does not draw.
 #[derive(Clone, Copy, Debug, Default)]
@@ -28,6 +29,8 @@ pub(super) struct SplitInputs<'a> {
     /// The main view as the frame draws it (a target may have replaced its matrix).
     pub(super) main: &'a FrameView,
     pub(super) on_device: bool,
+    /// The global level-of-detail bias the Visibility stage picked with.
+    pub(super) lod_bias: f32,
 }
 
 /// Fills `out` with the frame's window views in render order, appending each other view's
@@ -66,6 +69,13 @@ pub(super) fn list_window_views(
     for view in views.views().iter().filter(is_window) {
         let ViewTarget::Window(rect) = &view.target else { continue };
         let Some(answer) = inputs.visibility.for_view(view.id) else { continue };
+        let resolved = answer.view();
+        let uniform = if answer.is_main() {
+            *inputs.main
+        } else {
+            let size = (rect.width, rect.height);
+            FrameView::new(resolved.view, resolved.projection, resolved.position, size, resolved.near, resolved.far)
+        };
         let (list, view_projection) = if answer.is_main() {
             (0, inputs.main.view_projection)
         } else if inputs.on_device {
@@ -87,7 +97,10 @@ pub(super) fn list_window_views(
         has_main |= answer.is_main();
         let rect = [rect.x, rect.y, rect.width, rect.height];
         let lod = if inputs.on_device { answer.lod_error_view() } else { None };
-        out.push(WindowView { view_projection, rect, list, lod }, answer.is_main());
+        let lod_distance = answer.lod_distance_view().filter(|_| inputs.on_device);
+        let lod_distance = lod_distance.map(|(eye, scale)| DistanceLod { eye, scale, bias: inputs.lod_bias });
+        let window_view = WindowView { view_projection, rect, list, lod, lod_distance };
+        out.push(window_view, uniform, answer.is_main());
     }
     let lists = if inputs.on_device { culled as usize } else { scene.view_lists().len() };
     if !has_main || !out.is_split() || lists < 2 {

@@ -7,7 +7,7 @@ use runtime::hecs::World;
 
 use super::reference::ReferenceRenderer;
 use super::{differing_pixels, slot_colors, FrameCheck, Submitted, Truth, TruthError};
-use crate::scene::{WindowView, WindowViews};
+use crate::scene::{FrameView, WindowView, WindowViews};
 use crate::RenderReport;
 
 /// The checks of [`super::check_frame`] for window view `view` of the frame `image` (RGBA8,
@@ -102,7 +102,8 @@ fn check_view_against(
         (mesh.is_some() && mesh != draws[slot as usize].mesh).then_some((slot, mesh.0))
     }));
     let mut place = WindowViews::default();
-    place.push(WindowView { view_projection, rect, list: 0, lod: None }, true);
+    let uniform = FrameView::from_view_projection(answer.view().view_projection);
+    place.push(WindowView { view_projection, rect, list: 0, lod: None, lod_distance: None }, uniform, true);
     reference.graph.set_param(place);
     let drawn = reference.upload(visibility, |object| colors[object]).and_then(|_| {
         let unculled = reference.draw_list(view_projection, &drawable)?;

@@ -38,11 +38,13 @@ pub fn add_second_view(world: &mut World, config: &CityConfig, city: &City) -> R
 /// window's size, each view into its rectangle, with the frame's stand-ins and, given the
 /// frame's `palette`, its skinned objects in their poses (the walking pedestrians); a frame the
 /// GPU culled (its `report` read back with `BitsReadback::Wait`) judges each view against its
-/// own bits. Returns each view's id and checks, in render order.
+/// own bits. With `shadows` (the frame's light views) every view's reference is lit and
+/// shadowed as the frame is: the lights every view sees, the sun's cascades the main view's.
+/// Returns each view's id and checks, in render order.
 pub fn check_views(
     checker: &mut MeshRenderer,
     capture: &Capture,
-    (views, visibility): (&ResolvedViews, &Visibility),
+    (views, visibility, shadows): (&ResolvedViews, &Visibility, Option<&culling::ShadowViews>),
     (world, palette): (&World, Option<&SkinPalette>),
     report: &RenderReport,
 ) -> Result<Vec<(u32, FrameCheck)>, RenderError> {
@@ -50,6 +52,7 @@ pub fn check_views(
         return Err("the Render stage did not capture the frame".into());
     }
     checker.follow_stand_ins(report);
+    checker.set_shadows(shadows, visibility);
     if let Some(palette) = palette {
         checker.set_palette(palette)?;
     }

@@ -38,6 +38,11 @@
 // level this frame (its full pass), so the late cull keeps every object's level as its state,
 // not only those the frustum keeps (the CPU's tracked frames re-pick only what is in view).
 #define CULL_LOD_EVERY_OBJECT 32u
+// `CullView::flags` bit (renderer::CULL_LOD_DISTANCE): the view's cull chooses the level of
+// every object whose chain follows the distance rule (`lod_distance.h`) from its own eye
+// (`lod_eye.xyz`), field-of-view scale (`lod_eye.w`) and global bias (`pad0`'s bits); a
+// view without it draws such an object's record's level (the CPU's pick for the main view).
+#define CULL_LOD_DISTANCE 64u
 // Levels of a chain the GPU chooses from at most, and the entries each chain takes in
 // `lod_entries` (renderer::MAX_GPU_LOD_LEVELS).
 #define MAX_GPU_LOD_LEVELS 8u

@@ -18,4 +18,8 @@
 // from `draw_instances` at gl_InstanceIndex (its firstInstance is the base of the batch's run);
 // without it, gl_InstanceIndex is the object's slot (firstInstance the slot, one instance).
 #define DRAW_INSTANCED 0x200u
+// Bits 12-31: the blended pass of a GPU-culled split-screen frame: the u32 word of
+// `visibility_bits` where the drawn view's bits begin (view v: v times the words of one view),
+// so each view's blended objects are gated by that view's bits.
+#define DRAW_BITS_WORD_SHIFT 12u
 #endif

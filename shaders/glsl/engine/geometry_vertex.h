@@ -17,7 +17,8 @@
 
 #ifdef GATED_BY_VISIBILITY
 // The blended pass of a GPU-culled frame draws every blended object the host sorted and
-// leaves out those the cull found hidden (its `visibility_bits`, binding 9).
+// leaves out those the cull found hidden (its `visibility_bits`, binding 9; a split-screen
+// frame's view's words from the draw filter's DRAW_BITS_WORD_SHIFT bits).
 #include "visibility_bits.h"
 layout(std430, set = 0, binding = 9) readonly buffer VisibilityBits {
     uint visibility[];
@@ -44,7 +45,8 @@ void main() {
     uint object_index = draw_object();
     bool drawn = object_in_draw(object_index);
 #ifdef GATED_BY_VISIBILITY
-    drawn = drawn && VISIBILITY_BIT(visibility, object_index);
+    uint view_words = camera.draw_filter >> DRAW_BITS_WORD_SHIFT;
+    drawn = drawn && (visibility[view_words + VISIBILITY_WORD(object_index)] & VISIBILITY_MASK(object_index)) != 0u;
 #endif
     // Skinned once for the position, the world point and the normal.
     vec3 local = object_vertex(object_index, uint(gl_VertexIndex));

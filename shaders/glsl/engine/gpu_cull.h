@@ -66,6 +66,11 @@ float lod_level_error(uint level) {
     return lod_entries[lod_chain_first + level].error;
 }
 
+// A distance chain keeps each level's greatest distance where an error chain keeps its error.
+float lod_level_limit(uint level) {
+    return lod_entries[lod_chain_first + level].error;
+}
+
 // An object, read once: its record (with the chosen level's draw arguments), world box, the
 // level chosen (0 for a record without a chain), its state word for next frame (0: none)
 // and its batch.
@@ -102,25 +107,36 @@ CullItem cull_load_in(uint view, uint object) {
     item.batch = constants.batched != 0u ? object_batches[object] : 0u;
     CullView v = views[view];
     uint count = item.record.reserved[1];
-    if ((v.flags & CULL_LOD) != 0u && count > 0u && item.record.index_count != 0u) {
-        uint first = item.record.reserved[0];
+    uint first = item.record.reserved[0];
+    bool chained = count > 0u && item.record.index_count != 0u;
+    bool by_distance = chained && lod_entries[first].rule == LOD_RULE_DISTANCE;
+    uint rule_flag = by_distance ? CULL_LOD_DISTANCE : CULL_LOD;
+    if (chained && (v.flags & rule_flag) != 0u) {
         lod_chain_first = first;
         uint levels = min(count, MAX_GPU_LOD_LEVELS);
-        float scale_sq = lod_scale_sq(transform_column(transform, 0), transform_column(transform, 1),
-            transform_column(transform, 2));
-        uint state = lod_history[object];
-        if (view != 0u) {
-            state = main_lod_state(first, levels, scale_sq, item.center, item.half_extent, state);
+        uint level;
+        if (by_distance) {
+            // The chain's bias times the view's global one, as `Lod::select` multiplies them.
+            precise float bias = uintBitsToFloat(lod_entries[first].bias) * uintBitsToFloat(v.pad0);
+            level = lod_select_distance(levels, item.center, v.lod_eye.xyz, v.lod_eye.w, bias);
+        } else {
+            float scale_sq = lod_scale_sq(transform_column(transform, 0), transform_column(transform, 1),
+                transform_column(transform, 2));
+            uint state = lod_history[object];
+            if (view != 0u) {
+                state = main_lod_state(first, levels, scale_sq, item.center, item.half_extent, state);
+            }
+            float distance_sq = lod_box_distance_sq(v.lod_eye.xyz, item.center, item.half_extent);
+            level = lod_select(levels, scale_sq, distance_sq, v.lod, lod_state_level(state, first));
         }
-        float distance_sq = lod_box_distance_sq(v.lod_eye.xyz, item.center, item.half_extent);
-        uint level = lod_select(levels, scale_sq, distance_sq, v.lod, lod_state_level(state, first));
         LodEntry entry = lod_entries[first + level];
         item.record.index_count = entry.index_count;
         item.record.first_index = entry.first_index;
         item.record.vertex_offset = entry.vertex_offset;
         item.record.mesh = entry.mesh;
         item.level = level;
-        item.lod_state = lod_state_word(first, level);
+        // A distance chain keeps no state: the rule has no hysteresis.
+        item.lod_state = by_distance ? 0u : lod_state_word(first, level);
         item.batch = entry.batch;
     }
     return item;

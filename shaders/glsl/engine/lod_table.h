@@ -8,10 +8,13 @@
 #ifndef LOD_TABLE_H
 #define LOD_TABLE_H
 #include "lod_select.h"
+#include "lod_distance.h"
 
 // One level of a chain (32 bytes): the draw arguments of the level as drawn (a level not on
 // the GPU yet names the resident stand-in its mesh draws, as the CPU path does), the level's
-// error in mesh units and the batch of (drawn mesh, material) its objects join.
+// error in mesh units (a distance chain's: the level's greatest distance) and the batch of
+// (drawn mesh, material) its objects join; `rule` LOD_RULE_DISTANCE for a chain of the
+// distance rule (`lod_distance.h`), whose `bias` holds the chain's bias's bits.
 struct LodEntry {
     uint index_count;
     uint first_index;
@@ -19,9 +22,13 @@ struct LodEntry {
     float error;
     uint batch;
     uint mesh;
-    uint pad0;
-    uint pad1;
+    uint rule;
+    uint bias;
 };
+
+// `LodEntry::rule` of a chain chosen by distance (renderer's `LodRule::Distance`); 0 the
+// error rule.
+#define LOD_RULE_DISTANCE 1u
 
 // The state word of a slot: its chain's first entry (plus one) above the level, so a slot
 // whose record names another chain starts again from level 0.

@@ -362,7 +362,9 @@ impl CullKind for ObjectCull {
                 let Some(slot) = views.get_mut(window.list as usize) else { continue };
                 let view_projection = glam::Mat4::from_cols_array_2d(&window.view_projection);
                 let cull = CullView::window(view_projection, window.rect, extent, settings.frustum, settings.occlusion);
-                *slot = cull.with_lod(window.lod.filter(|_| lod.is_some()), every_object);
+                let by_distance = window.lod_distance.filter(|_| self.may_batch);
+                *slot =
+                    cull.with_lod(window.lod.filter(|_| lod.is_some()), every_object).with_distance_lod(by_distance);
             }
         }
         Some(CullConstants {

@@ -33,6 +33,6 @@ pub use shadow::{
 };
 pub use skeleton::{CullInputs, CullKind, CullPhase, CullResetPass, TwoPhaseCull};
 pub use view::{
-    rect_mips, CullConstants, CullView, CULL_CONE, CULL_FRUSTUM, CULL_LOD, CULL_LOD_EVERY_OBJECT, CULL_OCCLUSION,
-    CULL_TWO_PHASE, DEPTH_MARGIN, FOOTPRINT_MARGIN,
+    rect_mips, CullConstants, CullView, DistanceLod, CULL_CONE, CULL_FRUSTUM, CULL_LOD, CULL_LOD_DISTANCE,
+    CULL_LOD_EVERY_OBJECT, CULL_OCCLUSION, CULL_TWO_PHASE, DEPTH_MARGIN, FOOTPRINT_MARGIN,
 };

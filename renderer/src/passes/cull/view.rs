@@ -30,6 +30,10 @@ pub const CULL_LOD: u32 = 16;
 /// cull keeps every object's chosen level as its state, not only those the frustum keeps
 /// (`CULL_LOD_EVERY_OBJECT`).
 pub const CULL_LOD_EVERY_OBJECT: u32 = 32;
+/// `flags` bit: the view chooses the level of every object whose chain follows the distance
+/// rule ([`LOD_RULE_DISTANCE`](crate::LOD_RULE_DISTANCE)) from its own eye, field-of-view
+/// scale and global bias ([`CullView::with_distance_lod`]; `CULL_LOD_DISTANCE`).
+pub const CULL_LOD_DISTANCE: u32 = 64;
 
 /// Relative raise of a box's nearest depth before the occlusion comparison, for the `f32`
 /// rounding of the projection (the CPU occlusion test's margin).
@@ -179,8 +183,22 @@ impl CullView {
     pub fn with_lod(mut self, lod: Option<(LodErrorView, glam::Vec3)>, every_object: bool) -> CullView {
         if let Some((lod, eye)) = lod {
             self.lod = lod;
-            self.lod_eye = eye.extend(0.0).to_array();
+            self.lod_eye = eye.extend(self.lod_eye[3]).to_array();
             self.flags |= CULL_LOD | (u32::from(every_object) * CULL_LOD_EVERY_OBJECT);
+        }
+        self
+    }
+
+    /// This view choosing the level of every chain of the distance rule as the CPU's
+    /// `ecs::Lod::select` does for it: from `eye` (kept in `lod_eye`'s xyz, the error rule's
+    /// eye too), with the field-of-view `scale` ([`culling::lod_scale`], in `lod_eye`'s w) and
+    /// the global `bias` (its bits in `padding`); `None` leaves every such record's level
+    /// drawn.
+    pub fn with_distance_lod(mut self, lod: Option<DistanceLod>) -> CullView {
+        if let Some(DistanceLod { eye, scale, bias }) = lod {
+            self.lod_eye = eye.extend(scale).to_array();
+            self.padding = bias.to_bits();
+            self.flags |= CULL_LOD_DISTANCE;
         }
         self
     }
@@ -227,6 +245,18 @@ pub fn rect_mips([x, y, width, height]: [u32; 4], image: vk::Extent2D) -> u32 {
         mips += 1;
     }
     mips
+}
+
+/// A view's side of the distance rule of levels of detail, with the exact bits the CPU picked
+/// its levels with ([`culling::ViewVisibility::lod_distance_view`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DistanceLod {
+    /// The eye the distances are measured from.
+    pub eye: glam::Vec3,
+    /// The projection's field-of-view scale ([`culling::lod_scale`]).
+    pub scale: f32,
+    /// The global bias ([`ecs::RenderSettings::effective_lod_bias`]).
+    pub bias: f32,
 }
 
 /// The push constants of every cull dispatch (`CullConstants` in `cull_inputs.h`, 32 bytes).

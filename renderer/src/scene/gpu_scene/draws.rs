@@ -134,8 +134,47 @@ impl GpuScene {
             self.host_blended.clear();
             self.blended.push_set_below(self.count, &mut self.host_blended);
         }
+        let slots = std::mem::take(&mut self.host_blended);
+        self.sort_back_to_front(view_projection, &slots);
+        self.host_blended = slots;
+        &self.blend_order
+    }
+
+    /// [`GpuScene::sort_blended`] for window view `list` of a split-screen frame: the blended
+    /// objects of run `list` of the host list ([`GpuScene::view_lists`]: that view's answer),
+    /// or, when a GPU pass writes the lists, every blended object (its vertex shader then
+    /// leaves out those the view's bits say are hidden), sorted for that view's
+    /// `view_projection`.
+    pub fn sort_blended_in_view(&mut self, view_projection: glam::Mat4, list: usize) -> &[u32] {
+        let mut slots = std::mem::take(&mut self.view_blended);
+        slots.clear();
+        match self.view_list(list) {
+            Some(run) => {
+                let commands = self.draws.get(run.first as usize..(run.first + run.count) as usize).unwrap_or(&[]);
+                for command in commands {
+                    let first = command.first_instance as usize;
+                    if run.instanced {
+                        let instances = self.batching.instances.get(first..first + command.instance_count as usize);
+                        slots
+                            .extend(instances.unwrap_or(&[]).iter().copied().filter(|&slot| self.blended.is_set(slot)));
+                    } else if self.blended.is_set(command.first_instance) {
+                        slots.push(command.first_instance);
+                    }
+                }
+            }
+            None if self.draw_source == DrawSource::Gpu => self.blended.push_set_below(self.count, &mut slots),
+            None => {}
+        }
+        self.sort_back_to_front(view_projection, &slots);
+        self.view_blended = slots;
+        &self.blend_order
+    }
+
+    /// Sorts `slots` into `blend_order` by their boxes' depths for `view_projection`, farthest
+    /// first (see [`GpuScene::sort_blended`]).
+    fn sort_back_to_front(&mut self, view_projection: glam::Mat4, slots: &[u32]) {
         self.blend_keys.clear();
-        for &slot in &self.host_blended {
+        for &slot in slots {
             let (center, _) = world_box(&self.transforms[slot as usize], &self.records[slot as usize]);
             let clip = view_projection * glam::Vec3::from_array(center).extend(1.0);
             let depth = clip.z / clip.w;
@@ -145,7 +184,6 @@ impl GpuScene {
         self.blend_keys.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         self.blend_order.clear();
         self.blend_order.extend(self.blend_keys.iter().map(|&(_, slot)| slot));
-        &self.blend_order
     }
 
     /// This frame's host draw commands (empty when a GPU pass writes them): every window

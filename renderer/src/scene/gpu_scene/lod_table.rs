@@ -46,15 +46,26 @@ pub struct LodEntry {
     pub first_index: u32,
     /// Vertex offset of the level as drawn.
     pub vertex_offset: i32,
-    /// The level's simplification error, mesh units.
+    /// The level's simplification error, mesh units; in a chain of the distance rule, the
+    /// level's greatest distance ([`ecs::LodLevel::max_distance`]).
     pub error: f32,
     /// The batch of (the drawn mesh, the material) its objects join when batched.
     pub batch: u32,
     /// The mesh drawn.
     pub mesh: u32,
-    /// std430 padding.
-    pub padding: [u32; 2],
+    /// How the chain's levels are chosen: [`LOD_RULE_ERROR`] or [`LOD_RULE_DISTANCE`].
+    pub rule: u32,
+    /// A distance chain's bias ([`ecs::Lod::bias`]), its bits (0 for an error chain).
+    pub bias: u32,
 }
+
+/// [`LodEntry::rule`] of a chain chosen by its levels' errors (`lod_select.h`).
+pub const LOD_RULE_ERROR: u32 = 0;
+
+/// [`LodEntry::rule`] of a chain chosen by distance (`lod_distance.h`): only views flagged
+/// [`CULL_LOD_DISTANCE`](crate::CULL_LOD_DISTANCE) choose its levels (the other window views
+/// of a split-screen frame); the main view draws the record's level, the CPU's pick.
+pub const LOD_RULE_DISTANCE: u32 = 1;
 
 const _: () = {
     assert!(size_of::<LodEntry>() == 32, "LodEntry must match its std430 twin in lod_table.h");
@@ -65,12 +76,15 @@ const _: () = {
 /// Bytes of the scene's `lod_entries` buffer.
 pub const LOD_ENTRIES_BYTES: u64 = (MAX_LOD_CHAINS * MAX_GPU_LOD_LEVELS) as u64 * size_of::<LodEntry>() as u64;
 
-/// What names a chain: its level meshes and their errors' bits, and the material.
+/// What names a chain: its level meshes and their errors' bits (a distance chain's greatest
+/// distances), the rule and bias, and the material.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct ChainKey {
     meshes: [u32; MAX_GPU_LOD_LEVELS as usize],
     errors: [u32; MAX_GPU_LOD_LEVELS as usize],
     levels: u32,
+    rule: u32,
+    bias: u32,
     material: u32,
 }
 
@@ -134,6 +148,25 @@ impl GpuScene {
     /// chain to the table when new; `None` when the GPU does not choose its levels (one
     /// level, more than [`MAX_GPU_LOD_LEVELS`], lengths that differ, or a full table).
     pub fn lod_chain_columns(&mut self, meshes: &[u32], errors: &[f32], material: u32) -> Option<[u32; 2]> {
+        self.chain_columns(meshes, errors, (LOD_RULE_ERROR, 0), material)
+    }
+
+    /// [`GpuScene::lod_chain_columns`] of a chain of the distance rule: `max_distances` each
+    /// level's greatest distance ([`ecs::LodLevel::max_distance`]), `bias` the chain's
+    /// ([`ecs::Lod::bias`]). The views flagged [`CULL_LOD_DISTANCE`](crate::CULL_LOD_DISTANCE)
+    /// choose its levels; the others draw the record's.
+    pub fn lod_distance_chain_columns(
+        &mut self,
+        meshes: &[u32],
+        max_distances: &[f32],
+        bias: f32,
+        material: u32,
+    ) -> Option<[u32; 2]> {
+        self.chain_columns(meshes, max_distances, (LOD_RULE_DISTANCE, bias.to_bits()), material)
+    }
+
+    /// The record columns of a chain of `rule` (and bias bits) with `values` per level.
+    fn chain_columns(&mut self, meshes: &[u32], errors: &[f32], rule: (u32, u32), material: u32) -> Option<[u32; 2]> {
         let levels = meshes.len();
         if levels < 2 || levels > MAX_GPU_LOD_LEVELS as usize || errors.len() != levels {
             return None;
@@ -142,6 +175,8 @@ impl GpuScene {
             meshes: [0; MAX_GPU_LOD_LEVELS as usize],
             errors: [0; MAX_GPU_LOD_LEVELS as usize],
             levels: levels as u32,
+            rule: rule.0,
+            bias: rule.1,
             material,
         };
         key.meshes[..levels].copy_from_slice(meshes);
@@ -242,7 +277,8 @@ impl GpuScene {
                 error: f32::from_bits(chain.key.errors[level]),
                 batch,
                 mesh: record.mesh,
-                padding: [0; 2],
+                rule: chain.key.rule,
+                bias: chain.key.bias,
             };
             let stored = &mut self.lod.entries[(id * MAX_GPU_LOD_LEVELS) as usize + level];
             if *stored != entry {

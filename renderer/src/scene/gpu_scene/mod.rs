@@ -67,7 +67,10 @@ pub(crate) use growth::RecordedCopy;
 pub use growth::{set_scene_memory_limit, SceneGrowthError};
 use growth::{GrowthCopy, Retired};
 use lod_table::LodTable;
-pub use lod_table::{LodEntry, LOD_ENTRIES_BYTES, LOD_INSTANCE_ROOM, MAX_GPU_LOD_LEVELS, MAX_LOD_CHAINS};
+pub use lod_table::{
+    LodEntry, LOD_ENTRIES_BYTES, LOD_INSTANCE_ROOM, LOD_RULE_DISTANCE, LOD_RULE_ERROR, MAX_GPU_LOD_LEVELS,
+    MAX_LOD_CHAINS,
+};
 use marks::SlotBits;
 pub use marks::UploadReport;
 use material_changes::MaterialTable;
@@ -149,6 +152,8 @@ pub struct GpuScene {
     blended: SlotBits,
     /// The blended objects of this frame's host list (when the host draws).
     host_blended: Vec<u32>,
+    /// Scratch of [`GpuScene::sort_blended_in_view`]: one window view's blended objects.
+    view_blended: Vec<u32>,
     /// Scratch of [`GpuScene::sort_blended`]: (depth key, slot), then the order.
     blend_keys: Vec<(f32, u32)>,
     blend_order: Vec<u32>,
@@ -214,6 +219,7 @@ impl GpuScene {
             draw_source: DrawSource::Host,
             blended: SlotBits::new(capacity),
             host_blended: Vec::new(),
+            view_blended: Vec::new(),
             blend_keys: Vec::new(),
             blend_order: Vec::new(),
             last_upload: UploadReport::default(),
