@@ -246,6 +246,24 @@ fn despawned_rigs_free_their_slices_for_new_ones() {
 }
 
 #[test]
+fn removed_and_replaced_skins_free_their_slices() {
+    let mut app = animated_app(2, 4);
+    app.run_frame();
+    let rigs: Vec<(hecs::Entity, u32)> =
+        app.world().query::<(hecs::Entity, &Skin)>().iter().map(|(entity, skin)| (entity, skin.skin_first())).collect();
+    // One entity loses its Skin (the entity lives on), another gets a fresh one.
+    app.world_mut().remove_one::<Skin>(rigs[0].0).unwrap();
+    app.world_mut().insert_one(rigs[1].0, Skin::new(Arc::new(chain_skeleton("chain", 8)))).unwrap();
+    app.run_frame();
+    let palette = app.resource::<SkinPalette>();
+    assert_eq!(palette.rigs().len(), 3, "the removed Skin's slice and the replaced Skin's old one are freed");
+    assert!(palette.rigs().iter().all(|rig| rig.entity != rigs[0].0), "the entity without a Skin owns no slice");
+    let replaced = app.world().get::<&Skin>(rigs[1].0).unwrap().skin_first();
+    assert_eq!(palette.rigs().iter().filter(|rig| rig.entity == rigs[1].0).count(), 1, "one slice for the new Skin");
+    assert!(palette.rigs().iter().any(|rig| rig.entity == rigs[1].0 && rig.first == replaced));
+}
+
+#[test]
 fn palette_grows_without_a_cap() {
     let mut app = animated_app(2, 10);
     app.run_frame();
