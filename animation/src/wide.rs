@@ -8,7 +8,7 @@
 //! Each lane computes exactly what it would alone (the lanes never mix), so a rig's palette
 //! does not depend on which rigs share its group: the same on one thread or many.
 
-use glam::{Affine3A, Quat, Vec3, Vec3A, Vec4};
+use glam::{Affine3A, Vec3, Vec3A, Vec4};
 
 use crate::bounds::LaneBounds;
 use crate::lanes::Lanes;
@@ -273,31 +273,10 @@ pub(crate) fn fast_slerp_unnormalized_lanes<L: Lanes<N>, const N: usize>(
     ]
 }
 
-/// `values[offsets[lane]]` of each lane, transposed: component `c` of every lane in `[c]`.
-#[inline(always)]
-pub(crate) fn gather_quats<L: Lanes<N>, const N: usize>(values: &[Quat], offsets: [usize; N]) -> [L; 4] {
-    let mut rows = [Vec4::ZERO; N];
-    for (row, offset) in rows.iter_mut().zip(offsets) {
-        *row = Vec4::from(values[offset]);
-    }
-    L::from_rows(rows)
-}
-
-/// [`gather_quats`] for three-component values.
-#[inline(always)]
-pub(crate) fn gather_vec3s<L: Lanes<N>, const N: usize>(values: &[Vec3A], offsets: [usize; N]) -> [L; 3] {
-    let mut rows = [Vec4::ZERO; N];
-    for (row, offset) in rows.iter_mut().zip(offsets) {
-        *row = as_vec4(values[offset]);
-    }
-    let [x, y, z, _] = L::from_rows(rows);
-    [x, y, z]
-}
-
 /// The four lanes of a `Vec3A`, the fourth unspecified (callers drop it): no instruction on
 /// SSE, where the two are the same register.
 #[inline(always)]
-fn as_vec4(value: Vec3A) -> Vec4 {
+pub(crate) fn as_vec4(value: Vec3A) -> Vec4 {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     {
         Vec4::from(std::arch::x86_64::__m128::from(value))
@@ -459,11 +438,12 @@ fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
     // first gathers and blends the keys, each translation straight into its local matrix
     // (no copy through the stack); the second, short, normalizes the rotations and makes the
     // local matrices' axes: a short loop lets the processor overlap many joints' latencies.
+    let rows = packed.key_rows(&span);
     let (rotation_scale, locals) = (&mut scratch.rotation_scale[..count], &mut scratch.locals[..count]);
     for (joint, ((sampled, local), rest)) in
         rotation_scale.iter_mut().zip(locals.iter_mut()).zip(skeleton.rest()).enumerate()
     {
-        let (translation, rotation, scale) = packed.sample_wide(joint, &span, rest);
+        let (translation, rotation, scale) = packed.sample_wide(joint, &rows, &span, rest);
         *sampled = (rotation, scale);
         local.cols[3] = translation;
     }
@@ -532,6 +512,7 @@ pub(crate) fn splat_rest<L: Lanes<N>, const N: usize>(pose: &JointPose) -> ([L; 
 mod tests {
     use super::*;
     use crate::fast_slerp;
+    use glam::Quat;
 
     #[test]
     fn lanes_slerp_as_the_scalar_function_does() {
