@@ -63,6 +63,8 @@ struct SystemState {
     warned_unrigged: bool,
     /// Entities given a slice this run (their `Skin` changed).
     allocated: Vec<Entity>,
+    /// Per archetype (by position), whether every rig owned its slice at the start of the run.
+    all_own: Vec<bool>,
     /// Boxes of rigs in archetypes without a `SkinnedPose`, inserted by command.
     boxes: Vec<SkinnedPose>,
 }
@@ -90,7 +92,7 @@ pub fn animation_system() -> System {
         *report = AnimationReport::default();
         // The full search for gone rigs looks every rig's entity up; when as many rigs own
         // their slice as the palette holds slices, none is gone (see `owning_rigs`).
-        if owning_rigs(&world) != palette.rigs().len() {
+        if owning_rigs(&world, &mut state.all_own) != palette.rigs().len() {
             release_gone_rigs(&world, &mut palette);
         }
         let mut joints = 0;
@@ -108,12 +110,16 @@ pub fn animation_system() -> System {
             {
                 let mut skins = archetype.column_mut::<Skin>().expect("the archetype has Skin (checked above)");
                 state.allocated.clear();
+                // Where every rig owns its slice (`owning_rigs` found so), no entity is looked up.
+                let all_own = state.all_own.get(position).copied().unwrap_or(false);
                 for (row, skin) in skins.iter_mut().enumerate() {
-                    let entity = entity_of(row);
-                    if !skin.owns_slice(entity) {
-                        let first = palette.allocate(entity, skin.skeleton.joint_count() as u32);
-                        skin.set_slice(entity, first);
-                        state.allocated.push(entity);
+                    if !all_own {
+                        let entity = entity_of(row);
+                        if !skin.owns_slice(entity) {
+                            let first = palette.allocate(entity, skin.skeleton.joint_count() as u32);
+                            skin.set_slice(entity, first);
+                            state.allocated.push(entity);
+                        }
                     }
                     archetype_joints += skin.skin_count() as usize;
                 }
@@ -405,19 +411,20 @@ fn warn_refused<'a>(rigs: impl Iterator<Item = (&'a AnimationPlayer, &'a Skin)>)
 /// slice is freed only once its owner no longer holds it), so when the count equals the
 /// palette's slices every slice has its owner and the search for gone rigs would free
 /// nothing. A `Skin` outside those archetypes makes the count fall short: the search runs.
-fn owning_rigs(world: &Columns<'_, AnimationAccess>) -> usize {
+/// `all_own[position]` says whether every rig of the archetype at `position` owns its slice.
+fn owning_rigs(world: &Columns<'_, AnimationAccess>, all_own: &mut Vec<bool>) -> usize {
     let mut owning = 0;
+    all_own.clear();
     for archetype in world.archetypes() {
-        if archetype.is_empty() || !archetype.has::<SkinnedMesh>() {
-            continue;
-        }
-        let Some(skins) = archetype.column::<Skin>() else {
-            continue;
-        };
-        for (skin, &id) in skins.iter().zip(archetype.ids()) {
+        let mut archetype_owning = 0;
+        // The system's access covers the archetypes with a `SkinnedMesh` only.
+        let skins = if archetype.has::<SkinnedMesh>() { archetype.column::<Skin>() } else { None };
+        for (skin, &id) in skins.iter().flat_map(|skins| skins.iter()).zip(archetype.ids()) {
             // SAFETY: the id is read from an archetype of this view, so it is live.
-            owning += usize::from(skin.owns_slice(unsafe { world.find_entity_from_id(id) }));
+            archetype_owning += usize::from(skin.owns_slice(unsafe { world.find_entity_from_id(id) }));
         }
+        all_own.push(archetype_owning == archetype.len() as usize);
+        owning += archetype_owning;
     }
     owning
 }
