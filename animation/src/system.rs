@@ -28,6 +28,12 @@ pub const ANIMATION_SYSTEM: &str = "animation::animate";
 /// Rigs per job: a rig of 40 joints takes a few microseconds.
 const GRAIN: usize = 64;
 
+/// The low bits of a grouped rig's sort entry hold its row in the chunk, the high ones the
+/// place of its group key (`ChunkRigs::pose`).
+const ROW_BITS: u32 = 16;
+/// The row bits of a sort entry.
+const ROW_MASK: u32 = (1 << ROW_BITS) - 1;
+
 /// What the last run of the animation system did (a resource it writes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AnimationReport {
@@ -256,24 +262,35 @@ impl Rigs<'_> {
 
 impl ChunkRigs<'_> {
     /// Poses the chunk's rigs into `poses`; returns how many fell back to their bind pose.
+    /// Rigs of one group key pose together in row order: a chunk meets few keys (a clip, a
+    /// skeleton and a mesh each), so each row's key is found in a short list of the keys met
+    /// and the rows sort as plain integers (the key's place, then the row).
     fn pose(&self, poses: &mut [SkinnedPose], scratch: &mut PoseScratch) -> usize {
-        let mut grouped = std::mem::take(&mut scratch.grouped);
+        assert!(poses.len() <= ROW_MASK as usize + 1, "a chunk's rows fit the sort's row bits");
+        let (mut grouped, mut keys) = (std::mem::take(&mut scratch.grouped), std::mem::take(&mut scratch.group_keys));
         grouped.clear();
+        keys.clear();
         let mut bad = 0;
         for (row, pose) in poses.iter_mut().enumerate() {
             match self.group_key(row) {
-                Some(key) => grouped.push((key, row)),
+                Some(key) => {
+                    let place = keys.iter().position(|&met| met == key).unwrap_or_else(|| {
+                        keys.push(key);
+                        keys.len() - 1
+                    });
+                    grouped.push(((place as u32) << ROW_BITS) | row as u32);
+                }
                 None => bad += self.pose_one(row, pose, scratch),
             }
         }
         grouped.sort_unstable();
         let width = LaneWidth::detect();
-        for run in grouped.chunk_by(|one, other| one.0 == other.0) {
+        for run in grouped.chunk_by(|one, other| one >> ROW_BITS == other >> ROW_BITS) {
             for group in run.chunks(width.lanes()) {
                 bad += self.pose_group(width, group, poses, &mut scratch.wide);
             }
         }
-        scratch.grouped = grouped;
+        (scratch.grouped, scratch.group_keys) = (grouped, keys);
         bad
     }
 
@@ -304,15 +321,16 @@ impl ChunkRigs<'_> {
     fn pose_group(
         &self,
         width: LaneWidth,
-        group: &[(GroupKey, usize)],
+        group: &[u32],
         poses: &mut [SkinnedPose],
         scratch: &mut WideScratch,
     ) -> usize {
         let players = self.players.expect("grouped rigs play");
-        let lead = group[0].1;
+        let row_of = |entry: u32| (entry & ROW_MASK) as usize;
+        let lead = row_of(group[0]);
         let (skeleton, clip) = (&self.skins[lead].skeleton, &players[lead].clip);
         let mut rigs: [Option<WideRig<'_>>; MAX_LANES] = std::array::from_fn(|lane| {
-            let &(_, row) = group.get(lane)?;
+            let row = row_of(*group.get(lane)?);
             let skin = &self.skins[row];
             // SAFETY: as in `pose_one`; the rows of a group differ, so their slices do.
             let palette = unsafe { self.cells.slice_mut(skin.skin_first(), skin.skin_count()) };
@@ -321,7 +339,8 @@ impl ChunkRigs<'_> {
         let boxes = &self.meshes[lead].joint_boxes;
         let posed = pose_wide(width, skeleton, clip, boxes, &mut rigs, scratch);
         let mut bad = 0;
-        for ((rig, &(_, row)), bounds) in rigs.iter_mut().zip(group).zip(posed) {
+        for ((rig, &entry), bounds) in rigs.iter_mut().zip(group).zip(posed) {
+            let row = row_of(entry);
             let palette = &mut rig.as_mut().expect("a lane per row of the group").palette;
             let (bounds, outcome) = keep_or_bind(boxes, palette, bounds);
             poses[row] = SkinnedPose::from_skin_box(bounds);
