@@ -205,8 +205,12 @@ impl<'a, T: Copy, const N: usize> LaneRows<'a, T, N> {
     #[inline(always)]
     fn new<L>(column: &'a Column<T>, span: &WideSpan<L, N>) -> Self {
         let width = column.joints.len();
-        let row = |key: usize| &column.values[key * width..(key + 1) * width];
-        LaneRows { width, start: span.start.map(row), next: span.next.map(row) }
+        let (mut start, mut next): ([&[T]; N], [&[T]; N]) = ([&[]; N], [&[]; N]);
+        for lane in 0..N {
+            start[lane] = &column.values[span.start[lane] * width..][..width];
+            next[lane] = &column.values[span.next[lane] * width..][..width];
+        }
+        LaneRows { width, start, next }
     }
 
     /// Each lane's value of column slot `slot` at its start and next key, made a `Vec4` by
