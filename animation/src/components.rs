@@ -162,7 +162,12 @@ fn wrap(time: f32, duration: f32, looping: bool) -> f32 {
     if duration.is_nan() || duration <= 0.0 {
         0.0
     } else if looping {
-        time.rem_euclid(duration)
+        // A time already inside the clip is its own remainder (exactly): no division.
+        if (0.0..duration).contains(&time) {
+            time
+        } else {
+            time.rem_euclid(duration)
+        }
     } else {
         time.clamp(0.0, duration)
     }

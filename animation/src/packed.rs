@@ -3,11 +3,12 @@
 //! over two contiguous runs of values instead of one key search and three sampler dispatches
 //! per joint.
 
-use glam::{Quat, Vec3A};
+use glam::{Quat, Vec3A, Vec4};
 
 use crate::lanes::Lanes;
+use crate::mul_add::MulAdd;
 use crate::track::KeySpan;
-use crate::wide::{fast_slerp_unnormalized_lanes, gather_quats, gather_vec3s, splat_rest, WideSpan};
+use crate::wide::{as_vec4, fast_slerp_unnormalized_lanes, splat_rest, WideSpan};
 use crate::{Interpolation, JointPose, JointTracks, Track, TrackValue};
 
 /// One property of every joint that animates it, key-major: key `k` of the `n`-th joint in
@@ -139,55 +140,115 @@ impl PackedTracks {
         self.slots.get(joint).is_some_and(|slots| slots[2] != NOT_ANIMATED)
     }
 
-    /// Every lane's translation, rotation and scale of `joint` at its span (lanes: one rig
-    /// each, see [`crate::wide`]); a property no track animates keeps `rest`. The rotation is
-    /// not yet of unit length: the caller normalizes it
-    /// ([`normalize_lanes`](crate::wide::normalize_lanes)).
+    /// Each lane's key rows of every column at `span`, for [`PackedTracks::sample_wide`].
+    ///
+    /// # Panics
+    /// When a key of `span` is past the clip's keys.
     #[inline(always)]
-    pub(crate) fn sample_wide<L: Lanes<N>, const N: usize>(
+    pub(crate) fn key_rows<L, const N: usize>(&self, span: &WideSpan<L, N>) -> WideKeyRows<'_, N> {
+        WideKeyRows {
+            translations: LaneRows::new(&self.translations, span),
+            rotations: LaneRows::new(&self.rotations, span),
+            scales: LaneRows::new(&self.scales, span),
+        }
+    }
+
+    /// Every lane's translation, rotation and scale of `joint` at its span (lanes: one rig
+    /// each, see [`crate::wide`]; `rows`: [`PackedTracks::key_rows`] of that span); a property
+    /// no track animates keeps `rest`. The rotation is not yet of unit length: the caller
+    /// normalizes it ([`normalize_lanes`](crate::wide::normalize_lanes)).
+    #[inline(always)]
+    pub(crate) fn sample_wide<L: Lanes<N>, const N: usize, M: MulAdd>(
         &self,
         joint: usize,
+        rows: &WideKeyRows<'_, N>,
         span: &WideSpan<L, N>,
         rest: &JointPose,
+        m: M,
     ) -> ([L; 3], [L; 4], [L; 3]) {
         let (mut translation, mut rotation, mut scale) = splat_rest(rest);
         let Some(&[t, r, s]) = self.slots.get(joint) else {
             return (translation, rotation, scale);
         };
         if r != NOT_ANIMATED {
-            let width = self.rotations.joints.len();
-            let start = gather_quats::<L, N>(&self.rotations.values, lane_offsets(width, r, span.start));
-            let end = gather_quats::<L, N>(&self.rotations.values, lane_offsets(width, r, span.next));
-            rotation = fast_slerp_unnormalized_lanes(start, end, &span.weight);
+            let (start, end) = rows.rotations.gather(r as usize, Vec4::from);
+            rotation = fast_slerp_unnormalized_lanes(L::from_rows(start), L::from_rows(end), &span.weight, m);
         }
         if t != NOT_ANIMATED {
-            translation = lerp_wide(&self.translations, t, span);
+            translation = lerp_wide(&rows.translations, t as usize, span, m);
         }
         if s != NOT_ANIMATED {
-            scale = lerp_wide(&self.scales, s, span);
+            scale = lerp_wide(&rows.scales, s as usize, span, m);
         }
         (translation, rotation, scale)
     }
 }
 
-/// Each lane's index of `slot` at its key in a key-major column `width` values wide.
-#[inline(always)]
-fn lane_offsets<const N: usize>(width: usize, slot: u32, keys: [usize; N]) -> [usize; N] {
-    let slot = slot as usize;
-    let mut offsets = keys;
-    for offset in &mut offsets {
-        *offset = *offset * width + slot;
+/// Each lane's key rows of a clip's three columns at its span: found once a group, so that
+/// a joint's gather is one load a lane, with no index arithmetic and one bounds test.
+pub(crate) struct WideKeyRows<'a, const N: usize> {
+    translations: LaneRows<'a, Vec3A, N>,
+    rotations: LaneRows<'a, Quat, N>,
+    scales: LaneRows<'a, Vec3A, N>,
+}
+
+/// One column's rows at each lane's two keys: `start[lane]` and `next[lane]` hold every
+/// animated joint's value at that lane's keys, `width` values each.
+struct LaneRows<'a, T, const N: usize> {
+    width: usize,
+    start: [&'a [T]; N],
+    next: [&'a [T]; N],
+}
+
+impl<'a, T: Copy, const N: usize> LaneRows<'a, T, N> {
+    /// The rows of `column` at each lane's keys of `span`.
+    #[inline(always)]
+    fn new<L>(column: &'a Column<T>, span: &WideSpan<L, N>) -> Self {
+        let width = column.joints.len();
+        let (mut start, mut next): ([&[T]; N], [&[T]; N]) = ([&[]; N], [&[]; N]);
+        for lane in 0..N {
+            start[lane] = &column.values[span.start[lane] * width..][..width];
+            next[lane] = &column.values[span.next[lane] * width..][..width];
+        }
+        LaneRows { width, start, next }
     }
-    offsets
+
+    /// Each lane's value of column slot `slot` at its start and next key, made a `Vec4` by
+    /// `widen`.
+    ///
+    /// # Panics
+    /// When `slot` is past the column's joints.
+    #[inline(always)]
+    fn gather(&self, slot: usize, widen: impl Fn(T) -> Vec4) -> ([Vec4; N], [Vec4; N]) {
+        assert!(slot < self.width, "a slot of the column");
+        let (mut start, mut next) = ([Vec4::ZERO; N], [Vec4::ZERO; N]);
+        for lane in 0..N {
+            // SAFETY: every row holds `width` values (`LaneRows::new`), and `slot < width`
+            // (asserted above).
+            unsafe {
+                start[lane] = widen(*self.start[lane].get_unchecked(slot));
+                next[lane] = widen(*self.next[lane].get_unchecked(slot));
+            }
+        }
+        (start, next)
+    }
 }
 
 /// Every lane's value of `slot` in a three-component column, lerped across its span (glam's
-/// `lerp` terms, lane by lane).
+/// `lerp` terms, lane by lane, the start's product and the sum by `m`).
 #[inline(always)]
-fn lerp_wide<L: Lanes<N>, const N: usize>(column: &Column<Vec3A>, slot: u32, span: &WideSpan<L, N>) -> [L; 3] {
-    let width = column.joints.len();
-    let start = gather_vec3s::<L, N>(&column.values, lane_offsets(width, slot, span.start));
-    let end = gather_vec3s::<L, N>(&column.values, lane_offsets(width, slot, span.next));
+fn lerp_wide<L: Lanes<N>, const N: usize, M: MulAdd>(
+    rows: &LaneRows<'_, Vec3A, N>,
+    slot: usize,
+    span: &WideSpan<L, N>,
+    m: M,
+) -> [L; 3] {
+    let (start, end) = rows.gather(slot, as_vec4);
+    let ([start @ .., _], [end @ .., _]) = (L::from_rows(start), L::from_rows(end));
     let (keep, weight) = (span.weight.keep, span.weight.weight);
-    [start[0] * keep + end[0] * weight, start[1] * keep + end[1] * weight, start[2] * keep + end[2] * weight]
+    [
+        m.mul_add(start[0], keep, end[0] * weight),
+        m.mul_add(start[1], keep, end[1] * weight),
+        m.mul_add(start[2], keep, end[2] * weight),
+    ]
 }

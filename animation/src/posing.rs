@@ -15,8 +15,11 @@ pub struct PoseScratch {
     locals: Vec<JointPose>,
     fading: Vec<JointPose>,
     models: Vec<Affine3A>,
-    /// The animation system's rigs that pose in groups, by group key, then row.
-    pub(crate) grouped: Vec<(GroupKey, usize)>,
+    /// The animation system's rigs that pose in groups: the place of the group key in
+    /// `group_keys` and the row, packed to sort as one integer.
+    pub(crate) grouped: Vec<u32>,
+    /// The group keys a chunk of rigs met.
+    pub(crate) group_keys: Vec<GroupKey>,
     /// The group posing's scratch.
     pub(crate) wide: WideScratch,
 }

@@ -16,9 +16,10 @@ use hecs::Entity;
 use runtime::jobs::parallel_for_chunks;
 use runtime::{Columns, ResMut, System};
 
+use crate::kernels::{pose_wide, LaneWidth};
 use crate::palette::PaletteCells;
 use crate::posing::{keep_or_bind, GroupKey};
-use crate::wide::{pose_wide, LaneWidth, WideRig, WideScratch, MAX_LANES};
+use crate::wide::{WideRig, WideScratch, MAX_LANES};
 use crate::{pose_rig, AnimationPlayer, PoseOutcome, PoseScratch, PoseWhenSeen, Skin, SkinPalette, SkinnedMesh};
 
 /// The animation system's name, for `before`/`after` constraints.
@@ -26,6 +27,12 @@ pub const ANIMATION_SYSTEM: &str = "animation::animate";
 
 /// Rigs per job: a rig of 40 joints takes a few microseconds.
 const GRAIN: usize = 64;
+
+/// The low bits of a grouped rig's sort entry hold its row in the chunk, the high ones the
+/// place of its group key (`ChunkRigs::pose`).
+const ROW_BITS: u32 = 16;
+/// The row bits of a sort entry.
+const ROW_MASK: u32 = (1 << ROW_BITS) - 1;
 
 /// What the last run of the animation system did (a resource it writes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -62,6 +69,8 @@ struct SystemState {
     warned_unrigged: bool,
     /// Entities given a slice this run (their `Skin` changed).
     allocated: Vec<Entity>,
+    /// Per archetype (by position), whether every rig owned its slice at the start of the run.
+    all_own: Vec<bool>,
     /// Boxes of rigs in archetypes without a `SkinnedPose`, inserted by command.
     boxes: Vec<SkinnedPose>,
 }
@@ -87,7 +96,11 @@ pub fn animation_system() -> System {
         runtime::profile_zone!("animate rigs");
         let delta = ctx.time.delta_seconds;
         *report = AnimationReport::default();
-        release_gone_rigs(&world, &mut palette);
+        // The full search for gone rigs looks every rig's entity up; when as many rigs own
+        // their slice as the palette holds slices, none is gone (see `owning_rigs`).
+        if owning_rigs(&world, &mut state.all_own) != palette.rigs().len() {
+            release_gone_rigs(&world, &mut palette);
+        }
         let mut joints = 0;
         for (position, archetype) in world.archetypes().enumerate() {
             if archetype.is_empty() || !archetype.has::<SkinnedMesh>() {
@@ -103,12 +116,16 @@ pub fn animation_system() -> System {
             {
                 let mut skins = archetype.column_mut::<Skin>().expect("the archetype has Skin (checked above)");
                 state.allocated.clear();
+                // Where every rig owns its slice (`owning_rigs` found so), no entity is looked up.
+                let all_own = state.all_own.get(position).copied().unwrap_or(false);
                 for (row, skin) in skins.iter_mut().enumerate() {
-                    let entity = entity_of(row);
-                    if !skin.owns_slice(entity) {
-                        let first = palette.allocate(entity, skin.skeleton.joint_count() as u32);
-                        skin.set_slice(entity, first);
-                        state.allocated.push(entity);
+                    if !all_own {
+                        let entity = entity_of(row);
+                        if !skin.owns_slice(entity) {
+                            let first = palette.allocate(entity, skin.skeleton.joint_count() as u32);
+                            skin.set_slice(entity, first);
+                            state.allocated.push(entity);
+                        }
                     }
                     archetype_joints += skin.skin_count() as usize;
                 }
@@ -116,42 +133,55 @@ pub fn animation_system() -> System {
                     report.allocated += state.allocated.len();
                     world.record_entity_writes::<Skin>(&state.allocated);
                 }
-                if let Some(mut players) = archetype.column_mut::<AnimationPlayer>() {
-                    for (player, skin) in players.iter_mut().zip(skins.iter()) {
-                        player.advance(delta);
-                        report.refused_clips += refuse_wrong_clips(player, skin, &mut state.warned_refused);
-                    }
-                    world.record_archetype_write::<AnimationPlayer>(position);
-                }
             }
-            if holds_its_pose(&archetype) && state.allocated.is_empty() {
-                report.held_rigs += archetype.len() as usize;
-                continue;
-            }
-            joints += archetype_joints;
-            let meshes = archetype.column::<SkinnedMesh>().expect("the archetype has SkinnedMesh (checked above)");
             let skins = archetype.column::<Skin>().expect("the archetype has Skin (checked above)");
-            let players = archetype.column::<AnimationPlayer>();
-            let rigs = Rigs { meshes: &meshes, skins: &skins, players: players.as_deref(), cells: palette.cells() };
-            let non_finite = AtomicUsize::new(0);
-            match archetype.column_mut::<SkinnedPose>() {
-                Some(mut poses) => {
-                    rigs.pose_all(&mut poses, &non_finite);
-                    world.record_archetype_write::<SkinnedPose>(position);
+            let mut players = archetype.column_mut::<AnimationPlayer>();
+            if players.is_some() {
+                world.record_archetype_write::<AnimationPlayer>(position);
+            }
+            let refused = AtomicUsize::new(0);
+            if holds_its_pose(&archetype) && state.allocated.is_empty() {
+                // Out of view: the players advance, the rigs keep their pose.
+                for (player, skin) in players.iter_mut().flat_map(|players| players.iter_mut()).zip(skins.iter()) {
+                    player.advance(delta);
+                    refused.fetch_add(wrong_clips(player, skin), Ordering::Relaxed);
                 }
-                None => {
-                    state.boxes.resize(
-                        archetype.len() as usize,
-                        SkinnedPose::from_skin_box(Aabb::new(glam::Vec3::ZERO, glam::Vec3::ZERO)),
-                    );
-                    rigs.pose_all(&mut state.boxes, &non_finite);
-                    for (row, pose) in state.boxes.iter().enumerate() {
-                        ctx.commands.insert_one(entity_of(row), *pose);
+                report.held_rigs += archetype.len() as usize;
+            } else {
+                joints += archetype_joints;
+                let meshes = archetype.column::<SkinnedMesh>().expect("the archetype has SkinnedMesh (checked above)");
+                let rigs = Rigs {
+                    meshes: &meshes,
+                    skins: &skins,
+                    players: players.as_deref_mut().map(RowCells::new),
+                    cells: palette.cells(),
+                    delta,
+                };
+                let tally = Tally { non_finite: AtomicUsize::new(0), refused: &refused };
+                match archetype.column_mut::<SkinnedPose>() {
+                    Some(mut poses) => {
+                        rigs.pose_all(&mut poses, &tally);
+                        world.record_archetype_write::<SkinnedPose>(position);
+                    }
+                    None => {
+                        state.boxes.resize(
+                            archetype.len() as usize,
+                            SkinnedPose::from_skin_box(Aabb::new(glam::Vec3::ZERO, glam::Vec3::ZERO)),
+                        );
+                        rigs.pose_all(&mut state.boxes, &tally);
+                        for (row, pose) in state.boxes.iter().enumerate() {
+                            ctx.commands.insert_one(entity_of(row), *pose);
+                        }
                     }
                 }
+                report.rigs += archetype.len() as usize;
+                report.non_finite_rigs += tally.non_finite.load(Ordering::Relaxed);
             }
-            report.rigs += archetype.len() as usize;
-            report.non_finite_rigs += non_finite.load(Ordering::Relaxed);
+            let refused = refused.into_inner();
+            report.refused_clips += refused;
+            if refused > 0 && !std::mem::replace(&mut state.warned_refused, true) {
+                warn_refused(players.iter().flat_map(|players| players.iter()).zip(skins.iter()));
+            }
         }
         report.joints = joints;
         palette.set_written(joints);
@@ -171,43 +201,97 @@ pub fn animation_system() -> System {
 struct Rigs<'a> {
     meshes: &'a [SkinnedMesh],
     skins: &'a [Skin],
+    /// The players, lent to the jobs: each advances the players of its own rows.
+    players: Option<RowCells<AnimationPlayer>>,
+    cells: PaletteCells,
+    /// Seconds the players advance.
+    delta: f32,
+}
+
+/// What the jobs count: rigs put in their bind pose, and clips refused.
+struct Tally<'a> {
+    non_finite: AtomicUsize,
+    refused: &'a AtomicUsize,
+}
+
+/// One job's rows of [`Rigs`] (a chunk of the archetype), indexed from 0.
+struct ChunkRigs<'a> {
+    meshes: &'a [SkinnedMesh],
+    skins: &'a [Skin],
     players: Option<&'a [AnimationPlayer]>,
     cells: PaletteCells,
 }
 
 impl Rigs<'_> {
-    /// Poses every rig into `poses` (one per row), in parallel. In each job, rigs of one
-    /// skeleton playing one packed clip without a crossfade pose four or eight at a time (the widest the CPU runs)
-    /// ([`pose_wide`]); the others one by one ([`pose_rig`]). Which rigs share a group does
-    /// not change a rig's result (the lanes never mix), so the palette is the same on any
-    /// number of threads.
-    fn pose_all(&self, poses: &mut [SkinnedPose], non_finite: &AtomicUsize) {
+    /// Advances every player and poses every rig into `poses` (one per row), in parallel:
+    /// each job advances its rows' players, then poses its rows while the players are in
+    /// cache, so the frame has no serial pass over the players. In each job, rigs of one
+    /// skeleton playing one packed clip without a crossfade pose four or eight at a time (the
+    /// widest the CPU runs) ([`pose_wide`]); the others one by one ([`pose_rig`]). Which rigs
+    /// share a group does not change a rig's result (the lanes never mix), so the palette is
+    /// the same on any number of threads.
+    fn pose_all(&self, poses: &mut [SkinnedPose], tally: &Tally<'_>) {
         parallel_for_chunks(poses, GRAIN, |first, chunk| {
-            SCRATCH.with(|scratch| {
-                let mut scratch = scratch.borrow_mut();
-                let mut grouped = std::mem::take(&mut scratch.grouped);
-                grouped.clear();
-                let mut bad = 0;
-                for (offset, pose) in chunk.iter_mut().enumerate() {
-                    let row = first + offset;
-                    match self.group_key(row) {
-                        Some(key) => grouped.push((key, row)),
-                        None => bad += self.pose_one(row, pose, &mut scratch),
-                    }
+            let rows = first..first + chunk.len();
+            // SAFETY: the chunks of one `parallel_for_chunks` are disjoint, so each job
+            // borrows its own rows' players, and nothing else reaches the players meanwhile.
+            let mut players = self.players.map(|players| unsafe { players.rows_mut(rows.clone()) });
+            if let Some(players) = players.as_deref_mut() {
+                let mut refused = 0;
+                for (player, skin) in players.iter_mut().zip(&self.skins[rows.clone()]) {
+                    player.advance(self.delta);
+                    refused += wrong_clips(player, skin);
                 }
-                grouped.sort_unstable();
-                let width = LaneWidth::detect();
-                for run in grouped.chunk_by(|one, other| one.0 == other.0) {
-                    for group in run.chunks(width.lanes()) {
-                        bad += self.pose_group(width, group, first, chunk, &mut scratch.wide);
-                    }
+                if refused > 0 {
+                    tally.refused.fetch_add(refused, Ordering::Relaxed);
                 }
-                scratch.grouped = grouped;
-                if bad > 0 {
-                    non_finite.fetch_add(bad, Ordering::Relaxed);
-                }
-            });
+            }
+            let rigs = ChunkRigs {
+                meshes: &self.meshes[rows.clone()],
+                skins: &self.skins[rows],
+                players: players.map(|players| &*players),
+                cells: self.cells,
+            };
+            let bad = SCRATCH.with(|scratch| rigs.pose(chunk, &mut scratch.borrow_mut()));
+            if bad > 0 {
+                tally.non_finite.fetch_add(bad, Ordering::Relaxed);
+            }
         });
+    }
+}
+
+impl ChunkRigs<'_> {
+    /// Poses the chunk's rigs into `poses`; returns how many fell back to their bind pose.
+    /// Rigs of one group key pose together in row order: a chunk meets few keys (a clip, a
+    /// skeleton and a mesh each), so each row's key is found in a short list of the keys met
+    /// and the rows sort as plain integers (the key's place, then the row).
+    fn pose(&self, poses: &mut [SkinnedPose], scratch: &mut PoseScratch) -> usize {
+        assert!(poses.len() <= ROW_MASK as usize + 1, "a chunk's rows fit the sort's row bits");
+        let (mut grouped, mut keys) = (std::mem::take(&mut scratch.grouped), std::mem::take(&mut scratch.group_keys));
+        grouped.clear();
+        keys.clear();
+        let mut bad = 0;
+        for (row, pose) in poses.iter_mut().enumerate() {
+            match self.group_key(row) {
+                Some(key) => {
+                    let place = keys.iter().position(|&met| met == key).unwrap_or_else(|| {
+                        keys.push(key);
+                        keys.len() - 1
+                    });
+                    grouped.push(((place as u32) << ROW_BITS) | row as u32);
+                }
+                None => bad += self.pose_one(row, pose, scratch),
+            }
+        }
+        grouped.sort_unstable();
+        let width = LaneWidth::detect();
+        for run in grouped.chunk_by(|one, other| one >> ROW_BITS == other >> ROW_BITS) {
+            for group in run.chunks(width.lanes()) {
+                bad += self.pose_group(width, group, poses, &mut scratch.wide);
+            }
+        }
+        (scratch.grouped, scratch.group_keys) = (grouped, keys);
+        bad
     }
 
     /// The group a rig poses in: its clip, skeleton and joint boxes, when it plays a packed
@@ -232,36 +316,75 @@ impl Rigs<'_> {
         usize::from(outcome == PoseOutcome::NonFinite)
     }
 
-    /// Poses the rows of `group` (one to eight of one key) together into `chunk` (rows from
-    /// `first`); returns how many fell back to their bind pose.
+    /// Poses the rows of `group` (one to eight of one key) together into `poses`; returns how
+    /// many fell back to their bind pose.
     fn pose_group(
         &self,
         width: LaneWidth,
-        group: &[(GroupKey, usize)],
-        first: usize,
-        chunk: &mut [SkinnedPose],
+        group: &[u32],
+        poses: &mut [SkinnedPose],
         scratch: &mut WideScratch,
     ) -> usize {
-        let lead = group[0].1;
-        let (skeleton, clip) = (&self.skins[lead].skeleton, &self.players.expect("grouped rigs play")[lead].clip);
+        let players = self.players.expect("grouped rigs play");
+        let row_of = |entry: u32| (entry & ROW_MASK) as usize;
+        let lead = row_of(group[0]);
+        let (skeleton, clip) = (&self.skins[lead].skeleton, &players[lead].clip);
         let mut rigs: [Option<WideRig<'_>>; MAX_LANES] = std::array::from_fn(|lane| {
-            let &(_, row) = group.get(lane)?;
+            let row = row_of(*group.get(lane)?);
             let skin = &self.skins[row];
-            let time = self.players.expect("grouped rigs play")[row].time;
             // SAFETY: as in `pose_one`; the rows of a group differ, so their slices do.
             let palette = unsafe { self.cells.slice_mut(skin.skin_first(), skin.skin_count()) };
-            Some(WideRig { time, palette })
+            Some(WideRig { time: players[row].time, palette })
         });
         let boxes = &self.meshes[lead].joint_boxes;
         let posed = pose_wide(width, skeleton, clip, boxes, &mut rigs, scratch);
         let mut bad = 0;
-        for ((rig, &(_, row)), bounds) in rigs.iter_mut().zip(group).zip(posed) {
+        for ((rig, &entry), bounds) in rigs.iter_mut().zip(group).zip(posed) {
+            let row = row_of(entry);
             let palette = &mut rig.as_mut().expect("a lane per row of the group").palette;
             let (bounds, outcome) = keep_or_bind(boxes, palette, bounds);
-            chunk[row - first] = SkinnedPose::from_skin_box(bounds);
+            poses[row] = SkinnedPose::from_skin_box(bounds);
             bad += usize::from(outcome == PoseOutcome::NonFinite);
         }
         bad
+    }
+}
+
+/// A column lent to the animation jobs, each borrowing the rows of its own chunk.
+struct RowCells<T> {
+    start: *mut T,
+    len: usize,
+}
+
+impl<T> Clone for RowCells<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for RowCells<T> {}
+
+// SAFETY: the rows are only reached through `rows_mut`, whose callers borrow disjoint rows
+// (each job its own chunk's), so sharing the cells between jobs shares no row.
+unsafe impl<T: Send> Send for RowCells<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Send> Sync for RowCells<T> {}
+
+impl<T> RowCells<T> {
+    /// The rows of `column`, lent until the cells are dropped (the caller keeps `column`
+    /// borrowed, untouched, meanwhile).
+    fn new(column: &mut [T]) -> RowCells<T> {
+        RowCells { start: column.as_mut_ptr(), len: column.len() }
+    }
+
+    /// The rows `rows`.
+    ///
+    /// # Safety
+    /// No other live reference may overlap them, and the column must outlive the borrow.
+    unsafe fn rows_mut<'a>(&self, rows: std::ops::Range<usize>) -> &'a mut [T] {
+        assert!(rows.start <= rows.end && rows.end <= self.len, "rows inside the column");
+        // SAFETY: in bounds (checked above); exclusive and alive by the caller's duty.
+        unsafe { std::slice::from_raw_parts_mut(self.start.add(rows.start), rows.len()) }
     }
 }
 
@@ -285,20 +408,44 @@ fn release_gone_rigs(world: &Columns<'_, AnimationAccess>, palette: &mut SkinPal
     });
 }
 
-/// Counts the player's clips made for another skeleton (the posing leaves them out), warning
-/// once by name.
-fn refuse_wrong_clips(player: &AnimationPlayer, skin: &Skin, warned: &mut bool) -> usize {
+/// The player's clips made for another skeleton (the posing leaves them out): 0 to 2.
+fn wrong_clips(player: &AnimationPlayer, skin: &Skin) -> usize {
     let clips = std::iter::once(&player.clip).chain(player.crossfade.as_ref().map(|fade| &fade.clip));
-    let mut refused = 0;
-    for clip in clips {
-        if let Err(error) = clip.check_skeleton(&skin.skeleton) {
-            refused += 1;
-            if !std::mem::replace(warned, true) {
-                log::warn!("animation refused: {error}; the rig keeps its rest pose for it");
-            }
+    clips.filter(|clip| !clip.fits(&skin.skeleton)).count()
+}
+
+/// Warns by name of the first clip among `rigs` made for another skeleton.
+fn warn_refused<'a>(rigs: impl Iterator<Item = (&'a AnimationPlayer, &'a Skin)>) {
+    for (player, skin) in rigs {
+        let clips = std::iter::once(&player.clip).chain(player.crossfade.as_ref().map(|fade| &fade.clip));
+        if let Some(error) = clips.filter_map(|clip| clip.check_skeleton(&skin.skeleton).err()).next() {
+            log::warn!("animation refused: {error}; the rig keeps its rest pose for it");
+            return;
         }
     }
-    refused
+}
+
+/// Rigs whose `Skin` owns its palette slice, over the archetypes the system poses. Every such
+/// `Skin` names a distinct live slice (`SkinPalette::allocate` gave it to that entity, and a
+/// slice is freed only once its owner no longer holds it), so when the count equals the
+/// palette's slices every slice has its owner and the search for gone rigs would free
+/// nothing. A `Skin` outside those archetypes makes the count fall short: the search runs.
+/// `all_own[position]` says whether every rig of the archetype at `position` owns its slice.
+fn owning_rigs(world: &Columns<'_, AnimationAccess>, all_own: &mut Vec<bool>) -> usize {
+    let mut owning = 0;
+    all_own.clear();
+    for archetype in world.archetypes() {
+        let mut archetype_owning = 0;
+        // The system's access covers the archetypes with a `SkinnedMesh` only.
+        let skins = if archetype.has::<SkinnedMesh>() { archetype.column::<Skin>() } else { None };
+        for (skin, &id) in skins.iter().flat_map(|skins| skins.iter()).zip(archetype.ids()) {
+            // SAFETY: the id is read from an archetype of this view, so it is live.
+            archetype_owning += usize::from(skin.owns_slice(unsafe { world.find_entity_from_id(id) }));
+        }
+        all_own.push(archetype_owning == archetype.len() as usize);
+        owning += archetype_owning;
+    }
+    owning
 }
 
 /// Logs `message` the first time `count` is not 0.
