@@ -47,7 +47,7 @@ fn main() {
     frame_ms.sort_by(f64::total_cmp);
     println!(
         "{count} characters x {JOINTS} joints, {threads} threads, {frames} frames: {:.2} ms a frame (wall), \
-         {:.2} ns CPU a joint (all threads); frames: fastest {:.3} ms, tenth percentile {:.3} ms, median {:.3} ms",
+         {:.2} ns CPU a joint (all threads); frames: fastest {:.2} ms, tenth percentile {:.2} ms, median {:.2} ms",
         wall.as_secs_f64() * 1e3 / frames as f64,
         cpu as f64 / joints,
         frame_ms[0],

@@ -1,8 +1,7 @@
 //! The lane types the group posing ([`crate::wide`]) is written over: glam's `Vec4` (four
 //! rigs, SSE) and `F32x8` (eight rigs, AVX, x86-64 only). Both do each lane's arithmetic with
-//! the same IEEE operations (a fused multiply-add only where the kernel asks for one, at
-//! every width: [`crate::mul_add`]), so a rig's palette is the same bit for bit whichever
-//! width posed it.
+//! the same IEEE operations (no fused multiply-add), so a rig's palette is the same bit for
+//! bit whichever width posed it.
 
 use std::ops::{Add, BitAnd, BitOr, Div, Mul, Sub};
 
@@ -23,11 +22,6 @@ pub(crate) trait Lanes<const N: usize>:
     fn lane(self, lane: usize) -> f32;
     /// Four lanes holding one value each (a splat `Vec4`), widened to every lane.
     fn widen(splat: Vec4) -> Self;
-    /// `self * a + b` in each lane with one rounding (a fused multiply-add).
-    ///
-    /// # Safety
-    /// The CPU must have FMA (see [`crate::mul_add::Fused`]).
-    unsafe fn fused_mul_add(self, a: Self, b: Self) -> Self;
     /// The square root of each lane.
     fn sqrt(self) -> Self;
     /// The absolute value of each lane.
@@ -73,19 +67,6 @@ impl Lanes<4> for Vec4 {
     #[inline(always)]
     fn widen(splat: Vec4) -> Self {
         splat
-    }
-
-    #[inline(always)]
-    unsafe fn fused_mul_add(self, a: Self, b: Self) -> Self {
-        #[cfg(target_arch = "x86_64")]
-        {
-            // SAFETY: the CPU has FMA (the caller's duty).
-            unsafe { Vec4::from(std::arch::x86_64::_mm_fmadd_ps(self.into(), a.into(), b.into())) }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            Vec4::mul_add(self, a, b)
-        }
     }
 
     #[inline(always)]
@@ -274,12 +255,6 @@ mod avx {
         #[inline(always)]
         fn widen(splat: Vec4) -> Self {
             join(splat, splat)
-        }
-
-        #[inline(always)]
-        unsafe fn fused_mul_add(self, a: Self, b: Self) -> Self {
-            // SAFETY: as for `F32x8`, and the CPU has FMA (the caller's duty).
-            F32x8(unsafe { _mm256_fmadd_ps(self.0, a.0, b.0) })
         }
 
         #[inline(always)]

@@ -6,7 +6,6 @@
 use glam::{Quat, Vec3A, Vec4};
 
 use crate::lanes::Lanes;
-use crate::mul_add::MulAdd;
 use crate::track::KeySpan;
 use crate::wide::{as_vec4, fast_slerp_unnormalized_lanes, splat_rest, WideSpan};
 use crate::{Interpolation, JointPose, JointTracks, Track, TrackValue};
@@ -158,13 +157,12 @@ impl PackedTracks {
     /// no track animates keeps `rest`. The rotation is not yet of unit length: the caller
     /// normalizes it ([`normalize_lanes`](crate::wide::normalize_lanes)).
     #[inline(always)]
-    pub(crate) fn sample_wide<L: Lanes<N>, const N: usize, M: MulAdd>(
+    pub(crate) fn sample_wide<L: Lanes<N>, const N: usize>(
         &self,
         joint: usize,
         rows: &WideKeyRows<'_, N>,
         span: &WideSpan<L, N>,
         rest: &JointPose,
-        m: M,
     ) -> ([L; 3], [L; 4], [L; 3]) {
         let (mut translation, mut rotation, mut scale) = splat_rest(rest);
         let Some(&[t, r, s]) = self.slots.get(joint) else {
@@ -172,13 +170,13 @@ impl PackedTracks {
         };
         if r != NOT_ANIMATED {
             let (start, end) = rows.rotations.gather(r as usize, Vec4::from);
-            rotation = fast_slerp_unnormalized_lanes(L::from_rows(start), L::from_rows(end), &span.weight, m);
+            rotation = fast_slerp_unnormalized_lanes(L::from_rows(start), L::from_rows(end), &span.weight);
         }
         if t != NOT_ANIMATED {
-            translation = lerp_wide(&rows.translations, t as usize, span, m);
+            translation = lerp_wide(&rows.translations, t as usize, span);
         }
         if s != NOT_ANIMATED {
-            scale = lerp_wide(&rows.scales, s as usize, span, m);
+            scale = lerp_wide(&rows.scales, s as usize, span);
         }
         (translation, rotation, scale)
     }
@@ -235,20 +233,11 @@ impl<'a, T: Copy, const N: usize> LaneRows<'a, T, N> {
 }
 
 /// Every lane's value of `slot` in a three-component column, lerped across its span (glam's
-/// `lerp` terms, lane by lane, the start's product and the sum by `m`).
+/// `lerp` terms, lane by lane).
 #[inline(always)]
-fn lerp_wide<L: Lanes<N>, const N: usize, M: MulAdd>(
-    rows: &LaneRows<'_, Vec3A, N>,
-    slot: usize,
-    span: &WideSpan<L, N>,
-    m: M,
-) -> [L; 3] {
+fn lerp_wide<L: Lanes<N>, const N: usize>(rows: &LaneRows<'_, Vec3A, N>, slot: usize, span: &WideSpan<L, N>) -> [L; 3] {
     let (start, end) = rows.gather(slot, as_vec4);
     let ([start @ .., _], [end @ .., _]) = (L::from_rows(start), L::from_rows(end));
     let (keep, weight) = (span.weight.keep, span.weight.weight);
-    [
-        m.mul_add(start[0], keep, end[0] * weight),
-        m.mul_add(start[1], keep, end[1] * weight),
-        m.mul_add(start[2], keep, end[2] * weight),
-    ]
+    [start[0] * keep + end[0] * weight, start[1] * keep + end[1] * weight, start[2] * keep + end[2] * weight]
 }

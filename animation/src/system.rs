@@ -16,10 +16,9 @@ use hecs::Entity;
 use runtime::jobs::parallel_for_chunks;
 use runtime::{Columns, ResMut, System};
 
-use crate::kernels::{pose_wide, LaneWidth};
 use crate::palette::PaletteCells;
 use crate::posing::{keep_or_bind, GroupKey};
-use crate::wide::{WideRig, WideScratch, MAX_LANES};
+use crate::wide::{pose_wide, LaneWidth, WideRig, WideScratch, MAX_LANES};
 use crate::{pose_rig, AnimationPlayer, PoseOutcome, PoseScratch, PoseWhenSeen, Skin, SkinPalette, SkinnedMesh};
 
 /// The animation system's name, for `before`/`after` constraints.

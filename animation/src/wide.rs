@@ -11,9 +11,7 @@
 use glam::{Affine3A, Vec3, Vec3A, Vec4};
 
 use crate::bounds::LaneBounds;
-use crate::kernels::WideLanes;
 use crate::lanes::Lanes;
-use crate::mul_add::MulAdd;
 use crate::track::KeySpan;
 use ecs::Aabb;
 
@@ -21,6 +19,44 @@ use crate::{AnimationClip, JointBoxes, JointPose, Skeleton, SkinMatrix};
 
 /// The most rigs posed together (the AVX width).
 pub(crate) const MAX_LANES: usize = 8;
+
+/// How many rigs pose together: four (SSE, and the fallback everywhere) or eight (AVX,
+/// detected at run time). All give each rig the same palette, bit for bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LaneWidth {
+    /// Four rigs, in `Vec4` lanes.
+    Four,
+    /// Eight rigs, in AVX registers.
+    Eight,
+    /// Eight rigs, the same 256-bit operations compiled for AVX-512 VL: its 32 vector
+    /// registers hold a joint's matrices that the 16 of AVX spill to the stack.
+    EightWithAvx512,
+}
+
+impl LaneWidth {
+    /// The widest this CPU runs.
+    #[inline]
+    pub(crate) fn detect() -> LaneWidth {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512vl") {
+            return LaneWidth::EightWithAvx512;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx") {
+            return LaneWidth::Eight;
+        }
+        LaneWidth::Four
+    }
+
+    /// Rigs per group.
+    #[inline]
+    pub(crate) fn lanes(self) -> usize {
+        match self {
+            LaneWidth::Four => 4,
+            LaneWidth::Eight | LaneWidth::EightWithAvx512 => 8,
+        }
+    }
+}
 
 /// One 3x4 affine matrix per lane: `cols[c][r]` is row `r` of column `c` (the x, y and z
 /// axes, then the translation).
@@ -30,19 +66,20 @@ pub(crate) struct WideAffine<L> {
 }
 
 impl<L> WideAffine<L> {
-    /// `self * rhs`, lane by lane, each sum of products by `m`.
+    /// `self * rhs`, lane by lane.
     #[inline(always)]
-    fn mul<const N: usize, M: MulAdd>(&self, rhs: &WideAffine<L>, m: M) -> WideAffine<L>
+    fn mul<const N: usize>(&self, rhs: &WideAffine<L>) -> WideAffine<L>
     where
         L: Lanes<N>,
     {
         let a = &self.cols;
+        let t = rotate_column(a, &rhs.cols[3]);
         WideAffine {
             cols: [
-                rotate_column(a, &rhs.cols[0], m),
-                rotate_column(a, &rhs.cols[1], m),
-                rotate_column(a, &rhs.cols[2], m),
-                move_column(a, &rhs.cols[3], m),
+                rotate_column(a, &rhs.cols[0]),
+                rotate_column(a, &rhs.cols[1]),
+                rotate_column(a, &rhs.cols[2]),
+                [t[0] + a[3][0], t[1] + a[3][1], t[2] + a[3][2]],
             ],
         }
     }
@@ -143,22 +180,11 @@ fn widen_rows<L: Lanes<N>, const N: usize>(rows: &[Vec4; 3]) -> [L; 3] {
 /// are compiled without the caller's AVX, would keep AVX operations as calls, and are not
 /// always inlined.
 #[inline(always)]
-fn rotate_column<L: Lanes<N>, const N: usize, M: MulAdd>(a: &[[L; 3]; 4], b: &[L; 3], m: M) -> [L; 3] {
+fn rotate_column<L: Lanes<N>, const N: usize>(a: &[[L; 3]; 4], b: &[L; 3]) -> [L; 3] {
     [
-        m.mul_add(a[2][0], b[2], m.mul_add(a[1][0], b[1], a[0][0] * b[0])),
-        m.mul_add(a[2][1], b[2], m.mul_add(a[1][1], b[1], a[0][1] * b[0])),
-        m.mul_add(a[2][2], b[2], m.mul_add(a[1][2], b[1], a[0][2] * b[0])),
-    ]
-}
-
-/// `a` times the point `b`: [`rotate_column`] plus `a`'s translation, which starts the sum so
-/// that every product is a multiply-add.
-#[inline(always)]
-fn move_column<L: Lanes<N>, const N: usize, M: MulAdd>(a: &[[L; 3]; 4], b: &[L; 3], m: M) -> [L; 3] {
-    [
-        m.mul_add(a[2][0], b[2], m.mul_add(a[1][0], b[1], m.mul_add(a[0][0], b[0], a[3][0]))),
-        m.mul_add(a[2][1], b[2], m.mul_add(a[1][1], b[1], m.mul_add(a[0][1], b[0], a[3][1]))),
-        m.mul_add(a[2][2], b[2], m.mul_add(a[1][2], b[1], m.mul_add(a[0][2], b[0], a[3][2]))),
+        a[0][0] * b[0] + a[1][0] * b[1] + a[2][0] * b[2],
+        a[0][1] * b[0] + a[1][1] * b[1] + a[2][1] * b[2],
+        a[0][2] * b[0] + a[1][2] * b[1] + a[2][2] * b[2],
     ]
 }
 
@@ -206,57 +232,44 @@ impl<L> BlendWeight<L> {
 #[cfg(test)]
 #[inline(always)]
 pub(crate) fn fast_slerp_lanes<L: Lanes<N>, const N: usize>(start: [L; 4], end: [L; 4], weight: L) -> [L; 4] {
-    use crate::mul_add::Separate;
-    normalize_lanes(fast_slerp_unnormalized_lanes(start, end, &BlendWeight::new(weight), Separate), Separate)
+    normalize_lanes(fast_slerp_unnormalized_lanes(start, end, &BlendWeight::new(weight)))
 }
 
 /// Each lane's quaternion scaled to unit length (the last step of [`fast_slerp_lanes`]).
 #[inline(always)]
-pub(crate) fn normalize_lanes<L: Lanes<N>, const N: usize, M: MulAdd>(quat: [L; 4], m: M) -> [L; 4] {
+pub(crate) fn normalize_lanes<L: Lanes<N>, const N: usize>(quat: [L; 4]) -> [L; 4] {
     let [x, y, z, w] = quat;
-    let scale = L::splat(1.0) / dot4(quat, quat, m).sqrt();
+    let scale = L::splat(1.0) / (x * x + y * y + z * z + w * w).sqrt();
     [x * scale, y * scale, z * scale, w * scale]
-}
-
-/// The dot product of two quaternions given component by component, lane by lane.
-#[inline(always)]
-fn dot4<L: Lanes<N>, const N: usize, M: MulAdd>(a: [L; 4], b: [L; 4], m: M) -> L {
-    m.mul_add(a[3], b[3], m.mul_add(a[2], b[2], m.mul_add(a[1], b[1], a[0] * b[0])))
 }
 
 /// [`fast_slerp_lanes`] but the normalization: the blend of the two quaternions, not yet of
 /// unit length. Apart so the sampling can leave the long square root and division to a short
 /// loop of their own, where the joints' latencies overlap.
 #[inline(always)]
-pub(crate) fn fast_slerp_unnormalized_lanes<L: Lanes<N>, const N: usize, M: MulAdd>(
+pub(crate) fn fast_slerp_unnormalized_lanes<L: Lanes<N>, const N: usize>(
     start: [L; 4],
     end: [L; 4],
     weight: &BlendWeight<L>,
-    m: M,
 ) -> [L; 4] {
     let &BlendWeight { weight, centred, bend, .. } = weight;
-    let dot = dot4(start, end, m);
+    let dot = start[0] * end[0] + start[1] * end[1] + start[2] * end[2] + start[3] * end[3];
     let negative = dot.cmplt(L::splat(0.0));
     let sign = L::select(negative, L::splat(-1.0), L::splat(1.0));
     let cosine = dot * sign;
-    // `fast_slerp`'s polynomials in Horner form, each step a multiply-add (a product by
-    // the negated constant, then a sum, is exactly the scalar's difference).
-    let curve_a = m.mul_add(
-        cosine,
-        m.mul_add(cosine, m.mul_add(cosine, L::splat(-1.43519), L::splat(3.55645)), L::splat(-3.2452)),
-        L::splat(1.0904),
-    );
-    let curve_b = m.mul_add(cosine, m.mul_add(cosine, L::splat(0.215638), L::splat(-1.06021)), L::splat(0.848013));
-    let curve = m.mul_add(curve_a * centred, centred, curve_b);
+    let curve_a =
+        L::splat(1.0904) + cosine * (L::splat(-3.2452) + cosine * (L::splat(3.55645) - cosine * L::splat(1.43519)));
+    let curve_b = L::splat(0.848013) + cosine * (L::splat(-1.06021) + cosine * L::splat(0.215638));
+    let curve = curve_a * centred * centred + curve_b;
     let one = L::splat(1.0);
-    let corrected = m.mul_add(bend, curve, weight);
+    let corrected = weight + bend * curve;
     let keep = one - corrected;
     let toward = sign * corrected;
     [
-        m.mul_add(start[0], keep, end[0] * toward),
-        m.mul_add(start[1], keep, end[1] * toward),
-        m.mul_add(start[2], keep, end[2] * toward),
-        m.mul_add(start[3], keep, end[3] * toward),
+        start[0] * keep + end[0] * toward,
+        start[1] * keep + end[1] * toward,
+        start[2] * keep + end[2] * toward,
+        start[3] * keep + end[3] * toward,
     ]
 }
 
@@ -284,7 +297,7 @@ pub(crate) struct WideRig<'a> {
 
 /// One width's scratch: local and model matrices, one wide matrix per joint. Grows to the largest skeleton once.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct LaneScratch<L> {
+struct LaneScratch<L> {
     /// Each joint's sampled rotation (not yet normalized) and scale; the translation goes
     /// straight into its local matrix.
     rotation_scale: Vec<([L; 4], [L; 3])>,
@@ -292,7 +305,7 @@ pub(crate) struct LaneScratch<L> {
     models: Vec<WideAffine<L>>,
 }
 
-/// Scratch for [`pose_wide`](crate::kernels::pose_wide): each width's, and a palette for lanes no rig fills.
+/// Scratch for [`pose_wide`]: each width's, and a palette for lanes no rig fills.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct WideScratch {
     four: LaneScratch<Vec4>,
@@ -301,34 +314,101 @@ pub(crate) struct WideScratch {
     spare: [Vec<SkinMatrix>; MAX_LANES],
 }
 
-impl WideLanes<4> for Vec4 {
-    #[inline(always)]
-    fn scratch(scratch: &mut WideScratch) -> (&mut LaneScratch<Vec4>, &mut [Vec<SkinMatrix>; MAX_LANES]) {
-        (&mut scratch.four, &mut scratch.spare)
+/// Poses up to `width` rigs of `skeleton` playing `clip` (packed: checked by the caller),
+/// each at its own time, writing each rig's palette; the lanes from the first `None` on
+/// repeat the first rig into spare palettes (lanes with a rig must come first). Returns, per
+/// lane, the box of its mesh (`boxes`, shared by the rigs) moved by its palette
+/// ([`JointBoxes::posed`], bit for bit), or `None` when a skin matrix is not finite (the
+/// caller falls back to the rig's bind pose then, and for a box that is not finite); lanes
+/// past `width` are `None`.
+///
+/// # Panics
+/// Without a first rig, with a rig past `width`, with a clip that is not packed, or a
+/// palette slice shorter than the skeleton; with [`LaneWidth::Eight`] on a CPU without AVX.
+pub(crate) fn pose_wide(
+    width: LaneWidth,
+    skeleton: &Skeleton,
+    clip: &AnimationClip,
+    boxes: &JointBoxes,
+    rigs: &mut [Option<WideRig<'_>>; MAX_LANES],
+    scratch: &mut WideScratch,
+) -> [Option<Aabb>; MAX_LANES] {
+    let mut posed = [None; MAX_LANES];
+    match width {
+        LaneWidth::Four => {
+            let (four, rest) = rigs.split_at_mut(4);
+            assert!(rest.iter().all(Option::is_none), "four rigs at most");
+            let four: &mut [Option<WideRig<'_>>; 4] = four.try_into().expect("four lanes");
+            let bounds = pose_wide_lanes(skeleton, clip, boxes, four, &mut scratch.four, &mut scratch.spare);
+            posed[..4].copy_from_slice(&bounds);
+        }
+        LaneWidth::Eight => {
+            #[cfg(target_arch = "x86_64")]
+            {
+                assert!(std::arch::is_x86_feature_detected!("avx"), "eight lanes need AVX");
+                // SAFETY: the CPU has AVX (checked above).
+                posed = unsafe { pose_wide_avx(skeleton, clip, boxes, rigs, scratch) };
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            panic!("eight lanes need AVX");
+        }
+        LaneWidth::EightWithAvx512 => {
+            #[cfg(target_arch = "x86_64")]
+            {
+                assert!(std::arch::is_x86_feature_detected!("avx512vl"), "this width needs AVX-512 VL");
+                // SAFETY: the CPU has AVX-512 VL (checked above).
+                posed = unsafe { pose_wide_avx512(skeleton, clip, boxes, rigs, scratch) };
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            panic!("this width needs AVX-512 VL");
+        }
     }
+    posed
 }
 
+/// [`pose_wide`] for eight rigs in AVX registers: the same operations as four lanes (no fused
+/// multiply-add, so the same results bit for bit), twice as many rigs an instruction.
+///
+/// # Safety
+/// The CPU must have AVX.
 #[cfg(target_arch = "x86_64")]
-impl WideLanes<8> for crate::lanes::F32x8 {
-    #[inline(always)]
-    fn scratch(
-        scratch: &mut WideScratch,
-    ) -> (&mut LaneScratch<crate::lanes::F32x8>, &mut [Vec<SkinMatrix>; MAX_LANES]) {
-        (&mut scratch.eight, &mut scratch.spare)
-    }
+#[target_feature(enable = "avx")]
+unsafe fn pose_wide_avx(
+    skeleton: &Skeleton,
+    clip: &AnimationClip,
+    boxes: &JointBoxes,
+    rigs: &mut [Option<WideRig<'_>>; MAX_LANES],
+    scratch: &mut WideScratch,
+) -> [Option<Aabb>; MAX_LANES] {
+    pose_wide_lanes::<crate::lanes::F32x8, 8>(skeleton, clip, boxes, rigs, &mut scratch.eight, &mut scratch.spare)
 }
 
-/// The body of [`pose_wide`](crate::kernels::pose_wide) for one lane type and one way of
-/// summing products (`m`), inlined into each kernel.
+/// [`pose_wide_avx`] compiled for AVX-512 VL ([`LaneWidth::EightWithAvx512`]): the same
+/// operations, so the same results bit for bit, with twice the vector registers.
+///
+/// # Safety
+/// The CPU must have AVX-512 VL.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx512f,avx512vl")]
+unsafe fn pose_wide_avx512(
+    skeleton: &Skeleton,
+    clip: &AnimationClip,
+    boxes: &JointBoxes,
+    rigs: &mut [Option<WideRig<'_>>; MAX_LANES],
+    scratch: &mut WideScratch,
+) -> [Option<Aabb>; MAX_LANES] {
+    pose_wide_lanes::<crate::lanes::F32x8, 8>(skeleton, clip, boxes, rigs, &mut scratch.eight, &mut scratch.spare)
+}
+
+/// The body of [`pose_wide`] for one lane type, inlined into each entry point.
 #[inline(always)]
-pub(crate) fn pose_wide_lanes<L: Lanes<N>, const N: usize, M: MulAdd>(
+fn pose_wide_lanes<L: Lanes<N>, const N: usize>(
     skeleton: &Skeleton,
     clip: &AnimationClip,
     boxes: &JointBoxes,
     rigs: &mut [Option<WideRig<'_>>; N],
     scratch: &mut LaneScratch<L>,
     spare: &mut [Vec<SkinMatrix>; MAX_LANES],
-    m: M,
 ) -> [Option<Aabb>; N] {
     let count = skeleton.joint_count();
     let first_time = rigs[0].as_ref().expect("a group has a first rig").time;
@@ -363,12 +443,12 @@ pub(crate) fn pose_wide_lanes<L: Lanes<N>, const N: usize, M: MulAdd>(
     for (joint, ((sampled, local), rest)) in
         rotation_scale.iter_mut().zip(locals.iter_mut()).zip(skeleton.rest()).enumerate()
     {
-        let (translation, rotation, scale) = packed.sample_wide(joint, &rows, &span, rest, m);
+        let (translation, rotation, scale) = packed.sample_wide(joint, &rows, &span, rest);
         *sampled = (rotation, scale);
         local.cols[3] = translation;
     }
     for (joint, (local, &(rotation, scale))) in locals.iter_mut().zip(rotation_scale.iter()).enumerate() {
-        let rotation = normalize_lanes(rotation, m);
+        let rotation = normalize_lanes(rotation);
         // A scale of exactly one (not animated, one at rest: most joints) multiplies by
         // nothing: the same bits without nine products.
         let [x_axis, y_axis, z_axis] = if packed.animates_scale(joint) || skeleton.rest()[joint].scale != Vec3::ONE {
@@ -387,11 +467,11 @@ pub(crate) fn pose_wide_lanes<L: Lanes<N>, const N: usize, M: MulAdd>(
     let mut bounds = LaneBounds::<L, N>::new();
     for (joint, local) in locals.iter().enumerate() {
         let model = match skeleton.parent(joint) {
-            Some(parent) => models[parent].mul(local, m),
-            None => WideAffine::splat(skeleton.root_base(joint)).mul(local, m),
+            Some(parent) => models[parent].mul(local),
+            None => WideAffine::splat(skeleton.root_base(joint)).mul(local),
         };
         models[joint] = model;
-        let skin = model.mul(&WideAffine::widen(skeleton.inverse_bind_lanes(joint)), m);
+        let skin = model.mul(&WideAffine::widen(skeleton.inverse_bind_lanes(joint)));
         skin.write_lanes(&mut outs, joint);
         // A joint with a box has its matrix tested by the box; only the others are tested here.
         if !bounds.add_joint(boxes, joint, &skin) {
