@@ -103,7 +103,7 @@ pub use scene::{
     OBJECT_TRANSFORM_BYTES, PAIR_FIRST, PAIR_WHOLE, PALETTE_JOINT_BYTES, REMOVED_MATERIAL_DRAWS, SHADOW_LIGHTS_BYTES,
 };
 pub use scene::{BatchKey, BatchTable, NO_BATCH};
-pub use scene::{ViewList, WindowView, WindowViews, MAX_WINDOW_VIEWS};
+pub use scene::{ImageView, ImageViews, ViewList, WindowView, WindowViews, MAX_WINDOW_VIEWS};
 
 // The frames assembled from the passes, their insertion points and their readbacks.
 pub use frame::{
@@ -141,6 +141,9 @@ pub use passes::{
     ShadowCullPass, SHADOW_CASTER_BITS, SHADOW_DRAWS, SHADOW_DRAWS_LATE, SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS,
     SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ, SHADOW_LATE_COUNTS,
 };
+
+// Image-target views:
+pub use passes::{image_target_format, image_view_depth_name, ImageViewInputs, ImageViewPass};
 
 // Depth, the Hi-Z pyramid and colour:
 pub use passes::{

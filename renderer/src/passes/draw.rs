@@ -371,6 +371,11 @@ impl SceneInputs {
         self.indices
     }
 
+    /// `draw_commands`, read as indirect arguments.
+    pub(crate) fn commands(&self) -> BufferRead {
+        self.commands
+    }
+
     /// Binds the draw's pipeline with the scene buffers and its camera, then draws the
     /// scene's lists the draw names in its mode (inside the pass's rendering scope), each from
     /// its place in `draw_commands` (the early list from command 0, the late one from the

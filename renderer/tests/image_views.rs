@@ -1,0 +1,252 @@
+//! Image-target views on the CPU culling backend, on lavapipe with validation: a camera
+//! rendering into a named image ([`CameraTarget::Image`], a "monitor") beside the window's
+//! camera. The image, read back by a user's pass by its name, is the frame that camera draws
+//! alone at the image's size (sRGB-encoded: each texel decodes to within one sRGB step of the
+//! direct render's byte), culled equals unculled, and the truth of the monitor view finds
+//! nothing owning a pixel left out of its answer. Bad input: the camera despawned mid-run (no
+//! crash, the view and its image go, a pass still reading it is dropped by name), a target of
+//! zero size (refused by name, the window drawn), a user's pass reading an image no camera
+//! renders (dropped by name, the frame drawn).
+
+mod lit_cube;
+
+use std::sync::{Arc, Mutex};
+
+use culling::{CullingBackend, Visibility};
+use ecs::{scene, Camera, CameraTarget, ImageFormat, ImageTarget, ResolvedViews, Transform, ViewError, ViewTarget};
+use glam::Vec3;
+use lit_cube::lit_cube;
+use render_graph::readback::{ImageReadback, ReadbackPass};
+use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
+use render_graph::{vk, GpuDevice};
+use renderer::truth::{check_view, ReferenceRenderer};
+use renderer::{
+    install_render_to, lock_capture, points, AddPasses, BitsReadback, FrameInFlight, HeadlessTarget, RenderReport,
+    RenderSetup,
+};
+
+/// The clear colour.
+const SKY: [f32; 4] = [0.1, 0.2, 0.3, 1.0];
+const WIDTH: u32 = 96;
+const HEIGHT: u32 = 64;
+/// The monitor's side.
+const SIDE: u32 = 48;
+const MONITOR: &str = "monitor";
+
+/// The window's eye and the monitor's, looking at the cubes from opposite sides.
+fn eyes() -> [Transform; 2] {
+    [scene::look_at(Vec3::new(1.0, 2.0, 9.0), Vec3::ZERO), scene::look_at(Vec3::new(-2.0, 4.0, -8.0), Vec3::ZERO)]
+}
+
+/// An app drawing a `width` x `height` window on the CPU backend, with the cubes and the
+/// users' `passes`.
+fn app(
+    device: &Arc<GpuDevice>,
+    (width, height): (u32, u32),
+    culled: bool,
+    passes: Vec<AddPasses>,
+) -> (runtime::App, renderer::SharedCapture) {
+    let setup = RenderSetup {
+        backend: CullingBackend::Cpu,
+        device: Some(Arc::clone(device)),
+        extent: vk::Extent2D { width, height },
+        capacity: 64,
+        meshes: lit_cube(),
+        clear_color: SKY,
+        bits: BitsReadback::Wait,
+        passes,
+        shadows: false,
+    };
+    let mut app = runtime::App::with_threads(2);
+    app.insert_resource(ecs::Viewport { width, height });
+    ecs::install(&mut app);
+    {
+        let mut settings = app.resource_mut::<ecs::RenderSettings>();
+        settings.frustum_culling = culled;
+        settings.occlusion_culling = culled;
+    }
+    let (target, capture) = HeadlessTarget::new();
+    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    let world = app.world_mut();
+    for x in [-3.0f32, -1.5, 0.0, 1.5, 3.0] {
+        for z in [-1.5f32, 0.0, 1.5] {
+            let place = Transform::from_translation(Vec3::new(x, (x + z) * 0.3, z));
+            scene::spawn_mesh(world, scene::unit_cube_mesh(), place);
+        }
+    }
+    // Behind the window's eye (outside its view), in the monitor's.
+    scene::spawn_mesh(world, scene::unit_cube_mesh(), Transform::from_translation(Vec3::new(0.0, 0.0, 12.0)));
+    (app, capture)
+}
+
+/// A user's pass copying the image `name` to the host after the geometry, and its copy.
+fn readback_of(name: &str) -> (AddPasses, Arc<Mutex<Option<ImageReadback>>>) {
+    let copy = Arc::new(Mutex::new(None));
+    let kept = Arc::clone(&copy);
+    let name = name.to_owned();
+    let add: AddPasses = Box::new(move |graph| {
+        let (pass, readback) = ReadbackPass::following(&name);
+        *kept.lock().expect("not poisoned") = Some(readback);
+        graph.add_typed_pass_at(points::AFTER_GEOMETRY, pass)
+    });
+    (add, copy)
+}
+
+/// The monitor's target.
+fn monitor(width: u32, height: u32) -> CameraTarget {
+    CameraTarget::Image(ImageTarget::new(MONITOR, width, height, ImageFormat::Rgba8Srgb))
+}
+
+/// The frame camera `eye` draws alone into a `SIDE` x `SIDE` window.
+fn alone(device: &Arc<GpuDevice>, eye: Transform) -> Vec<u8> {
+    let (mut app, capture) = app(device, (SIDE, SIDE), true, Vec::new());
+    scene::spawn_camera(app.world_mut(), Camera::default(), eye);
+    app.run_frame();
+    FrameInFlight::finish(&mut app);
+    let capture = lock_capture(&capture);
+    assert_eq!(capture.extent, (SIDE, SIDE));
+    capture.pixels.clone()
+}
+
+/// sRGB-encoded `value` (0 to 1) decoded to linear.
+fn srgb_to_linear(value: f32) -> f32 {
+    if value <= 0.04045 {
+        value / 12.92
+    } else {
+        ((value + 0.055) / 1.055).powf(2.4)
+    }
+}
+
+/// Texels of `monitor` (sRGB-encoded RGBA8) whose colour channels do not decode to within one
+/// sRGB step of `direct`'s (linear RGBA8) bytes; alpha is compared as it is.
+fn off_by_more_than_a_step(monitor: &[u8], direct: &[u8]) -> usize {
+    assert_eq!(monitor.len(), direct.len());
+    let channel_fits = |encoded: u8, linear: u8| {
+        let low = srgb_to_linear(f32::from(encoded.saturating_sub(1)) / 255.0) * 255.0 - 0.5;
+        let high = srgb_to_linear(f32::from(encoded.saturating_add(1)) / 255.0) * 255.0 + 0.5;
+        (low..=high).contains(&f32::from(linear))
+    };
+    monitor
+        .chunks_exact(4)
+        .zip(direct.chunks_exact(4))
+        .filter(|(m, d)| !(m[..3].iter().zip(&d[..3]).all(|(&m, &d)| channel_fits(m, d)) && m[3] == d[3]))
+        .count()
+}
+
+/// The monitor as `app`'s last frame left it.
+fn read_monitor(copy: &Mutex<Option<ImageReadback>>) -> Vec<u8> {
+    let copy = copy.lock().expect("not poisoned");
+    let (extent, pixels) = copy.as_ref().expect("the pass was added").read().expect("a copy");
+    assert_eq!((extent.width, extent.height), (SIDE, SIDE));
+    pixels
+}
+
+/// Runs `frames` frames of the window's and the monitor's cameras; returns the app, the
+/// monitor camera and the monitor as the last frame drew it.
+fn monitor_app(device: &Arc<GpuDevice>, culled: bool) -> (runtime::App, runtime::hecs::Entity, Vec<u8>) {
+    let (add, copy) = readback_of(MONITOR);
+    let (mut app, _capture) = app(device, (WIDTH, HEIGHT), culled, vec![add]);
+    let [window, monitor_eye] = eyes();
+    scene::spawn_camera(app.world_mut(), Camera::default(), window);
+    let camera = scene::spawn_camera(app.world_mut(), Camera { order: -1, ..Camera::default() }, monitor_eye);
+    app.world_mut().insert_one(camera, monitor(SIDE, SIDE)).expect("a camera");
+    for frame in 0..3 {
+        app.run_frame();
+        FrameInFlight::finish(&mut app);
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "frame {frame}: {:?}", report.error);
+        assert!(report.dropped_passes.is_empty(), "frame {frame}: {:?}", report.dropped_passes);
+    }
+    let pixels = read_monitor(&copy);
+    (app, camera, pixels)
+}
+
+#[test]
+fn a_monitor_view_is_its_camera_drawn_alone_and_answers_for_itself() {
+    let Some(device) = gpu_test_context() else { return };
+    let [window, monitor_eye] = eyes();
+    let direct = alone(&device, monitor_eye);
+    assert_ne!(direct, alone(&device, window), "the cameras see different pictures");
+    let (app, camera, culled) = monitor_app(&device, true);
+    let (_, _, unculled) = monitor_app(&device, false);
+    assert_eq!(culled, unculled, "culling changed the monitor's picture");
+    assert_eq!(off_by_more_than_a_step(&culled, &direct), 0, "the monitor is not its camera drawn alone");
+    // The truth of the monitor view against its own answer, the reference at the image's size.
+    let views = app.resource::<ResolvedViews>();
+    let view = views.of_camera(camera).expect("the monitor's view");
+    assert!(matches!(&view.target, ViewTarget::Image(image) if &*image.name == MONITOR));
+    assert_ne!(views.main(), Some(view.id), "an image view is never the main view");
+    let visibility = app.resource::<Visibility>();
+    let mut reference =
+        ReferenceRenderer::with_device(Arc::clone(&device), SIDE, SIDE, 64, lit_cube(), SKY).expect("a reference");
+    let checked =
+        check_view(&mut reference, (&direct, (SIDE, SIDE)), [0, 0, SIDE, SIDE], app.world(), &visibility, view.id)
+            .expect("the truth answers");
+    assert_eq!(checked.truth.false_hidden, 0, "{:?}", checked.truth);
+    assert!(checked.truth.objects_with_pixels > 0, "the monitor sees cubes");
+    let main = visibility.for_view(views.main().expect("a main view")).expect("an answer");
+    let own = visibility.for_view(view.id).expect("an answer");
+    assert_ne!(main.visible(), own.visible(), "each view culled for itself");
+    drop((views, visibility));
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn a_monitor_camera_despawned_mid_run_takes_its_view_and_image_away() {
+    let Some(device) = gpu_test_context() else { return };
+    let (mut app, camera, _) = monitor_app(&device, true);
+    app.world_mut().despawn(camera).expect("spawned");
+    for frame in 0..2 {
+        app.run_frame();
+        FrameInFlight::finish(&mut app);
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "frame {frame}: {:?}", report.error);
+        // The pass still reading the image is the users': dropped by name, the frame drawn.
+        assert_eq!(report.dropped_passes.len(), 1, "frame {frame}: {:?}", report.dropped_passes);
+        assert!(report.dropped_passes[0].contains(MONITOR), "{:?}", report.dropped_passes);
+    }
+    assert_eq!(app.resource::<ResolvedViews>().len(), 1, "the monitor's view is gone");
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn a_zero_size_monitor_is_refused_by_name_and_the_window_drawn() {
+    let Some(device) = gpu_test_context() else { return };
+    let [window, monitor_eye] = eyes();
+    let (mut app, capture) = app(&device, (SIDE, SIDE), true, Vec::new());
+    scene::spawn_camera(app.world_mut(), Camera::default(), window);
+    let camera = scene::spawn_camera(app.world_mut(), Camera { order: -1, ..Camera::default() }, monitor_eye);
+    app.world_mut().insert_one(camera, monitor(0, SIDE)).expect("a camera");
+    app.run_frame();
+    FrameInFlight::finish(&mut app);
+    let report = app.resource::<RenderReport>();
+    assert!(report.error.is_none(), "{:?}", report.error);
+    drop(report);
+    let views = app.resource::<ResolvedViews>();
+    assert_eq!(views.len(), 1, "the window's view alone");
+    assert!(matches!(views.errors(), [ViewError::ZeroSizeImage { name, .. }] if &**name == MONITOR));
+    drop(views);
+    assert_eq!(lock_capture(&capture).pixels, alone(&device, window), "the window is drawn as without the monitor");
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn a_pass_reading_an_image_no_camera_renders_is_dropped_by_name() {
+    let Some(device) = gpu_test_context() else { return };
+    let [window, _] = eyes();
+    let (add, _copy) = readback_of("no such monitor");
+    let (mut app, capture) = app(&device, (SIDE, SIDE), true, vec![add]);
+    scene::spawn_camera(app.world_mut(), Camera::default(), window);
+    app.run_frame();
+    FrameInFlight::finish(&mut app);
+    let report = app.resource::<RenderReport>();
+    assert!(report.error.is_none(), "{:?}", report.error);
+    assert!(
+        matches!(&report.dropped_passes[..], [dropped] if dropped.contains("no such monitor")),
+        "{:?}",
+        report.dropped_passes
+    );
+    drop(report);
+    assert_eq!(lock_capture(&capture).pixels, alone(&device, window), "the frame is drawn");
+    assert_no_validation_messages(&device);
+}
