@@ -78,7 +78,7 @@ pub mod truth;
 // user needs no second dependency.
 pub use meshes::{
     pack_normal, AssetSink, LibraryError, Material, MeshLibrary, MeshRange, MeshVertices, Meshlet, TextureLayers,
-    TextureWrap, VertexSkin, MAX_TEXTURE_LAYERS, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS,
+    TextureWrap, VertexSkin, DEFAULT_VIEW_TEXTURE_SIZE, MAX_TEXTURE_LAYERS, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS,
 };
 
 // The Render stage: installing it, what it reports, where frames go, screenshots and the
@@ -143,7 +143,7 @@ pub use passes::{
 };
 
 // Image-target views:
-pub use passes::{image_target_format, image_view_depth_name, ImageViewInputs, ImageViewPass};
+pub use passes::{image_target_format, image_view_depth_name, ImageViewInputs, ImageViewPass, ViewTexturePass};
 
 // Depth, the Hi-Z pyramid and colour:
 pub use passes::{

@@ -13,7 +13,10 @@ mod lit_cube;
 use std::sync::{Arc, Mutex};
 
 use culling::{CullingBackend, Visibility};
-use ecs::{scene, Camera, CameraTarget, ImageFormat, ImageTarget, ResolvedViews, Transform, ViewError, ViewTarget};
+use ecs::{
+    scene, BaseColor, Camera, CameraTarget, ImageFormat, ImageTarget, MaterialHandle, ResolvedViews, Transform,
+    ViewError, ViewTarget,
+};
 use glam::Vec3;
 use lit_cube::lit_cube;
 use render_graph::readback::{ImageReadback, ReadbackPass};
@@ -21,8 +24,8 @@ use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, GpuDevice};
 use renderer::truth::{check_view, ReferenceRenderer};
 use renderer::{
-    install_render_to, lock_capture, points, AddPasses, BitsReadback, FrameInFlight, HeadlessTarget, RenderReport,
-    RenderSetup,
+    install_render_to, lock_capture, points, AddPasses, BitsReadback, FrameInFlight, HeadlessTarget, Material,
+    MeshLibrary, RenderReport, RenderSetup,
 };
 
 /// The clear colour.
@@ -46,12 +49,37 @@ fn app(
     culled: bool,
     passes: Vec<AddPasses>,
 ) -> (runtime::App, renderer::SharedCapture) {
+    let (mut app, capture) = app_with(device, (width, height), culled, passes, lit_cube());
+    spawn_cubes(app.world_mut());
+    (app, capture)
+}
+
+/// The cubes: a grid around the origin, and one behind the window's eye.
+fn spawn_cubes(world: &mut runtime::hecs::World) {
+    for x in [-3.0f32, -1.5, 0.0, 1.5, 3.0] {
+        for z in [-1.5f32, 0.0, 1.5] {
+            let place = Transform::from_translation(Vec3::new(x, (x + z) * 0.3, z));
+            scene::spawn_mesh(world, scene::unit_cube_mesh(), place);
+        }
+    }
+    // Behind the window's eye (outside its view), in the monitor's.
+    scene::spawn_mesh(world, scene::unit_cube_mesh(), Transform::from_translation(Vec3::new(0.0, 0.0, 12.0)));
+}
+
+/// [`app`] with the meshes and materials of `meshes`, and no objects.
+fn app_with(
+    device: &Arc<GpuDevice>,
+    (width, height): (u32, u32),
+    culled: bool,
+    passes: Vec<AddPasses>,
+    meshes: MeshLibrary,
+) -> (runtime::App, renderer::SharedCapture) {
     let setup = RenderSetup {
         backend: CullingBackend::Cpu,
         device: Some(Arc::clone(device)),
         extent: vk::Extent2D { width, height },
         capacity: 64,
-        meshes: lit_cube(),
+        meshes,
         clear_color: SKY,
         bits: BitsReadback::Wait,
         passes,
@@ -67,15 +95,6 @@ fn app(
     }
     let (target, capture) = HeadlessTarget::new();
     install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
-    let world = app.world_mut();
-    for x in [-3.0f32, -1.5, 0.0, 1.5, 3.0] {
-        for z in [-1.5f32, 0.0, 1.5] {
-            let place = Transform::from_translation(Vec3::new(x, (x + z) * 0.3, z));
-            scene::spawn_mesh(world, scene::unit_cube_mesh(), place);
-        }
-    }
-    // Behind the window's eye (outside its view), in the monitor's.
-    scene::spawn_mesh(world, scene::unit_cube_mesh(), Transform::from_translation(Vec3::new(0.0, 0.0, 12.0)));
     (app, capture)
 }
 
@@ -248,5 +267,96 @@ fn a_pass_reading_an_image_no_camera_renders_is_dropped_by_name() {
     );
     drop(report);
     assert_eq!(lock_capture(&capture).pixels, alone(&device, window), "the frame is drawn");
+    assert_no_validation_messages(&device);
+}
+
+/// The pixel at the middle of an RGBA8 image `SIDE` pixels wide.
+fn middle(pixels: &[u8]) -> [u8; 3] {
+    let at = ((SIDE / 2 * SIDE + SIDE / 2) * 4) as usize;
+    [pixels[at], pixels[at + 1], pixels[at + 2]]
+}
+
+/// A material samples the monitor through its texture layer
+/// ([`MeshLibrary::add_view_texture`]): the screen in the window shows what the monitor's
+/// camera sees this frame (a red wall, then the sky once it turns), and the layer's grey before
+/// any camera renders into it.
+#[test]
+fn a_material_shows_what_the_monitor_camera_sees_in_the_same_frame() {
+    let Some(device) = gpu_test_context() else { return };
+    let (mut app, capture) = screen_app(&device, Vec::new());
+    let world = app.world_mut();
+    scene::spawn_camera(world, Camera::default(), scene::look_at(Vec3::new(0.0, 0.0, 8.0), Vec3::new(0.0, 0.0, 5.0)));
+    let frame = |app: &mut runtime::App| {
+        app.run_frame();
+        FrameInFlight::finish(app);
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "{:?}", report.error);
+        middle(&lock_capture(&capture).pixels)
+    };
+    let [red, green, blue] = frame(&mut app);
+    assert!(
+        red.abs_diff(green) <= 2 && green.abs_diff(blue) <= 2,
+        "no camera yet: the layer's grey, {red} {green} {blue}"
+    );
+    let at_wall = scene::look_at(Vec3::new(0.0, 0.0, 14.0), Vec3::new(0.0, 0.0, 30.0));
+    let camera = scene::spawn_camera(app.world_mut(), Camera { order: -1, ..Camera::default() }, at_wall);
+    app.world_mut().insert_one(camera, monitor(SIDE, SIDE)).expect("a camera");
+    let [red, green, blue] = frame(&mut app);
+    assert!(u32::from(red) > 4 * u32::from(green.max(blue)).max(1), "the red wall on the screen: {red} {green} {blue}");
+    // Turned to the sky above: the same frame's screen shows the sky's colour (blue over green
+    // over red).
+    *app.world_mut().get::<&mut Transform>(camera).expect("the camera") =
+        scene::look_at(Vec3::new(0.0, 0.0, 14.0), Vec3::new(0.0, 100.0, 14.5));
+    let [red, green, blue] = frame(&mut app);
+    assert!(blue > green && green > red, "the sky on the screen: {red} {green} {blue}");
+    assert_no_validation_messages(&device);
+}
+
+/// An app whose window looks at a screen (a cube at z = 5 whose material shows the monitor),
+/// with a red wall behind the window's eye (from z = 20 to 40), and the users' `passes`.
+fn screen_app(device: &Arc<GpuDevice>, passes: Vec<AddPasses>) -> (runtime::App, renderer::SharedCapture) {
+    let mut meshes = lit_cube();
+    // Material 0, the cubes', is untextured.
+    meshes.add_material(Material::default()).expect("a material");
+    let layer = meshes.add_view_texture(MONITOR).expect("a layer");
+    let material = meshes.add_material(Material { texture: Some(layer), ..Material::default() }).expect("a material");
+    let (mut app, capture) = app_with(device, (SIDE, SIDE), true, passes, meshes);
+    let world = app.world_mut();
+    let screen = ecs::Mesh { material: MaterialHandle(material), ..scene::unit_cube_mesh() };
+    scene::spawn_mesh(world, screen, Transform::from_translation(Vec3::new(0.0, 0.0, 5.0)));
+    let wall_place = Transform::from_translation(Vec3::new(0.0, 0.0, 30.0)).with_scale(Vec3::splat(20.0));
+    let wall = scene::spawn_mesh(world, scene::unit_cube_mesh(), wall_place);
+    world.insert_one(wall, BaseColor([1.0, 0.0, 0.0, 1.0])).expect("the wall");
+    (app, capture)
+}
+
+/// A monitor camera that sees its own screen: the screen is left out of its view (a cycle,
+/// said once by the image's name), so the monitor shows the red wall behind the screen, and
+/// every frame is drawn.
+#[test]
+fn a_monitor_seeing_its_own_screen_leaves_the_screen_out_of_its_view() {
+    let Some(device) = gpu_test_context() else { return };
+    let (add, copy) = readback_of(MONITOR);
+    let (mut app, _capture) = screen_app(&device, vec![add]);
+    let world = app.world_mut();
+    scene::spawn_camera(world, Camera::default(), scene::look_at(Vec3::new(0.0, 0.0, 8.0), Vec3::new(0.0, 0.0, 5.0)));
+    // In front of the screen, looking through it at the wall.
+    let through = scene::look_at(Vec3::new(0.0, 0.0, 2.0), Vec3::new(0.0, 0.0, 30.0));
+    let camera = scene::spawn_camera(world, Camera { order: -1, ..Camera::default() }, through);
+    world.insert_one(camera, monitor(SIDE, SIDE)).expect("a camera");
+    for frame in 0..3 {
+        app.run_frame();
+        FrameInFlight::finish(&mut app);
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "frame {frame}: {:?}", report.error);
+        assert!(report.dropped_passes.is_empty(), "frame {frame}: {:?}", report.dropped_passes);
+        drop(report);
+        let [red, green, blue] = middle(&read_monitor(&copy));
+        // sRGB-encoded: the wall's red is still far above the other channels.
+        assert!(
+            u32::from(red) > 2 * u32::from(green.max(blue)).max(1),
+            "frame {frame}: the wall, not the screen: {red} {green} {blue}"
+        );
+    }
     assert_no_validation_messages(&device);
 }

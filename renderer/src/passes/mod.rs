@@ -42,6 +42,7 @@ mod shadow;
 mod upload;
 mod view;
 mod view_draws;
+mod view_texture;
 
 pub use batches::DrawBatchPass;
 pub use blended::{BlendedInputs, BlendedPass};
@@ -67,6 +68,7 @@ pub use mesh_upload::MeshUploadPass;
 pub use shadow::{ShadowAtlasHandles, ShadowAtlasPass};
 pub use upload::{DrawListPass, ObjectUploadPass, SCATTER_GROUP};
 pub use view::ViewUploadPass;
+pub use view_texture::ViewTexturePass;
 
 use render_graph::readback::ReadbackPass;
 

@@ -5,6 +5,10 @@
 //! `after depth prepass` point when a target appears (or changes size or format) and removed
 //! when its camera goes, so a steady set of cameras compiles the graph once.
 //!
+//! An object whose material samples a view's own image (a screen its own monitor camera
+//! sees: [`MeshLibrary::add_view_texture`](meshes::MeshLibrary::add_view_texture)) would
+//! be a cycle: such objects are left out of that view, said once by the image's name.
+//!
 //! The CPU backend draws them; with GPU culling they are not drawn yet (said once).
 
 use std::sync::Arc;
@@ -14,8 +18,8 @@ use ecs::{ImageTarget, ResolvedViews, ViewTarget};
 use render_graph::{RenderGraph, Result};
 
 use crate::frame::points;
-use crate::passes::{DrawMode, ImageViewPass};
-use crate::scene::{GpuScene, ImageView, ImageViews, SharedScene};
+use crate::passes::{DrawMode, ImageViewPass, ViewTexturePass};
+use crate::scene::{lock_scene, GpuScene, ImageView, ImageViews, SharedScene};
 
 /// The image views' passes the graph holds, and what the extract said once.
 #[derive(Debug, Default)]
@@ -30,6 +34,12 @@ pub(super) struct ImageViewPasses {
     shadowed: bool,
     warned_gpu: bool,
     warned_refused: bool,
+    /// The images whose views were found sampling themselves (said once each).
+    cycles: Vec<Arc<str>>,
+    /// Scratch: a view's visible slots kept, each with its index in the view's answer.
+    kept: Vec<(u32, u32)>,
+    /// Scratch: the kept slots.
+    slots: Vec<u32>,
 }
 
 impl ImageViewPasses {
@@ -66,7 +76,34 @@ impl ImageViewPasses {
                 continue;
             }
             let Some(answer) = visibility.for_view(view.id) else { continue };
-            match scene.push_view_list(answer.visible(), |index| answer.draw(index).0) {
+            // An object whose material samples this view's own image is left out of it.
+            self.kept.clear();
+            let draws = &visibility.objects().draws;
+            let meshes = scene.meshes();
+            let samples_own = |slot: u32| {
+                let material =
+                    draws.get(slot as usize).and_then(|draw| meshes.materials().get(draw.material.0 as usize));
+                let layer = material.and_then(|material| material.texture);
+                layer.is_some_and(|layer| {
+                    meshes.view_textures().iter().any(|(shown, image)| *shown == layer && *image == target.name)
+                })
+            };
+            for (index, &slot) in answer.visible().iter().enumerate() {
+                if !samples_own(slot) {
+                    self.kept.push((slot, index as u32));
+                } else if !self.cycles.contains(&target.name) {
+                    self.cycles.push(Arc::clone(&target.name));
+                    let material = draws[slot as usize].material.0;
+                    log::warn!(
+                        "image view {:?}: material {material} (object slot {slot}) samples the view's own image, a cycle: such objects are left out of that view",
+                        target.name
+                    );
+                }
+            }
+            self.slots.clear();
+            self.slots.extend(self.kept.iter().map(|&(slot, _)| slot));
+            let kept = &self.kept;
+            match scene.push_view_list(&self.slots, |index| answer.draw(kept[index].1 as usize).0) {
                 Ok(list) => {
                     let view_projection = answer.view().view_projection.to_cols_array_2d();
                     out.push(ImageView { name: Arc::clone(&target.name), view_projection, list: list as u32 });
@@ -83,14 +120,21 @@ impl ImageViewPasses {
     }
 
     /// Makes the graph's image-view passes those of this frame's listed targets: removes the
-    /// passes of targets gone or changed, adds those of new ones (the graph compiles again).
+    /// passes of targets gone or changed, adds those of new ones (the graph compiles again),
+    /// each followed by the copies into the texture layers that show it
+    /// ([`MeshLibrary::add_view_texture`](meshes::MeshLibrary::add_view_texture)). A view
+    /// texture naming an image no camera renders is said once per change of the targets.
     pub(super) fn follow(&mut self, graph: &mut RenderGraph, scene: &SharedScene) -> Result<()> {
         if self.wanted == self.drawn {
             return Ok(());
         }
+        let view_textures = lock_scene(scene).meshes().view_textures().to_vec();
         for target in &self.drawn {
             graph.remove_pass(&format!("image view {} depth", target.name));
             graph.remove_pass(&format!("image view {}", target.name));
+            for (layer, _) in view_textures.iter().filter(|(_, image)| *image == target.name) {
+                graph.remove_pass(&format!("view texture {layer} from {}", target.name));
+            }
         }
         self.drawn.clear();
         let device = Arc::clone(graph.device());
@@ -101,7 +145,18 @@ impl ImageViewPasses {
             let color = ImageViewPass::color(&device, Arc::clone(scene), target.clone(), mode, shading)?;
             graph.add_typed_pass_at(points::AFTER_DEPTH_PREPASS, depth)?;
             graph.add_typed_pass_at(points::AFTER_DEPTH_PREPASS, color)?;
+            for (layer, image) in view_textures.iter().filter(|(_, image)| *image == target.name) {
+                graph
+                    .add_typed_pass_at(points::AFTER_DEPTH_PREPASS, ViewTexturePass::new(Arc::clone(image), *layer))?;
+            }
             self.drawn.push(target.clone());
+        }
+        for (layer, image) in &view_textures {
+            if !self.wanted.iter().any(|target| target.name == *image) {
+                log::warn!(
+                    "texture layer {layer} shows image {image:?}, which no camera renders into: it keeps its last picture"
+                );
+            }
         }
         Ok(())
     }
