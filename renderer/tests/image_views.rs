@@ -1,9 +1,11 @@
 //! Image-target views on the CPU culling backend, on lavapipe with validation: a camera
 //! rendering into a named image ([`CameraTarget::Image`], a "monitor") beside the window's
 //! camera. The image, read back by a user's pass by its name, is the frame that camera draws
-//! alone at the image's size (sRGB-encoded: each texel decodes to within one sRGB step of the
-//! direct render's byte), culled equals unculled, and the truth of the monitor view finds
-//! nothing owning a pixel left out of its answer. Bad input: the camera despawned mid-run (no
+//! alone at the image's size (pixel-equal in linear bytes; sRGB-encoded, each texel decodes
+//! to within one sRGB step of the direct render's byte), culled equals unculled, and the
+//! truth of the monitor view finds nothing owning a pixel left out of its answer. A material
+//! shows the monitor through its texture layer in the same frame; a monitor seeing its own
+//! screen leaves the screen out (a cycle). Bad input: the camera despawned mid-run (no
 //! crash, the view and its image go, a pass still reading it is dropped by name), a target of
 //! zero size (refused by name, the window drawn), a user's pass reading an image no camera
 //! renders (dropped by name, the frame drawn).
@@ -111,9 +113,14 @@ fn readback_of(name: &str) -> (AddPasses, Arc<Mutex<Option<ImageReadback>>>) {
     (add, copy)
 }
 
-/// The monitor's target.
+/// The monitor's target, sRGB-encoded.
 fn monitor(width: u32, height: u32) -> CameraTarget {
-    CameraTarget::Image(ImageTarget::new(MONITOR, width, height, ImageFormat::Rgba8Srgb))
+    monitor_in(width, height, ImageFormat::Rgba8Srgb)
+}
+
+/// The monitor's target in `format`.
+fn monitor_in(width: u32, height: u32, format: ImageFormat) -> CameraTarget {
+    CameraTarget::Image(ImageTarget::new(MONITOR, width, height, format))
 }
 
 /// The frame camera `eye` draws alone into a `SIDE` x `SIDE` window.
@@ -152,6 +159,12 @@ fn off_by_more_than_a_step(monitor: &[u8], direct: &[u8]) -> usize {
         .count()
 }
 
+/// Pixels (RGBA8) that differ between `a` and `b`.
+fn differing(a: &[u8], b: &[u8]) -> usize {
+    assert_eq!(a.len(), b.len());
+    a.chunks_exact(4).zip(b.chunks_exact(4)).filter(|(a, b)| a != b).count()
+}
+
 /// The monitor as `app`'s last frame left it.
 fn read_monitor(copy: &Mutex<Option<ImageReadback>>) -> Vec<u8> {
     let copy = copy.lock().expect("not poisoned");
@@ -162,13 +175,17 @@ fn read_monitor(copy: &Mutex<Option<ImageReadback>>) -> Vec<u8> {
 
 /// Runs `frames` frames of the window's and the monitor's cameras; returns the app, the
 /// monitor camera and the monitor as the last frame drew it.
-fn monitor_app(device: &Arc<GpuDevice>, culled: bool) -> (runtime::App, runtime::hecs::Entity, Vec<u8>) {
+fn monitor_app(
+    device: &Arc<GpuDevice>,
+    culled: bool,
+    format: ImageFormat,
+) -> (runtime::App, runtime::hecs::Entity, Vec<u8>) {
     let (add, copy) = readback_of(MONITOR);
     let (mut app, _capture) = app(device, (WIDTH, HEIGHT), culled, vec![add]);
     let [window, monitor_eye] = eyes();
     scene::spawn_camera(app.world_mut(), Camera::default(), window);
     let camera = scene::spawn_camera(app.world_mut(), Camera { order: -1, ..Camera::default() }, monitor_eye);
-    app.world_mut().insert_one(camera, monitor(SIDE, SIDE)).expect("a camera");
+    app.world_mut().insert_one(camera, monitor_in(SIDE, SIDE, format)).expect("a camera");
     for frame in 0..3 {
         app.run_frame();
         FrameInFlight::finish(&mut app);
@@ -186,10 +203,14 @@ fn a_monitor_view_is_its_camera_drawn_alone_and_answers_for_itself() {
     let [window, monitor_eye] = eyes();
     let direct = alone(&device, monitor_eye);
     assert_ne!(direct, alone(&device, window), "the cameras see different pictures");
-    let (app, camera, culled) = monitor_app(&device, true);
-    let (_, _, unculled) = monitor_app(&device, false);
+    // Linear bytes: pixel-equal to the camera drawn alone, culled or not.
+    let (app, camera, culled) = monitor_app(&device, true, ImageFormat::Rgba8Unorm);
+    let (_, _, unculled) = monitor_app(&device, false, ImageFormat::Rgba8Unorm);
     assert_eq!(culled, unculled, "culling changed the monitor's picture");
-    assert_eq!(off_by_more_than_a_step(&culled, &direct), 0, "the monitor is not its camera drawn alone");
+    assert_eq!(differing(&culled, &direct), 0, "the monitor is not its camera drawn alone");
+    // sRGB-encoded: within one sRGB step of it.
+    let (_, _, encoded) = monitor_app(&device, true, ImageFormat::Rgba8Srgb);
+    assert_eq!(off_by_more_than_a_step(&encoded, &direct), 0, "the sRGB monitor is not its camera drawn alone");
     // The truth of the monitor view against its own answer, the reference at the image's size.
     let views = app.resource::<ResolvedViews>();
     let view = views.of_camera(camera).expect("the monitor's view");
@@ -199,9 +220,10 @@ fn a_monitor_view_is_its_camera_drawn_alone_and_answers_for_itself() {
     let mut reference =
         ReferenceRenderer::with_device(Arc::clone(&device), SIDE, SIDE, 64, lit_cube(), SKY).expect("a reference");
     let checked =
-        check_view(&mut reference, (&direct, (SIDE, SIDE)), [0, 0, SIDE, SIDE], app.world(), &visibility, view.id)
+        check_view(&mut reference, (&culled, (SIDE, SIDE)), [0, 0, SIDE, SIDE], app.world(), &visibility, view.id)
             .expect("the truth answers");
     assert_eq!(checked.truth.false_hidden, 0, "{:?}", checked.truth);
+    assert_eq!(checked.differing_pixels, 0, "the monitor equals its view drawn unculled");
     assert!(checked.truth.objects_with_pixels > 0, "the monitor sees cubes");
     let main = visibility.for_view(views.main().expect("a main view")).expect("an answer");
     let own = visibility.for_view(view.id).expect("an answer");
@@ -213,7 +235,7 @@ fn a_monitor_view_is_its_camera_drawn_alone_and_answers_for_itself() {
 #[test]
 fn a_monitor_camera_despawned_mid_run_takes_its_view_and_image_away() {
     let Some(device) = gpu_test_context() else { return };
-    let (mut app, camera, _) = monitor_app(&device, true);
+    let (mut app, camera, _) = monitor_app(&device, true, ImageFormat::Rgba8Srgb);
     app.world_mut().despawn(camera).expect("spawned");
     for frame in 0..2 {
         app.run_frame();

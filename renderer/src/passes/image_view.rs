@@ -23,6 +23,7 @@ use crate::scene::{lock_scene, ImageViews, SharedScene};
 pub fn image_target_format(format: ImageFormat) -> vk::Format {
     match format {
         ImageFormat::Rgba8Srgb => vk::Format::R8G8B8A8_SRGB,
+        ImageFormat::Rgba8Unorm => vk::Format::R8G8B8A8_UNORM,
         ImageFormat::Rgba16Float => vk::Format::R16G16B16A16_SFLOAT,
     }
 }
