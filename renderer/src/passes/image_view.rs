@@ -43,8 +43,11 @@ enum Part {
     Color { clear: [f32; 4], shadowed: bool },
 }
 
-/// One of the two passes drawing an image-target view (see the [module docs](self)):
-/// [`ImageViewPass::depth`] then [`ImageViewPass::color`].
+/// One of the two passes drawing a camera's view into a named image
+/// ([`ecs::CameraTarget::Image`]): [`ImageViewPass::depth`] into the image's own depth, then
+/// [`ImageViewPass::color`] into the image, each drawing that view's run of the host list
+/// ([`ImageViews`], the graph's parameter) with its view-projection, shading as the frame's
+/// depth prepass and geometry pass do. Later passes of the frame sample the image by its name.
 pub struct ImageViewPass {
     target: ImageTarget,
     part: Part,

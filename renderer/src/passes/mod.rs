@@ -20,6 +20,9 @@
 //!    light view's casters into its tile of `shadow_atlas`; on GPU-culled frames then the
 //!    cascades' occlusion: [`HiZBuildPass::shadow_atlas`], [`ShadowCullPass::late`],
 //!    [`ShadowAtlasPass::device_culled_late`];
+//!    then, for each camera rendering into an image, its [`ImageViewPass`]es (`image_view.rs`:
+//!    depth, then colour into the image) and the copies into the texture layers that show it
+//!    ([`ViewTexturePass`], `view_texture.rs`);
 //! 8. [`GeometryPass`] (`geometry.rs`), then [`BlendedPass`] (`blended.rs`): translucent
 //!    objects back to front, run only once the scene has a blended material;
 //! 9. the readbacks ([`color_readback_pass`], and [`render_graph::readback`]'s passes for
