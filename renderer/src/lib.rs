@@ -103,7 +103,7 @@ pub use scene::{
     OBJECT_TRANSFORM_BYTES, PAIR_FIRST, PAIR_WHOLE, PALETTE_JOINT_BYTES, REMOVED_MATERIAL_DRAWS, SHADOW_LIGHTS_BYTES,
 };
 pub use scene::{BatchKey, BatchTable, NO_BATCH};
-pub use scene::{ImageView, ImageViews, ViewList, WindowView, WindowViews, MAX_WINDOW_VIEWS};
+pub use scene::{ImageRun, ImageView, ImageViews, OwnRun, ViewList, WindowView, WindowViews, MAX_WINDOW_VIEWS};
 
 // The frames assembled from the passes, their insertion points and their readbacks.
 pub use frame::{
@@ -143,7 +143,10 @@ pub use passes::{
 };
 
 // Image-target views:
-pub use passes::{image_target_format, image_view_depth_name, ImageViewInputs, ImageViewPass, ViewTexturePass};
+pub use passes::{
+    image_target_format, image_view_depth_name, image_view_list_names, ImageViewInputs, ImageViewListPass,
+    ImageViewPass, ViewTexturePass,
+};
 
 // Depth, the Hi-Z pyramid and colour:
 pub use passes::{

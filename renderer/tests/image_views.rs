@@ -46,12 +46,12 @@ fn eyes() -> [Transform; 2] {
 /// An app drawing a `width` x `height` window on the CPU backend, with the cubes and the
 /// users' `passes`.
 fn app(
-    device: &Arc<GpuDevice>,
+    (device, backend): (&Arc<GpuDevice>, CullingBackend),
     (width, height): (u32, u32),
     culled: bool,
     passes: Vec<AddPasses>,
 ) -> (runtime::App, renderer::SharedCapture) {
-    let (mut app, capture) = app_with(device, (width, height), culled, passes, lit_cube());
+    let (mut app, capture) = app_with((device, backend), (width, height), culled, passes, lit_cube());
     spawn_cubes(app.world_mut());
     (app, capture)
 }
@@ -70,14 +70,14 @@ fn spawn_cubes(world: &mut runtime::hecs::World) {
 
 /// [`app`] with the meshes and materials of `meshes`, and no objects.
 fn app_with(
-    device: &Arc<GpuDevice>,
+    (device, backend): (&Arc<GpuDevice>, CullingBackend),
     (width, height): (u32, u32),
     culled: bool,
     passes: Vec<AddPasses>,
     meshes: MeshLibrary,
 ) -> (runtime::App, renderer::SharedCapture) {
     let setup = RenderSetup {
-        backend: CullingBackend::Cpu,
+        backend,
         device: Some(Arc::clone(device)),
         extent: vk::Extent2D { width, height },
         capacity: 64,
@@ -125,7 +125,7 @@ fn monitor_in(width: u32, height: u32, format: ImageFormat) -> CameraTarget {
 
 /// The frame camera `eye` draws alone into a `SIDE` x `SIDE` window.
 fn alone(device: &Arc<GpuDevice>, eye: Transform) -> Vec<u8> {
-    let (mut app, capture) = app(device, (SIDE, SIDE), true, Vec::new());
+    let (mut app, capture) = app((device, CullingBackend::Cpu), (SIDE, SIDE), true, Vec::new());
     scene::spawn_camera(app.world_mut(), Camera::default(), eye);
     app.run_frame();
     FrameInFlight::finish(&mut app);
@@ -176,12 +176,12 @@ fn read_monitor(copy: &Mutex<Option<ImageReadback>>) -> Vec<u8> {
 /// Runs `frames` frames of the window's and the monitor's cameras; returns the app, the
 /// monitor camera and the monitor as the last frame drew it.
 fn monitor_app(
-    device: &Arc<GpuDevice>,
+    (device, backend): (&Arc<GpuDevice>, CullingBackend),
     culled: bool,
     format: ImageFormat,
 ) -> (runtime::App, runtime::hecs::Entity, Vec<u8>) {
     let (add, copy) = readback_of(MONITOR);
-    let (mut app, _capture) = app(device, (WIDTH, HEIGHT), culled, vec![add]);
+    let (mut app, _capture) = app((device, backend), (WIDTH, HEIGHT), culled, vec![add]);
     let [window, monitor_eye] = eyes();
     scene::spawn_camera(app.world_mut(), Camera::default(), window);
     let camera = scene::spawn_camera(app.world_mut(), Camera { order: -1, ..Camera::default() }, monitor_eye);
@@ -199,17 +199,27 @@ fn monitor_app(
 
 #[test]
 fn a_monitor_view_is_its_camera_drawn_alone_and_answers_for_itself() {
+    check_monitor_view(CullingBackend::Cpu);
+}
+
+/// With GPU culling the monitor draws its own lists, made from the same answer.
+#[test]
+fn a_monitor_view_culled_on_the_gpu_backend_is_its_camera_drawn_alone() {
+    check_monitor_view(CullingBackend::Gpu);
+}
+
+fn check_monitor_view(backend: CullingBackend) {
     let Some(device) = gpu_test_context() else { return };
     let [window, monitor_eye] = eyes();
     let direct = alone(&device, monitor_eye);
     assert_ne!(direct, alone(&device, window), "the cameras see different pictures");
     // Linear bytes: pixel-equal to the camera drawn alone, culled or not.
-    let (app, camera, culled) = monitor_app(&device, true, ImageFormat::Rgba8Unorm);
-    let (_, _, unculled) = monitor_app(&device, false, ImageFormat::Rgba8Unorm);
+    let (app, camera, culled) = monitor_app((&device, backend), true, ImageFormat::Rgba8Unorm);
+    let (_, _, unculled) = monitor_app((&device, backend), false, ImageFormat::Rgba8Unorm);
     assert_eq!(culled, unculled, "culling changed the monitor's picture");
     assert_eq!(differing(&culled, &direct), 0, "the monitor is not its camera drawn alone");
     // sRGB-encoded: within one sRGB step of it.
-    let (_, _, encoded) = monitor_app(&device, true, ImageFormat::Rgba8Srgb);
+    let (_, _, encoded) = monitor_app((&device, backend), true, ImageFormat::Rgba8Srgb);
     assert_eq!(off_by_more_than_a_step(&encoded, &direct), 0, "the sRGB monitor is not its camera drawn alone");
     // The truth of the monitor view against its own answer, the reference at the image's size.
     let views = app.resource::<ResolvedViews>();
@@ -234,8 +244,14 @@ fn a_monitor_view_is_its_camera_drawn_alone_and_answers_for_itself() {
 
 #[test]
 fn a_monitor_camera_despawned_mid_run_takes_its_view_and_image_away() {
+    for backend in [CullingBackend::Cpu, CullingBackend::Gpu] {
+        check_despawned_monitor(backend);
+    }
+}
+
+fn check_despawned_monitor(backend: CullingBackend) {
     let Some(device) = gpu_test_context() else { return };
-    let (mut app, camera, _) = monitor_app(&device, true, ImageFormat::Rgba8Srgb);
+    let (mut app, camera, _) = monitor_app((&device, backend), true, ImageFormat::Rgba8Srgb);
     app.world_mut().despawn(camera).expect("spawned");
     for frame in 0..2 {
         app.run_frame();
@@ -254,7 +270,7 @@ fn a_monitor_camera_despawned_mid_run_takes_its_view_and_image_away() {
 fn a_zero_size_monitor_is_refused_by_name_and_the_window_drawn() {
     let Some(device) = gpu_test_context() else { return };
     let [window, monitor_eye] = eyes();
-    let (mut app, capture) = app(&device, (SIDE, SIDE), true, Vec::new());
+    let (mut app, capture) = app((&device, CullingBackend::Cpu), (SIDE, SIDE), true, Vec::new());
     scene::spawn_camera(app.world_mut(), Camera::default(), window);
     let camera = scene::spawn_camera(app.world_mut(), Camera { order: -1, ..Camera::default() }, monitor_eye);
     app.world_mut().insert_one(camera, monitor(0, SIDE)).expect("a camera");
@@ -276,7 +292,7 @@ fn a_pass_reading_an_image_no_camera_renders_is_dropped_by_name() {
     let Some(device) = gpu_test_context() else { return };
     let [window, _] = eyes();
     let (add, _copy) = readback_of("no such monitor");
-    let (mut app, capture) = app(&device, (SIDE, SIDE), true, vec![add]);
+    let (mut app, capture) = app((&device, CullingBackend::Cpu), (SIDE, SIDE), true, vec![add]);
     scene::spawn_camera(app.world_mut(), Camera::default(), window);
     app.run_frame();
     FrameInFlight::finish(&mut app);
@@ -304,8 +320,14 @@ fn middle(pixels: &[u8]) -> [u8; 3] {
 /// any camera renders into it.
 #[test]
 fn a_material_shows_what_the_monitor_camera_sees_in_the_same_frame() {
+    for backend in [CullingBackend::Cpu, CullingBackend::Gpu] {
+        check_material_shows_the_monitor(backend);
+    }
+}
+
+fn check_material_shows_the_monitor(backend: CullingBackend) {
     let Some(device) = gpu_test_context() else { return };
-    let (mut app, capture) = screen_app(&device, Vec::new());
+    let (mut app, capture) = screen_app((&device, backend), Vec::new());
     let world = app.world_mut();
     scene::spawn_camera(world, Camera::default(), scene::look_at(Vec3::new(0.0, 0.0, 8.0), Vec3::new(0.0, 0.0, 5.0)));
     let frame = |app: &mut runtime::App| {
@@ -336,13 +358,16 @@ fn a_material_shows_what_the_monitor_camera_sees_in_the_same_frame() {
 
 /// An app whose window looks at a screen (a cube at z = 5 whose material shows the monitor),
 /// with a red wall behind the window's eye (from z = 20 to 40), and the users' `passes`.
-fn screen_app(device: &Arc<GpuDevice>, passes: Vec<AddPasses>) -> (runtime::App, renderer::SharedCapture) {
+fn screen_app(
+    (device, backend): (&Arc<GpuDevice>, CullingBackend),
+    passes: Vec<AddPasses>,
+) -> (runtime::App, renderer::SharedCapture) {
     let mut meshes = lit_cube();
     // Material 0, the cubes', is untextured.
     meshes.add_material(Material::default()).expect("a material");
     let layer = meshes.add_view_texture(MONITOR).expect("a layer");
     let material = meshes.add_material(Material { texture: Some(layer), ..Material::default() }).expect("a material");
-    let (mut app, capture) = app_with(device, (SIDE, SIDE), true, passes, meshes);
+    let (mut app, capture) = app_with((device, backend), (SIDE, SIDE), true, passes, meshes);
     let world = app.world_mut();
     let screen = ecs::Mesh { material: MaterialHandle(material), ..scene::unit_cube_mesh() };
     scene::spawn_mesh(world, screen, Transform::from_translation(Vec3::new(0.0, 0.0, 5.0)));
@@ -359,7 +384,7 @@ fn screen_app(device: &Arc<GpuDevice>, passes: Vec<AddPasses>) -> (runtime::App,
 fn a_monitor_seeing_its_own_screen_leaves_the_screen_out_of_its_view() {
     let Some(device) = gpu_test_context() else { return };
     let (add, copy) = readback_of(MONITOR);
-    let (mut app, _capture) = screen_app(&device, vec![add]);
+    let (mut app, _capture) = screen_app((&device, CullingBackend::Cpu), vec![add]);
     let world = app.world_mut();
     scene::spawn_camera(world, Camera::default(), scene::look_at(Vec3::new(0.0, 0.0, 8.0), Vec3::new(0.0, 0.0, 5.0)));
     // In front of the screen, looking through it at the wall.

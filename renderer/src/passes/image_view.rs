@@ -11,13 +11,14 @@ use std::sync::Arc;
 
 use ecs::{ImageFormat, ImageTarget};
 use render_graph::{vk, Binding, ExecuteContext, GpuDevice, ImageRead, Result};
-use render_graph::{AttachmentLoad, BufferRead, ImageDesc, ImageSize, Registry, ShaderStage, TypedPass};
+use render_graph::{Access, AttachmentLoad, BufferDesc, BufferRead, BufferWrite, ImageDesc, ImageSize, PrepareContext};
+use render_graph::{Registry, ShaderStage, TypedPass};
 
 use super::draw::{check_mode, DrawFilter, DrawMode, OpaquePipelines, SceneInputs};
 use super::draw::{SCENE_BINDINGS, SHADOWED_SCENE_BINDINGS};
 use super::view_draws::{draw_view_run, SplitDraw};
 use crate::names::{DEPTH_FORMAT, SHADOW_ATLAS, SHADOW_LIGHTS};
-use crate::scene::{lock_scene, ImageViews, SharedScene};
+use crate::scene::{as_bytes, lock_scene, ImageRun, ImageViews, SharedScene, DRAW_COMMAND_BYTES};
 
 /// The Vulkan format of an image target's image.
 pub fn image_target_format(format: ImageFormat) -> vk::Format {
@@ -51,6 +52,9 @@ enum Part {
 pub struct ImageViewPass {
     target: ImageTarget,
     part: Part,
+    /// The view's own commands and instances (`<name> commands`, `<name> instances`, written
+    /// by its [`ImageViewListPass`]) instead of the host list: the GPU culling backend.
+    own_lists: bool,
     pass_name: String,
     depth_name: String,
     pipeline: OpaquePipelines,
@@ -120,7 +124,14 @@ impl ImageViewPass {
         mode: DrawMode,
     ) -> ImageViewPass {
         let depth_name = image_view_depth_name(&target.name);
-        ImageViewPass { target, part, pass_name, depth_name, pipeline, scene, mode }
+        ImageViewPass { target, part, own_lists: false, pass_name, depth_name, pipeline, scene, mode }
+    }
+
+    /// The pass drawing the view's own commands and instances, which its
+    /// [`ImageViewListPass`] writes (the GPU culling backend, whose lists the GPU writes),
+    /// instead of a run of the host list.
+    pub fn with_own_lists(self) -> ImageViewPass {
+        ImageViewPass { own_lists: true, ..self }
     }
 
     /// The target the pass draws into.
@@ -137,7 +148,12 @@ impl TypedPass for ImageViewPass {
     }
 
     fn register(&mut self, registry: &mut Registry<'_>) -> ImageViewInputs {
-        let scene = SceneInputs::register(registry);
+        let scene = if self.own_lists {
+            let (commands, instances) = image_view_list_names(&self.target.name);
+            SceneInputs::register_with(registry, &commands, &instances)
+        } else {
+            SceneInputs::register(registry)
+        };
         let size = ImageSize::Absolute { width: self.target.width, height: self.target.height };
         match self.part {
             Part::Depth => {
@@ -167,12 +183,18 @@ impl TypedPass for ImageViewPass {
         if context.failed() {
             return;
         }
-        let Some(view) = context.param::<ImageViews>().and_then(|views| views.get(&self.target.name)).cloned() else {
-            // The view is not drawn this frame: the image stays cleared.
-            return;
-        };
+        let Some(views) = context.param::<ImageViews>() else { return };
+        // The view not drawn this frame leaves the image cleared.
+        let Some(view) = views.get(&self.target.name) else { return };
         let scene = lock_scene(&self.scene);
-        let Some(list) = scene.view_list(view.list as usize) else { return };
+        let run = match view.run {
+            ImageRun::HostList(list) => scene.view_list(list as usize).and_then(|list| {
+                let range = list.first as usize..(list.first + list.count) as usize;
+                scene.draw_commands().get(range).map(|draws| (draws, list.first, list.instanced))
+            }),
+            ImageRun::Own(index) => views.own_run(index).map(|own| (&own.commands[..], 0, true)),
+        };
+        let Some(run) = run else { return };
         let mut bindings = [Binding::buffer(inputs.scene.index_buffer()); SCENE_BINDINGS.len() + 2];
         bindings[..SCENE_BINDINGS.len()].copy_from_slice(&inputs.scene.bindings());
         let count = match inputs.shadows {
@@ -200,10 +222,76 @@ impl TypedPass for ImageViewPass {
             unsafe { raw.cmd_bind_index_buffer(context.command_buffer(), indices, 0, vk::IndexType::UINT32) };
             let draw = SplitDraw { commands, mode: self.mode, filter, multi_draw };
             // SAFETY: the pipeline, its bindings and the index buffer are bound; the run's
-            // commands are the host's, uploaded into `draw_commands`.
-            if !unsafe { draw_view_run(context, &scene, list, &view.view_projection, draw) } {
+            // commands are the host's, uploaded into the commands buffer bound (`draw_commands`
+            // at the run's place, or the view's own from 0, with its instances).
+            if !unsafe { draw_view_run(context, run, &view.view_projection, draw) } {
                 return;
             }
+        }
+    }
+}
+
+/// The names of an image view's own commands and instances buffers (the GPU culling backend):
+/// `<name> commands` and `<name> instances`.
+pub fn image_view_list_names(name: &str) -> (String, String) {
+    (format!("{name} commands"), format!("{name} instances"))
+}
+
+/// Uploads an image view's own commands and instances ([`ImageRun::Own`], made by the host
+/// from the view's answer) into `<name> commands` and `<name> instances`, room for the scene's
+/// capacity each: the GPU culling backend, whose lists the GPU writes, draws an image view
+/// from them. Named `image view <name> lists`.
+pub struct ImageViewListPass {
+    name: Arc<str>,
+    pass_name: String,
+    buffers: (String, String),
+    scene: SharedScene,
+}
+
+impl ImageViewListPass {
+    /// The upload of the lists of the view drawn into the image `name`.
+    pub fn new(scene: SharedScene, name: Arc<str>) -> ImageViewListPass {
+        let pass_name = format!("image view {name} lists");
+        let buffers = image_view_list_names(&name);
+        ImageViewListPass { name, pass_name, buffers, scene }
+    }
+}
+
+impl TypedPass for ImageViewListPass {
+    /// The commands and the instances written.
+    type Handles = (BufferWrite, BufferWrite);
+
+    fn name(&self) -> &str {
+        &self.pass_name
+    }
+
+    fn register(&mut self, registry: &mut Registry<'_>) -> (BufferWrite, BufferWrite) {
+        let capacity = u64::from(lock_scene(&self.scene).capacity().max(1));
+        let commands = registry.create_buffer(&self.buffers.0, BufferDesc { size: capacity * DRAW_COMMAND_BYTES });
+        let instances = registry.create_buffer(&self.buffers.1, BufferDesc { size: capacity * 4 });
+        (
+            registry.write_buffer(commands, Access::TransferWrite),
+            registry.write_buffer(instances, Access::TransferWrite),
+        )
+    }
+
+    fn prepare(&mut self, (commands, instances): &Self::Handles, context: &mut PrepareContext<'_>) {
+        let Some(views) = context.param::<ImageViews>() else { return };
+        let Some(view) = views.get(&self.name) else { return };
+        let ImageRun::Own(index) = view.run else { return };
+        let Some(run) = views.own_run(index) else { return };
+        // A run never holds more commands or instances than the scene has slots.
+        let capacity = lock_scene(&self.scene).capacity() as usize;
+        let (draws, slots) = (&run.commands[..run.commands.len().min(capacity)], &run.instances);
+        let mut result = Ok(());
+        if !draws.is_empty() {
+            result = context.upload_buffer(commands, 0, as_bytes(draws));
+        }
+        if result.is_ok() && !slots.is_empty() {
+            result = context.upload_buffer(instances, 0, as_bytes(&slots[..slots.len().min(capacity)]));
+        }
+        if let Err(error) = result {
+            context.fail(error);
         }
     }
 }

@@ -21,7 +21,8 @@
 //!    cascades' occlusion: [`HiZBuildPass::shadow_atlas`], [`ShadowCullPass::late`],
 //!    [`ShadowAtlasPass::device_culled_late`];
 //!    then, for each camera rendering into an image, its [`ImageViewPass`]es (`image_view.rs`:
-//!    depth, then colour into the image) and the copies into the texture layers that show it
+//!    depth, then colour into the image; on GPU-culled frames after its [`ImageViewListPass`]
+//!    uploads its own lists) and the copies into the texture layers that show it
 //!    ([`ViewTexturePass`], `view_texture.rs`);
 //! 8. [`GeometryPass`] (`geometry.rs`), then [`BlendedPass`] (`blended.rs`): translucent
 //!    objects back to front, run only once the scene has a blended material;
@@ -66,7 +67,10 @@ pub(crate) use draw::ObjectIdImage;
 pub use draw::{DrawMode, SceneInputs};
 pub use geometry::{GeometryInputs, GeometryPass};
 pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HiZHandles, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT, HIZ_GROUP};
-pub use image_view::{image_target_format, image_view_depth_name, ImageViewInputs, ImageViewPass};
+pub use image_view::{
+    image_target_format, image_view_depth_name, image_view_list_names, ImageViewInputs, ImageViewListPass,
+    ImageViewPass,
+};
 pub use mesh_upload::MeshUploadPass;
 pub use shadow::{ShadowAtlasHandles, ShadowAtlasPass};
 pub use upload::{DrawListPass, ObjectUploadPass, SCATTER_GROUP};

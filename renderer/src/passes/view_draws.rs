@@ -8,7 +8,7 @@
 use render_graph::{vk, ExecuteContext};
 
 use super::draw::{draw_direct, frame_push_words, DrawFilter, DrawMode, INSTANCED_BIT};
-use crate::scene::{GpuScene, ViewList, WindowViews, DRAW_COMMAND_BYTES};
+use crate::scene::{DrawCommand, GpuScene, ViewList, WindowViews, DRAW_COMMAND_BYTES};
 
 /// How one scene draw issues its commands, for [`draw_window_views`].
 #[derive(Clone, Copy)]
@@ -141,37 +141,38 @@ pub(crate) unsafe fn draw_window_views(
 ) {
     for view in views.views() {
         let Some(list) = scene.view_list(view.list as usize) else { continue };
-        if list.count == 0 || !set_view_rect(context, view.rect) {
+        let range = list.first as usize..(list.first + list.count) as usize;
+        let Some(draws) = scene.draw_commands().get(range) else { continue };
+        if draws.is_empty() || !set_view_rect(context, view.rect) {
             continue;
         }
-        // SAFETY: the caller's contract.
-        if !unsafe { draw_view_run(context, scene, list, &view.view_projection, draw) } {
+        // SAFETY: the caller's contract; the run's commands are the host's, uploaded into
+        // `draw_commands` at their place.
+        if !unsafe { draw_view_run(context, (draws, list.first, list.instanced), &view.view_projection, draw) } {
             return;
         }
     }
 }
 
-/// Draws one run of the host list (`list`, of [`GpuScene::view_lists`]) with
-/// `view_projection` pushed, into the viewport and scissor set now: a window view's
-/// rectangle, or an image view's whole image. False when the frame failed (nothing more
-/// should be recorded).
+/// Draws one run of the host's commands with `view_projection` pushed, into the viewport and
+/// scissor set now (a window view's rectangle, or an image view's whole image): `draws`, the
+/// run's commands as the host holds them, lie in `draw.commands` from command `first`;
+/// `instanced` when their instances are slots read from the bound instance buffer. False when
+/// the frame failed (nothing more should be recorded).
 ///
 /// # Safety
-/// As [`draw_window_views`].
+/// As [`draw_window_views`]; `draws` were uploaded into `draw.commands` from command `first`.
 pub(crate) unsafe fn draw_view_run(
     context: &mut ExecuteContext<'_>,
-    scene: &GpuScene,
-    list: ViewList,
+    (draws, first, instanced): (&[DrawCommand], u32, bool),
     view_projection: &[[f32; 4]; 4],
     draw: SplitDraw,
 ) -> bool {
-    let host_draws = scene.draw_commands();
     let stride = DRAW_COMMAND_BYTES as u32;
-    let range = list.first as usize..(list.first + list.count) as usize;
-    let Some(draws) = host_draws.get(range) else { return true };
     if draws.is_empty() {
         return true;
     }
+    let list = ViewList { first, count: draws.len() as u32, instanced };
     let mut push = frame_push_words(context, view_projection, draw.filter);
     if list.instanced {
         push[16] |= INSTANCED_BIT;

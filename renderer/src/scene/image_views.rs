@@ -4,8 +4,33 @@
 //! graph's [`ImageViews`] parameter; the image-view passes
 //! ([`ImageViewPass`](crate::ImageViewPass)) draw each into its image, which later passes of
 //! the same frame sample by its name.
+//!
+//! On the CPU culling backend a view's run is a run of the host list
+//! ([`ImageRun::HostList`]); with GPU culling, whose lists the GPU writes, the view's own
+//! commands and instances ([`ImageRun::Own`], [`OwnRun`]) go to buffers of its own.
 
 use std::sync::Arc;
+
+use crate::scene::DrawCommand;
+
+/// Where an image view's draw commands come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImageRun {
+    /// A run of the host list: its index in [`GpuScene::view_lists`](crate::GpuScene::view_lists).
+    HostList(u32),
+    /// The view's own commands: its index among [`ImageViews::own_run`]'s.
+    Own(u32),
+}
+
+/// An image view's own commands (instanced: one per index range, `firstInstance` counting in
+/// `instances`) and the slots of their instances.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OwnRun {
+    /// The commands.
+    pub commands: Vec<DrawCommand>,
+    /// The object slots the commands' instances read.
+    pub instances: Vec<u32>,
+}
 
 /// One view drawn into a named image.
 #[derive(Clone, Debug, PartialEq)]
@@ -14,9 +39,8 @@ pub struct ImageView {
     pub name: Arc<str>,
     /// World to clip space of the view's camera (column-major, reversed-Z).
     pub view_projection: [[f32; 4]; 4],
-    /// The run of the host list it draws: its index in
-    /// [`GpuScene::view_lists`](crate::GpuScene::view_lists).
-    pub list: u32,
+    /// The commands it draws.
+    pub run: ImageRun,
 }
 
 /// A graph parameter: this frame's image-target views. A view's passes look their view up
@@ -25,6 +49,9 @@ pub struct ImageView {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ImageViews {
     views: Vec<ImageView>,
+    /// The views' own runs; the first `own_used` are this frame's (the others keep their room).
+    own: Vec<OwnRun>,
+    own_used: usize,
 }
 
 impl ImageViews {
@@ -39,9 +66,28 @@ impl ImageViews {
         self.views.iter().find(|view| &*view.name == name)
     }
 
+    /// This frame's own run `index` ([`ImageRun::Own`]).
+    pub fn own_run(&self, index: u32) -> Option<&OwnRun> {
+        self.own[..self.own_used].get(index as usize)
+    }
+
+    /// A cleared own run for a view of this frame, and its index.
+    pub fn next_own_run(&mut self) -> (u32, &mut OwnRun) {
+        if self.own_used == self.own.len() {
+            self.own.push(OwnRun::default());
+        }
+        let index = self.own_used;
+        self.own_used += 1;
+        let run = &mut self.own[index];
+        run.commands.clear();
+        run.instances.clear();
+        (index as u32, run)
+    }
+
     /// Forgets the views, keeping the room.
     pub fn clear(&mut self) {
         self.views.clear();
+        self.own_used = 0;
     }
 
     /// Appends a view.

@@ -9,7 +9,10 @@
 //! sees: [`MeshLibrary::add_view_texture`](meshes::MeshLibrary::add_view_texture)) would
 //! be a cycle: such objects are left out of that view, said once by the image's name.
 //!
-//! The CPU backend draws them; with GPU culling they are not drawn yet (said once).
+//! On the CPU culling backend a view draws a run of the host list; with GPU culling (the GPU
+//! writes the lists) it draws its own commands and instances, made from the same answer and
+//! uploaded by its [`ImageViewListPass`]: culled on the CPU (frustum, distance and size, as
+//! every view but the main one), not by the GPU's two-phase occlusion.
 
 use std::sync::Arc;
 
@@ -18,8 +21,8 @@ use ecs::{ImageTarget, ResolvedViews, ViewTarget};
 use render_graph::{RenderGraph, Result};
 
 use crate::frame::points;
-use crate::passes::{DrawMode, ImageViewPass, ViewTexturePass};
-use crate::scene::{lock_scene, GpuScene, ImageView, ImageViews, SharedScene};
+use crate::passes::{DrawMode, ImageViewListPass, ImageViewPass, ViewTexturePass};
+use crate::scene::{lock_scene, GpuScene, ImageRun, ImageView, ImageViews, SharedScene};
 
 /// The image views' passes the graph holds, and what the extract said once.
 #[derive(Debug, Default)]
@@ -32,7 +35,8 @@ pub(super) struct ImageViewPasses {
     clear_color: [f32; 4],
     /// Whether the frame has shadows (the views are lit with the frame's atlas).
     shadowed: bool,
-    warned_gpu: bool,
+    /// Whether the GPU culls (the views then draw their own lists).
+    on_device: bool,
     warned_refused: bool,
     /// The images whose views were found sampling themselves (said once each).
     cycles: Vec<Arc<str>>,
@@ -44,9 +48,10 @@ pub(super) struct ImageViewPasses {
 
 impl ImageViewPasses {
     /// No passes yet; the views will be cleared to `clear_color`, and lit with the frame's
-    /// shadow atlas when `shadowed`.
-    pub(super) fn new(clear_color: [f32; 4], shadowed: bool) -> ImageViewPasses {
-        ImageViewPasses { clear_color, shadowed, ..ImageViewPasses::default() }
+    /// shadow atlas when `shadowed`;
+    /// `on_device`: the GPU culls, so the views draw their own lists.
+    pub(super) fn new(clear_color: [f32; 4], shadowed: bool, on_device: bool) -> ImageViewPasses {
+        ImageViewPasses { clear_color, shadowed, on_device, ..ImageViewPasses::default() }
     }
 
     /// Lists the frame's image views into `out`, appending each one's run to `scene` (whose
@@ -65,16 +70,6 @@ impl ImageViewPasses {
         let Some(views) = views else { return };
         for view in views.views() {
             let ViewTarget::Image(target) = &view.target else { continue };
-            if on_device {
-                if !self.warned_gpu {
-                    self.warned_gpu = true;
-                    log::warn!(
-                        "image view {:?}: image-target views are drawn on the CPU culling backend only; not drawn",
-                        target.name
-                    );
-                }
-                continue;
-            }
             let Some(answer) = visibility.for_view(view.id) else { continue };
             // An object whose material samples this view's own image is left out of it.
             self.kept.clear();
@@ -103,10 +98,20 @@ impl ImageViewPasses {
             self.slots.clear();
             self.slots.extend(self.kept.iter().map(|&(slot, _)| slot));
             let kept = &self.kept;
+            let view_projection = answer.view().view_projection.to_cols_array_2d();
+            if on_device {
+                // The GPU writes the lists: the view draws its own commands and instances.
+                let (index, run) = out.next_own_run();
+                scene.build_view_run(&self.slots, |index| answer.draw(kept[index].1 as usize).0, run);
+                let run = ImageRun::Own(index);
+                out.push(ImageView { name: Arc::clone(&target.name), view_projection, run });
+                self.wanted.push(target.clone());
+                continue;
+            }
             match scene.push_view_list(&self.slots, |index| answer.draw(kept[index].1 as usize).0) {
                 Ok(list) => {
-                    let view_projection = answer.view().view_projection.to_cols_array_2d();
-                    out.push(ImageView { name: Arc::clone(&target.name), view_projection, list: list as u32 });
+                    let run = ImageRun::HostList(list as u32);
+                    out.push(ImageView { name: Arc::clone(&target.name), view_projection, run });
                     self.wanted.push(target.clone());
                 }
                 Err(error) => {
@@ -130,6 +135,7 @@ impl ImageViewPasses {
         }
         let view_textures = lock_scene(scene).meshes().view_textures().to_vec();
         for target in &self.drawn {
+            graph.remove_pass(&format!("image view {} lists", target.name));
             graph.remove_pass(&format!("image view {} depth", target.name));
             graph.remove_pass(&format!("image view {}", target.name));
             for (layer, _) in view_textures.iter().filter(|(_, image)| *image == target.name) {
@@ -140,9 +146,14 @@ impl ImageViewPasses {
         let device = Arc::clone(graph.device());
         let mode = DrawMode::best(device.capabilities());
         for target in &self.wanted {
-            let depth = ImageViewPass::depth(&device, Arc::clone(scene), target.clone(), mode)?;
+            let mut depth = ImageViewPass::depth(&device, Arc::clone(scene), target.clone(), mode)?;
             let shading = (self.clear_color, self.shadowed);
-            let color = ImageViewPass::color(&device, Arc::clone(scene), target.clone(), mode, shading)?;
+            let mut color = ImageViewPass::color(&device, Arc::clone(scene), target.clone(), mode, shading)?;
+            if self.on_device {
+                let lists = ImageViewListPass::new(Arc::clone(scene), Arc::clone(&target.name));
+                graph.add_typed_pass_at(points::AFTER_DEPTH_PREPASS, lists)?;
+                (depth, color) = (depth.with_own_lists(), color.with_own_lists());
+            }
             graph.add_typed_pass_at(points::AFTER_DEPTH_PREPASS, depth)?;
             graph.add_typed_pass_at(points::AFTER_DEPTH_PREPASS, color)?;
             for (layer, image) in view_textures.iter().filter(|(_, image)| *image == target.name) {

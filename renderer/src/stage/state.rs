@@ -186,7 +186,7 @@ impl RenderState {
             shadow_views: shadows.views,
             fitting: Vec::new(),
             split_warnings: SplitWarnings::default(),
-            image_views: ImageViewPasses::new(setup.clear_color, shadow_atlas > 0),
+            image_views: ImageViewPasses::new(setup.clear_color, shadow_atlas > 0, on_device),
         })
     }
 
