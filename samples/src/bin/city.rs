@@ -263,8 +263,7 @@ fn main() -> ExitCode {
         println!("monitor: a rooftop camera renders into a 256x256 image shown on a billboard in the street view");
     }
     if options.monitor
-        && (options.cull == CullChoice::Gpu
-            || split
+        && (split
             || passes_chosen(&options)
             || options.shadows
             || options.stream
@@ -272,13 +271,12 @@ fn main() -> ExitCode {
             || options.clusters)
     {
         eprintln!(
-            "city: --monitor does not yet take --cull gpu (image-target views are drawn on the CPU culling backend \
-             only), --views 2, --post, --debug-boxes, --gpu-animate, --shadows, --stream, --classify or --clusters"
+            "city: --monitor does not yet take --views 2, --post, --debug-boxes, --gpu-animate, --shadows, --stream, \
+             --classify or --clusters"
         );
         return ExitCode::FAILURE;
     }
     let backend = match options.cull {
-        CullChoice::Auto if options.monitor => CullingBackend::Cpu,
         CullChoice::Cpu | CullChoice::Off => CullingBackend::Cpu,
         CullChoice::Gpu => CullingBackend::Gpu,
         CullChoice::Auto => CullingBackend::Auto,

@@ -5,7 +5,9 @@
 //! street the street camera flies along, so it never sees its own screen (that would be a
 //! cycle: the renderer leaves such a screen out of the monitor's view).
 //!
-//! With `--truth` the monitor view is judged like a window view: a user's pass reads the image
+//! On both culling backends the monitor's view is drawn from its own answer (the CPU's
+//! frustum, distance and size culls for that view), so with `--truth` it is judged like a
+//! window view of the CPU backend: a user's pass reads the image
 //! back by its name, a reference at the image's size draws the monitor's view unculled and
 //! finds every object owning a pixel in the view's own answer
 //! ([`renderer::truth::check_view`]). The street view's reference shows the same picture on

@@ -166,8 +166,8 @@ pub struct CityOptions {
     /// A security camera on a rooftop renders into a 256x256 image shown on a billboard in the
     /// corner of the street camera's view (its material samples the image in the same frame);
     /// with `--truth` every view of every checked frame prints `frame N view V false_hidden X`
-    /// (must be 0) and `differing_pixels`. Needs CPU culling (`--cull cpu`; `auto` picks it):
-    /// image-target views are drawn on the CPU culling backend only. The shadows, streaming,
+    /// (must be 0) and `differing_pixels`. With GPU culling the monitor's view is culled on
+    /// the CPU (frustum, distance, size), the street view on the GPU. The shadows, streaming,
     /// user passes, classify images, clusters and `--views 2` are refused with it.
     #[arg(long)]
     pub monitor: bool,
