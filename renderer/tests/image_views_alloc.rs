@@ -1,4 +1,4 @@
-//! A frame with an image-target view on the CPU backend allocates nothing in steady state: a
+//! A frame with an image-target view allocates nothing in steady state, on both backends: a
 //! window camera and a monitor camera (a 32x32 image a screen's material shows, so the view is
 //! drawn and copied every frame), both swinging so both views' lists change every frame (a
 //! counting global allocator watches whole frames after warm-up). Lavapipe with validation.
@@ -16,6 +16,16 @@ static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 #[test]
 fn frames_with_a_monitor_allocate_nothing_in_steady_state() {
+    check_steady_frames(CullingBackend::Cpu);
+}
+
+/// With GPU culling the monitor's own lists are made and uploaded every frame, into room kept.
+#[test]
+fn gpu_culled_frames_with_a_monitor_allocate_nothing_in_steady_state() {
+    check_steady_frames(CullingBackend::Gpu);
+}
+
+fn check_steady_frames(backend: CullingBackend) {
     let Some(device) = gpu_test_context() else { return };
     let mut meshes = MeshLibrary::with_unit_cube();
     meshes.add_material(Material::default()).expect("the cubes' plain material");
@@ -24,7 +34,7 @@ fn frames_with_a_monitor_allocate_nothing_in_steady_state() {
     let mut app = runtime::App::with_threads(2);
     let setup = RenderSetup {
         shadows: false,
-        backend: CullingBackend::Cpu,
+        backend,
         device: Some(device.clone()),
         extent: vk::Extent2D { width: 64, height: 32 },
         capacity: 1024,
