@@ -51,7 +51,7 @@ fn app(
     culled: bool,
     passes: Vec<AddPasses>,
 ) -> (runtime::App, renderer::SharedCapture) {
-    let (mut app, capture) = app_with((device, backend), (width, height), culled, passes, lit_cube());
+    let (mut app, capture) = app_with((device, backend), (width, height), culled, passes, (lit_cube(), false));
     spawn_cubes(app.world_mut());
     (app, capture)
 }
@@ -68,13 +68,14 @@ fn spawn_cubes(world: &mut runtime::hecs::World) {
     scene::spawn_mesh(world, scene::unit_cube_mesh(), Transform::from_translation(Vec3::new(0.0, 0.0, 12.0)));
 }
 
-/// [`app`] with the meshes and materials of `meshes`, and no objects.
+/// [`app`] with the meshes and materials of `meshes`, shadows drawn when `shadows`, and no
+/// objects.
 fn app_with(
     (device, backend): (&Arc<GpuDevice>, CullingBackend),
     (width, height): (u32, u32),
     culled: bool,
     passes: Vec<AddPasses>,
-    meshes: MeshLibrary,
+    (meshes, shadows): (MeshLibrary, bool),
 ) -> (runtime::App, renderer::SharedCapture) {
     let setup = RenderSetup {
         backend,
@@ -85,7 +86,7 @@ fn app_with(
         clear_color: SKY,
         bits: BitsReadback::Wait,
         passes,
-        shadows: false,
+        shadows,
     };
     let mut app = runtime::App::with_threads(2);
     app.insert_resource(ecs::Viewport { width, height });
@@ -367,7 +368,7 @@ fn screen_app(
     meshes.add_material(Material::default()).expect("a material");
     let layer = meshes.add_view_texture(MONITOR).expect("a layer");
     let material = meshes.add_material(Material { texture: Some(layer), ..Material::default() }).expect("a material");
-    let (mut app, capture) = app_with((device, backend), (SIDE, SIDE), true, passes, meshes);
+    let (mut app, capture) = app_with((device, backend), (SIDE, SIDE), true, passes, (meshes, false));
     let world = app.world_mut();
     let screen = ecs::Mesh { material: MaterialHandle(material), ..scene::unit_cube_mesh() };
     scene::spawn_mesh(world, screen, Transform::from_translation(Vec3::new(0.0, 0.0, 5.0)));
@@ -404,6 +405,45 @@ fn a_monitor_seeing_its_own_screen_leaves_the_screen_out_of_its_view() {
             u32::from(red) > 2 * u32::from(green.max(blue)).max(1),
             "frame {frame}: the wall, not the screen: {red} {green} {blue}"
         );
+    }
+    assert_no_validation_messages(&device);
+}
+
+/// In a frame with shadows the monitor is lit with the frame's lights and atlas: a monitor
+/// through the window camera's own eye shows the window's frame, sun shadows and all. With GPU
+/// culling such frames do not draw image views yet: the view is left out (said once), the
+/// window drawn.
+#[test]
+fn a_monitor_in_a_frame_with_shadows_is_lit_as_the_frame() {
+    let Some(device) = gpu_test_context() else { return };
+    for backend in [CullingBackend::Cpu, CullingBackend::Gpu] {
+        let (add, copy) = readback_of(MONITOR);
+        let (mut app, capture) = app_with((&device, backend), (SIDE, SIDE), true, vec![add], (lit_cube(), true));
+        spawn_cubes(app.world_mut());
+        let ground = Transform::from_translation(Vec3::new(0.0, -1.5, 0.0)).with_scale(Vec3::new(30.0, 1.0, 30.0));
+        scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), ground);
+        let sun = Transform::from_translation_rotation(
+            Vec3::ZERO,
+            glam::Quat::from_rotation_arc(Vec3::NEG_Z, Vec3::new(-0.4, -1.0, -0.3).normalize()),
+        );
+        app.world_mut().spawn((sun, ecs::DirectionalLight::default()));
+        let [window, _] = eyes();
+        scene::spawn_camera(app.world_mut(), Camera::default(), window);
+        let camera = scene::spawn_camera(app.world_mut(), Camera { order: -1, ..Camera::default() }, window);
+        app.world_mut().insert_one(camera, monitor_in(SIDE, SIDE, ImageFormat::Rgba8Unorm)).expect("a camera");
+        for frame in 0..3 {
+            app.run_frame();
+            FrameInFlight::finish(&mut app);
+            let report = app.resource::<RenderReport>();
+            assert!(report.error.is_none(), "{backend:?} frame {frame}: {:?}", report.error);
+            assert!(!report.shadows.views.is_empty(), "{backend:?}: the sun casts");
+            let drawn = report.passes.iter().any(|pass| pass.name == "image view monitor");
+            assert_eq!(drawn, backend == CullingBackend::Cpu, "{backend:?} frame {frame}: the monitor's passes");
+        }
+        if backend == CullingBackend::Cpu {
+            let frame = lock_capture(&capture).pixels.clone();
+            assert_eq!(differing(&read_monitor(&copy), &frame), 0, "the monitor is the window's frame");
+        }
     }
     assert_no_validation_messages(&device);
 }
