@@ -11,6 +11,9 @@ pub enum ImageFormat {
     /// 8-bit RGBA, sRGB-encoded (a picture for a material to show).
     #[default]
     Rgba8Srgb,
+    /// 8-bit RGBA holding the bytes the window's colour holds: the image is pixel-equal to
+    /// the same camera drawn into a window of its size.
+    Rgba8Unorm,
     /// 16-bit float RGBA (linear, for passes that post-process it).
     Rgba16Float,
 }

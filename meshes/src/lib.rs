@@ -40,7 +40,7 @@ mod transfer;
 mod vertex;
 
 // The library and what goes into it.
-pub use library::{MeshLibrary, MeshRange};
+pub use library::{MeshLibrary, MeshRange, DEFAULT_VIEW_TEXTURE_SIZE};
 pub use meshlet::Meshlet;
 pub use skin::VertexSkin;
 pub use vertex::{pack_normal, MeshVertices, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS};

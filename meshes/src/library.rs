@@ -14,6 +14,10 @@ use std::ops::Range;
 use crate::{pack_normal, LibraryError, Material, MeshVertices, Meshlet, Result, TextureLayers};
 use crate::{UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS};
 
+/// The side of a view texture's layer ([`MeshLibrary::add_view_texture`]) added before any
+/// other texture.
+pub const DEFAULT_VIEW_TEXTURE_SIZE: u32 = 256;
+
 /// Where one mesh lies in the library's shared arrays, and its local bounds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MeshRange {
@@ -47,6 +51,8 @@ pub struct MeshLibrary {
     materials: Vec<Material>,
     /// Their base-colour textures.
     textures: TextureLayers,
+    /// The texture layers that show a camera's image target, with the image's name.
+    view_textures: Vec<(u32, std::sync::Arc<str>)>,
     /// Skinning influences, parallel to the vertices once a skinned mesh is added (skin.rs).
     pub(crate) skin: crate::skin::SkinStream,
 }
@@ -70,6 +76,36 @@ impl MeshLibrary {
     /// error naming what is wrong otherwise.
     pub fn add_texture(&mut self, size: u32, mips: Vec<Vec<u8>>) -> Result<u32> {
         self.textures.add(size, mips)
+    }
+
+    /// Adds a base-colour texture layer that shows the image a camera renders into
+    /// (`ecs::CameraTarget::Image` named `image`) and returns its index, for a material's
+    /// `texture` as any layer (a security monitor, a mirror). Every frame whose views
+    /// include that camera copies its image into the layer (each mip scaled from the
+    /// whole image) before the frame's geometry samples it; until then, or once no camera
+    /// renders into `image`, the layer shows what it last held (first a mid grey). The layer
+    /// has the library's texture size (256 texels before any texture is added). Returns an
+    /// error naming what is wrong: an empty name, no layer left.
+    pub fn add_view_texture(&mut self, image: &str) -> Result<u32> {
+        if image.is_empty() {
+            return Err(LibraryError::InvalidTexture("a view texture names the image a camera renders into"));
+        }
+        let size = if self.textures.is_empty() { DEFAULT_VIEW_TEXTURE_SIZE } else { self.textures.size() };
+        let mips = (0..32 - size.leading_zeros())
+            .map(|level| {
+                let side = (size >> level).max(1) as usize;
+                vec![128; side * side * 4]
+            })
+            .collect();
+        let layer = self.textures.add(size, mips)?;
+        self.view_textures.push((layer, std::sync::Arc::from(image)));
+        Ok(layer)
+    }
+
+    /// The texture layers that show a camera's image target
+    /// ([`MeshLibrary::add_view_texture`]), each with the image's name.
+    pub fn view_textures(&self) -> &[(u32, std::sync::Arc<str>)] {
+        &self.view_textures
     }
 
     /// Replaces texture layer `index`'s texels, checked as [`MeshLibrary::add_texture`]
@@ -355,6 +391,20 @@ fn check_positions(positions: &[[f32; 3]]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_view_texture_is_a_grey_layer_of_the_library_size_naming_its_image() {
+        let mut library = MeshLibrary::new();
+        let first = library.add_view_texture("monitor").expect("a layer");
+        assert_eq!(library.textures().size(), DEFAULT_VIEW_TEXTURE_SIZE);
+        let mips = library.textures().layer(first).expect("the layer");
+        assert_eq!(mips.len(), 9, "256 down to 1");
+        assert!(mips.iter().all(|mip| mip.iter().all(|&texel| texel == 128)));
+        let second = library.add_view_texture("mirror").expect("a layer");
+        assert_eq!(library.view_textures(), [(first, "monitor".into()), (second, "mirror".into())]);
+        assert!(library.add_view_texture("").is_err(), "an empty name is refused");
+        assert_eq!(library.textures().len(), 2);
+    }
 
     #[test]
     fn meshes_append_with_offsets_and_bounds() {

@@ -78,7 +78,7 @@ pub mod truth;
 // user needs no second dependency.
 pub use meshes::{
     pack_normal, AssetSink, LibraryError, Material, MeshLibrary, MeshRange, MeshVertices, Meshlet, TextureLayers,
-    TextureWrap, VertexSkin, MAX_TEXTURE_LAYERS, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS,
+    TextureWrap, VertexSkin, DEFAULT_VIEW_TEXTURE_SIZE, MAX_TEXTURE_LAYERS, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS,
 };
 
 // The Render stage: installing it, what it reports, where frames go, screenshots and the
@@ -104,7 +104,7 @@ pub use scene::{
     REMOVED_MATERIAL_DRAWS, SHADOW_LIGHTS_BYTES,
 };
 pub use scene::{BatchKey, BatchTable, NO_BATCH};
-pub use scene::{ViewList, WindowView, WindowViews, MAX_WINDOW_VIEWS};
+pub use scene::{ImageRun, ImageView, ImageViews, OwnRun, ViewList, WindowView, WindowViews, MAX_WINDOW_VIEWS};
 
 // The frames assembled from the passes, their insertion points and their readbacks.
 pub use frame::{
@@ -145,6 +145,12 @@ pub use passes::{
     shadow_bits_words, shadow_draws_bytes, ShadowAtlasHandles, ShadowAtlasPass, ShadowCull, ShadowCullHandles,
     ShadowCullPass, SHADOW_CASTER_BITS, SHADOW_DRAWS, SHADOW_DRAWS_LATE, SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS,
     SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ, SHADOW_LATE_COUNTS,
+};
+
+// Image-target views:
+pub use passes::{
+    image_target_format, image_view_depth_name, image_view_list_names, ImageViewInputs, ImageViewListPass,
+    ImageViewPass, ViewTexturePass,
 };
 
 // Depth, the Hi-Z pyramid and colour:

@@ -1,7 +1,8 @@
 //! `city --views 2`: split-screen, each view judged against its own answer (on both culling
 //! backends), in the window
 //! (under Xvfb, where `xvfb-run` exists) as headless, and the refusal of what it does not take
-//! yet.
+//! yet; `city --monitor`: a rooftop camera's image on a billboard, both views judged, and its
+//! refusals.
 
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -112,4 +113,78 @@ fn two_views_split_the_window_into_two_pictures() {
         let first = &picture[..4];
         assert!(picture.chunks_exact(4).any(|pixel| pixel != first), "a half is one colour: {text}");
     }
+}
+
+/// `city --monitor --cull CULL --truth --validate`: the monitor's view (view 0, drawn first)
+/// and the street view (view 1) each equal their unculled reference and hide nothing, every
+/// frame.
+fn a_monitor_holds_to_the_truth(cull: &str) {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let arguments = ["--monitor", "--frames", "3", "--objects", "2000", "--size", "128x64", "--render", "every"];
+    let (output, text) = city(&[&arguments[..], &["--cull", cull, "--truth", "--validate"]].concat());
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("monitor: a rooftop camera renders into a 256x256 image"), "{text}");
+    for frame in 0..3 {
+        for view in 0..2 {
+            let hidden = format!("frame {frame} view {view} false_hidden 0");
+            let pixels = format!("frame {frame} view {view} differing_pixels 0");
+            assert!(text.lines().any(|line| line == hidden), "{hidden}: {text}");
+            assert!(text.lines().any(|line| line == pixels), "{pixels}: {text}");
+        }
+    }
+    assert_eq!(text.lines().filter(|line| line.contains(" view ") && line.contains("false_hidden")).count(), 6);
+    assert!(!text.contains("a cycle"), "the rooftop camera never sees its own screen: {text}");
+}
+
+#[test]
+fn a_monitor_and_the_street_view_hold_to_the_truth() {
+    a_monitor_holds_to_the_truth("cpu");
+}
+
+/// The street view culled on the GPU, the monitor's view drawing its own lists.
+#[test]
+fn a_monitor_and_the_street_view_culled_on_the_gpu_hold_to_the_truth() {
+    a_monitor_holds_to_the_truth("gpu");
+}
+
+#[test]
+fn a_monitor_refuses_what_it_does_not_take_yet() {
+    for refused in [&["--views", "2"][..], &["--shadows"]] {
+        let (output, text) = city(&[&["--monitor", "--frames", "1", "--objects", "1000"][..], refused].concat());
+        assert!(!output.status.success(), "{refused:?}: {text}");
+        assert!(text.contains("--monitor does not yet take"), "{refused:?}: {text}");
+    }
+}
+
+/// `city --window --monitor`: the billboard shows the rooftop camera's picture in the window.
+#[test]
+fn a_monitor_shows_in_the_window() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let has_xvfb = Command::new("xvfb-run").arg("--help").output().is_ok_and(|output| output.status.success());
+    if !has_xvfb {
+        assert!(std::env::var("ENGINE_REQUIRE_VULKAN").is_err(), "ENGINE_REQUIRE_VULKAN=1 but xvfb-run is missing");
+        return;
+    }
+    let folder = temporary("city_views", "monitor-window");
+    let output = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1024x768x24", env!("CARGO_BIN_EXE_city"), "--window", "--monitor"])
+        .args(["--frames", "5", "--objects", "1000", "--size", "320x180", "--validate", "--screenshot", "shot.png"])
+        .current_dir(&folder)
+        .output()
+        .expect("xvfb-run starts");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{text}");
+    let (width, height, pixels) = read_png(&folder.join("shot.png"));
+    let _ = std::fs::remove_dir_all(&folder);
+    assert_eq!((width, height), (320, 180), "{text}");
+    // The billboard's middle (the top right of the view) holds the monitor's picture: more
+    // than one colour.
+    let texel = |x: usize, y: usize| &pixels[(y * width as usize + x) * 4..][..4];
+    let picture: Vec<&[u8]> =
+        (60..80).flat_map(|y| (205..235).map(move |x| (x, y))).map(|(x, y)| texel(x, y)).collect();
+    assert!(picture.iter().any(|pixel| *pixel != picture[0]), "the billboard is one colour: {text}");
 }

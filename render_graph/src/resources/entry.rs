@@ -43,18 +43,27 @@ pub(super) fn entry_sources(
             entry[of as usize] = EntrySource::PreviousFrame(final_state(index));
         }
     }
-    // Aliased memory: each occupant waits for the previous one; the first waits for the last
-    // occupant of the previous frame.
+    // Aliased memory: each occupant waits for every occupant before it (a smaller one in
+    // between covers only part of the memory, so the earlier ones' last accesses to the rest
+    // must be waited for too); the first waits for every occupant of the previous frame.
     for block in &alias.blocks {
         let occupants: Vec<usize> = block.occupants.iter().map(|&item| alias_resources[item] as usize).collect();
+        let mut before = SyncState::NONE;
+        let all = occupants.iter().fold(SyncState::NONE, |union, &resource| joined(union, final_state(resource)));
         for (position, &resource) in occupants.iter().enumerate() {
             entry[resource] = if position == 0 {
-                let last = *occupants.last().expect("a block has an occupant");
-                EntrySource::PreviousFrame(final_state(last))
+                let last = final_state(*occupants.last().expect("a block has an occupant"));
+                EntrySource::PreviousFrame(SyncState { layout: last.layout, ..all })
             } else {
-                EntrySource::SameFrame(final_state(occupants[position - 1]))
+                before = joined(before, final_state(occupants[position - 1]));
+                EntrySource::SameFrame(SyncState { layout: final_state(occupants[position - 1]).layout, ..before })
             };
         }
     }
     entry
+}
+
+/// The stages and accesses of `a` and `b` together (the layout `b`'s).
+fn joined(a: SyncState, b: SyncState) -> SyncState {
+    SyncState { stages: a.stages | b.stages, access: a.access | b.access, layout: b.layout }
 }

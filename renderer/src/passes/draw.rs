@@ -330,13 +330,19 @@ impl SceneInputs {
     /// `materials` and `material_textures`, `mesh_indices` (index buffer), `draw_commands`
     /// and `draw_count` (indirect arguments).
     pub(crate) fn register(registry: &mut Registry<'_>) -> SceneInputs {
+        SceneInputs::register_with(registry, DRAW_COMMANDS, DRAW_INSTANCES)
+    }
+
+    /// [`SceneInputs::register`] with the commands and their instances read from the buffers
+    /// `commands` and `instances` (an image view's own, on the GPU culling backend).
+    pub(crate) fn register_with(registry: &mut Registry<'_>, commands: &str, instances: &str) -> SceneInputs {
         let transforms = registry.buffer(OBJECT_TRANSFORMS);
         let objects = registry.buffer(OBJECT_RECORDS);
         let vertices = registry.buffer(MESH_VERTICES);
         let indices = registry.buffer(MESH_INDICES);
-        let commands = registry.buffer(DRAW_COMMANDS);
+        let commands = registry.buffer(commands);
         let count = registry.buffer(DRAW_COUNT);
-        let instances = registry.buffer(DRAW_INSTANCES);
+        let instances = registry.buffer(instances);
         let (uvs, materials) = (registry.buffer(MESH_UVS), registry.buffer(MATERIALS));
         let textures = registry.image(MATERIAL_TEXTURES);
         let (palette, skin) = (registry.buffer(SKIN_PALETTE), registry.buffer(MESH_SKIN));
@@ -374,6 +380,11 @@ impl SceneInputs {
     /// The index buffer the scene draws from.
     pub(crate) fn index_buffer(&self) -> BufferRead {
         self.indices
+    }
+
+    /// `draw_commands`, read as indirect arguments.
+    pub(crate) fn commands(&self) -> BufferRead {
+        self.commands
     }
 
     /// Binds the draw's pipeline with the scene buffers and its camera, then draws the

@@ -21,6 +21,10 @@
 //!    light view's casters into its tile of `shadow_atlas`; on GPU-culled frames then the
 //!    cascades' occlusion: [`HiZBuildPass::shadow_atlas`], [`ShadowCullPass::late`],
 //!    [`ShadowAtlasPass::device_culled_late`];
+//!    then, for each camera rendering into an image, its [`ImageViewPass`]es (`image_view.rs`:
+//!    depth, then colour into the image; on GPU-culled frames after its [`ImageViewListPass`]
+//!    uploads its own lists) and the copies into the texture layers that show it
+//!    ([`ViewTexturePass`], `view_texture.rs`);
 //! 8. [`GeometryPass`] (`geometry.rs`), then [`BlendedPass`] (`blended.rs`): translucent
 //!    objects back to front, run only once the scene has a blended material;
 //! 9. the readbacks ([`color_readback_pass`], and [`render_graph::readback`]'s passes for
@@ -37,12 +41,14 @@ mod depth_prepass;
 mod draw;
 mod geometry;
 mod hiz;
+mod image_view;
 mod mesh_upload;
 mod per_view;
 mod shadow;
 mod upload;
 mod view;
 mod view_draws;
+mod view_texture;
 
 pub use batches::DrawBatchPass;
 pub use blended::{BlendedInputs, BlendedPass};
@@ -63,11 +69,16 @@ pub(crate) use draw::ObjectIdImage;
 pub use draw::{DrawMode, SceneInputs};
 pub use geometry::{GeometryInputs, GeometryPass};
 pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HiZHandles, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT, HIZ_GROUP};
+pub use image_view::{
+    image_target_format, image_view_depth_name, image_view_list_names, ImageViewInputs, ImageViewListPass,
+    ImageViewPass,
+};
 pub use mesh_upload::MeshUploadPass;
 pub use per_view::{PassView, PerView, ViewPass};
 pub use shadow::{ShadowAtlasHandles, ShadowAtlasPass};
 pub use upload::{DrawListPass, ObjectUploadPass, SCATTER_GROUP};
 pub use view::{ViewUploadPass, VIEW_BLOCKS, VIEW_BLOCK_STRIDE};
+pub use view_texture::ViewTexturePass;
 
 use render_graph::readback::ReadbackPass;
 

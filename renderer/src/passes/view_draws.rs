@@ -8,7 +8,7 @@
 use render_graph::{vk, ExecuteContext};
 
 use super::draw::{draw_direct, frame_push_words, DrawFilter, DrawMode, INSTANCED_BIT};
-use crate::scene::{GpuScene, WindowViews, DRAW_COMMAND_BYTES};
+use crate::scene::{DrawCommand, GpuScene, ViewList, WindowViews, DRAW_COMMAND_BYTES};
 
 /// How one scene draw issues its commands, for [`draw_window_views`].
 #[derive(Clone, Copy)]
@@ -139,51 +139,76 @@ pub(crate) unsafe fn draw_window_views(
     views: &WindowViews,
     draw: SplitDraw,
 ) {
-    let host_draws = scene.draw_commands();
-    let stride = DRAW_COMMAND_BYTES as u32;
     for view in views.views() {
         let Some(list) = scene.view_list(view.list as usize) else { continue };
         let range = list.first as usize..(list.first + list.count) as usize;
-        let Some(draws) = host_draws.get(range) else { continue };
+        let Some(draws) = scene.draw_commands().get(range) else { continue };
         if draws.is_empty() || !set_view_rect(context, view.rect) {
             continue;
         }
-        let mut push = frame_push_words(context, &view.view_projection, draw.filter);
-        if list.instanced {
-            push[16] |= INSTANCED_BIT;
-        }
-        context.push_constants(&push);
-        if context.failed() {
+        // SAFETY: the caller's contract; the run's commands are the host's, uploaded into
+        // `draw_commands` at their place.
+        if !unsafe { draw_view_run(context, (draws, list.first, list.instanced), &view.view_projection, draw) } {
             return;
         }
-        let (raw, command_buffer) = (context.device(), context.command_buffer());
-        let first = u64::from(list.first) * DRAW_COMMAND_BYTES;
-        match draw.mode {
-            DrawMode::Direct => {
-                // SAFETY: the caller's contract: a scene pipeline and the index buffer are bound.
-                unsafe { draw_direct(context, draws) };
-            }
-            DrawMode::IndirectCount | DrawMode::Indirect if draw.multi_draw => {
-                // SAFETY: as above; the run's commands lie in `draw_commands` (the host
-                // uploaded them there), and the mode's features were checked with the pass.
-                unsafe { raw.cmd_draw_indexed_indirect(command_buffer, draw.commands, first, list.count, stride) };
-            }
-            DrawMode::IndirectCount | DrawMode::Indirect => {
-                for index in 0..u64::from(list.count) {
-                    // SAFETY: as above, one command at a time without multiDrawIndirect.
-                    unsafe {
-                        raw.cmd_draw_indexed_indirect(
-                            command_buffer,
-                            draw.commands,
-                            first + index * DRAW_COMMAND_BYTES,
-                            1,
-                            stride,
-                        )
-                    };
-                }
+    }
+}
+
+/// Draws one run of the host's commands with `view_projection` pushed, into the viewport and
+/// scissor set now (a window view's rectangle, or an image view's whole image): `draws`, the
+/// run's commands as the host holds them, lie in `draw.commands` from command `first`;
+/// `instanced` when their instances are slots read from the bound instance buffer. False when
+/// the frame failed (nothing more should be recorded).
+///
+/// # Safety
+/// As [`draw_window_views`]; `draws` were uploaded into `draw.commands` from command `first`.
+pub(crate) unsafe fn draw_view_run(
+    context: &mut ExecuteContext<'_>,
+    (draws, first, instanced): (&[DrawCommand], u32, bool),
+    view_projection: &[[f32; 4]; 4],
+    draw: SplitDraw,
+) -> bool {
+    let stride = DRAW_COMMAND_BYTES as u32;
+    if draws.is_empty() {
+        return true;
+    }
+    let list = ViewList { first, count: draws.len() as u32, instanced };
+    let mut push = frame_push_words(context, view_projection, draw.filter);
+    if list.instanced {
+        push[16] |= INSTANCED_BIT;
+    }
+    context.push_constants(&push);
+    if context.failed() {
+        return false;
+    }
+    let (raw, command_buffer) = (context.device(), context.command_buffer());
+    let first = u64::from(list.first) * DRAW_COMMAND_BYTES;
+    match draw.mode {
+        DrawMode::Direct => {
+            // SAFETY: the caller's contract: a scene pipeline and the index buffer are bound.
+            unsafe { draw_direct(context, draws) };
+        }
+        DrawMode::IndirectCount | DrawMode::Indirect if draw.multi_draw => {
+            // SAFETY: as above; the run's commands lie in `draw_commands` (the host
+            // uploaded them there), and the mode's features were checked with the pass.
+            unsafe { raw.cmd_draw_indexed_indirect(command_buffer, draw.commands, first, list.count, stride) };
+        }
+        DrawMode::IndirectCount | DrawMode::Indirect => {
+            for index in 0..u64::from(list.count) {
+                // SAFETY: as above, one command at a time without multiDrawIndirect.
+                unsafe {
+                    raw.cmd_draw_indexed_indirect(
+                        command_buffer,
+                        draw.commands,
+                        first + index * DRAW_COMMAND_BYTES,
+                        1,
+                        stride,
+                    )
+                };
             }
         }
     }
+    true
 }
 
 /// Sets the viewport and the scissor to `rect` (left, top, width, height) clipped to the

@@ -60,6 +60,7 @@ mod added_meshes;
 mod debug_view;
 mod family_slots;
 mod headless;
+mod image_views;
 mod occluders;
 mod outcome;
 mod pipeline;

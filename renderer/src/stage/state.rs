@@ -7,6 +7,7 @@ use culling::Visibility;
 use render_graph::{GpuDevice, Owner, RenderGraph};
 
 use super::debug_view::{DebugView, DebugViewPass};
+use super::image_views::ImageViewPasses;
 use super::outcome::{report_user_passes, FrameOutcome};
 use super::readback::{add_ring, ReadbackRing, READBACK_RING, SHADOW_BITS_RING, VISIBILITY_RING};
 use super::screenshot::{develop, lock_copied, Screenshot, ScreenshotPass, ScreenshotRequest, Screenshots, SharedCopy};
@@ -19,7 +20,7 @@ use crate::passes::{
     SHADOW_CASTER_BITS, SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, VISIBILITY_BITS,
 };
 use crate::scene::{
-    lock_scene, FrameView, GpuScene, ShadowCulling, ShadowFrame, SharedScene, WindowViews, MAX_WINDOW_VIEWS,
+    lock_scene, FrameView, GpuScene, ImageViews, ShadowCulling, ShadowFrame, SharedScene, WindowViews, MAX_WINDOW_VIEWS,
 };
 
 /// What the Render stage's extract reads of the frame.
@@ -102,6 +103,8 @@ pub(super) struct RenderState {
     fitting: Vec<u32>,
     /// What the extract has said once about window views it does not draw.
     split_warnings: SplitWarnings,
+    /// The image-target views' passes the graph holds.
+    image_views: ImageViewPasses,
 }
 
 impl RenderState {
@@ -189,6 +192,7 @@ impl RenderState {
             shadow_views: shadows.views,
             fitting: Vec::new(),
             split_warnings: SplitWarnings::default(),
+            image_views: ImageViewPasses::new(setup.clear_color, shadow_atlas > 0, on_device),
         })
     }
 
@@ -250,6 +254,7 @@ impl RenderState {
         self.graph.set_param(frame_view);
         let shadowed = shadows.is_some() && self.shadow_atlas > 0;
         let mut window_views = self.graph.param_mut::<WindowViews>().map(std::mem::take).unwrap_or_default();
+        let mut image_views = self.graph.param_mut::<ImageViews>().map(std::mem::take).unwrap_or_default();
         let split;
         {
             let mut scene = lock_scene(&self.scene);
@@ -284,6 +289,7 @@ impl RenderState {
                 // The cull's lists, counts and bits are declared for the new room.
                 self.graph.invalidate();
             }
+            self.image_views.list(inputs.views, visibility, &mut scene, self.on_device, &mut image_views);
             if !self.on_device {
                 outcome.report.host_draw_commands = scene.draw_commands().len() as u32;
             }
@@ -299,6 +305,8 @@ impl RenderState {
             }
         }
         self.graph.set_param(window_views);
+        self.graph.set_param(image_views);
+        self.image_views.follow(&mut self.graph, &self.scene)?;
         // The image follows the view it was culled for (the whole window when it shows several
         // views), unless the target owns the extent (see `FrameTarget::follows_view`).
         let extent = split.unwrap_or(viewport);

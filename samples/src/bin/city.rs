@@ -130,7 +130,15 @@ fn main() -> ExitCode {
     let config = options.city_config();
     // The meshes first, so the city's entities are spawned with their LOD chains.
     let meshes_started = Instant::now();
-    let meshes = CityLibrary::build(&config);
+    let mut meshes = CityLibrary::build(&config);
+    let monitor_meshes = match options.monitor.then(|| city::monitor::add_to_library(&mut meshes.library)) {
+        Some(Ok(added)) => Some(added),
+        Some(Err(error)) => {
+            eprintln!("city: --monitor: {error}");
+            return ExitCode::FAILURE;
+        }
+        None => None,
+    };
     if options.lod_rule == city::options::LodRule::Error {
         app.insert_resource(meshes.lod_errors());
     }
@@ -235,6 +243,27 @@ fn main() -> ExitCode {
         }
         println!("views: 2, split-screen (left: the street's camera, right: another street, the other way)");
     }
+    if let Some(added) = monitor_meshes {
+        if let Err(error) = city::monitor::spawn(app.world_mut(), &config, &city, added) {
+            eprintln!("city: --monitor: {error}");
+            return ExitCode::FAILURE;
+        }
+        println!("monitor: a rooftop camera renders into a 256x256 image shown on a billboard in the street view");
+    }
+    if options.monitor
+        && (split
+            || passes_chosen(&options)
+            || options.shadows
+            || options.stream
+            || options.classify
+            || options.clusters)
+    {
+        eprintln!(
+            "city: --monitor does not yet take --views 2, --post, --debug-boxes, --gpu-animate, --shadows, --stream, \
+             --classify or --clusters"
+        );
+        return ExitCode::FAILURE;
+    }
     let backend = match options.cull {
         CullChoice::Cpu | CullChoice::Off => CullingBackend::Cpu,
         CullChoice::Gpu => CullingBackend::Gpu,
@@ -296,14 +325,25 @@ fn main() -> ExitCode {
             let capacity = city::rendering::capacity(app.world());
             let clock = BobClock::default();
             let (target, capture) = HeadlessTarget::drawing();
+            let monitor_readback = monitor_meshes.map(|_| city::monitor::readback());
             let installed = FramePassCheck::new(&device, passes, capacity, clock.clone())
                 .map_err(city::RenderError::from)
                 .and_then(|(frame_check, add_passes)| {
+                    let mut frame_passes: Vec<renderer::AddPasses> = vec![Box::new(add_passes)];
+                    let mut monitor = None;
+                    if let (Some((add, copy)), Some(added)) = (monitor_readback, monitor_meshes) {
+                        frame_passes.push(add);
+                        let library = meshes.library.clone();
+                        let side = (city::monitor::MONITOR_SIDE, city::monitor::MONITOR_SIDE);
+                        let checker = MeshRenderer::with_shadows(device.clone(), side, capacity, library, SKY, 0)?;
+                        monitor =
+                            Some((city::monitor::MonitorCheck { checker, copy, pixels: Default::default() }, added));
+                    }
                     let frames = city::rendering::CityFrames {
                         backend,
                         extent,
                         bits: BitsReadback::Wait,
-                        passes: vec![Box::new(add_passes)],
+                        passes: frame_passes,
                         shadows: options.shadows,
                     };
                     let choice =
@@ -320,13 +360,16 @@ fn main() -> ExitCode {
                     // lines are checked against the CPU instead.
                     let geometry = FramePassChoice { bob: passes.bob, ..FramePassChoice::default() };
                     checker.add_passes(|graph| add_frame_passes(graph, &geometry, capacity, &clock))?;
-                    Ok((choice, checker, frame_check))
+                    if let Some((monitor, added)) = &monitor {
+                        city::monitor::show_on_reference(&mut checker, &monitor.pixels, added.layer)?;
+                    }
+                    Ok((choice, checker, frame_check, monitor.map(|(monitor, _)| monitor)))
                 });
             match installed {
-                Ok((choice, checker, frame_check)) => {
+                Ok((choice, checker, frame_check, monitor)) => {
                     gpu_culling = choice.on_device;
-                    rendering =
-                        Some(Rendering { capture, checker, frame_check: passes.any().then_some(frame_check), clock });
+                    let frame_check = passes.any().then_some(frame_check);
+                    rendering = Some(Rendering { capture, checker, frame_check, clock, monitor });
                 }
                 Err(error) => {
                     eprintln!("city: {error}");
@@ -535,6 +578,30 @@ fn main() -> ExitCode {
                     }
                 }
             }
+            if let Some(monitor) = &mut rendering.monitor {
+                let views = app.resource::<ecs::ResolvedViews>();
+                let report = app.resource::<RenderReport>();
+                let palette = app.resources().get::<animation::SkinPalette>();
+                match monitor.check((&views, &visibility, app.world()), (&report, palette.as_deref())) {
+                    Ok((view, check)) => {
+                        let hidden = check.truth.false_hidden;
+                        progress.suspend(|| {
+                            println!("frame {frame} view {view} differing_pixels {}", check.differing_pixels);
+                            if options.truth {
+                                println!("frame {frame} view {view} false_hidden {hidden}");
+                            }
+                        });
+                        if (check.differing_pixels != 0 || (options.truth && hidden != 0)) && lossless {
+                            status = ExitCode::FAILURE;
+                        }
+                    }
+                    Err(error) => {
+                        progress.abandon();
+                        eprintln!("render: frame {frame}: the monitor: {error}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
             let checked = if split {
                 None
             } else {
@@ -578,6 +645,17 @@ fn main() -> ExitCode {
                     }
                     if check.differing_pixels != 0 && lossless {
                         status = ExitCode::FAILURE;
+                    }
+                    // With a monitor the street view is one view of several: named like the others.
+                    let main_view =
+                        rendering.monitor.as_ref().and_then(|_| app.resource::<ecs::ResolvedViews>().main());
+                    if let Some(view) = main_view {
+                        let pixels = check.differing_pixels;
+                        progress.suspend(|| println!("frame {frame} view {} differing_pixels {pixels}", view.0));
+                        if let Some(truth) = &truth {
+                            let hidden = truth.false_hidden;
+                            progress.suspend(|| println!("frame {frame} view {} false_hidden {hidden}", view.0));
+                        }
                     }
                     if let Some(truth) = &truth {
                         progress.suspend(|| {
@@ -776,6 +854,8 @@ fn run_window(
 struct Rendering {
     capture: SharedCapture,
     checker: MeshRenderer,
+    /// `--monitor`: the monitor view's readback and reference.
+    monitor: Option<city::monitor::MonitorCheck>,
     /// The user's frame passes and their CPU check, when any is chosen.
     frame_check: Option<FramePassCheck>,
     /// The game frame whose wave `--gpu-animate` applies.
@@ -859,4 +939,9 @@ fn report_line(
             (pixels, false) => format!("{pixels} pixels differ (size/distance culls are lossy by design)"),
         }
     )
+}
+
+/// Whether a users' frame pass (`--post`, `--debug-boxes`, `--gpu-animate`) was asked for.
+fn passes_chosen(options: &CityOptions) -> bool {
+    !options.post.is_empty() || options.debug_boxes || options.gpu_animate
 }

@@ -11,6 +11,7 @@ pub mod keyframes;
 pub mod lights;
 pub mod memory;
 mod meshes;
+pub mod monitor;
 mod motion;
 pub mod options;
 pub mod rendering;

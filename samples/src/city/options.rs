@@ -163,6 +163,14 @@ pub struct CityOptions {
     /// PNG is written and the shadows, streaming, user passes and classify images are refused.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
     pub views: u32,
+    /// A security camera on a rooftop renders into a 256x256 image shown on a billboard in the
+    /// corner of the street camera's view (its material samples the image in the same frame);
+    /// with `--truth` every view of every checked frame prints `frame N view V false_hidden X`
+    /// (must be 0) and `differing_pixels`. With GPU culling the monitor's view is culled on
+    /// the CPU (frustum, distance, size), the street view on the GPU. The shadows, streaming,
+    /// user passes, classify images, clusters and `--views 2` are refused with it.
+    #[arg(long)]
+    pub monitor: bool,
     /// With `--shadows`: how many lamps cast shadows at once (0 to 16).
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(0..=16))]
     pub shadow_lights: u32,

@@ -436,12 +436,14 @@ impl GpuScene {
         Ok(())
     }
 
-    /// Whether the upload pass declares the texture writes (texels or a layer copy wait),
-    /// and whether it reads an outgrown array; asked when the graph compiles.
+    /// Whether the upload pass declares the texture writes (texels or a layer copy wait, or
+    /// the library has view textures: the array's first version of the frame is then the
+    /// upload's, which the image views sample before their pictures are copied into it), and
+    /// whether it reads an outgrown array; asked when the graph compiles.
     pub(crate) fn texture_declarations(&self) -> (bool, bool) {
         let textures = &self.textures;
         (
-            textures.declared,
+            textures.declared || !self.meshes.view_textures().is_empty(),
             textures.declared && textures.outgrown.as_ref().is_some_and(|old| old.recorded_in.is_none()),
         )
     }

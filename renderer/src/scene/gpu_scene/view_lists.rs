@@ -8,7 +8,7 @@
 //! come from each object's record, as in the main list.
 
 use crate::scene::window_views::{ViewList, MAX_WINDOW_VIEWS};
-use crate::scene::{DrawCommand, ObjectRecord};
+use crate::scene::{DrawCommand, ObjectRecord, OwnRun};
 use render_graph::{GraphError, Result};
 
 use super::draws::DrawSource;
@@ -104,6 +104,38 @@ impl GpuScene {
         };
         self.view_lists.keyed = keyed;
         result
+    }
+
+    /// The commands and instances of a view drawn apart from the host list (an image-target
+    /// view while the GPU writes the lists): `objects` the slots it may see, `mesh_of(index)`
+    /// the mesh `objects[index]` draws in it, as [`GpuScene::push_view_list`] takes them. The
+    /// commands are instanced, one per index range, `firstInstance` counting from the start
+    /// of `run.instances`; slots past the object count or empty draw nothing.
+    pub(crate) fn build_view_run(&mut self, objects: &[u32], mesh_of: impl Fn(usize) -> u32, run: &mut OwnRun) {
+        let mut keyed = std::mem::take(&mut self.view_lists.keyed);
+        keyed.clear();
+        for (index, &slot) in objects.iter().enumerate() {
+            let Some(record) = self.records.get(slot as usize).filter(|_| slot < self.count) else { continue };
+            if !record.is_empty() {
+                let range = self.view_range(record, mesh_of(index));
+                if range[1] > 0 {
+                    keyed.push((range, slot));
+                }
+            }
+        }
+        keyed.sort_unstable();
+        for batch in keyed.chunk_by(|a, b| a.0 == b.0) {
+            let [first_index, index_count, vertex_offset] = batch[0].0;
+            run.commands.push(DrawCommand {
+                index_count,
+                instance_count: batch.len() as u32,
+                first_index,
+                vertex_offset: vertex_offset as i32,
+                first_instance: run.instances.len() as u32,
+            });
+            run.instances.extend(batch.iter().map(|&(_, slot)| slot));
+        }
+        self.view_lists.keyed = keyed;
     }
 
     /// Views the GPU's object cull has room for: its lists in `draw_commands`, their counts in
