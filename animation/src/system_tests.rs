@@ -40,7 +40,7 @@ pub(crate) fn chain_boxes(joints: usize) -> Arc<JointBoxes> {
     )
 }
 
-fn animated_app(threads: usize, rigs: usize) -> App {
+pub(crate) fn animated_app(threads: usize, rigs: usize) -> App {
     let mut app = App::with_threads(threads);
     install(&mut app);
     app.set_fixed_delta(Some(1.0 / 60.0));

@@ -231,6 +231,9 @@ mod posed_bounds {
 #[path = "system_tests.rs"]
 mod system_tests;
 
+#[path = "slice_ownership_tests.rs"]
+mod slice_ownership_tests;
+
 #[test]
 fn shared_key_times_sample_as_each_track_alone() {
     let skeleton = chain_skeleton("rig", 3);
