@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use hecs::Entity;
 
-use crate::{AnimationClip, AnimationError, JointBoxes, Skeleton};
+use crate::{AnimationClip, AnimationError, JointBoxes, PaletteRig, Skeleton, SkinPalette};
 
 /// A skinned mesh's per-joint boxes (see [`JointBoxes`]), on the entity that draws it. With a
 /// [`Skin`] the animation system bounds it by its pose each frame; without one it is drawn,
@@ -20,19 +20,24 @@ pub struct SkinnedMesh {
 /// `skin_first .. skin_first + skin_count` of the [`SkinPalette`](crate::SkinPalette). The
 /// animation system gives it its slice the first frame it sees it and frees the slice when
 /// the entity or its `Skin` goes away.
+///
+/// Who owns a slice is the palette's record, not the `Skin`'s: a `Skin` names a slice, and
+/// owns it only while the palette records that slice, of that size, as its entity's. A
+/// clone copies the name but not the record, so a `Skin` cloned onto another entity, put
+/// back after its slice was freed, or left on a reused entity id (a new generation) is given
+/// a slice of its own.
 #[derive(Clone, Debug)]
 pub struct Skin {
     /// The skeleton.
     pub skeleton: Arc<Skeleton>,
     first: u32,
     count: u32,
-    owner: Option<Entity>,
 }
 
 impl Skin {
     /// A rig of `skeleton`, without a palette slice yet.
     pub fn new(skeleton: Arc<Skeleton>) -> Skin {
-        Skin { skeleton, first: 0, count: 0, owner: None }
+        Skin { skeleton, first: 0, count: 0 }
     }
 
     /// First palette entry of the rig (meaningful once [`Skin::skin_count`] is not 0).
@@ -47,17 +52,24 @@ impl Skin {
         self.count
     }
 
-    /// Whether `entity` owns a slice of the right size (a copied `Skin` does not own its
-    /// source's slice).
+    /// Whether `entity`, carrying this `Skin`, owns the slice it names: one of the
+    /// skeleton's size that `palette` records as `entity`'s. An entity carries one `Skin` and
+    /// the palette one record a slice, so two owning `Skin`s never share an entry.
     #[inline]
-    pub(crate) fn owns_slice(&self, entity: Entity) -> bool {
-        self.owner == Some(entity) && self.count as usize == self.skeleton.joint_count()
+    pub(crate) fn owns_slice(&self, entity: Entity, palette: &SkinPalette) -> bool {
+        self.count as usize == self.skeleton.joint_count() && palette.records(entity, self.first, self.count)
     }
 
-    pub(crate) fn set_slice(&mut self, entity: Entity, first: u32) {
+    /// Whether this `Skin` names `rig`'s slice, at the skeleton's size: on `rig.entity`, that
+    /// is [`Skin::owns_slice`] for a record the palette holds.
+    #[inline]
+    pub(crate) fn names(&self, rig: &PaletteRig) -> bool {
+        self.first == rig.first && self.count == rig.count && self.count as usize == self.skeleton.joint_count()
+    }
+
+    pub(crate) fn set_slice(&mut self, first: u32) {
         self.first = first;
         self.count = self.skeleton.joint_count() as u32;
-        self.owner = Some(entity);
     }
 }
 

@@ -23,6 +23,9 @@ pub struct SkinPalette {
     free: Vec<Range<u32>>,
     /// The rigs holding a slice.
     rigs: Vec<PaletteRig>,
+    /// Per entry, the rig whose slice starts there, if one does: the record a `Skin` is
+    /// checked against (`records`), found without a search. Cloning a `Skin` does not copy it.
+    heads: Vec<Option<SliceHead>>,
     /// Entries written by the last run of the animation system.
     written: usize,
 }
@@ -36,6 +39,13 @@ pub struct PaletteRig {
     pub first: u32,
     /// Its number of entries (the skeleton's joints).
     pub count: u32,
+}
+
+/// Who holds the slice starting at an entry: the owning entity and the slice's entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SliceHead {
+    entity: Entity,
+    count: u32,
 }
 
 impl SkinPalette {
@@ -71,6 +81,12 @@ impl SkinPalette {
         self.written * PALETTE_ENTRY_BYTES
     }
 
+    /// Whether a slice of `count` entries from `first` is held, and by `entity`.
+    #[inline]
+    pub(crate) fn records(&self, entity: Entity, first: u32, count: u32) -> bool {
+        self.heads.get(first as usize).copied().flatten() == Some(SliceHead { entity, count })
+    }
+
     pub(crate) fn set_written(&mut self, entries: usize) {
         self.written = entries;
     }
@@ -96,21 +112,24 @@ impl SkinPalette {
                     .filter(|first| first.checked_add(count).is_some())
                     .expect("the skin palette holds at most u32::MAX entries");
                 self.matrices.resize(self.matrices.len() + count as usize, SkinMatrix::IDENTITY);
+                self.heads.resize(self.matrices.len(), None);
                 first
             }
         };
         self.matrices[first as usize..(first + count) as usize].fill(SkinMatrix::IDENTITY);
         self.rigs.push(PaletteRig { entity, first, count });
+        self.heads[first as usize] = Some(SliceHead { entity, count });
         first
     }
 
     /// Frees the slices of the rigs `keep` refuses (gone, or no longer owning that slice).
     pub(crate) fn release_where(&mut self, mut keep: impl FnMut(&PaletteRig) -> bool) {
-        let free = &mut self.free;
+        let (free, heads) = (&mut self.free, &mut self.heads);
         self.rigs.retain(|rig| {
             let kept = keep(rig);
             if !kept {
                 insert_free(free, rig.first..rig.first + rig.count);
+                heads[rig.first as usize] = None;
             }
             kept
         });
@@ -184,5 +203,21 @@ mod tests {
         assert_eq!(palette.allocate(two, 6), 0, "first fit reuses the freed range");
         assert_eq!(palette.allocate(one, 3), 12, "2 left free cannot hold 3: the palette grows");
         assert_eq!(palette.matrices().len(), 15);
+    }
+
+    #[test]
+    fn a_slice_is_recorded_for_its_entity_and_size_until_freed() {
+        let mut world = hecs::World::new();
+        let [one, two] = [(); 2].map(|_| world.spawn(()));
+        let mut palette = SkinPalette::new();
+        let first = palette.allocate(one, 4);
+        assert!(palette.records(one, first, 4));
+        assert!(!palette.records(two, first, 4), "another entity does not hold it");
+        assert!(!palette.records(one, first, 3) && !palette.records(one, first + 1, 3), "nor another size or start");
+        assert!(!palette.records(one, 99, 4), "an entry past the end holds nothing");
+        palette.release_where(|_| false);
+        assert!(!palette.records(one, first, 4), "a freed slice is no one's");
+        assert_eq!(palette.allocate(two, 4), first);
+        assert!(palette.records(two, first, 4) && !palette.records(one, first, 4), "reused: the new rig's alone");
     }
 }

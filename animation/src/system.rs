@@ -97,7 +97,7 @@ pub fn animation_system() -> System {
         *report = AnimationReport::default();
         // The full search for gone rigs looks every rig's entity up; when as many rigs own
         // their slice as the palette holds slices, none is gone (see `owning_rigs`).
-        if owning_rigs(&world, &mut state.all_own) != palette.rigs().len() {
+        if owning_rigs(&world, &palette, &mut state.all_own) != palette.rigs().len() {
             release_gone_rigs(&world, &mut palette);
         }
         let mut joints = 0;
@@ -120,9 +120,9 @@ pub fn animation_system() -> System {
                 for (row, skin) in skins.iter_mut().enumerate() {
                     if !all_own {
                         let entity = entity_of(row);
-                        if !skin.owns_slice(entity) {
+                        if !skin.owns_slice(entity, &palette) {
                             let first = palette.allocate(entity, skin.skeleton.joint_count() as u32);
-                            skin.set_slice(entity, first);
+                            skin.set_slice(first);
                             state.allocated.push(entity);
                         }
                     }
@@ -306,8 +306,9 @@ impl ChunkRigs<'_> {
     /// Poses row `row` alone; returns 1 when it fell back to its bind pose.
     fn pose_one(&self, row: usize, pose: &mut SkinnedPose, scratch: &mut PoseScratch) -> usize {
         let skin = &self.skins[row];
-        // SAFETY: each rig's slice was allocated to it alone (`SkinPalette::allocate`,
-        // checked by `owns_slice` this frame), and this job alone poses this row.
+        // SAFETY: each rig's slice was allocated to it alone (`SkinPalette::allocate`; the
+        // palette's record of it checked by `owns_slice` this frame, or made this frame), and
+        // this job alone poses this row.
         let palette = unsafe { self.cells.slice_mut(skin.skin_first(), skin.skin_count()) };
         let player = self.players.map(|players| &players[row]);
         let (bounds, outcome) = pose_rig(&skin.skeleton, &self.meshes[row].joint_boxes, player, palette, scratch);
@@ -396,14 +397,12 @@ fn holds_its_pose(archetype: &runtime::ArchetypeColumns<'_>) -> bool {
         && (archetype.has::<ecs::Culled>() || archetype.has::<ecs::Occluded>())
 }
 
-/// Frees the slices of rigs whose entity or `Skin` went away (or whose `Skin` was replaced).
+/// Frees the slices no `Skin` owns: their entity or `Skin` went away, or its `Skin` was
+/// replaced by one naming another slice. A record is kept exactly when its entity's `Skin`
+/// names it, which for a held record is that `Skin` owning it (`Skin::owns_slice`).
 fn release_gone_rigs(world: &Columns<'_, AnimationAccess>, palette: &mut SkinPalette) {
     palette.release_where(|rig| {
-        world
-            .entity(rig.entity)
-            .ok()
-            .and_then(|entity| entity.get::<Skin>())
-            .is_some_and(|skin| skin.owns_slice(rig.entity) && skin.skin_first() == rig.first)
+        world.entity(rig.entity).ok().and_then(|entity| entity.get::<Skin>()).is_some_and(|skin| skin.names(rig))
     });
 }
 
@@ -424,13 +423,15 @@ fn warn_refused<'a>(rigs: impl Iterator<Item = (&'a AnimationPlayer, &'a Skin)>)
     }
 }
 
-/// Rigs whose `Skin` owns its palette slice, over the archetypes the system poses. Every such
-/// `Skin` names a distinct live slice (`SkinPalette::allocate` gave it to that entity, and a
-/// slice is freed only once its owner no longer holds it), so when the count equals the
-/// palette's slices every slice has its owner and the search for gone rigs would free
-/// nothing. A `Skin` outside those archetypes makes the count fall short: the search runs.
-/// `all_own[position]` says whether every rig of the archetype at `position` owns its slice.
-fn owning_rigs(world: &Columns<'_, AnimationAccess>, all_own: &mut Vec<bool>) -> usize {
+/// Rigs whose `Skin` owns its palette slice, over the archetypes the system poses. Owning
+/// means the palette records the named slice as the entity's (`Skin::owns_slice`), and an
+/// entity has one `Skin`, so the owning `Skin`s and the records they match pair one to one:
+/// when the count equals the palette's slices every record has its owner and the search for
+/// gone rigs would free nothing. A copied `Skin` naming a freed or another entity's slice
+/// does not count, so it cannot stand in for a gone rig; a `Skin` outside those archetypes
+/// makes the count fall short, and the search runs. `all_own[position]` says whether every
+/// rig of the archetype at `position` owns its slice.
+fn owning_rigs(world: &Columns<'_, AnimationAccess>, palette: &SkinPalette, all_own: &mut Vec<bool>) -> usize {
     let mut owning = 0;
     all_own.clear();
     for archetype in world.archetypes() {
@@ -439,7 +440,7 @@ fn owning_rigs(world: &Columns<'_, AnimationAccess>, all_own: &mut Vec<bool>) ->
         let skins = if archetype.has::<SkinnedMesh>() { archetype.column::<Skin>() } else { None };
         for (skin, &id) in skins.iter().flat_map(|skins| skins.iter()).zip(archetype.ids()) {
             // SAFETY: the id is read from an archetype of this view, so it is live.
-            archetype_owning += usize::from(skin.owns_slice(unsafe { world.find_entity_from_id(id) }));
+            archetype_owning += usize::from(skin.owns_slice(unsafe { world.find_entity_from_id(id) }, palette));
         }
         all_own.push(archetype_owning == archetype.len() as usize);
         owning += archetype_owning;
