@@ -32,12 +32,14 @@ pub struct Skin {
     pub skeleton: Arc<Skeleton>,
     first: u32,
     count: u32,
+    /// Where the palette keeps the record of the slice (`SkinPalette::records`).
+    record: u32,
 }
 
 impl Skin {
     /// A rig of `skeleton`, without a palette slice yet.
     pub fn new(skeleton: Arc<Skeleton>) -> Skin {
-        Skin { skeleton, first: 0, count: 0 }
+        Skin { skeleton, first: 0, count: 0, record: u32::MAX }
     }
 
     /// First palette entry of the rig (meaningful once [`Skin::skin_count`] is not 0).
@@ -57,18 +59,23 @@ impl Skin {
     /// the palette one record a slice, so two owning `Skin`s never share an entry.
     #[inline]
     pub(crate) fn owns_slice(&self, entity: Entity, palette: &SkinPalette) -> bool {
-        self.count as usize == self.skeleton.joint_count() && palette.records(entity, self.first, self.count)
+        self.count as usize == self.skeleton.joint_count()
+            && palette.records(self.record, PaletteRig { entity, first: self.first, count: self.count })
     }
 
-    /// Whether this `Skin` names `rig`'s slice, at the skeleton's size: on `rig.entity`, that
-    /// is [`Skin::owns_slice`] for a record the palette holds.
+    /// Whether this `Skin` names the record at `place`, `rig`, at the skeleton's size: on
+    /// `rig.entity`, that is [`Skin::owns_slice`] for a record the palette holds.
     #[inline]
-    pub(crate) fn names(&self, rig: &PaletteRig) -> bool {
-        self.first == rig.first && self.count == rig.count && self.count as usize == self.skeleton.joint_count()
+    pub(crate) fn names(&self, place: u32, rig: &PaletteRig) -> bool {
+        self.record == place
+            && self.first == rig.first
+            && self.count == rig.count
+            && self.count as usize == self.skeleton.joint_count()
     }
 
-    pub(crate) fn set_slice(&mut self, first: u32) {
+    pub(crate) fn set_slice(&mut self, (first, record): (u32, u32)) {
         self.first = first;
+        self.record = record;
         self.count = self.skeleton.joint_count() as u32;
     }
 }

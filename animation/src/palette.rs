@@ -16,16 +16,23 @@ pub const PALETTE_ENTRY_BYTES: usize = std::mem::size_of::<SkinMatrix>();
 /// freed ranges, else at the end; the array grows as rigs appear, with no cap, and a freed
 /// slice is reused by the next rig that fits. Growing moves the array (amortised: capacity
 /// doubles), so a reader keeps indices, never references, across frames.
+///
+/// Which entity owns which slice is the palette's record ([`PaletteRig`]), not the
+/// [`Skin`](crate::Skin)'s: a `Skin` owns the slice it names only while the palette holds that
+/// record for its entity, so a cloned `Skin` never shares its source's entries.
 #[derive(Clone, Debug, Default)]
 pub struct SkinPalette {
     matrices: Vec<SkinMatrix>,
     /// Freed ranges, sorted by start, never touching one another.
     free: Vec<Range<u32>>,
-    /// The rigs holding a slice.
-    rigs: Vec<PaletteRig>,
-    /// Per entry, the rig whose slice starts there, if one does: the record a `Skin` is
-    /// checked against (`records`), found without a search. Cloning a `Skin` does not copy it.
-    heads: Vec<Option<SliceHead>>,
+    /// The palette's records of who holds which slice, each at the place its `Skin` names
+    /// (so checking a `Skin` against its record is one load): `None` where a freed record
+    /// was, reused by the next rig. Cloning a `Skin` copies the place, never the record.
+    records: Vec<Option<PaletteRig>>,
+    /// Places in `records` that hold none, the last freed reused first.
+    vacant: Vec<u32>,
+    /// Records held (`records` less its `None`s).
+    held: usize,
     /// Entries written by the last run of the animation system.
     written: usize,
 }
@@ -39,13 +46,6 @@ pub struct PaletteRig {
     pub first: u32,
     /// Its number of entries (the skeleton's joints).
     pub count: u32,
-}
-
-/// Who holds the slice starting at an entry: the owning entity and the slice's entries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct SliceHead {
-    entity: Entity,
-    count: u32,
 }
 
 impl SkinPalette {
@@ -65,9 +65,14 @@ impl SkinPalette {
         &self.matrices[first as usize..(first + count) as usize]
     }
 
-    /// The rigs holding a slice.
-    pub fn rigs(&self) -> &[PaletteRig] {
-        &self.rigs
+    /// The rigs holding a slice, in the order of their records (not of their slices).
+    pub fn rigs(&self) -> impl Iterator<Item = &PaletteRig> + '_ {
+        self.records.iter().flatten()
+    }
+
+    /// How many rigs hold a slice.
+    pub fn rig_count(&self) -> usize {
+        self.held
     }
 
     /// Entries written by the last run of the animation system (its rigs' joints).
@@ -81,21 +86,22 @@ impl SkinPalette {
         self.written * PALETTE_ENTRY_BYTES
     }
 
-    /// Whether a slice of `count` entries from `first` is held, and by `entity`.
+    /// Whether the record at `place` gives `entity` the slice of `count` entries from `first`.
     #[inline]
-    pub(crate) fn records(&self, entity: Entity, first: u32, count: u32) -> bool {
-        self.heads.get(first as usize).copied().flatten() == Some(SliceHead { entity, count })
+    pub(crate) fn records(&self, place: u32, rig: PaletteRig) -> bool {
+        self.records.get(place as usize).copied().flatten() == Some(rig)
     }
 
     pub(crate) fn set_written(&mut self, entries: usize) {
         self.written = entries;
     }
 
-    /// A slice of `count` entries for `entity` (filled with identities); returns its first.
+    /// A slice of `count` entries for `entity` (filled with identities); returns its first
+    /// entry and the place of its record.
     ///
     /// # Panics
     /// When the palette would pass `u32::MAX` entries.
-    pub(crate) fn allocate(&mut self, entity: Entity, count: u32) -> u32 {
+    pub(crate) fn allocate(&mut self, entity: Entity, count: u32) -> (u32, u32) {
         let first = match self.free.iter().position(|range| range.len() >= count as usize) {
             Some(index) => {
                 let range = &mut self.free[index];
@@ -112,27 +118,36 @@ impl SkinPalette {
                     .filter(|first| first.checked_add(count).is_some())
                     .expect("the skin palette holds at most u32::MAX entries");
                 self.matrices.resize(self.matrices.len() + count as usize, SkinMatrix::IDENTITY);
-                self.heads.resize(self.matrices.len(), None);
                 first
             }
         };
         self.matrices[first as usize..(first + count) as usize].fill(SkinMatrix::IDENTITY);
-        self.rigs.push(PaletteRig { entity, first, count });
-        self.heads[first as usize] = Some(SliceHead { entity, count });
-        first
+        let record = Some(PaletteRig { entity, first, count });
+        let place = match self.vacant.pop() {
+            Some(place) => {
+                self.records[place as usize] = record;
+                place
+            }
+            None => {
+                self.records.push(record);
+                u32::try_from(self.records.len() - 1).expect("fewer rigs than palette entries")
+            }
+        };
+        self.held += 1;
+        (first, place)
     }
 
-    /// Frees the slices of the rigs `keep` refuses (gone, or no longer owning that slice).
-    pub(crate) fn release_where(&mut self, mut keep: impl FnMut(&PaletteRig) -> bool) {
-        let (free, heads) = (&mut self.free, &mut self.heads);
-        self.rigs.retain(|rig| {
-            let kept = keep(rig);
-            if !kept {
-                insert_free(free, rig.first..rig.first + rig.count);
-                heads[rig.first as usize] = None;
+    /// Frees the slices of the rigs `keep` refuses (gone, or no longer owning that slice);
+    /// `keep` is given each record's place and rig.
+    pub(crate) fn release_where(&mut self, mut keep: impl FnMut(u32, &PaletteRig) -> bool) {
+        for (place, record) in self.records.iter_mut().enumerate() {
+            if let Some(rig) = record.filter(|rig| !keep(place as u32, rig)) {
+                insert_free(&mut self.free, rig.first..rig.first + rig.count);
+                *record = None;
+                self.vacant.push(place as u32);
+                self.held -= 1;
             }
-            kept
-        });
+        }
     }
 
     /// The palette's entries as cells the animation jobs write disjoint slices of.
@@ -195,13 +210,13 @@ mod tests {
         let mut world = hecs::World::new();
         let [one, two, three] = [(); 3].map(|_| world.spawn(()));
         let mut palette = SkinPalette::new();
-        assert_eq!(palette.allocate(one, 4), 0);
-        assert_eq!(palette.allocate(two, 4), 4);
-        assert_eq!(palette.allocate(three, 4), 8);
-        palette.release_where(|rig| rig.entity == three);
+        assert_eq!(palette.allocate(one, 4).0, 0);
+        assert_eq!(palette.allocate(two, 4).0, 4);
+        assert_eq!(palette.allocate(three, 4).0, 8);
+        palette.release_where(|_, rig| rig.entity == three);
         assert_eq!(palette.free, vec![0..8], "two neighbours freed merge into one range");
-        assert_eq!(palette.allocate(two, 6), 0, "first fit reuses the freed range");
-        assert_eq!(palette.allocate(one, 3), 12, "2 left free cannot hold 3: the palette grows");
+        assert_eq!(palette.allocate(two, 6).0, 0, "first fit reuses the freed range");
+        assert_eq!(palette.allocate(one, 3).0, 12, "2 left free cannot hold 3: the palette grows");
         assert_eq!(palette.matrices().len(), 15);
     }
 
@@ -210,14 +225,18 @@ mod tests {
         let mut world = hecs::World::new();
         let [one, two] = [(); 2].map(|_| world.spawn(()));
         let mut palette = SkinPalette::new();
-        let first = palette.allocate(one, 4);
-        assert!(palette.records(one, first, 4));
-        assert!(!palette.records(two, first, 4), "another entity does not hold it");
-        assert!(!palette.records(one, first, 3) && !palette.records(one, first + 1, 3), "nor another size or start");
-        assert!(!palette.records(one, 99, 4), "an entry past the end holds nothing");
-        palette.release_where(|_| false);
-        assert!(!palette.records(one, first, 4), "a freed slice is no one's");
-        assert_eq!(palette.allocate(two, 4), first);
-        assert!(palette.records(two, first, 4) && !palette.records(one, first, 4), "reused: the new rig's alone");
+        let (first, place) = palette.allocate(one, 4);
+        let rig = PaletteRig { entity: one, first, count: 4 };
+        assert!(palette.records(place, rig));
+        assert!(!palette.records(place, PaletteRig { entity: two, ..rig }), "another entity does not hold it");
+        assert!(!palette.records(place, PaletteRig { count: 3, ..rig }), "nor another size");
+        assert!(!palette.records(place, PaletteRig { first: 1, ..rig }), "nor another start");
+        assert!(!palette.records(place + 1, rig), "a place past the end holds nothing");
+        palette.release_where(|_, _| false);
+        assert!(!palette.records(place, rig), "a freed slice is no one's");
+        assert_eq!(palette.rig_count(), 0);
+        assert_eq!(palette.allocate(two, 4), (first, place), "the slice and the record's place are reused");
+        assert!(!palette.records(place, rig), "reused: the new rig's alone");
+        assert_eq!(palette.rigs().copied().collect::<Vec<_>>(), [PaletteRig { entity: two, ..rig }]);
     }
 }

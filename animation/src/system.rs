@@ -97,7 +97,7 @@ pub fn animation_system() -> System {
         *report = AnimationReport::default();
         // The full search for gone rigs looks every rig's entity up; when as many rigs own
         // their slice as the palette holds slices, none is gone (see `owning_rigs`).
-        if owning_rigs(&world, &palette, &mut state.all_own) != palette.rigs().len() {
+        if owning_rigs(&world, &palette, &mut state.all_own) != palette.rig_count() {
             release_gone_rigs(&world, &mut palette);
         }
         let mut joints = 0;
@@ -121,8 +121,7 @@ pub fn animation_system() -> System {
                     if !all_own {
                         let entity = entity_of(row);
                         if !skin.owns_slice(entity, &palette) {
-                            let first = palette.allocate(entity, skin.skeleton.joint_count() as u32);
-                            skin.set_slice(first);
+                            skin.set_slice(palette.allocate(entity, skin.skeleton.joint_count() as u32));
                             state.allocated.push(entity);
                         }
                     }
@@ -401,8 +400,8 @@ fn holds_its_pose(archetype: &runtime::ArchetypeColumns<'_>) -> bool {
 /// replaced by one naming another slice. A record is kept exactly when its entity's `Skin`
 /// names it, which for a held record is that `Skin` owning it (`Skin::owns_slice`).
 fn release_gone_rigs(world: &Columns<'_, AnimationAccess>, palette: &mut SkinPalette) {
-    palette.release_where(|rig| {
-        world.entity(rig.entity).ok().and_then(|entity| entity.get::<Skin>()).is_some_and(|skin| skin.names(rig))
+    palette.release_where(|place, rig| {
+        world.entity(rig.entity).ok().and_then(|entity| entity.get::<Skin>()).is_some_and(|skin| skin.names(place, rig))
     });
 }
 

@@ -234,7 +234,7 @@ fn despawned_rigs_free_their_slices_for_new_ones() {
         .unwrap();
     app.world_mut().despawn(victim.0).unwrap();
     app.run_frame();
-    assert_eq!(app.resource::<SkinPalette>().rigs().len(), 3, "the despawned rig's slice is freed");
+    assert_eq!(app.resource::<SkinPalette>().rig_count(), 3, "the despawned rig's slice is freed");
     let skeleton = Arc::new(chain_skeleton("chain", 8));
     let newcomer = app.world_mut().spawn((SkinnedMesh { joint_boxes: chain_boxes(8) }, Skin::new(skeleton)));
     app.run_frame();
@@ -256,11 +256,11 @@ fn removed_and_replaced_skins_free_their_slices() {
     app.world_mut().insert_one(rigs[1].0, Skin::new(Arc::new(chain_skeleton("chain", 8)))).unwrap();
     app.run_frame();
     let palette = app.resource::<SkinPalette>();
-    assert_eq!(palette.rigs().len(), 3, "the removed Skin's slice and the replaced Skin's old one are freed");
-    assert!(palette.rigs().iter().all(|rig| rig.entity != rigs[0].0), "the entity without a Skin owns no slice");
+    assert_eq!(palette.rig_count(), 3, "the removed Skin's slice and the replaced Skin's old one are freed");
+    assert!(palette.rigs().all(|rig| rig.entity != rigs[0].0), "the entity without a Skin owns no slice");
     let replaced = app.world().get::<&Skin>(rigs[1].0).unwrap().skin_first();
-    assert_eq!(palette.rigs().iter().filter(|rig| rig.entity == rigs[1].0).count(), 1, "one slice for the new Skin");
-    assert!(palette.rigs().iter().any(|rig| rig.entity == rigs[1].0 && rig.first == replaced));
+    assert_eq!(palette.rigs().filter(|rig| rig.entity == rigs[1].0).count(), 1, "one slice for the new Skin");
+    assert!(palette.rigs().any(|rig| rig.entity == rigs[1].0 && rig.first == replaced));
 }
 
 #[test]
