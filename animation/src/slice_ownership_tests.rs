@@ -210,3 +210,107 @@ fn churn(threads: usize) -> (Vec<u32>, Vec<u32>) {
 fn slices_churned_alike_on_one_and_two_threads_give_bit_identical_palettes() {
     assert_eq!(churn(1), churn(2), "the slices and the palette must not depend on the thread count");
 }
+
+/// One step of a game's handling of rigs, on the rig (or kept `Skin`) its number picks.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    /// Takes a rig's `Skin` away and keeps it.
+    Remove(usize),
+    /// Puts a kept `Skin` back on the entity it came from, if that entity lives.
+    PutBack(usize),
+    /// Puts a kept `Skin` on a new entity.
+    Adopt(usize),
+    /// Clones a rig's `Skin` onto a new entity.
+    Clone(usize),
+    /// Swaps two rigs' `Skin`s.
+    Swap(usize, usize),
+    /// Despawns a rig.
+    Despawn(usize),
+    /// Spawns a rig.
+    Spawn,
+    /// Runs a frame.
+    Frame,
+}
+
+/// Applies `step`; `kept` holds removed `Skin`s and the entities they came from.
+fn apply(app: &mut App, kept: &mut Vec<(Entity, Skin)>, step: Step) {
+    let rigs = rig_entities(app);
+    let rig = |pick: usize| rigs.get(pick % rigs.len().max(1)).copied();
+    match step {
+        Step::Remove(pick) => {
+            if let Some(rig) = rig(pick) {
+                kept.push((rig, app.world_mut().remove_one::<Skin>(rig).unwrap()));
+            }
+        }
+        Step::PutBack(pick) | Step::Adopt(pick) if !kept.is_empty() => {
+            let (from, skin) = kept.swap_remove(pick % kept.len());
+            let to = match step {
+                Step::PutBack(_) if app.world().contains(from) => from,
+                _ => spawn_rig(app, pick as f32 * 0.01),
+            };
+            app.world_mut().insert_one(to, skin).unwrap();
+        }
+        Step::Clone(pick) => {
+            if let Some(rig) = rig(pick) {
+                let skin = skin_of(app, rig);
+                let twin = spawn_rig(app, pick as f32 * 0.01);
+                app.world_mut().insert_one(twin, skin).unwrap();
+            }
+        }
+        Step::Swap(one, other) => {
+            if let (Some(one), Some(other)) = (rig(one), rig(other)) {
+                let first = app.world_mut().remove_one::<Skin>(one).unwrap();
+                if let Ok(second) = app.world_mut().remove_one::<Skin>(other) {
+                    app.world_mut().insert_one(one, second).unwrap();
+                }
+                app.world_mut().insert_one(other, first).unwrap();
+            }
+        }
+        Step::Despawn(pick) => {
+            if let Some(rig) = rig(pick) {
+                app.world_mut().despawn(rig).unwrap();
+            }
+        }
+        Step::Spawn => {
+            spawn_rig(app, 0.6);
+        }
+        Step::Frame => {
+            app.run_frame();
+            assert_slices_owned(app);
+        }
+        Step::PutBack(_) | Step::Adopt(_) => {}
+    }
+}
+
+/// Any [`Step`], frames twice as likely as each other kind.
+fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+    use proptest::prelude::*;
+    prop_oneof![
+        (0..64usize).prop_map(Step::Remove),
+        (0..64usize).prop_map(Step::PutBack),
+        (0..64usize).prop_map(Step::Adopt),
+        (0..64usize).prop_map(Step::Clone),
+        (0..64usize, 0..64usize).prop_map(|(one, other)| Step::Swap(one, other)),
+        (0..64usize).prop_map(Step::Despawn),
+        Just(Step::Spawn),
+        Just(Step::Frame),
+        Just(Step::Frame),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Whatever a game does with rigs and their `Skin`s between frames, after every frame each
+    /// rig owns one slice of its own, and no slice outlives its rig.
+    #[test]
+    fn any_handling_of_skins_leaves_every_rig_a_slice_of_its_own(steps in proptest::collection::vec(step(), 1..40)) {
+        let mut app = animated_app(2, 5);
+        app.run_frame();
+        let mut kept = Vec::new();
+        for step in steps {
+            apply(&mut app, &mut kept, step);
+        }
+        apply(&mut app, &mut kept, Step::Frame);
+    }
+}
