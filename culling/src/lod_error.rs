@@ -163,8 +163,9 @@ pub fn select_lod_by_error_of(
 /// level passes with the tighter one. The distance from a moving eye to a box changes by at
 /// most the eye's move, so the level stays the pick while the eye stays within the room
 /// (less the caller's rounding allowance). Positive infinity where no distance changes it
-/// (an orthographic view, a chain of one level, a zero error); negative infinity where it holds nowhere or cannot be bounded
-/// (a NaN, a zero limit, an eye already past a boundary).
+/// (an orthographic view, a chain of one level, a zero error); negative infinity where it
+/// holds nowhere or cannot be bounded (a NaN, a zero limit, an eye already past a
+/// boundary).
 ///
 /// ```
 /// use culling::{error_level_slack, select_lod_by_error, LodErrorView};

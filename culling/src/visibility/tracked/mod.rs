@@ -318,9 +318,10 @@ impl TrackedState {
     /// objects with levels exist, the camera's position or the level rule changed since
     /// the pass last ran ([`LevelsKey`]), and the move may take a level past a hand-over
     /// (see [`TrackedState::levels_held`]). A turning camera, a still one, a camera creeping
-    /// within its levels' room and a still world then cost only the refresh of what changed. The words the refresh marked stay marked,
-    /// and the next word pass decides them; it picks the levels of every word, in view or
-    /// not, since a turn may bring any word into view without a pass.
+    /// within its levels' room and a still world then cost only the refresh of what changed.
+    /// The words the refresh marked stay marked, and the next word pass decides them; it
+    /// picks the levels of every word, in view or not, since a turn may bring any word into
+    /// view without a pass.
     pub(crate) fn run(
         &mut self,
         inputs: &PassInputs<'_>,

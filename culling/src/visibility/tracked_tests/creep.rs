@@ -1,6 +1,7 @@
-//! A camera creeping over a still world of error chains, answered on request: the word pass
-//! runs only when a level could change (the eye left the room the levels' holds leave it),
-//! and after every frame every object's level, in view or not, is the one the error rule
+//! A camera creeping over a world of error chains (still, or with an object moved now and
+//! then), answered on request: the word pass runs only when a level could change (the eye
+//! left the room the levels' holds leave it, or an object was refreshed), and after every
+//! frame every object's level, in view or not, is the one the error rule
 //! picks from the frame's eye under the object's own state, as a reference that picks every
 //! object every frame finds it (the brute-force pass).
 
@@ -44,14 +45,15 @@ fn moved(eye: Vec3, step: Step) -> Vec3 {
     eye + direction * step.size
 }
 
-/// Runs the steps over `count` objects (seeded by `seed`), answered on request; returns the
-/// frames that moved the eye without a word pass and those with one.
-fn creep(seed: u64, count: usize, steps: &[Step]) -> (usize, usize) {
+/// Runs the steps over `count` objects (seeded by `seed`), answered on request, moving one
+/// object every third frame when `movers`; returns the frames that moved the eye without a
+/// word pass and those with one.
+fn creep(seed: u64, count: usize, steps: &[Step], movers: bool) -> (usize, usize) {
     let mut next = uniform(seed);
     let levels: Vec<LodLevel> =
         (1..=3).map(|id| LodLevel { mesh: MeshHandle(id), max_distance: 1.0 + id as f32 }).collect();
     let lod = Lod { levels: levels.into(), bias: 1.0 };
-    let objects: Vec<(Mat4, Mesh, Option<Lod>)> = (0..count)
+    let mut objects: Vec<(Mat4, Mesh, Option<Lod>)> = (0..count)
         .map(|_| {
             let position = Vec3::new(next() * 80.0 - 40.0, next() * 4.0 - 2.0, next() * 80.0 - 40.0);
             let scale = Vec3::new(0.3 + next() * 2.0, 0.3 + next() * 2.0, 0.3 + next() * 2.0);
@@ -81,7 +83,14 @@ fn creep(seed: u64, count: usize, steps: &[Step]) -> (usize, usize) {
         std::iter::once(Step { size: 0.5, direction: Vec3::Z }).chain(steps.iter().copied()).enumerate()
     {
         eye = moved(eye, step);
-        motion.lock().camera = Some(pose(eye));
+        let mut wanted = motion.lock();
+        wanted.camera = Some(pose(eye));
+        if movers && frame % 3 == 1 {
+            let index = (frame * 37) % objects.len();
+            objects[index].0.w_axis.z += if frame % 2 == 0 { 0.3 } else { -0.3 };
+            wanted.moves.push((entities[index], objects[index].0));
+        }
+        drop(wanted);
         app.run_frame();
         let visibility = app.resource::<Visibility>();
         let (error_view, picked_from) = visibility.lod_error_view().expect("the error rule's view");
@@ -113,8 +122,8 @@ proptest! {
 
     /// Whatever the steps, every level is the brute-force pick's.
     #[test]
-    fn a_creeping_camera_keeps_every_level_the_rule_picks(seed in 1u64.., steps in steps()) {
-        creep(seed, 400, &steps);
+    fn a_creeping_camera_keeps_every_level_the_rule_picks(seed in 1u64.., steps in steps(), movers: bool) {
+        creep(seed, 400, &steps, movers);
     }
 }
 
@@ -126,7 +135,7 @@ fn small_moves_leave_the_word_pass_out_and_large_ones_run_it() {
     let small = Step { size: 2.0e-3, direction: Vec3::new(1.0, 0.0, -1.0) };
     let large = Step { size: 4.0, direction: Vec3::NEG_Z };
     let steps: Vec<Step> = (0..30).map(|frame| [tiny, small, tiny, large][frame % 4]).collect();
-    let (held, passes) = creep(0x2545_f491_4f6c_dd1d, 2_000, &steps);
+    let (held, passes) = creep(0x2545_f491_4f6c_dd1d, 2_000, &steps, false);
     assert!(held >= 12, "most rounding-error and small steps keep every level without a pass ({held})");
     assert!(passes >= 5, "steps of metres pick again ({passes})");
 }
