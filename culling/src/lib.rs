@@ -34,7 +34,9 @@ pub use ecs::{Aabb, Sphere};
 pub use frustum::{Frustum, PlaneLanes, MAX_PLANES};
 pub use kernels::{cull_aabbs, cull_spheres, CullStats, Kernel, NO_AVX512_ENV, NO_SIMD_ENV};
 pub use lod::{is_orthographic, lod_scale, select_lod, REFERENCE_P11};
-pub use lod_error::{lod_box_distance_sq, lod_scale_sq, select_lod_by_error, select_lod_by_error_of, LodErrorView};
+pub use lod_error::{
+    error_level_slack, lod_box_distance_sq, lod_scale_sq, select_lod_by_error, select_lod_by_error_of, LodErrorView,
+};
 pub use occlusion::{OcclusionCuller, OcclusionDetail, OcclusionRead, OcclusionStats, OcclusionVerdict};
 pub use parallel::DEFAULT_GRAIN;
 pub use shadow::{ShadowCull, ShadowViews, SHADOW_VIEWS_SYSTEM};

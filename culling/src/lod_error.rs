@@ -155,6 +155,71 @@ pub fn select_lod_by_error_of(
     level
 }
 
+/// How far the eye may move before the level `level` of a chain of `count` levels (errors
+/// `error_of(level)`) could stop being [`select_lod_by_error_of`]'s pick for an object of
+/// squared scale `scale_sq` at squared box distance `distance_sq`, given `level` itself as
+/// last frame's level (the state the pick leaves): the box distance's room below and above
+/// it, in world units, before a level of the run fails with the looser limit or the next
+/// level passes with the tighter one. The distance from a moving eye to a box changes by at
+/// most the eye's move, so the level stays the pick while the eye stays within the room
+/// (less the caller's rounding allowance). Positive infinity where no distance changes it
+/// (an orthographic view, a chain of one level, a zero error); negative infinity where it
+/// holds nowhere or cannot be bounded (a NaN, a zero limit, an eye already past a
+/// boundary).
+///
+/// ```
+/// use culling::{error_level_slack, select_lod_by_error, LodErrorView};
+/// let view = LodErrorView { pixels_per_unit: 100.0, coarsen_sq: 1.0, keep_sq: 1.0, orthographic: 0 };
+/// let errors = [0.0, 0.01, 0.04];
+/// // At 2 units level 1 is picked; level 2 passes from 4, level 1 holds down to 1.
+/// assert_eq!(select_lod_by_error(&errors, 1.0, 4.0, &view, 1), 1);
+/// let room = error_level_slack(3, |level| errors[level as usize], 1.0, 4.0, &view, 1);
+/// assert!((room - 1.0).abs() < 1e-5, "{room}");
+/// ```
+pub fn error_level_slack(
+    count: u32,
+    error_of: impl Fn(u32) -> f32,
+    scale_sq: f32,
+    distance_sq: f32,
+    view: &LodErrorView,
+    level: u32,
+) -> f32 {
+    if view.orthographic != 0 {
+        return f32::INFINITY;
+    }
+    // Squared projected error of level `index`, in f64: the rule's f32 products differ from
+    // it by a few roundings, which the caller's allowance covers.
+    let projected = |index: u32| {
+        let pixels = f64::from(error_of(index)) * f64::from(view.pixels_per_unit);
+        pixels * pixels * f64::from(scale_sq)
+    };
+    let distance = f64::from(distance_sq).sqrt();
+    // Levels 1..=level pass while the distance stays at or above each one's limit.
+    let mut below = 0.0f64;
+    for index in 1..=level.min(count.saturating_sub(1)) {
+        let projected = projected(index);
+        let needed_sq = projected / f64::from(view.keep_sq);
+        if needed_sq.is_nan() && projected != 0.0 {
+            return f32::NEG_INFINITY;
+        }
+        // A zero error passes at any distance (0 / 0 under a zero limit too).
+        if projected != 0.0 {
+            below = below.max(needed_sq.sqrt());
+        }
+    }
+    // The next level passes once the distance reaches its limit.
+    let above =
+        if level + 1 < count { (projected(level + 1) / f64::from(view.coarsen_sq)).sqrt() } else { f64::INFINITY };
+    // No level of the run needs a distance: none is too near (a distance is never negative).
+    let lower = if below > 0.0 { distance - below } else { f64::INFINITY };
+    let room = lower.min(above - distance);
+    // NaN (a NaN input, 0 / 0) holds nothing, as does a distance already past a boundary.
+    if room.is_nan() || room <= 0.0 {
+        return f32::NEG_INFINITY;
+    }
+    room as f32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,6 +286,36 @@ mod tests {
                 select_lod_by_error(&errors, scale * scale, distance_sq, &view, last),
                 brute_force(&errors, scale * scale, distance_sq, &view, last)
             );
+        }
+
+        #[test]
+        fn a_level_holds_within_its_room_and_no_farther(
+            errors in chain(), distance in 0.0f32..300.0, view in view(), last in 0u32..9, scale in 0.1f32..10.0,
+        ) {
+            let (scale_sq, error_of) = (scale * scale, |level: u32| errors[level as usize]);
+            let count = errors.len() as u32;
+            let level = select_lod_by_error(&errors, scale_sq, distance * distance, &view, last);
+            let room = error_level_slack(count, error_of, scale_sq, distance * distance, &view, level);
+            if room.is_infinite() && room > 0.0 {
+                for moved in [0.0f32, distance * 0.5, distance * 10.0 + 1000.0] {
+                    let again = select_lod_by_error(&errors, scale_sq, moved * moved, &view, level);
+                    prop_assert_eq!(again, level, "at {}: an infinite room from {}", moved, distance);
+                }
+            } else if room > 0.0 {
+                // Within the room, less the rounding allowance the word pass takes: the same level.
+                let inside = room - 1.0e-5 * (2.0 * distance + room);
+                for fraction in [-1.0f32, -0.5, 0.5, 1.0] {
+                    let moved = (distance + fraction * inside).max(0.0);
+                    let again = select_lod_by_error(&errors, scale_sq, moved * moved, &view, level);
+                    prop_assert_eq!(again, level, "at {} (room {} from {})", moved, room, distance);
+                }
+                // A little past it on one side or the other, the level changes: the room is tight.
+                let past = room * 1.01 + 1.0e-4 * distance;
+                let changes = [distance - past, distance + past].into_iter().filter(|&moved| moved >= 0.0).any(|moved| {
+                    select_lod_by_error(&errors, scale_sq, moved * moved, &view, level) != level
+                });
+                prop_assert!(changes || room > 1.0e6, "the room {} from {} is not tight", room, distance);
+            }
         }
 
         #[test]

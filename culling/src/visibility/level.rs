@@ -11,7 +11,8 @@
 use ecs::{Aabb, Lod, LodErrors, MeshHandle};
 use glam::{Mat4, Vec3};
 
-use crate::lod_error::{lod_box_distance_sq, lod_scale_sq, select_lod_by_error_of, LodErrorView};
+use super::holds::{hold_of, LodHold, ROUNDING};
+use crate::lod_error::{error_level_slack, lod_box_distance_sq, lod_scale_sq, select_lod_by_error_of, LodErrorView};
 use crate::view::ViewCullContext;
 
 /// What the picks of one view share.
@@ -27,12 +28,6 @@ pub(crate) struct LevelRule<'a> {
 }
 
 impl LevelRule<'_> {
-    /// Whether `lods` is chosen by the error rule.
-    #[inline]
-    pub(crate) fn by_error(&self, lods: &Lod) -> bool {
-        self.errors.is_some_and(|errors| errors.covers(lods))
-    }
-
     /// The mesh to draw of `lods` for an object of world matrix `model` and local box `local`
     /// in `view`, `drawn` being the mesh its slot drew last frame; `None` for no levels.
     #[inline]
@@ -63,6 +58,71 @@ impl LevelRule<'_> {
             Some(errors) => Some(self.pick_by_error(errors, view.camera_position(), lods, *model, *local, drawn)),
             None => lods.select(view.distance_sq(center()).sqrt(), self.lod_scale, self.lod_bias),
         }
+    }
+
+    /// [`LevelRule::pick_with_center`] for the word pass, with the hold of the pick: where it
+    /// stays the pick while the camera moves ([`LodHold`]). The distance rule's hold is the
+    /// range of the centre's scaled distance; the error rule's, which depends on the box and on
+    /// the level drawn, is the camera's own reach: the pick holds while the camera stays
+    /// within [`error_level_slack`] (less a rounding allowance) of where it picked, measured
+    /// as a scaled distance from there. None for no levels or a NaN.
+    #[inline]
+    pub(crate) fn pick_with_hold(
+        &self,
+        view: &ViewCullContext,
+        lods: &Lod,
+        model: &Mat4,
+        local: &Aabb,
+        drawn: MeshHandle,
+        center: Vec3,
+    ) -> (Option<MeshHandle>, LodHold) {
+        match self.errors.filter(|errors| errors.covers(lods)) {
+            Some(errors) => {
+                let (mesh, hold) =
+                    self.pick_by_error_with_hold(errors, view.camera_position(), lods, *model, *local, drawn);
+                (Some(mesh), hold)
+            }
+            None => {
+                let picked = lods.select(view.distance_sq(center).sqrt(), self.lod_scale, self.lod_bias);
+                let scaled = view.distance_sq(center).sqrt() * self.lod_scale;
+                (picked, hold_of(lods, center, scaled, self.lod_bias))
+            }
+        }
+    }
+
+    /// The error rule's pick and its hold (see [`LevelRule::pick_with_hold`]).
+    #[inline(never)]
+    fn pick_by_error_with_hold(
+        &self,
+        errors: &LodErrors,
+        eye: Vec3,
+        lods: &Lod,
+        model: Mat4,
+        local: Aabb,
+        drawn: MeshHandle,
+    ) -> (MeshHandle, LodHold) {
+        let levels = &lods.levels;
+        let last = levels.iter().position(|level| level.mesh == drawn).unwrap_or(0) as u32;
+        let (center, half) = local.transformed_center_half(&model);
+        let distance_sq = lod_box_distance_sq(eye, center, half);
+        let scale_sq = lod_scale_sq([model.x_axis.truncate(), model.y_axis.truncate(), model.z_axis.truncate()]);
+        let error_of = |level: u32| errors.get(levels[level as usize].mesh).unwrap_or(f32::NAN);
+        let count = levels.len() as u32;
+        let level = select_lod_by_error_of(count, error_of, scale_sq, distance_sq, &self.error_view, last);
+        let mesh = levels[level as usize].mesh;
+        // The next pick's state is the first level drawing this mesh: the hold is found for
+        // that state, so a chain repeating a mesh holds nothing past its first.
+        let state = levels.iter().position(|each| each.mesh == mesh).unwrap_or(0) as u32;
+        if state != level {
+            return (mesh, LodHold::NONE);
+        }
+        let room = error_level_slack(count, error_of, scale_sq, distance_sq, &self.error_view, level);
+        // The box distance's own rounding, relative to the magnitudes it is found from.
+        let magnitudes = center.abs().max_element() + half.abs().max_element() + eye.abs().max_element();
+        // The limits' roundings are relative to them: the farther one is the distance plus the room.
+        let slack =
+            if room.is_infinite() { room } else { room - ROUNDING * (magnitudes + 2.0 * distance_sq.sqrt() + room) };
+        (mesh, LodHold::around_eye(eye, slack, self.lod_scale))
     }
 
     /// The error rule's pick of a chain `errors` covers (at least one level). Not inlined, and

@@ -54,7 +54,8 @@ impl Visibility {
     ///   had then, reads `Visible`, or the other way. No CPU occlusion runs: without fed-back
     ///   bits nothing is occluded (false-visible, never false-hidden);
     /// - its level of detail from [`ObjectColumns::draws`](super::ObjectColumns::draws): picked
-    ///   whenever the object changed or the camera moved; a camera that only turns keeps the
+    ///   whenever the object changed or the camera moved far enough to change a level (each
+    ///   level's hold bounds the move it survives); a camera that only turns keeps the
     ///   levels of its last position (see `LevelsKey` in `tracked/mod.rs`). On the GPU
     ///   backend with `gpu_lod_selection` the cull picks the levels of error-rule chains
     ///   itself, each frame.

@@ -44,8 +44,8 @@ use samples::city::rendering::SKY;
 use samples::city::stream::DistrictStreamer;
 use samples::city::summary::FrameRecord;
 use samples::city::{
-    self, CameraKeyframes, CameraPath, CityLibrary, CityMeshes, CityOptions, CullChoice, PresentChoice, RenderChoice,
-    Switch,
+    self, CameraKeyframes, CameraPath, CheckChoice, CityLibrary, CityMeshes, CityOptions, CullChoice, PresentChoice,
+    RenderChoice, Switch,
 };
 use samples::frame_passes::{add_frame_passes, BobClock, FramePassCheck, FramePassChoice, FramePassMismatches};
 use samples::mesh_render::{MeshFrame, MeshRenderer};
@@ -447,7 +447,8 @@ fn main() -> ExitCode {
         // Frames run once this one has (the frame's index is one less).
         let next = app.frames_run() + 1;
         let last = next == options.frames;
-        let checked = render == RenderChoice::Every || (render == RenderChoice::Last && last);
+        let checked = (render == RenderChoice::Every && (options.checks == CheckChoice::Every || last))
+            || (render == RenderChoice::Last && last);
         if let Some(rendering) = &rendering {
             rendering.clock.set(next);
             let mut capture = lock_capture(&rendering.capture);
@@ -494,6 +495,9 @@ fn main() -> ExitCode {
         record.visible = stats.visible;
         record.tracked = stats.tracked;
         record.objects_culled = stats.objects_culled;
+        if let (false, true, Some(_)) = (checked, drawn(next), &rendering) {
+            record.record_unchecked(&app.resource::<RenderReport>());
+        }
         if let (true, Some(rendering)) = (checked, &mut rendering) {
             // The last frame is `city.png`; `--png-every N` adds every N-th drawn frame.
             let mut request = CheckRequest {

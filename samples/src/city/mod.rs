@@ -25,5 +25,5 @@ pub use crate::mesh_render::RenderError;
 pub use keyframes::{CameraKeyframes, CameraPose, Keyframe};
 pub use meshes::{attach_lods, building_occluder, city_color, CityLibrary};
 pub use motion::{camera_path_system, install as install_motion, install_still, Bobbing, CameraPath, Traffic};
-pub use options::{CityOptions, CullChoice, PresentChoice, RenderChoice, Switch, TagChoice};
+pub use options::{CheckChoice, CityOptions, CullChoice, PresentChoice, RenderChoice, Switch, TagChoice};
 pub use scene::{build_city, City, CityConfig, CityMeshes};

@@ -55,6 +55,11 @@ pub struct CityOptions {
     /// `every` with `--truth`, else `last`).
     #[arg(long, value_enum)]
     pub render: Option<RenderChoice>,
+    /// Which drawn frames are checked against the same frame drawn with culling off:
+    /// `every` one, or the `last` alone (timing runs: on lavapipe the reference of a million
+    /// objects costs seconds a frame, and the check's copies are not the frame's work).
+    #[arg(long, value_enum, value_name = "every|last", default_value_t = CheckChoice::Every)]
+    pub checks: CheckChoice,
     /// Folder for the output, created when missing: `stats.json` (every frame's
     /// measurements), `city.png` (the last frame, when drawn) and `frame-NNNNNN.png`
     /// (`--png-every`).
@@ -334,6 +339,15 @@ pub enum Switch {
     Off,
 }
 
+/// `--checks`: which drawn frames are checked against the unculled reference.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckChoice {
+    /// Every drawn frame.
+    Every,
+    /// Only the last frame.
+    Last,
+}
+
 /// `--render`: which frames are drawn.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RenderChoice {
@@ -444,6 +458,9 @@ mod tests {
         assert_eq!(parse(&["--tags", "all"]).expect("a policy").tags.policy(), ecs::VisibilityTags::All);
         assert_eq!(options.render_choice(), RenderChoice::Every, "--truth draws every frame");
         assert_eq!(options.camera_path, Some(PathBuf::from("path.json")));
+        assert_eq!(options.checks, CheckChoice::Every, "every drawn frame is checked by default");
+        assert_eq!(parse(&["--checks", "last"]).expect("a choice").checks, CheckChoice::Last);
+        assert!(parse(&["--checks", "some"]).is_err());
     }
 
     #[test]

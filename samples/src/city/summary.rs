@@ -113,6 +113,18 @@ impl FrameRecord {
         let record_ms = report.passes.iter().map(|pass| pass.cpu_record_ms).sum();
         self.render_cpu_ms = Some((report.extract_seconds * 1e3, record_ms));
     }
+
+    /// Fills a frame drawn but not checked (`--checks last`) from its report alone: the
+    /// draw commands and the Render stage's CPU times ([`FrameRecord::record_commands`]),
+    /// what the GPU cull drew and the GPU times of the graph's passes.
+    pub fn record_unchecked(&mut self, report: &renderer::RenderReport) {
+        self.record_commands(report);
+        if let Some(gpu) = report.gpu.filter(|gpu| gpu.culled_on_device) {
+            self.drawn = Some((gpu.early_drawn + gpu.late_drawn) as usize);
+            self.triangles = Some(u64::from(gpu.triangles));
+        }
+        self.gpu_ms = report.passes.iter().filter_map(|pass| Some((pass.name.clone(), pass.gpu_ms?))).collect();
+    }
 }
 
 #[derive(Serialize)]

@@ -13,10 +13,21 @@
 // `shadow_caster_bits` (its history is last frame's). Counts and bits start zeroed (the reset
 // pass); a workgroup adds its counts with one atomic per view and list, and writes each
 // decided view's 64 bits once.
+//
+// Levels of detail: a caster whose record names a chain (`lod_table.h`) is drawn at the level
+// the camera's cull chooses for it this frame, not one of its own per light view: every light
+// view carries the main camera's rule and eye (flag CULL_LOD, `CullView::with_lod` on the
+// host), and the level is chosen once per caster from view 0's copy with the slot's state of
+// last frame (the camera's history, `object_lod_levels`), as `gpu_cull.h` chooses the main
+// view's level, so a shadow is the shadow of the mesh the camera draws (a light's own eye
+// would pick, for a far light, a coarser caster than the one on screen, and the shadow would
+// not match its object). A caster outside the camera's view gets the level the camera's rule
+// gives from the camera's eye, as if it were in view.
 // Host twins: renderer/src/passes/cull/shadow.rs (the binding order, the count layout).
 #ifndef SHADOW_CULL_H
 #define SHADOW_CULL_H
 #include "cull_inputs.h"
+#include "lod_table.h"
 
 #if MAX_SHADOW_VIEWS > 128
 #error "a thread keeps its views' verdicts in four words"
@@ -37,6 +48,20 @@ layout(std430, set = 0, binding = CULL_KIND_BINDING + 2) buffer ShadowDrawCounts
 layout(std430, set = 0, binding = CULL_KIND_BINDING + 3) buffer ShadowCasterBits {
     uint bits[];
 };
+// The chains' levels and the camera's state of every slot last frame (`lod_table.h`).
+layout(std430, set = 0, binding = CULL_KIND_BINDING + 4) readonly buffer LodEntries {
+    LodEntry lod_entries[];
+};
+layout(std430, set = 0, binding = CULL_KIND_BINDING + 5) readonly buffer LodHistory {
+    uint lod_history[];
+};
+
+// The chain `lod_select` reads: its first entry.
+uint lod_chain_first = 0u;
+
+float lod_level_error(uint level) {
+    return lod_entries[lod_chain_first + level].error;
+}
 
 // A caster, read once: its record and world box.
 struct CullItem {
@@ -44,6 +69,28 @@ struct CullItem {
     vec3 center;
     vec3 half_extent;
 };
+
+// Draws a chained caster at the level the camera's cull chooses for slot `object` this frame
+// (see the header's comment): the rule and eye of view 0 (every light view carries the
+// camera's), the slot's state of last frame.
+void choose_caster_level(uint object, ObjectTransform transform, inout CullItem item) {
+    uint count = item.record.reserved[1];
+    if (constants.view_count == 0u || (views[0].flags & CULL_LOD) == 0u || count == 0u) {
+        return;
+    }
+    CullView camera = views[0];
+    uint first = item.record.reserved[0];
+    lod_chain_first = first;
+    float scale_sq = lod_scale_sq(transform_column(transform, 0), transform_column(transform, 1),
+        transform_column(transform, 2));
+    float distance_sq = lod_box_distance_sq(camera.lod_eye.xyz, item.center, item.half_extent);
+    uint last = lod_state_level(lod_history[object], first);
+    uint level = lod_select(min(count, MAX_GPU_LOD_LEVELS), scale_sq, distance_sq, camera.lod, last);
+    LodEntry entry = lod_entries[first + level];
+    item.record.index_count = entry.index_count;
+    item.record.first_index = entry.first_index;
+    item.record.vertex_offset = entry.vertex_offset;
+}
 
 // Per view: this workgroup's draws (then its cursor), triangles, first command, bits.
 shared uint group_counts[MAX_SHADOW_VIEWS];
@@ -129,7 +176,9 @@ void shadow_cull(uint view_count) {
         caster = item.record.index_count != 0u && (casters[object / 32u] >> (object % 32u) & 1u) == 1u;
     }
     if (caster) {
-        object_world_box(transforms[object], item.record, item.center, item.half_extent);
+        ObjectTransform transform = transforms[object];
+        object_world_box(transform, item.record, item.center, item.half_extent);
+        choose_caster_level(object, transform, item);
         for (uint view = 0u; view < view_count; ++view) {
             if (cull_needs_item(view, object)) {
                 cull_in_view(view, object, item);

@@ -26,6 +26,19 @@ impl LodHold {
         LodHold { center: Vec3::ZERO, above: f32::INFINITY, up_to: f32::NEG_INFINITY };
 }
 
+impl LodHold {
+    /// The hold of a pick that stays the pick while the camera stays within `slack` of `eye`
+    /// (the error rule's, `LevelRule::pick_with_hold`): the scaled distance is then the
+    /// camera's from `eye`, held from 0 up to `slack * lod_scale`. None for a slack that is not
+    /// positive (or NaN) or a scale that is not.
+    pub(in crate::visibility) fn around_eye(eye: Vec3, slack: f32, lod_scale: f32) -> LodHold {
+        if !(slack > 0.0 && lod_scale > 0.0) {
+            return LodHold::NONE;
+        }
+        LodHold { center: eye, above: f32::NEG_INFINITY, up_to: slack * lod_scale }
+    }
+}
+
 /// How far (in world units) the camera at `eye` may move before `hold`'s level could stop
 /// holding, where `scaled` is the scaled distance the hold was just checked or made at:
 /// negative (never skip) for no hold.

@@ -60,6 +60,31 @@ pub(super) fn check_levels_hold(shared: &WordInputs<'_>, base: usize, mut member
         let hold = unsafe { &*shared.lod_holds.0.add(slot) };
         let scaled = inputs.view.distance_sq(hold.center).sqrt() * inputs.lod_scale;
         assert!(hold.above < scaled && scaled <= hold.up_to, "slot {slot}: its word held a level that no longer holds");
+        check_held_level(shared, slot);
+    }
+}
+
+/// Debug builds check that object `slot`, whose level its hold kept, gets that level from a
+/// pick through its entity. Skipped above 50k objects.
+pub(super) fn check_held_level(shared: &WordInputs<'_>, slot: usize) {
+    use ecs::{Lod, Mesh};
+    if shared.entities.len() > 50_000 {
+        return;
+    }
+    let inputs = shared.pass;
+    let entity = shared.entities[slot];
+    // SAFETY: the word pass runs in the Visibility system, which declares reads of both.
+    let read = unsafe {
+        (super::read_unborrowed::<Mesh>(inputs.world, entity), super::read_unborrowed::<Lod>(inputs.world, entity))
+    };
+    let (Some(_), Some(lods)) = read else { return };
+    // SAFETY: this job's own slot, only read.
+    let (entry, draw) = unsafe { (&*shared.cache.0.add(slot), &*shared.draws.0.add(slot)) };
+    let model = &shared.models[slot];
+    let center = model.transform_point3(entry.local().center());
+    let (picked, _) = inputs.levels.pick_with_hold(inputs.view, lods, model, entry.local(), draw.mesh, center);
+    if let Some(picked) = picked {
+        assert_eq!(picked, draw.mesh, "slot {slot}: its hold kept a level a pick changes");
     }
 }
 

@@ -4,14 +4,14 @@
 //! (`objects.rs`).
 
 #[cfg(debug_assertions)]
-use super::checks::{check_decided, check_levels_hold, check_side_holds};
+use super::checks::{check_decided, check_held_level, check_levels_hold, check_side_holds};
 use super::objects::decide_objects;
 use super::read_unborrowed;
 use super::words::{TrackedTotals, WordInputs, WordState};
 use crate::bits::BITS_PER_WORD;
 use crate::soa::AabbBlock;
 use crate::visibility::answer::ObjectDraw;
-use crate::visibility::holds::{hold_of, hold_slack, FrustumHold, LodHold, WordLodHold, WordSide};
+use crate::visibility::holds::{hold_slack, move_rounding, FrustumHold, WordLodHold, WordSide};
 use ecs::{Lod, Mesh};
 
 /// Decides word `index`: reuses a clean word's answer under the same view, rejects a word
@@ -149,6 +149,24 @@ fn refresh_levels(shared: &WordInputs<'_>, word: &mut WordState, base: usize, wi
     }
 }
 
+/// How far the eye may move from `eye` before a level of word `index`'s drawable objects
+/// with levels could change: its level hold's room left, less the rounding of the move;
+/// none (negative infinity) where the hold does not cover every such object; infinite for a
+/// word without levels.
+#[inline(always)]
+pub(super) fn word_levels_room(shared: &WordInputs<'_>, index: usize, word: &WordState, eye: glam::Vec3) -> f32 {
+    let with_lod = shared.with_lod[index] & shared.drawable[index];
+    if with_lod == 0 {
+        return f32::INFINITY;
+    }
+    let hold = &word.lod_hold;
+    if with_lod & !hold.members != 0 || hold.scale_bits != shared.pass.lod_scale.to_bits() {
+        return f32::NEG_INFINITY;
+    }
+    // `max(-inf)`: a NaN room is none.
+    (hold.slack - eye.distance(hold.anchor) - move_rounding(eye, hold.anchor)).max(f32::NEG_INFINITY)
+}
+
 /// A word's answer as last decided.
 #[derive(Clone, Copy)]
 struct Previous {
@@ -215,16 +233,18 @@ fn pick_levels(shared: &WordInputs<'_>, base: usize, mut members: u64) -> (bool,
         let distance = inputs.view.distance_sq(hold.center).sqrt();
         let scaled = distance * inputs.lod_scale;
         if hold.above < scaled && scaled <= hold.up_to {
+            #[cfg(debug_assertions)]
+            check_held_level(shared, slot);
             slack = slack.min(hold_slack(hold, eye, distance, scaled, inputs.lod_scale));
             continue;
         }
-        // Until it holds again, the word holds nothing.
-        slack = f32::NEG_INFINITY;
         let entity = shared.entities[slot];
         // SAFETY: the word pass runs in the Visibility system, which declares reads of both.
         let read =
             unsafe { (read_unborrowed::<Mesh>(inputs.world, entity), read_unborrowed::<Lod>(inputs.world, entity)) };
         let (Some(mesh), Some(lods)) = read else {
+            // Without its levels the object holds nothing, and its word neither.
+            slack = f32::NEG_INFINITY;
             continue;
         };
         // SAFETY: as above.
@@ -232,17 +252,15 @@ fn pick_levels(shared: &WordInputs<'_>, base: usize, mut members: u64) -> (bool,
         let model = &shared.models[slot];
         let center = model.transform_point3(entry.local().center());
         let mut picked = ObjectDraw { mesh: mesh.mesh, material: mesh.material };
-        let rule = &inputs.levels;
-        if let Some(level) = rule.pick_with_center(inputs.view, lods, model, entry.local(), draw.mesh, || center) {
+        let (level, new_hold) =
+            inputs.levels.pick_with_hold(inputs.view, lods, model, entry.local(), draw.mesh, center);
+        if let Some(level) = level {
             picked.mesh = level;
         }
-        // A level the error rule picks depends on the one drawn: it holds nothing (the
-        // object is picked again under every new view).
-        *hold = if rule.by_error(lods) {
-            LodHold::NONE
-        } else {
-            hold_of(lods, center, inputs.view.distance_sq(center).sqrt() * inputs.lod_scale, inputs.lod_bias)
-        };
+        *hold = new_hold;
+        // A fresh hold holds from here: the word keeps the room it leaves.
+        let distance = inputs.view.distance_sq(hold.center).sqrt();
+        slack = slack.min(hold_slack(hold, eye, distance, distance * inputs.lod_scale, inputs.lod_scale));
         if *draw != picked {
             *draw = picked;
             changed = true;

@@ -42,7 +42,7 @@
 //! `occluders.rs` (which objects may occlude), `checks.rs` (what debug builds verify).
 
 use std::any::TypeId;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldTransform};
 use runtime::changes::{ChangeCursor, ChangedSince};
@@ -60,7 +60,7 @@ mod words;
 
 #[cfg(debug_assertions)]
 use checks::check_word_bounds;
-use decide::decide_word;
+use decide::{decide_word, word_levels_room};
 use occluders::OccluderBits;
 use plan::RefreshPlan;
 use refresh::{refresh, RefreshScratch, TrackedColumns};
@@ -70,7 +70,7 @@ pub(crate) use words::{TrackedTotals, GROUP_WORDS};
 
 use super::answer::{Visibility, EMPTY_BOX};
 use super::cull::PassInputs;
-use super::holds::{FrustumShape, LodHold, ObjectHold, WordLodHold, WordPlanes};
+use super::holds::{move_rounding, FrustumShape, LodHold, ObjectHold, WordLodHold, WordPlanes};
 use super::segments::Segment;
 use super::slots::{ObjectSlots, SlotWork};
 use super::system::CullColumns;
@@ -143,8 +143,9 @@ pub(crate) struct TrackedState {
     /// Per slot: where its frustum verdict holds (valid for its word's
     /// `WordObjectHolds::members` only).
     object_holds: Vec<ObjectHold>,
-    /// The global LOD bias (bits) the holds were found under.
-    lod_bias_bits: u32,
+    /// The level rule the holds were found under (a [`LevelsKey`] at the origin): the
+    /// global bias, the distance rule's scale, the error rule's view and errors.
+    hold_rule: Option<LevelsKey>,
     /// The frustum's shape apart from the camera's position, for the words' frustum holds.
     frustum_shape: FrustumShape,
     /// What the levels of detail were last picked from by the word pass (`None`: the next
@@ -153,6 +154,14 @@ pub(crate) struct TrackedState {
     /// Frames answered on request left the word pass out since it last ran: the objects
     /// refreshed meanwhile picked their levels under an older view.
     words_skipped: bool,
+    /// Frames answered on request refreshed objects since the word pass last ran: their
+    /// levels have no hold, so only a pass may leave them for a camera that moved.
+    refreshed_since_words: bool,
+    /// Where the eye was when the word pass last ran, and how far it may move from there
+    /// before any level it left could change (the least room of every word's level hold,
+    /// less the rounding of the moves; not positive: none).
+    levels_anchor: glam::Vec3,
+    levels_room: f32,
 }
 
 /// Everything a level of detail depends on apart from the object: the camera's position,
@@ -207,6 +216,8 @@ impl TrackedState {
         self.settled.resize(words, SettledBounds::NONE);
         self.decided_levels = None;
         self.words_skipped = false;
+        self.refreshed_since_words = false;
+        self.levels_room = f32::NEG_INFINITY;
         self.valid = self.forced.len() >= words && self.with_lod.len() >= words;
         if self.valid {
             let (drawable, forced, bounds) =
@@ -304,11 +315,13 @@ impl TrackedState {
     ///
     /// A frame answered on request (`on_request`: the camera's position) leaves the word
     /// pass out (so the bits are not this frame's) unless a level of detail could change:
-    /// objects with levels exist and the camera's position or the level rule changed since
-    /// the pass last ran ([`LevelsKey`]). A turning camera, a still one and a still world
-    /// then cost only the refresh of what changed. The words the refresh marked stay marked,
-    /// and the next word pass decides them; it picks the levels of every word, in view or
-    /// not, since a turn may bring any word into view without a pass.
+    /// objects with levels exist, the camera's position or the level rule changed since
+    /// the pass last ran ([`LevelsKey`]), and the move may take a level past a hand-over
+    /// (see [`TrackedState::levels_held`]). A turning camera, a still one, a camera creeping
+    /// within its levels' room and a still world then cost only the refresh of what changed.
+    /// The words the refresh marked stay marked, and the next word pass decides them; it
+    /// picks the levels of every word, in view or not, since a turn may bring any word into
+    /// view without a pass.
     pub(crate) fn run(
         &mut self,
         inputs: &PassInputs<'_>,
@@ -330,16 +343,22 @@ impl TrackedState {
         }
         let levels = on_request.map(|position| LevelsKey::of(inputs, position));
         let levels_move = self.decided_levels != levels && self.with_lod.iter().any(|&word| word != 0);
-        if on_request.is_some() && !levels_move {
+        let refreshed = !self.plan.is_empty();
+        if on_request.is_some() && (!levels_move || self.levels_held(levels, inputs.view.camera_position(), refreshed))
+        {
             self.words_skipped = true;
+            self.refreshed_since_words |= refreshed;
             return (totals, false);
         }
         self.decided_levels = levels;
+        self.refreshed_since_words = false;
         let repick_refreshed = std::mem::take(&mut self.words_skipped);
         runtime::profile_zone!("visibility words");
         self.frustum_shape.update(inputs.view.frustum(), inputs.view.camera_position());
-        if inputs.lod_bias.to_bits() != self.lod_bias_bits || self.lod_holds.len() != slot_count {
-            self.lod_bias_bits = inputs.lod_bias.to_bits();
+        // A level's hold is found under one rule: another voids them all.
+        let hold_rule = Some(LevelsKey::of(inputs, glam::Vec3::ZERO));
+        if hold_rule != self.hold_rule || self.lod_holds.len() != slot_count {
+            self.hold_rule = hold_rule;
             self.lod_holds.clear();
             self.lod_holds.resize(slot_count, LodHold::NONE);
             for word in &mut self.words {
@@ -347,6 +366,9 @@ impl TrackedState {
             }
         }
         let counters = WordCounters::default();
+        let eye = inputs.view.camera_position();
+        // The least room of the words' levels, as f32 bits (a room is not negative).
+        let levels_room = AtomicU32::new(f32::INFINITY.to_bits());
         // The jobs write each word's bits and flag its changed draws as they decide it: one
         // serial pass fewer over the word states each.
         visibility.bits.resize(slot_count);
@@ -381,6 +403,7 @@ impl TrackedState {
         let _job_label = runtime::profiling::job_label("visibility decide words job");
         runtime::jobs::parallel_for_chunks(&mut self.words, DECIDE_GRAIN, |first, chunk| {
             let mut local = TrackedTotals::default();
+            let mut room = f32::INFINITY;
             let mut block = AabbBlock::new();
             let mut redone_groups = 0u64;
             let mut draws_changed = 0u64;
@@ -393,6 +416,7 @@ impl TrackedState {
                     redone_groups |= 1 << (offset / GROUP_WORDS);
                 }
                 decide_word(&shared, index, word, &mut block, &mut local);
+                room = room.min(word_levels_room(&shared, index, word, eye));
                 // SAFETY: the bits have a word per word state, and word `index` is this job's.
                 unsafe { *bits_out.at(index) = word.culled };
                 draws_changed |= u64::from(word.draws_changed) << (index % BITS_PER_WORD);
@@ -410,11 +434,31 @@ impl TrackedState {
                 unsafe { redo_group_bounds(&shared, group, first + chunk.len()) };
             }
             counters.add(&local);
+            // `max`: a NaN room is none.
+            levels_room.fetch_min(room.max(0.0).to_bits(), Ordering::Relaxed);
         });
         #[cfg(debug_assertions)]
         check_word_bounds(&self.word_bounds, &visibility.objects.bounds, &visibility.drawable, &self.forced);
         counters.into_totals(&mut totals);
+        self.levels_anchor = eye;
+        self.levels_room = f32::from_bits(levels_room.into_inner());
         (totals, true)
+    }
+
+    /// Whether every level the last word pass left is still the pick for an eye at `eye`, so
+    /// a frame answered on request may leave the pass out although the camera moved: the
+    /// level rule is the pass's (only the camera's position changed), no object was
+    /// refreshed since (a refreshed object's level has no hold), and the eye stayed within
+    /// the pass's room of where the pass had it (each word's level hold bounds how far the
+    /// eye may go before one of its levels could change: `holds/lod.rs`).
+    fn levels_held(&self, levels: Option<LevelsKey>, eye: glam::Vec3, refreshed: bool) -> bool {
+        let (Some(decided), Some(now)) = (self.decided_levels, levels) else { return false };
+        let same_rule = LevelsKey { position: now.position, ..decided } == now;
+        let anchor = self.levels_anchor;
+        same_rule
+            && !refreshed
+            && !self.refreshed_since_words
+            && eye.distance(anchor) + move_rounding(eye, anchor) < self.levels_room
     }
 
     /// Finds, per slot word, the drawable objects whose drawn mesh has an occluder in

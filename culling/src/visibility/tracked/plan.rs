@@ -56,6 +56,11 @@ impl RefreshPlan {
         self.freed.clear();
     }
 
+    /// Whether this frame refreshes nothing (no archetype, no entity, no slot freed).
+    pub(super) fn is_empty(&self) -> bool {
+        self.segments.is_empty() && self.entities.is_empty() && self.spawned.is_empty() && self.freed.is_empty()
+    }
+
     /// Slots may have changed hands (a full frame): forgets every archetype's slots.
     pub(super) fn forget_slots(&mut self) {
         self.segment_slots.clear();

@@ -163,6 +163,7 @@ fn slot_visible(app: &App, entity: Entity) -> bool {
     visibility.bits().is_visible(slot)
 }
 
+mod creep;
 mod levels;
 mod lifecycle;
 mod moves;

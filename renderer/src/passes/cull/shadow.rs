@@ -14,6 +14,14 @@
 //! host placed them ([`culling::ShadowViews`]), so a frustum-only view's bits
 //! ([`SHADOW_CASTER_BITS`]) equal the host's multi-view cull of that view bit for bit. A
 //! caster outside the camera's view is tested like any other: the light view decides.
+//!
+//! Levels of detail: with the scene's level-of-detail view set
+//! ([`GpuScene::set_lod_view`](crate::GpuScene::set_lod_view)), a caster whose record names a
+//! chain is drawn at the level the camera's cull chooses for it this frame: every light view
+//! carries the camera's rule and eye ([`CullView::with_lod`]) and the cull chooses once per
+//! caster from the camera's state of last frame (`object_lod_levels`), so a shadow is cast by
+//! the mesh the camera draws, whichever light looks at it. Without that view the records'
+//! levels (the CPU's) are drawn.
 
 use std::sync::Arc;
 
@@ -24,6 +32,7 @@ use render_graph::{
 use super::camera::CULL_GROUP;
 use super::skeleton::{CullKind, CullPhase, CullResetPass, TwoPhaseCull};
 use super::view::{CullConstants, CullView};
+use crate::names::{LOD_ENTRIES, OBJECT_LOD_LEVELS};
 use crate::scene::{as_bytes, lock_scene, ShadowFrame, SharedScene, DRAW_COMMAND_BYTES, MAX_SHADOW_VIEWS};
 
 /// Each light view's caster draws of the early phase (**contract** name): view `v`'s list
@@ -97,17 +106,21 @@ pub struct ShadowCull {
 }
 
 /// The shadow cull's own resources: the casters' slot bits (staged each frame), the phase's
-/// lists, the counts and the views' bits.
+/// lists, the counts, the views' bits, the chains' levels and the camera's level states of
+/// last frame.
 pub struct ShadowCullHandles {
     draws: BufferWrite,
     counts: BufferWrite,
     bits: BufferWrite,
+    lod_entries: render_graph::BufferRead,
+    lod_history: render_graph::BufferRead,
 }
 
 /// One phase of the shadow caster cull (see the module docs): reads `object_transforms` and
 /// `object_records`, the casters' slot bits and the views (the light views of the frame's
-/// [`ShadowFrame`] parameter, staged each frame) and last frame's [`SHADOW_CASTER_BITS`]; the
-/// early phase writes [`SHADOW_DRAWS`], the late one reads [`SHADOW_HIZ`] and writes
+/// [`ShadowFrame`] parameter, staged each frame), last frame's [`SHADOW_CASTER_BITS`], the
+/// chains' levels (`lod_entries`) and last frame's `object_lod_levels`; the early phase
+/// writes [`SHADOW_DRAWS`], the late one reads [`SHADOW_HIZ`] and writes
 /// [`SHADOW_DRAWS_LATE`]; both add to [`SHADOW_DRAW_COUNTS`] and write the bits of the views
 /// they decide.
 pub type ShadowCullPass = TwoPhaseCull<ShadowCull>;
@@ -155,7 +168,8 @@ impl CullKind for ShadowCull {
     }
 
     fn shader(&self, phase: CullPhase) -> (&'static [u32], &'static [BindingKind]) {
-        const OWN: [BindingKind; 4] = [BindingKind::StorageBuffer; 4];
+        // The casters, the lists, the counts, the bits, the chains' levels, the camera's states.
+        const OWN: [BindingKind; 6] = [BindingKind::StorageBuffer; 6];
         match phase {
             CullPhase::Early => (shaders::SHADOW_CULL_EARLY_COMP.words(), &OWN),
             CullPhase::Late => (shaders::SHADOW_CULL_LATE_COMP.words(), &OWN),
@@ -173,10 +187,14 @@ impl CullKind for ShadowCull {
         let draws = registry.create_buffer(name, BufferDesc { size: shadow_draws_bytes(self.capacity, views) });
         let counts = registry.buffer(SHADOW_DRAW_COUNTS);
         let bits = registry.buffer(SHADOW_CASTER_BITS);
+        let lod_entries = registry.buffer(LOD_ENTRIES);
+        let lod_history = registry.history_buffer(OBJECT_LOD_LEVELS);
         ShadowCullHandles {
             draws: registry.write_storage_buffer(draws, COMPUTE),
             counts: registry.read_write_storage_buffer(counts, COMPUTE),
             bits: registry.read_write_storage_buffer(bits, COMPUTE),
+            lod_entries: registry.read_storage_buffer(lod_entries, COMPUTE),
+            lod_history: registry.read_storage_buffer(lod_history, COMPUTE),
         }
     }
 
@@ -194,7 +212,10 @@ impl CullKind for ShadowCull {
                 return None;
             }
         };
-        let objects = lock_scene(&self.scene).object_count().min(self.capacity);
+        let (objects, lod) = {
+            let scene = lock_scene(&self.scene);
+            (scene.object_count().min(self.capacity), scene.lod_view())
+        };
         let frame_views = shadows.cull_views();
         let view_count = frame_views.len().min(self.views as usize);
         let two_phase = frame_views[..view_count].iter().any(|view| view.flags & super::view::CULL_TWO_PHASE != 0);
@@ -217,7 +238,9 @@ impl CullKind for ShadowCull {
                 return None;
             }
         }
-        views.extend_from_slice(&frame_views[..view_count]);
+        // Every light view carries the camera's level rule and eye: the casters are drawn at the
+        // camera's levels (the shader chooses from view 0's copy).
+        views.extend(frame_views[..view_count].iter().map(|view| view.with_lod(lod, false)));
         Some(CullConstants {
             item_count: objects,
             words_per_view: shadow_bits_words(self.capacity),
@@ -233,6 +256,8 @@ impl CullKind for ShadowCull {
         bind(Binding::buffer(&handles.draws));
         bind(Binding::buffer(&handles.counts));
         bind(Binding::buffer(&handles.bits));
+        bind(Binding::buffer(handles.lod_entries));
+        bind(Binding::buffer(handles.lod_history));
     }
 
     fn dispatch(&self, _handles: &ShadowCullHandles, constants: &CullConstants, context: &mut ExecuteContext<'_>) {
