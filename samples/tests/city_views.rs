@@ -115,15 +115,15 @@ fn two_views_split_the_window_into_two_pictures() {
     }
 }
 
-/// `city --monitor --cull CULL --truth --validate`: the monitor's view (view 0, drawn first)
-/// and the street view (view 1) each equal their unculled reference and hide nothing, every
-/// frame.
-fn a_monitor_holds_to_the_truth(cull: &str) {
+/// `city --monitor --cull CULL --truth --validate` (and `extra`): the monitor's view (view 0,
+/// drawn first) and the street view (view 1) each equal their unculled reference and hide
+/// nothing, every frame.
+fn a_monitor_holds_to_the_truth(cull: &str, extra: &[&str]) {
     if gpu_test_context().is_none() {
         return;
     }
     let arguments = ["--monitor", "--frames", "3", "--objects", "2000", "--size", "128x64", "--render", "every"];
-    let (output, text) = city(&[&arguments[..], &["--cull", cull, "--truth", "--validate"]].concat());
+    let (output, text) = city(&[&arguments[..], &["--cull", cull, "--truth", "--validate"], extra].concat());
     assert!(output.status.success(), "{text}");
     assert!(text.contains("monitor: a rooftop camera renders into a 256x256 image"), "{text}");
     for frame in 0..3 {
@@ -140,18 +140,27 @@ fn a_monitor_holds_to_the_truth(cull: &str) {
 
 #[test]
 fn a_monitor_and_the_street_view_hold_to_the_truth() {
-    a_monitor_holds_to_the_truth("cpu");
+    a_monitor_holds_to_the_truth("cpu", &[]);
 }
 
 /// The street view culled on the GPU, the monitor's view drawing its own lists.
 #[test]
 fn a_monitor_and_the_street_view_culled_on_the_gpu_hold_to_the_truth() {
-    a_monitor_holds_to_the_truth("gpu");
+    a_monitor_holds_to_the_truth("gpu", &[]);
+}
+
+/// With shadows, on both backends: the monitor is lit with the street view's lights and
+/// atlas, each view judged by a reference shadowed the same way.
+#[test]
+fn a_monitor_and_the_street_view_with_shadows_hold_to_the_truth() {
+    for cull in ["cpu", "gpu"] {
+        a_monitor_holds_to_the_truth(cull, &["--shadows"]);
+    }
 }
 
 #[test]
 fn a_monitor_refuses_what_it_does_not_take_yet() {
-    for refused in [&["--views", "2"][..], &["--shadows"]] {
+    for refused in [&["--views", "2"][..], &["--stream"]] {
         let (output, text) = city(&[&["--monitor", "--frames", "1", "--objects", "1000"][..], refused].concat());
         assert!(!output.status.success(), "{refused:?}: {text}");
         assert!(text.contains("--monitor does not yet take"), "{refused:?}: {text}");

@@ -18,7 +18,9 @@ use super::draw::{check_mode, DrawFilter, DrawMode, OpaquePipelines, SceneInputs
 use super::draw::{SCENE_BINDINGS, SHADOWED_SCENE_BINDINGS};
 use super::view_draws::{draw_view_run, SplitDraw};
 use crate::names::{DEPTH_FORMAT, SHADOW_ATLAS, SHADOW_LIGHTS};
-use crate::scene::{as_bytes, lock_scene, ImageRun, ImageViews, SharedScene, DRAW_COMMAND_BYTES};
+use crate::scene::{
+    as_bytes, lock_scene, DrawCommand, GpuScene, ImageRun, ImageViews, SharedScene, DRAW_COMMAND_BYTES,
+};
 
 /// The Vulkan format of an image target's image.
 pub fn image_target_format(format: ImageFormat) -> vk::Format {
@@ -60,6 +62,9 @@ pub struct ImageViewPass {
     pipeline: OpaquePipelines,
     scene: SharedScene,
     mode: DrawMode,
+    /// This frame's count word of the view's run, staged in [`DrawMode::IndirectCount`]:
+    /// its buffer and offset.
+    staged_count: Option<(vk::Buffer, u64)>,
 }
 
 /// What an image-view pass reads: the scene, and in a frame with shadows the lights and the
@@ -124,7 +129,8 @@ impl ImageViewPass {
         mode: DrawMode,
     ) -> ImageViewPass {
         let depth_name = image_view_depth_name(&target.name);
-        ImageViewPass { target, part, own_lists: false, pass_name, depth_name, pipeline, scene, mode }
+        let own_lists = false;
+        ImageViewPass { target, part, own_lists, pass_name, depth_name, pipeline, scene, mode, staged_count: None }
     }
 
     /// The pass drawing the view's own commands and instances, which its
@@ -179,6 +185,25 @@ impl TypedPass for ImageViewPass {
         }
     }
 
+    /// Stages the count of the view's run for a count draw (see [`draw_view_run`]).
+    fn prepare(&mut self, _inputs: &ImageViewInputs, context: &mut PrepareContext<'_>) {
+        self.staged_count = None;
+        if self.mode != DrawMode::IndirectCount {
+            return;
+        }
+        let Some(views) = context.param::<ImageViews>() else { return };
+        let Some(view) = views.get(&self.target.name) else { return };
+        let count = {
+            let scene = lock_scene(&self.scene);
+            view_run(&scene, views, view.run).map_or(0, |(draws, _, _)| draws.len() as u32)
+        };
+        match context.stage_data(as_bytes(&[count])).map(|binding| binding.external_range()) {
+            Ok(Some((buffer, offset, _))) => self.staged_count = Some((buffer, offset)),
+            Ok(None) => unreachable!("staged data is an external binding"),
+            Err(error) => context.fail(error),
+        }
+    }
+
     fn record_draw(&mut self, inputs: &ImageViewInputs, context: &mut ExecuteContext<'_>) {
         if context.failed() {
             return;
@@ -187,14 +212,7 @@ impl TypedPass for ImageViewPass {
         // The view not drawn this frame leaves the image cleared.
         let Some(view) = views.get(&self.target.name) else { return };
         let scene = lock_scene(&self.scene);
-        let run = match view.run {
-            ImageRun::HostList(list) => scene.view_list(list as usize).and_then(|list| {
-                let range = list.first as usize..(list.first + list.count) as usize;
-                scene.draw_commands().get(range).map(|draws| (draws, list.first, list.instanced))
-            }),
-            ImageRun::Own(index) => views.own_run(index).map(|own| (&own.commands[..], 0, true)),
-        };
-        let Some(run) = run else { return };
+        let Some(run) = view_run(&scene, views, view.run) else { return };
         let mut bindings = [Binding::buffer(inputs.scene.index_buffer()); SCENE_BINDINGS.len() + 2];
         bindings[..SCENE_BINDINGS.len()].copy_from_slice(&inputs.scene.bindings());
         let count = match inputs.shadows {
@@ -224,9 +242,26 @@ impl TypedPass for ImageViewPass {
             // SAFETY: the pipeline, its bindings and the index buffer are bound; the run's
             // commands are the host's, uploaded into the commands buffer bound (`draw_commands`
             // at the run's place, or the view's own from 0, with its instances).
-            if !unsafe { draw_view_run(context, run, &view.view_projection, draw) } {
+            if !unsafe { draw_view_run(context, run, &view.view_projection, draw, self.staged_count) } {
                 return;
             }
+        }
+    }
+}
+
+/// The commands `run` draws, where they lie in the commands buffer the pass binds (the first
+/// command's index) and whether they are instanced: a run of the host list in `draw_commands`,
+/// or the view's own commands from 0 (with GPU culling). `None` when the run is gone.
+fn view_run<'a>(scene: &'a GpuScene, views: &'a ImageViews, run: ImageRun) -> Option<(&'a [DrawCommand], u32, bool)> {
+    match run {
+        ImageRun::HostList(list) => scene.view_list(list as usize).and_then(|list| {
+            let range = list.first as usize..(list.first + list.count) as usize;
+            scene.draw_commands().get(range).map(|draws| (draws, list.first, list.instanced))
+        }),
+        ImageRun::Own(index) => {
+            // The upload keeps no more commands than the scene has slots.
+            let capacity = scene.capacity() as usize;
+            views.own_run(index).map(|own| (&own.commands[..own.commands.len().min(capacity)], 0, true))
         }
     }
 }

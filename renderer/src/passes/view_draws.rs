@@ -146,9 +146,10 @@ pub(crate) unsafe fn draw_window_views(
         if draws.is_empty() || !set_view_rect(context, view.rect) {
             continue;
         }
+        let run = (draws, list.first, list.instanced);
         // SAFETY: the caller's contract; the run's commands are the host's, uploaded into
         // `draw_commands` at their place.
-        if !unsafe { draw_view_run(context, (draws, list.first, list.instanced), &view.view_projection, draw) } {
+        if !unsafe { draw_view_run(context, run, &view.view_projection, draw, None) } {
             return;
         }
     }
@@ -160,13 +161,22 @@ pub(crate) unsafe fn draw_window_views(
 /// `instanced` when their instances are slots read from the bound instance buffer. False when
 /// the frame failed (nothing more should be recorded).
 ///
+/// In [`DrawMode::IndirectCount`] with `count` (the buffer and offset of a u32 holding the
+/// run's length, staged by the caller) the run is a count draw, like every other indirect
+/// draw of such a frame: lavapipe (Mesa 22.3) keeps the count buffer of the command buffer's
+/// last count draw (the GPU cull's or the shadow atlas's lists) for a later plain indirect
+/// draw, which then draws no more commands than that stale count (none at all after an empty
+/// late shadow list). Without `count`, or in [`DrawMode::Indirect`], a plain indirect draw.
+///
 /// # Safety
-/// As [`draw_window_views`]; `draws` were uploaded into `draw.commands` from command `first`.
+/// As [`draw_window_views`]; `draws` were uploaded into `draw.commands` from command `first`;
+/// `count`, if any, lies in a buffer with `INDIRECT_BUFFER` usage holding this frame's data.
 pub(crate) unsafe fn draw_view_run(
     context: &mut ExecuteContext<'_>,
     (draws, first, instanced): (&[DrawCommand], u32, bool),
     view_projection: &[[f32; 4]; 4],
     draw: SplitDraw,
+    count: Option<(vk::Buffer, u64)>,
 ) -> bool {
     let stride = DRAW_COMMAND_BYTES as u32;
     if draws.is_empty() {
@@ -183,17 +193,32 @@ pub(crate) unsafe fn draw_view_run(
     }
     let (raw, command_buffer) = (context.device(), context.command_buffer());
     let first = u64::from(list.first) * DRAW_COMMAND_BYTES;
-    match draw.mode {
-        DrawMode::Direct => {
+    match (draw.mode, count) {
+        (DrawMode::Direct, _) => {
             // SAFETY: the caller's contract: a scene pipeline and the index buffer are bound.
             unsafe { draw_direct(context, draws) };
         }
-        DrawMode::IndirectCount | DrawMode::Indirect if draw.multi_draw => {
+        (DrawMode::IndirectCount, Some((counts, at))) => {
+            // SAFETY: as below; the count word lies at `at` of `counts` (the caller's
+            // contract), and the mode's features were checked with the pass.
+            unsafe {
+                raw.cmd_draw_indexed_indirect_count(
+                    command_buffer,
+                    draw.commands,
+                    first,
+                    counts,
+                    at,
+                    list.count,
+                    stride,
+                )
+            };
+        }
+        (DrawMode::IndirectCount | DrawMode::Indirect, _) if draw.multi_draw => {
             // SAFETY: as above; the run's commands lie in `draw_commands` (the host
             // uploaded them there), and the mode's features were checked with the pass.
             unsafe { raw.cmd_draw_indexed_indirect(command_buffer, draw.commands, first, list.count, stride) };
         }
-        DrawMode::IndirectCount | DrawMode::Indirect => {
+        (DrawMode::IndirectCount | DrawMode::Indirect, _) => {
             for index in 0..u64::from(list.count) {
                 // SAFETY: as above, one command at a time without multiDrawIndirect.
                 unsafe {

@@ -12,8 +12,7 @@
 //! On the CPU culling backend a view draws a run of the host list; with GPU culling (the GPU
 //! writes the lists) it draws its own commands and instances, made from the same answer and
 //! uploaded by its [`ImageViewListPass`]: culled on the CPU (frustum, distance and size, as
-//! every view but the main one), not by the GPU's two-phase occlusion. GPU-culled frames with
-//! shadows do not draw image views yet (said once): their own lists drew nothing there.
+//! every view but the main one), not by the GPU's two-phase occlusion.
 
 use std::sync::Arc;
 
@@ -39,8 +38,6 @@ pub(super) struct ImageViewPasses {
     /// Whether the GPU culls (the views then draw their own lists).
     on_device: bool,
     warned_refused: bool,
-    /// Whether the refusal of GPU-culled frames with shadows was said.
-    warned_shadowed: bool,
     /// The images whose views were found sampling themselves (said once each).
     cycles: Vec<Arc<str>>,
     /// Scratch: a view's visible slots kept, each with its index in the view's answer.
@@ -73,18 +70,6 @@ impl ImageViewPasses {
         let Some(views) = views else { return };
         for view in views.views() {
             let ViewTarget::Image(target) = &view.target else { continue };
-            if on_device && self.shadowed {
-                // Its own lists draw nothing there (a fault not found yet): no picture rather
-                // than a wrong one.
-                if !self.warned_shadowed {
-                    self.warned_shadowed = true;
-                    log::warn!(
-                        "image view {:?}: image-target views are not drawn in GPU-culled frames with shadows yet",
-                        target.name
-                    );
-                }
-                continue;
-            }
             let Some(answer) = visibility.for_view(view.id) else { continue };
             // An object whose material samples this view's own image is left out of it.
             self.kept.clear();
@@ -118,12 +103,6 @@ impl ImageViewPasses {
                 // The GPU writes the lists: the view draws its own commands and instances.
                 let (index, run) = out.next_own_run();
                 scene.build_view_run(&self.slots, |index| answer.draw(kept[index].1 as usize).0, run);
-                eprintln!(
-                    "DEBUG slots {} commands {} instances {}",
-                    self.slots.len(),
-                    run.commands.len(),
-                    run.instances.len()
-                );
                 let run = ImageRun::Own(index);
                 out.push(ImageView { name: Arc::clone(&target.name), view_projection, run });
                 self.wanted.push(target.clone());

@@ -250,17 +250,10 @@ fn main() -> ExitCode {
         }
         println!("monitor: a rooftop camera renders into a 256x256 image shown on a billboard in the street view");
     }
-    if options.monitor
-        && (split
-            || passes_chosen(&options)
-            || options.shadows
-            || options.stream
-            || options.classify
-            || options.clusters)
-    {
+    if options.monitor && (split || passes_chosen(&options) || options.stream || options.classify || options.clusters) {
         eprintln!(
-            "city: --monitor does not yet take --views 2, --post, --debug-boxes, --gpu-animate, --shadows, --stream, \
-             --classify or --clusters"
+            "city: --monitor does not yet take --views 2, --post, --debug-boxes, --gpu-animate, --stream, --classify \
+             or --clusters"
         );
         return ExitCode::FAILURE;
     }
@@ -331,11 +324,13 @@ fn main() -> ExitCode {
                 .and_then(|(frame_check, add_passes)| {
                     let mut frame_passes: Vec<renderer::AddPasses> = vec![Box::new(add_passes)];
                     let mut monitor = None;
+                    let atlas =
+                        if options.shadows { app.resource::<ecs::ShadowSettings>().atlas_resolution } else { 0 };
                     if let (Some((add, copy)), Some(added)) = (monitor_readback, monitor_meshes) {
                         frame_passes.push(add);
                         let library = meshes.library.clone();
                         let side = (city::monitor::MONITOR_SIDE, city::monitor::MONITOR_SIDE);
-                        let checker = MeshRenderer::with_shadows(device.clone(), side, capacity, library, SKY, 0)?;
+                        let checker = MeshRenderer::with_shadows(device.clone(), side, capacity, library, SKY, atlas)?;
                         monitor =
                             Some((city::monitor::MonitorCheck { checker, copy, pixels: Default::default() }, added));
                     }
@@ -351,8 +346,6 @@ fn main() -> ExitCode {
                     if (passes.bob || passes.boxes) && !choice.on_device {
                         return Err("--gpu-animate and --debug-boxes need GPU culling (--cull gpu)".into());
                     }
-                    let atlas =
-                        if options.shadows { app.resource::<ecs::ShadowSettings>().atlas_resolution } else { 0 };
                     let library = meshes.library.clone();
                     let mut checker =
                         MeshRenderer::with_shadows(device, (width, height), capacity, library, SKY, atlas)?;
@@ -586,7 +579,9 @@ fn main() -> ExitCode {
                 let views = app.resource::<ecs::ResolvedViews>();
                 let report = app.resource::<RenderReport>();
                 let palette = app.resources().get::<animation::SkinPalette>();
-                match monitor.check((&views, &visibility, app.world()), (&report, palette.as_deref())) {
+                let shadows = options.shadows.then(|| app.resource::<culling::ShadowViews>());
+                let answers = (&*views, &*visibility, shadows.as_deref());
+                match monitor.check(answers, app.world(), (&report, palette.as_deref())) {
                     Ok((view, check)) => {
                         let hidden = check.truth.false_hidden;
                         progress.suspend(|| {

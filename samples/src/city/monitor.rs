@@ -12,7 +12,9 @@
 //! finds every object owning a pixel in the view's own answer
 //! ([`renderer::truth::check_view`]). The street view's reference shows the same picture on
 //! its billboard: it uploads the frame's monitor image and copies it into the layer as the
-//! frame did ([`ViewTexturePass`]), so the two compare pixel for pixel.
+//! frame did ([`ViewTexturePass`]), so the two compare pixel for pixel. With `--shadows` the
+//! monitor is lit with the frame's lights and atlas (the sun's cascades follow the street
+//! view), and its reference draws the same shadows.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -137,14 +139,17 @@ pub struct MonitorCheck {
 impl MonitorCheck {
     /// Reads the frame's monitor back (keeping it for the street view's reference) and judges
     /// the monitor's view: its image against the unculled reference of it (with the frame's
-    /// stand-ins and, given the frame's `palette`, its skinned objects in their poses), and its
-    /// answer against every object owning a pixel. Returns the view's id and checks.
+    /// stand-ins, given the frame's `palette` its skinned objects in their poses, and given
+    /// `shadows` the frame's shadows, lit as for the main view as the frame is), and its answer
+    /// against every object owning a pixel. Returns the view's id and checks.
     pub fn check(
         &mut self,
-        (views, visibility, world): (&ResolvedViews, &Visibility, &World),
+        (views, visibility, shadows): (&ResolvedViews, &Visibility, Option<&culling::ShadowViews>),
+        world: &World,
         (report, palette): (&RenderReport, Option<&SkinPalette>),
     ) -> Result<(u32, FrameCheck), RenderError> {
         self.checker.follow_stand_ins(report);
+        self.checker.set_shadows(shadows, visibility);
         if let Some(palette) = palette {
             self.checker.set_palette(palette)?;
         }

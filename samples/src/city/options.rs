@@ -172,8 +172,10 @@ pub struct CityOptions {
     /// corner of the street camera's view (its material samples the image in the same frame);
     /// with `--truth` every view of every checked frame prints `frame N view V false_hidden X`
     /// (must be 0) and `differing_pixels`. With GPU culling the monitor's view is culled on
-    /// the CPU (frustum, distance, size), the street view on the GPU. The shadows, streaming,
-    /// user passes, classify images, clusters and `--views 2` are refused with it.
+    /// the CPU (frustum, distance, size), the street view on the GPU. With `--shadows` the
+    /// monitor is lit with the street view's lights and atlas (the sun's cascades follow the
+    /// street view) and judged by a reference shadowed the same way. Streaming, user passes,
+    /// classify images, clusters and `--views 2` are refused with it.
     #[arg(long)]
     pub monitor: bool,
     /// With `--shadows`: how many lamps cast shadows at once (0 to 16).
