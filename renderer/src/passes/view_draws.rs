@@ -19,6 +19,8 @@ pub(crate) struct SplitDraw {
     pub(crate) filter: DrawFilter,
     /// Whether the device has `multiDrawIndirect`.
     pub(crate) multi_draw: bool,
+    /// Where each run's count lies as a u32, in run order ([`GpuScene::staged_run_counts`]).
+    pub(crate) run_counts: Option<(vk::Buffer, u64)>,
 }
 
 /// The graph's [`WindowViews`] when it lists any (the Render stage lists them only for a frame
@@ -126,13 +128,16 @@ pub(crate) unsafe fn draw_gpu_window_views(
 }
 
 /// Draws every window view's run of the host list into its rectangle, each with its own
-/// view-projection pushed; the commands are drawn with the host's counts (the GPU's count
-/// word is the main view's alone).
+/// view-projection pushed. In [`DrawMode::IndirectCount`] each run is a count draw whose count
+/// is the run's staged word (`draw.run_counts`), like every other indirect draw of such a
+/// frame: lavapipe (Mesa 22.3) keeps the count buffer of an earlier count draw of the command
+/// buffer (the shadow atlas's lists) for a later plain indirect draw, which then drew a prefix
+/// of the run. Without staged counts, or in [`DrawMode::Indirect`], the host's counts.
 ///
 /// # Safety
 /// The pass is recording inside its rendering scope with the scene pipeline bound, its
 /// bindings set and `mesh_indices` bound as the index buffer; `draw.commands` holds the
-/// scene's host commands.
+/// scene's host commands and `draw.run_counts`, if any, this frame's run counts.
 pub(crate) unsafe fn draw_window_views(
     context: &mut ExecuteContext<'_>,
     scene: &GpuScene,
@@ -158,17 +163,34 @@ pub(crate) unsafe fn draw_window_views(
         }
         let (raw, command_buffer) = (context.device(), context.command_buffer());
         let first = u64::from(list.first) * DRAW_COMMAND_BYTES;
-        match draw.mode {
-            DrawMode::Direct => {
+        match (draw.mode, draw.run_counts) {
+            (DrawMode::Direct, _) => {
                 // SAFETY: the caller's contract: a scene pipeline and the index buffer are bound.
                 unsafe { draw_direct(context, draws) };
             }
-            DrawMode::IndirectCount | DrawMode::Indirect if draw.multi_draw => {
+            (DrawMode::IndirectCount, Some((counts, at))) => {
+                let count_at = at + 4 * u64::from(view.list);
+                // SAFETY: as above; the staged counts have INDIRECT_BUFFER usage and hold a
+                // word per run, the view's at `count_at`; the mode's features were checked
+                // with the pass.
+                unsafe {
+                    raw.cmd_draw_indexed_indirect_count(
+                        command_buffer,
+                        draw.commands,
+                        first,
+                        counts,
+                        count_at,
+                        list.count,
+                        stride,
+                    )
+                };
+            }
+            (DrawMode::IndirectCount | DrawMode::Indirect, _) if draw.multi_draw => {
                 // SAFETY: as above; the run's commands lie in `draw_commands` (the host
                 // uploaded them there), and the mode's features were checked with the pass.
                 unsafe { raw.cmd_draw_indexed_indirect(command_buffer, draw.commands, first, list.count, stride) };
             }
-            DrawMode::IndirectCount | DrawMode::Indirect => {
+            (DrawMode::IndirectCount | DrawMode::Indirect, _) => {
                 for index in 0..u64::from(list.count) {
                     // SAFETY: as above, one command at a time without multiDrawIndirect.
                     unsafe {
