@@ -524,7 +524,8 @@ impl SceneInputs {
                     raw.cmd_bind_index_buffer(context.command_buffer(), indices.buffer, 0, vk::IndexType::UINT32)
                 };
                 let multi_draw = context.gpu().capabilities().multi_draw_indirect;
-                let split = SplitDraw { commands: commands.buffer, mode, filter, multi_draw };
+                let run_counts = scene.staged_run_counts();
+                let split = SplitDraw { commands: commands.buffer, mode, filter, multi_draw, run_counts };
                 // SAFETY: the pipeline, its bindings and the index buffer are bound, and
                 // `draw_commands` holds the host's commands (the scene has window views' runs).
                 unsafe { draw_window_views(context, scene, views, split) };

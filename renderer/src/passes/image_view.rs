@@ -238,7 +238,7 @@ impl TypedPass for ImageViewPass {
             // SAFETY: recording inside the pass's rendering scope; `mesh_indices` was declared
             // as an index buffer and holds u32 indices.
             unsafe { raw.cmd_bind_index_buffer(context.command_buffer(), indices, 0, vk::IndexType::UINT32) };
-            let draw = SplitDraw { commands, mode: self.mode, filter, multi_draw };
+            let draw = SplitDraw { commands, mode: self.mode, filter, multi_draw, run_counts: None };
             // SAFETY: the pipeline, its bindings and the index buffer are bound; the run's
             // commands are the host's, uploaded into the commands buffer bound (`draw_commands`
             // at the run's place, or the view's own from 0, with its instances).

@@ -239,7 +239,7 @@ impl TypedPass for DrawListPass {
         let mut scene = lock_scene(&self.scene);
         let draws = scene.draw_commands();
         let slots = scene.draw_instances();
-        // The GPU's count is the main view's list (the others are drawn with the host's counts).
+        // The GPU's count word is the main view's list (a split frame's runs are counted apart).
         let count_words = [scene.indirect_draw_counts()[0], 0];
         let mut result = context
             .upload_buffer(commands, 0, as_bytes(draws))
@@ -248,6 +248,19 @@ impl TypedPass for DrawListPass {
             result = result.and_then(|()| context.upload_buffer(instances, 0, as_bytes(slots)));
         }
         let bytes = std::mem::size_of_val(draws) as u64 + std::mem::size_of_val(slots) as u64 + 8;
+        // Each run's count: a split-screen frame draws every run with a count draw
+        // (`draw_window_views`).
+        let mut run_counts = [0u8; 4 * MAX_WINDOW_VIEWS];
+        let written = scene.write_run_counts(&mut run_counts);
+        let mut staged = None;
+        if written > 0 {
+            result = result.and_then(|()| {
+                let counts = context.stage_data(&run_counts[..written])?;
+                staged = counts.external_range().map(|(buffer, offset, _)| (buffer, offset));
+                Ok(())
+            });
+        }
+        scene.set_staged_run_counts(staged);
         match result {
             Ok(()) => scene.note_draw_upload(bytes),
             Err(error) => self.error = Some(error),

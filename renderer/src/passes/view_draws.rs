@@ -19,6 +19,8 @@ pub(crate) struct SplitDraw {
     pub(crate) filter: DrawFilter,
     /// Whether the device has `multiDrawIndirect`.
     pub(crate) multi_draw: bool,
+    /// Where each run's count lies as a u32, in run order ([`GpuScene::staged_run_counts`]).
+    pub(crate) run_counts: Option<(vk::Buffer, u64)>,
 }
 
 /// The graph's [`WindowViews`] when it lists any (the Render stage lists them only for a frame
@@ -126,13 +128,16 @@ pub(crate) unsafe fn draw_gpu_window_views(
 }
 
 /// Draws every window view's run of the host list into its rectangle, each with its own
-/// view-projection pushed; the commands are drawn with the host's counts (the GPU's count
-/// word is the main view's alone).
+/// view-projection pushed. In [`DrawMode::IndirectCount`] each run is a count draw whose count
+/// is the run's staged word (`draw.run_counts`), like every other indirect draw of such a
+/// frame: lavapipe (Mesa 22.3) keeps the count buffer of an earlier count draw of the command
+/// buffer (the shadow atlas's lists) for a later plain indirect draw, which then drew a prefix
+/// of the run. Without staged counts, or in [`DrawMode::Indirect`], the host's counts.
 ///
 /// # Safety
 /// The pass is recording inside its rendering scope with the scene pipeline bound, its
 /// bindings set and `mesh_indices` bound as the index buffer; `draw.commands` holds the
-/// scene's host commands.
+/// scene's host commands and `draw.run_counts`, if any, this frame's run counts.
 pub(crate) unsafe fn draw_window_views(
     context: &mut ExecuteContext<'_>,
     scene: &GpuScene,
@@ -147,9 +152,10 @@ pub(crate) unsafe fn draw_window_views(
             continue;
         }
         let run = (draws, list.first, list.instanced);
+        let count = draw.run_counts.map(|(counts, at)| (counts, at + 4 * u64::from(view.list)));
         // SAFETY: the caller's contract; the run's commands are the host's, uploaded into
-        // `draw_commands` at their place.
-        if !unsafe { draw_view_run(context, run, &view.view_projection, draw, None) } {
+        // `draw_commands` at their place, and its count word, if staged, at `count`.
+        if !unsafe { draw_view_run(context, run, &view.view_projection, draw, count) } {
             return;
         }
     }

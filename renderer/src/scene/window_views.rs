@@ -8,6 +8,8 @@
 //! A frame with one window view (or none listed) draws as a frame always has: the whole image
 //! with the [`FrameView`](crate::FrameView) parameter's view-projection and the whole list.
 
+use runtime::hecs::Entity;
+
 use crate::scene::FrameView;
 
 /// Most window views one frame draws: the host lists of the draw commands and instances have
@@ -36,6 +38,9 @@ pub struct WindowView {
     /// the global bias): the cull picks that view's levels of distance chains; `None` (the
     /// main view) draws the records' levels.
     pub lod_distance: Option<crate::DistanceLod>,
+    /// The camera it is seen through (`None`: the host's free view): the view's identity
+    /// from frame to frame, which last frame's matrices follow ([`WindowViews::follow`]).
+    pub camera: Option<Entity>,
 }
 
 /// A graph parameter: the frame's window views in draw order (split-screen), each drawing
@@ -82,10 +87,29 @@ impl WindowViews {
     }
 
     /// The blocks of [`WindowViews::uniforms`] to change in place (the Render stage sets
-    /// their previous matrices before the frame runs).
+    /// their previous matrices with [`WindowViews::follow`] before the frame runs).
     #[inline]
     pub fn uniforms_mut(&mut self) -> &mut [FrameView] {
         &mut self.uniforms
+    }
+
+    /// Gives each view's block last frame's matrices of the view of the same camera in
+    /// `last` (what [`WindowViews::remember`] kept of the last frame drawn), whatever its
+    /// place then: a camera added, removed or reordered never hands its history to another.
+    /// A view whose camera was not drawn last frame keeps its own (no motion, as after a cut).
+    pub fn follow(&mut self, last: &[(Option<Entity>, FrameView)]) {
+        for (view, uniform) in self.views.iter().zip(&mut self.uniforms) {
+            if let Some((_, previous)) = last.iter().find(|(camera, _)| *camera == view.camera) {
+                uniform.set_previous(previous);
+            }
+        }
+    }
+
+    /// Writes each view's camera and block into `out` (cleared first), for the next frame's
+    /// [`WindowViews::follow`].
+    pub fn remember(&self, out: &mut Vec<(Option<Entity>, FrameView)>) {
+        out.clear();
+        out.extend(self.views.iter().map(|view| view.camera).zip(self.uniforms.iter().copied()));
     }
 
     /// Forgets the views (a frame of one view), keeping the room.
@@ -117,4 +141,50 @@ pub struct ViewList {
     pub count: u32,
     /// Whether the run's commands are instanced (slots read from `draw_instances`).
     pub instanced: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::{Mat4, Vec3};
+
+    /// A view through `camera` whose block looks from `eye`.
+    fn view_from(views: &mut WindowViews, camera: Option<Entity>, eye: Vec3, main: bool) {
+        let view = Mat4::look_at_rh(eye, Vec3::ZERO, Vec3::Y);
+        let projection = Mat4::perspective_infinite_reverse_rh(1.0, 1.0, 0.1);
+        let uniform = FrameView::new(view, projection, eye, (64, 64), 0.1, f32::INFINITY);
+        let place = WindowView {
+            view_projection: uniform.view_projection,
+            rect: [0, 0, 64, 64],
+            list: 0,
+            lod: None,
+            lod_distance: None,
+            camera,
+        };
+        views.push(place, uniform, main);
+    }
+
+    #[test]
+    fn last_frames_matrices_follow_the_camera_not_the_place() {
+        let mut world = runtime::hecs::World::new();
+        let [first, second, added] = [(), (), ()].map(|()| world.spawn(()));
+        let mut last = WindowViews::default();
+        view_from(&mut last, Some(first), Vec3::new(0.0, 0.0, 5.0), true);
+        view_from(&mut last, Some(second), Vec3::new(0.0, 0.0, -5.0), false);
+        let mut kept = Vec::new();
+        last.remember(&mut kept);
+        // Reordered, the second camera gone and another added before the first.
+        let mut now = WindowViews::default();
+        view_from(&mut now, Some(added), Vec3::new(5.0, 0.0, 0.0), false);
+        view_from(&mut now, Some(first), Vec3::new(0.0, 1.0, 5.0), true);
+        now.follow(&kept);
+        let [added_block, first_block] = [now.uniforms()[0], now.uniforms()[1]];
+        assert_eq!(first_block.previous_view_projection, last.uniforms()[0].view_projection, "its own history");
+        assert_eq!(first_block.previous_view, last.uniforms()[0].view);
+        assert_ne!(first_block.previous_view_projection, first_block.view_projection, "it moved");
+        // The added camera has no history: last frame's matrices are its own, never the
+        // second camera's that stood at its place.
+        assert_eq!(added_block.previous_view_projection, added_block.view_projection);
+        assert_eq!(added_block.previous_view, added_block.view);
+    }
 }

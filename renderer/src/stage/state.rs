@@ -83,11 +83,14 @@ pub(super) struct RenderState {
     pub(super) cull_settings: Option<SharedCullSettings>,
     /// The debug view the graph shows now (see [`DebugView`]).
     debug_view: DebugView,
-    /// The view of the last frame drawn: the next frame's `previous_*` matrices.
-    last_view: Option<FrameView>,
-    /// The window views' blocks of the last frame drawn: the next frame's views' `previous_*`
-    /// matrices, view by view in draw order, while the frame draws as many views.
-    last_window_uniforms: Vec<FrameView>,
+    /// The camera of the prepared frame's main view (`None`: the host's free view).
+    main_camera: Option<runtime::hecs::Entity>,
+    /// The main view of the last frame drawn, with its camera: the next frame's `previous_*`
+    /// matrices while its main view is seen through the same camera.
+    last_view: Option<(Option<runtime::hecs::Entity>, FrameView)>,
+    /// The window views' cameras and blocks of the last frame drawn: each next frame's view
+    /// takes its `previous_*` matrices from the one of its camera ([`WindowViews::follow`]).
+    last_window_uniforms: Vec<(Option<runtime::hecs::Entity>, FrameView)>,
     /// The images screenshots were asked of, each with its pass's copy.
     screenshot_copies: Vec<(String, SharedCopy)>,
     /// This frame's due screenshot requests.
@@ -186,6 +189,7 @@ impl RenderState {
             due_shots: Vec::new(),
             depth_log_decades: 0.0,
             debug_view: DebugView::default(),
+            main_camera: None,
             last_view: None,
             last_window_uniforms: Vec::with_capacity(MAX_WINDOW_VIEWS),
             scene_generation: 0,
@@ -240,6 +244,7 @@ impl RenderState {
             }
         }
         let Some(view) = visibility.view() else { return Ok(false) };
+        self.main_camera = view.camera;
         let viewport = (view.viewport.width, view.viewport.height);
         if viewport.0 == 0 || viewport.1 == 0 {
             // A view resolved for a zero viewport: nothing to draw into.
@@ -404,12 +409,14 @@ impl RenderState {
         }
         // The image's size as the graph draws it, now that the target has set it: the view's
         // viewport is never a stale window size.
-        // Last frame's matrices are those of the last frame drawn (a frame that failed is not
-        // one).
+        // Last frame's matrices are those of the last frame drawn through the same camera (a
+        // frame that failed is not one; another camera's history is never taken).
         let extent = self.graph.output_extent();
         if let Some(view) = self.graph.param_mut::<FrameView>() {
             view.set_viewport((extent.width, extent.height));
-            if let Some(last) = &self.last_view {
+            // A camera that was another window view last frame brings that view's history.
+            let views = self.last_view.iter().chain(&self.last_window_uniforms);
+            if let Some((_, last)) = views.into_iter().find(|(camera, _)| *camera == self.main_camera) {
                 view.set_previous(last);
             }
         }
@@ -452,10 +459,10 @@ impl RenderState {
         self.ring.game_frames[(frame % READBACK_RING) as usize] = game_frame;
         let split = self.graph.param::<WindowViews>().filter(|views| views.is_split() && self.on_device);
         self.ring.view_counts[(frame % READBACK_RING) as usize] = split.map_or(1, |views| views.views().len() as u32);
-        self.last_view = self.graph.param::<FrameView>().copied();
+        self.last_view = self.graph.param::<FrameView>().map(|view| (self.main_camera, *view));
         self.last_window_uniforms.clear();
         if let Some(views) = self.graph.param::<WindowViews>() {
-            self.last_window_uniforms.extend_from_slice(views.uniforms());
+            views.remember(&mut self.last_window_uniforms);
         }
         let report = &mut outcome.report;
         report.upload = lock_scene(&self.scene).last_upload();
@@ -547,15 +554,10 @@ impl RenderState {
     /// Executes the graph once for the prepared frame (what the scene holds now); returns
     /// the frame's index (its ring regions).
     /// Gives each window view's block of the `view` uniform last frame's matrices of the view
-    /// at its place (the same number of views drawn; else its own, as after a cut).
+    /// of its camera (else its own, as after a cut).
     fn follow_window_views(&mut self) {
-        let Some(views) = self.graph.param_mut::<WindowViews>() else { return };
-        let uniforms = views.uniforms_mut();
-        if uniforms.len() != self.last_window_uniforms.len() {
-            return;
-        }
-        for (uniform, last) in uniforms.iter_mut().zip(&self.last_window_uniforms) {
-            uniform.set_previous(last);
+        if let Some(views) = self.graph.param_mut::<WindowViews>() {
+            views.follow(&self.last_window_uniforms);
         }
     }
 

@@ -99,7 +99,8 @@ pub(super) fn list_window_views(
         let lod = if inputs.on_device { answer.lod_error_view() } else { None };
         let lod_distance = answer.lod_distance_view().filter(|_| inputs.on_device);
         let lod_distance = lod_distance.map(|(eye, scale)| DistanceLod { eye, scale, bias: inputs.lod_bias });
-        let window_view = WindowView { view_projection, rect, list, lod, lod_distance };
+        let camera = view.camera();
+        let window_view = WindowView { view_projection, rect, list, lod, lod_distance, camera };
         out.push(window_view, uniform, answer.is_main());
     }
     let lists = if inputs.on_device { culled as usize } else { scene.view_lists().len() };

@@ -431,13 +431,14 @@ impl ReferenceRenderer {
     pub fn upload(&mut self, visibility: &Visibility, color_of: impl Fn(usize) -> u32) -> Result<Vec<u64>, TruthError> {
         lock_scene(&self.scene).stream_frame(u64::MAX)?;
         let triangles = upload_objects_skinned(&self.scene, visibility, &color_of, &self.stand_ins, &self.skins)?;
-        self.apply_view_meshes(visibility)?;
         {
             let mut scene = lock_scene(&self.scene);
             scene.follow_growth(&mut self.graph, &mut self.generation);
             self.capacity = scene.capacity();
         }
         // The shadow views are the graph's parameter (its frame set it when it has shadows).
+        // Their casters draw the records' levels, as the frame's do: taken before a view's
+        // levels replace them.
         if let Some(frame) = self.graph.param_mut::<ShadowFrame>() {
             match &self.shadows {
                 Some((shadows, eye, forward)) => {
@@ -446,6 +447,7 @@ impl ReferenceRenderer {
                 None => frame.clear(),
             }
         }
+        self.apply_view_meshes(visibility)?;
         Ok(triangles)
     }
 

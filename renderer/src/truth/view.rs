@@ -103,7 +103,8 @@ fn check_view_against(
     }));
     let mut place = WindowViews::default();
     let uniform = FrameView::from_view_projection(answer.view().view_projection);
-    place.push(WindowView { view_projection, rect, list: 0, lod: None, lod_distance: None }, uniform, true);
+    let camera = answer.view().camera;
+    place.push(WindowView { view_projection, rect, list: 0, lod: None, lod_distance: None, camera }, uniform, true);
     reference.graph.set_param(place);
     let drawn = reference.upload(visibility, |object| colors[object]).and_then(|_| {
         let unculled = reference.draw_list(view_projection, &drawable)?;

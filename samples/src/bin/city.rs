@@ -276,12 +276,6 @@ fn main() -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
-    if split && options.shadows && options.cull != CullChoice::Gpu {
-        // On the CPU backend each view's picture differs from its reference under shadows
-        // (seen: half a view's pixels); the GPU backend's holds.
-        eprintln!("city: --views 2 --shadows needs --cull gpu");
-        return ExitCode::FAILURE;
-    }
     if options.window {
         return run_window(app, &meshes, &options, frames_given, backend, passes, districts.as_ref());
     }

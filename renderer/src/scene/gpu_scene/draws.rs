@@ -30,6 +30,7 @@ impl GpuScene {
         self.draw_source = DrawSource::Host;
         self.draws.clear();
         self.view_lists.lists.clear();
+        self.set_staged_run_counts(None);
         self.batching.instances.clear();
         self.batching.list_instanced = self.batching.enabled;
         if self.batching.enabled {
@@ -49,6 +50,7 @@ impl GpuScene {
         self.draw_source = DrawSource::Host;
         self.draws.clear();
         self.view_lists.lists.clear();
+        self.set_staged_run_counts(None);
         self.batching.instances.clear();
         self.batching.list_instanced = self.batching.enabled;
         if self.batching.enabled {
@@ -70,6 +72,7 @@ impl GpuScene {
         self.draw_source = DrawSource::Gpu;
         self.draws.clear();
         self.view_lists.lists.clear();
+        self.set_staged_run_counts(None);
         self.host_blended.clear();
         self.batching.instances.clear();
         self.batching.list_instanced = false;

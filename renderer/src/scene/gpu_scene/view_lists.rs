@@ -9,7 +9,7 @@
 
 use crate::scene::window_views::{ViewList, MAX_WINDOW_VIEWS};
 use crate::scene::{DrawCommand, ObjectRecord, OwnRun};
-use render_graph::{GraphError, Result};
+use render_graph::{vk, GraphError, Result};
 
 use super::draws::DrawSource;
 use super::{out_of_range, GpuScene};
@@ -23,6 +23,9 @@ pub(crate) struct ViewLists {
     keyed: Vec<([u32; 3], u32)>,
     /// Views the GPU's object cull has room for (0 read as 1).
     gpu_room: u32,
+    /// Where this frame's run counts lie in staged memory the device reads as indirect
+    /// arguments (a u32 per run, [`GpuScene::set_staged_run_counts`]).
+    staged_counts: Option<(vk::Buffer, u64)>,
 }
 
 impl GpuScene {
@@ -44,6 +47,31 @@ impl GpuScene {
             return Some(ViewList { first: 0, count, instanced: self.batching.list_instanced });
         }
         self.view_lists.lists.get(index).copied()
+    }
+
+    /// The command count of each run of this frame's host list, in run order (the whole list
+    /// as run 0 while there is one run), written as u32s into `out` (4 bytes per run, at most
+    /// [`MAX_WINDOW_VIEWS`]); returns the bytes written (0 when a GPU pass writes the list).
+    pub(crate) fn write_run_counts(&self, out: &mut [u8]) -> usize {
+        let runs = (0..MAX_WINDOW_VIEWS).map_while(|index| self.view_list(index));
+        let mut written = 0;
+        for (bytes, run) in out.chunks_exact_mut(4).zip(runs) {
+            bytes.copy_from_slice(&run.count.to_ne_bytes());
+            written += 4;
+        }
+        written
+    }
+
+    /// Says where this frame's run counts ([`GpuScene::write_run_counts`]) lie in staged
+    /// memory: the split-screen draws of an [`IndirectCount`](crate::DrawMode::IndirectCount)
+    /// frame take each run's count from there. `None` draws the runs with the host's counts.
+    pub(crate) fn set_staged_run_counts(&mut self, counts: Option<(vk::Buffer, u64)>) {
+        self.view_lists.staged_counts = counts;
+    }
+
+    /// Where this frame's run counts were staged, if they were.
+    pub(crate) fn staged_run_counts(&self) -> Option<(vk::Buffer, u64)> {
+        self.view_lists.staged_counts
     }
 
     /// Appends another window view's list after this frame's host list: `objects` the
