@@ -69,6 +69,7 @@ fn twins() -> [(&'static str, u64); 21] {
         ("CULL_TWO_PHASE", CULL_TWO_PHASE.into()),
         ("CULL_LOD", renderer::CULL_LOD.into()),
         ("CULL_LOD_EVERY_OBJECT", renderer::CULL_LOD_EVERY_OBJECT.into()),
+        ("CULL_LOD_DISTANCE", renderer::CULL_LOD_DISTANCE.into()),
         ("MAX_GPU_LOD_LEVELS", renderer::MAX_GPU_LOD_LEVELS.into()),
         ("LOD_STAT_LEVELS", renderer::LOD_STAT_LEVELS as u64),
         ("STAT_COUNT", CULL_STAT_WORDS as u64),
