@@ -190,3 +190,38 @@ fn the_comparison_sees_two_joint_slots_swapped() {
     let worst = worst_offset(&source, &packed, "cc.glb, joints swapped");
     assert!(worst > 100.0 * TOLERANCE, "swapped joints move a vertex only {worst}");
 }
+
+/// Each vertex of the spawned model's one drawable, skinned under its clip at `time` and
+/// placed by the drawable's world transform: where the renderer draws it (the GPU skins in
+/// the same way, then applies the object's world matrix).
+fn drawn_at(scene: &GltfScene, place: ecs::Transform, time: f32) -> Vec<Vec3> {
+    let mut world = hecs::World::new();
+    let mut library = meshes::MeshLibrary::new();
+    let model = scene.add_model(&mut library, &mut culling::occlusion::OccluderMeshes::new()).expect("the model fits");
+    let spawned = assets::spawn_model(&mut world, &model, place);
+    let [drawable] = spawned.drawables[..] else { panic!("one drawable, not {}", spawned.drawables.len()) };
+    let placed = world.get::<&ecs::WorldTransform>(drawable).expect("a drawable is placed").0;
+    // Its levels of detail hand over at the model's scale, not at the dequantizing node's.
+    assert_eq!(world.get::<&ecs::Lod>(drawable).expect("a drawable has levels").bias, 1.0);
+    skinned_at(scene, time).0.iter().map(|&vertex| placed.transform_point3(vertex)).collect()
+}
+
+#[test]
+fn packed_skinned_files_spawn_where_the_source_does() {
+    // gltfpack puts its dequantization (a scale of 1.8e-4 and an offset) on the skinned
+    // mesh's node, as it does for a rigid mesh, and folds it into the inverse binds too: the
+    // node's transform must not place the drawn vertices a second time (the specification
+    // ignores a skinned mesh's node transform; the palette already maps into model space).
+    let source = load("skinned.glb");
+    let place = ecs::Transform::from_translation(Vec3::new(5.0, 0.0, -2.0));
+    let (source_rest, _) = skinned_at(&source, 0.0);
+    for (name, _) in PACKED {
+        let packed = load(name);
+        let (packed_rest, _) = skinned_at(&packed, 0.0);
+        let order = matching(&source_rest, &packed_rest, name);
+        let (expected, drawn) = (drawn_at(&source, place, 0.5), drawn_at(&packed, place, 0.5));
+        for (wanted, &at) in expected.iter().zip(&order) {
+            assert!(drawn[at].distance(*wanted) < TOLERANCE, "{name}: drawn at {}, the source at {wanted}", drawn[at]);
+        }
+    }
+}
