@@ -19,8 +19,11 @@ def influences(y):
     def ramp(centre): return min(max(y - (centre - 0.5), 0.0), 1.0)
     elbow, wrist = ramp(1.0), ramp(2.0)
     if wrist > 0.0:
-        return [WRIST, ELBOW, 0, 0], [wrist, 1.0 - wrist, 0.0, 0.0]
-    return [ELBOW, SHOULDER, 0, 0], [elbow, 1.0 - elbow, 0.0, 0.0]
+        joints, weights = [WRIST, ELBOW, 0, 0], [wrist, 1.0 - wrist, 0.0, 0.0]
+    else:
+        joints, weights = [ELBOW, SHOULDER, 0, 0], [elbow, 1.0 - elbow, 0.0, 0.0]
+    # A joint without weight is 0, as the validator wants.
+    return [joint if weight > 0.0 else 0 for joint, weight in zip(joints, weights)], weights
 
 positions, normals, joints, weights, indices = [], [], [], [], []
 corners = [(-1, -1), (1, -1), (1, 1), (-1, 1)]
