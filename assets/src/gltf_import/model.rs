@@ -4,12 +4,14 @@
 //! its nodes under a root entity at a transform, sharing them: a thousand spawns add nothing
 //! to the library.
 //!
-//! A skinned mesh is spawned animated: its entity gets the mesh's joint boxes
-//! ([`SkinnedMesh`]), a rig of its skin's skeleton ([`Skin`]) and, unless the caller asks
-//! for a still model ([`ModelAnimation::Still`]), an [`AnimationPlayer`] playing the first
-//! of the file's clips for that skin, looping ([`ModelAnimation::First`], what
-//! [`spawn_model`] does), or the clip the caller picks ([`Model::clips`],
-//! [`spawn_model_animated`]). With `animation::install` in the app, the character moves.
+//! A skinned mesh is spawned animated, on an entity of its own at the model's root (its
+//! joints place it, not the node drawing it, whose transform the specification ignores):
+//! the entity gets the mesh's joint boxes ([`SkinnedMesh`]), a rig of its skin's skeleton
+//! ([`Skin`]) and, unless the caller asks for a still model ([`ModelAnimation::Still`]), an
+//! [`AnimationPlayer`] playing the first of the file's clips for that skin, looping
+//! ([`ModelAnimation::First`], what [`spawn_model`] does), or the clip the caller picks
+//! ([`Model::clips`], [`spawn_model_animated`]). With `animation::install` in the app, the
+//! character moves.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -321,8 +323,8 @@ impl GltfScene {
 /// Spawns `model` into `world` at `transform`: a root entity there and, under it, one entity
 /// per node with its [`Transform`], mesh ([`Mesh`], [`Lod`], [`BaseColor`], [`Visible`]) and
 /// camera, sharing the meshes and materials [`GltfScene::add_model`] added. A skinned mesh
-/// is rigged and plays its skin's first clip, looping (see the module docs;
-/// [`spawn_model_animated`] picks another or none).
+/// hangs at the root instead, rigged, and plays its skin's first clip, looping (see the
+/// module docs; [`spawn_model_animated`] picks another or none).
 pub fn spawn_model(world: &mut World, model: &Model, transform: Transform) -> SpawnedModel {
     spawn_model_animated(world, model, transform, ModelAnimation::First)
 }
@@ -347,6 +349,17 @@ fn player_for(parts: &ModelParts, skin: &MeshSkin, animation: ModelAnimation) ->
         ModelAnimation::Still => None,
     }?;
     AnimationPlayer::new(Arc::clone(&clip.0), &skin.skeleton).ok()
+}
+
+/// An entity with no transform of its own under `parent` (an entity and its world matrix),
+/// or at the world's origin without one.
+fn spawn_under(world: &mut World, parent: Option<(Entity, glam::Mat4)>) -> Entity {
+    let placed = parent.map_or(glam::Mat4::IDENTITY, |(_, matrix)| matrix);
+    let child = world.spawn((Transform::IDENTITY, WorldTransform(placed)));
+    if let Some((parent, _)) = parent {
+        set_parent(world, child, parent).expect("the parent was spawned first");
+    }
+    child
 }
 
 /// The model's nodes as entities (roots under `root` when given, placed by its matrix):
@@ -378,20 +391,25 @@ fn spawn_nodes(
         }
         let single = node.meshes.len() == 1;
         for &mesh in &node.meshes {
-            // One primitive goes on the node itself; several get a child each.
-            let holder = if single {
-                entity
+            let skin = parts.skins[mesh].as_ref();
+            // One primitive goes on the node itself; several get a child each. A skinned one
+            // hangs at the model's root instead: its skin matrices already take its vertices
+            // into the model's space (a root joint sits under its parent node's world), and
+            // the specification ignores the transform of the node drawing it (gltfpack puts a
+            // quantized mesh's dequantization there, and folds it into the inverse binds).
+            let (holder, bias) = if skin.is_some() {
+                (spawn_under(world, root), 1.0)
+            } else if single {
+                (entity, node.bias)
             } else {
-                let child = world.spawn((Transform::IDENTITY, WorldTransform(placed)));
-                set_parent(world, child, entity).expect("the node was just spawned");
-                child
+                (spawn_under(world, Some((entity, placed))), node.bias)
             };
             let library_mesh = &parts.meshes[mesh];
             let (material, color) = parts.looks[mesh];
             let component = Mesh::new(library_mesh.finest(), material, library_mesh.bounds);
-            let lod = Lod { bias: node.bias, ..library_mesh.lod.clone() };
+            let lod = Lod { bias, ..library_mesh.lod.clone() };
             world.insert(holder, (component, lod, color, Visible(true))).expect("the entity exists");
-            if let Some(skin) = &parts.skins[mesh] {
+            if let Some(skin) = skin {
                 let rig =
                     (SkinnedMesh { joint_boxes: Arc::clone(&skin.joint_boxes) }, Skin::new(Arc::clone(&skin.skeleton)));
                 world.insert(holder, rig).expect("the entity exists");
