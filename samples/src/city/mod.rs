@@ -15,6 +15,7 @@ pub mod monitor;
 mod motion;
 pub mod options;
 pub mod rendering;
+pub mod run;
 mod scene;
 mod shapes;
 pub mod stream;

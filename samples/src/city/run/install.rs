@@ -1,0 +1,135 @@
+//! The headless city's rendering: the device, the Render stage with the frame's passes, the
+//! checker that draws the same frames with culling off (and the monitor's), and the district
+//! streamer of `--stream`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use render_graph::{vk, DeviceConfig, GpuDevice};
+use renderer::{HeadlessTarget, RenderMeshes, SharedCapture};
+use runtime::App;
+
+use super::setup::{Choices, Scene};
+use crate::city::districts::DistrictFiles;
+use crate::city::monitor::{self, MonitorCheck};
+use crate::city::rendering::{self, CityFrames, SKY};
+use crate::city::stream::DistrictStreamer;
+use crate::city::{CityOptions, CullChoice, RenderChoice, RenderError};
+use crate::frame_passes::{add_frame_passes, BobClock, FramePassCheck, FramePassChoice};
+use crate::mesh_render::MeshRenderer;
+use renderer::BitsReadback;
+
+/// The city's rendering: the Render stage's capture and the checker that draws the same
+/// frames with culling off (same device).
+pub(super) struct Rendering {
+    pub(super) capture: SharedCapture,
+    pub(super) checker: MeshRenderer,
+    /// `--monitor`: the monitor view's readback and reference.
+    pub(super) monitor: Option<MonitorCheck>,
+    /// The user's frame passes and their CPU check, when any is chosen.
+    pub(super) frame_check: Option<FramePassCheck>,
+    /// The game frame whose wave `--gpu-animate` applies.
+    pub(super) clock: BobClock,
+    /// Whether the GPU culls the frames.
+    pub(super) on_device: bool,
+}
+
+/// The streamer of `--stream` and the meshes it adds to.
+pub(super) type Streaming = (DistrictStreamer, RenderMeshes);
+
+/// Installs the Render stage and its checker when frames are drawn and a device exists;
+/// `None` (said once) without a device, unless `--cull gpu` needs one.
+pub(super) fn rendering(
+    app: &mut App,
+    options: &CityOptions,
+    scene: &Scene,
+    choices: Choices,
+) -> Result<Option<Rendering>, String> {
+    if options.render_choice() == RenderChoice::None {
+        return Ok(None);
+    }
+    let device = match GpuDevice::new(&DeviceConfig { app_name: "city".into(), ..DeviceConfig::default() }) {
+        Ok(device) => Arc::new(device),
+        Err(reason) if options.cull == CullChoice::Gpu => {
+            return Err(format!("city: --cull gpu needs a usable Vulkan device: {reason}"));
+        }
+        Err(reason) => {
+            println!("render: no usable Vulkan device ({reason}); culling on the CPU path, no image drawn");
+            return Ok(None);
+        }
+    };
+    let clock = BobClock::default();
+    let (target, capture) = HeadlessTarget::drawing();
+    let installed = install_frames(app, options, scene, choices, (device, target), &clock);
+    let (on_device, checker, frame_check, monitor) = installed.map_err(|error| format!("city: {error}"))?;
+    let frame_check = choices.passes.any().then_some(frame_check);
+    Ok(Some(Rendering { capture, checker, monitor, frame_check, clock, on_device }))
+}
+
+/// The Render stage with the users' passes and the monitor's readback, and the references:
+/// whether the GPU culls, the checker, the users' passes' check and the monitor's.
+fn install_frames(
+    app: &mut App,
+    options: &CityOptions,
+    scene: &Scene,
+    Choices { backend, passes }: Choices,
+    (device, target): (Arc<GpuDevice>, HeadlessTarget),
+    clock: &BobClock,
+) -> Result<(bool, MeshRenderer, FramePassCheck, Option<MonitorCheck>), RenderError> {
+    let (width, height) = options.size;
+    let capacity = rendering::capacity(app.world());
+    let (frame_check, add_passes) = FramePassCheck::new(&device, passes, capacity, clock.clone())?;
+    let mut frame_passes: Vec<renderer::AddPasses> = vec![Box::new(add_passes)];
+    let atlas = if options.shadows { app.resource::<ecs::ShadowSettings>().atlas_resolution } else { 0 };
+    let mut monitor = None;
+    if let Some(added) = scene.monitor {
+        let (add, copy) = monitor::readback();
+        frame_passes.push(add);
+        let library = scene.meshes.library.clone();
+        let side = (monitor::MONITOR_SIDE, monitor::MONITOR_SIDE);
+        let checker = MeshRenderer::with_shadows(device.clone(), side, capacity, library, SKY, atlas)?;
+        monitor = Some((MonitorCheck { checker, copy, pixels: Default::default() }, added));
+    }
+    let extent = vk::Extent2D { width, height };
+    let frames =
+        CityFrames { backend, extent, bits: BitsReadback::Wait, passes: frame_passes, shadows: options.shadows };
+    let choice = rendering::install(app, &device, &scene.meshes.library, Box::new(target), frames)?;
+    if (passes.bob || passes.boxes) && !choice.on_device {
+        return Err("--gpu-animate and --debug-boxes need GPU culling (--cull gpu)".into());
+    }
+    let library = scene.meshes.library.clone();
+    let mut checker = MeshRenderer::with_shadows(device, (width, height), capacity, library, SKY, atlas)?;
+    // The reference moves the objects as the frame does; the post-processes and lines are
+    // checked against the CPU instead.
+    let geometry = FramePassChoice { bob: passes.bob, ..FramePassChoice::default() };
+    checker.add_passes(|graph| add_frame_passes(graph, &geometry, capacity, clock))?;
+    if let Some((monitor, added)) = &monitor {
+        monitor::show_on_reference(&mut checker, &monitor.pixels, added.layer)?;
+    }
+    Ok((choice.on_device, checker, frame_check, monitor.map(|(monitor, _)| monitor)))
+}
+
+/// `--stream`: the district streamer, with every district loaded first given `--preload`.
+pub(super) fn streaming(
+    app: &mut App,
+    options: &CityOptions,
+    districts: Option<&DistrictFiles>,
+    rendering: Option<&mut Rendering>,
+) -> Result<Option<Streaming>, String> {
+    let Some(files) = districts else { return Ok(None) };
+    let Some(rendering) = rendering else { return Err(String::from("city: --stream needs a usable Vulkan device")) };
+    let mut streamer = DistrictStreamer::new(files, options.stream_radius).waiting_for_loads(options.stream_wait);
+    let render_meshes = app.resource::<RenderMeshes>().clone();
+    if options.preload {
+        let started = Instant::now();
+        streamer
+            .preload(app.world_mut(), &render_meshes, Some(&mut rendering.checker))
+            .map_err(|error| format!("stream: {error}"))?;
+        println!(
+            "stream: preloaded {} districts in {:.1} ms",
+            streamer.spawned(),
+            started.elapsed().as_secs_f64() * 1e3
+        );
+    }
+    Ok(Some((streamer, render_meshes)))
+}
