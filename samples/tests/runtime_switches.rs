@@ -1,7 +1,8 @@
 //! The overlay's runtime switches, on lavapipe with validation: apps made with shadows (one
 //! with the fog and outline post-processes), their graphs built once. Switched off between
 //! frames, the post-processes leave the picture of a frame made without them; shadows off
-//! draw no shadow view; switched back on, the first pictures return. The pass count stays
+//! draw no shadow view and the wall's shadow leaves the picture; switched back on, the first
+//! pictures return. The pass count stays
 //! (no new graph).
 
 use std::sync::Arc;
@@ -11,12 +12,36 @@ use ecs::{scene, Camera, DirectionalLight, ShadowCaster, ShadowSettings, Transfo
 use glam::{Quat, Vec3};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, GpuDevice, RenderGraph};
-use renderer::{install_render, BitsReadback, MeshLibrary, RenderReport, RenderSetup};
+use renderer::{install_render, BitsReadback, MeshLibrary, MeshVertices, RenderReport, RenderSetup};
 use samples::frame_passes::{add_switched_frame_passes, BobClock, FramePassChoice, PostSwitch};
 
 const WIDTH: u32 = 96;
 const HEIGHT: u32 = 64;
 const CAPACITY: u32 = 32;
+
+/// A unit cube with a normal per face (24 vertices, counter-clockwise from outside): the
+/// library's unit cube shares its eight corners, and a picture lit through it shows no shadow.
+fn lit_cube() -> MeshLibrary {
+    let (mut positions, mut normals, mut indices) = (Vec::new(), Vec::new(), Vec::new());
+    for axis in 0..3 {
+        for sign in [1.0f32, -1.0] {
+            let normal = Vec3::from_array(std::array::from_fn(|i| if i == axis { sign } else { 0.0 }));
+            let u = Vec3::from_array(std::array::from_fn(|i| if i == (axis + 1) % 3 { 1.0 } else { 0.0 }));
+            let v = normal.cross(u);
+            let base = positions.len() as u32;
+            for (a, b) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
+                positions.push((normal * 0.5 + u * (0.5 * a) + v * (0.5 * b)).to_array());
+                normals.push(normal.to_array());
+            }
+            indices.extend([base, base + 1, base + 2, base, base + 2, base + 3]);
+        }
+    }
+    let mut library = MeshLibrary::new();
+    let uvs = vec![[0.0, 0.0]; positions.len()];
+    let vertices = MeshVertices { positions: &positions, normals: &normals, uvs: &uvs };
+    library.add_mesh_levels(vertices, &[(&indices, &[])]).expect("the cube");
+    library
+}
 
 /// A lit scene (a sun, a ground, a wall and cubes casting) with shadows, and the fog and
 /// outline passes when `post` is given.
@@ -37,7 +62,7 @@ fn app(device: &Arc<GpuDevice>, post: Option<PostSwitch>) -> runtime::App {
         device: Some(Arc::clone(device)),
         extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
         capacity: CAPACITY,
-        meshes: MeshLibrary::with_unit_cube(),
+        meshes: lit_cube(),
         clear_color: [0.1, 0.2, 0.3, 1.0],
         bits: BitsReadback::None,
         passes,
@@ -47,31 +72,28 @@ fn app(device: &Arc<GpuDevice>, post: Option<PostSwitch>) -> runtime::App {
     ecs::install(&mut app);
     {
         let mut settings = app.resource_mut::<ShadowSettings>();
-        settings.atlas_resolution = 512;
-        settings.cascade_resolution = 128;
-        settings.max_distance = 30.0;
+        settings.atlas_resolution = 1024;
+        settings.cascade_resolution = 256;
+        settings.max_distance = 40.0;
     }
     install_render(&mut app, setup).expect("a device is there");
     scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(1.0, 4.0, 10.0), Vec3::ZERO));
-    // Half the reference sun on grey boxes: the fog and outline show against unsaturated
-    // colours.
+    // The sun shines towards the camera's side of the wall: its shadow lies in view.
     let sun = Quat::from_rotation_arc(Vec3::NEG_Z, Vec3::new(-0.4, -1.0, 0.6).normalize());
-    let light = DirectionalLight { illuminance: 0.5, ..DirectionalLight::default() };
-    app.world_mut().spawn((Transform::from_translation_rotation(Vec3::ZERO, sun), light));
+    app.world_mut().spawn((Transform::from_translation_rotation(Vec3::ZERO, sun), DirectionalLight::default()));
     let ground = Transform::from_translation(Vec3::new(0.0, -1.0, 0.0)).with_scale(Vec3::new(16.0, 0.2, 16.0));
     let wall = Transform::from_translation(Vec3::new(0.0, 0.5, 0.0)).with_scale(Vec3::new(6.0, 3.0, 0.3));
     for place in [ground, wall] {
         let entity = scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), place);
-        let grey = ecs::BaseColor([0.5, 0.5, 0.5, 1.0]);
-        app.world_mut().insert_one(entity, (ShadowCaster, grey)).expect("spawned");
+        app.world_mut().insert_one(entity, ShadowCaster).expect("spawned");
     }
     app
 }
 
-/// Runs two frames (the second settles anything the first started) and returns the second's
+/// Runs four frames (the last settles anything the first started) and returns the last's
 /// `color` and the frame's pass count.
 fn picture(app: &mut runtime::App) -> (Vec<u8>, usize) {
-    app.run_frame();
+    app.run_frames(3);
     app.resource_mut::<renderer::Screenshots>().request(renderer::COLOR);
     app.run_frame();
     let report = app.resource::<RenderReport>();
@@ -105,8 +127,10 @@ fn post_processes_and_shadows_switch_between_frames_without_a_new_graph() {
     let views = |app: &runtime::App| app.resource::<RenderReport>().shadows.views.len();
     assert!(views(&plain) > 0, "the sun's cascades are drawn");
     set_shadows(&mut plain, false);
-    let (_, passes_off) = picture(&mut plain);
+    let (shadows_off, passes_off) = picture(&mut plain);
     assert_eq!(views(&plain), 0, "switched off: no shadow view drawn");
+    let lit = shadows_off.iter().zip(&without_post).filter(|(off, on)| off != on).count();
+    assert!(lit > 100, "the wall's shadow is gone: {lit} bytes differ");
     set_shadows(&mut plain, true);
     let (shadows_on, passes_on) = picture(&mut plain);
     assert!(views(&plain) > 0, "switched on again");
