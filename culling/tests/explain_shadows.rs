@@ -2,7 +2,8 @@
 //! spot light, whether each object casts there: its answer equals the caster set the shadow
 //! system produced for that view, and a brute-force test of the object's box against the
 //! view's volume, for every object; an object without `ShadowCaster` says so in every view,
-//! one that cannot be drawn too.
+//! one that cannot be drawn too. With the GPU culling the casters the host keeps no bits, and
+//! the answer is whether the view's volume holds the box.
 
 use std::collections::HashSet;
 
@@ -104,4 +105,35 @@ fn every_shadow_views_answer_matches_its_caster_set_for_every_object() {
     };
     assert_eq!(every(scene.no_caster), vec![Casting::NotCaster; views.len()]);
     assert_eq!(every(scene.hidden), vec![Casting::NotDrawable; views.len()]);
+}
+
+#[test]
+fn with_the_gpu_culling_the_casters_the_answer_is_the_views_volume() {
+    let mut scene = scene();
+    let kept: Vec<Vec<Casting>> = {
+        let app = &scene.app;
+        let (visibility, shadows) = (app.resource::<Visibility>(), app.resource::<ShadowViews>());
+        let settings = app.resource::<RenderSettings>();
+        let answers = |entity| shadows.explain(&visibility, &visibility.explain(app.world(), &settings, entity));
+        scene.casters.iter().map(|&entity| answers(entity).into_iter().map(|answer| answer.casting).collect()).collect()
+    };
+    // What the renderer sets when it culls the shadow views on the device: the host's bits
+    // are left clear from the next frame on.
+    scene.app.resource_mut::<ShadowViews>().set_device_culling(true);
+    scene.app.run_frame();
+    let app = &scene.app;
+    let (visibility, shadows) = (app.resource::<Visibility>(), app.resource::<ShadowViews>());
+    let settings = app.resource::<RenderSettings>();
+    assert!((0..shadows.views().len()).all(|view| shadows.caster_slots(view).next().is_none()), "no host bits");
+    for (&entity, before) in scene.casters.iter().zip(&kept) {
+        let explanation = visibility.explain(app.world(), &settings, entity);
+        let answers: Vec<Casting> = shadows.explain(&visibility, &explanation).into_iter().map(|a| a.casting).collect();
+        // The scene and the camera stand still: the volumes holding a box are the views the
+        // host's cull kept it in.
+        let want: Vec<Casting> =
+            before.iter().map(|&casting| Casting::OnDevice { in_volume: casting == Casting::Casts }).collect();
+        assert_eq!(answers, want, "{entity:?}");
+    }
+    let explanation = visibility.explain(app.world(), &settings, scene.no_caster);
+    assert!(shadows.explain(&visibility, &explanation).iter().all(|answer| answer.casting == Casting::NotCaster));
 }
