@@ -49,7 +49,7 @@ fn next_frame(app: &mut runtime::App, frame: u64) {
 fn overlay_cost(criterion: &mut Criterion) {
     let mut app = synthetic_app();
     let mut overlay = Overlay::new(true);
-    let switches = Switches { debug_view: Some("depth".to_owned()), shadows: true, ..Switches::default() };
+    let switches = Switches { debug_view: Some("depth".to_owned()), shadows: Some(true), ..Switches::default() };
     let mut frame = 0;
     // A full history and settled panel sizes before timing.
     for _ in 0..HISTORY_FRAMES + 8 {

@@ -13,7 +13,9 @@
 //!   it loads, so the graph places its barriers). A renderer error drops the overlay with one
 //!   logged error; the frame goes on.
 //! - [`Picking`] (`picking.rs`) answers which entity owns a pixel of the main view, from an
-//!   object-id image drawn on the asking frame; [`Overlay::select`] shows one.
+//!   object-id image drawn on the asking frame; [`Overlay::select`] shows one, its
+//!   explanation in a panel and its world box drawn over the frame ([`box_segments`],
+//!   `outline.rs`).
 //! - In a window, [`Overlay::on_window_event`] feeds egui through `egui-winit` and says
 //!   whether the overlay took the event (then the fly camera does not).
 //!
@@ -21,12 +23,16 @@
 //! [`HISTORY_FRAMES`] frames), the main view's and each shadow view's culling counters (with the
 //! levels of detail the GPU and the CPU drew, [`LevelTable`]), GPU
 //! milliseconds per pass, memory (resident, GPU pools) and the job system, and the switches
-//! the window's keys flip ([`Switches`], answered with [`Requests`]).
+//! the window's keys flip ([`Switches`], answered with [`Requests`]): culling on or off, the
+//! pinned culling view (culling answers for a pose while the drawing camera flies on), the
+//! debug view, and "freeze and explain" ([`Overlay::freeze_explain`]: the selection's
+//! explanation and the culling counters of one frame held while the camera flies out).
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod history;
 mod levels;
+mod outline;
 mod overlay;
 mod panels;
 mod pass;
@@ -35,11 +41,12 @@ mod snapshot;
 
 pub use history::{FrameHistory, Series, CPU_FRAME, GPU_FRAME, HISTORY_FRAMES};
 pub use levels::LevelTable;
+pub use outline::{box_segments, Segment};
 pub use overlay::{Overlay, REBUILD_PERIOD};
-pub use panels::{Requests, Switches};
+pub use panels::{Requests, Switches, OUTLINE_COLOUR};
 pub use pass::{lock_painted, OverlayPass, Painted, SharedPainted, OVERLAY_PASS};
 pub use picking::{PickMiss, Picking};
-pub use snapshot::{MemoryFigures, Selection, ShadowCounters, Snapshot, ViewCounters, MEMORY_PERIOD};
+pub use snapshot::{HeldFrame, MemoryFigures, Selection, ShadowCounters, Snapshot, ViewCounters, MEMORY_PERIOD};
 
 /// The egui library the overlay is built with (its input events, for injected input).
 pub use egui;

@@ -62,6 +62,8 @@ pub struct Overlay {
     since_build: u64,
     /// The last build asked for another at once (see `update_with`).
     repaint_asked: bool,
+    /// "Freeze and explain" was switched on (`true`) or off since the last build.
+    hold_request: Option<bool>,
 }
 
 impl Overlay {
@@ -86,6 +88,7 @@ impl Overlay {
             built_for: None,
             since_build: 0,
             repaint_asked: false,
+            hold_request: None,
         }
     }
 
@@ -123,6 +126,27 @@ impl Overlay {
     /// The selected entity.
     pub fn selected(&self) -> Option<Entity> {
         self.selected
+    }
+
+    /// Switches "freeze and explain" on or off. On, the next update reads the frame as usual
+    /// and keeps its selection (with the explanation) and culling counters
+    /// ([`Snapshot::held`]), shown in place of the live ones while the world and the camera
+    /// move on; off, the next update shows live figures again. The window pins the culling
+    /// view with it (F4), so the held answer stays the one culling keeps drawing.
+    pub fn freeze_explain(&mut self, on: bool) {
+        self.hold_request = Some(on);
+    }
+
+    /// Whether "freeze and explain" is on (or switched on for the next update).
+    pub fn explain_frozen(&self) -> bool {
+        self.hold_request.unwrap_or(self.snapshot.held.is_some())
+    }
+
+    /// Projects the selection's box with `view_projection` instead of the main view's: the
+    /// view the frame was drawn with when it is not the culling view (pinned); `None` for
+    /// the main view's.
+    pub fn set_drawn_view(&mut self, view_projection: Option<glam::Mat4>) {
+        self.snapshot.drawn_view = view_projection;
     }
 
     /// Why the overlay was dropped (its renderer failed), if it was.
@@ -244,7 +268,7 @@ impl Overlay {
             *selected == self.selected && built == switches && *screen == input.screen_rect
         });
         let due = self.repaint_asked || self.since_build >= REBUILD_PERIOD;
-        if unchanged && input.events.is_empty() && !due {
+        if unchanged && input.events.is_empty() && !due && self.hold_request.is_none() {
             // The pass draws the last build again; the jobs' counts stay a frame's.
             self.snapshot.skip_frame(app);
             self.build_seconds = started.elapsed().as_secs_f64();
@@ -253,13 +277,22 @@ impl Overlay {
         self.since_build = 0;
         self.built_for = Some((self.selected, switches.clone(), input.screen_rect));
         let device = lock_painted(&self.shared).device.clone();
+        if self.hold_request == Some(false) {
+            self.snapshot.release();
+        }
         self.snapshot.read(app, device.as_ref(), self.updates.is_multiple_of(MEMORY_PERIOD), self.selected);
+        if self.hold_request.take() == Some(true) {
+            self.snapshot.hold(app);
+        }
         self.updates += 1;
         let mut requests = Requests::default();
         let Overlay { context, snapshot, history, rects, .. } = self;
         let mut output = context.run_ui(input, |ui| {
             requests = panels::build(ui.ctx(), snapshot, history, switches, rects);
         });
+        if requests.toggle_freeze_explain {
+            self.hold_request = Some(self.snapshot.held.is_none());
+        }
         // egui asks for the next frame at once when this one was not final: a window's first
         // (invisible) sizing pass, an animation.
         self.repaint_asked = output

@@ -3,6 +3,7 @@
 //! the window's switches. Each panel is an egui window without a shadow, so what it draws
 //! stays inside the rectangle it reports.
 
+use culling::shadow::{Casting, LightViewKind};
 use egui::{Color32, Context, Pos2, Rect, Ui, Vec2};
 
 use crate::history::FrameHistory;
@@ -13,12 +14,18 @@ use crate::snapshot::{Selection, Snapshot};
 pub struct Switches {
     /// Culling is off (F1).
     pub culling_off: bool,
-    /// The culling camera is frozen (F2).
-    pub frozen: bool,
+    /// The culling view is pinned (F2): culling answers for the camera's pose of that moment
+    /// while the drawing camera flies on.
+    pub pinned: bool,
     /// The graph image shown in place of the frame (V), `None` for the frame.
     pub debug_view: Option<String>,
-    /// Shadows are drawn (chosen at start).
-    pub shadows: bool,
+    /// Shadows: `Some(on)` where the frame was made with its shadow passes (the switch flips
+    /// `ecs::ShadowSettings::enabled`, read every frame); `None` where it was made without
+    /// them (adding passes rebuilds the frame's graph: chosen at start).
+    pub shadows: Option<bool>,
+    /// The users' post-processes (`--post`): `Some(on)` where the frame has some (each skips
+    /// its work while off; the graph stays), `None` without.
+    pub post: Option<bool>,
 }
 
 /// What the user asked for in the overlay's switches this frame; the window applies it as
@@ -27,10 +34,18 @@ pub struct Switches {
 pub struct Requests {
     /// Flip culling on or off (what F1 does).
     pub toggle_culling: bool,
-    /// Freeze or release the culling camera (what F2 does).
-    pub toggle_freeze: bool,
+    /// Pin or release the culling view (what F2 does).
+    pub toggle_pin: bool,
     /// Show the next debug view (what V does).
     pub next_debug_view: bool,
+    /// "Freeze and explain" was switched (what F4 does): the overlay applies it itself
+    /// ([`crate::Overlay::explain_frozen`] says the new state); the window pins or releases
+    /// the culling view to match.
+    pub toggle_freeze_explain: bool,
+    /// Turn shadows on or off.
+    pub toggle_shadows: bool,
+    /// Turn the post-processes on or off.
+    pub toggle_post: bool,
 }
 
 /// Height of the frame-time graph, points.
@@ -48,6 +63,11 @@ const SERIES_COLOURS: [Color32; 6] = [
     Color32::from_rgb(255, 130, 200),
     Color32::from_rgb(255, 90, 90),
 ];
+
+/// Colour of the selection's box drawn over the frame.
+pub const OUTLINE_COLOUR: Color32 = Color32::from_rgb(255, 220, 0);
+/// Width of the selection's box's lines, points.
+const OUTLINE_WIDTH: f32 = 2.0;
 
 /// Makes the overlay's style: opaque-looking panels with no shadow.
 pub fn style(context: &Context) {
@@ -87,11 +107,26 @@ pub fn build(
     panel(0, "culling", &mut |ui| culling_panel(ui, snapshot));
     panel(0, "memory and jobs", &mut |ui| memory_panel(ui, snapshot));
     panel(1, "passes (GPU ms)", &mut |ui| passes_panel(ui, snapshot));
-    panel(1, "switches", &mut |ui| switches_panel(ui, switches, &mut requests));
+    let held_frame = snapshot.held.as_ref().map(|held| held.frame);
+    panel(1, "switches", &mut |ui| switches_panel(ui, switches, held_frame, &mut requests));
     if let Some(selection) = &snapshot.selection {
         panel(1, "selected", &mut |ui| selection_panel(ui, selection));
     }
+    outline(context, snapshot);
     requests
+}
+
+/// Draws the selection's box (already projected, in pixels) on the layer under the panels.
+fn outline(context: &Context, snapshot: &Snapshot) {
+    if snapshot.outline.is_empty() {
+        return;
+    }
+    let painter = context.layer_painter(egui::LayerId::background());
+    let scale = 1.0 / context.pixels_per_point();
+    let stroke = egui::Stroke::new(OUTLINE_WIDTH, OUTLINE_COLOUR);
+    for [a, b] in &snapshot.outline {
+        painter.line_segment([Pos2::new(a.x, a.y) * scale, Pos2::new(b.x, b.y) * scale], stroke);
+    }
 }
 
 fn frame_panel(ui: &mut Ui, snapshot: &Snapshot, history: &FrameHistory) {
@@ -172,6 +207,9 @@ fn culling_panel(ui: &mut Ui, snapshot: &Snapshot) {
         row("triangles", main.triangles);
     });
     ui.label(format!("main view culled on the {backend}"));
+    if let Some(held) = &snapshot.held {
+        ui.label(format!("held from frame {} (freeze and explain)", held.frame));
+    }
     for (side, levels) in [("GPU", main.gpu_lod_levels), ("CPU", main.cpu_lod_levels)] {
         if let Some(levels) = levels {
             ui.label(format!("{side} levels of detail drawn: {}", LevelCounts(&levels)));
@@ -239,20 +277,37 @@ fn memory_panel(ui: &mut Ui, snapshot: &Snapshot) {
     }
 }
 
-fn switches_panel(ui: &mut Ui, switches: &Switches, requests: &mut Requests) {
+fn switches_panel(ui: &mut Ui, switches: &Switches, held_frame: Option<u64>, requests: &mut Requests) {
     let mut culling = !switches.culling_off;
     if ui.checkbox(&mut culling, "culling (F1)").changed() {
         requests.toggle_culling = true;
     }
-    let mut frozen = switches.frozen;
-    if ui.checkbox(&mut frozen, "freeze culling camera (F2)").changed() {
-        requests.toggle_freeze = true;
+    let mut pinned = switches.pinned;
+    if ui.checkbox(&mut pinned, "pinned culling view (F2)").changed() {
+        requests.toggle_pin = true;
+    }
+    let mut held = held_frame.is_some();
+    if ui.checkbox(&mut held, "freeze and explain (F4)").changed() {
+        requests.toggle_freeze_explain = true;
+    }
+    if let Some(frame) = held_frame {
+        ui.label(format!("culling figures and selection held from frame {frame}"));
     }
     let view = switches.debug_view.as_deref().unwrap_or("the frame");
     if ui.button(format!("debug view: {view} (V)")).clicked() {
         requests.next_debug_view = true;
     }
-    ui.label(format!("shadows: {}", if switches.shadows { "on" } else { "off" }));
+    for (name, switch, request) in [
+        ("shadows", switches.shadows, &mut requests.toggle_shadows),
+        ("post-processes (--post)", switches.post, &mut requests.toggle_post),
+    ] {
+        match switch {
+            Some(mut on) => *request = ui.checkbox(&mut on, name).changed(),
+            None => {
+                ui.label(format!("{name}: not in this frame (chosen at start)"));
+            }
+        }
+    }
 }
 
 fn selection_panel(ui: &mut Ui, selection: &Selection) {
@@ -306,4 +361,36 @@ fn selection_panel(ui: &mut Ui, selection: &Selection) {
         ui.label(format!("view {}: {:?}", view.0, other.reason));
     }
     ui.label(if explanation.caster { "casts shadows" } else { "casts no shadow" });
+    for shadow in &selection.shadows {
+        ui.label(format!("shadow {} ({}): {}", shadow.view, ShadowViewName(shadow.kind), CastingText(shadow.casting)));
+    }
+}
+
+/// A shadow view's kind as the panel names it.
+struct ShadowViewName(LightViewKind);
+
+impl std::fmt::Display for ShadowViewName {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            LightViewKind::Cascade(index) => write!(formatter, "sun cascade {index}"),
+            LightViewKind::Spot => write!(formatter, "spot"),
+            LightViewKind::CubeFace(face) => write!(formatter, "point face {face}"),
+        }
+    }
+}
+
+/// Whether the selection draws into a shadow view, as the panel says it.
+struct CastingText(Casting);
+
+impl std::fmt::Display for CastingText {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(match self.0 {
+            Casting::Casts => "casts",
+            Casting::Culled => "culled by the view",
+            Casting::OnDevice { in_volume: true } => "in the view's volume (the GPU decides)",
+            Casting::OnDevice { in_volume: false } => "outside the view's volume (GPU culled)",
+            Casting::NotCaster => "not a caster",
+            Casting::NotDrawable => "not drawable",
+        })
+    }
 }

@@ -8,12 +8,14 @@ use std::sync::Arc;
 
 use culling::{Explanation, Visibility};
 use ecs::{Lod, Mesh, RenderSettings, WorldTransform};
+use glam::Mat4;
 use render_graph::GpuDevice;
 use renderer::RenderReport;
 use runtime::hecs::Entity;
 use runtime::App;
 
 use crate::levels::LevelTable;
+use crate::outline::{box_segments, Segment};
 
 /// Builds of the panels between two reads of the memory figures (about 30 frames: see
 /// [`crate::REBUILD_PERIOD`]).
@@ -88,11 +90,16 @@ pub struct Selection {
     pub mesh: Option<(u32, u32)>,
     /// Its levels of detail, when it has some.
     pub levels: Option<usize>,
+    /// Its world box as the stage culled it (by its slot), when it has a slot.
+    pub world_box: Option<ecs::Aabb>,
     /// [`Visibility::explain`] for it: slot, `state_of`, the reason and the level chosen.
     pub explanation: Explanation,
     /// On the GPU path, what the GPU's bits read back say of its slot, and from which frame
     /// (`culling::GpuFeedback::verdict`).
     pub gpu: Option<culling::GpuVerdict>,
+    /// For every shadow view of the frame, whether the entity draws there
+    /// (`culling::ShadowViews::explain`); empty in a frame without one.
+    pub shadows: Vec<culling::shadow::ShadowCasting>,
     /// The frame's other views (split-screen halves, image targets), each with why the entity
     /// is drawn or not there (`culling::ViewVisibility::explain`).
     pub other_views: Vec<(ecs::ViewId, Explanation)>,
@@ -115,17 +122,38 @@ impl Selection {
         let position = world.get::<&WorldTransform>(entity).ok().map(|world| world.0.w_axis.truncate().to_array());
         let mesh = world.get::<&Mesh>(entity).ok().map(|mesh| (mesh.mesh.0, mesh.material.0));
         let levels = world.get::<&Lod>(entity).ok().map(|lod| lod.levels.len());
+        let bounds = &visibility.objects().bounds;
+        let world_box = explanation.slot.and_then(|slot| bounds.get(slot as usize)).copied();
         let now = app.last_frame_index().unwrap_or(0);
         let gpu =
             app.resources().get::<culling::GpuFeedback>().and_then(|feedback| feedback.verdict(explanation.slot?, now));
+        let shadows = app
+            .resources()
+            .get::<culling::ShadowViews>()
+            .map(|shadows| shadows.explain(&visibility, &explanation))
+            .unwrap_or_default();
         other_views.clear();
         other_views.extend(
             visibility
                 .other_views()
                 .filter_map(|id| Some((id, visibility.for_view(id)?.explain(world, &settings, entity)))),
         );
-        Some(Selection { entity, position, mesh, levels, explanation, gpu, other_views })
+        Some(Selection { entity, position, mesh, levels, world_box, explanation, gpu, shadows, other_views })
     }
+}
+
+/// What "freeze and explain" keeps: the selection's explanation and the culling counters of
+/// the frame it was switched on, shown in place of the live ones until it is switched off.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HeldFrame {
+    /// The frame the figures are of (`App::last_frame_index` when it was held).
+    pub frame: u64,
+    /// The selected entity then, with its explanation.
+    pub selection: Option<Selection>,
+    /// The main view's counters then.
+    pub main: ViewCounters,
+    /// Each shadow view's counters then.
+    pub shadows: Vec<ShadowCounters>,
 }
 
 /// Everything the panels show of one frame.
@@ -164,6 +192,16 @@ pub struct Snapshot {
     pub error: Option<String>,
     /// The selected entity, when one is.
     pub selection: Option<Selection>,
+    /// The view-projection the frame was drawn with, when it is not the main view's (the
+    /// window's drawing camera while the culling view is pinned); the selection's box is
+    /// projected with it.
+    pub drawn_view: Option<Mat4>,
+    /// Held by "freeze and explain" ([`Snapshot::hold`]): the selection and the culling
+    /// counters read then, which [`Snapshot::read`] shows in place of the live ones.
+    pub held: Option<HeldFrame>,
+    /// The selection's world box as drawn over the frame: its edges in pixels of the image,
+    /// cut at the near plane ([`crate::box_segments`]); empty without a selection or a view.
+    pub outline: Vec<Segment>,
 }
 
 impl Snapshot {
@@ -194,6 +232,12 @@ impl Snapshot {
         if let Some(report) = app.resources().get::<RenderReport>() {
             self.read_report(&report);
         }
+        if let Some(held) = &self.held {
+            self.selection.clone_from(&held.selection);
+            self.main = held.main;
+            self.shadows.clone_from(&held.shadows);
+        }
+        self.outline_selection(app);
         if refresh_memory {
             self.memory.resident = resident_bytes();
             if let Some(device) = device {
@@ -202,6 +246,38 @@ impl Snapshot {
                 self.memory.gpu_reserved = report.total_capacity_bytes;
                 self.memory.gpu_blocks = report.blocks.len() as u64;
             }
+        }
+    }
+
+    /// Keeps the selection and the culling counters of the last read (see [`HeldFrame`]).
+    pub fn hold(&mut self, app: &App) {
+        let frame = app.last_frame_index().unwrap_or(0);
+        self.held = Some(HeldFrame {
+            frame,
+            selection: self.selection.clone(),
+            main: self.main,
+            shadows: self.shadows.clone(),
+        });
+    }
+
+    /// Returns to live figures from the next read.
+    pub fn release(&mut self) {
+        self.held = None;
+    }
+
+    /// Projects the selection's box by the drawn view (the main view's unless
+    /// [`Snapshot::drawn_view`] says otherwise) onto the image.
+    fn outline_selection(&mut self, app: &App) {
+        self.outline.clear();
+        let Some(world_box) = self.selection.as_ref().and_then(|selection| selection.world_box) else { return };
+        let main = app
+            .resources()
+            .get::<Visibility>()
+            .and_then(|visibility| visibility.view().map(|view| view.view_projection));
+        let Some(view_projection) = self.drawn_view.or(main) else { return };
+        let (width, height) = self.extent;
+        if width > 0 && height > 0 {
+            box_segments(view_projection, &world_box, (width as f32, height as f32), &mut self.outline);
         }
     }
 

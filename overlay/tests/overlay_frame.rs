@@ -192,6 +192,8 @@ fn the_selected_entity_is_explained_in_a_panel_of_its_own() {
     overlay.select(Some(cube));
     frame(&mut app, &mut overlay);
     assert_eq!(overlay.panel_rects().count(), 6, "the selection's panel");
+    let picture = frame(&mut app, &mut overlay);
+    the_box_is_drawn_over_the_frame(&overlay, &picture);
     let selection = overlay.snapshot().selection.clone().expect("the cube is selected");
     assert_eq!(selection.explanation.reason, culling::Reason::Visible);
     assert_eq!(selection.explanation.state, Some(culling::ObjectState::Visible));
@@ -210,4 +212,27 @@ fn the_selected_entity_is_explained_in_a_panel_of_its_own() {
     assert_eq!(selection.other_views.len(), 1, "{:?}", selection.other_views);
     assert!(matches!(selection.other_views[0].1.reason, culling::Reason::OffFrustum { .. }), "{selection:?}");
     assert_no_validation_messages(&device);
+}
+
+/// The selection's box, as the overlay projected it, shows the outline's colour at the middle
+/// of each of its edges that no panel covers (at least one).
+fn the_box_is_drawn_over_the_frame(overlay: &Overlay, picture: &[u8]) {
+    let outline = &overlay.snapshot().outline;
+    assert_eq!(outline.len(), 12, "a cube in front of the camera: twelve edges");
+    let rects: Vec<egui::Rect> = overlay.panel_rects().collect();
+    let mut checked = 0;
+    for [a, b] in outline {
+        let middle = (*a + *b) * 0.5;
+        let centre = egui::pos2(middle.x, middle.y);
+        if rects.iter().any(|rect| rect.expand(2.0).contains(centre)) {
+            continue;
+        }
+        let at = (middle.y as usize * WIDTH as usize + middle.x as usize) * 4;
+        let [r, g, b] = [picture[at], picture[at + 1], picture[at + 2]];
+        let want = overlay::OUTLINE_COLOUR;
+        let near = |got: u8, want: u8| got.abs_diff(want) <= 40;
+        assert!(near(r, want.r()) && near(g, want.g()) && near(b, want.b()), "({r}, {g}, {b}) at {middle}");
+        checked += 1;
+    }
+    assert!(checked > 0, "every edge's middle lies under a panel: {outline:?}");
 }

@@ -16,10 +16,13 @@
 //! - `budget.rs`: the shadow budget: the local lights ranked by [`screen_contribution`],
 //!   with hysteresis ([`KEEP_MARGIN`]), the best that fit casting.
 //! - `cull.rs`: [`ShadowCull`], the same cull over caller-given views.
+//! - `explain.rs`: [`ShadowViews::explain`], whether one object draws into each view
+//!   ([`Casting`]), on demand.
 
 mod budget;
 mod casters;
 mod cull;
+mod explain;
 mod lights;
 mod sides;
 mod system;
@@ -35,6 +38,7 @@ mod tests;
 
 pub use budget::{screen_contribution, KEEP_MARGIN};
 pub use cull::ShadowCull;
+pub use explain::{Casting, ShadowCasting};
 pub(crate) use system::install;
 pub use system::{
     shadow_views_system, LocalLight, LocalLightKind, ShadowBudget, ShadowViewStats, ShadowViews, ShadowWork, SunLight,

@@ -145,7 +145,7 @@ pub struct Explanation {
     /// Its level of detail, for an object with levels in a view.
     pub lod: Option<LodChoice>,
     /// Whether it carries [`ShadowCaster`] (a drawable caster is tested against every
-    /// shadow view).
+    /// shadow view; [`crate::ShadowViews::explain`] says which keep it).
     pub caster: bool,
     /// For an object in the main view's frustum, when the CPU occlusion rasterized this
     /// frame: what its test read (the pyramid's mip, the occluder depth against the

@@ -12,8 +12,8 @@
 //! same world (`scene_mismatches` must be 0).
 //!
 //! `--window` shows the same world in a window (the city's keys: WASD and the mouse fly the
-//! camera, which leaves its path for it; F1 culling, F2 freeze, V debug views, F3 the debug
-//! overlay, Alt + click picks); `--hud` opens the overlay from the start. It runs until closed,
+//! camera, which leaves its path for it; F1 culling, F2 pinned culling view, V debug views, F3 the
+//! debug overlay, F4 freeze and explain, Alt + click picks); `--hud` opens the overlay from the start. It runs until closed,
 //! or for `--frames` when given (`--screenshot IMAGE.png` then writes the last frame).
 
 /// Every heap allocation, in the Tracy capture's memory view (feature `profile-memory`).

@@ -3,8 +3,8 @@
 //! engine's reports and the world hash (equal on any thread count).
 //!
 //! `--window` draws it (the city's keys: WASD and the mouse fly the camera, which then stops
-//! following the lead enemy; F1 culling, F2 freeze, V debug views, F3 the debug overlay, Alt +
-//! click picks); `--hud` opens the overlay from the start. It runs until closed, or for
+//! following the lead enemy; F1 culling, F2 pinned culling view, V debug views, F3 the debug
+//! overlay, F4 freeze and explain, Alt + click picks); `--hud` opens the overlay from the start. It runs until closed, or for
 //! `--frames N` when given (`--screenshot IMAGE.png` then writes the last frame).
 
 /// Every heap allocation, in the Tracy capture's memory view (feature `profile-memory`).

@@ -92,8 +92,9 @@ pub struct CityOptions {
     #[arg(long)]
     pub clusters: bool,
     /// Open a window and fly the city: WASD to move, Space/Ctrl up and down, Shift faster,
-    /// the mouse with the left button held to look, F1 toggles culling, F2 freezes the
-    /// culling camera (fly out to see what it kept), F3 shows the debug overlay, Alt + click
+    /// the mouse with the left button held to look, F1 toggles culling, F2 pins the
+    /// culling view (fly out to see what it kept), F3 shows the debug overlay, F4 freezes
+    /// and explains (pins the culling view and keeps the overlay's figures of that frame), Alt + click
     /// selects the entity under the cursor in it, Esc quits.
     /// Every frame is drawn through the render graph into the window. With `--frames N` the
     /// window closes after N frames.

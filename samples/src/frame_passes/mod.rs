@@ -19,7 +19,7 @@ mod check;
 pub use check::{linear_depth, post_reference, FramePassCheck, FramePassMismatches};
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use render_graph::{
@@ -45,6 +45,32 @@ pub struct DepthPost {
     name: &'static str,
     pipeline: HotPipeline<ComputePipeline>,
     constants: Vec<u8>,
+    switch: PostSwitch,
+}
+
+/// Whether the post-processes ([`DepthPost`]) sharing it draw, switched between frames (the
+/// window's overlay). Off, each skips its dispatch while the graph, compiled once with the
+/// passes and their barriers, stays as it is: `color` goes through unchanged, and switching
+/// costs no rebuild. On by default.
+#[derive(Clone, Debug)]
+pub struct PostSwitch(Arc<AtomicBool>);
+
+impl Default for PostSwitch {
+    fn default() -> Self {
+        PostSwitch(Arc::new(AtomicBool::new(true)))
+    }
+}
+
+impl PostSwitch {
+    /// Turns the post-processes on or off from the next frame recorded.
+    pub fn set(&self, on: bool) {
+        self.0.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether the post-processes draw.
+    pub fn is_on(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 impl DepthPost {
@@ -53,7 +79,7 @@ impl DepthPost {
         let engine = PathBuf::from(shaders::ENGINE_INCLUDE_DIR);
         let glsl = engine.join("../..").join(shader.source_path);
         let pipeline = HotPipeline::compute(device, name, glsl, shader.words(), &kinds, 20, &[engine])?;
-        Ok(DepthPost { name, pipeline, constants: floats_to_bytes(&constants) })
+        Ok(DepthPost { name, pipeline, constants: floats_to_bytes(&constants), switch: PostSwitch::default() })
     }
 
     /// Fog of `fog` (linear RGB) thickening by `density` per metre.
@@ -64,6 +90,11 @@ impl DepthPost {
     /// Black lines where the depth jumps by more than `threshold` of the nearer distance.
     pub fn outline(device: &Arc<GpuDevice>, threshold: f32) -> Result<Self> {
         Self::new(device, "outline", &shaders::OUTLINE_COMP, [0.0, 0.0, 0.0, 1.0, threshold])
+    }
+
+    /// The pass, drawing only while `switch` is on.
+    pub fn switched(self, switch: &PostSwitch) -> Self {
+        DepthPost { switch: switch.clone(), ..self }
     }
 }
 
@@ -83,6 +114,9 @@ impl TypedPass for DepthPost {
     }
 
     fn execute(&mut self, (color, depth, view): &Self::Handles, context: &mut ExecuteContext<'_>) {
+        if !self.switch.is_on() {
+            return;
+        }
         let pipeline = self.pipeline.current(context.frame_index());
         context.bind_compute(pipeline, &[Binding::image(color), Binding::image(*depth), Binding::buffer(*view)]);
         context.push_constant_bytes(&self.constants);
@@ -257,15 +291,32 @@ pub fn add_frame_passes(
     capacity: u32,
     clock: &BobClock,
 ) -> Result<()> {
+    add_switched_frame_passes(graph, choice, capacity, clock, &PostSwitch::default())
+}
+
+/// [`add_frame_passes`], the post-processes drawing while `post` is on.
+pub fn add_switched_frame_passes(
+    graph: &mut render_graph::RenderGraph,
+    choice: &FramePassChoice,
+    capacity: u32,
+    clock: &BobClock,
+    post: &PostSwitch,
+) -> Result<()> {
     let device = Arc::clone(graph.device());
     if choice.bob {
         graph.add_typed_pass_at(points::BEFORE_CULL, Bob::new(&device, capacity, clock.clone())?)?;
     }
     if choice.fog {
-        graph.add_typed_pass_at(points::AFTER_GEOMETRY, DepthPost::fog(&device, FOG_COLOR, FOG_DENSITY)?)?;
+        graph.add_typed_pass_at(
+            points::AFTER_GEOMETRY,
+            DepthPost::fog(&device, FOG_COLOR, FOG_DENSITY)?.switched(post),
+        )?;
     }
     if choice.outline {
-        graph.add_typed_pass_at(points::AFTER_GEOMETRY, DepthPost::outline(&device, OUTLINE_THRESHOLD)?)?;
+        graph.add_typed_pass_at(
+            points::AFTER_GEOMETRY,
+            DepthPost::outline(&device, OUTLINE_THRESHOLD)?.switched(post),
+        )?;
     }
     if choice.boxes {
         graph.add_typed_pass_at(points::AFTER_GEOMETRY, DebugBoxes::new(&device, capacity)?)?;

@@ -1,7 +1,8 @@
 //! The windowed city's fly camera, moved in the Input stage from the keys and mouse the
 //! window saw since the last frame ([`FlyInput`]): WASD to move, Space/Ctrl up and down,
-//! Shift faster, the mouse (left button held) to look; F1 toggles culling, F2 freezes the
-//! culling camera so you can fly out and see what it kept.
+//! Shift faster, the mouse (left button held) to look; F1 toggles culling, F2 pins the
+//! culling view (the "pinned view": culling keeps answering for the camera's pose at that
+//! moment while the drawing camera flies out to see what it kept).
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -51,11 +52,11 @@ pub struct FlyInput {
     pub look: Vec2,
     /// F1 was pressed.
     pub toggle_culling: bool,
-    /// F2 was pressed.
-    pub toggle_freeze: bool,
+    /// F2 was pressed: pin or release the culling view.
+    pub toggle_pin: bool,
 }
 
-/// The view to draw with while the culling camera is frozen (shared with the window's
+/// The view to draw with while the culling view is pinned (shared with the window's
 /// frame target); `None` draws the culling camera's view.
 pub type DrawView = Arc<Mutex<Option<[[f32; 4]; 4]>>>;
 
@@ -71,8 +72,10 @@ pub struct FlyCamera {
     /// The user has moved: until then the camera follows its path (`--camera-path` or the
     /// built-in flight) and the fly camera copies it.
     pub engaged: bool,
-    /// F2: the scene camera (which culling uses) stays where it was; the view drawn moves.
-    pub frozen: bool,
+    /// F2, the culling "pinned view": the scene camera (the view culling answers for)
+    /// stays at its pose while the drawing camera flies on, so what culling kept can be
+    /// looked at from outside.
+    pub pinned: bool,
     /// F1: culling is off.
     pub culling_off: bool,
     /// The frustum and occlusion switches before F1 turned them off.
@@ -82,14 +85,14 @@ pub struct FlyCamera {
 }
 
 impl FlyCamera {
-    /// A fly camera that publishes its view to `draw_view` while frozen.
+    /// A fly camera that publishes its view to `draw_view` while the culling view is pinned.
     pub fn new(draw_view: DrawView) -> FlyCamera {
         FlyCamera {
             position: Vec3::ZERO,
             yaw: 0.0,
             pitch: 0.0,
             engaged: false,
-            frozen: false,
+            pinned: false,
             culling_off: false,
             saved: (true, true),
             last: None,
@@ -129,7 +132,7 @@ impl FlyCamera {
 }
 
 /// The Input-stage system: applies [`FlyInput`] to [`FlyCamera`], moves the scene camera
-/// (unless frozen), publishes the drawn view while frozen, and toggles culling on F1 (the
+/// (unless pinned), publishes the drawn view while pinned, and toggles culling on F1 (the
 /// GPU's switches through [`GpuCullControl`], the CPU's through [`RenderSettings`]). Add it
 /// after the camera path's system so a flying user wins over the path.
 pub fn fly_system() -> System {
@@ -154,8 +157,8 @@ pub fn fly_system() -> System {
                 gpu.occlusion = !fly.culling_off;
             }
         }
-        if input.toggle_freeze {
-            fly.frozen = !fly.frozen;
+        if input.toggle_pin {
+            fly.pinned = !fly.pinned;
         }
         fly.apply(&input, seconds);
         let aspect = ctx.resource::<Viewport>().aspect();
@@ -166,10 +169,10 @@ pub fn fly_system() -> System {
             }
             if !fly.engaged {
                 fly.follow(transform);
-            } else if !fly.frozen {
+            } else if !fly.pinned {
                 *transform = fly.transform();
             }
-            if fly.frozen {
+            if fly.pinned {
                 let view = fly.transform().to_matrix().inverse();
                 drawn = Some((camera.projection_matrix(aspect) * view).to_cols_array_2d());
             }
@@ -210,10 +213,10 @@ mod tests {
         assert!(again.rotation.abs_diff_eq(pose.rotation, 1e-5) || again.rotation.abs_diff_eq(-pose.rotation, 1e-5));
     }
 
-    /// Through the Input stage: moving takes the camera over from its path, F2 freezes the
-    /// scene camera while the drawn view flies on, F1 turns culling off and back.
+    /// Through the Input stage: moving takes the camera over from its path, F2 pins the
+    /// culling view (the scene camera) while the drawn view flies on, F1 turns culling off and back.
     #[test]
-    fn the_input_stage_flies_the_camera_freezes_culling_and_toggles_it() {
+    fn the_input_stage_flies_the_camera_pins_the_culling_view_and_toggles_culling() {
         let mut app = runtime::App::with_threads(1);
         ecs::install(&mut app);
         app.insert_resource(RenderSettings::default());
@@ -234,14 +237,14 @@ mod tests {
         app.run_frame();
         let moved = position(&app);
         assert!(moved.z < start.translation.z, "W flies along -Z: {moved}");
-        assert!(draw_view_matrix(&draw_view).is_none(), "not frozen: the culling view is drawn");
+        assert!(draw_view_matrix(&draw_view).is_none(), "not pinned: the culling view is drawn");
 
-        app.resource_mut::<FlyInput>().toggle_freeze = true;
+        app.resource_mut::<FlyInput>().toggle_pin = true;
         std::thread::sleep(std::time::Duration::from_millis(20));
         app.run_frame();
         std::thread::sleep(std::time::Duration::from_millis(20));
         app.run_frame();
-        assert_eq!(position(&app), moved, "frozen: the scene camera (culling's) stays");
+        assert_eq!(position(&app), moved, "pinned: the scene camera (culling's) stays");
         assert!(app.resource::<FlyCamera>().position.z < moved.z, "while the fly camera goes on");
         assert!(draw_view_matrix(&draw_view).is_some(), "and its view is the one drawn");
 

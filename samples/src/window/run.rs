@@ -10,14 +10,13 @@ use std::time::Instant;
 
 use culling::{CullingBackend, Visibility};
 use ecs::Viewport;
-use glam::Vec2;
 use render_graph::swapchain::{surface_extensions, Swapchain};
 use render_graph::{vk, DeviceConfig, GpuDevice};
 use renderer::{DebugView, MeshLibrary, RenderReport};
 use runtime::{App, Stage};
 use winit::application::ApplicationHandler;
-use winit::dpi::{PhysicalPosition, PhysicalSize};
-use winit::event::{ElementState, KeyEvent, MouseButton, WindowEvent};
+use winit::dpi::PhysicalSize;
+use winit::event::{ElementState, KeyEvent, WindowEvent};
 use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
 use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::raw_window_handle::{HasDisplayHandle, HasWindowHandle};
@@ -25,10 +24,11 @@ use winit::window::{Window, WindowId};
 
 use overlay::{Overlay, Picking, Switches};
 
-use super::fly::{fly_system, keys, DrawView, FlyCamera, FlyInput};
+use super::fly::{draw_view_matrix, fly_system, keys, DrawView, FlyCamera, FlyInput};
+use super::pointer::{poll_pick, request_pick, Pointer, PointerAction};
 use super::target::{lock_window, SharedWindow, SwapchainTarget};
 use crate::city::{rendering, RenderError};
-use crate::frame_passes::{add_frame_passes, BobClock, FramePassChoice};
+use crate::frame_passes::{add_switched_frame_passes, BobClock, FramePassChoice, PostSwitch};
 
 /// How the window runs.
 #[derive(Clone, Debug)]
@@ -151,8 +151,9 @@ pub fn run_with(
         window: None,
         device: None,
         shared: SharedWindow::default(),
-        looking: false,
-        cursor: None,
+        pointer: Pointer::default(),
+        draw_view: None,
+        post: PostSwitch::default(),
         error: None,
         summary: WindowSummary::default(),
         frame_ms: Vec::new(),
@@ -160,7 +161,6 @@ pub fn run_with(
         title_frames: 0,
         overlay: None,
         picking: None,
-        alt: false,
         hook,
     };
     event_loop.run_app(&mut runner)?;
@@ -230,8 +230,12 @@ struct Runner<'a> {
     window: Option<Arc<Window>>,
     device: Option<Arc<GpuDevice>>,
     shared: SharedWindow,
-    looking: bool,
-    cursor: Option<PhysicalPosition<f64>>,
+    /// Alt + click and the mouse look.
+    pointer: Pointer,
+    /// The view drawn while the culling view is pinned (the selection's box is drawn with it).
+    draw_view: Option<DrawView>,
+    /// The `--post` passes' switch (the overlay's).
+    post: PostSwitch,
     error: Option<RenderError>,
     summary: WindowSummary,
     frame_ms: Vec<f64>,
@@ -241,8 +245,6 @@ struct Runner<'a> {
     overlay: Option<Overlay>,
     /// Picking for Alt + click (made with the window).
     picking: Option<Picking>,
-    /// Whether Alt is held.
-    alt: bool,
     /// The game's work before each frame.
     hook: Option<FrameHook<'a>>,
 }
@@ -279,13 +281,15 @@ impl Runner<'_> {
         let app = self.app.as_mut().ok_or("the app is gone")?;
         app.insert_resource(Viewport { width: extent.width.max(1), height: extent.height.max(1) });
         app.insert_resource(FlyInput::default());
-        app.insert_resource(FlyCamera::new(draw_view));
+        app.insert_resource(FlyCamera::new(Arc::clone(&draw_view)));
+        self.draw_view = Some(Arc::clone(&draw_view));
         app.add_system(Stage::Input, fly_system());
         let render_extent = vk::Extent2D { width: extent.width.max(1), height: extent.height.max(1) };
         // The users' passes, as the headless city runs them (checked against the CPU there).
         let choice = self.options.frame_passes;
         let capacity = rendering::capacity(app.world());
         let clock = BobClock::default();
+        let post = self.post.clone();
         let frame_clock = clock.clone();
         let mut overlay = Overlay::new(self.options.hud);
         overlay.attach_window(&window);
@@ -293,7 +297,10 @@ impl Runner<'_> {
             backend: self.options.backend,
             extent: render_extent,
             bits: renderer::BitsReadback::Lagged,
-            passes: vec![Box::new(move |graph| add_frame_passes(graph, &choice, capacity, &clock)), overlay.passes()],
+            passes: vec![
+                Box::new(move |graph| add_switched_frame_passes(graph, &choice, capacity, &clock, &post)),
+                overlay.passes(),
+            ],
             shadows: self.options.shadows,
         };
         let culling = rendering::install(app, &device, self.meshes, Box::new(target), frames)?;
@@ -356,7 +363,7 @@ impl Runner<'_> {
                 self.options.title,
                 self.title_frames as f64 / since,
                 if fly.culling_off { ", culling off (F1)" } else { "" },
-                if fly.frozen { ", culling camera frozen (F2)" } else { "" },
+                if fly.pinned { ", culling view pinned (F2)" } else { "" },
             );
             if let Some(window) = &self.window {
                 window.set_title(&title);
@@ -364,7 +371,9 @@ impl Runner<'_> {
             self.title_at = Instant::now();
             self.title_frames = 0;
         }
-        self.poll_pick();
+        if let (Some(picking), Some(overlay)) = (self.picking.as_mut(), self.overlay.as_mut()) {
+            poll_pick(picking, overlay);
+        }
         self.update_overlay();
         if self.options.frames.is_some_and(|frames| next >= frames) {
             self.finish(event_loop);
@@ -408,49 +417,32 @@ impl Runner<'_> {
             let fly = app.resource::<FlyCamera>();
             Switches {
                 culling_off: fly.culling_off,
-                frozen: fly.frozen,
+                pinned: fly.pinned,
                 debug_view: app.resource::<DebugView>().image.clone(),
-                shadows: self.options.shadows,
+                shadows: self.options.shadows.then(|| app.resource::<ecs::ShadowSettings>().enabled),
+                post: (self.options.frame_passes.fog || self.options.frame_passes.outline).then(|| self.post.is_on()),
             }
         };
+        overlay.set_drawn_view(self.draw_view.as_ref().and_then(draw_view_matrix));
         let requests = overlay.update_in_window(app, &switches, window);
         let mut input = app.resource_mut::<FlyInput>();
         input.toggle_culling |= requests.toggle_culling;
-        input.toggle_freeze |= requests.toggle_freeze;
+        input.toggle_pin |= requests.toggle_pin;
+        // "Freeze and explain" pins the culling view while it holds the figures.
+        if requests.toggle_freeze_explain && overlay.explain_frozen() != switches.pinned {
+            input.toggle_pin = !input.toggle_pin;
+        }
         drop(input);
+        if requests.toggle_shadows {
+            let mut settings = app.resource_mut::<ecs::ShadowSettings>();
+            settings.enabled = !settings.enabled;
+        }
+        if requests.toggle_post {
+            self.post.set(!self.post.is_on());
+        }
         if requests.next_debug_view {
             let mut view = app.resource_mut::<DebugView>();
             *view = next_debug_view(&view);
-        }
-    }
-
-    /// Alt + click: asks which entity is under the cursor, without waiting; a later frame's
-    /// `poll_pick` selects it. A click while a pick is in flight is ignored.
-    fn pick(&mut self) {
-        let (Some(app), Some(picking), Some(cursor)) = (self.app.as_ref(), self.picking.as_mut(), self.cursor) else {
-            return;
-        };
-        // The last simulated frame's answer: a pipelined window shows the frame before it,
-        // which differs only while things move.
-        if let Err(miss) = picking.request(app, cursor.x as u32, cursor.y as u32) {
-            log::info!("pick: {miss}");
-        }
-    }
-
-    /// Selects the entity of the pick in flight once the GPU has drawn it (in the overlay,
-    /// opened to show it), or logs why there is none; does nothing while it is drawn.
-    fn poll_pick(&mut self) {
-        let (Some(picking), Some(overlay)) = (self.picking.as_mut(), self.overlay.as_mut()) else { return };
-        match picking.poll() {
-            None => {}
-            Some(Ok(entity)) => {
-                overlay.select(Some(entity));
-                overlay.set_open(true);
-            }
-            Some(Err(miss)) => {
-                log::info!("pick: {miss}");
-                overlay.select(None);
-            }
         }
     }
 
@@ -472,12 +464,24 @@ impl Runner<'_> {
                 return;
             }
             KeyCode::F2 if pressed && !event.repeat => {
-                input.toggle_freeze = true;
+                input.toggle_pin = true;
                 return;
             }
             KeyCode::F3 if pressed && !event.repeat => {
                 if let Some(overlay) = self.overlay.as_mut() {
                     overlay.toggle();
+                }
+                return;
+            }
+            KeyCode::F4 if pressed && !event.repeat => {
+                drop(input);
+                let pinned = app.resource::<FlyCamera>().pinned;
+                if let Some(overlay) = self.overlay.as_mut() {
+                    // Pins the culling view with the held figures, releases both after.
+                    let hold = !overlay.explain_frozen();
+                    overlay.freeze_explain(hold);
+                    overlay.set_open(true);
+                    app.resource_mut::<FlyInput>().toggle_pin = hold != pinned;
                 }
                 return;
             }
@@ -520,8 +524,8 @@ impl ApplicationHandler for Runner<'_> {
             let toggle = matches!(&event, WindowEvent::KeyboardInput { event, .. }
                 if event.physical_key == PhysicalKey::Code(KeyCode::F3));
             if !toggle && overlay.on_window_event(window, &event) && !matches!(event, WindowEvent::CloseRequested) {
-                if let (WindowEvent::MouseInput { state: ElementState::Released, .. }, true) = (&event, self.looking) {
-                    self.looking = false;
+                if let WindowEvent::MouseInput { state: ElementState::Released, .. } = &event {
+                    self.pointer.stop_looking();
                 }
                 return;
             }
@@ -536,21 +540,19 @@ impl ApplicationHandler for Runner<'_> {
                 }
             }
             WindowEvent::KeyboardInput { event, .. } => self.key(event_loop, &event),
-            WindowEvent::ModifiersChanged(modifiers) => self.alt = modifiers.state().alt_key(),
-            WindowEvent::MouseInput { button: MouseButton::Left, state: ElementState::Pressed, .. } if self.alt => {
-                self.pick();
-            }
-            WindowEvent::MouseInput { button: MouseButton::Left, state, .. } => {
-                self.looking = state == ElementState::Pressed;
-            }
-            WindowEvent::CursorMoved { position, .. } => {
-                if let (true, Some(last), Some(app)) = (self.looking, self.cursor, self.app.as_mut()) {
-                    let delta = Vec2::new((position.x - last.x) as f32, (position.y - last.y) as f32);
-                    app.resource_mut::<FlyInput>().look += delta;
+            _ => match self.pointer.on_event(&event) {
+                PointerAction::None => {}
+                PointerAction::Pick { x, y } => {
+                    if let (Some(app), Some(picking)) = (self.app.as_ref(), self.picking.as_mut()) {
+                        request_pick(picking, app, x, y);
+                    }
                 }
-                self.cursor = Some(position);
-            }
-            _ => {}
+                PointerAction::Look(delta) => {
+                    if let Some(app) = self.app.as_mut() {
+                        app.resource_mut::<FlyInput>().look += delta;
+                    }
+                }
+            },
         }
     }
 
