@@ -1,6 +1,6 @@
 //! The characters the animation bench and the `cpu_per_joint` example pose: a humanoid-sized
-//! skeleton of 40 joints, four packed clips, and one mesh's joint boxes, spawned as animated
-//! entities in an app.
+//! skeleton of 40 joints (or as many as asked: a spine of 10 and limbs of 7), four packed
+//! clips, and one mesh's joint boxes, spawned as animated entities in an app.
 
 use std::sync::Arc;
 
@@ -12,32 +12,34 @@ use ecs::SkinnedPose;
 use glam::{Mat4, Quat, Vec3};
 use runtime::App;
 
+/// The joints of [`Characters::new`]'s skeleton.
 pub const JOINTS: usize = 40;
 /// Keys per track: a 1-second clip sampled at 30 Hz.
 const KEYS: usize = 31;
 
-/// A humanoid-sized tree: a spine of 10, then four limbs of 7 and a head of 2.
-fn skeleton() -> Skeleton {
-    let parents = (0..JOINTS)
+/// A humanoid-sized tree of `joints` (at least 10): a spine of 10, then limbs of 7 (for 40
+/// joints four limbs and a head of 2), each starting at every other spine joint from the top.
+fn skeleton(joints: usize) -> Skeleton {
+    let parents = (0..joints)
         .map(|joint| match joint {
             0 => None,
             1..=9 => Some(joint - 1),
             // Each limb starts at the spine and runs down its own chain.
-            _ if (joint - 10) % 7 == 0 => Some(9 - (joint - 10) / 7 * 2),
+            _ if (joint - 10) % 7 == 0 => Some(9 - ((joint - 10) / 7 * 2) % 10),
             _ => Some(joint - 1),
         })
         .collect();
     let rest =
-        (0..JOINTS).map(|_| JointPose { translation: Vec3::new(0.0, 0.2, 0.05), ..JointPose::IDENTITY }).collect();
+        (0..joints).map(|_| JointPose { translation: Vec3::new(0.0, 0.2, 0.05), ..JointPose::IDENTITY }).collect();
     let inverse_binds =
-        (0..JOINTS).map(|joint| Mat4::from_translation(Vec3::new(0.0, -0.2 * joint as f32, 0.0))).collect();
-    Skeleton::new("humanoid", (0..JOINTS).map(|joint| format!("j{joint}")).collect(), parents, rest, inverse_binds)
+        (0..joints).map(|joint| Mat4::from_translation(Vec3::new(0.0, -0.2 * joint as f32, 0.0))).collect();
+    Skeleton::new("humanoid", (0..joints).map(|joint| format!("j{joint}")).collect(), parents, rest, inverse_binds)
         .unwrap()
 }
 
 fn clip(skeleton: &Skeleton, phase: f32) -> AnimationClip {
     let times: Vec<f32> = (0..KEYS).map(|key| key as f32 / (KEYS - 1) as f32).collect();
-    let tracks = (0..JOINTS as u16)
+    let tracks = (0..skeleton.joint_count() as u16)
         .map(|joint| {
             let angle = |key: usize| ((key as f32 * 0.4 + joint as f32 + phase).sin()) * 0.5;
             let rotation = (0..KEYS)
@@ -55,13 +57,13 @@ fn clip(skeleton: &Skeleton, phase: f32) -> AnimationClip {
     AnimationClip::new(format!("clip{phase}"), skeleton, tracks).unwrap()
 }
 
-fn boxes() -> Arc<JointBoxes> {
+fn boxes(joints: usize) -> Arc<JointBoxes> {
     let positions: Vec<[f32; 3]> =
-        (0..JOINTS * 20).map(|vertex| [(vertex % 7) as f32 * 0.03, vertex as f32 * 0.01, 0.0]).collect();
-    let joints: Vec<[u16; 4]> =
-        (0..positions.len()).map(|vertex| [(vertex / 20) as u16, ((vertex / 20 + 1) % JOINTS) as u16, 0, 0]).collect();
+        (0..joints * 20).map(|vertex| [(vertex % 7) as f32 * 0.03, vertex as f32 * 0.01, 0.0]).collect();
+    let influences: Vec<[u16; 4]> =
+        (0..positions.len()).map(|vertex| [(vertex / 20) as u16, ((vertex / 20 + 1) % joints) as u16, 0, 0]).collect();
     let weights = vec![[0.7, 0.3, 0.0, 0.0]; positions.len()];
-    Arc::new(JointBoxes::from_vertices(&positions, &joints, &weights, JOINTS).unwrap())
+    Arc::new(JointBoxes::from_vertices(&positions, &influences, &weights, joints).unwrap())
 }
 
 /// The shared skeleton, clips and joint boxes.
@@ -72,10 +74,23 @@ pub struct Characters {
 }
 
 impl Characters {
+    /// Characters of [`JOINTS`] joints.
     pub fn new() -> Characters {
-        let skeleton = Arc::new(skeleton());
+        Characters::with_joints(JOINTS)
+    }
+
+    /// Characters of `joints` joints (at least 10).
+    #[allow(dead_code, reason = "the bench's joint-count rows use it; the cpu_per_joint example shares this file")]
+    pub fn with_joints(joints: usize) -> Characters {
+        let skeleton = Arc::new(skeleton(joints));
         let clips = (0..4).map(|phase| Arc::new(clip(&skeleton, phase as f32))).collect();
-        Characters { skeleton, clips, boxes: boxes() }
+        Characters { skeleton, clips, boxes: boxes(joints) }
+    }
+
+    /// Joints in each character's skeleton.
+    #[allow(dead_code, reason = "the bench's joint-count rows use it; the cpu_per_joint example shares this file")]
+    pub fn joints(&self) -> usize {
+        self.skeleton.joint_count()
     }
 
     /// Every key value of every clip summed: reads the clips' key data once.
