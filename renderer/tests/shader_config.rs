@@ -57,7 +57,7 @@ const NOT_CONSTANTS: [&str; 1] = [
 ];
 
 /// The constants with a Rust twin of the same value.
-fn twins() -> [(&'static str, u64); 21] {
+fn twins() -> [(&'static str, u64); 22] {
     [
         ("MAX_LOCAL_LIGHTS", culling::shadow::MAX_LOCAL_LIGHTS as u64),
         ("MAX_SHADOW_VIEWS", renderer::MAX_SHADOW_VIEWS as u64),

@@ -185,7 +185,7 @@ impl TypedPass for ImageViewPass {
         }
     }
 
-    /// Stages the count of the view's run for a count draw (see [`draw_view_run`]).
+    /// Stages the count of the view's run for a count draw (see `draw_view_run`).
     fn prepare(&mut self, _inputs: &ImageViewInputs, context: &mut PrepareContext<'_>) {
         self.staged_count = None;
         if self.mode != DrawMode::IndirectCount {

@@ -1,6 +1,6 @@
-//! The `city` program: parses its command line, sets the city up ([`setup`]), and runs its
-//! frames headless ([`headless`], every drawn frame checked against the same frame drawn with
-//! culling off) or in a window ([`window`]).
+//! The `city` program: parses its command line, sets the city up (`setup`), and runs its
+//! frames headless (`headless`, every drawn frame checked against the same frame drawn with
+//! culling off) or in a window (`window`).
 //!
 //! A failure before the frames (a bad option, no device for `--cull gpu`, a file that cannot be
 //! written) and a failed check's setup end the run with one line on standard error; a check
