@@ -12,8 +12,9 @@
 //!   `egui-ash-renderer` inside the graph's rendering scope over `color` (a colour attachment
 //!   it loads, so the graph places its barriers). A renderer error drops the overlay with one
 //!   logged error; the frame goes on.
-//! - [`Picking`] (`picking.rs`) answers which entity owns a pixel of the main view, from an
-//!   object-id image drawn on the asking frame; [`Overlay::select`] shows one, its
+//! - [`Picking`] (`picking.rs`) answers which entity owns a pixel of a view (the main one,
+//!   or any of a split-screen frame, [`window_view_at`]), from an object-id image drawn on
+//!   the asking frame; [`Overlay::select`] shows one, its
 //!   explanation in a panel and its world box drawn over the frame ([`box_segments`],
 //!   `outline.rs`).
 //! - In a window, [`Overlay::on_window_event`] feeds egui through `egui-winit` and says
@@ -45,7 +46,7 @@ pub use outline::{box_segments, Segment};
 pub use overlay::{Overlay, REBUILD_PERIOD};
 pub use panels::{Requests, Switches, OUTLINE_COLOUR};
 pub use pass::{lock_painted, OverlayPass, Painted, SharedPainted, OVERLAY_PASS};
-pub use picking::{PickMiss, Picking};
+pub use picking::{window_view_at, PickMiss, Picking};
 pub use snapshot::{HeldFrame, MemoryFigures, Selection, ShadowCounters, Snapshot, ViewCounters, MEMORY_PERIOD};
 
 /// The egui library the overlay is built with (its input events, for injected input).

@@ -1,6 +1,7 @@
 //! The overlay inside the engine's headless frame, on lavapipe with validation (zero
 //! messages): it appears in the picture, changes pixels only inside its panels' rectangles,
-//! and a renderer error drops it while the frame goes on.
+//! and a renderer error drops it while the frame goes on; a zero-size window draws nothing,
+//! picks nothing (`PickMiss::ZeroSize`) and leaves the overlay working for the frames after.
 
 use std::sync::Arc;
 
@@ -235,4 +236,43 @@ fn the_box_is_drawn_over_the_frame(overlay: &Overlay, picture: &[u8]) {
         checked += 1;
     }
     assert!(checked > 0, "every edge's middle lies under a panel: {outline:?}");
+}
+
+#[test]
+fn a_zero_size_window_picks_nothing_and_the_overlay_goes_on() {
+    let Some(device) = gpu_test_context() else { return };
+    let mut overlay = Overlay::new(true);
+    let mut app = overlay_app(&device, CullingBackend::Cpu, &overlay);
+    // In front of the grid, nearer the camera than any of its cubes.
+    let place = Vec3::new(0.0, 0.0, 2.0);
+    let cube = scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::from_translation(place));
+    for _ in 0..3 {
+        frame(&mut app, &mut overlay);
+    }
+    overlay.select(Some(cube));
+    let mut picking = overlay::Picking::new(Some(Arc::clone(&device)), MeshLibrary::with_unit_cube());
+    // Minimised: the window has no area. Every panel is open and an entity selected, so the
+    // update builds the panels and projects the box for frames with no pixels.
+    app.insert_resource(ecs::Viewport { width: 0, height: 0 });
+    for _ in 0..=overlay::REBUILD_PERIOD {
+        overlay.update(&app, &Switches::default());
+        app.run_frame();
+        assert!(app.resource::<RenderReport>().error.is_none());
+    }
+    assert!(overlay.error().is_none(), "the overlay is kept: {:?}", overlay.error());
+    assert_eq!(picking.at(&app, 0, 0), Err(overlay::PickMiss::ZeroSize));
+    picking.request(&app, 0, 0).expect("nothing in flight");
+    assert_eq!(picking.poll(), Some(Err(overlay::PickMiss::ZeroSize)), "answered without drawing");
+    // The window back: the overlay draws the box over the frame and the cube is picked.
+    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
+    for _ in 0..=overlay::REBUILD_PERIOD {
+        frame(&mut app, &mut overlay);
+    }
+    let picture = frame(&mut app, &mut overlay);
+    the_box_is_drawn_over_the_frame(&overlay, &picture);
+    let clip = app.resource::<culling::Visibility>().view().expect("a view").view_projection * place.extend(1.0);
+    let (x, y) = (0.5 + 0.5 * clip.x / clip.w, 0.5 - 0.5 * clip.y / clip.w);
+    let (x, y) = ((x * WIDTH as f32) as u32, (y * HEIGHT as f32) as u32);
+    assert_eq!(picking.at(&app, x, y), Ok(cube), "the cube at ({x}, {y}) once the window has its size");
+    assert_no_validation_messages(&device);
 }

@@ -1,12 +1,15 @@
 //! Picking on lavapipe with validation: a pick at the pixel of a known object returns it on
 //! both culling backends, the sky and bad input give `None` with a reason; a request answers
 //! a frame later, never waiting, what the waiting pick answers; an object of a mesh added
-//! while frames run is picked.
+//! while frames run is picked; in a split-screen frame each window view picks in its own
+//! rectangle of the window, and an image-target view in its own image.
 
 use std::sync::Arc;
 
 use culling::{CullingBackend, Visibility};
-use ecs::{scene, Camera, Transform};
+use ecs::{
+    scene, Camera, CameraRect, CameraTarget, ImageFormat, ImageTarget, ResolvedViews, Transform, ViewId, ViewTarget,
+};
 use glam::{Vec3, Vec4Swizzles};
 use overlay::{PickMiss, Picking};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
@@ -17,8 +20,8 @@ use runtime::hecs::Entity;
 const WIDTH: u32 = 320;
 const HEIGHT: u32 = 240;
 
-/// Three cubes in a row in front of the camera, culled by `backend`; the cubes.
-fn cubes(device: &Arc<GpuDevice>, backend: CullingBackend) -> (runtime::App, Vec<Entity>) {
+/// An app drawing a `WIDTH` x `HEIGHT` window, culled by `backend`, with no camera nor object.
+fn app_on(device: &Arc<GpuDevice>, backend: CullingBackend) -> runtime::App {
     let setup = RenderSetup {
         shadows: false,
         backend,
@@ -33,6 +36,12 @@ fn cubes(device: &Arc<GpuDevice>, backend: CullingBackend) -> (runtime::App, Vec
     let mut app = runtime::App::with_threads(1);
     app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
     install_render(&mut app, setup).expect("a device is there");
+    app
+}
+
+/// Three cubes in a row in front of the camera, culled by `backend`; the cubes.
+fn cubes(device: &Arc<GpuDevice>, backend: CullingBackend) -> (runtime::App, Vec<Entity>) {
+    let mut app = app_on(device, backend);
     scene::spawn_camera(app.world_mut(), Camera::default(), scene::look_at(Vec3::new(0.0, 0.0, 8.0), Vec3::ZERO));
     let cubes = (0..3)
         .map(|index| {
@@ -69,7 +78,7 @@ fn picks(backend: CullingBackend) {
     }
     assert_eq!(picking.at(&app, 2, 2), Err(PickMiss::Sky), "the corner shows the sky");
     let outside = picking.at(&app, WIDTH, 0);
-    assert_eq!(outside, Err(PickMiss::OutsideView { pixel: (WIDTH, 0), size: (WIDTH, HEIGHT) }));
+    assert_eq!(outside, Err(PickMiss::OutsideView { pixel: (WIDTH, 0), rect: [0, 0, WIDTH, HEIGHT] }));
     let mut without_device = Picking::new(None, MeshLibrary::with_unit_cube());
     assert!(matches!(without_device.at(&app, 10, 10), Err(PickMiss::NoDevice(_))));
     assert_no_validation_messages(&device);
@@ -90,12 +99,26 @@ fn a_pick_returns_the_object_at_its_pixel_with_cpu_culling() {
 fn request_and_poll(
     app: &mut runtime::App,
     picking: &mut Picking,
+    pixel: (u32, u32),
+) -> (Result<Entity, PickMiss>, u32, f64) {
+    request_and_poll_in(app, picking, None, pixel)
+}
+
+/// [`request_and_poll`] in view `view` (`None`: the main view).
+fn request_and_poll_in(
+    app: &mut runtime::App,
+    picking: &mut Picking,
+    view: Option<ViewId>,
     (x, y): (u32, u32),
 ) -> (Result<Entity, PickMiss>, u32, f64) {
     let started = std::time::Instant::now();
-    picking.request(app, x, y).expect("nothing else is in flight");
+    let request = |picking: &mut Picking, app: &runtime::App| match view {
+        Some(view) => picking.request_view(app, view, x, y),
+        None => picking.request(app, x, y),
+    };
+    request(picking, &*app).expect("nothing else is in flight");
     let request_ms = started.elapsed().as_secs_f64() * 1e3;
-    assert_eq!(picking.request(app, x, y), Err(PickMiss::Pending), "one request at a time");
+    assert_eq!(request(picking, &*app), Err(PickMiss::Pending), "one request at a time");
     for frames in 0..8 {
         let started = std::time::Instant::now();
         let polled = picking.poll();
@@ -133,7 +156,7 @@ fn requests(backend: CullingBackend) {
     }
     // Bad input is answered by the next poll, without drawing.
     let outside = request_and_poll(&mut app, &mut requesting, (WIDTH, 0)).0;
-    assert_eq!(outside, Err(PickMiss::OutsideView { pixel: (WIDTH, 0), size: (WIDTH, HEIGHT) }));
+    assert_eq!(outside, Err(PickMiss::OutsideView { pixel: (WIDTH, 0), rect: [0, 0, WIDTH, HEIGHT] }));
     let mut without_device = Picking::new(None, MeshLibrary::with_unit_cube());
     assert!(matches!(request_and_poll(&mut app, &mut without_device, (10, 10)), (Err(PickMiss::NoDevice(_)), 0, _)));
     println!("request latency ({backend:?}): {latencies:?} frames");
@@ -180,4 +203,103 @@ fn no_view_no_pick() {
     app.run_frame();
     let mut picking = Picking::new(None, MeshLibrary::with_unit_cube());
     assert_eq!(picking.at(&app, 0, 0), Err(PickMiss::NoView));
+}
+
+/// Window pixels and cube places of the split-screen frame: the left and right views and the
+/// image view each look at a cube of their own, far outside the others' sight.
+const SPLIT_CUBES: [Vec3; 3] = [Vec3::new(-20.0, 0.0, 0.0), Vec3::new(20.0, 0.0, 0.0), Vec3::new(0.0, 20.0, 0.0)];
+/// The image-target view's image.
+const MONITOR: (u32, u32) = (96, 64);
+
+/// A split-screen frame culled by `backend`: two cameras sharing the window (left and right
+/// halves) and a third rendering into an image, each looking at its cube of
+/// [`SPLIT_CUBES`]; the cubes and the three views.
+fn split_screen(device: &Arc<GpuDevice>, backend: CullingBackend) -> (runtime::App, Vec<Entity>, [ViewId; 3]) {
+    let mut app = app_on(device, backend);
+    let eyes = SPLIT_CUBES.map(|cube| scene::look_at(cube + Vec3::new(0.0, 1.0, 8.0), cube));
+    let rects = [CameraRect::new(0.0, 0.0, 0.5, 1.0), CameraRect::new(0.5, 0.0, 0.5, 1.0)];
+    let mut cameras = Vec::new();
+    for (order, eye) in eyes.into_iter().enumerate() {
+        let camera = Camera { order: order as i32, ..Camera::default() };
+        cameras.push(scene::spawn_camera(app.world_mut(), camera, eye));
+    }
+    for (&camera, rect) in cameras.iter().zip(rects) {
+        app.world_mut().insert_one(camera, rect).expect("a camera");
+    }
+    let monitor = CameraTarget::Image(ImageTarget::new("monitor", MONITOR.0, MONITOR.1, ImageFormat::Rgba8Unorm));
+    app.world_mut().insert_one(cameras[2], monitor).expect("a camera");
+    let cubes = SPLIT_CUBES
+        .iter()
+        .map(|&place| scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), Transform::from_translation(place)))
+        .collect();
+    app.run_frames(3);
+    let views = app.resource::<ResolvedViews>();
+    let ids: Vec<ViewId> =
+        cameras.iter().map(|&camera| views.of_camera(camera).expect("each camera has a view").id).collect();
+    drop(views);
+    (app, cubes, ids.try_into().expect("three cameras"))
+}
+
+/// The rectangle of the window (or of its image) view `view` is drawn in: left, top, width,
+/// height.
+fn rect_of(app: &runtime::App, view: ViewId) -> [u32; 4] {
+    let views = app.resource::<ResolvedViews>();
+    match &views.get(view).expect("listed").target {
+        ViewTarget::Window(rect) => [rect.x, rect.y, rect.width, rect.height],
+        ViewTarget::Image(image) => [0, 0, image.width, image.height],
+    }
+}
+
+/// The pixel `point` projects to in view `view` (rows from the top, in its rectangle).
+fn pixel_in(app: &runtime::App, view: ViewId, point: Vec3) -> (u32, u32) {
+    let [left, top, width, height] = rect_of(app, view);
+    let visibility = app.resource::<Visibility>();
+    let clip = visibility.for_view(view).expect("answered").view().view_projection * point.extend(1.0);
+    let ndc = clip.xy() / clip.w;
+    (left + ((0.5 + 0.5 * ndc.x) * width as f32) as u32, top + ((0.5 - 0.5 * ndc.y) * height as f32) as u32)
+}
+
+fn picks_in_views(backend: CullingBackend) {
+    let Some(device) = gpu_test_context() else { return };
+    let (mut app, cubes, views) = split_screen(&device, backend);
+    let [left, right, monitor] = views;
+    assert_eq!(rect_of(&app, left), [0, 0, WIDTH / 2, HEIGHT], "the left half");
+    assert_eq!(rect_of(&app, right), [WIDTH / 2, 0, WIDTH / 2, HEIGHT], "the right half");
+    let mut picking = Picking::new(Some(Arc::clone(&device)), MeshLibrary::with_unit_cube());
+    for (index, &view) in views.iter().enumerate() {
+        let pixel = pixel_in(&app, view, SPLIT_CUBES[index]);
+        let picked = picking.at_view(&app, view, pixel.0, pixel.1);
+        assert_eq!(picked, Ok(cubes[index]), "view {view:?} at {pixel:?} ({backend:?})");
+    }
+    // The window's pixels: the right cube is at the right half's centre, where the right
+    // view drawn over the whole window would show sky.
+    let (x, y) = pixel_in(&app, right, SPLIT_CUBES[1]);
+    assert!(x > WIDTH / 2 + WIDTH / 8, "the right cube at ({x}, {y}) is in the right half");
+    assert_eq!(overlay::window_view_at(&app, x, y), Some(right), "the view under the pixel");
+    let main_pick = pixel_in(&app, left, SPLIT_CUBES[0]);
+    assert_eq!(picking.at(&app, main_pick.0, main_pick.1), Ok(cubes[0]), "the main view is the left one");
+    assert_eq!(overlay::window_view_at(&app, main_pick.0, main_pick.1), Some(left));
+    assert_eq!(picking.at_view(&app, right, WIDTH - 2, 2), Err(PickMiss::Sky), "the right view's corner");
+    let outside = picking.at_view(&app, right, main_pick.0, main_pick.1);
+    let right_rect = [WIDTH / 2, 0, WIDTH / 2, HEIGHT];
+    assert_eq!(outside, Err(PickMiss::OutsideView { pixel: main_pick, rect: right_rect }), "a left pixel");
+    let past_image = picking.at_view(&app, monitor, MONITOR.0, 0);
+    assert_eq!(past_image, Err(PickMiss::OutsideView { pixel: (MONITOR.0, 0), rect: [0, 0, MONITOR.0, MONITOR.1] }));
+    assert_eq!(picking.at_view(&app, ViewId(9), 1, 1), Err(PickMiss::UnknownView(ViewId(9))));
+    // A request in another view answers what the waiting pick does.
+    let (answer, frames, _) = request_and_poll_in(&mut app, &mut picking, Some(right), (x, y));
+    assert_eq!(answer, Ok(cubes[1]), "requested in the right view ({backend:?}), answered after {frames} frames");
+    let (answer, ..) = request_and_poll_in(&mut app, &mut picking, Some(right), main_pick);
+    assert_eq!(answer, Err(PickMiss::OutsideView { pixel: main_pick, rect: right_rect }));
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn each_view_of_a_split_screen_frame_picks_in_its_own_rectangle_gpu_culled() {
+    picks_in_views(CullingBackend::Gpu);
+}
+
+#[test]
+fn each_view_of_a_split_screen_frame_picks_in_its_own_rectangle_cpu_culled() {
+    picks_in_views(CullingBackend::Cpu);
 }

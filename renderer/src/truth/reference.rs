@@ -13,6 +13,7 @@ use render_graph::{vk, ReadbackBuffer, RenderGraph};
 
 use runtime::hecs::World;
 
+use super::view::IdView;
 use super::TruthError;
 use crate::passes::ObjectIdImage;
 use crate::UploadReport;
@@ -192,37 +193,48 @@ impl ReferenceRenderer {
         Ok(owners)
     }
 
-    /// The object owning pixel (`x`, `y`) (rows from the top) of the frame's view with
-    /// culling off: the id image of every drawable object of `visibility`, drawn now and
-    /// waited for; `None` for the sky. Picking's answer, exact whatever the frame culled.
+    /// The object owning pixel (`x`, `y`) (rows from the top, of this renderer's image) of
+    /// view `view` with culling off: the id image of every drawable object of `visibility`
+    /// ([`ReferenceRenderer::submit_owner_image`]), drawn now and waited for; `None` for the
+    /// sky. Picking's answer, exact whatever the frame culled.
     pub fn owner_at(
         &mut self,
         world: &World,
         visibility: &Visibility,
-        x: u32,
-        y: u32,
+        view: IdView,
+        (x, y): (u32, u32),
     ) -> Result<Option<u32>, TruthError> {
-        self.submit_owner_image(world, visibility)?;
+        self.submit_owner_image(world, visibility, view)?;
         self.graph.wait_idle()?;
         Ok(self.owner_in_image(self.readback.read()?, x, y))
     }
 
-    /// Submits the id image [`ReferenceRenderer::owner_at`] reads, without waiting for it;
-    /// returns the graph frame drawing it, for [`ReferenceRenderer::owner_when_drawn`]. The
-    /// image has one readback buffer: submit the next one only once this one was read.
-    pub fn submit_owner_image(&mut self, world: &World, visibility: &Visibility) -> Result<u64, TruthError> {
-        let view_projection = view_projection_of(visibility)?;
+    /// Submits the id image [`ReferenceRenderer::owner_at`] reads, without waiting for it:
+    /// every drawable object seen through `view`'s camera, each object that view sees at the
+    /// level it picked, drawn where `view` says (see [`IdView`]). Returns the graph frame
+    /// drawing it, for [`ReferenceRenderer::owner_when_drawn`]. The image has one readback
+    /// buffer: submit the next one only once this one was read.
+    pub fn submit_owner_image(
+        &mut self,
+        world: &World,
+        visibility: &Visibility,
+        view: IdView,
+    ) -> Result<u64, TruthError> {
         if visibility.objects().len() > ID_LIMIT {
             return Err(TruthError::Capacity { objects: visibility.objects().len(), capacity: ID_LIMIT as u32 });
         }
+        let view_projection = self.place_id_view(visibility, view)?;
         self.collect_drawable(visibility);
         let colors = super::slot_colors(world, visibility.objects());
-        self.upload(visibility, |object| id_color(object, colors[object]))?;
-        self.graph.set_param(ObjectIdImage(true));
-        let all = std::mem::take(&mut self.all_drawable);
-        let submitted = self.submit_list(view_projection, &all);
-        self.all_drawable = all;
+        let submitted = self.upload(visibility, |object| id_color(object, colors[object])).and_then(|_| {
+            self.graph.set_param(ObjectIdImage(true));
+            let all = std::mem::take(&mut self.all_drawable);
+            let submitted = self.submit_list(view_projection, &all);
+            self.all_drawable = all;
+            submitted
+        });
         self.graph.remove_param::<ObjectIdImage>();
+        self.unplace_id_view();
         submitted
     }
 

@@ -1,8 +1,10 @@
 //! The truth of one window view of a split-screen frame: its rectangle of the image judged
-//! against that view's own answer ([`Visibility::for_view`]).
+//! against that view's own answer ([`Visibility::for_view`]). The object-id image of any
+//! view (picking's, [`IdView`]) is placed by the same code: the view's camera and levels, in
+//! its rectangle of the window.
 
-use culling::Visibility;
-use ecs::ViewId;
+use culling::{ViewVisibility, Visibility};
+use ecs::{ResolvedView, ViewId};
 use runtime::hecs::World;
 
 use super::reference::ReferenceRenderer;
@@ -94,18 +96,8 @@ fn check_view_against(
     reference.collect_drawable(visibility);
     let drawable = reference.drawable().to_vec();
     let colors = slot_colors(world, visibility.objects());
-    // The view's visible objects at the levels it picked; the others cannot show in it.
-    let draws = &visibility.objects().draws;
-    reference.view_meshes.clear();
-    reference.view_meshes.extend(answer.visible().iter().enumerate().filter_map(|(index, &slot)| {
-        let mesh = answer.draw(index);
-        (mesh.is_some() && mesh != draws[slot as usize].mesh).then_some((slot, mesh.0))
-    }));
-    let mut place = WindowViews::default();
-    let uniform = FrameView::from_view_projection(answer.view().view_projection);
-    let camera = answer.view().camera;
-    place.push(WindowView { view_projection, rect, list: 0, lod: None, lod_distance: None, camera }, uniform, true);
-    reference.graph.set_param(place);
+    reference.set_view_meshes(visibility, &answer);
+    reference.place_in_window(answer.view(), rect);
     let drawn = reference.upload(visibility, |object| colors[object]).and_then(|_| {
         let unculled = reference.draw_list(view_projection, &drawable)?;
         let owners = reference.owners_in_view(world, visibility, view_projection, &drawable)?;
@@ -141,7 +133,85 @@ fn crop(image: &[u8], width: u32, [x, y, w, h]: [u32; 4]) -> Vec<u8> {
         .collect()
 }
 
+/// Which view of the frame an object-id image is drawn for
+/// ([`ReferenceRenderer::submit_owner_image`]), and where in the renderer's image.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IdView {
+    /// The view ([`Visibility::for_view`]); `None`: the main view.
+    pub view: Option<ViewId>,
+    /// The view's rectangle of the image (left, top, width, height) for a window view of a
+    /// split-screen frame: the renderer is then the window's size and the view is drawn into
+    /// its rectangle, as the frame drew it. `None`: the view fills the image (the renderer is
+    /// the view's size: a frame of one view, or an image target's).
+    pub rect: Option<[u32; 4]>,
+}
+
+impl IdView {
+    /// The main view over the whole image.
+    pub const MAIN: IdView = IdView { view: None, rect: None };
+}
+
 impl ReferenceRenderer {
+    /// Sets up the draw of an id image for `place`: the view's levels of detail and, for a
+    /// rectangle, the view placed in it; returns the view's view-projection. Undone by
+    /// [`ReferenceRenderer::unplace_id_view`] once the image is submitted.
+    pub(super) fn place_id_view(
+        &mut self,
+        visibility: &Visibility,
+        place: IdView,
+    ) -> Result<[[f32; 4]; 4], TruthError> {
+        // The main view's levels are the records' own: no view meshes to set for it.
+        let (resolved, answer) = match place.view {
+            Some(id) => {
+                let answer = visibility.for_view(id).ok_or(TruthError::NoView)?;
+                (answer.view(), Some(answer).filter(|answer| !answer.is_main()))
+            }
+            None => (visibility.view().ok_or(TruthError::NoView)?, None),
+        };
+        if let Some(rect @ [x, y, width, height]) = place.rect {
+            let image = self.extent();
+            let inside = x.checked_add(width).is_some_and(|right| right <= image.0)
+                && y.checked_add(height).is_some_and(|bottom| bottom <= image.1);
+            if !inside {
+                return Err(TruthError::ViewRect { rect, image, reference: image });
+            }
+            self.place_in_window(resolved, rect);
+        }
+        if let Some(answer) = answer {
+            self.set_view_meshes(visibility, &answer);
+        }
+        Ok(resolved.view_projection.to_cols_array_2d())
+    }
+
+    /// Undoes [`ReferenceRenderer::place_id_view`]: the next draws are the main view's.
+    pub(super) fn unplace_id_view(&mut self) {
+        self.graph.remove_param::<WindowViews>();
+        self.view_meshes.clear();
+    }
+
+    /// Draws `answer`'s view alone into rectangle `rect` (left, top, width, height) of the
+    /// image, as a split-screen frame drew it (a graph parameter, removed after the draw).
+    fn place_in_window(&mut self, resolved: &ResolvedView, rect: [u32; 4]) {
+        let view_projection = resolved.view_projection.to_cols_array_2d();
+        let mut place = WindowViews::default();
+        let uniform = FrameView::from_view_projection(resolved.view_projection);
+        let window_view =
+            WindowView { view_projection, rect, list: 0, lod: None, lod_distance: None, camera: resolved.camera };
+        place.push(window_view, uniform, true);
+        self.graph.set_param(place);
+    }
+
+    /// Draws the objects `answer`'s view sees at the levels it picked (applied with every
+    /// upload); the others cannot show in it and keep the main view's.
+    fn set_view_meshes(&mut self, visibility: &Visibility, answer: &ViewVisibility<'_>) {
+        let draws = &visibility.objects().draws;
+        self.view_meshes.clear();
+        self.view_meshes.extend(answer.visible().iter().enumerate().filter_map(|(index, &slot)| {
+            let mesh = answer.draw(index);
+            (mesh.is_some() && mesh != draws[slot as usize].mesh).then_some((slot, mesh.0))
+        }));
+    }
+
     /// Draws the objects of `view_meshes` with their view's mesh (after an upload wrote every
     /// record at the main view's level); a skinned or empty record keeps its own.
     pub(super) fn apply_view_meshes(&mut self, visibility: &Visibility) -> Result<(), TruthError> {

@@ -100,9 +100,12 @@ pub struct CityOptions {
     /// window closes after N frames.
     #[arg(long)]
     pub window: bool,
-    /// With `--window`: show the debug overlay from the start (F3 hides it): frame times,
-    /// culling counters, GPU time per pass, memory and switches.
-    #[arg(long, requires = "window")]
+    /// Show the debug overlay from the start (with `--window` F3 hides it): frame times,
+    /// culling counters, GPU time per pass, memory and switches. Headless, it is drawn into
+    /// every drawn frame and its PNGs, and the checks compare the colour before it (not
+    /// with `--views 2`, `--post`, `--debug-boxes` or `--gpu-animate`, whose checks read the
+    /// final image).
+    #[arg(long)]
     pub hud: bool,
     /// With `--window`: pipelined frames (the default there): a render thread records and
     /// submits frame N while frame N + 1 simulates and culls; the picture shows a frame

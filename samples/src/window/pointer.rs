@@ -68,13 +68,18 @@ impl Pointer {
     }
 }
 
-/// Asks `picking` which entity of `app`'s last simulated frame is at pixel (`x`, `y`),
-/// without waiting; [`poll_pick`] on a later frame selects it. A click while a pick is in
-/// flight, or outside the view, is logged and dropped.
+/// Asks `picking` which entity of `app`'s last simulated frame is at window pixel (`x`, `y`)
+/// (in the view under it, for a split-screen frame), without waiting; [`poll_pick`] on a
+/// later frame selects it. A click while a pick is in flight, or outside the view, is logged
+/// and dropped.
 pub fn request_pick(picking: &mut Picking, app: &App, x: u32, y: u32) {
     // A pipelined window shows the frame before the last simulated one, which differs only
     // while things move.
-    if let Err(miss) = picking.request(app, x, y) {
+    let asked = match overlay::window_view_at(app, x, y) {
+        Some(view) => picking.request_view(app, view, x, y),
+        None => picking.request(app, x, y),
+    };
+    if let Err(miss) = asked {
         log::info!("pick: {miss}");
     }
 }

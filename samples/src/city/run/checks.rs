@@ -31,7 +31,12 @@ impl Headless<'_> {
             truth: options.truth,
             classify: options.classify,
             clusters: options.clusters,
-            geometry: rendering.frame_check.as_ref().and_then(FramePassCheck::color_before),
+            // The colour before the users' passes or the overlay: the one the reference draws.
+            geometry: rendering
+                .frame_check
+                .as_ref()
+                .and_then(FramePassCheck::color_before)
+                .or_else(|| rendering.hud.as_ref().and_then(|hud| hud.color_before())),
             ..CheckRequest::default()
         };
         if last {
@@ -51,6 +56,16 @@ impl Headless<'_> {
         }
         if !scene.split {
             self.check_main(app, scene, rendering, (&request, frame), record)?;
+        }
+        if let (true, Some(hud)) = (last, rendering.hud.as_ref()) {
+            // Where the last frame's overlay is (egui points are pixels here): a PNG differs
+            // from the same frame without `--hud` only inside these.
+            let rects: Vec<String> = hud
+                .overlay
+                .panel_rects()
+                .map(|rect| format!("{:.0} {:.0} {:.0} {:.0}", rect.min.x, rect.min.y, rect.max.x, rect.max.y))
+                .collect();
+            self.say(format!("hud: {} panels: {}", rects.len(), rects.join(", ")));
         }
         Ok(())
     }

@@ -112,11 +112,16 @@ impl Headless<'_> {
         let render = options.render_choice();
         let checked = (render == RenderChoice::Every && (options.checks == CheckChoice::Every || last))
             || (render == RenderChoice::Last && last);
-        if let Some(rendering) = rendering.as_ref() {
+        if let Some(rendering) = rendering.as_mut() {
             rendering.clock.set(next);
             let mut capture = lock_capture(&rendering.capture);
             capture.draw = self.drawn(next);
             capture.capture = checked;
+            drop(capture);
+            // The overlay shows the frame before (as in a window), built before this one runs.
+            if let Some(hud) = rendering.hud.as_mut() {
+                hud.overlay.update(app, &overlay::Switches::default());
+            }
         }
         // The streaming work between frames (adding ready districts, removing far ones) is
         // the game's, so it counts in the frame's time; the check's copy of the meshes does not.

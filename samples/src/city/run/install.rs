@@ -1,12 +1,14 @@
-//! The headless city's rendering: the device, the Render stage with the frame's passes, the
-//! checker that draws the same frames with culling off (and the monitor's), and the district
-//! streamer of `--stream`.
+//! The headless city's rendering: the device, the Render stage with the frame's passes (and
+//! the overlay of `--hud`), the checker that draws the same frames with culling off (and the
+//! monitor's), and the district streamer of `--stream`.
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use overlay::Overlay;
+use render_graph::readback::{ImageReadback, ReadbackPass};
 use render_graph::{vk, DeviceConfig, GpuDevice};
-use renderer::{HeadlessTarget, RenderMeshes, SharedCapture};
+use renderer::{points, HeadlessTarget, RenderMeshes, SharedCapture, COLOR};
 use runtime::App;
 
 use super::setup::{Choices, Scene};
@@ -32,6 +34,33 @@ pub(super) struct Rendering {
     pub(super) clock: BobClock,
     /// Whether the GPU culls the frames.
     pub(super) on_device: bool,
+    /// `--hud`: the overlay drawn into the frames.
+    pub(super) hud: Option<Hud>,
+}
+
+/// The headless `--hud`: the overlay the frames draw, and the colour before it (what the
+/// checks compare with the reference; the PNGs show the overlay).
+pub(super) struct Hud {
+    pub(super) overlay: Overlay,
+    before: ImageReadback,
+}
+
+impl Hud {
+    /// The overlay open from the start, and what adds the copy of `color` before it and its
+    /// pass to the frame (at `BEFORE_OUTPUT`, the copy first: passes at one point run in the
+    /// order they were added).
+    fn new() -> (Hud, [renderer::AddPasses; 2]) {
+        let overlay = Overlay::new(true);
+        let (pass, before) = ReadbackPass::following(COLOR);
+        let copy: renderer::AddPasses = Box::new(move |graph| graph.add_typed_pass_at(points::BEFORE_OUTPUT, pass));
+        let passes = [copy, overlay.passes()];
+        (Hud { overlay, before }, passes)
+    }
+
+    /// The colour of the last frame drawn before the overlay (RGBA8), once a frame copied it.
+    pub(super) fn color_before(&self) -> Option<Vec<u8>> {
+        self.before.read().ok().map(|(_, texels)| texels)
+    }
 }
 
 /// The streamer of `--stream` and the meshes it adds to.
@@ -60,10 +89,16 @@ pub(super) fn rendering(
     };
     let clock = BobClock::default();
     let (target, capture) = HeadlessTarget::drawing();
-    let installed = install_frames(app, options, scene, choices, (device, target), &clock);
+    let (hud, hud_passes) = if options.hud {
+        let (hud, passes) = Hud::new();
+        (Some(hud), Vec::from(passes))
+    } else {
+        (None, Vec::new())
+    };
+    let installed = install_frames(app, options, scene, choices, (device, target), (&clock, hud_passes));
     let (on_device, checker, frame_check, monitor) = installed.map_err(|error| format!("city: {error}"))?;
     let frame_check = choices.passes.any().then_some(frame_check);
-    Ok(Some(Rendering { capture, checker, monitor, frame_check, clock, on_device }))
+    Ok(Some(Rendering { capture, checker, monitor, frame_check, clock, on_device, hud }))
 }
 
 /// The Render stage with the users' passes and the monitor's readback, and the references:
@@ -74,7 +109,7 @@ fn install_frames(
     scene: &Scene,
     Choices { backend, passes }: Choices,
     (device, target): (Arc<GpuDevice>, HeadlessTarget),
-    clock: &BobClock,
+    (clock, hud_passes): (&BobClock, Vec<renderer::AddPasses>),
 ) -> Result<(bool, MeshRenderer, FramePassCheck, Option<MonitorCheck>), RenderError> {
     let (width, height) = options.size;
     let capacity = rendering::capacity(app.world());
@@ -90,6 +125,8 @@ fn install_frames(
         let checker = MeshRenderer::with_shadows(device.clone(), side, capacity, library, SKY, atlas)?;
         monitor = Some((MonitorCheck { checker, copy, pixels: Default::default() }, added));
     }
+    // The overlay last, over the frame the other passes left.
+    frame_passes.extend(hud_passes);
     let extent = vk::Extent2D { width, height };
     let frames =
         CityFrames { backend, extent, bits: BitsReadback::Wait, passes: frame_passes, shadows: options.shadows };

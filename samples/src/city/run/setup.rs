@@ -231,10 +231,17 @@ pub(super) fn choices(options: &CityOptions, scene: &Scene) -> Result<Choices, S
     Ok(Choices { backend, passes })
 }
 
-/// Refuses, headless, the options only the window takes.
+/// Refuses, headless, the options only the window takes, and `--hud` beside the checks that
+/// read the final image (the overlay is drawn over it).
 pub(super) fn refuse_window_options(options: &CityOptions) -> Result<(), String> {
     if options.debug_view.is_some() {
         return Err(String::from("city: --debug-view shows an image in the window: add --window"));
+    }
+    if options.hud && (options.views > 1 || passes_chosen(options)) {
+        return Err(String::from(
+            "city: a headless --hud draws over the image the checks of --views 2, --post, --debug-boxes and \
+             --gpu-animate read: run them without it",
+        ));
     }
     if options.pipelined || options.serial {
         return Err(String::from(
