@@ -469,7 +469,12 @@ fn time_from_a_glb_request_to_full_detail_of_a_million_triangles() {
     let scene = server.get(handle).expect("a live handle").expect("ready");
     let handed = std::time::Instant::now();
     let meshes = app.resource::<RenderMeshes>().clone();
-    let model = scene.add_model_with(|vertices, levels| meshes.add_mesh_levels(vertices, levels)).expect("valid");
+    // The occluder the loader derived goes with the mesh, so this frame does not search it.
+    let model = scene
+        .add_model_with_occluders(|vertices, levels, occluder| {
+            meshes.add_mesh_levels_with_occluder(vertices, levels, occluder.cloned())
+        })
+        .expect("valid");
     let spawned = spawn_model(app.world_mut(), &model, Transform::from_translation(Vec3::ZERO));
     let entity = spawned.drawables[0];
     let _ = app.world_mut().remove_one::<ecs::Lod>(entity);
