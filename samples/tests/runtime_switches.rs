@@ -5,43 +5,24 @@
 //! pictures return. The pass count stays
 //! (no new graph).
 
+// The renderer tests' lit cube, one definition for both crates' tests.
+#[path = "../../renderer/tests/lit_cube/mod.rs"]
+mod lit_cube;
+
 use std::sync::Arc;
 
 use culling::CullingBackend;
 use ecs::{scene, Camera, DirectionalLight, ShadowCaster, ShadowSettings, Transform};
 use glam::{Quat, Vec3};
+use lit_cube::lit_cube;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, GpuDevice, RenderGraph};
-use renderer::{install_render, BitsReadback, MeshLibrary, MeshVertices, RenderReport, RenderSetup};
+use renderer::{install_render, BitsReadback, RenderReport, RenderSetup};
 use samples::frame_passes::{add_switched_frame_passes, BobClock, FramePassChoice, PostSwitch};
 
 const WIDTH: u32 = 96;
 const HEIGHT: u32 = 64;
 const CAPACITY: u32 = 32;
-
-/// A unit cube with a normal per face (24 vertices, counter-clockwise from outside): the
-/// library's unit cube shares its eight corners, and a picture lit through it shows no shadow.
-fn lit_cube() -> MeshLibrary {
-    let (mut positions, mut normals, mut indices) = (Vec::new(), Vec::new(), Vec::new());
-    for axis in 0..3 {
-        for sign in [1.0f32, -1.0] {
-            let normal = Vec3::from_array(std::array::from_fn(|i| if i == axis { sign } else { 0.0 }));
-            let u = Vec3::from_array(std::array::from_fn(|i| if i == (axis + 1) % 3 { 1.0 } else { 0.0 }));
-            let v = normal.cross(u);
-            let base = positions.len() as u32;
-            for (a, b) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
-                positions.push((normal * 0.5 + u * (0.5 * a) + v * (0.5 * b)).to_array());
-                normals.push(normal.to_array());
-            }
-            indices.extend([base, base + 1, base + 2, base, base + 2, base + 3]);
-        }
-    }
-    let mut library = MeshLibrary::new();
-    let uvs = vec![[0.0, 0.0]; positions.len()];
-    let vertices = MeshVertices { positions: &positions, normals: &normals, uvs: &uvs };
-    library.add_mesh_levels(vertices, &[(&indices, &[])]).expect("the cube");
-    library
-}
 
 /// A lit scene (a sun, a ground, a wall and cubes casting) with shadows, and the fog and
 /// outline passes when `post` is given.

@@ -1,5 +1,6 @@
 //! A unit cube with a normal per face, for the tests whose pictures are lit (shadows): the
-//! library's unit cube shares its eight corners, so its normals cannot be per face.
+//! library's unit cube (`MeshLibrary::add_unit_cube`) has no normals and is drawn unlit, so
+//! no shadow shows on it. `samples/tests/runtime_switches.rs` includes this file too.
 
 use glam::Vec3;
 use renderer::{MeshLibrary, MeshVertices};
