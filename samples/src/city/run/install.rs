@@ -8,7 +8,7 @@ use std::time::Instant;
 use overlay::Overlay;
 use render_graph::readback::{ImageReadback, ReadbackPass};
 use render_graph::{vk, DeviceConfig, GpuDevice};
-use renderer::{points, HeadlessTarget, RenderMeshes, SharedCapture, COLOR};
+use renderer::{points, BitsReadback, HeadlessTarget, RenderMeshes, SharedCapture, COLOR};
 use runtime::App;
 
 use super::setup::{Choices, Scene};
@@ -19,7 +19,6 @@ use crate::city::stream::DistrictStreamer;
 use crate::city::{CityOptions, CullChoice, RenderChoice, RenderError};
 use crate::frame_passes::{add_frame_passes, BobClock, FramePassCheck, FramePassChoice};
 use crate::mesh_render::MeshRenderer;
-use renderer::BitsReadback;
 
 /// The city's rendering: the Render stage's capture and the checker that draws the same
 /// frames with culling off (same device).
