@@ -226,6 +226,12 @@ impl App {
         &self.schedule
     }
 
+    /// The schedule, for tests that tune how it decides.
+    #[cfg(test)]
+    pub(crate) fn schedule_mut(&mut self) -> &mut Schedule {
+        &mut self.schedule
+    }
+
     /// Adds a system to a stage.
     ///
     /// # Panics

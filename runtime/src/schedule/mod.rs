@@ -287,6 +287,10 @@ pub struct Schedule {
     command_report: CommandReport,
     /// Batches of more than one system that the last frame ran inline (see [`is_cheap`]).
     inline_batches: usize,
+    /// The most a batch may have taken last frame to run inline ([`INLINE_BATCH_SECONDS`];
+    /// tests raise it so that a loaded machine's stray microseconds cannot change the
+    /// decision they check).
+    inline_batch_seconds: f64,
 }
 
 impl Default for Schedule {
@@ -300,7 +304,18 @@ impl Schedule {
     pub fn new() -> Schedule {
         let stages = [Stage::Input, Stage::Transform, Stage::Visibility, Stage::Render]
             .map(|stage| StageData::new(stage.name()));
-        Schedule { stages: stages.into(), command_report: CommandReport::default(), inline_batches: 0 }
+        Schedule {
+            stages: stages.into(),
+            command_report: CommandReport::default(),
+            inline_batches: 0,
+            inline_batch_seconds: INLINE_BATCH_SECONDS,
+        }
+    }
+
+    /// Sets the most a batch may have taken last frame to run on the calling thread.
+    #[cfg(test)]
+    pub(crate) fn set_inline_batch_seconds(&mut self, seconds: f64) {
+        self.inline_batch_seconds = seconds;
     }
 
     fn position(&self, name: StageName) -> Result<usize, ScheduleError> {
@@ -368,6 +383,7 @@ impl Schedule {
         world_epoch: u64,
     ) {
         let report = &mut self.command_report;
+        let inline_limit = self.inline_batch_seconds;
         self.inline_batches = 0;
         changes.begin_frame();
         for stage in &mut self.stages {
@@ -399,7 +415,7 @@ impl Schedule {
                 } else {
                     let inputs =
                         FrameInputs { stage: stage.name, world: &*world, changes, resources, frame, time, world_epoch };
-                    if systems.len() > 1 && is_cheap(systems) {
+                    if systems.len() > 1 && is_cheap(systems, inline_limit) {
                         self.inline_batches += 1;
                         systems.iter_mut().for_each(|system| run_system(system, inputs));
                     } else {
@@ -450,12 +466,11 @@ impl Schedule {
 /// batch split on a loaded machine, 2.3 µs inline, as on one thread.)
 const INLINE_BATCH_SECONDS: f64 = 10e-6;
 
-/// Whether `systems` all ran before and took less than [`INLINE_BATCH_SECONDS`] together: a
-/// batch that grows costs at most one frame at its old width, and one never measured is
-/// split.
-fn is_cheap(systems: &[System]) -> bool {
-    systems.iter().all(|system| system.has_run)
-        && systems.iter().map(|system| system.last_seconds).sum::<f64>() < INLINE_BATCH_SECONDS
+/// Whether `systems` all ran before and took less than `limit` seconds together (normally
+/// [`INLINE_BATCH_SECONDS`]): a batch that grows costs at most one frame at its old width, and
+/// one never measured is split.
+fn is_cheap(systems: &[System], limit: f64) -> bool {
+    systems.iter().all(|system| system.has_run) && systems.iter().map(|system| system.last_seconds).sum::<f64>() < limit
 }
 
 /// Runs the systems of one batch, in parallel when there is more than one. Splitting with
