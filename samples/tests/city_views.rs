@@ -2,7 +2,7 @@
 //! backends), in the window
 //! (under Xvfb, where `xvfb-run` exists) as headless, and the refusal of what it does not take
 //! yet; `city --monitor`: a rooftop camera's image on a billboard, both views judged, and its
-//! refusals.
+//! refusals; `city --monitor --views 2`: the monitor and both halves of the window judged.
 
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -121,6 +121,13 @@ fn two_views_split_the_window_into_two_pictures() {
 /// drawn first) and the street view (view 1) each equal their unculled reference and hide
 /// nothing, every frame.
 fn a_monitor_holds_to_the_truth(cull: &str, extra: &[&str]) {
+    monitored_views_hold_to_the_truth(cull, extra, 2);
+}
+
+/// `city --monitor` with `extra` (`--views 2` for `views` 3) culled by `cull`, `--truth
+/// --validate`: every view (the monitor's first, then the window's) equals its unculled
+/// reference and hides nothing, every frame.
+fn monitored_views_hold_to_the_truth(cull: &str, extra: &[&str], views: u32) {
     if gpu_test_context().is_none() {
         return;
     }
@@ -129,14 +136,15 @@ fn a_monitor_holds_to_the_truth(cull: &str, extra: &[&str]) {
     assert!(output.status.success(), "{text}");
     assert!(text.contains("monitor: a rooftop camera renders into a 256x256 image"), "{text}");
     for frame in 0..3 {
-        for view in 0..2 {
+        for view in 0..views {
             let hidden = format!("frame {frame} view {view} false_hidden 0");
             let pixels = format!("frame {frame} view {view} differing_pixels 0");
             assert!(text.lines().any(|line| line == hidden), "{hidden}: {text}");
             assert!(text.lines().any(|line| line == pixels), "{pixels}: {text}");
         }
     }
-    assert_eq!(text.lines().filter(|line| line.contains(" view ") && line.contains("false_hidden")).count(), 6);
+    let lines = text.lines().filter(|line| line.contains(" view ") && line.contains("false_hidden")).count();
+    assert_eq!(lines, 3 * views as usize, "{text}");
     assert!(!text.contains("a cycle"), "the rooftop camera never sees its own screen: {text}");
 }
 
@@ -160,9 +168,21 @@ fn a_monitor_and_the_street_view_with_shadows_hold_to_the_truth() {
     }
 }
 
+/// `--monitor --views 2`: the monitor and both halves of the window, on both backends, with
+/// and without shadows; the left half (the street camera's) shows the billboard, whose
+/// reference must show the monitor's picture of the same frame.
+#[test]
+fn a_monitor_and_two_views_hold_to_the_truth() {
+    for cull in ["cpu", "gpu"] {
+        for shadows in [&[][..], &["--shadows"]] {
+            monitored_views_hold_to_the_truth(cull, &[&["--views", "2"][..], shadows].concat(), 3);
+        }
+    }
+}
+
 #[test]
 fn a_monitor_refuses_what_it_does_not_take_yet() {
-    for refused in [&["--views", "2"][..], &["--stream"]] {
+    for refused in [&["--stream"][..], &["--post", "fog"]] {
         let (output, text) = city(&[&["--monitor", "--frames", "1", "--objects", "1000"][..], refused].concat());
         assert!(!output.status.success(), "{refused:?}: {text}");
         assert!(text.contains("--monitor does not yet take"), "{refused:?}: {text}");
@@ -172,6 +192,20 @@ fn a_monitor_refuses_what_it_does_not_take_yet() {
 /// `city --window --monitor`: the billboard shows the rooftop camera's picture in the window.
 #[test]
 fn a_monitor_shows_in_the_window() {
+    // The billboard's middle (the top right of the view).
+    a_monitor_shows_in_a_window(&[], (205..235, 60..80));
+}
+
+/// `city --window --monitor --views 2 --shadows`: the billboard, carried by the street camera,
+/// shows the rooftop camera's picture in the window's left half.
+#[test]
+fn a_monitor_shows_in_the_left_half_of_a_split_window() {
+    a_monitor_shows_in_a_window(&["--views", "2", "--shadows"], (125..145, 50..70));
+}
+
+/// Runs `city --window --monitor` (and `extra`) at 320x180 under Xvfb and checks that the
+/// billboard's `middle` (columns, rows) holds a picture: more than one colour.
+fn a_monitor_shows_in_a_window(extra: &[&str], middle: (std::ops::Range<usize>, std::ops::Range<usize>)) {
     if gpu_test_context().is_none() {
         return;
     }
@@ -180,10 +214,11 @@ fn a_monitor_shows_in_the_window() {
         assert!(std::env::var("ENGINE_REQUIRE_VULKAN").is_err(), "ENGINE_REQUIRE_VULKAN=1 but xvfb-run is missing");
         return;
     }
-    let folder = temporary("city_views", "monitor-window");
+    let folder = temporary("city_views", &format!("monitor-window{}", extra.concat()));
     let output = Command::new("xvfb-run")
         .args(["-a", "-s", "-screen 0 1024x768x24", env!("CARGO_BIN_EXE_city"), "--window", "--monitor"])
         .args(["--frames", "5", "--objects", "1000", "--size", "320x180", "--validate", "--screenshot", "shot.png"])
+        .args(extra)
         .current_dir(&folder)
         .output()
         .expect("xvfb-run starts");
@@ -192,10 +227,9 @@ fn a_monitor_shows_in_the_window() {
     let (width, height, pixels) = read_png(&folder.join("shot.png"));
     let _ = std::fs::remove_dir_all(&folder);
     assert_eq!((width, height), (320, 180), "{text}");
-    // The billboard's middle (the top right of the view) holds the monitor's picture: more
-    // than one colour.
     let texel = |x: usize, y: usize| &pixels[(y * width as usize + x) * 4..][..4];
+    let (columns, rows) = middle;
     let picture: Vec<&[u8]> =
-        (60..80).flat_map(|y| (205..235).map(move |x| (x, y))).map(|(x, y)| texel(x, y)).collect();
+        rows.flat_map(|y| columns.clone().map(move |x| (x, y))).map(|(x, y)| texel(x, y)).collect();
     assert!(picture.iter().any(|pixel| *pixel != picture[0]), "the billboard is one colour: {text}");
 }

@@ -178,8 +178,9 @@ pub struct CityOptions {
     /// (must be 0) and `differing_pixels`. With GPU culling the monitor's view is culled on
     /// the CPU (frustum, distance, size), the street view on the GPU. With `--shadows` the
     /// monitor is lit with the street view's lights and atlas (the sun's cascades follow the
-    /// street view) and judged by a reference shadowed the same way. Streaming, user passes,
-    /// classify images, clusters and `--views 2` are refused with it.
+    /// street view) and judged by a reference shadowed the same way. With `--views 2` the
+    /// billboard rides in the left half (the street camera's) and every view is judged.
+    /// Streaming, user passes, classify images and clusters are refused with it.
     #[arg(long)]
     pub monitor: bool,
     /// With `--shadows`: how many lamps cast shadows at once (0 to 16).

@@ -48,11 +48,12 @@ impl Headless<'_> {
         if rendering.frame_check.is_some() {
             self.check_user_passes(app, rendering, frame);
         }
-        if scene.split {
-            self.check_split(app, rendering, frame)?;
-        }
+        // The monitor first: the street views' references show its picture of this frame.
         if rendering.monitor.is_some() {
             self.check_monitor(app, rendering, frame)?;
+        }
+        if scene.split {
+            self.check_split(app, rendering, frame)?;
         }
         if !scene.split {
             self.check_main(app, scene, rendering, (&request, frame), record)?;

@@ -207,13 +207,12 @@ fn add_lights(app: &mut App, options: &CityOptions, config: &CityConfig) {
 }
 
 /// The culling backend and the users' passes, refusing what `--monitor` and `--views 2` do
-/// not take yet.
+/// not take yet (they take each other).
 pub(super) fn choices(options: &CityOptions, scene: &Scene) -> Result<Choices, String> {
     let extras = options.stream || options.classify || options.clusters;
-    if options.monitor && (scene.split || passes_chosen(options) || extras) {
+    if options.monitor && (passes_chosen(options) || extras) {
         return Err(String::from(
-            "city: --monitor does not yet take --views 2, --post, --debug-boxes, --gpu-animate, --stream, --classify \
-             or --clusters",
+            "city: --monitor does not yet take --post, --debug-boxes, --gpu-animate, --stream, --classify or --clusters",
         ));
     }
     let backend = match options.cull {
