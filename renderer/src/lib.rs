@@ -104,7 +104,9 @@ pub use scene::{
     REMOVED_MATERIAL_DRAWS, SHADOW_LIGHTS_BYTES,
 };
 pub use scene::{BatchKey, BatchTable, NO_BATCH};
-pub use scene::{ImageRun, ImageView, ImageViews, OwnRun, ViewList, WindowView, WindowViews, MAX_WINDOW_VIEWS};
+pub use scene::{
+    ImageRun, ImageView, ImageViewGpu, ImageViews, OwnRun, ViewList, WindowView, WindowViews, MAX_WINDOW_VIEWS,
+};
 
 // The frames assembled from the passes, their insertion points and their readbacks.
 pub use frame::{
@@ -149,7 +151,8 @@ pub use passes::{
 
 // Image-target views:
 pub use passes::{
-    image_target_format, image_view_depth_name, image_view_list_names, ImageViewInputs, ImageViewListPass,
+    image_target_format, image_view_depth_name, image_view_hiz_name, image_view_list_names, ImageCullHandles,
+    ImageCullNames, ImageCullPass, ImageCullSetupPass, ImageObjectCull, ImageViewInputs, ImageViewListPass,
     ImageViewPass, ViewTexturePass,
 };
 

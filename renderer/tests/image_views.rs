@@ -1,4 +1,4 @@
-//! Image-target views on the CPU culling backend, on lavapipe with validation: a camera
+//! Image-target views on both culling backends, on lavapipe with validation: a camera
 //! rendering into a named image ([`CameraTarget::Image`], a "monitor") beside the window's
 //! camera. The image, read back by a user's pass by its name, is the frame that camera draws
 //! alone at the image's size (pixel-equal in linear bytes; sRGB-encoded, each texel decodes
@@ -383,9 +383,17 @@ fn screen_app(
 /// every frame is drawn.
 #[test]
 fn a_monitor_seeing_its_own_screen_leaves_the_screen_out_of_its_view() {
+    for backend in [CullingBackend::Cpu, CullingBackend::Gpu] {
+        check_own_screen_left_out(backend);
+    }
+}
+
+/// [`a_monitor_seeing_its_own_screen_leaves_the_screen_out_of_its_view`] on `backend` (on the
+/// GPU, the monitor's own cull leaves the screen's slot out).
+fn check_own_screen_left_out(backend: CullingBackend) {
     let Some(device) = gpu_test_context() else { return };
     let (add, copy) = readback_of(MONITOR);
-    let (mut app, _capture) = screen_app((&device, CullingBackend::Cpu), vec![add]);
+    let (mut app, _capture) = screen_app((&device, backend), vec![add]);
     let world = app.world_mut();
     scene::spawn_camera(world, Camera::default(), scene::look_at(Vec3::new(0.0, 0.0, 8.0), Vec3::new(0.0, 0.0, 5.0)));
     // In front of the screen, looking through it at the wall.
@@ -398,12 +406,18 @@ fn a_monitor_seeing_its_own_screen_leaves_the_screen_out_of_its_view() {
         let report = app.resource::<RenderReport>();
         assert!(report.error.is_none(), "frame {frame}: {:?}", report.error);
         assert!(report.dropped_passes.is_empty(), "frame {frame}: {:?}", report.dropped_passes);
+        if backend == CullingBackend::Gpu {
+            // The GPU culled the monitor, the screen's slot left out (counted with the
+            // frustum's rejects) and never drawn.
+            let own = report.image_views.iter().find(|own| &*own.name == MONITOR).expect("culled on the GPU");
+            assert!(own.stats.frustum_rejected > 0, "frame {frame}: {:?}", own.stats);
+        }
         drop(report);
         let [red, green, blue] = middle(&read_monitor(&copy));
         // sRGB-encoded: the wall's red is still far above the other channels.
         assert!(
             u32::from(red) > 2 * u32::from(green.max(blue)).max(1),
-            "frame {frame}: the wall, not the screen: {red} {green} {blue}"
+            "{backend:?} frame {frame}: the wall, not the screen: {red} {green} {blue}"
         );
     }
     assert_no_validation_messages(&device);

@@ -339,6 +339,14 @@ shaders! {
     /// GPU cull, late phase (`gpu_cull.h`): frustum and Hi-Z occlusion of every object,
     /// `visibility_bits` written, newly visible objects appended; workgroup 64.
     GPU_CULL_LATE_COMP = Engine "engine" / "gpu_cull_late.comp", Compute;
+    /// An image-target view's object cull, early phase: [`GPU_CULL_EARLY_COMP`] for one view
+    /// (view 0; the main camera staged as view 1 for the levels' hysteresis) with the slots
+    /// marked in its `excluded` bits (the binding after last frame's levels) left out.
+    IMAGE_CULL_EARLY_COMP = Engine "engine" / "image_cull_early.comp", Compute;
+    /// An image-target view's object cull, late phase: [`GPU_CULL_LATE_COMP`] for one view,
+    /// against its own pyramid, writing its own bits and no slot's level state; `excluded`
+    /// where the window's late cull binds this frame's levels.
+    IMAGE_CULL_LATE_COMP = Engine "engine" / "image_cull_late.comp", Compute;
     /// Shadow caster cull, early phase (`shadow_cull.h`): every caster slot (bit of binding 2)
     /// against every light view (binding 3); frustum-only views keep what is in their frustum
     /// (bits at binding 7), occlusion views draw what they kept last frame (history at

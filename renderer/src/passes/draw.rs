@@ -336,12 +336,21 @@ impl SceneInputs {
     /// [`SceneInputs::register`] with the commands and their instances read from the buffers
     /// `commands` and `instances` (an image view's own, on the GPU culling backend).
     pub(crate) fn register_with(registry: &mut Registry<'_>, commands: &str, instances: &str) -> SceneInputs {
+        SceneInputs::register_lists(registry, (commands, DRAW_COUNT, instances))
+    }
+
+    /// [`SceneInputs::register`] with the commands, their counts and their instances read from
+    /// the buffers named (an image view's own, written by its GPU cull).
+    pub(crate) fn register_lists(
+        registry: &mut Registry<'_>,
+        (commands, count, instances): (&str, &str, &str),
+    ) -> SceneInputs {
         let transforms = registry.buffer(OBJECT_TRANSFORMS);
         let objects = registry.buffer(OBJECT_RECORDS);
         let vertices = registry.buffer(MESH_VERTICES);
         let indices = registry.buffer(MESH_INDICES);
         let commands = registry.buffer(commands);
-        let count = registry.buffer(DRAW_COUNT);
+        let count = registry.buffer(count);
         let instances = registry.buffer(instances);
         let (uvs, materials) = (registry.buffer(MESH_UVS), registry.buffer(MATERIALS));
         let textures = registry.image(MATERIAL_TEXTURES);
@@ -385,6 +394,12 @@ impl SceneInputs {
     /// `draw_commands`, read as indirect arguments.
     pub(crate) fn commands(&self) -> BufferRead {
         self.commands
+    }
+
+    /// The lists' counts (`draw_count`, or the buffer named to [`SceneInputs::register_lists`]),
+    /// read as indirect arguments.
+    pub(crate) fn counts(&self) -> BufferRead {
+        self.count
     }
 
     /// Binds the draw's pipeline with the scene buffers and its camera, then draws the

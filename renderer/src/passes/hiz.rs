@@ -20,7 +20,10 @@
 //! binds one view per mip ([`Binding::image_mip`]): the read handle of mip `k - 1`, the write
 //! handle of mip `k`.
 
+use std::borrow::Cow;
 use std::sync::Arc;
+
+use super::image_view::image_view_depth_name;
 
 use crate::names::DEPTH_PREPASS;
 use render_graph::{
@@ -38,6 +41,12 @@ pub const HIZ_DEPTH: &str = "hiz_depth";
 /// ([`HiZBuildPass::final_depth`] is optional), so it costs nothing otherwise.
 pub const HIZ_DEPTH_FINAL: &str = "hiz_depth_final";
 
+/// The name of an image-target view's own pyramid (its depth's, `<image> depth`):
+/// `<image> hiz`.
+pub fn image_view_hiz_name(image: &str) -> String {
+    format!("{image} hiz")
+}
+
 /// Format of [`HIZ_DEPTH`].
 pub const HIZ_FORMAT: vk::Format = vk::Format::R32_SFLOAT;
 
@@ -48,9 +57,9 @@ pub const HIZ_GROUP: u32 = 8;
 /// Builds [`HIZ_DEPTH`] from `depth_prepass` every frame (compute); or, made with
 /// [`HiZBuildPass::shadow_atlas`], the pyramid of the shadow atlas.
 pub struct HiZBuildPass {
-    name: &'static str,
-    source: &'static str,
-    target: &'static str,
+    name: Cow<'static, str>,
+    source: Cow<'static, str>,
+    target: Cow<'static, str>,
     size: ImageSize,
     seed: ComputePipeline,
     reduce: ComputePipeline,
@@ -71,6 +80,8 @@ impl HiZBuildPass {
     pub const NAME: &'static str = "hi-z build";
     /// Name of the shadow atlas's pyramid pass.
     pub const SHADOW_NAME: &'static str = "shadow hi-z build";
+    /// An image view's pyramid pass is named `<image> hi-z build`.
+    pub const IMAGE_VIEW_SUFFIX: &'static str = "hi-z build";
     /// Name of the final depth's pyramid pass.
     pub const FINAL_NAME: &'static str = "hi-z build final";
 
@@ -98,12 +109,21 @@ impl HiZBuildPass {
         HiZBuildPass::build(device, Self::SHADOW_NAME, (crate::names::SHADOW_ATLAS, super::SHADOW_HIZ), size)
     }
 
+    /// The pyramid of an image-target view's own depth (`<image> depth`, `width` x `height`)
+    /// into `<image> hiz`, for that view's late cull; named `<image> hi-z build`.
+    pub fn image_view(device: &Arc<GpuDevice>, image: &str, (width, height): (u32, u32)) -> render_graph::Result<Self> {
+        let size = ImageSize::Absolute { width: width.max(1), height: height.max(1) };
+        let names = (image_view_depth_name(image), image_view_hiz_name(image));
+        HiZBuildPass::build(device, format!("{image} {}", Self::IMAGE_VIEW_SUFFIX), names, size)
+    }
+
     fn build(
         device: &Arc<GpuDevice>,
-        name: &'static str,
-        (source, target): (&'static str, &'static str),
+        name: impl Into<Cow<'static, str>>,
+        (source, target): (impl Into<Cow<'static, str>>, impl Into<Cow<'static, str>>),
         size: ImageSize,
     ) -> render_graph::Result<HiZBuildPass> {
+        let (name, source, target) = (name.into(), source.into(), target.into());
         use BindingKind::{SampledImage, StorageImage};
         let seed = ComputePipeline::new(
             device,
@@ -127,17 +147,17 @@ impl TypedPass for HiZBuildPass {
     type Handles = HiZHandles;
 
     fn name(&self) -> &str {
-        self.name
+        &self.name
     }
 
     fn register(&mut self, registry: &mut Registry<'_>) -> HiZHandles {
         if self.optional {
             registry.optional();
         }
-        let depth = registry.image(self.source);
+        let depth = registry.image(&self.source);
         let depth = registry.sample(depth, ShaderStage::Compute);
         let desc = ImageDesc::new(HIZ_FORMAT, self.size).with_mips(ImageDesc::FULL_MIP_CHAIN);
-        let pyramid = registry.create_image(self.target, desc);
+        let pyramid = registry.create_image(&self.target, desc);
         let seed = registry.write_storage_image_mip(pyramid, 0, ShaderStage::Compute);
         let extent = self.size.resolve(registry.output_extent()).unwrap_or(registry.output_extent());
         // One step per mip: the graph makes mip `k - 1` visible to the step that reads it.

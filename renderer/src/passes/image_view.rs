@@ -14,7 +14,8 @@ use render_graph::{vk, Binding, ExecuteContext, GpuDevice, ImageRead, Result};
 use render_graph::{Access, AttachmentLoad, BufferDesc, BufferRead, BufferWrite, ImageDesc, ImageSize, PrepareContext};
 use render_graph::{Registry, ShaderStage, TypedPass};
 
-use super::draw::{check_mode, DrawFilter, DrawMode, OpaquePipelines, SceneInputs};
+use super::cull::ImageCullNames;
+use super::draw::{check_mode, frame_push_words, DrawFilter, DrawMode, OpaquePipelines, SceneInputs};
 use super::draw::{SCENE_BINDINGS, SHADOWED_SCENE_BINDINGS};
 use super::view_draws::{draw_view_run, SplitDraw};
 use crate::names::{DEPTH_FORMAT, SHADOW_ATLAS, SHADOW_LIGHTS};
@@ -36,11 +37,13 @@ pub fn image_view_depth_name(name: &str) -> String {
     format!("{name} depth")
 }
 
-/// Which of an image view's two passes.
+/// Which of an image view's passes.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Part {
-    /// The depth prepass into `<name> depth`.
+    /// The depth prepass into `<name> depth` (with the view's GPU cull: its early list).
     Depth,
+    /// With the view's GPU cull: the late depth prepass, its late list over the early depth.
+    DepthLate,
     /// The geometry into `<name>`, cleared to the colour; `shadowed`: lit with the frame's
     /// lights and shadow atlas.
     Color { clear: [f32; 4], shadowed: bool },
@@ -54,9 +57,8 @@ enum Part {
 pub struct ImageViewPass {
     target: ImageTarget,
     part: Part,
-    /// The view's own commands and instances (`<name> commands`, `<name> instances`, written
-    /// by its [`ImageViewListPass`]) instead of the host list: the GPU culling backend.
-    own_lists: bool,
+    /// Where the commands come from.
+    lists: Lists,
     pass_name: String,
     depth_name: String,
     pipeline: OpaquePipelines,
@@ -65,6 +67,19 @@ pub struct ImageViewPass {
     /// This frame's count word of the view's run, staged in [`DrawMode::IndirectCount`]:
     /// its buffer and offset.
     staged_count: Option<(vk::Buffer, u64)>,
+}
+
+/// Where an image-view pass's commands come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lists {
+    /// A run of the host list (the CPU culling backend).
+    Host,
+    /// The view's own commands and instances (`<name> commands`, `<name> instances`), made by
+    /// the host from its answer and uploaded by its [`ImageViewListPass`].
+    Own,
+    /// The lists the view's own GPU cull writes ([`ImageCullPass`](crate::ImageCullPass)):
+    /// `<name> commands` (early, then late), counted in `<name> draw count`.
+    Gpu,
 }
 
 /// What an image-view pass reads: the scene, and in a frame with shadows the lights and the
@@ -129,15 +144,37 @@ impl ImageViewPass {
         mode: DrawMode,
     ) -> ImageViewPass {
         let depth_name = image_view_depth_name(&target.name);
-        let own_lists = false;
-        ImageViewPass { target, part, own_lists, pass_name, depth_name, pipeline, scene, mode, staged_count: None }
+        let lists = Lists::Host;
+        ImageViewPass { target, part, lists, pass_name, depth_name, pipeline, scene, mode, staged_count: None }
     }
 
     /// The pass drawing the view's own commands and instances, which its
-    /// [`ImageViewListPass`] writes (the GPU culling backend, whose lists the GPU writes),
-    /// instead of a run of the host list.
+    /// [`ImageViewListPass`] writes (the GPU culling backend's fallback, made by the host from
+    /// the view's answer), instead of a run of the host list.
     pub fn with_own_lists(self) -> ImageViewPass {
-        ImageViewPass { own_lists: true, ..self }
+        ImageViewPass { lists: Lists::Own, ..self }
+    }
+
+    /// The pass drawing the lists the view's own GPU cull writes
+    /// ([`ImageCullPass`](crate::ImageCullPass)): the depth prepass its early list, the
+    /// geometry both.
+    pub fn with_gpu_lists(self) -> ImageViewPass {
+        ImageViewPass { lists: Lists::Gpu, ..self }
+    }
+
+    /// The late depth prepass of the view drawn into `target` by its GPU cull: its late list
+    /// over the depth its early list left in `<name> depth` (loaded). Named `image view <name>
+    /// depth late`.
+    pub fn depth_late(
+        device: &Arc<GpuDevice>,
+        scene: SharedScene,
+        target: ImageTarget,
+        mode: DrawMode,
+    ) -> Result<Self> {
+        let mut pass = ImageViewPass::depth(device, scene, target, mode)?.with_gpu_lists();
+        pass.part = Part::DepthLate;
+        pass.pass_name.push_str(" late");
+        Ok(pass)
     }
 
     /// The target the pass draws into.
@@ -154,11 +191,16 @@ impl TypedPass for ImageViewPass {
     }
 
     fn register(&mut self, registry: &mut Registry<'_>) -> ImageViewInputs {
-        let scene = if self.own_lists {
-            let (commands, instances) = image_view_list_names(&self.target.name);
-            SceneInputs::register_with(registry, &commands, &instances)
-        } else {
-            SceneInputs::register(registry)
+        let scene = match self.lists {
+            Lists::Host => SceneInputs::register(registry),
+            Lists::Own => {
+                let (commands, instances) = image_view_list_names(&self.target.name);
+                SceneInputs::register_with(registry, &commands, &instances)
+            }
+            Lists::Gpu => {
+                let names = ImageCullNames::new(&self.target.name);
+                SceneInputs::register_lists(registry, (&names.commands, &names.counts, &names.instances))
+            }
         };
         let size = ImageSize::Absolute { width: self.target.width, height: self.target.height };
         match self.part {
@@ -166,6 +208,11 @@ impl TypedPass for ImageViewPass {
                 let depth = registry.create_image(&self.depth_name, ImageDesc::new(DEPTH_FORMAT, size));
                 // Reversed-Z: 0 is infinitely far.
                 registry.depth_attachment(depth, AttachmentLoad::ClearDepth(0.0));
+                ImageViewInputs { scene, shadows: None }
+            }
+            Part::DepthLate => {
+                let depth = registry.image(&self.depth_name);
+                registry.depth_attachment(depth, AttachmentLoad::Load);
                 ImageViewInputs { scene, shadows: None }
             }
             Part::Color { clear, shadowed } => {
@@ -188,7 +235,7 @@ impl TypedPass for ImageViewPass {
     /// Stages the count of the view's run for a count draw (see `draw_view_run`).
     fn prepare(&mut self, _inputs: &ImageViewInputs, context: &mut PrepareContext<'_>) {
         self.staged_count = None;
-        if self.mode != DrawMode::IndirectCount {
+        if self.mode != DrawMode::IndirectCount || self.lists == Lists::Gpu {
             return;
         }
         let Some(views) = context.param::<ImageViews>() else { return };
@@ -212,7 +259,16 @@ impl TypedPass for ImageViewPass {
         // The view not drawn this frame leaves the image cleared.
         let Some(view) = views.get(&self.target.name) else { return };
         let scene = lock_scene(&self.scene);
-        let Some(run) = view_run(&scene, views, view.run) else { return };
+        let run = match (self.lists, view.run) {
+            (Lists::Gpu, ImageRun::Gpu) => None,
+            // Passes of the other kind of lists (the graph follows the views a frame late)
+            // draw nothing.
+            (Lists::Gpu, _) | (_, ImageRun::Gpu) => return,
+            (_, run) => match view_run(&scene, views, run) {
+                Some(run) => Some(run),
+                None => return,
+            },
+        };
         let mut bindings = [Binding::buffer(inputs.scene.index_buffer()); SCENE_BINDINGS.len() + 2];
         bindings[..SCENE_BINDINGS.len()].copy_from_slice(&inputs.scene.bindings());
         let count = match inputs.shadows {
@@ -238,6 +294,22 @@ impl TypedPass for ImageViewPass {
             // SAFETY: recording inside the pass's rendering scope; `mesh_indices` was declared
             // as an index buffer and holds u32 indices.
             unsafe { raw.cmd_bind_index_buffer(context.command_buffer(), indices, 0, vk::IndexType::UINT32) };
+            let Some(run) = run else {
+                let counts = context.buffer(inputs.scene.counts());
+                let lists = GpuLists { commands: (commands, context.buffer(inputs.scene.commands()).size), counts };
+                let phases = match self.part {
+                    Part::Depth => 0..1,
+                    Part::DepthLate => 1..2,
+                    Part::Color { .. } => 0..2,
+                };
+                let draw = (self.mode, filter, multi_draw);
+                // SAFETY: the pipeline, its bindings and the index buffer are bound; the lists
+                // are the view's GPU cull's, declared as indirect arguments.
+                if !unsafe { draw_gpu_lists(context, lists, &view.view_projection, draw, phases) } {
+                    return;
+                }
+                continue;
+            };
             let draw = SplitDraw { commands, mode: self.mode, filter, multi_draw, run_counts: None };
             // SAFETY: the pipeline, its bindings and the index buffer are bound; the run's
             // commands are the host's, uploaded into the commands buffer bound (`draw_commands`
@@ -249,6 +321,70 @@ impl TypedPass for ImageViewPass {
     }
 }
 
+/// The buffers of an image view's GPU lists as the pass binds them: `<name> commands` (with
+/// its size in bytes: two lists of equal room) and `<name> draw count`.
+struct GpuLists {
+    commands: (vk::Buffer, u64),
+    counts: render_graph::ResolvedBuffer,
+}
+
+/// Draws the lists `phases` (0 early, 1 late) of an image view's GPU cull with
+/// `view_projection` pushed: a count draw of each where the mode has one, else every command
+/// of the list (the unused ones zeroed by the cull's setup). False when the frame failed.
+///
+/// # Safety
+/// The pass is recording inside its rendering scope with a scene pipeline bound, its bindings
+/// set and `mesh_indices` bound as the index buffer; the lists' buffers hold this frame's
+/// lists and were declared as indirect arguments.
+unsafe fn draw_gpu_lists(
+    context: &mut ExecuteContext<'_>,
+    lists: GpuLists,
+    view_projection: &[[f32; 4]; 4],
+    (mode, filter, multi_draw): (DrawMode, DrawFilter, bool),
+    phases: std::ops::Range<u32>,
+) -> bool {
+    let push = frame_push_words(context, view_projection, filter);
+    context.push_constants(&push);
+    if context.failed() {
+        return false;
+    }
+    let room = (lists.commands.1 / DRAW_COMMAND_BYTES / 2) as u32;
+    let stride = DRAW_COMMAND_BYTES as u32;
+    let (raw, command_buffer) = (context.device(), context.command_buffer());
+    for list in phases {
+        let first = u64::from(list) * u64::from(room) * DRAW_COMMAND_BYTES;
+        match mode {
+            // SAFETY: the caller's contract; `room` commands from `first` lie in the commands,
+            // the list's count word at `4 list` of the counts.
+            DrawMode::IndirectCount => unsafe {
+                raw.cmd_draw_indexed_indirect_count(
+                    command_buffer,
+                    lists.commands.0,
+                    first,
+                    lists.counts.buffer,
+                    u64::from(list) * 4,
+                    room,
+                    stride,
+                )
+            },
+            // SAFETY: as above, every command of the list.
+            DrawMode::Indirect if multi_draw => unsafe {
+                raw.cmd_draw_indexed_indirect(command_buffer, lists.commands.0, first, room, stride)
+            },
+            DrawMode::Indirect => {
+                for index in 0..u64::from(room) {
+                    let at = first + index * DRAW_COMMAND_BYTES;
+                    // SAFETY: as above, one command at a time.
+                    unsafe { raw.cmd_draw_indexed_indirect(command_buffer, lists.commands.0, at, 1, stride) };
+                }
+            }
+            // A GPU cull's lists are never drawn directly.
+            DrawMode::Direct => {}
+        }
+    }
+    true
+}
+
 /// The commands `run` draws, where they lie in the commands buffer the pass binds (the first
 /// command's index) and whether they are instanced: a run of the host list in `draw_commands`,
 /// or the view's own commands from 0 (with GPU culling). `None` when the run is gone.
@@ -258,6 +394,7 @@ fn view_run<'a>(scene: &'a GpuScene, views: &'a ImageViews, run: ImageRun) -> Op
             let range = list.first as usize..(list.first + list.count) as usize;
             scene.draw_commands().get(range).map(|draws| (draws, list.first, list.instanced))
         }),
+        ImageRun::Gpu => None,
         ImageRun::Own(index) => {
             // The upload keeps no more commands than the scene has slots.
             let capacity = scene.capacity() as usize;

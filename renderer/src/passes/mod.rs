@@ -57,18 +57,22 @@ pub use cull::{
     cluster_bits_bytes, rect_mips, shadow_bits_words, shadow_draws_bytes, visibility_bits_bytes, ClusterCull,
     ClusterCullHandles, ClusterCullPass, ClusterSurvivorHandles, ClusterSurvivorPass, ClusterSurvivors, CullConstants,
     CullInputs, CullKind, CullPhase, CullResetPass, CullView, DistanceLod, GpuCullPass, GpuCullSettings, GpuCullStats,
-    ObjectCull, ObjectCullHandles, ShadowCull, ShadowCullHandles, ShadowCullPass, SharedClusterSettings,
-    SharedCullSettings, TwoPhaseCull, CLUSTER_BITS, CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_MAX_GROUPS, CLUSTER_STATS,
-    CLUSTER_SURVIVORS, CLUSTER_VERDICTS, CULL_CONE, CULL_FRUSTUM, CULL_GROUP, CULL_LOD, CULL_LOD_DISTANCE,
-    CULL_LOD_EVERY_OBJECT, CULL_OCCLUSION, CULL_STATS, CULL_STAT_WORDS, CULL_TWO_PHASE, DEPTH_MARGIN, FOOTPRINT_MARGIN,
-    LOD_STAT_LEVELS, SHADOW_CASTER_BITS, SHADOW_DRAWS, SHADOW_DRAWS_LATE, SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS,
+    ImageCullHandles, ImageCullNames, ImageCullPass, ImageCullSetupPass, ImageObjectCull, ObjectCull,
+    ObjectCullHandles, ShadowCull, ShadowCullHandles, ShadowCullPass, SharedClusterSettings, SharedCullSettings,
+    TwoPhaseCull, CLUSTER_BITS, CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_MAX_GROUPS, CLUSTER_STATS, CLUSTER_SURVIVORS,
+    CLUSTER_VERDICTS, CULL_CONE, CULL_FRUSTUM, CULL_GROUP, CULL_LOD, CULL_LOD_DISTANCE, CULL_LOD_EVERY_OBJECT,
+    CULL_OCCLUSION, CULL_STATS, CULL_STAT_WORDS, CULL_TWO_PHASE, DEPTH_MARGIN, FOOTPRINT_MARGIN, LOD_STAT_LEVELS,
+    SHADOW_CASTER_BITS, SHADOW_DRAWS, SHADOW_DRAWS_LATE, SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS,
     SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ, SHADOW_LATE_COUNTS, VISIBILITY_BITS,
 };
 pub use depth_prepass::DepthPrepass;
 pub(crate) use draw::ObjectIdImage;
 pub use draw::{DrawMode, SceneInputs};
 pub use geometry::{GeometryInputs, GeometryPass};
-pub use hiz::{reduce_depth_pyramid, HiZBuildPass, HiZHandles, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT, HIZ_GROUP};
+pub use hiz::{
+    image_view_hiz_name, reduce_depth_pyramid, HiZBuildPass, HiZHandles, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT,
+    HIZ_GROUP,
+};
 pub use image_view::{
     image_target_format, image_view_depth_name, image_view_list_names, ImageViewInputs, ImageViewListPass,
     ImageViewPass,

@@ -6,8 +6,10 @@
 //! the same frame sample by its name.
 //!
 //! On the CPU culling backend a view's run is a run of the host list
-//! ([`ImageRun::HostList`]); with GPU culling, whose lists the GPU writes, the view's own
-//! commands and instances ([`ImageRun::Own`], [`OwnRun`]) go to buffers of its own.
+//! ([`ImageRun::HostList`]); with GPU culling the view is culled on the GPU by its own
+//! two-phase cull into lists of its own ([`ImageRun::Gpu`]), or, where that cull cannot serve,
+//! draws its own commands and instances made by the host from its answer ([`ImageRun::Own`],
+//! [`OwnRun`]).
 
 use std::sync::Arc;
 
@@ -18,8 +20,12 @@ use crate::scene::DrawCommand;
 pub enum ImageRun {
     /// A run of the host list: its index in [`GpuScene::view_lists`](crate::GpuScene::view_lists).
     HostList(u32),
-    /// The view's own commands: its index among [`ImageViews::own_run`]'s.
+    /// The view's own commands made by the host from its answer: its index among
+    /// [`ImageViews::own_run`]'s (the GPU culling backend's fallback).
     Own(u32),
+    /// The lists its own two-phase cull on the GPU writes
+    /// ([`ImageCullPass`](crate::ImageCullPass)).
+    Gpu,
 }
 
 /// An image view's own commands (instanced: one per index range, `firstInstance` counting in
@@ -41,6 +47,28 @@ pub struct ImageView {
     pub view_projection: [[f32; 4]; 4],
     /// The commands it draws.
     pub run: ImageRun,
+    /// The image's size in pixels (its pyramid's, with [`ImageRun::Gpu`]).
+    pub size: (u32, u32),
+    /// With [`ImageRun::Gpu`]: the view's side of the error rule of levels of detail and its
+    /// eye (the CPU's bits for this view), if the Visibility stage chose levels for it.
+    pub lod: Option<(culling::LodErrorView, glam::Vec3)>,
+    /// With [`ImageRun::Gpu`]: the view's side of the distance rule.
+    pub lod_distance: Option<crate::DistanceLod>,
+    /// With [`ImageRun::Gpu`]: where the slots left out of the view (their material samples
+    /// the view's own image: a cycle) lie in [`ImageViews::excluded`]'s list.
+    pub excluded: std::ops::Range<u32>,
+}
+
+/// An image-target view culled on the GPU, as the Render stage read it back with the window's
+/// answer (frame [`RenderReport::bits_frame`](crate::RenderReport::bits_frame)).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ImageViewGpu {
+    /// The image's name.
+    pub name: Arc<str>,
+    /// Its cull's counters; `gpu_ms` its own early cull, pyramid and late cull.
+    pub stats: crate::GpuCullStats,
+    /// Its visibility bits (u64 words, bit `i` slot `i`), when bits are read back.
+    pub bits: Vec<u64>,
 }
 
 /// A graph parameter: this frame's image-target views. A view's passes look their view up
@@ -52,6 +80,8 @@ pub struct ImageViews {
     /// The views' own runs; the first `own_used` are this frame's (the others keep their room).
     own: Vec<OwnRun>,
     own_used: usize,
+    /// Every view's excluded slots, one range each ([`ImageView::excluded`]).
+    excluded: Vec<u32>,
 }
 
 impl ImageViews {
@@ -88,6 +118,19 @@ impl ImageViews {
     pub fn clear(&mut self) {
         self.views.clear();
         self.own_used = 0;
+        self.excluded.clear();
+    }
+
+    /// The slots `view` leaves out (its material samples the view's own image), ascending.
+    pub fn excluded(&self, view: &ImageView) -> &[u32] {
+        self.excluded.get(view.excluded.start as usize..view.excluded.end as usize).unwrap_or(&[])
+    }
+
+    /// Appends `slots` to the excluded list and returns their range, for the next view pushed.
+    pub fn push_excluded(&mut self, slots: impl Iterator<Item = u32>) -> std::ops::Range<u32> {
+        let start = self.excluded.len() as u32;
+        self.excluded.extend(slots);
+        start..self.excluded.len() as u32
     }
 
     /// Appends a view.

@@ -28,7 +28,7 @@ pub use gpu_scene::{
     LOD_RULE_ERROR, MAX_GPU_LOD_LEVELS, MAX_LOD_CHAINS, PALETTE_JOINT_BYTES, REMOVED_MATERIAL_DRAWS,
 };
 pub(crate) use gpu_scene::{ClusterLayout, MeshCopy, RecordedCopy};
-pub use image_views::{ImageRun, ImageView, ImageViews, OwnRun};
+pub use image_views::{ImageRun, ImageView, ImageViewGpu, ImageViews, OwnRun};
 pub use materials::GpuMaterial;
 pub(crate) use materials::{MaterialBuffers, TEXTURE_LAYOUT};
 pub(crate) use mesh::MeshBuffers;

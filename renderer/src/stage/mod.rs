@@ -60,6 +60,7 @@ mod added_meshes;
 mod debug_view;
 mod family_slots;
 mod headless;
+mod image_readback;
 mod image_views;
 mod occluders;
 mod outcome;
@@ -228,6 +229,8 @@ pub struct RenderReport {
     /// The same frame's bits of every window view, when bits are read: view `v`'s are the
     /// `bits.len()` words from word `v * bits.len()`. Empty for a frame of one view.
     pub view_bits: Vec<u64>,
+    /// The same frame's image-target views culled on the GPU: each one's counters and bits.
+    pub image_views: Vec<crate::ImageViewGpu>,
     /// Object transforms and records uploaded for frame [`RenderReport::game_frame`] (none
     /// when it was not drawn).
     pub upload: UploadReport,

@@ -80,6 +80,7 @@ impl FrameOutcome {
             std::mem::swap(&mut report.bits, &mut self.report.bits);
             std::mem::swap(&mut report.view_gpu, &mut self.report.view_gpu);
             std::mem::swap(&mut report.view_bits, &mut self.report.view_bits);
+            std::mem::swap(&mut report.image_views, &mut self.report.image_views);
             report.shadows.gpu_ms = self.report.shadows.gpu_ms;
             if self.report.shadows.on_device {
                 std::mem::swap(&mut report.shadows, &mut self.report.shadows);

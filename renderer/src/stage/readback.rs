@@ -84,6 +84,8 @@ pub(super) struct ReadbackRing {
     /// Replaced rings, kept until the frames that may write them have finished (the frame
     /// after the growth compiles, which waits for them).
     pub(super) outgrown: Vec<ReadbackBuffer>,
+    /// The image-target views' rings (`image_readback.rs`).
+    pub(super) image_views: Vec<super::image_readback::ImageRing>,
 }
 
 impl ReadbackRing {
@@ -143,7 +145,7 @@ impl ReadbackRing {
             self.outgrown.extend(self.shadow_bits.replace(ring));
             self.shadow_words_per_view = words as usize / 2;
         }
-        Ok(())
+        self.grow_image_views(graph, capacity, next_frame)
     }
 
     /// Reads drawn frame `frame`'s (finished) statistics and bits into `report`, named by its
@@ -204,7 +206,7 @@ impl ReadbackRing {
             self.read_shadows(counts, frame, report)?;
         }
         shadow_view_times(graph.stats(), &mut report.shadows.views);
-        Ok(())
+        self.read_image_views(graph, frame, report)
     }
 
     /// Frame `frame`'s shadow views with the GPU's counts, triangles and (when read back)
@@ -257,7 +259,7 @@ fn shadow_view_times(stats: &render_graph::GraphStats, views: &mut [crate::Shado
 /// whose fence has signalled (the caller checked it, or waited). The region is not
 /// rewritten before frame `frame + READBACK_RING`, which cannot be submitted before the
 /// caller's frame ends.
-fn ring_region(buffer: &ReadbackBuffer, frame: u64) -> render_graph::Result<&[u8]> {
+pub(super) fn ring_region(buffer: &ReadbackBuffer, frame: u64) -> render_graph::Result<&[u8]> {
     let gpu = buffer.buffer();
     gpu.invalidate()?;
     let bytes = gpu.mapped().ok_or_else(|| render_graph::GraphError::Allocation(String::from("ring not mapped")))?;

@@ -154,6 +154,9 @@ pub(crate) struct Copied {
     pub(crate) error: Option<String>,
     /// Copy on the next frame.
     pub(crate) armed: bool,
+    /// The image was found when the pass was added: later frames may lack it (an image
+    /// view's target whose camera went) without failing.
+    pub(crate) found: bool,
 }
 
 /// Shared between a [`ScreenshotPass`] and the Render stage.
@@ -191,7 +194,15 @@ impl TypedPass for ScreenshotPass {
     }
 
     fn register(&mut self, registry: &mut Registry<'_>) -> ImageRead {
-        let image = registry.image(&self.image_name);
+        // Required when the pass is added (a name no frame has is answered by the compile's
+        // error), optional once found: an image only some frames have (an image view's
+        // target, whose camera may go) must not fail the frames without it; a request due
+        // then says so.
+        let image = if lock_copied(&self.copy).found {
+            registry.optional_image(&self.image_name)
+        } else {
+            registry.image(&self.image_name)
+        };
         registry.side_effect();
         registry.read_image(image, Access::TransferRead)
     }
@@ -202,6 +213,10 @@ impl TypedPass for ScreenshotPass {
             return;
         }
         copy.armed = false;
+        if !context.exists(handle) {
+            copy.error = Some(format!("no image `{}` in this frame", self.image_name));
+            return;
+        }
         let image = match context.try_image(handle) {
             Ok(image) => image,
             Err(error) => {

@@ -173,6 +173,7 @@ impl RenderState {
         let words = visibility_bits_bytes(setup.capacity) as usize / 8;
         ring.in_view = (0..READBACK_RING).map(|_| Vec::with_capacity(words)).collect();
         let shadows_on_device = ring.shadow_counts.is_some();
+        let image_cull = cull_settings.clone();
         Ok(RenderState {
             shadow_atlas,
             shadows_on_device,
@@ -196,7 +197,7 @@ impl RenderState {
             shadow_views: shadows.views,
             fitting: Vec::new(),
             split_warnings: SplitWarnings::default(),
-            image_views: ImageViewPasses::new(setup.clear_color, shadow_atlas > 0, on_device),
+            image_views: ImageViewPasses::new(setup.clear_color, shadow_atlas > 0, image_cull),
         })
     }
 
@@ -294,7 +295,12 @@ impl RenderState {
                 // The cull's lists, counts and bits are declared for the new room.
                 self.graph.invalidate();
             }
-            self.image_views.list(inputs.views, visibility, &mut scene, self.on_device, &mut image_views);
+            self.image_views.list(
+                (inputs.views, visibility),
+                &mut scene,
+                (self.on_device, inputs.lod_bias),
+                &mut image_views,
+            );
             if !self.on_device {
                 outcome.report.host_draw_commands = scene.draw_commands().len() as u32;
             }
@@ -311,7 +317,7 @@ impl RenderState {
         }
         self.graph.set_param(window_views);
         self.graph.set_param(image_views);
-        self.image_views.follow(&mut self.graph, &self.scene)?;
+        self.image_views.follow(&mut self.graph, &self.scene, (&mut self.ring, self.frames))?;
         // The image follows the view it was culled for (the whole window when it shows several
         // views), unless the target owns the extent (see `FrameTarget::follows_view`).
         let extent = split.unwrap_or(viewport);
@@ -542,6 +548,7 @@ impl RenderState {
                     });
                     continue;
                 }
+                lock_copied(&copy).found = true;
                 self.screenshot_copies.push((image.clone(), copy));
             }
             if let Some((_, copy)) = self.screenshot_copies.iter().find(|(known, _)| *known == image) {

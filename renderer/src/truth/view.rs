@@ -60,15 +60,38 @@ pub fn check_gpu_view(
         report.view_bits.get(index * words..(index + 1) * words).ok_or(TruthError::NoView)?
     };
     let stats = report.view_gpu.get(index).copied().or(report.gpu.filter(|_| index == 0)).unwrap_or_default();
+    let submitted = gpu_submitted(visibility, bits, stats);
+    check_view_against(reference, image, rect, (world, visibility), view, Some(submitted))
+}
+
+/// [`check_view`] for an image-target view `view` culled on the GPU by its own cull, drawn
+/// into the image `name` (`image`, read back by a user's pass; `reference` at its size):
+/// what the view submitted is what its own bits mark ([`RenderReport::image_views`], read
+/// back with [`crate::BitsReadback::Wait`]), and its statistics its own cull's.
+/// [`TruthError::NoView`] when the frame did not cull that image on the GPU.
+pub fn check_gpu_image_view(
+    reference: &mut ReferenceRenderer,
+    image: (&[u8], (u32, u32)),
+    (world, visibility): (&World, &Visibility),
+    (view, name): (ViewId, &str),
+    report: &RenderReport,
+) -> Result<FrameCheck, TruthError> {
+    if let Some(error) = &report.error {
+        return Err(TruthError::Frame(error.clone()));
+    }
+    let own = report.image_views.iter().find(|own| &*own.name == name).ok_or(TruthError::NoView)?;
+    let submitted = gpu_submitted(visibility, &own.bits, own.stats);
+    let rect = [0, 0, image.1 .0, image.1 .1];
+    check_view_against(reference, image, rect, (world, visibility), view, Some(submitted))
+}
+
+/// What a view culled on the GPU submitted: the slots its `bits` mark, drawn and triangles
+/// as its `stats` count them.
+fn gpu_submitted(visibility: &Visibility, bits: &[u64], stats: crate::GpuCullStats) -> Submitted {
     let objects = (0..visibility.len() as u32)
         .filter(|&slot| bits.get(slot as usize / 64).is_some_and(|word| word >> (slot % 64) & 1 == 1))
         .collect();
-    let submitted = Submitted {
-        objects,
-        drawn: (stats.early_drawn + stats.late_drawn) as usize,
-        triangles: u64::from(stats.triangles),
-    };
-    check_view_against(reference, image, rect, (world, visibility), view, Some(submitted))
+    Submitted { objects, drawn: (stats.early_drawn + stats.late_drawn) as usize, triangles: u64::from(stats.triangles) }
 }
 
 /// The checks of [`check_view`] with what the view submitted: `submitted`, or its answer's

@@ -5,12 +5,13 @@
 //! street the street camera flies along, so it never sees its own screen (that would be a
 //! cycle: the renderer leaves such a screen out of the monitor's view).
 //!
-//! On both culling backends the monitor's view is drawn from its own answer (the CPU's
-//! frustum, distance and size culls for that view), so with `--truth` it is judged like a
-//! window view of the CPU backend: a user's pass reads the image
-//! back by its name, a reference at the image's size draws the monitor's view unculled and
-//! finds every object owning a pixel in the view's own answer
-//! ([`renderer::truth::check_view`]). The street view's reference shows the same picture on
+//! On the CPU backend the monitor's view is drawn from its own answer (the CPU's frustum,
+//! distance and size culls for that view); with GPU culling it is culled on the GPU by its
+//! own two-phase cull (its own pyramid, bits and lists). With `--truth` a user's pass reads the
+//! image back by its name, a reference at the image's size draws the monitor's view unculled
+//! and finds every object owning a pixel in the view's own answer
+//! ([`renderer::truth::check_view`]) or, culled on the GPU, its own bits
+//! ([`renderer::truth::check_gpu_image_view`]). The street view's reference shows the same picture on
 //! its billboard: it uploads the frame's monitor image and copies it into the layer as the
 //! frame did ([`ViewTexturePass`]), so the two compare pixel for pixel. With `--shadows` the
 //! monitor is lit with the frame's lights and atlas (the sun's cascades follow the street
@@ -27,7 +28,7 @@ use hecs::{Entity, World};
 use render_graph::readback::{ImageReadback, ReadbackPass};
 use render_graph::{vk, Access, Binding, ExecuteContext, ImageDesc, ImageSize, ImageWrite, PrepareContext};
 use render_graph::{Registry, TypedPass};
-use renderer::truth::{check_view, FrameCheck};
+use renderer::truth::{check_gpu_image_view, check_view, FrameCheck};
 use renderer::{points, AddPasses, Material, MeshLibrary, MeshVertices, RenderReport, ViewTexturePass};
 
 use super::{City, CityConfig, RenderError};
@@ -166,7 +167,12 @@ impl MonitorCheck {
             .ok_or("the frame has no monitor view")?;
         let side = MONITOR_SIDE;
         let image = (&texels[..], (side, side));
-        let check = check_view(&mut self.checker, image, [0, 0, side, side], world, visibility, view.id)?;
+        // Culled on the GPU by its own cull: judged against its own bits.
+        let check = if report.image_views.iter().any(|own| &*own.name == MONITOR) {
+            check_gpu_image_view(&mut self.checker, image, (world, visibility), (view.id, MONITOR), report)?
+        } else {
+            check_view(&mut self.checker, image, [0, 0, side, side], world, visibility, view.id)?
+        };
         *self.pixels.lock().unwrap_or_else(PoisonError::into_inner) = texels;
         Ok((view.id.0, check))
     }

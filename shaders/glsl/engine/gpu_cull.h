@@ -59,6 +59,23 @@ layout(std430, set = 0, binding = OBJECT_LIST_BINDING + 6) readonly buffer LodHi
     uint lod_history[];
 };
 
+// An image-target view's cull (`image_cull_early.comp`, `image_cull_late.comp`, CULL_IMAGE_VIEW
+// 1) dispatches one row, view 0 its own view, and stages the main camera's view as view 1: its
+// levels measure their hysteresis from the main view's of this frame (as the CPU's other views
+// do), it writes no slot's level state (the main view's), and it leaves out the slots whose bit
+// is set in `excluded` (objects whose material samples the view's own image: a cycle).
+#ifndef CULL_IMAGE_VIEW
+#define CULL_IMAGE_VIEW 0
+#endif
+#if CULL_IMAGE_VIEW
+#define CULL_MAIN_VIEW 1u
+layout(std430, set = 0, binding = OBJECT_LIST_BINDING + 7) readonly buffer Excluded {
+    uint excluded[];
+};
+#else
+#define CULL_MAIN_VIEW 0u
+#endif
+
 // The chain `lod_select` reads: its first entry.
 uint lod_chain_first = 0u;
 
@@ -87,7 +104,7 @@ struct CullItem {
 // the level it picks where its frustum keeps the box (or every object's), else last frame's.
 // The other views measure their hysteresis from it, as the CPU's take the main view's level.
 uint main_lod_state(uint first, uint levels, float scale_sq, vec3 center, vec3 half_extent, uint history) {
-    CullView main_view = views[0];
+    CullView main_view = views[CULL_MAIN_VIEW];
     bool picked = (main_view.flags & CULL_LOD_EVERY_OBJECT) != 0u || view_keeps_box(main_view, center, half_extent);
     if ((main_view.flags & CULL_LOD) == 0u || !picked) {
         return history;
@@ -105,6 +122,13 @@ CullItem cull_load_in(uint view, uint object) {
     item.level = 0u;
     item.lod_state = 0u;
     item.batch = constants.batched != 0u ? object_batches[object] : 0u;
+#if CULL_IMAGE_VIEW
+    // An excluded slot is drawn as an empty one: never.
+    if ((excluded[object / 32u] >> (object % 32u) & 1u) == 1u) {
+        item.record.index_count = 0u;
+        return item;
+    }
+#endif
     CullView v = views[view];
     uint count = item.record.reserved[1];
     uint first = item.record.reserved[0];
@@ -123,7 +147,7 @@ CullItem cull_load_in(uint view, uint object) {
             float scale_sq = lod_scale_sq(transform_column(transform, 0), transform_column(transform, 1),
                 transform_column(transform, 2));
             uint state = lod_history[object];
-            if (view != 0u) {
+            if (view != CULL_MAIN_VIEW) {
                 state = main_lod_state(first, levels, scale_sq, item.center, item.half_extent, state);
             }
             float distance_sq = lod_box_distance_sq(v.lod_eye.xyz, item.center, item.half_extent);

@@ -4,6 +4,8 @@
 //!
 //! - `camera.rs`: [`GpuCullPass`], the camera's objects (`gpu_cull.h`);
 //! - `shadow.rs`: [`ShadowCullPass`], the shadow casters in every light view (`shadow_cull.h`);
+//! - `image.rs`: [`ImageCullPass`], the objects in an image-target view, with its own history,
+//!   pyramid and lists;
 //! - `cluster.rs`: [`ClusterCullPass`], the meshlets of the cluster tables (`cluster_cull.h`),
 //!   with `cluster_survivors.rs`, [`ClusterSurvivorPass`], between its phases.
 //!
@@ -12,6 +14,7 @@
 mod camera;
 mod cluster;
 mod cluster_survivors;
+mod image;
 mod shadow;
 mod skeleton;
 mod view;
@@ -26,6 +29,7 @@ pub use cluster::{
     CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_MAX_GROUPS, CLUSTER_STATS, CLUSTER_SURVIVORS, CLUSTER_VERDICTS,
 };
 pub use cluster_survivors::{ClusterSurvivorHandles, ClusterSurvivorPass, ClusterSurvivors};
+pub use image::{ImageCullHandles, ImageCullNames, ImageCullPass, ImageCullSetupPass, ImageObjectCull};
 pub use shadow::{
     shadow_bits_words, shadow_draws_bytes, ShadowCull, ShadowCullHandles, ShadowCullPass, SHADOW_CASTER_BITS,
     SHADOW_DRAWS, SHADOW_DRAWS_LATE, SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ,

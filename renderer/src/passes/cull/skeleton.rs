@@ -53,7 +53,19 @@ pub trait CullKind: Send + 'static {
     const PYRAMID: &'static str;
 
     /// The pass's name in `phase`.
-    fn name(&self, phase: CullPhase) -> &'static str;
+    fn name(&self, phase: CullPhase) -> &str;
+
+    /// The name of the history's bits: [`CullKind::HISTORY`], unless the kind's instances
+    /// each have their own (an image-target view's cull).
+    fn history_name(&self) -> &str {
+        Self::HISTORY
+    }
+
+    /// The name of the pyramid: [`CullKind::PYRAMID`], unless the kind's instances each
+    /// have their own (an image-target view's cull).
+    fn pyramid_name(&self) -> &str {
+        Self::PYRAMID
+    }
 
     /// The shader of `phase` and the kinds of its own bindings, in order.
     fn shader(&self, phase: CullPhase) -> (&'static [u32], &'static [BindingKind]);
@@ -141,9 +153,9 @@ impl<K: CullKind> TypedPass for TwoPhaseCull<K> {
         const COMPUTE: ShaderStage = ShaderStage::Compute;
         let transforms = registry.buffer(OBJECT_TRANSFORMS);
         let records = registry.buffer(OBJECT_RECORDS);
-        let history = registry.history_buffer(K::HISTORY);
+        let history = registry.history_buffer(self.kind.history_name());
         let pyramid = (self.phase == CullPhase::Late).then(|| {
-            let pyramid = registry.image(K::PYRAMID);
+            let pyramid = registry.image(self.kind.pyramid_name());
             registry.sample(pyramid, COMPUTE)
         });
         let inputs = CullInputs {

@@ -144,6 +144,14 @@ impl Headless<'_> {
             let palette = app.resources().get::<animation::SkinPalette>();
             let shadows = self.options.shadows.then(|| app.resource::<culling::ShadowViews>());
             let answers = (&*views, &*visibility, shadows.as_deref());
+            // Culled on the GPU: its own cull's counts and pass times.
+            for own in &report.image_views {
+                let (stats, ms) = (own.stats, own.stats.gpu_ms.map(|ms| ms.unwrap_or(f64::NAN)));
+                self.say(format!(
+                    "frame {frame} image view {} gpu ms cull early {:.3} hi-z {:.3} cull late {:.3} triangles {} occluded {}",
+                    own.name, ms[0], ms[1], ms[2], stats.triangles, stats.occlusion_rejected
+                ));
+            }
             monitor.check(answers, app.world(), (&report, palette.as_deref()))
         };
         let (view, check) = checked.map_err(|error| {
