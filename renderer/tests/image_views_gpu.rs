@@ -263,3 +263,39 @@ fn an_image_view_is_culled_on_the_gpu_with_its_own_two_phase_occlusion() {
     assert!(culled[GONE].monitor_stats.is_none(), "the monitor's cull went with its camera");
     assert_no_validation_messages(&device);
 }
+
+/// A scene with a chain of levels the GPU is not given (nine levels, past the eight it chooses
+/// from) draws that chain's objects at the main view's level in every view, so the monitor
+/// cannot be culled on the GPU: it draws its CPU answer's lists (`image view monitor lists`),
+/// and still equals itself unculled.
+#[test]
+fn an_image_view_whose_levels_the_gpu_cannot_choose_draws_its_cpu_answer() {
+    let Some(device) = gpu_test_context() else { return };
+    let mut pictures = Vec::new();
+    for culled in [true, false] {
+        let (mut app, _capture) = gpu_app(&device, 2, culled);
+        let levels: Vec<ecs::LodLevel> = (1..=9)
+            .map(|step| ecs::LodLevel { mesh: scene::unit_cube_mesh().mesh, max_distance: 2.0 * step as f32 })
+            .collect();
+        let place = Transform::from_translation(Vec3::new(-2.5, 0.0, 0.0));
+        let chained = scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), place);
+        app.world_mut().insert_one(chained, ecs::Lod { levels: levels.into(), bias: 1.0 }).expect("an object");
+        spawn_monitor(app.world_mut(), 0);
+        for frame in 0..3 {
+            app.resource_mut::<Screenshots>().request(MONITOR);
+            app.run_frame();
+            FrameInFlight::finish(&mut app);
+            let shots = app.resource_mut::<Screenshots>().take();
+            let report = app.resource::<RenderReport>();
+            assert!(report.error.is_none(), "frame {frame}: {:?}", report.error);
+            assert!(report.image_views.is_empty(), "frame {frame}: the monitor was culled on the GPU");
+            let lists = report.passes.iter().any(|pass| pass.name == "image view monitor lists");
+            assert!(lists, "frame {frame}: the monitor draws its CPU answer's lists");
+            let shot = shots.into_iter().find(|shot| shot.image == MONITOR).expect("a screenshot");
+            pictures.push(shot_pixels(shot));
+        }
+    }
+    let (culled, unculled) = pictures.split_at(3);
+    assert_eq!(culled, unculled, "culling changed the monitor");
+    assert_no_validation_messages(&device);
+}

@@ -153,7 +153,8 @@ fn a_monitor_and_the_street_view_hold_to_the_truth() {
     a_monitor_holds_to_the_truth("cpu", &[]);
 }
 
-/// The street view culled on the GPU, the monitor's view drawing its own lists.
+/// Culled on the GPU: the street view by the window's cull, the monitor's view by its own
+/// (judged against its own bits).
 #[test]
 fn a_monitor_and_the_street_view_culled_on_the_gpu_hold_to_the_truth() {
     a_monitor_holds_to_the_truth("gpu", &[]);
@@ -178,6 +179,14 @@ fn a_monitor_and_two_views_hold_to_the_truth() {
             monitored_views_hold_to_the_truth(cull, &[&["--views", "2"][..], shadows].concat(), 3);
         }
     }
+}
+
+/// Culled on the GPU by its own cull, the monitor chooses its own levels by the error rule too
+/// (the distance rule is the city's default): its reference draws the levels the CPU chose for
+/// it.
+#[test]
+fn a_monitor_culled_on_the_gpu_chooses_its_own_levels_by_the_error_rule() {
+    a_monitor_holds_to_the_truth("gpu", &["--lod-rule", "error"]);
 }
 
 #[test]

@@ -14,9 +14,10 @@
 //! that list, its pyramid, [`ImageCullPass`] late, its late depth prepass, then its geometry
 //! of both lists): its own two-phase occlusion, history, pyramid and lists, with the objects
 //! that would be a cycle left out by their slots. Where that cull cannot serve (the view's
-//! lists would pass [`IMAGE_CULL_MAX_BYTES`]) it draws its own commands and instances made
-//! from its CPU answer, uploaded by its [`ImageViewListPass`] (frustum, distance and size, no
-//! occlusion).
+//! lists would pass [`IMAGE_CULL_MAX_BYTES`], or the scene has a chain of levels the GPU was
+//! not given, [`GpuScene::lod_chains_refused`], whose objects the GPU can only draw at the
+//! main view's level) it draws its own commands and instances made from its CPU answer,
+//! uploaded by its [`ImageViewListPass`] (frustum, distance and size, no occlusion).
 
 use std::sync::Arc;
 
@@ -126,7 +127,7 @@ impl ImageViewPasses {
                 lod_distance: None,
                 excluded: 0..0,
             };
-            if on_device && gpu_cull_fits(scene.capacity()) {
+            if on_device && gpu_cull_fits(scene.capacity()) && !scene.lod_chains_refused() {
                 // Its own cull on the GPU: the CPU's levels' rules for this view, and every
                 // slot whose material samples the view's own image left out.
                 view.lod = answer.lod_error_view();

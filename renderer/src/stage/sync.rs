@@ -325,6 +325,7 @@ fn lod_chain_columns(
     let lod = world.get::<&Lod>(entity).ok()?;
     let levels = lod.levels.len();
     if levels > MAX_GPU_LOD_LEVELS as usize {
+        scene.refuse_lod_chain();
         return None;
     }
     let mut meshes = [0u32; MAX_GPU_LOD_LEVELS as usize];

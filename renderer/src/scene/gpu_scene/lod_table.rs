@@ -107,6 +107,10 @@ pub(crate) struct LodTable {
     slot_chain: Vec<u32>,
     /// The entries changed since the last upload.
     dirty: bool,
+    /// A chain of several levels was refused (too long, or the table full): its objects draw
+    /// the main view's level in every view, so a view whose levels are its own cannot be
+    /// culled on the GPU (an image view then draws its CPU answer's lists).
+    refused: bool,
 }
 
 const NO_CHAIN: u32 = u32::MAX;
@@ -168,7 +172,11 @@ impl GpuScene {
     /// The record columns of a chain of `rule` (and bias bits) with `values` per level.
     fn chain_columns(&mut self, meshes: &[u32], errors: &[f32], rule: (u32, u32), material: u32) -> Option<[u32; 2]> {
         let levels = meshes.len();
-        if levels < 2 || levels > MAX_GPU_LOD_LEVELS as usize || errors.len() != levels {
+        if levels < 2 {
+            return None;
+        }
+        if levels > MAX_GPU_LOD_LEVELS as usize || errors.len() != levels {
+            self.lod.refused = true;
             return None;
         }
         let mut key = ChainKey {
@@ -188,6 +196,7 @@ impl GpuScene {
             None => {
                 let id = self.lod.chains.len() as u32;
                 if id >= MAX_LOD_CHAINS {
+                    self.lod.refused = true;
                     return None;
                 }
                 self.lod.chains.push(Chain { key, members: 0, held: [None; MAX_GPU_LOD_LEVELS as usize] });
@@ -349,5 +358,18 @@ impl GpuScene {
     /// Chains the GPU chooses levels for.
     pub fn lod_chain_count(&self) -> usize {
         self.lod.len()
+    }
+
+    /// Whether a chain of several levels was ever refused (longer than
+    /// [`MAX_GPU_LOD_LEVELS`], or past [`MAX_LOD_CHAINS`]): its objects draw the main view's
+    /// level in every view.
+    pub fn lod_chains_refused(&self) -> bool {
+        self.lod.refused
+    }
+
+    /// Notes a chain of several levels not given to the GPU by its caller (longer than
+    /// [`MAX_GPU_LOD_LEVELS`]): see [`GpuScene::lod_chains_refused`].
+    pub(crate) fn refuse_lod_chain(&mut self) {
+        self.lod.refused = true;
     }
 }
