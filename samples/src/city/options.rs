@@ -175,8 +175,9 @@ pub struct CityOptions {
     /// A security camera on a rooftop renders into a 256x256 image shown on a billboard in the
     /// corner of the street camera's view (its material samples the image in the same frame);
     /// with `--truth` every view of every checked frame prints `frame N view V false_hidden X`
-    /// (must be 0) and `differing_pixels`. With GPU culling the monitor's view is culled on
-    /// the CPU (frustum, distance, size), the street view on the GPU. With `--shadows` the
+    /// (must be 0) and `differing_pixels`. With GPU culling the monitor's view is culled by
+    /// its own two-phase GPU cull (judged against its own bits), the street view by the
+    /// window's. With `--shadows` the
     /// monitor is lit with the street view's lights and atlas (the sun's cascades follow the
     /// street view) and judged by a reference shadowed the same way. With `--views 2` the
     /// billboard rides in the left half (the street camera's) and every view is judged.
