@@ -7,8 +7,9 @@
 //! truth likewise (the monitor's never hide what the window sees); the monitor's own cull
 //! counts objects occluded behind its wall; one and two threads draw the same pictures and
 //! bits. Removing the monitor camera mid-run and adding it back starts its history afresh
-//! (its first frame back draws nothing early). A monitor seeing its own screen leaves the
-//! screen out of its GPU cull too.
+//! (its first frame back draws nothing early). The scene growing past its capacity grows the
+//! monitor's buffers and bits with it. A scene with a chain of levels the GPU is not given
+//! draws the monitor from its CPU answer's lists (the fallback).
 
 mod lit_cube;
 
@@ -297,5 +298,49 @@ fn an_image_view_whose_levels_the_gpu_cannot_choose_draws_its_cpu_answer() {
     }
     let (culled, unculled) = pictures.split_at(3);
     assert_eq!(culled, unculled, "culling changed the monitor");
+    assert_no_validation_messages(&device);
+}
+
+/// The scene grows past its capacity while the monitor is culled on the GPU: its buffers and
+/// the ring of its bits grow with the scene, and both views still hold to their truth.
+#[test]
+fn an_image_view_culled_on_the_gpu_follows_the_scene_as_it_grows() {
+    let Some(device) = gpu_test_context() else { return };
+    let reference = |(width, height)| {
+        ReferenceRenderer::with_device(Arc::clone(&device), width, height, CAPACITY, lit_cube(), SKY)
+            .expect("a reference")
+    };
+    let mut references = References { monitor: reference((SIDE, SIDE)), window: reference((WIDTH, HEIGHT)) };
+    let (mut app, capture) = gpu_app(&device, 2, true);
+    spawn_monitor(app.world_mut(), 0);
+    for frame in 0..4 {
+        if frame == 2 {
+            // More cubes than the capacity, a grid under both cameras' eyes.
+            for index in 0..CAPACITY + 16 {
+                let (x, z) = ((index % 16) as f32 - 7.5, (index / 16) as f32 - 2.5);
+                let place = Transform::from_translation(Vec3::new(x, -3.0, z)).with_scale(Vec3::splat(0.4));
+                scene::spawn_mesh(app.world_mut(), scene::unit_cube_mesh(), place);
+            }
+        }
+        app.resource_mut::<Screenshots>().request(MONITOR);
+        app.run_frame();
+        FrameInFlight::finish(&mut app);
+        let shots = app.resource_mut::<Screenshots>().take();
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "frame {frame}: {:?}", report.error);
+        let own = report.image_views.iter().find(|own| &*own.name == MONITOR).expect("culled on the GPU");
+        let objects = app.resource::<Visibility>().len();
+        assert!(own.bits.len() * 64 >= objects, "frame {frame}: the monitor's bits cover {objects} objects");
+        let drawn = Frame {
+            window: lock_capture(&capture).pixels.clone(),
+            monitor: shots.into_iter().find(|shot| shot.image == MONITOR).map(shot_pixels).expect("a screenshot"),
+            window_bits: report.bits.clone(),
+            monitor_bits: own.bits.clone(),
+            monitor_stats: Some(own.stats),
+            window_occluded: 0,
+        };
+        drop(report);
+        judge(&mut references, &app, &drawn, frame);
+    }
     assert_no_validation_messages(&device);
 }
