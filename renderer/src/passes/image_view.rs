@@ -261,8 +261,8 @@ impl TypedPass for ImageViewPass {
         let scene = lock_scene(&self.scene);
         let run = match (self.lists, view.run) {
             (Lists::Gpu, ImageRun::Gpu) => None,
-            // Passes of the other kind of lists (the graph follows the views a frame late)
-            // draw nothing.
+            // The view's lists and the pass's kind agree once the Render stage has followed
+            // the frame's views (before the frame runs); a pass used otherwise draws nothing.
             (Lists::Gpu, _) | (_, ImageRun::Gpu) => return,
             (_, run) => match view_run(&scene, views, run) {
                 Some(run) => Some(run),
