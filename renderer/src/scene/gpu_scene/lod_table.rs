@@ -16,6 +16,17 @@
 //! The instance list has room for [`LOD_INSTANCE_ROOM`] places per slot (the record's own
 //! place and one per level).
 //!
+//! **Skinned chains.** A skinned object's record keeps its rig's palette slice whatever level
+//! is drawn: `mesh_skin` is parallel to the vertices, so each level's vertices (at the level's
+//! vertex offset) read their own influences, and any skinned level is skinned right. A level
+//! drawn by a rigid stand-in (the placeholder box of a level not on the GPU: its influences
+//! are zeros, which would collapse it to a point) must not be skinned, nor a skinned level
+//! drawn by a rigid record: while the levels as drawn are not all skinned or all rigid, the
+//! chain's entries say [`LOD_RULE_RECORD`] and every view draws the record's level, the CPU's
+//! pick (whose record is skinned only when its own drawn mesh is). The entries are written
+//! again when a level arrives or leaves, so the chain is given back once every level draws
+//! itself.
+//!
 //! Chains longer than [`MAX_GPU_LOD_LEVELS`], and chains past the table's
 //! [`MAX_LOD_CHAINS`], are not given to the GPU: their objects draw the level the CPU chose.
 
@@ -66,6 +77,11 @@ pub const LOD_RULE_ERROR: u32 = 0;
 /// [`CULL_LOD_DISTANCE`](crate::CULL_LOD_DISTANCE) choose its levels (the other window views
 /// of a split-screen frame); the main view draws the record's level, the CPU's pick.
 pub const LOD_RULE_DISTANCE: u32 = 1;
+
+/// [`LodEntry::rule`] of a chain the GPU does not choose from for now: its levels as drawn are
+/// not all skinned or all rigid (a skinned level drawn by its rigid placeholder box), so every
+/// view draws the record's level, the CPU's pick (see the module docs).
+pub const LOD_RULE_RECORD: u32 = 2;
 
 const _: () = {
     assert!(size_of::<LodEntry>() == 32, "LodEntry must match its std430 twin in lod_table.h");
@@ -249,6 +265,7 @@ impl GpuScene {
     /// members' places to the batches of levels whose drawn mesh changed.
     fn refresh_chain(&mut self, id: u32) {
         let chain = self.lod.chains[id as usize];
+        let rule = if self.chain_skins_apart(&chain.key) { LOD_RULE_RECORD } else { chain.key.rule };
         for level in 0..chain.key.levels as usize {
             let mesh = chain.key.meshes[level];
             let drawn = self.drawn_mesh(mesh);
@@ -277,7 +294,7 @@ impl GpuScene {
                 error: f32::from_bits(chain.key.errors[level]),
                 batch,
                 mesh: record.mesh,
-                rule: chain.key.rule,
+                rule,
                 bias: chain.key.bias,
             };
             let stored = &mut self.lod.entries[(id * MAX_GPU_LOD_LEVELS) as usize + level];
@@ -286,6 +303,20 @@ impl GpuScene {
                 self.lod.dirty = true;
             }
         }
+    }
+
+    /// Whether the levels of chain `key` as drawn now are some skinned and some rigid (a
+    /// skinned level drawn by its placeholder box): the GPU must not choose among them.
+    fn chain_skins_apart(&self, key: &ChainKey) -> bool {
+        if !self.has_skinned_meshes() {
+            return false;
+        }
+        let mut skinned = key.meshes[..key.levels as usize]
+            .iter()
+            .filter_map(|&mesh| self.drawn_mesh(mesh))
+            .map(|drawn| super::mesh_is_skinned(self.meshes(), drawn));
+        let Some(first) = skinned.next() else { return false };
+        skinned.any(|other| other != first)
     }
 
     /// Writes every chain's entries again (a level of a mesh arrived or left the GPU, a mesh
