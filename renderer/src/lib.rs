@@ -155,8 +155,9 @@ pub use passes::{
 
 // Depth, the Hi-Z pyramid and colour:
 pub use passes::{
-    reduce_depth_pyramid, BlendedInputs, BlendedPass, DepthPrepass, DrawBatchPass, DrawMode, GeometryInputs,
-    GeometryPass, HiZBuildPass, HiZHandles, SceneInputs, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT, HIZ_GROUP,
+    reduce_depth_pyramid, BlendedInputs, BlendedLevelsHandles, BlendedLevelsPass, BlendedPass, DepthPrepass,
+    DrawBatchPass, DrawMode, GeometryInputs, GeometryPass, HiZBuildPass, HiZHandles, SceneInputs, BLENDED_DRAWS,
+    BLENDED_LEVELS_GROUP, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT, HIZ_GROUP,
 };
 
 // The resources' stable names and formats (a contract with users' passes and shaders).
