@@ -27,8 +27,19 @@
 //! again when a level arrives or leaves, so the chain is given back once every level draws
 //! itself.
 //!
-//! Chains longer than [`MAX_GPU_LOD_LEVELS`], and chains past the table's
-//! [`MAX_LOD_CHAINS`], are not given to the GPU: their objects draw the level the CPU chose.
+//! **Growth.** The table grows without a cap: `lod_entries` holds [`LOD_CHAINS_AT_FIRST`]
+//! chains at first; the chain past its room makes a buffer of twice the chains (or enough),
+//! the whole table goes up into it with the next upload, the outgrown one is kept until its
+//! frames end, and a graph drawing the scene follows ([`GpuScene::follow_growth`]) as after
+//! the scene's other growths. Where the device has no memory for it, the chains past the
+//! room are not given to the GPU (their objects draw the CPU's level), said once, and the
+//! growth is tried again for a later chain.
+//!
+//! Chains longer than [`MAX_GPU_LOD_LEVELS`] are not given to the GPU: their objects draw the
+//! level the CPU chose. Choosing among more levels would take a wider state word (3 bits of
+//! level now) and, batched, a place per level and slot in `draw_instances` for every scene:
+//! 16 levels would take it from 9 to 17 places per slot in each of its two runs, 72 MB to
+//! 136 MB at a million objects.
 
 use std::collections::HashMap;
 use std::mem::{offset_of, size_of};
@@ -39,8 +50,8 @@ use crate::scene::{BatchKey, ObjectRecord};
 /// Levels of a chain the GPU chooses from at most (`MAX_GPU_LOD_LEVELS` in `config.h`).
 pub const MAX_GPU_LOD_LEVELS: u32 = 8;
 
-/// Chains the scene's table holds at most.
-pub const MAX_LOD_CHAINS: u32 = 1024;
+/// Chains the scene's first `lod_entries` buffer holds (the table grows past it).
+pub const LOD_CHAINS_AT_FIRST: u32 = 1024;
 
 /// Places per slot the instance list `draw_instances` has in each list: the record's own
 /// batch and one per level of its chain.
@@ -89,8 +100,11 @@ const _: () = {
     assert!(offset_of!(LodEntry, batch) == 16);
 };
 
-/// Bytes of the scene's `lod_entries` buffer.
-pub const LOD_ENTRIES_BYTES: u64 = (MAX_LOD_CHAINS * MAX_GPU_LOD_LEVELS) as u64 * size_of::<LodEntry>() as u64;
+/// Bytes of one chain's entries in `lod_entries`.
+pub const LOD_CHAIN_BYTES: u64 = MAX_GPU_LOD_LEVELS as u64 * size_of::<LodEntry>() as u64;
+
+/// Bytes of the scene's first `lod_entries` buffer.
+pub const LOD_ENTRIES_BYTES: u64 = LOD_CHAINS_AT_FIRST as u64 * LOD_CHAIN_BYTES;
 
 /// What names a chain: its level meshes and their errors' bits (a distance chain's greatest
 /// distances), the rule and bias, and the material.
@@ -123,6 +137,8 @@ pub(crate) struct LodTable {
     slot_chain: Vec<u32>,
     /// The entries changed since the last upload.
     dirty: bool,
+    /// The room in chains the last growth that failed asked for: tried again only for more.
+    failed_growth: Option<u32>,
 }
 
 const NO_CHAIN: u32 = u32::MAX;
@@ -161,8 +177,9 @@ fn chain_of(record: &ObjectRecord) -> u32 {
 impl GpuScene {
     /// The record columns (`reserved`: first entry, level count) of the chain of `meshes`
     /// (finest first) with simplification errors `errors`, drawn with `material`, adding the
-    /// chain to the table when new; `None` when the GPU does not choose its levels (one
-    /// level, more than [`MAX_GPU_LOD_LEVELS`], lengths that differ, or a full table).
+    /// chain to the table when new (growing it); `None` when the GPU does not choose its levels
+    /// (one level, more than [`MAX_GPU_LOD_LEVELS`], lengths that differ, or a table the
+    /// device has no memory to grow).
     pub fn lod_chain_columns(&mut self, meshes: &[u32], errors: &[f32], material: u32) -> Option<[u32; 2]> {
         self.chain_columns(meshes, errors, (LOD_RULE_ERROR, 0), material)
     }
@@ -203,7 +220,7 @@ impl GpuScene {
             Some(&id) => id,
             None => {
                 let id = self.lod.chains.len() as u32;
-                if id >= MAX_LOD_CHAINS {
+                if id >= self.lod_chain_room() && !self.grow_lod_table(id + 1) {
                     return None;
                 }
                 self.lod.chains.push(Chain { key, members: 0, held: [None; MAX_GPU_LOD_LEVELS as usize] });
@@ -380,5 +397,40 @@ impl GpuScene {
     /// Chains the GPU chooses levels for.
     pub fn lod_chain_count(&self) -> usize {
         self.lod.len()
+    }
+
+    /// Chains the scene's `lod_entries` buffer holds now (it grows with the table).
+    pub fn lod_chain_room(&self) -> u32 {
+        u32::try_from(self.lod_buffer.size() / LOD_CHAIN_BYTES).unwrap_or(u32::MAX)
+    }
+
+    /// Makes room in `lod_entries` for `chains` chains: a new buffer of twice the room or
+    /// more, the whole table uploaded into it next, the outgrown one kept until its frames
+    /// end. False when the device has no memory for it (said once).
+    fn grow_lod_table(&mut self, chains: u32) -> bool {
+        if self.lod.failed_growth.is_some_and(|failed| chains <= failed) {
+            return false;
+        }
+        let room = self.lod_chain_room().saturating_mul(2).max(chains);
+        match super::growth::object_buffer(&self.device, crate::names::LOD_ENTRIES, room, LOD_CHAIN_BYTES) {
+            Ok(buffer) => {
+                let outgrown = std::mem::replace(&mut self.lod_buffer, buffer);
+                self.retired.push(super::growth::Retired::new(self.last_reader(), outgrown));
+                self.generation += 1;
+                self.lod.dirty = true;
+                log::info!("the LOD chain table grew to {room} chains");
+                true
+            }
+            Err(error) => {
+                if self.lod.failed_growth.is_none() {
+                    log::warn!(
+                        "the LOD chain table cannot grow to {room} chains ({error}): the objects of later chains \
+                         draw the level the CPU chose"
+                    );
+                }
+                self.lod.failed_growth = Some(chains);
+                false
+            }
+        }
     }
 }
