@@ -11,7 +11,7 @@ use culling::{lod_box_distance_sq, lod_scale_sq, select_lod_by_error, Frustum, K
 use glam::{Mat4, Quat, Vec3};
 use meshes::{Material, MeshVertices, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS};
 use render_graph::readback::BufferReadbackPass;
-use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
+use render_graph::testing::{assert_no_validation_messages, gpu_test_context, gpu_test_context_without};
 use render_graph::{vk, GpuDevice, ReadbackBuffer, RenderGraph};
 use renderer::{add_gpu_culled_scene_passes, GpuCullSettings, OBJECT_LOD_LEVELS};
 use renderer::{lock_scene, FrameView, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
@@ -196,6 +196,22 @@ fn cpu_levels(scene: &SharedScene) -> Vec<(Vec<u32>, Vec<Option<u32>>)> {
 #[test]
 fn gpu_lod_blended_objects_draw_the_levels_of_the_cpu_rule() {
     let Some(device) = gpu_test_context() else { return };
+    check_against_host(&device);
+}
+
+/// Without `drawIndirectCount` the blended pass draws its commands as plain indirect draws
+/// (as every list of such a frame is drawn): the same frames.
+#[test]
+fn gpu_lod_blended_objects_draw_the_levels_of_the_cpu_rule_without_count_draws() {
+    let Some(device) = gpu_test_context_without(&["drawIndirectCount"]) else { return };
+    assert!(!device.capabilities().draw_indirect_count, "withheld");
+    check_against_host(&device);
+}
+
+/// The walk drawn by the GPU choosing the levels, batched and not, against the walk drawn with
+/// the records holding the CPU's levels: the states and the frames.
+fn check_against_host(device: &Arc<GpuDevice>) {
+    let device = Arc::clone(device);
     let mut host = Frames::new(&device, false, true);
     let expected = cpu_levels(&host.scene);
     let mut seen = [0u32; 3];
