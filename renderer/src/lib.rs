@@ -99,9 +99,9 @@ pub use scene::{
     ObjectDesc, ObjectRecord, ObjectTransform, RemoveMeshError, ReplaceMeshError, ResidencyReport, SceneGrowthError,
     ShadowCulling, ShadowFrame, ShadowViewDraws, SharedScene, UploadReport, CLUSTER_MESHLETS, CLUSTER_OBJECTS,
     CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS, CLUSTER_REFRESH_FRAMES, DEVICE_HEAP_SHARE, DRAW_COMMAND_BYTES, IDENTITY,
-    LOD_ENTRIES_BYTES, LOD_INSTANCE_ROOM, LOD_RULE_DISTANCE, LOD_RULE_ERROR, MAX_GPU_LOD_LEVELS, MAX_LOD_CHAINS,
-    MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES, PAIR_FIRST, PAIR_WHOLE, PALETTE_JOINT_BYTES,
-    REMOVED_MATERIAL_DRAWS, SHADOW_LIGHTS_BYTES,
+    LOD_CHAINS_AT_FIRST, LOD_CHAIN_BYTES, LOD_ENTRIES_BYTES, LOD_INSTANCE_ROOM, LOD_RULE_DISTANCE, LOD_RULE_ERROR,
+    LOD_RULE_RECORD, MAX_GPU_LOD_LEVELS, MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES, PAIR_FIRST,
+    PAIR_WHOLE, PALETTE_JOINT_BYTES, REMOVED_MATERIAL_DRAWS, SHADOW_LIGHTS_BYTES,
 };
 pub use scene::{BatchKey, BatchTable, NO_BATCH};
 pub use scene::{
@@ -158,8 +158,9 @@ pub use passes::{
 
 // Depth, the Hi-Z pyramid and colour:
 pub use passes::{
-    reduce_depth_pyramid, BlendedInputs, BlendedPass, DepthPrepass, DrawBatchPass, DrawMode, GeometryInputs,
-    GeometryPass, HiZBuildPass, HiZHandles, SceneInputs, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT, HIZ_GROUP,
+    reduce_depth_pyramid, BlendedInputs, BlendedLevelsHandles, BlendedLevelsPass, BlendedPass, DepthPrepass,
+    DrawBatchPass, DrawMode, GeometryInputs, GeometryPass, HiZBuildPass, HiZHandles, SceneInputs, BLENDED_DRAWS,
+    BLENDED_LEVELS_GROUP, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT, HIZ_GROUP,
 };
 
 // The resources' stable names and formats (a contract with users' passes and shaders).

@@ -6,7 +6,8 @@
 //! the camera's eye and view (`Visibility::lod_error_view`) with the slot's state of last
 //! frame (`object_lod_levels`, read back), whichever light's view it is in and whether the
 //! camera sees the caster or not; and a caster the camera draws casts its shadow at the level
-//! of the Visibility stage's own pick.
+//! of the Visibility stage's own pick. Casters of a chain of the distance rule beside them
+//! cast the record's level (the CPU's distance pick), as the camera draws them.
 
 use std::sync::Arc;
 
@@ -31,7 +32,8 @@ const ERRORS: [f32; 3] = [0.0, 0.02, 0.12];
 /// Indices of each level: the whole cube, four faces, two faces.
 const LEVEL_INDICES: [u32; 3] = [36, 24, 12];
 
-/// The unit cube (mesh 0) and a chain of three levels of it (meshes 1-3) with [`ERRORS`].
+/// The unit cube (mesh 0), a chain of three levels of it (meshes 1-3) with [`ERRORS`], and
+/// the same levels again without errors (meshes 4-6: a chain of the distance rule).
 fn library() -> MeshLibrary {
     let mut library = MeshLibrary::with_unit_cube();
     let normals = [[0.0, 0.0, 1.0]; 8];
@@ -40,8 +42,12 @@ fn library() -> MeshLibrary {
     let levels: Vec<(&[u32], &[meshes::Meshlet])> = levels.iter().map(|indices| (*indices, &[][..])).collect();
     let chain = library.add_mesh_levels(vertices, &levels).expect("a chain");
     library.set_level_errors(chain, &ERRORS).expect("errors of the whole chain");
+    library.add_mesh_levels(vertices, &levels).expect("a chain");
     library
 }
+
+/// The first mesh of the chain of the distance rule.
+const DISTANCE_CHAIN: u32 = 4;
 
 /// Host buffers the frame's `shadow_draws` and `object_lod_levels` are copied into.
 struct Readbacks {
@@ -89,19 +95,22 @@ fn app(device: &Arc<GpuDevice>) -> (runtime::App, Readbacks) {
     (app, readbacks)
 }
 
-/// A field of chained casters, rotated and scaled apart, and the three lights.
-fn build_scene(app: &mut runtime::App) -> runtime::hecs::Entity {
+/// A field of casters of the chain from mesh `first`, rotated and scaled apart, and the three
+/// lights; the levels hand over at `max_distances` (the distance rule's; the error rule
+/// ignores them).
+fn build_scene(app: &mut runtime::App, first: u32, max_distances: [f32; 3]) -> runtime::hecs::Entity {
     let camera = scene::spawn_camera(app.world_mut(), Camera::default(), camera_at(0));
     let bounds = Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5));
-    let levels: Arc<[LodLevel]> =
-        (1..4).map(|mesh| LodLevel { mesh: MeshHandle(mesh), max_distance: f32::INFINITY }).collect();
+    let levels: Arc<[LodLevel]> = (0..3)
+        .map(|level| LodLevel { mesh: MeshHandle(first + level), max_distance: max_distances[level as usize] })
+        .collect();
     for index in 0..SIDE * SIDE {
         let (column, row) = ((index % SIDE) as f32, (index / SIDE) as f32);
         let place = Vec3::new(column * 3.0 - 30.0, 0.5 + 0.4 * (index % 5) as f32, 4.0 - row * 3.0);
         let mut transform = Transform::from_translation(place);
         transform.rotation = Quat::from_rotation_y(index as f32 * 0.37);
         transform.scale = Vec3::new(0.6 + 0.1 * (index % 7) as f32, 0.5 + 0.2 * (index % 4) as f32, 0.8);
-        let mesh = Mesh::new(MeshHandle(1), MaterialHandle(0), bounds);
+        let mesh = Mesh::new(MeshHandle(first), MaterialHandle(0), bounds);
         let entity = scene::spawn_mesh(app.world_mut(), mesh, transform);
         let lod = Lod { levels: Arc::clone(&levels), bias: 1.0 };
         app.world_mut().insert(entity, (lod, ShadowCaster)).expect("spawned");
@@ -192,7 +201,7 @@ fn check_frame(app: &runtime::App, readbacks: &Readbacks, last_states: &[u32], f
 fn gpu_lod_shadow_views_draw_the_camera_rules_level_of_every_caster() {
     let Some(device) = gpu_test_context() else { return };
     let (mut app, readbacks) = app(&device);
-    let camera = build_scene(&mut app);
+    let camera = build_scene(&mut app, 1, [f32::INFINITY; 3]);
     let mut seen = Seen::default();
     let mut last_states = Vec::new();
     for frame in 0..FRAMES {
@@ -207,6 +216,48 @@ fn gpu_lod_shadow_views_draw_the_camera_rules_level_of_every_caster() {
     assert!(seen.levels.iter().all(|&count| count > 0), "every level cast a shadow: {:?}", seen.levels);
     assert!(seen.unseen_casters > 0 && seen.seen_casters > 0, "casters in and out of the camera's view");
     assert!(seen.views >= 3 * (FRAMES as u32 - 1), "the sun's, the spot's and the lamp's views drew casters");
+    drop(app);
+    assert_no_validation_messages(&device);
+}
+
+/// Chains of the distance rule beside chains of the error rule (the camera's cull chooses
+/// those): the main view draws a distance chain's record level (the CPU's distance pick), and
+/// so does every light view for its casters (the shadow of the mesh drawn), not a level the
+/// error rule would read from the levels' greatest distances.
+#[test]
+fn gpu_lod_shadow_views_draw_distance_chains_at_the_records_level() {
+    let Some(device) = gpu_test_context() else { return };
+    let (mut app, readbacks) = app(&device);
+    let camera = build_scene(&mut app, DISTANCE_CHAIN, [12.0, 24.0, f32::INFINITY]);
+    for index in 0..8 {
+        // A row of the error rule's chain, so the camera's cull chooses levels.
+        let place = Transform::from_translation(Vec3::new(index as f32 * 2.0 - 8.0, 0.5, 6.0));
+        let bounds = Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5));
+        let entity = scene::spawn_mesh(app.world_mut(), Mesh::new(MeshHandle(1), MaterialHandle(0), bounds), place);
+        let levels: Arc<[LodLevel]> =
+            (1..4).map(|mesh| LodLevel { mesh: MeshHandle(mesh), max_distance: f32::INFINITY }).collect();
+        app.world_mut().insert(entity, (Lod { levels, bias: 1.0 }, ShadowCaster)).expect("spawned");
+    }
+    let mut levels = [0u32; 3];
+    for frame in 0..FRAMES {
+        *app.world_mut().get::<&mut Transform>(camera).expect("the camera") = camera_at(frame);
+        app.run_frame();
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "frame {frame}: {:?}", report.error);
+        let visibility = app.resource::<Visibility>();
+        let objects = visibility.objects();
+        let draws = words(readbacks.draws.read().expect("draws"));
+        for (view, drawn) in report.shadows.views.iter().enumerate() {
+            let first = view * CAPACITY as usize * 5;
+            for command in draws[first..first + drawn.count as usize * 5].chunks_exact(5) {
+                let (index_count, slot) = (command[0], command[4] as usize);
+                let Some(record) = objects.draws[slot].mesh.0.checked_sub(DISTANCE_CHAIN) else { continue };
+                assert_eq!(index_count, LEVEL_INDICES[record as usize], "frame {frame} view {view} slot {slot}");
+                levels[record as usize] += 1;
+            }
+        }
+    }
+    assert!(levels.iter().all(|&count| count > 0), "casters of every level: {levels:?}");
     drop(app);
     assert_no_validation_messages(&device);
 }

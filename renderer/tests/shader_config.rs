@@ -57,7 +57,7 @@ const NOT_CONSTANTS: [&str; 1] = [
 ];
 
 /// The constants with a Rust twin of the same value.
-fn twins() -> [(&'static str, u64); 22] {
+fn twins() -> [(&'static str, u64); 23] {
     [
         ("MAX_LOCAL_LIGHTS", culling::shadow::MAX_LOCAL_LIGHTS as u64),
         ("MAX_SHADOW_VIEWS", renderer::MAX_SHADOW_VIEWS as u64),
@@ -81,6 +81,7 @@ fn twins() -> [(&'static str, u64); 22] {
         ("CSTAT_COUNT", CLUSTER_STAT_WORDS as u64),
         ("HIZ_GROUP", HIZ_GROUP.into()),
         ("SCATTER_GROUP", SCATTER_GROUP.into()),
+        ("BLENDED_LEVELS_GROUP", renderer::BLENDED_LEVELS_GROUP.into()),
     ]
 }
 

@@ -333,6 +333,11 @@ shaders! {
     /// The blended pass's vertex shader on GPU-culled frames: [`GEOMETRY_VERT`], leaving out
     /// objects whose bit in `visibility_bits` (binding 6) is clear.
     BLENDED_CULLED_VERT = Engine "engine" / "blended_culled.vert", Vertex;
+    /// The blended pass's draws on a GPU-culled frame: one indexed indirect command per
+    /// blended object of the main view (its slot at binding 3, in the host's order), at the
+    /// level the camera's cull chose (records, `lod_entries`, `object_lod_levels` at bindings
+    /// 0 to 2), written to binding 4; push constants `count`, `lod`; workgroup 64.
+    BLENDED_LEVELS_COMP = Engine "engine" / "blended_levels.comp", Compute;
     /// GPU cull, early phase (`gpu_cull.h`): last frame's visible objects that pass the
     /// frustum are appended to the draw list; workgroup 64.
     GPU_CULL_EARLY_COMP = Engine "engine" / "gpu_cull_early.comp", Compute;

@@ -128,7 +128,9 @@ pub fn add_gpu_culled_scene_passes(
     }
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
     graph.add_typed_pass(geometry);
-    graph.add_typed_pass(BlendedPass::gpu_culled(&device, Arc::clone(scene))?);
+    let (blended_levels, blended) = BlendedPass::gpu_culled_levels(&device, Arc::clone(scene))?;
+    graph.add_typed_pass(blended_levels);
+    graph.add_typed_pass(blended);
     graph.add_insertion_point(points::AFTER_GEOMETRY)?;
     graph.add_insertion_point(points::BEFORE_OUTPUT)?;
     if let Some(color) = &color {

@@ -7,9 +7,10 @@
 //! hides nothing, on the GPU as on the CPU (whose occluders leave such materials out), and is
 //! culled as an occludee only. On the host's list the pass draws the listed blended objects;
 //! on a GPU-culled frame it draws every blended object and its vertex shader leaves out
-//! those whose bit the late cull cleared. A split-screen frame draws every window view's
-//! blended objects into its rectangle, sorted for that view and (GPU-culled) gated by that
-//! view's bits.
+//! those whose bit the late cull cleared; with [`BlendedPass::gpu_culled_levels`] the main
+//! view's objects draw the level the camera's cull chose for them (`blended_levels.rs`). A
+//! split-screen frame draws every window view's blended objects into its rectangle, sorted
+//! for that view and (GPU-culled) gated by that view's bits.
 //!
 //! [`Material::blend`]: crate::Material::blend
 
@@ -17,15 +18,19 @@ use std::sync::Arc;
 
 use render_graph::vk;
 use render_graph::{AttachmentLoad, Binding, BindingKind, BufferRead, ColorBlend, ExecuteContext, GpuDevice};
-use render_graph::{GraphicsPipeline, Registry, Result, ShaderStage, TypedPass};
+use render_graph::{GraphicsPipeline, PrepareContext, Registry, Result, ShaderStage, TypedPass};
 
+use super::blended_levels::{lock_order, BlendedLevelsPass, SharedOrder, StagedOrder, BLENDED_DRAWS};
 use super::draw::SCENE_BINDINGS;
 use super::draw::{check_output_extent, frame_push_words, frame_view_projection, scene_pipeline};
 use super::draw::{DrawFilter, SceneInputs, ScenePipelineKind, BITS_WORD_SHIFT};
-use super::view_draws::{set_view_rect, split_views};
+use super::view_draws::set_view_rect;
 use super::VISIBILITY_BITS;
 use crate::names::{COLOR, COLOR_FORMAT, DEPTH_FORMAT, DEPTH_PREPASS};
-use crate::scene::{lock_scene, GpuScene, SharedScene, WindowViews};
+use crate::scene::{lock_scene, FrameView, GpuScene, SharedScene, WindowViews, DRAW_COMMAND_BYTES};
+
+/// Bytes from one of [`BLENDED_DRAWS`]' commands to the next.
+const STRIDE: u32 = DRAW_COMMAND_BYTES as u32;
 
 /// One view's share of the pass: its objects in `order`, its camera, its rectangle (the whole
 /// image when `None`) and the word of `visibility_bits` its bits begin at.
@@ -35,6 +40,8 @@ struct ViewRun {
     view_projection: [[f32; 4]; 4],
     rect: Option<[u32; 4]>,
     bits_word: u32,
+    /// Whether the run's draws are [`BLENDED_DRAWS`]' commands (the main view's, with levels).
+    chosen: bool,
 }
 
 /// Draws the scene's blended objects sorted back to front ([`GpuScene::sort_blended`], with
@@ -50,6 +57,16 @@ pub struct BlendedPass {
     double_sided: GraphicsPipeline,
     scene: SharedScene,
     gated: bool,
+    /// The order staged for [`BlendedLevelsPass`]: the main view draws its commands.
+    levels: Option<SharedOrder>,
+    /// Whether the device draws indirect counts: each command is then drawn as a count draw
+    /// of a staged count of one (`one`), as every other indirect draw of a GPU-culled frame.
+    /// Lavapipe (Mesa 22.3) keeps the count buffer of the command buffer's last count draw
+    /// (the cull's lists) for a later plain indirect draw, which then drew nothing where
+    /// that count was 0 (the late list of a frame that saw nothing new).
+    count_draws: bool,
+    /// This frame's staged count of one (buffer, offset), with `count_draws`.
+    one: Option<(vk::Buffer, u64)>,
     /// Whether the scene drew blended objects at the last compile (the pass runs).
     active: bool,
     /// This frame's objects, view after view, each view's farthest first.
@@ -63,6 +80,8 @@ pub struct BlendedPass {
 pub struct BlendedInputs {
     scene: SceneInputs,
     bits: Option<BufferRead>,
+    /// [`BLENDED_DRAWS`], read as indirect commands (with levels).
+    draws: Option<BufferRead>,
 }
 
 impl BlendedPass {
@@ -74,6 +93,18 @@ impl BlendedPass {
     /// The pass of a GPU-culled frame: it reads this frame's `visibility_bits`.
     pub fn gpu_culled(device: &Arc<GpuDevice>, scene: SharedScene) -> Result<BlendedPass> {
         BlendedPass::build(device, scene, true)
+    }
+
+    /// The pass of a GPU-culled frame whose camera cull chooses levels of detail, after the
+    /// compute step that writes the main view's commands at the chosen levels
+    /// ([`BlendedLevelsPass`]): add both, that one first.
+    pub fn gpu_culled_levels(device: &Arc<GpuDevice>, scene: SharedScene) -> Result<(BlendedLevelsPass, BlendedPass)> {
+        let order = SharedOrder::default();
+        let levels = BlendedLevelsPass::new(device, Arc::clone(&scene), Arc::clone(&order))?;
+        let mut pass = BlendedPass::build(device, scene, true)?;
+        pass.levels = Some(order);
+        pass.count_draws = device.capabilities().draw_indirect_count;
+        Ok((levels, pass))
     }
 
     fn build(device: &Arc<GpuDevice>, scene: SharedScene, gated: bool) -> Result<BlendedPass> {
@@ -97,6 +128,9 @@ impl BlendedPass {
             double_sided: pipeline("blended double-sided", vk::CullModeFlags::NONE)?,
             scene,
             gated,
+            levels: None,
+            count_draws: false,
+            one: None,
             active: false,
             order: Vec::new(),
             runs: Vec::new(),
@@ -136,32 +170,54 @@ impl TypedPass for BlendedPass {
             // Nothing reads what it writes without attachments: the graph leaves it out, and
             // compiles again with it once a blended material comes.
             registry.optional();
-            return BlendedInputs { scene, bits };
+            return BlendedInputs { scene, bits, draws: None };
         }
+        let draws = self.levels.is_some().then(|| {
+            let draws = registry.buffer(BLENDED_DRAWS);
+            registry.indirect_buffer(draws)
+        });
         let depth = registry.image(DEPTH_PREPASS);
         registry.depth_read(depth);
         let color = registry.image(COLOR);
         registry.color_attachment(color, AttachmentLoad::Load);
-        BlendedInputs { scene, bits }
+        BlendedInputs { scene, bits, draws }
     }
 
-    fn execute(&mut self, _inputs: &BlendedInputs, context: &mut ExecuteContext<'_>) {
+    /// Sorts this frame's objects (in `prepare`, so the main view's order can be staged for
+    /// [`BlendedLevelsPass`], which records before this pass).
+    fn prepare(&mut self, _inputs: &BlendedInputs, context: &mut PrepareContext<'_>) {
         self.order.clear();
         self.runs.clear();
-        if !self.active || !check_output_extent(context, COLOR) {
-            return;
+        self.one = None;
+        if let Some(levels) = &self.levels {
+            *lock_order(levels) = StagedOrder::default();
         }
-        let Some(view_projection) = frame_view_projection(context) else { return };
+        // A missing view fails the frame in `execute`.
+        let Some(view) = context.param::<FrameView>().filter(|_| self.active) else { return };
+        let view_projection = view.view_projection;
         let scene = Arc::clone(&self.scene);
         let mut scene = lock_scene(&scene);
-        match split_views(context, &scene) {
+        let lists = scene.view_list(0).is_some() || scene.draws_gpu_list();
+        let views = context.param::<WindowViews>().filter(|views| !views.views().is_empty() && lists);
+        match views {
             Some(views) if views.is_split() => self.sort_views(&mut scene, views),
             // A truth check's one view: the frame's camera, in that view's rectangle.
             one => {
                 let rect = one.and_then(|views| views.views().get(views.main())).map(|view| view.rect);
                 self.order.extend_from_slice(scene.sort_blended(glam::Mat4::from_cols_array_2d(&view_projection)));
-                self.runs.push(ViewRun { objects: (0, self.order.len()), view_projection, rect, bits_word: 0 });
+                let objects = (0, self.order.len());
+                let chosen = self.levels.is_some();
+                self.runs.push(ViewRun { objects, view_projection, rect, bits_word: 0, chosen });
             }
+        }
+        drop(scene);
+        self.stage_order(context);
+    }
+
+    fn execute(&mut self, _inputs: &BlendedInputs, context: &mut ExecuteContext<'_>) {
+        if !self.active || !check_output_extent(context, COLOR) || frame_view_projection(context).is_none() {
+            self.order.clear();
+            self.runs.clear();
         }
     }
 
@@ -201,8 +257,35 @@ impl BlendedPass {
                 continue;
             }
             let objects = (start, self.order.len());
-            let run = ViewRun { objects, view_projection: view.view_projection, rect: Some(view.rect), bits_word };
+            let chosen = self.levels.is_some() && view.list == 0;
+            let run =
+                ViewRun { objects, view_projection: view.view_projection, rect: Some(view.rect), bits_word, chosen };
             self.runs.push(run);
+        }
+    }
+
+    /// Stages the slots of the run drawn from [`BLENDED_DRAWS`] for [`BlendedLevelsPass`]; a
+    /// staging failure fails the frame.
+    fn stage_order(&mut self, context: &mut PrepareContext<'_>) {
+        let (Some(levels), Some(run)) = (&self.levels, self.runs.iter().find(|run| run.chosen)) else { return };
+        let slots = &self.order[run.objects.0..run.objects.1];
+        if slots.is_empty() {
+            return;
+        }
+        let staged = context.stage_with(slots.len() as u64 * 4, |bytes| {
+            for (word, slot) in bytes.chunks_exact_mut(4).zip(slots) {
+                word.copy_from_slice(&slot.to_ne_bytes());
+            }
+        });
+        match staged {
+            Ok(binding) => lock_order(levels).slots = Some((binding, slots.len() as u32)),
+            Err(error) => return context.fail(error),
+        }
+        if self.count_draws {
+            match context.stage_data(&1u32.to_ne_bytes()) {
+                Ok(one) => self.one = one.external_range().map(|(buffer, offset, _)| (buffer, offset)),
+                Err(error) => context.fail(error),
+            }
         }
     }
 
@@ -211,8 +294,9 @@ impl BlendedPass {
         let mut push = frame_push_words(context, &run.view_projection, DrawFilter::Blended);
         push[16] |= run.bits_word << BITS_WORD_SHIFT;
         let mut bound_double_sided = None;
-        let indices = context.buffer(inputs.scene.index_buffer()).buffer;
-        for &slot in &self.order[run.objects.0..run.objects.1] {
+        let indices = inputs.scene.index_buffer();
+        let chosen = inputs.draws.filter(|_| run.chosen);
+        for (index, &slot) in self.order[run.objects.0..run.objects.1].iter().enumerate() {
             let Some(record) = scene.record(slot) else { continue };
             let double_sided = scene.meshes().material_is_double_sided(record.material);
             if bound_double_sided != Some(double_sided) {
@@ -221,11 +305,28 @@ impl BlendedPass {
                 if context.failed() {
                     return;
                 }
-                let command_buffer = context.command_buffer();
-                // SAFETY: recording inside the pass's rendering scope; `mesh_indices` was
-                // declared as an index buffer and holds u32 indices.
-                unsafe { context.device().cmd_bind_index_buffer(command_buffer, indices, 0, vk::IndexType::UINT32) };
+                // `mesh_indices` holds u32 indices.
+                context.bind_index_buffer(indices, 0, vk::IndexType::UINT32);
                 bound_double_sided = Some(double_sided);
+            }
+            if let Some(draws) = chosen {
+                // Command `index` is this object's at the level the camera's cull chose.
+                let offset = index as u64 * DRAW_COMMAND_BYTES;
+                match self.one {
+                    Some((count, at)) => {
+                        let (raw, command_buffer) = (context.device(), context.command_buffer());
+                        let buffer = context.buffer(draws).buffer;
+                        // SAFETY: recording with a scene pipeline and the index buffer bound;
+                        // the command lies in `blended_draws` (declared indirect, one per
+                        // slot of the capacity), the count word in staged memory made with
+                        // INDIRECT_BUFFER usage, and the device draws indirect counts.
+                        unsafe {
+                            raw.cmd_draw_indexed_indirect_count(command_buffer, buffer, offset, count, at, 1, STRIDE)
+                        };
+                    }
+                    None => context.draw_indexed_indirect(draws, offset, 1, STRIDE),
+                }
+                continue;
             }
             let command_buffer = context.command_buffer();
             // SAFETY: recording with a scene pipeline and the index buffer bound; the record's

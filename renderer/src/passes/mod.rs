@@ -36,6 +36,7 @@
 
 mod batches;
 mod blended;
+mod blended_levels;
 mod cull;
 mod depth_prepass;
 mod draw;
@@ -52,6 +53,7 @@ mod view_texture;
 
 pub use batches::DrawBatchPass;
 pub use blended::{BlendedInputs, BlendedPass};
+pub use blended_levels::{BlendedLevelsHandles, BlendedLevelsPass, BLENDED_DRAWS, BLENDED_LEVELS_GROUP};
 pub(crate) use cull::lock_cluster_settings;
 pub use cull::{
     cluster_bits_bytes, rect_mips, shadow_bits_words, shadow_draws_bytes, visibility_bits_bytes, ClusterCull,

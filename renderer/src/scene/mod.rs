@@ -24,8 +24,9 @@ pub use cluster_table::{
 pub use gpu_scene::{
     gpu_skin_weights, lock_scene, mesh_is_skinned, pack_vertex_skin, set_scene_memory_limit, GpuScene, LodEntry,
     MaterialError, ObjectDesc, RemoveMeshError, ReplaceMeshError, ResidencyReport, SceneGrowthError, SharedScene,
-    UploadReport, CLUSTER_REFRESH_FRAMES, DEVICE_HEAP_SHARE, LOD_ENTRIES_BYTES, LOD_INSTANCE_ROOM, LOD_RULE_DISTANCE,
-    LOD_RULE_ERROR, MAX_GPU_LOD_LEVELS, MAX_LOD_CHAINS, PALETTE_JOINT_BYTES, REMOVED_MATERIAL_DRAWS,
+    UploadReport, CLUSTER_REFRESH_FRAMES, DEVICE_HEAP_SHARE, LOD_CHAINS_AT_FIRST, LOD_CHAIN_BYTES, LOD_ENTRIES_BYTES,
+    LOD_INSTANCE_ROOM, LOD_RULE_DISTANCE, LOD_RULE_ERROR, LOD_RULE_RECORD, MAX_GPU_LOD_LEVELS, PALETTE_JOINT_BYTES,
+    REMOVED_MATERIAL_DRAWS,
 };
 pub(crate) use gpu_scene::{ClusterLayout, MeshCopy, RecordedCopy};
 pub use image_views::{ImageRun, ImageView, ImageViewGpu, ImageViews, OwnRun};

@@ -9,7 +9,8 @@
 //! undrawable or freed slot, and every slot past [`Visibility::len`], holds the empty record.
 //!
 //! A skinned object (its drawn mesh has influences and its entity an [`animation::Skin`]
-//! holding a palette slice) carries the slice in its record (`skin_first`, `skin_count`); the
+//! holding a palette slice) carries the slice in its record (`skin_first`, `skin_count`), and
+//! its LOD chain as any object does (the GPU may draw any level with the slice); the
 //! local box is then the posed box the Visibility stage culled it with
 //! ([`ecs::SkinnedPose`]), so the record changes, and uploads, on the frames its rig moved.
 //! The slots of entities whose `Skin` was written (a slice given or moved) are written
@@ -238,7 +239,11 @@ impl SceneSync {
         };
         if scene.has_skinned_meshes() && mesh_is_skinned(scene.meshes(), mesh) {
             self.set_skin(world, entity, &mut record);
-        } else if lod_errors.is_some() || scene.draws_gpu_list() {
+        }
+        if lod_errors.is_some() || scene.draws_gpu_list() {
+            // A skinned record keeps its slice at every level: each level's vertices read
+            // their own influences (a chain whose levels as drawn mix skinned and rigid is
+            // held at the record's level by its entries, `lod_table.rs`).
             record.reserved = lod_chain_columns(world, entity, lod_errors, draw.material.0, scene).unwrap_or([0; 2]);
         }
         if !objects.is_finite(slot) {

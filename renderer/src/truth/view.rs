@@ -20,7 +20,8 @@ use crate::RenderReport;
 /// into its rectangle as the frame did (so the rasterisation is the frame's to the pixel).
 ///
 /// The reference draws the view's visible objects at the levels that view picked (a skinned
-/// object at its record's, as the frame does) and the others at the main view's; a skinned
+/// object keeps its rig, each level's vertices reading their own influences) and the others
+/// at the main view's; a skinned
 /// object in the frame's pose once the reference was given the frame's palette
 /// ([`ReferenceRenderer::set_palette`], before each frame's checks, as for
 /// [`super::check_frame`]), else in its bind pose. The shadows, if any, are not judged per
@@ -236,7 +237,8 @@ impl ReferenceRenderer {
     }
 
     /// Draws the objects of `view_meshes` with their view's mesh (after an upload wrote every
-    /// record at the main view's level); a skinned or empty record keeps its own.
+    /// record at the main view's level); an empty record keeps its own, and so does a skinned
+    /// one whose view mesh is rigid (as the frame's view lists draw them).
     pub(super) fn apply_view_meshes(&mut self, visibility: &Visibility) -> Result<(), TruthError> {
         if self.view_meshes.is_empty() {
             return Ok(());
@@ -245,7 +247,20 @@ impl ReferenceRenderer {
         let mut scene = crate::lock_scene(&self.scene);
         for &(slot, mesh) in &self.view_meshes {
             let Some(&record) = scene.records().get(slot as usize) else { continue };
-            if record.is_empty() || record.skin_count != 0 || scene.meshes().range(mesh).is_none() {
+            if record.is_empty() || scene.meshes().range(mesh).is_none() {
+                continue;
+            }
+            if record.skin_count != 0 {
+                // The rig stays: each level's vertices read their own influences.
+                if !crate::mesh_is_skinned(scene.meshes(), mesh) {
+                    continue;
+                }
+                let level = scene.record_for(mesh, [0.0; 3], [0.0; 3], record.color, record.material)?;
+                let (first_index, index_count, vertex_offset) =
+                    (level.first_index, level.index_count, level.vertex_offset);
+                let drawn = crate::ObjectRecord { first_index, index_count, vertex_offset, mesh, ..record };
+                let transform = scene.transforms()[slot as usize];
+                scene.set_parts(slot, transform, drawn)?;
                 continue;
             }
             let world = objects.models[slot as usize].to_cols_array_2d();

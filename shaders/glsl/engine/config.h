@@ -92,6 +92,9 @@
 #define HIZ_FOOTPRINT_MARGIN 1.0e-2
 // Threads per workgroup of the scene upload's scatter (renderer::SCATTER_GROUP).
 #define SCATTER_GROUP 64
+// Threads per workgroup of the blended pass's draws at the chosen levels
+// (renderer::BLENDED_LEVELS_GROUP).
+#define BLENDED_LEVELS_GROUP 64
 // Local lights (spot and point) the shading loop reads at most (culling::shadow::MAX_LOCAL_LIGHTS).
 #define MAX_LOCAL_LIGHTS 64
 // Shadow views a frame draws at most: four sun cascades and six faces for each of 16

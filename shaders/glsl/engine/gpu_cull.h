@@ -132,7 +132,7 @@ CullItem cull_load_in(uint view, uint object) {
     CullView v = views[view];
     uint count = item.record.reserved[1];
     uint first = item.record.reserved[0];
-    bool chained = count > 0u && item.record.index_count != 0u;
+    bool chained = count > 0u && item.record.index_count != 0u && lod_entries[first].rule != LOD_RULE_RECORD;
     bool by_distance = chained && lod_entries[first].rule == LOD_RULE_DISTANCE;
     uint rule_flag = by_distance ? CULL_LOD_DISTANCE : CULL_LOD;
     if (chained && (v.flags & rule_flag) != 0u) {

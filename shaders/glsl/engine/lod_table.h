@@ -26,9 +26,14 @@ struct LodEntry {
     uint bias;
 };
 
-// `LodEntry::rule` of a chain chosen by distance (renderer's `LodRule::Distance`); 0 the
-// error rule.
+// `LodEntry::rule` of a chain chosen by its levels' errors (renderer's `LOD_RULE_ERROR`).
+#define LOD_RULE_ERROR 0u
+// `LodEntry::rule` of a chain chosen by distance (renderer's `LOD_RULE_DISTANCE`).
 #define LOD_RULE_DISTANCE 1u
+// `LodEntry::rule` of a chain no view chooses from for now (renderer's `LOD_RULE_RECORD`): its
+// levels as drawn are not all skinned or all rigid (a skinned level drawn by its rigid
+// placeholder box), so the record's level, the CPU's pick, is drawn.
+#define LOD_RULE_RECORD 2u
 
 // The state word of a slot: its chain's first entry (plus one) above the level, so a slot
 // whose record names another chain starts again from level 0.

@@ -80,6 +80,11 @@ void choose_caster_level(uint object, ObjectTransform transform, inout CullItem 
     }
     CullView camera = views[0];
     uint first = item.record.reserved[0];
+    // A distance chain's levels the camera's cull leaves at the record's (the CPU's pick), and
+    // a chain held at the record's level (LOD_RULE_RECORD) is drawn at it too.
+    if (lod_entries[first].rule != LOD_RULE_ERROR) {
+        return;
+    }
     lod_chain_first = first;
     float scale_sq = lod_scale_sq(transform_column(transform, 0), transform_column(transform, 1),
         transform_column(transform, 2));

@@ -16,8 +16,30 @@
 //! The instance list has room for [`LOD_INSTANCE_ROOM`] places per slot (the record's own
 //! place and one per level).
 //!
-//! Chains longer than [`MAX_GPU_LOD_LEVELS`], and chains past the table's
-//! [`MAX_LOD_CHAINS`], are not given to the GPU: their objects draw the level the CPU chose.
+//! **Skinned chains.** A skinned object's record keeps its rig's palette slice whatever level
+//! is drawn: `mesh_skin` is parallel to the vertices, so each level's vertices (at the level's
+//! vertex offset) read their own influences, and any skinned level is skinned right. A level
+//! drawn by a rigid stand-in (the placeholder box of a level not on the GPU: its influences
+//! are zeros, which would collapse it to a point) must not be skinned, nor a skinned level
+//! drawn by a rigid record: while the levels as drawn are not all skinned or all rigid, the
+//! chain's entries say [`LOD_RULE_RECORD`] and every view draws the record's level, the CPU's
+//! pick (whose record is skinned only when its own drawn mesh is). The entries are written
+//! again when a level arrives or leaves, so the chain is given back once every level draws
+//! itself.
+//!
+//! **Growth.** The table grows without a cap: `lod_entries` holds [`LOD_CHAINS_AT_FIRST`]
+//! chains at first; the chain past its room makes a buffer of twice the chains (or enough),
+//! the whole table goes up into it with the next upload, the outgrown one is kept until its
+//! frames end, and a graph drawing the scene follows ([`GpuScene::follow_growth`]) as after
+//! the scene's other growths. Where the device has no memory for it, the chains past the
+//! room are not given to the GPU (their objects draw the CPU's level), said once, and the
+//! growth is tried again for a later chain.
+//!
+//! Chains longer than [`MAX_GPU_LOD_LEVELS`] are not given to the GPU: their objects draw the
+//! level the CPU chose. Choosing among more levels would take a wider state word (3 bits of
+//! level now) and, batched, a place per level and slot in `draw_instances` for every scene:
+//! 16 levels would take it from 9 to 17 places per slot in each of its two runs, 72 MB to
+//! 136 MB at a million objects.
 
 use std::collections::HashMap;
 use std::mem::{offset_of, size_of};
@@ -28,8 +50,8 @@ use crate::scene::{BatchKey, ObjectRecord};
 /// Levels of a chain the GPU chooses from at most (`MAX_GPU_LOD_LEVELS` in `config.h`).
 pub const MAX_GPU_LOD_LEVELS: u32 = 8;
 
-/// Chains the scene's table holds at most.
-pub const MAX_LOD_CHAINS: u32 = 1024;
+/// Chains the scene's first `lod_entries` buffer holds (the table grows past it).
+pub const LOD_CHAINS_AT_FIRST: u32 = 1024;
 
 /// Places per slot the instance list `draw_instances` has in each list: the record's own
 /// batch and one per level of its chain.
@@ -67,14 +89,22 @@ pub const LOD_RULE_ERROR: u32 = 0;
 /// of a split-screen frame); the main view draws the record's level, the CPU's pick.
 pub const LOD_RULE_DISTANCE: u32 = 1;
 
+/// [`LodEntry::rule`] of a chain the GPU does not choose from for now: its levels as drawn are
+/// not all skinned or all rigid (a skinned level drawn by its rigid placeholder box), so every
+/// view draws the record's level, the CPU's pick (see the module docs).
+pub const LOD_RULE_RECORD: u32 = 2;
+
 const _: () = {
     assert!(size_of::<LodEntry>() == 32, "LodEntry must match its std430 twin in lod_table.h");
     assert!(offset_of!(LodEntry, error) == 12);
     assert!(offset_of!(LodEntry, batch) == 16);
 };
 
-/// Bytes of the scene's `lod_entries` buffer.
-pub const LOD_ENTRIES_BYTES: u64 = (MAX_LOD_CHAINS * MAX_GPU_LOD_LEVELS) as u64 * size_of::<LodEntry>() as u64;
+/// Bytes of one chain's entries in `lod_entries`.
+pub const LOD_CHAIN_BYTES: u64 = MAX_GPU_LOD_LEVELS as u64 * size_of::<LodEntry>() as u64;
+
+/// Bytes of the scene's first `lod_entries` buffer.
+pub const LOD_ENTRIES_BYTES: u64 = LOD_CHAINS_AT_FIRST as u64 * LOD_CHAIN_BYTES;
 
 /// What names a chain: its level meshes and their errors' bits (a distance chain's greatest
 /// distances), the rule and bias, and the material.
@@ -107,10 +137,12 @@ pub(crate) struct LodTable {
     slot_chain: Vec<u32>,
     /// The entries changed since the last upload.
     dirty: bool,
-    /// A chain of several levels was refused (too long, or the table full): its objects draw
-    /// the main view's level in every view, so a view whose levels are its own cannot be
-    /// culled on the GPU (an image view then draws its CPU answer's lists).
+    /// A chain of several levels was refused (too long, or a table the device could not
+    /// grow): its objects draw the main view's level in every view, so a view whose levels are
+    /// its own cannot be culled on the GPU (an image view then draws its CPU answer's lists).
     refused: bool,
+    /// The room in chains the last growth that failed asked for: tried again only for more.
+    failed_growth: Option<u32>,
 }
 
 const NO_CHAIN: u32 = u32::MAX;
@@ -149,8 +181,9 @@ fn chain_of(record: &ObjectRecord) -> u32 {
 impl GpuScene {
     /// The record columns (`reserved`: first entry, level count) of the chain of `meshes`
     /// (finest first) with simplification errors `errors`, drawn with `material`, adding the
-    /// chain to the table when new; `None` when the GPU does not choose its levels (one
-    /// level, more than [`MAX_GPU_LOD_LEVELS`], lengths that differ, or a full table).
+    /// chain to the table when new (growing it); `None` when the GPU does not choose its levels
+    /// (one level, more than [`MAX_GPU_LOD_LEVELS`], lengths that differ, or a table the
+    /// device has no memory to grow).
     pub fn lod_chain_columns(&mut self, meshes: &[u32], errors: &[f32], material: u32) -> Option<[u32; 2]> {
         self.chain_columns(meshes, errors, (LOD_RULE_ERROR, 0), material)
     }
@@ -195,7 +228,7 @@ impl GpuScene {
             Some(&id) => id,
             None => {
                 let id = self.lod.chains.len() as u32;
-                if id >= MAX_LOD_CHAINS {
+                if id >= self.lod_chain_room() && !self.grow_lod_table(id + 1) {
                     self.lod.refused = true;
                     return None;
                 }
@@ -258,6 +291,7 @@ impl GpuScene {
     /// members' places to the batches of levels whose drawn mesh changed.
     fn refresh_chain(&mut self, id: u32) {
         let chain = self.lod.chains[id as usize];
+        let rule = if self.chain_skins_apart(&chain.key) { LOD_RULE_RECORD } else { chain.key.rule };
         for level in 0..chain.key.levels as usize {
             let mesh = chain.key.meshes[level];
             let drawn = self.drawn_mesh(mesh);
@@ -286,7 +320,7 @@ impl GpuScene {
                 error: f32::from_bits(chain.key.errors[level]),
                 batch,
                 mesh: record.mesh,
-                rule: chain.key.rule,
+                rule,
                 bias: chain.key.bias,
             };
             let stored = &mut self.lod.entries[(id * MAX_GPU_LOD_LEVELS) as usize + level];
@@ -295,6 +329,20 @@ impl GpuScene {
                 self.lod.dirty = true;
             }
         }
+    }
+
+    /// Whether the levels of chain `key` as drawn now are some skinned and some rigid (a
+    /// skinned level drawn by its placeholder box): the GPU must not choose among them.
+    fn chain_skins_apart(&self, key: &ChainKey) -> bool {
+        if !self.has_skinned_meshes() {
+            return false;
+        }
+        let mut skinned = key.meshes[..key.levels as usize]
+            .iter()
+            .filter_map(|&mesh| self.drawn_mesh(mesh))
+            .map(|drawn| super::mesh_is_skinned(self.meshes(), drawn));
+        let Some(first) = skinned.next() else { return false };
+        skinned.any(|other| other != first)
     }
 
     /// Writes every chain's entries again (a level of a mesh arrived or left the GPU, a mesh
@@ -361,8 +409,8 @@ impl GpuScene {
     }
 
     /// Whether a chain of several levels was ever refused (longer than
-    /// [`MAX_GPU_LOD_LEVELS`], or past [`MAX_LOD_CHAINS`]): its objects draw the main view's
-    /// level in every view.
+    /// [`MAX_GPU_LOD_LEVELS`], or past a table the device could not grow): its objects draw
+    /// the main view's level in every view.
     pub fn lod_chains_refused(&self) -> bool {
         self.lod.refused
     }
@@ -371,5 +419,40 @@ impl GpuScene {
     /// [`MAX_GPU_LOD_LEVELS`]): see [`GpuScene::lod_chains_refused`].
     pub(crate) fn refuse_lod_chain(&mut self) {
         self.lod.refused = true;
+    }
+
+    /// Chains the scene's `lod_entries` buffer holds now (it grows with the table).
+    pub fn lod_chain_room(&self) -> u32 {
+        u32::try_from(self.lod_buffer.size() / LOD_CHAIN_BYTES).unwrap_or(u32::MAX)
+    }
+
+    /// Makes room in `lod_entries` for `chains` chains: a new buffer of twice the room or
+    /// more, the whole table uploaded into it next, the outgrown one kept until its frames
+    /// end. False when the device has no memory for it (said once).
+    fn grow_lod_table(&mut self, chains: u32) -> bool {
+        if self.lod.failed_growth.is_some_and(|failed| chains <= failed) {
+            return false;
+        }
+        let room = self.lod_chain_room().saturating_mul(2).max(chains);
+        match super::growth::object_buffer(&self.device, crate::names::LOD_ENTRIES, room, LOD_CHAIN_BYTES) {
+            Ok(buffer) => {
+                let outgrown = std::mem::replace(&mut self.lod_buffer, buffer);
+                self.retired.push(super::growth::Retired::new(self.last_reader(), outgrown));
+                self.generation += 1;
+                self.lod.dirty = true;
+                log::info!("the LOD chain table grew to {room} chains");
+                true
+            }
+            Err(error) => {
+                if self.lod.failed_growth.is_none() {
+                    log::warn!(
+                        "the LOD chain table cannot grow to {room} chains ({error}): the objects of later chains \
+                         draw the level the CPU chose"
+                    );
+                }
+                self.lod.failed_growth = Some(chains);
+                false
+            }
+        }
     }
 }

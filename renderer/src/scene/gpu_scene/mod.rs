@@ -68,8 +68,8 @@ pub use growth::{set_scene_memory_limit, SceneGrowthError};
 use growth::{GrowthCopy, Retired};
 use lod_table::LodTable;
 pub use lod_table::{
-    LodEntry, LOD_ENTRIES_BYTES, LOD_INSTANCE_ROOM, LOD_RULE_DISTANCE, LOD_RULE_ERROR, MAX_GPU_LOD_LEVELS,
-    MAX_LOD_CHAINS,
+    LodEntry, LOD_CHAINS_AT_FIRST, LOD_CHAIN_BYTES, LOD_ENTRIES_BYTES, LOD_INSTANCE_ROOM, LOD_RULE_DISTANCE,
+    LOD_RULE_ERROR, LOD_RULE_RECORD, MAX_GPU_LOD_LEVELS,
 };
 use marks::SlotBits;
 pub use marks::UploadReport;

@@ -12,7 +12,7 @@ use crate::scene::{DrawCommand, ObjectRecord, OwnRun};
 use render_graph::{vk, GraphError, Result};
 
 use super::draws::DrawSource;
-use super::{out_of_range, GpuScene};
+use super::{mesh_is_skinned, out_of_range, GpuScene};
 use crate::names::DRAW_COMMANDS;
 
 /// The runs of this frame's host list, one per window view (empty: one view, the whole list).
@@ -187,14 +187,21 @@ impl GpuScene {
     }
 
     /// The index range (first index, count, vertex offset) `record`'s object draws with mesh
-    /// `mesh`: the record's own unless `mesh` is another level on the GPU and the object is
-    /// not skinned (its skin offsets are the record's level's).
+    /// `mesh`: the record's own unless `mesh` is another level on the GPU drawn by a mesh as
+    /// skinned as the record's (each level's vertices read their own influences, but a
+    /// skinned record must not skin a rigid placeholder box, nor a rigid one draw a skinned
+    /// level in its bind pose).
     fn view_range(&self, record: &ObjectRecord, mesh: u32) -> [u32; 3] {
         let own = [record.first_index, record.index_count, record.vertex_offset as u32];
-        if mesh == record.mesh || record.skin_count != 0 {
+        if mesh == record.mesh {
             return own;
         }
         let Some(drawn) = self.drawn_mesh(mesh) else { return own };
+        if self.has_skinned_meshes()
+            && mesh_is_skinned(&self.meshes, drawn) != mesh_is_skinned(&self.meshes, record.mesh)
+        {
+            return own;
+        }
         let (Some(range), place) = (self.meshes.range(drawn), self.stream.placement.place(drawn)) else { return own };
         if !place.placed {
             return own;
