@@ -7,7 +7,7 @@ use runtime::hecs::Entity;
 use runtime::Columns;
 
 use super::budget::screen_contribution;
-use super::system::{LocalLight, LocalLightKind, MAX_LOCAL_LIGHTS};
+use super::frame_lights::{LocalLight, LocalLightKind, MAX_LOCAL_LIGHTS};
 use crate::frustum::Frustum;
 
 /// What [`shadow_views_system`](super::shadow_views_system) reads of the world: the lights

@@ -23,6 +23,7 @@ mod budget;
 mod casters;
 mod cull;
 mod explain;
+mod frame_lights;
 mod lights;
 mod sides;
 mod system;
@@ -39,11 +40,11 @@ mod tests;
 pub use budget::{screen_contribution, KEEP_MARGIN};
 pub use cull::ShadowCull;
 pub use explain::{Casting, ShadowCasting};
-pub(crate) use system::install;
-pub use system::{
-    shadow_views_system, LocalLight, LocalLightKind, ShadowBudget, ShadowViewStats, ShadowViews, ShadowWork, SunLight,
-    MAX_LOCAL_LIGHTS, SHADOW_VIEWS_SYSTEM,
+pub use frame_lights::{
+    LocalLight, LocalLightKind, ShadowBudget, ShadowViewStats, ShadowWork, SunLight, MAX_LOCAL_LIGHTS,
 };
+pub(crate) use system::install;
+pub use system::{shadow_views_system, ShadowViews, SHADOW_VIEWS_SYSTEM};
 pub use views::{
     cascade_slice, cascade_view_projection, cube_face_view_projection, light_near, spot_view_projection,
     AtlasAllocator, AtlasTile, CascadeSlice, LightView, LightViewKind, CUBE_FACES, MIN_TILE,

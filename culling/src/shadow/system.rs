@@ -8,11 +8,12 @@
 
 use ecs::{ResolvedView, ResolvedViews, ShadowBias, ShadowSettings, MAX_CASCADES};
 use glam::Vec3;
-use runtime::hecs::{Entity, World};
+use runtime::hecs::World;
 use runtime::{Columns, Frame, Res, ResMut, Stage, System};
 
 use super::budget::CastingLights;
 use super::casters::{CasterStore, Refresh};
+use super::frame_lights::{LocalLight, LocalLightKind, ShadowBudget, ShadowViewStats, ShadowWork, SunLight};
 use super::lights::{find_sun, gather_local_lights, Candidate, LightColumns};
 use super::view_bits::{Fill, ViewBits};
 use super::views::{
@@ -25,128 +26,6 @@ use crate::visibility::{Visibility, VISIBILITY_SYSTEM};
 
 /// Name of [`shadow_views_system`].
 pub const SHADOW_VIEWS_SYSTEM: &str = "culling::shadow_views";
-
-/// Most local lights (spot and point, shadowed or not) the frame lights with; the nearest
-/// to the camera win.
-pub const MAX_LOCAL_LIGHTS: usize = 64;
-
-/// The sun of the frame.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SunLight {
-    /// Its entity.
-    pub entity: Entity,
-    /// The direction its light travels (unit, world space).
-    pub direction: Vec3,
-    /// Colour times illuminance.
-    pub radiance: Vec3,
-    /// Camera distance each cascade ends at (the first `cascades` entries).
-    pub cascade_ends: [f32; MAX_CASCADES],
-    /// Number of cascades drawn this frame (0 when it casts no shadow).
-    pub cascades: usize,
-    /// Index of its first cascade in [`ShadowViews::views`].
-    pub first_view: usize,
-}
-
-/// What a local light is.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum LocalLightKind {
-    /// A cone down `direction` (unit), full brightness inside `inner_angle`, none past
-    /// `outer_angle` (half angles, radians).
-    Spot {
-        /// Where it points.
-        direction: Vec3,
-        /// Half angle of the core.
-        inner_angle: f32,
-        /// Half angle of the edge.
-        outer_angle: f32,
-    },
-    /// Light in every direction.
-    Point,
-}
-
-/// A spot or point light that lights this frame.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LocalLight {
-    /// Its entity.
-    pub entity: Entity,
-    /// Spot or point.
-    pub kind: LocalLightKind,
-    /// World position.
-    pub position: Vec3,
-    /// Colour times intensity.
-    pub radiance: Vec3,
-    /// Where its light ends.
-    pub range: f32,
-    /// Its screen contribution this frame, what the shadow budget ranks it by
-    /// ([`screen_contribution`](super::screen_contribution)).
-    pub score: f32,
-    /// Index of its first view in [`ShadowViews::views`] (one for a spot, six for a point),
-    /// `None` when it casts no shadow this frame.
-    pub first_view: Option<usize>,
-}
-
-impl LocalLight {
-    /// Views its shadow takes: one for a spot light, six (a cube's faces) for a point light.
-    pub fn view_count(&self) -> usize {
-        match self.kind {
-            LocalLightKind::Spot { .. } => 1,
-            LocalLightKind::Point => 6,
-        }
-    }
-
-    /// Its views in [`ShadowViews::views`] this frame (empty when it casts no shadow).
-    pub fn views(&self) -> std::ops::Range<usize> {
-        self.first_view.map_or(0..0, |first| first..first + self.view_count())
-    }
-}
-
-/// How the shadow budget shared this frame's views among the spot and point lights (see
-/// [`ShadowSettings::max_light_views`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ShadowBudget {
-    /// Lights that may light the frame and cast shadows: the candidates for a shadow.
-    pub candidates: usize,
-    /// Of them, those that cast this frame ([`ShadowViews::shadowed_lights`]).
-    pub shadowed: usize,
-    /// Their views (the sun's cascades not counted).
-    pub views: usize,
-    /// The budget the views were held to ([`ShadowSettings::light_views`]; 0 with shadows
-    /// off).
-    pub max_views: usize,
-    /// Candidates passed over for the light cap or the views left.
-    pub over_budget: usize,
-    /// Of the lights that cast, those that did not cast last frame: shadows that came on
-    /// (what the hysteresis keeps low while the lights and the camera move).
-    pub new_casters: usize,
-}
-
-/// What the last [`ShadowViews::update`] did: the share of the work a frame whose lights and
-/// casters stand still is spared.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ShadowWork {
-    /// The casters were gathered from every slot (the first frame with a shadow view, or one
-    /// after a Visibility answer the views did not read); otherwise only the changed ones.
-    pub rebuilt: bool,
-    /// Words of 64 slots whose casters changed (moved, came or went) since the last frame:
-    /// what the views that kept their bits redid.
-    pub changed_words: usize,
-    /// Views that kept last frame's bits (their volume did not move).
-    pub kept_views: usize,
-    /// Views culled afresh (new or moved).
-    pub culled_views: usize,
-    /// Words of 64 casters tested box by box, summed over the views; the others were decided
-    /// by the union of their group's or word's boxes, or kept.
-    pub kernel_words: usize,
-}
-
-/// Casters of one view before and after culling.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ShadowViewStats {
-    /// Shadow casters tested.
-    pub casters: usize,
-    /// Casters kept for the view (drawn into its map).
-    pub kept: usize,
-}
 
 /// The frame's lights and shadow views, and the casters each view draws: a resource,
 /// reused across frames (a steady light setup allocates nothing).
@@ -218,7 +97,7 @@ impl ShadowViews {
         self.sun.as_ref()
     }
 
-    /// The local lights of the frame (the nearest [`MAX_LOCAL_LIGHTS`] to the camera):
+    /// The local lights of the frame (the nearest [`MAX_LOCAL_LIGHTS`](super::MAX_LOCAL_LIGHTS) to the camera):
     /// every shadowed one, then the rest, each part in the shadow budget's ranking, best
     /// first.
     pub fn lights(&self) -> &[LocalLight] {
