@@ -43,7 +43,7 @@ pub(crate) fn largest_inner_box(
                 let plane = side.plane(&bounds).as_dvec4();
                 -plane.truncate() * plane.w
             });
-            if super::occluders::signed_volume_from(positions, &part, apex) <= 0.0 {
+            if signed_volume_from(positions, &part, apex) <= 0.0 {
                 return Err(OcclusionError::BadMesh("an occluder's surface must be wound outwards"));
             }
             Ok((inner_box(positions, &part, open)?, open.map(|side| side.plane(&bounds))))
@@ -112,7 +112,7 @@ impl OpenSide {
 /// one face plane of the bounds of `positions`: `Ok(None)` for a closed surface, the open
 /// side for a surface open only there, an error otherwise.
 pub(crate) fn open_side(positions: &[Vec3], indices: &[u32]) -> Result<Option<OpenSide>, OcclusionError> {
-    let border = super::occluders::border_edges(indices);
+    let border = border_edges(indices);
     if border.is_empty() {
         return Ok(None);
     }
@@ -258,6 +258,30 @@ fn is_inside(point: DVec3, triangles: &[[DVec3; 3]], open: Option<OpenSide>) -> 
         return Ok(hits % 2 == 1);
     }
     Err(OcclusionError::BadMesh("every test ray grazes an edge; author an occluder"))
+}
+
+/// The directed edges of `indices` that no other triangle matches with the opposite edge:
+/// the border of an open surface (none for a closed one).
+pub(super) fn border_edges(indices: &[u32]) -> Vec<(u32, u32)> {
+    let mut edges: Vec<(u32, u32)> = indices
+        .chunks_exact(3)
+        .flat_map(|triangle| [(triangle[0], triangle[1]), (triangle[1], triangle[2]), (triangle[2], triangle[0])])
+        .collect();
+    edges.sort_unstable();
+    edges.iter().copied().filter(|&(from, to)| edges.binary_search(&(to, from)).is_err()).collect()
+}
+
+/// Six times the signed volume of the tetrahedra from `apex` to each triangle: the volume a
+/// closed surface encloses from any apex, and that of an open surface closed by a flat cap
+/// when the apex lies in the cap's plane (the cap's own tetrahedra are flat).
+pub(super) fn signed_volume_from(positions: &[Vec3], indices: &[u32], apex: glam::DVec3) -> f64 {
+    indices
+        .chunks_exact(3)
+        .map(|triangle| {
+            let [a, b, c] = [0, 1, 2].map(|corner| positions[triangle[corner] as usize].as_dvec3() - apex);
+            a.dot(b.cross(c))
+        })
+        .sum()
 }
 
 #[cfg(test)]

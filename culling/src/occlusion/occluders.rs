@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use ecs::{Aabb, MeshHandle};
 use glam::{Mat4, Vec3, Vec4};
 
+use super::inner_box::{border_edges, largest_inner_box, signed_volume_from, welded};
 use super::{OccluderMeshes, OcclusionError};
 
 /// Most vertices of an occluder rasterized as one convex silhouette (see
@@ -132,8 +133,8 @@ impl OccluderMesh {
     /// open through one side only), wound outwards, with the centre of its bounds inside it
     /// (a ring, an L): author an occluder for such a mesh.
     pub fn inner_box_of(positions: &[Vec3], indices: &[u32]) -> Result<OccluderMesh, OcclusionError> {
-        let checked = OccluderMesh::new(positions.to_vec(), super::inner_box::welded(positions, indices))?;
-        let (inner, open_side) = super::inner_box::largest_inner_box(&checked.positions, &checked.indices)?;
+        let checked = OccluderMesh::new(positions.to_vec(), welded(positions, indices))?;
+        let (inner, open_side) = largest_inner_box(&checked.positions, &checked.indices)?;
         Ok(OccluderMesh { open_side, ..OccluderMesh::from_box(&inner)? })
     }
 
@@ -204,33 +205,9 @@ fn is_closed(indices: &[u32]) -> bool {
     border_edges(indices).is_empty()
 }
 
-/// The directed edges of `indices` that no other triangle matches with the opposite edge:
-/// the border of an open surface (none for a closed one).
-pub(super) fn border_edges(indices: &[u32]) -> Vec<(u32, u32)> {
-    let mut edges: Vec<(u32, u32)> = indices
-        .chunks_exact(3)
-        .flat_map(|triangle| [(triangle[0], triangle[1]), (triangle[1], triangle[2]), (triangle[2], triangle[0])])
-        .collect();
-    edges.sort_unstable();
-    edges.iter().copied().filter(|&(from, to)| edges.binary_search(&(to, from)).is_err()).collect()
-}
-
 /// Six times the signed volume the triangles enclose (positive when wound outwards).
 fn signed_volume(positions: &[Vec3], indices: &[u32]) -> f64 {
     signed_volume_from(positions, indices, glam::DVec3::ZERO)
-}
-
-/// Six times the signed volume of the tetrahedra from `apex` to each triangle: the volume a
-/// closed surface encloses from any apex, and that of an open surface closed by a flat cap
-/// when the apex lies in the cap's plane (the cap's own tetrahedra are flat).
-pub(super) fn signed_volume_from(positions: &[Vec3], indices: &[u32], apex: glam::DVec3) -> f64 {
-    indices
-        .chunks_exact(3)
-        .map(|triangle| {
-            let [a, b, c] = [0, 1, 2].map(|corner| positions[triangle[corner] as usize].as_dvec3() - apex);
-            a.dot(b.cross(c))
-        })
-        .sum()
 }
 
 /// The face planes of a small convex closed solid, or `None`.

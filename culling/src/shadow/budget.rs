@@ -30,7 +30,7 @@ use std::cmp::Ordering;
 
 use glam::Vec3;
 
-use super::lights::Candidate;
+use super::frame_lights::Candidate;
 
 /// How much a light that cast a shadow last frame is favoured in this frame's ranking: a
 /// challenger must score more than this many times its score to take its place.

@@ -1,12 +1,14 @@
 //! What the frame's shadows are made of and what making them cost: the sun and the local
 //! lights of the frame ([`SunLight`], [`LocalLight`]), how the shadow budget shared the views
 //! ([`ShadowBudget`]), the work a frame redid ([`ShadowWork`]) and each view's casters
-//! ([`ShadowViewStats`]). [`ShadowViews`](super::ShadowViews) holds them.
+//! ([`ShadowViewStats`]). [`ShadowViews`](super::ShadowViews) holds them. A light that may
+//! cast before the atlas is handed out is a `Candidate` (gathered in `lights.rs`, ranked in
+//! `budget.rs`).
 
 use glam::Vec3;
 use runtime::hecs::Entity;
 
-use ecs::MAX_CASCADES;
+use ecs::{ShadowBias, MAX_CASCADES};
 
 /// Most local lights (spot and point, shadowed or not) the frame lights with; the nearest
 /// to the camera win.
@@ -131,4 +133,21 @@ pub struct ShadowViewStats {
     pub casters: usize,
     /// Casters kept for the view (drawn into its map).
     pub kept: usize,
+}
+
+/// A light that may light the frame, before the atlas is handed out.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Candidate {
+    /// Distance from the camera to the light's sphere (0 inside).
+    pub(super) distance: f32,
+    /// Entity id, for a stable order among equals.
+    pub(super) id: u64,
+    /// Its screen contribution, what the shadow budget ranks it by.
+    pub(super) score: f32,
+    /// Whether it cast a shadow last frame (set by the ranking).
+    pub(super) incumbent: bool,
+    pub(super) light: LocalLight,
+    /// Tile side asked for; 0 when it casts no shadow.
+    pub(super) resolution: u32,
+    pub(super) bias: ShadowBias,
 }

@@ -7,7 +7,7 @@ use runtime::hecs::Entity;
 use runtime::Columns;
 
 use super::budget::screen_contribution;
-use super::frame_lights::{LocalLight, LocalLightKind, MAX_LOCAL_LIGHTS};
+use super::frame_lights::{Candidate, LocalLight, LocalLightKind, MAX_LOCAL_LIGHTS};
 use crate::frustum::Frustum;
 
 /// What [`shadow_views_system`](super::shadow_views_system) reads of the world: the lights
@@ -22,23 +22,6 @@ pub(super) type LightAccess = (
 
 /// The world as the shadow views see it: the columns of [`LightAccess`].
 pub(super) type LightColumns<'a> = Columns<'a, LightAccess>;
-
-/// A light that may light the frame, before the atlas is handed out.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Candidate {
-    /// Distance from the camera to the light's sphere (0 inside).
-    pub(super) distance: f32,
-    /// Entity id, for a stable order among equals.
-    pub(super) id: u64,
-    /// Its screen contribution, what the shadow budget ranks it by.
-    pub(super) score: f32,
-    /// Whether it cast a shadow last frame (set by the ranking).
-    pub(super) incumbent: bool,
-    pub(super) light: LocalLight,
-    /// Tile side asked for; 0 when it casts no shadow.
-    pub(super) resolution: u32,
-    pub(super) bias: ShadowBias,
-}
 
 /// Lists in `candidates` the spot and point lights that may light the frame of `camera` or
 /// of one of the frame's `others` window views (each its frustum and eye: a split-screen

@@ -13,8 +13,8 @@ use runtime::{Columns, Frame, Res, ResMut, Stage, System};
 
 use super::budget::CastingLights;
 use super::casters::{CasterStore, Refresh};
-use super::frame_lights::{LocalLight, LocalLightKind, ShadowBudget, ShadowViewStats, ShadowWork, SunLight};
-use super::lights::{find_sun, gather_local_lights, Candidate, LightColumns};
+use super::frame_lights::{Candidate, LocalLight, LocalLightKind, ShadowBudget, ShadowViewStats, ShadowWork, SunLight};
+use super::lights::{find_sun, gather_local_lights, LightColumns};
 use super::view_bits::{Fill, ViewBits};
 use super::views::{
     cascade_slice, cascade_view_projection, cube_face_view_projection, spot_view_projection, AtlasAllocator, AtlasTile,
