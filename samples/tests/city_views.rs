@@ -2,7 +2,9 @@
 //! backends), in the window
 //! (under Xvfb, where `xvfb-run` exists) as headless, and the refusal of what it does not take
 //! yet; `city --monitor`: a rooftop camera's image on a billboard, both views judged, and its
-//! refusals; `city --monitor --views 2`: the monitor and both halves of the window judged.
+//! refusals; `city --monitor --views 2`: the monitor and both halves of the window judged;
+//! `--stream` seen by several views: every view's meshes kept resident and its stand-ins
+//! followed by its reference.
 
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -191,7 +193,7 @@ fn a_monitor_culled_on_the_gpu_chooses_its_own_levels_by_the_error_rule() {
 
 #[test]
 fn a_monitor_refuses_what_it_does_not_take_yet() {
-    for refused in [&["--stream"][..], &["--post", "fog"]] {
+    for refused in [&["--classify"][..], &["--post", "fog"]] {
         let (output, text) = city(&[&["--monitor", "--frames", "1", "--objects", "1000"][..], refused].concat());
         assert!(!output.status.success(), "{refused:?}: {text}");
         assert!(text.contains("--monitor does not yet take"), "{refused:?}: {text}");
@@ -241,4 +243,95 @@ fn a_monitor_shows_in_a_window(extra: &[&str], middle: (std::ops::Range<usize>, 
     let picture: Vec<&[u8]> =
         rows.flat_map(|y| columns.clone().map(move |x| (x, y))).map(|(x, y)| texel(x, y)).collect();
     assert!(picture.iter().any(|pixel| *pixel != picture[0]), "the billboard is one colour: {text}");
+}
+
+/// `city --stream` culled by `cull` with `extra` (`--views 2`, `--monitor`) under a mesh budget
+/// of `budget` MiB, `--truth --validate`: each of the frame's `views` equals its unculled
+/// reference (which draws the stand-ins the frame drew, in every view) and hides nothing,
+/// every frame. Returns the run's output.
+fn streamed_views_hold_to_the_truth(cull: &str, budget: &str, extra: &[&str], views: u32) -> String {
+    let streamed = ["--stream", "--stream-wait", "--stream-dir", "districts", "--stream-radius", "60"];
+    let run = ["--frames", "3", "--objects", "1000", "--size", "128x64", "--render", "every", "--threads", "2"];
+    let checks = ["--cull", cull, "--budget", budget, "--truth", "--validate"];
+    let (output, text) = city(&[&streamed[..], &run, &checks, extra].concat());
+    assert!(output.status.success(), "{text}");
+    for frame in 0..3 {
+        for view in 0..views {
+            let hidden = format!("frame {frame} view {view} false_hidden 0");
+            let pixels = format!("frame {frame} view {view} differing_pixels 0");
+            assert!(text.lines().any(|line| line == hidden), "{hidden}: {text}");
+            assert!(text.lines().any(|line| line == pixels), "{pixels}: {text}");
+        }
+    }
+    let lines = text.lines().filter(|line| line.contains(" view ") && line.contains("false_hidden")).count();
+    assert_eq!(lines, 3 * views as usize, "{text}");
+    text
+}
+
+/// A streamed city in two views, on both backends, with room in the budget: the second view's
+/// objects load at the levels it picked (the residency counts every view's needs), so no view
+/// draws a stand-in, and both hold to the truth.
+#[test]
+fn two_views_of_a_streamed_city_keep_their_meshes_resident() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    for cull in ["cpu", "gpu"] {
+        let text = streamed_views_hold_to_the_truth(cull, "1.5", &["--views", "2"], 2);
+        for frame in 0..3 {
+            let main = format!("frame {frame} resident_bytes ");
+            let main = text.lines().find(|line| line.starts_with(&main)).unwrap_or_else(|| panic!("{main}: {text}"));
+            assert!(main.ends_with(" stand_in 0"), "{cull}: {main}: {text}");
+            let second = format!("frame {frame} view 1 stand_in 0");
+            assert!(text.lines().any(|line| line == second), "{cull}: {second}: {text}");
+        }
+    }
+}
+
+/// Under a budget below what the views need, the second view draws stand-ins (coarser levels,
+/// placeholder boxes) for levels only it picked; its reference draws the same ones, so it
+/// still equals its reference and hides nothing, on both backends.
+#[test]
+fn two_views_of_a_streamed_city_under_a_tight_budget_draw_the_stand_ins_their_references_draw() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    for cull in ["cpu", "gpu"] {
+        let text = streamed_views_hold_to_the_truth(cull, "0.3", &["--views", "2"], 2);
+        let drew = text.lines().any(|line| line.starts_with("frame ") && line.ends_with(" view 1 stand_in 1"));
+        assert!(drew, "{cull}: the budget leaves the second view stand-ins: {text}");
+    }
+}
+
+/// The monitor and both halves of the window over a streamed city, under a tight budget, on
+/// both backends: the monitor's reference takes the streamed meshes too, and every view holds
+/// to the truth.
+#[test]
+fn a_monitor_and_two_views_of_a_streamed_city_hold_to_the_truth() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    for cull in ["cpu", "gpu"] {
+        streamed_views_hold_to_the_truth(cull, "0.3", &["--monitor", "--views", "2"], 3);
+    }
+}
+
+/// Districts load around every camera: two views of a small radius load more districts than
+/// the first view alone.
+#[test]
+fn a_streamed_city_loads_the_districts_around_every_camera() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let districts = |views: &str| -> usize {
+        let streamed = ["--stream", "--stream-wait", "--stream-dir", "districts", "--stream-radius", "30"];
+        let run = ["--frames", "3", "--objects", "1000", "--size", "64x32", "--render", "every", "--truth"];
+        let (output, text) = city(&[&streamed[..], &run, &["--views", views]].concat());
+        assert!(output.status.success(), "{text}");
+        let last = text.lines().find(|line| line.starts_with("frame 2 resident_bytes ")).expect("a stream line");
+        let count = last.split(" districts ").nth(1).and_then(|rest| rest.split(' ').next());
+        count.and_then(|count| count.parse().ok()).unwrap_or_else(|| panic!("{last}"))
+    };
+    let (one, two) = (districts("1"), districts("2"));
+    assert!(one > 0 && two > one, "one view loaded {one} districts, two views {two}");
 }

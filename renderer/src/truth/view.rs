@@ -236,7 +236,10 @@ impl ReferenceRenderer {
     }
 
     /// Draws the objects of `view_meshes` with their view's mesh (after an upload wrote every
-    /// record at the main view's level); a skinned or empty record keeps its own.
+    /// record at the main view's level), or the stand-in the frame drew for it where it was not
+    /// resident ([`ReferenceRenderer::follow_stand_ins`]: the view's level may be one the main
+    /// view does not draw, so the upload's following did not reach it); a skinned or empty
+    /// record keeps its own.
     pub(super) fn apply_view_meshes(&mut self, visibility: &Visibility) -> Result<(), TruthError> {
         if self.view_meshes.is_empty() {
             return Ok(());
@@ -248,6 +251,15 @@ impl ReferenceRenderer {
             if record.is_empty() || record.skin_count != 0 || scene.meshes().range(mesh).is_none() {
                 continue;
             }
+            let mesh = match self.stand_ins.iter().find(|(missing, _)| *missing == mesh) {
+                None => mesh,
+                Some(&(_, Some(drawn))) => drawn,
+                // Nothing resident to stand in: the frame drew nothing for it.
+                Some(&(_, None)) => {
+                    scene.clear_object(slot)?;
+                    continue;
+                }
+            };
             let world = objects.models[slot as usize].to_cols_array_2d();
             let material = objects.draws[slot as usize].material.0;
             scene.set_object(slot, crate::ObjectDesc { world, color: record.color, mesh, material })?;

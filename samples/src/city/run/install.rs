@@ -37,6 +37,16 @@ pub(super) struct Rendering {
     pub(super) hud: Option<Hud>,
 }
 
+impl Rendering {
+    /// The references the streamed meshes go to: the frame's and, given `--monitor`, the
+    /// monitor's (each numbers them as the game's renderer does).
+    pub(super) fn checkers(&mut self) -> Vec<&mut MeshRenderer> {
+        let mut checkers = vec![&mut self.checker];
+        checkers.extend(self.monitor.as_mut().map(|monitor| &mut monitor.checker));
+        checkers
+    }
+}
+
 /// The headless `--hud`: the overlay the frames draw, and the colour before it (what the
 /// checks compare with the reference; the PNGs show the overlay).
 pub(super) struct Hud {
@@ -159,7 +169,7 @@ pub(super) fn streaming(
     if options.preload {
         let started = Instant::now();
         streamer
-            .preload(app.world_mut(), &render_meshes, Some(&mut rendering.checker))
+            .preload(app.world_mut(), &render_meshes, &mut rendering.checkers())
             .map_err(|error| format!("stream: {error}"))?;
         println!(
             "stream: preloaded {} districts in {:.1} ms",

@@ -209,10 +209,10 @@ fn add_lights(app: &mut App, options: &CityOptions, config: &CityConfig) {
 /// The culling backend and the users' passes, refusing what `--monitor` and `--views 2` do
 /// not take yet (they take each other).
 pub(super) fn choices(options: &CityOptions, scene: &Scene) -> Result<Choices, String> {
-    let extras = options.stream || options.classify || options.clusters;
+    let extras = options.classify || options.clusters;
     if options.monitor && (passes_chosen(options) || extras) {
         return Err(String::from(
-            "city: --monitor does not yet take --post, --debug-boxes, --gpu-animate, --stream, --classify or --clusters",
+            "city: --monitor does not yet take --post, --debug-boxes, --gpu-animate, --classify or --clusters",
         ));
     }
     let backend = match options.cull {
@@ -224,7 +224,7 @@ pub(super) fn choices(options: &CityOptions, scene: &Scene) -> Result<Choices, S
         .map_err(|error| format!("city: {error}"))?;
     if scene.split && (passes.any() || extras) {
         return Err(String::from(
-            "city: --views 2 does not yet take --post, --debug-boxes, --gpu-animate, --stream, --classify or --clusters",
+            "city: --views 2 does not yet take --post, --debug-boxes, --gpu-animate, --classify or --clusters",
         ));
     }
     Ok(Choices { backend, passes })
