@@ -1,8 +1,8 @@
 //! `city --views 2`: split-screen, each view judged against its own answer (on both culling
 //! backends), in the window
-//! (under Xvfb, where `xvfb-run` exists) as headless, and the refusal of what it does not take
-//! yet; `city --monitor`: a rooftop camera's image on a billboard, both views judged, and its
-//! refusals; `city --monitor --views 2`: the monitor and both halves of the window judged;
+//! (under Xvfb, where `xvfb-run` exists) as headless, with the users' passes (per view), and
+//! the refusal of what it does not take; `city --monitor`: a rooftop camera's image on a
+//! billboard, both views judged, with the users' passes, and its refusals; `city --monitor --views 2`: the monitor and both halves of the window judged;
 //! `--stream` seen by several views: every view's meshes kept resident and its stand-ins
 //! followed by its reference.
 
@@ -77,10 +77,16 @@ fn two_views_culled_on_the_gpu_each_equal_their_unculled_reference_and_hide_noth
 }
 
 #[test]
-fn two_views_refuse_what_they_do_not_take_yet() {
-    let (output, text) = city(&["--views", "2", "--classify", "--frames", "1", "--objects", "1000"]);
-    assert!(!output.status.success(), "{text}");
-    assert!(text.contains("--views 2 does not yet take"), "{text}");
+fn two_views_refuse_what_they_cannot_be_judged_with() {
+    for (refused, why) in [
+        ("--classify", "writes no PNG for the classify image"),
+        ("--clusters", "the cluster check draws one view"),
+        ("--debug-boxes", "coloured by its GPU visibility bits"),
+    ] {
+        let (output, text) = city(&["--views", "2", refused, "--frames", "1", "--objects", "1000"]);
+        assert!(!output.status.success(), "{text}");
+        assert!(text.contains("--views 2 does not take") && text.contains(why), "{text}");
+    }
     let (output, text) = city(&["--views", "3", "--frames", "1"]);
     assert!(!output.status.success(), "three views are not offered: {text}");
 }
@@ -192,12 +198,112 @@ fn a_monitor_culled_on_the_gpu_chooses_its_own_levels_by_the_error_rule() {
 }
 
 #[test]
-fn a_monitor_refuses_what_it_does_not_take_yet() {
-    for refused in [&["--classify"][..], &["--post", "fog"]] {
+fn a_monitor_refuses_what_it_cannot_be_judged_with() {
+    for (refused, why) in [
+        (&["--clusters"][..], "--monitor does not take --clusters: the cluster check"),
+        (&["--classify", "--cull", "gpu"], "--monitor takes --classify on the CPU backend only"),
+    ] {
         let (output, text) = city(&[&["--monitor", "--frames", "1", "--objects", "1000"][..], refused].concat());
         assert!(!output.status.success(), "{refused:?}: {text}");
-        assert!(text.contains("--monitor does not yet take"), "{refused:?}: {text}");
+        assert!(text.contains(why), "{refused:?}: {text}");
     }
+}
+
+/// Every frame's `passes vs cpu` line of `text` says the users' passes matched the CPU.
+fn passes_match_the_cpu(text: &str) {
+    for frame in 0..3 {
+        let line = format!("frame {frame} passes vs cpu: post 0 lines 0 heights 0");
+        assert!(text.lines().any(|seen| seen == line), "{line}: {text}");
+    }
+}
+
+/// The users' passes with two views: fog and outline run once per view over its half (the
+/// outline stops at the seam), checked against the CPU view by view, and both views judged on
+/// the colour before them; culled on the GPU, with the objects bobbed by a pass before the
+/// cull, which both views and their references see.
+#[test]
+fn two_views_with_the_users_passes_hold_to_the_truth() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    for (cull, passes) in
+        [("cpu", &["--post", "fog,outline"][..]), ("gpu", &["--post", "fog,outline", "--gpu-animate"])]
+    {
+        let (output, text) = city(&[&["--views", "2", "--cull", cull][..], &VIEW_RUN, passes].concat());
+        assert!(output.status.success(), "{cull}: {text}");
+        passes_match_the_cpu(&text);
+        views_hold_to_the_truth(&text, 0..2);
+    }
+}
+
+/// The users' passes with a monitor (and with two views): they draw over the window's views,
+/// the monitor's image is left as its view drew it, and every view holds to the truth; on the
+/// GPU with the objects bobbed (the monitor's reference bobs them too) and the debug boxes.
+#[test]
+fn a_monitor_with_the_users_passes_holds_to_the_truth() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let gpu_passes = ["--post", "fog,outline", "--gpu-animate"];
+    for (cull, passes, views) in [
+        ("cpu", &["--post", "outline"][..], 2),
+        ("gpu", &[&gpu_passes[..], &["--debug-boxes"]].concat()[..], 2),
+        ("gpu", &[&gpu_passes[..], &["--views", "2"]].concat()[..], 3),
+    ] {
+        let (output, text) = city(&[&["--monitor", "--cull", cull][..], &VIEW_RUN, passes].concat());
+        assert!(output.status.success(), "{cull} {passes:?}: {text}");
+        passes_match_the_cpu(&text);
+        views_hold_to_the_truth(&text, 0..views);
+    }
+}
+
+/// A monitor with `--classify` on the CPU backend: the classify image of the street view is
+/// written beside its PNG and every view holds to the truth.
+#[test]
+fn a_monitor_takes_classify_on_the_cpu() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let out = temporary("city_views", "classify");
+    let out_path = out.to_string_lossy().into_owned();
+    let (output, text) =
+        city(&[&["--monitor", "--cull", "cpu", "--classify", "--out", &out_path][..], &VIEW_RUN].concat());
+    let written = out.join("city-classify.png").is_file();
+    let _ = std::fs::remove_dir_all(&out);
+    assert!(output.status.success(), "{text}");
+    assert!(written, "the classify image is written: {text}");
+    views_hold_to_the_truth(&text, 0..2);
+}
+
+/// The arguments of a short judged run: 3 frames of a small city, every frame drawn and judged.
+const VIEW_RUN: [&str; 12] = [
+    "--frames",
+    "3",
+    "--objects",
+    "1000",
+    "--size",
+    "128x64",
+    "--render",
+    "every",
+    "--truth",
+    "--validate",
+    "--threads",
+    "2",
+];
+
+/// Every frame of 3 has, for each of `views`, `differing_pixels 0` and `false_hidden 0`, and no
+/// other view's lines.
+fn views_hold_to_the_truth(text: &str, views: std::ops::Range<u32>) {
+    for frame in 0..3 {
+        for view in views.clone() {
+            let hidden = format!("frame {frame} view {view} false_hidden 0");
+            let pixels = format!("frame {frame} view {view} differing_pixels 0");
+            assert!(text.lines().any(|line| line == hidden), "{hidden}: {text}");
+            assert!(text.lines().any(|line| line == pixels), "{pixels}: {text}");
+        }
+    }
+    let lines = text.lines().filter(|line| line.contains(" view ") && line.contains("false_hidden")).count();
+    assert_eq!(lines, 3 * views.len(), "{text}");
 }
 
 /// `city --window --monitor`: the billboard shows the rooftop camera's picture in the window.

@@ -172,8 +172,10 @@ pub struct CityOptions {
     /// `--shadows`. With `--stream` the districts around either camera load, every view's
     /// levels count as needed under `--budget`, and with `--truth` each streamed frame prints
     /// `frame N view V stand_in S` for the second view (whether an object it sees drew a
-    /// stand-in; its reference draws the same ones). No PNG is written; the user passes,
-    /// classify images and clusters are refused.
+    /// stand-in; its reference draws the same ones). With `--post` the fog and outline run
+    /// once per view over its half (checked against the CPU view by view), and with
+    /// `--gpu-animate` both views see the bobbed objects. No PNG is written; `--debug-boxes`,
+    /// `--classify` and `--clusters` are refused (each refusal says why).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
     pub views: u32,
     /// A security camera on a rooftop renders into a 256x256 image shown on a billboard in the
@@ -186,7 +188,10 @@ pub struct CityOptions {
     /// street view) and judged by a reference shadowed the same way. With `--views 2` the
     /// billboard rides in the left half (the street camera's) and every view is judged. With
     /// `--stream` the districts around the rooftop camera load too and the monitor's reference
-    /// takes the streamed meshes. User passes, classify images and clusters are refused with it.
+    /// takes the streamed meshes. It takes the users' passes (drawn over the window's views;
+    /// with `--gpu-animate` the monitor's reference bobs the objects too) and, on the CPU
+    /// backend, `--classify`; `--clusters` is refused with it (its check's frames have no
+    /// image views).
     #[arg(long)]
     pub monitor: bool,
     /// With `--shadows`: how many lamps cast shadows at once (0 to 16).

@@ -76,6 +76,27 @@ fn close(a: &[u8], b: &[u8], tolerance: u8) -> bool {
     a.iter().zip(b).all(|(&a, &b)| a.abs_diff(b) <= tolerance)
 }
 
+/// One window view of a frame as the post-processes' check sees it (they run once per view,
+/// over its rectangle, with its planes).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PostView {
+    /// Its rectangle of the image in pixels: left, top, width, height.
+    pub rect: [u32; 4],
+    /// Its near and far planes.
+    pub planes: (f32, f32),
+}
+
+/// Rectangle `[x, y, w, h]` of an image of 4-byte texels `width` texels wide.
+fn crop(image: &[u8], width: u32, [x, y, w, h]: [u32; 4]) -> Vec<u8> {
+    image
+        .chunks_exact(width as usize * 4)
+        .skip(y as usize)
+        .take(h as usize)
+        .flat_map(|line| &line[x as usize * 4..(x + w) as usize * 4])
+        .copied()
+        .collect()
+}
+
 /// Pixels (and objects) of one frame that do not match the CPU's computation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FramePassMismatches {
@@ -157,10 +178,13 @@ impl FramePassCheck {
 
     /// Compares the frame just drawn and waited for with the CPU: `image` is its final colour
     /// (RGBA8, `width` wide), `bits` the GPU's visibility bits of the frame and `visibility`
-    /// the frame's answer (camera, world boxes and host places by slot).
+    /// the frame's answer (camera, world boxes and host places by slot). The post-processes
+    /// are computed per view of `views` (a split-screen's); none: the whole image is the main
+    /// view's.
     pub fn check(
         &self,
         visibility: &Visibility,
+        views: &[PostView],
         bits: &[u64],
         image: &[u8],
         width: u32,
@@ -188,23 +212,24 @@ impl FramePassCheck {
             if before.len() != image.len() || depth.len() != image.len() {
                 return Err(String::from("the colour before the post-processes or the depth has another size"));
             }
-            let depths: Vec<f32> = depth
-                .chunks_exact(4)
-                .map(|texel| f32::from_le_bytes([texel[0], texel[1], texel[2], texel[3]]))
-                .collect();
-            let wanted = post_reference(
-                &before,
-                &depths,
-                width as usize,
-                (view.near, view.far),
-                self.choice.fog,
-                self.choice.outline,
-            );
-            mismatches.post = image
-                .chunks_exact(4)
-                .zip(wanted.chunks_exact(4))
-                .filter(|&(texel, wanted)| !is_line(texel) && !close(texel, wanted, 2))
-                .count();
+            let whole = [PostView { rect: [0, 0, width, height], planes: (view.near, view.far) }];
+            for &PostView { rect, planes } in if views.is_empty() { &whole[..] } else { views } {
+                if rect[0] + rect[2] > width || rect[1] + rect[3] > height {
+                    return Err(format!("the view's rectangle {rect:?} is outside the {width}x{height} image"));
+                }
+                let depths: Vec<f32> = crop(&depth, width, rect)
+                    .chunks_exact(4)
+                    .map(|texel| f32::from_le_bytes([texel[0], texel[1], texel[2], texel[3]]))
+                    .collect();
+                let (fog, outline) = (self.choice.fog, self.choice.outline);
+                let wanted =
+                    post_reference(&crop(&before, width, rect), &depths, rect[2] as usize, planes, fog, outline);
+                mismatches.post += crop(image, width, rect)
+                    .chunks_exact(4)
+                    .zip(wanted.chunks_exact(4))
+                    .filter(|&(texel, wanted)| !is_line(texel) && !close(texel, wanted, 2))
+                    .count();
+            }
         }
         if let Some(transforms) = &self.transforms {
             let bytes = transforms.read().map_err(|error| error.to_string())?;
