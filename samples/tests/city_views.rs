@@ -72,7 +72,7 @@ fn two_views_refuse_what_they_cannot_be_judged_with() {
     for (refused, why) in [
         ("--classify", "writes no PNG for the classify image"),
         ("--clusters", "the cluster check draws one view"),
-        ("--debug-boxes", "coloured by its GPU visibility bits"),
+        ("--debug-boxes", "coloured by the main view's words of the GPU's visibility bits"),
     ] {
         let (output, text) = city(&["--views", "2", refused, "--frames", "1", "--objects", "1000"]);
         assert!(!output.status.success(), "{text}");

@@ -230,8 +230,9 @@ pub(super) fn choices(options: &CityOptions, scene: &Scene) -> Result<Choices, S
         .map_err(|error| format!("city: {error}"))?;
     if scene.split && passes.boxes {
         return Err(String::from(
-            "city: --views 2 does not take --debug-boxes: the boxes are drawn through the main camera and coloured \
-             by its GPU visibility bits; the second view's bits are its own cull's and no pass reads them",
+            "city: --views 2 does not take --debug-boxes: the boxes are drawn once, through the main camera over the \
+             whole image, and coloured by the main view's words of the GPU's visibility bits; drawn per view they \
+             would need each view's place among the GPU cull's views, which a per-view pass is not told",
         ));
     }
     if scene.split && (options.classify || options.clusters) {
