@@ -174,8 +174,9 @@ pub struct CityOptions {
     /// `frame N view V stand_in S` for the second view (whether an object it sees drew a
     /// stand-in; its reference draws the same ones). With `--post` the fog and outline run
     /// once per view over its half (checked against the CPU view by view), and with
-    /// `--gpu-animate` both views see the bobbed objects. No PNG is written; `--debug-boxes`,
-    /// `--classify` and `--clusters` are refused (each refusal says why).
+    /// `--gpu-animate` both views see the bobbed objects; `--debug-boxes` draws each view's
+    /// boxes through its camera, coloured by its own bits. No PNG is written; `--classify` and
+    /// `--clusters` are refused (each refusal says why).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
     pub views: u32,
     /// A security camera on a rooftop renders into a 256x256 image shown on a billboard in the

@@ -7,7 +7,9 @@
 //!   ([`PerView`]), each run over one window view's rectangle with that view's planes (a
 //!   split-screen's outline stops at the seam; the whole image in a frame of one view);
 //! - [`DebugBoxes`]: every object's world box as lines, coloured by the GPU's visibility bits,
-//!   read from the engine's buffers on the GPU ([`points::AFTER_GEOMETRY`], GPU culling);
+//!   read from the engine's buffers on the GPU ([`points::AFTER_GEOMETRY`], GPU culling): a
+//!   per-view pass too, each view's boxes through its camera in its rectangle, coloured by its
+//!   own bits;
 //! - [`Bob`]: a compute pass at [`points::BEFORE_CULL`] that moves every object up and down on
 //!   the GPU; the cull and the draw see the new places in the same frame.
 //!
@@ -141,14 +143,17 @@ impl ViewPass for DepthPost {
     }
 }
 
-/// Every object's world box as green (visible on the GPU this frame) or red lines.
+/// Every object's world box as green (visible on the GPU this frame) or red lines, once per
+/// window view (add it wrapped in [`PerView`]): through the view's camera, coloured by the
+/// view's own bits.
 pub struct DebugBoxes {
     pipeline: GraphicsPipeline,
     capacity: u32,
 }
 
 impl DebugBoxes {
-    /// The pass for a scene of `capacity` slots.
+    /// The pass for a scene of `capacity` slots (the capacity the Render stage was given: each
+    /// view's bits follow the one before at that stride).
     pub fn new(device: &Arc<GpuDevice>, capacity: u32) -> Result<Self> {
         let bindings = [
             BindingKind::StorageBuffer,
@@ -160,7 +165,7 @@ impl DebugBoxes {
             vertex: shaders::DEBUG_BOXES_VERT.words(),
             fragment: shaders::DEBUG_BOXES_FRAG.words(),
             bindings: &bindings,
-            push_constant_bytes: 0,
+            push_constant_bytes: 4,
             color_formats: &[COLOR_FORMAT],
             depth: None,
             topology: vk::PrimitiveTopology::LINE_LIST,
@@ -171,7 +176,7 @@ impl DebugBoxes {
     }
 }
 
-impl TypedPass for DebugBoxes {
+impl ViewPass for DebugBoxes {
     /// `object_transforms`, `object_records`, `visibility_bits` and `view`, all read.
     type Handles = [BufferRead; 4];
 
@@ -192,8 +197,14 @@ impl TypedPass for DebugBoxes {
         [transforms, records, bits, registry.read_uniform_buffer(view, vertex)]
     }
 
-    fn record_draw(&mut self, &handles: &Self::Handles, context: &mut ExecuteContext<'_>) {
-        context.bind_graphics(&self.pipeline, &handles.map(Binding::buffer));
+    fn record_draw_view(&mut self, &handles: &Self::Handles, at: &PassView, context: &mut ExecuteContext<'_>) {
+        let [transforms, records, bits, view] = handles;
+        let bindings = [Binding::buffer(transforms), Binding::buffer(records), Binding::buffer(bits), at.uniform(view)];
+        context.bind_graphics(&self.pipeline, &bindings);
+        // The view's bits: its words of `visibility_bits`, as uints.
+        let words = renderer::visibility_bits_bytes(self.capacity) / 4;
+        let offset = u32::try_from(u64::from(at.list) * words).unwrap_or(u32::MAX);
+        context.push_constant_bytes(&offset.to_le_bytes());
         context.draw(24, self.capacity);
     }
 }
@@ -331,7 +342,7 @@ pub fn add_switched_frame_passes(
         graph.add_typed_pass_at(points::AFTER_GEOMETRY, PerView::new(outline))?;
     }
     if choice.boxes {
-        graph.add_typed_pass_at(points::AFTER_GEOMETRY, DebugBoxes::new(&device, capacity)?)?;
+        graph.add_typed_pass_at(points::AFTER_GEOMETRY, PerView::new(DebugBoxes::new(&device, capacity)?))?;
     }
     Ok(())
 }

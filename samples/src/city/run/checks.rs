@@ -80,7 +80,8 @@ impl Headless<'_> {
             let report = app.resource::<RenderReport>();
             let visibility = app.resource::<Visibility>();
             let views = post_views(&app.resource::<ecs::ResolvedViews>());
-            match frame_check.check(&visibility, &views, &report.bits, &capture.pixels, self.options.size.0) {
+            let bits = (&report.bits[..], &report.view_bits[..]);
+            match frame_check.check(&visibility, &views, bits, &capture.pixels, self.options.size.0) {
                 Ok(mismatches) => {
                     if !mismatches.is_clean() {
                         self.fail();
@@ -262,19 +263,29 @@ impl Headless<'_> {
     }
 }
 
-/// The frame's window views as the post-processes' check sees them (each rectangle with its
-/// planes), when the window is split; none for a frame of one view (the whole image is the
-/// main view's).
+/// The frame's window views as the users' passes' check sees them (each rectangle with its
+/// camera and its index among the GPU cull's views: the main view 0, the others from 1 in
+/// render order), when the window is split; none for a frame of one view (the whole image is
+/// the main view's).
 fn post_views(views: &ecs::ResolvedViews) -> Vec<PostView> {
+    let mut others = 0;
     let windows: Vec<PostView> = views
         .views()
         .iter()
-        .filter_map(|view| match &view.target {
-            ecs::ViewTarget::Window(rect) => {
-                let planes = (view.view.near, view.view.far);
-                Some(PostView { rect: [rect.x, rect.y, rect.width, rect.height], planes })
-            }
-            _ => None,
+        .filter_map(|view| {
+            let ecs::ViewTarget::Window(rect) = &view.target else { return None };
+            let list = if views.main() == Some(view.id) {
+                0
+            } else {
+                others += 1;
+                others
+            };
+            Some(PostView {
+                rect: [rect.x, rect.y, rect.width, rect.height],
+                planes: (view.view.near, view.view.far),
+                view_projection: view.view.view_projection,
+                list,
+            })
         })
         .collect();
     if windows.len() > 1 {

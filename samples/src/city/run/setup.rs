@@ -228,13 +228,6 @@ pub(super) fn choices(options: &CityOptions, scene: &Scene) -> Result<Choices, S
     };
     let passes = FramePassChoice::parse(&options.post, options.debug_boxes, options.gpu_animate)
         .map_err(|error| format!("city: {error}"))?;
-    if scene.split && passes.boxes {
-        return Err(String::from(
-            "city: --views 2 does not take --debug-boxes: the boxes are drawn once, through the main camera over the \
-             whole image, and coloured by the main view's words of the GPU's visibility bits; drawn per view they \
-             would need each view's place among the GPU cull's views, which a per-view pass is not told",
-        ));
-    }
     if scene.split && (options.classify || options.clusters) {
         return Err(String::from(
             "city: --views 2 does not take --classify or --clusters: a split frame writes no PNG for the classify \
