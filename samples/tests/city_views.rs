@@ -80,6 +80,8 @@ fn two_views_refuse_what_they_cannot_be_judged_with() {
     assert!(!output.status.success(), "three views are not offered: {text}");
 }
 
+/// `--views 2 --window`: each half of the window shows its own camera's picture; over a
+/// streamed city with the users' passes (GPU-culled), each half also shows its own box lines.
 #[test]
 fn two_views_split_the_window_into_two_pictures() {
     if gpu_test_context().is_none() {
@@ -90,11 +92,30 @@ fn two_views_split_the_window_into_two_pictures() {
         assert!(std::env::var("ENGINE_REQUIRE_VULKAN").is_err(), "ENGINE_REQUIRE_VULKAN=1 but xvfb-run is missing");
         return;
     }
+    let streamed = ["--stream", "--stream-wait", "--stream-dir", "districts", "--stream-radius", "60"];
+    let passes = ["--cull", "gpu", "--post", "outline", "--gpu-animate", "--debug-boxes"];
+    for extra in [&[][..], &[&streamed[..], &passes].concat()] {
+        let [left, right] = window_halves(extra);
+        assert_ne!(left, right, "{extra:?}: each half shows its own camera");
+        for picture in [&left, &right] {
+            let first = &picture[..4];
+            assert!(picture.chunks_exact(4).any(|pixel| pixel != first), "{extra:?}: a half is one colour");
+            if extra.contains(&"--debug-boxes") {
+                let green = picture.chunks_exact(4).filter(|pixel| pixel[..3] == [0, 255, 0]).count();
+                assert!(green > 0, "{extra:?}: a half shows no box lines");
+            }
+        }
+    }
+}
+
+/// The two halves (RGBA8) of the screenshot of `city --window --views 2` with `extra`, 160x96.
+fn window_halves(extra: &[&str]) -> [Vec<u8>; 2] {
     let folder = temporary("city_views", "window");
     let output = Command::new("xvfb-run")
         .args(["-a", "-s", "-screen 0 1024x768x24", env!("CARGO_BIN_EXE_city"), "--window"])
         .args(["--views", "2", "--frames", "5", "--objects", "1000", "--size", "160x96", "--validate"])
         .args(["--screenshot", "shot.png"])
+        .args(extra)
         .current_dir(&folder)
         .output()
         .expect("xvfb-run starts");
@@ -106,12 +127,7 @@ fn two_views_split_the_window_into_two_pictures() {
     let half = |from: usize| -> Vec<u8> {
         pixels.chunks_exact(width as usize * 4).flat_map(|row| row[from * 4..(from + 80) * 4].to_vec()).collect()
     };
-    let (left, right) = (half(0), half(80));
-    assert_ne!(left, right, "each half shows its own camera: {text}");
-    for picture in [&left, &right] {
-        let first = &picture[..4];
-        assert!(picture.chunks_exact(4).any(|pixel| pixel != first), "a half is one colour: {text}");
-    }
+    [half(0), half(80)]
 }
 
 /// `city --monitor --cull CULL --truth --validate` (and `extra`): the monitor's view (view 0,
