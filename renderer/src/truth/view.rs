@@ -145,8 +145,12 @@ fn check_view_against(
     Ok(FrameCheck { differing_pixels: differing, submitted, truth })
 }
 
-/// Rectangle `rect` (left, top, width, height) of an RGBA8 image `width` pixels wide.
-fn crop(image: &[u8], width: u32, [x, y, w, h]: [u32; 4]) -> Vec<u8> {
+/// Rectangle `rect` (left, top, width, height) of an image of 4-byte texels (RGBA8, or a
+/// depth of `f32`s) `width` texels wide: a view's part of a split-screen frame.
+///
+/// # Panics
+/// When `rect` reaches past a row.
+pub fn crop(image: &[u8], width: u32, [x, y, w, h]: [u32; 4]) -> Vec<u8> {
     image
         .chunks_exact(width as usize * 4)
         .skip(y as usize)

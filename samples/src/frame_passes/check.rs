@@ -9,6 +9,7 @@ use ecs::ResolvedView;
 use glam::Vec3;
 use render_graph::readback::{BufferReadbackPass, ImageReadback, ReadbackPass};
 use render_graph::{GpuDevice, ReadbackBuffer, RenderGraph, Result};
+use renderer::truth::crop;
 use renderer::{points, COLOR, DEPTH_PREPASS, OBJECT_TRANSFORMS, OBJECT_TRANSFORM_BYTES};
 
 use super::{add_frame_passes, bob_offset, BobClock, FramePassChoice, FOG_COLOR, FOG_DENSITY, OUTLINE_THRESHOLD};
@@ -100,17 +101,6 @@ impl PostView {
             list: 0,
         }
     }
-}
-
-/// Rectangle `[x, y, w, h]` of an image of 4-byte texels `width` texels wide.
-fn crop(image: &[u8], width: u32, [x, y, w, h]: [u32; 4]) -> Vec<u8> {
-    image
-        .chunks_exact(width as usize * 4)
-        .skip(y as usize)
-        .take(h as usize)
-        .flat_map(|line| &line[x as usize * 4..(x + w) as usize * 4])
-        .copied()
-        .collect()
 }
 
 /// Pixels (and objects) of one frame that do not match the CPU's computation.
