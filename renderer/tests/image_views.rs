@@ -10,6 +10,7 @@
 //! zero size (refused by name, the window drawn), a user's pass reading an image no camera
 //! renders (dropped by name, the frame drawn).
 
+mod headless_app;
 mod lit_cube;
 
 use std::sync::{Arc, Mutex};
@@ -20,18 +21,15 @@ use ecs::{
     ViewError, ViewTarget,
 };
 use glam::Vec3;
+use headless_app::{culling, headless_app_with, AppOptions, SKY};
 use lit_cube::lit_cube;
 use render_graph::readback::{ImageReadback, ReadbackPass};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
-use render_graph::{vk, GpuDevice};
+use render_graph::GpuDevice;
 use renderer::truth::{check_view, ReferenceRenderer};
-use renderer::{
-    install_render_to, lock_capture, points, AddPasses, BitsReadback, FrameInFlight, HeadlessTarget, Material,
-    MeshLibrary, RenderReport, RenderSetup,
-};
+use renderer::{lock_capture, points, AddPasses, FrameInFlight, Material, MeshLibrary, RenderReport};
 
 /// The clear colour.
-const SKY: [f32; 4] = [0.1, 0.2, 0.3, 1.0];
 const WIDTH: u32 = 96;
 const HEIGHT: u32 = 64;
 /// The monitor's side.
@@ -77,28 +75,9 @@ fn app_with(
     passes: Vec<AddPasses>,
     (meshes, shadows): (MeshLibrary, bool),
 ) -> (runtime::App, renderer::SharedCapture) {
-    let setup = RenderSetup {
-        backend,
-        device: Some(Arc::clone(device)),
-        extent: vk::Extent2D { width, height },
-        capacity: 64,
-        meshes,
-        clear_color: SKY,
-        bits: BitsReadback::Wait,
-        passes,
-        shadows,
-    };
-    let mut app = runtime::App::with_threads(2);
-    app.insert_resource(ecs::Viewport { width, height });
-    ecs::install(&mut app);
-    {
-        let mut settings = app.resource_mut::<ecs::RenderSettings>();
-        settings.frustum_culling = culled;
-        settings.occlusion_culling = culled;
-    }
-    let (target, capture) = HeadlessTarget::new();
-    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
-    (app, capture)
+    let options = AppOptions { shadows, passes, ..AppOptions::default() };
+    let prepare = |app: &mut runtime::App| culling(app, culled);
+    headless_app_with(device, backend, meshes, (width, height, 64), options, prepare)
 }
 
 /// A user's pass copying the image `name` to the host after the geometry, and its copy.

@@ -3,13 +3,15 @@
 //! drawn and copied every frame), both swinging so both views' lists change every frame (a
 //! counting global allocator watches whole frames after warm-up). Lavapipe with validation.
 
+mod steady_frames;
+
 use culling::CullingBackend;
-use ecs::{scene, Camera, CameraTarget, ImageFormat, ImageTarget, MaterialHandle, Mesh, Transform, Viewport};
+use ecs::{scene, Camera, CameraTarget, ImageFormat, ImageTarget, MaterialHandle, Mesh, Transform};
 use glam::Vec3;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
-use render_graph::vk;
-use renderer::{install_render, BitsReadback, Material, MeshLibrary, RenderReport, RenderSetup};
-use runtime::alloc_counter::{count_allocations, settle_threads, CountingAllocator};
+use renderer::{Material, MeshLibrary, RenderReport};
+use runtime::alloc_counter::CountingAllocator;
+use steady_frames::{count_steady_allocations, steady_app};
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
@@ -31,45 +33,14 @@ fn check_steady_frames(backend: CullingBackend) {
     meshes.add_material(Material::default()).expect("the cubes' plain material");
     let layer = meshes.add_view_texture("monitor").expect("a layer");
     let screen = meshes.add_material(Material { texture: Some(layer), ..Material::default() }).expect("a material");
-    let mut app = runtime::App::with_threads(2);
-    let setup = RenderSetup {
-        shadows: false,
-        backend,
-        device: Some(device.clone()),
-        extent: vk::Extent2D { width: 64, height: 32 },
-        capacity: 1024,
-        meshes,
-        clear_color: [0.0; 4],
-        bits: BitsReadback::None,
-        passes: Vec::new(),
-    };
-    install_render(&mut app, setup).expect("a device is there");
-    app.insert_resource(Viewport { width: 64, height: 32 });
+    let mut app = steady_app(&device, backend, meshes);
     let window = scene::spawn_camera(app.world_mut(), Camera::default(), Transform::IDENTITY);
     let monitor = scene::spawn_camera(app.world_mut(), Camera { order: -1, ..Camera::default() }, Transform::IDENTITY);
     let target = ImageTarget::new("monitor", 32, 32, ImageFormat::Rgba8Srgb);
     app.world_mut().insert_one(monitor, CameraTarget::Image(target)).expect("a camera");
-    scene::spawn_mesh_grid(app.world_mut(), 900, 2.0, scene::unit_cube_mesh());
     let screen = Mesh { material: MaterialHandle(screen), ..scene::unit_cube_mesh() };
     scene::spawn_mesh(app.world_mut(), screen, Transform::from_translation(Vec3::new(0.0, 3.0, 4.0)));
-    let targets = [Vec3::new(30.0, 0.0, 30.0), Vec3::new(-30.0, 0.0, 30.0)];
-    let aim = |app: &mut runtime::App, frame: usize| {
-        for (camera, turn) in [(window, frame), (monitor, frame + 1)] {
-            *app.world_mut().get::<&mut Transform>(camera).expect("the camera has a Transform") =
-                scene::look_at(Vec3::new(0.0, 3.0, 0.0), targets[turn % 2]);
-        }
-    };
-    for frame in 0..16 {
-        aim(&mut app, frame);
-        app.run_frame();
-    }
-    settle_threads();
-    let ((), allocations) = count_allocations(|| {
-        for frame in 0..10 {
-            aim(&mut app, frame);
-            app.run_frame();
-        }
-    });
+    let allocations = count_steady_allocations(&mut app, [window, monitor]);
     let report = app.resource::<RenderReport>().clone();
     assert!(report.error.is_none(), "{:?}", report.error);
     assert!(report.passes.iter().any(|pass| pass.name == "image view monitor"), "the monitor is drawn");

@@ -11,6 +11,7 @@
 //! monitor's buffers and bits with it. A scene with a chain of levels the GPU is not given
 //! draws the monitor from its CPU answer's lists (the fallback).
 
+mod headless_app;
 mod lit_cube;
 
 use std::sync::Arc;
@@ -18,18 +19,15 @@ use std::sync::Arc;
 use culling::{CullingBackend, Visibility};
 use ecs::{scene, BaseColor, Camera, CameraTarget, ImageFormat, ImageTarget, ResolvedViews, Transform, ViewTarget};
 use glam::Vec3;
+use headless_app::{culling, headless_app_with, AppOptions, SKY};
 use lit_cube::lit_cube;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
-use render_graph::{vk, GpuDevice};
+use render_graph::GpuDevice;
 use renderer::truth::{check_gpu_image_view, check_gpu_view, FrameCheck, ReferenceRenderer};
-use renderer::{
-    install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, RenderReport, RenderSetup,
-    Screenshot, Screenshots,
-};
+use renderer::{lock_capture, FrameInFlight, RenderReport, Screenshot, Screenshots};
 use runtime::hecs::Entity;
 
 /// The clear colour.
-const SKY: [f32; 4] = [0.1, 0.2, 0.3, 1.0];
 const WIDTH: u32 = 96;
 const HEIGHT: u32 = 64;
 /// The monitor's side.
@@ -78,27 +76,10 @@ fn spawn_scene(world: &mut runtime::hecs::World) {
 /// An app of `threads` threads culled on the GPU (`culled`: culling on), with the scene and the
 /// window's camera.
 fn gpu_app(device: &Arc<GpuDevice>, threads: usize, culled: bool) -> (runtime::App, renderer::SharedCapture) {
-    let setup = RenderSetup {
-        backend: CullingBackend::Gpu,
-        device: Some(Arc::clone(device)),
-        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
-        capacity: CAPACITY,
-        meshes: lit_cube(),
-        clear_color: SKY,
-        bits: BitsReadback::Wait,
-        passes: Vec::new(),
-        shadows: false,
-    };
-    let mut app = runtime::App::with_threads(threads);
-    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
-    ecs::install(&mut app);
-    {
-        let mut settings = app.resource_mut::<ecs::RenderSettings>();
-        settings.frustum_culling = culled;
-        settings.occlusion_culling = culled;
-    }
-    let (target, capture) = HeadlessTarget::new();
-    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    let options = AppOptions { threads, ..AppOptions::default() };
+    let size = (WIDTH, HEIGHT, CAPACITY);
+    let prepare = |app: &mut runtime::App| culling(app, culled);
+    let (mut app, capture) = headless_app_with(device, CullingBackend::Gpu, lit_cube(), size, options, prepare);
     spawn_scene(app.world_mut());
     scene::spawn_camera(app.world_mut(), Camera::default(), window_eye());
     (app, capture)
@@ -140,6 +121,17 @@ fn same_answers(a: &Frame, b: &Frame) -> bool {
 struct References {
     monitor: ReferenceRenderer,
     window: ReferenceRenderer,
+}
+
+impl References {
+    /// The references of the scene's meshes on `device`.
+    fn new(device: &Arc<GpuDevice>) -> References {
+        let reference = |(width, height)| {
+            ReferenceRenderer::with_device(Arc::clone(device), width, height, CAPACITY, lit_cube(), SKY)
+                .expect("a reference")
+        };
+        References { monitor: reference((SIDE, SIDE)), window: reference((WIDTH, HEIGHT)) }
+    }
 }
 
 /// Runs the path on the GPU backend; with `references`, judges every view of every frame.
@@ -234,11 +226,7 @@ fn assert_clean(checked: FrameCheck, label: &str) {
 #[test]
 fn an_image_view_is_culled_on_the_gpu_with_its_own_two_phase_occlusion() {
     let Some(device) = gpu_test_context() else { return };
-    let reference = |(width, height)| {
-        ReferenceRenderer::with_device(Arc::clone(&device), width, height, CAPACITY, lit_cube(), SKY)
-            .expect("a reference")
-    };
-    let mut references = References { monitor: reference((SIDE, SIDE)), window: reference((WIDTH, HEIGHT)) };
+    let mut references = References::new(&device);
     let culled = run_path(&device, 2, true, Some(&mut references));
     let unculled = run_path(&device, 2, false, None);
     let one_thread = run_path(&device, 1, true, None);
@@ -306,11 +294,7 @@ fn an_image_view_whose_levels_the_gpu_cannot_choose_draws_its_cpu_answer() {
 #[test]
 fn an_image_view_culled_on_the_gpu_follows_the_scene_as_it_grows() {
     let Some(device) = gpu_test_context() else { return };
-    let reference = |(width, height)| {
-        ReferenceRenderer::with_device(Arc::clone(&device), width, height, CAPACITY, lit_cube(), SKY)
-            .expect("a reference")
-    };
-    let mut references = References { monitor: reference((SIDE, SIDE)), window: reference((WIDTH, HEIGHT)) };
+    let mut references = References::new(&device);
     let (mut app, capture) = gpu_app(&device, 2, true);
     spawn_monitor(app.world_mut(), 0);
     for frame in 0..4 {

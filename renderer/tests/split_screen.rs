@@ -7,23 +7,23 @@
 //! bits); once the second camera is despawned the frame is the first camera's alone; one and
 //! two threads draw the same frames.
 
+mod headless_app;
 mod lit_cube;
+mod window_views;
 
 use std::sync::Arc;
 
 use culling::{CullingBackend, Visibility};
-use ecs::{scene, Camera, CameraRect, ResolvedViews, Transform, ViewTarget};
+use ecs::{scene, Camera, ResolvedViews, Transform};
 use glam::Vec3;
+use headless_app::{culling, headless_app_with, AppOptions, SKY};
 use lit_cube::lit_cube;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
-use render_graph::{vk, GpuDevice};
-use renderer::truth::{check_gpu_view, check_view, ReferenceRenderer};
-use renderer::{
-    install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, RenderReport, RenderSetup,
-};
+use render_graph::GpuDevice;
+use renderer::truth::ReferenceRenderer;
+use renderer::{lock_capture, FrameInFlight, RenderReport};
+use window_views::{check_window_views, split_cameras};
 
-/// The clear colour.
-const SKY: [f32; 4] = [0.1, 0.2, 0.3, 1.0];
 const WIDTH: u32 = 128;
 const HEIGHT: u32 = 64;
 const FRAMES: u64 = 4;
@@ -54,27 +54,9 @@ fn app_on(
     threads: usize,
     culled: bool,
 ) -> (runtime::App, renderer::SharedCapture) {
-    let setup = RenderSetup {
-        backend,
-        device: Some(Arc::clone(device)),
-        extent: vk::Extent2D { width, height },
-        capacity: 64,
-        meshes: lit_cube(),
-        clear_color: SKY,
-        bits: BitsReadback::Wait,
-        passes: Vec::new(),
-        shadows: false,
-    };
-    let mut app = runtime::App::with_threads(threads);
-    app.insert_resource(ecs::Viewport { width, height });
-    ecs::install(&mut app);
-    {
-        let mut settings = app.resource_mut::<ecs::RenderSettings>();
-        settings.frustum_culling = culled;
-        settings.occlusion_culling = culled;
-    }
-    let (target, capture) = HeadlessTarget::new();
-    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    let options = AppOptions { threads, ..AppOptions::default() };
+    let size = (width, height, 64);
+    let (mut app, capture) = headless_app_with(device, backend, lit_cube(), size, options, |app| culling(app, culled));
     let world = app.world_mut();
     for x in [-3.0f32, -1.5, 0.0, 1.5, 3.0] {
         for z in [-1.5f32, 0.0, 1.5] {
@@ -111,11 +93,7 @@ fn split_frames(
     mut reference: Option<&mut ReferenceRenderer>,
 ) -> Vec<(Vec<u8>, (u32, u32))> {
     let (mut app, capture) = app_on(device, backend, (WIDTH, HEIGHT), threads, culled);
-    let [left, right] = eyes();
-    let first = scene::spawn_camera(app.world_mut(), Camera::default(), left);
-    let second = scene::spawn_camera(app.world_mut(), Camera { order: 1, ..Camera::default() }, right);
-    app.world_mut().insert_one(first, CameraRect::new(0.0, 0.0, 0.5, 1.0)).expect("a camera");
-    app.world_mut().insert_one(second, CameraRect::new(0.5, 0.0, 0.5, 1.0)).expect("a camera");
+    let [_, second] = split_cameras(app.world_mut(), eyes());
     let mut frames = Vec::new();
     for frame in 0..FRAMES {
         if frame == DESPAWNED {
@@ -150,27 +128,16 @@ fn judge_views(
     frame: u64,
     backend: CullingBackend,
 ) {
-    let views = app.resource::<ResolvedViews>();
-    let visibility = app.resource::<Visibility>();
-    let report = app.resource::<RenderReport>();
-    assert_eq!(views.len(), 2, "frame {frame}: two views");
-    for view in views.views() {
-        let ViewTarget::Window(rect) = &view.target else { panic!("frame {frame}: a window view") };
-        let rect = [rect.x, rect.y, rect.width, rect.height];
-        let checked = if backend == CullingBackend::Gpu {
-            // The main view is the cull's view 0, the other one its view 1.
-            let index = usize::from(views.main() != Some(view.id));
-            let answers = (app.world(), &*visibility);
-            check_gpu_view(reference, image, rect, answers, (view.id, index), &report)
-        } else {
-            check_view(reference, image, rect, app.world(), &visibility, view.id)
-        };
-        let checked = checked.expect("the truth answers");
-        let label = format!("frame {frame} view {}", view.id.0);
+    assert_eq!(app.resource::<ResolvedViews>().len(), 2, "frame {frame}: two views");
+    for (view, _, checked) in check_window_views(reference, app, image, backend) {
+        let label = format!("frame {frame} view {}", view.0);
         assert_eq!(checked.truth.false_hidden, 0, "{label}: {:?}", checked.truth);
         assert_eq!(checked.differing_pixels, 0, "{label}: culling changed the picture");
         assert!(checked.truth.objects_with_pixels > 0, "{label}: the view sees cubes");
     }
+    let views = app.resource::<ResolvedViews>();
+    let visibility = app.resource::<Visibility>();
+    let report = app.resource::<RenderReport>();
     let second = visibility.for_view(views.views()[1].id).expect("an answer");
     let main = visibility.for_view(views.views()[0].id).expect("an answer");
     assert_ne!(main.visible(), second.visible(), "frame {frame}: each view culled for itself");

@@ -5,21 +5,21 @@
 //! by its own bits), so each view's rectangle equals the unculled reference of that view and
 //! nothing owning a pixel was left out of its answer.
 
+mod headless_app;
+mod window_views;
+
 use std::sync::Arc;
 
 use culling::{CullingBackend, Visibility};
-use ecs::ViewTarget;
-use ecs::{scene, Aabb, BaseColor, Camera, CameraRect, MaterialHandle, Mesh, MeshHandle, ResolvedViews, Transform};
+use ecs::{scene, Aabb, BaseColor, MaterialHandle, Mesh, MeshHandle, ResolvedViews, Transform};
 use glam::Vec3;
+use headless_app::{headless_app, SKY};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
-use render_graph::{vk, GpuDevice};
-use renderer::truth::{check_gpu_view, check_view, ReferenceRenderer};
-use renderer::{
-    install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, Material, MeshLibrary, RenderReport,
-    RenderSetup,
-};
+use render_graph::GpuDevice;
+use renderer::truth::ReferenceRenderer;
+use renderer::{lock_capture, FrameInFlight, Material, MeshLibrary, RenderReport};
+use window_views::{check_window_views, split_cameras};
 
-const SKY: [f32; 4] = [0.1, 0.2, 0.3, 1.0];
 const WIDTH: u32 = 128;
 const HEIGHT: u32 = 64;
 /// The glass material's id: after the plain one.
@@ -34,22 +34,7 @@ fn library() -> MeshLibrary {
 
 /// The app culled by `backend`: an opaque cube with glass cubes on each side of it.
 fn app(device: &Arc<GpuDevice>, backend: CullingBackend) -> (runtime::App, renderer::SharedCapture) {
-    let setup = RenderSetup {
-        backend,
-        device: Some(Arc::clone(device)),
-        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
-        capacity: 64,
-        meshes: library(),
-        clear_color: SKY,
-        bits: BitsReadback::Wait,
-        passes: Vec::new(),
-        shadows: false,
-    };
-    let mut app = runtime::App::with_threads(2);
-    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
-    ecs::install(&mut app);
-    let (target, capture) = HeadlessTarget::new();
-    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    let (mut app, capture) = headless_app(device, backend, library(), (WIDTH, HEIGHT, 64), |_| {});
     let bounds = Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5));
     let cube = |material| Mesh::new(MeshHandle(0), MaterialHandle(material), bounds);
     let world = app.world_mut();
@@ -72,10 +57,7 @@ fn check(backend: CullingBackend) {
     let (mut app, capture) = app(&device, backend);
     let front = scene::look_at(Vec3::new(1.0, 2.0, 7.0), Vec3::ZERO);
     let back = scene::look_at(Vec3::new(-1.0, 2.5, -7.0), Vec3::ZERO);
-    let first = scene::spawn_camera(app.world_mut(), Camera::default(), front);
-    let second = scene::spawn_camera(app.world_mut(), Camera { order: 1, ..Camera::default() }, back);
-    app.world_mut().insert_one(first, CameraRect::new(0.0, 0.0, 0.5, 1.0)).expect("a camera");
-    app.world_mut().insert_one(second, CameraRect::new(0.5, 0.0, 0.5, 1.0)).expect("a camera");
+    split_cameras(app.world_mut(), [front, back]);
     let mut reference =
         ReferenceRenderer::with_device(Arc::clone(&device), WIDTH, HEIGHT, 64, library(), SKY).expect("a reference");
     for frame in 0..3 {
@@ -83,25 +65,16 @@ fn check(backend: CullingBackend) {
         FrameInFlight::finish(&mut app);
         let report = app.resource::<RenderReport>();
         assert!(report.error.is_none(), "{backend:?} frame {frame}: {:?}", report.error);
-        let views = app.resource::<ResolvedViews>();
-        let visibility = app.resource::<Visibility>();
-        assert_eq!(views.len(), 2);
+        assert_eq!(app.resource::<ResolvedViews>().len(), 2);
+        drop(report);
         let capture = lock_capture(&capture);
-        let image = (&capture.pixels[..], capture.extent);
-        for view in views.views() {
-            let ViewTarget::Window(rect) = &view.target else { panic!("window views") };
-            let rect = [rect.x, rect.y, rect.width, rect.height];
-            let checked = if backend == CullingBackend::Gpu {
-                let index = usize::from(views.main() != Some(view.id));
-                check_gpu_view(&mut reference, image, rect, (app.world(), &*visibility), (view.id, index), &report)
-            } else {
-                check_view(&mut reference, image, rect, app.world(), &visibility, view.id)
-            };
-            let checked = checked.expect("the truth answers");
-            let label = format!("{backend:?} frame {frame} view {}", view.id.0);
+        let checks = check_window_views(&mut reference, &app, (&capture.pixels, capture.extent), backend);
+        let visibility = app.resource::<Visibility>();
+        for (view, _, checked) in checks {
+            let label = format!("{backend:?} frame {frame} view {}", view.0);
             assert_eq!(checked.truth.false_hidden, 0, "{label}: {:?}", checked.truth);
             assert_eq!(checked.differing_pixels, 0, "{label}: the view's glass differs from its reference");
-            let answer = visibility.for_view(view.id).expect("an answer");
+            let answer = visibility.for_view(view).expect("an answer");
             assert!(answer.visible().len() >= 4, "{label}: the view sees glass: {:?}", answer.visible());
         }
     }

@@ -5,22 +5,22 @@
 //! CPU's pick), so every view's rectangle equals the unculled reference drawn at the levels
 //! the CPU picked for that view, and nothing owning a pixel was left out of its bits.
 
+mod headless_app;
+mod window_views;
+
 use std::sync::Arc;
 
 use culling::{CullingBackend, Visibility};
-use ecs::ViewTarget;
-use ecs::{scene, Aabb, Camera, CameraRect, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, ResolvedViews, Transform};
+use ecs::{scene, Aabb, Lod, LodLevel, MaterialHandle, Mesh, MeshHandle, ResolvedViews, Transform};
 use glam::Vec3;
+use headless_app::{headless_app, SKY};
 use meshes::{MeshVertices, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
-use render_graph::{vk, GpuDevice};
-use renderer::truth::{check_gpu_view, ReferenceRenderer};
-use renderer::{
-    install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, MeshLibrary, RenderReport,
-    RenderSetup,
-};
+use render_graph::GpuDevice;
+use renderer::truth::ReferenceRenderer;
+use renderer::{lock_capture, FrameInFlight, MeshLibrary, RenderReport};
+use window_views::{check_window_views, split_cameras};
 
-const SKY: [f32; 4] = [0.1, 0.2, 0.3, 1.0];
 const WIDTH: u32 = 128;
 const HEIGHT: u32 = 64;
 const FRAMES: u64 = 3;
@@ -39,22 +39,7 @@ fn library() -> MeshLibrary {
 
 /// The app on the GPU backend, with two groups of cubes of the chain 10 m apart.
 fn app(device: &Arc<GpuDevice>) -> (runtime::App, renderer::SharedCapture) {
-    let setup = RenderSetup {
-        backend: CullingBackend::Gpu,
-        device: Some(Arc::clone(device)),
-        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
-        capacity: 64,
-        meshes: library(),
-        clear_color: SKY,
-        bits: BitsReadback::Wait,
-        passes: Vec::new(),
-        shadows: false,
-    };
-    let mut app = runtime::App::with_threads(2);
-    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
-    ecs::install(&mut app);
-    let (target, capture) = HeadlessTarget::new();
-    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    let (mut app, capture) = headless_app(device, CullingBackend::Gpu, library(), (WIDTH, HEIGHT, 64), |_| {});
     let bounds = Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5));
     let levels: Arc<[LodLevel]> = [8.0, 16.0, f32::INFINITY]
         .iter()
@@ -82,10 +67,7 @@ fn each_window_view_draws_its_own_distance_levels_on_the_gpu() {
     // Each eye nearer one group than the other, both groups in both views.
     let left = scene::look_at(Vec3::new(-15.0, 3.0, 9.0), Vec3::ZERO);
     let right = scene::look_at(Vec3::new(15.0, 3.0, 9.0), Vec3::ZERO);
-    let first = scene::spawn_camera(app.world_mut(), Camera::default(), left);
-    let second = scene::spawn_camera(app.world_mut(), Camera { order: 1, ..Camera::default() }, right);
-    app.world_mut().insert_one(first, CameraRect::new(0.0, 0.0, 0.5, 1.0)).expect("a camera");
-    app.world_mut().insert_one(second, CameraRect::new(0.5, 0.0, 0.5, 1.0)).expect("a camera");
+    split_cameras(app.world_mut(), [left, right]);
     let mut reference =
         ReferenceRenderer::with_device(Arc::clone(&device), WIDTH, HEIGHT, 64, library(), SKY).expect("a reference");
     for frame in 0..FRAMES {
@@ -93,23 +75,17 @@ fn each_window_view_draws_its_own_distance_levels_on_the_gpu() {
         FrameInFlight::finish(&mut app);
         let report = app.resource::<RenderReport>();
         assert!(report.error.is_none(), "frame {frame}: {:?}", report.error);
-        let views = app.resource::<ResolvedViews>();
+        assert_eq!(app.resource::<ResolvedViews>().len(), 2);
+        drop(report);
+        let capture = lock_capture(&capture);
+        let checks = check_window_views(&mut reference, &app, (&capture.pixels, capture.extent), CullingBackend::Gpu);
         let visibility = app.resource::<Visibility>();
-        assert_eq!(views.len(), 2);
         let mut view_levels = Vec::new();
-        for view in views.views() {
-            let ViewTarget::Window(rect) = &view.target else { panic!("window views") };
-            let rect = [rect.x, rect.y, rect.width, rect.height];
-            let index = usize::from(views.main() != Some(view.id));
-            let capture = lock_capture(&capture);
-            let image = (&capture.pixels[..], capture.extent);
-            let answers = (app.world(), &*visibility);
-            let checked = check_gpu_view(&mut reference, image, rect, answers, (view.id, index), &report)
-                .expect("the truth answers");
-            let label = format!("frame {frame} view {}", view.id.0);
+        for (view, _, checked) in checks {
+            let label = format!("frame {frame} view {}", view.0);
             assert_eq!(checked.truth.false_hidden, 0, "{label}: {:?}", checked.truth);
             assert_eq!(checked.differing_pixels, 0, "{label}: the view's levels differ from the CPU's");
-            let answer = visibility.for_view(view.id).expect("an answer");
+            let answer = visibility.for_view(view).expect("an answer");
             let mut levels: Vec<_> =
                 answer.visible().iter().enumerate().map(|(at, &slot)| (slot, answer.draw(at))).collect();
             levels.sort_by_key(|(slot, _)| *slot);

@@ -6,22 +6,23 @@
 //! its own bits (`false_hidden` 0), draw its rectangle as the unculled reference does, and one
 //! and two threads must draw the same frames while the cameras move.
 
+mod headless_app;
 mod lit_cube;
+mod window_views;
 
 use std::sync::Arc;
 
-use culling::{CullingBackend, Visibility};
-use ecs::{scene, Camera, CameraRect, ResolvedViews, Transform, ViewTarget};
+use culling::CullingBackend;
+use ecs::{scene, Transform};
 use glam::Vec3;
+use headless_app::{headless_app_with, AppOptions, SKY};
 use lit_cube::lit_cube;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
-use render_graph::{vk, GpuDevice};
-use renderer::truth::{check_gpu_view, ReferenceRenderer};
-use renderer::{
-    install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, RenderReport, RenderSetup,
-};
+use render_graph::GpuDevice;
+use renderer::truth::ReferenceRenderer;
+use renderer::{lock_capture, FrameInFlight, RenderReport};
+use window_views::{check_window_views, split_cameras};
 
-const SKY: [f32; 4] = [0.1, 0.2, 0.3, 1.0];
 const WIDTH: u32 = 128;
 const HEIGHT: u32 = 64;
 const FRAMES: u64 = 5;
@@ -38,22 +39,9 @@ fn eyes(frame: u64) -> [Transform; 2] {
 /// A GPU-culled app of `threads` threads with the wall, a row of cubes on each side of it
 /// and the two cameras, each in one half of the window.
 fn app(device: &Arc<GpuDevice>, threads: usize) -> (runtime::App, renderer::SharedCapture, [runtime::hecs::Entity; 2]) {
-    let setup = RenderSetup {
-        backend: CullingBackend::Gpu,
-        device: Some(Arc::clone(device)),
-        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
-        capacity: 64,
-        meshes: lit_cube(),
-        clear_color: SKY,
-        bits: BitsReadback::Wait,
-        passes: Vec::new(),
-        shadows: false,
-    };
-    let mut app = runtime::App::with_threads(threads);
-    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
-    ecs::install(&mut app);
-    let (target, capture) = HeadlessTarget::new();
-    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    let options = AppOptions { threads, ..AppOptions::default() };
+    let size = (WIDTH, HEIGHT, 64);
+    let (mut app, capture) = headless_app_with(device, CullingBackend::Gpu, lit_cube(), size, options, |_| {});
     let world = app.world_mut();
     let wall = Transform { scale: Vec3::new(14.0, 6.0, 0.3), ..Transform::from_translation(Vec3::new(0.0, 1.0, 0.0)) };
     scene::spawn_mesh(world, scene::unit_cube_mesh(), wall);
@@ -63,12 +51,8 @@ fn app(device: &Arc<GpuDevice>, threads: usize) -> (runtime::App, renderer::Shar
             scene::spawn_mesh(world, scene::unit_cube_mesh(), Transform { scale: Vec3::splat(0.6), ..cube });
         }
     }
-    let [left, right] = eyes(0);
-    let first = scene::spawn_camera(world, Camera::default(), left);
-    let second = scene::spawn_camera(world, Camera { order: 1, ..Camera::default() }, right);
-    world.insert_one(first, CameraRect::new(0.0, 0.0, 0.5, 1.0)).expect("a camera");
-    world.insert_one(second, CameraRect::new(0.5, 0.0, 0.5, 1.0)).expect("a camera");
-    (app, capture, [first, second])
+    let cameras = split_cameras(world, eyes(0));
+    (app, capture, cameras)
 }
 
 /// The frames of the app on `threads` threads, each view judged by `reference` when given.
@@ -95,15 +79,10 @@ fn judge(reference: &mut ReferenceRenderer, app: &runtime::App, image: (&[u8], (
     let report = app.resource::<RenderReport>();
     assert!(report.error.is_none(), "frame {frame}: {:?}", report.error);
     assert_eq!(report.view_gpu.len(), 2, "frame {frame}: the GPU culled both views");
-    let views = app.resource::<ResolvedViews>();
-    let visibility = app.resource::<Visibility>();
-    for view in views.views() {
-        let ViewTarget::Window(rect) = &view.target else { panic!("frame {frame}: a window view") };
-        let rect = [rect.x, rect.y, rect.width, rect.height];
-        let index = usize::from(views.main() != Some(view.id));
-        let answers = (app.world(), &*visibility);
-        let checked =
-            check_gpu_view(reference, image, rect, answers, (view.id, index), &report).expect("the truth answers");
+    drop(report);
+    let checks = check_window_views(reference, app, image, CullingBackend::Gpu);
+    let report = app.resource::<RenderReport>();
+    for (_, index, checked) in checks {
         let label = format!("frame {frame} view {index}");
         assert_eq!(checked.truth.false_hidden, 0, "{label}: {:?}", checked.truth);
         assert_eq!(checked.differing_pixels, 0, "{label}: culling changed the picture");

@@ -8,24 +8,25 @@
 //! lamp's list of one caster is the frame's last count draw before the views' lists: a view
 //! drawn with a prefix of its commands loses the ground.
 
+mod headless_app;
 mod lit_cube;
+mod window_views;
 
 use std::sync::Arc;
 
 use culling::{CullingBackend, ShadowViews, Visibility};
 use ecs::{
-    scene, Aabb, Camera, CameraRect, DirectionalLight, MaterialHandle, Mesh, MeshHandle, ResolvedViews, ShadowCaster,
-    ShadowSettings, SpotLight, Transform, ViewTarget,
+    scene, Aabb, DirectionalLight, MaterialHandle, Mesh, MeshHandle, ResolvedViews, ShadowCaster, ShadowSettings,
+    SpotLight, Transform,
 };
 use glam::{Quat, Vec3};
+use headless_app::{headless_app_with, AppOptions};
 use lit_cube::lit_cube;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
-use render_graph::{vk, GpuDevice};
-use renderer::truth::{check_gpu_view, check_view, ReferenceRenderer};
-use renderer::{
-    install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, Material, MeshLibrary, RenderReport,
-    RenderSetup,
-};
+use render_graph::GpuDevice;
+use renderer::truth::ReferenceRenderer;
+use renderer::{lock_capture, FrameInFlight, Material, MeshLibrary, RenderReport};
+use window_views::{check_window_views, split_cameras};
 
 const SKY: [f32; 4] = [0.5, 0.7, 0.9, 1.0];
 const WIDTH: u32 = 128;
@@ -59,28 +60,13 @@ fn spawn_block(world: &mut runtime::hecs::World, center: Vec3, size: Vec3, mater
 /// The app culled by `backend` with shadows: the ground, two rows of blocks, the sun and a
 /// spot light over the street.
 fn app(device: &Arc<GpuDevice>, backend: CullingBackend) -> (runtime::App, renderer::SharedCapture) {
-    let setup = RenderSetup {
-        backend,
-        device: Some(Arc::clone(device)),
-        extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
-        capacity: CAPACITY,
-        meshes: library(),
-        clear_color: SKY,
-        bits: BitsReadback::Wait,
-        passes: Vec::new(),
-        shadows: true,
-    };
-    let mut app = runtime::App::with_threads(2);
-    app.insert_resource(ecs::Viewport { width: WIDTH, height: HEIGHT });
-    ecs::install(&mut app);
-    {
+    let options = AppOptions { shadows: true, sky: SKY, ..AppOptions::default() };
+    let (mut app, capture) = headless_app_with(device, backend, library(), (WIDTH, HEIGHT, CAPACITY), options, |app| {
         let mut settings = app.resource_mut::<ShadowSettings>();
         settings.atlas_resolution = ATLAS;
         settings.cascade_resolution = 256;
         settings.max_distance = 40.0;
-    }
-    let (target, capture) = HeadlessTarget::new();
-    install_render_to(&mut app, setup, Some(Box::new(target))).expect("a device is there");
+    });
     let world = app.world_mut();
     spawn_cube(world, Vec3::new(0.0, -0.5, 0.0), Vec3::new(60.0, 1.0, 60.0), GROUND);
     for (index, z) in [-9.0f32, -5.0, -1.0, 3.0, 7.0].into_iter().enumerate() {
@@ -105,10 +91,7 @@ fn check(backend: CullingBackend) {
     // Down the street from either end, looking at the same blocks from opposite sides.
     let front = scene::look_at(Vec3::new(1.0, 3.0, 14.0), Vec3::new(0.0, 0.0, 0.0));
     let back = scene::look_at(Vec3::new(-1.0, 4.0, -14.0), Vec3::new(0.0, 0.5, 0.0));
-    let first = scene::spawn_camera(app.world_mut(), Camera::default(), front);
-    let second = scene::spawn_camera(app.world_mut(), Camera { order: 1, ..Camera::default() }, back);
-    app.world_mut().insert_one(first, CameraRect::new(0.0, 0.0, 0.5, 1.0)).expect("a camera");
-    app.world_mut().insert_one(second, CameraRect::new(0.5, 0.0, 0.5, 1.0)).expect("a camera");
+    split_cameras(app.world_mut(), [front, back]);
     let mut reference =
         ReferenceRenderer::with_shadows(Arc::clone(&device), (WIDTH, HEIGHT), CAPACITY, library(), SKY, ATLAS)
             .expect("a reference");
@@ -117,28 +100,19 @@ fn check(backend: CullingBackend) {
         FrameInFlight::finish(&mut app);
         let report = app.resource::<RenderReport>();
         assert!(report.error.is_none(), "{backend:?} frame {frame}: {:?}", report.error);
-        let views = app.resource::<ResolvedViews>();
-        let visibility = app.resource::<Visibility>();
-        let shadows = app.resource::<ShadowViews>();
-        assert_eq!(views.len(), 2);
-        assert_eq!(shadows.views().len(), 5, "{backend:?}: the cascades and the lamp cast");
-        if backend == CullingBackend::Cpu {
-            assert_eq!(shadows.caster_slots(4).count(), 1, "the lamp's one block");
+        drop(report);
+        assert_eq!(app.resource::<ResolvedViews>().len(), 2);
+        {
+            let shadows = app.resource::<ShadowViews>();
+            assert_eq!(shadows.views().len(), 5, "{backend:?}: the cascades and the lamp cast");
+            if backend == CullingBackend::Cpu {
+                assert_eq!(shadows.caster_slots(4).count(), 1, "the lamp's one block");
+            }
+            reference.set_shadows(Some(&shadows), &app.resource::<Visibility>());
         }
-        reference.set_shadows(Some(&shadows), &visibility);
         let capture = lock_capture(&capture);
-        let image = (&capture.pixels[..], capture.extent);
-        for view in views.views() {
-            let ViewTarget::Window(rect) = &view.target else { panic!("window views") };
-            let rect = [rect.x, rect.y, rect.width, rect.height];
-            let checked = if backend == CullingBackend::Gpu {
-                let index = usize::from(views.main() != Some(view.id));
-                check_gpu_view(&mut reference, image, rect, (app.world(), &*visibility), (view.id, index), &report)
-            } else {
-                check_view(&mut reference, image, rect, app.world(), &visibility, view.id)
-            };
-            let checked = checked.expect("the truth answers");
-            let label = format!("{backend:?} frame {frame} view {}", view.id.0);
+        for (view, _, checked) in check_window_views(&mut reference, &app, (&capture.pixels, capture.extent), backend) {
+            let label = format!("{backend:?} frame {frame} view {}", view.0);
             assert_eq!(checked.truth.false_hidden, 0, "{label}: {:?}", checked.truth);
             assert_eq!(checked.differing_pixels, 0, "{label}: the view differs from its shadowed reference");
         }

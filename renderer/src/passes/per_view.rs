@@ -19,6 +19,11 @@ pub struct PassView {
     /// Whether it is the frame's main view (the one the `view` uniform's block 0 and the
     /// [`FrameView`] parameter describe).
     pub main: bool,
+    /// Its index among the views the GPU culls ([`WindowView::list`](crate::WindowView::list);
+    /// 0 the main view, and 0 in a frame of one view): with GPU culling its bits are that
+    /// view's words of [`VISIBILITY_BITS`](crate::VISIBILITY_BITS), from byte `list` times
+    /// [`visibility_bits_bytes`](crate::visibility_bits_bytes) of the scene's capacity.
+    pub list: u32,
     /// Its rectangle of the image in pixels: left, top, width, height (the whole image in a
     /// frame of one view).
     pub rect: [u32; 4],
@@ -111,12 +116,13 @@ impl<P: ViewPass> PerView<P> {
             for (index, view) in views.views().iter().enumerate().take(VIEW_BLOCKS - 1) {
                 let main = index == views.main();
                 let uniform_offset = VIEW_BLOCK_STRIDE * (1 + index as u64);
-                self.views.push(PassView { index: index as u32, main, rect: view.rect, uniform_offset });
+                let list = view.list;
+                self.views.push(PassView { index: index as u32, main, list, rect: view.rect, uniform_offset });
             }
         } else {
             let extent = context.output_extent();
             let rect = [0, 0, extent.width, extent.height];
-            self.views.push(PassView { index: 0, main: true, rect, uniform_offset: VIEW_BLOCK_STRIDE });
+            self.views.push(PassView { index: 0, main: true, list: 0, rect, uniform_offset: VIEW_BLOCK_STRIDE });
         }
     }
 }

@@ -43,7 +43,7 @@ use runtime::hecs::World;
 pub use casters::dropped_casters;
 pub use error::TruthError;
 pub use reference::{upload_objects, upload_objects_drawing, ReferenceRenderer};
-pub use view::{check_gpu_image_view, check_gpu_view, check_view, IdView};
+pub use view::{check_gpu_image_view, check_gpu_view, check_view, crop, IdView};
 
 use crate::{MeshLibrary, RenderReport};
 

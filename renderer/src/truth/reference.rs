@@ -36,7 +36,7 @@ pub struct ReferenceRenderer {
     /// The scene's generation the graph imported.
     generation: u64,
     /// The meshes the frame checked drew a stand-in for ([`crate::RenderReport::stand_ins`]).
-    stand_ins: Vec<(u32, Option<u32>)>,
+    pub(super) stand_ins: Vec<(u32, Option<u32>)>,
     /// The light views every frame draws shadows from (every caster kept), with the eye and
     /// view axis they are lit for; `None` draws no shadows.
     shadows: Option<(culling::ShadowViews, glam::Vec3, glam::Vec3)>,

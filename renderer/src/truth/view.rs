@@ -146,8 +146,12 @@ fn check_view_against(
     Ok(FrameCheck { differing_pixels: differing, submitted, truth })
 }
 
-/// Rectangle `rect` (left, top, width, height) of an RGBA8 image `width` pixels wide.
-fn crop(image: &[u8], width: u32, [x, y, w, h]: [u32; 4]) -> Vec<u8> {
+/// Rectangle `rect` (left, top, width, height) of an image of 4-byte texels (RGBA8, or a
+/// depth of `f32`s) `width` texels wide: a view's part of a split-screen frame.
+///
+/// # Panics
+/// When `rect` reaches past a row.
+pub fn crop(image: &[u8], width: u32, [x, y, w, h]: [u32; 4]) -> Vec<u8> {
     image
         .chunks_exact(width as usize * 4)
         .skip(y as usize)
@@ -237,8 +241,11 @@ impl ReferenceRenderer {
     }
 
     /// Draws the objects of `view_meshes` with their view's mesh (after an upload wrote every
-    /// record at the main view's level); an empty record keeps its own, and so does a skinned
-    /// one whose view mesh is rigid (as the frame's view lists draw them).
+    /// record at the main view's level), or the stand-in the frame drew for it where it was not
+    /// resident ([`ReferenceRenderer::follow_stand_ins`]: the view's level may be one the main
+    /// view does not draw, so the upload's following did not reach it); an empty record keeps
+    /// its own, and so does a skinned one whose view mesh is rigid (as the frame's view lists
+    /// draw them).
     pub(super) fn apply_view_meshes(&mut self, visibility: &Visibility) -> Result<(), TruthError> {
         if self.view_meshes.is_empty() {
             return Ok(());
@@ -263,6 +270,15 @@ impl ReferenceRenderer {
                 scene.set_parts(slot, transform, drawn)?;
                 continue;
             }
+            let mesh = match self.stand_ins.iter().find(|(missing, _)| *missing == mesh) {
+                None => mesh,
+                Some(&(_, Some(drawn))) => drawn,
+                // Nothing resident to stand in: the frame drew nothing for it.
+                Some(&(_, None)) => {
+                    scene.clear_object(slot)?;
+                    continue;
+                }
+            };
             let world = objects.models[slot as usize].to_cols_array_2d();
             let material = objects.draws[slot as usize].material.0;
             scene.set_object(slot, crate::ObjectDesc { world, color: record.color, mesh, material })?;

@@ -118,7 +118,7 @@ fn main() -> ExitCode {
             eprintln!("frame_passes: frame {frame}: no screenshot of the colour");
             return ExitCode::FAILURE;
         };
-        let checked = check.check(&app.resource::<Visibility>(), &report.bits, &color.rgba8, color.width);
+        let checked = check.check(&app.resource::<Visibility>(), &[], (&report.bits, &[]), &color.rgba8, color.width);
         match checked {
             Ok(mismatches) if mismatches.is_clean() => {}
             Ok(mismatches) => {

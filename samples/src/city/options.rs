@@ -168,8 +168,15 @@ pub struct CityOptions {
     /// Split-screen: `2` adds a second camera flying another street the other way and draws
     /// the two side by side (left and right halves), each culled for itself; with `--truth`
     /// every view of every checked frame prints `frame N view V false_hidden X` (must be 0).
-    /// Needs CPU culling (`--cull cpu`; `auto` picks it): the GPU culls one view a frame. No
-    /// PNG is written and the shadows, streaming, user passes and classify images are refused.
+    /// On both backends (with GPU culling each view is judged against its own bits) and with
+    /// `--shadows`. With `--stream` the districts around either camera load, every view's
+    /// levels count as needed under `--budget`, and with `--truth` each streamed frame prints
+    /// `frame N view V stand_in S` for the second view (whether an object it sees drew a
+    /// stand-in; its reference draws the same ones). With `--post` the fog and outline run
+    /// once per view over its half (checked against the CPU view by view), and with
+    /// `--gpu-animate` both views see the bobbed objects; `--debug-boxes` draws each view's
+    /// boxes through its camera, coloured by its own bits. No PNG is written; `--classify` and
+    /// `--clusters` are refused (each refusal says why).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
     pub views: u32,
     /// A security camera on a rooftop renders into a 256x256 image shown on a billboard in the
@@ -180,8 +187,12 @@ pub struct CityOptions {
     /// window's. With `--shadows` the
     /// monitor is lit with the street view's lights and atlas (the sun's cascades follow the
     /// street view) and judged by a reference shadowed the same way. With `--views 2` the
-    /// billboard rides in the left half (the street camera's) and every view is judged.
-    /// Streaming, user passes, classify images and clusters are refused with it.
+    /// billboard rides in the left half (the street camera's) and every view is judged. With
+    /// `--stream` the districts around the rooftop camera load too and the monitor's reference
+    /// takes the streamed meshes. It takes the users' passes (drawn over the window's views;
+    /// with `--gpu-animate` the monitor's reference bobs the objects too) and, on the CPU
+    /// backend, `--classify`; `--clusters` is refused with it (its check's frames have no
+    /// image views).
     #[arg(long)]
     pub monitor: bool,
     /// With `--shadows`: how many lamps cast shadows at once (0 to 16).
@@ -241,8 +252,9 @@ pub struct CityOptions {
     /// temporary folder); reused when the files are there.
     #[arg(long, value_name = "DIR", requires = "stream")]
     pub stream_dir: Option<PathBuf>,
-    /// With `--stream`: districts whose ground square is within this many metres of the
-    /// camera are loaded; those farther than 1.25 times it are removed.
+    /// With `--stream`: districts whose ground square is within this many metres of a camera
+    /// (any: the split-screen's second, the monitor's) are loaded; those farther than 1.25
+    /// times it from every camera are removed.
     #[arg(long, value_name = "M", default_value_t = 250.0, requires = "stream")]
     pub stream_radius: f32,
     /// With `--stream`: load every district before the first frame (the loader waited for)

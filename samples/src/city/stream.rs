@@ -1,11 +1,13 @@
 //! `city --stream`: the districts' files ([`super::districts`]) loaded through the
-//! [`AssetServer`] as the camera nears them and removed once it is far, while frames run.
+//! [`AssetServer`] as a camera nears them and removed once every camera is far, while frames
+//! run. Every camera counts (the split-screen's second view, the monitor's rooftop camera): a
+//! district is as near as its nearest camera, so each view sees the districts around it.
 //!
 //! Between two frames, [`DistrictStreamer::update`] asks the server for the districts within
 //! the radius that are not loaded, nearest first (a few at a time: the loader threads parse
 //! and process them off the frame, and derive each mesh's occluder there), hands each ready
 //! scene's meshes to the renderer's
-//! [`RenderMeshes`] (and to the check's reference renderer, which numbers them alike) and
+//! [`RenderMeshes`] (and to the check's reference renderers, which number them alike) and
 //! spawns its nodes; a district past the radius and a margin has its entities despawned and
 //! its meshes removed. [`StreamReport`] adds up what happened, frame by frame. Headless the
 //! city's loop calls the update between frames; in the window a
@@ -17,7 +19,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use assets::{spawn_model, AssetServer, LoadState, SceneHandle, ServerOptions, SpawnedModel};
-use culling::Visibility;
+use culling::{ViewVisibility, Visibility};
 use ecs::{Camera, ShadowCaster, WorldTransform};
 use glam::Vec3;
 use hecs::World;
@@ -129,10 +131,12 @@ pub struct DistrictStreamer {
     grid: DistrictGrid,
     paths: Vec<PathBuf>,
     states: Vec<DistrictState>,
-    /// Districts whose square is within this many metres of the camera are loaded.
+    /// Districts whose square is within this many metres of a camera are loaded.
     radius: f32,
     /// Scratch: the districts to ask for this frame, with their distances.
     wanted: Vec<(f32, usize)>,
+    /// Scratch: every camera's eye this frame.
+    eyes: Vec<Vec3>,
     /// Seconds the last update spent giving the check's renderer its meshes.
     checker_seconds: f64,
     /// Each update first waits for the loads asked for before it (`--stream-wait`).
@@ -155,6 +159,7 @@ impl DistrictStreamer {
             states: files.paths.iter().map(|_| DistrictState::Idle).collect(),
             radius,
             wanted: Vec::new(),
+            eyes: Vec::new(),
             checker_seconds: 0.0,
             wait_for_loads: false,
             report: StreamReport::default(),
@@ -171,7 +176,7 @@ impl DistrictStreamer {
         self
     }
 
-    /// Seconds the last [`DistrictStreamer::update`] spent giving the check's renderer the
+    /// Seconds the last [`DistrictStreamer::update`] spent giving the check's renderers the
     /// meshes it gave the game's: the check's work, not the game's.
     pub fn checker_seconds(&self) -> f64 {
         self.checker_seconds
@@ -182,17 +187,20 @@ impl DistrictStreamer {
         self.states.iter().filter(|state| matches!(state, DistrictState::Spawned { .. })).count()
     }
 
-    /// One step between frames: removes the far districts, spawns the ready ones (their
-    /// meshes to `meshes` and to `checker` when frames are checked) and asks for the near
-    /// ones, nearest first.
+    /// One step between frames: removes the districts far from every camera, spawns the ready
+    /// ones (their meshes to `meshes` and to each of `checkers`, the references of the checked
+    /// frames' views) and asks for those near a camera, nearest first.
     pub fn update(
         &mut self,
         world: &mut World,
         meshes: &RenderMeshes,
-        mut checker: Option<&mut MeshRenderer>,
+        checkers: &mut [&mut MeshRenderer],
     ) -> Result<(), RenderError> {
         self.checker_seconds = 0.0;
-        let Some(eye) = camera_position(world) else { return Ok(()) };
+        camera_positions(world, &mut self.eyes);
+        if self.eyes.is_empty() {
+            return Ok(());
+        }
         if self.wait_for_loads {
             for state in &self.states {
                 if let DistrictState::Loading(handle) = state {
@@ -202,7 +210,7 @@ impl DistrictStreamer {
         }
         let far = self.radius * REMOVE_MARGIN;
         for district in 0..self.states.len() {
-            let distance = self.grid.distance(district, eye);
+            let distance = self.distance(district);
             let state = std::mem::replace(&mut self.states[district], DistrictState::Idle);
             self.states[district] = match state {
                 DistrictState::Loading(handle) if distance > far => {
@@ -225,7 +233,7 @@ impl DistrictStreamer {
                     LoadState::Loading => DistrictState::Loading(handle),
                     LoadState::Failed(error) => return Err(format!("district {district}: {error}").into()),
                     LoadState::Ready => {
-                        let (model, ids) = self.spawn(world, handle, meshes, checker.as_deref_mut())?;
+                        let (model, ids) = self.spawn(world, handle, meshes, checkers)?;
                         DistrictState::Spawned { handle, model, meshes: ids }
                     }
                 },
@@ -235,7 +243,7 @@ impl DistrictStreamer {
         let loading = self.states.iter().filter(|state| matches!(state, DistrictState::Loading(_))).count();
         self.wanted.clear();
         for (district, state) in self.states.iter().enumerate() {
-            let distance = self.grid.distance(district, eye);
+            let distance = self.distance(district);
             if matches!(state, DistrictState::Idle) && distance <= self.radius {
                 self.wanted.push((distance, district));
             }
@@ -247,6 +255,11 @@ impl DistrictStreamer {
         Ok(())
     }
 
+    /// How far district `district` is from its nearest camera (of `eyes`).
+    fn distance(&self, district: usize) -> f32 {
+        self.eyes.iter().map(|&eye| self.grid.distance(district, eye)).fold(f32::INFINITY, f32::min)
+    }
+
     /// Loads every district and spawns it before the first frame, waiting for the loader
     /// (`city --stream --preload`: the same meshes and objects as a streamed flight, all in
     /// the world from the start, to measure streaming against); the radius then covers the
@@ -255,7 +268,7 @@ impl DistrictStreamer {
         &mut self,
         world: &mut World,
         meshes: &RenderMeshes,
-        mut checker: Option<&mut MeshRenderer>,
+        checkers: &mut [&mut MeshRenderer],
     ) -> Result<(), RenderError> {
         self.radius = f32::INFINITY;
         let handles: Vec<SceneHandle> = self.paths.iter().map(|path| self.server.load(path)).collect();
@@ -267,20 +280,20 @@ impl DistrictStreamer {
                 }
                 LoadState::Failed(error) => return Err(format!("district {district}: {error}").into()),
             }
-            let (model, ids) = self.spawn(world, handle, meshes, checker.as_deref_mut())?;
+            let (model, ids) = self.spawn(world, handle, meshes, checkers)?;
             self.states[district] = DistrictState::Spawned { handle, model, meshes: ids };
         }
         Ok(())
     }
 
-    /// Hands a ready district's meshes to the renderers and spawns its nodes at the origin
+    /// Hands a ready district's meshes to the renderer and the references and spawns its nodes at the origin
     /// (the files hold world positions); returns the model and its meshes' first level ids.
     fn spawn(
         &mut self,
         world: &mut World,
         handle: SceneHandle,
         meshes: &RenderMeshes,
-        mut checker: Option<&mut MeshRenderer>,
+        checkers: &mut [&mut MeshRenderer],
     ) -> Result<(SpawnedModel, Vec<u32>), RenderError> {
         let scene =
             self.server.get(handle).map_err(|error| error.to_string())?.ok_or("a ready district has a scene")?;
@@ -289,9 +302,9 @@ impl DistrictStreamer {
         // The loader thread derived each mesh's occluder: the frame only copies the meshes.
         let model = scene.add_model_with_occluders(|vertices, levels, occluder| {
             let ids: Range<u32> = meshes.add_mesh_levels_with_occluder(vertices, levels, occluder.cloned())?;
-            if let Some(checker) = checker.as_deref_mut() {
+            for checker in checkers.iter_mut() {
                 let started = Instant::now();
-                // The reference adds the same meshes in the same order, so it gives the same
+                // A reference adds the same meshes in the same order, so it gives the same
                 // ids; a refusal or another id is reported once the model is made.
                 match checker.add_mesh_levels(vertices, levels) {
                     Ok(twin) if twin == ids => {}
@@ -316,11 +329,11 @@ impl DistrictStreamer {
     }
 }
 
-/// Where the camera is (the first entity with a camera).
-fn camera_position(world: &World) -> Option<Vec3> {
+/// Where every camera is, into `eyes`.
+fn camera_positions(world: &World, eyes: &mut Vec<Vec3>) {
+    eyes.clear();
     let mut query = world.query::<(&Camera, &WorldTransform)>();
-    let position = query.iter().next().map(|(_, placed)| placed.0.w_axis.truncate());
-    position
+    eyes.extend(query.iter().map(|(_, placed)| placed.0.w_axis.truncate()));
 }
 
 /// Whether a visible object of the frame drew a stand-in: a mesh in `report`'s
@@ -332,5 +345,18 @@ pub fn visible_stand_in(report: &RenderReport, visibility: &Visibility, submitte
     let draws = &visibility.objects().draws;
     submitted.iter().any(|&slot| {
         draws.get(slot as usize).is_some_and(|draw| report.stand_ins.iter().any(|(missing, _)| *missing == draw.mesh.0))
+    })
+}
+
+/// Whether an object visible in `view` (another view of the frame, drawing its own levels)
+/// drew a stand-in: the level the view picked for it is in `report`'s
+/// [`stand_ins`](RenderReport::stand_ins).
+pub fn view_stand_in(report: &RenderReport, view: &ViewVisibility<'_>) -> bool {
+    if report.stand_ins.is_empty() {
+        return false;
+    }
+    (0..view.visible().len()).any(|index| {
+        let mesh = view.draw(index);
+        mesh.is_some() && report.stand_ins.iter().any(|(missing, _)| *missing == mesh.0)
     })
 }

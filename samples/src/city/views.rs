@@ -34,7 +34,8 @@ pub fn add_second_view(world: &mut World, config: &CityConfig, city: &City) -> R
     Ok(second)
 }
 
-/// The checks of every window view of the frame `capture` holds: `checker` draws at the
+/// The checks of every window view of the frame `capture` holds (judged on `geometry`, the
+/// colour before the users' passes drew over it, when given): `checker` draws at the
 /// window's size, each view into its rectangle, with the frame's stand-ins and, given the
 /// frame's `palette`, its skinned objects in their poses (the walking pedestrians); a frame the
 /// GPU culled (its `report` read back with `BitsReadback::Wait`) judges each view against its
@@ -43,7 +44,7 @@ pub fn add_second_view(world: &mut World, config: &CityConfig, city: &City) -> R
 /// Returns each view's id and checks, in render order.
 pub fn check_views(
     checker: &mut MeshRenderer,
-    capture: &Capture,
+    (capture, geometry): (&Capture, Option<&[u8]>),
     (views, visibility, shadows): (&ResolvedViews, &Visibility, Option<&culling::ShadowViews>),
     (world, palette): (&World, Option<&SkinPalette>),
     report: &RenderReport,
@@ -63,7 +64,7 @@ pub fn check_views(
     for view in views.views() {
         let ViewTarget::Window(rect) = &view.target else { continue };
         let rect = [rect.x, rect.y, rect.width, rect.height];
-        let image = (&capture.pixels[..], capture.extent);
+        let image = (geometry.unwrap_or(&capture.pixels[..]), capture.extent);
         let check = match gpu {
             Some(report) => {
                 let index = if views.main() == Some(view.id) {

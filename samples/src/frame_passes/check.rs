@@ -9,6 +9,7 @@ use ecs::ResolvedView;
 use glam::Vec3;
 use render_graph::readback::{BufferReadbackPass, ImageReadback, ReadbackPass};
 use render_graph::{GpuDevice, ReadbackBuffer, RenderGraph, Result};
+use renderer::truth::crop;
 use renderer::{points, COLOR, DEPTH_PREPASS, OBJECT_TRANSFORMS, OBJECT_TRANSFORM_BYTES};
 
 use super::{add_frame_passes, bob_offset, BobClock, FramePassChoice, FOG_COLOR, FOG_DENSITY, OUTLINE_THRESHOLD};
@@ -74,6 +75,32 @@ pub fn post_reference(
 /// Whether texel `a` and `b` differ by at most `tolerance` in every channel.
 fn close(a: &[u8], b: &[u8], tolerance: u8) -> bool {
     a.iter().zip(b).all(|(&a, &b)| a.abs_diff(b) <= tolerance)
+}
+
+/// One window view of a frame as the passes' check sees it (they run once per view, over its
+/// rectangle, with its camera and bits).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PostView {
+    /// Its rectangle of the image in pixels: left, top, width, height.
+    pub rect: [u32; 4],
+    /// Its near and far planes.
+    pub planes: (f32, f32),
+    /// Its camera's view-projection.
+    pub view_projection: glam::Mat4,
+    /// Its index among the GPU cull's views (whose bits colour its box lines; 0 the main view).
+    pub list: u32,
+}
+
+impl PostView {
+    /// `view` over the whole image of `size`: a frame of one view.
+    pub fn whole(view: &ResolvedView, (width, height): (u32, u32)) -> PostView {
+        PostView {
+            rect: [0, 0, width, height],
+            planes: (view.near, view.far),
+            view_projection: view.view_projection,
+            list: 0,
+        }
+    }
 }
 
 /// Pixels (and objects) of one frame that do not match the CPU's computation.
@@ -156,61 +183,100 @@ impl FramePassCheck {
     }
 
     /// Compares the frame just drawn and waited for with the CPU: `image` is its final colour
-    /// (RGBA8, `width` wide), `bits` the GPU's visibility bits of the frame and `visibility`
-    /// the frame's answer (camera, world boxes and host places by slot).
+    /// (RGBA8, `width` wide), `bits` the GPU's visibility bits of the frame (with `view_bits`,
+    /// every window view's, in a split-screen frame: [`renderer::RenderReport::view_bits`]) and
+    /// `visibility` the frame's answer (camera, world boxes and host places by slot). The passes
+    /// are checked per view of `views` (a split-screen's); none: the whole image is the main
+    /// view's.
     pub fn check(
         &self,
         visibility: &Visibility,
-        bits: &[u64],
+        views: &[PostView],
+        (bits, view_bits): (&[u64], &[u64]),
         image: &[u8],
         width: u32,
     ) -> std::result::Result<FramePassMismatches, String> {
-        let view = visibility.view().ok_or("no camera this frame")?;
-        let frame = self.clock.frame();
+        let main = visibility.view().ok_or("no camera this frame")?;
         let mut mismatches = FramePassMismatches::default();
         let height = image.len() as u32 / 4 / width.max(1);
-        let boxes = self.choice.boxes.then(|| line_cover(visibility, bits, view, (width, height), self.choice, frame));
-        let is_line = |texel: &[u8]| self.choice.boxes && (texel == GREEN || texel == RED);
-        if let Some((green, red)) = &boxes {
-            for (index, texel) in image.chunks_exact(4).enumerate() {
-                let allowed = if texel == GREEN { green[index] } else { texel != RED || red[index] };
-                if is_line(texel) && !allowed {
-                    mismatches.lines += 1;
-                }
+        let whole = [PostView::whole(main, (width, height))];
+        let views = if views.is_empty() { &whole[..] } else { views };
+        if let Some(view) =
+            views.iter().find(|view| view.rect[0] + view.rect[2] > width || view.rect[1] + view.rect[3] > height)
+        {
+            return Err(format!("the view's rectangle {:?} is outside the {width}x{height} image", view.rect));
+        }
+        if self.choice.boxes {
+            for view in views {
+                let words = bits.len();
+                let start = view.list as usize * words;
+                let own = if view_bits.is_empty() { Some(bits) } else { view_bits.get(start..start + words) };
+                let own = own.ok_or_else(|| format!("no bits of the GPU's view {}", view.list))?;
+                mismatches.lines += self.wrong_lines(visibility, view, own, (image, width));
             }
         }
         if self.choice.fog || self.choice.outline {
-            let read = |readback: &Option<ImageReadback>| {
-                readback.as_ref().ok_or("no readback").and_then(|readback| readback.read().map_err(|_| "not copied"))
-            };
-            let (_, before) = read(&self.color)?;
-            let (_, depth) = read(&self.depth)?;
-            if before.len() != image.len() || depth.len() != image.len() {
-                return Err(String::from("the colour before the post-processes or the depth has another size"));
-            }
-            let depths: Vec<f32> = depth
-                .chunks_exact(4)
-                .map(|texel| f32::from_le_bytes([texel[0], texel[1], texel[2], texel[3]]))
-                .collect();
-            let wanted = post_reference(
-                &before,
-                &depths,
-                width as usize,
-                (view.near, view.far),
-                self.choice.fog,
-                self.choice.outline,
-            );
-            mismatches.post = image
-                .chunks_exact(4)
-                .zip(wanted.chunks_exact(4))
-                .filter(|&(texel, wanted)| !is_line(texel) && !close(texel, wanted, 2))
-                .count();
+            mismatches.post = self.wrong_post(views, image, width)?;
         }
         if let Some(transforms) = &self.transforms {
             let bytes = transforms.read().map_err(|error| error.to_string())?;
-            mismatches.heights = wrong_heights(visibility, bytes, frame);
+            mismatches.heights = wrong_heights(visibility, bytes, self.clock.frame());
         }
         Ok(mismatches)
+    }
+
+    /// Whether `texel` is a box line's (the boxes drawn, and its colour one of theirs).
+    fn is_line(&self, texel: &[u8]) -> bool {
+        self.choice.boxes && (texel == GREEN || texel == RED)
+    }
+
+    /// Line pixels of `view`'s rectangle of `image` (RGBA8, `width` wide) outside every box
+    /// whose bit of the view's `bits` has the line's colour.
+    fn wrong_lines(
+        &self,
+        visibility: &Visibility,
+        view: &PostView,
+        bits: &[u64],
+        (image, width): (&[u8], u32),
+    ) -> usize {
+        let [_, _, w, h] = view.rect;
+        let (green, red) = line_cover(visibility, bits, view.view_projection, (w, h), self.choice, self.clock.frame());
+        crop(image, width, view.rect)
+            .chunks_exact(4)
+            .enumerate()
+            .filter(|&(index, texel)| {
+                let allowed = if texel == GREEN { green[index] } else { texel != RED || red[index] };
+                self.is_line(texel) && !allowed
+            })
+            .count()
+    }
+
+    /// Pixels off the CPU's fog and outline, view by view, of the colour before them (beyond 2
+    /// of 255), the box lines left out.
+    fn wrong_post(&self, views: &[PostView], image: &[u8], width: u32) -> std::result::Result<usize, String> {
+        let read = |readback: &Option<ImageReadback>| {
+            readback.as_ref().ok_or("no readback").and_then(|readback| readback.read().map_err(|_| "not copied"))
+        };
+        let (_, before) = read(&self.color)?;
+        let (_, depth) = read(&self.depth)?;
+        if before.len() != image.len() || depth.len() != image.len() {
+            return Err(String::from("the colour before the post-processes or the depth has another size"));
+        }
+        let mut wrong = 0;
+        for &PostView { rect, planes, .. } in views {
+            let depths: Vec<f32> = crop(&depth, width, rect)
+                .chunks_exact(4)
+                .map(|texel| f32::from_le_bytes([texel[0], texel[1], texel[2], texel[3]]))
+                .collect();
+            let (fog, outline) = (self.choice.fog, self.choice.outline);
+            let wanted = post_reference(&crop(&before, width, rect), &depths, rect[2] as usize, planes, fog, outline);
+            wrong += crop(image, width, rect)
+                .chunks_exact(4)
+                .zip(wanted.chunks_exact(4))
+                .filter(|&(texel, wanted)| !self.is_line(texel) && !close(texel, wanted, 2))
+                .count();
+        }
+        Ok(wrong)
     }
 }
 
@@ -219,7 +285,7 @@ impl FramePassCheck {
 fn line_cover(
     visibility: &Visibility,
     bits: &[u64],
-    view: &ResolvedView,
+    view_projection: glam::Mat4,
     (width, height): (u32, u32),
     choice: FramePassChoice,
     frame: u64,
@@ -233,7 +299,8 @@ fn line_cover(
         }
         let lift = if choice.bob { Vec3::Y * bob_offset(slot as u32, frame) } else { Vec3::ZERO };
         let bounds = objects.bounds[slot];
-        let Some([x0, y0, x1, y1]) = screen_rect(view, bounds.min + lift, bounds.max + lift, width, height) else {
+        let Some([x0, y0, x1, y1]) = screen_rect(view_projection, bounds.min + lift, bounds.max + lift, width, height)
+        else {
             continue;
         };
         let visible = bits.get(slot / 64).is_some_and(|word| word >> (slot % 64) & 1 == 1);
@@ -248,10 +315,10 @@ fn line_cover(
     (green, red)
 }
 
-/// The screen rectangle (pixels, y down) of the box `min..max` through `view`: `None` when it
+/// The screen rectangle (pixels, y down) of the box `min..max` through `view_projection`: `None` when it
 /// lies wholly off screen, the whole screen when a corner is behind the eye (its clipped lines
 /// may cross anywhere).
-fn screen_rect(view: &ResolvedView, min: Vec3, max: Vec3, width: u32, height: u32) -> Option<[f32; 4]> {
+fn screen_rect(view_projection: glam::Mat4, min: Vec3, max: Vec3, width: u32, height: u32) -> Option<[f32; 4]> {
     let (w, h) = (width as f32, height as f32);
     let mut rect = [f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY];
     for corner in 0..8 {
@@ -260,7 +327,7 @@ fn screen_rect(view: &ResolvedView, min: Vec3, max: Vec3, width: u32, height: u3
             if corner & 2 != 0 { max.y } else { min.y },
             if corner & 4 != 0 { max.z } else { min.z },
         );
-        let clip = view.view_projection * point.extend(1.0);
+        let clip = view_projection * point.extend(1.0);
         if clip.w <= 1e-6 {
             return Some([0.0, 0.0, w, h]);
         }

@@ -3,9 +3,13 @@
 //!
 //! - [`DepthPost`]: fog by depth ([`DepthPost::fog`]) and outlines where the depth jumps
 //!   ([`DepthPost::outline`]), compute passes at [`points::AFTER_GEOMETRY`] that read and
-//!   write the engine's `color` in place and sample its `depth_prepass`;
+//!   write the engine's `color` in place and sample its `depth_prepass`: per-view passes
+//!   ([`PerView`]), each run over one window view's rectangle with that view's planes (a
+//!   split-screen's outline stops at the seam; the whole image in a frame of one view);
 //! - [`DebugBoxes`]: every object's world box as lines, coloured by the GPU's visibility bits,
-//!   read from the engine's buffers on the GPU ([`points::AFTER_GEOMETRY`], GPU culling);
+//!   read from the engine's buffers on the GPU ([`points::AFTER_GEOMETRY`], GPU culling): a
+//!   per-view pass too, each view's boxes through its camera in its rectangle, coloured by its
+//!   own bits;
 //! - [`Bob`]: a compute pass at [`points::BEFORE_CULL`] that moves every object up and down on
 //!   the GPU; the cull and the draw see the new places in the same frame.
 //!
@@ -16,7 +20,7 @@
 
 mod check;
 
-pub use check::{linear_depth, post_reference, FramePassCheck, FramePassMismatches};
+pub use check::{linear_depth, post_reference, FramePassCheck, FramePassMismatches, PostView};
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -28,8 +32,8 @@ use render_graph::{
     ShaderStage, TypedPass,
 };
 use renderer::{
-    points, COLOR, COLOR_FORMAT, DEPTH_PREPASS, OBJECT_RECORDS, OBJECT_TRANSFORMS, OBJECT_TRANSFORM_BYTES, VIEW,
-    VISIBILITY_BITS,
+    points, PassView, PerView, ViewPass, COLOR, COLOR_FORMAT, DEPTH_PREPASS, OBJECT_RECORDS, OBJECT_TRANSFORMS,
+    OBJECT_TRANSFORM_BYTES, VIEW, VISIBILITY_BITS,
 };
 
 const COMPUTE: ShaderStage = ShaderStage::Compute;
@@ -38,7 +42,14 @@ fn floats_to_bytes(floats: &[f32]) -> Vec<u8> {
     floats.iter().flat_map(|value| value.to_le_bytes()).collect()
 }
 
-/// A compute post-process on `color`, in place, from `depth_prepass` and `view`. Its shader
+/// Bytes of [`DepthPost`]'s push constants: a colour (16), a float (4, padded to 16) and the
+/// view's rectangle (4 `int`s, 16-aligned).
+const POST_CONSTANT_BYTES: usize = 48;
+/// Where the rectangle starts in them.
+const POST_RECT_OFFSET: usize = 32;
+
+/// A compute post-process on `color`, in place, from `depth_prepass` and `view`, run once per
+/// window view over its rectangle with its block of `view` (add it wrapped in [`PerView`]). Its shader
 /// follows its GLSL file with `ENGINE_HOT_RELOAD=1` in a debug build (edit
 /// `shaders/glsl/samples/fog.comp.glsl` while the sample runs).
 pub struct DepthPost {
@@ -78,8 +89,11 @@ impl DepthPost {
         let kinds = [BindingKind::StorageImage, BindingKind::SampledImage, BindingKind::UniformBuffer];
         let engine = PathBuf::from(shaders::ENGINE_INCLUDE_DIR);
         let glsl = engine.join("../..").join(shader.source_path);
-        let pipeline = HotPipeline::compute(device, name, glsl, shader.words(), &kinds, 20, &[engine])?;
-        Ok(DepthPost { name, pipeline, constants: floats_to_bytes(&constants), switch: PostSwitch::default() })
+        let bytes = POST_CONSTANT_BYTES as u32;
+        let pipeline = HotPipeline::compute(device, name, glsl, shader.words(), &kinds, bytes, &[engine])?;
+        let mut packed = floats_to_bytes(&constants);
+        packed.resize(POST_CONSTANT_BYTES, 0);
+        Ok(DepthPost { name, pipeline, constants: packed, switch: PostSwitch::default() })
     }
 
     /// Fog of `fog` (linear RGB) thickening by `density` per metre.
@@ -98,7 +112,7 @@ impl DepthPost {
     }
 }
 
-impl TypedPass for DepthPost {
+impl ViewPass for DepthPost {
     /// `color`, written in place; `depth_prepass` and `view`, read.
     type Handles = (ImageWrite, ImageRead, BufferRead);
 
@@ -113,26 +127,33 @@ impl TypedPass for DepthPost {
         (color, depth, registry.read_uniform_buffer(view, COMPUTE))
     }
 
-    fn execute(&mut self, (color, depth, view): &Self::Handles, context: &mut ExecuteContext<'_>) {
+    fn execute_view(&mut self, (color, depth, view): &Self::Handles, at: &PassView, context: &mut ExecuteContext<'_>) {
         if !self.switch.is_on() {
             return;
         }
         let pipeline = self.pipeline.current(context.frame_index());
-        context.bind_compute(pipeline, &[Binding::image(color), Binding::image(*depth), Binding::buffer(*view)]);
+        context.bind_compute(pipeline, &[Binding::image(color), Binding::image(*depth), at.uniform(*view)]);
+        for (index, value) in at.rect.iter().enumerate() {
+            let at = POST_RECT_OFFSET + index * 4;
+            self.constants[at..at + 4].copy_from_slice(&value.to_le_bytes());
+        }
         context.push_constant_bytes(&self.constants);
-        let extent = context.output_extent();
-        context.dispatch(extent.width.div_ceil(8), extent.height.div_ceil(8), 1);
+        let [_, _, width, height] = at.rect;
+        context.dispatch(width.div_ceil(8), height.div_ceil(8), 1);
     }
 }
 
-/// Every object's world box as green (visible on the GPU this frame) or red lines.
+/// Every object's world box as green (visible on the GPU this frame) or red lines, once per
+/// window view (add it wrapped in [`PerView`]): through the view's camera, coloured by the
+/// view's own bits.
 pub struct DebugBoxes {
     pipeline: GraphicsPipeline,
     capacity: u32,
 }
 
 impl DebugBoxes {
-    /// The pass for a scene of `capacity` slots.
+    /// The pass for a scene of `capacity` slots (the capacity the Render stage was given: each
+    /// view's bits follow the one before at that stride).
     pub fn new(device: &Arc<GpuDevice>, capacity: u32) -> Result<Self> {
         let bindings = [
             BindingKind::StorageBuffer,
@@ -144,7 +165,7 @@ impl DebugBoxes {
             vertex: shaders::DEBUG_BOXES_VERT.words(),
             fragment: shaders::DEBUG_BOXES_FRAG.words(),
             bindings: &bindings,
-            push_constant_bytes: 0,
+            push_constant_bytes: 4,
             color_formats: &[COLOR_FORMAT],
             depth: None,
             topology: vk::PrimitiveTopology::LINE_LIST,
@@ -155,7 +176,7 @@ impl DebugBoxes {
     }
 }
 
-impl TypedPass for DebugBoxes {
+impl ViewPass for DebugBoxes {
     /// `object_transforms`, `object_records`, `visibility_bits` and `view`, all read.
     type Handles = [BufferRead; 4];
 
@@ -176,8 +197,14 @@ impl TypedPass for DebugBoxes {
         [transforms, records, bits, registry.read_uniform_buffer(view, vertex)]
     }
 
-    fn record_draw(&mut self, &handles: &Self::Handles, context: &mut ExecuteContext<'_>) {
-        context.bind_graphics(&self.pipeline, &handles.map(Binding::buffer));
+    fn record_draw_view(&mut self, &handles: &Self::Handles, at: &PassView, context: &mut ExecuteContext<'_>) {
+        let [transforms, records, bits, view] = handles;
+        let bindings = [Binding::buffer(transforms), Binding::buffer(records), Binding::buffer(bits), at.uniform(view)];
+        context.bind_graphics(&self.pipeline, &bindings);
+        // The view's bits: its words of `visibility_bits`, as uints.
+        let words = renderer::visibility_bits_bytes(self.capacity) / 4;
+        let offset = u32::try_from(u64::from(at.list) * words).unwrap_or(u32::MAX);
+        context.push_constant_bytes(&offset.to_le_bytes());
         context.draw(24, self.capacity);
     }
 }
@@ -307,19 +334,15 @@ pub fn add_switched_frame_passes(
         graph.add_typed_pass_at(points::BEFORE_CULL, Bob::new(&device, capacity, clock.clone())?)?;
     }
     if choice.fog {
-        graph.add_typed_pass_at(
-            points::AFTER_GEOMETRY,
-            DepthPost::fog(&device, FOG_COLOR, FOG_DENSITY)?.switched(post),
-        )?;
+        let fog = DepthPost::fog(&device, FOG_COLOR, FOG_DENSITY)?.switched(post);
+        graph.add_typed_pass_at(points::AFTER_GEOMETRY, PerView::new(fog))?;
     }
     if choice.outline {
-        graph.add_typed_pass_at(
-            points::AFTER_GEOMETRY,
-            DepthPost::outline(&device, OUTLINE_THRESHOLD)?.switched(post),
-        )?;
+        let outline = DepthPost::outline(&device, OUTLINE_THRESHOLD)?.switched(post);
+        graph.add_typed_pass_at(points::AFTER_GEOMETRY, PerView::new(outline))?;
     }
     if choice.boxes {
-        graph.add_typed_pass_at(points::AFTER_GEOMETRY, DebugBoxes::new(&device, capacity)?)?;
+        graph.add_typed_pass_at(points::AFTER_GEOMETRY, PerView::new(DebugBoxes::new(&device, capacity)?))?;
     }
     Ok(())
 }

@@ -1,7 +1,8 @@
 #version 460
 // Every object's world box as 12 lines, green where the GPU's visibility bit of this frame is
 // set, red where it is not: a debug pass at renderer::points::AFTER_GEOMETRY reading the
-// engine's own buffers. Draw 24 vertices per instance, one instance per slot; empty slots
+// engine's own buffers, run once per window view (renderer::PerView) with the view's block of
+// the view uniform and its bits: those from uint word `bits_offset` of `visibility_bits`. Draw 24 vertices per instance, one instance per slot; empty slots
 // and slots past the object count are moved outside the clip volume.
 #extension GL_GOOGLE_include_directive : require
 #include "object_record.h"
@@ -18,6 +19,10 @@ layout(std430, set = 0, binding = 2) readonly buffer Bits {
     uint bits[];
 };
 ENGINE_VIEW_BLOCK(0, 3);
+
+layout(push_constant) uniform Boxes {
+    uint bits_offset;
+} boxes;
 
 layout(location = 0) flat out vec4 out_color;
 
@@ -39,5 +44,6 @@ void main() {
     vec4 clip = engine_view.view_projection * vec4(center + half_extent * side, 1.0);
     clip.y = -clip.y;
     gl_Position = clip;
-    out_color = VISIBILITY_BIT(bits, slot) ? vec4(0.0, 1.0, 0.0, 1.0) : vec4(1.0, 0.0, 0.0, 1.0);
+    bool visible = (bits[boxes.bits_offset + VISIBILITY_WORD(slot)] & VISIBILITY_MASK(slot)) != 0u;
+    out_color = visible ? vec4(0.0, 1.0, 0.0, 1.0) : vec4(1.0, 0.0, 0.0, 1.0);
 }

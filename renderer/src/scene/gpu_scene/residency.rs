@@ -5,7 +5,10 @@
 //! **Needs.** Every frame ([`GpuScene::plan_residency`], before the frame's slice is taken),
 //! each object the Visibility stage found visible, and each shadow view's caster, names the
 //! level its LOD choice picked (`Visibility::objects().draws`): that level is needed this
-//! frame, at the object's distance from the eye (the nearest such object's). Where the GPU
+//! frame, at the object's distance from the eye (the nearest such object's). So does each
+//! object visible in another view of the frame (a split-screen's, an image target's), at the
+//! level and distance of that view's own pick and eye (`Visibility::for_view`): a view the main
+//! one does not see into still has its meshes loaded, not stand-ins. Where the GPU
 //! culls the shadow views the host does not know which casters each keeps: every caster
 //! counts. Each level keeps the last frame it was needed.
 //!
@@ -387,7 +390,8 @@ impl GpuScene {
 
     /// Marks the levels the objects of every view name as needed now, at their distance
     /// from the eye: the camera's visible objects (when the view answers on request, its
-    /// bits: what the GPU drew in the fed-back frame and what appeared since), and each
+    /// bits: what the GPU drew in the fed-back frame and what appeared since), the other
+    /// views' visible objects at their own levels and eyes, and each
     /// shadow view's casters (every caster when the GPU culls the shadow views: the host does
     /// not know which it keeps).
     /// Lists those holding no range in `wanted`.
@@ -407,6 +411,14 @@ impl GpuScene {
             // Answers on request build no list: the bits name what the GPU drew in the
             // fed-back frame and the objects that appeared this frame (`Visibility::bits`).
             for_each_set_bit(visibility.bits().words(), |slot| needs.note(slot));
+        }
+        // The other views' lists are made whatever the answers' policy (their renderers draw
+        // them), each object at the level that view picked for it.
+        for other in visibility.other_views().filter_map(|id| visibility.for_view(id)) {
+            let eye = other.view().position;
+            for (index, &slot) in other.visible().iter().enumerate() {
+                needs.note_draw(slot, other.draw(index), eye);
+            }
         }
         let Some(shadows) = shadows.filter(|shadows| !shadows.views().is_empty()) else { return };
         if shadows.device_culling() || !shadows.caster_culling() {
@@ -513,21 +525,30 @@ struct Needs<'a> {
 }
 
 impl Needs<'_> {
-    /// Marks the level object `slot` draws as needed now (see the module docs).
+    /// Marks the level object `slot` draws in the main view (or a shadow view) as needed
+    /// now (see the module docs).
     #[inline]
     fn note(&mut self, slot: u32) {
-        let objects = self.visibility.objects();
-        let Some(draw) = objects.draws.get(slot as usize) else { return };
-        if draw.mesh == MeshHandle::NONE {
+        let Some(draw) = self.visibility.objects().draws.get(slot as usize) else { return };
+        self.note_draw(slot, draw.mesh, self.eye);
+    }
+
+    /// Marks level `mesh`, which object `slot` draws in a view whose eye is at `eye`, as
+    /// needed now, at the object's distance from that eye.
+    #[inline]
+    fn note_draw(&mut self, slot: u32, mesh: MeshHandle, eye: glam::Vec3) {
+        if mesh == MeshHandle::NONE {
             return;
         }
-        let mesh = draw.mesh.0;
+        let objects = self.visibility.objects();
+        let Some(model) = objects.models.get(slot as usize) else { return };
+        let mesh = mesh.0;
         let Some(&family) = self.stream.families.get(mesh as usize) else { return };
         // Replaced meshes' levels stand for the old ids and are all loaded.
         if family.placeholder == NO_PLACEHOLDER || family.removed || family.current != NO_MESH {
             return;
         }
-        let distance = (objects.models[slot as usize].w_axis.truncate() - self.eye).length();
+        let distance = (model.w_axis.truncate() - eye).length();
         self.note_level(mesh, distance);
         // A finer level indexes the vertices its coarsest level brings: that is needed too.
         let coarsest = family.first + family.levels - 1;

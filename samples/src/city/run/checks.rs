@@ -12,7 +12,7 @@ use super::lines::{self, CheckedFrame};
 use super::setup::Scene;
 use crate::city;
 use crate::city::check::{check_frame, CheckRequest, Checked};
-use crate::frame_passes::{FramePassCheck, FramePassMismatches};
+use crate::frame_passes::{FramePassCheck, FramePassMismatches, PostView};
 
 impl Headless<'_> {
     /// Checks the frame just drawn (`frame`, the run's `last` or not) and fills `record` with
@@ -79,7 +79,9 @@ impl Headless<'_> {
             let capture = lock_capture(&rendering.capture);
             let report = app.resource::<RenderReport>();
             let visibility = app.resource::<Visibility>();
-            match frame_check.check(&visibility, &report.bits, &capture.pixels, self.options.size.0) {
+            let views = post_views(&app.resource::<ecs::ResolvedViews>());
+            let bits = (&report.bits[..], &report.view_bits[..]);
+            match frame_check.check(&visibility, &views, bits, &capture.pixels, self.options.size.0) {
                 Ok(mismatches) => {
                     if !mismatches.is_clean() {
                         self.fail();
@@ -113,6 +115,8 @@ impl Headless<'_> {
                 self.say(format!("frame {frame} view {index} gpu triangles {triangles} occluded {occluded}"));
             }
         }
+        // The colour before the users' passes, when they drew over it: what the references draw.
+        let geometry = rendering.frame_check.as_ref().and_then(FramePassCheck::color_before);
         let checked = {
             let capture = lock_capture(&rendering.capture);
             let views = app.resource::<ecs::ResolvedViews>();
@@ -122,7 +126,8 @@ impl Headless<'_> {
             let world = (app.world(), palette.as_deref());
             let shadows = self.options.shadows.then(|| app.resource::<culling::ShadowViews>());
             let answers = (&*views, &*visibility, shadows.as_deref());
-            city::views::check_views(&mut rendering.checker, &capture, answers, world, &report)
+            let image = (&*capture, geometry.as_deref());
+            city::views::check_views(&mut rendering.checker, image, answers, world, &report)
         };
         let checks = checked.map_err(|error| {
             self.progress.abandon();
@@ -255,5 +260,37 @@ impl Headless<'_> {
         record.record_commands(&app.resource::<RenderReport>());
         record.cpu_lod_levels = Some(scene.meshes.lod_histogram(&app.resource::<Visibility>(), app.world()));
         Ok(())
+    }
+}
+
+/// The frame's window views as the users' passes' check sees them (each rectangle with its
+/// camera and its index among the GPU cull's views: the main view 0, the others from 1 in
+/// render order), when the window is split; none for a frame of one view (the whole image is
+/// the main view's).
+fn post_views(views: &ecs::ResolvedViews) -> Vec<PostView> {
+    let mut others = 0;
+    let windows: Vec<PostView> = views
+        .views()
+        .iter()
+        .filter_map(|view| {
+            let ecs::ViewTarget::Window(rect) = &view.target else { return None };
+            let list = if views.main() == Some(view.id) {
+                0
+            } else {
+                others += 1;
+                others
+            };
+            Some(PostView {
+                rect: [rect.x, rect.y, rect.width, rect.height],
+                planes: (view.view.near, view.view.far),
+                view_projection: view.view.view_projection,
+                list,
+            })
+        })
+        .collect();
+    if windows.len() > 1 {
+        windows
+    } else {
+        Vec::new()
     }
 }

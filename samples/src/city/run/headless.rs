@@ -128,8 +128,10 @@ impl Headless<'_> {
         let mut started = Instant::now();
         let mut stream_ms = None;
         if let Some((streamer, render_meshes)) = streaming.as_mut() {
-            let checker = rendering.as_mut().map(|rendering| &mut rendering.checker);
-            streamer.update(app.world_mut(), render_meshes, checker).map_err(|error| format!("stream: {error}"))?;
+            let mut checkers = rendering.as_mut().map(Rendering::checkers).unwrap_or_default();
+            streamer
+                .update(app.world_mut(), render_meshes, &mut checkers)
+                .map_err(|error| format!("stream: {error}"))?;
             started += Duration::from_secs_f64(streamer.checker_seconds());
             stream_ms = Some(started.elapsed().as_secs_f64() * 1e3);
             streamer.report.update_ms.push(started.elapsed().as_secs_f64() * 1e3);

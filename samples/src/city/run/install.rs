@@ -37,6 +37,16 @@ pub(super) struct Rendering {
     pub(super) hud: Option<Hud>,
 }
 
+impl Rendering {
+    /// The references the streamed meshes go to: the frame's and, given `--monitor`, the
+    /// monitor's (each numbers them as the game's renderer does).
+    pub(super) fn checkers(&mut self) -> Vec<&mut MeshRenderer> {
+        let mut checkers = vec![&mut self.checker];
+        checkers.extend(self.monitor.as_mut().map(|monitor| &mut monitor.checker));
+        checkers
+    }
+}
+
 /// The headless `--hud`: the overlay the frames draw, and the colour before it (what the
 /// checks compare with the reference; the PNGs show the overlay).
 pub(super) struct Hud {
@@ -116,12 +126,16 @@ fn install_frames(
     let mut frame_passes: Vec<renderer::AddPasses> = vec![Box::new(add_passes)];
     let atlas = if options.shadows { app.resource::<ecs::ShadowSettings>().atlas_resolution } else { 0 };
     let mut monitor = None;
+    // The references move the objects as the frame does; the post-processes and lines are
+    // checked against the CPU instead.
+    let geometry = FramePassChoice { bob: passes.bob, ..FramePassChoice::default() };
     if let Some(added) = scene.monitor {
         let (add, copy) = monitor::readback();
         frame_passes.push(add);
         let library = scene.meshes.library.clone();
         let side = (monitor::MONITOR_SIDE, monitor::MONITOR_SIDE);
-        let checker = MeshRenderer::with_shadows(device.clone(), side, capacity, library, SKY, atlas)?;
+        let mut checker = MeshRenderer::with_shadows(device.clone(), side, capacity, library, SKY, atlas)?;
+        checker.add_passes(|graph| add_frame_passes(graph, &geometry, capacity, clock))?;
         monitor = Some((MonitorCheck { checker, copy, pixels: Default::default() }, added));
     }
     // The overlay last, over the frame the other passes left.
@@ -135,9 +149,6 @@ fn install_frames(
     }
     let library = scene.meshes.library.clone();
     let mut checker = MeshRenderer::with_shadows(device, (width, height), capacity, library, SKY, atlas)?;
-    // The reference moves the objects as the frame does; the post-processes and lines are
-    // checked against the CPU instead.
-    let geometry = FramePassChoice { bob: passes.bob, ..FramePassChoice::default() };
     checker.add_passes(|graph| add_frame_passes(graph, &geometry, capacity, clock))?;
     if let Some((monitor, added)) = &monitor {
         monitor::show_on_reference(&mut checker, &monitor.pixels, added.layer)?;
@@ -159,7 +170,7 @@ pub(super) fn streaming(
     if options.preload {
         let started = Instant::now();
         streamer
-            .preload(app.world_mut(), &render_meshes, Some(&mut rendering.checker))
+            .preload(app.world_mut(), &render_meshes, &mut rendering.checkers())
             .map_err(|error| format!("stream: {error}"))?;
         println!(
             "stream: preloaded {} districts in {:.1} ms",

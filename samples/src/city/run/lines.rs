@@ -51,8 +51,10 @@ pub(super) fn table_header() -> String {
     )
 }
 
-/// Adds the frame to the streaming report; with `truth`, returns the frame's `stream:` line
-/// (resident mesh bytes against the budget, districts in the world).
+/// Adds the frame to the streaming report; with `truth`, returns the frame's `stream:` lines
+/// (resident mesh bytes against the budget, districts in the world, whether a visible object
+/// of the main view drew a stand-in) and, for every other view (split-screen, monitor), whether
+/// one it sees drew one: `frame N view V stand_in S`.
 pub(super) fn stream_frame(
     streamer: &mut DistrictStreamer,
     app: &App,
@@ -64,16 +66,24 @@ pub(super) fn stream_frame(
     let visibility = app.resource::<Visibility>();
     let submitted = renderer::truth::submitted(&report, &visibility, &meshes.library);
     let stand_in = city::stream::visible_stand_in(&report, &visibility, &submitted.objects);
-    streamer.report.record_frame(&report, stand_in);
+    let others: Vec<(u32, bool)> = visibility
+        .other_views()
+        .filter_map(|id| visibility.for_view(id).map(|view| (id.0, city::stream::view_stand_in(&report, &view))))
+        .collect();
+    streamer.report.record_frame(&report, stand_in || others.iter().any(|&(_, drew)| drew));
     let residency = &report.residency;
     truth.then(|| {
-        format!(
+        let mut line = format!(
             "frame {frame} resident_bytes {} budget {} districts {} stand_in {}",
             residency.resident_bytes,
             residency.budget.map_or_else(|| String::from("none"), |budget| budget.to_string()),
             streamer.spawned(),
             u8::from(stand_in)
-        )
+        );
+        for (view, drew) in others {
+            line.push_str(&format!("\nframe {frame} view {view} stand_in {}", u8::from(drew)));
+        }
+        line
     })
 }
 

@@ -206,13 +206,19 @@ fn add_lights(app: &mut App, options: &CityOptions, config: &CityConfig) {
     );
 }
 
-/// The culling backend and the users' passes, refusing what `--monitor` and `--views 2` do
-/// not take yet (they take each other).
+/// The culling backend and the users' passes, refusing what `--monitor` and `--views 2` cannot
+/// be judged with (each message says why).
 pub(super) fn choices(options: &CityOptions, scene: &Scene) -> Result<Choices, String> {
-    let extras = options.stream || options.classify || options.clusters;
-    if options.monitor && (passes_chosen(options) || extras) {
+    if options.monitor && options.clusters {
         return Err(String::from(
-            "city: --monitor does not yet take --post, --debug-boxes, --gpu-animate, --stream, --classify or --clusters",
+            "city: --monitor does not take --clusters: the cluster check draws the street view again in frames of \
+             its own, which have no image views, so their billboard shows no monitor picture and differs from the frame",
+        ));
+    }
+    if options.monitor && options.classify && options.cull != CullChoice::Cpu {
+        return Err(String::from(
+            "city: --monitor takes --classify on the CPU backend only (--cull cpu): with GPU culling --classify also \
+             runs the cluster check, whose frames have no image views (see --clusters)",
         ));
     }
     let backend = match options.cull {
@@ -222,9 +228,10 @@ pub(super) fn choices(options: &CityOptions, scene: &Scene) -> Result<Choices, S
     };
     let passes = FramePassChoice::parse(&options.post, options.debug_boxes, options.gpu_animate)
         .map_err(|error| format!("city: {error}"))?;
-    if scene.split && (passes.any() || extras) {
+    if scene.split && (options.classify || options.clusters) {
         return Err(String::from(
-            "city: --views 2 does not yet take --post, --debug-boxes, --gpu-animate, --stream, --classify or --clusters",
+            "city: --views 2 does not take --classify or --clusters: a split frame writes no PNG for the classify \
+             image to go beside, and the cluster check draws one view over the whole image",
         ));
     }
     Ok(Choices { backend, passes })

@@ -61,7 +61,7 @@ pub(super) fn run(
             }
             let started = Instant::now();
             let meshes = app.resource::<RenderMeshes>().clone();
-            streamer.update(app.world_mut(), &meshes, None)?;
+            streamer.update(app.world_mut(), &meshes, &mut [])?;
             streamer.report.update_ms.push(started.elapsed().as_secs_f64() * 1e3);
             Ok(())
         })
