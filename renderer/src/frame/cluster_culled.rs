@@ -114,7 +114,7 @@ pub fn cluster_pass_ms(graph: &render_graph::GraphStats) -> [Option<f64>; 2] {
 /// [`ClusterCullPass`] early, depth prepass, [`HiZBuildPass`], [`GpuCullPass`] late (bits
 /// of every object; draws only uncovered objects), [`ClusterSurvivorPass`] (the kept
 /// objects), [`ClusterCullPass`] late (their pairs only), late depth
-/// prepass, geometry, and the readbacks.
+/// prepass, geometry, the blended levels and pass, and the readbacks.
 ///
 /// Returns [`GraphError::InvalidDescription`](render_graph::GraphError::InvalidDescription) when the output extent is zero or the device
 /// has no indirect draws with a first instance.
@@ -199,7 +199,10 @@ pub fn add_cluster_culled_scene_passes(
     graph.add_typed_pass(HiZBuildPass::final_depth(&device)?);
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
     graph.add_typed_pass(geometry);
-    graph.add_typed_pass(BlendedPass::gpu_culled(&device, Arc::clone(scene))?);
+    // The blended objects at the levels the object cull chose (`blended_levels.comp`).
+    let (blended_levels, blended) = BlendedPass::gpu_culled_levels(&device, Arc::clone(scene))?;
+    graph.add_typed_pass(blended_levels);
+    graph.add_typed_pass(blended);
     graph.add_insertion_point(points::AFTER_GEOMETRY)?;
     graph.add_insertion_point(points::BEFORE_OUTPUT)?;
     if let Some(color) = &color {

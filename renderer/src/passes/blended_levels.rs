@@ -10,8 +10,9 @@
 //!
 //! `blended_draws` holds a command per object slot of the scene's capacity (20 bytes each),
 //! created only while the scene draws blended objects (the graph compiles again when a blended
-//! material comes or the scene grows). The other window views of a split-screen frame draw
-//! their blended objects at the record's level (the main view's), as the host's lists do.
+//! material comes or the scene grows). The cluster-culled frame adds it too (its object cull
+//! keeps the states). The other window views of a split-screen frame draw their blended
+//! objects at the record's level (the main view's), as the host's lists do.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
