@@ -2,12 +2,14 @@
 //! (`cluster_cull.h` with `lod_table.h`), on lavapipe with validation: the cluster table holds
 //! the pairs of every level of each chained object, and over a walk of views every slot's
 //! state the object cull keeps (`object_lod_levels`) equals the CPU rule's, no object is
-//! drawn whole (every chosen level's meshlets are in the table), and the images equal those
-//! of a cluster-culled scene whose records hold the CPU's levels.
+//! drawn whole (every chosen level's meshlets are in the table), the cull tests the meshlets
+//! of the CPU's level alone (the other levels' pairs are never drawn, a kept object's never
+//! tested), and the images equal those of a cluster-culled scene whose records hold the CPU's
+//! levels.
 
 use std::sync::Arc;
 
-use culling::cluster::{ClusterSettings, ClusterStats};
+use culling::cluster::{ClusterSettings, ClusterStats, ClusterVerdict};
 use culling::{lod_box_distance_sq, lod_scale_sq, select_lod_by_error, AabbSoa, Frustum, Kernel, LodErrorView};
 use glam::{Mat4, Vec3};
 use meshes::MeshVertices;
@@ -131,6 +133,8 @@ struct Frame {
     image: Vec<u8>,
     stats: ClusterStats,
     states: Vec<u32>,
+    /// Each pair's verdict and the mesh it draws.
+    verdicts: Vec<(ClusterVerdict, Option<u32>)>,
 }
 
 impl Frames {
@@ -150,7 +154,7 @@ impl Frames {
         let scene = scene.into_shared();
         let extent = vk::Extent2D { width: SIZE, height: SIZE };
         let mut graph = RenderGraph::new(Arc::clone(device), extent).expect("graph");
-        let readbacks = ClusterReadbacks { color: true, ..ClusterReadbacks::default() };
+        let readbacks = ClusterReadbacks { color: true, verdicts: true, ..ClusterReadbacks::default() };
         let options = ScenePassOptions::default();
         let culled =
             add_cluster_culled_scene_passes(&mut graph, &scene, &options, ClusterSettings::default(), readbacks)
@@ -188,7 +192,11 @@ impl Frames {
         let states = self.lod_levels.read().expect("levels");
         let states = states.chunks_exact(4).map(|word| u32::from_le_bytes(word.try_into().unwrap())).collect();
         let image = self.culled.color.as_ref().expect("colour").read().expect("colour").to_vec();
-        Frame { image, stats: self.culled.read_stats().expect("stats"), states }
+        let mut verdicts = Vec::new();
+        self.culled.read_verdicts(&mut verdicts).expect("verdicts");
+        let table = &self.culled.table;
+        let verdicts = verdicts.into_iter().enumerate().map(|(pair, v)| (v, table.pair_mesh_id(pair as u32))).collect();
+        Frame { image, stats: self.culled.read_stats().expect("stats"), states, verdicts }
     }
 }
 
@@ -259,6 +267,8 @@ fn gpu_lod_cluster_frames_draw_the_meshlets_of_the_cpu_rules_levels() {
         assert_eq!(table.record_level_pair_count(), counts[0] * objects.len() as u32, "the records' level");
     }
     let mut seen_levels = [0u32; 3];
+    // Pairs of other levels than the drawn one of objects the cull kept.
+    let mut untested = 0;
     for (index, view) in views().iter().enumerate() {
         let levels = cpu.pick(view);
         let expected = host.frame(view, &levels);
@@ -275,8 +285,22 @@ fn gpu_lod_cluster_frames_draw_the_meshlets_of_the_cpu_rules_levels() {
         assert_eq!(frame.stats.whole_objects, 0, "view {index}: every chosen level in meshlets: {:?}", frame.stats);
         assert_eq!(expected.stats.whole_objects, 0, "view {index}: the host's table follows its records");
         assert!(frame.image == expected.image, "view {index}: the GPU's levels draw another image than the CPU's");
+        // Chain meshes are their levels; a culled object's pairs all take its verdict.
+        let table = &gpu.culled.table;
+        for (pair, &(verdict, mesh)) in frame.verdicts.iter().enumerate() {
+            let (object, _) = table.pair(pair as u32).expect("a pair");
+            let drawn = mesh == Some(levels[object as usize]);
+            let label = format!("view {index}, pair {pair} (object {object}, mesh {mesh:?})");
+            if drawn {
+                assert!(verdict != ClusterVerdict::Untested, "{label}: the drawn level's pair is judged");
+            } else {
+                assert!(!verdict.is_drawn() && verdict != ClusterVerdict::BackFacing, "{label}: {verdict:?}");
+                untested += u32::from(verdict == ClusterVerdict::Untested);
+            }
+        }
     }
     assert!(seen_levels.iter().all(|&seen| seen > 0), "every level is chosen somewhere: {seen_levels:?}");
+    assert!(untested > 0, "kept objects leave their other levels' pairs untested");
     drop((gpu, host));
     assert_no_validation_messages(&device);
 }
