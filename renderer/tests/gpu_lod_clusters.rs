@@ -4,11 +4,13 @@
 //! state the object cull keeps (`object_lod_levels`) equals the CPU rule's, no object is
 //! drawn whole (every chosen level's meshlets are in the table), the cull tests the meshlets
 //! of the CPU's level alone (the other levels' pairs are never drawn, a kept object's never
-//! tested), and the images equal those of a cluster-culled scene whose records hold the CPU's
+//! tested; the drawn level's keep everything the CPU reference, `culling::cluster`, keeps from
+//! the same early depth, rejected for the same reasons), and the images equal those of a cluster-culled scene whose records hold the CPU's
 //! levels.
 
 use std::sync::Arc;
 
+use culling::cluster::{classify_cluster, classify_object, ClusterMargins, ClusterView, HiZLevels, ObjectVerdict};
 use culling::cluster::{ClusterSettings, ClusterStats, ClusterVerdict};
 use culling::{lod_box_distance_sq, lod_scale_sq, select_lod_by_error, AabbSoa, Frustum, Kernel, LodErrorView};
 use glam::{Mat4, Vec3};
@@ -135,6 +137,8 @@ struct Frame {
     states: Vec<u32>,
     /// Each pair's verdict and the mesh it draws.
     verdicts: Vec<(ClusterVerdict, Option<u32>)>,
+    /// The depth after the early phase (f32 texels, rows top first).
+    depth: Vec<f32>,
 }
 
 impl Frames {
@@ -154,7 +158,7 @@ impl Frames {
         let scene = scene.into_shared();
         let extent = vk::Extent2D { width: SIZE, height: SIZE };
         let mut graph = RenderGraph::new(Arc::clone(device), extent).expect("graph");
-        let readbacks = ClusterReadbacks { color: true, verdicts: true, ..ClusterReadbacks::default() };
+        let readbacks = ClusterReadbacks { color: true, verdicts: true, early_depth: true };
         let options = ScenePassOptions::default();
         let culled =
             add_cluster_culled_scene_passes(&mut graph, &scene, &options, ClusterSettings::default(), readbacks)
@@ -196,7 +200,9 @@ impl Frames {
         self.culled.read_verdicts(&mut verdicts).expect("verdicts");
         let table = &self.culled.table;
         let verdicts = verdicts.into_iter().enumerate().map(|(pair, v)| (v, table.pair_mesh_id(pair as u32))).collect();
-        Frame { image, stats: self.culled.read_stats().expect("stats"), states, verdicts }
+        let depth = self.culled.early_depth.as_ref().expect("asked for").read().expect("depth");
+        let depth = depth.chunks_exact(4).map(|texel| f32::from_le_bytes(texel.try_into().unwrap())).collect();
+        Frame { image, stats: self.culled.read_stats().expect("stats"), states, verdicts, depth }
     }
 }
 
@@ -251,6 +257,38 @@ impl CpuLevels {
     }
 }
 
+/// The CPU reference's verdict on every pair of `table` (a pair of a mesh drawn whole: the
+/// object's), from this frame's early depth.
+fn cpu_verdicts(
+    scene: &SharedScene,
+    table: &renderer::ClusterTable,
+    view: &View,
+    depth: &[f32],
+) -> Vec<ClusterVerdict> {
+    let mips = renderer::reduce_depth_pyramid(depth, SIZE as usize, SIZE as usize);
+    let hiz = HiZLevels { width: SIZE, height: SIZE, mips: &mips };
+    let cluster_view = ClusterView::new(view.projection * view.view);
+    let (settings, margins) = (ClusterSettings::default(), ClusterMargins::NONE);
+    let scene = lock_scene(scene);
+    (0..table.pair_count())
+        .map(|pair| {
+            let (object, meshlet) = table.pair(pair).expect("pair in range");
+            let (record, transform) = (scene.record(object).unwrap(), scene.transform(object).unwrap());
+            let (center, half) = renderer::world_box(transform, record);
+            let (min, max) = (Vec3::from(center) - Vec3::from(half), Vec3::from(center) + Vec3::from(half));
+            match (classify_object(&cluster_view, min, max, Some(&hiz), settings, margins), meshlet) {
+                (ObjectVerdict::Frustum, _) => ClusterVerdict::Frustum,
+                (ObjectVerdict::Occluded, _) => ClusterVerdict::Occluded,
+                (ObjectVerdict::Visible, None) => ClusterVerdict::Visible,
+                (ObjectVerdict::Visible, Some(meshlet)) => {
+                    let world = Mat4::from_cols_array_2d(&transform.to_cols());
+                    classify_cluster(&cluster_view, &world, &meshlet.bounds(), Some(&hiz), settings, margins)
+                }
+            }
+        })
+        .collect()
+}
+
 #[test]
 fn gpu_lod_cluster_frames_draw_the_meshlets_of_the_cpu_rules_levels() {
     let Some(device) = gpu_test_context() else { return };
@@ -269,6 +307,8 @@ fn gpu_lod_cluster_frames_draw_the_meshlets_of_the_cpu_rules_levels() {
     let mut seen_levels = [0u32; 3];
     // Pairs of other levels than the drawn one of objects the cull kept.
     let mut untested = 0;
+    // The drawn levels' pairs whose verdict the CPU reference's equals, of those compared.
+    let (mut agree, mut compared) = (0u32, 0u32);
     for (index, view) in views().iter().enumerate() {
         let levels = cpu.pick(view);
         let expected = host.frame(view, &levels);
@@ -287,12 +327,19 @@ fn gpu_lod_cluster_frames_draw_the_meshlets_of_the_cpu_rules_levels() {
         assert!(frame.image == expected.image, "view {index}: the GPU's levels draw another image than the CPU's");
         // Chain meshes are their levels; a culled object's pairs all take its verdict.
         let table = &gpu.culled.table;
+        let reference = cpu_verdicts(&gpu.scene, table, view, &frame.depth);
         for (pair, &(verdict, mesh)) in frame.verdicts.iter().enumerate() {
             let (object, _) = table.pair(pair as u32).expect("a pair");
             let drawn = mesh == Some(levels[object as usize]);
             let label = format!("view {index}, pair {pair} (object {object}, mesh {mesh:?})");
             if drawn {
                 assert!(verdict != ClusterVerdict::Untested, "{label}: the drawn level's pair is judged");
+                let cpu = reference[pair];
+                if cpu.is_drawn() || !verdict.is_drawn() {
+                    assert!(verdict.is_drawn() || verdict == cpu, "{label}: GPU {verdict:?}, CPU {cpu:?}");
+                }
+                agree += u32::from(verdict == cpu);
+                compared += 1;
             } else {
                 assert!(!verdict.is_drawn() && verdict != ClusterVerdict::BackFacing, "{label}: {verdict:?}");
                 untested += u32::from(verdict == ClusterVerdict::Untested);
@@ -301,6 +348,7 @@ fn gpu_lod_cluster_frames_draw_the_meshlets_of_the_cpu_rules_levels() {
     }
     assert!(seen_levels.iter().all(|&seen| seen > 0), "every level is chosen somewhere: {seen_levels:?}");
     assert!(untested > 0, "kept objects leave their other levels' pairs untested");
+    assert!(agree * 100 >= compared * 95, "GPU and CPU verdicts agree on {agree} of {compared} pairs");
     drop((gpu, host));
     assert_no_validation_messages(&device);
 }
