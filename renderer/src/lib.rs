@@ -97,11 +97,11 @@ pub use scene::{
     gpu_skin_weights, lock_scene, mesh_is_skinned, pack_rgba8, pack_vertex_skin, set_scene_memory_limit, world_box,
     ClusterBuffers, ClusterTable, DrawCommand, FrameView, GpuMaterial, GpuMeshlet, GpuScene, LodEntry, MaterialError,
     ObjectDesc, ObjectRecord, ObjectTransform, RemoveMeshError, ReplaceMeshError, ResidencyReport, SceneGrowthError,
-    ShadowCulling, ShadowFrame, ShadowViewDraws, SharedScene, UploadReport, CLUSTER_MESHLETS, CLUSTER_OBJECTS,
-    CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS, CLUSTER_REFRESH_FRAMES, DEVICE_HEAP_SHARE, DRAW_COMMAND_BYTES, IDENTITY,
-    LOD_CHAINS_AT_FIRST, LOD_CHAIN_BYTES, LOD_ENTRIES_BYTES, LOD_INSTANCE_ROOM, LOD_RULE_DISTANCE, LOD_RULE_ERROR,
-    LOD_RULE_RECORD, MAX_GPU_LOD_LEVELS, MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES, OBJECT_TRANSFORM_BYTES, PAIR_FIRST,
-    PAIR_WHOLE, PALETTE_JOINT_BYTES, REMOVED_MATERIAL_DRAWS, SHADOW_LIGHTS_BYTES,
+    ShadowCulling, ShadowFrame, ShadowViewDraws, SharedScene, UploadReport, BUILT_CHAIN, BUILT_NONE, CLUSTER_MESHLETS,
+    CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS, CLUSTER_REFRESH_FRAMES, DEVICE_HEAP_SHARE,
+    DRAW_COMMAND_BYTES, IDENTITY, LOD_CHAINS_AT_FIRST, LOD_CHAIN_BYTES, LOD_ENTRIES_BYTES, LOD_INSTANCE_ROOM,
+    LOD_RULE_DISTANCE, LOD_RULE_ERROR, LOD_RULE_RECORD, MAX_GPU_LOD_LEVELS, MAX_SHADOW_VIEWS, OBJECT_RECORD_BYTES,
+    OBJECT_TRANSFORM_BYTES, PAIR_FIRST, PAIR_WHOLE, PALETTE_JOINT_BYTES, REMOVED_MATERIAL_DRAWS, SHADOW_LIGHTS_BYTES,
 };
 pub use scene::{BatchKey, BatchTable, NO_BATCH};
 pub use scene::{
@@ -139,7 +139,7 @@ pub use passes::{
 pub use passes::{
     cluster_bits_bytes, ClusterCull, ClusterCullHandles, ClusterCullPass, ClusterSurvivorHandles, ClusterSurvivorPass,
     ClusterSurvivors, SharedClusterSettings, CLUSTER_BITS, CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_MAX_GROUPS,
-    CLUSTER_STATS, CLUSTER_SURVIVORS, CLUSTER_VERDICTS,
+    CLUSTER_STATS, CLUSTER_SURVIVORS, CLUSTER_VERDICTS, SURVIVOR_LEVEL_SHIFT,
 };
 
 // Shadow casters' culling and the shadow atlas:
@@ -159,8 +159,8 @@ pub use passes::{
 // Depth, the Hi-Z pyramid and colour:
 pub use passes::{
     reduce_depth_pyramid, BlendedInputs, BlendedLevelsHandles, BlendedLevelsPass, BlendedPass, DepthPrepass,
-    DrawBatchPass, DrawMode, GeometryInputs, GeometryPass, HiZBuildPass, HiZHandles, SceneInputs, BLENDED_DRAWS,
-    BLENDED_LEVELS_GROUP, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT, HIZ_GROUP,
+    DrawBatchPass, DrawMode, GeometryInputs, GeometryPass, HiZBuildPass, HiZHandles, LodUploadPass, SceneInputs,
+    BLENDED_DRAWS, BLENDED_LEVELS_GROUP, HIZ_DEPTH, HIZ_DEPTH_FINAL, HIZ_FORMAT, HIZ_GROUP,
 };
 
 // The resources' stable names and formats (a contract with users' passes and shaders).

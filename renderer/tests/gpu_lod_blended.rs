@@ -3,7 +3,7 @@
 //! several distances, over a walk of views. Every slot's state the GPU keeps equals the CPU
 //! rule's (`culling::select_lod_by_error`, each slot's state updated where the frustum keeps
 //! it), and every frame equals the frame of records holding the CPU's levels, translucent
-//! objects included, batched or not.
+//! objects included, batched or not, and in the cluster-culled frame.
 
 use std::sync::{Arc, Mutex};
 
@@ -13,7 +13,8 @@ use meshes::{Material, MeshVertices, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS};
 use render_graph::readback::BufferReadbackPass;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context, gpu_test_context_without};
 use render_graph::{vk, GpuDevice, ReadbackBuffer, RenderGraph};
-use renderer::{add_gpu_culled_scene_passes, GpuCullSettings, OBJECT_LOD_LEVELS};
+use renderer::OBJECT_LOD_LEVELS;
+use renderer::{add_cluster_culled_scene_passes, add_gpu_culled_scene_passes, ClusterReadbacks, GpuCullSettings};
 use renderer::{lock_scene, FrameView, GpuScene, MeshLibrary, ObjectDesc, ScenePassOptions, SharedScene};
 
 /// The chain's errors, finest first (mesh units).
@@ -83,6 +84,13 @@ fn views() -> Vec<View> {
         .collect()
 }
 
+/// How the frames are culled.
+#[derive(Clone, Copy, PartialEq)]
+enum Culling {
+    Objects { batched: bool },
+    Clusters,
+}
+
 /// GPU-culled frames of the objects: the GPU chooses the levels (`gpu_lod`), or the records
 /// hold the levels given (the CPU's).
 struct Frames {
@@ -91,10 +99,13 @@ struct Frames {
     color: ReadbackBuffer,
     lod_levels: ReadbackBuffer,
     gpu_lod: bool,
+    /// The scene's generation the graph follows (the cluster tables follow the records).
+    generation: u64,
 }
 
 impl Frames {
-    fn new(device: &Arc<GpuDevice>, gpu_lod: bool, batched: bool) -> Frames {
+    fn new(device: &Arc<GpuDevice>, gpu_lod: bool, culling: Culling) -> Frames {
+        let batched = culling == Culling::Objects { batched: true };
         let mut scene = GpuScene::new(device, library(), OBJECTS).expect("scene");
         scene.set_batch_draws(batched);
         for index in 0..OBJECTS {
@@ -111,13 +122,21 @@ impl Frames {
         let scene = scene.into_shared();
         let extent = vk::Extent2D { width: SIZE, height: SIZE };
         let mut graph = RenderGraph::new(Arc::clone(device), extent).expect("graph");
-        let settings = Arc::new(Mutex::new(GpuCullSettings::default()));
-        let culled = add_gpu_culled_scene_passes(&mut graph, &scene, &ScenePassOptions::default(), &settings, false)
-            .expect("passes");
+        let options = ScenePassOptions::default();
+        let color = if culling == Culling::Clusters {
+            let readbacks = ClusterReadbacks { color: true, ..ClusterReadbacks::default() };
+            let settings = culling::cluster::ClusterSettings::default();
+            let culled = add_cluster_culled_scene_passes(&mut graph, &scene, &options, settings, readbacks);
+            lock_scene(&scene).set_cluster_refresh_frames(1);
+            culled.expect("passes").color
+        } else {
+            let settings = Arc::new(Mutex::new(GpuCullSettings::default()));
+            add_gpu_culled_scene_passes(&mut graph, &scene, &options, &settings, false).expect("passes").color
+        };
         let lod_levels = ReadbackBuffer::new(device, "lod levels readback", u64::from(OBJECTS) * 4).expect("readback");
         graph.import_buffer("lod levels readback", lod_levels.shared());
         graph.add_typed_pass(BufferReadbackPass::new(OBJECT_LOD_LEVELS, "lod levels readback"));
-        Frames { scene, graph, color: culled.color.expect("colour"), lod_levels, gpu_lod }
+        Frames { scene, graph, color: color.expect("colour"), lod_levels, gpu_lod, generation: 0 }
     }
 
     /// Draws `view`: the image and every slot's state word.
@@ -136,6 +155,7 @@ impl Frames {
                     scene.set_parts(slot, transform, fresh).expect("slot");
                 }
             }
+            scene.follow_growth(&mut self.graph, &mut self.generation);
         }
         self.graph.set_param(FrameView::from_view_projection(view.projection * view.view));
         self.graph.execute_frame().expect("frame");
@@ -196,7 +216,14 @@ fn cpu_levels(scene: &SharedScene) -> Vec<(Vec<u32>, Vec<Option<u32>>)> {
 #[test]
 fn gpu_lod_blended_objects_draw_the_levels_of_the_cpu_rule() {
     let Some(device) = gpu_test_context() else { return };
-    check_against_host(&device);
+    check_against_host(&device, &[Culling::Objects { batched: false }, Culling::Objects { batched: true }]);
+}
+
+/// The cluster-culled frame's blended objects draw the GPU's levels too.
+#[test]
+fn gpu_lod_blended_objects_of_the_cluster_frame_draw_the_levels_of_the_cpu_rule() {
+    let Some(device) = gpu_test_context() else { return };
+    check_against_host(&device, &[Culling::Clusters]);
 }
 
 /// Without `drawIndirectCount` the blended pass draws its commands as plain indirect draws
@@ -205,18 +232,20 @@ fn gpu_lod_blended_objects_draw_the_levels_of_the_cpu_rule() {
 fn gpu_lod_blended_objects_draw_the_levels_of_the_cpu_rule_without_count_draws() {
     let Some(device) = gpu_test_context_without(&["drawIndirectCount"]) else { return };
     assert!(!device.capabilities().draw_indirect_count, "withheld");
-    check_against_host(&device);
+    check_against_host(&device, &[Culling::Objects { batched: false }, Culling::Objects { batched: true }]);
 }
 
-/// The walk drawn by the GPU choosing the levels, batched and not, against the walk drawn with
-/// the records holding the CPU's levels: the states and the frames.
-fn check_against_host(device: &Arc<GpuDevice>) {
+/// The walk drawn by the GPU choosing the levels, culled each way of `cullings`, against the
+/// walk drawn with the records holding the CPU's levels (culled the first way): the states
+/// and the frames.
+fn check_against_host(device: &Arc<GpuDevice>, cullings: &[Culling]) {
     let device = Arc::clone(device);
-    let mut host = Frames::new(&device, false, true);
+    let mut host = Frames::new(&device, false, cullings[0]);
     let expected = cpu_levels(&host.scene);
     let mut seen = [0u32; 3];
-    for batched in [false, true] {
-        let mut gpu = Frames::new(&device, true, batched);
+    for &culling in cullings {
+        let batched = culling == Culling::Objects { batched: true };
+        let mut gpu = Frames::new(&device, true, culling);
         for (index, (view, (levels, states))) in views().iter().zip(&expected).enumerate() {
             let (image, gpu_states) = gpu.frame(view, &[]);
             for (slot, (&gpu_state, cpu_state)) in gpu_states.iter().zip(states).enumerate() {

@@ -57,7 +57,7 @@ const NOT_CONSTANTS: [&str; 1] = [
 ];
 
 /// The constants with a Rust twin of the same value.
-fn twins() -> [(&'static str, u64); 23] {
+fn twins() -> [(&'static str, u64); 26] {
     [
         ("MAX_LOCAL_LIGHTS", culling::shadow::MAX_LOCAL_LIGHTS as u64),
         ("MAX_SHADOW_VIEWS", renderer::MAX_SHADOW_VIEWS as u64),
@@ -78,6 +78,9 @@ fn twins() -> [(&'static str, u64); 23] {
         ("PAIR_WHOLE", PAIR_WHOLE.into()),
         ("PAIR_MESHLET_MASK", PAIR_WHOLE.into()),
         ("PAIR_FIRST", PAIR_FIRST.into()),
+        ("BUILT_CHAIN", renderer::BUILT_CHAIN.into()),
+        ("BUILT_NONE", renderer::BUILT_NONE.into()),
+        ("SURVIVOR_LEVEL_SHIFT", renderer::SURVIVOR_LEVEL_SHIFT.into()),
         ("CSTAT_COUNT", CLUSTER_STAT_WORDS as u64),
         ("HIZ_GROUP", HIZ_GROUP.into()),
         ("SCATTER_GROUP", SCATTER_GROUP.into()),

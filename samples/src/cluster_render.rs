@@ -138,7 +138,8 @@ impl ClusterRenderer {
             .filter_map(|pair| table.pairs().get(pair as usize).map(|&[object, field]| (object, field)))
             .map(|(object, field)| {
                 let meshlet = field & !renderer::PAIR_FIRST;
-                (object, (meshlet != renderer::PAIR_WHOLE).then_some(meshlet))
+                // A level of a chain drawn whole is `PAIR_WHOLE - level`.
+                (object, (meshlet <= renderer::PAIR_WHOLE - renderer::MAX_GPU_LOD_LEVELS).then_some(meshlet))
             })
             .collect()
     }
@@ -198,13 +199,15 @@ impl ClusterRenderer {
             if record.index_count == 0 || !frustum.may_intersect_aabb(&aabb) {
                 continue;
             }
-            let meshlet = field & !renderer::PAIR_FIRST;
-            let (first, count) = match table.meshlets().get(meshlet as usize) {
-                Some(meshlet) if record.mesh == meshlet.mesh => {
-                    (record.first_index + meshlet.first_index, meshlet.index_count)
-                }
-                // Drawn whole: by its first pair only.
-                _ if field & renderer::PAIR_FIRST != 0 => (record.first_index, record.index_count),
+            // The pairs of the record's level, as the cull draws them (a chained object has
+            // the pairs of every level: `cluster_cull.h`).
+            let built = table.built_meshes(object).is_some_and(|meshes| meshes.contains(&record.mesh));
+            let drawn = table.pair_mesh_id(pair as u32) == Some(record.mesh);
+            let (first, count) = match table.pair(pair as u32) {
+                Some((_, Some(meshlet))) if drawn => (record.first_index + meshlet.first_index, meshlet.index_count),
+                Some((_, None)) if drawn => (record.first_index, record.index_count),
+                // A stale table draws the object whole, by its first pair only.
+                _ if !built && field & renderer::PAIR_FIRST != 0 => (record.first_index, record.index_count),
                 _ => continue,
             };
             // The meshlet's own vertices, copied bit for bit, and indices into them.

@@ -12,8 +12,8 @@ use crate::names::{COLOR, COLOR_READBACK, DEPTH_PREPASS};
 use crate::passes::{
     cluster_bits_bytes, color_readback_pass, lock_cluster_settings, BlendedPass, ClusterCullPass, ClusterSurvivorPass,
     CullPhase, CullResetPass, DepthPrepass, DrawMode, GeometryPass, GpuCullPass, GpuCullSettings, HiZBuildPass,
-    MeshUploadPass, ObjectUploadPass, SharedClusterSettings, SharedCullSettings, ViewUploadPass, CLUSTER_BITS,
-    CLUSTER_STATS, CLUSTER_VERDICTS,
+    LodUploadPass, MeshUploadPass, ObjectUploadPass, SharedClusterSettings, SharedCullSettings, ViewUploadPass,
+    CLUSTER_BITS, CLUSTER_STATS, CLUSTER_VERDICTS,
 };
 use crate::scene::{lock_scene, ClusterTable, SharedScene};
 
@@ -110,11 +110,11 @@ pub fn cluster_pass_ms(graph: &render_graph::GraphStats) -> [Option<f64>; 2] {
 /// [`GpuScene::follow_growth`](crate::GpuScene::follow_growth) calls between frames,
 /// when the objects name other meshes, meshes added while frames run included), imports the
 /// scene's buffers with the tables, and adds the cluster-culled scene passes, in order: object upload,
-/// [`CullResetPass::clusters`], [`GpuCullPass`] early (only objects the table does not cover),
+/// mesh upload, [`LodUploadPass`], [`CullResetPass::clusters`], [`GpuCullPass`] early (only objects the table does not cover),
 /// [`ClusterCullPass`] early, depth prepass, [`HiZBuildPass`], [`GpuCullPass`] late (bits
 /// of every object; draws only uncovered objects), [`ClusterSurvivorPass`] (the kept
 /// objects), [`ClusterCullPass`] late (their pairs only), late depth
-/// prepass, geometry, and the readbacks.
+/// prepass, geometry, the blended levels and pass, and the readbacks.
 ///
 /// Returns [`GraphError::InvalidDescription`](render_graph::GraphError::InvalidDescription) when the output extent is zero or the device
 /// has no indirect draws with a first instance.
@@ -171,6 +171,8 @@ pub fn add_cluster_culled_scene_passes(
     graph.share_resource(COLOR);
     graph.add_typed_pass(ObjectUploadPass::new(&device, Arc::clone(scene))?);
     graph.add_typed_pass(MeshUploadPass::new(Arc::clone(scene)));
+    // The culls choose the levels of the records' chains (`cluster_cull.h`).
+    graph.add_typed_pass(LodUploadPass::new(Arc::clone(scene)));
     graph.add_typed_pass(ViewUploadPass::new(Arc::clone(scene)));
     graph.add_insertion_point(points::AFTER_UPLOAD)?;
     graph.add_insertion_point(points::BEFORE_CULL)?;
@@ -197,7 +199,10 @@ pub fn add_cluster_culled_scene_passes(
     graph.add_typed_pass(HiZBuildPass::final_depth(&device)?);
     graph.add_insertion_point(points::AFTER_DEPTH_PREPASS)?;
     graph.add_typed_pass(geometry);
-    graph.add_typed_pass(BlendedPass::gpu_culled(&device, Arc::clone(scene))?);
+    // The blended objects at the levels the object cull chose (`blended_levels.comp`).
+    let (blended_levels, blended) = BlendedPass::gpu_culled_levels(&device, Arc::clone(scene))?;
+    graph.add_typed_pass(blended_levels);
+    graph.add_typed_pass(blended);
     graph.add_insertion_point(points::AFTER_GEOMETRY)?;
     graph.add_insertion_point(points::BEFORE_OUTPUT)?;
     if let Some(color) = &color {

@@ -20,7 +20,7 @@ use render_graph::vk;
 use render_graph::{AttachmentLoad, Binding, BindingKind, BufferRead, ColorBlend, ExecuteContext, GpuDevice};
 use render_graph::{GraphicsPipeline, PrepareContext, Registry, Result, ShaderStage, TypedPass};
 
-use super::blended_levels::{lock_order, BlendedLevelsPass, SharedOrder, StagedOrder, BLENDED_DRAWS};
+use super::blended_levels::{lock_order, BlendedLevelsPass, BlendedView, SharedOrder, StagedOrder, BLENDED_DRAWS};
 use super::draw::SCENE_BINDINGS;
 use super::draw::{check_output_extent, frame_push_words, frame_view_projection, scene_pipeline};
 use super::draw::{DrawFilter, SceneInputs, ScenePipelineKind, BITS_WORD_SHIFT};
@@ -40,8 +40,9 @@ struct ViewRun {
     view_projection: [[f32; 4]; 4],
     rect: Option<[u32; 4]>,
     bits_word: u32,
-    /// Whether the run's draws are [`BLENDED_DRAWS`]' commands (the main view's, with levels).
-    chosen: bool,
+    /// Whether the run's draws are [`BLENDED_DRAWS`]' commands (with levels), and the view's
+    /// side of the level rules for them.
+    chosen: Option<BlendedView>,
 }
 
 /// Draws the scene's blended objects sorted back to front ([`GpuScene::sort_blended`], with
@@ -206,7 +207,7 @@ impl TypedPass for BlendedPass {
                 let rect = one.and_then(|views| views.views().get(views.main())).map(|view| view.rect);
                 self.order.extend_from_slice(scene.sort_blended(glam::Mat4::from_cols_array_2d(&view_projection)));
                 let objects = (0, self.order.len());
-                let chosen = self.levels.is_some();
+                let chosen = self.levels.is_some().then(BlendedView::main);
                 self.runs.push(ViewRun { objects, view_projection, rect, bits_word: 0, chosen });
             }
         }
@@ -245,6 +246,9 @@ impl BlendedPass {
     /// of the host list, or on a GPU-culled frame every blended object gated by its bits.
     fn sort_views(&mut self, scene: &mut GpuScene, views: &WindowViews) {
         let words_per_view = scene.capacity().div_ceil(64) * 2;
+        // The camera's cull chooses a window view's error chains only while it chooses the
+        // main view's (`camera.rs`).
+        let main_lod = scene.lod_view().is_some();
         for view in views.views() {
             let start = self.order.len();
             let view_projection = glam::Mat4::from_cols_array_2d(&view.view_projection);
@@ -257,29 +261,62 @@ impl BlendedPass {
                 continue;
             }
             let objects = (start, self.order.len());
-            let chosen = self.levels.is_some() && view.list == 0;
+            // Each view's levels: the main view's the slots' states, another's chosen by its
+            // own rules as its cull does.
+            let cull = crate::CullView::default()
+                .with_lod(view.lod.filter(|_| main_lod), false)
+                .with_distance_lod(view.lod_distance);
+            let blended_view = if view.list == 0 { BlendedView::main() } else { BlendedView::window(&cull) };
+            let chosen = self.levels.is_some().then_some(blended_view);
             let run =
                 ViewRun { objects, view_projection: view.view_projection, rect: Some(view.rect), bits_word, chosen };
             self.runs.push(run);
         }
     }
 
-    /// Stages the slots of the run drawn from [`BLENDED_DRAWS`] for [`BlendedLevelsPass`]; a
-    /// staging failure fails the frame.
+    /// Stages every run's slots drawn from [`BLENDED_DRAWS`] (`[slot, run]` each) and the
+    /// runs' views for [`BlendedLevelsPass`]; a staging failure fails the frame.
     fn stage_order(&mut self, context: &mut PrepareContext<'_>) {
-        let (Some(levels), Some(run)) = (&self.levels, self.runs.iter().find(|run| run.chosen)) else { return };
-        let slots = &self.order[run.objects.0..run.objects.1];
-        if slots.is_empty() {
+        let Some(levels) = &self.levels else { return };
+        // Views past the room of `blended_draws` (a slot per view the cull has room for) draw
+        // their records' levels.
+        let room = {
+            let scene = lock_scene(&self.scene);
+            scene.capacity().max(1) as usize * scene.gpu_view_room().max(1) as usize
+        };
+        let mut total = 0;
+        for run in &mut self.runs {
+            total += run.objects.1 - run.objects.0;
+            if total > room {
+                run.chosen = None;
+            }
+        }
+        let runs = &self.runs;
+        let count =
+            runs.iter().filter(|run| run.chosen.is_some()).map(|run| run.objects.1 - run.objects.0).sum::<usize>();
+        if count == 0 {
             return;
         }
-        let staged = context.stage_with(slots.len() as u64 * 4, |bytes| {
-            for (word, slot) in bytes.chunks_exact_mut(4).zip(slots) {
-                word.copy_from_slice(&slot.to_ne_bytes());
+        let order = &self.order;
+        let staged = context.stage_with(count as u64 * 8, |bytes| {
+            let entries = runs.iter().enumerate().filter(|(_, run)| run.chosen.is_some()).flat_map(|(index, run)| {
+                order[run.objects.0..run.objects.1].iter().map(move |&slot| [slot, index as u32])
+            });
+            for (chunk, entry) in bytes.chunks_exact_mut(8).zip(entries) {
+                chunk[..4].copy_from_slice(&entry[0].to_ne_bytes());
+                chunk[4..].copy_from_slice(&entry[1].to_ne_bytes());
             }
         });
-        match staged {
-            Ok(binding) => lock_order(levels).slots = Some((binding, slots.len() as u32)),
-            Err(error) => return context.fail(error),
+        let views = context.stage_with(runs.len() as u64 * 48, |bytes| {
+            for (chunk, run) in bytes.chunks_exact_mut(48).zip(runs) {
+                chunk.copy_from_slice(&run.chosen.unwrap_or_default().bytes());
+            }
+        });
+        match (staged, views) {
+            (Ok(binding), Ok(views)) => {
+                *lock_order(levels) = StagedOrder { slots: Some((binding, count as u32)), views: Some(views) };
+            }
+            (Err(error), _) | (_, Err(error)) => return context.fail(error),
         }
         if self.count_draws {
             match context.stage_data(&1u32.to_ne_bytes()) {
@@ -295,7 +332,7 @@ impl BlendedPass {
         push[16] |= run.bits_word << BITS_WORD_SHIFT;
         let mut bound_double_sided = None;
         let indices = inputs.scene.index_buffer();
-        let chosen = inputs.draws.filter(|_| run.chosen);
+        let chosen = inputs.draws.filter(|_| run.chosen.is_some());
         for (index, &slot) in self.order[run.objects.0..run.objects.1].iter().enumerate() {
             let Some(record) = scene.record(slot) else { continue };
             let double_sided = scene.meshes().material_is_double_sided(record.material);
@@ -310,8 +347,9 @@ impl BlendedPass {
                 bound_double_sided = Some(double_sided);
             }
             if let Some(draws) = chosen {
-                // Command `index` is this object's at the level the camera's cull chose.
-                let offset = index as u64 * DRAW_COMMAND_BYTES;
+                // The object's command, at the level the view's cull chose: the runs' commands
+                // follow one another as `order` holds them (every run is chosen with levels).
+                let offset = (run.objects.0 + index) as u64 * DRAW_COMMAND_BYTES;
                 match self.one {
                     Some((count, at)) => {
                         let (raw, command_buffer) = (context.device(), context.command_buffer());

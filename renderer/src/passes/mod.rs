@@ -43,6 +43,7 @@ mod draw;
 mod geometry;
 mod hiz;
 mod image_view;
+mod lod_upload;
 mod mesh_upload;
 mod per_view;
 mod shadow;
@@ -65,7 +66,7 @@ pub use cull::{
     CLUSTER_VERDICTS, CULL_CONE, CULL_FRUSTUM, CULL_GROUP, CULL_LOD, CULL_LOD_DISTANCE, CULL_LOD_EVERY_OBJECT,
     CULL_OCCLUSION, CULL_STATS, CULL_STAT_WORDS, CULL_TWO_PHASE, DEPTH_MARGIN, FOOTPRINT_MARGIN, LOD_STAT_LEVELS,
     SHADOW_CASTER_BITS, SHADOW_DRAWS, SHADOW_DRAWS_LATE, SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS,
-    SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ, SHADOW_LATE_COUNTS, VISIBILITY_BITS,
+    SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ, SHADOW_LATE_COUNTS, SURVIVOR_LEVEL_SHIFT, VISIBILITY_BITS,
 };
 pub use depth_prepass::DepthPrepass;
 pub(crate) use draw::ObjectIdImage;
@@ -79,6 +80,7 @@ pub use image_view::{
     image_target_format, image_view_depth_name, image_view_list_names, ImageViewInputs, ImageViewListPass,
     ImageViewPass,
 };
+pub use lod_upload::LodUploadPass;
 pub use mesh_upload::MeshUploadPass;
 pub use per_view::{PassView, PerView, ViewPass};
 pub use shadow::{ShadowAtlasHandles, ShadowAtlasPass};

@@ -6,9 +6,12 @@
 //! objects name other meshes, meshes added while frames run included).
 //!
 //! An object whose mesh has no meshlets gets one pair that draws it whole. An object whose
-//! record names another mesh than its pairs were built for (a LOD switch not refreshed yet)
-//! is drawn whole by its first pair, so a stale table costs triangles, never pixels; objects
-//! past the table's are drawn whole by the object pass
+//! record names a LOD chain the GPU chooses from gets the pairs of every level of the chain
+//! (each distinct mesh as drawn once), so the cull draws the pairs of the level it chooses
+//! (`cluster_cull.h`) and a level switch needs no new table. An object whose mesh (or chosen
+//! level's mesh) is none its pairs were built for (a switch not refreshed yet, a level
+//! streamed in since) is drawn whole by its first pair, so a stale table costs triangles,
+//! never pixels; objects past the table's are drawn whole by the object pass
 //! ([`GpuCullPass::drawing_from`](super::GpuCullPass::drawing_from)).
 //!
 //! A meshlet's first index counts from its mesh's first index, which the object's record
@@ -22,7 +25,7 @@ use meshes::MeshLibrary;
 use render_graph::MemoryLocation;
 use render_graph::{vk, GpuBuffer, GpuDevice, RenderGraph, Result};
 
-use super::{GpuScene, ObjectRecord};
+use super::{GpuScene, LodEntry, ObjectRecord, MAX_GPU_LOD_LEVELS};
 
 use culling::cluster::ClusterBounds;
 
@@ -30,8 +33,9 @@ use culling::cluster::ClusterBounds;
 pub const CLUSTER_MESHLETS: &str = "cluster_meshlets";
 /// Name of the pair table (**imported**, `uvec2(object, meshlet field)` per pair).
 pub const CLUSTER_PAIRS: &str = "cluster_pairs";
-/// Name of the per-object table (**imported**, the mesh id each object's pairs were built
-/// for).
+/// Name of the per-object table (**imported**): per covered object the mesh id its pairs were
+/// built for, or [`BUILT_CHAIN`] and the index of its block of level meshes, the blocks
+/// ([`MAX_GPU_LOD_LEVELS`] words each: the mesh each level was built for) after the objects.
 pub const CLUSTER_OBJECTS: &str = "cluster_objects";
 /// Name of the per-object pair ranges (`[first pair, pair count]` per covered object): the
 /// late cluster phase walks only the pairs of the objects the object pass kept.
@@ -42,6 +46,12 @@ pub const CLUSTER_OBJECT_PAIRS: &str = "cluster_object_pairs";
 pub const PAIR_WHOLE: u32 = 0x7fff_ffff;
 /// Bit of the meshlet field set on each object's first pair (`PAIR_FIRST`).
 pub const PAIR_FIRST: u32 = 0x8000_0000;
+/// Bit of an object's word in [`CLUSTER_OBJECTS`] whose pairs are those of every level of its
+/// chain: the rest of the word is the index of its block of level meshes (`BUILT_CHAIN`).
+/// A pair drawing level `k`'s mesh whole has the meshlet field `PAIR_WHOLE - k`.
+pub const BUILT_CHAIN: u32 = 0x8000_0000;
+/// A block's word for no level (`BUILT_NONE`).
+pub const BUILT_NONE: u32 = u32::MAX;
 
 /// One meshlet as the cluster shaders read it, mesh space.
 ///
@@ -105,8 +115,13 @@ pub struct ClusterTable {
     mesh_first: Vec<u32>,
     pairs: Vec<[u32; 2]>,
     built_mesh: Vec<u32>,
+    /// The level meshes of the chained objects, [`MAX_GPU_LOD_LEVELS`] words per block.
+    level_meshes: Vec<u32>,
     object_pairs: Vec<[u32; 2]>,
     meshlet_pairs: u32,
+    /// Pairs the records' own levels alone would take (the table before every level had
+    /// pairs): the cost of the levels is `pair_count - record_level_pairs`.
+    record_level_pairs: u32,
 }
 
 impl ClusterTable {
@@ -114,7 +129,7 @@ impl ClusterTable {
     pub fn build(scene: &GpuScene) -> ClusterTable {
         let mut table = ClusterTable::default();
         table.read_meshes(scene.meshes());
-        table.pair_objects(scene.meshes(), scene.records());
+        table.pair_objects(scene.meshes(), scene.records(), scene.lod_entries());
         table
     }
 
@@ -130,36 +145,65 @@ impl ClusterTable {
     }
 
     /// Builds the pairs of `records` (one per object slot) again, from the meshes read so
-    /// far; returns whether they changed.
-    pub(crate) fn pair_objects(&mut self, library: &MeshLibrary, records: &[ObjectRecord]) -> bool {
+    /// far and the chains' entries `entries`; returns whether they changed.
+    pub(crate) fn pair_objects(
+        &mut self,
+        library: &MeshLibrary,
+        records: &[ObjectRecord],
+        entries: &[LodEntry],
+    ) -> bool {
         let old_pairs = std::mem::take(&mut self.pairs);
         let old_built = std::mem::take(&mut self.built_mesh);
+        let old_levels = std::mem::take(&mut self.level_meshes);
         self.object_pairs.clear();
         self.meshlet_pairs = 0;
+        self.record_level_pairs = 0;
         for (object, record) in records.iter().enumerate() {
             let object = object as u32;
             let first_pair = self.pairs.len() as u32;
-            self.built_mesh.push(record.mesh);
-            // A double-sided object's back faces are drawn, so meshlet back-face (cone)
-            // culling must leave it alone: it is drawn whole, culled as an object.
-            let count = if library.material_is_double_sided(record.material) {
-                0
+            let mut meshes = [BUILT_NONE; MAX_GPU_LOD_LEVELS as usize];
+            let levels = chain_meshes(record, entries, &mut meshes);
+            if levels == 0 {
+                self.built_mesh.push(record.mesh);
+                meshes[0] = record.mesh;
             } else {
-                library.meshlets(record.mesh).len() as u32
-            };
-            let first = self.mesh_first.get(record.mesh as usize).copied();
-            let count = if first.is_some() { count } else { 0 };
-            if count == 0 {
-                self.pairs.push([object, PAIR_WHOLE | PAIR_FIRST]);
+                let block = (self.level_meshes.len() as u32) / MAX_GPU_LOD_LEVELS;
+                self.built_mesh.push(BUILT_CHAIN | block);
+                self.level_meshes.extend_from_slice(&meshes);
             }
-            for local in 0..count {
-                let flag = if local == 0 { PAIR_FIRST } else { 0 };
-                self.pairs.push([object, (first.unwrap_or(0) + local) | flag]);
+            for level in 0..levels.max(1) {
+                let mesh = meshes[level];
+                // A mesh two levels draw (a stand-in) has its pairs once: the first level's.
+                if meshes[..level].contains(&mesh) {
+                    continue;
+                }
+                let pairs = self.pair_mesh(library, object, record.material, mesh, level as u32);
+                if mesh == record.mesh {
+                    self.record_level_pairs += pairs;
+                }
             }
-            self.meshlet_pairs += count;
+            self.pairs[first_pair as usize][1] |= PAIR_FIRST;
             self.object_pairs.push([first_pair, self.pairs.len() as u32 - first_pair]);
         }
-        old_pairs != self.pairs || old_built != self.built_mesh
+        old_pairs != self.pairs || old_built != self.built_mesh || old_levels != self.level_meshes
+    }
+
+    /// Appends the pairs of `mesh`, level `level` of `object` drawn with `material`: one per
+    /// meshlet, or one drawing it whole; returns how many.
+    fn pair_mesh(&mut self, library: &MeshLibrary, object: u32, material: u32, mesh: u32, level: u32) -> u32 {
+        // A double-sided object's back faces are drawn, so meshlet back-face (cone)
+        // culling must leave it alone: it is drawn whole, culled as an object.
+        let count = if library.material_is_double_sided(material) { 0 } else { library.meshlets(mesh).len() as u32 };
+        let first = self.mesh_first.get(mesh as usize).copied();
+        let count = if first.is_some() { count } else { 0 };
+        if count == 0 {
+            self.pairs.push([object, PAIR_WHOLE - level]);
+            return 1;
+        }
+        let first = first.unwrap_or(0);
+        self.pairs.extend((0..count).map(|local| [object, first + local]));
+        self.meshlet_pairs += count;
+        count
     }
 
     /// Every meshlet of the library.
@@ -182,6 +226,12 @@ impl ClusterTable {
         self.meshlet_pairs
     }
 
+    /// Pairs of the meshes the records name (each object's own level): the table without the
+    /// other levels of the chains would hold these and the chains' none.
+    pub fn record_level_pair_count(&self) -> u32 {
+        self.record_level_pairs
+    }
+
     /// Objects the table covers (the scene's object count at the build).
     pub fn object_count(&self) -> u32 {
         self.built_mesh.len() as u32
@@ -192,7 +242,29 @@ impl ClusterTable {
     pub fn pair(&self, pair: u32) -> Option<(u32, Option<&GpuMeshlet>)> {
         let [object, field] = *self.pairs.get(pair as usize)?;
         let meshlet = field & !PAIR_FIRST;
-        Some((object, if meshlet == PAIR_WHOLE { None } else { self.meshlets.get(meshlet as usize) }))
+        let whole = meshlet > PAIR_WHOLE - MAX_GPU_LOD_LEVELS;
+        Some((object, if whole { None } else { self.meshlets.get(meshlet as usize) }))
+    }
+
+    /// The mesh pair `pair` draws (a meshlet's, or the object's level's drawn whole).
+    pub fn pair_mesh_id(&self, pair: u32) -> Option<u32> {
+        let [object, field] = *self.pairs.get(pair as usize)?;
+        let meshlet = field & !PAIR_FIRST;
+        if meshlet <= PAIR_WHOLE - MAX_GPU_LOD_LEVELS {
+            return self.meshlets.get(meshlet as usize).map(|meshlet| meshlet.mesh);
+        }
+        self.built_meshes(object)?.get((PAIR_WHOLE - meshlet) as usize).copied()
+    }
+
+    /// The meshes object `object`'s pairs were built for: its record's, or each level's of its
+    /// chain ([`BUILT_NONE`] past the chain's levels).
+    pub fn built_meshes(&self, object: u32) -> Option<&[u32]> {
+        let word = self.built_mesh.get(object as usize)?;
+        if word & BUILT_CHAIN == 0 {
+            return Some(std::slice::from_ref(word));
+        }
+        let first = ((word & !BUILT_CHAIN) * MAX_GPU_LOD_LEVELS) as usize;
+        self.level_meshes.get(first..first + MAX_GPU_LOD_LEVELS as usize)
     }
 
     /// The pairs of object `object`: `[first pair, pair count]` (`None` past the covered
@@ -201,10 +273,26 @@ impl ClusterTable {
         self.object_pairs.get(object as usize).copied()
     }
 
-    /// The mesh object `object`'s pairs were built for.
+    /// The mesh object `object`'s pairs were built for (`None` for an object whose pairs are
+    /// its chain's levels': [`ClusterTable::built_meshes`]).
     pub fn built_mesh(&self, object: u32) -> Option<u32> {
-        self.built_mesh.get(object as usize).copied()
+        self.built_mesh.get(object as usize).copied().filter(|word| word & BUILT_CHAIN == 0)
     }
+}
+
+/// Writes the meshes of the levels of the chain `record` names, as drawn now (`entries`), into
+/// `meshes`; returns the level count, 0 for a record naming no chain the GPU chooses from (the
+/// record's level is drawn: `gpu_cull.h`'s test).
+fn chain_meshes(record: &ObjectRecord, entries: &[LodEntry], meshes: &mut [u32; MAX_GPU_LOD_LEVELS as usize]) -> usize {
+    let [first, count] = [record.reserved[0] as usize, record.reserved[1] as usize];
+    let Some(chain) = entries.get(first..first + count.min(MAX_GPU_LOD_LEVELS as usize)) else { return 0 };
+    if count == 0 || record.index_count == 0 || chain[0].rule == super::LOD_RULE_RECORD {
+        return 0;
+    }
+    for (mesh, entry) in meshes.iter_mut().zip(chain) {
+        *mesh = entry.mesh;
+    }
+    chain.len()
 }
 
 /// Appends the meshlets of mesh `mesh` of `library` to `out`, with index ranges from the
@@ -252,10 +340,12 @@ impl ClusterBuffers {
     /// Uploads `table` into device-local buffers through a staging buffer, waiting for the
     /// copy (setup work, outside the frame loop).
     pub fn upload(device: &Arc<GpuDevice>, table: &ClusterTable) -> Result<ClusterBuffers> {
+        // The objects' words, then the chained objects' blocks of level meshes.
+        let objects = [&table.built_mesh[..], &table.level_meshes[..]].concat();
         let parts: [(&str, &[u8]); 4] = [
             (CLUSTER_MESHLETS, as_bytes(&table.meshlets)),
             (CLUSTER_PAIRS, as_bytes(&table.pairs)),
-            (CLUSTER_OBJECTS, as_bytes(&table.built_mesh)),
+            (CLUSTER_OBJECTS, as_bytes(&objects)),
             (CLUSTER_OBJECT_PAIRS, as_bytes(&table.object_pairs)),
         ];
         // Empty tables still get a buffer (of one word): a zero-sized buffer is invalid.

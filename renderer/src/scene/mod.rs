@@ -18,8 +18,8 @@ mod window_views;
 pub(crate) use batches::Batching;
 pub use batches::{BatchKey, BatchTable, NO_BATCH};
 pub use cluster_table::{
-    ClusterBuffers, ClusterTable, GpuMeshlet, CLUSTER_MESHLETS, CLUSTER_OBJECTS, CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS,
-    PAIR_FIRST, PAIR_WHOLE,
+    ClusterBuffers, ClusterTable, GpuMeshlet, BUILT_CHAIN, BUILT_NONE, CLUSTER_MESHLETS, CLUSTER_OBJECTS,
+    CLUSTER_OBJECT_PAIRS, CLUSTER_PAIRS, PAIR_FIRST, PAIR_WHOLE,
 };
 pub use gpu_scene::{
     gpu_skin_weights, lock_scene, mesh_is_skinned, pack_vertex_skin, set_scene_memory_limit, GpuScene, LodEntry,

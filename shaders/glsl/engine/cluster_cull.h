@@ -6,6 +6,14 @@
 // `hiz_depth`; an object drawn whole (its mesh has no meshlets, or its record names another
 // mesh now) is reported by its first pair. Bits are per pair (`cluster_visibility_bits`, next
 // frame's history).
+// Levels of detail: an object whose record names a chain has the pairs of every level's mesh
+// (`cluster_table.rs`); where the view chooses levels (CULL_LOD, error chains, as the object
+// cull), a pass that defines CLUSTER_LOD_BINDING draws the pairs of the chosen level's mesh
+// only: the early phase chooses from last frame's state (`object_lod_levels`' history) by the
+// rule, as the object cull does; the late phase reads the state the object cull's late phase
+// wrote this frame (its survivors are in the frustum: picked), which the survivor pass packs
+// with each survivor (a late phase has no binding left for the states). Otherwise the
+// record's mesh is drawn.
 // Host twins: renderer/src/passes/cull/cluster.rs (`GpuMeshlet`, the binding order) and
 // config.h's constants; CPU reference: culling/src/cluster/ (every test below repeats its
 // steps).
@@ -41,11 +49,67 @@ layout(std430, set = 0, binding = CULL_KIND_BINDING + 1) readonly buffer Cluster
     uvec2 pairs[];
 };
 
-// Per object: the mesh its pairs were built for. An object whose record names another mesh
-// now (a LOD switch) is drawn whole by its first pair.
+// Per object: the mesh its pairs were built for, or BUILT_CHAIN and its block of level meshes
+// (after the objects' words). An object drawing a mesh none of its pairs were built for (a
+// LOD switch, a level streamed in, not refreshed yet) is drawn whole by its first pair.
 layout(std430, set = 0, binding = CULL_KIND_BINDING + 2) readonly buffer ClusterObjects {
     uint built_mesh[];
 };
+
+#ifdef CLUSTER_LOD_BINDING
+#include "lod_table.h"
+layout(std430, set = 0, binding = CLUSTER_LOD_BINDING) readonly buffer LodEntries {
+    LodEntry lod_entries[];
+};
+#if !CULL_LATE
+// Last frame's state of every slot.
+layout(std430, set = 0, binding = CLUSTER_LOD_BINDING + 1) readonly buffer LodStates {
+    uint lod_states[];
+};
+#else
+// The level this frame's state of the object being culled names (its survivor's).
+uint survivor_level = 0u;
+#endif
+
+// The chain `lod_select` reads: its first entry.
+uint lod_chain_first = 0u;
+
+float lod_level_error(uint level) {
+    return lod_entries[lod_chain_first + level].error;
+}
+
+// The record with the draw arguments of the level the view chooses (as `gpu_cull.h`'s
+// `cull_load_in` for the main view, error chains only); the record itself where it chooses
+// none.
+ObjectRecord chosen_level(CullView v, uint object, ObjectRecord record) {
+    uint count = record.reserved[1];
+    uint first = record.reserved[0];
+    bool chained = count > 0u && record.index_count != 0u && lod_entries[first].rule == LOD_RULE_ERROR;
+    if (!chained || (v.flags & CULL_LOD) == 0u) {
+        return record;
+    }
+    lod_chain_first = first;
+#if CULL_LATE
+    uint level = min(survivor_level, count - 1u);
+#else
+    ObjectTransform transform = transforms[object];
+    vec3 center;
+    vec3 half_extent;
+    object_world_box(transform, record, center, half_extent);
+    float scale_sq = lod_scale_sq(transform_column(transform, 0), transform_column(transform, 1),
+        transform_column(transform, 2));
+    float distance_sq = lod_box_distance_sq(v.lod_eye.xyz, center, half_extent);
+    uint levels = min(count, MAX_GPU_LOD_LEVELS);
+    uint level = lod_select(levels, scale_sq, distance_sq, v.lod, lod_state_level(lod_states[object], first));
+#endif
+    LodEntry entry = lod_entries[first + level];
+    record.index_count = entry.index_count;
+    record.first_index = entry.first_index;
+    record.vertex_offset = entry.vertex_offset;
+    record.mesh = entry.mesh;
+    return record;
+}
+#endif
 
 // The first binding after the tables.
 #define CLUSTER_BINDING (CULL_KIND_BINDING + 3)
@@ -144,18 +208,41 @@ bool object_outside(CullView view, uint object, ObjectRecord record) {
     return outside && finite;
 }
 
-// Whether the object is drawn whole by this pair (its mesh has no meshlets, or its record
-// names another mesh than the pairs were built for).
-bool pair_draws_whole(uint object, uint field, ObjectRecord record) {
-    return (field & PAIR_MESHLET_MASK) == PAIR_WHOLE || record.mesh != built_mesh[object];
+// Whether the field is a pair drawing a level whole (PAIR_WHOLE - level).
+bool field_is_whole(uint field) {
+    return (field & PAIR_MESHLET_MASK) > PAIR_WHOLE - MAX_GPU_LOD_LEVELS;
 }
 
-// A pair, read once: its object and record, and its meshlet unless the pair draws the object
-// whole (then only the object's first pair reports).
+// The mesh level `level`'s pairs of `object` were built for (BUILT_NONE: none).
+uint built_level_mesh(uint object, uint level) {
+    uint word = built_mesh[object];
+    if ((word & BUILT_CHAIN) == 0u) {
+        return level == 0u ? word : BUILT_NONE;
+    }
+    return built_mesh[constants.object_count + (word & ~BUILT_CHAIN) * MAX_GPU_LOD_LEVELS + level];
+}
+
+// Whether some of the object's pairs were built for `mesh`.
+bool built_for(uint object, uint mesh) {
+    uint word = built_mesh[object];
+    if ((word & BUILT_CHAIN) == 0u) {
+        return word == mesh;
+    }
+    bool built = false;
+    for (uint level = 0u; level < MAX_GPU_LOD_LEVELS; ++level) {
+        built = built || built_level_mesh(object, level) == mesh;
+    }
+    return built;
+}
+
+// A pair, read once: its object and record (with the drawn level's arguments), its meshlet
+// unless the pair draws the object whole (then only the object's first pair reports), and
+// whether it draws nothing this frame (a pair of another level than the drawn one).
 struct CullItem {
     uint object;
     uint field;
     bool whole;
+    bool other_level;
     ObjectRecord record;
     GpuMeshlet meshlet;
     mat4 world;
@@ -166,18 +253,36 @@ CullItem cull_load(uint pair) {
     item.object = pairs[pair].x;
     item.field = pairs[pair].y;
     item.record = objects[item.object];
-    item.whole = pair_draws_whole(item.object, item.field, item.record);
-    if (!item.whole) {
-        item.meshlet = meshlets[item.field & PAIR_MESHLET_MASK];
-        item.world = object_matrix(transforms[item.object]);
+#ifdef CLUSTER_LOD_BINDING
+    item.record = chosen_level(views[0], item.object, item.record);
+#endif
+    item.other_level = false;
+    if (!built_for(item.object, item.record.mesh)) {
+        // A stale table: the object is drawn whole, by its first pair.
+        item.whole = true;
+        return item;
     }
+    item.whole = field_is_whole(item.field);
+    if (item.whole) {
+        item.other_level = built_level_mesh(item.object, PAIR_WHOLE - (item.field & PAIR_MESHLET_MASK)) != item.record.mesh;
+        // The drawn level's whole pair reports for the object.
+        item.field |= PAIR_FIRST;
+        return item;
+    }
+    item.meshlet = meshlets[item.field & PAIR_MESHLET_MASK];
+    item.other_level = item.meshlet.mesh != item.record.mesh;
+    item.world = object_matrix(transforms[item.object]);
     return item;
 }
 
 // An object drawn whole is tested by its box in the early phase (the late phase visits only
 // objects the object pass kept, so it keeps them); a meshlet by its sphere, then its cone.
-// Only an object's first pair reports an object drawn whole.
+// Only an object's first pair reports an object drawn whole (or the drawn level's whole
+// pair); a pair of another level is untested.
 uint cull_tests(uint view, CullView v, CullItem item) {
+    if (item.other_level) {
+        return VERDICT_UNTESTED;
+    }
     if (item.whole) {
         if ((item.field & PAIR_FIRST) == 0u) {
             return VERDICT_UNTESTED;

@@ -3,6 +3,8 @@
 // this frame's frustum and cone tests are appended to `draw_commands`, so that the depth
 // prepass and the Hi-Z build see last frame's visible meshlets.
 #define CULL_LATE 0
+// After the pass's own bindings: the chains and the slots' states (`cluster_cull.h`).
+#define CLUSTER_LOD_BINDING (CULL_KIND_BINDING + 6)
 #include "cluster_cull.h"
 layout(local_size_x = CLUSTER_GROUP) in;
 

@@ -7,6 +7,8 @@
 // the visible pairs the early phase did not draw to the late list. (The survivor pass gave the pairs of culled
 // objects their verdicts.)
 #define CULL_LATE 1
+// After the pass's own bindings: the chains (`cluster_cull.h`; the levels come with the survivors).
+#define CLUSTER_LOD_BINDING (CULL_KIND_BINDING + 10)
 #include "cluster_cull.h"
 layout(local_size_x = CLUSTER_GROUP) in;
 
@@ -27,7 +29,8 @@ layout(std430, set = 0, binding = CLUSTER_BINDING + 3) buffer DrawCounts {
 layout(std430, set = 0, binding = CLUSTER_BINDING + 4) buffer ClusterStats {
     uint stats[CSTAT_COUNT];
 };
-// Word 0 the count, then the objects the object pass kept.
+// Word 0 the count, then the objects the object pass kept, each with its level this frame
+// (SURVIVOR_LEVEL_SHIFT).
 layout(std430, set = 0, binding = CLUSTER_BINDING + 5) readonly buffer Survivors {
     uint survivors[];
 };
@@ -82,7 +85,8 @@ void main() {
     // More survivors than groups (over 65,535): each group takes every n-th survivor.
     uint survivor_count = survivors[0];
     for (uint survivor = gl_WorkGroupID.x; survivor < survivor_count; survivor += gl_NumWorkGroups.x) {
-        uint object = survivors[survivor + 1u];
+        uint object = survivors[survivor + 1u] & ((1u << SURVIVOR_LEVEL_SHIFT) - 1u);
+        survivor_level = survivors[survivor + 1u] >> SURVIVOR_LEVEL_SHIFT;
         uvec2 range = object_pairs[object];
         for (uint pair = range.x + gl_LocalInvocationID.x; pair < range.x + range.y; pair += gl_WorkGroupSize.x) {
             cull_in_view(0u, pair, cull_load(pair));

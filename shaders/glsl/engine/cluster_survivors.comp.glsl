@@ -7,6 +7,7 @@
 // the late phase never visits them.
 #define CULL_LATE 0
 #include "cluster_cull.h"
+#include "lod_table.h"
 layout(local_size_x = CLUSTER_GROUP) in;
 
 layout(std430, set = 0, binding = CLUSTER_BINDING) readonly buffer ObjectBits {
@@ -30,6 +31,10 @@ layout(std430, set = 0, binding = CLUSTER_BINDING + 4) buffer Dispatch {
 layout(std430, set = 0, binding = CLUSTER_BINDING + 5) buffer ClusterStats {
     uint stats[CSTAT_COUNT];
 };
+// This frame's state of every slot (the object cull's late phase wrote it, `lod_table.h`).
+layout(std430, set = 0, binding = CLUSTER_BINDING + 6) readonly buffer LodStates {
+    uint lod_states[];
+};
 
 void main() {
     uint object = gl_GlobalInvocationID.x;
@@ -43,7 +48,10 @@ void main() {
     }
     if ((object_bits[object / 32u] >> (object % 32u) & 1u) == 1u) {
         uint slot = atomicAdd(survivors[0], 1u);
-        survivors[slot + 1u] = object;
+        // The level the slot's state names (0 for another chain or none), for the late
+        // phase's choice (`cluster_cull.h`).
+        uint level = lod_state_level(lod_states[object], objects[object].reserved[0]);
+        survivors[slot + 1u] = object | (level << SURVIVOR_LEVEL_SHIFT);
         atomicMax(dispatch[0], min(slot + 1u, CLUSTER_MAX_GROUPS));
         return;
     }
@@ -56,7 +64,7 @@ void main() {
     uvec2 range = object_pairs[object];
     for (uint pair = range.x; pair < range.x + range.y; ++pair) {
         uint field = pairs[pair].y;
-        bool reports = (field & PAIR_MESHLET_MASK) != PAIR_WHOLE || (field & PAIR_FIRST) != 0u;
+        bool reports = !field_is_whole(field) || (field & PAIR_FIRST) != 0u;
         verdicts[pair] = reports ? culled : VERDICT_UNTESTED;
     }
 }

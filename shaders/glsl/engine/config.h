@@ -57,6 +57,15 @@
 #define PAIR_MESHLET_MASK 0x7fffffffu
 #define PAIR_WHOLE 0x7fffffffu
 #define PAIR_FIRST 0x80000000u
+// A pair drawing level k of its object's chain whole has the field PAIR_WHOLE - k. An object's
+// word in `cluster_objects` with BUILT_CHAIN set names its block of level meshes (the mesh each
+// level's pairs were built for, BUILT_NONE past the chain), after the covered objects' words
+// (renderer::BUILT_CHAIN, BUILT_NONE).
+#define BUILT_CHAIN 0x80000000u
+#define BUILT_NONE 0xffffffffu
+// A survivor of `cluster_survivors` is its object with, from this bit on, the level its slot's
+// state names this frame (renderer::SURVIVOR_LEVEL_SHIFT).
+#define SURVIVOR_LEVEL_SHIFT 29u
 // Verdicts of `cluster_verdicts` (culling::cluster::ClusterVerdict's values).
 #define VERDICT_UNTESTED 0u
 #define VERDICT_VISIBLE 1u

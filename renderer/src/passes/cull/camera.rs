@@ -179,8 +179,9 @@ pub struct ObjectCull {
     /// Commands each list has room for (the late list starts there); `None`: the scene's
     /// capacity.
     list_room: Option<u32>,
-    /// Whether the lists may be batched and the levels of detail chosen (not when meshlet
-    /// commands share the lists: the meshlets are the CPU's level's).
+    /// Whether the lists may be batched (not when meshlet commands share the lists). The
+    /// levels of detail are chosen either way: the cluster cull draws the meshlets of the
+    /// level this cull's rule chooses (`cluster_cull.h`).
     may_batch: bool,
     /// Whether `draw_from` and `list_room` follow the scene's cluster tables at each
     /// compile ([`GpuCullPass::drawing_after_clusters`]).
@@ -348,7 +349,7 @@ impl CullKind for ObjectCull {
             let batched = self.may_batch && scene.batches_fit() && split.is_none();
             // The scene passes draw what this cull writes, whatever list the host set last.
             scene.set_gpu_list_instanced(batched);
-            let lod = scene.lod_view().filter(|_| self.may_batch);
+            let lod = scene.lod_view();
             (scene.object_count(), batched, lod, scene.lod_every_object())
         };
         let settings = *lock_settings(&self.settings);
@@ -362,7 +363,7 @@ impl CullKind for ObjectCull {
                 let Some(slot) = views.get_mut(window.list as usize) else { continue };
                 let view_projection = glam::Mat4::from_cols_array_2d(&window.view_projection);
                 let cull = CullView::window(view_projection, window.rect, extent, settings.frustum, settings.occlusion);
-                let by_distance = window.lod_distance.filter(|_| self.may_batch);
+                let by_distance = window.lod_distance;
                 *slot =
                     cull.with_lod(window.lod.filter(|_| lod.is_some()), every_object).with_distance_lod(by_distance);
             }

@@ -32,7 +32,7 @@ use render_graph::{
 use super::camera::{CULL_STATS, CULL_STAT_WORDS};
 use super::skeleton::{CullKind, CullPhase, CullResetPass, TwoPhaseCull};
 use super::view::{CullConstants, CullView};
-use crate::names::{DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES};
+use crate::names::{DRAW_COMMANDS, DRAW_COUNT, DRAW_INSTANCES, LOD_ENTRIES, OBJECT_LOD_LEVELS};
 use crate::passes::hiz::HIZ_DEPTH;
 #[cfg(doc)]
 use crate::scene::ClusterTable;
@@ -147,7 +147,12 @@ impl ClusterCull {
             }
         };
         let settings = *lock_cluster_settings(&self.settings);
-        views.push(CullView::cluster(view, context.output_extent(), settings));
+        let (lod, every_object) = {
+            let scene = lock_scene(&self.scene);
+            (scene.lod_view(), scene.lod_every_object())
+        };
+        // The camera's levels, as the object cull chooses them (`cluster_cull.h`).
+        views.push(CullView::cluster(view, context.output_extent(), settings).with_lod(lod, every_object));
         let layout = self.layout;
         Some(CullConstants {
             item_count: layout.pairs,
@@ -173,6 +178,10 @@ pub struct ClusterCullHandles {
     late_outputs: Option<[BufferWrite; 2]>,
     outputs: [BufferWrite; 3],
     late_inputs: Option<([BufferRead; 2], BufferRead)>,
+    /// `lod_entries`.
+    entries: BufferRead,
+    /// Early, last frame's state of every slot (`object_lod_levels`' history).
+    history: Option<BufferRead>,
 }
 
 /// The cluster cull pass of one phase (see the module docs).
@@ -214,10 +223,10 @@ impl CullKind for ClusterCull {
 
     fn shader(&self, phase: CullPhase) -> (&'static [u32], &'static [BindingKind]) {
         // The tables, then three outputs early; late two more before them and the survivors,
-        // the pair ranges.
-        const OWN: [BindingKind; 10] = [BindingKind::StorageBuffer; 10];
+        // the pair ranges; then the chains and, early, the slots' states.
+        const OWN: [BindingKind; 11] = [BindingKind::StorageBuffer; 11];
         match phase {
-            CullPhase::Early => (shaders::CLUSTER_CULL_EARLY_COMP.words(), &OWN[..6]),
+            CullPhase::Early => (shaders::CLUSTER_CULL_EARLY_COMP.words(), &OWN[..8]),
             CullPhase::Late => (shaders::CLUSTER_CULL_LATE_COMP.words(), &OWN),
         }
     }
@@ -242,7 +251,15 @@ impl CullKind for ClusterCull {
             let dispatch = registry.buffer(CLUSTER_DISPATCH);
             (inputs, registry.indirect_buffer(dispatch))
         });
-        ClusterCullHandles { tables, late_outputs, outputs, late_inputs }
+        // The chains, and early last frame's states (the rule chooses from them); the late
+        // phase's levels come with the survivors (this frame's states).
+        let entries = registry.buffer(LOD_ENTRIES);
+        let entries = registry.read_storage_buffer(entries, COMPUTE);
+        let history = (!late).then(|| {
+            let states = registry.history_buffer(OBJECT_LOD_LEVELS);
+            registry.read_storage_buffer(states, COMPUTE)
+        });
+        ClusterCullHandles { tables, late_outputs, outputs, late_inputs, entries, history }
     }
 
     fn prepare(
@@ -265,6 +282,10 @@ impl CullKind for ClusterCull {
             for input in inputs {
                 bind(Binding::buffer(input));
             }
+        }
+        bind(Binding::buffer(handles.entries));
+        if let Some(history) = handles.history {
+            bind(Binding::buffer(history));
         }
     }
 

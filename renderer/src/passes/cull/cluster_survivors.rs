@@ -3,6 +3,8 @@
 //! to [`CLUSTER_SURVIVORS`] and widens [`CLUSTER_DISPATCH`], the late phase's indirect
 //! dispatch (one workgroup per survivor), so the late phase never visits the pairs of culled
 //! objects (most of them); a culled object's pairs get their verdict here, from its box.
+//! Each survivor carries the level its slot's state names this frame
+//! ([`SURVIVOR_LEVEL_SHIFT`]), the level the late phase draws the meshlets of.
 //! It is a step of the meshlet cull's skeleton ([`TwoPhaseCull`]) with the cull's view and
 //! inputs, run with the early phase's bindings (no pyramid).
 
@@ -20,6 +22,7 @@ use super::cluster::{
 };
 use super::skeleton::{CullKind, CullPhase, TwoPhaseCull};
 use super::view::{CullConstants, CullView};
+use crate::names::OBJECT_LOD_LEVELS;
 use crate::passes::hiz::HIZ_DEPTH;
 use crate::scene::{SharedScene, CLUSTER_OBJECT_PAIRS};
 
@@ -29,11 +32,17 @@ pub struct ClusterSurvivors {
 }
 
 /// The survivor step's own resources, in binding order: the tables, the object bits and pair
-/// ranges it reads, the verdicts, survivors, dispatch and counters it writes.
+/// ranges it reads, the verdicts, survivors, dispatch and counters it writes, and this
+/// frame's LOD states it reads.
 pub struct ClusterSurvivorHandles {
     reads: [BufferRead; 5],
     writes: [BufferWrite; 4],
+    states: BufferRead,
 }
+
+/// A survivor is its object with, from this bit on, the level its slot's state names this
+/// frame (`SURVIVOR_LEVEL_SHIFT` in `config.h`): the late phase draws that level's meshlets.
+pub const SURVIVOR_LEVEL_SHIFT: u32 = 29;
 
 /// The survivor pass of the cluster cull (see the module docs).
 pub type ClusterSurvivorPass = TwoPhaseCull<ClusterSurvivors>;
@@ -65,7 +74,7 @@ impl CullKind for ClusterSurvivors {
     }
 
     fn shader(&self, _phase: CullPhase) -> (&'static [u32], &'static [BindingKind]) {
-        (shaders::CLUSTER_SURVIVORS_COMP.words(), &[BindingKind::StorageBuffer; 9])
+        (shaders::CLUSTER_SURVIVORS_COMP.words(), &[BindingKind::StorageBuffer; 10])
     }
 
     fn register(&mut self, _phase: CullPhase, registry: &mut Registry<'_>) -> ClusterSurvivorHandles {
@@ -83,9 +92,14 @@ impl CullKind for ClusterSurvivors {
             let buffer = registry.buffer(name);
             registry.read_write_storage_buffer(buffer, COMPUTE)
         });
+        // This frame's states (the object cull's late phase wrote them), packed with the
+        // survivors for the late phase.
+        let states = registry.buffer(OBJECT_LOD_LEVELS);
+        let states = registry.read_storage_buffer(states, COMPUTE);
         ClusterSurvivorHandles {
             reads: [meshlets, pairs, objects, object_bits, object_pairs],
             writes: [verdicts, survivors, dispatch, stats],
+            states,
         }
     }
 
@@ -105,6 +119,7 @@ impl CullKind for ClusterSurvivors {
         for buffer in &handles.writes {
             bind(Binding::buffer(buffer));
         }
+        bind(Binding::buffer(handles.states));
     }
 
     fn dispatch(&self, _handles: &ClusterSurvivorHandles, constants: &CullConstants, context: &mut ExecuteContext<'_>) {

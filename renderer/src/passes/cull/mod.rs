@@ -28,7 +28,7 @@ pub use cluster::{
     cluster_bits_bytes, ClusterCull, ClusterCullHandles, ClusterCullPass, SharedClusterSettings, CLUSTER_BITS,
     CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_MAX_GROUPS, CLUSTER_STATS, CLUSTER_SURVIVORS, CLUSTER_VERDICTS,
 };
-pub use cluster_survivors::{ClusterSurvivorHandles, ClusterSurvivorPass, ClusterSurvivors};
+pub use cluster_survivors::{ClusterSurvivorHandles, ClusterSurvivorPass, ClusterSurvivors, SURVIVOR_LEVEL_SHIFT};
 pub use image::{ImageCullHandles, ImageCullNames, ImageCullPass, ImageCullSetupPass, ImageObjectCull};
 pub use shadow::{
     shadow_bits_words, shadow_draws_bytes, ShadowCull, ShadowCullHandles, ShadowCullPass, SHADOW_CASTER_BITS,

@@ -2,8 +2,9 @@
 //! ([`GpuScene::track_clusters`]) like its other buffers, so meshes added while frames run
 //! are culled meshlet by meshlet like the installed ones.
 //!
-//! **When they change.** An object whose record names another mesh or material, or a change
-//! of the object count, marks the tables stale; [`GpuScene::refresh_clusters`], called between
+//! **When they change.** An object whose record names another mesh or material, a chain's
+//! level drawing another mesh (streamed in), or a change of the object count, marks the tables
+//! stale; [`GpuScene::refresh_clusters`], called between
 //! frames once the frame's records are set (by [`GpuScene::follow_growth`], so by the Render
 //! stage and by any host that follows the scene's growth), reads the meshlets of meshes added
 //! since (each mesh's meshlets are read once) and pairs the objects again. Only when the
@@ -106,7 +107,7 @@ impl GpuScene {
         }
         let mut table = clusters.table.clone();
         let read = table.read_meshes(&self.meshes);
-        let paired = table.pair_objects(&self.meshes, &self.records[..self.count as usize]);
+        let paired = table.pair_objects(&self.meshes, &self.records[..self.count as usize], self.lod.entries());
         if !read && !paired {
             clusters.stale = false;
             return Ok(false);

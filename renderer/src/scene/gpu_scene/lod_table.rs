@@ -325,8 +325,13 @@ impl GpuScene {
             };
             let stored = &mut self.lod.entries[(id * MAX_GPU_LOD_LEVELS) as usize + level];
             if *stored != entry {
+                // The cluster tables hold the pairs of each level's mesh as drawn.
+                let moved = stored.mesh != entry.mesh;
                 *stored = entry;
                 self.lod.dirty = true;
+                if moved {
+                    self.note_cluster_change();
+                }
             }
         }
     }
