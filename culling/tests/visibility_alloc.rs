@@ -5,7 +5,7 @@
 use culling::Visibility;
 use ecs::{scene, Camera, Lod, LodLevel, MeshHandle, ShadowCaster, Transform};
 use glam::Vec3;
-use runtime::alloc_counter::{count_allocations, settle_threads, CountingAllocator};
+use runtime::alloc_counter::{count_allocations, one_test_at_a_time, settle_threads, CountingAllocator};
 use runtime::App;
 
 #[global_allocator]
@@ -30,6 +30,7 @@ fn aim(app: &mut App, camera: runtime::hecs::Entity, target: Vec3) {
 
 #[test]
 fn steady_state_frames_allocate_nothing() {
+    let _alone = one_test_at_a_time();
     let mut app = App::with_threads(2);
     culling::install(&mut app);
     app.set_fixed_delta(Some(1.0 / 60.0));
@@ -68,6 +69,7 @@ fn steady_state_frames_allocate_nothing() {
 
 #[test]
 fn several_views_allocate_nothing_in_steady_state() {
+    let _alone = one_test_at_a_time();
     let mut app = App::with_threads(2);
     culling::install(&mut app);
     app.set_fixed_delta(Some(1.0 / 60.0));

@@ -10,7 +10,7 @@ use ecs::{scene, Camera, CameraTarget, ImageFormat, ImageTarget, MaterialHandle,
 use glam::Vec3;
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use renderer::{Material, MeshLibrary, RenderReport};
-use runtime::alloc_counter::CountingAllocator;
+use runtime::alloc_counter::{one_test_at_a_time, CountingAllocator};
 use steady_frames::{count_steady_allocations, steady_app};
 
 #[global_allocator]
@@ -28,6 +28,7 @@ fn gpu_culled_frames_with_a_monitor_allocate_nothing_in_steady_state() {
 }
 
 fn check_steady_frames(backend: CullingBackend) {
+    let _alone = one_test_at_a_time();
     let Some(device) = gpu_test_context() else { return };
     let mut meshes = MeshLibrary::with_unit_cube();
     meshes.add_material(Material::default()).expect("the cubes' plain material");

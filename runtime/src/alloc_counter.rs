@@ -20,13 +20,15 @@
 //! ```
 //!
 //! Counting is process-wide (every thread's allocations count, the job system's workers
-//! included) and not nested: run one counting test per test binary, since the test harness
-//! runs a binary's tests on parallel threads.
+//! included) and not nested. The test harness runs a binary's tests on parallel threads, so a
+//! binary with several counting tests takes [`one_test_at_a_time`] first in each: another
+//! test's warm-up would otherwise be counted as this one's frames.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 static COUNTING: AtomicBool = AtomicBool::new(false);
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 
 /// The system allocator plus a counter of allocations (and reallocations) made while
@@ -89,4 +91,16 @@ pub fn settle_threads() {
     std::thread::sleep(std::time::Duration::from_millis(20));
     let mutex = parking_lot::Mutex::new(());
     parking_lot::Condvar::new().wait_for(&mut mutex.lock(), std::time::Duration::from_micros(50));
+}
+
+/// Holds the other tests of this binary that take it until the guard drops: take it first in
+/// every test of a binary with several counting tests, so that no test allocates while another
+/// counts. A test that panicked while holding it does not block the others.
+///
+/// ```
+/// let _alone = runtime::alloc_counter::one_test_at_a_time();
+/// // warm up, then count_allocations(...)
+/// ```
+pub fn one_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
