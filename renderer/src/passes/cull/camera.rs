@@ -138,7 +138,7 @@ pub struct GpuCullSettings {
     /// cull's GPU time is known ([`RenderReport::view_gpu`](crate::RenderReport::view_gpu));
     /// off (the default), one dispatch culls every view (a row of workgroups each) and only
     /// the views' total is timed. Off by default: on lavapipe the dispatches one by one cost
-    /// 0.05-0.4 ms more per phase (a barrier and two timestamps per further view;
+    /// 0.08-0.38 ms more per phase (a barrier and two timestamps per further view;
     /// `docs/architecture.md`, "Split-screen on the GPU"). A single view is always one
     /// dispatch.
     pub per_view_dispatch: bool,
