@@ -129,7 +129,7 @@ fn whole_frame(criterion: &mut Criterion, device: &Arc<GpuDevice>) {
     group.sample_size(10);
     for (name, settings) in [
         ("culling on", GpuCullSettings::default()),
-        ("culling off", GpuCullSettings { frustum: false, occlusion: false }),
+        ("culling off", GpuCullSettings { frustum: false, occlusion: false, ..GpuCullSettings::default() }),
     ] {
         let scene = city_scene(device, 100_000);
         let mut graph = graph_for(device, &scene, settings, Vec3::new(3.0, 2.0, 3.0), Vec3::new(40.0, 2.0, 60.0));

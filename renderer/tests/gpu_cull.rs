@@ -65,7 +65,8 @@ fn frustum_bits_equal_the_cpu_kernel_for_eight_views() {
     // Not a multiple of 64 (nor of the kernels' lane widths).
     let count = 100_003;
     let scene = random_scene(&device, count);
-    let settings = Arc::new(Mutex::new(GpuCullSettings { frustum: true, occlusion: false }));
+    let settings =
+        Arc::new(Mutex::new(GpuCullSettings { frustum: true, occlusion: false, ..GpuCullSettings::default() }));
     let mut graph = RenderGraph::new(Arc::clone(&device), vk::Extent2D { width: 32, height: 32 }).expect("graph");
     let options = ScenePassOptions { readback: false, ..ScenePassOptions::default() };
     let culled = add_gpu_culled_scene_passes(&mut graph, &scene, &options, &settings, true).expect("passes");
@@ -207,7 +208,8 @@ fn bit(frame: &Frame, object: u32) -> bool {
 fn occlusion_hides_what_is_behind_the_wall_and_never_pops() {
     let Some(device) = gpu_test_context() else { return };
     let mut culled = Renderer::new(&device, GpuCullSettings::default());
-    let mut reference = Renderer::new(&device, GpuCullSettings { frustum: false, occlusion: false });
+    let mut reference =
+        Renderer::new(&device, GpuCullSettings { frustum: false, occlusion: false, ..GpuCullSettings::default() });
     let forward = wall_view(false);
     // The very first frame: no history, nothing may be missing.
     let first = culled.frame(forward);

@@ -161,6 +161,7 @@ fn the_cull_view_and_constants_are_laid_out_as_their_twins() {
         ("meshlet_pairs", offset_of!(CullConstants, meshlet_pairs)),
         ("object_count", offset_of!(CullConstants, object_count)),
         ("batched", offset_of!(CullConstants, batched)),
+        ("first_view", offset_of!(CullConstants, first_view)),
     ];
     check(shaders::ENGINE_CULL_INPUTS_H, "CullConstants", false, &constants, size_of::<CullConstants>());
 }

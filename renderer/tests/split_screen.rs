@@ -209,9 +209,45 @@ fn each_half_of_a_split_screen_frame_is_its_camera_drawn_alone() {
     check_split_screen(CullingBackend::Cpu);
 }
 
-/// GPU culling culls every window view in one dispatch, each against its own rectangle of
-/// the pyramid, with its own history of bits and its own lists.
+/// GPU culling culls every window view (in one dispatch per phase, the default), each
+/// against its own rectangle of the pyramid, with its own history of bits and its own lists.
 #[test]
 fn gpu_culling_culls_each_window_view_for_itself() {
     check_split_screen(CullingBackend::Gpu);
+}
+
+/// With `per_view_dispatch` each window view's dispatch is timed in each cull phase (its own
+/// GPU zone); off (the default) one dispatch culls both, untimed per view, and draws the
+/// same frame.
+#[test]
+fn each_window_view_culled_on_the_gpu_has_its_own_cull_times() {
+    let Some(device) = gpu_test_context() else { return };
+    let (mut app, capture) = app_on(&device, CullingBackend::Gpu, (WIDTH, HEIGHT), 2, true);
+    split_cameras(app.world_mut(), eyes());
+    let control = app.resource::<renderer::GpuCullControl>().settings.clone();
+    control.lock().expect("settings").per_view_dispatch = true;
+    let frame = |app: &mut runtime::App| {
+        app.run_frame();
+        FrameInFlight::finish(app);
+        let report = app.resource::<RenderReport>();
+        assert!(report.error.is_none(), "{:?}", report.error);
+        let times: Vec<_> = report.view_gpu.iter().map(|stats| stats.gpu_ms).collect();
+        drop(report);
+        (times, lock_capture(&capture).pixels.clone())
+    };
+    // The first frames settle the history (the scene is still from then on).
+    frame(&mut app);
+    let (times, timed) = frame(&mut app);
+    assert_eq!(times.len(), 2, "two window views culled on the GPU");
+    for (view, [early, hiz, late]) in times.iter().enumerate() {
+        assert!(early.is_some_and(|ms| ms > 0.0), "view {view}: early cull {early:?}");
+        assert!(late.is_some_and(|ms| ms > 0.0), "view {view}: late cull {late:?}");
+        assert_eq!(*hiz, None, "view {view}: the pyramid is the window's, not a view's");
+    }
+    control.lock().expect("settings").per_view_dispatch = false;
+    let (times, shared) = frame(&mut app);
+    assert_eq!(times.len(), 2);
+    assert!(times.iter().all(|ms| *ms == [None; 3]), "one dispatch: no view's own times ({times:?})");
+    assert_eq!(shared, timed, "one dispatch for both views draws the same frame");
+    assert_no_validation_messages(&device);
 }

@@ -68,7 +68,7 @@ impl ClusterCulledScene {
     pub fn set_settings(&self, settings: ClusterSettings) {
         *lock_cluster_settings(&self.settings) = settings;
         let mut objects = self.object_settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        *objects = GpuCullSettings { frustum: settings.frustum, occlusion: settings.occlusion };
+        *objects = GpuCullSettings { frustum: settings.frustum, occlusion: settings.occlusion, ..*objects };
     }
 
     /// This frame's counters, once the frame has finished.
@@ -136,8 +136,11 @@ pub fn add_cluster_culled_scene_passes(
         scene.cluster_table().cloned().unwrap_or_default()
     };
     let pairs = table.pair_count();
-    let object_settings =
-        Arc::new(Mutex::new(GpuCullSettings { frustum: settings.frustum, occlusion: settings.occlusion }));
+    let object_settings = Arc::new(Mutex::new(GpuCullSettings {
+        frustum: settings.frustum,
+        occlusion: settings.occlusion,
+        ..GpuCullSettings::default()
+    }));
     let cluster_settings = Arc::new(Mutex::new(settings));
     let object_early = GpuCullPass::new(&device, Arc::clone(scene), Arc::clone(&object_settings), CullPhase::Early)?
         .drawing_after_clusters();

@@ -223,8 +223,11 @@ pub struct RenderReport {
     /// A split-screen frame culled on the GPU (frame [`RenderReport::bits_frame`]): each
     /// window view's statistics, by its index among the cull's views
     /// ([`WindowView::list`](crate::WindowView::list); 0 the main view, as
-    /// [`RenderReport::gpu`]; the pass times are the main one's alone, the passes being
-    /// shared). Empty for a frame of one view.
+    /// [`RenderReport::gpu`]). Each one's `gpu_ms` holds its own share of the early and late
+    /// cull passes (its dispatch's GPU zone `view N`) under
+    /// [`GpuCullSettings::per_view_dispatch`](crate::GpuCullSettings::per_view_dispatch), else
+    /// `None`; the Hi-Z entry is `None`, the pyramid being one build over the whole window.
+    /// Empty for a frame of one view.
     pub view_gpu: Vec<GpuCullStats>,
     /// The same frame's bits of every window view, when bits are read: view `v`'s are the
     /// `bits.len()` words from word `v * bits.len()`. Empty for a frame of one view.

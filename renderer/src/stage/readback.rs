@@ -184,6 +184,7 @@ impl ReadbackRing {
             let view_stats = region.chunks_exact(counters).take(views);
             report.view_gpu.extend(view_stats.map(|counts| GpuCullStats { gpu_ms: [None; 3], ..from_bytes(counts) }));
             report.view_gpu[0] = gpu;
+            cull_view_times(graph.stats(), &mut report.view_gpu);
         }
         report.view_bits.clear();
         if let Some(bits) = &self.bits {
@@ -237,6 +238,23 @@ impl ReadbackRing {
             shadows.bits.extend(bytes.chunks_exact(8).map(|word| u64::from_le_bytes(word.try_into().expect("8"))));
         }
         Ok(())
+    }
+}
+
+/// Each window view's GPU times of the object cull's early and late passes (its zones
+/// `view N` there, when the views are dispatched one by one; `None` otherwise) in the newest
+/// frame whose times are known; the Hi-Z build is one over the whole window, not a view's.
+fn cull_view_times(stats: &render_graph::GraphStats, views: &mut [GpuCullStats]) {
+    for view in views.iter_mut() {
+        view.gpu_ms = [None; 3];
+    }
+    let passes = [(crate::GpuCullPass::EARLY_NAME, 0), (crate::GpuCullPass::LATE_NAME, 2)];
+    for zone in &stats.zones {
+        let Some(&(_, phase)) = passes.iter().find(|(pass, _)| *pass == zone.pass) else { continue };
+        let index = zone.name.strip_prefix("view ").and_then(|rest| rest.parse::<usize>().ok());
+        if let Some(view) = index.and_then(|index| views.get_mut(index)) {
+            view.gpu_ms[phase] = zone.gpu_ms;
+        }
     }
 }
 

@@ -179,6 +179,13 @@ pub struct CityOptions {
     /// `--clusters` are refused (each refusal says why).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
     pub views: u32,
+    /// `--views 2` with GPU culling: `on` (the city's default, the engine's is off) culls each
+    /// window view by a dispatch of its own in each cull phase, each timed (the summary's
+    /// `gpu ms pass gpu cull early view N`, and `cull early`/`cull late` on each view's
+    /// frame line); `off` culls both by one dispatch per phase, timed together
+    /// (`GpuCullSettings::per_view_dispatch`).
+    #[arg(long, value_enum, value_name = "on|off", default_value_t = Switch::On)]
+    pub view_dispatch: Switch,
     /// A security camera on a rooftop renders into a 256x256 image shown on a billboard in the
     /// corner of the street camera's view (its material samples the image in the same frame);
     /// with `--truth` every view of every checked frame prints `frame N view V false_hidden X`

@@ -69,8 +69,14 @@ pub struct FrameRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub render_cpu_ms: Option<(f64, f64)>,
     /// GPU milliseconds of each render-graph pass, by its `GraphStats` name (drawn frames
-    /// on devices with timestamps).
+    /// on devices with timestamps); a split-screen frame culled on the GPU adds each window
+    /// view's share of the cull passes, `<pass> view N` (when the views are dispatched one
+    /// by one).
     pub gpu_ms: BTreeMap<String, f64>,
+    /// A split-screen frame culled on the GPU: the triangles the GPU drew for each window
+    /// view (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub view_triangles: Vec<u64>,
     /// Pixels that differ between the culled image and the image drawn with culling off.
     pub differing_pixels: Option<usize>,
     /// `--truth`: objects owning at least one pixel with culling off.
@@ -103,7 +109,8 @@ impl FrameRecord {
     }
 
     /// Fills the draw commands of a drawn frame from its report (see
-    /// [`FrameRecord::draw_commands`]).
+    /// [`FrameRecord::draw_commands`]), and a split-screen frame's per-view triangles and
+    /// cull times (after `gpu_ms` is filled).
     pub fn record_commands(&mut self, report: &renderer::RenderReport) {
         self.draw_commands = Some(match &report.gpu {
             Some(gpu) if gpu.culled_on_device => u64::from(gpu.early_commands) + u64::from(gpu.late_commands),
@@ -112,18 +119,27 @@ impl FrameRecord {
         self.gpu_lod_levels = report.gpu.filter(|gpu| gpu.culled_on_device).map(|gpu| gpu.lod_levels);
         let record_ms = report.passes.iter().map(|pass| pass.cpu_record_ms).sum();
         self.render_cpu_ms = Some((report.extract_seconds * 1e3, record_ms));
+        self.view_triangles = report.view_gpu.iter().map(|view| u64::from(view.triangles)).collect();
+        let phases = [renderer::GpuCullPass::EARLY_NAME, renderer::GpuCullPass::LATE_NAME];
+        for (index, view) in report.view_gpu.iter().enumerate() {
+            for (pass, ms) in phases.iter().zip([view.gpu_ms[0], view.gpu_ms[2]]) {
+                if let Some(ms) = ms {
+                    self.gpu_ms.insert(format!("{pass} view {index}"), ms);
+                }
+            }
+        }
     }
 
     /// Fills a frame drawn but not checked (`--checks last`) from its report alone: the
     /// draw commands and the Render stage's CPU times ([`FrameRecord::record_commands`]),
     /// what the GPU cull drew and the GPU times of the graph's passes.
     pub fn record_unchecked(&mut self, report: &renderer::RenderReport) {
-        self.record_commands(report);
         if let Some(gpu) = report.gpu.filter(|gpu| gpu.culled_on_device) {
             self.drawn = Some((gpu.early_drawn + gpu.late_drawn) as usize);
             self.triangles = Some(u64::from(gpu.triangles));
         }
         self.gpu_ms = report.passes.iter().filter_map(|pass| Some((pass.name.clone(), pass.gpu_ms?))).collect();
+        self.record_commands(report);
     }
 }
 
@@ -190,6 +206,11 @@ pub fn table(records: &[FrameRecord]) -> String {
             records.iter().filter_map(|record| record.gpu_ms.get(pass).copied()).collect(),
             3,
         );
+    }
+    let views = records.iter().map(|record| record.view_triangles.len()).max().unwrap_or(0);
+    for view in 0..views {
+        let triangles = records.iter().filter_map(|record| Some(*record.view_triangles.get(view)? as f64));
+        row(&format!("triangles view {view}"), triangles.collect(), 0);
     }
     let count = |of: fn(&FrameRecord) -> Option<f64>| records.iter().filter_map(of).collect::<Vec<f64>>();
     row("cpu ms render extract", count(|record| record.render_cpu_ms.map(|(extract, _)| extract)), 3);

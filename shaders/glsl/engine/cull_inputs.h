@@ -70,6 +70,9 @@ layout(push_constant) uniform CullConstants {
     uint object_count;
     // 1 when the camera's object cull batches its lists (`gpu_cull.h`), else 0.
     uint batched;
+    // The view of the first row of workgroups: the camera's object cull may dispatch each
+    // window view on its own (one row, `first_view` its view) to time it; 0 otherwise.
+    uint first_view;
 } constants;
 
 layout(std430, set = 0, binding = 0) readonly buffer CullViews {

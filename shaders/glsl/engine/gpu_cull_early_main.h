@@ -30,7 +30,7 @@ void cull_keep(uint view, uint object, CullItem item, bool draw, bool bit) {
 
 void main() {
     uint object = gl_GlobalInvocationID.x;
-    uint view = gl_WorkGroupID.y;
+    uint view = constants.first_view + gl_WorkGroupID.y;
     // Under cluster culling objects below `draw_from` are drawn meshlet by meshlet instead.
     if (object >= constants.item_count || object < constants.draw_from || !cull_needs_item(view, object)) {
         return;

@@ -70,7 +70,7 @@ void main() {
     }
     barrier();
     uint object = gl_GlobalInvocationID.x;
-    uint view = gl_WorkGroupID.y;
+    uint view = constants.first_view + gl_WorkGroupID.y;
     if (object < constants.item_count) {
         cull_in_view(view, object, cull_load_in(view, object));
     }

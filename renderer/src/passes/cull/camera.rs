@@ -1,8 +1,9 @@
 //! The camera's object cull on the GPU, [`GpuCullPass`]: the two-phase skeleton
 //! ([`TwoPhaseCull`]) specialised to the object slots of the shared `object_records` and
 //! `object_transforms` and the camera's view (or every window view of a split-screen frame,
-//! a row of workgroups each, with its own bits, lists and counters), one thread per object
-//! and view, compacted into
+//! a row of workgroups each, with its own bits, lists and counters; with
+//! [`GpuCullSettings::per_view_dispatch`] a dispatch and a GPU zone each), one thread per
+//! object and view, compacted into
 //! `draw_commands` + `draw_count` (and `draw_instances` when batched); and [`CullResetPass`],
 //! which creates and zeroes the draw buffers each frame. Shaders: `gpu_cull.h` with
 //! `gpu_cull_early.comp` and `gpu_cull_late.comp`.
@@ -116,6 +117,10 @@ impl GpuCullStats {
     }
 }
 
+/// The GPU zone of each window view's dispatch in the cull passes (static: a frame allocates
+/// nothing in steady state).
+const VIEW_ZONES: [&str; crate::scene::MAX_WINDOW_VIEWS] = ["view 0", "view 1", "view 2", "view 3"];
+
 /// Threads per workgroup of the cull shaders (`CULL_GROUP` in `gpu_cull.h`): one 64-bit word
 /// of [`VISIBILITY_BITS`] per workgroup.
 pub const CULL_GROUP: u32 = 64;
@@ -128,11 +133,20 @@ pub struct GpuCullSettings {
     pub frustum: bool,
     /// Occlusion test (late phase) on.
     pub occlusion: bool,
+    /// A split-screen frame's window views are culled by one dispatch each inside each
+    /// phase's pass, each in a GPU zone `view N` of its own, so each view's share of the
+    /// cull's GPU time is known ([`RenderReport::view_gpu`](crate::RenderReport::view_gpu));
+    /// off (the default), one dispatch culls every view (a row of workgroups each) and only
+    /// the views' total is timed. Off by default: on lavapipe the dispatches one by one cost
+    /// 0.08-0.38 ms more per phase (a barrier and two timestamps per further view;
+    /// `docs/architecture.md`, "Split-screen on the GPU"). A single view is always one
+    /// dispatch.
+    pub per_view_dispatch: bool,
 }
 
 impl Default for GpuCullSettings {
     fn default() -> Self {
-        GpuCullSettings { frustum: true, occlusion: true }
+        GpuCullSettings { frustum: true, occlusion: true, per_view_dispatch: false }
     }
 }
 
@@ -189,6 +203,8 @@ pub struct ObjectCull {
     /// Views the buffers declared at the last compile have room for
     /// ([`GpuScene::gpu_view_room`](crate::GpuScene::gpu_view_room)).
     view_room: u32,
+    /// This frame's [`GpuCullSettings::per_view_dispatch`].
+    per_view: bool,
 }
 
 /// The object cull's own resources: the bits (the late phase writes them; the early phase
@@ -234,6 +250,7 @@ impl TwoPhaseCull<ObjectCull> {
             may_batch: true,
             follows_clusters: false,
             view_room: 1,
+            per_view: false,
         };
         TwoPhaseCull::with_kind(device, kind, phase)
     }
@@ -297,11 +314,10 @@ impl CullKind for ObjectCull {
                 self.list_room = Some(layout.list_room);
             }
         }
-        let bits = (phase == CullPhase::Late).then(|| {
-            let size = visibility_bits_bytes(self.capacity) * u64::from(self.view_room);
-            let bits = registry.create_buffer(VISIBILITY_BITS, BufferDesc { size });
-            registry.write_storage_buffer(bits, COMPUTE)
-        });
+        let late = phase == CullPhase::Late;
+        let bits_size = visibility_bits_bytes(self.capacity) * u64::from(self.view_room);
+        let bits_buffer = late.then(|| registry.create_buffer(VISIBILITY_BITS, BufferDesc { size: bits_size }));
+        let bits = bits_buffer.map(|bits| registry.write_storage_buffer(bits, COMPUTE));
         let commands = registry.buffer(DRAW_COMMANDS);
         let count = registry.buffer(DRAW_COUNT);
         let stats = registry.buffer(CULL_STATS);
@@ -309,11 +325,10 @@ impl CullKind for ObjectCull {
         let instances = registry.buffer(DRAW_INSTANCES);
         let lod_entries = registry.buffer(LOD_ENTRIES);
         let lod_history = registry.history_buffer(OBJECT_LOD_LEVELS);
-        let lod_levels = (phase == CullPhase::Late).then(|| {
-            let levels = registry.create_buffer(OBJECT_LOD_LEVELS, BufferDesc { size: u64::from(self.capacity) * 4 });
-            registry.write_storage_buffer(levels, COMPUTE)
-        });
-        ObjectCullHandles {
+        let levels_size = u64::from(self.capacity) * 4;
+        let levels_buffer = late.then(|| registry.create_buffer(OBJECT_LOD_LEVELS, BufferDesc { size: levels_size }));
+        let lod_levels = levels_buffer.map(|levels| registry.write_storage_buffer(levels, COMPUTE));
+        let handles = ObjectCullHandles {
             lod_entries: registry.read_storage_buffer(lod_entries, COMPUTE),
             lod_history: registry.read_storage_buffer(lod_history, COMPUTE),
             lod_levels,
@@ -323,7 +338,19 @@ impl CullKind for ObjectCull {
             stats: registry.read_write_storage_buffer(stats, COMPUTE),
             batches: registry.read_storage_buffer(batches, COMPUTE),
             instances: registry.read_write_storage_buffer(instances, COMPUTE),
+        };
+        // A step per further view: each view's dispatch writes the same buffers (its own
+        // parts of them, which the graph cannot tell), so the graph orders it after the last.
+        for _ in 1..self.view_room {
+            registry.next_step();
+            for buffer in [commands, count, stats, instances] {
+                registry.read_write_storage_buffer(buffer, COMPUTE);
+            }
+            for written in [bits_buffer, levels_buffer].into_iter().flatten() {
+                registry.write_storage_buffer(written, COMPUTE);
+            }
         }
+        handles
     }
 
     fn prepare(
@@ -353,6 +380,7 @@ impl CullKind for ObjectCull {
             (scene.object_count(), batched, lod, scene.lod_every_object())
         };
         let settings = *lock_settings(&self.settings);
+        self.per_view = settings.per_view_dispatch;
         let extent = context.output_extent();
         let camera = CullView::camera(view, extent, settings.frustum, settings.occlusion);
         views.push(camera.with_lod(lod, every_object));
@@ -395,10 +423,30 @@ impl CullKind for ObjectCull {
     }
 
     fn dispatch(&self, _handles: &ObjectCullHandles, constants: &CullConstants, context: &mut ExecuteContext<'_>) {
-        // One row of workgroups per view (`gl_WorkGroupID.y`).
         let groups = constants.item_count.div_ceil(CULL_GROUP);
-        if groups > 0 {
-            context.dispatch(groups, constants.view_count.max(1), 1);
+        let views = constants.view_count.max(1);
+        if views == 1 || !self.per_view {
+            // One row of workgroups per view (`gl_WorkGroupID.y`).
+            if groups > 0 {
+                context.dispatch(groups, views, 1);
+            }
+            return;
         }
+        // Each view on its own, in a zone of its own, a step after the last view's.
+        for view in 0..views.min(self.view_room) {
+            if view > 0 {
+                context.next_step();
+                context.push_constants(&CullConstants { first_view: view, ..*constants }.words());
+            }
+            context.begin_gpu_zone(VIEW_ZONES.get(view as usize).copied().unwrap_or("view"));
+            if groups > 0 {
+                context.dispatch(groups, 1, 1);
+            }
+        }
+        context.end_gpu_zone();
+    }
+
+    fn steps(&self) -> u32 {
+        self.view_room - 1
     }
 }

@@ -89,6 +89,13 @@ pub trait CullKind: Send + 'static {
     /// Records the dispatch over `constants.item_count` items (direct or indirect), after the
     /// skeleton bound the pipeline and pushed the constants.
     fn dispatch(&self, handles: &Self::Handles, constants: &CullConstants, context: &mut ExecuteContext<'_>);
+
+    /// Steps past the first that [`CullKind::register`] declared (`Registry::next_step`),
+    /// e.g. one per further view dispatched on its own; the skeleton begins those the
+    /// dispatch did not (a frame with fewer views, or nothing to cull), as the graph requires.
+    fn steps(&self) -> u32 {
+        0
+    }
 }
 
 /// The common inputs of a cull pass (bindings 0-4, the views staged each frame).
@@ -182,6 +189,17 @@ impl<K: CullKind> TypedPass for TwoPhaseCull<K> {
     }
 
     fn execute(&mut self, (inputs, handles): &Self::Handles, context: &mut ExecuteContext<'_>) {
+        self.record(inputs, handles, context);
+        while context.step() < self.kind.steps() {
+            context.next_step();
+        }
+    }
+}
+
+impl<K: CullKind> TwoPhaseCull<K> {
+    /// Binds the pipeline and the inputs, pushes the constants and lets the kind dispatch
+    /// (nothing when nothing is staged).
+    fn record(&self, inputs: &CullInputs, handles: &K::Handles, context: &mut ExecuteContext<'_>) {
         let Some((views, constants)) = self.staged else { return };
         let mut bindings = [views; MAX_BINDINGS];
         let mut count = 1;

@@ -259,7 +259,7 @@ pub struct DistanceLod {
     pub bias: f32,
 }
 
-/// The push constants of every cull dispatch (`CullConstants` in `cull_inputs.h`, 32 bytes).
+/// The push constants of every cull dispatch (`CullConstants` in `cull_inputs.h`, 36 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CullConstants {
@@ -281,13 +281,16 @@ pub struct CullConstants {
     /// 1 when the camera's object cull batches its lists (one instanced command per (mesh,
     /// level, material), `gpu_cull.h`), else 0.
     pub batched: u32,
+    /// The view of the dispatch's first row of workgroups (`gl_WorkGroupID.y` 0): the camera's
+    /// object cull dispatches each window view on its own, to time it (0 otherwise).
+    pub first_view: u32,
 }
 
-const _: () = assert!(size_of::<CullConstants>() == 32, "CullConstants must match cull_inputs.h");
+const _: () = assert!(size_of::<CullConstants>() == 36, "CullConstants must match cull_inputs.h");
 
 impl CullConstants {
     /// The constants as push-constant words, in field order.
-    pub fn words(&self) -> [u32; 8] {
+    pub fn words(&self) -> [u32; 9] {
         [
             self.item_count,
             self.view_count,
@@ -297,6 +300,7 @@ impl CullConstants {
             self.meshlet_pairs,
             self.object_count,
             self.batched,
+            self.first_view,
         ]
     }
 }

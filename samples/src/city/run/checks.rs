@@ -54,6 +54,8 @@ impl Headless<'_> {
         }
         if scene.split {
             self.check_split(app, rendering, frame)?;
+            // The pass times and each view's share of the cull, for the summary.
+            record.record_unchecked(&app.resource::<RenderReport>());
         }
         if !scene.split {
             self.check_main(app, scene, rendering, (&request, frame), record)?;
@@ -98,8 +100,8 @@ impl Headless<'_> {
         self.say(line);
     }
 
-    /// `--views 2`: the GPU's counts per view and the cull's pass times (one dispatch serves
-    /// both views), then each view against its reference and its truth.
+    /// `--views 2`: the GPU's counts per view and the cull's pass times (each view's own
+    /// share when dispatched one by one), then each view against its reference and its truth.
     fn check_split(&mut self, app: &App, rendering: &mut Rendering, frame: u64) -> Result<(), String> {
         {
             let report = app.resource::<RenderReport>();
@@ -112,7 +114,11 @@ impl Headless<'_> {
             }
             for (index, stats) in report.view_gpu.iter().enumerate() {
                 let (triangles, occluded) = (stats.triangles, stats.occlusion_rejected);
-                self.say(format!("frame {frame} view {index} gpu triangles {triangles} occluded {occluded}"));
+                let ms = match stats.gpu_ms {
+                    [Some(early), _, Some(late)] => format!(" cull early {early:.3} cull late {late:.3}"),
+                    _ => String::new(),
+                };
+                self.say(format!("frame {frame} view {index} gpu triangles {triangles} occluded {occluded}{ms}"));
             }
         }
         // The colour before the users' passes, when they drew over it: what the references draw.

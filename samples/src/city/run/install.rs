@@ -16,7 +16,7 @@ use crate::city::districts::DistrictFiles;
 use crate::city::monitor::{self, MonitorCheck};
 use crate::city::rendering::{self, CityFrames, SKY};
 use crate::city::stream::DistrictStreamer;
-use crate::city::{CityOptions, CullChoice, RenderChoice, RenderError};
+use crate::city::{CityOptions, CullChoice, RenderChoice, RenderError, Switch};
 use crate::frame_passes::{add_frame_passes, BobClock, FramePassCheck, FramePassChoice};
 use crate::mesh_render::MeshRenderer;
 
@@ -144,6 +144,10 @@ fn install_frames(
     let frames =
         CityFrames { backend, extent, bits: BitsReadback::Wait, passes: frame_passes, shadows: options.shadows };
     let choice = rendering::install(app, &device, &scene.meshes.library, Box::new(target), frames)?;
+    if let Some(control) = app.resources().get::<renderer::GpuCullControl>() {
+        let mut settings = control.settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        settings.per_view_dispatch = options.view_dispatch == Switch::On;
+    }
     if (passes.bob || passes.boxes) && !choice.on_device {
         return Err("--gpu-animate and --debug-boxes need GPU culling (--cull gpu)".into());
     }
