@@ -137,9 +137,10 @@ pub use passes::{
 
 // Meshlet culling:
 pub use passes::{
-    cluster_bits_bytes, ClusterCull, ClusterCullHandles, ClusterCullPass, ClusterSurvivorHandles, ClusterSurvivorPass,
-    ClusterSurvivors, SharedClusterSettings, CLUSTER_BITS, CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_MAX_GROUPS,
-    CLUSTER_STATS, CLUSTER_SURVIVORS, CLUSTER_VERDICTS, SURVIVOR_LEVEL_SHIFT,
+    cluster_bits_bytes, cluster_dispatch_shape, ClusterCull, ClusterCullHandles, ClusterCullPass, ClusterRowWidth,
+    ClusterSurvivorHandles, ClusterSurvivorPass, ClusterSurvivors, SharedClusterSettings, CLUSTER_BITS,
+    CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_MAX_GROUPS, CLUSTER_STATS, CLUSTER_SURVIVORS, CLUSTER_VERDICTS,
+    SURVIVOR_LEVEL_SHIFT,
 };
 
 // Shadow casters' culling and the shadow atlas:

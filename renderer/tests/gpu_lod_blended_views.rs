@@ -4,7 +4,8 @@
 //! objects. With chains of the distance rule and of the error rule, every view's rectangle
 //! equals the unculled reference drawn at the levels the CPU picked for that view (the truth
 //! draws each view's levels, translucent objects included), and nothing owning a pixel was
-//! left out of its bits.
+//! left out of its bits. On the CPU backend the blended pass draws each view's objects at the
+//! levels of that view's host list, and every rectangle equals the same truth.
 
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ use glam::Vec3;
 use meshes::{Material, MeshVertices, UNIT_CUBE_INDICES, UNIT_CUBE_POSITIONS};
 use render_graph::testing::{assert_no_validation_messages, gpu_test_context};
 use render_graph::{vk, GpuDevice};
-use renderer::truth::{check_gpu_view, ReferenceRenderer};
+use renderer::truth::{check_gpu_view, check_view, ReferenceRenderer};
 use renderer::{
     install_render_to, lock_capture, BitsReadback, FrameInFlight, HeadlessTarget, MeshLibrary, RenderReport,
     RenderSetup,
@@ -47,11 +48,15 @@ fn library(errors: Option<[f32; 3]>) -> MeshLibrary {
     library
 }
 
-/// The app on the GPU backend, with two groups of cubes of the chain 10 m apart, two of
-/// every three translucent.
-fn app(device: &Arc<GpuDevice>, errors: Option<[f32; 3]>) -> (runtime::App, renderer::SharedCapture) {
+/// The app on `backend`, with two groups of cubes of the chain 10 m apart, two of every three
+/// translucent.
+fn app(
+    device: &Arc<GpuDevice>,
+    errors: Option<[f32; 3]>,
+    backend: CullingBackend,
+) -> (runtime::App, renderer::SharedCapture) {
     let setup = RenderSetup {
-        backend: CullingBackend::Gpu,
+        backend,
         device: Some(Arc::clone(device)),
         extent: vk::Extent2D { width: WIDTH, height: HEIGHT },
         capacity: 64,
@@ -91,8 +96,8 @@ fn app(device: &Arc<GpuDevice>, errors: Option<[f32; 3]>) -> (runtime::App, rend
 
 /// Runs the split-screen frames and checks each view against the truth; returns whether some
 /// translucent object was drawn at another level in each view.
-fn check_views(device: &Arc<GpuDevice>, errors: Option<[f32; 3]>) -> bool {
-    let (mut app, capture) = app(device, errors);
+fn check_views(device: &Arc<GpuDevice>, errors: Option<[f32; 3]>, backend: CullingBackend) -> bool {
+    let (mut app, capture) = app(device, errors, backend);
     // Each eye nearer one group than the other, both groups in both views.
     let left = scene::look_at(Vec3::new(-15.0, 3.0, 9.0), Vec3::ZERO);
     let right = scene::look_at(Vec3::new(15.0, 3.0, 9.0), Vec3::ZERO);
@@ -119,9 +124,12 @@ fn check_views(device: &Arc<GpuDevice>, errors: Option<[f32; 3]>) -> bool {
             let capture = lock_capture(&capture);
             let image = (&capture.pixels[..], capture.extent);
             let answers = (app.world(), &*visibility);
-            let checked = check_gpu_view(&mut reference, image, rect, answers, (view.id, index), &report)
-                .expect("the truth answers");
-            let label = format!("errors {errors:?}, frame {frame} view {}", view.id.0);
+            let checked = match backend {
+                CullingBackend::Gpu => check_gpu_view(&mut reference, image, rect, answers, (view.id, index), &report),
+                _ => check_view(&mut reference, image, rect, answers.0, answers.1, view.id),
+            };
+            let checked = checked.expect("the truth answers");
+            let label = format!("{backend:?}, errors {errors:?}, frame {frame} view {}", view.id.0);
             assert_eq!(checked.truth.false_hidden, 0, "{label}: {:?}", checked.truth);
             assert_eq!(checked.differing_pixels, 0, "{label}: the view's levels differ from the CPU's");
             let answer = visibility.for_view(view.id).expect("an answer");
@@ -148,13 +156,26 @@ fn check_views(device: &Arc<GpuDevice>, errors: Option<[f32; 3]>) -> bool {
 #[test]
 fn translucent_objects_draw_each_window_views_distance_levels_on_the_gpu() {
     let Some(device) = gpu_test_context() else { return };
-    assert!(check_views(&device, None), "the views pick other levels of some translucent object");
+    assert!(check_views(&device, None, CullingBackend::Gpu), "the views pick other levels of some translucent object");
     assert_no_validation_messages(&device);
 }
 
 #[test]
 fn translucent_objects_draw_each_window_views_error_levels_on_the_gpu() {
     let Some(device) = gpu_test_context() else { return };
-    assert!(check_views(&device, Some([0.0, 0.25, 0.35])), "the views pick other levels of some translucent object");
+    assert!(
+        check_views(&device, Some([0.0, 0.25, 0.35]), CullingBackend::Gpu),
+        "the views pick other levels of some translucent object"
+    );
+    assert_no_validation_messages(&device);
+}
+
+#[test]
+fn translucent_objects_draw_each_window_views_levels_on_the_cpu_backend() {
+    let Some(device) = gpu_test_context() else { return };
+    for errors in [None, Some([0.0, 0.25, 0.35])] {
+        let differ = check_views(&device, errors, CullingBackend::Cpu);
+        assert!(differ, "errors {errors:?}: the views pick other levels of some translucent object");
+    }
     assert_no_validation_messages(&device);
 }

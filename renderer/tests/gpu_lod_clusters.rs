@@ -1,6 +1,7 @@
 //! The cluster-culled frame draws the meshlets of the level the GPU chooses
 //! (`cluster_cull.h` with `lod_table.h`), on lavapipe with validation: the cluster table holds
-//! the pairs of every level of each chained object, and over a walk of views every slot's
+//! the pairs of every level of each chained object (its direct dispatches in rows of 65,535
+//! groups or, the same frames, of 3), and over a walk of views every slot's
 //! state the object cull keeps (`object_lod_levels`) equals the CPU rule's, no object is
 //! drawn whole (every chosen level's meshlets are in the table), the cull tests the meshlets
 //! of the CPU's level alone (the other levels' pairs are never drawn, a kept object's never
@@ -295,6 +296,10 @@ fn gpu_lod_cluster_frames_draw_the_meshlets_of_the_cpu_rules_levels() {
     let objects = random_objects(600, 0x2545_f491_4f6c_dd1d);
     let mut gpu = Frames::new(&device, &objects, true);
     let mut host = Frames::new(&device, &objects, false);
+    // The same GPU frames with the direct dispatches in rows of 3 groups (a million chained
+    // objects' pairs take rows of 65,535).
+    let mut rows = Frames::new(&device, &objects, true);
+    rows.culled.set_dispatch_row(3);
     let mut cpu = CpuLevels::new(&gpu.scene);
     let counts = library().1;
     {
@@ -303,6 +308,11 @@ fn gpu_lod_cluster_frames_draw_the_meshlets_of_the_cpu_rules_levels() {
         let all: u32 = counts.iter().sum();
         assert_eq!(table.meshlet_pair_count(), all * objects.len() as u32, "the pairs of every level");
         assert_eq!(table.record_level_pair_count(), counts[0] * objects.len() as u32, "the records' level");
+        // Both direct dispatches of the narrow frames take several rows.
+        for items in [table.pair_count(), objects.len() as u32] {
+            let shape = renderer::cluster_dispatch_shape(items.div_ceil(renderer::CLUSTER_GROUP), 3);
+            assert!(shape.0 == 3 && shape.1 > 3, "{items} items in rows of 3: {shape:?}");
+        }
     }
     let mut seen_levels = [0u32; 3];
     // Pairs of other levels than the drawn one of objects the cull kept.
@@ -313,6 +323,11 @@ fn gpu_lod_cluster_frames_draw_the_meshlets_of_the_cpu_rules_levels() {
         let levels = cpu.pick(view);
         let expected = host.frame(view, &levels);
         let frame = gpu.frame(view, &[]);
+        let narrow = rows.frame(view, &[]);
+        assert!(narrow.image == frame.image, "view {index}: rows of 3 groups draw another image");
+        assert_eq!(narrow.states, frame.states, "view {index}: rows of 3 groups keep other states");
+        assert!(narrow.verdicts == frame.verdicts, "view {index}: rows of 3 groups judge otherwise");
+        assert_eq!(narrow.stats, frame.stats, "view {index}: rows of 3 groups count otherwise");
         for (slot, (&gpu_state, cpu_state)) in frame.states.iter().zip(&cpu.states).enumerate() {
             // The state word of `lod_table.h` for chain entry 0.
             let expected = cpu_state.map_or(0, |level| (1 << 3) | level);
@@ -349,6 +364,6 @@ fn gpu_lod_cluster_frames_draw_the_meshlets_of_the_cpu_rules_levels() {
     assert!(seen_levels.iter().all(|&seen| seen > 0), "every level is chosen somewhere: {seen_levels:?}");
     assert!(untested > 0, "kept objects leave their other levels' pairs untested");
     assert!(agree * 100 >= compared * 95, "GPU and CPU verdicts agree on {agree} of {compared} pairs");
-    drop((gpu, host));
+    drop((gpu, host, rows));
     assert_no_validation_messages(&device);
 }

@@ -32,6 +32,8 @@ pub struct ClusterFrame {
     pub differing_pixels: usize,
     /// Each pair's verdict (pairs in [`ClusterRenderer::pairs`] order).
     pub verdicts: Vec<ClusterVerdict>,
+    /// Objects whose records name a chain the GPU chooses the level of (with `chains`).
+    pub chained: usize,
 }
 
 /// The graph and scene of cluster-culled frames, rebuilt when an object's mesh (its level of
@@ -40,6 +42,8 @@ struct Culled {
     graph: RenderGraph,
     scene: SharedScene,
     culled: ClusterCulledScene,
+    /// The scene's generation the graph follows (a chain table that grew).
+    generation: u64,
 }
 
 /// A cluster-culling renderer beside a [`MeshRenderer`] (same device, meshes and size).
@@ -69,12 +73,15 @@ impl ClusterRenderer {
     /// Draws the frame `frames` times with object + cluster culling (two more first when
     /// the graph is new, so the early phase has a history), then checks the image against
     /// `reference` (the unculled image of the same frame, same colours, drawn by `drawn_as`,
-    /// whose stand-ins and skinned poses it draws too).
+    /// whose stand-ins and skinned poses it draws too). With `chains` (the world and the
+    /// levels' errors of a frame that chose levels by the error rule) every object whose
+    /// [`ecs::Lod`] the errors cover names its chain and the GPU chooses its level, as the
+    /// frame's cull does (the scene keeps the slots' states from frame to frame).
     pub fn render(
         &mut self,
         drawn_as: &ReferenceRenderer,
         visibility: &Visibility,
-        color_of: impl Fn(usize) -> u32,
+        (color_of, chains): (impl Fn(usize) -> u32, Chains<'_>),
         frames: u32,
         reference: &[u8],
     ) -> Result<(Vec<u8>, ClusterFrame), RenderError> {
@@ -90,6 +97,13 @@ impl ClusterRenderer {
                     || (0..objects.len()).any(|object| {
                         let draw = objects.draws[object];
                         let mesh = if draw.mesh.is_some() { draw.mesh.0 } else { 0 };
+                        // A chained object has the pairs of every level: a level switch keeps
+                        // the table (and the slots' states).
+                        let chained = scene.record(object as u32).is_some_and(|record| record.reserved[1] > 0);
+                        let built = table.built_meshes(object as u32).is_some_and(|meshes| meshes.contains(&mesh));
+                        if chained {
+                            return !built;
+                        }
                         table.built_mesh(object as u32) != Some(mesh)
                             || scene.record(object as u32).is_none_or(|record| record.mesh != mesh)
                     })
@@ -101,6 +115,7 @@ impl ClusterRenderer {
             self.culled = None;
             let scene = GpuScene::new(&self.device, self.meshes.clone(), self.capacity)?.into_shared();
             drawn_as.upload_as_drawn(&scene, visibility, &color_of)?;
+            name_chains(&scene, visibility, chains);
             lock_scene(&scene).draw_all_objects();
             let mut graph = RenderGraph::new(Arc::clone(&self.device), self.extent)?;
             graph.set_name("cluster render");
@@ -108,10 +123,12 @@ impl ClusterRenderer {
             let readbacks = ClusterReadbacks { color: true, verdicts: true, early_depth: false };
             let culled =
                 add_cluster_culled_scene_passes(&mut graph, &scene, &options, ClusterSettings::default(), readbacks)?;
-            self.culled = Some(Culled { graph, scene, culled });
+            self.culled = Some(Culled { graph, scene, culled, generation: 0 });
         }
         let culled = self.culled.as_mut().expect("made above");
         drawn_as.upload_as_drawn(&culled.scene, visibility, &color_of)?;
+        let chained = name_chains(&culled.scene, visibility, chains);
+        lock_scene(&culled.scene).follow_growth(&mut culled.graph, &mut culled.generation);
         culled.graph.set_param(FrameView::from_view_projection(Mat4::from_cols_array_2d(&view_projection)));
         for _ in 0..frames {
             culled.graph.execute_frame()?;
@@ -125,6 +142,7 @@ impl ClusterRenderer {
             gpu_ms: cluster_pass_ms(culled.graph.stats()),
             differing_pixels: image.chunks_exact(4).zip(reference.chunks_exact(4)).filter(|(a, b)| a != b).count(),
             verdicts,
+            chained,
         };
         Ok((image, frame))
     }
@@ -249,6 +267,37 @@ impl ClusterRenderer {
     }
 }
 
+/// The world and the levels' errors of a frame that chose levels by the error rule, for
+/// [`ClusterRenderer::render`] to name each object's chain; `None`: the records' levels.
+pub type Chains<'a> = Option<(&'a hecs::World, &'a ecs::LodErrors)>;
+
+/// Names in each record of `scene` (as [`ReferenceRenderer::upload_as_drawn`] wrote it: the
+/// CPU's level) the chain of its entity's [`ecs::Lod`], where `chains`' errors cover every
+/// level and the record draws one of them, and sets the scene's view of the error rule (the
+/// frame's camera), so the cluster frame's culls choose the levels on the GPU. Returns how
+/// many records name a chain.
+fn name_chains(scene: &SharedScene, visibility: &Visibility, chains: Chains<'_>) -> usize {
+    let Some((world, errors)) = chains else { return 0 };
+    let mut chained = 0;
+    let mut scene = lock_scene(scene);
+    scene.set_lod_view(visibility.lod_error_view(), !visibility.stats().tracked);
+    for (slot, &entity) in visibility.objects().entities.iter().enumerate() {
+        let Ok(lod) = world.get::<&ecs::Lod>(entity) else { continue };
+        let (Some(&record), Some(&transform)) = (scene.record(slot as u32), scene.transform(slot as u32)) else {
+            continue;
+        };
+        let meshes: Vec<u32> = lod.levels.iter().map(|level| level.mesh.0).collect();
+        let values: Option<Vec<f32>> = lod.levels.iter().map(|level| errors.get(level.mesh)).collect();
+        // A stand-in or an emptied slot keeps the record's level.
+        let (Some(values), false) = (values, record.is_empty() || !meshes.contains(&record.mesh)) else { continue };
+        let Some(reserved) = scene.lod_chain_columns(&meshes, &values, record.material) else { continue };
+        let record = renderer::ObjectRecord { reserved, ..record };
+        scene.set_parts(slot as u32, transform, record).expect("a slot below the count");
+        chained += 1;
+    }
+    chained
+}
+
 /// The id colour of pair `pair`: `pair + 1` in red, green and blue, alpha 254 (the sky's
 /// alpha is 255, so no pair reads as sky). Meshlet meshes have no normals, so the geometry
 /// pass writes the colour unlit, byte for byte.
@@ -267,15 +316,16 @@ pub fn report_frame(
     visibility: &Visibility,
     color_of: impl Fn(usize) -> u32,
     pngs: &[std::path::PathBuf],
-    classify: bool,
-    truth: bool,
+    (classify, truth): (bool, bool),
+    chains: Chains<'_>,
 ) -> Result<String, RenderError> {
     let reference = renderer.draw_all(visibility, &color_of)?;
     let mut clusters = match renderer.take_clusters() {
         Some(clusters) => clusters,
         None => ClusterRenderer::new(renderer, renderer.capacity()),
     };
-    let outcome = report_with(&mut clusters, renderer, visibility, &color_of, &reference, pngs, classify, truth);
+    let outcome =
+        report_with(&mut clusters, renderer, visibility, (&color_of, chains), &reference, pngs, (classify, truth));
     renderer.put_clusters(clusters);
     outcome
 }
@@ -285,13 +335,12 @@ fn report_with(
     clusters: &mut ClusterRenderer,
     renderer: &MeshRenderer,
     visibility: &Visibility,
-    color_of: &impl Fn(usize) -> u32,
+    (color_of, chains): (&impl Fn(usize) -> u32, Chains<'_>),
     reference: &[u8],
     pngs: &[std::path::PathBuf],
-    classify: bool,
-    truth: bool,
+    (classify, truth): (bool, bool),
 ) -> Result<String, RenderError> {
-    let (_, frame) = clusters.render(renderer, visibility, color_of, 1, reference)?;
+    let (_, frame) = clusters.render(renderer, visibility, (color_of, chains), 1, reference)?;
     let stats = frame.stats;
     let ms = |value: Option<f64>| value.map_or_else(|| String::from("n/a"), |ms| format!("{ms:.3}"));
     let mut line = format!(
@@ -311,6 +360,9 @@ fn report_with(
         ms(frame.gpu_ms[1]),
         if frame.differing_pixels == 0 { String::from("identical images") } else { format!("{} pixels differ", frame.differing_pixels) },
     );
+    if frame.chained > 0 {
+        line += &format!("; levels chosen on the GPU for {} chained objects", frame.chained);
+    }
     if truth {
         let owners = clusters.pairs_with_pixels()?;
         let mut false_hidden = 0;

@@ -3,7 +3,9 @@
 //! (`false_hidden_meshlets 0`), the images with and without cluster culling are identical,
 //! the occlusion test rejects meshlets, and `--classify` writes the meshlet view. (The
 //! city's low-poly meshes give meshopt cones too wide to reject from the street, so cone
-//! rejects are printed, not required; `tests/tests/cluster_truth.rs` requires them.)
+//! rejects are printed, not required; `tests/tests/cluster_truth.rs` requires them.) With
+//! `--lod-rule error` the cluster frames' records name their chains and the GPU chooses every
+//! level: the images and the meshlet truth still hold.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -50,4 +52,34 @@ fn twenty_city_cameras_hide_no_meshlet_that_owns_a_pixel() {
     assert!(occlusion > 0, "occlusion rejects {occlusion} over 20 cameras");
     println!("over 20 city cameras: cone rejects {cone}, occlusion rejects {occlusion}");
     assert!(meshlet_view, "--classify wrote no meshlet view:\n{text}");
+}
+
+#[test]
+fn city_cluster_frames_of_the_error_rule_choose_levels_on_the_gpu() {
+    if gpu_test_context().is_none() {
+        return;
+    }
+    let folder: PathBuf = std::env::temp_dir().join(format!("city-cluster-chains-{}", std::process::id()));
+    let output = Command::new(env!("CARGO_BIN_EXE_city"))
+        .args(["--cull", "gpu", "--clusters", "--truth", "--validate", "--frames", "20", "--lod-rule", "error"])
+        .args(["--objects", "1000", "--size", "160x100", "--render", "every", "--out"])
+        .arg(&folder)
+        .output()
+        .expect("the demo starts");
+    let _ = std::fs::remove_dir_all(&folder);
+    let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{text}");
+    let lines: Vec<&str> = text.lines().filter(|line| line.starts_with("cluster cull: ")).collect();
+    assert_eq!(lines.len(), 20, "one cluster line per camera:\n{text}");
+    for line in &lines {
+        assert!(line.contains("culled vs unculled: identical images"), "{line}");
+        assert!(line.contains("false_hidden_meshlets 0"), "{line}");
+        let chained = line.split("levels chosen on the GPU for ").nth(1).and_then(|rest| rest.split(' ').next());
+        let chained: usize = chained.and_then(|count| count.parse().ok()).unwrap_or(0);
+        assert!(chained > 0, "the records name their chains: {line}");
+    }
+    // Coarser levels than the finest were drawn (the summary's rows of the CPU's levels).
+    let coarse = text.lines().find(|line| line.starts_with("cpu lod level 3+")).expect("a level row");
+    let median: u64 = coarse.split_whitespace().nth(4).and_then(|value| value.parse().ok()).unwrap_or(0);
+    assert!(median > 0, "coarse levels were chosen: {coarse}");
 }

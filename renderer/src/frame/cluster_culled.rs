@@ -10,10 +10,10 @@ use render_graph::{ReadbackBuffer, RenderGraph, Result};
 use crate::frame::{culled_frame_mode, points, ScenePassOptions};
 use crate::names::{COLOR, COLOR_READBACK, DEPTH_PREPASS};
 use crate::passes::{
-    cluster_bits_bytes, color_readback_pass, lock_cluster_settings, BlendedPass, ClusterCullPass, ClusterSurvivorPass,
-    CullPhase, CullResetPass, DepthPrepass, DrawMode, GeometryPass, GpuCullPass, GpuCullSettings, HiZBuildPass,
-    LodUploadPass, MeshUploadPass, ObjectUploadPass, SharedClusterSettings, SharedCullSettings, ViewUploadPass,
-    CLUSTER_BITS, CLUSTER_STATS, CLUSTER_VERDICTS,
+    cluster_bits_bytes, color_readback_pass, lock_cluster_settings, BlendedPass, ClusterCullPass, ClusterRowWidth,
+    ClusterSurvivorPass, CullPhase, CullResetPass, DepthPrepass, DrawMode, GeometryPass, GpuCullPass, GpuCullSettings,
+    HiZBuildPass, LodUploadPass, MeshUploadPass, ObjectUploadPass, SharedClusterSettings, SharedCullSettings,
+    ViewUploadPass, CLUSTER_BITS, CLUSTER_STATS, CLUSTER_VERDICTS,
 };
 use crate::scene::{lock_scene, ClusterTable, SharedScene};
 
@@ -61,6 +61,8 @@ pub struct ClusterCulledScene {
     pub stats: ReadbackBuffer,
     /// How the scene passes draw.
     pub mode: DrawMode,
+    /// The width of the rows of the cluster passes' direct dispatches.
+    row_width: ClusterRowWidth,
 }
 
 impl ClusterCulledScene {
@@ -69,6 +71,14 @@ impl ClusterCulledScene {
         *lock_cluster_settings(&self.settings) = settings;
         let mut objects = self.object_settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         *objects = GpuCullSettings { frustum: settings.frustum, occlusion: settings.occlusion, ..*objects };
+    }
+
+    /// Runs the direct dispatches of the cluster passes (the early phase's pairs, the survivor
+    /// pass's objects) in rows of at most `groups` workgroups from the next frame on (0, the
+    /// default: 65,535, the most one dimension is guaranteed): a test narrows them so that a
+    /// small scene runs on several rows, as a million chained objects do.
+    pub fn set_dispatch_row(&self, groups: u32) {
+        self.row_width.store(groups, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// This frame's counters, once the frame has finished.
@@ -146,9 +156,12 @@ pub fn add_cluster_culled_scene_passes(
         .drawing_after_clusters();
     let object_late = GpuCullPass::new(&device, Arc::clone(scene), Arc::clone(&object_settings), CullPhase::Late)?
         .drawing_after_clusters();
+    let row_width = ClusterRowWidth::default();
     let cluster_early =
-        ClusterCullPass::new(&device, Arc::clone(&cluster_settings), Arc::clone(scene), CullPhase::Early)?;
-    let survivors = ClusterSurvivorPass::new(&device, Arc::clone(&cluster_settings), Arc::clone(scene))?;
+        ClusterCullPass::new(&device, Arc::clone(&cluster_settings), Arc::clone(scene), CullPhase::Early)?
+            .with_row_width(&row_width);
+    let survivors =
+        ClusterSurvivorPass::new(&device, Arc::clone(&cluster_settings), Arc::clone(scene))?.with_row_width(&row_width);
     let cluster_late =
         ClusterCullPass::new(&device, Arc::clone(&cluster_settings), Arc::clone(scene), CullPhase::Late)?;
     let depth = DepthPrepass::with_mode(&device, Arc::clone(scene), mode)?;
@@ -230,5 +243,6 @@ pub fn add_cluster_culled_scene_passes(
         early_depth,
         stats,
         mode,
+        row_width,
     })
 }

@@ -10,7 +10,8 @@
 //! those whose bit the late cull cleared; with [`BlendedPass::gpu_culled_levels`] the main
 //! view's objects draw the level the camera's cull chose for them (`blended_levels.rs`). A
 //! split-screen frame draws every window view's blended objects into its rectangle, sorted
-//! for that view and (GPU-culled) gated by that view's bits.
+//! for that view, at that view's levels (on the host's lists those its run draws) and
+//! (GPU-culled) gated by that view's bits.
 //!
 //! [`Material::blend`]: crate::Material::blend
 
@@ -72,6 +73,9 @@ pub struct BlendedPass {
     active: bool,
     /// This frame's objects, view after view, each view's farthest first.
     order: Vec<u32>,
+    /// The index range each object of `order` draws with directly (its view's level on the
+    /// host's lists, [`GpuScene::blended_ranges`]).
+    ranges: Vec<[u32; 3]>,
     /// Each view's share of `order` (one for a frame of one view).
     runs: Vec<ViewRun>,
 }
@@ -134,6 +138,7 @@ impl BlendedPass {
             one: None,
             active: false,
             order: Vec::new(),
+            ranges: Vec::new(),
             runs: Vec::new(),
         })
     }
@@ -188,6 +193,7 @@ impl TypedPass for BlendedPass {
     /// [`BlendedLevelsPass`], which records before this pass).
     fn prepare(&mut self, _inputs: &BlendedInputs, context: &mut PrepareContext<'_>) {
         self.order.clear();
+        self.ranges.clear();
         self.runs.clear();
         self.one = None;
         if let Some(levels) = &self.levels {
@@ -206,6 +212,7 @@ impl TypedPass for BlendedPass {
             one => {
                 let rect = one.and_then(|views| views.views().get(views.main())).map(|view| view.rect);
                 self.order.extend_from_slice(scene.sort_blended(glam::Mat4::from_cols_array_2d(&view_projection)));
+                self.ranges.extend_from_slice(scene.blended_ranges());
                 let objects = (0, self.order.len());
                 let chosen = self.levels.is_some().then(BlendedView::main);
                 self.runs.push(ViewRun { objects, view_projection, rect, bits_word: 0, chosen });
@@ -218,6 +225,7 @@ impl TypedPass for BlendedPass {
     fn execute(&mut self, _inputs: &BlendedInputs, context: &mut ExecuteContext<'_>) {
         if !self.active || !check_output_extent(context, COLOR) || frame_view_projection(context).is_none() {
             self.order.clear();
+            self.ranges.clear();
             self.runs.clear();
         }
     }
@@ -253,11 +261,14 @@ impl BlendedPass {
             let start = self.order.len();
             let view_projection = glam::Mat4::from_cols_array_2d(&view.view_projection);
             self.order.extend_from_slice(scene.sort_blended_in_view(view_projection, view.list as usize));
+            // Each at the level of the view's host list (the record's on the GPU's lists).
+            self.ranges.extend_from_slice(scene.blended_ranges());
             let bits_word = if self.gated { view.list * words_per_view } else { 0 };
             if bits_word >> (32 - BITS_WORD_SHIFT) != 0 {
                 // Bits past what the draw filter can address (over 2^20 words before the
                 // view's): that view's blended objects are left out rather than gated wrongly.
                 self.order.truncate(start);
+                self.ranges.truncate(start);
                 continue;
             }
             let objects = (start, self.order.len());
@@ -366,17 +377,19 @@ impl BlendedPass {
                 }
                 continue;
             }
+            let [first_index, index_count, vertex_offset] = self.ranges[run.objects.0 + index];
             let command_buffer = context.command_buffer();
-            // SAFETY: recording with a scene pipeline and the index buffer bound; the record's
-            // range lies in `mesh_indices` (the library checked it), and direct draws may use
-            // any first instance.
+            // SAFETY: recording with a scene pipeline and the index buffer bound; the range
+            // (the record's, or the view's host list's) lies in `mesh_indices` (the library
+            // checked it, the scene placed the level), and direct draws may use any first
+            // instance.
             unsafe {
                 context.device().cmd_draw_indexed(
                     command_buffer,
-                    record.index_count,
+                    index_count,
                     1,
-                    record.first_index,
-                    record.vertex_offset,
+                    first_index,
+                    vertex_offset as i32,
                     slot,
                 )
             };

@@ -57,16 +57,17 @@ pub use blended::{BlendedInputs, BlendedPass};
 pub use blended_levels::{BlendedLevelsHandles, BlendedLevelsPass, BLENDED_DRAWS, BLENDED_LEVELS_GROUP};
 pub(crate) use cull::lock_cluster_settings;
 pub use cull::{
-    cluster_bits_bytes, rect_mips, shadow_bits_words, shadow_draws_bytes, visibility_bits_bytes, ClusterCull,
-    ClusterCullHandles, ClusterCullPass, ClusterSurvivorHandles, ClusterSurvivorPass, ClusterSurvivors, CullConstants,
-    CullInputs, CullKind, CullPhase, CullResetPass, CullView, DistanceLod, GpuCullPass, GpuCullSettings, GpuCullStats,
-    ImageCullHandles, ImageCullNames, ImageCullPass, ImageCullSetupPass, ImageObjectCull, ObjectCull,
-    ObjectCullHandles, ShadowCull, ShadowCullHandles, ShadowCullPass, SharedClusterSettings, SharedCullSettings,
-    TwoPhaseCull, CLUSTER_BITS, CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_MAX_GROUPS, CLUSTER_STATS, CLUSTER_SURVIVORS,
-    CLUSTER_VERDICTS, CULL_CONE, CULL_FRUSTUM, CULL_GROUP, CULL_LOD, CULL_LOD_DISTANCE, CULL_LOD_EVERY_OBJECT,
-    CULL_OCCLUSION, CULL_STATS, CULL_STAT_WORDS, CULL_TWO_PHASE, DEPTH_MARGIN, FOOTPRINT_MARGIN, LOD_STAT_LEVELS,
-    SHADOW_CASTER_BITS, SHADOW_DRAWS, SHADOW_DRAWS_LATE, SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS,
-    SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ, SHADOW_LATE_COUNTS, SURVIVOR_LEVEL_SHIFT, VISIBILITY_BITS,
+    cluster_bits_bytes, cluster_dispatch_shape, rect_mips, shadow_bits_words, shadow_draws_bytes,
+    visibility_bits_bytes, ClusterCull, ClusterCullHandles, ClusterCullPass, ClusterRowWidth, ClusterSurvivorHandles,
+    ClusterSurvivorPass, ClusterSurvivors, CullConstants, CullInputs, CullKind, CullPhase, CullResetPass, CullView,
+    DistanceLod, GpuCullPass, GpuCullSettings, GpuCullStats, ImageCullHandles, ImageCullNames, ImageCullPass,
+    ImageCullSetupPass, ImageObjectCull, ObjectCull, ObjectCullHandles, ShadowCull, ShadowCullHandles, ShadowCullPass,
+    SharedClusterSettings, SharedCullSettings, TwoPhaseCull, CLUSTER_BITS, CLUSTER_DISPATCH, CLUSTER_GROUP,
+    CLUSTER_MAX_GROUPS, CLUSTER_STATS, CLUSTER_SURVIVORS, CLUSTER_VERDICTS, CULL_CONE, CULL_FRUSTUM, CULL_GROUP,
+    CULL_LOD, CULL_LOD_DISTANCE, CULL_LOD_EVERY_OBJECT, CULL_OCCLUSION, CULL_STATS, CULL_STAT_WORDS, CULL_TWO_PHASE,
+    DEPTH_MARGIN, FOOTPRINT_MARGIN, LOD_STAT_LEVELS, SHADOW_CASTER_BITS, SHADOW_DRAWS, SHADOW_DRAWS_LATE,
+    SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ, SHADOW_LATE_COUNTS,
+    SURVIVOR_LEVEL_SHIFT, VISIBILITY_BITS,
 };
 pub use depth_prepass::DepthPrepass;
 pub(crate) use draw::ObjectIdImage;

@@ -29,6 +29,9 @@ pub struct CheckRequest {
     /// The colour as the geometry drew it, when user passes drew over it (post-processes,
     /// debug lines): compared with the unculled reference in place of the final image.
     pub geometry: Option<Vec<u8>>,
+    /// The levels' errors (`ecs::LodErrors`) where the frame chose levels by the error rule:
+    /// the cluster frame's records then name their chains and its GPU cull chooses the levels.
+    pub lod_errors: Option<ecs::LodErrors>,
 }
 
 /// `--truth` on one drawn frame: the engine's [`renderer::truth::Truth`].
@@ -118,8 +121,8 @@ pub fn check_frame(
             visibility,
             |object| slot_colors[object],
             &request.pngs,
-            classify,
-            request.truth,
+            (classify, request.truth),
+            request.lod_errors.as_ref().map(|errors| (world, errors)),
         )?;
         Some(line)
     } else {

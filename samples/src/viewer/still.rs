@@ -173,8 +173,8 @@ fn draw_still(
                     visibility,
                     |object| colors[object],
                     &outs,
-                    true,
-                    true,
+                    (true, true),
+                    None,
                 ) {
                     Ok(line) => println!("{line}"),
                     Err(error) => {

@@ -23,6 +23,14 @@
 
 // The pair fields, verdicts and counters (`PAIR_*`, `VERDICT_*`, `CSTAT_*`) are config.h's.
 
+// The thread's item (pair or object) of a direct dispatch: one dimension holds at most
+// CLUSTER_MAX_GROUPS groups, so bigger counts run in rows (`cluster_dispatch_shape` in
+// renderer/src/passes/cull/cluster.rs); the threads past the count return.
+uint cluster_thread() {
+    uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    return group * CLUSTER_GROUP + gl_LocalInvocationID.x;
+}
+
 // One meshlet of the mesh library, mesh space, 80 bytes.
 struct GpuMeshlet {
     vec3 center;

@@ -1,7 +1,8 @@
 #version 450
 // The meshlet cull, early phase (`cluster_cull.h`): the pairs visible last frame that pass
 // this frame's frustum and cone tests are appended to `draw_commands`, so that the depth
-// prepass and the Hi-Z build see last frame's visible meshlets.
+// prepass and the Hi-Z build see last frame's visible meshlets. One thread per pair, in rows
+// past 65,535 groups (`cluster_thread`).
 #define CULL_LATE 0
 // After the pass's own bindings: the chains and the slots' states (`cluster_cull.h`).
 #define CLUSTER_LOD_BINDING (CULL_KIND_BINDING + 6)
@@ -37,7 +38,7 @@ void cull_keep(uint view, uint pair, CullItem item, bool draw, bool bit) {
 #include "two_phase_cull.h"
 
 void main() {
-    uint pair = gl_GlobalInvocationID.x;
+    uint pair = cluster_thread();
     if (pair >= constants.item_count || !cull_needs_item(0u, pair)) {
         return;
     }

@@ -1,10 +1,10 @@
 #version 450
 // The meshlet cull's survivor list (`cluster_cull.h`), between the object pass and the late
-// phase: one thread per object the cluster tables cover, after the object pass wrote
-// `visibility_bits` (host: renderer/src/passes/cull/cluster_survivors.rs). A kept object is
-// appended to `survivors` and widens the late phase's indirect dispatch (one workgroup per
-// survivor); a culled object's pairs get their verdict here, from the object's box alone, so
-// the late phase never visits them.
+// phase: one thread per object the cluster tables cover (in rows past 65,535 groups), after
+// the object pass wrote `visibility_bits` (host: renderer/src/passes/cull/cluster_survivors.rs).
+// A kept object is appended to `survivors` and widens the late phase's indirect dispatch (one
+// workgroup per survivor); a culled object's pairs get their verdict here, from the object's
+// box alone, so the late phase never visits them.
 #define CULL_LATE 0
 #include "cluster_cull.h"
 #include "lod_table.h"
@@ -37,7 +37,7 @@ layout(std430, set = 0, binding = CLUSTER_BINDING + 6) readonly buffer LodStates
 };
 
 void main() {
-    uint object = gl_GlobalInvocationID.x;
+    uint object = cluster_thread();
     if (object == 0u) {
         atomicAdd(stats[CSTAT_MESHLETS], constants.meshlet_pairs);
         dispatch[1] = 1u;

@@ -23,6 +23,7 @@
 //! moves the scene's generation, so the graph that follows it imports the new tables and
 //! compiles again, and the counts, the sizes and the imported tables always match.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use render_graph::{
@@ -50,7 +51,8 @@ pub const CLUSTER_VERDICTS: &str = "cluster_verdicts";
 /// count, then the covered objects the object pass kept.
 pub const CLUSTER_SURVIVORS: &str = "cluster_survivors";
 /// Name of the late phase's `VkDispatchIndirectCommand` (one workgroup per survivor, at most
-/// 65,535), written by [`ClusterSurvivorPass`](super::ClusterSurvivorPass).
+/// 65,535: past that each group strides over the survivors), written by
+/// [`ClusterSurvivorPass`](super::ClusterSurvivorPass).
 pub const CLUSTER_DISPATCH: &str = "cluster_dispatch";
 /// Name of the frame's cluster counters ([`CLUSTER_STAT_WORDS`] u32s,
 /// [`ClusterStats`](culling::cluster::ClusterStats)).
@@ -61,6 +63,35 @@ pub const CLUSTER_GROUP: u32 = 64;
 
 /// Most workgroups of one dimension a dispatch is guaranteed (Vulkan's minimum limit).
 pub const CLUSTER_MAX_GROUPS: u32 = 65_535;
+
+/// The shared width, in workgroups, of one row of the cluster passes' direct dispatches (the
+/// early phase's pairs, the survivor pass's objects); 0 or past [`CLUSTER_MAX_GROUPS`] is
+/// [`CLUSTER_MAX_GROUPS`]. Tests narrow it so that small scenes run on several rows
+/// ([`ClusterCulledScene::set_dispatch_row`](crate::ClusterCulledScene::set_dispatch_row)).
+pub type ClusterRowWidth = Arc<AtomicU32>;
+
+/// The workgroups `(x, y)` of a direct cluster dispatch of `groups` groups in rows of at most
+/// `row` (0: [`CLUSTER_MAX_GROUPS`]): one dimension holds at most [`CLUSTER_MAX_GROUPS`], so
+/// bigger counts (a million chained objects have 8.7M pairs, 136,311 groups) take several
+/// rows, and the shader's index is `(y * row + x) * 64 + thread` (`cluster_thread` in
+/// `cluster_cull.h`; the threads past the count return). The row widens where `row` would
+/// need more than [`CLUSTER_MAX_GROUPS`] rows, so every `u32` count has a shape.
+pub fn cluster_dispatch_shape(groups: u32, row: u32) -> (u32, u32) {
+    if groups == 0 {
+        return (0, 0);
+    }
+    let row = if row == 0 { CLUSTER_MAX_GROUPS } else { row.min(CLUSTER_MAX_GROUPS) };
+    let row = row.max(groups.div_ceil(CLUSTER_MAX_GROUPS));
+    (groups.min(row), groups.div_ceil(row))
+}
+
+/// Dispatches `groups` workgroups in rows of the width `row` holds ([`cluster_dispatch_shape`]).
+pub(crate) fn dispatch_rows(context: &mut ExecuteContext<'_>, groups: u32, row: &ClusterRowWidth) {
+    let (x, y) = cluster_dispatch_shape(groups, row.load(Ordering::Relaxed));
+    if x > 0 {
+        context.dispatch(x, y, 1);
+    }
+}
 
 /// Bytes of [`CLUSTER_BITS`] for `pairs` pairs (whole 64-bit words).
 pub fn cluster_bits_bytes(pairs: u32) -> u64 {
@@ -107,13 +138,20 @@ pub struct ClusterCull {
     draws: bool,
     /// The counts of the scene's table at the last compile.
     layout: ClusterLayout,
+    /// The width of the direct dispatch's rows.
+    pub(crate) row: ClusterRowWidth,
 }
 
 impl ClusterCull {
     /// The cull of the pairs of `scene`'s cluster tables (imported with the scene).
     pub(crate) fn new(settings: SharedClusterSettings, scene: SharedScene) -> ClusterCull {
         let layout = lock_scene(&scene).cluster_layout();
-        ClusterCull { settings, scene, draws: false, layout }
+        ClusterCull { settings, scene, draws: false, layout, row: ClusterRowWidth::default() }
+    }
+
+    /// Dispatches `groups` workgroups in rows of the shared width.
+    pub(crate) fn dispatch_rows(&self, context: &mut ExecuteContext<'_>, groups: u32) {
+        dispatch_rows(context, groups, &self.row);
     }
 
     /// Reads the counts of the scene's table (at each compile: the graph imported the
@@ -206,6 +244,13 @@ impl TwoPhaseCull<ClusterCull> {
         let kind = ClusterCull { draws: true, ..ClusterCull::new(settings, scene) };
         TwoPhaseCull::with_kind(device, kind, phase)
     }
+
+    /// The pass, its direct dispatch in rows of the width `row` holds (shared with the other
+    /// cluster passes of the frame; the late phase's indirect dispatch strides instead).
+    pub fn with_row_width(mut self, row: &ClusterRowWidth) -> ClusterCullPass {
+        self.kind_mut().row = Arc::clone(row);
+        self
+    }
 }
 
 impl CullKind for ClusterCull {
@@ -295,16 +340,46 @@ impl CullKind for ClusterCull {
             context.dispatch_indirect(dispatch, 0);
             return;
         }
-        let groups = constants.item_count.div_ceil(CLUSTER_GROUP);
-        if groups > CLUSTER_MAX_GROUPS {
-            context.fail(render_graph::GraphError::InvalidDescription {
-                resource: String::from(CLUSTER_PAIRS),
-                reason: "more cluster pairs than one dispatch covers (65,535 groups of 64)",
-            });
-            return;
-        }
-        if groups > 0 {
-            context.dispatch(groups, 1, 1);
-        }
+        // Past 65,535 groups the pairs take several rows.
+        self.dispatch_rows(context, constants.item_count.div_ceil(CLUSTER_GROUP));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{cluster_dispatch_shape, CLUSTER_GROUP, CLUSTER_MAX_GROUPS};
+
+    /// Every shape covers its groups with no dimension past the guaranteed limit, and no
+    /// more rows than one past the count needs.
+    fn check(groups: u32, row: u32) -> (u32, u32) {
+        let (x, y) = cluster_dispatch_shape(groups, row);
+        assert!(x <= CLUSTER_MAX_GROUPS && y <= CLUSTER_MAX_GROUPS, "{groups} groups, row {row}: ({x}, {y})");
+        assert!(u64::from(x) * u64::from(y) >= u64::from(groups), "{groups} groups, row {row}: ({x}, {y}) covers");
+        assert!(groups == 0 || u64::from(x) * u64::from(y - 1) < u64::from(groups), "({x}, {y}): a spare row");
+        (x, y)
+    }
+
+    #[test]
+    fn counts_past_one_dimension_run_in_rows() {
+        assert_eq!(check(0, 0), (0, 0));
+        assert_eq!(check(1, 0), (1, 1));
+        assert_eq!(check(CLUSTER_MAX_GROUPS, 0), (CLUSTER_MAX_GROUPS, 1));
+        assert_eq!(check(CLUSTER_MAX_GROUPS + 1, 0), (CLUSTER_MAX_GROUPS, 2));
+        // A million chained objects' pairs (the city's chains counted at 982,714 objects).
+        let pairs: u32 = 8_723_893;
+        assert_eq!(check(pairs.div_ceil(CLUSTER_GROUP), 0), (CLUSTER_MAX_GROUPS, 3));
+        // The most pairs a u32 counts.
+        assert_eq!(check(u32::MAX.div_ceil(CLUSTER_GROUP), 0), (CLUSTER_MAX_GROUPS, 1025));
+    }
+
+    #[test]
+    fn narrow_rows_widen_only_past_the_rows_limit() {
+        assert_eq!(check(190, 3), (3, 64));
+        assert_eq!(check(2, 3), (2, 1));
+        assert_eq!(check(10, 1), (1, 10));
+        assert_eq!(check(100, CLUSTER_MAX_GROUPS + 7), (100, 1));
+        // Rows of one group would need 67,108,864 rows: the row widens to 1,025.
+        let (x, y) = check(u32::MAX.div_ceil(CLUSTER_GROUP), 1);
+        assert_eq!((x, y), (1025, 65_473));
     }
 }

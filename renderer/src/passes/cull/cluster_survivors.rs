@@ -17,8 +17,8 @@ use render_graph::{
 
 use super::camera::VISIBILITY_BITS;
 use super::cluster::{
-    ClusterCull, SharedClusterSettings, CLUSTER_BITS, CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_MAX_GROUPS,
-    CLUSTER_STATS, CLUSTER_SURVIVORS, CLUSTER_VERDICTS,
+    ClusterCull, ClusterRowWidth, SharedClusterSettings, CLUSTER_BITS, CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_STATS,
+    CLUSTER_SURVIVORS, CLUSTER_VERDICTS,
 };
 use super::skeleton::{CullKind, CullPhase, TwoPhaseCull};
 use super::view::{CullConstants, CullView};
@@ -60,6 +60,12 @@ impl TwoPhaseCull<ClusterSurvivors> {
     ) -> render_graph::Result<ClusterSurvivorPass> {
         let kind = ClusterSurvivors { cull: ClusterCull::new(settings, scene) };
         TwoPhaseCull::with_kind(device, kind, CullPhase::Early)
+    }
+
+    /// The pass, its dispatch in rows of the width `row` holds (shared with the cluster cull).
+    pub fn with_row_width(mut self, row: &ClusterRowWidth) -> ClusterSurvivorPass {
+        self.kind_mut().cull.row = Arc::clone(row);
+        self
     }
 }
 
@@ -125,16 +131,7 @@ impl CullKind for ClusterSurvivors {
     fn dispatch(&self, _handles: &ClusterSurvivorHandles, constants: &CullConstants, context: &mut ExecuteContext<'_>) {
         // At least one group: its first thread writes the dispatch's y and z and the meshlet
         // counter even when no object is covered.
-        let groups = constants.object_count.div_ceil(CLUSTER_GROUP).max(1);
-        if groups > CLUSTER_MAX_GROUPS {
-            context.fail(render_graph::GraphError::InvalidDescription {
-                resource: String::from(CLUSTER_OBJECT_PAIRS),
-                reason: "more covered objects than one dispatch covers (65,535 groups of 64)",
-            });
-            return;
-        }
-        if groups > 0 {
-            context.dispatch(groups, 1, 1);
-        }
+        // Past 65,535 groups the objects take several rows.
+        self.cull.dispatch_rows(context, constants.object_count.div_ceil(CLUSTER_GROUP).max(1));
     }
 }

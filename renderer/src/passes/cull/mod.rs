@@ -25,8 +25,9 @@ pub use camera::{
 };
 pub(crate) use cluster::lock_cluster_settings;
 pub use cluster::{
-    cluster_bits_bytes, ClusterCull, ClusterCullHandles, ClusterCullPass, SharedClusterSettings, CLUSTER_BITS,
-    CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_MAX_GROUPS, CLUSTER_STATS, CLUSTER_SURVIVORS, CLUSTER_VERDICTS,
+    cluster_bits_bytes, cluster_dispatch_shape, ClusterCull, ClusterCullHandles, ClusterCullPass, ClusterRowWidth,
+    SharedClusterSettings, CLUSTER_BITS, CLUSTER_DISPATCH, CLUSTER_GROUP, CLUSTER_MAX_GROUPS, CLUSTER_STATS,
+    CLUSTER_SURVIVORS, CLUSTER_VERDICTS,
 };
 pub use cluster_survivors::{ClusterSurvivorHandles, ClusterSurvivorPass, ClusterSurvivors, SURVIVOR_LEVEL_SHIFT};
 pub use image::{ImageCullHandles, ImageCullNames, ImageCullPass, ImageCullSetupPass, ImageObjectCull};

@@ -140,22 +140,37 @@ impl GpuScene {
         let slots = std::mem::take(&mut self.host_blended);
         self.sort_back_to_front(view_projection, &slots);
         self.host_blended = slots;
+        self.view_ranges.clear();
+        self.follow_blend_order();
         &self.blend_order
     }
 
+    /// The index range (first index, count, vertex offset) each object of the last sort's order
+    /// ([`GpuScene::sort_blended`], [`GpuScene::sort_blended_in_view`]) draws with, in that
+    /// order: the range its view's host list draws (that view's level of detail), else its
+    /// record's.
+    pub fn blended_ranges(&self) -> &[[u32; 3]] {
+        &self.blend_ranges
+    }
+
     /// [`GpuScene::sort_blended`] for window view `list` of a split-screen frame: the blended
-    /// objects of run `list` of the host list ([`GpuScene::view_lists`]: that view's answer),
+    /// objects of run `list` of the host list ([`GpuScene::view_lists`]: that view's answer,
+    /// each at the level the run draws it, [`GpuScene::blended_ranges`]),
     /// or, when a GPU pass writes the lists, every blended object (its vertex shader then
     /// leaves out those the view's bits say are hidden), sorted for that view's
     /// `view_projection`.
     pub fn sort_blended_in_view(&mut self, view_projection: glam::Mat4, list: usize) -> &[u32] {
         let mut slots = std::mem::take(&mut self.view_blended);
         slots.clear();
+        self.view_ranges.clear();
         match self.view_list(list) {
             Some(run) => {
                 let commands = self.draws.get(run.first as usize..(run.first + run.count) as usize).unwrap_or(&[]);
                 for command in commands {
                     let first = command.first_instance as usize;
+                    // The run's command draws each of its objects with its range.
+                    let range = [command.first_index, command.index_count, command.vertex_offset as u32];
+                    let start = slots.len();
                     if run.instanced {
                         let instances = self.batching.instances.get(first..first + command.instance_count as usize);
                         slots
@@ -163,6 +178,7 @@ impl GpuScene {
                     } else if self.blended.is_set(command.first_instance) {
                         slots.push(command.first_instance);
                     }
+                    self.view_ranges.extend(slots[start..].iter().map(|&slot| (slot, range)));
                 }
             }
             None if self.draw_source == DrawSource::Gpu => self.blended.push_set_below(self.count, &mut slots),
@@ -170,7 +186,23 @@ impl GpuScene {
         }
         self.sort_back_to_front(view_projection, &slots);
         self.view_blended = slots;
+        self.follow_blend_order();
         &self.blend_order
+    }
+
+    /// Fills `blend_ranges` for `blend_order`: each slot's range of `view_ranges`, else its
+    /// record's.
+    fn follow_blend_order(&mut self) {
+        self.view_ranges.sort_unstable_by_key(|&(slot, _)| slot);
+        self.blend_ranges.clear();
+        for &slot in &self.blend_order {
+            let listed = self.view_ranges.binary_search_by_key(&slot, |&(slot, _)| slot).ok();
+            let range = listed.map(|at| self.view_ranges[at].1).unwrap_or_else(|| {
+                let record = &self.records[slot as usize];
+                [record.first_index, record.index_count, record.vertex_offset as u32]
+            });
+            self.blend_ranges.push(range);
+        }
     }
 
     /// Sorts `slots` into `blend_order` by their boxes' depths for `view_projection`, farthest

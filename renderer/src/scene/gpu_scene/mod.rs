@@ -152,11 +152,15 @@ pub struct GpuScene {
     blended: SlotBits,
     /// The blended objects of this frame's host list (when the host draws).
     host_blended: Vec<u32>,
-    /// Scratch of [`GpuScene::sort_blended_in_view`]: one window view's blended objects.
+    /// Scratch of [`GpuScene::sort_blended_in_view`]: one window view's blended objects, and
+    /// (slot, index range) of those its host list draws, by slot.
     view_blended: Vec<u32>,
-    /// Scratch of [`GpuScene::sort_blended`]: (depth key, slot), then the order.
+    view_ranges: Vec<(u32, [u32; 3])>,
+    /// Scratch of [`GpuScene::sort_blended`]: (depth key, slot), then the order and the index
+    /// range each object of it draws ([`GpuScene::blended_ranges`]).
     blend_keys: Vec<(f32, u32)>,
     blend_order: Vec<u32>,
+    blend_ranges: Vec<[u32; 3]>,
     last_upload: UploadReport,
     /// The instanced batches of the records and this frame's batched list.
     batching: Batching,
@@ -220,8 +224,10 @@ impl GpuScene {
             blended: SlotBits::new(capacity),
             host_blended: Vec::new(),
             view_blended: Vec::new(),
+            view_ranges: Vec::new(),
             blend_keys: Vec::new(),
             blend_order: Vec::new(),
+            blend_ranges: Vec::new(),
             last_upload: UploadReport::default(),
             batching: Batching::default(),
             clusters: None,

@@ -37,6 +37,10 @@ impl Headless<'_> {
                 .as_ref()
                 .and_then(FramePassCheck::color_before)
                 .or_else(|| rendering.hud.as_ref().and_then(|hud| hud.color_before())),
+            // The cluster frame chooses the levels on the GPU as the frame did.
+            lod_errors: (options.clusters && options.gpu_lod == city::options::Switch::On)
+                .then(|| app.resources().get::<ecs::LodErrors>().as_deref().cloned())
+                .flatten(),
             ..CheckRequest::default()
         };
         if last {
