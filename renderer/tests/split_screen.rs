@@ -218,7 +218,8 @@ fn gpu_culling_culls_each_window_view_for_itself() {
 
 /// With `per_view_dispatch` each window view's dispatch is timed in each cull phase (its own
 /// GPU zone); off (the default) one dispatch culls both, untimed per view, and draws the
-/// same frame.
+/// same frame. The setting switches while the game runs, both ways (the graph compiles again:
+/// the further views' steps are declared only with it on).
 #[test]
 fn each_window_view_culled_on_the_gpu_has_its_own_cull_times() {
     let Some(device) = gpu_test_context() else { return };
@@ -239,15 +240,23 @@ fn each_window_view_culled_on_the_gpu_has_its_own_cull_times() {
     frame(&mut app);
     let (times, timed) = frame(&mut app);
     assert_eq!(times.len(), 2, "two window views culled on the GPU");
-    for (view, [early, hiz, late]) in times.iter().enumerate() {
-        assert!(early.is_some_and(|ms| ms > 0.0), "view {view}: early cull {early:?}");
-        assert!(late.is_some_and(|ms| ms > 0.0), "view {view}: late cull {late:?}");
-        assert_eq!(*hiz, None, "view {view}: the pyramid is the window's, not a view's");
-    }
+    let timed_per_view = |times: &[[Option<f64>; 3]]| {
+        for (view, [early, hiz, late]) in times.iter().enumerate() {
+            assert!(early.is_some_and(|ms| ms > 0.0), "view {view}: early cull {early:?}");
+            assert!(late.is_some_and(|ms| ms > 0.0), "view {view}: late cull {late:?}");
+            assert_eq!(*hiz, None, "view {view}: the pyramid is the window's, not a view's");
+        }
+    };
+    timed_per_view(&times);
     control.lock().expect("settings").per_view_dispatch = false;
     let (times, shared) = frame(&mut app);
     assert_eq!(times.len(), 2);
     assert!(times.iter().all(|ms| *ms == [None; 3]), "one dispatch: no view's own times ({times:?})");
     assert_eq!(shared, timed, "one dispatch for both views draws the same frame");
+    control.lock().expect("settings").per_view_dispatch = true;
+    let (times, again) = frame(&mut app);
+    assert_eq!(times.len(), 2);
+    timed_per_view(&times);
+    assert_eq!(again, timed, "switched on again, the same frame");
     assert_no_validation_messages(&device);
 }

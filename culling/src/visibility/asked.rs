@@ -8,6 +8,7 @@ use ecs::Aabb;
 
 use super::changes::SlotChanges;
 use crate::backend::GpuFeedback;
+use crate::size::is_near_enough;
 use crate::view::ViewCullContext;
 
 /// Views kept: more than the frames a fed-back answer can lag (the frames in flight plus
@@ -99,8 +100,20 @@ impl AskedState {
             return false;
         }
         let then = self.views.iter().find(|(past, ..)| past == frame);
-        then.is_some_and(|(_, context, frustum_culling)| {
-            !finite || super::on_request::keeps(context, *frustum_culling, world)
-        })
+        then.is_some_and(|(_, context, frustum_culling)| !finite || keeps(context, *frustum_culling, world))
     }
+}
+
+/// The cull of one world box, in the order and with the tests of the stage's pass (frustum
+/// when on, then distance, then screen size); a non-finite view keeps everything.
+pub(super) fn keeps(context: &ViewCullContext, frustum_culling: bool, world: &ecs::Aabb) -> bool {
+    if !context.is_finite() {
+        return true;
+    }
+    if frustum_culling {
+        return context.classify(world).is_kept();
+    }
+    let center = world.center();
+    is_near_enough(context.distance_sq(center), context.max_distance_sq())
+        && context.screen_size().keeps(world.half_extent().length_squared(), context.depth(center))
 }

@@ -16,13 +16,14 @@ use ecs::{Aabb, Lod, Mesh, ShadowCaster, SkinnedPose, Transform, Visible, WorldT
 use glam::{Mat4, Vec3};
 use runtime::hecs::ArchetypeColumn;
 
-use super::answer::{ObjectDraw, Visibility, EMPTY_BOX};
+use super::answer::Visibility;
 use super::cache::{CachedBounds, Verdict};
 use super::changes::{ChangeRun, SlotChanges};
 use super::level::LevelRule;
+use super::objects::{ObjectDraw, EMPTY_BOX};
+use super::reads::CullColumns;
 use super::segments::Segment;
 use super::slots::SlotWork;
-use super::system::CullColumns;
 use crate::bits::BITS_PER_WORD;
 use crate::kernels::Kernel;
 use crate::prefetch::prefetch_entry;

@@ -40,16 +40,19 @@
 //! [`ObjectColumns::entities`] names each slot's entity. The hot loop still walks the
 //! archetypes in storage order and writes through the slot.
 //!
-//! **Where things are.** `system.rs` runs the frame: `segments.rs` lists the mesh archetypes,
+//! **Where things are.** `system.rs` runs the frame over the components `reads.rs` names
+//! (its `CullColumns`): `segments.rs` lists the mesh archetypes,
 //! `slots.rs` gives every object its slot, `cull.rs` is the full pass (`cache.rs` the
 //! per-slot box cache), `tracked/` the pass over what changed, `gather.rs` the index lists,
 //! `tags.rs` the tag changes and the system applying them, `views.rs` the one pass culling
 //! the frame's other views (`views_levels.rs` their lists and levels, `view_answer.rs`
 //! [`Visibility::for_view`]), `explain.rs` why one entity is drawn
-//! or not ([`Visibility::explain`]), `on_request.rs` the answer on request. `answer.rs` is
-//! [`Visibility`], all a game reads
-//! (`changes.rs`: which slots it changed); `state.rs` is the stage's working memory, which
-//! nothing outside the stage sees; `holds/` what a word may skip while the camera creeps.
+//! or not ([`Visibility::explain`]), `on_request.rs` the answer on request (`asked.rs` what it
+//! needs kept). `answer.rs` is [`Visibility`], all a game reads (`objects.rs` its per-slot
+//! [`ObjectColumns`], `changes.rs` which slots it changed); `state.rs` is the stage's working
+//! memory, which nothing outside the stage sees; `holds/` what a word may skip while the
+//! camera creeps. Each file imports only files below it: what several share stands in a file
+//! of its own that imports none of theirs.
 
 mod answer;
 mod asked;
@@ -60,7 +63,9 @@ mod explain;
 mod gather;
 mod holds;
 mod level;
+mod objects;
 mod on_request;
+mod reads;
 mod segments;
 mod slots;
 mod state;
@@ -71,9 +76,10 @@ mod view_answer;
 mod views;
 mod views_levels;
 
-pub use answer::{ObjectColumns, ObjectDraw, ObjectState, Visibility, VisibilityStats};
+pub use answer::{ObjectState, Visibility, VisibilityStats};
 pub use changes::SlotChanges;
 pub use explain::{Explanation, FrustumPlane, Kept, LodChoice, Missing, Reason};
+pub use objects::{ObjectColumns, ObjectDraw};
 pub use on_request::ListsRefused;
 pub use system::{install, visibility_system, VISIBILITY_SYSTEM};
 pub use tags::{visibility_tags_system, VISIBILITY_TAGS_SYSTEM};

@@ -7,8 +7,7 @@ use std::fmt;
 use ecs::CpuAnswers;
 
 use super::answer::Visibility;
-use crate::size::is_near_enough;
-use crate::view::ViewCullContext;
+use super::asked::keeps;
 
 /// Why the Visibility stage has no index list for the frame (see [`Visibility::try_visible`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -137,18 +136,4 @@ impl Visibility {
             }
         }
     }
-}
-
-/// The cull of one world box, in the order and with the tests of the stage's pass (frustum
-/// when on, then distance, then screen size); a non-finite view keeps everything.
-pub(super) fn keeps(context: &ViewCullContext, frustum_culling: bool, world: &ecs::Aabb) -> bool {
-    if !context.is_finite() {
-        return true;
-    }
-    if frustum_culling {
-        return context.classify(world).is_kept();
-    }
-    let center = world.center();
-    is_near_enough(context.distance_sq(center), context.max_distance_sq())
-        && context.screen_size().keeps(world.half_extent().length_squared(), context.depth(center))
 }

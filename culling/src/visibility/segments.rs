@@ -2,7 +2,7 @@
 //! walk, and the job size they are split by.
 
 use crate::bits::BITS_PER_WORD;
-use crate::visibility::system::CullColumns;
+use crate::visibility::reads::CullColumns;
 use ecs::Mesh;
 
 /// Objects per job: whole words, large enough that a job's work dwarfs handing it out.

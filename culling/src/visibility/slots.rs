@@ -25,8 +25,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use runtime::hecs::Entity;
 
+use super::reads::CullColumns;
 use super::segments::{Segment, GRAIN};
-use super::system::CullColumns;
 use crate::bits::{words_for, BITS_PER_WORD};
 
 /// Marks a free slot in `storage` and an entity id without a slot in [`SlotIndex`].

@@ -1,16 +1,14 @@
 //! The Visibility-stage system: the cull pass on the job system, then the serial gather.
 
-use ecs::{
-    CpuAnswers, Culled, Lod, LodErrors, Mesh, Occluded, RenderSettings, ResolvedView, ResolvedViews, ShadowCaster,
-    SkinnedPose, Transform, Viewport, VisibilityTagged, Visible, WorldTransform,
-};
-use runtime::{App, Columns, Frame, Res, ResMut, Stage, System};
+use ecs::{CpuAnswers, Lod, LodErrors, RenderSettings, ResolvedView, ResolvedViews, Viewport};
+use runtime::{App, Frame, Res, ResMut, Stage, System};
 
 use super::answer::{Visibility, VisibilityStats};
 use super::cache::ViewKey;
 use super::cull::{pack_slot_flags, run_range, PassInputs, PassOutputs, PassTotals};
 use super::gather::{gather, GatherLists};
 use super::level::LevelRule;
+use super::reads::CullColumns;
 use super::segments::{list_segments, GRAIN};
 use super::slots::SlotWork;
 use super::state::StageState;
@@ -23,26 +21,6 @@ use crate::lod::lod_scale;
 use crate::lod_error::LodErrorView;
 use crate::occlusion::OccluderMeshes;
 use crate::view::{CullParams, ViewCullContext};
-
-/// The components the cull reads, declared at once: the mesh, both transforms, the flags and
-/// the levels that decide what is drawn, and the tags and marker the tag step compares
-/// against. The pass reads them as archetype columns (`cull.rs`) of [`CullColumns`].
-pub(crate) type CullReads = (
-    &'static Mesh,
-    Option<&'static Transform>,
-    Option<&'static WorldTransform>,
-    Option<&'static Visible>,
-    Option<&'static SkinnedPose>,
-    Option<&'static Lod>,
-    Option<&'static ShadowCaster>,
-    Option<&'static Culled>,
-    Option<&'static Occluded>,
-    Option<&'static VisibilityTagged>,
-);
-
-/// The world as the stage's passes see it: the columns of [`CullReads`], checked against the
-/// system's declaration.
-pub(crate) type CullColumns<'a> = Columns<'a, CullReads>;
 
 /// What [`visibility_system`] receives each frame: the columns it reads, then its resources
 /// and frame value (each declared by its type).

@@ -50,8 +50,8 @@ use runtime::hecs::{Entity, World};
 use runtime::{ResMut, System};
 
 use super::answer::Visibility;
+use super::reads::CullColumns;
 use super::slots::SlotIndex;
-use super::system::CullColumns;
 use crate::bits::BITS_PER_WORD;
 use crate::prefetch::prefetch_entry;
 

@@ -19,7 +19,7 @@
 
 use ecs::{CpuAnswers, MeshHandle, RenderSettings, ResolvedView, ResolvedViews, ViewId};
 
-use super::answer::ObjectColumns;
+use super::objects::ObjectColumns;
 use crate::bits::BITS_PER_WORD;
 use crate::kernels::Kernel;
 use crate::soa::AabbSlices;

@@ -10,10 +10,10 @@
 
 use ecs::{Lod, LodErrors, RenderSettings};
 
-use super::answer::ObjectColumns;
 use super::level::LevelRule;
-use super::system::CullColumns;
-use super::tracked::read_unborrowed;
+use super::objects::ObjectColumns;
+use super::reads::read_unborrowed;
+use super::reads::CullColumns;
 use super::views::{OtherView, OtherViews};
 use crate::bits::BITS_PER_WORD;
 use crate::lod::lod_scale;

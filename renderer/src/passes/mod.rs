@@ -55,7 +55,6 @@ mod view_texture;
 pub use batches::DrawBatchPass;
 pub use blended::{BlendedInputs, BlendedPass};
 pub use blended_levels::{BlendedLevelsHandles, BlendedLevelsPass, BLENDED_DRAWS, BLENDED_LEVELS_GROUP};
-pub(crate) use cull::lock_cluster_settings;
 pub use cull::{
     cluster_bits_bytes, cluster_dispatch_shape, rect_mips, shadow_bits_words, shadow_draws_bytes,
     visibility_bits_bytes, ClusterCull, ClusterCullHandles, ClusterCullPass, ClusterRowWidth, ClusterSurvivorHandles,
@@ -69,6 +68,7 @@ pub use cull::{
     SHADOW_DRAWS_MAX_BYTES, SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, SHADOW_HIZ, SHADOW_LATE_COUNTS,
     SURVIVOR_LEVEL_SHIFT, VISIBILITY_BITS,
 };
+pub(crate) use cull::{lock_cluster_settings, lock_settings};
 pub use depth_prepass::DepthPrepass;
 pub(crate) use draw::ObjectIdImage;
 pub use draw::{DrawMode, SceneInputs};

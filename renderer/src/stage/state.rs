@@ -16,8 +16,8 @@ use super::window_views::{list_window_views, SplitInputs, SplitWarnings};
 use super::{BitsReadback, FrameTarget, RenderReport, RenderSetup, TargetFrame};
 use crate::frame::{add_gpu_culled_scene_passes, add_scene_passes, points, ScenePassOptions};
 use crate::passes::{
-    shadow_bits_words, visibility_bits_bytes, GpuCullSettings, SharedCullSettings, CULL_STATS, CULL_STAT_WORDS,
-    SHADOW_CASTER_BITS, SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, VISIBILITY_BITS,
+    lock_settings, shadow_bits_words, visibility_bits_bytes, GpuCullSettings, SharedCullSettings, CULL_STATS,
+    CULL_STAT_WORDS, SHADOW_CASTER_BITS, SHADOW_DRAW_COUNTS, SHADOW_DRAW_COUNT_BYTES, VISIBILITY_BITS,
 };
 use crate::scene::{
     lock_scene, FrameView, GpuScene, ImageViews, ShadowCulling, ShadowFrame, SharedScene, WindowViews, MAX_WINDOW_VIEWS,
@@ -81,6 +81,8 @@ pub(super) struct RenderState {
     pub(super) target: Option<Box<dyn FrameTarget>>,
     /// The GPU culling's switches (GPU backend only).
     pub(super) cull_settings: Option<SharedCullSettings>,
+    /// Their `per_view_dispatch` last frame: the cull's steps follow it (a change recompiles).
+    per_view_compiled: bool,
     /// The debug view the graph shows now (see [`DebugView`]).
     debug_view: DebugView,
     /// The camera of the prepared frame's main view (`None`: the host's free view).
@@ -186,6 +188,7 @@ impl RenderState {
             frames: 0,
             target,
             cull_settings,
+            per_view_compiled: false,
             screenshot_copies: Vec::new(),
             due_shots: Vec::new(),
             depth_log_decades: 0.0,
@@ -291,8 +294,11 @@ impl RenderState {
                 &mut self.split_warnings,
                 &mut room_grew,
             );
-            if room_grew {
-                // The cull's lists, counts and bits are declared for the new room.
+            let per_view =
+                self.cull_settings.as_ref().is_some_and(|settings| lock_settings(settings).per_view_dispatch);
+            if room_grew || std::mem::replace(&mut self.per_view_compiled, per_view) != per_view {
+                // The cull's lists, counts and bits are declared for the new room, its steps
+                // for the dispatches the setting asks for.
                 self.graph.invalidate();
             }
             self.image_views.list(

@@ -9,6 +9,7 @@ use super::unions::word_union;
 use super::words::WordInputs;
 use crate::visibility::cache::Verdict;
 use crate::visibility::holds::{FrustumHold, WordSide};
+use crate::visibility::reads::read_unborrowed;
 
 /// Debug builds check that the verdicts a refresh handed to the word pass (`known`, the
 /// visible ones `visible`, bits from slot `base`) are those cached under this view.
@@ -74,9 +75,7 @@ pub(super) fn check_held_level(shared: &WordInputs<'_>, slot: usize) {
     let inputs = shared.pass;
     let entity = shared.entities[slot];
     // SAFETY: the word pass runs in the Visibility system, which declares reads of both.
-    let read = unsafe {
-        (super::read_unborrowed::<Mesh>(inputs.world, entity), super::read_unborrowed::<Lod>(inputs.world, entity))
-    };
+    let read = unsafe { (read_unborrowed::<Mesh>(inputs.world, entity), read_unborrowed::<Lod>(inputs.world, entity)) };
     let (Some(_), Some(lods)) = read else { return };
     // SAFETY: this job's own slot, only read.
     let (entry, draw) = unsafe { (&*shared.cache.0.add(slot), &*shared.draws.0.add(slot)) };

@@ -6,12 +6,12 @@
 #[cfg(debug_assertions)]
 use super::checks::{check_decided, check_held_level, check_levels_hold, check_side_holds};
 use super::objects::decide_objects;
-use super::read_unborrowed;
 use super::words::{TrackedTotals, WordInputs, WordState};
 use crate::bits::BITS_PER_WORD;
 use crate::soa::AabbBlock;
-use crate::visibility::answer::ObjectDraw;
 use crate::visibility::holds::{hold_slack, move_rounding, FrustumHold, WordLodHold, WordSide};
+use crate::visibility::objects::ObjectDraw;
+use crate::visibility::reads::read_unborrowed;
 use ecs::{Lod, Mesh};
 
 /// Decides word `index`: reuses a clean word's answer under the same view, rejects a word

@@ -68,35 +68,18 @@ use unions::{group_union, SettledBounds};
 use words::{redo_group_bounds, redo_word_bounds, WordCounters, WordInputs, WordState, DECIDE_GRAIN, WORD_GRAIN};
 pub(crate) use words::{TrackedTotals, GROUP_WORDS};
 
-use super::answer::{Visibility, EMPTY_BOX};
+use super::answer::Visibility;
 use super::cull::PassInputs;
 use super::holds::{move_rounding, FrustumShape, LodHold, ObjectHold, WordLodHold, WordPlanes};
+use super::objects::EMPTY_BOX;
+use super::reads::CullColumns;
 use super::segments::Segment;
 use super::slots::{ObjectSlots, SlotWork};
-use super::system::CullColumns;
 use crate::bits::BITS_PER_WORD;
 use crate::occlusion::stage::WordGroups;
 use crate::occlusion::OccluderMeshes;
 use crate::parallel::SharedMut;
 use crate::soa::AabbBlock;
-
-/// Component `T` of `entity`, read without the world's borrow counter: `EntityRef::get`
-/// takes and releases the column's counter, an atomic shared by every job reading that
-/// archetype, so two threads refreshing entities of one archetype bounce its cache line
-/// (500 newcomers a frame on two threads: 154 -> 105 µs of refresh).
-///
-/// # Safety
-/// No one may write `T` meanwhile. The Visibility system declares reads of every component
-/// it reads this way (`CullReads`, its [`CullColumns`]) and writes none, so the scheduler
-/// runs no writer of them beside it; debug builds check the declaration.
-#[inline]
-pub(crate) unsafe fn read_unborrowed<'w, T: runtime::hecs::Component>(
-    world: &CullColumns<'w>,
-    entity: runtime::hecs::Entity,
-) -> Option<&'w T> {
-    // SAFETY: the caller's duty (above).
-    unsafe { world.get_unborrowed::<T>(entity) }
-}
 
 /// The component types whose writes change what the stage computes for an object.
 pub(crate) fn watched_types() -> [TypeId; 7] {

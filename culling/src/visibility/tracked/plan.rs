@@ -10,9 +10,9 @@ use runtime::changes::ChangedSince;
 use runtime::hecs::Entity;
 
 use crate::bits::BITS_PER_WORD;
+use crate::visibility::reads::CullColumns;
 use crate::visibility::segments::Segment;
 use crate::visibility::slots::{ObjectSlots, SlotIndex};
-use crate::visibility::system::CullColumns;
 
 /// Above this many single objects to refresh (or [`OBJECTS_PER_SINGLE`]th of the objects, if
 /// more), the archetypes holding them are refreshed whole instead: a lookup through the

@@ -12,17 +12,17 @@ use runtime::hecs::Entity;
 
 use super::flags::{FlagWriter, DENSE_REFRESH};
 use super::plan::RefreshPlan;
-use super::read_unborrowed;
 use super::words::WordState;
 use crate::bits::{words_for, BITS_PER_WORD};
 use crate::parallel::SharedMut;
-use crate::visibility::answer::{ObjectColumns, ObjectDraw, Visibility, EMPTY_BOX};
+use crate::visibility::answer::Visibility;
 use crate::visibility::cache::CachedBounds;
 use crate::visibility::cull::{is_finite_object, run_range, PassInputs, PassOutputs, PassTotals, SlotFlag};
 use crate::visibility::holds::LodHold;
+use crate::visibility::objects::{ObjectColumns, ObjectDraw, EMPTY_BOX};
+use crate::visibility::reads::{read_unborrowed, CullColumns};
 use crate::visibility::segments::GRAIN;
 use crate::visibility::slots::SlotWork;
-use crate::visibility::system::CullColumns;
 
 /// Scratch of [`refresh`]: per slot word, the slots the archetype refresh wrote (all zero
 /// between frames), and the words with any; the single entities to refresh, each once, and

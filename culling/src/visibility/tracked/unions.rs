@@ -6,7 +6,7 @@ use ecs::Aabb;
 use glam::{Vec3, Vec3A};
 
 use crate::bits::BITS_PER_WORD;
-use crate::visibility::answer::EMPTY_BOX;
+use crate::visibility::objects::EMPTY_BOX;
 
 /// What one word's bounds are redone from when slots of it are refreshed: the union of the
 /// finite drawable boxes of its *settled* slots (none refreshed since the last full frame),

@@ -10,13 +10,13 @@ use runtime::hecs::Entity;
 
 use super::unions::{group_union, SettledBounds};
 use crate::parallel::SharedMut;
-use crate::visibility::answer::ObjectDraw;
 use crate::visibility::cache::CachedBounds;
 use crate::visibility::changes::SlotChanges;
 use crate::visibility::cull::PassInputs;
 use crate::visibility::holds::{
     FrustumHold, FrustumShape, LodHold, ObjectHold, WordLodHold, WordObjectHolds, WordPlanes,
 };
+use crate::visibility::objects::ObjectDraw;
 
 /// Words per group of the occlusion step's first level (4096 slots).
 pub(crate) const GROUP_WORDS: usize = 64;

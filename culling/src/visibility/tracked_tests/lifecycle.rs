@@ -175,7 +175,7 @@ impl Mirror {
         let columns = visibility.objects();
         let len = visibility.len();
         self.models.resize(len, Mat4::IDENTITY);
-        self.bounds.resize(len, crate::visibility::answer::EMPTY_BOX);
+        self.bounds.resize(len, crate::visibility::objects::EMPTY_BOX);
         self.draws.resize(len, crate::visibility::ObjectDraw::NONE);
         self.entities.resize(len, Entity::DANGLING);
         for slot in visibility.changes().slots() {

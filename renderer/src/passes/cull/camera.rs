@@ -140,7 +140,9 @@ pub struct GpuCullSettings {
     /// the views' total is timed. Off by default: on lavapipe the dispatches one by one cost
     /// 0.08-0.38 ms more per phase (a barrier and two timestamps per further view;
     /// `docs/architecture.md`, "Split-screen on the GPU"). A single view is always one
-    /// dispatch.
+    /// dispatch. The passes read it when the graph compiles (the further views' steps are
+    /// declared only when it is on); the Render stage compiles the graph again at the next
+    /// frame after it changes.
     pub per_view_dispatch: bool,
 }
 
@@ -153,7 +155,9 @@ impl Default for GpuCullSettings {
 /// [`GpuCullSettings`] shared between the host and the cull passes.
 pub type SharedCullSettings = Arc<Mutex<GpuCullSettings>>;
 
-fn lock_settings(settings: &SharedCullSettings) -> MutexGuard<'_, GpuCullSettings> {
+/// The settings as they are, a poisoned lock's included (a setter that panicked leaves
+/// whole switches).
+pub(crate) fn lock_settings(settings: &SharedCullSettings) -> MutexGuard<'_, GpuCullSettings> {
     settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -203,7 +207,8 @@ pub struct ObjectCull {
     /// Views the buffers declared at the last compile have room for
     /// ([`GpuScene::gpu_view_room`](crate::GpuScene::gpu_view_room)).
     view_room: u32,
-    /// This frame's [`GpuCullSettings::per_view_dispatch`].
+    /// [`GpuCullSettings::per_view_dispatch`] at the last compile: the further views' steps
+    /// are declared only then (the Render stage compiles the graph again when it changes).
     per_view: bool,
 }
 
@@ -314,6 +319,7 @@ impl CullKind for ObjectCull {
                 self.list_room = Some(layout.list_room);
             }
         }
+        self.per_view = lock_settings(&self.settings).per_view_dispatch;
         let late = phase == CullPhase::Late;
         let bits_size = visibility_bits_bytes(self.capacity) * u64::from(self.view_room);
         let bits_buffer = late.then(|| registry.create_buffer(VISIBILITY_BITS, BufferDesc { size: bits_size }));
@@ -339,9 +345,10 @@ impl CullKind for ObjectCull {
             batches: registry.read_storage_buffer(batches, COMPUTE),
             instances: registry.read_write_storage_buffer(instances, COMPUTE),
         };
-        // A step per further view: each view's dispatch writes the same buffers (its own
-        // parts of them, which the graph cannot tell), so the graph orders it after the last.
-        for _ in 1..self.view_room {
+        // A step per further view dispatched on its own: each view's dispatch writes the same
+        // buffers (its own parts of them, which the graph cannot tell), so the graph orders it
+        // after the last. One dispatch for every view wants no step, and no barrier after it.
+        for _ in 0..self.steps() {
             registry.next_step();
             for buffer in [commands, count, stats, instances] {
                 registry.read_write_storage_buffer(buffer, COMPUTE);
@@ -380,7 +387,6 @@ impl CullKind for ObjectCull {
             (scene.object_count(), batched, lod, scene.lod_every_object())
         };
         let settings = *lock_settings(&self.settings);
-        self.per_view = settings.per_view_dispatch;
         let extent = context.output_extent();
         let camera = CullView::camera(view, extent, settings.frustum, settings.occlusion);
         views.push(camera.with_lod(lod, every_object));
@@ -447,6 +453,10 @@ impl CullKind for ObjectCull {
     }
 
     fn steps(&self) -> u32 {
-        self.view_room - 1
+        if self.per_view {
+            self.view_room - 1
+        } else {
+            0
+        }
     }
 }

@@ -25,7 +25,9 @@ use render_graph::{
     ShaderStage, TypedPass,
 };
 
-use super::camera::{visibility_bits_bytes, SharedCullSettings, CULL_GROUP, CULL_STAT_WORDS, VISIBILITY_BITS};
+use super::camera::{
+    lock_settings, visibility_bits_bytes, SharedCullSettings, CULL_GROUP, CULL_STAT_WORDS, VISIBILITY_BITS,
+};
 use super::skeleton::{CullKind, CullPhase, TwoPhaseCull};
 use super::view::{CullConstants, CullView};
 use crate::names::{LOD_ENTRIES, OBJECT_BATCHES, OBJECT_LOD_LEVELS};
@@ -236,10 +238,6 @@ impl CullKind for ImageObjectCull {
             context.dispatch(groups, 1, 1);
         }
     }
-}
-
-fn lock_settings(settings: &SharedCullSettings) -> std::sync::MutexGuard<'_, super::GpuCullSettings> {
-    settings.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Creates an image-target view's cull buffers each frame (see the module docs): zeroes its

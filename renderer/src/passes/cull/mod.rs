@@ -19,6 +19,7 @@ mod shadow;
 mod skeleton;
 mod view;
 
+pub(crate) use camera::lock_settings;
 pub use camera::{
     visibility_bits_bytes, GpuCullPass, GpuCullSettings, GpuCullStats, ObjectCull, ObjectCullHandles,
     SharedCullSettings, CULL_GROUP, CULL_STATS, CULL_STAT_WORDS, LOD_STAT_LEVELS, VISIBILITY_BITS,
