@@ -11,7 +11,7 @@ use crate::frustum::Frustum;
 
 /// By how much `bounds` is clearly outside the frustum, and by how much clearly inside it
 /// (each positive when so): the largest and the smallest distance past the planes' margins
-/// ([`clearly_outside`] and [`clearly_inside`] without stopping early). Neither is positive
+/// (the tests' references `clearly_outside` and `clearly_inside` without stopping early). Neither is positive
 /// without finite planes, and `inside` is not without finite bounds.
 pub(super) fn plane_excess(frustum: &Frustum, bounds: &Aabb) -> (f32, f32) {
     if !frustum.is_finite() {

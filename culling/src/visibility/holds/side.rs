@@ -36,8 +36,8 @@ impl WordSide {
 }
 
 /// The frustum's planes lane by lane ([`PlaneLanes`]), for the word pass's side test of
-/// every word: the plain tests of [`WordSide::of`] on all planes at once, each lane with the
-/// same operations in the same order as [`clearly_outside`] and [`clearly_inside`] (so the
+/// every word: the plain tests of `WordSide::of` on all planes at once, each lane with the
+/// same operations in the same order as `clearly_outside` and `clearly_inside` (so the
 /// same answers), which the compiler turns into a few vector instructions instead of a loop
 /// that stops early.
 #[derive(Clone, Copy, Debug)]
@@ -49,8 +49,8 @@ impl WordPlanes {
         WordPlanes(PlaneLanes::of(frustum))
     }
 
-    /// [`WordSide::of`] for the frustum these planes came from, by
-    /// [`PlaneLanes::clear_sides`].
+    /// The side `WordSide::of` (the tests' plain reference) gives for the frustum these planes
+    /// came from, by [`PlaneLanes::clear_sides`].
     #[inline]
     pub(in crate::visibility) fn side(&self, bounds: &Aabb, ask_inside: bool) -> WordSide {
         if !self.0.is_finite() {
